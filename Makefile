@@ -1,0 +1,29 @@
+# Thin wrapper around CMake (the build's truth). `make` = release build in ./build.
+BUILD       ?= build
+BUILD_TYPE  ?= Release
+JOBS        ?= $(shell nproc)
+CMAKE_FLAGS ?=
+
+.PHONY: all build configure test demo bench clean
+
+all: build
+
+configure:
+	cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=$(BUILD_TYPE) $(CMAKE_FLAGS)
+
+build: configure
+	cmake --build $(BUILD) -j$(JOBS)
+
+# Whole suite: unit tests, the tokenizer peer test (npm reference), CLI tests.
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 1500
+
+# The main job on the bundled default model (CPU).
+demo: build
+	bash scripts/demo.sh $(BUILD)
+
+bench: build
+	bash scripts/bench.sh $(BUILD)
+
+clean:
+	rm -rf $(BUILD)

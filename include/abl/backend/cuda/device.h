@@ -1,0 +1,13 @@
+// CUDA device discovery. Safe to call on machines without a GPU or driver:
+// it reports the condition instead of failing.
+#pragma once
+#include <string>
+
+namespace abl::cuda {
+
+// Number of usable devices; 0 when there is no driver or no device.
+int device_count();
+// One line: "2 × NVIDIA H100 80GB HBM3 (sm_90, 79.1 GiB)" or why none is usable.
+std::string device_summary();
+
+}  // namespace abl::cuda

@@ -1,0 +1,110 @@
+// `abliterate info`: what a model folder holds and whether this program can run it — the
+// architecture, parameter count, bytes per dtype, the tensors, the weight check, the tokenizer
+// and chat template — reading headers only, never tensor data.
+#include <filesystem>
+#include <iostream>
+
+#include "abl/app/commands.h"
+#include "abl/app/model_options.h"
+#include "abl/core/error.h"
+#include "abl/io/safetensors.h"
+#include "abl/model/model_spec.h"
+#include "abl/model/weights.h"
+#include "abl/text/chat_template.h"
+#include "abl/text/tokenizer.h"
+
+namespace abl::app {
+namespace {
+
+std::string human_bytes(uint64_t b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024.0 && u < 4) {
+    v /= 1024.0;
+    ++u;
+  }
+  return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.2f} {}", v, units[u]);
+}
+
+std::string human_count(int64_t n) {
+  if (n >= 1'000'000'000) return fmt::format("{:.2f} B", static_cast<double>(n) / 1e9);
+  if (n >= 1'000'000) return fmt::format("{:.2f} M", static_cast<double>(n) / 1e6);
+  if (n >= 1'000) return fmt::format("{:.1f} K", static_cast<double>(n) / 1e3);
+  return std::to_string(n);
+}
+
+void print_tokenizer(const std::string& model, const model::ModelSpec& spec) {
+  namespace fs = std::filesystem;
+  if (!fs::is_regular_file(fs::path(model) / "tokenizer.json")) {
+    std::cout << "tokenizer:     none (no tokenizer.json)\n";
+    return;
+  }
+  const auto tok = text::Tokenizer::from_file(tokenizer_path(model));
+  auto token_text = [&](int64_t id) {
+    return id >= 0 && id < tok.vocab_size() ? tok.id_to_token(static_cast<int32_t>(id))
+                                            : std::string("<out of range>");
+  };
+  std::cout << fmt::format("tokenizer:     {} tokens", tok.vocab_size());
+  if (tok.vocab_size() > spec.vocab_size) {
+    std::cout << fmt::format(" (more than the model's vocab_size {}!)", spec.vocab_size);
+  }
+  std::cout << "\n";
+  if (spec.bos_token_id) std::cout << fmt::format("  bos:         {} {}\n", *spec.bos_token_id, token_text(*spec.bos_token_id));
+  for (int64_t id : spec.eos_token_ids) std::cout << fmt::format("  eos:         {} {}\n", id, token_text(id));
+  try {
+    const auto tmpl = text::ChatTemplate::resolve("auto", model);
+    std::cout << "chat template: " << tmpl.name() << "\n";
+  } catch (const Error& e) {
+    std::cout << "chat template: not detected (" << e.what() << ")\n";
+  }
+}
+
+int run_info(const po::variables_map& vm) {
+  const std::string model = vm["model"].as<std::string>();
+  const model::ModelSpec spec = model::load_model_spec(model);
+  const io::SafetensorsReader reader(model);
+  const model::FileSummary files = model::summarize_files(reader);
+
+  std::cout << "model:         " << model << "\n"
+            << "architecture:  " << model::describe(spec) << "\n"
+            << "parameters:    " << human_count(model::parameter_count(spec)) << " ("
+            << model::parameter_count(spec) << ")\n"
+            << fmt::format("files:         {} safetensors file{}, {} tensors, {} elements, {}\n",
+                           reader.num_files(), reader.num_files() == 1 ? "" : "s",
+                           files.num_tensors, files.num_params, human_bytes(files.total_bytes));
+  for (const auto& [dtype, bytes] : files.bytes_by_dtype) {
+    std::cout << fmt::format("  {:<5}        {} tensors, {}\n", dtype, files.tensors_by_dtype.at(dtype),
+                             human_bytes(bytes));
+  }
+  print_tokenizer(model, spec);
+
+  const model::WeightCheck check = model::inspect_weights(spec, reader);
+  if (!vm["brief"].as<bool>()) std::cout << "\n" << model::format_tensor_table(reader) << "\n";
+  for (const auto& name : check.unexpected) std::cout << "unexpected tensor (not used): " << name << "\n";
+  if (!check.problems.empty()) {
+    std::cout << "weights:       NOT loadable, " << check.problems.size() << " problem(s):\n";
+    for (const auto& p : check.problems) std::cout << "  " << p << "\n";
+    return 1;
+  }
+  std::cout << "weights:       all " << model::expected_weights(spec).size()
+            << " expected tensors present with matching dtypes and shapes\n";
+  return 0;
+}
+
+}  // namespace
+
+Command info_command() {
+  Command c;
+  c.name = "info";
+  c.summary = "describe a model folder: architecture, parameters, bytes per dtype, tensors, checks";
+  c.usage = "--model DIR [--brief]";
+  c.declare = [](OptionSet& o) {
+    declare_model_path_option(o);
+    o.group("info", "Info")("brief", po::bool_switch(), "omit the table of tensors (name, dtype, shape, file)");
+  };
+  c.run = run_info;
+  return c;
+}
+
+}  // namespace abl::app

@@ -1,0 +1,75 @@
+// `abliterate prompts`: load a prompt set, render it with the chat template, tokenize it and
+// print what a run would feed the model — a check of prompt files before spending GPU hours.
+#include <algorithm>
+#include <iostream>
+
+#include "abl/app/commands.h"
+#include "abl/app/model_options.h"
+#include "abl/core/log.h"
+#include "abl/io/prompt_dataset.h"
+#include "abl/text/chat_template.h"
+#include "abl/text/tokenizer.h"
+
+namespace abl::app {
+namespace {
+
+int run_prompts(const po::variables_map& vm) {
+  const std::string model = vm["model"].as<std::string>();
+  io::PromptSource src;
+  src.path = vm["prompts"].as<std::string>();
+  src.column = vm["column"].as<std::string>();
+  src.split = vm["split"].as<std::string>();
+  const auto prompts = io::load_prompts(src);
+  const auto tmpl = text::ChatTemplate::resolve(vm["chat-template"].as<std::string>(), model);
+  const auto tok = text::Tokenizer::from_file(tokenizer_path(model));
+  const std::string system = vm["system-prompt"].as<std::string>();
+  const std::string prefix = vm["response-prefix"].as<std::string>();
+  const int64_t show = vm["show"].as<int64_t>();
+
+  std::vector<int64_t> lengths;
+  lengths.reserve(prompts.size());
+  size_t longest = 0;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const std::string rendered = tmpl.render(system, prompts[i].text, prefix);
+    const auto ids = tok.encode(rendered, false);
+    lengths.push_back(static_cast<int64_t>(ids.size()));
+    if (lengths[i] > lengths[longest]) longest = i;
+    if (static_cast<int64_t>(i) < show) {
+      std::cout << fmt::format("--- prompt {} (line {}, {} tokens)\n{}\n", i, prompts[i].line,
+                               ids.size(), rendered);
+    }
+  }
+  std::vector<int64_t> sorted = lengths;
+  std::sort(sorted.begin(), sorted.end());
+  int64_t total = 0;
+  for (int64_t n : lengths) total += n;
+  std::cout << fmt::format(
+      "{}{}: {} prompts, chat template {}, tokens per prompt min {} / median {} / max {} "
+      "(line {}), {} tokens in all\n",
+      src.path, src.split.empty() ? "" : " " + src.split, prompts.size(), tmpl.name(),
+      sorted.front(), sorted[sorted.size() / 2], sorted.back(), prompts[longest].line, total);
+  return 0;
+}
+
+}  // namespace
+
+Command prompts_command() {
+  Command c;
+  c.name = "prompts";
+  c.summary = "render and tokenize a prompt set as a run would, and print its statistics";
+  c.usage = "--model DIR --prompts FILE [--split '[:400]'] [--show N]";
+  c.declare = [](OptionSet& o) {
+    declare_model_options(o);
+    o.group("prompts", "Prompt set")
+        ("prompts,p", po::value<std::string>()->required()->value_name("FILE"),
+         "text file (one prompt per line) or JSONL (.jsonl)")
+        ("column", po::value<std::string>()->default_value("text"), "JSONL field holding the prompt")
+        ("split", po::value<std::string>()->default_value(""),
+         "Python-style slice of the prompts, e.g. [:400], [400:500], [-100:]")
+        ("show", po::value<int64_t>()->default_value(0), "print the first N rendered prompts");
+  };
+  c.run = run_prompts;
+  return c;
+}
+
+}  // namespace abl::app

@@ -1,0 +1,36 @@
+// Device discovery through the CUDA runtime. A missing driver is an ordinary answer
+// ("no device"), because the same binary runs CPU-only on login and test nodes.
+#include <cuda_runtime.h>
+
+#include <string>
+
+#include <fmt/format.h>
+
+#include "abl/backend/cuda/device.h"
+
+namespace abl::cuda {
+
+int device_count() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky error so later calls start clean
+    return 0;
+  }
+  return n;
+}
+
+std::string device_summary() {
+  int n = 0;
+  cudaError_t err = cudaGetDeviceCount(&n);
+  if (err != cudaSuccess) {
+    cudaGetLastError();
+    return fmt::format("none usable ({})", cudaGetErrorString(err));
+  }
+  if (n == 0) return "none";
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, 0) != cudaSuccess) return fmt::format("{} (properties unavailable)", n);
+  return fmt::format("{} x {} (sm_{}{}, {:.1f} GiB)", n, prop.name, prop.major, prop.minor,
+                     static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
+}
+
+}  // namespace abl::cuda

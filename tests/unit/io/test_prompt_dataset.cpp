@@ -1,0 +1,119 @@
+#include <gtest/gtest.h>
+
+#include "abl/core/error.h"
+#include "abl/io/prompt_dataset.h"
+#include "common/temp_dir.h"
+
+using abl::io::load_prompts;
+using abl::io::PromptSource;
+using abl::io::Slice;
+
+namespace {
+
+std::string error_of(const PromptSource& src) {
+  try {
+    load_prompts(src);
+  } catch (const abl::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+std::vector<std::string> texts(const std::vector<abl::io::Prompt>& p) {
+  std::vector<std::string> out;
+  for (const auto& x : p) out.push_back(x.text);
+  return out;
+}
+
+}  // namespace
+
+TEST(PromptDataset, TextSkipsBlankLinesAndKeepsLineNumbers) {
+  abl::testing::TempDir dir;
+  auto path = dir.write("p.txt", "first\n\n  \nsecond\r\nthird");
+  auto p = load_prompts({path, "text", ""});
+  EXPECT_EQ(texts(p), (std::vector<std::string>{"first", "second", "third"}));
+  EXPECT_EQ(p[1].line, 4);
+  EXPECT_EQ(p[2].line, 5);
+}
+
+TEST(PromptDataset, PythonSlices) {
+  abl::testing::TempDir dir;
+  std::string content;
+  for (int i = 0; i < 10; ++i) content += "p" + std::to_string(i) + "\n";
+  auto path = dir.write("p.txt", content);
+  auto get = [&](const std::string& split) { return texts(load_prompts({path, "text", split})); };
+  EXPECT_EQ(get("[:3]"), (std::vector<std::string>{"p0", "p1", "p2"}));
+  EXPECT_EQ(get("[8:]"), (std::vector<std::string>{"p8", "p9"}));
+  EXPECT_EQ(get("[-2:]"), (std::vector<std::string>{"p8", "p9"}));
+  EXPECT_EQ(get("[2:4]"), (std::vector<std::string>{"p2", "p3"}));
+  EXPECT_EQ(get("[-3:-1]"), (std::vector<std::string>{"p7", "p8"}));
+  EXPECT_EQ(get("[5:100]").size(), 5u);
+  EXPECT_EQ(get("[:]").size(), 10u);
+  EXPECT_EQ(get("[-100:2]").size(), 2u);
+}
+
+TEST(PromptDataset, MalformedSlicesAreErrors) {
+  for (const char* bad : {"", ":3", "[3]", "[a:b]", "[1:2:3]", "[1.5:]", "[--1:]", "(1:2)"}) {
+    EXPECT_THROW(Slice::parse(bad, "f.txt"), abl::Error) << bad;
+  }
+  try {
+    Slice::parse("[x:]", "prompts.txt");
+  } catch (const abl::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("prompts.txt"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("[x:]"), std::string::npos);
+  }
+}
+
+TEST(PromptDataset, EmptyResultNamesFileAndSplit) {
+  abl::testing::TempDir dir;
+  auto path = dir.write("p.txt", "a\nb\n");
+  std::string err = error_of({path, "text", "[5:]"});
+  EXPECT_NE(err.find("p.txt"), std::string::npos) << err;
+  EXPECT_NE(err.find("[5:]"), std::string::npos) << err;
+  EXPECT_NE(error_of({dir.write("e.txt", "\n\n"), "text", ""}).find("no prompts"), std::string::npos);
+}
+
+TEST(PromptDataset, InvalidUtf8NamesLine) {
+  abl::testing::TempDir dir;
+  auto path = dir.write("p.txt", "ok\nbad \xC3\x28 here\n");
+  std::string err = error_of({path, "text", ""});
+  EXPECT_NE(err.find("p.txt:2"), std::string::npos) << err;
+  EXPECT_NE(err.find("UTF-8"), std::string::npos) << err;
+  // Overlong encoding and a surrogate are invalid too.
+  EXPECT_NE(error_of({dir.write("o.txt", "\xC0\xAF\n"), "text", ""}).find("o.txt:1"), std::string::npos);
+  EXPECT_NE(error_of({dir.write("s.txt", "x\n\xED\xA0\x80\n"), "text", ""}).find("s.txt:2"), std::string::npos);
+}
+
+TEST(PromptDataset, JsonlColumn) {
+  abl::testing::TempDir dir;
+  auto path = dir.write("p.jsonl",
+                        "{\"prompt\": \"caf\\u00e9?\", \"id\": 1}\n\n{\"prompt\": \"two\"}\n");
+  auto p = load_prompts({path, "prompt", ""});
+  EXPECT_EQ(texts(p), (std::vector<std::string>{"caf\xC3\xA9?", "two"}));
+  EXPECT_EQ(p[1].line, 3);
+  std::string err = error_of({path, "text", ""});
+  EXPECT_NE(err.find("p.jsonl:1"), std::string::npos) << err;
+  EXPECT_NE(err.find("'text'"), std::string::npos) << err;
+  EXPECT_NE(err.find("prompt"), std::string::npos) << err;  // lists the fields present
+}
+
+TEST(PromptDataset, JsonlErrors) {
+  abl::testing::TempDir dir;
+  EXPECT_NE(error_of({dir.write("a.jsonl", "{\"text\": \"ok\"}\n{\"text\": \n"), "text", ""}).find("a.jsonl:2"),
+            std::string::npos);
+  EXPECT_NE(error_of({dir.write("b.jsonl", "{\"text\": 5}\n"), "text", ""}).find("not a string"),
+            std::string::npos);
+  EXPECT_NE(error_of({dir.write("c.jsonl", "[1,2]\n"), "text", ""}).find("c.jsonl:1"),
+            std::string::npos);
+  EXPECT_NE(error_of({dir.file("missing.txt"), "text", ""}).find("missing.txt"), std::string::npos);
+}
+
+TEST(PromptDataset, ShippedDefaultsHave500Each) {
+  for (const char* name : {"harmless.txt", "harmful.txt"}) {
+    std::string path = std::string(ABL_SOURCE_DIR) + "/inputs/prompts/" + name;
+    auto all = load_prompts({path, "text", ""});
+    EXPECT_GE(all.size(), 500u) << path;
+    EXPECT_EQ(load_prompts({path, "text", "[:400]"}).size(), 400u);
+    EXPECT_EQ(load_prompts({path, "text", "[400:500]"}).size(), 100u);
+  }
+}

