@@ -81,7 +81,8 @@ uint16_t f32_to_f16(float f) {
   uint32_t u = f32_to_bits(f);
   uint16_t sign = static_cast<uint16_t>((u >> 16) & 0x8000u);
   uint32_t a = u & 0x7fffffffu;
-  if (a > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u);  // NaN
+  // NaN: keep the top payload bits and set the quiet bit, so f16 quiet NaNs round-trip exactly.
+  if (a > 0x7f800000u) return static_cast<uint16_t>(sign | 0x7e00u | ((a >> 13) & 0x3ffu));
   if (a >= 0x477ff000u) return static_cast<uint16_t>(sign | 0x7c00u);  // rounds to inf
   if (a < 0x38800000u) {
     // Result is subnormal or zero: align to 2^-24 units with round-to-nearest-even.

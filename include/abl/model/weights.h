@@ -1,0 +1,118 @@
+// The weight name table: Hugging Face tensor names (with "{}" for the layer index) mapped to
+// roles, with required/optional/tied flags and shapes derived from the ModelSpec, and the check
+// of a model's files against it, done before any tensor data is read. The order of the layer
+// slots is the fixed order of tensors inside one layer's sharding unit.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "abl/model/model_spec.h"
+
+namespace abl::io {
+class SafetensorsReader;
+}
+
+namespace abl::model {
+
+enum class WeightRole {
+  embed,       // (V, H)   model.embed_tokens.weight
+  attn_norm,   // (H)      input_layernorm
+  q_proj,      // (NH*HD, H)
+  k_proj,      // (NKV*HD, H)
+  v_proj,      // (NKV*HD, H)
+  q_bias,      // (NH*HD)  when qkv_bias
+  k_bias,      // (NKV*HD)
+  v_bias,      // (NKV*HD)
+  q_norm,      // (HD)     when qk_norm
+  k_norm,      // (HD)
+  o_proj,      // (H, NH*HD)
+  mlp_norm,    // (H)      post_attention_layernorm
+  gate_proj,   // (F, H)
+  up_proj,     // (F, H)
+  down_proj,   // (H, F)
+  final_norm,  // (H)      model.norm.weight
+  lm_head,     // (V, H)   absent or ignored when tied
+};
+std::string_view role_name(WeightRole role);  // "q_proj", ...
+
+enum class Need {
+  required,  // must be in the files
+  optional,  // may be absent; checked when present
+};
+
+struct WeightSlot {
+  WeightRole role;
+  std::string pattern;                // HF name; "{}" is the layer index in per-layer slots
+  bool per_layer = false;
+  Need need = Need::required;
+  std::optional<WeightRole> tied_to;  // lm_head -> embed with tie_word_embeddings
+  std::vector<int64_t> shape;         // expected shape
+  std::string shape_doc;              // how the shape follows from config.json, for messages
+};
+
+// Layer slots in unit order, then the global ones (embed, final_norm, lm_head).
+std::vector<WeightSlot> weight_slots(const ModelSpec& spec);
+std::vector<WeightSlot> layer_slots(const ModelSpec& spec);
+std::vector<WeightSlot> global_slots(const ModelSpec& spec);
+
+// The tensor name of `slot` for `layer` (ignored by global slots).
+std::string weight_name(const WeightSlot& slot, int64_t layer);
+
+// Every tensor the model needs, expanded over layers: embed, layer 0 slots, ..., norm, lm_head.
+struct ExpectedWeight {
+  std::string name;
+  WeightRole role;
+  int64_t layer = -1;  // -1 for global tensors
+  Need need = Need::required;
+  std::optional<WeightRole> tied_to;
+  std::vector<int64_t> shape;
+  std::string shape_doc;
+};
+std::vector<ExpectedWeight> expected_weights(const ModelSpec& spec);
+
+struct WeightCheck {
+  std::vector<std::string> problems;    // empty when the model can be loaded
+  std::vector<std::string> unexpected;  // tensors no slot uses (worth a warning)
+  std::vector<std::string> ignored;     // known harmless extras (rotary inv_freq, tied lm_head)
+};
+
+// Compares the files' tensor table with the spec: presence, dtype (F32/F16/BF16) and shape of
+// every needed tensor. Reads headers only.
+WeightCheck inspect_weights(const ModelSpec& spec, const io::SafetensorsReader& reader);
+
+// inspect_weights, then throws abl::Error listing all problems (up to `max_listed`, then a
+// count), naming the files, tensors and expected vs found shapes; warns about unexpected tensors.
+void check_weights(const ModelSpec& spec, const io::SafetensorsReader& reader,
+                   size_t max_listed = 20);
+
+// Deterministic weights for synthetic models: element i of tensor `w` depends only on
+// (seed, w.name, i), so every rank generates exactly its slice [first, first + count) and any
+// split gives the same model. Matrices ~ uniform with std 1/sqrt(fan_in), embeddings std 1,
+// norm weights 1 ± 0.05, biases ± 0.02.
+void synthetic_weight_values(const ExpectedWeight& w, int64_t first, int64_t count, float* out,
+                             uint64_t seed = 0);
+
+// ---- for `abliterate info` and planning ----
+
+// Parameters of the model described by the spec (a tied lm_head counted once).
+int64_t parameter_count(const ModelSpec& spec);
+// Bytes of all weights when stored as `dtype`.
+uint64_t weight_bytes(const ModelSpec& spec, DType dtype);
+
+struct FileSummary {
+  int64_t num_tensors = 0;
+  int64_t num_params = 0;                       // elements of all tensors in the files
+  uint64_t total_bytes = 0;
+  std::map<std::string, uint64_t> bytes_by_dtype;  // "BF16" -> bytes
+  std::map<std::string, int64_t> tensors_by_dtype;
+};
+FileSummary summarize_files(const io::SafetensorsReader& reader);
+
+// One line per tensor: name, dtype, shape and file (base name), columns aligned.
+std::string format_tensor_table(const io::SafetensorsReader& reader);
+
+}  // namespace abl::model

@@ -1,0 +1,170 @@
+// Synthetic models: real architectures as embedded config.json texts (so they go through the same
+// parser, defaults and validation as a downloaded model), and counter-based random weights so
+// that any rank can generate any slice of any tensor without generating the rest.
+#include <cmath>
+#include <string_view>
+
+#include "abl/core/error.h"
+#include "abl/io/json_file.h"
+#include "abl/model/model_spec.h"
+#include "abl/model/weights.h"
+
+namespace abl::model {
+
+namespace {
+
+struct Preset {
+  const char* name;
+  const char* config;  // the fields of the public config.json that matter to us
+};
+
+const Preset kPresets[] = {
+    {"tiny-llama", R"({"architectures": ["LlamaForCausalLM"], "vocab_size": 512, "hidden_size": 64,
+      "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4,
+      "num_key_value_heads": 2, "max_position_embeddings": 512, "rms_norm_eps": 1e-05,
+      "rope_theta": 10000.0, "tie_word_embeddings": false, "torch_dtype": "bfloat16"})"},
+    {"llama-3.2-1b", R"({"architectures": ["LlamaForCausalLM"], "vocab_size": 128256,
+      "hidden_size": 2048, "intermediate_size": 8192, "num_hidden_layers": 16,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 64,
+      "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 500000.0,
+      "rope_scaling": {"rope_type": "llama3", "factor": 32.0, "low_freq_factor": 1.0,
+                       "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
+      "tie_word_embeddings": true, "bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009],
+      "torch_dtype": "bfloat16"})"},
+    {"llama-3.1-8b", R"({"architectures": ["LlamaForCausalLM"], "vocab_size": 128256,
+      "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 131072,
+      "rms_norm_eps": 1e-05, "rope_theta": 500000.0,
+      "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                       "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
+      "tie_word_embeddings": false, "bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009],
+      "torch_dtype": "bfloat16"})"},
+    {"llama-3.3-70b", R"({"architectures": ["LlamaForCausalLM"], "vocab_size": 128256,
+      "hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 80,
+      "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 131072,
+      "rms_norm_eps": 1e-05, "rope_theta": 500000.0,
+      "rope_scaling": {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                       "high_freq_factor": 4.0, "original_max_position_embeddings": 8192},
+      "tie_word_embeddings": false, "bos_token_id": 128000, "eos_token_id": [128001, 128008, 128009],
+      "torch_dtype": "bfloat16"})"},
+    {"mistral-7b", R"({"architectures": ["MistralForCausalLM"], "vocab_size": 32768,
+      "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 32768,
+      "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "sliding_window": null,
+      "tie_word_embeddings": false, "bos_token_id": 1, "eos_token_id": 2,
+      "torch_dtype": "bfloat16"})"},
+    {"qwen2.5-0.5b", R"({"architectures": ["Qwen2ForCausalLM"], "vocab_size": 151936,
+      "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
+      "num_attention_heads": 14, "num_key_value_heads": 2, "max_position_embeddings": 32768,
+      "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "use_sliding_window": false,
+      "tie_word_embeddings": true, "bos_token_id": 151643, "eos_token_id": 151645,
+      "torch_dtype": "bfloat16"})"},
+    {"qwen2.5-7b", R"({"architectures": ["Qwen2ForCausalLM"], "vocab_size": 152064,
+      "hidden_size": 3584, "intermediate_size": 18944, "num_hidden_layers": 28,
+      "num_attention_heads": 28, "num_key_value_heads": 4, "max_position_embeddings": 32768,
+      "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "use_sliding_window": false,
+      "tie_word_embeddings": false, "bos_token_id": 151643, "eos_token_id": 151645,
+      "torch_dtype": "bfloat16"})"},
+    {"qwen2.5-72b", R"({"architectures": ["Qwen2ForCausalLM"], "vocab_size": 152064,
+      "hidden_size": 8192, "intermediate_size": 29568, "num_hidden_layers": 80,
+      "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 32768,
+      "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "use_sliding_window": false,
+      "tie_word_embeddings": false, "bos_token_id": 151643, "eos_token_id": 151645,
+      "torch_dtype": "bfloat16"})"},
+    {"qwen3-0.6b", R"({"architectures": ["Qwen3ForCausalLM"], "vocab_size": 151936,
+      "hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 28,
+      "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 128,
+      "max_position_embeddings": 40960, "rms_norm_eps": 1e-06, "rope_theta": 1000000,
+      "tie_word_embeddings": true, "bos_token_id": 151643, "eos_token_id": 151645,
+      "torch_dtype": "bfloat16"})"},
+    {"qwen3-8b", R"({"architectures": ["Qwen3ForCausalLM"], "vocab_size": 151936,
+      "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+      "max_position_embeddings": 40960, "rms_norm_eps": 1e-06, "rope_theta": 1000000,
+      "tie_word_embeddings": false, "bos_token_id": 151643, "eos_token_id": 151645,
+      "torch_dtype": "bfloat16"})"},
+};
+
+constexpr std::string_view kPrefix = "synthetic:";
+
+uint64_t splitmix64(uint64_t x) {
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+uint64_t fnv1a(std::string_view s) {
+  uint64_t h = 0xcbf29ce484222325ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+
+}  // namespace
+
+const std::vector<std::string>& synthetic_presets() {
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> v;
+    for (const Preset& p : kPresets) v.emplace_back(p.name);
+    return v;
+  }();
+  return names;
+}
+
+ModelSpec synthetic_model_spec(const std::string& name) {
+  std::string_view n = name;
+  if (n.substr(0, kPrefix.size()) == kPrefix) n.remove_prefix(kPrefix.size());
+  for (const Preset& p : kPresets) {
+    if (n == p.name) {
+      return parse_model_spec(io::parse_json(p.config, fmt::format("synthetic:{}", p.name)));
+    }
+  }
+  std::string list;
+  for (const Preset& p : kPresets) list += (list.empty() ? "" : ", ") + std::string(p.name);
+  fail("unknown synthetic model '{}' (presets: {})", n, list);
+}
+
+void synthetic_weight_values(const ExpectedWeight& w, int64_t first, int64_t count, float* out,
+                             uint64_t seed) {
+  int64_t numel = 1;
+  for (int64_t d : w.shape) numel *= d;
+  if (first < 0 || count < 0 || first > numel || count > numel - first) {
+    fail("synthetic weight '{}': element range [{}, {}+{}) is outside its {} elements", w.name, first,
+         first, count, numel);
+  }
+  float center = 0.0f, half_width = 0.0f;  // uniform(center - hw, center + hw)
+  switch (w.role) {
+    case WeightRole::attn_norm:
+    case WeightRole::mlp_norm:
+    case WeightRole::final_norm:
+    case WeightRole::q_norm:
+    case WeightRole::k_norm:
+      center = 1.0f;
+      half_width = 0.05f;
+      break;
+    case WeightRole::q_bias:
+    case WeightRole::k_bias:
+    case WeightRole::v_bias:
+      half_width = 0.02f;
+      break;
+    case WeightRole::embed:
+      half_width = std::sqrt(3.0f);  // std 1
+      break;
+    default:
+      // (out, in) matrices: std 1/sqrt(in) keeps activations at unit scale.
+      half_width = std::sqrt(3.0f / static_cast<float>(w.shape.size() == 2 ? w.shape[1] : 1));
+      break;
+  }
+  const uint64_t key = splitmix64(fnv1a(w.name) ^ splitmix64(seed));
+  for (int64_t i = 0; i < count; ++i) {
+    uint64_t u = splitmix64(key + static_cast<uint64_t>(first + i) * 0x9e3779b97f4a7c15ull);
+    // 24 random bits -> (-1, 1), symmetric around 0.
+    float r = (static_cast<float>(u >> 40) + 0.5f) * (2.0f / 16777216.0f) - 1.0f;
+    out[i] = center + half_width * r;
+  }
+}
+
+}  // namespace abl::model

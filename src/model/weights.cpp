@@ -1,0 +1,275 @@
+// The weight name table and the pre-load check of a model's tensors against it.
+// The check collects every problem instead of stopping at the first, because a wrong config or
+// a mismatched checkpoint usually breaks many tensors at once and the pattern is the diagnosis.
+#include "abl/model/weights.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <set>
+
+#include "abl/core/error.h"
+#include "abl/core/log.h"
+#include "abl/io/safetensors.h"
+
+namespace abl::model {
+
+namespace {
+
+bool ends_with(std::string_view s, std::string_view suffix) {
+  return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
+}
+
+WeightSlot layer_slot(WeightRole role, const char* pattern, std::vector<int64_t> shape,
+                      const char* doc) {
+  WeightSlot s;
+  s.role = role;
+  s.pattern = pattern;
+  s.per_layer = true;
+  s.shape = std::move(shape);
+  s.shape_doc = doc;
+  return s;
+}
+
+}  // namespace
+
+std::string_view role_name(WeightRole role) {
+  switch (role) {
+    case WeightRole::embed: return "embed";
+    case WeightRole::attn_norm: return "attn_norm";
+    case WeightRole::q_proj: return "q_proj";
+    case WeightRole::k_proj: return "k_proj";
+    case WeightRole::v_proj: return "v_proj";
+    case WeightRole::q_bias: return "q_bias";
+    case WeightRole::k_bias: return "k_bias";
+    case WeightRole::v_bias: return "v_bias";
+    case WeightRole::q_norm: return "q_norm";
+    case WeightRole::k_norm: return "k_norm";
+    case WeightRole::o_proj: return "o_proj";
+    case WeightRole::mlp_norm: return "mlp_norm";
+    case WeightRole::gate_proj: return "gate_proj";
+    case WeightRole::up_proj: return "up_proj";
+    case WeightRole::down_proj: return "down_proj";
+    case WeightRole::final_norm: return "final_norm";
+    case WeightRole::lm_head: return "lm_head";
+  }
+  return "?";
+}
+
+std::vector<WeightSlot> layer_slots(const ModelSpec& s) {
+  const int64_t H = s.hidden_size, F = s.intermediate_size, HD = s.head_dim;
+  const int64_t QD = s.q_dim(), KVD = s.kv_dim();
+  std::vector<WeightSlot> v;
+  v.push_back(layer_slot(WeightRole::attn_norm, "model.layers.{}.input_layernorm.weight", {H},
+                         "(hidden_size)"));
+  v.push_back(layer_slot(WeightRole::q_proj, "model.layers.{}.self_attn.q_proj.weight", {QD, H},
+                         "(num_attention_heads*head_dim, hidden_size)"));
+  v.push_back(layer_slot(WeightRole::k_proj, "model.layers.{}.self_attn.k_proj.weight", {KVD, H},
+                         "(num_key_value_heads*head_dim, hidden_size)"));
+  v.push_back(layer_slot(WeightRole::v_proj, "model.layers.{}.self_attn.v_proj.weight", {KVD, H},
+                         "(num_key_value_heads*head_dim, hidden_size)"));
+  if (s.qkv_bias) {
+    v.push_back(layer_slot(WeightRole::q_bias, "model.layers.{}.self_attn.q_proj.bias", {QD},
+                           "(num_attention_heads*head_dim)"));
+    v.push_back(layer_slot(WeightRole::k_bias, "model.layers.{}.self_attn.k_proj.bias", {KVD},
+                           "(num_key_value_heads*head_dim)"));
+    v.push_back(layer_slot(WeightRole::v_bias, "model.layers.{}.self_attn.v_proj.bias", {KVD},
+                           "(num_key_value_heads*head_dim)"));
+  }
+  if (s.qk_norm) {
+    v.push_back(layer_slot(WeightRole::q_norm, "model.layers.{}.self_attn.q_norm.weight", {HD},
+                           "(head_dim)"));
+    v.push_back(layer_slot(WeightRole::k_norm, "model.layers.{}.self_attn.k_norm.weight", {HD},
+                           "(head_dim)"));
+  }
+  v.push_back(layer_slot(WeightRole::o_proj, "model.layers.{}.self_attn.o_proj.weight", {H, QD},
+                         "(hidden_size, num_attention_heads*head_dim)"));
+  v.push_back(layer_slot(WeightRole::mlp_norm, "model.layers.{}.post_attention_layernorm.weight",
+                         {H}, "(hidden_size)"));
+  v.push_back(layer_slot(WeightRole::gate_proj, "model.layers.{}.mlp.gate_proj.weight", {F, H},
+                         "(intermediate_size, hidden_size)"));
+  v.push_back(layer_slot(WeightRole::up_proj, "model.layers.{}.mlp.up_proj.weight", {F, H},
+                         "(intermediate_size, hidden_size)"));
+  v.push_back(layer_slot(WeightRole::down_proj, "model.layers.{}.mlp.down_proj.weight", {H, F},
+                         "(hidden_size, intermediate_size)"));
+  return v;
+}
+
+std::vector<WeightSlot> global_slots(const ModelSpec& s) {
+  const int64_t V = s.vocab_size, H = s.hidden_size;
+  std::vector<WeightSlot> v(3);
+  v[0].role = WeightRole::embed;
+  v[0].pattern = "model.embed_tokens.weight";
+  v[0].shape = {V, H};
+  v[0].shape_doc = "(vocab_size, hidden_size)";
+  v[1].role = WeightRole::final_norm;
+  v[1].pattern = "model.norm.weight";
+  v[1].shape = {H};
+  v[1].shape_doc = "(hidden_size)";
+  v[2].role = WeightRole::lm_head;
+  v[2].pattern = "lm_head.weight";
+  v[2].shape = {V, H};
+  v[2].shape_doc = "(vocab_size, hidden_size)";
+  if (s.tied_embeddings) {
+    // transformers ties the head to the embedding and ignores a stored lm_head.weight.
+    v[2].need = Need::optional;
+    v[2].tied_to = WeightRole::embed;
+  }
+  return v;
+}
+
+std::vector<WeightSlot> weight_slots(const ModelSpec& spec) {
+  std::vector<WeightSlot> v = layer_slots(spec);
+  for (WeightSlot& g : global_slots(spec)) v.push_back(std::move(g));
+  return v;
+}
+
+std::string weight_name(const WeightSlot& slot, int64_t layer) {
+  if (!slot.per_layer) return slot.pattern;
+  std::string name = slot.pattern;
+  size_t at = name.find("{}");
+  if (at != std::string::npos) name.replace(at, 2, std::to_string(layer));
+  return name;
+}
+
+std::vector<ExpectedWeight> expected_weights(const ModelSpec& spec) {
+  std::vector<ExpectedWeight> out;
+  auto add = [&](const WeightSlot& s, int64_t layer) {
+    ExpectedWeight e;
+    e.name = weight_name(s, layer);
+    e.role = s.role;
+    e.layer = s.per_layer ? layer : -1;
+    e.need = s.need;
+    e.tied_to = s.tied_to;
+    e.shape = s.shape;
+    e.shape_doc = s.shape_doc;
+    out.push_back(std::move(e));
+  };
+  std::vector<WeightSlot> globals = global_slots(spec);
+  add(globals[0], -1);  // embed first, as in the module order of transformers
+  std::vector<WeightSlot> layers = layer_slots(spec);
+  for (int64_t l = 0; l < spec.num_layers; ++l) {
+    for (const WeightSlot& s : layers) add(s, l);
+  }
+  add(globals[1], -1);
+  add(globals[2], -1);
+  return out;
+}
+
+WeightCheck inspect_weights(const ModelSpec& spec, const io::SafetensorsReader& reader) {
+  WeightCheck out;
+  std::set<std::string, std::less<>> expected;
+  for (const ExpectedWeight& e : expected_weights(spec)) {
+    expected.insert(e.name);
+    const io::TensorInfo* t = reader.find(e.name);
+    if (!t) {
+      if (e.need == Need::required) out.problems.push_back(fmt::format("missing tensor '{}'", e.name));
+      continue;
+    }
+    if (e.tied_to) {
+      out.ignored.push_back(e.name);
+      continue;
+    }
+    if (!t->dtype) {
+      out.problems.push_back(fmt::format("'{}' in {}: dtype {} is unsupported (supported: {})",
+                                         e.name, t->file, t->dtype_name, io::supported_dtypes()));
+    }
+    if (t->shape != e.shape) {
+      out.problems.push_back(fmt::format("'{}' in {}: shape {}, expected {} {}", e.name, t->file,
+                                         io::format_shape(t->shape), io::format_shape(e.shape),
+                                         e.shape_doc));
+    }
+  }
+  for (const io::TensorInfo& t : reader.tensors()) {
+    if (expected.count(t.name)) continue;
+    // Old checkpoints store RoPE's inverse frequencies; we compute them from rope_theta.
+    if (ends_with(t.name, ".rotary_emb.inv_freq")) {
+      out.ignored.push_back(t.name);
+    } else {
+      out.unexpected.push_back(t.name);
+    }
+  }
+  return out;
+}
+
+void check_weights(const ModelSpec& spec, const io::SafetensorsReader& reader, size_t max_listed) {
+  WeightCheck c = inspect_weights(spec, reader);
+  std::string where = reader.index_path().empty() ? reader.file(0).path() : reader.index_path();
+  if (!c.problems.empty()) {
+    std::string msg = fmt::format("{}: {} problem{} with the weights for {} ({}):", where,
+                                  c.problems.size(), c.problems.size() == 1 ? "" : "s",
+                                  spec.architecture, spec.source);
+    size_t shown = std::min(c.problems.size(), std::max<size_t>(max_listed, 1));
+    for (size_t i = 0; i < shown; ++i) msg += "\n  - " + c.problems[i];
+    if (shown < c.problems.size()) msg += fmt::format("\n  ... and {} more", c.problems.size() - shown);
+    throw Error(msg);
+  }
+  if (!c.unexpected.empty()) {
+    std::string names;
+    for (size_t i = 0; i < c.unexpected.size() && i < 5; ++i) names += (i ? ", " : "") + c.unexpected[i];
+    if (c.unexpected.size() > 5) names += ", ...";
+    log::warn("{}: {} tensor{} not used by {} will be ignored: {}", where, c.unexpected.size(),
+              c.unexpected.size() == 1 ? "" : "s", spec.architecture, names);
+  }
+  if (spec.tied_embeddings && reader.find("lm_head.weight")) {
+    log::warn("{}: lm_head.weight is stored but tie_word_embeddings is true; it is ignored and "
+              "model.embed_tokens.weight is used, as in transformers",
+              where);
+  }
+}
+
+int64_t parameter_count(const ModelSpec& spec) {
+  int64_t total = 0;
+  for (const ExpectedWeight& e : expected_weights(spec)) {
+    if (e.tied_to) continue;
+    int64_t n = 1;
+    for (int64_t d : e.shape) {
+      if (__builtin_mul_overflow(n, d, &n)) fail("{}: parameter count overflows", spec.source);
+    }
+    if (__builtin_add_overflow(total, n, &total)) fail("{}: parameter count overflows", spec.source);
+  }
+  return total;
+}
+
+uint64_t weight_bytes(const ModelSpec& spec, DType dtype) {
+  uint64_t bytes = 0;
+  if (__builtin_mul_overflow(static_cast<uint64_t>(parameter_count(spec)), dtype_size(dtype), &bytes)) {
+    fail("{}: weight size overflows", spec.source);
+  }
+  return bytes;
+}
+
+FileSummary summarize_files(const io::SafetensorsReader& reader) {
+  FileSummary s;
+  for (const io::TensorInfo& t : reader.tensors()) {
+    ++s.num_tensors;
+    s.num_params += t.numel;
+    s.total_bytes += t.nbytes();
+    s.bytes_by_dtype[t.dtype_name] += t.nbytes();
+    ++s.tensors_by_dtype[t.dtype_name];
+  }
+  return s;
+}
+
+std::string format_tensor_table(const io::SafetensorsReader& reader) {
+  struct Row {
+    std::string name, dtype, shape, file;
+  };
+  std::vector<Row> rows;
+  size_t w_name = 0, w_dtype = 0, w_shape = 0;
+  for (const io::TensorInfo& t : reader.tensors()) {
+    Row r{t.name, t.dtype_name, io::format_shape(t.shape),
+          std::filesystem::path(t.file).filename().string()};
+    w_name = std::max(w_name, r.name.size());
+    w_dtype = std::max(w_dtype, r.dtype.size());
+    w_shape = std::max(w_shape, r.shape.size());
+    rows.push_back(std::move(r));
+  }
+  std::string out;
+  for (const Row& r : rows) {
+    out += fmt::format("{:<{}}  {:<{}}  {:<{}}  {}\n", r.name, w_name, r.dtype, w_dtype, r.shape,
+                       w_shape, r.file);
+  }
+  return out;
+}
+
+}  // namespace abl::model

@@ -1,0 +1,83 @@
+// Synthetic presets parse like real configs; synthetic weights are deterministic, slice-invariant
+// and at the intended scale.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "abl/model/model_spec.h"
+#include "abl/model/weights.h"
+#include "io/safetensors_test_util.h"
+
+namespace {
+
+using abl::model::ExpectedWeight;
+using abl::model::WeightRole;
+
+const ExpectedWeight& find(const std::vector<ExpectedWeight>& all, WeightRole role, int64_t layer) {
+  for (const ExpectedWeight& w : all) {
+    if (w.role == role && w.layer == layer) return w;
+  }
+  throw std::runtime_error("not found");
+}
+
+TEST(Synthetic, PresetsMatchTheirRealConfigs) {
+  EXPECT_EQ(abl::model::synthetic_presets().size(), 10u);
+  for (const std::string& name : abl::model::synthetic_presets()) {
+    EXPECT_NO_THROW(abl::model::synthetic_model_spec(name)) << name;
+  }
+  abl::model::ModelSpec s = abl::model::synthetic_model_spec("synthetic:llama-3.3-70b");
+  EXPECT_EQ(s.source, "synthetic:llama-3.3-70b");
+  EXPECT_EQ(s.num_layers, 80);
+  EXPECT_EQ(s.hidden_size, 8192);
+  EXPECT_EQ(s.num_kv_heads, 8);
+  EXPECT_EQ(abl::model::parameter_count(s), 70553706496);
+  // The same numbers as the fixture configs of the real checkpoints.
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("llama-3.1-8b")), 8030261248);
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("qwen2.5-7b")), 7615616512);
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("qwen3-0.6b")), 596049920);
+  EXPECT_TRUE(abl::model::synthetic_model_spec("qwen2.5-0.5b").qkv_bias);
+  EXPECT_TRUE(abl::model::synthetic_model_spec("qwen3-8b").qk_norm);
+  EXPECT_ABL_ERROR(abl::model::synthetic_model_spec("synthetic:gpt-5"), "unknown synthetic model 'gpt-5'",
+                   "llama-3.1-8b", "qwen2.5-7b");
+}
+
+TEST(Synthetic, WeightsAreDeterministicAndSliceInvariant) {
+  abl::model::ModelSpec s = abl::model::synthetic_model_spec("qwen2.5-0.5b");
+  auto all = abl::model::expected_weights(s);
+  const ExpectedWeight& q = find(all, WeightRole::q_proj, 3);  // (896, 896)
+  const int64_t n = q.shape[0] * q.shape[1];
+  std::vector<float> whole(static_cast<size_t>(n));
+  abl::model::synthetic_weight_values(q, 0, n, whole.data());
+  // Any split gives the same values.
+  std::vector<float> parts(static_cast<size_t>(n));
+  int64_t cut1 = 1234, cut2 = 500001;
+  abl::model::synthetic_weight_values(q, 0, cut1, parts.data());
+  abl::model::synthetic_weight_values(q, cut1, cut2 - cut1, parts.data() + cut1);
+  abl::model::synthetic_weight_values(q, cut2, n - cut2, parts.data() + cut2);
+  EXPECT_EQ(whole, parts);
+  // Scale: std close to 1/sqrt(896), mean close to 0.
+  double sum = 0, sq = 0;
+  for (float v : whole) {
+    sum += v;
+    sq += double(v) * v;
+  }
+  double mean = sum / n, sd = std::sqrt(sq / n - mean * mean);
+  EXPECT_NEAR(mean, 0.0, 1e-3);
+  EXPECT_NEAR(sd * std::sqrt(896.0), 1.0, 0.01);
+  // Another tensor, layer or seed gives other values.
+  std::vector<float> other(16), again(16);
+  abl::model::synthetic_weight_values(find(all, WeightRole::q_proj, 4), 0, 16, other.data());
+  EXPECT_NE(std::vector<float>(whole.begin(), whole.begin() + 16), other);
+  abl::model::synthetic_weight_values(q, 0, 16, again.data(), /*seed=*/7);
+  EXPECT_NE(std::vector<float>(whole.begin(), whole.begin() + 16), again);
+  // Norms near one, biases small.
+  std::vector<float> norm(896), bias(128);
+  abl::model::synthetic_weight_values(find(all, WeightRole::attn_norm, 0), 0, 896, norm.data());
+  abl::model::synthetic_weight_values(find(all, WeightRole::k_bias, 0), 0, 128, bias.data());
+  for (float v : norm) ASSERT_NEAR(v, 1.0f, 0.05f);
+  for (float v : bias) ASSERT_LE(std::fabs(v), 0.02f);
+  EXPECT_ABL_ERROR(abl::model::synthetic_weight_values(q, n - 1, 2, whole.data()), "outside");
+}
+
+}  // namespace

@@ -1,0 +1,250 @@
+// The weight table per family and check_weights against real (tiny) files: it passes on the
+// fixture, and lists every missing tensor, wrong shape and wrong dtype with file and tensor names.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include "abl/io/json_file.h"
+#include "abl/io/safetensors.h"
+#include "abl/model/model_spec.h"
+#include "abl/model/weights.h"
+#include "common/temp_dir.h"
+#include "io/safetensors_test_util.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using abl::model::ModelSpec;
+using abl::model::WeightRole;
+using abl::testing::RawTensor;
+
+const std::string kTiny = std::string(ABL_FIXTURE_DIR) + "/tiny-llama";
+const std::string kTinySharded = std::string(ABL_FIXTURE_DIR) + "/tiny-llama-sharded";
+
+ModelSpec config_spec(const std::string& name) {
+  return abl::model::load_model_spec(std::string(ABL_FIXTURE_DIR) + "/configs/" + name + ".json");
+}
+
+std::vector<std::string> names_of(const std::vector<abl::model::WeightSlot>& slots, int64_t layer) {
+  std::vector<std::string> v;
+  for (const auto& s : slots) v.push_back(abl::model::weight_name(s, layer));
+  return v;
+}
+
+bool has(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+TEST(WeightTable, LlamaLayerSlotsInUnitOrder) {
+  ModelSpec s = config_spec("Llama-3.1-8B-Instruct");
+  std::vector<std::string> names = names_of(abl::model::layer_slots(s), 7);
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "model.layers.7.input_layernorm.weight",
+                       "model.layers.7.self_attn.q_proj.weight",
+                       "model.layers.7.self_attn.k_proj.weight",
+                       "model.layers.7.self_attn.v_proj.weight",
+                       "model.layers.7.self_attn.o_proj.weight",
+                       "model.layers.7.post_attention_layernorm.weight",
+                       "model.layers.7.mlp.gate_proj.weight",
+                       "model.layers.7.mlp.up_proj.weight",
+                       "model.layers.7.mlp.down_proj.weight",
+                   }));
+  auto slots = abl::model::layer_slots(s);
+  EXPECT_EQ(slots[1].shape, (std::vector<int64_t>{4096, 4096}));
+  EXPECT_EQ(slots[2].shape, (std::vector<int64_t>{1024, 4096}));
+  EXPECT_EQ(slots[4].shape, (std::vector<int64_t>{4096, 4096}));
+  EXPECT_EQ(slots[8].shape, (std::vector<int64_t>{4096, 14336}));
+  auto globals = abl::model::global_slots(s);
+  ASSERT_EQ(globals.size(), 3u);
+  EXPECT_EQ(globals[2].pattern, "lm_head.weight");
+  EXPECT_EQ(globals[2].need, abl::model::Need::required);
+  EXPECT_FALSE(globals[2].tied_to.has_value());
+  EXPECT_EQ(globals[0].shape, (std::vector<int64_t>{128256, 4096}));
+}
+
+TEST(WeightTable, FamilyFlagsAddSlots) {
+  ModelSpec qwen2 = config_spec("Qwen2.5-0.5B-Instruct");
+  std::vector<std::string> q2 = names_of(abl::model::layer_slots(qwen2), 0);
+  EXPECT_TRUE(has(q2, "model.layers.0.self_attn.q_proj.bias"));
+  EXPECT_TRUE(has(q2, "model.layers.0.self_attn.k_proj.bias"));
+  EXPECT_TRUE(has(q2, "model.layers.0.self_attn.v_proj.bias"));
+  EXPECT_FALSE(has(q2, "model.layers.0.self_attn.o_proj.bias"));
+  EXPECT_FALSE(has(q2, "model.layers.0.self_attn.q_norm.weight"));
+  auto lm = abl::model::global_slots(qwen2)[2];
+  EXPECT_EQ(lm.need, abl::model::Need::optional);  // tied
+  EXPECT_EQ(lm.tied_to, WeightRole::embed);
+
+  ModelSpec qwen3 = config_spec("Qwen3-0.6B");
+  auto q3slots = abl::model::layer_slots(qwen3);
+  std::vector<std::string> q3 = names_of(q3slots, 3);
+  EXPECT_TRUE(has(q3, "model.layers.3.self_attn.q_norm.weight"));
+  EXPECT_TRUE(has(q3, "model.layers.3.self_attn.k_norm.weight"));
+  EXPECT_FALSE(has(q3, "model.layers.3.self_attn.q_proj.bias"));
+  for (const auto& slot : q3slots) {
+    if (slot.role == WeightRole::q_proj) {
+      EXPECT_EQ(slot.shape, (std::vector<int64_t>{2048, 1024}));
+    }
+    if (slot.role == WeightRole::o_proj) {
+      EXPECT_EQ(slot.shape, (std::vector<int64_t>{1024, 2048}));
+    }
+    if (slot.role == WeightRole::q_norm) {
+      EXPECT_EQ(slot.shape, (std::vector<int64_t>{128}));
+    }
+  }
+  // Expanded list: embed, L * slots, norm, lm_head.
+  auto all = abl::model::expected_weights(qwen3);
+  EXPECT_EQ(all.size(), 1 + 28 * q3slots.size() + 2);
+  EXPECT_EQ(all.front().name, "model.embed_tokens.weight");
+  EXPECT_EQ(all.back().name, "lm_head.weight");
+  EXPECT_EQ(all[1].layer, 0);
+}
+
+TEST(WeightTable, Bytes) {
+  ModelSpec s = config_spec("Llama-3.1-8B-Instruct");
+  EXPECT_EQ(abl::model::weight_bytes(s, abl::DType::bf16), 2u * 8030261248u);
+  EXPECT_EQ(abl::model::weight_bytes(s, abl::DType::f32), 4u * 8030261248u);
+}
+
+TEST(CheckWeights, PassesOnTheTinyFixture) {
+  for (const std::string& dir : {kTiny, kTinySharded}) {
+    ModelSpec spec = abl::model::load_model_spec(dir);
+    abl::io::SafetensorsReader reader(dir);
+    abl::model::WeightCheck c = abl::model::inspect_weights(spec, reader);
+    EXPECT_TRUE(c.problems.empty()) << dir << ": " << (c.problems.empty() ? "" : c.problems[0]);
+    EXPECT_TRUE(c.unexpected.empty()) << dir;
+    EXPECT_NO_THROW(abl::model::check_weights(spec, reader)) << dir;
+    EXPECT_EQ(abl::model::parameter_count(spec), abl::model::summarize_files(reader).num_params);
+  }
+}
+
+// A copy of the tiny model in a temp folder, with edits applied to its tensors.
+class BrokenTiny : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    abl::io::SafetensorsReader r(kTiny);
+    for (const abl::io::TensorInfo& t : r.tensors()) {
+      std::string bytes(t.nbytes(), '\0');
+      r.read_bytes(t, 0, t.nbytes(), bytes.data());
+      tensors_.push_back({t.name, t.dtype_name, t.shape, bytes});
+    }
+    fs::copy_file(kTiny + "/config.json", dir_.file("config.json"));
+    spec_ = abl::model::load_model_spec(dir_.path().string());
+  }
+  RawTensor& get(const std::string& name) {
+    for (RawTensor& t : tensors_) {
+      if (t.name == name) return t;
+    }
+    throw std::runtime_error("no " + name);
+  }
+  void drop(const std::string& name) {
+    tensors_.erase(std::remove_if(tensors_.begin(), tensors_.end(),
+                                  [&](const RawTensor& t) { return t.name == name; }),
+                   tensors_.end());
+  }
+  std::string write() {
+    std::string path = dir_.file("model.safetensors");
+    std::ofstream(path, std::ios::binary) << abl::testing::encode_safetensors(tensors_);
+    return path;
+  }
+  std::string check_error() {
+    write();
+    abl::io::SafetensorsReader r(dir_.path().string());
+    return abl::testing::error_of([&] { abl::model::check_weights(spec_, r); });
+  }
+  abl::testing::TempDir dir_;
+  std::vector<RawTensor> tensors_;
+  ModelSpec spec_;
+};
+
+TEST_F(BrokenTiny, MissingTensor) {
+  drop("model.layers.1.mlp.up_proj.weight");
+  std::string msg = check_error();
+  EXPECT_TRUE(abl::testing::contains_all(
+      msg, {dir_.file("model.safetensors"), "1 problem with the weights", "LlamaForCausalLM",
+            "config.json", "missing tensor 'model.layers.1.mlp.up_proj.weight'"}));
+}
+
+TEST_F(BrokenTiny, WrongShape) {
+  RawTensor& t = get("model.layers.0.self_attn.k_proj.weight");  // (32, 64) BF16
+  t.shape = {64, 32};  // same byte count, transposed
+  std::string msg = check_error();
+  EXPECT_TRUE(abl::testing::contains_all(
+      msg, {"'model.layers.0.self_attn.k_proj.weight' in " + dir_.file("model.safetensors"),
+            "shape [64, 32], expected [32, 64]", "(num_key_value_heads*head_dim, hidden_size)"}));
+}
+
+TEST_F(BrokenTiny, WrongDtype) {
+  RawTensor& t = get("model.norm.weight");  // F32 (64)
+  t.dtype = "I8";
+  t.bytes.resize(64);
+  std::string msg = check_error();
+  EXPECT_TRUE(abl::testing::contains_all(
+      msg, {"'model.norm.weight' in " + dir_.file("model.safetensors"), "dtype I8 is unsupported",
+            "F32, F16, BF16"}));
+}
+
+TEST_F(BrokenTiny, AllProblemsAreListedUpToACap) {
+  drop("lm_head.weight");
+  drop("model.layers.0.input_layernorm.weight");
+  get("model.layers.1.self_attn.o_proj.weight").shape = {32, 128};
+  get("model.embed_tokens.weight").dtype = "U16";
+  std::string msg = check_error();
+  EXPECT_TRUE(abl::testing::contains_all(
+      msg, {"4 problems", "missing tensor 'lm_head.weight'",
+            "missing tensor 'model.layers.0.input_layernorm.weight'",
+            "'model.layers.1.self_attn.o_proj.weight'", "shape [32, 128], expected [64, 64]",
+            "'model.embed_tokens.weight'", "dtype U16"}));
+  write();
+  abl::io::SafetensorsReader r(dir_.path().string());
+  msg = abl::testing::error_of([&] { abl::model::check_weights(spec_, r, 2); });
+  EXPECT_TRUE(abl::testing::contains_all(msg, {"4 problems", "... and 2 more"}));
+}
+
+TEST_F(BrokenTiny, ExtrasAreReportedNotFatal) {
+  tensors_.push_back({"model.layers.0.self_attn.rotary_emb.inv_freq", "F32", {8}, std::string(32, '\0')});
+  tensors_.push_back({"vision_tower.proj.weight", "F32", {2}, std::string(8, '\0')});
+  write();
+  abl::io::SafetensorsReader r(dir_.path().string());
+  abl::model::WeightCheck c = abl::model::inspect_weights(spec_, r);
+  EXPECT_TRUE(c.problems.empty());
+  EXPECT_EQ(c.unexpected, std::vector<std::string>{"vision_tower.proj.weight"});
+  EXPECT_EQ(c.ignored, std::vector<std::string>{"model.layers.0.self_attn.rotary_emb.inv_freq"});
+  EXPECT_NO_THROW(abl::model::check_weights(spec_, r));
+}
+
+TEST_F(BrokenTiny, TiedModelNeedsNoHead) {
+  nlohmann::json config = abl::io::read_json_file(dir_.file("config.json")).json();
+  config["tie_word_embeddings"] = true;
+  abl::io::write_json_file(dir_.file("config.json"), config);
+  spec_ = abl::model::load_model_spec(dir_.path().string());
+  // A stored head is ignored, as transformers does.
+  write();
+  abl::io::SafetensorsReader with_head(dir_.path().string());
+  abl::model::WeightCheck c = abl::model::inspect_weights(spec_, with_head);
+  EXPECT_TRUE(c.problems.empty());
+  EXPECT_EQ(c.ignored, std::vector<std::string>{"lm_head.weight"});
+  drop("lm_head.weight");
+  write();
+  abl::io::SafetensorsReader without(dir_.path().string());
+  EXPECT_NO_THROW(abl::model::check_weights(spec_, without));
+  EXPECT_EQ(abl::model::parameter_count(spec_), abl::model::summarize_files(without).num_params);
+}
+
+TEST(InfoHelpers, SummaryAndTable) {
+  abl::io::SafetensorsReader r(kTinySharded);
+  abl::model::FileSummary s = abl::model::summarize_files(r);
+  EXPECT_EQ(s.num_tensors, 21);
+  EXPECT_EQ(s.tensors_by_dtype.at("F32"), 5);  // 2 norms per layer + the final norm
+  EXPECT_EQ(s.tensors_by_dtype.at("BF16"), 16);
+  EXPECT_EQ(s.bytes_by_dtype.at("F32"), 5u * 64 * 4);
+  EXPECT_EQ(s.total_bytes, s.bytes_by_dtype.at("F32") + s.bytes_by_dtype.at("BF16"));
+  std::string table = abl::model::format_tensor_table(r);
+  EXPECT_EQ(std::count(table.begin(), table.end(), '\n'), 21);
+  EXPECT_NE(table.find("model.norm.weight"), std::string::npos);
+  EXPECT_NE(table.find("model-00003-of-00003.safetensors"), std::string::npos);
+  EXPECT_NE(table.find("[64, 128]"), std::string::npos);
+}
+
+}  // namespace
