@@ -1,0 +1,357 @@
+// Unicode helpers, the byte-level alphabet and PCRE2 patterns for the tokenizer.
+// The reference matches with Oniguruma, whose \s includes U+0085 and whose \w includes marks;
+// patterns are rewritten so PCRE2 (UTF + UCP) gives the same classes.
+#include <cstdlib>
+#include <cstring>
+
+#define PCRE2_CODE_UNIT_WIDTH 8
+#include <pcre2.h>
+#include <utf8proc.h>
+
+#include "abl/core/error.h"
+#include "tokenizer_parts.h"
+
+namespace abl::text::tok {
+
+char32_t decode_utf8(std::string_view s, size_t i, size_t* len) {
+  const auto c = static_cast<unsigned char>(s[i]);
+  if (c < 0x80) {
+    *len = 1;
+    return c;
+  }
+  size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : 2;
+  if (i + n > s.size()) n = s.size() - i;  // never read past the end of malformed text
+  char32_t cp = c & (0x3f >> (n - 1));
+  for (size_t k = 1; k < n; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
+  *len = n;
+  return cp;
+}
+
+void append_utf8(std::string& out, char32_t cp) {
+  if (cp < 0x80) {
+    out += static_cast<char>(cp);
+  } else if (cp < 0x800) {
+    out += static_cast<char>(0xc0 | (cp >> 6));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else if (cp < 0x10000) {
+    out += static_cast<char>(0xe0 | (cp >> 12));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  } else {
+    out += static_cast<char>(0xf0 | (cp >> 18));
+    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3f));
+    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3f));
+    out += static_cast<char>(0x80 | (cp & 0x3f));
+  }
+}
+
+bool is_whitespace(char32_t cp) {
+  if (cp >= 0x09 && cp <= 0x0d) return true;
+  switch (cp) {
+    case 0x20:
+    case 0x85:
+    case 0xa0:
+    case 0x1680:
+    case 0x2028:
+    case 0x2029:
+    case 0x202f:
+    case 0x205f:
+    case 0x3000:
+      return true;
+    default:
+      return cp >= 0x2000 && cp <= 0x200a;
+  }
+}
+
+bool is_word_char(char32_t cp) {
+  if (cp == '_' || cp == 0x200c || cp == 0x200d) return true;
+  switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
+    case UTF8PROC_CATEGORY_LU:
+    case UTF8PROC_CATEGORY_LL:
+    case UTF8PROC_CATEGORY_LT:
+    case UTF8PROC_CATEGORY_LM:
+    case UTF8PROC_CATEGORY_LO:
+    case UTF8PROC_CATEGORY_MN:
+    case UTF8PROC_CATEGORY_MC:
+    case UTF8PROC_CATEGORY_ME:
+    case UTF8PROC_CATEGORY_ND:
+    case UTF8PROC_CATEGORY_NL:
+    case UTF8PROC_CATEGORY_PC:
+      return true;
+    default:
+      return false;
+  }
+}
+
+std::string utf8_lossy(std::string_view bytes) {
+  static const char kReplacement[] = "\xef\xbf\xbd";
+  std::string out;
+  out.reserve(bytes.size());
+  const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
+  const size_t n = bytes.size();
+  size_t i = 0;
+  while (i < n) {
+    const unsigned char c = p[i];
+    if (c < 0x80) {
+      out += static_cast<char>(c);
+      ++i;
+      continue;
+    }
+    size_t need = 0;
+    unsigned char lo = 0x80, hi = 0xbf;
+    if (c >= 0xc2 && c <= 0xdf) {
+      need = 1;
+    } else if (c >= 0xe0 && c <= 0xef) {
+      need = 2;
+      if (c == 0xe0) lo = 0xa0;
+      if (c == 0xed) hi = 0x9f;
+    } else if (c >= 0xf0 && c <= 0xf4) {
+      need = 3;
+      if (c == 0xf0) lo = 0x90;
+      if (c == 0xf4) hi = 0x8f;
+    }
+    // Consume the longest prefix of a well-formed sequence; an incomplete one is one error.
+    size_t k = 1;
+    bool ok = need > 0;
+    for (; ok && k <= need; ++k) {
+      if (i + k >= n) {
+        ok = false;
+        break;
+      }
+      const unsigned char b = p[i + k];
+      const bool in_range = k == 1 ? (b >= lo && b <= hi) : (b >= 0x80 && b <= 0xbf);
+      if (!in_range) {
+        ok = false;
+        break;
+      }
+    }
+    if (ok) {
+      out.append(bytes.data() + i, need + 1);
+      i += need + 1;
+    } else {
+      out += kReplacement;
+      i += k;  // the bytes that formed a valid prefix (at least the lead byte)
+    }
+  }
+  return out;
+}
+
+std::string unicode_normalize(std::string_view s, NormalForm form) {
+  bool ascii = true;
+  for (char c : s) ascii = ascii && static_cast<unsigned char>(c) < 0x80;
+  if (ascii) return std::string(s);  // ASCII is invariant under every normal form
+  int options = UTF8PROC_STABLE;
+  switch (form) {
+    case NormalForm::nfc:
+      options |= UTF8PROC_COMPOSE;
+      break;
+    case NormalForm::nfd:
+      options |= UTF8PROC_DECOMPOSE;
+      break;
+    case NormalForm::nfkc:
+      options |= UTF8PROC_COMPOSE | UTF8PROC_COMPAT;
+      break;
+    case NormalForm::nfkd:
+      options |= UTF8PROC_DECOMPOSE | UTF8PROC_COMPAT;
+      break;
+  }
+  utf8proc_uint8_t* dst = nullptr;
+  const utf8proc_ssize_t n = utf8proc_map(reinterpret_cast<const utf8proc_uint8_t*>(s.data()),
+                                          static_cast<utf8proc_ssize_t>(s.size()), &dst,
+                                          static_cast<utf8proc_option_t>(options));
+  if (n < 0) abl::fail("Unicode normalization failed: {}", utf8proc_errmsg(n));
+  std::string out(reinterpret_cast<const char*>(dst), static_cast<size_t>(n));
+  std::free(dst);
+  return out;
+}
+
+namespace {
+
+struct ByteLevelTables {
+  std::array<std::string, 256> chars;
+  std::array<char32_t, 256> code_points{};
+  ByteLevelTables() {
+    // Printable Latin-1 bytes stand for themselves; the rest take U+0100.. in byte order.
+    char32_t next = 256;
+    for (int b = 0; b < 256; ++b) {
+      const bool printable = (b >= 0x21 && b <= 0x7e) || (b >= 0xa1 && b <= 0xac) || b >= 0xae;
+      code_points[b] = printable ? static_cast<char32_t>(b) : next++;
+      append_utf8(chars[b], code_points[b]);
+    }
+  }
+};
+
+const ByteLevelTables& byte_level_tables() {
+  static const ByteLevelTables tables;
+  return tables;
+}
+
+}  // namespace
+
+const std::array<std::string, 256>& byte_level_chars() { return byte_level_tables().chars; }
+
+int byte_level_byte(char32_t cp) {
+  if (cp < 256) {
+    const bool printable = (cp >= 0x21 && cp <= 0x7e) || (cp >= 0xa1 && cp <= 0xac) || cp >= 0xae;
+    return printable ? static_cast<int>(cp) : -1;
+  }
+  if (cp >= 256 + 68) return -1;  // 68 bytes are not printable
+  const auto& cps = byte_level_tables().code_points;
+  for (int b = 0; b < 256; ++b) {
+    if (cps[b] == cp) return b;
+  }
+  return -1;
+}
+
+// ---- Regex -------------------------------------------------------------------------------------
+
+namespace {
+
+// Rewrites the classes whose meaning differs between Oniguruma and PCRE2 (UCP):
+// \s gains U+0085, \w gains marks and connector punctuation (Oniguruma's Unicode \w), \h is a
+// hex digit in Oniguruma. Negated forms inside a bracket cannot be rewritten and are refused.
+std::string oniguruma_to_pcre2(const std::string& p, const io::JsonValue& where) {
+  static constexpr const char kSpace[] = "\\s\\x{85}";
+  static constexpr const char kWord[] = "\\p{L}\\p{M}\\p{Nd}\\p{Pc}";
+  static constexpr const char kHex[] = "0-9a-fA-F";
+  std::string out;
+  out.reserve(p.size() + 16);
+  int class_depth = 0;  // nesting of [...] (POSIX [:x:] inside counts too)
+  for (size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\' && i + 1 < p.size()) {
+      const char e = p[i + 1];
+      ++i;
+      const char* cls = e == 's' || e == 'S'   ? kSpace
+                        : e == 'w' || e == 'W' ? kWord
+                        : e == 'h' || e == 'H' ? kHex
+                                               : nullptr;
+      if (!cls) {
+        out += c;
+        out += e;
+        continue;
+      }
+      const bool negated = e == 'S' || e == 'W' || e == 'H';
+      if (class_depth > 0) {
+        if (negated)
+          where.fail(fmt::format("regex '{}': \\{} inside [...] is not supported", p, e));
+        out += cls;
+      } else {
+        out += negated ? "[^" : "[";
+        out += cls;
+        out += ']';
+      }
+      continue;
+    }
+    if (c == '[') {
+      ++class_depth;
+      out += c;
+      // A ']' right after '[' or '[^' is a literal.
+      if (i + 1 < p.size() && p[i + 1] == '^') out += p[++i];
+      if (i + 1 < p.size() && p[i + 1] == ']') out += p[++i];
+      continue;
+    }
+    if (c == ']' && class_depth > 0) --class_depth;
+    out += c;
+  }
+  return out;
+}
+
+}  // namespace
+
+struct Regex::Code {
+  pcre2_code* code = nullptr;
+  bool jit = false;
+  ~Code() { pcre2_code_free(code); }
+};
+
+Regex::Regex(const std::string& pattern, const io::JsonValue& where) : code_(new Code) {
+  const std::string translated = oniguruma_to_pcre2(pattern, where);
+  int err = 0;
+  PCRE2_SIZE err_offset = 0;
+  code_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(translated.data()), translated.size(),
+                              PCRE2_UTF | PCRE2_UCP, &err, &err_offset, nullptr);
+  if (!code_->code) {
+    PCRE2_UCHAR msg[256];
+    pcre2_get_error_message(err, msg, sizeof msg);
+    where.fail(fmt::format("regex '{}' does not compile: {} (at offset {})", pattern,
+                           reinterpret_cast<const char*>(msg), err_offset));
+  }
+  code_->jit = pcre2_jit_compile(code_->code, PCRE2_JIT_COMPLETE) == 0;
+}
+
+Regex::~Regex() = default;
+
+std::vector<std::pair<size_t, size_t>> Regex::find_all(std::string_view s) const {
+  std::vector<std::pair<size_t, size_t>> out;
+  std::unique_ptr<pcre2_match_data, void (*)(pcre2_match_data*)> md(
+      pcre2_match_data_create_from_pattern(code_->code, nullptr), pcre2_match_data_free);
+  ABL_CHECK(md, "out of memory for regex match data");
+  const auto* subject = reinterpret_cast<PCRE2_SPTR>(s.data());
+  // The text was validated once; checking it again on every call would be quadratic.
+  uint32_t options = PCRE2_NO_UTF_CHECK | (code_->jit ? 0 : PCRE2_NO_JIT);
+  size_t pos = 0;
+  while (pos <= s.size()) {
+    int rc = pcre2_match(code_->code, subject, s.size(), pos, options, md.get(), nullptr);
+    if (rc == PCRE2_ERROR_JIT_STACKLIMIT) {
+      options |= PCRE2_NO_JIT;
+      continue;
+    }
+    if (rc == PCRE2_ERROR_NOMATCH) break;
+    if (rc < 0) {
+      PCRE2_UCHAR msg[256];
+      pcre2_get_error_message(rc, msg, sizeof msg);
+      abl::fail("regex match failed: {}", reinterpret_cast<const char*>(msg));
+    }
+    const PCRE2_SIZE* ov = pcre2_get_ovector_pointer(md.get());
+    out.emplace_back(ov[0], ov[1]);
+    if (ov[1] > ov[0]) {
+      pos = ov[1];
+    } else {
+      if (ov[1] >= s.size()) break;
+      size_t len = 0;
+      decode_utf8(s, ov[1], &len);
+      pos = ov[1] + len;
+    }
+  }
+  return out;
+}
+
+Pattern Pattern::from_json(const io::JsonValue& j) {
+  Pattern p;
+  if (auto lit = j.find("String")) {
+    p.literal_ = lit->as_string();
+    if (p.literal_.empty()) lit->fail("an empty pattern is not supported");
+  } else if (auto re = j.find("Regex")) {
+    p.regex_ = std::make_shared<const Regex>(re->as_string(), *re);
+  } else {
+    j.fail("pattern must be {\"String\": ...} or {\"Regex\": ...}");
+  }
+  return p;
+}
+
+std::vector<std::pair<size_t, size_t>> Pattern::find_all(std::string_view s) const {
+  if (regex_) return regex_->find_all(s);
+  std::vector<std::pair<size_t, size_t>> out;
+  size_t pos = 0;
+  while ((pos = s.find(literal_, pos)) != std::string_view::npos) {
+    out.emplace_back(pos, pos + literal_.size());
+    pos += literal_.size();
+  }
+  return out;
+}
+
+std::string replace_all(std::string_view s, const Pattern& pattern, std::string_view content) {
+  std::string out;
+  out.reserve(s.size());
+  size_t prev = 0;
+  for (const auto& [start, end] : pattern.find_all(s)) {
+    out.append(s.substr(prev, start - prev));
+    out.append(content);
+    prev = end;
+  }
+  out.append(s.substr(prev));
+  return out;
+}
+
+}  // namespace abl::text::tok
