@@ -7,9 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
 #include "abl/core/error.h"
+#include "abl/io/json_file.h"
 
 namespace abl::text {
 namespace {
@@ -118,23 +117,16 @@ ChatTemplate ChatTemplate::resolve(std::string_view option, const std::string& m
   std::string jinja;
   std::string where = cfg.string();
   if (fs::is_regular_file(cfg)) {
-    nlohmann::json j;
-    try {
-      std::ifstream in(cfg);
-      j = nlohmann::json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      fail("{}: invalid JSON: {}", cfg.string(), e.what());
-    }
-    if (j.contains("chat_template")) {
-      const auto& ct = j["chat_template"];
-      if (ct.is_string()) {
-        jinja = ct.get<std::string>();
-      } else if (ct.is_array()) {
+    const io::JsonValue j = io::read_json_file(cfg.string());
+    if (auto ct = j.find("chat_template")) {
+      if (ct->is_string()) {
+        jinja = ct->as_string();
+      } else if (ct->is_array()) {
         // A list of named templates: the one named "default" is what HF applies.
-        for (const auto& item : ct) {
-          if (item.is_object() && item.value("name", "") == "default" && item.contains("template") &&
-              item["template"].is_string()) {
-            jinja = item["template"].get<std::string>();
+        for (size_t i = 0; i < ct->size(); ++i) {
+          const io::JsonValue item = ct->at(i);
+          if (item.is_object() && item.get_string("name", "") == "default") {
+            jinja = item.get_string("template");
           }
         }
       }
