@@ -7,6 +7,7 @@ find_package(PkgConfig REQUIRED)
 pkg_check_modules(PCRE2 REQUIRED IMPORTED_TARGET libpcre2-8)
 pkg_check_modules(UTF8PROC REQUIRED IMPORTED_TARGET libutf8proc)
 find_package(Eigen3 3.3 REQUIRED NO_MODULE)
+find_package(OpenMP REQUIRED COMPONENTS CXX)
 
 # Parallel HDF5 (Debian: libhdf5-openmpi-dev). Prefer the MPI flavour explicitly.
 set(HDF5_PREFER_PARALLEL TRUE)

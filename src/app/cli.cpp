@@ -146,7 +146,8 @@ po::variables_map parse_command_line(const Command& cmd, const OptionSet& opts,
 }
 
 const std::vector<Command>& commands() {
-  static const std::vector<Command> all = {info_command(), tokenize_command(), prompts_command()};
+  static const std::vector<Command> all = {info_command(), tokenize_command(), prompts_command(),
+                                            generate_command()};
   return all;
 }
 

@@ -15,13 +15,10 @@ namespace {
 
 int run_prompts(const po::variables_map& vm) {
   const std::string model = vm["model"].as<std::string>();
-  io::PromptSource src;
-  src.path = vm["prompts"].as<std::string>();
-  src.column = vm["column"].as<std::string>();
-  src.split = vm["split"].as<std::string>();
+  const io::PromptSource src = prompt_source(vm);
   const auto prompts = io::load_prompts(src);
-  const auto tmpl = text::ChatTemplate::resolve(vm["chat-template"].as<std::string>(), model);
-  const auto tok = text::Tokenizer::from_file(tokenizer_path(model));
+  const auto tmpl = load_chat_template(vm);
+  const auto tok = load_tokenizer(model);
   const std::string system = vm["system-prompt"].as<std::string>();
   const std::string prefix = vm["response-prefix"].as<std::string>();
   const int64_t show = vm["show"].as<int64_t>();
@@ -60,13 +57,8 @@ Command prompts_command() {
   c.usage = "--model DIR --prompts FILE [--split '[:400]'] [--show N]";
   c.declare = [](OptionSet& o) {
     declare_model_options(o);
-    o.group("prompts", "Prompt set")
-        ("prompts,p", po::value<std::string>()->required()->value_name("FILE"),
-         "text file (one prompt per line) or JSONL (.jsonl)")
-        ("column", po::value<std::string>()->default_value("text"), "JSONL field holding the prompt")
-        ("split", po::value<std::string>()->default_value(""),
-         "Python-style slice of the prompts, e.g. [:400], [400:500], [-100:]")
-        ("show", po::value<int64_t>()->default_value(0), "print the first N rendered prompts");
+    declare_prompt_options(o, "prompts");
+    o.group("prompts", "Output")("show", po::value<int64_t>()->default_value(0), "print the first N rendered prompts");
   };
   c.run = run_prompts;
   return c;

@@ -16,7 +16,7 @@ namespace {
 
 int run_tokenize(const po::variables_map& vm) {
   const std::string model = vm["model"].as<std::string>();
-  const text::Tokenizer tok = text::Tokenizer::from_file(tokenizer_path(model));
+  const text::Tokenizer tok = load_tokenizer(model);
   const bool special = vm["special"].as<bool>();
   const bool decode = vm["decode"].as<bool>();
 

@@ -1,9 +1,13 @@
-// Model-folder options in one place so every subcommand spells and documents them the same way.
+// Model, prompt and engine options in one place so every subcommand spells and documents them
+// the same way.
 #include "abl/app/model_options.h"
 
 #include <filesystem>
 
+#include "abl/backend/ops.h"
 #include "abl/core/error.h"
+#include "abl/model/model_spec.h"
+#include "abl/text/synthetic_tokenizer.h"
 
 namespace abl::app {
 namespace fs = std::filesystem;
@@ -11,13 +15,12 @@ namespace fs = std::filesystem;
 void declare_model_path_option(OptionSet& o) {
   o.group("model", "Model")
       ("model,m", po::value<std::string>()->required()->value_name("DIR"),
-       "Hugging Face model folder (config.json, *.safetensors, tokenizer.json)");
+       "Hugging Face model folder (config.json, *.safetensors, tokenizer.json) or synthetic:<preset>");
 }
 
 void declare_model_options(OptionSet& o) {
-  o.group("model", "Model")
-      ("model,m", po::value<std::string>()->required()->value_name("DIR"),
-       "Hugging Face model folder (config.json, *.safetensors, tokenizer.json)")
+  declare_model_path_option(o);
+  o.group("model", "Chat rendering")
       ("chat-template", po::value<std::string>()->default_value("auto")->value_name("NAME"),
        "auto (from tokenizer_config.json), raw, chatml, llama3, llama3.1, mistral, mistral-v3, "
        "llama2, gemma, phi3, or file:PATH with {system} and {user} placeholders")
@@ -27,6 +30,44 @@ void declare_model_options(OptionSet& o) {
        "text appended after the generation prompt");
 }
 
+void declare_prompt_options(OptionSet& o, const std::string& section) {
+  o.group(section, "Prompt set")
+      ("prompts,p", po::value<std::string>()->required()->value_name("FILE"),
+       "text file (one prompt per line) or JSONL (.jsonl)")
+      ("column", po::value<std::string>()->default_value("text"), "JSONL field holding the prompt")
+      ("split", po::value<std::string>()->default_value(""),
+       "Python-style slice of the prompts, e.g. [:400], [400:500], [-100:]");
+}
+
+io::PromptSource prompt_source(const po::variables_map& vm) {
+  io::PromptSource src;
+  src.path = vm["prompts"].as<std::string>();
+  src.column = vm["column"].as<std::string>();
+  src.split = vm["split"].as<std::string>();
+  return src;
+}
+
+void declare_engine_options(OptionSet& o) {
+  o.group("engine", "Engine")
+      ("threads", po::value<int>()->default_value(0), "CPU threads (0 = all cores)")
+      ("batch-tokens", po::value<int64_t>()->default_value(4096), "tokens per forward pass")
+      ("max-seqs", po::value<int64_t>()->default_value(256), "sequences per forward pass");
+}
+
+engine::Limits engine_limits(const po::variables_map& vm) {
+  engine::Limits lim;
+  lim.max_tokens = vm["batch-tokens"].as<int64_t>();
+  lim.max_seqs = vm["max-seqs"].as<int64_t>();
+  ABL_CHECK(lim.max_tokens > 0, "--batch-tokens must be positive, got {}", lim.max_tokens);
+  ABL_CHECK(lim.max_seqs > 0, "--max-seqs must be positive, got {}", lim.max_seqs);
+  const int threads = vm["threads"].as<int>();
+  ABL_CHECK(threads >= 0, "--threads must be 0 (all cores) or positive, got {}", threads);
+  cpu::set_num_threads(threads);
+  return lim;
+}
+
+bool is_synthetic(const std::string& model) { return model.rfind("synthetic:", 0) == 0; }
+
 std::string tokenizer_path(const std::string& model) {
   fs::path p(model);
   if (p.extension() == ".json" && fs::is_regular_file(p)) return p.string();
@@ -34,6 +75,22 @@ std::string tokenizer_path(const std::string& model) {
   fs::path t = p / "tokenizer.json";
   ABL_CHECK(fs::is_regular_file(t), "no tokenizer.json in model folder {}", model);
   return t.string();
+}
+
+text::Tokenizer load_tokenizer(const std::string& model) {
+  if (is_synthetic(model)) {
+    const model::ModelSpec spec = model::synthetic_model_spec(model);
+    return text::Tokenizer::from_json_text(text::synthetic_tokenizer_json(spec.vocab_size),
+                                           model + " tokenizer");
+  }
+  return text::Tokenizer::from_file(tokenizer_path(model));
+}
+
+text::ChatTemplate load_chat_template(const po::variables_map& vm) {
+  const std::string model = vm["model"].as<std::string>();
+  const std::string option = vm["chat-template"].as<std::string>();
+  if (is_synthetic(model) && option == "auto") return text::ChatTemplate::from_option("chatml");
+  return text::ChatTemplate::resolve(option, model);
 }
 
 }  // namespace abl::app

@@ -265,9 +265,13 @@ Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
 Tokenizer::~Tokenizer() = default;
 
 Tokenizer Tokenizer::from_file(const std::string& tokenizer_json_path) {
+  return from_json_text(read_file(tokenizer_json_path), tokenizer_json_path);
+}
+
+Tokenizer Tokenizer::from_json_text(std::string_view json_text, const std::string& tokenizer_json_path) {
   auto im = std::make_unique<Impl>();
   im->path = tokenizer_json_path;
-  const io::JsonValue root = io::parse_json(read_file(tokenizer_json_path), tokenizer_json_path);
+  const io::JsonValue root = io::parse_json(json_text, tokenizer_json_path);
   if (!root.is_object()) root.fail(fmt::format("must be an object, found {}", root.type_name()));
   for (const char* key : {"truncation", "padding"}) {
     if (auto v = root.find(key)) v->fail("is set; truncation and padding are not supported");

@@ -7,5 +7,6 @@ namespace abl::app {
 Command info_command();
 Command tokenize_command();
 Command prompts_command();
+Command generate_command();
 
 }  // namespace abl::app

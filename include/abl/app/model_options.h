@@ -1,8 +1,13 @@
-// Options shared by the subcommands that read a model folder, and how a folder is resolved.
+// Options shared by the subcommands that read a model, a prompt set or run the engine, and how a
+// `--model` value (a folder or synthetic:<preset>) turns into a tokenizer and a chat template.
 #pragma once
 #include <string>
 
 #include "abl/app/cli.h"
+#include "abl/engine/engine.h"
+#include "abl/io/prompt_dataset.h"
+#include "abl/text/chat_template.h"
+#include "abl/text/tokenizer.h"
 
 namespace abl::app {
 
@@ -10,8 +15,19 @@ namespace abl::app {
 void declare_model_path_option(OptionSet& o);
 // --model, --chat-template, --system-prompt, --response-prefix (section [model]).
 void declare_model_options(OptionSet& o);
+// --prompts, --column, --split (section given, e.g. [prompts]).
+void declare_prompt_options(OptionSet& o, const std::string& section);
+io::PromptSource prompt_source(const po::variables_map& vm);
+// --threads, --batch-tokens, --max-seqs (section [engine]).
+void declare_engine_options(OptionSet& o);
+engine::Limits engine_limits(const po::variables_map& vm);
 
+bool is_synthetic(const std::string& model);
 // DIR/tokenizer.json, or the path itself when it names a .json file; errors name the folder.
 std::string tokenizer_path(const std::string& model);
+// The model's tokenizer; synthetic models get the built-in byte-level one.
+text::Tokenizer load_tokenizer(const std::string& model);
+// --chat-template resolved for the model (synthetic models use ChatML under "auto").
+text::ChatTemplate load_chat_template(const po::variables_map& vm);
 
 }  // namespace abl::app

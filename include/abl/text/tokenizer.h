@@ -15,6 +15,8 @@ class Tokenizer {
  public:
   // Errors (unreadable file, invalid JSON, unsupported component) name the file and the fault.
   static Tokenizer from_file(const std::string& tokenizer_json_path);
+  // The same from the text of a tokenizer.json; `origin` names it in errors.
+  static Tokenizer from_json_text(std::string_view json_text, const std::string& origin);
 
   Tokenizer(Tokenizer&&) noexcept;
   Tokenizer& operator=(Tokenizer&&) noexcept;

@@ -1,0 +1,62 @@
+// Engine ops, CPU twins (fp32, Eigen + OpenMP). Each op has one .cpp in src/backend/cpu/; the
+// CUDA twin (issue #6) takes the same arguments plus a stream, declared beside it here.
+//
+// Dimensions: B sequences, T tokens of a packed batch (sequences concatenated, no padding),
+// H hidden, NH attention heads, NKV key/value heads, HD head dim, F ffn, V vocab, C KV-cache rows.
+// Matrices are row-major; a weight W of a linear layer is (out, in) as in Hugging Face files.
+#pragma once
+#include <cstdint>
+
+namespace abl::cpu {
+
+// out(T,H) = table(V,H)[tokens]; a token outside [0, V) is an error naming it.
+void embedding(const int32_t* tokens, int64_t T, const float* table, int64_t V, int64_t H, float* out);
+
+// y(rows,dim) = x / sqrt(mean(x²) + eps) * w(dim). y may alias x. Per-head q/k norm: rows = T*heads.
+void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim, float eps);
+
+// y(T,out) = x(T,in) · W(out,in)ᵀ (+ bias(out) when non-null).
+void linear(const float* x, const float* w, const float* bias, float* y, int64_t T, int64_t in, int64_t out);
+
+// RoPE in Hugging Face's rotate-half layout, in place on x(T, heads, HD) at positions(T);
+// inv_freq(HD/2) already carries any rope scaling.
+void rope(float* x, const int64_t* positions, int64_t T, int64_t heads, int64_t HD, const float* inv_freq);
+
+// Where one sequence's queries and keys are. Its keys/values are cache rows
+// [kv_begin, kv_begin + kv_len) at positions 0..kv_len-1; its q_len queries are rows
+// [q_begin, q_begin + q_len) of q at positions kv_len-q_len .. kv_len-1 (prefill: q_len = kv_len;
+// decode: q_len = 1).
+struct AttnSeq {
+  int64_t q_begin = 0;
+  int64_t q_len = 0;
+  int64_t kv_begin = 0;
+  int64_t kv_len = 0;
+};
+
+// Causal GQA attention per sequence: out(T,NH,HD) from q(T,NH,HD) and caches k,v (C,NKV,HD).
+// Query head h reads kv head h / (NH/NKV). window > 0: a query at position p sees keys at
+// positions j with p - window < j <= p (Mistral's sliding window); 0 = full causal.
+void attention(const float* q, const float* k_cache, const float* v_cache, float* out,
+               const AttnSeq* seqs, int64_t B, int64_t NH, int64_t NKV, int64_t HD, int64_t window);
+
+// Copies k,v rows (T,NKV,HD) into the caches at rows dst_rows[t].
+void kv_append(const float* k, const float* v, const int64_t* dst_rows, int64_t T, int64_t kv_dim,
+               float* k_cache, float* v_cache);
+
+// out(n) = silu(gate) * up; out may alias gate.
+void swiglu(const float* gate, const float* up, float* out, int64_t n);
+
+// x(n) += y(n)
+void add(float* x, const float* y, int64_t n);
+
+// out(rows,V) = log_softmax(logits) per row; out may alias logits.
+void log_softmax(const float* logits, float* out, int64_t rows, int64_t V);
+
+// out(rows) = index of the largest value per row (the first one on ties, as torch.argmax).
+void argmax(const float* x, int64_t rows, int64_t V, int32_t* out);
+
+// Threads used by the CPU ops (OpenMP and Eigen); 0 = all cores.
+void set_num_threads(int n);
+int num_threads();
+
+}  // namespace abl::cpu

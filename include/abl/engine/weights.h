@@ -1,0 +1,84 @@
+// Model weights as the forward pass sees them: one decoder layer's tensors at a time, through a
+// small interface, so that the distributed runtime can put its all-gathers behind layer().
+// HostWeights holds every unit in fp32 host memory (CPU backend), loaded from safetensors or
+// generated for a synthetic preset. A unit is one layer's tensors in layer_slots() order in one
+// flat buffer — the same layout the sharded runtime splits across ranks.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "abl/model/model_spec.h"
+#include "abl/model/weights.h"
+
+namespace abl::engine {
+
+// Views of one decoder layer's weights (fp32). Optional tensors are nullptr when absent.
+struct LayerWeights {
+  const float* attn_norm = nullptr;  // (H)
+  const float* wq = nullptr;         // (NH*HD, H)
+  const float* wk = nullptr;         // (NKV*HD, H)
+  const float* wv = nullptr;         // (NKV*HD, H)
+  const float* bq = nullptr;         // (NH*HD)  qkv_bias
+  const float* bk = nullptr;         // (NKV*HD)
+  const float* bv = nullptr;         // (NKV*HD)
+  const float* q_norm = nullptr;     // (HD)     qk_norm
+  const float* k_norm = nullptr;     // (HD)
+  const float* wo = nullptr;         // (H, NH*HD)
+  const float* mlp_norm = nullptr;   // (H)
+  const float* w_gate = nullptr;     // (F, H)
+  const float* w_up = nullptr;       // (F, H)
+  const float* w_down = nullptr;     // (H, F)
+};
+
+struct GlobalWeights {
+  const float* embed = nullptr;       // (V, H)
+  const float* final_norm = nullptr;  // (H)
+  const float* lm_head = nullptr;     // (V, H); == embed when tied
+};
+
+class WeightSource {
+ public:
+  virtual ~WeightSource() = default;
+  virtual const model::ModelSpec& spec() const = 0;
+  // Views valid until the next layer() call with another index (a sharded source reuses buffers).
+  virtual LayerWeights layer(int64_t l) = 0;
+  virtual GlobalWeights globals() = 0;
+};
+
+// Offsets of each tensor of a layer inside its unit buffer (elements), in layer_slots() order.
+struct UnitLayout {
+  std::vector<model::WeightSlot> slots;  // layer_slots(spec)
+  std::vector<int64_t> offsets;      // element offset of each tensor in the unit
+  std::vector<int64_t> sizes;        // elements
+  int64_t total = 0;                 // elements of one unit
+};
+UnitLayout layer_unit_layout(const model::ModelSpec& spec);
+// Carves the views of one layer out of its unit buffer.
+LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout, const float* unit);
+
+class HostWeights final : public WeightSource {
+ public:
+  // `model` is a model folder or "synthetic:<preset>"; files are checked before data is read.
+  static std::unique_ptr<HostWeights> load(const std::string& model);
+  // From a spec already parsed (e.g. tests) and a model folder, or synthetic when dir is empty.
+  static std::unique_ptr<HostWeights> load(const model::ModelSpec& spec, const std::string& dir);
+
+  const model::ModelSpec& spec() const override { return spec_; }
+  LayerWeights layer(int64_t l) override;
+  GlobalWeights globals() override;
+  int64_t bytes() const;  // host memory held
+
+  // Mutable access to one tensor of a layer (tests and export write modified weights).
+  float* layer_tensor(int64_t l, model::WeightRole role);
+
+ private:
+  HostWeights() = default;
+  model::ModelSpec spec_;
+  UnitLayout layout_;
+  std::vector<std::vector<float>> units_;  // L units
+  std::vector<float> embed_, final_norm_, lm_head_;
+};
+
+}  // namespace abl::engine

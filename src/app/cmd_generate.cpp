@@ -1,0 +1,99 @@
+// `abliterate generate`: greedy responses of the model to a prompt set, rendered with the chat
+// template, as JSONL {prompt, response, n_tokens, stop}. The first pass of a run prints the
+// memory the engine will use.
+#include <chrono>
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "abl/app/commands.h"
+#include "abl/app/model_options.h"
+#include "abl/core/error.h"
+#include "abl/core/log.h"
+#include "abl/engine/generate.h"
+
+namespace abl::app {
+namespace {
+
+int run_generate(const po::variables_map& vm) {
+  const std::string model = vm["model"].as<std::string>();
+  const engine::Limits limits = engine_limits(vm);
+  const int64_t max_new = vm["max-new-tokens"].as<int64_t>();
+  ABL_CHECK(max_new >= 0, "--max-new-tokens must be >= 0, got {}", max_new);
+  const auto prompts = io::load_prompts(prompt_source(vm));
+  const auto tmpl = load_chat_template(vm);
+  const auto tok = load_tokenizer(model);
+  const std::string system = vm["system-prompt"].as<std::string>();
+  const std::string prefix = vm["response-prefix"].as<std::string>();
+
+  auto weights = engine::HostWeights::load(model);
+  const model::ModelSpec& spec = weights->spec();
+  std::vector<engine::GenerateRequest> reqs;
+  int64_t longest = 0;
+  for (const auto& p : prompts) {
+    engine::GenerateRequest r;
+    r.prompt = tok.encode(tmpl.render(system, p.text, prefix), false);
+    longest = std::max<int64_t>(longest, static_cast<int64_t>(r.prompt.size()));
+    reqs.push_back(std::move(r));
+  }
+  // Enough cache for the longest prompt plus its response, or a whole pass of sequences.
+  const int64_t cache_rows = std::max<int64_t>(longest + max_new, limits.max_tokens + limits.max_seqs * max_new);
+  engine::BufferPlan plan = engine::Engine::plan_for(spec, limits);
+  plan.add("KV cache", engine::KvCache::bytes_for(spec, cache_rows));
+  plan.add("weights (fp32)", weights->bytes());
+  log::info("model {}: {}", model, model::describe(spec));
+  log::info("memory plan ({} tokens, {} sequences per pass, {} cache rows):\n{}", limits.max_tokens,
+            limits.max_seqs, cache_rows, plan.table());
+
+  engine::Engine eng(*weights, limits);
+  engine::KvCache cache(spec, cache_rows);
+  engine::GenerateOptions opts;
+  opts.max_new_tokens = max_new;
+  opts.eos_ids = spec.eos_token_ids;
+  const auto t0 = std::chrono::steady_clock::now();
+  const auto results = engine::generate(eng, cache, tok, reqs, opts);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  std::ofstream file;
+  std::ostream* out = &std::cout;
+  if (vm.count("output")) {
+    file.open(vm["output"].as<std::string>());
+    ABL_CHECK(file.good(), "cannot write {}", vm["output"].as<std::string>());
+    out = &file;
+  }
+  int64_t generated = 0;
+  for (size_t i = 0; i < results.size(); ++i) {
+    nlohmann::json j;
+    j["prompt"] = prompts[i].text;
+    j["response"] = results[i].text;
+    j["n_tokens"] = results[i].ids.size();
+    j["stop"] = std::string(engine::stop_reason_name(results[i].reason));
+    *out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    generated += static_cast<int64_t>(results[i].ids.size());
+  }
+  log::info("generate: {} prompts, {} new tokens in {:.2f} s ({:.1f} tokens/s)", results.size(), generated,
+            secs, secs > 0 ? static_cast<double>(generated) / secs : 0.0);
+  return 0;
+}
+
+}  // namespace
+
+Command generate_command() {
+  Command c;
+  c.name = "generate";
+  c.summary = "greedy responses to a prompt set, as JSONL {prompt, response, n_tokens, stop}";
+  c.usage = "--model DIR|synthetic:PRESET --prompts FILE [--max-new-tokens N] [--output FILE]";
+  c.declare = [](OptionSet& o) {
+    declare_model_options(o);
+    declare_prompt_options(o, "prompts");
+    declare_engine_options(o);
+    o.group("generate", "Generation")
+        ("max-new-tokens", po::value<int64_t>()->default_value(100), "tokens generated per prompt at most")
+        ("output,o", po::value<std::string>()->value_name("FILE"), "write JSONL here instead of stdout");
+  };
+  c.run = run_generate;
+  return c;
+}
+
+}  // namespace abl::app

@@ -1,0 +1,77 @@
+// Small elementwise and per-row ops: embedding gather, RMSNorm, SwiGLU, residual add, KV append,
+// log-softmax, argmax. Reductions accumulate in double so results do not depend on thread count.
+#include <cmath>
+#include <cstring>
+
+#include "abl/backend/ops.h"
+#include "abl/core/error.h"
+
+namespace abl::cpu {
+
+void embedding(const int32_t* tokens, int64_t T, const float* table, int64_t V, int64_t H, float* out) {
+  for (int64_t t = 0; t < T; ++t) {
+    ABL_CHECK(tokens[t] >= 0 && tokens[t] < V, "token id {} at position {} is outside the vocabulary (V = {})",
+              tokens[t], t, V);
+    std::memcpy(out + t * H, table + static_cast<int64_t>(tokens[t]) * H, sizeof(float) * H);
+  }
+}
+
+void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim, float eps) {
+#pragma omp parallel for schedule(static) if (rows * dim > 32768)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * dim;
+    float* yr = y + r * dim;
+    double ss = 0.0;
+    for (int64_t i = 0; i < dim; ++i) ss += static_cast<double>(xr[i]) * xr[i];
+    const float inv = static_cast<float>(1.0 / std::sqrt(ss / dim + eps));
+    for (int64_t i = 0; i < dim; ++i) yr[i] = w[i] * (xr[i] * inv);
+  }
+}
+
+void swiglu(const float* gate, const float* up, float* out, int64_t n) {
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    out[i] = g / (1.0f + std::exp(-g)) * up[i];
+  }
+}
+
+void add(float* x, const float* y, int64_t n) {
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) x[i] += y[i];
+}
+
+void kv_append(const float* k, const float* v, const int64_t* dst_rows, int64_t T, int64_t kv_dim,
+               float* k_cache, float* v_cache) {
+  for (int64_t t = 0; t < T; ++t) {
+    std::memcpy(k_cache + dst_rows[t] * kv_dim, k + t * kv_dim, sizeof(float) * kv_dim);
+    std::memcpy(v_cache + dst_rows[t] * kv_dim, v + t * kv_dim, sizeof(float) * kv_dim);
+  }
+}
+
+void log_softmax(const float* logits, float* out, int64_t rows, int64_t V) {
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* x = logits + r * V;
+    float* o = out + r * V;
+    float mx = x[0];
+    for (int64_t i = 1; i < V; ++i) mx = std::max(mx, x[i]);
+    double sum = 0.0;
+    for (int64_t i = 0; i < V; ++i) sum += std::exp(static_cast<double>(x[i] - mx));
+    const float lse = mx + static_cast<float>(std::log(sum));
+    for (int64_t i = 0; i < V; ++i) o[i] = x[i] - lse;
+  }
+}
+
+void argmax(const float* x, int64_t rows, int64_t V, int32_t* out) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const float* xr = x + r * V;
+    int64_t best = 0;
+    for (int64_t i = 1; i < V; ++i) {
+      if (xr[i] > xr[best]) best = i;
+    }
+    out[r] = static_cast<int32_t>(best);
+  }
+}
+
+}  // namespace abl::cpu

@@ -1,0 +1,29 @@
+// Rotary embedding in the rotate-half layout of Hugging Face: pairs are (i, i + HD/2), not
+// interleaved, so q/k weights need no permutation. The angle is rounded to fp32 first, as torch
+// computes position * inv_freq in fp32, and then cos/sin are taken of that fp32 angle.
+#include <cmath>
+
+#include "abl/backend/ops.h"
+
+namespace abl::cpu {
+
+void rope(float* x, const int64_t* positions, int64_t T, int64_t heads, int64_t HD, const float* inv_freq) {
+  const int64_t half = HD / 2;
+#pragma omp parallel for schedule(static) if (T * heads * HD > 65536)
+  for (int64_t t = 0; t < T; ++t) {
+    const float pos = static_cast<float>(positions[t]);
+    for (int64_t i = 0; i < half; ++i) {
+      const float angle = pos * inv_freq[i];
+      const float c = static_cast<float>(std::cos(static_cast<double>(angle)));
+      const float s = static_cast<float>(std::sin(static_cast<double>(angle)));
+      for (int64_t h = 0; h < heads; ++h) {
+        float* xh = x + (t * heads + h) * HD;
+        const float x1 = xh[i], x2 = xh[i + half];
+        xh[i] = x1 * c - x2 * s;
+        xh[i + half] = x2 * c + x1 * s;
+      }
+    }
+  }
+}
+
+}  // namespace abl::cpu

@@ -1,0 +1,27 @@
+// Thread count of the CPU backend: OpenMP for our loops, and Eigen's GEMM (which uses OpenMP too).
+#include <Eigen/Core>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "abl/backend/ops.h"
+
+namespace abl::cpu {
+
+void set_num_threads(int n) {
+#ifdef _OPENMP
+  if (n <= 0) n = omp_get_num_procs();
+  omp_set_num_threads(n);
+#endif
+  Eigen::setNbThreads(n > 0 ? n : 1);
+}
+
+int num_threads() {
+#ifdef _OPENMP
+  return omp_get_max_threads();
+#else
+  return 1;
+#endif
+}
+
+}  // namespace abl::cpu
