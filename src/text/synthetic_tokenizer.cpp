@@ -28,7 +28,8 @@ std::string synthetic_tokenizer_json(int64_t V) {
     }
     return s;
   };
-  nlohmann::ordered_json vocab = nlohmann::ordered_json::object();
+  // A std::map-backed object: ordered_json's linear lookups make 150k insertions quadratic.
+  nlohmann::json vocab = nlohmann::json::object();
   for (uint32_t b = 0; b < 256; ++b) vocab[utf8(byte_char[b])] = b;
   for (int64_t id = 256; id < V - 3; ++id) vocab["<synthetic_" + std::to_string(id) + ">"] = id;
   const char* specials[3] = {"<|endoftext|>", "<|im_start|>", "<|im_end|>"};

@@ -20,7 +20,10 @@ void attention(const float* q, const float* k_cache, const float* v_cache, float
     for (int64_t j = 0; j < seqs[s].q_len; ++j) rows.emplace_back(s, j);
   }
   const int64_t n_rows = static_cast<int64_t>(rows.size());
-#pragma omp parallel
+  // Threads only pay off beyond a few thousand query-key products; below, the fork costs more.
+  int64_t work = 0;
+  for (int64_t s = 0; s < B; ++s) work += seqs[s].q_len * seqs[s].kv_len;
+#pragma omp parallel if (work * NH * HD > 262144)
   {
     std::vector<float> scores;
     std::vector<double> acc(HD);

@@ -50,7 +50,7 @@ void kv_append(const float* k, const float* v, const int64_t* dst_rows, int64_t 
 }
 
 void log_softmax(const float* logits, float* out, int64_t rows, int64_t V) {
-#pragma omp parallel for schedule(static)
+#pragma omp parallel for schedule(static) if (rows * V > 262144)
   for (int64_t r = 0; r < rows; ++r) {
     const float* x = logits + r * V;
     float* o = out + r * V;
