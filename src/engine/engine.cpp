@@ -138,9 +138,7 @@ void Engine::forward(const Batch& batch, KvCache& cache, const Outputs& out, Epi
   for (int64_t r : batch.cache_rows) {
     ABL_CHECK(r >= 0 && r < cache.rows(), "KV cache row {} outside the cache ({} rows)", r, cache.rows());
   }
-  if (T == 0) return;
-  const GlobalWeights g = weights_.globals();
-  cpu::embedding(batch.tokens.data(), T, g.embed, V, H, x_.data());
+  cpu::embedding(batch.tokens.data(), T, weights_.embedding(), V, H, x_.data());
   if (out.residuals) capture(batch, 0, x_.data(), out.residuals);
   for (int64_t l = 0; l < L; ++l) {
     layer(l, batch, cache, epilogue);
@@ -148,6 +146,7 @@ void Engine::forward(const Batch& batch, KvCache& cache, const Outputs& out, Epi
     if (out.residuals && l + 1 < L) capture(batch, l + 1, x_.data(), out.residuals);
   }
   const float eps = static_cast<float>(m.rms_norm_eps);
+  const HeadWeights g = weights_.head();
   if (out.all_logits) {
     cpu::rmsnorm(x_.data(), g.final_norm, h_.data(), T, H, eps);
     cpu::linear(h_.data(), g.lm_head, nullptr, out.all_logits, T, H, V);

@@ -1,9 +1,11 @@
-// Wave scheduling for greedy generation. A wave is the longest run of requests whose cache rows
-// (prompt + max_new_tokens each) and count fit; its prompts are prefilled in packed passes of at
-// most Limits::max_tokens, then decoded in passes of at most Limits::max_seqs sequences.
+// Continuous batching for greedy generation. Requests are admitted in order while their cache
+// rows (prompt + max_new_tokens, first fit in a free list) and the pass limits allow; each pass
+// carries one decode token per running sequence plus whole prompts of new ones, so short and
+// long responses never wait for each other.
 #include "abl/engine/generate.h"
 
 #include <algorithm>
+#include <map>
 
 #include "abl/backend/ops.h"
 #include "abl/core/error.h"
@@ -22,12 +24,48 @@ std::string_view stop_reason_name(StopReason r) {
 
 namespace {
 
-struct Live {
-  size_t request = 0;
-  int64_t kv_begin = 0;
-  int64_t cached = 0;      // tokens in the cache
-  int32_t next = 0;        // token to feed next
-  bool done = false;
+// First-fit allocation of contiguous KV-cache row ranges.
+class RowAllocator {
+ public:
+  explicit RowAllocator(int64_t rows) { free_[0] = rows; }
+  // Start row of a free range of n rows, or -1.
+  int64_t take(int64_t n) {
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+      if (it->second < n) continue;
+      const int64_t start = it->first, len = it->second;
+      free_.erase(it);
+      if (len > n) free_[start + n] = len - n;
+      return start;
+    }
+    return -1;
+  }
+  void give(int64_t start, int64_t n) {
+    auto it = free_.emplace(start, n).first;
+    auto next = std::next(it);
+    if (next != free_.end() && it->first + it->second == next->first) {
+      it->second += next->second;
+      free_.erase(next);
+    }
+    if (it != free_.begin()) {
+      auto prev = std::prev(it);
+      if (prev->first + prev->second == it->first) {
+        prev->second += it->second;
+        free_.erase(it);
+      }
+    }
+  }
+
+ private:
+  std::map<int64_t, int64_t> free_;  // start -> length
+};
+
+struct Running {
+  size_t request;
+  int64_t kv_begin;
+  int64_t rows;
+  int64_t cached = 0;
+  int32_t next = 0;
+  bool prefilled = false;
   text::IncrementalDecoder decoder;
 };
 
@@ -49,40 +87,6 @@ void check_fits(const std::vector<GenerateRequest>& reqs, const Engine& engine, 
   }
 }
 
-// Feeds `live[idx]`'s pending tokens through the engine in passes within the limits and picks
-// the next token of each from the last-position logits.
-void run_passes(Engine& engine, KvCache& cache, const std::vector<GenerateRequest>& reqs,
-                std::vector<Live>& live, const std::vector<size_t>& idx, bool prefill,
-                std::vector<float>& logits, Epilogue* epilogue,
-                const std::function<void(size_t live_index, const float* logits)>& on_logits) {
-  const Limits& lim = engine.limits();
-  const int64_t V = engine.spec().vocab_size;
-  size_t pos = 0;
-  while (pos < idx.size()) {
-    Batch b;
-    std::vector<size_t> members;
-    while (pos < idx.size() && b.num_seqs() < lim.max_seqs) {
-      Live& s = live[idx[pos]];
-      const GenerateRequest& r = reqs[s.request];
-      const int64_t n = prefill ? static_cast<int64_t>(r.prompt.size()) : 1;
-      if (b.num_tokens() + n > lim.max_tokens) break;
-      if (prefill) {
-        b.add(r.prompt.data(), n, s.kv_begin, 0, r.trial);
-      } else {
-        b.add(&s.next, 1, s.kv_begin, s.cached, r.trial);
-      }
-      s.cached += n;
-      members.push_back(idx[pos]);
-      ++pos;
-    }
-    logits.resize(static_cast<size_t>(b.num_seqs() * V));
-    Outputs out;
-    out.logits = logits.data();
-    engine.forward(b, cache, out, epilogue);
-    for (size_t m = 0; m < members.size(); ++m) on_logits(members[m], logits.data() + m * V);
-  }
-}
-
 }  // namespace
 
 std::vector<GenerateResult> generate(Engine& engine, KvCache& cache, const text::Tokenizer& tok,
@@ -90,69 +94,85 @@ std::vector<GenerateResult> generate(Engine& engine, KvCache& cache, const text:
                                      const GenerateOptions& opts, Epilogue* epilogue) {
   check_fits(requests, engine, cache, opts.max_new_tokens);
   const int64_t V = engine.spec().vocab_size;
+  const Limits& lim = engine.limits();
   std::vector<GenerateResult> results(requests.size());
-  std::vector<float> logits;
   auto is_eos = [&](int32_t id) {
     return std::find(opts.eos_ids.begin(), opts.eos_ids.end(), static_cast<int64_t>(id)) != opts.eos_ids.end();
   };
+  RowAllocator rows(cache.rows());
+  std::vector<Running> running;
+  size_t next_request = opts.max_new_tokens > 0 ? 0 : requests.size();
+  std::vector<float> logits;
 
-  size_t start = 0;
-  while (start < requests.size()) {
-    // Form a wave.
-    std::vector<Live> live;
-    int64_t rows = 0;
-    size_t end = start;
-    while (end < requests.size()) {
-      const int64_t need = static_cast<int64_t>(requests[end].prompt.size()) + opts.max_new_tokens;
-      if (rows + need > cache.rows()) break;
-      Live s{end, rows, 0, 0, false, text::IncrementalDecoder(tok)};
-      live.push_back(std::move(s));
-      rows += need;
-      ++end;
+  for (;;) {
+    // Admit new sequences while rows and the pass limits allow.
+    int64_t tokens = 0;
+    for (const Running& r : running) tokens += r.prefilled ? 1 : static_cast<int64_t>(requests[r.request].prompt.size());
+    while (next_request < requests.size() && static_cast<int64_t>(running.size()) < lim.max_seqs) {
+      const int64_t n = static_cast<int64_t>(requests[next_request].prompt.size());
+      if (tokens + n > lim.max_tokens) break;
+      const int64_t start = rows.take(n + opts.max_new_tokens);
+      if (start < 0) break;
+      running.push_back(Running{next_request, start, n + opts.max_new_tokens, 0, 0, false, text::IncrementalDecoder(tok)});
+      tokens += n;
+      ++next_request;
     }
-    // Accepts the token chosen for live[i]; returns false when the sequence stops.
-    auto accept = [&](size_t i, const float* row) {
-      Live& s = live[i];
-      GenerateResult& res = results[s.request];
+    const bool local_work = !running.empty();
+    if (!(opts.any_work ? opts.any_work(local_work) : local_work)) break;
+
+    Batch b;
+    for (Running& r : running) {
+      const GenerateRequest& q = requests[r.request];
+      if (r.prefilled) {
+        b.add(&r.next, 1, r.kv_begin, r.cached, q.trial);
+        r.cached += 1;
+      } else {
+        b.add(q.prompt.data(), static_cast<int64_t>(q.prompt.size()), r.kv_begin, 0, q.trial);
+        r.cached = static_cast<int64_t>(q.prompt.size());
+        r.prefilled = true;
+      }
+    }
+    logits.resize(static_cast<size_t>(std::max<int64_t>(b.num_seqs(), 1) * V));
+    Outputs out;
+    out.logits = logits.data();
+    engine.forward(b, cache, out, epilogue);
+
+    // Pick each sequence's next token; retire the ones that stop.
+    std::vector<Running> still;
+    for (size_t i = 0; i < running.size(); ++i) {
+      Running& r = running[i];
+      GenerateResult& res = results[r.request];
+      const float* row = logits.data() + i * static_cast<size_t>(V);
       if (opts.keep_first_logprobs && res.first_logprobs.empty()) {
         res.first_logprobs.resize(static_cast<size_t>(V));
         cpu::log_softmax(row, res.first_logprobs.data(), 1, V);
       }
       int32_t next = 0;
       cpu::argmax(row, 1, V, &next);
+      bool done = false;
       if (is_eos(next)) {
-        s.done = true;
+        done = true;
         res.reason = StopReason::eos;
-        return;
+      } else {
+        res.ids.push_back(next);
+        r.decoder.push(next);
+        r.next = next;
+        if (opts.stop_when && opts.stop_when(r.decoder.text())) {
+          done = true;
+          res.reason = StopReason::predicate;
+        } else if (static_cast<int64_t>(res.ids.size()) >= opts.max_new_tokens) {
+          done = true;
+          res.reason = StopReason::max_tokens;
+        }
       }
-      res.ids.push_back(next);
-      s.decoder.push(next);
-      s.next = next;
-      if (opts.stop_when && opts.stop_when(s.decoder.text())) {
-        s.done = true;
-        res.reason = StopReason::predicate;
-      } else if (static_cast<int64_t>(res.ids.size()) >= opts.max_new_tokens) {
-        s.done = true;
-        res.reason = StopReason::max_tokens;
+      if (done) {
+        res.text = r.decoder.finish();
+        rows.give(r.kv_begin, r.rows);
+      } else {
+        still.push_back(std::move(r));
       }
-    };
-    std::vector<size_t> active(live.size());
-    for (size_t i = 0; i < live.size(); ++i) active[i] = i;
-    if (opts.max_new_tokens > 0) {
-      run_passes(engine, cache, requests, live, active, true, logits, epilogue, accept);
-    } else {
-      for (auto& s : live) s.done = true;
     }
-    for (;;) {
-      active.clear();
-      for (size_t i = 0; i < live.size(); ++i) {
-        if (!live[i].done) active.push_back(i);
-      }
-      if (active.empty()) break;
-      run_passes(engine, cache, requests, live, active, false, logits, epilogue, accept);
-    }
-    for (auto& s : live) results[s.request].text = s.decoder.finish();
-    start = end;
+    running = std::move(still);
   }
   return results;
 }

@@ -116,12 +116,11 @@ LayerWeights HostWeights::layer(int64_t l) {
   return layer_views(spec_, layout_, units_[static_cast<size_t>(l)].data());
 }
 
-GlobalWeights HostWeights::globals() {
-  GlobalWeights g;
-  g.embed = embed_.data();
-  g.final_norm = final_norm_.data();
-  g.lm_head = spec_.tied_embeddings ? embed_.data() : lm_head_.data();
-  return g;
+HeadWeights HostWeights::head() {
+  HeadWeights h;
+  h.final_norm = final_norm_.data();
+  h.lm_head = spec_.tied_embeddings ? embed_.data() : lm_head_.data();
+  return h;
 }
 
 int64_t HostWeights::bytes() const {

@@ -1,6 +1,7 @@
-// Greedy generation for many sequences at once: prompts are prefilled in packed passes, then
-// every active sequence advances one token per decode pass until it stops — at an EOS id, at
-// max_new_tokens, or when the caller's predicate accepts its decoded text (the refusal check).
+// Greedy generation for many sequences at once with continuous batching: every pass packs one
+// decode token of each running sequence with the prompts of newly admitted ones, until each
+// stops — at an EOS id, at max_new_tokens, or when the caller's predicate accepts its decoded
+// text (the refusal check). A sequence holds prompt + max_new_tokens cache rows while it runs.
 #pragma once
 #include <cstdint>
 #include <functional>
@@ -28,6 +29,10 @@ struct GenerateOptions {
   std::function<bool(std::string_view text)> stop_when;
   // Keep the log-probabilities of the first generated position (B, V) — KL needs them.
   bool keep_first_logprobs = false;
+  // Ranks that share weight gathers must run the same number of passes: called before each pass
+  // with whether this rank still has work; the pass runs (possibly empty) while it returns true.
+  // Default: this rank's own answer.
+  std::function<bool(bool local_work)> any_work;
 };
 
 struct GenerateResult {
@@ -37,9 +42,9 @@ struct GenerateResult {
   std::vector<float> first_logprobs;  // (V) when asked for
 };
 
-// Runs every request; requests are grouped into waves that fit the engine limits and the cache.
-// A prompt that cannot fit (longer than the pass limit, the cache, or the model's positions) is
-// an error naming its index and the limit.
+// Runs every request (in order of admission: request order). A prompt that cannot fit (longer
+// than the pass limit, the cache, or the model's positions) is an error naming its index and the
+// limit, raised before any pass runs.
 std::vector<GenerateResult> generate(Engine& engine, KvCache& cache, const text::Tokenizer& tok,
                                      const std::vector<GenerateRequest>& requests,
                                      const GenerateOptions& opts, Epilogue* epilogue = nullptr);

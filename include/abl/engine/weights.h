@@ -32,19 +32,21 @@ struct LayerWeights {
   const float* w_down = nullptr;     // (H, F)
 };
 
-struct GlobalWeights {
-  const float* embed = nullptr;       // (V, H)
+struct HeadWeights {
   const float* final_norm = nullptr;  // (H)
-  const float* lm_head = nullptr;     // (V, H); == embed when tied
+  const float* lm_head = nullptr;     // (V, H); the embedding when tied
 };
 
+// A forward pass asks for its weights in one fixed order — embedding(), layer(0) … layer(L-1),
+// head() — which lets a sharded source gather the next unit while the current one computes.
+// Views stay valid until the next call (a sharded source reuses its buffers).
 class WeightSource {
  public:
   virtual ~WeightSource() = default;
   virtual const model::ModelSpec& spec() const = 0;
-  // Views valid until the next layer() call with another index (a sharded source reuses buffers).
+  virtual const float* embedding() = 0;  // (V, H)
   virtual LayerWeights layer(int64_t l) = 0;
-  virtual GlobalWeights globals() = 0;
+  virtual HeadWeights head() = 0;
 };
 
 // Offsets of each tensor of a layer inside its unit buffer (elements), in layer_slots() order.
@@ -66,8 +68,9 @@ class HostWeights final : public WeightSource {
   static std::unique_ptr<HostWeights> load(const model::ModelSpec& spec, const std::string& dir);
 
   const model::ModelSpec& spec() const override { return spec_; }
+  const float* embedding() override { return embed_.data(); }
   LayerWeights layer(int64_t l) override;
-  GlobalWeights globals() override;
+  HeadWeights head() override;
   int64_t bytes() const;  // host memory held
 
   // Mutable access to one tensor of a layer (tests and export write modified weights).

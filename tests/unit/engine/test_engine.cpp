@@ -142,8 +142,8 @@ TEST(Engine, CapturesFollowHiddenStatesMeaning) {
   std::vector<float> logits(static_cast<size_t>(V)), res(static_cast<size_t>((L + 1) * H));
   eng.forward(b, cache, {logits.data(), res.data(), nullptr});
   // Depth 0 is the embedding row of the last token.
-  const auto g = w->globals();
-  expect_close(res.data(), g.embed + toks.back() * H, H, 0.0f, "depth 0");
+  expect_close(res.data(), w->embedding() + toks.back() * H, H, 0.0f, "depth 0");
+  const auto g = w->head();
   // Depth L is after the final norm: logits = lm_head · residual[L].
   std::vector<float> again(static_cast<size_t>(V));
   cpu::linear(res.data() + L * H, g.lm_head, nullptr, again.data(), 1, H, V);

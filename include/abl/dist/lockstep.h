@@ -1,0 +1,28 @@
+// Work over many ranks: a deterministic split of sequences balanced by token count, and passes
+// run in lockstep within a shard group (every rank joins every weight gather, with an empty
+// batch once its own work is done).
+#pragma once
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "abl/dist/comm.h"
+#include "abl/engine/engine.h"
+#include "abl/engine/generate.h"
+
+namespace abl::dist {
+
+// Owner (0..owners-1) of each item: largest cost first to the least-loaded owner, ties broken by
+// index, so every rank computes the same split.
+std::vector<int> assign_balanced(const std::vector<int64_t>& costs, int owners);
+
+// Prefill of this rank's prompts in passes within the engine limits, as many passes as the
+// busiest rank of `group` needs. on_result(i, logits (V), residuals (L+1, H)) for prompt i.
+void prefill_lockstep(engine::Engine& engine, engine::KvCache& cache,
+                      const std::vector<std::vector<int32_t>>& prompts, Comm& group,
+                      const std::function<void(size_t, const float*, const float*)>& on_result);
+
+// GenerateOptions::any_work for a group: true while any rank of `group` has work.
+std::function<bool(bool)> group_any_work(Comm& group);
+
+}  // namespace abl::dist

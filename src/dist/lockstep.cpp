@@ -1,0 +1,78 @@
+// Lockstep helpers. The number of passes is agreed with one all-reduce (max) before prefill, and
+// per pass during generation, on the group's small-collective communicator.
+#include "abl/dist/lockstep.h"
+
+#include <algorithm>
+#include <numeric>
+
+#include "abl/core/error.h"
+
+namespace abl::dist {
+
+std::vector<int> assign_balanced(const std::vector<int64_t>& costs, int owners) {
+  ABL_CHECK(owners > 0, "cannot split work over {} ranks", owners);
+  std::vector<size_t> order(costs.size());
+  std::iota(order.begin(), order.end(), size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return costs[a] > costs[b]; });
+  std::vector<int64_t> load(static_cast<size_t>(owners), 0);
+  std::vector<int> owner(costs.size(), 0);
+  for (size_t i : order) {
+    const auto it = std::min_element(load.begin(), load.end());  // first least-loaded owner
+    owner[i] = static_cast<int>(it - load.begin());
+    *it += costs[i];
+  }
+  return owner;
+}
+
+void prefill_lockstep(engine::Engine& engine, engine::KvCache& cache,
+                      const std::vector<std::vector<int32_t>>& prompts, Comm& group,
+                      const std::function<void(size_t, const float*, const float*)>& on_result) {
+  const engine::Limits& lim = engine.limits();
+  const model::ModelSpec& spec = engine.spec();
+  const int64_t V = spec.vocab_size, D = (spec.num_layers + 1) * spec.hidden_size;
+  // Passes of whole prompts, packed in order.
+  std::vector<std::pair<size_t, size_t>> passes;  // [begin, end) of prompts
+  size_t i = 0;
+  while (i < prompts.size()) {
+    size_t j = i;
+    int64_t tokens = 0;
+    while (j < prompts.size() && static_cast<int64_t>(j - i) < lim.max_seqs &&
+           tokens + static_cast<int64_t>(prompts[j].size()) <= std::min(lim.max_tokens, cache.rows())) {
+      tokens += static_cast<int64_t>(prompts[j].size());
+      ++j;
+    }
+    ABL_CHECK(j > i, "prompt of {} tokens does not fit a pass ({} tokens, {} cache rows)", prompts[i].size(),
+              lim.max_tokens, cache.rows());
+    passes.emplace_back(i, j);
+    i = j;
+  }
+  int64_t n_passes = static_cast<int64_t>(passes.size());
+  group.all_reduce_max(&n_passes, 1);
+  std::vector<float> logits, residuals;
+  for (int64_t p = 0; p < n_passes; ++p) {
+    engine::Batch b;
+    size_t begin = 0, end = 0;
+    if (p < static_cast<int64_t>(passes.size())) std::tie(begin, end) = passes[static_cast<size_t>(p)];
+    int64_t row = 0;
+    for (size_t k = begin; k < end; ++k) {
+      b.add(prompts[k].data(), static_cast<int64_t>(prompts[k].size()), row, 0);
+      row += static_cast<int64_t>(prompts[k].size());
+    }
+    logits.resize(static_cast<size_t>(std::max<int64_t>(b.num_seqs(), 1) * V));
+    residuals.resize(static_cast<size_t>(std::max<int64_t>(b.num_seqs(), 1) * D));
+    engine.forward(b, cache, {logits.data(), residuals.data(), nullptr});
+    for (size_t k = begin; k < end; ++k) {
+      on_result(k, logits.data() + (k - begin) * static_cast<size_t>(V), residuals.data() + (k - begin) * static_cast<size_t>(D));
+    }
+  }
+}
+
+std::function<bool(bool)> group_any_work(Comm& group) {
+  return [&group](bool local) {
+    int64_t any = local ? 1 : 0;
+    group.all_reduce_max(&any, 1);
+    return any != 0;
+  };
+}
+
+}  // namespace abl::dist
