@@ -147,7 +147,7 @@ po::variables_map parse_command_line(const Command& cmd, const OptionSet& opts,
 
 const std::vector<Command>& commands() {
   static const std::vector<Command> all = {info_command(), tokenize_command(), prompts_command(),
-                                            generate_command()};
+                                            generate_command(), residuals_command(), plan_command()};
   return all;
 }
 

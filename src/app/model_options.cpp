@@ -50,13 +50,25 @@ io::PromptSource prompt_source(const po::variables_map& vm) {
 void declare_engine_options(OptionSet& o) {
   o.group("engine", "Engine")
       ("threads", po::value<int>()->default_value(0), "CPU threads (0 = all cores)")
-      ("batch-tokens", po::value<int64_t>()->default_value(4096), "tokens per forward pass")
+      ("batch-tokens", po::value<std::string>()->default_value("auto"),
+       "tokens per forward pass, or auto (4096 on the CPU backend)")
       ("max-seqs", po::value<int64_t>()->default_value(256), "sequences per forward pass");
 }
 
 engine::Limits engine_limits(const po::variables_map& vm) {
   engine::Limits lim;
-  lim.max_tokens = vm["batch-tokens"].as<int64_t>();
+  const std::string bt = vm["batch-tokens"].as<std::string>();
+  if (bt == "auto") {
+    lim.max_tokens = 4096;
+  } else {
+    size_t used = 0;
+    try {
+      lim.max_tokens = std::stoll(bt, &used);
+    } catch (const std::exception&) {
+      used = 0;
+    }
+    ABL_CHECK(used == bt.size(), "--batch-tokens must be 'auto' or a number, got '{}'", bt);
+  }
   lim.max_seqs = vm["max-seqs"].as<int64_t>();
   ABL_CHECK(lim.max_tokens > 0, "--batch-tokens must be positive, got {}", lim.max_tokens);
   ABL_CHECK(lim.max_seqs > 0, "--max-seqs must be positive, got {}", lim.max_seqs);

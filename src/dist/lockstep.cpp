@@ -24,6 +24,23 @@ std::vector<int> assign_balanced(const std::vector<int64_t>& costs, int owners) 
   return owner;
 }
 
+std::vector<size_t> split_contiguous(const std::vector<int64_t>& costs, int owners) {
+  ABL_CHECK(owners > 0, "cannot split work over {} ranks", owners);
+  int64_t total = 0;
+  for (int64_t c : costs) total += c;
+  std::vector<size_t> bounds(static_cast<size_t>(owners) + 1, costs.size());
+  bounds[0] = 0;
+  // Owner r's block ends where the running cost first reaches (r+1)/owners of the total.
+  int64_t run = 0;
+  size_t i = 0;
+  for (int r = 0; r < owners - 1; ++r) {
+    const int64_t target = total * (r + 1) / owners;
+    while (i < costs.size() && run + costs[i] / 2 < target) run += costs[i++];
+    bounds[static_cast<size_t>(r) + 1] = i;
+  }
+  return bounds;
+}
+
 void prefill_lockstep(engine::Engine& engine, engine::KvCache& cache,
                       const std::vector<std::vector<int32_t>>& prompts, Comm& group,
                       const std::function<void(size_t, const float*, const float*)>& on_result) {

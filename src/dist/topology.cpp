@@ -140,10 +140,9 @@ Topology make_topology(const TopologyRequest& req) {
       strategy += fmt::format(" -> {}", sharding_name(resolved));
     }
     std::string msg = fmt::format(
-        "invalid topology: world size {}, ranks per node {}{}, number of nodes {}, strategy {}, "
+        "invalid topology: world size {}, ranks per node {}, number of nodes {}, strategy {}, "
         "shard group size {}:",
-        W, rpn, virtual_nodes ? " (virtual nodes)" : " (found by MPI)", nodes_text, strategy,
-        group_text);
+        W, rpn, nodes_text, strategy, group_text);
     for (const std::string& p : problems) msg += "\n  - " + p;
     throw Error(msg);
   }

@@ -185,6 +185,21 @@ INSTANTIATE_TEST_SUITE_P(Models, Invariance, ::testing::ValuesIn(models()), [](c
   return name;
 });
 
+TEST(Lockstep, SplitContiguousCoversEverythingInOrder) {
+  const std::vector<int64_t> costs = {5, 9, 1, 7, 3, 3, 8, 2, 2, 6};
+  for (int owners : {1, 2, 3, 4, 11}) {
+    const auto b = dist::split_contiguous(costs, owners);
+    ASSERT_EQ(b.size(), static_cast<size_t>(owners) + 1);
+    EXPECT_EQ(b.front(), 0u);
+    EXPECT_EQ(b.back(), costs.size());
+    for (size_t r = 0; r + 1 < b.size(); ++r) EXPECT_LE(b[r], b[r + 1]);
+  }
+  const auto two = dist::split_contiguous(costs, 2);  // total 46: the halves are close
+  int64_t first = 0;
+  for (size_t i = 0; i < two[1]; ++i) first += costs[i];
+  EXPECT_NEAR(static_cast<double>(first), 23.0, 4.0);
+}
+
 TEST(Lockstep, AssignBalancedIsDeterministicAndBalanced) {
   const std::vector<int64_t> costs = {5, 9, 1, 7, 3, 3, 8};
   const auto a = dist::assign_balanced(costs, 3);

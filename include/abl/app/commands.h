@@ -8,5 +8,7 @@ Command info_command();
 Command tokenize_command();
 Command prompts_command();
 Command generate_command();
+Command residuals_command();
+Command plan_command();
 
 }  // namespace abl::app

@@ -16,6 +16,10 @@ namespace abl::dist {
 // index, so every rank computes the same split.
 std::vector<int> assign_balanced(const std::vector<int64_t>& costs, int owners);
 
+// Contiguous blocks balanced by cost: owner r gets items [bounds[r], bounds[r+1]). Used where
+// each rank writes its rows of a shared dataset as one block.
+std::vector<size_t> split_contiguous(const std::vector<int64_t>& costs, int owners);
+
 // Prefill of this rank's prompts in passes within the engine limits, as many passes as the
 // busiest rank of `group` needs. on_result(i, logits (V), residuals (L+1, H)) for prompt i.
 void prefill_lockstep(engine::Engine& engine, engine::KvCache& cache,
