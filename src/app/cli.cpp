@@ -14,6 +14,7 @@
 #include "abl/core/build_info.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/dist/runtime.h"
 #include "abl/io/ini.h"
 #ifdef ABL_WITH_CUDA
 #include "abl/backend/cuda/device.h"
@@ -231,15 +232,22 @@ int main_entry(int argc, char** argv) {
     log::error("{}", e.what());
     return 2;
   }
+  // A rank that fails alone must not leave the others waiting in a collective: in a multi-rank
+  // job the error ends the whole job (MPI_Abort) after naming the rank and host.
+  std::string failure;
   try {
     return cmd->run(vm);
   } catch (const Error& e) {
-    log::error("{}", e.what());
-    return 1;
+    failure = e.what();
+  } catch (const std::bad_alloc&) {
+    failure = fmt::format("{}: out of memory", cmd->name);
   } catch (const std::exception& e) {
-    log::error("{}: unexpected failure: {}", cmd->name, e.what());
-    return 1;
+    failure = fmt::format("{}: unexpected failure: {}", cmd->name, e.what());
   }
+  dist::abort_job_if_parallel(failure);
+  log::error("{}", failure);
+  dist::finalize_if_needed();
+  return 1;
 }
 
 }  // namespace abl::app

@@ -8,6 +8,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 
 #include "abl/core/error.h"
 #include "abl/core/log.h"
@@ -43,11 +44,22 @@ Runtime::Runtime() {
 }
 
 Runtime::~Runtime() {
+  // Unwinding from an error: MPI_Finalize is collective and the other ranks may be elsewhere, so
+  // leave MPI up for the top-level handler, which ends the job (abort_job_if_parallel) or, alone,
+  // finalizes (finalize_if_needed).
+  if (std::uncaught_exceptions() > 0) return;
   replica_.reset();
   weights_.reset();
   shard_.reset();
   world_.reset();
   MPI_Finalize();
+}
+
+void finalize_if_needed() {
+  int init = 0, fin = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (init && !fin) MPI_Finalize();
 }
 
 const Topology& Runtime::configure(TopologyRequest req) {
@@ -75,6 +87,22 @@ const Topology& Runtime::configure(TopologyRequest req) {
   replica_ = std::make_unique<MpiComm>(replica);
   log::debug("topology: {}", topo_.describe());
   return topo_;
+}
+
+void abort_job_if_parallel(std::string_view message, int code) {
+  int init = 0, fin = 0, size = 1, rank = 0;
+  MPI_Initialized(&init);
+  MPI_Finalized(&fin);
+  if (!init || fin) return;
+  MPI_Comm_size(MPI_COMM_WORLD, &size);
+  if (size <= 1) return;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  std::fprintf(stderr, "[rank %d on %s] error: %.*s\n", rank, host, static_cast<int>(message.size()), message.data());
+  std::fprintf(stderr, "[rank %d on %s] ending the whole job (MPI_Abort)\n", rank, host);
+  std::fflush(stderr);
+  MPI_Abort(MPI_COMM_WORLD, code);
 }
 
 void Runtime::abort(std::string_view message, int code) const {

@@ -42,6 +42,14 @@ class Runtime {
   std::unique_ptr<MpiComm> world_, shard_, weights_, replica_;
 };
 
+// When this process is one rank of a running multi-rank MPI job: prints `message` with the rank
+// and host and ends the whole job with MPI_Abort (other ranks may be waiting in a collective).
+// Otherwise returns, and the caller reports the error and exits normally.
+void abort_job_if_parallel(std::string_view message, int code = 1);
+
+// MPI_Finalize when MPI is up (after an error on a single-rank job).
+void finalize_if_needed();
+
 // Ranks per virtual node from ABL_RANKS_PER_NODE (0 when unset).
 int ranks_per_node_from_env();
 
