@@ -17,12 +17,6 @@
 namespace abl::dist {
 namespace {
 
-int64_t numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 int64_t dsize(DType t) { return static_cast<int64_t>(dtype_size(t)); }
 
 std::string lower(DType t) {
@@ -181,14 +175,14 @@ Precision precision_for(Backend b) {
 ShardUnits shard_units(const model::ModelSpec& spec) {
   ShardUnits u;
   u.num_layers = spec.num_layers;
-  for (const model::WeightSlot& s : model::layer_slots(spec)) u.layer += numel(s.shape);
+  for (const model::WeightSlot& s : model::layer_slots(spec)) u.layer += model::element_count(s.shape);
   u.tied = spec.tied_embeddings;
   for (const model::WeightSlot& s : model::global_slots(spec)) {
     switch (s.role) {
-      case model::WeightRole::embed: u.embed += numel(s.shape); break;
-      case model::WeightRole::final_norm: u.head += numel(s.shape); break;
+      case model::WeightRole::embed: u.embed += model::element_count(s.shape); break;
+      case model::WeightRole::final_norm: u.head += model::element_count(s.shape); break;
       case model::WeightRole::lm_head:
-        if (!s.tied_to) u.head += numel(s.shape);
+        if (!s.tied_to) u.head += model::element_count(s.shape);
         break;
       default: break;
     }
@@ -196,10 +190,14 @@ ShardUnits shard_units(const model::ModelSpec& spec) {
   return u;
 }
 
-int64_t padded_elements(int64_t elements, int G) {
+int64_t shard_elements(int64_t elements, int G) {
   ABL_CHECK(G >= 1, "shard group size must be positive, got {}", G);
-  return (elements + G - 1) / G * G;
+  const int64_t s = (elements + G - 1) / G;
+  const int64_t align = s * 4 > (int64_t{1} << 31) - 1 ? (int64_t{1} << 18) : 16;
+  return (s + align - 1) / align * align;
 }
+
+int64_t padded_elements(int64_t elements, int G) { return shard_elements(elements, G) * G; }
 
 int64_t kv_cache_bytes(const model::ModelSpec& spec, int64_t rows, DType dtype) {
   return 2 * spec.num_layers * rows * spec.kv_dim() * dsize(dtype);

@@ -6,26 +6,10 @@
 
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/dist/memory_plan.h"
 #include "abl/io/safetensors.h"
 
 namespace abl::dist {
-namespace {
-
-int64_t numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
-// Per-rank elements: a multiple of 16 floats (64-byte rows), and of 1 MiB once a shard passes
-// 2 GiB so MPI can count it in whole blocks.
-int64_t shard_elements(int64_t total, int64_t G) {
-  int64_t s = (total + G - 1) / G;
-  const int64_t align = s * 4 > (int64_t{1} << 31) - 1 ? (1 << 18) : 16;
-  return (s + align - 1) / align * align;
-}
-
-}  // namespace
 
 ShardedWeights::ShardedWeights(const model::ModelSpec& spec, Comm& group)
     : spec_(spec), group_(group), layout_(engine::layer_unit_layout(spec)), resident_(3, -1) {}
@@ -71,13 +55,13 @@ std::unique_ptr<ShardedWeights> ShardedWeights::load(const model::ModelSpec& spe
     model::check_weights(spec, *reader);
   }
   for (Unit& u : sw->units_) {
-    for (const auto& [w, off] : u.tensors) u.total = std::max(u.total, off + numel(w.shape));
-    u.shard = shard_elements(u.total, G);
+    for (const auto& [w, off] : u.tensors) u.total = std::max(u.total, off + model::element_count(w.shape));
+    u.shard = shard_elements(u.total, static_cast<int>(G));
     // This rank's elements [b, e) of the unit, filled tensor by tensor where they overlap.
     std::vector<float> mine(static_cast<size_t>(u.shard), 0.0f);
     const int64_t b = j * u.shard, e = b + u.shard;
     for (const auto& [w, off] : u.tensors) {
-      const int64_t lo = std::max(b, off), hi = std::min(e, off + numel(w.shape));
+      const int64_t lo = std::max(b, off), hi = std::min(e, off + model::element_count(w.shape));
       if (lo >= hi) continue;
       float* dst = mine.data() + (lo - b);
       if (reader) {

@@ -16,15 +16,9 @@ constexpr const char* kSyntheticPrefix = "synthetic:";
 
 bool is_synthetic(const std::string& model) { return model.rfind(kSyntheticPrefix, 0) == 0; }
 
-int64_t numel(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
-}
-
 // Fills `out` with tensor `w` from the files, or synthetic values when `reader` is null.
 void fill(const io::SafetensorsReader* reader, const model::ExpectedWeight& w, float* out) {
-  const int64_t n = numel(w.shape);
+  const int64_t n = model::element_count(w.shape);
   if (reader) {
     const io::TensorInfo& t = reader->tensor(w.name);
     reader->read_f32(t, 0, n, out);
@@ -40,7 +34,7 @@ UnitLayout layer_unit_layout(const model::ModelSpec& spec) {
   u.slots = model::layer_slots(spec);
   for (const auto& slot : u.slots) {
     u.offsets.push_back(u.total);
-    u.sizes.push_back(numel(slot.shape));
+    u.sizes.push_back(model::element_count(slot.shape));
     u.total += u.sizes.back();
   }
   return u;

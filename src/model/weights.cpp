@@ -272,4 +272,10 @@ std::string format_tensor_table(const io::SafetensorsReader& reader) {
   return out;
 }
 
+int64_t element_count(const std::vector<int64_t>& shape) {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
 }  // namespace abl::model

@@ -40,7 +40,10 @@ struct ShardUnits {
   bool tied = false;       // lm_head reuses the embedding unit
 };
 ShardUnits shard_units(const model::ModelSpec& spec);
-// Elements rounded up to a multiple of G, so that each of the G ranks owns an equal slice.
+// Elements each of the G ranks owns of a unit: an equal slice, a multiple of 16 floats, and of
+// 1 MiB once it passes 2 GiB (so MPI can count it in whole blocks). ShardedWeights uses it.
+int64_t shard_elements(int64_t elements, int G);
+// The unit padded to G equal slices: shard_elements(elements, G) * G.
 int64_t padded_elements(int64_t elements, int G);
 
 struct PlanOptions {

@@ -74,6 +74,9 @@ struct ExpectedWeight {
 };
 std::vector<ExpectedWeight> expected_weights(const ModelSpec& spec);
 
+// Product of a shape's dimensions (1 for a scalar).
+int64_t element_count(const std::vector<int64_t>& shape);
+
 struct WeightCheck {
   std::vector<std::string> problems;    // empty when the model can be loaded
   std::vector<std::string> unexpected;  // tensors no slot uses (worth a warning)
