@@ -1,12 +1,15 @@
-// Distributed options. `auto` compares what a full fp32 copy plus the pass buffers need with
-// this node's physical memory divided among its ranks (the CPU backend's budget).
+// Distributed options. `auto` asks the memory planner (the same one `abliterate plan` uses)
+// whether a full fp32 copy plus the working memory of a pass fits one rank's share of this
+// node's physical memory.
 #include "abl/app/dist_options.h"
 
 #include <unistd.h>
 
+#include <algorithm>
+
 #include "abl/core/error.h"
 #include "abl/core/log.h"
-#include "abl/model/weights.h"
+#include "abl/dist/memory_plan.h"
 
 namespace abl::app {
 
@@ -29,11 +32,19 @@ const dist::Topology& configure_topology(dist::Runtime& rt, const po::variables_
   req.ranks_per_node = vm["ranks-per-node"].as<int>();
   if (req.ranks_per_node == 0) req.ranks_per_node = dist::ranks_per_node_from_env();
   const double mem = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
-  const double need = static_cast<double>(model::weight_bytes(spec, DType::f32)) +
-                      static_cast<double>(engine::Engine::plan_for(spec, limits).total());
-  // The node's ranks share its memory; leave a quarter for the OS, caches and the KV cache.
-  int node_ranks = req.ranks_per_node > 0 ? req.ranks_per_node : rt.world_size();
-  req.fits_one_rank = need * node_ranks <= 0.75 * mem;
+  const int node_ranks = req.ranks_per_node > 0 ? req.ranks_per_node : rt.world_size();
+  dist::PlanOptions opts;
+  opts.backend = dist::Backend::cpu;
+  opts.budget_gib = mem / node_ranks / static_cast<double>(int64_t{1} << 30);
+  opts.batch_tokens = limits.max_tokens;
+  opts.prompt_tokens = std::min<int64_t>(256, limits.max_tokens);
+  dist::TopologyRequest probe = req;
+  probe.world_size = rt.world_size();
+  probe.node_size = node_ranks;
+  probe.ranks_per_node = node_ranks;
+  probe.sharding = dist::Sharding::no_shard;
+  probe.shard_group_size = 0;
+  req.fits_one_rank = dist::plan_memory(spec, probe, opts).fits;
   return rt.configure(req);
 }
 
