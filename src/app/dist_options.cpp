@@ -10,6 +10,9 @@
 #include "abl/core/error.h"
 #include "abl/core/log.h"
 #include "abl/dist/memory_plan.h"
+#ifdef ABL_WITH_CUDA
+#include "abl/backend/cuda/device.h"
+#endif
 
 namespace abl::app {
 
@@ -45,7 +48,13 @@ const dist::Topology& configure_topology(dist::Runtime& rt, const po::variables_
   probe.sharding = dist::Sharding::no_shard;
   probe.shard_group_size = 0;
   req.fits_one_rank = dist::plan_memory(spec, probe, opts).fits;
-  return rt.configure(req);
+  const dist::Topology& topo = rt.configure(req);
+#ifdef ABL_WITH_CUDA
+  // The local rank picks the GPU before any other CUDA call of this process.
+  const int dev = cuda::select_device(topo.local_rank);
+  if (dev >= 0) log::debug("local rank {} uses GPU {}", topo.local_rank, dev);
+#endif
+  return topo;
 }
 
 }  // namespace abl::app

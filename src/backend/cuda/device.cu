@@ -33,4 +33,15 @@ std::string device_summary() {
                      static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
 }
 
+int select_device(int local_rank) {
+  const int n = device_count();
+  if (n == 0) return -1;
+  const int dev = local_rank % n;
+  if (cudaSetDevice(dev) != cudaSuccess) {
+    cudaGetLastError();
+    return -1;
+  }
+  return dev;
+}
+
 }  // namespace abl::cuda

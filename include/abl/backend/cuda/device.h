@@ -9,5 +9,8 @@ namespace abl::cuda {
 int device_count();
 // One line: "2 × NVIDIA H100 80GB HBM3 (sm_90, 79.1 GiB)" or why none is usable.
 std::string device_summary();
+// Binds this process to device local_rank % device_count() (before any other CUDA work); returns
+// the device, or -1 when there is none.
+int select_device(int local_rank);
 
 }  // namespace abl::cuda
