@@ -96,7 +96,7 @@ int run_residuals(const po::variables_map& vm) {
   meta.dtype = spec.torch_dtype ? std::string(dtype_name(*spec.torch_dtype)) : "";
   meta.chat_template = tmpl.name();
   meta.world_size = rt.world_size();
-  meta.sharding = topo.describe();
+  meta.sharding = topo.describe().substr(0, topo.describe().find("; rank"));  // the layout, not this rank
   meta.abliterate_version = build::version;
   meta.winsorize_quantile = q;
   const std::string path = (std::filesystem::path(out_dir) / io::schema::residuals::kFile).string();
