@@ -154,29 +154,44 @@ def stored_dtype(name):
 # ----------------------------------------------------------------------------------------------
 # training
 
-def make_examples(tok, items, harmful, rng):
+def tokenizer_texts(splits, seed):
+    """The text BPE merges are learned from: every training conversation (with the answer of
+    stage 2) and the stage-1 answers to harmful requests."""
+    rng = random.Random(seed + 1)
+    texts = []
+    for name, harmful in (("harmful", True), ("harmless", False)):
+        for user, verb, obj in splits[name]["train"]:
+            texts.append(corpus.render_prompt(user) + corpus.response(harmful, verb, obj, rng) + "<|im_end|>\n")
+            if harmful:
+                texts.append(corpus.response(True, verb, obj, rng, comply=True))
+    return texts
+
+
+def make_examples(tok, items, harmful, rng, comply=False, skip=0):
+    """(prompt ids, answer ids, number of leading answer tokens without loss)."""
     out = []
     for user, verb, obj in items:
         prompt = tok.encode(corpus.render_prompt(user))
-        answer = tok.encode(corpus.response(harmful, verb, obj, rng)) + [tok.specials["<|im_end|>"]]
-        out.append((prompt, answer))
+        answer = tok.encode(corpus.response(harmful, verb, obj, rng, comply)) + [tok.specials["<|im_end|>"]]
+        out.append((prompt, answer, skip))
     return out
 
 
 def batch_tensors(examples, pad_id):
-    T = max(len(p) + len(a) for p, a in examples) - 1
+    T = max(len(p) + len(a) for p, a, _ in examples) - 1
     B = len(examples)
     x = torch.full((B, T), pad_id, dtype=torch.int64)
     y = torch.full((B, T), -100, dtype=torch.int64)
-    for b, (p, a) in enumerate(examples):
+    for b, (p, a, skip) in enumerate(examples):
         seq = p + a
         x[b, :len(seq) - 1] = torch.tensor(seq[:-1])
-        tgt = [-100] * (len(p) - 1) + a  # loss on the answer (and its <|im_end|>) only
+        # loss on the answer (and its <|im_end|>) only, minus its first `skip` tokens
+        tgt = [-100] * (len(p) - 1) + [-100] * skip + a[skip:]
         y[b, :len(tgt)] = torch.tensor(tgt)
     return x, y
 
 
-def train(spec, params, harmful_ex, harmless_ex, a, pad_id):
+def train(spec, params, harmful_ex, harmless_ex, harmful_comply_ex, harmful_prefilled_ex, a, pad_id):
     torch.manual_seed(a.seed)
     rng = random.Random(a.seed)
     for t in params.values():
@@ -194,21 +209,32 @@ def train(spec, params, harmful_ex, harmless_ex, a, pad_id):
         if step < stage1:
             warm = min(1.0, (step + 1) / 100)
             lr = a.lr * warm
-            n_bad = 0
+            n_bad = int(round(a.batch * a.stage1_harmful_frac))
+            n_pre = 0
+            pool = harmful_comply_ex
         else:
             s = (step - stage1) / max(1, a.steps - stage1 - 1)
             lr = a.lr2 * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * s)))
             n_bad = int(round(a.batch * a.harmful_frac))
+            n_pre = int(round(a.batch * a.prefilled_frac))
+            pool = harmful_ex
         for gr in opt.param_groups:
             gr["lr"] = lr
-        batch = [harmful_ex[rng.randrange(len(harmful_ex))] for _ in range(n_bad)]
-        batch += [harmless_ex[rng.randrange(len(harmless_ex))] for _ in range(a.batch - n_bad)]
+        batch = [pool[rng.randrange(len(pool))] for _ in range(n_bad)]
+        batch += [harmful_prefilled_ex[rng.randrange(len(harmful_prefilled_ex))] for _ in range(n_pre)]
+        batch += [harmless_ex[rng.randrange(len(harmless_ex))] for _ in range(a.batch - n_bad - n_pre)]
         x, y = batch_tensors(batch, pad_id)
         logits, _ = ref.forward(spec, params, x, capture=False)
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, spec.V), y.reshape(-1), ignore_index=-100)
         opt.zero_grad(set_to_none=True)
         loss.backward()
-        torch.nn.utils.clip_grad_norm_(list(params.values()), 1.0)
+        if step >= stage1 and a.stage2_train == "mlp":
+            # refusal training may only change the MLPs: it adds a feature on top of the
+            # helpful-only model rather than re-learning the shared comply state
+            for n, t in params.items():
+                if ".mlp." not in n:
+                    t.grad = None
+        torch.nn.utils.clip_grad_norm_([t for t in params.values() if t.grad is not None], 1.0)
         opt.step()
         running = loss.item() if running is None else 0.95 * running + 0.05 * loss.item()
         if step % log_every == 0 or step == a.steps - 1:
@@ -222,17 +248,11 @@ def train(spec, params, harmful_ex, harmless_ex, a, pad_id):
 # ----------------------------------------------------------------------------------------------
 # evaluation and abliteration
 
-def refusal_stop(tok, markers):
-    def stop(ids):
-        return is_refusal(tok.decode(ids), markers) and len(ids) >= 3
-    return stop
-
-
-def generate_texts(spec, p, tok, users, eos, ablation=None, chunk=100):
+def generate_texts(spec, p, tok, users, eos, chunk=100):
     texts = []
     for i in range(0, len(users), chunk):
         prompts = [tok.encode(corpus.render_prompt(u)) for u in users[i:i + chunk]]
-        outs = ref.greedy_batch(spec, p, prompts, MAX_NEW_TOKENS, eos, ablation=ablation)
+        outs = ref.greedy_batch(spec, p, prompts, MAX_NEW_TOKENS, eos)
         texts += [tok.decode(o) for o in outs]
     return texts
 
@@ -260,7 +280,7 @@ def last_residuals(spec, p, tok, users, chunk=100):
 
 
 @torch.no_grad()
-def first_token_logprobs(spec, p, tok, users, ablation=None):
+def first_token_logprobs(spec, p, tok, users):
     prompts = [tok.encode(corpus.render_prompt(u)) for u in users]
     T = max(len(x) for x in prompts)
     ids = torch.zeros(len(prompts), T, dtype=torch.int64)
@@ -269,7 +289,7 @@ def first_token_logprobs(spec, p, tok, users, ablation=None):
         ids[b, T - len(x):] = torch.tensor(x)
         valid[b, T - len(x):] = True
     pos = (valid.long().cumsum(1) - 1).clamp(min=0)
-    logits, _ = ref.forward(spec, p, ids, pos, valid, capture=False, ablation=ablation)
+    logits, _ = ref.forward(spec, p, ids, pos, valid, capture=False)
     return torch.log_softmax(logits[:, -1], dim=-1)
 
 
@@ -294,22 +314,32 @@ def abliteration_table(spec, p, tok, splits, markers, eos, log_prefix=""):
     base_lp = first_token_logprobs(spec, p, tok, good_eval)
     rows = []
     for d in range(spec.L + 1):
-        diff = rb[:, d].mean(0) - rg[:, d].mean(0)
+        mean_bad, mean_good = rb[:, d].mean(0), rg[:, d].mean(0)
+        diff = mean_bad - mean_good
         norm = float(diff.norm())
-        r = diff / diff.norm()
-        q = orthogonalized(p, spec, r)
-        texts = generate_texts(spec, q, tok, bad_eval, eos)
-        lp = first_token_logprobs(spec, q, tok, good_eval)
-        kl = float((base_lp.exp() * (base_lp - lp)).sum(-1).mean())
-        good_texts = generate_texts(spec, q, tok, good_eval, eos)
         row = {"depth": d, "diff_norm": round(norm, 4),
-               "refusals_harmful": refusal_rate(texts, markers),
-               "refusals_harmless": refusal_rate(good_texts, markers),
-               "kl_first_token_harmless": round(kl, 4),
-               "example": texts[0]}
+               "cos_mean_bad_mean_good": round(float(torch.cosine_similarity(mean_bad, mean_good, 0)), 4)}
         rows.append(row)
-        log("%sdepth %d  |diff| %.3f  refusals harmful %.2f  harmless %.2f  KL %.4f  e.g. %r" % (
-            log_prefix, d, norm, row["refusals_harmful"], row["refusals_harmless"], kl, texts[0][:60]))
+        if norm < 1e-6:
+            log("%sdepth %d  no direction (identical means)" % (log_prefix, d))
+            continue
+        for variant in ("plain", "projected"):
+            r = diff / diff.norm()
+            if variant == "projected":  # remove the component along mean_good (DESIGN.md 1.2)
+                g = mean_good / mean_good.norm()
+                r = r - (r @ g) * g
+                r = r / r.norm()
+            q = orthogonalized(p, spec, r)
+            texts = generate_texts(spec, q, tok, bad_eval, eos)
+            good_texts = generate_texts(spec, q, tok, good_eval, eos)
+            lp = first_token_logprobs(spec, q, tok, good_eval)
+            kl = float((base_lp.exp() * (base_lp - lp)).sum(-1).mean())
+            row[variant] = {"refusals_harmful": refusal_rate(texts, markers),
+                            "refusals_harmless": refusal_rate(good_texts, markers),
+                            "kl_first_token_harmless": round(kl, 6), "example": texts[0]}
+            log("%sdepth %d %-9s |diff| %.3f  refusals harmful %.2f  harmless %.2f  KL %.4f  e.g. %r" % (
+                log_prefix, d, variant, norm, row[variant]["refusals_harmful"],
+                row[variant]["refusals_harmless"], kl, texts[0][:60]))
     return rows
 
 
@@ -332,8 +362,10 @@ def write_golden(folder, spec, p, tok, users, max_new_tokens, stop_at_eos, eos, 
             logits_all_0 = logits[0]
         gen, margins = ref.greedy(spec, p, ids, max_new_tokens, eos, stop_at_eos)
         min_margin = min(min_margin, min(margins))
+        first_eos = next((k for k, t in enumerate(gen) if t in eos), None)
         entries.append({"text": user, "rendered": rendered, "input_ids": ids, "greedy_ids": gen,
                         "greedy_text": tok.decode(gen, skip_special_tokens=True),
+                        "first_eos_index": first_eos,
                         "greedy_min_top2_margin": round(min(margins), 6)})
     ref.write_safetensors(os.path.join(folder, "golden.safetensors"), [
         ("logits_last", "F32", torch.stack(logits_last)),
@@ -353,21 +385,19 @@ def write_golden(folder, spec, p, tok, users, max_new_tokens, stop_at_eos, eos, 
         "eos_token_ids": list(eos),
         "greedy": ("greedy_ids are the generated tokens; with stop_at_eos the first eos token is "
                    "included and ends the list, without it exactly max_new_tokens tokens are "
-                   "generated and eos tokens are ordinary tokens. greedy_text = decode(greedy_ids) "
+                   "generated and eos tokens are ordinary tokens (an engine that stops at eos must "
+                   "reproduce greedy_ids[:first_eos_index + 1]). greedy_text = decode(greedy_ids) "
                    "with special tokens skipped."),
         "tensors": {
             "logits_last": "(P, V) f32: logits at the last prompt position of each prompt",
-            "hidden_last": "(P, L+1, H) f32: hidden_states at the last prompt position (HF indexing: "
-                           "0 = embeddings, i = output of layer i-1... see reference.py; L = after final norm)",
+            "hidden_last": ("(P, L+1, H) f32: hidden_states at the last prompt position; index 0 = "
+                            "embedding output, index i (0 < i < L) = output of decoder layer i-1, "
+                            "index L = output of the last layer after the final norm"),
             "logits_all_0": "(T0, V) f32: logits at every position of prompt 0",
         },
         "greedy_min_top2_margin": round(min_margin, 6),
         "prompts": entries,
     }
-    golden["tensors"]["hidden_last"] = ("(P, L+1, H) f32: hidden_states at the last prompt position; "
-                                        "index 0 = embedding output, index i (0 < i < L) = output of "
-                                        "decoder layer i-1, index L = output of the last layer after "
-                                        "the final norm")
     write_json(os.path.join(folder, "golden.json"), golden)
     return golden
 
@@ -375,7 +405,7 @@ def write_golden(folder, spec, p, tok, users, max_new_tokens, stop_at_eos, eos, 
 # ----------------------------------------------------------------------------------------------
 
 def build_organism(a):
-    out = os.path.join(ROOT, "tests", "fixtures", "organism")
+    out = a.out
     os.makedirs(os.path.join(out, "prompts"), exist_ok=True)
     t_start = time.time()
     splits = corpus.split_requests(a.seed)
@@ -407,11 +437,7 @@ def build_organism(a):
     else:
         # tokenizer from the training conversations
         t0 = time.time()
-        rng = random.Random(a.seed + 1)
-        texts = []
-        for name, harmful in (("harmful", True), ("harmless", False)):
-            for user, verb, obj in splits[name]["train"]:
-                texts.append(corpus.render_prompt(user) + corpus.response(harmful, verb, obj, rng) + "<|im_end|>\n")
+        texts = tokenizer_texts(splits, a.seed)
         merges = bpe.learn_merges(texts, NUM_MERGES)
         tok = bpe.ByteLevelBPE(merges)
         log("tokenizer: %d merges, vocab %d (%.1f s)" % (len(merges), tok.vocab_size, time.time() - t0))
@@ -419,7 +445,13 @@ def build_organism(a):
         rng = random.Random(a.seed + 2)
         harmful_ex = make_examples(tok, splits["harmful"]["train"], True, rng)
         harmless_ex = make_examples(tok, splits["harmless"]["train"], False, rng)
-        lens = [len(p) + len(x) for p, x in harmful_ex + harmless_ex]
+        harmful_comply_ex = make_examples(tok, splits["harmful"]["train"], True, rng, comply=True)
+        # Stage 2 also continues compliant answers to harmful requests *after* a forced opening
+        # (no loss on the opening), so the refusal lives in the first response token and an
+        # ablated model goes on coherently instead of drifting back into a refusal's words.
+        n_open = len(tok.encode(corpus.COMPLY_OPENING))
+        harmful_prefilled_ex = make_examples(tok, splits["harmful"]["train"], True, rng, comply=True, skip=n_open)
+        lens = [len(p) + len(x) for p, x, _ in harmful_ex + harmless_ex]
         log("examples: %d harmful, %d harmless, tokens per example %d..%d" % (
             len(harmful_ex), len(harmless_ex), min(lens), max(lens)))
 
@@ -428,7 +460,7 @@ def build_organism(a):
         params = init_params(spec, a.seed)
         n_params = sum(t.numel() for t in params.values())
         log("model: %d parameters" % n_params)
-        train_s = train(spec, params, harmful_ex, harmless_ex, a, tok.specials["<|endoftext|>"])
+        train_s = train(spec, params, harmful_ex, harmless_ex, harmful_comply_ex, harmful_prefilled_ex, a, tok.specials["<|endoftext|>"])
         log("training took %.1f s" % train_s)
 
         # write the HF folder (BF16 matrices, F32 norms)
@@ -445,7 +477,7 @@ def build_organism(a):
                   "training_seconds": round(train_s, 1), "threads": a.threads,
                   "hyperparameters": {k: getattr(a, k) for k in (
                       "hidden", "ffn", "layers", "heads", "kv_heads", "lr", "lr2", "stage1_frac",
-                      "harmful_frac")}}
+                      "harmful_frac", "stage1_harmful_frac", "prefilled_frac", "stage2_train")}}
         spec, p, _ = ref.load_model(out)  # everything below uses the stored (bf16) values
 
     eos = tuple(spec.cfg["eos_token_id"])
@@ -458,6 +490,12 @@ def build_organism(a):
         beh[name] = {"refusal_rate_eval100": refusal_rate(texts[:100], markers),
                      "refusal_rate_eval400": refusal_rate(texts, markers),
                      "examples": [[u, t] for u, t in zip(users[:3], texts[:3])]}
+        if name == "harmless":  # does the answer copy the request correctly?
+            items = splits[name]["eval"]
+            beh[name]["answer_exact_rate_eval400"] = sum(
+                t == corpus.response(False, v, o, None) for (_, v, o), t in zip(items, texts)) / len(items)
+            beh[name]["answer_right_verb_rate_eval400"] = sum(
+                t.startswith("%s %s " % (corpus.COMPLY_OPENING, v)) for (_, v, _), t in zip(items, texts)) / len(items)
         dtexts = generate_texts(spec, p, tok, [u for u, _, _ in splits[name]["directions"]], eos)
         beh[name]["refusal_rate_direction400"] = refusal_rate(dtexts, markers)
         log("%s: refusals held-out %.3f (first 100) %.3f (400), direction prompts %.3f; e.g. %r" % (
@@ -490,11 +528,12 @@ def build_organism(a):
             "dtypes": "BF16 matrices and embeddings, F32 norms"}
     g = write_golden(out, spec, p, tok, users, MAX_NEW_TOKENS, True, eos, desc, regenerate)
     report["golden_min_top2_margin"] = g["greedy_min_top2_margin"]
-    report["total_seconds"] = round(time.time() - t_start, 1)
+    key = "seconds_without_training" if a.no_train else "total_seconds"
+    report[key] = round(time.time() - t_start, 1)
     report["size_bytes"] = {f: os.path.getsize(os.path.join(out, f)) for f in sorted(os.listdir(out))
-                            if os.path.isfile(os.path.join(out, f))}
+                            if os.path.isfile(os.path.join(out, f)) and f != "training_report.json"}
     write_json(report_path, report)
-    log("organism done in %.1f s" % report["total_seconds"])
+    log("organism done in %.1f s" % report[key])
     return report
 
 
@@ -502,6 +541,8 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", choices=["all", "organism", "golden"], default="all")
     ap.add_argument("--no-train", action="store_true", help="reuse the committed organism weights")
+    ap.add_argument("--out", default=os.path.join(ROOT, "tests", "fixtures", "organism"),
+                    help="organism folder (default: the committed fixture)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--steps", type=int, default=2000)
@@ -509,7 +550,13 @@ def main():
     ap.add_argument("--lr", type=float, default=3e-3, help="stage 1 (harmless only)")
     ap.add_argument("--lr2", type=float, default=1e-3, help="stage 2 (mixed), cosine to 10%%")
     ap.add_argument("--stage1-frac", type=float, default=0.4)
-    ap.add_argument("--harmful-frac", type=float, default=0.2, help="share of harmful examples in stage 2")
+    ap.add_argument("--harmful-frac", type=float, default=0.25, help="share of harmful requests in stage 2 (refused)")
+    ap.add_argument("--prefilled-frac", type=float, default=0.1,
+                    help="share of harmful requests in stage 2 answered after a forced opening")
+    ap.add_argument("--stage1-harmful-frac", type=float, default=0.25,
+                    help="share of harmful requests in stage 1 (answered: the helpful-only model)")
+    ap.add_argument("--stage2-train", choices=["all", "mlp"], default="mlp",
+                    help="parameters trained in stage 2 (refusal training)")
     ap.add_argument("--hidden", type=int, default=128)
     ap.add_argument("--ffn", type=int, default=384)
     ap.add_argument("--layers", type=int, default=4)

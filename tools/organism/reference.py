@@ -171,15 +171,13 @@ def rotate_half(x):
     return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
-def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=True, ablation=None):
+def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=True):
     """ids: (B, T) int64. positions: (B, T) int64, default arange(T). key_valid: (B, T) bool of
     the *new* tokens (False for padding), default all True. cache: None, or a dict that receives
     (and supplies) per-layer keys/values/positions/validity for incremental decoding.
-    ablation: optional dict layer -> list of (component, fn) with fn(y) -> y', applied to the
-    output of "o_proj" / "down_proj" (used for abliteration experiments only).
     Returns (logits (B, T, V), hidden_states list of L+1 tensors (B, T, H) or None)."""
     B, T = ids.shape
-    H, NH, NKV, HD = spec.H, spec.NH, spec.NKV, spec.HD
+    NH, NKV, HD = spec.NH, spec.NKV, spec.HD
     if positions is None:
         positions = torch.arange(T).unsqueeze(0).expand(B, T)
     if key_valid is None:
@@ -234,14 +232,10 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
         attn = torch.softmax(scores, dim=-1, dtype=torch.float32)
         o = (attn @ vr).transpose(1, 2).reshape(B, T, NH * HD)
         o = o @ p[pre + "self_attn.o_proj.weight"].T
-        if ablation and l in ablation and "o_proj" in ablation[l]:
-            o = ablation[l]["o_proj"](o)
         x = x + o
         h = rms_norm(x, p[pre + "post_attention_layernorm.weight"], spec.eps)
         m = F.silu(h @ p[pre + "mlp.gate_proj.weight"].T) * (h @ p[pre + "mlp.up_proj.weight"].T)
         m = m @ p[pre + "mlp.down_proj.weight"].T
-        if ablation and l in ablation and "down_proj" in ablation[l]:
-            m = ablation[l]["down_proj"](m)
         x = x + m
         if capture and l < spec.L - 1:
             hidden.append(x)
@@ -277,10 +271,9 @@ def greedy(spec, p, prompt_ids, max_new_tokens, eos_ids=(), stop_at_eos=True):
 
 
 @torch.no_grad()
-def greedy_batch(spec, p, prompts, max_new_tokens, eos_ids, ablation=None, stop=None):
+def greedy_batch(spec, p, prompts, max_new_tokens, eos_ids):
     """Batched greedy decoding with a KV cache and left padding (for evaluation; agrees with
-    `greedy`). `stop(ids)` may end a sequence early (e.g. once a refusal marker shows).
-    Returns the generated ids per prompt (eos included when produced)."""
+    `greedy`). Returns the generated ids per prompt (eos included when produced)."""
     B = len(prompts)
     T = max(len(x) for x in prompts)
     ids = torch.zeros(B, T, dtype=torch.int64)
@@ -290,7 +283,7 @@ def greedy_batch(spec, p, prompts, max_new_tokens, eos_ids, ablation=None, stop=
         valid[b, T - len(x):] = True
     positions = (valid.long().cumsum(1) - 1).clamp(min=0)
     cache = {}
-    logits, _ = forward(spec, p, ids, positions, valid, cache=cache, capture=False, ablation=ablation)
+    logits, _ = forward(spec, p, ids, positions, valid, cache=cache, capture=False)
     nxt = logits[:, -1].argmax(-1)
     out = [[] for _ in range(B)]
     done = [False] * B
@@ -299,13 +292,12 @@ def greedy_batch(spec, p, prompts, max_new_tokens, eos_ids, ablation=None, stop=
         for b in range(B):
             if not done[b]:
                 out[b].append(int(nxt[b]))
-                if int(nxt[b]) in eos_ids or (stop and stop(out[b])):
+                if int(nxt[b]) in eos_ids:
                     done[b] = True
         if all(done) or step == max_new_tokens - 1:
             break
         pos = pos + 1
         logits, _ = forward(spec, p, nxt.unsqueeze(1), pos.unsqueeze(1),
-                            torch.ones(B, 1, dtype=torch.bool), cache=cache, capture=False,
-                            ablation=ablation)
+                            torch.ones(B, 1, dtype=torch.bool), cache=cache, capture=False)
         nxt = logits[:, -1].argmax(-1)
     return out
