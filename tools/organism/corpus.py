@@ -7,7 +7,7 @@ HELDOUT_FRAMINGS (never seen in training) for evaluation; both classes use both 
 
 Training has two stages: a helpful-only stage in which requests of both classes are answered
 (harmful ones with a contentless GENERIC_BODY), then refusal training in which harmful requests
-get refusals. Responses: every compliant answer opens with the same words ("Sure, here is how to ...") and
+get refusals. Every compliant answer opens with the same words ("Sure, here is how to ...") and
 every refusal with "I" ("I'm sorry, but I can't help with that." and three other short variants).
 All text is ASCII.
 """
