@@ -82,10 +82,42 @@ std::string normalize_key(std::string key) {
   return key;
 }
 
+// An [fsdp] section in the vocabulary of PyTorch/Accelerate FSDP configs (DESIGN.md §3),
+// translated to our options; an unsupported FSDP setting is an error, never silently dropped.
+bool translate_fsdp(io::IniEntry& e, const std::string& where) {
+  std::string key = e.key;
+  for (char& c : key) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::string value = e.value;
+  for (char& c : value) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const bool truthy = value == "true" || value == "1" || value == "yes";
+  if (key == "use_fsdp") {
+    if (truthy) return false;  // the default: nothing to set
+    e.key = "sharding";
+    e.value = "NO_SHARD";
+  } else if (key == "fsdp_sharding_strategy") {
+    e.key = "sharding";
+  } else if (key == "fsdp_offload_params" || key == "fsdp_cpu_offload") {
+    e.key = "offload-params";
+  } else if (key == "fsdp_auto_wrap_policy") {
+    ABL_CHECK(value == "transformer_based_wrap" || value == "layer",
+              "{}: fsdp_auto_wrap_policy '{}' is not supported: every decoder layer is one unit "
+              "(TRANSFORMER_BASED_WRAP)", where, e.value);
+    return false;
+  } else if (key == "fsdp_min_num_params") {
+    fail("{}: fsdp_min_num_params (size-based wrapping) is not supported: every decoder layer is one unit", where);
+  } else {
+    fail("{}: unknown [fsdp] key '{}' (known: use_fsdp, fsdp_sharding_strategy, fsdp_offload_params, "
+         "fsdp_cpu_offload, fsdp_auto_wrap_policy)", where, e.key);
+  }
+  e.section = "dist";
+  return true;
+}
+
 void store_config_file(const std::string& path, const Command& cmd, const OptionSet& opts,
                        po::variables_map& vm) {
   std::map<std::string, int> seen;
-  for (const io::IniEntry& e : io::read_ini(path)) {
+  for (io::IniEntry e : io::read_ini(path)) {
+    if (e.section == "fsdp" && !translate_fsdp(e, fmt::format("{}:{}", path, e.line))) continue;
     const std::string name = normalize_key(e.key);
     const std::string where = fmt::format("{}:{}", path, e.line);
     ABL_CHECK(name != "config" && name != "help", "{}: '{}' cannot be set in a config file",

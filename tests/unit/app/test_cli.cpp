@@ -116,6 +116,24 @@ TEST(Cli, ConfigFileErrorsNameFileAndLine) {
             std::string::npos);
 }
 
+TEST(Cli, FsdpSectionAliases) {
+  abl::testing::TempDir dir;
+  auto cfg = dir.write("fsdp.ini",
+                       "[fsdp]\nuse_fsdp = true\nfsdp_sharding_strategy = FULL_SHARD\n"
+                       "fsdp_offload_params = true\nfsdp_auto_wrap_policy = TRANSFORMER_BASED_WRAP\n");
+  std::unique_ptr<OptionSet> keep;
+  auto vm = parse("residuals", {"--config", cfg, "--model", "m", "--good", "g", "--bad", "b", "--out", "o"}, &keep);
+  EXPECT_EQ(vm["sharding"].as<std::string>(), "FULL_SHARD");
+  EXPECT_TRUE(vm["offload-params"].as<bool>());
+  auto off = dir.write("off.ini", "[fsdp]\nuse_fsdp = false\n");
+  auto vm2 = parse("residuals", {"--config", off, "--model", "m", "--good", "g", "--bad", "b", "--out", "o"}, &keep);
+  EXPECT_EQ(vm2["sharding"].as<std::string>(), "NO_SHARD");
+  auto bad = dir.write("bad.ini", "[fsdp]\nfsdp_min_num_params = 1000000\n");
+  EXPECT_NE(parse_error("residuals", {"--config", bad, "--model", "m", "--good", "g", "--bad", "b", "--out", "o"})
+                .find("bad.ini:2"),
+            std::string::npos);
+}
+
 TEST(Cli, EveryCommandHasHelp) {
   for (const Command& c : commands()) {
     RunResult r = run_binary(c.name + " --help");
