@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The main job on the bundled default model, on the CPU, writing to outputs/demo/.
-# Until the abliteration pipeline exists (issues #4–#5) this is the most complete thing that runs:
-# inspect the model organism, tokenize its prompt sets, and generate its responses to held-out
-# requests — it refuses the harmful class and answers the harmless one.
+# Until the whole abliteration pipeline exists (issue #5) this is the most complete thing that
+# runs: inspect the model organism, tokenize its prompt sets, generate its responses to held-out
+# requests (it refuses the harmful class and answers the harmless one), and run the first phase,
+# residuals.h5 of 400 + 400 direction prompts.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -37,5 +38,7 @@ for name in ("harmful", "harmless"):
     for r in rows[:3]:
         print(f"  [{'REFUSES' if r['refusal'] else 'ANSWERS'}] {r['prompt']}\n            -> {r['response']}")
 PY
+echo
+"$BIN" residuals --config "$CONFIG" --good "$PROMPTS/harmless.txt" --bad "$PROMPTS/harmful.txt" --out "$OUT"
 echo
 echo "demo outputs in $OUT/"
