@@ -43,15 +43,21 @@ File::~File() {
   if (parallel() && std::uncaught_exceptions() > uncaught_at_open_) abandon();
 }
 
-File File::create(const std::string& path, MPI_Comm comm) {
-  quiet_hdf5();
-  auto ctx = std::make_shared<FileContext>(FileContext{path, comm});
+// File access properties: the MPI-IO driver on a communicator, sec2 (serial) without one.
+static Id file_access(const std::string& path, MPI_Comm comm) {
   Id fapl(H5_CHECK(H5Pcreate(H5P_FILE_ACCESS), path, "/"));
   if (comm != MPI_COMM_NULL) {
     H5_CHECK(H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL), path, "/");
   } else {
     H5_CHECK(H5Pset_fapl_sec2(fapl.get()), path, "/");
   }
+  return fapl;
+}
+
+File File::create(const std::string& path, MPI_Comm comm) {
+  quiet_hdf5();
+  auto ctx = std::make_shared<FileContext>(FileContext{path, comm});
+  Id fapl = file_access(path, comm);
   Id file(H5_CHECK(H5Fcreate(path.c_str(), H5F_ACC_TRUNC, H5P_DEFAULT, fapl.get()), path, "/"));
   return File(std::move(file), std::move(ctx));
 }
@@ -59,12 +65,7 @@ File File::create(const std::string& path, MPI_Comm comm) {
 File File::open(const std::string& path, MPI_Comm comm, bool writable) {
   quiet_hdf5();
   auto ctx = std::make_shared<FileContext>(FileContext{path, comm});
-  Id fapl(H5_CHECK(H5Pcreate(H5P_FILE_ACCESS), path, "/"));
-  if (comm != MPI_COMM_NULL) {
-    H5_CHECK(H5Pset_fapl_mpio(fapl.get(), comm, MPI_INFO_NULL), path, "/");
-  } else {
-    H5_CHECK(H5Pset_fapl_sec2(fapl.get()), path, "/");
-  }
+  Id fapl = file_access(path, comm);
   unsigned flags = writable ? H5F_ACC_RDWR : H5F_ACC_RDONLY;
   Id file(H5_CHECK(H5Fopen(path.c_str(), flags, fapl.get()), path, "/"));
   return File(std::move(file), std::move(ctx));
