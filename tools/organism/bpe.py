@@ -13,7 +13,7 @@ import re
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fixtures"))
-from make_tiny_tokenizer import SPLIT_PATTERN, bytes_to_unicode  # noqa: E402
+from make_tiny_tokenizer import SPLIT_PATTERN, byte_level_bpe_json, bytes_to_unicode  # noqa: E402
 
 SPECIAL_TOKENS = ["<|endoftext|>", "<|im_start|>", "<|im_end|>"]
 
@@ -122,27 +122,8 @@ class ByteLevelBPE:
     def tokenizer_json(self):
         added = [{"id": i, "content": s, "single_word": False, "lstrip": False, "rstrip": False,
                   "normalized": False, "special": True} for s, i in self.specials.items()]
-        byte_level = {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": False,
-                      "use_regex": False}
-        return {
-            "version": "1.0",
-            "truncation": None,
-            "padding": None,
-            "added_tokens": added,
-            "normalizer": {"type": "NFC"},
-            "pre_tokenizer": {"type": "Sequence", "pretokenizers": [
-                {"type": "Split", "pattern": {"Regex": SPLIT_PATTERN}, "behavior": "Isolated",
-                 "invert": False},
-                byte_level,
-            ]},
-            "post_processor": byte_level,
-            "decoder": byte_level,
-            "model": {"type": "BPE", "dropout": None, "unk_token": None,
-                      "continuing_subword_prefix": "", "end_of_word_suffix": "", "fuse_unk": False,
-                      "byte_fallback": False, "ignore_merges": False,
-                      "vocab": {t: i for t, i in sorted(self.vocab.items(), key=lambda kv: kv[1])},
-                      "merges": [[a, b] for a, b in self.merges]},
-        }
+        vocab = {t: i for t, i in sorted(self.vocab.items(), key=lambda kv: kv[1])}
+        return byte_level_bpe_json(added, vocab, self.merges)
 
     def tokenizer_config_json(self, system_prompt):
         return {
