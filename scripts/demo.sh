@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# The main job on the bundled default model, on the CPU, writing to outputs/demo/.
-# Until the whole abliteration pipeline exists (issue #5) this is the most complete thing that
-# runs: inspect the model organism, tokenize its prompt sets, generate its responses to held-out
-# requests (it refuses the harmful class and answers the harmless one), and run the first phase,
-# residuals.h5 of 400 + 400 direction prompts.
+# The main job on the bundled default model, on the CPU, writing to outputs/demo/: the whole
+# abliteration run (baseline, residuals, directions, a 200-trial sweep) under `mpirun -np 2` on
+# the model organism, the Pareto front, the export of one front trial as a Hugging Face folder,
+# and the exported model's responses to held-out harmful requests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -11,34 +10,47 @@ BIN="$BUILD/bin/abliterate"
 CONFIG=inputs/demo.ini
 PROMPTS=tests/fixtures/organism/prompts
 OUT=outputs/demo
+NP=${ABL_DEMO_RANKS:-2}
 mkdir -p "$OUT"
+# Open MPI refuses root unless told; shared memory between the ranks of this one machine.
+if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
+export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
 
 "$BIN" --version
 echo
 "$BIN" info --config "$CONFIG" --brief | tee "$OUT/info.txt"
 echo
-for set in harmless harmful; do
-  for split in "[:400]" "[400:]"; do
-    "$BIN" prompts --config "$CONFIG" --prompts "$PROMPTS/$set.txt" --split "$split"
-  done
-done | tee "$OUT/prompts.txt"
+# A fresh run each time (delete nothing else): the phases reuse existing files by design.
+rm -f "$OUT"/baseline.h5 "$OUT"/residuals.h5 "$OUT"/directions.h5 "$OUT"/trials.h5 "$OUT"/trials.h5.partial
+mpirun -np "$NP" --oversubscribe "$BIN" run --config "$CONFIG" --threads 1
 echo
-# Held-out requests of both classes: responses with refusals marked.
-for set in harmful harmless; do
-  "$BIN" generate --config "$CONFIG" --prompts "$PROMPTS/$set.txt" --split "[400:]" \
-    --output "$OUT/responses-$set.jsonl"
-done
-/usr/bin/env python3 - "$OUT" <<'PY'
+"$BIN" report --trials "$OUT" --csv "$OUT/trials.csv" --json "$OUT/trials.json"
+# The front trial with the fewest refusals among those that change the model little (KL < 0.2).
+TRIAL=$(/usr/bin/env python3 - "$OUT/trials.json" <<'PY'
 import json, sys
-out = sys.argv[1]
+t = json.load(open(sys.argv[1]))
+front = [t["trials"][i] for i in t["front"]]
+ok = [r for r in front if r["kl"] < 0.2] or front
+print(min(ok, key=lambda r: (r["refusals"], r["kl"]))["trial"])
+PY
+)
+echo
+mpirun -np "$NP" --oversubscribe "$BIN" export --run-dir "$OUT" --trial "$TRIAL" --out "$OUT/model" --overwrite
+echo
+for set in harmful harmless; do
+  "$BIN" generate --config "$CONFIG" --model "$OUT/model" --prompts "$PROMPTS/$set.txt" --split "[400:]" \
+    --refusal-markers builtin --output "$OUT/abliterated-$set.jsonl" --quiet
+done
+/usr/bin/env python3 - "$OUT" "$TRIAL" <<'PY'
+import json, sys
+out, trial = sys.argv[1], sys.argv[2]
+print(f"exported trial {trial} -> {out}/model")
 for name in ("harmful", "harmless"):
-    rows = [json.loads(l) for l in open(f"{out}/responses-{name}.jsonl", encoding="utf-8")]
+    rows = [json.loads(l) for l in open(f"{out}/abliterated-{name}.jsonl", encoding="utf-8")]
     refused = sum(r["refusal"] for r in rows)
-    print(f"\n{name} held-out requests: {refused}/{len(rows)} refused")
+    print(f"\nabliterated model, {name} held-out requests: {refused}/{len(rows)} refused")
     for r in rows[:3]:
         print(f"  [{'REFUSES' if r['refusal'] else 'ANSWERS'}] {r['prompt']}\n            -> {r['response']}")
 PY
-echo
-"$BIN" residuals --config "$CONFIG" --good "$PROMPTS/harmless.txt" --bad "$PROMPTS/harmful.txt" --out "$OUT"
 echo
 echo "demo outputs in $OUT/"

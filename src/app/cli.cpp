@@ -122,20 +122,28 @@ void store_config_file(const std::string& path, const Command& cmd, const Option
     const std::string where = fmt::format("{}:{}", path, e.line);
     ABL_CHECK(name != "config" && name != "help", "{}: '{}' cannot be set in a config file",
               where, e.key);
-    if (!opts.has(name)) {
-      bool other = false;
+    // Whether another command declares this key (in this section, when one is given).
+    const auto other_command_has = [&](bool same_section) {
       for (const Command& c : commands()) {
         if (c.name == cmd.name) continue;
         OptionSet o(c.name);
         c.declare(o);
-        if (o.has(name)) other = true;
+        if (o.has(name) && (!same_section || o.section_of(name) == e.section)) return true;
       }
-      ABL_CHECK(other, "{}: unknown option '{}'{}", where, e.key,
+      return false;
+    };
+    if (!opts.has(name)) {
+      ABL_CHECK(other_command_has(false), "{}: unknown option '{}'{}", where, e.key,
                 e.section.empty() ? "" : fmt::format(" in section [{}]", e.section));
       log::debug("{}: '{}' is not an option of '{}', skipped", where, e.key, cmd.name);
       continue;
     }
     const std::string section = opts.section_of(name);
+    if (!e.section.empty() && e.section != section && other_command_has(true)) {
+      // e.g. [export] out = DIR in a file that also configures the run folder ([output] out).
+      log::debug("{}: [{}] {} belongs to another command, skipped", where, e.section, e.key);
+      continue;
+    }
     ABL_CHECK(e.section.empty() || e.section == section,
               "{}: option '{}' belongs in section [{}], not [{}]", where, e.key, section,
               e.section);
@@ -179,8 +187,10 @@ po::variables_map parse_command_line(const Command& cmd, const OptionSet& opts,
 }
 
 const std::vector<Command>& commands() {
-  static const std::vector<Command> all = {info_command(), tokenize_command(), prompts_command(),
-                                            generate_command(), residuals_command(), plan_command()};
+  static const std::vector<Command> all = {
+      info_command(),      tokenize_command(),   prompts_command(), generate_command(),
+      run_command(),       residuals_command(),  directions_command(), baseline_command(),
+      sweep_command(),     report_command(),     export_command(),  plan_command()};
   return all;
 }
 

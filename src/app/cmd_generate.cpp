@@ -55,7 +55,7 @@ int run_generate(const po::variables_map& vm) {
   std::unique_ptr<text::RefusalMarkers> markers;
   if (!vm["refusal-markers"].as<std::string>().empty()) {
     markers = std::make_unique<text::RefusalMarkers>(
-        text::RefusalMarkers::from_file(vm["refusal-markers"].as<std::string>()));
+        text::RefusalMarkers::from_option(vm["refusal-markers"].as<std::string>()));
     if (vm["stop-at-refusal"].as<bool>()) {
       opts.stop_when = [&](std::string_view t) { return !markers->find(t).empty(); };
     }
@@ -109,7 +109,7 @@ Command generate_command() {
         ("max-new-tokens", po::value<int64_t>()->default_value(100), "tokens generated per prompt at most")
         ("output,o", po::value<std::string>()->value_name("FILE"), "write JSONL here instead of stdout")
         ("refusal-markers", po::value<std::string>()->default_value(""),
-         "marker file (inputs/refusal_markers.txt): adds \"refusal\" to each line and counts them")
+         "marker file, or builtin (inputs/refusal_markers.txt compiled in): adds \"refusal\" to each line and counts them")
         ("stop-at-refusal", po::bool_switch(), "end a response at its first refusal marker");
   };
   c.run = run_generate;

@@ -43,7 +43,10 @@ std::vector<size_t> split_contiguous(const std::vector<int64_t>& costs, int owne
 
 void prefill_lockstep(engine::Engine& engine, engine::KvCache& cache,
                       const std::vector<std::vector<int32_t>>& prompts, Comm& group,
-                      const std::function<void(size_t, const float*, const float*)>& on_result) {
+                      const std::function<void(size_t, const float*, const float*)>& on_result,
+                      const PrefillOptions& opts) {
+  ABL_CHECK(!opts.trials || opts.trials->size() == prompts.size(), "{} trial ids for {} prompts",
+            opts.trials ? opts.trials->size() : 0, prompts.size());
   const engine::Limits& lim = engine.limits();
   const model::ModelSpec& spec = engine.spec();
   const int64_t V = spec.vocab_size, D = (spec.num_layers + 1) * spec.hidden_size;
@@ -72,14 +75,15 @@ void prefill_lockstep(engine::Engine& engine, engine::KvCache& cache,
     if (p < static_cast<int64_t>(passes.size())) std::tie(begin, end) = passes[static_cast<size_t>(p)];
     int64_t row = 0;
     for (size_t k = begin; k < end; ++k) {
-      b.add(prompts[k].data(), static_cast<int64_t>(prompts[k].size()), row, 0);
+      b.add(prompts[k].data(), static_cast<int64_t>(prompts[k].size()), row, 0, opts.trials ? (*opts.trials)[k] : -1);
       row += static_cast<int64_t>(prompts[k].size());
     }
     logits.resize(static_cast<size_t>(std::max<int64_t>(b.num_seqs(), 1) * V));
-    residuals.resize(static_cast<size_t>(std::max<int64_t>(b.num_seqs(), 1) * D));
-    engine.forward(b, cache, {logits.data(), residuals.data(), nullptr});
+    if (opts.residuals) residuals.resize(static_cast<size_t>(std::max<int64_t>(b.num_seqs(), 1) * D));
+    engine.forward(b, cache, {logits.data(), opts.residuals ? residuals.data() : nullptr, nullptr}, opts.epilogue);
     for (size_t k = begin; k < end; ++k) {
-      on_result(k, logits.data() + (k - begin) * static_cast<size_t>(V), residuals.data() + (k - begin) * static_cast<size_t>(D));
+      on_result(k, logits.data() + (k - begin) * static_cast<size_t>(V),
+                opts.residuals ? residuals.data() + (k - begin) * static_cast<size_t>(D) : nullptr);
     }
   }
 }

@@ -214,26 +214,32 @@ std::vector<std::string> Dataset::read_strings(int64_t first_row, int64_t n_rows
   const std::string& file = ctx_->path;
   Id type(H5_CHECK(H5Dget_type(id_.get()), file, path_));
   ABL_CHECK(H5Tget_class(type.get()) == H5T_STRING, "{}: {}: not a string dataset", file, path_);
-  ABL_CHECK(dims().size() == 1, "{}: {}: a string list must be one-dimensional", file, path_);
+  const std::vector<int64_t> d = dims();
+  ABL_CHECK(!d.empty(), "{}: {}: a string dataset must have at least one dimension", file, path_);
   if (n_rows < 0) n_rows = rows() - first_row;
   ABL_CHECK(first_row >= 0 && n_rows >= 0 && first_row + n_rows <= rows(),
             "{}: {}: {} outside the {} rows of the dataset", file, path_,
             rows_text(first_row, n_rows), rows());
   std::vector<std::string> out;
-  if (n_rows == 0) return out;
+  const int64_t n = n_rows * row_elems();
+  if (n == 0) return out;
 
-  hsize_t start = static_cast<hsize_t>(first_row), count = static_cast<hsize_t>(n_rows);
+  std::vector<hsize_t> start(d.size(), 0), count(d.begin(), d.end());
+  start[0] = static_cast<hsize_t>(first_row);
+  count[0] = static_cast<hsize_t>(n_rows);
   Id file_space(H5_CHECK(H5Dget_space(id_.get()), file, path_));
-  H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr),
+  H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
+                               count.data(), nullptr),
            file, path_);
-  Id mem_space(H5_CHECK(H5Screate_simple(1, &count, nullptr), file, path_));
-  out.reserve(static_cast<size_t>(n_rows));
+  Id mem_space(H5_CHECK(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr),
+                        file, path_));
+  out.reserve(static_cast<size_t>(n));
 
   if (H5_CHECK(H5Tis_variable_str(type.get()), file, path_) > 0) {
     Id mem(H5_CHECK(H5Tcopy(H5T_C_S1), file, path_));
     H5_CHECK(H5Tset_size(mem.get(), H5T_VARIABLE), file, path_);
     H5_CHECK(H5Tset_cset(mem.get(), H5Tget_cset(type.get())), file, path_);
-    std::vector<char*> ptrs(static_cast<size_t>(n_rows), nullptr);
+    std::vector<char*> ptrs(static_cast<size_t>(n), nullptr);
     H5_CHECK(
         H5Dread(id_.get(), mem.get(), mem_space.get(), file_space.get(), H5P_DEFAULT, ptrs.data()),
         file, path_);
@@ -242,15 +248,124 @@ std::vector<std::string> Dataset::read_strings(int64_t first_row, int64_t n_rows
     return out;
   }
   size_t width = H5Tget_size(type.get());
-  std::string buffer(width * static_cast<size_t>(n_rows), '\0');
+  std::string buffer(width * static_cast<size_t>(n), '\0');
   H5_CHECK(
       H5Dread(id_.get(), type.get(), mem_space.get(), file_space.get(), H5P_DEFAULT, buffer.data()),
       file, path_);
-  for (int64_t i = 0; i < n_rows; ++i) {
+  for (int64_t i = 0; i < n; ++i) {
     std::string s = buffer.substr(static_cast<size_t>(i) * width, width);
     while (!s.empty() && s.back() == '\0') s.pop_back();
     out.push_back(std::move(s));
   }
+  return out;
+}
+
+void Dataset::write_vlen_string_rows(int64_t first_row, const std::vector<std::string>& strings) {
+  const std::string& file = ctx_->path;
+  const int64_t per_row = row_elems();
+  const int64_t n = static_cast<int64_t>(strings.size());
+  std::string problem;
+  if (ctx_->parallel()) {
+    problem = "variable-length strings cannot be written through MPI-IO";
+  } else if (!is_string() || string_width() != 0) {
+    problem = "is not a variable-length string dataset";
+  } else if (per_row == 0 ? n != 0 : n % per_row != 0) {
+    problem = fmt::format("{} strings are not whole rows of {}", n, per_row);
+  } else if (first_row < 0 || first_row + (per_row ? n / per_row : 0) > rows()) {
+    problem = fmt::format("{} outside the {} rows of the dataset",
+                          rows_text(first_row, per_row ? n / per_row : 0), rows());
+  } else {
+    for (int64_t i = 0; i < n && problem.empty(); ++i) {
+      if (!valid_utf8(strings[static_cast<size_t>(i)])) {
+        problem = fmt::format("string {} of row {} is not valid UTF-8", i % per_row,
+                              first_row + i / per_row);
+      }
+    }
+  }
+  ABL_CHECK(problem.empty(), "{}: {}: {}", file, path_, problem);
+  if (n == 0) return;
+  std::vector<const char*> ptrs(strings.size());
+  for (size_t i = 0; i < strings.size(); ++i) ptrs[i] = strings[i].c_str();
+  Id mem(H5_CHECK(H5Tcopy(H5T_C_S1), file, path_));
+  H5_CHECK(H5Tset_size(mem.get(), H5T_VARIABLE), file, path_);
+  H5_CHECK(H5Tset_cset(mem.get(), H5T_CSET_UTF8), file, path_);
+  write_block(mem.get(), first_row, n / per_row, ptrs.data());
+}
+
+// ---- compound datasets of reals ----
+
+std::vector<std::string> Dataset::compound_fields() const {
+  const std::string& file = ctx_->path;
+  Id type(H5_CHECK(H5Dget_type(id_.get()), file, path_));
+  ABL_CHECK(H5Tget_class(type.get()) == H5T_COMPOUND, "{}: {}: not a compound dataset", file,
+            path_);
+  const int n = H5_CHECK(H5Tget_nmembers(type.get()), file, path_);
+  std::vector<std::string> out;
+  for (int i = 0; i < n; ++i) {
+    char* name = H5Tget_member_name(type.get(), static_cast<unsigned>(i));
+    ABL_CHECK(name != nullptr, "{}: {}: cannot read the name of field {}", file, path_, i);
+    out.emplace_back(name);
+    H5free_memory(name);
+    ABL_CHECK(H5Tget_member_class(type.get(), static_cast<unsigned>(i)) == H5T_FLOAT,
+              "{}: {}: field '{}' is not a real number", file, path_, out.back());
+  }
+  return out;
+}
+
+namespace {
+
+// The in-memory layout of a compound of reals: the fields as consecutive doubles. HDF5 matches
+// members by name, so the file may store them in any order or precision.
+Id compound_memory_type(const std::vector<std::string>& fields, const std::string& file,
+                        const std::string& path) {
+  Id type(H5_CHECK(H5Tcreate(H5T_COMPOUND, 8 * std::max<size_t>(fields.size(), 1)), file, path));
+  for (size_t i = 0; i < fields.size(); ++i) {
+    H5_CHECK(H5Tinsert(type.get(), fields[i].c_str(), 8 * i, H5T_NATIVE_DOUBLE), file, path);
+  }
+  return type;
+}
+
+}  // namespace
+
+void Dataset::write_compound_rows(int64_t first_row, int64_t n_rows, const double* data) {
+  std::vector<std::string> fields;
+  std::string problem;
+  try {
+    fields = compound_fields();
+  } catch (const Error& e) {
+    problem = e.what();
+  }
+  if (problem.empty()) {
+    if (first_row < 0 || n_rows < 0 || first_row + n_rows > rows()) {
+      problem = fmt::format("{}: {}: {} outside the {} rows of the dataset", ctx_->path, path_,
+                            rows_text(first_row, n_rows), rows());
+    } else if (n_rows > 0 && data == nullptr) {
+      problem = fmt::format("{}: {}: no data", ctx_->path, path_);
+    }
+  }
+  agree(ctx_->comm, problem.empty(), problem);
+  Id mem = compound_memory_type(fields, ctx_->path, path_);
+  write_block(mem.get(), first_row, n_rows, data);
+}
+
+std::vector<double> Dataset::read_compound_rows(int64_t first_row, int64_t n_rows) const {
+  const std::string& file = ctx_->path;
+  const std::vector<std::string> fields = compound_fields();
+  ABL_CHECK(dims().size() == 1, "{}: {}: a compound table must be one-dimensional", file, path_);
+  if (n_rows < 0) n_rows = rows() - first_row;
+  ABL_CHECK(first_row >= 0 && n_rows >= 0 && first_row + n_rows <= rows(),
+            "{}: {}: {} outside the {} rows of the dataset", file, path_,
+            rows_text(first_row, n_rows), rows());
+  std::vector<double> out(static_cast<size_t>(n_rows) * fields.size());
+  if (n_rows == 0) return out;
+  hsize_t start = static_cast<hsize_t>(first_row), count = static_cast<hsize_t>(n_rows);
+  Id file_space(H5_CHECK(H5Dget_space(id_.get()), file, path_));
+  H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr),
+           file, path_);
+  Id mem_space(H5_CHECK(H5Screate_simple(1, &count, nullptr), file, path_));
+  Id mem = compound_memory_type(fields, file, path_);
+  H5_CHECK(H5Dread(id_.get(), mem.get(), mem_space.get(), file_space.get(), H5P_DEFAULT, out.data()),
+           file, path_);
   return out;
 }
 

@@ -54,6 +54,17 @@ static Id file_access(const std::string& path, MPI_Comm comm) {
   return fapl;
 }
 
+File File::open_unlocked(const std::string& path) {
+  quiet_hdf5();
+  auto ctx = std::make_shared<FileContext>(FileContext{path, MPI_COMM_NULL});
+  Id fapl = file_access(path, MPI_COMM_NULL);
+#if H5_VERSION_GE(1, 10, 7)
+  H5_CHECK(H5Pset_file_locking(fapl.get(), false, true), path, "/");
+#endif
+  Id file(H5_CHECK(H5Fopen(path.c_str(), H5F_ACC_RDONLY, fapl.get()), path, "/"));
+  return File(std::move(file), std::move(ctx));
+}
+
 File File::create(const std::string& path, MPI_Comm comm) {
   quiet_hdf5();
   auto ctx = std::make_shared<FileContext>(FileContext{path, comm});
@@ -158,7 +169,11 @@ Dataset File::create_dataset_typed(const std::string& path, hid_t type, size_t e
     H5_CHECK(H5Pset_chunk(dcpl.get(), static_cast<int>(chunk.size()), chunk.data()), file, path);
   }
   // Rows are always written before they are read: no fill pass over freshly allocated space.
-  H5_CHECK(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), file, path);
+  // Variable-length data keep HDF5's default (empty) fill: HDF5 refuses "never" for them, and
+  // an unwritten element must read as an empty string, not as a stray heap reference.
+  const bool variable = H5_CHECK(H5Tis_variable_str(type), file, path) > 0 ||
+                        H5_CHECK(H5Tdetect_class(type, H5T_VLEN), file, path) > 0;
+  if (!variable) H5_CHECK(H5Pset_fill_time(dcpl.get(), H5D_FILL_TIME_NEVER), file, path);
 
   Id lcpl(H5_CHECK(H5Pcreate(H5P_LINK_CREATE), file, path));
   H5_CHECK(H5Pset_create_intermediate_group(lcpl.get(), 1), file, path);
@@ -187,6 +202,39 @@ void File::write_vlen_strings(const std::string& path, const std::vector<std::st
   for (size_t i = 0; i < strings.size(); ++i) ptrs[i] = strings[i].c_str();
   H5_CHECK(H5Dwrite(ds.get(), type.get(), H5S_ALL, H5S_ALL, H5P_DEFAULT, ptrs.data()), file, path);
 }
+
+Dataset File::create_vlen_string_dataset(const std::string& path, const std::vector<int64_t>& dims,
+                                         const DatasetOptions& options) {
+  const std::string& file = this->path();
+  ABL_CHECK(!parallel(), "{}: {}: variable-length strings cannot be written through MPI-IO", file,
+            path);
+  Id type(H5_CHECK(H5Tcopy(H5T_C_S1), file, path));
+  H5_CHECK(H5Tset_size(type.get(), H5T_VARIABLE), file, path);
+  H5_CHECK(H5Tset_cset(type.get(), H5T_CSET_UTF8), file, path);
+  // Chunk sizing counts the 16-byte heap reference each element keeps in the dataset itself.
+  return create_dataset_typed(path, type.get(), 16, dims, options);
+}
+
+Dataset File::create_f64_compound_dataset(const std::string& path,
+                                          const std::vector<std::string>& fields, int64_t rows,
+                                          const DatasetOptions& options) {
+  const std::string& file = this->path();
+  ABL_CHECK(!fields.empty(), "{}: {}: a compound dataset needs at least one field", file, path);
+  for (size_t i = 0; i < fields.size(); ++i) {
+    ABL_CHECK(!fields[i].empty(), "{}: {}: field {} has an empty name", file, path, i);
+    for (size_t j = 0; j < i; ++j) {
+      ABL_CHECK(fields[i] != fields[j], "{}: {}: field '{}' appears twice", file, path, fields[i]);
+    }
+  }
+  const size_t bytes = 8 * fields.size();
+  Id type(H5_CHECK(H5Tcreate(H5T_COMPOUND, bytes), file, path));
+  for (size_t i = 0; i < fields.size(); ++i) {
+    H5_CHECK(H5Tinsert(type.get(), fields[i].c_str(), 8 * i, H5T_IEEE_F64LE), file, path);
+  }
+  return create_dataset_typed(path, type.get(), bytes, {rows}, options);
+}
+
+void File::flush() { H5_CHECK(H5Fflush(id_.get(), H5F_SCOPE_GLOBAL), path(), "/"); }
 
 Dataset File::open_dataset(const std::string& path) const {
   ABL_CHECK(exists(path), "{}: no dataset {}", this->path(), path);

@@ -96,6 +96,7 @@ ResidualsWriter::ResidualsWriter(const std::string& path, MPI_Comm comm, const R
   f.set_attr_string("/", r::kAttrSharding, meta.sharding);
   f.set_attr_string("/", r::kAttrVersion, meta.abliterate_version);
   f.set_attr_double("/", r::kAttrWinsorizeQuantile, meta.winsorize_quantile);
+  f.set_attr_string("/", r::kAttrResponsePrefix, meta.response_prefix);
   f.set_attr_string("/", r::kAttrCreated, from_rank0(comm, now_iso8601()));
 }
 
@@ -184,6 +185,8 @@ ResidualsReader::ResidualsReader(const std::string& path) : file_(h5::File::open
   meta_.sharding = f.attr_string("/", r::kAttrSharding);
   meta_.abliterate_version = f.attr_string("/", r::kAttrVersion);
   meta_.winsorize_quantile = f.attr_double("/", r::kAttrWinsorizeQuantile);
+  // Files of the first schema version may lack it (written before the baseline phase existed).
+  if (f.has_attr("/", r::kAttrResponsePrefix)) meta_.response_prefix = f.attr_string("/", r::kAttrResponsePrefix);
   meta_.created = f.attr_string("/", r::kAttrCreated);
 
   std::vector<int64_t> mean_dims = f.open_dataset(r::mean(PromptSet::good)).dims();

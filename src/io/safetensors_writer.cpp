@@ -202,43 +202,64 @@ constexpr const char* kSingleFile = "model.safetensors";
 constexpr const char* kIndexFile = "model.safetensors.index.json";
 }  // namespace
 
+ShardPlan plan_shards(const std::string& dir, std::vector<TensorSpec> tensors, uint64_t max_shard_bytes) {
+  ABL_CHECK(max_shard_bytes > 0, "{}: the maximum shard size must be positive", dir);
+  ShardPlan plan;
+  uint64_t current = 0;
+  std::set<std::string, std::less<>> seen;
+  for (TensorSpec& s : tensors) {
+    if (!seen.insert(s.name).second) fail("{}: tensor '{}' given twice", dir, s.name);
+    const uint64_t n = spec_bytes(dir, s);
+    const bool full = current > 0 && (current > max_shard_bytes || n > max_shard_bytes - current);
+    if (plan.tensors.empty() || full) {
+      plan.tensors.emplace_back();
+      plan.bytes.push_back(0);
+      current = 0;
+    }
+    current += n;
+    plan.bytes.back() += n;
+    if (__builtin_add_overflow(plan.total_bytes, n, &plan.total_bytes)) {
+      fail("{}: total tensor size overflows", dir);
+    }
+    plan.tensors.back().push_back(std::move(s));
+  }
+  if (plan.tensors.empty()) {
+    plan.tensors.emplace_back();
+    plan.bytes.push_back(0);
+  }
+  const size_t n_shards = plan.tensors.size();
+  for (size_t i = 0; i < n_shards; ++i) {
+    plan.file_names.push_back(n_shards == 1
+                                  ? std::string(kSingleFile)
+                                  : fmt::format("model-{:05d}-of-{:05d}.safetensors", i + 1, n_shards));
+  }
+  return plan;
+}
+
+void write_shard_index(const std::string& dir, const ShardPlan& plan) {
+  if (plan.num_shards() <= 1) return;
+  nlohmann::json index;
+  index["metadata"]["total_size"] = plan.total_bytes;
+  nlohmann::json weight_map = nlohmann::json::object();  // sorted by name, as transformers writes it
+  for (size_t i = 0; i < plan.num_shards(); ++i) {
+    for (const TensorSpec& s : plan.tensors[i]) weight_map[s.name] = plan.file_names[i];
+  }
+  index["weight_map"] = std::move(weight_map);
+  write_json_file((fs::path(dir) / kIndexFile).string(), index, 2);
+}
+
 ShardedSafetensorsWriter::ShardedSafetensorsWriter(std::string dir, std::vector<TensorSpec> tensors,
                                                    uint64_t max_shard_bytes,
                                                    std::map<std::string, std::string> metadata)
-    : dir_(std::move(dir)) {
-  ABL_CHECK(max_shard_bytes > 0, "{}: the maximum shard size must be positive", dir_);
+    : dir_(std::move(dir)), plan_(plan_shards(dir_, std::move(tensors), max_shard_bytes)) {
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) fail("{}: cannot create folder: {}", dir_, ec.message());
   metadata.emplace("format", "pt");
-
-  // Greedy assignment in the caller's order, as transformers' split_torch_state_dict_into_shards.
-  std::vector<std::vector<TensorSpec>> groups;
-  uint64_t current = 0;
-  std::set<std::string, std::less<>> seen;
-  for (TensorSpec& s : tensors) {
-    if (!seen.insert(s.name).second) fail("{}: tensor '{}' given twice", dir_, s.name);
-    uint64_t n = spec_bytes(dir_, s);
-    bool full = current > 0 && (current > max_shard_bytes || n > max_shard_bytes - current);
-    if (groups.empty() || full) {
-      groups.emplace_back();
-      current = 0;
-    }
-    current += n;
-    total_bytes_ += n;
-    groups.back().push_back(std::move(s));
-  }
-  if (groups.empty()) groups.emplace_back();
-
-  const size_t n_shards = groups.size();
-  for (size_t i = 0; i < n_shards; ++i) {
-    std::string name = n_shards == 1
-                           ? std::string(kSingleFile)
-                           : fmt::format("model-{:05d}-of-{:05d}.safetensors", i + 1, n_shards);
-    for (const TensorSpec& s : groups[i]) shard_of_.emplace(s.name, i);
-    shard_names_.push_back(name);
-    shards_.push_back(std::make_unique<SafetensorsWriter>((fs::path(dir_) / name).string(),
-                                                          std::move(groups[i]), metadata));
+  for (size_t i = 0; i < plan_.num_shards(); ++i) {
+    for (const TensorSpec& s : plan_.tensors[i]) shard_of_.emplace(s.name, i);
+    shards_.push_back(std::make_unique<SafetensorsWriter>((fs::path(dir_) / plan_.file_names[i]).string(),
+                                                          plan_.tensors[i], metadata));
   }
 }
 
@@ -260,15 +281,7 @@ void ShardedSafetensorsWriter::write_part(std::string_view name, uint64_t offset
 void ShardedSafetensorsWriter::finish() {
   ABL_CHECK(!finished_, "{}: finish() called twice", dir_);
   for (auto& s : shards_) s->finish();
-  if (shards_.size() > 1) {
-    // The index goes last: a folder with an index has all its shards.
-    nlohmann::json index;
-    index["metadata"]["total_size"] = total_bytes_;
-    nlohmann::json weight_map = nlohmann::json::object();
-    for (const auto& [name, shard] : shard_of_) weight_map[name] = shard_names_[shard];
-    index["weight_map"] = std::move(weight_map);
-    write_json_file((fs::path(dir_) / kIndexFile).string(), index, 2);
-  }
+  write_shard_index(dir_, plan_);  // last: a folder with an index has all its shards
   finished_ = true;
 }
 

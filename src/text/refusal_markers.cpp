@@ -3,11 +3,13 @@
 #include "abl/text/refusal_markers.h"
 
 #include <fstream>
+#include <sstream>
 
 #include <utf8proc.h>
 
 #include "abl/core/error.h"
 #include "abl/core/utf8.h"
+#include "abl/text/default_refusal_markers.h"
 
 namespace abl::text {
 
@@ -21,20 +23,38 @@ RefusalMarkers::RefusalMarkers(std::vector<std::string> markers) {
 RefusalMarkers RefusalMarkers::from_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   ABL_CHECK(in.good(), "cannot open refusal marker file {}", path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return from_text(text.str(), path);
+}
+
+RefusalMarkers RefusalMarkers::from_text(std::string_view text, const std::string& name) {
   std::vector<std::string> markers;
-  std::string line;
   int lineno = 0;
-  while (std::getline(in, line)) {
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t end = text.find('\n', pos);
+    if (end == std::string_view::npos) end = text.size();
+    std::string line(text.substr(pos, end - pos));
+    pos = end + 1;
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.pop_back();
-    ABL_CHECK(valid_utf8(line), "{}:{}: invalid UTF-8", path, lineno);
+    ABL_CHECK(valid_utf8(line), "{}:{}: invalid UTF-8", name, lineno);
     size_t b = line.find_first_not_of(" \t");
     if (b == std::string::npos || line[b] == '#') continue;
     size_t e = line.find_last_not_of(" \t");
     markers.push_back(line.substr(b, e - b + 1));
   }
-  ABL_CHECK(!markers.empty(), "{}: no refusal markers", path);
+  ABL_CHECK(!markers.empty(), "{}: no refusal markers", name);
   return RefusalMarkers(std::move(markers));
+}
+
+RefusalMarkers RefusalMarkers::builtin() {
+  return from_text(kDefaultRefusalMarkers, "built-in refusal markers (inputs/refusal_markers.txt)");
+}
+
+RefusalMarkers RefusalMarkers::from_option(const std::string& value) {
+  return value == "builtin" ? builtin() : from_file(value);
 }
 
 std::string RefusalMarkers::normalize(std::string_view text) {

@@ -10,5 +10,11 @@ Command prompts_command();
 Command generate_command();
 Command residuals_command();
 Command plan_command();
+Command directions_command();
+Command baseline_command();
+Command sweep_command();
+Command report_command();
+Command export_command();
+Command run_command();
 
 }  // namespace abl::app

@@ -20,11 +20,19 @@ std::vector<int> assign_balanced(const std::vector<int64_t>& costs, int owners);
 // each rank writes its rows of a shared dataset as one block.
 std::vector<size_t> split_contiguous(const std::vector<int64_t>& costs, int owners);
 
+// What a lockstep prefill computes besides the logits.
+struct PrefillOptions {
+  bool residuals = true;                       // capture (L+1, H) per prompt
+  const std::vector<int32_t>* trials = nullptr;  // ablation trial of each prompt (null: none)
+  engine::Epilogue* epilogue = nullptr;
+};
+
 // Prefill of this rank's prompts in passes within the engine limits, as many passes as the
-// busiest rank of `group` needs. on_result(i, logits (V), residuals (L+1, H)) for prompt i.
+// busiest rank of `group` needs. on_result(i, logits (V), residuals (L+1, H) or null) for prompt i.
 void prefill_lockstep(engine::Engine& engine, engine::KvCache& cache,
                       const std::vector<std::vector<int32_t>>& prompts, Comm& group,
-                      const std::function<void(size_t, const float*, const float*)>& on_result);
+                      const std::function<void(size_t, const float*, const float*)>& on_result,
+                      const PrefillOptions& opts = {});
 
 // GenerateOptions::any_work for a group: true while any rank of `group` has work.
 std::function<bool(bool)> group_any_work(Comm& group);

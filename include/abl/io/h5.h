@@ -144,9 +144,21 @@ class Dataset {
   // Fixed-width string datasets: writes rows [first_row, first_row + rows.size()), collective
   // on parallel files; a string longer than the width is an error (on every rank).
   void write_string_rows(int64_t first_row, const std::vector<std::string>& rows);
-  // Fixed-width or variable-length; n_rows < 0: to the end. Trailing NULs are stripped.
+  // Fixed-width or variable-length; n_rows < 0: to the end. Trailing NULs are stripped. A
+  // dataset of rank > 1 gives n_rows * row_elems() strings, row-major.
   std::vector<std::string> read_strings(int64_t first_row = 0, int64_t n_rows = -1) const;
   int64_t string_width() const;  // bytes per row of a fixed-width dataset, 0 for variable
+  // Variable-length UTF-8 datasets of any rank (File::create_vlen_string_dataset; serial files
+  // only): rows [first_row, first_row + n) from n * row_elems() strings, row-major.
+  void write_vlen_string_rows(int64_t first_row, const std::vector<std::string>& strings);
+
+  // Compound datasets whose members are all reals (File::create_f64_compound_dataset).
+  std::vector<std::string> compound_fields() const;  // member names in file order
+  // Rows [first_row, first_row + n_rows) from n_rows * compound_fields().size() values,
+  // row-major in member order. Collective on parallel files like write_rows.
+  void write_compound_rows(int64_t first_row, int64_t n_rows, const double* data);
+  // n_rows < 0: to the end. Values row-major in compound_fields() order.
+  std::vector<double> read_compound_rows(int64_t first_row = 0, int64_t n_rows = -1) const;
 
  private:
   void write_rows_raw(Type t, int64_t first_row, int64_t n_rows, const void* data);
@@ -172,6 +184,12 @@ class File {
   static File create(const std::string& path, MPI_Comm comm);
   // Opens an existing file; serial (sec2) when comm == MPI_COMM_NULL.
   static File open(const std::string& path, MPI_Comm comm = MPI_COMM_NULL, bool writable = false);
+  // Serial and read-only, without HDF5's file lock: for a file that another process holds
+  // open for writing (the trials.h5.partial of a running sweep), which File::open refuses
+  // ("unable to lock file"). It sees what that process last flushed (File::flush). Use it only
+  // after File::open failed to lock: HDF5 refuses to open a file again in the same process
+  // with other locking settings than it is open with ("file locking flag values don't match").
+  static File open_unlocked(const std::string& path);
 
   const std::string& path() const { return ctx_->path; }
   MPI_Comm comm() const { return ctx_->comm; }
@@ -181,6 +199,10 @@ class File {
   // Closes the file (collective on parallel files). Every dataset, group and attribute of the
   // file must be closed first; otherwise the error lists how many are still open.
   void close();
+  // Writes everything HDF5 buffers for the file to the operating system (H5Fflush, collective
+  // on parallel files): a process killed afterwards leaves a file that opens and reads back
+  // what was written so far.
+  void flush();
   // Drops the id without closing it: for a parallel file on an error path, where a collective
   // close could wait forever for ranks that are not closing. HDF5 closes it at exit.
   void abandon();
@@ -194,6 +216,16 @@ class File {
                                 const DatasetOptions& options = {});
   // Creates and fills a variable-length UTF-8 string dataset (serial files only).
   void write_vlen_strings(const std::string& path, const std::vector<std::string>& strings);
+  // An empty variable-length UTF-8 string dataset of shape `dims` (serial files only), filled
+  // with Dataset::write_vlen_string_rows; extendible like any other (unwritten elements read
+  // as empty strings).
+  Dataset create_vlen_string_dataset(const std::string& path, const std::vector<int64_t>& dims,
+                                     const DatasetOptions& options = {});
+  // A compound dataset of `rows` records whose members are `fields` (f64 each, in that order):
+  // one named column per value, which h5py shows as a structured array.
+  Dataset create_f64_compound_dataset(const std::string& path,
+                                      const std::vector<std::string>& fields, int64_t rows,
+                                      const DatasetOptions& options = {});
   Dataset open_dataset(const std::string& path) const;
 
   // Attributes of the object at `object` ("/" for the root group). Writing is collective on

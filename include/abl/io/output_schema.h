@@ -1,8 +1,8 @@
 // The output schema as code: every HDF5 file, dataset and root attribute the phases write, with
 // its dimensions and a schema version per file; docs/outputs.md describes the same layout.
 // Dimensions: N prompts of a set, L layers (depths L+1: embeddings, every layer, final norm),
-// H hidden, V vocabulary. Only residuals.h5 has a writer yet; the others are names for the
-// phases that will write them.
+// H hidden, V vocabulary, T trials. residuals.h5 is written and read here; directions.h5,
+// baseline.h5 and trials.h5 by driver_files.h.
 #pragma once
 #include <mpi.h>
 
@@ -41,10 +41,11 @@ inline constexpr const char* kAttrWorldSize = "world_size";                  // 
 inline constexpr const char* kAttrSharding = "sharding";                     // string
 inline constexpr const char* kAttrVersion = "abliterate_version";            // string
 inline constexpr const char* kAttrWinsorizeQuantile = "winsorize_quantile";  // f64
+inline constexpr const char* kAttrResponsePrefix = "response_prefix";        // string
 inline constexpr const char* kAttrCreated = "created";                       // ISO 8601 UTC
 }  // namespace residuals
 
-namespace directions {  // written by the directions phase (no writer yet)
+namespace directions {  // written by the directions phase (driver_files.h)
 inline constexpr const char* kFile = "directions.h5";
 inline constexpr const char* kSchema = "abliterate-directions";
 inline constexpr int64_t kVersion = 1;
@@ -57,9 +58,15 @@ inline constexpr const char* kStatsBadNorm = "/stats/bad_norm";
 inline constexpr const char* kStatsDirectionNorm = "/stats/direction_norm";  // before normalizing
 inline constexpr const char* kStatsCosineGoodBad = "/stats/cosine_good_bad";
 inline constexpr const char* kStatsSeparation = "/stats/separation";
+// Root attributes.
+inline constexpr const char* kAttrModel = "model";                         // string
+inline constexpr const char* kAttrArchitecture = "architecture";           // string
+inline constexpr const char* kAttrResidualsCreated = "residuals_created";  // string
+inline constexpr const char* kAttrProjected = "projected";                 // i64 0/1
+inline constexpr const char* kAttrCreated = "created";                     // ISO 8601 UTC
 }  // namespace directions
 
-namespace baseline {  // written by the baseline phase (no writer yet)
+namespace baseline {  // written by the baseline phase (driver_files.h)
 inline constexpr const char* kFile = "baseline.h5";
 inline constexpr const char* kSchema = "abliterate-baseline";
 inline constexpr int64_t kVersion = 1;
@@ -68,10 +75,20 @@ inline constexpr const char* kKlPrompts = "/kl/prompts";                 // (N_k
 inline constexpr const char* kRefusalPrompts = "/refusal/prompts";       // (N_ref) UTF-8
 inline constexpr const char* kRefusalResponses = "/refusal/responses";   // (N_ref) UTF-8
 inline constexpr const char* kRefusalIsRefusal = "/refusal/is_refusal";  // (N_ref) u8
-inline constexpr const char* kAttrResponsePrefix = "response_prefix";    // string
+// Root attributes.
+inline constexpr const char* kAttrModel = "model";                                  // string
+inline constexpr const char* kAttrArchitecture = "architecture";                    // string
+inline constexpr const char* kAttrChatTemplate = "chat_template";                   // string
+inline constexpr const char* kAttrSystemPrompt = "system_prompt";                   // string
+inline constexpr const char* kAttrResponsePrefix = "response_prefix";               // string
+inline constexpr const char* kAttrResponsePrefixSource = "response_prefix_source";  // string
+inline constexpr const char* kAttrMaxResponseLength = "max_response_length";        // i64
+inline constexpr const char* kAttrWorldSize = "world_size";                         // i64
+inline constexpr const char* kAttrVersion = "abliterate_version";                   // string
+inline constexpr const char* kAttrCreated = "created";                              // ISO 8601
 }  // namespace baseline
 
-namespace trials {  // written by the sweep phase (no writer yet); extendible, chunked
+namespace trials {  // written by the sweep phase (driver_files.h); extendible, chunked
 inline constexpr const char* kFile = "trials.h5";
 inline constexpr const char* kSchema = "abliterate-trials";
 inline constexpr int64_t kVersion = 1;
@@ -80,7 +97,22 @@ inline constexpr const char* kKl = "/trials/kl";                // (T) f64
 inline constexpr const char* kRefusals = "/trials/refusals";    // (T) i64
 inline constexpr const char* kResponses = "/trials/responses";  // (T, N_ref) UTF-8, optional
 inline constexpr const char* kElapsed = "/trials/elapsed_s";    // (T) f64
-inline constexpr const char* kAttrConfigHash = "config_hash";   // string: guards resume
+inline constexpr const char* kBatch = "/trials/batch";          // (T) i64: sweep batch
+// Root attributes.
+inline constexpr const char* kAttrConfigHash = "config_hash";              // string: guards resume
+inline constexpr const char* kAttrConfigJson = "config_json";              // string
+inline constexpr const char* kAttrSearch = "search";                       // string
+inline constexpr const char* kAttrTrialsPerBatch = "trials_per_batch";     // i64
+inline constexpr const char* kAttrNKl = "n_kl";                            // i64
+inline constexpr const char* kAttrNRefusal = "n_refusal";                  // i64
+inline constexpr const char* kAttrBaselineRefusals = "baseline_refusals";  // i64
+inline constexpr const char* kAttrStoreResponses = "store_responses";      // i64 0/1
+inline constexpr const char* kAttrModel = "model";                         // string
+inline constexpr const char* kAttrVersion = "abliterate_version";          // string
+inline constexpr const char* kAttrCreated = "created";                     // ISO 8601 UTC
+// i64: rows T of the last complete append. Written after the rows and flushed after them, so
+// rows beyond it (an append a killed process did not finish) are ignored and cut on resume.
+inline constexpr const char* kAttrTrials = "n_trials";
 }  // namespace trials
 
 // What residuals.h5 records about the run (root attributes).
@@ -93,6 +125,7 @@ struct ResidualsMeta {
   std::string sharding;       // resolved strategy and layout
   std::string abliterate_version;
   double winsorize_quantile = 1.0;
+  std::string response_prefix;  // appended to every rendered prompt
   std::string created;  // set by the writer (rank 0's clock); read back by the reader
 };
 

@@ -173,12 +173,33 @@ class SafetensorsWriter {
 void write_safetensors(const std::string& path, const std::vector<TensorData>& tensors,
                        const std::map<std::string, std::string>& metadata = {});
 
-// HF-style model weights in `dir`: tensors are assigned to shards in the given order, a new
-// shard starting when the next tensor would push the current one past `max_shard_bytes` (a
-// tensor larger than the limit gets a shard of its own). One shard is written as
-// model.safetensors without an index; N > 1 as model-0000i-of-0000N.safetensors plus
-// model.safetensors.index.json ({"metadata": {"total_size"}, "weight_map"}), written last.
-// Each shard's metadata gets "format": "pt" unless given, as transformers expects.
+// The shard files of an HF-style model folder and the tensors each holds. Tensors are assigned
+// in the given order, a new shard starting when the next tensor would push the current one past
+// `max_shard_bytes` (a tensor larger than the limit gets a shard of its own), as transformers'
+// split_torch_state_dict_into_shards. One shard is named model.safetensors; N > 1 are
+// model-0000i-of-0000N.safetensors. The plan is a pure function of its arguments, so ranks that
+// write different shards of one folder can each compute it and agree without communicating.
+struct ShardPlan {
+  std::vector<std::string> file_names;           // one per shard
+  std::vector<std::vector<TensorSpec>> tensors;  // of each shard, in the given order
+  std::vector<uint64_t> bytes;                   // data bytes of each shard
+  uint64_t total_bytes = 0;                      // of all tensors ("total_size" of the index)
+
+  size_t num_shards() const { return file_names.size(); }
+};
+// `dir` only names the folder in errors (a tensor given twice, a bad shape, a zero limit).
+// No tensors at all still give one (empty) shard.
+ShardPlan plan_shards(const std::string& dir, std::vector<TensorSpec> tensors,
+                      uint64_t max_shard_bytes);
+
+// Writes <dir>/model.safetensors.index.json ({"metadata": {"total_size"}, "weight_map"}) for a
+// plan of more than one shard; does nothing for a single shard. Callers write it after every
+// shard is complete, so a folder with an index has all its shards.
+void write_shard_index(const std::string& dir, const ShardPlan& plan);
+
+// HF-style model weights in `dir`, laid out by plan_shards, each shard written by a
+// SafetensorsWriter; the index (N > 1) is written last by finish(). Each shard's metadata gets
+// "format": "pt" unless given, as transformers expects.
 class ShardedSafetensorsWriter {
  public:
   ShardedSafetensorsWriter(std::string dir, std::vector<TensorSpec> tensors,
@@ -186,17 +207,16 @@ class ShardedSafetensorsWriter {
                            std::map<std::string, std::string> metadata = {});
   ~ShardedSafetensorsWriter();
 
-  const std::vector<std::string>& shard_names() const { return shard_names_; }  // file names
+  const std::vector<std::string>& shard_names() const { return plan_.file_names; }
   void write(std::string_view name, const void* data, uint64_t nbytes);
   void write_part(std::string_view name, uint64_t offset, const void* data, uint64_t nbytes);
   void finish();
 
  private:
   std::string dir_;
-  std::vector<std::string> shard_names_;
+  ShardPlan plan_;
   std::vector<std::unique_ptr<SafetensorsWriter>> shards_;
   std::map<std::string, size_t, std::less<>> shard_of_;
-  uint64_t total_bytes_ = 0;
   bool finished_ = false;
 };
 

@@ -11,6 +11,12 @@ class RefusalMarkers {
  public:
   // One marker per line; blank lines and lines starting with '#' are skipped.
   static RefusalMarkers from_file(const std::string& path);
+  // The same format from text; `name` is used in error messages.
+  static RefusalMarkers from_text(std::string_view text, const std::string& name);
+  // The list of inputs/refusal_markers.txt as compiled into the binary.
+  static RefusalMarkers builtin();
+  // "builtin" or a file path (the --refusal-markers option).
+  static RefusalMarkers from_option(const std::string& value);
   explicit RefusalMarkers(std::vector<std::string> markers);
 
   bool is_refusal(std::string_view response) const;

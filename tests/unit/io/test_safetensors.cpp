@@ -279,6 +279,31 @@ TEST(Safetensors, ShardedWriterSplitsLikeTransformers) {
   EXPECT_EQ(fs::path(r.tensor("c").file).filename(), names[1]);
 }
 
+TEST(Safetensors, ShardPlanIsWhatTheShardedWriterWrites) {
+  // Ranks that write different shards of one folder each compute the plan; it must be the
+  // writer's. Same tensors as above: [a b] [c] [d] with a 1000-byte limit.
+  std::vector<TensorSpec> specs = {{"a", DType::f32, {100}}, {"b", DType::bf16, {200}},
+                                   {"c", DType::f32, {250}}, {"d", DType::f16, {100}}};
+  abl::io::ShardPlan plan = abl::io::plan_shards("m", specs, 1000);
+  ASSERT_EQ(plan.num_shards(), 3u);
+  EXPECT_EQ(plan.file_names[1], "model-00002-of-00003.safetensors");
+  EXPECT_EQ(plan.bytes, (std::vector<uint64_t>{800, 1000, 200}));
+  EXPECT_EQ(plan.total_bytes, 2000u);
+  ASSERT_EQ(plan.tensors[0].size(), 2u);
+  EXPECT_EQ(plan.tensors[0][1].name, "b");
+  EXPECT_EQ(plan.tensors[2][0].name, "d");
+  EXPECT_EQ(abl::io::plan_shards("m", specs, 1u << 20).file_names,
+            std::vector<std::string>{"model.safetensors"});
+  EXPECT_EQ(abl::io::plan_shards("m", {}, 10).num_shards(), 1u);
+  EXPECT_ABL_ERROR(abl::io::plan_shards("m", specs, 0), "m: the maximum shard size must be positive");
+  specs.push_back(specs[0]);
+  EXPECT_ABL_ERROR(abl::io::plan_shards("m", specs, 1000), "m: tensor 'a' given twice");
+
+  abl::testing::TempDir dir;
+  abl::io::write_shard_index(dir.path().string(), abl::io::plan_shards("m", {specs[0]}, 10));
+  EXPECT_TRUE(fs::is_empty(dir.path())) << "one shard needs no index";
+}
+
 TEST(Safetensors, ShardedWriterWithOneShardWritesModelSafetensors) {
   abl::testing::TempDir dir;
   std::vector<Owned> ts = {make("a", DType::f32, {10}, 1), make("b", DType::bf16, {10}, 2)};

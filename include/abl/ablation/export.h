@@ -1,0 +1,51 @@
+// `export`: the abliterated model as a Hugging Face folder — W' = ablate(W) written explicitly
+// for o_proj and down_proj of every layer (all three row-normalization modes), every other
+// tensor copied, config.json and the tokenizer files copied. Each rank writes whole shard files
+// of a plan every rank computes alike; rank 0 writes the index and the small files last, after
+// every shard is complete, so a folder with an index is a complete folder.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "abl/ablation/epilogue.h"
+#include "abl/core/dtype.h"
+
+namespace abl::ablation {
+
+struct ExportOptions {
+  std::string out_dir;
+  uint64_t max_shard_bytes = 5ull << 30;  // --max-shard-size
+  // Default: each tensor keeps its source dtype. Set: every tensor is written in this dtype and
+  // config.json's torch_dtype (or dtype) says so.
+  std::optional<DType> dtype;
+  bool overwrite = false;                 // else an existing out_dir is an error
+  std::vector<std::pair<std::string, std::string>> metadata;  // extra safetensors metadata
+};
+
+// model_dir: a Hugging Face model folder (model.safetensors or shards with their index).
+// directions/trial as for AblationEpilogue (the trial's direction index per layer names a row of
+// `directions`). Collective over comm (MPI_COMM_NULL: serial).
+//
+// What is written: o_proj/down_proj of a layer with λ ≠ 0 become ablate_weight(W) computed in
+// fp32 from the source values and rounded once to the output dtype; with λ = 0 they are copied
+// like every other tensor (the source bytes when the dtype is unchanged). Tensors go in the
+// model's module order (embedding, layer 0, ..., norm, head, then extras by name), split into
+// shards of at most max_shard_bytes as io::plan_shards does; shard i is written by rank
+// i mod size. config.json is copied byte for byte unless --dtype changes its dtype; the
+// tokenizer and generation files that exist are copied.
+//
+// Everything is written into "<out_dir>.partial/" (a stale one is replaced), which rank 0
+// renames to out_dir at the very end; with overwrite an existing out_dir is only removed then.
+// A failure on any rank fails every rank with that rank's message and removes the partial
+// folder. Errors (checked on every rank before any tensor is read): out_dir exists without
+// overwrite, out_dir is or contains model_dir, a trial or direction that does not fit the model,
+// weights that do not match config.json or have a dtype other than F32/F16/BF16.
+void export_model(const std::string& model_dir, const std::vector<std::vector<float>>& directions,
+                  const TrialAblation& trial, const ExportOptions& opts, MPI_Comm comm);
+
+}  // namespace abl::ablation

@@ -1,0 +1,99 @@
+// The phases of an abliteration run (DESIGN.md §6) as functions over one Session, so that a
+// phase subcommand and `run` (all phases in one MPI job) share the same code and the weights are
+// loaded once. Every phase reads its inputs from the run folder (--out) and writes its file there.
+#pragma once
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "abl/app/cli.h"
+#include "abl/dist/runtime.h"
+#include "abl/dist/sharded_weights.h"
+#include "abl/engine/engine.h"
+#include "abl/io/prompt_dataset.h"
+#include "abl/text/chat_template.h"
+#include "abl/text/refusal_markers.h"
+#include "abl/text/tokenizer.h"
+
+namespace abl::app {
+
+// Options of each phase; `run` declares them all. Sections: [output] out; [prompts] the direction
+// sets; [evaluation] KL and refusal prompt sets, markers, response length; [directions];
+// [sweep]. Model, engine and dist options are declared by the callers.
+void declare_output_options(OptionSet& o);
+void declare_prompt_set_options(OptionSet& o);  // --good, --bad and their splits
+void declare_residuals_options(OptionSet& o);
+void declare_directions_options(OptionSet& o);
+void declare_evaluation_options(OptionSet& o);
+void declare_sweep_options(OptionSet& o);
+
+// What the phases of one process share. The runtime, model, tokenizer and chat template are set
+// up on construction (cheap); the weights and the engine are loaded on first use.
+class Session {
+ public:
+  explicit Session(const po::variables_map& vm);
+  ~Session();
+
+  const po::variables_map& vm() const { return vm_; }
+  dist::Runtime& rt() { return rt_; }
+  bool is_root() const { return rt_.world_rank() == 0; }
+  const std::string& model() const { return model_; }
+  const model::ModelSpec& spec() const { return spec_; }
+  const engine::Limits& limits() const { return limits_; }
+  const text::Tokenizer& tokenizer() const { return *tok_; }
+  const text::ChatTemplate& chat_template() const { return *tmpl_; }
+  const std::string& system_prompt() const { return system_; }
+  const std::string& out_dir() const { return out_dir_; }
+  std::string out_path(const std::string& file) const;
+
+  // The response prefix every rendered prompt ends with: --response-prefix when given, else the
+  // one the run folder's baseline.h5 records, else detected (DESIGN.md §1; see baseline).
+  const std::string& response_prefix();
+  const std::string& response_prefix_source();  // "given", "baseline.h5", "detected"
+  void set_response_prefix(std::string prefix, std::string source);
+
+  std::vector<int32_t> encode_prompt(const std::string& user);  // rendered with the prefix
+
+  // Loaded on first use (collective over the world: every rank must call).
+  engine::Engine& engine();
+  // A cache for generation of up to `max_new` tokens after prompts of up to `longest` tokens.
+  engine::KvCache& cache(int64_t longest, int64_t max_new);
+
+ private:
+  const po::variables_map& vm_;
+  dist::Runtime rt_;
+  std::string model_;
+  model::ModelSpec spec_;
+  engine::Limits limits_;
+  std::unique_ptr<text::Tokenizer> tok_;
+  std::unique_ptr<text::ChatTemplate> tmpl_;
+  std::string system_;
+  std::string out_dir_;
+  std::optional<std::string> prefix_;
+  std::string prefix_source_;
+  bool topology_done_ = false;
+  std::unique_ptr<dist::ShardedWeights> weights_;
+  std::unique_ptr<engine::Engine> engine_;
+  std::unique_ptr<engine::KvCache> cache_;
+};
+
+// Prompts of a set named by options: `<name>` file (falling back to `fallback_file` when empty)
+// and `<name>-split`.
+std::vector<io::Prompt> load_prompt_set(const po::variables_map& vm, const std::string& file_option,
+                                        const std::string& fallback_option, const std::string& split_option);
+
+// Detects the common response prefix (DESIGN.md §1, the reference tool's rule): the common prefix
+// of greedy responses to `prompts` (without any prefix), trailing spaces removed; one that opens a
+// chain-of-thought block (<think>, <thought>, [THINK], <|channel|>analysis) is replaced by the
+// closed empty block. Collective over the world.
+std::string detect_response_prefix(Session& s, const std::vector<std::string>& prompts);
+// The prefix rule alone, on given responses (tests).
+std::string common_response_prefix(const std::vector<std::string>& responses);
+
+void phase_residuals(Session& s);
+void phase_directions(Session& s);
+void phase_baseline(Session& s);
+void phase_sweep(Session& s);
+
+}  // namespace abl::app

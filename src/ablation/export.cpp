@@ -1,0 +1,379 @@
+// Export in four collective steps, each closed by a verdict every rank shares (io::h5::agree), so
+// that a failure on one rank fails all of them with its message instead of leaving the others
+// waiting in a barrier:
+//   1. every rank checks the arguments and plans the shards (headers only, no tensor data);
+//   2. rank 0 creates "<out_dir>.partial/";
+//   3. each rank writes the shard files assigned to it (round-robin), reading only their tensors;
+//   4. rank 0 writes the index, config.json and tokenizer files and renames the folder into place.
+// The weights go into a folder that only gets its final name once complete, so an interrupted
+// export never leaves behind something that looks like a model.
+#include "abl/ablation/export.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "abl/core/error.h"
+#include "abl/core/log.h"
+#include "abl/io/h5.h"
+#include "abl/io/json_file.h"
+#include "abl/io/safetensors.h"
+#include "abl/model/model_spec.h"
+#include "abl/model/weights.h"
+
+namespace abl::ablation {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+// Files that travel with the weights, copied when the source has them.
+constexpr const char* kSideFiles[] = {
+    "tokenizer.json",   "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
+    "tokenizer.model",  "vocab.json",            "merges.txt",              "chat_template.jinja",
+    "chat_template.json", "generation_config.json",
+};
+
+// Elements converted per step when a tensor changes dtype: bounds the memory of a large embedding.
+constexpr int64_t kConvertChunk = int64_t{1} << 24;
+
+// config.json's spelling of a dtype.
+const char* torch_dtype_name(DType t) {
+  switch (t) {
+    case DType::f32: return "float32";
+    case DType::f16: return "float16";
+    case DType::bf16: return "bfloat16";
+  }
+  return "?";
+}
+
+double mib(uint64_t bytes) { return static_cast<double>(bytes) / (1024.0 * 1024.0); }
+
+double seconds_since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
+
+// Runs `step` and shares the verdict with every rank of comm (MPI_COMM_NULL: just the step).
+template <typename F>
+void collectively(MPI_Comm comm, F&& step) {
+  std::string message;
+  bool ok = true;
+  try {
+    step();
+  } catch (const std::exception& e) {
+    ok = false;
+    message = e.what();
+  }
+  io::h5::agree(comm, ok, message);
+}
+
+// One tensor of the output: where it comes from and, for an ablated one, what to apply.
+struct Item {
+  const io::TensorInfo* src = nullptr;
+  DType dtype = DType::f32;  // output dtype
+  int component = -1;        // 0 = o_proj, 1 = down_proj when ablated, else -1
+  int64_t layer = -1;
+};
+
+// Everything step 1 derives; identical on every rank.
+struct Job {
+  model::ModelSpec spec;
+  std::unique_ptr<io::SafetensorsReader> reader;
+  std::map<std::string, Item> items;
+  io::ShardPlan plan;
+  size_t num_ablated = 0;
+};
+
+// `path` without a trailing separator, so "<path>.partial" is a sibling, not a child.
+fs::path folder_path(const std::string& path) {
+  fs::path p = fs::path(path).lexically_normal();
+  if (p.filename().empty() && p.has_parent_path()) p = p.parent_path();
+  return p;
+}
+
+bool is_within(const fs::path& inner, const fs::path& outer) {
+  const fs::path rel = inner.lexically_relative(outer);
+  return !rel.empty() && *rel.begin() != "..";
+}
+
+void check_trial(const model::ModelSpec& spec, const std::vector<std::vector<float>>& directions,
+                 const TrialAblation& trial, const std::string& where) {
+  const size_t L = static_cast<size_t>(spec.num_layers);
+  ABL_CHECK(trial.direction.size() == L && trial.lambda[0].size() == L && trial.lambda[1].size() == L,
+            "{}: the trial gives {} directions and {}/{} weights (o_proj/down_proj) for a model of {} layers",
+            where, trial.direction.size(), trial.lambda[0].size(), trial.lambda[1].size(), L);
+  for (size_t i = 0; i < directions.size(); ++i) {
+    ABL_CHECK(static_cast<int64_t>(directions[i].size()) == spec.hidden_size,
+              "{}: direction {} has length {} for hidden size {}", where, i, directions[i].size(),
+              spec.hidden_size);
+  }
+  for (size_t l = 0; l < L; ++l) {
+    const int32_t d = trial.direction[l];
+    ABL_CHECK(d >= 0 && static_cast<size_t>(d) < directions.size(),
+              "{}: layer {} names direction {} but there are {}", where, l, d, directions.size());
+    for (int c = 0; c < 2; ++c) {
+      ABL_CHECK(std::isfinite(trial.lambda[static_cast<size_t>(c)][l]),
+                "{}: layer {} has a non-finite weight", where, l);
+    }
+  }
+}
+
+Job prepare(const std::string& model_dir, const std::vector<std::vector<float>>& directions,
+            const TrialAblation& trial, const ExportOptions& opts, const fs::path& out,
+            const fs::path& partial) {
+  ABL_CHECK(!opts.out_dir.empty(), "export: no output folder given");
+  ABL_CHECK(fs::is_directory(model_dir), "{}: not a model folder", model_dir);
+  const fs::path src = fs::weakly_canonical(fs::absolute(folder_path(model_dir)));
+  const fs::path dst = fs::weakly_canonical(fs::absolute(out));
+  ABL_CHECK(src != dst, "{}: the output folder is the model folder being exported", out.string());
+  // With --overwrite the output folder is removed at the end: it must not hold the source.
+  ABL_CHECK(!is_within(src, dst), "{}: the output folder contains the model folder {}", out.string(),
+            model_dir);
+  const fs::path tmp = fs::weakly_canonical(fs::absolute(partial));
+  ABL_CHECK(src != tmp && !is_within(src, tmp),
+            "{}: the model folder is where export writes its partial output", model_dir);
+  ABL_CHECK(opts.overwrite || !fs::exists(fs::symlink_status(out)),
+            "{}: the output folder already exists (overwrite it with --overwrite)", out.string());
+  ABL_CHECK(opts.max_shard_bytes > 0, "{}: the maximum shard size must be positive", out.string());
+
+  Job job;
+  job.spec = model::load_model_spec(model_dir);
+  check_trial(job.spec, directions, trial, model_dir);
+  job.reader = std::make_unique<io::SafetensorsReader>(model_dir);
+  const model::WeightCheck check = model::inspect_weights(job.spec, *job.reader);
+  if (!check.problems.empty()) {
+    std::string list;
+    for (const std::string& p : check.problems) list += "\n  " + p;
+    fail("{}: cannot export, the weights do not match config.json:{}", model_dir, list);
+  }
+  if (!check.unexpected.empty()) {
+    log::info("export: {} tensor{} not used by {} copied unchanged", check.unexpected.size(),
+              check.unexpected.size() == 1 ? "" : "s", job.spec.architecture);
+  }
+
+  // Output order: the model's module order (as transformers saves it), then any extra tensors by
+  // name, so that shards hold consecutive layers.
+  std::vector<const io::TensorInfo*> order;
+  std::set<std::string, std::less<>> taken;
+  for (const model::ExpectedWeight& w : model::expected_weights(job.spec)) {
+    const io::TensorInfo* t = job.reader->find(w.name);
+    if (!t || !taken.insert(w.name).second) continue;
+    order.push_back(t);
+    const int component = w.role == model::WeightRole::o_proj      ? 0
+                          : w.role == model::WeightRole::down_proj ? 1
+                                                                   : -1;
+    if (component < 0) continue;
+    if (trial.lambda[static_cast<size_t>(component)][static_cast<size_t>(w.layer)] != 0.0f) {
+      Item& it = job.items[w.name];
+      it.component = component;
+      it.layer = w.layer;
+      ++job.num_ablated;
+    }
+  }
+  for (const io::TensorInfo& t : job.reader->tensors()) {
+    if (taken.insert(t.name).second) order.push_back(&t);
+  }
+
+  std::vector<io::TensorSpec> specs;
+  for (const io::TensorInfo* t : order) {
+    if (!t->dtype) {
+      fail("{}: tensor '{}' has dtype {}, which export cannot write (supported: {})", t->file, t->name,
+           t->dtype_name, io::supported_dtypes());
+    }
+    Item& it = job.items[t->name];
+    it.src = t;
+    it.dtype = opts.dtype.value_or(*t->dtype);
+    specs.push_back(io::TensorSpec{t->name, it.dtype, t->shape});
+  }
+  job.plan = io::plan_shards(partial.string(), std::move(specs), opts.max_shard_bytes);
+  return job;
+}
+
+// The output bytes of one tensor, written through `w`.
+void write_tensor(const Job& job, const Item& it, const std::vector<std::vector<float>>& directions,
+                  const TrialAblation& trial, io::SafetensorsWriter& w) {
+  const io::TensorInfo& t = *it.src;
+  const size_t out_size = dtype_size(it.dtype);
+  if (it.component >= 0) {
+    // W' in fp32 from the source values, rounded once to the output dtype.
+    const int64_t rows = t.shape[0], cols = t.numel / std::max<int64_t>(rows, 1);
+    std::vector<float> wf(static_cast<size_t>(t.numel));
+    job.reader->read_f32(t, 0, t.numel, wf.data());
+    const size_t l = static_cast<size_t>(it.layer);
+    const float* v = directions[static_cast<size_t>(trial.direction[l])].data();
+    ablate_weight(wf.data(), rows, cols, v, trial.lambda[static_cast<size_t>(it.component)][l], trial.mode);
+    std::vector<unsigned char> bytes(wf.size() * out_size);
+    convert_from_f32(wf.data(), it.dtype, bytes.data(), wf.size());
+    w.write(t.name, bytes.data(), bytes.size());
+  } else if (it.dtype == *t.dtype) {
+    // Straight from the mapping: the bytes are the source's, bit for bit.
+    w.write(t.name, job.reader->file(t.file_index).bytes(t), t.nbytes());
+  } else {
+    std::vector<float> f;
+    std::vector<unsigned char> bytes;
+    for (int64_t first = 0; first < t.numel; first += kConvertChunk) {
+      const int64_t n = std::min(kConvertChunk, t.numel - first);
+      f.resize(static_cast<size_t>(n));
+      bytes.resize(static_cast<size_t>(n) * out_size);
+      job.reader->read_f32(t, first, n, f.data());
+      convert_from_f32(f.data(), it.dtype, bytes.data(), f.size());
+      w.write_part(t.name, static_cast<uint64_t>(first) * out_size, bytes.data(), bytes.size());
+    }
+  }
+}
+
+// config.json as the source has it, byte for byte, unless --dtype changes its dtype; then it is
+// rewritten with its key order and every other key kept.
+void write_config(const std::string& model_dir, const fs::path& partial, const std::optional<DType>& dtype) {
+  const fs::path path = fs::path(model_dir) / "config.json";
+  const fs::path dest = partial / "config.json";
+  nlohmann::ordered_json config;
+  if (dtype) {
+    std::ifstream in(path, std::ios::binary);
+    ABL_CHECK(in, "{}: cannot read", path.string());
+    try {
+      config = nlohmann::ordered_json::parse(in);
+    } catch (const nlohmann::json::exception& e) {
+      fail("{}: invalid JSON: {}", path.string(), e.what());
+    }
+    ABL_CHECK(config.is_object(), "{}: not a JSON object", path.string());
+  }
+  nlohmann::ordered_json updated = config;
+  if (dtype) {
+    // Newer transformers write "dtype", older "torch_dtype": update whichever is there.
+    const char* name = torch_dtype_name(*dtype);
+    if (updated.contains("dtype")) updated["dtype"] = name;
+    if (updated.contains("torch_dtype") || !updated.contains("dtype")) updated["torch_dtype"] = name;
+  }
+  if (updated != config) {
+    io::write_json_file(dest.string(), updated, 2);
+    return;
+  }
+  std::error_code ec;
+  fs::copy_file(path, dest, fs::copy_options::overwrite_existing, ec);
+  if (ec) fail("{}: cannot copy to {}: {}", path.string(), partial.string(), ec.message());
+}
+
+// Moves the finished folder into place; an old out_dir (overwrite) is set aside first and only
+// removed once the new one has its name, so a failure leaves the old one in place.
+void move_into_place(const fs::path& partial, const fs::path& out) {
+  std::error_code ec;
+  fs::path old;
+  if (fs::exists(fs::symlink_status(out))) {
+    old = out;
+    old += fmt::format(".replaced.{}", static_cast<long>(::getpid()));
+    fs::rename(out, old, ec);
+    if (ec) fail("{}: cannot move the existing folder aside: {}", out.string(), ec.message());
+  }
+  fs::rename(partial, out, ec);
+  if (ec) {
+    std::error_code ignore;
+    if (!old.empty()) fs::rename(old, out, ignore);
+    fail("{}: cannot rename {} into place: {}", out.string(), partial.string(), ec.message());
+  }
+  if (!old.empty()) {
+    fs::remove_all(old, ec);
+    if (ec) {
+      log::warn("{}: could not remove the replaced folder {}: {}", out.string(), old.string(), ec.message());
+    }
+  }
+}
+
+}  // namespace
+
+void export_model(const std::string& model_dir, const std::vector<std::vector<float>>& directions,
+                  const TrialAblation& trial, const ExportOptions& opts, MPI_Comm comm) {
+  const auto t0 = std::chrono::steady_clock::now();
+  int rank = 0, size = 1;
+  if (comm != MPI_COMM_NULL) {
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+  }
+  const fs::path out = folder_path(opts.out_dir);
+  fs::path partial = out;
+  partial += ".partial";
+
+  Job job;
+  collectively(comm, [&] { job = prepare(model_dir, directions, trial, opts, out, partial); });
+  const size_t n_shards = job.plan.num_shards();
+  log::info("export: {} -> {}: {} of {} o_proj/down_proj tensors ablated (mode {}), {} tensors, {:.1f} MiB "
+            "in {} shard{}{}",
+            model_dir, out.string(), job.num_ablated, 2 * job.spec.num_layers, row_norm_name(trial.mode),
+            job.items.size(), mib(job.plan.total_bytes), n_shards, n_shards == 1 ? "" : "s",
+            opts.dtype ? fmt::format(", as {}", dtype_name(*opts.dtype)) : std::string());
+
+  // A stale .partial folder is what an earlier failed export left; it is never a result.
+  collectively(comm, [&] {
+    if (rank != 0) return;
+    std::error_code ec;
+    fs::remove_all(partial, ec);
+    if (ec) fail("{}: cannot remove: {}", partial.string(), ec.message());
+    fs::create_directories(partial, ec);
+    if (ec) fail("{}: cannot create folder: {}", partial.string(), ec.message());
+  });
+
+  // Any failure from here on: rank 0 removes the partial folder once every rank has stopped.
+  auto cleanup_and_rethrow = [&](const Error& e) {
+    if (rank == 0) {
+      std::error_code ec;
+      fs::remove_all(partial, ec);
+    }
+    throw e;
+  };
+
+  std::map<std::string, std::string> metadata(opts.metadata.begin(), opts.metadata.end());
+  metadata.emplace("format", "pt");  // transformers refuses safetensors files without it
+  uint64_t my_bytes = 0;
+  size_t my_shards = 0;
+  try {
+    collectively(comm, [&] {
+      for (size_t s = static_cast<size_t>(rank); s < n_shards; s += static_cast<size_t>(size)) {
+        const auto ts = std::chrono::steady_clock::now();
+        io::SafetensorsWriter w((partial / job.plan.file_names[s]).string(), job.plan.tensors[s], metadata);
+        for (const io::TensorSpec& spec : job.plan.tensors[s]) {
+          write_tensor(job, job.items.at(spec.name), directions, trial, w);
+        }
+        w.finish();
+        my_bytes += w.file_size();
+        ++my_shards;
+        log::debug("export: wrote {} ({} tensors, {:.1f} MiB) in {:.2f} s", job.plan.file_names[s],
+                   job.plan.tensors[s].size(), mib(w.file_size()), seconds_since(ts));
+      }
+    });
+  } catch (const Error& e) {
+    cleanup_and_rethrow(e);
+  }
+  log::info("export: rank {} wrote {} shard{}, {:.1f} MiB in {:.2f} s", rank, my_shards,
+            my_shards == 1 ? "" : "s", mib(my_bytes), seconds_since(t0));
+
+  // Every shard is complete (the verdict above is the barrier): the small files, then the name.
+  try {
+    collectively(comm, [&] {
+      if (rank != 0) return;
+      io::write_shard_index(partial.string(), job.plan);
+      write_config(model_dir, partial, opts.dtype);
+      for (const char* name : kSideFiles) {
+        const fs::path from = fs::path(model_dir) / name;
+        if (!fs::is_regular_file(from)) continue;
+        std::error_code ec;
+        fs::copy_file(from, partial / name, fs::copy_options::overwrite_existing, ec);
+        if (ec) fail("{}: cannot copy to {}: {}", from.string(), partial.string(), ec.message());
+      }
+      move_into_place(partial, out);
+    });
+  } catch (const Error& e) {
+    cleanup_and_rethrow(e);
+  }
+  log::info("export: wrote {} ({:.1f} MiB in {} shard{}) in {:.2f} s", out.string(),
+            mib(job.plan.total_bytes), n_shards, n_shards == 1 ? "" : "s", seconds_since(t0));
+}
+
+}  // namespace abl::ablation

@@ -1,0 +1,202 @@
+// `abliterate baseline`: what the unablated model does, the reference every trial is scored
+// against — first-token log-probabilities of the KL prompts over the whole vocabulary and the
+// greedy responses (and refusals) to the evaluation prompts — plus the response prefix the run
+// uses. Prompts are split over every rank, results written collectively into baseline.h5.
+#include <algorithm>
+#include <chrono>
+#include <filesystem>
+
+#include "abl/app/commands.h"
+#include "abl/app/dist_options.h"
+#include "abl/app/driver.h"
+#include "abl/app/model_options.h"
+#include "abl/backend/ops.h"
+#include "abl/core/build_info.h"
+#include "abl/core/error.h"
+#include "abl/core/log.h"
+#include "abl/core/utf8.h"
+#include "abl/dist/lockstep.h"
+#include "abl/engine/generate.h"
+#include "abl/io/driver_files.h"
+
+namespace abl::app {
+namespace {
+
+// Rank 0's string on every rank.
+std::string broadcast_string(dist::Comm& comm, std::string s) {
+  int64_t n = static_cast<int64_t>(s.size());
+  comm.broadcast(&n, sizeof n, 0);
+  s.resize(static_cast<size_t>(n));
+  if (n > 0) comm.broadcast(s.data(), static_cast<size_t>(n), 0);
+  return s;
+}
+
+// This rank's contiguous block of `prompts` balanced by tokens: [begin, end).
+std::pair<size_t, size_t> my_block(const std::vector<std::vector<int32_t>>& prompts, dist::Runtime& rt) {
+  std::vector<int64_t> cost;
+  for (const auto& p : prompts) cost.push_back(static_cast<int64_t>(p.size()));
+  const auto bounds = dist::split_contiguous(cost, rt.world_size());
+  return {bounds[static_cast<size_t>(rt.world_rank())], bounds[static_cast<size_t>(rt.world_rank()) + 1]};
+}
+
+int64_t longest(const std::vector<std::vector<int32_t>>& prompts) {
+  int64_t n = 0;
+  for (const auto& p : prompts) n = std::max<int64_t>(n, static_cast<int64_t>(p.size()));
+  return n;
+}
+
+}  // namespace
+
+std::string common_response_prefix(const std::vector<std::string>& responses) {
+  if (responses.empty()) return "";
+  std::string prefix = responses[0];
+  for (const std::string& r : responses) {
+    size_t n = 0;
+    while (n < prefix.size() && n < r.size() && prefix[n] == r[n]) ++n;
+    prefix.resize(n);
+  }
+  // Never end inside a UTF-8 sequence.
+  while (!prefix.empty() && !valid_utf8(prefix)) prefix.pop_back();
+  while (!prefix.empty() && prefix.back() == ' ') prefix.pop_back();
+  // A prefix that opens a reasoning block would make every prompt start thinking: close it empty.
+  static const std::pair<const char*, const char*> kBlocks[] = {
+      {"<think>", "<think></think>"},
+      {"<thought>", "<thought></thought>"},
+      {"[THINK]", "[THINK][/THINK]"},
+      {"<|channel|>analysis<|message|>",
+       "<|channel|>analysis<|message|><|end|><|start|>assistant<|channel|>final<|message|>"},
+  };
+  for (const auto& [open, closed] : kBlocks) {
+    if (prefix.rfind(open, 0) == 0) return closed;
+  }
+  return prefix;
+}
+
+std::string detect_response_prefix(Session& s, const std::vector<std::string>& prompts) {
+  // A prefix shows in the first tokens; 32 are enough to see one and to close a reasoning block.
+  constexpr int64_t kTokens = 32;
+  dist::Runtime& rt = s.rt();
+  engine::Engine& eng = s.engine();
+  std::vector<std::vector<int32_t>> ids;
+  for (const std::string& p : prompts) {
+    ids.push_back(s.tokenizer().encode(s.chat_template().render(s.system_prompt(), p, ""), false));
+  }
+  const auto [begin, end] = my_block(ids, rt);
+  std::vector<engine::GenerateRequest> reqs;
+  for (size_t i = begin; i < end; ++i) reqs.push_back({ids[i], -1});
+  engine::GenerateOptions opts;
+  opts.max_new_tokens = kTokens;
+  opts.eos_ids = s.spec().eos_token_ids;
+  opts.any_work = dist::group_any_work(rt.shard_group());
+  const auto results = engine::generate(eng, s.cache(longest(ids), kTokens), s.tokenizer(), reqs, opts);
+  std::vector<std::string> texts;
+  for (const auto& r : results) texts.push_back(r.text);
+  const auto all = io::h5::gather_strings(rt.world().handle(), texts, 0);
+  return broadcast_string(rt.world(), rt.world_rank() == 0 ? common_response_prefix(all) : std::string());
+}
+
+void phase_baseline(Session& ses) {
+  const po::variables_map& vm = ses.vm();
+  dist::Runtime& rt = ses.rt();
+  const int64_t max_new = vm["max-response-length"].as<int64_t>();
+  ABL_CHECK(max_new > 0, "--max-response-length must be positive, got {}", max_new);
+  const auto markers = text::RefusalMarkers::from_option(vm["refusal-markers"].as<std::string>());
+  const auto kl_prompts = load_prompt_set(vm, "kl-prompts", "good", "kl-split");
+  const auto eval_prompts = load_prompt_set(vm, "eval-prompts", "bad", "eval-split");
+  std::filesystem::create_directories(ses.out_dir());
+
+  engine::Engine& eng = ses.engine();
+  const std::string& prefix = ses.response_prefix();
+  const int64_t V = ses.spec().vocab_size;
+  std::vector<std::vector<int32_t>> kl_ids, eval_ids;
+  for (const auto& p : kl_prompts) kl_ids.push_back(ses.encode_prompt(p.text));
+  for (const auto& p : eval_prompts) eval_ids.push_back(ses.encode_prompt(p.text));
+  const auto t0 = std::chrono::steady_clock::now();
+
+  // KL reference: first-token log-probabilities of this rank's block.
+  const auto [kb, ke] = my_block(kl_ids, rt);
+  std::vector<std::vector<int32_t>> mine(kl_ids.begin() + static_cast<std::ptrdiff_t>(kb),
+                                         kl_ids.begin() + static_cast<std::ptrdiff_t>(ke));
+  std::vector<float> logprobs((ke - kb) * static_cast<size_t>(V));
+  dist::PrefillOptions popts;
+  popts.residuals = false;
+  dist::prefill_lockstep(
+      eng, ses.cache(longest(kl_ids), 0), mine, rt.shard_group(),
+      [&](size_t k, const float* logits, const float*) {
+        cpu::log_softmax(logits, logprobs.data() + k * static_cast<size_t>(V), 1, V);
+      },
+      popts);
+
+  // Unablated responses to this rank's block of the evaluation prompts.
+  const auto [eb, ee] = my_block(eval_ids, rt);
+  std::vector<engine::GenerateRequest> reqs;
+  for (size_t i = eb; i < ee; ++i) reqs.push_back({eval_ids[i], -1});
+  engine::GenerateOptions gopts;
+  gopts.max_new_tokens = max_new;
+  gopts.eos_ids = ses.spec().eos_token_ids;
+  gopts.any_work = dist::group_any_work(rt.shard_group());
+  const auto results = engine::generate(eng, ses.cache(longest(eval_ids), max_new), ses.tokenizer(), reqs, gopts);
+  std::vector<std::string> prompts, responses;
+  std::vector<uint8_t> refused;
+  int64_t refusals = 0;
+  for (size_t i = eb; i < ee; ++i) {
+    prompts.push_back(eval_prompts[i].text);
+    responses.push_back(results[i - eb].text);
+    refused.push_back(markers.is_refusal(responses.back()) ? 1 : 0);
+    refusals += refused.back();
+  }
+  rt.world().all_reduce_sum(&refusals, 1);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+
+  io::schema::BaselineMeta meta;
+  meta.model = ses.model();
+  meta.architecture = ses.spec().architecture;
+  meta.chat_template = ses.chat_template().name();
+  meta.system_prompt = ses.system_prompt();
+  meta.response_prefix = prefix;
+  meta.response_prefix_source = ses.response_prefix_source() == "given" ? "given" : "detected";
+  meta.max_response_length = max_new;
+  meta.abliterate_version = build::version;
+  const std::string path = ses.out_path(io::schema::baseline::kFile);
+  io::schema::BaselineWriter w(path, rt.world().handle(), meta, static_cast<int64_t>(kl_prompts.size()),
+                               static_cast<int64_t>(eval_prompts.size()), V);
+  std::vector<std::string> kl_texts;
+  for (size_t i = kb; i < ke; ++i) kl_texts.push_back(kl_prompts[i].text);
+  w.write_kl(static_cast<int64_t>(kb), static_cast<int64_t>(ke - kb), logprobs.data(), kl_texts);
+  w.write_refusals(static_cast<int64_t>(eb), prompts, responses, refused);
+  w.commit();
+  log::info("baseline: {}/{} evaluation prompts refused, {} KL prompts, in {:.1f} s -> {}", refusals,
+            eval_prompts.size(), kl_prompts.size(), secs, path);
+  if (ses.is_root() && !responses.empty()) {
+    log::info("baseline: first response: {} -> {}", prompts[0], responses[0]);
+  }
+}
+
+namespace {
+
+int run_baseline(const po::variables_map& vm) {
+  Session ses(vm);
+  phase_baseline(ses);
+  return 0;
+}
+
+}  // namespace
+
+Command baseline_command() {
+  Command c;
+  c.name = "baseline";
+  c.summary = "first-token log-probabilities of the KL prompts and unablated refusals -> baseline.h5";
+  c.usage = "--model DIR --good FILE --bad FILE --out DIR [--kl-split S] [--eval-split S]";
+  c.declare = [](OptionSet& o) {
+    declare_model_options(o);
+    declare_prompt_set_options(o);
+    declare_evaluation_options(o);
+    declare_output_options(o);
+    declare_engine_options(o);
+    declare_dist_options(o);
+  };
+  c.run = run_baseline;
+  return c;
+}
+
+}  // namespace abl::app

@@ -1,0 +1,61 @@
+// `abliterate directions`: the driver's first step. Rank 0 reads residuals.h5 from the run folder,
+// computes the refusal direction of every depth and its statistics, writes directions.h5 and
+// prints the table; no model or MPI job is needed, but under mpirun the other ranks wait for it.
+#include <filesystem>
+
+#include "abl/ablation/directions.h"
+#include "abl/app/commands.h"
+#include "abl/app/driver.h"
+#include "abl/core/error.h"
+#include "abl/core/log.h"
+#include "abl/io/driver_files.h"
+
+namespace abl::app {
+
+void phase_directions(Session& ses) {
+  const bool projected = ses.vm()["projected"].as<bool>();
+  const std::string in = ses.out_path(io::schema::residuals::kFile);
+  const std::string out = ses.out_path(io::schema::directions::kFile);
+  if (ses.is_root()) {
+    ABL_CHECK(std::filesystem::exists(in), "{} does not exist: run the residuals phase first", in);
+    io::schema::ResidualsReader res(in);
+    if (!ses.model().empty()) {
+      // Directions are only meaningful for the model the residuals came from.
+      ABL_CHECK(res.depths() == ses.spec().num_layers + 1 && res.hidden() == ses.spec().hidden_size,
+                "{} holds residuals of {} depths x {} (model {}), but --model {} has {} layers of {}", in,
+                res.depths(), res.hidden(), res.meta().model, ses.model(), ses.spec().num_layers,
+                ses.spec().hidden_size);
+    }
+    const io::schema::DirectionsData d = ablation::compute_directions(res, projected);
+    io::schema::write_directions(out, d);
+    log::info("directions ({}) of {} depths from {} good and {} bad prompts -> {}\n{}",
+              projected ? "projected" : "plain", d.depths, res.rows(io::schema::PromptSet::good),
+              res.rows(io::schema::PromptSet::bad), out, ablation::directions_table(d));
+  }
+  ses.rt().world().barrier();
+}
+
+namespace {
+
+int run_directions(const po::variables_map& vm) {
+  Session ses(vm);
+  phase_directions(ses);
+  return 0;
+}
+
+}  // namespace
+
+Command directions_command() {
+  Command c;
+  c.name = "directions";
+  c.summary = "refusal directions and per-depth statistics from residuals.h5 -> directions.h5";
+  c.usage = "--out DIR [--projected true|false]";
+  c.declare = [](OptionSet& o) {
+    declare_output_options(o);
+    declare_directions_options(o);
+  };
+  c.run = run_directions;
+  return c;
+}
+
+}  // namespace abl::app

@@ -1,0 +1,90 @@
+// `abliterate export`: one trial of a sweep written as a Hugging Face model folder with the
+// ablated weights W' (ablation/export.h). The trial's parameters come from trials.h5, its
+// directions from directions.h5, its row normalization from the sweep's settings.
+#include <filesystem>
+
+#include <nlohmann/json.hpp>
+
+#include "abl/ablation/directions.h"
+#include "abl/ablation/export.h"
+#include "abl/ablation/trial.h"
+#include "abl/app/commands.h"
+#include "abl/app/model_options.h"
+#include "abl/core/error.h"
+#include "abl/core/log.h"
+#include "abl/dist/runtime.h"
+#include "abl/io/driver_files.h"
+#include "abl/io/safetensors.h"
+
+namespace abl::app {
+namespace {
+namespace fs = std::filesystem;
+
+int run_export(const po::variables_map& vm) {
+  const std::string run_dir = vm["run-dir"].as<std::string>();
+  const int64_t k = vm["trial"].as<int64_t>();
+  ablation::ExportOptions opts;
+  opts.out_dir = vm["out"].as<std::string>();
+  opts.overwrite = vm["overwrite"].as<bool>();
+  opts.max_shard_bytes = io::parse_byte_size(vm["max-shard-size"].as<std::string>());
+  const std::string dtype = vm["dtype"].as<std::string>();
+  if (dtype != "keep") {
+    DType t{};
+    std::string upper;
+    for (char c : dtype) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    ABL_CHECK(parse_dtype(upper, &t), "--dtype must be keep, bf16, f16 or f32, got '{}'", dtype);
+    opts.dtype = t;
+  }
+  // Everything is checked before the MPI job and the weights: the trial, the files, the folder.
+  const auto trials = io::schema::read_trials((fs::path(run_dir) / io::schema::trials::kFile).string());
+  ABL_CHECK(k >= 0 && k < static_cast<int64_t>(trials.rows.size()),
+            "--trial {} is out of range: {} holds trials 0 to {}", k, trials.path, trials.rows.size() - 1);
+  const auto dirs = io::schema::read_directions((fs::path(run_dir) / io::schema::directions::kFile).string());
+  const std::string model = vm.count("model") ? vm["model"].as<std::string>() : trials.meta.model;
+  ABL_CHECK(!is_synthetic(model), "export needs a model folder, not {}", model);
+  ABL_CHECK(!fs::exists(opts.out_dir) || opts.overwrite, "{} already exists (--overwrite replaces it)", opts.out_dir);
+  const model::ModelSpec spec = model::load_model_spec(model);
+  ABL_CHECK(dirs.depths == spec.num_layers + 1 && dirs.hidden == spec.hidden_size,
+            "{} holds directions of {} depths x {}, but {} has {} layers of hidden size {}", run_dir, dirs.depths,
+            dirs.hidden, model, spec.num_layers, spec.hidden_size);
+  const auto cfg = nlohmann::json::parse(trials.meta.config_json);
+  const ablation::RowNorm mode = ablation::parse_row_norm(cfg.value("row_normalization", "full"));
+  std::array<double, ablation::kParamNames.size()> v{};
+  ABL_CHECK(trials.meta.param_names.size() == v.size(), "{}: unexpected parameters", trials.path);
+  std::copy(trials.rows[static_cast<size_t>(k)].params.begin(), trials.rows[static_cast<size_t>(k)].params.end(), v.begin());
+  const ablation::TrialParams params = ablation::params_from_values(v);
+  const auto table = ablation::build_trial_table({params}, ablation::direction_rows(dirs), mode);
+
+  dist::Runtime rt;
+  log::info("export: trial {} ({} refusals, KL {:.4f}): {} ({} rows)", k, trials.rows[static_cast<size_t>(k)].refusals,
+            trials.rows[static_cast<size_t>(k)].kl, ablation::describe(params), ablation::row_norm_name(mode));
+  opts.metadata.emplace_back("abliterate_trial", std::to_string(k));
+  opts.metadata.emplace_back("abliterate_params", ablation::describe(params));
+  ablation::export_model(model, table.directions, table.ablations[0], opts, rt.world().handle());
+  log::info("export: wrote {}", opts.out_dir);
+  return 0;
+}
+
+}  // namespace
+
+Command export_command() {
+  Command c;
+  c.name = "export";
+  c.summary = "write the model ablated by one trial as a Hugging Face folder (safetensors shards)";
+  c.usage = "--run-dir DIR --trial K --out DIR [--max-shard-size 5GB] [--dtype keep|bf16|f16|f32]";
+  c.declare = [](OptionSet& o) {
+    o.group("model", "Model")
+        ("model,m", po::value<std::string>()->value_name("DIR"), "source model folder (default: the sweep's)");
+    o.group("export", "Export")
+        ("run-dir", po::value<std::string>()->required()->value_name("DIR"), "run folder with trials.h5 and directions.h5")
+        ("trial", po::value<int64_t>()->required(), "trial index (as `report` lists them)")
+        ("out", po::value<std::string>()->required()->value_name("DIR"), "model folder to write")
+        ("max-shard-size", po::value<std::string>()->default_value("5GB"), "largest safetensors shard (e.g. 2GB, 500MB)")
+        ("dtype", po::value<std::string>()->default_value("keep"), "keep (each tensor's source dtype), bf16, f16 or f32")
+        ("overwrite", po::bool_switch(), "replace an existing output folder");
+  };
+  c.run = run_export;
+  return c;
+}
+
+}  // namespace abl::app

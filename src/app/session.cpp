@@ -1,0 +1,177 @@
+// The Session of the driver phases and their options. Defaults mirror the reference tool
+// (DESIGN.md §1): 400 + 400 direction prompts, 100 KL prompts, 100 evaluation prompts,
+// max_response_length 100, projected directions, 200 trials of which 60 start-up.
+#include <algorithm>
+#include <filesystem>
+
+#include "abl/app/dist_options.h"
+#include "abl/app/driver.h"
+#include "abl/app/model_options.h"
+#include "abl/core/error.h"
+#include "abl/core/log.h"
+#include "abl/io/driver_files.h"
+
+namespace abl::app {
+namespace fs = std::filesystem;
+
+void declare_output_options(OptionSet& o) {
+  o.group("output", "Run folder")
+      ("out", po::value<std::string>()->required()->value_name("DIR"),
+       "run folder: each phase reads the files of the previous ones here and writes its own");
+}
+
+void declare_prompt_set_options(OptionSet& o) {
+  o.group("prompts", "Direction prompts")
+      ("good", po::value<std::string>()->required()->value_name("FILE"), "harmless prompts (text or JSONL)")
+      ("bad", po::value<std::string>()->required()->value_name("FILE"), "harmful prompts (text or JSONL)")
+      ("good-split", po::value<std::string>()->default_value("[:400]"), "slice of the good prompts for directions")
+      ("bad-split", po::value<std::string>()->default_value("[:400]"), "slice of the bad prompts for directions")
+      ("column", po::value<std::string>()->default_value("text"), "JSONL field holding the prompt");
+}
+
+void declare_residuals_options(OptionSet& o) {
+  o.group("residuals", "Residuals")
+      ("winsorize-quantile", po::value<double>()->default_value(1.0),
+       "clamp each residual's components to ±this quantile of their magnitudes (1 = off)")
+      ("no-full-residuals", po::bool_switch(), "write only the class means, not every prompt's residuals");
+}
+
+void declare_directions_options(OptionSet& o) {
+  o.group("directions", "Directions")
+      ("projected", po::value<bool>()->default_value(true),
+       "remove from each direction its component along the good mean (true/false)");
+}
+
+void declare_evaluation_options(OptionSet& o) {
+  o.group("evaluation", "Evaluation prompts and refusal detection")
+      ("kl-prompts", po::value<std::string>()->default_value("")->value_name("FILE"),
+       "harmless prompts for the KL divergence (default: the --good file)")
+      ("kl-split", po::value<std::string>()->default_value("[400:500]"), "slice of the KL prompts")
+      ("eval-prompts", po::value<std::string>()->default_value("")->value_name("FILE"),
+       "harmful prompts whose refusals are counted (default: the --bad file)")
+      ("eval-split", po::value<std::string>()->default_value("[400:500]"), "slice of the evaluation prompts")
+      ("refusal-markers", po::value<std::string>()->default_value("builtin")->value_name("FILE"),
+       "marker list, one per line, or builtin (the list of inputs/refusal_markers.txt)")
+      ("max-response-length", po::value<int64_t>()->default_value(100),
+       "tokens generated per evaluation prompt at most");
+}
+
+void declare_sweep_options(OptionSet& o) {
+  o.group("sweep", "Trial search")
+      ("search", po::value<std::string>()->default_value("tpe"),
+       "tpe (Sobol start-up, then batched multi-objective TPE), sobol, or grid (--grid FILE)")
+      ("grid", po::value<std::string>()->default_value("")->value_name("FILE"),
+       "grid file (inputs/grids/): values or ranges per parameter")
+      ("trials", po::value<int64_t>()->default_value(200), "trials to evaluate in total (grid: at most)")
+      ("startup-trials", po::value<int64_t>()->default_value(60), "Sobol trials before TPE starts")
+      ("trials-per-batch", po::value<std::string>()->default_value("auto"),
+       "trials evaluated together in one set of forward passes, or auto (fill every rank's passes)")
+      ("seed", po::value<uint64_t>()->default_value(1), "seed of the Sobol shift and of TPE")
+      ("row-normalization", po::value<std::string>()->default_value("full"), "none, pre or full")
+      ("early-exit", po::value<bool>()->default_value(true),
+       "stop a response at its first refusal marker (the count is the same; only time is saved)")
+      ("store-responses", po::bool_switch(), "keep every trial's responses in trials.h5")
+      ("restart", po::bool_switch(), "discard an existing trials.h5 whose settings differ instead of failing");
+}
+
+std::vector<io::Prompt> load_prompt_set(const po::variables_map& vm, const std::string& file_option,
+                                        const std::string& fallback_option, const std::string& split_option) {
+  io::PromptSource src;
+  src.path = vm[file_option].as<std::string>();
+  if (src.path.empty()) src.path = vm[fallback_option].as<std::string>();
+  src.column = vm["column"].as<std::string>();
+  src.split = vm[split_option].as<std::string>();
+  auto prompts = io::load_prompts(src);
+  ABL_CHECK(!prompts.empty(), "--{} {} with --{} {} selects no prompts", file_option, src.path, split_option,
+            src.split);
+  return prompts;
+}
+
+Session::Session(const po::variables_map& vm) : vm_(vm) {
+  if (vm.count("out")) out_dir_ = vm["out"].as<std::string>();
+  if (!vm.count("model")) return;  // the driver-only phases (directions)
+  model_ = vm["model"].as<std::string>();
+  spec_ = is_synthetic(model_) ? model::synthetic_model_spec(model_) : model::load_model_spec(model_);
+  if (vm.count("batch-tokens")) limits_ = engine_limits(vm);
+  tok_ = std::make_unique<text::Tokenizer>(load_tokenizer(model_));
+  tmpl_ = std::make_unique<text::ChatTemplate>(load_chat_template(vm));
+  system_ = vm["system-prompt"].as<std::string>();
+  const std::string prefix = vm["response-prefix"].as<std::string>();
+  if (prefix != "auto") set_response_prefix(prefix, "given");
+}
+
+Session::~Session() = default;
+
+std::string Session::out_path(const std::string& file) const {
+  ABL_CHECK(!out_dir_.empty(), "no run folder (--out)");
+  return (fs::path(out_dir_) / file).string();
+}
+
+void Session::set_response_prefix(std::string prefix, std::string source) {
+  prefix_ = std::move(prefix);
+  prefix_source_ = std::move(source);
+}
+
+const std::string& Session::response_prefix() {
+  if (!prefix_) {
+    const std::string baseline = out_dir_.empty() ? "" : out_path(io::schema::baseline::kFile);
+    if (!baseline.empty() && fs::exists(baseline)) {
+      io::schema::BaselineReader b(baseline);
+      set_response_prefix(b.meta().response_prefix, "baseline.h5");
+    } else {
+      // The reference tool detects on up to 200 prompts; the evaluation sets when declared.
+      std::vector<std::string> texts;
+      if (vm_.count("kl-split") && vm_.count("good")) {
+        for (const auto& p : load_prompt_set(vm_, "kl-prompts", "good", "kl-split")) texts.push_back(p.text);
+        for (const auto& p : load_prompt_set(vm_, "eval-prompts", "bad", "eval-split")) texts.push_back(p.text);
+      } else if (vm_.count("good")) {
+        for (const auto& p : load_prompt_set(vm_, "good", "good", "good-split")) texts.push_back(p.text);
+        for (const auto& p : load_prompt_set(vm_, "bad", "bad", "bad-split")) texts.push_back(p.text);
+      }
+      ABL_CHECK(!texts.empty(), "--response-prefix auto needs prompts to detect it from; give --response-prefix");
+      // Up to 100 of each half, as the reference tool does.
+      std::vector<std::string> sample;
+      const size_t half = texts.size() / 2;
+      for (size_t i = 0; i < std::min<size_t>(100, half); ++i) sample.push_back(texts[i]);
+      for (size_t i = half; i < std::min(texts.size(), half + 100); ++i) sample.push_back(texts[i]);
+      set_response_prefix(detect_response_prefix(*this, sample), "detected");
+    }
+    log::info("response prefix ({}): \"{}\"", prefix_source_, *prefix_);
+  }
+  return *prefix_;
+}
+
+const std::string& Session::response_prefix_source() {
+  response_prefix();
+  return prefix_source_;
+}
+
+std::vector<int32_t> Session::encode_prompt(const std::string& user) {
+  return tok_->encode(tmpl_->render(system_, user, response_prefix()), false);
+}
+
+engine::Engine& Session::engine() {
+  if (!engine_) {
+    ABL_CHECK(!model_.empty(), "this phase needs --model");
+    if (!topology_done_) {
+      const dist::Topology& topo = configure_topology(rt_, vm_, spec_, limits_);
+      log::info("model {}: {}; {}", model_, model::describe(spec_), topo.describe());
+      topology_done_ = true;
+    }
+    weights_ = dist::ShardedWeights::load(model_, rt_.shard_group_weights());
+    engine_ = std::make_unique<engine::Engine>(*weights_, limits_);
+  }
+  return *engine_;
+}
+
+engine::KvCache& Session::cache(int64_t longest, int64_t max_new) {
+  // Enough rows for the longest prompt plus its response, and for a full pass of sequences.
+  const int64_t rows = std::max(longest + max_new, limits_.max_tokens + limits_.max_seqs * max_new);
+  if (!cache_ || cache_->rows() < rows) {
+    cache_.reset();
+    cache_ = std::make_unique<engine::KvCache>(spec_, rows);
+  }
+  return *cache_;
+}
+
+}  // namespace abl::app

@@ -1,0 +1,49 @@
+// What the driver files' writers and readers share (internal to src/io): the creation time,
+// rank 0's value of a string on every rank, and the schema check every reader starts with.
+#pragma once
+#include <mpi.h>
+
+#include <cstdint>
+#include <ctime>
+#include <string>
+
+#include "abl/core/error.h"
+#include "abl/io/h5.h"
+#include "abl/io/output_schema.h"
+
+namespace abl::io::schema::detail {
+
+// ISO 8601 UTC, e.g. "2025-01-31T12:00:00Z".
+inline std::string now_iso8601() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// Rank 0's value of `s` on every rank (attributes are written collectively with one value).
+inline std::string from_rank0(MPI_Comm comm, std::string s) {
+  if (comm == MPI_COMM_NULL) return s;
+  uint64_t len = s.size();
+  MPI_Bcast(&len, 1, MPI_UINT64_T, 0, comm);
+  s.resize(len);
+  MPI_Bcast(s.data(), static_cast<int>(len), MPI_CHAR, 0, comm);
+  return s;
+}
+
+// The file's schema_version, after checking that its schema is `schema` (`what` names the kind
+// of file in the message, e.g. "a trials file") and that this build reads that version.
+inline int64_t check_schema(const h5::File& f, const char* schema, int64_t newest,
+                            const char* what) {
+  ABL_CHECK(f.has_attr("/", kSchemaAttr) && f.attr_string("/", kSchemaAttr) == schema,
+            "{}: not {} (root attribute '{}' is not '{}')", f.path(), what, kSchemaAttr, schema);
+  const int64_t version = f.attr_int("/", kSchemaVersionAttr);
+  ABL_CHECK(version >= 1 && version <= newest,
+            "{}: schema version {} is not one this build reads (1 to {})", f.path(), version,
+            newest);
+  return version;
+}
+
+}  // namespace abl::io::schema::detail

@@ -1,0 +1,403 @@
+// `export` writes what the epilogue applies: the exported folder run without an epilogue gives the
+// logits of the original model run with the epilogue (fp32 export: to rounding; bf16 export: to
+// bf16 rounding), for every row-normalisation mode. Untouched tensors keep their bytes, shards
+// and their index follow ShardedSafetensorsWriter, and failures leave nothing that looks complete.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "abl/ablation/export.h"
+#include "abl/engine/engine.h"
+#include "abl/io/safetensors.h"
+#include "abl/model/weights.h"
+#include "common/temp_dir.h"
+#include "io/safetensors_test_util.h"
+
+using namespace abl;
+using ablation::RowNorm;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kFixtures(ABL_FIXTURE_DIR);
+const std::string kOrganism = (kFixtures / "organism").string();
+const std::string kTiny = (kFixtures / "tiny-llama").string();
+const std::string kTinySharded = (kFixtures / "tiny-llama-sharded").string();
+
+std::vector<float> unit_vector(int64_t n, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d;
+  std::vector<float> v(static_cast<size_t>(n));
+  double ss = 0;
+  for (auto& x : v) {
+    x = d(rng);
+    ss += static_cast<double>(x) * x;
+  }
+  for (auto& x : v) x = static_cast<float>(x / std::sqrt(ss));
+  return v;
+}
+
+std::vector<std::vector<float>> directions(const model::ModelSpec& spec) {
+  const int64_t H = spec.hidden_size;
+  return {unit_vector(H, 11), unit_vector(H, 12), unit_vector(H, 13)};
+}
+
+// Different directions and λ per layer, negative and > 1 ones, and λ = 0 for layer 0's down_proj
+// and for the last layer's o_proj (those tensors must come out untouched).
+ablation::TrialAblation make_trial(const model::ModelSpec& spec, RowNorm mode) {
+  ablation::TrialAblation t;
+  t.mode = mode;
+  const float attn[] = {0.9f, 1.3f, 0.6f, 1.1f}, mlp[] = {0.0f, 0.7f, -0.2f, 1.4f};
+  for (int64_t l = 0; l < spec.num_layers; ++l) {
+    t.direction.push_back(static_cast<int32_t>((l * 2 + 1) % 3));
+    t.lambda[0].push_back(l == spec.num_layers - 1 ? 0.0f : attn[l % 4]);
+    t.lambda[1].push_back(mlp[l % 4]);
+  }
+  return t;
+}
+
+std::vector<int32_t> tokens(int64_t n, int32_t seed, int64_t vocab) {
+  std::vector<int32_t> t(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) {
+    t[static_cast<size_t>(i)] = static_cast<int32_t>((seed * 71 + i * 29 + i * i * 7) % vocab);
+  }
+  return t;
+}
+
+// Logits at every token of three sequences, optionally with trial 0 of `epi` on all of them.
+std::vector<float> run(engine::WeightSource& w, ablation::AblationEpilogue* epi) {
+  const model::ModelSpec& spec = w.spec();
+  engine::Engine eng(w, {64, 8});
+  engine::KvCache cache(spec, 64);
+  engine::Batch b;
+  const int64_t len = 11;
+  for (int s = 0; s < 3; ++s) {
+    const auto t = tokens(len, s + 1, spec.vocab_size);
+    b.add(t.data(), len, s * 16, 0, epi ? 0 : -1);
+  }
+  std::vector<float> logits(static_cast<size_t>(b.num_tokens() * spec.vocab_size));
+  engine::Outputs o;
+  o.all_logits = logits.data();
+  eng.forward(b, cache, o, epi);
+  return logits;
+}
+
+float max_abs(const std::vector<float>& a) {
+  float m = 0;
+  for (float x : a) m = std::max(m, std::fabs(x));
+  return m;
+}
+
+float max_abs_diff(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  float m = 0;
+  for (size_t i = 0; i < a.size() && i < b.size(); ++i) m = std::max(m, std::fabs(a[i] - b[i]));
+  return m;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+std::string raw_bytes(const io::SafetensorsReader& r, const std::string& name) {
+  const io::TensorInfo& t = r.tensor(name);
+  std::string s(t.nbytes(), '\0');
+  r.read_bytes(t, 0, t.nbytes(), s.data());
+  return s;
+}
+
+// The original model with the trial's epilogue: what every export is compared against.
+std::vector<float> reference_logits(const std::string& model, const ablation::TrialAblation& trial,
+                                    const std::vector<std::vector<float>>& dirs) {
+  auto base = engine::HostWeights::load(model);
+  ablation::AblationEpilogue epi(base->spec(), dirs, {trial});
+  return run(*base, &epi);
+}
+
+ablation::ExportOptions options(const std::string& out) {
+  ablation::ExportOptions o;
+  o.out_dir = out;
+  return o;
+}
+
+}  // namespace
+
+class ExportModes : public ::testing::TestWithParam<RowNorm> {};
+
+// The acceptance criterion: fp32 export run plainly == original run with the epilogue.
+TEST_P(ExportModes, Float32ExportEqualsTheEpilogue) {
+  const model::ModelSpec spec = model::load_model_spec(kOrganism);
+  const auto dirs = directions(spec);
+  const ablation::TrialAblation trial = make_trial(spec, GetParam());
+  abl::testing::TempDir tmp;
+  const std::string out = tmp.file("exported");
+  ablation::ExportOptions opts = options(out);
+  opts.dtype = DType::f32;
+  ablation::export_model(kOrganism, dirs, trial, opts, MPI_COMM_NULL);
+
+  EXPECT_TRUE(fs::exists(fs::path(out) / "model.safetensors"));
+  EXPECT_FALSE(fs::exists(fs::path(out) / "model.safetensors.index.json"));
+  EXPECT_FALSE(fs::exists(out + ".partial"));
+  io::SafetensorsReader r(out);
+  for (const io::TensorInfo& t : r.tensors()) EXPECT_EQ(t.dtype, DType::f32) << t.name;
+
+  const std::vector<float> want = reference_logits(kOrganism, trial, dirs);
+  auto exported = engine::HostWeights::load(out);
+  const std::vector<float> got = run(*exported, nullptr);
+  const float scale = max_abs(want), err = max_abs_diff(got, want);
+  std::printf("[ export %s f32 ] max |logit| %.4g, max abs diff %.3g (relative %.3g)\n",
+              std::string(ablation::row_norm_name(GetParam())).c_str(), scale, err, err / scale);
+  EXPECT_LE(err, 1e-4f * scale);
+
+  // Not vacuous: the ablation moves the logits far more than the tolerance.
+  auto original = engine::HostWeights::load(kOrganism);
+  const float moved = max_abs_diff(run(*original, nullptr), want);
+  std::printf("[ export %s f32 ] the ablation itself moves the logits by up to %.3g\n",
+              std::string(ablation::row_norm_name(GetParam())).c_str(), moved);
+  EXPECT_GT(moved, 1e-2f * scale);
+
+  // config.json: the dtype follows the export, every other key (and the key order) is kept.
+  const auto src_cfg = nlohmann::ordered_json::parse(slurp(fs::path(kOrganism) / "config.json"));
+  auto out_cfg = nlohmann::ordered_json::parse(slurp(fs::path(out) / "config.json"));
+  EXPECT_EQ(out_cfg["torch_dtype"], "float32");
+  out_cfg["torch_dtype"] = src_cfg["torch_dtype"];
+  EXPECT_EQ(out_cfg.dump(), src_cfg.dump());
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ExportModes, ::testing::Values(RowNorm::none, RowNorm::pre, RowNorm::full),
+                         [](const auto& p) { return std::string(ablation::row_norm_name(p.param)); });
+
+TEST(Export, DefaultKeepsDtypesAndUntouchedBytes) {
+  const model::ModelSpec spec = model::load_model_spec(kOrganism);
+  const auto dirs = directions(spec);
+  const ablation::TrialAblation trial = make_trial(spec, RowNorm::full);
+  abl::testing::TempDir tmp;
+  const std::string out = tmp.file("exported");
+  ablation::export_model(kOrganism, dirs, trial, options(out), MPI_COMM_NULL);
+
+  io::SafetensorsReader src(kOrganism), dst(out);
+  ASSERT_EQ(dst.tensors().size(), src.tensors().size());
+  size_t ablated = 0, untouched = 0;
+  for (const model::ExpectedWeight& w : model::expected_weights(spec)) {
+    const io::TensorInfo* s = src.find(w.name);
+    if (!s) continue;
+    const io::TensorInfo& d = dst.tensor(w.name);
+    EXPECT_EQ(d.dtype, s->dtype) << w.name;
+    EXPECT_EQ(d.shape, s->shape) << w.name;
+    const int c = w.role == model::WeightRole::o_proj ? 0 : w.role == model::WeightRole::down_proj ? 1 : -1;
+    const float lambda = c < 0 ? 0.0f : trial.lambda[static_cast<size_t>(c)][static_cast<size_t>(w.layer)];
+    if (lambda == 0.0f) {
+      EXPECT_EQ(raw_bytes(dst, w.name), raw_bytes(src, w.name)) << w.name << " changed";
+      ++untouched;
+      continue;
+    }
+    // W' computed in fp32 from the source values, rounded once to bf16.
+    std::vector<float> wf = src.read_f32(w.name);
+    const float* v = dirs[static_cast<size_t>(trial.direction[static_cast<size_t>(w.layer)])].data();
+    ablation::ablate_weight(wf.data(), s->shape[0], s->shape[1], v, lambda, trial.mode);
+    std::string want(wf.size() * dtype_size(*s->dtype), '\0');
+    convert_from_f32(wf.data(), *s->dtype, want.data(), wf.size());
+    EXPECT_EQ(raw_bytes(dst, w.name), want) << w.name;
+    EXPECT_NE(raw_bytes(dst, w.name), raw_bytes(src, w.name)) << w.name;
+    ++ablated;
+  }
+  EXPECT_EQ(ablated, static_cast<size_t>(2 * spec.num_layers - 2));
+  EXPECT_GT(untouched, 20u);
+  EXPECT_EQ(dst.file(0).metadata().at("format"), "pt");
+
+  // config.json and the tokenizer files are the source's, byte for byte.
+  for (const char* name :
+       {"config.json", "tokenizer.json", "tokenizer_config.json", "generation_config.json"}) {
+    ASSERT_TRUE(fs::exists(fs::path(out) / name)) << name;
+    EXPECT_EQ(slurp(fs::path(out) / name), slurp(fs::path(kOrganism) / name)) << name;
+  }
+  for (const char* name : {"golden.json", "golden.safetensors", "training_report.json", "prompts"}) {
+    EXPECT_FALSE(fs::exists(fs::path(out) / name)) << name << " is not part of a model folder";
+  }
+
+  const std::vector<float> want = reference_logits(kOrganism, trial, dirs);
+  auto exported = engine::HostWeights::load(out);
+  const float scale = max_abs(want), err = max_abs_diff(run(*exported, nullptr), want);
+  std::printf("[ export full bf16 ] max |logit| %.4g, max abs diff %.3g (relative %.3g)\n", scale, err,
+              err / scale);
+  EXPECT_LE(err, 2e-2f * scale);
+}
+
+TEST(Export, ShardsMatchTheSingleFileExport) {
+  const model::ModelSpec spec = model::load_model_spec(kOrganism);
+  const auto dirs = directions(spec);
+  const ablation::TrialAblation trial = make_trial(spec, RowNorm::pre);
+  abl::testing::TempDir tmp;
+  const std::string single = tmp.file("single"), sharded = tmp.file("sharded");
+  ablation::export_model(kOrganism, dirs, trial, options(single), MPI_COMM_NULL);
+  ablation::ExportOptions opts = options(sharded);
+  opts.max_shard_bytes = 400'000;  // the organism is ~2.1 MB of bf16/f32
+  opts.metadata = {{"abliterated_from", "organism"}};
+  ablation::export_model(kOrganism, dirs, trial, opts, MPI_COMM_NULL);
+
+  const fs::path index = fs::path(sharded) / "model.safetensors.index.json";
+  ASSERT_TRUE(fs::exists(index));
+  EXPECT_FALSE(fs::exists(fs::path(sharded) / "model.safetensors"));
+  io::SafetensorsReader a(single), b(sharded);
+  EXPECT_GE(b.num_files(), 3u);
+  EXPECT_EQ(b.index_path(), index.string());
+  const std::string first = fmt::format("model-00001-of-{:05d}.safetensors", b.num_files());
+  EXPECT_EQ(fs::path(b.file(0).path()).filename(), first);
+  const auto idx = nlohmann::json::parse(slurp(index));
+  uint64_t total = 0;
+  for (const io::TensorInfo& t : a.tensors()) total += t.nbytes();
+  EXPECT_EQ(idx["metadata"]["total_size"].get<uint64_t>(), total);
+  EXPECT_EQ(idx["weight_map"].size(), a.tensors().size());
+  // The same shard plan as ShardedSafetensorsWriter, layers in order: the embedding first.
+  EXPECT_EQ(idx["weight_map"]["model.embed_tokens.weight"], first);
+  for (size_t i = 0; i < b.num_files(); ++i) {
+    EXPECT_EQ(b.file(i).metadata().at("format"), "pt");
+    EXPECT_EQ(b.file(i).metadata().at("abliterated_from"), "organism");
+  }
+  ASSERT_EQ(a.tensors().size(), b.tensors().size());
+  for (const io::TensorInfo& t : a.tensors()) EXPECT_EQ(raw_bytes(b, t.name), raw_bytes(a, t.name)) << t.name;
+  EXPECT_FALSE(fs::exists(sharded + ".partial"));
+
+  auto wa = engine::HostWeights::load(single), wb = engine::HostWeights::load(sharded);
+  EXPECT_EQ(run(*wa, nullptr), run(*wb, nullptr));
+}
+
+TEST(Export, ShardedSourceGivesTheSameModel) {
+  const model::ModelSpec spec = model::load_model_spec(kTiny);
+  const auto dirs = directions(spec);
+  const ablation::TrialAblation trial = make_trial(spec, RowNorm::none);
+  abl::testing::TempDir tmp;
+  ablation::ExportOptions opts = options(tmp.file("from-single"));
+  opts.dtype = DType::f16;
+  ablation::export_model(kTiny, dirs, trial, opts, MPI_COMM_NULL);
+  opts.out_dir = tmp.file("from-sharded");
+  ablation::export_model(kTinySharded, dirs, trial, opts, MPI_COMM_NULL);
+  io::SafetensorsReader a(tmp.file("from-single")), b(tmp.file("from-sharded")), src(kTinySharded);
+  ASSERT_EQ(a.tensors().size(), src.tensors().size());
+  for (const io::TensorInfo& t : a.tensors()) {
+    EXPECT_EQ(t.dtype, DType::f16) << t.name;
+    EXPECT_EQ(raw_bytes(b, t.name), raw_bytes(a, t.name)) << t.name;
+  }
+  const auto cfg = nlohmann::json::parse(slurp(fs::path(tmp.file("from-sharded")) / "config.json"));
+  EXPECT_EQ(cfg["torch_dtype"], "float16");
+  EXPECT_FALSE(fs::exists(fs::path(tmp.file("from-sharded")) / "tokenizer.json"));  // the source has none
+  EXPECT_TRUE(fs::exists(fs::path(tmp.file("from-single")) / "tokenizer.json"));
+}
+
+TEST(Export, ExistingOutputFolderIsLeftAloneWithoutOverwrite) {
+  const model::ModelSpec spec = model::load_model_spec(kTiny);
+  const auto dirs = directions(spec);
+  const ablation::TrialAblation trial = make_trial(spec, RowNorm::full);
+  abl::testing::TempDir tmp;
+  const std::string out = tmp.file("out");
+  fs::create_directories(out);
+  tmp.write("out/keep.txt", "mine");
+  EXPECT_ABL_ERROR(ablation::export_model(kTiny, dirs, trial, options(out), MPI_COMM_NULL), out,
+                   "already exists", "--overwrite");
+  EXPECT_EQ(slurp(fs::path(out) / "keep.txt"), "mine");
+  EXPECT_EQ(std::distance(fs::directory_iterator(out), fs::directory_iterator()), 1);
+  EXPECT_FALSE(fs::exists(out + ".partial"));
+  // A trailing separator names the same folder.
+  EXPECT_ABL_ERROR(ablation::export_model(kTiny, dirs, trial, options(out + "/"), MPI_COMM_NULL),
+                   "already exists");
+
+  ablation::ExportOptions opts = options(out);
+  opts.overwrite = true;
+  ablation::export_model(kTiny, dirs, trial, opts, MPI_COMM_NULL);
+  EXPECT_FALSE(fs::exists(fs::path(out) / "keep.txt"));
+  EXPECT_TRUE(fs::exists(fs::path(out) / "model.safetensors"));
+  EXPECT_FALSE(fs::exists(out + ".partial"));
+  // Nothing else is left next to it (no set-aside old folder).
+  EXPECT_EQ(std::distance(fs::directory_iterator(tmp.path()), fs::directory_iterator()), 1);
+}
+
+TEST(Export, StalePartialFolderIsReplaced) {
+  const model::ModelSpec spec = model::load_model_spec(kTiny);
+  const auto dirs = directions(spec);
+  abl::testing::TempDir tmp;
+  const std::string out = tmp.file("out");
+  fs::create_directories(out + ".partial");
+  tmp.write("out.partial/model-00001-of-00002.safetensors", "half-written");
+  ablation::export_model(kTiny, dirs, make_trial(spec, RowNorm::full), options(out), MPI_COMM_NULL);
+  EXPECT_FALSE(fs::exists(out + ".partial"));
+  EXPECT_FALSE(fs::exists(fs::path(out) / "model-00001-of-00002.safetensors"));
+  EXPECT_NO_THROW(io::SafetensorsReader{out});
+}
+
+TEST(Export, RejectsBadArgumentsBeforeWriting) {
+  // A copy of the fixture, so that a wrong check could not damage the committed files.
+  abl::testing::TempDir tmp;
+  const fs::path model = tmp.path() / "model";
+  fs::create_directories(model);
+  for (const auto& e : fs::directory_iterator(kTiny)) fs::copy_file(e.path(), model / e.path().filename());
+  const model::ModelSpec spec = model::load_model_spec(model.string());
+  const auto dirs = directions(spec);
+  const ablation::TrialAblation good = make_trial(spec, RowNorm::full);
+  const std::string out = tmp.file("out");
+  auto export_to = [&](const std::string& dir, const ablation::TrialAblation& t, bool overwrite = true) {
+    ablation::ExportOptions o = options(dir);
+    o.overwrite = overwrite;
+    ablation::export_model(model.string(), dirs, t, o, MPI_COMM_NULL);
+  };
+
+  ablation::TrialAblation short_trial = good;
+  short_trial.direction.pop_back();
+  short_trial.lambda[0].pop_back();
+  short_trial.lambda[1].pop_back();
+  EXPECT_ABL_ERROR(export_to(out, short_trial), model.string(), "1 directions", "model of 2 layers");
+  ablation::TrialAblation bad_dir = good;
+  bad_dir.direction[1] = 3;
+  EXPECT_ABL_ERROR(export_to(out, bad_dir), "layer 1 names direction 3 but there are 3");
+  ablation::TrialAblation nan = good;
+  nan.lambda[1][0] = std::nanf("");
+  EXPECT_ABL_ERROR(export_to(out, nan), "layer 0 has a non-finite weight");
+  EXPECT_ABL_ERROR(ablation::export_model(model.string(), {unit_vector(7, 1)}, good, options(out),
+                                          MPI_COMM_NULL),
+                   "direction 0 has length 7 for hidden size 64");
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(out + ".partial"));
+
+  // The model folder itself, also spelt differently, or a folder holding it (overwrite would
+  // remove the source).
+  EXPECT_ABL_ERROR(export_to(model.string(), good), "is the model folder");
+  EXPECT_ABL_ERROR(export_to((model / "." / "").string(), good), "is the model folder");
+  EXPECT_ABL_ERROR(export_to(tmp.path().string(), good), "contains the model folder");
+  ablation::ExportOptions zero = options(out);
+  zero.max_shard_bytes = 0;
+  EXPECT_ABL_ERROR(ablation::export_model(model.string(), dirs, good, zero, MPI_COMM_NULL), "shard size");
+  EXPECT_FALSE(fs::exists(out));
+
+  // The source is untouched by all of it, and the same call with good arguments works.
+  for (const auto& e : fs::directory_iterator(kTiny)) {
+    EXPECT_EQ(slurp(model / e.path().filename()), slurp(e.path())) << e.path().filename();
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(model), fs::directory_iterator()),
+            std::distance(fs::directory_iterator(kTiny), fs::directory_iterator()));
+  export_to(out, good);
+  EXPECT_NO_THROW(engine::HostWeights::load(out));
+}
+
+TEST(Export, ModelThatDoesNotMatchItsConfigIsRejected) {
+  abl::testing::TempDir tmp;
+  const fs::path model = tmp.path() / "model";
+  fs::create_directories(model);
+  for (const auto& e : fs::directory_iterator(kTiny)) fs::copy_file(e.path(), model / e.path().filename());
+  // Claim a wider MLP than the weights have.
+  auto cfg = nlohmann::ordered_json::parse(slurp(model / "config.json"));
+  cfg["intermediate_size"] = 256;
+  tmp.write("model/config.json", cfg.dump(2));
+  const model::ModelSpec spec = model::load_model_spec(model.string());
+  const std::string out = tmp.file("out");
+  EXPECT_ABL_ERROR(ablation::export_model(model.string(), directions(spec), make_trial(spec, RowNorm::full),
+                                          options(out), MPI_COMM_NULL),
+                   model.string(), "cannot export", "down_proj");
+  EXPECT_FALSE(fs::exists(out));
+  EXPECT_FALSE(fs::exists(out + ".partial"));
+}
