@@ -33,3 +33,7 @@ ref = [r for r in rows if r["impl"] == "torch"]
 for o, t in zip(ours, ref):
     print("ratio abliterate/torch  %-28s prefill %5.2fx  decode %5.2fx" % (o["model"], o["prefill_tps"] / t["prefill_tps"], o["decode_tps"] / t["decode_tps"]))
 PY
+
+echo
+echo "== sweep throughput ($THREADS threads)"
+BENCH_THREADS=$THREADS bash tests/bench/bench_sweep.sh "$BUILD"

@@ -35,7 +35,10 @@ print(min(ok, key=lambda r: (r["refusals"], r["kl"]))["trial"])
 PY
 )
 echo
-mpirun -np "$NP" --oversubscribe "$BIN" export --run-dir "$OUT" --trial "$TRIAL" --out "$OUT/model" --overwrite
+# f32: W' exactly as the sweep scored it. The organism is tiny and the front trials are the
+# weakest ablations that still remove refusals, so rounding W' to bf16 can flip its decisions.
+mpirun -np "$NP" --oversubscribe "$BIN" export --run-dir "$OUT" --trial "$TRIAL" --out "$OUT/model" --overwrite \
+  --dtype f32
 echo
 for set in harmful harmless; do
   "$BIN" generate --config "$CONFIG" --model "$OUT/model" --prompts "$PROMPTS/$set.txt" --split "[400:]" \

@@ -26,7 +26,7 @@ int run_generate(const po::variables_map& vm) {
   const auto tmpl = load_chat_template(vm);
   const auto tok = load_tokenizer(model);
   const std::string system = vm["system-prompt"].as<std::string>();
-  const std::string prefix = vm["response-prefix"].as<std::string>();
+  const std::string prefix = fixed_response_prefix(vm);
 
   auto weights = engine::HostWeights::load(model);
   const model::ModelSpec& spec = weights->spec();

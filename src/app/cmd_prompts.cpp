@@ -20,7 +20,7 @@ int run_prompts(const po::variables_map& vm) {
   const auto tmpl = load_chat_template(vm);
   const auto tok = load_tokenizer(model);
   const std::string system = vm["system-prompt"].as<std::string>();
-  const std::string prefix = vm["response-prefix"].as<std::string>();
+  const std::string prefix = fixed_response_prefix(vm);
   const int64_t show = vm["show"].as<int64_t>();
 
   std::vector<int64_t> lengths;

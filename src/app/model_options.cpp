@@ -26,8 +26,9 @@ void declare_model_options(OptionSet& o) {
        "llama2, gemma, phi3, or file:PATH with {system} and {user} placeholders")
       ("system-prompt", po::value<std::string>()->default_value("You are a helpful assistant."),
        "system prompt rendered into every chat prompt")
-      ("response-prefix", po::value<std::string>()->default_value(""),
-       "text appended after the generation prompt");
+      ("response-prefix", po::value<std::string>()->default_value("auto"),
+       "text appended after the generation prompt; auto: the run's detected prefix (baseline.h5) in "
+       "the driver phases, none in generate and prompts");
 }
 
 void declare_prompt_options(OptionSet& o, const std::string& section) {
@@ -96,6 +97,11 @@ text::Tokenizer load_tokenizer(const std::string& model) {
                                            model + " tokenizer");
   }
   return text::Tokenizer::from_file(tokenizer_path(model));
+}
+
+std::string fixed_response_prefix(const po::variables_map& vm) {
+  const std::string prefix = vm["response-prefix"].as<std::string>();
+  return prefix == "auto" ? std::string() : prefix;
 }
 
 text::ChatTemplate load_chat_template(const po::variables_map& vm) {

@@ -19,8 +19,8 @@
 # its first refusal marker, so the refusal counts (and the KL divergences) must be the same
 # with it on and off; the table says whether they are.
 set -euo pipefail
+BUILD=$(cd "${1:?usage: tests/bench/bench_sweep.sh BUILD_DIR}" && pwd)
 cd "$(dirname "$0")/../.."
-BUILD=${1:?usage: tests/bench/bench_sweep.sh BUILD_DIR}
 BIN=$BUILD/bin/abliterate
 THREADS=${BENCH_THREADS:-$(nproc)}
 TRIALS=${BENCH_SWEEP_TRIALS:-64}

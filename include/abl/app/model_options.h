@@ -27,6 +27,8 @@ bool is_synthetic(const std::string& model);
 std::string tokenizer_path(const std::string& model);
 // The model's tokenizer; synthetic models get the built-in byte-level one.
 text::Tokenizer load_tokenizer(const std::string& model);
+// --response-prefix for the commands outside a run (generate, prompts): "auto" means none.
+std::string fixed_response_prefix(const po::variables_map& vm);
 // --chat-template resolved for the model (synthetic models use ChatML under "auto").
 text::ChatTemplate load_chat_template(const po::variables_map& vm);
 
