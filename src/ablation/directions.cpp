@@ -125,11 +125,15 @@ std::vector<std::vector<float>> direction_rows(const io::schema::DirectionsData&
 std::string directions_table(const io::schema::DirectionsData& d) {
   std::string s = fmt::format("{:>5} {:>11} {:>11} {:>11} {:>9} {:>10}\n", "depth", "|good|", "|bad|",
                               "|bad-good|", "cos", "separation");
+  bool any_separation = false;
   for (int64_t i = 0; i < d.depths; ++i) {
     const auto k = static_cast<size_t>(i);
-    s += fmt::format("{:>5} {:>11.4g} {:>11.4g} {:>11.4g} {:>9.4f} {:>10.3f}\n", i, d.good_norm[k], d.bad_norm[k],
-                     d.direction_norm[k], d.cosine_good_bad[k], d.separation[k]);
+    const bool sep = std::isfinite(d.separation[k]);
+    any_separation = any_separation || sep;
+    s += fmt::format("{:>5} {:>11.4g} {:>11.4g} {:>11.4g} {:>9.4f} {:>10}\n", i, d.good_norm[k], d.bad_norm[k],
+                     d.direction_norm[k], d.cosine_good_bad[k], sep ? fmt::format("{:.3f}", d.separation[k]) : "-");
   }
+  if (!any_separation) s += "(separation needs every prompt's residuals: run residuals without --no-full-residuals)\n";
   return s;
 }
 

@@ -62,6 +62,17 @@ void print_tokenizer(const std::string& model, const model::ModelSpec& spec) {
 
 int run_info(const po::variables_map& vm) {
   const std::string model = vm["model"].as<std::string>();
+  if (is_synthetic(model)) {
+    // A preset has no files: its shape, and what the engine generates for it.
+    const model::ModelSpec spec = model::synthetic_model_spec(model);
+    std::cout << "model:         " << model << "\n"
+              << "architecture:  " << model::describe(spec) << "\n"
+              << "parameters:    " << human_count(model::parameter_count(spec)) << " ("
+              << model::parameter_count(spec) << ")\n"
+              << "weights:       synthetic: deterministic random values generated at load, no files\n"
+              << "tokenizer:     built-in byte-level tokenizer, ChatML template\n";
+    return 0;
+  }
   const model::ModelSpec spec = model::load_model_spec(model);
   const io::SafetensorsReader reader(model);
   const model::FileSummary files = model::summarize_files(reader);

@@ -110,17 +110,18 @@ for row in open(sys.argv[1]):
     runs.setdefault((model, int(k), ee == "true"), []).append(r)
     if model not in models:
         models.append(model)
-best = {key: max(v, key=lambda r: r["tph"]) for key, v in runs.items()}
+best = {key: max(v, key=lambda r: r["tph"]) for key, v in runs.items()}  # the least disturbed run
 
 print()
-print("%-12s %3s %10s %7s %8s %11s %14s %14s %10s" % ("model", "K", "early exit", "trials", "time s", "trials/h",
-                                                     "decode tokens", "prompt tokens", "refusals"))
+print("%-12s %3s %10s %7s %8s %11s %14s %14s %10s  %s" % ("model", "K", "early exit", "trials", "time s", "trials/h",
+                                                         "decode tokens", "prompt tokens", "refusals", "all runs, s"))
 for model in models:
     for k in (1, K):
         for ee in (True, False):
             r = best[(model, k, ee)]
-            print("%-12s %3d %10s %7d %8.1f %11.0f %14d %14d %10d" % (model, k, "on" if ee else "off", r["trials"],
-                  r["secs"], r["tph"], r["decode"], r["prompt"], sum(r["refusals"])))
+            print("%-12s %3d %10s %7d %8.1f %11.0f %14d %14d %10d  %s" % (model, k, "on" if ee else "off", r["trials"],
+                  r["secs"], r["tph"], r["decode"], r["prompt"], sum(r["refusals"]),
+                  " ".join("%.1f" % x["secs"] for x in runs[(model, k, ee)])))
 print()
 for model in models:
     for ee in (True, False):
