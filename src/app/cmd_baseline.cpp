@@ -31,20 +31,6 @@ std::string broadcast_string(dist::Comm& comm, std::string s) {
   return s;
 }
 
-// This rank's contiguous block of `prompts` balanced by tokens: [begin, end).
-std::pair<size_t, size_t> my_block(const std::vector<std::vector<int32_t>>& prompts, dist::Runtime& rt) {
-  std::vector<int64_t> cost;
-  for (const auto& p : prompts) cost.push_back(static_cast<int64_t>(p.size()));
-  const auto bounds = dist::split_contiguous(cost, rt.world_size());
-  return {bounds[static_cast<size_t>(rt.world_rank())], bounds[static_cast<size_t>(rt.world_rank()) + 1]};
-}
-
-int64_t longest(const std::vector<std::vector<int32_t>>& prompts) {
-  int64_t n = 0;
-  for (const auto& p : prompts) n = std::max<int64_t>(n, static_cast<int64_t>(p.size()));
-  return n;
-}
-
 }  // namespace
 
 std::string common_response_prefix(const std::vector<std::string>& responses) {
@@ -81,14 +67,14 @@ std::string detect_response_prefix(Session& s, const std::vector<std::string>& p
   for (const std::string& p : prompts) {
     ids.push_back(s.tokenizer().encode(s.chat_template().render(s.system_prompt(), p, ""), false));
   }
-  const auto [begin, end] = my_block(ids, rt);
+  const auto [begin, end] = rank_block(prompt_costs(ids), rt);
   std::vector<engine::GenerateRequest> reqs;
   for (size_t i = begin; i < end; ++i) reqs.push_back({ids[i], -1});
   engine::GenerateOptions opts;
   opts.max_new_tokens = kTokens;
   opts.eos_ids = s.spec().eos_token_ids;
   opts.any_work = dist::group_any_work(rt.shard_group());
-  const auto results = engine::generate(eng, s.cache(longest(ids), kTokens), s.tokenizer(), reqs, opts);
+  const auto results = engine::generate(eng, s.cache(longest_prompt(ids), kTokens), s.tokenizer(), reqs, opts);
   std::vector<std::string> texts;
   for (const auto& r : results) texts.push_back(r.text);
   const auto all = io::h5::gather_strings(rt.world().handle(), texts, 0);
@@ -114,28 +100,28 @@ void phase_baseline(Session& ses) {
   const auto t0 = std::chrono::steady_clock::now();
 
   // KL reference: first-token log-probabilities of this rank's block.
-  const auto [kb, ke] = my_block(kl_ids, rt);
+  const auto [kb, ke] = rank_block(prompt_costs(kl_ids), rt);
   std::vector<std::vector<int32_t>> mine(kl_ids.begin() + static_cast<std::ptrdiff_t>(kb),
                                          kl_ids.begin() + static_cast<std::ptrdiff_t>(ke));
   std::vector<float> logprobs((ke - kb) * static_cast<size_t>(V));
   dist::PrefillOptions popts;
   popts.residuals = false;
   dist::prefill_lockstep(
-      eng, ses.cache(longest(kl_ids), 0), mine, rt.shard_group(),
+      eng, ses.cache(longest_prompt(kl_ids), 0), mine, rt.shard_group(),
       [&](size_t k, const float* logits, const float*) {
         cpu::log_softmax(logits, logprobs.data() + k * static_cast<size_t>(V), 1, V);
       },
       popts);
 
   // Unablated responses to this rank's block of the evaluation prompts.
-  const auto [eb, ee] = my_block(eval_ids, rt);
+  const auto [eb, ee] = rank_block(prompt_costs(eval_ids), rt);
   std::vector<engine::GenerateRequest> reqs;
   for (size_t i = eb; i < ee; ++i) reqs.push_back({eval_ids[i], -1});
   engine::GenerateOptions gopts;
   gopts.max_new_tokens = max_new;
   gopts.eos_ids = ses.spec().eos_token_ids;
   gopts.any_work = dist::group_any_work(rt.shard_group());
-  const auto results = engine::generate(eng, ses.cache(longest(eval_ids), max_new), ses.tokenizer(), reqs, gopts);
+  const auto results = engine::generate(eng, ses.cache(longest_prompt(eval_ids), max_new), ses.tokenizer(), reqs, gopts);
   std::vector<std::string> prompts, responses;
   std::vector<uint8_t> refused;
   int64_t refusals = 0;

@@ -49,9 +49,7 @@ void phase_residuals(Session& ses) {
       sets[s].ids.push_back(ses.encode_prompt(p.text));
       cost.push_back(static_cast<int64_t>(sets[s].ids.back().size()));
     }
-    const auto bounds = dist::split_contiguous(cost, rt.world_size());
-    sets[s].begin = bounds[static_cast<size_t>(rt.world_rank())];
-    sets[s].end = bounds[static_cast<size_t>(rt.world_rank()) + 1];
+    std::tie(sets[s].begin, sets[s].end) = rank_block(cost, rt);
   }
   log::info("residuals: {} good and {} bad prompts", sets[0].prompts.size(), sets[1].prompts.size());
   const dist::Topology& topo = rt.topology();

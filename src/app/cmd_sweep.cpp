@@ -1,12 +1,7 @@
-// `abliterate sweep`: evaluates ablation trials in batches of K. One batch is two sets of
-// forward passes over every rank: the KL prompts of all K trials (prefill only: first-token
-// log-probabilities against baseline.h5) and the evaluation prompts of all K trials (greedy
-// generation that stops at EOS, at max_response_length or — early exit — at the first refusal
-// marker). Each sequence carries its trial id, so one pass serves many trials (DESIGN.md §2).
-// The (trial, prompt) items are split over all ranks; per-item results are summed into arrays
-// where every item has exactly one owner, so the scores do not depend on the layout. Rank 0
-// proposes the trials, appends each batch to trials.h5 and flushes it; run again, the sweep
-// continues after the last complete batch.
+// `abliterate sweep`: proposes ablation trials in batches of K (grid, Sobol or TPE, on rank 0,
+// which holds the history), evaluates each batch on every rank (trial_evaluator.h), appends it to
+// trials.h5 and flushes it; run again, the sweep continues after the last complete batch, unless
+// the settings the config hash covers changed.
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -24,12 +19,10 @@
 #include "abl/app/driver.h"
 #include "abl/app/model_options.h"
 #include "abl/app/report.h"
-#include "abl/backend/ops.h"
+#include "abl/app/trial_evaluator.h"
 #include "abl/core/build_info.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
-#include "abl/dist/lockstep.h"
-#include "abl/engine/generate.h"
 #include "abl/io/driver_files.h"
 #include "abl/io/safetensors.h"
 
@@ -61,142 +54,6 @@ std::string model_fingerprint(const std::string& model) {
   }
   return hex(h);
 }
-
-int64_t longest(const std::vector<std::vector<int32_t>>& prompts) {
-  int64_t n = 0;
-  for (const auto& p : prompts) n = std::max<int64_t>(n, static_cast<int64_t>(p.size()));
-  return n;
-}
-
-// The ablation trials of one batch evaluated on every rank (collective over the world).
-struct BatchResult {
-  std::vector<double> kl;          // (K)
-  std::vector<int64_t> refusals;   // (K)
-  std::vector<std::vector<std::string>> responses;  // (K, N_eval) on rank 0 when kept
-  int64_t decode_tokens = 0;       // generated tokens, all ranks
-  int64_t prompt_tokens = 0;       // prefilled tokens, all ranks
-};
-
-class TrialEvaluator {
- public:
-  TrialEvaluator(Session& ses, std::vector<std::vector<float>> directions, ablation::RowNorm mode,
-                 std::vector<std::vector<int32_t>> kl_ids, std::vector<float> base_logprobs,
-                 std::vector<std::vector<int32_t>> eval_ids, const text::RefusalMarkers& markers, int64_t max_new,
-                 bool early_exit, bool keep_responses)
-      : ses_(ses), directions_(std::move(directions)), mode_(mode), kl_ids_(std::move(kl_ids)),
-        base_(std::move(base_logprobs)), eval_ids_(std::move(eval_ids)), markers_(markers), max_new_(max_new),
-        early_exit_(early_exit), keep_responses_(keep_responses) {}
-
-  BatchResult evaluate(const std::vector<ablation::TrialParams>& trials) {
-    dist::Runtime& rt = ses_.rt();
-    const auto K = static_cast<int64_t>(trials.size());
-    const auto table = ablation::build_trial_table(trials, directions_, mode_);
-    ablation::AblationEpilogue epi(ses_.spec(), table.directions, table.ablations);
-    engine::Engine& eng = ses_.engine();
-    BatchResult res;
-
-    // KL: items (trial t, prompt p) in t-major order, a contiguous block per rank.
-    const auto n_kl = static_cast<int64_t>(kl_ids_.size());
-    const int64_t V = ses_.spec().vocab_size;
-    {
-      std::vector<int64_t> cost;
-      for (int64_t i = 0; i < K * n_kl; ++i) cost.push_back(static_cast<int64_t>(kl_ids_[static_cast<size_t>(i % n_kl)].size()));
-      const auto [b, e] = block(cost);
-      std::vector<std::vector<int32_t>> prompts;
-      std::vector<int32_t> trial_ids;
-      for (size_t i = b; i < e; ++i) {
-        prompts.push_back(kl_ids_[i % static_cast<size_t>(n_kl)]);
-        trial_ids.push_back(static_cast<int32_t>(i / static_cast<size_t>(n_kl)));
-        res.prompt_tokens += static_cast<int64_t>(prompts.back().size());
-      }
-      std::vector<double> item_kl(static_cast<size_t>(K * n_kl), 0.0);
-      std::vector<float> lp(static_cast<size_t>(V));
-      dist::PrefillOptions opts;
-      opts.residuals = false;
-      opts.trials = &trial_ids;
-      opts.epilogue = &epi;
-      dist::prefill_lockstep(
-          eng, ses_.cache(longest(kl_ids_), 0), prompts, rt.shard_group(),
-          [&](size_t k, const float* logits, const float*) {
-            const size_t item = b + k;
-            cpu::log_softmax(logits, lp.data(), 1, V);
-            const float* ref = base_.data() + (item % static_cast<size_t>(n_kl)) * static_cast<size_t>(V);
-            double kl = 0;  // KL(original ‖ ablated) = Σ p (log p − log q)
-            for (int64_t v = 0; v < V; ++v) kl += std::exp(static_cast<double>(ref[v])) * (ref[v] - lp[static_cast<size_t>(v)]);
-            item_kl[item] = kl;
-          },
-          opts);
-      rt.world().all_reduce_sum(item_kl.data(), item_kl.size());  // one owner per item: exact
-      res.kl.assign(static_cast<size_t>(K), 0.0);
-      for (int64_t t = 0; t < K; ++t) {
-        double sum = 0;
-        for (int64_t p = 0; p < n_kl; ++p) sum += item_kl[static_cast<size_t>(t * n_kl + p)];
-        res.kl[static_cast<size_t>(t)] = sum / static_cast<double>(n_kl);  // batchmean
-      }
-    }
-
-    // Refusals: items (trial t, evaluation prompt p), greedy generation with the trial's ablation.
-    const auto n_ev = static_cast<int64_t>(eval_ids_.size());
-    {
-      std::vector<int64_t> cost;
-      for (int64_t i = 0; i < K * n_ev; ++i) {
-        cost.push_back(static_cast<int64_t>(eval_ids_[static_cast<size_t>(i % n_ev)].size()) + max_new_);
-      }
-      const auto [b, e] = block(cost);
-      std::vector<engine::GenerateRequest> reqs;
-      for (size_t i = b; i < e; ++i) {
-        reqs.push_back({eval_ids_[i % static_cast<size_t>(n_ev)], static_cast<int32_t>(i / static_cast<size_t>(n_ev))});
-        res.prompt_tokens += static_cast<int64_t>(reqs.back().prompt.size());
-      }
-      engine::GenerateOptions opts;
-      opts.max_new_tokens = max_new_;
-      opts.eos_ids = ses_.spec().eos_token_ids;
-      if (early_exit_) opts.stop_when = [this](std::string_view t) { return !markers_.find(t).empty(); };
-      opts.any_work = dist::group_any_work(rt.shard_group());
-      const auto out = engine::generate(eng, ses_.cache(longest(eval_ids_), max_new_), ses_.tokenizer(), reqs, opts, &epi);
-      std::vector<int64_t> refused(static_cast<size_t>(K * n_ev), 0);
-      std::vector<std::string> texts;
-      for (size_t i = b; i < e; ++i) {
-        const auto& r = out[i - b];
-        refused[i] = markers_.is_refusal(r.text) ? 1 : 0;
-        res.decode_tokens += static_cast<int64_t>(r.ids.size());
-        if (keep_responses_) texts.push_back(r.text);
-      }
-      rt.world().all_reduce_sum(refused.data(), refused.size());
-      res.refusals.assign(static_cast<size_t>(K), 0);
-      for (int64_t i = 0; i < K * n_ev; ++i) res.refusals[static_cast<size_t>(i / n_ev)] += refused[static_cast<size_t>(i)];
-      if (keep_responses_) {
-        const auto all = io::h5::gather_strings(rt.world().handle(), texts, 0);
-        if (rt.world_rank() == 0) {
-          res.responses.assign(static_cast<size_t>(K), {});
-          for (size_t i = 0; i < all.size(); ++i) res.responses[i / static_cast<size_t>(n_ev)].push_back(all[i]);
-        }
-      }
-    }
-    int64_t counts[2] = {res.decode_tokens, res.prompt_tokens};
-    rt.world().all_reduce_sum(counts, 2);
-    res.decode_tokens = counts[0];
-    res.prompt_tokens = counts[1];
-    return res;
-  }
-
- private:
-  std::pair<size_t, size_t> block(const std::vector<int64_t>& cost) const {
-    dist::Runtime& rt = ses_.rt();
-    const auto bounds = dist::split_contiguous(cost, rt.world_size());
-    return {bounds[static_cast<size_t>(rt.world_rank())], bounds[static_cast<size_t>(rt.world_rank()) + 1]};
-  }
-
-  Session& ses_;
-  std::vector<std::vector<float>> directions_;
-  ablation::RowNorm mode_;
-  std::vector<std::vector<int32_t>> kl_ids_;
-  std::vector<float> base_;
-  std::vector<std::vector<int32_t>> eval_ids_;
-  const text::RefusalMarkers& markers_;
-  int64_t max_new_;
-  bool early_exit_, keep_responses_;
-};
 
 // Proposals are made on rank 0 (it holds the history) and sent to every rank as values.
 std::vector<ablation::TrialParams> broadcast_trials(dist::Comm& comm, std::vector<ablation::TrialParams> trials,

@@ -9,6 +9,7 @@
 #include "abl/app/model_options.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/dist/lockstep.h"
 #include "abl/io/driver_files.h"
 
 namespace abl::app {
@@ -85,6 +86,23 @@ std::vector<io::Prompt> load_prompt_set(const po::variables_map& vm, const std::
   ABL_CHECK(!prompts.empty(), "--{} {} with --{} {} selects no prompts", file_option, src.path, split_option,
             src.split);
   return prompts;
+}
+
+std::vector<int64_t> prompt_costs(const std::vector<std::vector<int32_t>>& prompts) {
+  std::vector<int64_t> cost;
+  for (const auto& p : prompts) cost.push_back(static_cast<int64_t>(p.size()));
+  return cost;
+}
+
+std::pair<size_t, size_t> rank_block(const std::vector<int64_t>& cost, dist::Runtime& rt) {
+  const auto bounds = dist::split_contiguous(cost, rt.world_size());
+  return {bounds[static_cast<size_t>(rt.world_rank())], bounds[static_cast<size_t>(rt.world_rank()) + 1]};
+}
+
+int64_t longest_prompt(const std::vector<std::vector<int32_t>>& prompts) {
+  int64_t n = 0;
+  for (const auto& p : prompts) n = std::max<int64_t>(n, static_cast<int64_t>(p.size()));
+  return n;
 }
 
 Session::Session(const po::variables_map& vm) : vm_(vm) {

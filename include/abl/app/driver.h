@@ -91,6 +91,12 @@ std::string detect_response_prefix(Session& s, const std::vector<std::string>& p
 // The prefix rule alone, on given responses (tests).
 std::string common_response_prefix(const std::vector<std::string>& responses);
 
+// Work split helpers: the tokens of each prompt; this rank's contiguous block [begin, end) of
+// items balanced by cost (dist::split_contiguous over the world); the longest prompt.
+std::vector<int64_t> prompt_costs(const std::vector<std::vector<int32_t>>& prompts);
+std::pair<size_t, size_t> rank_block(const std::vector<int64_t>& cost, dist::Runtime& rt);
+int64_t longest_prompt(const std::vector<std::vector<int32_t>>& prompts);
+
 void phase_residuals(Session& s);
 void phase_directions(Session& s);
 void phase_baseline(Session& s);

@@ -1,0 +1,114 @@
+// The batch evaluation of the sweep (trial_evaluator.h).
+#include "abl/app/trial_evaluator.h"
+
+#include <cmath>
+
+#include "abl/backend/ops.h"
+#include "abl/dist/lockstep.h"
+#include "abl/engine/generate.h"
+#include "abl/io/h5.h"
+
+namespace abl::app {
+
+TrialEvaluator::TrialEvaluator(Session& ses, std::vector<std::vector<float>> directions, ablation::RowNorm mode,
+                               std::vector<std::vector<int32_t>> kl_ids, std::vector<float> base_logprobs,
+                               std::vector<std::vector<int32_t>> eval_ids, const text::RefusalMarkers& markers,
+                               int64_t max_new, bool early_exit, bool keep_responses)
+    : ses_(ses), directions_(std::move(directions)), mode_(mode), kl_ids_(std::move(kl_ids)),
+      base_(std::move(base_logprobs)), eval_ids_(std::move(eval_ids)), markers_(markers), max_new_(max_new),
+      early_exit_(early_exit), keep_responses_(keep_responses) {}
+
+BatchResult TrialEvaluator::evaluate(const std::vector<ablation::TrialParams>& trials) {
+  dist::Runtime& rt = ses_.rt();
+  const auto K = static_cast<int64_t>(trials.size());
+  const auto table = ablation::build_trial_table(trials, directions_, mode_);
+  ablation::AblationEpilogue epi(ses_.spec(), table.directions, table.ablations);
+  engine::Engine& eng = ses_.engine();
+  BatchResult res;
+
+  // KL: items (trial t, prompt p) in t-major order, a contiguous block per rank.
+  const auto n_kl = static_cast<int64_t>(kl_ids_.size());
+  const int64_t V = ses_.spec().vocab_size;
+  {
+    std::vector<int64_t> cost;
+    for (int64_t i = 0; i < K * n_kl; ++i) cost.push_back(static_cast<int64_t>(kl_ids_[static_cast<size_t>(i % n_kl)].size()));
+    const auto [b, e] = rank_block(cost, rt);
+    std::vector<std::vector<int32_t>> prompts;
+    std::vector<int32_t> trial_ids;
+    for (size_t i = b; i < e; ++i) {
+      prompts.push_back(kl_ids_[i % static_cast<size_t>(n_kl)]);
+      trial_ids.push_back(static_cast<int32_t>(i / static_cast<size_t>(n_kl)));
+      res.prompt_tokens += static_cast<int64_t>(prompts.back().size());
+    }
+    std::vector<double> item_kl(static_cast<size_t>(K * n_kl), 0.0);
+    std::vector<float> lp(static_cast<size_t>(V));
+    dist::PrefillOptions opts;
+    opts.residuals = false;
+    opts.trials = &trial_ids;
+    opts.epilogue = &epi;
+    dist::prefill_lockstep(
+        eng, ses_.cache(longest_prompt(kl_ids_), 0), prompts, rt.shard_group(),
+        [&](size_t k, const float* logits, const float*) {
+          const size_t item = b + k;
+          cpu::log_softmax(logits, lp.data(), 1, V);
+          const float* ref = base_.data() + (item % static_cast<size_t>(n_kl)) * static_cast<size_t>(V);
+          double kl = 0;  // KL(original ‖ ablated) = Σ p (log p − log q)
+          for (int64_t v = 0; v < V; ++v) kl += std::exp(static_cast<double>(ref[v])) * (ref[v] - lp[static_cast<size_t>(v)]);
+          item_kl[item] = kl;
+        },
+        opts);
+    rt.world().all_reduce_sum(item_kl.data(), item_kl.size());  // one owner per item: exact
+    res.kl.assign(static_cast<size_t>(K), 0.0);
+    for (int64_t t = 0; t < K; ++t) {
+      double sum = 0;
+      for (int64_t p = 0; p < n_kl; ++p) sum += item_kl[static_cast<size_t>(t * n_kl + p)];
+      res.kl[static_cast<size_t>(t)] = sum / static_cast<double>(n_kl);  // batchmean
+    }
+  }
+
+  // Refusals: items (trial t, evaluation prompt p), greedy generation with the trial's ablation.
+  const auto n_ev = static_cast<int64_t>(eval_ids_.size());
+  {
+    std::vector<int64_t> cost;
+    for (int64_t i = 0; i < K * n_ev; ++i) {
+      cost.push_back(static_cast<int64_t>(eval_ids_[static_cast<size_t>(i % n_ev)].size()) + max_new_);
+    }
+    const auto [b, e] = rank_block(cost, rt);
+    std::vector<engine::GenerateRequest> reqs;
+    for (size_t i = b; i < e; ++i) {
+      reqs.push_back({eval_ids_[i % static_cast<size_t>(n_ev)], static_cast<int32_t>(i / static_cast<size_t>(n_ev))});
+      res.prompt_tokens += static_cast<int64_t>(reqs.back().prompt.size());
+    }
+    engine::GenerateOptions opts;
+    opts.max_new_tokens = max_new_;
+    opts.eos_ids = ses_.spec().eos_token_ids;
+    if (early_exit_) opts.stop_when = [this](std::string_view t) { return !markers_.find(t).empty(); };
+    opts.any_work = dist::group_any_work(rt.shard_group());
+    const auto out = engine::generate(eng, ses_.cache(longest_prompt(eval_ids_), max_new_), ses_.tokenizer(), reqs, opts, &epi);
+    std::vector<int64_t> refused(static_cast<size_t>(K * n_ev), 0);
+    std::vector<std::string> texts;
+    for (size_t i = b; i < e; ++i) {
+      const auto& r = out[i - b];
+      refused[i] = markers_.is_refusal(r.text) ? 1 : 0;
+      res.decode_tokens += static_cast<int64_t>(r.ids.size());
+      if (keep_responses_) texts.push_back(r.text);
+    }
+    rt.world().all_reduce_sum(refused.data(), refused.size());
+    res.refusals.assign(static_cast<size_t>(K), 0);
+    for (int64_t i = 0; i < K * n_ev; ++i) res.refusals[static_cast<size_t>(i / n_ev)] += refused[static_cast<size_t>(i)];
+    if (keep_responses_) {
+      const auto all = io::h5::gather_strings(rt.world().handle(), texts, 0);
+      if (rt.world_rank() == 0) {
+        res.responses.assign(static_cast<size_t>(K), {});
+        for (size_t i = 0; i < all.size(); ++i) res.responses[i / static_cast<size_t>(n_ev)].push_back(all[i]);
+      }
+    }
+  }
+  int64_t counts[2] = {res.decode_tokens, res.prompt_tokens};
+  rt.world().all_reduce_sum(counts, 2);
+  res.decode_tokens = counts[0];
+  res.prompt_tokens = counts[1];
+  return res;
+}
+
+}  // namespace abl::app
