@@ -9,6 +9,7 @@
 #include "abl/app/driver.h"
 #include "abl/app/model_options.h"
 #include "abl/core/log.h"
+#include "abl/core/stop_signal.h"
 #include "abl/io/output_schema.h"
 
 namespace abl::app {
@@ -27,8 +28,7 @@ int run_all(const po::variables_map& vm) {
   if (!reuse(io::schema::baseline::kFile)) phase_baseline(ses);
   if (!reuse(io::schema::residuals::kFile)) phase_residuals(ses);
   if (!reuse(io::schema::directions::kFile)) phase_directions(ses);
-  phase_sweep(ses);
-  return 0;
+  return phase_sweep(ses) == SweepEnd::complete ? 0 : kExitResumable;
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "abl/core/build_info.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/core/stop_signal.h"
 #include "abl/io/driver_files.h"
 #include "abl/io/safetensors.h"
 
@@ -82,7 +83,7 @@ std::string format_duration(double s) {
 
 }  // namespace
 
-void phase_sweep(Session& ses) {
+SweepEnd phase_sweep(Session& ses) {
   const po::variables_map& vm = ses.vm();
   dist::Runtime& rt = ses.rt();
   const model::ModelSpec& spec = ses.spec();
@@ -242,6 +243,7 @@ void phase_sweep(Session& ses) {
   log::info("sweep: {} search, {} trials ({} done), {} per batch, {} KL + {} evaluation prompts, baseline {}/{} refusals",
             search, n_trials, n_done, per_batch, kl_texts.size(), n_eval, base.refusals(), n_eval);
 
+  install_stop_handlers();
   const auto t0 = Clock::now();
   const int64_t first_new = n_done;
   int64_t decode_tokens = 0, prompt_tokens = 0;
@@ -298,6 +300,15 @@ void phase_sweep(Session& ses) {
                 n_trials, rate * 3600.0, static_cast<double>(decode_tokens + prompt_tokens) / secs,
                 format_duration(static_cast<double>(n_trials - n_done) / rate), best);
     }
+    // A signal on any rank stops every rank after this batch, which is already in trials.h5.
+    int64_t stop = stop_signal();
+    rt.world().all_reduce_max(&stop, 1);
+    if (stop != 0 && n_done < n_trials) {
+      log::info("sweep: stopping on signal {} after {}/{} trials, all in {}; run the same command again to resume",
+                stop, n_done, n_trials, io::h5::OutputFile::partial_path_for(tpath));
+      rt.world().barrier();
+      return SweepEnd::interrupted;
+    }
   }
   const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
   if (ses.is_root()) {
@@ -308,14 +319,14 @@ void phase_sweep(Session& ses) {
     print_report(io::schema::read_trials(tpath), std::cout);
   }
   rt.world().barrier();
+  return SweepEnd::complete;
 }
 
 namespace {
 
 int run_sweep(const po::variables_map& vm) {
   Session ses(vm);
-  phase_sweep(ses);
-  return 0;
+  return phase_sweep(ses) == SweepEnd::complete ? 0 : kExitResumable;
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# An interrupted sweep resumes: killed (SIGKILL) after its first batch was written, then run
-# again, it ends with exactly the trials and scores of an uninterrupted sweep; a sweep extended
-# from 8 to 16 trials equals one of 16; changed settings refuse to resume unless --restart.
+# An interrupted sweep resumes: killed (SIGKILL) after its first batch was written, or stopped
+# by SIGTERM, then run again, it ends with exactly the trials and scores of an uninterrupted
+# sweep; a sweep extended from 8 to 16 trials equals one of 16; changed settings refuse to
+# resume unless --restart.
 source "$(dirname "$0")/common.sh"
 args=(sweep "${MODEL_ARGS[@]}" "${EVAL_ARGS[@]}" --search tpe --startup-trials 4 --trials-per-batch 4)
 new_run "$WORK/whole"
@@ -32,6 +33,32 @@ grep -q "resuming" "$WORK/resumed.log"
 trials_of "$WORK/killed" > "$WORK/killed.txt"
 diff "$WORK/whole.txt" "$WORK/killed.txt"
 echo "ok: killed and resumed = uninterrupted (16 trials)"
+
+# Stopped by SIGTERM (Slurm's preemption signal): the batch in flight is finished and written,
+# the exit status is 75 (resumable), and running again completes the same 16 trials.
+new_run "$WORK/termed"
+log="$WORK/termed.log"
+"$BIN" "${loud[@]}" --out "$WORK/termed" --trials 16 > "$log" 2>&1 &
+pid=$!
+for _ in $(seq 600); do
+  grep -q "sweep: batch 0:" "$log" && break
+  kill -0 "$pid" 2>/dev/null || break
+  sleep 0.1
+done
+kill -TERM "$pid" || true
+status=0
+wait "$pid" || status=$?
+if grep -q "sweep: 16 trials in" "$log"; then
+  echo "note: the sweep finished before the signal arrived; stop not exercised"
+else
+  [ "$status" = 75 ] || { cat "$log"; echo "FAIL: exit status $status after SIGTERM, expected 75"; exit 1; }
+  grep -q "stopping on signal 15" "$log" || { cat "$log"; echo "FAIL: no stop message"; exit 1; }
+  echo "stopped: $(grep 'stopping on signal' "$log")"
+fi
+"$BIN" "${args[@]}" --out "$WORK/termed" --trials 16
+trials_of "$WORK/termed" > "$WORK/termed.txt"
+diff "$WORK/whole.txt" "$WORK/termed.txt"
+echo "ok: stopped by SIGTERM with status 75 and resumed = uninterrupted"
 
 # Extended.
 new_run "$WORK/extended"

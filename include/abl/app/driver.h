@@ -100,6 +100,9 @@ int64_t longest_prompt(const std::vector<std::vector<int32_t>>& prompts);
 void phase_residuals(Session& s);
 void phase_directions(Session& s);
 void phase_baseline(Session& s);
-void phase_sweep(Session& s);
+// complete: every trial is in trials.h5 (renamed from .partial); interrupted: SIGTERM/SIGUSR1
+// stopped it after a batch (exit with kExitResumable; the same command resumes it).
+enum class SweepEnd { complete, interrupted };
+SweepEnd phase_sweep(Session& s);
 
 }  // namespace abl::app
