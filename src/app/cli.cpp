@@ -190,7 +190,8 @@ const std::vector<Command>& commands() {
   static const std::vector<Command> all = {
       info_command(),      tokenize_command(),   prompts_command(), generate_command(),
       run_command(),       residuals_command(),  directions_command(), baseline_command(),
-      sweep_command(),     report_command(),     export_command(),  plan_command()};
+      sweep_command(),     merge_command(),      report_command(),  export_command(),
+      plan_command()};
   return all;
 }
 

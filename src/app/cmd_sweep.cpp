@@ -149,6 +149,20 @@ SweepEnd phase_sweep(Session& ses) {
     ABL_CHECK(vm["grid"].as<std::string>().empty(), "--grid is only used with --search grid");
   }
   const ablation::SearchSpace space = ablation::default_search_space(L);
+  // A slice of the sweep (a job-array task): trials [first, first + n_trials) of the whole.
+  int64_t first = 0, slice_i = 0, slice_n = 1;
+  const std::string slice = vm["slice"].as<std::string>();
+  if (!slice.empty()) {
+    char sep = 0;
+    std::istringstream in(slice);
+    in >> slice_i >> sep >> slice_n;
+    ABL_CHECK(!in.fail() && in.peek() == EOF && sep == '/' && slice_n >= 1 && slice_i >= 0 && slice_i < slice_n,
+              "--slice must be I/N with 0 <= I < N, got '{}'", slice);
+    ABL_CHECK(search != "tpe", "--slice needs --search sobol or grid: TPE proposes each batch from the previous ones");
+    first = slice_i * n_trials / slice_n;
+    n_trials = (slice_i + 1) * n_trials / slice_n - first;
+    ABL_CHECK(n_trials > 0, "--slice {} of {} trials is empty; use fewer slices", slice, (first + n_trials));
+  }
 
   const auto kl_texts = base.kl_prompts();
   const auto eval_texts = base.refusal_prompts();
@@ -197,7 +211,8 @@ SweepEnd phase_sweep(Session& ses) {
   const std::string hash = hex(fnv1a(cfg_json));
 
   // ---- the trials file (rank 0) and the history every proposal depends on ----
-  const std::string tpath = ses.out_path(io::schema::trials::kFile);
+  const std::string tpath =
+      ses.out_path(slice_n > 1 || !slice.empty() ? io::schema::trials::slice_file(slice_i, slice_n) : io::schema::trials::kFile);
   std::unique_ptr<io::schema::TrialsStore> store;
   std::vector<ablation::TrialParams> done;
   std::vector<ablation::Scores> scores;
@@ -216,6 +231,9 @@ SweepEnd phase_sweep(Session& ses) {
     meta.store_responses = vm["store-responses"].as<bool>();
     meta.model = ses.model();
     meta.abliterate_version = build::version;
+    meta.first_trial = first;
+    meta.slice_index = slice_i;
+    meta.slice_count = slice_n;
     store = std::make_unique<io::schema::TrialsStore>(io::schema::TrialsStore::open(
         tpath, meta, vm["restart"].as<bool>() ? io::schema::TrialsStore::Resume::restart
                                               : io::schema::TrialsStore::Resume::allowed));
@@ -253,9 +271,9 @@ SweepEnd phase_sweep(Session& ses) {
     std::vector<ablation::TrialParams> proposal;
     if (ses.is_root()) {
       if (search == "grid") {
-        proposal.assign(grid.begin() + n_done, grid.begin() + n_done + k);
+        proposal.assign(grid.begin() + first + n_done, grid.begin() + first + n_done + k);
       } else if (search == "sobol") {
-        proposal = ablation::sobol_trials(space, seed, n_done, k);
+        proposal = ablation::sobol_trials(space, seed, first + n_done, k);
       } else {
         const int64_t n_sobol = std::clamp<int64_t>(startup - n_done, 0, k);
         proposal = ablation::sobol_trials(space, seed, n_done, n_sobol);

@@ -72,7 +72,10 @@ void declare_sweep_options(OptionSet& o) {
       ("early-exit", po::value<bool>()->default_value(true),
        "stop a response at its first refusal marker (the count is the same; only time is saved)")
       ("store-responses", po::bool_switch(), "keep every trial's responses in trials.h5")
-      ("restart", po::bool_switch(), "discard an existing trials.h5 whose settings differ instead of failing");
+      ("restart", po::bool_switch(), "discard an existing trials.h5 whose settings differ instead of failing")
+      ("slice", po::value<std::string>()->default_value("")->value_name("I/N"),
+       "evaluate only slice I (0-based) of N of the trials (sobol, grid) into trials.slice-I-of-N.h5; "
+       "`abliterate merge` combines the slices");
 }
 
 std::vector<io::Prompt> load_prompt_set(const po::variables_map& vm, const std::string& file_option,

@@ -50,6 +50,10 @@ constexpr PromptSet kSets[] = {PromptSet::good, PromptSet::bad};
 
 std::string_view set_name(PromptSet s) { return s == PromptSet::good ? "good" : "bad"; }
 
+namespace trials {
+std::string slice_file(int64_t i, int64_t n) { return fmt::format("trials.slice-{}-of-{}.h5", i, n); }
+}  // namespace trials
+
 namespace residuals {
 std::string residuals(PromptSet s) { return set_path(s, "residuals"); }
 std::string prompts(PromptSet s) { return set_path(s, "prompts"); }

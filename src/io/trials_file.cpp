@@ -85,6 +85,9 @@ void write_meta(h5::File& f, const TrialsMeta& m) {
   f.set_attr_string("/", tr::kAttrVersion, m.abliterate_version);
   f.set_attr_string("/", tr::kAttrCreated, m.created);
   f.set_attr_int("/", tr::kAttrTrials, 0);
+  f.set_attr_int("/", tr::kAttrFirstTrial, m.first_trial);
+  f.set_attr_int("/", tr::kAttrSliceIndex, m.slice_index);
+  f.set_attr_int("/", tr::kAttrSliceCount, m.slice_count);
 }
 
 // The stored settings, after checking the schema and the shape and type of every dataset.
@@ -106,6 +109,14 @@ TrialsMeta read_meta(const h5::File& f, int64_t* rows) {
   m.created = f.attr_string("/", tr::kAttrCreated);
   const int64_t n = f.attr_int("/", tr::kAttrTrials);
   ABL_CHECK(n >= 0, "{}: root attribute {} is {}", path, tr::kAttrTrials, n);
+  if (f.has_attr("/", tr::kAttrSliceCount)) {  // absent in files of the first sweeps: a whole sweep
+    m.first_trial = f.attr_int("/", tr::kAttrFirstTrial);
+    m.slice_index = f.attr_int("/", tr::kAttrSliceIndex);
+    m.slice_count = f.attr_int("/", tr::kAttrSliceCount);
+    ABL_CHECK(m.first_trial >= 0 && m.slice_count >= 1 && m.slice_index >= 0 && m.slice_index < m.slice_count,
+              "{}: invalid slice attributes (first trial {}, slice {} of {})", path, m.first_trial, m.slice_index,
+              m.slice_count);
+  }
 
   h5::Dataset params = f.open_dataset(tr::kParams);
   m.param_names = params.compound_fields();

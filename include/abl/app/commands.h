@@ -16,5 +16,6 @@ Command sweep_command();
 Command report_command();
 Command export_command();
 Command run_command();
+Command merge_command();
 
 }  // namespace abl::app

@@ -112,6 +112,9 @@ struct TrialsMeta {
   std::string model;
   std::string abliterate_version;
   std::string created;  // set when the file is first created
+  // A slice of a sweep split over jobs: its rows are trials first_trial.. of the whole sweep.
+  int64_t first_trial = 0;
+  int64_t slice_index = 0, slice_count = 1;
 };
 
 struct TrialRow {

@@ -113,6 +113,13 @@ inline constexpr const char* kAttrCreated = "created";                     // IS
 // i64: rows T of the last complete append. Written after the rows and flushed after them, so
 // rows beyond it (an append a killed process did not finish) are ignored and cut on resume.
 inline constexpr const char* kAttrTrials = "n_trials";
+// i64: a slice of a sweep split over jobs (sweep --slice I/N): rows are trials first_trial,
+// first_trial+1, ... of the whole sweep; 0, 0, 1 for a whole sweep. Absent in older files.
+inline constexpr const char* kAttrFirstTrial = "first_trial";
+inline constexpr const char* kAttrSliceIndex = "slice_index";
+inline constexpr const char* kAttrSliceCount = "slice_count";
+// File of slice i of n in the run folder: "trials.slice-<i>-of-<n>.h5" (merge combines them).
+std::string slice_file(int64_t i, int64_t n);
 }  // namespace trials
 
 // What residuals.h5 records about the run (root attributes).
