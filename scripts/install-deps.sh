@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages that abliterate's build, tests and tools need.
 # Idempotent: when every package is already installed it returns in well under a second.
-# --tools adds what the Python tools need (the model organism, the torch side of `make bench`,
-# offline analysis): Debian's python3-torch, numpy, h5py, matplotlib and OpenBLAS (OpenMP).
+# --tools adds what the torch-based tools need (the model organism, the torch side of
+# `make bench`): Debian's python3-torch and OpenBLAS (OpenMP).
 set -euo pipefail
 tools=0
 for arg in "$@"; do
@@ -21,12 +21,13 @@ packages=(
   libgtest-dev libgmock-dev
   nlohmann-json3-dev
   libpcre2-dev libutf8proc-dev libfmt-dev
-  python3
+  # The tests read the HDF5 outputs back with h5py and draw the analysis plots.
+  python3 python3-numpy python3-h5py python3-matplotlib
 )
 # The tokenizer peer test runs Hugging Face's reference tokenizer under Node.js;
 # take Debian's Node only when the machine has none.
 if [ "$tools" = 1 ]; then
-  packages+=(python3-torch python3-numpy python3-h5py python3-matplotlib libopenblas0-openmp)
+  packages+=(python3-torch libopenblas0-openmp)
 fi
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)

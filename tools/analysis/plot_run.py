@@ -13,7 +13,7 @@
 
 The default output folder is RUN_DIR/plots. Each plot is made from its own input files, so a
 missing file stops only the plots that need it. Uses Debian's python3-h5py, python3-numpy and
-python3-matplotlib (hence /usr/bin/python3; `./scripts/install-deps.sh --tools`).
+python3-matplotlib (hence /usr/bin/python3; installed by `./scripts/install-deps.sh`).
 
 Exit status: 0 every plot written (pca.png may be skipped for means-only residuals), 1 an input
 file missing or unreadable (the other plots are still written), 2 bad usage, 77 a Python module
@@ -38,7 +38,7 @@ try:
     import matplotlib.ticker
     from matplotlib.lines import Line2D
 except ImportError as e:  # ctest reads 77 as "skipped"
-    print(f"SKIP: {e} (install python3-h5py python3-matplotlib: ./scripts/install-deps.sh --tools)")
+    print(f"SKIP: {e} (install python3-h5py python3-matplotlib: ./scripts/install-deps.sh)")
     sys.exit(77)
 
 # The phase that writes each file, for the error when it is missing.
