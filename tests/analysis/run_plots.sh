@@ -28,7 +28,7 @@ fi
 export OMP_NUM_THREADS=1
 
 if ! missing=$("$PY" -c "import h5py, numpy, matplotlib" 2>&1); then
-  echo "SKIPPED: $PY cannot import h5py, numpy and matplotlib ($(tail -1 <<<"$missing")); install them with ./scripts/install-deps.sh --tools"
+  echo "SKIPPED: $PY cannot import h5py, numpy and matplotlib ($(tail -1 <<<"$missing")); install them with ./scripts/install-deps.sh"
   exit 77
 fi
 
