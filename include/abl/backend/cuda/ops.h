@@ -1,0 +1,100 @@
+// Engine ops, CUDA twins of abl::cpu (backend/ops.h): same names and dimension letters, the
+// stream last. Precision (issue #6): weights and activations bf16 with fp32 accumulation, the
+// residual stream, o_proj/down_proj outputs and logits fp32.
+//
+// Dimensions: T tokens of a packed batch, H hidden, HD head dim, V vocab, C KV-cache rows;
+// rows × dim for per-row ops. All pointers are device pointers unless a comment says otherwise.
+// Every function only enqueues work on `s` (no host sync) and checks the launch; a call with a
+// zero extent enqueues nothing. Bad extents (negative, odd HD, a grid too large) throw abl::Error
+// before anything is launched.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace abl::cuda {
+
+// ---- conversions (convert.cu); weights are stored bf16 on the device, converted at load.
+void f32_to_bf16(const float* x,          // (n)
+                 __nv_bfloat16* y,        // (n), round to nearest even
+                 int64_t n, cudaStream_t s);
+void bf16_to_f32(const __nv_bfloat16* x,  // (n)
+                 float* y,                // (n), exact
+                 int64_t n, cudaStream_t s);
+void f16_to_bf16(const __half* x,         // (n)
+                 __nv_bfloat16* y,        // (n), through fp32, round to nearest even
+                 int64_t n, cudaStream_t s);
+
+// ---- embedding (embedding.cu): out(T,H) = table(V,H)[tokens], widened to fp32 (the residual).
+// The caller validates tokens on the host (abl::cpu::embedding's check) before uploading them; a
+// token outside [0, V) that slips through reads nothing and turns its row into NaN.
+void embedding(const int32_t* tokens,       // (T)
+               int64_t T,
+               const __nv_bfloat16* table,  // (V, H)
+               int64_t V, int64_t H,
+               float* out,                  // (T, H) fp32
+               cudaStream_t s);
+
+// ---- RMSNorm (rmsnorm.cu): y = x / sqrt(mean(x²) + eps) * w, sum of squares in fp32.
+// Residual-stream norm: fp32 rows in, bf16 rows out (the next GEMM's input).
+void rmsnorm(const float* x,          // (rows, dim) fp32
+             const __nv_bfloat16* w,  // (dim)
+             __nv_bfloat16* y,        // (rows, dim)
+             int64_t rows, int64_t dim, float eps, cudaStream_t s);
+// Per-head q/k norm: rows = T·heads, dim = HD. y may alias x (in place).
+void rmsnorm(const __nv_bfloat16* x,  // (rows, dim)
+             const __nv_bfloat16* w,  // (dim)
+             __nv_bfloat16* y,        // (rows, dim), may alias x
+             int64_t rows, int64_t dim, float eps, cudaStream_t s);
+
+// ---- RoPE (rope.cu), Hugging Face rotate-half layout, in place: pairs (i, i + HD/2); the angle
+// position·inv_freq[i] and the rotation are computed in fp32, the result rounded once to bf16.
+void rope(__nv_bfloat16* x,          // (T, heads, HD), in place
+          const int64_t* positions,  // (T)
+          int64_t T, int64_t heads, int64_t HD,
+          const float* inv_freq,     // (HD/2), rope scaling already applied
+          cudaStream_t s);
+
+// ---- KV append (kv_append.cu): k_cache[dst_rows[t]] = k[t], v_cache[dst_rows[t]] = v[t].
+// dst_rows are the caller's (distinct, inside [0, C)); kv_dim = NKV·HD.
+void kv_append(const __nv_bfloat16* k,  // (T, kv_dim)
+               const __nv_bfloat16* v,  // (T, kv_dim)
+               const int64_t* dst_rows,  // (T)
+               int64_t T, int64_t kv_dim,
+               __nv_bfloat16* k_cache,  // (C, kv_dim)
+               __nv_bfloat16* v_cache,  // (C, kv_dim)
+               cudaStream_t s);
+
+// ---- SwiGLU (swiglu.cu): out = silu(gate) · up, in fp32, rounded once; out may alias gate or up.
+void swiglu(const __nv_bfloat16* gate,  // (n) = (T, F)
+            const __nv_bfloat16* up,    // (n)
+            __nv_bfloat16* out,         // (n)
+            int64_t n, cudaStream_t s);
+
+// ---- residual add (add.cu): x += y, fp32.
+void add(float* x,        // (n) the residual stream
+         const float* y,  // (n)
+         int64_t n, cudaStream_t s);
+
+// ---- log-softmax and KL (log_softmax.cu), one block per row.
+// out = logits − logsumexp(logits) per row (max subtracted, fp32 sums); out may alias logits.
+void log_softmax(const float* logits,  // (rows, V)
+                 float* out,           // (rows, V), may alias logits
+                 int64_t rows, int64_t V, cudaStream_t s);
+// out[r] = KL(p‖q) = Σ_v exp(ref[r,v]) · (ref[r,v] − lp[r,v]), summed in fp64; ref and lp are
+// log-probabilities (the stored base model's and the trial's), as the CPU evaluator computes it.
+void kl_rows(const float* ref,  // (rows, V) log p
+             const float* lp,   // (rows, V) log q
+             double* out,       // (rows)
+             int64_t rows, int64_t V, cudaStream_t s);
+
+// ---- argmax (argmax.cu), greedy decoding: out[r] = index of the largest value of row r, the
+// first one on ties (torch.argmax, abl::cpu::argmax). NaNs are never chosen; an all-NaN row gives 0.
+void argmax(const float* x,  // (rows, V), V < 2³¹
+            int64_t rows, int64_t V,
+            int32_t* out,    // (rows)
+            cudaStream_t s);
+
+}  // namespace abl::cuda

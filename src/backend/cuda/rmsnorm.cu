@@ -1,0 +1,60 @@
+// RMSNorm, one block per row: the residual-stream norm (fp32 rows → bf16 for the next GEMM) and the
+// per-head q/k norm (bf16 rows, in place). Sum of squares in fp32; the weight multiplies after
+// normalising, as Hugging Face does, and the result is rounded to bf16 once.
+#include <cuda_bf16.h>
+
+#include <climits>
+
+#include "abl/backend/cuda/check.h"
+#include "abl/backend/cuda/ops.h"
+#include "abl/core/error.h"
+#include "kernel_utils.cuh"
+
+namespace abl::cuda {
+namespace {
+
+__device__ float to_f32(float x) { return x; }
+__device__ float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
+
+// No __restrict__ on x and y: they may alias. Every thread reads its own elements of the row before
+// block_reduce's barrier and writes the same elements after it, so in-place is safe.
+template <typename In>
+__global__ void rmsnorm_kernel(const In* x, const __nv_bfloat16* __restrict__ w, __nv_bfloat16* y, int64_t dim,
+                               float eps) {
+  const In* xr = x + static_cast<int64_t>(blockIdx.x) * dim;
+  __nv_bfloat16* yr = y + static_cast<int64_t>(blockIdx.x) * dim;
+  float ss = 0.0f;
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
+    const float v = to_f32(xr[i]);
+    ss += v * v;
+  }
+  ss = detail::block_reduce(ss, detail::SumOp{}, 0.0f);
+  const float inv = rsqrtf(ss / static_cast<float>(dim) + eps);
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
+    yr[i] = __float2bfloat16_rn(__bfloat162float(w[i]) * (to_f32(xr[i]) * inv));
+  }
+}
+
+template <typename In>
+void launch_rmsnorm(const In* x, const __nv_bfloat16* w, __nv_bfloat16* y, int64_t rows, int64_t dim, float eps,
+                    cudaStream_t s) {
+  ABL_CHECK(rows >= 0 && dim >= 0, "rmsnorm: negative extent (rows = {}, dim = {})", rows, dim);
+  ABL_CHECK(rows <= INT_MAX, "rmsnorm: {} rows exceed one grid (one block per row)", rows);
+  if (rows == 0 || dim == 0) return;
+  rmsnorm_kernel<In><<<static_cast<unsigned>(rows), detail::row_threads(dim), 0, s>>>(x, w, y, dim, eps);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+void rmsnorm(const float* x, const __nv_bfloat16* w, __nv_bfloat16* y, int64_t rows, int64_t dim, float eps,
+             cudaStream_t s) {
+  launch_rmsnorm(x, w, y, rows, dim, eps, s);
+}
+
+void rmsnorm(const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y, int64_t rows, int64_t dim, float eps,
+             cudaStream_t s) {
+  launch_rmsnorm(x, w, y, rows, dim, eps, s);
+}
+
+}  // namespace abl::cuda

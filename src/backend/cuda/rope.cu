@@ -1,0 +1,46 @@
+// RoPE in Hugging Face's rotate-half layout, in place on bf16 q or k: one thread per pair
+// (i, i + HD/2). The angle is rounded to fp32 before cos/sin, as torch and the CPU twin do, and the
+// rotation runs in fp32 with one rounding to bf16 (torch rounds cos/sin to bf16 first).
+#include <cuda_bf16.h>
+
+#include "abl/backend/cuda/check.h"
+#include "abl/backend/cuda/ops.h"
+#include "abl/core/error.h"
+#include "kernel_utils.cuh"
+
+namespace abl::cuda {
+namespace {
+
+__global__ void rope_kernel(__nv_bfloat16* __restrict__ x, const int64_t* __restrict__ positions, int64_t T,
+                            int64_t heads, int64_t HD, const float* __restrict__ inv_freq) {
+  const int64_t half = HD / 2;
+  const int64_t n = T * heads * half;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < n; p += stride) {
+    const int64_t row = p / half;  // t * heads + h
+    const int64_t i = p - row * half;
+    const int64_t t = row / heads;
+    const float angle = static_cast<float>(positions[t]) * inv_freq[i];
+    float sn, cs;
+    sincosf(angle, &sn, &cs);
+    __nv_bfloat16* xh = x + row * HD;
+    const float x1 = __bfloat162float(xh[i]);
+    const float x2 = __bfloat162float(xh[i + half]);
+    xh[i] = __float2bfloat16_rn(x1 * cs - x2 * sn);
+    xh[i + half] = __float2bfloat16_rn(x2 * cs + x1 * sn);
+  }
+}
+
+}  // namespace
+
+void rope(__nv_bfloat16* x, const int64_t* positions, int64_t T, int64_t heads, int64_t HD, const float* inv_freq,
+          cudaStream_t s) {
+  ABL_CHECK(T >= 0 && heads >= 0, "rope: negative extent (T = {}, heads = {})", T, heads);
+  ABL_CHECK(HD > 0 && HD % 2 == 0, "rope: head dim {} must be positive and even", HD);
+  if (T == 0 || heads == 0) return;
+  rope_kernel<<<detail::elementwise_blocks(T * heads * (HD / 2)), detail::kElementwiseThreads, 0, s>>>(
+      x, positions, T, heads, HD, inv_freq);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace abl::cuda
