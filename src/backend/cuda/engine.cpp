@@ -1,0 +1,719 @@
+// The CUDA forward pass (engine.h): the device twin of engine::Engine, host code over the
+// committed launchers. Buffers come from one plan carved out of one allocation; the batch's
+// index arrays travel in one copy from pinned staging; every op is enqueued on the engine's
+// stream and forward() synchronises once, after the results are copied to the host.
+// Row gathers (last token of each sequence) reuse kv_append as a row scatter on the fp32 rows
+// read as bf16 pairs (a bit-exact copy): the last rows go to rows 0..B-1, the others to B + t.
+#include "abl/backend/cuda/engine.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <set>
+
+#include "abl/backend/cuda/check.h"
+#include "abl/backend/cuda/ops.h"
+#include "abl/core/error.h"
+#include "abl/core/log.h"
+
+namespace abl::cuda {
+namespace {
+
+using bf16 = __nv_bfloat16;
+
+constexpr size_t kAlign = 256;  // every carved buffer and weight tensor starts on this boundary
+constexpr int64_t kAlignElems = kAlign / sizeof(bf16);
+constexpr int64_t kStagingFloats = int64_t{16} << 20;  // 64 MiB of fp32 per weight-upload chunk
+constexpr int64_t kSupportedHeadDims[] = {64, 80, 96, 128, 256};
+
+size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+int64_t align_up(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
+
+// Byte offset of a named entry of a plan whose entries are laid out back to back, each rounded up
+// to kAlign (plan_for adds them rounded, so the plan's total is the arena's size).
+size_t offset_of(const engine::BufferPlan& plan, const std::string& name) {
+  size_t off = 0;
+  for (const auto& e : plan.entries) {
+    if (e.name == name) return off;
+    off += static_cast<size_t>(e.bytes);
+  }
+  fail("buffer plan has no entry '{}'", name);
+}
+
+void add_aligned(engine::BufferPlan& p, const std::string& name, int64_t bytes) {
+  p.add(name, static_cast<int64_t>(align_up(static_cast<size_t>(bytes), kAlign)));
+}
+
+// The batch's index arrays in staging and on the device, back to back for one batch of T tokens
+// and B sequences (16-byte aligned sections).
+struct BatchLayout {
+  size_t positions = 0, cache_rows = 0, row_seq = 0, gather_rows = 0, seqs = 0, tokens = 0, trial = 0, total = 0;
+};
+BatchLayout batch_layout(int64_t T, int64_t B) {
+  BatchLayout l;
+  size_t off = 0;
+  auto take = [&off](size_t bytes) {
+    const size_t o = off;
+    off = align_up(off + bytes, size_t{16});
+    return o;
+  };
+  const auto t = static_cast<size_t>(T), b = static_cast<size_t>(B);
+  l.positions = take(t * sizeof(int64_t));
+  l.cache_rows = take(t * sizeof(int64_t));
+  l.row_seq = take(t * sizeof(int64_t));
+  l.gather_rows = take(t * sizeof(int64_t));
+  l.seqs = take(b * sizeof(AttnSeq));
+  l.tokens = take(t * sizeof(int32_t));
+  l.trial = take(b * sizeof(int32_t));
+  l.total = off;
+  return l;
+}
+
+// Host fp32 tensor of a layer by role (the source's views).
+const float* host_tensor(const engine::LayerWeights& w, model::WeightRole role) {
+  using R = model::WeightRole;
+  switch (role) {
+    case R::attn_norm: return w.attn_norm;
+    case R::q_proj: return w.wq;
+    case R::k_proj: return w.wk;
+    case R::v_proj: return w.wv;
+    case R::q_bias: return w.bq;
+    case R::k_bias: return w.bk;
+    case R::v_bias: return w.bv;
+    case R::q_norm: return w.q_norm;
+    case R::k_norm: return w.k_norm;
+    case R::o_proj: return w.wo;
+    case R::mlp_norm: return w.mlp_norm;
+    case R::gate_proj: return w.w_gate;
+    case R::up_proj: return w.w_up;
+    case R::down_proj: return w.w_down;
+    default: fail("weight role {} is not a layer tensor", model::role_name(role));
+  }
+}
+
+const bf16** device_slot(DeviceLayer& w, model::WeightRole role) {
+  using R = model::WeightRole;
+  switch (role) {
+    case R::attn_norm: return &w.attn_norm;
+    case R::q_proj: return &w.wq;
+    case R::k_proj: return &w.wk;
+    case R::v_proj: return &w.wv;
+    case R::q_bias: return &w.bq;
+    case R::k_bias: return &w.bk;
+    case R::v_bias: return &w.bv;
+    case R::q_norm: return &w.q_norm;
+    case R::k_norm: return &w.k_norm;
+    case R::o_proj: return &w.wo;
+    case R::mlp_norm: return &w.mlp_norm;
+    case R::gate_proj: return &w.w_gate;
+    case R::up_proj: return &w.w_up;
+    case R::down_proj: return &w.w_down;
+    default: fail("weight role {} is not a layer tensor", model::role_name(role));
+  }
+}
+
+// Whether a tensor carries the attention-scale correction of a padded head dim (engine.h).
+bool carries_q_scale(const model::ModelSpec& spec, model::WeightRole role) {
+  using R = model::WeightRole;
+  return spec.qk_norm ? role == R::q_norm : (role == R::q_proj || role == R::q_bias);
+}
+
+// fp32 host → bf16 device in chunks through pinned staging, scaled by `scale` on the way.
+class Uploader {
+ public:
+  Uploader(int64_t largest, cudaStream_t s)
+      : chunk_(std::min(largest, kStagingFloats)),
+        pinned_(static_cast<size_t>(chunk_) * sizeof(float)),
+        device_(static_cast<size_t>(chunk_) * sizeof(float)),
+        s_(s) {}
+
+  void put(const float* src, int64_t n, float scale, bf16* dst) {
+    ABL_CHECK(src != nullptr, "weight source returned no data for a required tensor");
+    for (int64_t done = 0; done < n; done += chunk_) {
+      const int64_t m = std::min(chunk_, n - done);
+      float* p = pinned_.as<float>();
+      if (scale == 1.0f) {
+        std::memcpy(p, src + done, static_cast<size_t>(m) * sizeof(float));
+      } else {
+        for (int64_t i = 0; i < m; ++i) p[i] = src[done + i] * scale;
+      }
+      CUDA_CHECK(cudaMemcpyAsync(device_.get(), p, static_cast<size_t>(m) * sizeof(float), cudaMemcpyHostToDevice, s_));
+      f32_to_bf16(device_.as<float>(), dst + done, m, s_);
+      CUDA_CHECK(cudaStreamSynchronize(s_));  // the staging is refilled next
+    }
+  }
+
+ private:
+  int64_t chunk_;
+  PinnedBuffer pinned_;
+  DeviceBuffer device_;
+  cudaStream_t s_;
+};
+
+// Zero-padded head rows for attention at HDp: (rows, HD) ↔ (rows, HDp), device to device.
+void pad_heads(const bf16* src, bf16* dst, int64_t rows, int64_t HD, int64_t HDp, cudaStream_t s) {
+  if (rows == 0) return;
+  CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<size_t>(HDp) * sizeof(bf16), src, static_cast<size_t>(HD) * sizeof(bf16),
+                               static_cast<size_t>(HD) * sizeof(bf16), static_cast<size_t>(rows),
+                               cudaMemcpyDeviceToDevice, s));
+}
+void unpad_heads(const bf16* src, bf16* dst, int64_t rows, int64_t HD, int64_t HDp, cudaStream_t s) {
+  if (rows == 0) return;
+  CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<size_t>(HD) * sizeof(bf16), src, static_cast<size_t>(HDp) * sizeof(bf16),
+                               static_cast<size_t>(HD) * sizeof(bf16), static_cast<size_t>(rows),
+                               cudaMemcpyDeviceToDevice, s));
+}
+
+}  // namespace
+
+int64_t attention_head_dim(int64_t HD) {
+  for (int64_t d : kSupportedHeadDims) {
+    if (d >= HD && attention_supports_head_dim(d)) return d;
+  }
+  fail("no attention kernel for head dim {} (largest supported: 256)", HD);
+}
+
+// ---- DeviceWeights --------------------------------------------------------------------------
+
+DeviceWeights::DeviceWeights(engine::WeightSource& source, cudaStream_t stream)
+    : spec_(source.spec()), attn_hd_(cuda::attention_head_dim(spec_.head_dim)) {
+  const model::ModelSpec& m = spec_;
+  const int64_t H = m.hidden_size, V = m.vocab_size, L = m.num_layers;
+  q_scale_ = static_cast<float>(std::sqrt(static_cast<double>(attn_hd_) / static_cast<double>(m.head_dim)));
+
+  // Unit layout: layer_slots order, each tensor on a kAlign boundary.
+  const std::vector<model::WeightSlot> slots = model::layer_slots(m);
+  std::vector<int64_t> offsets, sizes;
+  int64_t unit = 0, largest = V * H;
+  for (const auto& slot : slots) {
+    offsets.push_back(unit);
+    sizes.push_back(model::element_count(slot.shape));
+    largest = std::max(largest, sizes.back());
+    unit += align_up(sizes.back(), kAlignElems);
+  }
+  const int64_t embed_at = L * unit;
+  const int64_t norm_at = embed_at + align_up(V * H, kAlignElems);
+  const int64_t head_at = norm_at + align_up(H, kAlignElems);
+  const int64_t total = head_at + (m.tied_embeddings ? 0 : V * H);
+  buffer_ = DeviceBuffer(static_cast<size_t>(total) * sizeof(bf16));
+  bf16* base = buffer_.as<bf16>();
+
+  Uploader up(largest, stream);
+  embed_ = base + embed_at;
+  up.put(source.embedding(), V * H, 1.0f, base + embed_at);
+  layers_.resize(static_cast<size_t>(L));
+  for (int64_t l = 0; l < L; ++l) {
+    const engine::LayerWeights w = source.layer(l);
+    DeviceLayer& d = layers_[static_cast<size_t>(l)];
+    for (size_t i = 0; i < slots.size(); ++i) {
+      bf16* dst = base + l * unit + offsets[i];
+      const float scale = carries_q_scale(m, slots[i].role) ? q_scale_ : 1.0f;
+      up.put(host_tensor(w, slots[i].role), sizes[i], scale, dst);
+      *device_slot(d, slots[i].role) = dst;
+    }
+  }
+  const engine::HeadWeights h = source.head();
+  up.put(h.final_norm, H, 1.0f, base + norm_at);
+  head_.final_norm = base + norm_at;
+  if (m.tied_embeddings) {
+    head_.lm_head = embed_;
+  } else {
+    up.put(h.lm_head, V * H, 1.0f, base + head_at);
+    head_.lm_head = base + head_at;
+  }
+  log::debug("device weights of {}: {} MiB bf16 (attention head dim {}, q scale {})", m.source,
+             buffer_.bytes() >> 20, attn_hd_, q_scale_);
+}
+
+const DeviceLayer& DeviceWeights::layer(int64_t l) const {
+  ABL_CHECK(l >= 0 && l < spec_.num_layers, "layer {} out of range (L = {})", l, spec_.num_layers);
+  return layers_[static_cast<size_t>(l)];
+}
+
+// ---- DeviceKvCache --------------------------------------------------------------------------
+
+DeviceKvCache::DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStream_t stream)
+    : rows_(rows),
+      kv_dim_(spec.num_kv_heads * attention_head_dim(spec.head_dim)),
+      buffer_(static_cast<size_t>(bytes_for(spec, rows))) {
+  ABL_CHECK(rows > 0, "KV cache of {} rows", rows);
+  CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, buffer_.bytes(), stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+int64_t DeviceKvCache::bytes_for(const model::ModelSpec& spec, int64_t rows) {
+  return 2 * spec.num_layers * rows * spec.num_kv_heads * attention_head_dim(spec.head_dim) *
+         static_cast<int64_t>(sizeof(bf16));
+}
+
+// ---- DeviceAblation -------------------------------------------------------------------------
+
+DeviceAblation::DeviceAblation(const DeviceWeights& weights, const ablation::TrialTable& table, cudaStream_t stream)
+    : DeviceAblation(weights, table.directions, table.ablations, stream) {}
+
+DeviceAblation::DeviceAblation(const DeviceWeights& weights, const std::vector<std::vector<float>>& directions,
+                               const std::vector<ablation::TrialAblation>& trials, cudaStream_t stream) {
+  const model::ModelSpec& m = weights.spec();
+  const int64_t H = m.hidden_size, L = m.num_layers, K = static_cast<int64_t>(trials.size());
+  const auto D = static_cast<int32_t>(directions.size());
+  for (const auto& d : directions) {
+    ABL_CHECK(static_cast<int64_t>(d.size()) == H, "direction of length {} for hidden size {}", d.size(), H);
+  }
+  for (int64_t k = 0; k < K; ++k) {
+    const auto& t = trials[static_cast<size_t>(k)];
+    ABL_CHECK(static_cast<int64_t>(t.direction.size()) == L && static_cast<int64_t>(t.lambda[0].size()) == L &&
+                  static_cast<int64_t>(t.lambda[1].size()) == L,
+              "trial {} does not give a direction and two weights for each of the {} layers", k, L);
+    for (int32_t d : t.direction) ABL_CHECK(d >= 0 && d < D, "trial {} names direction {} of {}", k, d, D);
+  }
+
+  // Per layer: the directions some trial ablates with (renumbered 0..S_l-1), and per component
+  // whether a pre/full trial (n) or a full trial (Ŵa, ‖a‖²) ablates there.
+  std::vector<std::vector<int32_t>> used(static_cast<size_t>(L));
+  std::vector<std::array<bool, 2>> need_n(static_cast<size_t>(L), {false, false});
+  std::vector<std::array<bool, 2>> need_full(static_cast<size_t>(L), {false, false});
+  for (int64_t l = 0; l < L; ++l) {
+    std::set<int32_t> dirs;
+    for (const auto& t : trials) {
+      for (int c = 0; c < 2; ++c) {
+        if (t.lambda[static_cast<size_t>(c)][static_cast<size_t>(l)] == 0.0f) continue;
+        dirs.insert(t.direction[static_cast<size_t>(l)]);
+        if (t.mode != ablation::RowNorm::none) need_n[static_cast<size_t>(l)][static_cast<size_t>(c)] = true;
+        if (t.mode == ablation::RowNorm::full) need_full[static_cast<size_t>(l)][static_cast<size_t>(c)] = true;
+      }
+    }
+    used[static_cast<size_t>(l)].assign(dirs.begin(), dirs.end());
+  }
+  int32_t max_slots = 1;
+  for (const auto& u : used) max_slots = std::max(max_slots, static_cast<int32_t>(u.size()));
+
+  AblationTrialsHost host(static_cast<int32_t>(L));
+  std::vector<int32_t> slots(static_cast<size_t>(L));
+  for (const auto& t : trials) {
+    for (int64_t l = 0; l < L; ++l) {
+      const auto& u = used[static_cast<size_t>(l)];
+      const auto it = std::find(u.begin(), u.end(), t.direction[static_cast<size_t>(l)]);
+      slots[static_cast<size_t>(l)] = it == u.end() ? 0 : static_cast<int32_t>(it - u.begin());  // λ = 0 there
+    }
+    host.add_trial(static_cast<AblationMode>(t.mode), slots.data(), t.lambda[0].data(), t.lambda[1].data(),
+                   max_slots);
+  }
+
+  // One allocation: the tables, then per layer v (S_l, H) and per component n, Ŵa, ‖a‖².
+  size_t off = 0;
+  auto take = [&off](size_t bytes) {
+    const size_t o = off;
+    off = align_up(off + bytes, kAlign);
+    return o;
+  };
+  const size_t mode_at = take(host.mode.size() * sizeof(int32_t));
+  const size_t slot_at = take(host.slot.size() * sizeof(int32_t));
+  const size_t lambda_at = take(host.lambda.size() * sizeof(float));
+  struct At {
+    size_t v = 0;
+    std::array<size_t, 2> n{}, wa{}, a2{};
+  };
+  std::vector<At> at(static_cast<size_t>(L));
+  for (int64_t l = 0; l < L; ++l) {
+    const auto S = static_cast<size_t>(used[static_cast<size_t>(l)].size());
+    At& a = at[static_cast<size_t>(l)];
+    a.v = take(S * static_cast<size_t>(H) * sizeof(float));
+    for (size_t c = 0; c < 2; ++c) {
+      if (need_n[static_cast<size_t>(l)][c]) a.n[c] = take(static_cast<size_t>(H) * sizeof(float));
+      if (need_full[static_cast<size_t>(l)][c]) {
+        a.wa[c] = take(S * static_cast<size_t>(H) * sizeof(float));
+        a.a2[c] = take(S * sizeof(float));
+      }
+    }
+  }
+  buffer_ = DeviceBuffer(std::max<size_t>(off, kAlign));
+  char* base = buffer_.as<char>();
+
+  // Host image of the tables and directions, uploaded in one copy.
+  std::vector<char> image(off, 0);
+  std::memcpy(image.data() + mode_at, host.mode.data(), host.mode.size() * sizeof(int32_t));
+  std::memcpy(image.data() + slot_at, host.slot.data(), host.slot.size() * sizeof(int32_t));
+  std::memcpy(image.data() + lambda_at, host.lambda.data(), host.lambda.size() * sizeof(float));
+  for (int64_t l = 0; l < L; ++l) {
+    const auto& u = used[static_cast<size_t>(l)];
+    for (size_t i = 0; i < u.size(); ++i) {
+      std::memcpy(image.data() + at[static_cast<size_t>(l)].v + i * static_cast<size_t>(H) * sizeof(float),
+                  directions[static_cast<size_t>(u[i])].data(), static_cast<size_t>(H) * sizeof(float));
+    }
+  }
+  if (off > 0) copy_to_device(base, image.data(), off, stream);
+
+  trials_.num_trials = static_cast<int32_t>(K);
+  trials_.num_layers = static_cast<int32_t>(L);
+  trials_.mode = reinterpret_cast<const int32_t*>(base + mode_at);
+  trials_.slot = reinterpret_cast<const int32_t*>(base + slot_at);
+  trials_.lambda = reinterpret_cast<const float*>(base + lambda_at);
+
+  // The weight-derived vectors, on the device from the bf16 weights.
+  const int64_t in_max = std::max(m.q_dim(), m.intermediate_size);
+  DeviceBuffer a_scratch(static_cast<size_t>(max_slots) * static_cast<size_t>(in_max) * sizeof(float));
+  vectors_.resize(static_cast<size_t>(2 * L));
+  for (int64_t l = 0; l < L; ++l) {
+    const DeviceLayer& w = weights.layer(l);
+    const auto S = static_cast<int64_t>(used[static_cast<size_t>(l)].size());
+    const At& a = at[static_cast<size_t>(l)];
+    for (size_t c = 0; c < 2; ++c) {
+      AblationVectors& vec = vectors_[static_cast<size_t>(l) * 2 + c];
+      if (S == 0) continue;  // no trial ablates this layer: the apply step is skipped
+      vec.v = reinterpret_cast<const float*>(base + a.v);
+      const bf16* W = c == 0 ? w.wo : w.w_down;  // (H, in)
+      const int64_t in = c == 0 ? m.q_dim() : m.intermediate_size;
+      if (need_n[static_cast<size_t>(l)][c]) {
+        auto* n = reinterpret_cast<float*>(base + a.n[c]);
+        ablation_row_norms(W, H, in, n, stream);
+        vec.n = n;
+      }
+      if (need_full[static_cast<size_t>(l)][c]) {
+        auto* wa = reinterpret_cast<float*>(base + a.wa[c]);
+        auto* a2 = reinterpret_cast<float*>(base + a.a2[c]);
+        ablation_direction_vectors(W, H, in, vec.n, vec.v, S, a_scratch.as<float>(), wa, a2, stream);
+        vec.wa = wa;
+        vec.a2 = a2;
+      }
+    }
+  }
+  CUDA_CHECK(cudaStreamSynchronize(stream));  // a_scratch is freed on return
+}
+
+const AblationVectors& DeviceAblation::vectors(engine::Component c, int64_t layer) const {
+  ABL_CHECK(layer >= 0 && layer < trials_.num_layers, "ablation vectors of layer {} of {}", layer,
+            trials_.num_layers);
+  return vectors_[static_cast<size_t>(layer) * 2 + static_cast<size_t>(c)];
+}
+
+// ---- CudaEngine -----------------------------------------------------------------------------
+
+struct CudaEngine::Buffers {
+  float* x = nullptr;      // (T, H) residual stream
+  bf16* h = nullptr;       // (T, H) normed input of the next GEMMs
+  bf16* q = nullptr;       // (T, NH*HD)
+  bf16* k = nullptr;       // (T, NKV*HD)
+  bf16* v = nullptr;       // (T, NKV*HD)
+  bf16* att = nullptr;     // (T, NH*HD) attention output
+  float* y = nullptr;      // (T, H) o_proj / down_proj output
+  bf16* gate = nullptr;    // (T, F), then swiglu(gate, up)
+  bf16* up = nullptr;      // (T, F)
+  bf16* qp = nullptr;      // (T, NH*HDp)  padded head dim only, padding columns zero
+  bf16* kp = nullptr;      // (T, NKV*HDp)
+  bf16* vp = nullptr;      // (T, NKV*HDp)
+  bf16* attp = nullptr;    // (T, NH*HDp)
+  float* rows = nullptr;   // (B+T, H) gather target: rows 0..B-1 the last token of each sequence
+  bf16* last = nullptr;    // (B, H) final-normed last rows
+  float* logits = nullptr;     // (B, V)
+  float* captures = nullptr;   // (B, L+1, H)
+  float* inv_freq = nullptr;   // (HD/2)
+  void* attn_scratch = nullptr;
+  size_t attn_scratch_bytes = 0;
+  void* gemm_workspace = nullptr;
+  size_t gemm_workspace_bytes = 0;
+  char* batch = nullptr;  // device mirror of the staging
+  // Views of this batch's arrays inside `batch`.
+  const int32_t* tokens = nullptr;        // (T)
+  const int64_t* positions = nullptr;     // (T)
+  const int64_t* cache_rows = nullptr;    // (T)
+  const int64_t* row_seq = nullptr;       // (T)
+  const int64_t* gather_rows = nullptr;   // (T) scatter rows of gather_last_rows
+  const AttnSeq* seqs = nullptr;          // (B)
+  const int32_t* trial = nullptr;         // (B)
+};
+
+engine::BufferPlan CudaEngine::plan_for(const model::ModelSpec& m, const engine::Limits& limits, int sm_count) {
+  const int64_t T = limits.max_tokens, B = limits.max_seqs;
+  const int64_t H = m.hidden_size, F = m.intermediate_size, V = m.vocab_size, L = m.num_layers;
+  const int64_t HDp = attention_head_dim(m.head_dim);
+  const int64_t bf = sizeof(bf16), f4 = sizeof(float);
+  const int64_t max_kv = std::max(m.max_position_embeddings, T);
+  engine::BufferPlan p;
+  add_aligned(p, "residual x (T,H) f32", T * H * f4);
+  add_aligned(p, "normed h (T,H)", T * H * bf);
+  add_aligned(p, "q (T,NH*HD)", T * m.q_dim() * bf);
+  add_aligned(p, "k (T,NKV*HD)", T * m.kv_dim() * bf);
+  add_aligned(p, "v (T,NKV*HD)", T * m.kv_dim() * bf);
+  add_aligned(p, "attention out (T,NH*HD)", T * m.q_dim() * bf);
+  add_aligned(p, "projection out y (T,H) f32", T * H * f4);
+  add_aligned(p, "gate (T,F)", T * F * bf);
+  add_aligned(p, "up (T,F)", T * F * bf);
+  if (HDp != m.head_dim) {
+    add_aligned(p, "padded q (T,NH*HDp)", T * m.num_heads * HDp * bf);
+    add_aligned(p, "padded k (T,NKV*HDp)", T * m.num_kv_heads * HDp * bf);
+    add_aligned(p, "padded v (T,NKV*HDp)", T * m.num_kv_heads * HDp * bf);
+    add_aligned(p, "padded attention (T,NH*HDp)", T * m.num_heads * HDp * bf);
+  }
+  add_aligned(p, "gathered rows (B+T,H) f32", (B + T) * H * f4);
+  add_aligned(p, "last normed (B,H)", B * H * bf);
+  add_aligned(p, "logits (B,V) f32", B * V * f4);
+  add_aligned(p, "captures (B,L+1,H) f32", B * (L + 1) * H * f4);
+  add_aligned(p, "rope inv_freq (HD/2) f32", (m.head_dim / 2) * f4);
+  AttnBounds bounds;
+  bounds.B = B;
+  bounds.max_q_len = T;
+  bounds.max_kv_len = max_kv;
+  add_aligned(p, "attention scratch",
+              static_cast<int64_t>(attention_scratch_bytes(bounds, m.num_heads, m.num_kv_heads, HDp, 0, sm_count)));
+  add_aligned(p, "cuBLASLt workspace", static_cast<int64_t>(Gemm::kDefaultWorkspaceBytes));
+  add_aligned(p, "batch arrays", static_cast<int64_t>(batch_layout(T, B).total));
+  return p;
+}
+
+CudaEngine::CudaEngine(DeviceWeights& weights, engine::Limits limits)
+    : weights_(weights), spec_(weights.spec()), limits_(limits), buf_(std::make_unique<Buffers>()) {
+  ABL_CHECK(limits.max_tokens > 0 && limits.max_seqs > 0, "engine limits must be positive");
+  const model::ModelSpec& m = spec_;
+  ABL_CHECK(m.num_heads % m.num_kv_heads == 0, "NH = {} is not a multiple of NKV = {}", m.num_heads,
+            m.num_kv_heads);
+  max_kv_len_ = std::max(m.max_position_embeddings, limits.max_tokens);
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, dev));
+  plan_ = plan_for(m, limits, sm_count_);
+  arena_ = DeviceBuffer(static_cast<size_t>(plan_.total()));
+  staging_ = PinnedBuffer(batch_layout(limits.max_tokens, limits.max_seqs).total);
+  log::debug("CUDA engine buffers:\n{}", plan_.table());
+
+  char* base = arena_.as<char>();
+  auto at = [&](const char* name) { return static_cast<void*>(base + offset_of(plan_, name)); };
+  auto bytes = [&](const char* name) {
+    for (const auto& e : plan_.entries) {
+      if (e.name == name) return static_cast<size_t>(e.bytes);
+    }
+    return size_t{0};
+  };
+  Buffers& b = *buf_;
+  b.x = static_cast<float*>(at("residual x (T,H) f32"));
+  b.h = static_cast<bf16*>(at("normed h (T,H)"));
+  b.q = static_cast<bf16*>(at("q (T,NH*HD)"));
+  b.k = static_cast<bf16*>(at("k (T,NKV*HD)"));
+  b.v = static_cast<bf16*>(at("v (T,NKV*HD)"));
+  b.att = static_cast<bf16*>(at("attention out (T,NH*HD)"));
+  b.y = static_cast<float*>(at("projection out y (T,H) f32"));
+  b.gate = static_cast<bf16*>(at("gate (T,F)"));
+  b.up = static_cast<bf16*>(at("up (T,F)"));
+  const cudaStream_t s = stream_.get();
+  if (weights_.attention_head_dim() != m.head_dim) {
+    b.qp = static_cast<bf16*>(at("padded q (T,NH*HDp)"));
+    b.kp = static_cast<bf16*>(at("padded k (T,NKV*HDp)"));
+    b.vp = static_cast<bf16*>(at("padded v (T,NKV*HDp)"));
+    b.attp = static_cast<bf16*>(at("padded attention (T,NH*HDp)"));
+    // The padding columns are never written after this: they stay zero.
+    for (const char* name : {"padded q (T,NH*HDp)", "padded k (T,NKV*HDp)", "padded v (T,NKV*HDp)"}) {
+      CUDA_CHECK(cudaMemsetAsync(at(name), 0, bytes(name), s));
+    }
+  }
+  b.rows = static_cast<float*>(at("gathered rows (B+T,H) f32"));
+  b.last = static_cast<bf16*>(at("last normed (B,H)"));
+  b.logits = static_cast<float*>(at("logits (B,V) f32"));
+  b.captures = static_cast<float*>(at("captures (B,L+1,H) f32"));
+  b.inv_freq = static_cast<float*>(at("rope inv_freq (HD/2) f32"));
+  b.attn_scratch_bytes = bytes("attention scratch");
+  b.attn_scratch = b.attn_scratch_bytes > 0 ? at("attention scratch") : nullptr;
+  b.gemm_workspace = at("cuBLASLt workspace");
+  b.gemm_workspace_bytes = bytes("cuBLASLt workspace");
+  b.batch = static_cast<char*>(at("batch arrays"));
+  gemm_ = std::make_unique<Gemm>(b.gemm_workspace, b.gemm_workspace_bytes);
+
+  const std::vector<float> inv_freq = engine::rope_inv_freq(m);
+  copy_to_device(b.inv_freq, inv_freq.data(), inv_freq.size() * sizeof(float), s);  // synchronises
+}
+
+CudaEngine::~CudaEngine() = default;
+
+void CudaEngine::upload_batch(const engine::Batch& batch, const DeviceKvCache& cache, const DeviceAblation* ablation) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), B = batch.num_seqs();
+  ABL_CHECK(T <= limits_.max_tokens && B <= limits_.max_seqs,
+            "batch of {} tokens in {} sequences exceeds the engine limits ({} tokens, {} sequences)", T, B,
+            limits_.max_tokens, limits_.max_seqs);
+  ABL_CHECK(static_cast<int64_t>(batch.positions.size()) == T && static_cast<int64_t>(batch.cache_rows.size()) == T &&
+                static_cast<int64_t>(batch.row_seq.size()) == T && static_cast<int64_t>(batch.trial.size()) == B,
+            "inconsistent batch arrays ({} tokens, {} sequences)", T, B);
+  ABL_CHECK(cache.kv_dim() == m.num_kv_heads * weights_.attention_head_dim(),
+            "KV cache rows of {} values for a model with {} (NKV·HDp)", cache.kv_dim(),
+            m.num_kv_heads * weights_.attention_head_dim());
+  for (int32_t t : batch.tokens) {
+    ABL_CHECK(t >= 0 && t < m.vocab_size, "token id {} outside the vocabulary (V = {})", t, m.vocab_size);
+  }
+  for (int64_t r : batch.cache_rows) {
+    ABL_CHECK(r >= 0 && r < cache.rows(), "KV cache row {} outside the cache ({} rows)", r, cache.rows());
+  }
+  bounds_ = AttnBounds{};
+  bounds_.B = B;
+  for (int64_t s = 0; s < B; ++s) {
+    const AttnSeq& q = batch.seqs[static_cast<size_t>(s)];
+    ABL_CHECK(q.q_len >= 1 && q.q_len <= q.kv_len && q.kv_begin >= 0 && q.kv_begin + q.kv_len <= cache.rows() &&
+                  q.kv_len <= max_kv_len_,
+              "sequence {}: q_len {}, kv rows [{}, {}) outside the cache ({} rows) or longer than {}", s, q.q_len,
+              q.kv_begin, q.kv_begin + q.kv_len, cache.rows(), max_kv_len_);
+    bounds_.max_q_len = std::max(bounds_.max_q_len, q.q_len);
+    bounds_.max_kv_len = std::max(bounds_.max_kv_len, q.kv_len);
+  }
+  if (ablation) {
+    for (int32_t t : batch.trial) {
+      ABL_CHECK(t >= -1 && t < ablation->num_trials(), "sequence with trial id {} but only {} trials", t,
+                ablation->num_trials());
+    }
+  }
+
+  const BatchLayout lay = batch_layout(T, B);
+  char* h = staging_.as<char>();
+  auto put = [h](size_t at, const void* src, size_t bytes) {
+    if (bytes > 0) std::memcpy(h + at, src, bytes);
+  };
+  const auto t8 = static_cast<size_t>(T) * sizeof(int64_t);
+  put(lay.positions, batch.positions.data(), t8);
+  put(lay.cache_rows, batch.cache_rows.data(), t8);
+  put(lay.row_seq, batch.row_seq.data(), t8);
+  auto* gather = reinterpret_cast<int64_t*>(h + lay.gather_rows);
+  for (int64_t t = 0; t < T; ++t) gather[t] = B + t;
+  for (int64_t s = 0; s < B; ++s) gather[batch.last_row(s)] = s;
+  put(lay.seqs, batch.seqs.data(), static_cast<size_t>(B) * sizeof(AttnSeq));
+  put(lay.tokens, batch.tokens.data(), static_cast<size_t>(T) * sizeof(int32_t));
+  put(lay.trial, batch.trial.data(), static_cast<size_t>(B) * sizeof(int32_t));
+  CUDA_CHECK(cudaMemcpyAsync(buf_->batch, h, lay.total, cudaMemcpyHostToDevice, stream_.get()));
+
+  Buffers& b = *buf_;
+  b.positions = reinterpret_cast<const int64_t*>(b.batch + lay.positions);
+  b.cache_rows = reinterpret_cast<const int64_t*>(b.batch + lay.cache_rows);
+  b.row_seq = reinterpret_cast<const int64_t*>(b.batch + lay.row_seq);
+  b.gather_rows = reinterpret_cast<const int64_t*>(b.batch + lay.gather_rows);
+  b.seqs = reinterpret_cast<const AttnSeq*>(b.batch + lay.seqs);
+  b.tokens = reinterpret_cast<const int32_t*>(b.batch + lay.tokens);
+  b.trial = reinterpret_cast<const int32_t*>(b.batch + lay.trial);
+}
+
+// rows[0..B) = x[last_row(s)]: kv_append scatters every fp32 row, read as 2H bf16 (a bit copy),
+// to gather_rows[t] (s for a sequence's last token, B + t otherwise). k and v are the same rows.
+void CudaEngine::gather_last_rows(const float* x, int64_t T) {
+  const auto* src = reinterpret_cast<const bf16*>(x);
+  auto* dst = reinterpret_cast<bf16*>(buf_->rows);
+  kv_append(src, src, buf_->gather_rows, T, 2 * spec_.hidden_size, dst, dst, stream_.get());
+}
+
+// captures[s, depth] = x[last_row(s)], the HF hidden_states of depth `depth` < L.
+void CudaEngine::capture(int64_t depth, int64_t B, int64_t T) {
+  const int64_t H = spec_.hidden_size, D = spec_.num_layers + 1;
+  gather_last_rows(buf_->x, T);
+  CUDA_CHECK(cudaMemcpy2DAsync(buf_->captures + depth * H, static_cast<size_t>(D * H) * sizeof(float), buf_->rows,
+                               static_cast<size_t>(H) * sizeof(float), static_cast<size_t>(H) * sizeof(float),
+                               static_cast<size_t>(B), cudaMemcpyDeviceToDevice, stream_.get()));
+}
+
+void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cache, const DeviceAblation* ablation) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), H = m.hidden_size, F = m.intermediate_size;
+  const int64_t NH = m.num_heads, NKV = m.num_kv_heads, HD = m.head_dim, HDp = weights_.attention_head_dim();
+  const int64_t QD = m.q_dim(), KVD = m.kv_dim();
+  const float eps = static_cast<float>(m.rms_norm_eps);
+  const int64_t window = m.uses_sliding_window(l) ? m.sliding_window : 0;
+  const cudaStream_t s = stream_.get();
+  const DeviceLayer& w = weights_.layer(l);
+  Buffers& b = *buf_;
+  Gemm& gemm = *gemm_;
+  const bool padded = HDp != HD;
+  bf16* q_att = padded ? b.qp : b.q;
+  bf16* k_att = padded ? b.kp : b.k;
+  bf16* v_att = padded ? b.vp : b.v;
+  bf16* out_att = padded ? b.attp : b.att;
+  auto epilogue = [&](engine::Component c) {
+    if (!ablation) return;
+    const AblationVectors& vec = ablation->vectors(c, l);
+    if (vec.v == nullptr) return;  // no trial ablates this layer
+    ablation_apply(b.y, T, H, b.row_seq, b.trial, ablation->trials(), static_cast<int32_t>(c),
+                   static_cast<int32_t>(l), vec, s);
+  };
+
+  // Attention block.
+  rmsnorm(b.x, w.attn_norm, b.h, T, H, eps, s);
+  gemm.linear(b.h, w.wq, w.bq, b.q, T, H, QD, s);
+  gemm.linear(b.h, w.wk, w.bk, b.k, T, H, KVD, s);
+  gemm.linear(b.h, w.wv, w.bv, b.v, T, H, KVD, s);
+  if (m.qk_norm) {
+    rmsnorm(b.q, w.q_norm, b.q, T * NH, HD, eps, s);
+    rmsnorm(b.k, w.k_norm, b.k, T * NKV, HD, eps, s);
+  }
+  rope(b.q, b.positions, T, NH, HD, b.inv_freq, s);
+  rope(b.k, b.positions, T, NKV, HD, b.inv_freq, s);
+  if (padded) {
+    pad_heads(b.q, b.qp, T * NH, HD, HDp, s);
+    pad_heads(b.k, b.kp, T * NKV, HD, HDp, s);
+    pad_heads(b.v, b.vp, T * NKV, HD, HDp, s);
+  }
+  kv_append(k_att, v_att, b.cache_rows, T, cache.kv_dim(), cache.k(l), cache.v(l), s);
+  attention(q_att, cache.k(l), cache.v(l), out_att, b.seqs, bounds_, NH, NKV, HDp, window, b.attn_scratch,
+            b.attn_scratch_bytes, s);
+  if (padded) unpad_heads(b.attp, b.att, T * NH, HD, HDp, s);
+  gemm.linear(b.att, w.wo, static_cast<const float*>(nullptr), b.y, T, QD, H, s);
+  epilogue(engine::Component::attn_o);
+  add(b.x, b.y, T * H, s);
+
+  // MLP block.
+  rmsnorm(b.x, w.mlp_norm, b.h, T, H, eps, s);
+  gemm.linear(b.h, w.w_gate, static_cast<const bf16*>(nullptr), b.gate, T, H, F, s);
+  gemm.linear(b.h, w.w_up, static_cast<const bf16*>(nullptr), b.up, T, H, F, s);
+  swiglu(b.gate, b.up, b.gate, T * F, s);
+  gemm.linear(b.gate, w.w_down, static_cast<const float*>(nullptr), b.y, T, F, H, s);
+  epilogue(engine::Component::mlp_down);
+  add(b.x, b.y, T * H, s);
+}
+
+// Logits at every token, B rows at a time through the logits buffer (tests).
+void CudaEngine::all_logits(int64_t T, float* host_out) {
+  const int64_t H = spec_.hidden_size, V = spec_.vocab_size, chunk = limits_.max_seqs;
+  const cudaStream_t s = stream_.get();
+  Buffers& b = *buf_;
+  rmsnorm(b.x, weights_.head().final_norm, b.h, T, H, static_cast<float>(spec_.rms_norm_eps), s);
+  for (int64_t t0 = 0; t0 < T; t0 += chunk) {
+    const int64_t n = std::min(chunk, T - t0);
+    gemm_->linear(b.h + t0 * H, weights_.head().lm_head, static_cast<const float*>(nullptr), b.logits, n, H, V, s);
+    // Stream order keeps the next chunk's GEMM behind this copy.
+    CUDA_CHECK(cudaMemcpyAsync(host_out + t0 * V, b.logits, static_cast<size_t>(n * V) * sizeof(float),
+                               cudaMemcpyDeviceToHost, s));
+  }
+}
+
+void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const engine::Outputs& out,
+                         const DeviceAblation* ablation) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), B = batch.num_seqs(), H = m.hidden_size, V = m.vocab_size;
+  const int64_t L = m.num_layers;
+  const cudaStream_t s = stream_.get();
+  Buffers& b = *buf_;
+  if (T == 0) return;
+  upload_batch(batch, cache, ablation);
+
+  embedding(b.tokens, T, weights_.embedding(), V, H, b.x, s);
+  if (out.residuals) capture(0, B, T);
+  for (int64_t l = 0; l < L; ++l) {
+    layer(l, batch, cache, ablation);
+    // hidden_states[l+1] is layer l's output, except the last, which is taken after the final norm.
+    if (out.residuals && l + 1 < L) capture(l + 1, B, T);
+  }
+  if (out.all_logits) all_logits(T, out.all_logits);
+  if (out.logits || out.residuals) {
+    const DeviceHead& g = weights_.head();
+    gather_last_rows(b.x, T);
+    rmsnorm(b.rows, g.final_norm, b.last, B, H, static_cast<float>(m.rms_norm_eps), s);
+    if (out.residuals) {
+      // The final-normed rows as the lm_head sees them (bf16), widened into depth L.
+      bf16_to_f32(b.last, b.rows, B * H, s);
+      CUDA_CHECK(cudaMemcpy2DAsync(b.captures + L * H, static_cast<size_t>((L + 1) * H) * sizeof(float), b.rows,
+                                   static_cast<size_t>(H) * sizeof(float), static_cast<size_t>(H) * sizeof(float),
+                                   static_cast<size_t>(B), cudaMemcpyDeviceToDevice, s));
+      CUDA_CHECK(cudaMemcpyAsync(out.residuals, b.captures, static_cast<size_t>(B * (L + 1) * H) * sizeof(float),
+                                 cudaMemcpyDeviceToHost, s));
+    }
+    if (out.logits) {
+      gemm_->linear(b.last, g.lm_head, static_cast<const float*>(nullptr), b.logits, B, H, V, s);
+      CUDA_CHECK(cudaMemcpyAsync(out.logits, b.logits, static_cast<size_t>(B * V) * sizeof(float),
+                                 cudaMemcpyDeviceToHost, s));
+    }
+  }
+  stream_.synchronize();
+}
+
+}  // namespace abl::cuda
