@@ -1,7 +1,9 @@
 // `abliterate run`: every phase in one MPI job, sharing the loaded weights — baseline (which also
 // fixes the response prefix every later prompt uses), residuals, directions, sweep. A phase whose
 // file is already complete in the run folder is reused (the sweep resumes), so a requeued or
-// repeated run continues where it stopped; --redo recomputes them.
+// repeated run continues where it stopped; --redo recomputes them. --trials 0 runs the phases
+// only (a job that prepares a run folder for sweep slices). SIGTERM/SIGUSR1 stop it between
+// phases or after a sweep batch with exit status 75.
 #include <filesystem>
 
 #include "abl/app/commands.h"
@@ -15,8 +17,21 @@
 namespace abl::app {
 namespace {
 
+// True on every rank when a stop signal reached any rank: checked between phases, whose outputs
+// are complete at that point, so the next run reuses them.
+bool stop_between_phases(Session& ses, const char* next) {
+  int64_t stop = stop_signal();
+  ses.rt().world().all_reduce_max(&stop, 1);
+  if (stop != 0) log::info("run: stopping on signal {} before {}; run the same command again to continue", stop, next);
+  return stop != 0;
+}
+
 int run_all(const po::variables_map& vm) {
+  // A stop signal during the first phases is acted on between phases (the sweep checks after
+  // every batch), so a time-limit warning never loses a finished phase.
+  install_stop_handlers();
   Session ses(vm);
+  sweep_settings(vm, ses.spec().num_layers);  // bad sweep options fail now, not after the phases
   const bool redo = vm["redo"].as<bool>();
   std::filesystem::create_directories(ses.out_dir());
   const auto reuse = [&](const char* file) {
@@ -26,8 +41,11 @@ int run_all(const po::variables_map& vm) {
     return true;
   };
   if (!reuse(io::schema::baseline::kFile)) phase_baseline(ses);
+  if (stop_between_phases(ses, "residuals")) return kExitResumable;
   if (!reuse(io::schema::residuals::kFile)) phase_residuals(ses);
+  if (stop_between_phases(ses, "directions")) return kExitResumable;
   if (!reuse(io::schema::directions::kFile)) phase_directions(ses);
+  if (stop_between_phases(ses, "the sweep")) return kExitResumable;
   return phase_sweep(ses) == SweepEnd::complete ? 0 : kExitResumable;
 }
 

@@ -83,6 +83,56 @@ std::string format_duration(double s) {
 
 }  // namespace
 
+SweepSettings sweep_settings(const po::variables_map& vm, int64_t num_layers) {
+  SweepSettings set;
+  set.search = vm["search"].as<std::string>();
+  ABL_CHECK(set.search == "tpe" || set.search == "sobol" || set.search == "grid",
+            "--search must be tpe, sobol or grid, got '{}'", set.search);
+  set.mode = ablation::parse_row_norm(vm["row-normalization"].as<std::string>());
+  set.seed = vm["seed"].as<uint64_t>();
+  set.n_trials = vm["trials"].as<int64_t>();
+  set.startup = vm["startup-trials"].as<int64_t>();
+  ABL_CHECK(set.n_trials >= 0, "--trials must be >= 0, got {}", set.n_trials);
+  ABL_CHECK(set.startup >= 0, "--startup-trials must be >= 0, got {}", set.startup);
+  if (set.search == "grid") {
+    const std::string gpath = vm["grid"].as<std::string>();
+    ABL_CHECK(!gpath.empty(), "--search grid needs --grid FILE (see inputs/grids/)");
+    set.grid = ablation::parse_grid_file(gpath, num_layers);
+    std::ifstream in(gpath, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    set.grid_text = text.str();
+    set.n_trials = static_cast<int64_t>(set.grid.size());
+  } else {
+    ABL_CHECK(vm["grid"].as<std::string>().empty(), "--grid is only used with --search grid");
+  }
+  // A slice of the sweep (a job-array task): trials [first, first + n_trials) of the whole.
+  set.slice = vm["slice"].as<std::string>();
+  if (!set.slice.empty()) {
+    char sep = 0;
+    std::istringstream in(set.slice);
+    in >> set.slice_i >> sep >> set.slice_n;
+    ABL_CHECK(!in.fail() && in.peek() == EOF && sep == '/' && set.slice_n >= 1 && set.slice_i >= 0 &&
+                  set.slice_i < set.slice_n,
+              "--slice must be I/N with 0 <= I < N, got '{}'", set.slice);
+    ABL_CHECK(set.search != "tpe", "--slice needs --search sobol or grid: TPE proposes each batch from the previous ones");
+    const int64_t total = set.n_trials;
+    set.first = set.slice_i * total / set.slice_n;
+    set.n_trials = (set.slice_i + 1) * total / set.slice_n - set.first;
+    ABL_CHECK(set.n_trials > 0, "--slice {} of {} trials is empty; use fewer slices", set.slice, total);
+  }
+  const std::string tpb = vm["trials-per-batch"].as<std::string>();
+  if (tpb != "auto") {
+    try {
+      set.per_batch = std::stoll(tpb);
+    } catch (const std::exception&) {
+      set.per_batch = 0;
+    }
+    ABL_CHECK(set.per_batch > 0, "--trials-per-batch must be 'auto' or a positive number, got '{}'", tpb);
+  }
+  return set;
+}
+
 SweepEnd phase_sweep(Session& ses) {
   const po::variables_map& vm = ses.vm();
   dist::Runtime& rt = ses.rt();
@@ -125,44 +175,21 @@ SweepEnd phase_sweep(Session& ses) {
             "--max-response-length {} differs from the {} that {} was measured with; rerun baseline",
             vm["max-response-length"].as<int64_t>(), max_new, bpath);
 
-  const std::string search = vm["search"].as<std::string>();
-  ABL_CHECK(search == "tpe" || search == "sobol" || search == "grid", "--search must be tpe, sobol or grid, got '{}'",
-            search);
-  const ablation::RowNorm mode = ablation::parse_row_norm(vm["row-normalization"].as<std::string>());
-  const uint64_t seed = vm["seed"].as<uint64_t>();
-  int64_t n_trials = vm["trials"].as<int64_t>();
-  const int64_t startup = vm["startup-trials"].as<int64_t>();
-  ABL_CHECK(n_trials > 0, "--trials must be positive, got {}", n_trials);
-  ABL_CHECK(startup >= 0, "--startup-trials must be >= 0, got {}", startup);
-  std::vector<ablation::TrialParams> grid;
-  std::string grid_text;
-  if (search == "grid") {
-    const std::string gpath = vm["grid"].as<std::string>();
-    ABL_CHECK(!gpath.empty(), "--search grid needs --grid FILE (see inputs/grids/)");
-    grid = ablation::parse_grid_file(gpath, L);
-    std::ifstream in(gpath, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    grid_text = text.str();
-    n_trials = static_cast<int64_t>(grid.size());
-  } else {
-    ABL_CHECK(vm["grid"].as<std::string>().empty(), "--grid is only used with --search grid");
+  const SweepSettings set = sweep_settings(vm, L);
+  if (set.n_trials == 0) {
+    log::info("sweep: --trials 0: nothing to evaluate");
+    return SweepEnd::complete;
   }
+  const std::string& search = set.search;
+  const ablation::RowNorm mode = set.mode;
+  const uint64_t seed = set.seed;
+  const int64_t startup = set.startup;
+  const std::vector<ablation::TrialParams>& grid = set.grid;
+  const std::string& grid_text = set.grid_text;
+  const std::string& slice = set.slice;
+  const int64_t first = set.first, slice_i = set.slice_i, slice_n = set.slice_n;
+  int64_t n_trials = set.n_trials;
   const ablation::SearchSpace space = ablation::default_search_space(L);
-  // A slice of the sweep (a job-array task): trials [first, first + n_trials) of the whole.
-  int64_t first = 0, slice_i = 0, slice_n = 1;
-  const std::string slice = vm["slice"].as<std::string>();
-  if (!slice.empty()) {
-    char sep = 0;
-    std::istringstream in(slice);
-    in >> slice_i >> sep >> slice_n;
-    ABL_CHECK(!in.fail() && in.peek() == EOF && sep == '/' && slice_n >= 1 && slice_i >= 0 && slice_i < slice_n,
-              "--slice must be I/N with 0 <= I < N, got '{}'", slice);
-    ABL_CHECK(search != "tpe", "--slice needs --search sobol or grid: TPE proposes each batch from the previous ones");
-    first = slice_i * n_trials / slice_n;
-    n_trials = (slice_i + 1) * n_trials / slice_n - first;
-    ABL_CHECK(n_trials > 0, "--slice {} of {} trials is empty; use fewer slices", slice, (first + n_trials));
-  }
 
   const auto kl_texts = base.kl_prompts();
   const auto eval_texts = base.refusal_prompts();
@@ -171,19 +198,11 @@ SweepEnd phase_sweep(Session& ses) {
   for (const auto& t : eval_texts) eval_ids.push_back(ses.encode_prompt(t));
   const auto n_eval = static_cast<int64_t>(eval_texts.size());
 
-  int64_t per_batch = 0;
-  const std::string tpb = vm["trials-per-batch"].as<std::string>();
-  if (tpb == "auto") {
-    // Enough sequences to fill every rank's passes, within reason for the search.
+  int64_t per_batch = set.per_batch;
+  if (per_batch == 0) {
+    // auto: enough sequences to fill every rank's passes, within reason for the search.
     per_batch = (rt.world_size() * ses.limits().max_seqs + n_eval - 1) / n_eval;
     per_batch = std::clamp<int64_t>(per_batch, 1, 64);
-  } else {
-    try {
-      per_batch = std::stoll(tpb);
-    } catch (const std::exception&) {
-      per_batch = 0;
-    }
-    ABL_CHECK(per_batch > 0, "--trials-per-batch must be 'auto' or a positive number, got '{}'", tpb);
   }
 
   // ---- the settings a resumed sweep must share ----

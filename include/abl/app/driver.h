@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "abl/ablation/epilogue.h"
+#include "abl/ablation/trial.h"
 #include "abl/app/cli.h"
 #include "abl/dist/runtime.h"
 #include "abl/dist/sharded_weights.h"
@@ -100,6 +102,22 @@ int64_t longest_prompt(const std::vector<std::vector<int32_t>>& prompts);
 void phase_residuals(Session& s);
 void phase_directions(Session& s);
 void phase_baseline(Session& s);
+// The sweep's own options, checked (grid file parsed) without touching the run folder, so `run`
+// can reject bad ones before any heavy work.
+struct SweepSettings {
+  std::string search;  // tpe, sobol, grid
+  ablation::RowNorm mode = ablation::RowNorm::full;
+  uint64_t seed = 0;
+  int64_t n_trials = 0;  // of this slice (grid: its trials); 0 = nothing to evaluate
+  int64_t startup = 0;
+  std::vector<ablation::TrialParams> grid;
+  std::string grid_text;
+  std::string slice;  // as given, "" = whole sweep
+  int64_t first = 0, slice_i = 0, slice_n = 1;
+  int64_t per_batch = 0;  // 0 = auto
+};
+SweepSettings sweep_settings(const po::variables_map& vm, int64_t num_layers);
+
 // complete: every trial is in trials.h5 (renamed from .partial); interrupted: SIGTERM/SIGUSR1
 // stopped it after a batch (exit with kExitResumable; the same command resumes it).
 enum class SweepEnd { complete, interrupted };

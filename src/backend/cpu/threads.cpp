@@ -1,5 +1,7 @@
 // Thread count of the CPU backend: OpenMP for our loops, and Eigen's GEMM (which uses OpenMP too).
 #include <Eigen/Core>
+
+#include <cstdlib>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -10,7 +12,12 @@ namespace abl::cpu {
 
 void set_num_threads(int n) {
 #ifdef _OPENMP
-  if (n <= 0) n = omp_get_num_procs();
+  // 0: what the environment asks for (OMP_NUM_THREADS, e.g. set by a Slurm script from
+  // SLURM_CPUS_PER_TASK), else every core.
+  if (n <= 0) {
+    const char* env = std::getenv("OMP_NUM_THREADS");
+    n = env && std::atoi(env) > 0 ? std::atoi(env) : omp_get_num_procs();
+  }
   omp_set_num_threads(n);
 #endif
   Eigen::setNbThreads(n > 0 ? n : 1);
