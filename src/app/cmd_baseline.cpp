@@ -14,6 +14,7 @@
 #include "abl/core/build_info.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/core/progress.h"
 #include "abl/core/utf8.h"
 #include "abl/dist/lockstep.h"
 #include "abl/engine/generate.h"
@@ -121,6 +122,10 @@ void phase_baseline(Session& ses) {
   gopts.max_new_tokens = max_new;
   gopts.eos_ids = ses.spec().eos_token_ids;
   gopts.any_work = dist::group_any_work(rt.shard_group());
+  Progress progress("baseline", static_cast<int64_t>(reqs.size()), "responses");
+  gopts.on_progress = [&](size_t finished, int64_t generated) {
+    progress.update(static_cast<int64_t>(finished), generated, rt.world_size() > 1 ? "rank 0's share" : "");
+  };
   const auto results = engine::generate(eng, ses.cache(longest_prompt(eval_ids), max_new), ses.tokenizer(), reqs, gopts);
   std::vector<std::string> prompts, responses;
   std::vector<uint8_t> refused;

@@ -12,6 +12,7 @@
 #include "abl/core/build_info.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/core/progress.h"
 #include "abl/dist/lockstep.h"
 #include "abl/dist/sharded_weights.h"
 #include "abl/io/output_schema.h"
@@ -68,7 +69,11 @@ void phase_residuals(Session& ses) {
     }
   }
   const auto t0 = std::chrono::steady_clock::now();
+  Progress progress("residuals", static_cast<int64_t>(mine.size()), "prompts");
+  int64_t done_tokens = 0;
   dist::prefill_lockstep(eng, cache, mine, rt.shard_group(), [&](size_t k, const float*, const float* res) {
+    done_tokens += static_cast<int64_t>(mine[k].size());
+    progress.update(static_cast<int64_t>(k) + 1, done_tokens, rt.world_size() > 1 ? "rank 0's share" : "");
     float* dst = rows[where[k].first].data() + where[k].second * static_cast<size_t>(D * H);
     std::copy(res, res + D * H, dst);
     for (int64_t d = 0; d < D; ++d) ablation::winsorize(dst + d * H, H, q);

@@ -23,6 +23,7 @@
 #include "abl/core/build_info.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/core/progress.h"
 #include "abl/core/stop_signal.h"
 #include "abl/io/driver_files.h"
 #include "abl/io/safetensors.h"
@@ -73,12 +74,6 @@ std::vector<ablation::TrialParams> broadcast_trials(dist::Comm& comm, std::vecto
     trials.push_back(ablation::params_from_values(v));
   }
   return trials;
-}
-
-std::string format_duration(double s) {
-  if (!std::isfinite(s) || s < 0) return "?";
-  const auto t = static_cast<int64_t>(s + 0.5);
-  return t >= 3600 ? fmt::format("{}h{:02}m", t / 3600, t / 60 % 60) : fmt::format("{}m{:02}s", t / 60, t % 60);
 }
 
 }  // namespace
@@ -283,6 +278,7 @@ SweepEnd phase_sweep(Session& ses) {
   install_stop_handlers();
   const auto t0 = Clock::now();
   const int64_t first_new = n_done;
+  Progress progress("sweep", n_trials - first_new, "trials");
   int64_t decode_tokens = 0, prompt_tokens = 0;
   while (n_done < n_trials) {
     const int64_t k = std::min(per_batch, n_trials - n_done);
@@ -332,10 +328,9 @@ SweepEnd phase_sweep(Session& ses) {
       for (size_t i = 0; i < std::min<size_t>(front.size(), 3); ++i) {
         best += fmt::format("{}{}/{} @ KL {:.3f}", i ? ", " : "", scores[front[i]].refusals, n_eval, scores[front[i]].kl);
       }
-      const double rate = static_cast<double>(n_done - first_new) / secs;
-      log::info("sweep: batch {}: {}/{} trials, {:.0f} trials/h, {:.0f} tokens/s, ETA {} | front: {}", batch, n_done,
-                n_trials, rate * 3600.0, static_cast<double>(decode_tokens + prompt_tokens) / secs,
-                format_duration(static_cast<double>(n_trials - n_done) / rate), best);
+      const std::string stored = first_new > 0 ? fmt::format("{}/{} in the file, ", n_done, n_trials) : "";
+      progress.update(n_done - first_new, decode_tokens + prompt_tokens, fmt::format("batch {}", batch),
+                      fmt::format("{}front: {}", stored, best));
     }
     // A signal on any rank stops every rank after this batch, which is already in trials.h5.
     int64_t stop = stop_signal();

@@ -101,6 +101,8 @@ std::vector<GenerateResult> generate(Engine& engine, KvCache& cache, const text:
   };
   RowAllocator rows(cache.rows());
   std::vector<Running> running;
+  size_t finished = 0;     // requests done (progress)
+  int64_t generated = 0;   // next-token picks so far (progress)
   size_t next_request = opts.max_new_tokens > 0 ? 0 : requests.size();
   std::vector<float> logits;
 
@@ -138,6 +140,8 @@ std::vector<GenerateResult> generate(Engine& engine, KvCache& cache, const text:
     engine.forward(b, cache, out, epilogue);
 
     // Pick each sequence's next token; retire the ones that stop.
+    const auto before = static_cast<int64_t>(running.size());
+    generated += before;
     std::vector<Running> still;
     for (size_t i = 0; i < running.size(); ++i) {
       Running& r = running[i];
@@ -173,6 +177,10 @@ std::vector<GenerateResult> generate(Engine& engine, KvCache& cache, const text:
       }
     }
     running = std::move(still);
+    if (opts.on_progress) {
+      finished += static_cast<size_t>(before - static_cast<int64_t>(running.size()));
+      opts.on_progress(finished, generated);
+    }
   }
   return results;
 }

@@ -33,6 +33,9 @@ struct GenerateOptions {
   // with whether this rank still has work; the pass runs (possibly empty) while it returns true.
   // Default: this rank's own answer.
   std::function<bool(bool local_work)> any_work;
+  // Called after each pass with the number of requests finished so far and the tokens generated
+  // so far (progress reports).
+  std::function<void(size_t finished, int64_t generated)> on_progress;
 };
 
 struct GenerateResult {
