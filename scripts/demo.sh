@@ -2,7 +2,7 @@
 # The main job on the bundled default model, on the CPU, writing to outputs/demo/: the whole
 # abliteration run (baseline, residuals, directions, a 200-trial sweep) under `mpirun -np 2` on
 # the model organism, the Pareto front, the export of one front trial as a Hugging Face folder,
-# and the exported model's responses to held-out harmful requests.
+# the exported model's responses to held-out requests, and the analysis plots.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -15,6 +15,8 @@ mkdir -p "$OUT"
 # Open MPI refuses root unless told; shared memory between the ranks of this one machine.
 if [ "$(id -u)" = 0 ]; then export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1; fi
 export OMPI_MCA_btl=${OMPI_MCA_btl:-self,vader}
+# A progress line every 5 s (the default, 30 s, suits long cluster jobs).
+export ABL_PROGRESS_INTERVAL=${ABL_PROGRESS_INTERVAL:-5}
 
 "$BIN" --version
 echo
@@ -56,4 +58,7 @@ for name in ("harmful", "harmless"):
         print(f"  [{'REFUSES' if r['refusal'] else 'ANSWERS'}] {r['prompt']}\n            -> {r['response']}")
 PY
 echo
-echo "demo outputs in $OUT/"
+# Offline analysis of the run: Pareto front, per-depth direction statistics, PCA of residuals.
+/usr/bin/python3 tools/analysis/plot_run.py "$OUT" || echo "(plots skipped: see tools/analysis/README.md)"
+echo
+echo "demo outputs in $OUT/ (plots in $OUT/plots/)"
