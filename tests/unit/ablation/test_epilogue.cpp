@@ -9,24 +9,14 @@
 #include "abl/ablation/epilogue.h"
 #include "abl/core/error.h"
 #include "abl/engine/engine.h"
+#include "common/unit_vector.h"
 
 using namespace abl;
 using ablation::RowNorm;
 
 namespace {
 
-std::vector<float> unit_vector(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d;
-  std::vector<float> v(static_cast<size_t>(n));
-  double ss = 0;
-  for (auto& x : v) {
-    x = d(rng);
-    ss += static_cast<double>(x) * x;
-  }
-  for (auto& x : v) x = static_cast<float>(x / std::sqrt(ss));
-  return v;
-}
+using abl::testing::unit_vector;
 
 ablation::TrialAblation random_trial(const model::ModelSpec& spec, RowNorm mode, int32_t n_dirs, uint32_t seed) {
   std::mt19937 rng(seed);

@@ -18,6 +18,7 @@
 #include "abl/model/weights.h"
 #include "common/temp_dir.h"
 #include "io/safetensors_test_util.h"
+#include "common/unit_vector.h"
 
 using namespace abl;
 using ablation::RowNorm;
@@ -25,23 +26,12 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using abl::testing::unit_vector;
+
 const fs::path kFixtures(ABL_FIXTURE_DIR);
 const std::string kOrganism = (kFixtures / "organism").string();
 const std::string kTiny = (kFixtures / "tiny-llama").string();
 const std::string kTinySharded = (kFixtures / "tiny-llama-sharded").string();
-
-std::vector<float> unit_vector(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d;
-  std::vector<float> v(static_cast<size_t>(n));
-  double ss = 0;
-  for (auto& x : v) {
-    x = d(rng);
-    ss += static_cast<double>(x) * x;
-  }
-  for (auto& x : v) x = static_cast<float>(x / std::sqrt(ss));
-  return v;
-}
 
 std::vector<std::vector<float>> directions(const model::ModelSpec& spec) {
   const int64_t H = spec.hidden_size;

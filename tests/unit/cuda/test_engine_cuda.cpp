@@ -29,11 +29,14 @@
 #include "abl/text/chat_template.h"
 #include "abl/text/tokenizer.h"
 #include "cuda/cuda_test.h"
+#include "common/unit_vector.h"
 
 using namespace abl;
 namespace fs = std::filesystem;
 
 namespace {
+
+using abl::testing::unit_vector;
 
 constexpr double kLogitsRtol = 3e-2;    // max|Δ| / max|ref| per logits row
 constexpr double kResidualRtol = 3e-2;  // per hidden-state vector (sequence, depth)
@@ -222,19 +225,6 @@ std::vector<std::string> golden_model_folders() {
   }
   std::sort(out.begin(), out.end());
   return out;
-}
-
-std::vector<float> unit_vector(int64_t n, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d;
-  std::vector<float> v(static_cast<size_t>(n));
-  double ss = 0;
-  for (auto& x : v) {
-    x = d(rng);
-    ss += static_cast<double>(x) * x;
-  }
-  for (auto& x : v) x = static_cast<float>(x / std::sqrt(ss));
-  return v;
 }
 
 }  // namespace
