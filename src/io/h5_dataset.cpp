@@ -78,27 +78,34 @@ int64_t Dataset::string_width() const {
   return static_cast<int64_t>(H5Tget_size(type.get()));
 }
 
-void Dataset::write_block(hid_t mem_type, int64_t first_row, int64_t n_rows, const void* data) {
+std::string Dataset::row_range_problem(int64_t first_row, int64_t n_rows) const {
+  if (first_row >= 0 && n_rows >= 0 && first_row + n_rows <= rows()) return "";
+  return fmt::format("{} outside the {} rows of the dataset", rows_text(first_row, n_rows), rows());
+}
+
+std::pair<Id, Id> Dataset::select_rows(int64_t first_row, int64_t n_rows) const {
   const std::string& file = ctx_->path;
-  std::vector<int64_t> d = dims();
   Id file_space(H5_CHECK(H5Dget_space(id_.get()), file, path_));
-  Id mem_space;
-  if (n_rows > 0) {
-    std::vector<hsize_t> start(d.size(), 0), count(d.begin(), d.end());
-    start[0] = static_cast<hsize_t>(first_row);
-    count[0] = static_cast<hsize_t>(n_rows);
-    H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                                 count.data(), nullptr),
-             file, path_);
-    mem_space = Id(H5_CHECK(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr),
-                            file, path_));
-  } else {
-    // This rank joins the collective with an empty selection.
+  if (n_rows == 0) {
     hsize_t one = 1;
     H5_CHECK(H5Sselect_none(file_space.get()), file, path_);
-    mem_space = Id(H5_CHECK(H5Screate_simple(1, &one, nullptr), file, path_));
+    Id mem_space(H5_CHECK(H5Screate_simple(1, &one, nullptr), file, path_));
     H5_CHECK(H5Sselect_none(mem_space.get()), file, path_);
+    return {std::move(file_space), std::move(mem_space)};
   }
+  const std::vector<int64_t> d = dims();
+  std::vector<hsize_t> start(d.size(), 0), count(d.begin(), d.end());
+  start[0] = static_cast<hsize_t>(first_row);
+  count[0] = static_cast<hsize_t>(n_rows);
+  H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr, count.data(), nullptr),
+           file, path_);
+  Id mem_space(H5_CHECK(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr), file, path_));
+  return {std::move(file_space), std::move(mem_space)};
+}
+
+void Dataset::write_block(hid_t mem_type, int64_t first_row, int64_t n_rows, const void* data) {
+  const std::string& file = ctx_->path;
+  const auto [file_space, mem_space] = select_rows(first_row, n_rows);
   static const char dummy = 0;  // HDF5 rejects a null buffer even for an empty selection
   Id dxpl = write_transfer(*ctx_, path_);
   H5_CHECK(H5Dwrite(id_.get(), mem_type, mem_space.get(), file_space.get(), dxpl.get(),
@@ -112,12 +119,10 @@ void Dataset::write_rows_raw(Type t, int64_t first_row, int64_t n_rows, const vo
     problem = "is a string dataset";
   } else if (type() != t) {
     problem = fmt::format("holds {}, the data are {}", type_name(type()), type_name(t));
-  } else if (first_row < 0 || n_rows < 0 || first_row + n_rows > rows()) {
-    problem =
-        fmt::format("{} outside the {} rows of the dataset", rows_text(first_row, n_rows), rows());
-  } else if (n_rows > 0 && data == nullptr) {
-    problem = "no data";
+  } else {
+    problem = row_range_problem(first_row, n_rows);
   }
+  if (problem.empty() && n_rows > 0 && data == nullptr) problem = "no data";
   agree(ctx_->comm, problem.empty(), fmt::format("{}: {}: {}", ctx_->path, path_, problem));
   write_block(native_type(t), first_row, n_rows, data);
 }
@@ -127,20 +132,10 @@ void Dataset::read_rows_raw(Type t, int64_t first_row, int64_t n_rows, void* out
   ABL_CHECK(!is_string(), "{}: {}: is a string dataset", file, path_);
   ABL_CHECK(type() == t, "{}: {}: holds {}, asked for {}", file, path_, type_name(type()),
             type_name(t));
-  ABL_CHECK(first_row >= 0 && n_rows >= 0 && first_row + n_rows <= rows(),
-            "{}: {}: {} outside the {} rows of the dataset", file, path_,
-            rows_text(first_row, n_rows), rows());
+  const std::string range = row_range_problem(first_row, n_rows);
+  ABL_CHECK(range.empty(), "{}: {}: {}", file, path_, range);
   if (n_rows == 0 || row_elems() == 0) return;
-  std::vector<int64_t> d = dims();
-  std::vector<hsize_t> start(d.size(), 0), count(d.begin(), d.end());
-  start[0] = static_cast<hsize_t>(first_row);
-  count[0] = static_cast<hsize_t>(n_rows);
-  Id file_space(H5_CHECK(H5Dget_space(id_.get()), file, path_));
-  H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                               count.data(), nullptr),
-           file, path_);
-  Id mem_space(H5_CHECK(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr),
-                        file, path_));
+  const auto [file_space, mem_space] = select_rows(first_row, n_rows);
   H5_CHECK(H5Dread(id_.get(), native_type(t), mem_space.get(), file_space.get(), H5P_DEFAULT, out),
            file, path_);
 }
@@ -186,9 +181,8 @@ void Dataset::write_string_rows(int64_t first_row, const std::vector<std::string
   std::string problem;
   if (!is_string() || (width = string_width()) == 0) {
     problem = "is not a fixed-width string dataset";
-  } else if (first_row < 0 || first_row + n > rows()) {
-    problem = fmt::format("{} outside the {} rows of the dataset", rows_text(first_row, n), rows());
   } else {
+    problem = row_range_problem(first_row, n);
     for (int64_t i = 0; i < n && problem.empty(); ++i) {
       const std::string& s = rows_in[static_cast<size_t>(i)];
       if (static_cast<int64_t>(s.size()) > width) {
@@ -217,22 +211,12 @@ std::vector<std::string> Dataset::read_strings(int64_t first_row, int64_t n_rows
   const std::vector<int64_t> d = dims();
   ABL_CHECK(!d.empty(), "{}: {}: a string dataset must have at least one dimension", file, path_);
   if (n_rows < 0) n_rows = rows() - first_row;
-  ABL_CHECK(first_row >= 0 && n_rows >= 0 && first_row + n_rows <= rows(),
-            "{}: {}: {} outside the {} rows of the dataset", file, path_,
-            rows_text(first_row, n_rows), rows());
+  const std::string range = row_range_problem(first_row, n_rows);
+  ABL_CHECK(range.empty(), "{}: {}: {}", file, path_, range);
   std::vector<std::string> out;
   const int64_t n = n_rows * row_elems();
   if (n == 0) return out;
-
-  std::vector<hsize_t> start(d.size(), 0), count(d.begin(), d.end());
-  start[0] = static_cast<hsize_t>(first_row);
-  count[0] = static_cast<hsize_t>(n_rows);
-  Id file_space(H5_CHECK(H5Dget_space(id_.get()), file, path_));
-  H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, start.data(), nullptr,
-                               count.data(), nullptr),
-           file, path_);
-  Id mem_space(H5_CHECK(H5Screate_simple(static_cast<int>(count.size()), count.data(), nullptr),
-                        file, path_));
+  const auto [file_space, mem_space] = select_rows(first_row, n_rows);
   out.reserve(static_cast<size_t>(n));
 
   if (H5_CHECK(H5Tis_variable_str(type.get()), file, path_) > 0) {
@@ -271,10 +255,8 @@ void Dataset::write_vlen_string_rows(int64_t first_row, const std::vector<std::s
     problem = "is not a variable-length string dataset";
   } else if (per_row == 0 ? n != 0 : n % per_row != 0) {
     problem = fmt::format("{} strings are not whole rows of {}", n, per_row);
-  } else if (first_row < 0 || first_row + (per_row ? n / per_row : 0) > rows()) {
-    problem = fmt::format("{} outside the {} rows of the dataset",
-                          rows_text(first_row, per_row ? n / per_row : 0), rows());
   } else {
+    problem = row_range_problem(first_row, per_row ? n / per_row : 0);
     for (int64_t i = 0; i < n && problem.empty(); ++i) {
       if (!valid_utf8(strings[static_cast<size_t>(i)])) {
         problem = fmt::format("string {} of row {} is not valid UTF-8", i % per_row,
@@ -336,12 +318,9 @@ void Dataset::write_compound_rows(int64_t first_row, int64_t n_rows, const doubl
     problem = e.what();
   }
   if (problem.empty()) {
-    if (first_row < 0 || n_rows < 0 || first_row + n_rows > rows()) {
-      problem = fmt::format("{}: {}: {} outside the {} rows of the dataset", ctx_->path, path_,
-                            rows_text(first_row, n_rows), rows());
-    } else if (n_rows > 0 && data == nullptr) {
-      problem = fmt::format("{}: {}: no data", ctx_->path, path_);
-    }
+    problem = row_range_problem(first_row, n_rows);
+    if (problem.empty() && n_rows > 0 && data == nullptr) problem = "no data";
+    if (!problem.empty()) problem = fmt::format("{}: {}: {}", ctx_->path, path_, problem);
   }
   agree(ctx_->comm, problem.empty(), problem);
   Id mem = compound_memory_type(fields, ctx_->path, path_);
@@ -353,16 +332,11 @@ std::vector<double> Dataset::read_compound_rows(int64_t first_row, int64_t n_row
   const std::vector<std::string> fields = compound_fields();
   ABL_CHECK(dims().size() == 1, "{}: {}: a compound table must be one-dimensional", file, path_);
   if (n_rows < 0) n_rows = rows() - first_row;
-  ABL_CHECK(first_row >= 0 && n_rows >= 0 && first_row + n_rows <= rows(),
-            "{}: {}: {} outside the {} rows of the dataset", file, path_,
-            rows_text(first_row, n_rows), rows());
+  const std::string range = row_range_problem(first_row, n_rows);
+  ABL_CHECK(range.empty(), "{}: {}: {}", file, path_, range);
   std::vector<double> out(static_cast<size_t>(n_rows) * fields.size());
   if (n_rows == 0) return out;
-  hsize_t start = static_cast<hsize_t>(first_row), count = static_cast<hsize_t>(n_rows);
-  Id file_space(H5_CHECK(H5Dget_space(id_.get()), file, path_));
-  H5_CHECK(H5Sselect_hyperslab(file_space.get(), H5S_SELECT_SET, &start, nullptr, &count, nullptr),
-           file, path_);
-  Id mem_space(H5_CHECK(H5Screate_simple(1, &count, nullptr), file, path_));
+  const auto [file_space, mem_space] = select_rows(first_row, n_rows);
   Id mem = compound_memory_type(fields, file, path_);
   H5_CHECK(H5Dread(id_.get(), mem.get(), mem_space.get(), file_space.get(), H5P_DEFAULT, out.data()),
            file, path_);

@@ -165,6 +165,11 @@ class Dataset {
   void read_rows_raw(Type t, int64_t first_row, int64_t n_rows, void* out) const;
   int64_t append_rows_raw(Type t, int64_t n_rows, const void* data);
   void write_block(hid_t mem_type, int64_t first_row, int64_t n_rows, const void* data);
+  // "" when rows [first_row, first_row + n_rows) lie inside the dataset, else why not.
+  std::string row_range_problem(int64_t first_row, int64_t n_rows) const;
+  // File and memory dataspaces selecting those rows (whole rows of every other dimension); an
+  // empty selection of both for n_rows == 0 (a rank joining a collective transfer with nothing).
+  std::pair<Id, Id> select_rows(int64_t first_row, int64_t n_rows) const;
 
   Id id_;
   std::shared_ptr<const FileContext> ctx_;
