@@ -2,8 +2,6 @@
 // committed launchers. Buffers come from one plan carved out of one allocation; the batch's
 // index arrays travel in one copy from pinned staging; every op is enqueued on the engine's
 // stream and forward() synchronises once, after the results are copied to the host.
-// Row gathers (last token of each sequence) reuse kv_append as a row scatter on the fp32 rows
-// read as bf16 pairs (a bit-exact copy): the last rows go to rows 0..B-1, the others to B + t.
 #include "abl/backend/cuda/engine.h"
 
 #include <algorithm>
@@ -48,7 +46,7 @@ void add_aligned(engine::BufferPlan& p, const std::string& name, int64_t bytes) 
 // The batch's index arrays in staging and on the device, back to back for one batch of T tokens
 // and B sequences (16-byte aligned sections).
 struct BatchLayout {
-  size_t positions = 0, cache_rows = 0, row_seq = 0, gather_rows = 0, seqs = 0, tokens = 0, trial = 0, total = 0;
+  size_t positions = 0, cache_rows = 0, row_seq = 0, last_rows = 0, seqs = 0, tokens = 0, trial = 0, total = 0;
 };
 BatchLayout batch_layout(int64_t T, int64_t B) {
   BatchLayout l;
@@ -62,7 +60,7 @@ BatchLayout batch_layout(int64_t T, int64_t B) {
   l.positions = take(t * sizeof(int64_t));
   l.cache_rows = take(t * sizeof(int64_t));
   l.row_seq = take(t * sizeof(int64_t));
-  l.gather_rows = take(t * sizeof(int64_t));
+  l.last_rows = take(b * sizeof(int64_t));
   l.seqs = take(b * sizeof(AttnSeq));
   l.tokens = take(t * sizeof(int32_t));
   l.trial = take(b * sizeof(int32_t));
@@ -403,7 +401,7 @@ struct CudaEngine::Buffers {
   bf16* kp = nullptr;      // (T, NKV*HDp)
   bf16* vp = nullptr;      // (T, NKV*HDp)
   bf16* attp = nullptr;    // (T, NH*HDp)
-  float* rows = nullptr;   // (B+T, H) gather target: rows 0..B-1 the last token of each sequence
+  float* rows = nullptr;   // (B, H) the last token of each sequence
   bf16* last = nullptr;    // (B, H) final-normed last rows
   float* logits = nullptr;     // (B, V)
   float* captures = nullptr;   // (B, L+1, H)
@@ -418,7 +416,7 @@ struct CudaEngine::Buffers {
   const int64_t* positions = nullptr;     // (T)
   const int64_t* cache_rows = nullptr;    // (T)
   const int64_t* row_seq = nullptr;       // (T)
-  const int64_t* gather_rows = nullptr;   // (T) scatter rows of gather_last_rows
+  const int64_t* last_rows = nullptr;     // (B) row of each sequence's last token
   const AttnSeq* seqs = nullptr;          // (B)
   const int32_t* trial = nullptr;         // (B)
 };
@@ -445,7 +443,7 @@ engine::BufferPlan CudaEngine::plan_for(const model::ModelSpec& m, const engine:
     add_aligned(p, "padded v (T,NKV*HDp)", T * m.num_kv_heads * HDp * bf);
     add_aligned(p, "padded attention (T,NH*HDp)", T * m.num_heads * HDp * bf);
   }
-  add_aligned(p, "gathered rows (B+T,H) f32", (B + T) * H * f4);
+  add_aligned(p, "last rows (B,H) f32", B * H * f4);
   add_aligned(p, "last normed (B,H)", B * H * bf);
   add_aligned(p, "logits (B,V) f32", B * V * f4);
   add_aligned(p, "captures (B,L+1,H) f32", B * (L + 1) * H * f4);
@@ -505,7 +503,7 @@ CudaEngine::CudaEngine(DeviceWeights& weights, engine::Limits limits)
       CUDA_CHECK(cudaMemsetAsync(at(name), 0, bytes(name), s));
     }
   }
-  b.rows = static_cast<float*>(at("gathered rows (B+T,H) f32"));
+  b.rows = static_cast<float*>(at("last rows (B,H) f32"));
   b.last = static_cast<bf16*>(at("last normed (B,H)"));
   b.logits = static_cast<float*>(at("logits (B,V) f32"));
   b.captures = static_cast<float*>(at("captures (B,L+1,H) f32"));
@@ -568,9 +566,8 @@ void CudaEngine::upload_batch(const engine::Batch& batch, const DeviceKvCache& c
   put(lay.positions, batch.positions.data(), t8);
   put(lay.cache_rows, batch.cache_rows.data(), t8);
   put(lay.row_seq, batch.row_seq.data(), t8);
-  auto* gather = reinterpret_cast<int64_t*>(h + lay.gather_rows);
-  for (int64_t t = 0; t < T; ++t) gather[t] = B + t;
-  for (int64_t s = 0; s < B; ++s) gather[batch.last_row(s)] = s;
+  auto* last = reinterpret_cast<int64_t*>(h + lay.last_rows);
+  for (int64_t s = 0; s < B; ++s) last[s] = batch.last_row(s);
   put(lay.seqs, batch.seqs.data(), static_cast<size_t>(B) * sizeof(AttnSeq));
   put(lay.tokens, batch.tokens.data(), static_cast<size_t>(T) * sizeof(int32_t));
   put(lay.trial, batch.trial.data(), static_cast<size_t>(B) * sizeof(int32_t));
@@ -580,27 +577,16 @@ void CudaEngine::upload_batch(const engine::Batch& batch, const DeviceKvCache& c
   b.positions = reinterpret_cast<const int64_t*>(b.batch + lay.positions);
   b.cache_rows = reinterpret_cast<const int64_t*>(b.batch + lay.cache_rows);
   b.row_seq = reinterpret_cast<const int64_t*>(b.batch + lay.row_seq);
-  b.gather_rows = reinterpret_cast<const int64_t*>(b.batch + lay.gather_rows);
+  b.last_rows = reinterpret_cast<const int64_t*>(b.batch + lay.last_rows);
   b.seqs = reinterpret_cast<const AttnSeq*>(b.batch + lay.seqs);
   b.tokens = reinterpret_cast<const int32_t*>(b.batch + lay.tokens);
   b.trial = reinterpret_cast<const int32_t*>(b.batch + lay.trial);
 }
 
-// rows[0..B) = x[last_row(s)]: kv_append scatters every fp32 row, read as 2H bf16 (a bit copy),
-// to gather_rows[t] (s for a sequence's last token, B + t otherwise). k and v are the same rows.
-void CudaEngine::gather_last_rows(const float* x, int64_t T) {
-  const auto* src = reinterpret_cast<const bf16*>(x);
-  auto* dst = reinterpret_cast<bf16*>(buf_->rows);
-  kv_append(src, src, buf_->gather_rows, T, 2 * spec_.hidden_size, dst, dst, stream_.get());
-}
-
 // captures[s, depth] = x[last_row(s)], the HF hidden_states of depth `depth` < L.
-void CudaEngine::capture(int64_t depth, int64_t B, int64_t T) {
+void CudaEngine::capture(int64_t depth, int64_t B) {
   const int64_t H = spec_.hidden_size, D = spec_.num_layers + 1;
-  gather_last_rows(buf_->x, T);
-  CUDA_CHECK(cudaMemcpy2DAsync(buf_->captures + depth * H, static_cast<size_t>(D * H) * sizeof(float), buf_->rows,
-                               static_cast<size_t>(H) * sizeof(float), static_cast<size_t>(H) * sizeof(float),
-                               static_cast<size_t>(B), cudaMemcpyDeviceToDevice, stream_.get()));
+  gather_rows(buf_->x, buf_->last_rows, B, H, buf_->captures + depth * H, D * H, stream_.get());
 }
 
 void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cache, const DeviceAblation* ablation) {
@@ -687,16 +673,16 @@ void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const
   upload_batch(batch, cache, ablation);
 
   embedding(b.tokens, T, weights_.embedding(), V, H, b.x, s);
-  if (out.residuals) capture(0, B, T);
+  if (out.residuals) capture(0, B);
   for (int64_t l = 0; l < L; ++l) {
     layer(l, batch, cache, ablation);
     // hidden_states[l+1] is layer l's output, except the last, which is taken after the final norm.
-    if (out.residuals && l + 1 < L) capture(l + 1, B, T);
+    if (out.residuals && l + 1 < L) capture(l + 1, B);
   }
   if (out.all_logits) all_logits(T, out.all_logits);
   if (out.logits || out.residuals) {
     const DeviceHead& g = weights_.head();
-    gather_last_rows(b.x, T);
+    gather_rows(b.x, b.last_rows, B, H, b.rows, H, s);
     rmsnorm(b.rows, g.final_norm, b.last, B, H, static_cast<float>(m.rms_norm_eps), s);
     if (out.residuals) {
       // The final-normed rows as the lm_head sees them (bf16), widened into depth L.

@@ -221,6 +221,24 @@ TEST(CudaKvAppend, MatchesCpuAndLeavesOtherRows) {
   expect_close(to_f32(download<__nv_bfloat16>(dvc, v_cache.size(), stream.get())), want_v, 0.0, 0.0, "v cache");
 }
 
+// Each sequence's last row into a strided destination (a depth slot of the captures).
+TEST(CudaGatherRows, CopiesPickedRowsIntoAStridedDestination) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t T = 53, H = 200, B = 7, stride = 3 * H;
+  const auto x = normal(static_cast<size_t>(T * H), 1.0f, 21);
+  const std::vector<int64_t> rows = {4, 0, 52, 17, 17, 30, 9};  // a repeated row is fine
+  std::vector<float> dst(static_cast<size_t>(B * stride), -1.0f), want = dst;
+  for (int64_t i = 0; i < B; ++i) {
+    std::copy_n(x.begin() + rows[static_cast<size_t>(i)] * H, H, want.begin() + i * stride + H);
+  }
+  auto dx = upload(x, stream.get());
+  auto drows = upload(rows, stream.get());
+  auto ddst = upload(dst, stream.get());
+  cuda::gather_rows(dx.as<float>(), drows.as<int64_t>(), B, H, ddst.as<float>() + H, stride, stream.get());
+  expect_close(download<float>(ddst, dst.size(), stream.get()), want, 0.0, 0.0, "gathered rows");
+}
+
 TEST(CudaSwiglu, MatchesCpuAlsoInPlace) {
   ABL_REQUIRE_GPU();
   cuda::Stream stream;
@@ -362,6 +380,7 @@ TEST(CudaOpsHostChecks, BadExtentsThrowBeforeLaunch) {
   expect_error([&] { cuda::rope(nullptr, nullptr, 4, 2, 7, nullptr, s); }, "rope odd HD");
   expect_error([&] { cuda::rope(nullptr, nullptr, 4, 2, 0, nullptr, s); }, "rope HD = 0");
   expect_error([&] { cuda::kv_append(nullptr, nullptr, nullptr, 2, -3, nullptr, nullptr, s); }, "kv_append kv_dim < 0");
+  expect_error([&] { cuda::gather_rows(nullptr, nullptr, 2, 8, nullptr, 4, s); }, "gather_rows stride < width");
   expect_error([&] { cuda::swiglu(nullptr, nullptr, nullptr, -5, s); }, "swiglu n < 0");
   expect_error([&] { cuda::add(nullptr, nullptr, -5, s); }, "add n < 0");
   expect_error([&] { cuda::log_softmax(nullptr, nullptr, -1, 10, s); }, "log_softmax rows < 0");

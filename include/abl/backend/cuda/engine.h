@@ -156,8 +156,7 @@ class CudaEngine {
   struct Buffers;
   void upload_batch(const engine::Batch& batch, const DeviceKvCache& cache, const DeviceAblation* ablation);
   void layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cache, const DeviceAblation* ablation);
-  void capture(int64_t depth, int64_t B, int64_t T);
-  void gather_last_rows(const float* x, int64_t T);
+  void capture(int64_t depth, int64_t B);
   void all_logits(int64_t T, float* host_out);
 
   DeviceWeights& weights_;

@@ -57,6 +57,14 @@ void rope(__nv_bfloat16* x,          // (T, heads, HD), in place
           const float* inv_freq,     // (HD/2), rope scaling already applied
           cudaStream_t s);
 
+// ---- Row gather (gather_rows.cu): dst[i·dst_stride + c] = src[rows[i]·width + c] for c < width.
+// rows are inside src (the caller's); dst_stride ≥ width lets rows land in a wider layout.
+void gather_rows(const float* src,     // (·, width)
+                 const int64_t* rows,  // (n)
+                 int64_t n, int64_t width,
+                 float* dst,  // (n, dst_stride)
+                 int64_t dst_stride, cudaStream_t s);
+
 // ---- KV append (kv_append.cu): k_cache[dst_rows[t]] = k[t], v_cache[dst_rows[t]] = v[t].
 // dst_rows are the caller's (distinct, inside [0, C)); kv_dim = NKV·HD.
 void kv_append(const __nv_bfloat16* k,  // (T, kv_dim)
