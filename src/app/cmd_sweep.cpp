@@ -204,10 +204,8 @@ SweepEnd phase_sweep(Session& ses) {
   nlohmann::ordered_json cfg;
   cfg["model"] = model_fingerprint(ses.model());
   cfg["directions"] = hex(fnv1a(dirs.directions.data(), dirs.directions.size() * sizeof(double)));
-  {
-    const auto lp = base.kl_logprobs();
-    cfg["baseline_logprobs"] = hex(fnv1a(lp.data(), lp.size() * sizeof(float)));
-  }
+  std::vector<float> base_logprobs = base.kl_logprobs();  // (N_kl, V): hashed here, scored against later
+  cfg["baseline_logprobs"] = hex(fnv1a(base_logprobs.data(), base_logprobs.size() * sizeof(float)));
   cfg["kl_prompts"] = hex(fnv1a(nlohmann::json(kl_texts).dump()));
   cfg["eval_prompts"] = hex(fnv1a(nlohmann::json(eval_texts).dump()));
   cfg["chat_template"] = ses.chat_template().name();
@@ -270,7 +268,7 @@ SweepEnd phase_sweep(Session& ses) {
   per_batch = header[1];
   if (n_done > 0) log::info("sweep: resuming {} after {} trials", tpath, n_done);
 
-  TrialEvaluator eval(ses, ablation::direction_rows(dirs), mode, kl_ids, base.kl_logprobs(), eval_ids, markers,
+  TrialEvaluator eval(ses, ablation::direction_rows(dirs), mode, std::move(kl_ids), std::move(base_logprobs), std::move(eval_ids), markers,
                       max_new, vm["early-exit"].as<bool>(), vm["store-responses"].as<bool>());
   log::info("sweep: {} search, {} trials ({} done), {} per batch, {} KL + {} evaluation prompts, baseline {}/{} refusals",
             search, n_trials, n_done, per_batch, kl_texts.size(), n_eval, base.refusals(), n_eval);

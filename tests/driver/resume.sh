@@ -10,19 +10,25 @@ new_run "$WORK/whole"
 trials_of "$WORK/whole" > "$WORK/whole.txt"
 [ "$(wc -l < "$WORK/whole.txt")" = 16 ]
 
-# Killed after the first batch.
-new_run "$WORK/killed"
-log="$WORK/killed.log"
-# Without --quiet: the progress line of each batch is what this waits for.
+# Without --quiet: the progress line of the first batch is what start_and_wait waits for.
 loud=()
 for a in "${args[@]}"; do [ "$a" = --quiet ] || loud+=("$a"); done
-"$BIN" "${loud[@]}" --out "$WORK/killed" --trials 16 > "$log" 2>&1 &
-pid=$!
-for _ in $(seq 600); do
-  grep -q "sweep: batch 0:" "$log" && break
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
+# Starts a 16-trial sweep into run folder $1 in the background, logging to $1.log, and returns
+# (pid in $pid) once its first batch is written or it has ended.
+start_and_wait() {
+  new_run "$1"
+  log="$1.log"
+  "$BIN" "${loud[@]}" --out "$1" --trials 16 > "$log" 2>&1 &
+  pid=$!
+  for _ in $(seq 600); do
+    grep -q "sweep: batch 0:" "$log" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+}
+
+# Killed after the first batch.
+start_and_wait "$WORK/killed"
 kill -KILL "$pid" || true
 wait "$pid" 2>/dev/null || true
 grep -q "sweep: batch 0:" "$log" || { cat "$log"; echo "FAIL: the first batch never finished"; exit 1; }
@@ -36,15 +42,7 @@ echo "ok: killed and resumed = uninterrupted (16 trials)"
 
 # Stopped by SIGTERM (Slurm's preemption signal): the batch in flight is finished and written,
 # the exit status is 75 (resumable), and running again completes the same 16 trials.
-new_run "$WORK/termed"
-log="$WORK/termed.log"
-"$BIN" "${loud[@]}" --out "$WORK/termed" --trials 16 > "$log" 2>&1 &
-pid=$!
-for _ in $(seq 600); do
-  grep -q "sweep: batch 0:" "$log" && break
-  kill -0 "$pid" 2>/dev/null || break
-  sleep 0.1
-done
+start_and_wait "$WORK/termed"
 kill -TERM "$pid" || true
 status=0
 wait "$pid" || status=$?
