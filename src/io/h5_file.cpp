@@ -183,13 +183,20 @@ Dataset File::create_dataset_typed(const std::string& path, hid_t type, size_t e
   return Dataset(std::move(ds), ctx_, path);
 }
 
-void File::write_vlen_strings(const std::string& path, const std::vector<std::string>& strings) {
+// The file type of variable-length UTF-8 string datasets, which only serial files can write.
+Id File::vlen_utf8_type(const std::string& path) const {
   const std::string& file = this->path();
   ABL_CHECK(!parallel(), "{}: {}: variable-length strings cannot be written through MPI-IO", file,
             path);
   Id type(H5_CHECK(H5Tcopy(H5T_C_S1), file, path));
   H5_CHECK(H5Tset_size(type.get(), H5T_VARIABLE), file, path);
   H5_CHECK(H5Tset_cset(type.get(), H5T_CSET_UTF8), file, path);
+  return type;
+}
+
+void File::write_vlen_strings(const std::string& path, const std::vector<std::string>& strings) {
+  const std::string& file = this->path();
+  Id type = vlen_utf8_type(path);
   hsize_t n = strings.size();
   Id space(H5_CHECK(H5Screate_simple(1, &n, nullptr), file, path));
   Id lcpl(H5_CHECK(H5Pcreate(H5P_LINK_CREATE), file, path));
@@ -205,12 +212,7 @@ void File::write_vlen_strings(const std::string& path, const std::vector<std::st
 
 Dataset File::create_vlen_string_dataset(const std::string& path, const std::vector<int64_t>& dims,
                                          const DatasetOptions& options) {
-  const std::string& file = this->path();
-  ABL_CHECK(!parallel(), "{}: {}: variable-length strings cannot be written through MPI-IO", file,
-            path);
-  Id type(H5_CHECK(H5Tcopy(H5T_C_S1), file, path));
-  H5_CHECK(H5Tset_size(type.get(), H5T_VARIABLE), file, path);
-  H5_CHECK(H5Tset_cset(type.get(), H5T_CSET_UTF8), file, path);
+  Id type = vlen_utf8_type(path);
   // Chunk sizing counts the 16-byte heap reference each element keeps in the dataset itself.
   return create_dataset_typed(path, type.get(), 16, dims, options);
 }

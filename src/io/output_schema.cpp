@@ -3,35 +3,14 @@
 // --no-full-residuals still records them; the reader validates every shape up front.
 #include "abl/io/output_schema.h"
 
-#include <ctime>
-
 #include "abl/core/error.h"
+#include "schema_common.h"
 
 namespace abl::io::schema {
 namespace {
 
 std::string set_path(PromptSet s, const char* leaf) {
   return fmt::format("/{}/{}", set_name(s), leaf);
-}
-
-// ISO 8601 UTC, e.g. "2025-01-31T12:00:00Z".
-std::string now_iso8601() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
-// Rank 0's value of `s` on every rank.
-std::string from_rank0(MPI_Comm comm, std::string s) {
-  if (comm == MPI_COMM_NULL) return s;
-  uint64_t len = s.size();
-  MPI_Bcast(&len, 1, MPI_UINT64_T, 0, comm);
-  s.resize(len);
-  MPI_Bcast(s.data(), static_cast<int>(len), MPI_CHAR, 0, comm);
-  return s;
 }
 
 // The same arguments on every rank, so this fails on every rank alike, before any file exists.
@@ -101,7 +80,7 @@ ResidualsWriter::ResidualsWriter(const std::string& path, MPI_Comm comm, const R
   f.set_attr_string("/", r::kAttrVersion, meta.abliterate_version);
   f.set_attr_double("/", r::kAttrWinsorizeQuantile, meta.winsorize_quantile);
   f.set_attr_string("/", r::kAttrResponsePrefix, meta.response_prefix);
-  f.set_attr_string("/", r::kAttrCreated, from_rank0(comm, now_iso8601()));
+  f.set_attr_string("/", r::kAttrCreated, detail::from_rank0(comm, detail::now_iso8601()));
 }
 
 void ResidualsWriter::write(PromptSet set, int64_t first_row, int64_t n_rows,
@@ -173,13 +152,7 @@ void ResidualsWriter::commit() {
 ResidualsReader::ResidualsReader(const std::string& path) : file_(h5::File::open(path)) {
   namespace r = residuals;
   const h5::File& f = file_;
-  ABL_CHECK(f.has_attr("/", kSchemaAttr) && f.attr_string("/", kSchemaAttr) == r::kSchema,
-            "{}: not a residuals file (root attribute '{}' is not '{}')", path, kSchemaAttr,
-            r::kSchema);
-  version_ = f.attr_int("/", kSchemaVersionAttr);
-  ABL_CHECK(version_ >= 1 && version_ <= r::kVersion,
-            "{}: schema version {} is not one this build reads (1 to {})", path, version_,
-            r::kVersion);
+  version_ = detail::check_schema(f, r::kSchema, r::kVersion, "a residuals file");
 
   meta_.model = f.attr_string("/", r::kAttrModel);
   meta_.architecture = f.attr_string("/", r::kAttrArchitecture);

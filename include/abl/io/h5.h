@@ -252,6 +252,7 @@ class File {
 
  private:
   File(Id id, std::shared_ptr<const FileContext> ctx);
+  Id vlen_utf8_type(const std::string& path) const;
   Dataset create_dataset_typed(const std::string& path, hid_t file_type, size_t elem_bytes,
                                const std::vector<int64_t>& dims, const DatasetOptions& options);
   void write_attr(const std::string& object, const std::string& name, hid_t type,
