@@ -140,21 +140,20 @@ const std::string& Session::response_prefix() {
       io::schema::BaselineReader b(baseline);
       set_response_prefix(b.meta().response_prefix, "baseline.h5");
     } else {
-      // The reference tool detects on up to 200 prompts; the evaluation sets when declared.
-      std::vector<std::string> texts;
-      if (vm_.count("kl-split") && vm_.count("good")) {
-        for (const auto& p : load_prompt_set(vm_, "kl-prompts", "good", "kl-split")) texts.push_back(p.text);
-        for (const auto& p : load_prompt_set(vm_, "eval-prompts", "bad", "eval-split")) texts.push_back(p.text);
-      } else if (vm_.count("good")) {
-        for (const auto& p : load_prompt_set(vm_, "good", "good", "good-split")) texts.push_back(p.text);
-        for (const auto& p : load_prompt_set(vm_, "bad", "bad", "bad-split")) texts.push_back(p.text);
-      }
-      ABL_CHECK(!texts.empty(), "--response-prefix auto needs prompts to detect it from; give --response-prefix");
-      // Up to 100 of each half, as the reference tool does.
+      // Up to 100 good and 100 bad prompts, as the reference tool; the evaluation sets when
+      // this command has them, else the direction sets.
       std::vector<std::string> sample;
-      const size_t half = texts.size() / 2;
-      for (size_t i = 0; i < std::min<size_t>(100, half); ++i) sample.push_back(texts[i]);
-      for (size_t i = half; i < std::min(texts.size(), half + 100); ++i) sample.push_back(texts[i]);
+      const auto take = [&sample](const std::vector<io::Prompt>& set) {
+        for (size_t i = 0; i < std::min<size_t>(100, set.size()); ++i) sample.push_back(set[i].text);
+      };
+      if (vm_.count("kl-split") && vm_.count("good")) {
+        take(load_prompt_set(vm_, "kl-prompts", "good", "kl-split"));
+        take(load_prompt_set(vm_, "eval-prompts", "bad", "eval-split"));
+      } else if (vm_.count("good")) {
+        take(load_prompt_set(vm_, "good", "good", "good-split"));
+        take(load_prompt_set(vm_, "bad", "bad", "bad-split"));
+      }
+      ABL_CHECK(!sample.empty(), "--response-prefix auto needs prompts to detect it from; give --response-prefix");
       set_response_prefix(detect_response_prefix(*this, sample), "detected");
     }
     log::info("response prefix ({}): \"{}\"", prefix_source_, *prefix_);
