@@ -45,10 +45,18 @@ void prefill_lockstep(engine::Engine& engine, engine::KvCache& cache,
                       const std::vector<std::vector<int32_t>>& prompts, Comm& group,
                       const std::function<void(size_t, const float*, const float*)>& on_result,
                       const PrefillOptions& opts) {
+  engine::HostPass pass(engine, cache, opts.epilogue);
+  prefill_lockstep(pass, prompts, group, on_result, opts);
+}
+
+void prefill_lockstep(engine::ForwardPass& pass, const std::vector<std::vector<int32_t>>& prompts, Comm& group,
+                      const std::function<void(size_t, const float*, const float*)>& on_result,
+                      const PrefillOptions& opts) {
   ABL_CHECK(!opts.trials || opts.trials->size() == prompts.size(), "{} trial ids for {} prompts",
             opts.trials ? opts.trials->size() : 0, prompts.size());
-  const engine::Limits& lim = engine.limits();
-  const model::ModelSpec& spec = engine.spec();
+  const engine::Limits& lim = pass.limits();
+  const model::ModelSpec& spec = pass.spec();
+  const int64_t cache_rows = pass.cache_rows();
   const int64_t V = spec.vocab_size, D = (spec.num_layers + 1) * spec.hidden_size;
   // Passes of whole prompts, packed in order.
   std::vector<std::pair<size_t, size_t>> passes;  // [begin, end) of prompts
@@ -57,12 +65,12 @@ void prefill_lockstep(engine::Engine& engine, engine::KvCache& cache,
     size_t j = i;
     int64_t tokens = 0;
     while (j < prompts.size() && static_cast<int64_t>(j - i) < lim.max_seqs &&
-           tokens + static_cast<int64_t>(prompts[j].size()) <= std::min(lim.max_tokens, cache.rows())) {
+           tokens + static_cast<int64_t>(prompts[j].size()) <= std::min(lim.max_tokens, cache_rows)) {
       tokens += static_cast<int64_t>(prompts[j].size());
       ++j;
     }
     ABL_CHECK(j > i, "prompt of {} tokens does not fit a pass ({} tokens, {} cache rows)", prompts[i].size(),
-              lim.max_tokens, cache.rows());
+              lim.max_tokens, cache_rows);
     passes.emplace_back(i, j);
     i = j;
   }
@@ -80,7 +88,10 @@ void prefill_lockstep(engine::Engine& engine, engine::KvCache& cache,
     }
     logits.resize(static_cast<size_t>(std::max<int64_t>(b.num_seqs(), 1) * V));
     if (opts.residuals) residuals.resize(static_cast<size_t>(std::max<int64_t>(b.num_seqs(), 1) * D));
-    engine.forward(b, cache, {logits.data(), opts.residuals ? residuals.data() : nullptr, nullptr}, opts.epilogue);
+    engine::Outputs out;
+    out.logits = logits.data();
+    out.residuals = opts.residuals ? residuals.data() : nullptr;
+    pass.forward(b, out);
     for (size_t k = begin; k < end; ++k) {
       on_result(k, logits.data() + (k - begin) * static_cast<size_t>(V),
                 opts.residuals ? residuals.data() + (k - begin) * static_cast<size_t>(D) : nullptr);

@@ -151,7 +151,7 @@ void Engine::forward(const Batch& batch, KvCache& cache, const Outputs& out, Epi
     cpu::rmsnorm(x_.data(), g.final_norm, h_.data(), T, H, eps);
     cpu::linear(h_.data(), g.lm_head, nullptr, out.all_logits, T, H, V);
   }
-  if (out.logits || out.residuals) {
+  if (out.logits || out.residuals || out.next_ids) {
     for (int64_t s = 0; s < B; ++s) {
       std::memcpy(last_.data() + s * H, x_.data() + batch.last_row(s) * H, sizeof(float) * H);
     }
@@ -161,7 +161,13 @@ void Engine::forward(const Batch& batch, KvCache& cache, const Outputs& out, Epi
         std::memcpy(out.residuals + (s * (L + 1) + L) * H, last_.data() + s * H, sizeof(float) * H);
       }
     }
-    if (out.logits) cpu::linear(last_.data(), g.lm_head, nullptr, out.logits, B, H, V);
+    float* logits = out.logits;
+    if (!logits && out.next_ids) {
+      logits_.resize(static_cast<size_t>(B * V));  // greedy ids without the caller's logits
+      logits = logits_.data();
+    }
+    if (logits) cpu::linear(last_.data(), g.lm_head, nullptr, logits, B, H, V);
+    if (out.next_ids) cpu::argmax(logits, B, V, out.next_ids);
   }
 }
 

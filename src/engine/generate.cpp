@@ -69,18 +69,17 @@ struct Running {
   text::IncrementalDecoder decoder;
 };
 
-void check_fits(const std::vector<GenerateRequest>& reqs, const Engine& engine, const KvCache& cache,
-                int64_t max_new) {
-  const int64_t max_pos = engine.spec().max_position_embeddings;
+void check_fits(const std::vector<GenerateRequest>& reqs, const ForwardPass& pass, int64_t max_new) {
+  const int64_t max_pos = pass.spec().max_position_embeddings;
   for (size_t i = 0; i < reqs.size(); ++i) {
     const int64_t n = static_cast<int64_t>(reqs[i].prompt.size());
     ABL_CHECK(n > 0, "prompt {} is empty", i);
-    ABL_CHECK(n <= engine.limits().max_tokens,
+    ABL_CHECK(n <= pass.limits().max_tokens,
               "prompt {} has {} tokens, more than a forward pass holds ({} tokens; raise the batch-token limit)",
-              i, n, engine.limits().max_tokens);
-    ABL_CHECK(n + max_new <= cache.rows(),
+              i, n, pass.limits().max_tokens);
+    ABL_CHECK(n + max_new <= pass.cache_rows(),
               "prompt {} needs {} KV-cache rows ({} prompt + {} new tokens) but the cache has {}", i,
-              n + max_new, n, max_new, cache.rows());
+              n + max_new, n, max_new, pass.cache_rows());
     ABL_CHECK(max_pos <= 0 || n + max_new <= max_pos,
               "prompt {} with {} tokens plus {} new tokens exceeds the model's {} positions", i, n,
               max_new, max_pos);
@@ -92,19 +91,26 @@ void check_fits(const std::vector<GenerateRequest>& reqs, const Engine& engine, 
 std::vector<GenerateResult> generate(Engine& engine, KvCache& cache, const text::Tokenizer& tok,
                                      const std::vector<GenerateRequest>& requests,
                                      const GenerateOptions& opts, Epilogue* epilogue) {
-  check_fits(requests, engine, cache, opts.max_new_tokens);
-  const int64_t V = engine.spec().vocab_size;
-  const Limits& lim = engine.limits();
+  HostPass pass(engine, cache, epilogue);
+  return generate(pass, tok, requests, opts);
+}
+
+std::vector<GenerateResult> generate(ForwardPass& pass, const text::Tokenizer& tok,
+                                     const std::vector<GenerateRequest>& requests, const GenerateOptions& opts) {
+  check_fits(requests, pass, opts.max_new_tokens);
+  const int64_t V = pass.spec().vocab_size;
+  const Limits& lim = pass.limits();
   std::vector<GenerateResult> results(requests.size());
   auto is_eos = [&](int32_t id) {
     return std::find(opts.eos_ids.begin(), opts.eos_ids.end(), static_cast<int64_t>(id)) != opts.eos_ids.end();
   };
-  RowAllocator rows(cache.rows());
+  RowAllocator rows(pass.cache_rows());
   std::vector<Running> running;
   size_t finished = 0;     // requests done (progress)
   int64_t generated = 0;   // next-token picks so far (progress)
   size_t next_request = opts.max_new_tokens > 0 ? 0 : requests.size();
-  std::vector<float> logits;
+  std::vector<float> logits;  // (B, V) on passes that start a sequence whose log-probs are kept
+  std::vector<int32_t> next_ids;
 
   for (;;) {
     // Admit new sequences while rows and the pass limits allow.
@@ -134,10 +140,17 @@ std::vector<GenerateResult> generate(Engine& engine, KvCache& cache, const text:
         r.prefilled = true;
       }
     }
-    logits.resize(static_cast<size_t>(std::max<int64_t>(b.num_seqs(), 1) * V));
+    // Only the greedy ids come back on most passes (B ints, not B·V floats from a GPU).
+    bool want_logits = false;
+    for (const Running& r : running) want_logits |= opts.keep_first_logprobs && results[r.request].first_logprobs.empty();
+    next_ids.resize(static_cast<size_t>(std::max<int64_t>(b.num_seqs(), 1)));
     Outputs out;
-    out.logits = logits.data();
-    engine.forward(b, cache, out, epilogue);
+    out.next_ids = next_ids.data();
+    if (want_logits) {
+      logits.resize(static_cast<size_t>(std::max<int64_t>(b.num_seqs(), 1) * V));
+      out.logits = logits.data();
+    }
+    pass.forward(b, out);
 
     // Pick each sequence's next token; retire the ones that stop.
     const auto before = static_cast<int64_t>(running.size());
@@ -146,13 +159,11 @@ std::vector<GenerateResult> generate(Engine& engine, KvCache& cache, const text:
     for (size_t i = 0; i < running.size(); ++i) {
       Running& r = running[i];
       GenerateResult& res = results[r.request];
-      const float* row = logits.data() + i * static_cast<size_t>(V);
       if (opts.keep_first_logprobs && res.first_logprobs.empty()) {
         res.first_logprobs.resize(static_cast<size_t>(V));
-        cpu::log_softmax(row, res.first_logprobs.data(), 1, V);
+        cpu::log_softmax(logits.data() + i * static_cast<size_t>(V), res.first_logprobs.data(), 1, V);
       }
-      int32_t next = 0;
-      cpu::argmax(row, 1, V, &next);
+      const int32_t next = next_ids[i];
       bool done = false;
       if (is_eos(next)) {
         done = true;

@@ -8,6 +8,7 @@
 
 #include "abl/dist/comm.h"
 #include "abl/engine/engine.h"
+#include "abl/engine/forward_pass.h"
 #include "abl/engine/generate.h"
 
 namespace abl::dist {
@@ -24,11 +25,15 @@ std::vector<size_t> split_contiguous(const std::vector<int64_t>& costs, int owne
 struct PrefillOptions {
   bool residuals = true;                       // capture (L+1, H) per prompt
   const std::vector<int32_t>* trials = nullptr;  // ablation trial of each prompt (null: none)
-  engine::Epilogue* epilogue = nullptr;
+  engine::Epilogue* epilogue = nullptr;        // the Engine overload only (a ForwardPass carries its own)
 };
 
 // Prefill of this rank's prompts in passes within the engine limits, as many passes as the
 // busiest rank of `group` needs. on_result(i, logits (V), residuals (L+1, H) or null) for prompt i.
+void prefill_lockstep(engine::ForwardPass& pass, const std::vector<std::vector<int32_t>>& prompts, Comm& group,
+                      const std::function<void(size_t, const float*, const float*)>& on_result,
+                      const PrefillOptions& opts = {});
+// The CPU engine over `cache` with opts.epilogue (HostPass).
 void prefill_lockstep(engine::Engine& engine, engine::KvCache& cache,
                       const std::vector<std::vector<int32_t>>& prompts, Comm& group,
                       const std::function<void(size_t, const float*, const float*)>& on_result,

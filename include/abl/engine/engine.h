@@ -73,6 +73,7 @@ struct Outputs {
   float* logits = nullptr;      // (B, V) at each sequence's last token
   float* residuals = nullptr;   // (B, L+1, H) at each sequence's last token, HF hidden_states
   float* all_logits = nullptr;  // (T, V) at every token (tests)
+  int32_t* next_ids = nullptr;  // (B) greedy pick at each sequence's last token: argmax, first on ties
 };
 
 struct Limits {
@@ -103,6 +104,7 @@ class Engine {
   // Activations, (T, ·) each, sized for limits_.max_tokens.
   std::vector<float> x_, h_, q_, k_, v_, att_, y_, gate_, up_;
   std::vector<float> last_;  // (B, H) final-norm input/output of the last tokens
+  std::vector<float> logits_;  // (B, V) only when greedy ids are asked for without logits
 };
 
 // RoPE inverse frequencies (HD/2) with the spec's rope scaling, as transformers computes them.

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "abl/engine/engine.h"
+#include "abl/engine/forward_pass.h"
 #include "abl/text/tokenizer.h"
 
 namespace abl::engine {
@@ -48,6 +49,9 @@ struct GenerateResult {
 // Runs every request (in order of admission: request order). A prompt that cannot fit (longer
 // than the pass limit, the cache, or the model's positions) is an error naming its index and the
 // limit, raised before any pass runs.
+std::vector<GenerateResult> generate(ForwardPass& pass, const text::Tokenizer& tok,
+                                     const std::vector<GenerateRequest>& requests, const GenerateOptions& opts);
+// The CPU engine over `cache` with `epilogue` (HostPass).
 std::vector<GenerateResult> generate(Engine& engine, KvCache& cache, const text::Tokenizer& tok,
                                      const std::vector<GenerateRequest>& requests,
                                      const GenerateOptions& opts, Epilogue* epilogue = nullptr);

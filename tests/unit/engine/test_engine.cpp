@@ -6,6 +6,7 @@
 #include <cmath>
 #include <vector>
 
+#include "abl/backend/ops.h"
 #include "abl/core/error.h"
 #include "abl/engine/engine.h"
 #include "abl/engine/generate.h"
@@ -150,6 +151,33 @@ TEST(Engine, CapturesFollowHiddenStatesMeaning) {
   expect_close(again.data(), logits.data(), V, 1e-5f, "lm_head(residual L)");
 }
 
+TEST(Engine, GreedyIdsAreTheArgmaxOfTheLogits) {
+  const model::ModelSpec spec = model::synthetic_model_spec("tiny-llama");
+  auto w = HostWeights::load(spec, "");
+  Engine eng(*w, {64, 4});
+  const int64_t V = spec.vocab_size;
+  Batch b;
+  for (int32_t s = 0; s < 3; ++s) {
+    const auto toks = tokens(4 + s, s + 3);
+    b.add(toks.data(), static_cast<int64_t>(toks.size()), 16 * s, 0);
+  }
+  KvCache cache(spec, 48);
+  std::vector<float> logits(static_cast<size_t>(3 * V));
+  std::vector<int32_t> ids(3, -1), want(3, -2), alone(3, -3);
+  Outputs out;
+  out.logits = logits.data();
+  out.next_ids = ids.data();
+  eng.forward(b, cache, out);
+  cpu::argmax(logits.data(), 3, V, want.data());
+  EXPECT_EQ(ids, want);
+  // Without the caller's logits (what generation asks for on most passes).
+  KvCache fresh(spec, 48);
+  Outputs only_ids;
+  only_ids.next_ids = alone.data();
+  eng.forward(b, fresh, only_ids);
+  EXPECT_EQ(alone, want);
+}
+
 TEST(Engine, LimitsAreEnforced) {
   const model::ModelSpec spec = model::synthetic_model_spec("tiny-llama");
   auto w = HostWeights::load(spec, "");
@@ -213,10 +241,16 @@ TEST_F(Generation, WavesAndSmallPassesGiveTheSameTokens) {
   Engine small(*w, {16, 1});
   KvCache small_cache(spec, 30);
   const auto got = engine::generate(small, small_cache, tok, reqs(), opts);
-  for (size_t i = 0; i < ref.size(); ++i) {
-    EXPECT_EQ(got[i].ids, ref[i].ids) << i;
-    ASSERT_EQ(got[i].first_logprobs.size(), static_cast<size_t>(spec.vocab_size));
-    expect_close(got[i].first_logprobs.data(), ref[i].first_logprobs.data(), spec.vocab_size, 1e-5f, "logprobs");
+  // Two sequences per pass: prompts join while others decode, so passes mix both kinds.
+  Engine two(*w, {16, 2});
+  KvCache two_cache(spec, 64);
+  const auto mixed = engine::generate(two, two_cache, tok, reqs(), opts);
+  for (const auto* run : {&got, &mixed}) {
+    for (size_t i = 0; i < ref.size(); ++i) {
+      EXPECT_EQ((*run)[i].ids, ref[i].ids) << i;
+      ASSERT_EQ((*run)[i].first_logprobs.size(), static_cast<size_t>(spec.vocab_size));
+      expect_close((*run)[i].first_logprobs.data(), ref[i].first_logprobs.data(), spec.vocab_size, 1e-5f, "logprobs");
+    }
   }
 }
 
