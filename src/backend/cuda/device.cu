@@ -33,6 +33,15 @@ std::string device_summary() {
                      static_cast<double>(prop.totalGlobalMem) / (1024.0 * 1024.0 * 1024.0));
 }
 
+int64_t device_memory_bytes(int device) {
+  cudaDeviceProp prop{};
+  if (cudaGetDeviceProperties(&prop, device) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  return static_cast<int64_t>(prop.totalGlobalMem);
+}
+
 int select_device(int local_rank) {
   const int n = device_count();
   if (n == 0) return -1;

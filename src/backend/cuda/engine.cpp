@@ -6,9 +6,12 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <set>
+#include <string>
 
 #include "abl/backend/cuda/check.h"
 #include "abl/backend/cuda/ops.h"
@@ -20,13 +23,15 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
+// Ids of caches and ablations, unique within the process (decode-graph keys).
+uint64_t next_id() {
+  static std::atomic<uint64_t> n{0};
+  return ++n;
+}
+
 constexpr size_t kAlign = 256;  // every carved buffer and weight tensor starts on this boundary
-constexpr int64_t kAlignElems = kAlign / sizeof(bf16);
-constexpr int64_t kStagingFloats = int64_t{16} << 20;  // 64 MiB of fp32 per weight-upload chunk
-constexpr int64_t kSupportedHeadDims[] = {64, 80, 96, 128, 256};
 
 size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
-int64_t align_up(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
 
 // Byte offset of a named entry of a plan whose entries are laid out back to back, each rounded up
 // to kAlign (plan_for adds them rounded, so the plan's total is the arena's size).
@@ -68,87 +73,6 @@ BatchLayout batch_layout(int64_t T, int64_t B) {
   return l;
 }
 
-// Host fp32 tensor of a layer by role (the source's views).
-const float* host_tensor(const engine::LayerWeights& w, model::WeightRole role) {
-  using R = model::WeightRole;
-  switch (role) {
-    case R::attn_norm: return w.attn_norm;
-    case R::q_proj: return w.wq;
-    case R::k_proj: return w.wk;
-    case R::v_proj: return w.wv;
-    case R::q_bias: return w.bq;
-    case R::k_bias: return w.bk;
-    case R::v_bias: return w.bv;
-    case R::q_norm: return w.q_norm;
-    case R::k_norm: return w.k_norm;
-    case R::o_proj: return w.wo;
-    case R::mlp_norm: return w.mlp_norm;
-    case R::gate_proj: return w.w_gate;
-    case R::up_proj: return w.w_up;
-    case R::down_proj: return w.w_down;
-    default: fail("weight role {} is not a layer tensor", model::role_name(role));
-  }
-}
-
-const bf16** device_slot(DeviceLayer& w, model::WeightRole role) {
-  using R = model::WeightRole;
-  switch (role) {
-    case R::attn_norm: return &w.attn_norm;
-    case R::q_proj: return &w.wq;
-    case R::k_proj: return &w.wk;
-    case R::v_proj: return &w.wv;
-    case R::q_bias: return &w.bq;
-    case R::k_bias: return &w.bk;
-    case R::v_bias: return &w.bv;
-    case R::q_norm: return &w.q_norm;
-    case R::k_norm: return &w.k_norm;
-    case R::o_proj: return &w.wo;
-    case R::mlp_norm: return &w.mlp_norm;
-    case R::gate_proj: return &w.w_gate;
-    case R::up_proj: return &w.w_up;
-    case R::down_proj: return &w.w_down;
-    default: fail("weight role {} is not a layer tensor", model::role_name(role));
-  }
-}
-
-// Whether a tensor carries the attention-scale correction of a padded head dim (engine.h).
-bool carries_q_scale(const model::ModelSpec& spec, model::WeightRole role) {
-  using R = model::WeightRole;
-  return spec.qk_norm ? role == R::q_norm : (role == R::q_proj || role == R::q_bias);
-}
-
-// fp32 host → bf16 device in chunks through pinned staging, scaled by `scale` on the way.
-class Uploader {
- public:
-  Uploader(int64_t largest, cudaStream_t s)
-      : chunk_(std::min(largest, kStagingFloats)),
-        pinned_(static_cast<size_t>(chunk_) * sizeof(float)),
-        device_(static_cast<size_t>(chunk_) * sizeof(float)),
-        s_(s) {}
-
-  void put(const float* src, int64_t n, float scale, bf16* dst) {
-    ABL_CHECK(src != nullptr, "weight source returned no data for a required tensor");
-    for (int64_t done = 0; done < n; done += chunk_) {
-      const int64_t m = std::min(chunk_, n - done);
-      float* p = pinned_.as<float>();
-      if (scale == 1.0f) {
-        std::memcpy(p, src + done, static_cast<size_t>(m) * sizeof(float));
-      } else {
-        for (int64_t i = 0; i < m; ++i) p[i] = src[done + i] * scale;
-      }
-      CUDA_CHECK(cudaMemcpyAsync(device_.get(), p, static_cast<size_t>(m) * sizeof(float), cudaMemcpyHostToDevice, s_));
-      f32_to_bf16(device_.as<float>(), dst + done, m, s_);
-      CUDA_CHECK(cudaStreamSynchronize(s_));  // the staging is refilled next
-    }
-  }
-
- private:
-  int64_t chunk_;
-  PinnedBuffer pinned_;
-  DeviceBuffer device_;
-  cudaStream_t s_;
-};
-
 // Zero-padded head rows for attention at HDp: (rows, HD) ↔ (rows, HDp), device to device.
 void pad_heads(const bf16* src, bf16* dst, int64_t rows, int64_t HD, int64_t HDp, cudaStream_t s) {
   if (rows == 0) return;
@@ -165,75 +89,12 @@ void unpad_heads(const bf16* src, bf16* dst, int64_t rows, int64_t HD, int64_t H
 
 }  // namespace
 
-int64_t attention_head_dim(int64_t HD) {
-  for (int64_t d : kSupportedHeadDims) {
-    if (d >= HD && attention_supports_head_dim(d)) return d;
-  }
-  fail("no attention kernel for head dim {} (largest supported: 256)", HD);
-}
-
-// ---- DeviceWeights --------------------------------------------------------------------------
-
-DeviceWeights::DeviceWeights(engine::WeightSource& source, cudaStream_t stream)
-    : spec_(source.spec()), attn_hd_(cuda::attention_head_dim(spec_.head_dim)) {
-  const model::ModelSpec& m = spec_;
-  const int64_t H = m.hidden_size, V = m.vocab_size, L = m.num_layers;
-  q_scale_ = static_cast<float>(std::sqrt(static_cast<double>(attn_hd_) / static_cast<double>(m.head_dim)));
-
-  // Unit layout: layer_slots order, each tensor on a kAlign boundary.
-  const std::vector<model::WeightSlot> slots = model::layer_slots(m);
-  std::vector<int64_t> offsets, sizes;
-  int64_t unit = 0, largest = V * H;
-  for (const auto& slot : slots) {
-    offsets.push_back(unit);
-    sizes.push_back(model::element_count(slot.shape));
-    largest = std::max(largest, sizes.back());
-    unit += align_up(sizes.back(), kAlignElems);
-  }
-  const int64_t embed_at = L * unit;
-  const int64_t norm_at = embed_at + align_up(V * H, kAlignElems);
-  const int64_t head_at = norm_at + align_up(H, kAlignElems);
-  const int64_t total = head_at + (m.tied_embeddings ? 0 : V * H);
-  buffer_ = DeviceBuffer(static_cast<size_t>(total) * sizeof(bf16));
-  bf16* base = buffer_.as<bf16>();
-
-  Uploader up(largest, stream);
-  embed_ = base + embed_at;
-  up.put(source.embedding(), V * H, 1.0f, base + embed_at);
-  layers_.resize(static_cast<size_t>(L));
-  for (int64_t l = 0; l < L; ++l) {
-    const engine::LayerWeights w = source.layer(l);
-    DeviceLayer& d = layers_[static_cast<size_t>(l)];
-    for (size_t i = 0; i < slots.size(); ++i) {
-      bf16* dst = base + l * unit + offsets[i];
-      const float scale = carries_q_scale(m, slots[i].role) ? q_scale_ : 1.0f;
-      up.put(host_tensor(w, slots[i].role), sizes[i], scale, dst);
-      *device_slot(d, slots[i].role) = dst;
-    }
-  }
-  const engine::HeadWeights h = source.head();
-  up.put(h.final_norm, H, 1.0f, base + norm_at);
-  head_.final_norm = base + norm_at;
-  if (m.tied_embeddings) {
-    head_.lm_head = embed_;
-  } else {
-    up.put(h.lm_head, V * H, 1.0f, base + head_at);
-    head_.lm_head = base + head_at;
-  }
-  log::debug("device weights of {}: {} MiB bf16 (attention head dim {}, q scale {})", m.source,
-             buffer_.bytes() >> 20, attn_hd_, q_scale_);
-}
-
-const DeviceLayer& DeviceWeights::layer(int64_t l) const {
-  ABL_CHECK(l >= 0 && l < spec_.num_layers, "layer {} out of range (L = {})", l, spec_.num_layers);
-  return layers_[static_cast<size_t>(l)];
-}
-
 // ---- DeviceKvCache --------------------------------------------------------------------------
 
 DeviceKvCache::DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStream_t stream)
     : rows_(rows),
       kv_dim_(spec.num_kv_heads * attention_head_dim(spec.head_dim)),
+      id_(next_id()),
       buffer_(static_cast<size_t>(bytes_for(spec, rows))) {
   ABL_CHECK(rows > 0, "KV cache of {} rows", rows);
   CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, buffer_.bytes(), stream));
@@ -241,18 +102,21 @@ DeviceKvCache::DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStr
 }
 
 int64_t DeviceKvCache::bytes_for(const model::ModelSpec& spec, int64_t rows) {
-  return 2 * spec.num_layers * rows * spec.num_kv_heads * attention_head_dim(spec.head_dim) *
+  return 2 * spec.num_layers * (rows + 1) * spec.num_kv_heads * attention_head_dim(spec.head_dim) *
          static_cast<int64_t>(sizeof(bf16));
 }
 
 // ---- DeviceAblation -------------------------------------------------------------------------
 
-DeviceAblation::DeviceAblation(const DeviceWeights& weights, const ablation::TrialTable& table, cudaStream_t stream)
+DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const ablation::TrialTable& table, cudaStream_t stream)
     : DeviceAblation(weights, table.directions, table.ablations, stream) {}
 
-DeviceAblation::DeviceAblation(const DeviceWeights& weights, const std::vector<std::vector<float>>& directions,
-                               const std::vector<ablation::TrialAblation>& trials, cudaStream_t stream) {
+DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<std::vector<float>>& directions,
+                               const std::vector<ablation::TrialAblation>& trials, cudaStream_t stream)
+    : id_(next_id()) {
   const model::ModelSpec& m = weights.spec();
+  ABL_CHECK(weights.compute_stream() == nullptr || weights.compute_stream() == stream,
+            "the ablation vectors must be computed on the weight source's compute stream");
   const int64_t H = m.hidden_size, L = m.num_layers, K = static_cast<int64_t>(trials.size());
   const auto D = static_cast<int32_t>(directions.size());
   for (const auto& d : directions) {
@@ -404,6 +268,7 @@ struct CudaEngine::Buffers {
   float* rows = nullptr;   // (B, H) the last token of each sequence
   bf16* last = nullptr;    // (B, H) final-normed last rows
   float* logits = nullptr;     // (B, V)
+  int32_t* next_ids = nullptr;  // (B) argmax of the logits
   float* captures = nullptr;   // (B, L+1, H)
   float* inv_freq = nullptr;   // (HD/2)
   void* attn_scratch = nullptr;
@@ -446,6 +311,7 @@ engine::BufferPlan CudaEngine::plan_for(const model::ModelSpec& m, const engine:
   add_aligned(p, "last rows (B,H) f32", B * H * f4);
   add_aligned(p, "last normed (B,H)", B * H * bf);
   add_aligned(p, "logits (B,V) f32", B * V * f4);
+  add_aligned(p, "greedy ids (B) i32", B * static_cast<int64_t>(sizeof(int32_t)));
   add_aligned(p, "captures (B,L+1,H) f32", B * (L + 1) * H * f4);
   add_aligned(p, "rope inv_freq (HD/2) f32", (m.head_dim / 2) * f4);
   AttnBounds bounds;
@@ -459,8 +325,12 @@ engine::BufferPlan CudaEngine::plan_for(const model::ModelSpec& m, const engine:
   return p;
 }
 
-CudaEngine::CudaEngine(DeviceWeights& weights, engine::Limits limits)
-    : weights_(weights), spec_(weights.spec()), limits_(limits), buf_(std::make_unique<Buffers>()) {
+CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
+    : weights_(weights),
+      spec_(weights.spec()),
+      limits_(limits),
+      stream_(weights.compute_stream()),
+      buf_(std::make_unique<Buffers>()) {
   ABL_CHECK(limits.max_tokens > 0 && limits.max_seqs > 0, "engine limits must be positive");
   const model::ModelSpec& m = spec_;
   ABL_CHECK(m.num_heads % m.num_kv_heads == 0, "NH = {} is not a multiple of NKV = {}", m.num_heads,
@@ -506,6 +376,7 @@ CudaEngine::CudaEngine(DeviceWeights& weights, engine::Limits limits)
   b.rows = static_cast<float*>(at("last rows (B,H) f32"));
   b.last = static_cast<bf16*>(at("last normed (B,H)"));
   b.logits = static_cast<float*>(at("logits (B,V) f32"));
+  b.next_ids = static_cast<int32_t*>(at("greedy ids (B) i32"));
   b.captures = static_cast<float*>(at("captures (B,L+1,H) f32"));
   b.inv_freq = static_cast<float*>(at("rope inv_freq (HD/2) f32"));
   b.attn_scratch_bytes = bytes("attention scratch");
@@ -517,11 +388,18 @@ CudaEngine::CudaEngine(DeviceWeights& weights, engine::Limits limits)
 
   const std::vector<float> inv_freq = engine::rope_inv_freq(m);
   copy_to_device(b.inv_freq, inv_freq.data(), inv_freq.size() * sizeof(float), s);  // synchronises
+
+  graphs_ = std::make_unique<DecodeGraphs>();
+  const char* env = std::getenv("ABL_CUDA_GRAPHS");
+  graphs_on_ = !(env && std::string(env) == "0");
 }
 
 CudaEngine::~CudaEngine() = default;
 
-void CudaEngine::upload_batch(const engine::Batch& batch, const DeviceKvCache& cache, const DeviceAblation* ablation) {
+void CudaEngine::set_decode_graphs(bool on) { graphs_on_ = on; }
+
+void CudaEngine::upload_batch(const engine::Batch& batch, const DeviceKvCache& cache, const DeviceAblation* ablation,
+                              int64_t visible_rows) {
   const model::ModelSpec& m = spec_;
   const int64_t T = batch.num_tokens(), B = batch.num_seqs();
   ABL_CHECK(T <= limits_.max_tokens && B <= limits_.max_seqs,
@@ -537,13 +415,13 @@ void CudaEngine::upload_batch(const engine::Batch& batch, const DeviceKvCache& c
     ABL_CHECK(t >= 0 && t < m.vocab_size, "token id {} outside the vocabulary (V = {})", t, m.vocab_size);
   }
   for (int64_t r : batch.cache_rows) {
-    ABL_CHECK(r >= 0 && r < cache.rows(), "KV cache row {} outside the cache ({} rows)", r, cache.rows());
+    ABL_CHECK(r >= 0 && r < visible_rows, "KV cache row {} outside the cache ({} rows)", r, cache.rows());
   }
   bounds_ = AttnBounds{};
   bounds_.B = B;
   for (int64_t s = 0; s < B; ++s) {
     const AttnSeq& q = batch.seqs[static_cast<size_t>(s)];
-    ABL_CHECK(q.q_len >= 1 && q.q_len <= q.kv_len && q.kv_begin >= 0 && q.kv_begin + q.kv_len <= cache.rows() &&
+    ABL_CHECK(q.q_len >= 1 && q.q_len <= q.kv_len && q.kv_begin >= 0 && q.kv_begin + q.kv_len <= visible_rows &&
                   q.kv_len <= max_kv_len_,
               "sequence {}: q_len {}, kv rows [{}, {}) outside the cache ({} rows) or longer than {}", s, q.q_len,
               q.kv_begin, q.kv_begin + q.kv_len, cache.rows(), max_kv_len_);
@@ -647,6 +525,14 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   add(b.x, b.y, T * H, s);
 }
 
+// An empty pass of a collective source: every weight request in pass order and no kernels, so this
+// rank joins each of the group's gathers.
+void CudaEngine::request_all_weights() {
+  (void)weights_.embedding();
+  for (int64_t l = 0; l < spec_.num_layers; ++l) (void)weights_.layer(l);
+  (void)weights_.head();
+}
+
 // Logits at every token, B rows at a time through the logits buffer (tests).
 void CudaEngine::all_logits(int64_t T, float* host_out) {
   const int64_t H = spec_.hidden_size, V = spec_.vocab_size, chunk = limits_.max_seqs;
@@ -669,8 +555,16 @@ void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const
   const int64_t L = m.num_layers;
   const cudaStream_t s = stream_.get();
   Buffers& b = *buf_;
-  if (T == 0) return;
-  upload_batch(batch, cache, ablation);
+  if (T == 0) {
+    if (weights_.collective()) request_all_weights();
+    return;
+  }
+  if (graphs_on_ && out.next_ids && !out.logits && !out.residuals && !out.all_logits && weights_.views_fixed() &&
+      is_decode_step(batch)) {
+    forward_decode_graph(batch, cache, out, ablation);
+    return;
+  }
+  upload_batch(batch, cache, ablation, cache.rows());
 
   embedding(b.tokens, T, weights_.embedding(), V, H, b.x, s);
   if (out.residuals) capture(0, B);
@@ -680,7 +574,7 @@ void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const
     if (out.residuals && l + 1 < L) capture(l + 1, B);
   }
   if (out.all_logits) all_logits(T, out.all_logits);
-  if (out.logits || out.residuals) {
+  if (out.logits || out.residuals || out.next_ids) {
     const DeviceHead& g = weights_.head();
     gather_rows(b.x, b.last_rows, B, H, b.rows, H, s);
     rmsnorm(b.rows, g.final_norm, b.last, B, H, static_cast<float>(m.rms_norm_eps), s);
@@ -693,12 +587,56 @@ void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const
       CUDA_CHECK(cudaMemcpyAsync(out.residuals, b.captures, static_cast<size_t>(B * (L + 1) * H) * sizeof(float),
                                  cudaMemcpyDeviceToHost, s));
     }
-    if (out.logits) {
+    if (out.logits || out.next_ids) {
       gemm_->linear(b.last, g.lm_head, static_cast<const float*>(nullptr), b.logits, B, H, V, s);
+    }
+    if (out.logits) {
       CUDA_CHECK(cudaMemcpyAsync(out.logits, b.logits, static_cast<size_t>(B * V) * sizeof(float),
                                  cudaMemcpyDeviceToHost, s));
     }
+    if (out.next_ids) {
+      // Greedy ids on the device: B ints cross the bus instead of B·V floats.
+      argmax(b.logits, B, V, b.next_ids, s);
+      CUDA_CHECK(cudaMemcpyAsync(out.next_ids, b.next_ids, static_cast<size_t>(B) * sizeof(int32_t),
+                                 cudaMemcpyDeviceToHost, s));
+    }
   }
+  stream_.synchronize();
+}
+
+// The final norm, lm_head and argmax at each sequence's last token: buf_->next_ids (B).
+void CudaEngine::greedy_ids(int64_t B) {
+  const int64_t H = spec_.hidden_size, V = spec_.vocab_size;
+  const cudaStream_t s = stream_.get();
+  Buffers& b = *buf_;
+  const DeviceHead& g = weights_.head();
+  gather_rows(b.x, b.last_rows, B, H, b.rows, H, s);
+  rmsnorm(b.rows, g.final_norm, b.last, B, H, static_cast<float>(spec_.rms_norm_eps), s);
+  gemm_->linear(b.last, g.lm_head, static_cast<const float*>(nullptr), b.logits, B, H, V, s);
+  argmax(b.logits, B, V, b.next_ids, s);
+}
+
+// A decode step through its graph (decode_graph.h). The padded batch's arrays are uploaded before
+// the launch, into the same places for every step of the bucket (batch_layout of (S, S) tokens and
+// sequences); the attention plan is made for the kv bucket, so the graph serves every step whose
+// lengths stay under it.
+void CudaEngine::forward_decode_graph(const engine::Batch& batch, DeviceKvCache& cache, const engine::Outputs& out,
+                                      const DeviceAblation* ablation) {
+  const int64_t B = batch.num_seqs(), L = spec_.num_layers;
+  const cudaStream_t s = stream_.get();
+  const int64_t S = decode_bucket(B, limits_.max_seqs);
+  const engine::Batch padded = pad_decode_step(batch, S, cache.scratch_row());
+  upload_batch(padded, cache, ablation, cache.rows() + 1);
+  bounds_.max_kv_len = kv_bucket(bounds_.max_kv_len, max_kv_len_);
+  const DecodeGraphKey key{S, bounds_.max_kv_len, cache.id(), ablation ? ablation->id() : 0};
+  const Graph& graph = graphs_->get(key, s, [&] {
+    embedding(buf_->tokens, S, weights_.embedding(), spec_.vocab_size, spec_.hidden_size, buf_->x, s);
+    for (int64_t l = 0; l < L; ++l) layer(l, padded, cache, ablation);
+    greedy_ids(S);
+  });
+  graph.launch(s);
+  CUDA_CHECK(cudaMemcpyAsync(out.next_ids, buf_->next_ids, static_cast<size_t>(B) * sizeof(int32_t),
+                             cudaMemcpyDeviceToHost, s));
   stream_.synchronize();
 }
 

@@ -43,8 +43,11 @@ PinnedBuffer& PinnedBuffer::operator=(PinnedBuffer&& o) noexcept {
 }
 
 Stream::Stream() { CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking)); }
+Stream::Stream(cudaStream_t existing) : s_(existing), owned_(existing == nullptr) {
+  if (owned_) CUDA_CHECK(cudaStreamCreateWithFlags(&s_, cudaStreamNonBlocking));
+}
 Stream::~Stream() {
-  if (s_) cudaStreamDestroy(s_);
+  if (s_ && owned_) cudaStreamDestroy(s_);
 }
 void Stream::synchronize() const { CUDA_CHECK(cudaStreamSynchronize(s_)); }
 

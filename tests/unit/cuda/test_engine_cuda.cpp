@@ -20,15 +20,20 @@
 
 #include "abl/ablation/epilogue.h"
 #include "abl/ablation/trial.h"
+#include "abl/backend/cuda/decode_graph.h"
 #include "abl/backend/cuda/engine.h"
+#include "abl/backend/cuda/forward_pass.h"
 #include "abl/core/error.h"
 #include "abl/engine/engine.h"
+#include "abl/engine/forward_pass.h"
+#include "abl/engine/generate.h"
 #include "abl/io/json_file.h"
 #include "abl/io/safetensors.h"
 #include "abl/model/model_spec.h"
 #include "abl/text/chat_template.h"
 #include "abl/text/tokenizer.h"
 #include "cuda/cuda_test.h"
+#include "common/fixtures.h"
 #include "common/unit_vector.h"
 
 using namespace abl;
@@ -36,6 +41,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
+using abl::testing::fixture_dir;
+using abl::testing::golden_prompts;
 using abl::testing::unit_vector;
 
 constexpr double kLogitsRtol = 3e-2;    // max|Δ| / max|ref| per logits row
@@ -44,21 +51,6 @@ constexpr double kResidualRtol = 3e-2;  // per hidden-state vector (sequence, de
 // there. Measured on an H100 over the organism's 281 rows: median 0.35%, 90% 0.7%, 99% 2.4%,
 // max 3.3% of max|ref|, bit-identical whether the prompts run packed or alone.
 constexpr double kAllTokenLogitsRtol = 5e-2;
-
-std::string fixture_dir() {
-  if (const char* o = std::getenv("ABL_FIXTURE_DIR_OVERRIDE"); o != nullptr && *o != '\0') return o;
-  return ABL_FIXTURE_DIR;
-}
-
-std::vector<std::vector<int32_t>> golden_prompts(const std::string& dir) {
-  const io::JsonValue g = io::read_json_file(dir + "/golden.json");
-  const io::JsonValue prompts = g.at("prompts");
-  std::vector<std::vector<int32_t>> ids(prompts.size());
-  for (size_t p = 0; p < prompts.size(); ++p) {
-    for (int64_t id : prompts.at(p).at("input_ids").as_int_list()) ids[p].push_back(static_cast<int32_t>(id));
-  }
-  return ids;
-}
 
 int32_t argmax_row(const float* x, int64_t V) {
   return static_cast<int32_t>(std::max_element(x, x + V) - x);
@@ -252,7 +244,8 @@ TEST(CudaEngineHost, AttentionHeadDimAndPlan) {
   EXPECT_TRUE(has_ws && has_scratch);
   // HD 128 has a kernel: no padded buffers.
   for (const auto& e : p.entries) EXPECT_EQ(e.name.find("padded"), std::string::npos) << e.name;
-  EXPECT_EQ(cuda::DeviceKvCache::bytes_for(spec, 1000), 2 * 32 * 1000 * 8 * 128 * 2);
+  // 1000 rows and the scratch row of padded decode steps.
+  EXPECT_EQ(cuda::DeviceKvCache::bytes_for(spec, 1000), 2 * 32 * 1001 * 8 * 128 * 2);
 }
 
 // ---- on the device --------------------------------------------------------------------------
@@ -565,4 +558,140 @@ TEST(CudaEngine, AblationMatchesCpuOnOrganism) {
   mixed[2].lambda[1][0] = 0.0f;
   const cuda::DeviceAblation dab(*tw.dev, table.directions, mixed, tw.gpu->stream());
   check(table.directions, mixed, dab, {0, 1, 2, 3, -1, 2, 1, 0}, "ablation (none/pre/full mixed)");
+}
+
+// ---- decode-step graphs and the forward-pass interface ---------------------------------------
+
+namespace {
+
+// Decode steps of the organism's golden prompts, each run twice on the GPU: eagerly on the batch
+// padded by hand to the graph's bucket (dummy sequences on a spare row), and through the decode
+// graph. The real sequences see the same kernels at the same shapes, so their greedy ids must be
+// bit-identical; the graph is captured once and replayed for every later step.
+void expect_graph_steps_equal_eager(const cuda::DeviceAblation* ablation, const std::vector<int32_t>& trial_of,
+                                    const std::string& what) {
+  const std::string dir = fixture_dir() + "/organism";
+  std::vector<std::vector<int32_t>> prompts = golden_prompts(dir);
+  if (prompts.size() > 5) prompts.resize(5);
+  const int64_t P = static_cast<int64_t>(prompts.size()), max_new = 12;
+  std::vector<int64_t> kv_begin, cached;
+  int64_t rows = 0, prefill = 0;
+  for (const auto& p : prompts) {
+    kv_begin.push_back(rows);
+    cached.push_back(static_cast<int64_t>(p.size()));
+    rows += static_cast<int64_t>(p.size()) + max_new;
+    prefill += static_cast<int64_t>(p.size());
+  }
+  const int64_t spare = rows;  // the hand-padded steps' dummy row
+  Twin tw(dir, {prefill, 16}, rows + 1);
+  cuda::CudaEngine& gpu = *tw.gpu;
+  std::vector<int32_t> next(static_cast<size_t>(P));
+  engine::Batch pre;
+  for (int64_t p = 0; p < P; ++p) {
+    pre.add(prompts[static_cast<size_t>(p)].data(), cached[static_cast<size_t>(p)], kv_begin[static_cast<size_t>(p)], 0,
+            trial_of[static_cast<size_t>(p) % trial_of.size()]);
+  }
+  engine::Outputs o;
+  o.next_ids = next.data();
+  gpu.forward(pre, *tw.gpu_cache, o, ablation);
+  const int64_t S = cuda::decode_bucket(P, 16);
+  const int64_t captures0 = gpu.graphs().captures(), replays0 = gpu.graphs().replays();
+  for (int64_t step = 0; step < max_new; ++step) {
+    engine::Batch d;
+    for (int64_t p = 0; p < P; ++p) {
+      d.add(&next[static_cast<size_t>(p)], 1, kv_begin[static_cast<size_t>(p)], cached[static_cast<size_t>(p)],
+            trial_of[static_cast<size_t>(p) % trial_of.size()]);
+    }
+    std::vector<int32_t> eager(static_cast<size_t>(S)), graph(static_cast<size_t>(P));
+    gpu.set_decode_graphs(false);
+    engine::Outputs oe;
+    oe.next_ids = eager.data();
+    gpu.forward(cuda::pad_decode_step(d, S, spare), *tw.gpu_cache, oe, ablation);
+    gpu.set_decode_graphs(true);
+    engine::Outputs og;
+    og.next_ids = graph.data();
+    gpu.forward(d, *tw.gpu_cache, og, ablation);
+    for (int64_t p = 0; p < P; ++p) {
+      EXPECT_EQ(graph[static_cast<size_t>(p)], eager[static_cast<size_t>(p)]) << what << ": step " << step << " sequence " << p;
+      cached[static_cast<size_t>(p)] += 1;
+    }
+    next = graph;
+  }
+  EXPECT_EQ(gpu.graphs().captures() - captures0, 1) << what << ": one bucket, one kv bucket, one graph";
+  EXPECT_EQ(gpu.graphs().replays() - replays0, max_new - 1) << what;
+}
+
+}  // namespace
+
+TEST(CudaEngine, DecodeGraphEqualsEagerSteps) {
+  ABL_REQUIRE_GPU();
+  expect_graph_steps_equal_eager(nullptr, {-1}, "unablated");
+}
+
+TEST(CudaEngine, DecodeGraphEqualsEagerStepsWithAblation) {
+  ABL_REQUIRE_GPU();
+  const std::string dir = fixture_dir() + "/organism";
+  const model::ModelSpec spec = model::load_model_spec(dir);
+  auto host = engine::HostWeights::load(dir);
+  cuda::Stream s;
+  cuda::DeviceWeights dev(*host, s.get());
+  std::vector<std::vector<float>> r;
+  for (int64_t d = 0; d <= spec.num_layers; ++d) r.push_back(unit_vector(spec.hidden_size, static_cast<uint32_t>(300 + d)));
+  std::vector<ablation::TrialParams> params(2);
+  params[0].direction_index = 0.5;
+  params[0].comp[0] = {1.2, 1.5, 0.6, 2.0};
+  params[0].comp[1] = {0.9, 2.5, 0.3, 1.5};
+  params[1].scope = ablation::DirectionScope::per_layer;
+  params[1].comp[0] = {1.0, 2.0, 0.4, 2.5};
+  params[1].comp[1] = {1.1, 1.0, 0.7, 2.5};
+  const ablation::TrialTable table = ablation::build_trial_table(params, r, ablation::RowNorm::full);
+  // The ablation is built on another engine's weights: same bf16 values, so the same vectors; the
+  // test's own Twin uploads the weights again.
+  const cuda::DeviceAblation dab(dev, table, s.get());
+  s.synchronize();
+  expect_graph_steps_equal_eager(&dab, {0, 1, -1}, "ablated");
+}
+
+// generate() over DevicePass (what the app's CUDA backend runs) against generate() over the CPU
+// engine on 40 organism prompts: identical responses except where bf16 flips a near-tie, and the
+// decode steps went through graphs.
+TEST(CudaEngine, GenerateOverDevicePassMatchesCpu) {
+  ABL_REQUIRE_GPU();
+  const std::string dir = fixture_dir() + "/organism";
+  const text::Tokenizer tok = text::Tokenizer::from_file(dir + "/tokenizer.json");
+  const text::ChatTemplate tmpl = text::ChatTemplate::resolve("auto", dir);
+  std::vector<engine::GenerateRequest> reqs;
+  for (const char* name : {"harmful.txt", "harmless.txt"}) {
+    const auto lines = read_lines(dir + "/prompts/" + name);
+    for (size_t i = 400; i < 420 && i < lines.size(); ++i) reqs.push_back({tok.encode(tmpl.render("", lines[i]), false), -1});
+  }
+  ASSERT_EQ(reqs.size(), 40u);
+  engine::GenerateOptions opts;
+  opts.max_new_tokens = 24;
+  opts.keep_first_logprobs = true;
+  const int64_t rows = 16 * (64 + opts.max_new_tokens) + 512;
+  Twin tw(dir, {512, 16}, rows);
+  opts.eos_ids = tw.spec().eos_token_ids;
+  engine::HostPass cpu_pass(*tw.cpu, *tw.cpu_cache);
+  cuda::DevicePass gpu_pass(*tw.gpu, *tw.gpu_cache);
+  const auto want = engine::generate(cpu_pass, tok, reqs, opts);
+  const auto got = engine::generate(gpu_pass, tok, reqs, opts);
+  ASSERT_EQ(got.size(), want.size());
+  int same = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    same += got[i].ids == want[i].ids ? 1 : 0;
+    ASSERT_EQ(got[i].first_logprobs.size(), want[i].first_logprobs.size());
+    // First-token log-probabilities: the KL the sweep scores is tiny.
+    double kl = 0;
+    for (size_t v = 0; v < want[i].first_logprobs.size(); ++v) {
+      const double lp = want[i].first_logprobs[v];
+      kl += std::exp(lp) * (lp - got[i].first_logprobs[v]);
+    }
+    EXPECT_LT(kl, 1e-2) << "prompt " << i;
+  }
+  std::cout << "[ measured ] generate over DevicePass: " << same << " of " << got.size()
+            << " responses identical to the CPU's; decode graphs captured " << tw.gpu->graphs().captures()
+            << ", replayed " << tw.gpu->graphs().replays() << "\n";
+  EXPECT_GE(same, 36);
+  EXPECT_GT(tw.gpu->graphs().replays(), 0);
 }

@@ -1,5 +1,6 @@
-// The forward pass on one GPU holding all weights: the device twin of engine::Engine, built only
-// from the committed launchers (ops.h, attention.h, gemm.h, ablation_epilogue.h). Weights and
+// The forward pass on one GPU: the device twin of engine::Engine, built only from the committed
+// launchers (ops.h, attention.h, gemm.h, ablation_epilogue.h), over a DeviceWeightSource
+// (device_weights.h: every weight resident, or this rank's shards gathered unit by unit). Weights and
 // activations bf16 with fp32 accumulation; the residual stream, o_proj/down_proj outputs and
 // logits fp32. One non-default stream, one buffer plan allocated at construction, nothing
 // allocated in forward(); results land in host memory when forward() returns.
@@ -25,6 +26,8 @@
 #include "abl/ablation/trial.h"
 #include "abl/backend/cuda/ablation_epilogue.h"
 #include "abl/backend/cuda/attention.h"
+#include "abl/backend/cuda/decode_graph.h"
+#include "abl/backend/cuda/device_weights.h"
 #include "abl/backend/cuda/gemm.h"
 #include "abl/backend/cuda/memory.h"
 #include "abl/engine/engine.h"
@@ -32,77 +35,28 @@
 
 namespace abl::cuda {
 
-// The head dim attention runs at: HD itself when a kernel exists, else the smallest supported
-// head dim above it. An HD above every kernel is an error naming it.
-int64_t attention_head_dim(int64_t HD);
-
-// Device views of one decoder layer (bf16). Optional tensors are nullptr when absent.
-struct DeviceLayer {
-  const __nv_bfloat16* attn_norm = nullptr;  // (H)
-  const __nv_bfloat16* wq = nullptr;         // (NH*HD, H), × q_scale
-  const __nv_bfloat16* wk = nullptr;         // (NKV*HD, H)
-  const __nv_bfloat16* wv = nullptr;         // (NKV*HD, H)
-  const __nv_bfloat16* bq = nullptr;         // (NH*HD), × q_scale
-  const __nv_bfloat16* bk = nullptr;         // (NKV*HD)
-  const __nv_bfloat16* bv = nullptr;         // (NKV*HD)
-  const __nv_bfloat16* q_norm = nullptr;     // (HD), × q_scale
-  const __nv_bfloat16* k_norm = nullptr;     // (HD)
-  const __nv_bfloat16* wo = nullptr;         // (H, NH*HD)
-  const __nv_bfloat16* mlp_norm = nullptr;   // (H)
-  const __nv_bfloat16* w_gate = nullptr;     // (F, H)
-  const __nv_bfloat16* w_up = nullptr;       // (F, H)
-  const __nv_bfloat16* w_down = nullptr;     // (H, F)
-};
-
-struct DeviceHead {
-  const __nv_bfloat16* final_norm = nullptr;  // (H)
-  const __nv_bfloat16* lm_head = nullptr;     // (V, H); the embedding when tied
-};
-
-// Every tensor of a model in bf16 device memory, converted on the device (f32_to_bf16) from the
-// source's fp32 views through a pinned staging buffer. Layout: one allocation; the L layer units
-// follow each other, each holding its tensors in model::layer_slots() order (the layout the sharded
-// runtime splits), every tensor starting on a 256-byte boundary; then the embedding, the final norm
-// and, when untied, lm_head. Norm weights are bf16 too (the ops take bf16 weights).
-class DeviceWeights {
- public:
-  // Reads embedding(), layer(0..L-1), head() from `source` once, in that order.
-  DeviceWeights(engine::WeightSource& source, cudaStream_t stream);
-
-  const model::ModelSpec& spec() const { return spec_; }
-  int64_t attention_head_dim() const { return attn_hd_; }  // HDp
-  float q_scale() const { return q_scale_; }                // sqrt(HDp/HD), 1 when unpadded
-  const __nv_bfloat16* embedding() const { return embed_; }  // (V, H)
-  const DeviceLayer& layer(int64_t l) const;
-  const DeviceHead& head() const { return head_; }
-  size_t bytes() const { return buffer_.bytes(); }
-
- private:
-  model::ModelSpec spec_;
-  int64_t attn_hd_ = 0;
-  float q_scale_ = 1.0f;
-  DeviceBuffer buffer_;
-  std::vector<DeviceLayer> layers_;  // (L)
-  const __nv_bfloat16* embed_ = nullptr;
-  DeviceHead head_;
-};
-
 // KV cache: per layer, K and V rows (C, NKV*HDp) bf16, zero-initialised (the padding columns of a
-// padded head dim stay zero). Sequences own disjoint row ranges, as in engine::KvCache.
+// padded head dim stay zero). Sequences own disjoint row ranges, as in engine::KvCache. One more
+// row, scratch_row() = C, belongs to no sequence: the dummy sequences that pad a decode-step graph
+// write and read it (decode_graph.h).
 class DeviceKvCache {
  public:
   // Zeroed on `stream` before this returns.
   DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStream_t stream);
   int64_t rows() const { return rows_; }
+  int64_t scratch_row() const { return rows_; }
   int64_t kv_dim() const { return kv_dim_; }  // NKV*HDp
-  __nv_bfloat16* k(int64_t layer) const { return base() + (2 * layer) * rows_ * kv_dim_; }
-  __nv_bfloat16* v(int64_t layer) const { return base() + (2 * layer + 1) * rows_ * kv_dim_; }
-  static int64_t bytes_for(const model::ModelSpec& spec, int64_t rows);
+  __nv_bfloat16* k(int64_t layer) const { return base() + (2 * layer) * (rows_ + 1) * kv_dim_; }
+  __nv_bfloat16* v(int64_t layer) const { return base() + (2 * layer + 1) * (rows_ + 1) * kv_dim_; }
+  // Unique per cache of this process (a decode graph bakes the cache's pointers in).
+  uint64_t id() const { return id_; }
+  static int64_t bytes_for(const model::ModelSpec& spec, int64_t rows);  // scratch row included
 
  private:
   __nv_bfloat16* base() const { return buffer_.as<__nv_bfloat16>(); }
   int64_t rows_ = 0;
   int64_t kv_dim_ = 0;
+  uint64_t id_ = 0;
   DeviceBuffer buffer_;
 };
 
@@ -111,19 +65,24 @@ class DeviceKvCache {
 // computed on the device from the bf16 weights with ablation_row_norms / ablation_direction_vectors.
 // Each layer keeps only the directions some trial uses there (its slots are renumbered per layer),
 // n only where a pre/full trial ablates, Ŵa and ‖a‖² only where a full trial does. Everything is
-// computed once at construction (weights and directions do not change during a sweep).
+// computed once at construction (weights and directions do not change during a sweep). The
+// constructor requests layer(0..L-1) from `weights`: with a collective (sharded) source every rank
+// of the group must construct it at the same point, and `stream` must be the source's compute stream.
 class DeviceAblation {
  public:
-  DeviceAblation(const DeviceWeights& weights, const ablation::TrialTable& table, cudaStream_t stream);
-  DeviceAblation(const DeviceWeights& weights, const std::vector<std::vector<float>>& directions,
+  DeviceAblation(DeviceWeightSource& weights, const ablation::TrialTable& table, cudaStream_t stream);
+  DeviceAblation(DeviceWeightSource& weights, const std::vector<std::vector<float>>& directions,
                  const std::vector<ablation::TrialAblation>& trials, cudaStream_t stream);
 
   int32_t num_trials() const { return trials_.num_trials; }
   const AblationTrials& trials() const { return trials_; }
   const AblationVectors& vectors(engine::Component c, int64_t layer) const;
   size_t bytes() const { return buffer_.bytes(); }
+  // Unique per ablation of this process, never 0 (a decode graph bakes its pointers in).
+  uint64_t id() const { return id_; }
 
  private:
+  uint64_t id_ = 0;
   DeviceBuffer buffer_;
   AblationTrials trials_;
   std::vector<AblationVectors> vectors_;  // (L, 2)
@@ -131,8 +90,9 @@ class DeviceAblation {
 
 class CudaEngine {
  public:
-  // Plans and allocates every activation buffer for `limits` on the current device.
-  CudaEngine(DeviceWeights& weights, engine::Limits limits);
+  // Plans and allocates every activation buffer for `limits` on the current device. Runs on the
+  // source's compute stream when it has one (sharded weights), else on a stream of its own.
+  CudaEngine(DeviceWeightSource& weights, engine::Limits limits);
   ~CudaEngine();
   CudaEngine(const CudaEngine&) = delete;
   CudaEngine& operator=(const CudaEngine&) = delete;
@@ -149,17 +109,36 @@ class CudaEngine {
 
   // engine::Engine::forward on the device; `out` holds HOST pointers, filled when this returns.
   // Batch sequences with trial ≥ 0 are ablated when `ablation` is given (ids checked against it).
+  // An empty batch computes nothing, but with a collective source it still requests every unit, so
+  // the rank joins the group's gathers (lockstep passes).
+  //
+  // A pure decode step that asks only for next_ids runs as a CUDA graph (decode_graph.h) when the
+  // weight views are fixed (resident weights, no gathers): padded to its bucket, captured on first
+  // use, replayed after. Graphs are on by default; ABL_CUDA_GRAPHS=0 in the environment or
+  // set_decode_graphs(false) turns them off (benchmarks measure both).
   void forward(const engine::Batch& batch, DeviceKvCache& cache, const engine::Outputs& out,
                const DeviceAblation* ablation = nullptr);
 
+  void set_decode_graphs(bool on);
+  bool decode_graphs() const { return graphs_on_; }
+  const DecodeGraphs& graphs() const { return *graphs_; }
+
  private:
   struct Buffers;
-  void upload_batch(const engine::Batch& batch, const DeviceKvCache& cache, const DeviceAblation* ablation);
+  // Checks the batch against the limits and `visible_rows` cache rows (the scratch row is visible
+  // to padded decode steps only), uploads its arrays and sets bounds_.
+  void upload_batch(const engine::Batch& batch, const DeviceKvCache& cache, const DeviceAblation* ablation,
+                    int64_t visible_rows);
+  void forward_decode_graph(const engine::Batch& batch, DeviceKvCache& cache, const engine::Outputs& out,
+                            const DeviceAblation* ablation);
+  // The greedy pick at each sequence's last token into buf_->next_ids (B rows).
+  void greedy_ids(int64_t B);
   void layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cache, const DeviceAblation* ablation);
   void capture(int64_t depth, int64_t B);
   void all_logits(int64_t T, float* host_out);
+  void request_all_weights();
 
-  DeviceWeights& weights_;
+  DeviceWeightSource& weights_;
   model::ModelSpec spec_;
   engine::Limits limits_;
   int64_t max_kv_len_ = 0;
@@ -171,6 +150,8 @@ class CudaEngine {
   std::unique_ptr<Buffers> buf_;
   std::unique_ptr<Gemm> gemm_;
   AttnBounds bounds_;  // of the batch in flight
+  bool graphs_on_ = true;
+  std::unique_ptr<DecodeGraphs> graphs_;  // destroyed before the buffers they launch into
 };
 
 }  // namespace abl::cuda

@@ -55,6 +55,8 @@ class PinnedBuffer {
 class Stream {
  public:
   Stream();
+  // Borrows `existing` (not destroyed here), or creates a stream as Stream() does when it is null.
+  explicit Stream(cudaStream_t existing);
   ~Stream();
   Stream(const Stream&) = delete;
   Stream& operator=(const Stream&) = delete;
@@ -63,6 +65,7 @@ class Stream {
 
  private:
   cudaStream_t s_ = nullptr;
+  bool owned_ = true;
 };
 
 class Event {

@@ -1,0 +1,153 @@
+// Model weights as the CUDA forward pass reads them: bf16 device views of one unit at a time
+// behind DeviceWeightSource, so the sharded runtime can put its all-gathers behind the requests.
+// DeviceWeights holds the whole model on one GPU; DeviceShardedWeights (sharded_device_weights.h)
+// holds this rank's shard of every unit and gathers units on demand.
+//
+// Both share one device unit layout, computed on the host (device_unit_layout): units are the
+// embedding, each decoder layer (its tensors in model::layer_slots() order) and the head (final
+// norm, then lm_head — the embedding again when tied); every tensor starts on a 256-byte boundary.
+// Tensors carrying the attention-scale correction of a padded head dim (engine.h) hold it folded in.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "abl/backend/cuda/memory.h"
+#include "abl/engine/weights.h"
+#include "abl/model/weights.h"
+
+namespace abl::io {
+class SafetensorsReader;
+}
+
+namespace abl::cuda {
+
+// The head dim attention runs at: HD itself when a kernel exists, else the smallest supported
+// head dim above it. An HD above every kernel is an error naming it.
+int64_t attention_head_dim(int64_t HD);
+
+// Device views of one decoder layer (bf16). Optional tensors are nullptr when absent.
+struct DeviceLayer {
+  const __nv_bfloat16* attn_norm = nullptr;  // (H)
+  const __nv_bfloat16* wq = nullptr;         // (NH*HD, H), × q_scale
+  const __nv_bfloat16* wk = nullptr;         // (NKV*HD, H)
+  const __nv_bfloat16* wv = nullptr;         // (NKV*HD, H)
+  const __nv_bfloat16* bq = nullptr;         // (NH*HD), × q_scale
+  const __nv_bfloat16* bk = nullptr;         // (NKV*HD)
+  const __nv_bfloat16* bv = nullptr;         // (NKV*HD)
+  const __nv_bfloat16* q_norm = nullptr;     // (HD), × q_scale
+  const __nv_bfloat16* k_norm = nullptr;     // (HD)
+  const __nv_bfloat16* wo = nullptr;         // (H, NH*HD)
+  const __nv_bfloat16* mlp_norm = nullptr;   // (H)
+  const __nv_bfloat16* w_gate = nullptr;     // (F, H)
+  const __nv_bfloat16* w_up = nullptr;       // (F, H)
+  const __nv_bfloat16* w_down = nullptr;     // (H, F)
+};
+
+struct DeviceHead {
+  const __nv_bfloat16* final_norm = nullptr;  // (H)
+  const __nv_bfloat16* lm_head = nullptr;     // (V, H); the embedding when tied
+};
+
+// ---- the device unit layout (host side) -------------------------------------------------------
+
+constexpr int64_t kDeviceTensorAlign = 128;  // elements: every tensor on a 256-byte boundary
+
+struct DeviceUnitTensor {
+  model::ExpectedWeight weight;  // the tensor read from the files (the embedding for a tied lm_head)
+  model::WeightRole role;        // its role in the unit (lm_head for the tied copy)
+  int64_t offset = 0;            // elements from the unit's start, a multiple of kDeviceTensorAlign
+  int64_t size = 0;              // elements
+  float scale = 1.0f;            // q scale on the tensors that carry it (engine.h), else 1
+  bool tied_copy() const { return role != weight.role; }
+};
+
+struct DeviceUnit {
+  std::vector<DeviceUnitTensor> tensors;  // in offset order
+  int64_t elements = 0;                   // end of the last tensor (no padding after it)
+};
+
+// The L + 2 units of a model: 0 the embedding, 1..L the layers, L+1 the head.
+struct DeviceUnitLayout {
+  int64_t attention_head_dim = 0;  // HDp
+  float q_scale = 1.0f;            // sqrt(HDp/HD), 1 when unpadded
+  std::vector<DeviceUnit> units;
+  size_t layer_unit(int64_t l) const { return static_cast<size_t>(l + 1); }
+  size_t head_unit() const { return units.size() - 1; }
+};
+DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec);
+
+// Elements of each rank's shard of a unit of `elements` elements in a group of G ranks (the unit
+// padded to G·S): a multiple of kDeviceTensorAlign, so every shard starts on a 256-byte boundary of
+// the gathered unit, and of 1 MiB of bf16 once a shard passes INT_MAX bytes (MPI byte counts).
+int64_t device_shard_elements(int64_t elements, int G);
+
+// bf16 bits of the unit's elements [first, first + count) — its device image, q scale applied in
+// fp32 then rounded to nearest even as the device conversion does; zero in the alignment gaps and
+// past the unit's end. Reads only the overlapping element ranges: from the safetensors files
+// through `reader`, or the synthetic values (model::synthetic_weight_values) when it is null.
+void build_unit_range(const DeviceUnit& unit, const io::SafetensorsReader* reader, int64_t first, int64_t count,
+                      uint16_t* out);
+
+// Views of a layer or head unit whose image starts at `base` (device memory).
+DeviceLayer device_layer_views(const DeviceUnit& unit, const __nv_bfloat16* base);
+DeviceHead device_head_views(const DeviceUnit& unit, const __nv_bfloat16* base);
+
+// ---- weight sources ---------------------------------------------------------------------------
+
+// What CudaEngine and DeviceAblation read. A pass requests embedding(), layer(0) … layer(L-1),
+// head(), in that order; a view may be used (kernels reading it enqueued) only until the next
+// request, since a sharded source reuses its gather buffers. Kernels reading the views must run on
+// compute_stream() when it is set.
+class DeviceWeightSource {
+ public:
+  virtual ~DeviceWeightSource() = default;
+  virtual const model::ModelSpec& spec() const = 0;
+  virtual int64_t attention_head_dim() const = 0;  // HDp
+  virtual float q_scale() const = 0;               // sqrt(HDp/HD), 1 when unpadded
+  virtual const __nv_bfloat16* embedding() = 0;    // (V, H)
+  virtual const DeviceLayer& layer(int64_t l) = 0;
+  virtual const DeviceHead& head() = 0;
+  // The stream whose work the source orders its buffer reuse against (null: any stream may read,
+  // the views never change). CudaEngine runs on it when set.
+  virtual cudaStream_t compute_stream() const { return nullptr; }
+  // Whether requests are collective: every rank of the group must make the same requests in the
+  // same order, so an empty pass still makes them all (CudaEngine::forward with T = 0).
+  virtual bool collective() const { return false; }
+  // Whether every view stays at one address and is ready without any stream ordering (weights
+  // held whole on the device): a captured decode-step graph may then bake the pointers in.
+  virtual bool views_fixed() const { return true; }
+  virtual size_t bytes() const = 0;  // device memory held
+};
+
+// Every tensor of a model in bf16 device memory, converted on the device (f32_to_bf16) from the
+// source's fp32 views through a pinned staging buffer. One allocation: the L layer units follow
+// each other, then the embedding, the final norm and, when untied, lm_head (the units of
+// device_unit_layout, the tied copy left out: lm_head views the embedding).
+class DeviceWeights final : public DeviceWeightSource {
+ public:
+  // Reads embedding(), layer(0..L-1), head() from `source` once, in that order.
+  DeviceWeights(engine::WeightSource& source, cudaStream_t stream);
+
+  const model::ModelSpec& spec() const override { return spec_; }
+  int64_t attention_head_dim() const override { return attn_hd_; }
+  float q_scale() const override { return q_scale_; }
+  const __nv_bfloat16* embedding() override { return embed_; }
+  const DeviceLayer& layer(int64_t l) override;
+  const DeviceHead& head() override { return head_; }
+  size_t bytes() const override { return buffer_.bytes(); }
+
+ private:
+  model::ModelSpec spec_;
+  int64_t attn_hd_ = 0;
+  float q_scale_ = 1.0f;
+  DeviceBuffer buffer_;
+  std::vector<DeviceLayer> layers_;  // (L)
+  const __nv_bfloat16* embed_ = nullptr;
+  DeviceHead head_;
+};
+
+}  // namespace abl::cuda
