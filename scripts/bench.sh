@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # `make bench`: runs every benchmark program and prints its figures. The CPU engine runs next to
 # the torch reference (tools/bench/torch_reference_bench.py, Debian's python3-torch) on the same
-# shapes in the same run, and the ratio is printed. Figures only: nothing here passes or fails.
+# shapes in the same run, and the ratio is printed. The CUDA section (bench_cuda, built with the
+# CUDA backend) prints the GPU figures, or one "skipped" line without a device; its JSON lines are
+# kept in $BUILD/bench_cuda.jsonl. Figures only: nothing here passes or fails.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -37,3 +39,15 @@ PY
 echo
 echo "== sweep throughput ($THREADS threads)"
 BENCH_THREADS=$THREADS bash tests/bench/bench_sweep.sh "$BUILD"
+
+echo
+echo "== CUDA engine"
+if [[ -x "$BUILD/bin/bench_cuda" ]]; then
+  cuda_out=$(mktemp)
+  "$BUILD/bin/bench_cuda" | tee "$cuda_out" | grep -v '^{' || echo "bench_cuda failed (its message is above)"
+  grep '^{' "$cuda_out" > "$BUILD/bench_cuda.jsonl" || true
+  rm -f "$cuda_out"
+  if [[ -s "$BUILD/bench_cuda.jsonl" ]]; then echo "JSON lines: $BUILD/bench_cuda.jsonl"; fi
+else
+  echo "bench_cuda not built (CUDA backend off in $BUILD)"
+fi
