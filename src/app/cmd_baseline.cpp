@@ -63,7 +63,6 @@ std::string detect_response_prefix(Session& s, const std::vector<std::string>& p
   // A prefix shows in the first tokens; 32 are enough to see one and to close a reasoning block.
   constexpr int64_t kTokens = 32;
   dist::Runtime& rt = s.rt();
-  engine::Engine& eng = s.engine();
   std::vector<std::vector<int32_t>> ids;
   for (const std::string& p : prompts) {
     ids.push_back(s.tokenizer().encode(s.chat_template().render(s.system_prompt(), p, ""), false));
@@ -75,7 +74,7 @@ std::string detect_response_prefix(Session& s, const std::vector<std::string>& p
   opts.max_new_tokens = kTokens;
   opts.eos_ids = s.spec().eos_token_ids;
   opts.any_work = dist::group_any_work(rt.shard_group());
-  const auto results = engine::generate(eng, s.cache(longest_prompt(ids), kTokens), s.tokenizer(), reqs, opts);
+  const auto results = engine::generate(s.pass(longest_prompt(ids), kTokens), s.tokenizer(), reqs, opts);
   std::vector<std::string> texts;
   for (const auto& r : results) texts.push_back(r.text);
   const auto all = io::h5::gather_strings(rt.world().handle(), texts, 0);
@@ -92,7 +91,7 @@ void phase_baseline(Session& ses) {
   const auto eval_prompts = load_prompt_set(vm, "eval-prompts", "bad", "eval-split");
   std::filesystem::create_directories(ses.out_dir());
 
-  engine::Engine& eng = ses.engine();
+  ses.backend();  // loaded before the prefix is detected with it
   const std::string& prefix = ses.response_prefix();
   const int64_t V = ses.spec().vocab_size;
   std::vector<std::vector<int32_t>> kl_ids, eval_ids;
@@ -108,7 +107,7 @@ void phase_baseline(Session& ses) {
   dist::PrefillOptions popts;
   popts.residuals = false;
   dist::prefill_lockstep(
-      eng, ses.cache(longest_prompt(kl_ids), 0), mine, rt.shard_group(),
+      ses.pass(longest_prompt(kl_ids), 0), mine, rt.shard_group(),
       [&](size_t k, const float* logits, const float*) {
         cpu::log_softmax(logits, logprobs.data() + k * static_cast<size_t>(V), 1, V);
       },
@@ -126,7 +125,7 @@ void phase_baseline(Session& ses) {
   gopts.on_progress = [&](size_t finished, int64_t generated) {
     progress.update(static_cast<int64_t>(finished), generated, rt.world_size() > 1 ? "rank 0's share" : "");
   };
-  const auto results = engine::generate(eng, ses.cache(longest_prompt(eval_ids), max_new), ses.tokenizer(), reqs, gopts);
+  const auto results = engine::generate(ses.pass(longest_prompt(eval_ids), max_new), ses.tokenizer(), reqs, gopts);
   std::vector<std::string> prompts, responses;
   std::vector<uint8_t> refused;
   int64_t refusals = 0;

@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "abl/app/backend.h"
 #include "abl/app/commands.h"
 #include "abl/app/model_options.h"
 #include "abl/core/error.h"
@@ -28,8 +29,7 @@ int run_generate(const po::variables_map& vm) {
   const std::string system = vm["system-prompt"].as<std::string>();
   const std::string prefix = fixed_response_prefix(vm);
 
-  auto weights = engine::HostWeights::load(model);
-  const model::ModelSpec& spec = weights->spec();
+  const model::ModelSpec spec = is_synthetic(model) ? model::synthetic_model_spec(model) : model::load_model_spec(model);
   std::vector<engine::GenerateRequest> reqs;
   int64_t longest = 0;
   for (const auto& p : prompts) {
@@ -40,15 +40,26 @@ int run_generate(const po::variables_map& vm) {
   }
   // Enough cache for the longest prompt plus its response, or a whole pass of sequences.
   const int64_t cache_rows = std::max<int64_t>(longest + max_new, limits.max_tokens + limits.max_seqs * max_new);
-  engine::BufferPlan plan = engine::Engine::plan_for(spec, limits);
-  plan.add("KV cache", engine::KvCache::bytes_for(spec, cache_rows));
-  plan.add("weights (fp32)", weights->bytes());
-  log::info("model {}: {}", model, model::describe(spec));
-  log::info("memory plan ({} tokens, {} sequences per pass, {} cache rows):\n{}", limits.max_tokens,
-            limits.max_seqs, cache_rows, plan.table());
+  const BackendKind kind = resolve_backend(vm["backend"].as<std::string>());
+  log::info("model {}: {}; {} backend", model, model::describe(spec), backend_kind_name(kind));
+  if (kind == BackendKind::cpu) {
+    engine::BufferPlan plan = engine::Engine::plan_for(spec, limits);
+    plan.add("KV cache", engine::KvCache::bytes_for(spec, cache_rows));
+    plan.add("weights (fp32)", static_cast<int64_t>(model::weight_bytes(spec, DType::f32)));
+    log::info("memory plan ({} tokens, {} sequences per pass, {} cache rows):\n{}", limits.max_tokens,
+              limits.max_seqs, cache_rows, plan.table());
+  }
 
-  engine::Engine eng(*weights, limits);
-  engine::KvCache cache(spec, cache_rows);
+  // One rank, one full copy of the weights.
+  dist::Runtime rt;
+  ABL_CHECK(rt.world_size() == 1, "generate runs on one rank, not {} (the driver phases use many)", rt.world_size());
+  dist::TopologyRequest topo;
+  topo.sharding = dist::Sharding::no_shard;
+  rt.configure(topo);
+  BackendSetup setup;
+  setup.model = model;
+  setup.limits = limits;
+  const auto backend = make_backend(kind, setup, rt);
   engine::GenerateOptions opts;
   opts.max_new_tokens = max_new;
   opts.eos_ids = spec.eos_token_ids;
@@ -63,7 +74,7 @@ int run_generate(const po::variables_map& vm) {
     ABL_CHECK(!vm["stop-at-refusal"].as<bool>(), "--stop-at-refusal needs --refusal-markers");
   }
   const auto t0 = std::chrono::steady_clock::now();
-  const auto results = engine::generate(eng, cache, tok, reqs, opts);
+  const auto results = engine::generate(backend->pass(cache_rows), tok, reqs, opts);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   std::ofstream file;

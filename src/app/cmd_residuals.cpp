@@ -43,7 +43,7 @@ void phase_residuals(Session& ses) {
     sets[s].set = s == 0 ? io::schema::PromptSet::good : io::schema::PromptSet::bad;
     sets[s].prompts = load_prompt_set(vm, names[s], names[s], std::string(names[s]) + "-split");
   }
-  engine::Engine& eng = ses.engine();
+  ses.backend();  // loaded before the prefix is detected with it
   for (int s = 0; s < 2; ++s) {
     std::vector<int64_t> cost;
     for (const auto& p : sets[s].prompts) {
@@ -54,7 +54,6 @@ void phase_residuals(Session& ses) {
   }
   log::info("residuals: {} good and {} bad prompts", sets[0].prompts.size(), sets[1].prompts.size());
   const dist::Topology& topo = rt.topology();
-  engine::KvCache& cache = ses.cache(0, 0);
   const int64_t D = spec.num_layers + 1, H = spec.hidden_size;
 
   // This rank's prompts of both sets in one list, results into per-set row buffers.
@@ -71,7 +70,7 @@ void phase_residuals(Session& ses) {
   const auto t0 = std::chrono::steady_clock::now();
   Progress progress("residuals", static_cast<int64_t>(mine.size()), "prompts");
   int64_t done_tokens = 0;
-  dist::prefill_lockstep(eng, cache, mine, rt.shard_group(), [&](size_t k, const float*, const float* res) {
+  dist::prefill_lockstep(ses.pass(0, 0), mine, rt.shard_group(), [&](size_t k, const float*, const float* res) {
     done_tokens += static_cast<int64_t>(mine[k].size());
     progress.update(static_cast<int64_t>(k) + 1, done_tokens, rt.world_size() > 1 ? "rank 0's share" : "");
     float* dst = rows[where[k].first].data() + where[k].second * static_cast<size_t>(D * H);

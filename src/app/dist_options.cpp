@@ -8,7 +8,6 @@
 #include <algorithm>
 
 #include "abl/core/error.h"
-#include "abl/core/log.h"
 #include "abl/dist/memory_plan.h"
 #ifdef ABL_WITH_CUDA
 #include "abl/backend/cuda/device.h"
@@ -23,11 +22,17 @@ void declare_dist_options(OptionSet& o) {
       ("shard-group-size", po::value<int>()->default_value(0), "ranks sharing one copy of the weights (0 = from --sharding)")
       ("ranks-per-node", po::value<int>()->default_value(0),
        "virtual nodes of this many consecutive ranks (tests of multi-node layouts; env ABL_RANKS_PER_NODE)")
-      ("offload-params", po::bool_switch(), "keep weight shards in host memory (the CPU backend always does)");
+      ("offload-params", po::bool_switch(),
+       "cuda: keep weight shards in pinned host memory, copied up before each gather (the CPU backend "
+       "always holds them in host memory)")
+      ("comm", po::value<std::string>()->default_value("auto"),
+       "cuda: weight all-gathers over nccl, or mpi staged through host memory (lets ranks share a GPU); "
+       "auto: mpi when a node has more ranks than GPUs");
 }
 
 const dist::Topology& configure_topology(dist::Runtime& rt, const po::variables_map& vm,
-                                         const model::ModelSpec& spec, const engine::Limits& limits) {
+                                         const model::ModelSpec& spec, const engine::Limits& limits,
+                                         BackendKind backend) {
   dist::TopologyRequest req;
   req.sharding = dist::parse_sharding(vm["sharding"].as<std::string>());
   req.shard_group_size = vm["shard-group-size"].as<int>();
@@ -39,6 +44,17 @@ const dist::Topology& configure_topology(dist::Runtime& rt, const po::variables_
   dist::PlanOptions opts;
   opts.backend = dist::Backend::cpu;
   opts.budget_gib = mem / node_ranks / static_cast<double>(int64_t{1} << 30);
+#ifdef ABL_WITH_CUDA
+  if (backend == BackendKind::cuda) {
+    // One rank's GPU: its memory, shared by the node's ranks when there are more ranks than GPUs.
+    const int gpus = std::max(cuda::device_count(), 1);
+    opts.backend = dist::Backend::cuda;
+    opts.budget_gib = static_cast<double>(cuda::device_memory_bytes(0)) / std::max(1, (node_ranks + gpus - 1) / gpus) /
+                      static_cast<double>(int64_t{1} << 30);
+  }
+#else
+  (void)backend;
+#endif
   opts.batch_tokens = limits.max_tokens;
   opts.prompt_tokens = std::min<int64_t>(256, limits.max_tokens);
   dist::TopologyRequest probe = req;
@@ -48,13 +64,7 @@ const dist::Topology& configure_topology(dist::Runtime& rt, const po::variables_
   probe.sharding = dist::Sharding::no_shard;
   probe.shard_group_size = 0;
   req.fits_one_rank = dist::plan_memory(spec, probe, opts).fits;
-  const dist::Topology& topo = rt.configure(req);
-#ifdef ABL_WITH_CUDA
-  // The local rank picks the GPU before any other CUDA call of this process.
-  const int dev = cuda::select_device(topo.local_rank);
-  if (dev >= 0) log::debug("local rank {} uses GPU {}", topo.local_rank, dev);
-#endif
-  return topo;
+  return rt.configure(req);
 }
 
 }  // namespace abl::app

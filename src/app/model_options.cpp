@@ -53,7 +53,9 @@ void declare_engine_options(OptionSet& o) {
       ("threads", po::value<int>()->default_value(0), "CPU threads (0 = OMP_NUM_THREADS when set, else all cores)")
       ("batch-tokens", po::value<std::string>()->default_value("auto"),
        "tokens per forward pass, or auto (4096 on the CPU backend)")
-      ("max-seqs", po::value<int64_t>()->default_value(256), "sequences per forward pass");
+      ("max-seqs", po::value<int64_t>()->default_value(256), "sequences per forward pass")
+      ("backend", po::value<std::string>()->default_value("auto"),
+       "cpu, cuda, or auto (cuda when this binary has it and a GPU is visible)");
 }
 
 engine::Limits engine_limits(const po::variables_map& vm) {

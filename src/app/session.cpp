@@ -170,28 +170,28 @@ std::vector<int32_t> Session::encode_prompt(const std::string& user) {
   return tok_->encode(tmpl_->render(system_, user, response_prefix()), false);
 }
 
-engine::Engine& Session::engine() {
-  if (!engine_) {
+Backend& Session::backend() {
+  if (!backend_) {
     ABL_CHECK(!model_.empty(), "this phase needs --model");
+    const BackendKind kind = resolve_backend(vm_["backend"].as<std::string>());
     if (!topology_done_) {
-      const dist::Topology& topo = configure_topology(rt_, vm_, spec_, limits_);
-      log::info("model {}: {}; {}", model_, model::describe(spec_), topo.describe());
+      const dist::Topology& topo = configure_topology(rt_, vm_, spec_, limits_, kind);
+      log::info("model {}: {}; {}; {} backend", model_, model::describe(spec_), topo.describe(), backend_kind_name(kind));
       topology_done_ = true;
     }
-    weights_ = dist::ShardedWeights::load(model_, rt_.shard_group_weights());
-    engine_ = std::make_unique<engine::Engine>(*weights_, limits_);
+    BackendSetup setup;
+    setup.model = model_;
+    setup.limits = limits_;
+    setup.comm = parse_gpu_comm(vm_["comm"].as<std::string>());
+    setup.offload_params = vm_["offload-params"].as<bool>();
+    backend_ = make_backend(kind, setup, rt_);
   }
-  return *engine_;
+  return *backend_;
 }
 
-engine::KvCache& Session::cache(int64_t longest, int64_t max_new) {
+engine::ForwardPass& Session::pass(int64_t longest, int64_t max_new) {
   // Enough rows for the longest prompt plus its response, and for a full pass of sequences.
-  const int64_t rows = std::max(longest + max_new, limits_.max_tokens + limits_.max_seqs * max_new);
-  if (!cache_ || cache_->rows() < rows) {
-    cache_.reset();
-    cache_ = std::make_unique<engine::KvCache>(spec_, rows);
-  }
-  return *cache_;
+  return backend().pass(std::max(longest + max_new, limits_.max_tokens + limits_.max_seqs * max_new));
 }
 
 }  // namespace abl::app

@@ -22,8 +22,7 @@ BatchResult TrialEvaluator::evaluate(const std::vector<ablation::TrialParams>& t
   dist::Runtime& rt = ses_.rt();
   const auto K = static_cast<int64_t>(trials.size());
   const auto table = ablation::build_trial_table(trials, directions_, mode_);
-  ablation::AblationEpilogue epi(ses_.spec(), table.directions, table.ablations);
-  engine::Engine& eng = ses_.engine();
+  AblationScope ablate(ses_.backend(), table);
   BatchResult res;
 
   // KL: items (trial t, prompt p) in t-major order, a contiguous block per rank.
@@ -45,9 +44,8 @@ BatchResult TrialEvaluator::evaluate(const std::vector<ablation::TrialParams>& t
     dist::PrefillOptions opts;
     opts.residuals = false;
     opts.trials = &trial_ids;
-    opts.epilogue = &epi;
     dist::prefill_lockstep(
-        eng, ses_.cache(longest_prompt(kl_ids_), 0), prompts, rt.shard_group(),
+        ses_.pass(longest_prompt(kl_ids_), 0), prompts, rt.shard_group(),
         [&](size_t k, const float* logits, const float*) {
           const size_t item = b + k;
           cpu::log_softmax(logits, lp.data(), 1, V);
@@ -84,7 +82,7 @@ BatchResult TrialEvaluator::evaluate(const std::vector<ablation::TrialParams>& t
     opts.eos_ids = ses_.spec().eos_token_ids;
     if (early_exit_) opts.stop_when = [this](std::string_view t) { return !markers_.find(t).empty(); };
     opts.any_work = dist::group_any_work(rt.shard_group());
-    const auto out = engine::generate(eng, ses_.cache(longest_prompt(eval_ids_), max_new_), ses_.tokenizer(), reqs, opts, &epi);
+    const auto out = engine::generate(ses_.pass(longest_prompt(eval_ids_), max_new_), ses_.tokenizer(), reqs, opts);
     std::vector<int64_t> refused(static_cast<size_t>(K * n_ev), 0);
     std::vector<std::string> texts;
     for (size_t i = b; i < e; ++i) {

@@ -8,7 +8,9 @@ BASE="$WORK/base"  # baseline.h5, residuals.h5, directions.h5 of the setup test
 PY=/usr/bin/python3
 export OMP_NUM_THREADS=1
 # Model and direction prompts (every phase), evaluation settings (baseline and sweep).
-MODEL_ARGS=(--model "$MODEL" --threads 1 --quiet)
+# The CPU backend: these tests hold exact equalities (layouts, resume, export) that bf16 on a GPU
+# would blur; cuda_backend.sh compares the two backends.
+MODEL_ARGS=(--model "$MODEL" --threads 1 --quiet --backend cpu)
 PROMPT_ARGS=(--good "$PROMPTS/harmless.txt" --bad "$PROMPTS/harmful.txt")
 EVAL_ARGS=(--kl-split "[400:460]" --eval-split "[400:460]" --max-response-length 32)
 

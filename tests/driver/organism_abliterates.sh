@@ -26,7 +26,7 @@ PY
 echo "exporting trial $TRIAL"
 "$BIN" export --run-dir "$RUN" --trial "$TRIAL" --out "$RUN/model" --dtype f32 --quiet
 "$BIN" generate --model "$RUN/model" --prompts "$PROMPTS/harmful.txt" --split "[400:460]" --max-new-tokens 32 \
-  --refusal-markers builtin --threads 1 --output "$RUN/exported.jsonl" --quiet
+  --refusal-markers builtin --threads 1 --backend cpu --output "$RUN/exported.jsonl" --quiet
 "$PY" - "$RUN/exported.jsonl" "$RUN/report.json" "$TRIAL" <<'PY'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]

@@ -9,10 +9,10 @@
 
 #include "abl/ablation/epilogue.h"
 #include "abl/ablation/trial.h"
+#include "abl/app/backend.h"
 #include "abl/app/cli.h"
 #include "abl/dist/runtime.h"
-#include "abl/dist/sharded_weights.h"
-#include "abl/engine/engine.h"
+#include "abl/engine/forward_pass.h"
 #include "abl/io/prompt_dataset.h"
 #include "abl/text/chat_template.h"
 #include "abl/text/refusal_markers.h"
@@ -57,10 +57,11 @@ class Session {
 
   std::vector<int32_t> encode_prompt(const std::string& user);  // rendered with the prefix
 
-  // Loaded on first use (collective over the world: every rank must call).
-  engine::Engine& engine();
-  // A cache for generation of up to `max_new` tokens after prompts of up to `longest` tokens.
-  engine::KvCache& cache(int64_t longest, int64_t max_new);
+  // The engine (--backend), loaded on first use (collective over the world: every rank must call).
+  Backend& backend();
+  // A forward pass whose cache holds generation of up to `max_new` tokens after prompts of up to
+  // `longest` tokens, with the backend's current ablation (AblationScope).
+  engine::ForwardPass& pass(int64_t longest, int64_t max_new);
 
  private:
   const po::variables_map& vm_;
@@ -75,9 +76,7 @@ class Session {
   std::optional<std::string> prefix_;
   std::string prefix_source_;
   bool topology_done_ = false;
-  std::unique_ptr<dist::ShardedWeights> weights_;
-  std::unique_ptr<engine::Engine> engine_;
-  std::unique_ptr<engine::KvCache> cache_;
+  std::unique_ptr<Backend> backend_;
 };
 
 // Prompts of a set named by options: `<name>` file (falling back to `fallback_file` when empty)

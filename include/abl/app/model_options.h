@@ -18,7 +18,7 @@ void declare_model_options(OptionSet& o);
 // --prompts, --column, --split (section given, e.g. [prompts]).
 void declare_prompt_options(OptionSet& o, const std::string& section);
 io::PromptSource prompt_source(const po::variables_map& vm);
-// --threads, --batch-tokens, --max-seqs (section [engine]).
+// --threads, --batch-tokens, --max-seqs, --backend (section [engine]).
 void declare_engine_options(OptionSet& o);
 engine::Limits engine_limits(const po::variables_map& vm);
 
