@@ -20,6 +20,7 @@ namespace {
 
 int run_generate(const po::variables_map& vm) {
   const std::string model = vm["model"].as<std::string>();
+  const BackendKind kind = resolve_backend(vm["backend"].as<std::string>());
   const engine::Limits limits = engine_limits(vm);
   const int64_t max_new = vm["max-new-tokens"].as<int64_t>();
   ABL_CHECK(max_new >= 0, "--max-new-tokens must be >= 0, got {}", max_new);
@@ -40,7 +41,6 @@ int run_generate(const po::variables_map& vm) {
   }
   // Enough cache for the longest prompt plus its response, or a whole pass of sequences.
   const int64_t cache_rows = std::max<int64_t>(longest + max_new, limits.max_tokens + limits.max_seqs * max_new);
-  const BackendKind kind = resolve_backend(vm["backend"].as<std::string>());
   log::info("model {}: {}; {} backend", model, model::describe(spec), backend_kind_name(kind));
   if (kind == BackendKind::cpu) {
     engine::BufferPlan plan = engine::Engine::plan_for(spec, limits);

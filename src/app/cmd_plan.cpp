@@ -173,7 +173,8 @@ Command plan_command() {
          "memory per rank in GiB (80 for H100-80GB; with --backend cpu: host memory per rank)");
     o.group("engine", "Engine")
         ("backend", po::value<std::string>()->default_value("cuda"),
-         "cuda (bf16 weights and activations, fp32 residual and logits) or cpu (fp32 everything)")
+         "cuda (bf16 weights and activations, fp32 residual and logits), cpu (fp32 everything), or auto "
+         "(cuda: the nodes of the plan have GPUs)")
         ("batch-tokens", po::value<std::string>()->default_value("auto"),
          "tokens per forward pass, or auto: the largest batch that fits")
         ("max-seqs", po::value<int64_t>()->default_value(0),

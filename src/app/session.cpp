@@ -114,6 +114,7 @@ Session::Session(const po::variables_map& vm) : vm_(vm) {
   model_ = vm["model"].as<std::string>();
   spec_ = is_synthetic(model_) ? model::synthetic_model_spec(model_) : model::load_model_spec(model_);
   if (vm.count("batch-tokens")) limits_ = engine_limits(vm);
+  if (vm.count("backend")) backend_kind_ = resolve_backend(vm["backend"].as<std::string>());  // fails early
   tok_ = std::make_unique<text::Tokenizer>(load_tokenizer(model_));
   tmpl_ = std::make_unique<text::ChatTemplate>(load_chat_template(vm));
   system_ = vm["system-prompt"].as<std::string>();
@@ -173,7 +174,7 @@ std::vector<int32_t> Session::encode_prompt(const std::string& user) {
 Backend& Session::backend() {
   if (!backend_) {
     ABL_CHECK(!model_.empty(), "this phase needs --model");
-    const BackendKind kind = resolve_backend(vm_["backend"].as<std::string>());
+    const BackendKind kind = backend_kind_;
     if (!topology_done_) {
       const dist::Topology& topo = configure_topology(rt_, vm_, spec_, limits_, kind);
       log::info("model {}: {}; {}; {} backend", model_, model::describe(spec_), topo.describe(), backend_kind_name(kind));

@@ -160,9 +160,10 @@ void explain_misfit(MemoryPlan& m) {
 Backend parse_backend(std::string_view name) {
   std::string s;
   for (char c : name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (s == "cuda" || s == "gpu") return Backend::cuda;
+  // auto: what `--backend auto` runs on the GPU nodes a plan is made for.
+  if (s == "cuda" || s == "gpu" || s == "auto") return Backend::cuda;
   if (s == "cpu") return Backend::cpu;
-  fail("unknown backend '{}' (expected cuda or cpu)", name);
+  fail("unknown backend '{}' (expected cuda, cpu or auto)", name);
 }
 
 std::string_view backend_name(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }

@@ -76,6 +76,7 @@ class Session {
   std::optional<std::string> prefix_;
   std::string prefix_source_;
   bool topology_done_ = false;
+  BackendKind backend_kind_ = BackendKind::cpu;
   std::unique_ptr<Backend> backend_;
 };
 

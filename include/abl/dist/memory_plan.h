@@ -19,7 +19,8 @@
 namespace abl::dist {
 
 enum class Backend { cuda, cpu };
-Backend parse_backend(std::string_view name);  // "cuda" | "gpu" | "cpu"; errors name the value
+// "cuda" | "gpu" | "auto" (a plan is for GPU nodes) | "cpu"; errors name the value.
+Backend parse_backend(std::string_view name);
 std::string_view backend_name(Backend b);
 
 // Element types of a deployment. The residual stream, logits and log-softmax are always fp32.

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "abl/app/backend.h"
 #include "abl/app/cli.h"
 #include "abl/core/error.h"
 #include "common/temp_dir.h"
@@ -163,4 +164,17 @@ TEST(Cli, BinaryVersionAndErrors) {
   RunResult bad = run_binary("tokenize --model /nonexistent/dir < /dev/null");
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.output.find("/nonexistent/dir"), std::string::npos) << bad.output;
+}
+
+// inputs/default.ini configures every command that reads it: plan takes its [engine] keys too
+// (backend = auto plans for GPU nodes), and --backend cuda without a device names the reason.
+TEST(Cli, DefaultIniServesPlanAndBackendErrorsAreClear) {
+  const std::string ini = std::string(ABL_SOURCE_DIR) + "/inputs/default.ini";
+  RunResult plan = run_binary("plan --config " + ini + " --model synthetic:llama-3.1-8b");
+  EXPECT_EQ(plan.status, 0) << plan.output;
+  EXPECT_NE(plan.output.find("cuda"), std::string::npos) << plan.output;
+  if (abl::app::cuda_backend_available()) return;
+  RunResult gen = run_binary("generate --model synthetic:tiny-llama --prompts /dev/null --backend cuda");
+  EXPECT_EQ(gen.status, 1) << gen.output;
+  EXPECT_NE(gen.output.find("--backend cuda"), std::string::npos) << gen.output;
 }

@@ -312,6 +312,7 @@ TEST(MemoryPlan, RejectsBadOptions) {
   EXPECT_NE(plan_error(o).find("budget"), std::string::npos);
   EXPECT_EQ(parse_backend("CUDA"), Backend::cuda);
   EXPECT_EQ(parse_backend("cpu"), Backend::cpu);
+  EXPECT_EQ(parse_backend("auto"), Backend::cuda);  // run's --backend auto on the GPU nodes planned for
   EXPECT_THROW(parse_backend("rocm"), Error);
   // An invalid layout is the topology's error.
   EXPECT_THROW(plan_memory(preset("llama-3.1-8b"), layout(1, 8, Sharding::hybrid_shard, 3), {}), Error);
