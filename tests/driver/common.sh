@@ -5,7 +5,7 @@ BIN=${ABL_BIN:?} MPIEXEC=${ABL_MPIEXEC:-mpirun} WORK=${ABL_WORK:?}
 MODEL="$HERE/../fixtures/organism"
 PROMPTS="$MODEL/prompts"
 BASE="$WORK/base"  # baseline.h5, residuals.h5, directions.h5 of the setup test
-PY=/usr/bin/python3
+PY=${ABL_PYTHON:-/usr/bin/python3}  # Debian's, with numpy and h5py (install-deps.sh)
 export OMP_NUM_THREADS=1
 # Model and direction prompts (every phase), evaluation settings (baseline and sweep).
 # The CPU backend: these tests hold exact equalities (layouts, resume, export) that bf16 on a GPU
