@@ -26,9 +26,11 @@ int bind_device(const dist::Topology& topo) {
   return dev;
 }
 
-// Whether two ranks of `group` run on the same GPU (same host, same device): NCCL refuses that.
+// Whether two ranks of `group` run on the same GPU (same host, same PCI bus id: device indices
+// depend on each rank's CUDA_VISIBLE_DEVICES): NCCL refuses that.
 bool group_shares_a_gpu(dist::Comm& group, const std::string& host, int device) {
-  const int64_t mine[2] = {static_cast<int64_t>(std::hash<std::string>{}(host)), device};
+  const int64_t mine[2] = {static_cast<int64_t>(std::hash<std::string>{}(host)),
+                           static_cast<int64_t>(std::hash<std::string>{}(cuda::device_pci_bus_id(device)))};
   std::vector<int64_t> all(2 * static_cast<size_t>(group.size()));
   group.all_gather(mine, all.data(), sizeof(mine));
   for (size_t i = 0; i < all.size(); i += 2) {

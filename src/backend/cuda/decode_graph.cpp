@@ -57,25 +57,31 @@ Graph::~Graph() {
 
 void Graph::launch(cudaStream_t s) const { CUDA_CHECK(cudaGraphLaunch(exec_, s)); }
 
-const Graph& DecodeGraphs::get(const DecodeGraphKey& key, cudaStream_t s, const std::function<void()>& record) {
-  auto it = graphs_.find(key);
-  if (it != graphs_.end()) {
-    order_.splice(order_.begin(), order_, it->second.second);
+void DecodeGraphs::run(const DecodeGraphKey& key, cudaStream_t s, const std::function<void()>& record) {
+  auto it = entries_.find(key);
+  if (it == entries_.end()) {
+    if (entries_.size() >= capacity_) {
+      entries_.erase(order_.back());
+      order_.pop_back();
+    }
+    order_.push_front(key);
+    entries_.emplace(key, Entry{nullptr, order_.begin()});
+    ++warmups_;
+    record();
+    return;
+  }
+  order_.splice(order_.begin(), order_, it->second.at);
+  if (!it->second.graph) {
+    it->second.graph = std::make_unique<Graph>(s, record);
+    ++captures_;
+  } else {
     ++replays_;
-    return *it->second.first;
   }
-  auto g = std::make_unique<Graph>(s, record);
-  ++captures_;
-  if (graphs_.size() >= capacity_) {
-    graphs_.erase(order_.back());
-    order_.pop_back();
-  }
-  order_.push_front(key);
-  return *graphs_.emplace(key, std::make_pair(std::move(g), order_.begin())).first->second.first;
+  it->second.graph->launch(s);
 }
 
 void DecodeGraphs::clear() {
-  graphs_.clear();
+  entries_.clear();
   order_.clear();
 }
 

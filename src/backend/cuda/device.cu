@@ -42,6 +42,15 @@ int64_t device_memory_bytes(int device) {
   return static_cast<int64_t>(prop.totalGlobalMem);
 }
 
+std::string device_pci_bus_id(int device) {
+  char id[32] = {};
+  if (cudaDeviceGetPCIBusId(id, sizeof id, device) != cudaSuccess) {
+    cudaGetLastError();
+    return "";
+  }
+  return id;
+}
+
 int select_device(int local_rank) {
   const int n = device_count();
   if (n == 0) return -1;

@@ -95,13 +95,13 @@ DeviceKvCache::DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStr
     : rows_(rows),
       kv_dim_(spec.num_kv_heads * attention_head_dim(spec.head_dim)),
       id_(next_id()),
-      buffer_(static_cast<size_t>(bytes_for(spec, rows))) {
-  ABL_CHECK(rows > 0, "KV cache of {} rows", rows);
+      buffer_(static_cast<size_t>(bytes_for(spec, rows))) {  // bytes_for checks rows > 0
   CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, buffer_.bytes(), stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
 }
 
 int64_t DeviceKvCache::bytes_for(const model::ModelSpec& spec, int64_t rows) {
+  ABL_CHECK(rows > 0, "KV cache of {} rows", rows);
   return 2 * spec.num_layers * (rows + 1) * spec.num_kv_heads * attention_head_dim(spec.head_dim) *
          static_cast<int64_t>(sizeof(bf16));
 }
@@ -624,17 +624,23 @@ void CudaEngine::forward_decode_graph(const engine::Batch& batch, DeviceKvCache&
                                       const DeviceAblation* ablation) {
   const int64_t B = batch.num_seqs(), L = spec_.num_layers;
   const cudaStream_t s = stream_.get();
-  const int64_t S = decode_bucket(B, limits_.max_seqs);
+  // The real sequences stay off the scratch row; the padded step is checked as a whole below.
+  for (const AttnSeq& q : batch.seqs) {
+    ABL_CHECK(q.kv_begin >= 0 && q.kv_begin + q.kv_len <= cache.rows(),
+              "decode step over KV cache rows [{}, {}) outside the cache ({} rows)", q.kv_begin,
+              q.kv_begin + q.kv_len, cache.rows());
+  }
+  // A padded step has as many tokens as sequences: both limits bound the bucket.
+  const int64_t S = decode_bucket(B, std::min(limits_.max_seqs, limits_.max_tokens));
   const engine::Batch padded = pad_decode_step(batch, S, cache.scratch_row());
   upload_batch(padded, cache, ablation, cache.rows() + 1);
   bounds_.max_kv_len = kv_bucket(bounds_.max_kv_len, max_kv_len_);
   const DecodeGraphKey key{S, bounds_.max_kv_len, cache.id(), ablation ? ablation->id() : 0};
-  const Graph& graph = graphs_->get(key, s, [&] {
+  graphs_->run(key, s, [&] {
     embedding(buf_->tokens, S, weights_.embedding(), spec_.vocab_size, spec_.hidden_size, buf_->x, s);
     for (int64_t l = 0; l < L; ++l) layer(l, padded, cache, ablation);
     greedy_ids(S);
   });
-  graph.launch(s);
   CUDA_CHECK(cudaMemcpyAsync(out.next_ids, buf_->next_ids, static_cast<size_t>(B) * sizeof(int32_t),
                              cudaMemcpyDeviceToHost, s));
   stream_.synchronize();

@@ -24,7 +24,7 @@ class EventPending final : public dist::Pending {
     cuda_check(cudaEventRecord(event_, comm), "cudaEventRecord");
   }
   ~EventPending() override {
-    wait();
+    finish_quietly(*this);
     cudaEventDestroy(event_);
   }
   void wait() override {
@@ -56,13 +56,18 @@ NcclComm::~NcclComm() {
   if (stream_) cudaStreamDestroy(stream_);
 }
 
-std::unique_ptr<dist::Pending> NcclComm::start_all_gather(const void* send, void* recv, size_t bytes) {
-  // The gather may overwrite a buffer the compute stream still reads: start after its work.
+// The communication stream waits for the compute stream's work so far: a collective may read data
+// a compute kernel writes, or overwrite a buffer one still reads (device_comm.h).
+void NcclComm::after_compute() {
   cudaEvent_t ready;
   cuda_check(cudaEventCreateWithFlags(&ready, cudaEventDisableTiming), "cudaEventCreate");
   cuda_check(cudaEventRecord(ready, compute_), "cudaEventRecord");
   cuda_check(cudaStreamWaitEvent(stream_, ready, 0), "cudaStreamWaitEvent");
   cudaEventDestroy(ready);
+}
+
+std::unique_ptr<dist::Pending> NcclComm::start_all_gather(const void* send, void* recv, size_t bytes) {
+  after_compute();
   nccl_check(ncclAllGather(send, recv, bytes, ncclUint8, comm_, stream_), "ncclAllGather");
   return std::make_unique<EventPending>(stream_, compute_);
 }
@@ -73,21 +78,25 @@ void NcclComm::all_gather(const void* send, void* recv, size_t bytes) {
 }
 
 void NcclComm::all_reduce_sum(double* data, size_t n) {
+  after_compute();
   nccl_check(ncclAllReduce(data, data, n, ncclFloat64, ncclSum, comm_, stream_), "ncclAllReduce");
   cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
 }
 
 void NcclComm::all_reduce_sum(int64_t* data, size_t n) {
+  after_compute();
   nccl_check(ncclAllReduce(data, data, n, ncclInt64, ncclSum, comm_, stream_), "ncclAllReduce");
   cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
 }
 
 void NcclComm::all_reduce_max(int64_t* data, size_t n) {
+  after_compute();
   nccl_check(ncclAllReduce(data, data, n, ncclInt64, ncclMax, comm_, stream_), "ncclAllReduce");
   cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
 }
 
 void NcclComm::broadcast(void* data, size_t bytes, int root) {
+  after_compute();
   nccl_check(ncclBroadcast(data, data, bytes, ncclUint8, root, comm_, stream_), "ncclBroadcast");
   cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
 }

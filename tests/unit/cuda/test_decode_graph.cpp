@@ -70,3 +70,29 @@ TEST(DecodeGraphHost, PaddingAddsDummySequencesOnTheScratchRow) {
   EXPECT_FALSE(cuda::is_decode_step(q));
   EXPECT_FALSE(cuda::is_decode_step(engine::Batch{}));
 }
+
+// The first use of a key runs the step eagerly (no capture, so no device is needed here); keys
+// beyond the capacity are forgotten least recently used first and warm up again.
+TEST(DecodeGraphHost, FirstUseOfAKeyRunsEagerlyAndTheCacheIsBounded) {
+  cuda::DecodeGraphs graphs(2);
+  int runs = 0;
+  const auto step = [&runs] { ++runs; };
+  const cuda::DecodeGraphKey k1{8, 256, 1, 0}, k2{16, 256, 1, 0}, k3{8, 512, 1, 0};
+  graphs.run(k1, nullptr, step);
+  graphs.run(k2, nullptr, step);
+  EXPECT_EQ(runs, 2);
+  EXPECT_EQ(graphs.warmups(), 2);
+  EXPECT_EQ(graphs.size(), 2u);
+  graphs.run(k3, nullptr, step);  // evicts k1, the least recently used
+  EXPECT_EQ(graphs.size(), 2u);
+  graphs.run(k1, nullptr, step);  // seen again after eviction: another warm-up, evicts k2
+  EXPECT_EQ(graphs.warmups(), 4);
+  EXPECT_EQ(graphs.captures(), 0);
+  EXPECT_EQ(graphs.replays(), 0);
+  EXPECT_EQ(runs, 4);
+  // Keys differ in every field.
+  EXPECT_TRUE(k1 < k2 || k2 < k1);
+  EXPECT_TRUE(cuda::DecodeGraphKey({8, 256, 1, 7}) < cuda::DecodeGraphKey({8, 256, 2, 0}));
+  graphs.clear();
+  EXPECT_EQ(graphs.size(), 0u);
+}

@@ -1,8 +1,9 @@
 // The decode step as a CUDA graph (DESIGN.md §3, notes/performance.md: launch overhead dominates
 // small decode steps). A pass whose sequences all decode one token is padded to a bucket of
 // sequences with dummy ones (token 0 at position 0 over one scratch KV-cache row, no trial), and
-// its kernels — every layer, the final norm, lm_head and the argmax — are captured once per
-// (bucket, kv-length bucket, cache, ablation) and replayed. Kernels read the exact lengths from
+// its kernels — every layer, the final norm, lm_head and the argmax — run eagerly the first time
+// a (bucket, kv-length bucket, cache, ablation) is seen, are captured the second time and replayed
+// after that. Kernels read the exact lengths from
 // the device AttnSeq array, so one graph serves every step whose lengths stay under its kv bucket;
 // the host-side attention plan (grid, splits) is made for the bucket's bound.
 //
@@ -64,18 +65,25 @@ struct DecodeGraphKey {
 class DecodeGraphs {
  public:
   explicit DecodeGraphs(size_t capacity = 32) : capacity_(capacity) {}
-  // The graph of `key`, captured by `record` on first use.
-  const Graph& get(const DecodeGraphKey& key, cudaStream_t s, const std::function<void()>& record);
+  // Runs the step `record` enqueues on `s`: eagerly the first time a key is seen (GEMM plans are
+  // made and kernel modules loaded outside any capture), captured and launched the second time,
+  // replayed after that.
+  void run(const DecodeGraphKey& key, cudaStream_t s, const std::function<void()>& record);
   void clear();
-  size_t size() const { return graphs_.size(); }
+  size_t size() const { return entries_.size(); }
+  int64_t warmups() const { return warmups_; }
   int64_t captures() const { return captures_; }
   int64_t replays() const { return replays_; }
 
  private:
+  struct Entry {
+    std::unique_ptr<Graph> graph;  // null until the second use
+    std::list<DecodeGraphKey>::iterator at;
+  };
   size_t capacity_;
   std::list<DecodeGraphKey> order_;  // most recent first
-  std::map<DecodeGraphKey, std::pair<std::unique_ptr<Graph>, std::list<DecodeGraphKey>::iterator>> graphs_;
-  int64_t captures_ = 0, replays_ = 0;
+  std::map<DecodeGraphKey, Entry> entries_;
+  int64_t warmups_ = 0, captures_ = 0, replays_ = 0;
 };
 
 }  // namespace abl::cuda

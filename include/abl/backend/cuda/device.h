@@ -12,6 +12,9 @@ int device_count();
 std::string device_summary();
 // Total memory of a device in bytes (0 when unknown); does not create a context.
 int64_t device_memory_bytes(int device);
+// The device's PCI bus id ("0000:41:00.0"), the same whatever CUDA_VISIBLE_DEVICES numbers it;
+// empty when unknown.
+std::string device_pci_bus_id(int device);
 // Binds this process to device local_rank % device_count() (before any other CUDA work); returns
 // the device, or -1 when there is none.
 int select_device(int local_rank);

@@ -11,7 +11,8 @@
 //  - Pending::wait() orders compute_stream() after the gather (work enqueued there afterwards sees
 //    `recv`); it does not wait on the host for the GPU.
 // One gather at a time: wait() for one before starting the next. Every other collective takes
-// device memory too and has finished when it returns.
+// device memory too, starts after the work enqueued on compute_stream() before the call (so it
+// sees data a compute kernel wrote), and has finished when it returns.
 #pragma once
 #include <cuda_runtime.h>
 #include <mpi.h>

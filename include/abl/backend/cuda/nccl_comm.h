@@ -35,6 +35,8 @@ class NcclComm final : public DeviceComm {
   void barrier() override;
 
  private:
+  void after_compute();
+
   ncclComm_t comm_ = nullptr;
   cudaStream_t stream_ = nullptr;   // communication stream
   cudaStream_t compute_ = nullptr;  // consumer stream
