@@ -61,13 +61,18 @@ class CpuBackend final : public Backend {
     if (table) epilogue_ = std::make_unique<ablation::AblationEpilogue>(engine_.spec(), table->directions, table->ablations);
   }
 
+  void set_kl_reference(const float* logprobs, int64_t rows) override {
+    pass_.reset();
+    kl_ = {logprobs, rows};
+  }
+
   engine::ForwardPass& pass(int64_t cache_rows) override {
     if (!cache_ || cache_->rows() < cache_rows) {
       pass_.reset();
       cache_.reset();  // the old cache goes before the new one is allocated
       cache_ = std::make_unique<engine::KvCache>(engine_.spec(), cache_rows);
     }
-    if (!pass_) pass_ = std::make_unique<engine::HostPass>(engine_, *cache_, epilogue_.get());
+    if (!pass_) pass_ = std::make_unique<engine::HostPass>(engine_, *cache_, epilogue_.get(), kl_);
     return *pass_;
   }
 
@@ -76,6 +81,7 @@ class CpuBackend final : public Backend {
   engine::Engine engine_;
   std::unique_ptr<engine::KvCache> cache_;
   std::unique_ptr<ablation::AblationEpilogue> epilogue_;
+  engine::KlReference kl_;
   std::unique_ptr<engine::HostPass> pass_;
 };
 

@@ -75,13 +75,24 @@ class CudaBackend final : public Backend {
     if (table) ablation_ = std::make_unique<cuda::DeviceAblation>(*weights_, *table, engine_->stream());
   }
 
+  void set_kl_reference(const float* logprobs, int64_t rows) override {
+    pass_.reset();
+    kl_ = {};
+    kl_buffer_ = cuda::DeviceBuffer();
+    if (!logprobs || rows == 0) return;
+    const size_t bytes = static_cast<size_t>(rows * engine_->spec().vocab_size) * sizeof(float);
+    kl_buffer_ = cuda::DeviceBuffer(bytes);
+    cuda::copy_to_device(kl_buffer_.get(), logprobs, bytes, engine_->stream());
+    kl_ = {kl_buffer_.as<float>(), rows};
+  }
+
   engine::ForwardPass& pass(int64_t cache_rows) override {
     if (!cache_ || cache_->rows() < cache_rows) {
       pass_.reset();
       cache_.reset();  // free the old cache before the larger one is allocated
       cache_ = std::make_unique<cuda::DeviceKvCache>(engine_->spec(), cache_rows, engine_->stream());
     }
-    if (!pass_) pass_ = std::make_unique<cuda::DevicePass>(*engine_, *cache_, ablation_.get());
+    if (!pass_) pass_ = std::make_unique<cuda::DevicePass>(*engine_, *cache_, ablation_.get(), kl_);
     return *pass_;
   }
 
@@ -94,6 +105,8 @@ class CudaBackend final : public Backend {
   std::unique_ptr<cuda::CudaEngine> engine_;
   std::unique_ptr<cuda::DeviceKvCache> cache_;
   std::unique_ptr<cuda::DeviceAblation> ablation_;
+  cuda::DeviceBuffer kl_buffer_;  // the KL reference (N_kl, V) f32 on the device
+  engine::KlReference kl_;
   std::unique_ptr<cuda::DevicePass> pass_;
 };
 

@@ -1,9 +1,7 @@
 // The batch evaluation of the sweep (trial_evaluator.h).
 #include "abl/app/trial_evaluator.h"
 
-#include <cmath>
 
-#include "abl/backend/ops.h"
 #include "abl/dist/lockstep.h"
 #include "abl/engine/generate.h"
 #include "abl/io/h5.h"
@@ -18,43 +16,46 @@ TrialEvaluator::TrialEvaluator(Session& ses, std::vector<std::vector<float>> dir
       base_(std::move(base_logprobs)), eval_ids_(std::move(eval_ids)), markers_(markers), max_new_(max_new),
       early_exit_(early_exit), keep_responses_(keep_responses) {}
 
+TrialEvaluator::~TrialEvaluator() {
+  if (kl_reference_set_) ses_.backend().set_kl_reference(nullptr, 0);  // base_ goes with this
+}
+
 BatchResult TrialEvaluator::evaluate(const std::vector<ablation::TrialParams>& trials) {
   dist::Runtime& rt = ses_.rt();
   const auto K = static_cast<int64_t>(trials.size());
   const auto table = ablation::build_trial_table(trials, directions_, mode_);
   AblationScope ablate(ses_.backend(), table);
+  if (!kl_reference_set_) {
+    ses_.backend().set_kl_reference(base_.data(), static_cast<int64_t>(kl_ids_.size()));
+    kl_reference_set_ = true;
+  }
   BatchResult res;
 
   // KL: items (trial t, prompt p) in t-major order, a contiguous block per rank.
   const auto n_kl = static_cast<int64_t>(kl_ids_.size());
-  const int64_t V = ses_.spec().vocab_size;
   {
     std::vector<int64_t> cost;
     for (int64_t i = 0; i < K * n_kl; ++i) cost.push_back(static_cast<int64_t>(kl_ids_[static_cast<size_t>(i % n_kl)].size()));
     const auto [b, e] = rank_block(cost, rt);
     std::vector<std::vector<int32_t>> prompts;
-    std::vector<int32_t> trial_ids;
+    std::vector<int32_t> trial_ids, ref_rows;
     for (size_t i = b; i < e; ++i) {
       prompts.push_back(kl_ids_[i % static_cast<size_t>(n_kl)]);
       trial_ids.push_back(static_cast<int32_t>(i / static_cast<size_t>(n_kl)));
+      ref_rows.push_back(static_cast<int32_t>(i % static_cast<size_t>(n_kl)));
       res.prompt_tokens += static_cast<int64_t>(prompts.back().size());
     }
+    // KL against the baseline's rows where the logits are (the backend holds the reference), so
+    // only one number per item comes back from a GPU.
     std::vector<double> item_kl(static_cast<size_t>(K * n_kl), 0.0);
-    std::vector<float> lp(static_cast<size_t>(V));
     dist::PrefillOptions opts;
+    opts.logits = false;
     opts.residuals = false;
     opts.trials = &trial_ids;
-    dist::prefill_lockstep(
-        ses_.pass(longest_prompt(kl_ids_), 0), prompts, rt.shard_group(),
-        [&](size_t k, const float* logits, const float*) {
-          const size_t item = b + k;
-          cpu::log_softmax(logits, lp.data(), 1, V);
-          const float* ref = base_.data() + (item % static_cast<size_t>(n_kl)) * static_cast<size_t>(V);
-          double kl = 0;  // KL(original ‖ ablated) = Σ p (log p − log q)
-          for (int64_t v = 0; v < V; ++v) kl += std::exp(static_cast<double>(ref[v])) * (ref[v] - lp[static_cast<size_t>(v)]);
-          item_kl[item] = kl;
-        },
-        opts);
+    opts.kl_rows = &ref_rows;
+    opts.kl = item_kl.data() + b;
+    dist::prefill_lockstep(ses_.pass(longest_prompt(kl_ids_), 0), prompts, rt.shard_group(),
+                           [](size_t, const float*, const float*) {}, opts);
     rt.world().all_reduce_sum(item_kl.data(), item_kl.size());  // one owner per item: exact
     res.kl.assign(static_cast<size_t>(K), 0.0);
     for (int64_t t = 0; t < K; ++t) {

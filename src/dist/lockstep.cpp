@@ -54,6 +54,8 @@ void prefill_lockstep(engine::ForwardPass& pass, const std::vector<std::vector<i
                       const PrefillOptions& opts) {
   ABL_CHECK(!opts.trials || opts.trials->size() == prompts.size(), "{} trial ids for {} prompts",
             opts.trials ? opts.trials->size() : 0, prompts.size());
+  ABL_CHECK(!opts.kl_rows || (opts.kl_rows->size() == prompts.size() && opts.kl),
+            "{} KL reference rows for {} prompts", opts.kl_rows ? opts.kl_rows->size() : 0, prompts.size());
   const engine::Limits& lim = pass.limits();
   const model::ModelSpec& spec = pass.spec();
   const int64_t cache_rows = pass.cache_rows();
@@ -86,14 +88,18 @@ void prefill_lockstep(engine::ForwardPass& pass, const std::vector<std::vector<i
       b.add(prompts[k].data(), static_cast<int64_t>(prompts[k].size()), row, 0, opts.trials ? (*opts.trials)[k] : -1);
       row += static_cast<int64_t>(prompts[k].size());
     }
-    logits.resize(static_cast<size_t>(std::max<int64_t>(b.num_seqs(), 1) * V));
+    if (opts.logits) logits.resize(static_cast<size_t>(std::max<int64_t>(b.num_seqs(), 1) * V));
     if (opts.residuals) residuals.resize(static_cast<size_t>(std::max<int64_t>(b.num_seqs(), 1) * D));
     engine::Outputs out;
-    out.logits = logits.data();
+    out.logits = opts.logits ? logits.data() : nullptr;
     out.residuals = opts.residuals ? residuals.data() : nullptr;
+    if (opts.kl_rows) {
+      out.kl_rows = opts.kl_rows->data() + begin;
+      out.kl = opts.kl + begin;
+    }
     pass.forward(b, out);
     for (size_t k = begin; k < end; ++k) {
-      on_result(k, logits.data() + (k - begin) * static_cast<size_t>(V),
+      on_result(k, opts.logits ? logits.data() + (k - begin) * static_cast<size_t>(V) : nullptr,
                 opts.residuals ? residuals.data() + (k - begin) * static_cast<size_t>(D) : nullptr);
     }
   }

@@ -42,8 +42,12 @@ class Backend {
   // Ablation of the passes that follow (null: none): per-trial tables and the weight-derived
   // vectors, computed once here for a batch of trials. Every rank of the shard group calls it.
   virtual void set_ablation(const ablation::TrialTable* table) = 0;
+  // The reference of Outputs::kl: `rows` rows of V log-probabilities (host memory; the caller
+  // keeps it alive until it is cleared with null). The CUDA backend copies it to the device once.
+  virtual void set_kl_reference(const float* logprobs, int64_t rows) = 0;
   // The forward pass over a KV cache of at least `cache_rows` rows (grown when smaller), with the
-  // current ablation. Valid until the next call of pass() or set_ablation().
+  // current ablation and KL reference. Valid until the next call of pass(), set_ablation() or
+  // set_kl_reference().
   virtual engine::ForwardPass& pass(int64_t cache_rows) = 0;
 };
 

@@ -32,6 +32,9 @@ class TrialEvaluator {
                  std::vector<std::vector<int32_t>> kl_ids, std::vector<float> base_logprobs,
                  std::vector<std::vector<int32_t>> eval_ids, const text::RefusalMarkers& markers, int64_t max_new,
                  bool early_exit, bool keep_responses);
+  ~TrialEvaluator();
+  TrialEvaluator(const TrialEvaluator&) = delete;
+  TrialEvaluator& operator=(const TrialEvaluator&) = delete;
   // Collective over the world: every rank passes the same trials.
   BatchResult evaluate(const std::vector<ablation::TrialParams>& trials);
 
@@ -45,6 +48,7 @@ class TrialEvaluator {
   const text::RefusalMarkers& markers_;
   int64_t max_new_;
   bool early_exit_, keep_responses_;
+  bool kl_reference_set_ = false;  // the backend holds base_ as its KL reference
 };
 
 }  // namespace abl::app

@@ -21,15 +21,21 @@ std::vector<int> assign_balanced(const std::vector<int64_t>& costs, int owners);
 // each rank writes its rows of a shared dataset as one block.
 std::vector<size_t> split_contiguous(const std::vector<int64_t>& costs, int owners);
 
-// What a lockstep prefill computes besides the logits.
+// What a lockstep prefill computes.
 struct PrefillOptions {
+  bool logits = true;                          // the last token's logits (V) per prompt
   bool residuals = true;                       // capture (L+1, H) per prompt
   const std::vector<int32_t>* trials = nullptr;  // ablation trial of each prompt (null: none)
+  // KL of each prompt's next-token distribution against row (*kl_rows)[i] of the pass's KL
+  // reference, into kl[i] (ForwardPass overload; the logits need not leave the device).
+  const std::vector<int32_t>* kl_rows = nullptr;
+  double* kl = nullptr;                        // (prompts)
   engine::Epilogue* epilogue = nullptr;        // the Engine overload only (a ForwardPass carries its own)
 };
 
 // Prefill of this rank's prompts in passes within the engine limits, as many passes as the
-// busiest rank of `group` needs. on_result(i, logits (V), residuals (L+1, H) or null) for prompt i.
+// busiest rank of `group` needs. on_result(i, logits (V) or null, residuals (L+1, H) or null) for
+// prompt i, after its kl[i] is filled.
 void prefill_lockstep(engine::ForwardPass& pass, const std::vector<std::vector<int32_t>>& prompts, Comm& group,
                       const std::function<void(size_t, const float*, const float*)>& on_result,
                       const PrefillOptions& opts = {});

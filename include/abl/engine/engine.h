@@ -74,6 +74,11 @@ struct Outputs {
   float* residuals = nullptr;   // (B, L+1, H) at each sequence's last token, HF hidden_states
   float* all_logits = nullptr;  // (T, V) at every token (tests)
   int32_t* next_ids = nullptr;  // (B) greedy pick at each sequence's last token: argmax, first on ties
+  // KL(p_ref ‖ p) of each sequence's next-token distribution p, against row kl_rows[s] of the KL
+  // reference of the ForwardPass (log-probabilities): Σ_v exp(ref_v)·(ref_v − log p_v), in fp64.
+  // ForwardPass only (the sweep's KL term, computed where the logits are).
+  const int32_t* kl_rows = nullptr;  // (B)
+  double* kl = nullptr;              // (B)
 };
 
 struct Limits {

@@ -5,6 +5,7 @@
 // does not know which backend runs.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "abl/engine/engine.h"
 
@@ -22,20 +23,33 @@ class ForwardPass {
   virtual void forward(const Batch& batch, const Outputs& out) = 0;
 };
 
-// The CPU backend: Engine::forward over `cache`, with `epilogue` (may be null).
+// Log-probabilities a pass's KL is measured against (Outputs::kl): `rows` rows of V values,
+// host memory on the CPU, device memory on the GPU; owned by the caller, alive while passes use it.
+struct KlReference {
+  const float* logprobs = nullptr;  // (rows, V)
+  int64_t rows = 0;
+};
+
+// KL(ref ‖ softmax(logits)) of one row, as the sweep scores it: fp32 log-softmax, fp64 sum.
+double kl_from_logits(const float* ref_logprobs, const float* logits, int64_t V, std::vector<float>& scratch);
+
+// The CPU backend: Engine::forward over `cache`, with `epilogue` (may be null) and the KL of
+// Outputs::kl computed on the host from the logits.
 class HostPass final : public ForwardPass {
  public:
-  HostPass(Engine& engine, KvCache& cache, Epilogue* epilogue = nullptr)
-      : engine_(engine), cache_(cache), epilogue_(epilogue) {}
+  HostPass(Engine& engine, KvCache& cache, Epilogue* epilogue = nullptr, KlReference kl = {})
+      : engine_(engine), cache_(cache), epilogue_(epilogue), kl_(kl) {}
   const model::ModelSpec& spec() const override { return engine_.spec(); }
   const Limits& limits() const override { return engine_.limits(); }
   int64_t cache_rows() const override { return cache_.rows(); }
-  void forward(const Batch& batch, const Outputs& out) override { engine_.forward(batch, cache_, out, epilogue_); }
+  void forward(const Batch& batch, const Outputs& out) override;
 
  private:
   Engine& engine_;
   KvCache& cache_;
   Epilogue* epilogue_;
+  KlReference kl_;
+  std::vector<float> logits_, lp_;  // when the caller asks for KL without the logits; a log-softmax row
 };
 
 }  // namespace abl::engine

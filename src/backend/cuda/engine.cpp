@@ -51,7 +51,8 @@ void add_aligned(engine::BufferPlan& p, const std::string& name, int64_t bytes) 
 // The batch's index arrays in staging and on the device, back to back for one batch of T tokens
 // and B sequences (16-byte aligned sections).
 struct BatchLayout {
-  size_t positions = 0, cache_rows = 0, row_seq = 0, last_rows = 0, seqs = 0, tokens = 0, trial = 0, total = 0;
+  size_t positions = 0, cache_rows = 0, row_seq = 0, last_rows = 0, kl_rows = 0, seqs = 0, tokens = 0, trial = 0,
+         total = 0;
 };
 BatchLayout batch_layout(int64_t T, int64_t B) {
   BatchLayout l;
@@ -66,6 +67,7 @@ BatchLayout batch_layout(int64_t T, int64_t B) {
   l.cache_rows = take(t * sizeof(int64_t));
   l.row_seq = take(t * sizeof(int64_t));
   l.last_rows = take(b * sizeof(int64_t));
+  l.kl_rows = take(b * sizeof(int64_t));
   l.seqs = take(b * sizeof(AttnSeq));
   l.tokens = take(t * sizeof(int32_t));
   l.trial = take(b * sizeof(int32_t));
@@ -268,6 +270,8 @@ struct CudaEngine::Buffers {
   float* rows = nullptr;   // (B, H) the last token of each sequence
   bf16* last = nullptr;    // (B, H) final-normed last rows
   float* logits = nullptr;     // (B, V)
+  float* kl_ref = nullptr;     // (B, V) the KL reference rows of the batch's sequences
+  double* kl = nullptr;        // (B)
   int32_t* next_ids = nullptr;  // (B) argmax of the logits
   float* captures = nullptr;   // (B, L+1, H)
   float* inv_freq = nullptr;   // (HD/2)
@@ -282,6 +286,7 @@ struct CudaEngine::Buffers {
   const int64_t* cache_rows = nullptr;    // (T)
   const int64_t* row_seq = nullptr;       // (T)
   const int64_t* last_rows = nullptr;     // (B) row of each sequence's last token
+  const int64_t* kl_rows = nullptr;       // (B) KL reference row of each sequence (0 when no KL)
   const AttnSeq* seqs = nullptr;          // (B)
   const int32_t* trial = nullptr;         // (B)
 };
@@ -312,6 +317,8 @@ engine::BufferPlan CudaEngine::plan_for(const model::ModelSpec& m, const engine:
   add_aligned(p, "last normed (B,H)", B * H * bf);
   add_aligned(p, "logits (B,V) f32", B * V * f4);
   add_aligned(p, "greedy ids (B) i32", B * static_cast<int64_t>(sizeof(int32_t)));
+  add_aligned(p, "KL reference rows (B,V) f32", B * V * f4);
+  add_aligned(p, "KL (B) f64", B * static_cast<int64_t>(sizeof(double)));
   add_aligned(p, "captures (B,L+1,H) f32", B * (L + 1) * H * f4);
   add_aligned(p, "rope inv_freq (HD/2) f32", (m.head_dim / 2) * f4);
   AttnBounds bounds;
@@ -377,6 +384,8 @@ CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
   b.last = static_cast<bf16*>(at("last normed (B,H)"));
   b.logits = static_cast<float*>(at("logits (B,V) f32"));
   b.next_ids = static_cast<int32_t*>(at("greedy ids (B) i32"));
+  b.kl_ref = static_cast<float*>(at("KL reference rows (B,V) f32"));
+  b.kl = static_cast<double*>(at("KL (B) f64"));
   b.captures = static_cast<float*>(at("captures (B,L+1,H) f32"));
   b.inv_freq = static_cast<float*>(at("rope inv_freq (HD/2) f32"));
   b.attn_scratch_bytes = bytes("attention scratch");
@@ -399,7 +408,7 @@ CudaEngine::~CudaEngine() = default;
 void CudaEngine::set_decode_graphs(bool on) { graphs_on_ = on; }
 
 void CudaEngine::upload_batch(const engine::Batch& batch, const DeviceKvCache& cache, const DeviceAblation* ablation,
-                              int64_t visible_rows) {
+                              int64_t visible_rows, const int32_t* kl_rows, int64_t kl_reference_rows) {
   const model::ModelSpec& m = spec_;
   const int64_t T = batch.num_tokens(), B = batch.num_seqs();
   ABL_CHECK(T <= limits_.max_tokens && B <= limits_.max_seqs,
@@ -444,6 +453,13 @@ void CudaEngine::upload_batch(const engine::Batch& batch, const DeviceKvCache& c
   put(lay.positions, batch.positions.data(), t8);
   put(lay.cache_rows, batch.cache_rows.data(), t8);
   put(lay.row_seq, batch.row_seq.data(), t8);
+  auto* kl_at = reinterpret_cast<int64_t*>(h + lay.kl_rows);
+  for (int64_t s = 0; s < B; ++s) {
+    const int64_t r = kl_rows ? kl_rows[s] : 0;
+    ABL_CHECK(!kl_rows || (r >= 0 && r < kl_reference_rows), "sequence {} asks for KL reference row {} of {}", s, r,
+              kl_reference_rows);
+    kl_at[s] = r;
+  }
   auto* last = reinterpret_cast<int64_t*>(h + lay.last_rows);
   for (int64_t s = 0; s < B; ++s) last[s] = batch.last_row(s);
   put(lay.seqs, batch.seqs.data(), static_cast<size_t>(B) * sizeof(AttnSeq));
@@ -456,6 +472,7 @@ void CudaEngine::upload_batch(const engine::Batch& batch, const DeviceKvCache& c
   b.cache_rows = reinterpret_cast<const int64_t*>(b.batch + lay.cache_rows);
   b.row_seq = reinterpret_cast<const int64_t*>(b.batch + lay.row_seq);
   b.last_rows = reinterpret_cast<const int64_t*>(b.batch + lay.last_rows);
+  b.kl_rows = reinterpret_cast<const int64_t*>(b.batch + lay.kl_rows);
   b.seqs = reinterpret_cast<const AttnSeq*>(b.batch + lay.seqs);
   b.tokens = reinterpret_cast<const int32_t*>(b.batch + lay.tokens);
   b.trial = reinterpret_cast<const int32_t*>(b.batch + lay.trial);
@@ -549,7 +566,7 @@ void CudaEngine::all_logits(int64_t T, float* host_out) {
 }
 
 void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const engine::Outputs& out,
-                         const DeviceAblation* ablation) {
+                         const DeviceAblation* ablation, const engine::KlReference* kl) {
   const model::ModelSpec& m = spec_;
   const int64_t T = batch.num_tokens(), B = batch.num_seqs(), H = m.hidden_size, V = m.vocab_size;
   const int64_t L = m.num_layers;
@@ -559,12 +576,13 @@ void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const
     if (weights_.collective()) request_all_weights();
     return;
   }
-  if (graphs_on_ && out.next_ids && !out.logits && !out.residuals && !out.all_logits && weights_.views_fixed() &&
-      is_decode_step(batch)) {
+  if (graphs_on_ && out.next_ids && !out.logits && !out.residuals && !out.all_logits && !out.kl &&
+      weights_.views_fixed() && is_decode_step(batch)) {
     forward_decode_graph(batch, cache, out, ablation);
     return;
   }
-  upload_batch(batch, cache, ablation, cache.rows());
+  ABL_CHECK(!out.kl || (out.kl_rows && kl && kl->logprobs), "KL asked of a pass without a KL reference or rows");
+  upload_batch(batch, cache, ablation, cache.rows(), out.kl ? out.kl_rows : nullptr, kl ? kl->rows : 0);
 
   embedding(b.tokens, T, weights_.embedding(), V, H, b.x, s);
   if (out.residuals) capture(0, B);
@@ -574,7 +592,7 @@ void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const
     if (out.residuals && l + 1 < L) capture(l + 1, B);
   }
   if (out.all_logits) all_logits(T, out.all_logits);
-  if (out.logits || out.residuals || out.next_ids) {
+  if (out.logits || out.residuals || out.next_ids || out.kl) {
     const DeviceHead& g = weights_.head();
     gather_rows(b.x, b.last_rows, B, H, b.rows, H, s);
     rmsnorm(b.rows, g.final_norm, b.last, B, H, static_cast<float>(m.rms_norm_eps), s);
@@ -587,7 +605,7 @@ void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const
       CUDA_CHECK(cudaMemcpyAsync(out.residuals, b.captures, static_cast<size_t>(B * (L + 1) * H) * sizeof(float),
                                  cudaMemcpyDeviceToHost, s));
     }
-    if (out.logits || out.next_ids) {
+    if (out.logits || out.next_ids || out.kl) {
       gemm_->linear(b.last, g.lm_head, static_cast<const float*>(nullptr), b.logits, B, H, V, s);
     }
     if (out.logits) {
@@ -599,6 +617,14 @@ void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const
       argmax(b.logits, B, V, b.next_ids, s);
       CUDA_CHECK(cudaMemcpyAsync(out.next_ids, b.next_ids, static_cast<size_t>(B) * sizeof(int32_t),
                                  cudaMemcpyDeviceToHost, s));
+    }
+    if (out.kl) {
+      // The sweep's KL term on the device: B doubles cross the bus instead of B·V floats. The
+      // log-softmax overwrites the logits after their copy and argmax (stream order).
+      gather_rows(kl->logprobs, b.kl_rows, B, V, b.kl_ref, V, s);
+      log_softmax(b.logits, b.logits, B, V, s);
+      kl_rows(b.kl_ref, b.logits, b.kl, B, V, s);
+      CUDA_CHECK(cudaMemcpyAsync(out.kl, b.kl, static_cast<size_t>(B) * sizeof(double), cudaMemcpyDeviceToHost, s));
     }
   }
   stream_.synchronize();
@@ -633,7 +659,7 @@ void CudaEngine::forward_decode_graph(const engine::Batch& batch, DeviceKvCache&
   // A padded step has as many tokens as sequences: both limits bound the bucket.
   const int64_t S = decode_bucket(B, std::min(limits_.max_seqs, limits_.max_tokens));
   const engine::Batch padded = pad_decode_step(batch, S, cache.scratch_row());
-  upload_batch(padded, cache, ablation, cache.rows() + 1);
+  upload_batch(padded, cache, ablation, cache.rows() + 1, nullptr, 0);
   bounds_.max_kv_len = kv_bucket(bounds_.max_kv_len, max_kv_len_);
   const DecodeGraphKey key{S, bounds_.max_kv_len, cache.id(), ablation ? ablation->id() : 0};
   graphs_->run(key, s, [&] {

@@ -9,6 +9,7 @@
 #include "abl/backend/ops.h"
 #include "abl/core/error.h"
 #include "abl/engine/engine.h"
+#include "abl/engine/forward_pass.h"
 #include "abl/engine/generate.h"
 #include "abl/model/model_spec.h"
 #include "abl/text/synthetic_tokenizer.h"
@@ -176,6 +177,58 @@ TEST(Engine, GreedyIdsAreTheArgmaxOfTheLogits) {
   only_ids.next_ids = alone.data();
   eng.forward(b, fresh, only_ids);
   EXPECT_EQ(alone, want);
+}
+
+TEST(Engine, HostPassKlIsTheSweepsKlAgainstTheReferenceRows) {
+  const model::ModelSpec spec = model::synthetic_model_spec("tiny-llama");
+  auto w = HostWeights::load(spec, "");
+  Engine eng(*w, {64, 4});
+  const int64_t V = spec.vocab_size;
+  Batch b;
+  for (int32_t s = 0; s < 3; ++s) {
+    const auto toks = tokens(5 + s, s + 11);
+    b.add(toks.data(), static_cast<int64_t>(toks.size()), 16 * s, 0);
+  }
+  // The reference: log-probabilities of two other prompts' next tokens.
+  std::vector<float> ref(static_cast<size_t>(2 * V));
+  {
+    Batch r;
+    for (int32_t s = 0; s < 2; ++s) {
+      const auto toks = tokens(4, s + 40);
+      r.add(toks.data(), 4, 16 * s, 0);
+    }
+    KvCache c(spec, 48);
+    std::vector<float> logits(static_cast<size_t>(2 * V));
+    eng.forward(r, c, {logits.data(), nullptr, nullptr});
+    cpu::log_softmax(logits.data(), ref.data(), 2, V);
+  }
+  KvCache cache(spec, 48);
+  std::vector<float> logits(static_cast<size_t>(3 * V));
+  eng.forward(b, cache, {logits.data(), nullptr, nullptr});
+  const std::vector<int32_t> rows = {1, 0, 1};
+  std::vector<double> kl(3, -1.0);
+  KvCache cache2(spec, 48);
+  engine::HostPass pass(eng, cache2, nullptr, {ref.data(), 2});
+  Outputs out;
+  out.kl_rows = rows.data();
+  out.kl = kl.data();
+  pass.forward(b, out);
+  std::vector<float> scratch;
+  for (size_t s = 0; s < 3; ++s) {
+    const double want = engine::kl_from_logits(ref.data() + rows[s] * V, logits.data() + s * static_cast<size_t>(V), V, scratch);
+    EXPECT_EQ(kl[s], want) << s;
+    EXPECT_GT(kl[s], 0.0) << s;
+  }
+  // The reference against itself: zero up to rounding.
+  std::vector<float> own(static_cast<size_t>(3 * V));
+  cpu::log_softmax(logits.data(), own.data(), 3, V);
+  EXPECT_NEAR(engine::kl_from_logits(own.data(), logits.data(), V, scratch), 0.0, 1e-6);
+  // A row outside the reference is an error naming it.
+  const std::vector<int32_t> bad = {0, 2, 0};
+  out.kl_rows = bad.data();
+  KvCache cache3(spec, 48);
+  engine::HostPass pass3(eng, cache3, nullptr, {ref.data(), 2});
+  EXPECT_THROW(pass3.forward(b, out), Error);
 }
 
 TEST(Engine, LimitsAreEnforced) {

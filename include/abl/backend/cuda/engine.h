@@ -31,6 +31,7 @@
 #include "abl/backend/cuda/gemm.h"
 #include "abl/backend/cuda/memory.h"
 #include "abl/engine/engine.h"
+#include "abl/engine/forward_pass.h"
 #include "abl/engine/weights.h"
 
 namespace abl::cuda {
@@ -116,8 +117,9 @@ class CudaEngine {
   // weight views are fixed (resident weights, no gathers): padded to its bucket, captured on first
   // use, replayed after. Graphs are on by default; ABL_CUDA_GRAPHS=0 in the environment or
   // set_decode_graphs(false) turns them off (benchmarks measure both).
+  // Outputs::kl needs `kl`: the reference log-probabilities in device memory.
   void forward(const engine::Batch& batch, DeviceKvCache& cache, const engine::Outputs& out,
-               const DeviceAblation* ablation = nullptr);
+               const DeviceAblation* ablation = nullptr, const engine::KlReference* kl = nullptr);
 
   void set_decode_graphs(bool on);
   bool decode_graphs() const { return graphs_on_; }
@@ -128,7 +130,7 @@ class CudaEngine {
   // Checks the batch against the limits and `visible_rows` cache rows (the scratch row is visible
   // to padded decode steps only), uploads its arrays and sets bounds_.
   void upload_batch(const engine::Batch& batch, const DeviceKvCache& cache, const DeviceAblation* ablation,
-                    int64_t visible_rows);
+                    int64_t visible_rows, const int32_t* kl_rows, int64_t kl_reference_rows);
   void forward_decode_graph(const engine::Batch& batch, DeviceKvCache& cache, const engine::Outputs& out,
                             const DeviceAblation* ablation);
   // The greedy pick at each sequence's last token into buf_->next_ids (B rows).

@@ -9,19 +9,22 @@ namespace abl::cuda {
 
 class DevicePass final : public engine::ForwardPass {
  public:
-  DevicePass(CudaEngine& engine, DeviceKvCache& cache, const DeviceAblation* ablation = nullptr)
-      : engine_(engine), cache_(cache), ablation_(ablation) {}
+  // `kl`: the KL reference in device memory (Outputs::kl), or none.
+  DevicePass(CudaEngine& engine, DeviceKvCache& cache, const DeviceAblation* ablation = nullptr,
+             engine::KlReference kl = {})
+      : engine_(engine), cache_(cache), ablation_(ablation), kl_(kl) {}
   const model::ModelSpec& spec() const override { return engine_.spec(); }
   const engine::Limits& limits() const override { return engine_.limits(); }
   int64_t cache_rows() const override { return cache_.rows(); }
   void forward(const engine::Batch& batch, const engine::Outputs& out) override {
-    engine_.forward(batch, cache_, out, ablation_);
+    engine_.forward(batch, cache_, out, ablation_, &kl_);
   }
 
  private:
   CudaEngine& engine_;
   DeviceKvCache& cache_;
   const DeviceAblation* ablation_;
+  engine::KlReference kl_;
 };
 
 }  // namespace abl::cuda
