@@ -52,7 +52,7 @@ void declare_engine_options(OptionSet& o) {
   o.group("engine", "Engine")
       ("threads", po::value<int>()->default_value(0), "CPU threads (0 = OMP_NUM_THREADS when set, else all cores)")
       ("batch-tokens", po::value<std::string>()->default_value("auto"),
-       "tokens per forward pass, or auto (4096 on the CPU backend)")
+       "tokens per forward pass, or auto (4096)")
       ("max-seqs", po::value<int64_t>()->default_value(256), "sequences per forward pass")
       ("backend", po::value<std::string>()->default_value("auto"),
        "cpu, cuda, or auto (cuda when this binary has it and a GPU is visible)");
