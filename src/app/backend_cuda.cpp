@@ -6,7 +6,10 @@
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "abl/app/backend.h"
+#include "abl/backend/cuda/check.h"
 #include "abl/backend/cuda/device.h"
 #include "abl/backend/cuda/device_comm.h"
 #include "abl/backend/cuda/engine.h"
@@ -41,6 +44,19 @@ bool group_shares_a_gpu(dist::Comm& group, const std::string& host, int device) 
   return false;
 }
 
+// Fails with a message that says what to change when `bytes` more device memory do not fit (a
+// plain allocation failure would only name the cudaMalloc).
+void check_free_memory(int64_t bytes, const std::string& what) {
+  size_t free = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  ABL_CHECK(bytes <= static_cast<int64_t>(free),
+            "{} needs {:.2f} GiB of GPU memory, but {:.2f} of the GPU's {:.2f} GiB are free; lower --batch-tokens, "
+            "--max-seqs or --max-response-length, or shard the weights (--sharding; `abliterate plan` sizes a run)",
+            what, static_cast<double>(bytes) / kGiB, static_cast<double>(free) / kGiB,
+            static_cast<double>(total) / kGiB);
+}
+
 class CudaBackend final : public Backend {
  public:
   CudaBackend(const BackendSetup& setup, dist::Runtime& rt) : device_(bind_device(rt.topology())) {
@@ -60,6 +76,11 @@ class CudaBackend final : public Backend {
     cuda::DeviceShardingOptions opts;
     opts.offload_params = setup.offload_params;
     weights_ = cuda::load_device_weights(setup.model, comm_.get(), opts, compute_.get());
+    int sm_count = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device_));
+    const engine::BufferPlan plan = cuda::CudaEngine::plan_for(weights_->spec(), setup.limits, sm_count);
+    check_free_memory(plan.total(), fmt::format("the CUDA engine's buffers ({} tokens, {} sequences per pass)",
+                                                setup.limits.max_tokens, setup.limits.max_seqs));
     engine_ = std::make_unique<cuda::CudaEngine>(*weights_, setup.limits);
     log::info("CUDA backend on GPU {}: {} MiB of bf16 weights{}, {} MiB of pass buffers", device_,
               weights_->bytes() >> 20, group.size() > 1 ? " (shards and gather slots)" : "",
@@ -90,6 +111,8 @@ class CudaBackend final : public Backend {
     if (!cache_ || cache_->rows() < cache_rows) {
       pass_.reset();
       cache_.reset();  // free the old cache before the larger one is allocated
+      check_free_memory(cuda::DeviceKvCache::bytes_for(engine_->spec(), cache_rows),
+                        fmt::format("a KV cache of {} rows", cache_rows));
       cache_ = std::make_unique<cuda::DeviceKvCache>(engine_->spec(), cache_rows, engine_->stream());
     }
     if (!pass_) pass_ = std::make_unique<cuda::DevicePass>(*engine_, *cache_, ablation_.get(), kl_);

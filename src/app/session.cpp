@@ -174,10 +174,10 @@ std::vector<int32_t> Session::encode_prompt(const std::string& user) {
 Backend& Session::backend() {
   if (!backend_) {
     ABL_CHECK(!model_.empty(), "this phase needs --model");
-    const BackendKind kind = backend_kind_;
     if (!topology_done_) {
-      const dist::Topology& topo = configure_topology(rt_, vm_, spec_, limits_, kind);
-      log::info("model {}: {}; {}; {} backend", model_, model::describe(spec_), topo.describe(), backend_kind_name(kind));
+      const dist::Topology& topo = configure_topology(rt_, vm_, spec_, limits_, backend_kind_);
+      log::info("model {}: {}; {}; {} backend", model_, model::describe(spec_), topo.describe(),
+                backend_kind_name(backend_kind_));
       topology_done_ = true;
     }
     BackendSetup setup;
@@ -185,7 +185,7 @@ Backend& Session::backend() {
     setup.limits = limits_;
     setup.comm = parse_gpu_comm(vm_["comm"].as<std::string>());
     setup.offload_params = vm_["offload-params"].as<bool>();
-    backend_ = make_backend(kind, setup, rt_);
+    backend_ = make_backend(backend_kind_, setup, rt_);
   }
   return *backend_;
 }

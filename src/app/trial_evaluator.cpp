@@ -1,7 +1,6 @@
 // The batch evaluation of the sweep (trial_evaluator.h).
 #include "abl/app/trial_evaluator.h"
 
-
 #include "abl/dist/lockstep.h"
 #include "abl/engine/generate.h"
 #include "abl/io/h5.h"
