@@ -593,9 +593,7 @@ void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const
   }
   if (out.all_logits) all_logits(T, out.all_logits);
   if (out.logits || out.residuals || out.next_ids || out.kl) {
-    const DeviceHead& g = weights_.head();
-    gather_rows(b.x, b.last_rows, B, H, b.rows, H, s);
-    rmsnorm(b.rows, g.final_norm, b.last, B, H, static_cast<float>(m.rms_norm_eps), s);
+    const DeviceHead& g = final_norm_last_rows(B);
     if (out.residuals) {
       // The final-normed rows as the lm_head sees them (bf16), widened into depth L.
       bf16_to_f32(b.last, b.rows, B * H, s);
@@ -630,16 +628,23 @@ void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const
   stream_.synchronize();
 }
 
+// buf_->last (B, H) = final_norm(x at each sequence's last token); returns the head's weights.
+const DeviceHead& CudaEngine::final_norm_last_rows(int64_t B) {
+  const int64_t H = spec_.hidden_size;
+  const cudaStream_t s = stream_.get();
+  const DeviceHead& g = weights_.head();
+  gather_rows(buf_->x, buf_->last_rows, B, H, buf_->rows, H, s);
+  rmsnorm(buf_->rows, g.final_norm, buf_->last, B, H, static_cast<float>(spec_.rms_norm_eps), s);
+  return g;
+}
+
 // The final norm, lm_head and argmax at each sequence's last token: buf_->next_ids (B).
 void CudaEngine::greedy_ids(int64_t B) {
   const int64_t H = spec_.hidden_size, V = spec_.vocab_size;
   const cudaStream_t s = stream_.get();
-  Buffers& b = *buf_;
-  const DeviceHead& g = weights_.head();
-  gather_rows(b.x, b.last_rows, B, H, b.rows, H, s);
-  rmsnorm(b.rows, g.final_norm, b.last, B, H, static_cast<float>(spec_.rms_norm_eps), s);
-  gemm_->linear(b.last, g.lm_head, static_cast<const float*>(nullptr), b.logits, B, H, V, s);
-  argmax(b.logits, B, V, b.next_ids, s);
+  const DeviceHead& g = final_norm_last_rows(B);
+  gemm_->linear(buf_->last, g.lm_head, static_cast<const float*>(nullptr), buf_->logits, B, H, V, s);
+  argmax(buf_->logits, B, V, buf_->next_ids, s);
 }
 
 // A decode step through its graph (decode_graph.h). The padded batch's arrays are uploaded before

@@ -14,6 +14,7 @@
 #include <fstream>
 #include <iostream>
 #include <memory>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -106,6 +107,19 @@ double expect_vectors_close(const std::vector<float>& got, const std::vector<flo
   std::cout << "[ measured ] " << what << ": worst max|Δ|/max|ref| = " << worst << " (max|Δ| " << worst_abs
             << ", vector " << worst_at << " of " << n << ")\n";
   return worst;
+}
+
+// A prefill pass of every prompt, packed at consecutive cache rows from row 0; prompt p runs
+// trial trial_of[p % size] (none when trial_of is empty).
+engine::Batch packed_prefill(const std::vector<std::vector<int32_t>>& prompts, const std::vector<int32_t>& trial_of = {}) {
+  engine::Batch b;
+  int64_t row = 0;
+  for (size_t p = 0; p < prompts.size(); ++p) {
+    const auto n = static_cast<int64_t>(prompts[p].size());
+    b.add(prompts[p].data(), n, row, 0, trial_of.empty() ? -1 : trial_of[p % trial_of.size()]);
+    row += n;
+  }
+  return b;
 }
 
 // Both engines over the same host weights, each with its own cache of `cache_rows` rows.
@@ -260,12 +274,7 @@ TEST(CudaEngine, PrefillMatchesCpuOnOrganism) {
   int64_t total = 0;
   for (const auto& p : prompts) total += static_cast<int64_t>(p.size());
   Twin tw(dir, {total, 16}, total + 64);
-  engine::Batch b;
-  int64_t row = 0;
-  for (const auto& p : prompts) {
-    b.add(p.data(), static_cast<int64_t>(p.size()), row, 0);
-    row += static_cast<int64_t>(p.size());
-  }
+  const engine::Batch b = packed_prefill(prompts);
   auto [c, g] = tw.run(b);
   const int64_t H = tw.spec().hidden_size, V = tw.spec().vocab_size;
   expect_vectors_close(g.logits, c.logits, V, kLogitsRtol, "organism prefill logits");
@@ -521,12 +530,7 @@ TEST(CudaEngine, AblationMatchesCpuOnOrganism) {
   auto check = [&](const std::vector<std::vector<float>>& directions,
                    const std::vector<ablation::TrialAblation>& trials, const cuda::DeviceAblation& dab,
                    const std::vector<int32_t>& ids, const std::string& what) {
-    engine::Batch b;
-    int64_t row = 0;
-    for (size_t p = 0; p < prompts.size(); ++p) {
-      b.add(prompts[p].data(), static_cast<int64_t>(prompts[p].size()), row, 0, ids[p % ids.size()]);
-      row += static_cast<int64_t>(prompts[p].size());
-    }
+    const engine::Batch b = packed_prefill(prompts, ids);
     ablation::AblationEpilogue ep(spec, directions, trials);
     auto [c, g] = tw.run(b, &ep, &dab);
     expect_vectors_close(g.logits, c.logits, V, kLogitsRtol, what + " logits");
@@ -716,12 +720,7 @@ TEST(CudaEngine, DeviceKlMatchesHostKl) {
   Twin tw(dir, {total, 16}, total);
   const model::ModelSpec& spec = tw.spec();
   const int64_t V = spec.vocab_size, P = static_cast<int64_t>(prompts.size());
-  engine::Batch plain;
-  int64_t row = 0;
-  for (const auto& p : prompts) {
-    plain.add(p.data(), static_cast<int64_t>(p.size()), row, 0);
-    row += static_cast<int64_t>(p.size());
-  }
+  const engine::Batch plain = packed_prefill(prompts);
   std::vector<float> logits(static_cast<size_t>(P * V)), ref(logits.size());
   tw.cpu->forward(plain, *tw.cpu_cache, {logits.data(), nullptr, nullptr});
   cpu::log_softmax(logits.data(), ref.data(), P, V);
@@ -732,15 +731,9 @@ TEST(CudaEngine, DeviceKlMatchesHostKl) {
   ablation::AblationEpilogue epi(spec, table.directions, table.ablations);
   const cuda::DeviceAblation dab(*tw.dev, table, tw.gpu->stream());
 
-  engine::Batch ablated;
-  std::vector<int32_t> rows;
-  row = 0;
-  for (int64_t p = 0; p < P; ++p) {
-    ablated.add(prompts[static_cast<size_t>(p)].data(), static_cast<int64_t>(prompts[static_cast<size_t>(p)].size()),
-                row, 0, static_cast<int32_t>(p % 3) - 1);
-    rows.push_back(static_cast<int32_t>(p));
-    row += static_cast<int64_t>(prompts[static_cast<size_t>(p)].size());
-  }
+  const engine::Batch ablated = packed_prefill(prompts, {-1, 0, 1});
+  std::vector<int32_t> rows(static_cast<size_t>(P));
+  std::iota(rows.begin(), rows.end(), 0);  // each prompt against its own unablated distribution
   std::vector<double> want(static_cast<size_t>(P)), got(static_cast<size_t>(P));
   engine::HostPass host(*tw.cpu, *tw.cpu_cache, &epi, {ref.data(), P});
   cuda::DevicePass dev(*tw.gpu, *tw.gpu_cache, &dab, {ref_dev.as<float>(), P});

@@ -55,6 +55,16 @@ std::vector<int32_t> tokens(int64_t n, int32_t seed) {
   return t;
 }
 
+// Three prompts of first_len, first_len+1, first_len+2 tokens at cache rows 0, 16, 32.
+Batch three_prompts(int64_t first_len, int32_t seed) {
+  Batch b;
+  for (int32_t s = 0; s < 3; ++s) {
+    const auto toks = tokens(first_len + s, s + seed);
+    b.add(toks.data(), static_cast<int64_t>(toks.size()), 16 * s, 0);
+  }
+  return b;
+}
+
 void expect_close(const float* a, const float* b, int64_t n, float atol, const std::string& what) {
   int shown = 0;
   float worst = 0;
@@ -157,11 +167,7 @@ TEST(Engine, GreedyIdsAreTheArgmaxOfTheLogits) {
   auto w = HostWeights::load(spec, "");
   Engine eng(*w, {64, 4});
   const int64_t V = spec.vocab_size;
-  Batch b;
-  for (int32_t s = 0; s < 3; ++s) {
-    const auto toks = tokens(4 + s, s + 3);
-    b.add(toks.data(), static_cast<int64_t>(toks.size()), 16 * s, 0);
-  }
+  const Batch b = three_prompts(4, 3);
   KvCache cache(spec, 48);
   std::vector<float> logits(static_cast<size_t>(3 * V));
   std::vector<int32_t> ids(3, -1), want(3, -2), alone(3, -3);
@@ -184,11 +190,7 @@ TEST(Engine, HostPassKlIsTheSweepsKlAgainstTheReferenceRows) {
   auto w = HostWeights::load(spec, "");
   Engine eng(*w, {64, 4});
   const int64_t V = spec.vocab_size;
-  Batch b;
-  for (int32_t s = 0; s < 3; ++s) {
-    const auto toks = tokens(5 + s, s + 11);
-    b.add(toks.data(), static_cast<int64_t>(toks.size()), 16 * s, 0);
-  }
+  const Batch b = three_prompts(5, 11);
   // The reference: log-probabilities of two other prompts' next tokens.
   std::vector<float> ref(static_cast<size_t>(2 * V));
   {

@@ -133,6 +133,8 @@ class CudaEngine {
                     int64_t visible_rows, const int32_t* kl_rows, int64_t kl_reference_rows);
   void forward_decode_graph(const engine::Batch& batch, DeviceKvCache& cache, const engine::Outputs& out,
                             const DeviceAblation* ablation);
+  // buf_->last = the final-normed rows of each sequence's last token (B); the head's weights.
+  const DeviceHead& final_norm_last_rows(int64_t B);
   // The greedy pick at each sequence's last token into buf_->next_ids (B rows).
   void greedy_ids(int64_t B);
   void layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cache, const DeviceAblation* ablation);
