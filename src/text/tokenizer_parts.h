@@ -23,9 +23,12 @@ namespace abl::text::tok {
 // Code point starting at byte i of valid UTF-8 text; *len receives its byte length.
 char32_t decode_utf8(std::string_view s, size_t i, size_t* len);
 void append_utf8(std::string& out, char32_t cp);
-// Unicode White_Space, as Rust's char::is_whitespace and Oniguruma's \s (U+0085 yes, U+FEFF no).
+// Unicode White_Space: Rust's char::is_whitespace, which the reference's Strip normalizer and
+// added-token lstrip/rstrip use, and Oniguruma's \s (the Regex below spells it out the same).
+// U+0085 and U+3000 are whitespace; U+180E, U+FEFF, U+200B and U+001C..U+001F are not.
 bool is_whitespace(char32_t cp);
-// Word character as in the reference's added-token single_word check (letters, marks, numbers, _).
+// Word character as in the reference's added-token single_word check (Rust regex \w: Alphabetic,
+// marks, Nd, Pc, ZWNJ/ZWJ; Alphabetic includes Nl and the circled/squared letter symbols).
 bool is_word_char(char32_t cp);
 // Bytes to text, each maximal invalid subsequence replaced by one U+FFFD (Rust from_utf8_lossy).
 std::string utf8_lossy(std::string_view bytes);
@@ -37,7 +40,8 @@ std::string unicode_normalize(std::string_view s, NormalForm form);
 const std::array<std::string, 256>& byte_level_chars();  // byte -> UTF-8 of its stand-in
 int byte_level_byte(char32_t cp);                        // stand-in -> byte, or -1
 
-// A PCRE2 regex with the reference's (Oniguruma's) meaning of \s and \S. Immutable after
+// A PCRE2 regex with the reference's (Oniguruma's) meaning of \s, \w, \h, \v and their
+// negations (see oniguruma_to_pcre2 in tokenizer_unicode.cpp). Immutable after
 // construction; matching is thread-safe (match data is per call).
 class Regex {
  public:

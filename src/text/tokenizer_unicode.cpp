@@ -1,6 +1,6 @@
 // Unicode helpers, the byte-level alphabet and PCRE2 patterns for the tokenizer.
-// The reference matches with Oniguruma, whose \s includes U+0085 and whose \w includes marks;
-// patterns are rewritten so PCRE2 (UTF + UCP) gives the same classes.
+// The reference matches with Oniguruma, whose \s is exactly Unicode White_Space and whose \w
+// includes marks; patterns are rewritten so PCRE2 (UTF + UCP) gives the same classes.
 #include <cstdlib>
 #include <cstring>
 
@@ -65,6 +65,11 @@ bool is_whitespace(char32_t cp) {
 
 bool is_word_char(char32_t cp) {
   if (cp == '_' || cp == 0x200c || cp == 0x200d) return true;
+  // Alphabetic symbols (So with Other_Alphabetic): circled and squared Latin letters.
+  if ((cp >= 0x24b6 && cp <= 0x24e9) || (cp >= 0x1f130 && cp <= 0x1f149) ||
+      (cp >= 0x1f150 && cp <= 0x1f169) || (cp >= 0x1f170 && cp <= 0x1f189)) {
+    return true;
+  }
   switch (utf8proc_category(static_cast<utf8proc_int32_t>(cp))) {
     case UTF8PROC_CATEGORY_LU:
     case UTF8PROC_CATEGORY_LL:
@@ -207,13 +212,29 @@ int byte_level_byte(char32_t cp) {
 
 namespace {
 
-// Rewrites the classes whose meaning differs between Oniguruma and PCRE2 (UCP):
-// \s gains U+0085, \w gains marks and connector punctuation (Oniguruma's Unicode \w), \h is a
-// hex digit in Oniguruma. Negated forms inside a bracket cannot be rewritten and are refused.
+// Rewrites the classes whose meaning differs between Oniguruma and PCRE2 (UCP), so that the
+// result does not depend on PCRE2's own (older or newer) notion of them:
+// - \s and [:space:] are Unicode White_Space, spelled out: PCRE2's \s also matches U+180E (in
+//   its horizontal-space list), Oniguruma's does not (U+180E has not been White_Space since
+//   Unicode 6.3). U+0085 is in both, U+FEFF and U+200B in neither.
+// - \w is Oniguruma's Unicode word class: Alphabetic (letters, Nl, the circled and squared
+//   letter symbols), marks, Nd, Pc, and the Latin-1 superscripts and fractions of its Latin-1
+//   ctype table (²³¹¼½¾); PCRE2's lacks marks (before 10.43), Nl and those symbols.
+// - \h is a hex digit in Oniguruma (horizontal space in PCRE2).
+// - \v is the vertical tab alone and \V a literal V in Oniguruma (vertical space and its
+//   complement in PCRE2).
+// Negated forms inside a bracket cannot be rewritten and are refused.
 std::string oniguruma_to_pcre2(const std::string& p, const io::JsonValue& where) {
-  static constexpr const char kSpace[] = "\\s\\x{85}";
-  static constexpr const char kWord[] = "\\p{L}\\p{M}\\p{Nd}\\p{Pc}";
+  static constexpr const char kSpace[] =
+      "\\x{09}-\\x{0d}\\x{20}\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}"
+      "\\x{205f}\\x{3000}";
+  static constexpr const char kWord[] =
+      "\\p{L}\\p{Nl}\\p{M}\\p{Nd}\\p{Pc}\\x{b2}\\x{b3}\\x{b9}\\x{bc}-\\x{be}\\x{24b6}-\\x{24e9}"
+      "\\x{1f130}-\\x{1f149}\\x{1f150}-\\x{1f169}\\x{1f170}-\\x{1f189}";
   static constexpr const char kHex[] = "0-9a-fA-F";
+  static constexpr const char kVerticalTab[] = "\\x{0b}";
+  static constexpr const char kPosixSpace[] = "[:space:]";
+  static constexpr const char kPosixNotSpace[] = "[:^space:]";
   std::string out;
   out.reserve(p.size() + 16);
   int class_depth = 0;  // nesting of [...] (POSIX [:x:] inside counts too)
@@ -222,9 +243,14 @@ std::string oniguruma_to_pcre2(const std::string& p, const io::JsonValue& where)
     if (c == '\\' && i + 1 < p.size()) {
       const char e = p[i + 1];
       ++i;
+      if (e == 'V') {  // not an escape in Oniguruma: the letter itself
+        out += 'V';
+        continue;
+      }
       const char* cls = e == 's' || e == 'S'   ? kSpace
                         : e == 'w' || e == 'W' ? kWord
                         : e == 'h' || e == 'H' ? kHex
+                        : e == 'v'             ? kVerticalTab
                                                : nullptr;
       if (!cls) {
         out += c;
@@ -242,6 +268,15 @@ std::string oniguruma_to_pcre2(const std::string& p, const io::JsonValue& where)
         out += ']';
       }
       continue;
+    }
+    if (c == '[' && class_depth > 0) {
+      if (p.compare(i, sizeof kPosixSpace - 1, kPosixSpace) == 0) {
+        out += kSpace;
+        i += sizeof kPosixSpace - 2;
+        continue;
+      }
+      if (p.compare(i, sizeof kPosixNotSpace - 1, kPosixNotSpace) == 0)
+        where.fail(fmt::format("regex '{}': [:^space:] inside [...] is not supported", p));
     }
     if (c == '[') {
       ++class_depth;

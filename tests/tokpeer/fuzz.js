@@ -1,7 +1,8 @@
 // Seeded random strings for the tokenizer peer test: each one glues fragments that stress a
 // different part of the pipeline (whitespace runs, digits, contractions, scripts, combining
-// marks, emoji sequences, literal special tokens, byte-fallback characters). Deterministic for a
-// given seed, so a mismatch can be reproduced; the run prints the seed.
+// marks, emoji sequences, literal special tokens, byte-fallback characters, characters at the
+// edge of whitespace classification). Deterministic for a given seed, so a mismatch can be
+// reproduced; the run prints the seed.
 //
 // usage: node fuzz.js SEED COUNT OUT_JSONL
 'use strict';
@@ -38,13 +39,23 @@ const fragments = [
   'deadBEEF', '\u203f', '\u0903', '\u20dd', 'x\u0332',
 ];
 
+// Characters on the edge of whitespace classification (Unicode White_Space for the reference's
+// \s, Strip and lstrip/rstrip; PCRE2's own \s adds U+180E), and the word characters of
+// single_word; drawn often so that every run mixes them with spaces, newlines and digits.
+const separators = [
+  '\u180e', '\u0085', '\ufeff', '\u2028', '\u2029', '\u200b', '\u00a0', '\u3000', '\u1680',
+  '\u180d', '\u180f', '\u0084', '\u0086', '\u001c', '\u001f', '\u200a', '\u202f', '\u205f',
+  '\u2060', '\u00ad', '\ufffd', '\ufffe', '\uffff', ' \u0301', '\n\u0300', '\u180e ', ' \u180e',
+  '\u0085\n', ' \ufeff', '\u24b6', '\u{1F130}', '\u2160', '\u00b2',
+];
+
 const n = Number(countArg);
 const lines = [];
 for (let i = 0; i < n; ++i) {
   const len = 1 + Math.floor(rand() * 24);
   let text = '';
   for (let k = 0; k < len; ++k) {
-    let f = pick(fragments);
+    let f = rand() < 0.15 ? pick(separators) : pick(fragments);
     if (rand() < 0.1) f = f.repeat(2 + Math.floor(rand() * 6));
     text += f;
   }
