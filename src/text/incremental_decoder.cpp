@@ -2,6 +2,8 @@
 // new text, held back while it ends in U+FFFD (an incomplete UTF-8 sequence so far).
 #include "abl/text/incremental_decoder.h"
 
+#include "abl/core/error.h"
+
 namespace abl::text {
 namespace {
 
@@ -19,6 +21,7 @@ IncrementalDecoder::IncrementalDecoder(const Tokenizer& tok, bool skip_special_t
     : tok_(&tok), skip_special_(skip_special_tokens) {}
 
 std::string IncrementalDecoder::push(int32_t id) {
+  if (id < 0) abl::fail("cannot decode token id {}: token ids are never negative", id);
   ids_.push_back(id);
   const std::string before = tok_->decode(slice(ids_, prefix_, read_), skip_special_);
   const std::string now = tok_->decode(slice(ids_, prefix_, ids_.size()), skip_special_);

@@ -335,8 +335,12 @@ std::string Tokenizer::decode(const std::vector<int32_t>& ids, bool skip_special
   std::vector<std::string> tokens;
   tokens.reserve(ids.size());
   for (int32_t id : ids) {
+    if (id < 0) abl::fail("cannot decode token id {}: token ids are never negative", id);
     const auto t = im.token_text(id);
-    if (!t) abl::fail("cannot decode token id {}: not in the vocabulary of {}", id, im.path);
+    // An id without a token decodes to nothing, before the decoder chain sees the others, as in
+    // the reference (its id_to_token gives None and decode drops the id): a model whose padded
+    // embedding matrix is larger than the tokenizer's vocabulary can generate such ids.
+    if (!t) continue;
     if (skip_special_tokens && im.special_contents.count(std::string(*t))) continue;
     tokens.emplace_back(*t);
   }

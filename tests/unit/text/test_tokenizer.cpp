@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
+#include <limits>
 #include <string>
 #include <thread>
 #include <vector>
@@ -132,7 +133,40 @@ TEST(TokenizerTiny, DecodeInvalidBytesLikeTheReference) {
   EXPECT_EQ(t.decode({172, 253, 246, 64}, false),
             "\xef\xbf\xbd"
             "a");
-  EXPECT_THROW(t.decode({512}, false), abl::Error);
+}
+
+TEST(TokenizerTiny, DecodeSkipsIdsWithoutAToken) {
+  // A model with a padded vocabulary (config.json vocab_size > the tokenizer's) can generate ids
+  // the tokenizer has no token for: the reference's decode drops them before its decoder chain
+  // (id_to_token gives None), so bytes on both sides still join. Expected texts from the reference.
+  const Tokenizer& t = tiny();
+  ASSERT_EQ(t.vocab_size(), 512);
+  EXPECT_EQ(t.decode({39, 372, 512, 75, 78}, false), "Hello");
+  EXPECT_EQ(t.decode({600, 39}, false), "H");
+  EXPECT_EQ(t.decode({512}, false), "");
+  EXPECT_EQ(t.decode({158, 512, 224, 64}, false),
+            "\xef\xbf\xbd"
+            "a");
+  EXPECT_EQ(t.decode({512, 510, 39, 511, 100000}, false), "<|im_start|>H<|im_end|>");
+  EXPECT_EQ(t.decode({512, 510, 39, 511, 100000}, true), "H");
+  EXPECT_EQ(t.decode({std::numeric_limits<int32_t>::max()}, true), "");
+  EXPECT_FALSE(t.is_special(512));
+  // Looking up the token of such an id is still an error, and a negative id is a caller's bug.
+  EXPECT_THROW(t.id_to_token(512), abl::Error);
+  EXPECT_THROW(t.decode({39, -1}, false), abl::Error);
+  EXPECT_THROW(t.decode({std::numeric_limits<int32_t>::min()}, true), abl::Error);
+}
+
+TEST(TokenizerTiny, DecodeSkipsHolesInTheVocabulary) {
+  abl::testing::TempDir dir;
+  const Tokenizer t = Tokenizer::from_file(dir.write(
+      "tokenizer.json",
+      minimal_json(R"({"type": "BPE", "vocab": {"a": 0, "b": 1, "c": 3}, "merges": []})", "null",
+                   "null", R"({"type": "Fuse"})")));
+  EXPECT_EQ(t.vocab_size(), 4);
+  EXPECT_EQ(t.decode({0, 2, 1}, false), "ab");
+  EXPECT_EQ(t.decode({2}, false), "");
+  EXPECT_EQ(t.decode({0, 3}, false), "ac");
 }
 
 TEST(TokenizerTiny, InvalidUtf8InputThrows) {
@@ -495,6 +529,11 @@ TEST(TokenizerGenuine, Mistral) {
   EXPECT_EQ(t.decode({1, 733, 16289, 28793}, true), "[INST]");
   EXPECT_EQ(t.decode({1, 28705, 22557}, false), "<s>  Hello");
   EXPECT_EQ(t.decode({1, 28705, 22557}, true), " Hello");
+  // An id past the vocabulary is dropped before the decoder chain, so the Strip decoder takes the
+  // leading space of the first remaining token (the reference gives the same).
+  EXPECT_EQ(t.decode({32000, 22557}, false), "Hello");
+  EXPECT_EQ(t.decode({1, 32000, 22557, 1526}, false), "<s> Hello world");
+  EXPECT_EQ(t.decode({22557, 32001, 1526}, true), "Hello world");
 }
 
 TEST(TokenizerGenuine, Gemma3) {
@@ -511,4 +550,7 @@ TEST(TokenizerGenuine, Gemma3) {
             "\xef\xbf\xbd\xef\xbf\xbd"
             "a");
   EXPECT_EQ(t.decode({464, 368, 410}, false), "\xe2\x82\xac");
+  // Byte tokens still fuse across an id past the vocabulary (skipped, as in the reference).
+  EXPECT_EQ(t.decode({464, 262145, 368, 410}, false), "\xe2\x82\xac");
+  EXPECT_EQ(t.decode({2, 262145, 9259}, true), "Hello");
 }
