@@ -3,6 +3,7 @@
 // config file serves every phase of `run`, while a key no subcommand knows is an error.
 #include "abl/app/cli.h"
 
+#include <hdf5.h>
 #include <mpi.h>
 
 #include <cstdlib>
@@ -11,6 +12,7 @@
 #include <sstream>
 
 #include "abl/app/commands.h"
+#include "abl/app/run_folder.h"
 #include "abl/core/build_info.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
@@ -280,6 +282,13 @@ int main_entry(int argc, char** argv) {
   std::string failure;
   try {
     return cmd->run(vm);
+  } catch (const AgreedError& e) {
+    // Every rank stopped here with the same message: end in order, report once.
+    if (log::config().rank == 0 || log::config().all_ranks) log::error("{}", e.what());
+    release_run_folder_lock_on_abort();
+    H5close();  // open files are closed while MPI still runs (not inside MPI_Finalize)
+    dist::finalize_if_needed();
+    return 1;
   } catch (const Error& e) {
     failure = e.what();
   } catch (const std::bad_alloc&) {
@@ -287,8 +296,10 @@ int main_entry(int argc, char** argv) {
   } catch (const std::exception& e) {
     failure = fmt::format("{}: unexpected failure: {}", cmd->name, e.what());
   }
+  release_run_folder_lock_on_abort();
   dist::abort_job_if_parallel(failure);
   log::error("{}", failure);
+  H5close();  // open files are closed while MPI still runs (not inside MPI_Finalize)
   dist::finalize_if_needed();
   return 1;
 }

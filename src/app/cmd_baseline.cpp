@@ -14,25 +14,15 @@
 #include "abl/core/build_info.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/core/watchdog.h"
 #include "abl/core/progress.h"
 #include "abl/core/utf8.h"
+#include "abl/dist/agree.h"
 #include "abl/dist/lockstep.h"
 #include "abl/engine/generate.h"
 #include "abl/io/driver_files.h"
 
 namespace abl::app {
-namespace {
-
-// Rank 0's string on every rank.
-std::string broadcast_string(dist::Comm& comm, std::string s) {
-  int64_t n = static_cast<int64_t>(s.size());
-  comm.broadcast(&n, sizeof n, 0);
-  s.resize(static_cast<size_t>(n));
-  if (n > 0) comm.broadcast(s.data(), static_cast<size_t>(n), 0);
-  return s;
-}
-
-}  // namespace
 
 std::string common_response_prefix(const std::vector<std::string>& responses) {
   if (responses.empty()) return "";
@@ -78,18 +68,25 @@ std::string detect_response_prefix(Session& s, const std::vector<std::string>& p
   std::vector<std::string> texts;
   for (const auto& r : results) texts.push_back(r.text);
   const auto all = io::h5::gather_strings(rt.world().handle(), texts, 0);
-  return broadcast_string(rt.world(), rt.world_rank() == 0 ? common_response_prefix(all) : std::string());
+  return dist::root_string(rt.world(), [&] { return common_response_prefix(all); });
 }
 
 void phase_baseline(Session& ses) {
+  watchdog::set_phase("baseline");
   const po::variables_map& vm = ses.vm();
   dist::Runtime& rt = ses.rt();
   const int64_t max_new = vm["max-response-length"].as<int64_t>();
   ABL_CHECK(max_new > 0, "--max-response-length must be positive, got {}", max_new);
-  const auto markers = text::RefusalMarkers::from_option(vm["refusal-markers"].as<std::string>());
-  const auto kl_prompts = load_prompt_set(vm, "kl-prompts", "good", "kl-split");
-  const auto eval_prompts = load_prompt_set(vm, "eval-prompts", "bad", "eval-split");
-  std::filesystem::create_directories(ses.out_dir());
+  const auto markers = load_refusal_markers(rt.world(), vm["refusal-markers"].as<std::string>());
+  const auto kl_prompts = load_prompt_set(rt.world(), vm, "kl-prompts", "good", "kl-split");
+  const auto eval_prompts = load_prompt_set(rt.world(), vm, "eval-prompts", "bad", "eval-split");
+  const int64_t V_ = ses.spec().vocab_size;
+  // The file's size, checked before the work: (N_kl, V) f32 log-probabilities and the responses.
+  const auto bytes = static_cast<int64_t>(kl_prompts.size()) * V_ * 4 + static_cast<int64_t>(eval_prompts.size()) * 4096;
+  dist::root_decides(rt.world(), [&] {
+    check_free_space(ses.out_dir(), bytes, "baseline.h5");
+    return true;
+  });
 
   ses.backend();  // loaded before the prefix is detected with it
   const std::string& prefix = ses.response_prefix();
@@ -147,6 +144,7 @@ void phase_baseline(Session& ses) {
   meta.response_prefix_source = ses.response_prefix_source() == "given" ? "given" : "detected";
   meta.max_response_length = max_new;
   meta.abliterate_version = build::version;
+  meta.inputs = phase_inputs(ses, Phase::baseline).dump();
   const std::string path = ses.out_path(io::schema::baseline::kFile);
   io::schema::BaselineWriter w(path, rt.world().handle(), meta, static_cast<int64_t>(kl_prompts.size()),
                                static_cast<int64_t>(eval_prompts.size()), V);
@@ -165,7 +163,8 @@ void phase_baseline(Session& ses) {
 namespace {
 
 int run_baseline(const po::variables_map& vm) {
-  Session ses(vm);
+  Session ses(vm, "baseline");
+  check_phase_options(ses);
   phase_baseline(ses);
   return 0;
 }

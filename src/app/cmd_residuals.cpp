@@ -12,7 +12,9 @@
 #include "abl/core/build_info.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/core/watchdog.h"
 #include "abl/core/progress.h"
+#include "abl/dist/agree.h"
 #include "abl/dist/lockstep.h"
 #include "abl/dist/sharded_weights.h"
 #include "abl/io/output_schema.h"
@@ -30,6 +32,7 @@ struct PromptSetData {
 }  // namespace
 
 void phase_residuals(Session& ses) {
+  watchdog::set_phase("residuals");
   const po::variables_map& vm = ses.vm();
   const double q = vm["winsorize-quantile"].as<double>();
   ABL_CHECK(q > 0.0 && q <= 1.0, "--winsorize-quantile must be in (0, 1], got {}", q);
@@ -41,8 +44,14 @@ void phase_residuals(Session& ses) {
   const char* names[2] = {"good", "bad"};
   for (int s = 0; s < 2; ++s) {
     sets[s].set = s == 0 ? io::schema::PromptSet::good : io::schema::PromptSet::bad;
-    sets[s].prompts = load_prompt_set(vm, names[s], names[s], std::string(names[s]) + "-split");
+    sets[s].prompts = load_prompt_set(rt.world(), vm, names[s], names[s], std::string(names[s]) + "-split");
   }
+  const int64_t n_prompts = static_cast<int64_t>(sets[0].prompts.size() + sets[1].prompts.size());
+  const int64_t row_bytes = (spec.num_layers + 1) * spec.hidden_size * 4;
+  dist::root_decides(rt.world(), [&] {
+    check_free_space(ses.out_dir(), (full ? n_prompts : 2) * row_bytes + n_prompts * 1024, "residuals.h5");
+    return true;
+  });
   ses.backend();  // loaded before the prefix is detected with it
   for (int s = 0; s < 2; ++s) {
     std::vector<int64_t> cost;
@@ -82,7 +91,6 @@ void phase_residuals(Session& ses) {
   rt.world().all_reduce_sum(&tokens, 1);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
-  std::filesystem::create_directories(ses.out_dir());
   io::schema::ResidualsMeta meta;
   meta.model = ses.model();
   meta.architecture = spec.architecture;
@@ -93,6 +101,7 @@ void phase_residuals(Session& ses) {
   meta.abliterate_version = build::version;
   meta.winsorize_quantile = q;
   meta.response_prefix = ses.response_prefix();
+  meta.inputs = phase_inputs(ses, Phase::residuals).dump();
   const std::string path = ses.out_path(io::schema::residuals::kFile);
   io::schema::ResidualsWriter w(path, rt.world().handle(), meta, static_cast<int64_t>(sets[0].prompts.size()),
                                 static_cast<int64_t>(sets[1].prompts.size()), D, H, full);
@@ -114,7 +123,8 @@ void phase_residuals(Session& ses) {
 namespace {
 
 int run_residuals(const po::variables_map& vm) {
-  Session ses(vm);
+  Session ses(vm, "residuals");
+  check_phase_options(ses);
   phase_residuals(ses);
   return 0;
 }

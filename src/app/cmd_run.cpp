@@ -1,11 +1,11 @@
 // `abliterate run`: every phase in one MPI job, sharing the loaded weights — baseline (which also
-// fixes the response prefix every later prompt uses), residuals, directions, sweep. A phase whose
-// file is already complete in the run folder is reused (the sweep resumes), so a requeued or
-// repeated run continues where it stopped; --redo recomputes them. --trials 0 runs the phases
+// fixes the response prefix every later prompt uses), residuals, directions, sweep. Every input is
+// checked before the first phase runs. A phase whose file is already complete in the run folder and
+// records the same inputs as this run is reused (the sweep resumes), so a requeued or repeated run
+// continues where it stopped; a file computed from other inputs is an error; --redo recomputes.
+// Rank 0 takes each of these decisions and broadcasts it (dist/agree.h). --trials 0 runs the phases
 // only (a job that prepares a run folder for sweep slices). SIGTERM/SIGUSR1 stop it between
 // phases or after a sweep batch with exit status 75.
-#include <filesystem>
-
 #include "abl/app/commands.h"
 #include "abl/app/dist_options.h"
 #include "abl/app/driver.h"
@@ -30,21 +30,13 @@ int run_all(const po::variables_map& vm) {
   // A stop signal during the first phases is acted on between phases (the sweep checks after
   // every batch), so a time-limit warning never loses a finished phase.
   install_stop_handlers();
-  Session ses(vm);
-  sweep_settings(vm, ses.spec().num_layers);  // bad sweep options fail now, not after the phases
-  const bool redo = vm["redo"].as<bool>();
-  std::filesystem::create_directories(ses.out_dir());
-  const auto reuse = [&](const char* file) {
-    const std::string path = ses.out_path(file);
-    if (redo || !std::filesystem::exists(path)) return false;
-    log::info("run: reusing {} (--redo recomputes it)", path);
-    return true;
-  };
-  if (!reuse(io::schema::baseline::kFile)) phase_baseline(ses);
+  Session ses(vm, "run");  // locks the run folder
+  check_phase_options(ses);  // bad options, prompt sets, markers or grids fail now, not after a phase
+  if (!reuse_phase_file(ses, Phase::baseline)) phase_baseline(ses);
   if (stop_between_phases(ses, "residuals")) return kExitResumable;
-  if (!reuse(io::schema::residuals::kFile)) phase_residuals(ses);
+  if (!reuse_phase_file(ses, Phase::residuals)) phase_residuals(ses);
   if (stop_between_phases(ses, "directions")) return kExitResumable;
-  if (!reuse(io::schema::directions::kFile)) phase_directions(ses);
+  if (!reuse_phase_file(ses, Phase::directions)) phase_directions(ses);
   if (stop_between_phases(ses, "the sweep")) return kExitResumable;
   return phase_sweep(ses) == SweepEnd::complete ? 0 : kExitResumable;
 }

@@ -23,8 +23,10 @@
 #include "abl/core/build_info.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/core/watchdog.h"
 #include "abl/core/progress.h"
 #include "abl/core/stop_signal.h"
+#include "abl/dist/agree.h"
 #include "abl/io/driver_files.h"
 #include "abl/io/safetensors.h"
 
@@ -32,30 +34,6 @@ namespace abl::app {
 namespace {
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
-
-uint64_t fnv1a(const void* data, size_t n, uint64_t h = 1469598103934665603ull) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  for (size_t i = 0; i < n; ++i) h = (h ^ p[i]) * 1099511628211ull;
-  return h;
-}
-uint64_t fnv1a(const std::string& s, uint64_t h = 1469598103934665603ull) { return fnv1a(s.data(), s.size(), h); }
-
-std::string hex(uint64_t h) { return fmt::format("{:016x}", h); }
-
-// What identifies the model's weights without reading them: config.json and the tensor table.
-std::string model_fingerprint(const std::string& model) {
-  if (is_synthetic(model)) return model;
-  std::ifstream in(fs::path(model) / "config.json", std::ios::binary);
-  std::stringstream text;
-  text << in.rdbuf();
-  uint64_t h = fnv1a(text.str());
-  io::SafetensorsReader st(model);
-  for (const auto& t : st.tensors()) {
-    h = fnv1a(t.name, h);
-    h = fnv1a(fmt::format("{}:{}:{}", t.dtype_name, fmt::join(t.shape, "x"), t.nbytes()), h);
-  }
-  return hex(h);
-}
 
 // Proposals are made on rank 0 (it holds the history) and sent to every rank as values.
 std::vector<ablation::TrialParams> broadcast_trials(dist::Comm& comm, std::vector<ablation::TrialParams> trials,
@@ -78,7 +56,7 @@ std::vector<ablation::TrialParams> broadcast_trials(dist::Comm& comm, std::vecto
 
 }  // namespace
 
-SweepSettings sweep_settings(const po::variables_map& vm, int64_t num_layers) {
+SweepSettings sweep_settings(dist::Comm& comm, const po::variables_map& vm, int64_t num_layers) {
   SweepSettings set;
   set.search = vm["search"].as<std::string>();
   ABL_CHECK(set.search == "tpe" || set.search == "sobol" || set.search == "grid",
@@ -92,11 +70,8 @@ SweepSettings sweep_settings(const po::variables_map& vm, int64_t num_layers) {
   if (set.search == "grid") {
     const std::string gpath = vm["grid"].as<std::string>();
     ABL_CHECK(!gpath.empty(), "--search grid needs --grid FILE (see inputs/grids/)");
-    set.grid = ablation::parse_grid_file(gpath, num_layers);
-    std::ifstream in(gpath, std::ios::binary);
-    std::stringstream text;
-    text << in.rdbuf();
-    set.grid_text = text.str();
+    set.grid_text = dist::read_file_on_root(comm, gpath);
+    set.grid = ablation::parse_grid_text(set.grid_text, gpath, num_layers);
     set.n_trials = static_cast<int64_t>(set.grid.size());
   } else {
     ABL_CHECK(vm["grid"].as<std::string>().empty(), "--grid is only used with --search grid");
@@ -118,11 +93,13 @@ SweepSettings sweep_settings(const po::variables_map& vm, int64_t num_layers) {
   }
   const std::string tpb = vm["trials-per-batch"].as<std::string>();
   if (tpb != "auto") {
+    size_t used = 0;
     try {
-      set.per_batch = std::stoll(tpb);
+      set.per_batch = std::stoll(tpb, &used);
     } catch (const std::exception&) {
       set.per_batch = 0;
     }
+    if (used != tpb.size()) set.per_batch = 0;
     ABL_CHECK(set.per_batch > 0, "--trials-per-batch must be 'auto' or a positive number, got '{}'", tpb);
   }
   return set;
@@ -137,8 +114,11 @@ SweepEnd phase_sweep(Session& ses) {
   // ---- inputs, checked before any heavy work ----
   const std::string dpath = ses.out_path(io::schema::directions::kFile);
   const std::string bpath = ses.out_path(io::schema::baseline::kFile);
-  ABL_CHECK(fs::exists(dpath), "{} does not exist: run the directions phase first", dpath);
-  ABL_CHECK(fs::exists(bpath), "{} does not exist: run the baseline phase first", bpath);
+  dist::root_decides(rt.world(), [&] {
+    ABL_CHECK(fs::exists(dpath), "{} does not exist: run the directions phase first", dpath);
+    ABL_CHECK(fs::exists(bpath), "{} does not exist: run the baseline phase first", bpath);
+    return true;
+  });
   const io::schema::DirectionsData dirs = io::schema::read_directions(dpath);
   ABL_CHECK(dirs.depths == L + 1 && dirs.hidden == spec.hidden_size,
             "{} holds directions of {} depths x {} (model {}), but --model {} has {} layers of hidden size {}", dpath,
@@ -164,13 +144,13 @@ SweepEnd phase_sweep(Session& ses) {
               "{} was computed with the response prefix \"{}\" but {} with \"{}\"; rerun residuals and directions",
               rpath, res.meta().response_prefix, bpath, base.meta().response_prefix);
   }
-  const auto markers = text::RefusalMarkers::from_option(vm["refusal-markers"].as<std::string>());
+  const auto markers = load_refusal_markers(rt.world(), vm["refusal-markers"].as<std::string>());
   const int64_t max_new = base.meta().max_response_length;
   ABL_CHECK(vm["max-response-length"].defaulted() || vm["max-response-length"].as<int64_t>() == max_new,
             "--max-response-length {} differs from the {} that {} was measured with; rerun baseline",
             vm["max-response-length"].as<int64_t>(), max_new, bpath);
 
-  const SweepSettings set = sweep_settings(vm, L);
+  const SweepSettings set = sweep_settings(rt.world(), vm, L);
   if (set.n_trials == 0) {
     log::info("sweep: --trials 0: nothing to evaluate");
     return SweepEnd::complete;
@@ -202,25 +182,25 @@ SweepEnd phase_sweep(Session& ses) {
 
   // ---- the settings a resumed sweep must share ----
   nlohmann::ordered_json cfg;
-  cfg["model"] = model_fingerprint(ses.model());
-  cfg["directions"] = hex(fnv1a(dirs.directions.data(), dirs.directions.size() * sizeof(double)));
+  cfg["model"] = ses.model_fingerprint();
+  cfg["directions"] = hex64(fnv1a(dirs.directions.data(), dirs.directions.size() * sizeof(double)));
   std::vector<float> base_logprobs = base.kl_logprobs();  // (N_kl, V): hashed here, scored against later
-  cfg["baseline_logprobs"] = hex(fnv1a(base_logprobs.data(), base_logprobs.size() * sizeof(float)));
-  cfg["kl_prompts"] = hex(fnv1a(nlohmann::json(kl_texts).dump()));
-  cfg["eval_prompts"] = hex(fnv1a(nlohmann::json(eval_texts).dump()));
+  cfg["baseline_logprobs"] = hex64(fnv1a(base_logprobs.data(), base_logprobs.size() * sizeof(float)));
+  cfg["kl_prompts"] = hex64(fnv1a(nlohmann::json(kl_texts).dump()));
+  cfg["eval_prompts"] = hex64(fnv1a(nlohmann::json(eval_texts).dump()));
   cfg["chat_template"] = ses.chat_template().name();
   cfg["system_prompt"] = ses.system_prompt();
   cfg["response_prefix"] = ses.response_prefix();
-  cfg["refusal_markers"] = hex(fnv1a(nlohmann::json(markers.markers()).dump()));
+  cfg["refusal_markers"] = hex64(fnv1a(nlohmann::json(markers.markers()).dump()));
   cfg["max_response_length"] = max_new;
   cfg["row_normalization"] = std::string(ablation::row_norm_name(mode));
   cfg["search"] = search;
   cfg["seed"] = seed;
   if (search == "tpe") cfg["startup_trials"] = startup;
-  if (search == "grid") cfg["grid"] = hex(fnv1a(grid_text));
+  if (search == "grid") cfg["grid"] = hex64(fnv1a(grid_text));
   cfg["store_responses"] = vm["store-responses"].as<bool>();
   const std::string cfg_json = cfg.dump();
-  const std::string hash = hex(fnv1a(cfg_json));
+  const std::string hash = hex64(fnv1a(cfg_json));
 
   // ---- the trials file (rank 0) and the history every proposal depends on ----
   const std::string tpath =
@@ -281,6 +261,7 @@ SweepEnd phase_sweep(Session& ses) {
   while (n_done < n_trials) {
     const int64_t k = std::min(per_batch, n_trials - n_done);
     const int64_t batch = n_done / per_batch;  // batches have per_batch trials until the last
+    watchdog::set_phase(fmt::format("sweep batch {}", batch));
     std::vector<ablation::TrialParams> proposal;
     if (ses.is_root()) {
       if (search == "grid") {
@@ -355,7 +336,8 @@ SweepEnd phase_sweep(Session& ses) {
 namespace {
 
 int run_sweep(const po::variables_map& vm) {
-  Session ses(vm);
+  Session ses(vm, "sweep");
+  check_phase_options(ses);
   return phase_sweep(ses) == SweepEnd::complete ? 0 : kExitResumable;
 }
 

@@ -6,8 +6,15 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
+#include "abl/app/run_folder.h"
 #include "abl/core/error.h"
+#include "abl/core/log.h"
+#include "abl/core/watchdog.h"
+#include "abl/dist/agree.h"
 #include "abl/dist/memory_plan.h"
 #ifdef ABL_WITH_CUDA
 #include "abl/backend/cuda/device.h"
@@ -27,7 +34,44 @@ void declare_dist_options(OptionSet& o) {
        "always holds them in host memory)")
       ("comm", po::value<std::string>()->default_value("auto"),
        "cuda: weight all-gathers over nccl, or mpi staged through host memory (lets ranks share a GPU); "
-       "auto: mpi when a node has more ranks than GPUs");
+       "auto: mpi when a node has more ranks than GPUs")
+      ("hang-timeout", po::value<double>()->default_value(1800),
+       "seconds a rank may stay in one collective, file write or pass before the job is ended with a report of "
+       "where each rank is (0 = off)");
+}
+
+void start_watchdog(dist::Runtime& rt, const po::variables_map& vm) {
+  if (!vm.count("hang-timeout")) return;
+  const double seconds = vm["hang-timeout"].as<double>();
+  ABL_CHECK(std::isfinite(seconds) && seconds >= 0, "--hang-timeout must be a number of seconds >= 0, got {}", seconds);
+  const bool parallel = rt.world_size() > 1;
+  watchdog::start(seconds, [parallel](const std::string& report) {
+    release_run_folder_lock_on_abort();
+    std::fprintf(stderr, "%s\nending the whole job: a rank made no progress for --hang-timeout seconds\n",
+                 report.c_str());
+    std::fflush(stderr);
+    if (parallel) MPI_Abort(MPI_COMM_WORLD, 1);
+    std::_Exit(1);
+  });
+}
+
+BackendKind agree_backend(dist::Runtime& rt, const std::string& option) {
+  std::string why;
+  BackendKind kind = BackendKind::cpu;
+  bool ok = true;
+  try {
+    kind = resolve_backend(option);
+  } catch (const Error& e) {
+    ok = false;
+    why = e.what();
+  }
+  dist::agree_all(rt.world(), ok, why);
+  // auto: cuda only where every rank has a GPU.
+  const int64_t all_cuda = dist::all_min(rt.world(), kind == BackendKind::cuda ? 1 : 0);
+  if (kind == BackendKind::cuda && all_cuda == 0) {
+    log::info("--backend {}: not every rank sees a GPU; every rank runs on the cpu backend", option);
+  }
+  return all_cuda == 1 ? BackendKind::cuda : BackendKind::cpu;
 }
 
 const dist::Topology& configure_topology(dist::Runtime& rt, const po::variables_map& vm,
@@ -38,25 +82,39 @@ const dist::Topology& configure_topology(dist::Runtime& rt, const po::variables_
   req.shard_group_size = vm["shard-group-size"].as<int>();
   ABL_CHECK(req.shard_group_size >= 0, "--shard-group-size must be >= 0, got {}", req.shard_group_size);
   req.ranks_per_node = vm["ranks-per-node"].as<int>();
-  if (req.ranks_per_node == 0) req.ranks_per_node = dist::ranks_per_node_from_env();
+  // The environment is rank 0's: every rank must build the same layout.
+  if (req.ranks_per_node == 0) {
+    req.ranks_per_node = static_cast<int>(dist::root_value(rt.world(), [] { return dist::ranks_per_node_from_env(); }));
+  }
+  // Ranks sharing one host's memory: a virtual node's, else the real host's (the largest of any host).
+  const int node_ranks = req.ranks_per_node > 0 ? req.ranks_per_node
+                                                : static_cast<int>(dist::all_max(rt.world(), rt.node_size()));
+  // A rank's share of its host's memory, the smallest of any rank, so every rank plans alike.
   const double mem = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
-  const int node_ranks = req.ranks_per_node > 0 ? req.ranks_per_node : rt.world_size();
+  int64_t budget_bytes = static_cast<int64_t>(mem / node_ranks);
   dist::PlanOptions opts;
   opts.backend = dist::Backend::cpu;
-  opts.budget_gib = mem / node_ranks / static_cast<double>(int64_t{1} << 30);
 #ifdef ABL_WITH_CUDA
   if (backend == BackendKind::cuda) {
     // One rank's GPU: its memory, shared by the node's ranks when there are more ranks than GPUs.
     const int gpus = std::max(cuda::device_count(), 1);
     opts.backend = dist::Backend::cuda;
-    opts.budget_gib = static_cast<double>(cuda::device_memory_bytes(0)) / std::max(1, (node_ranks + gpus - 1) / gpus) /
-                      static_cast<double>(int64_t{1} << 30);
+    budget_bytes = cuda::device_memory_bytes(0) / std::max(1, (node_ranks + gpus - 1) / gpus);
   }
 #else
   (void)backend;
 #endif
+  opts.budget_gib = static_cast<double>(dist::all_min(rt.world(), budget_bytes)) / static_cast<double>(int64_t{1} << 30);
   opts.batch_tokens = limits.max_tokens;
-  opts.prompt_tokens = std::min<int64_t>(256, limits.max_tokens);
+  // A typical sequence for sizing (256 prompt + 100 new tokens), within the model's context; the
+  // phases check their real lengths against it (Session::pass).
+  int64_t seq_prompt = 256, seq_new = 100;
+  if (spec.max_position_embeddings > 0 && seq_prompt + seq_new > spec.max_position_embeddings) {
+    seq_new = std::min<int64_t>(seq_new, spec.max_position_embeddings / 2);
+    seq_prompt = spec.max_position_embeddings - seq_new;
+  }
+  opts.prompt_tokens = std::max<int64_t>(1, std::min<int64_t>(seq_prompt, limits.max_tokens));
+  opts.max_new_tokens = seq_new;
   dist::TopologyRequest probe = req;
   probe.world_size = rt.world_size();
   probe.node_size = node_ranks;

@@ -2,6 +2,11 @@
 // the same way.
 #include "abl/app/model_options.h"
 
+#include <sched.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 
 #include "abl/backend/ops.h"
@@ -50,7 +55,8 @@ io::PromptSource prompt_source(const po::variables_map& vm) {
 
 void declare_engine_options(OptionSet& o) {
   o.group("engine", "Engine")
-      ("threads", po::value<int>()->default_value(0), "CPU threads (0 = OMP_NUM_THREADS when set, else all cores)")
+      ("threads", po::value<int>()->default_value(0),
+       "CPU threads per rank (0 = automatic: OMP_NUM_THREADS when set, else the rank's share of the cores it may use)")
       ("batch-tokens", po::value<std::string>()->default_value("auto"),
        "tokens per forward pass, or auto (4096)")
       ("max-seqs", po::value<int64_t>()->default_value(256), "sequences per forward pass")
@@ -58,7 +64,38 @@ void declare_engine_options(OptionSet& o) {
        "cpu, cuda, or auto (cuda when this binary has it and a GPU is visible)");
 }
 
-engine::Limits engine_limits(const po::variables_map& vm) {
+namespace {
+
+// A positive integer environment variable, or 0 when unset or not one.
+int env_count(const char* name) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return 0;
+  char* end = nullptr;
+  const long n = std::strtol(v, &end, 10);
+  return end && *end == '\0' && n > 0 && n < (1 << 20) ? static_cast<int>(n) : 0;
+}
+
+}  // namespace
+
+int rank_threads(int requested, int local_ranks) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  int cores = sched_getaffinity(0, sizeof set, &set) == 0 ? CPU_COUNT(&set) : 0;
+  const long online = sysconf(_SC_NPROCESSORS_ONLN);
+  if (cores <= 0) cores = online > 0 ? static_cast<int>(online) : 1;
+  const bool bound = online > 0 && cores < online;  // the launcher gave this rank its own cores
+  if (const int per_task = env_count("SLURM_CPUS_PER_TASK")) cores = std::min(cores, per_task);
+  ABL_CHECK(requested <= cores,
+            "--threads {} is more than the {} cores this rank may use (its CPU affinity{}); use at most {}, or 0 "
+            "for automatic",
+            requested, cores, env_count("SLURM_CPUS_PER_TASK") ? " and SLURM_CPUS_PER_TASK" : "", cores);
+  if (requested > 0) return requested;
+  if (const int omp = env_count("OMP_NUM_THREADS")) return std::min(omp, cores);
+  if (!bound && !env_count("SLURM_CPUS_PER_TASK")) cores = std::max(1, cores / std::max(1, local_ranks));
+  return cores;
+}
+
+engine::Limits engine_limits(const po::variables_map& vm, int local_ranks) {
   engine::Limits lim;
   const std::string bt = vm["batch-tokens"].as<std::string>();
   if (bt == "auto") {
@@ -76,8 +113,8 @@ engine::Limits engine_limits(const po::variables_map& vm) {
   ABL_CHECK(lim.max_tokens > 0, "--batch-tokens must be positive, got {}", lim.max_tokens);
   ABL_CHECK(lim.max_seqs > 0, "--max-seqs must be positive, got {}", lim.max_seqs);
   const int threads = vm["threads"].as<int>();
-  ABL_CHECK(threads >= 0, "--threads must be 0 (all cores) or positive, got {}", threads);
-  cpu::set_num_threads(threads);
+  ABL_CHECK(threads >= 0, "--threads must be 0 (automatic) or positive, got {}", threads);
+  cpu::set_num_threads(rank_threads(threads, local_ranks));
   return lim;
 }
 

@@ -9,6 +9,8 @@
 #include "abl/app/model_options.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/core/watchdog.h"
+#include "abl/dist/agree.h"
 #include "abl/dist/lockstep.h"
 #include "abl/io/driver_files.h"
 
@@ -78,17 +80,33 @@ void declare_sweep_options(OptionSet& o) {
        "`abliterate merge` combines the slices");
 }
 
-std::vector<io::Prompt> load_prompt_set(const po::variables_map& vm, const std::string& file_option,
+std::vector<io::Prompt> load_prompt_set(dist::Comm& comm, const po::variables_map& vm, const std::string& file_option,
                                         const std::string& fallback_option, const std::string& split_option) {
   io::PromptSource src;
   src.path = vm[file_option].as<std::string>();
   if (src.path.empty()) src.path = vm[fallback_option].as<std::string>();
   src.column = vm["column"].as<std::string>();
   src.split = vm[split_option].as<std::string>();
-  auto prompts = io::load_prompts(src);
-  ABL_CHECK(!prompts.empty(), "--{} {} with --{} {} selects no prompts", file_option, src.path, split_option,
-            src.split);
+  // Rank 0 reads the file; every rank gets (line, text) pairs.
+  const std::vector<std::string> flat = dist::root_strings(comm, [&] {
+    const auto prompts = io::load_prompts(src);
+    ABL_CHECK(!prompts.empty(), "--{} {} with --{} {} selects no prompts", file_option, src.path, split_option,
+              src.split);
+    std::vector<std::string> out;
+    for (const auto& p : prompts) {
+      out.push_back(std::to_string(p.line));
+      out.push_back(p.text);
+    }
+    return out;
+  });
+  std::vector<io::Prompt> prompts;
+  for (size_t i = 0; i + 1 < flat.size(); i += 2) prompts.push_back({flat[i + 1], std::stoll(flat[i])});
   return prompts;
+}
+
+text::RefusalMarkers load_refusal_markers(dist::Comm& comm, const std::string& option) {
+  if (option == "builtin") return text::RefusalMarkers::builtin();
+  return text::RefusalMarkers::from_text(dist::read_file_on_root(comm, option), option);
 }
 
 std::vector<int64_t> prompt_costs(const std::vector<std::vector<int32_t>>& prompts) {
@@ -108,13 +126,17 @@ int64_t longest_prompt(const std::vector<std::vector<int32_t>>& prompts) {
   return n;
 }
 
-Session::Session(const po::variables_map& vm) : vm_(vm) {
-  if (vm.count("out")) out_dir_ = vm["out"].as<std::string>();
+Session::Session(const po::variables_map& vm, const std::string& command) : vm_(vm) {
+  start_watchdog(rt_, vm);
+  if (vm.count("out")) {
+    out_dir_ = vm["out"].as<std::string>();
+    lock_ = RunFolderLock::acquire(rt_.world(), out_dir_, command);
+  }
   if (!vm.count("model")) return;  // the driver-only phases (directions)
   model_ = vm["model"].as<std::string>();
   spec_ = is_synthetic(model_) ? model::synthetic_model_spec(model_) : model::load_model_spec(model_);
-  if (vm.count("batch-tokens")) limits_ = engine_limits(vm);
-  if (vm.count("backend")) backend_kind_ = resolve_backend(vm["backend"].as<std::string>());  // fails early
+  if (vm.count("batch-tokens")) limits_ = engine_limits(vm, rt_.node_size());
+  if (vm.count("backend")) backend_kind_ = agree_backend(rt_, vm["backend"].as<std::string>());  // fails early
   tok_ = std::make_unique<text::Tokenizer>(load_tokenizer(model_));
   tmpl_ = std::make_unique<text::ChatTemplate>(load_chat_template(vm));
   system_ = vm["system-prompt"].as<std::string>();
@@ -136,10 +158,14 @@ void Session::set_response_prefix(std::string prefix, std::string source) {
 
 const std::string& Session::response_prefix() {
   if (!prefix_) {
+    // Whether a baseline recorded one is decided by rank 0 (a collective detection follows if not).
     const std::string baseline = out_dir_.empty() ? "" : out_path(io::schema::baseline::kFile);
-    if (!baseline.empty() && fs::exists(baseline)) {
-      io::schema::BaselineReader b(baseline);
-      set_response_prefix(b.meta().response_prefix, "baseline.h5");
+    const std::vector<std::string> recorded = dist::root_strings(rt_.world(), [&]() -> std::vector<std::string> {
+      if (baseline.empty() || !fs::exists(baseline)) return {};
+      return {io::schema::BaselineReader(baseline).meta().response_prefix};
+    });
+    if (!recorded.empty()) {
+      set_response_prefix(recorded[0], "baseline.h5");
     } else {
       // Up to 100 good and 100 bad prompts, as the reference tool; the evaluation sets when
       // this command has them, else the direction sets.
@@ -148,11 +174,11 @@ const std::string& Session::response_prefix() {
         for (size_t i = 0; i < std::min<size_t>(100, set.size()); ++i) sample.push_back(set[i].text);
       };
       if (vm_.count("kl-split") && vm_.count("good")) {
-        take(load_prompt_set(vm_, "kl-prompts", "good", "kl-split"));
-        take(load_prompt_set(vm_, "eval-prompts", "bad", "eval-split"));
+        take(load_prompt_set(rt_.world(), vm_, "kl-prompts", "good", "kl-split"));
+        take(load_prompt_set(rt_.world(), vm_, "eval-prompts", "bad", "eval-split"));
       } else if (vm_.count("good")) {
-        take(load_prompt_set(vm_, "good", "good", "good-split"));
-        take(load_prompt_set(vm_, "bad", "bad", "bad-split"));
+        take(load_prompt_set(rt_.world(), vm_, "good", "good", "good-split"));
+        take(load_prompt_set(rt_.world(), vm_, "bad", "bad", "bad-split"));
       }
       ABL_CHECK(!sample.empty(), "--response-prefix auto needs prompts to detect it from; give --response-prefix");
       set_response_prefix(detect_response_prefix(*this, sample), "detected");
@@ -190,9 +216,117 @@ Backend& Session::backend() {
   return *backend_;
 }
 
+const std::string& Session::model_fingerprint() {
+  if (fingerprint_.empty()) {
+    fingerprint_ = dist::root_string(rt_.world(), [&] { return app::model_fingerprint(model_); });
+  }
+  return fingerprint_;
+}
+
 engine::ForwardPass& Session::pass(int64_t longest, int64_t max_new) {
+  const int64_t context = spec_.max_position_embeddings;
+  ABL_CHECK(context <= 0 || longest + max_new <= context,
+            "a prompt of {} tokens (chat template included) plus {} response tokens exceeds the {} positions of {} "
+            "(max_position_embeddings); use shorter prompts or a smaller --max-response-length",
+            longest, max_new, context, model_);
   // Enough rows for the longest prompt plus its response, and for a full pass of sequences.
   return backend().pass(std::max(longest + max_new, limits_.max_tokens + limits_.max_seqs * max_new));
+}
+
+}  // namespace abl::app
+
+namespace abl::app {
+namespace {
+
+std::string prompts_hash(const std::vector<io::Prompt>& prompts) {
+  uint64_t h = kFnvOffset;
+  for (const auto& p : prompts) h = fnv1a(p.text + '\n', h);
+  return hex64(h);
+}
+
+}  // namespace
+
+nlohmann::ordered_json phase_inputs(Session& s, Phase phase) {
+  const po::variables_map& vm = s.vm();
+  nlohmann::ordered_json in;
+  if (phase == Phase::directions) {
+    // The residuals it is computed from (their own inputs) and the option of this phase.
+    const std::string rpath = s.out_path(io::schema::residuals::kFile);
+    in["residuals"] = dist::root_string(s.rt().world(), [&] {
+      ABL_CHECK(fs::exists(rpath), "{} does not exist: run the residuals phase first", rpath);
+      const io::schema::ResidualsReader res(rpath);
+      return hex64(fnv1a(res.meta().inputs + res.meta().created));
+    });
+    in["projected"] = vm["projected"].as<bool>();
+    return in;
+  }
+  in["model"] = s.model_fingerprint();
+  in["architecture"] = s.spec().architecture;
+  in["chat_template"] = s.chat_template().name();
+  in["system_prompt"] = s.system_prompt();
+  in["response_prefix_option"] = vm["response-prefix"].as<std::string>();
+  if (phase == Phase::baseline) {
+    in["kl_prompts"] = prompts_hash(load_prompt_set(s.rt().world(), vm, "kl-prompts", "good", "kl-split"));
+    in["eval_prompts"] = prompts_hash(load_prompt_set(s.rt().world(), vm, "eval-prompts", "bad", "eval-split"));
+    in["refusal_markers"] =
+        hex64(fnv1a(nlohmann::json(load_refusal_markers(s.rt().world(), vm["refusal-markers"].as<std::string>()).markers())
+                        .dump()));
+    in["max_response_length"] = vm["max-response-length"].as<int64_t>();
+  } else {
+    in["good_prompts"] = prompts_hash(load_prompt_set(s.rt().world(), vm, "good", "good", "good-split"));
+    in["bad_prompts"] = prompts_hash(load_prompt_set(s.rt().world(), vm, "bad", "bad", "bad-split"));
+    in["winsorize_quantile"] = vm["winsorize-quantile"].as<double>();
+    in["full_residuals"] = !vm["no-full-residuals"].as<bool>();
+    in["response_prefix"] = s.response_prefix();
+  }
+  return in;
+}
+
+bool reuse_phase_file(Session& s, Phase phase) {
+  const char* file = phase == Phase::baseline    ? io::schema::baseline::kFile
+                     : phase == Phase::residuals ? io::schema::residuals::kFile
+                                                 : io::schema::directions::kFile;
+  const std::string path = s.out_path(file);
+  const bool redo = s.vm().count("redo") && s.vm()["redo"].as<bool>();
+  const bool exists = dist::root_decides(s.rt().world(), [&] { return fs::exists(path); });
+  if (redo || !exists) return false;
+  const nlohmann::ordered_json inputs = phase_inputs(s, phase);
+  const bool reuse = dist::root_decides(s.rt().world(), [&] {
+    std::string recorded;
+    if (phase == Phase::baseline) recorded = io::schema::BaselineReader(path).meta().inputs;
+    if (phase == Phase::residuals) recorded = io::schema::ResidualsReader(path).meta().inputs;
+    if (phase == Phase::directions) recorded = io::schema::read_directions(path).inputs;
+    return reusable_phase_file(path, recorded, inputs);
+  });
+  if (reuse) log::info("run: reusing {}: its recorded inputs are this run's (--redo recomputes it)", path);
+  return reuse;
+}
+
+}  // namespace abl::app
+
+namespace abl::app {
+
+void check_phase_options(Session& s) {
+  const po::variables_map& vm = s.vm();
+  dist::Comm& world = s.rt().world();
+  if (vm.count("winsorize-quantile")) {
+    const double q = vm["winsorize-quantile"].as<double>();
+    ABL_CHECK(q > 0.0 && q <= 1.0, "--winsorize-quantile must be in (0, 1], got {}", q);
+  }
+  if (vm.count("max-response-length")) {
+    const int64_t n = vm["max-response-length"].as<int64_t>();
+    ABL_CHECK(n > 0, "--max-response-length must be positive, got {}", n);
+  }
+  if (vm.count("good-split")) {
+    load_prompt_set(world, vm, "good", "good", "good-split");
+    load_prompt_set(world, vm, "bad", "bad", "bad-split");
+  }
+  if (vm.count("kl-split") && vm.count("good")) {
+    load_prompt_set(world, vm, "kl-prompts", "good", "kl-split");
+    load_prompt_set(world, vm, "eval-prompts", "bad", "eval-split");
+  }
+  if (vm.count("refusal-markers")) load_refusal_markers(world, vm["refusal-markers"].as<std::string>());
+  if (vm.count("search") && !s.model().empty()) sweep_settings(world, vm, s.spec().num_layers);
 }
 
 }  // namespace abl::app

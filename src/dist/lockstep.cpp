@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "abl/core/error.h"
+#include "abl/core/watchdog.h"
 
 namespace abl::dist {
 
@@ -97,6 +98,7 @@ void prefill_lockstep(engine::ForwardPass& pass, const std::vector<std::vector<i
       out.kl_rows = opts.kl_rows->data() + begin;
       out.kl = opts.kl + begin;
     }
+    watchdog::mark("forward pass (prefill)");
     pass.forward(b, out);
     for (size_t k = begin; k < end; ++k) {
       on_result(k, opts.logits ? logits.data() + (k - begin) * static_cast<size_t>(V) : nullptr,

@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "abl/core/error.h"
+#include "abl/core/watchdog.h"
 
 namespace abl::dist {
 
@@ -52,6 +53,7 @@ class MpiPending final : public Pending {
   void wait() override {
     if (done) return;
     done = true;
+    watchdog::Scope at("MPI_Wait (all-gather)");
     mpi_check(MPI_Wait(&req, MPI_STATUS_IGNORE), "MPI_Wait (all-gather)");
   }
   ByteType type;
@@ -73,6 +75,8 @@ MpiComm::~MpiComm() {
 void MpiComm::all_gather(const void* send, void* recv, size_t bytes) { start_all_gather(send, recv, bytes)->wait(); }
 
 std::unique_ptr<Pending> MpiComm::start_all_gather(const void* send, void* recv, size_t bytes) {
+  watchdog::fault_delay();
+  watchdog::Scope at("MPI_Iallgather");
   auto p = std::make_unique<MpiPending>(bytes);
   mpi_check(MPI_Iallgather(send, p->type.count, p->type.type, recv, p->type.count, p->type.type, comm_, &p->req),
             "MPI_Iallgather");
@@ -80,22 +84,34 @@ std::unique_ptr<Pending> MpiComm::start_all_gather(const void* send, void* recv,
 }
 
 void MpiComm::all_reduce_sum(double* data, size_t n) {
+  watchdog::fault_delay();
+  watchdog::Scope at("MPI_Allreduce (sum)");
   mpi_check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_DOUBLE, MPI_SUM, comm_), "MPI_Allreduce");
 }
 
 void MpiComm::all_reduce_sum(int64_t* data, size_t n) {
+  watchdog::fault_delay();
+  watchdog::Scope at("MPI_Allreduce (sum)");
   mpi_check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_INT64_T, MPI_SUM, comm_), "MPI_Allreduce");
 }
 
 void MpiComm::all_reduce_max(int64_t* data, size_t n) {
+  watchdog::fault_delay();
+  watchdog::Scope at("MPI_Allreduce (max)");
   mpi_check(MPI_Allreduce(MPI_IN_PLACE, data, static_cast<int>(n), MPI_INT64_T, MPI_MAX, comm_), "MPI_Allreduce");
 }
 
 void MpiComm::broadcast(void* data, size_t bytes, int root) {
+  watchdog::fault_delay();
+  watchdog::Scope at("MPI_Bcast");
   ByteType t(bytes);
   mpi_check(MPI_Bcast(data, t.count, t.type, root, comm_), "MPI_Bcast");
 }
 
-void MpiComm::barrier() { mpi_check(MPI_Barrier(comm_), "MPI_Barrier"); }
+void MpiComm::barrier() {
+  watchdog::fault_delay();
+  watchdog::Scope at("MPI_Barrier");
+  mpi_check(MPI_Barrier(comm_), "MPI_Barrier");
+}
 
 }  // namespace abl::dist

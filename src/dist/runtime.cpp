@@ -12,6 +12,7 @@
 
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/core/watchdog.h"
 
 namespace abl::dist {
 
@@ -37,6 +38,12 @@ Runtime::Runtime() {
   char name[256] = {0};
   gethostname(name, sizeof name - 1);
   host_ = name;
+  MPI_Comm node = MPI_COMM_NULL;
+  mpi_check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, world_rank_, MPI_INFO_NULL, &node),
+            "MPI_Comm_split_type");
+  MPI_Comm_size(node, &node_size_);
+  MPI_Comm_free(&node);
+  watchdog::configure_faults(world_rank_);
   log::Config lc = log::config();
   lc.rank = world_rank_;
   lc.world = world_size_;

@@ -9,6 +9,7 @@
 
 #include "abl/backend/ops.h"
 #include "abl/core/error.h"
+#include "abl/core/watchdog.h"
 #include "abl/text/incremental_decoder.h"
 
 namespace abl::engine {
@@ -150,6 +151,7 @@ std::vector<GenerateResult> generate(ForwardPass& pass, const text::Tokenizer& t
       logits.resize(static_cast<size_t>(std::max<int64_t>(b.num_seqs(), 1) * V));
       out.logits = logits.data();
     }
+    watchdog::mark("forward pass (generation)");
     pass.forward(b, out);
 
     // Pick each sequence's next token; retire the ones that stop.

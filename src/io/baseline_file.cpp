@@ -58,6 +58,7 @@ BaselineWriter::BaselineWriter(const std::string& path, MPI_Comm comm, const Bas
   f.set_attr_string("/", bl::kAttrSystemPrompt, meta.system_prompt);
   f.set_attr_string("/", bl::kAttrResponsePrefix, meta.response_prefix);
   f.set_attr_string("/", bl::kAttrResponsePrefixSource, meta.response_prefix_source);
+  f.set_attr_string("/", kInputsAttr, meta.inputs);
   f.set_attr_int("/", bl::kAttrMaxResponseLength, meta.max_response_length);
   f.set_attr_int("/", bl::kAttrWorldSize, world);
   f.set_attr_string("/", bl::kAttrVersion, meta.abliterate_version);
@@ -133,6 +134,7 @@ BaselineReader::BaselineReader(const std::string& path) : file_(h5::File::open(p
   meta_.max_response_length = f.attr_int("/", bl::kAttrMaxResponseLength);
   meta_.world_size = f.attr_int("/", bl::kAttrWorldSize);
   meta_.abliterate_version = f.attr_string("/", bl::kAttrVersion);
+  if (f.has_attr("/", kInputsAttr)) meta_.inputs = f.attr_string("/", kInputsAttr);
   meta_.created = f.attr_string("/", bl::kAttrCreated);
 
   h5::Dataset logprobs = f.open_dataset(bl::kKlLogprobs);

@@ -63,6 +63,7 @@ void write_directions(const std::string& path, const DirectionsData& d) {
   f.set_attr_string("/", dn::kAttrArchitecture, d.architecture);
   f.set_attr_string("/", dn::kAttrResidualsCreated, d.residuals_created);
   f.set_attr_int("/", dn::kAttrProjected, d.projected ? 1 : 0);
+  f.set_attr_string("/", kInputsAttr, d.inputs);
   f.set_attr_string("/", dn::kAttrCreated, detail::now_iso8601());
   out.commit();
 }
@@ -75,6 +76,7 @@ DirectionsData read_directions(const std::string& path) {
   d.architecture = f.attr_string("/", dn::kAttrArchitecture);
   d.residuals_created = f.attr_string("/", dn::kAttrResidualsCreated);
   d.projected = f.attr_int("/", dn::kAttrProjected) != 0;
+  if (f.has_attr("/", kInputsAttr)) d.inputs = f.attr_string("/", kInputsAttr);
   d.created = f.attr_string("/", dn::kAttrCreated);
 
   const std::vector<int64_t> dims = f.open_dataset(dn::kDirections).dims();

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "abl/core/error.h"
+#include "abl/core/watchdog.h"
 #include "abl/core/utf8.h"
 #include "abl/io/h5.h"
 
@@ -104,6 +105,7 @@ std::pair<Id, Id> Dataset::select_rows(int64_t first_row, int64_t n_rows) const 
 }
 
 void Dataset::write_block(hid_t mem_type, int64_t first_row, int64_t n_rows, const void* data) {
+  watchdog::Scope at("HDF5 write (H5Dwrite)");
   const std::string& file = ctx_->path;
   const auto [file_space, mem_space] = select_rows(first_row, n_rows);
   static const char dummy = 0;  // HDF5 rejects a null buffer even for an empty selection
@@ -141,6 +143,7 @@ void Dataset::read_rows_raw(Type t, int64_t first_row, int64_t n_rows, void* out
 }
 
 void Dataset::extend(int64_t new_rows) {
+  watchdog::Scope at("HDF5 extend (H5Dset_extent)");
   const std::string& file = ctx_->path;
   Id space(H5_CHECK(H5Dget_space(id_.get()), file, path_));
   int rank = H5_CHECK(H5Sget_simple_extent_ndims(space.get()), file, path_);

@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "abl/core/error.h"
+#include "abl/core/watchdog.h"
 #include "abl/io/h5.h"
 
 namespace abl::io::h5 {
@@ -113,6 +114,8 @@ hid_t native_type(Type t) {
 
 // MPI errors are fatal (MPI_ERRORS_ARE_FATAL, the default), so return codes are not checked.
 void agree(MPI_Comm comm, bool ok, const std::string& message) {
+  watchdog::fault_delay();
+  watchdog::Scope at("HDF5 agree (MPI_Allreduce)");
   if (comm == MPI_COMM_NULL) {
     if (!ok) throw Error(message);
     return;

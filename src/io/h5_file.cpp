@@ -5,6 +5,7 @@
 #include <exception>
 
 #include "abl/core/error.h"
+#include "abl/core/watchdog.h"
 #include "abl/io/h5.h"
 
 namespace abl::io::h5 {
@@ -66,6 +67,7 @@ File File::open_unlocked(const std::string& path) {
 }
 
 File File::create(const std::string& path, MPI_Comm comm) {
+  watchdog::Scope at("HDF5 create (H5Fcreate)");
   quiet_hdf5();
   auto ctx = std::make_shared<FileContext>(FileContext{path, comm});
   Id fapl = file_access(path, comm);
@@ -74,6 +76,7 @@ File File::create(const std::string& path, MPI_Comm comm) {
 }
 
 File File::open(const std::string& path, MPI_Comm comm, bool writable) {
+  watchdog::Scope at("HDF5 open (H5Fopen)");
   quiet_hdf5();
   auto ctx = std::make_shared<FileContext>(FileContext{path, comm});
   Id fapl = file_access(path, comm);
@@ -83,6 +86,7 @@ File File::open(const std::string& path, MPI_Comm comm, bool writable) {
 }
 
 void File::close() {
+  watchdog::Scope at("HDF5 close (H5Fclose)");
   if (!id_.valid()) return;
   ssize_t open = H5Fget_obj_count(
       id_.get(), H5F_OBJ_DATASET | H5F_OBJ_GROUP | H5F_OBJ_DATATYPE | H5F_OBJ_ATTR | H5F_OBJ_LOCAL);
@@ -236,7 +240,10 @@ Dataset File::create_f64_compound_dataset(const std::string& path,
   return create_dataset_typed(path, type.get(), bytes, {rows}, options);
 }
 
-void File::flush() { H5_CHECK(H5Fflush(id_.get(), H5F_SCOPE_GLOBAL), path(), "/"); }
+void File::flush() {
+  watchdog::Scope at("HDF5 flush (H5Fflush)");
+  H5_CHECK(H5Fflush(id_.get(), H5F_SCOPE_GLOBAL), path(), "/");
+}
 
 Dataset File::open_dataset(const std::string& path) const {
   ABL_CHECK(exists(path), "{}: no dataset {}", this->path(), path);

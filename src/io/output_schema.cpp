@@ -80,6 +80,7 @@ ResidualsWriter::ResidualsWriter(const std::string& path, MPI_Comm comm, const R
   f.set_attr_string("/", r::kAttrVersion, meta.abliterate_version);
   f.set_attr_double("/", r::kAttrWinsorizeQuantile, meta.winsorize_quantile);
   f.set_attr_string("/", r::kAttrResponsePrefix, meta.response_prefix);
+  f.set_attr_string("/", kInputsAttr, meta.inputs);
   f.set_attr_string("/", r::kAttrCreated, detail::from_rank0(comm, detail::now_iso8601()));
 }
 
@@ -164,6 +165,7 @@ ResidualsReader::ResidualsReader(const std::string& path) : file_(h5::File::open
   meta_.winsorize_quantile = f.attr_double("/", r::kAttrWinsorizeQuantile);
   // Files of the first schema version may lack it (written before the baseline phase existed).
   if (f.has_attr("/", r::kAttrResponsePrefix)) meta_.response_prefix = f.attr_string("/", r::kAttrResponsePrefix);
+  if (f.has_attr("/", kInputsAttr)) meta_.inputs = f.attr_string("/", kInputsAttr);
   meta_.created = f.attr_string("/", r::kAttrCreated);
 
   std::vector<int64_t> mean_dims = f.open_dataset(r::mean(PromptSet::good)).dims();

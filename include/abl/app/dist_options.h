@@ -7,8 +7,17 @@
 
 namespace abl::app {
 
-// --sharding, --shard-group-size, --ranks-per-node, --offload-params, --comm (section [dist]).
+// --sharding, --shard-group-size, --ranks-per-node, --offload-params, --comm, --hang-timeout
+// (section [dist]).
 void declare_dist_options(OptionSet& o);
+
+// Starts the hang watchdog with --hang-timeout (core/watchdog.h): when it fires it prints where this
+// rank is, releases the run folder's lock and ends the whole job (MPI_Abort, exit status 1).
+void start_watchdog(dist::Runtime& rt, const po::variables_map& vm);
+
+// --backend resolved once for the whole job: auto is cuda only when every rank sees a GPU; cuda
+// when a rank has none is an error naming that rank, on every rank.
+BackendKind agree_backend(dist::Runtime& rt, const std::string& option);
 
 // Resolves the strategy (auto: NO_SHARD when a copy of the weights and the pass buffers fit one
 // rank's memory: its share of the node's host memory on the CPU, of its GPU's memory on cuda),

@@ -11,6 +11,7 @@
 #include "abl/ablation/trial.h"
 #include "abl/app/backend.h"
 #include "abl/app/cli.h"
+#include "abl/app/run_folder.h"
 #include "abl/dist/runtime.h"
 #include "abl/engine/forward_pass.h"
 #include "abl/io/prompt_dataset.h"
@@ -31,10 +32,13 @@ void declare_evaluation_options(OptionSet& o);
 void declare_sweep_options(OptionSet& o);
 
 // What the phases of one process share. The runtime, model, tokenizer and chat template are set
-// up on construction (cheap); the weights and the engine are loaded on first use.
+// up on construction (cheap), the hang watchdog is started, the backend is agreed by every rank and
+// the run folder is locked (when the command has --out); the weights and the engine are loaded on
+// first use.
 class Session {
  public:
-  explicit Session(const po::variables_map& vm);
+  // `command` names the job in the run folder's lock.
+  Session(const po::variables_map& vm, const std::string& command);
   ~Session();
 
   const po::variables_map& vm() const { return vm_; }
@@ -60,8 +64,12 @@ class Session {
   // The engine (--backend), loaded on first use (collective over the world: every rank must call).
   Backend& backend();
   // A forward pass whose cache holds generation of up to `max_new` tokens after prompts of up to
-  // `longest` tokens, with the backend's current ablation (AblationScope).
+  // `longest` tokens, with the backend's current ablation (AblationScope). A prompt plus its
+  // response beyond the model's max_position_embeddings is an error.
   engine::ForwardPass& pass(int64_t longest, int64_t max_new);
+
+  // The model's fingerprint (run_folder.h), computed once by rank 0 and broadcast.
+  const std::string& model_fingerprint();
 
  private:
   const po::variables_map& vm_;
@@ -75,15 +83,20 @@ class Session {
   std::string out_dir_;
   std::optional<std::string> prefix_;
   std::string prefix_source_;
+  std::unique_ptr<RunFolderLock> lock_;
+  std::string fingerprint_;
   bool topology_done_ = false;
   BackendKind backend_kind_ = BackendKind::cpu;
   std::unique_ptr<Backend> backend_;
 };
 
 // Prompts of a set named by options: `<name>` file (falling back to `fallback_file` when empty)
-// and `<name>-split`.
-std::vector<io::Prompt> load_prompt_set(const po::variables_map& vm, const std::string& file_option,
+// and `<name>-split`, read by rank 0 and broadcast (every rank works on the same prompts; an
+// error names the file and line on every rank).
+std::vector<io::Prompt> load_prompt_set(dist::Comm& comm, const po::variables_map& vm, const std::string& file_option,
                                         const std::string& fallback_option, const std::string& split_option);
+// --refusal-markers: builtin, or a file read by rank 0 and broadcast.
+text::RefusalMarkers load_refusal_markers(dist::Comm& comm, const std::string& option);
 
 // Detects the common response prefix (DESIGN.md §1, the reference tool's rule): the common prefix
 // of greedy responses to `prompts` (without any prefix), trailing spaces removed; one that opens a
@@ -98,6 +111,18 @@ std::string common_response_prefix(const std::vector<std::string>& responses);
 std::vector<int64_t> prompt_costs(const std::vector<std::vector<int32_t>>& prompts);
 std::pair<size_t, size_t> rank_block(const std::vector<int64_t>& cost, dist::Runtime& rt);
 int64_t longest_prompt(const std::vector<std::vector<int32_t>>& prompts);
+
+// The inputs a phase file depends on, recorded in it (output_schema.h kInputsAttr): `run` reuses a
+// file only when they equal the current ones. Collective (prompt sets are read by rank 0).
+enum class Phase { baseline, residuals, directions };
+nlohmann::ordered_json phase_inputs(Session& s, Phase phase);
+// Rank 0 decides for every rank whether `phase`'s file in the run folder can be reused: false when
+// absent or with --redo, true when its recorded inputs are this run's, else an error (--redo).
+bool reuse_phase_file(Session& s, Phase phase);
+
+// Every option and input file of the phases this command runs, checked before any of them runs
+// (prompt sets and marker files read, ranges, the sweep's settings and grid). Collective.
+void check_phase_options(Session& s);
 
 void phase_residuals(Session& s);
 void phase_directions(Session& s);
@@ -116,7 +141,8 @@ struct SweepSettings {
   int64_t first = 0, slice_i = 0, slice_n = 1;
   int64_t per_batch = 0;  // 0 = auto
 };
-SweepSettings sweep_settings(const po::variables_map& vm, int64_t num_layers);
+// The grid file is read by rank 0 and broadcast.
+SweepSettings sweep_settings(dist::Comm& comm, const po::variables_map& vm, int64_t num_layers);
 
 // complete: every trial is in trials.h5 (renamed from .partial); interrupted: SIGTERM/SIGUSR1
 // stopped it after a batch (exit with kExitResumable; the same command resumes it).

@@ -20,7 +20,15 @@ void declare_prompt_options(OptionSet& o, const std::string& section);
 io::PromptSource prompt_source(const po::variables_map& vm);
 // --threads, --batch-tokens, --max-seqs, --backend (section [engine]).
 void declare_engine_options(OptionSet& o);
-engine::Limits engine_limits(const po::variables_map& vm);
+// `local_ranks`: the ranks of this host, which share its cores (threads below).
+engine::Limits engine_limits(const po::variables_map& vm, int local_ranks = 1);
+
+// CPU threads of one rank for --threads `requested` (0 = automatic): never more than the cores the
+// rank may use — its CPU affinity set (Slurm's binding or cgroup), at most SLURM_CPUS_PER_TASK —
+// and, when the ranks of a host are not bound to their own cores, that host's cores divided among
+// its `local_ranks` ranks (OMP_NUM_THREADS, when set, replaces that share). An explicit request
+// beyond the rank's cores is an error.
+int rank_threads(int requested, int local_ranks);
 
 bool is_synthetic(const std::string& model);
 // DIR/tokenizer.json, or the path itself when it names a .json file; errors name the folder.

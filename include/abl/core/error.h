@@ -14,6 +14,14 @@ class Error : public std::runtime_error {
   explicit Error(const std::string& what) : std::runtime_error(what) {}
 };
 
+// An error that every rank of the job throws at the same point with the same message: a decision
+// or check taken once and broadcast (dist/agree.h). The job then ends in order (every rank
+// finalizes, exit status 1, the message printed once) instead of with MPI_Abort.
+class AgreedError : public Error {
+ public:
+  using Error::Error;
+};
+
 template <typename... Args>
 [[noreturn]] void fail(fmt::format_string<Args...> f, Args&&... args) {
   throw Error(fmt::format(f, std::forward<Args>(args)...));

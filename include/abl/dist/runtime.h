@@ -20,6 +20,8 @@ class Runtime {
 
   int world_rank() const { return world_rank_; }
   int world_size() const { return world_size_; }
+  // Ranks on this host (MPI_COMM_TYPE_SHARED), known from start-up: they share its cores and memory.
+  int node_size() const { return node_size_; }
   const std::string& host() const { return host_; }
 
   // Fills in world and node sizes, validates (every rank reaches the same verdict, so an invalid
@@ -36,7 +38,7 @@ class Runtime {
   [[noreturn]] void abort(std::string_view message, int code = 1) const;
 
  private:
-  int world_rank_ = 0, world_size_ = 1;
+  int world_rank_ = 0, world_size_ = 1, node_size_ = 1;
   std::string host_;
   Topology topo_;
   std::unique_ptr<MpiComm> world_, shard_, weights_, replica_;

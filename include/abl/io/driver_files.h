@@ -29,6 +29,7 @@ struct DirectionsData {
   // normalization), cosine(good_mean, bad_mean), and the separation of the two classes along
   // the direction (Cohen's d of the per-prompt projections; NaN without full residuals).
   std::vector<double> good_norm, bad_norm, direction_norm, cosine_good_bad, separation;
+  std::string inputs;   // kInputsAttr ("" when absent)
   std::string created;  // set by the writer
 };
 // Serial; writes path + ".partial" then renames. Checks every vector's size against depths/hidden.
@@ -46,6 +47,7 @@ struct BaselineMeta {
   int64_t max_response_length = 0;
   int64_t world_size = 0;  // 0: the size of the writer's communicator
   std::string abliterate_version;
+  std::string inputs;   // kInputsAttr ("" when absent)
   std::string created;  // set by the writer
 };
 

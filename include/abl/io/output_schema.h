@@ -18,6 +18,10 @@ namespace abl::io::schema {
 // Root attributes of every output file: which schema and which version of it.
 inline constexpr const char* kSchemaAttr = "schema";
 inline constexpr const char* kSchemaVersionAttr = "schema_version";
+// Root attribute of residuals.h5, directions.h5 and baseline.h5: the inputs the file was computed
+// from, as JSON (model fingerprint, prompt sets, template, options); `run` reuses a file only when
+// they equal the current ones. Absent in files of older versions.
+inline constexpr const char* kInputsAttr = "inputs";
 // Files are written as "<name>.partial" and renamed when complete (h5::OutputFile).
 
 enum class PromptSet { good, bad };
@@ -133,6 +137,7 @@ struct ResidualsMeta {
   std::string abliterate_version;
   double winsorize_quantile = 1.0;
   std::string response_prefix;  // appended to every rendered prompt
+  std::string inputs;   // kInputsAttr ("" when absent)
   std::string created;  // set by the writer (rank 0's clock); read back by the reader
 };
 
