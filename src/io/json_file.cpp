@@ -240,6 +240,10 @@ JsonValue parse_json(std::string_view text, const std::string& origin,
     size_t line = 0, column = 0;
     text_position(text, e.byte > 0 ? e.byte - 1 : 0, &line, &column);
     abl::fail("{}:{}:{}: invalid JSON: {}", origin, line, column, parse_error_detail(e.what()));
+  } catch (const nlohmann::json::exception& e) {
+    // A number beyond double's range ("1e400") is out_of_range.406, which carries no position;
+    // the message quotes the literal.
+    abl::fail("{}: invalid JSON: {}", origin, parse_error_detail(e.what()));
   }
   if (!duplicate.empty()) abl::fail("{}: duplicate key '{}'", origin, duplicate);
   return JsonValue(std::move(doc), origin);

@@ -32,6 +32,18 @@ TEST(JsonFile, ReadErrorsNameThePath) {
   EXPECT_ABL_ERROR(read_json_file(nul), nul + ":2:1", "NUL byte");
 }
 
+// Found by fuzzing (tests/fuzz/corpus/*/finding-number-overflow*): nlohmann reports a number
+// beyond double's range as out_of_range, not parse_error; it must still be an abl::Error.
+TEST(JsonFile, NumberOverflowIsAnInvalidJsonError) {
+  EXPECT_ABL_ERROR(parse_json(R"({"a": [1, 1e400]})", "config.json"), "config.json: invalid JSON",
+                   "number overflow", "1e400");
+  EXPECT_ABL_ERROR(parse_json("-1e999", "x.json"), "x.json: invalid JSON", "-1e999");
+  std::string msg = abl::testing::error_of([] { parse_json("1e400", "x.json"); });
+  EXPECT_EQ(msg.find("json.exception"), std::string::npos) << msg;
+  // Large integers are not an overflow: they become doubles.
+  EXPECT_NO_THROW(parse_json("[18446744073709551616, 1e308]", "ok.json"));
+}
+
 TEST(JsonFile, TypedGettersNameFileAndKey) {
   JsonValue v = parse_json(R"({"n": 3, "f": 2.5, "i": 4.0, "s": "x", "b": true, "z": null,
       "big": 18446744073709551615, "o": {"inner": {"k": "v"}}, "arr": [1, [2, "x"]]})",
