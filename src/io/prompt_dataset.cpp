@@ -1,5 +1,7 @@
 // Prompt files. The format follows the extension (.jsonl/.json = JSON Lines, anything else =
 // text); blank lines are skipped in both, and every record remembers its line for messages.
+// Every error about the file's content names FILE:LINE; a JSONL record whose prompt is empty is
+// one of them, since an empty prompt would otherwise fail much later, known only by its index.
 #include "abl/io/prompt_dataset.h"
 
 #include <cctype>
@@ -34,6 +36,16 @@ std::optional<int64_t> parse_bound(const std::string& s, const std::string& text
   ABL_CHECK(ok, "{}: malformed split '{}' (expected a slice like [:400], [400:500] or [-100:])",
             where, text);
   return std::stoll(t);
+}
+
+// nlohmann's what() is "[json.exception.parse_error.101] parse error at line 1, column 9: <detail>";
+// the line is always 1 (one record per line), so keep the column and the detail.
+std::string json_error_detail(const nlohmann::json::exception& e) {
+  const std::string what = e.what();
+  const size_t column = what.find("column ");
+  if (column != std::string::npos) return what.substr(column);
+  const size_t bracket = what.find("] ");
+  return bracket == std::string::npos ? what : what.substr(bracket + 2);
 }
 
 }  // namespace
@@ -85,18 +97,23 @@ std::vector<Prompt> load_prompts(const PromptSource& src) {
     nlohmann::json obj;
     try {
       obj = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
-      fail("{}:{}: invalid JSON: {}", src.path, lineno, e.what());
+    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
+      fail("{}:{}: invalid JSON: {}", src.path, lineno, json_error_detail(e));
     }
-    ABL_CHECK(obj.is_object(), "{}:{}: expected a JSON object", src.path, lineno);
-    if (!obj.contains(src.column)) {
+    ABL_CHECK(obj.is_object(), "{}:{}: expected a JSON object, found {}", src.path, lineno, obj.type_name());
+    const auto field = obj.find(src.column);
+    if (field == obj.end()) {
       std::string keys;
       for (const auto& kv : obj.items()) keys += (keys.empty() ? "" : ", ") + kv.key();
       fail("{}:{}: no column '{}' (fields: {})", src.path, lineno, src.column, keys);
     }
-    ABL_CHECK(obj[src.column].is_string(), "{}:{}: column '{}' is not a string", src.path, lineno,
-              src.column);
-    all.push_back({obj[src.column].get<std::string>(), lineno});
+    ABL_CHECK(field->is_string(), "{}:{}: column '{}' is not a string (found {})", src.path, lineno,
+              src.column, field->type_name());
+    std::string text = field->get<std::string>();
+    // An empty prompt would only fail later, in the engine, by its index in the batch.
+    ABL_CHECK(!is_blank(text), "{}:{}: column '{}' is {}", src.path, lineno, src.column,
+              text.empty() ? "empty" : "blank");
+    all.push_back({std::move(text), lineno});
   }
   ABL_CHECK(!in.bad(), "error reading prompt file {}", src.path);
   if (!src.split.empty()) {

@@ -117,3 +117,30 @@ TEST(PromptDataset, ShippedDefaultsHave500Each) {
     EXPECT_EQ(load_prompts({path, "text", "[400:500]"}).size(), 100u);
   }
 }
+
+// Every error about a record names FILE:LINE; an empty JSONL prompt is one (the engine would
+// otherwise refuse it later, knowing only its index in the batch).
+TEST(PromptDataset, JsonlEmptyOrBlankPromptNamesFileAndLine) {
+  abl::testing::TempDir dir;
+  const std::string empty = error_of({dir.write("e.jsonl", "{\"text\": \"a\"}\n\n{\"text\": \"\"}\n"), "text", ""});
+  EXPECT_NE(empty.find("e.jsonl:3: column 'text' is empty"), std::string::npos) << empty;
+  const std::string blank = error_of({dir.write("b.jsonl", "{\"text\": \" \\t\\n\"}\n"), "text", ""});
+  EXPECT_NE(blank.find("b.jsonl:1: column 'text' is blank"), std::string::npos) << blank;
+}
+
+TEST(PromptDataset, JsonlSyntaxErrorsNameFileLineAndColumn) {
+  abl::testing::TempDir dir;
+  const std::string bad = error_of({dir.write("s.jsonl", "{\"text\": \"ok\"}\n{\"text\": tru}\n"), "text", ""});
+  EXPECT_NE(bad.find("s.jsonl:2: invalid JSON: column "), std::string::npos) << bad;
+  EXPECT_EQ(bad.find("json.exception"), std::string::npos) << bad;  // nlohmann's prefix dropped
+  EXPECT_EQ(bad.find("line 1"), std::string::npos) << bad;          // the record's own line, not 1
+  // Found by fuzzing (tests/fuzz/corpus/prompts/finding-number-overflow): a number beyond
+  // double's range is nlohmann's out_of_range, which escaped as a non-abl exception.
+  const std::string big = error_of({dir.write("n.jsonl", "{\"text\": \"x\"}\n{\"text\": \"y\", \"n\": 1e400}\n"), "text", ""});
+  EXPECT_NE(big.find("n.jsonl:2: invalid JSON"), std::string::npos) << big;
+  EXPECT_NE(big.find("1e400"), std::string::npos) << big;
+  const std::string type = error_of({dir.write("t.jsonl", "{\"text\": [\"x\"]}\n\"x\"\n"), "text", ""});
+  EXPECT_NE(type.find("t.jsonl:1: column 'text' is not a string (found array)"), std::string::npos) << type;
+  const std::string top = error_of({dir.write("o.jsonl", "\"x\"\n"), "text", ""});
+  EXPECT_NE(top.find("o.jsonl:1: expected a JSON object, found string"), std::string::npos) << top;
+}
