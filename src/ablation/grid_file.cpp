@@ -20,7 +20,11 @@ namespace {
 
 constexpr size_t kNumParams = kParamNames.size();
 constexpr size_t kScope = 0, kDirectionIndex = 1;
-constexpr size_t kMaxWeight = 2, kMinWeight = 4, kMinWeightDistance = 5;  // + 4·component
+constexpr size_t kMaxWeight = 2, kMinWeight = 4;  // + 4·component
+// Bounds of the values a grid may give: far beyond every sensible choice, but they stop typos
+// (1e8 for 1e-8) and values that overflow into inf (1e308*last) before any model runs.
+constexpr double kMaxAbsWeight = 10;
+constexpr double kMaxDistanceLayers = 10;  // min_weight_distance <= 10·L
 
 // Shorthands for both components: one axis that sets attn.X and mlp.X to the same value.
 constexpr std::array<const char*, 4> kShorthands = {"max_weight", "max_weight_position", "min_weight",
@@ -187,8 +191,10 @@ class Parser {
       error("range '{}' has 1 value but different ends; write lo:lo:1 or lo", values);
     std::vector<double> out(static_cast<size_t>(count));
     for (int64_t i = 0; i < count; ++i) {
+      // The ends exactly, so that an end outside its domain is what the error names.
       out[static_cast<size_t>(i)] =
-          i == count - 1 ? hi : lo + (hi - lo) * static_cast<double>(i) / static_cast<double>(count - 1);
+          i == 0 ? lo
+                 : i == count - 1 ? hi : lo + (hi - lo) * static_cast<double>(i) / static_cast<double>(count - 1);
     }
     return out;
   }
@@ -226,14 +232,45 @@ class Parser {
     return x;
   }
 
+  // Every value must be finite and inside the range the ablation can use: the model's depths and
+  // layers for indices and positions, |λ| <= kMaxAbsWeight, 0 < min_weight_distance <= 10·L.
   void check_domain(const Axis& axis, double v) const {
     for (size_t p : axis.params) {
-      if (p == kDirectionIndex && !(v >= 0 && v <= last_)) {
-        error("direction_index {} is outside [0, {}] (the model has {} layers; last = {})", v, last_,
-              last_ + 1, last_);
+      if (p == kScope) continue;
+      const char* name = kParamNames[p];
+      if (p == kDirectionIndex) {
+        if (!(v >= 0 && v <= last_)) {
+          error("direction_index {} is outside [0, {}] (the model has {} layers; last = {})", v, last_,
+                last_ + 1, last_);
+        }
+        continue;
       }
-      if ((p == kMinWeightDistance || p == kMinWeightDistance + 4) && !(v > 0)) {
-        error("{} must be > 0, got {} (set max_weight = 0 to switch a component off)", kParamNames[p], v);
+      switch ((p - kMaxWeight) % 4) {
+        case 0:    // max_weight
+        case 2: {  // min_weight
+          if (!(std::fabs(v) <= kMaxAbsWeight)) {
+            error("{} {} is outside [{}, {}] (the ablation weight λ; 0 switches a component off)", name, v,
+                  -kMaxAbsWeight, kMaxAbsWeight);
+          }
+          break;
+        }
+        case 1: {  // max_weight_position
+          if (!(v >= 0 && v <= last_)) {
+            error("{} {} is outside [0, {}] (a layer of the model; last = {})", name, v, last_, last_);
+          }
+          break;
+        }
+        default: {  // min_weight_distance
+          const double max_distance = kMaxDistanceLayers * (last_ + 1);
+          if (std::isfinite(v) && v <= 0) {
+            error("{} must be > 0, got {} (set max_weight = 0 to switch a component off)", name, v);
+          }
+          if (!(v > 0 && v <= max_distance)) {
+            error("{} {} is outside (0, {}] ({} times the model's {} layers)", name, v, max_distance,
+                  kMaxDistanceLayers, last_ + 1);
+          }
+          break;
+        }
       }
     }
   }

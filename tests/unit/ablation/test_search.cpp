@@ -382,6 +382,35 @@ TEST(GridFile, ErrorsNameFileLineAndProblem) {
       "test.grid: the grid has more than 1000000 trials (1000 direction_index × 1001 attn.max_weight)", 31);
 }
 
+// Numbers are parsed whole, and every value must be finite and inside its parameter's range,
+// with FILE:LINE and the range in the message (tests/fuzz/corpus/grid has these as seeds).
+TEST(GridFile, StrictNumbersAndBoundedValues) {
+  expect_error("attn.max_weight = 3abc\n", "test.grid:1: bad number '3abc'");
+  expect_error("attn.max_weight = 1, 2x\n", "test.grid:1: bad number '2x'");
+  expect_error("attn.max_weight = 0x10\n", "test.grid:1: bad number '0x10'");
+  expect_error("direction_index = 0:last:3abc\n", "test.grid:1: bad count '3abc'");
+  expect_error("attn.max_weight = inf\n", "test.grid:1: bad number 'inf'");
+  expect_error("attn.max_weight = -nan\n", "test.grid:1: bad number '-nan'");
+  expect_error("attn.max_weight = 1e400\n", "test.grid:1: bad number '1e400'");
+  expect_error("\nmax_weight = 1e308\n", "test.grid:2: attn.max_weight 1e+308 is outside [-10, 10]");
+  expect_error("mlp.min_weight = -10.5\n", "test.grid:1: mlp.min_weight -10.5 is outside [-10, 10]");
+  // A relative value or a range step can overflow into inf; it is caught all the same.
+  expect_error("mlp.max_weight = 1e308*last\n", "test.grid:1: mlp.max_weight inf is outside [-10, 10]");
+  expect_error("attn.max_weight = -1e308:1e308:3\n", "test.grid:1: attn.max_weight -1e+308 is outside [-10, 10]");
+  expect_error("direction_index = 1e308\n", "test.grid:1: direction_index 1e+308 is outside [0, 31]");
+  expect_error("direction_index = 32\n", "test.grid:1: direction_index 32 is outside [0, 31]");
+  expect_error("attn.max_weight_position = -1\n", "test.grid:1: attn.max_weight_position -1 is outside [0, 31]");
+  expect_error("max_weight_position = 2*last\n", "test.grid:1: attn.max_weight_position 62 is outside [0, 31]");
+  expect_error("min_weight_distance = 1e308\n", "test.grid:1: attn.min_weight_distance 1e+308 is outside (0, 320]");
+  expect_error("mlp.min_weight_distance = 0\n", "test.grid:1: mlp.min_weight_distance must be > 0");
+  // The ends of every range are accepted.
+  const auto t = parse_grid_text(
+      "max_weight = -10, 10\nmin_weight = -10:10:3\nmax_weight_position = 0, last\n"
+      "min_weight_distance = 0.001, 10*last\ndirection_index = 0, last\n",
+      "g", 8);  // min_weight_distance 70 <= 10 * 8 layers
+  EXPECT_EQ(t.size(), 2u * 3u * 2u * 2u * 2u);
+}
+
 TEST(GridFile, AcceptsCrlfBomAndTabs) {
   const auto t = parse_grid_text("\xEF\xBB\xBF\tdirection_index\t=\t1 ,2\r\n# x\r\n", "g", 8);
   ASSERT_EQ(t.size(), 2u);
