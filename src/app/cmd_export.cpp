@@ -9,9 +9,12 @@
 #include "abl/ablation/export.h"
 #include "abl/ablation/trial.h"
 #include "abl/app/commands.h"
+#include "abl/app/dist_options.h"
 #include "abl/app/model_options.h"
+#include "abl/app/run_folder.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/dist/agree.h"
 #include "abl/dist/runtime.h"
 #include "abl/io/driver_files.h"
 #include "abl/io/safetensors.h"
@@ -35,27 +38,50 @@ int run_export(const po::variables_map& vm) {
     ABL_CHECK(parse_dtype(upper, &t), "--dtype must be keep, bf16, f16 or f32, got '{}'", dtype);
     opts.dtype = t;
   }
-  // Everything is checked before the MPI job and the weights: the trial, the files, the folder.
-  const auto trials = io::schema::read_trials((fs::path(run_dir) / io::schema::trials::kFile).string());
-  ABL_CHECK(k >= 0 && k < static_cast<int64_t>(trials.rows.size()),
-            "--trial {} is out of range: {} holds trials 0 to {}", k, trials.path, trials.rows.size() - 1);
-  const auto dirs = io::schema::read_directions((fs::path(run_dir) / io::schema::directions::kFile).string());
-  const std::string model = vm.count("model") ? vm["model"].as<std::string>() : trials.meta.model;
-  ABL_CHECK(!is_synthetic(model), "export needs a model folder, not {}", model);
-  ABL_CHECK(!fs::exists(opts.out_dir) || opts.overwrite, "{} already exists (--overwrite replaces it)", opts.out_dir);
-  const model::ModelSpec spec = model::load_model_spec(model);
-  ABL_CHECK(dirs.depths == spec.num_layers + 1 && dirs.hidden == spec.hidden_size,
-            "{} holds directions of {} depths x {}, but {} has {} layers of hidden size {}", run_dir, dirs.depths,
-            dirs.hidden, model, spec.num_layers, spec.hidden_size);
+  // Everything is checked before the weights, by rank 0 for every rank (a rank must never decide
+  // alone, e.g. whether the output folder exists, while another already writes it): the trial, the
+  // files, that directions.h5 is the one the sweep used, the folder.
+  dist::Runtime rt;
+  start_watchdog(rt, vm);
+  const std::string tpath = (fs::path(run_dir) / io::schema::trials::kFile).string();
+  const std::string dpath = (fs::path(run_dir) / io::schema::directions::kFile).string();
+  const std::string model = dist::root_string(rt.world(), [&] {
+    const auto trials = io::schema::read_trials(tpath);
+    ABL_CHECK(!trials.rows.empty(), "{} holds no trials", trials.path);
+    ABL_CHECK(k >= 0 && k < static_cast<int64_t>(trials.rows.size()),
+              "--trial {} is out of range: {} holds trials 0 to {}", k, trials.path, trials.rows.size() - 1);
+    const auto dirs = io::schema::read_directions(dpath);
+    const auto cfg = nlohmann::json::parse(trials.meta.config_json);
+    const std::string used = cfg.value("directions", "");
+    const std::string here = hex64(fnv1a(dirs.directions.data(), dirs.directions.size() * sizeof(double)));
+    ABL_CHECK(used.empty() || used == here,
+              "{} is not the directions.h5 the sweep of {} used (directions hash {}, the sweep's {}); export with the "
+              "run folder whose directions the trials were evaluated with",
+              dpath, trials.path, here, used);
+    const std::string m = vm.count("model") ? vm["model"].as<std::string>() : trials.meta.model;
+    ABL_CHECK(!is_synthetic(m), "export needs a model folder, not {}", m);
+    ABL_CHECK(!fs::exists(opts.out_dir) || opts.overwrite, "{} already exists (--overwrite replaces it)", opts.out_dir);
+    const model::ModelSpec spec = model::load_model_spec(m);
+    ABL_CHECK(dirs.depths == spec.num_layers + 1 && dirs.hidden == spec.hidden_size,
+              "{} holds directions of {} depths x {}, but {} has {} layers of hidden size {}", run_dir, dirs.depths,
+              dirs.hidden, m, spec.num_layers, spec.hidden_size);
+    const std::string fp = cfg.value("model", "");
+    ABL_CHECK(fp.empty() || fp == model_fingerprint(m),
+              "{} is not the model the sweep of {} evaluated (its fingerprint differs; or an older abliterate made the "
+              "sweep); give --model the sweep's model",
+              m, trials.path);
+    ABL_CHECK(trials.meta.param_names.size() == ablation::kParamNames.size(), "{}: unexpected parameters", trials.path);
+    return m;
+  });
+  const auto trials = io::schema::read_trials(tpath);
+  const auto dirs = io::schema::read_directions(dpath);
   const auto cfg = nlohmann::json::parse(trials.meta.config_json);
   const ablation::RowNorm mode = ablation::parse_row_norm(cfg.value("row_normalization", "full"));
   std::array<double, ablation::kParamNames.size()> v{};
-  ABL_CHECK(trials.meta.param_names.size() == v.size(), "{}: unexpected parameters", trials.path);
   std::copy(trials.rows[static_cast<size_t>(k)].params.begin(), trials.rows[static_cast<size_t>(k)].params.end(), v.begin());
   const ablation::TrialParams params = ablation::params_from_values(v);
   const auto table = ablation::build_trial_table({params}, ablation::direction_rows(dirs), mode);
 
-  dist::Runtime rt;
   log::info("export: trial {} ({} refusals, KL {:.4f}): {} ({} rows)", k, trials.rows[static_cast<size_t>(k)].refusals,
             trials.rows[static_cast<size_t>(k)].kl, ablation::describe(params), ablation::row_norm_name(mode));
   opts.metadata.emplace_back("abliterate_trial", std::to_string(k));
@@ -76,6 +102,8 @@ Command export_command() {
     o.group("model", "Model")
         ("model,m", po::value<std::string>()->value_name("DIR"), "source model folder (default: the sweep's)");
     o.group("export", "Export")
+        ("hang-timeout", po::value<double>()->default_value(1800),
+         "seconds a rank may make no progress before the job is ended with a report (0 = off)")
         ("run-dir", po::value<std::string>()->required()->value_name("DIR"), "run folder with trials.h5 and directions.h5")
         ("trial", po::value<int64_t>()->required(), "trial index (as `report` lists them)")
         ("out", po::value<std::string>()->required()->value_name("DIR"), "model folder to write")

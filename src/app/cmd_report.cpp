@@ -2,6 +2,7 @@
 // refusals and KL divergence with each front trial's parameters; --csv / --json export every trial.
 #include "abl/app/report.h"
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -43,6 +44,14 @@ void print_report(const io::schema::TrialsContents& t, std::ostream& out) {
                      t.rows.size(), t.complete ? "" : " (sweep not finished)", m.search, m.trials_per_batch,
                      m.baseline_refusals, m.n_refusal, m.n_kl);
   if (t.rows.empty()) return;
+  std::vector<size_t> failed;
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    if (!std::isfinite(t.rows[i].kl)) failed.push_back(i);
+  }
+  if (!failed.empty()) {
+    out << fmt::format("{} trials failed (non-finite KL divergence; never on the front): {}\n", failed.size(),
+                       fmt::join(failed, ", "));
+  }
   const auto front = front_of(t);
   out << fmt::format("Pareto front ({} trials), refusals then KL divergence:\n", front.size());
   out << fmt::format("{:>6} {:>9} {:>9}", "trial", "refusals", "KL");

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -62,7 +63,9 @@ SweepSettings sweep_settings(dist::Comm& comm, const po::variables_map& vm, int6
   ABL_CHECK(set.search == "tpe" || set.search == "sobol" || set.search == "grid",
             "--search must be tpe, sobol or grid, got '{}'", set.search);
   set.mode = ablation::parse_row_norm(vm["row-normalization"].as<std::string>());
-  set.seed = vm["seed"].as<uint64_t>();
+  const int64_t seed = vm["seed"].as<int64_t>();
+  ABL_CHECK(seed >= 0, "--seed must be >= 0, got {}", seed);
+  set.seed = static_cast<uint64_t>(seed);
   set.n_trials = vm["trials"].as<int64_t>();
   set.startup = vm["startup-trials"].as<int64_t>();
   ABL_CHECK(set.n_trials >= 0, "--trials must be >= 0, got {}", set.n_trials);
@@ -205,6 +208,9 @@ SweepEnd phase_sweep(Session& ses) {
   // ---- the trials file (rank 0) and the history every proposal depends on ----
   const std::string tpath =
       ses.out_path(slice_n > 1 || !slice.empty() ? io::schema::trials::slice_file(slice_i, slice_n) : io::schema::trials::kFile);
+  // The engine (topology, memory, backend) before the trials file exists: an error there leaves no
+  // empty file behind.
+  ses.backend();
   std::unique_ptr<io::schema::TrialsStore> store;
   std::vector<ablation::TrialParams> done;
   std::vector<ablation::Scores> scores;
@@ -246,7 +252,12 @@ SweepEnd phase_sweep(Session& ses) {
   rt.world().broadcast(header, sizeof header, 0);
   int64_t n_done = header[0];
   per_batch = header[1];
-  if (n_done > 0) log::info("sweep: resuming {} after {} trials", tpath, n_done);
+  if (n_done >= n_trials) {
+    log::info("sweep: {} already holds {} trials (--trials {}): nothing to evaluate", tpath, n_done, n_trials);
+    n_trials = n_done;
+  } else if (n_done > 0) {
+    log::info("sweep: resuming {} after {} trials", tpath, n_done);
+  }
 
   TrialEvaluator eval(ses, ablation::direction_rows(dirs), mode, std::move(kl_ids), std::move(base_logprobs), std::move(eval_ids), markers,
                       max_new, vm["early-exit"].as<bool>(), vm["store-responses"].as<bool>());
@@ -259,8 +270,14 @@ SweepEnd phase_sweep(Session& ses) {
   Progress progress("sweep", n_trials - first_new, "trials");
   int64_t decode_tokens = 0, prompt_tokens = 0;
   while (n_done < n_trials) {
-    const int64_t k = std::min(per_batch, n_trials - n_done);
-    const int64_t batch = n_done / per_batch;  // batches have per_batch trials until the last
+    // Batch b holds trials [b * per_batch, (b + 1) * per_batch). A sweep that ended inside a batch
+    // (fewer trials asked) and is now extended completes that batch first, with the proposals an
+    // uninterrupted sweep would have made: TPE proposes the whole batch from the history before it
+    // (its proposals are a prefix-stable stream) and the trials already stored are skipped.
+    const int64_t batch = n_done / per_batch;
+    const int64_t batch_start = batch * per_batch;
+    const int64_t batch_end = std::min(batch_start + per_batch, n_trials);
+    const int64_t k = batch_end - n_done;
     watchdog::set_phase(fmt::format("sweep batch {}", batch));
     std::vector<ablation::TrialParams> proposal;
     if (ses.is_root()) {
@@ -269,13 +286,17 @@ SweepEnd phase_sweep(Session& ses) {
       } else if (search == "sobol") {
         proposal = ablation::sobol_trials(space, seed, first + n_done, k);
       } else {
-        const int64_t n_sobol = std::clamp<int64_t>(startup - n_done, 0, k);
-        proposal = ablation::sobol_trials(space, seed, n_done, n_sobol);
-        if (k > n_sobol) {
-          const auto more = ablation::tpe_propose(space, done, scores, k - n_sobol,
+        const int64_t full = batch_end - batch_start;
+        const int64_t n_sobol = std::clamp<int64_t>(startup - batch_start, 0, full);
+        proposal = ablation::sobol_trials(space, seed, batch_start, n_sobol);
+        if (full > n_sobol) {
+          const std::vector<ablation::TrialParams> history(done.begin(), done.begin() + batch_start);
+          const std::vector<ablation::Scores> history_scores(scores.begin(), scores.begin() + batch_start);
+          const auto more = ablation::tpe_propose(space, history, history_scores, full - n_sobol,
                                                   seed * 1000003ull + static_cast<uint64_t>(batch));
           proposal.insert(proposal.end(), more.begin(), more.end());
         }
+        proposal.erase(proposal.begin(), proposal.begin() + (n_done - batch_start));
       }
     }
     proposal = broadcast_trials(rt.world(), proposal, k);
@@ -283,23 +304,39 @@ SweepEnd phase_sweep(Session& ses) {
     decode_tokens += r.decode_tokens;
     prompt_tokens += r.prompt_tokens;
     const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-    if (ses.is_root()) {
+    // Rank 0 stores the batch; every rank learns whether that worked (a full disk ends the job
+    // with exit status 1 on every rank, the trials of earlier batches kept).
+    dist::root_decides(rt.world(), [&] {
       std::vector<io::schema::TrialRow> rows;
+      int64_t bytes = 0;
       for (int64_t t = 0; t < k; ++t) {
         io::schema::TrialRow row;
         const auto v = ablation::param_values(proposal[static_cast<size_t>(t)]);
         row.params.assign(v.begin(), v.end());
         row.kl = r.kl[static_cast<size_t>(t)];
+        if (!std::isfinite(row.kl)) {
+          // NaN weights, an overflowing parameter: the trial failed; stored as NaN, never on the front.
+          log::warn("sweep: trial {} ({}) has a non-finite KL divergence ({}); it is stored as failed (KL NaN)",
+                    n_done + t, ablation::describe(proposal[static_cast<size_t>(t)]), row.kl);
+          row.kl = std::numeric_limits<double>::quiet_NaN();
+        }
         row.refusals = r.refusals[static_cast<size_t>(t)];
         row.batch = batch;
         row.elapsed_s = elapsed_before + secs;
         if (!r.responses.empty()) row.responses = r.responses[static_cast<size_t>(t)];
+        bytes += static_cast<int64_t>(row.params.size() + 4) * 8;
+        for (const auto& s : row.responses) bytes += 2 * static_cast<int64_t>(s.size()) + 32;
         rows.push_back(std::move(row));
-        done.push_back(proposal[static_cast<size_t>(t)]);
-        scores.push_back({static_cast<double>(row.refusals), row.kl});
       }
+      // A new chunk of every dataset and heap space may be needed (trials_file.cpp: 1024-row chunks).
+      check_free_space(ses.out_dir(), bytes + 64 * 1024, fmt::format("storing the {} trials of batch {}", k, batch));
       store->append(rows);
-    }
+      for (int64_t t = 0; t < k; ++t) {
+        done.push_back(proposal[static_cast<size_t>(t)]);
+        scores.push_back({static_cast<double>(rows[static_cast<size_t>(t)].refusals), rows[static_cast<size_t>(t)].kl});
+      }
+      return true;
+    });
     n_done += k;
     if (ses.is_root()) {
       const auto front = ablation::pareto_front(scores);
@@ -322,14 +359,15 @@ SweepEnd phase_sweep(Session& ses) {
     }
   }
   const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-  if (ses.is_root()) {
+  dist::root_decides(rt.world(), [&] {
     store->finish();
     const int64_t evaluated = n_trials - first_new;
     log::info("sweep: {} trials in {:.1f} s ({:.0f} trials/h; {} decode + {} prompt tokens) -> {}", evaluated, secs,
-              secs > 0 ? static_cast<double>(evaluated) * 3600.0 / secs : 0.0, decode_tokens, prompt_tokens, tpath);
+              evaluated > 0 && secs > 0 ? static_cast<double>(evaluated) * 3600.0 / secs : 0.0, decode_tokens,
+              prompt_tokens, tpath);
     print_report(io::schema::read_trials(tpath), std::cout);
-  }
-  rt.world().barrier();
+    return true;
+  });
   return SweepEnd::complete;
 }
 

@@ -69,7 +69,7 @@ void declare_sweep_options(OptionSet& o) {
       ("startup-trials", po::value<int64_t>()->default_value(60), "Sobol trials before TPE starts")
       ("trials-per-batch", po::value<std::string>()->default_value("auto"),
        "trials evaluated together in one set of forward passes, or auto (fill every rank's passes)")
-      ("seed", po::value<uint64_t>()->default_value(1), "seed of the Sobol shift and of TPE")
+      ("seed", po::value<int64_t>()->default_value(1), "seed of the Sobol shift and of TPE (>= 0)")
       ("row-normalization", po::value<std::string>()->default_value("full"), "none, pre or full")
       ("early-exit", po::value<bool>()->default_value(true),
        "stop a response at its first refusal marker (the count is the same; only time is saved)")

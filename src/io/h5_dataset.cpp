@@ -142,6 +142,11 @@ void Dataset::read_rows_raw(Type t, int64_t first_row, int64_t n_rows, void* out
            file, path_);
 }
 
+void Dataset::flush() {
+  watchdog::Scope at("HDF5 flush (H5Dflush)");
+  H5_CHECK(H5Dflush(id_.get()), ctx_->path, path_);
+}
+
 void Dataset::extend(int64_t new_rows) {
   watchdog::Scope at("HDF5 extend (H5Dset_extent)");
   const std::string& file = ctx_->path;

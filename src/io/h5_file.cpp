@@ -1,6 +1,10 @@
 // Files, groups, dataset creation and attributes. Data are stored little-endian with the
 // standard HDF5 types whatever the host, and groups along a path are created on demand, so a
 // dataset path such as "/good/residuals" is all a writer has to name.
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <algorithm>
 #include <exception>
 
@@ -238,6 +242,16 @@ Dataset File::create_f64_compound_dataset(const std::string& path,
     H5_CHECK(H5Tinsert(type.get(), fields[i].c_str(), 8 * i, H5T_IEEE_F64LE), file, path);
   }
   return create_dataset_typed(path, type.get(), bytes, {rows}, options);
+}
+
+void File::sync() {
+  flush();
+  if (parallel()) return;  // the MPI-IO driver syncs in H5Fflush
+  watchdog::Scope at("fsync");
+  void* handle = nullptr;
+  H5_CHECK(H5Fget_vfd_handle(id_.get(), H5P_DEFAULT, &handle), path(), "/");
+  const int fd = *static_cast<int*>(handle);
+  ABL_CHECK(::fsync(fd) == 0, "{}: fsync failed: {}", path(), std::strerror(errno));
 }
 
 void File::flush() {

@@ -330,23 +330,35 @@ void TrialsStore::append(const std::vector<TrialRow>& rows) {
     if (meta_.store_responses) responses.insert(responses.end(), row.responses.begin(),
                                                 row.responses.end());
   }
+  ABL_CHECK(!broken_, "{}: an earlier append failed; the store takes no more rows", file);
   // Written at rows_ (the commit mark), not at the datasets' ends: after a failed append they
-  // may be longer, and the rows beyond the mark are overwritten.
-  auto grow = [&](const char* name) {
-    h5::Dataset ds = file_.open_dataset(name);
-    ds.extend(end);
-    return ds;
-  };
-  grow(tr::kParams).write_compound_rows(rows_, n, params.data());
-  grow(tr::kKl).write_rows(rows_, n, kl.data());
-  grow(tr::kRefusals).write_rows(rows_, n, refusals.data());
-  grow(tr::kBatch).write_rows(rows_, n, batch.data());
-  grow(tr::kElapsed).write_rows(rows_, n, elapsed.data());
-  if (meta_.store_responses) grow(tr::kResponses).write_vlen_string_rows(rows_, responses);
-  // The rows reach the disk before the mark that makes them count.
-  file_.flush();
-  update_int_attr(file_, tr::kAttrTrials, end);
-  file_.flush();
+  // may be longer, and the rows beyond the mark are overwritten. Every dataset is flushed while
+  // open (its close would swallow a failed chunk write), then the file is synced to the disk, and
+  // only then the mark moves (and is synced): a mark never counts rows that are not on the disk.
+  try {
+    auto write = [&](const char* name, const auto& fill) {
+      h5::Dataset ds = file_.open_dataset(name);
+      ds.extend(end);
+      fill(ds);
+      ds.flush();
+    };
+    write(tr::kParams, [&](h5::Dataset& ds) { ds.write_compound_rows(rows_, n, params.data()); });
+    write(tr::kKl, [&](h5::Dataset& ds) { ds.write_rows(rows_, n, kl.data()); });
+    write(tr::kRefusals, [&](h5::Dataset& ds) { ds.write_rows(rows_, n, refusals.data()); });
+    write(tr::kBatch, [&](h5::Dataset& ds) { ds.write_rows(rows_, n, batch.data()); });
+    write(tr::kElapsed, [&](h5::Dataset& ds) { ds.write_rows(rows_, n, elapsed.data()); });
+    if (meta_.store_responses) {
+      write(tr::kResponses, [&](h5::Dataset& ds) { ds.write_vlen_string_rows(rows_, responses); });
+    }
+    file_.sync();
+    update_int_attr(file_, tr::kAttrTrials, end);
+    file_.sync();
+  } catch (const Error& e) {
+    broken_ = true;
+    fail("{}\nthe batch of {} trials was not stored; the {} trials stored before it are kept (run the same command "
+         "again to resume once the cause, e.g. a full disk, is fixed)",
+         e.what(), n, rows_);
+  }
   rows_ = end;
 }
 

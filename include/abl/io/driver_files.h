@@ -163,6 +163,7 @@ class TrialsStore {
   int64_t rows_ = 0;
   bool resumed_ = false;
   bool finished_ = false;
+  bool broken_ = false;  // an append failed: no more rows are taken
 };
 
 // Serial reader for report and tools: <path>, or "<path>.partial" (complete false) when only

@@ -111,6 +111,10 @@ class Dataset {
   std::vector<int64_t> dims() const;  // current extent
   int64_t rows() const;               // dims()[0]
   int64_t row_elems() const;          // product of dims()[1:]
+  // Writes the dataset's cached chunks (H5Dflush) and throws if that fails: closing a dataset
+  // (Id::reset) ignores errors, so a write whose chunk reaches the disk only at close must be
+  // flushed first where a failure matters.
+  void flush();
   bool is_string() const;
   Type type() const;  // numeric datasets only
 
@@ -208,6 +212,9 @@ class File {
   // on parallel files): a process killed afterwards leaves a file that opens and reads back
   // what was written so far.
   void flush();
+  // flush(), then the operating system's buffers to the disk (fsync; serial files): what a commit
+  // mark promises is on the disk before the mark is written. Errors (a full disk) are thrown.
+  void sync();
   // Drops the id without closing it: for a parallel file on an error path, where a collective
   // close could wait forever for ranks that are not closing. HDF5 closes it at exit.
   void abandon();
