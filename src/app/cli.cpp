@@ -6,6 +6,7 @@
 #include <hdf5.h>
 #include <mpi.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <map>
@@ -17,6 +18,7 @@
 #include "abl/core/error.h"
 #include "abl/core/log.h"
 #include "abl/dist/runtime.h"
+#include "abl/io/h5.h"
 #include "abl/io/ini.h"
 #ifdef ABL_WITH_CUDA
 #include "abl/backend/cuda/device.h"
@@ -218,6 +220,21 @@ void print_version() {
             << (build::hdf5_parallel ? " (parallel, MPI-IO)" : " (serial)") << "\n";
 }
 
+// After an error that every rank (or the only rank) reached: HDF5 is shut down while MPI still runs
+// (MPI_Finalize would do it from inside MPI), then MPI is finalized. When a write to a file failed,
+// HDF5 cannot be shut down safely (it crashes closing that file again), so the process ends at once
+// with status 1; the launcher sees the same status either way.
+void end_after_error() {
+  release_run_folder_lock_on_abort();
+  if (io::h5::write_failed()) {
+    std::cout.flush();
+    std::fflush(nullptr);
+    std::_Exit(1);
+  }
+  H5close();
+  dist::finalize_if_needed();
+}
+
 void print_overview() {
   std::cout << "abliterate " << build::version
             << " — find and remove refusal directions of decoder LLMs, at cluster scale\n\n"
@@ -285,9 +302,7 @@ int main_entry(int argc, char** argv) {
   } catch (const AgreedError& e) {
     // Every rank stopped here with the same message: end in order, report once.
     if (log::config().rank == 0 || log::config().all_ranks) log::error("{}", e.what());
-    release_run_folder_lock_on_abort();
-    H5close();  // open files are closed while MPI still runs (not inside MPI_Finalize)
-    dist::finalize_if_needed();
+    end_after_error();
     return 1;
   } catch (const Error& e) {
     failure = e.what();
@@ -299,8 +314,7 @@ int main_entry(int argc, char** argv) {
   release_run_folder_lock_on_abort();
   dist::abort_job_if_parallel(failure);
   log::error("{}", failure);
-  H5close();  // open files are closed while MPI still runs (not inside MPI_Finalize)
-  dist::finalize_if_needed();
+  end_after_error();
   return 1;
 }
 

@@ -308,7 +308,6 @@ SweepEnd phase_sweep(Session& ses) {
     // with exit status 1 on every rank, the trials of earlier batches kept).
     dist::root_decides(rt.world(), [&] {
       std::vector<io::schema::TrialRow> rows;
-      int64_t bytes = 0;
       for (int64_t t = 0; t < k; ++t) {
         io::schema::TrialRow row;
         const auto v = ablation::param_values(proposal[static_cast<size_t>(t)]);
@@ -324,12 +323,9 @@ SweepEnd phase_sweep(Session& ses) {
         row.batch = batch;
         row.elapsed_s = elapsed_before + secs;
         if (!r.responses.empty()) row.responses = r.responses[static_cast<size_t>(t)];
-        bytes += static_cast<int64_t>(row.params.size() + 4) * 8;
-        for (const auto& s : row.responses) bytes += 2 * static_cast<int64_t>(s.size()) + 32;
         rows.push_back(std::move(row));
       }
-      // A new chunk of every dataset and heap space may be needed (trials_file.cpp: 1024-row chunks).
-      check_free_space(ses.out_dir(), bytes + 64 * 1024, fmt::format("storing the {} trials of batch {}", k, batch));
+      check_free_space(ses.out_dir(), store->append_bytes(rows), fmt::format("storing the {} trials of batch {}", k, batch));
       store->append(rows);
       for (int64_t t = 0; t < k; ++t) {
         done.push_back(proposal[static_cast<size_t>(t)]);

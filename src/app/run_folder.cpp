@@ -231,11 +231,14 @@ void check_free_space(const std::string& dir, int64_t bytes, const std::string& 
     reserve = static_cast<int64_t>(mb) << 20;
   }
   const int64_t free = free_bytes(dir);
-  const auto mib = [](int64_t b) { return static_cast<double>(b) / (1 << 20); };
+  const auto size = [](int64_t b) {
+    return b < (int64_t{1} << 20) ? fmt::format("{} KiB", (b + 1023) / 1024)
+                                  : fmt::format("{:.1f} MiB", static_cast<double>(b) / (1 << 20));
+  };
   ABL_CHECK(free >= bytes + reserve,
-            "disk full: {} needs about {:.1f} MiB in {} (plus a reserve of {:.0f} MiB, ABL_DISK_RESERVE_MB), but only "
-            "{:.1f} MiB are free; free some space and run the same command again (finished work is kept)",
-            what, mib(bytes), dir, mib(reserve), mib(free));
+            "disk full: {} needs about {} in {} (plus a reserve of {}, ABL_DISK_RESERVE_MB), but only {} are free; "
+            "free some space and run the same command again (finished work is kept)",
+            what, size(bytes), dir, size(reserve), size(free));
 }
 
 }  // namespace abl::app

@@ -37,6 +37,7 @@ BaselineWriter::BaselineWriter(const std::string& path, MPI_Comm comm, const Bas
       n_kl_(n_kl),
       n_refusal_(n_refusal),
       vocab_(vocab) {
+  out_.reserve(n_kl * vocab * 4 + n_refusal + (int64_t{1} << 20));  // the collective datasets
   h5::File& f = out_.file();
   f.create_dataset(bl::kKlLogprobs, h5::Type::f32, {n_kl, vocab});
   f.create_dataset(bl::kRefusalIsRefusal, h5::Type::u8, {n_refusal});

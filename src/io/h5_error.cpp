@@ -18,15 +18,25 @@ herr_t collect_entry(unsigned /*depth*/, const H5E_error2_t* err, void* data) {
   return 0;
 }
 
+// One line: HDF5's messages may hold newlines (a ctime() string in write errors).
+std::string one_line(std::string s) {
+  for (char& c : s) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  return s;
+}
+
 // "outer (inner)" from the current HDF5 error stack, which is then cleared.
 std::string hdf5_message() {
   std::vector<std::string> entries;
   H5Ewalk2(H5E_DEFAULT, H5E_WALK_DOWNWARD, collect_entry, &entries);
   H5Eclear2(H5E_DEFAULT);
   if (entries.empty()) return "no HDF5 error message";
-  if (entries.size() == 1 || entries.front() == entries.back()) return entries.front();
-  return entries.front() + " (" + entries.back() + ")";
+  if (entries.size() == 1 || entries.front() == entries.back()) return one_line(entries.front());
+  return one_line(entries.front() + " (" + entries.back() + ")");
 }
+
+bool g_write_failed = false;
 
 std::string_view call_name(const char* call) {
   std::string_view s(call);
@@ -42,8 +52,15 @@ std::string_view base_name(const char* source) {
 
 }  // namespace
 
+bool write_failed() { return g_write_failed; }
+
 void raise(const char* call, std::string_view file, std::string_view object, const char* source,
            int line) {
+  static constexpr std::string_view kWrites[] = {"H5Fclose", "H5Fflush", "H5Dflush", "H5Dwrite",
+                                                 "H5Dset_extent", "H5Awrite", "H5Dcreate2", "H5Fget_vfd_handle"};
+  for (std::string_view w : kWrites) {
+    if (call_name(call) == w) g_write_failed = true;
+  }
   fail("{}: {}: {} failed: {} ({}:{})", file, object, call_name(call), hdf5_message(),
        base_name(source), line);
 }

@@ -1,11 +1,13 @@
 // Files, groups, dataset creation and attributes. Data are stored little-endian with the
 // standard HDF5 types whatever the host, and groups along a path are created on demand, so a
 // dataset path such as "/good/residuals" is all a writer has to name.
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <algorithm>
 #include <exception>
 
 #include "abl/core/error.h"
@@ -242,6 +244,31 @@ Dataset File::create_f64_compound_dataset(const std::string& path,
     H5_CHECK(H5Tinsert(type.get(), fields[i].c_str(), 8 * i, H5T_IEEE_F64LE), file, path);
   }
   return create_dataset_typed(path, type.get(), bytes, {rows}, options);
+}
+
+std::string reserve_space(const std::string& path, int64_t bytes) {
+  const int fd = ::open(path.c_str(), O_WRONLY);
+  if (fd < 0) return std::strerror(errno);
+  struct stat st {};
+  std::string why;
+  if (::fstat(fd, &st) != 0) {
+    why = std::strerror(errno);
+  } else if (bytes > 0 && ::fallocate(fd, FALLOC_FL_KEEP_SIZE, st.st_size, bytes) != 0) {
+    // A file system that cannot reserve (EOPNOTSUPP: some network and parallel file systems) is
+    // left to the free-space checks; a full one is the error.
+    if (errno != EOPNOTSUPP && errno != ENOSYS && errno != EINVAL) why = std::strerror(errno);
+  }
+  ::close(fd);
+  return why;
+}
+
+void release_reserved_space(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (::truncate(path.c_str(), st.st_size) != 0) {
+      // Best effort: the blocks stay reserved until the file is removed.
+    }
+  }
 }
 
 void File::sync() {

@@ -117,6 +117,19 @@ void OutputFile::write_deferred_strings() const {
   serial.close();
 }
 
+void OutputFile::reserve(int64_t bytes) {
+  std::string problem;
+  if (rank_ == 0) {
+    const std::string why = reserve_space(partial_path(), bytes);
+    if (!why.empty()) {
+      problem = fmt::format("disk full: {} needs about {} MiB and they cannot be reserved: {}; free some space and "
+                            "run the same command again (finished work is kept)",
+                            final_path_, (bytes + (1 << 20) - 1) >> 20, why);
+    }
+  }
+  agree(file_.comm(), problem.empty(), problem);
+}
+
 void OutputFile::commit() {
   ABL_CHECK(!committed_ && file_.is_open(), "{}: commit() on a file that is not open", final_path_);
   bool ok = true;
@@ -132,6 +145,7 @@ void OutputFile::commit() {
   if (rank_ == 0) {
     try {
       write_deferred_strings();
+      release_reserved_space(partial_path());
       if (std::rename(partial_path().c_str(), final_path_.c_str()) != 0) {
         fail("{}: cannot rename {} to it: {}", final_path_, partial_path(), std::strerror(errno));
       }

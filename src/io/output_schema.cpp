@@ -51,6 +51,9 @@ ResidualsWriter::ResidualsWriter(const std::string& path, MPI_Comm comm, const R
       hidden_(hidden),
       full_(full_residuals) {
   namespace r = residuals;
+  // The collective part of the file (residuals, n_tokens, means) and room for its metadata.
+  out_.reserve((full_residuals ? (n_good + n_bad) * depths * hidden * 4 : 0) + 2 * depths * hidden * 8 +
+               (n_good + n_bad) * 8 + (int64_t{1} << 20));
   h5::File& f = out_.file();
   sets_[0].rows = n_good;
   sets_[1].rows = n_bad;

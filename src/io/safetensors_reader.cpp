@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <limits>
@@ -331,6 +332,14 @@ void SafetensorsFile::read_f32(const TensorInfo& t, int64_t first, int64_t count
   }
   convert_to_f32(dt, bytes(t) + static_cast<uint64_t>(first) * dtype_size(dt), dst,
                  static_cast<size_t>(count));
+  // NaN or Inf in a weight poisons every later number (directions, KL) without an error: refuse
+  // it here, where every weight of every backend passes, naming the tensor and the element.
+  for (int64_t i = 0; i < count; ++i) {
+    if (!std::isfinite(dst[i])) {
+      fail("{}: tensor '{}' holds a non-finite value ({}) at element {} of {}: the weights are corrupt", path_,
+           t.name, dst[i], first + i, format_shape(t.shape));
+    }
+  }
 }
 
 // ---- SafetensorsReader ----

@@ -289,6 +289,10 @@ TrialsStore::TrialsStore(TrialsStore&&) noexcept = default;
 
 TrialsStore::~TrialsStore() {
   if (!file_.is_open()) return;
+  if (broken_) {
+    file_.abandon();  // a failed write: closing would retry it (the process ends without HDF5's shutdown)
+    return;
+  }
   try {
     file_.close();
   } catch (const std::exception&) {
@@ -331,6 +335,13 @@ void TrialsStore::append(const std::vector<TrialRow>& rows) {
                                                 row.responses.end());
   }
   ABL_CHECK(!broken_, "{}: an earlier append failed; the store takes no more rows", file);
+  // The disk space the append can take is reserved first: a full disk fails here, before the file
+  // is touched, and the stored trials stay as they are.
+  const std::string full = h5::reserve_space(file_.path(), append_bytes(rows));
+  ABL_CHECK(full.empty(),
+            "disk full: {}: no room for the {} trials of this batch ({}); the {} trials stored before are kept (run "
+            "the same command again to resume once there is space)",
+            file, n, full, rows_);
   // Written at rows_ (the commit mark), not at the datasets' ends: after a failed append they
   // may be longer, and the rows beyond the mark are overwritten. Every dataset is flushed while
   // open (its close would swallow a failed chunk write), then the file is synced to the disk, and
@@ -362,11 +373,28 @@ void TrialsStore::append(const std::vector<TrialRow>& rows) {
   rows_ = end;
 }
 
+int64_t TrialsStore::append_bytes(const std::vector<TrialRow>& rows) const {
+  const auto n = static_cast<int64_t>(rows.size());
+  const auto chunks = [](int64_t r) { return (r + kChunkRows - 1) / kChunkRows; };
+  const int64_t new_chunks = chunks(rows_ + n) - chunks(rows_);  // chunks are rewritten in place
+  const auto p = static_cast<int64_t>(meta_.param_names.size());
+  int64_t bytes = new_chunks * kChunkRows * 8 * (p + 4) + (int64_t{32} << 10);  // + metadata
+  if (meta_.store_responses) {
+    // Heap references in about 64 KiB chunks, and the strings in global-heap collections.
+    bytes += (n * meta_.n_refusal * 16 / (int64_t{64} << 10) + 1) * (int64_t{64} << 10);
+    for (const TrialRow& row : rows) {
+      for (const std::string& s : row.responses) bytes += 2 * static_cast<int64_t>(s.size()) + 32;
+    }
+  }
+  return bytes;
+}
+
 void TrialsStore::finish() {
   ABL_CHECK(file_.is_open() && !finished_, "{}: finish() on a trials store that is not open",
             final_path_);
   const std::string partial = file_.path();
   file_.close();
+  h5::release_reserved_space(partial);
   rename_or_fail(partial, final_path_);
   finished_ = true;
 }

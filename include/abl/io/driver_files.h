@@ -153,6 +153,8 @@ class TrialsStore {
   void append(const std::vector<TrialRow>& rows);
   // Closes and renames "<path>.partial" to "<path>".
   void finish();
+  // An upper bound of the bytes append(rows) adds to the file (its disk space is reserved first).
+  int64_t append_bytes(const std::vector<TrialRow>& rows) const;
   const std::string& final_path() const { return final_path_; }
 
  private:

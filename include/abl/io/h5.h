@@ -26,6 +26,19 @@
 
 namespace abl::io::h5 {
 
+// True once a write, flush or close failed (a full disk, say). HDF5's own state may then be broken
+// (closing that file again at exit crashes inside HDF5 1.10), so an error exit must not shut HDF5
+// down — neither H5close() nor MPI_Finalize, which calls it — but end the process directly.
+bool write_failed();
+
+// Reserves `bytes` of disk space after the current end of the file at `path` (fallocate with
+// FALLOC_FL_KEEP_SIZE: the size stays, the blocks are the file's), so writes that grow the file into
+// them cannot fail for a full disk. Returns "" when reserved or when the file system cannot reserve
+// (then nothing is promised), else the reason ("No space left on device").
+std::string reserve_space(const std::string& path, int64_t bytes);
+// Gives back blocks reserved beyond the end of the file (truncate to its own size).
+void release_reserved_space(const std::string& path);
+
 // Throws abl::Error "<file>: <object>: <call> failed: <HDF5 message> (<source>:<line>)".
 [[noreturn]] void raise(const char* call, std::string_view file, std::string_view object,
                         const char* source, int line);
@@ -302,6 +315,11 @@ class OutputFile {
   // gathered to rank 0. commit() fails unless every row was given exactly once.
   void write_strings(const std::string& path, int64_t first_row,
                      const std::vector<std::string>& rows);
+
+  // Collective: reserves `bytes` of disk for the file before any data is written (reserve_space,
+  // by rank 0), so a full disk is an error on every rank here — not a failure inside a collective
+  // write, from which HDF5 cannot recover all ranks alike.
+  void reserve(int64_t bytes);
 
   // Collective. Every Dataset of the file must be destroyed (or reset) first. Throws on every
   // rank if anything fails; the file then keeps its partial name.
