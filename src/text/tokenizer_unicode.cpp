@@ -223,8 +223,27 @@ namespace {
 // - \h is a hex digit in Oniguruma (horizontal space in PCRE2).
 // - \v is the vertical tab alone and \V a literal V in Oniguruma (vertical space and its
 //   complement in PCRE2).
+// - \p{L} and \p{N} gain the letters and numbers assigned in Unicode 15.0 to 16.0, which the
+//   reference's Oniguruma (Unicode 16) has and PCRE2 builds with older tables (10.42: Unicode
+//   14) lack; a newer PCRE2 already has them, and adding them again changes nothing. \P{L} and
+//   \P{N} inside a bracket are left to PCRE2's tables.
 // Negated forms inside a bracket cannot be rewritten and are refused.
 std::string oniguruma_to_pcre2(const std::string& p, const io::JsonValue& where) {
+  // Code points with general category L* or N* in Unicode 16.0 that Unicode 14.0 did not assign
+  // (measured: the reference's \p{L} and \p{N} over every code point, minus PCRE2 10.42's).
+  static constexpr const char kNewLetters[] =
+      "\\x{1c89}-\\x{1c8a}\\x{a7cb}-\\x{a7cd}\\x{a7da}-\\x{a7dc}\\x{105c0}-\\x{105f3}"
+      "\\x{10d4a}-\\x{10d65}\\x{10d6f}-\\x{10d85}\\x{10ec2}-\\x{10ec4}\\x{1123f}-\\x{11240}"
+      "\\x{11380}-\\x{11389}\\x{1138b}\\x{1138e}\\x{11390}-\\x{113b5}\\x{113b7}\\x{113d1}"
+      "\\x{113d3}\\x{11bc0}-\\x{11be0}\\x{11f02}\\x{11f04}-\\x{11f10}\\x{11f12}-\\x{11f33}"
+      "\\x{1342f}\\x{13441}-\\x{13446}\\x{13460}-\\x{143fa}\\x{16100}-\\x{1611d}"
+      "\\x{16d40}-\\x{16d6c}\\x{18cff}\\x{1b132}\\x{1b155}\\x{1df25}-\\x{1df2a}"
+      "\\x{1e030}-\\x{1e06d}\\x{1e4d0}-\\x{1e4eb}\\x{1e5d0}-\\x{1e5ed}\\x{1e5f0}\\x{2b739}"
+      "\\x{2ebf0}-\\x{2ee5d}\\x{31350}-\\x{323af}";
+  static constexpr const char kNewNumbers[] =
+      "\\x{10d40}-\\x{10d49}\\x{116d0}-\\x{116e3}\\x{11bf0}-\\x{11bf9}\\x{11f50}-\\x{11f59}"
+      "\\x{16130}-\\x{16139}\\x{16d70}-\\x{16d79}\\x{1ccf0}-\\x{1ccf9}\\x{1d2c0}-\\x{1d2d3}"
+      "\\x{1e4f0}-\\x{1e4f9}\\x{1e5f1}-\\x{1e5fa}";
   static constexpr const char kSpace[] =
       "\\x{09}-\\x{0d}\\x{20}\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}"
       "\\x{205f}\\x{3000}";
@@ -245,6 +264,25 @@ std::string oniguruma_to_pcre2(const std::string& p, const io::JsonValue& where)
       ++i;
       if (e == 'V') {  // not an escape in Oniguruma: the letter itself
         out += 'V';
+        continue;
+      }
+      if ((e == 'p' || e == 'P') && i + 3 < p.size() && p[i + 1] == '{' &&
+          (p[i + 2] == 'L' || p[i + 2] == 'N') && p[i + 3] == '}') {
+        const std::string property = std::string("\\p{") + p[i + 2] + "}";
+        const char* added = p[i + 2] == 'L' ? kNewLetters : kNewNumbers;
+        i += 3;
+        if (class_depth == 0) {
+          out += e == 'P' ? "[^" : "[";
+          out += property;
+          out += added;
+          out += ']';
+        } else if (e == 'p') {
+          out += property;
+          out += added;
+        } else {
+          out += "\\P";
+          out += property.substr(2);
+        }
         continue;
       }
       const char* cls = e == 's' || e == 'S'   ? kSpace

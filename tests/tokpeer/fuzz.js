@@ -37,6 +37,7 @@ const fragments = [
   'http://', 'https://x.org/a?b=c', 'a@b.com', 'def ', 'return ', '    ', '\t\t', '```', '**', '- ',
   '<sw>', '<ls>', '<rs>', '<lrs>', 'caf\u00e9', 'cafe\u0301', 'and', ' and ', 'Hello', '_',  // variants.js
   'deadBEEF', '\u203f', '\u0903', '\u20dd', 'x\u0332',
+  '\u1c89', '\u{105c0}\u{105c1}', '\u{2ebf0}', '\u{11f04}', '\u{10d40}\u{10d41}', '\u{1d2c0}',  // Unicode 15-16
 ];
 
 // Characters on the edge of whitespace classification (Unicode White_Space for the reference's

@@ -356,6 +356,34 @@ TEST(TokenizerClassification, RegexBackslashSIsWhiteSpace) {
   EXPECT_EQ(letter_v.encode("a\nb", false), (Ids{1, 0, 2}));
 }
 
+TEST(TokenizerClassification, LettersAndNumbersOfUnicode16) {
+  // The reference's Oniguruma has Unicode 16 tables; \p{L} and \p{N} must include what Unicode
+  // 15.0-16.0 assigned even where PCRE2's tables are older (10.42: Unicode 14).
+  abl::testing::TempDir dir;
+  auto removing = [&](const std::string& regex) {
+    return Tokenizer::from_file(dir.write(
+        "tokenizer.json",
+        unk_model_json("null", R"({"type": "Split", "pattern": {"Regex": ")" + regex +
+                                   R"("}, "behavior": "Removed", "invert": false})")));
+  };
+  const Tokenizer letters = removing("\\\\p{L}"), not_letters = removing("\\\\P{L}");
+  const Tokenizer numbers = removing("\\\\p{N}"), others = removing("[^\\\\s\\\\p{L}\\\\p{N}]");
+  for (char32_t cp : {0x1c89, 0xa7cb, 0x105c0, 0x11f04, 0x13460, 0x1e5f0, 0x2ebf0, 0x31350}) {
+    EXPECT_EQ(letters.encode(utf8(cp), false), Ids()) << "U+" << std::hex << uint32_t(cp);
+    EXPECT_EQ(not_letters.encode(utf8(cp), false), Ids{0}) << "U+" << std::hex << uint32_t(cp);
+    EXPECT_EQ(numbers.encode(utf8(cp), false), Ids{0}) << "U+" << std::hex << uint32_t(cp);
+    EXPECT_EQ(others.encode(utf8(cp), false), Ids{0}) << "U+" << std::hex << uint32_t(cp);
+  }
+  for (char32_t cp : {0x10d40, 0x116d0, 0x11f50, 0x16d70, 0x1ccf0, 0x1d2c0, 0x1e5fa}) {
+    EXPECT_EQ(numbers.encode(utf8(cp), false), Ids()) << "U+" << std::hex << uint32_t(cp);
+    EXPECT_EQ(letters.encode(utf8(cp), false), Ids{0}) << "U+" << std::hex << uint32_t(cp);
+    EXPECT_EQ(others.encode(utf8(cp), false), Ids{0}) << "U+" << std::hex << uint32_t(cp);
+  }
+  // Still unassigned in Unicode 16: neither.
+  EXPECT_EQ(letters.encode(utf8(0x323b0), false), Ids{0});
+  EXPECT_EQ(others.encode(utf8(0x323b0), false), Ids());
+}
+
 TEST(TokenizerClassification, StripNormalizerAndAddedTokenStrips) {
   abl::testing::TempDir dir;
   const Tokenizer strip = Tokenizer::from_file(dir.write(
