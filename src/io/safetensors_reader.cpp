@@ -330,6 +330,9 @@ void SafetensorsFile::read_f32(const TensorInfo& t, int64_t first, int64_t count
     fail("{}: tensor '{}': element range [{}, {}+{}) is outside its {} elements {}", path_, t.name,
          first, first, count, t.numel, format_shape(t.shape));
   }
+  // Nothing to copy; `dst` may be the null data() of an empty vector, which memcpy must not see
+  // (found by fuzzing with UBSan: a zero-element F32 tensor read into an empty vector).
+  if (count == 0) return;
   convert_to_f32(dt, bytes(t) + static_cast<uint64_t>(first) * dtype_size(dt), dst,
                  static_cast<size_t>(count));
   // NaN or Inf in a weight poisons every later number (directions, KL) without an error: refuse
