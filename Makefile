@@ -3,8 +3,10 @@ BUILD       ?= build
 BUILD_TYPE  ?= Release
 JOBS        ?= $(shell nproc)
 CMAKE_FLAGS ?=
+FUZZ_BUILD   ?= build-fuzz
+FUZZ_SECONDS ?= 60
 
-.PHONY: all build configure test demo bench clean
+.PHONY: all build configure test demo bench fuzz clean
 
 all: build
 
@@ -26,6 +28,12 @@ demo: build
 bench: build
 	./scripts/install-deps.sh --tools
 	bash scripts/bench.sh $(BUILD)
+
+# The parsers' libFuzzer targets (clang, ASan, UBSan) in $(FUZZ_BUILD), each run for
+# $(FUZZ_SECONDS) s from tests/fuzz/corpus; new inputs go to $(FUZZ_BUILD)/fuzz-out (docs/fuzzing.md).
+fuzz:
+	./scripts/install-deps.sh --fuzz
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) bash scripts/fuzz.sh $(FUZZ_BUILD)
 
 clean:
 	rm -rf $(BUILD)

@@ -3,12 +3,16 @@
 # Idempotent: when every package is already installed it returns in well under a second.
 # --tools adds what the torch-based tools need (the model organism, the torch side of
 # `make bench`): Debian's python3-torch and OpenBLAS (OpenMP).
+# --fuzz adds what `make fuzz` needs: clang 14 with its libFuzzer, ASan and UBSan runtimes
+# (libclang-rt-14-dev) and LLVM's OpenMP for the clang build.
 set -euo pipefail
 tools=0
+fuzz=0
 for arg in "$@"; do
   case "$arg" in
     --tools) tools=1 ;;
-    *) echo "usage: $0 [--tools]" >&2; exit 2 ;;
+    --fuzz) fuzz=1 ;;
+    *) echo "usage: $0 [--tools] [--fuzz]" >&2; exit 2 ;;
   esac
 done
 
@@ -28,6 +32,9 @@ packages=(
 # take Debian's Node only when the machine has none.
 if [ "$tools" = 1 ]; then
   packages+=(python3-torch libopenblas0-openmp)
+fi
+if [ "$fuzz" = 1 ]; then
+  packages+=(clang libclang-rt-14-dev libomp-14-dev)
 fi
 command -v node >/dev/null 2>&1 || packages+=(nodejs)
 command -v npm >/dev/null 2>&1 || packages+=(npm)
