@@ -396,6 +396,10 @@ void SafetensorsReader::open_index(const std::string& index) {
   for (const std::string& name : weight_map.keys()) {
     JsonValue v = weight_map.at(name);
     const std::string& shard = v.as_string();
+    // The OS would read the name only up to a NUL ("\u0000" in JSON): a different file than named.
+    if (shard.find('\0') != std::string::npos) {
+      fail("{}: weight_map entry '{}' names a shard whose name holds a NUL byte", index, name);
+    }
     fs::path rel(shard);
     bool escapes = shard.empty() || rel.is_absolute() ||
                    std::any_of(rel.begin(), rel.end(), [](const fs::path& p) { return p == ".."; });

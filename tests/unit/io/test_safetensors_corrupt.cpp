@@ -295,6 +295,9 @@ TEST_F(CorruptIndex, BadIndexDocuments) {
   EXPECT_ABL_ERROR(SafetensorsReader r(model_), idx, "not a file inside");
   write_index(R"({"weight_map": {"a": "/etc/passwd"}})");
   EXPECT_ABL_ERROR(SafetensorsReader r(model_), idx, "not a file inside");
+  // Opened as "model-00001-of-00002.safetensors", the name up to the NUL, this was accepted.
+  write_index("{\"weight_map\": {\"a\": \"model-00001-of-00002.safetensors\\u0000../x\"}}");
+  EXPECT_ABL_ERROR(SafetensorsReader r(model_), idx, "entry 'a'", "NUL byte");
 }
 
 TEST_F(CorruptIndex, CorruptShardNamesTheShard) {
