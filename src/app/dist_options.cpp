@@ -47,8 +47,8 @@ void start_watchdog(dist::Runtime& rt, const po::variables_map& vm) {
   const bool parallel = rt.world_size() > 1;
   watchdog::start(seconds, [parallel](const std::string& report) {
     release_run_folder_lock_on_abort();
-    std::fprintf(stderr, "%s\nending the whole job: a rank made no progress for --hang-timeout seconds\n",
-                 report.c_str());
+    std::fprintf(stderr, "%s: ending the whole job (the ranks above show where each one was)\n",
+                 report.substr(0, report.find(']') + 1).c_str());
     std::fflush(stderr);
     if (parallel) MPI_Abort(MPI_COMM_WORLD, 1);
     std::_Exit(1);

@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# A run folder proves what it holds, and inputs nobody made for the tests are handled:
+# two jobs on one folder (the second is refused, naming the first); a reused folder with a changed
+# option or a model of the same shape with other weights (refused, naming what differs, until
+# --redo); export with directions that are not the sweep's; bad inputs refused before any phase
+# file is written; NaN weights (refused at load, naming the tensor); a padded vocabulary whose
+# extra ids the model generates; a model with max_position_embeddings 256.
+source "$(dirname "$0")/common.sh"
+rm -rf "$WORK" && mkdir -p "$WORK"
+"$PY" "$HERE/../../tools/fixtures/make_fault_models.py" "$MODEL" "$WORK/models"
+# The run's options after --model (MODEL_ARGS starts with it), so that variants can replace the model.
+REST=("${MODEL_ARGS[@]:2}" "${PROMPT_ARGS[@]}" --good-split "[:16]" --bad-split "[:16]" --kl-split "[400:408]"
+      --eval-split "[400:408]" --max-response-length 8 --trials 8 --trials-per-batch 4 --startup-trials 4)
+SMALL=(run --model "$MODEL" "${REST[@]}")
+with_model() { echo run --model "$WORK/models/$1"; }
+"$BIN" "${SMALL[@]}" --out "$WORK/ref" > /dev/null
+
+# ---- two jobs, one folder ----
+ABL_FAULT_DELAY_MS=30 "$MPIEXEC" -np 2 --oversubscribe "$BIN" "${SMALL[@]}" --out "$WORK/shared" > "$WORK/first.log" 2>&1 &
+first=$!
+for _ in $(seq 600); do [ -f "$WORK/shared/.abliterate.lock" ] && break; sleep 0.05; done
+expect_failure "run folder .*/shared is in use by run .* \(pid [0-9]+" "$BIN" "${SMALL[@]}" --out "$WORK/shared"
+wait "$first" || { tail -20 "$WORK/first.log"; echo "FAIL: the first job did not finish"; exit 1; }
+[ ! -e "$WORK/shared/.abliterate.lock" ] || { echo "FAIL: the lock outlived its job"; exit 1; }
+"$PY" "$HERE/compare_trials.py" "$WORK/ref" "$WORK/shared" 8 1e-5
+# A lock whose process is gone is taken over.
+echo '{"slurm_job_id":"","host":"'"$(hostname)"'","pid":999999999,"command":"run","started":"then"}' > "$WORK/shared/.abliterate.lock"
+"$BIN" "${SMALL[@]}" --out "$WORK/shared" > "$WORK/stale.log" 2>&1
+grep -q "taking over the lock" "$WORK/stale.log" || { cat "$WORK/stale.log"; echo "FAIL: stale lock not taken over"; exit 1; }
+echo "ok: a stale lock (its pid is gone) is taken over"
+
+# ---- a reused folder with other inputs ----
+cp -r "$WORK/ref" "$WORK/reused"
+expect_failure "baseline.h5 was computed from other inputs .*differ in: system_prompt.*--redo" \
+  "$BIN" "${SMALL[@]}" --out "$WORK/reused" --system-prompt "You are terse."
+expect_failure "baseline.h5 was computed from other inputs .*differ in: model.*--redo" \
+  "$BIN" $(with_model other-weights) "${REST[@]}" --out "$WORK/reused"
+expect_failure "residuals.h5 was computed from other inputs .*differ in: winsorize_quantile" \
+  "$BIN" "${SMALL[@]}" --out "$WORK/reused" --winsorize-quantile 0.99
+expect_failure "directions.h5 was computed from other inputs .*differ in: projected" \
+  "$BIN" "${SMALL[@]}" --out "$WORK/reused" --projected false
+cmp "$WORK/ref/trials.h5" "$WORK/reused/trials.h5"
+"$BIN" "${SMALL[@]}" --out "$WORK/reused" --system-prompt "You are terse." --redo --restart > /dev/null 2>&1 ||
+  { echo "FAIL: --redo"; exit 1; }
+echo "ok: --redo recomputes the phases for a changed input (--restart the sweep)"
+
+# ---- export checks directions against the sweep ----
+cp -r "$WORK/ref" "$WORK/mixed"
+"$BIN" directions --out "$WORK/mixed" --projected false --quiet
+expect_failure "is not the directions.h5 the sweep of .* used" "$BIN" export --run-dir "$WORK/mixed" --trial 0 \
+  --out "$WORK/export" --quiet
+[ ! -e "$WORK/export" ] || { echo "FAIL: export wrote a folder"; exit 1; }
+
+# ---- bad inputs fail before any phase file is written ----
+bad() {  # pattern, option, value: the run with that option replaced fails and leaves an empty run folder
+  local args=() skip=0 a
+  for a in "${SMALL[@]}"; do
+    if [ "$skip" = 1 ]; then skip=0; continue; fi
+    if [ "$a" = "$2" ]; then skip=1; continue; fi
+    args+=("$a")
+  done
+  rm -rf "$WORK/bad"
+  expect_failure "$1" "$BIN" "${args[@]}" --out "$WORK/bad" "$2" "$3"
+  [ -z "$(ls -A "$WORK/bad" 2>/dev/null)" ] || { ls -la "$WORK/bad"; echo "FAIL: files written before the error"; exit 1; }
+}
+bad "no-such.txt" --good "$WORK/no-such.txt"
+printf 'fine\n\xff\xfe broken\n' > "$WORK/bad-utf8.txt"
+bad "bad-utf8.txt:2" --bad "$WORK/bad-utf8.txt"
+bad "winsorize-quantile must be in \(0, 1\], got 0" --winsorize-quantile 0
+bad "winsorize-quantile must be in \(0, 1\], got nan" --winsorize-quantile nan
+bad "trials-per-batch must be 'auto' or a positive number, got '3abc'" --trials-per-batch 3abc
+bad "seed must be >= 0, got -1" --seed -1
+bad "threads 100000 is more than the [0-9]+ cores this rank may use" --threads 100000
+bad "max-response-length must be positive" --max-response-length 0
+expect_failure "run folder .*passwd/run is not writable|cannot create the run folder" "$BIN" "${SMALL[@]}" --out /etc/passwd/run
+echo "ok: bad inputs fail before any phase runs"
+
+# ---- models the tests did not make ----
+expect_failure "model.layers.1.mlp.down_proj.weight' holds a non-finite value \(nan\) at element 7" \
+  "$MPIEXEC" -np 2 --oversubscribe "$BIN" $(with_model nan) "${REST[@]}" --out "$WORK/nan"
+"$BIN" $(with_model padded-vocab) "${REST[@]}" --out "$WORK/padded" > "$WORK/padded.log" 2>&1 ||
+  { tail -20 "$WORK/padded.log"; echo "FAIL: a padded vocabulary ended the run"; exit 1; }
+"$BIN" generate --model "$WORK/models/padded-vocab" --prompts "$PROMPTS/harmful.txt" --split "[:2]" \
+  --max-new-tokens 24 --backend cpu --threads 1 --quiet > "$WORK/padded.jsonl"
+grep -q '"n_tokens":24' "$WORK/padded.jsonl" || { cat "$WORK/padded.jsonl"; echo "FAIL: padded ids were not generated"; exit 1; }
+echo "ok: a padded vocabulary: ids beyond the tokenizer are generated, skipped when decoding, the run completes"
+"$MPIEXEC" -np 2 --oversubscribe "$BIN" $(with_model short-context) "${REST[@]}" --out "$WORK/short" \
+  > "$WORK/short.log" 2>&1 || { tail -20 "$WORK/short.log"; echo "FAIL: a 256-position model was refused"; exit 1; }
+"$PY" "$HERE/compare_trials.py" "$WORK/ref" "$WORK/short" 8 1e-5
+echo "ok: a model with max_position_embeddings 256 runs"
