@@ -116,6 +116,13 @@ std::vector<int64_t> prompt_costs(const std::vector<std::vector<int32_t>>& promp
 }
 
 std::pair<size_t, size_t> rank_block(const std::vector<int64_t>& cost, dist::Runtime& rt) {
+  // Every rank splits the same costs, or their blocks would overlap: they tokenized the same
+  // prompts with the tokenizer files each one read (a model folder that differs between nodes).
+  const auto h = static_cast<int64_t>(fnv1a(cost.data(), cost.size() * sizeof(int64_t)) >> 1);
+  if (dist::all_min(rt.world(), h) != dist::all_max(rt.world(), h)) {
+    throw AgreedError("the ranks tokenized the same prompts into different lengths: the model folder's tokenizer or "
+                      "chat template differs between the nodes of this job");
+  }
   const auto bounds = dist::split_contiguous(cost, rt.world_size());
   return {bounds[static_cast<size_t>(rt.world_rank())], bounds[static_cast<size_t>(rt.world_rank()) + 1]};
 }
