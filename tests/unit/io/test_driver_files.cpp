@@ -776,5 +776,28 @@ TEST(TrialsFile, BadSettingsAndRowsAreRefused) {
   expect_rows(read_trials(path).rows, 1);
 }
 
+
+// The disk space a batch reserves before it is written bounds what it adds: more than the file
+// grows (so a full disk fails before the file is touched), a new chunk's worth when the batch
+// starts a chunk, and room for the responses' strings.
+TEST(TrialsFile, AppendReservesWhatTheBatchCanAdd) {
+  TempDir dir;
+  const std::string path = dir.file("trials.h5");
+  TrialsStore s = TrialsStore::open(path, sample_trials_meta(true), TrialsStore::Resume::allowed);
+  const auto batch = trials_range(0, 2, true);
+  const int64_t first = s.append_bytes(batch);
+  const auto size_before = static_cast<int64_t>(fs::file_size(partial(path)));
+  s.append(batch);
+  const auto size_after = static_cast<int64_t>(fs::file_size(partial(path)));
+  EXPECT_GE(first, size_after - size_before);
+  // Within the first 1024-row chunk a batch needs no new chunk: less than the first batch.
+  EXPECT_LT(s.append_bytes(trials_range(2, 2, true)), first);
+  // Long responses need room for their strings.
+  auto longer = trials_range(2, 2, true);
+  for (auto& r : longer) r.responses = {std::string(100000, 'a'), std::string(100000, 'b')};
+  EXPECT_GE(s.append_bytes(longer), 400000);
+  EXPECT_EQ(open_ids(), 1);  // the store's file
+}
+
 }  // namespace
 }  // namespace abl::io
