@@ -42,8 +42,12 @@ void print_tokenizer(const std::string& model, const model::ModelSpec& spec) {
   }
   const auto tok = text::Tokenizer::from_file(tokenizer_path(model));
   auto token_text = [&](int64_t id) {
-    return id >= 0 && id < tok.vocab_size() ? tok.id_to_token(static_cast<int32_t>(id))
-                                            : std::string("<out of range>");
+    if (id < 0 || id >= tok.vocab_size()) return std::string("<out of range>");
+    try {
+      return tok.id_to_token(static_cast<int32_t>(id));
+    } catch (const Error&) {
+      return std::string("<no token>");  // a hole in the vocabulary
+    }
   };
   std::cout << fmt::format("tokenizer:     {} tokens", tok.vocab_size());
   if (tok.vocab_size() > spec.vocab_size) {

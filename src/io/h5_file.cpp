@@ -271,6 +271,21 @@ void release_reserved_space(const std::string& path) {
   }
 }
 
+void sync_path(const std::string& path) {
+  watchdog::Scope at("fsync");
+  const int fd = ::open(path.c_str(), O_RDONLY);
+  ABL_CHECK(fd >= 0, "{}: cannot open it to sync it: {}", path, std::strerror(errno));
+  const bool ok = ::fsync(fd) == 0;
+  const int err = errno;
+  ::close(fd);
+  ABL_CHECK(ok, "{}: fsync failed: {}", path, std::strerror(err));
+}
+
+void sync_parent_folder(const std::string& path) {
+  const size_t slash = path.rfind('/');
+  sync_path(slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash));
+}
+
 void File::sync() {
   flush();
   if (parallel()) return;  // the MPI-IO driver syncs in H5Fflush

@@ -146,9 +146,11 @@ void OutputFile::commit() {
     try {
       write_deferred_strings();
       release_reserved_space(partial_path());
+      sync_path(partial_path());  // the data is on the disk before the name says it is complete
       if (std::rename(partial_path().c_str(), final_path_.c_str()) != 0) {
         fail("{}: cannot rename {} to it: {}", final_path_, partial_path(), std::strerror(errno));
       }
+      sync_parent_folder(final_path_);
     } catch (const Error& e) {
       ok = false;
       problem = e.what();

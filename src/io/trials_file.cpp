@@ -395,7 +395,9 @@ void TrialsStore::finish() {
   const std::string partial = file_.path();
   file_.close();
   h5::release_reserved_space(partial);
+  h5::sync_path(partial);
   rename_or_fail(partial, final_path_);
+  h5::sync_parent_folder(final_path_);
   finished_ = true;
 }
 

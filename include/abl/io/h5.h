@@ -38,6 +38,10 @@ bool write_failed();
 std::string reserve_space(const std::string& path, int64_t bytes);
 // Gives back blocks reserved beyond the end of the file (truncate to its own size).
 void release_reserved_space(const std::string& path);
+// fsync of a closed file, and of the folder holding it (after a rename): a file renamed to its
+// final name is on the disk with its name. Errors are thrown, naming the path.
+void sync_path(const std::string& path);
+void sync_parent_folder(const std::string& path);
 
 // Throws abl::Error "<file>: <object>: <call> failed: <HDF5 message> (<source>:<line>)".
 [[noreturn]] void raise(const char* call, std::string_view file, std::string_view object,
