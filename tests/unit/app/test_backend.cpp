@@ -7,20 +7,13 @@
 
 #include "abl/app/backend.h"
 #include "abl/core/error.h"
+#include "common/error_of.h"
 
+using abl::testing::error_of;
 using namespace abl;
 using app::BackendKind;
 
 namespace {
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 }  // namespace
 

@@ -14,7 +14,9 @@
 #include "abl/app/run_folder.h"
 #include "abl/core/error.h"
 #include "abl/dist/comm.h"
+#include "common/error_of.h"
 
+using abl::testing::error_of;
 using namespace abl;
 namespace fs = std::filesystem;
 
@@ -36,15 +38,6 @@ class SoloComm final : public dist::Comm {
   void broadcast(void*, size_t, int) override {}
   void barrier() override {}
 };
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
 
 fs::path fresh_dir(const std::string& name) {
   const fs::path d = fs::path(::testing::TempDir()) / ("abl-run-folder-" + name + "-" + std::to_string(getpid()));

@@ -14,22 +14,15 @@
 #include "abl/io/driver_files.h"
 #include "abl/io/h5.h"
 #include "common/temp_dir.h"
+#include "common/error_of.h"
 
+using abl::testing::error_of;
 namespace abl::io {
 namespace {
 
 using abl::testing::TempDir;
 using namespace schema;  // NOLINT: the types under test
 namespace fs = std::filesystem;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 #define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
 

@@ -10,20 +10,13 @@
 #include "abl/io/h5.h"
 #include "abl/io/output_schema.h"
 #include "common/temp_dir.h"
+#include "common/error_of.h"
 
+using abl::testing::error_of;
 namespace abl::io {
 namespace {
 
 using abl::testing::TempDir;
-
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "(no error)";
-}
 
 // Every id opened by a test must be closed again by the wrappers.
 ssize_t open_ids() { return H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL); }
