@@ -122,12 +122,14 @@ std::string stale_reason(const nlohmann::json& holder) {
 
 }  // namespace
 
-std::string RunFolderLock::lock_path(const std::string& dir) { return (fs::path(dir) / ".abliterate.lock").string(); }
+std::string RunFolderLock::lock_path(const std::string& dir, const std::string& part) {
+  return (fs::path(dir) / (part.empty() ? ".abliterate.lock" : ".abliterate." + part + ".lock")).string();
+}
 
 std::unique_ptr<RunFolderLock> RunFolderLock::acquire(dist::Comm& world, const std::string& dir,
-                                                      const std::string& command) {
+                                                      const std::string& command, const std::string& part) {
   std::unique_ptr<RunFolderLock> lock(new RunFolderLock());
-  const std::string path = lock_path(dir);
+  const std::string path = lock_path(dir, part);
   dist::root_decides(world, [&] {
     std::error_code ec;
     fs::create_directories(dir, ec);

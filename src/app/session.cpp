@@ -137,7 +137,13 @@ Session::Session(const po::variables_map& vm, const std::string& command) : vm_(
   start_watchdog(rt_, vm);
   if (vm.count("out")) {
     out_dir_ = vm["out"].as<std::string>();
-    lock_ = RunFolderLock::acquire(rt_.world(), out_dir_, command);
+    // A sweep slice writes only its slice file: slices of one sweep run side by side (job arrays).
+    std::string part;
+    if (vm.count("slice") && !vm["slice"].as<std::string>().empty()) {
+      part = "slice-" + vm["slice"].as<std::string>();
+      std::replace(part.begin(), part.end(), '/', '-');
+    }
+    lock_ = RunFolderLock::acquire(rt_.world(), out_dir_, command, part);
   }
   if (!vm.count("model")) return;  // the driver-only phases (directions)
   model_ = vm["model"].as<std::string>();
@@ -232,10 +238,12 @@ const std::string& Session::model_fingerprint() {
 
 engine::ForwardPass& Session::pass(int64_t longest, int64_t max_new) {
   const int64_t context = spec_.max_position_embeddings;
-  ABL_CHECK(context <= 0 || longest + max_new <= context,
-            "a prompt of {} tokens (chat template included) plus {} response tokens exceeds the {} positions of {} "
-            "(max_position_embeddings); use shorter prompts or a smaller --max-response-length",
-            longest, max_new, context, model_);
+  if (context > 0 && longest + max_new > context) {  // the same numbers on every rank
+    throw AgreedError(fmt::format(
+        "a prompt of {} tokens (chat template included) plus {} response tokens exceeds the {} positions of {} "
+        "(max_position_embeddings); use shorter prompts or a smaller --max-response-length",
+        longest, max_new, context, model_));
+  }
   // Enough rows for the longest prompt plus its response, and for a full pass of sequences.
   return backend().pass(std::max(longest + max_new, limits_.max_tokens + limits_.max_seqs * max_new));
 }

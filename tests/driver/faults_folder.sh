@@ -29,6 +29,19 @@ echo '{"slurm_job_id":"","host":"'"$(hostname)"'","pid":999999999,"command":"run
 grep -q "taking over the lock" "$WORK/stale.log" || { cat "$WORK/stale.log"; echo "FAIL: stale lock not taken over"; exit 1; }
 echo "ok: a stale lock (its pid is gone) is taken over"
 
+# Slices of one sweep (job-array tasks) share a folder; one slice twice does not.
+mkdir -p "$WORK/slices" && cp "$WORK/ref"/{baseline,residuals,directions}.h5 "$WORK/slices/"
+SLICE=(sweep --model "$MODEL" "${MODEL_ARGS[@]:2}" --kl-split "[400:408]" --eval-split "[400:408]"
+       --max-response-length 8 --search sobol --trials 8 --trials-per-batch 2 --out "$WORK/slices")
+ABL_FAULT_DELAY_MS=30 "$BIN" "${SLICE[@]}" --slice 0/2 > "$WORK/slice0.log" 2>&1 &
+slice0=$!
+for _ in $(seq 600); do [ -f "$WORK/slices/.abliterate.slice-0-2.lock" ] && break; sleep 0.05; done
+expect_failure "run folder .*/slices is in use by sweep" "$BIN" "${SLICE[@]}" --slice 0/2
+"$BIN" "${SLICE[@]}" --slice 1/2 > "$WORK/slice1.log" 2>&1 || { cat "$WORK/slice1.log"; echo "FAIL: a second slice"; exit 1; }
+wait "$slice0" || { cat "$WORK/slice0.log"; echo "FAIL: the first slice"; exit 1; }
+"$BIN" merge --out "$WORK/slices" --quiet > /dev/null
+echo "ok: two slices of one sweep ran side by side in one folder; one slice twice was refused"
+
 # ---- a reused folder with other inputs ----
 cp -r "$WORK/ref" "$WORK/reused"
 expect_failure "baseline.h5 was computed from other inputs .*differ in: system_prompt.*--redo" \

@@ -29,14 +29,17 @@ std::string model_fingerprint(const std::string& model);
 // creates the folder (an unwritable one is an error here, before any work) and the lock; a lock
 // held by a live process, or by a job on another host, is an error on every rank that names the
 // holder. A lock left by a process that is gone (same host, no such pid), or by the same Slurm job
-// (a requeued job), is taken over. The destructor removes it (rank 0).
+// (a requeued job), is taken over. The destructor removes it (rank 0). `part` names a part of the
+// folder that jobs may work on side by side — a sweep slice ("slice-2-of-8") writes only its own
+// slice file — and gives it a lock of its own (<dir>/.abliterate.<part>.lock).
 class RunFolderLock {
  public:
-  static std::unique_ptr<RunFolderLock> acquire(dist::Comm& world, const std::string& dir, const std::string& command);
+  static std::unique_ptr<RunFolderLock> acquire(dist::Comm& world, const std::string& dir, const std::string& command,
+                                                const std::string& part = "");
   ~RunFolderLock();
   RunFolderLock(const RunFolderLock&) = delete;
   RunFolderLock& operator=(const RunFolderLock&) = delete;
-  static std::string lock_path(const std::string& dir);
+  static std::string lock_path(const std::string& dir, const std::string& part = "");
 
  private:
   RunFolderLock() = default;
