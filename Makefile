@@ -3,10 +3,11 @@ BUILD       ?= build
 BUILD_TYPE  ?= Release
 JOBS        ?= $(shell nproc)
 CMAKE_FLAGS ?=
+SAN_BUILD    ?= build-sanitize
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
 
-.PHONY: all build configure test demo bench fuzz clean
+.PHONY: all build configure test test-sanitize demo bench fuzz clean
 
 all: build
 
@@ -16,9 +17,15 @@ configure:
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
 
-# Whole suite: unit tests, the tokenizer peer test (npm reference), CLI tests.
+# Whole suite: unit, MPI, driver, fault-injection and Slurm tests, the tokenizer peer test (npm
+# reference), the fuzz corpora replayed; then the unit and MPI tests again under ASan and UBSan.
 test: build
 	cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --timeout 1500
+	$(MAKE) test-sanitize
+
+# The unit and MPI tests built with AddressSanitizer and UBSan (CPU only) in $(SAN_BUILD).
+test-sanitize:
+	bash scripts/test-sanitize.sh $(SAN_BUILD) $(JOBS)
 
 # The main job on the bundled default model (CPU).
 demo: build
@@ -36,4 +43,4 @@ fuzz:
 	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_JOBS=$(JOBS) bash scripts/fuzz.sh $(FUZZ_BUILD)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) $(SAN_BUILD)
