@@ -4,7 +4,8 @@
 # the phases before it and every trial committed before it stay readable; once there is space the
 # same command finishes, with the trials of a run that never hit the full disk. The sweep is
 # filled while it runs (after its first batch is stored), with and without --store-responses; and
-# residuals.h5 finds too little room to reserve before its first collective write.
+# residuals.h5 finds too little room to reserve before its first collective write; and trials.h5
+# has no room for its second chunks (row 1024).
 # Needs root for the tmpfs mount; skipped (77) without it.
 source "$(dirname "$0")/common.sh"
 rm -rf "$WORK" && mkdir -p "$WORK"
@@ -110,4 +111,30 @@ for ranks in 1 2 4; do
     [ "$rc" = 0 ] || { tail -20 "$WORK/out.log"; echo "FAIL: the resumed sweep ended with $rc"; exit 1; }
     "$PY" "$HERE/compare_trials.py" "$ref" "$T/run" 8 1e-5
   done
+done
+
+# trials.h5 at a chunk boundary (1024 rows): a sweep of exactly 1024 trials fills the first chunk
+# of every dataset; extended on a nearly full disk, the batch that starts the second chunks has no
+# room for them: status 1, the 1024 trials kept; after freeing space the extension equals a sweep
+# that never hit the full disk. One KL and one evaluation prompt keep 1088 trials quick.
+CHUNK=(--kl-split "[400:401]" --eval-split "[400:401]" --max-response-length 2)
+SWEEP=(sweep "${MODEL_ARGS[@]}" "${CHUNK[@]}" --search sobol --trials-per-batch 64)
+"$BIN" run "${MODEL_ARGS[@]}" "${PROMPT_ARGS[@]}" --good-split "[:16]" --bad-split "[:16]" "${CHUNK[@]}" --trials 0 \
+  --out "$WORK/chunk-ref" > /dev/null
+cp -r "$WORK/chunk-ref" "$WORK/chunk-phases"
+"$BIN" "${SWEEP[@]}" --trials 1088 --out "$WORK/chunk-ref" > /dev/null
+for responses in "" --store-responses; do
+  rm -rf "${T:?}"/* && mkdir -p "$T/run"
+  cp "$WORK/chunk-phases"/{baseline,residuals,directions}.h5 "$T/run/"
+  "$BIN" "${SWEEP[@]}" $responses --trials 1024 --out "$T/run" > /dev/null
+  fill 40
+  rc=0
+  "$BIN" "${SWEEP[@]}" $responses --trials 1088 --out "$T/run" > "$WORK/out.log" 2>&1 || rc=$?
+  expect_disk_full "the batch after a full chunk$responses"
+  stored=$("$BIN" report --trials "$T/run" --quiet | head -1)
+  grep -q ": 1024 trials (sweep not finished)" <<<"$stored" || { echo "$stored"; echo "FAIL: the full chunk is not readable"; exit 1; }
+  echo "ok: chunk boundary$responses: status 1, 1024 trials kept: $(grep -o 'disk full.*' "$WORK/out.log" | head -1 | cut -c1-100)"
+  rm -f "$T/fill"
+  "$BIN" "${SWEEP[@]}" $responses --trials 1088 --out "$T/run" > /dev/null
+  "$PY" "$HERE/compare_trials.py" "$WORK/chunk-ref" "$T/run" 1088
 done
