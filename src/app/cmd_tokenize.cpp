@@ -37,7 +37,7 @@ int run_tokenize(const po::variables_map& vm) {
     nlohmann::json obj;
     try {
       obj = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::parse_error& e) {
+    } catch (const nlohmann::json::exception& e) {  // parse_error, and out_of_range for 1e400
       fail("{}:{}: invalid JSON: {}", in_name, lineno, e.what());
     }
     ABL_CHECK(obj.is_object() && obj.contains("text") && obj["text"].is_string(),

@@ -294,6 +294,17 @@ Tokenizer Tokenizer::from_json_text(std::string_view json_text, const std::strin
   for (const auto& kv : im->added_by_id) max_id = std::max(max_id, kv.first);
   im->vocab_size = max_id + 1;
   if (im->vocab_size == 0) abl::fail("{}: the vocabulary is empty", tokenizer_json_path);
+  if (im->post_processor) {
+    // The special tokens the post-processor adds must be tokens of this vocabulary: an id it does
+    // not have would reach the model as an embedding row that may not exist (found by fuzzing).
+    std::vector<int32_t> added;
+    im->post_processor->process(added);
+    for (int32_t id : added) {
+      if (!im->token_text(id)) {
+        abl::fail("{}: post_processor adds token id {}, which is not in the vocabulary", tokenizer_json_path, id);
+      }
+    }
+  }
   return Tokenizer(std::move(im));
 }
 

@@ -54,15 +54,21 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       } catch (const abl::Error& e) {
         abl::fuzz::violated("decode of ids from encode threw", __FILE__, __LINE__, e.what());
       }
-      // With the post-processor only crashes are findings: its special-token ids are not checked
-      // against the vocabulary at load (a known fault in src/text,
-      // corpus/tokenizer_json/finding-template-id-*), so encode can give ids outside it or
-      // without a token.
+      // The special tokens the post-processor adds are checked against the vocabulary at load
+      // (corpus/tokenizer_json/finding-template-id-*): every id has a token.
+      const std::vector<int32_t> with_special = tok.encode(probe, true);
+      for (int32_t id : with_special) {
+        try {
+          tok.id_to_token(id);
+        } catch (const abl::Error& e) {
+          abl::fuzz::violated("encode with special tokens gave an id without a token", __FILE__, __LINE__, e.what());
+        }
+      }
       try {
-        const std::vector<int32_t> with_special = tok.encode(probe, true);
         tok.decode(with_special, false);
         tok.decode(with_special, true);
-      } catch (const abl::Error&) {
+      } catch (const abl::Error& e) {
+        abl::fuzz::violated("decode of ids from encode with special tokens threw", __FILE__, __LINE__, e.what());
       }
     }
   });

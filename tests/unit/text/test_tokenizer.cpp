@@ -582,3 +582,28 @@ TEST(TokenizerGenuine, Gemma3) {
   EXPECT_EQ(t.decode({464, 262145, 368, 410}, false), "\xe2\x82\xac");
   EXPECT_EQ(t.decode({2, 262145, 9259}, true), "Hello");
 }
+
+// The special tokens a post-processor adds must be tokens of the vocabulary (found by fuzzing:
+// tests/fuzz/corpus/tokenizer_json/finding-template-id-*): such a file is refused at load.
+TEST(TokenizerLoad, PostProcessorIdsMustBeInTheVocabulary) {
+  const std::string tmpl =
+      R"({"post_processor": {"type": "TemplateProcessing", "single": [{"SpecialToken": {"id": "<s>", "type_id": 0}},
+          {"Sequence": {"id": "A", "type_id": 0}}], "special_tokens": {"<s>": {"id": "<s>", "ids": [ID], "tokens": ["<s>"]}}},
+          "model": {"type": "BPE", "vocab": {"a": 0, "<s>": 1, "b": 3}, "merges": []}})";
+  const auto with_id = [&](const std::string& id) {
+    std::string t = tmpl;
+    t.replace(t.find("ID"), 2, id);
+    return t;
+  };
+  const abl::text::Tokenizer ok = abl::text::Tokenizer::from_json_text(with_id("1"), "ok.json");
+  EXPECT_EQ(ok.encode("a", true), (std::vector<int32_t>{1, 0}));
+  for (const char* bad : {"7", "2"}) {  // beyond the vocabulary; a hole in it
+    try {
+      abl::text::Tokenizer::from_json_text(with_id(bad), "bad.json");
+      ADD_FAILURE() << "id " << bad << " was accepted";
+    } catch (const abl::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("post_processor adds token id " + std::string(bad)), std::string::npos)
+          << e.what();
+    }
+  }
+}
