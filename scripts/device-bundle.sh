@@ -9,7 +9,8 @@
 # from the repository root:
 #
 #   source DEST/env.sh        # unpacks under /tmp/abl-root once; paths, Open MPI relocated, ABL_* vars
-#   test_cuda                 # kernels, engine, decode graphs, one-rank sharding (compute-sanitizer too)
+#   test_backend_cuda && test_engine_cuda && test_parallel_cuda
+#                             # kernels; engine and decode graphs; one-rank sharding (compute-sanitizer too)
 #   mpirun -np 4 --oversubscribe test_mpi_cuda      # StagingComm sharding, 4 ranks on one GPU
 #   bench_cuda                # make bench's GPU figures
 #   bash tests/driver/setup.sh && bash tests/driver/cuda_backend.sh   # the app, cuda against cpu
@@ -21,8 +22,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
 DEST=${2:-.devcarry}
-programs=("$BUILD/bin/abliterate" "$BUILD/bin/bench_cuda" "$BUILD/tests/test_cuda"
-          "$BUILD/tests/dist_mpi/test_mpi_cuda")
+programs=("$BUILD/bin/abliterate" "$BUILD/bin/bench_cuda" "$BUILD/tests/test_backend_cuda"
+          "$BUILD/tests/test_engine_cuda" "$BUILD/tests/test_parallel_cuda" "$BUILD/tests/mpi/test_mpi_cuda")
 for p in "${programs[@]}"; do
   [[ -x $p ]] || { echo "device-bundle: $p is missing; build $BUILD with the CUDA backend first" >&2; exit 1; }
 done

@@ -105,7 +105,7 @@ bool is_within(const fs::path& inner, const fs::path& outer) {
 }
 
 void check_trial(const model::ModelSpec& spec, const std::vector<std::vector<float>>& directions,
-                 const TrialAblation& trial, const std::string& where) {
+                 const engine::TrialAblation& trial, const std::string& where) {
   const size_t L = static_cast<size_t>(spec.num_layers);
   ABL_CHECK(trial.direction.size() == L && trial.lambda[0].size() == L && trial.lambda[1].size() == L,
             "{}: the trial gives {} directions and {}/{} weights (o_proj/down_proj) for a model of {} layers",
@@ -127,7 +127,7 @@ void check_trial(const model::ModelSpec& spec, const std::vector<std::vector<flo
 }
 
 Job prepare(const std::string& model_dir, const std::vector<std::vector<float>>& directions,
-            const TrialAblation& trial, const ExportOptions& opts, const fs::path& out,
+            const engine::TrialAblation& trial, const ExportOptions& opts, const fs::path& out,
             const fs::path& partial) {
   ABL_CHECK(!opts.out_dir.empty(), "export: no output folder given");
   ABL_CHECK(fs::is_directory(model_dir), "{}: not a model folder", model_dir);
@@ -199,7 +199,7 @@ Job prepare(const std::string& model_dir, const std::vector<std::vector<float>>&
 
 // The output bytes of one tensor, written through `w`.
 void write_tensor(const Job& job, const Item& it, const std::vector<std::vector<float>>& directions,
-                  const TrialAblation& trial, io::SafetensorsWriter& w) {
+                  const engine::TrialAblation& trial, io::SafetensorsWriter& w) {
   const io::TensorInfo& t = *it.src;
   const size_t out_size = dtype_size(it.dtype);
   if (it.component >= 0) {
@@ -290,7 +290,7 @@ void move_into_place(const fs::path& partial, const fs::path& out) {
 }  // namespace
 
 void export_model(const std::string& model_dir, const std::vector<std::vector<float>>& directions,
-                  const TrialAblation& trial, const ExportOptions& opts, MPI_Comm comm) {
+                  const engine::TrialAblation& trial, const ExportOptions& opts, MPI_Comm comm) {
   const auto t0 = std::chrono::steady_clock::now();
   int rank = 0, size = 1;
   if (comm != MPI_COMM_NULL) {
@@ -306,7 +306,7 @@ void export_model(const std::string& model_dir, const std::vector<std::vector<fl
   const size_t n_shards = job.plan.num_shards();
   log::info("export: {} -> {}: {} of {} o_proj/down_proj tensors ablated (mode {}), {} tensors, {:.1f} MiB "
             "in {} shard{}{}",
-            model_dir, out.string(), job.num_ablated, 2 * job.spec.num_layers, row_norm_name(trial.mode),
+            model_dir, out.string(), job.num_ablated, 2 * job.spec.num_layers, engine::row_norm_name(trial.mode),
             job.items.size(), mib(job.plan.total_bytes), n_shards, n_shards == 1 ? "" : "s",
             opts.dtype ? fmt::format(", as {}", dtype_name(*opts.dtype)) : std::string());
 
@@ -375,5 +375,45 @@ void export_model(const std::string& model_dir, const std::vector<std::vector<fl
   log::info("export: wrote {} ({:.1f} MiB in {} shard{}) in {:.2f} s", out.string(),
             mib(job.plan.total_bytes), n_shards, n_shards == 1 ? "" : "s", seconds_since(t0));
 }
+
+void ablate_weight(float* w, int64_t out, int64_t in, const float* v, float lambda, engine::RowNorm mode) {
+  std::vector<double> n(static_cast<size_t>(out));
+  for (int64_t i = 0; i < out; ++i) {
+    double ss = 0;
+    for (int64_t j = 0; j < in; ++j) ss += static_cast<double>(w[i * in + j]) * w[i * in + j];
+    n[static_cast<size_t>(i)] = std::sqrt(ss);
+  }
+  // u = vᵀW (none) or vᵀŴ (pre, full), a row vector of length `in`.
+  std::vector<double> u(static_cast<size_t>(in), 0.0);
+  for (int64_t i = 0; i < out; ++i) {
+    const double scale = mode == engine::RowNorm::none ? 1.0 : (n[static_cast<size_t>(i)] > 0 ? 1.0 / n[static_cast<size_t>(i)] : 0.0);
+    for (int64_t j = 0; j < in; ++j) u[static_cast<size_t>(j)] += v[i] * scale * w[i * in + j];
+  }
+  for (int64_t i = 0; i < out; ++i) {
+    float* row = w + i * in;
+    const double ni = n[static_cast<size_t>(i)];
+    switch (mode) {
+      case engine::RowNorm::none:
+        for (int64_t j = 0; j < in; ++j) row[j] = static_cast<float>(row[j] - lambda * v[i] * u[static_cast<size_t>(j)]);
+        break;
+      case engine::RowNorm::pre:
+        for (int64_t j = 0; j < in; ++j) row[j] = static_cast<float>(row[j] - lambda * ni * v[i] * u[static_cast<size_t>(j)]);
+        break;
+      case engine::RowNorm::full: {
+        if (ni == 0) break;
+        std::vector<double> m(static_cast<size_t>(in));
+        double ss = 0;
+        for (int64_t j = 0; j < in; ++j) {
+          m[static_cast<size_t>(j)] = row[j] / ni - lambda * v[i] * u[static_cast<size_t>(j)];
+          ss += m[static_cast<size_t>(j)] * m[static_cast<size_t>(j)];
+        }
+        const double s = std::sqrt(ss);
+        for (int64_t j = 0; j < in; ++j) row[j] = static_cast<float>(s > 0 ? m[static_cast<size_t>(j)] / s * ni : 0.0);
+        break;
+      }
+    }
+  }
+}
+
 
 }  // namespace abl::ablation

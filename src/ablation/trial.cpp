@@ -84,15 +84,15 @@ std::vector<float> global_direction(const std::vector<std::vector<float>>& r, do
   return out;
 }
 
-TrialTable build_trial_table(const std::vector<TrialParams>& trials, const std::vector<std::vector<float>>& r,
-                             RowNorm mode) {
+engine::AblationTable build_trial_table(const std::vector<TrialParams>& trials, const std::vector<std::vector<float>>& r,
+                             engine::RowNorm mode) {
   const int64_t L = static_cast<int64_t>(r.size()) - 1;
   ABL_CHECK(L >= 1, "need directions for at least 2 depths, got {}", r.size());
-  TrialTable t;
+  engine::AblationTable t;
   t.directions = r;
   for (size_t k = 0; k < trials.size(); ++k) {
     const TrialParams& p = trials[k];
-    TrialAblation a;
+    engine::TrialAblation a;
     a.mode = mode;
     a.direction.resize(static_cast<size_t>(L));
     if (p.scope == DirectionScope::global) {

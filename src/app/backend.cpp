@@ -1,9 +1,10 @@
 // Backend selection and the CPU backend (backend.h); the CUDA backend is backend_cuda.cpp.
+#include "abl/engine/cpu/forward_pass.h"
 #include "abl/app/backend.h"
 
-#include "abl/ablation/epilogue.h"
+#include "abl/engine/cpu/ablation_epilogue.h"
 #include "abl/core/error.h"
-#include "abl/dist/sharded_weights.h"
+#include "abl/parallel/sharded_weights.h"
 #ifdef ABL_WITH_CUDA
 #include "abl/backend/cuda/device.h"
 #endif
@@ -11,7 +12,7 @@
 namespace abl::app {
 
 #ifdef ABL_WITH_CUDA
-std::unique_ptr<Backend> make_cuda_backend(const BackendSetup& setup, dist::Runtime& rt);  // backend_cuda.cpp
+std::unique_ptr<Backend> make_cuda_backend(const BackendSetup& setup, parallel::Runtime& rt);  // backend_cuda.cpp
 #endif
 
 std::string_view backend_kind_name(BackendKind k) { return k == BackendKind::cuda ? "cuda" : "cpu"; }
@@ -49,16 +50,16 @@ namespace {
 // the AblationEpilogue, which derives its per-layer vectors from the weights as they pass.
 class CpuBackend final : public Backend {
  public:
-  CpuBackend(const BackendSetup& setup, dist::Runtime& rt)
-      : weights_(dist::ShardedWeights::load(setup.model, rt.shard_group_weights())),
+  CpuBackend(const BackendSetup& setup, parallel::Runtime& rt)
+      : weights_(parallel::ShardedWeights::load(setup.model, rt.shard_group_weights())),
         engine_(*weights_, setup.limits) {}
 
   BackendKind kind() const override { return BackendKind::cpu; }
 
-  void set_ablation(const ablation::TrialTable* table) override {
+  void set_ablation(const engine::AblationTable* table) override {
     pass_.reset();
     epilogue_.reset();
-    if (table) epilogue_ = std::make_unique<ablation::AblationEpilogue>(engine_.spec(), table->directions, table->ablations);
+    if (table) epilogue_ = std::make_unique<engine::AblationEpilogue>(engine_.spec(), table->directions, table->ablations);
   }
 
   void set_kl_reference(const float* logprobs, int64_t rows) override {
@@ -77,17 +78,17 @@ class CpuBackend final : public Backend {
   }
 
  private:
-  std::unique_ptr<dist::ShardedWeights> weights_;
+  std::unique_ptr<parallel::ShardedWeights> weights_;
   engine::Engine engine_;
   std::unique_ptr<engine::KvCache> cache_;
-  std::unique_ptr<ablation::AblationEpilogue> epilogue_;
+  std::unique_ptr<engine::AblationEpilogue> epilogue_;
   engine::KlReference kl_;
   std::unique_ptr<engine::HostPass> pass_;
 };
 
 }  // namespace
 
-std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendSetup& setup, dist::Runtime& rt) {
+std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendSetup& setup, parallel::Runtime& rt) {
   if (kind == BackendKind::cpu) return std::make_unique<CpuBackend>(setup, rt);
 #ifdef ABL_WITH_CUDA
   return make_cuda_backend(setup, rt);

@@ -11,11 +11,11 @@
 #include "abl/app/backend.h"
 #include "abl/backend/cuda/check.h"
 #include "abl/backend/cuda/device.h"
-#include "abl/backend/cuda/device_comm.h"
-#include "abl/backend/cuda/engine.h"
-#include "abl/backend/cuda/forward_pass.h"
+#include "abl/parallel/cuda/device_comm.h"
+#include "abl/engine/cuda/engine.h"
+#include "abl/engine/cuda/forward_pass.h"
 #include "abl/backend/cuda/memory.h"
-#include "abl/backend/cuda/sharded_device_weights.h"
+#include "abl/parallel/cuda/sharded_device_weights.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
 
@@ -23,7 +23,7 @@ namespace abl::app {
 namespace {
 
 // The local rank picks its GPU before any other CUDA call of this process creates a context.
-int bind_device(const dist::Topology& topo) {
+int bind_device(const parallel::Topology& topo) {
   const int dev = cuda::select_device(topo.local_rank);
   ABL_CHECK(dev >= 0, "local rank {} could not select a GPU: {}", topo.local_rank, cuda::device_summary());
   return dev;
@@ -31,7 +31,7 @@ int bind_device(const dist::Topology& topo) {
 
 // Whether two ranks of `group` run on the same GPU (same host, same PCI bus id: device indices
 // depend on each rank's CUDA_VISIBLE_DEVICES): NCCL refuses that.
-bool group_shares_a_gpu(dist::Comm& group, const std::string& host, int device) {
+bool group_shares_a_gpu(parallel::Comm& group, const std::string& host, int device) {
   const int64_t mine[2] = {static_cast<int64_t>(std::hash<std::string>{}(host)),
                            static_cast<int64_t>(std::hash<std::string>{}(cuda::device_pci_bus_id(device)))};
   std::vector<int64_t> all(2 * static_cast<size_t>(group.size()));
@@ -59,8 +59,8 @@ void check_free_memory(int64_t bytes, const std::string& what) {
 
 class CudaBackend final : public Backend {
  public:
-  CudaBackend(const BackendSetup& setup, dist::Runtime& rt) : device_(bind_device(rt.topology())) {
-    dist::MpiComm& group = rt.shard_group_weights();
+  CudaBackend(const BackendSetup& setup, parallel::Runtime& rt) : device_(bind_device(rt.topology())) {
+    parallel::MpiComm& group = rt.shard_group_weights();
     if (group.size() > 1) {
       GpuComm comm = setup.comm;
       const bool shared = group_shares_a_gpu(group, rt.host(), device_);
@@ -90,7 +90,7 @@ class CudaBackend final : public Backend {
 
   BackendKind kind() const override { return BackendKind::cuda; }
 
-  void set_ablation(const ablation::TrialTable* table) override {
+  void set_ablation(const engine::AblationTable* table) override {
     pass_.reset();
     ablation_.reset();
     if (table) ablation_ = std::make_unique<cuda::DeviceAblation>(*weights_, *table, engine_->stream());
@@ -135,7 +135,7 @@ class CudaBackend final : public Backend {
 
 }  // namespace
 
-std::unique_ptr<Backend> make_cuda_backend(const BackendSetup& setup, dist::Runtime& rt) {
+std::unique_ptr<Backend> make_cuda_backend(const BackendSetup& setup, parallel::Runtime& rt) {
   return std::make_unique<CudaBackend>(setup, rt);
 }
 

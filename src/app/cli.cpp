@@ -17,7 +17,7 @@
 #include "abl/core/build_info.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
-#include "abl/dist/runtime.h"
+#include "abl/parallel/runtime.h"
 #include "abl/io/h5.h"
 #include "abl/io/ini.h"
 #ifdef ABL_WITH_CUDA
@@ -232,7 +232,7 @@ void end_after_error() {
     std::_Exit(1);
   }
   H5close();
-  dist::finalize_if_needed();
+  parallel::finalize_if_needed();
 }
 
 void print_overview() {
@@ -312,7 +312,7 @@ int main_entry(int argc, char** argv) {
     failure = fmt::format("{}: unexpected failure: {}", cmd->name, e.what());
   }
   release_run_folder_lock_on_abort();
-  dist::abort_job_if_parallel(failure);
+  parallel::abort_job_if_parallel(failure);
   log::error("{}", failure);
   end_after_error();
   return 1;

@@ -10,15 +10,15 @@
 #include "abl/app/dist_options.h"
 #include "abl/app/driver.h"
 #include "abl/app/model_options.h"
-#include "abl/backend/ops.h"
+#include "abl/backend/cpu/ops.h"
 #include "abl/core/build_info.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
 #include "abl/core/watchdog.h"
 #include "abl/core/progress.h"
 #include "abl/core/utf8.h"
-#include "abl/dist/agree.h"
-#include "abl/dist/lockstep.h"
+#include "abl/parallel/agree.h"
+#include "abl/parallel/lockstep.h"
 #include "abl/engine/generate.h"
 #include "abl/io/driver_files.h"
 
@@ -52,7 +52,7 @@ std::string common_response_prefix(const std::vector<std::string>& responses) {
 std::string detect_response_prefix(Session& s, const std::vector<std::string>& prompts) {
   // A prefix shows in the first tokens; 32 are enough to see one and to close a reasoning block.
   constexpr int64_t kTokens = 32;
-  dist::Runtime& rt = s.rt();
+  parallel::Runtime& rt = s.rt();
   std::vector<std::vector<int32_t>> ids;
   for (const std::string& p : prompts) {
     ids.push_back(s.tokenizer().encode(s.chat_template().render(s.system_prompt(), p, ""), false));
@@ -63,18 +63,18 @@ std::string detect_response_prefix(Session& s, const std::vector<std::string>& p
   engine::GenerateOptions opts;
   opts.max_new_tokens = kTokens;
   opts.eos_ids = s.spec().eos_token_ids;
-  opts.any_work = dist::group_any_work(rt.shard_group());
+  opts.any_work = parallel::group_any_work(rt.shard_group());
   const auto results = engine::generate(s.pass(longest_prompt(ids), kTokens), s.tokenizer(), reqs, opts);
   std::vector<std::string> texts;
   for (const auto& r : results) texts.push_back(r.text);
   const auto all = io::h5::gather_strings(rt.world().handle(), texts, 0);
-  return dist::root_string(rt.world(), [&] { return common_response_prefix(all); });
+  return parallel::root_string(rt.world(), [&] { return common_response_prefix(all); });
 }
 
 void phase_baseline(Session& ses) {
   watchdog::set_phase("baseline");
   const po::variables_map& vm = ses.vm();
-  dist::Runtime& rt = ses.rt();
+  parallel::Runtime& rt = ses.rt();
   const int64_t max_new = vm["max-response-length"].as<int64_t>();
   ABL_CHECK(max_new > 0, "--max-response-length must be positive, got {}", max_new);
   const auto markers = load_refusal_markers(rt.world(), vm["refusal-markers"].as<std::string>());
@@ -83,7 +83,7 @@ void phase_baseline(Session& ses) {
   const int64_t V_ = ses.spec().vocab_size;
   // The file's size, checked before the work: (N_kl, V) f32 log-probabilities and the responses.
   const auto bytes = static_cast<int64_t>(kl_prompts.size()) * V_ * 4 + static_cast<int64_t>(eval_prompts.size()) * 4096;
-  dist::root_decides(rt.world(), [&] {
+  parallel::root_decides(rt.world(), [&] {
     check_free_space(ses.out_dir(), bytes, "baseline.h5");
     return true;
   });
@@ -101,9 +101,9 @@ void phase_baseline(Session& ses) {
   std::vector<std::vector<int32_t>> mine(kl_ids.begin() + static_cast<std::ptrdiff_t>(kb),
                                          kl_ids.begin() + static_cast<std::ptrdiff_t>(ke));
   std::vector<float> logprobs((ke - kb) * static_cast<size_t>(V));
-  dist::PrefillOptions popts;
+  parallel::PrefillOptions popts;
   popts.residuals = false;
-  dist::prefill_lockstep(
+  parallel::prefill_lockstep(
       ses.pass(longest_prompt(kl_ids), 0), mine, rt.shard_group(),
       [&](size_t k, const float* logits, const float*) {
         cpu::log_softmax(logits, logprobs.data() + k * static_cast<size_t>(V), 1, V);
@@ -117,7 +117,7 @@ void phase_baseline(Session& ses) {
   engine::GenerateOptions gopts;
   gopts.max_new_tokens = max_new;
   gopts.eos_ids = ses.spec().eos_token_ids;
-  gopts.any_work = dist::group_any_work(rt.shard_group());
+  gopts.any_work = parallel::group_any_work(rt.shard_group());
   Progress progress("baseline", static_cast<int64_t>(reqs.size()), "responses");
   gopts.on_progress = [&](size_t finished, int64_t generated) {
     progress.update(static_cast<int64_t>(finished), generated, rt.world_size() > 1 ? "rank 0's share" : "");

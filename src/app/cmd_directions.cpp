@@ -10,7 +10,7 @@
 #include "abl/core/error.h"
 #include "abl/core/log.h"
 #include "abl/core/watchdog.h"
-#include "abl/dist/agree.h"
+#include "abl/parallel/agree.h"
 #include "abl/io/driver_files.h"
 
 namespace abl::app {
@@ -39,7 +39,7 @@ void phase_directions(Session& ses) {
   const std::string out = ses.out_path(io::schema::directions::kFile);
   const std::string inputs = phase_inputs(ses, Phase::directions).dump();
   // Rank 0 computes and writes; an error there is an error on every rank.
-  dist::root_decides(ses.rt().world(), [&] {
+  parallel::root_decides(ses.rt().world(), [&] {
     ABL_CHECK(std::filesystem::exists(in), "{} does not exist: run the residuals phase first", in);
     io::schema::ResidualsReader res(in);
     if (!ses.model().empty()) {

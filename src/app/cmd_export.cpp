@@ -14,8 +14,8 @@
 #include "abl/app/run_folder.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
-#include "abl/dist/agree.h"
-#include "abl/dist/runtime.h"
+#include "abl/parallel/agree.h"
+#include "abl/parallel/runtime.h"
 #include "abl/io/driver_files.h"
 #include "abl/io/safetensors.h"
 
@@ -41,11 +41,11 @@ int run_export(const po::variables_map& vm) {
   // Everything is checked before the weights, by rank 0 for every rank (a rank must never decide
   // alone, e.g. whether the output folder exists, while another already writes it): the trial, the
   // files, that directions.h5 is the one the sweep used, the folder.
-  dist::Runtime rt;
+  parallel::Runtime rt;
   start_watchdog(rt, vm);
   const std::string tpath = (fs::path(run_dir) / io::schema::trials::kFile).string();
   const std::string dpath = (fs::path(run_dir) / io::schema::directions::kFile).string();
-  const std::string model = dist::root_string(rt.world(), [&] {
+  const std::string model = parallel::root_string(rt.world(), [&] {
     const auto trials = io::schema::read_trials(tpath);
     ABL_CHECK(!trials.rows.empty(), "{} holds no trials", trials.path);
     ABL_CHECK(k >= 0 && k < static_cast<int64_t>(trials.rows.size()),
@@ -76,14 +76,14 @@ int run_export(const po::variables_map& vm) {
   const auto trials = io::schema::read_trials(tpath);
   const auto dirs = io::schema::read_directions(dpath);
   const auto cfg = nlohmann::json::parse(trials.meta.config_json);
-  const ablation::RowNorm mode = ablation::parse_row_norm(cfg.value("row_normalization", "full"));
+  const engine::RowNorm mode = engine::parse_row_norm(cfg.value("row_normalization", "full"));
   std::array<double, ablation::kParamNames.size()> v{};
   std::copy(trials.rows[static_cast<size_t>(k)].params.begin(), trials.rows[static_cast<size_t>(k)].params.end(), v.begin());
   const ablation::TrialParams params = ablation::params_from_values(v);
   const auto table = ablation::build_trial_table({params}, ablation::direction_rows(dirs), mode);
 
   log::info("export: trial {} ({} refusals, KL {:.4f}): {} ({} rows)", k, trials.rows[static_cast<size_t>(k)].refusals,
-            trials.rows[static_cast<size_t>(k)].kl, ablation::describe(params), ablation::row_norm_name(mode));
+            trials.rows[static_cast<size_t>(k)].kl, ablation::describe(params), engine::row_norm_name(mode));
   opts.metadata.emplace_back("abliterate_trial", std::to_string(k));
   opts.metadata.emplace_back("abliterate_params", ablation::describe(params));
   ablation::export_model(model, table.directions, table.ablations[0], opts, rt.world().handle());

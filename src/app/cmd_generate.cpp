@@ -12,7 +12,9 @@
 #include "abl/app/model_options.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/engine/cpu/engine.h"
 #include "abl/engine/generate.h"
+#include "abl/model/weights.h"
 #include "abl/text/refusal_markers.h"
 
 namespace abl::app {
@@ -51,10 +53,10 @@ int run_generate(const po::variables_map& vm) {
   }
 
   // One rank, one full copy of the weights.
-  dist::Runtime rt;
+  parallel::Runtime rt;
   ABL_CHECK(rt.world_size() == 1, "generate runs on one rank, not {} (the driver phases use many)", rt.world_size());
-  dist::TopologyRequest topo;
-  topo.sharding = dist::Sharding::no_shard;
+  parallel::TopologyRequest topo;
+  topo.sharding = parallel::Sharding::no_shard;
   rt.configure(topo);
   BackendSetup setup;
   setup.model = model;

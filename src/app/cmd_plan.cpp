@@ -6,8 +6,8 @@
 #include "abl/app/commands.h"
 #include "abl/app/model_options.h"
 #include "abl/core/error.h"
-#include "abl/dist/memory_plan.h"
-#include "abl/dist/topology.h"
+#include "abl/parallel/memory_plan.h"
+#include "abl/parallel/topology.h"
 #include "abl/model/model_spec.h"
 #include "abl/model/weights.h"
 
@@ -45,8 +45,8 @@ int64_t parse_batch_tokens(const std::string& s) {
   return v;
 }
 
-void print_gathers(const dist::MemoryPlan& m) {
-  const dist::Topology& t = m.topology;
+void print_gathers(const parallel::MemoryPlan& m) {
+  const parallel::Topology& t = m.topology;
   if (t.shard_group_size == 1) {
     std::cout << "gathers:     none (NO_SHARD: every rank holds all weights)\n";
     return;
@@ -57,9 +57,9 @@ void print_gathers(const dist::MemoryPlan& m) {
   std::cout << fmt::format(
       "gathers:     {} received per rank per forward pass\n"
       "             ((G-1)/G of {} layer units, the embedding{} and the head; G = {})\n",
-      dist::format_bytes(m.gathered_bytes_per_pass), m.spec.num_layers,
+      parallel::format_bytes(m.gathered_bytes_per_pass), m.spec.num_layers,
       m.spec.tied_embeddings ? " twice (tied head)" : "", t.shard_group_size);
-  if (m.options.backend == dist::Backend::cuda) {
+  if (m.options.backend == parallel::Backend::cuda) {
     std::cout << fmt::format(
         "             ~{:.0f} ms per pass at {:.0f} GB/s all-gather bus bandwidth ({});\n"
         "             a decode step is a pass too: {} tokens share that gather\n",
@@ -73,8 +73,8 @@ int run_plan(const po::variables_map& vm) {
   const model::ModelSpec spec =
       is_synthetic(model) ? model::synthetic_model_spec(model) : model::load_model_spec(model);
 
-  dist::PlanOptions opts;
-  opts.backend = dist::parse_backend(vm["backend"].as<std::string>());
+  parallel::PlanOptions opts;
+  opts.backend = parallel::parse_backend(vm["backend"].as<std::string>());
   opts.budget_gib = vm["gpu-mem-gib"].as<double>();
   opts.prompt_tokens = vm["prompt-tokens"].as<int64_t>();
   opts.max_new_tokens = vm["max-new-tokens"].as<int64_t>();
@@ -83,24 +83,24 @@ int run_plan(const po::variables_map& vm) {
 
   const int nodes = positive_int(vm, "nodes");
   const int per_node = positive_int(vm, "gpus-per-node");
-  dist::TopologyRequest req;
+  parallel::TopologyRequest req;
   req.world_size = nodes * per_node;
   req.world_rank = 0;
   req.ranks_per_node = per_node;
   req.node_size = per_node;
-  req.sharding = dist::parse_sharding(vm["sharding"].as<std::string>());
+  req.sharding = parallel::parse_sharding(vm["sharding"].as<std::string>());
   req.shard_group_size = vm["shard-group-size"].as<int>();
 
-  const dist::MemoryPlan m = dist::plan_memory(spec, req, opts);
-  const dist::Topology& t = m.topology;
-  const dist::ShardUnits u = dist::shard_units(spec);
+  const parallel::MemoryPlan m = parallel::plan_memory(spec, req, opts);
+  const parallel::Topology& t = m.topology;
+  const parallel::ShardUnits u = parallel::shard_units(spec);
   const DType wt = m.precision.weights;
 
   std::cout << "model:       " << model << "\n"
             << "             " << model::describe(spec) << "\n"
             << fmt::format("parameters:  {} ({}), {} as {}\n", human_count(model::parameter_count(spec)),
                            model::parameter_count(spec),
-                           dist::format_bytes(static_cast<int64_t>(model::weight_bytes(spec, wt))),
+                           parallel::format_bytes(static_cast<int64_t>(model::weight_bytes(spec, wt))),
                            dtype_name(wt))
             << fmt::format("units:       layer {} params, embedding {}, head {}{}\n",
                            human_count(u.layer), human_count(u.embed), human_count(u.head),
@@ -108,20 +108,20 @@ int run_plan(const po::variables_map& vm) {
             << fmt::format("topology:    {} node{} x {} GPU{} = {} rank{}, {} backend, {:g} GiB per rank\n",
                            t.num_nodes, t.num_nodes == 1 ? "" : "s", t.ranks_per_node,
                            t.ranks_per_node == 1 ? "" : "s", t.world_size, t.world_size == 1 ? "" : "s",
-                           dist::backend_name(opts.backend), opts.budget_gib);
+                           parallel::backend_name(opts.backend), opts.budget_gib);
   std::string groups =
       t.shard_group_size == 1
           ? fmt::format("every rank holds all weights ({} replicas)", t.num_shard_groups)
           : fmt::format("{} shard group{} of {} ranks ({} replica{} of the weights)", t.num_shard_groups,
                         t.num_shard_groups == 1 ? "" : "s", t.shard_group_size, t.num_shard_groups,
                         t.num_shard_groups == 1 ? "" : "s");
-  std::cout << fmt::format("sharding:    {}: {}\n", dist::sharding_name(t.sharding), groups);
-  if (m.requested == dist::Sharding::automatic) {
+  std::cout << fmt::format("sharding:    {}: {}\n", parallel::sharding_name(t.sharding), groups);
+  if (m.requested == parallel::Sharding::automatic) {
     std::cout << fmt::format(
         "             auto: all weights + working memory for {} on one rank need {} of {}:\n"
         "             {}\n",
         m.options.min_seqs == 1 ? std::string("1 sequence") : fmt::format("{} sequences", m.options.min_seqs),
-        dist::format_bytes(m.one_rank_bytes), dist::format_bytes(m.budget_bytes),
+        parallel::format_bytes(m.one_rank_bytes), parallel::format_bytes(m.budget_bytes),
         m.fits_one_rank ? "they fit, so replicate (NO_SHARD)" : "too big, so shard within the node (HYBRID_SHARD)");
   }
   std::cout << "\nper-rank memory (B = " << m.batch_seqs << ", T = " << m.batch_tokens
@@ -140,7 +140,7 @@ int run_plan(const po::variables_map& vm) {
                              : "(the most sequences that fit with --batch-tokens as given)");
   if (opts.max_seqs > 0 && m.batch_seqs == opts.max_seqs) {
     std::cout << fmt::format("             capped by --max-seqs {}; {} still free\n", opts.max_seqs,
-                             dist::format_bytes(m.free_bytes()));
+                             parallel::format_bytes(m.free_bytes()));
   }
   std::cout << fmt::format("job:         {} sequences x {} rank{} = {} sequences concurrently\n",
                            m.batch_seqs, t.world_size, t.world_size == 1 ? "" : "s",

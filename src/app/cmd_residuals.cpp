@@ -14,9 +14,9 @@
 #include "abl/core/log.h"
 #include "abl/core/watchdog.h"
 #include "abl/core/progress.h"
-#include "abl/dist/agree.h"
-#include "abl/dist/lockstep.h"
-#include "abl/dist/sharded_weights.h"
+#include "abl/parallel/agree.h"
+#include "abl/parallel/lockstep.h"
+#include "abl/parallel/sharded_weights.h"
 #include "abl/io/output_schema.h"
 
 namespace abl::app {
@@ -37,7 +37,7 @@ void phase_residuals(Session& ses) {
   const double q = vm["winsorize-quantile"].as<double>();
   ABL_CHECK(q > 0.0 && q <= 1.0, "--winsorize-quantile must be in (0, 1], got {}", q);
   const bool full = !vm["no-full-residuals"].as<bool>();
-  dist::Runtime& rt = ses.rt();
+  parallel::Runtime& rt = ses.rt();
   const model::ModelSpec& spec = ses.spec();
 
   PromptSetData sets[2];
@@ -48,7 +48,7 @@ void phase_residuals(Session& ses) {
   }
   const int64_t n_prompts = static_cast<int64_t>(sets[0].prompts.size() + sets[1].prompts.size());
   const int64_t row_bytes = (spec.num_layers + 1) * spec.hidden_size * 4;
-  dist::root_decides(rt.world(), [&] {
+  parallel::root_decides(rt.world(), [&] {
     check_free_space(ses.out_dir(), (full ? n_prompts : 2) * row_bytes + n_prompts * 1024, "residuals.h5");
     return true;
   });
@@ -62,7 +62,7 @@ void phase_residuals(Session& ses) {
     std::tie(sets[s].begin, sets[s].end) = rank_block(cost, rt);
   }
   log::info("residuals: {} good and {} bad prompts", sets[0].prompts.size(), sets[1].prompts.size());
-  const dist::Topology& topo = rt.topology();
+  const parallel::Topology& topo = rt.topology();
   const int64_t D = spec.num_layers + 1, H = spec.hidden_size;
 
   // This rank's prompts of both sets in one list, results into per-set row buffers.
@@ -79,7 +79,7 @@ void phase_residuals(Session& ses) {
   const auto t0 = std::chrono::steady_clock::now();
   Progress progress("residuals", static_cast<int64_t>(mine.size()), "prompts");
   int64_t done_tokens = 0;
-  dist::prefill_lockstep(ses.pass(0, 0), mine, rt.shard_group(), [&](size_t k, const float*, const float* res) {
+  parallel::prefill_lockstep(ses.pass(0, 0), mine, rt.shard_group(), [&](size_t k, const float*, const float* res) {
     done_tokens += static_cast<int64_t>(mine[k].size());
     progress.update(static_cast<int64_t>(k) + 1, done_tokens, rt.world_size() > 1 ? "rank 0's share" : "");
     float* dst = rows[where[k].first].data() + where[k].second * static_cast<size_t>(D * H);

@@ -27,7 +27,7 @@
 #include "abl/core/watchdog.h"
 #include "abl/core/progress.h"
 #include "abl/core/stop_signal.h"
-#include "abl/dist/agree.h"
+#include "abl/parallel/agree.h"
 #include "abl/io/driver_files.h"
 #include "abl/io/safetensors.h"
 
@@ -37,7 +37,7 @@ namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
 
 // Proposals are made on rank 0 (it holds the history) and sent to every rank as values.
-std::vector<ablation::TrialParams> broadcast_trials(dist::Comm& comm, std::vector<ablation::TrialParams> trials,
+std::vector<ablation::TrialParams> broadcast_trials(parallel::Comm& comm, std::vector<ablation::TrialParams> trials,
                                                     int64_t count) {
   constexpr size_t P = ablation::kParamNames.size();
   std::vector<double> flat(static_cast<size_t>(count) * P);
@@ -57,12 +57,12 @@ std::vector<ablation::TrialParams> broadcast_trials(dist::Comm& comm, std::vecto
 
 }  // namespace
 
-SweepSettings sweep_settings(dist::Comm& comm, const po::variables_map& vm, int64_t num_layers) {
+SweepSettings sweep_settings(parallel::Comm& comm, const po::variables_map& vm, int64_t num_layers) {
   SweepSettings set;
   set.search = vm["search"].as<std::string>();
   ABL_CHECK(set.search == "tpe" || set.search == "sobol" || set.search == "grid",
             "--search must be tpe, sobol or grid, got '{}'", set.search);
-  set.mode = ablation::parse_row_norm(vm["row-normalization"].as<std::string>());
+  set.mode = engine::parse_row_norm(vm["row-normalization"].as<std::string>());
   const int64_t seed = vm["seed"].as<int64_t>();
   ABL_CHECK(seed >= 0, "--seed must be >= 0, got {}", seed);
   set.seed = static_cast<uint64_t>(seed);
@@ -73,7 +73,7 @@ SweepSettings sweep_settings(dist::Comm& comm, const po::variables_map& vm, int6
   if (set.search == "grid") {
     const std::string gpath = vm["grid"].as<std::string>();
     ABL_CHECK(!gpath.empty(), "--search grid needs --grid FILE (see inputs/grids/)");
-    set.grid_text = dist::read_file_on_root(comm, gpath);
+    set.grid_text = parallel::read_file_on_root(comm, gpath);
     set.grid = ablation::parse_grid_text(set.grid_text, gpath, num_layers);
     set.n_trials = static_cast<int64_t>(set.grid.size());
   } else {
@@ -110,14 +110,14 @@ SweepSettings sweep_settings(dist::Comm& comm, const po::variables_map& vm, int6
 
 SweepEnd phase_sweep(Session& ses) {
   const po::variables_map& vm = ses.vm();
-  dist::Runtime& rt = ses.rt();
+  parallel::Runtime& rt = ses.rt();
   const model::ModelSpec& spec = ses.spec();
   const int64_t L = spec.num_layers;
 
   // ---- inputs, checked before any heavy work ----
   const std::string dpath = ses.out_path(io::schema::directions::kFile);
   const std::string bpath = ses.out_path(io::schema::baseline::kFile);
-  dist::root_decides(rt.world(), [&] {
+  parallel::root_decides(rt.world(), [&] {
     ABL_CHECK(fs::exists(dpath), "{} does not exist: run the directions phase first", dpath);
     ABL_CHECK(fs::exists(bpath), "{} does not exist: run the baseline phase first", bpath);
     return true;
@@ -159,7 +159,7 @@ SweepEnd phase_sweep(Session& ses) {
     return SweepEnd::complete;
   }
   const std::string& search = set.search;
-  const ablation::RowNorm mode = set.mode;
+  const engine::RowNorm mode = set.mode;
   const uint64_t seed = set.seed;
   const int64_t startup = set.startup;
   const std::vector<ablation::TrialParams>& grid = set.grid;
@@ -196,7 +196,7 @@ SweepEnd phase_sweep(Session& ses) {
   cfg["response_prefix"] = ses.response_prefix();
   cfg["refusal_markers"] = hex64(fnv1a(nlohmann::json(markers.markers()).dump()));
   cfg["max_response_length"] = max_new;
-  cfg["row_normalization"] = std::string(ablation::row_norm_name(mode));
+  cfg["row_normalization"] = std::string(engine::row_norm_name(mode));
   cfg["search"] = search;
   cfg["seed"] = seed;
   if (search == "tpe") cfg["startup_trials"] = startup;
@@ -306,7 +306,7 @@ SweepEnd phase_sweep(Session& ses) {
     const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
     // Rank 0 stores the batch; every rank learns whether that worked (a full disk ends the job
     // with exit status 1 on every rank, the trials of earlier batches kept).
-    dist::root_decides(rt.world(), [&] {
+    parallel::root_decides(rt.world(), [&] {
       std::vector<io::schema::TrialRow> rows;
       for (int64_t t = 0; t < k; ++t) {
         io::schema::TrialRow row;
@@ -355,7 +355,7 @@ SweepEnd phase_sweep(Session& ses) {
     }
   }
   const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
-  dist::root_decides(rt.world(), [&] {
+  parallel::root_decides(rt.world(), [&] {
     store->finish();
     const int64_t evaluated = n_trials - first_new;
     log::info("sweep: {} trials in {:.1f} s ({:.0f} trials/h; {} decode + {} prompt tokens) -> {}", evaluated, secs,

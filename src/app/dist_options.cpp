@@ -14,8 +14,8 @@
 #include "abl/core/error.h"
 #include "abl/core/log.h"
 #include "abl/core/watchdog.h"
-#include "abl/dist/agree.h"
-#include "abl/dist/memory_plan.h"
+#include "abl/parallel/agree.h"
+#include "abl/parallel/memory_plan.h"
 #ifdef ABL_WITH_CUDA
 #include "abl/backend/cuda/device.h"
 #endif
@@ -40,7 +40,7 @@ void declare_dist_options(OptionSet& o) {
        "where each rank is (0 = off)");
 }
 
-void start_watchdog(dist::Runtime& rt, const po::variables_map& vm) {
+void start_watchdog(parallel::Runtime& rt, const po::variables_map& vm) {
   if (!vm.count("hang-timeout")) return;
   const double seconds = vm["hang-timeout"].as<double>();
   ABL_CHECK(std::isfinite(seconds) && seconds >= 0, "--hang-timeout must be a number of seconds >= 0, got {}", seconds);
@@ -55,7 +55,7 @@ void start_watchdog(dist::Runtime& rt, const po::variables_map& vm) {
   });
 }
 
-BackendKind agree_backend(dist::Runtime& rt, const std::string& option) {
+BackendKind agree_backend(parallel::Runtime& rt, const std::string& option) {
   std::string why;
   BackendKind kind = BackendKind::cpu;
   bool ok = true;
@@ -65,46 +65,46 @@ BackendKind agree_backend(dist::Runtime& rt, const std::string& option) {
     ok = false;
     why = e.what();
   }
-  dist::agree_all(rt.world(), ok, why);
+  parallel::agree_all(rt.world(), ok, why);
   // auto: cuda only where every rank has a GPU.
-  const int64_t all_cuda = dist::all_min(rt.world(), kind == BackendKind::cuda ? 1 : 0);
+  const int64_t all_cuda = parallel::all_min(rt.world(), kind == BackendKind::cuda ? 1 : 0);
   if (kind == BackendKind::cuda && all_cuda == 0) {
     log::info("--backend {}: not every rank sees a GPU; every rank runs on the cpu backend", option);
   }
   return all_cuda == 1 ? BackendKind::cuda : BackendKind::cpu;
 }
 
-const dist::Topology& configure_topology(dist::Runtime& rt, const po::variables_map& vm,
+const parallel::Topology& configure_topology(parallel::Runtime& rt, const po::variables_map& vm,
                                          const model::ModelSpec& spec, const engine::Limits& limits,
                                          BackendKind backend) {
-  dist::TopologyRequest req;
-  req.sharding = dist::parse_sharding(vm["sharding"].as<std::string>());
+  parallel::TopologyRequest req;
+  req.sharding = parallel::parse_sharding(vm["sharding"].as<std::string>());
   req.shard_group_size = vm["shard-group-size"].as<int>();
   ABL_CHECK(req.shard_group_size >= 0, "--shard-group-size must be >= 0, got {}", req.shard_group_size);
   req.ranks_per_node = vm["ranks-per-node"].as<int>();
   // The environment is rank 0's: every rank must build the same layout.
   if (req.ranks_per_node == 0) {
-    req.ranks_per_node = static_cast<int>(dist::root_value(rt.world(), [] { return dist::ranks_per_node_from_env(); }));
+    req.ranks_per_node = static_cast<int>(parallel::root_value(rt.world(), [] { return parallel::ranks_per_node_from_env(); }));
   }
   // Ranks sharing one host's memory: a virtual node's, else the real host's (the largest of any host).
   const int node_ranks = req.ranks_per_node > 0 ? req.ranks_per_node
-                                                : static_cast<int>(dist::all_max(rt.world(), rt.node_size()));
+                                                : static_cast<int>(parallel::all_max(rt.world(), rt.node_size()));
   // A rank's share of its host's memory, the smallest of any rank, so every rank plans alike.
   const double mem = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
   int64_t budget_bytes = static_cast<int64_t>(mem / node_ranks);
-  dist::PlanOptions opts;
-  opts.backend = dist::Backend::cpu;
+  parallel::PlanOptions opts;
+  opts.backend = parallel::Backend::cpu;
 #ifdef ABL_WITH_CUDA
   if (backend == BackendKind::cuda) {
     // One rank's GPU: its memory, shared by the node's ranks when there are more ranks than GPUs.
     const int gpus = std::max(cuda::device_count(), 1);
-    opts.backend = dist::Backend::cuda;
+    opts.backend = parallel::Backend::cuda;
     budget_bytes = cuda::device_memory_bytes(0) / std::max(1, (node_ranks + gpus - 1) / gpus);
   }
 #else
   (void)backend;
 #endif
-  opts.budget_gib = static_cast<double>(dist::all_min(rt.world(), budget_bytes)) / static_cast<double>(int64_t{1} << 30);
+  opts.budget_gib = static_cast<double>(parallel::all_min(rt.world(), budget_bytes)) / static_cast<double>(int64_t{1} << 30);
   opts.batch_tokens = limits.max_tokens;
   // A typical sequence for sizing (256 prompt + 100 new tokens), within the model's context; the
   // phases check their real lengths against it (Session::pass).
@@ -115,13 +115,13 @@ const dist::Topology& configure_topology(dist::Runtime& rt, const po::variables_
   }
   opts.prompt_tokens = std::max<int64_t>(1, std::min<int64_t>(seq_prompt, limits.max_tokens));
   opts.max_new_tokens = seq_new;
-  dist::TopologyRequest probe = req;
+  parallel::TopologyRequest probe = req;
   probe.world_size = rt.world_size();
   probe.node_size = node_ranks;
   probe.ranks_per_node = node_ranks;
-  probe.sharding = dist::Sharding::no_shard;
+  probe.sharding = parallel::Sharding::no_shard;
   probe.shard_group_size = 0;
-  req.fits_one_rank = dist::plan_memory(spec, probe, opts).fits;
+  req.fits_one_rank = parallel::plan_memory(spec, probe, opts).fits;
   return rt.configure(req);
 }
 

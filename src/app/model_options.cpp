@@ -9,7 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "abl/backend/ops.h"
+#include "abl/backend/cpu/ops.h"
 #include "abl/core/error.h"
 #include "abl/model/model_spec.h"
 #include "abl/text/synthetic_tokenizer.h"

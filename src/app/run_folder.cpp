@@ -19,7 +19,7 @@
 #include "abl/app/model_options.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
-#include "abl/dist/agree.h"
+#include "abl/parallel/agree.h"
 #include "abl/io/safetensors.h"
 
 namespace abl::app {
@@ -126,11 +126,11 @@ std::string RunFolderLock::lock_path(const std::string& dir, const std::string& 
   return (fs::path(dir) / (part.empty() ? ".abliterate.lock" : ".abliterate." + part + ".lock")).string();
 }
 
-std::unique_ptr<RunFolderLock> RunFolderLock::acquire(dist::Comm& world, const std::string& dir,
+std::unique_ptr<RunFolderLock> RunFolderLock::acquire(parallel::Comm& world, const std::string& dir,
                                                       const std::string& command, const std::string& part) {
   std::unique_ptr<RunFolderLock> lock(new RunFolderLock());
   const std::string path = lock_path(dir, part);
-  dist::root_decides(world, [&] {
+  parallel::root_decides(world, [&] {
     std::error_code ec;
     fs::create_directories(dir, ec);
     ABL_CHECK(!ec, "cannot create the run folder {}: {}", dir, ec.message());

@@ -10,8 +10,8 @@
 #include "abl/core/error.h"
 #include "abl/core/log.h"
 #include "abl/core/watchdog.h"
-#include "abl/dist/agree.h"
-#include "abl/dist/lockstep.h"
+#include "abl/parallel/agree.h"
+#include "abl/parallel/lockstep.h"
 #include "abl/io/driver_files.h"
 
 namespace abl::app {
@@ -80,7 +80,7 @@ void declare_sweep_options(OptionSet& o) {
        "`abliterate merge` combines the slices");
 }
 
-std::vector<io::Prompt> load_prompt_set(dist::Comm& comm, const po::variables_map& vm, const std::string& file_option,
+std::vector<io::Prompt> load_prompt_set(parallel::Comm& comm, const po::variables_map& vm, const std::string& file_option,
                                         const std::string& fallback_option, const std::string& split_option) {
   io::PromptSource src;
   src.path = vm[file_option].as<std::string>();
@@ -88,7 +88,7 @@ std::vector<io::Prompt> load_prompt_set(dist::Comm& comm, const po::variables_ma
   src.column = vm["column"].as<std::string>();
   src.split = vm[split_option].as<std::string>();
   // Rank 0 reads the file; every rank gets (line, text) pairs.
-  const std::vector<std::string> flat = dist::root_strings(comm, [&] {
+  const std::vector<std::string> flat = parallel::root_strings(comm, [&] {
     const auto prompts = io::load_prompts(src);
     ABL_CHECK(!prompts.empty(), "--{} {} with --{} {} selects no prompts", file_option, src.path, split_option,
               src.split);
@@ -104,9 +104,9 @@ std::vector<io::Prompt> load_prompt_set(dist::Comm& comm, const po::variables_ma
   return prompts;
 }
 
-text::RefusalMarkers load_refusal_markers(dist::Comm& comm, const std::string& option) {
+text::RefusalMarkers load_refusal_markers(parallel::Comm& comm, const std::string& option) {
   if (option == "builtin") return text::RefusalMarkers::builtin();
-  return text::RefusalMarkers::from_text(dist::read_file_on_root(comm, option), option);
+  return text::RefusalMarkers::from_text(parallel::read_file_on_root(comm, option), option);
 }
 
 std::vector<int64_t> prompt_costs(const std::vector<std::vector<int32_t>>& prompts) {
@@ -115,15 +115,15 @@ std::vector<int64_t> prompt_costs(const std::vector<std::vector<int32_t>>& promp
   return cost;
 }
 
-std::pair<size_t, size_t> rank_block(const std::vector<int64_t>& cost, dist::Runtime& rt) {
+std::pair<size_t, size_t> rank_block(const std::vector<int64_t>& cost, parallel::Runtime& rt) {
   // Every rank splits the same costs, or their blocks would overlap: they tokenized the same
   // prompts with the tokenizer files each one read (a model folder that differs between nodes).
   const auto h = static_cast<int64_t>(fnv1a(cost.data(), cost.size() * sizeof(int64_t)) >> 1);
-  if (dist::all_min(rt.world(), h) != dist::all_max(rt.world(), h)) {
+  if (parallel::all_min(rt.world(), h) != parallel::all_max(rt.world(), h)) {
     throw AgreedError("the ranks tokenized the same prompts into different lengths: the model folder's tokenizer or "
                       "chat template differs between the nodes of this job");
   }
-  const auto bounds = dist::split_contiguous(cost, rt.world_size());
+  const auto bounds = parallel::split_contiguous(cost, rt.world_size());
   return {bounds[static_cast<size_t>(rt.world_rank())], bounds[static_cast<size_t>(rt.world_rank()) + 1]};
 }
 
@@ -173,7 +173,7 @@ const std::string& Session::response_prefix() {
   if (!prefix_) {
     // Whether a baseline recorded one is decided by rank 0 (a collective detection follows if not).
     const std::string baseline = out_dir_.empty() ? "" : out_path(io::schema::baseline::kFile);
-    const std::vector<std::string> recorded = dist::root_strings(rt_.world(), [&]() -> std::vector<std::string> {
+    const std::vector<std::string> recorded = parallel::root_strings(rt_.world(), [&]() -> std::vector<std::string> {
       if (baseline.empty() || !fs::exists(baseline)) return {};
       return {io::schema::BaselineReader(baseline).meta().response_prefix};
     });
@@ -214,7 +214,7 @@ Backend& Session::backend() {
   if (!backend_) {
     ABL_CHECK(!model_.empty(), "this phase needs --model");
     if (!topology_done_) {
-      const dist::Topology& topo = configure_topology(rt_, vm_, spec_, limits_, backend_kind_);
+      const parallel::Topology& topo = configure_topology(rt_, vm_, spec_, limits_, backend_kind_);
       log::info("model {}: {}; {}; {} backend", model_, model::describe(spec_), topo.describe(),
                 backend_kind_name(backend_kind_));
       topology_done_ = true;
@@ -231,7 +231,7 @@ Backend& Session::backend() {
 
 const std::string& Session::model_fingerprint() {
   if (fingerprint_.empty()) {
-    fingerprint_ = dist::root_string(rt_.world(), [&] { return app::model_fingerprint(model_); });
+    fingerprint_ = parallel::root_string(rt_.world(), [&] { return app::model_fingerprint(model_); });
   }
   return fingerprint_;
 }
@@ -267,7 +267,7 @@ nlohmann::ordered_json phase_inputs(Session& s, Phase phase) {
   if (phase == Phase::directions) {
     // The residuals it is computed from (their own inputs) and the option of this phase.
     const std::string rpath = s.out_path(io::schema::residuals::kFile);
-    in["residuals"] = dist::root_string(s.rt().world(), [&] {
+    in["residuals"] = parallel::root_string(s.rt().world(), [&] {
       ABL_CHECK(fs::exists(rpath), "{} does not exist: run the residuals phase first", rpath);
       const io::schema::ResidualsReader res(rpath);
       return hex64(fnv1a(res.meta().inputs + res.meta().created));
@@ -303,10 +303,10 @@ bool reuse_phase_file(Session& s, Phase phase) {
                                                  : io::schema::directions::kFile;
   const std::string path = s.out_path(file);
   const bool redo = s.vm().count("redo") && s.vm()["redo"].as<bool>();
-  const bool exists = dist::root_decides(s.rt().world(), [&] { return fs::exists(path); });
+  const bool exists = parallel::root_decides(s.rt().world(), [&] { return fs::exists(path); });
   if (redo || !exists) return false;
   const nlohmann::ordered_json inputs = phase_inputs(s, phase);
-  const bool reuse = dist::root_decides(s.rt().world(), [&] {
+  const bool reuse = parallel::root_decides(s.rt().world(), [&] {
     std::string recorded;
     if (phase == Phase::baseline) recorded = io::schema::BaselineReader(path).meta().inputs;
     if (phase == Phase::residuals) recorded = io::schema::ResidualsReader(path).meta().inputs;
@@ -323,7 +323,7 @@ namespace abl::app {
 
 void check_phase_options(Session& s) {
   const po::variables_map& vm = s.vm();
-  dist::Comm& world = s.rt().world();
+  parallel::Comm& world = s.rt().world();
   if (vm.count("winsorize-quantile")) {
     const double q = vm["winsorize-quantile"].as<double>();
     ABL_CHECK(q > 0.0 && q <= 1.0, "--winsorize-quantile must be in (0, 1], got {}", q);

@@ -1,13 +1,13 @@
 // The batch evaluation of the sweep (trial_evaluator.h).
 #include "abl/app/trial_evaluator.h"
 
-#include "abl/dist/lockstep.h"
+#include "abl/parallel/lockstep.h"
 #include "abl/engine/generate.h"
 #include "abl/io/h5.h"
 
 namespace abl::app {
 
-TrialEvaluator::TrialEvaluator(Session& ses, std::vector<std::vector<float>> directions, ablation::RowNorm mode,
+TrialEvaluator::TrialEvaluator(Session& ses, std::vector<std::vector<float>> directions, engine::RowNorm mode,
                                std::vector<std::vector<int32_t>> kl_ids, std::vector<float> base_logprobs,
                                std::vector<std::vector<int32_t>> eval_ids, const text::RefusalMarkers& markers,
                                int64_t max_new, bool early_exit, bool keep_responses)
@@ -20,7 +20,7 @@ TrialEvaluator::~TrialEvaluator() {
 }
 
 BatchResult TrialEvaluator::evaluate(const std::vector<ablation::TrialParams>& trials) {
-  dist::Runtime& rt = ses_.rt();
+  parallel::Runtime& rt = ses_.rt();
   const auto K = static_cast<int64_t>(trials.size());
   const auto table = ablation::build_trial_table(trials, directions_, mode_);
   AblationScope ablate(ses_.backend(), table);
@@ -47,13 +47,13 @@ BatchResult TrialEvaluator::evaluate(const std::vector<ablation::TrialParams>& t
     // KL against the baseline's rows where the logits are (the backend holds the reference), so
     // only one number per item comes back from a GPU.
     std::vector<double> item_kl(static_cast<size_t>(K * n_kl), 0.0);
-    dist::PrefillOptions opts;
+    parallel::PrefillOptions opts;
     opts.logits = false;
     opts.residuals = false;
     opts.trials = &trial_ids;
     opts.kl_rows = &ref_rows;
     opts.kl = item_kl.data() + b;
-    dist::prefill_lockstep(ses_.pass(longest_prompt(kl_ids_), 0), prompts, rt.shard_group(),
+    parallel::prefill_lockstep(ses_.pass(longest_prompt(kl_ids_), 0), prompts, rt.shard_group(),
                            [](size_t, const float*, const float*) {}, opts);
     rt.world().all_reduce_sum(item_kl.data(), item_kl.size());  // one owner per item: exact
     res.kl.assign(static_cast<size_t>(K), 0.0);
@@ -81,7 +81,7 @@ BatchResult TrialEvaluator::evaluate(const std::vector<ablation::TrialParams>& t
     opts.max_new_tokens = max_new_;
     opts.eos_ids = ses_.spec().eos_token_ids;
     if (early_exit_) opts.stop_when = [this](std::string_view t) { return !markers_.find(t).empty(); };
-    opts.any_work = dist::group_any_work(rt.shard_group());
+    opts.any_work = parallel::group_any_work(rt.shard_group());
     const auto out = engine::generate(ses_.pass(longest_prompt(eval_ids_), max_new_), ses_.tokenizer(), reqs, opts);
     std::vector<int64_t> refused(static_cast<size_t>(K * n_ev), 0);
     std::vector<std::string> texts;

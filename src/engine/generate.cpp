@@ -7,7 +7,7 @@
 #include <algorithm>
 #include <map>
 
-#include "abl/backend/ops.h"
+#include "abl/backend/cpu/ops.h"
 #include "abl/core/error.h"
 #include "abl/core/watchdog.h"
 #include "abl/text/incremental_decoder.h"
@@ -88,13 +88,6 @@ void check_fits(const std::vector<GenerateRequest>& reqs, const ForwardPass& pas
 }
 
 }  // namespace
-
-std::vector<GenerateResult> generate(Engine& engine, KvCache& cache, const text::Tokenizer& tok,
-                                     const std::vector<GenerateRequest>& requests,
-                                     const GenerateOptions& opts, Epilogue* epilogue) {
-  HostPass pass(engine, cache, epilogue);
-  return generate(pass, tok, requests, opts);
-}
 
 std::vector<GenerateResult> generate(ForwardPass& pass, const text::Tokenizer& tok,
                                      const std::vector<GenerateRequest>& requests, const GenerateOptions& opts) {

@@ -2,7 +2,7 @@
 // llama3 scaling (long wavelengths divided by `factor`, short ones kept, a smooth blend between).
 #include <cmath>
 
-#include "abl/engine/engine.h"
+#include "abl/engine/rope_freqs.h"
 
 namespace abl::engine {
 

@@ -21,17 +21,18 @@
 
 #include <fmt/format.h>
 
+#include "abl/engine/cpu/forward_pass.h"
 #include "abl/ablation/trial.h"
 #include "abl/backend/cuda/attention.h"
 #include "abl/backend/cuda/check.h"
 #include "abl/backend/cuda/device.h"
-#include "abl/backend/cuda/engine.h"
-#include "abl/backend/cuda/forward_pass.h"
+#include "abl/engine/cuda/engine.h"
+#include "abl/engine/cuda/forward_pass.h"
 #include "abl/backend/cuda/gemm.h"
 #include "abl/backend/cuda/memory.h"
-#include "abl/backend/ops.h"
+#include "abl/backend/cpu/ops.h"
 #include "abl/core/error.h"
-#include "abl/engine/engine.h"
+#include "abl/engine/cpu/engine.h"
 #include "abl/engine/forward_pass.h"
 #include "abl/engine/generate.h"
 #include "abl/engine/weights.h"
@@ -635,7 +636,7 @@ struct WorkflowTimes {
 };
 
 // One batch of K trials as the sweep evaluates it (app/trial_evaluator.cpp): the DeviceAblation of
-// the K trials; the K × N_kl KL prompts prefilled in passes packed as dist::prefill_lockstep packs
+// the K trials; the K × N_kl KL prompts prefilled in passes packed as parallel::prefill_lockstep packs
 // them, logits at each prompt's last token to the host, log-softmax and KL against the baseline
 // row on the host; then the K × N_eval evaluation prompts generated greedily (engine::generate
 // over the DevicePass), max_new tokens each — EOS ids are not passed and there is no refusal
@@ -649,8 +650,8 @@ WorkflowTimes run_trial_batch(Model& md, cuda::CudaEngine& eng, cuda::DeviceKvCa
   const int64_t V = m.vocab_size;
   WorkflowTimes w;
   auto t0 = std::chrono::steady_clock::now();
-  const ablation::TrialTable table =
-      ablation::build_trial_table(random_trials(K, m.num_layers, seed), r, ablation::RowNorm::full);
+  const engine::AblationTable table =
+      ablation::build_trial_table(random_trials(K, m.num_layers, seed), r, engine::RowNorm::full);
   cuda::DeviceAblation abl(*md.weights, table, eng.stream());
   cuda::DevicePass pass(eng, cache, &abl, device_ref);
   w.setup_s = seconds_since(t0);

@@ -7,8 +7,9 @@
 #include <string>
 #include <vector>
 
-#include "abl/backend/ops.h"
-#include "abl/engine/engine.h"
+#include "abl/engine/cpu/weights.h"
+#include "abl/backend/cpu/ops.h"
+#include "abl/engine/cpu/engine.h"
 
 using namespace abl;
 

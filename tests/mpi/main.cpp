@@ -1,16 +1,30 @@
-// GoogleTest under mpirun: MPI is initialised around the whole run, rank 0 prints the progress,
-// other ranks print their own failures prefixed with their rank, and the exit code is non-zero
-// on every rank when any rank failed. --output-dir DIR keeps the files written (for the h5py
-// check); without it they go to a temporary folder removed at the end.
+// The one GoogleTest main of every MPI test program: one parallel::Runtime for the whole process
+// (MPI is initialised around the run), its topology configured from the environment
+// (ABL_TEST_SHARDING, default HYBRID_SHARD; ABL_RANKS_PER_NODE), a test folder shared by all ranks
+// (--output-dir DIR keeps the files, e.g. for the h5py check; else a temporary folder removed at
+// the end). Rank 0 prints the progress, other ranks print their own failures prefixed with their
+// rank, and the exit code is non-zero on every rank when any rank failed.
 #include <gtest/gtest.h>
-#include <mpi.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "abl/core/error.h"
+#include "mpi_test_env.h"
+
+namespace abl::testing {
+
+parallel::Runtime& runtime() {
+  static parallel::Runtime rt;
+  return rt;
+}
+
+}  // namespace abl::testing
 
 namespace {
 
@@ -36,58 +50,65 @@ class RankFailurePrinter : public ::testing::EmptyTestEventListener {
   std::string test_;
 };
 
-std::string broadcast(std::string s) {
-  unsigned long len = s.size();
-  MPI_Bcast(&len, 1, MPI_UNSIGNED_LONG, 0, MPI_COMM_WORLD);
-  s.resize(len);
-  MPI_Bcast(s.data(), static_cast<int>(len), MPI_CHAR, 0, MPI_COMM_WORLD);
-  return s;
-}
-
-}  // namespace
-
-int main(int argc, char** argv) {
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  ::testing::InitGoogleTest(&argc, argv);
-  int rank = 0, size = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &size);
-
+// The test folder: --output-dir or a fresh temporary one, created clean by rank 0.
+std::string make_test_folder(abl::parallel::Runtime& rt, int argc, char** argv, bool& keep) {
   std::string dir;
   for (int i = 1; i + 1 < argc; ++i) {
     if (std::string(argv[i]) == "--output-dir") dir = argv[i + 1];
   }
-  const bool keep = !dir.empty();
-  if (rank == 0) {
+  keep = !dir.empty();
+  if (rt.world_rank() == 0) {
     if (!keep) {
       std::random_device rd;
       dir = (std::filesystem::temp_directory_path() /
-             ("abl-mpi-io-" + std::to_string(rd()) + "-" + std::to_string(rd())))
+             ("abl-mpi-test-" + std::to_string(rd()) + "-" + std::to_string(rd())))
                 .string();
     }
     std::filesystem::remove_all(dir);  // a clean folder: tests check which files exist
     std::filesystem::create_directories(dir);
   }
-  dir = broadcast(dir);
+  uint64_t len = dir.size();
+  rt.world().broadcast(&len, sizeof(len), 0);
+  dir.resize(len);
+  rt.world().broadcast(dir.data(), len, 0);
+  return dir;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  auto& rt = abl::testing::runtime();
+  bool keep = false;
+  std::string dir;
+  try {
+    abl::parallel::TopologyRequest req;
+    const char* s = std::getenv("ABL_TEST_SHARDING");
+    req.sharding = abl::parallel::parse_sharding(s ? s : "HYBRID_SHARD");
+    req.ranks_per_node = abl::parallel::ranks_per_node_from_env();
+    const auto& t = rt.configure(req);
+    if (rt.world_rank() == 0) std::printf("topology: %s\n", t.describe().c_str());
+    dir = make_test_folder(rt, argc, argv, keep);
+  } catch (const abl::Error& e) {
+    rt.abort(e.what());
+  }
   setenv("ABL_MPI_IO_DIR", dir.c_str(), 1);
 
+  const int rank = rt.world_rank(), size = rt.world_size();
   if (rank != 0) {
     auto& listeners = ::testing::UnitTest::GetInstance()->listeners();
     delete listeners.Release(listeners.default_result_printer());
     listeners.Append(new RankFailurePrinter(rank));
   }
-  int failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
-  std::vector<int> all(static_cast<size_t>(size), 0);
-  MPI_Gather(&failed, 1, MPI_INT, all.data(), 1, MPI_INT, 0, MPI_COMM_WORLD);
-  int any = 0;
-  MPI_Allreduce(&failed, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  const int64_t failed = RUN_ALL_TESTS() != 0 ? 1 : 0;
+  std::vector<int64_t> all(static_cast<size_t>(size), 0);
+  rt.world().all_gather(&failed, all.data(), sizeof(failed));
   if (rank == 0) {
-    if (any) {
-      std::string ranks;
-      for (int r = 0; r < size; ++r) {
-        if (all[static_cast<size_t>(r)]) ranks += " " + std::to_string(r);
-      }
+    std::string ranks;
+    for (int r = 0; r < size; ++r) {
+      if (all[static_cast<size_t>(r)]) ranks += " " + std::to_string(r);
+    }
+    if (!ranks.empty()) {
       std::fprintf(stderr, "MPI test FAILED on rank(s):%s of %d\n", ranks.c_str(), size);
     } else {
       std::printf("MPI test passed on all %d rank(s)\n", size);
@@ -97,6 +118,8 @@ int main(int argc, char** argv) {
       std::filesystem::remove_all(dir, ec);
     }
   }
-  MPI_Finalize();
-  return any ? 1 : 0;
+  for (int64_t f : all) {
+    if (f) return 1;
+  }
+  return 0;
 }

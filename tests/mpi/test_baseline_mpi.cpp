@@ -8,7 +8,7 @@
 
 #include "abl/core/error.h"
 #include "abl/io/driver_files.h"
-#include "mpi_io_env.h"
+#include "mpi_test_env.h"
 
 namespace abl::testing {
 namespace {

@@ -7,7 +7,7 @@
 
 #include "abl/core/error.h"
 #include "abl/io/h5.h"
-#include "mpi_io_env.h"
+#include "mpi_test_env.h"
 
 namespace abl::testing {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "abl/core/error.h"
 #include "abl/io/output_schema.h"
-#include "mpi_io_env.h"
+#include "mpi_test_env.h"
 
 namespace abl::testing {
 namespace {

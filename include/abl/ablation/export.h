@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include "abl/ablation/epilogue.h"
+#include "abl/engine/ablation_table.h"
 #include "abl/core/dtype.h"
 
 namespace abl::ablation {
@@ -46,6 +46,11 @@ struct ExportOptions {
 // overwrite, out_dir is or contains model_dir, a trial or direction that does not fit the model,
 // weights that do not match config.json or have a dtype other than F32/F16/BF16.
 void export_model(const std::string& model_dir, const std::vector<std::vector<float>>& directions,
-                  const TrialAblation& trial, const ExportOptions& opts, MPI_Comm comm);
+                  const engine::TrialAblation& trial, const ExportOptions& opts, MPI_Comm comm);
+
+// The same ablation written into a weight W (out, in) in place — what `export` writes, and the
+// reference the epilogue is tested against.
+void ablate_weight(float* w, int64_t out, int64_t in, const float* v, float lambda, engine::RowNorm mode);
+
 
 }  // namespace abl::ablation

@@ -7,7 +7,7 @@
 #include <string_view>
 #include <vector>
 
-#include "abl/ablation/epilogue.h"
+#include "abl/engine/ablation_table.h"
 
 namespace abl::ablation {
 
@@ -46,15 +46,11 @@ std::string describe(const TrialParams& p);
 float layer_weight(const ComponentParams& c, int64_t layer);
 
 // Directions r (depths = L+1 rows of H, unit length or zero) → the epilogue's direction table
-// and one TrialAblation per trial. Table rows 0..L are r itself (per_layer trials use r[l+1]);
+// and one engine::TrialAblation per trial. Table rows 0..L are r itself (per_layer trials use r[l+1]);
 // each global trial appends its interpolated, renormalized direction. Errors name the trial
 // whose direction_index is outside [0, L-1] (it needs r[⌊d⌋+1] and r[⌊d⌋+2]).
-struct TrialTable {
-  std::vector<std::vector<float>> directions;
-  std::vector<TrialAblation> ablations;
-};
-TrialTable build_trial_table(const std::vector<TrialParams>& trials,
-                             const std::vector<std::vector<float>>& r, RowNorm mode);
+engine::AblationTable build_trial_table(const std::vector<TrialParams>& trials,
+                             const std::vector<std::vector<float>>& r, engine::RowNorm mode);
 
 // The direction a global trial uses (unit length), for export and tests.
 std::vector<float> global_direction(const std::vector<std::vector<float>>& r, double direction_index);

@@ -9,7 +9,7 @@
 #include <string_view>
 
 #include "abl/ablation/trial.h"
-#include "abl/dist/runtime.h"
+#include "abl/parallel/runtime.h"
 #include "abl/engine/forward_pass.h"
 
 namespace abl::app {
@@ -41,7 +41,7 @@ class Backend {
   virtual BackendKind kind() const = 0;
   // Ablation of the passes that follow (null: none): per-trial tables and the weight-derived
   // vectors, computed once here for a batch of trials. Every rank of the shard group calls it.
-  virtual void set_ablation(const ablation::TrialTable* table) = 0;
+  virtual void set_ablation(const engine::AblationTable* table) = 0;
   // The reference of Outputs::kl: `rows` rows of V log-probabilities (host memory; the caller
   // keeps it alive until it is cleared with null). The CUDA backend copies it to the device once.
   virtual void set_kl_reference(const float* logprobs, int64_t rows) = 0;
@@ -52,12 +52,12 @@ class Backend {
 };
 
 // Loads the weights (collective over the runtime's shard group) and builds the engine.
-std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendSetup& setup, dist::Runtime& rt);
+std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendSetup& setup, parallel::Runtime& rt);
 
 // Clears the backend's ablation when it leaves scope (the phases that follow run unablated).
 class AblationScope {
  public:
-  AblationScope(Backend& b, const ablation::TrialTable& table) : b_(b) { b_.set_ablation(&table); }
+  AblationScope(Backend& b, const engine::AblationTable& table) : b_(b) { b_.set_ablation(&table); }
   ~AblationScope() { b_.set_ablation(nullptr); }
   AblationScope(const AblationScope&) = delete;
   AblationScope& operator=(const AblationScope&) = delete;

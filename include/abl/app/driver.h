@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
-#include "abl/ablation/epilogue.h"
+#include "abl/engine/cpu/ablation_epilogue.h"
 #include "abl/ablation/trial.h"
 #include "abl/app/backend.h"
 #include "abl/app/cli.h"
 #include "abl/app/run_folder.h"
-#include "abl/dist/runtime.h"
+#include "abl/parallel/runtime.h"
 #include "abl/engine/forward_pass.h"
 #include "abl/io/prompt_dataset.h"
 #include "abl/text/chat_template.h"
@@ -42,7 +42,7 @@ class Session {
   ~Session();
 
   const po::variables_map& vm() const { return vm_; }
-  dist::Runtime& rt() { return rt_; }
+  parallel::Runtime& rt() { return rt_; }
   bool is_root() const { return rt_.world_rank() == 0; }
   const std::string& model() const { return model_; }
   const model::ModelSpec& spec() const { return spec_; }
@@ -73,7 +73,7 @@ class Session {
 
  private:
   const po::variables_map& vm_;
-  dist::Runtime rt_;
+  parallel::Runtime rt_;
   std::string model_;
   model::ModelSpec spec_;
   engine::Limits limits_;
@@ -93,10 +93,10 @@ class Session {
 // Prompts of a set named by options: `<name>` file (falling back to `fallback_file` when empty)
 // and `<name>-split`, read by rank 0 and broadcast (every rank works on the same prompts; an
 // error names the file and line on every rank).
-std::vector<io::Prompt> load_prompt_set(dist::Comm& comm, const po::variables_map& vm, const std::string& file_option,
+std::vector<io::Prompt> load_prompt_set(parallel::Comm& comm, const po::variables_map& vm, const std::string& file_option,
                                         const std::string& fallback_option, const std::string& split_option);
 // --refusal-markers: builtin, or a file read by rank 0 and broadcast.
-text::RefusalMarkers load_refusal_markers(dist::Comm& comm, const std::string& option);
+text::RefusalMarkers load_refusal_markers(parallel::Comm& comm, const std::string& option);
 
 // Detects the common response prefix (DESIGN.md §1, the reference tool's rule): the common prefix
 // of greedy responses to `prompts` (without any prefix), trailing spaces removed; one that opens a
@@ -107,9 +107,9 @@ std::string detect_response_prefix(Session& s, const std::vector<std::string>& p
 std::string common_response_prefix(const std::vector<std::string>& responses);
 
 // Work split helpers: the tokens of each prompt; this rank's contiguous block [begin, end) of
-// items balanced by cost (dist::split_contiguous over the world); the longest prompt.
+// items balanced by cost (parallel::split_contiguous over the world); the longest prompt.
 std::vector<int64_t> prompt_costs(const std::vector<std::vector<int32_t>>& prompts);
-std::pair<size_t, size_t> rank_block(const std::vector<int64_t>& cost, dist::Runtime& rt);
+std::pair<size_t, size_t> rank_block(const std::vector<int64_t>& cost, parallel::Runtime& rt);
 int64_t longest_prompt(const std::vector<std::vector<int32_t>>& prompts);
 
 // The inputs a phase file depends on, recorded in it (output_schema.h kInputsAttr): `run` reuses a
@@ -131,7 +131,7 @@ void phase_baseline(Session& s);
 // can reject bad ones before any heavy work.
 struct SweepSettings {
   std::string search;  // tpe, sobol, grid
-  ablation::RowNorm mode = ablation::RowNorm::full;
+  engine::RowNorm mode = engine::RowNorm::full;
   uint64_t seed = 0;
   int64_t n_trials = 0;  // of this slice (grid: its trials); 0 = nothing to evaluate
   int64_t startup = 0;
@@ -142,7 +142,7 @@ struct SweepSettings {
   int64_t per_batch = 0;  // 0 = auto
 };
 // The grid file is read by rank 0 and broadcast.
-SweepSettings sweep_settings(dist::Comm& comm, const po::variables_map& vm, int64_t num_layers);
+SweepSettings sweep_settings(parallel::Comm& comm, const po::variables_map& vm, int64_t num_layers);
 
 // complete: every trial is in trials.h5 (renamed from .partial); interrupted: SIGTERM/SIGUSR1
 // stopped it after a batch (exit with kExitResumable; the same command resumes it).

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "abl/app/cli.h"
-#include "abl/engine/engine.h"
+#include "abl/engine/batch.h"
 #include "abl/io/prompt_dataset.h"
 #include "abl/text/chat_template.h"
 #include "abl/text/tokenizer.h"

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "abl/dist/comm.h"
+#include "abl/parallel/comm.h"
 
 namespace abl::app {
 
@@ -34,7 +34,7 @@ std::string model_fingerprint(const std::string& model);
 // slice file — and gives it a lock of its own (<dir>/.abliterate.<part>.lock).
 class RunFolderLock {
  public:
-  static std::unique_ptr<RunFolderLock> acquire(dist::Comm& world, const std::string& dir, const std::string& command,
+  static std::unique_ptr<RunFolderLock> acquire(parallel::Comm& world, const std::string& dir, const std::string& command,
                                                 const std::string& part = "");
   ~RunFolderLock();
   RunFolderLock(const RunFolderLock&) = delete;

@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "abl/ablation/epilogue.h"
+#include "abl/engine/cpu/ablation_epilogue.h"
 #include "abl/ablation/trial.h"
 #include "abl/app/driver.h"
 #include "abl/text/refusal_markers.h"
@@ -28,7 +28,7 @@ struct BatchResult {
 class TrialEvaluator {
  public:
   // directions: the rows of directions.h5; base_logprobs: (N_kl, V) of baseline.h5.
-  TrialEvaluator(Session& ses, std::vector<std::vector<float>> directions, ablation::RowNorm mode,
+  TrialEvaluator(Session& ses, std::vector<std::vector<float>> directions, engine::RowNorm mode,
                  std::vector<std::vector<int32_t>> kl_ids, std::vector<float> base_logprobs,
                  std::vector<std::vector<int32_t>> eval_ids, const text::RefusalMarkers& markers, int64_t max_new,
                  bool early_exit, bool keep_responses);
@@ -41,7 +41,7 @@ class TrialEvaluator {
  private:
   Session& ses_;
   std::vector<std::vector<float>> directions_;
-  ablation::RowNorm mode_;
+  engine::RowNorm mode_;
   std::vector<std::vector<int32_t>> kl_ids_;
   std::vector<float> base_;
   std::vector<std::vector<int32_t>> eval_ids_;

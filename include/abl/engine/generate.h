@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "abl/engine/engine.h"
+#include "abl/engine/batch.h"
 #include "abl/engine/forward_pass.h"
 #include "abl/text/tokenizer.h"
 
@@ -51,9 +51,4 @@ struct GenerateResult {
 // limit, raised before any pass runs.
 std::vector<GenerateResult> generate(ForwardPass& pass, const text::Tokenizer& tok,
                                      const std::vector<GenerateRequest>& requests, const GenerateOptions& opts);
-// The CPU engine over `cache` with `epilogue` (HostPass).
-std::vector<GenerateResult> generate(Engine& engine, KvCache& cache, const text::Tokenizer& tok,
-                                     const std::vector<GenerateRequest>& requests,
-                                     const GenerateOptions& opts, Epilogue* epilogue = nullptr);
-
 }  // namespace abl::engine

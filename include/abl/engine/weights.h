@@ -1,7 +1,6 @@
 // Model weights as the forward pass sees them: one decoder layer's tensors at a time, through a
 // small interface, so that the distributed runtime can put its all-gathers behind layer().
-// HostWeights holds every unit in fp32 host memory (CPU backend), loaded from safetensors or
-// generated for a synthetic preset. A unit is one layer's tensors in layer_slots() order in one
+// A unit is one layer's tensors in layer_slots() order in one
 // flat buffer — the same layout the sharded runtime splits across ranks.
 #pragma once
 #include <cstdint>
@@ -59,29 +58,5 @@ struct UnitLayout {
 UnitLayout layer_unit_layout(const model::ModelSpec& spec);
 // Carves the views of one layer out of its unit buffer.
 LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout, const float* unit);
-
-class HostWeights final : public WeightSource {
- public:
-  // `model` is a model folder or "synthetic:<preset>"; files are checked before data is read.
-  static std::unique_ptr<HostWeights> load(const std::string& model);
-  // From a spec already parsed (e.g. tests) and a model folder, or synthetic when dir is empty.
-  static std::unique_ptr<HostWeights> load(const model::ModelSpec& spec, const std::string& dir);
-
-  const model::ModelSpec& spec() const override { return spec_; }
-  const float* embedding() override { return embed_.data(); }
-  LayerWeights layer(int64_t l) override;
-  HeadWeights head() override;
-  int64_t bytes() const;  // host memory held
-
-  // Mutable access to one tensor of a layer (tests and export write modified weights).
-  float* layer_tensor(int64_t l, model::WeightRole role);
-
- private:
-  HostWeights() = default;
-  model::ModelSpec spec_;
-  UnitLayout layout_;
-  std::vector<std::vector<float>> units_;  // L units
-  std::vector<float> embed_, final_norm_, lm_head_;
-};
 
 }  // namespace abl::engine

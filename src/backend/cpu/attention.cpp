@@ -5,7 +5,7 @@
 #include <cmath>
 #include <vector>
 
-#include "abl/backend/ops.h"
+#include "abl/backend/cpu/ops.h"
 
 namespace abl::cpu {
 

@@ -3,7 +3,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "abl/backend/ops.h"
+#include "abl/backend/cpu/ops.h"
 #include "abl/core/error.h"
 
 namespace abl::cpu {

@@ -3,7 +3,7 @@
 // busy node.
 #include <Eigen/Core>
 
-#include "abl/backend/ops.h"
+#include "abl/backend/cpu/ops.h"
 
 namespace abl::cpu {
 

@@ -3,7 +3,7 @@
 // computes position * inv_freq in fp32, and then cos/sin are taken of that fp32 angle.
 #include <cmath>
 
-#include "abl/backend/ops.h"
+#include "abl/backend/cpu/ops.h"
 
 namespace abl::cpu {
 

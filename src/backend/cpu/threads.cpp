@@ -6,7 +6,7 @@
 #include <omp.h>
 #endif
 
-#include "abl/backend/ops.h"
+#include "abl/backend/cpu/ops.h"
 
 namespace abl::cpu {
 

@@ -12,8 +12,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "abl/engine/cpu/weights.h"
+#include "abl/engine/cpu/ablation_epilogue.h"
 #include "abl/ablation/export.h"
-#include "abl/engine/engine.h"
+#include "abl/engine/cpu/engine.h"
 #include "abl/io/safetensors.h"
 #include "abl/model/weights.h"
 #include "common/temp_dir.h"
@@ -21,7 +23,7 @@
 #include "common/unit_vector.h"
 
 using namespace abl;
-using ablation::RowNorm;
+using engine::RowNorm;
 namespace fs = std::filesystem;
 
 namespace {
@@ -40,8 +42,8 @@ std::vector<std::vector<float>> directions(const model::ModelSpec& spec) {
 
 // Different directions and λ per layer, negative and > 1 ones, and λ = 0 for layer 0's down_proj
 // and for the last layer's o_proj (those tensors must come out untouched).
-ablation::TrialAblation make_trial(const model::ModelSpec& spec, RowNorm mode) {
-  ablation::TrialAblation t;
+engine::TrialAblation make_trial(const model::ModelSpec& spec, engine::RowNorm mode) {
+  engine::TrialAblation t;
   t.mode = mode;
   const float attn[] = {0.9f, 1.3f, 0.6f, 1.1f}, mlp[] = {0.0f, 0.7f, -0.2f, 1.4f};
   for (int64_t l = 0; l < spec.num_layers; ++l) {
@@ -61,7 +63,7 @@ std::vector<int32_t> tokens(int64_t n, int32_t seed, int64_t vocab) {
 }
 
 // Logits at every token of three sequences, optionally with trial 0 of `epi` on all of them.
-std::vector<float> run(engine::WeightSource& w, ablation::AblationEpilogue* epi) {
+std::vector<float> run(engine::WeightSource& w, engine::AblationEpilogue* epi) {
   const model::ModelSpec& spec = w.spec();
   engine::Engine eng(w, {64, 8});
   engine::KvCache cache(spec, 64);
@@ -104,10 +106,10 @@ std::string raw_bytes(const io::SafetensorsReader& r, const std::string& name) {
 }
 
 // The original model with the trial's epilogue: what every export is compared against.
-std::vector<float> reference_logits(const std::string& model, const ablation::TrialAblation& trial,
+std::vector<float> reference_logits(const std::string& model, const engine::TrialAblation& trial,
                                     const std::vector<std::vector<float>>& dirs) {
   auto base = engine::HostWeights::load(model);
-  ablation::AblationEpilogue epi(base->spec(), dirs, {trial});
+  engine::AblationEpilogue epi(base->spec(), dirs, {trial});
   return run(*base, &epi);
 }
 
@@ -119,13 +121,13 @@ ablation::ExportOptions options(const std::string& out) {
 
 }  // namespace
 
-class ExportModes : public ::testing::TestWithParam<RowNorm> {};
+class ExportModes : public ::testing::TestWithParam<engine::RowNorm> {};
 
 // The acceptance criterion: fp32 export run plainly == original run with the epilogue.
 TEST_P(ExportModes, Float32ExportEqualsTheEpilogue) {
   const model::ModelSpec spec = model::load_model_spec(kOrganism);
   const auto dirs = directions(spec);
-  const ablation::TrialAblation trial = make_trial(spec, GetParam());
+  const engine::TrialAblation trial = make_trial(spec, GetParam());
   abl::testing::TempDir tmp;
   const std::string out = tmp.file("exported");
   ablation::ExportOptions opts = options(out);
@@ -143,14 +145,14 @@ TEST_P(ExportModes, Float32ExportEqualsTheEpilogue) {
   const std::vector<float> got = run(*exported, nullptr);
   const float scale = max_abs(want), err = max_abs_diff(got, want);
   std::printf("[ export %s f32 ] max |logit| %.4g, max abs diff %.3g (relative %.3g)\n",
-              std::string(ablation::row_norm_name(GetParam())).c_str(), scale, err, err / scale);
+              std::string(engine::row_norm_name(GetParam())).c_str(), scale, err, err / scale);
   EXPECT_LE(err, 1e-4f * scale);
 
   // Not vacuous: the ablation moves the logits far more than the tolerance.
   auto original = engine::HostWeights::load(kOrganism);
   const float moved = max_abs_diff(run(*original, nullptr), want);
   std::printf("[ export %s f32 ] the ablation itself moves the logits by up to %.3g\n",
-              std::string(ablation::row_norm_name(GetParam())).c_str(), moved);
+              std::string(engine::row_norm_name(GetParam())).c_str(), moved);
   EXPECT_GT(moved, 1e-2f * scale);
 
   // config.json: the dtype follows the export, every other key (and the key order) is kept.
@@ -161,13 +163,13 @@ TEST_P(ExportModes, Float32ExportEqualsTheEpilogue) {
   EXPECT_EQ(out_cfg.dump(), src_cfg.dump());
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, ExportModes, ::testing::Values(RowNorm::none, RowNorm::pre, RowNorm::full),
-                         [](const auto& p) { return std::string(ablation::row_norm_name(p.param)); });
+INSTANTIATE_TEST_SUITE_P(Modes, ExportModes, ::testing::Values(engine::RowNorm::none, engine::RowNorm::pre, engine::RowNorm::full),
+                         [](const auto& p) { return std::string(engine::row_norm_name(p.param)); });
 
 TEST(Export, DefaultKeepsDtypesAndUntouchedBytes) {
   const model::ModelSpec spec = model::load_model_spec(kOrganism);
   const auto dirs = directions(spec);
-  const ablation::TrialAblation trial = make_trial(spec, RowNorm::full);
+  const engine::TrialAblation trial = make_trial(spec, engine::RowNorm::full);
   abl::testing::TempDir tmp;
   const std::string out = tmp.file("exported");
   ablation::export_model(kOrganism, dirs, trial, options(out), MPI_COMM_NULL);
@@ -223,7 +225,7 @@ TEST(Export, DefaultKeepsDtypesAndUntouchedBytes) {
 TEST(Export, ShardsMatchTheSingleFileExport) {
   const model::ModelSpec spec = model::load_model_spec(kOrganism);
   const auto dirs = directions(spec);
-  const ablation::TrialAblation trial = make_trial(spec, RowNorm::pre);
+  const engine::TrialAblation trial = make_trial(spec, engine::RowNorm::pre);
   abl::testing::TempDir tmp;
   const std::string single = tmp.file("single"), sharded = tmp.file("sharded");
   ablation::export_model(kOrganism, dirs, trial, options(single), MPI_COMM_NULL);
@@ -262,7 +264,7 @@ TEST(Export, ShardsMatchTheSingleFileExport) {
 TEST(Export, ShardedSourceGivesTheSameModel) {
   const model::ModelSpec spec = model::load_model_spec(kTiny);
   const auto dirs = directions(spec);
-  const ablation::TrialAblation trial = make_trial(spec, RowNorm::none);
+  const engine::TrialAblation trial = make_trial(spec, engine::RowNorm::none);
   abl::testing::TempDir tmp;
   ablation::ExportOptions opts = options(tmp.file("from-single"));
   opts.dtype = DType::f16;
@@ -284,7 +286,7 @@ TEST(Export, ShardedSourceGivesTheSameModel) {
 TEST(Export, ExistingOutputFolderIsLeftAloneWithoutOverwrite) {
   const model::ModelSpec spec = model::load_model_spec(kTiny);
   const auto dirs = directions(spec);
-  const ablation::TrialAblation trial = make_trial(spec, RowNorm::full);
+  const engine::TrialAblation trial = make_trial(spec, engine::RowNorm::full);
   abl::testing::TempDir tmp;
   const std::string out = tmp.file("out");
   fs::create_directories(out);
@@ -315,7 +317,7 @@ TEST(Export, StalePartialFolderIsReplaced) {
   const std::string out = tmp.file("out");
   fs::create_directories(out + ".partial");
   tmp.write("out.partial/model-00001-of-00002.safetensors", "half-written");
-  ablation::export_model(kTiny, dirs, make_trial(spec, RowNorm::full), options(out), MPI_COMM_NULL);
+  ablation::export_model(kTiny, dirs, make_trial(spec, engine::RowNorm::full), options(out), MPI_COMM_NULL);
   EXPECT_FALSE(fs::exists(out + ".partial"));
   EXPECT_FALSE(fs::exists(fs::path(out) / "model-00001-of-00002.safetensors"));
   EXPECT_NO_THROW(io::SafetensorsReader{out});
@@ -329,23 +331,23 @@ TEST(Export, RejectsBadArgumentsBeforeWriting) {
   for (const auto& e : fs::directory_iterator(kTiny)) fs::copy_file(e.path(), model / e.path().filename());
   const model::ModelSpec spec = model::load_model_spec(model.string());
   const auto dirs = directions(spec);
-  const ablation::TrialAblation good = make_trial(spec, RowNorm::full);
+  const engine::TrialAblation good = make_trial(spec, engine::RowNorm::full);
   const std::string out = tmp.file("out");
-  auto export_to = [&](const std::string& dir, const ablation::TrialAblation& t, bool overwrite = true) {
+  auto export_to = [&](const std::string& dir, const engine::TrialAblation& t, bool overwrite = true) {
     ablation::ExportOptions o = options(dir);
     o.overwrite = overwrite;
     ablation::export_model(model.string(), dirs, t, o, MPI_COMM_NULL);
   };
 
-  ablation::TrialAblation short_trial = good;
+  engine::TrialAblation short_trial = good;
   short_trial.direction.pop_back();
   short_trial.lambda[0].pop_back();
   short_trial.lambda[1].pop_back();
   EXPECT_ABL_ERROR(export_to(out, short_trial), model.string(), "1 directions", "model of 2 layers");
-  ablation::TrialAblation bad_dir = good;
+  engine::TrialAblation bad_dir = good;
   bad_dir.direction[1] = 3;
   EXPECT_ABL_ERROR(export_to(out, bad_dir), "layer 1 names direction 3 but there are 3");
-  ablation::TrialAblation nan = good;
+  engine::TrialAblation nan = good;
   nan.lambda[1][0] = std::nanf("");
   EXPECT_ABL_ERROR(export_to(out, nan), "layer 0 has a non-finite weight");
   EXPECT_ABL_ERROR(ablation::export_model(model.string(), {unit_vector(7, 1)}, good, options(out),
@@ -385,7 +387,7 @@ TEST(Export, ModelThatDoesNotMatchItsConfigIsRejected) {
   tmp.write("model/config.json", cfg.dump(2));
   const model::ModelSpec spec = model::load_model_spec(model.string());
   const std::string out = tmp.file("out");
-  EXPECT_ABL_ERROR(ablation::export_model(model.string(), directions(spec), make_trial(spec, RowNorm::full),
+  EXPECT_ABL_ERROR(ablation::export_model(model.string(), directions(spec), make_trial(spec, engine::RowNorm::full),
                                           options(out), MPI_COMM_NULL),
                    model.string(), "cannot export", "down_proj");
   EXPECT_FALSE(fs::exists(out));

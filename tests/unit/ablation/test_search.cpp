@@ -234,7 +234,7 @@ TEST(SearchSpace, SmallModelsStayInsideTheirLayers) {
   // The trials are usable: build_trial_table accepts their direction indices.
   const int64_t L = 2;
   std::vector<std::vector<float>> r(L + 1, std::vector<float>{1.0f, 0.0f});
-  EXPECT_NO_THROW(build_trial_table(sobol_trials(default_search_space(L), 1, 0, 16), r, RowNorm::full));
+  EXPECT_NO_THROW(build_trial_table(sobol_trials(default_search_space(L), 1, 0, 16), r, engine::RowNorm::full));
 }
 
 TEST(SearchSpace, UnmapInvertsMap) {
@@ -427,7 +427,7 @@ TEST(GridFile, ReadsFilesAndNamesMissingOnes) {
       EXPECT_GE(t.size(), 2u) << name;
       const int64_t Lr = L;
       std::vector<std::vector<float>> r(static_cast<size_t>(Lr + 1), std::vector<float>{0.6f, 0.8f});
-      EXPECT_NO_THROW(build_trial_table(t, r, RowNorm::full)) << name;
+      EXPECT_NO_THROW(build_trial_table(t, r, engine::RowNorm::full)) << name;
     }
   }
 }

@@ -13,7 +13,7 @@
 #include "abl/app/model_options.h"
 #include "abl/app/run_folder.h"
 #include "abl/core/error.h"
-#include "abl/dist/comm.h"
+#include "abl/parallel/comm.h"
 #include "common/error_of.h"
 
 using abl::testing::error_of;
@@ -23,12 +23,12 @@ namespace fs = std::filesystem;
 namespace {
 
 // A group of one: every collective is a no-op.
-class SoloComm final : public dist::Comm {
+class SoloComm final : public parallel::Comm {
  public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
   void all_gather(const void* send, void* recv, size_t bytes) override { std::memcpy(recv, send, bytes); }
-  std::unique_ptr<dist::Pending> start_all_gather(const void* send, void* recv, size_t bytes) override {
+  std::unique_ptr<parallel::Pending> start_all_gather(const void* send, void* recv, size_t bytes) override {
     all_gather(send, recv, bytes);
     return nullptr;
   }

@@ -1,4 +1,4 @@
-// The ablation epilogue on the GPU (DESIGN.md §2; CPU twin: abl::ablation::AblationEpilogue).
+// The ablation epilogue on the GPU (DESIGN.md §2; CPU twin: abl::engine::AblationEpilogue).
 // On the fp32 output y(T,H) of o_proj or down_proj, per token, with its sequence's trial:
 //   none: y' = y − λ v (vᵀy)
 //   pre:  y' = y − λ (n⊙v) ((v⊘n)ᵀ y)
@@ -14,7 +14,7 @@
 
 namespace abl::cuda {
 
-// Row normalisation, numbered as abl::ablation::RowNorm.
+// Row normalisation, numbered as abl::engine::RowNorm.
 enum class AblationMode : int32_t { none = 0, pre = 1, full = 2 };
 
 // Per-trial tables of one batch of trials (K trials, L layers), device pointers; uploaded once

@@ -11,7 +11,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "abl/backend/ops.h"
+#include "abl/backend/cpu/ops.h"
 
 namespace abl::cuda {
 

@@ -1,0 +1,163 @@
+// The forward pass on one GPU: the device twin of engine::Engine, built only from the committed
+// launchers (ops.h, attention.h, gemm.h, ablation_epilogue.h), over a DeviceWeightSource
+// (device_weights.h: every weight resident, or this rank's shards gathered unit by unit). Weights and
+// activations bf16 with fp32 accumulation; the residual stream, o_proj/down_proj outputs and
+// logits fp32. One non-default stream, one buffer plan allocated at construction, nothing
+// allocated in forward(); results land in host memory when forward() returns.
+//
+// One non-obvious decision: head dims without a compiled attention kernel (the tiny fixtures'
+// 8, 12, 16, 32) run attention padded to the next supported head dim HDp. q/k/v are copied into
+// zero-padded rows (the zeros change neither q·k nor the first HD output columns); the softmax
+// scale 1/sqrt(HDp) the kernel applies is corrected by scaling q by sqrt(HDp/HD) at load — folded
+// into q_proj (and its bias), or into q_norm's weight for qk_norm models. Supported head dims
+// (64, 80, 96, 128, 256: every real checkpoint we target) run unpadded and unscaled.
+//
+// Dimensions: B sequences, T tokens, H hidden, NH/NKV heads, HD head dim, F ffn, V vocab, L layers,
+// C cache rows, S direction slots.
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "abl/engine/cpu/ablation_epilogue.h"
+#include "abl/ablation/trial.h"
+#include "abl/backend/cuda/ablation_epilogue.h"
+#include "abl/backend/cuda/attention.h"
+#include "abl/engine/cuda/decode_graph.h"
+#include "abl/engine/cuda/device_weights.h"
+#include "abl/backend/cuda/gemm.h"
+#include "abl/backend/cuda/memory.h"
+#include "abl/engine/batch.h"
+#include "abl/engine/buffer_plan.h"
+#include "abl/engine/rope_freqs.h"
+#include "abl/engine/forward_pass.h"
+#include "abl/engine/weights.h"
+
+namespace abl::cuda {
+
+// KV cache: per layer, K and V rows (C, NKV*HDp) bf16, zero-initialised (the padding columns of a
+// padded head dim stay zero). Sequences own disjoint row ranges, as in engine::KvCache. One more
+// row, scratch_row() = C, belongs to no sequence: the dummy sequences that pad a decode-step graph
+// write and read it (decode_graph.h).
+class DeviceKvCache {
+ public:
+  // Zeroed on `stream` before this returns.
+  DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStream_t stream);
+  int64_t rows() const { return rows_; }
+  int64_t scratch_row() const { return rows_; }
+  int64_t kv_dim() const { return kv_dim_; }  // NKV*HDp
+  __nv_bfloat16* k(int64_t layer) const { return base() + (2 * layer) * (rows_ + 1) * kv_dim_; }
+  __nv_bfloat16* v(int64_t layer) const { return base() + (2 * layer + 1) * (rows_ + 1) * kv_dim_; }
+  // Unique per cache of this process (a decode graph bakes the cache's pointers in).
+  uint64_t id() const { return id_; }
+  static int64_t bytes_for(const model::ModelSpec& spec, int64_t rows);  // scratch row included
+
+ private:
+  __nv_bfloat16* base() const { return buffer_.as<__nv_bfloat16>(); }
+  int64_t rows_ = 0;
+  int64_t kv_dim_ = 0;
+  uint64_t id_ = 0;
+  DeviceBuffer buffer_;
+};
+
+// The ablation epilogue's device inputs for one batch of trials: the per-trial tables
+// (AblationTrials) and, per (layer, component), the direction-dependent vectors (AblationVectors)
+// computed on the device from the bf16 weights with ablation_row_norms / ablation_direction_vectors.
+// Each layer keeps only the directions some trial uses there (its slots are renumbered per layer),
+// n only where a pre/full trial ablates, Ŵa and ‖a‖² only where a full trial does. Everything is
+// computed once at construction (weights and directions do not change during a sweep). The
+// constructor requests layer(0..L-1) from `weights`: with a collective (sharded) source every rank
+// of the group must construct it at the same point, and `stream` must be the source's compute stream.
+class DeviceAblation {
+ public:
+  DeviceAblation(DeviceWeightSource& weights, const engine::AblationTable& table, cudaStream_t stream);
+  DeviceAblation(DeviceWeightSource& weights, const std::vector<std::vector<float>>& directions,
+                 const std::vector<engine::TrialAblation>& trials, cudaStream_t stream);
+
+  int32_t num_trials() const { return trials_.num_trials; }
+  const AblationTrials& trials() const { return trials_; }
+  const AblationVectors& vectors(engine::Component c, int64_t layer) const;
+  size_t bytes() const { return buffer_.bytes(); }
+  // Unique per ablation of this process, never 0 (a decode graph bakes its pointers in).
+  uint64_t id() const { return id_; }
+
+ private:
+  uint64_t id_ = 0;
+  DeviceBuffer buffer_;
+  AblationTrials trials_;
+  std::vector<AblationVectors> vectors_;  // (L, 2)
+};
+
+class CudaEngine {
+ public:
+  // Plans and allocates every activation buffer for `limits` on the current device. Runs on the
+  // source's compute stream when it has one (sharded weights), else on a stream of its own.
+  CudaEngine(DeviceWeightSource& weights, engine::Limits limits);
+  ~CudaEngine();
+  CudaEngine(const CudaEngine&) = delete;
+  CudaEngine& operator=(const CudaEngine&) = delete;
+  const model::ModelSpec& spec() const { return spec_; }
+  const engine::Limits& limits() const { return limits_; }
+  cudaStream_t stream() const { return stream_.get(); }
+  // The device buffers this engine holds (weights and the KV cache are planned by their owners);
+  // sm_count sizes the attention scratch (cudaDevAttrMultiProcessorCount), so `plan` can print it
+  // without a GPU.
+  const engine::BufferPlan& plan() const { return plan_; }
+  static engine::BufferPlan plan_for(const model::ModelSpec& spec, const engine::Limits& limits, int sm_count);
+  // Longest kv length a sequence may have (attention scratch bound): max_position_embeddings.
+  int64_t max_kv_len() const { return max_kv_len_; }
+
+  // engine::Engine::forward on the device; `out` holds HOST pointers, filled when this returns.
+  // Batch sequences with trial ≥ 0 are ablated when `ablation` is given (ids checked against it).
+  // An empty batch computes nothing, but with a collective source it still requests every unit, so
+  // the rank joins the group's gathers (lockstep passes).
+  //
+  // A pure decode step that asks only for next_ids runs as a CUDA graph (decode_graph.h) when the
+  // weight views are fixed (resident weights, no gathers): padded to its bucket, captured on first
+  // use, replayed after. Graphs are on by default; ABL_CUDA_GRAPHS=0 in the environment or
+  // set_decode_graphs(false) turns them off (benchmarks measure both).
+  // Outputs::kl needs `kl`: the reference log-probabilities in device memory.
+  void forward(const engine::Batch& batch, DeviceKvCache& cache, const engine::Outputs& out,
+               const DeviceAblation* ablation = nullptr, const engine::KlReference* kl = nullptr);
+
+  void set_decode_graphs(bool on);
+  bool decode_graphs() const { return graphs_on_; }
+  const DecodeGraphs& graphs() const { return *graphs_; }
+
+ private:
+  struct Buffers;
+  // Checks the batch against the limits and `visible_rows` cache rows (the scratch row is visible
+  // to padded decode steps only), uploads its arrays and sets bounds_.
+  void upload_batch(const engine::Batch& batch, const DeviceKvCache& cache, const DeviceAblation* ablation,
+                    int64_t visible_rows, const int32_t* kl_rows, int64_t kl_reference_rows);
+  void forward_decode_graph(const engine::Batch& batch, DeviceKvCache& cache, const engine::Outputs& out,
+                            const DeviceAblation* ablation);
+  // buf_->last = the final-normed rows of each sequence's last token (B); the head's weights.
+  const DeviceHead& final_norm_last_rows(int64_t B);
+  // The greedy pick at each sequence's last token into buf_->next_ids (B rows).
+  void greedy_ids(int64_t B);
+  void layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cache, const DeviceAblation* ablation);
+  void capture(int64_t depth, int64_t B);
+  void all_logits(int64_t T, float* host_out);
+  void request_all_weights();
+
+  DeviceWeightSource& weights_;
+  model::ModelSpec spec_;
+  engine::Limits limits_;
+  int64_t max_kv_len_ = 0;
+  int sm_count_ = 0;
+  engine::BufferPlan plan_;
+  Stream stream_;
+  DeviceBuffer arena_;
+  PinnedBuffer staging_;  // the batch's index arrays, uploaded in one copy
+  std::unique_ptr<Buffers> buf_;
+  std::unique_ptr<Gemm> gemm_;
+  AttnBounds bounds_;  // of the batch in flight
+  bool graphs_on_ = true;
+  std::unique_ptr<DecodeGraphs> graphs_;  // destroyed before the buffers they launch into
+};
+
+}  // namespace abl::cuda

@@ -1,0 +1,22 @@
+#include "abl/engine/batch.h"
+
+namespace abl::engine {
+
+void Batch::add(const int32_t* toks, int64_t n, int64_t kv_begin, int64_t cached, int32_t trial_id) {
+  cpu::AttnSeq s;
+  s.q_begin = num_tokens();
+  s.q_len = n;
+  s.kv_begin = kv_begin;
+  s.kv_len = cached + n;
+  const int64_t seq = num_seqs();
+  for (int64_t i = 0; i < n; ++i) {
+    tokens.push_back(toks[i]);
+    positions.push_back(cached + i);
+    cache_rows.push_back(kv_begin + cached + i);
+    row_seq.push_back(seq);
+  }
+  seqs.push_back(s);
+  trial.push_back(trial_id);
+}
+
+}  // namespace abl::engine

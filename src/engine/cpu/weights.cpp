@@ -1,0 +1,97 @@
+// Host (fp32) weights. Files are checked against the spec before any data is read, then each
+// tensor is converted from its file dtype into its place in the unit buffer; synthetic presets
+// are generated element by element from (seed, name, index) so any slice is reproducible.
+#include "abl/engine/cpu/weights.h"
+
+#include <algorithm>
+
+#include "abl/core/error.h"
+#include "abl/core/log.h"
+#include "abl/io/safetensors.h"
+
+namespace abl::engine {
+namespace {
+
+constexpr const char* kSyntheticPrefix = "synthetic:";
+
+bool is_synthetic(const std::string& model) { return model.rfind(kSyntheticPrefix, 0) == 0; }
+
+// Fills `out` with tensor `w` from the files, or synthetic values when `reader` is null.
+void fill(const io::SafetensorsReader* reader, const model::ExpectedWeight& w, float* out) {
+  const int64_t n = model::element_count(w.shape);
+  if (reader) {
+    const io::TensorInfo& t = reader->tensor(w.name);
+    reader->read_f32(t, 0, n, out);
+  } else {
+    model::synthetic_weight_values(w, 0, n, out);
+  }
+}
+
+}  // namespace
+
+std::unique_ptr<HostWeights> HostWeights::load(const std::string& model) {
+  if (is_synthetic(model)) return load(model::synthetic_model_spec(model), "");
+  return load(model::load_model_spec(model), model);
+}
+
+std::unique_ptr<HostWeights> HostWeights::load(const model::ModelSpec& spec, const std::string& dir) {
+  std::unique_ptr<HostWeights> hw(new HostWeights());
+  hw->spec_ = spec;
+  hw->layout_ = layer_unit_layout(spec);
+  std::unique_ptr<io::SafetensorsReader> reader;
+  if (!dir.empty()) {
+    reader = std::make_unique<io::SafetensorsReader>(dir);
+    model::check_weights(spec, *reader);
+  }
+  const int64_t H = spec.hidden_size, V = spec.vocab_size;
+  hw->units_.assign(static_cast<size_t>(spec.num_layers), std::vector<float>());
+  hw->embed_.resize(static_cast<size_t>(V * H));
+  hw->final_norm_.resize(static_cast<size_t>(H));
+  if (!spec.tied_embeddings) hw->lm_head_.resize(static_cast<size_t>(V * H));
+  for (auto& u : hw->units_) u.resize(static_cast<size_t>(hw->layout_.total));
+
+  for (const model::ExpectedWeight& w : model::expected_weights(spec)) {
+    if (w.layer >= 0) {
+      const auto it = std::find_if(hw->layout_.slots.begin(), hw->layout_.slots.end(),
+                                   [&](const model::WeightSlot& s) { return s.role == w.role; });
+      const size_t i = static_cast<size_t>(it - hw->layout_.slots.begin());
+      fill(reader.get(), w, hw->units_[static_cast<size_t>(w.layer)].data() + hw->layout_.offsets[i]);
+    } else if (w.role == model::WeightRole::embed) {
+      fill(reader.get(), w, hw->embed_.data());
+    } else if (w.role == model::WeightRole::final_norm) {
+      fill(reader.get(), w, hw->final_norm_.data());
+    } else if (w.role == model::WeightRole::lm_head && !spec.tied_embeddings) {
+      fill(reader.get(), w, hw->lm_head_.data());
+    }
+  }
+  log::debug("loaded {} ({} MiB of fp32 weights)", spec.source, hw->bytes() >> 20);
+  return hw;
+}
+
+LayerWeights HostWeights::layer(int64_t l) {
+  ABL_CHECK(l >= 0 && l < spec_.num_layers, "layer {} out of range (L = {})", l, spec_.num_layers);
+  return layer_views(spec_, layout_, units_[static_cast<size_t>(l)].data());
+}
+
+HeadWeights HostWeights::head() {
+  HeadWeights h;
+  h.final_norm = final_norm_.data();
+  h.lm_head = spec_.tied_embeddings ? embed_.data() : lm_head_.data();
+  return h;
+}
+
+int64_t HostWeights::bytes() const {
+  int64_t n = static_cast<int64_t>(embed_.size() + final_norm_.size() + lm_head_.size());
+  for (const auto& u : units_) n += static_cast<int64_t>(u.size());
+  return n * 4;
+}
+
+float* HostWeights::layer_tensor(int64_t l, model::WeightRole role) {
+  ABL_CHECK(l >= 0 && l < spec_.num_layers, "layer {} out of range (L = {})", l, spec_.num_layers);
+  for (size_t i = 0; i < layout_.slots.size(); ++i) {
+    if (layout_.slots[i].role == role) return units_[static_cast<size_t>(l)].data() + layout_.offsets[i];
+  }
+  fail("model has no {} tensor", model::role_name(role));
+}
+
+}  // namespace abl::engine

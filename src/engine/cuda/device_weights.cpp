@@ -1,0 +1,267 @@
+// The device unit layout, the host-side bf16 image of unit ranges, and the resident DeviceWeights
+// (device_weights.h).
+#include "abl/engine/cuda/device_weights.h"
+
+#include <algorithm>
+#include <climits>
+#include <cmath>
+#include <cstring>
+
+#include "abl/backend/cuda/attention.h"
+#include "abl/backend/cuda/check.h"
+#include "abl/backend/cuda/ops.h"
+#include "abl/core/dtype.h"
+#include "abl/core/error.h"
+#include "abl/core/log.h"
+#include "abl/io/safetensors.h"
+
+namespace abl::cuda {
+namespace {
+
+using bf16 = __nv_bfloat16;
+
+constexpr int64_t kStagingFloats = int64_t{16} << 20;  // 64 MiB of fp32 per weight-upload chunk
+constexpr int64_t kReadFloats = int64_t{4} << 20;      // 16 MiB of fp32 per host read in build_unit_range
+constexpr int64_t kSupportedHeadDims[] = {64, 80, 96, 128, 256};
+
+int64_t align_up(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
+
+// Host fp32 tensor of a layer by role (the source's views).
+const float* host_tensor(const engine::LayerWeights& w, model::WeightRole role) {
+  using R = model::WeightRole;
+  switch (role) {
+    case R::attn_norm: return w.attn_norm;
+    case R::q_proj: return w.wq;
+    case R::k_proj: return w.wk;
+    case R::v_proj: return w.wv;
+    case R::q_bias: return w.bq;
+    case R::k_bias: return w.bk;
+    case R::v_bias: return w.bv;
+    case R::q_norm: return w.q_norm;
+    case R::k_norm: return w.k_norm;
+    case R::o_proj: return w.wo;
+    case R::mlp_norm: return w.mlp_norm;
+    case R::gate_proj: return w.w_gate;
+    case R::up_proj: return w.w_up;
+    case R::down_proj: return w.w_down;
+    default: fail("weight role {} is not a layer tensor", model::role_name(role));
+  }
+}
+
+const bf16** device_slot(DeviceLayer& w, model::WeightRole role) {
+  using R = model::WeightRole;
+  switch (role) {
+    case R::attn_norm: return &w.attn_norm;
+    case R::q_proj: return &w.wq;
+    case R::k_proj: return &w.wk;
+    case R::v_proj: return &w.wv;
+    case R::q_bias: return &w.bq;
+    case R::k_bias: return &w.bk;
+    case R::v_bias: return &w.bv;
+    case R::q_norm: return &w.q_norm;
+    case R::k_norm: return &w.k_norm;
+    case R::o_proj: return &w.wo;
+    case R::mlp_norm: return &w.mlp_norm;
+    case R::gate_proj: return &w.w_gate;
+    case R::up_proj: return &w.w_up;
+    case R::down_proj: return &w.w_down;
+    default: fail("weight role {} is not a layer tensor", model::role_name(role));
+  }
+}
+
+// Whether a tensor carries the attention-scale correction of a padded head dim (engine.h).
+bool carries_q_scale(const model::ModelSpec& spec, model::WeightRole role) {
+  using R = model::WeightRole;
+  return spec.qk_norm ? role == R::q_norm : (role == R::q_proj || role == R::q_bias);
+}
+
+// fp32 host → bf16 device in chunks through pinned staging, scaled by `scale` on the way.
+class Uploader {
+ public:
+  Uploader(int64_t largest, cudaStream_t s)
+      : chunk_(std::min(largest, kStagingFloats)),
+        pinned_(static_cast<size_t>(chunk_) * sizeof(float)),
+        device_(static_cast<size_t>(chunk_) * sizeof(float)),
+        s_(s) {}
+
+  void put(const float* src, int64_t n, float scale, bf16* dst) {
+    ABL_CHECK(src != nullptr, "weight source returned no data for a required tensor");
+    for (int64_t done = 0; done < n; done += chunk_) {
+      const int64_t m = std::min(chunk_, n - done);
+      float* p = pinned_.as<float>();
+      if (scale == 1.0f) {
+        std::memcpy(p, src + done, static_cast<size_t>(m) * sizeof(float));
+      } else {
+        for (int64_t i = 0; i < m; ++i) p[i] = src[done + i] * scale;
+      }
+      CUDA_CHECK(cudaMemcpyAsync(device_.get(), p, static_cast<size_t>(m) * sizeof(float), cudaMemcpyHostToDevice, s_));
+      f32_to_bf16(device_.as<float>(), dst + done, m, s_);
+      CUDA_CHECK(cudaStreamSynchronize(s_));  // the staging is refilled next
+    }
+  }
+
+ private:
+  int64_t chunk_;
+  PinnedBuffer pinned_;
+  DeviceBuffer device_;
+  cudaStream_t s_;
+};
+
+}  // namespace
+
+int64_t attention_head_dim(int64_t HD) {
+  for (int64_t d : kSupportedHeadDims) {
+    if (d >= HD && attention_supports_head_dim(d)) return d;
+  }
+  fail("no attention kernel for head dim {} (largest supported: 256)", HD);
+}
+
+// ---- layout -----------------------------------------------------------------------------------
+
+DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec) {
+  DeviceUnitLayout lay;
+  lay.attention_head_dim = attention_head_dim(spec.head_dim);
+  lay.q_scale = static_cast<float>(
+      std::sqrt(static_cast<double>(lay.attention_head_dim) / static_cast<double>(spec.head_dim)));
+  const int64_t L = spec.num_layers;
+  lay.units.resize(static_cast<size_t>(L + 2));
+  auto put = [&](DeviceUnit& u, const model::ExpectedWeight& w, model::WeightRole role) {
+    DeviceUnitTensor t{w, role, align_up(u.elements, kDeviceTensorAlign), model::element_count(w.shape),
+                       carries_q_scale(spec, role) ? lay.q_scale : 1.0f};
+    u.elements = t.offset + t.size;
+    u.tensors.push_back(std::move(t));
+  };
+  // expected_weights: the embedding, each layer's tensors in layer_slots() order, final norm, lm_head.
+  const std::vector<model::ExpectedWeight> expected = model::expected_weights(spec);
+  const model::ExpectedWeight* embed = nullptr;
+  for (const auto& w : expected) {
+    if (w.role == model::WeightRole::embed) embed = &w;
+  }
+  ABL_CHECK(embed != nullptr, "the weight table of {} has no embedding", spec.source);
+  for (const auto& w : expected) {
+    if (w.layer >= 0) {
+      put(lay.units[lay.layer_unit(w.layer)], w, w.role);
+    } else if (w.role == model::WeightRole::embed) {
+      put(lay.units.front(), w, w.role);
+    } else if (w.role == model::WeightRole::final_norm) {
+      put(lay.units.back(), w, w.role);
+    } else if (w.role == model::WeightRole::lm_head) {
+      put(lay.units.back(), spec.tied_embeddings ? *embed : w, w.role);
+    }
+  }
+  const DeviceUnit& head = lay.units.back();
+  ABL_CHECK(head.tensors.size() == 2 && head.tensors[0].role == model::WeightRole::final_norm,
+            "the head unit of {} is not (final norm, lm_head)", spec.source);
+  return lay;
+}
+
+int64_t device_shard_elements(int64_t elements, int G) {
+  ABL_CHECK(G >= 1, "shard group size must be positive, got {}", G);
+  ABL_CHECK(elements >= 0, "unit of {} elements", elements);
+  const int64_t s = (elements + G - 1) / G;
+  const int64_t mib = (int64_t{1} << 20) / static_cast<int64_t>(sizeof(bf16));
+  const int64_t align = s * static_cast<int64_t>(sizeof(bf16)) > INT_MAX ? mib : kDeviceTensorAlign;
+  return std::max<int64_t>(align_up(s, align), kDeviceTensorAlign);
+}
+
+void build_unit_range(const DeviceUnit& unit, const io::SafetensorsReader* reader, int64_t first, int64_t count,
+                      uint16_t* out) {
+  ABL_CHECK(first >= 0 && count >= 0, "unit range [{}, {}+{})", first, first, count);
+  std::fill(out, out + count, uint16_t{0});
+  const int64_t end = first + count;
+  std::vector<float> buf;
+  for (const DeviceUnitTensor& t : unit.tensors) {
+    const int64_t lo = std::max(first, t.offset), hi = std::min(end, t.offset + t.size);
+    if (lo >= hi) continue;
+    const io::TensorInfo* info = reader ? &reader->tensor(t.weight.name) : nullptr;
+    buf.resize(static_cast<size_t>(std::min(hi - lo, kReadFloats)));
+    for (int64_t at = lo; at < hi; at += kReadFloats) {
+      const int64_t n = std::min(kReadFloats, hi - at);
+      if (info) {
+        reader->read_f32(*info, at - t.offset, n, buf.data());
+      } else {
+        model::synthetic_weight_values(t.weight, at - t.offset, n, buf.data());
+      }
+      uint16_t* dst = out + (at - first);
+      if (t.scale == 1.0f) {
+        for (int64_t i = 0; i < n; ++i) dst[i] = ::abl::f32_to_bf16(buf[static_cast<size_t>(i)]);
+      } else {
+        // The same fp32 product as DeviceWeights' upload, then the same rounding.
+        for (int64_t i = 0; i < n; ++i) dst[i] = ::abl::f32_to_bf16(buf[static_cast<size_t>(i)] * t.scale);
+      }
+    }
+  }
+}
+
+DeviceLayer device_layer_views(const DeviceUnit& unit, const bf16* base) {
+  DeviceLayer d;
+  for (const DeviceUnitTensor& t : unit.tensors) *device_slot(d, t.role) = base + t.offset;
+  return d;
+}
+
+DeviceHead device_head_views(const DeviceUnit& unit, const bf16* base) {
+  DeviceHead h;
+  for (const DeviceUnitTensor& t : unit.tensors) {
+    if (t.role == model::WeightRole::final_norm) h.final_norm = base + t.offset;
+    if (t.role == model::WeightRole::lm_head) h.lm_head = base + t.offset;
+  }
+  ABL_CHECK(h.final_norm != nullptr && h.lm_head != nullptr, "head unit without final norm or lm_head");
+  return h;
+}
+
+// ---- DeviceWeights ----------------------------------------------------------------------------
+
+DeviceWeights::DeviceWeights(engine::WeightSource& source, cudaStream_t stream) : spec_(source.spec()) {
+  const model::ModelSpec& m = spec_;
+  const int64_t L = m.num_layers;
+  const DeviceUnitLayout lay = device_unit_layout(m);
+  attn_hd_ = lay.attention_head_dim;
+  q_scale_ = lay.q_scale;
+
+  // Placement: the layer units back to back, then the embedding, then the head (norm only when tied).
+  const DeviceUnit& embed_unit = lay.units.front();
+  const DeviceUnit& head_unit = lay.units.back();
+  const int64_t stride = align_up(lay.units[lay.layer_unit(0)].elements, kDeviceTensorAlign);
+  const int64_t embed_at = L * stride;
+  const int64_t head_at = embed_at + align_up(embed_unit.elements, kDeviceTensorAlign);
+  const int64_t total = head_at + (m.tied_embeddings ? head_unit.tensors[0].size : head_unit.elements);
+  int64_t largest = 0;
+  for (const DeviceUnit& u : lay.units) {
+    for (const DeviceUnitTensor& t : u.tensors) largest = std::max(largest, t.size);
+  }
+  buffer_ = DeviceBuffer(static_cast<size_t>(total) * sizeof(bf16));
+  bf16* base = buffer_.as<bf16>();
+  // The alignment gaps between tensors stay zero: the image equals device_unit_layout's.
+  CUDA_CHECK(cudaMemsetAsync(base, 0, buffer_.bytes(), stream));
+
+  Uploader up(largest, stream);
+  up.put(source.embedding(), embed_unit.tensors[0].size, 1.0f, base + embed_at);
+  embed_ = base + embed_at;
+  layers_.resize(static_cast<size_t>(L));
+  for (int64_t l = 0; l < L; ++l) {
+    const engine::LayerWeights w = source.layer(l);
+    const DeviceUnit& unit = lay.units[lay.layer_unit(l)];
+    bf16* at = base + l * stride;
+    for (const DeviceUnitTensor& t : unit.tensors) up.put(host_tensor(w, t.role), t.size, t.scale, at + t.offset);
+    layers_[static_cast<size_t>(l)] = device_layer_views(unit, at);
+  }
+  const engine::HeadWeights h = source.head();
+  head_.final_norm = base + head_at;
+  up.put(h.final_norm, head_unit.tensors[0].size, 1.0f, base + head_at);
+  if (m.tied_embeddings) {
+    head_.lm_head = embed_;
+  } else {
+    bf16* lm = base + head_at + head_unit.tensors[1].offset;
+    up.put(h.lm_head, head_unit.tensors[1].size, 1.0f, lm);
+    head_.lm_head = lm;
+  }
+  log::debug("device weights of {}: {} MiB bf16 (attention head dim {}, q scale {})", m.source,
+             buffer_.bytes() >> 20, attn_hd_, q_scale_);
+}
+
+const DeviceLayer& DeviceWeights::layer(int64_t l) {
+  ABL_CHECK(l >= 0 && l < spec_.num_layers, "layer {} out of range (L = {})", l, spec_.num_layers);
+  return layers_[static_cast<size_t>(l)];
+}
+
+}  // namespace abl::cuda

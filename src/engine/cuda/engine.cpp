@@ -1,0 +1,680 @@
+// The CUDA forward pass (engine.h): the device twin of engine::Engine, host code over the
+// committed launchers. Buffers come from one plan carved out of one allocation; the batch's
+// index arrays travel in one copy from pinned staging; every op is enqueued on the engine's
+// stream and forward() synchronises once, after the results are copied to the host.
+#include "abl/engine/cuda/engine.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+#include <set>
+#include <string>
+
+#include "abl/backend/cuda/check.h"
+#include "abl/backend/cuda/ops.h"
+#include "abl/core/error.h"
+#include "abl/core/log.h"
+
+namespace abl::cuda {
+namespace {
+
+using bf16 = __nv_bfloat16;
+
+// Ids of caches and ablations, unique within the process (decode-graph keys).
+uint64_t next_id() {
+  static std::atomic<uint64_t> n{0};
+  return ++n;
+}
+
+constexpr size_t kAlign = 256;  // every carved buffer and weight tensor starts on this boundary
+
+size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+// Byte offset of a named entry of a plan whose entries are laid out back to back, each rounded up
+// to kAlign (plan_for adds them rounded, so the plan's total is the arena's size).
+size_t offset_of(const engine::BufferPlan& plan, const std::string& name) {
+  size_t off = 0;
+  for (const auto& e : plan.entries) {
+    if (e.name == name) return off;
+    off += static_cast<size_t>(e.bytes);
+  }
+  fail("buffer plan has no entry '{}'", name);
+}
+
+void add_aligned(engine::BufferPlan& p, const std::string& name, int64_t bytes) {
+  p.add(name, static_cast<int64_t>(align_up(static_cast<size_t>(bytes), kAlign)));
+}
+
+// The batch's index arrays in staging and on the device, back to back for one batch of T tokens
+// and B sequences (16-byte aligned sections).
+struct BatchLayout {
+  size_t positions = 0, cache_rows = 0, row_seq = 0, last_rows = 0, kl_rows = 0, seqs = 0, tokens = 0, trial = 0,
+         total = 0;
+};
+BatchLayout batch_layout(int64_t T, int64_t B) {
+  BatchLayout l;
+  size_t off = 0;
+  auto take = [&off](size_t bytes) {
+    const size_t o = off;
+    off = align_up(off + bytes, size_t{16});
+    return o;
+  };
+  const auto t = static_cast<size_t>(T), b = static_cast<size_t>(B);
+  l.positions = take(t * sizeof(int64_t));
+  l.cache_rows = take(t * sizeof(int64_t));
+  l.row_seq = take(t * sizeof(int64_t));
+  l.last_rows = take(b * sizeof(int64_t));
+  l.kl_rows = take(b * sizeof(int64_t));
+  l.seqs = take(b * sizeof(AttnSeq));
+  l.tokens = take(t * sizeof(int32_t));
+  l.trial = take(b * sizeof(int32_t));
+  l.total = off;
+  return l;
+}
+
+// Zero-padded head rows for attention at HDp: (rows, HD) ↔ (rows, HDp), device to device.
+void pad_heads(const bf16* src, bf16* dst, int64_t rows, int64_t HD, int64_t HDp, cudaStream_t s) {
+  if (rows == 0) return;
+  CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<size_t>(HDp) * sizeof(bf16), src, static_cast<size_t>(HD) * sizeof(bf16),
+                               static_cast<size_t>(HD) * sizeof(bf16), static_cast<size_t>(rows),
+                               cudaMemcpyDeviceToDevice, s));
+}
+void unpad_heads(const bf16* src, bf16* dst, int64_t rows, int64_t HD, int64_t HDp, cudaStream_t s) {
+  if (rows == 0) return;
+  CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<size_t>(HD) * sizeof(bf16), src, static_cast<size_t>(HDp) * sizeof(bf16),
+                               static_cast<size_t>(HD) * sizeof(bf16), static_cast<size_t>(rows),
+                               cudaMemcpyDeviceToDevice, s));
+}
+
+}  // namespace
+
+// ---- DeviceKvCache --------------------------------------------------------------------------
+
+DeviceKvCache::DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStream_t stream)
+    : rows_(rows),
+      kv_dim_(spec.num_kv_heads * attention_head_dim(spec.head_dim)),
+      id_(next_id()),
+      buffer_(static_cast<size_t>(bytes_for(spec, rows))) {  // bytes_for checks rows > 0
+  CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, buffer_.bytes(), stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+int64_t DeviceKvCache::bytes_for(const model::ModelSpec& spec, int64_t rows) {
+  ABL_CHECK(rows > 0, "KV cache of {} rows", rows);
+  return 2 * spec.num_layers * (rows + 1) * spec.num_kv_heads * attention_head_dim(spec.head_dim) *
+         static_cast<int64_t>(sizeof(bf16));
+}
+
+// ---- DeviceAblation -------------------------------------------------------------------------
+
+DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const engine::AblationTable& table, cudaStream_t stream)
+    : DeviceAblation(weights, table.directions, table.ablations, stream) {}
+
+DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<std::vector<float>>& directions,
+                               const std::vector<engine::TrialAblation>& trials, cudaStream_t stream)
+    : id_(next_id()) {
+  const model::ModelSpec& m = weights.spec();
+  ABL_CHECK(weights.compute_stream() == nullptr || weights.compute_stream() == stream,
+            "the ablation vectors must be computed on the weight source's compute stream");
+  const int64_t H = m.hidden_size, L = m.num_layers, K = static_cast<int64_t>(trials.size());
+  const auto D = static_cast<int32_t>(directions.size());
+  for (const auto& d : directions) {
+    ABL_CHECK(static_cast<int64_t>(d.size()) == H, "direction of length {} for hidden size {}", d.size(), H);
+  }
+  for (int64_t k = 0; k < K; ++k) {
+    const auto& t = trials[static_cast<size_t>(k)];
+    ABL_CHECK(static_cast<int64_t>(t.direction.size()) == L && static_cast<int64_t>(t.lambda[0].size()) == L &&
+                  static_cast<int64_t>(t.lambda[1].size()) == L,
+              "trial {} does not give a direction and two weights for each of the {} layers", k, L);
+    for (int32_t d : t.direction) ABL_CHECK(d >= 0 && d < D, "trial {} names direction {} of {}", k, d, D);
+  }
+
+  // Per layer: the directions some trial ablates with (renumbered 0..S_l-1), and per component
+  // whether a pre/full trial (n) or a full trial (Ŵa, ‖a‖²) ablates there.
+  std::vector<std::vector<int32_t>> used(static_cast<size_t>(L));
+  std::vector<std::array<bool, 2>> need_n(static_cast<size_t>(L), {false, false});
+  std::vector<std::array<bool, 2>> need_full(static_cast<size_t>(L), {false, false});
+  for (int64_t l = 0; l < L; ++l) {
+    std::set<int32_t> dirs;
+    for (const auto& t : trials) {
+      for (int c = 0; c < 2; ++c) {
+        if (t.lambda[static_cast<size_t>(c)][static_cast<size_t>(l)] == 0.0f) continue;
+        dirs.insert(t.direction[static_cast<size_t>(l)]);
+        if (t.mode != engine::RowNorm::none) need_n[static_cast<size_t>(l)][static_cast<size_t>(c)] = true;
+        if (t.mode == engine::RowNorm::full) need_full[static_cast<size_t>(l)][static_cast<size_t>(c)] = true;
+      }
+    }
+    used[static_cast<size_t>(l)].assign(dirs.begin(), dirs.end());
+  }
+  int32_t max_slots = 1;
+  for (const auto& u : used) max_slots = std::max(max_slots, static_cast<int32_t>(u.size()));
+
+  AblationTrialsHost host(static_cast<int32_t>(L));
+  std::vector<int32_t> slots(static_cast<size_t>(L));
+  for (const auto& t : trials) {
+    for (int64_t l = 0; l < L; ++l) {
+      const auto& u = used[static_cast<size_t>(l)];
+      const auto it = std::find(u.begin(), u.end(), t.direction[static_cast<size_t>(l)]);
+      slots[static_cast<size_t>(l)] = it == u.end() ? 0 : static_cast<int32_t>(it - u.begin());  // λ = 0 there
+    }
+    host.add_trial(static_cast<AblationMode>(t.mode), slots.data(), t.lambda[0].data(), t.lambda[1].data(),
+                   max_slots);
+  }
+
+  // One allocation: the tables, then per layer v (S_l, H) and per component n, Ŵa, ‖a‖².
+  size_t off = 0;
+  auto take = [&off](size_t bytes) {
+    const size_t o = off;
+    off = align_up(off + bytes, kAlign);
+    return o;
+  };
+  const size_t mode_at = take(host.mode.size() * sizeof(int32_t));
+  const size_t slot_at = take(host.slot.size() * sizeof(int32_t));
+  const size_t lambda_at = take(host.lambda.size() * sizeof(float));
+  struct At {
+    size_t v = 0;
+    std::array<size_t, 2> n{}, wa{}, a2{};
+  };
+  std::vector<At> at(static_cast<size_t>(L));
+  for (int64_t l = 0; l < L; ++l) {
+    const auto S = static_cast<size_t>(used[static_cast<size_t>(l)].size());
+    At& a = at[static_cast<size_t>(l)];
+    a.v = take(S * static_cast<size_t>(H) * sizeof(float));
+    for (size_t c = 0; c < 2; ++c) {
+      if (need_n[static_cast<size_t>(l)][c]) a.n[c] = take(static_cast<size_t>(H) * sizeof(float));
+      if (need_full[static_cast<size_t>(l)][c]) {
+        a.wa[c] = take(S * static_cast<size_t>(H) * sizeof(float));
+        a.a2[c] = take(S * sizeof(float));
+      }
+    }
+  }
+  buffer_ = DeviceBuffer(std::max<size_t>(off, kAlign));
+  char* base = buffer_.as<char>();
+
+  // Host image of the tables and directions, uploaded in one copy.
+  std::vector<char> image(off, 0);
+  std::memcpy(image.data() + mode_at, host.mode.data(), host.mode.size() * sizeof(int32_t));
+  std::memcpy(image.data() + slot_at, host.slot.data(), host.slot.size() * sizeof(int32_t));
+  std::memcpy(image.data() + lambda_at, host.lambda.data(), host.lambda.size() * sizeof(float));
+  for (int64_t l = 0; l < L; ++l) {
+    const auto& u = used[static_cast<size_t>(l)];
+    for (size_t i = 0; i < u.size(); ++i) {
+      std::memcpy(image.data() + at[static_cast<size_t>(l)].v + i * static_cast<size_t>(H) * sizeof(float),
+                  directions[static_cast<size_t>(u[i])].data(), static_cast<size_t>(H) * sizeof(float));
+    }
+  }
+  if (off > 0) copy_to_device(base, image.data(), off, stream);
+
+  trials_.num_trials = static_cast<int32_t>(K);
+  trials_.num_layers = static_cast<int32_t>(L);
+  trials_.mode = reinterpret_cast<const int32_t*>(base + mode_at);
+  trials_.slot = reinterpret_cast<const int32_t*>(base + slot_at);
+  trials_.lambda = reinterpret_cast<const float*>(base + lambda_at);
+
+  // The weight-derived vectors, on the device from the bf16 weights.
+  const int64_t in_max = std::max(m.q_dim(), m.intermediate_size);
+  DeviceBuffer a_scratch(static_cast<size_t>(max_slots) * static_cast<size_t>(in_max) * sizeof(float));
+  vectors_.resize(static_cast<size_t>(2 * L));
+  for (int64_t l = 0; l < L; ++l) {
+    const DeviceLayer& w = weights.layer(l);
+    const auto S = static_cast<int64_t>(used[static_cast<size_t>(l)].size());
+    const At& a = at[static_cast<size_t>(l)];
+    for (size_t c = 0; c < 2; ++c) {
+      AblationVectors& vec = vectors_[static_cast<size_t>(l) * 2 + c];
+      if (S == 0) continue;  // no trial ablates this layer: the apply step is skipped
+      vec.v = reinterpret_cast<const float*>(base + a.v);
+      const bf16* W = c == 0 ? w.wo : w.w_down;  // (H, in)
+      const int64_t in = c == 0 ? m.q_dim() : m.intermediate_size;
+      if (need_n[static_cast<size_t>(l)][c]) {
+        auto* n = reinterpret_cast<float*>(base + a.n[c]);
+        ablation_row_norms(W, H, in, n, stream);
+        vec.n = n;
+      }
+      if (need_full[static_cast<size_t>(l)][c]) {
+        auto* wa = reinterpret_cast<float*>(base + a.wa[c]);
+        auto* a2 = reinterpret_cast<float*>(base + a.a2[c]);
+        ablation_direction_vectors(W, H, in, vec.n, vec.v, S, a_scratch.as<float>(), wa, a2, stream);
+        vec.wa = wa;
+        vec.a2 = a2;
+      }
+    }
+  }
+  CUDA_CHECK(cudaStreamSynchronize(stream));  // a_scratch is freed on return
+}
+
+const AblationVectors& DeviceAblation::vectors(engine::Component c, int64_t layer) const {
+  ABL_CHECK(layer >= 0 && layer < trials_.num_layers, "ablation vectors of layer {} of {}", layer,
+            trials_.num_layers);
+  return vectors_[static_cast<size_t>(layer) * 2 + static_cast<size_t>(c)];
+}
+
+// ---- CudaEngine -----------------------------------------------------------------------------
+
+struct CudaEngine::Buffers {
+  float* x = nullptr;      // (T, H) residual stream
+  bf16* h = nullptr;       // (T, H) normed input of the next GEMMs
+  bf16* q = nullptr;       // (T, NH*HD)
+  bf16* k = nullptr;       // (T, NKV*HD)
+  bf16* v = nullptr;       // (T, NKV*HD)
+  bf16* att = nullptr;     // (T, NH*HD) attention output
+  float* y = nullptr;      // (T, H) o_proj / down_proj output
+  bf16* gate = nullptr;    // (T, F), then swiglu(gate, up)
+  bf16* up = nullptr;      // (T, F)
+  bf16* qp = nullptr;      // (T, NH*HDp)  padded head dim only, padding columns zero
+  bf16* kp = nullptr;      // (T, NKV*HDp)
+  bf16* vp = nullptr;      // (T, NKV*HDp)
+  bf16* attp = nullptr;    // (T, NH*HDp)
+  float* rows = nullptr;   // (B, H) the last token of each sequence
+  bf16* last = nullptr;    // (B, H) final-normed last rows
+  float* logits = nullptr;     // (B, V)
+  float* kl_ref = nullptr;     // (B, V) the KL reference rows of the batch's sequences
+  double* kl = nullptr;        // (B)
+  int32_t* next_ids = nullptr;  // (B) argmax of the logits
+  float* captures = nullptr;   // (B, L+1, H)
+  float* inv_freq = nullptr;   // (HD/2)
+  void* attn_scratch = nullptr;
+  size_t attn_scratch_bytes = 0;
+  void* gemm_workspace = nullptr;
+  size_t gemm_workspace_bytes = 0;
+  char* batch = nullptr;  // device mirror of the staging
+  // Views of this batch's arrays inside `batch`.
+  const int32_t* tokens = nullptr;        // (T)
+  const int64_t* positions = nullptr;     // (T)
+  const int64_t* cache_rows = nullptr;    // (T)
+  const int64_t* row_seq = nullptr;       // (T)
+  const int64_t* last_rows = nullptr;     // (B) row of each sequence's last token
+  const int64_t* kl_rows = nullptr;       // (B) KL reference row of each sequence (0 when no KL)
+  const AttnSeq* seqs = nullptr;          // (B)
+  const int32_t* trial = nullptr;         // (B)
+};
+
+engine::BufferPlan CudaEngine::plan_for(const model::ModelSpec& m, const engine::Limits& limits, int sm_count) {
+  const int64_t T = limits.max_tokens, B = limits.max_seqs;
+  const int64_t H = m.hidden_size, F = m.intermediate_size, V = m.vocab_size, L = m.num_layers;
+  const int64_t HDp = attention_head_dim(m.head_dim);
+  const int64_t bf = sizeof(bf16), f4 = sizeof(float);
+  const int64_t max_kv = std::max(m.max_position_embeddings, T);
+  engine::BufferPlan p;
+  add_aligned(p, "residual x (T,H) f32", T * H * f4);
+  add_aligned(p, "normed h (T,H)", T * H * bf);
+  add_aligned(p, "q (T,NH*HD)", T * m.q_dim() * bf);
+  add_aligned(p, "k (T,NKV*HD)", T * m.kv_dim() * bf);
+  add_aligned(p, "v (T,NKV*HD)", T * m.kv_dim() * bf);
+  add_aligned(p, "attention out (T,NH*HD)", T * m.q_dim() * bf);
+  add_aligned(p, "projection out y (T,H) f32", T * H * f4);
+  add_aligned(p, "gate (T,F)", T * F * bf);
+  add_aligned(p, "up (T,F)", T * F * bf);
+  if (HDp != m.head_dim) {
+    add_aligned(p, "padded q (T,NH*HDp)", T * m.num_heads * HDp * bf);
+    add_aligned(p, "padded k (T,NKV*HDp)", T * m.num_kv_heads * HDp * bf);
+    add_aligned(p, "padded v (T,NKV*HDp)", T * m.num_kv_heads * HDp * bf);
+    add_aligned(p, "padded attention (T,NH*HDp)", T * m.num_heads * HDp * bf);
+  }
+  add_aligned(p, "last rows (B,H) f32", B * H * f4);
+  add_aligned(p, "last normed (B,H)", B * H * bf);
+  add_aligned(p, "logits (B,V) f32", B * V * f4);
+  add_aligned(p, "greedy ids (B) i32", B * static_cast<int64_t>(sizeof(int32_t)));
+  add_aligned(p, "KL reference rows (B,V) f32", B * V * f4);
+  add_aligned(p, "KL (B) f64", B * static_cast<int64_t>(sizeof(double)));
+  add_aligned(p, "captures (B,L+1,H) f32", B * (L + 1) * H * f4);
+  add_aligned(p, "rope inv_freq (HD/2) f32", (m.head_dim / 2) * f4);
+  AttnBounds bounds;
+  bounds.B = B;
+  bounds.max_q_len = T;
+  bounds.max_kv_len = max_kv;
+  add_aligned(p, "attention scratch",
+              static_cast<int64_t>(attention_scratch_bytes(bounds, m.num_heads, m.num_kv_heads, HDp, 0, sm_count)));
+  add_aligned(p, "cuBLASLt workspace", static_cast<int64_t>(Gemm::kDefaultWorkspaceBytes));
+  add_aligned(p, "batch arrays", static_cast<int64_t>(batch_layout(T, B).total));
+  return p;
+}
+
+CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
+    : weights_(weights),
+      spec_(weights.spec()),
+      limits_(limits),
+      stream_(weights.compute_stream()),
+      buf_(std::make_unique<Buffers>()) {
+  ABL_CHECK(limits.max_tokens > 0 && limits.max_seqs > 0, "engine limits must be positive");
+  const model::ModelSpec& m = spec_;
+  ABL_CHECK(m.num_heads % m.num_kv_heads == 0, "NH = {} is not a multiple of NKV = {}", m.num_heads,
+            m.num_kv_heads);
+  max_kv_len_ = std::max(m.max_position_embeddings, limits.max_tokens);
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, dev));
+  plan_ = plan_for(m, limits, sm_count_);
+  arena_ = DeviceBuffer(static_cast<size_t>(plan_.total()));
+  staging_ = PinnedBuffer(batch_layout(limits.max_tokens, limits.max_seqs).total);
+  log::debug("CUDA engine buffers:\n{}", plan_.table());
+
+  char* base = arena_.as<char>();
+  auto at = [&](const char* name) { return static_cast<void*>(base + offset_of(plan_, name)); };
+  auto bytes = [&](const char* name) {
+    for (const auto& e : plan_.entries) {
+      if (e.name == name) return static_cast<size_t>(e.bytes);
+    }
+    return size_t{0};
+  };
+  Buffers& b = *buf_;
+  b.x = static_cast<float*>(at("residual x (T,H) f32"));
+  b.h = static_cast<bf16*>(at("normed h (T,H)"));
+  b.q = static_cast<bf16*>(at("q (T,NH*HD)"));
+  b.k = static_cast<bf16*>(at("k (T,NKV*HD)"));
+  b.v = static_cast<bf16*>(at("v (T,NKV*HD)"));
+  b.att = static_cast<bf16*>(at("attention out (T,NH*HD)"));
+  b.y = static_cast<float*>(at("projection out y (T,H) f32"));
+  b.gate = static_cast<bf16*>(at("gate (T,F)"));
+  b.up = static_cast<bf16*>(at("up (T,F)"));
+  const cudaStream_t s = stream_.get();
+  if (weights_.attention_head_dim() != m.head_dim) {
+    b.qp = static_cast<bf16*>(at("padded q (T,NH*HDp)"));
+    b.kp = static_cast<bf16*>(at("padded k (T,NKV*HDp)"));
+    b.vp = static_cast<bf16*>(at("padded v (T,NKV*HDp)"));
+    b.attp = static_cast<bf16*>(at("padded attention (T,NH*HDp)"));
+    // The padding columns are never written after this: they stay zero.
+    for (const char* name : {"padded q (T,NH*HDp)", "padded k (T,NKV*HDp)", "padded v (T,NKV*HDp)"}) {
+      CUDA_CHECK(cudaMemsetAsync(at(name), 0, bytes(name), s));
+    }
+  }
+  b.rows = static_cast<float*>(at("last rows (B,H) f32"));
+  b.last = static_cast<bf16*>(at("last normed (B,H)"));
+  b.logits = static_cast<float*>(at("logits (B,V) f32"));
+  b.next_ids = static_cast<int32_t*>(at("greedy ids (B) i32"));
+  b.kl_ref = static_cast<float*>(at("KL reference rows (B,V) f32"));
+  b.kl = static_cast<double*>(at("KL (B) f64"));
+  b.captures = static_cast<float*>(at("captures (B,L+1,H) f32"));
+  b.inv_freq = static_cast<float*>(at("rope inv_freq (HD/2) f32"));
+  b.attn_scratch_bytes = bytes("attention scratch");
+  b.attn_scratch = b.attn_scratch_bytes > 0 ? at("attention scratch") : nullptr;
+  b.gemm_workspace = at("cuBLASLt workspace");
+  b.gemm_workspace_bytes = bytes("cuBLASLt workspace");
+  b.batch = static_cast<char*>(at("batch arrays"));
+  gemm_ = std::make_unique<Gemm>(b.gemm_workspace, b.gemm_workspace_bytes);
+
+  const std::vector<float> inv_freq = engine::rope_inv_freq(m);
+  copy_to_device(b.inv_freq, inv_freq.data(), inv_freq.size() * sizeof(float), s);  // synchronises
+
+  graphs_ = std::make_unique<DecodeGraphs>();
+  const char* env = std::getenv("ABL_CUDA_GRAPHS");
+  graphs_on_ = !(env && std::string(env) == "0");
+}
+
+CudaEngine::~CudaEngine() = default;
+
+void CudaEngine::set_decode_graphs(bool on) { graphs_on_ = on; }
+
+void CudaEngine::upload_batch(const engine::Batch& batch, const DeviceKvCache& cache, const DeviceAblation* ablation,
+                              int64_t visible_rows, const int32_t* kl_rows, int64_t kl_reference_rows) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), B = batch.num_seqs();
+  ABL_CHECK(T <= limits_.max_tokens && B <= limits_.max_seqs,
+            "batch of {} tokens in {} sequences exceeds the engine limits ({} tokens, {} sequences)", T, B,
+            limits_.max_tokens, limits_.max_seqs);
+  ABL_CHECK(static_cast<int64_t>(batch.positions.size()) == T && static_cast<int64_t>(batch.cache_rows.size()) == T &&
+                static_cast<int64_t>(batch.row_seq.size()) == T && static_cast<int64_t>(batch.trial.size()) == B,
+            "inconsistent batch arrays ({} tokens, {} sequences)", T, B);
+  ABL_CHECK(cache.kv_dim() == m.num_kv_heads * weights_.attention_head_dim(),
+            "KV cache rows of {} values for a model with {} (NKV·HDp)", cache.kv_dim(),
+            m.num_kv_heads * weights_.attention_head_dim());
+  for (int32_t t : batch.tokens) {
+    ABL_CHECK(t >= 0 && t < m.vocab_size, "token id {} outside the vocabulary (V = {})", t, m.vocab_size);
+  }
+  for (int64_t r : batch.cache_rows) {
+    ABL_CHECK(r >= 0 && r < visible_rows, "KV cache row {} outside the cache ({} rows)", r, cache.rows());
+  }
+  bounds_ = AttnBounds{};
+  bounds_.B = B;
+  for (int64_t s = 0; s < B; ++s) {
+    const AttnSeq& q = batch.seqs[static_cast<size_t>(s)];
+    ABL_CHECK(q.q_len >= 1 && q.q_len <= q.kv_len && q.kv_begin >= 0 && q.kv_begin + q.kv_len <= visible_rows &&
+                  q.kv_len <= max_kv_len_,
+              "sequence {}: q_len {}, kv rows [{}, {}) outside the cache ({} rows) or longer than {}", s, q.q_len,
+              q.kv_begin, q.kv_begin + q.kv_len, cache.rows(), max_kv_len_);
+    bounds_.max_q_len = std::max(bounds_.max_q_len, q.q_len);
+    bounds_.max_kv_len = std::max(bounds_.max_kv_len, q.kv_len);
+  }
+  if (ablation) {
+    for (int32_t t : batch.trial) {
+      ABL_CHECK(t >= -1 && t < ablation->num_trials(), "sequence with trial id {} but only {} trials", t,
+                ablation->num_trials());
+    }
+  }
+
+  const BatchLayout lay = batch_layout(T, B);
+  char* h = staging_.as<char>();
+  auto put = [h](size_t at, const void* src, size_t bytes) {
+    if (bytes > 0) std::memcpy(h + at, src, bytes);
+  };
+  const auto t8 = static_cast<size_t>(T) * sizeof(int64_t);
+  put(lay.positions, batch.positions.data(), t8);
+  put(lay.cache_rows, batch.cache_rows.data(), t8);
+  put(lay.row_seq, batch.row_seq.data(), t8);
+  auto* kl_at = reinterpret_cast<int64_t*>(h + lay.kl_rows);
+  for (int64_t s = 0; s < B; ++s) {
+    const int64_t r = kl_rows ? kl_rows[s] : 0;
+    ABL_CHECK(!kl_rows || (r >= 0 && r < kl_reference_rows), "sequence {} asks for KL reference row {} of {}", s, r,
+              kl_reference_rows);
+    kl_at[s] = r;
+  }
+  auto* last = reinterpret_cast<int64_t*>(h + lay.last_rows);
+  for (int64_t s = 0; s < B; ++s) last[s] = batch.last_row(s);
+  put(lay.seqs, batch.seqs.data(), static_cast<size_t>(B) * sizeof(AttnSeq));
+  put(lay.tokens, batch.tokens.data(), static_cast<size_t>(T) * sizeof(int32_t));
+  put(lay.trial, batch.trial.data(), static_cast<size_t>(B) * sizeof(int32_t));
+  CUDA_CHECK(cudaMemcpyAsync(buf_->batch, h, lay.total, cudaMemcpyHostToDevice, stream_.get()));
+
+  Buffers& b = *buf_;
+  b.positions = reinterpret_cast<const int64_t*>(b.batch + lay.positions);
+  b.cache_rows = reinterpret_cast<const int64_t*>(b.batch + lay.cache_rows);
+  b.row_seq = reinterpret_cast<const int64_t*>(b.batch + lay.row_seq);
+  b.last_rows = reinterpret_cast<const int64_t*>(b.batch + lay.last_rows);
+  b.kl_rows = reinterpret_cast<const int64_t*>(b.batch + lay.kl_rows);
+  b.seqs = reinterpret_cast<const AttnSeq*>(b.batch + lay.seqs);
+  b.tokens = reinterpret_cast<const int32_t*>(b.batch + lay.tokens);
+  b.trial = reinterpret_cast<const int32_t*>(b.batch + lay.trial);
+}
+
+// captures[s, depth] = x[last_row(s)], the HF hidden_states of depth `depth` < L.
+void CudaEngine::capture(int64_t depth, int64_t B) {
+  const int64_t H = spec_.hidden_size, D = spec_.num_layers + 1;
+  gather_rows(buf_->x, buf_->last_rows, B, H, buf_->captures + depth * H, D * H, stream_.get());
+}
+
+void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cache, const DeviceAblation* ablation) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), H = m.hidden_size, F = m.intermediate_size;
+  const int64_t NH = m.num_heads, NKV = m.num_kv_heads, HD = m.head_dim, HDp = weights_.attention_head_dim();
+  const int64_t QD = m.q_dim(), KVD = m.kv_dim();
+  const float eps = static_cast<float>(m.rms_norm_eps);
+  const int64_t window = m.uses_sliding_window(l) ? m.sliding_window : 0;
+  const cudaStream_t s = stream_.get();
+  const DeviceLayer& w = weights_.layer(l);
+  Buffers& b = *buf_;
+  Gemm& gemm = *gemm_;
+  const bool padded = HDp != HD;
+  bf16* q_att = padded ? b.qp : b.q;
+  bf16* k_att = padded ? b.kp : b.k;
+  bf16* v_att = padded ? b.vp : b.v;
+  bf16* out_att = padded ? b.attp : b.att;
+  auto epilogue = [&](engine::Component c) {
+    if (!ablation) return;
+    const AblationVectors& vec = ablation->vectors(c, l);
+    if (vec.v == nullptr) return;  // no trial ablates this layer
+    ablation_apply(b.y, T, H, b.row_seq, b.trial, ablation->trials(), static_cast<int32_t>(c),
+                   static_cast<int32_t>(l), vec, s);
+  };
+
+  // Attention block.
+  rmsnorm(b.x, w.attn_norm, b.h, T, H, eps, s);
+  gemm.linear(b.h, w.wq, w.bq, b.q, T, H, QD, s);
+  gemm.linear(b.h, w.wk, w.bk, b.k, T, H, KVD, s);
+  gemm.linear(b.h, w.wv, w.bv, b.v, T, H, KVD, s);
+  if (m.qk_norm) {
+    rmsnorm(b.q, w.q_norm, b.q, T * NH, HD, eps, s);
+    rmsnorm(b.k, w.k_norm, b.k, T * NKV, HD, eps, s);
+  }
+  rope(b.q, b.positions, T, NH, HD, b.inv_freq, s);
+  rope(b.k, b.positions, T, NKV, HD, b.inv_freq, s);
+  if (padded) {
+    pad_heads(b.q, b.qp, T * NH, HD, HDp, s);
+    pad_heads(b.k, b.kp, T * NKV, HD, HDp, s);
+    pad_heads(b.v, b.vp, T * NKV, HD, HDp, s);
+  }
+  kv_append(k_att, v_att, b.cache_rows, T, cache.kv_dim(), cache.k(l), cache.v(l), s);
+  attention(q_att, cache.k(l), cache.v(l), out_att, b.seqs, bounds_, NH, NKV, HDp, window, b.attn_scratch,
+            b.attn_scratch_bytes, s);
+  if (padded) unpad_heads(b.attp, b.att, T * NH, HD, HDp, s);
+  gemm.linear(b.att, w.wo, static_cast<const float*>(nullptr), b.y, T, QD, H, s);
+  epilogue(engine::Component::attn_o);
+  add(b.x, b.y, T * H, s);
+
+  // MLP block.
+  rmsnorm(b.x, w.mlp_norm, b.h, T, H, eps, s);
+  gemm.linear(b.h, w.w_gate, static_cast<const bf16*>(nullptr), b.gate, T, H, F, s);
+  gemm.linear(b.h, w.w_up, static_cast<const bf16*>(nullptr), b.up, T, H, F, s);
+  swiglu(b.gate, b.up, b.gate, T * F, s);
+  gemm.linear(b.gate, w.w_down, static_cast<const float*>(nullptr), b.y, T, F, H, s);
+  epilogue(engine::Component::mlp_down);
+  add(b.x, b.y, T * H, s);
+}
+
+// An empty pass of a collective source: every weight request in pass order and no kernels, so this
+// rank joins each of the group's gathers.
+void CudaEngine::request_all_weights() {
+  (void)weights_.embedding();
+  for (int64_t l = 0; l < spec_.num_layers; ++l) (void)weights_.layer(l);
+  (void)weights_.head();
+}
+
+// Logits at every token, B rows at a time through the logits buffer (tests).
+void CudaEngine::all_logits(int64_t T, float* host_out) {
+  const int64_t H = spec_.hidden_size, V = spec_.vocab_size, chunk = limits_.max_seqs;
+  const cudaStream_t s = stream_.get();
+  Buffers& b = *buf_;
+  rmsnorm(b.x, weights_.head().final_norm, b.h, T, H, static_cast<float>(spec_.rms_norm_eps), s);
+  for (int64_t t0 = 0; t0 < T; t0 += chunk) {
+    const int64_t n = std::min(chunk, T - t0);
+    gemm_->linear(b.h + t0 * H, weights_.head().lm_head, static_cast<const float*>(nullptr), b.logits, n, H, V, s);
+    // Stream order keeps the next chunk's GEMM behind this copy.
+    CUDA_CHECK(cudaMemcpyAsync(host_out + t0 * V, b.logits, static_cast<size_t>(n * V) * sizeof(float),
+                               cudaMemcpyDeviceToHost, s));
+  }
+}
+
+void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const engine::Outputs& out,
+                         const DeviceAblation* ablation, const engine::KlReference* kl) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), B = batch.num_seqs(), H = m.hidden_size, V = m.vocab_size;
+  const int64_t L = m.num_layers;
+  const cudaStream_t s = stream_.get();
+  Buffers& b = *buf_;
+  if (T == 0) {
+    if (weights_.collective()) request_all_weights();
+    return;
+  }
+  if (graphs_on_ && out.next_ids && !out.logits && !out.residuals && !out.all_logits && !out.kl &&
+      weights_.views_fixed() && is_decode_step(batch)) {
+    forward_decode_graph(batch, cache, out, ablation);
+    return;
+  }
+  ABL_CHECK(!out.kl || (out.kl_rows && kl && kl->logprobs), "KL asked of a pass without a KL reference or rows");
+  upload_batch(batch, cache, ablation, cache.rows(), out.kl ? out.kl_rows : nullptr, kl ? kl->rows : 0);
+
+  embedding(b.tokens, T, weights_.embedding(), V, H, b.x, s);
+  if (out.residuals) capture(0, B);
+  for (int64_t l = 0; l < L; ++l) {
+    layer(l, batch, cache, ablation);
+    // hidden_states[l+1] is layer l's output, except the last, which is taken after the final norm.
+    if (out.residuals && l + 1 < L) capture(l + 1, B);
+  }
+  if (out.all_logits) all_logits(T, out.all_logits);
+  if (out.logits || out.residuals || out.next_ids || out.kl) {
+    const DeviceHead& g = final_norm_last_rows(B);
+    if (out.residuals) {
+      // The final-normed rows as the lm_head sees them (bf16), widened into depth L.
+      bf16_to_f32(b.last, b.rows, B * H, s);
+      CUDA_CHECK(cudaMemcpy2DAsync(b.captures + L * H, static_cast<size_t>((L + 1) * H) * sizeof(float), b.rows,
+                                   static_cast<size_t>(H) * sizeof(float), static_cast<size_t>(H) * sizeof(float),
+                                   static_cast<size_t>(B), cudaMemcpyDeviceToDevice, s));
+      CUDA_CHECK(cudaMemcpyAsync(out.residuals, b.captures, static_cast<size_t>(B * (L + 1) * H) * sizeof(float),
+                                 cudaMemcpyDeviceToHost, s));
+    }
+    if (out.logits || out.next_ids || out.kl) {
+      gemm_->linear(b.last, g.lm_head, static_cast<const float*>(nullptr), b.logits, B, H, V, s);
+    }
+    if (out.logits) {
+      CUDA_CHECK(cudaMemcpyAsync(out.logits, b.logits, static_cast<size_t>(B * V) * sizeof(float),
+                                 cudaMemcpyDeviceToHost, s));
+    }
+    if (out.next_ids) {
+      // Greedy ids on the device: B ints cross the bus instead of B·V floats.
+      argmax(b.logits, B, V, b.next_ids, s);
+      CUDA_CHECK(cudaMemcpyAsync(out.next_ids, b.next_ids, static_cast<size_t>(B) * sizeof(int32_t),
+                                 cudaMemcpyDeviceToHost, s));
+    }
+    if (out.kl) {
+      // The sweep's KL term on the device: B doubles cross the bus instead of B·V floats. The
+      // log-softmax overwrites the logits after their copy and argmax (stream order).
+      gather_rows(kl->logprobs, b.kl_rows, B, V, b.kl_ref, V, s);
+      log_softmax(b.logits, b.logits, B, V, s);
+      kl_rows(b.kl_ref, b.logits, b.kl, B, V, s);
+      CUDA_CHECK(cudaMemcpyAsync(out.kl, b.kl, static_cast<size_t>(B) * sizeof(double), cudaMemcpyDeviceToHost, s));
+    }
+  }
+  stream_.synchronize();
+}
+
+// buf_->last (B, H) = final_norm(x at each sequence's last token); returns the head's weights.
+const DeviceHead& CudaEngine::final_norm_last_rows(int64_t B) {
+  const int64_t H = spec_.hidden_size;
+  const cudaStream_t s = stream_.get();
+  const DeviceHead& g = weights_.head();
+  gather_rows(buf_->x, buf_->last_rows, B, H, buf_->rows, H, s);
+  rmsnorm(buf_->rows, g.final_norm, buf_->last, B, H, static_cast<float>(spec_.rms_norm_eps), s);
+  return g;
+}
+
+// The final norm, lm_head and argmax at each sequence's last token: buf_->next_ids (B).
+void CudaEngine::greedy_ids(int64_t B) {
+  const int64_t H = spec_.hidden_size, V = spec_.vocab_size;
+  const cudaStream_t s = stream_.get();
+  const DeviceHead& g = final_norm_last_rows(B);
+  gemm_->linear(buf_->last, g.lm_head, static_cast<const float*>(nullptr), buf_->logits, B, H, V, s);
+  argmax(buf_->logits, B, V, buf_->next_ids, s);
+}
+
+// A decode step through its graph (decode_graph.h). The padded batch's arrays are uploaded before
+// the launch, into the same places for every step of the bucket (batch_layout of (S, S) tokens and
+// sequences); the attention plan is made for the kv bucket, so the graph serves every step whose
+// lengths stay under it.
+void CudaEngine::forward_decode_graph(const engine::Batch& batch, DeviceKvCache& cache, const engine::Outputs& out,
+                                      const DeviceAblation* ablation) {
+  const int64_t B = batch.num_seqs(), L = spec_.num_layers;
+  const cudaStream_t s = stream_.get();
+  // The real sequences stay off the scratch row; the padded step is checked as a whole below.
+  for (const AttnSeq& q : batch.seqs) {
+    ABL_CHECK(q.kv_begin >= 0 && q.kv_begin + q.kv_len <= cache.rows(),
+              "decode step over KV cache rows [{}, {}) outside the cache ({} rows)", q.kv_begin,
+              q.kv_begin + q.kv_len, cache.rows());
+  }
+  // A padded step has as many tokens as sequences: both limits bound the bucket.
+  const int64_t S = decode_bucket(B, std::min(limits_.max_seqs, limits_.max_tokens));
+  const engine::Batch padded = pad_decode_step(batch, S, cache.scratch_row());
+  upload_batch(padded, cache, ablation, cache.rows() + 1, nullptr, 0);
+  bounds_.max_kv_len = kv_bucket(bounds_.max_kv_len, max_kv_len_);
+  const DecodeGraphKey key{S, bounds_.max_kv_len, cache.id(), ablation ? ablation->id() : 0};
+  graphs_->run(key, s, [&] {
+    embedding(buf_->tokens, S, weights_.embedding(), spec_.vocab_size, spec_.hidden_size, buf_->x, s);
+    for (int64_t l = 0; l < L; ++l) layer(l, padded, cache, ablation);
+    greedy_ids(S);
+  });
+  CUDA_CHECK(cudaMemcpyAsync(out.next_ids, buf_->next_ids, static_cast<size_t>(B) * sizeof(int32_t),
+                             cudaMemcpyDeviceToHost, s));
+  stream_.synchronize();
+}
+
+}  // namespace abl::cuda

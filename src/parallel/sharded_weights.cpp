@@ -1,0 +1,156 @@
+// Sharded weights on host memory (CPU backend, MPI all-gathers). A group of one rank (NO_SHARD)
+// skips gathering entirely and computes straight from its full copy.
+#include "abl/parallel/sharded_weights.h"
+
+#include <algorithm>
+
+#include "abl/core/error.h"
+#include "abl/core/log.h"
+#include "abl/parallel/memory_plan.h"
+#include "abl/io/safetensors.h"
+
+namespace abl::parallel {
+
+ShardedWeights::ShardedWeights(const model::ModelSpec& spec, Comm& group)
+    : spec_(spec), group_(group), layout_(engine::layer_unit_layout(spec)), resident_(3, -1) {}
+
+ShardedWeights::~ShardedWeights() {
+  if (pending_) pending_->wait();
+}
+
+std::unique_ptr<ShardedWeights> ShardedWeights::load(const std::string& model, Comm& group) {
+  if (model.rfind("synthetic:", 0) == 0) return load(model::synthetic_model_spec(model), "", group);
+  return load(model::load_model_spec(model), model, group);
+}
+
+std::unique_ptr<ShardedWeights> ShardedWeights::load(const model::ModelSpec& spec, const std::string& dir,
+                                                     Comm& group) {
+  std::unique_ptr<ShardedWeights> sw(new ShardedWeights(spec, group));
+  const int64_t L = spec.num_layers, G = group.size(), j = group.rank();
+  sw->units_.resize(static_cast<size_t>(L + 2));
+  const model::ExpectedWeight* embed = nullptr;
+  std::vector<model::ExpectedWeight> expected = model::expected_weights(spec);
+  for (const auto& w : expected) {
+    if (w.role == model::WeightRole::embed) embed = &w;
+  }
+  for (const auto& w : expected) {
+    if (w.layer >= 0) {
+      const auto it = std::find_if(sw->layout_.slots.begin(), sw->layout_.slots.end(),
+                                   [&](const model::WeightSlot& s) { return s.role == w.role; });
+      const size_t i = static_cast<size_t>(it - sw->layout_.slots.begin());
+      sw->units_[static_cast<size_t>(w.layer + 1)].tensors.emplace_back(w, sw->layout_.offsets[i]);
+    } else if (w.role == model::WeightRole::embed) {
+      sw->units_[0].tensors.emplace_back(w, 0);
+    } else if (w.role == model::WeightRole::final_norm) {
+      sw->units_[static_cast<size_t>(L + 1)].tensors.emplace_back(w, 0);
+    } else if (w.role == model::WeightRole::lm_head) {
+      // Tied: the head unit carries the embedding matrix a second time.
+      sw->units_[static_cast<size_t>(L + 1)].tensors.emplace_back(spec.tied_embeddings ? *embed : w,
+                                                                  spec.hidden_size);
+    }
+  }
+  std::unique_ptr<io::SafetensorsReader> reader;
+  if (!dir.empty()) {
+    reader = std::make_unique<io::SafetensorsReader>(dir);
+    model::check_weights(spec, *reader);
+  }
+  for (Unit& u : sw->units_) {
+    for (const auto& [w, off] : u.tensors) u.total = std::max(u.total, off + model::element_count(w.shape));
+    u.shard = shard_elements(u.total, static_cast<int>(G));
+    // This rank's elements [b, e) of the unit, filled tensor by tensor where they overlap.
+    std::vector<float> mine(static_cast<size_t>(u.shard), 0.0f);
+    const int64_t b = j * u.shard, e = b + u.shard;
+    for (const auto& [w, off] : u.tensors) {
+      const int64_t lo = std::max(b, off), hi = std::min(e, off + model::element_count(w.shape));
+      if (lo >= hi) continue;
+      float* dst = mine.data() + (lo - b);
+      if (reader) {
+        reader->read_f32(reader->tensor(w.name), lo - off, hi - lo, dst);
+      } else {
+        model::synthetic_weight_values(w, lo - off, hi - lo, dst);
+      }
+    }
+    sw->shards_.push_back(std::move(mine));
+  }
+  if (G > 1) {
+    int64_t max_layer = 0;
+    for (int64_t l = 1; l <= L; ++l) max_layer = std::max(max_layer, sw->units_[static_cast<size_t>(l)].shard);
+    for (auto& s : sw->layer_slot_) s.resize(static_cast<size_t>(max_layer * G));
+    sw->global_slot_.resize(static_cast<size_t>(std::max(sw->units_[0].shard, sw->units_.back().shard) * G));
+  }
+  log::debug("sharded weights: {} units, {:.1f} MiB held, {:.1f} MiB of gather buffers, group of {}",
+             sw->units_.size(), static_cast<double>(sw->shard_bytes()) / (1 << 20),
+             static_cast<double>(sw->gathered_bytes()) / (1 << 20), G);
+  return sw;
+}
+
+float* ShardedWeights::slot_for(size_t u) {
+  if (u == 0 || u + 1 == units_.size()) return global_slot_.data();
+  return layer_slot_[(u - 1) % 2].data();
+}
+
+void ShardedWeights::prefetch(size_t u) {
+  if (group_.size() == 1 || u >= units_.size()) return;
+  const size_t r = (u == 0 || u + 1 == units_.size()) ? 2 : (u - 1) % 2;
+  if (resident_[r] == static_cast<int64_t>(u) || pending_unit_ == static_cast<int64_t>(u)) return;
+  ABL_CHECK(!pending_, "a second weight gather started while one is in flight");
+  const Unit& unit = units_[u];
+  resident_[r] = -1;
+  pending_ = group_.start_all_gather(shards_[u].data(), slot_for(u), static_cast<size_t>(unit.shard) * 4);
+  pending_unit_ = static_cast<int64_t>(u);
+  ++gathers_;
+}
+
+float* ShardedWeights::ensure(size_t u) {
+  if (group_.size() == 1) return shards_[u].data();
+  const size_t r = (u == 0 || u + 1 == units_.size()) ? 2 : (u - 1) % 2;
+  if (resident_[r] != static_cast<int64_t>(u)) {
+    if (pending_unit_ != static_cast<int64_t>(u)) {
+      if (pending_) {  // an unrelated prefetch (the order was broken): finish it first
+        pending_->wait();
+        pending_.reset();
+        pending_unit_ = -1;
+      }
+      prefetch(u);
+    }
+    pending_->wait();
+    pending_.reset();
+    pending_unit_ = -1;
+    resident_[r] = static_cast<int64_t>(u);
+  }
+  return slot_for(u);
+}
+
+const float* ShardedWeights::embedding() {
+  const float* p = ensure(0);
+  prefetch(1);
+  return p;
+}
+
+engine::LayerWeights ShardedWeights::layer(int64_t l) {
+  ABL_CHECK(l >= 0 && l < spec_.num_layers, "layer {} out of range (L = {})", l, spec_.num_layers);
+  const size_t u = static_cast<size_t>(l + 1);
+  const float* p = ensure(u);
+  prefetch(u + 1);
+  return engine::layer_views(spec_, layout_, p);
+}
+
+engine::HeadWeights ShardedWeights::head() {
+  const float* p = ensure(units_.size() - 1);
+  engine::HeadWeights h;
+  h.final_norm = p;
+  h.lm_head = p + spec_.hidden_size;
+  return h;
+}
+
+int64_t ShardedWeights::shard_bytes() const {
+  int64_t n = 0;
+  for (const auto& s : shards_) n += static_cast<int64_t>(s.size());
+  return n * 4;
+}
+
+int64_t ShardedWeights::gathered_bytes() const {
+  return static_cast<int64_t>(layer_slot_[0].size() + layer_slot_[1].size() + global_slot_.size()) * 4;
+}
+
+}  // namespace abl::parallel

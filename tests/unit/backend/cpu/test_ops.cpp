@@ -1,0 +1,153 @@
+// CPU ops against straightforward reference formulas over odd, non-power-of-two shapes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "abl/backend/cpu/ops.h"
+
+namespace {
+
+std::vector<float> randn(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// Naive attention of one query at position pos over keys 0..pos of one sequence.
+void naive_attention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                     int64_t NH, int64_t NKV, int64_t HD, int64_t n, int64_t window, std::vector<float>& out) {
+  out.assign(static_cast<size_t>(n * NH * HD), 0.0f);
+  for (int64_t i = 0; i < n; ++i) {
+    for (int64_t h = 0; h < NH; ++h) {
+      const int64_t kh = h / (NH / NKV);
+      std::vector<double> s;
+      std::vector<int64_t> keys;
+      for (int64_t j = 0; j <= i; ++j) {
+        if (window > 0 && j <= i - window) continue;
+        double dot = 0;
+        for (int64_t d = 0; d < HD; ++d) dot += q[(i * NH + h) * HD + d] * k[(j * NKV + kh) * HD + d];
+        s.push_back(dot / std::sqrt(static_cast<double>(HD)));
+        keys.push_back(j);
+      }
+      double mx = -1e300, sum = 0;
+      for (double x : s) mx = std::max(mx, x);
+      for (double& x : s) sum += (x = std::exp(x - mx));
+      for (size_t t = 0; t < keys.size(); ++t) {
+        for (int64_t d = 0; d < HD; ++d) {
+          out[(i * NH + h) * HD + d] += static_cast<float>(s[t] / sum * v[(keys[t] * NKV + kh) * HD + d]);
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+
+TEST(Ops, AttentionPrefillGqaAndWindow) {
+  for (auto [NH, NKV, HD, window] : std::vector<std::tuple<int64_t, int64_t, int64_t, int64_t>>{
+           {4, 4, 8, 0}, {6, 2, 10, 0}, {8, 2, 6, 3}, {3, 1, 14, 5}}) {
+    const int64_t n1 = 7, n2 = 11;  // two packed sequences
+    auto q = randn(static_cast<size_t>((n1 + n2) * NH * HD), 1);
+    auto k = randn(static_cast<size_t>((n1 + n2) * NKV * HD), 2);
+    auto v = randn(static_cast<size_t>((n1 + n2) * NKV * HD), 3);
+    std::vector<float> out(q.size());
+    abl::cpu::AttnSeq seqs[2] = {{0, n1, 0, n1}, {n1, n2, n1, n2}};
+    abl::cpu::attention(q.data(), k.data(), v.data(), out.data(), seqs, 2, NH, NKV, HD, window);
+    for (int s = 0; s < 2; ++s) {
+      const int64_t off = s ? n1 : 0, n = s ? n2 : n1;
+      std::vector<float> qs(q.begin() + off * NH * HD, q.begin() + (off + n) * NH * HD);
+      std::vector<float> ks(k.begin() + off * NKV * HD, k.begin() + (off + n) * NKV * HD);
+      std::vector<float> vs(v.begin() + off * NKV * HD, v.begin() + (off + n) * NKV * HD);
+      std::vector<float> ref;
+      naive_attention(qs, ks, vs, NH, NKV, HD, n, window, ref);
+      for (size_t i = 0; i < ref.size(); ++i) {
+        ASSERT_NEAR(out[static_cast<size_t>(off * NH * HD) + i], ref[i], 1e-5)
+            << "NH " << NH << " NKV " << NKV << " window " << window << " seq " << s << " i " << i;
+      }
+    }
+  }
+}
+
+TEST(Ops, AttentionDecodeMatchesPrefillRow) {
+  const int64_t NH = 6, NKV = 3, HD = 12, n = 9;
+  auto q = randn(static_cast<size_t>(n * NH * HD), 4);
+  auto k = randn(static_cast<size_t>(n * NKV * HD), 5);
+  auto v = randn(static_cast<size_t>(n * NKV * HD), 6);
+  std::vector<float> full(q.size()), one(static_cast<size_t>(NH * HD));
+  abl::cpu::AttnSeq all{0, n, 0, n};
+  abl::cpu::attention(q.data(), k.data(), v.data(), full.data(), &all, 1, NH, NKV, HD, 0);
+  // The last query alone (decode): q row n-1, kv_len n.
+  abl::cpu::AttnSeq last{0, 1, 0, n};
+  abl::cpu::attention(q.data() + (n - 1) * NH * HD, k.data(), v.data(), one.data(), &last, 1, NH, NKV, HD, 0);
+  for (int64_t i = 0; i < NH * HD; ++i) EXPECT_EQ(one[i], full[(n - 1) * NH * HD + i]);
+}
+
+TEST(Ops, RopeRotateHalf) {
+  const int64_t T = 3, heads = 2, HD = 6;
+  auto x = randn(static_cast<size_t>(T * heads * HD), 7);
+  auto y = x;
+  const int64_t pos[T] = {0, 5, 17};
+  const float inv[3] = {1.0f, 0.1f, 0.01f};
+  abl::cpu::rope(y.data(), pos, T, heads, HD, inv);
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t h = 0; h < heads; ++h) {
+      for (int64_t i = 0; i < 3; ++i) {
+        const double a = static_cast<double>(static_cast<float>(pos[t]) * inv[i]);
+        const float* xh = &x[(t * heads + h) * HD];
+        const float* yh = &y[(t * heads + h) * HD];
+        EXPECT_NEAR(yh[i], xh[i] * std::cos(a) - xh[i + 3] * std::sin(a), 1e-5);
+        EXPECT_NEAR(yh[i + 3], xh[i + 3] * std::cos(a) + xh[i] * std::sin(a), 1e-5);
+      }
+    }
+  }
+}
+
+TEST(Ops, RmsnormLinearSwigluSoftmaxArgmax) {
+  const int64_t rows = 5, dim = 13, out = 7;
+  auto x = randn(static_cast<size_t>(rows * dim), 8);
+  auto w = randn(static_cast<size_t>(dim), 9);
+  std::vector<float> y(x.size());
+  abl::cpu::rmsnorm(x.data(), w.data(), y.data(), rows, dim, 1e-6f);
+  for (int64_t r = 0; r < rows; ++r) {
+    double ss = 0;
+    for (int64_t i = 0; i < dim; ++i) ss += x[r * dim + i] * x[r * dim + i];
+    const double inv = 1.0 / std::sqrt(ss / dim + 1e-6);
+    for (int64_t i = 0; i < dim; ++i) EXPECT_NEAR(y[r * dim + i], w[i] * x[r * dim + i] * inv, 1e-5);
+  }
+  auto W = randn(static_cast<size_t>(out * dim), 10);
+  auto b = randn(static_cast<size_t>(out), 11);
+  std::vector<float> z(static_cast<size_t>(rows * out));
+  abl::cpu::linear(x.data(), W.data(), b.data(), z.data(), rows, dim, out);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t o = 0; o < out; ++o) {
+      double s = b[o];
+      for (int64_t i = 0; i < dim; ++i) s += x[r * dim + i] * W[o * dim + i];
+      EXPECT_NEAR(z[r * out + o], s, 1e-4);
+    }
+  }
+  std::vector<float> g = {-2.0f, 0.0f, 3.0f}, u = {1.0f, 5.0f, 2.0f}, a(3);
+  abl::cpu::swiglu(g.data(), u.data(), a.data(), 3);
+  EXPECT_NEAR(a[0], -2.0 / (1 + std::exp(2.0)), 1e-6);
+  EXPECT_EQ(a[1], 0.0f);
+  EXPECT_NEAR(a[2], 3.0 / (1 + std::exp(-3.0)) * 2.0, 1e-5);
+
+  std::vector<float> logits = {1.0f, 3.0f, 3.0f, -1.0f}, lp(4);
+  abl::cpu::log_softmax(logits.data(), lp.data(), 1, 4);
+  double total = 0;
+  for (float v : lp) total += std::exp(static_cast<double>(v));
+  EXPECT_NEAR(total, 1.0, 1e-6);
+  int32_t best = -1;
+  abl::cpu::argmax(logits.data(), 1, 4, &best);
+  EXPECT_EQ(best, 1);  // first of the tied maxima, as torch.argmax
+}
+
+TEST(Ops, EmbeddingRejectsOutOfRangeToken) {
+  std::vector<float> table(6, 1.0f), out(4);
+  const int32_t ok[2] = {0, 2}, bad[1] = {3};
+  abl::cpu::embedding(ok, 2, table.data(), 3, 2, out.data());
+  EXPECT_THROW(abl::cpu::embedding(bad, 1, table.data(), 3, 2, out.data()), std::exception);
+}

@@ -1,0 +1,411 @@
+// The CUDA elementwise and reduction ops (backend/cuda/ops.h) against their CPU twins over odd,
+// non-power-of-two shapes; the CPU twin gets the bf16-rounded inputs the device sees. The
+// HostChecks tests need no device: bad extents throw and empty calls enqueue nothing.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "abl/backend/cuda/ops.h"
+#include "abl/backend/cpu/ops.h"
+#include "abl/core/error.h"
+#include "common/cuda_test.h"
+
+namespace abl {
+namespace {
+
+using testing::download;
+using testing::expect_close;
+using testing::to_bf16;
+using testing::to_f32;
+using testing::upload;
+
+// Tolerances by output dtype: bf16 keeps 8 significant bits (relative rounding error ≤ 2⁻⁹).
+constexpr double kBf16Rtol = 1e-2;
+constexpr double kBf16Atol = 1e-3;
+constexpr double kF32Rtol = 1e-5;
+
+std::vector<float> uniform(size_t n, float lo, float hi, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> d(lo, hi);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+std::vector<float> normal(size_t n, float sd, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, sd);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+// The inputs as the device holds them: rounded to bf16.
+std::vector<float> bf16_rounded(const std::vector<float>& x) { return to_f32(to_bf16(x)); }
+
+TEST(CudaConvert, F32ToBf16RoundsToNearestEven) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  std::vector<float> x = normal(37 * 211, 3.0f, 1);
+  // Ties (1 + 2⁻⁸ → 1, 1 + 3·2⁻⁸ → 1 + 2⁻⁶), signed zeros, subnormals, the largest finite bf16.
+  const std::vector<float> special = {0.0f, -0.0f, 1.0f + 0x1p-8f, 1.0f + 0x1.8p-7f, -1.0f - 0x1p-8f, 1e-40f, -3e-39f,
+                                      3.3895313892515355e38f, 65504.0f, 1e-20f};
+  x.insert(x.end(), special.begin(), special.end());
+  auto dx = upload(x, stream.get());
+  cuda::DeviceBuffer dy(x.size() * sizeof(__nv_bfloat16));
+  cuda::f32_to_bf16(dx.as<float>(), dy.as<__nv_bfloat16>(), static_cast<int64_t>(x.size()), stream.get());
+  const auto got = to_f32(download<__nv_bfloat16>(dy, x.size(), stream.get()));
+  expect_close(got, bf16_rounded(x), 0.0, 0.0, "f32_to_bf16");
+}
+
+TEST(CudaConvert, Bf16ToF32IsExact) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const auto x = to_bf16(normal(37 * 211 + 5, 10.0f, 2));
+  auto dx = upload(x, stream.get());
+  cuda::DeviceBuffer dy(x.size() * sizeof(float));
+  cuda::bf16_to_f32(dx.as<__nv_bfloat16>(), dy.as<float>(), static_cast<int64_t>(x.size()), stream.get());
+  expect_close(download<float>(dy, x.size(), stream.get()), to_f32(x), 0.0, 0.0, "bf16_to_f32");
+}
+
+TEST(CudaConvert, F16ToBf16) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const auto xf = normal(37 * 211 + 3, 100.0f, 3);
+  std::vector<__half> x(xf.size());
+  std::vector<float> want(xf.size());
+  for (size_t i = 0; i < xf.size(); ++i) {
+    x[i] = __float2half(xf[i]);
+    want[i] = __bfloat162float(__float2bfloat16(__half2float(x[i])));
+  }
+  auto dx = upload(x, stream.get());
+  cuda::DeviceBuffer dy(x.size() * sizeof(__nv_bfloat16));
+  cuda::f16_to_bf16(dx.as<__half>(), dy.as<__nv_bfloat16>(), static_cast<int64_t>(x.size()), stream.get());
+  expect_close(to_f32(download<__nv_bfloat16>(dy, x.size(), stream.get())), want, 0.0, 0.0, "f16_to_bf16");
+}
+
+TEST(CudaEmbedding, MatchesCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t T = 37, V = 1089, H = 200;
+  const auto table = to_bf16(normal(static_cast<size_t>(V * H), 0.5f, 4));
+  std::vector<int32_t> tokens(T);
+  std::mt19937 rng(5);
+  for (auto& t : tokens) t = static_cast<int32_t>(rng() % V);
+  tokens[0] = 0;
+  tokens[1] = static_cast<int32_t>(V - 1);
+  std::vector<float> want(static_cast<size_t>(T * H));
+  cpu::embedding(tokens.data(), T, to_f32(table).data(), V, H, want.data());
+
+  auto dtok = upload(tokens, stream.get());
+  auto dtable = upload(table, stream.get());
+  cuda::DeviceBuffer dout(want.size() * sizeof(float));
+  cuda::embedding(dtok.as<int32_t>(), T, dtable.as<__nv_bfloat16>(), V, H, dout.as<float>(), stream.get());
+  expect_close(download<float>(dout, want.size(), stream.get()), want, 0.0, 0.0, "embedding");
+}
+
+TEST(CudaEmbedding, BadTokenGivesNanRowWithoutReadingOutside) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t T = 3, V = 17, H = 40;
+  const auto table = to_bf16(normal(static_cast<size_t>(V * H), 1.0f, 6));
+  const std::vector<int32_t> tokens = {2, static_cast<int32_t>(V), -1};
+  auto dtok = upload(tokens, stream.get());
+  auto dtable = upload(table, stream.get());
+  cuda::DeviceBuffer dout(static_cast<size_t>(T * H) * sizeof(float));
+  cuda::embedding(dtok.as<int32_t>(), T, dtable.as<__nv_bfloat16>(), V, H, dout.as<float>(), stream.get());
+  const auto got = download<float>(dout, static_cast<size_t>(T * H), stream.get());
+  for (int64_t h = 0; h < H; ++h) {
+    EXPECT_EQ(got[static_cast<size_t>(h)], __bfloat162float(table[static_cast<size_t>(2 * H + h)]));
+    EXPECT_TRUE(std::isnan(got[static_cast<size_t>(H + h)])) << "token V, column " << h;
+    EXPECT_TRUE(std::isnan(got[static_cast<size_t>(2 * H + h)])) << "token -1, column " << h;
+  }
+}
+
+// Residual-stream norm: fp32 rows → bf16; dim 200 (one partial warp) and 2049 (strided, > 1024).
+TEST(CudaRmsnorm, Fp32RowsMatchCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  for (const int64_t dim : {int64_t{200}, int64_t{2049}}) {
+    const int64_t rows = 37;
+    const float eps = 1e-6f;
+    const auto x = normal(static_cast<size_t>(rows * dim), 2.0f, 7);
+    const auto w = to_bf16(uniform(static_cast<size_t>(dim), 0.5f, 1.5f, 8));
+    std::vector<float> want(x.size());
+    cpu::rmsnorm(x.data(), to_f32(w).data(), want.data(), rows, dim, eps);
+
+    auto dx = upload(x, stream.get());
+    auto dw = upload(w, stream.get());
+    cuda::DeviceBuffer dy(x.size() * sizeof(__nv_bfloat16));
+    cuda::rmsnorm(dx.as<float>(), dw.as<__nv_bfloat16>(), dy.as<__nv_bfloat16>(), rows, dim, eps, stream.get());
+    expect_close(to_f32(download<__nv_bfloat16>(dy, x.size(), stream.get())), want, kBf16Atol, kBf16Rtol,
+                 "rmsnorm f32, dim " + std::to_string(dim));
+  }
+}
+
+// Per-head q/k norm: bf16 rows (T·heads) of HD = 72, in place.
+TEST(CudaRmsnorm, Bf16RowsInPlaceMatchCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t rows = 37 * 7, dim = 72;
+  const float eps = 1e-6f;
+  const auto x = to_bf16(normal(static_cast<size_t>(rows * dim), 1.5f, 9));
+  const auto w = to_bf16(uniform(static_cast<size_t>(dim), 0.5f, 1.5f, 10));
+  std::vector<float> want(x.size());
+  cpu::rmsnorm(to_f32(x).data(), to_f32(w).data(), want.data(), rows, dim, eps);
+
+  auto dx = upload(x, stream.get());
+  auto dw = upload(w, stream.get());
+  cuda::rmsnorm(dx.as<__nv_bfloat16>(), dw.as<__nv_bfloat16>(), dx.as<__nv_bfloat16>(), rows, dim, eps, stream.get());
+  expect_close(to_f32(download<__nv_bfloat16>(dx, x.size(), stream.get())), want, kBf16Atol, kBf16Rtol,
+               "rmsnorm bf16 in place");
+}
+
+TEST(CudaRope, MatchesCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t T = 37, heads = 5, HD = 72;
+  const auto x = to_bf16(normal(static_cast<size_t>(T * heads * HD), 1.0f, 11));
+  std::vector<int64_t> positions(T);
+  std::mt19937 rng(12);
+  for (auto& p : positions) p = static_cast<int64_t>(rng() % 32768);  // unsorted, as in a packed batch
+  positions[0] = 0;
+  std::vector<float> inv_freq(static_cast<size_t>(HD / 2));
+  for (int64_t i = 0; i < HD / 2; ++i) {
+    inv_freq[static_cast<size_t>(i)] = static_cast<float>(1.0 / std::pow(500000.0, 2.0 * static_cast<double>(i) / HD));
+  }
+  auto want = to_f32(x);
+  cpu::rope(want.data(), positions.data(), T, heads, HD, inv_freq.data());
+
+  auto dx = upload(x, stream.get());
+  auto dpos = upload(positions, stream.get());
+  auto dfreq = upload(inv_freq, stream.get());
+  cuda::rope(dx.as<__nv_bfloat16>(), dpos.as<int64_t>(), T, heads, HD, dfreq.as<float>(), stream.get());
+  expect_close(to_f32(download<__nv_bfloat16>(dx, x.size(), stream.get())), want, kBf16Atol, kBf16Rtol, "rope");
+}
+
+TEST(CudaKvAppend, MatchesCpuAndLeavesOtherRows) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t T = 37, kv_dim = 5 * 40, C = 101;
+  const auto k = to_bf16(normal(static_cast<size_t>(T * kv_dim), 1.0f, 13));
+  const auto v = to_bf16(normal(static_cast<size_t>(T * kv_dim), 1.0f, 14));
+  const auto k_cache = to_bf16(normal(static_cast<size_t>(C * kv_dim), 1.0f, 15));
+  const auto v_cache = to_bf16(normal(static_cast<size_t>(C * kv_dim), 1.0f, 16));
+  std::vector<int64_t> rows(static_cast<size_t>(C));
+  std::iota(rows.begin(), rows.end(), int64_t{0});
+  std::shuffle(rows.begin(), rows.end(), std::mt19937(17));
+  rows.resize(static_cast<size_t>(T));
+  auto want_k = to_f32(k_cache), want_v = to_f32(v_cache);
+  cpu::kv_append(to_f32(k).data(), to_f32(v).data(), rows.data(), T, kv_dim, want_k.data(), want_v.data());
+
+  auto dk = upload(k, stream.get());
+  auto dv = upload(v, stream.get());
+  auto drows = upload(rows, stream.get());
+  auto dkc = upload(k_cache, stream.get());
+  auto dvc = upload(v_cache, stream.get());
+  cuda::kv_append(dk.as<__nv_bfloat16>(), dv.as<__nv_bfloat16>(), drows.as<int64_t>(), T, kv_dim,
+                  dkc.as<__nv_bfloat16>(), dvc.as<__nv_bfloat16>(), stream.get());
+  expect_close(to_f32(download<__nv_bfloat16>(dkc, k_cache.size(), stream.get())), want_k, 0.0, 0.0, "k cache");
+  expect_close(to_f32(download<__nv_bfloat16>(dvc, v_cache.size(), stream.get())), want_v, 0.0, 0.0, "v cache");
+}
+
+// Each sequence's last row into a strided destination (a depth slot of the captures).
+TEST(CudaGatherRows, CopiesPickedRowsIntoAStridedDestination) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t T = 53, H = 200, B = 7, stride = 3 * H;
+  const auto x = normal(static_cast<size_t>(T * H), 1.0f, 21);
+  const std::vector<int64_t> rows = {4, 0, 52, 17, 17, 30, 9};  // a repeated row is fine
+  std::vector<float> dst(static_cast<size_t>(B * stride), -1.0f), want = dst;
+  for (int64_t i = 0; i < B; ++i) {
+    std::copy_n(x.begin() + rows[static_cast<size_t>(i)] * H, H, want.begin() + i * stride + H);
+  }
+  auto dx = upload(x, stream.get());
+  auto drows = upload(rows, stream.get());
+  auto ddst = upload(dst, stream.get());
+  cuda::gather_rows(dx.as<float>(), drows.as<int64_t>(), B, H, ddst.as<float>() + H, stride, stream.get());
+  expect_close(download<float>(ddst, dst.size(), stream.get()), want, 0.0, 0.0, "gathered rows");
+}
+
+TEST(CudaSwiglu, MatchesCpuAlsoInPlace) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t n = 37 * 301;
+  const auto gate = to_bf16(uniform(static_cast<size_t>(n), -9.0f, 9.0f, 18));
+  const auto up = to_bf16(uniform(static_cast<size_t>(n), -2.0f, 2.0f, 19));
+  std::vector<float> want(static_cast<size_t>(n));
+  cpu::swiglu(to_f32(gate).data(), to_f32(up).data(), want.data(), n);
+
+  auto dgate = upload(gate, stream.get());
+  auto dup = upload(up, stream.get());
+  cuda::DeviceBuffer dout(static_cast<size_t>(n) * sizeof(__nv_bfloat16));
+  cuda::swiglu(dgate.as<__nv_bfloat16>(), dup.as<__nv_bfloat16>(), dout.as<__nv_bfloat16>(), n, stream.get());
+  expect_close(to_f32(download<__nv_bfloat16>(dout, want.size(), stream.get())), want, 1e-4, kBf16Rtol, "swiglu");
+  cuda::swiglu(dgate.as<__nv_bfloat16>(), dup.as<__nv_bfloat16>(), dgate.as<__nv_bfloat16>(), n, stream.get());
+  expect_close(to_f32(download<__nv_bfloat16>(dgate, want.size(), stream.get())), want, 1e-4, kBf16Rtol,
+               "swiglu in place");
+}
+
+TEST(CudaAdd, IsExactFp32) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t n = 37 * 200 + 3;
+  const auto x = normal(static_cast<size_t>(n), 3.0f, 20);
+  const auto y = normal(static_cast<size_t>(n), 0.1f, 21);
+  auto want = x;
+  cpu::add(want.data(), y.data(), n);
+  auto dx = upload(x, stream.get());
+  auto dy = upload(y, stream.get());
+  cuda::add(dx.as<float>(), dy.as<float>(), n, stream.get());
+  expect_close(download<float>(dx, x.size(), stream.get()), want, 0.0, 0.0, "add");
+}
+
+// Logits with a spread like a model's; one row shifted by +120 overflows exp without the max.
+std::vector<float> logits_like(int64_t rows, int64_t V, uint32_t seed) {
+  auto x = normal(static_cast<size_t>(rows * V), 4.0f, seed);
+  for (int64_t i = 0; i < V; ++i) x[static_cast<size_t>(i)] += 120.0f;
+  return x;
+}
+
+TEST(CudaLogSoftmax, MatchesCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  for (const auto& [rows, V] : {std::pair<int64_t, int64_t>{37, 1089}, std::pair<int64_t, int64_t>{3, 151936}}) {
+    const auto x = logits_like(rows, V, 22);
+    std::vector<float> want(x.size());
+    cpu::log_softmax(x.data(), want.data(), rows, V);
+    auto dx = upload(x, stream.get());
+    cuda::DeviceBuffer dout(x.size() * sizeof(float));
+    cuda::log_softmax(dx.as<float>(), dout.as<float>(), rows, V, stream.get());
+    expect_close(download<float>(dout, x.size(), stream.get()), want, 1e-4, kF32Rtol,
+                 "log_softmax V = " + std::to_string(V));
+    cuda::log_softmax(dx.as<float>(), dx.as<float>(), rows, V, stream.get());
+    expect_close(download<float>(dx, x.size(), stream.get()), want, 1e-4, kF32Rtol,
+                 "log_softmax in place V = " + std::to_string(V));
+  }
+}
+
+TEST(CudaKlRows, MatchesTheEvaluatorSum) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  for (const auto& [rows, V] : {std::pair<int64_t, int64_t>{37, 1089}, std::pair<int64_t, int64_t>{5, 151936}}) {
+    const auto base = normal(static_cast<size_t>(rows * V), 4.0f, 23);
+    auto trial = base;
+    const auto noise = normal(trial.size(), 0.3f, 24);
+    for (size_t i = 0; i < trial.size(); ++i) trial[i] += noise[i];
+    std::vector<float> ref(base.size()), lp(trial.size());
+    cpu::log_softmax(base.data(), ref.data(), rows, V);
+    cpu::log_softmax(trial.data(), lp.data(), rows, V);
+    std::vector<float> want(static_cast<size_t>(rows));  // as trial_evaluator.cpp sums it
+    for (int64_t r = 0; r < rows; ++r) {
+      double kl = 0;
+      for (int64_t v = 0; v < V; ++v) {
+        const auto i = static_cast<size_t>(r * V + v);
+        kl += std::exp(static_cast<double>(ref[i])) * (ref[i] - lp[i]);
+      }
+      want[static_cast<size_t>(r)] = static_cast<float>(kl);
+    }
+    auto dref = upload(ref, stream.get());
+    auto dlp = upload(lp, stream.get());
+    cuda::DeviceBuffer dout(static_cast<size_t>(rows) * sizeof(double));
+    cuda::kl_rows(dref.as<float>(), dlp.as<float>(), dout.as<double>(), rows, V, stream.get());
+    const auto got64 = download<double>(dout, static_cast<size_t>(rows), stream.get());
+    const std::vector<float> got(got64.begin(), got64.end());
+    expect_close(got, want, 1e-9, 1e-6, "kl_rows V = " + std::to_string(V));
+  }
+}
+
+TEST(CudaArgmax, MatchesCpuFirstIndexOnTies) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  for (const auto& [rows, V] : {std::pair<int64_t, int64_t>{37, 1089}, std::pair<int64_t, int64_t>{7, 151936}}) {
+    auto x = normal(static_cast<size_t>(rows * V), 3.0f, 25);
+    auto row = [&](int64_t r) { return x.begin() + r * V; };
+    const float inf = std::numeric_limits<float>::infinity();
+    // Ties between threads, warps and loop iterations: the smaller index must win.
+    row(0)[V - 1] = 50.0f;
+    row(0)[1030] = 50.0f;
+    row(0)[6] = 50.0f;
+    row(1)[5] = 50.0f;
+    row(1)[V - 2] = 50.0f;
+    std::fill(row(2), row(2) + V, 1.5f);  // all equal → 0
+    std::fill(row(3), row(3) + V, -inf);  // all −inf → 0
+    row(4)[3] = std::numeric_limits<float>::quiet_NaN();  // NaN is skipped
+    row(4)[V / 2] = 60.0f;
+    row(5)[V - 1] = inf;
+    row(5)[V / 3] = inf;
+    std::vector<int32_t> want(static_cast<size_t>(rows));
+    cpu::argmax(x.data(), rows, V, want.data());
+    ASSERT_EQ(want[0], 6);
+    ASSERT_EQ(want[2], 0);
+
+    auto dx = upload(x, stream.get());
+    cuda::DeviceBuffer dout(static_cast<size_t>(rows) * sizeof(int32_t));
+    cuda::argmax(dx.as<float>(), rows, V, dout.as<int32_t>(), stream.get());
+    const auto got = download<int32_t>(dout, static_cast<size_t>(rows), stream.get());
+    for (int64_t r = 0; r < rows; ++r) {
+      EXPECT_EQ(got[static_cast<size_t>(r)], want[static_cast<size_t>(r)]) << "row " << r << ", V " << V;
+    }
+  }
+}
+
+// ---- host side, no device needed: argument checks happen before any CUDA call.
+
+template <typename F>
+void expect_error(F f, const char* what) {
+  EXPECT_THROW(f(), Error) << what;
+}
+
+TEST(CudaOpsHostChecks, BadExtentsThrowBeforeLaunch) {
+  cudaStream_t s = nullptr;
+  expect_error([&] { cuda::f32_to_bf16(nullptr, nullptr, -1, s); }, "f32_to_bf16 n < 0");
+  expect_error([&] { cuda::embedding(nullptr, -1, nullptr, 10, 4, nullptr, s); }, "embedding T < 0");
+  expect_error([&] { cuda::rmsnorm(static_cast<const float*>(nullptr), nullptr, nullptr, 3, -1, 1e-6f, s); },
+               "rmsnorm dim < 0");
+  expect_error([&] { cuda::rmsnorm(static_cast<const __nv_bfloat16*>(nullptr), nullptr, nullptr, int64_t{1} << 32, 8,
+                                   1e-6f, s); },
+               "rmsnorm rows beyond one grid");
+  expect_error([&] { cuda::rope(nullptr, nullptr, 4, 2, 7, nullptr, s); }, "rope odd HD");
+  expect_error([&] { cuda::rope(nullptr, nullptr, 4, 2, 0, nullptr, s); }, "rope HD = 0");
+  expect_error([&] { cuda::kv_append(nullptr, nullptr, nullptr, 2, -3, nullptr, nullptr, s); }, "kv_append kv_dim < 0");
+  expect_error([&] { cuda::gather_rows(nullptr, nullptr, 2, 8, nullptr, 4, s); }, "gather_rows stride < width");
+  expect_error([&] { cuda::swiglu(nullptr, nullptr, nullptr, -5, s); }, "swiglu n < 0");
+  expect_error([&] { cuda::add(nullptr, nullptr, -5, s); }, "add n < 0");
+  expect_error([&] { cuda::log_softmax(nullptr, nullptr, -1, 10, s); }, "log_softmax rows < 0");
+  expect_error([&] { cuda::kl_rows(nullptr, nullptr, nullptr, 3, 0, s); }, "kl_rows V = 0");
+  expect_error([&] { cuda::argmax(nullptr, 3, 0, nullptr, s); }, "argmax V = 0");
+  expect_error([&] { cuda::argmax(nullptr, 3, int64_t{1} << 31, nullptr, s); }, "argmax V beyond int32");
+}
+
+TEST(CudaOpsHostChecks, EmptyCallsEnqueueNothing) {
+  cudaStream_t s = nullptr;  // never reached: nothing is launched
+  cuda::f32_to_bf16(nullptr, nullptr, 0, s);
+  cuda::bf16_to_f32(nullptr, nullptr, 0, s);
+  cuda::f16_to_bf16(nullptr, nullptr, 0, s);
+  cuda::embedding(nullptr, 0, nullptr, 10, 4, nullptr, s);
+  cuda::rmsnorm(static_cast<const float*>(nullptr), nullptr, nullptr, 0, 8, 1e-6f, s);
+  cuda::rmsnorm(static_cast<const __nv_bfloat16*>(nullptr), nullptr, nullptr, 0, 8, 1e-6f, s);
+  cuda::rope(nullptr, nullptr, 0, 2, 8, nullptr, s);
+  cuda::kv_append(nullptr, nullptr, nullptr, 0, 8, nullptr, nullptr, s);
+  cuda::swiglu(nullptr, nullptr, nullptr, 0, s);
+  cuda::add(nullptr, nullptr, 0, s);
+  cuda::log_softmax(nullptr, nullptr, 0, 10, s);
+  cuda::kl_rows(nullptr, nullptr, nullptr, 0, 10, s);
+  cuda::argmax(nullptr, 0, 10, nullptr, s);
+  SUCCEED();
+}
+
+}  // namespace
+}  // namespace abl

@@ -1,0 +1,276 @@
+// The device weight layout and the sharded device weights (device_weights.h,
+// sharded_device_weights.h). On the host: the unit layout, shard sizes, and that the G rank shards
+// of every unit, built on the host by range, concatenate to the unit's device image for G = 1..4.
+// On the device: DeviceWeights holds that image, and the one-rank DeviceShardedWeights (resident
+// or offloaded) gives the resident engine's results bit for bit, ablation included. Gathers over
+// several ranks are tested under mpirun (tests/mpi/test_cuda_sharding.cpp).
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <cmath>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "abl/engine/cpu/weights.h"
+#include "abl/ablation/trial.h"
+#include "abl/engine/cuda/engine.h"
+#include "abl/parallel/cuda/sharded_device_weights.h"
+#include "abl/core/dtype.h"
+#include "abl/core/error.h"
+#include "abl/engine/weights.h"
+#include "abl/io/safetensors.h"
+#include "abl/model/model_spec.h"
+#include "common/fixtures.h"
+#include "common/cuda_test.h"
+#include "common/sharded_engine_check.h"
+
+using namespace abl;
+
+namespace {
+
+using abl::testing::fixture_dir;
+
+// Folders (model files) and synthetic presets (no files: synthetic values), with padded head
+// dims (q scale in q_proj + bias, or in q_norm), tied heads and a model split over several files.
+std::vector<std::string> layout_models() {
+  const std::string f = fixture_dir();
+  return {f + "/organism",           f + "/golden/qwen2-qkv-bias", f + "/golden/qwen3-qk-norm",
+          f + "/golden/llama-tied",  f + "/tiny-llama-sharded",    "synthetic:tiny-llama"};
+}
+
+model::ModelSpec spec_of(const std::string& m) {
+  return m.rfind("synthetic:", 0) == 0 ? model::synthetic_model_spec(m) : model::load_model_spec(m);
+}
+
+bool carries_q_scale(const model::ModelSpec& spec, model::WeightRole r) {
+  using R = model::WeightRole;
+  return spec.qk_norm ? r == R::q_norm : (r == R::q_proj || r == R::q_bias);
+}
+
+// The device image of unit u, written here from the whole fp32 host weights: each tensor's values
+// (× sqrt(HDp/HD) where it carries the q scale) rounded to bf16 at its offset, zeros elsewhere.
+std::vector<uint16_t> unit_image(engine::HostWeights& hw, const cuda::DeviceUnitLayout& lay, size_t u) {
+  const model::ModelSpec& spec = hw.spec();
+  const auto scale = static_cast<float>(
+      std::sqrt(static_cast<double>(cuda::attention_head_dim(spec.head_dim)) / static_cast<double>(spec.head_dim)));
+  const cuda::DeviceUnit& unit = lay.units[u];
+  std::vector<uint16_t> image(static_cast<size_t>(unit.elements), 0);
+  for (const cuda::DeviceUnitTensor& t : unit.tensors) {
+    const float* src = nullptr;
+    if (u == 0) {
+      src = hw.embedding();
+    } else if (u == lay.head_unit()) {
+      src = t.role == model::WeightRole::final_norm ? hw.head().final_norm : hw.head().lm_head;
+    } else {
+      src = hw.layer_tensor(static_cast<int64_t>(u) - 1, t.role);
+    }
+    const float s = carries_q_scale(spec, t.role) ? scale : 1.0f;
+    for (int64_t i = 0; i < t.size; ++i) image[static_cast<size_t>(t.offset + i)] = f32_to_bf16(src[i] * s);
+  }
+  return image;
+}
+
+}  // namespace
+
+// ---- host only: no device needed ------------------------------------------------------------
+
+TEST(DeviceUnitLayoutHost, TensorsInSlotOrderOnAlignedOffsets) {
+  std::vector<model::ModelSpec> specs;
+  for (const auto& m : layout_models()) specs.push_back(spec_of(m));
+  specs.push_back(model::synthetic_model_spec("llama-3.1-8b"));
+  specs.push_back(model::synthetic_model_spec("qwen2.5-7b"));
+  for (const model::ModelSpec& spec : specs) {
+    SCOPED_TRACE(spec.source);
+    const cuda::DeviceUnitLayout lay = cuda::device_unit_layout(spec);
+    const int64_t L = spec.num_layers, H = spec.hidden_size, V = spec.vocab_size;
+    ASSERT_EQ(lay.units.size(), static_cast<size_t>(L + 2));
+    EXPECT_EQ(lay.attention_head_dim, cuda::attention_head_dim(spec.head_dim));
+    EXPECT_FLOAT_EQ(lay.q_scale, static_cast<float>(std::sqrt(static_cast<double>(lay.attention_head_dim) /
+                                                              static_cast<double>(spec.head_dim))));
+    const std::vector<model::WeightSlot> slots = model::layer_slots(spec);
+    for (size_t u = 0; u < lay.units.size(); ++u) {
+      const cuda::DeviceUnit& unit = lay.units[u];
+      int64_t end = 0;
+      for (const auto& t : unit.tensors) {
+        EXPECT_EQ(t.offset % cuda::kDeviceTensorAlign, 0) << model::role_name(t.role);
+        EXPECT_GE(t.offset, end);
+        EXPECT_LT(t.offset - end, cuda::kDeviceTensorAlign);
+        EXPECT_EQ(t.size, model::element_count(t.weight.shape));
+        EXPECT_EQ(t.scale, carries_q_scale(spec, t.role) ? lay.q_scale : 1.0f) << model::role_name(t.role);
+        end = t.offset + t.size;
+      }
+      EXPECT_EQ(unit.elements, end);
+      if (u >= 1 && u <= static_cast<size_t>(L)) {
+        ASSERT_EQ(unit.tensors.size(), slots.size());
+        for (size_t i = 0; i < slots.size(); ++i) {
+          EXPECT_EQ(unit.tensors[i].role, slots[i].role);
+          EXPECT_EQ(unit.tensors[i].weight.layer, static_cast<int64_t>(u) - 1);
+        }
+      }
+    }
+    ASSERT_EQ(lay.units[0].tensors.size(), 1u);
+    EXPECT_EQ(lay.units[0].tensors[0].role, model::WeightRole::embed);
+    EXPECT_EQ(lay.units[0].elements, V * H);
+    const cuda::DeviceUnit& head = lay.units[lay.head_unit()];
+    ASSERT_EQ(head.tensors.size(), 2u);
+    EXPECT_EQ(head.tensors[0].role, model::WeightRole::final_norm);
+    EXPECT_EQ(head.tensors[1].role, model::WeightRole::lm_head);
+    EXPECT_EQ(head.tensors[1].tied_copy(), spec.tied_embeddings);
+    EXPECT_EQ(head.tensors[1].weight.role, spec.tied_embeddings ? model::WeightRole::embed : model::WeightRole::lm_head);
+    EXPECT_EQ(head.elements, (H + cuda::kDeviceTensorAlign - 1) / cuda::kDeviceTensorAlign * cuda::kDeviceTensorAlign + V * H);
+  }
+}
+
+TEST(DeviceUnitLayoutHost, ShardElements) {
+  for (int64_t e : {int64_t{0}, int64_t{1}, int64_t{127}, int64_t{128}, int64_t{129}, int64_t{1000003}}) {
+    for (int G = 1; G <= 5; ++G) {
+      const int64_t S = cuda::device_shard_elements(e, G);
+      EXPECT_EQ(S % cuda::kDeviceTensorAlign, 0) << e << " / " << G;
+      EXPECT_GE(S * G, e);
+      EXPECT_GT(S, 0);
+      if (e > 0) {
+        EXPECT_LT(S - (e + G - 1) / G, cuda::kDeviceTensorAlign) << e << " / " << G;
+      }
+    }
+  }
+  // Past INT_MAX bytes a shard is whole MiBs (MPI's byte counts go in 1 MiB blocks).
+  const int64_t big = int64_t{3} << 30;
+  for (int G = 1; G <= 2; ++G) {
+    const int64_t S = cuda::device_shard_elements(big, G);
+    EXPECT_GT(S * 2, int64_t{INT_MAX});
+    EXPECT_EQ((S * 2) % (int64_t{1} << 20), 0);
+  }
+  EXPECT_THROW(cuda::device_shard_elements(10, 0), Error);
+}
+
+TEST(DeviceUnitLayoutHost, RankShardsConcatenateToTheDeviceImage) {
+  for (const auto& m : layout_models()) {
+    SCOPED_TRACE(m);
+    const bool synthetic = m.rfind("synthetic:", 0) == 0;
+    auto hw = engine::HostWeights::load(m);
+    std::unique_ptr<io::SafetensorsReader> reader;
+    if (!synthetic) reader = std::make_unique<io::SafetensorsReader>(m);
+    const cuda::DeviceUnitLayout lay = cuda::device_unit_layout(hw->spec());
+    for (size_t u = 0; u < lay.units.size(); ++u) {
+      const std::vector<uint16_t> image = unit_image(*hw, lay, u);
+      for (int G = 1; G <= 4; ++G) {
+        const int64_t S = cuda::device_shard_elements(lay.units[u].elements, G);
+        std::vector<uint16_t> all(static_cast<size_t>(S * G), 0xFFFF);
+        for (int j = 0; j < G; ++j) {
+          cuda::build_unit_range(lay.units[u], reader.get(), j * S, S, all.data() + static_cast<size_t>(j * S));
+        }
+        const std::vector<uint16_t> head(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(image.size()));
+        EXPECT_EQ(head, image) << "unit " << u << ", G = " << G;
+        for (size_t i = image.size(); i < all.size(); ++i) {
+          ASSERT_EQ(all[i], 0) << "padding element " << i << " of unit " << u << ", G = " << G;
+        }
+      }
+    }
+  }
+}
+
+// ---- on the device --------------------------------------------------------------------------
+
+// The resident weights hold the same image, converted on the device.
+TEST(DeviceWeights, HoldTheDeviceImageOfEveryUnit) {
+  ABL_REQUIRE_GPU();
+  for (const char* name : {"/organism", "/golden/qwen2-qkv-bias", "/golden/qwen3-qk-norm"}) {
+    const std::string dir = fixture_dir() + name;
+    SCOPED_TRACE(dir);
+    auto hw = engine::HostWeights::load(dir);
+    cuda::Stream s;
+    cuda::DeviceWeights dev(*hw, s.get());
+    const cuda::DeviceUnitLayout lay = cuda::device_unit_layout(hw->spec());
+    auto download = [&](const __nv_bfloat16* p, int64_t n) {
+      std::vector<uint16_t> out(static_cast<size_t>(n));
+      cuda::copy_to_host(out.data(), p, out.size() * sizeof(uint16_t), s.get());
+      return out;
+    };
+    EXPECT_EQ(download(dev.embedding(), lay.units[0].elements), unit_image(*hw, lay, 0));
+    for (int64_t l = 0; l < hw->spec().num_layers; ++l) {
+      const size_t u = lay.layer_unit(l);
+      EXPECT_EQ(download(dev.layer(l).attn_norm, lay.units[u].elements), unit_image(*hw, lay, u)) << "layer " << l;
+    }
+    const size_t h = lay.head_unit();
+    const std::vector<uint16_t> image = unit_image(*hw, lay, h);
+    const cuda::DeviceUnitTensor& norm = lay.units[h].tensors[0];
+    const cuda::DeviceUnitTensor& lm = lay.units[h].tensors[1];
+    EXPECT_EQ(download(dev.head().final_norm, norm.size), std::vector<uint16_t>(image.begin(), image.begin() + norm.size));
+    EXPECT_EQ(download(dev.head().lm_head, lm.size), std::vector<uint16_t>(image.begin() + lm.offset, image.end()));
+  }
+}
+
+// One rank, no communicator: the sharded source (whole units, resident or offloaded and copied up
+// unit by unit) gives the resident engine's results bit for bit, with and without ablation.
+TEST(DeviceShardedWeights, OneRankMatchesResidentEngine) {
+  ABL_REQUIRE_GPU();
+  const std::string dir = fixture_dir() + "/organism";
+  const auto prompts = abl::testing::golden_prompts(dir);
+  int64_t total = 0;
+  for (const auto& p : prompts) total += static_cast<int64_t>(p.size()) + 1;
+  const engine::Limits limits{total, 16};
+  std::vector<size_t> all(prompts.size());
+  for (size_t p = 0; p < all.size(); ++p) all[p] = p;
+  const std::vector<std::vector<size_t>> passes = {all, {3}, {}, {0, 5}};
+
+  auto hw = engine::HostWeights::load(dir);
+  const model::ModelSpec& spec = hw->spec();
+  cuda::Stream load;
+  cuda::DeviceWeights resident(*hw, load.get());
+  cuda::CudaEngine ref(resident, limits);
+  cuda::DeviceKvCache ref_cache(spec, total, ref.stream());
+  const abl::testing::PassResults want = abl::testing::run_passes(ref, ref_cache, prompts, passes, {}, nullptr);
+  std::vector<float> want_all(static_cast<size_t>(total * spec.vocab_size));
+  engine::Batch packed;
+  int64_t row = 0;
+  for (const auto& p : prompts) {
+    packed.add(p.data(), static_cast<int64_t>(p.size()), row, 0);
+    row += static_cast<int64_t>(p.size());
+  }
+  engine::Outputs every;
+  every.all_logits = want_all.data();
+  ref.forward(packed, ref_cache, every);
+
+  // Ablation: two trials (global and per-layer direction), some prompts un-ablated.
+  const int64_t L = spec.num_layers;
+  const engine::AblationTable table = abl::testing::two_trial_table(spec, 7);
+  const std::vector<int32_t> trial_of = {0, 1, -1, 1, 0, -1, 1, 0};
+  const cuda::DeviceAblation ref_ab(resident, table, ref.stream());
+  const abl::testing::PassResults want_ab =
+      abl::testing::run_passes(ref, ref_cache, prompts, passes, trial_of, &ref_ab);
+
+  for (bool offload : {false, true}) {
+    SCOPED_TRACE(offload ? "offloaded" : "resident shards");
+    cuda::Stream compute;
+    cuda::DeviceShardingOptions opts;
+    opts.offload_params = offload;
+    auto sharded = cuda::DeviceShardedWeights::load(dir, nullptr, opts, compute.get());
+    EXPECT_EQ(sharded->group_size(), 1);
+    EXPECT_FALSE(sharded->collective());
+    EXPECT_EQ(sharded->compute_stream(), compute.get());
+    EXPECT_EQ(sharded->host_bytes() > 0, offload);
+    cuda::CudaEngine eng(*sharded, limits);
+    EXPECT_EQ(eng.stream(), compute.get());
+    cuda::DeviceKvCache cache(spec, total, eng.stream());
+    abl::testing::expect_identical(abl::testing::run_passes(eng, cache, prompts, passes, {}, nullptr), want,
+                                   "one-rank sharded engine");
+    std::vector<float> got_all(want_all.size());
+    engine::Outputs o;
+    o.all_logits = got_all.data();
+    eng.forward(packed, cache, o);
+    abl::testing::expect_identical(got_all, want_all, "logits at every token");
+    const cuda::DeviceAblation ab(*sharded, table, eng.stream());
+    abl::testing::expect_identical(abl::testing::run_passes(eng, cache, prompts, passes, trial_of, &ab), want_ab,
+                                   "one-rank sharded engine, ablated");
+    // Offloaded units are copied up per request (a layer unit per layer and pass, at least).
+    if (offload) {
+      EXPECT_GE(sharded->gathers(), L);
+    } else {
+      EXPECT_EQ(sharded->gathers(), 0);
+    }
+    // The ablation vectors must be computed on the source's compute stream.
+    cuda::Stream other;
+    EXPECT_THROW((void)cuda::DeviceAblation(*sharded, table, other.get()), Error);
+  }
+}
