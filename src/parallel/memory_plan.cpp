@@ -191,14 +191,18 @@ ShardUnits shard_units(const model::ModelSpec& spec) {
   return u;
 }
 
-int64_t shard_elements(int64_t elements, int G) {
+int64_t shard_elements(int64_t elements, int G, int64_t element_bytes, int64_t align_bytes) {
   ABL_CHECK(G >= 1, "shard group size must be positive, got {}", G);
+  ABL_CHECK(elements >= 0, "unit of {} elements", elements);
+  ABL_CHECK(element_bytes > 0 && align_bytes % element_bytes == 0, "blocks of {} bytes for elements of {}",
+            align_bytes, element_bytes);
   const int64_t s = (elements + G - 1) / G;
-  const int64_t align = s * 4 > (int64_t{1} << 31) - 1 ? (int64_t{1} << 18) : 16;
-  return (s + align - 1) / align * align;
+  const int64_t block = s * element_bytes > (int64_t{1} << 31) - 1 ? (int64_t{1} << 20) / element_bytes
+                                                                  : align_bytes / element_bytes;
+  return std::max<int64_t>((s + block - 1) / block * block, block);
 }
 
-int64_t padded_elements(int64_t elements, int G) { return shard_elements(elements, G) * G; }
+int64_t padded_elements(int64_t elements, int G) { return shard_elements(elements, G, sizeof(float)) * G; }
 
 int64_t kv_cache_bytes(const model::ModelSpec& spec, int64_t rows, DType dtype) {
   return 2 * spec.num_layers * rows * spec.kv_dim() * dsize(dtype);

@@ -12,11 +12,9 @@
 namespace abl::parallel {
 
 ShardedWeights::ShardedWeights(const model::ModelSpec& spec, Comm& group)
-    : spec_(spec), group_(group), layout_(engine::layer_unit_layout(spec)), resident_(3, -1) {}
+    : spec_(spec), group_(group), layout_(engine::layer_unit_layout(spec)) {}
 
-ShardedWeights::~ShardedWeights() {
-  if (pending_) pending_->wait();
-}
+ShardedWeights::~ShardedWeights() = default;
 
 std::unique_ptr<ShardedWeights> ShardedWeights::load(const std::string& model, Comm& group) {
   if (model.rfind("synthetic:", 0) == 0) return load(model::synthetic_model_spec(model), "", group);
@@ -56,7 +54,7 @@ std::unique_ptr<ShardedWeights> ShardedWeights::load(const model::ModelSpec& spe
   }
   for (Unit& u : sw->units_) {
     for (const auto& [w, off] : u.tensors) u.total = std::max(u.total, off + model::element_count(w.shape));
-    u.shard = shard_elements(u.total, static_cast<int>(G));
+    u.shard = shard_elements(u.total, static_cast<int>(G), sizeof(float));
     // This rank's elements [b, e) of the unit, filled tensor by tensor where they overlap.
     std::vector<float> mine(static_cast<size_t>(u.shard), 0.0f);
     const int64_t b = j * u.shard, e = b + u.shard;
@@ -77,6 +75,11 @@ std::unique_ptr<ShardedWeights> ShardedWeights::load(const model::ModelSpec& spe
     for (int64_t l = 1; l <= L; ++l) max_layer = std::max(max_layer, sw->units_[static_cast<size_t>(l)].shard);
     for (auto& s : sw->layer_slot_) s.resize(static_cast<size_t>(max_layer * G));
     sw->global_slot_.resize(static_cast<size_t>(std::max(sw->units_[0].shard, sw->units_.back().shard) * G));
+    ShardedWeights* w = sw.get();
+    sw->gathers_ = std::make_unique<GatherScheduler>(sw->units_.size(), [w](size_t u, size_t slot) {
+      return w->group_.start_all_gather(w->shards_[u].data(), w->slot_data(slot),
+                                        static_cast<size_t>(w->units_[u].shard) * sizeof(float));
+    });
   }
   log::debug("sharded weights: {} units, {:.1f} MiB held, {:.1f} MiB of gather buffers, group of {}",
              sw->units_.size(), static_cast<double>(sw->shard_bytes()) / (1 << 20),
@@ -84,41 +87,17 @@ std::unique_ptr<ShardedWeights> ShardedWeights::load(const model::ModelSpec& spe
   return sw;
 }
 
-float* ShardedWeights::slot_for(size_t u) {
-  if (u == 0 || u + 1 == units_.size()) return global_slot_.data();
-  return layer_slot_[(u - 1) % 2].data();
+float* ShardedWeights::slot_data(size_t slot) {
+  return slot == GatherScheduler::kGlobalSlot ? global_slot_.data() : layer_slot_[slot].data();
 }
 
 void ShardedWeights::prefetch(size_t u) {
-  if (group_.size() == 1 || u >= units_.size()) return;
-  const size_t r = (u == 0 || u + 1 == units_.size()) ? 2 : (u - 1) % 2;
-  if (resident_[r] == static_cast<int64_t>(u) || pending_unit_ == static_cast<int64_t>(u)) return;
-  ABL_CHECK(!pending_, "a second weight gather started while one is in flight");
-  const Unit& unit = units_[u];
-  resident_[r] = -1;
-  pending_ = group_.start_all_gather(shards_[u].data(), slot_for(u), static_cast<size_t>(unit.shard) * 4);
-  pending_unit_ = static_cast<int64_t>(u);
-  ++gathers_;
+  if (gathers_) gathers_->prefetch(u);
 }
 
 float* ShardedWeights::ensure(size_t u) {
-  if (group_.size() == 1) return shards_[u].data();
-  const size_t r = (u == 0 || u + 1 == units_.size()) ? 2 : (u - 1) % 2;
-  if (resident_[r] != static_cast<int64_t>(u)) {
-    if (pending_unit_ != static_cast<int64_t>(u)) {
-      if (pending_) {  // an unrelated prefetch (the order was broken): finish it first
-        pending_->wait();
-        pending_.reset();
-        pending_unit_ = -1;
-      }
-      prefetch(u);
-    }
-    pending_->wait();
-    pending_.reset();
-    pending_unit_ = -1;
-    resident_[r] = static_cast<int64_t>(u);
-  }
-  return slot_for(u);
+  if (!gathers_) return shards_[u].data();  // a group of one rank holds whole units
+  return slot_data(gathers_->ensure(u));
 }
 
 const float* ShardedWeights::embedding() {

@@ -42,10 +42,12 @@ struct ShardUnits {
   bool tied = false;       // lm_head reuses the embedding unit
 };
 ShardUnits shard_units(const model::ModelSpec& spec);
-// Elements each of the G ranks owns of a unit: an equal slice, a multiple of 16 floats, and of
-// 1 MiB once it passes 2 GiB (so MPI can count it in whole blocks). ShardedWeights uses it.
-int64_t shard_elements(int64_t elements, int G);
-// The unit padded to G equal slices: shard_elements(elements, G) * G.
+// The one shard arithmetic (host and device sharded weights, the plan): elements each of the G
+// ranks owns of a unit of `elements` of `element_bytes` each: an equal slice rounded up to whole
+// blocks of `align_bytes` (at least one block), and to 1 MiB once a slice passes 2 GiB (so MPI can
+// count it in whole blocks). Host shards use 64-byte blocks, device shards 256-byte ones.
+int64_t shard_elements(int64_t elements, int G, int64_t element_bytes, int64_t align_bytes = 64);
+// The unit padded to G equal slices of fp32 host shards: shard_elements(elements, G, 4) * G.
 int64_t padded_elements(int64_t elements, int G);
 
 struct PlanOptions {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "abl/parallel/comm.h"
+#include "abl/parallel/gather_scheduler.h"
 #include "abl/engine/weights.h"
 
 namespace abl::parallel {
@@ -31,7 +32,7 @@ class ShardedWeights final : public engine::WeightSource {
 
   int64_t shard_bytes() const;     // what this rank holds permanently
   int64_t gathered_bytes() const;  // the gather buffers
-  int64_t gathers() const { return gathers_; }
+  int64_t gathers() const { return gathers_ ? gathers_->gathers() : 0; }
 
  private:
   struct Unit {
@@ -42,7 +43,7 @@ class ShardedWeights final : public engine::WeightSource {
   ShardedWeights(const model::ModelSpec& spec, Comm& group);
   float* ensure(size_t u);  // unit u gathered (waits for its prefetch), returns its buffer
   void prefetch(size_t u);
-  float* slot_for(size_t u);
+  float* slot_data(size_t slot);
 
   model::ModelSpec spec_;
   Comm& group_;
@@ -51,10 +52,7 @@ class ShardedWeights final : public engine::WeightSource {
   std::vector<std::vector<float>> shards_;  // this rank's slice of each unit
   std::vector<float> layer_slot_[2];
   std::vector<float> global_slot_;
-  std::vector<int64_t> resident_;          // unit held by layer slot 0, 1 and the global slot
-  int64_t pending_unit_ = -1;
-  std::unique_ptr<Pending> pending_;
-  int64_t gathers_ = 0;
+  std::unique_ptr<GatherScheduler> gathers_;  // G > 1: the gather schedule over the three slots
 };
 
 }  // namespace abl::parallel

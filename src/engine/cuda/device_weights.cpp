@@ -155,15 +155,6 @@ DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec) {
   return lay;
 }
 
-int64_t device_shard_elements(int64_t elements, int G) {
-  ABL_CHECK(G >= 1, "shard group size must be positive, got {}", G);
-  ABL_CHECK(elements >= 0, "unit of {} elements", elements);
-  const int64_t s = (elements + G - 1) / G;
-  const int64_t mib = (int64_t{1} << 20) / static_cast<int64_t>(sizeof(bf16));
-  const int64_t align = s * static_cast<int64_t>(sizeof(bf16)) > INT_MAX ? mib : kDeviceTensorAlign;
-  return std::max<int64_t>(align_up(s, align), kDeviceTensorAlign);
-}
-
 void build_unit_range(const DeviceUnit& unit, const io::SafetensorsReader* reader, int64_t first, int64_t count,
                       uint16_t* out) {
   ABL_CHECK(first >= 0 && count >= 0, "unit range [{}, {}+{})", first, first, count);

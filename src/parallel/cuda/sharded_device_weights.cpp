@@ -15,7 +15,6 @@ namespace {
 using bf16 = __nv_bfloat16;
 
 constexpr int64_t kLoadElems = int64_t{16} << 20;  // 32 MiB of bf16 per host-to-device load chunk
-constexpr size_t kGlobalSlot = 2;
 
 // A one-rank upload of an offloaded unit in flight: wait() orders the compute stream after it.
 class UploadPending final : public parallel::Pending {
@@ -50,7 +49,7 @@ DeviceShardedWeights::DeviceShardedWeights(const model::ModelSpec& spec, DeviceC
 }
 
 DeviceShardedWeights::~DeviceShardedWeights() {
-  if (pending_) finish_quietly(*pending_);
+  gathers_.reset();  // completes a gather still in flight
   // The buffers are freed next: no kernel or copy may still use them (the compute stream waits for
   // every gather and upload it consumed). Errors are ignored here.
   cudaStreamSynchronize(compute_);
@@ -125,6 +124,8 @@ void DeviceShardedWeights::fill_shards(const io::SafetensorsReader* reader) {
     slots_ = DeviceBuffer(static_cast<size_t>(2 * layer_slot + global_slot) * sizeof(bf16));
     if (opts_.offload_params && G_ > 1) send_ = DeviceBuffer(static_cast<size_t>(largest) * sizeof(bf16));
     if (opts_.offload_params && G_ == 1) upload_ = std::make_unique<Stream>();
+    gathers_ = std::make_unique<parallel::GatherScheduler>(
+        layout_.units.size(), [this](size_t u, size_t slot) { return start_gather(u, slot); });
   }
   layers_.resize(static_cast<size_t>(spec_.num_layers));
   log::debug("sharded device weights of {}: group of {}, {:.1f} MiB of shards ({}), {:.1f} MiB of gather slots",
@@ -132,29 +133,10 @@ void DeviceShardedWeights::fill_shards(const io::SafetensorsReader* reader) {
              opts_.offload_params ? "pinned host" : "device", static_cast<double>(slots_.bytes()) / (1 << 20));
 }
 
-size_t DeviceShardedWeights::slot_of(size_t u) const {
-  if (u == 0 || u == layout_.head_unit()) return kGlobalSlot;
-  return (u - 1) % 2;
-}
-
 bf16* DeviceShardedWeights::slot_data(size_t slot) const { return slots_.as<bf16>() + slot_at_[slot]; }
 
-void DeviceShardedWeights::finish_pending() {
-  if (!pending_) return;
-  pending_->wait();
-  pending_.reset();
-  resident_[slot_of(static_cast<size_t>(pending_unit_))] = pending_unit_;
-  pending_unit_ = -1;
-}
-
-void DeviceShardedWeights::prefetch(size_t u) {
-  if (!slots_used_ || u >= layout_.units.size()) return;
-  const size_t r = slot_of(u);
-  const auto unit = static_cast<int64_t>(u);
-  if (resident_[r] == unit || pending_unit_ == unit) return;
-  ABL_CHECK(!pending_, "a second weight gather started while one is in flight");
-  resident_[r] = -1;
-  bf16* dst = slot_data(r);
+std::unique_ptr<parallel::Pending> DeviceShardedWeights::start_gather(size_t u, size_t slot) {
+  bf16* dst = slot_data(slot);
   const bf16* mine = opts_.offload_params ? host_shards_.as<bf16>() + shard_at_[u] : shards_.as<bf16>() + shard_at_[u];
   const size_t n = static_cast<size_t>(shard_elems_[u]) * sizeof(bf16);
   if (G_ == 1) {
@@ -165,36 +147,25 @@ void DeviceShardedWeights::prefetch(size_t u) {
     slot_free_.wait_on(s);
     CUDA_CHECK(cudaMemcpyAsync(dst, mine, n, cudaMemcpyHostToDevice, s));
     uploaded_.record(s);
-    pending_ = std::make_unique<UploadPending>(uploaded_, compute_);
-  } else {
-    const void* send = mine;
-    if (opts_.offload_params) {
-      // On the gather's stream: behind the previous gather's read of the send buffer, before this one.
-      CUDA_CHECK(cudaMemcpyAsync(send_.get(), mine, n, cudaMemcpyHostToDevice, group_->stream()));
-      send = send_.get();
-    }
-    // The communicator waits for the compute stream's work so far before writing dst (device_comm.h).
-    pending_ = group_->start_all_gather(send, dst, n);
+    return std::make_unique<UploadPending>(uploaded_, compute_);
   }
-  pending_unit_ = unit;
-  ++gathers_;
+  const void* send = mine;
+  if (opts_.offload_params) {
+    // On the gather's stream: behind the previous gather's read of the send buffer, before this one.
+    CUDA_CHECK(cudaMemcpyAsync(send_.get(), mine, n, cudaMemcpyHostToDevice, group_->stream()));
+    send = send_.get();
+  }
+  // The communicator waits for the compute stream's work so far before writing dst (device_comm.h).
+  return group_->start_all_gather(send, dst, n);
+}
+
+void DeviceShardedWeights::prefetch(size_t u) {
+  if (gathers_) gathers_->prefetch(u);
 }
 
 const bf16* DeviceShardedWeights::ensure(size_t u) {
-  if (!slots_used_) return shards_.as<bf16>() + shard_at_[u];
-  const size_t r = slot_of(u);
-  const auto unit = static_cast<int64_t>(u);
-  if (resident_[r] != unit) {
-    if (pending_unit_ != unit) {
-      finish_pending();  // an unrelated gather in flight (the pass order was broken): complete it first
-      prefetch(u);
-    }
-    pending_->wait();
-    pending_.reset();
-    pending_unit_ = -1;
-    resident_[r] = unit;
-  }
-  return slot_data(r);
+  if (!gathers_) return shards_.as<bf16>() + shard_at_[u];
+  return slot_data(gathers_->ensure(u));
 }
 
 const bf16* DeviceShardedWeights::embedding() {

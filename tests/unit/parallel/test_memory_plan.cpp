@@ -87,11 +87,11 @@ TEST(MemoryPlan, UnitsAddUpToTheModel) {
   const ShardUnits u8 = shard_units(preset("llama-3.1-8b"));
   EXPECT_EQ(u8.layer, 218'112'000);
   // Slices are multiples of 16 floats, and of 1 MiB (2^18 floats) beyond 2 GiB per rank.
-  EXPECT_EQ(shard_elements(10, 4), 16);
+  EXPECT_EQ(shard_elements(10, 4, 4), 16);
   EXPECT_EQ(padded_elements(10, 4), 64);
   EXPECT_EQ(padded_elements(64, 4), 64);
   EXPECT_EQ(padded_elements(7, 1), 16);
-  EXPECT_EQ(shard_elements(int64_t{3} << 29, 1) % (int64_t{1} << 18), 0);
+  EXPECT_EQ(shard_elements(int64_t{3} << 29, 1, 4) % (int64_t{1} << 18), 0);
   EXPECT_EQ(padded_elements(218'112'000, 3) % 3, 0);
 }
 

@@ -80,10 +80,6 @@ struct DeviceUnitLayout {
 };
 DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec);
 
-// Elements of each rank's shard of a unit of `elements` elements in a group of G ranks (the unit
-// padded to G·S): a multiple of kDeviceTensorAlign, so every shard starts on a 256-byte boundary of
-// the gathered unit, and of 1 MiB of bf16 once a shard passes INT_MAX bytes (MPI byte counts).
-int64_t device_shard_elements(int64_t elements, int G);
 
 // bf16 bits of the unit's elements [first, first + count) — its device image, q scale applied in
 // fp32 then rounded to nearest even as the device conversion does; zero in the alignment gaps and

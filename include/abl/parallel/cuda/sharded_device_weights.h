@@ -39,8 +39,16 @@
 #include "abl/engine/cuda/device_weights.h"
 #include "abl/backend/cuda/memory.h"
 #include "abl/parallel/comm.h"
+#include "abl/parallel/gather_scheduler.h"
+#include "abl/parallel/memory_plan.h"
 
 namespace abl::cuda {
+
+// Elements of each rank's shard of a device unit (parallel::shard_elements with 256-byte blocks of
+// bf16: every shard starts on a kDeviceTensorAlign boundary of the gathered unit).
+inline int64_t device_shard_elements(int64_t elements, int G) {
+  return parallel::shard_elements(elements, G, 2, kDeviceTensorAlign * 2);
+}
 
 struct DeviceShardingOptions {
   // --offload-params: shards live in pinned host memory and are copied up (on the communicator's
@@ -77,18 +85,17 @@ class DeviceShardedWeights final : public DeviceWeightSource {
 
   int group_size() const { return G_; }
   size_t host_bytes() const { return host_shards_.bytes(); }  // pinned shards (offload_params)
-  int64_t gathers() const { return gathers_; }                // gathers (or one-rank uploads) started
+  int64_t gathers() const { return gathers_ ? gathers_->gathers() : 0; }  // gathers (or one-rank uploads) started
   const DeviceUnitLayout& layout() const { return layout_; }
 
  private:
   DeviceShardedWeights(const model::ModelSpec& spec, DeviceComm* group, const DeviceShardingOptions& opts,
                        cudaStream_t compute);
   void fill_shards(const io::SafetensorsReader* reader);
-  size_t slot_of(size_t u) const;                // 0, 1: layer slots; 2: the global slot
   __nv_bfloat16* slot_data(size_t slot) const;
   const __nv_bfloat16* ensure(size_t u);         // unit u complete for the compute stream
   void prefetch(size_t u);                       // start unit u's gather (or upload)
-  void finish_pending();
+  std::unique_ptr<parallel::Pending> start_gather(size_t u, size_t slot);
 
   model::ModelSpec spec_;
   DeviceUnitLayout layout_;
@@ -107,10 +114,7 @@ class DeviceShardedWeights final : public DeviceWeightSource {
   std::unique_ptr<Stream> upload_;    // offload_params, G = 1: where units are copied up
   Event slot_free_;                   // offload_params, G = 1: compute stream at the request
   Event uploaded_;                    // offload_params, G = 1: the unit is in its slot
-  int64_t resident_[3] = {-1, -1, -1};  // unit held by each slot
-  int64_t pending_unit_ = -1;
-  std::unique_ptr<parallel::Pending> pending_;
-  int64_t gathers_ = 0;
+  std::unique_ptr<parallel::GatherScheduler> gathers_;  // slots used: the schedule over the three slots
   std::vector<DeviceLayer> layers_;  // (L) views, refreshed at each request
   DeviceHead head_;
 };
