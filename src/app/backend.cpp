@@ -1,12 +1,12 @@
-// Backend selection and the CPU backend (backend.h); the CUDA backend is backend_cuda.cpp.
-#include "abl/engine/cpu/forward_pass.h"
+// Backend selection and the CPU backend's weights (backend.h); the CUDA one is backend_cuda.cpp.
 #include "abl/app/backend.h"
 
-#include "abl/engine/cpu/ablation_epilogue.h"
+#include "abl/engine/cpu/backend.h"
 #include "abl/core/error.h"
 #include "abl/parallel/sharded_weights.h"
 #ifdef ABL_WITH_CUDA
 #include "abl/backend/cuda/device.h"
+#include "abl/engine/cuda/plan.h"
 #endif
 
 namespace abl::app {
@@ -14,8 +14,6 @@ namespace abl::app {
 #ifdef ABL_WITH_CUDA
 std::unique_ptr<Backend> make_cuda_backend(const BackendSetup& setup, parallel::Runtime& rt);  // backend_cuda.cpp
 #endif
-
-std::string_view backend_kind_name(BackendKind k) { return k == BackendKind::cuda ? "cuda" : "cpu"; }
 
 bool cuda_backend_available(std::string* why) {
 #ifdef ABL_WITH_CUDA
@@ -44,52 +42,21 @@ GpuComm parse_gpu_comm(std::string_view name) {
   fail("--comm must be auto, nccl or mpi, got '{}'", name);
 }
 
-namespace {
-
-// Engine over the shard group's host weights (a group of one holds a full copy); the ablation is
-// the AblationEpilogue, which derives its per-layer vectors from the weights as they pass.
-class CpuBackend final : public Backend {
- public:
-  CpuBackend(const BackendSetup& setup, parallel::Runtime& rt)
-      : weights_(parallel::ShardedWeights::load(setup.model, rt.shard_group_weights())),
-        engine_(*weights_, setup.limits) {}
-
-  BackendKind kind() const override { return BackendKind::cpu; }
-
-  void set_ablation(const engine::AblationTable* table) override {
-    pass_.reset();
-    epilogue_.reset();
-    if (table) epilogue_ = std::make_unique<engine::AblationEpilogue>(engine_.spec(), table->directions, table->ablations);
-  }
-
-  void set_kl_reference(const float* logprobs, int64_t rows) override {
-    pass_.reset();
-    kl_ = {logprobs, rows};
-  }
-
-  engine::ForwardPass& pass(int64_t cache_rows) override {
-    if (!cache_ || cache_->rows() < cache_rows) {
-      pass_.reset();
-      cache_.reset();  // the old cache goes before the new one is allocated
-      cache_ = std::make_unique<engine::KvCache>(engine_.spec(), cache_rows);
-    }
-    if (!pass_) pass_ = std::make_unique<engine::HostPass>(engine_, *cache_, epilogue_.get(), kl_);
-    return *pass_;
-  }
-
- private:
-  std::unique_ptr<parallel::ShardedWeights> weights_;
-  engine::Engine engine_;
-  std::unique_ptr<engine::KvCache> cache_;
-  std::unique_ptr<engine::AblationEpilogue> epilogue_;
-  engine::KlReference kl_;
-  std::unique_ptr<engine::HostPass> pass_;
-};
-
-}  // namespace
+engine::EngineFootprint engine_footprint(BackendKind kind) {
+  if (kind == BackendKind::cpu) return engine::cpu_engine_footprint();
+#ifdef ABL_WITH_CUDA
+  return cuda::cuda_engine_footprint();
+#else
+  return {};
+#endif
+}
 
 std::unique_ptr<Backend> make_backend(BackendKind kind, const BackendSetup& setup, parallel::Runtime& rt) {
-  if (kind == BackendKind::cpu) return std::make_unique<CpuBackend>(setup, rt);
+  if (kind == BackendKind::cpu) {
+    // The shard group's host weights (a group of one holds a full copy).
+    return std::make_unique<engine::CpuBackend>(parallel::ShardedWeights::load(setup.model, rt.shard_group_weights()),
+                                                setup.limits);
+  }
 #ifdef ABL_WITH_CUDA
   return make_cuda_backend(setup, rt);
 #else

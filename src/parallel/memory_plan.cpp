@@ -248,10 +248,19 @@ engine::BufferPlan rank_buffers(const model::ModelSpec& spec, int G, int64_t B, 
     b.add(fmt::format("gathered layer units: 2 slots {}", wt), 2 * layer * wb);
     b.add(fmt::format("gathered embedding/head: 1 buffer {}", wt), std::max(embed, head) * wb);
   }
-  b.add(fmt::format("KV cache (2,L,B*(P+N),NKV*HD) {}", lower(p.kv_cache)),
-        kv_cache_bytes(spec, B * (o.prompt_tokens + o.max_new_tokens), p.kv_cache));
-  for (auto& e : activation_buffers(spec, B, T, p).entries) b.add(std::move(e.name), e.bytes);
+  const int64_t cache_rows = B * (o.prompt_tokens + o.max_new_tokens);
   const int64_t V = spec.vocab_size, H = spec.hidden_size;
+  if (o.engine.pass_buffers) {
+    // The engine's own plan: its KV cache and every buffer its constructor carves.
+    b.add(fmt::format("{}, rows = B*(P+N)", o.engine.kv_cache_label), o.engine.kv_cache_bytes(spec, cache_rows));
+    for (auto& e : o.engine.pass_buffers(spec, engine::Limits{T, B}).entries) {
+      b.add(fmt::format("{} engine: {}", o.engine.name, e.name), e.bytes);
+    }
+    if (o.engine.name == "cuda") return b;  // logits, captures and workspaces are in the engine's plan
+  } else {
+    b.add(fmt::format("KV cache (2,L,B*(P+N),NKV*HD) {}", lower(p.kv_cache)), kv_cache_bytes(spec, cache_rows, p.kv_cache));
+    for (auto& e : activation_buffers(spec, B, T, p).entries) b.add(std::move(e.name), e.bytes);
+  }
   b.add("logits (B,V) f32", B * V * 4);
   b.add("log-softmax (B,V) f32", B * V * 4);
   // Residual captures of the prompts in one prefill pass, copied out after each pass.

@@ -58,6 +58,11 @@ struct PlanOptions {
   int64_t batch_tokens = 0;      // T per pass; 0 = auto (see kAutoMaxBatchTokens)
   int64_t max_seqs = 0;          // cap on B; 0 = as many as fit
   int64_t min_seqs = 1;          // the smallest useful batch: below it a plan "does not fit"
+  // The engine that will run: its pass buffers and KV cache are what its constructor allocates
+  // (engine::cpu_engine_footprint, cuda::cuda_engine_footprint), so the table lists exactly them.
+  // Empty only where the engine is not linked in (a binary without CUDA planning for GPUs, the
+  // planner's own tests): then activation_buffers and kv_cache_bytes below estimate them.
+  engine::EngineFootprint engine;
 };
 
 // With --batch-tokens auto, a pass carries T = max(B, P, min(B·P, kAutoMaxBatchTokens)) tokens:
@@ -116,7 +121,8 @@ MemoryPlan plan_memory(const model::ModelSpec& spec, const TopologyRequest& req,
 // The buffers of one rank with shard group size G at B sequences and T tokens per pass.
 engine::BufferPlan rank_buffers(const model::ModelSpec& spec, int G, int64_t B, int64_t T,
                                 const PlanOptions& opts);
-// Activations of one pass (the engine's buffers in the deployment's element types).
+// Without an engine footprint: an estimate of one pass's activations (the CPU engine's buffers in
+// the deployment's element types).
 engine::BufferPlan activation_buffers(const model::ModelSpec& spec, int64_t B, int64_t T,
                                       const Precision& p);
 // KV cache bytes for `rows` cached tokens: 2 × L × rows × NKV × HD × element size.

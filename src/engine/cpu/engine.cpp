@@ -140,4 +140,14 @@ void Engine::forward(const Batch& batch, KvCache& cache, const Outputs& out, Epi
   }
 }
 
+EngineFootprint cpu_engine_footprint() {
+  EngineFootprint f;
+  f.name = "cpu";
+  f.weights = DType::f32;
+  f.pass_buffers = &Engine::plan_for;
+  f.kv_cache_bytes = &KvCache::bytes_for;
+  f.kv_cache_label = "KV cache (2,L,rows,NKV*HD) f32";
+  return f;
+}
+
 }  // namespace abl::engine

@@ -29,52 +29,6 @@ uint64_t next_id() {
   return ++n;
 }
 
-constexpr size_t kAlign = 256;  // every carved buffer and weight tensor starts on this boundary
-
-size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
-
-// Byte offset of a named entry of a plan whose entries are laid out back to back, each rounded up
-// to kAlign (plan_for adds them rounded, so the plan's total is the arena's size).
-size_t offset_of(const engine::BufferPlan& plan, const std::string& name) {
-  size_t off = 0;
-  for (const auto& e : plan.entries) {
-    if (e.name == name) return off;
-    off += static_cast<size_t>(e.bytes);
-  }
-  fail("buffer plan has no entry '{}'", name);
-}
-
-void add_aligned(engine::BufferPlan& p, const std::string& name, int64_t bytes) {
-  p.add(name, static_cast<int64_t>(align_up(static_cast<size_t>(bytes), kAlign)));
-}
-
-// The batch's index arrays in staging and on the device, back to back for one batch of T tokens
-// and B sequences (16-byte aligned sections).
-struct BatchLayout {
-  size_t positions = 0, cache_rows = 0, row_seq = 0, last_rows = 0, kl_rows = 0, seqs = 0, tokens = 0, trial = 0,
-         total = 0;
-};
-BatchLayout batch_layout(int64_t T, int64_t B) {
-  BatchLayout l;
-  size_t off = 0;
-  auto take = [&off](size_t bytes) {
-    const size_t o = off;
-    off = align_up(off + bytes, size_t{16});
-    return o;
-  };
-  const auto t = static_cast<size_t>(T), b = static_cast<size_t>(B);
-  l.positions = take(t * sizeof(int64_t));
-  l.cache_rows = take(t * sizeof(int64_t));
-  l.row_seq = take(t * sizeof(int64_t));
-  l.last_rows = take(b * sizeof(int64_t));
-  l.kl_rows = take(b * sizeof(int64_t));
-  l.seqs = take(b * sizeof(AttnSeq));
-  l.tokens = take(t * sizeof(int32_t));
-  l.trial = take(b * sizeof(int32_t));
-  l.total = off;
-  return l;
-}
-
 // Zero-padded head rows for attention at HDp: (rows, HD) ↔ (rows, HDp), device to device.
 void pad_heads(const bf16* src, bf16* dst, int64_t rows, int64_t HD, int64_t HDp, cudaStream_t s) {
   if (rows == 0) return;
@@ -103,152 +57,7 @@ DeviceKvCache::DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStr
 }
 
 int64_t DeviceKvCache::bytes_for(const model::ModelSpec& spec, int64_t rows) {
-  ABL_CHECK(rows > 0, "KV cache of {} rows", rows);
-  return 2 * spec.num_layers * (rows + 1) * spec.num_kv_heads * attention_head_dim(spec.head_dim) *
-         static_cast<int64_t>(sizeof(bf16));
-}
-
-// ---- DeviceAblation -------------------------------------------------------------------------
-
-DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const engine::AblationTable& table, cudaStream_t stream)
-    : DeviceAblation(weights, table.directions, table.ablations, stream) {}
-
-DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<std::vector<float>>& directions,
-                               const std::vector<engine::TrialAblation>& trials, cudaStream_t stream)
-    : id_(next_id()) {
-  const model::ModelSpec& m = weights.spec();
-  ABL_CHECK(weights.compute_stream() == nullptr || weights.compute_stream() == stream,
-            "the ablation vectors must be computed on the weight source's compute stream");
-  const int64_t H = m.hidden_size, L = m.num_layers, K = static_cast<int64_t>(trials.size());
-  const auto D = static_cast<int32_t>(directions.size());
-  for (const auto& d : directions) {
-    ABL_CHECK(static_cast<int64_t>(d.size()) == H, "direction of length {} for hidden size {}", d.size(), H);
-  }
-  for (int64_t k = 0; k < K; ++k) {
-    const auto& t = trials[static_cast<size_t>(k)];
-    ABL_CHECK(static_cast<int64_t>(t.direction.size()) == L && static_cast<int64_t>(t.lambda[0].size()) == L &&
-                  static_cast<int64_t>(t.lambda[1].size()) == L,
-              "trial {} does not give a direction and two weights for each of the {} layers", k, L);
-    for (int32_t d : t.direction) ABL_CHECK(d >= 0 && d < D, "trial {} names direction {} of {}", k, d, D);
-  }
-
-  // Per layer: the directions some trial ablates with (renumbered 0..S_l-1), and per component
-  // whether a pre/full trial (n) or a full trial (Ŵa, ‖a‖²) ablates there.
-  std::vector<std::vector<int32_t>> used(static_cast<size_t>(L));
-  std::vector<std::array<bool, 2>> need_n(static_cast<size_t>(L), {false, false});
-  std::vector<std::array<bool, 2>> need_full(static_cast<size_t>(L), {false, false});
-  for (int64_t l = 0; l < L; ++l) {
-    std::set<int32_t> dirs;
-    for (const auto& t : trials) {
-      for (int c = 0; c < 2; ++c) {
-        if (t.lambda[static_cast<size_t>(c)][static_cast<size_t>(l)] == 0.0f) continue;
-        dirs.insert(t.direction[static_cast<size_t>(l)]);
-        if (t.mode != engine::RowNorm::none) need_n[static_cast<size_t>(l)][static_cast<size_t>(c)] = true;
-        if (t.mode == engine::RowNorm::full) need_full[static_cast<size_t>(l)][static_cast<size_t>(c)] = true;
-      }
-    }
-    used[static_cast<size_t>(l)].assign(dirs.begin(), dirs.end());
-  }
-  int32_t max_slots = 1;
-  for (const auto& u : used) max_slots = std::max(max_slots, static_cast<int32_t>(u.size()));
-
-  AblationTrialsHost host(static_cast<int32_t>(L));
-  std::vector<int32_t> slots(static_cast<size_t>(L));
-  for (const auto& t : trials) {
-    for (int64_t l = 0; l < L; ++l) {
-      const auto& u = used[static_cast<size_t>(l)];
-      const auto it = std::find(u.begin(), u.end(), t.direction[static_cast<size_t>(l)]);
-      slots[static_cast<size_t>(l)] = it == u.end() ? 0 : static_cast<int32_t>(it - u.begin());  // λ = 0 there
-    }
-    host.add_trial(static_cast<AblationMode>(t.mode), slots.data(), t.lambda[0].data(), t.lambda[1].data(),
-                   max_slots);
-  }
-
-  // One allocation: the tables, then per layer v (S_l, H) and per component n, Ŵa, ‖a‖².
-  size_t off = 0;
-  auto take = [&off](size_t bytes) {
-    const size_t o = off;
-    off = align_up(off + bytes, kAlign);
-    return o;
-  };
-  const size_t mode_at = take(host.mode.size() * sizeof(int32_t));
-  const size_t slot_at = take(host.slot.size() * sizeof(int32_t));
-  const size_t lambda_at = take(host.lambda.size() * sizeof(float));
-  struct At {
-    size_t v = 0;
-    std::array<size_t, 2> n{}, wa{}, a2{};
-  };
-  std::vector<At> at(static_cast<size_t>(L));
-  for (int64_t l = 0; l < L; ++l) {
-    const auto S = static_cast<size_t>(used[static_cast<size_t>(l)].size());
-    At& a = at[static_cast<size_t>(l)];
-    a.v = take(S * static_cast<size_t>(H) * sizeof(float));
-    for (size_t c = 0; c < 2; ++c) {
-      if (need_n[static_cast<size_t>(l)][c]) a.n[c] = take(static_cast<size_t>(H) * sizeof(float));
-      if (need_full[static_cast<size_t>(l)][c]) {
-        a.wa[c] = take(S * static_cast<size_t>(H) * sizeof(float));
-        a.a2[c] = take(S * sizeof(float));
-      }
-    }
-  }
-  buffer_ = DeviceBuffer(std::max<size_t>(off, kAlign));
-  char* base = buffer_.as<char>();
-
-  // Host image of the tables and directions, uploaded in one copy.
-  std::vector<char> image(off, 0);
-  std::memcpy(image.data() + mode_at, host.mode.data(), host.mode.size() * sizeof(int32_t));
-  std::memcpy(image.data() + slot_at, host.slot.data(), host.slot.size() * sizeof(int32_t));
-  std::memcpy(image.data() + lambda_at, host.lambda.data(), host.lambda.size() * sizeof(float));
-  for (int64_t l = 0; l < L; ++l) {
-    const auto& u = used[static_cast<size_t>(l)];
-    for (size_t i = 0; i < u.size(); ++i) {
-      std::memcpy(image.data() + at[static_cast<size_t>(l)].v + i * static_cast<size_t>(H) * sizeof(float),
-                  directions[static_cast<size_t>(u[i])].data(), static_cast<size_t>(H) * sizeof(float));
-    }
-  }
-  if (off > 0) copy_to_device(base, image.data(), off, stream);
-
-  trials_.num_trials = static_cast<int32_t>(K);
-  trials_.num_layers = static_cast<int32_t>(L);
-  trials_.mode = reinterpret_cast<const int32_t*>(base + mode_at);
-  trials_.slot = reinterpret_cast<const int32_t*>(base + slot_at);
-  trials_.lambda = reinterpret_cast<const float*>(base + lambda_at);
-
-  // The weight-derived vectors, on the device from the bf16 weights.
-  const int64_t in_max = std::max(m.q_dim(), m.intermediate_size);
-  DeviceBuffer a_scratch(static_cast<size_t>(max_slots) * static_cast<size_t>(in_max) * sizeof(float));
-  vectors_.resize(static_cast<size_t>(2 * L));
-  for (int64_t l = 0; l < L; ++l) {
-    const DeviceLayer& w = weights.layer(l);
-    const auto S = static_cast<int64_t>(used[static_cast<size_t>(l)].size());
-    const At& a = at[static_cast<size_t>(l)];
-    for (size_t c = 0; c < 2; ++c) {
-      AblationVectors& vec = vectors_[static_cast<size_t>(l) * 2 + c];
-      if (S == 0) continue;  // no trial ablates this layer: the apply step is skipped
-      vec.v = reinterpret_cast<const float*>(base + a.v);
-      const bf16* W = c == 0 ? w.wo : w.w_down;  // (H, in)
-      const int64_t in = c == 0 ? m.q_dim() : m.intermediate_size;
-      if (need_n[static_cast<size_t>(l)][c]) {
-        auto* n = reinterpret_cast<float*>(base + a.n[c]);
-        ablation_row_norms(W, H, in, n, stream);
-        vec.n = n;
-      }
-      if (need_full[static_cast<size_t>(l)][c]) {
-        auto* wa = reinterpret_cast<float*>(base + a.wa[c]);
-        auto* a2 = reinterpret_cast<float*>(base + a.a2[c]);
-        ablation_direction_vectors(W, H, in, vec.n, vec.v, S, a_scratch.as<float>(), wa, a2, stream);
-        vec.wa = wa;
-        vec.a2 = a2;
-      }
-    }
-  }
-  CUDA_CHECK(cudaStreamSynchronize(stream));  // a_scratch is freed on return
-}
-
-const AblationVectors& DeviceAblation::vectors(engine::Component c, int64_t layer) const {
-  ABL_CHECK(layer >= 0 && layer < trials_.num_layers, "ablation vectors of layer {} of {}", layer,
-            trials_.num_layers);
-  return vectors_[static_cast<size_t>(layer) * 2 + static_cast<size_t>(c)];
+  return device_kv_cache_bytes(spec, rows);
 }
 
 // ---- CudaEngine -----------------------------------------------------------------------------
@@ -291,47 +100,6 @@ struct CudaEngine::Buffers {
   const int32_t* trial = nullptr;         // (B)
 };
 
-engine::BufferPlan CudaEngine::plan_for(const model::ModelSpec& m, const engine::Limits& limits, int sm_count) {
-  const int64_t T = limits.max_tokens, B = limits.max_seqs;
-  const int64_t H = m.hidden_size, F = m.intermediate_size, V = m.vocab_size, L = m.num_layers;
-  const int64_t HDp = attention_head_dim(m.head_dim);
-  const int64_t bf = sizeof(bf16), f4 = sizeof(float);
-  const int64_t max_kv = std::max(m.max_position_embeddings, T);
-  engine::BufferPlan p;
-  add_aligned(p, "residual x (T,H) f32", T * H * f4);
-  add_aligned(p, "normed h (T,H)", T * H * bf);
-  add_aligned(p, "q (T,NH*HD)", T * m.q_dim() * bf);
-  add_aligned(p, "k (T,NKV*HD)", T * m.kv_dim() * bf);
-  add_aligned(p, "v (T,NKV*HD)", T * m.kv_dim() * bf);
-  add_aligned(p, "attention out (T,NH*HD)", T * m.q_dim() * bf);
-  add_aligned(p, "projection out y (T,H) f32", T * H * f4);
-  add_aligned(p, "gate (T,F)", T * F * bf);
-  add_aligned(p, "up (T,F)", T * F * bf);
-  if (HDp != m.head_dim) {
-    add_aligned(p, "padded q (T,NH*HDp)", T * m.num_heads * HDp * bf);
-    add_aligned(p, "padded k (T,NKV*HDp)", T * m.num_kv_heads * HDp * bf);
-    add_aligned(p, "padded v (T,NKV*HDp)", T * m.num_kv_heads * HDp * bf);
-    add_aligned(p, "padded attention (T,NH*HDp)", T * m.num_heads * HDp * bf);
-  }
-  add_aligned(p, "last rows (B,H) f32", B * H * f4);
-  add_aligned(p, "last normed (B,H)", B * H * bf);
-  add_aligned(p, "logits (B,V) f32", B * V * f4);
-  add_aligned(p, "greedy ids (B) i32", B * static_cast<int64_t>(sizeof(int32_t)));
-  add_aligned(p, "KL reference rows (B,V) f32", B * V * f4);
-  add_aligned(p, "KL (B) f64", B * static_cast<int64_t>(sizeof(double)));
-  add_aligned(p, "captures (B,L+1,H) f32", B * (L + 1) * H * f4);
-  add_aligned(p, "rope inv_freq (HD/2) f32", (m.head_dim / 2) * f4);
-  AttnBounds bounds;
-  bounds.B = B;
-  bounds.max_q_len = T;
-  bounds.max_kv_len = max_kv;
-  add_aligned(p, "attention scratch",
-              static_cast<int64_t>(attention_scratch_bytes(bounds, m.num_heads, m.num_kv_heads, HDp, 0, sm_count)));
-  add_aligned(p, "cuBLASLt workspace", static_cast<int64_t>(Gemm::kDefaultWorkspaceBytes));
-  add_aligned(p, "batch arrays", static_cast<int64_t>(batch_layout(T, B).total));
-  return p;
-}
-
 CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
     : weights_(weights),
       spec_(weights.spec()),
@@ -346,53 +114,48 @@ CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
   int dev = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, dev));
-  plan_ = plan_for(m, limits, sm_count_);
-  arena_ = DeviceBuffer(static_cast<size_t>(plan_.total()));
+  plan_ = plan_cuda_engine(m, limits, sm_count_);
+  arena_ = DeviceBuffer(plan_.total);
   staging_ = PinnedBuffer(batch_layout(limits.max_tokens, limits.max_seqs).total);
-  log::debug("CUDA engine buffers:\n{}", plan_.table());
+  log::debug("CUDA engine buffers:\n{}", plan_.table.table());
 
   char* base = arena_.as<char>();
-  auto at = [&](const char* name) { return static_cast<void*>(base + offset_of(plan_, name)); };
-  auto bytes = [&](const char* name) {
-    for (const auto& e : plan_.entries) {
-      if (e.name == name) return static_cast<size_t>(e.bytes);
-    }
-    return size_t{0};
-  };
+  auto at = [base](const Slice& s) { return s.bytes > 0 ? static_cast<void*>(base + s.offset) : nullptr; };
+  const CudaEnginePlan& p = plan_;
   Buffers& b = *buf_;
-  b.x = static_cast<float*>(at("residual x (T,H) f32"));
-  b.h = static_cast<bf16*>(at("normed h (T,H)"));
-  b.q = static_cast<bf16*>(at("q (T,NH*HD)"));
-  b.k = static_cast<bf16*>(at("k (T,NKV*HD)"));
-  b.v = static_cast<bf16*>(at("v (T,NKV*HD)"));
-  b.att = static_cast<bf16*>(at("attention out (T,NH*HD)"));
-  b.y = static_cast<float*>(at("projection out y (T,H) f32"));
-  b.gate = static_cast<bf16*>(at("gate (T,F)"));
-  b.up = static_cast<bf16*>(at("up (T,F)"));
+  b.x = static_cast<float*>(at(p.x));
+  b.h = static_cast<bf16*>(at(p.h));
+  b.q = static_cast<bf16*>(at(p.q));
+  b.k = static_cast<bf16*>(at(p.k));
+  b.v = static_cast<bf16*>(at(p.v));
+  b.att = static_cast<bf16*>(at(p.att));
+  b.y = static_cast<float*>(at(p.y));
+  b.gate = static_cast<bf16*>(at(p.gate));
+  b.up = static_cast<bf16*>(at(p.up));
   const cudaStream_t s = stream_.get();
   if (weights_.attention_head_dim() != m.head_dim) {
-    b.qp = static_cast<bf16*>(at("padded q (T,NH*HDp)"));
-    b.kp = static_cast<bf16*>(at("padded k (T,NKV*HDp)"));
-    b.vp = static_cast<bf16*>(at("padded v (T,NKV*HDp)"));
-    b.attp = static_cast<bf16*>(at("padded attention (T,NH*HDp)"));
+    b.qp = static_cast<bf16*>(at(p.qp));
+    b.kp = static_cast<bf16*>(at(p.kp));
+    b.vp = static_cast<bf16*>(at(p.vp));
+    b.attp = static_cast<bf16*>(at(p.attp));
     // The padding columns are never written after this: they stay zero.
-    for (const char* name : {"padded q (T,NH*HDp)", "padded k (T,NKV*HDp)", "padded v (T,NKV*HDp)"}) {
-      CUDA_CHECK(cudaMemsetAsync(at(name), 0, bytes(name), s));
+    for (const Slice* padded : {&p.qp, &p.kp, &p.vp}) {
+      CUDA_CHECK(cudaMemsetAsync(at(*padded), 0, padded->bytes, s));
     }
   }
-  b.rows = static_cast<float*>(at("last rows (B,H) f32"));
-  b.last = static_cast<bf16*>(at("last normed (B,H)"));
-  b.logits = static_cast<float*>(at("logits (B,V) f32"));
-  b.next_ids = static_cast<int32_t*>(at("greedy ids (B) i32"));
-  b.kl_ref = static_cast<float*>(at("KL reference rows (B,V) f32"));
-  b.kl = static_cast<double*>(at("KL (B) f64"));
-  b.captures = static_cast<float*>(at("captures (B,L+1,H) f32"));
-  b.inv_freq = static_cast<float*>(at("rope inv_freq (HD/2) f32"));
-  b.attn_scratch_bytes = bytes("attention scratch");
-  b.attn_scratch = b.attn_scratch_bytes > 0 ? at("attention scratch") : nullptr;
-  b.gemm_workspace = at("cuBLASLt workspace");
-  b.gemm_workspace_bytes = bytes("cuBLASLt workspace");
-  b.batch = static_cast<char*>(at("batch arrays"));
+  b.rows = static_cast<float*>(at(p.rows));
+  b.last = static_cast<bf16*>(at(p.last));
+  b.logits = static_cast<float*>(at(p.logits));
+  b.next_ids = static_cast<int32_t*>(at(p.next_ids));
+  b.kl_ref = static_cast<float*>(at(p.kl_ref));
+  b.kl = static_cast<double*>(at(p.kl));
+  b.captures = static_cast<float*>(at(p.captures));
+  b.inv_freq = static_cast<float*>(at(p.inv_freq));
+  b.attn_scratch_bytes = p.attn_scratch.bytes;
+  b.attn_scratch = at(p.attn_scratch);
+  b.gemm_workspace = at(p.gemm_workspace);
+  b.gemm_workspace_bytes = p.gemm_workspace.bytes;
+  b.batch = static_cast<char*>(at(p.batch));
   gemm_ = std::make_unique<Gemm>(b.gemm_workspace, b.gemm_workspace_bytes);
 
   const std::vector<float> inv_freq = engine::rope_inv_freq(m);

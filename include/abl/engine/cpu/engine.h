@@ -65,4 +65,7 @@ class Engine {
   std::vector<float> logits_;  // (B, V) only when greedy ids are asked for without logits
 };
 
+// The CPU engine's footprint for the planner: Engine::plan_for and KvCache::bytes_for, fp32.
+EngineFootprint cpu_engine_footprint();
+
 }  // namespace abl::engine

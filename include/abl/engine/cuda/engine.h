@@ -22,18 +22,17 @@
 #include <memory>
 #include <vector>
 
-#include "abl/engine/cpu/ablation_epilogue.h"
-#include "abl/ablation/trial.h"
-#include "abl/backend/cuda/ablation_epilogue.h"
 #include "abl/backend/cuda/attention.h"
-#include "abl/engine/cuda/decode_graph.h"
-#include "abl/engine/cuda/device_weights.h"
 #include "abl/backend/cuda/gemm.h"
 #include "abl/backend/cuda/memory.h"
 #include "abl/engine/batch.h"
 #include "abl/engine/buffer_plan.h"
-#include "abl/engine/rope_freqs.h"
+#include "abl/engine/cuda/ablation_epilogue.h"
+#include "abl/engine/cuda/decode_graph.h"
+#include "abl/engine/cuda/device_weights.h"
+#include "abl/engine/cuda/plan.h"
 #include "abl/engine/forward_pass.h"
+#include "abl/engine/rope_freqs.h"
 #include "abl/engine/weights.h"
 
 namespace abl::cuda {
@@ -63,34 +62,6 @@ class DeviceKvCache {
   DeviceBuffer buffer_;
 };
 
-// The ablation epilogue's device inputs for one batch of trials: the per-trial tables
-// (AblationTrials) and, per (layer, component), the direction-dependent vectors (AblationVectors)
-// computed on the device from the bf16 weights with ablation_row_norms / ablation_direction_vectors.
-// Each layer keeps only the directions some trial uses there (its slots are renumbered per layer),
-// n only where a pre/full trial ablates, Ŵa and ‖a‖² only where a full trial does. Everything is
-// computed once at construction (weights and directions do not change during a sweep). The
-// constructor requests layer(0..L-1) from `weights`: with a collective (sharded) source every rank
-// of the group must construct it at the same point, and `stream` must be the source's compute stream.
-class DeviceAblation {
- public:
-  DeviceAblation(DeviceWeightSource& weights, const engine::AblationTable& table, cudaStream_t stream);
-  DeviceAblation(DeviceWeightSource& weights, const std::vector<std::vector<float>>& directions,
-                 const std::vector<engine::TrialAblation>& trials, cudaStream_t stream);
-
-  int32_t num_trials() const { return trials_.num_trials; }
-  const AblationTrials& trials() const { return trials_; }
-  const AblationVectors& vectors(engine::Component c, int64_t layer) const;
-  size_t bytes() const { return buffer_.bytes(); }
-  // Unique per ablation of this process, never 0 (a decode graph bakes its pointers in).
-  uint64_t id() const { return id_; }
-
- private:
-  uint64_t id_ = 0;
-  DeviceBuffer buffer_;
-  AblationTrials trials_;
-  std::vector<AblationVectors> vectors_;  // (L, 2)
-};
-
 class CudaEngine {
  public:
   // Plans and allocates every activation buffer for `limits` on the current device. Runs on the
@@ -105,8 +76,7 @@ class CudaEngine {
   // The device buffers this engine holds (weights and the KV cache are planned by their owners);
   // sm_count sizes the attention scratch (cudaDevAttrMultiProcessorCount), so `plan` can print it
   // without a GPU.
-  const engine::BufferPlan& plan() const { return plan_; }
-  static engine::BufferPlan plan_for(const model::ModelSpec& spec, const engine::Limits& limits, int sm_count);
+  const engine::BufferPlan& plan() const { return plan_.table; }
   // Longest kv length a sequence may have (attention scratch bound): max_position_embeddings.
   int64_t max_kv_len() const { return max_kv_len_; }
 
@@ -149,7 +119,7 @@ class CudaEngine {
   engine::Limits limits_;
   int64_t max_kv_len_ = 0;
   int sm_count_ = 0;
-  engine::BufferPlan plan_;
+  CudaEnginePlan plan_;  // the arena's slices (plan.h)
   Stream stream_;
   DeviceBuffer arena_;
   PinnedBuffer staging_;  // the batch's index arrays, uploaded in one copy

@@ -1,0 +1,45 @@
+// The ablation epilogue on the CUDA engine: the twin of engine/cpu/ablation_epilogue.h. The kernels
+// are backend/cuda/ablation_epilogue.h; this holds their inputs for a batch of trials.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "abl/backend/cuda/ablation_epilogue.h"
+#include "abl/backend/cuda/memory.h"
+#include "abl/engine/ablation_table.h"
+#include "abl/engine/batch.h"
+#include "abl/engine/cuda/device_weights.h"
+
+namespace abl::cuda {
+
+// The ablation epilogue's device inputs for one batch of trials: the per-trial tables
+// (AblationTrials) and, per (layer, component), the direction-dependent vectors (AblationVectors)
+// computed on the device from the bf16 weights with ablation_row_norms / ablation_direction_vectors.
+// Each layer keeps only the directions some trial uses there (its slots are renumbered per layer),
+// n only where a pre/full trial ablates, Ŵa and ‖a‖² only where a full trial does. Everything is
+// computed once at construction (weights and directions do not change during a sweep). The
+// constructor requests layer(0..L-1) from `weights`: with a collective (sharded) source every rank
+// of the group must construct it at the same point, and `stream` must be the source's compute stream.
+class DeviceAblation {
+ public:
+  DeviceAblation(DeviceWeightSource& weights, const engine::AblationTable& table, cudaStream_t stream);
+  DeviceAblation(DeviceWeightSource& weights, const std::vector<std::vector<float>>& directions,
+                 const std::vector<engine::TrialAblation>& trials, cudaStream_t stream);
+
+  int32_t num_trials() const { return trials_.num_trials; }
+  const AblationTrials& trials() const { return trials_; }
+  const AblationVectors& vectors(engine::Component c, int64_t layer) const;
+  size_t bytes() const { return buffer_.bytes(); }
+  // Unique per ablation of this process, never 0 (a decode graph bakes its pointers in).
+  uint64_t id() const { return id_; }
+
+ private:
+  uint64_t id_ = 0;
+  DeviceBuffer buffer_;
+  AblationTrials trials_;
+  std::vector<AblationVectors> vectors_;  // (L, 2)
+};
+
+}  // namespace abl::cuda

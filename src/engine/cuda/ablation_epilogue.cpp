@@ -1,0 +1,172 @@
+// DeviceAblation (ablation_epilogue.h): a trial batch's tables and the weight-derived vectors of the
+// ablation epilogue, computed on the device once per batch.
+#include "abl/engine/cuda/ablation_epilogue.h"
+
+#include <algorithm>
+#include <array>
+#include <atomic>
+#include <set>
+#include <vector>
+
+#include "abl/backend/cuda/check.h"
+#include "abl/core/error.h"
+
+namespace abl::cuda {
+namespace {
+
+using bf16 = __nv_bfloat16;
+
+constexpr size_t kAlign = 256;  // every table and vector starts on this boundary
+
+size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+// Unique per ablation of this process, never 0 (decode-graph keys).
+uint64_t next_ablation_id() {
+  static std::atomic<uint64_t> n{0};
+  return ++n;
+}
+
+}  // namespace
+
+DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const engine::AblationTable& table, cudaStream_t stream)
+    : DeviceAblation(weights, table.directions, table.ablations, stream) {}
+
+DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<std::vector<float>>& directions,
+                               const std::vector<engine::TrialAblation>& trials, cudaStream_t stream)
+    : id_(next_ablation_id()) {
+  const model::ModelSpec& m = weights.spec();
+  ABL_CHECK(weights.compute_stream() == nullptr || weights.compute_stream() == stream,
+            "the ablation vectors must be computed on the weight source's compute stream");
+  const int64_t H = m.hidden_size, L = m.num_layers, K = static_cast<int64_t>(trials.size());
+  const auto D = static_cast<int32_t>(directions.size());
+  for (const auto& d : directions) {
+    ABL_CHECK(static_cast<int64_t>(d.size()) == H, "direction of length {} for hidden size {}", d.size(), H);
+  }
+  for (int64_t k = 0; k < K; ++k) {
+    const auto& t = trials[static_cast<size_t>(k)];
+    ABL_CHECK(static_cast<int64_t>(t.direction.size()) == L && static_cast<int64_t>(t.lambda[0].size()) == L &&
+                  static_cast<int64_t>(t.lambda[1].size()) == L,
+              "trial {} does not give a direction and two weights for each of the {} layers", k, L);
+    for (int32_t d : t.direction) ABL_CHECK(d >= 0 && d < D, "trial {} names direction {} of {}", k, d, D);
+  }
+
+  // Per layer: the directions some trial ablates with (renumbered 0..S_l-1), and per component
+  // whether a pre/full trial (n) or a full trial (Ŵa, ‖a‖²) ablates there.
+  std::vector<std::vector<int32_t>> used(static_cast<size_t>(L));
+  std::vector<std::array<bool, 2>> need_n(static_cast<size_t>(L), {false, false});
+  std::vector<std::array<bool, 2>> need_full(static_cast<size_t>(L), {false, false});
+  for (int64_t l = 0; l < L; ++l) {
+    std::set<int32_t> dirs;
+    for (const auto& t : trials) {
+      for (int c = 0; c < 2; ++c) {
+        if (t.lambda[static_cast<size_t>(c)][static_cast<size_t>(l)] == 0.0f) continue;
+        dirs.insert(t.direction[static_cast<size_t>(l)]);
+        if (t.mode != engine::RowNorm::none) need_n[static_cast<size_t>(l)][static_cast<size_t>(c)] = true;
+        if (t.mode == engine::RowNorm::full) need_full[static_cast<size_t>(l)][static_cast<size_t>(c)] = true;
+      }
+    }
+    used[static_cast<size_t>(l)].assign(dirs.begin(), dirs.end());
+  }
+  int32_t max_slots = 1;
+  for (const auto& u : used) max_slots = std::max(max_slots, static_cast<int32_t>(u.size()));
+
+  AblationTrialsHost host(static_cast<int32_t>(L));
+  std::vector<int32_t> slots(static_cast<size_t>(L));
+  for (const auto& t : trials) {
+    for (int64_t l = 0; l < L; ++l) {
+      const auto& u = used[static_cast<size_t>(l)];
+      const auto it = std::find(u.begin(), u.end(), t.direction[static_cast<size_t>(l)]);
+      slots[static_cast<size_t>(l)] = it == u.end() ? 0 : static_cast<int32_t>(it - u.begin());  // λ = 0 there
+    }
+    host.add_trial(static_cast<AblationMode>(t.mode), slots.data(), t.lambda[0].data(), t.lambda[1].data(),
+                   max_slots);
+  }
+
+  // One allocation: the tables, then per layer v (S_l, H) and per component n, Ŵa, ‖a‖².
+  size_t off = 0;
+  auto take = [&off](size_t bytes) {
+    const size_t o = off;
+    off = align_up(off + bytes, kAlign);
+    return o;
+  };
+  const size_t mode_at = take(host.mode.size() * sizeof(int32_t));
+  const size_t slot_at = take(host.slot.size() * sizeof(int32_t));
+  const size_t lambda_at = take(host.lambda.size() * sizeof(float));
+  struct At {
+    size_t v = 0;
+    std::array<size_t, 2> n{}, wa{}, a2{};
+  };
+  std::vector<At> at(static_cast<size_t>(L));
+  for (int64_t l = 0; l < L; ++l) {
+    const auto S = static_cast<size_t>(used[static_cast<size_t>(l)].size());
+    At& a = at[static_cast<size_t>(l)];
+    a.v = take(S * static_cast<size_t>(H) * sizeof(float));
+    for (size_t c = 0; c < 2; ++c) {
+      if (need_n[static_cast<size_t>(l)][c]) a.n[c] = take(static_cast<size_t>(H) * sizeof(float));
+      if (need_full[static_cast<size_t>(l)][c]) {
+        a.wa[c] = take(S * static_cast<size_t>(H) * sizeof(float));
+        a.a2[c] = take(S * sizeof(float));
+      }
+    }
+  }
+  buffer_ = DeviceBuffer(std::max<size_t>(off, kAlign));
+  char* base = buffer_.as<char>();
+
+  // Host image of the tables and directions, uploaded in one copy.
+  std::vector<char> image(off, 0);
+  std::memcpy(image.data() + mode_at, host.mode.data(), host.mode.size() * sizeof(int32_t));
+  std::memcpy(image.data() + slot_at, host.slot.data(), host.slot.size() * sizeof(int32_t));
+  std::memcpy(image.data() + lambda_at, host.lambda.data(), host.lambda.size() * sizeof(float));
+  for (int64_t l = 0; l < L; ++l) {
+    const auto& u = used[static_cast<size_t>(l)];
+    for (size_t i = 0; i < u.size(); ++i) {
+      std::memcpy(image.data() + at[static_cast<size_t>(l)].v + i * static_cast<size_t>(H) * sizeof(float),
+                  directions[static_cast<size_t>(u[i])].data(), static_cast<size_t>(H) * sizeof(float));
+    }
+  }
+  if (off > 0) copy_to_device(base, image.data(), off, stream);
+
+  trials_.num_trials = static_cast<int32_t>(K);
+  trials_.num_layers = static_cast<int32_t>(L);
+  trials_.mode = reinterpret_cast<const int32_t*>(base + mode_at);
+  trials_.slot = reinterpret_cast<const int32_t*>(base + slot_at);
+  trials_.lambda = reinterpret_cast<const float*>(base + lambda_at);
+
+  // The weight-derived vectors, on the device from the bf16 weights.
+  const int64_t in_max = std::max(m.q_dim(), m.intermediate_size);
+  DeviceBuffer a_scratch(static_cast<size_t>(max_slots) * static_cast<size_t>(in_max) * sizeof(float));
+  vectors_.resize(static_cast<size_t>(2 * L));
+  for (int64_t l = 0; l < L; ++l) {
+    const DeviceLayer& w = weights.layer(l);
+    const auto S = static_cast<int64_t>(used[static_cast<size_t>(l)].size());
+    const At& a = at[static_cast<size_t>(l)];
+    for (size_t c = 0; c < 2; ++c) {
+      AblationVectors& vec = vectors_[static_cast<size_t>(l) * 2 + c];
+      if (S == 0) continue;  // no trial ablates this layer: the apply step is skipped
+      vec.v = reinterpret_cast<const float*>(base + a.v);
+      const bf16* W = c == 0 ? w.wo : w.w_down;  // (H, in)
+      const int64_t in = c == 0 ? m.q_dim() : m.intermediate_size;
+      if (need_n[static_cast<size_t>(l)][c]) {
+        auto* n = reinterpret_cast<float*>(base + a.n[c]);
+        ablation_row_norms(W, H, in, n, stream);
+        vec.n = n;
+      }
+      if (need_full[static_cast<size_t>(l)][c]) {
+        auto* wa = reinterpret_cast<float*>(base + a.wa[c]);
+        auto* a2 = reinterpret_cast<float*>(base + a.a2[c]);
+        ablation_direction_vectors(W, H, in, vec.n, vec.v, S, a_scratch.as<float>(), wa, a2, stream);
+        vec.wa = wa;
+        vec.a2 = a2;
+      }
+    }
+  }
+  CUDA_CHECK(cudaStreamSynchronize(stream));  // a_scratch is freed on return
+}
+
+const AblationVectors& DeviceAblation::vectors(engine::Component c, int64_t layer) const {
+  ABL_CHECK(layer >= 0 && layer < trials_.num_layers, "ablation vectors of layer {} of {}", layer,
+            trials_.num_layers);
+  return vectors_[static_cast<size_t>(layer) * 2 + static_cast<size_t>(c)];
+}
+
+}  // namespace abl::cuda

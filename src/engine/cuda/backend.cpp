@@ -1,0 +1,61 @@
+#include "abl/engine/cuda/backend.h"
+
+#include <fmt/format.h>
+
+#include "abl/backend/cuda/check.h"
+#include "abl/core/error.h"
+
+namespace abl::cuda {
+
+void check_free_memory(int64_t bytes, const std::string& what) {
+  size_t free = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  ABL_CHECK(bytes <= static_cast<int64_t>(free),
+            "{} needs {:.2f} GiB of GPU memory, but {:.2f} of the GPU's {:.2f} GiB are free; lower --batch-tokens, "
+            "--max-seqs or --max-response-length, or shard the weights (--sharding; `abliterate plan` sizes a run)",
+            what, static_cast<double>(bytes) / kGiB, static_cast<double>(free) / kGiB,
+            static_cast<double>(total) / kGiB);
+}
+
+CudaBackend::CudaBackend(std::unique_ptr<DeviceWeightSource> weights, engine::Limits limits)
+    : weights_(std::move(weights)) {
+  int device = 0, sm_count = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  check_free_memory(static_cast<int64_t>(plan_cuda_engine(weights_->spec(), limits, sm_count).total),
+                    fmt::format("the CUDA engine's buffers ({} tokens, {} sequences per pass)", limits.max_tokens,
+                                limits.max_seqs));
+  engine_ = std::make_unique<CudaEngine>(*weights_, limits);
+}
+
+void CudaBackend::set_ablation(const engine::AblationTable* table) {
+  pass_.reset();
+  ablation_.reset();
+  if (table) ablation_ = std::make_unique<DeviceAblation>(*weights_, *table, engine_->stream());
+}
+
+void CudaBackend::set_kl_reference(const float* logprobs, int64_t rows) {
+  pass_.reset();
+  kl_ = {};
+  kl_buffer_ = DeviceBuffer();
+  if (!logprobs || rows == 0) return;
+  const size_t bytes = static_cast<size_t>(rows * engine_->spec().vocab_size) * sizeof(float);
+  kl_buffer_ = DeviceBuffer(bytes);
+  copy_to_device(kl_buffer_.get(), logprobs, bytes, engine_->stream());
+  kl_ = {kl_buffer_.as<float>(), rows};
+}
+
+engine::ForwardPass& CudaBackend::pass(int64_t cache_rows) {
+  if (!cache_ || cache_->rows() < cache_rows) {
+    pass_.reset();
+    cache_.reset();  // free the old cache before the larger one is allocated
+    check_free_memory(DeviceKvCache::bytes_for(engine_->spec(), cache_rows),
+                      fmt::format("a KV cache of {} rows", cache_rows));
+    cache_ = std::make_unique<DeviceKvCache>(engine_->spec(), cache_rows, engine_->stream());
+  }
+  if (!pass_) pass_ = std::make_unique<DevicePass>(*engine_, *cache_, ablation_.get(), kl_);
+  return *pass_;
+}
+
+}  // namespace abl::cuda

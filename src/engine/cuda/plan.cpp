@@ -1,0 +1,119 @@
+// The CUDA engine's buffer plan (plan.h): host arithmetic only, so `plan` runs without a GPU.
+#include "abl/engine/cuda/plan.h"
+
+#include <cuda_bf16.h>
+
+#include <algorithm>
+#include <string>
+
+#include "abl/backend/cuda/attention.h"
+#include "abl/engine/cuda/device_weights.h"
+#include "abl/backend/cuda/gemm.h"
+#include "abl/core/error.h"
+
+namespace abl::cuda {
+namespace {
+
+constexpr size_t kAlign = 256;  // every carved buffer starts on this boundary
+
+size_t align_up(size_t n, size_t a) { return (n + a - 1) / a * a; }
+
+// Appends named slices back to back, each rounded up to kAlign, to the plan's arena and table.
+class Carver {
+ public:
+  explicit Carver(CudaEnginePlan& p) : p_(p) {}
+  Slice operator()(const std::string& name, int64_t bytes) {
+    const Slice s{p_.total, align_up(static_cast<size_t>(bytes), kAlign)};
+    p_.total += s.bytes;
+    p_.table.add(name, static_cast<int64_t>(s.bytes));
+    return s;
+  }
+
+ private:
+  CudaEnginePlan& p_;
+};
+
+}  // namespace
+
+BatchLayout batch_layout(int64_t T, int64_t B) {
+  BatchLayout l;
+  size_t off = 0;
+  auto take = [&off](size_t bytes) {
+    const size_t o = off;
+    off = align_up(off + bytes, size_t{16});
+    return o;
+  };
+  const auto t = static_cast<size_t>(T), b = static_cast<size_t>(B);
+  l.positions = take(t * sizeof(int64_t));
+  l.cache_rows = take(t * sizeof(int64_t));
+  l.row_seq = take(t * sizeof(int64_t));
+  l.last_rows = take(b * sizeof(int64_t));
+  l.kl_rows = take(b * sizeof(int64_t));
+  l.seqs = take(b * sizeof(AttnSeq));
+  l.tokens = take(t * sizeof(int32_t));
+  l.trial = take(b * sizeof(int32_t));
+  l.total = off;
+  return l;
+}
+
+CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits& limits, int sm_count) {
+  ABL_CHECK(limits.max_tokens > 0 && limits.max_seqs > 0, "engine limits must be positive");
+  const int64_t T = limits.max_tokens, B = limits.max_seqs;
+  const int64_t H = m.hidden_size, F = m.intermediate_size, V = m.vocab_size, L = m.num_layers;
+  const int64_t HDp = attention_head_dim(m.head_dim);
+  const int64_t bf = sizeof(__nv_bfloat16), f4 = sizeof(float);
+  CudaEnginePlan p;
+  Carver carve(p);
+  p.x = carve("residual x (T,H) f32", T * H * f4);
+  p.h = carve("normed h (T,H)", T * H * bf);
+  p.q = carve("q (T,NH*HD)", T * m.q_dim() * bf);
+  p.k = carve("k (T,NKV*HD)", T * m.kv_dim() * bf);
+  p.v = carve("v (T,NKV*HD)", T * m.kv_dim() * bf);
+  p.att = carve("attention out (T,NH*HD)", T * m.q_dim() * bf);
+  p.y = carve("projection out y (T,H) f32", T * H * f4);
+  p.gate = carve("gate (T,F)", T * F * bf);
+  p.up = carve("up (T,F)", T * F * bf);
+  if (HDp != m.head_dim) {
+    p.qp = carve("padded q (T,NH*HDp)", T * m.num_heads * HDp * bf);
+    p.kp = carve("padded k (T,NKV*HDp)", T * m.num_kv_heads * HDp * bf);
+    p.vp = carve("padded v (T,NKV*HDp)", T * m.num_kv_heads * HDp * bf);
+    p.attp = carve("padded attention (T,NH*HDp)", T * m.num_heads * HDp * bf);
+  }
+  p.rows = carve("last rows (B,H) f32", B * H * f4);
+  p.last = carve("last normed (B,H)", B * H * bf);
+  p.logits = carve("logits (B,V) f32", B * V * f4);
+  p.next_ids = carve("greedy ids (B) i32", B * static_cast<int64_t>(sizeof(int32_t)));
+  p.kl_ref = carve("KL reference rows (B,V) f32", B * V * f4);
+  p.kl = carve("KL (B) f64", B * static_cast<int64_t>(sizeof(double)));
+  p.captures = carve("captures (B,L+1,H) f32", B * (L + 1) * H * f4);
+  p.inv_freq = carve("rope inv_freq (HD/2) f32", (m.head_dim / 2) * f4);
+  AttnBounds bounds;
+  bounds.B = B;
+  bounds.max_q_len = T;
+  bounds.max_kv_len = std::max(m.max_position_embeddings, T);
+  p.attn_scratch = carve("attention scratch", static_cast<int64_t>(attention_scratch_bytes(
+                                                 bounds, m.num_heads, m.num_kv_heads, HDp, 0, sm_count)));
+  p.gemm_workspace = carve("cuBLASLt workspace", static_cast<int64_t>(Gemm::kDefaultWorkspaceBytes));
+  p.batch = carve("batch arrays", static_cast<int64_t>(batch_layout(T, B).total));
+  return p;
+}
+
+int64_t device_kv_cache_bytes(const model::ModelSpec& spec, int64_t rows) {
+  ABL_CHECK(rows > 0, "KV cache of {} rows", rows);
+  return 2 * spec.num_layers * (rows + 1) * spec.num_kv_heads * attention_head_dim(spec.head_dim) *
+         static_cast<int64_t>(sizeof(__nv_bfloat16));
+}
+
+engine::EngineFootprint cuda_engine_footprint(int sm_count) {
+  engine::EngineFootprint f;
+  f.name = "cuda";
+  f.weights = DType::bf16;
+  f.pass_buffers = [sm_count](const model::ModelSpec& spec, const engine::Limits& limits) {
+    return plan_cuda_engine(spec, limits, sm_count).table;
+  };
+  f.kv_cache_bytes = &device_kv_cache_bytes;
+  f.kv_cache_label = "KV cache (2,L,rows+1,NKV*HDp) bf16";
+  return f;
+}
+
+}  // namespace abl::cuda
