@@ -1,0 +1,72 @@
+// The CUDA engine on the host (no device): supported head dims and the typed buffer plan.
+#include <gtest/gtest.h>
+
+#include "engine/cuda/engine_cuda_check.h"
+
+using namespace abl;
+using namespace abl::cuda_engine_test;
+
+// ---- host only: no device needed ------------------------------------------------------------
+
+TEST(CudaEngineHost, AttentionHeadDimAndPlan) {
+  EXPECT_EQ(cuda::attention_head_dim(8), 64);
+  EXPECT_EQ(cuda::attention_head_dim(32), 64);
+  EXPECT_EQ(cuda::attention_head_dim(64), 64);
+  EXPECT_EQ(cuda::attention_head_dim(72), 80);
+  EXPECT_EQ(cuda::attention_head_dim(128), 128);
+  EXPECT_EQ(cuda::attention_head_dim(200), 256);
+  EXPECT_THROW(cuda::attention_head_dim(300), Error);
+
+  const model::ModelSpec spec = model::synthetic_model_spec("llama-3.1-8b");
+  const engine::BufferPlan p = cuda::plan_cuda_engine(spec, {2048, 256}, 132).table;
+  std::cout << p.table();
+  bool has_ws = false, has_scratch = false;
+  for (const auto& e : p.entries) {
+    EXPECT_EQ(e.bytes % 256, 0) << e.name;
+    has_ws |= e.name == "cuBLASLt workspace";
+    has_scratch |= e.name == "attention scratch";
+  }
+  EXPECT_TRUE(has_ws && has_scratch);
+  // HD 128 has a kernel: no padded buffers.
+  for (const auto& e : p.entries) EXPECT_EQ(e.name.find("padded"), std::string::npos) << e.name;
+  // 1000 rows and the scratch row of padded decode steps.
+  EXPECT_EQ(cuda::DeviceKvCache::bytes_for(spec, 1000), 2 * 32 * 1001 * 8 * 128 * 2);
+}
+
+// The typed plan the engine carves its arena by (no GPU): every slice aligned, in arena order,
+// disjoint, inside the arena; the table names the same slices and sums to the arena.
+TEST(CudaEnginePlan, SlicesTileTheArenaAndMatchTheTable) {
+  for (const char* preset : {"llama-3.1-8b", "qwen2.5-7b"}) {
+    const model::ModelSpec spec = model::synthetic_model_spec(preset);
+    const cuda::CudaEnginePlan p = cuda::plan_cuda_engine(spec, {512, 64}, cuda::kPlanSmCount);
+    const std::vector<const cuda::Slice*> carved = {&p.x,    &p.h,        &p.q,      &p.k,        &p.v,
+                                                    &p.att,  &p.y,        &p.gate,   &p.up,       &p.rows,
+                                                    &p.last, &p.logits,   &p.next_ids, &p.kl_ref, &p.kl,
+                                                    &p.captures, &p.inv_freq, &p.attn_scratch,
+                                                    &p.gemm_workspace, &p.batch};
+    size_t end = 0;
+    for (const cuda::Slice* s : carved) {
+      EXPECT_EQ(s->offset % 256, 0u);
+      EXPECT_EQ(s->offset, end) << preset;  // back to back in carve order (no padded buffers here)
+      end = s->offset + s->bytes;
+    }
+    EXPECT_EQ(end, p.total);
+    EXPECT_EQ(p.table.total(), static_cast<int64_t>(p.total));
+    ASSERT_EQ(p.table.entries.size(), carved.size());
+    for (size_t i = 0; i < carved.size(); ++i) EXPECT_EQ(p.table.entries[i].bytes, static_cast<int64_t>(carved[i]->bytes));
+    EXPECT_EQ(p.logits.bytes, size_t{64} * static_cast<size_t>(spec.vocab_size) * 4);
+    EXPECT_EQ(p.x.bytes, size_t{512} * static_cast<size_t>(spec.hidden_size) * 4);
+    EXPECT_EQ(p.qp.bytes, 0u);
+  }
+  // A head dim without a kernel (the organism's 16) carves the padded buffers too.
+  model::ModelSpec tiny = model::synthetic_model_spec("llama-3.1-8b");
+  tiny.head_dim = 16;
+  tiny.num_heads = 4;
+  tiny.num_kv_heads = 2;
+  tiny.hidden_size = 64;
+  const cuda::CudaEnginePlan p = cuda::plan_cuda_engine(tiny, {32, 4}, cuda::kPlanSmCount);
+  EXPECT_EQ(p.qp.bytes, 32u * 4 * 64 * 2);  // (T, NH*HDp) bf16 at HDp = 64
+  EXPECT_GT(p.attp.offset, p.qp.offset);
+  EXPECT_EQ(cuda::cuda_engine_footprint().pass_buffers(tiny, {32, 4}).total(), static_cast<int64_t>(p.total));
+}
+
