@@ -73,13 +73,12 @@ std::string detect_response_prefix(Session& s, const std::vector<std::string>& p
 
 void phase_baseline(Session& ses) {
   watchdog::set_phase("baseline");
-  const po::variables_map& vm = ses.vm();
+  const EvaluationOptions& ev = need(ses.options().evaluation, "[evaluation]");
   parallel::Runtime& rt = ses.rt();
-  const int64_t max_new = vm["max-response-length"].as<int64_t>();
-  ABL_CHECK(max_new > 0, "--max-response-length must be positive, got {}", max_new);
-  const auto markers = load_refusal_markers(rt.world(), vm["refusal-markers"].as<std::string>());
-  const auto kl_prompts = load_prompt_set(rt.world(), vm, "kl-prompts", "good", "kl-split");
-  const auto eval_prompts = load_prompt_set(rt.world(), vm, "eval-prompts", "bad", "eval-split");
+  const int64_t max_new = ev.max_response_length;
+  const auto markers = load_refusal_markers(rt.world(), ev.refusal_markers);
+  const auto kl_prompts = load_prompt_set(rt.world(), ev.kl);
+  const auto eval_prompts = load_prompt_set(rt.world(), ev.eval);
   const int64_t V_ = ses.spec().vocab_size;
   // The file's size, checked before the work: (N_kl, V) f32 log-probabilities and the responses.
   const auto bytes = static_cast<int64_t>(kl_prompts.size()) * V_ * 4 + static_cast<int64_t>(eval_prompts.size()) * 4096;
@@ -163,7 +162,7 @@ void phase_baseline(Session& ses) {
 namespace {
 
 int run_baseline(const po::variables_map& vm) {
-  Session ses(vm, "baseline");
+  Session ses(parse_driver_options(vm), "baseline");
   check_phase_options(ses);
   phase_baseline(ses);
   return 0;

@@ -34,7 +34,7 @@ void check_finite_directions(const io::schema::DirectionsData& d, const std::str
 
 void phase_directions(Session& ses) {
   watchdog::set_phase("directions");
-  const bool projected = ses.vm()["projected"].as<bool>();
+  const bool projected = need(ses.options().directions, "[directions]").projected;
   const std::string in = ses.out_path(io::schema::residuals::kFile);
   const std::string out = ses.out_path(io::schema::directions::kFile);
   const std::string inputs = phase_inputs(ses, Phase::directions).dump();
@@ -64,7 +64,7 @@ void phase_directions(Session& ses) {
 namespace {
 
 int run_directions(const po::variables_map& vm) {
-  Session ses(vm, "directions");
+  Session ses(parse_driver_options(vm), "directions");
   check_phase_options(ses);
   phase_directions(ses);
   return 0;

@@ -2,6 +2,7 @@
 // ablated weights W' (ablation/export.h). The trial's parameters come from trials.h5, its
 // directions from directions.h5, its row normalization from the sweep's settings.
 #include <filesystem>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -23,26 +24,44 @@ namespace abl::app {
 namespace {
 namespace fs = std::filesystem;
 
-int run_export(const po::variables_map& vm) {
-  const std::string run_dir = vm["run-dir"].as<std::string>();
-  const int64_t k = vm["trial"].as<int64_t>();
-  ablation::ExportOptions opts;
-  opts.out_dir = vm["out"].as<std::string>();
-  opts.overwrite = vm["overwrite"].as<bool>();
-  opts.max_shard_bytes = io::parse_byte_size(vm["max-shard-size"].as<std::string>());
+// The options of `export`, parsed and checked once.
+struct ExportCommandOptions {
+  std::string run_dir;
+  int64_t trial = 0;
+  std::optional<std::string> model;  // none: the sweep's
+  double hang_timeout = 1800;
+  ablation::ExportOptions out;  // folder, overwrite, shard size, dtype
+};
+
+ExportCommandOptions parse_export_options(const po::variables_map& vm) {
+  ExportCommandOptions o;
+  o.run_dir = vm["run-dir"].as<std::string>();
+  o.trial = vm["trial"].as<int64_t>();
+  if (vm.count("model")) o.model = vm["model"].as<std::string>();
+  o.out.out_dir = vm["out"].as<std::string>();
+  o.out.overwrite = vm["overwrite"].as<bool>();
+  o.out.max_shard_bytes = io::parse_byte_size(vm["max-shard-size"].as<std::string>());
   const std::string dtype = vm["dtype"].as<std::string>();
   if (dtype != "keep") {
     DType t{};
     std::string upper;
     for (char c : dtype) upper += static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     ABL_CHECK(parse_dtype(upper, &t), "--dtype must be keep, bf16, f16 or f32, got '{}'", dtype);
-    opts.dtype = t;
+    o.out.dtype = t;
   }
+  o.hang_timeout = checked_hang_timeout(vm["hang-timeout"].as<double>());
+  return o;
+}
+
+int export_trial(const ExportCommandOptions& eo) {
+  const std::string& run_dir = eo.run_dir;
+  const int64_t k = eo.trial;
+  ablation::ExportOptions opts = eo.out;
   // Everything is checked before the weights, by rank 0 for every rank (a rank must never decide
   // alone, e.g. whether the output folder exists, while another already writes it): the trial, the
   // files, that directions.h5 is the one the sweep used, the folder.
   parallel::Runtime rt;
-  start_watchdog(rt, vm);
+  start_watchdog(rt, eo.hang_timeout);
   const std::string tpath = (fs::path(run_dir) / io::schema::trials::kFile).string();
   const std::string dpath = (fs::path(run_dir) / io::schema::directions::kFile).string();
   const std::string model = parallel::root_string(rt.world(), [&] {
@@ -58,7 +77,7 @@ int run_export(const po::variables_map& vm) {
               "{} is not the directions.h5 the sweep of {} used (directions hash {}, the sweep's {}); export with the "
               "run folder whose directions the trials were evaluated with",
               dpath, trials.path, here, used);
-    const std::string m = vm.count("model") ? vm["model"].as<std::string>() : trials.meta.model;
+    const std::string m = eo.model ? *eo.model : trials.meta.model;
     ABL_CHECK(!is_synthetic(m), "export needs a model folder, not {}", m);
     ABL_CHECK(!fs::exists(opts.out_dir) || opts.overwrite, "{} already exists (--overwrite replaces it)", opts.out_dir);
     const model::ModelSpec spec = model::load_model_spec(m);
@@ -111,7 +130,7 @@ Command export_command() {
         ("dtype", po::value<std::string>()->default_value("keep"), "keep (each tensor's source dtype), bf16, f16 or f32")
         ("overwrite", po::bool_switch(), "replace an existing output folder");
   };
-  c.run = run_export;
+  c.run = [](const po::variables_map& vm) { return export_trial(parse_export_options(vm)); };
   return c;
 }
 

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
@@ -20,17 +21,40 @@
 namespace abl::app {
 namespace {
 
-int run_generate(const po::variables_map& vm) {
-  const std::string model = vm["model"].as<std::string>();
-  const BackendKind kind = resolve_backend(vm["backend"].as<std::string>());
-  const engine::Limits limits = engine_limits(vm);
-  const int64_t max_new = vm["max-new-tokens"].as<int64_t>();
-  ABL_CHECK(max_new >= 0, "--max-new-tokens must be >= 0, got {}", max_new);
-  const auto prompts = io::load_prompts(prompt_source(vm));
-  const auto tmpl = load_chat_template(vm);
+// The options of `generate`, parsed and checked once.
+struct GenerateOptions {
+  ModelOptions model;
+  io::PromptSource prompts;
+  EngineOptions engine;
+  int64_t max_new_tokens = 100;
+  std::optional<std::string> output;  // none: stdout
+  std::string refusal_markers;        // "" = none
+  bool stop_at_refusal = false;
+};
+
+GenerateOptions parse_generate_options(const po::variables_map& vm) {
+  GenerateOptions o;
+  o.model = parse_model_options(vm);
+  o.prompts = parse_prompt_options(vm);
+  o.engine = parse_engine_options(vm);
+  o.max_new_tokens = vm["max-new-tokens"].as<int64_t>();
+  ABL_CHECK(o.max_new_tokens >= 0, "--max-new-tokens must be >= 0, got {}", o.max_new_tokens);
+  if (vm.count("output")) o.output = vm["output"].as<std::string>();
+  o.refusal_markers = vm["refusal-markers"].as<std::string>();
+  o.stop_at_refusal = vm["stop-at-refusal"].as<bool>();
+  return o;
+}
+
+int run_generate(const GenerateOptions& go) {
+  const std::string& model = go.model.model;
+  const BackendKind kind = resolve_backend(go.engine.backend);
+  const engine::Limits limits = engine_limits(go.engine);
+  const int64_t max_new = go.max_new_tokens;
+  const auto prompts = io::load_prompts(go.prompts);
+  const auto tmpl = load_chat_template(go.model);
   const auto tok = load_tokenizer(model);
-  const std::string system = vm["system-prompt"].as<std::string>();
-  const std::string prefix = fixed_response_prefix(vm);
+  const std::string& system = go.model.system_prompt;
+  const std::string prefix = fixed_response_prefix(go.model);
 
   const model::ModelSpec spec = is_synthetic(model) ? model::synthetic_model_spec(model) : model::load_model_spec(model);
   std::vector<engine::GenerateRequest> reqs;
@@ -66,14 +90,13 @@ int run_generate(const po::variables_map& vm) {
   opts.max_new_tokens = max_new;
   opts.eos_ids = spec.eos_token_ids;
   std::unique_ptr<text::RefusalMarkers> markers;
-  if (!vm["refusal-markers"].as<std::string>().empty()) {
-    markers = std::make_unique<text::RefusalMarkers>(
-        text::RefusalMarkers::from_option(vm["refusal-markers"].as<std::string>()));
-    if (vm["stop-at-refusal"].as<bool>()) {
+  if (!go.refusal_markers.empty()) {
+    markers = std::make_unique<text::RefusalMarkers>(text::RefusalMarkers::from_option(go.refusal_markers));
+    if (go.stop_at_refusal) {
       opts.stop_when = [&](std::string_view t) { return !markers->find(t).empty(); };
     }
   } else {
-    ABL_CHECK(!vm["stop-at-refusal"].as<bool>(), "--stop-at-refusal needs --refusal-markers");
+    ABL_CHECK(!go.stop_at_refusal, "--stop-at-refusal needs --refusal-markers");
   }
   const auto t0 = std::chrono::steady_clock::now();
   const auto results = engine::generate(backend->pass(cache_rows), tok, reqs, opts);
@@ -81,9 +104,9 @@ int run_generate(const po::variables_map& vm) {
 
   std::ofstream file;
   std::ostream* out = &std::cout;
-  if (vm.count("output")) {
-    file.open(vm["output"].as<std::string>());
-    ABL_CHECK(file.good(), "cannot write {}", vm["output"].as<std::string>());
+  if (go.output) {
+    file.open(*go.output);
+    ABL_CHECK(file.good(), "cannot write {}", *go.output);
     out = &file;
   }
   int64_t generated = 0, refusals = 0;
@@ -125,7 +148,7 @@ Command generate_command() {
          "marker file, or builtin (inputs/refusal_markers.txt compiled in): adds \"refusal\" to each line and counts them")
         ("stop-at-refusal", po::bool_switch(), "end a response at its first refusal marker");
   };
-  c.run = run_generate;
+  c.run = [](const po::variables_map& vm) { return run_generate(parse_generate_options(vm)); };
   return c;
 }
 

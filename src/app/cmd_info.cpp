@@ -64,8 +64,21 @@ void print_tokenizer(const std::string& model, const model::ModelSpec& spec) {
   }
 }
 
-int run_info(const po::variables_map& vm) {
-  const std::string model = vm["model"].as<std::string>();
+// The options of `info`, parsed once.
+struct InfoOptions {
+  std::string model;
+  bool brief = false;
+};
+
+InfoOptions parse_info_options(const po::variables_map& vm) {
+  InfoOptions o;
+  o.model = parse_model_options(vm).model;
+  o.brief = vm["brief"].as<bool>();
+  return o;
+}
+
+int show_info(const InfoOptions& opts) {
+  const std::string& model = opts.model;
   if (is_synthetic(model)) {
     // A preset has no files: its shape, and what the engine generates for it.
     const model::ModelSpec spec = model::synthetic_model_spec(model);
@@ -95,7 +108,7 @@ int run_info(const po::variables_map& vm) {
   print_tokenizer(model, spec);
 
   const model::WeightCheck check = model::inspect_weights(spec, reader);
-  if (!vm["brief"].as<bool>()) std::cout << "\n" << model::format_tensor_table(reader) << "\n";
+  if (!opts.brief) std::cout << "\n" << model::format_tensor_table(reader) << "\n";
   for (const auto& name : check.unexpected) std::cout << "unexpected tensor (not used): " << name << "\n";
   if (!check.problems.empty()) {
     std::cout << "weights:       NOT loadable, " << check.problems.size() << " problem(s):\n";
@@ -118,7 +131,7 @@ Command info_command() {
     declare_model_path_option(o);
     o.group("info", "Info")("brief", po::bool_switch(), "omit the table of tensors (name, dtype, shape, file)");
   };
-  c.run = run_info;
+  c.run = [](const po::variables_map& vm) { return show_info(parse_info_options(vm)); };
   return c;
 }
 

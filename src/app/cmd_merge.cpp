@@ -15,8 +15,21 @@ namespace abl::app {
 namespace {
 namespace fs = std::filesystem;
 
-int run_merge(const po::variables_map& vm) {
-  const std::string dir = vm["out"].as<std::string>();
+// The options of `merge`, parsed once.
+struct MergeOptions {
+  std::string out;  // the run folder
+  bool overwrite = false;
+};
+
+MergeOptions parse_merge_options(const po::variables_map& vm) {
+  MergeOptions o;
+  o.out = vm["out"].as<std::string>();
+  o.overwrite = vm["overwrite"].as<bool>();
+  return o;
+}
+
+int merge_slices(const MergeOptions& opts) {
+  const std::string& dir = opts.out;
   ABL_CHECK(fs::is_directory(dir), "run folder {} does not exist", dir);
   // The slice files present, complete or not: trials.slice-I-of-N.h5[.partial].
   const std::regex pattern(R"(trials\.slice-(\d+)-of-(\d+)\.h5(\.partial)?)");
@@ -46,7 +59,7 @@ int run_merge(const po::variables_map& vm) {
   ABL_CHECK(missing.empty(), "{}: slice(s) {} of {} missing", dir, fmt::join(missing, ", "), n);
 
   const std::string out = (fs::path(dir) / io::schema::trials::kFile).string();
-  ABL_CHECK(!fs::exists(out) || vm["overwrite"].as<bool>(), "{} already exists (--overwrite replaces it)", out);
+  ABL_CHECK(!fs::exists(out) || opts.overwrite, "{} already exists (--overwrite replaces it)", out);
   std::vector<io::schema::TrialsContents> parts;
   int64_t next = 0;
   for (const auto& [i, path] : complete) {
@@ -98,7 +111,7 @@ Command merge_command() {
         ("out", po::value<std::string>()->required()->value_name("DIR"), "run folder holding trials.slice-I-of-N.h5");
     o.group("merge", "Merge")("overwrite", po::bool_switch(), "replace an existing trials.h5");
   };
-  c.run = run_merge;
+  c.run = [](const po::variables_map& vm) { return merge_slices(parse_merge_options(vm)); };
   return c;
 }
 

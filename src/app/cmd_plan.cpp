@@ -26,8 +26,7 @@ std::string human_count(int64_t n) {
   return std::to_string(n);
 }
 
-int positive_int(const po::variables_map& vm, const char* name) {
-  const int v = vm[name].as<int>();
+int positive_int(int v, const char* name) {
   ABL_CHECK(v >= 1, "--{} must be at least 1, got {}", name, v);
   return v;
 }
@@ -68,12 +67,18 @@ void print_gathers(const parallel::MemoryPlan& m) {
   }
 }
 
-int run_plan(const po::variables_map& vm) {
-  const std::string model = vm["model"].as<std::string>();
-  const model::ModelSpec spec =
-      is_synthetic(model) ? model::synthetic_model_spec(model) : model::load_model_spec(model);
+// The options of `plan` (its own [dist] and [engine] meanings: a planned job, not this one),
+// parsed and checked once.
+struct PlanCommandOptions {
+  std::string model;
+  parallel::PlanOptions plan;    // backend, memory, lengths, batch
+  parallel::TopologyRequest topology;  // nodes x GPUs per node, sharding
+};
 
-  parallel::PlanOptions opts;
+PlanCommandOptions parse_plan_options(const po::variables_map& vm) {
+  PlanCommandOptions o;
+  o.model = parse_model_options(vm).model;
+  parallel::PlanOptions& opts = o.plan;
   opts.backend = parallel::parse_backend(vm["backend"].as<std::string>());
   opts.budget_gib = vm["gpu-mem-gib"].as<double>();
   opts.prompt_tokens = vm["prompt-tokens"].as<int64_t>();
@@ -81,15 +86,24 @@ int run_plan(const po::variables_map& vm) {
   opts.batch_tokens = parse_batch_tokens(vm["batch-tokens"].as<std::string>());
   opts.max_seqs = vm["max-seqs"].as<int64_t>();
 
-  const int nodes = positive_int(vm, "nodes");
-  const int per_node = positive_int(vm, "gpus-per-node");
-  parallel::TopologyRequest req;
+  const int nodes = positive_int(vm["nodes"].as<int>(), "nodes");
+  const int per_node = positive_int(vm["gpus-per-node"].as<int>(), "gpus-per-node");
+  parallel::TopologyRequest& req = o.topology;
   req.world_size = nodes * per_node;
   req.world_rank = 0;
   req.ranks_per_node = per_node;
   req.node_size = per_node;
   req.sharding = parallel::parse_sharding(vm["sharding"].as<std::string>());
   req.shard_group_size = vm["shard-group-size"].as<int>();
+  return o;
+}
+
+int run_plan(const PlanCommandOptions& cmd) {
+  const std::string& model = cmd.model;
+  const model::ModelSpec spec =
+      is_synthetic(model) ? model::synthetic_model_spec(model) : model::load_model_spec(model);
+  const parallel::PlanOptions& opts = cmd.plan;
+  const parallel::TopologyRequest& req = cmd.topology;
 
   const parallel::MemoryPlan m = parallel::plan_memory(spec, req, opts);
   const parallel::Topology& t = m.topology;
@@ -185,7 +199,7 @@ Command plan_command() {
         ("prompt-tokens", po::value<int64_t>()->default_value(256),
          "tokens of the longest rendered prompt (chat template included)");
   };
-  c.run = run_plan;
+  c.run = [](const po::variables_map& vm) { return run_plan(parse_plan_options(vm)); };
   return c;
 }
 

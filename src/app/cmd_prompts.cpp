@@ -13,15 +13,30 @@
 namespace abl::app {
 namespace {
 
-int run_prompts(const po::variables_map& vm) {
-  const std::string model = vm["model"].as<std::string>();
-  const io::PromptSource src = prompt_source(vm);
+// The options of `prompts`, parsed once.
+struct PromptsOptions {
+  ModelOptions model;
+  io::PromptSource source;
+  int64_t show = 0;
+};
+
+PromptsOptions parse_prompts_options(const po::variables_map& vm) {
+  PromptsOptions o;
+  o.model = parse_model_options(vm);
+  o.source = parse_prompt_options(vm);
+  o.show = vm["show"].as<int64_t>();
+  return o;
+}
+
+int show_prompts(const PromptsOptions& opts) {
+  const std::string& model = opts.model.model;
+  const io::PromptSource& src = opts.source;
   const auto prompts = io::load_prompts(src);
-  const auto tmpl = load_chat_template(vm);
+  const auto tmpl = load_chat_template(opts.model);
   const auto tok = load_tokenizer(model);
-  const std::string system = vm["system-prompt"].as<std::string>();
-  const std::string prefix = fixed_response_prefix(vm);
-  const int64_t show = vm["show"].as<int64_t>();
+  const std::string& system = opts.model.system_prompt;
+  const std::string prefix = fixed_response_prefix(opts.model);
+  const int64_t show = opts.show;
 
   std::vector<int64_t> lengths;
   lengths.reserve(prompts.size());
@@ -60,7 +75,7 @@ Command prompts_command() {
     declare_prompt_options(o, "prompts");
     o.group("prompts", "Output")("show", po::value<int64_t>()->default_value(0), "print the first N rendered prompts");
   };
-  c.run = run_prompts;
+  c.run = [](const po::variables_map& vm) { return show_prompts(parse_prompts_options(vm)); };
   return c;
 }
 

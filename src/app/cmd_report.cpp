@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <optional>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -128,18 +129,32 @@ void write_trials_json(const io::schema::TrialsContents& t, const std::string& p
 
 namespace {
 
-int run_report(const po::variables_map& vm) {
-  std::string path = vm["trials"].as<std::string>();
+// The options of `report`, parsed once.
+struct ReportOptions {
+  std::string trials;     // folder or file
+  std::optional<std::string> csv, json;  // none = not written
+};
+
+ReportOptions parse_report_options(const po::variables_map& vm) {
+  ReportOptions o;
+  o.trials = vm["trials"].as<std::string>();
+  if (vm.count("csv")) o.csv = vm["csv"].as<std::string>();
+  if (vm.count("json")) o.json = vm["json"].as<std::string>();
+  return o;
+}
+
+int write_report(const ReportOptions& opts) {
+  std::string path = opts.trials;
   if (std::filesystem::is_directory(path)) path = (std::filesystem::path(path) / io::schema::trials::kFile).string();
   const auto t = io::schema::read_trials(path);
   print_report(t, std::cout);
-  if (vm.count("csv")) {
-    write_trials_csv(t, vm["csv"].as<std::string>());
-    log::info("report: {} trials -> {}", t.rows.size(), vm["csv"].as<std::string>());
+  if (opts.csv) {
+    write_trials_csv(t, *opts.csv);
+    log::info("report: {} trials -> {}", t.rows.size(), *opts.csv);
   }
-  if (vm.count("json")) {
-    write_trials_json(t, vm["json"].as<std::string>());
-    log::info("report: {} trials -> {}", t.rows.size(), vm["json"].as<std::string>());
+  if (opts.json) {
+    write_trials_json(t, *opts.json);
+    log::info("report: {} trials -> {}", t.rows.size(), *opts.json);
   }
   return 0;
 }
@@ -158,7 +173,7 @@ Command report_command() {
         ("csv", po::value<std::string>()->value_name("FILE"), "write every trial as CSV")
         ("json", po::value<std::string>()->value_name("FILE"), "write every trial and the front as JSON");
   };
-  c.run = run_report;
+  c.run = [](const po::variables_map& vm) { return write_report(parse_report_options(vm)); };
   return c;
 }
 

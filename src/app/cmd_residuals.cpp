@@ -33,18 +33,17 @@ struct PromptSetData {
 
 void phase_residuals(Session& ses) {
   watchdog::set_phase("residuals");
-  const po::variables_map& vm = ses.vm();
-  const double q = vm["winsorize-quantile"].as<double>();
-  ABL_CHECK(q > 0.0 && q <= 1.0, "--winsorize-quantile must be in (0, 1], got {}", q);
-  const bool full = !vm["no-full-residuals"].as<bool>();
+  const ResidualsOptions& ropts = need(ses.options().residuals, "[residuals]");
+  const PromptSetOptions& ps = need(ses.options().prompts, "[prompts]");
+  const double q = ropts.winsorize_quantile;
+  const bool full = ropts.full_residuals;
   parallel::Runtime& rt = ses.rt();
   const model::ModelSpec& spec = ses.spec();
 
   PromptSetData sets[2];
-  const char* names[2] = {"good", "bad"};
   for (int s = 0; s < 2; ++s) {
     sets[s].set = s == 0 ? io::schema::PromptSet::good : io::schema::PromptSet::bad;
-    sets[s].prompts = load_prompt_set(rt.world(), vm, names[s], names[s], std::string(names[s]) + "-split");
+    sets[s].prompts = load_prompt_set(rt.world(), s == 0 ? ps.good : ps.bad);
   }
   const int64_t n_prompts = static_cast<int64_t>(sets[0].prompts.size() + sets[1].prompts.size());
   const int64_t row_bytes = (spec.num_layers + 1) * spec.hidden_size * 4;
@@ -123,7 +122,7 @@ void phase_residuals(Session& ses) {
 namespace {
 
 int run_residuals(const po::variables_map& vm) {
-  Session ses(vm, "residuals");
+  Session ses(parse_driver_options(vm), "residuals");
   check_phase_options(ses);
   phase_residuals(ses);
   return 0;

@@ -30,7 +30,7 @@ int run_all(const po::variables_map& vm) {
   // A stop signal during the first phases is acted on between phases (the sweep checks after
   // every batch), so a time-limit warning never loses a finished phase.
   install_stop_handlers();
-  Session ses(vm, "run");  // locks the run folder
+  Session ses(parse_driver_options(vm), "run");  // locks the run folder
   check_phase_options(ses);  // bad options, prompt sets, markers or grids fail now, not after a phase
   if (!reuse_phase_file(ses, Phase::baseline)) phase_baseline(ses);
   if (stop_between_phases(ses, "residuals")) return kExitResumable;

@@ -1,6 +1,7 @@
 // `abliterate tokenize`: JSONL in ({"text": ...} per line), JSONL out ({"ids": [...]}), with the
 // model's own tokenizer. Used for inspection and by the peer test against the reference library.
 #include <fstream>
+#include <optional>
 #include <iostream>
 
 #include <nlohmann/json.hpp>
@@ -14,17 +15,33 @@
 namespace abl::app {
 namespace {
 
-int run_tokenize(const po::variables_map& vm) {
-  const std::string model = vm["model"].as<std::string>();
-  const text::Tokenizer tok = load_tokenizer(model);
-  const bool special = vm["special"].as<bool>();
-  const bool decode = vm["decode"].as<bool>();
+// The options of `tokenize`, parsed once.
+struct TokenizeOptions {
+  std::string model;
+  bool special = false;
+  bool decode = false;
+  std::optional<std::string> input;  // none = stdin
+};
+
+TokenizeOptions parse_tokenize_options(const po::variables_map& vm) {
+  TokenizeOptions o;
+  o.model = parse_model_options(vm).model;
+  o.special = vm["special"].as<bool>();
+  o.decode = vm["decode"].as<bool>();
+  if (vm.count("input")) o.input = vm["input"].as<std::string>();
+  return o;
+}
+
+int tokenize_lines(const TokenizeOptions& opts) {
+  const text::Tokenizer tok = load_tokenizer(opts.model);
+  const bool special = opts.special;
+  const bool decode = opts.decode;
 
   std::ifstream file;
   std::istream* in = &std::cin;
   std::string in_name = "<stdin>";
-  if (vm.count("input")) {
-    in_name = vm["input"].as<std::string>();
+  if (opts.input) {
+    in_name = *opts.input;
     file.open(in_name);
     ABL_CHECK(file.good(), "cannot open input file {}", in_name);
     in = &file;
@@ -68,7 +85,7 @@ Command tokenize_command() {
         ("decode", po::bool_switch(), "also write the decoded text of the ids as \"decoded\"")
         ("input", po::value<std::string>()->value_name("FILE"), "read this file instead of stdin");
   };
-  c.run = run_tokenize;
+  c.run = [](const po::variables_map& vm) { return tokenize_lines(parse_tokenize_options(vm)); };
   return c;
 }
 

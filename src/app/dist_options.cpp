@@ -40,10 +40,24 @@ void declare_dist_options(OptionSet& o) {
        "where each rank is (0 = off)");
 }
 
-void start_watchdog(parallel::Runtime& rt, const po::variables_map& vm) {
-  if (!vm.count("hang-timeout")) return;
-  const double seconds = vm["hang-timeout"].as<double>();
+double checked_hang_timeout(double seconds) {
   ABL_CHECK(std::isfinite(seconds) && seconds >= 0, "--hang-timeout must be a number of seconds >= 0, got {}", seconds);
+  return seconds;
+}
+
+DistOptions parse_dist_options(const po::variables_map& vm) {
+  DistOptions o;
+  o.sharding = parallel::parse_sharding(vm["sharding"].as<std::string>());
+  o.shard_group_size = vm["shard-group-size"].as<int>();
+  ABL_CHECK(o.shard_group_size >= 0, "--shard-group-size must be >= 0, got {}", o.shard_group_size);
+  o.ranks_per_node = vm["ranks-per-node"].as<int>();
+  o.offload_params = vm["offload-params"].as<bool>();
+  o.comm = vm["comm"].as<std::string>();
+  o.hang_timeout = checked_hang_timeout(vm["hang-timeout"].as<double>());
+  return o;
+}
+
+void start_watchdog(parallel::Runtime& rt, double seconds) {
   const bool parallel = rt.world_size() > 1;
   watchdog::start(seconds, [parallel](const std::string& report) {
     release_run_folder_lock_on_abort();
@@ -74,14 +88,13 @@ BackendKind agree_backend(parallel::Runtime& rt, const std::string& option) {
   return all_cuda == 1 ? BackendKind::cuda : BackendKind::cpu;
 }
 
-const parallel::Topology& configure_topology(parallel::Runtime& rt, const po::variables_map& vm,
+const parallel::Topology& configure_topology(parallel::Runtime& rt, const DistOptions& dist,
                                          const model::ModelSpec& spec, const engine::Limits& limits,
                                          BackendKind backend) {
   parallel::TopologyRequest req;
-  req.sharding = parallel::parse_sharding(vm["sharding"].as<std::string>());
-  req.shard_group_size = vm["shard-group-size"].as<int>();
-  ABL_CHECK(req.shard_group_size >= 0, "--shard-group-size must be >= 0, got {}", req.shard_group_size);
-  req.ranks_per_node = vm["ranks-per-node"].as<int>();
+  req.sharding = dist.sharding;
+  req.shard_group_size = dist.shard_group_size;
+  req.ranks_per_node = dist.ranks_per_node;
   // The environment is rank 0's: every rank must build the same layout.
   if (req.ranks_per_node == 0) {
     req.ranks_per_node = static_cast<int>(parallel::root_value(rt.world(), [] { return parallel::ranks_per_node_from_env(); }));

@@ -45,7 +45,16 @@ void declare_prompt_options(OptionSet& o, const std::string& section) {
        "Python-style slice of the prompts, e.g. [:400], [400:500], [-100:]");
 }
 
-io::PromptSource prompt_source(const po::variables_map& vm) {
+ModelOptions parse_model_options(const po::variables_map& vm) {
+  ModelOptions o;
+  o.model = vm["model"].as<std::string>();
+  if (vm.count("chat-template")) o.chat_template = vm["chat-template"].as<std::string>();
+  if (vm.count("system-prompt")) o.system_prompt = vm["system-prompt"].as<std::string>();
+  if (vm.count("response-prefix")) o.response_prefix = vm["response-prefix"].as<std::string>();
+  return o;
+}
+
+io::PromptSource parse_prompt_options(const po::variables_map& vm) {
   io::PromptSource src;
   src.path = vm["prompts"].as<std::string>();
   src.column = vm["column"].as<std::string>();
@@ -95,26 +104,32 @@ int rank_threads(int requested, int local_ranks) {
   return cores;
 }
 
-engine::Limits engine_limits(const po::variables_map& vm, int local_ranks) {
-  engine::Limits lim;
+EngineOptions parse_engine_options(const po::variables_map& vm) {
+  EngineOptions o;
   const std::string bt = vm["batch-tokens"].as<std::string>();
-  if (bt == "auto") {
-    lim.max_tokens = 4096;
-  } else {
+  if (bt != "auto") {
     size_t used = 0;
     try {
-      lim.max_tokens = std::stoll(bt, &used);
+      o.batch_tokens = std::stoll(bt, &used);
     } catch (const std::exception&) {
       used = 0;
     }
     ABL_CHECK(used == bt.size(), "--batch-tokens must be 'auto' or a number, got '{}'", bt);
   }
-  lim.max_seqs = vm["max-seqs"].as<int64_t>();
-  ABL_CHECK(lim.max_tokens > 0, "--batch-tokens must be positive, got {}", lim.max_tokens);
-  ABL_CHECK(lim.max_seqs > 0, "--max-seqs must be positive, got {}", lim.max_seqs);
-  const int threads = vm["threads"].as<int>();
-  ABL_CHECK(threads >= 0, "--threads must be 0 (automatic) or positive, got {}", threads);
-  cpu::set_num_threads(rank_threads(threads, local_ranks));
+  o.max_seqs = vm["max-seqs"].as<int64_t>();
+  ABL_CHECK(o.batch_tokens > 0, "--batch-tokens must be positive, got {}", o.batch_tokens);
+  ABL_CHECK(o.max_seqs > 0, "--max-seqs must be positive, got {}", o.max_seqs);
+  o.threads = vm["threads"].as<int>();
+  ABL_CHECK(o.threads >= 0, "--threads must be 0 (automatic) or positive, got {}", o.threads);
+  o.backend = vm["backend"].as<std::string>();
+  return o;
+}
+
+engine::Limits engine_limits(const EngineOptions& opts, int local_ranks) {
+  engine::Limits lim;
+  lim.max_tokens = opts.batch_tokens;
+  lim.max_seqs = opts.max_seqs;
+  cpu::set_num_threads(rank_threads(opts.threads, local_ranks));
   return lim;
 }
 
@@ -138,14 +153,13 @@ text::Tokenizer load_tokenizer(const std::string& model) {
   return text::Tokenizer::from_file(tokenizer_path(model));
 }
 
-std::string fixed_response_prefix(const po::variables_map& vm) {
-  const std::string prefix = vm["response-prefix"].as<std::string>();
-  return prefix == "auto" ? std::string() : prefix;
+std::string fixed_response_prefix(const ModelOptions& opts) {
+  return opts.response_prefix == "auto" ? std::string() : opts.response_prefix;
 }
 
-text::ChatTemplate load_chat_template(const po::variables_map& vm) {
-  const std::string model = vm["model"].as<std::string>();
-  const std::string option = vm["chat-template"].as<std::string>();
+text::ChatTemplate load_chat_template(const ModelOptions& opts) {
+  const std::string& model = opts.model;
+  const std::string& option = opts.chat_template;
   if (is_synthetic(model) && option == "auto") return text::ChatTemplate::from_option("chatml");
   return text::ChatTemplate::resolve(option, model);
 }

@@ -1,6 +1,5 @@
-// The Session of the driver phases and their options. Defaults mirror the reference tool
-// (DESIGN.md §1): 400 + 400 direction prompts, 100 KL prompts, 100 evaluation prompts,
-// max_response_length 100, projected directions, 200 trials of which 60 start-up.
+// The Session of the driver phases: runtime, model, tokenizer, chat template, run folder lock and
+// the engine, over the options parsed by driver_options.h.
 #include <algorithm>
 #include <filesystem>
 
@@ -17,80 +16,12 @@
 namespace abl::app {
 namespace fs = std::filesystem;
 
-void declare_output_options(OptionSet& o) {
-  o.group("output", "Run folder")
-      ("out", po::value<std::string>()->required()->value_name("DIR"),
-       "run folder: each phase reads the files of the previous ones here and writes its own");
-}
-
-void declare_prompt_set_options(OptionSet& o) {
-  o.group("prompts", "Direction prompts")
-      ("good", po::value<std::string>()->required()->value_name("FILE"), "harmless prompts (text or JSONL)")
-      ("bad", po::value<std::string>()->required()->value_name("FILE"), "harmful prompts (text or JSONL)")
-      ("good-split", po::value<std::string>()->default_value("[:400]"), "slice of the good prompts for directions")
-      ("bad-split", po::value<std::string>()->default_value("[:400]"), "slice of the bad prompts for directions")
-      ("column", po::value<std::string>()->default_value("text"), "JSONL field holding the prompt");
-}
-
-void declare_residuals_options(OptionSet& o) {
-  o.group("residuals", "Residuals")
-      ("winsorize-quantile", po::value<double>()->default_value(1.0),
-       "clamp each residual's components to ±this quantile of their magnitudes (1 = off)")
-      ("no-full-residuals", po::bool_switch(), "write only the class means, not every prompt's residuals");
-}
-
-void declare_directions_options(OptionSet& o) {
-  o.group("directions", "Directions")
-      ("projected", po::value<bool>()->default_value(true),
-       "remove from each direction its component along the good mean (true/false)");
-}
-
-void declare_evaluation_options(OptionSet& o) {
-  o.group("evaluation", "Evaluation prompts and refusal detection")
-      ("kl-prompts", po::value<std::string>()->default_value("")->value_name("FILE"),
-       "harmless prompts for the KL divergence (default: the --good file)")
-      ("kl-split", po::value<std::string>()->default_value("[400:500]"), "slice of the KL prompts")
-      ("eval-prompts", po::value<std::string>()->default_value("")->value_name("FILE"),
-       "harmful prompts whose refusals are counted (default: the --bad file)")
-      ("eval-split", po::value<std::string>()->default_value("[400:500]"), "slice of the evaluation prompts")
-      ("refusal-markers", po::value<std::string>()->default_value("builtin")->value_name("FILE"),
-       "marker list, one per line, or builtin (the list of inputs/refusal_markers.txt)")
-      ("max-response-length", po::value<int64_t>()->default_value(100),
-       "tokens generated per evaluation prompt at most");
-}
-
-void declare_sweep_options(OptionSet& o) {
-  o.group("sweep", "Trial search")
-      ("search", po::value<std::string>()->default_value("tpe"),
-       "tpe (Sobol start-up, then batched multi-objective TPE), sobol, or grid (--grid FILE)")
-      ("grid", po::value<std::string>()->default_value("")->value_name("FILE"),
-       "grid file (inputs/grids/): values or ranges per parameter")
-      ("trials", po::value<int64_t>()->default_value(200), "trials to evaluate in total (grid: at most)")
-      ("startup-trials", po::value<int64_t>()->default_value(60), "Sobol trials before TPE starts")
-      ("trials-per-batch", po::value<std::string>()->default_value("auto"),
-       "trials evaluated together in one set of forward passes, or auto (fill every rank's passes)")
-      ("seed", po::value<int64_t>()->default_value(1), "seed of the Sobol shift and of TPE (>= 0)")
-      ("row-normalization", po::value<std::string>()->default_value("full"), "none, pre or full")
-      ("early-exit", po::value<bool>()->default_value(true),
-       "stop a response at its first refusal marker (the count is the same; only time is saved)")
-      ("store-responses", po::bool_switch(), "keep every trial's responses in trials.h5")
-      ("restart", po::bool_switch(), "discard an existing trials.h5 whose settings differ instead of failing")
-      ("slice", po::value<std::string>()->default_value("")->value_name("I/N"),
-       "evaluate only slice I (0-based) of N of the trials (sobol, grid) into trials.slice-I-of-N.h5; "
-       "`abliterate merge` combines the slices");
-}
-
-std::vector<io::Prompt> load_prompt_set(parallel::Comm& comm, const po::variables_map& vm, const std::string& file_option,
-                                        const std::string& fallback_option, const std::string& split_option) {
-  io::PromptSource src;
-  src.path = vm[file_option].as<std::string>();
-  if (src.path.empty()) src.path = vm[fallback_option].as<std::string>();
-  src.column = vm["column"].as<std::string>();
-  src.split = vm[split_option].as<std::string>();
+std::vector<io::Prompt> load_prompt_set(parallel::Comm& comm, const PromptSetSpec& set) {
+  const io::PromptSource& src = set.source;
   // Rank 0 reads the file; every rank gets (line, text) pairs.
   const std::vector<std::string> flat = parallel::root_strings(comm, [&] {
     const auto prompts = io::load_prompts(src);
-    ABL_CHECK(!prompts.empty(), "--{} {} with --{} {} selects no prompts", file_option, src.path, split_option,
+    ABL_CHECK(!prompts.empty(), "--{} {} with --{} {} selects no prompts", set.file_option, src.path, set.split_option,
               src.split);
     std::vector<std::string> out;
     for (const auto& p : prompts) {
@@ -133,28 +64,30 @@ int64_t longest_prompt(const std::vector<std::vector<int32_t>>& prompts) {
   return n;
 }
 
-Session::Session(const po::variables_map& vm, const std::string& command) : vm_(vm) {
-  start_watchdog(rt_, vm);
-  if (vm.count("out")) {
-    out_dir_ = vm["out"].as<std::string>();
+Session::Session(DriverOptions opts, const std::string& command) : opts_(std::move(opts)) {
+  if (opts_.dist) start_watchdog(rt_, opts_.dist->hang_timeout);
+  if (opts_.output) {
+    out_dir_ = opts_.output->out;
     // A sweep slice writes only its slice file: slices of one sweep run side by side (job arrays).
     std::string part;
-    if (vm.count("slice") && !vm["slice"].as<std::string>().empty()) {
-      part = "slice-" + vm["slice"].as<std::string>();
+    if (opts_.sweep && !opts_.sweep->slice.empty()) {
+      part = "slice-" + opts_.sweep->slice;
       std::replace(part.begin(), part.end(), '/', '-');
     }
     lock_ = RunFolderLock::acquire(rt_.world(), out_dir_, command, part);
   }
-  if (!vm.count("model")) return;  // the driver-only phases (directions)
-  model_ = vm["model"].as<std::string>();
+  if (!opts_.model) return;  // the driver-only phases (directions)
+  const ModelOptions& m = *opts_.model;
+  model_ = m.model;
   spec_ = is_synthetic(model_) ? model::synthetic_model_spec(model_) : model::load_model_spec(model_);
-  if (vm.count("batch-tokens")) limits_ = engine_limits(vm, rt_.node_size());
-  if (vm.count("backend")) backend_kind_ = agree_backend(rt_, vm["backend"].as<std::string>());  // fails early
+  if (opts_.engine) {
+    limits_ = engine_limits(*opts_.engine, rt_.node_size());
+    backend_kind_ = agree_backend(rt_, opts_.engine->backend);  // fails early
+  }
   tok_ = std::make_unique<text::Tokenizer>(load_tokenizer(model_));
-  tmpl_ = std::make_unique<text::ChatTemplate>(load_chat_template(vm));
-  system_ = vm["system-prompt"].as<std::string>();
-  const std::string prefix = vm["response-prefix"].as<std::string>();
-  if (prefix != "auto") set_response_prefix(prefix, "given");
+  tmpl_ = std::make_unique<text::ChatTemplate>(load_chat_template(m));
+  system_ = m.system_prompt;
+  if (m.response_prefix != "auto") set_response_prefix(m.response_prefix, "given");
 }
 
 Session::~Session() = default;
@@ -186,12 +119,12 @@ const std::string& Session::response_prefix() {
       const auto take = [&sample](const std::vector<io::Prompt>& set) {
         for (size_t i = 0; i < std::min<size_t>(100, set.size()); ++i) sample.push_back(set[i].text);
       };
-      if (vm_.count("kl-split") && vm_.count("good")) {
-        take(load_prompt_set(rt_.world(), vm_, "kl-prompts", "good", "kl-split"));
-        take(load_prompt_set(rt_.world(), vm_, "eval-prompts", "bad", "eval-split"));
-      } else if (vm_.count("good")) {
-        take(load_prompt_set(rt_.world(), vm_, "good", "good", "good-split"));
-        take(load_prompt_set(rt_.world(), vm_, "bad", "bad", "bad-split"));
+      if (opts_.evaluation && opts_.prompts) {
+        take(load_prompt_set(rt_.world(), opts_.evaluation->kl));
+        take(load_prompt_set(rt_.world(), opts_.evaluation->eval));
+      } else if (opts_.prompts) {
+        take(load_prompt_set(rt_.world(), opts_.prompts->good));
+        take(load_prompt_set(rt_.world(), opts_.prompts->bad));
       }
       ABL_CHECK(!sample.empty(), "--response-prefix auto needs prompts to detect it from; give --response-prefix");
       set_response_prefix(detect_response_prefix(*this, sample), "detected");
@@ -213,8 +146,9 @@ std::vector<int32_t> Session::encode_prompt(const std::string& user) {
 Backend& Session::backend() {
   if (!backend_) {
     ABL_CHECK(!model_.empty(), "this phase needs --model");
+    const DistOptions& dist = need(opts_.dist, "[dist]");
     if (!topology_done_) {
-      const parallel::Topology& topo = configure_topology(rt_, vm_, spec_, limits_, backend_kind_);
+      const parallel::Topology& topo = configure_topology(rt_, dist, spec_, limits_, backend_kind_);
       log::info("model {}: {}; {}; {} backend", model_, model::describe(spec_), topo.describe(),
                 backend_kind_name(backend_kind_));
       topology_done_ = true;
@@ -222,8 +156,8 @@ Backend& Session::backend() {
     BackendSetup setup;
     setup.model = model_;
     setup.limits = limits_;
-    setup.comm = parse_gpu_comm(vm_["comm"].as<std::string>());
-    setup.offload_params = vm_["offload-params"].as<bool>();
+    setup.comm = parse_gpu_comm(dist.comm);
+    setup.offload_params = dist.offload_params;
     backend_ = make_backend(backend_kind_, setup, rt_);
   }
   return *backend_;
@@ -262,7 +196,7 @@ std::string prompts_hash(const std::vector<io::Prompt>& prompts) {
 }  // namespace
 
 nlohmann::ordered_json phase_inputs(Session& s, Phase phase) {
-  const po::variables_map& vm = s.vm();
+  const DriverOptions& opts = s.options();
   nlohmann::ordered_json in;
   if (phase == Phase::directions) {
     // The residuals it is computed from (their own inputs) and the option of this phase.
@@ -272,26 +206,28 @@ nlohmann::ordered_json phase_inputs(Session& s, Phase phase) {
       const io::schema::ResidualsReader res(rpath);
       return hex64(fnv1a(res.meta().inputs + res.meta().created));
     });
-    in["projected"] = vm["projected"].as<bool>();
+    in["projected"] = need(opts.directions, "[directions]").projected;
     return in;
   }
   in["model"] = s.model_fingerprint();
   in["architecture"] = s.spec().architecture;
   in["chat_template"] = s.chat_template().name();
   in["system_prompt"] = s.system_prompt();
-  in["response_prefix_option"] = vm["response-prefix"].as<std::string>();
+  in["response_prefix_option"] = need(opts.model, "[model]").response_prefix;
   if (phase == Phase::baseline) {
-    in["kl_prompts"] = prompts_hash(load_prompt_set(s.rt().world(), vm, "kl-prompts", "good", "kl-split"));
-    in["eval_prompts"] = prompts_hash(load_prompt_set(s.rt().world(), vm, "eval-prompts", "bad", "eval-split"));
+    const EvaluationOptions& ev = need(opts.evaluation, "[evaluation]");
+    in["kl_prompts"] = prompts_hash(load_prompt_set(s.rt().world(), ev.kl));
+    in["eval_prompts"] = prompts_hash(load_prompt_set(s.rt().world(), ev.eval));
     in["refusal_markers"] =
-        hex64(fnv1a(nlohmann::json(load_refusal_markers(s.rt().world(), vm["refusal-markers"].as<std::string>()).markers())
-                        .dump()));
-    in["max_response_length"] = vm["max-response-length"].as<int64_t>();
+        hex64(fnv1a(nlohmann::json(load_refusal_markers(s.rt().world(), ev.refusal_markers).markers()).dump()));
+    in["max_response_length"] = ev.max_response_length;
   } else {
-    in["good_prompts"] = prompts_hash(load_prompt_set(s.rt().world(), vm, "good", "good", "good-split"));
-    in["bad_prompts"] = prompts_hash(load_prompt_set(s.rt().world(), vm, "bad", "bad", "bad-split"));
-    in["winsorize_quantile"] = vm["winsorize-quantile"].as<double>();
-    in["full_residuals"] = !vm["no-full-residuals"].as<bool>();
+    const PromptSetOptions& ps = need(opts.prompts, "[prompts]");
+    const ResidualsOptions& res = need(opts.residuals, "[residuals]");
+    in["good_prompts"] = prompts_hash(load_prompt_set(s.rt().world(), ps.good));
+    in["bad_prompts"] = prompts_hash(load_prompt_set(s.rt().world(), ps.bad));
+    in["winsorize_quantile"] = res.winsorize_quantile;
+    in["full_residuals"] = res.full_residuals;
     in["response_prefix"] = s.response_prefix();
   }
   return in;
@@ -302,7 +238,7 @@ bool reuse_phase_file(Session& s, Phase phase) {
                      : phase == Phase::residuals ? io::schema::residuals::kFile
                                                  : io::schema::directions::kFile;
   const std::string path = s.out_path(file);
-  const bool redo = s.vm().count("redo") && s.vm()["redo"].as<bool>();
+  const bool redo = s.options().output && s.options().output->redo;
   const bool exists = parallel::root_decides(s.rt().world(), [&] { return fs::exists(path); });
   if (redo || !exists) return false;
   const nlohmann::ordered_json inputs = phase_inputs(s, phase);
@@ -322,26 +258,19 @@ bool reuse_phase_file(Session& s, Phase phase) {
 namespace abl::app {
 
 void check_phase_options(Session& s) {
-  const po::variables_map& vm = s.vm();
+  // The options themselves were checked when they were parsed (driver_options.h); here the files.
+  const DriverOptions& opts = s.options();
   parallel::Comm& world = s.rt().world();
-  if (vm.count("winsorize-quantile")) {
-    const double q = vm["winsorize-quantile"].as<double>();
-    ABL_CHECK(q > 0.0 && q <= 1.0, "--winsorize-quantile must be in (0, 1], got {}", q);
+  if (opts.prompts) {
+    load_prompt_set(world, opts.prompts->good);
+    load_prompt_set(world, opts.prompts->bad);
   }
-  if (vm.count("max-response-length")) {
-    const int64_t n = vm["max-response-length"].as<int64_t>();
-    ABL_CHECK(n > 0, "--max-response-length must be positive, got {}", n);
+  if (opts.evaluation && opts.prompts) {
+    load_prompt_set(world, opts.evaluation->kl);
+    load_prompt_set(world, opts.evaluation->eval);
   }
-  if (vm.count("good-split")) {
-    load_prompt_set(world, vm, "good", "good", "good-split");
-    load_prompt_set(world, vm, "bad", "bad", "bad-split");
-  }
-  if (vm.count("kl-split") && vm.count("good")) {
-    load_prompt_set(world, vm, "kl-prompts", "good", "kl-split");
-    load_prompt_set(world, vm, "eval-prompts", "bad", "eval-split");
-  }
-  if (vm.count("refusal-markers")) load_refusal_markers(world, vm["refusal-markers"].as<std::string>());
-  if (vm.count("search") && !s.model().empty()) sweep_settings(world, vm, s.spec().num_layers);
+  if (opts.evaluation) load_refusal_markers(world, opts.evaluation->refusal_markers);
+  if (opts.sweep && !s.model().empty()) sweep_settings(world, *opts.sweep, s.spec().num_layers);
 }
 
 }  // namespace abl::app

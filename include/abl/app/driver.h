@@ -11,6 +11,7 @@
 #include "abl/ablation/trial.h"
 #include "abl/app/backend.h"
 #include "abl/app/cli.h"
+#include "abl/app/driver_options.h"
 #include "abl/app/run_folder.h"
 #include "abl/parallel/runtime.h"
 #include "abl/engine/forward_pass.h"
@@ -21,15 +22,7 @@
 
 namespace abl::app {
 
-// Options of each phase; `run` declares them all. Sections: [output] out; [prompts] the direction
-// sets; [evaluation] KL and refusal prompt sets, markers, response length; [directions];
-// [sweep]. Model, engine and dist options are declared by the callers.
-void declare_output_options(OptionSet& o);
-void declare_prompt_set_options(OptionSet& o);  // --good, --bad and their splits
-void declare_residuals_options(OptionSet& o);
-void declare_directions_options(OptionSet& o);
-void declare_evaluation_options(OptionSet& o);
-void declare_sweep_options(OptionSet& o);
+// The phases' options are declared and parsed in driver_options.h.
 
 // What the phases of one process share. The runtime, model, tokenizer and chat template are set
 // up on construction (cheap), the hang watchdog is started, the backend is agreed by every rank and
@@ -38,10 +31,11 @@ void declare_sweep_options(OptionSet& o);
 class Session {
  public:
   // `command` names the job in the run folder's lock.
-  Session(const po::variables_map& vm, const std::string& command);
+  Session(DriverOptions opts, const std::string& command);
   ~Session();
 
-  const po::variables_map& vm() const { return vm_; }
+  // The command's options (parse_driver_options); a phase reads the groups it needs with need().
+  const DriverOptions& options() const { return opts_; }
   parallel::Runtime& rt() { return rt_; }
   bool is_root() const { return rt_.world_rank() == 0; }
   const std::string& model() const { return model_; }
@@ -72,7 +66,7 @@ class Session {
   const std::string& model_fingerprint();
 
  private:
-  const po::variables_map& vm_;
+  DriverOptions opts_;
   parallel::Runtime rt_;
   std::string model_;
   model::ModelSpec spec_;
@@ -90,11 +84,9 @@ class Session {
   std::unique_ptr<Backend> backend_;
 };
 
-// Prompts of a set named by options: `<name>` file (falling back to `fallback_file` when empty)
-// and `<name>-split`, read by rank 0 and broadcast (every rank works on the same prompts; an
-// error names the file and line on every rank).
-std::vector<io::Prompt> load_prompt_set(parallel::Comm& comm, const po::variables_map& vm, const std::string& file_option,
-                                        const std::string& fallback_option, const std::string& split_option);
+// The prompts of a set named by options, read by rank 0 and broadcast (every rank works on the
+// same prompts; an error names the file and line on every rank).
+std::vector<io::Prompt> load_prompt_set(parallel::Comm& comm, const PromptSetSpec& set);
 // --refusal-markers: builtin, or a file read by rank 0 and broadcast.
 text::RefusalMarkers load_refusal_markers(parallel::Comm& comm, const std::string& option);
 
@@ -127,7 +119,8 @@ void check_phase_options(Session& s);
 void phase_residuals(Session& s);
 void phase_directions(Session& s);
 void phase_baseline(Session& s);
-// The sweep's own options, checked (grid file parsed) without touching the run folder, so `run`
+// The sweep's settings resolved from its options (driver_options.h) and the grid file (read by
+// rank 0 and broadcast, parsed for the model's layers), without touching the run folder, so `run`
 // can reject bad ones before any heavy work.
 struct SweepSettings {
   std::string search;  // tpe, sobol, grid
@@ -140,13 +133,16 @@ struct SweepSettings {
   std::string slice;  // as given, "" = whole sweep
   int64_t first = 0, slice_i = 0, slice_n = 1;
   int64_t per_batch = 0;  // 0 = auto
+  bool early_exit = true;
+  bool store_responses = false;
+  bool restart = false;
 };
-// The grid file is read by rank 0 and broadcast.
-SweepSettings sweep_settings(parallel::Comm& comm, const po::variables_map& vm, int64_t num_layers);
+SweepSettings sweep_settings(parallel::Comm& comm, const SweepOptions& opts, int64_t num_layers);
 
 // complete: every trial is in trials.h5 (renamed from .partial); interrupted: SIGTERM/SIGUSR1
 // stopped it after a batch (exit with kExitResumable; the same command resumes it).
 enum class SweepEnd { complete, interrupted };
+// Sweep(s).run() (sweep.h).
 SweepEnd phase_sweep(Session& s);
 
 }  // namespace abl::app

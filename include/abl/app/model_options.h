@@ -15,13 +15,34 @@ namespace abl::app {
 void declare_model_path_option(OptionSet& o);
 // --model, --chat-template, --system-prompt, --response-prefix (section [model]).
 void declare_model_options(OptionSet& o);
+// The [model] options as parsed. A command that declares --model alone keeps the defaults of the
+// others.
+struct ModelOptions {
+  std::string model;  // folder or synthetic:<preset>
+  std::string chat_template = "auto";
+  std::string system_prompt = "You are a helpful assistant.";
+  std::string response_prefix = "auto";  // "auto" or the prefix as given
+};
+ModelOptions parse_model_options(const po::variables_map& vm);
+
 // --prompts, --column, --split (section given, e.g. [prompts]).
 void declare_prompt_options(OptionSet& o, const std::string& section);
-io::PromptSource prompt_source(const po::variables_map& vm);
+io::PromptSource parse_prompt_options(const po::variables_map& vm);
+
 // --threads, --batch-tokens, --max-seqs, --backend (section [engine]).
 void declare_engine_options(OptionSet& o);
-// `local_ranks`: the ranks of this host, which share its cores (threads below).
-engine::Limits engine_limits(const po::variables_map& vm, int local_ranks = 1);
+// The [engine] options, checked: --batch-tokens a positive number or auto (4096), --max-seqs
+// positive, --threads 0 (automatic) or positive.
+struct EngineOptions {
+  int threads = 0;  // 0 = automatic (rank_threads)
+  int64_t batch_tokens = 4096;
+  int64_t max_seqs = 256;
+  std::string backend = "auto";  // cpu, cuda, auto (resolve_backend / agree_backend)
+};
+EngineOptions parse_engine_options(const po::variables_map& vm);
+// The engine's limits; sets this rank's CPU threads. `local_ranks`: the ranks of this host, which
+// share its cores (rank_threads).
+engine::Limits engine_limits(const EngineOptions& opts, int local_ranks = 1);
 
 // CPU threads of one rank for --threads `requested` (0 = automatic): never more than the cores the
 // rank may use — its CPU affinity set (Slurm's binding or cgroup), at most SLURM_CPUS_PER_TASK —
@@ -36,8 +57,8 @@ std::string tokenizer_path(const std::string& model);
 // The model's tokenizer; synthetic models get the built-in byte-level one.
 text::Tokenizer load_tokenizer(const std::string& model);
 // --response-prefix for the commands outside a run (generate, prompts): "auto" means none.
-std::string fixed_response_prefix(const po::variables_map& vm);
+std::string fixed_response_prefix(const ModelOptions& opts);
 // --chat-template resolved for the model (synthetic models use ChatML under "auto").
-text::ChatTemplate load_chat_template(const po::variables_map& vm);
+text::ChatTemplate load_chat_template(const ModelOptions& opts);
 
 }  // namespace abl::app
