@@ -69,6 +69,14 @@ void declare_common_options(OptionSet& opts) {
       ("quiet,q", po::bool_switch(), "only warnings and errors");
 }
 
+LogOptions parse_log_options(const po::variables_map& vm) {
+  LogOptions o;
+  o.level = vm["log-level"].as<std::string>();
+  o.all_ranks = vm["log-all-ranks"].as<bool>();
+  o.quiet = vm["quiet"].as<bool>();
+  return o;
+}
+
 namespace {
 
 // Rank and size as the launcher exports them, so logs are prefixed before MPI starts.
@@ -286,9 +294,10 @@ int main_entry(int argc, char** argv) {
                 << opts.help_text();
       return 0;
     }
-    lc.level = log::parse_level(vm["log-level"].as<std::string>());
-    lc.all_ranks = vm["log-all-ranks"].as<bool>();
-    lc.quiet = vm["quiet"].as<bool>();
+    const LogOptions lo = parse_log_options(vm);
+    lc.level = log::parse_level(lo.level);
+    lc.all_ranks = lo.all_ranks;
+    lc.quiet = lo.quiet;
     log::configure(lc);
   } catch (const Error& e) {
     log::error("{}", e.what());

@@ -51,5 +51,13 @@ int main_entry(int argc, char** argv);
 
 // Options every subcommand has (config, logging, help).
 void declare_common_options(OptionSet& opts);
+// The logging options (--log-level, --log-all-ranks, --quiet), parsed; --config is read by
+// parse_command_line itself.
+struct LogOptions {
+  std::string level = "info";
+  bool all_ranks = false;
+  bool quiet = false;
+};
+LogOptions parse_log_options(const po::variables_map& vm);
 
 }  // namespace abl::app

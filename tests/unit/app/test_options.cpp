@@ -198,3 +198,13 @@ TEST(Options, ModelAndEngineOfTheStandaloneCommands) {
   given.response_prefix = "<think></think>";
   EXPECT_EQ(fixed_response_prefix(given), "<think></think>");
 }
+
+TEST(Options, LogOptions) {
+  std::unique_ptr<OptionSet> keep;
+  const LogOptions d = parse_log_options(parse("info", {"--model", "m"}, &keep));
+  EXPECT_EQ(d.level, "info");
+  EXPECT_FALSE(d.all_ranks || d.quiet);
+  const LogOptions g = parse_log_options(parse("info", {"--model", "m", "--log-level", "debug", "--log-all-ranks", "-q"}, &keep));
+  EXPECT_EQ(g.level, "debug");
+  EXPECT_TRUE(g.all_ranks && g.quiet);
+}
