@@ -3,6 +3,7 @@
 // weights, no GPU, no MPI — so a Slurm job can be sized before it is submitted.
 #include <iostream>
 
+#include "abl/app/backend.h"
 #include "abl/app/commands.h"
 #include "abl/app/model_options.h"
 #include "abl/core/error.h"
@@ -80,6 +81,8 @@ PlanCommandOptions parse_plan_options(const po::variables_map& vm) {
   o.model = parse_model_options(vm).model;
   parallel::PlanOptions& opts = o.plan;
   opts.backend = parallel::parse_backend(vm["backend"].as<std::string>());
+  // The table lists what the engine that will run allocates (its own plan).
+  opts.engine = engine_footprint(opts.backend == parallel::Backend::cuda ? BackendKind::cuda : BackendKind::cpu);
   opts.budget_gib = vm["gpu-mem-gib"].as<double>();
   opts.prompt_tokens = vm["prompt-tokens"].as<int64_t>();
   opts.max_new_tokens = vm["max-new-tokens"].as<int64_t>();
@@ -140,7 +143,11 @@ int run_plan(const PlanCommandOptions& cmd) {
   }
   std::cout << "\nper-rank memory (B = " << m.batch_seqs << ", T = " << m.batch_tokens
             << ", P + N = " << opts.prompt_tokens << " + " << opts.max_new_tokens << "):\n"
-            << m.table() << "\n";
+            << m.table();
+  if (!opts.engine.pass_buffers) {
+    std::cout << "             (the engine's buffers are estimated: this binary has no CUDA engine)\n";
+  }
+  std::cout << "\n";
   if (!m.fits) {
     std::cout << "DOES NOT FIT: " << m.problem << "\n"
               << "advice:      " << m.advice << "\n";

@@ -10,6 +10,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "abl/app/backend.h"
 #include "abl/app/run_folder.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
@@ -117,6 +118,7 @@ const parallel::Topology& configure_topology(parallel::Runtime& rt, const DistOp
 #else
   (void)backend;
 #endif
+  opts.engine = engine_footprint(backend);
   opts.budget_gib = static_cast<double>(parallel::all_min(rt.world(), budget_bytes)) / static_cast<double>(int64_t{1} << 30);
   opts.batch_tokens = limits.max_tokens;
   // A typical sequence for sizing (256 prompt + 100 new tokens), within the model's context; the
