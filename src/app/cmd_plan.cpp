@@ -59,7 +59,7 @@ void print_gathers(const parallel::MemoryPlan& m) {
       "             ((G-1)/G of {} layer units, the embedding{} and the head; G = {})\n",
       parallel::format_bytes(m.gathered_bytes_per_pass), m.spec.num_layers,
       m.spec.tied_embeddings ? " twice (tied head)" : "", t.shard_group_size);
-  if (m.options.backend == parallel::Backend::cuda) {
+  if (m.options.backend == engine::BackendKind::cuda) {
     std::cout << fmt::format(
         "             ~{:.0f} ms per pass at {:.0f} GB/s all-gather bus bandwidth ({});\n"
         "             a decode step is a pass too: {} tokens share that gather\n",
@@ -82,7 +82,7 @@ PlanCommandOptions parse_plan_options(const po::variables_map& vm) {
   parallel::PlanOptions& opts = o.plan;
   opts.backend = parallel::parse_backend(vm["backend"].as<std::string>());
   // The table lists what the engine that will run allocates (its own plan).
-  opts.engine = engine_footprint(opts.backend == parallel::Backend::cuda ? BackendKind::cuda : BackendKind::cpu);
+  opts.engine = engine_footprint(opts.backend);
   opts.budget_gib = vm["gpu-mem-gib"].as<double>();
   opts.prompt_tokens = vm["prompt-tokens"].as<int64_t>();
   opts.max_new_tokens = vm["max-new-tokens"].as<int64_t>();
@@ -125,7 +125,7 @@ int run_plan(const PlanCommandOptions& cmd) {
             << fmt::format("topology:    {} node{} x {} GPU{} = {} rank{}, {} backend, {:g} GiB per rank\n",
                            t.num_nodes, t.num_nodes == 1 ? "" : "s", t.ranks_per_node,
                            t.ranks_per_node == 1 ? "" : "s", t.world_size, t.world_size == 1 ? "" : "s",
-                           parallel::backend_name(opts.backend), opts.budget_gib);
+                           engine::backend_kind_name(opts.backend), opts.budget_gib);
   std::string groups =
       t.shard_group_size == 1
           ? fmt::format("every rank holds all weights ({} replicas)", t.num_shard_groups)

@@ -107,18 +107,15 @@ const parallel::Topology& configure_topology(parallel::Runtime& rt, const DistOp
   const double mem = static_cast<double>(sysconf(_SC_PHYS_PAGES)) * static_cast<double>(sysconf(_SC_PAGE_SIZE));
   int64_t budget_bytes = static_cast<int64_t>(mem / node_ranks);
   parallel::PlanOptions opts;
-  opts.backend = parallel::Backend::cpu;
+  opts.backend = backend;
+  opts.engine = engine_footprint(backend);
 #ifdef ABL_WITH_CUDA
   if (backend == BackendKind::cuda) {
     // One rank's GPU: its memory, shared by the node's ranks when there are more ranks than GPUs.
     const int gpus = std::max(cuda::device_count(), 1);
-    opts.backend = parallel::Backend::cuda;
     budget_bytes = cuda::device_memory_bytes(0) / std::max(1, (node_ranks + gpus - 1) / gpus);
   }
-#else
-  (void)backend;
 #endif
-  opts.engine = engine_footprint(backend);
   opts.budget_gib = static_cast<double>(parallel::all_min(rt.world(), budget_bytes)) / static_cast<double>(int64_t{1} << 30);
   opts.batch_tokens = limits.max_tokens;
   // A typical sequence for sizing (256 prompt + 100 new tokens), within the model's context; the

@@ -157,19 +157,18 @@ void explain_misfit(MemoryPlan& m) {
 
 }  // namespace
 
-Backend parse_backend(std::string_view name) {
+engine::BackendKind parse_backend(std::string_view name) {
   std::string s;
   for (char c : name) s += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   // auto: what `--backend auto` runs on the GPU nodes a plan is made for.
-  if (s == "cuda" || s == "gpu" || s == "auto") return Backend::cuda;
-  if (s == "cpu") return Backend::cpu;
+  if (s == "cuda" || s == "gpu" || s == "auto") return engine::BackendKind::cuda;
+  if (s == "cpu") return engine::BackendKind::cpu;
   fail("unknown backend '{}' (expected cuda, cpu or auto)", name);
 }
 
-std::string_view backend_name(Backend b) { return b == Backend::cuda ? "cuda" : "cpu"; }
 
-Precision precision_for(Backend b) {
-  if (b == Backend::cpu) return {DType::f32, DType::f32, DType::f32};
+Precision precision_for(engine::BackendKind b) {
+  if (b == engine::BackendKind::cpu) return {DType::f32, DType::f32, DType::f32};
   return {DType::bf16, DType::bf16, DType::bf16};
 }
 
@@ -266,7 +265,7 @@ engine::BufferPlan rank_buffers(const model::ModelSpec& spec, int G, int64_t B, 
   // Residual captures of the prompts in one prefill pass, copied out after each pass.
   const int64_t captured = std::min(B, std::max<int64_t>(1, T / std::max<int64_t>(1, o.prompt_tokens)));
   b.add("captures (b,L+1,H) f32, b = T/P", captured * (spec.num_layers + 1) * H * 4);
-  if (o.backend == Backend::cuda) b.add("cuBLAS workspace", kCublasWorkspaceBytes);
+  if (o.backend == engine::BackendKind::cuda) b.add("cuBLAS workspace", kCublasWorkspaceBytes);
   return b;
 }
 
@@ -337,11 +336,11 @@ std::string MemoryPlan::table() const {
   s += fmt::format("  {:-<58} {:->12} {:->9}\n", "", "", "");
   row("allocated", allocated());
   row(fmt::format("reserve (1 GiB + {:.0f} %): {}", kReserveFraction * 100,
-                  options.backend == Backend::cuda ? "CUDA context, NCCL, fragmentation"
+                  options.backend == engine::BackendKind::cuda ? "CUDA context, NCCL, fragmentation"
                                                    : "runtime, MPI, fragmentation"),
       reserve_bytes);
   row("needed", needed());
-  row(fmt::format("budget ({})", backend_name(options.backend) == "cuda" ? "--gpu-mem-gib" : "host memory per rank"),
+  row(fmt::format("budget ({})", engine::backend_kind_name(options.backend) == "cuda" ? "--gpu-mem-gib" : "host memory per rank"),
       budget_bytes);
   row(free_bytes() >= 0 ? "free" : "SHORT BY", std::abs(free_bytes()));
   return s;

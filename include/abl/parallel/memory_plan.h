@@ -13,16 +13,16 @@
 
 #include "abl/core/dtype.h"
 #include "abl/parallel/topology.h"
+#include "abl/engine/backend.h"
 #include "abl/engine/batch.h"
 #include "abl/engine/buffer_plan.h"
 #include "abl/model/model_spec.h"
 
 namespace abl::parallel {
 
-enum class Backend { cuda, cpu };
-// "cuda" | "gpu" | "auto" (a plan is for GPU nodes) | "cpu"; errors name the value.
-Backend parse_backend(std::string_view name);
-std::string_view backend_name(Backend b);
+// The engine a plan is for: "cuda" | "gpu" | "auto" (a plan is for GPU nodes) | "cpu"; errors
+// name the value.
+engine::BackendKind parse_backend(std::string_view name);
 
 // Element types of a deployment. The residual stream, logits and log-softmax are always fp32.
 struct Precision {
@@ -31,7 +31,7 @@ struct Precision {
   DType kv_cache = DType::bf16;
 };
 // cuda: bf16 weights, activations and KV cache; cpu: fp32 everything (the CPU engine's types).
-Precision precision_for(Backend b);
+Precision precision_for(engine::BackendKind b);
 
 // The sharding units of a model, in elements. Every decoder layer has the same unit.
 struct ShardUnits {
@@ -51,7 +51,7 @@ int64_t shard_elements(int64_t elements, int G, int64_t element_bytes, int64_t a
 int64_t padded_elements(int64_t elements, int G);
 
 struct PlanOptions {
-  Backend backend = Backend::cuda;
+  engine::BackendKind backend = engine::BackendKind::cuda;
   double budget_gib = 80.0;      // memory of one rank: the GPU's (cuda) or host memory per rank (cpu)
   int64_t prompt_tokens = 256;   // P: the longest prompt, chat template included
   int64_t max_new_tokens = 100;  // N

@@ -100,7 +100,7 @@ TEST(MemoryPlan, CpuActivationsMatchTheEngine) {
     const model::ModelSpec spec = preset(name);
     for (int64_t T : {1, 17, 4096}) {
       const engine::BufferPlan engine_plan = engine::Engine::plan_for(spec, {T, 33});
-      const engine::BufferPlan ours = activation_buffers(spec, 33, T, precision_for(Backend::cpu));
+      const engine::BufferPlan ours = activation_buffers(spec, 33, T, precision_for(engine::BackendKind::cpu));
       ASSERT_EQ(ours.entries.size(), engine_plan.entries.size());
       for (size_t i = 0; i < ours.entries.size(); ++i) {
         EXPECT_EQ(ours.entries[i].bytes, engine_plan.entries[i].bytes) << ours.entries[i].name;
@@ -111,8 +111,8 @@ TEST(MemoryPlan, CpuActivationsMatchTheEngine) {
   }
   // On the GPU only the residual stream and the last-token rows stay fp32.
   const model::ModelSpec spec = preset("llama-3.1-8b");
-  const int64_t cpu = activation_buffers(spec, 1, 1000, precision_for(Backend::cpu)).total();
-  const int64_t gpu = activation_buffers(spec, 1, 1000, precision_for(Backend::cuda)).total();
+  const int64_t cpu = activation_buffers(spec, 1, 1000, precision_for(engine::BackendKind::cpu)).total();
+  const int64_t gpu = activation_buffers(spec, 1, 1000, precision_for(engine::BackendKind::cuda)).total();
   const int64_t fp32_part = 1000 * spec.hidden_size * 4 + spec.hidden_size * 4;
   EXPECT_EQ(gpu - fp32_part, (cpu - fp32_part) / 2);
 }
@@ -251,7 +251,7 @@ TEST(MemoryPlan, BatchFollowsTheBudgetAndOptions) {
 
   // CPU deployment: fp32 weights and cache, no cuBLAS workspace.
   PlanOptions cpu;
-  cpu.backend = Backend::cpu;
+  cpu.backend = engine::BackendKind::cpu;
   cpu.budget_gib = 256;
   const MemoryPlan m = plan("llama-3.1-8b", 1, 1, Sharding::no_shard, cpu);
   EXPECT_EQ(shard_bytes(m), static_cast<int64_t>(model::weight_bytes(preset("llama-3.1-8b"), DType::f32)));
@@ -310,9 +310,9 @@ TEST(MemoryPlan, RejectsBadOptions) {
   o = PlanOptions();
   o.budget_gib = 0;
   EXPECT_NE(plan_error(o).find("budget"), std::string::npos);
-  EXPECT_EQ(parse_backend("CUDA"), Backend::cuda);
-  EXPECT_EQ(parse_backend("cpu"), Backend::cpu);
-  EXPECT_EQ(parse_backend("auto"), Backend::cuda);  // run's --backend auto on the GPU nodes planned for
+  EXPECT_EQ(parse_backend("CUDA"), engine::BackendKind::cuda);
+  EXPECT_EQ(parse_backend("cpu"), engine::BackendKind::cpu);
+  EXPECT_EQ(parse_backend("auto"), engine::BackendKind::cuda);  // run's --backend auto on the GPU nodes planned for
   EXPECT_THROW(parse_backend("rocm"), Error);
   // An invalid layout is the topology's error.
   EXPECT_THROW(plan_memory(preset("llama-3.1-8b"), layout(1, 8, Sharding::hybrid_shard, 3), {}), Error);
