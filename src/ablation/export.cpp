@@ -1,4 +1,4 @@
-// Export in four collective steps, each closed by a verdict every rank shares (io::h5::agree), so
+// Export in four collective steps, each closed by a verdict every rank shares (parallel::agree_all), so
 // that a failure on one rank fails all of them with its message instead of leaving the others
 // waiting in a barrier:
 //   1. every rank checks the arguments and plans the shards (headers only, no tensor data);
@@ -23,11 +23,11 @@
 
 #include "abl/core/error.h"
 #include "abl/core/log.h"
-#include "abl/io/h5.h"
 #include "abl/io/json_file.h"
 #include "abl/io/safetensors.h"
 #include "abl/model/model_spec.h"
 #include "abl/model/weights.h"
+#include "abl/parallel/agree.h"
 
 namespace abl::ablation {
 
@@ -61,9 +61,9 @@ double seconds_since(std::chrono::steady_clock::time_point t) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
-// Runs `step` and shares the verdict with every rank of comm (MPI_COMM_NULL: just the step).
+// Runs `step` and shares the verdict with every rank of comm (null: just the step).
 template <typename F>
-void collectively(MPI_Comm comm, F&& step) {
+void collectively(parallel::Comm* comm, F&& step) {
   std::string message;
   bool ok = true;
   try {
@@ -72,7 +72,11 @@ void collectively(MPI_Comm comm, F&& step) {
     ok = false;
     message = e.what();
   }
-  io::h5::agree(comm, ok, message);
+  if (comm) {
+    parallel::agree_all(*comm, ok, message);
+  } else if (!ok) {
+    throw Error(message);
+  }
 }
 
 // One tensor of the output: where it comes from and, for an ablated one, what to apply.
@@ -290,13 +294,9 @@ void move_into_place(const fs::path& partial, const fs::path& out) {
 }  // namespace
 
 void export_model(const std::string& model_dir, const std::vector<std::vector<float>>& directions,
-                  const engine::TrialAblation& trial, const ExportOptions& opts, MPI_Comm comm) {
+                  const engine::TrialAblation& trial, const ExportOptions& opts, parallel::Comm* comm) {
   const auto t0 = std::chrono::steady_clock::now();
-  int rank = 0, size = 1;
-  if (comm != MPI_COMM_NULL) {
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
-  }
+  const int rank = comm ? comm->rank() : 0, size = comm ? comm->size() : 1;
   const fs::path out = folder_path(opts.out_dir);
   fs::path partial = out;
   partial += ".partial";

@@ -67,7 +67,7 @@ std::string detect_response_prefix(Session& s, const std::vector<std::string>& p
   const auto results = engine::generate(s.pass(longest_prompt(ids), kTokens), s.tokenizer(), reqs, opts);
   std::vector<std::string> texts;
   for (const auto& r : results) texts.push_back(r.text);
-  const auto all = io::h5::gather_strings(rt.world().handle(), texts, 0);
+  const auto all = rt.world().gather_strings(texts, 0);
   return parallel::root_string(rt.world(), [&] { return common_response_prefix(all); });
 }
 

@@ -105,7 +105,7 @@ int export_trial(const ExportCommandOptions& eo) {
             trials.rows[static_cast<size_t>(k)].kl, ablation::describe(params), engine::row_norm_name(mode));
   opts.metadata.emplace_back("abliterate_trial", std::to_string(k));
   opts.metadata.emplace_back("abliterate_params", ablation::describe(params));
-  ablation::export_model(model, table.directions, table.ablations[0], opts, rt.world().handle());
+  ablation::export_model(model, table.directions, table.ablations[0], opts, &rt.world());
   log::info("export: wrote {}", opts.out_dir);
   return 0;
 }

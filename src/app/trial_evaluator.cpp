@@ -95,7 +95,7 @@ BatchResult TrialEvaluator::evaluate(const std::vector<ablation::TrialParams>& t
     res.refusals.assign(static_cast<size_t>(K), 0);
     for (int64_t i = 0; i < K * n_ev; ++i) res.refusals[static_cast<size_t>(i / n_ev)] += refused[static_cast<size_t>(i)];
     if (keep_responses_) {
-      const auto all = io::h5::gather_strings(rt.world().handle(), texts, 0);
+      const auto all = rt.world().gather_strings(texts, 0);
       if (rt.world_rank() == 0) {
         res.responses.assign(static_cast<size_t>(K), {});
         for (size_t i = 0; i < all.size(); ++i) res.responses[i / static_cast<size_t>(n_ev)].push_back(all[i]);

@@ -78,7 +78,7 @@ void BaselineWriter::write_kl(int64_t first_row, int64_t n_rows, const float* lo
   } else if (n_rows > 0 && logprobs == nullptr) {
     problem = "no log-probabilities";
   }
-  h5::agree(comm_, problem.empty(), fmt::format("{}: {}", path(), problem));
+  mpi::agree(comm_, problem.empty(), fmt::format("{}: {}", path(), problem));
   out_.file().open_dataset(bl::kKlLogprobs).write_rows(first_row, n_rows, logprobs);
   out_.write_strings(bl::kKlPrompts, first_row, prompts);
   kl_rows_ += n_rows;
@@ -102,7 +102,7 @@ void BaselineWriter::write_refusals(int64_t first_row, const std::vector<std::st
       }
     }
   }
-  h5::agree(comm_, problem.empty(), fmt::format("{}: {}", path(), problem));
+  mpi::agree(comm_, problem.empty(), fmt::format("{}: {}", path(), problem));
   out_.file().open_dataset(bl::kRefusalIsRefusal).write_rows(first_row, n, is_refusal.data());
   out_.write_strings(bl::kRefusalPrompts, first_row, prompts);
   out_.write_strings(bl::kRefusalResponses, first_row, responses);
@@ -112,7 +112,7 @@ void BaselineWriter::write_refusals(int64_t first_row, const std::vector<std::st
 void BaselineWriter::commit() {
   int64_t mine[2] = {kl_rows_, refusal_rows_}, all[2] = {kl_rows_, refusal_rows_};
   if (comm_ != MPI_COMM_NULL) MPI_Allreduce(mine, all, 2, MPI_INT64_T, MPI_SUM, comm_);
-  h5::agree(comm_, all[0] == n_kl_ && all[1] == n_refusal_,
+  mpi::agree(comm_, all[0] == n_kl_ && all[1] == n_refusal_,
             fmt::format("{}: {} rows of {} and {} rows of {} written, expected {} and {}", path(),
                         all[0], bl::kKlLogprobs, all[1], bl::kRefusalResponses, n_kl_,
                         n_refusal_));

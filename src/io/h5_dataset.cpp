@@ -1,6 +1,6 @@
 // Row blocks of a dataset: collective writes (a rank with no rows selects nothing but still
 // takes part), independent reads, collective growth of extendible datasets, fixed-width strings.
-// Arguments are checked with agree() before any collective call, so one rank's bad row range
+// Arguments are checked with mpi::agree() before any collective call, so one rank's bad row range
 // fails every rank with the same message instead of leaving the others waiting.
 #include <algorithm>
 #include <cstring>
@@ -125,7 +125,7 @@ void Dataset::write_rows_raw(Type t, int64_t first_row, int64_t n_rows, const vo
     problem = row_range_problem(first_row, n_rows);
   }
   if (problem.empty() && n_rows > 0 && data == nullptr) problem = "no data";
-  agree(ctx_->comm, problem.empty(), fmt::format("{}: {}: {}", ctx_->path, path_, problem));
+  mpi::agree(ctx_->comm, problem.empty(), fmt::format("{}: {}: {}", ctx_->path, path_, problem));
   write_block(native_type(t), first_row, n_rows, data);
 }
 
@@ -156,7 +156,7 @@ void Dataset::extend(int64_t new_rows) {
   H5_CHECK(H5Sget_simple_extent_dims(space.get(), cur.data(), max.data()), file, path_);
   bool ok = rank > 0 && new_rows >= 0 &&
             (max[0] == H5S_UNLIMITED || static_cast<hsize_t>(new_rows) <= max[0]);
-  agree(ctx_->comm, ok,
+  mpi::agree(ctx_->comm, ok,
         fmt::format("{}: {}: cannot extend to {} rows (not extendible that far)", file, path_,
                     new_rows));
   cur[0] = static_cast<hsize_t>(new_rows);
@@ -166,7 +166,7 @@ void Dataset::extend(int64_t new_rows) {
 int64_t Dataset::append_rows_raw(Type t, int64_t n_rows, const void* data) {
   const std::string& file = ctx_->path;
   bool ok = n_rows >= 0 && !is_string() && type() == t;
-  agree(ctx_->comm, ok,
+  mpi::agree(ctx_->comm, ok,
         fmt::format("{}: {}: cannot append {} rows of {}", file, path_, n_rows, type_name(t)));
   int64_t before = 0, total = n_rows;
   if (ctx_->parallel()) {
@@ -201,7 +201,7 @@ void Dataset::write_string_rows(int64_t first_row, const std::vector<std::string
       }
     }
   }
-  agree(ctx_->comm, problem.empty(), fmt::format("{}: {}: {}", file, path_, problem));
+  mpi::agree(ctx_->comm, problem.empty(), fmt::format("{}: {}: {}", file, path_, problem));
 
   std::string buffer(static_cast<size_t>(n * width), '\0');
   for (int64_t i = 0; i < n; ++i) {
@@ -330,7 +330,7 @@ void Dataset::write_compound_rows(int64_t first_row, int64_t n_rows, const doubl
     if (problem.empty() && n_rows > 0 && data == nullptr) problem = "no data";
     if (!problem.empty()) problem = fmt::format("{}: {}: {}", ctx_->path, path_, problem);
   }
-  agree(ctx_->comm, problem.empty(), problem);
+  mpi::agree(ctx_->comm, problem.empty(), problem);
   Id mem = compound_memory_type(fields, ctx_->path, path_);
   write_block(mem.get(), first_row, n_rows, data);
 }

@@ -96,7 +96,7 @@ void File::close() {
   if (!id_.valid()) return;
   ssize_t open = H5Fget_obj_count(
       id_.get(), H5F_OBJ_DATASET | H5F_OBJ_GROUP | H5F_OBJ_DATATYPE | H5F_OBJ_ATTR | H5F_OBJ_LOCAL);
-  agree(ctx_->comm, open == 0,
+  mpi::agree(ctx_->comm, open == 0,
         fmt::format("{}: cannot close the file: {} datasets, groups or attributes are still open",
                     path(), open));
   hid_t id = id_.release();

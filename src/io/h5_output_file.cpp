@@ -78,7 +78,7 @@ void OutputFile::write_strings(const std::string& path, int64_t first_row,
       }
     }
   }
-  agree(file_.comm(), problem.empty(), fmt::format("{}: {}: {}", final_path_, path, problem));
+  mpi::agree(file_.comm(), problem.empty(), fmt::format("{}: {}: {}", final_path_, path, problem));
 
   // Rank 0 learns every rank's (first row, count), then the strings in rank order.
   int64_t mine[2] = {first_row, n};
@@ -91,7 +91,7 @@ void OutputFile::write_strings(const std::string& path, int64_t first_row,
   } else {
     ranges = {mine[0], mine[1]};
   }
-  std::vector<std::string> all = gather_strings(file_.comm(), rows, 0);
+  std::vector<std::string> all = mpi::gather_strings(file_.comm(), rows, 0);
   if (rank_ != 0) return;
   Strings& s = it->second;
   size_t k = 0;
@@ -127,7 +127,7 @@ void OutputFile::reserve(int64_t bytes) {
                             final_path_, (bytes + (1 << 20) - 1) >> 20, why);
     }
   }
-  agree(file_.comm(), problem.empty(), problem);
+  mpi::agree(file_.comm(), problem.empty(), problem);
 }
 
 void OutputFile::commit() {
@@ -140,7 +140,7 @@ void OutputFile::commit() {
     ok = false;
     problem = e.what();
   }
-  agree(file_.comm(), ok, problem);
+  mpi::agree(file_.comm(), ok, problem);
 
   if (rank_ == 0) {
     try {
@@ -157,7 +157,7 @@ void OutputFile::commit() {
     }
   }
   // Also the barrier: no rank returns before the file has its final name.
-  agree(file_.comm(), ok, problem);
+  mpi::agree(file_.comm(), ok, problem);
   committed_ = true;
 }
 

@@ -100,7 +100,7 @@ void ResidualsWriter::write(PromptSet set, int64_t first_row, int64_t n_rows,
   } else if (n_rows > 0 && (residuals == nullptr || n_tokens == nullptr)) {
     problem = "no residuals or token counts";
   }
-  h5::agree(comm_, problem.empty(), fmt::format("{}: {}", path(), problem));
+  mpi::agree(comm_, problem.empty(), fmt::format("{}: {}", path(), problem));
 
   h5::File& f = out_.file();
   if (full_) f.open_dataset(residuals::residuals(set)).write_rows(first_row, n_rows, residuals);
@@ -125,7 +125,7 @@ void ResidualsWriter::write_mean_rows(PromptSet set, const double* mean) {
 void ResidualsWriter::write_means(PromptSet set, const double* mean) {
   int rank = 0;
   if (comm_ != MPI_COMM_NULL) MPI_Comm_rank(comm_, &rank);
-  h5::agree(comm_, rank != 0 || mean != nullptr,
+  mpi::agree(comm_, rank != 0 || mean != nullptr,
             fmt::format("{}: write_means without data", path()));
   write_mean_rows(set, mean);
   sets_[static_cast<int>(set)].mean_given = true;
@@ -142,7 +142,7 @@ void ResidualsWriter::commit() {
                     comm_);
       MPI_Allreduce(&st.count, &count, 1, MPI_INT64_T, MPI_SUM, comm_);
     }
-    h5::agree(comm_, count == st.rows,
+    mpi::agree(comm_, count == st.rows,
               fmt::format("{}: {} rows of {} written, the set has {}", path(), count, set_name(s),
                           st.rows));
     for (double& v : sum) v /= static_cast<double>(count);

@@ -2,6 +2,8 @@
 // type so that gathers of large units (GiBs) stay within MPI's int counts.
 #include "abl/parallel/mpi_comm.h"
 
+#include "abl/io/mpi_collectives.h"
+
 #include <climits>
 
 #include "abl/core/error.h"
@@ -112,6 +114,10 @@ void MpiComm::barrier() {
   watchdog::fault_delay();
   watchdog::Scope at("MPI_Barrier");
   mpi_check(MPI_Barrier(comm_), "MPI_Barrier");
+}
+
+std::vector<std::string> MpiComm::gather_strings(const std::vector<std::string>& local, int root) {
+  return io::mpi::gather_strings(comm_, local, root);
 }
 
 }  // namespace abl::parallel

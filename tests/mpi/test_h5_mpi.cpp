@@ -98,7 +98,7 @@ TEST(H5Mpi, FixedWidthStringsAreWrittenCollectively) {
     mine.push_back("résumé " + std::string(static_cast<size_t>(rank * 7 + i), 'z'));
   {
     auto out = h5::OutputFile::create(path, MPI_COMM_WORLD);
-    int64_t width = h5::collective_max_bytes(MPI_COMM_WORLD, mine);
+    int64_t width = io::mpi::collective_max_bytes(MPI_COMM_WORLD, mine);
     h5::Dataset ds = out.file().create_string_dataset("/responses", total, width);
     EXPECT_EQ(ds.string_width(), width);
     ds.write_string_rows(first, mine);

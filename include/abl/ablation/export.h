@@ -4,8 +4,6 @@
 // of a plan every rank computes alike; rank 0 writes the index and the small files last, after
 // every shard is complete, so a folder with an index is a complete folder.
 #pragma once
-#include <mpi.h>
-
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -13,6 +11,7 @@
 #include <vector>
 
 #include "abl/engine/ablation_table.h"
+#include "abl/parallel/comm.h"
 #include "abl/core/dtype.h"
 
 namespace abl::ablation {
@@ -29,7 +28,7 @@ struct ExportOptions {
 
 // model_dir: a Hugging Face model folder (model.safetensors or shards with their index).
 // directions/trial as for AblationEpilogue (the trial's direction index per layer names a row of
-// `directions`). Collective over comm (MPI_COMM_NULL: serial).
+// `directions`). Collective over comm (null: serial).
 //
 // What is written: o_proj/down_proj of a layer with λ ≠ 0 become ablate_weight(W) computed in
 // fp32 from the source values and rounded once to the output dtype; with λ = 0 they are copied
@@ -46,7 +45,7 @@ struct ExportOptions {
 // overwrite, out_dir is or contains model_dir, a trial or direction that does not fit the model,
 // weights that do not match config.json or have a dtype other than F32/F16/BF16.
 void export_model(const std::string& model_dir, const std::vector<std::vector<float>>& directions,
-                  const engine::TrialAblation& trial, const ExportOptions& opts, MPI_Comm comm);
+                  const engine::TrialAblation& trial, const ExportOptions& opts, parallel::Comm* comm);
 
 // The same ablation written into a weight W (out, in) in place — what `export` writes, and the
 // reference the epilogue is tested against.

@@ -9,7 +9,7 @@
 // does not support writing VL ... datatypes yet"). Two ways around it are offered:
 //   - fixed-width UTF-8 datasets (`File::create_string_dataset` + `Dataset::write_string_rows`),
 //     written collectively; the width must be known when the dataset is created
-//     (`collective_max_bytes` agrees on one);
+//     (`mpi::collective_max_bytes` agrees on one);
 //   - deferred variable-length datasets (`OutputFile::declare_strings` / `write_strings`): each
 //     write gathers the rows to rank 0, which writes them in a serial reopen at commit().
 #pragma once
@@ -23,6 +23,8 @@
 #include <string_view>
 #include <type_traits>
 #include <vector>
+
+#include "abl/io/mpi_collectives.h"
 
 namespace abl::io::h5 {
 
@@ -94,17 +96,6 @@ constexpr Type type_of() {
   else if constexpr (std::is_same_v<T, uint8_t>) return Type::u8;
   else static_assert(sizeof(T) == 0, "element type must be float, double, int64, int32 or uint8");
 }
-
-// Collective verdict: every rank of `comm` passes its own `ok`; if any is false, every rank
-// throws abl::Error carrying the message of the lowest failing rank, prefixed "rank R: ". Used
-// before collective HDF5 calls so that a bad argument on one rank fails all ranks instead of
-// leaving the others in a collective. With MPI_COMM_NULL it simply throws when !ok.
-void agree(MPI_Comm comm, bool ok, const std::string& message);
-// The largest byte length of any string on any rank (0 if none); MPI_COMM_NULL: local.
-int64_t collective_max_bytes(MPI_Comm comm, const std::vector<std::string>& strings);
-// Every rank's `local` strings concatenated in rank order, on `root` only (others get {}).
-std::vector<std::string> gather_strings(MPI_Comm comm, const std::vector<std::string>& local,
-                                        int root);
 
 struct DatasetOptions {
   std::vector<int64_t> chunk;  // empty: contiguous, or ~64 KiB row chunks when extendible

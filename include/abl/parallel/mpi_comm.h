@@ -3,6 +3,9 @@
 #pragma once
 #include <mpi.h>
 
+#include <string>
+#include <vector>
+
 #include "abl/parallel/comm.h"
 
 namespace abl::parallel {
@@ -24,6 +27,8 @@ class MpiComm final : public Comm {
   void all_reduce_max(int64_t* data, size_t n) override;
   void broadcast(void* data, size_t bytes, int root) override;
   void barrier() override;
+  // Every rank's `local` strings concatenated in rank order, on `root` only (others get {}).
+  std::vector<std::string> gather_strings(const std::vector<std::string>& local, int root);
 
  private:
   MPI_Comm comm_;

@@ -132,7 +132,7 @@ TEST_P(ExportModes, Float32ExportEqualsTheEpilogue) {
   const std::string out = tmp.file("exported");
   ablation::ExportOptions opts = options(out);
   opts.dtype = DType::f32;
-  ablation::export_model(kOrganism, dirs, trial, opts, MPI_COMM_NULL);
+  ablation::export_model(kOrganism, dirs, trial, opts, nullptr);
 
   EXPECT_TRUE(fs::exists(fs::path(out) / "model.safetensors"));
   EXPECT_FALSE(fs::exists(fs::path(out) / "model.safetensors.index.json"));
@@ -172,7 +172,7 @@ TEST(Export, DefaultKeepsDtypesAndUntouchedBytes) {
   const engine::TrialAblation trial = make_trial(spec, engine::RowNorm::full);
   abl::testing::TempDir tmp;
   const std::string out = tmp.file("exported");
-  ablation::export_model(kOrganism, dirs, trial, options(out), MPI_COMM_NULL);
+  ablation::export_model(kOrganism, dirs, trial, options(out), nullptr);
 
   io::SafetensorsReader src(kOrganism), dst(out);
   ASSERT_EQ(dst.tensors().size(), src.tensors().size());
@@ -228,11 +228,11 @@ TEST(Export, ShardsMatchTheSingleFileExport) {
   const engine::TrialAblation trial = make_trial(spec, engine::RowNorm::pre);
   abl::testing::TempDir tmp;
   const std::string single = tmp.file("single"), sharded = tmp.file("sharded");
-  ablation::export_model(kOrganism, dirs, trial, options(single), MPI_COMM_NULL);
+  ablation::export_model(kOrganism, dirs, trial, options(single), nullptr);
   ablation::ExportOptions opts = options(sharded);
   opts.max_shard_bytes = 400'000;  // the organism is ~2.1 MB of bf16/f32
   opts.metadata = {{"abliterated_from", "organism"}};
-  ablation::export_model(kOrganism, dirs, trial, opts, MPI_COMM_NULL);
+  ablation::export_model(kOrganism, dirs, trial, opts, nullptr);
 
   const fs::path index = fs::path(sharded) / "model.safetensors.index.json";
   ASSERT_TRUE(fs::exists(index));
@@ -268,9 +268,9 @@ TEST(Export, ShardedSourceGivesTheSameModel) {
   abl::testing::TempDir tmp;
   ablation::ExportOptions opts = options(tmp.file("from-single"));
   opts.dtype = DType::f16;
-  ablation::export_model(kTiny, dirs, trial, opts, MPI_COMM_NULL);
+  ablation::export_model(kTiny, dirs, trial, opts, nullptr);
   opts.out_dir = tmp.file("from-sharded");
-  ablation::export_model(kTinySharded, dirs, trial, opts, MPI_COMM_NULL);
+  ablation::export_model(kTinySharded, dirs, trial, opts, nullptr);
   io::SafetensorsReader a(tmp.file("from-single")), b(tmp.file("from-sharded")), src(kTinySharded);
   ASSERT_EQ(a.tensors().size(), src.tensors().size());
   for (const io::TensorInfo& t : a.tensors()) {
@@ -291,18 +291,18 @@ TEST(Export, ExistingOutputFolderIsLeftAloneWithoutOverwrite) {
   const std::string out = tmp.file("out");
   fs::create_directories(out);
   tmp.write("out/keep.txt", "mine");
-  EXPECT_ABL_ERROR(ablation::export_model(kTiny, dirs, trial, options(out), MPI_COMM_NULL), out,
+  EXPECT_ABL_ERROR(ablation::export_model(kTiny, dirs, trial, options(out), nullptr), out,
                    "already exists", "--overwrite");
   EXPECT_EQ(slurp(fs::path(out) / "keep.txt"), "mine");
   EXPECT_EQ(std::distance(fs::directory_iterator(out), fs::directory_iterator()), 1);
   EXPECT_FALSE(fs::exists(out + ".partial"));
   // A trailing separator names the same folder.
-  EXPECT_ABL_ERROR(ablation::export_model(kTiny, dirs, trial, options(out + "/"), MPI_COMM_NULL),
+  EXPECT_ABL_ERROR(ablation::export_model(kTiny, dirs, trial, options(out + "/"), nullptr),
                    "already exists");
 
   ablation::ExportOptions opts = options(out);
   opts.overwrite = true;
-  ablation::export_model(kTiny, dirs, trial, opts, MPI_COMM_NULL);
+  ablation::export_model(kTiny, dirs, trial, opts, nullptr);
   EXPECT_FALSE(fs::exists(fs::path(out) / "keep.txt"));
   EXPECT_TRUE(fs::exists(fs::path(out) / "model.safetensors"));
   EXPECT_FALSE(fs::exists(out + ".partial"));
@@ -317,7 +317,7 @@ TEST(Export, StalePartialFolderIsReplaced) {
   const std::string out = tmp.file("out");
   fs::create_directories(out + ".partial");
   tmp.write("out.partial/model-00001-of-00002.safetensors", "half-written");
-  ablation::export_model(kTiny, dirs, make_trial(spec, engine::RowNorm::full), options(out), MPI_COMM_NULL);
+  ablation::export_model(kTiny, dirs, make_trial(spec, engine::RowNorm::full), options(out), nullptr);
   EXPECT_FALSE(fs::exists(out + ".partial"));
   EXPECT_FALSE(fs::exists(fs::path(out) / "model-00001-of-00002.safetensors"));
   EXPECT_NO_THROW(io::SafetensorsReader{out});
@@ -336,7 +336,7 @@ TEST(Export, RejectsBadArgumentsBeforeWriting) {
   auto export_to = [&](const std::string& dir, const engine::TrialAblation& t, bool overwrite = true) {
     ablation::ExportOptions o = options(dir);
     o.overwrite = overwrite;
-    ablation::export_model(model.string(), dirs, t, o, MPI_COMM_NULL);
+    ablation::export_model(model.string(), dirs, t, o, nullptr);
   };
 
   engine::TrialAblation short_trial = good;
@@ -351,7 +351,7 @@ TEST(Export, RejectsBadArgumentsBeforeWriting) {
   nan.lambda[1][0] = std::nanf("");
   EXPECT_ABL_ERROR(export_to(out, nan), "layer 0 has a non-finite weight");
   EXPECT_ABL_ERROR(ablation::export_model(model.string(), {unit_vector(7, 1)}, good, options(out),
-                                          MPI_COMM_NULL),
+                                          nullptr),
                    "direction 0 has length 7 for hidden size 64");
   EXPECT_FALSE(fs::exists(out));
   EXPECT_FALSE(fs::exists(out + ".partial"));
@@ -363,7 +363,7 @@ TEST(Export, RejectsBadArgumentsBeforeWriting) {
   EXPECT_ABL_ERROR(export_to(tmp.path().string(), good), "contains the model folder");
   ablation::ExportOptions zero = options(out);
   zero.max_shard_bytes = 0;
-  EXPECT_ABL_ERROR(ablation::export_model(model.string(), dirs, good, zero, MPI_COMM_NULL), "shard size");
+  EXPECT_ABL_ERROR(ablation::export_model(model.string(), dirs, good, zero, nullptr), "shard size");
   EXPECT_FALSE(fs::exists(out));
 
   // The source is untouched by all of it, and the same call with good arguments works.
@@ -388,7 +388,7 @@ TEST(Export, ModelThatDoesNotMatchItsConfigIsRejected) {
   const model::ModelSpec spec = model::load_model_spec(model.string());
   const std::string out = tmp.file("out");
   EXPECT_ABL_ERROR(ablation::export_model(model.string(), directions(spec), make_trial(spec, engine::RowNorm::full),
-                                          options(out), MPI_COMM_NULL),
+                                          options(out), nullptr),
                    model.string(), "cannot export", "down_proj");
   EXPECT_FALSE(fs::exists(out));
   EXPECT_FALSE(fs::exists(out + ".partial"));

@@ -101,7 +101,7 @@ TEST(H5, StringsFixedAndVariable) {
   {
     h5::File f = h5::File::create(path, MPI_COMM_NULL);
     auto fixed =
-        f.create_string_dataset("/fixed", 3, h5::collective_max_bytes(MPI_COMM_NULL, rows));
+        f.create_string_dataset("/fixed", 3, mpi::collective_max_bytes(MPI_COMM_NULL, rows));
     fixed.write_string_rows(0, rows);
     f.write_vlen_strings("/vlen", rows);
     f.write_vlen_strings("/none", {});
