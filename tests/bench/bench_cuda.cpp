@@ -159,7 +159,7 @@ struct WorkflowTimes {
 WorkflowTimes run_trial_batch(Model& md, cuda::CudaEngine& eng, cuda::DeviceKvCache& cache, const text::Tokenizer& tok,
                               const std::vector<std::vector<float>>& r, const std::vector<std::vector<int32_t>>& kl_prompts,
                               const std::vector<std::vector<int32_t>>& eval_prompts, const std::vector<float>& base_lp,
-                              const engine::KlReference& device_ref, bool device_kl, int64_t K, int64_t max_new,
+                              const engine::DeviceKlReference& device_ref, bool device_kl, int64_t K, int64_t max_new,
                               uint64_t seed) {
   const model::ModelSpec& m = md.spec;
   const int64_t V = m.vocab_size;
@@ -263,7 +263,7 @@ void bench_workflow(Model& md) {
               md.name.c_str(), static_cast<long long>(kMaxNew));
   cuda::DeviceBuffer base_dev(base_lp.size() * sizeof(float));
   cuda::copy_to_device(base_dev.get(), base_lp.data(), base_lp.size() * sizeof(float), eng.stream());
-  const engine::KlReference device_ref{base_dev.as<float>(), 1};
+  const engine::DeviceKlReference device_ref{base_dev.as<float>(), 1};
   run_trial_batch(md, eng, cache, tok, r, kl_prompts, eval_prompts, base_lp, device_ref, true, 1, kMaxNew, 1);  // warm-up: GEMM plans
 
   // The straightforward baseline first: one trial per pass, every decode step launched eagerly,

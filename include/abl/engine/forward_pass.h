@@ -24,11 +24,19 @@ class ForwardPass {
   virtual void forward(const Batch& batch, const Outputs& out) = 0;
 };
 
-// Log-probabilities a pass's KL is measured against (Outputs::kl): `rows` rows of V values,
-// host memory on the CPU, device memory on the GPU; owned by the caller, alive while passes use it.
-struct KlReference {
+// Which memory a pointer of a pass's input is in, told by its type: the host's (the CPU engine) or
+// the GPU's (the CUDA engine), so a host pointer cannot reach a kernel by mistake.
+struct HostMemory {};
+struct DeviceMemory {};
+
+// Log-probabilities a pass's KL is measured against (Outputs::kl): `rows` rows of V values in
+// `Memory`; owned by the caller, alive while passes use it.
+template <typename Memory>
+struct KlReferenceIn {
   const float* logprobs = nullptr;  // (rows, V)
   int64_t rows = 0;
 };
+using KlReference = KlReferenceIn<HostMemory>;          // the CPU engine's
+using DeviceKlReference = KlReferenceIn<DeviceMemory>;  // the CUDA engine's
 
 }  // namespace abl::engine

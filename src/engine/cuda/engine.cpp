@@ -329,7 +329,7 @@ void CudaEngine::all_logits(int64_t T, float* host_out) {
 }
 
 void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const engine::Outputs& out,
-                         const DeviceAblation* ablation, const engine::KlReference* kl) {
+                         const DeviceAblation* ablation, const engine::DeviceKlReference* kl) {
   const model::ModelSpec& m = spec_;
   const int64_t T = batch.num_tokens(), B = batch.num_seqs(), H = m.hidden_size, V = m.vocab_size;
   const int64_t L = m.num_layers;

@@ -34,7 +34,7 @@ class CudaBackend : public engine::Backend {
   std::unique_ptr<DeviceKvCache> cache_;
   std::unique_ptr<DeviceAblation> ablation_;
   DeviceBuffer kl_buffer_;  // the KL reference (N_kl, V) f32 on the device
-  engine::KlReference kl_;
+  engine::DeviceKlReference kl_;
   std::unique_ptr<DevicePass> pass_;
 };
 

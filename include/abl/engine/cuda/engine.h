@@ -91,7 +91,7 @@ class CudaEngine {
   // set_decode_graphs(false) turns them off (benchmarks measure both).
   // Outputs::kl needs `kl`: the reference log-probabilities in device memory.
   void forward(const engine::Batch& batch, DeviceKvCache& cache, const engine::Outputs& out,
-               const DeviceAblation* ablation = nullptr, const engine::KlReference* kl = nullptr);
+               const DeviceAblation* ablation = nullptr, const engine::DeviceKlReference* kl = nullptr);
 
   void set_decode_graphs(bool on);
   bool decode_graphs() const { return graphs_on_; }

@@ -11,7 +11,7 @@ class DevicePass final : public engine::ForwardPass {
  public:
   // `kl`: the KL reference in device memory (Outputs::kl), or none.
   DevicePass(CudaEngine& engine, DeviceKvCache& cache, const DeviceAblation* ablation = nullptr,
-             engine::KlReference kl = {})
+             engine::DeviceKlReference kl = {})
       : engine_(engine), cache_(cache), ablation_(ablation), kl_(kl) {}
   const model::ModelSpec& spec() const override { return engine_.spec(); }
   const engine::Limits& limits() const override { return engine_.limits(); }
@@ -24,7 +24,7 @@ class DevicePass final : public engine::ForwardPass {
   CudaEngine& engine_;
   DeviceKvCache& cache_;
   const DeviceAblation* ablation_;
-  engine::KlReference kl_;
+  engine::DeviceKlReference kl_;
 };
 
 }  // namespace abl::cuda
