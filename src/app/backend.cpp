@@ -1,8 +1,8 @@
 // Backend selection and the CPU backend's weights (backend.h); the CUDA one is backend_cuda.cpp.
 #include "abl/app/backend.h"
 
-#include "abl/engine/cpu/backend.h"
 #include "abl/core/error.h"
+#include "abl/engine/cpu/backend.h"
 #include "abl/parallel/sharded_weights.h"
 #ifdef ABL_WITH_CUDA
 #include "abl/backend/cuda/device.h"

@@ -14,10 +14,12 @@
 
 namespace abl::app {
 
+// The interface and its kinds are the engine's (engine/backend.h); the app names them here.
+using engine::AblationScope;
 using engine::Backend;
 using engine::BackendKind;
 using engine::backend_kind_name;
-using engine::AblationScope;
+
 // "auto", "cpu", "cuda" (or "gpu"); cuda without the CUDA backend compiled in, or without a
 // visible device, is an error that says which and names the option.
 BackendKind resolve_backend(std::string_view option);
