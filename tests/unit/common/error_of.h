@@ -23,4 +23,15 @@ inline std::string error_of(const std::function<void()>& f) {
   return "";
 }
 
+// The same, where `f` must throw: no abl::Error is a test failure too.
+inline std::string thrown_error_of(const std::function<void()>& f) {
+  bool thrown = true;
+  const std::string message = error_of([&] {
+    f();
+    thrown = false;
+  });
+  if (!thrown) ADD_FAILURE() << "no abl::Error thrown";
+  return message;
+}
+
 }  // namespace abl::testing

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "abl/core/error.h"
+#include "common/error_of.h"
 
 namespace abl::testing {
 
@@ -53,20 +54,6 @@ std::string bytes_of(const std::vector<T>& v) {
   return std::string(reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T));
 }
 
-// The abl::Error message of `f`, or a test failure when it does not throw one.
-inline std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const abl::Error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw a non-abl exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "no abl::Error thrown";
-  return "";
-}
-
 inline ::testing::AssertionResult contains_all(const std::string& msg,
                                                std::initializer_list<std::string> parts) {
   for (const std::string& p : parts) {
@@ -81,4 +68,4 @@ inline ::testing::AssertionResult contains_all(const std::string& msg,
 
 // The statement throws abl::Error and its message contains every listed substring.
 #define EXPECT_ABL_ERROR(stmt, ...) \
-  EXPECT_TRUE(::abl::testing::contains_all(::abl::testing::error_of([&] { stmt; }), {__VA_ARGS__}))
+  EXPECT_TRUE(::abl::testing::contains_all(::abl::testing::thrown_error_of([&] { stmt; }), {__VA_ARGS__}))

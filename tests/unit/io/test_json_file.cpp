@@ -15,7 +15,7 @@ TEST(JsonFile, ParseErrorNamesFileLineAndColumn) {
   abl::testing::TempDir dir;
   std::string path = dir.write("config.json", "{\n  \"a\": 1,\n  \"b\": tru\n}\n");
   EXPECT_ABL_ERROR(read_json_file(path), path + ":3:", "invalid JSON", "invalid literal");
-  std::string msg = abl::testing::error_of([&] { read_json_file(path); });
+  std::string msg = abl::testing::thrown_error_of([&] { read_json_file(path); });
   EXPECT_EQ(msg.find("json.exception"), std::string::npos) << msg;  // nlohmann's prefix dropped
 }
 
@@ -38,7 +38,7 @@ TEST(JsonFile, NumberOverflowIsAnInvalidJsonError) {
   EXPECT_ABL_ERROR(parse_json(R"({"a": [1, 1e400]})", "config.json"), "config.json: invalid JSON",
                    "number overflow", "1e400");
   EXPECT_ABL_ERROR(parse_json("-1e999", "x.json"), "x.json: invalid JSON", "-1e999");
-  std::string msg = abl::testing::error_of([] { parse_json("1e400", "x.json"); });
+  std::string msg = abl::testing::thrown_error_of([] { parse_json("1e400", "x.json"); });
   EXPECT_EQ(msg.find("json.exception"), std::string::npos) << msg;
   // Large integers are not an overflow: they become doubles.
   EXPECT_NO_THROW(parse_json("[18446744073709551616, 1e308]", "ok.json"));

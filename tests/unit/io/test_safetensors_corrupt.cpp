@@ -29,7 +29,7 @@ class Corrupt : public ::testing::Test {
   // Writes `content` and returns the error message of opening it.
   std::string open_error(const std::string& content) {
     path_ = dir_.write("bad.safetensors", content);
-    return abl::testing::error_of([&] { SafetensorsFile f(path_); });
+    return abl::testing::thrown_error_of([&] { SafetensorsFile f(path_); });
   }
   // A header (as JSON text) over `data_bytes` zero bytes of data.
   std::string open_header_error(const std::string& header, size_t data_bytes) {
@@ -63,7 +63,7 @@ TEST_F(Corrupt, AbsurdHeaderLength) {
     out.write(reinterpret_cast<const char*>(&n), 8);
   }
   fs::resize_file(path_, 8 + n + 8);
-  std::string msg = abl::testing::error_of([&] { SafetensorsFile f(path_); });
+  std::string msg = abl::testing::thrown_error_of([&] { SafetensorsFile f(path_); });
   EXPECT_TRUE(abl::testing::contains_all(msg, {path_, "header length 100000001", "limit"}));
 }
 

@@ -14,7 +14,7 @@
 #include "abl/io/h5.h"
 #include "common/temp_dir.h"
 #include "common/error_of.h"
-#include "io/driver_files_samples.h"
+#include "io/driver_files_test_util.h"
 
 using abl::testing::error_of;
 namespace abl::io {
@@ -23,12 +23,6 @@ namespace {
 using abl::testing::TempDir;
 using namespace schema;  // NOLINT: the types under test
 namespace fs = std::filesystem;
-
-#define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
-
-ssize_t open_ids() { return H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL); }
-
-std::string partial(const std::string& path) { return h5::OutputFile::partial_path_for(path); }
 
 // ---- trials.h5 ----
 

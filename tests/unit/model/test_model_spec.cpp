@@ -25,7 +25,7 @@ nlohmann::json llama8b() {
   return abl::io::read_json_file(config_path("Llama-3.1-8B-Instruct")).json();
 }
 std::string spec_error(const nlohmann::json& config) {
-  return abl::testing::error_of(
+  return abl::testing::thrown_error_of(
       [&] { abl::model::parse_model_spec(abl::io::parse_json(config.dump(), "my/config.json")); });
 }
 std::string error_with(const std::string& key, const nlohmann::json& value) {
@@ -173,7 +173,7 @@ TEST(ModelSpec, Qwen3_06B) {
 
 TEST(ModelSpec, UnsupportedArchitecturesAreRefusedWithTheList) {
   for (const char* name : {"gemma-2-2b-it", "Phi-3-mini-4k-instruct"}) {
-    std::string msg = abl::testing::error_of([&] { load(name); });
+    std::string msg = abl::testing::thrown_error_of([&] { load(name); });
     EXPECT_TRUE(abl::testing::contains_all(
         msg, {config_path(name), "is not supported", "LlamaForCausalLM", "MistralForCausalLM",
               "Qwen2ForCausalLM", "Qwen3ForCausalLM"}));

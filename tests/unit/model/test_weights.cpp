@@ -151,7 +151,7 @@ class BrokenTiny : public ::testing::Test {
   std::string check_error() {
     write();
     abl::io::SafetensorsReader r(dir_.path().string());
-    return abl::testing::error_of([&] { abl::model::check_weights(spec_, r); });
+    return abl::testing::thrown_error_of([&] { abl::model::check_weights(spec_, r); });
   }
   abl::testing::TempDir dir_;
   std::vector<RawTensor> tensors_;
@@ -198,7 +198,7 @@ TEST_F(BrokenTiny, AllProblemsAreListedUpToACap) {
             "'model.embed_tokens.weight'", "dtype U16"}));
   write();
   abl::io::SafetensorsReader r(dir_.path().string());
-  msg = abl::testing::error_of([&] { abl::model::check_weights(spec_, r, 2); });
+  msg = abl::testing::thrown_error_of([&] { abl::model::check_weights(spec_, r, 2); });
   EXPECT_TRUE(abl::testing::contains_all(msg, {"4 problems", "... and 2 more"}));
 }
 

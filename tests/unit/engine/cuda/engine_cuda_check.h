@@ -233,4 +233,11 @@ inline std::vector<std::string> golden_model_folders() {
 }
 
 
+// Tokens of all prompts together: one packed pass holds them all.
+inline int64_t total_tokens(const std::vector<std::vector<int32_t>>& prompts) {
+  int64_t total = 0;
+  for (const auto& p : prompts) total += static_cast<int64_t>(p.size());
+  return total;
+}
+
 }  // namespace abl::cuda_engine_test

@@ -20,8 +20,7 @@ TEST(CudaEngine, PrefillMatchesCpuOnOrganism) {
   ABL_REQUIRE_GPU();
   const std::string dir = fixture_dir() + "/organism";
   const auto prompts = golden_prompts(dir);
-  int64_t total = 0;
-  for (const auto& p : prompts) total += static_cast<int64_t>(p.size());
+  const int64_t total = total_tokens(prompts);
   Twin tw(dir, {total, 16}, total + 64);
   const engine::Batch b = packed_prefill(prompts);
   auto [c, g] = tw.run(b);
@@ -205,8 +204,7 @@ TEST_P(CudaEngineGolden, MatchesCpu) {
   const std::string name = fs::path(dir).filename().string();
   const auto prompts = golden_prompts(dir);
   const int64_t steps = 4;
-  int64_t total = 0;
-  for (const auto& p : prompts) total += static_cast<int64_t>(p.size());
+  const int64_t total = total_tokens(prompts);
   Twin tw(dir, {total, 16}, total + steps * static_cast<int64_t>(prompts.size()));
   const int64_t H = tw.spec().hidden_size, V = tw.spec().vocab_size;
   std::vector<int64_t> begin, cached;
@@ -256,8 +254,7 @@ TEST(CudaEngine, AblationMatchesCpuOnOrganism) {
   ABL_REQUIRE_GPU();
   const std::string dir = fixture_dir() + "/organism";
   const auto prompts = golden_prompts(dir);
-  int64_t total = 0;
-  for (const auto& p : prompts) total += static_cast<int64_t>(p.size());
+  const int64_t total = total_tokens(prompts);
   Twin tw(dir, {total, 16}, total);
   const model::ModelSpec& spec = tw.spec();
   const int64_t H = spec.hidden_size, V = spec.vocab_size, L = spec.num_layers;

@@ -2,6 +2,7 @@
 // against the CPU engine.
 #include <gtest/gtest.h>
 
+#include "common/sharded_engine_check.h"
 #include "engine/cuda/engine_cuda_check.h"
 
 using namespace abl;
@@ -11,20 +12,6 @@ using namespace abl::cuda_engine_test;
 
 namespace {
 
-// Two trials over random unit directions (seeds seed…seed+L), full row normalisation: one with a
-// global direction, one with per-layer directions — the ablation of the graph and KL tests.
-engine::AblationTable two_trial_table(const model::ModelSpec& spec, uint32_t seed) {
-  std::vector<std::vector<float>> r;
-  for (int64_t d = 0; d <= spec.num_layers; ++d) r.push_back(unit_vector(spec.hidden_size, seed + static_cast<uint32_t>(d)));
-  std::vector<ablation::TrialParams> params(2);
-  params[0].direction_index = 0.5;
-  params[0].comp[0] = {1.2, 1.5, 0.6, 2.0};
-  params[0].comp[1] = {0.9, 2.5, 0.3, 1.5};
-  params[1].scope = ablation::DirectionScope::per_layer;
-  params[1].comp[0] = {1.0, 2.0, 0.4, 2.5};
-  params[1].comp[1] = {1.1, 1.0, 0.7, 2.5};
-  return ablation::build_trial_table(params, r, engine::RowNorm::full);
-}
 
 // Decode steps of the organism's golden prompts, each run twice on the GPU: eagerly on the batch
 // padded by hand to the graph's bucket (dummy sequences on a spare row), and through the decode
@@ -97,7 +84,7 @@ TEST(CudaEngine, DecodeGraphEqualsEagerStepsWithAblation) {
   auto host = engine::HostWeights::load(dir);
   cuda::Stream s;
   cuda::DeviceWeights dev(*host, s.get());
-  const engine::AblationTable table = two_trial_table(spec, 300);
+  const engine::AblationTable table = abl::testing::two_trial_table(spec, 300);
   // The ablation is built on another engine's weights: same bf16 values, so the same vectors; the
   // test's own Twin uploads the weights again.
   const cuda::DeviceAblation dab(dev, table, s.get());
@@ -157,8 +144,7 @@ TEST(CudaEngine, DeviceKlMatchesHostKl) {
   ABL_REQUIRE_GPU();
   const std::string dir = fixture_dir() + "/organism";
   const auto prompts = golden_prompts(dir);
-  int64_t total = 0;
-  for (const auto& p : prompts) total += static_cast<int64_t>(p.size());
+  const int64_t total = total_tokens(prompts);
   Twin tw(dir, {total, 16}, total);
   const model::ModelSpec& spec = tw.spec();
   const int64_t V = spec.vocab_size, P = static_cast<int64_t>(prompts.size());
@@ -169,7 +155,7 @@ TEST(CudaEngine, DeviceKlMatchesHostKl) {
   cuda::DeviceBuffer ref_dev(ref.size() * sizeof(float));
   cuda::copy_to_device(ref_dev.get(), ref.data(), ref.size() * sizeof(float), tw.gpu->stream());
 
-  const engine::AblationTable table = two_trial_table(spec, 700);
+  const engine::AblationTable table = abl::testing::two_trial_table(spec, 700);
   engine::AblationEpilogue epi(spec, table.directions, table.ablations);
   const cuda::DeviceAblation dab(*tw.dev, table, tw.gpu->stream());
 

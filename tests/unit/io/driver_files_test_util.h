@@ -1,11 +1,25 @@
-// A directions.h5 payload the io tests write (test_driver_files.cpp, test_trials_file.cpp).
+// What the driver-file tests share (test_driver_files.cpp, test_trials_file.cpp): a check that a
+// message contains a part, the count of open HDF5 ids, the .partial name of an output, and a
+// directions.h5 payload.
 #pragma once
 #include <cmath>
 #include <cstdint>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <hdf5.h>
 
 #include "abl/io/driver_files.h"
+#include "abl/io/h5.h"
+
+#define EXPECT_HAS(text, part) EXPECT_NE((text).find(part), std::string::npos) << (text)
 
 namespace abl::io {
+
+inline ssize_t open_ids() { return H5Fget_obj_count(H5F_OBJ_ALL, H5F_OBJ_ALL); }
+
+inline std::string partial(const std::string& path) { return h5::OutputFile::partial_path_for(path); }
+
 
 inline schema::DirectionsData sample_directions(int64_t depths = 3, int64_t hidden = 4) {
   schema::DirectionsData d;
