@@ -12,7 +12,7 @@
 #include "abl/core/error.h"
 #include "abl/engine/cpu/engine.h"
 #include "abl/engine/forward_pass.h"
-#include "abl/engine/generate.h"
+#include "abl/engine/cpu/forward_pass.h"
 #include "abl/model/model_spec.h"
 #include "abl/text/synthetic_tokenizer.h"
 

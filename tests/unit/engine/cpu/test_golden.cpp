@@ -9,7 +9,7 @@
 
 #include "abl/engine/cpu/weights.h"
 #include "abl/engine/cpu/engine.h"
-#include "abl/engine/generate.h"
+#include "abl/engine/cpu/forward_pass.h"
 #include "abl/io/json_file.h"
 #include "abl/io/safetensors.h"
 #include "abl/text/chat_template.h"
