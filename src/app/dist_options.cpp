@@ -121,9 +121,10 @@ const parallel::Topology& configure_topology(parallel::Runtime& rt, const DistOp
   // A typical sequence for sizing (256 prompt + 100 new tokens), within the model's context; the
   // phases check their real lengths against it (Session::pass).
   int64_t seq_prompt = 256, seq_new = 100;
-  if (spec.max_position_embeddings > 0 && seq_prompt + seq_new > spec.max_position_embeddings) {
-    seq_new = std::min<int64_t>(seq_new, spec.max_position_embeddings / 2);
-    seq_prompt = spec.max_position_embeddings - seq_new;
+  const int64_t context = spec.context_length();
+  if (context > 0 && seq_prompt + seq_new > context) {
+    seq_new = std::min<int64_t>(seq_new, context / 2);
+    seq_prompt = context - seq_new;
   }
   opts.prompt_tokens = std::max<int64_t>(1, std::min<int64_t>(seq_prompt, limits.max_tokens));
   opts.max_new_tokens = seq_new;

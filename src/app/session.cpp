@@ -171,11 +171,11 @@ const std::string& Session::model_fingerprint() {
 }
 
 engine::ForwardPass& Session::pass(int64_t longest, int64_t max_new) {
-  const int64_t context = spec_.max_position_embeddings;
+  const int64_t context = spec_.context_length();
   if (context > 0 && longest + max_new > context) {  // the same numbers on every rank
     throw AgreedError(fmt::format(
         "a prompt of {} tokens (chat template included) plus {} response tokens exceeds the {} positions of {} "
-        "(max_position_embeddings); use shorter prompts or a smaller --max-response-length",
+        "(its context length); use shorter prompts or a smaller --max-response-length",
         longest, max_new, context, model_));
   }
   // Enough rows for the longest prompt plus its response, and for a full pass of sequences.

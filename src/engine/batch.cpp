@@ -1,5 +1,7 @@
 #include "abl/engine/batch.h"
 
+#include "abl/core/error.h"
+
 namespace abl::engine {
 
 void Batch::add(const int32_t* toks, int64_t n, int64_t kv_begin, int64_t cached, int32_t trial_id) {
@@ -17,6 +19,17 @@ void Batch::add(const int32_t* toks, int64_t n, int64_t kv_begin, int64_t cached
   }
   seqs.push_back(s);
   trial.push_back(trial_id);
+}
+
+void check_positions(const model::ModelSpec& spec, const Batch& batch) {
+  if (spec.rope_scaling.type != model::RopeScaling::Type::longrope) return;
+  const int64_t limit = spec.context_length();
+  for (int64_t p : batch.positions) {
+    ABL_CHECK(p < limit,
+              "position {} is beyond the {} positions {} runs faithfully (original_max_position_embeddings "
+              "of its LongRoPE scaling; longer sequences would need the long factors)",
+              p, limit, spec.source);
+  }
 }
 
 }  // namespace abl::engine

@@ -71,7 +71,7 @@ struct Running {
 };
 
 void check_fits(const std::vector<GenerateRequest>& reqs, const ForwardPass& pass, int64_t max_new) {
-  const int64_t max_pos = pass.spec().max_position_embeddings;
+  const int64_t max_pos = pass.spec().context_length();
   for (size_t i = 0; i < reqs.size(); ++i) {
     const int64_t n = static_cast<int64_t>(reqs[i].prompt.size());
     ABL_CHECK(n > 0, "prompt {} is empty", i);

@@ -32,7 +32,9 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
       case model::WeightRole::q_norm: w.q_norm = p; break;
       case model::WeightRole::k_norm: w.k_norm = p; break;
       case model::WeightRole::o_proj: w.wo = p; break;
+      case model::WeightRole::post_attn_norm: w.post_attn_norm = p; break;
       case model::WeightRole::mlp_norm: w.mlp_norm = p; break;
+      case model::WeightRole::post_mlp_norm: w.post_mlp_norm = p; break;
       case model::WeightRole::gate_proj: w.w_gate = p; break;
       case model::WeightRole::up_proj: w.w_up = p; break;
       case model::WeightRole::down_proj: w.w_down = p; break;

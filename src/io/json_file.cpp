@@ -124,6 +124,14 @@ std::optional<JsonValue> JsonValue::find(std::string_view key) const {
   return JsonValue(doc_, &*it, origin_, std::move(child));
 }
 
+std::optional<JsonValue> JsonValue::member(std::string_view key) const {
+  expect_object();
+  auto it = node_->find(key);
+  if (it == node_->end()) return std::nullopt;
+  std::string child = path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
+  return JsonValue(doc_, &*it, origin_, std::move(child));
+}
+
 JsonValue JsonValue::at(std::string_view key) const {
   std::optional<JsonValue> v = find(key);
   if (!v) {

@@ -4,18 +4,22 @@
 // are refused here, naming the key, rather than ignored later.
 #include "abl/model/model_spec.h"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 
 #include "abl/core/error.h"
 #include "abl/core/log.h"
 #include "abl/io/json_file.h"
+#include "abl/io/safetensors.h"
 
 namespace abl::model {
 
 namespace fs = std::filesystem;
 
 namespace {
+
+struct Keys;
 
 struct Family {
   const char* architecture;
@@ -25,16 +29,102 @@ struct Family {
   int64_t default_head_dim;      // for an absent head_dim; 0 = hidden_size / num_attention_heads
   int64_t default_kv_heads;      // for an absent num_key_value_heads; 0 = num_attention_heads
   int64_t default_max_positions;
-  enum class Window { none, always, switched } window;  // switched: use_sliding_window gates it
-  int64_t default_sliding_window;  // Mistral: used when the key is absent (not when null)
+  // none; always: every layer when sliding_window is set; switched: use_sliding_window gates it,
+  // from max_window_layers on; per_layer: the family's own keys say which layers (Gemma).
+  enum class Window { none, always, switched, per_layer } window;
+  int64_t default_sliding_window;  // used when the key is absent (not when null)
+  // Gemma's config classes: defaults of every absent key, as a JSON object.
+  const char* defaults = nullptr;
+  // Keys only this family has (Gemma's norms and caps, Phi-3's fused tensors and LongRoPE).
+  void (*family_keys)(const Keys&, ModelSpec&) = nullptr;
+  // Multimodal checkpoints: the text model's keys sit under this key (its missing keys take
+  // `defaults`); everything else (architectures, dtype, token ids) may sit at the top level.
+  const char* text_config = nullptr;
 };
 
+void gemma2_keys(const Keys& k, ModelSpec& s);
+void gemma3_keys(const Keys& k, ModelSpec& s);
+void phi3_keys(const Keys& k, ModelSpec& s);
+
+// Gemma2Config and Gemma3TextConfig (transformers), for absent keys.
+constexpr const char* kGemma2Defaults = R"({"vocab_size": 256000, "hidden_size": 2304,
+  "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
+  "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+  "max_position_embeddings": 8192, "rms_norm_eps": 1e-06, "tie_word_embeddings": true,
+  "rope_theta": 10000.0, "query_pre_attn_scalar": 256, "sliding_window": 4096,
+  "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0, "pad_token_id": 0,
+  "eos_token_id": 1, "bos_token_id": 2})";
+constexpr const char* kGemma3Defaults = R"({"vocab_size": 262208, "hidden_size": 2304,
+  "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
+  "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
+  "max_position_embeddings": 131072, "rms_norm_eps": 1e-06, "tie_word_embeddings": true,
+  "rope_theta": 1000000.0, "rope_local_base_freq": 10000.0, "query_pre_attn_scalar": 256,
+  "sliding_window": 4096, "sliding_window_pattern": 6, "final_logit_softcapping": null,
+  "attn_logit_softcapping": null, "pad_token_id": 0, "eos_token_id": 1, "bos_token_id": 2})";
+
+using W = Family::Window;
 // Defaults of absent keys are those of the transformers config classes.
 const Family kFamilies[] = {
-    {"LlamaForCausalLM", false, false, true, 0, 0, 2048, Family::Window::none, 0},
-    {"MistralForCausalLM", false, false, false, 0, 8, 4096 * 32, Family::Window::always, 4096},
-    {"Qwen2ForCausalLM", true, false, false, 0, 0, 32768, Family::Window::switched, 4096},
-    {"Qwen3ForCausalLM", false, true, true, 128, 0, 32768, Family::Window::switched, 4096},
+    {"LlamaForCausalLM", false, false, true, 0, 0, 2048, W::none, 0},
+    {"MistralForCausalLM", false, false, false, 0, 8, 4096 * 32, W::always, 4096},
+    {"Qwen2ForCausalLM", true, false, false, 0, 0, 32768, W::switched, 4096},
+    {"Qwen3ForCausalLM", false, true, true, 128, 0, 32768, W::switched, 4096},
+    {"Gemma2ForCausalLM", false, false, true, 0, 0, 0, W::per_layer, 0, kGemma2Defaults, gemma2_keys},
+    {"Gemma3ForCausalLM", false, true, true, 0, 0, 0, W::per_layer, 0, kGemma3Defaults, gemma3_keys},
+    {"Gemma3ForConditionalGeneration", false, true, true, 0, 0, 0, W::per_layer, 0, kGemma3Defaults,
+     gemma3_keys, "text_config"},
+    {"Phi3ForCausalLM", false, false, true, 0, 0, 4096, W::always, 0, nullptr, phi3_keys},
+};
+
+// Where a model's keys are read: its config (or the text_config of a multimodal one), then the
+// top level of a multimodal config, then the family's defaults. A key present with null is
+// "not set" (HF semantics), and a present null hides the later places.
+struct Keys {
+  io::JsonValue config;                    // the text model's config
+  std::optional<io::JsonValue> outer;      // the top level of a multimodal config
+  std::optional<io::JsonValue> defaults;   // the config class's defaults
+
+  // The value of `key`, null included; nullopt when no place has it.
+  std::optional<io::JsonValue> lookup(std::string_view key) const {
+    for (const io::JsonValue* v : {&config, outer ? &*outer : nullptr, defaults ? &*defaults : nullptr}) {
+      if (!v) continue;
+      if (auto m = v->member(key)) return m;
+    }
+    return std::nullopt;
+  }
+  bool contains(std::string_view key) const { return lookup(key).has_value(); }
+  // Written in the config itself (not a default).
+  bool given(std::string_view key) const {
+    return config.contains(key) || (outer && outer->contains(key));
+  }
+  std::optional<io::JsonValue> find(std::string_view key) const {
+    auto v = lookup(key);
+    if (!v || v->is_null()) return std::nullopt;
+    return v;
+  }
+  io::JsonValue at(std::string_view key) const {
+    if (auto v = find(key)) return *v;
+    return config.at(key);  // the error names the config and the key
+  }
+  int64_t get_int(std::string_view key) const { return at(key).as_int(); }
+  int64_t get_int(std::string_view key, int64_t fallback) const {
+    auto v = find(key);
+    return v ? v->as_int() : fallback;
+  }
+  double get_double(std::string_view key) const { return at(key).as_double(); }
+  double get_double(std::string_view key, double fallback) const {
+    auto v = find(key);
+    return v ? v->as_double() : fallback;
+  }
+  bool get_bool(std::string_view key, bool fallback) const {
+    auto v = find(key);
+    return v ? v->as_bool() : fallback;
+  }
+  std::string get_string(std::string_view key, std::string_view fallback) const {
+    auto v = find(key);
+    return v ? v->as_string() : std::string(fallback);
+  }
+  const std::string& origin() const { return config.origin(); }
 };
 
 std::string join(const std::vector<std::string>& v) {
@@ -61,16 +151,55 @@ void check_token(const ModelSpec& s, const char* key, int64_t id) {
   }
 }
 
-void parse_rope_scaling(const io::JsonValue& r, RopeScaling* out) {
+std::vector<double> double_list(const io::JsonValue& v) {
+  if (!v.is_array()) v.fail(fmt::format("must be a list of numbers, found {}", v.type_name()));
+  std::vector<double> out;
+  for (size_t i = 0; i < v.size(); ++i) out.push_back(v.at(i).as_double());
+  return out;
+}
+
+// rope_scaling (or a rope_parameters entry). `k` supplies the top-level keys LongRoPE reads.
+void parse_rope_scaling(const io::JsonValue& r, const Keys& k, RopeScaling* out) {
   if (!r.is_object()) r.fail(fmt::format("must be an object or null, found {}", r.type_name()));
   std::string type = r.get_string("rope_type", r.get_string("type", ""));
   if (type.empty()) r.fail("has no 'rope_type' (or 'type')");
+  // Phi3Config._rope_scaling_adjustment: "su" and "yarn" are older names of longrope.
+  if (type == "su" || (type == "yarn" && r.contains("short_factor"))) type = "longrope";
   if (type == "default") {
     out->type = RopeScaling::Type::none;
     return;
   }
+  if (type == "linear") {
+    out->type = RopeScaling::Type::linear;
+    out->factor = r.get_double("factor");
+    return;
+  }
+  if (type == "longrope") {
+    // transformers modeling_rope_utils._compute_longrope_parameters: with a top-level
+    // original_max_position_embeddings (Phi-3), factor = max_position_embeddings / it.
+    out->type = RopeScaling::Type::longrope;
+    out->short_factor = double_list(r.at("short_factor"));
+    out->long_factor = double_list(r.at("long_factor"));
+    const int64_t max_pos = k.get_int("max_position_embeddings");
+    if (auto orig = k.find("original_max_position_embeddings")) {
+      out->original_max_position_embeddings = orig->as_int();
+      out->factor = static_cast<double>(max_pos) / static_cast<double>(out->original_max_position_embeddings);
+    } else {
+      out->original_max_position_embeddings = r.get_int("original_max_position_embeddings", max_pos);
+      out->factor = r.get_double("factor", 1.0);
+    }
+    if (auto af = r.find("attention_factor")) {
+      out->attention_factor = af->as_double();
+    } else if (out->factor <= 1.0 || out->original_max_position_embeddings <= 1) {
+      out->attention_factor = 1.0;
+    } else {
+      out->attention_factor = std::sqrt(1.0 + std::log(out->factor) /
+                                                  std::log(static_cast<double>(out->original_max_position_embeddings)));
+    }
+    return;
+  }
   if (type != "llama3") {
-    r.fail(fmt::format("rope type '{}' is not supported (supported: default, llama3)", type));
+    r.fail(fmt::format("rope type '{}' is not supported (supported: default, linear, llama3, longrope)", type));
   }
   out->type = RopeScaling::Type::llama3;
   out->factor = r.get_double("factor");
@@ -90,10 +219,121 @@ std::optional<DType> parse_torch_dtype(const io::JsonValue& v) {
   return std::nullopt;
 }
 
+Activation parse_activation(const ModelSpec& s, const char* key, const std::string& name) {
+  if (name == "silu") return Activation::silu;
+  if (name == "gelu_pytorch_tanh") return Activation::gelu_tanh;
+  fail("{}: key '{}': '{}' is not supported (supported: silu, gelu_pytorch_tanh)", s.source, key, name);
+}
+
+// Which layers slide: layer_types (transformers 5.x spelling) when given, else `pattern(l)`.
+template <class Pattern>
+void sliding_layers_from(const Keys& k, ModelSpec& s, Pattern pattern) {
+  s.sliding_layers.assign(static_cast<size_t>(s.num_layers), 0);
+  if (auto types = k.find("layer_types")) {
+    if (!types->is_array() || static_cast<int64_t>(types->size()) != s.num_layers) {
+      types->fail(fmt::format("must list one type per layer ({} layers)", s.num_layers));
+    }
+    for (int64_t l = 0; l < s.num_layers; ++l) {
+      const io::JsonValue t = types->at(static_cast<size_t>(l));
+      const std::string& name = t.as_string();
+      if (name != "sliding_attention" && name != "full_attention") {
+        t.fail(fmt::format("'{}' is not a layer type (sliding_attention, full_attention)", name));
+      }
+      s.sliding_layers[static_cast<size_t>(l)] = name == "sliding_attention";
+    }
+  } else {
+    for (int64_t l = 0; l < s.num_layers; ++l) s.sliding_layers[static_cast<size_t>(l)] = pattern(l);
+  }
+}
+
+// sqrt(H) as a tensor of the checkpoint dtype: Gemma2Model.forward makes
+// torch.tensor(hidden_size**0.5, dtype=hidden_states.dtype), Gemma3TextScaledWordEmbedding
+// multiplies by embed_scale.to(weight.dtype) — the model runs in the dtype it is stored in.
+double gemma_embed_scale(const ModelSpec& s) {
+  const float f = static_cast<float>(std::sqrt(static_cast<double>(s.hidden_size)));
+  if (s.torch_dtype == DType::bf16) return ::abl::bf16_to_f32(::abl::f32_to_bf16(f));
+  if (s.torch_dtype == DType::f16) return ::abl::f16_to_f32(::abl::f32_to_f16(f));
+  return f;
+}
+
+void refuse_bidirectional(const Keys& k, const ModelSpec& s) {
+  if (k.get_bool("use_bidirectional_attention", false)) {
+    fail("{}: key 'use_bidirectional_attention': true (an embedding model, not a causal LM) is not "
+         "supported",
+         s.source);
+  }
+}
+
+void gemma_common_keys(const Keys& k, ModelSpec& s) {
+  refuse_bidirectional(k, s);
+  s.norm_plus_one = true;
+  s.sandwich_norms = true;
+  s.embed_scale = gemma_embed_scale(s);
+  s.attn_scale = 1.0 / std::sqrt(k.get_double("query_pre_attn_scalar"));
+  s.sliding_window = k.get_int("sliding_window", 0);
+}
+
+// models/gemma2: even layers slide (Gemma2Attention: sliding_window if not layer_idx % 2); both
+// soft-caps apply (eager_attention_forward, Gemma2ForCausalLM.forward).
+void gemma2_keys(const Keys& k, ModelSpec& s) {
+  gemma_common_keys(k, s);
+  sliding_layers_from(k, s, [](int64_t l) { return l % 2 == 0; });
+  if (auto cap = k.find("attn_logit_softcapping")) s.attn_softcap = cap->as_double();
+  if (auto cap = k.find("final_logit_softcapping")) s.final_softcap = cap->as_double();
+}
+
+// models/gemma3: all layers but every sliding_window_pattern-th slide; sliding layers use
+// rope_local_base_freq without scaling (Gemma3TextModel.__init__); Gemma3Attention never passes
+// the attention soft-cap; Gemma3ForCausalLM caps the logits, Gemma3ForConditionalGeneration not.
+void gemma3_keys(const Keys& k, ModelSpec& s) {
+  gemma_common_keys(k, s);
+  const int64_t pattern = k.get_int("sliding_window_pattern", 6);
+  if (pattern <= 0) bad_key(s, "sliding_window_pattern", fmt::format("must be positive, found {}", pattern));
+  sliding_layers_from(k, s, [pattern](int64_t l) { return (l + 1) % pattern != 0; });
+  if (k.find("attn_logit_softcapping")) {
+    log::debug("{}: attn_logit_softcapping is not used by Gemma 3 (as in transformers)", s.source);
+  }
+  if (s.architecture == "Gemma3ForCausalLM") {
+    if (auto cap = k.find("final_logit_softcapping")) s.final_softcap = cap->as_double();
+  }
+  if (s.rope_local_theta == 0.0) s.rope_local_theta = k.get_double("rope_local_base_freq", 10000.0);
+}
+
+// models/phi3: fused qkv_proj / gate_up_proj; a sliding window on every layer when set.
+void phi3_keys(const Keys& k, ModelSpec& s) {
+  s.fused_qkv = true;
+  s.fused_gate_up = true;
+  if (auto prf = k.find("partial_rotary_factor"); prf && prf->as_double() != 1.0) {
+    fail("{}: key 'partial_rotary_factor': {} (rotating part of each head) is not supported", s.source,
+         prf->as_double());
+  }
+}
+
 }  // namespace
 
 bool ModelSpec::uses_sliding_window(int64_t layer) const {
-  return sliding_window > 0 && layer >= sliding_window_first_layer;
+  if (sliding_window <= 0) return false;
+  if (sliding_layers.empty()) return true;
+  return layer >= 0 && layer < static_cast<int64_t>(sliding_layers.size()) &&
+         sliding_layers[static_cast<size_t>(layer)] != 0;
+}
+
+bool ModelSpec::uses_local_rope(int64_t layer) const {
+  return rope_local_theta > 0.0 && !sliding_layers.empty() && layer >= 0 &&
+         layer < static_cast<int64_t>(sliding_layers.size()) && sliding_layers[static_cast<size_t>(layer)] != 0;
+}
+
+double ModelSpec::attention_scale() const {
+  return attn_scale > 0.0 ? attn_scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
+}
+
+int64_t ModelSpec::context_length() const {
+  if (rope_scaling.type == RopeScaling::Type::longrope && rope_scaling.original_max_position_embeddings > 0) {
+    return max_position_embeddings > 0
+               ? std::min(max_position_embeddings, rope_scaling.original_max_position_embeddings)
+               : rope_scaling.original_max_position_embeddings;
+  }
+  return max_position_embeddings;
 }
 
 const std::vector<std::string>& supported_architectures() {
@@ -126,17 +366,26 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
          join(supported_architectures()));
   }
   s.model_type = c.get_string("model_type", "");
+  Keys k{c, std::nullopt, std::nullopt};
+  if (fam->text_config) {
+    auto text = c.find(fam->text_config);
+    k.config = text ? *text : io::parse_json("{}", fmt::format("{} ({})", s.source, fam->text_config));
+    k.outer = c;
+    if (!k.config.is_object()) k.config.fail(fmt::format("must be an object, found {}", k.config.type_name()));
+  }
+  if (fam->defaults) k.defaults = io::parse_json(fam->defaults, fmt::format("{} defaults", s.architecture));
 
-  s.vocab_size = c.get_int("vocab_size");
-  s.hidden_size = c.get_int("hidden_size");
-  s.intermediate_size = c.get_int("intermediate_size");
-  s.num_layers = c.get_int("num_hidden_layers");
-  s.num_heads = c.get_int("num_attention_heads");
+  s.vocab_size = k.get_int("vocab_size");
+  s.hidden_size = k.get_int("hidden_size");
+  s.intermediate_size = k.get_int("intermediate_size");
+  s.num_layers = k.get_int("num_hidden_layers");
+  s.num_heads = k.get_int("num_attention_heads");
   s.num_kv_heads =
-      c.get_int("num_key_value_heads", fam->default_kv_heads ? fam->default_kv_heads : s.num_heads);
+      k.get_int("num_key_value_heads", fam->default_kv_heads ? fam->default_kv_heads : s.num_heads);
   check_size(s, "hidden_size", s.hidden_size);
   check_size(s, "num_attention_heads", s.num_heads);
-  if (auto hd = c.find("head_dim")) {
+  check_size(s, "num_hidden_layers", s.num_layers);
+  if (auto hd = k.find("head_dim")) {
     s.head_dim = hd->as_int();
   } else if (fam->default_head_dim) {
     s.head_dim = fam->default_head_dim;
@@ -149,63 +398,86 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
     s.head_dim = s.hidden_size / s.num_heads;
   }
 
-  std::string act = c.get_string("hidden_act", "silu");
-  if (act != "silu") {
-    fail("{}: key 'hidden_act': '{}' is not supported (the {} family uses silu)", s.source, act,
-         s.architecture);
+  // Gemma reads hidden_activation (its configs also carry an unused hidden_act).
+  const char* act_key = fam->defaults ? "hidden_activation" : "hidden_act";
+  s.activation = parse_activation(s, act_key, k.get_string(act_key, "silu"));
+
+  s.rms_norm_eps = k.get_double("rms_norm_eps", 1e-6);
+  s.max_position_embeddings = k.get_int("max_position_embeddings", fam->default_max_positions);
+
+  // RoPE: classic top-level keys, or transformers v5's "rope_parameters" holding both — per layer
+  // type ({"full_attention": ..., "sliding_attention": ...}) for Gemma 3.
+  std::optional<io::JsonValue> rope_params = k.find("rope_parameters"), local_params;
+  if (rope_params && rope_params->is_object() && rope_params->contains("full_attention")) {
+    local_params = rope_params->find("sliding_attention");
+    rope_params = rope_params->find("full_attention");
   }
-
-  s.rms_norm_eps = c.get_double("rms_norm_eps", 1e-6);
-  s.max_position_embeddings = c.get_int("max_position_embeddings", fam->default_max_positions);
-
-  // RoPE: classic top-level keys, or transformers v5's "rope_parameters" holding both.
-  auto rope_params = c.find("rope_parameters");
-  double theta_default = 10000.0;
-  if (rope_params && rope_params->is_object()) theta_default = rope_params->get_double("rope_theta", 10000.0);
-  s.rope_theta = c.get_double("rope_theta", theta_default);
-  if (auto scaling = c.find("rope_scaling")) {
-    parse_rope_scaling(*scaling, &s.rope_scaling);
+  if (rope_params && rope_params->is_object() && rope_params->find("rope_theta") && !k.given("rope_theta")) {
+    s.rope_theta = rope_params->get_double("rope_theta");
+  } else {
+    s.rope_theta = k.get_double("rope_theta", 10000.0);
+  }
+  if (auto scaling = k.find("rope_scaling")) {
+    parse_rope_scaling(*scaling, k, &s.rope_scaling);
   } else if (rope_params) {
-    parse_rope_scaling(*rope_params, &s.rope_scaling);
+    parse_rope_scaling(*rope_params, k, &s.rope_scaling);
+  }
+  if (local_params) {
+    RopeScaling local;
+    parse_rope_scaling(*local_params, k, &local);
+    if (local.type != RopeScaling::Type::none) {
+      local_params->fail("the sliding layers' RoPE must be the default one");
+    }
+    s.rope_local_theta = local_params->get_double("rope_theta", k.get_double("rope_local_base_freq", 10000.0));
   }
 
-  s.tied_embeddings = c.get_bool("tie_word_embeddings", false);
+  s.tied_embeddings = k.get_bool("tie_word_embeddings", false);
   s.qkv_bias = fam->qkv_bias;
   s.qk_norm = fam->qk_norm;
-  if (fam->has_attention_bias_key && c.get_bool("attention_bias", false)) {
+  if (fam->has_attention_bias_key && k.get_bool("attention_bias", false)) {
     // transformers puts this bias on o_proj too; the ablation epilogue assumes y = W x.
     fail("{}: key 'attention_bias': true (biases on q/k/v/o projections) is not supported",
          s.source);
   }
-  if (c.get_bool("mlp_bias", false)) {
+  if (k.get_bool("mlp_bias", false)) {
     fail("{}: key 'mlp_bias': true (biases on the MLP projections) is not supported", s.source);
   }
 
   switch (fam->window) {
-    case Family::Window::none: break;
-    case Family::Window::always:
-      if (!c.contains("sliding_window")) {
+    case W::none:
+    case W::per_layer: break;
+    case W::always:
+      if (!k.contains("sliding_window")) {
         s.sliding_window = fam->default_sliding_window;
-      } else if (auto w = c.find("sliding_window")) {
+      } else if (auto w = k.find("sliding_window")) {
         s.sliding_window = w->as_int();
       }
       break;
-    case Family::Window::switched:
-      if (c.get_bool("use_sliding_window", false)) {
-        s.sliding_window = c.get_int("sliding_window", fam->default_sliding_window);
-        s.sliding_window_first_layer = c.get_int("max_window_layers", 28);
+    case W::switched:
+      if (k.get_bool("use_sliding_window", false)) {
+        s.sliding_window = k.get_int("sliding_window", fam->default_sliding_window);
+        const int64_t first = k.get_int("max_window_layers", 28);
+        if (first < 0) bad_key(s, "max_window_layers", fmt::format("must not be negative, found {}", first));
+        s.sliding_layers.assign(static_cast<size_t>(s.num_layers), 0);
+        for (int64_t l = first; l < s.num_layers; ++l) s.sliding_layers[static_cast<size_t>(l)] = 1;
       }
       break;
   }
 
-  if (auto v = c.find("bos_token_id")) s.bos_token_id = v->as_int();
-  if (auto v = c.find("eos_token_id")) s.eos_token_ids = v->as_int_list();
-  if (auto v = c.find("pad_token_id")) s.pad_token_id = v->as_int();
-  if (auto v = c.find("torch_dtype")) {
+  if (auto v = k.find("bos_token_id")) s.bos_token_id = v->as_int();
+  if (auto v = k.find("eos_token_id")) s.eos_token_ids = v->as_int_list();
+  if (auto v = k.find("pad_token_id")) s.pad_token_id = v->as_int();
+  if (auto v = k.find("torch_dtype")) {
     s.torch_dtype = parse_torch_dtype(*v);
-  } else if (auto d = c.find("dtype")) {
+  } else if (auto d = k.find("dtype")) {
     s.torch_dtype = parse_torch_dtype(*d);
   }
+  if (fam->text_config) {
+    // The released checkpoints' spelling; load_model_spec switches to the newer one by the files.
+    s.weight_prefix = "language_model.model.";
+    s.lm_head_name = "language_model.lm_head.weight";
+  }
+  if (fam->family_keys) fam->family_keys(k, s);
 
   validate_model_spec(s);
   return s;
@@ -237,11 +509,14 @@ void validate_model_spec(const ModelSpec& s) {
   if (!(s.rope_theta > 0) || !std::isfinite(s.rope_theta)) {
     bad_key(s, "rope_theta", fmt::format("must be a positive number, found {}", s.rope_theta));
   }
-  if (s.rope_scaling.type == RopeScaling::Type::llama3) {
-    const RopeScaling& r = s.rope_scaling;
-    if (!(r.factor > 0) || !std::isfinite(r.factor)) {
-      bad_key(s, "rope_scaling.factor", fmt::format("must be positive, found {}", r.factor));
-    }
+  if (!(s.rope_local_theta >= 0) || !std::isfinite(s.rope_local_theta)) {
+    bad_key(s, "rope_local_base_freq", fmt::format("must be a positive number, found {}", s.rope_local_theta));
+  }
+  const RopeScaling& r = s.rope_scaling;
+  if (r.type != RopeScaling::Type::none && (!(r.factor > 0) || !std::isfinite(r.factor))) {
+    bad_key(s, "rope_scaling.factor", fmt::format("must be positive, found {}", r.factor));
+  }
+  if (r.type == RopeScaling::Type::llama3) {
     if (!(r.low_freq_factor > 0) || !std::isfinite(r.low_freq_factor)) {
       bad_key(s, "rope_scaling.low_freq_factor",
               fmt::format("must be positive, found {}", r.low_freq_factor));
@@ -254,12 +529,38 @@ void validate_model_spec(const ModelSpec& s) {
     check_size(s, "rope_scaling.original_max_position_embeddings",
                r.original_max_position_embeddings);
   }
+  if (r.type == RopeScaling::Type::longrope) {
+    for (const auto* list : {&r.short_factor, &r.long_factor}) {
+      const char* key = list == &r.short_factor ? "rope_scaling.short_factor" : "rope_scaling.long_factor";
+      if (static_cast<int64_t>(list->size()) != s.head_dim / 2) {
+        bad_key(s, key, fmt::format("has {} values, expected head_dim / 2 = {}", list->size(), s.head_dim / 2));
+      }
+      for (double f : *list) {
+        if (!(f > 0) || !std::isfinite(f)) bad_key(s, key, fmt::format("values must be positive, found {}", f));
+      }
+    }
+    check_size(s, "original_max_position_embeddings", r.original_max_position_embeddings);
+    if (!(r.attention_factor > 0) || !std::isfinite(r.attention_factor)) {
+      bad_key(s, "rope_scaling.attention_factor", fmt::format("must be positive, found {}", r.attention_factor));
+    }
+  }
   if (s.sliding_window < 0) {
     bad_key(s, "sliding_window", fmt::format("must be positive or null, found {}", s.sliding_window));
   }
-  if (s.sliding_window_first_layer < 0) {
-    bad_key(s, "max_window_layers",
-            fmt::format("must not be negative, found {}", s.sliding_window_first_layer));
+  if (!s.sliding_layers.empty() && static_cast<int64_t>(s.sliding_layers.size()) != s.num_layers) {
+    bad_key(s, "layer_types", fmt::format("{} layer types for {} layers", s.sliding_layers.size(), s.num_layers));
+  }
+  if (!(s.embed_scale > 0) || !std::isfinite(s.embed_scale)) {
+    bad_key(s, "hidden_size", fmt::format("embedding scale {} must be positive", s.embed_scale));
+  }
+  if (!(s.attn_scale >= 0) || !std::isfinite(s.attn_scale)) {
+    bad_key(s, "query_pre_attn_scalar", fmt::format("gives the attention scale {}; must be positive", s.attn_scale));
+  }
+  if (!(s.attn_softcap >= 0) || !std::isfinite(s.attn_softcap)) {
+    bad_key(s, "attn_logit_softcapping", fmt::format("must be positive or null, found {}", s.attn_softcap));
+  }
+  if (!(s.final_softcap >= 0) || !std::isfinite(s.final_softcap)) {
+    bad_key(s, "final_logit_softcapping", fmt::format("must be positive or null, found {}", s.final_softcap));
   }
   if (s.bos_token_id) check_token(s, "bos_token_id", *s.bos_token_id);
   for (int64_t id : s.eos_token_ids) check_token(s, "eos_token_id", id);
@@ -273,18 +574,50 @@ ModelSpec load_model_spec(const std::string& path) {
     file = (fs::path(path) / "config.json").string();
     if (!fs::exists(file, ec)) fail("{}: no config.json in this folder", path);
   }
-  return parse_model_spec(io::read_json_file(file));
+  ModelSpec spec = parse_model_spec(io::read_json_file(file));
+  const fs::path dir = fs::path(file).parent_path();
+  const bool has_weights = fs::exists(dir / "model.safetensors", ec) ||
+                           fs::exists(dir / "model.safetensors.index.json", ec);
+  if (spec.weight_prefix != "model." && has_weights) {
+    // Multimodal checkpoints: transformers >= 4.52 saves the text model as model.language_model.*
+    // and the head as lm_head.weight; the released checkpoints use language_model.model.*.
+    const io::SafetensorsReader reader(dir.string());
+    if (reader.find("model.language_model.embed_tokens.weight")) {
+      spec.weight_prefix = "model.language_model.";
+      spec.lm_head_name = "lm_head.weight";
+    }
+  }
+  return spec;
 }
 
 std::string describe(const ModelSpec& s) {
   std::string rope = fmt::format("rope theta {}", s.rope_theta);
-  if (s.rope_scaling.type == RopeScaling::Type::llama3) {
-    rope += fmt::format(" llama3 x{}", s.rope_scaling.factor);
+  switch (s.rope_scaling.type) {
+    case RopeScaling::Type::none: break;
+    case RopeScaling::Type::llama3: rope += fmt::format(" llama3 x{}", s.rope_scaling.factor); break;
+    case RopeScaling::Type::linear: rope += fmt::format(" linear x{}", s.rope_scaling.factor); break;
+    case RopeScaling::Type::longrope:
+      rope += fmt::format(" longrope (short factors, attention x{:.4g})", s.rope_scaling.attention_factor);
+      break;
   }
+  if (s.rope_local_theta > 0) rope += fmt::format(", local layers theta {}", s.rope_local_theta);
   std::string flags;
   if (s.qkv_bias) flags += ", qkv bias";
   if (s.qk_norm) flags += ", q/k norm";
-  if (s.sliding_window) flags += fmt::format(", sliding window {}", s.sliding_window);
+  if (s.fused_qkv || s.fused_gate_up) flags += ", fused qkv/gate_up";
+  if (s.norm_plus_one) flags += ", (1+w) norms";
+  if (s.sandwich_norms) flags += ", sandwich norms";
+  if (s.activation == Activation::gelu_tanh) flags += ", GeGLU (tanh)";
+  if (s.embed_scale != 1.0) flags += fmt::format(", embeddings x{:.6g}", s.embed_scale);
+  if (s.attn_scale > 0) flags += fmt::format(", score scale {:.6g}", s.attn_scale);
+  if (s.attn_softcap > 0 || s.final_softcap > 0) {
+    flags += fmt::format(", softcap {:g}/{:g}", s.attn_softcap, s.final_softcap);
+  }
+  if (s.sliding_window) {
+    int64_t n = s.num_layers;
+    if (!s.sliding_layers.empty()) n = std::count(s.sliding_layers.begin(), s.sliding_layers.end(), 1);
+    flags += fmt::format(", sliding window {} on {}/{} layers", s.sliding_window, n, s.num_layers);
+  }
   return fmt::format("{}: L={} H={} F={} NH={} NKV={} HD={} V={}, {}, {}{}", s.architecture,
                      s.num_layers, s.hidden_size, s.intermediate_size, s.num_heads, s.num_kv_heads,
                      s.head_dim, s.vocab_size, rope, s.tied_embeddings ? "tied" : "untied", flags);

@@ -138,7 +138,9 @@ void synthetic_weight_values(const ExpectedWeight& w, int64_t first, int64_t cou
   float center = 0.0f, half_width = 0.0f;  // uniform(center - hw, center + hw)
   switch (w.role) {
     case WeightRole::attn_norm:
+    case WeightRole::post_attn_norm:
     case WeightRole::mlp_norm:
+    case WeightRole::post_mlp_norm:
     case WeightRole::final_norm:
     case WeightRole::q_norm:
     case WeightRole::k_norm:
@@ -160,7 +162,7 @@ void synthetic_weight_values(const ExpectedWeight& w, int64_t first, int64_t cou
   }
   const uint64_t key = splitmix64(fnv1a(w.name) ^ splitmix64(seed));
   for (int64_t i = 0; i < count; ++i) {
-    uint64_t u = splitmix64(key + static_cast<uint64_t>(first + i) * 0x9e3779b97f4a7c15ull);
+    uint64_t u = splitmix64(key + static_cast<uint64_t>(w.file_offset + first + i) * 0x9e3779b97f4a7c15ull);
     // 24 random bits -> (-1, 1), symmetric around 0.
     float r = (static_cast<float>(u >> 40) + 0.5f) * (2.0f / 16777216.0f) - 1.0f;
     out[i] = center + half_width * r;

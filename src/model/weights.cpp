@@ -19,15 +19,32 @@ bool ends_with(std::string_view s, std::string_view suffix) {
   return s.size() >= suffix.size() && s.substr(s.size() - suffix.size()) == suffix;
 }
 
-WeightSlot layer_slot(WeightRole role, const char* pattern, std::vector<int64_t> shape,
+WeightSlot layer_slot(const ModelSpec& spec, WeightRole role, const std::string& name, std::vector<int64_t> shape,
                       const char* doc) {
   WeightSlot s;
   s.role = role;
-  s.pattern = pattern;
+  s.pattern = spec.weight_prefix + "layers.{}." + name;
   s.per_layer = true;
   s.shape = std::move(shape);
   s.shape_doc = doc;
   return s;
+}
+
+// Row blocks [begin, end) of one fused (rows, cols) file tensor, one slot per block, in order.
+void fuse_rows(std::vector<WeightSlot>& slots, size_t first, size_t count, const std::string& name,
+               const char* doc) {
+  int64_t rows = 0;
+  for (size_t i = first; i < first + count; ++i) rows += slots[i].shape[0];
+  const int64_t cols = slots[first].shape[1];
+  int64_t offset = 0;
+  for (size_t i = first; i < first + count; ++i) {
+    WeightSlot& s = slots[i];
+    s.pattern = s.pattern.substr(0, s.pattern.find("{}") + 3) + name;
+    s.file_shape = {rows, cols};
+    s.file_offset = offset;
+    s.shape_doc = doc;
+    offset += s.shape[0] * cols;
+  }
 }
 
 }  // namespace
@@ -45,10 +62,12 @@ std::string_view role_name(WeightRole role) {
     case WeightRole::q_norm: return "q_norm";
     case WeightRole::k_norm: return "k_norm";
     case WeightRole::o_proj: return "o_proj";
+    case WeightRole::post_attn_norm: return "post_attn_norm";
     case WeightRole::mlp_norm: return "mlp_norm";
     case WeightRole::gate_proj: return "gate_proj";
     case WeightRole::up_proj: return "up_proj";
     case WeightRole::down_proj: return "down_proj";
+    case WeightRole::post_mlp_norm: return "post_mlp_norm";
     case WeightRole::final_norm: return "final_norm";
     case WeightRole::lm_head: return "lm_head";
   }
@@ -59,38 +78,42 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s) {
   const int64_t H = s.hidden_size, F = s.intermediate_size, HD = s.head_dim;
   const int64_t QD = s.q_dim(), KVD = s.kv_dim();
   std::vector<WeightSlot> v;
-  v.push_back(layer_slot(WeightRole::attn_norm, "model.layers.{}.input_layernorm.weight", {H},
-                         "(hidden_size)"));
-  v.push_back(layer_slot(WeightRole::q_proj, "model.layers.{}.self_attn.q_proj.weight", {QD, H},
-                         "(num_attention_heads*head_dim, hidden_size)"));
-  v.push_back(layer_slot(WeightRole::k_proj, "model.layers.{}.self_attn.k_proj.weight", {KVD, H},
-                         "(num_key_value_heads*head_dim, hidden_size)"));
-  v.push_back(layer_slot(WeightRole::v_proj, "model.layers.{}.self_attn.v_proj.weight", {KVD, H},
-                         "(num_key_value_heads*head_dim, hidden_size)"));
+  auto add = [&](WeightRole role, const std::string& name, std::vector<int64_t> shape, const char* doc) {
+    v.push_back(layer_slot(s, role, name, std::move(shape), doc));
+  };
+  add(WeightRole::attn_norm, "input_layernorm.weight", {H}, "(hidden_size)");
+  const size_t q_at = v.size();
+  add(WeightRole::q_proj, "self_attn.q_proj.weight", {QD, H}, "(num_attention_heads*head_dim, hidden_size)");
+  add(WeightRole::k_proj, "self_attn.k_proj.weight", {KVD, H}, "(num_key_value_heads*head_dim, hidden_size)");
+  add(WeightRole::v_proj, "self_attn.v_proj.weight", {KVD, H}, "(num_key_value_heads*head_dim, hidden_size)");
+  if (s.fused_qkv) {
+    fuse_rows(v, q_at, 3, "self_attn.qkv_proj.weight",
+              "((num_attention_heads + 2*num_key_value_heads)*head_dim, hidden_size)");
+  }
   if (s.qkv_bias) {
-    v.push_back(layer_slot(WeightRole::q_bias, "model.layers.{}.self_attn.q_proj.bias", {QD},
-                           "(num_attention_heads*head_dim)"));
-    v.push_back(layer_slot(WeightRole::k_bias, "model.layers.{}.self_attn.k_proj.bias", {KVD},
-                           "(num_key_value_heads*head_dim)"));
-    v.push_back(layer_slot(WeightRole::v_bias, "model.layers.{}.self_attn.v_proj.bias", {KVD},
-                           "(num_key_value_heads*head_dim)"));
+    add(WeightRole::q_bias, "self_attn.q_proj.bias", {QD}, "(num_attention_heads*head_dim)");
+    add(WeightRole::k_bias, "self_attn.k_proj.bias", {KVD}, "(num_key_value_heads*head_dim)");
+    add(WeightRole::v_bias, "self_attn.v_proj.bias", {KVD}, "(num_key_value_heads*head_dim)");
   }
   if (s.qk_norm) {
-    v.push_back(layer_slot(WeightRole::q_norm, "model.layers.{}.self_attn.q_norm.weight", {HD},
-                           "(head_dim)"));
-    v.push_back(layer_slot(WeightRole::k_norm, "model.layers.{}.self_attn.k_norm.weight", {HD},
-                           "(head_dim)"));
+    add(WeightRole::q_norm, "self_attn.q_norm.weight", {HD}, "(head_dim)");
+    add(WeightRole::k_norm, "self_attn.k_norm.weight", {HD}, "(head_dim)");
   }
-  v.push_back(layer_slot(WeightRole::o_proj, "model.layers.{}.self_attn.o_proj.weight", {H, QD},
-                         "(hidden_size, num_attention_heads*head_dim)"));
-  v.push_back(layer_slot(WeightRole::mlp_norm, "model.layers.{}.post_attention_layernorm.weight",
-                         {H}, "(hidden_size)"));
-  v.push_back(layer_slot(WeightRole::gate_proj, "model.layers.{}.mlp.gate_proj.weight", {F, H},
-                         "(intermediate_size, hidden_size)"));
-  v.push_back(layer_slot(WeightRole::up_proj, "model.layers.{}.mlp.up_proj.weight", {F, H},
-                         "(intermediate_size, hidden_size)"));
-  v.push_back(layer_slot(WeightRole::down_proj, "model.layers.{}.mlp.down_proj.weight", {H, F},
-                         "(hidden_size, intermediate_size)"));
+  add(WeightRole::o_proj, "self_attn.o_proj.weight", {H, QD}, "(hidden_size, num_attention_heads*head_dim)");
+  if (s.sandwich_norms) {
+    add(WeightRole::post_attn_norm, "post_attention_layernorm.weight", {H}, "(hidden_size)");
+    add(WeightRole::mlp_norm, "pre_feedforward_layernorm.weight", {H}, "(hidden_size)");
+  } else {
+    add(WeightRole::mlp_norm, "post_attention_layernorm.weight", {H}, "(hidden_size)");
+  }
+  const size_t gate_at = v.size();
+  add(WeightRole::gate_proj, "mlp.gate_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
+  add(WeightRole::up_proj, "mlp.up_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
+  if (s.fused_gate_up) fuse_rows(v, gate_at, 2, "mlp.gate_up_proj.weight", "(2*intermediate_size, hidden_size)");
+  add(WeightRole::down_proj, "mlp.down_proj.weight", {H, F}, "(hidden_size, intermediate_size)");
+  if (s.sandwich_norms) {
+    add(WeightRole::post_mlp_norm, "post_feedforward_layernorm.weight", {H}, "(hidden_size)");
+  }
   return v;
 }
 
@@ -98,15 +121,15 @@ std::vector<WeightSlot> global_slots(const ModelSpec& s) {
   const int64_t V = s.vocab_size, H = s.hidden_size;
   std::vector<WeightSlot> v(3);
   v[0].role = WeightRole::embed;
-  v[0].pattern = "model.embed_tokens.weight";
+  v[0].pattern = s.weight_prefix + "embed_tokens.weight";
   v[0].shape = {V, H};
   v[0].shape_doc = "(vocab_size, hidden_size)";
   v[1].role = WeightRole::final_norm;
-  v[1].pattern = "model.norm.weight";
+  v[1].pattern = s.weight_prefix + "norm.weight";
   v[1].shape = {H};
   v[1].shape_doc = "(hidden_size)";
   v[2].role = WeightRole::lm_head;
-  v[2].pattern = "lm_head.weight";
+  v[2].pattern = s.lm_head_name;
   v[2].shape = {V, H};
   v[2].shape_doc = "(vocab_size, hidden_size)";
   if (s.tied_embeddings) {
@@ -142,6 +165,8 @@ std::vector<ExpectedWeight> expected_weights(const ModelSpec& spec) {
     e.tied_to = s.tied_to;
     e.shape = s.shape;
     e.shape_doc = s.shape_doc;
+    e.file_shape = s.file_shape.empty() ? s.shape : s.file_shape;
+    e.file_offset = s.file_offset;
     out.push_back(std::move(e));
   };
   std::vector<WeightSlot> globals = global_slots(spec);
@@ -159,7 +184,7 @@ WeightCheck inspect_weights(const ModelSpec& spec, const io::SafetensorsReader& 
   WeightCheck out;
   std::set<std::string, std::less<>> expected;
   for (const ExpectedWeight& e : expected_weights(spec)) {
-    expected.insert(e.name);
+    if (!expected.insert(e.name).second) continue;  // a fused tensor's later slots
     const io::TensorInfo* t = reader.find(e.name);
     if (!t) {
       if (e.need == Need::required) out.problems.push_back(fmt::format("missing tensor '{}'", e.name));
@@ -173,9 +198,9 @@ WeightCheck inspect_weights(const ModelSpec& spec, const io::SafetensorsReader& 
       out.problems.push_back(fmt::format("'{}' in {}: dtype {} is unsupported (supported: {})",
                                          e.name, t->file, t->dtype_name, io::supported_dtypes()));
     }
-    if (t->shape != e.shape) {
+    if (t->shape != e.file_shape) {
       out.problems.push_back(fmt::format("'{}' in {}: shape {}, expected {} {}", e.name, t->file,
-                                         io::format_shape(t->shape), io::format_shape(e.shape),
+                                         io::format_shape(t->shape), io::format_shape(e.file_shape),
                                          e.shape_doc));
     }
   }
@@ -183,6 +208,10 @@ WeightCheck inspect_weights(const ModelSpec& spec, const io::SafetensorsReader& 
     if (expected.count(t.name)) continue;
     // Old checkpoints store RoPE's inverse frequencies; we compute them from rope_theta.
     if (ends_with(t.name, ".rotary_emb.inv_freq")) {
+      out.ignored.push_back(t.name);
+    } else if (spec.weight_prefix != "model." && t.name.rfind(spec.weight_prefix, 0) != 0) {
+      // A multimodal checkpoint's other towers (vision_tower.*, multi_modal_projector.*): not
+      // ours to run, copied unchanged by export.
       out.ignored.push_back(t.name);
     } else {
       out.unexpected.push_back(t.name);
@@ -210,10 +239,19 @@ void check_weights(const ModelSpec& spec, const io::SafetensorsReader& reader, s
     log::warn("{}: {} tensor{} not used by {} will be ignored: {}", where, c.unexpected.size(),
               c.unexpected.size() == 1 ? "" : "s", spec.architecture, names);
   }
-  if (spec.tied_embeddings && reader.find("lm_head.weight")) {
-    log::warn("{}: lm_head.weight is stored but tie_word_embeddings is true; it is ignored and "
-              "model.embed_tokens.weight is used, as in transformers",
-              where);
+  if (spec.tied_embeddings && reader.find(spec.lm_head_name)) {
+    log::warn("{}: {} is stored but tie_word_embeddings is true; it is ignored and "
+              "{}embed_tokens.weight is used, as in transformers",
+              where, spec.lm_head_name, spec.weight_prefix);
+  }
+}
+
+void read_weight(const io::SafetensorsReader* reader, const ExpectedWeight& w, int64_t first, int64_t count,
+                 float* out) {
+  if (reader) {
+    reader->read_f32(reader->tensor(w.name), w.file_offset + first, count, out);
+  } else {
+    synthetic_weight_values(w, first, count, out);
   }
 }
 

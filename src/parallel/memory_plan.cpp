@@ -287,9 +287,9 @@ MemoryPlan plan_memory(const model::ModelSpec& spec, const TopologyRequest& req,
             "--batch-tokens {} cannot hold a decode step of {} sequences", opts.batch_tokens,
             opts.min_seqs);
   const int64_t seq_tokens = opts.prompt_tokens + opts.max_new_tokens;
-  ABL_CHECK(spec.max_position_embeddings <= 0 || seq_tokens <= spec.max_position_embeddings,
-            "{}: prompt + new tokens ({} + {}) exceed the model's max_position_embeddings {}",
-            spec.source, opts.prompt_tokens, opts.max_new_tokens, spec.max_position_embeddings);
+  ABL_CHECK(spec.context_length() <= 0 || seq_tokens <= spec.context_length(),
+            "{}: prompt + new tokens ({} + {}) exceed the model's context length {}", spec.source,
+            opts.prompt_tokens, opts.max_new_tokens, spec.context_length());
 
   MemoryPlan m;
   m.spec = spec;

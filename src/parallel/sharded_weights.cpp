@@ -61,12 +61,7 @@ std::unique_ptr<ShardedWeights> ShardedWeights::load(const model::ModelSpec& spe
     for (const auto& [w, off] : u.tensors) {
       const int64_t lo = std::max(b, off), hi = std::min(e, off + model::element_count(w.shape));
       if (lo >= hi) continue;
-      float* dst = mine.data() + (lo - b);
-      if (reader) {
-        reader->read_f32(reader->tensor(w.name), lo - off, hi - lo, dst);
-      } else {
-        model::synthetic_weight_values(w, lo - off, hi - lo, dst);
-      }
+      model::read_weight(reader.get(), w, lo - off, hi - lo, mine.data() + (lo - b));
     }
     sw->shards_.push_back(std::move(mine));
   }

@@ -31,7 +31,14 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                          r.original_max_position_embeddings > 0,
                      abl::model::describe(s));
     }
-    ABL_FUZZ_CHECK(s.sliding_window >= 0 && s.sliding_window_first_layer >= 0, abl::model::describe(s));
+    ABL_FUZZ_CHECK(s.sliding_window >= 0 && (s.sliding_layers.empty() ||
+                                             static_cast<int64_t>(s.sliding_layers.size()) == s.num_layers),
+                   abl::model::describe(s));
+    if (s.rope_scaling.type == abl::model::RopeScaling::Type::longrope) {
+      ABL_FUZZ_CHECK(static_cast<int64_t>(s.rope_scaling.short_factor.size()) == s.head_dim / 2 &&
+                         s.context_length() > 0,
+                     abl::model::describe(s));
+    }
     const auto in_vocab = [&](int64_t id) { return id >= 0 && id < s.vocab_size; };
     if (s.bos_token_id) ABL_FUZZ_CHECK(in_vocab(*s.bos_token_id), "bos");
     if (s.pad_token_id) ABL_FUZZ_CHECK(in_vocab(*s.pad_token_id), "pad");

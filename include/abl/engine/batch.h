@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "abl/backend/cpu/ops.h"
+#include "abl/model/model_spec.h"
 
 namespace abl::engine {
 
@@ -26,6 +27,10 @@ struct Batch {
   int64_t num_seqs() const { return static_cast<int64_t>(seqs.size()); }
   int64_t last_row(int64_t s) const { return seqs[static_cast<size_t>(s)].q_begin + seqs[static_cast<size_t>(s)].q_len - 1; }
 };
+
+// Every position inside the spec's context length (both engines call it before a pass): a LongRoPE
+// model beyond original_max_position_embeddings would need the long factors, which differ.
+void check_positions(const model::ModelSpec& spec, const Batch& batch);
 
 enum class Component { attn_o = 0, mlp_down = 1 };
 

@@ -7,6 +7,11 @@
 namespace abl::engine {
 
 // RoPE inverse frequencies (HD/2) with the spec's rope scaling, as transformers computes them.
-std::vector<float> rope_inv_freq(const model::ModelSpec& spec);
+// local: those of the sliding-window layers of a spec with rope_local_theta (Gemma 3): that base,
+// no scaling.
+std::vector<float> rope_inv_freq(const model::ModelSpec& spec, bool local = false);
+
+// The factor cos and sin are multiplied by (LongRoPE's attention factor; 1 otherwise).
+float rope_attention_factor(const model::ModelSpec& spec, bool local = false);
 
 }  // namespace abl::engine

@@ -25,10 +25,12 @@ struct LayerWeights {
   const float* q_norm = nullptr;     // (HD)     qk_norm
   const float* k_norm = nullptr;     // (HD)
   const float* wo = nullptr;         // (H, NH*HD)
+  const float* post_attn_norm = nullptr;  // (H)  sandwich_norms
   const float* mlp_norm = nullptr;   // (H)
   const float* w_gate = nullptr;     // (F, H)
   const float* w_up = nullptr;       // (F, H)
   const float* w_down = nullptr;     // (H, F)
+  const float* post_mlp_norm = nullptr;   // (H)  sandwich_norms
 };
 
 struct HeadWeights {

@@ -49,6 +49,7 @@ class JsonValue {
   // `find` treats null like absent, which is how HF configs spell "not set".
   bool contains(std::string_view key) const;
   std::optional<JsonValue> find(std::string_view key) const;
+  std::optional<JsonValue> member(std::string_view key) const;  // like find, null included
   JsonValue at(std::string_view key) const;  // required, non-null
   std::vector<std::string> keys() const;     // object keys, sorted (nlohmann::json keeps a std::map)
 

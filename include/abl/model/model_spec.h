@@ -1,8 +1,9 @@
 // ModelSpec: the architecture of a decoder-only model, read from a Hugging Face config.json.
-// Family differences (Llama, Mistral, Qwen2, Qwen3) become flags and numbers here
-// (qkv_bias, qk_norm, tied_embeddings, head_dim, rope scaling) so that no other code needs to
-// switch on the architecture name. Defaults for absent keys follow each family's
-// transformers config class.
+// Family differences (Llama, Mistral, Qwen2, Qwen3, Gemma 2/3, Phi-3) become flags and numbers
+// here (qkv_bias, qk_norm, (1 + w) norms, soft-caps, per-layer windows and RoPE, fused tensors,
+// weight-name prefixes) so that no other code needs to switch on the architecture name. Defaults
+// for absent keys follow each family's transformers config class; docs/families.md has the
+// sources.
 //
 // Dimension names used with this spec everywhere: V vocab, H hidden, F ffn (intermediate),
 // L layers, NH attention heads, NKV key/value heads, HD head dim.
@@ -21,14 +22,26 @@ class JsonValue;
 namespace abl::model {
 
 struct RopeScaling {
-  enum class Type { none, llama3 };
+  enum class Type { none, llama3, linear, longrope };
   Type type = Type::none;
   // llama3 (Llama 3.1+): wavelengths above original_max/low_freq_factor are divided by
   // `factor`, those below original_max/high_freq_factor kept, a smooth blend in between.
+  // linear (Gemma 3's global layers): every inverse frequency divided by `factor`.
   double factor = 1.0;
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
   int64_t original_max_position_embeddings = 0;
+  // longrope (Phi-3): inverse frequency i divided by short_factor[i] while every position is below
+  // original_max_position_embeddings (long_factor beyond, which we refuse to run), and cos/sin
+  // multiplied by attention_factor.
+  std::vector<double> short_factor, long_factor;
+  double attention_factor = 1.0;
+};
+
+// The activation of the gated MLP: down(act(gate(x)) * up(x)).
+enum class Activation {
+  silu,       // SwiGLU (Llama, Mistral, Qwen, Phi-3)
+  gelu_tanh,  // GeGLU with the tanh approximation, "gelu_pytorch_tanh" (Gemma)
 };
 
 struct ModelSpec {
@@ -47,15 +60,40 @@ struct ModelSpec {
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;  // RoPE base, rotate-half layout as in transformers
   RopeScaling rope_scaling;
+  // > 0: the sliding-window layers use this base and no scaling (Gemma 3's local layers).
+  double rope_local_theta = 0.0;
   int64_t max_position_embeddings = 0;
-  // Sliding-window attention (transformers semantics) in layers >= sliding_window_first_layer;
-  // 0 = full attention everywhere. Mistral: all layers; Qwen2/3: only with use_sliding_window.
+  // Sliding-window attention (transformers semantics: a query at p sees keys p - window < j <= p)
+  // in the layers l with sliding_layers[l] != 0; 0 = full attention everywhere. Mistral and Phi-3:
+  // all layers; Qwen2/3 with use_sliding_window: layers >= max_window_layers; Gemma 2: even
+  // layers; Gemma 3: all but every sliding_window_pattern-th (or as layer_types says).
   int64_t sliding_window = 0;
-  int64_t sliding_window_first_layer = 0;
+  std::vector<uint8_t> sliding_layers;  // (L) when sliding_window > 0
 
   bool tied_embeddings = false;  // lm_head reuses model.embed_tokens.weight
   bool qkv_bias = false;         // q/k/v projections carry a bias (Qwen2)
-  bool qk_norm = false;          // RMSNorm of each q and k head before RoPE (Qwen3)
+  bool qk_norm = false;          // RMSNorm of each q and k head before RoPE (Qwen3, Gemma 3)
+
+  // Gemma: every RMSNorm scales by (1 + w) instead of w; "sandwich" norms also normalise the
+  // attention and MLP outputs before they are added to the residual (post_attention_layernorm,
+  // post_feedforward_layernorm; pre_feedforward_layernorm is then the MLP's input norm).
+  bool norm_plus_one = false;
+  bool sandwich_norms = false;
+  double embed_scale = 1.0;     // embeddings are multiplied by this (Gemma: sqrt(H) in the checkpoint dtype)
+  double attn_scale = 0.0;      // attention score scale; 0 = head_dim^-0.5 (Gemma: query_pre_attn_scalar^-0.5)
+  double attn_softcap = 0.0;    // scores -> cap * tanh(scores / cap) before the mask; 0 = off (Gemma 2)
+  double final_softcap = 0.0;   // the same on the logits (Gemma 2)
+  Activation activation = Activation::silu;
+
+  // Tensor names: the decoder's tensors are "<weight_prefix>layers.{l}...", "<weight_prefix>norm.weight"
+  // and "<weight_prefix>embed_tokens.weight"; Gemma 3's multimodal checkpoints keep the text model
+  // under "language_model.model." (or "model.language_model."), the vision tower beside it.
+  std::string weight_prefix = "model.";
+  std::string lm_head_name = "lm_head.weight";
+  // Phi-3 stores q, k, v as row blocks of one self_attn.qkv_proj.weight and gate, up of one
+  // mlp.gate_up_proj.weight; they load into the same unit slots as separate tensors would.
+  bool fused_qkv = false;
+  bool fused_gate_up = false;
 
   std::optional<int64_t> bos_token_id;
   std::vector<int64_t> eos_token_ids;  // config's eos_token_id, an int or a list
@@ -66,12 +104,22 @@ struct ModelSpec {
   int64_t kv_dim() const { return num_kv_heads * head_dim; }  // NKV * HD
   int64_t group_size() const { return num_heads / num_kv_heads; }
   bool uses_sliding_window(int64_t layer) const;
+  // The RoPE base of a layer (rope_local_theta on Gemma 3's sliding layers).
+  bool uses_local_rope(int64_t layer) const;
+  // Score scale of the attention: attn_scale, or head_dim^-0.5.
+  double attention_scale() const;
+  // Positions a sequence may use: max_position_embeddings, or with LongRoPE
+  // original_max_position_embeddings (transformers switches to the long factors beyond it,
+  // depending on the batch; we run the short factors only).
+  int64_t context_length() const;
 };
 
-// "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM"
+// "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, ..."
 const std::vector<std::string>& supported_architectures();
 
-// `path`: a model folder (reads <path>/config.json) or a config.json file.
+// `path`: a model folder (reads <path>/config.json) or a config.json file. In a folder, the
+// weight-name prefix of a multimodal checkpoint is taken from its tensor names (both spellings
+// transformers writes are accepted).
 ModelSpec load_model_spec(const std::string& path);
 // From a parsed config; errors name config.origin() and the key.
 ModelSpec parse_model_spec(const io::JsonValue& config);

@@ -30,10 +30,12 @@ enum class WeightRole {
   q_norm,      // (HD)     when qk_norm
   k_norm,      // (HD)
   o_proj,      // (H, NH*HD)
-  mlp_norm,    // (H)      post_attention_layernorm
+  post_attn_norm,  // (H)  Gemma: post_attention_layernorm, on the attention output
+  mlp_norm,    // (H)      post_attention_layernorm (Gemma: pre_feedforward_layernorm)
   gate_proj,   // (F, H)
   up_proj,     // (F, H)
   down_proj,   // (H, F)
+  post_mlp_norm,  // (H)   Gemma: post_feedforward_layernorm, on the MLP output
   final_norm,  // (H)      model.norm.weight
   lm_head,     // (V, H)   absent or ignored when tied
 };
@@ -50,8 +52,13 @@ struct WeightSlot {
   bool per_layer = false;
   Need need = Need::required;
   std::optional<WeightRole> tied_to;  // lm_head -> embed with tie_word_embeddings
-  std::vector<int64_t> shape;         // expected shape
+  std::vector<int64_t> shape;         // expected shape of the slot
   std::string shape_doc;              // how the shape follows from config.json, for messages
+  // A slot may be a block of rows of a larger file tensor (Phi-3's fused qkv_proj and
+  // gate_up_proj): the file tensor's shape and the slot's first element in it. Empty file_shape:
+  // the slot is the whole tensor.
+  std::vector<int64_t> file_shape;
+  int64_t file_offset = 0;
 };
 
 // Layer slots in unit order, then the global ones (embed, final_norm, lm_head).
@@ -64,15 +71,22 @@ std::string weight_name(const WeightSlot& slot, int64_t layer);
 
 // Every tensor the model needs, expanded over layers: embed, layer 0 slots, ..., norm, lm_head.
 struct ExpectedWeight {
-  std::string name;
+  std::string name;  // the file tensor (shared by the slots of a fused tensor)
   WeightRole role;
   int64_t layer = -1;  // -1 for global tensors
   Need need = Need::required;
   std::optional<WeightRole> tied_to;
-  std::vector<int64_t> shape;
+  std::vector<int64_t> shape;       // of the slot
   std::string shape_doc;
+  std::vector<int64_t> file_shape;  // of the file tensor (== shape unless fused)
+  int64_t file_offset = 0;          // the slot's first element in the file tensor
 };
 std::vector<ExpectedWeight> expected_weights(const ModelSpec& spec);
+
+// Elements [first, first + count) of the slot `w`: from the files (converted to fp32), or the
+// synthetic values when `reader` is null (synthetic models).
+void read_weight(const io::SafetensorsReader* reader, const ExpectedWeight& w, int64_t first, int64_t count,
+                 float* out);
 
 // Product of a shape's dimensions (1 for a scalar).
 int64_t element_count(const std::vector<int64_t>& shape);
@@ -92,8 +106,8 @@ WeightCheck inspect_weights(const ModelSpec& spec, const io::SafetensorsReader& 
 void check_weights(const ModelSpec& spec, const io::SafetensorsReader& reader,
                    size_t max_listed = 20);
 
-// Deterministic weights for synthetic models: element i of tensor `w` depends only on
-// (seed, w.name, i), so every rank generates exactly its slice [first, first + count) and any
+// Deterministic weights for synthetic models: element i of slot `w` depends only on
+// (seed, w.name, w.file_offset + i), so every rank generates exactly its slice [first, first + count) and any
 // split gives the same model. Matrices ~ uniform with std 1/sqrt(fan_in), embeddings std 1,
 // norm weights 1 ± 0.05, biases ± 0.02.
 void synthetic_weight_values(const ExpectedWeight& w, int64_t first, int64_t count, float* out,

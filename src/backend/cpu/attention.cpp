@@ -10,10 +10,12 @@
 namespace abl::cpu {
 
 void attention(const float* q, const float* k_cache, const float* v_cache, float* out,
-               const AttnSeq* seqs, int64_t B, int64_t NH, int64_t NKV, int64_t HD, int64_t window) {
+               const AttnSeq* seqs, int64_t B, int64_t NH, int64_t NKV, int64_t HD, int64_t window,
+               AttnScores how) {
   const int64_t group = NH / NKV;
   const int64_t kv_dim = NKV * HD;
-  const float scale = static_cast<float>(1.0 / std::sqrt(static_cast<double>(HD)));
+  const float scale = how.scale > 0.0f ? how.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(HD)));
+  const float cap = how.softcap;
   // Flatten (sequence, query) so threads share work across short and long sequences alike.
   std::vector<std::pair<int64_t, int64_t>> rows;
   for (int64_t s = 0; s < B; ++s) {
@@ -43,7 +45,7 @@ void attention(const float* q, const float* k_cache, const float* v_cache, float
           const float* kv = k_cache + (sq.kv_begin + first + kk) * kv_dim + kvh * HD;
           float dot = 0.0f;
           for (int64_t d = 0; d < HD; ++d) dot += qv[d] * kv[d];
-          scores[kk] = dot * scale;
+          scores[kk] = cap > 0.0f ? cap * std::tanh(dot * scale / cap) : dot * scale;
           mx = std::max(mx, scores[kk]);
         }
         double denom = 0.0;

@@ -1,5 +1,5 @@
-// Small elementwise and per-row ops: embedding gather, RMSNorm, SwiGLU, residual add, KV append,
-// log-softmax, argmax. Reductions accumulate in double so results do not depend on thread count.
+// Small elementwise and per-row ops: embedding gather, RMSNorm, SwiGLU/GeGLU, scale, soft-cap,
+// residual add, KV append, log-softmax, argmax. Reductions accumulate in double so results do not depend on thread count.
 #include <cmath>
 #include <cstring>
 
@@ -16,7 +16,7 @@ void embedding(const int32_t* tokens, int64_t T, const float* table, int64_t V, 
   }
 }
 
-void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim, float eps) {
+void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim, float eps, float w_offset) {
 #pragma omp parallel for schedule(static) if (rows * dim > 32768)
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * dim;
@@ -24,7 +24,11 @@ void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim
     double ss = 0.0;
     for (int64_t i = 0; i < dim; ++i) ss += static_cast<double>(xr[i]) * xr[i];
     const float inv = static_cast<float>(1.0 / std::sqrt(ss / dim + eps));
-    for (int64_t i = 0; i < dim; ++i) yr[i] = w[i] * (xr[i] * inv);
+    if (w_offset == 0.0f) {
+      for (int64_t i = 0; i < dim; ++i) yr[i] = w[i] * (xr[i] * inv);
+    } else {
+      for (int64_t i = 0; i < dim; ++i) yr[i] = (xr[i] * inv) * (w_offset + w[i]);
+    }
   }
 }
 
@@ -34,6 +38,25 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
     const float g = gate[i];
     out[i] = g / (1.0f + std::exp(-g)) * up[i];
   }
+}
+
+void geglu(const float* gate, const float* up, float* out, int64_t n) {
+  const float k = 0.7978845608028654f;  // sqrt(2/π)
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = gate[i];
+    out[i] = 0.5f * g * (1.0f + std::tanh(k * (g + 0.044715f * g * g * g))) * up[i];
+  }
+}
+
+void scale(float* x, float s, int64_t n) {
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) x[i] *= s;
+}
+
+void softcap(float* x, float cap, int64_t n) {
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] / cap);
 }
 
 void add(float* x, const float* y, int64_t n) {

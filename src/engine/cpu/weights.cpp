@@ -16,15 +16,9 @@ constexpr const char* kSyntheticPrefix = "synthetic:";
 
 bool is_synthetic(const std::string& model) { return model.rfind(kSyntheticPrefix, 0) == 0; }
 
-// Fills `out` with tensor `w` from the files, or synthetic values when `reader` is null.
+// Fills `out` with slot `w` from the files, or synthetic values when `reader` is null.
 void fill(const io::SafetensorsReader* reader, const model::ExpectedWeight& w, float* out) {
-  const int64_t n = model::element_count(w.shape);
-  if (reader) {
-    const io::TensorInfo& t = reader->tensor(w.name);
-    reader->read_f32(t, 0, n, out);
-  } else {
-    model::synthetic_weight_values(w, 0, n, out);
-  }
+  model::read_weight(reader, w, 0, model::element_count(w.shape), out);
 }
 
 }  // namespace

@@ -164,15 +164,10 @@ void build_unit_range(const DeviceUnit& unit, const io::SafetensorsReader* reade
   for (const DeviceUnitTensor& t : unit.tensors) {
     const int64_t lo = std::max(first, t.offset), hi = std::min(end, t.offset + t.size);
     if (lo >= hi) continue;
-    const io::TensorInfo* info = reader ? &reader->tensor(t.weight.name) : nullptr;
     buf.resize(static_cast<size_t>(std::min(hi - lo, kReadFloats)));
     for (int64_t at = lo; at < hi; at += kReadFloats) {
       const int64_t n = std::min(kReadFloats, hi - at);
-      if (info) {
-        reader->read_f32(*info, at - t.offset, n, buf.data());
-      } else {
-        model::synthetic_weight_values(t.weight, at - t.offset, n, buf.data());
-      }
+      model::read_weight(reader, t.weight, at - t.offset, n, buf.data());
       uint16_t* dst = out + (at - first);
       if (t.scale == 1.0f) {
         for (int64_t i = 0; i < n; ++i) dst[i] = ::abl::f32_to_bf16(buf[static_cast<size_t>(i)]);

@@ -306,7 +306,7 @@ TEST(MemoryPlan, RejectsBadOptions) {
             std::string::npos);
   o = PlanOptions();
   o.prompt_tokens = 200000;  // Llama 3.1: 131072 positions
-  EXPECT_NE(plan_error(o).find("max_position_embeddings"), std::string::npos);
+  EXPECT_NE(plan_error(o).find("context length"), std::string::npos);
   o = PlanOptions();
   o.budget_gib = 0;
   EXPECT_NE(plan_error(o).find("budget"), std::string::npos);

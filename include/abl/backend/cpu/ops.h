@@ -12,15 +12,18 @@ namespace abl::cpu {
 // out(T,H) = table(V,H)[tokens]; a token outside [0, V) is an error naming it.
 void embedding(const int32_t* tokens, int64_t T, const float* table, int64_t V, int64_t H, float* out);
 
-// y(rows,dim) = x / sqrt(mean(x²) + eps) * w(dim). y may alias x. Per-head q/k norm: rows = T*heads.
-void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim, float eps);
+// y(rows,dim) = x / sqrt(mean(x²) + eps) * (w_offset + w(dim)). y may alias x. Per-head q/k norm:
+// rows = T*heads. w_offset is 1 for Gemma's norms, which scale by (1 + w).
+void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim, float eps, float w_offset = 0.0f);
 
 // y(T,out) = x(T,in) · W(out,in)ᵀ (+ bias(out) when non-null).
 void linear(const float* x, const float* w, const float* bias, float* y, int64_t T, int64_t in, int64_t out);
 
 // RoPE in Hugging Face's rotate-half layout, in place on x(T, heads, HD) at positions(T);
-// inv_freq(HD/2) already carries any rope scaling.
-void rope(float* x, const int64_t* positions, int64_t T, int64_t heads, int64_t HD, const float* inv_freq);
+// inv_freq(HD/2) already carries any rope scaling; cos and sin are multiplied by
+// attention_factor (LongRoPE's scaling; 1 otherwise).
+void rope(float* x, const int64_t* positions, int64_t T, int64_t heads, int64_t HD, const float* inv_freq,
+          float attention_factor = 1.0f);
 
 // Where one sequence's queries and keys are. Its keys/values are cache rows
 // [kv_begin, kv_begin + kv_len) at positions 0..kv_len-1; its q_len queries are rows
@@ -33,11 +36,19 @@ struct AttnSeq {
   int64_t kv_len = 0;
 };
 
+// How attention scores are formed: s = scale · q·k, then s = softcap · tanh(s / softcap) when
+// softcap > 0 (Gemma 2), before the causal mask and the softmax.
+struct AttnScores {
+  float scale = 0.0f;    // 0 = 1/sqrt(HD)
+  float softcap = 0.0f;  // 0 = off
+};
+
 // Causal GQA attention per sequence: out(T,NH,HD) from q(T,NH,HD) and caches k,v (C,NKV,HD).
 // Query head h reads kv head h / (NH/NKV). window > 0: a query at position p sees keys at
 // positions j with p - window < j <= p (Mistral's sliding window); 0 = full causal.
 void attention(const float* q, const float* k_cache, const float* v_cache, float* out,
-               const AttnSeq* seqs, int64_t B, int64_t NH, int64_t NKV, int64_t HD, int64_t window);
+               const AttnSeq* seqs, int64_t B, int64_t NH, int64_t NKV, int64_t HD, int64_t window,
+               AttnScores scores = {});
 
 // Copies k,v rows (T,NKV,HD) into the caches at rows dst_rows[t].
 void kv_append(const float* k, const float* v, const int64_t* dst_rows, int64_t T, int64_t kv_dim,
@@ -45,6 +56,16 @@ void kv_append(const float* k, const float* v, const int64_t* dst_rows, int64_t 
 
 // out(n) = silu(gate) * up; out may alias gate.
 void swiglu(const float* gate, const float* up, float* out, int64_t n);
+
+// out(n) = gelu_tanh(gate) * up, gelu_tanh(x) = x/2 · (1 + tanh(sqrt(2/π) · (x + 0.044715 x³)))
+// (torch's gelu(approximate="tanh"), Gemma's GeGLU); out may alias gate.
+void geglu(const float* gate, const float* up, float* out, int64_t n);
+
+// x(n) *= s
+void scale(float* x, float s, int64_t n);
+
+// x(n) = cap · tanh(x / cap) (Gemma's logit soft-capping).
+void softcap(float* x, float cap, int64_t n);
 
 // x(n) += y(n)
 void add(float* x, const float* y, int64_t n);

@@ -1,8 +1,8 @@
 // The forward pass of a decoder-only model over a packed batch (sequences concatenated, no
 // padding) with a KV cache, on the CPU backend. One function per layer reads like the math:
-// rmsnorm → qkv (+bias) → q/k norm → rope → cache append → attention → o_proj → epilogue → add
-// → rmsnorm → gate/up → swiglu → down_proj → epilogue → add → capture. Family differences are
-// flags of the ModelSpec. All buffers are sized once from the Limits and reused.
+// rmsnorm → qkv (+bias) → q/k norm → rope → cache append → attention → o_proj → epilogue →
+// [post-norm] → add → rmsnorm → gate/up → swiglu|geglu → down_proj → epilogue → [post-norm] → add
+// → capture. Family differences are flags of the ModelSpec. All buffers are sized once from the Limits and reused.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -58,7 +58,8 @@ class Engine {
   model::ModelSpec spec_;
   Limits limits_;
   BufferPlan plan_;
-  std::vector<float> inv_freq_;  // (HD/2)
+  std::vector<float> inv_freq_;        // (HD/2)
+  std::vector<float> inv_freq_local_;  // (HD/2) of the sliding layers when they differ (Gemma 3)
   // Activations, (T, ·) each, sized for limits_.max_tokens.
   std::vector<float> x_, h_, q_, k_, v_, att_, y_, gate_, up_;
   std::vector<float> last_;  // (B, H) final-norm input/output of the last tokens

@@ -19,7 +19,9 @@ std::vector<float> randn(size_t n, uint32_t seed, float scale = 1.0f) {
 
 // Naive attention of one query at position pos over keys 0..pos of one sequence.
 void naive_attention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
-                     int64_t NH, int64_t NKV, int64_t HD, int64_t n, int64_t window, std::vector<float>& out) {
+                     int64_t NH, int64_t NKV, int64_t HD, int64_t n, int64_t window, std::vector<float>& out,
+                     double scale = 0, double softcap = 0) {
+  if (scale == 0) scale = 1.0 / std::sqrt(static_cast<double>(HD));
   out.assign(static_cast<size_t>(n * NH * HD), 0.0f);
   for (int64_t i = 0; i < n; ++i) {
     for (int64_t h = 0; h < NH; ++h) {
@@ -30,7 +32,8 @@ void naive_attention(const std::vector<float>& q, const std::vector<float>& k, c
         if (window > 0 && j <= i - window) continue;
         double dot = 0;
         for (int64_t d = 0; d < HD; ++d) dot += q[(i * NH + h) * HD + d] * k[(j * NKV + kh) * HD + d];
-        s.push_back(dot / std::sqrt(static_cast<double>(HD)));
+        dot *= scale;
+        s.push_back(softcap > 0 ? softcap * std::tanh(dot / softcap) : dot);
         keys.push_back(j);
       }
       double mx = -1e300, sum = 0;
@@ -143,6 +146,63 @@ TEST(Ops, RmsnormLinearSwigluSoftmaxArgmax) {
   int32_t best = -1;
   abl::cpu::argmax(logits.data(), 1, 4, &best);
   EXPECT_EQ(best, 1);  // first of the tied maxima, as torch.argmax
+}
+
+// Gemma's and Phi-3's variants: explicit score scale and soft-cap, (1 + w) norms, GeGLU, scale,
+// soft-capped logits, RoPE with an attention factor.
+TEST(Ops, AttentionScaleAndSoftcap) {
+  const int64_t NH = 4, NKV = 2, HD = 8, n = 10, window = 4;
+  auto q = randn(static_cast<size_t>(n * NH * HD), 21, 2.0f);
+  auto k = randn(static_cast<size_t>(n * NKV * HD), 22, 2.0f);
+  auto v = randn(static_cast<size_t>(n * NKV * HD), 23);
+  std::vector<float> out(q.size()), ref, plain;
+  abl::cpu::AttnSeq seq{0, n, 0, n};
+  abl::cpu::attention(q.data(), k.data(), v.data(), out.data(), &seq, 1, NH, NKV, HD, window, {0.3f, 2.0f});
+  naive_attention(q, k, v, NH, NKV, HD, n, window, ref, 0.3, 2.0);
+  naive_attention(q, k, v, NH, NKV, HD, n, window, plain, 0.3, 0.0);
+  double differs = 0;
+  for (size_t i = 0; i < ref.size(); ++i) {
+    ASSERT_NEAR(out[i], ref[i], 1e-5) << i;
+    differs = std::max(differs, std::fabs(static_cast<double>(ref[i]) - plain[i]));
+  }
+  EXPECT_GT(differs, 1e-2);  // the cap of 2 bites on scores of this size
+}
+
+TEST(Ops, OffsetNormGegluScaleSoftcapRopeFactor) {
+  const int64_t rows = 3, dim = 9;
+  auto x = randn(static_cast<size_t>(rows * dim), 24);
+  auto w = randn(static_cast<size_t>(dim), 25, 0.1f);
+  std::vector<float> y(x.size());
+  abl::cpu::rmsnorm(x.data(), w.data(), y.data(), rows, dim, 1e-6f, 1.0f);
+  for (int64_t r = 0; r < rows; ++r) {
+    double ss = 0;
+    for (int64_t i = 0; i < dim; ++i) ss += x[r * dim + i] * x[r * dim + i];
+    const double inv = 1.0 / std::sqrt(ss / dim + 1e-6);
+    for (int64_t i = 0; i < dim; ++i) EXPECT_NEAR(y[r * dim + i], (1.0 + w[i]) * x[r * dim + i] * inv, 1e-5);
+  }
+  std::vector<float> g = {-3.0f, -0.5f, 0.0f, 1.0f, 4.0f}, u = {2.0f, 1.0f, 7.0f, -1.0f, 0.5f}, a(5);
+  abl::cpu::geglu(g.data(), u.data(), a.data(), 5);
+  for (size_t i = 0; i < g.size(); ++i) {
+    const double xg = g[i];
+    const double gelu = 0.5 * xg * (1 + std::tanh(std::sqrt(2 / M_PI) * (xg + 0.044715 * xg * xg * xg)));
+    EXPECT_NEAR(a[i], gelu * u[i], 1e-6) << i;
+  }
+  std::vector<float> c = {-100.0f, -1.0f, 0.0f, 2.0f, 100.0f};
+  abl::cpu::scale(c.data(), 0.5f, 5);
+  EXPECT_EQ(c, (std::vector<float>{-50.0f, -0.5f, 0.0f, 1.0f, 50.0f}));
+  abl::cpu::softcap(c.data(), 30.0f, 5);
+  EXPECT_NEAR(c[0], 30.0 * std::tanh(-50.0 / 30.0), 1e-5);
+  EXPECT_NEAR(c[3], 30.0 * std::tanh(1.0 / 30.0), 1e-6);
+  EXPECT_EQ(c[2], 0.0f);
+  // RoPE with an attention factor is the plain rotation scaled by it.
+  const int64_t T = 2, heads = 3, HD = 8;
+  auto r1 = randn(static_cast<size_t>(T * heads * HD), 26);
+  auto r2 = r1;
+  const int64_t pos[T] = {3, 40};
+  const float inv[4] = {1.0f, 0.3f, 0.05f, 0.001f};
+  abl::cpu::rope(r1.data(), pos, T, heads, HD, inv);
+  abl::cpu::rope(r2.data(), pos, T, heads, HD, inv, 1.19f);
+  for (size_t i = 0; i < r1.size(); ++i) EXPECT_NEAR(r2[i], 1.19f * r1[i], 1e-5);
 }
 
 TEST(Ops, EmbeddingRejectsOutOfRangeToken) {

@@ -1,0 +1,241 @@
+// ModelSpec for Gemma 2, Gemma 3 (text and multimodal) and Phi-3: the published configs in
+// tests/fixtures/configs parse to their numbers, and the keys only these families have (defaults
+// of absent keys, absent vs null soft-caps, layer_types vs sliding_window_pattern, rope per layer
+// type, LongRoPE, nested text_config) follow transformers' config classes; options we cannot run
+// are refused naming the key.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "abl/io/json_file.h"
+#include "abl/model/model_spec.h"
+#include "abl/model/weights.h"
+#include "common/error_of.h"
+#include "io/safetensors_test_util.h"
+
+namespace {
+
+using abl::model::ModelSpec;
+using abl::model::RopeScaling;
+
+nlohmann::json fixture_config(const std::string& name) {
+  return abl::io::read_json_file(std::string(ABL_FIXTURE_DIR) + "/configs/" + name + ".json").json();
+}
+ModelSpec parse(const nlohmann::json& c) {
+  return abl::model::parse_model_spec(abl::io::parse_json(c.dump(), "my/config.json"));
+}
+std::string error_of(const nlohmann::json& c) {
+  return abl::testing::thrown_error_of([&] { parse(c); });
+}
+int64_t sliding_count(const ModelSpec& s) {
+  int64_t n = 0;
+  for (int64_t l = 0; l < s.num_layers; ++l) n += s.uses_sliding_window(l);
+  return n;
+}
+
+// A Gemma 3 text config in the shape of the published 1B one (written for this test).
+nlohmann::json gemma3_text() {
+  return nlohmann::json::parse(R"({"architectures": ["Gemma3ForCausalLM"], "model_type": "gemma3_text",
+    "hidden_size": 1152, "intermediate_size": 6912, "num_hidden_layers": 26, "num_attention_heads": 4,
+    "num_key_value_heads": 1, "head_dim": 256, "vocab_size": 262144, "max_position_embeddings": 32768,
+    "query_pre_attn_scalar": 256, "rms_norm_eps": 1e-06, "rope_theta": 1000000, "rope_local_base_freq": 10000,
+    "rope_scaling": null, "sliding_window": 512, "sliding_window_pattern": 6, "attn_logit_softcapping": null,
+    "final_logit_softcapping": null, "hidden_activation": "gelu_pytorch_tanh", "torch_dtype": "bfloat16",
+    "bos_token_id": 2, "eos_token_id": [1, 106], "pad_token_id": 0})");
+}
+
+}  // namespace
+
+TEST(ModelSpecGemma2, PublishedConfig) {
+  const ModelSpec s = parse(fixture_config("gemma-2-2b-it"));
+  EXPECT_EQ(s.architecture, "Gemma2ForCausalLM");
+  EXPECT_EQ(s.num_layers, 26);
+  EXPECT_EQ(s.head_dim, 256);
+  EXPECT_EQ(s.q_dim(), 2048);  // NH·HD ≠ H
+  EXPECT_TRUE(s.norm_plus_one);
+  EXPECT_TRUE(s.sandwich_norms);
+  EXPECT_FALSE(s.qk_norm);
+  EXPECT_EQ(s.activation, abl::model::Activation::gelu_tanh);
+  EXPECT_TRUE(s.tied_embeddings);                 // absent: Gemma2Config's default
+  EXPECT_DOUBLE_EQ(s.embed_scale, 48.0);          // sqrt(2304), stored float32
+  EXPECT_DOUBLE_EQ(s.attention_scale(), 1.0 / 16);  // query_pre_attn_scalar 256
+  EXPECT_DOUBLE_EQ(s.attn_softcap, 50.0);
+  EXPECT_DOUBLE_EQ(s.final_softcap, 30.0);
+  EXPECT_EQ(s.sliding_window, 4096);
+  EXPECT_EQ(sliding_count(s), 13);  // the even layers
+  EXPECT_TRUE(s.uses_sliding_window(0));
+  EXPECT_FALSE(s.uses_sliding_window(1));
+  EXPECT_FALSE(s.uses_local_rope(0));  // Gemma 2: one RoPE for all layers
+  EXPECT_EQ(s.eos_token_ids, (std::vector<int64_t>{1, 107}));
+  EXPECT_EQ(abl::model::parameter_count(s), 2614341888);
+  // The tensors: four norms per layer, no lm_head.
+  std::vector<std::string> names;
+  for (const auto& w : abl::model::expected_weights(s)) {
+    if (w.layer == 0) names.push_back(w.name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "model.layers.0.input_layernorm.weight", "model.layers.0.self_attn.q_proj.weight",
+                       "model.layers.0.self_attn.k_proj.weight", "model.layers.0.self_attn.v_proj.weight",
+                       "model.layers.0.self_attn.o_proj.weight", "model.layers.0.post_attention_layernorm.weight",
+                       "model.layers.0.pre_feedforward_layernorm.weight", "model.layers.0.mlp.gate_proj.weight",
+                       "model.layers.0.mlp.up_proj.weight", "model.layers.0.mlp.down_proj.weight",
+                       "model.layers.0.post_feedforward_layernorm.weight"}));
+}
+
+TEST(ModelSpecGemma2, SoftcapsAbsentNullAndEmbedScaleRounding) {
+  nlohmann::json c = fixture_config("gemma-2-2b-it");
+  c.erase("attn_logit_softcapping");  // absent: the default 50
+  c["final_logit_softcapping"] = nullptr;  // null: off
+  c["torch_dtype"] = "bfloat16";
+  c["hidden_size"] = 3072;
+  ModelSpec s = parse(c);
+  EXPECT_DOUBLE_EQ(s.attn_softcap, 50.0);
+  EXPECT_DOUBLE_EQ(s.final_softcap, 0.0);
+  // sqrt(3072) = 55.4256 is 55.5 in bf16, the value transformers multiplies by.
+  EXPECT_DOUBLE_EQ(s.embed_scale, 55.5);
+  c["layer_types"] = nlohmann::json::array();
+  for (int l = 0; l < 26; ++l) c["layer_types"].push_back(l < 2 ? "sliding_attention" : "full_attention");
+  EXPECT_EQ(sliding_count(parse(c)), 2);
+  c["query_pre_attn_scalar"] = 144;
+  EXPECT_NEAR(parse(c).attention_scale(), 1.0 / 12, 1e-15);
+}
+
+TEST(ModelSpecGemma3, LocalGlobalLayersAndTheirRope) {
+  nlohmann::json c = gemma3_text();
+  c["rope_scaling"] = {{"rope_type", "linear"}, {"factor", 8.0}};
+  c["attn_logit_softcapping"] = 50.0;  // not used by Gemma 3
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.qk_norm);
+  EXPECT_TRUE(s.norm_plus_one);
+  EXPECT_DOUBLE_EQ(s.attn_softcap, 0.0);
+  EXPECT_DOUBLE_EQ(s.final_softcap, 0.0);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::linear);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 1e6);
+  EXPECT_DOUBLE_EQ(s.rope_local_theta, 1e4);
+  // Pattern 6: layers 5, 11, 17, 23 are global, the others slide with the local RoPE.
+  for (int64_t l = 0; l < 26; ++l) {
+    const bool global = (l + 1) % 6 == 0;
+    EXPECT_EQ(s.uses_sliding_window(l), !global) << l;
+    EXPECT_EQ(s.uses_local_rope(l), !global) << l;
+  }
+  // transformers 5.x: rope_parameters per layer type and layer_types.
+  c.erase("rope_scaling");
+  c.erase("rope_theta");
+  c.erase("rope_local_base_freq");
+  c["rope_parameters"] = {{"full_attention", {{"rope_type", "linear"}, {"factor", 4.0}, {"rope_theta", 5e5}}},
+                          {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 2e4}}}};
+  c["layer_types"] = nlohmann::json::array();
+  for (int l = 0; l < 26; ++l) c["layer_types"].push_back(l % 2 ? "full_attention" : "sliding_attention");
+  s = parse(c);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 5e5);
+  EXPECT_DOUBLE_EQ(s.rope_scaling.factor, 4.0);
+  EXPECT_DOUBLE_EQ(s.rope_local_theta, 2e4);
+  EXPECT_EQ(sliding_count(s), 13);
+  // Gemma3ForCausalLM caps the logits when the config asks.
+  c["final_logit_softcapping"] = 30.0;
+  EXPECT_DOUBLE_EQ(parse(c).final_softcap, 30.0);
+}
+
+TEST(ModelSpecGemma3, MultimodalTextConfigTakesDefaults) {
+  nlohmann::json text = {{"model_type", "gemma3_text"}, {"hidden_size", 2560}, {"intermediate_size", 10240},
+                         {"num_hidden_layers", 34}, {"num_attention_heads", 8}, {"sliding_window", 1024},
+                         {"rope_scaling", {{"rope_type", "linear"}, {"factor", 8.0}}}};
+  nlohmann::json c = {{"architectures", {"Gemma3ForConditionalGeneration"}},
+                      {"model_type", "gemma3"},
+                      {"text_config", text},
+                      {"vision_config", {{"model_type", "siglip_vision_model"}}},
+                      {"eos_token_id", {1, 106}},
+                      {"torch_dtype", "bfloat16"},
+                      {"final_logit_softcapping", 30.0}};
+  const ModelSpec s = parse(c);
+  EXPECT_EQ(s.hidden_size, 2560);
+  EXPECT_EQ(s.vocab_size, 262208);  // Gemma3TextConfig defaults for the missing keys
+  EXPECT_EQ(s.num_kv_heads, 4);
+  EXPECT_EQ(s.head_dim, 256);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 1e6);
+  EXPECT_DOUBLE_EQ(s.rope_local_theta, 1e4);
+  EXPECT_TRUE(s.tied_embeddings);
+  EXPECT_EQ(s.eos_token_ids, (std::vector<int64_t>{1, 106}));  // from the top level
+  EXPECT_EQ(s.torch_dtype, abl::DType::bf16);
+  EXPECT_DOUBLE_EQ(s.final_softcap, 0.0);  // ForConditionalGeneration never caps
+  EXPECT_EQ(s.weight_prefix, "language_model.model.");
+  EXPECT_EQ(s.lm_head_name, "language_model.lm_head.weight");
+  EXPECT_EQ(abl::model::global_slots(s)[0].pattern, "language_model.model.embed_tokens.weight");
+  EXPECT_EQ(abl::model::layer_slots(s)[0].pattern, "language_model.model.layers.{}.input_layernorm.weight");
+  c["text_config"]["use_bidirectional_attention"] = true;
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "use_bidirectional_attention"}));
+}
+
+TEST(ModelSpecPhi3, PublishedConfigAndFusedTensors) {
+  const ModelSpec s = parse(fixture_config("Phi-3-mini-4k-instruct"));
+  EXPECT_EQ(s.head_dim, 96);
+  EXPECT_TRUE(s.fused_qkv);
+  EXPECT_TRUE(s.fused_gate_up);
+  EXPECT_EQ(s.sliding_window, 2047);
+  EXPECT_EQ(sliding_count(s), 32);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::none);
+  EXPECT_EQ(s.context_length(), 4096);
+  EXPECT_EQ(abl::model::parameter_count(s), 3821079552);
+  // q, k, v are row blocks of qkv_proj; gate, up of gate_up_proj.
+  const auto slots = abl::model::layer_slots(s);
+  auto slot = [&](abl::model::WeightRole r) {
+    for (const auto& x : slots) {
+      if (x.role == r) return x;
+    }
+    ADD_FAILURE() << "no slot";
+    return slots[0];
+  };
+  using R = abl::model::WeightRole;
+  EXPECT_EQ(slot(R::q_proj).pattern, "model.layers.{}.self_attn.qkv_proj.weight");
+  EXPECT_EQ(slot(R::v_proj).pattern, "model.layers.{}.self_attn.qkv_proj.weight");
+  EXPECT_EQ(slot(R::q_proj).file_shape, (std::vector<int64_t>{9216, 3072}));
+  EXPECT_EQ(slot(R::k_proj).file_offset, 3072 * 3072);
+  EXPECT_EQ(slot(R::v_proj).file_offset, 2 * 3072 * 3072);
+  EXPECT_EQ(slot(R::up_proj).pattern, "model.layers.{}.mlp.gate_up_proj.weight");
+  EXPECT_EQ(slot(R::up_proj).file_offset, 8192 * 3072);
+  EXPECT_EQ(slot(R::down_proj).pattern, "model.layers.{}.mlp.down_proj.weight");
+  EXPECT_TRUE(slot(R::down_proj).file_shape.empty());
+}
+
+TEST(ModelSpecPhi3, LongRope) {
+  nlohmann::json c = fixture_config("Phi-3-mini-4k-instruct");
+  c["max_position_embeddings"] = 131072;
+  std::vector<double> shorts(48, 1.0), longs(48, 2.0);
+  shorts[47] = 1.5;
+  c["rope_scaling"] = {{"type", "longrope"}, {"short_factor", shorts}, {"long_factor", longs}};
+  ModelSpec s = parse(c);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::longrope);
+  EXPECT_DOUBLE_EQ(s.rope_scaling.factor, 32.0);  // 131072 / original_max_position_embeddings 4096
+  EXPECT_NEAR(s.rope_scaling.attention_factor, std::sqrt(1 + std::log(32.0) / std::log(4096.0)), 1e-12);
+  EXPECT_NEAR(s.rope_scaling.attention_factor, 1.19024, 1e-5);
+  EXPECT_EQ(s.context_length(), 4096);  // the short factors only
+  c["rope_scaling"]["type"] = "su";      // Phi3Config's older name
+  c["rope_scaling"]["attention_factor"] = 1.25;
+  s = parse(c);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::longrope);
+  EXPECT_DOUBLE_EQ(s.rope_scaling.attention_factor, 1.25);
+  c["rope_scaling"]["short_factor"] = std::vector<double>(47, 1.0);
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "rope_scaling.short_factor", "48"}));
+}
+
+TEST(ModelSpecFamilies, RefusedOptionsNameTheKey) {
+  nlohmann::json phi = fixture_config("Phi-3-mini-4k-instruct");
+  phi["partial_rotary_factor"] = 0.75;
+  EXPECT_TRUE(abl::testing::contains_all(error_of(phi), {"my/config.json", "partial_rotary_factor"}));
+  nlohmann::json gemma = fixture_config("gemma-2-2b-it");
+  gemma["hidden_activation"] = "gelu";
+  EXPECT_TRUE(abl::testing::contains_all(error_of(gemma), {"my/config.json", "'hidden_activation'", "'gelu'"}));
+  gemma = fixture_config("gemma-2-2b-it");
+  gemma["layer_types"] = {"sliding_attention"};
+  EXPECT_TRUE(abl::testing::contains_all(error_of(gemma), {"my/config.json", "layer_types", "26 layers"}));
+  nlohmann::json g3 = gemma3_text();
+  g3["sliding_window_pattern"] = 0;
+  EXPECT_TRUE(abl::testing::contains_all(error_of(g3), {"my/config.json", "sliding_window_pattern"}));
+}
+
+TEST(ModelSpecFamilies, DescribeNamesTheFeatures) {
+  const std::string d = abl::model::describe(parse(fixture_config("gemma-2-2b-it")));
+  EXPECT_TRUE(abl::testing::contains_all(
+      d, {"Gemma2ForCausalLM", "(1+w) norms", "sandwich norms", "GeGLU", "softcap 50/30", "13/26 layers"}))
+      << d;
+}
