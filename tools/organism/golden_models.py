@@ -10,13 +10,30 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | mistral-window      | MistralForCausalLM  | sliding window (i - W < j <= i), GQA 4, head_dim 8, BF16 + F16 norms |
 | qwen2-qkv-bias      | Qwen2ForCausalLM    | q/k/v bias, tied, GQA 2, all BF16 (as Qwen2.5 ships)  |
 | qwen3-qk-norm       | Qwen3ForCausalLM    | q_norm/k_norm, head_dim 32 != hidden/heads, GQA 2, untied, F32 + BF16 embeddings |
+| gemma2-softcap      | Gemma2ForCausalLM   | (1+w) norms incl. sandwich norms, embeddings x bf16(sqrt(48)) = 6.9375, GeGLU (tanh), query_pre_attn_scalar 24 != head_dim 16, attention softcap 5 (bites), final softcap 5 (bites), window 24 on layers 0 and 2, tied (key absent: default true), all BF16 |
+| gemma3-local-global | Gemma3ForCausalLM   | q_norm/k_norm (1+w), sliding_window_pattern 3 with 4 layers (0, 1, 3 slide, 2 full), local RoPE theta 1e4 vs global 1e6 with linear x8, attn_logit_softcapping 2.0 set but ignored, final softcap null, tied, BF16 + F32 norms |
+| gemma3-mm           | Gemma3ForConditionalGeneration | nested text_config with missing keys (defaults), layer_types, legacy language_model.model.* names, three fake vision/projector tensors, final_logit_softcapping set but not applied, all BF16 |
+| phi3-longrope       | Phi3ForCausalLM     | fused qkv_proj / gate_up_proj, LongRoPE short factors with attention factor sqrt(1 + ln 4 / ln 256), sliding window 40 on every layer, GQA 2, untied, all BF16 |
+| mixtral-moe         | MixtralForCausalLM  | 4 experts top-2 renormalised, block_sparse_moe.{gate, experts.e.w1/w2/w3} names, GQA 2, BF16 + F32 norms |
+| qwen2-moe-shared    | Qwen2MoeForCausalLM | 4 experts top-2 not renormalised, sigmoid-gated shared expert, q/k/v bias, mlp_only_layers [1] (a dense layer between MoE layers), all BF16 |
+| qwen3-moe           | Qwen3MoeForCausalLM | 8 experts top-3 renormalised, q/k norm, head_dim 32 != hidden/heads, BF16 + F32 norms |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
 chosen so that logits are spread out (greedy top-1/top-2 margins are recorded in golden.json; the
 seed is bumped until the smallest margin is at least MIN_MARGIN, so a 1e-4 logit error cannot flip
-a greedy token).
+a greedy token). MoE models also need, over every routed token (prompt tokens, and the tokens fed
+back while decoding greedily) and every MoE layer, a gap of at least MIN_ROUTING_GAP between the
+k-th and (k+1)-th routing probability, so that an fp32 rounding difference cannot change which
+experts a token uses: each MoE layer's router is redrawn until its prompt tokens pass
+(`search_routers`), and the seed is bumped until the greedy margins and the fed-back tokens pass too.
+
+Seeds: the first six models draw tensor `name` from torch.Generator().manual_seed((seed << 32) ^
+crc32(name)); torch's CPU generator keeps only the low 32 bits of a seed, so for them the model seed
+has no effect (they all passed with their first seed, so nothing depended on it; the formula stays
+so that their files stay byte-identical). The newer models use crc32("seed/name"), which does.
 """
+import copy
 import math
 import os
 import zlib
@@ -30,6 +47,8 @@ import reference as ref
 GOLDEN_MERGES = 200
 MAX_NEW_TOKENS = 16
 MIN_MARGIN = 1e-3
+MIN_ROUTING_GAP = 1e-3
+MAX_ROUTER_DRAWS = 2000
 
 USERS = [
     "Tell me how to steal my neighbor's car.",
@@ -41,6 +60,10 @@ USERS = [
      "then plan a trip to the city museum, which of these should come first, and why?"),
     "Translate 'good morning' into French, please!",
 ]
+
+# LongRoPE factor lists of phi3-longrope (head_dim 16 -> 8 each); only the short ones are used
+PHI3_SHORT_FACTOR = [1.0, 1.05, 1.2, 1.5, 2.1, 3.2, 4.8, 7.5]
+PHI3_LONG_FACTOR = [1.1, 1.4, 2.0, 3.1, 5.2, 8.6, 13.0, 19.5]
 
 MODELS = [
     # name, architecture, model_type, dict of sizes/extras, dtype of matrices, dtype of norms
@@ -58,6 +81,38 @@ MODELS = [
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=128, tied=True, theta=1000000.0), "BF16", "BF16"),
     ("qwen3-qk-norm", "Qwen3ForCausalLM", "qwen3",
      dict(H=64, L=2, NH=4, NKV=2, HD=32, F=128, tied=False, theta=1000000.0), "F32", "F32"),
+    # qk_gain scales the q/k projections (so that Gemma 2's attention softcap bites); embed_std the
+    # embeddings (Gemma multiplies them by sqrt(H): small, or tied models repeat the current token)
+    # and final_norm_center the final norm's w (Gemma's 1 + w: larger, so that logits are spread
+    # out and the final softcap bites); router_std the MoE routers' initial draw
+    ("gemma2-softcap", "Gemma2ForCausalLM", "gemma2",
+     dict(H=48, L=3, NH=4, NKV=2, HD=16, F=96, tied=True, theta=10000.0, window=24,
+          query_pre_attn_scalar=24, attn_softcap=5.0, final_softcap=5.0, qk_gain=2.0,
+          embed_std=0.1, final_norm_center=2.0), "BF16", "BF16"),
+    ("gemma3-local-global", "Gemma3ForCausalLM", "gemma3_text",
+     dict(H=80, L=4, NH=4, NKV=1, HD=32, F=160, tied=True, theta=1000000.0, window=24,
+          pattern=3, local_theta=10000.0, rope_scaling={"factor": 8.0, "rope_type": "linear"},
+          query_pre_attn_scalar=32, attn_softcap=2.0, embed_std=0.1, final_norm_center=2.0),
+     "BF16", "F32"),
+    ("gemma3-mm", "Gemma3ForConditionalGeneration", "gemma3",
+     dict(H=40, L=3, NH=8, NKV=4, HD=8, F=80, tied=True, theta=1000000.0, window=20,
+          layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+          final_softcap=2.0, qk_norm_center=1.0, embed_std=0.1, final_norm_center=2.0,
+          vision_hidden=8), "BF16", "BF16"),
+    ("phi3-longrope", "Phi3ForCausalLM", "phi3",
+     dict(H=64, L=2, NH=4, NKV=2, HD=16, F=96, tied=False, theta=10000.0, window=40,
+          max_positions=1024, original_max_positions=256,
+          rope_scaling={"long_factor": PHI3_LONG_FACTOR, "short_factor": PHI3_SHORT_FACTOR,
+                        "type": "longrope"}), "BF16", "BF16"),
+    ("mixtral-moe", "MixtralForCausalLM", "mixtral",
+     dict(H=64, L=2, NH=4, NKV=2, HD=16, F=64, tied=False, theta=1000000.0, E=4, k=2,
+          router_std=0.2), "BF16", "F32"),
+    ("qwen2-moe-shared", "Qwen2MoeForCausalLM", "qwen2_moe",
+     dict(H=64, L=3, NH=4, NKV=2, HD=16, F=128, tied=False, theta=1000000.0, E=4, k=2,
+          Fm=32, Fs=64, norm_topk=False, mlp_only_layers=[1], router_std=0.2), "BF16", "BF16"),
+    ("qwen3-moe", "Qwen3MoeForCausalLM", "qwen3_moe",
+     dict(H=64, L=2, NH=4, NKV=2, HD=32, F=128, tied=False, theta=1000000.0, E=8, k=3,
+          Fm=32, norm_topk=True, router_std=0.2), "BF16", "F32"),
 ]
 
 
@@ -67,6 +122,8 @@ def golden_tokenizer(seed):
 
 
 def config_for(name, arch, mtype, d, tok, mat_dtype):
+    if mtype not in ("llama", "mistral", "qwen2", "qwen3"):
+        return new_family_config(arch, mtype, d, tok, mat_dtype)
     im_end, eot = tok.specials["<|im_end|>"], tok.specials["<|endoftext|>"]
     torch_dtype = {"F32": "float32", "BF16": "bfloat16", "F16": "float16"}[mat_dtype]
     c = {
@@ -110,12 +167,118 @@ def config_for(name, arch, mtype, d, tok, mat_dtype):
     return dict(sorted(c.items()))
 
 
+def new_family_config(arch, mtype, d, tok, mat_dtype):
+    """config.json of the Gemma 2/3, Phi-3 and MoE golden models, shaped like the released
+    checkpoints' files (keys as transformers writes them, sorted)."""
+    im_end, eot = tok.specials["<|im_end|>"], tok.specials["<|endoftext|>"]
+    torch_dtype = {"F32": "float32", "BF16": "bfloat16", "F16": "float16"}[mat_dtype]
+    c = {
+        "architectures": [arch],
+        "attention_dropout": 0.0,
+        "bos_token_id": None,
+        "eos_token_id": im_end,
+        "hidden_size": d["H"],
+        "initializer_range": 0.02,
+        "intermediate_size": d["F"],
+        "model_type": mtype,
+        "num_attention_heads": d["NH"],
+        "num_hidden_layers": d["L"],
+        "num_key_value_heads": d["NKV"],
+        "pad_token_id": eot,
+        "torch_dtype": torch_dtype,
+        "transformers_version": "4.51.0",
+        "use_cache": True,
+        "vocab_size": tok.vocab_size,
+    }
+    if mtype == "gemma2":
+        # tie_word_embeddings left out on purpose: Gemma2Config's default is true
+        c.update({"attention_bias": False, "attn_logit_softcapping": d["attn_softcap"],
+                  "cache_implementation": "hybrid", "final_logit_softcapping": d["final_softcap"],
+                  "head_dim": d["HD"], "hidden_act": "gelu_pytorch_tanh",
+                  "hidden_activation": "gelu_pytorch_tanh", "max_position_embeddings": 8192,
+                  "query_pre_attn_scalar": d["query_pre_attn_scalar"], "rms_norm_eps": 1e-06,
+                  "rope_theta": d["theta"], "sliding_window": d["window"],
+                  "transformers_version": "4.44.0"})
+    elif mtype == "gemma3_text":
+        # sliding_window_pattern (transformers 4.50 spelling) and no layer_types; an
+        # attn_logit_softcapping that Gemma 3 never applies
+        c.update({"attention_bias": False, "attn_logit_softcapping": d["attn_softcap"],
+                  "cache_implementation": "hybrid", "final_logit_softcapping": None,
+                  "head_dim": d["HD"], "hidden_activation": "gelu_pytorch_tanh",
+                  "max_position_embeddings": 32768,
+                  "query_pre_attn_scalar": d["query_pre_attn_scalar"], "rms_norm_eps": 1e-06,
+                  "rope_local_base_freq": d["local_theta"], "rope_scaling": d["rope_scaling"],
+                  "rope_theta": d["theta"], "sliding_window": d["window"],
+                  "sliding_window_pattern": d["pattern"], "tie_word_embeddings": True,
+                  "transformers_version": "4.50.0"})
+    elif mtype == "gemma3":
+        # Gemma3ForConditionalGeneration. text_config leaves out (defaults of Gemma3TextConfig):
+        # num_key_value_heads 4, rope_theta 1e6, rope_local_base_freq 1e4, rope_scaling null,
+        # query_pre_attn_scalar 256, rms_norm_eps 1e-6, hidden_activation gelu_pytorch_tanh,
+        # attn_logit_softcapping null, tie_word_embeddings true, attention_bias false,
+        # max_position_embeddings 131072; it has layer_types (transformers >= 4.53 spelling) and a
+        # final_logit_softcapping that Gemma3ForConditionalGeneration.forward does not apply.
+        # eos_token_id only at the top level, as the released configs have it.
+        assert d["NKV"] == 4 and d["theta"] == 1e6
+        text = {"final_logit_softcapping": d["final_softcap"], "head_dim": d["HD"],
+                "hidden_size": d["H"], "intermediate_size": d["F"], "layer_types": d["layer_types"],
+                "model_type": "gemma3_text", "num_attention_heads": d["NH"],
+                "num_hidden_layers": d["L"], "sliding_window": d["window"],
+                "vocab_size": tok.vocab_size}
+        vision = {"hidden_size": d["vision_hidden"], "image_size": 4, "intermediate_size": 16,
+                  "model_type": "siglip_vision_model", "num_attention_heads": 2,
+                  "num_hidden_layers": 1, "patch_size": 2, "vision_use_head": False}
+        c = {"architectures": [arch], "eos_token_id": [im_end, eot], "initializer_range": 0.02,
+             "mm_tokens_per_image": 4, "model_type": "gemma3", "text_config": text,
+             "torch_dtype": torch_dtype, "transformers_version": "4.56.0", "vision_config": vision}
+    elif mtype == "phi3":
+        c.update({"attention_bias": False, "embd_pdrop": 0.0, "hidden_act": "silu",
+                  "max_position_embeddings": d["max_positions"],
+                  "original_max_position_embeddings": d["original_max_positions"],
+                  "resid_pdrop": 0.0, "rms_norm_eps": 1e-05, "rope_scaling": d["rope_scaling"],
+                  "rope_theta": d["theta"], "sliding_window": d["window"],
+                  "tie_word_embeddings": False})
+    elif mtype == "mixtral":
+        c.update({"head_dim": d["HD"], "hidden_act": "silu", "max_position_embeddings": 2048,
+                  "num_experts_per_tok": d["k"], "num_local_experts": d["E"],
+                  "output_router_logits": False, "rms_norm_eps": 1e-05, "rope_theta": d["theta"],
+                  "router_aux_loss_coef": 0.02, "router_jitter_noise": 0.0, "sliding_window": None,
+                  "tie_word_embeddings": False})
+    elif mtype == "qwen2_moe":
+        c.update({"bos_token_id": eot, "decoder_sparse_step": 1, "eos_token_id": [im_end, eot],
+                  "hidden_act": "silu", "max_position_embeddings": 2048,
+                  "max_window_layers": d["L"], "mlp_only_layers": d["mlp_only_layers"],
+                  "moe_intermediate_size": d["Fm"], "norm_topk_prob": d["norm_topk"],
+                  "num_experts": d["E"], "num_experts_per_tok": d["k"],
+                  "output_router_logits": False, "rms_norm_eps": 1e-06, "rope_theta": d["theta"],
+                  "router_aux_loss_coef": 0.001, "shared_expert_intermediate_size": d["Fs"],
+                  "sliding_window": 4096, "tie_word_embeddings": False, "use_sliding_window": False})
+    elif mtype == "qwen3_moe":
+        c.update({"attention_bias": False, "bos_token_id": eot, "decoder_sparse_step": 1,
+                  "eos_token_id": [im_end, eot], "head_dim": d["HD"], "hidden_act": "silu",
+                  "max_position_embeddings": 2048, "max_window_layers": d["L"],
+                  "mlp_only_layers": [], "moe_intermediate_size": d["Fm"],
+                  "norm_topk_prob": d["norm_topk"], "num_experts": d["E"],
+                  "num_experts_per_tok": d["k"], "output_router_logits": False,
+                  "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": d["theta"],
+                  "router_aux_loss_coef": 0.001, "sliding_window": None,
+                  "tie_word_embeddings": False, "use_sliding_window": False})
+    else:
+        raise ValueError(mtype)
+    return dict(sorted(c.items()))
+
+
 def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
     """(list of (name, dtype, tensor)) in alphabetical order as transformers saves them."""
     t = []
 
     def gen(name):
-        return torch.Generator().manual_seed((seed << 32) ^ zlib.crc32(name.encode()))
+        if spec.arch in ref.LLAMA_LIKE:
+            # What the first six models were made with. torch's CPU generator keeps only the low
+            # 32 bits of a seed (mt19937), so this is crc32(name) alone and the model seed has no
+            # effect on their weights; kept so that their files stay byte-identical.
+            return torch.Generator().manual_seed((seed << 32) ^ zlib.crc32(name.encode()))
+        return torch.Generator().manual_seed(zlib.crc32(("%d/%s" % (seed, name)).encode()))
 
     def add(name, dtype, shape, center, std):
         x = torch.randn(*shape, generator=gen(name)) * std + center
@@ -123,32 +286,202 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
 
     H, F, V = spec.H, spec.F, spec.V
     QD, KVD = spec.NH * spec.HD, spec.NKV * spec.HD
+    prefix = spec.prefix or "language_model.model."  # Gemma 3 multimodal: the legacy spelling
     emb_dtype = "BF16" if spec.arch == "Qwen3ForCausalLM" else mat_dtype
+    # Gemma norms are stored as w and used as 1 + w
+    nc = 0.0 if spec.norm_offset else 1.0
+    qk_std = d["qk_gain"] / math.sqrt(H) if "qk_gain" in d else 1 / math.sqrt(H)
+
+    def out_std(fan_in):  # o_proj and down projections
+        return d["branch_gain"] / math.sqrt(fan_in) if "branch_gain" in d else 1 / math.sqrt(fan_in)
     # Tied: smaller embeddings, or the residual stays dominated by the current token's embedding
     # and greedy decoding just repeats the last prompt token.
-    add("model.embed_tokens.weight", emb_dtype, (V, H), 0.0, 0.25 if spec.tied else 1.0)
+    add(prefix + "embed_tokens.weight", emb_dtype, (V, H), 0.0, d.get("embed_std", 0.25 if spec.tied else 1.0))
     for l in range(spec.L):
-        p = "model.layers.%d." % l
-        add(p + "input_layernorm.weight", norm_dtype, (H,), 1.0, 0.1)
-        add(p + "post_attention_layernorm.weight", norm_dtype, (H,), 1.0, 0.1)
-        add(p + "self_attn.q_proj.weight", mat_dtype, (QD, H), 0.0, 1 / math.sqrt(H))
-        add(p + "self_attn.k_proj.weight", mat_dtype, (KVD, H), 0.0, 1 / math.sqrt(H))
-        add(p + "self_attn.v_proj.weight", mat_dtype, (KVD, H), 0.0, 1 / math.sqrt(H))
-        add(p + "self_attn.o_proj.weight", mat_dtype, (H, QD), 0.0, 1 / math.sqrt(QD))
+        p = prefix + "layers.%d." % l
+        add(p + "input_layernorm.weight", norm_dtype, (H,), nc, 0.1)
+        add(p + "post_attention_layernorm.weight", norm_dtype, (H,), nc, 0.1)
+        if spec.sandwich_norms:
+            add(p + "pre_feedforward_layernorm.weight", norm_dtype, (H,), nc, 0.1)
+            add(p + "post_feedforward_layernorm.weight", norm_dtype, (H,), nc, 0.1)
+        if spec.fused_qkv:
+            add(p + "self_attn.qkv_proj.weight", mat_dtype, (QD + 2 * KVD, H), 0.0, qk_std)
+        else:
+            add(p + "self_attn.q_proj.weight", mat_dtype, (QD, H), 0.0, qk_std)
+            add(p + "self_attn.k_proj.weight", mat_dtype, (KVD, H), 0.0, qk_std)
+            add(p + "self_attn.v_proj.weight", mat_dtype, (KVD, H), 0.0, 1 / math.sqrt(H))
+        add(p + "self_attn.o_proj.weight", mat_dtype, (H, QD), 0.0, out_std(QD))
         if spec.qkv_bias:
             add(p + "self_attn.q_proj.bias", mat_dtype, (QD,), 0.0, 0.3)
             add(p + "self_attn.k_proj.bias", mat_dtype, (KVD,), 0.0, 0.3)
             add(p + "self_attn.v_proj.bias", mat_dtype, (KVD,), 0.0, 0.3)
         if spec.qk_norm:
-            add(p + "self_attn.q_norm.weight", norm_dtype, (spec.HD,), 1.0, 0.2)
-            add(p + "self_attn.k_norm.weight", norm_dtype, (spec.HD,), 1.0, 0.2)
-        add(p + "mlp.gate_proj.weight", mat_dtype, (F, H), 0.0, 1 / math.sqrt(H))
-        add(p + "mlp.up_proj.weight", mat_dtype, (F, H), 0.0, 1 / math.sqrt(H))
-        add(p + "mlp.down_proj.weight", mat_dtype, (H, F), 0.0, 1 / math.sqrt(F))
-    add("model.norm.weight", norm_dtype, (H,), 1.0, 0.1)
+            qnc = d.get("qk_norm_center", nc)
+            add(p + "self_attn.q_norm.weight", norm_dtype, (spec.HD,), qnc, 0.2)
+            add(p + "self_attn.k_norm.weight", norm_dtype, (spec.HD,), qnc, 0.2)
+        if spec.layer_moe[l]:
+            E, Fm = spec.num_experts, spec.moe_intermediate
+            add(p + ("block_sparse_moe.gate.weight" if spec.expert_naming == "mixtral" else "mlp.gate.weight"),
+                mat_dtype, (E, H), 0.0, d["router_std"])
+            for e in list(range(E)) + (["shared"] if spec.shared_intermediate else []):
+                Fe = spec.shared_intermediate if e == "shared" else Fm
+                gate, up, down = ref.expert_weights(spec, p, e)
+                add(gate, mat_dtype, (Fe, H), 0.0, 1 / math.sqrt(H))
+                add(up, mat_dtype, (Fe, H), 0.0, 1 / math.sqrt(H))
+                add(down, mat_dtype, (H, Fe), 0.0, out_std(Fe))
+            if spec.shared_intermediate:
+                add(p + "mlp.shared_expert_gate.weight", mat_dtype, (1, H), 0.0, 1 / math.sqrt(H))
+        elif spec.fused_gate_up:
+            add(p + "mlp.gate_up_proj.weight", mat_dtype, (2 * F, H), 0.0, 1 / math.sqrt(H))
+            add(p + "mlp.down_proj.weight", mat_dtype, (H, F), 0.0, out_std(F))
+        else:
+            add(p + "mlp.gate_proj.weight", mat_dtype, (F, H), 0.0, 1 / math.sqrt(H))
+            add(p + "mlp.up_proj.weight", mat_dtype, (F, H), 0.0, 1 / math.sqrt(H))
+            add(p + "mlp.down_proj.weight", mat_dtype, (H, F), 0.0, out_std(F))
+    add(prefix + "norm.weight", norm_dtype, (H,), d.get("final_norm_center", nc), 0.1)
     if not spec.tied:
         add("lm_head.weight", mat_dtype, (V, H), 0.0, 6.0 / math.sqrt(H))
+    if spec.arch == "Gemma3ForConditionalGeneration":
+        # Stand-ins for the vision tower and projector: never read by the forward pass, copied
+        # byte for byte by an export.
+        vh = d["vision_hidden"]
+        add("vision_tower.vision_model.embeddings.patch_embedding.weight", mat_dtype, (vh, 3, 2, 2), 0.0, 0.5)
+        add("vision_tower.vision_model.post_layernorm.weight", mat_dtype, (vh,), 1.0, 0.1)
+        add("multi_modal_projector.mm_input_projection_weight", mat_dtype, (vh, H), 0.0, 0.5)
     return sorted(t, key=lambda x: x[0])
+
+
+def router_name(spec, l):
+    pre = (spec.prefix or "language_model.model.") + "layers.%d." % l
+    return pre + ("block_sparse_moe.gate.weight" if spec.expert_naming == "mixtral" else "mlp.gate.weight")
+
+
+def search_routers(spec, d, seed, params, prompts):
+    """Random routers give near-ties: over ~300 prompt tokens some token almost always has its k-th
+    and (k+1)-th routing probabilities within 1e-3. So each MoE layer's router is redrawn (draw a
+    from the generator seeded by crc32("seed/name/a"), draw 0 being random_params' own) until
+    the gap over every prompt token of that layer is at least MIN_ROUTING_GAP, layer by layer
+    (a layer's router inputs depend on the layers before it only). Returns (params, number of
+    draws per layer, None for dense layers)."""
+    tensors = {n: (dt, t) for n, dt, t in params}
+    p = {n: ref.round_to(t, dt) for n, (dt, t) in tensors.items()}
+    draws = [None] * spec.L
+    for l in range(spec.L):
+        if not spec.layer_moe[l]:
+            continue
+        inputs = []
+        for ids in prompts:
+            trace = {}
+            ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)
+            inputs.append(trace["router_input"][l])
+        x = torch.cat(inputs)
+        name = router_name(spec, l)
+        dt, w = tensors[name]
+        for a in range(MAX_ROUTER_DRAWS):
+            if a:
+                g = torch.Generator().manual_seed(zlib.crc32(("%d/%s/%d" % (seed, name, a)).encode()))
+                w = torch.randn(*w.shape, generator=g) * d["router_std"]
+            probs = torch.softmax(x @ ref.round_to(w, dt).T, dim=-1, dtype=torch.float32)
+            top = probs.sort(dim=-1, descending=True).values
+            if float((top[:, spec.top_k - 1] - top[:, spec.top_k]).min()) >= MIN_ROUTING_GAP:
+                break
+        else:
+            return None, None
+        tensors[name] = (dt, w)
+        p[name] = ref.round_to(w, dt)
+        draws[l] = a + 1
+    return [(n,) + tensors[n] for n in sorted(tensors)], draws
+
+
+# ----------------------------------------------------------------------------------------------
+# what golden.json records beyond the common fields, for the new families
+
+def routing(spec, p, ids, fed=()):
+    """Per MoE layer of one sequence (prompt `ids`, then the greedy tokens `fed` back): the
+    smallest k-th minus (k+1)-th routing probability over the prompt tokens and over the fed
+    tokens, the experts chosen at the last prompt position, and the experts' use over the prompt."""
+    trace = {}
+    ref.forward(spec, p, torch.tensor([list(ids)]), capture=False, trace=trace)
+    out = {}
+    full = {}
+    if fed:
+        ref.forward(spec, p, torch.tensor([list(ids) + list(fed)]), capture=False, trace=full)
+    for l in range(spec.L):
+        if not spec.layer_moe[l]:
+            continue
+        probs, experts = (x[0] for x in trace["router"][l])
+        top = probs.sort(dim=-1, descending=True).values
+        gap = top[:, spec.top_k - 1] - top[:, spec.top_k]
+        gen_gap = float("inf")
+        if fed:
+            ftop = full["router"][l][0][0].sort(dim=-1, descending=True).values[len(ids):]
+            gen_gap = float((ftop[:, spec.top_k - 1] - ftop[:, spec.top_k]).min())
+        out[l] = {"gap": float(gap.min()), "gen_gap": gen_gap,
+                  "last": [int(e) for e in experts[-1]],
+                  "usage": torch.bincount(experts.flatten(), minlength=spec.num_experts).tolist()}
+    return out
+
+
+def family_description(spec, p, golden):
+    """Extra golden.json model keys (and per prompt expert_ids_last) of a Gemma 2/3, Phi-3 or MoE
+    golden model. Returns (model keys, per-prompt keys, routing gaps or None)."""
+    desc = {}
+    if spec.arch in ref.GEMMA or spec.arch == "Phi3ForCausalLM":
+        desc["layer_sliding"] = spec.layer_sliding
+    if spec.arch in ref.GEMMA:
+        prefix, _ = ref.weight_names(spec, p)
+        desc.update({
+            "weight_prefix": prefix,
+            "embed_scale": spec.embed_scale,
+            "attn_scale": spec.attn_scale,
+            "attn_logit_softcapping_applied": spec.attn_softcap,
+            "final_logit_softcapping_applied": spec.final_softcap,
+            "layer_rope": [{"theta": spec.rope_local_theta, "scaling": None} if k == "local" else
+                           {"theta": spec.theta, "scaling": spec.rope_scaling} for k in spec.layer_rope],
+        })
+        # how hard the caps bite, and that the caps Gemma 3 ignores would change the logits
+        ids = golden["prompts"][4]["input_ids"]
+        trace = {}
+        logits, _ = ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)
+        desc["max_abs_attn_score_prompt4"] = round(max(trace["max_abs_score"].values()), 4)
+        raw = copy.copy(spec)
+        raw.final_softcap = None
+        raw_logits, _ = ref.forward(raw, p, torch.tensor([ids]), capture=False)
+        desc["max_abs_raw_logit_prompt4"] = round(float(raw_logits.abs().max()), 4)
+        cfg = spec.text_cfg
+        if spec.arch != "Gemma2ForCausalLM":
+            forced = copy.copy(spec)
+            forced.attn_softcap = cfg.get("attn_logit_softcapping")
+            forced.final_softcap = cfg.get("final_logit_softcapping")
+            alt, _ = ref.forward(forced, p, torch.tensor([ids]), capture=False)
+            effect = float((alt - logits).abs().max())
+            assert effect > 1e-2, "the ignored softcap would not change the logits: %g" % effect
+            desc["ignored_softcap_effect_prompt4"] = round(effect, 4)
+    if spec.arch == "Phi3ForCausalLM":
+        desc["rope_attention_factor"] = spec.rope_attention_factor
+        desc["rope_factors_used"] = "short_factor"
+        longest = max(len(e["input_ids"]) for e in golden["prompts"]) + golden["max_new_tokens"]
+        assert longest <= spec.rope_max_positions, "a sequence would reach the long factors"
+        desc["longest_sequence"] = longest
+    if not spec.num_experts:
+        return desc, None, None
+    per_prompt, gaps, gen_gaps = [], [], []
+    usage = [[0] * spec.num_experts if m else None for m in spec.layer_moe]
+    for e in golden["prompts"]:
+        r = routing(spec, p, e["input_ids"], e["greedy_ids"][:-1])
+        per_prompt.append([r[l]["last"] if l in r else None for l in range(spec.L)])
+        for l, x in r.items():
+            gaps.append(x["gap"])
+            gen_gaps.append(x["gen_gap"])
+            usage[l] = [a + b for a, b in zip(usage[l], x["usage"])]
+    desc.update({
+        "num_experts": spec.num_experts, "experts_per_tok": spec.top_k,
+        "norm_topk_prob": spec.norm_topk_prob, "moe_layers": spec.layer_moe,
+        "shared_expert": bool(spec.shared_intermediate),
+        "routing_min_gap": round(min(gaps), 6), "routing_min_gap_generated": round(min(gen_gaps), 6),
+        "expert_usage": usage,
+    })
+    return desc, per_prompt, (min(gaps), min(gen_gaps))
 
 
 def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, base_seed):
@@ -157,19 +490,23 @@ def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, base_seed)
     os.makedirs(folder, exist_ok=True)
     cfg = config_for(name, arch, mtype, d, tok, mat_dtype)
     spec = ref.Spec(cfg)
-    assert spec.HD == d["HD"]
+    assert spec.HD == d["HD"] and spec.NKV == d["NKV"] and spec.tied == d["tied"]
     write_json(os.path.join(folder, "config.json"), cfg)
     eos = cfg["eos_token_id"] if isinstance(cfg["eos_token_id"], list) else [cfg["eos_token_id"]]
     write_json(os.path.join(folder, "generation_config.json"), {
-        "bos_token_id": cfg["bos_token_id"], "do_sample": False, "eos_token_id": cfg["eos_token_id"],
+        "bos_token_id": cfg.get("bos_token_id"), "do_sample": False, "eos_token_id": cfg["eos_token_id"],
         "transformers_version": cfg["transformers_version"]})
     tok.write(folder, corpus.SYSTEM_PROMPT)
     lengths = [len(tok.encode(corpus.render_prompt(u))) for u in USERS]
-    for attempt in range(50):
+    prompts = [tok.encode(corpus.render_prompt(u)) for u in USERS]
+    for attempt in range(200 if spec.num_experts else 50):
         seed = base_seed + attempt
-        ref.write_safetensors(os.path.join(folder, "model.safetensors"),
-                              random_params(spec, d, seed, mat_dtype, norm_dtype, tok),
-                              {"format": "pt"})
+        params = random_params(spec, d, seed, mat_dtype, norm_dtype, tok)
+        if spec.num_experts:
+            params, draws = search_routers(spec, d, seed, params, prompts)
+            if params is None:
+                continue
+        ref.write_safetensors(os.path.join(folder, "model.safetensors"), params, {"format": "pt"})
         spec2, p, dtypes = ref.load_model(folder)
         desc = {"folder": "tests/fixtures/golden/" + name, "architecture": arch, "seed": seed,
                 "hidden_size": spec2.H, "num_hidden_layers": spec2.L, "num_attention_heads": spec2.NH,
@@ -179,11 +516,27 @@ def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, base_seed)
                 "prompt_lengths": lengths}
         g = write_golden(folder, spec2, p, tok, USERS, MAX_NEW_TOKENS, False, eos, desc,
                          "/usr/bin/python3 tools/organism/make_organism.py --only golden")
-        if g["greedy_min_top2_margin"] >= MIN_MARGIN:
+        ok = g["greedy_min_top2_margin"] >= MIN_MARGIN
+        gaps = None
+        if ok and arch not in ref.LLAMA_LIKE:
+            extra, per_prompt, gaps = family_description(spec2, p, g)
+            ok = gaps is None or min(gaps) >= MIN_ROUTING_GAP
+            if ok:
+                if spec.num_experts:
+                    extra["router_draws"] = draws
+                g["model"].update(extra)
+                if per_prompt is not None:
+                    for e, ids in zip(g["prompts"], per_prompt):
+                        e["expert_ids_last"] = ids
+                write_json(os.path.join(folder, "golden.json"), g)
+        if ok:
             break
+    else:
+        raise RuntimeError("%s: no seed met the margin / routing-gap thresholds" % name)
     size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
-    print("%-20s seed %d  prompt tokens %s  min top-2 margin %.4f  %d bytes" % (
-        name, seed, lengths, g["greedy_min_top2_margin"], size))
+    print("%-20s seed %d  prompt tokens %s  min top-2 margin %.4f%s  %d bytes" % (
+        name, seed, lengths, g["greedy_min_top2_margin"],
+        "  routing gap %.4f (generated %.4f)" % gaps if gaps else "", size))
     return g
 
 
@@ -213,7 +566,29 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | mistral-window | MistralForCausalLM | sliding_window 48 (query i sees keys i-48 < j <= i), GQA ratio 4, head_dim 8, BF16 matrices, F16 norms |
 | qwen2-qkv-bias | Qwen2ForCausalLM | q/k/v bias, tied, GQA ratio 2, all BF16; use_sliding_window false (sliding_window ignored) |
 | qwen3-qk-norm | Qwen3ForCausalLM | q_norm/k_norm, head_dim 32 != hidden/heads, GQA ratio 2, F32 with BF16 embeddings |
+| gemma2-softcap | Gemma2ForCausalLM | (1+w) RMSNorm incl. post_attention / pre_feedforward / post_feedforward norms; embeddings times bf16(sqrt(48)) = 6.9375; GeGLU (gelu tanh); score scale query_pre_attn_scalar^-0.5 = 24^-0.5 (head_dim 16); attention softcap 5 before the mask (scores reach 16); final logit softcap 5 (raw logits reach 9.7); sliding_window 24 on layers 0 and 2; tied, tie_word_embeddings absent (default true); all BF16 |
+| gemma3-local-global | Gemma3ForCausalLM | q_norm/k_norm with (1+w) before RoPE; sliding_window_pattern 3 (no layer_types): layers 0, 1, 3 slide (window 24, RoPE theta 1e4, no scaling), layer 2 is global (theta 1e6, linear x8); attn_logit_softcapping 2.0 present but not applied; final_logit_softcapping null; embeddings times bf16(sqrt(80)) = 8.9375; GQA ratio 4, head_dim 32; BF16 matrices, F32 norms |
+| gemma3-mm | Gemma3ForConditionalGeneration | text_config nested, with keys left out so that Gemma3TextConfig's defaults apply (num_key_value_heads 4, rope_theta 1e6, rope_local_base_freq 1e4, query_pre_attn_scalar 256, rms_norm_eps 1e-6, hidden_activation, tie_word_embeddings true); layer_types [sliding, full, sliding]; final_logit_softcapping 2.0 present but not applied by this class; weights named language_model.model.*; three stand-in vision/projector tensors (vision_tower.vision_model.embeddings.patch_embedding.weight, vision_tower.vision_model.post_layernorm.weight, multi_modal_projector.mm_input_projection_weight) that the forward pass ignores and an export must copy unchanged; embeddings times bf16(sqrt(40)) = 6.3125; all BF16 |
+| phi3-longrope | Phi3ForCausalLM | fused qkv_proj (rows q, k, v) and gate_up_proj (first half gate); LongRoPE short factors, attention factor sqrt(1 + ln 4 / ln 256) = 1.1180 on cos and sin (max_position_embeddings 1024 / original_max_position_embeddings 256); sliding_window 40 on every layer; GQA ratio 2, untied, all BF16 |
+| mixtral-moe | MixtralForCausalLM | 4 experts, top-2, always renormalised; block_sparse_moe.gate / experts.{e}.w1 (gate), w3 (up), w2 (down); GQA ratio 2, untied, BF16 matrices, F32 norms |
+| qwen2-moe-shared | Qwen2MoeForCausalLM | 4 experts (moe_intermediate_size 32), top-2, not renormalised; shared expert (64) with sigmoid gate; q/k/v bias; mlp_only_layers [1]: layer 1 is a dense MLP (intermediate_size 128); all BF16 |
+| qwen3-moe | Qwen3MoeForCausalLM | 8 experts, top-3, renormalised; q_norm/k_norm; head_dim 32 != hidden/heads; BF16 matrices, F32 norms |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
-Prompt 4 is long (more than 48 tokens rendered) so that the Mistral window cuts in during prefill.
+Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma and Phi-3 windows cut in
+during prefill.
+
+Extra golden.json keys of the newer families: `model.layer_sliding` (L booleans), for Gemma
+`model.embed_scale`, `attn_scale`, `attn_logit_softcapping_applied`,
+`final_logit_softcapping_applied` (null when not applied), `layer_rope` (per layer `{theta,
+scaling}`), `weight_prefix`, `max_abs_attn_score_prompt4` (largest scaled score before any cap),
+`max_abs_raw_logit_prompt4` (largest logit before the final cap), for Gemma 3
+`ignored_softcap_effect_prompt4` (largest logit change if the cap it ignores were applied); for
+Phi-3 `model.rope_attention_factor`, `rope_factors_used`, `longest_sequence`; for MoE `model.num_experts`,
+`experts_per_tok`, `norm_topk_prob`, `moe_layers` (L booleans), `shared_expert`,
+`routing_min_gap` (smallest k-th minus (k+1)-th routing probability over every prompt token and
+MoE layer), `routing_min_gap_generated` (the same over the tokens fed back while decoding),
+`expert_usage` (per layer null or E counts of (token, slot) assignments over all prompt tokens),
+`router_draws`, and per prompt `expert_ids_last` (per layer null or the k expert ids chosen at the
+last prompt position, in top-k order).
 """

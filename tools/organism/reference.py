@@ -1,25 +1,42 @@
 """Reference forward pass with Hugging Face transformers' semantics, in plain torch (fp32, CPU),
-for LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM and Qwen3ForCausalLM; plus a small
-safetensors reader/writer. The golden files of the C++ tests are computed with `forward` and
-`greedy` below, from the weights as read back from the written safetensors file.
+for the decoder families the engine supports, plus a small safetensors reader/writer. The golden
+files of the C++ tests are computed with `forward` and `greedy` below, from the weights as read back
+from the written safetensors file (every product and sum in fp32, whatever the stored dtype).
 
-What is implemented, following transformers' modeling_llama / _mistral / _qwen2 / _qwen3 (eager
-attention):
-  - RMSNorm: x * rsqrt(mean(x^2) + eps) * weight, in fp32.
-  - RoPE in the rotate-half layout; inv_freq = 1 / theta^(arange(0, D, 2) / D) computed in fp32;
-    rope_scaling type "llama3" with the HF formula (_compute_llama3_parameters); the angle is
-    position * inv_freq in fp32, cos/sin of cat(freqs, freqs).
+Families (config.json `architectures[0]`), each followed line by line from transformers'
+modeling code (eager attention); the file and class/function are cited at each feature below:
+  LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM,
+  Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration (its language model only),
+  Phi3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM.
+
+One forward pass; what differs between families is a flag or a value of `Spec`:
+  - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
+    `(x * rsqrt(mean(x^2) + eps)) * (1 + w)`, both in fp32.
+  - Decoder layer: Llama order (norm, attention, add, norm, MLP, add) or Gemma's sandwich_norms
+    (post_attention_layernorm on the attention output before the add, pre_feedforward_layernorm /
+    post_feedforward_layernorm around the MLP).
+  - Embeddings times embed_scale (Gemma: sqrt(hidden_size) rounded to the checkpoint dtype).
+  - q/k/v: separate projections (optional bias, Qwen2 / Qwen2-MoE) or one fused qkv_proj (Phi-3,
+    rows q then k then v); q_norm/k_norm over head_dim before RoPE (Qwen3, Qwen3-MoE, Gemma 3).
+  - RoPE in the rotate-half layout; inv_freq = 1 / theta^(arange(0, D, 2) / D) in fp32; scaling
+    "llama3" (_compute_llama3_parameters), "linear" (inv_freq / factor) and "longrope" (short
+    factors, cos and sin times attention_factor); per layer either the global RoPE or (Gemma 3
+    sliding layers) a local one with its own theta and no scaling.
   - GQA by repeating each kv head NH / NKV times (head h uses kv head h // (NH / NKV)).
-  - Causal softmax attention with scale head_dim^-0.5, softmax in fp32.
-  - Sliding window (Mistral when config.sliding_window is not null; Qwen2/3 only with
-    use_sliding_window, refused here): a query at position i sees keys j with
+  - Scores q.k * attn_scale (head_dim^-0.5, Gemma: query_pre_attn_scalar^-0.5), then an optional
+    tanh softcap (Gemma 2), then the mask; softmax in fp32.
+  - Sliding window per layer (layer_sliding): a query at position i sees keys j with
     i - sliding_window < j <= i, i.e. the last `sliding_window` positions including itself
     (transformers' masking_utils.sliding_window_overlay: kv_idx > q_idx - sliding_window).
-  - Qwen2: bias on q/k/v (not o). Qwen3: RMSNorm over head_dim on every q and k head (q_norm,
-    k_norm) before RoPE; head_dim from config may differ from hidden / heads.
-  - SwiGLU MLP: down(silu(gate(x)) * up(x)); final norm; lm_head or tied embeddings.
-  - hidden_states: [embeddings, output of layer 0, ..., output of layer L-2, final_norm(output of
-    layer L-1)] (L+1 entries), as transformers returns them.
+    Mistral, Mixtral and Phi-3: every layer when sliding_window is set; Gemma 2: even layers;
+    Gemma 3: layer_types, else (i + 1) % sliding_window_pattern != 0; Qwen*: refused.
+  - MLP: gated, down(act(gate(x)) * up(x)) with act silu or gelu (tanh approximation, Gemma);
+    Phi-3's fused gate_up_proj (first half gate); or a mixture of experts (Mixtral, Qwen2-MoE with
+    a sigmoid-gated shared expert, Qwen3-MoE), see `moe_block`.
+  - Final norm; lm_head or the tied embedding matrix; optional final tanh softcap (Gemma 2,
+    Gemma3ForCausalLM; never Gemma3ForConditionalGeneration).
+  - hidden_states: [embeddings (scaled, for Gemma), output of layer 0, ..., output of layer L-2,
+    final_norm(output of layer L-1)] (L+1 entries), as transformers returns them.
 """
 import json
 import math
@@ -93,38 +110,222 @@ def round_to(t, dtype):
 # ----------------------------------------------------------------------------------------------
 # configuration
 
+LLAMA_LIKE = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM")
+GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
+MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM")
+ARCHITECTURES = LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE
+
+# Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
+# config class's __init__; the Llama-like families keep the behaviour this file always had).
+_GEMMA3_TEXT_DEFAULTS = dict(  # models/gemma3/configuration_gemma3.py Gemma3TextConfig.__init__
+    num_attention_heads=8, num_key_value_heads=4, head_dim=256, hidden_activation="gelu_pytorch_tanh",
+    rms_norm_eps=1e-6, rope_theta=1_000_000.0, rope_local_base_freq=10_000.0, rope_scaling=None,
+    tie_word_embeddings=True, attention_bias=False, query_pre_attn_scalar=256, sliding_window=4096,
+    final_logit_softcapping=None, attn_logit_softcapping=None, sliding_window_pattern=6,
+    layer_types=None, use_bidirectional_attention=False)
+DEFAULTS = {
+    "Gemma2ForCausalLM": dict(  # models/gemma2/configuration_gemma2.py Gemma2Config.__init__
+        num_attention_heads=8, num_key_value_heads=4, head_dim=256,
+        hidden_activation="gelu_pytorch_tanh", rms_norm_eps=1e-6, rope_theta=10000.0,
+        rope_scaling=None, tie_word_embeddings=True, attention_bias=False, query_pre_attn_scalar=256,
+        sliding_window=4096, final_logit_softcapping=30.0, attn_logit_softcapping=50.0,
+        layer_types=None, use_bidirectional_attention=False),
+    "Gemma3ForCausalLM": _GEMMA3_TEXT_DEFAULTS,
+    "Gemma3ForConditionalGeneration": _GEMMA3_TEXT_DEFAULTS,  # of its text_config
+    "Phi3ForCausalLM": dict(  # models/phi3/configuration_phi3.py Phi3Config.__init__
+        num_key_value_heads=None, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0,
+        rope_scaling=None, tie_word_embeddings=False, max_position_embeddings=4096,
+        original_max_position_embeddings=4096, sliding_window=None, partial_rotary_factor=1.0),
+    "MixtralForCausalLM": dict(  # models/mixtral/configuration_mixtral.py MixtralConfig.__init__
+        num_key_value_heads=8, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=1e6,
+        rope_scaling=None, tie_word_embeddings=False, sliding_window=None, num_local_experts=8,
+        num_experts_per_tok=2),
+    "Qwen2MoeForCausalLM": dict(  # models/qwen2_moe/configuration_qwen2_moe.py Qwen2MoeConfig.__init__
+        num_key_value_heads=16, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=10000.0,
+        rope_scaling=None, tie_word_embeddings=False, use_sliding_window=False, num_experts=60,
+        num_experts_per_tok=4, norm_topk_prob=False, decoder_sparse_step=1, mlp_only_layers=None,
+        moe_intermediate_size=1408, shared_expert_intermediate_size=5632),
+    "Qwen3MoeForCausalLM": dict(  # models/qwen3_moe/configuration_qwen3_moe.py Qwen3MoeConfig.__init__
+        num_key_value_heads=4, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=10000.0,
+        rope_scaling=None, tie_word_embeddings=False, attention_bias=False, use_sliding_window=False,
+        num_experts=128, num_experts_per_tok=8, norm_topk_prob=False, decoder_sparse_step=1,
+        mlp_only_layers=None, moe_intermediate_size=768),
+}
+
+
+def _getter(arch, c):
+    """key -> c[key] when present (an explicit null stays null: absent and null differ, e.g.
+    Gemma 2's softcaps), else the family default; a key with neither is an error."""
+    defaults = DEFAULTS.get(arch, {})
+
+    def get(key, *fallback):
+        if key in c:
+            return c[key]
+        if key in defaults:
+            return defaults[key]
+        if fallback:
+            return fallback[0]
+        raise KeyError("config.json has no %r and %s has no default for it here" % (key, arch))
+    return get
+
+
+def embed_scale_for(hidden_size, torch_dtype):
+    """Gemma's embedding normalizer: sqrt(hidden_size) in fp32, rounded to the checkpoint dtype
+    when that is bfloat16/float16. transformers makes it a tensor of the hidden states' dtype
+    (models/gemma2/modeling_gemma2.py Gemma2Model.forward: `normalizer = torch.tensor(hidden_size
+    ** 0.5, dtype=hidden_states.dtype)`; models/gemma3/modeling_gemma3.py
+    Gemma3TextScaledWordEmbedding.forward: `embed_scale.to(self.weight.dtype)`), i.e. the checkpoint
+    dtype when the model is loaded as stored: sqrt(48) = 6.928... becomes 6.9375 in bf16."""
+    c = torch.tensor(hidden_size ** 0.5, dtype=torch.float32)
+    if torch_dtype in ("bfloat16", "float16"):
+        c = c.to(getattr(torch, torch_dtype))
+    return float(c)
+
+
 class Spec:
-    """What the forward pass needs from config.json."""
+    """What the forward pass needs from config.json; every family difference is a field here."""
 
     def __init__(self, cfg):
         self.cfg = cfg
         self.arch = cfg["architectures"][0]
-        if self.arch not in ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM",
-                             "Qwen3ForCausalLM"):
+        if self.arch not in ARCHITECTURES:
             raise ValueError("unsupported architecture " + self.arch)
-        self.H = cfg["hidden_size"]
-        self.L = cfg["num_hidden_layers"]
-        self.NH = cfg["num_attention_heads"]
-        self.NKV = cfg.get("num_key_value_heads") or self.NH
-        self.HD = cfg.get("head_dim") or self.H // self.NH
-        self.F = cfg["intermediate_size"]
-        self.V = cfg["vocab_size"]
-        self.eps = cfg["rms_norm_eps"]
-        self.theta = cfg.get("rope_theta", 10000.0)
-        self.rope_scaling = cfg.get("rope_scaling")
-        self.tied = cfg.get("tie_word_embeddings", False)
-        self.qkv_bias = self.arch == "Qwen2ForCausalLM"
-        self.qk_norm = self.arch == "Qwen3ForCausalLM"
-        if self.arch in ("LlamaForCausalLM", "Qwen3ForCausalLM") and cfg.get("attention_bias"):
-            raise ValueError("attention_bias is not used by the fixtures")
-        if cfg.get("mlp_bias"):
+        arch = self.arch
+        # Gemma3ForConditionalGeneration: every text number comes from text_config (its missing
+        # keys take Gemma3TextConfig's defaults); tie_word_embeddings from text_config, else the
+        # top level, else true; the dtype from text_config, else the top level.
+        c = cfg["text_config"] if arch == "Gemma3ForConditionalGeneration" else cfg
+        self.text_cfg = c
+        get = _getter(arch, c)
+        gemma = arch in GEMMA
+        self.H = c["hidden_size"]
+        self.L = c["num_hidden_layers"]
+        self.NH = get("num_attention_heads")
+        self.NKV = get("num_key_value_heads", None) or self.NH
+        self.HD = get("head_dim", None) or self.H // self.NH
+        self.F = c["intermediate_size"]
+        self.V = c["vocab_size"]
+        self.eps = get("rms_norm_eps")
+        self.theta = get("rope_theta", 10000.0)
+        self.rope_scaling = get("rope_scaling", None)
+        if arch == "Gemma3ForConditionalGeneration":
+            self.tied = c.get("tie_word_embeddings", cfg.get("tie_word_embeddings", True))
+        else:
+            self.tied = get("tie_word_embeddings", False)
+        torch_dtype = c.get("torch_dtype", c.get("dtype", cfg.get("torch_dtype", cfg.get("dtype"))))
+
+        # weight names: "model." everywhere except the multimodal Gemma 3, whose language model
+        # sits under "language_model.model." (released checkpoints) or "model.language_model."
+        # (transformers >= 4.52 saves): chosen from the weights in `weight_names`.
+        self.prefix = None if arch == "Gemma3ForConditionalGeneration" else "model."
+
+        # attention projections
+        self.qkv_bias = arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM")
+        self.qk_norm = arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM") or arch in GEMMA[1:]
+        # models/phi3/modular_phi3.py Phi3Attention.forward (qkv_proj split q | k | v) and
+        # Phi3MLP.forward (gate_up_proj: first intermediate_size rows gate, the rest up)
+        self.fused_qkv = self.fused_gate_up = arch == "Phi3ForCausalLM"
+        if arch in ("LlamaForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM") or gemma:
+            if get("attention_bias", False):
+                raise ValueError("attention_bias is not used by the fixtures")
+        if c.get("mlp_bias"):
             raise ValueError("mlp_bias is not used by the fixtures")
+        if gemma and get("use_bidirectional_attention"):
+            raise ValueError("use_bidirectional_attention (EmbeddingGemma) is not a decoder")
+        if arch == "Phi3ForCausalLM" and get("partial_rotary_factor") != 1.0:
+            raise ValueError("partial_rotary_factor != 1 is not implemented")
+
+        # Gemma: (1 + w) norms, sandwich norms, scaled embeddings, GeGLU, query_pre_attn_scalar,
+        # softcaps (models/gemma2/modeling_gemma2.py Gemma2RMSNorm, Gemma2DecoderLayer,
+        # Gemma2Model, Gemma2MLP, Gemma2Attention, Gemma2ForCausalLM; gemma3 likewise)
+        self.norm_offset = self.sandwich_norms = gemma
+        self.embed_scale = embed_scale_for(self.H, torch_dtype) if gemma else None
+        act = get("hidden_activation") if gemma else get("hidden_act", "silu")
+        if act not in ("silu", "gelu_pytorch_tanh"):
+            raise ValueError("activation %r is not supported" % act)
+        self.act = "gelu_tanh" if act == "gelu_pytorch_tanh" else "silu"
+        self.attn_scale = get("query_pre_attn_scalar") ** -0.5 if gemma else self.HD ** -0.5
+        # Gemma 3 stores attn_logit_softcapping but never applies it: Gemma3Attention.forward does
+        # not pass `softcap` to the attention function (models/gemma3/modeling_gemma3.py).
+        self.attn_softcap = get("attn_logit_softcapping") if arch == "Gemma2ForCausalLM" else None
+        # The final softcap is applied by Gemma2ForCausalLM.forward and Gemma3ForCausalLM.forward,
+        # not by Gemma3ForConditionalGeneration.forward (it returns self.lm_head(hidden_states)).
+        self.final_softcap = (get("final_logit_softcapping")
+                              if arch in ("Gemma2ForCausalLM", "Gemma3ForCausalLM") else None)
+
+        # which layers slide
         self.sliding_window = None
-        if self.arch == "MistralForCausalLM":
-            self.sliding_window = cfg.get("sliding_window")
-        elif self.arch in ("Qwen2ForCausalLM", "Qwen3ForCausalLM") and cfg.get("use_sliding_window"):
+        sliding = [False] * self.L
+        if arch in ("MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM"):
+            # Mistral/Mixtral attention and models/phi3/modular_phi3.py Phi3Attention.forward
+            # (`sliding_window=getattr(self.config, "sliding_window", None)`): every layer
+            self.sliding_window = c.get("sliding_window") if arch == "MistralForCausalLM" else get("sliding_window")
+            sliding = [self.sliding_window is not None] * self.L
+        elif arch.startswith("Qwen") and c.get("use_sliding_window"):
             raise ValueError("use_sliding_window is not used by the fixtures")
-        self.inv_freq = rope_inv_freq(self.HD, self.theta, self.rope_scaling)
+        elif gemma:
+            self.sliding_window = get("sliding_window")
+            types = get("layer_types")
+            if types is None:
+                # Gemma 2: even layers (models/gemma2/modeling_gemma2.py Gemma2Attention.__init__:
+                # `config.sliding_window if not bool(layer_idx % 2)`); Gemma 3: every layer but
+                # each sliding_window_pattern-th (Gemma3TextConfig.__init__, `(i + 1) % pattern`)
+                pattern = 2 if arch == "Gemma2ForCausalLM" else get("sliding_window_pattern")
+                types = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(self.L)]
+            if len(types) != self.L or any(t not in ("sliding_attention", "full_attention") for t in types):
+                raise ValueError("layer_types must be L entries of sliding_attention/full_attention")
+            sliding = [t == "sliding_attention" for t in types]
+        self.layer_sliding = sliding
+
+        # RoPE: "global" for every layer, except Gemma 3's sliding layers, which use "local":
+        # theta = rope_local_base_freq and no scaling (models/gemma3/modular_gemma3.py
+        # Gemma3TextModel.__init__ builds rotary_emb_local from a config copy with rope_theta =
+        # rope_local_base_freq and rope_scaling {"rope_type": "default"}; Gemma3DecoderLayer.forward
+        # picks it for `self.self_attn.is_sliding`)
+        self.rope_max_positions = None
+        kind = (self.rope_scaling or {}).get("rope_type", (self.rope_scaling or {}).get("type"))
+        if arch == "Phi3ForCausalLM" and kind in ("longrope", "su"):
+            inv_freq, factor = longrope_parameters(
+                self.HD, self.theta, self.rope_scaling, get("max_position_embeddings"),
+                get("original_max_position_embeddings"))
+            self.rope_max_positions = get("original_max_position_embeddings")
+        else:
+            inv_freq, factor = rope_inv_freq(self.HD, self.theta, self.rope_scaling), 1.0
+        self.inv_freq, self.rope_attention_factor = inv_freq, factor
+        self.rope = {"global": (inv_freq, factor)}
+        self.layer_rope = ["global"] * self.L
+        self.rope_local_theta = None
+        if arch in GEMMA[1:]:
+            self.rope_local_theta = get("rope_local_base_freq")
+            self.rope["local"] = (rope_inv_freq(self.HD, self.rope_local_theta, None), 1.0)
+            self.layer_rope = ["local" if s else "global" for s in sliding]
+
+        # mixture of experts (models/mixtral/modular_mixtral.py MixtralSparseMoeBlock,
+        # models/qwen2_moe/modular_qwen2_moe.py Qwen2MoeSparseMoeBlock / Qwen2MoeDecoderLayer,
+        # models/qwen3_moe/modular_qwen3_moe.py Qwen3MoeSparseMoeBlock)
+        self.num_experts = 0
+        self.layer_moe = [False] * self.L
+        if arch == "MixtralForCausalLM":
+            self.num_experts, self.top_k = get("num_local_experts"), get("num_experts_per_tok")
+            self.norm_topk_prob = True  # always (MixtralSparseMoeBlock.forward)
+            self.moe_intermediate = self.F
+            self.shared_intermediate = 0
+            self.layer_moe = [True] * self.L
+            self.expert_naming = "mixtral"
+        elif arch in ("Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM"):
+            self.num_experts, self.top_k = get("num_experts"), get("num_experts_per_tok")
+            self.norm_topk_prob = bool(get("norm_topk_prob"))
+            self.moe_intermediate = get("moe_intermediate_size")
+            self.shared_intermediate = get("shared_expert_intermediate_size") if arch == "Qwen2MoeForCausalLM" else 0
+            dense = get("mlp_only_layers") or []
+            step = get("decoder_sparse_step")
+            # Qwen2MoeDecoderLayer.__init__: MoE where layer_idx not in mlp_only_layers and
+            # num_experts > 0 and (layer_idx + 1) % decoder_sparse_step == 0
+            self.layer_moe = [l not in dense and self.num_experts > 0 and (l + 1) % step == 0
+                              for l in range(self.L)]
+            self.expert_naming = "qwen"
+        if self.num_experts and not 0 < self.top_k <= self.num_experts:
+            raise ValueError("num_experts_per_tok must be in [1, num_experts]")
 
 
 def rope_inv_freq(dim, theta, scaling):
@@ -134,6 +335,9 @@ def rope_inv_freq(dim, theta, scaling):
     kind = scaling.get("rope_type", scaling.get("type"))
     if kind == "default":
         return inv_freq
+    if kind == "linear":
+        # modeling_rope_utils.py _compute_linear_scaling_rope_parameters: inv_freq /= factor
+        return inv_freq / scaling["factor"]
     if kind != "llama3":
         raise ValueError("rope_scaling type %r is not supported" % kind)
     factor = scaling["factor"]
@@ -150,12 +354,46 @@ def rope_inv_freq(dim, theta, scaling):
     return torch.where(medium, smoothed, scaled)
 
 
+def longrope_parameters(dim, theta, scaling, max_positions, original_max_positions):
+    """(inv_freq, attention_factor) of LongRoPE with the *short* factors (modeling_rope_utils.py
+    _compute_longrope_parameters): factor = max_position_embeddings /
+    original_max_position_embeddings (the top-level key Phi-3 has); attention_factor =
+    rope_scaling.attention_factor, else 1 if factor <= 1, else sqrt(1 + ln(factor) /
+    ln(original_max_position_embeddings)); inv_freq_i = 1 / (short_factor_i * theta^(2i/dim)).
+    transformers switches to the long factors when max(position_ids) + 1 of a call exceeds
+    original_max_position_embeddings (dynamic_rope_update's longrope_frequency_update), per
+    batch; `forward` refuses such positions instead (Spec.rope_max_positions)."""
+    short = scaling["short_factor"]
+    if len(short) != dim // 2 or len(scaling["long_factor"]) != dim // 2:
+        raise ValueError("longrope factor lists must have head_dim / 2 = %d entries" % (dim // 2))
+    factor = max_positions / original_max_positions
+    attention_factor = scaling.get("attention_factor")
+    if attention_factor is None:
+        attention_factor = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(original_max_positions))
+    ext = torch.tensor(short, dtype=torch.float32)
+    shape = torch.arange(0, dim, 2, dtype=torch.int64).float() / dim
+    return 1.0 / (ext * theta ** shape), attention_factor
+
+
 def load_model(folder):
     """(Spec, params: name -> fp32 tensor, dtypes: name -> stored dtype) from an HF folder."""
     with open(os.path.join(folder, "config.json")) as f:
         spec = Spec(json.load(f))
     st = read_safetensors(os.path.join(folder, "model.safetensors"))
     return spec, {k: v[1] for k, v in st.items()}, {k: v[0] for k, v in st.items()}
+
+
+def weight_names(spec, p):
+    """(prefix of the language model's weights, name of the output head)."""
+    if spec.prefix is not None:
+        return spec.prefix, "lm_head.weight"
+    # models/gemma3/modeling_gemma3.py Gemma3ForConditionalGeneration._checkpoint_conversion_mapping:
+    # "^language_model.model" -> "model.language_model", "^language_model.lm_head" -> "lm_head"
+    if "language_model.model.embed_tokens.weight" in p:
+        return "language_model.model.", "language_model.lm_head.weight"
+    if "model.language_model.embed_tokens.weight" in p:
+        return "model.language_model.", "lm_head.weight"
+    raise KeyError("no language_model embed_tokens.weight in the weights")
 
 
 # ----------------------------------------------------------------------------------------------
@@ -166,84 +404,223 @@ def rms_norm(x, w, eps):
     return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
 
 
+def rms_norm_offset(x, w, eps):
+    # models/gemma2/modeling_gemma2.py Gemma2RMSNorm.forward (Gemma3RMSNorm alike): the weight is
+    # stored as w and used as 1 + w, the product taken in fp32
+    x = x.to(torch.float32)
+    return (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)) * (1.0 + w)
+
+
+def norm(spec, x, w):
+    return rms_norm_offset(x, w, spec.eps) if spec.norm_offset else rms_norm(x, w, spec.eps)
+
+
+def softcap(x, cap):
+    # cap * tanh(x / cap): models/gemma2/modeling_gemma2.py eager_attention_forward (scores) and
+    # Gemma2ForCausalLM.forward (logits), computed as there: divide, tanh, multiply
+    return torch.tanh(x / cap) * cap
+
+
+def activation(spec, x):
+    # gelu_pytorch_tanh (Gemma's hidden_activation) = gelu with the tanh approximation:
+    # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    return F.gelu(x, approximate="tanh") if spec.act == "gelu_tanh" else F.silu(x)
+
+
 def rotate_half(x):
     h = x.shape[-1] // 2
     return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
-def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=True):
+def rope_cos_sin(inv_freq, attention_factor, positions):
+    """(cos, sin), each (B, 1, T, HD), in fp32. attention_factor multiplies both (the
+    *RotaryEmbedding.forward of transformers: `cos = emb.cos() * self.attention_scaling`), so q and
+    k each grow by it; 1.0 except for LongRoPE."""
+    freqs = positions.to(torch.float32).unsqueeze(-1) * inv_freq  # (B, T, HD/2)
+    emb = torch.cat((freqs, freqs), dim=-1)
+    cos, sin = emb.cos(), emb.sin()
+    if attention_factor != 1.0:
+        cos, sin = cos * attention_factor, sin * attention_factor
+    return cos.unsqueeze(1), sin.unsqueeze(1)
+
+
+def attention_bias(positions, k_pos, k_valid, window):
+    """(B, 1, T, S) additive mask: 0 where query i may attend key j, fp32 min elsewhere."""
+    allowed = (k_pos.unsqueeze(1) <= positions.unsqueeze(2)) & k_valid.unsqueeze(1)
+    if window is not None:
+        allowed = allowed & (k_pos.unsqueeze(1) > positions.unsqueeze(2) - window)
+    bias = torch.zeros(allowed.shape, dtype=torch.float32).masked_fill(~allowed, torch.finfo(torch.float32).min)
+    return bias.unsqueeze(1)
+
+
+def qkv_projections(spec, p, pre, h):
+    if spec.fused_qkv:
+        QD, KVD = spec.NH * spec.HD, spec.NKV * spec.HD
+        qkv = h @ p[pre + "self_attn.qkv_proj.weight"].T
+        return qkv[..., :QD], qkv[..., QD:QD + KVD], qkv[..., QD + KVD:]
+    q = h @ p[pre + "self_attn.q_proj.weight"].T
+    k = h @ p[pre + "self_attn.k_proj.weight"].T
+    v = h @ p[pre + "self_attn.v_proj.weight"].T
+    if spec.qkv_bias:
+        q = q + p[pre + "self_attn.q_proj.bias"]
+        k = k + p[pre + "self_attn.k_proj.bias"]
+        v = v + p[pre + "self_attn.v_proj.bias"]
+    return q, k, v
+
+
+def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
+    B, T, _ = h.shape
+    NH, NKV, HD = spec.NH, spec.NKV, spec.HD
+    q, k, v = qkv_projections(spec, p, pre, h)
+    q = q.view(B, T, NH, HD)
+    k = k.view(B, T, NKV, HD)
+    v = v.view(B, T, NKV, HD)
+    if spec.qk_norm:
+        # Qwen3Attention / Gemma3Attention.forward: q_norm, k_norm over head_dim before RoPE
+        q = norm(spec, q, p[pre + "self_attn.q_norm.weight"])
+        k = norm(spec, k, p[pre + "self_attn.k_norm.weight"])
+    q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # (B, heads, T, HD)
+    cos, sin = cos_sin
+    q = q * cos + rotate_half(q) * sin
+    k = k * cos + rotate_half(k) * sin
+    if cache is not None:
+        if l in cache:
+            k = torch.cat((cache[l][0], k), dim=2)
+            v = torch.cat((cache[l][1], v), dim=2)
+        new_cache[l] = (k, v)
+    rep = NH // NKV
+    kr = k.repeat_interleave(rep, dim=1)
+    vr = v.repeat_interleave(rep, dim=1)
+    scores = (q @ kr.transpose(2, 3)) * spec.attn_scale
+    if trace is not None:
+        trace.setdefault("max_abs_score", {})[l] = float(scores.masked_fill(bias < 0, 0).abs().max())
+    if spec.attn_softcap is not None:
+        # models/gemma2/modeling_gemma2.py eager_attention_forward: after the scaling, before the mask
+        scores = softcap(scores, spec.attn_softcap)
+    scores = scores + bias
+    attn = torch.softmax(scores, dim=-1, dtype=torch.float32)
+    o = (attn @ vr).transpose(1, 2).reshape(B, T, NH * HD)
+    return o @ p[pre + "self_attn.o_proj.weight"].T
+
+
+def gated_mlp(spec, h, gate, up, down):
+    return (activation(spec, h @ gate.T) * (h @ up.T)) @ down.T
+
+
+def expert_weights(spec, pre, e):
+    """Names of expert e's (gate, up, down) weights; e = "shared" for Qwen2-MoE's shared expert."""
+    if spec.expert_naming == "mixtral":  # w1 gate, w3 up, w2 down (MixtralBlockSparseTop2MLP)
+        x = pre + "block_sparse_moe.experts.%d." % e
+        return x + "w1.weight", x + "w3.weight", x + "w2.weight"
+    x = pre + ("mlp.shared_expert." if e == "shared" else "mlp.experts.%d." % e)
+    return x + "gate_proj.weight", x + "up_proj.weight", x + "down_proj.weight"
+
+
+def moe_block(spec, p, pre, l, h, trace=None):
+    """Sparse MoE MLP, per token h: router logits h.W^T; softmax over all E in fp32; top-k of the
+    probabilities (torch.topk: descending, the lower index first on ties); renormalised over the k
+    when norm_topk_prob (Mixtral always); y = sum over the k slots, in top-k order, of
+    w_j * down_e(act(gate_e(h)) * up_e(h)); Qwen2-MoE adds sigmoid(h.w_sg) * shared_expert(h).
+    Routing weights stay fp32 (transformers casts them to the model dtype; in fp32 a no-op).
+    Follows models/mixtral/modular_mixtral.py MixtralSparseMoeBlock.forward,
+    models/qwen2_moe/modular_qwen2_moe.py Qwen2MoeTopKRouter / Qwen2MoeSparseMoeBlock.forward and
+    models/qwen3_moe/modular_qwen3_moe.py Qwen3MoeSparseMoeBlock.forward (which add the experts'
+    contributions expert by expert with index_add_: the same sum in another order)."""
+    B, T, H = h.shape
+    x = h.reshape(B * T, H)
+    router = pre + ("block_sparse_moe.gate.weight" if spec.expert_naming == "mixtral" else "mlp.gate.weight")
+    logits = x @ p[router].T
+    probs = torch.softmax(logits, dim=-1, dtype=torch.float32)
+    weights, experts = torch.topk(probs, spec.top_k, dim=-1)
+    if spec.norm_topk_prob:
+        weights = weights / weights.sum(dim=-1, keepdim=True)
+    if trace is not None:
+        trace.setdefault("router", {})[l] = (probs.view(B, T, -1), experts.view(B, T, -1))
+        trace.setdefault("router_input", {})[l] = x
+    outs = torch.stack([gated_mlp(spec, x, *(p[n] for n in expert_weights(spec, pre, e)))
+                        for e in range(spec.num_experts)], dim=1)  # (B*T, E, H): every expert, every token
+    rows = torch.arange(B * T)
+    y = weights[:, 0:1] * outs[rows, experts[:, 0]]
+    for j in range(1, spec.top_k):
+        y = y + weights[:, j:j + 1] * outs[rows, experts[:, j]]
+    if spec.shared_intermediate:
+        # Qwen2MoeSparseMoeBlock.forward: F.sigmoid(shared_expert_gate(h)) * shared_expert(h), added last
+        shared = gated_mlp(spec, x, *(p[n] for n in expert_weights(spec, pre, "shared")))
+        y = y + torch.sigmoid(x @ p[pre + "mlp.shared_expert_gate.weight"].T) * shared
+    return y.view(B, T, H)
+
+
+def feed_forward(spec, p, pre, l, h, trace):
+    if spec.layer_moe[l]:
+        return moe_block(spec, p, pre, l, h, trace)
+    if spec.fused_gate_up:
+        # models/phi3/modular_phi3.py Phi3MLP.forward: gate, up = gate_up_proj(h).chunk(2, dim=-1)
+        gate, up = (h @ p[pre + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
+        return (up * activation(spec, gate)) @ p[pre + "mlp.down_proj.weight"].T
+    return gated_mlp(spec, h, p[pre + "mlp.gate_proj.weight"], p[pre + "mlp.up_proj.weight"],
+                     p[pre + "mlp.down_proj.weight"])
+
+
+def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace):
+    h = norm(spec, x, p[pre + "input_layernorm.weight"])
+    a = self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace)
+    if spec.sandwich_norms:
+        # models/gemma2/modeling_gemma2.py Gemma2DecoderLayer.forward (Gemma3DecoderLayer alike)
+        x = x + norm(spec, a, p[pre + "post_attention_layernorm.weight"])
+        h = norm(spec, x, p[pre + "pre_feedforward_layernorm.weight"])
+        m = feed_forward(spec, p, pre, l, h, trace)
+        return x + norm(spec, m, p[pre + "post_feedforward_layernorm.weight"])
+    x = x + a
+    h = norm(spec, x, p[pre + "post_attention_layernorm.weight"])
+    return x + feed_forward(spec, p, pre, l, h, trace)
+
+
+def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=True, trace=None):
     """ids: (B, T) int64. positions: (B, T) int64, default arange(T). key_valid: (B, T) bool of
     the *new* tokens (False for padding), default all True. cache: None, or a dict that receives
-    (and supplies) per-layer keys/values/positions/validity for incremental decoding.
+    (and supplies) per-layer keys/values/positions/validity for incremental decoding. trace: None,
+    or a dict that receives per layer the largest |scaled score| ("max_abs_score", before any
+    softcap) and, for MoE layers, the routing ("router": (probabilities (B, T, E), chosen experts
+    (B, T, k)); "router_input": the (B*T, H) router input).
     Returns (logits (B, T, V), hidden_states list of L+1 tensors (B, T, H) or None)."""
     B, T = ids.shape
-    NH, NKV, HD = spec.NH, spec.NKV, spec.HD
     if positions is None:
         positions = torch.arange(T).unsqueeze(0).expand(B, T)
     if key_valid is None:
         key_valid = torch.ones(B, T, dtype=torch.bool)
-    freqs = positions.to(torch.float32).unsqueeze(-1) * spec.inv_freq  # (B, T, HD/2)
-    emb = torch.cat((freqs, freqs), dim=-1)
-    cos, sin = emb.cos().unsqueeze(1), emb.sin().unsqueeze(1)  # (B, 1, T, HD)
+    if spec.rope_max_positions is not None and int(positions.max()) + 1 > spec.rope_max_positions:
+        raise ValueError("position %d: LongRoPE would switch to the long factors past "
+                         "original_max_position_embeddings = %d; not implemented" % (
+                             int(positions.max()), spec.rope_max_positions))
+    rope = {kind: rope_cos_sin(inv_freq, factor, positions) for kind, (inv_freq, factor) in spec.rope.items()}
 
     if cache is not None and "positions" in cache:
         k_pos = torch.cat((cache["positions"], positions), dim=1)
         k_valid = torch.cat((cache["valid"], key_valid), dim=1)
     else:
         k_pos, k_valid = positions, key_valid
-    # mask[b, i, j]: query i of sequence b may attend key j
-    allowed = (k_pos.unsqueeze(1) <= positions.unsqueeze(2)) & k_valid.unsqueeze(1)
-    if spec.sliding_window is not None:
-        allowed = allowed & (k_pos.unsqueeze(1) > positions.unsqueeze(2) - spec.sliding_window)
-    bias = torch.zeros(allowed.shape, dtype=torch.float32).masked_fill(~allowed, torch.finfo(torch.float32).min)
-    bias = bias.unsqueeze(1)  # (B, 1, T, S)
+    # mask[b, i, j]: query i of sequence b may attend key j; one for full and one for sliding layers
+    biases = {s: attention_bias(positions, k_pos, k_valid, spec.sliding_window if s else None)
+              for s in sorted(set(spec.layer_sliding))}
 
-    x = p["model.embed_tokens.weight"][ids]
+    prefix, head_name = weight_names(spec, p)
+    x = p[prefix + "embed_tokens.weight"][ids]
+    if spec.embed_scale is not None:
+        x = x * spec.embed_scale  # see embed_scale_for; hidden_states[0] is the scaled embedding
     hidden = [x] if capture else None
     new_cache = {}
     for l in range(spec.L):
-        pre = "model.layers.%d." % l
-        h = rms_norm(x, p[pre + "input_layernorm.weight"], spec.eps)
-        q = h @ p[pre + "self_attn.q_proj.weight"].T
-        k = h @ p[pre + "self_attn.k_proj.weight"].T
-        v = h @ p[pre + "self_attn.v_proj.weight"].T
-        if spec.qkv_bias:
-            q = q + p[pre + "self_attn.q_proj.bias"]
-            k = k + p[pre + "self_attn.k_proj.bias"]
-            v = v + p[pre + "self_attn.v_proj.bias"]
-        q = q.view(B, T, NH, HD)
-        k = k.view(B, T, NKV, HD)
-        v = v.view(B, T, NKV, HD)
-        if spec.qk_norm:
-            q = rms_norm(q, p[pre + "self_attn.q_norm.weight"], spec.eps)
-            k = rms_norm(k, p[pre + "self_attn.k_norm.weight"], spec.eps)
-        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # (B, heads, T, HD)
-        q = q * cos + rotate_half(q) * sin
-        k = k * cos + rotate_half(k) * sin
-        if cache is not None:
-            if l in cache:
-                k = torch.cat((cache[l][0], k), dim=2)
-                v = torch.cat((cache[l][1], v), dim=2)
-            new_cache[l] = (k, v)
-        rep = NH // NKV
-        kr = k.repeat_interleave(rep, dim=1)
-        vr = v.repeat_interleave(rep, dim=1)
-        scores = (q @ kr.transpose(2, 3)) * (HD ** -0.5) + bias
-        attn = torch.softmax(scores, dim=-1, dtype=torch.float32)
-        o = (attn @ vr).transpose(1, 2).reshape(B, T, NH * HD)
-        o = o @ p[pre + "self_attn.o_proj.weight"].T
-        x = x + o
-        h = rms_norm(x, p[pre + "post_attention_layernorm.weight"], spec.eps)
-        m = F.silu(h @ p[pre + "mlp.gate_proj.weight"].T) * (h @ p[pre + "mlp.up_proj.weight"].T)
-        m = m @ p[pre + "mlp.down_proj.weight"].T
-        x = x + m
+        x = decoder_layer(spec, p, prefix + "layers.%d." % l, l, x, rope[spec.layer_rope[l]],
+                          biases[spec.layer_sliding[l]], cache, new_cache, trace)
         if capture and l < spec.L - 1:
             hidden.append(x)
-    x = rms_norm(x, p["model.norm.weight"], spec.eps)
+    x = norm(spec, x, p[prefix + "norm.weight"])
     if capture:
         hidden.append(x)
-    head = p["model.embed_tokens.weight"] if spec.tied else p["lm_head.weight"]
+    head = p[prefix + "embed_tokens.weight"] if spec.tied else p[head_name]
     logits = x @ head.T
+    if spec.final_softcap is not None:
+        logits = softcap(logits, spec.final_softcap)
     if cache is not None:
         cache.update(new_cache)
         cache["positions"], cache["valid"] = k_pos, k_valid
@@ -273,7 +650,10 @@ def greedy(spec, p, prompt_ids, max_new_tokens, eos_ids=(), stop_at_eos=True):
 @torch.no_grad()
 def greedy_batch(spec, p, prompts, max_new_tokens, eos_ids):
     """Batched greedy decoding with a KV cache and left padding (for evaluation; agrees with
-    `greedy`). Returns the generated ids per prompt (eos included when produced)."""
+    `greedy`, checked for every golden model by check_reference.py). Positions count from each
+    prompt's first real token, so per-layer windows, per-layer RoPE and MoE routing behave as in
+    `greedy`; LongRoPE refuses positions past original_max_position_embeddings (see `forward`).
+    Returns the generated ids per prompt (eos included when produced)."""
     B = len(prompts)
     T = max(len(x) for x in prompts)
     ids = torch.zeros(B, T, dtype=torch.int64)
