@@ -5,9 +5,17 @@
 
 namespace abl::engine {
 
-UnitLayout layer_unit_layout(const model::ModelSpec& spec) {
+size_t UnitLayout::index_of(model::WeightRole role, int32_t expert) const {
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (slots[i].role == role && slots[i].expert == expert) return i;
+  }
+  fail("the layer has no {} tensor{}", model::role_name(role),
+       expert >= 0 ? fmt::format(" for expert {}", expert) : std::string());
+}
+
+UnitLayout layer_unit_layout(const model::ModelSpec& spec, int64_t layer) {
   UnitLayout u;
-  u.slots = model::layer_slots(spec);
+  u.slots = model::layer_slots(spec, layer);
   for (const auto& slot : u.slots) {
     u.offsets.push_back(u.total);
     u.sizes.push_back(model::element_count(slot.shape));
@@ -16,11 +24,24 @@ UnitLayout layer_unit_layout(const model::ModelSpec& spec) {
   return u;
 }
 
+std::vector<UnitLayout> layer_unit_layouts(const model::ModelSpec& spec) {
+  std::vector<UnitLayout> out;
+  for (int64_t l = 0; l < spec.num_layers; ++l) {
+    if (l > 0 && spec.is_moe_layer(l) == spec.is_moe_layer(l - 1)) {
+      out.push_back(out.back());  // the same slots as the layer before
+    } else {
+      out.push_back(layer_unit_layout(spec, l));
+    }
+  }
+  return out;
+}
+
 LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout, const float* unit) {
-  (void)spec;
   LayerWeights w;
+  if (spec.num_experts > 0) w.experts.resize(static_cast<size_t>(spec.num_experts));
   for (size_t i = 0; i < layout.slots.size(); ++i) {
     const float* p = unit + layout.offsets[i];
+    const int32_t e = layout.slots[i].expert;
     switch (layout.slots[i].role) {
       case model::WeightRole::attn_norm: w.attn_norm = p; break;
       case model::WeightRole::q_proj: w.wq = p; break;
@@ -34,13 +55,22 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
       case model::WeightRole::o_proj: w.wo = p; break;
       case model::WeightRole::post_attn_norm: w.post_attn_norm = p; break;
       case model::WeightRole::mlp_norm: w.mlp_norm = p; break;
-      case model::WeightRole::post_mlp_norm: w.post_mlp_norm = p; break;
       case model::WeightRole::gate_proj: w.w_gate = p; break;
       case model::WeightRole::up_proj: w.w_up = p; break;
       case model::WeightRole::down_proj: w.w_down = p; break;
+      case model::WeightRole::post_mlp_norm: w.post_mlp_norm = p; break;
+      case model::WeightRole::router: w.router = p; break;
+      case model::WeightRole::expert_gate_proj: w.experts.at(static_cast<size_t>(e)).w_gate = p; break;
+      case model::WeightRole::expert_up_proj: w.experts.at(static_cast<size_t>(e)).w_up = p; break;
+      case model::WeightRole::expert_down_proj: w.experts.at(static_cast<size_t>(e)).w_down = p; break;
+      case model::WeightRole::shared_gate_proj: w.shared.w_gate = p; break;
+      case model::WeightRole::shared_up_proj: w.shared.w_up = p; break;
+      case model::WeightRole::shared_down_proj: w.shared.w_down = p; break;
+      case model::WeightRole::shared_expert_gate: w.shared_expert_gate = p; break;
       default: fail("weight role {} is not a layer tensor", model::role_name(layout.slots[i].role));
     }
   }
+  if (!w.router) w.experts.clear();  // a dense layer of an MoE model
   return w;
 }
 

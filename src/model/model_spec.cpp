@@ -45,6 +45,8 @@ struct Family {
 void gemma2_keys(const Keys& k, ModelSpec& s);
 void gemma3_keys(const Keys& k, ModelSpec& s);
 void phi3_keys(const Keys& k, ModelSpec& s);
+void mixtral_keys(const Keys& k, ModelSpec& s);
+void qwen_moe_keys(const Keys& k, ModelSpec& s);
 
 // Gemma2Config and Gemma3TextConfig (transformers), for absent keys.
 constexpr const char* kGemma2Defaults = R"({"vocab_size": 256000, "hidden_size": 2304,
@@ -74,6 +76,9 @@ const Family kFamilies[] = {
     {"Gemma3ForConditionalGeneration", false, true, true, 0, 0, 0, W::per_layer, 0, kGemma3Defaults,
      gemma3_keys, "text_config"},
     {"Phi3ForCausalLM", false, false, true, 0, 0, 4096, W::always, 0, nullptr, phi3_keys},
+    {"MixtralForCausalLM", false, false, false, 0, 8, 4096 * 32, W::always, 0, nullptr, mixtral_keys},
+    {"Qwen2MoeForCausalLM", true, false, false, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
+    {"Qwen3MoeForCausalLM", false, true, true, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
 };
 
 // Where a model's keys are read: its config (or the text_config of a multimodal one), then the
@@ -309,7 +314,46 @@ void phi3_keys(const Keys& k, ModelSpec& s) {
   }
 }
 
+// models/mixtral (MixtralSparseMoeBlock): every layer is MoE, experts as wide as
+// intermediate_size, the top-k weights always renormalised.
+void mixtral_keys(const Keys& k, ModelSpec& s) {
+  s.num_experts = k.get_int("num_local_experts", 8);
+  s.experts_per_token = k.get_int("num_experts_per_tok", 2);
+  s.moe_intermediate_size = s.intermediate_size;
+  s.norm_topk_prob = true;
+  s.moe_layers.assign(static_cast<size_t>(s.num_layers), 1);
+  s.expert_names = ModelSpec::ExpertNames::mixtral;
+}
+
+// models/qwen2_moe, models/qwen3_moe (*DecoderLayer.__init__): layer l is MoE when it is not in
+// mlp_only_layers and (l + 1) % decoder_sparse_step == 0; the others are dense MLPs of
+// intermediate_size. Qwen2-MoE adds the gated shared expert.
+void qwen_moe_keys(const Keys& k, ModelSpec& s) {
+  s.num_experts = k.get_int("num_experts", s.architecture == "Qwen2MoeForCausalLM" ? 60 : 128);
+  s.experts_per_token = k.get_int("num_experts_per_tok", s.architecture == "Qwen2MoeForCausalLM" ? 4 : 8);
+  s.moe_intermediate_size = k.get_int("moe_intermediate_size", s.architecture == "Qwen2MoeForCausalLM" ? 1408 : 768);
+  if (s.architecture == "Qwen2MoeForCausalLM") {
+    s.shared_expert_intermediate_size = k.get_int("shared_expert_intermediate_size", 5632);
+  }
+  s.norm_topk_prob = k.get_bool("norm_topk_prob", false);
+  const int64_t step = k.get_int("decoder_sparse_step", 1);
+  if (step <= 0) bad_key(s, "decoder_sparse_step", fmt::format("must be positive, found {}", step));
+  std::vector<int64_t> dense;
+  if (auto only = k.find("mlp_only_layers")) dense = only->as_int_list();
+  s.moe_layers.assign(static_cast<size_t>(s.num_layers), 0);
+  for (int64_t l = 0; l < s.num_layers; ++l) {
+    const bool is_dense = std::find(dense.begin(), dense.end(), l) != dense.end();
+    s.moe_layers[static_cast<size_t>(l)] = !is_dense && (l + 1) % step == 0;
+  }
+  s.expert_names = ModelSpec::ExpertNames::qwen;
+}
+
 }  // namespace
+
+bool ModelSpec::is_moe_layer(int64_t layer) const {
+  return num_experts > 0 && layer >= 0 && layer < static_cast<int64_t>(moe_layers.size()) &&
+         moe_layers[static_cast<size_t>(layer)] != 0;
+}
 
 bool ModelSpec::uses_sliding_window(int64_t layer) const {
   if (sliding_window <= 0) return false;
@@ -562,6 +606,21 @@ void validate_model_spec(const ModelSpec& s) {
   if (!(s.final_softcap >= 0) || !std::isfinite(s.final_softcap)) {
     bad_key(s, "final_logit_softcapping", fmt::format("must be positive or null, found {}", s.final_softcap));
   }
+  if (s.num_experts > 0) {
+    check_size(s, "num_experts", s.num_experts);
+    check_size(s, "moe_intermediate_size", s.moe_intermediate_size);
+    if (s.experts_per_token <= 0 || s.experts_per_token > s.num_experts) {
+      bad_key(s, "num_experts_per_tok",
+              fmt::format("must be in [1, num_experts = {}], found {}", s.num_experts, s.experts_per_token));
+    }
+    if (s.shared_expert_intermediate_size < 0) {
+      bad_key(s, "shared_expert_intermediate_size", fmt::format("must not be negative, found {}",
+                                                                s.shared_expert_intermediate_size));
+    }
+    if (static_cast<int64_t>(s.moe_layers.size()) != s.num_layers) {
+      bad_key(s, "mlp_only_layers", fmt::format("{} layer flags for {} layers", s.moe_layers.size(), s.num_layers));
+    }
+  }
   if (s.bos_token_id) check_token(s, "bos_token_id", *s.bos_token_id);
   for (int64_t id : s.eos_token_ids) check_token(s, "eos_token_id", id);
   if (s.pad_token_id) check_token(s, "pad_token_id", *s.pad_token_id);
@@ -612,6 +671,14 @@ std::string describe(const ModelSpec& s) {
   if (s.attn_scale > 0) flags += fmt::format(", score scale {:.6g}", s.attn_scale);
   if (s.attn_softcap > 0 || s.final_softcap > 0) {
     flags += fmt::format(", softcap {:g}/{:g}", s.attn_softcap, s.final_softcap);
+  }
+  if (s.num_experts > 0) {
+    const int64_t moe = std::count(s.moe_layers.begin(), s.moe_layers.end(), 1);
+    flags += fmt::format(", MoE {}x{} top-{}{} on {}/{} layers", s.num_experts, s.moe_intermediate_size,
+                         s.experts_per_token, s.norm_topk_prob ? " (renormalised)" : "", moe, s.num_layers);
+    if (s.shared_expert_intermediate_size > 0) {
+      flags += fmt::format(" + shared expert {}", s.shared_expert_intermediate_size);
+    }
   }
   if (s.sliding_window) {
     int64_t n = s.num_layers;

@@ -47,6 +47,38 @@ void fuse_rows(std::vector<WeightSlot>& slots, size_t first, size_t count, const
   }
 }
 
+// An MoE layer's MLP tensors, expert-major: router, then per expert gate, up, down, then the
+// shared expert and its gate (models/mixtral, models/qwen2_moe, models/qwen3_moe).
+void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
+  const int64_t H = s.hidden_size, E = s.num_experts, Fm = s.moe_intermediate_size;
+  const int64_t Fs = s.shared_expert_intermediate_size;
+  const bool mixtral = s.expert_names == ModelSpec::ExpertNames::mixtral;
+  const std::string block = mixtral ? "block_sparse_moe." : "mlp.";
+  v.push_back(layer_slot(s, WeightRole::router, block + "gate.weight", {E, H}, "(num_experts, hidden_size)"));
+  const char* fm_doc = mixtral ? "(intermediate_size, hidden_size)" : "(moe_intermediate_size, hidden_size)";
+  const char* fm_down_doc = mixtral ? "(hidden_size, intermediate_size)" : "(hidden_size, moe_intermediate_size)";
+  for (int64_t e = 0; e < E; ++e) {
+    const std::string p = block + "experts." + std::to_string(e) + ".";
+    const size_t at = v.size();
+    v.push_back(layer_slot(s, WeightRole::expert_gate_proj, p + (mixtral ? "w1.weight" : "gate_proj.weight"),
+                           {Fm, H}, fm_doc));
+    v.push_back(layer_slot(s, WeightRole::expert_up_proj, p + (mixtral ? "w3.weight" : "up_proj.weight"), {Fm, H},
+                           fm_doc));
+    v.push_back(layer_slot(s, WeightRole::expert_down_proj, p + (mixtral ? "w2.weight" : "down_proj.weight"),
+                           {H, Fm}, fm_down_doc));
+    for (size_t i = at; i < v.size(); ++i) v[i].expert = static_cast<int32_t>(e);
+  }
+  if (Fs > 0) {
+    const char* doc = "(shared_expert_intermediate_size, hidden_size)";
+    v.push_back(layer_slot(s, WeightRole::shared_gate_proj, "mlp.shared_expert.gate_proj.weight", {Fs, H}, doc));
+    v.push_back(layer_slot(s, WeightRole::shared_up_proj, "mlp.shared_expert.up_proj.weight", {Fs, H}, doc));
+    v.push_back(layer_slot(s, WeightRole::shared_down_proj, "mlp.shared_expert.down_proj.weight", {H, Fs},
+                           "(hidden_size, shared_expert_intermediate_size)"));
+    v.push_back(layer_slot(s, WeightRole::shared_expert_gate, "mlp.shared_expert_gate.weight", {1, H},
+                           "(1, hidden_size)"));
+  }
+}
+
 }  // namespace
 
 std::string_view role_name(WeightRole role) {
@@ -68,13 +100,26 @@ std::string_view role_name(WeightRole role) {
     case WeightRole::up_proj: return "up_proj";
     case WeightRole::down_proj: return "down_proj";
     case WeightRole::post_mlp_norm: return "post_mlp_norm";
+    case WeightRole::router: return "router";
+    case WeightRole::expert_gate_proj: return "expert_gate_proj";
+    case WeightRole::expert_up_proj: return "expert_up_proj";
+    case WeightRole::expert_down_proj: return "expert_down_proj";
+    case WeightRole::shared_gate_proj: return "shared_gate_proj";
+    case WeightRole::shared_up_proj: return "shared_up_proj";
+    case WeightRole::shared_down_proj: return "shared_down_proj";
+    case WeightRole::shared_expert_gate: return "shared_expert_gate";
     case WeightRole::final_norm: return "final_norm";
     case WeightRole::lm_head: return "lm_head";
   }
   return "?";
 }
 
-std::vector<WeightSlot> layer_slots(const ModelSpec& s) {
+bool is_down_projection(WeightRole role) {
+  return role == WeightRole::down_proj || role == WeightRole::expert_down_proj ||
+         role == WeightRole::shared_down_proj;
+}
+
+std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
   const int64_t H = s.hidden_size, F = s.intermediate_size, HD = s.head_dim;
   const int64_t QD = s.q_dim(), KVD = s.kv_dim();
   std::vector<WeightSlot> v;
@@ -106,11 +151,15 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s) {
   } else {
     add(WeightRole::mlp_norm, "post_attention_layernorm.weight", {H}, "(hidden_size)");
   }
-  const size_t gate_at = v.size();
-  add(WeightRole::gate_proj, "mlp.gate_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
-  add(WeightRole::up_proj, "mlp.up_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
-  if (s.fused_gate_up) fuse_rows(v, gate_at, 2, "mlp.gate_up_proj.weight", "(2*intermediate_size, hidden_size)");
-  add(WeightRole::down_proj, "mlp.down_proj.weight", {H, F}, "(hidden_size, intermediate_size)");
+  if (s.is_moe_layer(layer)) {
+    add_moe_slots(s, v);
+  } else {
+    const size_t gate_at = v.size();
+    add(WeightRole::gate_proj, "mlp.gate_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
+    add(WeightRole::up_proj, "mlp.up_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
+    if (s.fused_gate_up) fuse_rows(v, gate_at, 2, "mlp.gate_up_proj.weight", "(2*intermediate_size, hidden_size)");
+    add(WeightRole::down_proj, "mlp.down_proj.weight", {H, F}, "(hidden_size, intermediate_size)");
+  }
   if (s.sandwich_norms) {
     add(WeightRole::post_mlp_norm, "post_feedforward_layernorm.weight", {H}, "(hidden_size)");
   }
@@ -167,13 +216,13 @@ std::vector<ExpectedWeight> expected_weights(const ModelSpec& spec) {
     e.shape_doc = s.shape_doc;
     e.file_shape = s.file_shape.empty() ? s.shape : s.file_shape;
     e.file_offset = s.file_offset;
+    e.expert = s.expert;
     out.push_back(std::move(e));
   };
   std::vector<WeightSlot> globals = global_slots(spec);
   add(globals[0], -1);  // embed first, as in the module order of transformers
-  std::vector<WeightSlot> layers = layer_slots(spec);
   for (int64_t l = 0; l < spec.num_layers; ++l) {
-    for (const WeightSlot& s : layers) add(s, l);
+    for (const WeightSlot& s : layer_slots(spec, l)) add(s, l);
   }
   add(globals[1], -1);
   add(globals[2], -1);

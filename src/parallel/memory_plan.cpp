@@ -175,7 +175,17 @@ Precision precision_for(engine::BackendKind b) {
 ShardUnits shard_units(const model::ModelSpec& spec) {
   ShardUnits u;
   u.num_layers = spec.num_layers;
-  for (const model::WeightSlot& s : model::layer_slots(spec)) u.layer += model::element_count(s.shape);
+  for (int64_t l = 0; l < spec.num_layers; ++l) {
+    // Layers alike in kind have the same slots: count each kind once.
+    if (l > 0 && spec.is_moe_layer(l) == spec.is_moe_layer(l - 1)) {
+      u.layers.push_back(u.layers.back());
+      continue;
+    }
+    int64_t n = 0;
+    for (const model::WeightSlot& s : model::layer_slots(spec, l)) n += model::element_count(s.shape);
+    u.layers.push_back(n);
+  }
+  for (int64_t n : u.layers) u.layer = std::max(u.layer, n);
   u.tied = spec.tied_embeddings;
   for (const model::WeightSlot& s : model::global_slots(spec)) {
     switch (s.role) {
@@ -234,14 +244,16 @@ engine::BufferPlan rank_buffers(const model::ModelSpec& spec, int G, int64_t B, 
   const int64_t layer = padded_elements(u.layer, G), embed = padded_elements(u.embed, G),
                 head = padded_elements(u.head, G);
   const int64_t L = u.num_layers;
+  int64_t layers = 0;  // all layer units, each padded to G slices
+  for (int64_t n : u.layers) layers += padded_elements(n, G);
   engine::BufferPlan b;
   const std::string head_name = u.tied ? "final norm (H), lm_head tied" : "final norm + lm_head (V,H)";
   if (G == 1) {
-    b.add(fmt::format("weights: {} layer units {}", L, wt), L * layer * wb);
+    b.add(fmt::format("weights: {} layer units {}", L, wt), layers * wb);
     b.add(fmt::format("weights: embedding (V,H) {}", wt), embed * wb);
     b.add(fmt::format("weights: {} {}", head_name, wt), head * wb);
   } else {
-    b.add(fmt::format("weight shard: {} layer units, 1/{} {}", L, G, wt), L * (layer / G) * wb);
+    b.add(fmt::format("weight shard: {} layer units, 1/{} {}", L, G, wt), (layers / G) * wb);
     b.add(fmt::format("weight shard: embedding, 1/{} {}", G, wt), (embed / G) * wb);
     b.add(fmt::format("weight shard: {}, 1/{} {}", head_name, G, wt), (head / G) * wb);
     b.add(fmt::format("gathered layer units: 2 slots {}", wt), 2 * layer * wb);
@@ -318,9 +330,9 @@ MemoryPlan plan_memory(const model::ModelSpec& spec, const TopologyRequest& req,
 
   if (G > 1) {
     const ShardUnits u = shard_units(spec);
-    const int64_t units = u.num_layers * padded_elements(u.layer, G) +
-                          padded_elements(u.embed, G) * (u.tied ? 2 : 1) +
-                          padded_elements(u.head, G);
+    int64_t units = 0;
+    for (int64_t n : u.layers) units += padded_elements(n, G);
+    units += padded_elements(u.embed, G) * (u.tied ? 2 : 1) + padded_elements(u.head, G);
     m.gathered_bytes_per_pass = units / G * (G - 1) * dsize(m.precision.weights);
   }
   if (!m.fits) explain_misfit(m);

@@ -12,7 +12,7 @@
 namespace abl::parallel {
 
 ShardedWeights::ShardedWeights(const model::ModelSpec& spec, Comm& group)
-    : spec_(spec), group_(group), layout_(engine::layer_unit_layout(spec)) {}
+    : spec_(spec), group_(group), layouts_(engine::layer_unit_layouts(spec)) {}
 
 ShardedWeights::~ShardedWeights() = default;
 
@@ -33,10 +33,8 @@ std::unique_ptr<ShardedWeights> ShardedWeights::load(const model::ModelSpec& spe
   }
   for (const auto& w : expected) {
     if (w.layer >= 0) {
-      const auto it = std::find_if(sw->layout_.slots.begin(), sw->layout_.slots.end(),
-                                   [&](const model::WeightSlot& s) { return s.role == w.role; });
-      const size_t i = static_cast<size_t>(it - sw->layout_.slots.begin());
-      sw->units_[static_cast<size_t>(w.layer + 1)].tensors.emplace_back(w, sw->layout_.offsets[i]);
+      const engine::UnitLayout& lay = sw->layouts_[static_cast<size_t>(w.layer)];
+      sw->units_[static_cast<size_t>(w.layer + 1)].tensors.emplace_back(w, lay.offsets[lay.index_of(w.role, w.expert)]);
     } else if (w.role == model::WeightRole::embed) {
       sw->units_[0].tensors.emplace_back(w, 0);
     } else if (w.role == model::WeightRole::final_norm) {
@@ -106,7 +104,7 @@ engine::LayerWeights ShardedWeights::layer(int64_t l) {
   const size_t u = static_cast<size_t>(l + 1);
   const float* p = ensure(u);
   prefetch(u + 1);
-  return engine::layer_views(spec_, layout_, p);
+  return engine::layer_views(spec_, layouts_[static_cast<size_t>(l)], p);
 }
 
 engine::HeadWeights ShardedWeights::head() {

@@ -200,7 +200,7 @@ inline std::vector<int32_t> random_tokens(int64_t n, int64_t V, uint64_t seed) {
 // random (V, H) table. Matrices and biases ~ U with std 0.02 (the usual init scale), norms 1.
 class RepeatedLayerSource final : public engine::WeightSource {
  public:
-  explicit RepeatedLayerSource(const model::ModelSpec& spec) : spec_(spec), layout_(engine::layer_unit_layout(spec)) {
+  explicit RepeatedLayerSource(const model::ModelSpec& spec) : spec_(spec), layout_(engine::layer_unit_layout(spec, 0)) {
     unit_.resize(static_cast<size_t>(layout_.total));
     for (size_t i = 0; i < layout_.slots.size(); ++i) {
       float* p = unit_.data() + layout_.offsets[i];
@@ -271,7 +271,7 @@ inline double attention_prefill_flops(const model::ModelSpec& m, int64_t n) {
 }
 // bf16 bytes of the L layer units (every tensor a pass reads).
 inline double layer_weight_bytes(const model::ModelSpec& m) {
-  return 2.0 * static_cast<double>(engine::layer_unit_layout(m).total) * static_cast<double>(m.num_layers);
+  return 2.0 * static_cast<double>(engine::layer_unit_layout(m, 0).total) * static_cast<double>(m.num_layers);
 }
 // KV cache bytes of one token row, all layers, K and V.
 inline double kv_row_bytes(const model::ModelSpec& m) {

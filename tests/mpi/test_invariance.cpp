@@ -55,7 +55,7 @@ TEST_P(Invariance, ShardedWeightsEqualFullCopy) {
   const auto& s = full->spec();
   const int64_t V = s.vocab_size, H = s.hidden_size;
   ASSERT_EQ(std::memcmp(sharded->embedding(), full->embedding(), sizeof(float) * V * H), 0);
-  const auto unit = engine::layer_unit_layout(s);
+  const auto unit = engine::layer_unit_layout(s, 0);
   for (int64_t l = 0; l < s.num_layers; ++l) {
     const engine::LayerWeights a = sharded->layer(l);
     const engine::LayerWeights b = full->layer(l);

@@ -13,6 +13,13 @@
 
 namespace abl::engine {
 
+// One expert of an MoE layer: a SwiGLU MLP of width Fm.
+struct ExpertWeights {
+  const float* w_gate = nullptr;  // (Fm, H)
+  const float* w_up = nullptr;    // (Fm, H)
+  const float* w_down = nullptr;  // (H, Fm)
+};
+
 // Views of one decoder layer's weights (fp32). Optional tensors are nullptr when absent.
 struct LayerWeights {
   const float* attn_norm = nullptr;  // (H)
@@ -31,6 +38,11 @@ struct LayerWeights {
   const float* w_up = nullptr;       // (F, H)
   const float* w_down = nullptr;     // (H, F)
   const float* post_mlp_norm = nullptr;   // (H)  sandwich_norms
+  // MoE layers (w_gate/w_up/w_down are then null):
+  const float* router = nullptr;                  // (E, H)
+  std::vector<ExpertWeights> experts;             // (E)
+  ExpertWeights shared;                           // width Fs; null without a shared expert
+  const float* shared_expert_gate = nullptr;      // (1, H)
 };
 
 struct HeadWeights {
@@ -52,12 +64,16 @@ class WeightSource {
 
 // Offsets of each tensor of a layer inside its unit buffer (elements), in layer_slots() order.
 struct UnitLayout {
-  std::vector<model::WeightSlot> slots;  // layer_slots(spec)
+  std::vector<model::WeightSlot> slots;  // layer_slots(spec, layer)
   std::vector<int64_t> offsets;      // element offset of each tensor in the unit
   std::vector<int64_t> sizes;        // elements
   int64_t total = 0;                 // elements of one unit
+  // The slot of `role` (and `expert`, for expert tensors); an error when the layer has none.
+  size_t index_of(model::WeightRole role, int32_t expert = -1) const;
 };
-UnitLayout layer_unit_layout(const model::ModelSpec& spec);
+UnitLayout layer_unit_layout(const model::ModelSpec& spec, int64_t layer);
+// One layout per layer (layers of an MoE model with dense layers differ).
+std::vector<UnitLayout> layer_unit_layouts(const model::ModelSpec& spec);
 // Carves the views of one layer out of its unit buffer.
 LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout, const float* unit);
 

@@ -95,11 +95,26 @@ struct ModelSpec {
   bool fused_qkv = false;
   bool fused_gate_up = false;
 
+  // Mixture of experts (Mixtral, Qwen2-MoE, Qwen3-MoE); num_experts 0 = a dense model. In an MoE
+  // layer the MLP is a softmax router over E experts, the top k of them per token (weights
+  // renormalised over the k when norm_topk_prob), each expert a SwiGLU MLP of width
+  // moe_intermediate_size, plus (Qwen2-MoE) a shared expert of width
+  // shared_expert_intermediate_size scaled by sigmoid(shared_expert_gate · h).
+  int64_t num_experts = 0;                      // E
+  int64_t experts_per_token = 0;                // k
+  int64_t moe_intermediate_size = 0;            // Fm
+  int64_t shared_expert_intermediate_size = 0;  // Fs; 0 = no shared expert
+  bool norm_topk_prob = false;
+  std::vector<uint8_t> moe_layers;              // (L) when num_experts > 0: which layers are MoE
+  enum class ExpertNames { qwen, mixtral };     // mlp.experts.{e}.*_proj or block_sparse_moe.experts.{e}.w1/w2/w3
+  ExpertNames expert_names = ExpertNames::qwen;
+
   std::optional<int64_t> bos_token_id;
   std::vector<int64_t> eos_token_ids;  // config's eos_token_id, an int or a list
   std::optional<int64_t> pad_token_id;
   std::optional<DType> torch_dtype;    // "torch_dtype" (or newer "dtype") of the checkpoint
 
+  bool is_moe_layer(int64_t layer) const;
   int64_t q_dim() const { return num_heads * head_dim; }      // NH * HD
   int64_t kv_dim() const { return num_kv_heads * head_dim; }  // NKV * HD
   int64_t group_size() const { return num_heads / num_kv_heads; }

@@ -36,6 +36,15 @@ enum class WeightRole {
   up_proj,     // (F, H)
   down_proj,   // (H, F)
   post_mlp_norm,  // (H)   Gemma: post_feedforward_layernorm, on the MLP output
+  // MoE layers (instead of gate_proj/up_proj/down_proj), expert-major in the unit:
+  router,            // (E, H)   mlp.gate / block_sparse_moe.gate
+  expert_gate_proj,  // (Fm, H)  per expert: mlp.experts.{e}.gate_proj (Mixtral w1)
+  expert_up_proj,    // (Fm, H)  mlp.experts.{e}.up_proj (Mixtral w3)
+  expert_down_proj,  // (H, Fm)  mlp.experts.{e}.down_proj (Mixtral w2)
+  shared_gate_proj,  // (Fs, H)  Qwen2-MoE: mlp.shared_expert.gate_proj
+  shared_up_proj,    // (Fs, H)
+  shared_down_proj,  // (H, Fs)
+  shared_expert_gate,  // (1, H) sigmoid gate of the shared expert
   final_norm,  // (H)      model.norm.weight
   lm_head,     // (V, H)   absent or ignored when tied
 };
@@ -59,11 +68,16 @@ struct WeightSlot {
   // the slot is the whole tensor.
   std::vector<int64_t> file_shape;
   int64_t file_offset = 0;
+  int32_t expert = -1;  // the expert of an expert_* slot
 };
 
-// Layer slots in unit order, then the global ones (embed, final_norm, lm_head).
+// Is this the down projection of an MLP or of an expert (what the mlp.down_proj ablation rewrites)?
+bool is_down_projection(WeightRole role);
+
+// Layer slots in unit order, then the global ones (embed, final_norm, lm_head). Layers of a
+// mixture-of-experts model may differ (dense layers among MoE ones): layer_slots(spec, l).
 std::vector<WeightSlot> weight_slots(const ModelSpec& spec);
-std::vector<WeightSlot> layer_slots(const ModelSpec& spec);
+std::vector<WeightSlot> layer_slots(const ModelSpec& spec, int64_t layer = 0);
 std::vector<WeightSlot> global_slots(const ModelSpec& spec);
 
 // The tensor name of `slot` for `layer` (ignored by global slots).
@@ -80,6 +94,7 @@ struct ExpectedWeight {
   std::string shape_doc;
   std::vector<int64_t> file_shape;  // of the file tensor (== shape unless fused)
   int64_t file_offset = 0;          // the slot's first element in the file tensor
+  int32_t expert = -1;              // the expert of an expert_* slot
 };
 std::vector<ExpectedWeight> expected_weights(const ModelSpec& spec);
 

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "abl/core/dtype.h"
 #include "abl/parallel/topology.h"
@@ -33,9 +34,11 @@ struct Precision {
 // cuda: bf16 weights, activations and KV cache; cpu: fp32 everything (the CPU engine's types).
 Precision precision_for(engine::BackendKind b);
 
-// The sharding units of a model, in elements. Every decoder layer has the same unit.
+// The sharding units of a model, in elements. Decoder layers have the same unit except in MoE
+// models with dense layers among the MoE ones.
 struct ShardUnits {
-  int64_t layer = 0;       // one layer's tensors flattened in layer_slots() order
+  int64_t layer = 0;       // the largest layer unit (its tensors flattened in layer_slots() order)
+  std::vector<int64_t> layers;  // (L) each layer's unit
   int64_t num_layers = 0;  // L
   int64_t embed = 0;       // (V, H)
   int64_t head = 0;        // final norm (H) + lm_head (V, H); only the norm when tied

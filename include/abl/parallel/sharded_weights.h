@@ -47,7 +47,7 @@ class ShardedWeights final : public engine::WeightSource {
 
   model::ModelSpec spec_;
   Comm& group_;
-  engine::UnitLayout layout_;
+  std::vector<engine::UnitLayout> layouts_;  // (L)
   std::vector<Unit> units_;                // 0 embed, 1..L layers, L+1 head
   std::vector<std::vector<float>> shards_;  // this rank's slice of each unit
   std::vector<float> layer_slot_[2];

@@ -32,15 +32,28 @@ void AblationEpilogue::begin_layer(int64_t layer, const LayerWeights& w) {
   current_layer_ = layer;
 }
 
-const AblationEpilogue::Vectors& AblationEpilogue::vectors(Component c, int64_t layer, int32_t dir) {
-  const auto key = std::make_tuple(static_cast<int>(c), layer, dir);
+AblationEpilogue::Source AblationEpilogue::source(Component c, int32_t expert) const {
+  if (c == Component::attn_o) return {current_.wo, spec_.q_dim()};
+  if (expert == kSharedExpert) return {current_.shared.w_down, spec_.shared_expert_intermediate_size};
+  if (expert >= 0) {
+    ABL_CHECK(static_cast<size_t>(expert) < current_.experts.size(), "expert {} of a layer with {} experts", expert,
+              current_.experts.size());
+    return {current_.experts[static_cast<size_t>(expert)].w_down, spec_.moe_intermediate_size};
+  }
+  return {current_.w_down, spec_.intermediate_size};
+}
+
+const AblationEpilogue::Vectors& AblationEpilogue::vectors(Component c, int64_t layer, int32_t expert, int32_t dir) {
+  const auto key = std::make_tuple(static_cast<int>(c), layer, expert, dir);
   auto it = cache_.find(key);
   if (it != cache_.end()) return it->second;
   ABL_CHECK(layer == current_layer_, "ablation vectors of layer {} requested while layer {} is loaded", layer,
             current_layer_);
   const int64_t H = spec_.hidden_size;
-  const int64_t in = c == Component::attn_o ? spec_.q_dim() : spec_.intermediate_size;
-  const float* W = c == Component::attn_o ? current_.wo : current_.w_down;  // (H, in)
+  const Source src = source(c, expert);
+  const int64_t in = src.in;
+  const float* W = src.w;  // (H, in)
+  ABL_CHECK(W != nullptr, "layer {} has no weight for this ablation", layer);
   const float* v = directions_[static_cast<size_t>(dir)].data();
   Vectors vec;
   vec.n.resize(static_cast<size_t>(H));
@@ -67,9 +80,20 @@ const AblationEpilogue::Vectors& AblationEpilogue::vectors(Component c, int64_t 
 }
 
 void AblationEpilogue::apply(Component c, int64_t layer, float* y, const Batch& batch) {
+  ablate(c, layer, -1, y, nullptr, batch.num_tokens(), batch);
+}
+
+void AblationEpilogue::apply_expert(int64_t layer, int32_t expert, float* y, const int64_t* tokens, int64_t n,
+                                    const Batch& batch) {
+  ablate(Component::mlp_down, layer, expert, y, tokens, n, batch);
+}
+
+void AblationEpilogue::ablate(Component c, int64_t layer, int32_t expert, float* y, const int64_t* tokens, int64_t n,
+                              const Batch& batch) {
   const int64_t H = spec_.hidden_size;
   const int ci = static_cast<int>(c);
-  for (int64_t t = 0; t < batch.num_tokens(); ++t) {
+  for (int64_t r = 0; r < n; ++r) {
+    const int64_t t = tokens ? tokens[r] : r;
     const int32_t trial = batch.trial[static_cast<size_t>(batch.row_seq[static_cast<size_t>(t)])];
     if (trial < 0) continue;
     ABL_CHECK(trial < num_trials(), "sequence with trial id {} but only {} trials", trial, num_trials());
@@ -78,7 +102,7 @@ void AblationEpilogue::apply(Component c, int64_t layer, float* y, const Batch& 
     if (lambda == 0.0f) continue;
     const int32_t dir = tr.direction[static_cast<size_t>(layer)];
     const float* v = directions_[static_cast<size_t>(dir)].data();
-    float* yr = y + t * H;
+    float* yr = y + r * H;
     if (tr.mode == RowNorm::none) {
       double dot = 0;
       for (int64_t i = 0; i < H; ++i) dot += static_cast<double>(v[i]) * yr[i];
@@ -86,7 +110,7 @@ void AblationEpilogue::apply(Component c, int64_t layer, float* y, const Batch& 
       for (int64_t i = 0; i < H; ++i) yr[i] -= k * v[i];
       continue;
     }
-    const Vectors& vec = vectors(c, layer, dir);
+    const Vectors& vec = vectors(c, layer, expert, dir);
     double dot = 0;
     for (int64_t i = 0; i < H; ++i) {
       if (vec.n[static_cast<size_t>(i)] > 0) dot += static_cast<double>(v[i]) / vec.n[static_cast<size_t>(i)] * yr[i];

@@ -3,7 +3,9 @@
 #include "abl/engine/cpu/engine.h"
 #include "abl/engine/rope_freqs.h"
 
+#include <algorithm>
 #include <cstring>
+#include <numeric>
 
 #include "abl/core/error.h"
 
@@ -19,9 +21,18 @@ int64_t KvCache::bytes_for(const model::ModelSpec& spec, int64_t rows) {
   return 2 * spec.num_layers * rows * spec.kv_dim() * 4;
 }
 
+namespace {
+
+// Width of the gate/up buffers: the widest MLP, expert or shared expert.
+int64_t mlp_width(const model::ModelSpec& m) {
+  return std::max({m.intermediate_size, m.moe_intermediate_size, m.shared_expert_intermediate_size});
+}
+
+}  // namespace
+
 BufferPlan Engine::plan_for(const model::ModelSpec& spec, const Limits& limits) {
   const int64_t T = limits.max_tokens, B = limits.max_seqs;
-  const int64_t H = spec.hidden_size, F = spec.intermediate_size;
+  const int64_t H = spec.hidden_size, F = mlp_width(spec);
   BufferPlan p;
   p.add("residual x (T,H)", T * H * 4);
   p.add("normed h (T,H)", T * H * 4);
@@ -31,6 +42,14 @@ BufferPlan Engine::plan_for(const model::ModelSpec& spec, const Limits& limits) 
   p.add("projection out y (T,H)", T * H * 4);
   p.add("gate, up (T,F)", 2 * T * F * 4);
   p.add("last tokens (B,H)", B * H * 4);
+  if (spec.num_experts > 0) {
+    const int64_t E = spec.num_experts, k = spec.experts_per_token;
+    p.add("router logits (T,E)", T * E * 4);
+    p.add("top-k weights and ids (T,k)", T * k * 8);
+    p.add("one expert's tokens in, out (T,H)", 2 * T * H * 4);
+    p.add("expert outputs of every token (T*k,H)", T * k * H * 4);
+    p.add("expert token lists (T*k)", 2 * T * k * 8);
+  }
   return p;
 }
 
@@ -39,7 +58,7 @@ Engine::Engine(WeightSource& weights, Limits limits)
       inv_freq_(rope_inv_freq(spec_)), inv_freq_local_(rope_inv_freq(spec_, true)) {
   ABL_CHECK(limits.max_tokens > 0 && limits.max_seqs > 0, "engine limits must be positive");
   const size_t T = static_cast<size_t>(limits.max_tokens);
-  const size_t H = static_cast<size_t>(spec_.hidden_size), F = static_cast<size_t>(spec_.intermediate_size);
+  const size_t H = static_cast<size_t>(spec_.hidden_size), F = static_cast<size_t>(mlp_width(spec_));
   x_.resize(T * H);
   h_.resize(T * H);
   q_.resize(T * static_cast<size_t>(spec_.q_dim()));
@@ -50,6 +69,17 @@ Engine::Engine(WeightSource& weights, Limits limits)
   gate_.resize(T * F);
   up_.resize(T * F);
   last_.resize(static_cast<size_t>(limits.max_seqs) * H);
+  if (spec_.num_experts > 0) {
+    const size_t E = static_cast<size_t>(spec_.num_experts), k = static_cast<size_t>(spec_.experts_per_token);
+    router_.resize(T * E);
+    topk_w_.resize(T * k);
+    topk_id_.resize(T * k);
+    expert_in_.resize(T * H);
+    expert_out_.resize(T * H);
+    slots_.resize(T * k * H);
+    expert_tokens_.reserve(T * k);
+    expert_slots_.reserve(T * k);
+  }
 }
 
 void Engine::capture(const Batch& batch, int64_t depth, const float* rows, float* residuals) const {
@@ -95,17 +125,66 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
 
   // MLP block.
   cpu::rmsnorm(x_.data(), w.mlp_norm, h_.data(), T, H, eps, w1);
-  cpu::linear(h_.data(), w.w_gate, nullptr, gate_.data(), T, H, F);
-  cpu::linear(h_.data(), w.w_up, nullptr, up_.data(), T, H, F);
-  if (m.activation == model::Activation::gelu_tanh) {
-    cpu::geglu(gate_.data(), up_.data(), gate_.data(), T * F);
+  if (m.is_moe_layer(l)) {
+    moe_mlp(l, w, batch, epilogue);
   } else {
-    cpu::swiglu(gate_.data(), up_.data(), gate_.data(), T * F);
+    gated_mlp(h_.data(), w.w_gate, w.w_up, w.w_down, T, F, y_.data());
+    if (epilogue) epilogue->apply(Component::mlp_down, l, y_.data(), batch);
   }
-  cpu::linear(gate_.data(), w.w_down, nullptr, y_.data(), T, F, H);
-  if (epilogue) epilogue->apply(Component::mlp_down, l, y_.data(), batch);
   if (m.sandwich_norms) cpu::rmsnorm(y_.data(), w.post_mlp_norm, y_.data(), T, H, eps, w1);
   cpu::add(x_.data(), y_.data(), T * H);
+}
+
+void Engine::gated_mlp(const float* x, const float* w_gate, const float* w_up, const float* w_down, int64_t rows,
+                       int64_t F, float* out) {
+  const int64_t H = spec_.hidden_size;
+  cpu::linear(x, w_gate, nullptr, gate_.data(), rows, H, F);
+  cpu::linear(x, w_up, nullptr, up_.data(), rows, H, F);
+  if (spec_.activation == model::Activation::gelu_tanh) {
+    cpu::geglu(gate_.data(), up_.data(), gate_.data(), rows * F);
+  } else {
+    cpu::swiglu(gate_.data(), up_.data(), gate_.data(), rows * F);
+  }
+  cpu::linear(gate_.data(), w_down, nullptr, out, rows, F, H);
+}
+
+void Engine::moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilogue* epilogue) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), H = m.hidden_size, E = m.num_experts, k = m.experts_per_token;
+  const int64_t Fm = m.moe_intermediate_size;
+  cpu::linear(h_.data(), w.router, nullptr, router_.data(), T, H, E);
+  cpu::router_topk(router_.data(), T, E, k, m.norm_topk_prob, topk_id_.data(), topk_w_.data());
+  // Each expert over the tokens routed to it, in token order; its outputs land in their slots.
+  for (int32_t e = 0; e < E; ++e) {
+    expert_tokens_.clear();
+    expert_slots_.clear();
+    for (int64_t s = 0; s < T * k; ++s) {
+      if (topk_id_[static_cast<size_t>(s)] != e) continue;
+      expert_tokens_.push_back(s / k);
+      expert_slots_.push_back(s);
+    }
+    const int64_t n = static_cast<int64_t>(expert_tokens_.size());
+    if (n == 0) continue;
+    const ExpertWeights& x = w.experts[static_cast<size_t>(e)];
+    cpu::gather_rows(h_.data(), expert_tokens_.data(), n, H, expert_in_.data());
+    gated_mlp(expert_in_.data(), x.w_gate, x.w_up, x.w_down, n, Fm, expert_out_.data());
+    if (epilogue) epilogue->apply_expert(l, e, expert_out_.data(), expert_tokens_.data(), n, batch);
+    for (int64_t i = 0; i < n; ++i) {
+      std::memcpy(slots_.data() + expert_slots_[static_cast<size_t>(i)] * H, expert_out_.data() + i * H,
+                  sizeof(float) * H);
+    }
+  }
+  cpu::combine_experts(slots_.data(), topk_w_.data(), T, k, H, y_.data());
+  if (m.shared_expert_intermediate_size > 0) {
+    gated_mlp(h_.data(), w.shared.w_gate, w.shared.w_up, w.shared.w_down, T, m.shared_expert_intermediate_size,
+              expert_out_.data());
+    if (epilogue) {
+      expert_tokens_.resize(static_cast<size_t>(T));
+      std::iota(expert_tokens_.begin(), expert_tokens_.end(), int64_t{0});
+      epilogue->apply_expert(l, Epilogue::kSharedExpert, expert_out_.data(), expert_tokens_.data(), T, batch);
+    }
+    cpu::add_gated(h_.data(), w.shared_expert_gate, expert_out_.data(), T, H, y_.data());
+  }
 }
 
 void Engine::forward(const Batch& batch, KvCache& cache, const Outputs& out, Epilogue* epilogue) {

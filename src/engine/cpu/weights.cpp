@@ -31,7 +31,7 @@ std::unique_ptr<HostWeights> HostWeights::load(const std::string& model) {
 std::unique_ptr<HostWeights> HostWeights::load(const model::ModelSpec& spec, const std::string& dir) {
   std::unique_ptr<HostWeights> hw(new HostWeights());
   hw->spec_ = spec;
-  hw->layout_ = layer_unit_layout(spec);
+  hw->layouts_ = layer_unit_layouts(spec);
   std::unique_ptr<io::SafetensorsReader> reader;
   if (!dir.empty()) {
     reader = std::make_unique<io::SafetensorsReader>(dir);
@@ -42,14 +42,12 @@ std::unique_ptr<HostWeights> HostWeights::load(const model::ModelSpec& spec, con
   hw->embed_.resize(static_cast<size_t>(V * H));
   hw->final_norm_.resize(static_cast<size_t>(H));
   if (!spec.tied_embeddings) hw->lm_head_.resize(static_cast<size_t>(V * H));
-  for (auto& u : hw->units_) u.resize(static_cast<size_t>(hw->layout_.total));
+  for (size_t l = 0; l < hw->units_.size(); ++l) hw->units_[l].resize(static_cast<size_t>(hw->layouts_[l].total));
 
   for (const model::ExpectedWeight& w : model::expected_weights(spec)) {
     if (w.layer >= 0) {
-      const auto it = std::find_if(hw->layout_.slots.begin(), hw->layout_.slots.end(),
-                                   [&](const model::WeightSlot& s) { return s.role == w.role; });
-      const size_t i = static_cast<size_t>(it - hw->layout_.slots.begin());
-      fill(reader.get(), w, hw->units_[static_cast<size_t>(w.layer)].data() + hw->layout_.offsets[i]);
+      const UnitLayout& lay = hw->layouts_[static_cast<size_t>(w.layer)];
+      fill(reader.get(), w, hw->units_[static_cast<size_t>(w.layer)].data() + lay.offsets[lay.index_of(w.role, w.expert)]);
     } else if (w.role == model::WeightRole::embed) {
       fill(reader.get(), w, hw->embed_.data());
     } else if (w.role == model::WeightRole::final_norm) {
@@ -64,7 +62,7 @@ std::unique_ptr<HostWeights> HostWeights::load(const model::ModelSpec& spec, con
 
 LayerWeights HostWeights::layer(int64_t l) {
   ABL_CHECK(l >= 0 && l < spec_.num_layers, "layer {} out of range (L = {})", l, spec_.num_layers);
-  return layer_views(spec_, layout_, units_[static_cast<size_t>(l)].data());
+  return layer_views(spec_, layouts_[static_cast<size_t>(l)], units_[static_cast<size_t>(l)].data());
 }
 
 HeadWeights HostWeights::head() {
@@ -80,12 +78,10 @@ int64_t HostWeights::bytes() const {
   return n * 4;
 }
 
-float* HostWeights::layer_tensor(int64_t l, model::WeightRole role) {
+float* HostWeights::layer_tensor(int64_t l, model::WeightRole role, int32_t expert) {
   ABL_CHECK(l >= 0 && l < spec_.num_layers, "layer {} out of range (L = {})", l, spec_.num_layers);
-  for (size_t i = 0; i < layout_.slots.size(); ++i) {
-    if (layout_.slots[i].role == role) return units_[static_cast<size_t>(l)].data() + layout_.offsets[i];
-  }
-  fail("model has no {} tensor", model::role_name(role));
+  const UnitLayout& lay = layouts_[static_cast<size_t>(l)];
+  return units_[static_cast<size_t>(l)].data() + lay.offsets[lay.index_of(role, expert)];
 }
 
 }  // namespace abl::engine

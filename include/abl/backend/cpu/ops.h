@@ -70,6 +70,24 @@ void softcap(float* x, float cap, int64_t n);
 // x(n) += y(n)
 void add(float* x, const float* y, int64_t n);
 
+// ---- mixture of experts
+
+// The router of an MoE layer, per token t: p = softmax(logits(t, E)) in fp32, then the k largest
+// p in descending order (the lower expert id first on equal values) into ids(t, k) and their
+// probabilities into weights(t, k), divided by their sum when `renormalize`.
+void router_topk(const float* logits, int64_t T, int64_t E, int64_t k, bool renormalize, int32_t* ids,
+                 float* weights);
+
+// dst(n, width) = src(rows[i], width) for i < n.
+void gather_rows(const float* src, const int64_t* rows, int64_t n, int64_t width, float* dst);
+
+// out(T, H) = Σ_j weights(t, j) · slots(t·k + j, H), j = 0 … k−1 in that order (every token's
+// expert outputs combined in a fixed order, whatever the batch or the layout).
+void combine_experts(const float* slots, const float* weights, int64_t T, int64_t k, int64_t H, float* out);
+
+// y(T, H) += sigmoid(x(T, H) · w(H)) · s(T, H): Qwen2-MoE's gated shared expert.
+void add_gated(const float* x, const float* w, const float* s, int64_t T, int64_t H, float* y);
+
 // out(rows,V) = log_softmax(logits) per row; out may alias logits.
 void log_softmax(const float* logits, float* out, int64_t rows, int64_t V);
 

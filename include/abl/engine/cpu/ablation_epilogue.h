@@ -1,6 +1,7 @@
 // The ablation epilogue on the CPU engine (DESIGN.md §2, the math in engine/ablation_table.h): a
 // trial's directional ablation of o_proj and down_proj applied to their outputs, per sequence, so
-// one forward pass evaluates many trials. The CUDA twin is engine/cuda/ablation_epilogue.h.
+// one forward pass evaluates many trials. In MoE layers every expert's down projection (and the
+// shared expert's) is ablated with the layer's λ and direction, each with its own row norms. The CUDA twin is engine/cuda/ablation_epilogue.h.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -19,6 +20,8 @@ class AblationEpilogue final : public Epilogue {
                    std::vector<TrialAblation> trials);
   void begin_layer(int64_t layer, const LayerWeights& w) override;
   void apply(Component c, int64_t layer, float* y, const Batch& batch) override;
+  void apply_expert(int64_t layer, int32_t expert, float* y, const int64_t* tokens, int64_t n,
+                    const Batch& batch) override;
   int64_t num_trials() const { return static_cast<int64_t>(trials_.size()); }
 
  private:
@@ -27,15 +30,25 @@ class AblationEpilogue final : public Epilogue {
     std::vector<float> wa;  // (H) Ŵa
     double a2 = 0;          // ‖a‖²
   };
-  const Vectors& vectors(Component c, int64_t layer, int32_t dir);
+  // The weight behind (component, layer, expert): W (H, in) of the loaded layer.
+  struct Source {
+    const float* w = nullptr;
+    int64_t in = 0;
+  };
+  Source source(Component c, int32_t expert) const;
+  const Vectors& vectors(Component c, int64_t layer, int32_t expert, int32_t dir);
+  // y rows r < n belong to batch tokens tokens[r] (all T tokens in order when tokens is null).
+  void ablate(Component c, int64_t layer, int32_t expert, float* y, const int64_t* tokens, int64_t n,
+              const Batch& batch);
 
   model::ModelSpec spec_;
   std::vector<std::vector<float>> directions_;
   std::vector<TrialAblation> trials_;
   LayerWeights current_;  // weights of the layer in progress
   int64_t current_layer_ = -1;
-  // Derived vectors, kept across passes (weights and directions do not change during a sweep).
-  std::map<std::tuple<int, int64_t, int32_t>, Vectors> cache_;
+  // Derived vectors per (component, layer, expert, direction), kept across passes (weights and
+  // directions do not change during a sweep).
+  std::map<std::tuple<int, int64_t, int32_t, int32_t>, Vectors> cache_;
 };
 
 }  // namespace abl::engine

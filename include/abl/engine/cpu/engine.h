@@ -29,14 +29,21 @@ class KvCache {
   std::vector<std::vector<float>> k_, v_;
 };
 
-// A hook on the outputs of o_proj and down_proj (the ablation epilogue, DESIGN.md §2).
+// A hook on the outputs of o_proj and down_proj (the ablation epilogue, DESIGN.md §2). In an MoE
+// layer, mlp.down_proj means every expert's down projection and the shared expert's: the hook
+// sees each expert's output before it is weighted and summed (docs/families.md §4).
 class Epilogue {
  public:
+  static constexpr int32_t kSharedExpert = -2;
   virtual ~Epilogue() = default;
   // Once per layer and pass, with that layer's weights (to derive per-layer vectors).
   virtual void begin_layer(int64_t layer, const LayerWeights& w) = 0;
   // y(T,H): the component's output for every token of the batch.
   virtual void apply(Component c, int64_t layer, float* y, const Batch& batch) = 0;
+  // y(n,H): the down projection of expert `expert` (or kSharedExpert) for the batch's tokens
+  // tokens[0..n).
+  virtual void apply_expert(int64_t layer, int32_t expert, float* y, const int64_t* tokens, int64_t n,
+                            const Batch& batch) = 0;
 };
 
 class Engine {
@@ -52,6 +59,12 @@ class Engine {
 
  private:
   void layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epilogue);
+  // out(rows,H) = down(act(gate(x)) * up(x)) for x(rows,H), through gate_/up_ (width F).
+  void gated_mlp(const float* x, const float* w_gate, const float* w_up, const float* w_down, int64_t rows, int64_t F,
+                 float* out);
+  // The MLP of an MoE layer on h_ (T,H) into y_: router, each expert over its tokens, combine,
+  // the shared expert.
+  void moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilogue* epilogue);
   void capture(const Batch& batch, int64_t depth, const float* rows, float* residuals) const;
 
   WeightSource& weights_;
@@ -62,6 +75,11 @@ class Engine {
   std::vector<float> inv_freq_local_;  // (HD/2) of the sliding layers when they differ (Gemma 3)
   // Activations, (T, ·) each, sized for limits_.max_tokens.
   std::vector<float> x_, h_, q_, k_, v_, att_, y_, gate_, up_;
+  // MoE layers: router logits (T,E), the top-k choice (T,k), one expert's tokens in and out
+  // (T,H), every token's k expert outputs (T·k,H); the expert's token list and slot of each.
+  std::vector<float> router_, topk_w_, expert_in_, expert_out_, slots_;
+  std::vector<int32_t> topk_id_;
+  std::vector<int64_t> expert_tokens_, expert_slots_;
   std::vector<float> last_;  // (B, H) final-norm input/output of the last tokens
   std::vector<float> logits_;  // (B, V) only when greedy ids are asked for without logits
 };

@@ -24,12 +24,12 @@ class HostWeights final : public WeightSource {
   int64_t bytes() const;  // host memory held
 
   // Mutable access to one tensor of a layer (tests and export write modified weights).
-  float* layer_tensor(int64_t l, model::WeightRole role);
+  float* layer_tensor(int64_t l, model::WeightRole role, int32_t expert = -1);
 
  private:
   HostWeights() = default;
   model::ModelSpec spec_;
-  UnitLayout layout_;
+  std::vector<UnitLayout> layouts_;  // (L)
   std::vector<std::vector<float>> units_;  // L units
   std::vector<float> embed_, final_norm_, lm_head_;
 };

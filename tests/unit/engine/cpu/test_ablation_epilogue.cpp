@@ -1,6 +1,9 @@
 // The epilogue equals explicitly modified weights: for random directions and λ, a model with W'
 // written into its o_proj/down_proj and no epilogue gives the same logits as the original model
-// with the epilogue, for every row-normalisation mode — also with several trials in one batch.
+// with the epilogue, for every row-normalisation mode — also with several trials in one batch —
+// and for every family: Gemma's post-norms come after the epilogue, and in mixture-of-experts
+// models every expert's and the shared expert's down projection is ablated, each with its own row
+// norms (an epilogue after the routing sum fails this in `pre` and `full`).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -33,23 +36,43 @@ engine::TrialAblation random_trial(const model::ModelSpec& spec, RowNorm mode, i
   return t;
 }
 
-// The explicitly ablated model of one trial.
-std::unique_ptr<engine::HostWeights> ablated_model(const model::ModelSpec& spec, const engine::TrialAblation& t,
+// The model under test: a synthetic preset (shortened) or a golden fixture folder.
+struct Model {
+  model::ModelSpec spec;
+  std::string dir;  // empty: synthetic
+};
+Model model_named(const std::string& name) {
+  if (name == "tiny-llama") {
+    model::ModelSpec spec = model::synthetic_model_spec("tiny-llama");
+    spec.num_layers = 3;
+    return {spec, ""};
+  }
+  const std::string dir = std::string(ABL_FIXTURE_DIR) + "/golden/" + name;
+  return {model::load_model_spec(dir), dir};
+}
+
+// The explicitly ablated model of one trial: every o_proj and every down projection (dense MLP,
+// each expert, the shared expert) rewritten as export does.
+std::unique_ptr<engine::HostWeights> ablated_model(const Model& m, const engine::TrialAblation& t,
                                                    const std::vector<std::vector<float>>& dirs) {
-  auto w = engine::HostWeights::load(spec, "");
-  for (int64_t l = 0; l < spec.num_layers; ++l) {
+  auto w = engine::HostWeights::load(m.spec, m.dir);
+  for (int64_t l = 0; l < m.spec.num_layers; ++l) {
     const float* v = dirs[static_cast<size_t>(t.direction[static_cast<size_t>(l)])].data();
-    ablation::ablate_weight(w->layer_tensor(l, model::WeightRole::o_proj), spec.hidden_size, spec.q_dim(), v,
-                            t.lambda[0][static_cast<size_t>(l)], t.mode);
-    ablation::ablate_weight(w->layer_tensor(l, model::WeightRole::down_proj), spec.hidden_size,
-                            spec.intermediate_size, v, t.lambda[1][static_cast<size_t>(l)], t.mode);
+    for (const model::WeightSlot& s : model::layer_slots(m.spec, l)) {
+      const bool o = s.role == model::WeightRole::o_proj;
+      if (!o && !model::is_down_projection(s.role)) continue;
+      ablation::ablate_weight(w->layer_tensor(l, s.role, s.expert), s.shape[0], s.shape[1], v,
+                              t.lambda[o ? 0 : 1][static_cast<size_t>(l)], t.mode);
+    }
   }
   return w;
 }
 
-std::vector<int32_t> tokens(int64_t n, int32_t seed) {
+std::vector<int32_t> tokens(int64_t n, int32_t seed, int64_t V) {
   std::vector<int32_t> t(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) t[static_cast<size_t>(i)] = (seed * 71 + static_cast<int32_t>(i) * 29) % 500;
+  for (int64_t i = 0; i < n; ++i) {
+    t[static_cast<size_t>(i)] = static_cast<int32_t>((seed * 71 + i * 29) % std::min<int64_t>(V, 500));
+  }
   return t;
 }
 
@@ -61,17 +84,18 @@ float max_abs_diff(const float* a, const float* b, int64_t n) {
 
 }  // namespace
 
-class EpilogueModes : public ::testing::TestWithParam<RowNorm> {};
+class EpilogueModes : public ::testing::TestWithParam<std::tuple<std::string, RowNorm>> {};
 
 TEST_P(EpilogueModes, EqualsExplicitWeightsInOneMixedBatch) {
-  model::ModelSpec spec = model::synthetic_model_spec("tiny-llama");
-  spec.num_layers = 3;
+  const Model m = model_named(std::get<0>(GetParam()));
+  const RowNorm mode = std::get<1>(GetParam());
+  const model::ModelSpec& spec = m.spec;
   const int64_t H = spec.hidden_size, V = spec.vocab_size;
   const std::vector<std::vector<float>> dirs = {unit_vector(H, 1), unit_vector(H, 2), unit_vector(H, 3)};
-  const RowNorm other = GetParam() == RowNorm::full ? RowNorm::none : RowNorm::full;
-  const std::vector<engine::TrialAblation> trials = {random_trial(spec, GetParam(), 3, 10),
+  const RowNorm other = mode == RowNorm::full ? RowNorm::none : RowNorm::full;
+  const std::vector<engine::TrialAblation> trials = {random_trial(spec, mode, 3, 10),
                                                        random_trial(spec, other, 3, 11)};
-  auto base = engine::HostWeights::load(spec, "");
+  auto base = engine::HostWeights::load(spec, m.dir);
   engine::AblationEpilogue epi(spec, dirs, trials);
   engine::Engine eng(*base, {64, 8});
 
@@ -79,7 +103,7 @@ TEST_P(EpilogueModes, EqualsExplicitWeightsInOneMixedBatch) {
   const int32_t trial_of[3] = {0, 1, -1};
   const int64_t len = 7;
   std::vector<std::vector<int32_t>> toks;
-  for (int s = 0; s < 3; ++s) toks.push_back(tokens(len + 2, s + 1));
+  for (int s = 0; s < 3; ++s) toks.push_back(tokens(len + 2, s + 1, V));
   engine::KvCache cache(spec, 64);
   std::vector<float> got(static_cast<size_t>(3 * V * 3));  // [step][seq][V]
   for (int step = 0; step < 3; ++step) {
@@ -93,8 +117,8 @@ TEST_P(EpilogueModes, EqualsExplicitWeightsInOneMixedBatch) {
     eng.forward(b, cache, o, &epi);
   }
   for (int s = 0; s < 3; ++s) {
-    auto ref_w = trial_of[s] < 0 ? engine::HostWeights::load(spec, "")
-                                 : ablated_model(spec, trials[static_cast<size_t>(trial_of[s])], dirs);
+    auto ref_w = trial_of[s] < 0 ? engine::HostWeights::load(spec, m.dir)
+                                 : ablated_model(m, trials[static_cast<size_t>(trial_of[s])], dirs);
     engine::Engine ref(*ref_w, {64, 8});
     engine::KvCache c(spec, 32);
     std::vector<float> all(static_cast<size_t>((len + 2) * V));
@@ -112,8 +136,18 @@ TEST_P(EpilogueModes, EqualsExplicitWeightsInOneMixedBatch) {
   EXPECT_GT(max_abs_diff(got.data(), got.data() + 2 * V, V), 1e-3f);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, EpilogueModes, ::testing::Values(RowNorm::none, RowNorm::pre, RowNorm::full),
-                         [](const auto& p) { return std::string(engine::row_norm_name(p.param)); });
+INSTANTIATE_TEST_SUITE_P(
+    Families, EpilogueModes,
+    ::testing::Combine(::testing::Values("tiny-llama", "gemma2-softcap", "gemma3-mm", "phi3-longrope", "mixtral-moe",
+                                         "qwen2-moe-shared", "qwen3-moe"),
+                       ::testing::Values(RowNorm::none, RowNorm::pre, RowNorm::full)),
+    [](const auto& p) {
+      std::string name = std::get<0>(p.param) + "_" + std::string(engine::row_norm_name(std::get<1>(p.param)));
+      for (char& c : name) {
+        if (c == '-') c = '_';
+      }
+      return name;
+    });
 
 TEST(Epilogue, FullModeKeepsRowNorms) {
   const int64_t out = 9, in = 13;
