@@ -40,6 +40,8 @@ constexpr const char* kSideFiles[] = {
     "tokenizer.json",   "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
     "tokenizer.model",  "vocab.json",            "merges.txt",              "chat_template.jinja",
     "chat_template.json", "generation_config.json",
+    // Multimodal checkpoints (Gemma 3): the image processor's settings.
+    "preprocessor_config.json", "processor_config.json",
 };
 
 // Elements converted per step when a tensor changes dtype: bounds the memory of a large embedding.
@@ -151,6 +153,12 @@ Job prepare(const std::string& model_dir, const std::vector<std::vector<float>>&
   Job job;
   job.spec = model::load_model_spec(model_dir);
   check_trial(job.spec, directions, trial, model_dir);
+  if (opts.dtype && job.spec.embed_scale != 1.0 && job.spec.torch_dtype && *opts.dtype != *job.spec.torch_dtype) {
+    // Gemma multiplies the embeddings by sqrt(H) in the model's dtype: another dtype, another factor.
+    log::warn("export: {} scales its embeddings by sqrt(hidden_size) rounded to the model's dtype; written as "
+              "{}, the factor transformers applies changes slightly",
+              model_dir, dtype_name(*opts.dtype));
+  }
   job.reader = std::make_unique<io::SafetensorsReader>(model_dir);
   const model::WeightCheck check = model::inspect_weights(job.spec, *job.reader);
   if (!check.problems.empty()) {
@@ -171,10 +179,10 @@ Job prepare(const std::string& model_dir, const std::vector<std::vector<float>>&
     const io::TensorInfo* t = job.reader->find(w.name);
     if (!t || !taken.insert(w.name).second) continue;
     order.push_back(t);
-    const int component = w.role == model::WeightRole::o_proj      ? 0
-                          : w.role == model::WeightRole::down_proj ? 1
-                                                                   : -1;
+    // attn.o_proj, and mlp.down_proj: the dense MLP's, every expert's and the shared expert's.
+    const int component = w.role == model::WeightRole::o_proj ? 0 : model::is_down_projection(w.role) ? 1 : -1;
     if (component < 0) continue;
+    if (w.role == model::WeightRole::expert_down_proj && !trial.routed_experts) continue;
     if (trial.lambda[static_cast<size_t>(component)][static_cast<size_t>(w.layer)] != 0.0f) {
       Item& it = job.items[w.name];
       it.component = component;

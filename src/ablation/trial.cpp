@@ -85,7 +85,7 @@ std::vector<float> global_direction(const std::vector<std::vector<float>>& r, do
 }
 
 engine::AblationTable build_trial_table(const std::vector<TrialParams>& trials, const std::vector<std::vector<float>>& r,
-                             engine::RowNorm mode) {
+                             engine::RowNorm mode, bool routed_experts) {
   const int64_t L = static_cast<int64_t>(r.size()) - 1;
   ABL_CHECK(L >= 1, "need directions for at least 2 depths, got {}", r.size());
   engine::AblationTable t;
@@ -94,6 +94,7 @@ engine::AblationTable build_trial_table(const std::vector<TrialParams>& trials, 
     const TrialParams& p = trials[k];
     engine::TrialAblation a;
     a.mode = mode;
+    a.routed_experts = routed_experts;
     a.direction.resize(static_cast<size_t>(L));
     if (p.scope == DirectionScope::global) {
       try {

@@ -99,7 +99,8 @@ int export_trial(const ExportCommandOptions& eo) {
   std::array<double, ablation::kParamNames.size()> v{};
   std::copy(trials.rows[static_cast<size_t>(k)].params.begin(), trials.rows[static_cast<size_t>(k)].params.end(), v.begin());
   const ablation::TrialParams params = ablation::params_from_values(v);
-  const auto table = ablation::build_trial_table({params}, ablation::direction_rows(dirs), mode);
+  const bool routed_experts = cfg.value("ablate_experts", true);
+  const auto table = ablation::build_trial_table({params}, ablation::direction_rows(dirs), mode, routed_experts);
 
   log::info("export: trial {} ({} refusals, KL {:.4f}): {} ({} rows)", k, trials.rows[static_cast<size_t>(k)].refusals,
             trials.rows[static_cast<size_t>(k)].kl, ablation::describe(params), engine::row_norm_name(mode));

@@ -66,6 +66,9 @@ void declare_sweep_options(OptionSet& o) {
        "trials evaluated together in one set of forward passes, or auto (fill every rank's passes)")
       ("seed", po::value<int64_t>()->default_value(1), "seed of the Sobol shift and of TPE (>= 0)")
       ("row-normalization", po::value<std::string>()->default_value("full"), "none, pre or full")
+      ("ablate-experts", po::value<bool>()->default_value(true),
+       "mixture-of-experts models: ablate every routed expert's down projection with the shared expert's "
+       "and the dense MLPs' (false: only those, as tools that skip fused expert tensors do)")
       ("early-exit", po::value<bool>()->default_value(true),
        "stop a response at its first refusal marker (the count is the same; only time is saved)")
       ("store-responses", po::bool_switch(), "keep every trial's responses in trials.h5")
@@ -162,6 +165,7 @@ SweepOptions parse_sweep_options(const po::variables_map& vm) {
   ABL_CHECK(o.search == "tpe" || o.search == "sobol" || o.search == "grid",
             "--search must be tpe, sobol or grid, got '{}'", o.search);
   o.row_norm = engine::parse_row_norm(vm["row-normalization"].as<std::string>());
+  o.ablate_experts = vm["ablate-experts"].as<bool>();
   const int64_t seed = vm["seed"].as<int64_t>();
   ABL_CHECK(seed >= 0, "--seed must be >= 0, got {}", seed);
   o.seed = static_cast<uint64_t>(seed);

@@ -56,6 +56,7 @@ SweepSettings sweep_settings(parallel::Comm& comm, const SweepOptions& opts, int
   SweepSettings set;
   set.search = opts.search;
   set.mode = opts.row_norm;
+  set.routed_experts = opts.ablate_experts;
   set.seed = opts.seed;
   set.n_trials = opts.trials;
   set.startup = opts.startup_trials;
@@ -110,7 +111,7 @@ SweepEnd Sweep::run() {
   ses_.backend();
   open_trials_file();
   proposer_ = make_proposer(set_, ses_.spec().num_layers);
-  TrialEvaluator eval(ses_, ablation::direction_rows(dirs_), set_.mode, std::move(kl_ids_), std::move(base_logprobs_),
+  TrialEvaluator eval(ses_, ablation::direction_rows(dirs_), set_.mode, set_.routed_experts, std::move(kl_ids_), std::move(base_logprobs_),
                       std::move(eval_ids_), *markers_, max_new_, set_.early_exit, set_.store_responses);
   log::info("sweep: {} search, {} trials ({} done), {} per batch, {} KL + {} evaluation prompts, baseline {}/{} refusals",
             set_.search, n_trials_, n_done_, per_batch_, kl_texts_.size(), n_eval_, base_->refusals(), n_eval_);
@@ -192,6 +193,7 @@ void Sweep::hash_config() {
   cfg["refusal_markers"] = hex64(fnv1a(nlohmann::json(markers_->markers()).dump()));
   cfg["max_response_length"] = max_new_;
   cfg["row_normalization"] = std::string(engine::row_norm_name(set_.mode));
+  if (!set_.routed_experts) cfg["ablate_experts"] = false;  // absent: true (older files too)
   cfg["search"] = set_.search;
   cfg["seed"] = set_.seed;
   if (set_.search == "tpe") cfg["startup_trials"] = set_.startup;

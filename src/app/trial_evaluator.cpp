@@ -8,10 +8,10 @@
 namespace abl::app {
 
 TrialEvaluator::TrialEvaluator(Session& ses, std::vector<std::vector<float>> directions, engine::RowNorm mode,
-                               std::vector<std::vector<int32_t>> kl_ids, std::vector<float> base_logprobs,
+                               bool routed_experts, std::vector<std::vector<int32_t>> kl_ids, std::vector<float> base_logprobs,
                                std::vector<std::vector<int32_t>> eval_ids, const text::RefusalMarkers& markers,
                                int64_t max_new, bool early_exit, bool keep_responses)
-    : ses_(ses), directions_(std::move(directions)), mode_(mode), kl_ids_(std::move(kl_ids)),
+    : ses_(ses), directions_(std::move(directions)), mode_(mode), routed_experts_(routed_experts), kl_ids_(std::move(kl_ids)),
       base_(std::move(base_logprobs)), eval_ids_(std::move(eval_ids)), markers_(markers), max_new_(max_new),
       early_exit_(early_exit), keep_responses_(keep_responses) {}
 
@@ -22,7 +22,7 @@ TrialEvaluator::~TrialEvaluator() {
 BatchResult TrialEvaluator::evaluate(const std::vector<ablation::TrialParams>& trials) {
   parallel::Runtime& rt = ses_.rt();
   const auto K = static_cast<int64_t>(trials.size());
-  const auto table = ablation::build_trial_table(trials, directions_, mode_);
+  const auto table = ablation::build_trial_table(trials, directions_, mode_, routed_experts_);
   AblationScope ablate(ses_.backend(), table);
   if (!kl_reference_set_) {
     ses_.backend().set_kl_reference(base_.data(), static_cast<int64_t>(kl_ids_.size()));

@@ -1,6 +1,8 @@
 // `export`: the abliterated model as a Hugging Face folder — W' = ablate(W) written explicitly
-// for o_proj and down_proj of every layer (all three row-normalization modes), every other
-// tensor copied, config.json and the tokenizer files copied. Each rank writes whole shard files
+// for o_proj and down_proj of every layer (in MoE layers every expert's and the shared expert's
+// down projection; all three row-normalization modes), every other tensor copied bit for bit
+// (fused Phi-3 tensors, routers, a multimodal checkpoint's vision tower), config.json and the
+// tokenizer and processor files copied. Each rank writes whole shard files
 // of a plan every rank computes alike; rank 0 writes the index and the small files last, after
 // every shard is complete, so a folder with an index is a complete folder.
 #pragma once

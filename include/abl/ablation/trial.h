@@ -49,8 +49,10 @@ float layer_weight(const ComponentParams& c, int64_t layer);
 // and one engine::TrialAblation per trial. Table rows 0..L are r itself (per_layer trials use r[l+1]);
 // each global trial appends its interpolated, renormalized direction. Errors name the trial
 // whose direction_index is outside [0, L-1] (it needs r[⌊d⌋+1] and r[⌊d⌋+2]).
+// routed_experts: TrialAblation::routed_experts of every trial.
 engine::AblationTable build_trial_table(const std::vector<TrialParams>& trials,
-                             const std::vector<std::vector<float>>& r, engine::RowNorm mode);
+                             const std::vector<std::vector<float>>& r, engine::RowNorm mode,
+                             bool routed_experts = true);
 
 // The direction a global trial uses (unit length), for export and tests.
 std::vector<float> global_direction(const std::vector<std::vector<float>>& r, double direction_index);

@@ -125,6 +125,7 @@ void phase_baseline(Session& s);
 struct SweepSettings {
   std::string search;  // tpe, sobol, grid
   engine::RowNorm mode = engine::RowNorm::full;
+  bool routed_experts = true;  // --ablate-experts
   uint64_t seed = 0;
   int64_t n_trials = 0;  // of this slice (grid: its trials); 0 = nothing to evaluate
   int64_t startup = 0;

@@ -79,6 +79,7 @@ struct SweepOptions {
   int64_t per_batch = 0;  // --trials-per-batch, 0 = auto
   uint64_t seed = 1;
   engine::RowNorm row_norm = engine::RowNorm::full;
+  bool ablate_experts = true;
   bool early_exit = true;
   bool store_responses = false;
   bool restart = false;

@@ -28,7 +28,7 @@ struct BatchResult {
 class TrialEvaluator {
  public:
   // directions: the rows of directions.h5; base_logprobs: (N_kl, V) of baseline.h5.
-  TrialEvaluator(Session& ses, std::vector<std::vector<float>> directions, engine::RowNorm mode,
+  TrialEvaluator(Session& ses, std::vector<std::vector<float>> directions, engine::RowNorm mode, bool routed_experts,
                  std::vector<std::vector<int32_t>> kl_ids, std::vector<float> base_logprobs,
                  std::vector<std::vector<int32_t>> eval_ids, const text::RefusalMarkers& markers, int64_t max_new,
                  bool early_exit, bool keep_responses);
@@ -42,6 +42,7 @@ class TrialEvaluator {
   Session& ses_;
   std::vector<std::vector<float>> directions_;
   engine::RowNorm mode_;
+  bool routed_experts_;
   std::vector<std::vector<int32_t>> kl_ids_;
   std::vector<float> base_;
   std::vector<std::vector<int32_t>> eval_ids_;

@@ -98,6 +98,7 @@ void AblationEpilogue::ablate(Component c, int64_t layer, int32_t expert, float*
     if (trial < 0) continue;
     ABL_CHECK(trial < num_trials(), "sequence with trial id {} but only {} trials", trial, num_trials());
     const TrialAblation& tr = trials_[static_cast<size_t>(trial)];
+    if (expert >= 0 && !tr.routed_experts) continue;
     const float lambda = tr.lambda[static_cast<size_t>(ci)][static_cast<size_t>(layer)];
     if (lambda == 0.0f) continue;
     const int32_t dir = tr.direction[static_cast<size_t>(layer)];

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <random>
 
 #include <fmt/format.h>
@@ -393,3 +394,97 @@ TEST(Export, ModelThatDoesNotMatchItsConfigIsRejected) {
   EXPECT_FALSE(fs::exists(out));
   EXPECT_FALSE(fs::exists(out + ".partial"));
 }
+
+// Every family: the exported folder run plainly equals the original run with the epilogue (fp32
+// export), every tensor that is not ablated keeps its bytes (fused Phi-3 tensors, routers, gates,
+// a multimodal checkpoint's vision tower), and in MoE layers every expert's and the shared
+// expert's down projection is rewritten — or, with routed_experts off, every routed expert kept.
+struct FamilyCase {
+  const char* fixture;
+  bool routed_experts;
+};
+
+class ExportFamilies : public ::testing::TestWithParam<FamilyCase> {};
+
+TEST_P(ExportFamilies, AblatesEveryDownProjectionAndKeepsTheRest) {
+  const std::string model = (kFixtures / "golden" / GetParam().fixture).string();
+  const model::ModelSpec spec = model::load_model_spec(model);
+  const auto dirs = directions(spec);
+  engine::TrialAblation trial = make_trial(spec, engine::RowNorm::full);
+  trial.routed_experts = GetParam().routed_experts;
+  abl::testing::TempDir tmp;
+  const std::string out = tmp.file("exported");
+  ablation::export_model(model, dirs, trial, options(out), nullptr);
+
+  io::SafetensorsReader src(model), dst(out);
+  ASSERT_EQ(dst.tensors().size(), src.tensors().size());
+  std::map<std::string, const model::ExpectedWeight*> slot_of;
+  const std::vector<model::ExpectedWeight> expected = model::expected_weights(spec);
+  for (const auto& w : expected) slot_of.emplace(w.name, &w);
+  size_t ablated = 0, experts_ablated = 0, untouched = 0;
+  for (const io::TensorInfo& t : src.tensors()) {
+    const auto it = slot_of.find(t.name);
+    const model::ExpectedWeight* w = it == slot_of.end() ? nullptr : it->second;
+    int c = -1;
+    if (w && w->role == model::WeightRole::o_proj) c = 0;
+    if (w && model::is_down_projection(w->role)) c = 1;
+    if (w && w->role == model::WeightRole::expert_down_proj && !trial.routed_experts) c = -1;
+    const float lambda = c < 0 ? 0.0f : trial.lambda[static_cast<size_t>(c)][static_cast<size_t>(w->layer)];
+    if (lambda == 0.0f) {
+      EXPECT_EQ(raw_bytes(dst, t.name), raw_bytes(src, t.name)) << t.name << " changed";
+      ++untouched;
+      continue;
+    }
+    std::vector<float> wf = src.read_f32(t.name);
+    const float* v = dirs[static_cast<size_t>(trial.direction[static_cast<size_t>(w->layer)])].data();
+    ablation::ablate_weight(wf.data(), t.shape[0], t.shape[1], v, lambda, trial.mode);
+    std::string want(wf.size() * dtype_size(*t.dtype), '\0');
+    convert_from_f32(wf.data(), *t.dtype, want.data(), wf.size());
+    EXPECT_EQ(raw_bytes(dst, t.name), want) << t.name;
+    ++ablated;
+    if (w->role == model::WeightRole::expert_down_proj) ++experts_ablated;
+  }
+  std::printf("[ export %s ] %zu tensors ablated (%zu routed experts), %zu bit-identical\n", GetParam().fixture,
+              ablated, experts_ablated, untouched);
+  EXPECT_GT(ablated, 0u);
+  if (spec.num_experts > 0 && trial.routed_experts) {
+    int64_t want = 0;  // λ ≠ 0 on mlp.down_proj: every expert of that layer
+    for (int64_t l = 0; l < spec.num_layers; ++l) {
+      if (spec.is_moe_layer(l) && trial.lambda[1][static_cast<size_t>(l)] != 0.0f) want += spec.num_experts;
+    }
+    EXPECT_EQ(static_cast<int64_t>(experts_ablated), want);
+    EXPECT_GT(want, 0);
+  } else {
+    EXPECT_EQ(experts_ablated, 0u);
+  }
+  for (const char* name : {"config.json", "tokenizer.json", "tokenizer_config.json"}) {
+    EXPECT_EQ(slurp(fs::path(out) / name), slurp(fs::path(model) / name)) << name;
+  }
+
+  // The fp32 export run plainly is the original run with the epilogue. Run with the source's spec:
+  // its config says float32 now, and Gemma's embedding scale follows the checkpoint dtype
+  // (sqrt(H) rounded to bf16 in the source, exact in an fp32 model).
+  const std::string out32 = tmp.file("exported32");
+  ablation::ExportOptions o32 = options(out32);
+  o32.dtype = DType::f32;
+  ablation::export_model(model, dirs, trial, o32, nullptr);
+  const std::vector<float> want = reference_logits(model, trial, dirs);
+  auto exported = engine::HostWeights::load(spec, out32);
+  const float scale = max_abs(want), err = max_abs_diff(run(*exported, nullptr), want);
+  std::printf("[ export %s f32 ] max |logit| %.4g, max abs diff %.3g\n", GetParam().fixture, scale, err);
+  EXPECT_LE(err, 1e-4f * scale);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Families, ExportFamilies,
+    ::testing::Values(FamilyCase{"gemma3-mm", true}, FamilyCase{"gemma2-softcap", true},
+                      FamilyCase{"phi3-longrope", true}, FamilyCase{"mixtral-moe", true},
+                      FamilyCase{"qwen2-moe-shared", true}, FamilyCase{"qwen2-moe-shared", false},
+                      FamilyCase{"qwen3-moe", true}),
+    [](const auto& p) {
+      std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only");
+      for (char& c : name) {
+        if (c == '-') c = '_';
+      }
+      return name;
+    });
