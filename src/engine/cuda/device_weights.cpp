@@ -12,6 +12,7 @@
 #include "abl/backend/cuda/ops.h"
 #include "abl/core/dtype.h"
 #include "abl/core/error.h"
+#include "abl/engine/cuda/plan.h"
 #include "abl/core/log.h"
 #include "abl/io/safetensors.h"
 
@@ -119,6 +120,7 @@ int64_t attention_head_dim(int64_t HD) {
 // ---- layout -----------------------------------------------------------------------------------
 
 DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec) {
+  check_cuda_engine_runs(spec);
   DeviceUnitLayout lay;
   lay.attention_head_dim = attention_head_dim(spec.head_dim);
   lay.q_scale = static_cast<float>(

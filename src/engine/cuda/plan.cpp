@@ -56,6 +56,28 @@ BatchLayout batch_layout(int64_t T, int64_t B) {
   return l;
 }
 
+std::string cuda_engine_unsupported(const model::ModelSpec& m) {
+  std::vector<std::string> missing;
+  if (m.norm_plus_one || m.sandwich_norms) missing.emplace_back("(1+w) and sandwich norms");
+  if (m.activation != model::Activation::silu) missing.emplace_back("GeGLU");
+  if (m.embed_scale != 1.0) missing.emplace_back("embedding scale");
+  if (m.attn_scale > 0.0) missing.emplace_back("query_pre_attn_scalar");
+  if (m.attn_softcap > 0.0 || m.final_softcap > 0.0) missing.emplace_back("soft-capping");
+  if (m.rope_local_theta > 0.0) missing.emplace_back("local/global RoPE");
+  if (m.rope_scaling.type == model::RopeScaling::Type::longrope) missing.emplace_back("LongRoPE");
+  if (m.num_experts > 0) missing.emplace_back("mixture of experts");
+  std::string out;
+  for (const std::string& s : missing) out += (out.empty() ? "" : ", ") + s;
+  return out;
+}
+
+void check_cuda_engine_runs(const model::ModelSpec& m) {
+  const std::string missing = cuda_engine_unsupported(m);
+  ABL_CHECK(missing.empty(),
+            "{} ({}): the CUDA engine does not run {} yet; the CPU engine does (--backend cpu)", m.source,
+            m.architecture, missing);
+}
+
 CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits& limits, int sm_count) {
   ABL_CHECK(limits.max_tokens > 0 && limits.max_seqs > 0, "engine limits must be positive");
   const int64_t T = limits.max_tokens, B = limits.max_seqs;

@@ -6,6 +6,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "abl/engine/batch.h"
 #include "abl/engine/buffer_plan.h"
@@ -46,6 +47,11 @@ struct CudaEnginePlan {
 // sm_count: the GPU's multiprocessors (the split-KV scratch grows with them); kPlanSmCount when
 // planning without a GPU.
 CudaEnginePlan plan_cuda_engine(const model::ModelSpec& spec, const engine::Limits& limits, int sm_count);
+
+// The features of `spec` the CUDA engine does not run yet ("" when it runs the model), and the
+// check that fails naming them before any weight is loaded. The CPU engine runs every family.
+std::string cuda_engine_unsupported(const model::ModelSpec& spec);
+void check_cuda_engine_runs(const model::ModelSpec& spec);
 inline constexpr int kPlanSmCount = 132;  // H100 SXM (an H200 has the same)
 
 // Bytes of a DeviceKvCache of `rows` rows: bf16 K and V per layer at the padded head dim, plus the
