@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <filesystem>
+#include <map>
 
 #include "abl/engine/cpu/weights.h"
 #include "abl/engine/cpu/engine.h"
@@ -51,6 +52,20 @@ void expect_close(const std::vector<float>& a, const std::vector<float>& b, doub
   EXPECT_EQ(bad, 0) << what << ": " << bad << " mismatches, max abs error " << worst;
 }
 
+// Records which tokens each expert of each MoE layer ran (through the epilogue hook, which sees
+// every expert's output): the routing of a pass.
+class RoutingRecorder final : public engine::Epilogue {
+ public:
+  void begin_layer(int64_t, const engine::LayerWeights&) override {}
+  void apply(engine::Component, int64_t, float*, const engine::Batch&) override {}
+  void apply_expert(int64_t layer, int32_t expert, float*, const int64_t* tokens, int64_t n,
+                    const engine::Batch&) override {
+    if (expert < 0) return;  // the shared expert runs on every token
+    for (int64_t i = 0; i < n; ++i) chosen[{layer, tokens[i]}].push_back(expert);
+  }
+  std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> chosen;  // (layer, token) -> experts
+};
+
 }  // namespace
 
 class Golden : public ::testing::TestWithParam<std::string> {};
@@ -95,8 +110,24 @@ TEST_P(Golden, MatchesTorchReference) {
     row += static_cast<int64_t>(ids[p].size());
   }
   std::vector<float> logits(P * static_cast<size_t>(V)), hidden(P * static_cast<size_t>(D * H));
-  eng.forward(b, cache, {logits.data(), hidden.data(), nullptr});
+  RoutingRecorder routing;
+  eng.forward(b, cache, {logits.data(), hidden.data(), nullptr}, &routing);
   expect_close(logits, ref.read_f32("logits_last"), 1e-4, 0, "logits_last");
+  // MoE: the experts chosen at each prompt's last position (before the logits, a routing bug
+  // shows here by name).
+  for (size_t p = 0; p < P; ++p) {
+    const auto routed = prompts.at(p).find("expert_ids_last");
+    if (!routed) continue;
+    for (int64_t l = 0; l < spec.num_layers; ++l) {
+      const auto layer_ids = routed->at(static_cast<size_t>(l));
+      if (layer_ids.is_null()) continue;
+      std::vector<int64_t> want = layer_ids.as_int_list();
+      std::vector<int64_t> got = routing.chosen[{l, b.last_row(static_cast<int64_t>(p))}];
+      std::sort(want.begin(), want.end());
+      std::sort(got.begin(), got.end());
+      EXPECT_EQ(got, want) << "experts of layer " << l << " at the last token of prompt " << p;
+    }
+  }
   expect_close(hidden, ref.read_f32("hidden_last"), 1e-4, 1e-5, "hidden_last");
 
   // Every position of prompt 0.
