@@ -1,7 +1,8 @@
 // Golden tests: the CPU engine against the torch reference (tools/organism/reference.py) on the
 // organism and on the small golden models of each family feature (tests/fixtures/golden/*):
 // logits at the last prompt position and at every position of one prompt within 1e-4, hidden
-// states at every depth, tokenization of the rendered prompts, and identical greedy outputs.
+// states at every depth, tokenization of the rendered prompts, identical greedy outputs, and for
+// mixture-of-experts models the experts chosen at each prompt's last token.
 #include <gtest/gtest.h>
 
 #include <cmath>
