@@ -23,8 +23,11 @@ namespace {
 const std::string kOrganism = std::string(ABL_FIXTURE_DIR) + "/organism";
 
 std::vector<std::string> models() {
+  // Gemma 2: four norms per unit; Qwen2-MoE: expert-major units of two sizes (a dense layer
+  // between MoE ones) and a shared expert.
   return {kOrganism, std::string(ABL_FIXTURE_DIR) + "/golden/qwen3-qk-norm",
-          std::string(ABL_FIXTURE_DIR) + "/golden/llama-tied"};
+          std::string(ABL_FIXTURE_DIR) + "/golden/llama-tied", std::string(ABL_FIXTURE_DIR) + "/golden/gemma2-softcap",
+          std::string(ABL_FIXTURE_DIR) + "/golden/qwen2-moe-shared"};
 }
 
 // Organism prompts of both classes, rendered and tokenized (different lengths on purpose).
@@ -55,8 +58,8 @@ TEST_P(Invariance, ShardedWeightsEqualFullCopy) {
   const auto& s = full->spec();
   const int64_t V = s.vocab_size, H = s.hidden_size;
   ASSERT_EQ(std::memcmp(sharded->embedding(), full->embedding(), sizeof(float) * V * H), 0);
-  const auto unit = engine::layer_unit_layout(s, 0);
   for (int64_t l = 0; l < s.num_layers; ++l) {
+    const auto unit = engine::layer_unit_layout(s, l);
     const engine::LayerWeights a = sharded->layer(l);
     const engine::LayerWeights b = full->layer(l);
     ASSERT_EQ(std::memcmp(a.attn_norm, b.attn_norm, sizeof(float) * unit.total), 0) << "layer " << l;
