@@ -220,7 +220,8 @@ int64_t kv_cache_bytes(const model::ModelSpec& spec, int64_t rows, DType dtype) 
 engine::BufferPlan activation_buffers(const model::ModelSpec& spec, int64_t B, int64_t T,
                                       const Precision& p) {
   // Mirrors engine::Engine::plan_for (fp32 on the CPU); tests hold the two together.
-  const int64_t H = spec.hidden_size, F = spec.intermediate_size;
+  const int64_t H = spec.hidden_size;
+  const int64_t F = std::max({spec.intermediate_size, spec.moe_intermediate_size, spec.shared_expert_intermediate_size});
   const int64_t a = dsize(p.activations);
   const std::string at = lower(p.activations);
   engine::BufferPlan b;
@@ -232,6 +233,14 @@ engine::BufferPlan activation_buffers(const model::ModelSpec& spec, int64_t B, i
   b.add(fmt::format("projection out y (T,H) {}", at), T * H * a);
   b.add(fmt::format("gate, up (T,F) {}", at), 2 * T * F * a);
   b.add("last tokens (B,H) f32", B * H * 4);
+  if (spec.num_experts > 0) {
+    const int64_t E = spec.num_experts, k = spec.experts_per_token;
+    b.add("router logits (T,E) f32", T * E * 4);
+    b.add("top-k weights and ids (T,k)", T * k * 8);
+    b.add(fmt::format("one expert's tokens in, out (T,H) {}", at), 2 * T * H * a);
+    b.add(fmt::format("expert outputs of every token (T*k,H) {}", at), T * k * H * a);
+    b.add("expert token lists (T*k) i64", 2 * T * k * 8);
+  }
   return b;
 }
 

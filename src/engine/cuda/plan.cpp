@@ -81,7 +81,8 @@ void check_cuda_engine_runs(const model::ModelSpec& m) {
 CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits& limits, int sm_count) {
   ABL_CHECK(limits.max_tokens > 0 && limits.max_seqs > 0, "engine limits must be positive");
   const int64_t T = limits.max_tokens, B = limits.max_seqs;
-  const int64_t H = m.hidden_size, F = m.intermediate_size, V = m.vocab_size, L = m.num_layers;
+  const int64_t H = m.hidden_size, V = m.vocab_size, L = m.num_layers;
+  const int64_t F = std::max(m.intermediate_size, m.shared_expert_intermediate_size);  // dense or shared MLP
   const int64_t HDp = attention_head_dim(m.head_dim);
   const int64_t bf = sizeof(__nv_bfloat16), f4 = sizeof(float);
   CudaEnginePlan p;
@@ -107,6 +108,15 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
   p.next_ids = carve("greedy ids (B) i32", B * static_cast<int64_t>(sizeof(int32_t)));
   p.kl_ref = carve("KL reference rows (B,V) f32", B * V * f4);
   p.kl = carve("KL (B) f64", B * static_cast<int64_t>(sizeof(double)));
+  if (m.num_experts > 0) {
+    const int64_t E = m.num_experts, k = m.experts_per_token, Tk = T * m.experts_per_token;
+    p.router = carve("router logits (T,E) f32", T * E * f4);
+    p.topk = carve("top-k ids, weights (T,k)", T * k * 8);
+    p.expert_order = carve("tokens by expert, offsets (T*k+E+1) i64", (Tk + E + 1) * 8);
+    p.expert_in = carve("expert inputs by expert (T*k,H)", Tk * H * bf);
+    p.expert_gate_up = carve("expert gate|up (T*k,2*Fm)", Tk * 2 * m.moe_intermediate_size * bf);
+    p.expert_out = carve("expert outputs (T*k,H) f32", Tk * H * f4);
+  }
   p.captures = carve("captures (B,L+1,H) f32", B * (L + 1) * H * f4);
   p.inv_freq = carve("rope inv_freq (HD/2) f32", (m.head_dim / 2) * f4);
   AttnBounds bounds;

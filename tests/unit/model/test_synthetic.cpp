@@ -22,7 +22,7 @@ const ExpectedWeight& find(const std::vector<ExpectedWeight>& all, WeightRole ro
 }
 
 TEST(Synthetic, PresetsMatchTheirRealConfigs) {
-  EXPECT_EQ(abl::model::synthetic_presets().size(), 10u);
+  EXPECT_EQ(abl::model::synthetic_presets().size(), 16u);
   for (const std::string& name : abl::model::synthetic_presets()) {
     EXPECT_NO_THROW(abl::model::synthetic_model_spec(name)) << name;
   }
@@ -38,6 +38,13 @@ TEST(Synthetic, PresetsMatchTheirRealConfigs) {
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("qwen3-0.6b")), 596049920);
   EXPECT_TRUE(abl::model::synthetic_model_spec("qwen2.5-0.5b").qkv_bias);
   EXPECT_TRUE(abl::model::synthetic_model_spec("qwen3-8b").qk_norm);
+  // The published parameter counts of the other families (Gemma 2 9B, Phi-3-mini as its fixture
+  // config, Mixtral 8x7B, Qwen3-30B-A3B, Qwen3-235B-A22B).
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("gemma-2-9b")), 9241705984);
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("phi-3-mini-4k")), 3821079552);
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("mixtral-8x7b")), 46702792704);
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("qwen3-30b-a3b")), 30532122624);
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("qwen3-235b-a22b")), 235093634560);
   EXPECT_ABL_ERROR(abl::model::synthetic_model_spec("synthetic:gpt-5"), "unknown synthetic model 'gpt-5'",
                    "llama-3.1-8b", "qwen2.5-7b");
 }

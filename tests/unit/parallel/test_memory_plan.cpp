@@ -78,7 +78,10 @@ TEST(MemoryPlan, UnitsAddUpToTheModel) {
   for (const std::string& name : model::synthetic_presets()) {
     const model::ModelSpec spec = preset(name);
     const ShardUnits u = shard_units(spec);
-    EXPECT_EQ(u.num_layers * u.layer + u.embed + u.head, model::parameter_count(spec)) << name;
+    int64_t layers = 0;
+    for (int64_t n : u.layers) layers += n;
+    EXPECT_EQ(layers + u.embed + u.head, model::parameter_count(spec)) << name;
+    EXPECT_EQ(static_cast<int64_t>(u.layers.size()), u.num_layers) << name;
     EXPECT_EQ(u.embed, spec.vocab_size * spec.hidden_size) << name;
     EXPECT_EQ(u.tied, spec.tied_embeddings) << name;
     EXPECT_EQ(u.head, spec.hidden_size + (spec.tied_embeddings ? 0 : spec.vocab_size * spec.hidden_size))
@@ -96,7 +99,7 @@ TEST(MemoryPlan, UnitsAddUpToTheModel) {
 }
 
 TEST(MemoryPlan, CpuActivationsMatchTheEngine) {
-  for (const char* name : {"llama-3.1-8b", "qwen2.5-7b"}) {
+  for (const char* name : {"llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b", "mixtral-8x7b", "qwen3-30b-a3b"}) {
     const model::ModelSpec spec = preset(name);
     for (int64_t T : {1, 17, 4096}) {
       const engine::BufferPlan engine_plan = engine::Engine::plan_for(spec, {T, 33});
@@ -186,6 +189,27 @@ TEST(MemoryPlan, Llama70bOnFourNodes) {
   EXPECT_EQ(two.topology.num_shard_groups, 2);
   EXPECT_GT(two.batch_seqs, h.batch_seqs);
   EXPECT_LT(two.batch_seqs, f.batch_seqs);
+}
+
+// docs/cluster.md's MoE table: Qwen3-235B-A22B shards within each of four nodes, 1/8 of 94 units of
+// 2.49 B parameters per GPU, and every pass re-gathers 7/8 of them; Qwen3-30B-A3B replicates.
+TEST(MemoryPlan, MixtureOfExpertsOnFourNodes) {
+  const model::ModelSpec spec = preset("qwen3-235b-a22b");
+  EXPECT_EQ(model::parameter_count(spec), 235'093'634'560);
+  const ShardUnits u = shard_units(spec);
+  EXPECT_EQ(u.layer, 2'487'755'008);  // attention + router + 128 experts of 3 x 1536 x 4096
+  const MemoryPlan a = plan("qwen3-235b-a22b", 4, 8, Sharding::automatic);
+  EXPECT_EQ(a.topology.sharding, Sharding::hybrid_shard);
+  EXPECT_EQ(a.topology.shard_group_size, 8);
+  expect_largest(a);
+  EXPECT_NEAR(static_cast<double>(bytes_of(a, "weight shard: 94 layer units")) / kGiB, 54.45, 0.01);
+  EXPECT_GT(a.batch_seqs, 30);
+  EXPECT_NEAR(static_cast<double>(a.gathered_bytes_per_pass) / kGiB, 383.2, 0.1);
+  EXPECT_GT(bytes_of(a, "expert outputs of every token"), 0);
+  const MemoryPlan f = plan("qwen3-235b-a22b", 4, 8, Sharding::full_shard);
+  EXPECT_GT(f.batch_seqs, a.batch_seqs);
+  const MemoryPlan small = plan("qwen3-30b-a3b", 1, 8, Sharding::automatic);
+  EXPECT_EQ(small.topology.sharding, Sharding::no_shard);
 }
 
 TEST(MemoryPlan, Llama8bReplicates) {

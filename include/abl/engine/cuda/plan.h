@@ -35,6 +35,11 @@ struct CudaEnginePlan {
   Slice qp, kp, vp, attp;
   // (B, ·) per pass: last rows f32, their final norm, logits f32, greedy ids, KL reference rows and KL.
   Slice rows, last, logits, next_ids, kl_ref, kl;
+  // MoE layers (empty for dense models; docs/families.md §5, the grouped-GEMM design): router
+  // logits (T,E) f32, top-k ids and weights (T,k), the (token, slot) order sorted by expert with
+  // each expert's offsets, the tokens in that order (T·k,H), their experts' gate|up (T·k,2Fm) and
+  // down outputs (T·k,H) f32.
+  Slice router, topk, expert_order, expert_in, expert_gate_up, expert_out;
   Slice captures;        // (B, L+1, H) f32
   Slice inv_freq;        // (HD/2) f32
   Slice attn_scratch;    // split-KV decode partials (attention_scratch_bytes)
