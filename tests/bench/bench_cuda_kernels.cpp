@@ -190,7 +190,7 @@ void bench_attention(const Device& dev, const model::ModelSpec& m, const std::st
     cuda::DeviceBuffer scratch(scratch_bytes);
     auto run = [&] {
       cuda::attention(q.as<bf16>(), k.as<bf16>(), v.as<bf16>(), o.as<bf16>(), dseqs.as<cuda::AttnSeq>(), bounds, NH,
-                      NKV, HD, 0, scratch_bytes ? scratch.get() : nullptr, scratch_bytes, s);
+                      NKV, HD, 0, {}, scratch_bytes ? scratch.get() : nullptr, scratch_bytes, s);
     };
     const double ms = time_ms(s, 3, 10, run);
     // Decode: bytes of the K and V rows read. Prefill (causal): row i sees i+1 keys, QKᵀ and PV are

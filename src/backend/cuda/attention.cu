@@ -102,7 +102,7 @@ __global__ void __launch_bounds__(kTiledThreads) attention_tiled_kernel(Args a, 
         const int r = i / 2;
         const int key = k0 + nt * 8 + 2 * t + (i & 1);
         const bool visible = key < k_end && key <= pos[r] && (a.window <= 0 || key > pos[r] - a.window);
-        s[nt][i] = visible ? s[nt][i] * a.scale_log2 : -INFINITY;
+        s[nt][i] = visible ? finish_score(s[nt][i] * a.q_factor, a) : -INFINITY;
         mx[r] = fmaxf(mx[r], s[nt][i]);
       }
     }
@@ -224,7 +224,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
   const bf16* k_base = a.k_cache + sq.kv_begin * kv_stride + kvh * HD;
   const bf16* v_base = a.v_cache + sq.kv_begin * kv_stride + kvh * HD;
   const bf16* q_row = a.q + (sq.q_begin * a.NH + h0) * HD;  // G heads, contiguous
-  for (int i = tid; i < G * HD; i += kDecodeThreads) qs[i] = __bfloat162float(q_row[i]) * a.scale_log2;
+  for (int i = tid; i < G * HD; i += kDecodeThreads) qs[i] = __bfloat162float(q_row[i]) * a.q_factor;
   for (int i = tid; i < kDecodeKeys * kDecodeHeads; i += kDecodeThreads) ps[i / kDecodeHeads][i % kDecodeHeads] = 0.0f;
   if (tid < kDecodeHeads) alpha_s[tid] = 1.0f;
 
@@ -296,7 +296,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
     for (int hh = 0; hh < kHeadsPerWarp; ++hh) {
       const int h = warp + kWarps * hh;
       if (h >= G) continue;  // uniform over the warp: the shuffles below stay legal
-      const float s = lane < n_valid ? sc[hh] : -INFINITY;
+      const float s = lane < n_valid ? finish_score(sc[hh], a) : -INFINITY;
       const float m_new = fmaxf(m_run[hh], warp_max(s));
       const float ref = softmax_ref(m_new);
       const float alpha = exp2f(m_run[hh] - ref);
@@ -470,7 +470,7 @@ size_t attention_scratch_bytes(const AttnBounds& bounds, int64_t NH, int64_t NKV
 
 void attention(const __nv_bfloat16* q, const __nv_bfloat16* k_cache, const __nv_bfloat16* v_cache, __nv_bfloat16* out,
                const AttnSeq* seqs, const AttnBounds& bounds, int64_t NH, int64_t NKV, int64_t HD, int64_t window,
-               void* scratch, size_t scratch_bytes, cudaStream_t s) {
+               AttnScores scores, void* scratch, size_t scratch_bytes, cudaStream_t s) {
   ABL_CHECK(NH > 0 && NKV > 0 && NH % NKV == 0 && NH <= kMaxGridYZ,
             "attention: NH = {} must be a positive multiple of NKV = {} (at most {})", NH, NKV, kMaxGridYZ);
   ABL_CHECK(attention_supports_head_dim(HD), "attention: no kernel for head dim {} (supported: 64, 80, 96, 128, 256)",
@@ -481,6 +481,8 @@ void attention(const __nv_bfloat16* q, const __nv_bfloat16* k_cache, const __nv_
             "attention: bounds max_q_len = {}, max_kv_len = {} (need 0 <= max_q_len <= max_kv_len < 2^31)",
             bounds.max_q_len, bounds.max_kv_len);
   ABL_CHECK(window >= 0 && window <= INT_MAX, "attention: window = {} out of range", window);
+  ABL_CHECK(scores.scale >= 0.0f && scores.softcap >= 0.0f && std::isfinite(scores.scale) && std::isfinite(scores.softcap),
+            "attention: score scale {} and soft-cap {} must be finite and not negative", scores.scale, scores.softcap);
   if (bounds.B == 0 || bounds.max_q_len == 0) return;
   ABL_CHECK(q && k_cache && v_cache && out && seqs, "attention: null tensor pointer");
   ABL_CHECK(aligned16(q) && aligned16(k_cache) && aligned16(v_cache) && aligned16(out),
@@ -497,6 +499,8 @@ void attention(const __nv_bfloat16* q, const __nv_bfloat16* k_cache, const __nv_
               "attention: scratch of {} bytes, this batch needs {} (attention_scratch_bytes)", scratch_bytes, need);
   }
 
+  const float scale =
+      scores.scale > 0.0f ? scores.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(HD)));
   const Args a{q,
                k_cache,
                v_cache,
@@ -505,7 +509,8 @@ void attention(const __nv_bfloat16* q, const __nv_bfloat16* k_cache, const __nv_
                static_cast<int>(NH),
                static_cast<int>(NKV),
                static_cast<int>(window),
-               static_cast<float>(1.0 / std::sqrt(static_cast<double>(HD))) * kLog2e};
+               scores.softcap > 0.0f ? scale : scale * kLog2e,
+               scores.softcap};
   float* sc = static_cast<float*>(scratch);
   switch (HD) {
     case 64: launch<64>(a, bounds, n_splits, sc, s); break;

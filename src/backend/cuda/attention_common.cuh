@@ -68,8 +68,16 @@ struct Args {
   int NH;
   int NKV;
   int window;
-  float scale_log2;  // 1/sqrt(HD) · log2(e): scores live in log2 units, exp2f does the softmax
+  // Scores live in log2 units (exp2f does the softmax): score = finish(q·k · q_factor). Without a
+  // soft-cap q_factor = scale · log2(e) and finish is the identity; with one, q_factor = scale and
+  // finish(s) = cap · log2(e) · tanh(s / cap).
+  float q_factor;
+  float softcap;  // 0 = off
 };
+
+__device__ __forceinline__ float finish_score(float s, const Args& a) {
+  return a.softcap > 0.0f ? a.softcap * kLog2e * tanhf(s / a.softcap) : s;
+}
 
 // ---- device helpers -------------------------------------------------------------------------
 

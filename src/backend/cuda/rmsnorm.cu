@@ -1,6 +1,7 @@
-// RMSNorm, one block per row: the residual-stream norm (fp32 rows → bf16 for the next GEMM) and the
-// per-head q/k norm (bf16 rows, in place). Sum of squares in fp32; the weight multiplies after
-// normalising, as Hugging Face does, and the result is rounded to bf16 once.
+// RMSNorm, one block per row: the residual-stream norm (fp32 rows → bf16 for the next GEMM), the
+// per-head q/k norm (bf16 rows, in place) and Gemma's post-norms (fp32 rows, in place). Sum of
+// squares in fp32; the weight (plus w_offset: Gemma's 1 + w) multiplies after normalising, as
+// Hugging Face does, and the result is rounded once to the output type.
 #include <cuda_bf16.h>
 
 #include <climits>
@@ -15,14 +16,16 @@ namespace {
 
 __device__ float to_f32(float x) { return x; }
 __device__ float to_f32(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ void store(float* p, float v) { *p = v; }
+__device__ void store(__nv_bfloat16* p, float v) { *p = __float2bfloat16_rn(v); }
 
 // No __restrict__ on x and y: they may alias. Every thread reads its own elements of the row before
 // block_reduce's barrier and writes the same elements after it, so in-place is safe.
-template <typename In>
-__global__ void rmsnorm_kernel(const In* x, const __nv_bfloat16* __restrict__ w, __nv_bfloat16* y, int64_t dim,
-                               float eps) {
+template <typename In, typename Out>
+__global__ void rmsnorm_kernel(const In* x, const __nv_bfloat16* __restrict__ w, Out* y, int64_t dim, float eps,
+                               float w_offset) {
   const In* xr = x + static_cast<int64_t>(blockIdx.x) * dim;
-  __nv_bfloat16* yr = y + static_cast<int64_t>(blockIdx.x) * dim;
+  Out* yr = y + static_cast<int64_t>(blockIdx.x) * dim;
   float ss = 0.0f;
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
     const float v = to_f32(xr[i]);
@@ -31,30 +34,40 @@ __global__ void rmsnorm_kernel(const In* x, const __nv_bfloat16* __restrict__ w,
   ss = detail::block_reduce(ss, detail::SumOp{}, 0.0f);
   const float inv = rsqrtf(ss / static_cast<float>(dim) + eps);
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
-    yr[i] = __float2bfloat16_rn(__bfloat162float(w[i]) * (to_f32(xr[i]) * inv));
+    if (w_offset == 0.0f) {
+      store(yr + i, __bfloat162float(w[i]) * (to_f32(xr[i]) * inv));
+    } else {
+      store(yr + i, (to_f32(xr[i]) * inv) * (w_offset + __bfloat162float(w[i])));
+    }
   }
 }
 
-template <typename In>
-void launch_rmsnorm(const In* x, const __nv_bfloat16* w, __nv_bfloat16* y, int64_t rows, int64_t dim, float eps,
+template <typename In, typename Out>
+void launch_rmsnorm(const In* x, const __nv_bfloat16* w, Out* y, int64_t rows, int64_t dim, float eps, float w_offset,
                     cudaStream_t s) {
   ABL_CHECK(rows >= 0 && dim >= 0, "rmsnorm: negative extent (rows = {}, dim = {})", rows, dim);
   ABL_CHECK(rows <= INT_MAX, "rmsnorm: {} rows exceed one grid (one block per row)", rows);
   if (rows == 0 || dim == 0) return;
-  rmsnorm_kernel<In><<<static_cast<unsigned>(rows), detail::row_threads(dim), 0, s>>>(x, w, y, dim, eps);
+  rmsnorm_kernel<In, Out><<<static_cast<unsigned>(rows), detail::row_threads(dim), 0, s>>>(x, w, y, dim, eps,
+                                                                                          w_offset);
   CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
 
 void rmsnorm(const float* x, const __nv_bfloat16* w, __nv_bfloat16* y, int64_t rows, int64_t dim, float eps,
-             cudaStream_t s) {
-  launch_rmsnorm(x, w, y, rows, dim, eps, s);
+             float w_offset, cudaStream_t s) {
+  launch_rmsnorm(x, w, y, rows, dim, eps, w_offset, s);
 }
 
 void rmsnorm(const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y, int64_t rows, int64_t dim, float eps,
+             float w_offset, cudaStream_t s) {
+  launch_rmsnorm(x, w, y, rows, dim, eps, w_offset, s);
+}
+
+void rmsnorm(const float* x, const __nv_bfloat16* w, float* y, int64_t rows, int64_t dim, float eps, float w_offset,
              cudaStream_t s) {
-  launch_rmsnorm(x, w, y, rows, dim, eps, s);
+  launch_rmsnorm(x, w, y, rows, dim, eps, w_offset, s);
 }
 
 }  // namespace abl::cuda

@@ -62,7 +62,9 @@ const bf16** device_slot(DeviceLayer& w, model::WeightRole role) {
     case R::q_norm: return &w.q_norm;
     case R::k_norm: return &w.k_norm;
     case R::o_proj: return &w.wo;
+    case R::post_attn_norm: return &w.post_attn_norm;
     case R::mlp_norm: return &w.mlp_norm;
+    case R::post_mlp_norm: return &w.post_mlp_norm;
     case R::gate_proj: return &w.w_gate;
     case R::up_proj: return &w.w_up;
     case R::down_proj: return &w.w_down;

@@ -3,6 +3,7 @@
 // index arrays travel in one copy from pinned staging; every op is enqueued on the engine's
 // stream and forward() synchronises once, after the results are copied to the host.
 #include "abl/engine/cuda/engine.h"
+#include "abl/engine/rope_freqs.h"
 
 #include <algorithm>
 #include <array>
@@ -84,6 +85,7 @@ struct CudaEngine::Buffers {
   int32_t* next_ids = nullptr;  // (B) argmax of the logits
   float* captures = nullptr;   // (B, L+1, H)
   float* inv_freq = nullptr;   // (HD/2)
+  float* inv_freq_local = nullptr;  // (HD/2) of the sliding layers (Gemma 3), else inv_freq
   void* attn_scratch = nullptr;
   size_t attn_scratch_bytes = 0;
   void* gemm_workspace = nullptr;
@@ -158,7 +160,11 @@ CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
   b.batch = static_cast<char*>(at(p.batch));
   gemm_ = std::make_unique<Gemm>(b.gemm_workspace, b.gemm_workspace_bytes);
 
-  const std::vector<float> inv_freq = engine::rope_inv_freq(m);
+  // Two tables: the global RoPE, and the sliding layers' (the same unless rope_local_theta is set).
+  std::vector<float> inv_freq = engine::rope_inv_freq(m);
+  const std::vector<float> local = engine::rope_inv_freq(m, true);
+  inv_freq.insert(inv_freq.end(), local.begin(), local.end());
+  b.inv_freq_local = b.inv_freq + m.head_dim / 2;
   copy_to_device(b.inv_freq, inv_freq.data(), inv_freq.size() * sizeof(float), s);  // synchronises
 
   graphs_ = std::make_unique<DecodeGraphs>();
@@ -254,6 +260,15 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   const int64_t QD = m.q_dim(), KVD = m.kv_dim();
   const float eps = static_cast<float>(m.rms_norm_eps);
   const int64_t window = m.uses_sliding_window(l) ? m.sliding_window : 0;
+  const float w1 = m.norm_plus_one ? 1.0f : 0.0f;  // Gemma's norms scale by (1 + w)
+  // q carries q_scale (through wq/bq or q_norm: the padded head dim's correction), so its norm's
+  // offset does too; the kernel's score scale undoes q_scale and adds LongRoPE's factor on q and k.
+  const float q_scale = weights_.q_scale();
+  const bool local = m.uses_local_rope(l);
+  const float rope_factor = engine::rope_attention_factor(m, local);
+  const AttnScores scores{static_cast<float>(m.attention_scale()) * rope_factor * rope_factor / q_scale,
+                          static_cast<float>(m.attn_softcap)};
+  const float* inv_freq = local ? buf_->inv_freq_local : buf_->inv_freq;
   const cudaStream_t s = stream_.get();
   const DeviceLayer& w = weights_.layer(l);
   Buffers& b = *buf_;
@@ -272,36 +287,42 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   };
 
   // Attention block.
-  rmsnorm(b.x, w.attn_norm, b.h, T, H, eps, s);
+  rmsnorm(b.x, w.attn_norm, b.h, T, H, eps, w1, s);
   gemm.linear(b.h, w.wq, w.bq, b.q, T, H, QD, s);
   gemm.linear(b.h, w.wk, w.bk, b.k, T, H, KVD, s);
   gemm.linear(b.h, w.wv, w.bv, b.v, T, H, KVD, s);
   if (m.qk_norm) {
-    rmsnorm(b.q, w.q_norm, b.q, T * NH, HD, eps, s);
-    rmsnorm(b.k, w.k_norm, b.k, T * NKV, HD, eps, s);
+    rmsnorm(b.q, w.q_norm, b.q, T * NH, HD, eps, w1 * q_scale, s);
+    rmsnorm(b.k, w.k_norm, b.k, T * NKV, HD, eps, w1, s);
   }
-  rope(b.q, b.positions, T, NH, HD, b.inv_freq, s);
-  rope(b.k, b.positions, T, NKV, HD, b.inv_freq, s);
+  rope(b.q, b.positions, T, NH, HD, inv_freq, s);
+  rope(b.k, b.positions, T, NKV, HD, inv_freq, s);
   if (padded) {
     pad_heads(b.q, b.qp, T * NH, HD, HDp, s);
     pad_heads(b.k, b.kp, T * NKV, HD, HDp, s);
     pad_heads(b.v, b.vp, T * NKV, HD, HDp, s);
   }
   kv_append(k_att, v_att, b.cache_rows, T, cache.kv_dim(), cache.k(l), cache.v(l), s);
-  attention(q_att, cache.k(l), cache.v(l), out_att, b.seqs, bounds_, NH, NKV, HDp, window, b.attn_scratch,
+  attention(q_att, cache.k(l), cache.v(l), out_att, b.seqs, bounds_, NH, NKV, HDp, window, scores, b.attn_scratch,
             b.attn_scratch_bytes, s);
   if (padded) unpad_heads(b.attp, b.att, T * NH, HD, HDp, s);
   gemm.linear(b.att, w.wo, static_cast<const float*>(nullptr), b.y, T, QD, H, s);
   epilogue(engine::Component::attn_o);
+  if (m.sandwich_norms) rmsnorm(b.y, w.post_attn_norm, b.y, T, H, eps, w1, s);
   add(b.x, b.y, T * H, s);
 
   // MLP block.
-  rmsnorm(b.x, w.mlp_norm, b.h, T, H, eps, s);
+  rmsnorm(b.x, w.mlp_norm, b.h, T, H, eps, w1, s);
   gemm.linear(b.h, w.w_gate, static_cast<const bf16*>(nullptr), b.gate, T, H, F, s);
   gemm.linear(b.h, w.w_up, static_cast<const bf16*>(nullptr), b.up, T, H, F, s);
-  swiglu(b.gate, b.up, b.gate, T * F, s);
+  if (m.activation == model::Activation::gelu_tanh) {
+    geglu(b.gate, b.up, b.gate, T * F, s);
+  } else {
+    swiglu(b.gate, b.up, b.gate, T * F, s);
+  }
   gemm.linear(b.gate, w.w_down, static_cast<const float*>(nullptr), b.y, T, F, H, s);
   epilogue(engine::Component::mlp_down);
+  if (m.sandwich_norms) rmsnorm(b.y, w.post_mlp_norm, b.y, T, H, eps, w1, s);
   add(b.x, b.y, T * H, s);
 }
 
@@ -318,10 +339,11 @@ void CudaEngine::all_logits(int64_t T, float* host_out) {
   const int64_t H = spec_.hidden_size, V = spec_.vocab_size, chunk = limits_.max_seqs;
   const cudaStream_t s = stream_.get();
   Buffers& b = *buf_;
-  rmsnorm(b.x, weights_.head().final_norm, b.h, T, H, static_cast<float>(spec_.rms_norm_eps), s);
+  const float w1 = spec_.norm_plus_one ? 1.0f : 0.0f;
+  rmsnorm(b.x, weights_.head().final_norm, b.h, T, H, static_cast<float>(spec_.rms_norm_eps), w1, s);
   for (int64_t t0 = 0; t0 < T; t0 += chunk) {
     const int64_t n = std::min(chunk, T - t0);
-    gemm_->linear(b.h + t0 * H, weights_.head().lm_head, static_cast<const float*>(nullptr), b.logits, n, H, V, s);
+    head_logits(b.h + t0 * H, weights_.head(), n, b.logits);
     // Stream order keeps the next chunk's GEMM behind this copy.
     CUDA_CHECK(cudaMemcpyAsync(host_out + t0 * V, b.logits, static_cast<size_t>(n * V) * sizeof(float),
                                cudaMemcpyDeviceToHost, s));
@@ -347,7 +369,7 @@ void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const
   ABL_CHECK(!out.kl || (out.kl_rows && kl && kl->logprobs), "KL asked of a pass without a KL reference or rows");
   upload_batch(batch, cache, ablation, cache.rows(), out.kl ? out.kl_rows : nullptr, kl ? kl->rows : 0);
 
-  embedding(b.tokens, T, weights_.embedding(), V, H, b.x, s);
+  embed(T);
   if (out.residuals) capture(0, B);
   for (int64_t l = 0; l < L; ++l) {
     layer(l, batch, cache, ablation);
@@ -366,9 +388,7 @@ void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const
       CUDA_CHECK(cudaMemcpyAsync(out.residuals, b.captures, static_cast<size_t>(B * (L + 1) * H) * sizeof(float),
                                  cudaMemcpyDeviceToHost, s));
     }
-    if (out.logits || out.next_ids || out.kl) {
-      gemm_->linear(b.last, g.lm_head, static_cast<const float*>(nullptr), b.logits, B, H, V, s);
-    }
+    if (out.logits || out.next_ids || out.kl) head_logits(b.last, g, B, b.logits);
     if (out.logits) {
       CUDA_CHECK(cudaMemcpyAsync(out.logits, b.logits, static_cast<size_t>(B * V) * sizeof(float),
                                  cudaMemcpyDeviceToHost, s));
@@ -397,16 +417,30 @@ const DeviceHead& CudaEngine::final_norm_last_rows(int64_t B) {
   const cudaStream_t s = stream_.get();
   const DeviceHead& g = weights_.head();
   gather_rows(buf_->x, buf_->last_rows, B, H, buf_->rows, H, s);
-  rmsnorm(buf_->rows, g.final_norm, buf_->last, B, H, static_cast<float>(spec_.rms_norm_eps), s);
+  rmsnorm(buf_->rows, g.final_norm, buf_->last, B, H, static_cast<float>(spec_.rms_norm_eps),
+          spec_.norm_plus_one ? 1.0f : 0.0f, s);
   return g;
+}
+
+void CudaEngine::embed(int64_t T) {
+  const cudaStream_t s = stream_.get();
+  embedding(buf_->tokens, T, weights_.embedding(), spec_.vocab_size, spec_.hidden_size, buf_->x, s);
+  if (spec_.embed_scale != 1.0) scale(buf_->x, static_cast<float>(spec_.embed_scale), T * spec_.hidden_size, s);
+}
+
+void CudaEngine::head_logits(const bf16* normed, const DeviceHead& g, int64_t rows, float* logits) {
+  const int64_t H = spec_.hidden_size, V = spec_.vocab_size;
+  const cudaStream_t s = stream_.get();
+  gemm_->linear(normed, g.lm_head, static_cast<const float*>(nullptr), logits, rows, H, V, s);
+  if (spec_.final_softcap > 0) softcap(logits, static_cast<float>(spec_.final_softcap), rows * V, s);
 }
 
 // The final norm, lm_head and argmax at each sequence's last token: buf_->next_ids (B).
 void CudaEngine::greedy_ids(int64_t B) {
-  const int64_t H = spec_.hidden_size, V = spec_.vocab_size;
+  const int64_t V = spec_.vocab_size;
   const cudaStream_t s = stream_.get();
   const DeviceHead& g = final_norm_last_rows(B);
-  gemm_->linear(buf_->last, g.lm_head, static_cast<const float*>(nullptr), buf_->logits, B, H, V, s);
+  head_logits(buf_->last, g, B, buf_->logits);
   argmax(buf_->logits, B, V, buf_->next_ids, s);
 }
 
@@ -431,7 +465,7 @@ void CudaEngine::forward_decode_graph(const engine::Batch& batch, DeviceKvCache&
   bounds_.max_kv_len = kv_bucket(bounds_.max_kv_len, max_kv_len_);
   const DecodeGraphKey key{S, bounds_.max_kv_len, cache.id(), ablation ? ablation->id() : 0};
   graphs_->run(key, s, [&] {
-    embedding(buf_->tokens, S, weights_.embedding(), spec_.vocab_size, spec_.hidden_size, buf_->x, s);
+    embed(S);
     for (int64_t l = 0; l < L; ++l) layer(l, padded, cache, ablation);
     greedy_ids(S);
   });

@@ -58,13 +58,6 @@ BatchLayout batch_layout(int64_t T, int64_t B) {
 
 std::string cuda_engine_unsupported(const model::ModelSpec& m) {
   std::vector<std::string> missing;
-  if (m.norm_plus_one || m.sandwich_norms) missing.emplace_back("(1+w) and sandwich norms");
-  if (m.activation != model::Activation::silu) missing.emplace_back("GeGLU");
-  if (m.embed_scale != 1.0) missing.emplace_back("embedding scale");
-  if (m.attn_scale > 0.0) missing.emplace_back("query_pre_attn_scalar");
-  if (m.attn_softcap > 0.0 || m.final_softcap > 0.0) missing.emplace_back("soft-capping");
-  if (m.rope_local_theta > 0.0) missing.emplace_back("local/global RoPE");
-  if (m.rope_scaling.type == model::RopeScaling::Type::longrope) missing.emplace_back("LongRoPE");
   if (m.num_experts > 0) missing.emplace_back("mixture of experts");
   std::string out;
   for (const std::string& s : missing) out += (out.empty() ? "" : ", ") + s;
@@ -118,7 +111,7 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
     p.expert_out = carve("expert outputs (T*k,H) f32", Tk * H * f4);
   }
   p.captures = carve("captures (B,L+1,H) f32", B * (L + 1) * H * f4);
-  p.inv_freq = carve("rope inv_freq (HD/2) f32", (m.head_dim / 2) * f4);
+  p.inv_freq = carve("rope inv_freq, global and local (2,HD/2) f32", m.head_dim * f4);
   AttnBounds bounds;
   bounds.B = B;
   bounds.max_q_len = T;

@@ -18,6 +18,8 @@ namespace abl::cuda {
 // Same layout as the CPU twin's (four int64: q_begin, q_len, kv_begin, kv_len); an array of them
 // is uploaded as is.
 using AttnSeq = cpu::AttnSeq;
+// How scores are formed (scale, soft-cap), as the CPU twin's.
+using AttnScores = cpu::AttnScores;
 
 enum class AttnPath {
   automatic,  // q_len == 1 sequences: split-K decode kernel; q_len > 1: tiled kernel
@@ -46,8 +48,9 @@ int attention_decode_splits(int64_t B, int64_t NH, int64_t NKV, int64_t max_kv_l
 size_t attention_scratch_bytes(const AttnBounds& bounds, int64_t NH, int64_t NKV, int64_t HD, int64_t window,
                                int sm_count);
 
-// out(T,NH,HD) = causal GQA attention per sequence, as abl::cpu::attention (scale 1/sqrt(HD),
-// query head h reads kv head h/(NH/NKV), window > 0: keys j with p − window < j ≤ p).
+// out(T,NH,HD) = causal GQA attention per sequence, as abl::cpu::attention (score scale
+// scores.scale, 0 = 1/sqrt(HD); scores.softcap > 0: cap · tanh(score / cap) before the mask; query
+// head h reads kv head h/(NH/NKV), window > 0: keys j with p − window < j ≤ p).
 // Requirements: NH % NKV == 0, attention_supports_head_dim(HD), 0 ≤ q_len ≤ kv_len ≤ bounds,
 // B ≤ 65535, q/k/v/out 16-byte aligned. Dispatch (path automatic): sequences with q_len == 1 go to
 // the split-K decode kernel (+ a combine kernel when it splits), the others to the tiled kernel;
@@ -60,7 +63,7 @@ void attention(const __nv_bfloat16* q,        // (T, NH, HD)
                const __nv_bfloat16* v_cache,  // (C, NKV, HD)
                __nv_bfloat16* out,            // (T, NH, HD)
                const AttnSeq* seqs,           // (B) in device memory
-               const AttnBounds& bounds, int64_t NH, int64_t NKV, int64_t HD, int64_t window,
+               const AttnBounds& bounds, int64_t NH, int64_t NKV, int64_t HD, int64_t window, AttnScores scores,
                void* scratch, size_t scratch_bytes, cudaStream_t s);
 
 }  // namespace abl::cuda

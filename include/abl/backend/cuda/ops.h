@@ -37,17 +37,23 @@ void embedding(const int32_t* tokens,       // (T)
                float* out,                  // (T, H) fp32
                cudaStream_t s);
 
-// ---- RMSNorm (rmsnorm.cu): y = x / sqrt(mean(x²) + eps) * w, sum of squares in fp32.
+// ---- RMSNorm (rmsnorm.cu): y = x / sqrt(mean(x²) + eps) * (w_offset + w), sum of squares and
+// the product in fp32 (w_offset is 1 for Gemma's (1 + w) norms, applied here, never stored).
 // Residual-stream norm: fp32 rows in, bf16 rows out (the next GEMM's input).
 void rmsnorm(const float* x,          // (rows, dim) fp32
              const __nv_bfloat16* w,  // (dim)
              __nv_bfloat16* y,        // (rows, dim)
-             int64_t rows, int64_t dim, float eps, cudaStream_t s);
+             int64_t rows, int64_t dim, float eps, float w_offset, cudaStream_t s);
 // Per-head q/k norm: rows = T·heads, dim = HD. y may alias x (in place).
 void rmsnorm(const __nv_bfloat16* x,  // (rows, dim)
              const __nv_bfloat16* w,  // (dim)
              __nv_bfloat16* y,        // (rows, dim), may alias x
-             int64_t rows, int64_t dim, float eps, cudaStream_t s);
+             int64_t rows, int64_t dim, float eps, float w_offset, cudaStream_t s);
+// Gemma's post-norms of a branch output: fp32 rows in and out (y may alias x).
+void rmsnorm(const float* x,          // (rows, dim) fp32
+             const __nv_bfloat16* w,  // (dim)
+             float* y,                // (rows, dim) fp32, may alias x
+             int64_t rows, int64_t dim, float eps, float w_offset, cudaStream_t s);
 
 // ---- RoPE (rope.cu), Hugging Face rotate-half layout, in place: pairs (i, i + HD/2); the angle
 // position·inv_freq[i] and the rotation are computed in fp32, the result rounded once to bf16.
@@ -75,11 +81,21 @@ void kv_append(const __nv_bfloat16* k,  // (T, kv_dim)
                __nv_bfloat16* v_cache,  // (C, kv_dim)
                cudaStream_t s);
 
-// ---- SwiGLU (swiglu.cu): out = silu(gate) · up, in fp32, rounded once; out may alias gate or up.
+// ---- SwiGLU and GeGLU (swiglu.cu): out = act(gate) · up, in fp32, rounded once; out may alias
+// gate or up. GeGLU's act is gelu with the tanh approximation (abl::cpu::geglu).
 void swiglu(const __nv_bfloat16* gate,  // (n) = (T, F)
             const __nv_bfloat16* up,    // (n)
             __nv_bfloat16* out,         // (n)
             int64_t n, cudaStream_t s);
+void geglu(const __nv_bfloat16* gate,  // (n) = (T, F)
+           const __nv_bfloat16* up,    // (n)
+           __nv_bfloat16* out,         // (n)
+           int64_t n, cudaStream_t s);
+
+// ---- scale and soft-cap (scale.cu), fp32 in place: x *= s (Gemma's embedding scale);
+// x = cap · tanh(x / cap) (Gemma's logit soft-cap).
+void scale(float* x, float s_factor, int64_t n, cudaStream_t s);
+void softcap(float* x, float cap, int64_t n, cudaStream_t s);
 
 // ---- residual add (add.cu): x += y, fp32.
 void add(float* x,        // (n) the residual stream

@@ -41,10 +41,12 @@ struct DeviceLayer {
   const __nv_bfloat16* q_norm = nullptr;     // (HD), × q_scale
   const __nv_bfloat16* k_norm = nullptr;     // (HD)
   const __nv_bfloat16* wo = nullptr;         // (H, NH*HD)
+  const __nv_bfloat16* post_attn_norm = nullptr;  // (H) sandwich_norms
   const __nv_bfloat16* mlp_norm = nullptr;   // (H)
   const __nv_bfloat16* w_gate = nullptr;     // (F, H)
   const __nv_bfloat16* w_up = nullptr;       // (F, H)
   const __nv_bfloat16* w_down = nullptr;     // (H, F)
+  const __nv_bfloat16* post_mlp_norm = nullptr;   // (H) sandwich_norms
 };
 
 struct DeviceHead {

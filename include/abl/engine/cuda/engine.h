@@ -109,6 +109,10 @@ class CudaEngine {
   const DeviceHead& final_norm_last_rows(int64_t B);
   // The greedy pick at each sequence's last token into buf_->next_ids (B rows).
   void greedy_ids(int64_t B);
+  // buf_->x (T, H) = the scaled embeddings of buf_->tokens.
+  void embed(int64_t T);
+  // logits (rows, V) f32 = lm_head · normed rows, soft-capped when the model caps its logits.
+  void head_logits(const __nv_bfloat16* normed, const DeviceHead& g, int64_t rows, float* logits);
   void layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cache, const DeviceAblation* ablation);
   void capture(int64_t depth, int64_t B);
   void all_logits(int64_t T, float* host_out);

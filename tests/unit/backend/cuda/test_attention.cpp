@@ -55,8 +55,9 @@ std::string describe(const std::vector<Lens>& lens, int64_t NH, int64_t NKV, int
 // Packs the sequences (q rows in order; each sequence's cache rows after a 3-row gap, so kv_begin
 // matters), runs both backends on the same bf16 values and compares the outputs.
 void check_against_cpu(const std::vector<Lens>& lens, int64_t NH, int64_t NKV, int64_t HD, int64_t window,
-                       AttnPath path, uint32_t seed) {
-  const std::string what = describe(lens, NH, NKV, HD, window, path);
+                       AttnPath path, uint32_t seed, abl::cpu::AttnScores scores = {}) {
+  const std::string what = describe(lens, NH, NKV, HD, window, path) + " scale " + std::to_string(scores.scale) +
+                           " softcap " + std::to_string(scores.softcap);
   std::vector<abl::cpu::AttnSeq> seqs;
   int64_t T = 0, C = 0, max_q = 0, max_kv = 0;
   for (const Lens& l : lens) {
@@ -82,7 +83,7 @@ void check_against_cpu(const std::vector<Lens>& lens, int64_t NH, int64_t NKV, i
 
   std::vector<float> want(static_cast<size_t>(T * NH * HD));
   abl::cpu::attention(to_f32(q).data(), to_f32(k).data(), to_f32(v).data(), want.data(), seqs.data(), B, NH, NKV,
-                      HD, window);
+                      HD, window, scores);
 
   abl::cuda::Stream st;
   const auto dq = upload(q, st.get());
@@ -96,7 +97,7 @@ void check_against_cpu(const std::vector<Lens>& lens, int64_t NH, int64_t NKV, i
   abl::cuda::DeviceBuffer scratch(scratch_bytes);
   abl::cuda::attention(dq.as<__nv_bfloat16>(), dk.as<__nv_bfloat16>(), dv.as<__nv_bfloat16>(),
                        dout.as<__nv_bfloat16>(), dseqs.as<abl::cpu::AttnSeq>(), bounds, NH, NKV, HD, window,
-                       scratch.get(), scratch_bytes, st.get());
+                       scores, scratch.get(), scratch_bytes, st.get());
   st.synchronize();
   abl::testing::expect_close(to_f32(download<__nv_bfloat16>(dout, want.size(), st.get())), want, kAtol, kRtol, what);
 }
@@ -165,6 +166,18 @@ TEST(AttentionDecode, SplitsMatchCpu) {
   check_against_cpu(lens, 28, 4, 128, 0, AttnPath::automatic, 8);  // group 7
 }
 
+// Gemma's scores: an explicit scale and a soft-cap small enough to bite, in the tiled kernel, the
+// decode kernel and its splits.
+TEST(AttentionScores, ScaleAndSoftcapMatchCpu) {
+  ABL_REQUIRE_GPU();
+  const abl::cpu::AttnScores gemma2{0.0625f, 5.0f};
+  for (const AttnPath path : {AttnPath::tiled, AttnPath::automatic}) {
+    check_against_cpu(kMixedBatch, 8, 4, 256, 0, path, 21, gemma2);
+    check_against_cpu(kMixedBatch, 8, 4, 128, 32, path, 22, {0.2f, 2.0f});
+    check_against_cpu(kMixedBatch, 8, 4, 64, 0, path, 23, {0.3f, 0.0f});  // scale only
+  }
+}
+
 TEST(AttentionDecode, LargeBatchWithoutSplits) {
   ABL_REQUIRE_GPU();
   std::vector<Lens> lens;
@@ -209,7 +222,7 @@ TEST(AttentionDecode, CapturedGraphReplaysAsLengthsGrow) {
   ASSERT_EQ(cudaStreamBeginCapture(st.get(), cudaStreamCaptureModeGlobal), cudaSuccess);
   abl::cuda::attention(dq.as<__nv_bfloat16>(), dk.as<__nv_bfloat16>(), dv.as<__nv_bfloat16>(),
                        dout.as<__nv_bfloat16>(), dseqs.as<abl::cpu::AttnSeq>(), bounds, NH, NKV, HD, 0,
-                       scratch.get(), scratch_bytes, st.get());
+                       {}, scratch.get(), scratch_bytes, st.get());
   ASSERT_EQ(cudaStreamEndCapture(st.get(), &graph), cudaSuccess);
   cudaGraphExec_t exec = nullptr;
   ASSERT_EQ(cudaGraphInstantiate(&exec, graph, 0), cudaSuccess);
@@ -237,7 +250,7 @@ TEST(AttentionDecode, RejectsTooSmallScratch) {
   abl::cuda::DeviceBuffer buf(4096);
   const auto* p = buf.as<__nv_bfloat16>();
   EXPECT_THROW(abl::cuda::attention(p, p, p, buf.as<__nv_bfloat16>(), buf.as<abl::cpu::AttnSeq>(), bounds, 32, 8,
-                                    128, 0, nullptr, 0, nullptr),
+                                    128, 0, {}, nullptr, 0, nullptr),
                abl::Error);
 }
 
@@ -252,7 +265,7 @@ TEST(AttentionHost, RejectsBadArgumentsBeforeTouchingTheDevice) {
   const AttnBounds bounds{2, 4, 8, AttnPath::automatic};
   const __nv_bfloat16* p = nullptr;
   auto call = [&](const AttnBounds& b, int64_t NH, int64_t NKV, int64_t HD, int64_t window) {
-    abl::cuda::attention(p, p, p, nullptr, nullptr, b, NH, NKV, HD, window, nullptr, 0, nullptr);
+    abl::cuda::attention(p, p, p, nullptr, nullptr, b, NH, NKV, HD, window, {}, nullptr, 0, nullptr);
   };
   EXPECT_THROW(call(bounds, 8, 8, 72, 0), abl::Error);                                      // head dim
   EXPECT_THROW(call(bounds, 8, 3, 64, 0), abl::Error);                                      // NH % NKV

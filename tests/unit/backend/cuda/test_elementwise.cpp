@@ -148,7 +148,7 @@ TEST(CudaRmsnorm, Fp32RowsMatchCpu) {
     auto dx = upload(x, stream.get());
     auto dw = upload(w, stream.get());
     cuda::DeviceBuffer dy(x.size() * sizeof(__nv_bfloat16));
-    cuda::rmsnorm(dx.as<float>(), dw.as<__nv_bfloat16>(), dy.as<__nv_bfloat16>(), rows, dim, eps, stream.get());
+    cuda::rmsnorm(dx.as<float>(), dw.as<__nv_bfloat16>(), dy.as<__nv_bfloat16>(), rows, dim, eps, 0.0f, stream.get());
     expect_close(to_f32(download<__nv_bfloat16>(dy, x.size(), stream.get())), want, kBf16Atol, kBf16Rtol,
                  "rmsnorm f32, dim " + std::to_string(dim));
   }
@@ -167,7 +167,8 @@ TEST(CudaRmsnorm, Bf16RowsInPlaceMatchCpu) {
 
   auto dx = upload(x, stream.get());
   auto dw = upload(w, stream.get());
-  cuda::rmsnorm(dx.as<__nv_bfloat16>(), dw.as<__nv_bfloat16>(), dx.as<__nv_bfloat16>(), rows, dim, eps, stream.get());
+  cuda::rmsnorm(dx.as<__nv_bfloat16>(), dw.as<__nv_bfloat16>(), dx.as<__nv_bfloat16>(), rows, dim, eps, 0.0f,
+                stream.get());
   expect_close(to_f32(download<__nv_bfloat16>(dx, x.size(), stream.get())), want, kBf16Atol, kBf16Rtol,
                "rmsnorm bf16 in place");
 }
@@ -256,6 +257,63 @@ TEST(CudaSwiglu, MatchesCpuAlsoInPlace) {
   cuda::swiglu(dgate.as<__nv_bfloat16>(), dup.as<__nv_bfloat16>(), dgate.as<__nv_bfloat16>(), n, stream.get());
   expect_close(to_f32(download<__nv_bfloat16>(dgate, want.size(), stream.get())), want, 1e-4, kBf16Rtol,
                "swiglu in place");
+}
+
+TEST(CudaGeglu, MatchesCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t n = 37 * 301;
+  const auto gate = to_bf16(uniform(static_cast<size_t>(n), -6.0f, 6.0f, 40));
+  const auto up = to_bf16(uniform(static_cast<size_t>(n), -2.0f, 2.0f, 41));
+  std::vector<float> want(static_cast<size_t>(n));
+  cpu::geglu(to_f32(gate).data(), to_f32(up).data(), want.data(), n);
+  auto dgate = upload(gate, stream.get());
+  auto dup = upload(up, stream.get());
+  cuda::geglu(dgate.as<__nv_bfloat16>(), dup.as<__nv_bfloat16>(), dgate.as<__nv_bfloat16>(), n, stream.get());
+  expect_close(to_f32(download<__nv_bfloat16>(dgate, want.size(), stream.get())), want, 1e-4, kBf16Rtol,
+               "geglu in place");
+}
+
+// Gemma's norms: (1 + w) applied in the kernel, for all three row types (bf16 weights near 0, where
+// storing 1 + w in bf16 would lose the digits the offset keeps), and the fp32 post-norm in place.
+TEST(CudaRmsnorm, OffsetOneMatchesCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t rows = 37, dim = 200;
+  const float eps = 1e-6f;
+  const auto x = normal(static_cast<size_t>(rows * dim), 2.0f, 42);
+  const auto w = to_bf16(normal(static_cast<size_t>(dim), 0.05f, 43));
+  std::vector<float> want(x.size());
+  cpu::rmsnorm(x.data(), to_f32(w).data(), want.data(), rows, dim, eps, 1.0f);
+  auto dx = upload(x, stream.get());
+  auto dw = upload(w, stream.get());
+  cuda::DeviceBuffer dy(x.size() * sizeof(__nv_bfloat16));
+  cuda::rmsnorm(dx.as<float>(), dw.as<__nv_bfloat16>(), dy.as<__nv_bfloat16>(), rows, dim, eps, 1.0f, stream.get());
+  expect_close(to_f32(download<__nv_bfloat16>(dy, x.size(), stream.get())), want, kBf16Atol, kBf16Rtol,
+               "rmsnorm (1+w) f32 -> bf16");
+  cuda::rmsnorm(dx.as<float>(), dw.as<__nv_bfloat16>(), dx.as<float>(), rows, dim, eps, 1.0f, stream.get());
+  expect_close(download<float>(dx, x.size(), stream.get()), want, 1e-5, 1e-5, "rmsnorm (1+w) f32 in place");
+  const auto xb = to_bf16(x);
+  cpu::rmsnorm(to_f32(xb).data(), to_f32(w).data(), want.data(), rows, dim, eps, 1.0f);
+  auto dxb = upload(xb, stream.get());
+  cuda::rmsnorm(dxb.as<__nv_bfloat16>(), dw.as<__nv_bfloat16>(), dxb.as<__nv_bfloat16>(), rows, dim, eps, 1.0f,
+                stream.get());
+  expect_close(to_f32(download<__nv_bfloat16>(dxb, x.size(), stream.get())), want, kBf16Atol, kBf16Rtol,
+               "rmsnorm (1+w) bf16 in place");
+}
+
+TEST(CudaScaleSoftcap, MatchCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t n = 5003;
+  const auto x = normal(static_cast<size_t>(n), 40.0f, 44);
+  std::vector<float> want = x;
+  cpu::scale(want.data(), 55.5f, n);
+  cpu::softcap(want.data(), 30.0f, n);
+  auto dx = upload(x, stream.get());
+  cuda::scale(dx.as<float>(), 55.5f, n, stream.get());
+  cuda::softcap(dx.as<float>(), 30.0f, n, stream.get());
+  expect_close(download<float>(dx, x.size(), stream.get()), want, 1e-5, 1e-5, "scale, softcap");
 }
 
 TEST(CudaAdd, IsExactFp32) {
@@ -372,16 +430,19 @@ TEST(CudaOpsHostChecks, BadExtentsThrowBeforeLaunch) {
   cudaStream_t s = nullptr;
   expect_error([&] { cuda::f32_to_bf16(nullptr, nullptr, -1, s); }, "f32_to_bf16 n < 0");
   expect_error([&] { cuda::embedding(nullptr, -1, nullptr, 10, 4, nullptr, s); }, "embedding T < 0");
-  expect_error([&] { cuda::rmsnorm(static_cast<const float*>(nullptr), nullptr, nullptr, 3, -1, 1e-6f, s); },
+  expect_error([&] { cuda::rmsnorm(static_cast<const float*>(nullptr), nullptr, static_cast<__nv_bfloat16*>(nullptr), 3, -1,
+                                   1e-6f, 0.0f, s); },
                "rmsnorm dim < 0");
   expect_error([&] { cuda::rmsnorm(static_cast<const __nv_bfloat16*>(nullptr), nullptr, nullptr, int64_t{1} << 32, 8,
-                                   1e-6f, s); },
+                                   1e-6f, 0.0f, s); },
                "rmsnorm rows beyond one grid");
   expect_error([&] { cuda::rope(nullptr, nullptr, 4, 2, 7, nullptr, s); }, "rope odd HD");
   expect_error([&] { cuda::rope(nullptr, nullptr, 4, 2, 0, nullptr, s); }, "rope HD = 0");
   expect_error([&] { cuda::kv_append(nullptr, nullptr, nullptr, 2, -3, nullptr, nullptr, s); }, "kv_append kv_dim < 0");
   expect_error([&] { cuda::gather_rows(nullptr, nullptr, 2, 8, nullptr, 4, s); }, "gather_rows stride < width");
   expect_error([&] { cuda::swiglu(nullptr, nullptr, nullptr, -5, s); }, "swiglu n < 0");
+  expect_error([&] { cuda::geglu(nullptr, nullptr, nullptr, -5, s); }, "geglu n < 0");
+  expect_error([&] { cuda::softcap(nullptr, 0.0f, 5, s); }, "softcap cap 0");
   expect_error([&] { cuda::add(nullptr, nullptr, -5, s); }, "add n < 0");
   expect_error([&] { cuda::log_softmax(nullptr, nullptr, -1, 10, s); }, "log_softmax rows < 0");
   expect_error([&] { cuda::kl_rows(nullptr, nullptr, nullptr, 3, 0, s); }, "kl_rows V = 0");
@@ -395,8 +456,13 @@ TEST(CudaOpsHostChecks, EmptyCallsEnqueueNothing) {
   cuda::bf16_to_f32(nullptr, nullptr, 0, s);
   cuda::f16_to_bf16(nullptr, nullptr, 0, s);
   cuda::embedding(nullptr, 0, nullptr, 10, 4, nullptr, s);
-  cuda::rmsnorm(static_cast<const float*>(nullptr), nullptr, nullptr, 0, 8, 1e-6f, s);
-  cuda::rmsnorm(static_cast<const __nv_bfloat16*>(nullptr), nullptr, nullptr, 0, 8, 1e-6f, s);
+  cuda::rmsnorm(static_cast<const float*>(nullptr), nullptr, static_cast<__nv_bfloat16*>(nullptr), 0, 8, 1e-6f, 0.0f,
+                s);
+  cuda::rmsnorm(static_cast<const __nv_bfloat16*>(nullptr), nullptr, nullptr, 0, 8, 1e-6f, 0.0f, s);
+  cuda::rmsnorm(static_cast<const float*>(nullptr), nullptr, static_cast<float*>(nullptr), 0, 8, 1e-6f, 1.0f, s);
+  cuda::geglu(nullptr, nullptr, nullptr, 0, s);
+  cuda::scale(nullptr, 2.0f, 0, s);
+  cuda::softcap(nullptr, 30.0f, 0, s);
   cuda::rope(nullptr, nullptr, 0, 2, 8, nullptr, s);
   cuda::kv_append(nullptr, nullptr, nullptr, 0, 8, nullptr, nullptr, s);
   cuda::swiglu(nullptr, nullptr, nullptr, 0, s);
