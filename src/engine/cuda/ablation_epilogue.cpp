@@ -48,7 +48,10 @@ DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<st
                   static_cast<int64_t>(t.lambda[1].size()) == L,
               "trial {} does not give a direction and two weights for each of the {} layers", k, L);
     for (int32_t d : t.direction) ABL_CHECK(d >= 0 && d < D, "trial {} names direction {} of {}", k, d, D);
+    ABL_CHECK(t.routed_experts == trials.front().routed_experts,
+              "trial {} ablates the routed experts differently from trial 0 (one setting per batch)", k);
   }
+  if (K > 0) routed_experts_ = trials.front().routed_experts;
 
   // Per layer: the directions some trial ablates with (renumbered 0..S_l-1), and per component
   // whether a pre/full trial (n) or a full trial (Ŵa, ‖a‖²) ablates there.
@@ -92,21 +95,35 @@ DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<st
   const size_t mode_at = take(host.mode.size() * sizeof(int32_t));
   const size_t slot_at = take(host.slot.size() * sizeof(int32_t));
   const size_t lambda_at = take(host.lambda.size() * sizeof(float));
+  struct Vec {
+    size_t n = 0, wa = 0, a2 = 0;
+  };
   struct At {
     size_t v = 0;
-    std::array<size_t, 2> n{}, wa{}, a2{};
+    std::array<Vec, 2> c{};
+    std::vector<Vec> experts;  // MoE layers: E experts, then the shared one
   };
+  // MoE layers: every expert's down projection (and the shared expert's) has its own vectors.
+  const int64_t E = m.num_experts, shared = m.shared_expert_intermediate_size > 0 ? 1 : 0;
+  num_experts_ = E;
   std::vector<At> at(static_cast<size_t>(L));
   for (int64_t l = 0; l < L; ++l) {
     const auto S = static_cast<size_t>(used[static_cast<size_t>(l)].size());
     At& a = at[static_cast<size_t>(l)];
     a.v = take(S * static_cast<size_t>(H) * sizeof(float));
-    for (size_t c = 0; c < 2; ++c) {
-      if (need_n[static_cast<size_t>(l)][c]) a.n[c] = take(static_cast<size_t>(H) * sizeof(float));
+    auto place = [&](Vec& vec, size_t c) {
+      if (need_n[static_cast<size_t>(l)][c]) vec.n = take(static_cast<size_t>(H) * sizeof(float));
       if (need_full[static_cast<size_t>(l)][c]) {
-        a.wa[c] = take(S * static_cast<size_t>(H) * sizeof(float));
-        a.a2[c] = take(S * sizeof(float));
+        vec.wa = take(S * static_cast<size_t>(H) * sizeof(float));
+        vec.a2 = take(S * sizeof(float));
       }
+    };
+    place(a.c[0], 0);
+    if (m.is_moe_layer(l)) {
+      a.experts.resize(static_cast<size_t>(E + shared));
+      for (Vec& vec : a.experts) place(vec, 1);
+    } else {
+      place(a.c[1], 1);
     }
   }
   buffer_ = DeviceBuffer(std::max<size_t>(off, kAlign));
@@ -133,34 +150,60 @@ DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<st
   trials_.lambda = reinterpret_cast<const float*>(base + lambda_at);
 
   // The weight-derived vectors, on the device from the bf16 weights.
-  const int64_t in_max = std::max(m.q_dim(), m.intermediate_size);
+  const int64_t in_max = std::max({m.q_dim(), m.intermediate_size, m.moe_intermediate_size,
+                                   m.shared_expert_intermediate_size});
   DeviceBuffer a_scratch(static_cast<size_t>(max_slots) * static_cast<size_t>(in_max) * sizeof(float));
   vectors_.resize(static_cast<size_t>(2 * L));
+  expert_vectors_.resize(static_cast<size_t>(L));
   for (int64_t l = 0; l < L; ++l) {
     const DeviceLayer& w = weights.layer(l);
     const auto S = static_cast<int64_t>(used[static_cast<size_t>(l)].size());
+    if (S == 0) continue;  // no trial ablates this layer: the apply step is skipped
     const At& a = at[static_cast<size_t>(l)];
-    for (size_t c = 0; c < 2; ++c) {
-      AblationVectors& vec = vectors_[static_cast<size_t>(l) * 2 + c];
-      if (S == 0) continue;  // no trial ablates this layer: the apply step is skipped
-      vec.v = reinterpret_cast<const float*>(base + a.v);
-      const bf16* W = c == 0 ? w.wo : w.w_down;  // (H, in)
-      const int64_t in = c == 0 ? m.q_dim() : m.intermediate_size;
+    const auto* v = reinterpret_cast<const float*>(base + a.v);
+    // The vectors of W (H, in) for component c.
+    auto derive = [&](const Vec& at_vec, size_t c, const bf16* W, int64_t in) {
+      AblationVectors vec;
+      vec.v = v;
       if (need_n[static_cast<size_t>(l)][c]) {
-        auto* n = reinterpret_cast<float*>(base + a.n[c]);
+        auto* n = reinterpret_cast<float*>(base + at_vec.n);
         ablation_row_norms(W, H, in, n, stream);
         vec.n = n;
       }
       if (need_full[static_cast<size_t>(l)][c]) {
-        auto* wa = reinterpret_cast<float*>(base + a.wa[c]);
-        auto* a2 = reinterpret_cast<float*>(base + a.a2[c]);
+        auto* wa = reinterpret_cast<float*>(base + at_vec.wa);
+        auto* a2 = reinterpret_cast<float*>(base + at_vec.a2);
         ablation_direction_vectors(W, H, in, vec.n, vec.v, S, a_scratch.as<float>(), wa, a2, stream);
         vec.wa = wa;
         vec.a2 = a2;
       }
+      return vec;
+    };
+    vectors_[static_cast<size_t>(l) * 2] = derive(a.c[0], 0, w.wo, m.q_dim());
+    if (a.experts.empty()) {
+      vectors_[static_cast<size_t>(l) * 2 + 1] = derive(a.c[1], 1, w.w_down, m.intermediate_size);
+      continue;
     }
+    auto& ev = expert_vectors_[static_cast<size_t>(l)];
+    for (int64_t e = 0; e < E; ++e) {
+      ev.push_back(derive(a.experts[static_cast<size_t>(e)], 1, w.experts.at(static_cast<size_t>(e)).w_down,
+                          m.moe_intermediate_size));
+    }
+    if (shared) {
+      ev.push_back(derive(a.experts.back(), 1, w.shared.w_down, m.shared_expert_intermediate_size));
+    }
+    vectors_[static_cast<size_t>(l) * 2 + 1].v = v;  // marks the layer as ablated; experts use their own
   }
   CUDA_CHECK(cudaStreamSynchronize(stream));  // a_scratch is freed on return
+}
+
+const AblationVectors& DeviceAblation::expert_vectors(int64_t layer, int32_t expert) const {
+  ABL_CHECK(layer >= 0 && layer < trials_.num_layers, "ablation vectors of layer {} of {}", layer,
+            trials_.num_layers);
+  const auto& ev = expert_vectors_[static_cast<size_t>(layer)];
+  const size_t i = expert == kSharedExpert ? static_cast<size_t>(num_experts_) : static_cast<size_t>(expert);
+  ABL_CHECK(expert >= kSharedExpert && i < ev.size(), "no ablation vectors for expert {} of layer {}", expert, layer);
+  return ev[i];
 }
 
 const AblationVectors& DeviceAblation::vectors(engine::Component c, int64_t layer) const {

@@ -12,7 +12,6 @@
 #include "abl/backend/cuda/ops.h"
 #include "abl/core/dtype.h"
 #include "abl/core/error.h"
-#include "abl/engine/cuda/plan.h"
 #include "abl/core/log.h"
 #include "abl/io/safetensors.h"
 
@@ -65,6 +64,11 @@ const bf16** device_slot(DeviceLayer& w, model::WeightRole role) {
     case R::post_attn_norm: return &w.post_attn_norm;
     case R::mlp_norm: return &w.mlp_norm;
     case R::post_mlp_norm: return &w.post_mlp_norm;
+    case R::router: return &w.router;
+    case R::shared_gate_proj: return &w.shared.w_gate;
+    case R::shared_up_proj: return &w.shared.w_up;
+    case R::shared_down_proj: return &w.shared.w_down;
+    case R::shared_expert_gate: return &w.shared_expert_gate;
     case R::gate_proj: return &w.w_gate;
     case R::up_proj: return &w.w_up;
     case R::down_proj: return &w.w_down;
@@ -122,7 +126,6 @@ int64_t attention_head_dim(int64_t HD) {
 // ---- layout -----------------------------------------------------------------------------------
 
 DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec) {
-  check_cuda_engine_runs(spec);
   DeviceUnitLayout lay;
   lay.attention_head_dim = attention_head_dim(spec.head_dim);
   lay.q_scale = static_cast<float>(
@@ -185,7 +188,21 @@ void build_unit_range(const DeviceUnit& unit, const io::SafetensorsReader* reade
 
 DeviceLayer device_layer_views(const DeviceUnit& unit, const bf16* base) {
   DeviceLayer d;
-  for (const DeviceUnitTensor& t : unit.tensors) *device_slot(d, t.role) = base + t.offset;
+  for (const DeviceUnitTensor& t : unit.tensors) {
+    const int32_t e = t.weight.expert;
+    if (e < 0) {
+      *device_slot(d, t.role) = base + t.offset;
+      continue;
+    }
+    if (d.experts.size() <= static_cast<size_t>(e)) d.experts.resize(static_cast<size_t>(e) + 1);
+    DeviceExpert& x = d.experts[static_cast<size_t>(e)];
+    switch (t.role) {
+      case model::WeightRole::expert_gate_proj: x.w_gate = base + t.offset; break;
+      case model::WeightRole::expert_up_proj: x.w_up = base + t.offset; break;
+      case model::WeightRole::expert_down_proj: x.w_down = base + t.offset; break;
+      default: fail("weight role {} is not an expert tensor", model::role_name(t.role));
+    }
+  }
   return d;
 }
 

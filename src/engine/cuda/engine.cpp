@@ -86,6 +86,19 @@ struct CudaEngine::Buffers {
   float* captures = nullptr;   // (B, L+1, H)
   float* inv_freq = nullptr;   // (HD/2)
   float* inv_freq_local = nullptr;  // (HD/2) of the sliding layers (Gemma 3), else inv_freq
+  // MoE layers (plan.h): router logits, the top-k, the slots sorted by expert, the rows in that order.
+  float* router = nullptr;          // (T, E)
+  int32_t* topk_ids = nullptr;      // (T, k)
+  float* topk_w = nullptr;          // (T, k)
+  int64_t* expert_order = nullptr;  // (T*k) slot of each sorted row
+  int64_t* slot_pos = nullptr;      // (T*k) sorted row of each slot
+  int64_t* expert_row_seq = nullptr;  // (T*k) sequence of each sorted row
+  int64_t* expert_offsets = nullptr;  // (E+1)
+  int32_t* expert_counts = nullptr;   // (E)
+  bf16* expert_in = nullptr;        // (T*k, H)
+  bf16* expert_gate = nullptr;      // (T*k, Fm)
+  bf16* expert_up = nullptr;        // (T*k, Fm)
+  float* expert_out = nullptr;      // (T*k, H)
   void* attn_scratch = nullptr;
   size_t attn_scratch_bytes = 0;
   void* gemm_workspace = nullptr;
@@ -158,6 +171,23 @@ CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
   b.gemm_workspace = at(p.gemm_workspace);
   b.gemm_workspace_bytes = p.gemm_workspace.bytes;
   b.batch = static_cast<char*>(at(p.batch));
+  if (m.num_experts > 0) {
+    const int64_t Tk = limits.max_tokens * m.experts_per_token, E = m.num_experts;
+    b.router = static_cast<float*>(at(p.router));
+    b.topk_ids = static_cast<int32_t*>(at(p.topk));
+    b.topk_w = reinterpret_cast<float*>(b.topk_ids + Tk);
+    b.expert_order = static_cast<int64_t*>(at(p.expert_order));
+    b.slot_pos = b.expert_order + Tk;
+    b.expert_row_seq = b.slot_pos + Tk;
+    b.expert_offsets = b.expert_row_seq + Tk;
+    b.expert_counts = reinterpret_cast<int32_t*>(b.expert_offsets + E + 1);
+    b.expert_in = static_cast<bf16*>(at(p.expert_in));
+    b.expert_gate = static_cast<bf16*>(at(p.expert_gate_up));
+    b.expert_up = b.expert_gate + Tk * m.moe_intermediate_size;
+    b.expert_out = static_cast<float*>(at(p.expert_out));
+    counts_.resize(static_cast<size_t>(E));
+    offsets_.resize(static_cast<size_t>(E + 1));
+  }
   gemm_ = std::make_unique<Gemm>(b.gemm_workspace, b.gemm_workspace_bytes);
 
   // Two tables: the global RoPE, and the sliding layers' (the same unless rope_local_theta is set).
@@ -169,7 +199,8 @@ CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
 
   graphs_ = std::make_unique<DecodeGraphs>();
   const char* env = std::getenv("ABL_CUDA_GRAPHS");
-  graphs_on_ = !(env && std::string(env) == "0");
+  // MoE layers read the expert counts on the host (one GEMM per expert): no graph can hold that.
+  graphs_on_ = !(env && std::string(env) == "0") && m.num_experts == 0;
 }
 
 CudaEngine::~CudaEngine() = default;
@@ -313,17 +344,84 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
 
   // MLP block.
   rmsnorm(b.x, w.mlp_norm, b.h, T, H, eps, w1, s);
-  gemm.linear(b.h, w.w_gate, static_cast<const bf16*>(nullptr), b.gate, T, H, F, s);
-  gemm.linear(b.h, w.w_up, static_cast<const bf16*>(nullptr), b.up, T, H, F, s);
-  if (m.activation == model::Activation::gelu_tanh) {
-    geglu(b.gate, b.up, b.gate, T * F, s);
+  if (m.is_moe_layer(l)) {
+    moe_mlp(l, w, T, ablation);
   } else {
-    swiglu(b.gate, b.up, b.gate, T * F, s);
+    gated_mlp(b.h, w.w_gate, w.w_up, w.w_down, T, F, b.y);
+    epilogue(engine::Component::mlp_down);
   }
-  gemm.linear(b.gate, w.w_down, static_cast<const float*>(nullptr), b.y, T, F, H, s);
-  epilogue(engine::Component::mlp_down);
   if (m.sandwich_norms) rmsnorm(b.y, w.post_mlp_norm, b.y, T, H, eps, w1, s);
   add(b.x, b.y, T * H, s);
+}
+
+// out(rows, H) f32 = down(act(gate(x)) · up(x)) for x(rows, H) bf16, through buf_->gate/up (width F).
+void CudaEngine::gated_mlp(const bf16* x, const bf16* w_gate, const bf16* w_up, const bf16* w_down, int64_t rows,
+                           int64_t F, float* out) {
+  const int64_t H = spec_.hidden_size;
+  const cudaStream_t s = stream_.get();
+  Buffers& b = *buf_;
+  gemm_->linear(x, w_gate, static_cast<const bf16*>(nullptr), b.gate, rows, H, F, s);
+  gemm_->linear(x, w_up, static_cast<const bf16*>(nullptr), b.up, rows, H, F, s);
+  if (spec_.activation == model::Activation::gelu_tanh) {
+    geglu(b.gate, b.up, b.gate, rows * F, s);
+  } else {
+    swiglu(b.gate, b.up, b.gate, rows * F, s);
+  }
+  gemm_->linear(b.gate, w_down, static_cast<const float*>(nullptr), out, rows, F, H, s);
+}
+
+// An MoE layer's MLP on buf_->h into buf_->y: the router and its top-k on the device; the expert
+// counts come to the host, which launches each expert's GEMMs over its block of rows (the rows
+// sorted by expert, in (token, slot) order); the epilogue runs on each expert's block with that
+// expert's vectors before the fixed-order combine; the shared expert last.
+void CudaEngine::moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const DeviceAblation* ablation) {
+  const model::ModelSpec& m = spec_;
+  const int64_t H = m.hidden_size, E = m.num_experts, k = m.experts_per_token, Fm = m.moe_intermediate_size;
+  const int64_t slots = T * k;
+  const cudaStream_t s = stream_.get();
+  Buffers& b = *buf_;
+  Gemm& gemm = *gemm_;
+  const bool ablate = ablation && ablation->vectors(engine::Component::mlp_down, l).v != nullptr;
+  auto epilogue = [&](float* rows, int64_t n, const int64_t* row_seq, int32_t expert) {
+    if (!ablate || (expert >= 0 && !ablation->routed_experts())) return;
+    ablation_apply(rows, n, H, row_seq, b.trial, ablation->trials(), static_cast<int32_t>(engine::Component::mlp_down),
+                   static_cast<int32_t>(l), ablation->expert_vectors(l, expert), s);
+  };
+
+  gemm.linear(b.h, w.router, static_cast<const float*>(nullptr), b.router, T, H, E, s);
+  router_topk(b.router, T, E, k, m.norm_topk_prob, b.topk_ids, b.topk_w, s);
+  moe_expert_counts(b.topk_ids, slots, E, b.expert_counts, s);
+  CUDA_CHECK(cudaMemcpyAsync(counts_.data(), b.expert_counts, counts_.size() * sizeof(int32_t),
+                             cudaMemcpyDeviceToHost, s));
+  stream_.synchronize();
+  offsets_[0] = 0;
+  for (int64_t e = 0; e < E; ++e) offsets_[static_cast<size_t>(e + 1)] = offsets_[static_cast<size_t>(e)] + counts_[static_cast<size_t>(e)];
+  copy_to_device(b.expert_offsets, offsets_.data(), offsets_.size() * sizeof(int64_t), s);
+  moe_dispatch(b.topk_ids, slots, E, b.expert_offsets, b.expert_order, b.slot_pos, s);
+  moe_gather(b.h, b.expert_order, slots, k, H, b.row_seq, b.expert_in, b.expert_row_seq, s);
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t o = offsets_[static_cast<size_t>(e)], n = counts_[static_cast<size_t>(e)];
+    if (n == 0) continue;
+    const DeviceExpert& x = w.experts[static_cast<size_t>(e)];
+    gemm.linear(b.expert_in + o * H, x.w_gate, static_cast<const bf16*>(nullptr), b.expert_gate + o * Fm, n, H, Fm, s);
+    gemm.linear(b.expert_in + o * H, x.w_up, static_cast<const bf16*>(nullptr), b.expert_up + o * Fm, n, H, Fm, s);
+  }
+  swiglu(b.expert_gate, b.expert_up, b.expert_gate, slots * Fm, s);
+  for (int64_t e = 0; e < E; ++e) {
+    const int64_t o = offsets_[static_cast<size_t>(e)], n = counts_[static_cast<size_t>(e)];
+    if (n == 0) continue;
+    gemm.linear(b.expert_gate + o * Fm, w.experts[static_cast<size_t>(e)].w_down, static_cast<const float*>(nullptr),
+                b.expert_out + o * H, n, Fm, H, s);
+    epilogue(b.expert_out + o * H, n, b.expert_row_seq + o, static_cast<int32_t>(e));
+  }
+  moe_combine(b.expert_out, b.slot_pos, b.topk_w, T, k, H, b.y, s);
+  if (m.shared_expert_intermediate_size > 0) {
+    // expert_out is free again (stream order): the shared expert's output goes there.
+    gated_mlp(b.h, w.shared.w_gate, w.shared.w_up, w.shared.w_down, T, m.shared_expert_intermediate_size,
+              b.expert_out);
+    epilogue(b.expert_out, T, b.row_seq, DeviceAblation::kSharedExpert);
+    add_gated(b.h, w.shared_expert_gate, b.expert_out, T, H, b.y, s);
+  }
 }
 
 // An empty pass of a collective source: every weight request in pass order and no kernels, so this

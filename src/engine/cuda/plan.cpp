@@ -56,21 +56,6 @@ BatchLayout batch_layout(int64_t T, int64_t B) {
   return l;
 }
 
-std::string cuda_engine_unsupported(const model::ModelSpec& m) {
-  std::vector<std::string> missing;
-  if (m.num_experts > 0) missing.emplace_back("mixture of experts");
-  std::string out;
-  for (const std::string& s : missing) out += (out.empty() ? "" : ", ") + s;
-  return out;
-}
-
-void check_cuda_engine_runs(const model::ModelSpec& m) {
-  const std::string missing = cuda_engine_unsupported(m);
-  ABL_CHECK(missing.empty(),
-            "{} ({}): the CUDA engine does not run {} yet; the CPU engine does (--backend cpu)", m.source,
-            m.architecture, missing);
-}
-
 CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits& limits, int sm_count) {
   ABL_CHECK(limits.max_tokens > 0 && limits.max_seqs > 0, "engine limits must be positive");
   const int64_t T = limits.max_tokens, B = limits.max_seqs;
@@ -105,7 +90,8 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
     const int64_t E = m.num_experts, k = m.experts_per_token, Tk = T * m.experts_per_token;
     p.router = carve("router logits (T,E) f32", T * E * f4);
     p.topk = carve("top-k ids, weights (T,k)", T * k * 8);
-    p.expert_order = carve("tokens by expert, offsets (T*k+E+1) i64", (Tk + E + 1) * 8);
+    p.expert_order = carve("slot order, positions, sequences (3,T*k), offsets (E+1) i64, counts (E) i32",
+                           (3 * Tk + E + 1) * 8 + E * 4);
     p.expert_in = carve("expert inputs by expert (T*k,H)", Tk * H * bf);
     p.expert_gate_up = carve("expert gate|up (T*k,2*Fm)", Tk * 2 * m.moe_intermediate_size * bf);
     p.expert_out = carve("expert outputs (T*k,H) f32", Tk * H * f4);

@@ -114,6 +114,47 @@ void kl_rows(const float* ref,  // (rows, V) log p
              double* out,       // (rows)
              int64_t rows, int64_t V, cudaStream_t s);
 
+// ---- mixture of experts (moe.cu), twins of abl::cpu's MoE ops. A layer runs: router_topk →
+// moe_expert_counts (copied to the host, which launches one GEMM per expert over its rows) →
+// moe_dispatch → moe_gather → the experts' GEMMs → moe_combine (+ add_gated for a shared expert).
+// Every step is deterministic: no atomics, the order of rows fixed by (token, slot).
+
+// Per token: softmax of logits(t, E) in fp32, the k largest probabilities in descending order (the
+// lower expert id first on equal values) into ids(t, k), their probabilities into weights(t, k),
+// renormalised over the k when `renormalize`. One thread per token; E ≤ 1024, k ≤ 32.
+void router_topk(const float* logits,  // (T, E) f32
+                 int64_t T, int64_t E, int64_t k, bool renormalize,
+                 int32_t* ids,     // (T, k)
+                 float* weights,   // (T, k)
+                 cudaStream_t s);
+// counts(E) = how many of the T·k slots chose each expert.
+void moe_expert_counts(const int32_t* ids, int64_t slots, int64_t E, int32_t* counts, cudaStream_t s);
+// The slots sorted by expert, in slot order within an expert: order(slots) holds slot indices
+// (t·k + j), expert e's from offsets[e] (offsets(E+1), the exclusive scan of the counts, uploaded by
+// the caller); slot_pos(slots) is the inverse (where each slot's row lands).
+void moe_dispatch(const int32_t* ids, int64_t slots, int64_t E, const int64_t* offsets, int64_t* order,
+                  int64_t* slot_pos, cudaStream_t s);
+// The rows in expert order: out(i) = h(order[i] / k) (bf16), and row_seq_out(i) = row_seq(order[i] / k)
+// (each row's sequence, for the ablation epilogue).
+void moe_gather(const __nv_bfloat16* h,  // (T, H)
+                const int64_t* order, int64_t slots, int64_t k, int64_t H,
+                const int64_t* row_seq,  // (T)
+                __nv_bfloat16* out,      // (slots, H)
+                int64_t* row_seq_out,    // (slots)
+                cudaStream_t s);
+// y(T, H) = Σ_j weights(t, j) · expert_out(slot_pos[t·k + j]) for j = 0 … k−1 in that order (fp32).
+void moe_combine(const float* expert_out,  // (T·k, H) in expert order
+                 const int64_t* slot_pos, const float* weights, int64_t T, int64_t k, int64_t H,
+                 float* y,                 // (T, H)
+                 cudaStream_t s);
+// y(T, H) += sigmoid(x(t) · w) · shared(t): Qwen2-MoE's gated shared expert (dot in fp32).
+void add_gated(const __nv_bfloat16* x,  // (T, H)
+               const __nv_bfloat16* w,  // (H)
+               const float* shared,     // (T, H)
+               int64_t T, int64_t H,
+               float* y,                // (T, H)
+               cudaStream_t s);
+
 // ---- argmax (argmax.cu), greedy decoding: out[r] = index of the largest value of row r, the
 // first one on ties (torch.argmax, abl::cpu::argmax). NaNs are never chosen; an all-NaN row gives 0.
 void argmax(const float* x,  // (rows, V), V < 2³¹

@@ -18,7 +18,8 @@ namespace abl::cuda {
 // (AblationTrials) and, per (layer, component), the direction-dependent vectors (AblationVectors)
 // computed on the device from the bf16 weights with ablation_row_norms / ablation_direction_vectors.
 // Each layer keeps only the directions some trial uses there (its slots are renumbered per layer),
-// n only where a pre/full trial ablates, Ŵa and ‖a‖² only where a full trial does. Everything is
+// n only where a pre/full trial ablates, Ŵa and ‖a‖² only where a full trial does. In MoE layers
+// mlp.down_proj has vectors per expert (and for the shared expert): each its own row norms. Everything is
 // computed once at construction (weights and directions do not change during a sweep). The
 // constructor requests layer(0..L-1) from `weights`: with a collective (sharded) source every rank
 // of the group must construct it at the same point, and `stream` must be the source's compute stream.
@@ -31,6 +32,11 @@ class DeviceAblation {
   int32_t num_trials() const { return trials_.num_trials; }
   const AblationTrials& trials() const { return trials_; }
   const AblationVectors& vectors(engine::Component c, int64_t layer) const;
+  // MoE layers: the vectors of expert e's down projection, or the shared expert's (kSharedExpert).
+  static constexpr int32_t kSharedExpert = -2;
+  const AblationVectors& expert_vectors(int64_t layer, int32_t expert) const;
+  // Whether the trials ablate the routed experts (TrialAblation::routed_experts, the same for all).
+  bool routed_experts() const { return routed_experts_; }
   size_t bytes() const { return buffer_.bytes(); }
   // Unique per ablation of this process, never 0 (a decode graph bakes its pointers in).
   uint64_t id() const { return id_; }
@@ -40,6 +46,9 @@ class DeviceAblation {
   DeviceBuffer buffer_;
   AblationTrials trials_;
   std::vector<AblationVectors> vectors_;  // (L, 2)
+  std::vector<std::vector<AblationVectors>> expert_vectors_;  // (L) of (E experts, then the shared one)
+  bool routed_experts_ = true;
+  int64_t num_experts_ = 0;  // E
 };
 
 }  // namespace abl::cuda

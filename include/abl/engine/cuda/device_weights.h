@@ -30,6 +30,13 @@ namespace abl::cuda {
 int64_t attention_head_dim(int64_t HD);
 
 // Device views of one decoder layer (bf16). Optional tensors are nullptr when absent.
+// One expert of an MoE layer (or the shared expert): a SwiGLU MLP of width Fm (Fs).
+struct DeviceExpert {
+  const __nv_bfloat16* w_gate = nullptr;  // (Fm, H)
+  const __nv_bfloat16* w_up = nullptr;    // (Fm, H)
+  const __nv_bfloat16* w_down = nullptr;  // (H, Fm)
+};
+
 struct DeviceLayer {
   const __nv_bfloat16* attn_norm = nullptr;  // (H)
   const __nv_bfloat16* wq = nullptr;         // (NH*HD, H), × q_scale
@@ -47,6 +54,11 @@ struct DeviceLayer {
   const __nv_bfloat16* w_up = nullptr;       // (F, H)
   const __nv_bfloat16* w_down = nullptr;     // (H, F)
   const __nv_bfloat16* post_mlp_norm = nullptr;   // (H) sandwich_norms
+  // MoE layers (w_gate/w_up/w_down are then null):
+  const __nv_bfloat16* router = nullptr;              // (E, H)
+  std::vector<DeviceExpert> experts;                  // (E)
+  DeviceExpert shared;                                // null without a shared expert
+  const __nv_bfloat16* shared_expert_gate = nullptr;  // (1, H)
 };
 
 struct DeviceHead {

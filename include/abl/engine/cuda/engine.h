@@ -114,6 +114,9 @@ class CudaEngine {
   // logits (rows, V) f32 = lm_head · normed rows, soft-capped when the model caps its logits.
   void head_logits(const __nv_bfloat16* normed, const DeviceHead& g, int64_t rows, float* logits);
   void layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cache, const DeviceAblation* ablation);
+  void gated_mlp(const __nv_bfloat16* x, const __nv_bfloat16* w_gate, const __nv_bfloat16* w_up,
+                 const __nv_bfloat16* w_down, int64_t rows, int64_t F, float* out);
+  void moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const DeviceAblation* ablation);
   void capture(int64_t depth, int64_t B);
   void all_logits(int64_t T, float* host_out);
   void request_all_weights();
@@ -131,6 +134,8 @@ class CudaEngine {
   std::unique_ptr<Gemm> gemm_;
   AttnBounds bounds_;  // of the batch in flight
   bool graphs_on_ = true;
+  std::vector<int32_t> counts_;   // MoE: tokens per expert of the layer in progress (host)
+  std::vector<int64_t> offsets_;  // (E+1) their exclusive scan
   std::unique_ptr<DecodeGraphs> graphs_;  // destroyed before the buffers they launch into
 };
 

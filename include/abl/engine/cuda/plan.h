@@ -36,9 +36,9 @@ struct CudaEnginePlan {
   // (B, ·) per pass: last rows f32, their final norm, logits f32, greedy ids, KL reference rows and KL.
   Slice rows, last, logits, next_ids, kl_ref, kl;
   // MoE layers (empty for dense models; docs/families.md §5, the grouped-GEMM design): router
-  // logits (T,E) f32, top-k ids and weights (T,k), the (token, slot) order sorted by expert with
-  // each expert's offsets, the tokens in that order (T·k,H), their experts' gate|up (T·k,2Fm) and
-  // down outputs (T·k,H) f32.
+  // logits (T,E) f32, top-k ids and weights (T,k), the slots sorted by expert (their order, each
+  // slot's position, each row's sequence, the experts' offsets and counts), the tokens in that order
+  // (T·k,H), their experts' gate and up (T·k,2Fm) and down outputs (T·k,H) f32.
   Slice router, topk, expert_order, expert_in, expert_gate_up, expert_out;
   Slice captures;        // (B, L+1, H) f32
   Slice inv_freq;        // (HD/2) f32
@@ -53,10 +53,6 @@ struct CudaEnginePlan {
 // planning without a GPU.
 CudaEnginePlan plan_cuda_engine(const model::ModelSpec& spec, const engine::Limits& limits, int sm_count);
 
-// The features of `spec` the CUDA engine does not run yet ("" when it runs the model), and the
-// check that fails naming them before any weight is loaded. The CPU engine runs every family.
-std::string cuda_engine_unsupported(const model::ModelSpec& spec);
-void check_cuda_engine_runs(const model::ModelSpec& spec);
 inline constexpr int kPlanSmCount = 132;  // H100 SXM (an H200 has the same)
 
 // Bytes of a DeviceKvCache of `rows` rows: bf16 K and V per layer at the padded head dim, plus the

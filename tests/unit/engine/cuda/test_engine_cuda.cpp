@@ -195,14 +195,14 @@ TEST(CudaEngine, GreedyMatchesCpuOnOrganism) {
 }
 
 // (4) Every golden model (family flags: qkv bias, qk norm, sliding window, llama3 rope scaling,
-// tied embeddings, MHA): packed prefill logits and hidden states, then decode steps.
+// tied embeddings, MHA; Gemma 2/3, Phi-3 with LongRoPE, Mixtral, Qwen2/3-MoE): packed prefill logits
+// and hidden states, then decode steps. The MoE fixtures' routing gaps are only ≥ 1e-3 in fp32, so a
+// bf16 engine may route a token differently: a mismatch there is first a routing question.
 class CudaEngineGolden : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(CudaEngineGolden, MatchesCpu) {
   ABL_REQUIRE_GPU();
   const std::string dir = GetParam();
-  const std::string missing = cuda::cuda_engine_unsupported(model::load_model_spec(dir));
-  if (!missing.empty()) GTEST_SKIP() << "the CUDA engine does not run " << missing << " yet";
   const std::string name = fs::path(dir).filename().string();
   const auto prompts = golden_prompts(dir);
   const int64_t steps = 4;

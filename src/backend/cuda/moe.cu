@@ -1,0 +1,187 @@
+// Mixture-of-experts kernels (ops.h): the router's softmax and top-k, the deterministic counting
+// sort of (token, slot) pairs by expert (one warp per expert, ballots keep slot order), the gather of
+// the routed rows, the fixed-order combine and the gated shared expert.
+#include <cuda_bf16.h>
+
+#include <climits>
+
+#include "abl/backend/cuda/check.h"
+#include "abl/backend/cuda/ops.h"
+#include "abl/core/error.h"
+#include "kernel_utils.cuh"
+
+namespace abl::cuda {
+namespace {
+
+using bf16 = __nv_bfloat16;
+constexpr int kMaxK = 32;
+
+__global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, int E, int k, bool renormalize,
+                                   int32_t* __restrict__ ids, float* __restrict__ weights) {
+  const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (t >= T) return;
+  const float* x = logits + t * E;
+  float mx = x[0];
+  for (int e = 1; e < E; ++e) mx = fmaxf(mx, x[e]);
+  float sum = 0.0f;
+  for (int e = 0; e < E; ++e) sum += expf(x[e] - mx);
+  // k passes of "the largest probability not taken yet", the lower id on ties.
+  int32_t chosen[kMaxK];
+  float p[kMaxK];
+  float kept = 0.0f;
+  for (int j = 0; j < k; ++j) {
+    int best = -1;
+    float best_p = -1.0f;
+    for (int e = 0; e < E; ++e) {
+      bool taken = false;
+      for (int i = 0; i < j; ++i) taken = taken || chosen[i] == e;
+      if (taken) continue;
+      const float pe = expf(x[e] - mx) / sum;
+      if (pe > best_p) {
+        best_p = pe;
+        best = e;
+      }
+    }
+    chosen[j] = best;
+    p[j] = best_p;
+    kept += best_p;
+  }
+  for (int j = 0; j < k; ++j) {
+    ids[t * k + j] = chosen[j];
+    weights[t * k + j] = renormalize ? p[j] / kept : p[j];
+  }
+}
+
+// One warp per expert: counts its slots.
+__global__ void expert_counts_kernel(const int32_t* __restrict__ ids, int64_t slots, int E,
+                                     int32_t* __restrict__ counts) {
+  const int e = static_cast<int>((static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / detail::kWarp);
+  const int lane = static_cast<int>(threadIdx.x) % detail::kWarp;
+  if (e >= E) return;  // uniform over the warp
+  int32_t n = 0;
+  for (int64_t base = 0; base < slots; base += detail::kWarp) {
+    const int64_t i = base + lane;
+    n += __popc(__ballot_sync(0xffffffffu, i < slots && ids[i] == e));
+  }
+  if (lane == 0) counts[e] = n;
+}
+
+// One warp per expert: writes its slots from offsets[e] on, in slot order.
+__global__ void dispatch_kernel(const int32_t* __restrict__ ids, int64_t slots, int E,
+                                const int64_t* __restrict__ offsets, int64_t* __restrict__ order,
+                                int64_t* __restrict__ slot_pos) {
+  const int e = static_cast<int>((static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x) / detail::kWarp);
+  const int lane = static_cast<int>(threadIdx.x) % detail::kWarp;
+  if (e >= E) return;
+  int64_t at = offsets[e];
+  const unsigned below = (1u << lane) - 1u;
+  for (int64_t base = 0; base < slots; base += detail::kWarp) {
+    const int64_t i = base + lane;
+    const bool mine = i < slots && ids[i] == e;
+    const unsigned mask = __ballot_sync(0xffffffffu, mine);
+    if (mine) {
+      const int64_t pos = at + __popc(mask & below);
+      order[pos] = i;
+      slot_pos[i] = pos;
+    }
+    at += __popc(mask);
+  }
+}
+
+__global__ void moe_gather_kernel(const bf16* __restrict__ h, const int64_t* __restrict__ order, int64_t slots,
+                                  int64_t k, int64_t H, const int64_t* __restrict__ row_seq, bf16* __restrict__ out,
+                                  int64_t* __restrict__ row_seq_out) {
+  const int64_t total = slots * H;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int64_t r = i / H, c = i - r * H;
+    const int64_t t = order[r] / k;
+    out[i] = h[t * H + c];
+    if (c == 0) row_seq_out[r] = row_seq[t];
+  }
+}
+
+__global__ void moe_combine_kernel(const float* __restrict__ expert_out, const int64_t* __restrict__ slot_pos,
+                                   const float* __restrict__ weights, int64_t T, int64_t k, int64_t H,
+                                   float* __restrict__ y) {
+  const int64_t total = T * H;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
+    const int64_t t = i / H, c = i - t * H;
+    float acc = 0.0f;
+    for (int64_t j = 0; j < k; ++j) acc += weights[t * k + j] * expert_out[slot_pos[t * k + j] * H + c];
+    y[i] = acc;
+  }
+}
+
+// One block per token row.
+__global__ void add_gated_kernel(const bf16* __restrict__ x, const bf16* __restrict__ w,
+                                 const float* __restrict__ shared, int64_t H, float* __restrict__ y) {
+  const int64_t t = blockIdx.x;
+  float dot = 0.0f;
+  for (int64_t i = threadIdx.x; i < H; i += blockDim.x) dot += __bfloat162float(x[t * H + i]) * __bfloat162float(w[i]);
+  dot = detail::block_reduce(dot, detail::SumOp{}, 0.0f);
+  const float g = 1.0f / (1.0f + expf(-dot));
+  for (int64_t i = threadIdx.x; i < H; i += blockDim.x) y[t * H + i] += g * shared[t * H + i];
+}
+
+unsigned warp_blocks(int64_t warps) {
+  const int64_t per_block = detail::kElementwiseThreads / detail::kWarp;
+  return static_cast<unsigned>((warps + per_block - 1) / per_block);
+}
+
+}  // namespace
+
+void router_topk(const float* logits, int64_t T, int64_t E, int64_t k, bool renormalize, int32_t* ids, float* weights,
+                 cudaStream_t s) {
+  ABL_CHECK(T >= 0 && E > 0 && E <= 1024 && k > 0 && k <= std::min<int64_t>(E, kMaxK),
+            "router_topk: bad extents (T = {}, E = {}, k = {}; E <= 1024, k <= min(E, {}))", T, E, k, kMaxK);
+  if (T == 0) return;
+  const unsigned blocks = static_cast<unsigned>((T + detail::kElementwiseThreads - 1) / detail::kElementwiseThreads);
+  router_topk_kernel<<<blocks, detail::kElementwiseThreads, 0, s>>>(logits, T, static_cast<int>(E),
+                                                                    static_cast<int>(k), renormalize, ids, weights);
+  CUDA_CHECK_LAUNCH();
+}
+
+void moe_expert_counts(const int32_t* ids, int64_t slots, int64_t E, int32_t* counts, cudaStream_t s) {
+  ABL_CHECK(slots >= 0 && E > 0 && E <= INT_MAX, "moe_expert_counts: bad extents (slots = {}, E = {})", slots, E);
+  expert_counts_kernel<<<warp_blocks(E), detail::kElementwiseThreads, 0, s>>>(ids, slots, static_cast<int>(E),
+                                                                              counts);
+  CUDA_CHECK_LAUNCH();
+}
+
+void moe_dispatch(const int32_t* ids, int64_t slots, int64_t E, const int64_t* offsets, int64_t* order,
+                  int64_t* slot_pos, cudaStream_t s) {
+  ABL_CHECK(slots >= 0 && E > 0 && E <= INT_MAX, "moe_dispatch: bad extents (slots = {}, E = {})", slots, E);
+  if (slots == 0) return;
+  dispatch_kernel<<<warp_blocks(E), detail::kElementwiseThreads, 0, s>>>(ids, slots, static_cast<int>(E), offsets,
+                                                                         order, slot_pos);
+  CUDA_CHECK_LAUNCH();
+}
+
+void moe_gather(const bf16* h, const int64_t* order, int64_t slots, int64_t k, int64_t H, const int64_t* row_seq,
+                bf16* out, int64_t* row_seq_out, cudaStream_t s) {
+  ABL_CHECK(slots >= 0 && k > 0 && H > 0, "moe_gather: bad extents (slots = {}, k = {}, H = {})", slots, k, H);
+  if (slots == 0) return;
+  moe_gather_kernel<<<detail::elementwise_blocks(slots * H), detail::kElementwiseThreads, 0, s>>>(
+      h, order, slots, k, H, row_seq, out, row_seq_out);
+  CUDA_CHECK_LAUNCH();
+}
+
+void moe_combine(const float* expert_out, const int64_t* slot_pos, const float* weights, int64_t T, int64_t k,
+                 int64_t H, float* y, cudaStream_t s) {
+  ABL_CHECK(T >= 0 && k > 0 && H > 0, "moe_combine: bad extents (T = {}, k = {}, H = {})", T, k, H);
+  if (T == 0) return;
+  moe_combine_kernel<<<detail::elementwise_blocks(T * H), detail::kElementwiseThreads, 0, s>>>(
+      expert_out, slot_pos, weights, T, k, H, y);
+  CUDA_CHECK_LAUNCH();
+}
+
+void add_gated(const bf16* x, const bf16* w, const float* shared, int64_t T, int64_t H, float* y, cudaStream_t s) {
+  ABL_CHECK(T >= 0 && T <= INT_MAX && H > 0, "add_gated: bad extents (T = {}, H = {})", T, H);
+  if (T == 0) return;
+  add_gated_kernel<<<static_cast<unsigned>(T), detail::row_threads(H), 0, s>>>(x, w, shared, H, y);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace abl::cuda

@@ -1,0 +1,150 @@
+// The CUDA mixture-of-experts ops (backend/cuda/ops.h, moe.cu) against their CPU twins: the router's
+// top-k (the same experts, weights within fp32 rounding), the counting sort by expert in slot order,
+// gather and the fixed-order combine reproducing abl::cpu::combine_experts, and the gated shared
+// expert. The host checks need no device.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <random>
+#include <vector>
+
+#include <cuda_bf16.h>
+
+#include "abl/backend/cpu/ops.h"
+#include "abl/backend/cuda/ops.h"
+#include "abl/core/error.h"
+#include "common/cuda_test.h"
+
+namespace abl {
+namespace {
+
+using testing::download;
+using testing::expect_close;
+using testing::to_bf16;
+using testing::to_f32;
+using testing::upload;
+
+std::vector<float> normal(size_t n, float sd, uint32_t seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, sd);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+TEST(CudaMoe, RouterTopkMatchesCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream st;
+  for (const auto& [E, k, renorm] : std::vector<std::tuple<int64_t, int64_t, bool>>{{4, 2, true}, {60, 4, false},
+                                                                                     {128, 8, true}}) {
+    const int64_t T = 301;
+    const auto logits = normal(static_cast<size_t>(T * E), 2.0f, static_cast<uint32_t>(E));
+    std::vector<int32_t> want_ids(static_cast<size_t>(T * k));
+    std::vector<float> want_w(want_ids.size());
+    cpu::router_topk(logits.data(), T, E, k, renorm, want_ids.data(), want_w.data());
+    auto dl = upload(logits, st.get());
+    cuda::DeviceBuffer ids(want_ids.size() * sizeof(int32_t)), w(want_w.size() * sizeof(float));
+    cuda::router_topk(dl.as<float>(), T, E, k, renorm, ids.as<int32_t>(), w.as<float>(), st.get());
+    EXPECT_EQ(download<int32_t>(ids, want_ids.size(), st.get()), want_ids) << "E " << E << " k " << k;
+    expect_close(download<float>(w, want_w.size(), st.get()), want_w, 1e-6, 1e-5, "router weights");
+  }
+}
+
+// Dispatch → gather → (identity "experts") → combine equals the CPU combine of the same slots.
+TEST(CudaMoe, DispatchGatherCombineMatchCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream st;
+  const int64_t T = 97, E = 8, k = 3, H = 40, slots = T * k;
+  const auto logits = normal(static_cast<size_t>(T * E), 1.0f, 5);
+  std::vector<int32_t> ids(static_cast<size_t>(slots));
+  std::vector<float> weights(ids.size());
+  cpu::router_topk(logits.data(), T, E, k, true, ids.data(), weights.data());
+  const auto h = to_bf16(normal(static_cast<size_t>(T * H), 1.0f, 6));
+  std::vector<int64_t> row_seq(static_cast<size_t>(T));
+  for (int64_t t = 0; t < T; ++t) row_seq[static_cast<size_t>(t)] = t / 10;
+
+  auto d_ids = upload(ids, st.get());
+  cuda::DeviceBuffer counts(static_cast<size_t>(E) * sizeof(int32_t));
+  cuda::moe_expert_counts(d_ids.as<int32_t>(), slots, E, counts.as<int32_t>(), st.get());
+  const auto got_counts = download<int32_t>(counts, static_cast<size_t>(E), st.get());
+  std::vector<int64_t> offsets(static_cast<size_t>(E + 1), 0);
+  for (int64_t e = 0; e < E; ++e) {
+    int32_t n = 0;
+    for (int32_t id : ids) n += id == e;
+    EXPECT_EQ(got_counts[static_cast<size_t>(e)], n) << "expert " << e;
+    offsets[static_cast<size_t>(e + 1)] = offsets[static_cast<size_t>(e)] + n;
+  }
+  auto d_off = upload(offsets, st.get());
+  cuda::DeviceBuffer order(static_cast<size_t>(slots) * 8), pos(static_cast<size_t>(slots) * 8);
+  cuda::moe_dispatch(d_ids.as<int32_t>(), slots, E, d_off.as<int64_t>(), order.as<int64_t>(), pos.as<int64_t>(),
+                     st.get());
+  const auto got_order = download<int64_t>(order, static_cast<size_t>(slots), st.get());
+  std::vector<int64_t> want_order;
+  for (int64_t e = 0; e < E; ++e) {
+    for (int64_t i = 0; i < slots; ++i) {
+      if (ids[static_cast<size_t>(i)] == e) want_order.push_back(i);
+    }
+  }
+  EXPECT_EQ(got_order, want_order);
+
+  auto dh = upload(h, st.get());
+  auto drs = upload(row_seq, st.get());
+  cuda::DeviceBuffer rows(static_cast<size_t>(slots * H) * sizeof(__nv_bfloat16)), rs(static_cast<size_t>(slots) * 8);
+  cuda::moe_gather(dh.as<__nv_bfloat16>(), order.as<int64_t>(), slots, k, H, drs.as<int64_t>(),
+                   rows.as<__nv_bfloat16>(), rs.as<int64_t>(), st.get());
+  const auto got_rows = to_f32(download<__nv_bfloat16>(rows, static_cast<size_t>(slots * H), st.get()));
+  const auto got_rs = download<int64_t>(rs, static_cast<size_t>(slots), st.get());
+  const auto hf = to_f32(h);
+  // Each expert's "output" is its input row scaled by (e + 1): sorted rows → fp32 expert outputs.
+  std::vector<float> expert_out(static_cast<size_t>(slots * H)), by_slot(expert_out.size());
+  for (int64_t r = 0; r < slots; ++r) {
+    const int64_t slot = want_order[static_cast<size_t>(r)], t = slot / k;
+    EXPECT_EQ(got_rs[static_cast<size_t>(r)], row_seq[static_cast<size_t>(t)]);
+    const float f = static_cast<float>(ids[static_cast<size_t>(slot)] + 1);
+    for (int64_t c = 0; c < H; ++c) {
+      ASSERT_EQ(got_rows[static_cast<size_t>(r * H + c)], hf[static_cast<size_t>(t * H + c)]);
+      expert_out[static_cast<size_t>(r * H + c)] = f * hf[static_cast<size_t>(t * H + c)];
+      by_slot[static_cast<size_t>(slot * H + c)] = expert_out[static_cast<size_t>(r * H + c)];
+    }
+  }
+  std::vector<float> want(static_cast<size_t>(T * H));
+  cpu::combine_experts(by_slot.data(), weights.data(), T, k, H, want.data());
+  auto dout = upload(expert_out, st.get());
+  auto dw = upload(weights, st.get());
+  cuda::DeviceBuffer y(want.size() * sizeof(float));
+  cuda::moe_combine(dout.as<float>(), pos.as<int64_t>(), dw.as<float>(), T, k, H, y.as<float>(), st.get());
+  // The same products in the same order (the device may fuse them into FMAs: to rounding).
+  expect_close(download<float>(y, want.size(), st.get()), want, 1e-6, 1e-6, "moe_combine");
+}
+
+TEST(CudaMoe, AddGatedMatchesCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream st;
+  const int64_t T = 37, H = 200;
+  const auto x = to_bf16(normal(static_cast<size_t>(T * H), 1.0f, 7));
+  const auto w = to_bf16(normal(static_cast<size_t>(H), 0.1f, 8));
+  const auto shared = normal(static_cast<size_t>(T * H), 1.0f, 9);
+  std::vector<float> want = normal(static_cast<size_t>(T * H), 1.0f, 10);
+  auto dy = upload(want, st.get());
+  cpu::add_gated(to_f32(x).data(), to_f32(w).data(), shared.data(), T, H, want.data());
+  auto dx = upload(x, st.get());
+  auto dwt = upload(w, st.get());
+  auto ds = upload(shared, st.get());
+  cuda::add_gated(dx.as<__nv_bfloat16>(), dwt.as<__nv_bfloat16>(), ds.as<float>(), T, H, dy.as<float>(), st.get());
+  expect_close(download<float>(dy, want.size(), st.get()), want, 1e-5, 1e-5, "add_gated");
+}
+
+TEST(CudaMoeHostChecks, BadExtentsThrowBeforeLaunch) {
+  cudaStream_t s = nullptr;
+  EXPECT_THROW(cuda::router_topk(nullptr, 4, 2000, 2, true, nullptr, nullptr, s), Error);  // E > 1024
+  EXPECT_THROW(cuda::router_topk(nullptr, 4, 8, 9, true, nullptr, nullptr, s), Error);     // k > E
+  EXPECT_THROW(cuda::moe_combine(nullptr, nullptr, nullptr, 4, 0, 8, nullptr, s), Error);
+  cuda::router_topk(nullptr, 0, 8, 2, true, nullptr, nullptr, s);  // empty: nothing launched
+  cuda::moe_dispatch(nullptr, 0, 8, nullptr, nullptr, nullptr, s);
+  cuda::moe_gather(nullptr, nullptr, 0, 2, 8, nullptr, nullptr, nullptr, s);
+  cuda::add_gated(nullptr, nullptr, nullptr, 0, 8, nullptr, s);
+}
+
+}  // namespace
+}  // namespace abl
