@@ -459,6 +459,7 @@ void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const
     if (weights_.collective()) request_all_weights();
     return;
   }
+  engine::check_positions(m, batch);
   if (graphs_on_ && out.next_ids && !out.logits && !out.residuals && !out.all_logits && !out.kl &&
       weights_.views_fixed() && is_decode_step(batch)) {
     forward_decode_graph(batch, cache, out, ablation);
