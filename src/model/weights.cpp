@@ -254,6 +254,17 @@ WeightCheck inspect_weights(const ModelSpec& spec, const io::SafetensorsReader& 
     }
   }
   for (const io::TensorInfo& t : reader.tensors()) {
+    if (spec.num_experts > 0 && !out.problems.empty() &&
+        (ends_with(t.name, ".experts.gate_up_proj") || ends_with(t.name, ".experts.down_proj"))) {
+      out.problems.insert(out.problems.begin(),
+                          fmt::format("'{}' holds the experts fused into one tensor (a transformers 5.x "
+                                      "save); the per-expert tensors of the published checkpoints are read, "
+                                      "not this spelling",
+                                      t.name));
+      break;
+    }
+  }
+  for (const io::TensorInfo& t : reader.tensors()) {
     if (expected.count(t.name)) continue;
     // Old checkpoints store RoPE's inverse frequencies; we compute them from rope_theta.
     if (ends_with(t.name, ".rotary_emb.inv_freq")) {

@@ -10,6 +10,7 @@
 #include "abl/io/safetensors.h"
 #include "abl/model/model_spec.h"
 #include "abl/model/weights.h"
+#include "common/error_of.h"
 #include "common/temp_dir.h"
 #include "io/safetensors_test_util.h"
 
@@ -248,3 +249,74 @@ TEST(InfoHelpers, SummaryAndTable) {
 }
 
 }  // namespace
+
+// The golden fixtures of the other families, rewritten: Gemma 3's multimodal checkpoint in the
+// newer spelling (model.language_model.*, lm_head.weight) is recognised from its tensor names and
+// its vision tower is ignored, not reported; an MoE checkpoint with the experts fused into one
+// tensor (a transformers 5.x save) is refused naming that tensor.
+namespace {
+
+std::vector<RawTensor> raw_tensors(const std::string& dir) {
+  abl::io::SafetensorsReader r(dir);
+  std::vector<RawTensor> out;
+  for (const abl::io::TensorInfo& t : r.tensors()) {
+    std::string bytes(t.nbytes(), '\0');
+    r.read_bytes(t, 0, t.nbytes(), bytes.data());
+    out.push_back({t.name, t.dtype_name, t.shape, bytes});
+  }
+  return out;
+}
+
+void write_folder(const abl::testing::TempDir& dir, const std::string& from, const std::vector<RawTensor>& tensors) {
+  fs::copy_file(from + "/config.json", dir.file("config.json"));
+  std::ofstream(dir.file("model.safetensors"), std::ios::binary) << abl::testing::encode_safetensors(tensors);
+}
+
+}  // namespace
+
+TEST(CheckWeights, Gemma3MultimodalBothSpellings) {
+  const std::string src = std::string(ABL_FIXTURE_DIR) + "/golden/gemma3-mm";
+  const ModelSpec legacy = abl::model::load_model_spec(src);
+  EXPECT_EQ(legacy.weight_prefix, "language_model.model.");
+  abl::io::SafetensorsReader lr(src);
+  const abl::model::WeightCheck lc = abl::model::inspect_weights(legacy, lr);
+  EXPECT_TRUE(lc.problems.empty());
+  EXPECT_TRUE(lc.unexpected.empty());
+  EXPECT_EQ(lc.ignored.size(), 3u);  // the vision tower and projector tensors
+
+  std::vector<RawTensor> tensors = raw_tensors(src);
+  for (RawTensor& t : tensors) {
+    if (t.name.rfind("language_model.model.", 0) == 0) {
+      t.name = "model.language_model." + t.name.substr(21);
+    } else {
+      t.name = "model." + t.name;  // model.vision_tower.*, model.multi_modal_projector.*
+    }
+  }
+  abl::testing::TempDir dir;
+  write_folder(dir, src, tensors);
+  const ModelSpec newer = abl::model::load_model_spec(dir.path().string());
+  EXPECT_EQ(newer.weight_prefix, "model.language_model.");
+  EXPECT_EQ(newer.lm_head_name, "lm_head.weight");
+  abl::io::SafetensorsReader nr(dir.path().string());
+  const abl::model::WeightCheck nc = abl::model::inspect_weights(newer, nr);
+  EXPECT_TRUE(nc.problems.empty()) << (nc.problems.empty() ? "" : nc.problems[0]);
+  EXPECT_EQ(nc.ignored.size(), 3u);
+}
+
+TEST(CheckWeights, FusedExpertTensorsAreNamed) {
+  const std::string src = std::string(ABL_FIXTURE_DIR) + "/golden/qwen3-moe";
+  std::vector<RawTensor> tensors;
+  for (RawTensor& t : raw_tensors(src)) {
+    if (t.name.find(".mlp.experts.") == std::string::npos) tensors.push_back(std::move(t));
+  }
+  tensors.push_back({"model.layers.0.mlp.experts.gate_up_proj", "BF16", {8, 64, 64}, std::string(8 * 64 * 64 * 2, '\0')});
+  tensors.push_back({"model.layers.0.mlp.experts.down_proj", "BF16", {8, 64, 32}, std::string(8 * 64 * 32 * 2, '\0')});
+  abl::testing::TempDir dir;
+  write_folder(dir, src, tensors);
+  const ModelSpec spec = abl::model::load_model_spec(dir.path().string());
+  abl::io::SafetensorsReader r(dir.path().string());
+  const std::string msg = abl::testing::thrown_error_of([&] { abl::model::check_weights(spec, r); });
+  EXPECT_TRUE(abl::testing::contains_all(msg, {"model.layers.0.mlp.experts.", "fused", "per-expert",
+                                               "missing tensor 'model.layers.0.mlp.experts.0.gate_proj.weight'"}))
+      << msg;
+}
