@@ -77,6 +77,14 @@ InfoOptions parse_info_options(const po::variables_map& vm) {
   return o;
 }
 
+// "235.09 B (235093634560), 22.14 B active per token" (the active part only for MoE models).
+std::string parameters_line(const model::ModelSpec& spec) {
+  const int64_t n = model::parameter_count(spec), active = model::active_parameter_count(spec);
+  std::string line = fmt::format("{} ({})", human_count(n), n);
+  if (active != n) line += fmt::format(", {} active per token", human_count(active));
+  return line;
+}
+
 int show_info(const InfoOptions& opts) {
   const std::string& model = opts.model;
   if (is_synthetic(model)) {
@@ -84,8 +92,7 @@ int show_info(const InfoOptions& opts) {
     const model::ModelSpec spec = model::synthetic_model_spec(model);
     std::cout << "model:         " << model << "\n"
               << "architecture:  " << model::describe(spec) << "\n"
-              << "parameters:    " << human_count(model::parameter_count(spec)) << " ("
-              << model::parameter_count(spec) << ")\n"
+              << "parameters:    " << parameters_line(spec) << "\n"
               << "weights:       synthetic: deterministic random values generated at load, no files\n"
               << "tokenizer:     built-in byte-level tokenizer, ChatML template\n";
     return 0;
@@ -96,8 +103,7 @@ int show_info(const InfoOptions& opts) {
 
   std::cout << "model:         " << model << "\n"
             << "architecture:  " << model::describe(spec) << "\n"
-            << "parameters:    " << human_count(model::parameter_count(spec)) << " ("
-            << model::parameter_count(spec) << ")\n"
+            << "parameters:    " << parameters_line(spec) << "\n"
             << fmt::format("files:         {} safetensors file{}, {} tensors, {} elements, {}\n",
                            reader.num_files(), reader.num_files() == 1 ? "" : "s",
                            files.num_tensors, files.num_params, human_bytes(files.total_bytes));

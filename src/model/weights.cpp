@@ -328,6 +328,15 @@ int64_t parameter_count(const ModelSpec& spec) {
   return total;
 }
 
+int64_t active_parameter_count(const ModelSpec& spec) {
+  int64_t active = parameter_count(spec);
+  const int64_t per_expert = 3 * spec.moe_intermediate_size * spec.hidden_size;
+  for (int64_t l = 0; l < spec.num_layers; ++l) {
+    if (spec.is_moe_layer(l)) active -= (spec.num_experts - spec.experts_per_token) * per_expert;
+  }
+  return active;
+}
+
 uint64_t weight_bytes(const ModelSpec& spec, DType dtype) {
   uint64_t bytes = 0;
   if (__builtin_mul_overflow(static_cast<uint64_t>(parameter_count(spec)), dtype_size(dtype), &bytes)) {

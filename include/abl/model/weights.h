@@ -132,6 +132,9 @@ void synthetic_weight_values(const ExpectedWeight& w, int64_t first, int64_t cou
 
 // Parameters of the model described by the spec (a tied lm_head counted once).
 int64_t parameter_count(const ModelSpec& spec);
+// Parameters one token passes through: all of them, less the experts the router does not pick
+// in each MoE layer ((E − k) experts).
+int64_t active_parameter_count(const ModelSpec& spec);
 // Bytes of all weights when stored as `dtype`.
 uint64_t weight_bytes(const ModelSpec& spec, DType dtype);
 

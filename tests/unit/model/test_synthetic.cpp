@@ -45,6 +45,11 @@ TEST(Synthetic, PresetsMatchTheirRealConfigs) {
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("mixtral-8x7b")), 46702792704);
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("qwen3-30b-a3b")), 30532122624);
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("qwen3-235b-a22b")), 235093634560);
+  // Active per token: Mixtral's published 12.9 B, Qwen3's "A22B" and "A3B"; dense models all.
+  EXPECT_EQ(abl::model::active_parameter_count(abl::model::synthetic_model_spec("mixtral-8x7b")), 12879925248);
+  EXPECT_NEAR(abl::model::active_parameter_count(abl::model::synthetic_model_spec("qwen3-235b-a22b")) / 1e9, 22.19, 0.01);
+  EXPECT_NEAR(abl::model::active_parameter_count(abl::model::synthetic_model_spec("qwen3-30b-a3b")) / 1e9, 3.35, 0.01);
+  EXPECT_EQ(abl::model::active_parameter_count(abl::model::synthetic_model_spec("llama-3.1-8b")), 8030261248);
   EXPECT_ABL_ERROR(abl::model::synthetic_model_spec("synthetic:gpt-5"), "unknown synthetic model 'gpt-5'",
                    "llama-3.1-8b", "qwen2.5-7b");
 }
