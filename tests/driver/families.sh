@@ -1,0 +1,43 @@
+# Every phase on the other families' golden models (random weights; tests/fixtures/golden): Gemma 3
+# multimodal, Gemma 2, Phi-3 with LongRoPE and Qwen2-MoE with a shared expert and a dense layer run
+# `abliterate run` end to end (baseline, residuals, directions, a small sweep) on 2 ranks with
+# sharded weights, then export a trial whose untouched tensors (the vision tower, fused Phi-3
+# tensors, routers) keep their bytes while every o_proj/down projection the trial ablates (every
+# expert's in MoE layers) changes. The model organism's prompts serve as prompts.
+source "$(dirname "$0")/common.sh"
+GOLDEN="$HERE/../fixtures/golden"
+for name in gemma3-mm gemma2-softcap phi3-longrope qwen2-moe-shared; do
+  RUN="$WORK/families/$name"
+  rm -rf "$RUN" && mkdir -p "$(dirname "$RUN")"
+  "$MPIEXEC" -np 2 --oversubscribe "$BIN" run --model "$GOLDEN/$name" --threads 1 --quiet --backend cpu \
+    --sharding FULL_SHARD "${PROMPT_ARGS[@]}" --good-split "[:40]" --bad-split "[:40]" \
+    --kl-split "[400:420]" --eval-split "[400:420]" --max-response-length 12 --trials 10 --startup-trials 8 \
+    --out "$RUN"
+  "$BIN" export --run-dir "$RUN" --trial 0 --out "$RUN/model" --quiet
+  "$PY" - "$GOLDEN/$name" "$RUN/model" "$name" <<'PY'
+import json, struct, sys
+
+def tensors(folder):
+    raw = open(folder + "/model.safetensors", "rb").read()
+    (n,) = struct.unpack("<Q", raw[:8])
+    header = json.loads(raw[8:8 + n])
+    header.pop("__metadata__", None)
+    return {k: raw[8 + n + v["data_offsets"][0]:8 + n + v["data_offsets"][1]] for k, v in header.items()}
+
+src, out, name = tensors(sys.argv[1]), tensors(sys.argv[2]), sys.argv[3]
+assert src.keys() == out.keys(), f"{name}: the export's tensors differ: {sorted(src.keys() ^ out.keys())}"
+changed = sorted(k for k in src if src[k] != out[k])
+ablatable = ("o_proj.weight", "down_proj.weight", ".w2.weight")
+wrong = [k for k in changed if not k.endswith(ablatable)]
+assert not wrong, f"{name}: tensors that are never ablated changed: {wrong}"
+assert changed, f"{name}: trial 0 changed nothing"
+experts = [k for k in changed if ".experts." in k]
+print(f"{name}: {len(changed)} of {len(src)} tensors ablated ({len(experts)} routed experts), the rest bit-identical")
+if name.startswith("qwen2-moe"):
+    assert experts, f"{name}: no routed expert was ablated"
+    layers = {k.split(".")[2] for k in experts}
+    for layer in layers:  # every expert of an ablated MoE layer
+        n = sum(1 for k in experts if k.split(".")[2] == layer)
+        assert n == 4, f"{name}: layer {layer}: {n} of 4 experts ablated"
+PY
+done
