@@ -9,12 +9,15 @@
             (measured behaviour and the abliteration table).
   golden:   small random-weight models, one per family feature, each with golden files, in
             tests/fixtures/golden/<name>/ (see golden_models.py).
+  organism-moe: the mixture-of-experts organism (Qwen2-MoE, refusal written by the routed
+            experts) in tests/fixtures/organism-moe/ (see moe_organism.py).
 
 Regenerate everything (Debian's python3-torch, python3-numpy; see README.md):
     /usr/bin/python3 tools/organism/make_organism.py
 Only the golden random models:       ... make_organism.py --only golden
 Only golden/eval of the organism from the committed weights (no training):
                                      ... make_organism.py --only organism --no-train
+Only the MoE organism:                ... make_organism.py --only organism-moe [--no-train]
 """
 import argparse
 import json
@@ -539,7 +542,7 @@ def build_organism(a):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", choices=["all", "organism", "golden"], default="all")
+    ap.add_argument("--only", choices=["all", "organism", "golden", "organism-moe"], default="all")
     ap.add_argument("--no-train", action="store_true", help="reuse the committed organism weights")
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "fixtures", "organism"),
                     help="organism folder (default: the committed fixture)")
@@ -562,6 +565,8 @@ def main():
     ap.add_argument("--layers", type=int, default=4)
     ap.add_argument("--heads", type=int, default=4)
     ap.add_argument("--kv-heads", type=int, default=2)
+    import moe_organism
+    moe_organism.add_arguments(ap)
     a = ap.parse_args()
     torch.set_num_threads(a.threads)
     if a.only in ("all", "organism"):
@@ -569,6 +574,8 @@ def main():
     if a.only in ("all", "golden"):
         import golden_models
         golden_models.build_all(a)
+    if a.only in ("all", "organism-moe"):
+        moe_organism.build(a)
 
 
 if __name__ == "__main__":
