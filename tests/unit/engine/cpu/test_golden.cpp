@@ -1,5 +1,6 @@
 // Golden tests: the CPU engine against the torch reference (tools/organism/reference.py) on the
-// organism and on the small golden models of each family feature (tests/fixtures/golden/*):
+// organisms (dense and mixture-of-experts) and on the small golden models of each family feature
+// (tests/fixtures/golden/*):
 // logits at the last prompt position and at every position of one prompt within 1e-4, hidden
 // states at every depth, tokenization of the rendered prompts, identical greedy outputs, and for
 // mixture-of-experts models the experts chosen at each prompt's last token.
@@ -25,7 +26,9 @@ namespace {
 std::vector<std::string> golden_folders() {
   std::vector<std::string> out;
   const fs::path fixtures(ABL_FIXTURE_DIR);
-  if (fs::exists(fixtures / "organism" / "golden.json")) out.push_back((fixtures / "organism").string());
+  for (const char* organism : {"organism", "organism-moe"}) {
+    if (fs::exists(fixtures / organism / "golden.json")) out.push_back((fixtures / organism).string());
+  }
   if (fs::exists(fixtures / "golden")) {
     std::vector<std::string> more;
     for (const auto& e : fs::directory_iterator(fixtures / "golden")) {

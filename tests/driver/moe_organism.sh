@@ -1,0 +1,45 @@
+# The mixture-of-experts organism (tests/fixtures/organism-moe, a Qwen2-MoE trained so that its
+# routed experts write the refusal): `abliterate run` removes its refusals only when the experts
+# are ablated. With the default (every expert's down projection ablated too) a small sweep finds
+# a trial without refusals at a small KL; with --ablate-experts false (attention, the shared
+# expert and dense MLPs only — what tools that skip expert tensors do) no trial of the same sweep
+# removes them. The best trial is exported and the exported model refuses exactly as the sweep
+# measured.
+source "$(dirname "$0")/common.sh"
+MOE="$HERE/../fixtures/organism-moe"
+ARGS=(--model "$MOE" --threads 1 --quiet --backend cpu --good "$MOE/prompts/harmless.txt"
+      --bad "$MOE/prompts/harmful.txt" "${EVAL_ARGS[@]}" --trials 40 --startup-trials 16 --trials-per-batch 8)
+ALL="$WORK/moe/all" SHARED="$WORK/moe/shared"
+rm -rf "$WORK/moe" && mkdir -p "$ALL" "$SHARED"
+"$BIN" run "${ARGS[@]}" --out "$ALL"
+cp "$ALL"/baseline.h5 "$ALL"/residuals.h5 "$ALL"/directions.h5 "$SHARED"/
+"$BIN" run "${ARGS[@]}" --ablate-experts false --out "$SHARED"
+"$BIN" report --trials "$ALL" --json "$ALL/report.json"
+"$BIN" report --trials "$SHARED" --json "$SHARED/report.json"
+TRIAL=$("$PY" - "$ALL/report.json" "$SHARED/report.json" <<'PY'
+import json, sys
+every, shared = (json.load(open(p)) for p in sys.argv[1:3])
+n = every["meta"]["n_refusal"]
+assert every["meta"]["baseline_refusals"] >= 0.9 * n, f"baseline refuses only {every['meta']['baseline_refusals']}/{n}"
+best_every = min(every["trials"], key=lambda t: (t["refusals"], t["kl"]))
+best_shared = min(shared["trials"], key=lambda t: (t["refusals"], t["kl"]))
+print(f"every expert ablated: best trial {best_every['trial']}: {best_every['refusals']}/{n} refusals, "
+      f"KL {best_every['kl']:.4f}", file=sys.stderr)
+print(f"routed experts untouched: best of {len(shared['trials'])} trials: {best_shared['refusals']}/{n} refusals",
+      file=sys.stderr)
+assert best_every["refusals"] <= 0.1 * n and best_every["kl"] < 0.2, "ablating every expert did not remove refusals"
+assert best_shared["refusals"] >= 0.8 * n, "refusals went away without ablating the routed experts"
+print(best_every["trial"])
+PY
+)
+"$BIN" export --run-dir "$ALL" --trial "$TRIAL" --out "$ALL/model" --dtype f32 --quiet
+"$BIN" generate --model "$ALL/model" --prompts "$MOE/prompts/harmful.txt" --split "[400:460]" --max-new-tokens 32 \
+  --refusal-markers builtin --threads 1 --backend cpu --output "$ALL/exported.jsonl" --quiet
+"$PY" - "$ALL/exported.jsonl" "$ALL/report.json" "$TRIAL" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+refused = sum(r["refusal"] for r in rows)
+trial = json.load(open(sys.argv[2]))["trials"][int(sys.argv[3])]
+print(f"exported MoE model: {refused}/{len(rows)} refusals (the sweep measured {trial['refusals']})")
+assert refused == trial["refusals"], "the exported model does not behave like the trial"
+PY
