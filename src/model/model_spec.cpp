@@ -33,13 +33,15 @@ struct Family {
   // from max_window_layers on; per_layer: the family's own keys say which layers (Gemma).
   enum class Window { none, always, switched, per_layer } window;
   int64_t default_sliding_window;  // used when the key is absent (not when null)
-  // Gemma's config classes: defaults of every absent key, as a JSON object.
+  // The config class's defaults of absent keys, as a JSON object (Gemma: every key).
   const char* defaults = nullptr;
   // Keys only this family has (Gemma's norms and caps, Phi-3's fused tensors and LongRoPE).
   void (*family_keys)(const Keys&, ModelSpec&) = nullptr;
   // Multimodal checkpoints: the text model's keys sit under this key (its missing keys take
   // `defaults`); everything else (architectures, dtype, token ids) may sit at the top level.
   const char* text_config = nullptr;
+  // The key naming the MLP's activation (Gemma's configs also carry an unused hidden_act).
+  const char* activation_key = "hidden_act";
 };
 
 void gemma2_keys(const Keys& k, ModelSpec& s);
@@ -56,6 +58,8 @@ constexpr const char* kGemma2Defaults = R"({"vocab_size": 256000, "hidden_size":
   "rope_theta": 10000.0, "query_pre_attn_scalar": 256, "sliding_window": 4096,
   "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0, "pad_token_id": 0,
   "eos_token_id": 1, "bos_token_id": 2})";
+// Phi3Config always has original_max_position_embeddings (LongRoPE reads it).
+constexpr const char* kPhi3Defaults = R"({"original_max_position_embeddings": 4096})";
 constexpr const char* kGemma3Defaults = R"({"vocab_size": 262208, "hidden_size": 2304,
   "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
   "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
@@ -71,11 +75,13 @@ const Family kFamilies[] = {
     {"MistralForCausalLM", false, false, false, 0, 8, 4096 * 32, W::always, 4096},
     {"Qwen2ForCausalLM", true, false, false, 0, 0, 32768, W::switched, 4096},
     {"Qwen3ForCausalLM", false, true, true, 128, 0, 32768, W::switched, 4096},
-    {"Gemma2ForCausalLM", false, false, true, 0, 0, 0, W::per_layer, 0, kGemma2Defaults, gemma2_keys},
-    {"Gemma3ForCausalLM", false, true, true, 0, 0, 0, W::per_layer, 0, kGemma3Defaults, gemma3_keys},
+    {"Gemma2ForCausalLM", false, false, true, 0, 0, 0, W::per_layer, 0, kGemma2Defaults, gemma2_keys, nullptr,
+     "hidden_activation"},
+    {"Gemma3ForCausalLM", false, true, true, 0, 0, 0, W::per_layer, 0, kGemma3Defaults, gemma3_keys, nullptr,
+     "hidden_activation"},
     {"Gemma3ForConditionalGeneration", false, true, true, 0, 0, 0, W::per_layer, 0, kGemma3Defaults,
-     gemma3_keys, "text_config"},
-    {"Phi3ForCausalLM", false, false, true, 0, 0, 4096, W::always, 0, nullptr, phi3_keys},
+     gemma3_keys, "text_config", "hidden_activation"},
+    {"Phi3ForCausalLM", false, false, true, 0, 0, 4096, W::always, 0, kPhi3Defaults, phi3_keys},
     {"MixtralForCausalLM", false, false, false, 0, 8, 4096 * 32, W::always, 0, nullptr, mixtral_keys},
     {"Qwen2MoeForCausalLM", true, false, false, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
     {"Qwen3MoeForCausalLM", false, true, true, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
@@ -442,9 +448,7 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
     s.head_dim = s.hidden_size / s.num_heads;
   }
 
-  // Gemma reads hidden_activation (its configs also carry an unused hidden_act).
-  const char* act_key = fam->defaults ? "hidden_activation" : "hidden_act";
-  s.activation = parse_activation(s, act_key, k.get_string(act_key, "silu"));
+  s.activation = parse_activation(s, fam->activation_key, k.get_string(fam->activation_key, "silu"));
 
   s.rms_norm_eps = k.get_double("rms_norm_eps", 1e-6);
   s.max_position_embeddings = k.get_int("max_position_embeddings", fam->default_max_positions);

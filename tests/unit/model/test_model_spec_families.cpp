@@ -209,6 +209,8 @@ TEST(ModelSpecPhi3, LongRope) {
   EXPECT_NEAR(s.rope_scaling.attention_factor, std::sqrt(1 + std::log(32.0) / std::log(4096.0)), 1e-12);
   EXPECT_NEAR(s.rope_scaling.attention_factor, 1.19024, 1e-5);
   EXPECT_EQ(s.context_length(), 4096);  // the short factors only
+  c.erase("original_max_position_embeddings");  // Phi3Config's default 4096 still applies
+  EXPECT_DOUBLE_EQ(parse(c).rope_scaling.factor, 32.0);
   c["rope_scaling"]["type"] = "su";      // Phi3Config's older name
   c["rope_scaling"]["attention_factor"] = 1.25;
   s = parse(c);
