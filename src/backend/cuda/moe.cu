@@ -31,13 +31,13 @@ __global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, 
   float kept = 0.0f;
   for (int j = 0; j < k; ++j) {
     int best = -1;
-    float best_p = -1.0f;
+    float best_p = 0.0f;
     for (int e = 0; e < E; ++e) {
       bool taken = false;
       for (int i = 0; i < j; ++i) taken = taken || chosen[i] == e;
       if (taken) continue;
       const float pe = expf(x[e] - mx) / sum;
-      if (pe > best_p) {
+      if (best < 0 || pe > best_p) {  // the first free expert stands even for NaN logits: ids stay in range
         best_p = pe;
         best = e;
       }
