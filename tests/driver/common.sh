@@ -30,6 +30,24 @@ for t in json.load(open(sys.argv[1]))["trials"]:
 PY
 }
 
+# Exports trial $2 of run folder $1 (with $1/report.json) as fp32, generates on the held-out
+# harmful prompts of prompt folder $3, and checks the exported model refuses exactly as the sweep
+# measured that trial.
+export_behaves_like_trial() {
+  local run=$1 trial=$2 prompts=$3
+  "$BIN" export --run-dir "$run" --trial "$trial" --out "$run/model" --dtype f32 --quiet
+  "$BIN" generate --model "$run/model" --prompts "$prompts/harmful.txt" --split "[400:460]" --max-new-tokens 32 \
+    --refusal-markers builtin --threads 1 --backend cpu --output "$run/exported.jsonl" --quiet
+  "$PY" - "$run/exported.jsonl" "$run/report.json" "$trial" <<'PY'
+import json, sys
+rows = [json.loads(l) for l in open(sys.argv[1])]
+refused = sum(r["refusal"] for r in rows)
+trial = json.load(open(sys.argv[2]))["trials"][int(sys.argv[3])]
+print(f"exported model: {refused}/{len(rows)} refusals (the sweep measured {trial['refusals']})")
+assert refused == trial["refusals"], "the exported model does not behave like the trial"
+PY
+}
+
 # Runs a command that must fail with a message matching a pattern.
 expect_failure() {
   local pattern=$1

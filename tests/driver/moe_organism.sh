@@ -32,14 +32,4 @@ assert best_shared["refusals"] >= 0.8 * n, "refusals went away without ablating 
 print(best_every["trial"])
 PY
 )
-"$BIN" export --run-dir "$ALL" --trial "$TRIAL" --out "$ALL/model" --dtype f32 --quiet
-"$BIN" generate --model "$ALL/model" --prompts "$MOE/prompts/harmful.txt" --split "[400:460]" --max-new-tokens 32 \
-  --refusal-markers builtin --threads 1 --backend cpu --output "$ALL/exported.jsonl" --quiet
-"$PY" - "$ALL/exported.jsonl" "$ALL/report.json" "$TRIAL" <<'PY'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-refused = sum(r["refusal"] for r in rows)
-trial = json.load(open(sys.argv[2]))["trials"][int(sys.argv[3])]
-print(f"exported MoE model: {refused}/{len(rows)} refusals (the sweep measured {trial['refusals']})")
-assert refused == trial["refusals"], "the exported model does not behave like the trial"
-PY
+export_behaves_like_trial "$ALL" "$TRIAL" "$MOE/prompts"

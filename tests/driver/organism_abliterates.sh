@@ -24,14 +24,4 @@ print(min(good, key=lambda t: (t["refusals"], t["kl"]))["trial"])
 PY
 )
 echo "exporting trial $TRIAL"
-"$BIN" export --run-dir "$RUN" --trial "$TRIAL" --out "$RUN/model" --dtype f32 --quiet
-"$BIN" generate --model "$RUN/model" --prompts "$PROMPTS/harmful.txt" --split "[400:460]" --max-new-tokens 32 \
-  --refusal-markers builtin --threads 1 --backend cpu --output "$RUN/exported.jsonl" --quiet
-"$PY" - "$RUN/exported.jsonl" "$RUN/report.json" "$TRIAL" <<'PY'
-import json, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-refused = sum(r["refusal"] for r in rows)
-trial = json.load(open(sys.argv[2]))["trials"][int(sys.argv[3])]
-print(f"exported model: {refused}/{len(rows)} refusals (the sweep measured {trial['refusals']})")
-assert refused == trial["refusals"], "the exported model does not behave like the trial"
-PY
+export_behaves_like_trial "$RUN" "$TRIAL" "$PROMPTS"

@@ -20,12 +20,15 @@
 #include "abl/backend/cpu/ops.h"
 #include "abl/core/error.h"
 #include "common/cuda_test.h"
+#include "common/random_values.h"
 
 namespace abl {
 namespace {
 
 using testing::download;
 using testing::expect_close;
+using testing::normal;
+using testing::uniform;
 using testing::to_bf16;
 using testing::to_f32;
 using testing::upload;
@@ -34,22 +37,6 @@ using testing::upload;
 constexpr double kBf16Rtol = 1e-2;
 constexpr double kBf16Atol = 1e-3;
 constexpr double kF32Rtol = 1e-5;
-
-std::vector<float> uniform(size_t n, float lo, float hi, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> d(lo, hi);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
-
-std::vector<float> normal(size_t n, float sd, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, sd);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
 
 // The inputs as the device holds them: rounded to bf16.
 std::vector<float> bf16_rounded(const std::vector<float>& x) { return to_f32(to_bf16(x)); }

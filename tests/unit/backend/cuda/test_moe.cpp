@@ -15,23 +15,17 @@
 #include "abl/backend/cuda/ops.h"
 #include "abl/core/error.h"
 #include "common/cuda_test.h"
+#include "common/random_values.h"
 
 namespace abl {
 namespace {
 
 using testing::download;
 using testing::expect_close;
+using testing::normal;
 using testing::to_bf16;
 using testing::to_f32;
 using testing::upload;
-
-std::vector<float> normal(size_t n, float sd, uint32_t seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, sd);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
 
 TEST(CudaMoe, RouterTopkMatchesCpu) {
   ABL_REQUIRE_GPU();
