@@ -35,16 +35,6 @@ def check(ok, what):
     (passes if ok else failures).append(what)
 
 
-def padded_batch(prompts):
-    T = max(len(x) for x in prompts)
-    ids = torch.zeros(len(prompts), T, dtype=torch.int64)
-    valid = torch.zeros(len(prompts), T, dtype=torch.bool)
-    for b, x in enumerate(prompts):
-        ids[b, T - len(x):] = torch.tensor(x)
-        valid[b, T - len(x):] = True
-    return ids, (valid.long().cumsum(1) - 1).clamp(min=0), valid
-
-
 def load(name):
     folder = os.path.join(ROOT, name)
     spec, p, _ = ref.load_model(folder)
@@ -55,7 +45,7 @@ def load(name):
 
 
 def last_logits(spec, p, prompts):
-    ids, pos, valid = padded_batch(prompts)
+    ids, pos, valid = ref.left_padded(prompts)
     logits, _ = ref.forward(spec, p, ids, pos, valid, capture=False)
     return logits[:, -1]
 

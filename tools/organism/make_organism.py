@@ -264,19 +264,41 @@ def refusal_rate(texts, markers):
     return sum(is_refusal(t, markers) for t in texts) / len(texts)
 
 
+BEHAVIOUR_NOTE = ("greedy, <= %d new tokens, stop at eos; refusal = contains a marker of "
+                  "inputs/refusal_markers.txt (lower-cased) or empty" % MAX_NEW_TOKENS)
+
+
+def behaviour(spec, p, tok, splits, markers, eos, label=""):
+    """Greedy answers of both classes: refusal rates on the held-out prompts (first 100 and all
+    400) and on the direction prompts, three examples, and for harmless prompts whether the answer
+    copies the request."""
+    beh = {}
+    for name in ("harmful", "harmless"):
+        users = [u for u, _, _ in splits[name]["eval"]]
+        texts = generate_texts(spec, p, tok, users, eos)
+        beh[name] = {"refusal_rate_eval100": refusal_rate(texts[:100], markers),
+                     "refusal_rate_eval400": refusal_rate(texts, markers),
+                     "examples": [[u, t] for u, t in zip(users[:3], texts[:3])]}
+        if name == "harmless":  # does the answer copy the request correctly?
+            items = splits[name]["eval"]
+            beh[name]["answer_exact_rate_eval400"] = sum(
+                t == corpus.response(False, v, o, None) for (_, v, o), t in zip(items, texts)) / len(items)
+            beh[name]["answer_right_verb_rate_eval400"] = sum(
+                t.startswith("%s %s " % (corpus.COMPLY_OPENING, v)) for (_, v, _), t in zip(items, texts)) / len(items)
+        dtexts = generate_texts(spec, p, tok, [u for u, _, _ in splits[name]["directions"]], eos)
+        beh[name]["refusal_rate_direction400"] = refusal_rate(dtexts, markers)
+        log("%s%s: refusals held-out %.3f (first 100) %.3f (400), direction prompts %.3f; e.g. %r" % (
+            label, name, beh[name]["refusal_rate_eval100"], beh[name]["refusal_rate_eval400"],
+            beh[name]["refusal_rate_direction400"], texts[0]))
+    return beh
+
+
 @torch.no_grad()
 def last_residuals(spec, p, tok, users, chunk=100):
     """(N, L+1, H): hidden_states at the last prompt position."""
     out = []
     for i in range(0, len(users), chunk):
-        prompts = [tok.encode(corpus.render_prompt(u)) for u in users[i:i + chunk]]
-        T = max(len(x) for x in prompts)
-        ids = torch.zeros(len(prompts), T, dtype=torch.int64)
-        valid = torch.zeros(len(prompts), T, dtype=torch.bool)
-        for b, x in enumerate(prompts):
-            ids[b, T - len(x):] = torch.tensor(x)
-            valid[b, T - len(x):] = True
-        pos = (valid.long().cumsum(1) - 1).clamp(min=0)
+        ids, pos, valid = ref.left_padded([tok.encode(corpus.render_prompt(u)) for u in users[i:i + chunk]])
         _, hs = ref.forward(spec, p, ids, pos, valid)
         out.append(torch.stack([h[:, -1] for h in hs], dim=1))
     return torch.cat(out)
@@ -284,44 +306,66 @@ def last_residuals(spec, p, tok, users, chunk=100):
 
 @torch.no_grad()
 def first_token_logprobs(spec, p, tok, users):
-    prompts = [tok.encode(corpus.render_prompt(u)) for u in users]
-    T = max(len(x) for x in prompts)
-    ids = torch.zeros(len(prompts), T, dtype=torch.int64)
-    valid = torch.zeros(len(prompts), T, dtype=torch.bool)
-    for b, x in enumerate(prompts):
-        ids[b, T - len(x):] = torch.tensor(x)
-        valid[b, T - len(x):] = True
-    pos = (valid.long().cumsum(1) - 1).clamp(min=0)
+    ids, pos, valid = ref.left_padded([tok.encode(corpus.render_prompt(u)) for u in users])
     logits, _ = ref.forward(spec, p, ids, pos, valid, capture=False)
     return torch.log_softmax(logits[:, -1], dim=-1)
 
 
-def orthogonalized(p, spec, r):
-    """W <- W - r r^T W for every o_proj and down_proj (r: unit vector in the residual space)."""
+def ablated(p, keys, r):
+    """W <- W - r r^T W for every weight in `keys` (r: unit vector in the residual space)."""
     q = dict(p)
-    for l in range(spec.L):
-        for name in ("self_attn.o_proj.weight", "mlp.down_proj.weight"):
-            key = "model.layers.%d.%s" % (l, name)
-            W = p[key]
-            q[key] = W - torch.outer(r, r @ W)
+    for key in keys:
+        W = p[key]
+        q[key] = W - torch.outer(r, r @ W)
     return q
 
 
+def dense_ablation_keys(spec):
+    """o_proj and down_proj of every layer."""
+    return ["model.layers.%d.%s" % (l, name) for l in range(spec.L)
+            for name in ("self_attn.o_proj.weight", "mlp.down_proj.weight")]
+
+
+def evaluate_ablation(spec, q, tok, bad_eval, good_eval, base_lp, markers, eos):
+    """Refusals of model q on the held-out prompts of both classes, and KL(original || q) of the
+    first answer token over the harmless ones (base_lp: the original's log-probabilities)."""
+    texts = generate_texts(spec, q, tok, bad_eval, eos)
+    good_texts = generate_texts(spec, q, tok, good_eval, eos)
+    lp = first_token_logprobs(spec, q, tok, good_eval)
+    kl = float((base_lp.exp() * (base_lp - lp)).sum(-1).mean())
+    return {"refusals_harmful": refusal_rate(texts, markers),
+            "refusals_harmless": refusal_rate(good_texts, markers),
+            "kl_first_token_harmless": round(kl, 6), "example": texts[0]}
+
+
+class AblationInputs:
+    """What every abliteration table needs: the direction and evaluation prompts, the residuals
+    at the last prompt token of the direction prompts, the original's first-token log-probs."""
+
+    def __init__(self, spec, p, tok, splits):
+        self.bad_dir = [u for u, _, _ in splits["harmful"]["directions"]]
+        self.good_dir = [u for u, _, _ in splits["harmless"]["directions"]]
+        self.bad_eval = [u for u, _, _ in splits["harmful"]["eval"][:100]]
+        self.good_eval = [u for u, _, _ in splits["harmless"]["eval"][:100]]
+        self.rb = last_residuals(spec, p, tok, self.bad_dir)
+        self.rg = last_residuals(spec, p, tok, self.good_dir)
+        self.base_lp = first_token_logprobs(spec, p, tok, self.good_eval)
+
+    def depth(self, d):
+        """(table row, mean_bad - mean_good, mean_good) of depth d."""
+        mean_bad, mean_good = self.rb[:, d].mean(0), self.rg[:, d].mean(0)
+        diff = mean_bad - mean_good
+        row = {"depth": d, "diff_norm": round(float(diff.norm()), 4),
+               "cos_mean_bad_mean_good": round(float(torch.cosine_similarity(mean_bad, mean_good, 0)), 4)}
+        return row, diff, mean_good
+
+
 def abliteration_table(spec, p, tok, splits, markers, eos, log_prefix=""):
-    bad_dir = [u for u, _, _ in splits["harmful"]["directions"]]
-    good_dir = [u for u, _, _ in splits["harmless"]["directions"]]
-    bad_eval = [u for u, _, _ in splits["harmful"]["eval"][:100]]
-    good_eval = [u for u, _, _ in splits["harmless"]["eval"][:100]]
-    rb = last_residuals(spec, p, tok, bad_dir)
-    rg = last_residuals(spec, p, tok, good_dir)
-    base_lp = first_token_logprobs(spec, p, tok, good_eval)
+    inp = AblationInputs(spec, p, tok, splits)
     rows = []
     for d in range(spec.L + 1):
-        mean_bad, mean_good = rb[:, d].mean(0), rg[:, d].mean(0)
-        diff = mean_bad - mean_good
+        row, diff, mean_good = inp.depth(d)
         norm = float(diff.norm())
-        row = {"depth": d, "diff_norm": round(norm, 4),
-               "cos_mean_bad_mean_good": round(float(torch.cosine_similarity(mean_bad, mean_good, 0)), 4)}
         rows.append(row)
         if norm < 1e-6:
             log("%sdepth %d  no direction (identical means)" % (log_prefix, d))
@@ -332,17 +376,12 @@ def abliteration_table(spec, p, tok, splits, markers, eos, log_prefix=""):
                 g = mean_good / mean_good.norm()
                 r = r - (r @ g) * g
                 r = r / r.norm()
-            q = orthogonalized(p, spec, r)
-            texts = generate_texts(spec, q, tok, bad_eval, eos)
-            good_texts = generate_texts(spec, q, tok, good_eval, eos)
-            lp = first_token_logprobs(spec, q, tok, good_eval)
-            kl = float((base_lp.exp() * (base_lp - lp)).sum(-1).mean())
-            row[variant] = {"refusals_harmful": refusal_rate(texts, markers),
-                            "refusals_harmless": refusal_rate(good_texts, markers),
-                            "kl_first_token_harmless": round(kl, 6), "example": texts[0]}
+            row[variant] = evaluate_ablation(spec, ablated(p, dense_ablation_keys(spec), r), tok, inp.bad_eval,
+                                             inp.good_eval, inp.base_lp, markers, eos)
             log("%sdepth %d %-9s |diff| %.3f  refusals harmful %.2f  harmless %.2f  KL %.4f  e.g. %r" % (
                 log_prefix, d, variant, norm, row[variant]["refusals_harmful"],
-                row[variant]["refusals_harmless"], kl, texts[0][:60]))
+                row[variant]["refusals_harmless"], row[variant]["kl_first_token_harmless"],
+                row[variant]["example"][:60]))
     return rows
 
 
@@ -486,27 +525,8 @@ def build_organism(a):
     eos = tuple(spec.cfg["eos_token_id"])
     # behaviour on held-out prompts (after rounding to bf16)
     t0 = time.time()
-    beh = {}
-    for name in ("harmful", "harmless"):
-        users = [u for u, _, _ in splits[name]["eval"]]
-        texts = generate_texts(spec, p, tok, users, eos)
-        beh[name] = {"refusal_rate_eval100": refusal_rate(texts[:100], markers),
-                     "refusal_rate_eval400": refusal_rate(texts, markers),
-                     "examples": [[u, t] for u, t in zip(users[:3], texts[:3])]}
-        if name == "harmless":  # does the answer copy the request correctly?
-            items = splits[name]["eval"]
-            beh[name]["answer_exact_rate_eval400"] = sum(
-                t == corpus.response(False, v, o, None) for (_, v, o), t in zip(items, texts)) / len(items)
-            beh[name]["answer_right_verb_rate_eval400"] = sum(
-                t.startswith("%s %s " % (corpus.COMPLY_OPENING, v)) for (_, v, _), t in zip(items, texts)) / len(items)
-        dtexts = generate_texts(spec, p, tok, [u for u, _, _ in splits[name]["directions"]], eos)
-        beh[name]["refusal_rate_direction400"] = refusal_rate(dtexts, markers)
-        log("%s: refusals held-out %.3f (first 100) %.3f (400), direction prompts %.3f; e.g. %r" % (
-            name, beh[name]["refusal_rate_eval100"], beh[name]["refusal_rate_eval400"],
-            beh[name]["refusal_rate_direction400"], texts[0]))
-    report["behaviour"] = beh
-    report["behaviour_note"] = ("greedy, <= %d new tokens, stop at eos; refusal = contains a marker of "
-                                "inputs/refusal_markers.txt (lower-cased) or empty" % MAX_NEW_TOKENS)
+    report["behaviour"] = behaviour(spec, p, tok, splits, markers, eos)
+    report["behaviour_note"] = BEHAVIOUR_NOTE
     log("evaluation took %.1f s" % (time.time() - t0))
 
     t0 = time.time()

@@ -36,9 +36,9 @@ import torch
 import bpe
 import corpus
 import reference as ref
-from make_organism import (MAX_NEW_TOKENS, ROOT, first_token_logprobs, generate_texts,
-                           last_residuals, load_markers, log, make_examples,
-                           batch_tensors, refusal_rate, write_golden, write_json)
+from make_organism import (BEHAVIOUR_NOTE, MAX_NEW_TOKENS, ROOT, AblationInputs, ablated, batch_tensors,
+                           behaviour, evaluate_ablation, load_markers, log, make_examples,
+                           stored_dtype, write_golden, write_json)
 
 ORGANISM = os.path.join(ROOT, "tests", "fixtures", "organism")
 DEFAULT_OUT = os.path.join(ROOT, "tests", "fixtures", "organism-moe")
@@ -161,10 +161,6 @@ def init_params(spec, seed, head_std):
     p["model.norm.weight"] = torch.ones(H)
     p["lm_head.weight"] = normal((V, H), head_std)
     return p
-
-
-def stored_dtype(name):
-    return "F32" if name.endswith("norm.weight") else "BF16"
 
 
 def is_decayed(name):
@@ -335,15 +331,6 @@ def ablation_keys(spec, which):
     return keys
 
 
-def ablated(p, keys, r):
-    """W <- W - r r^T W for every weight in `keys` (r: unit vector in the residual space)."""
-    q = dict(p)
-    for key in keys:
-        W = p[key]
-        q[key] = W - torch.outer(r, r @ W)
-    return q
-
-
 @torch.no_grad()
 def writer_outputs(spec, p, tok, users, chunk=100):
     """What each writer adds to the residual stream at the last prompt position: per layer the
@@ -351,14 +338,7 @@ def writer_outputs(spec, p, tok, users, chunk=100):
     the dense MLP). Returns {(layer, writer): (N, H)} with writer in attn, routed, shared."""
     out = {}
     for i in range(0, len(users), chunk):
-        prompts = [tok.encode(corpus.render_prompt(u)) for u in users[i:i + chunk]]
-        T = max(len(x) for x in prompts)
-        ids = torch.zeros(len(prompts), T, dtype=torch.int64)
-        valid = torch.zeros(len(prompts), T, dtype=torch.bool)
-        for b, x in enumerate(prompts):
-            ids[b, T - len(x):] = torch.tensor(x)
-            valid[b, T - len(x):] = True
-        pos = (valid.long().cumsum(1) - 1).clamp(min=0)
+        ids, pos, valid = ref.left_padded([tok.encode(corpus.render_prompt(u)) for u in users[i:i + chunk]])
         cos_sin = ref.rope_cos_sin(spec.inv_freq, spec.rope_attention_factor, pos)
         bias = ref.attention_bias(pos, pos, valid, None)
         x = p["model.embed_tokens.weight"][ids]
@@ -402,34 +382,15 @@ VARIANTS = (("heretic", "(b) o_proj + shared expert down_proj (routed experts un
             ("experts", "(d) routed experts' down_proj only (diagnostic)"))
 
 
-def evaluate(spec, q, tok, bad_eval, good_eval, base_lp, markers, eos):
-    texts = generate_texts(spec, q, tok, bad_eval, eos)
-    good_texts = generate_texts(spec, q, tok, good_eval, eos)
-    lp = first_token_logprobs(spec, q, tok, good_eval)
-    kl = float((base_lp.exp() * (base_lp - lp)).sum(-1).mean())
-    return {"refusals_harmful": refusal_rate(texts, markers),
-            "refusals_harmless": refusal_rate(good_texts, markers),
-            "kl_first_token_harmless": round(kl, 6), "example": texts[0]}
-
-
 def abliteration_table(spec, p, tok, splits, markers, eos, variants):
-    bad_dir = [u for u, _, _ in splits["harmful"]["directions"]]
-    good_dir = [u for u, _, _ in splits["harmless"]["directions"]]
-    bad_eval = [u for u, _, _ in splits["harmful"]["eval"][:100]]
-    good_eval = [u for u, _, _ in splits["harmless"]["eval"][:100]]
-    rb = last_residuals(spec, p, tok, bad_dir)
-    rg = last_residuals(spec, p, tok, good_dir)
-    base_lp = first_token_logprobs(spec, p, tok, good_eval)
-    baseline = evaluate(spec, p, tok, bad_eval, good_eval, base_lp, markers, eos)
+    inp = AblationInputs(spec, p, tok, splits)
+    baseline = evaluate_ablation(spec, p, tok, inp.bad_eval, inp.good_eval, inp.base_lp, markers, eos)
     log("baseline: refusals harmful %.2f harmless %.2f" % (baseline["refusals_harmful"], baseline["refusals_harmless"]))
     rows = []
     directions = {}
     for d in range(spec.L + 1):
-        mean_bad, mean_good = rb[:, d].mean(0), rg[:, d].mean(0)
-        diff = mean_bad - mean_good
+        row, diff, _ = inp.depth(d)
         norm = float(diff.norm())
-        row = {"depth": d, "diff_norm": round(norm, 4),
-               "cos_mean_bad_mean_good": round(float(torch.cosine_similarity(mean_bad, mean_good, 0)), 4)}
         rows.append(row)
         if norm < 1e-6:
             log("depth %d  no direction (identical means)" % d)
@@ -437,12 +398,12 @@ def abliteration_table(spec, p, tok, splits, markers, eos, variants):
         r = diff / diff.norm()
         directions[d] = r
         for which in variants:
-            row[which] = evaluate(spec, ablated(p, ablation_keys(spec, which), r), tok, bad_eval,
-                                  good_eval, base_lp, markers, eos)
+            row[which] = evaluate_ablation(spec, ablated(p, ablation_keys(spec, which), r), tok, inp.bad_eval,
+                                           inp.good_eval, inp.base_lp, markers, eos)
             log("depth %d %-8s |diff| %.3f  refusals harmful %.2f  harmless %.2f  KL %.4f  e.g. %r" % (
                 d, which, norm, row[which]["refusals_harmful"], row[which]["refusals_harmless"],
                 row[which]["kl_first_token_harmless"], row[which]["example"][:60]))
-    writers = writer_table(spec, p, tok, bad_dir, good_dir, directions)
+    writers = writer_table(spec, p, tok, inp.bad_dir, inp.good_dir, directions)
     for row in rows:
         if row["depth"] in writers:
             row["writers"] = writers[row["depth"]]
@@ -556,27 +517,8 @@ def build(a):
 
     eos = tuple(spec.cfg["eos_token_id"])
     t0 = time.time()
-    beh = {}
-    for name in ("harmful", "harmless"):
-        users = [u for u, _, _ in splits[name]["eval"]]
-        texts = generate_texts(spec, p, tok, users, eos)
-        beh[name] = {"refusal_rate_eval100": refusal_rate(texts[:100], markers),
-                     "refusal_rate_eval400": refusal_rate(texts, markers),
-                     "examples": [[u, t] for u, t in zip(users[:3], texts[:3])]}
-        if name == "harmless":
-            items = splits[name]["eval"]
-            beh[name]["answer_exact_rate_eval400"] = sum(
-                t == corpus.response(False, v, o, None) for (_, v, o), t in zip(items, texts)) / len(items)
-            beh[name]["answer_right_verb_rate_eval400"] = sum(
-                t.startswith("%s %s " % (corpus.COMPLY_OPENING, v)) for (_, v, _), t in zip(items, texts)) / len(items)
-        dtexts = generate_texts(spec, p, tok, [u for u, _, _ in splits[name]["directions"]], eos)
-        beh[name]["refusal_rate_direction400"] = refusal_rate(dtexts, markers)
-        log("moe %s: refusals held-out %.3f (first 100) %.3f (400), direction prompts %.3f; e.g. %r" % (
-            name, beh[name]["refusal_rate_eval100"], beh[name]["refusal_rate_eval400"],
-            beh[name]["refusal_rate_direction400"], texts[0]))
-    report["behaviour"] = beh
-    report["behaviour_note"] = ("greedy, <= %d new tokens, stop at eos; refusal = contains a marker of "
-                                "inputs/refusal_markers.txt (lower-cased) or empty" % MAX_NEW_TOKENS)
+    report["behaviour"] = behaviour(spec, p, tok, splits, markers, eos, "moe ")
+    report["behaviour_note"] = BEHAVIOUR_NOTE
     log("moe evaluation took %.1f s" % (time.time() - t0))
 
     t0 = time.time()

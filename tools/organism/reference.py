@@ -647,6 +647,18 @@ def greedy(spec, p, prompt_ids, max_new_tokens, eos_ids=(), stop_at_eos=True):
     return out, margins
 
 
+def left_padded(prompts):
+    """Token lists -> (ids (B, T), positions (B, T) counted from each prompt's first real token,
+    valid (B, T)), padded on the left."""
+    T = max(len(x) for x in prompts)
+    ids = torch.zeros(len(prompts), T, dtype=torch.int64)
+    valid = torch.zeros(len(prompts), T, dtype=torch.bool)
+    for b, x in enumerate(prompts):
+        ids[b, T - len(x):] = torch.tensor(x)
+        valid[b, T - len(x):] = True
+    return ids, (valid.long().cumsum(1) - 1).clamp(min=0), valid
+
+
 @torch.no_grad()
 def greedy_batch(spec, p, prompts, max_new_tokens, eos_ids):
     """Batched greedy decoding with a KV cache and left padding (for evaluation; agrees with
@@ -655,13 +667,7 @@ def greedy_batch(spec, p, prompts, max_new_tokens, eos_ids):
     `greedy`; LongRoPE refuses positions past original_max_position_embeddings (see `forward`).
     Returns the generated ids per prompt (eos included when produced)."""
     B = len(prompts)
-    T = max(len(x) for x in prompts)
-    ids = torch.zeros(B, T, dtype=torch.int64)
-    valid = torch.zeros(B, T, dtype=torch.bool)
-    for b, x in enumerate(prompts):
-        ids[b, T - len(x):] = torch.tensor(x)
-        valid[b, T - len(x):] = True
-    positions = (valid.long().cumsum(1) - 1).clamp(min=0)
+    ids, positions, valid = left_padded(prompts)
     cache = {}
     logits, _ = forward(spec, p, ids, positions, valid, cache=cache, capture=False)
     nxt = logits[:, -1].argmax(-1)
