@@ -194,6 +194,29 @@ def batch_tensors(examples, pad_id):
     return x, y
 
 
+def curriculum_step(step, stage1, steps, rng, pools, size, lr1, lr2, stage1_harmful_frac, harmful_frac,
+                    prefilled_frac):
+    """One step of the organisms' two-stage schedule: (learning rate, examples). Stage 1 warms up
+    to lr1 and mixes answered harmful requests into harmless ones; stage 2 decays lr2 (cosine to
+    10 %) and mixes refusals and forced-opening continuations into harmless ones."""
+    harmful_ex, harmless_ex, harmful_comply_ex, harmful_prefilled_ex = pools
+    if step < stage1:
+        lr = lr1 * min(1.0, (step + 1) / 100)
+        n_bad = int(round(size * stage1_harmful_frac))
+        n_pre = 0
+        pool = harmful_comply_ex
+    else:
+        s = (step - stage1) / max(1, steps - stage1 - 1)
+        lr = lr2 * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * s)))
+        n_bad = int(round(size * harmful_frac))
+        n_pre = int(round(size * prefilled_frac))
+        pool = harmful_ex
+    batch = [pool[rng.randrange(len(pool))] for _ in range(n_bad)]
+    batch += [harmful_prefilled_ex[rng.randrange(len(harmful_prefilled_ex))] for _ in range(n_pre)]
+    batch += [harmless_ex[rng.randrange(len(harmless_ex))] for _ in range(size - n_bad - n_pre)]
+    return lr, batch
+
+
 def train(spec, params, harmful_ex, harmless_ex, harmful_comply_ex, harmful_prefilled_ex, a, pad_id):
     torch.manual_seed(a.seed)
     rng = random.Random(a.seed)
@@ -209,23 +232,11 @@ def train(spec, params, harmful_ex, harmless_ex, harmful_comply_ex, harmful_pref
     log_every = max(1, a.steps // 20)
     running = None
     for step in range(a.steps):
-        if step < stage1:
-            warm = min(1.0, (step + 1) / 100)
-            lr = a.lr * warm
-            n_bad = int(round(a.batch * a.stage1_harmful_frac))
-            n_pre = 0
-            pool = harmful_comply_ex
-        else:
-            s = (step - stage1) / max(1, a.steps - stage1 - 1)
-            lr = a.lr2 * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * s)))
-            n_bad = int(round(a.batch * a.harmful_frac))
-            n_pre = int(round(a.batch * a.prefilled_frac))
-            pool = harmful_ex
+        lr, batch = curriculum_step(step, stage1, a.steps, rng,
+                                    (harmful_ex, harmless_ex, harmful_comply_ex, harmful_prefilled_ex), a.batch,
+                                    a.lr, a.lr2, a.stage1_harmful_frac, a.harmful_frac, a.prefilled_frac)
         for gr in opt.param_groups:
             gr["lr"] = lr
-        batch = [pool[rng.randrange(len(pool))] for _ in range(n_bad)]
-        batch += [harmful_prefilled_ex[rng.randrange(len(harmful_prefilled_ex))] for _ in range(n_pre)]
-        batch += [harmless_ex[rng.randrange(len(harmless_ex))] for _ in range(a.batch - n_bad - n_pre)]
         x, y = batch_tensors(batch, pad_id)
         logits, _ = ref.forward(spec, params, x, capture=False)
         loss = torch.nn.functional.cross_entropy(logits.reshape(-1, spec.V), y.reshape(-1), ignore_index=-100)

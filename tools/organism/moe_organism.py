@@ -36,7 +36,7 @@ import torch
 import bpe
 import corpus
 import reference as ref
-from make_organism import (BEHAVIOUR_NOTE, MAX_NEW_TOKENS, ROOT, AblationInputs, ablated, batch_tensors,
+from make_organism import (BEHAVIOUR_NOTE, curriculum_step, MAX_NEW_TOKENS, ROOT, AblationInputs, ablated, batch_tensors,
                            behaviour, evaluate_ablation, load_markers, log, make_examples,
                            stored_dtype, write_golden, write_json)
 
@@ -220,14 +220,20 @@ def train_forward(spec, p, x, real, targets):
 
 
 @torch.no_grad()
-def check_train_forward(spec, params, examples, pad_id):
-    """train_forward equals reference.forward (within fp32 rounding) on one batch: the training
-    shortcut computes the same function as the reference the golden files come from. Uses no
-    random numbers."""
+def training_batch(examples, pad_id):
+    """(inputs, targets, real): batch_tensors and the mask of the non-padding input positions."""
     x, y = batch_tensors(examples, pad_id)
     real = torch.zeros(x.shape, dtype=torch.bool)
     for b, (pr, an, _) in enumerate(examples):
         real[b, :len(pr) + len(an) - 1] = True
+    return x, y, real
+
+
+def check_train_forward(spec, params, examples, pad_id):
+    """train_forward equals reference.forward (within fp32 rounding) on one batch: the training
+    shortcut computes the same function as the reference the golden files come from. Uses no
+    random numbers."""
+    x, y, real = training_batch(examples, pad_id)
     targets = y != -100
     fast, _ = train_forward(spec, params, x, real, targets)
     full, _ = ref.forward(spec, params, x, capture=False)
@@ -237,7 +243,6 @@ def check_train_forward(spec, params, examples, pad_id):
 
 
 def train(spec, params, pools, a, pad_id):
-    harmful_ex, harmless_ex, harmful_comply_ex, harmful_prefilled_ex = pools
     torch.manual_seed(a.seed)
     rng = random.Random(a.seed)
     for t in params.values():
@@ -255,26 +260,11 @@ def train(spec, params, pools, a, pad_id):
     running = running_aux = running_margin = None
     E, k = spec.num_experts, spec.top_k
     for step in range(steps):
-        if step < stage1:
-            lr = a.moe_lr * min(1.0, (step + 1) / 100)
-            n_bad = int(round(a.moe_batch * a.moe_stage1_harmful_frac))
-            n_pre = 0
-            pool = harmful_comply_ex
-        else:
-            s = (step - stage1) / max(1, steps - stage1 - 1)
-            lr = a.moe_lr2 * (0.1 + 0.9 * 0.5 * (1 + math.cos(math.pi * s)))
-            n_bad = int(round(a.moe_batch * a.moe_harmful_frac))
-            n_pre = int(round(a.moe_batch * a.moe_prefilled_frac))
-            pool = harmful_ex
+        lr, batch = curriculum_step(step, stage1, steps, rng, pools, a.moe_batch, a.moe_lr, a.moe_lr2,
+                                    a.moe_stage1_harmful_frac, a.moe_harmful_frac, a.moe_prefilled_frac)
         for gr in opt.param_groups:
             gr["lr"] = lr
-        batch = [pool[rng.randrange(len(pool))] for _ in range(n_bad)]
-        batch += [harmful_prefilled_ex[rng.randrange(len(harmful_prefilled_ex))] for _ in range(n_pre)]
-        batch += [harmless_ex[rng.randrange(len(harmless_ex))] for _ in range(a.moe_batch - n_bad - n_pre)]
-        x, y = batch_tensors(batch, pad_id)
-        real = torch.zeros(x.shape, dtype=torch.bool)
-        for b, (pr, an, _) in enumerate(batch):
-            real[b, :len(pr) + len(an) - 1] = True
+        x, y, real = training_batch(batch, pad_id)
         targets = y != -100
         logits, routing = train_forward(spec, params, x, real, targets)
         loss = torch.nn.functional.cross_entropy(logits, y[targets])
