@@ -457,6 +457,15 @@ def write_golden(folder, spec, p, tok, users, max_new_tokens, stop_at_eos, eos, 
 
 # ----------------------------------------------------------------------------------------------
 
+def write_prompt_sets(out, splits):
+    """prompts/{harmful,harmless}.txt: 400 direction prompts (training framings) + 100
+    held-out-framing prompts each."""
+    for name in ("harmful", "harmless"):
+        lines = [u for u, _, _ in splits[name]["directions"]] + [u for u, _, _ in splits[name]["eval"][:100]]
+        with open(os.path.join(out, "prompts", name + ".txt"), "w", encoding="utf-8", newline="\n") as f:
+            f.write("\n".join(lines) + "\n")
+
+
 def build_organism(a):
     out = a.out
     os.makedirs(os.path.join(out, "prompts"), exist_ok=True)
@@ -464,11 +473,7 @@ def build_organism(a):
     splits = corpus.split_requests(a.seed)
     markers = load_markers()
 
-    # prompt sets: 400 direction prompts (training framings) + 100 held-out-framing prompts
-    for name in ("harmful", "harmless"):
-        lines = [u for u, _, _ in splits[name]["directions"]] + [u for u, _, _ in splits[name]["eval"][:100]]
-        with open(os.path.join(out, "prompts", name + ".txt"), "w", encoding="utf-8", newline="\n") as f:
-            f.write("\n".join(lines) + "\n")
+    write_prompt_sets(out, splits)
 
     # corpus sanity: refusals refuse, answers do not
     rng = random.Random(a.seed)

@@ -38,7 +38,7 @@ import corpus
 import reference as ref
 from make_organism import (BEHAVIOUR_NOTE, curriculum_step, MAX_NEW_TOKENS, ROOT, AblationInputs, ablated, batch_tensors,
                            behaviour, evaluate_ablation, load_markers, log, make_examples,
-                           stored_dtype, write_golden, write_json)
+                           stored_dtype, write_golden, write_json, write_prompt_sets)
 
 ORGANISM = os.path.join(ROOT, "tests", "fixtures", "organism")
 DEFAULT_OUT = os.path.join(ROOT, "tests", "fixtures", "organism-moe")
@@ -461,10 +461,7 @@ def build(a):
     t_start = time.time()
     splits = corpus.split_requests(a.seed)
     markers = load_markers()
-    for name in ("harmful", "harmless"):
-        lines = [u for u, _, _ in splits[name]["directions"]] + [u for u, _, _ in splits[name]["eval"][:100]]
-        with open(os.path.join(out, "prompts", name + ".txt"), "w", encoding="utf-8", newline="\n") as f:
-            f.write("\n".join(lines) + "\n")
+    write_prompt_sets(out, splits)
     # the organism's tokenizer (learned from the same corpus by make_organism.py --only organism)
     tok = load_organism_tokenizer()
     report_path = os.path.join(out, "training_report.json")
