@@ -20,8 +20,10 @@ void declare_output_options(OptionSet& o) {
 
 void declare_prompt_set_options(OptionSet& o) {
   o.group("prompts", "Direction prompts")
-      ("good", po::value<std::string>()->required()->value_name("FILE"), "harmless prompts (text or JSONL)")
-      ("bad", po::value<std::string>()->required()->value_name("FILE"), "harmful prompts (text or JSONL)")
+      ("good", po::value<std::string>()->default_value("bundled:prompts/harmless.txt")->value_name("FILE"),
+       "harmless prompts (text or JSONL); bundled:FILE names a file of the bundled data (share/abliterate)")
+      ("bad", po::value<std::string>()->default_value("bundled:prompts/harmful.txt")->value_name("FILE"),
+       "harmful prompts (text or JSONL); default: the bundled set, as --good")
       ("good-split", po::value<std::string>()->default_value("[:400]"), "slice of the good prompts for directions")
       ("bad-split", po::value<std::string>()->default_value("[:400]"), "slice of the bad prompts for directions")
       ("column", po::value<std::string>()->default_value("text"), "JSONL field holding the prompt");

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "abl/core/data_dir.h"
 #include "abl/core/error.h"
 #include "abl/core/utf8.h"
 
@@ -75,7 +76,14 @@ void Slice::resolve(int64_t n, int64_t* begin, int64_t* end) const {
   if (*end < *begin) *end = *begin;
 }
 
-std::vector<Prompt> load_prompts(const PromptSource& src) {
+std::string resolve_prompt_path(const std::string& path) {
+  const std::string prefix = kBundledPrefix;
+  return path.compare(0, prefix.size(), prefix) == 0 ? bundled_file(path.substr(prefix.size())) : path;
+}
+
+std::vector<Prompt> load_prompts(const PromptSource& given) {
+  PromptSource src = given;
+  src.path = resolve_prompt_path(given.path);
   std::ifstream in(src.path, std::ios::binary);
   ABL_CHECK(in.good(), "cannot open prompt file {}", src.path);
   const bool jsonl = ends_with(src.path, ".jsonl") || ends_with(src.path, ".json");

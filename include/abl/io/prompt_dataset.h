@@ -9,10 +9,16 @@
 namespace abl::io {
 
 struct PromptSource {
+  // A file, or "bundled:<file>" for a file of the data bundled with abliterate (core/data_dir.h),
+  // e.g. "bundled:prompts/harmful.txt", resolved when the prompts are read.
   std::string path;
   std::string column = "text";  // JSONL only
   std::string split;            // "" = everything
 };
+
+inline constexpr const char* kBundledPrefix = "bundled:";
+// The file a PromptSource path names (a bundled: path resolved to the bundled data folder).
+std::string resolve_prompt_path(const std::string& path);
 
 struct Slice {
   std::optional<int64_t> start, stop;

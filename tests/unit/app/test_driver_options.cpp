@@ -39,7 +39,7 @@ std::string text_of(const boost::any& v) {
   return "<unknown type>";
 }
 
-const std::vector<std::string> kRequired = {"--model", "m", "--good", "g", "--bad", "b", "--out", "o"};
+const std::vector<std::string> kRequired = {"--model", "m", "--out", "o"};
 
 }  // namespace
 

@@ -144,3 +144,23 @@ TEST(PromptDataset, JsonlSyntaxErrorsNameFileLineAndColumn) {
   const std::string top = error_of({dir.write("o.jsonl", "\"x\"\n"), "text", ""});
   EXPECT_NE(top.find("o.jsonl:1: expected a JSON object, found string"), std::string::npos) << top;
 }
+
+TEST(PromptDataset, BundledPathsReadTheBundledSets) {
+  // A binary in its build tree reads the source tree's inputs/ (an installed one its share/abliterate).
+  EXPECT_EQ(abl::io::resolve_prompt_path("bundled:prompts/harmful.txt"),
+            std::string(ABL_SOURCE_DIR) + "/inputs/prompts/harmful.txt");
+  EXPECT_EQ(abl::io::resolve_prompt_path("my/prompts.txt"), "my/prompts.txt");
+  abl::io::PromptSource src;
+  src.path = "bundled:prompts/harmless.txt";
+  src.split = "[400:500]";
+  const auto prompts = abl::io::load_prompts(src);
+  ASSERT_EQ(prompts.size(), 100u);
+  EXPECT_EQ(prompts[0].line, 401);
+  src.path = "bundled:prompts/none.txt";
+  try {
+    abl::io::load_prompts(src);
+    FAIL() << "a missing bundled file must be an error";
+  } catch (const abl::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("inputs/prompts/none.txt"), std::string::npos) << e.what();
+  }
+}
