@@ -203,7 +203,7 @@ const std::vector<Command>& commands() {
       info_command(),      tokenize_command(),   prompts_command(), generate_command(),
       run_command(),       residuals_command(),  directions_command(), baseline_command(),
       sweep_command(),     merge_command(),      report_command(),  export_command(),
-      plan_command()};
+      evaluate_command(),  plan_command()};
   return all;
 }
 

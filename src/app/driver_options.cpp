@@ -45,10 +45,10 @@ void declare_directions_options(OptionSet& o) {
 void declare_evaluation_options(OptionSet& o) {
   o.group("evaluation", "Evaluation prompts and refusal detection")
       ("kl-prompts", po::value<std::string>()->default_value("")->value_name("FILE"),
-       "harmless prompts for the KL divergence (default: the --good file)")
+       "harmless prompts for the KL divergence (default: the --good file; evaluate: the bundled set)")
       ("kl-split", po::value<std::string>()->default_value("[400:500]"), "slice of the KL prompts")
       ("eval-prompts", po::value<std::string>()->default_value("")->value_name("FILE"),
-       "harmful prompts whose refusals are counted (default: the --bad file)")
+       "harmful prompts whose refusals are counted (default: the --bad file; evaluate: the bundled set)")
       ("eval-split", po::value<std::string>()->default_value("[400:500]"), "slice of the evaluation prompts")
       ("refusal-markers", po::value<std::string>()->default_value("builtin")->value_name("FILE"),
        "marker list, one per line, or builtin (the list of inputs/refusal_markers.txt)")

@@ -119,7 +119,7 @@ const std::string& Session::response_prefix() {
       const auto take = [&sample](const std::vector<io::Prompt>& set) {
         for (size_t i = 0; i < std::min<size_t>(100, set.size()); ++i) sample.push_back(set[i].text);
       };
-      if (opts_.evaluation && opts_.prompts) {
+      if (opts_.evaluation && !opts_.evaluation->kl.source.path.empty()) {
         take(load_prompt_set(rt_.world(), opts_.evaluation->kl));
         take(load_prompt_set(rt_.world(), opts_.evaluation->eval));
       } else if (opts_.prompts) {
@@ -168,6 +168,24 @@ const std::string& Session::model_fingerprint() {
     fingerprint_ = parallel::root_string(rt_.world(), [&] { return app::model_fingerprint(model_); });
   }
   return fingerprint_;
+}
+
+void Session::switch_model(const std::string& model) {
+  ABL_CHECK(opts_.model, "this command has no model");
+  model::ModelSpec spec = is_synthetic(model) ? model::synthetic_model_spec(model) : model::load_model_spec(model);
+  const auto shape = [](const model::ModelSpec& m) {
+    return fmt::format("{} ({} layers, hidden {}, vocabulary {})", m.architecture, m.num_layers, m.hidden_size,
+                       m.vocab_size);
+  };
+  ABL_CHECK(shape(spec) == shape(spec_), "{} is a {}, but {} is a {}: a model is scored against a base of its shape",
+            model, shape(spec), model_, shape(spec_));
+  backend_.reset();  // the old weights go before the new ones come
+  opts_.model->model = model;
+  model_ = model;
+  spec_ = std::move(spec);
+  tok_ = std::make_unique<text::Tokenizer>(load_tokenizer(model_));
+  tmpl_ = std::make_unique<text::ChatTemplate>(load_chat_template(*opts_.model));
+  fingerprint_.clear();
 }
 
 engine::ForwardPass& Session::pass(int64_t longest, int64_t max_new) {

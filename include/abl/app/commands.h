@@ -17,5 +17,6 @@ Command report_command();
 Command export_command();
 Command run_command();
 Command merge_command();
+Command evaluate_command();
 
 }  // namespace abl::app

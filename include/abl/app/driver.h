@@ -65,6 +65,11 @@ class Session {
   // The model's fingerprint (run_folder.h), computed once by rank 0 and broadcast.
   const std::string& model_fingerprint();
 
+  // Replaces the model by another of the same shape (`evaluate` scores a model against its base
+  // in one job): the engine and its weights are dropped, the other model's spec, tokenizer and chat
+  // template loaded; the response prefix and the topology stay. Different shapes are an error.
+  void switch_model(const std::string& model);
+
  private:
   DriverOptions opts_;
   parallel::Runtime rt_;

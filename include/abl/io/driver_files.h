@@ -95,6 +95,43 @@ class BaselineReader {
   int64_t n_kl_ = 0, n_refusal_ = 0, vocab_ = 0;
 };
 
+// ---- evaluate.h5 ------------------------------------------------------------------------
+struct EvaluateMeta {
+  std::string model, base;                          // as given
+  std::string model_fingerprint, base_fingerprint;  // app::model_fingerprint
+  double kl = 0;                                    // mean of /kl/kl
+  int64_t refusals = 0;                             // sum of /refusal/is_refusal
+  std::string architecture;
+  std::string chat_template;
+  std::string system_prompt;
+  std::string response_prefix;
+  std::string response_prefix_source;
+  int64_t max_response_length = 0;
+  int64_t world_size = 0;  // 0: the size of the writer's communicator
+  std::string abliterate_version;
+  std::string inputs;  // kInputsAttr
+};
+
+// Collective over comm like BaselineWriter: every rank writes its own rows, commit() checks that
+// every row was written once.
+class EvaluateWriter {
+ public:
+  EvaluateWriter(const std::string& path, MPI_Comm comm, const EvaluateMeta& meta, int64_t n_kl, int64_t n_refusal);
+  // Rows [first_row, first_row + kl.size()) of /kl/{kl,prompts}.
+  void write_kl(int64_t first_row, const std::vector<double>& kl, const std::vector<std::string>& prompts);
+  // Rows [first_row, first_row + prompts.size()) of /refusal/{prompts,responses,is_refusal}.
+  void write_refusals(int64_t first_row, const std::vector<std::string>& prompts,
+                      const std::vector<std::string>& responses, const std::vector<uint8_t>& is_refusal);
+  void commit();
+  const std::string& path() const { return out_.final_path(); }
+
+ private:
+  h5::OutputFile out_;
+  MPI_Comm comm_;
+  int64_t n_kl_, n_refusal_;
+  int64_t kl_rows_ = 0, refusal_rows_ = 0;  // this rank's, summed at commit
+};
+
 // ---- trials.h5 --------------------------------------------------------------------------
 // One row per trial, appended a batch at a time by rank 0 and flushed after every batch. The
 // parameters are stored as a compound dataset whose members are `param_names` (f64 each) plus

@@ -92,6 +92,33 @@ inline constexpr const char* kAttrVersion = "abliterate_version";               
 inline constexpr const char* kAttrCreated = "created";                              // ISO 8601
 }  // namespace baseline
 
+namespace evaluate {  // written by `abliterate evaluate` (driver_files.h): a model scored against its base
+inline constexpr const char* kFile = "evaluate.h5";
+inline constexpr const char* kSchema = "abliterate-evaluate";
+inline constexpr int64_t kVersion = 1;
+inline constexpr const char* kKl = "/kl/kl";                              // (N_kl) f64: KL(base ‖ model) per prompt
+inline constexpr const char* kKlPrompts = "/kl/prompts";                  // (N_kl) UTF-8
+inline constexpr const char* kRefusalPrompts = "/refusal/prompts";        // (N_ref) UTF-8
+inline constexpr const char* kRefusalResponses = "/refusal/responses";    // (N_ref) UTF-8: the model's
+inline constexpr const char* kRefusalIsRefusal = "/refusal/is_refusal";   // (N_ref) u8
+// Root attributes.
+inline constexpr const char* kAttrModel = "model";                                  // string: the model scored
+inline constexpr const char* kAttrBase = "base";                                    // string: its base
+inline constexpr const char* kAttrModelFingerprint = "model_fingerprint";           // string
+inline constexpr const char* kAttrBaseFingerprint = "base_fingerprint";             // string
+inline constexpr const char* kAttrKl = "kl";                                        // f64: mean over the prompts
+inline constexpr const char* kAttrRefusals = "refusals";                            // i64
+inline constexpr const char* kAttrArchitecture = "architecture";                    // string
+inline constexpr const char* kAttrChatTemplate = "chat_template";                   // string
+inline constexpr const char* kAttrSystemPrompt = "system_prompt";                   // string
+inline constexpr const char* kAttrResponsePrefix = "response_prefix";               // string
+inline constexpr const char* kAttrResponsePrefixSource = "response_prefix_source";  // string
+inline constexpr const char* kAttrMaxResponseLength = "max_response_length";        // i64
+inline constexpr const char* kAttrWorldSize = "world_size";                         // i64
+inline constexpr const char* kAttrVersion = "abliterate_version";                   // string
+inline constexpr const char* kAttrCreated = "created";                              // ISO 8601
+}  // namespace evaluate
+
 namespace trials {  // written by the sweep phase (driver_files.h); extendible, chunked
 inline constexpr const char* kFile = "trials.h5";
 inline constexpr const char* kSchema = "abliterate-trials";
