@@ -14,6 +14,7 @@
 
 #include "abl/app/command_line.h"
 #include "abl/app/commands.h"
+#include "abl/app/provenance.h"
 #include "abl/app/run_folder.h"
 #include "abl/core/build_info.h"
 #include "abl/core/error.h"
@@ -176,6 +177,25 @@ void store_config_file(const std::string& path, const Command& cmd, const Option
   }
 }
 
+// The options of a recorded run (provenance.h), below the command line like a config file's.
+void store_rerun_record(const std::string& path, const Command& cmd, const OptionSet& opts, po::variables_map& vm) {
+  for (const auto& [name, value] : rerun_options(path, cmd.name)) {
+    ABL_CHECK(opts.has(name), "{}: option '{}' of the recorded run is not an option of `abliterate {}` in this version",
+              path, name, cmd.name);
+    po::option o;
+    o.string_key = name;
+    o.value = {value};
+    o.original_tokens = {name, value};
+    po::parsed_options parsed(&opts.all());
+    parsed.options.push_back(o);
+    try {
+      po::store(parsed, vm);
+    } catch (const po::error& err) {
+      fail("{}: option '{}': {}", path, name, err.what());
+    }
+  }
+}
+
 }  // namespace
 
 po::variables_map parse_command_line(const Command& cmd, const OptionSet& opts,
@@ -190,7 +210,11 @@ po::variables_map parse_command_line(const Command& cmd, const OptionSet& opts,
     fail("{}: {} (see 'abliterate {} --help')", cmd.name, err.what(), cmd.name);
   }
   if (vm.count("help")) return vm;
+  if (vm.count("config") && vm.count("rerun")) {
+    fail("{}: --config and --rerun cannot be used together (--rerun gives every option of the recorded run)", cmd.name);
+  }
   if (vm.count("config")) store_config_file(vm["config"].as<std::string>(), cmd, opts, vm);
+  if (vm.count("rerun")) store_rerun_record(vm["rerun"].as<std::string>(), cmd, opts, vm);
   try {
     po::notify(vm);
   } catch (const po::error& err) {
@@ -217,7 +241,7 @@ void print_version() {
   std::string mpi(mpi_lib, static_cast<size_t>(len));
   if (size_t nl = mpi.find_first_of(",\n"); nl != std::string::npos) mpi.resize(nl);
   std::cout << "abliterate " << build::version << " (" << build::build_type << " build, "
-            << build::cxx_compiler << ")\n";
+            << build::cxx_compiler << ", commit " << build::git_commit() << ")\n";
   std::cout << "  CUDA:          "
             << (build::cuda ? fmt::format("yes (toolkit {})", build::cuda_version) : "no") << "\n";
 #ifdef ABL_WITH_CUDA

@@ -56,6 +56,7 @@ int evaluate_model(const po::variables_map& vm) {
   const EvaluationOptions ev = need(opts.evaluation, "[evaluation]");
   opts.model->model = base;  // the base first: the reference log-probabilities and the response prefix
   Session ses(std::move(opts), "evaluate");
+  check_phase_options(ses);
   watchdog::set_phase("evaluate");
   parallel::Runtime& rt = ses.rt();
   const auto markers = load_refusal_markers(rt.world(), ev.refusal_markers);

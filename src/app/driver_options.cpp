@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "abl/app/provenance.h"
 #include "abl/core/error.h"
 
 namespace abl::app {
@@ -15,7 +16,10 @@ namespace abl::app {
 void declare_output_options(OptionSet& o) {
   o.group("output", "Run folder")
       ("out", po::value<std::string>()->required()->value_name("DIR"),
-       "run folder: each phase reads the files of the previous ones here and writes its own");
+       "run folder: each phase reads the files of the previous ones here and writes its own")
+      ("rerun", po::value<std::string>()->value_name("RUN_JSON"),
+       "the options of the run recorded in RUN_JSON (a run folder's run.json), checked against its inputs' "
+       "SHA-256; options given here override them (e.g. --out NEW_DIR)");
 }
 
 void declare_prompt_set_options(OptionSet& o) {
@@ -209,6 +213,8 @@ DriverOptions parse_driver_options(const po::variables_map& vm) {
   if (vm.count("projected")) o.directions = parse_directions_options(vm);
   if (vm.count("kl-split")) o.evaluation = parse_evaluation_options(vm, o.prompts ? &*o.prompts : nullptr);
   if (vm.count("search")) o.sweep = parse_sweep_options(vm);
+  o.options = options_json(vm);
+  if (vm.count("rerun")) o.rerun = vm["rerun"].as<std::string>();
   return o;
 }
 

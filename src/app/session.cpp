@@ -6,6 +6,7 @@
 #include "abl/app/dist_options.h"
 #include "abl/app/driver.h"
 #include "abl/app/model_options.h"
+#include "abl/app/provenance.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
 #include "abl/core/watchdog.h"
@@ -64,7 +65,7 @@ int64_t longest_prompt(const std::vector<std::vector<int32_t>>& prompts) {
   return n;
 }
 
-Session::Session(DriverOptions opts, const std::string& command) : opts_(std::move(opts)) {
+Session::Session(DriverOptions opts, const std::string& command) : opts_(std::move(opts)), command_(command) {
   if (opts_.dist) start_watchdog(rt_, opts_.dist->hang_timeout);
   if (opts_.output) {
     out_dir_ = opts_.output->out;
@@ -152,6 +153,9 @@ Backend& Session::backend() {
       log::info("model {}: {}; {}; {} backend", model_, model::describe(spec_), topo.describe(),
                 backend_kind_name(backend_kind_));
       topology_done_ = true;
+      if (is_root() && !out_dir_.empty()) {
+        add_to_run_record(out_dir_, "engine", {{"backend", backend_kind_name(backend_kind_)}, {"topology", topo.describe()}});
+      }
     }
     BackendSetup setup;
     setup.model = model_;
@@ -289,6 +293,8 @@ void check_phase_options(Session& s) {
   }
   if (opts.evaluation) load_refusal_markers(world, opts.evaluation->refusal_markers);
   if (opts.sweep && !s.model().empty()) sweep_settings(world, *opts.sweep, s.spec().num_layers);
+  // The inputs are good: the folder records what this command runs on (provenance.h).
+  if (!s.out_dir().empty()) write_run_record(s.rt(), s.out_dir(), s.command(), opts);
 }
 
 }  // namespace abl::app

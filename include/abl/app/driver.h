@@ -36,6 +36,7 @@ class Session {
 
   // The command's options (parse_driver_options); a phase reads the groups it needs with need().
   const DriverOptions& options() const { return opts_; }
+  const std::string& command() const { return command_; }
   parallel::Runtime& rt() { return rt_; }
   bool is_root() const { return rt_.world_rank() == 0; }
   const std::string& model() const { return model_; }
@@ -72,6 +73,7 @@ class Session {
 
  private:
   DriverOptions opts_;
+  std::string command_;
   parallel::Runtime rt_;
   std::string model_;
   model::ModelSpec spec_;

@@ -7,6 +7,8 @@
 #include <optional>
 #include <string>
 
+#include <nlohmann/json.hpp>
+
 #include "abl/app/cli.h"
 #include "abl/app/dist_options.h"
 #include "abl/app/model_options.h"
@@ -25,7 +27,7 @@ void declare_directions_options(OptionSet& o);
 void declare_evaluation_options(OptionSet& o);
 void declare_sweep_options(OptionSet& o);
 
-// [output] --out (and `run`'s --redo).
+// [output] --out, --rerun (and `run`'s --redo).
 struct OutputOptions {
   std::string out;
   bool redo = false;
@@ -100,6 +102,10 @@ struct DriverOptions {
   std::optional<DirectionsOptions> directions;
   std::optional<EvaluationOptions> evaluation;
   std::optional<SweepOptions> sweep;
+  // Every option as resolved (provenance.h: options_json), for run.json.
+  nlohmann::ordered_json options;
+  // --rerun FILE: the run.json whose options these are ("" = none).
+  std::string rerun;
 };
 DriverOptions parse_driver_options(const po::variables_map& vm);
 
