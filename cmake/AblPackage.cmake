@@ -16,8 +16,8 @@ set(CPACK_PACKAGE_DESCRIPTION_SUMMARY
 set(CPACK_PACKAGE_DESCRIPTION
     "abliterate finds the refusal directions of a Hugging Face decoder LLM from its residual \
 stream and searches for the directional ablation that removes refusals while changing the \
-model least (KL divergence), as an MPI batch application for Slurm clusters. This package is \
-the CPU build, with the default prompt sets, configs, Slurm scripts and modulefiles.")
+model least (KL divergence), as an MPI batch application for Slurm clusters, with the default \
+prompt sets, configs, Slurm scripts and modulefiles.")
 set(CPACK_RESOURCE_FILE_README ${PROJECT_SOURCE_DIR}/README.md)
 set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
 set(CPACK_STRIP_FILES TRUE)

@@ -53,7 +53,9 @@ set +u  # Lmod's shell functions read unset variables
 source "$LMOD_INIT"
 module_load() {  # PATH_TO_MODULEFILES: loads abliterate from that module tree alone
   module purge > /dev/null 2>&1
-  [ -z "${MODULEPATH:-}" ] || module unuse $(tr ':' ' ' <<< "$MODULEPATH") > /dev/null 2>&1
+  local dirs
+  IFS=: read -r -a dirs <<< "${MODULEPATH:-}"
+  [ ${#dirs[@]} = 0 ] || module unuse "${dirs[@]}" > /dev/null 2>&1
   module use "$1"
   module load abliterate || fail "module load abliterate from $1 failed"
 }
