@@ -79,12 +79,20 @@ case ${1:-} in
   -*) config="" ;;
   *) config=${1:-}; [ $# -gt 0 ] && shift ;;
 esac
+config_given=$config
 if [ -z "$config" ]; then
   config=inputs/default.ini
   [ -f "$config" ] || config=$(dirname "$bin")/../share/abliterate/default.ini
   [ -f "$config" ] || [ -z "${ABLITERATE_SHARE:-}" ] || config=$ABLITERATE_SHARE/default.ini
 fi
-[ -f "$config" ] || { log "error: config file $config not found (in $PWD)"; exit 2; }
+if [ ! -f "$config" ]; then
+  if [ -n "$config_given" ]; then
+    log "error: config file $config not found (in $PWD)"
+  else
+    log "error: no CONFIG given and no default.ini found: not inputs/default.ini in $PWD, nor $(dirname "$bin")/../share/abliterate/default.ini${ABLITERATE_SHARE:+, nor $ABLITERATE_SHARE/default.ini}"
+  fi
+  exit 2
+fi
 
 # The value of the option $1 among the remaining arguments (--out DIR or --out=DIR), if given.
 option_value() {
