@@ -6,8 +6,9 @@ CMAKE_FLAGS ?=
 SAN_BUILD    ?= build-sanitize
 FUZZ_BUILD   ?= build-fuzz
 FUZZ_SECONDS ?= 60
+PREFIX       ?= /usr/local
 
-.PHONY: all build configure test test-sanitize demo bench fuzz clean
+.PHONY: all build configure install package test test-sanitize demo bench fuzz clean
 
 all: build
 
@@ -16,6 +17,15 @@ configure:
 
 build: configure
 	cmake --build $(BUILD) -j$(JOBS)
+
+# The relocatable install tree in $(PREFIX): bin/, share/abliterate/, docs, modulefiles
+# (docs/install.md), e.g. make install PREFIX=/opt/abliterate/0.1.0.
+install: build
+	cmake --install $(BUILD) --prefix $(PREFIX)
+
+# A Debian package of this build in $(BUILD) (for CPU builds: CMAKE_FLAGS="-DABL_CUDA=OFF -DABL_NATIVE=OFF").
+package: build
+	cd $(BUILD) && cpack -G DEB
 
 # Whole suite: unit, MPI, driver, fault-injection and Slurm tests, the tokenizer peer test (npm
 # reference), the fuzz corpora replayed; then the unit and MPI tests again under ASan and UBSan.

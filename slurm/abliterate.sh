@@ -1,14 +1,16 @@
 #!/bin/bash
 # One abliteration run as one Slurm job: `abliterate run` (baseline, residuals, directions,
-# sweep) on every task of the allocation, from 1 CPU node to N GPU nodes, into outputs/<job id>/.
+# sweep) on every task of the allocation, from 1 CPU node to N GPU nodes, into the run folder:
+# ABL_OUT, else --out among the options, else the config's `out`, else outputs/<job id>/.
 # Ahead of the time limit (--signal below) the sweep stops after its current batch and exits 75
 # (resumable); the job then requeues itself, and the requeued job (same id, same folder) resumes.
 #
-#   sbatch slurm/abliterate.sh [CONFIG [abliterate run options...]]
+#   sbatch slurm/abliterate.sh [CONFIG] [abliterate run options...]
 #   sbatch -N 4 --ntasks-per-node=8 --gpus-per-node=8 slurm/abliterate.sh my.ini --search sobol
 #
-# Submit from the repository root (relative paths in CONFIG and the outputs/ folder are taken
-# from the submit directory). Every variable and option: slurm/README.md.
+# Submit from the directory that relative paths in CONFIG (and outputs/) are taken from: the
+# repository root, or your own folder with an installed abliterate (`module load abliterate`;
+# then CONFIG defaults to $ABLITERATE_SHARE/default.ini). Every variable and option: slurm/README.md.
 #
 #SBATCH --job-name=abliterate
 #SBATCH --nodes=1
@@ -37,7 +39,8 @@
 # Modules or containers, if your site uses them (examples, not assumptions):
 #   module load openmpi/4.1 hdf5/1.10-mpi cuda/12.4 nccl
 #   ABL_LAUNCH="srun --mpi=pmix --container-image=/scratch/abliterate.sqsh"   # pyxis/enroot
-#   ABL_LAUNCH="srun --mpi=pmix apptainer exec --nv /scratch/abliterate.sif"
+#   ABL_LAUNCH="srun --mpi=pmix apptainer exec --nv /scratch/abliterate.sif"     # with
+#   ABL_BIN=/opt/abliterate/bin/abliterate (the image of apptainer/abliterate.def; docs/install.md)
 
 # Network settings for NCCL (GPU collectives) and UCX (Open MPI's transport on InfiniBand).
 # The defaults pick the fastest interfaces on most clusters; set these only when they do not.
@@ -55,18 +58,89 @@ set -uo pipefail
 log() { echo "$(date '+%Y-%m-%d %H:%M:%S') abliterate.sh: $*"; }
 
 # Slurm starts the job in the submit directory (or --chdir): relative paths are taken from there.
-config=${1:-inputs/default.ini}
-[ $# -gt 0 ] && shift
-[ -f "$config" ] || { log "error: config file $config not found (in $PWD)"; exit 2; }
+# sbatch runs a copy of this script from its spool folder, so nothing is found relative to $0.
 
-# The binary: $ABL_BIN, else abliterate on PATH, else this checkout's build.
+# The binary: $ABL_BIN, else abliterate on PATH (where `module load abliterate` puts it; sbatch
+# passes the environment on), else the build of the checkout submitted from.
+# With a container launcher (ABL_LAUNCH running apptainer, singularity or pyxis) ABL_BIN may be a
+# path inside the image.
 bin=${ABL_BIN:-$(command -v abliterate || echo build/bin/abliterate)}
-[ -x "$bin" ] || { log "error: abliterate binary $bin not found; set ABL_BIN"; exit 2; }
+if [ ! -x "$bin" ]; then
+  case ${ABL_BIN:+${ABL_LAUNCH:-}} in
+    *apptainer* | *singularity* | *--container-image*) log "$bin is not on this node: taken as the binary inside the container" ;;
+    *) log "error: abliterate binary $bin not found (ABL_BIN, PATH, build/bin/abliterate in $PWD); set ABL_BIN or load the module"; exit 2 ;;
+  esac
+fi
 
-# The run folder. Its default uses the job id, which a requeued job keeps, so a requeued job
-# continues the same folder; ABL_OUT names another (e.g. to resume a job that ended with 75).
+# The config: the first argument (unless it is an option), else inputs/default.ini of the submit
+# directory (a checkout), else the default.ini installed with the binary (<prefix>/share/abliterate
+# beside its bin/, else $ABLITERATE_SHARE, which the modulefile sets).
+case ${1:-} in
+  -*) config="" ;;
+  *) config=${1:-}; [ $# -gt 0 ] && shift ;;
+esac
+config_given=$config
+if [ -z "$config" ]; then
+  config=inputs/default.ini
+  [ -f "$config" ] || config=$(dirname "$bin")/../share/abliterate/default.ini
+  [ -f "$config" ] || [ -z "${ABLITERATE_SHARE:-}" ] || config=$ABLITERATE_SHARE/default.ini
+fi
+if [ ! -f "$config" ]; then
+  if [ -n "$config_given" ]; then
+    log "error: config file $config not found (in $PWD)"
+  else
+    log "error: no CONFIG given and no default.ini found: not inputs/default.ini in $PWD, nor $(dirname "$bin")/../share/abliterate/default.ini${ABLITERATE_SHARE:+, nor $ABLITERATE_SHARE/default.ini}"
+  fi
+  exit 2
+fi
+
+# The value of the option $1 among the remaining arguments (--out DIR or --out=DIR), if given.
+option_value() {
+  local name=$1 prev=""
+  shift
+  for a in "$@"; do
+    [ "$prev" = "$name" ] && { printf '%s\n' "$a"; return 0; }
+    case $a in "$name="*) printf '%s\n' "${a#"$name="}"; return 0 ;; esac
+    prev=$a
+  done
+  return 1
+}
+# `out` of an INI config file, at the top level or in [output] (as abliterate reads it: # and ;
+# start comments, values are trimmed and may be quoted; [export] out = ... is another command's).
+config_out() {
+  awk '
+    { sub(/\r$/, ""); line = $0; sub(/^[ \t]+/, "", line); sub(/[ \t]+$/, "", line) }
+    line == "" || line ~ /^[#;]/ { next }
+    line ~ /^\[/ { section = line; gsub(/^\[[ \t]*|[ \t]*\]$/, "", section); next }
+    (section == "" || section == "output") && match(line, /^out[ \t]*=/) {
+      value = substr(line, RLENGTH + 1); sub(/^[ \t]+/, "", value)
+      if (length(value) >= 2 && value ~ /^".*"$/) value = substr(value, 2, length(value) - 2)
+      found = value
+    }
+    END { if (found != "") print found }' "$1"
+}
+
+# The run folder: ABL_OUT (passed as --out, over the config's), else --out among the options,
+# else `out` of the config file (abliterate reads it there: no --out), else outputs/<job id>.
+# The job id stays the same when a job is requeued, so a requeued job continues its folder;
+# ABL_OUT names another (e.g. to resume a job that ended with 75).
 job=${SLURM_JOB_ID:-local-$(date +%Y%m%d-%H%M%S)}
-out=${ABL_OUT:-outputs/$job}
+out_args=()
+if [ -n "${ABL_OUT:-}" ]; then
+  out=$ABL_OUT out_from="ABL_OUT"
+  if given=$(option_value --out "$@"); then  # e.g. a resubmission of a job run with --out
+    [ "$given" = "$out" ] || { log "error: ABL_OUT=$ABL_OUT and --out $given name different run folders"; exit 2; }
+  else
+    out_args=(--out "$out")
+  fi
+elif out=$(option_value --out "$@"); then
+  out_from="--out among the options"
+elif out=$(config_out "$config") && [ -n "$out" ]; then
+  out_from="out in $config"
+else
+  out=outputs/$job out_from="default: no ABL_OUT, --out or out in $config"
+  out_args=(--out "$out")
+fi
 mkdir -p "$out" || exit 1
 if [ -n "${SLURM_JOB_ID:-}" ]; then
   log_file=$(scontrol show job "$SLURM_JOB_ID" 2>/dev/null | sed -n 's/^ *StdOut=//p')
@@ -87,6 +161,7 @@ fi
 read -r -a launch <<<"${ABL_LAUNCH-srun --mpi=pmix}"
 
 log "job ${SLURM_JOB_ID:-none} (restart ${SLURM_RESTART_COUNT:-0}) on ${SLURM_JOB_NUM_NODES:-1} node(s), ${SLURM_NTASKS:-1} task(s): $config -> $out"
+log "binary $bin; run folder $out ($out_from)"
 
 # Signals: USR1 (the --signal warning above, or `scancel -b -s USR1`) and TERM (cancel,
 # preemption) reach this shell; both are passed to the launcher as USR1, which srun and mpirun
@@ -101,7 +176,7 @@ on_signal() {
 trap 'on_signal USR1' USR1
 trap 'on_signal TERM' TERM
 
-"${launch[@]}" "$bin" run --config "$config" --out "$out" "${thread_args[@]}" "$@" &
+"${launch[@]}" "$bin" run --config "$config" "${out_args[@]}" "${thread_args[@]}" "$@" &
 launcher=$!
 # `wait` returns early when a trapped signal arrives; wait again until the launcher has ended.
 while kill -0 "$launcher" 2>/dev/null; do wait "$launcher"; done

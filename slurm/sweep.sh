@@ -11,9 +11,10 @@
 #   slurm/sweep.sh -n 8 -o outputs/llama-sobol my.ini --search sobol --trials 800
 #
 # CONFIG holds the model, prompt and evaluation settings (the prepare phases read them there);
-# the options after it go to every array task's `abliterate sweep`. Run it from the repository
-# root: relative paths in CONFIG are taken from the submit directory. Environment variables and
-# everything else: slurm/README.md.
+# the options after it go to every array task's `abliterate sweep`. RUN_DIR: -o, else ABL_OUT,
+# else `out` of CONFIG ([output]), else outputs/sweep-<date>-<time>. Run it from the directory
+# relative paths in CONFIG are taken from (the repository root, or yours with an installed
+# abliterate). Environment variables and everything else: slurm/README.md.
 #
 # The same file is the batch script of the three jobs (ABL_SWEEP_ROLE tells each its part).
 # Defaults of every job (the submit step adds --array, --dependency, --output; ABL_SBATCH_ARGS
@@ -33,6 +34,20 @@ set -uo pipefail
 log() { echo "$(date '+%Y-%m-%d %H:%M:%S') sweep.sh${SLURM_ARRAY_TASK_ID:+[$SLURM_ARRAY_TASK_ID]}: $*"; }
 die() { echo "sweep.sh: error: $*" >&2; exit 2; }
 
+# `out` of an INI config file, at the top level or in [output], as in abliterate.sh.
+config_out() {
+  awk '
+    { sub(/\r$/, ""); line = $0; sub(/^[ \t]+/, "", line); sub(/[ \t]+$/, "", line) }
+    line == "" || line ~ /^[#;]/ { next }
+    line ~ /^\[/ { section = line; gsub(/^\[[ \t]*|[ \t]*\]$/, "", section); next }
+    (section == "" || section == "output") && match(line, /^out[ \t]*=/) {
+      value = substr(line, RLENGTH + 1); sub(/^[ \t]+/, "", value)
+      if (length(value) >= 2 && value ~ /^".*"$/) value = substr(value, 2, length(value) - 2)
+      found = value
+    }
+    END { if (found != "") print found }' "$1"
+}
+
 # ---------------------------------------------------------------------------- submit (default)
 submit() {
   local tasks=${ABL_TASKS:-4} run_dir=${ABL_OUT:-}
@@ -51,6 +66,10 @@ submit() {
   shift
   [[ $tasks =~ ^[1-9][0-9]*$ ]] || die "-n wants a positive number of array tasks, got '$tasks'"
   [ -f "$config" ] || die "config file $config not found (in $PWD)"
+  local a
+  for a in "$@"; do
+    case $a in --out | --out=*) die "the run folder is -o RUN_DIR (or ABL_OUT, or out in $config), not --out among the sweep options" ;; esac
+  done
   command -v sbatch > /dev/null || die "sbatch not found: run this where Slurm's commands are"
   # Only Sobol and grid sweeps can be sliced (each TPE batch depends on the previous ones).
   local search
@@ -63,10 +82,22 @@ submit() {
   done
   case ${search:-tpe} in sobol | grid) ;; *) die "the sweep's search is '${search:-tpe}': slices need --search sobol or grid (TPE runs as one job: sbatch slurm/abliterate.sh)" ;; esac
 
+  # The run folder: -o, else ABL_OUT, else `out` of the config, else outputs/sweep-<date>-<time>.
+  local out_from="-o or ABL_OUT"
+  if [ -z "$run_dir" ]; then
+    run_dir=$(config_out "$config")
+    out_from="out in $config"
+  fi
+  if [ -z "$run_dir" ]; then
+    run_dir=outputs/sweep-$(date +%Y%m%d-%H%M%S)
+    out_from="default: no -o, ABL_OUT or out in $config"
+  fi
   config=$(realpath "$config")
-  run_dir=$(realpath -m "${run_dir:-outputs/sweep-$(date +%Y%m%d-%H%M%S)}")
+  run_dir=$(realpath -m "$run_dir")
+  # $ABL_BIN, else abliterate on PATH (`module load abliterate`), else this checkout's build;
+  # passed to the jobs as an absolute ABL_BIN (they run a copy of this script from Slurm's spool).
   local bin=${ABL_BIN:-$(command -v abliterate || echo build/bin/abliterate)}
-  [ -x "$bin" ] || die "abliterate binary $bin not found; set ABL_BIN"
+  [ -x "$bin" ] || die "abliterate binary $bin not found (ABL_BIN, PATH, build/bin/abliterate in $PWD); set ABL_BIN or load the module"
   export ABL_BIN ABL_OUT=$run_dir
   ABL_BIN=$(realpath "$bin")
   mkdir -p "$run_dir/logs" || exit 1
@@ -88,7 +119,7 @@ submit() {
     --dependency="afterok:$array" --output="$run_dir/logs/merge-%j.out" "$0" "$config") ||
     die "sbatch of the merge job failed"
   merge=${merge%%;*}
-  echo "run folder:  $run_dir"
+  echo "run folder:  $run_dir ($out_from)"
   if [ -n "$prepare" ]; then echo "prepare job: $prepare"; else echo "prepare job: none (the run folder holds baseline, residuals and directions)"; fi
   echo "array job:   $array (tasks 0-$((tasks - 1)))"
   echo "merge job:   $merge"

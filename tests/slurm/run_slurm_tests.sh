@@ -11,7 +11,9 @@
 #      by `scancel -s TERM` exits 75 and, submitted again on its folder, completes; an array
 #      task stopped by TERM requeues itself and the merge waits for it. Each ends with the trials
 #      of the uninterrupted run, every trial once; so does sweep.sh submitted again on a folder
-#      whose array task ended with 75.
+#      whose array task ended with 75;
+#   d) the config file's `out` is the run folder (no --out passed over it), and ABL_OUT beats it;
+#   e) with an installed tree on PATH and no CONFIG, a job takes <prefix>/share/abliterate/default.ini.
 # Usage: run_slurm_tests.sh BIN [SOURCE_DIR]. Exit 0 pass, 1 fail, 77 skipped ("SKIPPED: why").
 # The daemons run from a private /tmp/abl-slurm.* folder and are stopped by their recorded pids
 # on every exit (and by a watchdog if this script is killed); the jobs' outputs and logs stay in
@@ -386,5 +388,43 @@ merge=$(awk '/^merge job:/ {print $3}' sweep-again2.txt)
 expect_state "$merge" "COMPLETED 0:0" 120 "sweep-again/logs/merge-$merge.out"
 grep -q "resuming" "sweep-again/logs/slice-${array2}_2.out" || fail "slice 2 did not resume"
 same_trials direct sweep-again "c4) array task stopped by TERM, exit 75, sweep.sh submitted again (arrays $array, $array2)"
+
+# d) The run folder: `out` of the config file ([output] out; [export] out is another command's)
+# is honoured — the script passes no --out over it — and ABL_OUT overrides it. Both jobs start
+# from the direct run's phase files and run side by side.
+{ cat organism.ini; printf '[output]\nout = config-out\n[export]\nout = not-this\n'; } > organism-out.ini
+for d in config-out env-out; do mkdir -p "$d" && cp direct/baseline.h5 direct/residuals.h5 direct/directions.h5 "$d"/; done
+d1=$(sbatch --parsable --cpus-per-task=1 "$SRC/slurm/abliterate.sh" organism-out.ini)
+d2=$(ABL_OUT=env-out sbatch --parsable --cpus-per-task=1 "$SRC/slurm/abliterate.sh" organism-out.ini)
+expect_state "$d1" "COMPLETED 0:0" 120 "slurm-$d1.out"
+expect_state "$d2" "COMPLETED 0:0" 120 "slurm-$d2.out"
+grep -q "run folder config-out (out in organism-out.ini)" "slurm-$d1.out" ||
+  fail "job $d1 did not take the run folder from the config's out: $(grep 'run folder' "slurm-$d1.out")"
+grep -q "run folder env-out (ABL_OUT)" "slurm-$d2.out" ||
+  fail "job $d2 did not take the run folder from ABL_OUT: $(grep 'run folder' "slurm-$d2.out")"
+for j in "$d1" "$d2"; do [ ! -e "outputs/$j" ] || fail "job $j wrote outputs/$j instead of the folder it chose"; done
+[ ! -e not-this ] || fail "[export] out was taken for the run folder"
+[ -L config-out/slurm.out ] && [ -L env-out/slurm.out ] || fail "no slurm.out link in config-out/ or env-out/"
+same_trials direct config-out "d1) config [output] out honoured (job $d1)"
+same_trials direct env-out "d2) ABL_OUT over the config's out (job $d2)"
+
+# e) An installed tree (bin/abliterate beside share/abliterate/, as `cmake --install` lays it out)
+# on PATH, no ABL_BIN, submitted from a folder without inputs/ and without a CONFIG: the script
+# takes the binary from PATH and <prefix>/share/abliterate/default.ini, with options after it.
+mkdir -p prefix/bin prefix/share/abliterate elsewhere
+cp "$BIN" prefix/bin/abliterate
+cp -r "$SRC/inputs/." prefix/share/abliterate/
+e=$(cd elsewhere && env -u ABL_BIN -u ABLITERATE_SHARE PATH="$WORK/prefix/bin:$PATH" \
+  sbatch --parsable --cpus-per-task=1 "$SRC/slurm/abliterate.sh" --model "$MODEL" \
+  --good "$MODEL/prompts/harmless.txt" --bad "$MODEL/prompts/harmful.txt" --good-split "[:60]" \
+  --bad-split "[:60]" --kl-split "[400:430]" --eval-split "[400:430]" --max-response-length 24 \
+  --search sobol --trials 4 --trials-per-batch 2)
+expect_state "$e" "COMPLETED 0:0" 120 "elsewhere/slurm-$e.out"
+grep -q "binary $WORK/prefix/bin/abliterate;" "elsewhere/slurm-$e.out" ||
+  fail "job $e did not take the binary from PATH: $(grep 'binary' "elsewhere/slurm-$e.out")"
+grep -q "task(s): $WORK/prefix/bin/../share/abliterate/default.ini -> outputs/$e" "elsewhere/slurm-$e.out" ||
+  fail "job $e did not take the installed default.ini: $(grep 'task(s)' "elsewhere/slurm-$e.out")"
+[ -f "elsewhere/outputs/$e/trials.h5" ] || fail "job $e wrote no elsewhere/outputs/$e/trials.h5"
+echo "ok: e) installed binary on PATH and its share/abliterate/default.ini (job $e)"
 
 note "all Slurm checks passed"
