@@ -28,13 +28,15 @@ set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)  # abliterate_<version>_<arch>.deb
 set(CPACK_DEBIAN_PACKAGE_SECTION science)
 set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 set(CPACK_DEBIAN_PACKAGE_DEPENDS "openmpi-bin")
+set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
 if(ABL_HAVE_CUDA)
-  # dpkg-shlibdeps fails on libraries no package provides (libcudart, libcublas, libnccl).
-  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS OFF)
-  message(STATUS "CPack: CUDA build: the .deb lists only openmpi-bin in Depends "
-                 "(a .deb is meant for -DABL_CUDA=OFF builds; docs/install.md)")
-else()
-  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+  # CUDA's libraries (libcudart, libcublas, libnccl) come from no Debian package: dpkg-shlibdeps
+  # takes them as private to the package and lists only the Debian libraries; the target machine
+  # needs the CUDA toolkit's runtime where the binary's RUNPATH points.
+  get_filename_component(abl_nccl_dir "${NCCL_LIBRARY}" DIRECTORY)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS_PRIVATE_DIRS ${CUDAToolkit_LIBRARY_DIR} ${abl_nccl_dir})
+  message(STATUS "CPack: CUDA build: the .deb needs the CUDA runtime (${CUDAToolkit_LIBRARY_DIR}) on the target "
+                 "besides its Depends (a .deb to hand out is a -DABL_CUDA=OFF build; docs/install.md)")
 endif()
 if(ABL_NATIVE)
   message(STATUS "CPack: ABL_NATIVE=ON: a package built now runs only on CPUs like this one "

@@ -72,8 +72,8 @@ note "module load abliterate: $(command -v abliterate), $(abliterate --version |
 
 mkdir -p "$TMP/elsewhere"
 cd "$TMP/elsewhere"
-abliterate run --model "$SRC/tests/fixtures/organism" --good "$ABLITERATE_SHARE/prompts/harmless.txt" \
-  --bad "$ABLITERATE_SHARE/prompts/harmful.txt" --good-split "[:40]" --bad-split "[:40]" \
+# No --good/--bad: the bundled prompt sets, found beside the installed binary.
+abliterate run --model "$SRC/tests/fixtures/organism" --good-split "[:40]" --bad-split "[:40]" \
   --kl-split "[400:420]" --eval-split "[400:420]" --max-response-length 16 --out run \
   --trials 4 --startup-trials 4 --trials-per-batch 2 --search sobol --threads 1 --backend cpu \
   > run.log 2>&1 || { tail -20 run.log; fail "abliterate run from $TMP/elsewhere failed"; }
@@ -81,7 +81,9 @@ abliterate run --model "$SRC/tests/fixtures/organism" --good "$ABLITERATE_SHARE/
 abliterate report --trials run --json report.json --quiet > /dev/null || fail "abliterate report --trials run failed"
 trials=$(python3 -c 'import json, sys; print(len(json.load(open(sys.argv[1]))["trials"]))' report.json)
 [ "$trials" = 4 ] || fail "report --trials run lists $trials trials, expected 4"
-note "abliterate run of the organism from $TMP/elsewhere: run/trials.h5 with 4 trials"
+good=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["inputs"]["files"]["good"]["file"])' run/run.json)
+[ "$good" = "$P/share/abliterate/prompts/harmless.txt" ] || fail "the run read its good prompts from $good, not the installed set"
+note "abliterate run of the organism from $TMP/elsewhere: run/trials.h5 with 4 trials, the installed prompt sets"
 
 # -------------------------------------------------------------------------- 3. relocation
 mkdir -p "$TMP/site/abliterate"
