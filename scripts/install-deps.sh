@@ -27,6 +27,8 @@ packages=(
   libpcre2-dev libutf8proc-dev libfmt-dev
   # The tests read the HDF5 outputs back with h5py and draw the analysis plots.
   python3 python3-numpy python3-h5py python3-matplotlib
+  # The isa tests run the portable binary on emulated CPUs without AVX (qemu-x86_64 -cpu Nehalem).
+  qemu-user
 )
 # The tokenizer peer test runs Hugging Face's reference tokenizer under Node.js;
 # take Debian's Node only when the machine has none.
