@@ -11,6 +11,8 @@
 #include <string>
 #include <vector>
 
+#include "abl/backend/cpu/ops.h"
+
 namespace abl::cpu {
 
 enum class Isa { baseline, avx2, avx512, native };
@@ -18,11 +20,23 @@ enum class Isa { baseline, avx2, avx512, native };
 // "baseline", "avx2", "avx512", "native" (the names ABL_CPU_ISA takes).
 const char* isa_name(Isa isa);
 
-// The kernels compiled once per variant (src/backend/cpu/variant/kernels.cpp).
+// One query row of attention: query j of sequence seq (see AttnSeq).
+struct AttnRow {
+  int64_t seq = 0;
+  int64_t j = 0;
+};
+
+// The kernels compiled once per variant (src/backend/cpu/variant/kernels.cpp); ops.h's linear()
+// and attention() call them.
 struct Kernels {
   // y(T,out) = x(T,in) · W(out,in)ᵀ (+ bias(out) when non-null) on `threads` threads (Eigen's GEMM).
   void (*linear)(const float* x, const float* w, const float* bias, float* y, int64_t T, int64_t in,
                  int64_t out, int threads);
+  // attention() (ops.h) for n_rows query rows, no row seeing more than max_keys keys; the score
+  // scale is resolved (> 0); OpenMP threads when `parallel`.
+  void (*attention)(const float* q, const float* k_cache, const float* v_cache, float* out, const AttnSeq* seqs,
+                    const AttnRow* rows, int64_t n_rows, int64_t max_keys, int64_t NH, int64_t NKV, int64_t HD,
+                    int64_t window, float scale, float softcap, bool parallel);
 };
 
 // The variants in this binary, lowest first.

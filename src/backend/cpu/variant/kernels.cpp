@@ -16,6 +16,8 @@
 #define Eigen ABL_CAT(abl_eigen_, ABL_CPU_VARIANT)
 #include <Eigen/Core>
 
+#include <cmath>
+
 #include "abl/backend/cpu/isa.h"
 
 namespace abl::cpu::ABL_CAT(isa_, ABL_CPU_VARIANT) {
@@ -33,9 +35,55 @@ void linear(const float* x, const float* w, const float* bias, float* y, int64_t
   if (bias) Y.rowwise() += Eigen::Map<const Eigen::RowVectorXf>(bias, out);
 }
 
+// The loops of attention.cpp's op; the scratch rows come from new[] (no std::vector: its
+// instantiations would be shared with the rest of the program).
+void attention(const float* q, const float* k_cache, const float* v_cache, float* out, const AttnSeq* seqs,
+               const AttnRow* rows, int64_t n_rows, int64_t max_keys, int64_t NH, int64_t NKV, int64_t HD,
+               int64_t window, float scale, float cap, bool parallel) {
+  const int64_t group = NH / NKV;
+  const int64_t kv_dim = NKV * HD;
+#pragma omp parallel if (parallel)
+  {
+    float* scores = new float[static_cast<size_t>(max_keys)];
+    double* acc = new double[static_cast<size_t>(HD)];
+#pragma omp for schedule(dynamic, 4)
+    for (int64_t r = 0; r < n_rows; ++r) {
+      const AttnSeq& sq = seqs[rows[r].seq];
+      const int64_t j = rows[r].j;
+      const int64_t pos = sq.kv_len - sq.q_len + j;  // position of this query
+      const int64_t first = window > 0 && pos - window + 1 > 0 ? pos - window + 1 : 0;
+      const int64_t n_keys = pos - first + 1;
+      for (int64_t h = 0; h < NH; ++h) {
+        const float* qv = q + ((sq.q_begin + j) * NH + h) * HD;
+        const int64_t kvh = h / group;
+        float mx = -INFINITY;
+        for (int64_t kk = 0; kk < n_keys; ++kk) {
+          const float* kv = k_cache + (sq.kv_begin + first + kk) * kv_dim + kvh * HD;
+          float dot = 0.0f;
+          for (int64_t d = 0; d < HD; ++d) dot += qv[d] * kv[d];
+          scores[kk] = cap > 0.0f ? cap * std::tanh(dot * scale / cap) : dot * scale;
+          if (scores[kk] > mx) mx = scores[kk];
+        }
+        double denom = 0.0;
+        for (int64_t d = 0; d < HD; ++d) acc[d] = 0.0;
+        for (int64_t kk = 0; kk < n_keys; ++kk) {
+          const double p = std::exp(static_cast<double>(scores[kk] - mx));
+          denom += p;
+          const float* vv = v_cache + (sq.kv_begin + first + kk) * kv_dim + kvh * HD;
+          for (int64_t d = 0; d < HD; ++d) acc[d] += p * vv[d];
+        }
+        float* o = out + ((sq.q_begin + j) * NH + h) * HD;
+        for (int64_t d = 0; d < HD; ++d) o[d] = static_cast<float>(acc[d] / denom);
+      }
+    }
+    delete[] scores;
+    delete[] acc;
+  }
+}
+
 }  // namespace
 
 extern const Kernels kernels;
-const Kernels kernels = {&linear};
+const Kernels kernels = {&linear, &attention};
 
 }  // namespace abl::cpu::ABL_CAT(isa_, ABL_CPU_VARIANT)

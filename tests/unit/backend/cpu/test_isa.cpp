@@ -1,5 +1,5 @@
 // The instruction-set variants of the hot kernels (isa.h): each one this CPU runs gives the
-// baseline's results within rounding; the choice is one of the built variants the CPU supports.
+// baseline's results within rounding, the GEMM and attention alike; the choice is one of the built variants the CPU supports.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -57,6 +57,38 @@ TEST_P(IsaVariant, LinearMatchesBaseline) {
       for (size_t i = 0; i < want.size(); ++i) {
         ASSERT_NEAR(got[i], want[i], tol) << abl::cpu::isa_name(isa) << " T=" << s.T << " in=" << s.in
                                           << " out=" << s.out << " element " << i;
+      }
+    }
+  }
+}
+
+TEST_P(IsaVariant, AttentionMatchesBaseline) {
+  const Isa isa = GetParam();
+  const abl::cpu::Kernels* k = abl::cpu::kernels_of(isa);
+  ASSERT_NE(k, nullptr);
+  if (!abl::cpu::cpu_supports(isa)) GTEST_SKIP() << "this CPU cannot run the " << abl::cpu::isa_name(isa) << " kernels";
+  // Two packed sequences (prefill of 9 queries, decode of 1 query over 21 keys) in one cache.
+  const int64_t NH = 6, NKV = 2, HD = 40, C = 30;
+  const std::vector<abl::cpu::AttnSeq> seqs = {{0, 9, 0, 9}, {9, 1, 9, 21}};
+  std::vector<abl::cpu::AttnRow> rows;
+  for (int64_t s = 0; s < 2; ++s) {
+    for (int64_t j = 0; j < seqs[static_cast<size_t>(s)].q_len; ++j) rows.push_back({s, j});
+  }
+  const auto q = randn(static_cast<size_t>(10 * NH * HD), 4);
+  const auto kc = randn(static_cast<size_t>(C * NKV * HD), 5);
+  const auto vc = randn(static_cast<size_t>(C * NKV * HD), 6);
+  for (int64_t window : {0, 4}) {
+    for (float softcap : {0.0f, 5.0f}) {
+      for (bool parallel : {false, true}) {
+        std::vector<float> want(q.size()), got(q.size());
+        reference().attention(q.data(), kc.data(), vc.data(), want.data(), seqs.data(), rows.data(),
+                              static_cast<int64_t>(rows.size()), 21, NH, NKV, HD, window, 0.15f, softcap, false);
+        k->attention(q.data(), kc.data(), vc.data(), got.data(), seqs.data(), rows.data(),
+                     static_cast<int64_t>(rows.size()), 21, NH, NKV, HD, window, 0.15f, softcap, parallel);
+        for (size_t i = 0; i < want.size(); ++i) {
+          ASSERT_NEAR(got[i], want[i], 1e-5) << abl::cpu::isa_name(isa) << " window " << window << " softcap "
+                                             << softcap << " element " << i;
+        }
       }
     }
   }
