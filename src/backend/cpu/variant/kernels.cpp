@@ -6,7 +6,7 @@
 // copy of, say, an Eigen template were the one kept, every variant would run it and the baseline
 // path would die with SIGILL on an older CPU. So Eigen is renamed per variant (namespace
 // abl_eigen_<name>), our code lives in abl::cpu::isa_<name>, and no other header whose inline
-// functions this code uses is included. tests/isa/check_variant_objects.sh checks the objects.
+// functions this code uses is included. tests/isa/check_isa_code.sh checks the objects and binary.
 #ifndef ABL_CPU_VARIANT
 #error "built by CMakeLists.txt once per variant, with -DABL_CPU_VARIANT=<name>"
 #endif
