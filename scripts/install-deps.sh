@@ -29,6 +29,8 @@ packages=(
   python3 python3-numpy python3-h5py python3-matplotlib
   # The install test loads the installed modulefile with a real Lmod (docs/install.md).
   lmod
+  # The isa tests run the portable binary on emulated CPUs without AVX (qemu-x86_64 -cpu Nehalem).
+  qemu-user
 )
 # The tokenizer peer test runs Hugging Face's reference tokenizer under Node.js;
 # take Debian's Node only when the machine has none.

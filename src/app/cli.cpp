@@ -16,6 +16,7 @@
 #include "abl/app/commands.h"
 #include "abl/app/provenance.h"
 #include "abl/app/run_folder.h"
+#include "abl/backend/cpu/isa.h"
 #include "abl/core/build_info.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
@@ -248,6 +249,7 @@ void print_version() {
   std::cout << "  CUDA devices:  " << cuda::device_summary() << "\n";
 #endif
   std::cout << "  NCCL:          " << (build::nccl ? "yes" : "no") << "\n";
+  std::cout << "  CPU kernels:   " << cpu::isa_summary() << "\n";
   std::cout << "  MPI:           yes (" << mpi << ")\n";
   std::cout << "  HDF5:          " << build::hdf5_version
             << (build::hdf5_parallel ? " (parallel, MPI-IO)" : " (serial)") << "\n";
@@ -295,6 +297,14 @@ int main_entry(int argc, char** argv) {
       print_overview();
       return args.empty() ? 2 : 0;
     }
+  }
+  // The CPU kernel variant is chosen once, here: a bad ABL_CPU_ISA fails before any work, alike
+  // on every rank.
+  try {
+    (void)cpu::selected_isa();
+  } catch (const Error& e) {
+    log::error("{}", e.what());
+    return 2;
   }
   if (args[0] == "--version" || args[0] == "version") {
     print_version();

@@ -1,6 +1,5 @@
-// Thread count of the CPU backend: OpenMP for our loops, and Eigen's GEMM (which uses OpenMP too).
-#include <Eigen/Core>
-
+// Thread count of the CPU backend: OpenMP for our loops, and Eigen's GEMM (which uses OpenMP too;
+// linear() hands it num_threads()).
 #include <cstdlib>
 #ifdef _OPENMP
 #include <omp.h>
@@ -19,8 +18,9 @@ void set_num_threads(int n) {
     n = env && std::atoi(env) > 0 ? std::atoi(env) : omp_get_num_procs();
   }
   omp_set_num_threads(n);
+#else
+  (void)n;
 #endif
-  Eigen::setNbThreads(n > 0 ? n : 1);
 }
 
 int num_threads() {

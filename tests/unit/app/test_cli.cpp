@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdio>
+#include <cstdlib>
 #include <memory>
 
 #include "abl/app/backend.h"
@@ -152,6 +153,7 @@ TEST(Cli, BinaryVersionAndErrors) {
   EXPECT_NE(v.output.find("NCCL:"), std::string::npos);
   EXPECT_NE(v.output.find("MPI:"), std::string::npos);
   EXPECT_NE(v.output.find("HDF5:"), std::string::npos);
+  EXPECT_NE(v.output.find("CPU kernels:"), std::string::npos);
 
   RunResult overview = run_binary("--help");
   EXPECT_EQ(overview.status, 0);
@@ -164,6 +166,25 @@ TEST(Cli, BinaryVersionAndErrors) {
   RunResult bad = run_binary("tokenize --model /nonexistent/dir < /dev/null");
   EXPECT_EQ(bad.status, 1);
   EXPECT_NE(bad.output.find("/nonexistent/dir"), std::string::npos) << bad.output;
+}
+
+// ABL_CPU_ISA forces a kernel variant (--version says which); one this build lacks fails at start.
+TEST(Cli, CpuIsaOverride) {
+  const bool native = run_binary("--version").output.find("native (-march=native build)") != std::string::npos;
+  ::setenv("ABL_CPU_ISA", "baseline", 1);
+  RunResult base = run_binary("--version");
+  ::setenv("ABL_CPU_ISA", "sse9", 1);
+  RunResult bad = run_binary("--version");
+  RunResult bad_cmd = run_binary("tokenize --model /nonexistent/dir < /dev/null");
+  ::unsetenv("ABL_CPU_ISA");
+  if (!native) {
+    EXPECT_EQ(base.status, 0) << base.output;
+    EXPECT_NE(base.output.find("CPU kernels:   baseline"), std::string::npos) << base.output;
+  }
+  EXPECT_EQ(bad.status, 2) << bad.output;
+  EXPECT_NE(bad.output.find("ABL_CPU_ISA=sse9 names no kernel variant of this build"), std::string::npos) << bad.output;
+  EXPECT_EQ(bad_cmd.status, 2) << bad_cmd.output;
+  EXPECT_NE(bad_cmd.output.find("ABL_CPU_ISA=sse9"), std::string::npos) << bad_cmd.output;
 }
 
 // inputs/default.ini configures every command that reads it: plan takes its [engine] keys too
