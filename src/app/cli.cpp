@@ -12,6 +12,7 @@
 #include <map>
 #include <sstream>
 
+#include "abl/app/command_line.h"
 #include "abl/app/commands.h"
 #include "abl/app/run_folder.h"
 #include "abl/core/build_info.h"
@@ -256,6 +257,7 @@ void print_overview() {
 }  // namespace
 
 int main_entry(int argc, char** argv) {
+  record_command_line(argc, argv);
   std::vector<std::string> args(argv + 1, argv + argc);
   log::Config lc;
   lc.rank = env_int({"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID"}, 0);
