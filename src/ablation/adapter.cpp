@@ -122,22 +122,35 @@ AdapterFactors adapter_factors(const float* w, int64_t out, int64_t in, const fl
   return f;
 }
 
-void apply_adapter(float* w, const AdapterFactors& f) {
-  std::vector<double> row(static_cast<size_t>(f.in));
+namespace {
+
+// W + B·A, or DoRA's m ⊙ (W + B·A) / ‖W + B·A‖_row, in double from the stored (float) values.
+std::vector<double> effective_weight(const float* w, const AdapterFactors& f) {
+  std::vector<double> e(static_cast<size_t>(f.out * f.in));
   for (int64_t i = 0; i < f.out; ++i) {
+    double* row = e.data() + i * f.in;
     double ss = 0;
     for (int64_t j = 0; j < f.in; ++j) {
       double x = w[i * f.in + j];
       for (int64_t c = 0; c < f.rank; ++c) {
         x += static_cast<double>(f.b[static_cast<size_t>(i * f.rank + c)]) * f.a[static_cast<size_t>(c * f.in + j)];
       }
-      row[static_cast<size_t>(j)] = x;
+      row[j] = x;
       ss += x * x;
     }
-    // DoRA: m / ‖W + BA‖ per row (a zero row gives 0/0 in PEFT too; kept zero here).
-    const double scale = f.magnitude.empty() ? 1.0 : (ss > 0 ? f.magnitude[static_cast<size_t>(i)] / std::sqrt(ss) : 0.0);
-    for (int64_t j = 0; j < f.in; ++j) w[i * f.in + j] = static_cast<float>(row[static_cast<size_t>(j)] * scale);
+    if (f.magnitude.empty()) continue;
+    // DoRA: m / ‖W + BA‖ per row (a zero row gives 0/0 in PEFT; kept zero here).
+    const double scale = ss > 0 ? f.magnitude[static_cast<size_t>(i)] / std::sqrt(ss) : 0.0;
+    for (int64_t j = 0; j < f.in; ++j) row[j] *= scale;
   }
+  return e;
+}
+
+}  // namespace
+
+void apply_adapter(float* w, const AdapterFactors& f) {
+  const std::vector<double> e = effective_weight(w, f);
+  for (size_t i = 0; i < e.size(); ++i) w[i] = static_cast<float>(e[i]);
 }
 
 double AdapterError::rel_fro() const { return delta_sq > 0 ? std::sqrt(err_sq / delta_sq) : 0.0; }
@@ -149,8 +162,7 @@ void AdapterError::add(const AdapterError& o) {
 }
 
 AdapterError adapter_error(const float* w, const float* ablated, const AdapterFactors& f) {
-  std::vector<float> eff(w, w + f.out * f.in);
-  apply_adapter(eff.data(), f);
+  const std::vector<double> eff = effective_weight(w, f);
   AdapterError e;
   for (int64_t i = 0; i < f.out * f.in; ++i) {
     const double target = ablated[i];

@@ -70,7 +70,9 @@ std::string base_model_name(const std::string& model) {
     const std::string name = cfg["_name_or_path"].get<std::string>();
     if (!name.empty()) return name;
   }
-  return model;
+  fs::path p = fs::absolute(model).lexically_normal();
+  if (p.filename().empty() && p.has_parent_path()) p = p.parent_path();  // "dir/" names "dir"
+  return p.string();
 }
 
 // README.md of the export: a Hugging Face model card (YAML front matter, then what was ablated and

@@ -72,8 +72,9 @@ rel = (err_sq / delta_sq) ** 0.5
 stated = report["relative_error"]
 print(f"{adapter_dir}: {len(modules)} modules, r={config['r']}, dora={config['use_dora']}: relative error {rel:.3e} "
       f"(stated {stated:.3e}), max abs {worst:.3e} (stated {report['max_abs_error']:.3e})")
-assert rel <= stated * 1.01 + 1e-6, "base + adapter is further from the merged export than stated"
-assert worst <= report["max_abs_error"] * 1.01 + 1e-6
+# The stated error is computed the same way (in double, from the stored values): it agrees.
+assert abs(rel - stated) <= 1e-3 * stated + 1e-12, "base + adapter is not as far from the merged export as stated"
+assert abs(worst - report["max_abs_error"]) <= 1e-3 * report["max_abs_error"] + 1e-12
 if report["exact"]:
     assert rel < 1e-5, "an exact adapter must reproduce the merged export to float rounding"
 PY

@@ -29,10 +29,11 @@ AdapterFactors adapter_factors(const float* w, int64_t out, int64_t in, const fl
                                engine::RowNorm mode, int64_t approx_rank);
 
 // What PEFT computes for the weight from W and the factors (scaling 1): W + B·A, or with a
-// magnitude DoRA's m ⊙ (W + B·A) / ‖W + B·A‖_row; in place, accumulated in double.
+// magnitude DoRA's m ⊙ (W + B·A) / ‖W + B·A‖_row; in place, computed in double, rounded once.
 void apply_adapter(float* w, const AdapterFactors& f);
 
-// How far W + adapter is from the ablated weight W' = ablate_weight(W):
+// How far W + adapter (evaluated in double from the stored values) is from the ablated weight
+// W' = ablate_weight(W) as the merged f32 export stores it:
 // rel_fro = ‖W' − W_eff‖_F / ‖W' − W‖_F (0 when W' = W), max_abs = max |W' − W_eff|.
 struct AdapterError {
   double err_sq = 0;    // ‖W' − W_eff‖_F²

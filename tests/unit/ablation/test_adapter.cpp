@@ -154,8 +154,8 @@ TEST(Adapter, FullModeLoraErrorIsReportedAndFallsWithRank) {
     }
     const double rel = std::sqrt(err_sq / delta_sq);
     const ablation::AdapterError reported = ablation::adapter_error(w.data(), merged.data(), f);
-    EXPECT_NEAR(reported.rel_fro(), rel, 1e-6 + 1e-3 * rel) << "rank " << r;
-    EXPECT_NEAR(reported.max_abs, worst, 1e-6 + 1e-3 * worst) << "rank " << r;
+    EXPECT_NEAR(reported.rel_fro(), rel, 1e-12 + 1e-9 * rel) << "rank " << r;
+    EXPECT_NEAR(reported.max_abs, worst, 1e-12 + 1e-9 * worst) << "rank " << r;
     // Eckart–Young: no rank-r matrix does better than the tail of the singular values.
     double tail = 0;
     for (int64_t k = r; k < sv.size(); ++k) tail += sv(k) * sv(k);
@@ -257,7 +257,7 @@ void expect_adapter_matches_merged(const std::string& model, const fs::path& ada
       es += (wm[i] - e[i]) * (wm[i] - e[i]);
       ds += (static_cast<double>(wm[i]) - w[i]) * (static_cast<double>(wm[i]) - w[i]);
     }
-    EXPECT_NEAR(std::sqrt(es / ds), m["relative_error"].get<double>(), 1e-5 + 1e-3 * m["relative_error"].get<double>())
+    EXPECT_NEAR(std::sqrt(es / ds), m["relative_error"].get<double>(), 1e-12 + 1e-6 * m["relative_error"].get<double>())
         << module;
     err_sq += es;
     delta_sq += ds;
@@ -268,7 +268,7 @@ void expect_adapter_matches_merged(const std::string& model, const fs::path& ada
   EXPECT_EQ(ad.tensors().size(), n_modules * (dora ? 3 : 2));
   EXPECT_LE(std::sqrt(err_sq / delta_sq), rel_bound);
   EXPECT_NEAR(std::sqrt(err_sq / delta_sq), report["relative_error"].get<double>(),
-              1e-5 + 1e-3 * report["relative_error"].get<double>());
+              1e-12 + 1e-6 * report["relative_error"].get<double>());
 }
 
 }  // namespace
