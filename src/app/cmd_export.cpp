@@ -47,6 +47,8 @@ ExportCommandOptions parse_export_options(const po::variables_map& vm) {
   ABL_CHECK(format == "merged" || format == "adapter", "--format must be merged or adapter, got '{}'", format);
   o.out.format = format == "adapter" ? ablation::ExportFormat::adapter : ablation::ExportFormat::merged;
   o.out.adapter_rank = vm["adapter-rank"].as<int64_t>();
+  ABL_CHECK(vm["adapter-rank"].defaulted() || o.out.format == ablation::ExportFormat::adapter,
+            "--adapter-rank applies to --format adapter only");
   ABL_CHECK(o.out.adapter_rank >= 0, "--adapter-rank must be 0 (exact) or a positive rank, got {}", o.out.adapter_rank);
   o.out.max_shard_bytes = io::parse_byte_size(vm["max-shard-size"].as<std::string>());
   const std::string dtype = vm["dtype"].as<std::string>();

@@ -75,7 +75,7 @@ print(f"{adapter_dir}: {len(modules)} modules, r={config['r']}, dora={config['us
 # The stated error is computed the same way (in double, from the stored values): it agrees.
 assert abs(rel - stated) <= 1e-3 * stated + 1e-12, "base + adapter is not as far from the merged export as stated"
 assert abs(worst - report["max_abs_error"]) <= 1e-3 * report["max_abs_error"] + 1e-12
-if report["exact"]:
+if report["exact"] and report["dtype"] == "F32":  # exact form, f32 factors: float rounding only
     assert rel < 1e-5, "an exact adapter must reproduce the merged export to float rounding"
 PY
 }
@@ -105,6 +105,15 @@ e2, e8 = (json.load(open(f"{d}/abliterate_adapter.json"))["relative_error"] for 
 assert e8 < e2, f"rank 8 ({e8}) is not better than rank 2 ({e2})"
 print(f"ok: full-mode LoRA relative error {e2:.3e} at rank 2, {e8:.3e} at rank 8")
 PY
+
+# bf16 factors: further from W', by about what the bf16 merged export loses; still as stated.
+"$BIN" export --run-dir "$RUN" --trial 1 --out "$RUN/adapter-bf16" --format adapter --dtype bf16 --quiet
+compare "$MODEL" "$RUN/adapter-bf16" "$RUN/merged"
+expect_failure "adapter-rank applies to --format adapter" "$BIN" export --run-dir "$RUN" --trial 1 --out "$RUN/x" \
+  --adapter-rank 4 --quiet
+expect_failure "--format must be merged or adapter" "$BIN" export --run-dir "$RUN" --trial 1 --out "$RUN/x" \
+  --format lora --quiet
+[ ! -e "$RUN/x" ] || { echo "FAIL: a refused export wrote a folder"; exit 1; }
 
 # Two ranks: the same adapter (rank 0 computes it; the other must neither hang nor differ).
 "$MPIEXEC" -np 2 --oversubscribe "$BIN" export --run-dir "$RUN" --trial 1 --out "$RUN/adapter2" --format adapter --quiet
