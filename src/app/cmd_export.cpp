@@ -18,6 +18,7 @@
 #include "abl/core/build_info.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/core/sha256.h"
 #include "abl/parallel/agree.h"
 #include "abl/parallel/runtime.h"
 #include "abl/io/driver_files.h"
@@ -80,7 +81,7 @@ std::string base_model_name(const std::string& model) {
 // README.md of the export: a Hugging Face model card (YAML front matter, then what was ablated and
 // how to reproduce it).
 struct CardFacts {
-  std::string base_model, run_dir;
+  std::string base_model, run_dir, directions_sha256;
   int64_t trial = 0, refusals = 0, n_refusal = 0;
   double kl = 0;
   ablation::TrialParams params;
@@ -116,7 +117,7 @@ std::string model_card(const CardFacts& c, const ablation::ExportResult& r) {
   s += fmt::format("| parameters | {} |\n", ablation::describe(c.params));
   s += fmt::format("| row normalization | {} |\n", engine::row_norm_name(c.mode));
   s += fmt::format("| ablate_experts | {} |\n", c.routed_experts ? "true" : "false");
-  s += fmt::format("| directions | `{}` |\n\n", c.run_dir);
+  s += fmt::format("| directions | `{}` (directions.h5 SHA-256 `{}`) |\n\n", c.run_dir, c.directions_sha256);
   s += "| parameter | value |\n|---|---|\n";
   const auto values = ablation::param_values(c.params);
   for (size_t i = 0; i < values.size(); ++i) {
@@ -194,6 +195,7 @@ int export_trial(const ExportCommandOptions& eo) {
   CardFacts facts;
   facts.base_model = base_model_name(model);
   facts.run_dir = fs::absolute(run_dir).lexically_normal().string();
+  facts.directions_sha256 = parallel::root_string(rt.world(), [&] { return sha256_file(dpath); });
   facts.trial = k;
   facts.refusals = trials.rows[static_cast<size_t>(k)].refusals;
   facts.n_refusal = trials.meta.n_refusal;
