@@ -387,3 +387,42 @@ TEST(Adapter, TargetModulesNameExactlyTheAblatedModules) {
   EXPECT_THROW(ablation::export_model(kMoe, dirs, none, a, nullptr), Error);
   EXPECT_FALSE(fs::exists(a.out_dir));
 }
+
+// MoE (Qwen2-MoE naming): every routed expert's and the shared expert's down projection get an
+// adapter with the merged export's W', in every mode; with ablate_experts false only the shared one.
+TEST_P(AdapterModes, MoeAdapterCoversTheExperts) {
+  const model::ModelSpec spec = model::load_model_spec(kMoe);
+  const std::vector<std::vector<float>> dirs = {unit_vector(spec.hidden_size, 31), unit_vector(spec.hidden_size, 32)};
+  for (bool routed : {true, false}) {
+    engine::TrialAblation trial = trial_for(spec, GetParam(), {1.1f, 0.7f}, {0.9f, 1.2f});
+    trial.routed_experts = routed;
+    abl::testing::TempDir tmp;
+    ablation::ExportOptions m;
+    m.out_dir = tmp.file("merged");
+    m.dtype = DType::f32;
+    ablation::export_model(kMoe, dirs, trial, m, nullptr);
+    ablation::ExportOptions a;
+    a.out_dir = tmp.file("adapter");
+    a.format = ablation::ExportFormat::adapter;
+    const ablation::ExportResult r = ablation::export_model(kMoe, dirs, trial, a, nullptr);
+    EXPECT_LT(r.adapter_rel_error, 1e-5);
+    expect_adapter_matches_merged(kMoe, a.out_dir, m.out_dir, 1e-5);
+    size_t experts = 0, shared = 0;
+    const nlohmann::json report = read_json(fs::path(a.out_dir) / "abliterate_adapter.json");
+    for (const auto& mod : report["modules"]) {
+      const std::string name = mod["module"].get<std::string>();
+      experts += name.find(".mlp.experts.") != std::string::npos;
+      shared += name.find(".mlp.shared_expert.down_proj") != std::string::npos;
+    }
+    EXPECT_EQ(experts > 0, routed);
+    EXPECT_GT(shared, 0u);
+    // Every tensor the merged export changed is adapted (the helper checked the converse).
+    io::SafetensorsReader base(kMoe), merged(m.out_dir);
+    size_t changed = 0;
+    for (const io::TensorInfo& t : merged.tensors()) {
+      const std::vector<float> x = merged.read_f32(t.name), y = base.read_f32(t.name);
+      changed += x != y;
+    }
+    EXPECT_EQ(changed, experts + shared + static_cast<size_t>(spec.num_layers));  // + every o_proj
+  }
+}
