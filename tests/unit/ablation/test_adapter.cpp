@@ -426,3 +426,33 @@ TEST_P(AdapterModes, MoeAdapterCoversTheExperts) {
     EXPECT_EQ(changed, experts + shared + static_cast<size_t>(spec.num_layers));  // + every o_proj
   }
 }
+
+// The export's README.md is its model card, never the source model's own README.md; a merged
+// folder's SHA256SUMS covers the shards (hashed by the rank that wrote them) and the small files.
+TEST(Adapter, ModelCardReplacesTheSourceReadme) {
+  abl::testing::TempDir tmp;
+  const fs::path model = tmp.path() / "model";
+  fs::create_directories(model);
+  for (const auto& e : fs::directory_iterator(kOrganism)) {
+    if (e.is_regular_file()) fs::copy_file(e.path(), model / e.path().filename());
+  }
+  tmp.write("model/README.md", "the source model's card\n");
+  const model::ModelSpec spec = model::load_model_spec(model.string());
+  const std::vector<std::vector<float>> dirs = {unit_vector(spec.hidden_size, 41)};
+  engine::TrialAblation trial = trial_for(spec, RowNorm::full, {1.0f}, {0.5f});
+  for (int d = 0; d < static_cast<int>(trial.direction.size()); ++d) trial.direction[static_cast<size_t>(d)] = 0;
+  for (auto format : {ablation::ExportFormat::merged, ablation::ExportFormat::adapter}) {
+    ablation::ExportOptions o;
+    o.out_dir = tmp.file(format == ablation::ExportFormat::merged ? "merged" : "adapter");
+    o.format = format;
+    o.max_shard_bytes = 1 << 20;  // several shards
+    o.model_card = [](const ablation::ExportResult&) { return std::string("---\nlibrary_name: x\n---\nours\n"); };
+    ablation::export_model(model.string(), dirs, trial, o, nullptr);
+    std::ifstream in(fs::path(o.out_dir) / "README.md");
+    std::stringstream card;
+    card << in.rdbuf();
+    EXPECT_EQ(card.str(), "---\nlibrary_name: x\n---\nours\n");
+    expect_checksums(o.out_dir);
+  }
+  EXPECT_TRUE(fs::exists(fs::path(tmp.file("merged")) / "model.safetensors.index.json"));
+}
