@@ -53,8 +53,16 @@ MatD orth(const MatD& y) {
 }
 
 // Rank-r truncated SVD of d (out, in) as B = U_r S_r (out, r), A = V_rᵀ (r, in): randomized
-// subspace iteration (Halko, Martinsson, Tropp 2011, alg. 4.4) with oversampling and a fixed seed.
+// subspace iteration (Halko, Martinsson, Tropp 2011, alg. 4.4) with 8 extra columns, 6 power
+// iterations and a fixed seed.
 void truncated_svd(const MatD& d, int64_t r, AdapterFactors& f) {
+  // Eigen's products choose their blocking, hence their summation order, by thread count: one
+  // thread makes the factors the same bits whatever OMP_NUM_THREADS says.
+  struct OneEigenThread {
+    int saved = Eigen::nbThreads();
+    OneEigenThread() { Eigen::setNbThreads(1); }
+    ~OneEigenThread() { Eigen::setNbThreads(saved); }
+  } one_thread;
   const int64_t m = d.rows(), n = d.cols();
   const int64_t k = std::min<int64_t>(std::min(m, n), r + 8);
   Gaussian g(0x5EEDu);

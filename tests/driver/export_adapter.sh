@@ -99,6 +99,9 @@ for r in 2 8; do
   check_folder "$RUN/lora$r" peft
   compare "$MODEL" "$RUN/lora$r" "$RUN/merged"
 done
+# Deterministic: the same factors with another thread count.
+OMP_NUM_THREADS=2 "$BIN" export --run-dir "$RUN" --trial 1 --out "$RUN/lora8-t2" --format adapter --adapter-rank 8 --quiet
+cmp "$RUN/lora8/adapter_model.safetensors" "$RUN/lora8-t2/adapter_model.safetensors"
 "$PY" - "$RUN/lora2" "$RUN/lora8" <<'PY'
 import json, sys
 e2, e8 = (json.load(open(f"{d}/abliterate_adapter.json"))["relative_error"] for d in sys.argv[1:3])
