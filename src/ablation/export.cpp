@@ -325,11 +325,38 @@ std::string leaf_name(const std::string& module) {
   return dot == std::string::npos ? module : module.substr(dot + 1);
 }
 
-// PEFT's target_modules and layers_to_transform for exactly the ablated modules. The short form
-// (the modules' own names, e.g. ["o_proj", "down_proj"], matched by PEFT as a name suffix, plus
-// layers_to_transform when not every layer is ablated) when it matches exactly the ablated modules
-// among the model's weights; otherwise (e.g. experts left alone by ablate_experts = false, or a
-// layer with only one component ablated) the full module paths, which PEFT matches exactly.
+// The name of the module list that holds the layers ("layers" in "model.layers.3.mlp.down_proj"):
+// the path segment before the layer index, the same for every ablated module, else "".
+std::string layers_container(const Job& job) {
+  std::string found;
+  for (const std::string& name : job.ablated) {
+    const std::string index = std::to_string(job.items.at(name).layer);
+    std::string previous, container;
+    size_t start = 0;
+    while (start <= name.size()) {
+      const size_t dot = std::min(name.find('.', start), name.size());
+      const std::string segment = name.substr(start, dot - start);
+      if (segment == index && !previous.empty()) {
+        container = previous;
+        break;
+      }
+      previous = segment;
+      start = dot + 1;
+    }
+    if (container.empty() || (!found.empty() && container != found)) return "";
+    found = container;
+  }
+  return found;
+}
+
+// PEFT's target_modules, layers_to_transform and layers_pattern for exactly the ablated modules.
+// The short form (the modules' own names, e.g. ["o_proj", "down_proj"], which PEFT matches as a
+// suffix of the module path, plus layers_to_transform when not every layer is ablated) when it
+// matches exactly the ablated modules among the model's weights; otherwise (e.g. experts left alone
+// by ablate_experts = false, or a layer with only one component ablated) the full module paths,
+// which PEFT matches exactly. layers_pattern names the layer list: without it PEFT takes the last
+// ".<name>.<number>." of a path as the layer, which in "layers.3.mlp.experts.5.down_proj" is the
+// expert.
 void target_modules(const Job& job, nlohmann::ordered_json& config) {
   std::set<std::string> leaves, ablated;
   std::set<int64_t> layers;
@@ -342,6 +369,7 @@ void target_modules(const Job& job, nlohmann::ordered_json& config) {
   std::set<int64_t> all_layers;
   for (int64_t l = 0; l < job.spec.num_layers; ++l) all_layers.insert(l);
   const bool some_layers = layers != all_layers;
+  const std::string container = some_layers ? layers_container(job) : std::string();
   std::set<std::string> covered;
   for (const auto& [name, layer] : job.weights) {
     constexpr std::string_view kSuffix = ".weight";
@@ -351,7 +379,7 @@ void target_modules(const Job& job, nlohmann::ordered_json& config) {
     if (some_layers && (layer < 0 || !layers.count(layer))) continue;
     covered.insert(m);
   }
-  if (covered == ablated) {
+  if (covered == ablated && (!some_layers || !container.empty())) {
     // Leaf names in the order the model has them (o_proj before down_proj).
     std::vector<std::string> names;
     for (const std::string& name : job.ablated) {
@@ -361,14 +389,17 @@ void target_modules(const Job& job, nlohmann::ordered_json& config) {
     config["target_modules"] = names;
     if (some_layers) {
       config["layers_to_transform"] = std::vector<int64_t>(layers.begin(), layers.end());
+      config["layers_pattern"] = container;
     } else {
       config["layers_to_transform"] = nullptr;
+      config["layers_pattern"] = nullptr;
     }
   } else {
     std::vector<std::string> names;
     for (const std::string& name : job.ablated) names.push_back(module_path(name));
     config["target_modules"] = names;
     config["layers_to_transform"] = nullptr;
+    config["layers_pattern"] = nullptr;
   }
 }
 

@@ -57,6 +57,26 @@ modules = sorted({k[len(prefix):].split(".lora_")[0] for k in adapter})
 # Every weight the merged export changed has an adapter, and nothing else has one.
 changed = sorted(k[:-len(".weight")] for k in merged if not np.array_equal(merged[k], base[k]))
 assert modules == changed, f"adapted {modules}\nchanged {changed}"
+# PEFT's documented matching (LoraConfig.target_modules, layers_to_transform, layers_pattern) picks
+# exactly the adapted modules among the base model's.
+import re
+def peft_targets(key):
+    t = config["target_modules"]
+    if isinstance(t, str):
+        return re.fullmatch(t, key) is not None
+    if key in t:
+        return True
+    if not any(key.endswith("." + k) for k in t):
+        return False
+    layers = config.get("layers_to_transform")
+    if layers is None:
+        return True
+    pattern = config.get("layers_pattern")
+    found = re.match(rf".*\.{pattern}\.(\d+)\." if pattern else r".*\.[^.]*\.(\d+)\.", key)
+    return found is not None and int(found.group(1)) in layers
+base_modules = {k[:-len(".weight")] for k in base if k.endswith(".weight")}
+targeted = sorted(m for m in base_modules if peft_targets(m))
+assert targeted == modules, f"PEFT would adapt {targeted}\nthe adapter has {modules}"
 err_sq = delta_sq = worst = 0.0
 for m in modules:
     w = base[m + ".weight"]

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <regex>
 #include <set>
 #include <sstream>
 
@@ -196,6 +197,43 @@ nlohmann::json read_json(const fs::path& p) {
   return nlohmann::json::parse(in);
 }
 
+// PEFT's documented matching of a module path against LoraConfig's target_modules (a list: the
+// path itself or a "."-suffix of it), layers_to_transform and layers_pattern (the layer index is
+// the number after ".<layers_pattern>.", or without one after the last ".<name>.").
+bool peft_targets(const nlohmann::json& config, const std::string& key) {
+  bool found = false;
+  for (const auto& t : config["target_modules"]) {
+    const std::string target = t.get<std::string>();
+    if (key == target) return true;
+    found = found || (key.size() > target.size() && key.compare(key.size() - target.size(), target.size(), target) == 0 &&
+                      key[key.size() - target.size() - 1] == '.');
+  }
+  if (!found || config["layers_to_transform"].is_null()) return found;
+  const std::string pattern = config["layers_pattern"].is_null() ? "[^.]*" : config["layers_pattern"].get<std::string>();
+  std::smatch m;
+  if (!std::regex_match(key, m, std::regex(".*\\." + pattern + "\\.(\\d+)\\..*"))) return false;
+  const int64_t layer = std::stoll(m[1].str());
+  for (const auto& l : config["layers_to_transform"]) {
+    if (l.get<int64_t>() == layer) return true;
+  }
+  return false;
+}
+
+// The modules PEFT would adapt in `model` under the adapter's config are the adapter's modules.
+void expect_peft_targets_the_adapter(const std::string& model, const fs::path& adapter_dir) {
+  const nlohmann::json config = read_json(adapter_dir / "adapter_config.json");
+  const nlohmann::json report = read_json(adapter_dir / "abliterate_adapter.json");
+  std::set<std::string> adapted, targeted;
+  for (const auto& m : report["modules"]) adapted.insert(m["module"].get<std::string>());
+  io::SafetensorsReader base(model);
+  for (const io::TensorInfo& t : base.tensors()) {
+    if (t.name.size() <= 7 || t.name.compare(t.name.size() - 7, 7, ".weight") != 0) continue;
+    const std::string key = t.name.substr(0, t.name.size() - 7);
+    if (peft_targets(config, key)) targeted.insert(key);
+  }
+  EXPECT_EQ(targeted, adapted) << adapter_dir;
+}
+
 // Every file of the folder but SHA256SUMS is listed once, with its digest.
 void expect_checksums(const fs::path& dir) {
   std::ifstream in(dir / "SHA256SUMS");
@@ -294,6 +332,7 @@ TEST_P(AdapterModes, AdapterFolderReproducesTheMergedExport) {
   const ablation::ExportResult r = ablation::export_model(kOrganism, dirs, trial, a, nullptr);
   EXPECT_LT(r.adapter_rel_error, 1e-5);
   expect_adapter_matches_merged(kOrganism, a.out_dir, m.out_dir, 1e-5);
+  expect_peft_targets_the_adapter(kOrganism, a.out_dir);
   expect_checksums(a.out_dir);
   EXPECT_EQ(std::set<std::string>({"README.md", "SHA256SUMS", "adapter_config.json", "adapter_model.safetensors",
                                    "abliterate_adapter.json"}),
@@ -355,6 +394,7 @@ TEST(Adapter, TargetModulesNameExactlyTheAblatedModules) {
     a.out_dir = tmp.file(name);
     a.format = ablation::ExportFormat::adapter;
     ablation::export_model(kMoe, dirs, t, a, nullptr);
+    expect_peft_targets_the_adapter(kMoe, a.out_dir);
     return read_json(fs::path(a.out_dir) / "adapter_config.json");
   };
   // Every layer, experts included: "down_proj" covers mlp.experts.{e}.down_proj and the shared expert's.
@@ -362,6 +402,7 @@ TEST(Adapter, TargetModulesNameExactlyTheAblatedModules) {
   nlohmann::json c = export_config(all, "all");
   EXPECT_EQ(c["target_modules"], nlohmann::json({"o_proj", "down_proj"}));
   EXPECT_TRUE(c["layers_to_transform"].is_null());
+  EXPECT_TRUE(c["layers_pattern"].is_null());
   // Only layer 1.
   std::vector<float> one(static_cast<size_t>(spec.num_layers), 0.0f);
   one[1] = 1.0f;
@@ -369,6 +410,8 @@ TEST(Adapter, TargetModulesNameExactlyTheAblatedModules) {
   c = export_config(t1, "layer1");
   EXPECT_EQ(c["target_modules"], nlohmann::json({"o_proj", "down_proj"}));
   EXPECT_EQ(c["layers_to_transform"], nlohmann::json({1}));
+  // Not PEFT's default (the last ".<name>.<n>." of a path, the expert index in an expert's path).
+  EXPECT_EQ(c["layers_pattern"], "layers");
   // Routed experts left alone: "down_proj" would catch them, so the modules are listed by path.
   engine::TrialAblation shared_only = all;
   shared_only.routed_experts = false;
@@ -407,6 +450,7 @@ TEST_P(AdapterModes, MoeAdapterCoversTheExperts) {
     const ablation::ExportResult r = ablation::export_model(kMoe, dirs, trial, a, nullptr);
     EXPECT_LT(r.adapter_rel_error, 1e-5);
     expect_adapter_matches_merged(kMoe, a.out_dir, m.out_dir, 1e-5);
+    expect_peft_targets_the_adapter(kMoe, a.out_dir);
     size_t experts = 0, shared = 0;
     const nlohmann::json report = read_json(fs::path(a.out_dir) / "abliterate_adapter.json");
     for (const auto& mod : report["modules"]) {
