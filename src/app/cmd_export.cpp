@@ -1,6 +1,7 @@
 // `abliterate export`: one trial of a sweep written as a Hugging Face model folder with the
-// ablated weights W' (ablation/export.h). The trial's parameters come from trials.h5, its
-// directions from directions.h5, its row normalization from the sweep's settings.
+// ablated weights W', or as a PEFT adapter for the base model (ablation/export.h), with a model
+// card and SHA256SUMS. The trial's parameters come from trials.h5, its directions from
+// directions.h5, its row normalization from the sweep's settings.
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -220,7 +221,7 @@ int export_trial(const ExportCommandOptions& eo) {
 Command export_command() {
   Command c;
   c.name = "export";
-  c.summary = "write the model ablated by one trial as a Hugging Face folder (safetensors shards)";
+  c.summary = "write the model ablated by one trial as a Hugging Face folder, or as a PEFT adapter";
   c.usage = "--run-dir DIR --trial K --out DIR [--format merged|adapter] [--adapter-rank R] [--max-shard-size 5GB] "
             "[--dtype keep|bf16|f16|f32]";
   c.declare = [](OptionSet& o) {
