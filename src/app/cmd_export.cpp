@@ -83,7 +83,7 @@ std::string base_model_name(const std::string& model) {
 // how to reproduce it).
 struct CardFacts {
   std::string base_model, run_dir, directions_sha256;
-  int64_t trial = 0, refusals = 0, n_refusal = 0;
+  int64_t trial = 0, refusals = 0, n_refusal = 0, ranks = 1;
   double kl = 0;
   ablation::TrialParams params;
   engine::RowNorm mode = engine::RowNorm::full;
@@ -135,7 +135,8 @@ std::string model_card(const CardFacts& c, const ablation::ExportResult& r) {
                      dtype_name(c.opts.dtype.value_or(DType::f32)), r.adapter_rel_error, r.adapter_max_abs_error);
   }
   s += "\n## Provenance\n\n";
-  s += fmt::format("abliterate {}; exported with:\n\n```sh\n{}\n```\n\n", abl::build::version, command_line());
+  s += fmt::format("abliterate {}; exported{} with:\n\n```sh\n{}\n```\n\n", abl::build::version,
+                   c.ranks > 1 ? fmt::format(" by {} MPI ranks", c.ranks) : std::string(), command_line());
   s += "`SHA256SUMS` lists the SHA-256 of every file here: `sha256sum -c SHA256SUMS`.\n";
   return s;
 }
@@ -198,6 +199,7 @@ int export_trial(const ExportCommandOptions& eo) {
   facts.run_dir = fs::absolute(run_dir).lexically_normal().string();
   facts.directions_sha256 = parallel::root_string(rt.world(), [&] { return sha256_file(dpath); });
   facts.trial = k;
+  facts.ranks = rt.world().size();
   facts.refusals = trials.rows[static_cast<size_t>(k)].refusals;
   facts.n_refusal = trials.meta.n_refusal;
   facts.kl = trials.rows[static_cast<size_t>(k)].kl;
