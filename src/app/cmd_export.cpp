@@ -1,7 +1,9 @@
 // `abliterate export`: one trial of a sweep written as a Hugging Face model folder with the
-// ablated weights W' (ablation/export.h). The trial's parameters come from trials.h5, its
-// directions from directions.h5, its row normalization from the sweep's settings.
+// ablated weights W', or as a PEFT adapter for the base model (ablation/export.h), with a model
+// card and SHA256SUMS. The trial's parameters come from trials.h5, its directions from
+// directions.h5, its row normalization from the sweep's settings.
 #include <filesystem>
+#include <fstream>
 #include <optional>
 
 #include <nlohmann/json.hpp>
@@ -9,12 +11,15 @@
 #include "abl/ablation/directions.h"
 #include "abl/ablation/export.h"
 #include "abl/ablation/trial.h"
+#include "abl/app/command_line.h"
 #include "abl/app/commands.h"
 #include "abl/app/dist_options.h"
 #include "abl/app/model_options.h"
 #include "abl/app/run_folder.h"
+#include "abl/core/build_info.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/core/sha256.h"
 #include "abl/parallel/agree.h"
 #include "abl/parallel/runtime.h"
 #include "abl/io/driver_files.h"
@@ -40,6 +45,13 @@ ExportCommandOptions parse_export_options(const po::variables_map& vm) {
   if (vm.count("model")) o.model = vm["model"].as<std::string>();
   o.out.out_dir = vm["out"].as<std::string>();
   o.out.overwrite = vm["overwrite"].as<bool>();
+  const std::string format = vm["format"].as<std::string>();
+  ABL_CHECK(format == "merged" || format == "adapter", "--format must be merged or adapter, got '{}'", format);
+  o.out.format = format == "adapter" ? ablation::ExportFormat::adapter : ablation::ExportFormat::merged;
+  o.out.adapter_rank = vm["adapter-rank"].as<int64_t>();
+  ABL_CHECK(vm["adapter-rank"].defaulted() || o.out.format == ablation::ExportFormat::adapter,
+            "--adapter-rank applies to --format adapter only");
+  ABL_CHECK(o.out.adapter_rank >= 0, "--adapter-rank must be 0 (exact) or a positive rank, got {}", o.out.adapter_rank);
   o.out.max_shard_bytes = io::parse_byte_size(vm["max-shard-size"].as<std::string>());
   const std::string dtype = vm["dtype"].as<std::string>();
   if (dtype != "keep") {
@@ -51,6 +63,82 @@ ExportCommandOptions parse_export_options(const po::variables_map& vm) {
   }
   o.hang_timeout = checked_hang_timeout(vm["hang-timeout"].as<double>());
   return o;
+}
+
+// The base model's name for the model card and adapter_config.json: config.json's _name_or_path
+// when it has one (a Hub id, usually), else the model folder as given.
+std::string base_model_name(const std::string& model) {
+  std::ifstream in(fs::path(model) / "config.json", std::ios::binary);
+  const auto cfg = nlohmann::json::parse(in, nullptr, false);
+  if (cfg.is_object() && cfg.contains("_name_or_path") && cfg["_name_or_path"].is_string()) {
+    const std::string name = cfg["_name_or_path"].get<std::string>();
+    if (!name.empty()) return name;
+  }
+  fs::path p = fs::absolute(model).lexically_normal();
+  if (p.filename().empty() && p.has_parent_path()) p = p.parent_path();  // "dir/" names "dir"
+  return p.string();
+}
+
+// README.md of the export: a Hugging Face model card (YAML front matter, then what was ablated and
+// how to reproduce it).
+struct CardFacts {
+  std::string base_model, run_dir, directions_sha256;
+  int64_t trial = 0, refusals = 0, n_refusal = 0, ranks = 1;
+  double kl = 0;
+  ablation::TrialParams params;
+  engine::RowNorm mode = engine::RowNorm::full;
+  bool routed_experts = true;
+  ablation::ExportOptions opts;
+};
+
+std::string model_card(const CardFacts& c, const ablation::ExportResult& r) {
+  const bool adapter = c.opts.format == ablation::ExportFormat::adapter;
+  const bool dora = adapter && c.mode == engine::RowNorm::full && c.opts.adapter_rank == 0;
+  std::string s = "---\n";
+  s += "base_model: " + nlohmann::json(c.base_model).dump() + "\n";
+  s += "tags:\n- abliterated\n- abliterate\n";
+  s += fmt::format("library_name: {}\n", adapter ? "peft" : "transformers");
+  s += "---\n\n";
+  s += fmt::format("# {} (abliterated, trial {})\n\n", fs::path(c.base_model).filename().string(), c.trial);
+  if (adapter) {
+    s += fmt::format("A PEFT {} adapter for `{}` that removes the refusal direction the way "
+                     "`abliterate` trial {} does: applied to the base model, it gives the ablated weights of the "
+                     "merged export ({}).\n\n",
+                     dora ? "DoRA (LoRA with use_dora)" : "LoRA", c.base_model, c.trial,
+                     c.mode == engine::RowNorm::full && !dora ? "approximately: a truncated SVD, see below"
+                                                               : "exactly, up to floating-point rounding");
+  } else {
+    s += fmt::format("`{}` with the refusal direction ablated from its weights by `abliterate` (trial {}).\n\n",
+                     c.base_model, c.trial);
+  }
+  s += "## Trial\n\n| | |\n|---|---|\n";
+  s += fmt::format("| trial | {} |\n", c.trial);
+  s += fmt::format("| refusals | {}/{} |\n", c.refusals, c.n_refusal);
+  s += fmt::format("| KL divergence | {:.6g} |\n", c.kl);
+  s += fmt::format("| parameters | {} |\n", ablation::describe(c.params));
+  s += fmt::format("| row normalization | {} |\n", engine::row_norm_name(c.mode));
+  s += fmt::format("| ablate_experts | {} |\n", c.routed_experts ? "true" : "false");
+  s += fmt::format("| directions | `{}` (directions.h5 SHA-256 `{}`) |\n\n", c.run_dir, c.directions_sha256);
+  s += "| parameter | value |\n|---|---|\n";
+  const auto values = ablation::param_values(c.params);
+  for (size_t i = 0; i < values.size(); ++i) {
+    const std::string value = i == 0 ? std::string(ablation::direction_scope_name(c.params.scope))
+                                     : fmt::format("{:.6g}", values[i]);
+    s += fmt::format("| {} | {} |\n", ablation::kParamNames[i], value);
+  }
+  if (adapter) {
+    s += "\n## Adapter\n\n";
+    s += fmt::format("{}, r = lora_alpha = {} (scaling 1), factors in {}. Error against the ablated weights W' "
+                     "(fp32), over every adapted module: relative ‖W' − W_eff‖_F / ‖W' − W‖_F = {:.3e}, largest "
+                     "absolute {:.3e} (per module: abliterate_adapter.json).\n",
+                     dora ? "DoRA" : "LoRA", c.mode == engine::RowNorm::full && !dora ? c.opts.adapter_rank : 1,
+                     dtype_name(c.opts.dtype.value_or(DType::f32)), r.adapter_rel_error, r.adapter_max_abs_error);
+  }
+  s += "\n## Provenance\n\n";
+  s += fmt::format("abliterate {}; exported{} with:\n\n```sh\n{}\n```\n\n", abl::build::version,
+                   c.ranks > 1 ? fmt::format(" by {} MPI ranks", c.ranks) : std::string(), command_line());
+  s += "`SHA256SUMS` lists the SHA-256 of every file here: `sha256sum -c SHA256SUMS`.\n";
+  return s;
 }
 
 int export_trial(const ExportCommandOptions& eo) {
@@ -106,7 +194,26 @@ int export_trial(const ExportCommandOptions& eo) {
             trials.rows[static_cast<size_t>(k)].kl, ablation::describe(params), engine::row_norm_name(mode));
   opts.metadata.emplace_back("abliterate_trial", std::to_string(k));
   opts.metadata.emplace_back("abliterate_params", ablation::describe(params));
-  ablation::export_model(model, table.directions, table.ablations[0], opts, &rt.world());
+  CardFacts facts;
+  facts.base_model = base_model_name(model);
+  facts.run_dir = fs::absolute(run_dir).lexically_normal().string();
+  facts.directions_sha256 = parallel::root_string(rt.world(), [&] { return sha256_file(dpath); });
+  facts.trial = k;
+  facts.ranks = rt.world().size();
+  facts.refusals = trials.rows[static_cast<size_t>(k)].refusals;
+  facts.n_refusal = trials.meta.n_refusal;
+  facts.kl = trials.rows[static_cast<size_t>(k)].kl;
+  facts.params = params;
+  facts.mode = mode;
+  facts.routed_experts = routed_experts;
+  facts.opts = opts;
+  opts.base_model_name = facts.base_model;
+  opts.model_card = [facts](const ablation::ExportResult& r) { return model_card(facts, r); };
+  const ablation::ExportResult r = ablation::export_model(model, table.directions, table.ablations[0], opts, &rt.world());
+  if (opts.format == ablation::ExportFormat::adapter) {
+    log::info("export: adapter error against the ablated weights: relative {:.3e}, max abs {:.3e}",
+              r.adapter_rel_error, r.adapter_max_abs_error);
+  }
   log::info("export: wrote {}", opts.out_dir);
   return 0;
 }
@@ -116,8 +223,9 @@ int export_trial(const ExportCommandOptions& eo) {
 Command export_command() {
   Command c;
   c.name = "export";
-  c.summary = "write the model ablated by one trial as a Hugging Face folder (safetensors shards)";
-  c.usage = "--run-dir DIR --trial K --out DIR [--max-shard-size 5GB] [--dtype keep|bf16|f16|f32]";
+  c.summary = "write the model ablated by one trial as a Hugging Face folder, or as a PEFT adapter";
+  c.usage = "--run-dir DIR --trial K --out DIR [--format merged|adapter] [--adapter-rank R] [--max-shard-size 5GB] "
+            "[--dtype keep|bf16|f16|f32]";
   c.declare = [](OptionSet& o) {
     o.group("model", "Model")
         ("model,m", po::value<std::string>()->value_name("DIR"), "source model folder (default: the sweep's)");
@@ -128,7 +236,12 @@ Command export_command() {
         ("trial", po::value<int64_t>()->required(), "trial index (as `report` lists them)")
         ("out", po::value<std::string>()->required()->value_name("DIR"), "model folder to write")
         ("max-shard-size", po::value<std::string>()->default_value("5GB"), "largest safetensors shard (e.g. 2GB, 500MB)")
-        ("dtype", po::value<std::string>()->default_value("keep"), "keep (each tensor's source dtype), bf16, f16 or f32")
+        ("format", po::value<std::string>()->default_value("merged"),
+         "merged (the ablated model) or adapter (a PEFT LoRA/DoRA adapter for the base model)")
+        ("adapter-rank", po::value<int64_t>()->default_value(0),
+         "adapter, row normalization full: 0 = exact rank-1 DoRA; R > 0 = plain rank-R LoRA (truncated SVD, approximate)")
+        ("dtype", po::value<std::string>()->default_value("keep"),
+         "keep (each tensor's source dtype; adapter: f32), bf16, f16 or f32")
         ("overwrite", po::bool_switch(), "replace an existing output folder");
   };
   c.run = [](const po::variables_map& vm) { return export_trial(parse_export_options(vm)); };

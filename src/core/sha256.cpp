@@ -9,6 +9,12 @@
 
 #include "abl/core/error.h"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define ABL_SHA256_X86 1
+#include <cpuid.h>
+#include <immintrin.h>
+#endif
+
 namespace abl {
 namespace {
 
@@ -27,7 +33,66 @@ constexpr std::array<uint32_t, 8> kInit = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0
 
 inline uint32_t rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
+#ifdef ABL_SHA256_X86
+// x86 SHA extensions (SHA-NI): sha256rnds2 does two rounds on the state held as ABEF and CDGH
+// (highest lane first), sha256msg1/msg2 extend the message schedule four words at a time. Several
+// times faster than the portable rounds; used when the CPU has them.
+__attribute__((target("sha,sse4.1,ssse3"))) void blocks_shani(std::array<uint32_t, 8>& h, const uint8_t* p,
+                                                              size_t nblocks) {
+  const __m128i bswap = _mm_set_epi8(12, 13, 14, 15, 8, 9, 10, 11, 4, 5, 6, 7, 0, 1, 2, 3);
+  const __m128i dcba = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(&h[0])), 0xB1);
+  const __m128i hgfe = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(&h[4])), 0x1B);
+  __m128i abef = _mm_alignr_epi8(dcba, hgfe, 8);     // lanes f e b a
+  __m128i cdgh = _mm_blend_epi16(hgfe, dcba, 0xF0);  // lanes h g d c
+  for (; nblocks > 0; --nblocks, p += 64) {
+    const __m128i abef0 = abef, cdgh0 = cdgh;
+    __m128i w[4];  // message words 4g..4g+3 of group g in w[g % 4]
+    for (int i = 0; i < 4; ++i) {
+      w[i] = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * i)), bswap);
+    }
+    for (int g = 0; g < 16; ++g) {
+      if (g >= 4) {
+        // W[t] = σ1(W[t−2]) + W[t−7] + σ0(W[t−15]) + W[t−16] for the four t of group g.
+        __m128i x = _mm_sha256msg1_epu32(w[g & 3], w[(g + 1) & 3]);
+        x = _mm_add_epi32(x, _mm_alignr_epi8(w[(g + 3) & 3], w[(g + 2) & 3], 4));
+        w[g & 3] = _mm_sha256msg2_epu32(x, w[(g + 3) & 3]);
+      }
+      __m128i wk = _mm_add_epi32(w[g & 3], _mm_loadu_si128(reinterpret_cast<const __m128i*>(&kRound[4 * static_cast<size_t>(g)])));
+      cdgh = _mm_sha256rnds2_epu32(cdgh, abef, wk);  // rounds 4g, 4g+1: the new ABEF
+      wk = _mm_shuffle_epi32(wk, 0x0E);
+      abef = _mm_sha256rnds2_epu32(abef, cdgh, wk);  // rounds 4g+2, 4g+3
+    }
+    abef = _mm_add_epi32(abef, abef0);
+    cdgh = _mm_add_epi32(cdgh, cdgh0);
+  }
+  const __m128i abef_r = _mm_shuffle_epi32(abef, 0x1B);  // lanes a b e f
+  const __m128i ghcd = _mm_shuffle_epi32(cdgh, 0xB1);    // lanes g h c d
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&h[0]), _mm_blend_epi16(abef_r, ghcd, 0xF0));
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(&h[4]), _mm_alignr_epi8(ghcd, abef_r, 8));
+}
+
+bool cpu_has_sha() {
+  unsigned a = 0, b = 0, c = 0, d = 0;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  const bool ssse3 = (c >> 9) & 1, sse41 = (c >> 19) & 1;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  return ssse3 && sse41 && ((b >> 29) & 1);
+}
+#else
+bool cpu_has_sha() { return false; }
+#endif
+
+bool& use_hardware() {
+  static bool use = cpu_has_sha();
+  return use;
+}
+
 }  // namespace
+
+namespace detail {
+bool sha256_hardware_available() { return cpu_has_sha(); }
+void sha256_use_hardware(bool on) { use_hardware() = on && cpu_has_sha(); }
+}  // namespace detail
 
 Sha256::Sha256() { reset(); }
 
@@ -72,6 +137,16 @@ void Sha256::block(const uint8_t* p) {
   h_[7] += h;
 }
 
+void Sha256::blocks(const uint8_t* p, size_t nblocks) {
+#ifdef ABL_SHA256_X86
+  if (use_hardware()) {
+    blocks_shani(h_, p, nblocks);
+    return;
+  }
+#endif
+  for (; nblocks > 0; --nblocks, p += 64) block(p);
+}
+
 void Sha256::update(const void* data, size_t n) {
   ABL_CHECK(!finished_, "Sha256::update after digest(): call reset() first");
   const auto* p = static_cast<const uint8_t*>(data);
@@ -83,10 +158,12 @@ void Sha256::update(const void* data, size_t n) {
     p += take;
     n -= take;
     if (buf_len_ < buf_.size()) return;
-    block(buf_.data());
+    blocks(buf_.data(), 1);
     buf_len_ = 0;
   }
-  for (; n >= 64; p += 64, n -= 64) block(p);
+  blocks(p, n / 64);
+  p += n / 64 * 64;
+  n %= 64;
   if (n > 0) {
     std::memcpy(buf_.data(), p, n);
     buf_len_ = n;

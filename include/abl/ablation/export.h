@@ -7,6 +7,7 @@
 // every shard is complete, so a folder with an index is a complete folder.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,11 +19,30 @@
 
 namespace abl::ablation {
 
+// merged: the ablated weights W' in a full model folder. adapter: a PEFT LoRA (or, for row
+// normalization full, DoRA) adapter folder whose factors reproduce W' on the base model
+// (ablation/adapter.h; docs/outputs.md).
+enum class ExportFormat { merged, adapter };
+
+struct ExportResult {
+  // adapter: ‖W' − W_eff‖_F / ‖W' − W‖_F over every ablated module and the largest |W' − W_eff|.
+  double adapter_rel_error = 0, adapter_max_abs_error = 0;
+};
+
 struct ExportOptions {
   std::string out_dir;
+  ExportFormat format = ExportFormat::merged;
+  // adapter, row normalization full: 0 = the exact rank-1 DoRA adapter; R > 0 = a plain rank-R
+  // LoRA from a truncated SVD of W' − W (approximate; its error is reported). Ignored otherwise.
+  int64_t adapter_rank = 0;
+  std::string base_model_name;  // adapter_config.json's base_model_name_or_path (adapter)
+  // README.md written into the folder when not empty (the model card); every export also gets
+  // SHA256SUMS, the SHA-256 of every file written (sha256sum -c format).
+  // (Given the result, so that an adapter's card can state its error.)
+  std::function<std::string(const ExportResult&)> model_card;
   uint64_t max_shard_bytes = 5ull << 30;  // --max-shard-size
   // Default: each tensor keeps its source dtype. Set: every tensor is written in this dtype and
-  // config.json's torch_dtype (or dtype) says so.
+  // config.json's torch_dtype (or dtype) says so. adapter: the factors' dtype (default f32).
   std::optional<DType> dtype;
   bool overwrite = false;                 // else an existing out_dir is an error
   std::vector<std::pair<std::string, std::string>> metadata;  // extra safetensors metadata
@@ -46,7 +66,11 @@ struct ExportOptions {
 // folder. Errors (checked on every rank before any tensor is read): out_dir exists without
 // overwrite, out_dir is or contains model_dir, a trial or direction that does not fit the model,
 // weights that do not match config.json or have a dtype other than F32/F16/BF16.
-void export_model(const std::string& model_dir, const std::vector<std::vector<float>>& directions,
+//
+// adapter: rank 0 computes the factors of every ablated module (the same modules as merged) and
+// writes adapter_config.json, adapter_model.safetensors and abliterate_adapter.json (the factors'
+// error against W', per module and overall); the other ranks wait for its verdict.
+ExportResult export_model(const std::string& model_dir, const std::vector<std::vector<float>>& directions,
                   const engine::TrialAblation& trial, const ExportOptions& opts, parallel::Comm* comm);
 
 // The same ablation written into a weight W (out, in) in place — what `export` writes, and the

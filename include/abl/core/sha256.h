@@ -1,4 +1,5 @@
-// SHA-256 (FIPS 180-4): a streaming hasher and a file helper that reads in chunks.
+// SHA-256 (FIPS 180-4): a streaming hasher and a file helper that reads in chunks. On x86 CPUs
+// with the SHA extensions the rounds run on them (several times faster), else portably.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -21,13 +22,21 @@ class Sha256 {
   void reset();
 
  private:
-  void block(const uint8_t* p);
+  void block(const uint8_t* p);                       // the portable rounds
+  void blocks(const uint8_t* p, size_t nblocks);      // SHA-NI when the CPU has it, else block()
   std::array<uint32_t, 8> h_;
   std::array<uint8_t, 64> buf_;
   size_t buf_len_ = 0;
   uint64_t total_ = 0;  // bytes fed so far
   bool finished_ = false;
 };
+
+namespace detail {
+// Whether this CPU has the x86 SHA extensions, which Sha256 then uses; tests switch them off to
+// check the portable rounds too (on only takes effect where available). Not thread-safe.
+bool sha256_hardware_available();
+void sha256_use_hardware(bool on);
+}  // namespace detail
 
 // Hex SHA-256 of a byte string.
 std::string sha256_hex(std::string_view s);
