@@ -14,6 +14,7 @@
 #include "abl/app/command_line.h"
 #include "abl/app/driver_options.h"
 #include "abl/app/model_options.h"
+#include "abl/backend/cpu/isa.h"
 #include "abl/core/build_info.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
@@ -99,6 +100,7 @@ Json build_json() {
   b["cuda"] = build::cuda ? std::string(build::cuda_version) : std::string("no");
   b["nccl"] = build::nccl;
   b["hdf5"] = build::hdf5_version;
+  b["cpu_kernels"] = cpu::isa_summary();  // rank 0's (docs/cluster.md: nodes of other CPUs may pick others)
   return b;
 }
 
