@@ -71,6 +71,34 @@ std::string detect_response_prefix(Session& s, const std::vector<std::string>& p
   return parallel::root_string(rt.world(), [&] { return common_response_prefix(all); });
 }
 
+RefusalBlock greedy_refusals(Session& ses, const std::vector<std::vector<int32_t>>& ids,
+                             const std::vector<io::Prompt>& prompts, const text::RefusalMarkers& markers,
+                             int64_t max_new, const char* what) {
+  parallel::Runtime& rt = ses.rt();
+  const auto [begin, end] = rank_block(prompt_costs(ids), rt);
+  std::vector<engine::GenerateRequest> reqs;
+  for (size_t i = begin; i < end; ++i) reqs.push_back({ids[i], -1});
+  engine::GenerateOptions gopts;
+  gopts.max_new_tokens = max_new;
+  gopts.eos_ids = ses.spec().eos_token_ids;
+  gopts.any_work = parallel::group_any_work(rt.shard_group());
+  Progress progress(what, static_cast<int64_t>(reqs.size()), "responses");
+  gopts.on_progress = [&](size_t finished, int64_t generated) {
+    progress.update(static_cast<int64_t>(finished), generated, rt.world_size() > 1 ? "rank 0's share" : "");
+  };
+  const auto results = engine::generate(ses.pass(longest_prompt(ids), max_new), ses.tokenizer(), reqs, gopts);
+  RefusalBlock r;
+  r.first = begin;
+  for (size_t i = begin; i < end; ++i) {
+    r.prompts.push_back(prompts[i].text);
+    r.responses.push_back(results[i - begin].text);
+    r.refused.push_back(markers.is_refusal(r.responses.back()) ? 1 : 0);
+    r.refusals += r.refused.back();
+  }
+  rt.world().all_reduce_sum(&r.refusals, 1);
+  return r;
+}
+
 void phase_baseline(Session& ses) {
   watchdog::set_phase("baseline");
   const EvaluationOptions& ev = need(ses.options().evaluation, "[evaluation]");
@@ -110,28 +138,7 @@ void phase_baseline(Session& ses) {
       popts);
 
   // Unablated responses to this rank's block of the evaluation prompts.
-  const auto [eb, ee] = rank_block(prompt_costs(eval_ids), rt);
-  std::vector<engine::GenerateRequest> reqs;
-  for (size_t i = eb; i < ee; ++i) reqs.push_back({eval_ids[i], -1});
-  engine::GenerateOptions gopts;
-  gopts.max_new_tokens = max_new;
-  gopts.eos_ids = ses.spec().eos_token_ids;
-  gopts.any_work = parallel::group_any_work(rt.shard_group());
-  Progress progress("baseline", static_cast<int64_t>(reqs.size()), "responses");
-  gopts.on_progress = [&](size_t finished, int64_t generated) {
-    progress.update(static_cast<int64_t>(finished), generated, rt.world_size() > 1 ? "rank 0's share" : "");
-  };
-  const auto results = engine::generate(ses.pass(longest_prompt(eval_ids), max_new), ses.tokenizer(), reqs, gopts);
-  std::vector<std::string> prompts, responses;
-  std::vector<uint8_t> refused;
-  int64_t refusals = 0;
-  for (size_t i = eb; i < ee; ++i) {
-    prompts.push_back(eval_prompts[i].text);
-    responses.push_back(results[i - eb].text);
-    refused.push_back(markers.is_refusal(responses.back()) ? 1 : 0);
-    refusals += refused.back();
-  }
-  rt.world().all_reduce_sum(&refusals, 1);
+  const RefusalBlock r = greedy_refusals(ses, eval_ids, eval_prompts, markers, max_new, "baseline");
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   io::schema::BaselineMeta meta;
@@ -150,12 +157,12 @@ void phase_baseline(Session& ses) {
   std::vector<std::string> kl_texts;
   for (size_t i = kb; i < ke; ++i) kl_texts.push_back(kl_prompts[i].text);
   w.write_kl(static_cast<int64_t>(kb), static_cast<int64_t>(ke - kb), logprobs.data(), kl_texts);
-  w.write_refusals(static_cast<int64_t>(eb), prompts, responses, refused);
+  w.write_refusals(static_cast<int64_t>(r.first), r.prompts, r.responses, r.refused);
   w.commit();
-  log::info("baseline: {}/{} evaluation prompts refused, {} KL prompts, in {:.1f} s -> {}", refusals,
+  log::info("baseline: {}/{} evaluation prompts refused, {} KL prompts, in {:.1f} s -> {}", r.refusals,
             eval_prompts.size(), kl_prompts.size(), secs, path);
-  if (ses.is_root() && !responses.empty()) {
-    log::info("baseline: first response: {} -> {}", prompts[0], responses[0]);
+  if (ses.is_root() && !r.responses.empty()) {
+    log::info("baseline: first response: {} -> {}", r.prompts[0], r.responses[0]);
   }
 }
 

@@ -106,29 +106,7 @@ int evaluate_model(const po::variables_map& vm) {
   const double kl_mean = kl_sum / static_cast<double>(kl.size());  // batchmean, as the sweep
 
   // The model's greedy responses to this rank's block of the evaluation prompts.
-  const auto [eb, ee] = rank_block(prompt_costs(eval_ids), rt);
-  std::vector<engine::GenerateRequest> reqs;
-  for (size_t i = eb; i < ee; ++i) reqs.push_back({eval_ids[i], -1});
-  engine::GenerateOptions gopts;
-  gopts.max_new_tokens = ev.max_response_length;
-  gopts.eos_ids = ses.spec().eos_token_ids;
-  gopts.any_work = parallel::group_any_work(rt.shard_group());
-  Progress progress("evaluate", static_cast<int64_t>(reqs.size()), "responses");
-  gopts.on_progress = [&](size_t finished, int64_t generated) {
-    progress.update(static_cast<int64_t>(finished), generated, rt.world_size() > 1 ? "rank 0's share" : "");
-  };
-  const auto results =
-      engine::generate(ses.pass(longest_prompt(eval_ids), ev.max_response_length), ses.tokenizer(), reqs, gopts);
-  std::vector<std::string> prompts, responses;
-  std::vector<uint8_t> refused;
-  int64_t refusals = 0;
-  for (size_t i = eb; i < ee; ++i) {
-    prompts.push_back(eval_prompts[i].text);
-    responses.push_back(results[i - eb].text);
-    refused.push_back(markers.is_refusal(responses.back()) ? 1 : 0);
-    refusals += refused.back();
-  }
-  rt.world().all_reduce_sum(&refusals, 1);
+  const RefusalBlock r = greedy_refusals(ses, eval_ids, eval_prompts, markers, ev.max_response_length, "evaluate");
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 
   io::schema::EvaluateMeta meta;
@@ -137,7 +115,7 @@ int evaluate_model(const po::variables_map& vm) {
   meta.model_fingerprint = ses.model_fingerprint();
   meta.base_fingerprint = base_fingerprint;
   meta.kl = kl_mean;
-  meta.refusals = refusals;
+  meta.refusals = r.refusals;
   meta.architecture = ses.spec().architecture;
   meta.chat_template = ses.chat_template().name();
   meta.system_prompt = ses.system_prompt();
@@ -152,12 +130,12 @@ int evaluate_model(const po::variables_map& vm) {
   std::vector<std::string> kl_texts;
   for (size_t i = kb; i < ke; ++i) kl_texts.push_back(kl_prompts[i].text);
   w.write_kl(static_cast<int64_t>(kb), my_kl, kl_texts);
-  w.write_refusals(static_cast<int64_t>(eb), prompts, responses, refused);
+  w.write_refusals(static_cast<int64_t>(r.first), r.prompts, r.responses, r.refused);
   w.commit();
   log::info("evaluate: {} in {:.1f} s -> {}", model, secs, path);
   if (ses.is_root()) {
     std::printf("model:       %s\nbase:        %s\nrefusals:    %lld/%zu\nKL divergence: %.6g\n", model.c_str(),
-                base.c_str(), static_cast<long long>(refusals), eval_prompts.size(), kl_mean);
+                base.c_str(), static_cast<long long>(r.refusals), eval_prompts.size(), kl_mean);
     std::fflush(stdout);
   }
   return 0;

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -19,6 +18,7 @@
 #include "abl/core/error.h"
 #include "abl/core/log.h"
 #include "abl/core/sha256.h"
+#include "abl/core/utc_time.h"
 #include "abl/core/watchdog.h"
 #include "abl/io/prompt_dataset.h"
 #include "abl/parallel/agree.h"
@@ -78,15 +78,6 @@ const Json* find_record(const Json& file, const std::string& command) {
     }
   }
   return nullptr;
-}
-
-std::string now_iso8601() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
 }
 
 Json build_json() {
@@ -321,7 +312,7 @@ void write_run_record(parallel::Runtime& rt, const std::string& out_dir, const s
     rec["schema_version"] = 1;
     rec["command"] = command;
     rec["command_line"] = command_line();
-    rec["started"] = now_iso8601();
+    rec["started"] = utc_now_iso8601();
     rec["working_directory"] = fs::current_path().string();
     rec["abliterate"] = build_json();
     rec["options"] = absolute_paths(opts.options);

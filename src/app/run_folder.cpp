@@ -11,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -19,6 +18,7 @@
 #include "abl/app/model_options.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/core/utc_time.h"
 #include "abl/parallel/agree.h"
 #include "abl/io/safetensors.h"
 
@@ -80,15 +80,6 @@ std::string host_name() {
   return name;
 }
 
-std::string now_utc() {
-  const std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
-
 // Whether Slurm still knows job `id`: 1 yes, 0 no, -1 cannot tell (no squeue).
 int slurm_job_alive(const std::string& id) {
   if (id.empty() || id.find_first_not_of("0123456789_") != std::string::npos) return -1;
@@ -140,7 +131,7 @@ std::unique_ptr<RunFolderLock> RunFolderLock::acquire(parallel::Comm& world, con
     me["host"] = host_name();
     me["pid"] = static_cast<long>(getpid());
     me["command"] = command;
-    me["started"] = now_utc();
+    me["started"] = utc_now_iso8601();
     const std::string text = me.dump() + "\n";
     for (int attempt = 0; attempt < 2; ++attempt) {
       const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);

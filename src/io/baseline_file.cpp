@@ -63,7 +63,7 @@ BaselineWriter::BaselineWriter(const std::string& path, MPI_Comm comm, const Bas
   f.set_attr_int("/", bl::kAttrMaxResponseLength, meta.max_response_length);
   f.set_attr_int("/", bl::kAttrWorldSize, world);
   f.set_attr_string("/", bl::kAttrVersion, meta.abliterate_version);
-  f.set_attr_string("/", bl::kAttrCreated, detail::from_rank0(comm, detail::now_iso8601()));
+  f.set_attr_string("/", bl::kAttrCreated, detail::from_rank0(comm, utc_now_iso8601()));
 }
 
 const std::string& BaselineWriter::path() const { return out_.final_path(); }

@@ -64,7 +64,7 @@ void write_directions(const std::string& path, const DirectionsData& d) {
   f.set_attr_string("/", dn::kAttrResidualsCreated, d.residuals_created);
   f.set_attr_int("/", dn::kAttrProjected, d.projected ? 1 : 0);
   f.set_attr_string("/", kInputsAttr, d.inputs);
-  f.set_attr_string("/", dn::kAttrCreated, detail::now_iso8601());
+  f.set_attr_string("/", dn::kAttrCreated, utc_now_iso8601());
   out.commit();
 }
 

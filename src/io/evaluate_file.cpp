@@ -63,7 +63,7 @@ EvaluateWriter::EvaluateWriter(const std::string& path, MPI_Comm comm, const Eva
   f.set_attr_int("/", ev::kAttrWorldSize, world);
   f.set_attr_string("/", ev::kAttrVersion, meta.abliterate_version);
   f.set_attr_string("/", kInputsAttr, meta.inputs);
-  f.set_attr_string("/", ev::kAttrCreated, detail::from_rank0(comm, detail::now_iso8601()));
+  f.set_attr_string("/", ev::kAttrCreated, detail::from_rank0(comm, utc_now_iso8601()));
 }
 
 void EvaluateWriter::write_kl(int64_t first_row, const std::vector<double>& kl, const std::vector<std::string>& prompts) {

@@ -84,7 +84,7 @@ ResidualsWriter::ResidualsWriter(const std::string& path, MPI_Comm comm, const R
   f.set_attr_double("/", r::kAttrWinsorizeQuantile, meta.winsorize_quantile);
   f.set_attr_string("/", r::kAttrResponsePrefix, meta.response_prefix);
   f.set_attr_string("/", kInputsAttr, meta.inputs);
-  f.set_attr_string("/", r::kAttrCreated, detail::from_rank0(comm, detail::now_iso8601()));
+  f.set_attr_string("/", r::kAttrCreated, detail::from_rank0(comm, utc_now_iso8601()));
 }
 
 void ResidualsWriter::write(PromptSet set, int64_t first_row, int64_t n_rows,

@@ -1,27 +1,18 @@
-// What the driver files' writers and readers share (internal to src/io): the creation time,
-// rank 0's value of a string on every rank, and the schema check every reader starts with.
+// What the driver files' writers and readers share (internal to src/io): rank 0's value of a
+// string on every rank, and the schema check every reader starts with (the creation time they
+// write is core/utc_time.h's).
 #pragma once
 #include <mpi.h>
 
 #include <cstdint>
-#include <ctime>
 #include <string>
 
 #include "abl/core/error.h"
+#include "abl/core/utc_time.h"
 #include "abl/io/h5.h"
 #include "abl/io/output_schema.h"
 
 namespace abl::io::schema::detail {
-
-// ISO 8601 UTC, e.g. "2025-01-31T12:00:00Z".
-inline std::string now_iso8601() {
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 // Rank 0's value of `s` on every rank (attributes are written collectively with one value).
 inline std::string from_rank0(MPI_Comm comm, std::string s) {

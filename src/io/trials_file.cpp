@@ -194,7 +194,7 @@ h5::File create_file(const std::string& partial, TrialsMeta& m) {
     opts.extendible = true;
     f.create_vlen_string_dataset(tr::kResponses, {0, m.n_refusal}, opts);
   }
-  m.created = detail::now_iso8601();
+  m.created = utc_now_iso8601();
   write_meta(f, m);
   f.flush();
   return f;

@@ -105,6 +105,19 @@ std::string detect_response_prefix(Session& s, const std::vector<std::string>& p
 // The prefix rule alone, on given responses (tests).
 std::string common_response_prefix(const std::vector<std::string>& responses);
 
+// Greedy responses of the session's model (with the backend's current ablation) to this rank's
+// block of `prompts` (encoded as `ids`), with their refusal verdicts; `refusals` is the sum over
+// the world. `what` names the progress lines. Collective (baseline, evaluate).
+struct RefusalBlock {
+  size_t first = 0;  // this rank's first prompt
+  std::vector<std::string> prompts, responses;
+  std::vector<uint8_t> refused;
+  int64_t refusals = 0;
+};
+RefusalBlock greedy_refusals(Session& s, const std::vector<std::vector<int32_t>>& ids,
+                             const std::vector<io::Prompt>& prompts, const text::RefusalMarkers& markers,
+                             int64_t max_new, const char* what);
+
 // Work split helpers: the tokens of each prompt; this rank's contiguous block [begin, end) of
 // items balanced by cost (parallel::split_contiguous over the world); the longest prompt.
 std::vector<int64_t> prompt_costs(const std::vector<std::vector<int32_t>>& prompts);
