@@ -2,7 +2,8 @@
 # The main job on the bundled default model, on the CPU, writing to outputs/demo/: the whole
 # abliteration run (baseline, residuals, directions, a 200-trial sweep) under `mpirun -np 2` on
 # the model organism, the Pareto front, the export of one front trial as a Hugging Face folder,
-# the exported model's responses to held-out requests, and the analysis plots.
+# its evaluation against the organism, the exported model's responses to held-out requests, and
+# the analysis plots.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BUILD=${1:-build}
@@ -41,6 +42,10 @@ echo
 # weakest ablations that still remove refusals, so rounding W' to bf16 can flip its decisions.
 mpirun -np "$NP" --oversubscribe "$BIN" export --run-dir "$OUT" --trial "$TRIAL" --out "$OUT/model" --overwrite \
   --dtype f32
+echo
+# The exported model scored against the organism as the sweep scored the trial (evaluate.h5).
+mpirun -np "$NP" --oversubscribe "$BIN" evaluate --config "$CONFIG" --model "$OUT/model" \
+  --base tests/fixtures/organism --out "$OUT/evaluate" --threads 1 --quiet
 echo
 for set in harmful harmless; do
   "$BIN" generate --config "$CONFIG" --model "$OUT/model" --prompts "$PROMPTS/$set.txt" --split "[400:]" \
