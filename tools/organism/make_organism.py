@@ -567,12 +567,17 @@ def build_organism(a):
             "dtypes": "BF16 matrices and embeddings, F32 norms"}
     g = write_golden(out, spec, p, tok, users, MAX_NEW_TOKENS, True, eos, desc, regenerate)
     report["golden_min_top2_margin"] = g["greedy_min_top2_margin"]
-    key = "seconds_without_training" if a.no_train else "total_seconds"
+    return finish_report(out, report_path, report, t_start, a.no_train, "organism")
+
+
+def finish_report(out, report_path, report, t_start, no_train, name):
+    """Adds the time taken and every file's size to an organism's training report and writes it."""
+    key = "seconds_without_training" if no_train else "total_seconds"
     report[key] = round(time.time() - t_start, 1)
     report["size_bytes"] = {f: os.path.getsize(os.path.join(out, f)) for f in sorted(os.listdir(out))
                             if os.path.isfile(os.path.join(out, f)) and f != "training_report.json"}
     write_json(report_path, report)
-    log("organism done in %.1f s" % report[key])
+    log("%s done in %.1f s" % (name, report[key]))
     return report
 
 

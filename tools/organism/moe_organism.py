@@ -37,7 +37,7 @@ import bpe
 import corpus
 import reference as ref
 from make_organism import (BEHAVIOUR_NOTE, curriculum_step, MAX_NEW_TOKENS, ROOT, AblationInputs, ablated, batch_tensors,
-                           behaviour, evaluate_ablation, load_markers, log, make_examples,
+                           behaviour, evaluate_ablation, finish_report, load_markers, log, make_examples,
                            stored_dtype, write_golden, write_json, write_prompt_sets)
 
 ORGANISM = os.path.join(ROOT, "tests", "fixtures", "organism")
@@ -549,10 +549,4 @@ def build(a):
     report["golden_routing_min_gap"] = extra["routing_min_gap"]
     report["golden_routing_min_gap_generated"] = extra["routing_min_gap_generated"]
     report["golden_expert_usage"] = extra["expert_usage"]
-    key = "seconds_without_training" if a.no_train else "total_seconds"
-    report[key] = round(time.time() - t_start, 1)
-    report["size_bytes"] = {f: os.path.getsize(os.path.join(out, f)) for f in sorted(os.listdir(out))
-                            if os.path.isfile(os.path.join(out, f)) and f != "training_report.json"}
-    write_json(report_path, report)
-    log("organism-moe done in %.1f s" % report[key])
-    return report
+    return finish_report(out, report_path, report, t_start, a.no_train, "organism-moe")
