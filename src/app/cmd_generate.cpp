@@ -1,6 +1,6 @@
 // `abliterate generate`: greedy responses of the model to a prompt set, rendered with the chat
-// template, as JSONL {prompt, response, n_tokens, stop}. The first pass of a run prints the
-// memory the engine will use.
+// template, as JSONL {prompt, response, n_tokens, stop, prompt_ids, ids}. The first pass of a run
+// prints the memory the engine will use.
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -116,6 +116,8 @@ int run_generate(const GenerateOptions& go) {
     j["response"] = results[i].text;
     j["n_tokens"] = results[i].ids.size();
     j["stop"] = std::string(engine::stop_reason_name(results[i].reason));
+    j["prompt_ids"] = reqs[i].prompt;  // the rendered prompt's token ids, as the engine ran them
+    j["ids"] = results[i].ids;         // the generated ids (an eos that stopped it left out)
     if (markers) {
       const bool refused = markers->is_refusal(results[i].text);
       j["refusal"] = refused;
@@ -135,7 +137,7 @@ int run_generate(const GenerateOptions& go) {
 Command generate_command() {
   Command c;
   c.name = "generate";
-  c.summary = "greedy responses to a prompt set, as JSONL {prompt, response, n_tokens, stop}";
+  c.summary = "greedy responses to a prompt set, as JSONL {prompt, response, n_tokens, stop, prompt_ids, ids}";
   c.usage = "--model DIR|synthetic:PRESET --prompts FILE [--max-new-tokens N] [--output FILE]";
   c.declare = [](OptionSet& o) {
     declare_model_options(o);
