@@ -200,6 +200,16 @@ engine::ForwardPass& Session::pass(int64_t longest, int64_t max_new) {
         "(its context length); use shorter prompts or a smaller --max-response-length",
         longest, max_new, context, model_));
   }
+  // LongRoPE: a sequence that grows past long_rope_after() tokens while generating is run again
+  // whole in one pass (engine::generate); say so here, on every rank, rather than in a pass.
+  const int64_t after = spec_.long_rope_after();
+  if (after > 0 && max_new > 1 && longest + max_new - 2 >= after && after + 1 > limits_.max_tokens) {
+    throw AgreedError(fmt::format(
+        "a prompt of up to {} tokens plus {} response tokens may grow past the {} tokens after which {} switches "
+        "to its LongRoPE long factors; the whole sequence ({} tokens) is then run again in one pass, more than "
+        "--batch-tokens {} holds: raise --batch-tokens to at least {}",
+        longest, max_new, after, model_, after + 1, limits_.max_tokens, after + 1));
+  }
   // Enough rows for the longest prompt plus its response, and for a full pass of sequences.
   return backend().pass(std::max(longest + max_new, limits_.max_tokens + limits_.max_seqs * max_new));
 }

@@ -1,6 +1,6 @@
 #include "abl/engine/batch.h"
 
-#include "abl/core/error.h"
+#include <algorithm>
 
 namespace abl::engine {
 
@@ -21,15 +21,16 @@ void Batch::add(const int32_t* toks, int64_t n, int64_t kv_begin, int64_t cached
   trial.push_back(trial_id);
 }
 
-void check_positions(const model::ModelSpec& spec, const Batch& batch) {
-  if (spec.rope_scaling.type != model::RopeScaling::Type::longrope) return;
-  const int64_t limit = spec.context_length();
-  for (int64_t p : batch.positions) {
-    ABL_CHECK(p < limit,
-              "position {} is beyond the {} positions {} runs faithfully (original_max_position_embeddings "
-              "of its LongRoPE scaling; longer sequences would need the long factors)",
-              p, limit, spec.source);
+std::vector<int32_t> rope_tables(const model::ModelSpec& spec, const Batch& batch) {
+  const int64_t after = spec.long_rope_after();
+  if (after <= 0) return {};
+  std::vector<int32_t> table(batch.tokens.size(), 0);
+  for (int64_t s = 0; s < batch.num_seqs(); ++s) {
+    const cpu::AttnSeq& q = batch.seqs[static_cast<size_t>(s)];
+    if (batch.positions[static_cast<size_t>(batch.last_row(s))] < after) continue;
+    std::fill(table.begin() + q.q_begin, table.begin() + q.q_begin + q.q_len, 1);
   }
+  return table;
 }
 
 }  // namespace abl::engine

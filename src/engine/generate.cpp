@@ -1,7 +1,9 @@
 // Continuous batching for greedy generation. Requests are admitted in order while their cache
 // rows (prompt + max_new_tokens, first fit in a free list) and the pass limits allow; each pass
 // carries one decode token per running sequence plus whole prompts of new ones, so short and
-// long responses never wait for each other.
+// long responses never wait for each other. A LongRoPE sequence that grows past
+// original_max_position_embeddings tokens is run again whole on that step, with the long factors
+// (see Running::reruns).
 #include "abl/engine/generate.h"
 
 #include <algorithm>
@@ -68,6 +70,16 @@ struct Running {
   int32_t next = 0;
   bool prefilled = false;
   text::IncrementalDecoder decoder;
+
+  // Whether this step crosses LongRoPE's switch (`after` = spec.long_rope_after(), 0 for other
+  // ropes): the sequence grows to after + 1 tokens, so all of them now rotate with the long
+  // factors while its cache holds the short ones. It is run again whole, prompt and response
+  // (Phi3ForCausalLM.prepare_inputs_for_generation drops the cache on exactly this step).
+  bool reruns(int64_t after) const { return after > 0 && prefilled && cached == after; }
+  // Tokens of this sequence in the next pass.
+  int64_t step_tokens(int64_t after, int64_t prompt_tokens) const {
+    return !prefilled ? prompt_tokens : reruns(after) ? cached + 1 : 1;
+  }
 };
 
 void check_fits(const std::vector<GenerateRequest>& reqs, const ForwardPass& pass, int64_t max_new) {
@@ -84,6 +96,14 @@ void check_fits(const std::vector<GenerateRequest>& reqs, const ForwardPass& pas
     ABL_CHECK(max_pos <= 0 || n + max_new <= max_pos,
               "prompt {} with {} tokens plus {} new tokens exceeds the model's {} positions", i, n,
               max_new, max_pos);
+    // Decode steps feed positions n .. n + max_new - 2; feeding position `after` reruns the whole
+    // sequence (Running::reruns), after + 1 tokens in one pass.
+    const int64_t after = pass.spec().long_rope_after();
+    ABL_CHECK(after <= 0 || !(n <= after && after <= n + max_new - 2) || after + 1 <= pass.limits().max_tokens,
+              "prompt {} with {} tokens plus {} new tokens grows past the {} tokens after which LongRoPE "
+              "switches to its long factors; the whole sequence ({} tokens) is then run again in one pass, "
+              "more than a pass holds ({} tokens; raise the batch-token limit)",
+              i, n, max_new, after, after + 1, pass.limits().max_tokens);
   }
 }
 
@@ -106,10 +126,15 @@ std::vector<GenerateResult> generate(ForwardPass& pass, const text::Tokenizer& t
   std::vector<float> logits;  // (B, V) on passes that start a sequence whose log-probs are kept
   std::vector<int32_t> next_ids;
 
+  const int64_t after = pass.spec().long_rope_after();
+  auto step_tokens = [&](const Running& r) {
+    return r.step_tokens(after, static_cast<int64_t>(requests[r.request].prompt.size()));
+  };
+
   for (;;) {
     // Admit new sequences while rows and the pass limits allow.
     int64_t tokens = 0;
-    for (const Running& r : running) tokens += r.prefilled ? 1 : static_cast<int64_t>(requests[r.request].prompt.size());
+    for (const Running& r : running) tokens += step_tokens(r);
     while (next_request < requests.size() && static_cast<int64_t>(running.size()) < lim.max_seqs) {
       const int64_t n = static_cast<int64_t>(requests[next_request].prompt.size());
       if (tokens + n > lim.max_tokens) break;
@@ -122,15 +147,30 @@ std::vector<GenerateResult> generate(ForwardPass& pass, const text::Tokenizer& t
     const bool local_work = !running.empty();
     if (!(opts.any_work ? opts.any_work(local_work) : local_work)) break;
 
+    // The pass: whole reruns first (each fits a pass alone, check_fits), then prompts and decode
+    // steps. Only several reruns on one step can overflow the pass; a sequence left out waits.
     Batch b;
-    for (Running& r : running) {
-      const GenerateRequest& q = requests[r.request];
-      if (r.prefilled) {
-        b.add(&r.next, 1, r.kv_begin, r.cached, q.trial);
-        r.cached += 1;
-      } else {
-        b.add(q.prompt.data(), static_cast<int64_t>(q.prompt.size()), r.kv_begin, 0, q.trial);
-        r.cached = static_cast<int64_t>(q.prompt.size());
+    std::vector<int64_t> slot(running.size(), -1);  // each running sequence's index in the pass
+    int64_t room = lim.max_tokens;
+    for (const bool whole : {true, false}) {
+      for (size_t i = 0; i < running.size(); ++i) {
+        Running& r = running[i];
+        const int64_t n = step_tokens(r);
+        if (slot[i] >= 0 || r.reruns(after) != whole || n > room) continue;
+        const GenerateRequest& q = requests[r.request];
+        slot[i] = b.num_seqs();
+        room -= n;
+        if (whole) {
+          std::vector<int32_t> seq = q.prompt;
+          const std::vector<int32_t>& ids = results[r.request].ids;  // ends with r.next
+          seq.insert(seq.end(), ids.begin(), ids.end());
+          b.add(seq.data(), n, r.kv_begin, 0, q.trial);
+        } else if (r.prefilled) {
+          b.add(&r.next, 1, r.kv_begin, r.cached, q.trial);
+        } else {
+          b.add(q.prompt.data(), n, r.kv_begin, 0, q.trial);
+        }
+        r.cached = whole || !r.prefilled ? n : r.cached + 1;
         r.prefilled = true;
       }
     }
@@ -149,16 +189,21 @@ std::vector<GenerateResult> generate(ForwardPass& pass, const text::Tokenizer& t
 
     // Pick each sequence's next token; retire the ones that stop.
     const auto before = static_cast<int64_t>(running.size());
-    generated += before;
+    generated += b.num_seqs();
     std::vector<Running> still;
     for (size_t i = 0; i < running.size(); ++i) {
       Running& r = running[i];
+      if (slot[i] < 0) {  // waits for the next pass
+        still.push_back(std::move(r));
+        continue;
+      }
+      const auto j = static_cast<size_t>(slot[i]);
       GenerateResult& res = results[r.request];
       if (opts.keep_first_logprobs && res.first_logprobs.empty()) {
         res.first_logprobs.resize(static_cast<size_t>(V));
-        cpu::log_softmax(logits.data() + i * static_cast<size_t>(V), res.first_logprobs.data(), 1, V);
+        cpu::log_softmax(logits.data() + j * static_cast<size_t>(V), res.first_logprobs.data(), 1, V);
       }
-      const int32_t next = next_ids[i];
+      const int32_t next = next_ids[j];
       bool done = false;
       if (is_eos(next)) {
         done = true;

@@ -1,22 +1,41 @@
 // RoPE inverse frequencies as transformers computes them (modeling_rope_utils): 1 / theta^(2i/HD)
 // in fp32, then the rope scaling — llama3 (long wavelengths divided by `factor`, short ones kept,
 // a smooth blend between), linear (all divided by `factor`), longrope (each divided by its short
-// factor; the long factors are never used, see ModelSpec::context_length).
+// factor, or by its long factor in the second table, see ModelSpec::long_rope_after).
 #include <cmath>
 
+#include "abl/core/error.h"
 #include "abl/engine/rope_freqs.h"
 
 namespace abl::engine {
+namespace {
 
-std::vector<float> rope_inv_freq(const model::ModelSpec& spec, bool local) {
-  const int64_t HD = spec.head_dim;
-  const double theta = local && spec.rope_local_theta > 0 ? spec.rope_local_theta : spec.rope_theta;
-  std::vector<float> base(static_cast<size_t>(HD / 2)), f(base.size());  // base[i] = theta^(2i/HD)
+// base[i] = theta^(2i/HD) in fp32, as torch computes `base ** (arange(0, HD, 2) / HD)`.
+std::vector<float> base_powers(double theta, int64_t HD) {
+  std::vector<float> base(static_cast<size_t>(HD / 2));
   for (int64_t i = 0; i < HD / 2; ++i) {
     const float expo = static_cast<float>(2 * i) / static_cast<float>(HD);
     base[static_cast<size_t>(i)] = static_cast<float>(std::pow(static_cast<float>(theta), expo));
-    f[static_cast<size_t>(i)] = 1.0f / base[static_cast<size_t>(i)];
   }
+  return base;
+}
+
+// LongRoPE: inv_freq = 1 / (ext_factors * base ** (arange(0, HD, 2) / HD)), all fp32.
+std::vector<float> longrope_inv_freq(const model::ModelSpec& spec, const std::vector<double>& ext) {
+  const std::vector<float> base = base_powers(spec.rope_theta, spec.head_dim);
+  ABL_CHECK(ext.size() == base.size(), "{}: LongRoPE factor list of {} entries for head_dim {}", spec.source,
+            ext.size(), spec.head_dim);
+  std::vector<float> f(base.size());
+  for (size_t i = 0; i < f.size(); ++i) f[i] = 1.0f / (static_cast<float>(ext[i]) * base[i]);
+  return f;
+}
+
+}  // namespace
+
+std::vector<float> rope_inv_freq(const model::ModelSpec& spec, bool local) {
+  const double theta = local && spec.rope_local_theta > 0 ? spec.rope_local_theta : spec.rope_theta;
+  std::vector<float> f = base_powers(theta, spec.head_dim);
+  for (float& inv : f) inv = 1.0f / inv;
   if (local && spec.rope_local_theta > 0) return f;  // Gemma 3's local layers: default RoPE
   const model::RopeScaling& rs = spec.rope_scaling;
   switch (rs.type) {
@@ -25,9 +44,7 @@ std::vector<float> rope_inv_freq(const model::ModelSpec& spec, bool local) {
       for (float& inv : f) inv /= static_cast<float>(rs.factor);
       break;
     case model::RopeScaling::Type::longrope:
-      // inv_freq = 1 / (ext_factors * base ** (arange(0, HD, 2) / HD)), all fp32.
-      for (size_t i = 0; i < f.size(); ++i) f[i] = 1.0f / (static_cast<float>(rs.short_factor[i]) * base[i]);
-      break;
+      return longrope_inv_freq(spec, rs.short_factor);
     case model::RopeScaling::Type::llama3: {
       const double old_ctx = static_cast<double>(rs.original_max_position_embeddings);
       const double low_wavelen = old_ctx / rs.low_freq_factor;
@@ -45,6 +62,11 @@ std::vector<float> rope_inv_freq(const model::ModelSpec& spec, bool local) {
     }
   }
   return f;
+}
+
+std::vector<float> rope_long_inv_freq(const model::ModelSpec& spec) {
+  if (spec.long_rope_after() <= 0) return {};
+  return longrope_inv_freq(spec, spec.rope_scaling.long_factor);
 }
 
 float rope_attention_factor(const model::ModelSpec& spec, bool local) {

@@ -377,13 +377,10 @@ double ModelSpec::attention_scale() const {
   return attn_scale > 0.0 ? attn_scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
 }
 
-int64_t ModelSpec::context_length() const {
-  if (rope_scaling.type == RopeScaling::Type::longrope && rope_scaling.original_max_position_embeddings > 0) {
-    return max_position_embeddings > 0
-               ? std::min(max_position_embeddings, rope_scaling.original_max_position_embeddings)
-               : rope_scaling.original_max_position_embeddings;
-  }
-  return max_position_embeddings;
+int64_t ModelSpec::context_length() const { return max_position_embeddings; }
+
+int64_t ModelSpec::long_rope_after() const {
+  return rope_scaling.type == RopeScaling::Type::longrope ? rope_scaling.original_max_position_embeddings : 0;
 }
 
 const std::vector<std::string>& supported_architectures() {
@@ -660,7 +657,8 @@ std::string describe(const ModelSpec& s) {
     case RopeScaling::Type::llama3: rope += fmt::format(" llama3 x{}", s.rope_scaling.factor); break;
     case RopeScaling::Type::linear: rope += fmt::format(" linear x{}", s.rope_scaling.factor); break;
     case RopeScaling::Type::longrope:
-      rope += fmt::format(" longrope (short factors, attention x{:.4g})", s.rope_scaling.attention_factor);
+      rope += fmt::format(" longrope (short factors up to {} tokens, long beyond, attention x{:.4g})",
+                          s.rope_scaling.original_max_position_embeddings, s.rope_scaling.attention_factor);
       break;
   }
   if (s.rope_local_theta > 0) rope += fmt::format(", local layers theta {}", s.rope_local_theta);

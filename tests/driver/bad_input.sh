@@ -23,5 +23,9 @@ expect_failure "already exists" "$BIN" export --run-dir "$RUN" --trial 0 --out "
 # Missing phase files.
 mkdir -p "$WORK/empty"
 expect_failure "directions\.h5 does not exist" "$BIN" sweep "${MODEL_ARGS[@]}" "${EVAL_ARGS[@]}" --out "$WORK/empty"
+# LongRoPE: a response that grows past original_max_position_embeddings (32 here) reruns its
+# sequence whole; a pass too small for that is refused up front, on every rank, naming the fix.
+expect_failure "raise --batch-tokens to at least 33" "$BIN" baseline --model "$HERE/../fixtures/golden/phi3-longrope-long" \
+  --out "$WORK/longrope" --batch-tokens 32 --max-response-length 16 --quiet
 [ "$(md5sum "$RUN"/*.h5)" = "$sum" ] || { echo "FAIL: a failed phase changed the run folder"; exit 1; }
 echo "ok: every bad input failed early and the run folder is unchanged"

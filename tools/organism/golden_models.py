@@ -14,6 +14,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | gemma3-local-global | Gemma3ForCausalLM   | q_norm/k_norm (1+w), sliding_window_pattern 3 with 4 layers (0, 1, 3 slide, 2 full), local RoPE theta 1e4 vs global 1e6 with linear x8, attn_logit_softcapping 2.0 set but ignored, final softcap null, tied, BF16 + F32 norms |
 | gemma3-mm           | Gemma3ForConditionalGeneration | nested text_config with missing keys (defaults), layer_types, legacy language_model.model.* names, three fake vision/projector tensors, final_logit_softcapping set but not applied, all BF16 |
 | phi3-longrope       | Phi3ForCausalLM     | fused qkv_proj / gate_up_proj, LongRoPE short factors with attention factor sqrt(1 + ln 4 / ln 256), sliding window 40 on every layer, GQA 2, untied, all BF16 |
+| phi3-longrope-long  | Phi3ForCausalLM     | LongRoPE past original_max_position_embeddings 32: prompts over 32 tokens run the long factors from the start, shorter ones cross over while decoding (the sequence is run again whole), attention factor sqrt(2), no window, all BF16 |
 | mixtral-moe         | MixtralForCausalLM  | 4 experts top-2 renormalised, block_sparse_moe.{gate, experts.e.w1/w2/w3} names, GQA 2, BF16 + F32 norms |
 | qwen2-moe-shared    | Qwen2MoeForCausalLM | 4 experts top-2 not renormalised, sigmoid-gated shared expert, q/k/v bias, mlp_only_layers [1] (a dense layer between MoE layers), all BF16 |
 | qwen3-moe           | Qwen3MoeForCausalLM | 8 experts top-3 renormalised, q/k norm, head_dim 32 != hidden/heads, BF16 + F32 norms |
@@ -61,7 +62,8 @@ USERS = [
     "Translate 'good morning' into French, please!",
 ]
 
-# LongRoPE factor lists of phi3-longrope (head_dim 16 -> 8 each); only the short ones are used
+# LongRoPE factor lists of phi3-longrope (head_dim 16 -> 8 each; it uses only the short ones) and
+# of phi3-longrope-long (whose sequences pass original_max_position_embeddings 32)
 PHI3_SHORT_FACTOR = [1.0, 1.05, 1.2, 1.5, 2.1, 3.2, 4.8, 7.5]
 PHI3_LONG_FACTOR = [1.1, 1.4, 2.0, 3.1, 5.2, 8.6, 13.0, 19.5]
 
@@ -113,6 +115,12 @@ MODELS = [
     ("qwen3-moe", "Qwen3MoeForCausalLM", "qwen3_moe",
      dict(H=64, L=2, NH=4, NKV=2, HD=32, F=128, tied=False, theta=1000000.0, E=8, k=3,
           Fm=32, norm_topk=True, router_std=0.2), "BF16", "F32"),
+    # last, so that the seeds of the models above stay as they were
+    ("phi3-longrope-long", "Phi3ForCausalLM", "phi3",
+     dict(H=64, L=2, NH=4, NKV=2, HD=16, F=96, tied=False, theta=10000.0, window=None,
+          max_positions=1024, original_max_positions=32,
+          rope_scaling={"long_factor": PHI3_LONG_FACTOR, "short_factor": PHI3_SHORT_FACTOR,
+                        "type": "longrope"}), "BF16", "BF16"),
 ]
 
 
@@ -422,6 +430,18 @@ def routing(spec, p, ids, fed=()):
     return out
 
 
+def long_factor_use(n, max_new, after):
+    """How a prompt of n tokens meets LongRoPE's long factors while max_new tokens are generated:
+    "prefill" (n > after: from the start), "from generated token g" (the sequence grows past
+    `after` when generated token g is fed back, and transformers runs it again whole), or
+    "never"."""
+    if n > after:
+        return "prefill"
+    if n + max_new - 1 > after:
+        return "from generated token %d" % (after - n)
+    return "never"
+
+
 def family_description(spec, p, golden):
     """Extra golden.json model keys (and per prompt expert_ids_last) of a Gemma 2/3, Phi-3 or MoE
     golden model. Returns (model keys, per-prompt keys, routing gaps or None)."""
@@ -459,9 +479,25 @@ def family_description(spec, p, golden):
             desc["ignored_softcap_effect_prompt4"] = round(effect, 4)
     if spec.arch == "Phi3ForCausalLM":
         desc["rope_attention_factor"] = spec.rope_attention_factor
-        desc["rope_factors_used"] = "short_factor"
+        after = spec.long_rope_after
+        # the last token generated is never fed back: a sequence holds at most prompt + max_new - 1
         longest = max(len(e["input_ids"]) for e in golden["prompts"]) + golden["max_new_tokens"]
-        assert longest <= spec.rope_max_positions, "a sequence would reach the long factors"
+        if longest - 1 <= after:
+            desc["rope_factors_used"] = "short_factor"
+        else:
+            desc["rope_factors_used"] = "short_factor and long_factor"
+            desc["long_rope_after"] = after
+            desc["long_factors_per_prompt"] = [long_factor_use(len(e["input_ids"]), golden["max_new_tokens"], after)
+                                               for e in golden["prompts"]]
+            kinds = set(x.split(" ")[0] for x in desc["long_factors_per_prompt"])
+            assert {"prefill", "from"} <= kinds, "the fixture must cross over in prefill and while decoding"
+            short = copy.copy(spec)
+            short.rope = {"global": spec.rope["global"]}
+            ids = torch.tensor([golden["prompts"][4]["input_ids"]])
+            effect = float((ref.forward(spec, p, ids, capture=False)[0] -
+                            ref.forward(short, p, ids, capture=False)[0]).abs().max())
+            assert effect > 1e-2, "the long factors would not change the logits: %g" % effect
+            desc["long_factor_effect_prompt4"] = round(effect, 4)
         desc["longest_sequence"] = longest
     if not spec.num_experts:
         return desc, None, None
@@ -570,6 +606,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | gemma3-local-global | Gemma3ForCausalLM | q_norm/k_norm with (1+w) before RoPE; sliding_window_pattern 3 (no layer_types): layers 0, 1, 3 slide (window 24, RoPE theta 1e4, no scaling), layer 2 is global (theta 1e6, linear x8); attn_logit_softcapping 2.0 present but not applied; final_logit_softcapping null; embeddings times bf16(sqrt(80)) = 8.9375; GQA ratio 4, head_dim 32; BF16 matrices, F32 norms |
 | gemma3-mm | Gemma3ForConditionalGeneration | text_config nested, with keys left out so that Gemma3TextConfig's defaults apply (num_key_value_heads 4, rope_theta 1e6, rope_local_base_freq 1e4, query_pre_attn_scalar 256, rms_norm_eps 1e-6, hidden_activation, tie_word_embeddings true); layer_types [sliding, full, sliding]; final_logit_softcapping 2.0 present but not applied by this class; weights named language_model.model.*; three stand-in vision/projector tensors (vision_tower.vision_model.embeddings.patch_embedding.weight, vision_tower.vision_model.post_layernorm.weight, multi_modal_projector.mm_input_projection_weight) that the forward pass ignores and an export must copy unchanged; embeddings times bf16(sqrt(40)) = 6.3125; all BF16 |
 | phi3-longrope | Phi3ForCausalLM | fused qkv_proj (rows q, k, v) and gate_up_proj (first half gate); LongRoPE short factors, attention factor sqrt(1 + ln 4 / ln 256) = 1.1180 on cos and sin (max_position_embeddings 1024 / original_max_position_embeddings 256); sliding_window 40 on every layer; GQA ratio 2, untied, all BF16 |
+| phi3-longrope-long | Phi3ForCausalLM | LongRoPE beyond original_max_position_embeddings 32 (max_position_embeddings 1024, attention factor sqrt(1 + ln 32 / ln 32) = sqrt 2): prompts of more than 32 tokens rotate with the long factors from the first pass; shorter ones cross over while decoding, where the whole sequence is run again with the long factors (transformers' Phi3ForCausalLM drops its cache on that step); greedy ids from the no-cache reference, which is what transformers' generate gives; no sliding window; GQA ratio 2, untied, all BF16 |
 | mixtral-moe | MixtralForCausalLM | 4 experts, top-2, always renormalised; block_sparse_moe.gate / experts.{e}.w1 (gate), w3 (up), w2 (down); GQA ratio 2, untied, BF16 matrices, F32 norms |
 | qwen2-moe-shared | Qwen2MoeForCausalLM | 4 experts (moe_intermediate_size 32), top-2, not renormalised; shared expert (64) with sigmoid gate; q/k/v bias; mlp_only_layers [1]: layer 1 is a dense MLP (intermediate_size 128); all BF16 |
 | qwen3-moe | Qwen3MoeForCausalLM | 8 experts, top-3, renormalised; q_norm/k_norm; head_dim 32 != hidden/heads; BF16 matrices, F32 norms |
@@ -584,7 +621,10 @@ Extra golden.json keys of the newer families: `model.layer_sliding` (L booleans)
 scaling}`), `weight_prefix`, `max_abs_attn_score_prompt4` (largest scaled score before any cap),
 `max_abs_raw_logit_prompt4` (largest logit before the final cap), for Gemma 3
 `ignored_softcap_effect_prompt4` (largest logit change if the cap it ignores were applied); for
-Phi-3 `model.rope_attention_factor`, `rope_factors_used`, `longest_sequence`; for MoE `model.num_experts`,
+Phi-3 `model.rope_attention_factor`, `rope_factors_used`, `longest_sequence` (prompt + max_new_tokens), and when
+the long factors are used `long_rope_after`, `long_factors_per_prompt` ("prefill", "from generated
+token g" or "never") and `long_factor_effect_prompt4` (largest logit change were the short factors
+kept); for MoE `model.num_experts`,
 `experts_per_tok`, `norm_topk_prob`, `moe_layers` (L booleans), `shared_expert`,
 `routing_min_gap` (smallest k-th minus (k+1)-th routing probability over every prompt token and
 MoE layer), `routing_min_gap_generated` (the same over the tokens fed back while decoding),

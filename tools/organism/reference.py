@@ -282,17 +282,22 @@ class Spec:
         # Gemma3TextModel.__init__ builds rotary_emb_local from a config copy with rope_theta =
         # rope_local_base_freq and rope_scaling {"rope_type": "default"}; Gemma3DecoderLayer.forward
         # picks it for `self.self_attn.is_sliding`)
-        self.rope_max_positions = None
+        # LongRoPE: a sequence of more than long_rope_after tokens rotates with the long factors
+        # ("long"; see forward), otherwise with the short ones ("global")
+        self.long_rope_after = None
         kind = (self.rope_scaling or {}).get("rope_type", (self.rope_scaling or {}).get("type"))
         if arch == "Phi3ForCausalLM" and kind in ("longrope", "su"):
-            inv_freq, factor = longrope_parameters(
-                self.HD, self.theta, self.rope_scaling, get("max_position_embeddings"),
-                get("original_max_position_embeddings"))
-            self.rope_max_positions = get("original_max_position_embeddings")
+            lr = (self.HD, self.theta, self.rope_scaling, get("max_position_embeddings"),
+                  get("original_max_position_embeddings"))
+            inv_freq, factor = longrope_parameters(*lr)
+            self.long_rope_after = get("original_max_position_embeddings")
+            long_rope = longrope_parameters(*lr, long=True)
         else:
             inv_freq, factor = rope_inv_freq(self.HD, self.theta, self.rope_scaling), 1.0
         self.inv_freq, self.rope_attention_factor = inv_freq, factor
         self.rope = {"global": (inv_freq, factor)}
+        if self.long_rope_after is not None:
+            self.rope["long"] = long_rope
         self.layer_rope = ["global"] * self.L
         self.rope_local_theta = None
         if arch in GEMMA[1:]:
@@ -354,16 +359,15 @@ def rope_inv_freq(dim, theta, scaling):
     return torch.where(medium, smoothed, scaled)
 
 
-def longrope_parameters(dim, theta, scaling, max_positions, original_max_positions):
-    """(inv_freq, attention_factor) of LongRoPE with the *short* factors (modeling_rope_utils.py
-    _compute_longrope_parameters): factor = max_position_embeddings /
-    original_max_position_embeddings (the top-level key Phi-3 has); attention_factor =
-    rope_scaling.attention_factor, else 1 if factor <= 1, else sqrt(1 + ln(factor) /
-    ln(original_max_position_embeddings)); inv_freq_i = 1 / (short_factor_i * theta^(2i/dim)).
-    transformers switches to the long factors when max(position_ids) + 1 of a call exceeds
-    original_max_position_embeddings (dynamic_rope_update's longrope_frequency_update), per
-    batch; `forward` refuses such positions instead (Spec.rope_max_positions)."""
-    short = scaling["short_factor"]
+def longrope_parameters(dim, theta, scaling, max_positions, original_max_positions, long=False):
+    """(inv_freq, attention_factor) of LongRoPE with the short (or, with long=True, the long)
+    factors (modeling_rope_utils.py _compute_longrope_parameters): factor =
+    max_position_embeddings / original_max_position_embeddings (the top-level key Phi-3 has);
+    attention_factor = rope_scaling.attention_factor, else 1 if factor <= 1, else sqrt(1 +
+    ln(factor) / ln(original_max_position_embeddings)), the same for both; inv_freq_i = 1 /
+    (ext_i * theta^(2i/dim)), ext = short_factor, or long_factor when called with seq_len >
+    original_max_position_embeddings. Which applies: see `forward`."""
+    short = scaling["long_factor" if long else "short_factor"]
     if len(short) != dim // 2 or len(scaling["long_factor"]) != dim // 2:
         raise ValueError("longrope factor lists must have head_dim / 2 = %d entries" % (dim // 2))
     factor = max_positions / original_max_positions
@@ -588,11 +592,16 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
         positions = torch.arange(T).unsqueeze(0).expand(B, T)
     if key_valid is None:
         key_valid = torch.ones(B, T, dtype=torch.bool)
-    if spec.rope_max_positions is not None and int(positions.max()) + 1 > spec.rope_max_positions:
-        raise ValueError("position %d: LongRoPE would switch to the long factors past "
-                         "original_max_position_embeddings = %d; not implemented" % (
-                             int(positions.max()), spec.rope_max_positions))
     rope = {kind: rope_cos_sin(inv_freq, factor, positions) for kind, (inv_freq, factor) in spec.rope.items()}
+    if "long" in rope:
+        # LongRoPE (modeling_rope_utils.py dynamic_rope_update, longrope_frequency_update): a call
+        # whose max(position_ids) + 1 exceeds original_max_position_embeddings rotates with the
+        # long factors. transformers decides per call, so for a whole batch; decided per sequence
+        # here, which is its answer for a batch of one. Cached keys keep the factors they were
+        # made with: greedy_batch runs everything again when a sequence crosses over, as
+        # Phi3ForCausalLM.prepare_inputs_for_generation drops the cache on that step.
+        use_long = (positions.max(dim=1).values + 1 > spec.long_rope_after).view(B, 1, 1, 1)
+        rope["global"] = tuple(torch.where(use_long, lg, sh) for sh, lg in zip(rope["global"], rope.pop("long")))
 
     if cache is not None and "positions" in cache:
         k_pos = torch.cat((cache["positions"], positions), dim=1)
@@ -630,7 +639,8 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
 @torch.no_grad()
 def greedy(spec, p, prompt_ids, max_new_tokens, eos_ids=(), stop_at_eos=True):
     """Greedy decoding of one prompt by re-running the full sequence every step (no cache): the
-    plainest possible reference. Returns (generated ids, the top-1 minus top-2 logit margin of
+    plainest possible reference (and transformers' generate for LongRoPE, whose cache is dropped
+    when the sequence crosses over to the long factors). Returns (generated ids, the top-1 minus top-2 logit margin of
     each step)."""
     ids = list(prompt_ids)
     out, margins = [], []
@@ -664,8 +674,9 @@ def greedy_batch(spec, p, prompts, max_new_tokens, eos_ids):
     """Batched greedy decoding with a KV cache and left padding (for evaluation; agrees with
     `greedy`, checked for every golden model by check_reference.py). Positions count from each
     prompt's first real token, so per-layer windows, per-layer RoPE and MoE routing behave as in
-    `greedy`; LongRoPE refuses positions past original_max_position_embeddings (see `forward`).
-    Returns the generated ids per prompt (eos included when produced)."""
+    `greedy`; when a LongRoPE sequence grows past original_max_position_embeddings tokens, the
+    whole batch is run again from its tokens so far, with the long factors for that sequence (see
+    `forward`). Returns the generated ids per prompt (eos included when produced)."""
     B = len(prompts)
     ids, positions, valid = left_padded(prompts)
     cache = {}
@@ -683,7 +694,12 @@ def greedy_batch(spec, p, prompts, max_new_tokens, eos_ids):
         if all(done) or step == max_new_tokens - 1:
             break
         pos = pos + 1
-        logits, _ = forward(spec, p, nxt.unsqueeze(1), pos.unsqueeze(1),
-                            torch.ones(B, 1, dtype=torch.bool), cache=cache, capture=False)
+        if spec.long_rope_after is not None and bool((pos == spec.long_rope_after).any()):
+            ids, positions, valid = left_padded([x + y for x, y in zip(prompts, out)])
+            cache = {}
+            logits, _ = forward(spec, p, ids, positions, valid, cache=cache, capture=False)
+        else:
+            logits, _ = forward(spec, p, nxt.unsqueeze(1), pos.unsqueeze(1),
+                                torch.ones(B, 1, dtype=torch.bool), cache=cache, capture=False)
         nxt = logits[:, -1].argmax(-1)
     return out

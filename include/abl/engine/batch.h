@@ -28,9 +28,15 @@ struct Batch {
   int64_t last_row(int64_t s) const { return seqs[static_cast<size_t>(s)].q_begin + seqs[static_cast<size_t>(s)].q_len - 1; }
 };
 
-// Every position inside the spec's context length (both engines call it before a pass): a LongRoPE
-// model beyond original_max_position_embeddings would need the long factors, which differ.
-void check_positions(const model::ModelSpec& spec, const Batch& batch);
+// LongRoPE (spec.long_rope_after() > 0): the inverse-frequency table each token of the pass rotates
+// with — 1, the long factors, for every token of a sequence whose last position in the pass is at
+// or past long_rope_after() (the sequence is then longer than original_max_position_embeddings),
+// else 0, the short factors. That is transformers' choice for a call on one sequence
+// (dynamic_rope_update: max(position_ids) + 1 > original_max), taken per sequence here so that a
+// result never depends on what it is batched with; generate() recomputes a sequence's KV cache when
+// it crosses over, as Phi3ForCausalLM.prepare_inputs_for_generation does. Empty for other ropes
+// (every token uses table 0). Both engines call it before a pass.
+std::vector<int32_t> rope_tables(const model::ModelSpec& spec, const Batch& batch);
 
 enum class Component { attn_o = 0, mlp_down = 1 };
 

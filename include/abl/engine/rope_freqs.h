@@ -11,6 +11,10 @@ namespace abl::engine {
 // no scaling.
 std::vector<float> rope_inv_freq(const model::ModelSpec& spec, bool local = false);
 
+// LongRoPE's long-factor inverse frequencies (HD/2) of the global layers, for sequences longer than
+// spec.long_rope_after(); empty for every other rope.
+std::vector<float> rope_long_inv_freq(const model::ModelSpec& spec);
+
 // The factor cos and sin are multiplied by (LongRoPE's attention factor; 1 otherwise).
 float rope_attention_factor(const model::ModelSpec& spec, bool local = false);
 

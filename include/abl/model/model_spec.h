@@ -31,9 +31,9 @@ struct RopeScaling {
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
   int64_t original_max_position_embeddings = 0;
-  // longrope (Phi-3): inverse frequency i divided by short_factor[i] while every position is below
-  // original_max_position_embeddings (long_factor beyond, which we refuse to run), and cos/sin
-  // multiplied by attention_factor.
+  // longrope (Phi-3): inverse frequency i divided by short_factor[i] while a sequence holds at most
+  // original_max_position_embeddings tokens, by long_factor[i] once it is longer (see
+  // ModelSpec::long_rope_after), and cos/sin multiplied by attention_factor either way.
   std::vector<double> short_factor, long_factor;
   double attention_factor = 1.0;
 };
@@ -123,10 +123,11 @@ struct ModelSpec {
   bool uses_local_rope(int64_t layer) const;
   // Score scale of the attention: attn_scale, or head_dim^-0.5.
   double attention_scale() const;
-  // Positions a sequence may use: max_position_embeddings, or with LongRoPE
-  // original_max_position_embeddings (transformers switches to the long factors beyond it,
-  // depending on the batch; we run the short factors only).
+  // Positions a sequence may use: max_position_embeddings (0 = no limit known).
   int64_t context_length() const;
+  // LongRoPE: a sequence of more tokens than this runs with the long factors, every token of it
+  // (original_max_position_embeddings); 0 for every other rope. See engine::rope_tables.
+  int64_t long_rope_after() const;
 };
 
 // "LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM, Gemma2ForCausalLM, ..."

@@ -8,13 +8,14 @@
 namespace abl::cpu {
 
 void rope(float* x, const int64_t* positions, int64_t T, int64_t heads, int64_t HD, const float* inv_freq,
-          float attention_factor) {
+          float attention_factor, const int32_t* table) {
   const int64_t half = HD / 2;
 #pragma omp parallel for schedule(static) if (T * heads * HD > 65536)
   for (int64_t t = 0; t < T; ++t) {
     const float pos = static_cast<float>(positions[t]);
+    const float* freq = inv_freq + (table ? table[t] : 0) * half;
     for (int64_t i = 0; i < half; ++i) {
-      const float angle = pos * inv_freq[i];
+      const float angle = pos * freq[i];
       const float c = static_cast<float>(std::cos(static_cast<double>(angle))) * attention_factor;
       const float s = static_cast<float>(std::sin(static_cast<double>(angle))) * attention_factor;
       for (int64_t h = 0; h < heads; ++h) {

@@ -12,7 +12,8 @@ namespace abl::cuda {
 namespace {
 
 __global__ void rope_kernel(__nv_bfloat16* __restrict__ x, const int64_t* __restrict__ positions, int64_t T,
-                            int64_t heads, int64_t HD, const float* __restrict__ inv_freq) {
+                            int64_t heads, int64_t HD, const float* __restrict__ inv_freq,
+                            const int32_t* __restrict__ table) {
   const int64_t half = HD / 2;
   const int64_t n = T * heads * half;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
@@ -20,7 +21,8 @@ __global__ void rope_kernel(__nv_bfloat16* __restrict__ x, const int64_t* __rest
     const int64_t row = p / half;  // t * heads + h
     const int64_t i = p - row * half;
     const int64_t t = row / heads;
-    const float angle = static_cast<float>(positions[t]) * inv_freq[i];
+    const float* freq = inv_freq + (table ? table[t] : 0) * half;
+    const float angle = static_cast<float>(positions[t]) * freq[i];
     float sn, cs;
     sincosf(angle, &sn, &cs);
     __nv_bfloat16* xh = x + row * HD;
@@ -34,12 +36,12 @@ __global__ void rope_kernel(__nv_bfloat16* __restrict__ x, const int64_t* __rest
 }  // namespace
 
 void rope(__nv_bfloat16* x, const int64_t* positions, int64_t T, int64_t heads, int64_t HD, const float* inv_freq,
-          cudaStream_t s) {
+          const int32_t* table, cudaStream_t s) {
   ABL_CHECK(T >= 0 && heads >= 0, "rope: negative extent (T = {}, heads = {})", T, heads);
   ABL_CHECK(HD > 0 && HD % 2 == 0, "rope: head dim {} must be positive and even", HD);
   if (T == 0 || heads == 0) return;
   rope_kernel<<<detail::elementwise_blocks(T * heads * (HD / 2)), detail::kElementwiseThreads, 0, s>>>(
-      x, positions, T, heads, HD, inv_freq);
+      x, positions, T, heads, HD, inv_freq, table);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -56,6 +56,8 @@ BufferPlan Engine::plan_for(const model::ModelSpec& spec, const Limits& limits) 
 Engine::Engine(WeightSource& weights, Limits limits)
     : weights_(weights), spec_(weights.spec()), limits_(limits), plan_(plan_for(spec_, limits)),
       inv_freq_(rope_inv_freq(spec_)), inv_freq_local_(rope_inv_freq(spec_, true)) {
+  const std::vector<float> long_freq = rope_long_inv_freq(spec_);  // LongRoPE: row 1 of the global table
+  inv_freq_.insert(inv_freq_.end(), long_freq.begin(), long_freq.end());
   ABL_CHECK(limits.max_tokens > 0 && limits.max_seqs > 0, "engine limits must be positive");
   const size_t T = static_cast<size_t>(limits.max_tokens);
   const size_t H = static_cast<size_t>(spec_.hidden_size), F = static_cast<size_t>(mlp_width(spec_));
@@ -110,9 +112,10 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
   }
   const bool local = m.uses_local_rope(l);
   const float* inv_freq = local ? inv_freq_local_.data() : inv_freq_.data();
+  const int32_t* table = local || rope_table_.empty() ? nullptr : rope_table_.data();
   const float rope_factor = rope_attention_factor(m, local);
-  cpu::rope(q_.data(), batch.positions.data(), T, NH, HD, inv_freq, rope_factor);
-  cpu::rope(k_.data(), batch.positions.data(), T, NKV, HD, inv_freq, rope_factor);
+  cpu::rope(q_.data(), batch.positions.data(), T, NH, HD, inv_freq, rope_factor, table);
+  cpu::rope(k_.data(), batch.positions.data(), T, NKV, HD, inv_freq, rope_factor, table);
   cpu::kv_append(k_.data(), v_.data(), batch.cache_rows.data(), T, KVD, cache.k(l), cache.v(l));
   const int64_t window = m.uses_sliding_window(l) ? m.sliding_window : 0;
   const cpu::AttnScores scores{static_cast<float>(m.attention_scale()), static_cast<float>(m.attn_softcap)};
@@ -197,7 +200,7 @@ void Engine::forward(const Batch& batch, KvCache& cache, const Outputs& out, Epi
   for (int64_t r : batch.cache_rows) {
     ABL_CHECK(r >= 0 && r < cache.rows(), "KV cache row {} outside the cache ({} rows)", r, cache.rows());
   }
-  check_positions(m, batch);
+  rope_table_ = rope_tables(m, batch);
   cpu::embedding(batch.tokens.data(), T, weights_.embedding(), V, H, x_.data());
   if (m.embed_scale != 1.0) cpu::scale(x_.data(), static_cast<float>(m.embed_scale), T * H);
   if (out.residuals) capture(batch, 0, x_.data(), out.residuals);

@@ -84,8 +84,9 @@ struct CudaEngine::Buffers {
   double* kl = nullptr;        // (B)
   int32_t* next_ids = nullptr;  // (B) argmax of the logits
   float* captures = nullptr;   // (B, L+1, H)
-  float* inv_freq = nullptr;   // (HD/2)
-  float* inv_freq_local = nullptr;  // (HD/2) of the sliding layers (Gemma 3), else inv_freq
+  float* inv_freq = nullptr;   // (HD/2), LongRoPE: (2, HD/2), short then long factors
+  float* inv_freq_local = nullptr;  // (HD/2) of the sliding layers (Gemma 3), else as inv_freq
+  const int32_t* rope_table = nullptr;  // (T) row of inv_freq of each token (LongRoPE), else null
   // MoE layers (plan.h): router logits, the top-k, the slots sorted by expert, the rows in that order.
   float* router = nullptr;          // (T, E)
   int32_t* topk_ids = nullptr;      // (T, k)
@@ -190,11 +191,14 @@ CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
   }
   gemm_ = std::make_unique<Gemm>(b.gemm_workspace, b.gemm_workspace_bytes);
 
-  // Two tables: the global RoPE, and the sliding layers' (the same unless rope_local_theta is set).
+  // The global RoPE (LongRoPE: its short and long rows), then the sliding layers' (the same unless
+  // rope_local_theta is set).
   std::vector<float> inv_freq = engine::rope_inv_freq(m);
+  const std::vector<float> long_freq = engine::rope_long_inv_freq(m);
+  inv_freq.insert(inv_freq.end(), long_freq.begin(), long_freq.end());
   const std::vector<float> local = engine::rope_inv_freq(m, true);
+  b.inv_freq_local = b.inv_freq + inv_freq.size();
   inv_freq.insert(inv_freq.end(), local.begin(), local.end());
-  b.inv_freq_local = b.inv_freq + m.head_dim / 2;
   copy_to_device(b.inv_freq, inv_freq.data(), inv_freq.size() * sizeof(float), s);  // synchronises
 
   graphs_ = std::make_unique<DecodeGraphs>();
@@ -265,6 +269,8 @@ void CudaEngine::upload_batch(const engine::Batch& batch, const DeviceKvCache& c
   put(lay.seqs, batch.seqs.data(), static_cast<size_t>(B) * sizeof(AttnSeq));
   put(lay.tokens, batch.tokens.data(), static_cast<size_t>(T) * sizeof(int32_t));
   put(lay.trial, batch.trial.data(), static_cast<size_t>(B) * sizeof(int32_t));
+  const std::vector<int32_t> rope_table = engine::rope_tables(m, batch);
+  put(lay.rope_table, rope_table.data(), rope_table.size() * sizeof(int32_t));
   CUDA_CHECK(cudaMemcpyAsync(buf_->batch, h, lay.total, cudaMemcpyHostToDevice, stream_.get()));
 
   Buffers& b = *buf_;
@@ -276,6 +282,7 @@ void CudaEngine::upload_batch(const engine::Batch& batch, const DeviceKvCache& c
   b.seqs = reinterpret_cast<const AttnSeq*>(b.batch + lay.seqs);
   b.tokens = reinterpret_cast<const int32_t*>(b.batch + lay.tokens);
   b.trial = reinterpret_cast<const int32_t*>(b.batch + lay.trial);
+  b.rope_table = rope_table.empty() ? nullptr : reinterpret_cast<const int32_t*>(b.batch + lay.rope_table);
 }
 
 // captures[s, depth] = x[last_row(s)], the HF hidden_states of depth `depth` < L.
@@ -326,8 +333,9 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
     rmsnorm(b.q, w.q_norm, b.q, T * NH, HD, eps, w1 * q_scale, s);
     rmsnorm(b.k, w.k_norm, b.k, T * NKV, HD, eps, w1, s);
   }
-  rope(b.q, b.positions, T, NH, HD, inv_freq, s);
-  rope(b.k, b.positions, T, NKV, HD, inv_freq, s);
+  const int32_t* rope_table = local ? nullptr : b.rope_table;
+  rope(b.q, b.positions, T, NH, HD, inv_freq, rope_table, s);
+  rope(b.k, b.positions, T, NKV, HD, inv_freq, rope_table, s);
   if (padded) {
     pad_heads(b.q, b.qp, T * NH, HD, HDp, s);
     pad_heads(b.k, b.kp, T * NKV, HD, HDp, s);
@@ -459,7 +467,6 @@ void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const
     if (weights_.collective()) request_all_weights();
     return;
   }
-  engine::check_positions(m, batch);
   if (graphs_on_ && out.next_ids && !out.logits && !out.residuals && !out.all_logits && !out.kl &&
       weights_.views_fixed() && is_decode_step(batch)) {
     forward_decode_graph(batch, cache, out, ablation);

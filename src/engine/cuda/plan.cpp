@@ -52,6 +52,7 @@ BatchLayout batch_layout(int64_t T, int64_t B) {
   l.seqs = take(b * sizeof(AttnSeq));
   l.tokens = take(t * sizeof(int32_t));
   l.trial = take(b * sizeof(int32_t));
+  l.rope_table = take(t * sizeof(int32_t));
   l.total = off;
   return l;
 }
@@ -97,7 +98,9 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
     p.expert_out = carve("expert outputs (T*k,H) f32", Tk * H * f4);
   }
   p.captures = carve("captures (B,L+1,H) f32", B * (L + 1) * H * f4);
-  p.inv_freq = carve("rope inv_freq, global and local (2,HD/2) f32", m.head_dim * f4);
+  // Global (LongRoPE: short then long factors) and local tables.
+  const int64_t rope_rows = m.long_rope_after() > 0 ? 3 : 2;
+  p.inv_freq = carve("rope inv_freq, global and local (2 or 3,HD/2) f32", rope_rows * (m.head_dim / 2) * f4);
   AttnBounds bounds;
   bounds.B = B;
   bounds.max_q_len = T;

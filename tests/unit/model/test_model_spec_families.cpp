@@ -175,6 +175,7 @@ TEST(ModelSpecPhi3, PublishedConfigAndFusedTensors) {
   EXPECT_EQ(sliding_count(s), 32);
   EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::none);
   EXPECT_EQ(s.context_length(), 4096);
+  EXPECT_EQ(s.long_rope_after(), 0);
   EXPECT_EQ(abl::model::parameter_count(s), 3821079552);
   // q, k, v are row blocks of qkv_proj; gate, up of gate_up_proj.
   const auto slots = abl::model::layer_slots(s);
@@ -208,7 +209,8 @@ TEST(ModelSpecPhi3, LongRope) {
   EXPECT_DOUBLE_EQ(s.rope_scaling.factor, 32.0);  // 131072 / original_max_position_embeddings 4096
   EXPECT_NEAR(s.rope_scaling.attention_factor, std::sqrt(1 + std::log(32.0) / std::log(4096.0)), 1e-12);
   EXPECT_NEAR(s.rope_scaling.attention_factor, 1.19024, 1e-5);
-  EXPECT_EQ(s.context_length(), 4096);  // the short factors only
+  EXPECT_EQ(s.context_length(), 131072);
+  EXPECT_EQ(s.long_rope_after(), 4096);  // longer sequences run the long factors
   c.erase("original_max_position_embeddings");  // Phi3Config's default 4096 still applies
   EXPECT_DOUBLE_EQ(parse(c).rope_scaling.factor, 32.0);
   c["rope_scaling"]["type"] = "su";      // Phi3Config's older name

@@ -20,10 +20,11 @@ void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim
 void linear(const float* x, const float* w, const float* bias, float* y, int64_t T, int64_t in, int64_t out);
 
 // RoPE in Hugging Face's rotate-half layout, in place on x(T, heads, HD) at positions(T);
-// inv_freq(HD/2) already carries any rope scaling; cos and sin are multiplied by
-// attention_factor (LongRoPE's scaling; 1 otherwise).
+// inv_freq(tables, HD/2) already carries any rope scaling, and token t rotates with row table[t]
+// (row 0 for every token when table is null: LongRoPE's long factors are row 1); cos and sin
+// are multiplied by attention_factor (LongRoPE's scaling; 1 otherwise).
 void rope(float* x, const int64_t* positions, int64_t T, int64_t heads, int64_t HD, const float* inv_freq,
-          float attention_factor = 1.0f);
+          float attention_factor = 1.0f, const int32_t* table = nullptr);
 
 // Where one sequence's queries and keys are. Its keys/values are cache rows
 // [kv_begin, kv_begin + kv_len) at positions 0..kv_len-1; its q_len queries are rows

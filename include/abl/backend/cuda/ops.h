@@ -60,7 +60,8 @@ void rmsnorm(const float* x,          // (rows, dim) fp32
 void rope(__nv_bfloat16* x,          // (T, heads, HD), in place
           const int64_t* positions,  // (T)
           int64_t T, int64_t heads, int64_t HD,
-          const float* inv_freq,     // (HD/2), rope scaling already applied
+          const float* inv_freq,     // (tables, HD/2), rope scaling already applied
+          const int32_t* table,      // (T) row of inv_freq of each token, or null: row 0 for all
           cudaStream_t s);
 
 // ---- Row gather (gather_rows.cu): dst[i·dst_stride + c] = src[rows[i]·width + c] for c < width.

@@ -71,8 +71,9 @@ class Engine {
   model::ModelSpec spec_;
   Limits limits_;
   BufferPlan plan_;
-  std::vector<float> inv_freq_;        // (HD/2)
+  std::vector<float> inv_freq_;        // (HD/2), LongRoPE: (2, HD/2), short then long factors
   std::vector<float> inv_freq_local_;  // (HD/2) of the sliding layers when they differ (Gemma 3)
+  std::vector<int32_t> rope_table_;    // (T) row of inv_freq_ of each token of the pass (LongRoPE only)
   // Activations, (T, ·) each, sized for limits_.max_tokens.
   std::vector<float> x_, h_, q_, k_, v_, att_, y_, gate_, up_;
   // MoE layers: router logits (T,E), the top-k choice (T,k), one expert's tokens in and out

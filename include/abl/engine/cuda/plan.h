@@ -24,7 +24,7 @@ struct Slice {
 // T tokens and B sequences (16-byte aligned sections).
 struct BatchLayout {
   size_t positions = 0, cache_rows = 0, row_seq = 0, last_rows = 0, kl_rows = 0, seqs = 0, tokens = 0, trial = 0,
-         total = 0;
+         rope_table = 0, total = 0;
 };
 BatchLayout batch_layout(int64_t T, int64_t B);
 

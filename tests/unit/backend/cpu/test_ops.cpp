@@ -205,6 +205,25 @@ TEST(Ops, OffsetNormGegluScaleSoftcapRopeFactor) {
   for (size_t i = 0; i < r1.size(); ++i) EXPECT_NEAR(r2[i], 1.19f * r1[i], 1e-5);
 }
 
+// LongRoPE's second table: a token with table row 1 rotates exactly as a separate call with the
+// second frequencies; row 0 tokens as a call with the first.
+TEST(Ops, RopeTableRowPerToken) {
+  const int64_t T = 3, heads = 2, HD = 8;
+  const auto x = randn(static_cast<size_t>(T * heads * HD), 27);
+  const int64_t pos[T] = {5, 17, 4000};
+  const float tables[8] = {1.0f, 0.3f, 0.05f, 0.001f, 0.7f, 0.2f, 0.01f, 0.0002f};
+  const int32_t row[T] = {0, 1, 1};
+  auto mixed = x, all0 = x, all1 = x;
+  abl::cpu::rope(mixed.data(), pos, T, heads, HD, tables, 1.25f, row);
+  abl::cpu::rope(all0.data(), pos, T, heads, HD, tables, 1.25f);
+  abl::cpu::rope(all1.data(), pos, T, heads, HD, tables + HD / 2, 1.25f);
+  const size_t per_token = static_cast<size_t>(heads * HD);
+  for (size_t i = 0; i < mixed.size(); ++i) {
+    EXPECT_EQ(mixed[i], (row[i / per_token] ? all1 : all0)[i]) << "element " << i;
+  }
+  EXPECT_NE(all0[per_token + 1], all1[per_token + 1]);  // the tables differ where it is checked
+}
+
 TEST(Ops, EmbeddingRejectsOutOfRangeToken) {
   std::vector<float> table(6, 1.0f), out(4);
   const int32_t ok[2] = {0, 2}, bad[1] = {3};

@@ -179,8 +179,23 @@ TEST(CudaRope, MatchesCpu) {
   auto dx = upload(x, stream.get());
   auto dpos = upload(positions, stream.get());
   auto dfreq = upload(inv_freq, stream.get());
-  cuda::rope(dx.as<__nv_bfloat16>(), dpos.as<int64_t>(), T, heads, HD, dfreq.as<float>(), stream.get());
+  cuda::rope(dx.as<__nv_bfloat16>(), dpos.as<int64_t>(), T, heads, HD, dfreq.as<float>(), nullptr, stream.get());
   expect_close(to_f32(download<__nv_bfloat16>(dx, x.size(), stream.get())), want, kBf16Atol, kBf16Rtol, "rope");
+
+  // LongRoPE: a second table row picked per token, as the CPU twin does.
+  std::vector<float> tables = inv_freq;
+  for (float f : inv_freq) tables.push_back(f / 3.5f);
+  std::vector<int32_t> row(static_cast<size_t>(T));
+  for (int64_t t = 0; t < T; ++t) row[static_cast<size_t>(t)] = t % 3 == 1 ? 1 : 0;
+  auto want2 = to_f32(x);
+  cpu::rope(want2.data(), positions.data(), T, heads, HD, tables.data(), 1.0f, row.data());
+  auto dx2 = upload(x, stream.get());
+  auto dtables = upload(tables, stream.get());
+  auto drow = upload(row, stream.get());
+  cuda::rope(dx2.as<__nv_bfloat16>(), dpos.as<int64_t>(), T, heads, HD, dtables.as<float>(), drow.as<int32_t>(),
+             stream.get());
+  expect_close(to_f32(download<__nv_bfloat16>(dx2, x.size(), stream.get())), want2, kBf16Atol, kBf16Rtol,
+               "rope with a table row per token");
 }
 
 TEST(CudaKvAppend, MatchesCpuAndLeavesOtherRows) {
@@ -423,8 +438,8 @@ TEST(CudaOpsHostChecks, BadExtentsThrowBeforeLaunch) {
   expect_error([&] { cuda::rmsnorm(static_cast<const __nv_bfloat16*>(nullptr), nullptr, nullptr, int64_t{1} << 32, 8,
                                    1e-6f, 0.0f, s); },
                "rmsnorm rows beyond one grid");
-  expect_error([&] { cuda::rope(nullptr, nullptr, 4, 2, 7, nullptr, s); }, "rope odd HD");
-  expect_error([&] { cuda::rope(nullptr, nullptr, 4, 2, 0, nullptr, s); }, "rope HD = 0");
+  expect_error([&] { cuda::rope(nullptr, nullptr, 4, 2, 7, nullptr, nullptr, s); }, "rope odd HD");
+  expect_error([&] { cuda::rope(nullptr, nullptr, 4, 2, 0, nullptr, nullptr, s); }, "rope HD = 0");
   expect_error([&] { cuda::kv_append(nullptr, nullptr, nullptr, 2, -3, nullptr, nullptr, s); }, "kv_append kv_dim < 0");
   expect_error([&] { cuda::gather_rows(nullptr, nullptr, 2, 8, nullptr, 4, s); }, "gather_rows stride < width");
   expect_error([&] { cuda::swiglu(nullptr, nullptr, nullptr, -5, s); }, "swiglu n < 0");
@@ -450,7 +465,7 @@ TEST(CudaOpsHostChecks, EmptyCallsEnqueueNothing) {
   cuda::geglu(nullptr, nullptr, nullptr, 0, s);
   cuda::scale(nullptr, 2.0f, 0, s);
   cuda::softcap(nullptr, 30.0f, 0, s);
-  cuda::rope(nullptr, nullptr, 0, 2, 8, nullptr, s);
+  cuda::rope(nullptr, nullptr, 0, 2, 8, nullptr, nullptr, s);
   cuda::kv_append(nullptr, nullptr, nullptr, 0, 8, nullptr, nullptr, s);
   cuda::swiglu(nullptr, nullptr, nullptr, 0, s);
   cuda::add(nullptr, nullptr, 0, s);
