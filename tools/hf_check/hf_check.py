@@ -45,6 +45,7 @@ import argparse
 import ctypes
 import ctypes.util
 import glob
+import inspect
 import json
 import math
 import os
@@ -471,9 +472,10 @@ def build_random_model(arch, template, folder, seed, init_range):
         for name, p in model.named_parameters():
             if name.endswith("bias") or "norm" in name:
                 p.add_(0.1 * torch.randn(p.shape, generator=g))
-    try:
+    # safetensors (4.x needs safe_serialization=True where it still has the option; 5.x always is)
+    if "safe_serialization" in inspect.signature(model.save_pretrained).parameters:
         model.save_pretrained(folder, safe_serialization=True)
-    except TypeError:
+    else:
         model.save_pretrained(folder)
     notes = []
     for name in ("tokenizer.json", "tokenizer_config.json"):
@@ -782,7 +784,8 @@ def run_case(args, abl, case, arch, model, refs_factory, golden=None):
             res, why = judge_cpu(st, gr)
             add_row(case, arch, "cpu", ref_name, st, gr, res, "; ".join([why] + notes if why else notes))
             DETAILS.append({"case": case, "backend": "cpu", "reference": ref_name, "stats": st, "greedy": gr,
-                            "ours_ids": o["ids"], "ref_ids": r32["greedy"]})
+                            "ours_ids": o["ids"], "ref_ids": r32["greedy"],
+                            "ref_min_margin_per_prompt": [min(m) if m else None for m in r32["margins"]]})
         except CheckError as e:
             add_row(case, arch, "cpu", ref_name, result="FAIL", note=str(e))
     if "cuda" in ours:
@@ -793,7 +796,7 @@ def run_case(args, abl, case, arch, model, refs_factory, golden=None):
             r16 = reference_results(ref16, prompt_ids, args.max_new_tokens, eos)
             floor = diff_stats(r16["logprobs"].float().numpy(), r16["hidden"].float().numpy(), r32)
             g16 = greedy_summary([strip_eos(g, eos) for g in r16["greedy"]], r32, eos, CUDA_TIE_MARGIN)
-            add_row(case, arch, "(transformers bf16)", ref_name, floor, g16, "info",
+            add_row(case, arch, "— (transformers bf16)", ref_name, floor, g16, "info",
                     "transformers' own bf16 error: the noise floor for the CUDA rows")
             st16 = diff_stats(o["logprobs"], o["hidden"], r16)
             add_row(case, arch, "cuda", ref16.name, st16, greedy_summary(o["ids"], r16, eos, CUDA_TIE_MARGIN), "info")
@@ -914,6 +917,9 @@ def main():
         print("skipped: torch not importable")
         return 77
     if args.reference == "transformers":
+        # local folders only: never wait for the Hub (the GPU machines have no network)
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")
+        os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
         try:
             import transformers
         except ImportError:
