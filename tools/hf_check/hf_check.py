@@ -470,8 +470,13 @@ def build_random_model(arch, template, folder, seed, init_range):
     with torch.no_grad():
         g = torch.Generator().manual_seed(seed + 1)
         for name, p in model.named_parameters():
+            if ".experts." in name or name.endswith((".experts.gate_up_proj", ".experts.down_proj")):
+                # fused 3-D expert tensors: do not depend on a version's _init_weights covering them
+                p.copy_(init_range * torch.randn(p.shape, generator=g))
             if name.endswith("bias") or "norm" in name:
                 p.add_(0.1 * torch.randn(p.shape, generator=g))
+            if not torch.isfinite(p).all():
+                raise CheckError("the random init left non-finite values in " + name)
     # safetensors (4.x needs safe_serialization=True where it still has the option; 5.x always is)
     if "safe_serialization" in inspect.signature(model.save_pretrained).parameters:
         model.save_pretrained(folder, safe_serialization=True)
