@@ -1,0 +1,32 @@
+"""Shared by the modules of tools/hf_check: paths, the family list, logging, the per-case error."""
+import os
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+REPO = os.path.normpath(os.path.join(HERE, "..", ".."))
+GOLDEN_DIR = os.path.join(REPO, "tests", "fixtures", "golden")
+ORGANISM_PROMPTS = os.path.join(REPO, "tests", "fixtures", "organism", "prompts")
+
+# One random-init model per supported architecture; the template is that golden fixture's
+# config.json (valid HF configs written for these families, tools/organism/golden_models.py).
+FAMILIES = [
+    ("LlamaForCausalLM", "llama3-rope-scaling"),
+    ("MistralForCausalLM", "mistral-window"),
+    ("Qwen2ForCausalLM", "qwen2-qkv-bias"),
+    ("Qwen3ForCausalLM", "qwen3-qk-norm"),
+    ("Gemma2ForCausalLM", "gemma2-softcap"),
+    ("Gemma3ForCausalLM", "gemma3-local-global"),
+    ("Gemma3ForConditionalGeneration", "gemma3-mm"),
+    ("Phi3ForCausalLM", "phi3-longrope-long"),  # past original_max 32: long factors, and the rerun
+    ("MixtralForCausalLM", "mixtral-moe"),
+    ("Qwen2MoeForCausalLM", "qwen2-moe-shared"),
+    ("Qwen3MoeForCausalLM", "qwen3-moe"),
+]
+GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
+
+
+def log(msg):
+    print(msg, flush=True)
+
+
+class CheckError(Exception):
+    """A failure of one case that the table reports (the other cases go on)."""
