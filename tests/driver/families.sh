@@ -1,15 +1,19 @@
 # Every phase on the other families' golden models (random weights; tests/fixtures/golden): Gemma 3
-# multimodal, Gemma 2, Phi-3 with LongRoPE and Qwen2-MoE with a shared expert and a dense layer run
+# multimodal, Gemma 2, Phi-3 with LongRoPE (short factors only, and past original_max 32, where
+# responses cross over to the long factors and are run again whole) and Qwen2-MoE with a shared
+# expert and a dense layer run
 # `abliterate run` end to end (baseline, residuals, directions, a small sweep) on 2 ranks with
 # sharded weights, then export a trial whose untouched tensors (the vision tower, fused Phi-3
 # tensors, routers) keep their bytes while every o_proj/down projection the trial ablates (every
 # expert's in MoE layers) changes. The model organism's prompts serve as prompts.
 source "$(dirname "$0")/common.sh"
 GOLDEN="$HERE/../fixtures/golden"
-for name in gemma3-mm gemma2-softcap phi3-longrope qwen2-moe-shared; do
+for name in gemma3-mm gemma2-softcap phi3-longrope phi3-longrope-long qwen2-moe-shared; do
   RUN="$WORK/families/$name"
   rm -rf "$RUN" && mkdir -p "$(dirname "$RUN")"
-  "$MPIEXEC" -np 2 --oversubscribe "$BIN" run --model "$GOLDEN/$name" --threads 1 --quiet --backend cpu \
+  extra=()  # phi3-longrope-long: no system prompt, so that the prompts (26 to 48 tokens) lie on both sides of 32
+  [[ $name == phi3-longrope-long ]] && extra=(--system-prompt "")
+  "$MPIEXEC" -np 2 --oversubscribe "$BIN" run --model "$GOLDEN/$name" --threads 1 --quiet --backend cpu "${extra[@]}" \
     --sharding FULL_SHARD "${PROMPT_ARGS[@]}" --good-split "[:40]" --bad-split "[:40]" \
     --kl-split "[400:420]" --eval-split "[400:420]" --max-response-length 12 --trials 10 --startup-trials 8 \
     --out "$RUN"
