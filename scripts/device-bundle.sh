@@ -14,6 +14,7 @@
 #   mpirun -np 4 --oversubscribe test_mpi_cuda      # StagingComm sharding, 4 ranks on one GPU
 #   bench_cuda                # make bench's GPU figures
 #   bash tests/driver/setup.sh && bash tests/driver/cuda_backend.sh   # the app, cuda against cpu
+#   scripts/device-check.sh preflight tests sanitize driver bench hf   # all of it, logs in $OUT
 #
 # Checked here with the system's Open MPI, PMIx and their files hidden: the relocated copy runs
 # MPI jobs on its own.
