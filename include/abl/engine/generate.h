@@ -2,6 +2,9 @@
 // decode token of each running sequence with the prompts of newly admitted ones, until each
 // stops — at an EOS id, at max_new_tokens, or when the caller's predicate accepts its decoded
 // text (the refusal check). A sequence holds prompt + max_new_tokens cache rows while it runs.
+// LongRoPE models: a sequence that grows past original_max_position_embeddings is run again whole
+// on that step (transformers' Phi-3 does the same); when several such reruns do not fit one pass,
+// they take turns and the others wait a pass.
 #pragma once
 #include <cstdint>
 #include <functional>
