@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
+#include <memory>
+#include <tuple>
 
 #include "abl/app/commands.h"
 #include "abl/app/dist_options.h"
@@ -49,6 +51,38 @@ std::string common_response_prefix(const std::vector<std::string>& responses) {
   return prefix;
 }
 
+namespace {
+
+// Greedy responses to this rank's block [begin, end) of `ids` (rank_block); the ranks of a shard
+// group run their passes in lockstep. `what` names a progress line, or null for none.
+struct BlockResults {
+  size_t begin = 0, end = 0;
+  std::vector<engine::GenerateResult> results;  // of ids[begin..end)
+};
+BlockResults generate_rank_block(Session& ses, const std::vector<std::vector<int32_t>>& ids, int64_t max_new,
+                                 const char* what) {
+  parallel::Runtime& rt = ses.rt();
+  BlockResults out;
+  std::tie(out.begin, out.end) = rank_block(prompt_costs(ids), rt);
+  std::vector<engine::GenerateRequest> reqs;
+  for (size_t i = out.begin; i < out.end; ++i) reqs.push_back({ids[i], -1});
+  engine::GenerateOptions opts;
+  opts.max_new_tokens = max_new;
+  opts.eos_ids = ses.spec().eos_token_ids;
+  opts.any_work = parallel::group_any_work(rt.shard_group());
+  std::unique_ptr<Progress> progress;
+  if (what) {
+    progress = std::make_unique<Progress>(what, static_cast<int64_t>(reqs.size()), "responses");
+    opts.on_progress = [&](size_t finished, int64_t generated) {
+      progress->update(static_cast<int64_t>(finished), generated, rt.world_size() > 1 ? "rank 0's share" : "");
+    };
+  }
+  out.results = engine::generate(ses.pass(longest_prompt(ids), max_new), ses.tokenizer(), reqs, opts);
+  return out;
+}
+
+}  // namespace
+
 std::string detect_response_prefix(Session& s, const std::vector<std::string>& prompts) {
   // A prefix shows in the first tokens; 32 are enough to see one and to close a reasoning block.
   constexpr int64_t kTokens = 32;
@@ -57,16 +91,8 @@ std::string detect_response_prefix(Session& s, const std::vector<std::string>& p
   for (const std::string& p : prompts) {
     ids.push_back(s.tokenizer().encode(s.chat_template().render(s.system_prompt(), p, ""), false));
   }
-  const auto [begin, end] = rank_block(prompt_costs(ids), rt);
-  std::vector<engine::GenerateRequest> reqs;
-  for (size_t i = begin; i < end; ++i) reqs.push_back({ids[i], -1});
-  engine::GenerateOptions opts;
-  opts.max_new_tokens = kTokens;
-  opts.eos_ids = s.spec().eos_token_ids;
-  opts.any_work = parallel::group_any_work(rt.shard_group());
-  const auto results = engine::generate(s.pass(longest_prompt(ids), kTokens), s.tokenizer(), reqs, opts);
   std::vector<std::string> texts;
-  for (const auto& r : results) texts.push_back(r.text);
+  for (const auto& r : generate_rank_block(s, ids, kTokens, nullptr).results) texts.push_back(r.text);
   const auto all = rt.world().gather_strings(texts, 0);
   return parallel::root_string(rt.world(), [&] { return common_response_prefix(all); });
 }
@@ -75,23 +101,12 @@ RefusalBlock greedy_refusals(Session& ses, const std::vector<std::vector<int32_t
                              const std::vector<io::Prompt>& prompts, const text::RefusalMarkers& markers,
                              int64_t max_new, const char* what) {
   parallel::Runtime& rt = ses.rt();
-  const auto [begin, end] = rank_block(prompt_costs(ids), rt);
-  std::vector<engine::GenerateRequest> reqs;
-  for (size_t i = begin; i < end; ++i) reqs.push_back({ids[i], -1});
-  engine::GenerateOptions gopts;
-  gopts.max_new_tokens = max_new;
-  gopts.eos_ids = ses.spec().eos_token_ids;
-  gopts.any_work = parallel::group_any_work(rt.shard_group());
-  Progress progress(what, static_cast<int64_t>(reqs.size()), "responses");
-  gopts.on_progress = [&](size_t finished, int64_t generated) {
-    progress.update(static_cast<int64_t>(finished), generated, rt.world_size() > 1 ? "rank 0's share" : "");
-  };
-  const auto results = engine::generate(ses.pass(longest_prompt(ids), max_new), ses.tokenizer(), reqs, gopts);
+  const BlockResults block = generate_rank_block(ses, ids, max_new, what);
   RefusalBlock r;
-  r.first = begin;
-  for (size_t i = begin; i < end; ++i) {
+  r.first = block.begin;
+  for (size_t i = block.begin; i < block.end; ++i) {
     r.prompts.push_back(prompts[i].text);
-    r.responses.push_back(results[i - begin].text);
+    r.responses.push_back(block.results[i - block.begin].text);
     r.refused.push_back(markers.is_refusal(r.responses.back()) ? 1 : 0);
     r.refusals += r.refused.back();
   }
