@@ -3,6 +3,8 @@
 // so a batch mixing trials, modes and un-ablated sequences costs one launch per component.
 #include "abl/backend/cuda/ablation_epilogue.h"
 
+#include <climits>
+
 #include "abl/backend/cuda/check.h"
 #include "abl/core/error.h"
 
@@ -79,12 +81,11 @@ __global__ void norm2_kernel(const float* __restrict__ a, int64_t in, float* __r
   if (threadIdx.x == 0) a2[blockIdx.x] = ss;
 }
 
-// One block per token; the early exits depend only on the token, so they are block-uniform.
-__global__ void apply_kernel(float* __restrict__ y, int64_t H, const int64_t* __restrict__ row_seq,
-                             const int32_t* __restrict__ seq_trial, AblationTrials tr, int32_t component,
-                             int32_t layer, AblationVectors vec) {
-  const int64_t t = blockIdx.x;
-  const int32_t trial = seq_trial[row_seq[t]];
+// Applies the epilogue to row yr of a token of sequence `seq` with the vectors `vec`, the whole
+// block; the early exits depend only on the token, so they are block-uniform.
+__device__ void apply_row(float* __restrict__ yr, int64_t H, int64_t seq, const int32_t* __restrict__ seq_trial,
+                          const AblationTrials& tr, int32_t component, int32_t layer, const AblationVectors& vec) {
+  const int32_t trial = seq_trial[seq];
   if (trial < 0 || trial >= tr.num_trials) return;
   const int64_t L = tr.num_layers;
   const float lambda = tr.lambda[(static_cast<int64_t>(trial) * 2 + component) * L + layer];
@@ -92,7 +93,6 @@ __global__ void apply_kernel(float* __restrict__ y, int64_t H, const int64_t* __
   const int64_t slot = tr.slot[static_cast<int64_t>(trial) * L + layer];
   const auto mode = static_cast<AblationMode>(tr.mode[trial]);
   const float* v = vec.v + slot * H;
-  float* yr = y + t * H;
 
   float part = 0.0f;
   for (int64_t i = threadIdx.x; i < H; i += kThreads) {
@@ -119,6 +119,32 @@ __global__ void apply_kernel(float* __restrict__ y, int64_t H, const int64_t* __
     }
     yr[i] = yi;
   }
+}
+
+// One block per token.
+__global__ void apply_kernel(float* __restrict__ y, int64_t H, const int64_t* __restrict__ row_seq,
+                             const int32_t* __restrict__ seq_trial, AblationTrials tr, int32_t component,
+                             int32_t layer, AblationVectors vec) {
+  const int64_t t = blockIdx.x;
+  apply_row(y + t * H, H, row_seq[t], seq_trial, tr, component, layer, vec);
+}
+
+// One block per expert row: the expert is the last one whose block starts at or before the row.
+__global__ void apply_grouped_kernel(float* __restrict__ y, int64_t H, const int64_t* __restrict__ row_seq,
+                                     const int32_t* __restrict__ seq_trial, AblationTrials tr, int32_t layer,
+                                     const int64_t* __restrict__ offsets, int32_t experts,
+                                     const AblationVectors* __restrict__ vecs) {
+  const int64_t r = blockIdx.x;
+  int32_t lo = 0, hi = experts - 1;
+  while (lo < hi) {
+    const int32_t mid = (lo + hi + 1) / 2;
+    if (offsets[mid] <= r) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  apply_row(y + r * H, H, row_seq[r], seq_trial, tr, 1, layer, vecs[lo]);
 }
 
 }  // namespace
@@ -168,6 +194,20 @@ void ablation_apply(float* y, int64_t T, int64_t H, const int64_t* row_seq, cons
   if (T == 0 || trials.num_trials == 0) return;
   apply_kernel<<<static_cast<unsigned>(T), kThreads, 0, stream>>>(y, H, row_seq, seq_trial, trials, component, layer,
                                                                    vecs);
+  CUDA_CHECK_LAUNCH();
+}
+
+
+void ablation_apply_grouped(float* y, int64_t rows, int64_t H, const int64_t* row_seq, const int32_t* seq_trial,
+                            const AblationTrials& trials, int32_t layer, const int64_t* offsets, int64_t experts,
+                            const AblationVectors* vecs, cudaStream_t stream) {
+  ABL_CHECK(layer >= 0 && layer < trials.num_layers, "ablation_apply_grouped: layer {} of {}", layer,
+            trials.num_layers);
+  ABL_CHECK(rows >= 0 && rows <= INT_MAX && H > 0 && experts > 0 && experts <= INT_MAX,
+            "ablation_apply_grouped: invalid shape (rows {}, H {}, experts {})", rows, H, experts);
+  if (rows == 0 || trials.num_trials == 0) return;
+  apply_grouped_kernel<<<static_cast<unsigned>(rows), kThreads, 0, stream>>>(
+      y, H, row_seq, seq_trial, trials, layer, offsets, static_cast<int32_t>(experts), vecs);
   CUDA_CHECK_LAUNCH();
 }
 

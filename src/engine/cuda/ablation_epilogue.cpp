@@ -126,6 +126,11 @@ DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<st
       place(a.c[1], 1);
     }
   }
+  // Then the per-expert vector sets of each MoE layer as device arrays (E entries, layer order),
+  // what the grouped apply step reads.
+  int64_t moe_layers = 0;
+  for (int64_t l = 0; l < L; ++l) moe_layers += m.is_moe_layer(l) ? 1 : 0;
+  const size_t tables_at = take(static_cast<size_t>(moe_layers * E) * sizeof(AblationVectors));
   buffer_ = DeviceBuffer(std::max<size_t>(off, kAlign));
   char* base = buffer_.as<char>();
 
@@ -194,6 +199,22 @@ DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<st
     }
     vectors_[static_cast<size_t>(l) * 2 + 1].v = v;  // marks the layer as ablated; experts use their own
   }
+  expert_tables_.assign(static_cast<size_t>(L), nullptr);
+  if (moe_layers > 0) {
+    std::vector<AblationVectors> tables(static_cast<size_t>(moe_layers * E));
+    auto* device_tables = reinterpret_cast<AblationVectors*>(base + tables_at);
+    size_t i = 0;
+    for (int64_t l = 0; l < L; ++l) {
+      if (!m.is_moe_layer(l)) continue;
+      const auto& ev = expert_vectors_[static_cast<size_t>(l)];
+      if (!ev.empty()) {
+        std::copy(ev.begin(), ev.begin() + E, tables.begin() + static_cast<std::ptrdiff_t>(i));
+        expert_tables_[static_cast<size_t>(l)] = device_tables + i;
+      }
+      i += static_cast<size_t>(E);
+    }
+    copy_to_device(device_tables, tables.data(), tables.size() * sizeof(AblationVectors), stream);
+  }
   CUDA_CHECK(cudaStreamSynchronize(stream));  // a_scratch is freed on return
 }
 
@@ -204,6 +225,12 @@ const AblationVectors& DeviceAblation::expert_vectors(int64_t layer, int32_t exp
   const size_t i = expert == kSharedExpert ? static_cast<size_t>(num_experts_) : static_cast<size_t>(expert);
   ABL_CHECK(expert >= kSharedExpert && i < ev.size(), "no ablation vectors for expert {} of layer {}", expert, layer);
   return ev[i];
+}
+
+const AblationVectors* DeviceAblation::expert_table(int64_t layer) const {
+  ABL_CHECK(layer >= 0 && layer < trials_.num_layers, "expert ablation vectors of layer {} of {}", layer,
+            trials_.num_layers);
+  return expert_tables_[static_cast<size_t>(layer)];
 }
 
 const AblationVectors& DeviceAblation::vectors(engine::Component c, int64_t layer) const {

@@ -70,4 +70,12 @@ void ablation_apply(float* y, int64_t T, int64_t H, const int64_t* row_seq, cons
                     const AblationTrials& trials, int32_t component, int32_t layer, const AblationVectors& vecs,
                     cudaStream_t stream);
 
+// ablation_apply on mlp.down_proj of an MoE layer's routed experts: y(rows, H) holds the expert
+// outputs sorted by expert (grouped_gemm.h), row r belongs to the expert e with offsets[e] <= r <
+// offsets[e+1] (device, experts + 1 entries) and to sequence row_seq[r], and is ablated with
+// vecs[e] (a device array of `experts` vector sets: each expert its own row norms).
+void ablation_apply_grouped(float* y, int64_t rows, int64_t H, const int64_t* row_seq, const int32_t* seq_trial,
+                            const AblationTrials& trials, int32_t layer, const int64_t* offsets, int64_t experts,
+                            const AblationVectors* vecs, cudaStream_t stream);
+
 }  // namespace abl::cuda

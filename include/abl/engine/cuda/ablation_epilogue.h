@@ -35,6 +35,9 @@ class DeviceAblation {
   // MoE layers: the vectors of expert e's down projection, or the shared expert's (kSharedExpert).
   static constexpr int32_t kSharedExpert = -2;
   const AblationVectors& expert_vectors(int64_t layer, int32_t expert) const;
+  // The routed experts' vector sets of an MoE layer as a device array of E (ablation_apply_grouped);
+  // null where no trial ablates the layer.
+  const AblationVectors* expert_table(int64_t layer) const;
   // Whether the trials ablate the routed experts (TrialAblation::routed_experts, the same for all).
   bool routed_experts() const { return routed_experts_; }
   size_t bytes() const { return buffer_.bytes(); }
@@ -47,6 +50,7 @@ class DeviceAblation {
   AblationTrials trials_;
   std::vector<AblationVectors> vectors_;  // (L, 2)
   std::vector<std::vector<AblationVectors>> expert_vectors_;  // (L) of (E experts, then the shared one)
+  std::vector<const AblationVectors*> expert_tables_;          // (L) device arrays of E, or null
   bool routed_experts_ = true;
   int64_t num_experts_ = 0;  // E
 };

@@ -3,7 +3,9 @@
 // batch that mixes trials, λ = 0 layers and un-ablated sequences, at odd sizes (H = 200).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <memory>
 #include <random>
 #include <vector>
 
@@ -270,6 +272,49 @@ TEST(AblationEpilogueCuda, MatchesCpuEpilogueInAMixedBatch) {
         }
       }
     }
+  }
+}
+
+// The routed experts' epilogue: expert rows (the batch's tokens shuffled, sorted into four experts,
+// one of them empty), each expert ablated with its own weight's vectors in one launch, equals
+// ablation_apply on each expert's block — bit for bit, since both run the same per-row code.
+TEST(AblationEpilogueCuda, GroupedApplyEqualsApplyPerExpert) {
+  ABL_REQUIRE_GPU();
+  const std::vector<std::vector<float>> dirs = {unit_vector(kH, 1), unit_vector(kH, 2), unit_vector(kH, 3)};
+  const auto trials = make_trials();
+  const engine::Batch b = make_batch();
+  const int64_t T = b.num_tokens();
+  ASSERT_GT(T, 25);
+  cuda::Stream stream;
+  const DeviceBatch db(b, pack(trials, 3), flat(dirs), stream.get());
+  std::vector<int64_t> row_seq(b.row_seq.begin(), b.row_seq.end());
+  std::shuffle(row_seq.begin(), row_seq.end(), std::mt19937(9));
+  const std::vector<int64_t> offsets = {0, 11, 11, 25, T};
+  const int64_t E = static_cast<int64_t>(offsets.size()) - 1;
+  std::vector<std::unique_ptr<DeviceVectors>> experts;
+  std::vector<cuda::AblationVectors> table;
+  for (int64_t e = 0; e < E; ++e) {
+    experts.push_back(std::make_unique<DeviceVectors>(weight(kF, static_cast<uint32_t>(400 + e), e == 3), kF, db, 3,
+                                                      stream.get()));
+    table.push_back(experts.back()->view);
+  }
+  auto dtable = tu::upload(table, stream.get());
+  auto drs = tu::upload(row_seq, stream.get());
+  auto doff = tu::upload(offsets, stream.get());
+  for (int32_t l = 0; l < static_cast<int32_t>(kL); ++l) {
+    const auto y0 = normal_values(static_cast<size_t>(T * kH), static_cast<uint32_t>(500 + l));
+    auto want = tu::upload(y0, stream.get());
+    for (int64_t e = 0; e < E; ++e) {
+      const int64_t o = offsets[static_cast<size_t>(e)], n = offsets[static_cast<size_t>(e) + 1] - o;
+      cuda::ablation_apply(want.as<float>() + o * kH, n, kH, drs.as<int64_t>() + o, db.seq_trial.as<int32_t>(), db.tables, 1, l,
+                           experts[static_cast<size_t>(e)]->view, stream.get());
+    }
+    auto got = tu::upload(y0, stream.get());
+    cuda::ablation_apply_grouped(got.as<float>(), T, kH, drs.as<int64_t>(), db.seq_trial.as<int32_t>(), db.tables, l,
+                                 doff.as<int64_t>(), E, dtable.as<cuda::AblationVectors>(), stream.get());
+    const auto g = tu::download<float>(got, y0.size(), stream.get());
+    EXPECT_EQ(g, tu::download<float>(want, y0.size(), stream.get())) << "layer " << l;
+    EXPECT_NE(g, y0) << "layer " << l << ": nothing was ablated";
   }
 }
 
