@@ -15,6 +15,7 @@
 #include <string>
 
 #include "abl/backend/cuda/check.h"
+#include "abl/backend/cuda/grouped_gemm.h"
 #include "abl/backend/cuda/ops.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
@@ -42,6 +43,22 @@ void unpad_heads(const bf16* src, bf16* dst, int64_t rows, int64_t HD, int64_t H
   CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<size_t>(HD) * sizeof(bf16), src, static_cast<size_t>(HDp) * sizeof(bf16),
                                static_cast<size_t>(HD) * sizeof(bf16), static_cast<size_t>(rows),
                                cudaMemcpyDeviceToDevice, s));
+}
+
+// The elements between one expert's tensors and the next's in an MoE layer's views: the device unit
+// layout puts each expert's gate, up and down after the previous expert's, all experts the same
+// size, so the grouped GEMMs step through the experts from expert 0's tensors.
+int64_t expert_stride(const DeviceLayer& w) {
+  const std::vector<DeviceExpert>& x = w.experts;
+  ABL_CHECK(!x.empty(), "an MoE layer's views without experts");
+  const int64_t stride = x.size() > 1 ? x[1].w_gate - x[0].w_gate : 0;
+  for (size_t e = 0; e < x.size(); ++e) {
+    const int64_t o = static_cast<int64_t>(e) * stride;
+    ABL_CHECK(x[e].w_gate == x[0].w_gate + o && x[e].w_up == x[0].w_up + o && x[e].w_down == x[0].w_down + o,
+              "expert {}'s weights are not {} elements after expert {}'s (the grouped GEMMs need one stride)", e,
+              stride, e == 0 ? 0 : e - 1);
+  }
+  return stride;
 }
 
 }  // namespace
@@ -96,6 +113,7 @@ struct CudaEngine::Buffers {
   int64_t* expert_row_seq = nullptr;  // (T*k) sequence of each sorted row
   int64_t* expert_offsets = nullptr;  // (E+1)
   int32_t* expert_counts = nullptr;   // (E)
+  int32_t* expert_tiles = nullptr;    // (E+1) first row tile of each expert (grouped_gemm.h)
   bf16* expert_in = nullptr;        // (T*k, H)
   bf16* expert_gate = nullptr;      // (T*k, Fm)
   bf16* expert_up = nullptr;        // (T*k, Fm)
@@ -182,12 +200,11 @@ CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
     b.expert_row_seq = b.slot_pos + Tk;
     b.expert_offsets = b.expert_row_seq + Tk;
     b.expert_counts = reinterpret_cast<int32_t*>(b.expert_offsets + E + 1);
+    b.expert_tiles = b.expert_counts + E;
     b.expert_in = static_cast<bf16*>(at(p.expert_in));
     b.expert_gate = static_cast<bf16*>(at(p.expert_gate_up));
     b.expert_up = b.expert_gate + Tk * m.moe_intermediate_size;
     b.expert_out = static_cast<float*>(at(p.expert_out));
-    counts_.resize(static_cast<size_t>(E));
-    offsets_.resize(static_cast<size_t>(E + 1));
   }
   gemm_ = std::make_unique<Gemm>(b.gemm_workspace, b.gemm_workspace_bytes);
 
@@ -203,8 +220,7 @@ CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
 
   graphs_ = std::make_unique<DecodeGraphs>();
   const char* env = std::getenv("ABL_CUDA_GRAPHS");
-  // MoE layers read the expert counts on the host (one GEMM per expert): no graph can hold that.
-  graphs_on_ = !(env && std::string(env) == "0") && m.num_experts == 0;
+  graphs_on_ = !(env && std::string(env) == "0");
 }
 
 CudaEngine::~CudaEngine() = default;
@@ -378,56 +394,47 @@ void CudaEngine::gated_mlp(const bf16* x, const bf16* w_gate, const bf16* w_up, 
   gemm_->linear(b.gate, w_down, static_cast<const float*>(nullptr), out, rows, F, H, s);
 }
 
-// An MoE layer's MLP on buf_->h into buf_->y: the router and its top-k on the device; the expert
-// counts come to the host, which launches each expert's GEMMs over its block of rows (the rows
-// sorted by expert, in (token, slot) order); the epilogue runs on each expert's block with that
-// expert's vectors before the fixed-order combine; the shared expert last.
+// An MoE layer's MLP on buf_->h into buf_->y, all on the device (so a decode step with MoE layers
+// can be a graph): the router and its top-k; the slots sorted by expert (counts, their offsets and
+// row tiles, the stable dispatch) and the rows gathered in that order; the experts as grouped GEMMs
+// over their blocks of rows (grouped_gemm.h); the epilogue on every expert row with its expert's
+// vectors before the fixed-order combine; the shared expert last.
 void CudaEngine::moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const DeviceAblation* ablation) {
   const model::ModelSpec& m = spec_;
   const int64_t H = m.hidden_size, E = m.num_experts, k = m.experts_per_token, Fm = m.moe_intermediate_size;
   const int64_t slots = T * k;
   const cudaStream_t s = stream_.get();
   Buffers& b = *buf_;
-  Gemm& gemm = *gemm_;
   const bool ablate = ablation && ablation->vectors(engine::Component::mlp_down, l).v != nullptr;
-  auto epilogue = [&](float* rows, int64_t n, const int64_t* row_seq, int32_t expert) {
-    if (!ablate || (expert >= 0 && !ablation->routed_experts())) return;
-    ablation_apply(rows, n, H, row_seq, b.trial, ablation->trials(), static_cast<int32_t>(engine::Component::mlp_down),
-                   static_cast<int32_t>(l), ablation->expert_vectors(l, expert), s);
-  };
 
-  gemm.linear(b.h, w.router, static_cast<const float*>(nullptr), b.router, T, H, E, s);
+  gemm_->linear(b.h, w.router, static_cast<const float*>(nullptr), b.router, T, H, E, s);
   router_topk(b.router, T, E, k, m.norm_topk_prob, b.topk_ids, b.topk_w, s);
+  const RowGroups groups{b.expert_offsets, b.expert_tiles, E, slots, grouped_tile_rows(slots, E)};
   moe_expert_counts(b.topk_ids, slots, E, b.expert_counts, s);
-  CUDA_CHECK(cudaMemcpyAsync(counts_.data(), b.expert_counts, counts_.size() * sizeof(int32_t),
-                             cudaMemcpyDeviceToHost, s));
-  stream_.synchronize();
-  offsets_[0] = 0;
-  for (int64_t e = 0; e < E; ++e) offsets_[static_cast<size_t>(e + 1)] = offsets_[static_cast<size_t>(e)] + counts_[static_cast<size_t>(e)];
-  copy_to_device(b.expert_offsets, offsets_.data(), offsets_.size() * sizeof(int64_t), s);
+  group_offsets(b.expert_counts, E, groups.tile_rows, b.expert_offsets, b.expert_tiles, s);
   moe_dispatch(b.topk_ids, slots, E, b.expert_offsets, b.expert_order, b.slot_pos, s);
   moe_gather(b.h, b.expert_order, slots, k, H, b.row_seq, b.expert_in, b.expert_row_seq, s);
-  for (int64_t e = 0; e < E; ++e) {
-    const int64_t o = offsets_[static_cast<size_t>(e)], n = counts_[static_cast<size_t>(e)];
-    if (n == 0) continue;
-    const DeviceExpert& x = w.experts[static_cast<size_t>(e)];
-    gemm.linear(b.expert_in + o * H, x.w_gate, static_cast<const bf16*>(nullptr), b.expert_gate + o * Fm, n, H, Fm, s);
-    gemm.linear(b.expert_in + o * H, x.w_up, static_cast<const bf16*>(nullptr), b.expert_up + o * Fm, n, H, Fm, s);
-  }
+
+  const int64_t stride = expert_stride(w);
+  const DeviceExpert& first = w.experts.front();
+  grouped_linear(b.expert_in, first.w_gate, stride, groups, H, Fm, b.expert_gate, s);
+  grouped_linear(b.expert_in, first.w_up, stride, groups, H, Fm, b.expert_up, s);
   swiglu(b.expert_gate, b.expert_up, b.expert_gate, slots * Fm, s);
-  for (int64_t e = 0; e < E; ++e) {
-    const int64_t o = offsets_[static_cast<size_t>(e)], n = counts_[static_cast<size_t>(e)];
-    if (n == 0) continue;
-    gemm.linear(b.expert_gate + o * Fm, w.experts[static_cast<size_t>(e)].w_down, static_cast<const float*>(nullptr),
-                b.expert_out + o * H, n, Fm, H, s);
-    epilogue(b.expert_out + o * H, n, b.expert_row_seq + o, static_cast<int32_t>(e));
+  grouped_linear(b.expert_gate, first.w_down, stride, groups, Fm, H, b.expert_out, s);
+  if (ablate && ablation->routed_experts()) {
+    ablation_apply_grouped(b.expert_out, slots, H, b.expert_row_seq, b.trial, ablation->trials(),
+                           static_cast<int32_t>(l), b.expert_offsets, E, ablation->expert_table(l), s);
   }
   moe_combine(b.expert_out, b.slot_pos, b.topk_w, T, k, H, b.y, s);
   if (m.shared_expert_intermediate_size > 0) {
     // expert_out is free again (stream order): the shared expert's output goes there.
     gated_mlp(b.h, w.shared.w_gate, w.shared.w_up, w.shared.w_down, T, m.shared_expert_intermediate_size,
               b.expert_out);
-    epilogue(b.expert_out, T, b.row_seq, DeviceAblation::kSharedExpert);
+    if (ablate) {
+      ablation_apply(b.expert_out, T, H, b.row_seq, b.trial, ablation->trials(),
+                     static_cast<int32_t>(engine::Component::mlp_down), static_cast<int32_t>(l),
+                     ablation->expert_vectors(l, DeviceAblation::kSharedExpert), s);
+    }
     add_gated(b.h, w.shared_expert_gate, b.expert_out, T, H, b.y, s);
   }
 }

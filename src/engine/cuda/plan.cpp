@@ -91,8 +91,9 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
     const int64_t E = m.num_experts, k = m.experts_per_token, Tk = T * m.experts_per_token;
     p.router = carve("router logits (T,E) f32", T * E * f4);
     p.topk = carve("top-k ids, weights (T,k)", T * k * 8);
-    p.expert_order = carve("slot order, positions, sequences (3,T*k), offsets (E+1) i64, counts (E) i32",
-                           (3 * Tk + E + 1) * 8 + E * 4);
+    p.expert_order = carve(
+        "slot order, positions, sequences (3,T*k), offsets (E+1) i64, counts (E), first tiles (E+1) i32",
+        (3 * Tk + E + 1) * 8 + (2 * E + 1) * 4);
     p.expert_in = carve("expert inputs by expert (T*k,H)", Tk * H * bf);
     p.expert_gate_up = carve("expert gate|up (T*k,2*Fm)", Tk * 2 * m.moe_intermediate_size * bf);
     p.expert_out = carve("expert outputs (T*k,H) f32", Tk * H * f4);

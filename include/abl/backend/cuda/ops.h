@@ -115,10 +115,10 @@ void kl_rows(const float* ref,  // (rows, V) log p
              double* out,       // (rows)
              int64_t rows, int64_t V, cudaStream_t s);
 
-// ---- mixture of experts (moe.cu), twins of abl::cpu's MoE ops. A layer runs: router_topk →
-// moe_expert_counts (copied to the host, which launches one GEMM per expert over its rows) →
-// moe_dispatch → moe_gather → the experts' GEMMs → moe_combine (+ add_gated for a shared expert).
-// Every step is deterministic: no atomics, the order of rows fixed by (token, slot).
+// ---- mixture of experts (moe.cu), twins of abl::cpu's MoE ops. A layer runs, all on the device:
+// router_topk → moe_expert_counts → group_offsets (grouped_gemm.h: the offsets and row tiles) →
+// moe_dispatch → moe_gather → the experts as grouped_linear GEMMs → moe_combine (+ add_gated for a
+// shared expert). Every step is deterministic: no atomics, the order of rows fixed by (token, slot).
 
 // Per token: softmax of logits(t, E) in fp32, the k largest probabilities in descending order (the
 // lower expert id first on equal values) into ids(t, k), their probabilities into weights(t, k),
@@ -131,8 +131,8 @@ void router_topk(const float* logits,  // (T, E) f32
 // counts(E) = how many of the T·k slots chose each expert.
 void moe_expert_counts(const int32_t* ids, int64_t slots, int64_t E, int32_t* counts, cudaStream_t s);
 // The slots sorted by expert, in slot order within an expert: order(slots) holds slot indices
-// (t·k + j), expert e's from offsets[e] (offsets(E+1), the exclusive scan of the counts, uploaded by
-// the caller); slot_pos(slots) is the inverse (where each slot's row lands).
+// (t·k + j), expert e's from offsets[e] (offsets(E+1), the exclusive scan of the counts:
+// group_offsets); slot_pos(slots) is the inverse (where each slot's row lands).
 void moe_dispatch(const int32_t* ids, int64_t slots, int64_t E, const int64_t* offsets, int64_t* order,
                   int64_t* slot_pos, cudaStream_t s);
 // The rows in expert order: out(i) = h(order[i] / k) (bf16), and row_seq_out(i) = row_seq(order[i] / k)

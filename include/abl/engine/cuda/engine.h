@@ -134,8 +134,6 @@ class CudaEngine {
   std::unique_ptr<Gemm> gemm_;
   AttnBounds bounds_;  // of the batch in flight
   bool graphs_on_ = true;
-  std::vector<int32_t> counts_;   // MoE: tokens per expert of the layer in progress (host)
-  std::vector<int64_t> offsets_;  // (E+1) their exclusive scan
   std::unique_ptr<DecodeGraphs> graphs_;  // destroyed before the buffers they launch into
 };
 

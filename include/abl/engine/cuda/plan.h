@@ -37,7 +37,7 @@ struct CudaEnginePlan {
   Slice rows, last, logits, next_ids, kl_ref, kl;
   // MoE layers (empty for dense models; docs/families.md §5, the grouped-GEMM design): router
   // logits (T,E) f32, top-k ids and weights (T,k), the slots sorted by expert (their order, each
-  // slot's position, each row's sequence, the experts' offsets and counts), the tokens in that order
+  // slot's position, each row's sequence, the experts' offsets, counts and first row tiles), the tokens in that order
   // (T·k,H), their experts' gate and up (T·k,2Fm) and down outputs (T·k,H) f32.
   Slice router, topk, expert_order, expert_in, expert_gate_up, expert_out;
   Slice captures;        // (B, L+1, H) f32

@@ -252,9 +252,7 @@ GTEST_ALLOW_UNINSTANTIATED_PARAMETERIZED_TEST(CudaEngineGolden);
 // (5) The ablation epilogue: several trials in one batch (global and per-layer directions, all
 // three row normalisations, a trial that ablates nothing, un-ablated sequences) against the CPU
 // engine with engine::AblationEpilogue, from a TrialTable and from a direct trial list.
-TEST(CudaEngine, AblationMatchesCpuOnOrganism) {
-  ABL_REQUIRE_GPU();
-  const std::string dir = fixture_dir() + "/organism";
+static void expect_ablation_matches_cpu(const std::string& dir) {
   const auto prompts = golden_prompts(dir);
   const int64_t total = total_tokens(prompts);
   Twin tw(dir, {total, 16}, total);
@@ -277,7 +275,8 @@ TEST(CudaEngine, AblationMatchesCpuOnOrganism) {
 
   auto check = [&](const std::vector<std::vector<float>>& directions,
                    const std::vector<engine::TrialAblation>& trials, const cuda::DeviceAblation& dab,
-                   const std::vector<int32_t>& ids, const std::string& what) {
+                   const std::vector<int32_t>& ids, const std::string& check_name) {
+    const std::string what = fs::path(dir).filename().string() + ": " + check_name;
     const engine::Batch b = packed_prefill(prompts, ids);
     engine::AblationEpilogue ep(spec, directions, trials);
     auto [c, g] = tw.run(b, &ep, &dab);
@@ -311,5 +310,23 @@ TEST(CudaEngine, AblationMatchesCpuOnOrganism) {
   mixed[2].lambda[1][0] = 0.0f;
   const cuda::DeviceAblation dab(*tw.dev, table.directions, mixed, tw.gpu->stream());
   check(table.directions, mixed, dab, {0, 1, 2, 3, -1, 2, 1, 0}, "ablation (none/pre/full mixed)");
+  if (spec.num_experts > 0) {
+    // Heretic's reach: attention and the shared expert only, the routed experts left as they are.
+    for (auto& t : mixed) t.routed_experts = false;
+    const cuda::DeviceAblation shared_only(*tw.dev, table.directions, mixed, tw.gpu->stream());
+    check(table.directions, mixed, shared_only, {0, 1, 2, 3, -1, 2, 1, 0}, "ablation without the routed experts");
+  }
+}
+
+TEST(CudaEngine, AblationMatchesCpuOnOrganism) {
+  ABL_REQUIRE_GPU();
+  expect_ablation_matches_cpu(fixture_dir() + "/organism");
+}
+
+// Every routed expert's down projection (grouped, each with its own row norms) and the shared
+// expert's. The fixtures' routing gaps are ≥ 1e-3 in fp32, so a mismatch is first a routing question.
+TEST(CudaEngine, AblationMatchesCpuOnMoe) {
+  ABL_REQUIRE_GPU();
+  for (const char* name : {"qwen2-moe-shared", "qwen3-moe"}) expect_ablation_matches_cpu(fixture_dir() + "/golden/" + name);
 }
 

@@ -17,9 +17,8 @@ namespace {
 // padded by hand to the graph's bucket (dummy sequences on a spare row), and through the decode
 // graph. The real sequences see the same kernels at the same shapes, so their greedy ids must be
 // bit-identical; the first step of the bucket runs eagerly, the second is captured, the rest replay.
-void expect_graph_steps_equal_eager(const cuda::DeviceAblation* ablation, const std::vector<int32_t>& trial_of,
-                                    const std::string& what) {
-  const std::string dir = fixture_dir() + "/organism";
+void expect_graph_steps_equal_eager(const std::string& dir, const cuda::DeviceAblation* ablation,
+                                    const std::vector<int32_t>& trial_of, const std::string& what) {
   std::vector<std::vector<int32_t>> prompts = golden_prompts(dir);
   if (prompts.size() > 5) prompts.resize(5);
   const int64_t P = static_cast<int64_t>(prompts.size()), max_new = 12;
@@ -72,14 +71,8 @@ void expect_graph_steps_equal_eager(const cuda::DeviceAblation* ablation, const 
 
 }  // namespace
 
-TEST(CudaEngine, DecodeGraphEqualsEagerSteps) {
-  ABL_REQUIRE_GPU();
-  expect_graph_steps_equal_eager(nullptr, {-1}, "unablated");
-}
-
-TEST(CudaEngine, DecodeGraphEqualsEagerStepsWithAblation) {
-  ABL_REQUIRE_GPU();
-  const std::string dir = fixture_dir() + "/organism";
+// The ablation of two_trial_table on `dir`'s weights, checked through decode graphs.
+void expect_ablated_graph_steps_equal_eager(const std::string& dir) {
   const model::ModelSpec spec = model::load_model_spec(dir);
   auto host = engine::HostWeights::load(dir);
   cuda::Stream s;
@@ -89,7 +82,29 @@ TEST(CudaEngine, DecodeGraphEqualsEagerStepsWithAblation) {
   // test's own Twin uploads the weights again.
   const cuda::DeviceAblation dab(dev, table, s.get());
   s.synchronize();
-  expect_graph_steps_equal_eager(&dab, {0, 1, -1}, "ablated");
+  expect_graph_steps_equal_eager(dir, &dab, {0, 1, -1}, "ablated " + dir);
+}
+
+TEST(CudaEngine, DecodeGraphEqualsEagerSteps) {
+  ABL_REQUIRE_GPU();
+  expect_graph_steps_equal_eager(fixture_dir() + "/organism", nullptr, {-1}, "unablated");
+}
+
+TEST(CudaEngine, DecodeGraphEqualsEagerStepsWithAblation) {
+  ABL_REQUIRE_GPU();
+  expect_ablated_graph_steps_equal_eager(fixture_dir() + "/organism");
+}
+
+// MoE layers route, sort and run their experts on the device, so their decode steps are graphs too:
+// Qwen2-MoE (shared expert, a dense layer among the MoE ones) and Qwen3-MoE (top-3 of 8), with the
+// routed and shared experts ablated.
+TEST(CudaEngine, DecodeGraphEqualsEagerStepsOnMoe) {
+  ABL_REQUIRE_GPU();
+  for (const char* name : {"qwen2-moe-shared", "qwen3-moe", "mixtral-moe"}) {
+    const std::string dir = fixture_dir() + "/golden/" + name;
+    expect_graph_steps_equal_eager(dir, nullptr, {-1}, std::string(name) + " unablated");
+    expect_ablated_graph_steps_equal_eager(dir);
+  }
 }
 
 // generate() over DevicePass (what the app's CUDA backend runs) against generate() over the CPU
