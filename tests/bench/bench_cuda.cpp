@@ -376,6 +376,10 @@ int main() {
     bench_attention(dev, first->spec, first->name, s);
     // 5.
     bench_workflow(*first);
+    // 6. (the experts of the two MoE presets people abliterate at this size)
+    for (const std::string& preset : {std::string("qwen3-30b-a3b"), std::string("mixtral-8x7b")}) {
+      bench_moe(dev, preset, model::synthetic_model_spec(preset), s);
+    }
   } catch (const std::exception& e) {
     std::fprintf(stderr, "bench_cuda: %s\n", e.what());
     return 1;

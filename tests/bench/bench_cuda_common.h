@@ -281,5 +281,6 @@ inline double kv_row_bytes(const model::ModelSpec& m) {
 // bench_cuda_kernels.cpp: 3. our GEMM calls against the best cuBLASLt algorithm; 4. attention.
 void bench_gemm(const Device& dev, const std::string& model_name, const model::ModelSpec& m, cudaStream_t s);
 void bench_attention(const Device& dev, const model::ModelSpec& m, const std::string& model_name, cudaStream_t s);
+void bench_moe(const Device& dev, const std::string& model_name, const model::ModelSpec& m, cudaStream_t s);
 
 }  // namespace abl::bench_cuda

@@ -1,6 +1,9 @@
-// GPU figures 3 and 4 of `make bench` (bench_cuda.cpp prints them): our GEMM calls against the best
-// cuBLASLt algorithm at the model's shapes, and attention throughput.
+// GPU figures 3, 4 and 6 of `make bench` (bench_cuda.cpp prints them): our GEMM calls against the
+// best cuBLASLt algorithm at the model's shapes, attention throughput, and the MoE experts as grouped
+// GEMMs against one cuBLASLt call per expert.
 #include "bench_cuda_common.h"
+
+#include "abl/backend/cuda/grouped_gemm.h"
 
 namespace abl::bench_cuda {
 
@@ -214,6 +217,97 @@ void bench_attention(const Device& dev, const model::ModelSpec& m, const std::st
         .num("ms", ms)
         .num(decode ? "kv_tbs" : "tflops", rate)
         .num(decode ? "pct_hbm" : "pct_peak", p)
+        .print();
+  }
+}
+
+// ---- 6. MoE experts: grouped GEMMs vs one cuBLASLt call per expert ----------------------------
+
+// One MoE layer's experts (gate, up, down; no router, no activation) over T tokens routed uniformly
+// at random: the grouped GEMMs the engine runs (three launches, sizes on the device, timed as a
+// graph) against the per-expert cuBLASLt calls it ran before (3 per active expert with the sizes on
+// the host, timed eagerly as the engine launched them, host-side call cost included).
+void bench_moe(const Device& dev, const std::string& model_name, const model::ModelSpec& m, cudaStream_t s) {
+  const int64_t H = m.hidden_size, E = m.num_experts, k = m.experts_per_token, Fm = m.moe_intermediate_size;
+  const int64_t per = Fm * H;  // elements of one expert tensor (Fm·H is a multiple of 128: no padding)
+  const int64_t stride = 3 * per;
+  cuda::DeviceBuffer w(static_cast<size_t>(E * stride) * sizeof(bf16));
+  fill_device_bf16(w.as<bf16>(), E * stride, 0.02, 61, s);
+  const bf16* gate = w.as<bf16>();
+  const bf16* up = gate + per;
+  const bf16* down = gate + 2 * per;
+  cuda::Gemm gemm;
+  for (const int64_t T : {int64_t{64}, int64_t{512}, int64_t{4096}}) {
+    const int64_t rows = T * k;
+    std::vector<int32_t> counts(static_cast<size_t>(E), 0);
+    uint64_t state = 99 + static_cast<uint64_t>(T);
+    for (int64_t t = 0; t < T; ++t) {  // k distinct experts per token
+      std::vector<int64_t> chosen;
+      while (static_cast<int64_t>(chosen.size()) < k) {
+        state = splitmix64(state);
+        const auto e = static_cast<int64_t>(state % static_cast<uint64_t>(E));
+        if (std::find(chosen.begin(), chosen.end(), e) == chosen.end()) chosen.push_back(e);
+      }
+      for (int64_t e : chosen) ++counts[static_cast<size_t>(e)];
+    }
+    std::vector<int64_t> offsets(static_cast<size_t>(E + 1), 0);
+    int64_t active = 0;
+    for (int64_t e = 0; e < E; ++e) {
+      offsets[static_cast<size_t>(e + 1)] = offsets[static_cast<size_t>(e)] + counts[static_cast<size_t>(e)];
+      active += counts[static_cast<size_t>(e)] > 0 ? 1 : 0;
+    }
+    const int64_t tile_rows = cuda::grouped_tile_rows(rows, E);
+    cuda::DeviceBuffer dcounts(static_cast<size_t>(E) * sizeof(int32_t));
+    cuda::copy_to_device(dcounts.get(), counts.data(), dcounts.bytes(), s);
+    cuda::DeviceBuffer doff(static_cast<size_t>(E + 1) * sizeof(int64_t)), dtiles(static_cast<size_t>(E + 1) * 4);
+    cuda::group_offsets(dcounts.as<int32_t>(), E, tile_rows, doff.as<int64_t>(), dtiles.as<int32_t>(), s);
+    const cuda::RowGroups groups{doff.as<int64_t>(), dtiles.as<int32_t>(), E, rows, tile_rows};
+    cuda::DeviceBuffer x(static_cast<size_t>(rows * H) * sizeof(bf16)), g(static_cast<size_t>(rows * Fm) * sizeof(bf16));
+    cuda::DeviceBuffer u(g.bytes()), y(static_cast<size_t>(rows * H) * sizeof(float));
+    fill_device_bf16(x.as<bf16>(), rows * H, 1.0, 63, s);
+    fill_device_bf16(g.as<bf16>(), rows * Fm, 1.0, 65, s);
+
+    auto grouped = [&](int) {
+      cuda::grouped_linear(x.as<bf16>(), gate, stride, groups, H, Fm, g.as<bf16>(), s);
+      cuda::grouped_linear(x.as<bf16>(), up, stride, groups, H, Fm, u.as<bf16>(), s);
+      cuda::grouped_linear(g.as<bf16>(), down, stride, groups, Fm, H, y.as<float>(), s);
+    };
+    auto per_expert = [&] {
+      for (int64_t e = 0; e < E; ++e) {
+        const int64_t o = offsets[static_cast<size_t>(e)], n = counts[static_cast<size_t>(e)];
+        if (n == 0) continue;
+        const bf16* we = gate + e * stride;
+        gemm.linear(x.as<bf16>() + o * H, we, static_cast<const bf16*>(nullptr), g.as<bf16>() + o * Fm, n, H, Fm, s);
+        gemm.linear(x.as<bf16>() + o * H, we + per, static_cast<const bf16*>(nullptr), u.as<bf16>() + o * Fm, n, H, Fm,
+                    s);
+        gemm.linear(g.as<bf16>() + o * Fm, we + 2 * per, static_cast<const float*>(nullptr), y.as<float>() + o * H, n,
+                    Fm, H, s);
+      }
+    };
+    grouped(0);
+    const double grouped_ms = graph_ms_per_call(s, 1, 10, grouped);
+    const double per_expert_ms = time_ms(s, 2, 10, per_expert);
+    const double flops = 2.0 * static_cast<double>(rows) * 3.0 * static_cast<double>(per);
+    const double bytes = static_cast<double>(active) * 3.0 * static_cast<double>(per) * sizeof(bf16);
+    const double tflops = flops / (grouped_ms * 1e-3) / 1e12, tbs = bytes / (grouped_ms * 1e-3) / 1e12;
+    std::printf("moe      %-13s T=%4lld (%5lld rows, %3lld of %3lld experts, tiles of %2lld): grouped %8.1f us "
+                "%6.1f TFLOP/s%s %5.2f TB/s of expert weights%s; per-expert cuBLASLt %8.1f us; grouped/per-expert "
+                "speed %5.2fx\n",
+                model_name.c_str(), static_cast<long long>(T), static_cast<long long>(rows),
+                static_cast<long long>(active), static_cast<long long>(E), static_cast<long long>(tile_rows),
+                grouped_ms * 1e3, tflops, pct_text(pct(tflops, dev.peak_tflops), "peak").c_str(), tbs,
+                pct_text(pct(tbs, dev.hbm_tbs), "HBM").c_str(), per_expert_ms * 1e3, per_expert_ms / grouped_ms);
+    Json("moe")
+        .str("model", model_name)
+        .integer("tokens", T)
+        .integer("rows", rows)
+        .integer("active_experts", active)
+        .integer("tile_rows", tile_rows)
+        .num("grouped_us", grouped_ms * 1e3)
+        .num("grouped_tflops", tflops)
+        .num("grouped_weight_tbs", tbs)
+        .num("per_expert_us", per_expert_ms * 1e3)
+        .num("speedup_vs_per_expert", per_expert_ms / grouped_ms)
         .print();
   }
 }
