@@ -176,6 +176,7 @@ void phase_baseline(Session& ses) {
   w.commit();
   log::info("baseline: {}/{} evaluation prompts refused, {} KL prompts, in {:.1f} s -> {}", r.refusals,
             eval_prompts.size(), kl_prompts.size(), secs, path);
+  ses.log_device_memory("baseline");
   if (ses.is_root() && !r.responses.empty()) {
     log::info("baseline: first response: {} -> {}", r.prompts[0], r.responses[0]);
   }

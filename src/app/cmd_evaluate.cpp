@@ -133,6 +133,7 @@ int evaluate_model(const po::variables_map& vm) {
   w.write_refusals(static_cast<int64_t>(r.first), r.prompts, r.responses, r.refused);
   w.commit();
   log::info("evaluate: {} in {:.1f} s -> {}", model, secs, path);
+  ses.log_device_memory("evaluate");
   if (ses.is_root()) {
     std::printf("model:       %s\nbase:        %s\nrefusals:    %lld/%zu\nKL divergence: %.6g\n", model.c_str(),
                 base.c_str(), static_cast<long long>(r.refusals), eval_prompts.size(), kl_mean);

@@ -117,6 +117,7 @@ void phase_residuals(Session& ses) {
   w.commit();
   log::info("residuals: {} prompts, {} tokens in {:.2f} s ({:.0f} tokens/s) -> {}",
             sets[0].prompts.size() + sets[1].prompts.size(), tokens, secs, secs > 0 ? tokens / secs : 0.0, path);
+  ses.log_device_memory("residuals");
 }
 
 namespace {

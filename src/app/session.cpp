@@ -144,6 +144,15 @@ std::vector<int32_t> Session::encode_prompt(const std::string& user) {
   return tok_->encode(tmpl_->render(system_, user, response_prefix()), false);
 }
 
+void Session::log_device_memory(const char* phase) {
+  Backend::DeviceMemory m;
+  if (!backend_ || !backend_->take_device_memory(&m)) return;
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  log::info("{}: GPU memory of this rank: peak {:.2f} GiB in the engine's buffers (now {:.2f}); the device has {:.2f} of "
+            "{:.2f} GiB in use", phase, static_cast<double>(m.peak) / kGiB, static_cast<double>(m.held) / kGiB,
+            static_cast<double>(m.device_used) / kGiB, static_cast<double>(m.device_total) / kGiB);
+}
+
 Backend& Session::backend() {
   if (!backend_) {
     ABL_CHECK(!model_.empty(), "this phase needs --model");

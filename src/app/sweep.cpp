@@ -358,6 +358,7 @@ void Sweep::finish(double secs) {
     print_report(io::schema::read_trials(tpath_), std::cout);
     return true;
   });
+  ses_.log_device_memory("sweep");
 }
 
 SweepEnd phase_sweep(Session& s) { return Sweep(s).run(); }

@@ -62,6 +62,10 @@ class Session {
   // `longest` tokens, with the backend's current ablation (AblationScope). A prompt plus its
   // response beyond the model's max_position_embeddings is an error.
   engine::ForwardPass& pass(int64_t longest, int64_t max_new);
+  // Logs `phase`'s GPU memory of this rank (peak and current bytes of the engine's buffers, the
+  // device's use) and restarts the peak for the next phase; nothing on the CPU backend or before
+  // the engine is loaded. Local: no collective.
+  void log_device_memory(const char* phase);
 
   // The model's fingerprint (run_folder.h), computed once by rank 0 and broadcast.
   const std::string& model_fingerprint();

@@ -28,6 +28,14 @@ class Backend {
   // current ablation and KL reference. Valid until the next call of pass(), set_ablation() or
   // set_kl_reference().
   virtual ForwardPass& pass(int64_t cache_rows) = 0;
+
+  // GPU memory of this process for the phase logs: the most the engine's device buffers held since
+  // the last call (the peak then restarts), what they hold now, and the device's own count of bytes
+  // in use (every process and library on it). False on the CPU.
+  struct DeviceMemory {
+    int64_t peak = 0, held = 0, device_used = 0, device_total = 0;
+  };
+  virtual bool take_device_memory(DeviceMemory* /*out*/) { return false; }
 };
 
 // Clears the backend's ablation when it leaves scope (the phases that follow run unablated).

@@ -2,23 +2,46 @@
 // unwinding, when the job is already ending with the first error's message.
 #include "abl/backend/cuda/memory.h"
 
+#include <atomic>
 #include <utility>
 
 #include "abl/backend/cuda/check.h"
 
 namespace abl::cuda {
+namespace {
+
+std::atomic<int64_t> g_held{0}, g_peak{0};
+
+void count_alloc(size_t bytes) {
+  const int64_t now = g_held.fetch_add(static_cast<int64_t>(bytes)) + static_cast<int64_t>(bytes);
+  int64_t peak = g_peak.load();
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
+  }
+}
+
+void release(void* ptr, size_t bytes) {
+  if (!ptr) return;
+  cudaFree(ptr);
+  g_held.fetch_sub(static_cast<int64_t>(bytes));
+}
+
+}  // namespace
+
+DeviceMemoryUse device_memory_use() { return {g_held.load(), g_peak.load()}; }
+void reset_device_memory_peak() { g_peak.store(g_held.load()); }
 
 DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
-  if (bytes > 0) CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+  if (bytes > 0) {
+    CUDA_CHECK(cudaMalloc(&ptr_, bytes));
+    count_alloc(bytes);
+  }
 }
-DeviceBuffer::~DeviceBuffer() {
-  if (ptr_) cudaFree(ptr_);
-}
+DeviceBuffer::~DeviceBuffer() { release(ptr_, bytes_); }
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept
     : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
 DeviceBuffer& DeviceBuffer::operator=(DeviceBuffer&& o) noexcept {
   if (this != &o) {
-    if (ptr_) cudaFree(ptr_);
+    release(ptr_, bytes_);
     ptr_ = std::exchange(o.ptr_, nullptr);
     bytes_ = std::exchange(o.bytes_, 0);
   }

@@ -29,6 +29,15 @@ CudaBackend::CudaBackend(std::unique_ptr<DeviceWeightSource> weights, engine::Li
   engine_ = std::make_unique<CudaEngine>(*weights_, limits);
 }
 
+bool CudaBackend::take_device_memory(DeviceMemory* out) {
+  const DeviceMemoryUse use = device_memory_use();
+  size_t free = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  *out = {use.peak, use.current, static_cast<int64_t>(total - free), static_cast<int64_t>(total)};
+  reset_device_memory_peak();
+  return true;
+}
+
 void CudaBackend::set_ablation(const engine::AblationTable* table) {
   pass_.reset();
   ablation_.reset();

@@ -9,6 +9,16 @@
 
 namespace abl::cuda {
 
+// Bytes of device memory this process holds in DeviceBuffers now, and the most it held since the
+// last reset_device_memory_peak() (what the phase logs report next to `abliterate plan`). Memory that
+// cuBLASLt, NCCL or the CUDA context allocate for themselves is not in it.
+struct DeviceMemoryUse {
+  int64_t current = 0;
+  int64_t peak = 0;
+};
+DeviceMemoryUse device_memory_use();
+void reset_device_memory_peak();  // the peak restarts from the current bytes
+
 // Device memory of a fixed size; moves, never copies.
 class DeviceBuffer {
  public:

@@ -25,6 +25,7 @@ class CudaBackend : public engine::Backend {
   void set_ablation(const engine::AblationTable* table) override;
   void set_kl_reference(const float* logprobs, int64_t rows) override;
   engine::ForwardPass& pass(int64_t cache_rows) override;
+  bool take_device_memory(DeviceMemory* out) override;
   const CudaEngine& engine() const { return *engine_; }
   const DeviceWeightSource& weights() const { return *weights_; }
 
