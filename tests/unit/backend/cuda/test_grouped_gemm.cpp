@@ -168,13 +168,15 @@ TEST(GroupedGemm, MatchesDoublePrecisionPerGroup) {
     const cuda::RowGroups groups{doff.as<int64_t>(), dtiles.as<int32_t>(), G, rows, c.tile_rows};
     std::vector<float> want_f(want.begin(), want.end());
 
-    cuda::DeviceBuffer y32(static_cast<size_t>(rows * c.out) * sizeof(float));
+    // NaN first: a row or column no tile writes shows as a mismatch.
+    const std::vector<float> nan_fill(static_cast<size_t>(rows * c.out), std::nanf(""));
+    auto y32 = upload(nan_fill, st.get());
     cuda::grouped_linear(dx.as<__nv_bfloat16>(), dw.as<__nv_bfloat16>(), stride, groups, c.in, c.out,
                          y32.as<float>(), st.get());
     // bf16 products are exact in fp32: only the order of the fp32 sums differs.
     expect_close(download<float>(y32, want_f.size(), st.get()), want_f, 1e-5 * scale, 1e-5, c.name + " (fp32 out)");
 
-    cuda::DeviceBuffer y16(static_cast<size_t>(rows * c.out) * sizeof(__nv_bfloat16));
+    auto y16 = upload(to_bf16(nan_fill), st.get());
     cuda::grouped_linear(dx.as<__nv_bfloat16>(), dw.as<__nv_bfloat16>(), stride, groups, c.in, c.out,
                          y16.as<__nv_bfloat16>(), st.get());
     // One rounding to bf16 (2⁻⁸ relative) on top.
@@ -185,7 +187,7 @@ TEST(GroupedGemm, MatchesDoublePrecisionPerGroup) {
 
 // The offsets and tiles come from the device scan, as in the engine: counts → group_offsets →
 // grouped_linear, with more tiles in the grid than the split needs (blocks past the last tile
-// return) and the output rows of every group written exactly once.
+// return) and every output row of every group written (the buffer starts as NaN).
 TEST(GroupedGemm, RunsFromTheDeviceScan) {
   ABL_REQUIRE_GPU();
   cuda::Stream st;

@@ -69,8 +69,6 @@ void expect_graph_steps_equal_eager(const std::string& dir, const cuda::DeviceAb
   EXPECT_EQ(gpu.graphs().replays() - replays0, max_new - 2) << what;
 }
 
-}  // namespace
-
 // The ablation of two_trial_table on `dir`'s weights, checked through decode graphs.
 void expect_ablated_graph_steps_equal_eager(const std::string& dir) {
   const model::ModelSpec spec = model::load_model_spec(dir);
@@ -85,6 +83,8 @@ void expect_ablated_graph_steps_equal_eager(const std::string& dir) {
   expect_graph_steps_equal_eager(dir, &dab, {0, 1, -1}, "ablated " + dir);
 }
 
+}  // namespace
+
 TEST(CudaEngine, DecodeGraphEqualsEagerSteps) {
   ABL_REQUIRE_GPU();
   expect_graph_steps_equal_eager(fixture_dir() + "/organism", nullptr, {-1}, "unablated");
@@ -96,8 +96,9 @@ TEST(CudaEngine, DecodeGraphEqualsEagerStepsWithAblation) {
 }
 
 // MoE layers route, sort and run their experts on the device, so their decode steps are graphs too:
-// Qwen2-MoE (shared expert, a dense layer among the MoE ones) and Qwen3-MoE (top-3 of 8), with the
-// routed and shared experts ablated.
+// Qwen2-MoE (shared expert, a dense layer among the MoE ones), Qwen3-MoE (top-3 of 8) and Mixtral,
+// with the routed and shared experts ablated. (The graph against eager steps of the same engine: the
+// grouped path's correctness is CudaEngineGolden's and AblationMatchesCpuOnMoe's.)
 TEST(CudaEngine, DecodeGraphEqualsEagerStepsOnMoe) {
   ABL_REQUIRE_GPU();
   for (const char* name : {"qwen2-moe-shared", "qwen3-moe", "mixtral-moe"}) {
