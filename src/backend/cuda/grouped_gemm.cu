@@ -1,8 +1,8 @@
 // Grouped linear layers (grouped_gemm.h). A block of four warps computes a tile of `BM` rows of one
 // group by 64 output columns: both operands are K-contiguous (x rows and the rows of W_g), so each
 // K step of 32 copies a (BM × 32) slice of x and a (64 × 32) slice of W_g into shared memory with
-// asynchronous copies (two stages: the next slice loads while the tensor cores work on this one;
-// rows past the group, columns past `out` and K past `in` are zero-filled), and the warps multiply
+// asynchronous copies (three stages: the next two slices load while the tensor cores work on this
+// one; rows past the group, columns past `out` and K past `in` are zero-filled), and the warps multiply
 // them with 16×16×16 bf16 WMMA fragments into fp32 accumulators. The accumulators go through
 // shared memory so the stores to y are coalesced and bounded by the group's rows.
 #include <cuda_bf16.h>
@@ -27,6 +27,7 @@ constexpr int kBK = 32;        // K per stage
 constexpr int kLds = kBK + 8;  // shared row pitch (bf16): 80 bytes, a multiple of 16, off the bank period
 constexpr int kLdc = kBN + 4;  // fp32 staging pitch
 constexpr int kChunk = 8;      // bf16 per 16-byte copy
+constexpr int kStages = 3;     // K slices in shared memory: two load while the third is multiplied
 
 // One 16-byte asynchronous copy global → shared; `bytes` (0 or 16) are read, the rest zero-filled.
 __device__ __forceinline__ void copy16_async(void* smem, const void* gmem, int bytes) {
@@ -65,7 +66,7 @@ struct TileShape {
   static constexpr int kFragsM = BM / kWarpsM / 16;
   static constexpr int kFragsN = kBN / kWarpsN / 16;
   static constexpr int kStageElems = (BM + kBN) * kLds;  // x slice, then W slice
-  static constexpr int kOperandBytes = 2 * kStageElems * 2;
+  static constexpr int kOperandBytes = kStages * kStageElems * 2;
   static constexpr int kStagingBytes = BM * kLdc * 4;
   static constexpr int kSmemBytes = kOperandBytes > kStagingBytes ? kOperandBytes : kStagingBytes;
 };
@@ -116,17 +117,27 @@ __global__ void __launch_bounds__(kThreads)
     for (auto& f : row) wmma::fill_fragment(f, 0.0f);
   }
 
+  // kStages slices in flight: stage s is waited for, then the slice kStages − 1 ahead goes into the
+  // buffer stage s − 1 used (every warp passed this barrier, so none still reads it), then stage s
+  // is multiplied. Empty groups past the last slice keep the group count per iteration at one.
   const int steps = (in + kBK - 1) / kBK;
-  load(0, 0);
-  for (int s = 0; s < steps; ++s) {
-    if (s + 1 < steps) {
-      load((s + 1) & 1, (s + 1) * kBK);
+  for (int p = 0; p < kStages - 1; ++p) {
+    if (p < steps) {
+      load(p, p * kBK);
     } else {
-      copy_commit();  // an empty group keeps "all but the newest group" meaning "stage s"
+      copy_commit();
     }
-    copy_wait<1>();
+  }
+  for (int s = 0; s < steps; ++s) {
+    copy_wait<kStages - 2>();
     __syncthreads();
-    const bf16* xs = stage_base + (s & 1) * Shape::kStageElems;
+    const int ahead = s + kStages - 1;
+    if (ahead < steps) {
+      load(ahead % kStages, ahead * kBK);
+    } else {
+      copy_commit();
+    }
+    const bf16* xs = stage_base + (s % kStages) * Shape::kStageElems;
     const bf16* ws = xs + BM * kLds;
     for (int kk = 0; kk < kBK; kk += 16) {
       wmma::fragment<wmma::matrix_a, 16, 16, 16, bf16, wmma::row_major> a[Shape::kFragsM];
@@ -142,9 +153,9 @@ __global__ void __launch_bounds__(kThreads)
         for (int j = 0; j < Shape::kFragsN; ++j) wmma::mma_sync(acc[i][j], a[i], b[j], acc[i][j]);
       }
     }
-    __syncthreads();  // every warp is done with stage s before it is refilled
   }
-  copy_wait<0>();
+  copy_wait<0>();    // only empty groups are left
+  __syncthreads();   // every warp is done with the stages before the staging below overwrites them
 
   // The accumulators through shared memory (the operand stages are free now), then bounded,
   // coalesced stores.
