@@ -174,6 +174,18 @@ __global__ void __launch_bounds__(kThreads)
 #endif
 }
 
+// Inclusive scans of (rows, tiles) across the lanes of a warp.
+__device__ __forceinline__ void warp_inclusive_scan(int64_t& rows, int32_t& tiles, int lane) {
+  for (int o = 1; o < detail::kWarp; o *= 2) {
+    const int64_t r = __shfl_up_sync(0xffffffffu, rows, o);
+    const int32_t t = __shfl_up_sync(0xffffffffu, tiles, o);
+    if (lane >= o) {
+      rows += r;
+      tiles += t;
+    }
+  }
+}
+
 // Exclusive scans of the counts and of their row tiles, one thread per group: warp scans, then a
 // scan of the warp totals.
 __global__ void group_offsets_kernel(const int32_t* __restrict__ counts, int groups, int tile_rows,
@@ -184,14 +196,7 @@ __global__ void group_offsets_kernel(const int32_t* __restrict__ counts, int gro
   const int warps = static_cast<int>(blockDim.x) / detail::kWarp;
   int64_t r = g < groups ? counts[g] : 0;
   int32_t t = static_cast<int32_t>((r + tile_rows - 1) / tile_rows);
-  for (int o = 1; o < detail::kWarp; o *= 2) {
-    const int64_t rr = __shfl_up_sync(0xffffffffu, r, o);
-    const int32_t tt = __shfl_up_sync(0xffffffffu, t, o);
-    if (lane >= o) {
-      r += rr;
-      t += tt;
-    }
-  }
+  warp_inclusive_scan(r, t, lane);
   if (lane == detail::kWarp - 1) {
     warp_rows[warp] = r;
     warp_tiles[warp] = t;
@@ -200,14 +205,7 @@ __global__ void group_offsets_kernel(const int32_t* __restrict__ counts, int gro
   if (warp == 0) {
     int64_t wr = lane < warps ? warp_rows[lane] : 0;
     int32_t wt = lane < warps ? warp_tiles[lane] : 0;
-    for (int o = 1; o < detail::kWarp; o *= 2) {
-      const int64_t rr = __shfl_up_sync(0xffffffffu, wr, o);
-      const int32_t tt = __shfl_up_sync(0xffffffffu, wt, o);
-      if (lane >= o) {
-        wr += rr;
-        wt += tt;
-      }
-    }
+    warp_inclusive_scan(wr, wt, lane);
     warp_rows[lane] = wr;
     warp_tiles[lane] = wt;
   }
