@@ -1,14 +1,18 @@
 // run.json (provenance.h): the record of what produced a run folder, and --rerun.
 #include "abl/app/provenance.h"
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <thread>
 
 #include "abl/app/command_line.h"
 #include "abl/app/driver_options.h"
@@ -241,8 +245,59 @@ std::string input_differences(const Json& recorded, const Json& now) {
   return out;
 }
 
+// This process's name on the cluster: what its record carries, so the process finds its own record
+// again among those of other processes writing to the same folder (the slices of one sweep).
+std::string process_name() {
+  char host[256] = {};
+  if (gethostname(host, sizeof host - 1) != 0) host[0] = '\0';
+  return fmt::format("{}:{}", host[0] ? host : "unknown-host", static_cast<long>(getpid()));
+}
+
+// Serialises the read-modify-write of a run record between processes (the slices of a sweep start
+// at once in one folder): an exclusive POSIX lock on `.run.json.lock` beside it (left in place: an
+// empty file), which the kernel drops when
+// the process ends, so no lock outlives a crash. Waits up to two minutes, then fails naming the
+// file; on a file system without POSIX locks it warns once and goes on unlocked.
+class RecordLock {
+ public:
+  explicit RecordLock(const std::string& record)
+      : path_((fs::path(record).parent_path() / ("." + fs::path(record).filename().string() + ".lock")).string()) {
+    fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    ABL_CHECK(fd_ >= 0, "cannot open {}: {}", path_, std::strerror(errno));
+    struct flock fl {};
+    fl.l_type = F_WRLCK;
+    fl.l_whence = SEEK_SET;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (::fcntl(fd_, F_SETLK, &fl) != 0) {
+      const int err = errno;
+      if (err != EACCES && err != EAGAIN && err != EINTR) {
+        static bool warned = false;
+        if (!warned) log::warn("{}: no POSIX lock on this file system ({}); run records written unlocked", path_,
+                               std::strerror(err));
+        warned = true;
+        return;
+      }
+      if (std::chrono::steady_clock::now() > give_up) {
+        ::close(fd_);
+        fail("{}: still locked by another abliterate process after 120 s", path_);
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+  }
+  ~RecordLock() {
+    if (fd_ >= 0) ::close(fd_);  // releases the lock
+  }
+  RecordLock(const RecordLock&) = delete;
+  RecordLock& operator=(const RecordLock&) = delete;
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+// Called under RecordLock; the temporary file is this process's own.
 void write_json_atomically(const std::string& path, const Json& j) {
-  const std::string tmp = path + ".tmp";
+  const std::string tmp = path + ".tmp." + process_name();
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     ABL_CHECK(out.good(), "cannot write {}", tmp);
@@ -252,6 +307,7 @@ void write_json_atomically(const std::string& path, const Json& j) {
   }
   std::error_code ec;
   fs::rename(tmp, path, ec);
+  if (ec) fs::remove(tmp);
   ABL_CHECK(!ec, "cannot rename {} to {}: {}", tmp, path, ec.message());
 }
 
@@ -337,9 +393,20 @@ void write_run_record(parallel::Runtime& rt, const std::string& out_dir, const s
       }
       rec["rerun_of"] = fs::absolute(opts.rerun).lexically_normal().string();
     }
-    Json history = previous.is_object() && previous.contains("history") ? previous["history"] : Json::array();
-    if (previous.is_object()) {
-      Json earlier = previous;
+    rec["process"] = process_name();
+    // The folder's record as it is now: another process (a slice of the same sweep) may have
+    // written it since it was read above.
+    const RecordLock lock(path);
+    Json current = previous;
+    if (fs::exists(path)) {
+      try {
+        current = read_record_file(path);
+      } catch (const Error&) {  // warned about above, or written unreadable since: replaced
+      }
+    }
+    Json history = current.is_object() && current.contains("history") ? current["history"] : Json::array();
+    if (current.is_object()) {
+      Json earlier = current;
       earlier.erase("history");
       history.push_back(earlier);
     }
@@ -353,7 +420,20 @@ void write_run_record(parallel::Runtime& rt, const std::string& out_dir, const s
 void add_to_run_record(const std::string& out_dir, const std::string& key, const nlohmann::ordered_json& value) {
   const std::string path = (fs::path(out_dir) / kRunRecordFile).string();
   if (!fs::exists(path)) return;  // a command that records nothing
+  const RecordLock lock(path);
   Json rec = read_record_file(path);
+  const std::string me = process_name();
+  if (rec.value("process", "") != me) {
+    // Another process recorded itself since (a slice of the same sweep): this one's record is in
+    // the history now.
+    if (rec.contains("history") && rec["history"].is_array()) {
+      for (Json& h : rec["history"]) {
+        if (h.is_object() && h.value("process", "") == me) h[key] = value;
+      }
+    }
+    write_json_atomically(path, rec);
+    return;
+  }
   // Before the history, which stays last for whoever reads the file.
   Json history = rec.contains("history") ? rec["history"] : Json::array();
   rec.erase("history");

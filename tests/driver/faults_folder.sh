@@ -41,6 +41,25 @@ expect_failure "run folder .*/slices is in use by sweep" "$BIN" "${SLICE[@]}" --
 wait "$slice0" || { cat "$WORK/slice0.log"; echo "FAIL: the first slice"; exit 1; }
 "$BIN" merge --out "$WORK/slices" --quiet > /dev/null
 echo "ok: two slices of one sweep ran side by side in one folder; one slice twice was refused"
+# Slices that start at the same moment (a job array) update run.json one at a time: every slice's
+# record is kept, in the file or its history, each with its own engine entry.
+mkdir -p "$WORK/burst" && cp "$WORK/ref"/{baseline,residuals,directions}.h5 "$WORK/burst/"
+BURST=("${SLICE[@]:0:${#SLICE[@]}-1}" "$WORK/burst")
+pids=()
+for i in 0 1 2 3; do "$BIN" "${BURST[@]}" --slice "$i/4" > "$WORK/burst$i.log" 2>&1 & pids+=($!); done
+for p in "${pids[@]}"; do
+  wait "$p" || { tail -n 5 "$WORK"/burst*.log; echo "FAIL: a slice started with three others"; exit 1; }
+done
+"$PY" - "$WORK/burst/run.json" <<'EOF'
+import json, sys
+rec = json.load(open(sys.argv[1]))
+sweeps = [r for r in [rec] + rec.get("history", []) if r.get("command") == "sweep"]
+assert len(sweeps) == 4, f"FAIL: {len(sweeps)} sweep records in run.json, 4 slices ran"
+assert len({r["process"] for r in sweeps}) == 4, "FAIL: two records name one process"
+missing = [r["process"] for r in sweeps if "engine" not in r]
+assert not missing, f"FAIL: no engine entry in the records of {missing}"
+print("ok: four slices started at once: run.json keeps the four records, each with its engine")
+EOF
 
 # ---- a reused folder with other inputs ----
 cp -r "$WORK/ref" "$WORK/reused"
