@@ -361,6 +361,13 @@ bool ModelSpec::is_moe_layer(int64_t layer) const {
          moe_layers[static_cast<size_t>(layer)] != 0;
 }
 
+int64_t ModelSpec::dense_mlp_width() const {
+  for (int64_t l = 0; l < num_layers; ++l) {
+    if (!is_moe_layer(l)) return intermediate_size;
+  }
+  return 0;
+}
+
 bool ModelSpec::uses_sliding_window(int64_t layer) const {
   if (sliding_window <= 0) return false;
   if (sliding_layers.empty()) return true;

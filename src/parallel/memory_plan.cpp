@@ -221,7 +221,7 @@ engine::BufferPlan activation_buffers(const model::ModelSpec& spec, int64_t B, i
                                       const Precision& p) {
   // Mirrors engine::Engine::plan_for (fp32 on the CPU); tests hold the two together.
   const int64_t H = spec.hidden_size;
-  const int64_t F = std::max({spec.intermediate_size, spec.moe_intermediate_size, spec.shared_expert_intermediate_size});
+  const int64_t F = std::max({spec.dense_mlp_width(), spec.moe_intermediate_size, spec.shared_expert_intermediate_size});
   const int64_t a = dsize(p.activations);
   const std::string at = lower(p.activations);
   engine::BufferPlan b;

@@ -23,9 +23,9 @@ int64_t KvCache::bytes_for(const model::ModelSpec& spec, int64_t rows) {
 
 namespace {
 
-// Width of the gate/up buffers: the widest MLP, expert or shared expert.
+// Width of the gate/up buffers: the widest dense MLP, expert or shared expert.
 int64_t mlp_width(const model::ModelSpec& m) {
-  return std::max({m.intermediate_size, m.moe_intermediate_size, m.shared_expert_intermediate_size});
+  return std::max({m.dense_mlp_width(), m.moe_intermediate_size, m.shared_expert_intermediate_size});
 }
 
 }  // namespace

@@ -61,7 +61,7 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
   ABL_CHECK(limits.max_tokens > 0 && limits.max_seqs > 0, "engine limits must be positive");
   const int64_t T = limits.max_tokens, B = limits.max_seqs;
   const int64_t H = m.hidden_size, V = m.vocab_size, L = m.num_layers;
-  const int64_t F = std::max(m.intermediate_size, m.shared_expert_intermediate_size);  // dense or shared MLP
+  const int64_t F = std::max(m.dense_mlp_width(), m.shared_expert_intermediate_size);  // dense or shared MLP
   const int64_t HDp = attention_head_dim(m.head_dim);
   const int64_t bf = sizeof(__nv_bfloat16), f4 = sizeof(float);
   CudaEnginePlan p;

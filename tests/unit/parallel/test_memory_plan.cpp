@@ -206,6 +206,10 @@ TEST(MemoryPlan, MixtureOfExpertsOnFourNodes) {
   EXPECT_GT(a.batch_seqs, 30);
   EXPECT_NEAR(static_cast<double>(a.gathered_bytes_per_pass) / kGiB, 383.2, 0.1);
   EXPECT_GT(bytes_of(a, "expert outputs of every token"), 0);
+  // Every layer is MoE: the gate/up buffers are an expert's width (1536), not the unused
+  // intermediate_size (12288) of config.json.
+  EXPECT_EQ(spec.dense_mlp_width(), 0);
+  EXPECT_EQ(bytes_of(a, "gate, up (T,F)"), 2 * a.batch_tokens * 1536 * 2);
   const MemoryPlan f = plan("qwen3-235b-a22b", 4, 8, Sharding::full_shard);
   EXPECT_GT(f.batch_seqs, a.batch_seqs);
   const MemoryPlan small = plan("qwen3-30b-a3b", 1, 8, Sharding::automatic);
