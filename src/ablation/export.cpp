@@ -98,6 +98,7 @@ struct Job {
   std::map<std::string, Item> items;
   io::ShardPlan plan;
   size_t num_ablated = 0;
+  size_t num_ablatable = 0;  // o_proj and down projection tensors in the files
   std::vector<std::string> ablated;  // the ablated tensors in module order
   // Every weight of the model as (name, layer): what a PEFT target_modules pattern could match.
   std::vector<std::pair<std::string, int64_t>> weights;
@@ -188,8 +189,15 @@ Job prepare(const std::string& model_dir, const std::vector<std::vector<float>>&
     // attn.o_proj, and mlp.down_proj: the dense MLP's, every expert's and the shared expert's.
     const int component = w.role == model::WeightRole::o_proj ? 0 : model::is_down_projection(w.role) ? 1 : -1;
     if (component < 0) continue;
+    ++job.num_ablatable;
     if (w.role == model::WeightRole::expert_down_proj && !trial.routed_experts) continue;
     if (trial.lambda[static_cast<size_t>(component)][static_cast<size_t>(w.layer)] != 0.0f) {
+      if (opts.format == ExportFormat::adapter && t->shape.size() == 3) {
+        fail("export --format adapter: '{}' holds the down projections of {} experts in one tensor (the fused "
+             "layout of transformers 5), which no PEFT LoRA module targets; export it merged (--format merged), or "
+             "sweep with --ablate-experts false",
+             w.name, t->shape[0]);
+      }
       Item& it = job.items[w.name];
       it.component = component;
       it.layer = w.layer;
@@ -222,13 +230,19 @@ void write_tensor(const Job& job, const Item& it, const std::vector<std::vector<
   const io::TensorInfo& t = *it.src;
   const size_t out_size = dtype_size(it.dtype);
   if (it.component >= 0) {
-    // W' in fp32 from the source values, rounded once to the output dtype.
-    const int64_t rows = t.shape[0], cols = t.numel / std::max<int64_t>(rows, 1);
+    // W' in fp32 from the source values, rounded once to the output dtype. A (E, H, Fm) tensor is
+    // the down projections of E fused experts: each is ablated on its own, as when stored apart.
+    const bool stacked = t.shape.size() == 3;
+    const int64_t blocks = stacked ? t.shape[0] : 1, rows = stacked ? t.shape[1] : t.shape[0];
+    const int64_t cols = t.numel / std::max<int64_t>(blocks * rows, 1);
     std::vector<float> wf(static_cast<size_t>(t.numel));
     job.reader->read_f32(t, 0, t.numel, wf.data());
     const size_t l = static_cast<size_t>(it.layer);
     const float* v = directions[static_cast<size_t>(trial.direction[l])].data();
-    ablate_weight(wf.data(), rows, cols, v, trial.lambda[static_cast<size_t>(it.component)][l], trial.mode);
+    for (int64_t b = 0; b < blocks; ++b) {
+      ablate_weight(wf.data() + b * rows * cols, rows, cols, v, trial.lambda[static_cast<size_t>(it.component)][l],
+                    trial.mode);
+    }
     std::vector<unsigned char> bytes(wf.size() * out_size);
     convert_from_f32(wf.data(), it.dtype, bytes.data(), wf.size());
     w.write(t.name, bytes.data(), bytes.size());
@@ -558,7 +572,7 @@ ExportResult export_model(const std::string& model_dir, const std::vector<std::v
   } else {
     log::info("export: {} -> {}: {} of {} o_proj/down_proj tensors ablated (mode {}), {} tensors, {:.1f} MiB "
               "in {} shard{}{}",
-              model_dir, out.string(), job.num_ablated, 2 * job.spec.num_layers, engine::row_norm_name(trial.mode),
+              model_dir, out.string(), job.num_ablated, job.num_ablatable, engine::row_norm_name(trial.mode),
               job.items.size(), mib(job.plan.total_bytes), n_shards, n_shards == 1 ? "" : "s",
               opts.dtype ? fmt::format(", as {}", dtype_name(*opts.dtype)) : std::string());
   }

@@ -645,14 +645,20 @@ ModelSpec load_model_spec(const std::string& path) {
   const fs::path dir = fs::path(file).parent_path();
   const bool has_weights = fs::exists(dir / "model.safetensors", ec) ||
                            fs::exists(dir / "model.safetensors.index.json", ec);
-  if (spec.weight_prefix != "model." && has_weights) {
+  if (!has_weights || (spec.weight_prefix == "model." && spec.num_experts == 0)) return spec;
+  const io::SafetensorsReader reader(dir.string());
+  if (spec.weight_prefix != "model." && reader.find("model.language_model.embed_tokens.weight")) {
     // Multimodal checkpoints: transformers >= 4.52 saves the text model as model.language_model.*
     // and the head as lm_head.weight; the released checkpoints use language_model.model.*.
-    const io::SafetensorsReader reader(dir.string());
-    if (reader.find("model.language_model.embed_tokens.weight")) {
-      spec.weight_prefix = "model.language_model.";
-      spec.lm_head_name = "lm_head.weight";
-    }
+    spec.weight_prefix = "model.language_model.";
+    spec.lm_head_name = "lm_head.weight";
+  }
+  for (int64_t l = 0; l < spec.num_layers; ++l) {
+    if (!spec.is_moe_layer(l)) continue;
+    // The first MoE layer tells: its experts stacked (transformers 5) or one tensor each.
+    spec.fused_experts =
+        reader.find(fmt::format("{}layers.{}.mlp.experts.gate_up_proj", spec.weight_prefix, l)) != nullptr;
+    break;
   }
   return spec;
 }
@@ -688,6 +694,7 @@ std::string describe(const ModelSpec& s) {
     if (s.shared_expert_intermediate_size > 0) {
       flags += fmt::format(" + shared expert {}", s.shared_expert_intermediate_size);
     }
+    if (s.fused_experts) flags += ", experts fused (E,2*Fm,H)+(E,H,Fm)";
   }
   if (s.sliding_window) {
     int64_t n = s.num_layers;

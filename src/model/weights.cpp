@@ -48,12 +48,14 @@ void fuse_rows(std::vector<WeightSlot>& slots, size_t first, size_t count, const
 }
 
 // An MoE layer's MLP tensors, expert-major: router, then per expert gate, up, down, then the
-// shared expert and its gate (models/mixtral, models/qwen2_moe, models/qwen3_moe).
+// shared expert and its gate (models/mixtral, models/qwen2_moe, models/qwen3_moe). Experts stored
+// fused (transformers 5: conversion_mapping.py stacks them, gate then up along dim 1) are blocks
+// of two file tensors, expert e's gate, up and down each one contiguous block.
 void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
   const int64_t H = s.hidden_size, E = s.num_experts, Fm = s.moe_intermediate_size;
   const int64_t Fs = s.shared_expert_intermediate_size;
   const bool mixtral = s.expert_names == ModelSpec::ExpertNames::mixtral;
-  const std::string block = mixtral ? "block_sparse_moe." : "mlp.";
+  const std::string block = mixtral && !s.fused_experts ? "block_sparse_moe." : "mlp.";
   v.push_back(layer_slot(s, WeightRole::router, block + "gate.weight", {E, H}, "(num_experts, hidden_size)"));
   const char* fm_doc = mixtral ? "(intermediate_size, hidden_size)" : "(moe_intermediate_size, hidden_size)";
   const char* fm_down_doc = mixtral ? "(hidden_size, intermediate_size)" : "(hidden_size, moe_intermediate_size)";
@@ -66,6 +68,22 @@ void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
                            fm_doc));
     v.push_back(layer_slot(s, WeightRole::expert_down_proj, p + (mixtral ? "w2.weight" : "down_proj.weight"),
                            {H, Fm}, fm_down_doc));
+    if (s.fused_experts) {
+      auto stack = [&](WeightSlot& slot, const char* name, std::vector<int64_t> file_shape, int64_t offset,
+                       const char* doc) {
+        slot.pattern = s.weight_prefix + "layers.{}.mlp.experts." + name;
+        slot.file_shape = std::move(file_shape);
+        slot.file_offset = offset;
+        slot.shape_doc = doc;
+      };
+      const char* gate_up_doc = mixtral ? "(num_local_experts, 2*intermediate_size, hidden_size)"
+                                        : "(num_experts, 2*moe_intermediate_size, hidden_size)";
+      const char* down_doc = mixtral ? "(num_local_experts, hidden_size, intermediate_size)"
+                                     : "(num_experts, hidden_size, moe_intermediate_size)";
+      stack(v[at], "gate_up_proj", {E, 2 * Fm, H}, e * 2 * Fm * H, gate_up_doc);
+      stack(v[at + 1], "gate_up_proj", {E, 2 * Fm, H}, e * 2 * Fm * H + Fm * H, gate_up_doc);
+      stack(v[at + 2], "down_proj", {E, H, Fm}, e * H * Fm, down_doc);
+    }
     for (size_t i = at; i < v.size(); ++i) v[i].expert = static_cast<int32_t>(e);
   }
   if (Fs > 0) {
@@ -251,17 +269,6 @@ WeightCheck inspect_weights(const ModelSpec& spec, const io::SafetensorsReader& 
       out.problems.push_back(fmt::format("'{}' in {}: shape {}, expected {} {}", e.name, t->file,
                                          io::format_shape(t->shape), io::format_shape(e.file_shape),
                                          e.shape_doc));
-    }
-  }
-  for (const io::TensorInfo& t : reader.tensors()) {
-    if (spec.num_experts > 0 && !out.problems.empty() &&
-        (ends_with(t.name, ".experts.gate_up_proj") || ends_with(t.name, ".experts.down_proj"))) {
-      out.problems.insert(out.problems.begin(),
-                          fmt::format("'{}' holds the experts fused into one tensor (a transformers 5.x "
-                                      "save); the per-expert tensors of the published checkpoints are read, "
-                                      "not this spelling",
-                                      t.name));
-      break;
     }
   }
   for (const io::TensorInfo& t : reader.tensors()) {

@@ -108,6 +108,11 @@ struct ModelSpec {
   std::vector<uint8_t> moe_layers;              // (L) when num_experts > 0: which layers are MoE
   enum class ExpertNames { qwen, mixtral };     // mlp.experts.{e}.*_proj or block_sparse_moe.experts.{e}.w1/w2/w3
   ExpertNames expert_names = ExpertNames::qwen;
+  // The experts of a layer stacked in two tensors, as transformers 5 holds them and saves them with
+  // save_original_format=False (and as checkpoints re-saved that way ship): mlp.experts.gate_up_proj
+  // (E, 2*Fm, H), each expert's gate rows then its up rows, and mlp.experts.down_proj (E, H, Fm);
+  // Mixtral's router is then mlp.gate. Taken from the files' tensor names by load_model_spec.
+  bool fused_experts = false;
 
   std::optional<int64_t> bos_token_id;
   std::vector<int64_t> eos_token_ids;  // config's eos_token_id, an int or a list
@@ -136,8 +141,8 @@ struct ModelSpec {
 const std::vector<std::string>& supported_architectures();
 
 // `path`: a model folder (reads <path>/config.json) or a config.json file. In a folder, the
-// weight-name prefix of a multimodal checkpoint is taken from its tensor names (both spellings
-// transformers writes are accepted).
+// weight-name prefix of a multimodal checkpoint and the layout of MoE experts (per expert or
+// fused) are taken from its tensor names (both spellings transformers writes are accepted).
 ModelSpec load_model_spec(const std::string& path);
 // From a parsed config; errors name config.origin() and the key.
 ModelSpec parse_model_spec(const io::JsonValue& config);

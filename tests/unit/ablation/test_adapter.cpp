@@ -24,7 +24,10 @@
 #include "abl/core/sha256.h"
 #include "abl/io/safetensors.h"
 #include "abl/model/model_spec.h"
+#include "common/error_of.h"
 #include "common/temp_dir.h"
+#include "io/fused_experts_test_util.h"
+#include "io/safetensors_test_util.h"
 #include "common/unit_vector.h"
 
 using namespace abl;
@@ -468,6 +471,34 @@ TEST_P(AdapterModes, MoeAdapterCoversTheExperts) {
       changed += x != y;
     }
     EXPECT_EQ(changed, experts + shared + static_cast<size_t>(spec.num_layers));  // + every o_proj
+  }
+}
+
+// Experts fused as transformers 5 saves them: no PEFT module holds one expert's down projection,
+// so an adapter that would ablate them is refused, naming the tensor and the way out, before any
+// file is written; without the routed experts (--ablate-experts false) the adapter is written.
+TEST(Adapter, FusedExpertsAreRefusedUnlessLeftAlone) {
+  abl::testing::TempDir tmp;
+  const std::string fused = tmp.file("fused");
+  ASSERT_GT(abl::testing::fuse_experts(kMoe, fused), 0);
+  const model::ModelSpec spec = model::load_model_spec(fused);
+  ASSERT_TRUE(spec.fused_experts);
+  const std::vector<std::vector<float>> dirs = {unit_vector(spec.hidden_size, 31), unit_vector(spec.hidden_size, 32)};
+  engine::TrialAblation trial = trial_for(spec, engine::RowNorm::full, {1.1f, 0.7f}, {0.9f, 1.2f});
+  ablation::ExportOptions a;
+  a.out_dir = tmp.file("adapter");
+  a.format = ablation::ExportFormat::adapter;
+  const std::string msg = abl::testing::thrown_error_of([&] { ablation::export_model(fused, dirs, trial, a, nullptr); });
+  EXPECT_TRUE(abl::testing::contains_all(msg, {"model.layers.0.mlp.experts.down_proj", "fused", "--format merged",
+                                               "--ablate-experts false"}))
+      << msg;
+  EXPECT_FALSE(fs::exists(a.out_dir));
+  EXPECT_FALSE(fs::exists(a.out_dir + ".partial"));
+  trial.routed_experts = false;
+  ablation::export_model(fused, dirs, trial, a, nullptr);
+  const nlohmann::json report = read_json(fs::path(a.out_dir) / "abliterate_adapter.json");
+  for (const auto& mod : report["modules"]) {
+    EXPECT_EQ(mod["module"].get<std::string>().find(".mlp.experts."), std::string::npos) << mod["module"];
   }
 }
 

@@ -20,6 +20,7 @@
 #include "abl/io/safetensors.h"
 #include "abl/model/weights.h"
 #include "common/temp_dir.h"
+#include "io/fused_experts_test_util.h"
 #include "io/safetensors_test_util.h"
 #include "common/unit_vector.h"
 
@@ -398,21 +399,28 @@ TEST(Export, ModelThatDoesNotMatchItsConfigIsRejected) {
 // Every family: the exported folder run plainly equals the original run with the epilogue (fp32
 // export), every tensor that is not ablated keeps its bytes (fused Phi-3 tensors, routers, gates,
 // a multimodal checkpoint's vision tower), and in MoE layers every expert's and the shared
-// expert's down projection is rewritten — or, with routed_experts off, every routed expert kept.
+// expert's down projection is rewritten — or, with routed_experts off, every routed expert kept;
+// with the experts fused (transformers 5), each expert's block of the stacked down projection.
 struct FamilyCase {
   const char* fixture;
   bool routed_experts;
+  bool fused = false;  // the fixture's experts stacked as transformers 5 saves them
 };
 
 class ExportFamilies : public ::testing::TestWithParam<FamilyCase> {};
 
 TEST_P(ExportFamilies, AblatesEveryDownProjectionAndKeepsTheRest) {
-  const std::string model = (kFixtures / "golden" / GetParam().fixture).string();
+  const std::string fixture = (kFixtures / "golden" / GetParam().fixture).string();
+  abl::testing::TempDir tmp;
+  const std::string model = GetParam().fused ? tmp.file("fused") : fixture;
+  if (GetParam().fused) {
+    ASSERT_GT(abl::testing::fuse_experts(fixture, model), 0);
+  }
   const model::ModelSpec spec = model::load_model_spec(model);
+  EXPECT_EQ(spec.fused_experts, GetParam().fused);
   const auto dirs = directions(spec);
   engine::TrialAblation trial = make_trial(spec, engine::RowNorm::full);
   trial.routed_experts = GetParam().routed_experts;
-  abl::testing::TempDir tmp;
   const std::string out = tmp.file("exported");
   ablation::export_model(model, dirs, trial, options(out), nullptr);
 
@@ -437,12 +445,17 @@ TEST_P(ExportFamilies, AblatesEveryDownProjectionAndKeepsTheRest) {
     }
     std::vector<float> wf = src.read_f32(t.name);
     const float* v = dirs[static_cast<size_t>(trial.direction[static_cast<size_t>(w->layer)])].data();
-    ablation::ablate_weight(wf.data(), t.shape[0], t.shape[1], v, lambda, trial.mode);
+    // A fused (E, H, Fm) down projection: each expert's (H, Fm) block on its own.
+    const int64_t blocks = t.shape.size() == 3 ? t.shape[0] : 1;
+    const int64_t rows = t.shape[t.shape.size() - 2], cols = t.shape.back();
+    for (int64_t b = 0; b < blocks; ++b) {
+      ablation::ablate_weight(wf.data() + b * rows * cols, rows, cols, v, lambda, trial.mode);
+    }
     std::string want(wf.size() * dtype_size(*t.dtype), '\0');
     convert_from_f32(wf.data(), *t.dtype, want.data(), wf.size());
     EXPECT_EQ(raw_bytes(dst, t.name), want) << t.name;
     ++ablated;
-    if (w->role == model::WeightRole::expert_down_proj) ++experts_ablated;
+    if (w->role == model::WeightRole::expert_down_proj) experts_ablated += static_cast<size_t>(blocks);
   }
   std::printf("[ export %s ] %zu tensors ablated (%zu routed experts), %zu bit-identical\n", GetParam().fixture,
               ablated, experts_ablated, untouched);
@@ -473,6 +486,10 @@ TEST_P(ExportFamilies, AblatesEveryDownProjectionAndKeepsTheRest) {
   const float scale = max_abs(want), err = max_abs_diff(run(*exported, nullptr), want);
   std::printf("[ export %s f32 ] max |logit| %.4g, max abs diff %.3g\n", GetParam().fixture, scale, err);
   EXPECT_LE(err, 1e-4f * scale);
+  // Stacked or apart, the experts are the same model: the ablated run gives the same bits.
+  if (GetParam().fused) {
+    EXPECT_EQ(want, reference_logits(fixture, trial, dirs));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(
@@ -480,9 +497,11 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(FamilyCase{"gemma3-mm", true}, FamilyCase{"gemma2-softcap", true},
                       FamilyCase{"phi3-longrope", true}, FamilyCase{"mixtral-moe", true},
                       FamilyCase{"qwen2-moe-shared", true}, FamilyCase{"qwen2-moe-shared", false},
-                      FamilyCase{"qwen3-moe", true}),
+                      FamilyCase{"qwen3-moe", true}, FamilyCase{"mixtral-moe", true, true},
+                      FamilyCase{"qwen2-moe-shared", true, true}),
     [](const auto& p) {
-      std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only");
+      std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
+                         (p.param.fused ? "_fused" : "");
       for (char& c : name) {
         if (c == '-') c = '_';
       }

@@ -12,6 +12,7 @@
 #include "abl/model/weights.h"
 #include "common/error_of.h"
 #include "common/temp_dir.h"
+#include "io/fused_experts_test_util.h"
 #include "io/safetensors_test_util.h"
 
 namespace {
@@ -252,8 +253,7 @@ TEST(InfoHelpers, SummaryAndTable) {
 
 // The golden fixtures of the other families, rewritten: Gemma 3's multimodal checkpoint in the
 // newer spelling (model.language_model.*, lm_head.weight) is recognised from its tensor names and
-// its vision tower is ignored, not reported; an MoE checkpoint with the experts fused into one
-// tensor (a transformers 5.x save) is refused naming that tensor.
+// its vision tower is ignored, not reported.
 namespace {
 
 std::vector<RawTensor> raw_tensors(const std::string& dir) {
@@ -303,20 +303,66 @@ TEST(CheckWeights, Gemma3MultimodalBothSpellings) {
   EXPECT_EQ(nc.ignored.size(), 3u);
 }
 
-TEST(CheckWeights, FusedExpertTensorsAreNamed) {
-  const std::string src = std::string(ABL_FIXTURE_DIR) + "/golden/qwen3-moe";
-  std::vector<RawTensor> tensors;
-  for (RawTensor& t : raw_tensors(src)) {
-    if (t.name.find(".mlp.experts.") == std::string::npos) tensors.push_back(std::move(t));
-  }
-  tensors.push_back({"model.layers.0.mlp.experts.gate_up_proj", "BF16", {8, 64, 64}, std::string(8 * 64 * 64 * 2, '\0')});
-  tensors.push_back({"model.layers.0.mlp.experts.down_proj", "BF16", {8, 64, 32}, std::string(8 * 64 * 32 * 2, '\0')});
+// Experts stacked as transformers 5 saves them (tests/unit/io/fused_experts_test_util.h): the
+// spec takes the layout from the tensor names, every expert slot is a block of the two stacked
+// tensors, and each block reads exactly the values of that expert's own tensor in the original.
+class FusedExperts : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(FusedExperts, EveryExpertSlotReadsItsOwnTensor) {
+  const std::string src = std::string(ABL_FIXTURE_DIR) + "/golden/" + GetParam();
   abl::testing::TempDir dir;
-  write_folder(dir, src, tensors);
+  const ModelSpec per_expert = abl::model::load_model_spec(src);
+  EXPECT_FALSE(per_expert.fused_experts);
+  int64_t moe_layers = 0;
+  for (int64_t l = 0; l < per_expert.num_layers; ++l) moe_layers += per_expert.is_moe_layer(l);
+  EXPECT_EQ(abl::testing::fuse_experts(src, dir.path().string()), moe_layers);
+  const ModelSpec fused = abl::model::load_model_spec(dir.path().string());
+  EXPECT_TRUE(fused.fused_experts);
+  EXPECT_NE(abl::model::describe(fused).find("experts fused"), std::string::npos);
+  abl::io::SafetensorsReader a(src), b(dir.path().string());
+  const abl::model::WeightCheck check = abl::model::inspect_weights(fused, b);
+  EXPECT_TRUE(check.problems.empty()) << (check.problems.empty() ? "" : check.problems[0]);
+  EXPECT_TRUE(check.unexpected.empty()) << (check.unexpected.empty() ? "" : check.unexpected[0]);
+
+  const std::vector<abl::model::ExpectedWeight> before = abl::model::expected_weights(per_expert);
+  const std::vector<abl::model::ExpectedWeight> after = abl::model::expected_weights(fused);
+  ASSERT_EQ(before.size(), after.size());
+  int64_t blocks = 0;
+  for (size_t i = 0; i < before.size(); ++i) {
+    ASSERT_EQ(before[i].role, after[i].role);
+    ASSERT_EQ(before[i].expert, after[i].expert);
+    ASSERT_EQ(before[i].shape, after[i].shape);
+    const int64_t n = abl::model::element_count(before[i].shape);
+    std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
+    abl::model::read_weight(&a, before[i], 0, n, x.data());
+    abl::model::read_weight(&b, after[i], 0, n, y.data());
+    EXPECT_EQ(x, y) << before[i].name << " vs " << after[i].name << " at " << after[i].file_offset;
+    if (after[i].expert >= 0) {
+      EXPECT_EQ(after[i].file_shape.size(), 3u) << after[i].name;
+      ++blocks;
+    }
+  }
+  EXPECT_EQ(blocks, 3 * per_expert.num_experts * moe_layers);
+}
+
+INSTANTIATE_TEST_SUITE_P(MoeFixtures, FusedExperts, ::testing::Values("mixtral-moe", "qwen2-moe-shared", "qwen3-moe"),
+                         [](const auto& p) {
+                           std::string name = p.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
+
+TEST(CheckWeights, FusedExpertsInAnotherOrderAreRefusedNamingTheShape) {
+  // gate_up_proj as (E, H, 2*Fm): Mixtral's fixture has H = 64, Fm = 64, so the shapes differ.
+  const std::string src = std::string(ABL_FIXTURE_DIR) + "/golden/mixtral-moe";
+  abl::testing::TempDir dir;
+  abl::testing::fuse_experts(src, dir.path().string(), /*transpose_gate_up=*/true);
   const ModelSpec spec = abl::model::load_model_spec(dir.path().string());
+  EXPECT_TRUE(spec.fused_experts);
   abl::io::SafetensorsReader r(dir.path().string());
   const std::string msg = abl::testing::thrown_error_of([&] { abl::model::check_weights(spec, r); });
-  EXPECT_TRUE(abl::testing::contains_all(msg, {"model.layers.0.mlp.experts.", "fused", "per-expert",
-                                               "missing tensor 'model.layers.0.mlp.experts.0.gate_proj.weight'"}))
+  EXPECT_TRUE(abl::testing::contains_all(
+      msg, {"model.layers.0.mlp.experts.gate_up_proj", "shape [4, 64, 128], expected [4, 128, 64]",
+            "(num_local_experts, 2*intermediate_size, hidden_size)", "2 problems"}))
       << msg;
 }

@@ -1,0 +1,111 @@
+// Test helper: a copy of a per-expert MoE checkpoint with its experts stacked the way transformers 5
+// holds them and saves them with save_original_format=False (conversion_mapping.py: the experts'
+// gate and up weights merged along a new dim 0, then concatenated along dim 1; the down weights
+// merged along dim 0; Mixtral's router renamed from block_sparse_moe.gate to mlp.gate).
+#pragma once
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "abl/core/error.h"
+#include "abl/io/safetensors.h"
+#include "io/safetensors_test_util.h"
+
+namespace abl::testing {
+
+// Writes `dst`/model.safetensors with every MoE layer's experts as mlp.experts.gate_up_proj
+// (E, 2*Fm, H) and mlp.experts.down_proj (E, H, Fm), in the place of the layer's first expert
+// tensor, and copies the other files of `src` (config, tokenizer) but its other safetensors.
+// `transpose_gate_up` writes gate_up_proj as (E, H, 2*Fm) instead (a layout we refuse). Returns
+// the number of layers fused.
+inline int fuse_experts(const std::string& src, const std::string& dst, bool transpose_gate_up = false) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dst);
+  for (const auto& e : fs::directory_iterator(src)) {
+    if (e.is_regular_file() && e.path().extension() != ".safetensors" &&
+        e.path().filename() != "model.safetensors.index.json") {
+      fs::copy_file(e.path(), fs::path(dst) / e.path().filename(), fs::copy_options::overwrite_existing);
+    }
+  }
+  static const std::regex kExpert(
+      R"((.*layers\.\d+\.)(mlp|block_sparse_moe)\.experts\.(\d+)\.(gate_proj|w1|up_proj|w3|down_proj|w2)\.weight)");
+  struct Layer {
+    size_t at = 0;  // its two tensors' place in `out`
+    std::string dtype;
+    std::vector<int64_t> gate_shape, down_shape;  // (Fm, H), (H, Fm)
+    std::map<int, std::string> gate, up, down;    // bytes by expert
+  };
+  std::map<std::string, Layer> layers;  // by "<prefix>layers.<n>."
+  std::vector<RawTensor> out;
+  io::SafetensorsReader r(src);
+  for (const io::TensorInfo& t : r.tensors()) {
+    std::string bytes(t.nbytes(), '\0');
+    r.read_bytes(t, 0, t.nbytes(), bytes.data());
+    std::smatch m;
+    if (!std::regex_match(t.name, m, kExpert)) {
+      std::string name = t.name;
+      const std::string router = ".block_sparse_moe.gate.weight";
+      if (name.size() > router.size() && name.compare(name.size() - router.size(), router.size(), router) == 0) {
+        name.replace(name.size() - router.size(), router.size(), ".mlp.gate.weight");
+      }
+      out.push_back({name, t.dtype_name, t.shape, std::move(bytes)});
+      continue;
+    }
+    auto [it, fresh] = layers.try_emplace(m[1].str());
+    Layer& layer = it->second;
+    if (fresh) {
+      layer.at = out.size();
+      out.resize(out.size() + 2);
+      layer.dtype = t.dtype_name;
+    }
+    const int e = std::stoi(m[3].str());
+    const std::string proj = m[4].str();
+    if (proj == "gate_proj" || proj == "w1") {
+      layer.gate[e] = std::move(bytes);
+      layer.gate_shape = t.shape;
+    } else if (proj == "up_proj" || proj == "w3") {
+      layer.up[e] = std::move(bytes);
+    } else {
+      layer.down[e] = std::move(bytes);
+      layer.down_shape = t.shape;
+    }
+  }
+  for (auto& [prefix, layer] : layers) {
+    const auto E = static_cast<int64_t>(layer.gate.size());
+    ABL_CHECK(E > 0 && layer.up.size() == layer.gate.size() && layer.down.size() == layer.gate.size(),
+              "{}: {} layer {} has an incomplete set of experts", __func__, src, prefix);
+    const int64_t Fm = layer.gate_shape[0], H = layer.gate_shape[1];
+    std::string gate_up, down;
+    for (int e = 0; e < E; ++e) {
+      gate_up += layer.gate.at(e) + layer.up.at(e);
+      down += layer.down.at(e);
+    }
+    if (transpose_gate_up) {
+      // (E, 2Fm, H) -> (E, H, 2Fm), element by element.
+      const size_t es = gate_up.size() / static_cast<size_t>(E * 2 * Fm * H);
+      std::string t(gate_up.size(), '\0');
+      for (int64_t e = 0; e < E; ++e) {
+        for (int64_t i = 0; i < 2 * Fm; ++i) {
+          for (int64_t j = 0; j < H; ++j) {
+            const size_t from = static_cast<size_t>((e * 2 * Fm + i) * H + j) * es;
+            const size_t to = static_cast<size_t>((e * H + j) * 2 * Fm + i) * es;
+            t.replace(to, es, gate_up, from, es);
+          }
+        }
+      }
+      gate_up = std::move(t);
+    }
+    const std::vector<int64_t> gate_up_shape =
+        transpose_gate_up ? std::vector<int64_t>{E, H, 2 * Fm} : std::vector<int64_t>{E, 2 * Fm, H};
+    out[layer.at] = {prefix + "mlp.experts.gate_up_proj", layer.dtype, gate_up_shape, std::move(gate_up)};
+    out[layer.at + 1] = {prefix + "mlp.experts.down_proj", layer.dtype,
+                         {E, layer.down_shape[0], layer.down_shape[1]}, std::move(down)};
+  }
+  std::ofstream(fs::path(dst) / "model.safetensors", std::ios::binary) << encode_safetensors(out);
+  return static_cast<int>(layers.size());
+}
+
+}  // namespace abl::testing
