@@ -4,16 +4,24 @@
 # a trial without refusals at a small KL; with --ablate-experts false (attention, the shared
 # expert and dense MLPs only — what tools that skip expert tensors do) no trial of the same sweep
 # removes them. The best trial is exported and the exported model refuses exactly as the sweep
-# measured.
+# measured. The same organism with its experts stacked as transformers 5 saves them
+# (fuse_experts.py), swept on 2 ranks with sharded weights, gives the same trials and an export
+# that refuses as measured and holds the per-expert export's tensors, stacked (the unit tests
+# ExportFamilies.*_fused hold the bit-for-bit equality with the same directions).
 source "$(dirname "$0")/common.sh"
 MOE="$HERE/../fixtures/organism-moe"
-ARGS=(--model "$MOE" --threads 1 --quiet --backend cpu --good "$MOE/prompts/harmless.txt"
+OPTS=(--threads 1 --quiet --backend cpu --good "$MOE/prompts/harmless.txt"
       --bad "$MOE/prompts/harmful.txt" "${EVAL_ARGS[@]}" --trials 40 --startup-trials 16 --trials-per-batch 8)
-ALL="$WORK/moe/all" SHARED="$WORK/moe/shared"
-rm -rf "$WORK/moe" && mkdir -p "$ALL" "$SHARED"
+ARGS=(--model "$MOE" "${OPTS[@]}")
+ALL="$WORK/moe/all" SHARED="$WORK/moe/shared" FUSED="$WORK/moe/fused"
+rm -rf "$WORK/moe" && mkdir -p "$ALL" "$SHARED" "$FUSED"
 "$BIN" run "${ARGS[@]}" --out "$ALL"
 cp "$ALL"/baseline.h5 "$ALL"/residuals.h5 "$ALL"/directions.h5 "$SHARED"/
 "$BIN" run "${ARGS[@]}" --ablate-experts false --out "$SHARED"
+"$PY" "$HERE/fuse_experts.py" "$MOE" "$WORK/moe/fused-model"
+"$MPIEXEC" -np 2 --oversubscribe "$BIN" run --model "$WORK/moe/fused-model" "${OPTS[@]}" --sharding FULL_SHARD \
+  --out "$FUSED"
+"$PY" "$HERE/compare_trials.py" "$ALL" "$FUSED" 40 1e-5
 "$BIN" report --trials "$ALL" --json "$ALL/report.json"
 "$BIN" report --trials "$SHARED" --json "$SHARED/report.json"
 TRIAL=$("$PY" - "$ALL/report.json" "$SHARED/report.json" <<'PY'
@@ -33,3 +41,7 @@ print(best_every["trial"])
 PY
 )
 export_behaves_like_trial "$ALL" "$TRIAL" "$MOE/prompts"
+export_behaves_like_trial "$FUSED" "$TRIAL" "$MOE/prompts"
+# The stacked export holds the per-expert one's tensors: untouched ones bit for bit, the ablated
+# ones as far as the two runs' directions (1 and 2 ranks) differ.
+"$PY" "$HERE/fuse_experts.py" --stack "$ALL/model" "$FUSED/model" 1e-4

@@ -62,9 +62,10 @@ def tensor_bytes(folder):
 
 def split_fused_experts(folder, arch, cfg):
     """transformers 5.x holds MoE experts fused (experts.gate_up_proj (E, 2I, H), experts.down_proj
-    (E, H, I)) and save_pretrained is expected to write them back per expert, the Hub layout that
-    abliterate reads. Should a version save them fused, rewrite them per expert here (the
-    round-trip check in build_random_model then proves the rewrite loads as the model we made).
+    (E, H, I)) and save_pretrained is expected to write them back per expert, the Hub layout.
+    abliterate reads both (its unit tests hold the fused one to the per-expert one); should a
+    version save them fused, rewrite them per expert here so that the table compares the Hub layout
+    (the round-trip check in build_random_model then proves the rewrite loads as the model we made).
     Returns a note, or None when nothing was fused."""
     import torch
     import reference as ref
