@@ -231,21 +231,21 @@ void write_tensor(const Job& job, const Item& it, const std::vector<std::vector<
   const size_t out_size = dtype_size(it.dtype);
   if (it.component >= 0) {
     // W' in fp32 from the source values, rounded once to the output dtype. A (E, H, Fm) tensor is
-    // the down projections of E fused experts: each is ablated on its own, as when stored apart.
+    // the down projections of E fused experts: each is ablated on its own, as when stored apart,
+    // one at a time (a 235B model's stack holds 805 M values).
     const bool stacked = t.shape.size() == 3;
     const int64_t blocks = stacked ? t.shape[0] : 1, rows = stacked ? t.shape[1] : t.shape[0];
-    const int64_t cols = t.numel / std::max<int64_t>(blocks * rows, 1);
-    std::vector<float> wf(static_cast<size_t>(t.numel));
-    job.reader->read_f32(t, 0, t.numel, wf.data());
+    const int64_t n = t.numel / std::max<int64_t>(blocks, 1), cols = n / std::max<int64_t>(rows, 1);
     const size_t l = static_cast<size_t>(it.layer);
     const float* v = directions[static_cast<size_t>(trial.direction[l])].data();
-    for (int64_t b = 0; b < blocks; ++b) {
-      ablate_weight(wf.data() + b * rows * cols, rows, cols, v, trial.lambda[static_cast<size_t>(it.component)][l],
-                    trial.mode);
-    }
+    std::vector<float> wf(static_cast<size_t>(n));
     std::vector<unsigned char> bytes(wf.size() * out_size);
-    convert_from_f32(wf.data(), it.dtype, bytes.data(), wf.size());
-    w.write(t.name, bytes.data(), bytes.size());
+    for (int64_t b = 0; b < blocks; ++b) {
+      job.reader->read_f32(t, b * n, n, wf.data());
+      ablate_weight(wf.data(), rows, cols, v, trial.lambda[static_cast<size_t>(it.component)][l], trial.mode);
+      convert_from_f32(wf.data(), it.dtype, bytes.data(), wf.size());
+      w.write_part(t.name, static_cast<uint64_t>(b * n) * out_size, bytes.data(), bytes.size());
+    }
   } else if (it.dtype == *t.dtype) {
     // Straight from the mapping: the bytes are the source's, bit for bit.
     w.write(t.name, job.reader->file(t.file_index).bytes(t), t.nbytes());
