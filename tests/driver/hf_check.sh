@@ -10,7 +10,7 @@
 #  3. without transformers and without --reference ours-torch, it reports "skipped" (status 77).
 source "$(dirname "$0")/common.sh"
 CHECK="$HERE/../../tools/hf_check/hf_check.py"
-OUT="${WORK%/}-hf_check"  # beside the shared work folder, which setup.sh empties while this may run
+OUT="${WORK%/}-hf_check"  # its own folder beside the shared work folder
 rm -rf "$OUT" && mkdir -p "$OUT"
 "$PY" "$CHECK" --reference ours-torch --abliterate "$BIN" --threads 1 --work "$OUT/dry" \
   --golden llama-tied,qwen3-moe,gemma3-mm --table "$OUT/dry.md"
