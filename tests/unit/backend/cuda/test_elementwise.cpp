@@ -25,13 +25,8 @@
 namespace abl {
 namespace {
 
-using testing::download;
-using testing::expect_close;
-using testing::normal;
-using testing::uniform;
-using testing::to_bf16;
-using testing::to_f32;
-using testing::upload;
+// upload/download, to_bf16/to_f32, expect_close and the seeded inputs (cuda_test.h, random_values.h).
+using namespace testing;
 
 // Tolerances by output dtype: bf16 keeps 8 significant bits (relative rounding error ≤ 2⁻⁹).
 constexpr double kBf16Rtol = 1e-2;

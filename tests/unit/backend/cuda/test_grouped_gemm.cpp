@@ -23,12 +23,8 @@
 namespace abl {
 namespace {
 
-using testing::download;
-using testing::expect_close;
-using testing::normal;
-using testing::to_bf16;
-using testing::to_f32;
-using testing::upload;
+// upload/download, to_bf16/to_f32, expect_close and the seeded inputs (cuda_test.h, random_values.h).
+using namespace testing;
 
 // Exclusive scans of the counts and of ⌈count / tile_rows⌉ (what group_offsets computes).
 void host_offsets(const std::vector<int32_t>& counts, int64_t tile_rows, std::vector<int64_t>& offsets,

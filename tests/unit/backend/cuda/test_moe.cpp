@@ -20,12 +20,8 @@
 namespace abl {
 namespace {
 
-using testing::download;
-using testing::expect_close;
-using testing::normal;
-using testing::to_bf16;
-using testing::to_f32;
-using testing::upload;
+// upload/download, to_bf16/to_f32, expect_close and the seeded inputs (cuda_test.h, random_values.h).
+using namespace testing;
 
 TEST(CudaMoe, RouterTopkMatchesCpu) {
   ABL_REQUIRE_GPU();
