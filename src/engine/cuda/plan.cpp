@@ -73,8 +73,10 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
   p.v = carve("v (T,NKV*HD)", T * m.kv_dim() * bf);
   p.att = carve("attention out (T,NH*HD)", T * m.q_dim() * bf);
   p.y = carve("projection out y (T,H) f32", T * H * f4);
-  p.gate = carve("gate (T,F)", T * F * bf);
-  p.up = carve("up (T,F)", T * F * bf);
+  if (F > 0) {  // an all-MoE model (Mixtral, Qwen3-MoE) runs its experts in the expert buffers below
+    p.gate = carve("gate (T,F)", T * F * bf);
+    p.up = carve("up (T,F)", T * F * bf);
+  }
   if (HDp != m.head_dim) {
     p.qp = carve("padded q (T,NH*HDp)", T * m.num_heads * HDp * bf);
     p.kp = carve("padded k (T,NKV*HDp)", T * m.num_kv_heads * HDp * bf);
@@ -91,17 +93,17 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
     const int64_t E = m.num_experts, k = m.experts_per_token, Tk = T * m.experts_per_token;
     p.router = carve("router logits (T,E) f32", T * E * f4);
     p.topk = carve("top-k ids, weights (T,k)", T * k * 8);
-    p.expert_order = carve(
-        "slot order, positions, sequences (3,T*k), offsets (E+1) i64, counts (E), first tiles (E+1) i32",
-        (3 * Tk + E + 1) * 8 + (2 * E + 1) * 4);
+    // Slot order, positions and sequences (3,T*k) and offsets (E+1) i64; counts (E) and first
+    // tiles (E+1) i32.
+    p.expert_order = carve("expert routing (3,T*k)+(E+1) i64, (2E+1) i32", (3 * Tk + E + 1) * 8 + (2 * E + 1) * 4);
     p.expert_in = carve("expert inputs by expert (T*k,H)", Tk * H * bf);
     p.expert_gate_up = carve("expert gate|up (T*k,2*Fm)", Tk * 2 * m.moe_intermediate_size * bf);
     p.expert_out = carve("expert outputs (T*k,H) f32", Tk * H * f4);
   }
   p.captures = carve("captures (B,L+1,H) f32", B * (L + 1) * H * f4);
-  // Global (LongRoPE: short then long factors) and local tables.
+  // Global (LongRoPE: short then long factors) and local (sliding layers) tables.
   const int64_t rope_rows = m.long_rope_after() > 0 ? 3 : 2;
-  p.inv_freq = carve("rope inv_freq, global and local (2 or 3,HD/2) f32", rope_rows * (m.head_dim / 2) * f4);
+  p.inv_freq = carve("rope inv_freq (2 or 3,HD/2) f32", rope_rows * (m.head_dim / 2) * f4);
   AttnBounds bounds;
   bounds.B = B;
   bounds.max_q_len = T;

@@ -70,3 +70,26 @@ TEST(CudaEnginePlan, SlicesTileTheArenaAndMatchTheTable) {
   EXPECT_EQ(cuda::cuda_engine_footprint().pass_buffers(tiny, {32, 4}).total(), static_cast<int64_t>(p.total));
 }
 
+
+// An all-MoE model runs every MLP in the expert buffers: no dense gate/up rows (they would be
+// zero-byte lines in `plan`), the expert buffers sized by the expert width; Qwen2-MoE's shared
+// expert keeps gate/up at its own width.
+TEST(CudaEnginePlan, MixtureOfExpertsCarvesExpertBuffersAndNoUnusedGateUp) {
+  const model::ModelSpec all_moe = model::synthetic_model_spec("qwen3-30b-a3b");
+  ASSERT_EQ(all_moe.dense_mlp_width(), 0);
+  const cuda::CudaEnginePlan p = cuda::plan_cuda_engine(all_moe, {512, 64}, cuda::kPlanSmCount);
+  EXPECT_EQ(p.gate.bytes, 0u);
+  EXPECT_EQ(p.up.bytes, 0u);
+  for (const auto& e : p.table.entries) {
+    EXPECT_GT(e.bytes, 0) << e.name;
+    EXPECT_EQ(e.name.rfind("gate (", 0), std::string::npos) << e.name;
+  }
+  const int64_t Tk = 512 * all_moe.experts_per_token;
+  EXPECT_EQ(p.expert_gate_up.bytes, static_cast<size_t>(Tk * 2 * all_moe.moe_intermediate_size * 2));
+  EXPECT_EQ(p.table.total(), static_cast<int64_t>(p.total));
+
+  model::ModelSpec shared = all_moe;  // as Qwen2-MoE: a shared expert beside the routed ones
+  shared.shared_expert_intermediate_size = 5632;
+  const cuda::CudaEnginePlan q = cuda::plan_cuda_engine(shared, {512, 64}, cuda::kPlanSmCount);
+  EXPECT_EQ(q.gate.bytes, static_cast<size_t>(512 * shared.shared_expert_intermediate_size * 2));
+}
