@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "abl/core/error.h"
+#include "abl/core/watchdog.h"
 
 namespace abl::cuda {
 namespace {
@@ -46,6 +47,7 @@ NcclComm::NcclComm(MPI_Comm group, cudaStream_t compute) : compute_(compute) {
   MPI_Comm_size(group, &size_);
   ncclUniqueId id;
   if (rank_ == 0) nccl_check(ncclGetUniqueId(&id), "ncclGetUniqueId");
+  watchdog::Scope at("ncclCommInitRank (MPI_Bcast of the unique id, then NCCL's bootstrap)");
   if (MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, group) != MPI_SUCCESS) fail("MPI_Bcast of the ncclUniqueId failed");
   cuda_check(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking), "cudaStreamCreate");
   nccl_check(ncclCommInitRank(&comm_, size_, id, rank_), "ncclCommInitRank");
@@ -67,6 +69,8 @@ void NcclComm::after_compute() {
 }
 
 std::unique_ptr<parallel::Pending> NcclComm::start_all_gather(const void* send, void* recv, size_t bytes) {
+  watchdog::fault_delay();
+  watchdog::Scope at("ncclAllGather (enqueue)");
   after_compute();
   nccl_check(ncclAllGather(send, recv, bytes, ncclUint8, comm_, stream_), "ncclAllGather");
   return std::make_unique<EventPending>(stream_, compute_);
@@ -74,34 +78,47 @@ std::unique_ptr<parallel::Pending> NcclComm::start_all_gather(const void* send, 
 
 void NcclComm::all_gather(const void* send, void* recv, size_t bytes) {
   start_all_gather(send, recv, bytes)->wait();
+  watchdog::Scope at("ncclAllGather (cudaStreamSynchronize)");
   cuda_check(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
 }
 
+// Each collective below marks its place for the hang watchdog until its stream synchronizes, so
+// a peer that never arrives is named in the report, and takes ABL_FAULT_DELAY_MS's delay first.
 void NcclComm::all_reduce_sum(double* data, size_t n) {
+  watchdog::fault_delay();
+  watchdog::Scope at("ncclAllReduce (sum)");
   after_compute();
   nccl_check(ncclAllReduce(data, data, n, ncclFloat64, ncclSum, comm_, stream_), "ncclAllReduce");
   cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
 }
 
 void NcclComm::all_reduce_sum(int64_t* data, size_t n) {
+  watchdog::fault_delay();
+  watchdog::Scope at("ncclAllReduce (sum)");
   after_compute();
   nccl_check(ncclAllReduce(data, data, n, ncclInt64, ncclSum, comm_, stream_), "ncclAllReduce");
   cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
 }
 
 void NcclComm::all_reduce_max(int64_t* data, size_t n) {
+  watchdog::fault_delay();
+  watchdog::Scope at("ncclAllReduce (max)");
   after_compute();
   nccl_check(ncclAllReduce(data, data, n, ncclInt64, ncclMax, comm_, stream_), "ncclAllReduce");
   cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
 }
 
 void NcclComm::broadcast(void* data, size_t bytes, int root) {
+  watchdog::fault_delay();
+  watchdog::Scope at("ncclBroadcast");
   after_compute();
   nccl_check(ncclBroadcast(data, data, bytes, ncclUint8, root, comm_, stream_), "ncclBroadcast");
   cuda_check(cudaStreamSynchronize(stream_), "cudaStreamSynchronize");
 }
 
 void NcclComm::barrier() {
+  watchdog::fault_delay();
+  watchdog::Scope at("ncclAllReduce (barrier)");
   // A one-element all-reduce on device memory is NCCL's barrier.
   int64_t* d = nullptr;
   cuda_check(cudaMallocAsync(reinterpret_cast<void**>(&d), sizeof(int64_t), stream_), "cudaMallocAsync");
