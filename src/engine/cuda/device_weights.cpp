@@ -26,10 +26,17 @@ constexpr int64_t kSupportedHeadDims[] = {64, 80, 96, 128, 256};
 
 int64_t align_up(int64_t n, int64_t a) { return (n + a - 1) / a * a; }
 
-// Host fp32 tensor of a layer by role (the source's views).
-const float* host_tensor(const engine::LayerWeights& w, model::WeightRole role) {
+// Host fp32 tensor of a layer unit's tensor (the source's views): every role device_slot has, and
+// the experts' by their index.
+const float* host_tensor(const engine::LayerWeights& w, const DeviceUnitTensor& t) {
   using R = model::WeightRole;
-  switch (role) {
+  const auto expert = [&]() -> const engine::ExpertWeights& {
+    const int32_t e = t.weight.expert;
+    ABL_CHECK(e >= 0 && static_cast<size_t>(e) < w.experts.size(), "{}: expert {} of a layer with {} experts",
+              t.weight.name, e, w.experts.size());
+    return w.experts[static_cast<size_t>(e)];
+  };
+  switch (t.role) {
     case R::attn_norm: return w.attn_norm;
     case R::q_proj: return w.wq;
     case R::k_proj: return w.wk;
@@ -40,11 +47,21 @@ const float* host_tensor(const engine::LayerWeights& w, model::WeightRole role) 
     case R::q_norm: return w.q_norm;
     case R::k_norm: return w.k_norm;
     case R::o_proj: return w.wo;
+    case R::post_attn_norm: return w.post_attn_norm;
     case R::mlp_norm: return w.mlp_norm;
+    case R::post_mlp_norm: return w.post_mlp_norm;
     case R::gate_proj: return w.w_gate;
     case R::up_proj: return w.w_up;
     case R::down_proj: return w.w_down;
-    default: fail("weight role {} is not a layer tensor", model::role_name(role));
+    case R::router: return w.router;
+    case R::shared_gate_proj: return w.shared.w_gate;
+    case R::shared_up_proj: return w.shared.w_up;
+    case R::shared_down_proj: return w.shared.w_down;
+    case R::shared_expert_gate: return w.shared_expert_gate;
+    case R::expert_gate_proj: return expert().w_gate;
+    case R::expert_up_proj: return expert().w_up;
+    case R::expert_down_proj: return expert().w_down;
+    default: fail("weight role {} is not a layer tensor", model::role_name(t.role));
   }
 }
 
@@ -162,6 +179,13 @@ DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec) {
   return lay;
 }
 
+std::vector<int64_t> DeviceUnitLayout::resident_layer_offsets() const {
+  const size_t L = units.size() - 2;
+  std::vector<int64_t> at(L + 1, 0);
+  for (size_t l = 0; l < L; ++l) at[l + 1] = at[l] + align_up(units[l + 1].elements, kDeviceTensorAlign);
+  return at;
+}
+
 void build_unit_range(const DeviceUnit& unit, const io::SafetensorsReader* reader, int64_t first, int64_t count,
                       uint16_t* out) {
   ABL_CHECK(first >= 0 && count >= 0, "unit range [{}, {}+{})", first, first, count);
@@ -225,11 +249,12 @@ DeviceWeights::DeviceWeights(engine::WeightSource& source, cudaStream_t stream) 
   attn_hd_ = lay.attention_head_dim;
   q_scale_ = lay.q_scale;
 
-  // Placement: the layer units back to back, then the embedding, then the head (norm only when tied).
+  // Placement: the layer units back to back (of different sizes where dense layers sit among MoE
+  // ones), then the embedding, then the head (norm only when tied).
   const DeviceUnit& embed_unit = lay.units.front();
   const DeviceUnit& head_unit = lay.units.back();
-  const int64_t stride = align_up(lay.units[lay.layer_unit(0)].elements, kDeviceTensorAlign);
-  const int64_t embed_at = L * stride;
+  const std::vector<int64_t> layer_at = lay.resident_layer_offsets();
+  const int64_t embed_at = layer_at[static_cast<size_t>(L)];
   const int64_t head_at = embed_at + align_up(embed_unit.elements, kDeviceTensorAlign);
   const int64_t total = head_at + (m.tied_embeddings ? head_unit.tensors[0].size : head_unit.elements);
   int64_t largest = 0;
@@ -248,8 +273,12 @@ DeviceWeights::DeviceWeights(engine::WeightSource& source, cudaStream_t stream) 
   for (int64_t l = 0; l < L; ++l) {
     const engine::LayerWeights w = source.layer(l);
     const DeviceUnit& unit = lay.units[lay.layer_unit(l)];
-    bf16* at = base + l * stride;
-    for (const DeviceUnitTensor& t : unit.tensors) up.put(host_tensor(w, t.role), t.size, t.scale, at + t.offset);
+    bf16* at = base + layer_at[static_cast<size_t>(l)];
+    for (const DeviceUnitTensor& t : unit.tensors) {
+      const float* src = host_tensor(w, t);
+      ABL_CHECK(src != nullptr, "{}: layer {} has no host tensor for it", t.weight.name, l);
+      up.put(src, t.size, t.scale, at + t.offset);
+    }
     layers_[static_cast<size_t>(l)] = device_layer_views(unit, at);
   }
   const engine::HeadWeights h = source.head();

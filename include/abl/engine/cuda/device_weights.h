@@ -91,6 +91,10 @@ struct DeviceUnitLayout {
   std::vector<DeviceUnit> units;
   size_t layer_unit(int64_t l) const { return static_cast<size_t>(l + 1); }
   size_t head_unit() const { return units.size() - 1; }
+  // Where DeviceWeights places each layer unit in its one allocation (elements): back to back,
+  // each aligned; L + 1 entries, the last the layers' end (where the embedding goes). Layers differ
+  // in size where dense layers sit among MoE ones (mlp_only_layers, decoder_sparse_step).
+  std::vector<int64_t> resident_layer_offsets() const;
 };
 DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec);
 

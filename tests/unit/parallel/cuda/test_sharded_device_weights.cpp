@@ -63,7 +63,7 @@ std::vector<uint16_t> unit_image(engine::HostWeights& hw, const cuda::DeviceUnit
     } else if (u == lay.head_unit()) {
       src = t.role == model::WeightRole::final_norm ? hw.head().final_norm : hw.head().lm_head;
     } else {
-      src = hw.layer_tensor(static_cast<int64_t>(u) - 1, t.role);
+      src = hw.layer_tensor(static_cast<int64_t>(u) - 1, t.role, t.weight.expert);
     }
     const float s = carries_q_scale(spec, t.role) ? scale : 1.0f;
     for (int64_t i = 0; i < t.size; ++i) image[static_cast<size_t>(t.offset + i)] = f32_to_bf16(src[i] * s);
@@ -170,12 +170,36 @@ TEST(DeviceUnitLayoutHost, RankShardsConcatenateToTheDeviceImage) {
   }
 }
 
+// Resident placement: every layer unit ends before the next begins, also where a dense layer 0
+// (Qwen2-MoE's mlp_only_layers) is far smaller than the MoE layers after it.
+TEST(DeviceUnitLayoutHost, ResidentLayersDoNotOverlapWhenTheirSizesDiffer) {
+  model::ModelSpec spec = model::synthetic_model_spec("qwen3-30b-a3b");
+  spec.num_layers = 4;
+  spec.moe_layers = {0, 1, 0, 1};  // dense, MoE, dense, MoE
+  ASSERT_FALSE(spec.is_moe_layer(0));
+  ASSERT_TRUE(spec.is_moe_layer(1));
+  const cuda::DeviceUnitLayout lay = cuda::device_unit_layout(spec);
+  const std::vector<int64_t> at = lay.resident_layer_offsets();
+  ASSERT_EQ(at.size(), 5u);
+  EXPECT_EQ(at[0], 0);
+  EXPECT_LT(lay.units[lay.layer_unit(0)].elements, lay.units[lay.layer_unit(1)].elements / 10);
+  for (int64_t l = 0; l < spec.num_layers; ++l) {
+    const int64_t elements = lay.units[lay.layer_unit(l)].elements;
+    EXPECT_EQ(at[static_cast<size_t>(l)] % cuda::kDeviceTensorAlign, 0);
+    EXPECT_GE(at[static_cast<size_t>(l) + 1] - at[static_cast<size_t>(l)], elements) << "layer " << l;
+    EXPECT_LT(at[static_cast<size_t>(l) + 1] - at[static_cast<size_t>(l)], elements + cuda::kDeviceTensorAlign);
+  }
+}
+
 // ---- on the device --------------------------------------------------------------------------
 
 // The resident weights hold the same image, converted on the device.
 TEST(DeviceWeights, HoldTheDeviceImageOfEveryUnit) {
   ABL_REQUIRE_GPU();
-  for (const char* name : {"/organism", "/golden/qwen2-qkv-bias", "/golden/qwen3-qk-norm"}) {
+  // Dense, padded head dims, the four norms of Gemma 2, and MoE layers (routed experts, a shared
+  // expert, a dense layer among MoE ones).
+  for (const char* name : {"/organism", "/golden/qwen2-qkv-bias", "/golden/qwen3-qk-norm", "/golden/gemma2-softcap",
+                           "/golden/mixtral-moe", "/golden/qwen2-moe-shared"}) {
     const std::string dir = fixture_dir() + name;
     SCOPED_TRACE(dir);
     auto hw = engine::HostWeights::load(dir);
