@@ -108,6 +108,19 @@ TEST(CudaEngine, DecodeGraphEqualsEagerStepsOnMoe) {
   }
 }
 
+// The families whose kernels take other paths in a captured step: Gemma 2's sliding window on
+// alternate layers, attention soft-cap and final soft-cap in the graph's greedy ids; Gemma 3's local
+// and global RoPE tables and q/k norms; Phi-3's LongRoPE table (steps past original_max use the long
+// factors), unablated and ablated.
+TEST(CudaEngine, DecodeGraphEqualsEagerStepsOnGemmaAndPhi3) {
+  ABL_REQUIRE_GPU();
+  for (const char* name : {"gemma2-softcap", "gemma3-local-global", "phi3-longrope-long"}) {
+    const std::string dir = fixture_dir() + "/golden/" + name;
+    expect_graph_steps_equal_eager(dir, nullptr, {-1}, std::string(name) + " unablated");
+    expect_ablated_graph_steps_equal_eager(dir);
+  }
+}
+
 // generate() over DevicePass (what the app's CUDA backend runs) against generate() over the CPU
 // engine on 40 organism prompts: identical responses except where bf16 flips a near-tie, and the
 // decode steps went through graphs.
@@ -156,9 +169,9 @@ TEST(CudaEngine, GenerateOverDevicePassMatchesCpu) {
 // The sweep's KL on the device (Outputs::kl over DevicePass, the reference in device memory)
 // against the CPU's (HostPass): the reference is the CPU's unablated next-token distribution, the
 // passes are ablated by three trials, so KL spans near zero (no trial) to well above it.
-TEST(CudaEngine, DeviceKlMatchesHostKl) {
-  ABL_REQUIRE_GPU();
-  const std::string dir = fixture_dir() + "/organism";
+namespace {
+
+void expect_device_kl_matches_host_kl(const std::string& dir) {
   const auto prompts = golden_prompts(dir);
   const int64_t total = total_tokens(prompts);
   Twin tw(dir, {total, 16}, total);
@@ -191,9 +204,23 @@ TEST(CudaEngine, DeviceKlMatchesHostKl) {
   for (int64_t p = 0; p < P; ++p) {
     const double w = want[static_cast<size_t>(p)], g = got[static_cast<size_t>(p)];
     // bf16 activations: the unablated rows sit at the noise floor, the ablated ones agree to ~10 %.
-    EXPECT_NEAR(g, w, 2e-3 + 0.1 * w) << "prompt " << p << " (trial " << p % 3 - 1 << ")";
+    EXPECT_NEAR(g, w, 2e-3 + 0.1 * w) << dir << ": prompt " << p << " (trial " << p % 3 - 1 << ")";
     worst = std::max(worst, std::fabs(g - w) / std::max(w, 1e-3));
   }
-  std::cout << "[ measured ] device KL against host KL: worst |Δ|/max(KL, 1e-3) = " << worst << "\n";
+  std::cout << "[ measured ] device KL against host KL on " << dir << ": worst |Δ|/max(KL, 1e-3) = " << worst
+            << "\n";
+}
+
+}  // namespace
+
+TEST(CudaEngine, DeviceKlMatchesHostKl) {
+  ABL_REQUIRE_GPU();
+  expect_device_kl_matches_host_kl(fixture_dir() + "/organism");
+}
+
+// Gemma 2 soft-caps the final logits before the log-softmax the KL reads.
+TEST(CudaEngine, DeviceKlMatchesHostKlWithFinalSoftcap) {
+  ABL_REQUIRE_GPU();
+  expect_device_kl_matches_host_kl(fixture_dir() + "/golden/gemma2-softcap");
 }
 
