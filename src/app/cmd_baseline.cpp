@@ -91,8 +91,13 @@ std::string detect_response_prefix(Session& s, const std::vector<std::string>& p
   for (const std::string& p : prompts) {
     ids.push_back(s.tokenizer().encode(s.chat_template().render(s.system_prompt(), p, ""), false));
   }
+  // A model with a short context: as many tokens as its longest sample prompt leaves room for
+  // (the prompt sets were checked to fit it: check_phase_options).
+  const int64_t context = s.spec().context_length();
+  const int64_t room = context > 0 ? context - longest_prompt(ids) : kTokens;
+  const int64_t tokens = std::clamp<int64_t>(room, 1, kTokens);
   std::vector<std::string> texts;
-  for (const auto& r : generate_rank_block(s, ids, kTokens, nullptr).results) texts.push_back(r.text);
+  for (const auto& r : generate_rank_block(s, ids, tokens, nullptr).results) texts.push_back(r.text);
   const auto all = rt.world().gather_strings(texts, 0);
   return parallel::root_string(rt.world(), [&] { return common_response_prefix(all); });
 }
@@ -133,9 +138,8 @@ void phase_baseline(Session& ses) {
   ses.backend();  // loaded before the prefix is detected with it
   const std::string& prefix = ses.response_prefix();
   const int64_t V = ses.spec().vocab_size;
-  std::vector<std::vector<int32_t>> kl_ids, eval_ids;
-  for (const auto& p : kl_prompts) kl_ids.push_back(ses.encode_prompt(p.text));
-  for (const auto& p : eval_prompts) eval_ids.push_back(ses.encode_prompt(p.text));
+  const auto kl_ids = ses.encode_prompt_set(kl_prompts, ev.kl, 0);
+  const auto eval_ids = ses.encode_prompt_set(eval_prompts, ev.eval, max_new);
   const auto t0 = std::chrono::steady_clock::now();
 
   // KL reference: first-token log-probabilities of this rank's block.

@@ -29,12 +29,6 @@
 namespace abl::app {
 namespace {
 
-std::vector<std::vector<int32_t>> encode_all(Session& ses, const std::vector<io::Prompt>& prompts) {
-  std::vector<std::vector<int32_t>> ids;
-  for (const auto& p : prompts) ids.push_back(ses.encode_prompt(p.text));
-  return ids;
-}
-
 // Calls `row(k, logits)` with the first-token logits of prompts [begin, end) of `ids` (k from 0).
 void first_token_logits(Session& ses, const std::vector<std::vector<int32_t>>& ids, size_t begin, size_t end,
                         const std::function<void(size_t, const float*)>& row) {
@@ -73,8 +67,8 @@ int evaluate_model(const po::variables_map& vm) {
   ses.backend();  // loaded before the response prefix is detected with it
   const std::string prefix = ses.response_prefix();
   const std::string prefix_source = ses.response_prefix_source();
-  const auto base_kl_ids = encode_all(ses, kl_prompts);
-  const auto base_eval_ids = encode_all(ses, eval_prompts);
+  const auto base_kl_ids = ses.encode_prompt_set(kl_prompts, ev.kl, 0);
+  const auto base_eval_ids = ses.encode_prompt_set(eval_prompts, ev.eval, ev.max_response_length);
   const int64_t V = ses.spec().vocab_size;
   const auto [kb, ke] = rank_block(prompt_costs(base_kl_ids), rt);
   std::vector<float> base_logprobs((ke - kb) * static_cast<size_t>(V));
@@ -87,8 +81,8 @@ int evaluate_model(const po::variables_map& vm) {
   // The model, on the same tokens: a model whose tokenizer or chat template renders the prompts
   // otherwise is not comparable token by token.
   ses.switch_model(model);
-  const auto kl_ids = encode_all(ses, kl_prompts);
-  const auto eval_ids = encode_all(ses, eval_prompts);
+  const auto kl_ids = ses.encode_prompt_set(kl_prompts, ev.kl, 0);
+  const auto eval_ids = ses.encode_prompt_set(eval_prompts, ev.eval, ev.max_response_length);
   if (kl_ids != base_kl_ids || eval_ids != base_eval_ids) {  // the same verdict on every rank (rank_block)
     throw AgreedError(fmt::format("{} renders the prompts into other tokens than {} (its tokenizer or chat template "
                                   "differs): the KL divergence compares the first token after the same prompt",

@@ -10,6 +10,7 @@
 
 #include "abl/app/backend.h"
 #include "abl/app/commands.h"
+#include "abl/app/driver.h"
 #include "abl/app/model_options.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
@@ -64,6 +65,12 @@ int run_generate(const GenerateOptions& go) {
     r.prompt = tok.encode(tmpl.render(system, p.text, prefix), false);
     longest = std::max<int64_t>(longest, static_cast<int64_t>(r.prompt.size()));
     reqs.push_back(std::move(r));
+  }
+  {
+    std::vector<std::vector<int32_t>> ids;
+    for (const auto& r : reqs) ids.push_back(r.prompt);
+    check_prompts_fit(prompts, ids, {go.prompts, "prompts", "split"}, max_new, spec.context_length(), model,
+                      "max-new-tokens");
   }
   // Enough cache for the longest prompt plus its response, or a whole pass of sequences.
   const int64_t cache_rows = std::max<int64_t>(longest + max_new, limits.max_tokens + limits.max_seqs * max_new);

@@ -53,12 +53,8 @@ void phase_residuals(Session& ses) {
   });
   ses.backend();  // loaded before the prefix is detected with it
   for (int s = 0; s < 2; ++s) {
-    std::vector<int64_t> cost;
-    for (const auto& p : sets[s].prompts) {
-      sets[s].ids.push_back(ses.encode_prompt(p.text));
-      cost.push_back(static_cast<int64_t>(sets[s].ids.back().size()));
-    }
-    std::tie(sets[s].begin, sets[s].end) = rank_block(cost, rt);
+    sets[s].ids = ses.encode_prompt_set(sets[s].prompts, s == 0 ? ps.good : ps.bad, 0);
+    std::tie(sets[s].begin, sets[s].end) = rank_block(prompt_costs(sets[s].ids), rt);
   }
   log::info("residuals: {} good and {} bad prompts", sets[0].prompts.size(), sets[1].prompts.size());
   const parallel::Topology& topo = rt.topology();

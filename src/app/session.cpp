@@ -144,6 +144,34 @@ std::vector<int32_t> Session::encode_prompt(const std::string& user) {
   return tok_->encode(tmpl_->render(system_, user, response_prefix()), false);
 }
 
+void check_prompts_fit(const std::vector<io::Prompt>& prompts, const std::vector<std::vector<int32_t>>& ids,
+                       const PromptSetSpec& set, int64_t max_new, int64_t context, const std::string& model,
+                       const char* max_new_option) {
+  if (context <= 0) return;
+  size_t longest = 0, too_long = 0;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (static_cast<int64_t>(ids[i].size()) + max_new > context) ++too_long;
+    if (ids[i].size() > ids[longest].size()) longest = i;
+  }
+  if (too_long == 0) return;
+  const std::string response = max_new > 0 ? fmt::format(" plus {} response tokens", max_new) : "";
+  throw AgreedError(fmt::format(
+      "--{} {} line {}: a prompt of {} tokens (chat template included){} exceeds the {} positions of {} (its "
+      "context length); {} of the {} prompts selected by --{} {} do not fit: use shorter prompts{}",
+      set.file_option, set.source.path, prompts[longest].line, ids[longest].size(), response, context, model,
+      too_long, prompts.size(), set.split_option, set.source.split.empty() ? "[:]" : set.source.split,
+      max_new > 0 ? fmt::format(" or a smaller --{}", max_new_option) : ""));
+}
+
+std::vector<std::vector<int32_t>> Session::encode_prompt_set(const std::vector<io::Prompt>& prompts,
+                                                             const PromptSetSpec& set, int64_t max_new) {
+  std::vector<std::vector<int32_t>> ids;
+  ids.reserve(prompts.size());
+  for (const auto& p : prompts) ids.push_back(encode_prompt(p.text));
+  check_prompts_fit(prompts, ids, set, max_new, spec_.context_length(), model_);
+  return ids;
+}
+
 void Session::log_device_memory(const char* phase) {
   Backend::DeviceMemory m;
   if (!backend_ || !backend_->take_device_memory(&m)) return;
@@ -302,13 +330,24 @@ void check_phase_options(Session& s) {
   // The options themselves were checked when they were parsed (driver_options.h); here the files.
   const DriverOptions& opts = s.options();
   parallel::Comm& world = s.rt().world();
+  // A prompt set that does not fit the model's context fails now too, counted without the response
+  // prefix, which may not be known yet (each phase checks again with it: encode_prompt_set).
+  const auto check_set = [&](const PromptSetSpec& set, int64_t max_new) {
+    const std::vector<io::Prompt> prompts = load_prompt_set(world, set);
+    if (s.model().empty()) return;
+    std::vector<std::vector<int32_t>> ids;
+    for (const auto& p : prompts) {
+      ids.push_back(s.tokenizer().encode(s.chat_template().render(s.system_prompt(), p.text, ""), false));
+    }
+    check_prompts_fit(prompts, ids, set, max_new, s.spec().context_length(), s.model());
+  };
   if (opts.prompts) {
-    load_prompt_set(world, opts.prompts->good);
-    load_prompt_set(world, opts.prompts->bad);
+    check_set(opts.prompts->good, 0);
+    check_set(opts.prompts->bad, 0);
   }
   if (opts.evaluation && opts.prompts) {
-    load_prompt_set(world, opts.evaluation->kl);
-    load_prompt_set(world, opts.evaluation->eval);
+    check_set(opts.evaluation->kl, 0);
+    check_set(opts.evaluation->eval, opts.evaluation->max_response_length);
   }
   if (opts.evaluation) load_refusal_markers(world, opts.evaluation->refusal_markers);
   if (opts.sweep && !s.model().empty()) sweep_settings(world, *opts.sweep, s.spec().num_layers);

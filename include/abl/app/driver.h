@@ -55,6 +55,12 @@ class Session {
   void set_response_prefix(std::string prefix, std::string source);
 
   std::vector<int32_t> encode_prompt(const std::string& user);  // rendered with the prefix
+  // Every prompt of `set` (loaded as `prompts`) encoded with encode_prompt. A prompt that with
+  // `max_new` response tokens does not fit the model's context is an error that names the option,
+  // file and line of the longest one and counts the others; every rank encodes the same prompts
+  // and throws the same AgreedError.
+  std::vector<std::vector<int32_t>> encode_prompt_set(const std::vector<io::Prompt>& prompts,
+                                                      const PromptSetSpec& set, int64_t max_new);
 
   // The engine (--backend), loaded on first use (collective over the world: every rank must call).
   Backend& backend();
@@ -98,6 +104,12 @@ class Session {
 // The prompts of a set named by options, read by rank 0 and broadcast (every rank works on the
 // same prompts; an error names the file and line on every rank).
 std::vector<io::Prompt> load_prompt_set(parallel::Comm& comm, const PromptSetSpec& set);
+// An AgreedError when a prompt of `set` (`prompts`, encoded as `ids`) plus `max_new` response tokens
+// exceeds the model's `context` positions (none when context <= 0): it names the option, file and
+// line of the longest prompt and counts the prompts that do not fit. Local: every rank decides alike.
+void check_prompts_fit(const std::vector<io::Prompt>& prompts, const std::vector<std::vector<int32_t>>& ids,
+                       const PromptSetSpec& set, int64_t max_new, int64_t context, const std::string& model,
+                       const char* max_new_option = "max-response-length");
 // --refusal-markers: builtin, or a file read by rank 0 and broadcast.
 text::RefusalMarkers load_refusal_markers(parallel::Comm& comm, const std::string& option);
 
