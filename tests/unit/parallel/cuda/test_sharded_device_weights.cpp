@@ -35,8 +35,10 @@ using abl::testing::fixture_dir;
 // dims (q scale in q_proj + bias, or in q_norm), tied heads and a model split over several files.
 std::vector<std::string> layout_models() {
   const std::string f = fixture_dir();
-  return {f + "/organism",           f + "/golden/qwen2-qkv-bias", f + "/golden/qwen3-qk-norm",
-          f + "/golden/llama-tied",  f + "/tiny-llama-sharded",    "synthetic:tiny-llama"};
+  return {f + "/organism",           f + "/golden/qwen2-qkv-bias",   f + "/golden/qwen3-qk-norm",
+          f + "/golden/llama-tied",  f + "/tiny-llama-sharded",      "synthetic:tiny-llama",
+          f + "/golden/gemma2-softcap", f + "/golden/gemma3-mm",     f + "/golden/phi3-longrope",
+          f + "/golden/mixtral-moe", f + "/golden/qwen2-moe-shared", f + "/golden/qwen3-moe"};
 }
 
 model::ModelSpec spec_of(const std::string& m) {
@@ -88,7 +90,6 @@ TEST(DeviceUnitLayoutHost, TensorsInSlotOrderOnAlignedOffsets) {
     EXPECT_EQ(lay.attention_head_dim, cuda::attention_head_dim(spec.head_dim));
     EXPECT_FLOAT_EQ(lay.q_scale, static_cast<float>(std::sqrt(static_cast<double>(lay.attention_head_dim) /
                                                               static_cast<double>(spec.head_dim))));
-    const std::vector<model::WeightSlot> slots = model::layer_slots(spec);
     for (size_t u = 0; u < lay.units.size(); ++u) {
       const cuda::DeviceUnit& unit = lay.units[u];
       int64_t end = 0;
@@ -102,6 +103,8 @@ TEST(DeviceUnitLayoutHost, TensorsInSlotOrderOnAlignedOffsets) {
       }
       EXPECT_EQ(unit.elements, end);
       if (u >= 1 && u <= static_cast<size_t>(L)) {
+        // Each layer's own slots: a dense layer among MoE ones has fewer.
+        const std::vector<model::WeightSlot> slots = model::layer_slots(spec, static_cast<int64_t>(u) - 1);
         ASSERT_EQ(unit.tensors.size(), slots.size());
         for (size_t i = 0; i < slots.size(); ++i) {
           EXPECT_EQ(unit.tensors[i].role, slots[i].role);
@@ -225,11 +228,12 @@ TEST(DeviceWeights, HoldTheDeviceImageOfEveryUnit) {
   }
 }
 
+namespace {
+
 // One rank, no communicator: the sharded source (whole units, resident or offloaded and copied up
 // unit by unit) gives the resident engine's results bit for bit, with and without ablation.
-TEST(DeviceShardedWeights, OneRankMatchesResidentEngine) {
-  ABL_REQUIRE_GPU();
-  const std::string dir = fixture_dir() + "/organism";
+void expect_one_rank_sharded_matches_resident(const std::string& dir) {
+  SCOPED_TRACE(dir);
   const auto prompts = abl::testing::golden_prompts(dir);
   int64_t total = 0;
   for (const auto& p : prompts) total += static_cast<int64_t>(p.size()) + 1;
@@ -296,5 +300,17 @@ TEST(DeviceShardedWeights, OneRankMatchesResidentEngine) {
     // The ablation vectors must be computed on the source's compute stream.
     cuda::Stream other;
     EXPECT_THROW((void)cuda::DeviceAblation(*sharded, table, other.get()), Error);
+  }
+}
+
+}  // namespace
+
+// The app's weight source (load_device_weights builds DeviceShardedWeights on one rank too): the
+// organism, and the layer units of the other families (MoE with a shared expert and a dense layer;
+// Gemma 2's four norms and tied head).
+TEST(DeviceShardedWeights, OneRankMatchesResidentEngine) {
+  ABL_REQUIRE_GPU();
+  for (const char* name : {"/organism", "/golden/qwen2-moe-shared", "/golden/gemma2-softcap"}) {
+    expect_one_rank_sharded_matches_resident(fixture_dir() + name);
   }
 }
