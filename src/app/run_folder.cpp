@@ -94,11 +94,22 @@ int slurm_job_alive(const std::string& id) {
   return out.find_first_not_of(" \n") == std::string::npos ? 0 : 1;
 }
 
+// Whether process `pid` of this host has ended: gone, or a zombie its parent has not reaped yet (the
+// ranks of an aborted mpirun linger so for a moment; kill(pid, 0) still succeeds on them).
+bool process_ended(long pid) {
+  if (kill(static_cast<pid_t>(pid), 0) != 0) return errno == ESRCH;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const size_t close = line.rfind(')');  // the command name may hold spaces and parentheses
+  return close != std::string::npos && close + 2 < line.size() && (line[close + 2] == 'Z' || line[close + 2] == 'X');
+}
+
 // Why the lock described by `holder` may be taken over ("" when it may not).
 std::string stale_reason(const nlohmann::json& holder) {
   const std::string host = holder.value("host", ""), job = holder.value("slurm_job_id", "");
   const long pid = holder.value("pid", 0L);
-  if (host == host_name() && pid > 0 && kill(static_cast<pid_t>(pid), 0) != 0 && errno == ESRCH) {
+  if (host == host_name() && pid > 0 && process_ended(pid)) {
     return fmt::format("process {} on {} has ended", pid, host);
   }
   if (!job.empty() && job == env_or("SLURM_JOB_ID") &&

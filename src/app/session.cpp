@@ -1,6 +1,7 @@
 // The Session of the driver phases: runtime, model, tokenizer, chat template, run folder lock and
 // the engine, over the options parsed by driver_options.h.
 #include <algorithm>
+#include <exception>
 #include <filesystem>
 
 #include "abl/app/dist_options.h"
@@ -91,7 +92,13 @@ Session::Session(DriverOptions opts, const std::string& command) : opts_(std::mo
   if (m.response_prefix != "auto") set_response_prefix(m.response_prefix, "given");
 }
 
-Session::~Session() = default;
+Session::~Session() {
+  // Unwinding from an error that may be this rank's alone: the top-level handler ends the job next
+  // (MPI_Abort), and the engine's teardown could wait for the other ranks first — a weight gather
+  // in flight, ncclCommDestroy (collective within a node), a device synchronize behind a collective
+  // kernel. The process is ending: leave the engine as it is.
+  if (std::uncaught_exceptions() > 0 && rt_.world_size() > 1) (void)backend_.release();
+}
 
 std::string Session::out_path(const std::string& file) const {
   ABL_CHECK(!out_dir_.empty(), "no run folder (--out)");

@@ -39,6 +39,9 @@ int g_fault_delay_ms = 0;
 std::mt19937_64 g_fault_rng;
 int g_hang_rank = -1;
 std::string g_hang_where;
+int g_fail_rank = -1;
+std::string g_fail_where;
+bool g_failed = false;
 int g_rank = 0;
 
 [[noreturn]] void hang_forever(const char* where) {
@@ -47,19 +50,28 @@ int g_rank = 0;
   for (;;) std::this_thread::sleep_for(std::chrono::hours(1));
 }
 
+bool starts_with(const char* where, const std::string& prefix) {
+  return !prefix.empty() && std::strncmp(where, prefix.c_str(), prefix.size()) == 0;
+}
+
+void set_place(const char* where) {
+  g_where.store(where, std::memory_order_relaxed);
+  g_since.store(now_ns(), std::memory_order_relaxed);
+}
+
 }  // namespace
 
 void mark(const char* where) {
-  g_where.store(where, std::memory_order_relaxed);
-  g_since.store(now_ns(), std::memory_order_relaxed);
-  if (g_hang_rank == g_rank && !g_hang_where.empty() &&
-      std::strncmp(where, g_hang_where.c_str(), g_hang_where.size()) == 0) {
-    hang_forever(where);
+  set_place(where);
+  if (g_hang_rank == g_rank && starts_with(where, g_hang_where)) hang_forever(where);
+  if (g_fail_rank == g_rank && !g_failed && starts_with(where, g_fail_where)) {
+    g_failed = true;
+    fail("ABL_FAULT_FAIL: an error injected on rank {} at {}", g_rank, where);
   }
 }
 
 Scope::Scope(const char* where) : previous_(g_where.load(std::memory_order_relaxed)) { mark(where); }
-Scope::~Scope() { mark(previous_); }
+Scope::~Scope() { set_place(previous_); }  // no fault hooks: a destructor must not throw
 
 void set_phase(std::string phase) {
   std::lock_guard<std::mutex> lock(g_phase_mutex);
@@ -122,6 +134,12 @@ void configure_faults(int rank) {
     ABL_CHECK(colon && colon != v && colon[1] != '\0', "ABL_FAULT_HANG must be RANK:WHERE, got '{}'", v);
     g_hang_rank = std::atoi(std::string(v, colon).c_str());
     g_hang_where = colon + 1;
+  }
+  if (const char* v = std::getenv("ABL_FAULT_FAIL"); v && *v) {
+    const char* colon = std::strchr(v, ':');
+    ABL_CHECK(colon && colon != v && colon[1] != '\0', "ABL_FAULT_FAIL must be RANK:WHERE, got '{}'", v);
+    g_fail_rank = std::atoi(std::string(v, colon).c_str());
+    g_fail_where = colon + 1;
   }
 }
 

@@ -4,7 +4,8 @@
 # all finish with the trials of an undisturbed 1-rank run. And a hang nobody foresaw (a rank that
 # stops before a collective: ABL_FAULT_HANG) is ended by the watchdog within --hang-timeout plus
 # its grace, with exit status 1 and the place of the ranks printed; the next run takes over the
-# folder.
+# folder. An error on one rank alone (ABL_FAULT_FAIL), in a sharded pass with gathers in flight,
+# ends the whole job at once with MPI_Abort (no watchdog needed), naming the rank.
 source "$(dirname "$0")/common.sh"
 rm -rf "$WORK" && mkdir -p "$WORK"
 SMALL=(run "${MODEL_ARGS[@]}" "${PROMPT_ARGS[@]}" --good-split "[:16]" --bad-split "[:16]" --kl-split "[400:408]"
@@ -43,3 +44,21 @@ echo "ok: a hang ended by the watchdog after $took s with status $rc"
 "$MPIEXEC" -np 2 --oversubscribe "$BIN" "${SMALL[@]}" --out "$WORK/hang" > "$WORK/after-hang.log" 2>&1 ||
   { tail -20 "$WORK/after-hang.log"; echo "FAIL: the folder of the hung job cannot be used again"; exit 1; }
 "$PY" "$HERE/compare_trials.py" "$WORK/ref" "$WORK/hang" 8 1e-5
+
+# An error on rank 2 alone, in a FULL_SHARD pass (a weight gather in flight), without the watchdog.
+for where in "forward pass (prefill)" "MPI_Wait (all-gather)" "forward pass (generation)"; do
+  t0=$(date +%s)
+  rc=0
+  out=$(ABL_FAULT_FAIL="2:$where" timeout 120 "$MPIEXEC" -np 4 --oversubscribe "$BIN" "${SMALL[@]}" \
+          --sharding FULL_SHARD --hang-timeout 0 --out "$WORK/fail" 2>&1) || rc=$?
+  took=$(( $(date +%s) - t0 ))
+  [ "$rc" != 0 ] && [ "$rc" != 124 ] || { echo "$out" | tail -20; echo "FAIL: an error at '$where' ended with $rc"; exit 1; }
+  grep -q "\[rank 2 on .*\] error: ABL_FAULT_FAIL: an error injected on rank 2 at $where" <<<"$out" ||
+    { echo "$out" | tail -20; echo "FAIL: rank 2's error at '$where' was not reported"; exit 1; }
+  grep -q "ending the whole job (MPI_Abort)" <<<"$out" || { echo "$out" | tail -20; echo "FAIL: no MPI_Abort"; exit 1; }
+  [ "$took" -lt 60 ] || { echo "FAIL: the job took $took s to end after an error on one rank"; exit 1; }
+  echo "ok: an error on rank 2 alone at '$where' ended the job in $took s with status $rc"
+done
+"$MPIEXEC" -np 2 --oversubscribe "$BIN" "${SMALL[@]}" --out "$WORK/fail" > "$WORK/after-fail.log" 2>&1 ||
+  { tail -20 "$WORK/after-fail.log"; echo "FAIL: the folder of the failed job cannot be used again"; exit 1; }
+"$PY" "$HERE/compare_trials.py" "$WORK/ref" "$WORK/fail" 8 1e-5

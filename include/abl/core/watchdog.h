@@ -8,14 +8,17 @@
 //   ABL_FAULT_DELAY_MS=N    sleep a random 0..N ms (seeded by rank and ABL_FAULT_SEED) before
 //                           every collective, so ranks reach collectives in random order;
 //   ABL_FAULT_HANG=R:WHERE  rank R stops forever the first time it marks a place whose name
-//                           starts with WHERE (e.g. "1:MPI_Allreduce"): a hang for the watchdog.
+//                           starts with WHERE (e.g. "1:MPI_Allreduce"): a hang for the watchdog;
+//   ABL_FAULT_FAIL=R:WHERE  rank R throws an abl::Error (once) where it would mark such a place:
+//                           an error on one rank alone, which must end the job (MPI_Abort).
 #pragma once
 #include <functional>
 #include <string>
 
 namespace abl::watchdog {
 
-// Records that this process is now at `where` (a string literal or other static string).
+// Records that this process is now at `where` (a string literal or other static string). Throws
+// only under ABL_FAULT_FAIL.
 void mark(const char* where);
 
 // Marks `where` for the lifetime of the scope and the previous place again when it ends.

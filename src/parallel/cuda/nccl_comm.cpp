@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include <exception>
+
 #include "abl/core/error.h"
 #include "abl/core/watchdog.h"
 
@@ -54,6 +56,9 @@ NcclComm::NcclComm(MPI_Comm group, cudaStream_t compute) : compute_(compute) {
 }
 
 NcclComm::~NcclComm() {
+  // ncclCommDestroy is collective within a node: unwinding from an error of this rank alone, the
+  // others are not here, and MPI_Abort follows (Session's destructor leaves the engine for it too).
+  if (std::uncaught_exceptions() > 0 && size_ > 1) return;
   if (comm_) ncclCommDestroy(comm_);
   if (stream_) cudaStreamDestroy(stream_);
 }

@@ -1,6 +1,7 @@
 // The run folder: its lock, the provenance of phase files, free-space checks, the model
 // fingerprint and the threads a rank may use.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -78,6 +79,27 @@ TEST(RunFolderLock, ALockOfAProcessThatIsGoneIsTakenOver) {
       << R"({"slurm_job_id":"","host":"elsewhere","pid":1,"command":"sweep","started":"then"})";
   const std::string e = error_of([&] { app::RunFolderLock::acquire(comm, dir.string(), "run"); });
   EXPECT_NE(e.find("in use by sweep on elsewhere (pid 1"), std::string::npos) << e;
+  fs::remove_all(dir);
+}
+
+// A rank of an aborted job can stay a zombie for a moment (its parent, mpirun, gone or not yet
+// reaping): kill(pid, 0) still finds it, but it has ended and its lock is taken over.
+TEST(RunFolderLock, ALockOfAZombieIsTakenOver) {
+  SoloComm comm;
+  const fs::path dir = fresh_dir("zombie");
+  fs::create_directories(dir);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) _exit(0);
+  // Wait until it is a zombie (not reaped: waitid with WNOWAIT leaves it so).
+  siginfo_t info{};
+  ASSERT_EQ(waitid(P_PID, static_cast<id_t>(child), &info, WEXITED | WNOWAIT), 0);
+  char host[256] = {0};
+  gethostname(host, sizeof host - 1);
+  std::ofstream(app::RunFolderLock::lock_path(dir.string()))
+      << R"({"slurm_job_id":"","host":")" << host << R"(","pid":)" << child << R"(,"command":"run","started":"then"})";
+  EXPECT_NO_THROW(app::RunFolderLock::acquire(comm, dir.string(), "run"));
+  waitpid(child, nullptr, 0);
   fs::remove_all(dir);
 }
 
