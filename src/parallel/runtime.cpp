@@ -84,6 +84,25 @@ const Topology& Runtime::configure(TopologyRequest req) {
   if (req.ranks_per_node == 0 && -sizes[0] != sizes[1]) {
     fail("nodes have different numbers of ranks ({} to {}); give every node the same count", -sizes[0], sizes[1]);
   }
+  // Ranks are numbered node by node (srun's default block distribution, mpirun --map-by slot):
+  // local rank, GPU binding and shard groups within a node all follow from that. A cyclic
+  // placement would put two ranks of one host on one GPU and groups across hosts: refuse it on
+  // every rank. (Only for real nodes: --ranks-per-node blocks of another size simulate nodes.)
+  if (req.ranks_per_node == 0 || req.ranks_per_node == req.node_size) {
+    const int n = req.node_size, r = world_rank_;
+    int64_t v[3] = {node_comm.rank() != r % n ? 1 : 0, r / n, -(r / n)};  // off, node id max, -min
+    node_comm.all_reduce_max(v, 3);
+    int64_t off = v[0] != 0 || v[1] != -v[2] ? 1 : 0;
+    world_->all_reduce_max(&off, 1);
+    if (off != 0) {
+      throw AgreedError(fmt::format(
+          "the ranks of a node are not numbered one after another (a cyclic placement such as srun "
+          "--distribution=cyclic or mpirun --map-by node); GPUs are bound and shard groups formed by blocks of {} "
+          "consecutive ranks per node: place the ranks in blocks (srun --distribution=block, the default; mpirun "
+          "--map-by slot)",
+          n));
+    }
+  }
   topo_ = make_topology(req);
   MPI_Comm shard = MPI_COMM_NULL, weights = MPI_COMM_NULL, replica = MPI_COMM_NULL;
   mpi_check(MPI_Comm_split(MPI_COMM_WORLD, topo_.shard_group, topo_.shard_rank, &shard), "MPI_Comm_split (shard)");
