@@ -36,8 +36,8 @@ class GatherScheduler {
   // Unit `unit` complete in its slot (which is returned): waits for its gather, started here when
   // it is neither resident nor the one in flight (an unrelated gather in flight completes first).
   size_t ensure(size_t unit);
-  // Starts the gather of `unit` into its slot, unless it is resident or in flight; a unit past
-  // the last (the head's successor) starts nothing.
+  // Starts the gather of `unit` into its slot, unless it is resident or in flight (another gather
+  // in flight completes first); a unit past the last (the head's successor) starts nothing.
   void prefetch(size_t unit);
   int64_t gathers() const { return gathers_; }  // gathers started
   int64_t resident(size_t slot) const { return resident_[slot]; }  // unit held, -1 none

@@ -87,6 +87,25 @@ TEST(GatherScheduler, BrokenOrderCompletesTheGatherInFlightFirst) {
   EXPECT_EQ(g.gathers(), 3);
 }
 
+// A resident unit asked for again while another gather is in flight (the embedding re-requested
+// after layer 2 prefetched layer 3): its prefetch of the next unit completes that gather first.
+TEST(GatherScheduler, PrefetchAfterAResidentUnitOutOfOrderCompletesTheGatherInFlight) {
+  Log log;
+  GatherScheduler g(5, recorder(log));  // embedding, 3 layers, head
+  for (size_t u = 0; u < 3; ++u) {
+    g.ensure(u);
+    g.prefetch(u + 1);
+  }
+  ASSERT_EQ(log.events.back(), "start 3->0");  // in flight
+  EXPECT_EQ(g.ensure(0), GatherScheduler::kGlobalSlot);  // resident
+  EXPECT_NO_THROW(g.prefetch(1));
+  const std::vector<std::string> tail(log.events.end() - 2, log.events.end());
+  EXPECT_EQ(tail, (std::vector<std::string>{"wait 3", "start 1->0"}));
+  EXPECT_EQ(g.ensure(1), 0u);
+  EXPECT_EQ(g.ensure(3), 0u);  // slot 0 went to layer 1: gathered again
+  EXPECT_EQ(log.events.back(), "wait 3");
+}
+
 TEST(GatherScheduler, DestructionCompletesAGatherInFlight) {
   Log log;
   {
