@@ -262,11 +262,15 @@ engine::BufferPlan rank_buffers(const model::ModelSpec& spec, int G, int64_t B, 
     b.add(fmt::format("weights: embedding (V,H) {}", wt), embed * wb);
     b.add(fmt::format("weights: {} {}", head_name, wt), head * wb);
   } else {
+    // Sharded, a tied head unit carries the embedding matrix a second time (it is gathered whole
+    // into the global slot after the embedding): its shard holds 1/G of that copy too.
+    const int64_t sharded_head = padded_elements(u.head + (u.tied ? u.embed : 0), G);
+    const std::string sharded_head_name = u.tied ? "final norm (H) + tied lm_head copy (V,H)" : head_name;
     b.add(fmt::format("weight shard: {} layer units, 1/{} {}", L, G, wt), (layers / G) * wb);
     b.add(fmt::format("weight shard: embedding, 1/{} {}", G, wt), (embed / G) * wb);
-    b.add(fmt::format("weight shard: {}, 1/{} {}", head_name, G, wt), (head / G) * wb);
+    b.add(fmt::format("weight shard: {}, 1/{} {}", sharded_head_name, G, wt), (sharded_head / G) * wb);
     b.add(fmt::format("gathered layer units: 2 slots {}", wt), 2 * layer * wb);
-    b.add(fmt::format("gathered embedding/head: 1 buffer {}", wt), std::max(embed, head) * wb);
+    b.add(fmt::format("gathered embedding/head: 1 buffer {}", wt), std::max(embed, sharded_head) * wb);
   }
   const int64_t cache_rows = B * (o.prompt_tokens + o.max_new_tokens);
   const int64_t V = spec.vocab_size, H = spec.hidden_size;

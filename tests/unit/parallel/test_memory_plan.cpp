@@ -216,6 +216,21 @@ TEST(MemoryPlan, MixtureOfExpertsOnFourNodes) {
   EXPECT_EQ(small.topology.sharding, Sharding::no_shard);
 }
 
+// Sharded, a tied model's head unit carries the embedding a second time (the sharded sources
+// gather it whole into the global slot): each rank's shard holds 1/G of that copy.
+TEST(MemoryPlan, ShardedTiedHeadCountsItsEmbeddingCopy) {
+  const model::ModelSpec spec = preset("qwen2.5-0.5b");
+  ASSERT_TRUE(spec.tied_embeddings);
+  const int64_t H = spec.hidden_size, V = spec.vocab_size;
+  const MemoryPlan f = plan("qwen2.5-0.5b", 1, 8, Sharding::full_shard);
+  ASSERT_EQ(f.topology.shard_group_size, 8);
+  EXPECT_EQ(bytes_of(f, "weight shard: final norm (H) + tied lm_head copy"), padded_elements(H + V * H, 8) / 8 * 2);
+  EXPECT_EQ(bytes_of(f, "gathered embedding/head"), padded_elements(H + V * H, 8) * 2);
+  // Replicated, lm_head views the embedding: only the norm.
+  const MemoryPlan n = plan("qwen2.5-0.5b", 1, 8, Sharding::no_shard);
+  EXPECT_EQ(bytes_of(n, "weights: final norm (H), lm_head tied"), padded_elements(H, 1) * 2);
+}
+
 TEST(MemoryPlan, Llama8bReplicates) {
   const model::ModelSpec spec = preset("llama-3.1-8b");
   EXPECT_NEAR(static_cast<double>(model::weight_bytes(spec, DType::bf16)) / kGB, 16.06, 0.01);
