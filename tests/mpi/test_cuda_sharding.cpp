@@ -83,9 +83,10 @@ Case make_case(int G, int rank) {
 
 // The sharded engine over `group` (may be null) against the case's reference.
 int64_t check_sharded(const Case& c, cuda::DeviceComm* group, cudaStream_t compute, bool offload,
-                      const std::string& what) {
+                      const std::string& what, bool through_group = false) {
   cuda::DeviceShardingOptions opts;
   opts.offload_params = offload;
+  opts.gather_through_group = through_group;
   auto w = cuda::DeviceShardedWeights::load(organism(), group, opts, compute);
   EXPECT_EQ(w->group_size(), group ? group->size() : 1);
   EXPECT_EQ(w->collective(), w->group_size() > 1);
@@ -146,19 +147,24 @@ TEST(CudaSharding, StagingCommCollectivesOnDeviceMemory) {
   comm.barrier();
 }
 
-// Groups of one rank: no gathers, the communicator's kind makes no difference.
+// Groups of one rank: no gathers, the communicator's kind makes no difference. Then every unit
+// gathered through the communicator anyway (gather_through_group): NCCL's and the staging
+// communicator's all-gather into the slots, with their stream events and slot reuse, on one GPU.
 TEST(CudaSharding, OneRankGroupsMatchResidentEngine) {
   ABL_REQUIRE_GPU();
   const Case c = make_case(1, 0);
-  for (bool offload : {false, true}) {
-    for (auto kind : {cuda::DeviceCommKind::nccl, cuda::DeviceCommKind::mpi}) {
-      cuda::Stream compute;
-      const auto comm = cuda::make_device_comm(kind, MPI_COMM_SELF, compute.get());
-      ASSERT_EQ(comm->size(), 1);
-      EXPECT_EQ(comm->compute_stream(), compute.get());
-      const std::string what = std::string(kind == cuda::DeviceCommKind::nccl ? "NCCL" : "staging") +
-                               (offload ? ", offloaded" : "");
-      EXPECT_EQ(check_sharded(c, comm.get(), compute.get(), offload, what) > 0, offload) << what;
+  for (bool through_group : {false, true}) {
+    for (bool offload : {false, true}) {
+      for (auto kind : {cuda::DeviceCommKind::nccl, cuda::DeviceCommKind::mpi}) {
+        cuda::Stream compute;
+        const auto comm = cuda::make_device_comm(kind, MPI_COMM_SELF, compute.get());
+        ASSERT_EQ(comm->size(), 1);
+        EXPECT_EQ(comm->compute_stream(), compute.get());
+        const std::string what = std::string(kind == cuda::DeviceCommKind::nccl ? "NCCL" : "staging") +
+                                 (offload ? ", offloaded" : "") + (through_group ? ", gathered through it" : "");
+        const int64_t gathers = check_sharded(c, comm.get(), compute.get(), offload, what, through_group);
+        EXPECT_EQ(gathers > 0, offload || through_group) << what;
+      }
     }
   }
 }

@@ -45,7 +45,8 @@ DeviceShardedWeights::DeviceShardedWeights(const model::ModelSpec& spec, DeviceC
     G_ = group_->size();
     rank_ = group_->rank();
   }
-  slots_used_ = G_ > 1 || opts_.offload_params;
+  through_group_ = G_ > 1 || (group_ != nullptr && opts_.gather_through_group);
+  slots_used_ = through_group_ || opts_.offload_params;
 }
 
 DeviceShardedWeights::~DeviceShardedWeights() {
@@ -122,8 +123,8 @@ void DeviceShardedWeights::fill_shards(const io::SafetensorsReader* reader) {
     slot_at_[1] = layer_slot;
     slot_at_[2] = 2 * layer_slot;
     slots_ = DeviceBuffer(static_cast<size_t>(2 * layer_slot + global_slot) * sizeof(bf16));
-    if (opts_.offload_params && G_ > 1) send_ = DeviceBuffer(static_cast<size_t>(largest) * sizeof(bf16));
-    if (opts_.offload_params && G_ == 1) upload_ = std::make_unique<Stream>();
+    if (opts_.offload_params && through_group_) send_ = DeviceBuffer(static_cast<size_t>(largest) * sizeof(bf16));
+    if (opts_.offload_params && !through_group_) upload_ = std::make_unique<Stream>();
     gathers_ = std::make_unique<parallel::GatherScheduler>(
         layout_.units.size(), [this](size_t u, size_t slot) { return start_gather(u, slot); });
   }
@@ -139,7 +140,7 @@ std::unique_ptr<parallel::Pending> DeviceShardedWeights::start_gather(size_t u, 
   bf16* dst = slot_data(slot);
   const bf16* mine = opts_.offload_params ? host_shards_.as<bf16>() + shard_at_[u] : shards_.as<bf16>() + shard_at_[u];
   const size_t n = static_cast<size_t>(shard_elems_[u]) * sizeof(bf16);
-  if (G_ == 1) {
+  if (!through_group_) {
     // One rank, offloaded: the unit is copied into its slot once the compute stream has passed the
     // slot's last reader (enqueued before this request).
     const cudaStream_t s = upload_->get();

@@ -55,6 +55,9 @@ struct DeviceShardingOptions {
   // stream, into a device send buffer) right before their gather; a group of one rank copies each
   // unit into its slot instead.
   bool offload_params = false;
+  // Tests: a group of one rank gathers every unit through its communicator too (a one-rank
+  // all-gather into the slots), so one GPU exercises the communicator's gather path and its events.
+  bool gather_through_group = false;
 };
 
 class DeviceShardedWeights final : public DeviceWeightSource {
@@ -103,12 +106,13 @@ class DeviceShardedWeights final : public DeviceWeightSource {
   DeviceShardingOptions opts_;
   cudaStream_t compute_;
   int G_ = 1, rank_ = 0;
-  bool slots_used_ = false;          // G > 1 or offloaded
+  bool through_group_ = false;       // units are all-gathered: G > 1 (or gather_through_group)
+  bool slots_used_ = false;          // gathered or offloaded
   std::vector<int64_t> shard_elems_;  // S per unit
   std::vector<int64_t> shard_at_;     // element offset of each unit's shard in the shard buffer
   DeviceBuffer shards_;               // this rank's shards (device), unless offloaded
   PinnedBuffer host_shards_;          // this rank's shards (offload_params)
-  DeviceBuffer send_;                 // offload_params, G > 1: the shard being gathered
+  DeviceBuffer send_;                 // offload_params, gathered: the shard being gathered
   DeviceBuffer slots_;                // the two layer slots, then the global slot
   int64_t slot_at_[3] = {0, 0, 0};    // element offsets of the slots in slots_
   std::unique_ptr<Stream> upload_;    // offload_params, G = 1: where units are copied up
