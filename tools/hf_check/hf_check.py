@@ -46,6 +46,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -164,6 +165,7 @@ def table_markdown(meta):
             fmt(g.get("min_margin")) if g else "—", res))
     head = ["Measured %s on %s with %s; abliterate %s; reference %s." % (
         meta["date"], meta["host"], meta["torch"], meta["abliterate"], meta["reference"]), "",
+        meta["progress"], "",
         "Tolerances: CPU vs fp32 reference: |Δ logprob| <= %g, hidden max_depth max|Δ| / max(1, max|ref|) "
         "<= %g, greedy identical (a divergence where the reference top-2 margin < %g counts as a tie). "
         "CUDA (bf16) vs fp32 reference: |Δ logprob| <= max(%g, 2 x transformers-bf16's own), hidden rel <= "
@@ -307,6 +309,84 @@ def make_export(abl, args, model, out):
     return exp, "trial 0 of a 2-trial Sobol run; %d of %d tensors changed (f32 export)" % (len(changed), len(a))
 
 
+def exact_fp32_matmuls(torch):
+    """No TF32 in transformers' fp32 runs: torch >= 2.9 has fp32_precision settings (and warns on
+    the allow_tf32 flags); older versions have set_float32_matmul_precision and the cudnn flag."""
+    if hasattr(torch.backends, "fp32_precision"):
+        for backend in (torch.backends, torch.backends.cuda.matmul, torch.backends.cudnn):
+            try:
+                backend.fp32_precision = "ieee"
+            except (AttributeError, RuntimeError, ValueError):
+                pass
+    else:
+        torch.set_float32_matmul_precision("highest")
+        torch.backends.cudnn.allow_tf32 = False
+
+
+def write_outputs(args, meta, progress):
+    """The table (--table) and every number (--json) as they stand. Rewritten after every case, so
+    that a run stopped part-way (a time limit) keeps the rows it had. Returns the table."""
+    meta = dict(meta, progress=progress)
+    md = table_markdown(meta)
+    outputs = [(args.table, lambda f: f.write(md))] if args.table else []
+    outputs.append((args.json or os.path.join(args.work, "hf_check.json"),
+                    lambda f: json.dump({"meta": meta, "rows": ROWS, "details": DETAILS}, f, indent=1, default=str)))
+    for path, write in outputs:
+        with open(path + ".part", "w") as f:  # a reader never sees half a file
+            write(f)
+        os.replace(path + ".part", path)
+    return md
+
+
+def check_all(args, abl, families, golden, factory, save):
+    """Builds the random-init models, adds the golden fixtures and the export, and checks each;
+    save(progress) rewrites the table after every model and case."""
+    models = []  # (case, arch, folder, golden or None)
+    for i, arch in enumerate(families):
+        template = dict(FAMILIES)[arch]
+        case = "random-" + template
+        folder = os.path.join(args.work, "models", case)
+        log("building %s (%s template)" % (arch, template))
+        try:
+            for n in build_random_model(arch, template, folder, args.seed + i, args.init_range):
+                log("  note: " + n)
+            models.append((case, arch, folder, None))
+        except Exception as e:  # one family failing must not stop the others
+            add_row(case, arch, "—", "transformers", result="FAIL",
+                    note="building the model: %s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
+            traceback.print_exc()
+        save("Incomplete: building the models, %d of %d done; no case checked yet." % (i + 1, len(families)))
+    import reference as ref
+    for name in golden:
+        folder = os.path.join(GOLDEN_DIR, name)
+        arch = read_json(os.path.join(folder, "config.json"))["architectures"][0]
+        g = {"json": read_json(os.path.join(folder, "golden.json")),
+             "tensors": ref.read_safetensors(os.path.join(folder, "golden.safetensors"))}
+        models.append(("golden-" + name, arch, folder, g))
+
+    if args.export_dir:
+        models.append(("export", read_json(os.path.join(args.export_dir, "config.json"))["architectures"][0],
+                       os.path.abspath(args.export_dir), None))
+    elif args.export == "auto" and models:
+        case, arch, folder, _ = models[0]
+        try:
+            exp, note = make_export(abl, args, folder, os.path.join(args.work, "export-" + case))
+            log("export: " + note)
+            models.append(("export-of-" + case, arch, exp, None))
+        except Exception as e:
+            add_row("export-of-" + case, arch, "cpu", "—", result="FAIL", note="making the export: %s" % e)
+
+    for k, (case, arch, folder, g) in enumerate(models):
+        log("%s (%s): %s" % (case, arch, folder))
+        try:
+            run_case(args, abl, case, arch, folder, factory(folder), g)
+        except Exception as e:
+            add_row(case, arch, "—", "—", result="FAIL", note="%s: %s" % (type(e).__name__, e))
+            traceback.print_exc()
+        save("Incomplete: %d of %d cases checked (%s next)." % (
+            k + 1, len(models), models[k + 1][0] if k + 1 < len(models) else "the summary"))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -340,6 +420,17 @@ def main():
     ap.add_argument("--test-cuda-as-cpu", action="store_true", help=argparse.SUPPRESS)
     args = ap.parse_args()
     h5read.READER = args.h5_reader
+    # Started by the machine's Python with the machine's library path (scripts/device-check.sh),
+    # the abliterate commands need the device bundle's (env.sh): our children get it.
+    if os.environ.get("ABL_LD_LIBRARY_PATH"):
+        os.environ["LD_LIBRARY_PATH"] = os.environ["ABL_LD_LIBRARY_PATH"]
+    # A time limit's SIGTERM (scripts/device-check.sh) ends the run as SystemExit, which the table
+    # notes above the rows it kept (see the end of main). `timeout` signals the process and then
+    # its group: the second must not cut that last write short.
+    def stop(signum, frame):
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        sys.exit(128 + signum)
+    signal.signal(signal.SIGTERM, stop)
     args.backends = ["cpu"] + [b for b in dict.fromkeys(args.backend) if b != "cpu"]
     sys.path.insert(0, os.path.join(REPO, "tools", "organism"))
 
@@ -360,8 +451,7 @@ def main():
         torch_info = "torch %s, transformers %s" % (torch.__version__, transformers.__version__)
     else:
         torch_info = "torch %s" % torch.__version__
-    torch.backends.cuda.matmul.allow_tf32 = False
-    torch.backends.cudnn.allow_tf32 = False
+    exact_fp32_matmuls(torch)
 
     binary = find_binary(args.abliterate)
     if not (os.path.isfile(binary) and os.access(binary, os.X_OK)):
@@ -418,59 +508,24 @@ def main():
 
     t0 = time.time()
     log("hf_check: reference %s, backends %s, binary %s, work %s" % (args.reference, ",".join(args.backends), binary, args.work))
-    models = []  # (case, arch, folder, golden or None)
-    for i, arch in enumerate(families):
-        template = dict(FAMILIES)[arch]
-        case = "random-" + template
-        folder = os.path.join(args.work, "models", case)
-        log("building %s (%s template)" % (arch, template))
-        try:
-            for n in build_random_model(arch, template, folder, args.seed + i, args.init_range):
-                log("  note: " + n)
-            models.append((case, arch, folder, None))
-        except Exception as e:  # one family failing must not stop the others
-            add_row(case, arch, "—", "transformers", result="FAIL",
-                    note="building the model: %s: %s" % (type(e).__name__, str(e).splitlines()[0] if str(e) else ""))
-            traceback.print_exc()
-    import reference as ref
-    for name in golden:
-        folder = os.path.join(GOLDEN_DIR, name)
-        arch = read_json(os.path.join(folder, "config.json"))["architectures"][0]
-        g = {"json": read_json(os.path.join(folder, "golden.json")),
-             "tensors": ref.read_safetensors(os.path.join(folder, "golden.safetensors"))}
-        models.append(("golden-" + name, arch, folder, g))
-
-    if args.export_dir:
-        models.append(("export", read_json(os.path.join(args.export_dir, "config.json"))["architectures"][0],
-                       os.path.abspath(args.export_dir), None))
-    elif args.export == "auto" and models:
-        case, arch, folder, _ = models[0]
-        try:
-            exp, note = make_export(abl, args, folder, os.path.join(args.work, "export-" + case))
-            log("export: " + note)
-            models.append(("export-of-" + case, arch, exp, None))
-        except Exception as e:
-            add_row("export-of-" + case, arch, "cpu", "—", result="FAIL", note="making the export: %s" % e)
-
-    for case, arch, folder, g in models:
-        log("%s (%s): %s" % (case, arch, folder))
-        try:
-            run_case(args, abl, case, arch, folder, factory(folder), g)
-        except Exception as e:
-            add_row(case, arch, "—", "—", result="FAIL", note="%s: %s" % (type(e).__name__, e))
-            traceback.print_exc()
-
     meta = {"date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "host": os.uname().nodename,
             "torch": torch_info, "abliterate": version.stdout.splitlines()[0] if version.stdout else binary,
             "reference": args.reference}
-    md = table_markdown(meta)
+
+    def save(progress):
+        return write_outputs(args, meta, progress)
+
+    save("Incomplete: nothing checked yet.")
+    try:
+        check_all(args, abl, families, golden, factory, save)
+    except BaseException as e:  # a time limit's SIGTERM, ^C or a bug: say so above the rows there are
+        why = ("signal %d" % (e.code - 128) if isinstance(e, SystemExit) and isinstance(e.code, int) and e.code > 128
+               else type(e).__name__)
+        save("Stopped (%s): only the rows below were checked." % why)
+        raise
+    md = save("Complete.")
     print()
     print(md)
-    if args.table:
-        with open(args.table, "w") as f:
-            f.write(md)
-    with open(args.json or os.path.join(args.work, "hf_check.json"), "w") as f:
-        json.dump({"meta": meta, "rows": ROWS, "details": DETAILS}, f, indent=1, default=str)
     failed = [r for r in ROWS if r["result"] not in ("pass", "info")]
     judged = [r for r in ROWS if r["result"] == "pass"]
     log("hf_check: %d passed, %d failed, %d info rows, %.0f s; details in %s" % (

@@ -8,6 +8,28 @@ import shutil
 
 from common import GOLDEN_DIR, CheckError
 
+
+def dtype_key():
+    """transformers 4.56 renamed torch_dtype to dtype (config key and from_pretrained argument);
+    5.x warns on the old name. An older version takes an unknown `dtype` silently (as a config
+    attribute), so the version decides, not an exception; one that is not X.Y (the test stub's)
+    counts as new."""
+    import re
+    import transformers
+    m = re.match(r"(\d+)\.(\d+)", transformers.__version__)
+    return "torch_dtype" if m and (int(m.group(1)), int(m.group(2))) < (4, 56) else "dtype"
+
+
+def eager(make, **kwargs):
+    """make(**kwargs) with eager attention (Gemma 2's softcap needs it) and, where this version has
+    MoE backends (5.x: experts_implementation, default grouped_mm), the eager per-expert loop: the
+    plain computation. A version or model that refuses experts_implementation gets it without."""
+    try:
+        return make(attn_implementation="eager", experts_implementation="eager", **kwargs)
+    except (TypeError, ValueError):
+        return make(attn_implementation="eager", **kwargs)
+
+
 def read_json(path):
     with open(path) as f:
         return json.load(f)
@@ -119,7 +141,8 @@ def build_random_model(arch, template, folder, seed, init_range):
     text = cfg.get("text_config", cfg)
     for c in (cfg, text):
         c.pop("dtype", None)
-        c["torch_dtype"] = "float32"
+        c.pop("torch_dtype", None)
+        c[dtype_key()] = "float32"
         c["initializer_range"] = init_range
     if arch == "Gemma3ForConditionalGeneration":
         text["final_logit_softcapping"] = None  # as released Gemma 3 checkpoints
@@ -134,9 +157,9 @@ def build_random_model(arch, template, folder, seed, init_range):
     config = transformers.AutoConfig.from_pretrained(cfg_dir)
     cls = getattr(transformers, arch)
     torch.manual_seed(seed)
-    # eager attention, as the reloaded model (Gemma 2's softcap needs it)
+    # eager attention and experts, as the reloaded model (load_hf)
     try:
-        model = cls._from_config(config, attn_implementation="eager")
+        model = eager(lambda **kw: cls._from_config(config, **kw))
     except TypeError:
         config._attn_implementation = "eager"
         model = cls(config)
@@ -185,7 +208,7 @@ def load_hf(folder, dtype, device):
     import transformers
     arch = read_json(os.path.join(folder, "config.json"))["architectures"][0]
     cls = getattr(transformers, arch)
-    model = cls.from_pretrained(folder, dtype=dtype, attn_implementation="eager")
+    model = eager(lambda **kw: cls.from_pretrained(folder, **kw), **{dtype_key(): dtype})
     model = model.to(device=device, dtype=dtype).eval()
     bad = [n for n, p in model.named_parameters() if p.dtype != dtype]
     if bad:
