@@ -36,6 +36,14 @@ GatherScheduler::Start recorder(Log& log) {
   };
 }
 
+// Units [0, end) requested in pass order: ensure(u) then prefetch(u + 1), as the weight sources do.
+void request_in_pass_order(GatherScheduler& g, size_t end) {
+  for (size_t u = 0; u < end; ++u) {
+    g.ensure(u);
+    g.prefetch(u + 1);
+  }
+}
+
 TEST(GatherScheduler, SlotsAlternateForLayersAndShareTheGlobalSlot) {
   Log log;
   GatherScheduler g(5, recorder(log));  // embedding, 3 layers, head
@@ -49,11 +57,7 @@ TEST(GatherScheduler, SlotsAlternateForLayersAndShareTheGlobalSlot) {
 TEST(GatherScheduler, PassOrderOverlapsTheNextGatherWithTheCurrentUnit) {
   Log log;
   GatherScheduler g(4, recorder(log));  // embedding, 2 layers, head
-  // A pass: ensure(u) then prefetch(u + 1), as the weight sources do.
-  for (size_t u = 0; u < 4; ++u) {
-    g.ensure(u);
-    g.prefetch(u + 1);
-  }
+  request_in_pass_order(g, 4);  // a whole pass
   const std::vector<std::string> want = {"start 0->2", "wait 0", "start 1->0", "wait 1", "start 2->1",
                                          "wait 2",     "start 3->2", "wait 3"};
   EXPECT_EQ(log.events, want);
@@ -92,10 +96,7 @@ TEST(GatherScheduler, BrokenOrderCompletesTheGatherInFlightFirst) {
 TEST(GatherScheduler, PrefetchAfterAResidentUnitOutOfOrderCompletesTheGatherInFlight) {
   Log log;
   GatherScheduler g(5, recorder(log));  // embedding, 3 layers, head
-  for (size_t u = 0; u < 3; ++u) {
-    g.ensure(u);
-    g.prefetch(u + 1);
-  }
+  request_in_pass_order(g, 3);  // up to layer 2, which prefetches layer 3
   ASSERT_EQ(log.events.back(), "start 3->0");  // in flight
   EXPECT_EQ(g.ensure(0), GatherScheduler::kGlobalSlot);  // resident
   EXPECT_NO_THROW(g.prefetch(1));

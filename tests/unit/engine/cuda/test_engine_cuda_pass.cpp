@@ -2,6 +2,8 @@
 // against the CPU engine.
 #include <gtest/gtest.h>
 
+#include <initializer_list>
+
 #include "common/sharded_engine_check.h"
 #include "engine/cuda/engine_cuda_check.h"
 
@@ -83,6 +85,15 @@ void expect_ablated_graph_steps_equal_eager(const std::string& dir) {
   expect_graph_steps_equal_eager(dir, &dab, {0, 1, -1}, "ablated " + dir);
 }
 
+// Both checks, unablated and ablated, on each golden fixture of `names`.
+void expect_graph_steps_equal_eager_on(std::initializer_list<const char*> names) {
+  for (const char* name : names) {
+    const std::string dir = fixture_dir() + "/golden/" + name;
+    expect_graph_steps_equal_eager(dir, nullptr, {-1}, std::string(name) + " unablated");
+    expect_ablated_graph_steps_equal_eager(dir);
+  }
+}
+
 }  // namespace
 
 TEST(CudaEngine, DecodeGraphEqualsEagerSteps) {
@@ -101,11 +112,7 @@ TEST(CudaEngine, DecodeGraphEqualsEagerStepsWithAblation) {
 // grouped path's correctness is CudaEngineGolden's and AblationMatchesCpuOnMoe's.)
 TEST(CudaEngine, DecodeGraphEqualsEagerStepsOnMoe) {
   ABL_REQUIRE_GPU();
-  for (const char* name : {"qwen2-moe-shared", "qwen3-moe", "mixtral-moe"}) {
-    const std::string dir = fixture_dir() + "/golden/" + name;
-    expect_graph_steps_equal_eager(dir, nullptr, {-1}, std::string(name) + " unablated");
-    expect_ablated_graph_steps_equal_eager(dir);
-  }
+  expect_graph_steps_equal_eager_on({"qwen2-moe-shared", "qwen3-moe", "mixtral-moe"});
 }
 
 // The families whose kernels take other paths in a captured step: Gemma 2's sliding window on
@@ -114,11 +121,7 @@ TEST(CudaEngine, DecodeGraphEqualsEagerStepsOnMoe) {
 // factors), unablated and ablated.
 TEST(CudaEngine, DecodeGraphEqualsEagerStepsOnGemmaAndPhi3) {
   ABL_REQUIRE_GPU();
-  for (const char* name : {"gemma2-softcap", "gemma3-local-global", "phi3-longrope-long"}) {
-    const std::string dir = fixture_dir() + "/golden/" + name;
-    expect_graph_steps_equal_eager(dir, nullptr, {-1}, std::string(name) + " unablated");
-    expect_ablated_graph_steps_equal_eager(dir);
-  }
+  expect_graph_steps_equal_eager_on({"gemma2-softcap", "gemma3-local-global", "phi3-longrope-long"});
 }
 
 // generate() over DevicePass (what the app's CUDA backend runs) against generate() over the CPU
