@@ -25,6 +25,8 @@ packages=(
   libgtest-dev libgmock-dev
   nlohmann-json3-dev
   libpcre2-dev libutf8proc-dev libfmt-dev
+  # Parquet prompt files: gzip and zstd pages.
+  zlib1g-dev libzstd-dev
   # The tests read the HDF5 outputs back with h5py and draw the analysis plots.
   python3 python3-numpy python3-h5py python3-matplotlib
   # The install test loads the installed modulefile with a real Lmod (docs/install.md).

@@ -51,7 +51,7 @@ int run_generate(const GenerateOptions& go) {
   const BackendKind kind = resolve_backend(go.engine.backend);
   const engine::Limits limits = engine_limits(go.engine);
   const int64_t max_new = go.max_new_tokens;
-  const auto prompts = io::load_prompts(go.prompts);
+  const auto prompts = read_prompt_set({go.prompts, "prompts", "split"});
   const auto tmpl = load_chat_template(go.model);
   const auto tok = load_tokenizer(model);
   const std::string& system = go.model.system_prompt;

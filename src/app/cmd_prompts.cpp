@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "abl/app/commands.h"
+#include "abl/app/driver.h"
 #include "abl/app/model_options.h"
 #include "abl/core/log.h"
 #include "abl/io/prompt_dataset.h"
@@ -31,7 +32,7 @@ PromptsOptions parse_prompts_options(const po::variables_map& vm) {
 int show_prompts(const PromptsOptions& opts) {
   const std::string& model = opts.model.model;
   const io::PromptSource& src = opts.source;
-  const auto prompts = io::load_prompts(src);
+  const auto prompts = read_prompt_set({src, "prompts", "split"});
   const auto tmpl = load_chat_template(opts.model);
   const auto tok = load_tokenizer(model);
   const std::string& system = opts.model.system_prompt;
@@ -47,7 +48,7 @@ int show_prompts(const PromptsOptions& opts) {
     lengths.push_back(static_cast<int64_t>(ids.size()));
     if (lengths[i] > lengths[longest]) longest = i;
     if (static_cast<int64_t>(i) < show) {
-      std::cout << fmt::format("--- prompt {} (line {}, {} tokens)\n{}\n", i, prompts[i].line,
+      std::cout << fmt::format("--- prompt {} ({}, {} tokens)\n{}\n", i, prompts[i].where(),
                                ids.size(), rendered);
     }
   }
@@ -57,9 +58,9 @@ int show_prompts(const PromptsOptions& opts) {
   for (int64_t n : lengths) total += n;
   std::cout << fmt::format(
       "{}{}: {} prompts, chat template {}, tokens per prompt min {} / median {} / max {} "
-      "(line {}), {} tokens in all\n",
+      "({}), {} tokens in all\n",
       src.path, src.split.empty() ? "" : " " + src.split, prompts.size(), tmpl.name(),
-      sorted.front(), sorted[sorted.size() / 2], sorted.back(), prompts[longest].line, total);
+      sorted.front(), sorted[sorted.size() / 2], sorted.back(), prompts[longest].where(), total);
   return 0;
 }
 

@@ -25,12 +25,17 @@ void declare_output_options(OptionSet& o) {
 void declare_prompt_set_options(OptionSet& o) {
   o.group("prompts", "Direction prompts")
       ("good", po::value<std::string>()->default_value("bundled:prompts/harmless.txt")->value_name("FILE"),
-       "harmless prompts (text or JSONL); bundled:FILE names a file of the bundled data (share/abliterate)")
+       "harmless prompts (text, JSON Lines, JSON, CSV, TSV or Parquet); bundled:FILE names a file of the bundled data (share/abliterate)")
       ("bad", po::value<std::string>()->default_value("bundled:prompts/harmful.txt")->value_name("FILE"),
-       "harmful prompts (text or JSONL); default: the bundled set, as --good")
+       "harmful prompts (any format of --good); default: the bundled set, as --good")
       ("good-split", po::value<std::string>()->default_value("[:400]"), "slice of the good prompts for directions")
       ("bad-split", po::value<std::string>()->default_value("[:400]"), "slice of the bad prompts for directions")
-      ("column", po::value<std::string>()->default_value("text"), "JSONL field holding the prompt");
+      ("column", po::value<std::string>()->default_value("text"),
+       "the field (JSON) or column (CSV, TSV, Parquet) holding the prompt, in every prompt file")
+      ("good-column", po::value<std::string>()->default_value("")->value_name("NAME"),
+       "the column of the --good file (default: --column)")
+      ("bad-column", po::value<std::string>()->default_value("")->value_name("NAME"),
+       "the column of the --bad file (default: --column)");
 }
 
 void declare_residuals_options(OptionSet& o) {
@@ -51,9 +56,13 @@ void declare_evaluation_options(OptionSet& o) {
       ("kl-prompts", po::value<std::string>()->default_value("")->value_name("FILE"),
        "harmless prompts for the KL divergence (default: the --good file; evaluate: the bundled set)")
       ("kl-split", po::value<std::string>()->default_value("[400:500]"), "slice of the KL prompts")
+      ("kl-column", po::value<std::string>()->default_value("")->value_name("NAME"),
+       "the column of the KL prompt file (default: that of the --good file when it is the same, else --column)")
       ("eval-prompts", po::value<std::string>()->default_value("")->value_name("FILE"),
        "harmful prompts whose refusals are counted (default: the --bad file; evaluate: the bundled set)")
       ("eval-split", po::value<std::string>()->default_value("[400:500]"), "slice of the evaluation prompts")
+      ("eval-column", po::value<std::string>()->default_value("")->value_name("NAME"),
+       "the column of the evaluation prompt file (default: that of the --bad file when it is the same, else --column)")
       ("refusal-markers", po::value<std::string>()->default_value("builtin")->value_name("FILE"),
        "marker list, one per line, or builtin (the list of inputs/refusal_markers.txt)")
       ("max-response-length", po::value<int64_t>()->default_value(100),
@@ -96,8 +105,9 @@ OutputOptions parse_output_options(const po::variables_map& vm) {
 namespace {
 
 PromptSetSpec prompt_set_spec(std::string path, std::string split, std::string column, std::string file_option,
-                              std::string split_option) {
+                              std::string split_option, std::string column_option) {
   PromptSetSpec p;
+  p.column_option = std::move(column_option);
   p.source.path = std::move(path);
   p.source.split = std::move(split);
   p.source.column = std::move(column);
@@ -121,13 +131,23 @@ int64_t count_or_auto(const std::string& text, const char* message) {
   return n;
 }
 
+// The --X-column option when given, else `fallback`.
+std::string column_option(const po::variables_map& vm, const char* name, const std::string& fallback) {
+  const std::string given = vm.count(name) ? vm[name].as<std::string>() : "";
+  return given.empty() ? fallback : given;
+}
+
 }  // namespace
 
 PromptSetOptions parse_prompt_set_options(const po::variables_map& vm) {
   PromptSetOptions o;
   const std::string column = vm["column"].as<std::string>();
-  o.good = prompt_set_spec(vm["good"].as<std::string>(), vm["good-split"].as<std::string>(), column, "good", "good-split");
-  o.bad = prompt_set_spec(vm["bad"].as<std::string>(), vm["bad-split"].as<std::string>(), column, "bad", "bad-split");
+  o.good = prompt_set_spec(vm["good"].as<std::string>(), vm["good-split"].as<std::string>(),
+                           column_option(vm, "good-column", column), "good", "good-split",
+                           "good-column");
+  o.bad = prompt_set_spec(vm["bad"].as<std::string>(), vm["bad-split"].as<std::string>(),
+                          column_option(vm, "bad-column", column), "bad", "bad-split",
+                          "bad-column");
   return o;
 }
 
@@ -150,14 +170,20 @@ EvaluationOptions parse_evaluation_options(const po::variables_map& vm, const Pr
   EvaluationOptions o;
   std::string kl = vm["kl-prompts"].as<std::string>();
   std::string eval = vm["eval-prompts"].as<std::string>();
-  std::string column = "text";
+  // A file given on its own takes --column; the default file (or the same file named again) that
+  // of its direction set.
+  const std::string column = vm.count("column") ? vm["column"].as<std::string>() : "text";
+  std::string kl_column = column, eval_column = column;
   if (prompts) {
     if (kl.empty()) kl = prompts->good.source.path;
     if (eval.empty()) eval = prompts->bad.source.path;
-    column = prompts->good.source.column;
+    if (kl == prompts->good.source.path) kl_column = prompts->good.source.column;
+    if (eval == prompts->bad.source.path) eval_column = prompts->bad.source.column;
   }
-  o.kl = prompt_set_spec(kl, vm["kl-split"].as<std::string>(), column, "kl-prompts", "kl-split");
-  o.eval = prompt_set_spec(eval, vm["eval-split"].as<std::string>(), column, "eval-prompts", "eval-split");
+  o.kl = prompt_set_spec(kl, vm["kl-split"].as<std::string>(), column_option(vm, "kl-column", kl_column),
+                         "kl-prompts", "kl-split", "kl-column");
+  o.eval = prompt_set_spec(eval, vm["eval-split"].as<std::string>(), column_option(vm, "eval-column", eval_column),
+                           "eval-prompts", "eval-split", "eval-column");
   o.refusal_markers = vm["refusal-markers"].as<std::string>();
   o.max_response_length = vm["max-response-length"].as<int64_t>();
   o.max_response_length_given = !vm["max-response-length"].defaulted();

@@ -39,8 +39,8 @@ void declare_model_options(OptionSet& o) {
 void declare_prompt_options(OptionSet& o, const std::string& section) {
   o.group(section, "Prompt set")
       ("prompts,p", po::value<std::string>()->required()->value_name("FILE"),
-       "text file (one prompt per line) or JSONL (.jsonl)")
-      ("column", po::value<std::string>()->default_value("text"), "JSONL field holding the prompt")
+       "text file (one prompt per line), JSON Lines, JSON, CSV, TSV or Parquet")
+      ("column", po::value<std::string>()->default_value("text"), "the field (JSON) or column (CSV, TSV, Parquet) holding the prompt")
       ("split", po::value<std::string>()->default_value(""),
        "Python-style slice of the prompts, e.g. [:400], [400:500], [-100:]");
 }

@@ -18,22 +18,33 @@
 namespace abl::app {
 namespace fs = std::filesystem;
 
+std::vector<io::Prompt> read_prompt_set(const PromptSetSpec& set) {
+  try {
+    return io::load_prompts(set.source);
+  } catch (const io::MissingColumnError& e) {
+    fail("{}; name the prompt column with --{}", e.what(), set.column_option);
+  }
+}
+
 std::vector<io::Prompt> load_prompt_set(parallel::Comm& comm, const PromptSetSpec& set) {
   const io::PromptSource& src = set.source;
-  // Rank 0 reads the file; every rank gets (line, text) pairs.
+  // Rank 0 reads the file; every rank gets (line, row, text) triples.
   const std::vector<std::string> flat = parallel::root_strings(comm, [&] {
-    const auto prompts = io::load_prompts(src);
+    const auto prompts = read_prompt_set(set);
     ABL_CHECK(!prompts.empty(), "--{} {} with --{} {} selects no prompts", set.file_option, src.path, set.split_option,
               src.split);
     std::vector<std::string> out;
     for (const auto& p : prompts) {
       out.push_back(std::to_string(p.line));
+      out.push_back(std::to_string(p.row));
       out.push_back(p.text);
     }
     return out;
   });
   std::vector<io::Prompt> prompts;
-  for (size_t i = 0; i + 1 < flat.size(); i += 2) prompts.push_back({flat[i + 1], std::stoll(flat[i])});
+  for (size_t i = 0; i + 2 < flat.size(); i += 3) {
+    prompts.push_back({flat[i + 2], std::stoll(flat[i]), std::stoll(flat[i + 1])});
+  }
   return prompts;
 }
 
@@ -163,9 +174,9 @@ void check_prompts_fit(const std::vector<io::Prompt>& prompts, const std::vector
   if (too_long == 0) return;
   const std::string response = max_new > 0 ? fmt::format(" plus {} response tokens", max_new) : "";
   throw AgreedError(fmt::format(
-      "--{} {} line {}: a prompt of {} tokens (chat template included){} exceeds the {} positions of {} (its "
+      "--{} {} {}: a prompt of {} tokens (chat template included){} exceeds the {} positions of {} (its "
       "context length); {} of the {} prompts selected by --{} {} do not fit: use shorter prompts{}",
-      set.file_option, set.source.path, prompts[longest].line, ids[longest].size(), response, context, model,
+      set.file_option, set.source.path, prompts[longest].where(), ids[longest].size(), response, context, model,
       too_long, prompts.size(), set.split_option, set.source.split.empty() ? "[:]" : set.source.split,
       max_new > 0 ? fmt::format(" or a smaller --{}", max_new_option) : ""));
 }

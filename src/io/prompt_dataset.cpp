@@ -1,31 +1,21 @@
-// Prompt files. The format follows the extension (.jsonl/.json = JSON Lines, anything else =
-// text); blank lines are skipped in both, and every record remembers its line for messages.
-// Every error about the file's content names FILE:LINE; a JSONL record whose prompt is empty is
-// one of them, since an empty prompt would otherwise fail much later, known only by its index.
+// Prompt files: the format from the content (Parquet's magic bytes) and the extension, the
+// reading in prompt_formats.cpp, then the split. Every record remembers where it was (line, or
+// Parquet row) for messages.
 #include "abl/io/prompt_dataset.h"
 
 #include <cctype>
+#include <filesystem>
 #include <fstream>
 
-#include <nlohmann/json.hpp>
+#include <fmt/format.h>
 
 #include "abl/core/data_dir.h"
 #include "abl/core/error.h"
-#include "abl/core/utf8.h"
+#include "abl/io/parquet.h"
+#include "prompt_formats.h"
 
 namespace abl::io {
 namespace {
-
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
-bool is_blank(const std::string& s) {
-  for (char c : s) {
-    if (!std::isspace(static_cast<unsigned char>(c))) return false;
-  }
-  return true;
-}
 
 std::optional<int64_t> parse_bound(const std::string& s, const std::string& text, const std::string& where) {
   size_t b = s.find_first_not_of(' '), e = s.find_last_not_of(' ');
@@ -39,14 +29,15 @@ std::optional<int64_t> parse_bound(const std::string& s, const std::string& text
   return std::stoll(t);
 }
 
-// nlohmann's what() is "[json.exception.parse_error.101] parse error at line 1, column 9: <detail>";
-// the line is always 1 (one record per line), so keep the column and the detail.
-std::string json_error_detail(const nlohmann::json::exception& e) {
-  const std::string what = e.what();
-  const size_t column = what.find("column ");
-  if (column != std::string::npos) return what.substr(column);
-  const size_t bracket = what.find("] ");
-  return bracket == std::string::npos ? what : what.substr(bracket + 2);
+// Whether the first character after white space (and a byte order mark) is '['.
+bool starts_array(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::string head(4096, '\0');
+  in.read(head.data(), static_cast<std::streamsize>(head.size()));
+  head.resize(static_cast<size_t>(in.gcount()));
+  if (head.compare(0, 3, "\xEF\xBB\xBF") == 0) head.erase(0, 3);
+  const size_t first = head.find_first_not_of(" \t\r\n");
+  return first != std::string::npos && head[first] == '[';
 }
 
 }  // namespace
@@ -81,57 +72,36 @@ std::string resolve_prompt_path(const std::string& path) {
   return path.compare(0, prefix.size(), prefix) == 0 ? bundled_file(path.substr(prefix.size())) : path;
 }
 
+std::string Prompt::where() const {
+  return row >= 0 ? fmt::format("row {}", row) : fmt::format("line {}", line);
+}
+
 std::vector<Prompt> load_prompts(const PromptSource& given) {
   PromptSource src = given;
   src.path = resolve_prompt_path(given.path);
-  std::ifstream in(src.path, std::ios::binary);
-  ABL_CHECK(in.good(), "cannot open prompt file {}", src.path);
-  const bool jsonl = ends_with(src.path, ".jsonl") || ends_with(src.path, ".json");
+  ABL_CHECK(std::ifstream(src.path).good(), "cannot open prompt file {}", src.path);
   std::vector<Prompt> all;
-  std::string line;
-  int64_t lineno = 0;
-  while (std::getline(in, line)) {
-    ++lineno;
-    if (!line.empty() && line.back() == '\r') line.pop_back();
-    if (lineno == 1 && line.compare(0, 3, "\xEF\xBB\xBF") == 0) line.erase(0, 3);  // BOM
-    size_t bad = 0;
-    ABL_CHECK(valid_utf8(line, &bad), "{}:{}: invalid UTF-8 at byte {} of the line", src.path,
-              lineno, bad + 1);
-    if (is_blank(line)) continue;
-    if (!jsonl) {
-      all.push_back({line, lineno});
-      continue;
-    }
-    nlohmann::json obj;
-    try {
-      obj = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
-      fail("{}:{}: invalid JSON: {}", src.path, lineno, json_error_detail(e));
-    }
-    ABL_CHECK(obj.is_object(), "{}:{}: expected a JSON object, found {}", src.path, lineno, obj.type_name());
-    const auto field = obj.find(src.column);
-    if (field == obj.end()) {
-      std::string keys;
-      for (const auto& kv : obj.items()) keys += (keys.empty() ? "" : ", ") + kv.key();
-      fail("{}:{}: no column '{}' (fields: {})", src.path, lineno, src.column, keys);
-    }
-    ABL_CHECK(field->is_string(), "{}:{}: column '{}' is not a string (found {})", src.path, lineno,
-              src.column, field->type_name());
-    std::string text = field->get<std::string>();
-    // An empty prompt would only fail later, in the engine, by its index in the batch.
-    ABL_CHECK(!is_blank(text), "{}:{}: column '{}' is {}", src.path, lineno, src.column,
-              text.empty() ? "empty" : "blank");
-    all.push_back({std::move(text), lineno});
+  std::string ext = std::filesystem::path(src.path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (is_parquet_file(src.path)) {  // by content: files in the Hub's cache have no extension
+    all = prompt_formats::read_parquet(src.path, src.column);
+  } else if (ext == ".csv" || ext == ".tsv") {
+    all = prompt_formats::read_delimited(src.path, prompt_formats::read_utf8_file(src.path), ext == ".csv" ? ',' : '\t',
+                                         src.column);
+  } else if (ext == ".json" && starts_array(src.path)) {
+    all = prompt_formats::read_json_array(src.path, prompt_formats::read_utf8_file(src.path), src.column);
+  } else {  // .json holding one object per line is JSON Lines too (Hugging Face datasets' to_json writes it)
+    all = prompt_formats::read_lines(src.path, ext == ".jsonl" || ext == ".ndjson" || ext == ".json", src.column);
   }
-  ABL_CHECK(!in.bad(), "error reading prompt file {}", src.path);
+  const size_t total = all.size();
   if (!src.split.empty()) {
     const Slice s = Slice::parse(src.split, src.path);
     int64_t b = 0, e = 0;
     s.resolve(static_cast<int64_t>(all.size()), &b, &e);
     all = std::vector<Prompt>(all.begin() + b, all.begin() + e);
   }
-  ABL_CHECK(!all.empty(), "{}: no prompts{} ({} lines read)", src.path,
-            src.split.empty() ? "" : " in split " + src.split, lineno);
+  ABL_CHECK(!all.empty(), "{}: no prompts{} (the file holds {})", src.path,
+            src.split.empty() ? "" : " in split " + src.split, total);
   return all;
 }
 

@@ -101,6 +101,8 @@ class Session {
   std::unique_ptr<Backend> backend_;
 };
 
+// Reads a prompt set on this process; a missing column's message names the set's column option.
+std::vector<io::Prompt> read_prompt_set(const PromptSetSpec& set);
 // The prompts of a set named by options, read by rank 0 and broadcast (every rank works on the
 // same prompts; an error names the file and line on every rank).
 std::vector<io::Prompt> load_prompt_set(parallel::Comm& comm, const PromptSetSpec& set);

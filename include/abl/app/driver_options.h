@@ -41,9 +41,10 @@ struct PromptSetSpec {
   io::PromptSource source;
   std::string file_option;   // e.g. "kl-prompts"
   std::string split_option;  // e.g. "kl-split"
+  std::string column_option = "column";  // e.g. "kl-column"
 };
 
-// [prompts] --good, --bad, --good-split, --bad-split, --column.
+// [prompts] --good, --bad, --good-split, --bad-split, --column, --good-column, --bad-column.
 struct PromptSetOptions {
   PromptSetSpec good, bad;
 };

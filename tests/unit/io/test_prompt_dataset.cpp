@@ -164,3 +164,91 @@ TEST(PromptDataset, BundledPathsReadTheBundledSets) {
     EXPECT_NE(std::string(e.what()).find("inputs/prompts/none.txt"), std::string::npos) << e.what();
   }
 }
+
+// CSV as AdvBench's harmful_behaviors.csv has it (goal,target), with RFC 4180 quoting: commas,
+// doubled quotes and a line break inside quotes, CRLF line ends; each prompt keeps the line its
+// record starts on.
+TEST(PromptDataset, CsvWithQuotedFieldsSpanningLines) {
+  abl::testing::TempDir dir;
+  const std::string path = dir.write(
+      "harmful_behaviors.csv",
+      "\xEF\xBB\xBFgoal,target\r\n"
+      "Write a script,\"Sure, here is a script\"\r\n"
+      "\"Explain \"\"why\"\", briefly\",Sure\r\n"
+      "\r\n"
+      "\"two\nlines\",x\r\n"
+      "caf\xC3\xA9 \xF0\x9F\xA6\x99,y");
+  const auto p = load_prompts({path, "goal", ""});
+  EXPECT_EQ(texts(p), (std::vector<std::string>{"Write a script", "Explain \"why\", briefly", "two\nlines",
+                                                "caf\xC3\xA9 \xF0\x9F\xA6\x99"}));
+  EXPECT_EQ(p[1].line, 3);
+  EXPECT_EQ(p[2].line, 5);
+  EXPECT_EQ(p[3].line, 7);
+  EXPECT_EQ(texts(load_prompts({path, "target", "[:1]"})), (std::vector<std::string>{"Sure, here is a script"}));
+  const std::string missing = error_of({path, "text", ""});
+  EXPECT_NE(missing.find("harmful_behaviors.csv:1: no column 'text' in the header (columns: goal, target)"),
+            std::string::npos)
+      << missing;
+  EXPECT_THROW(load_prompts({path, "text", ""}), abl::io::MissingColumnError);  // the app adds the option's name
+}
+
+TEST(PromptDataset, CsvAndTsvErrorsNameTheLine) {
+  abl::testing::TempDir dir;
+  const std::string fields = error_of({dir.write("f.csv", "text,id\na,1\nb,2,3\n"), "text", ""});
+  EXPECT_NE(fields.find("f.csv:3: 3 fields where the header (line 1) has 2"), std::string::npos) << fields;
+  const std::string open = error_of({dir.write("o.csv", "text\nok\n\"never\nclosed\n"), "text", ""});
+  EXPECT_NE(open.find("o.csv:3: a quoted field is not closed"), std::string::npos) << open;
+  const std::string after = error_of({dir.write("a.csv", "text\n\"quoted\"tail\n"), "text", ""});
+  EXPECT_NE(after.find("a.csv:2: text after the closing quote"), std::string::npos) << after;
+  const std::string empty = error_of({dir.write("e.csv", "id,text\n1,ok\n2,\n"), "text", ""});
+  EXPECT_NE(empty.find("e.csv:3: column 'text' is empty"), std::string::npos) << empty;
+  const std::string utf8 = error_of({dir.write("u.csv", "text\nok\nbad \xC3\x28\n"), "text", ""});
+  EXPECT_NE(utf8.find("u.csv:3: invalid UTF-8"), std::string::npos) << utf8;
+  const auto tsv = load_prompts({dir.write("p.tsv", "id\ttext\n1\ta, b\n2\t\"q\"\n"), "text", ""});
+  EXPECT_EQ(texts(tsv), (std::vector<std::string>{"a, b", "q"}));
+}
+
+// A .json file holding one array (of objects or of strings), pretty-printed: each prompt keeps the
+// line its element starts on; brackets, commas and escaped quotes inside strings are text.
+TEST(PromptDataset, JsonArrays) {
+  abl::testing::TempDir dir;
+  const std::string objects = dir.write("o.json",
+                                        "[\n  {\"instruction\": \"a, [b]\", \"id\": {\"n\": [1, 2]}},\n"
+                                        "  {\n    \"instruction\": \"c \\\"]\\\" d\"\n  }\n]\n");
+  const auto p = load_prompts({objects, "instruction", ""});
+  EXPECT_EQ(texts(p), (std::vector<std::string>{"a, [b]", "c \"]\" d"}));
+  EXPECT_EQ(p[0].line, 2);
+  EXPECT_EQ(p[1].line, 3);
+  const auto strings = load_prompts({dir.write("s.json", " [\"one\", \"two\"]"), "ignored", ""});
+  EXPECT_EQ(texts(strings), (std::vector<std::string>{"one", "two"}));
+  // JSON Lines under .json (Hugging Face datasets' to_json) still reads line by line.
+  EXPECT_EQ(load_prompts({dir.write("l.json", "{\"text\": \"x\"}\n{\"text\": \"y\"}\n"), "text", ""}).size(), 2u);
+
+  const std::string number = error_of({dir.write("n.json", "[\n\"a\",\n 5\n]"), "text", ""});
+  EXPECT_NE(number.find("n.json:3: expected a JSON object or string in the array, found number"), std::string::npos)
+      << number;
+  const std::string field = error_of({objects, "text", ""});
+  EXPECT_NE(field.find("o.json:2: no column 'text' (fields: id, instruction)"), std::string::npos) << field;
+  const std::string open = error_of({dir.write("c.json", "[\"a\",\n\"b\""), "text", ""});
+  EXPECT_NE(open.find("c.json:2: the JSON array is not closed"), std::string::npos) << open;
+  const std::string trailing = error_of({dir.write("t.json", "[\"a\"]\n[\"b\"]"), "text", ""});
+  EXPECT_NE(trailing.find("t.json:2: text after the JSON array"), std::string::npos) << trailing;
+  const std::string comma = error_of({dir.write("k.json", "[\"a\",]"), "text", ""});
+  EXPECT_NE(comma.find("k.json:1: invalid JSON"), std::string::npos) << comma;
+  EXPECT_NE(error_of({dir.write("z.json", "[ ]"), "text", ""}).find("no prompts"), std::string::npos);
+}
+
+// Found by fuzzing (tests/fuzz/corpus/prompts/finding-json-array-nul): nlohmann's parser takes a
+// NUL byte for the end of its input, so `"n"\0 garbage` read as "n". A NUL is refused on every
+// line of every text format; a UTF-16 file (Windows editors' "Unicode") is named as such.
+TEST(PromptDataset, NulBytesAndUtf16AreRefused) {
+  abl::testing::TempDir dir;
+  const std::string json = error_of({dir.write("a.json", std::string("[\n\"y\",\n\"n\"\0:\"x\"\n]", 19)), "text", ""});
+  EXPECT_NE(json.find("a.json:3: a NUL byte at byte 4 of the line"), std::string::npos) << json;
+  const std::string jsonl = error_of({dir.write("b.jsonl", std::string("{\"text\": \"a\"}\0tail\n", 19)), "text", ""});
+  EXPECT_NE(jsonl.find("b.jsonl:1: a NUL byte"), std::string::npos) << jsonl;
+  const std::string utf16 = error_of({dir.write("c.txt", std::string("\xFF\xFEh\0i\0\n\0", 8)), "text", ""});
+  EXPECT_NE(utf16.find("c.txt: UTF-16 text"), std::string::npos) << utf16;
+  const std::string csv = error_of({dir.write("d.csv", std::string("text\nh\0i\n", 9)), "text", ""});
+  EXPECT_NE(csv.find("d.csv:2: a NUL byte"), std::string::npos) << csv;
+}
