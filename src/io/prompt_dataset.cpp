@@ -3,6 +3,7 @@
 // Parquet row) for messages.
 #include "abl/io/prompt_dataset.h"
 
+#include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
@@ -79,6 +80,19 @@ std::string Prompt::where() const {
 std::vector<Prompt> load_prompts(const PromptSource& given) {
   PromptSource src = given;
   src.path = resolve_prompt_path(given.path);
+  if (std::filesystem::is_directory(src.path)) {
+    // A Hugging Face dataset folder: name the files, so the error says which to pass.
+    std::vector<std::string> files;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(src.path)) {
+      const std::string name = e.path().filename().string();
+      if (e.is_regular_file() && name[0] != '.') files.push_back(e.path().lexically_relative(src.path).string());
+    }
+    std::sort(files.begin(), files.end());
+    std::string some;
+    for (size_t i = 0; i < files.size() && i < 6; ++i) some += (i ? ", " : "") + files[i];
+    fail("{} is a folder; a prompt set is one file of it{}", src.path,
+         files.empty() ? " (it holds none)" : fmt::format(" ({}{})", some, files.size() > 6 ? ", ..." : ""));
+  }
   ABL_CHECK(std::ifstream(src.path).good(), "cannot open prompt file {}", src.path);
   std::vector<Prompt> all;
   std::string ext = std::filesystem::path(src.path).extension().string();
