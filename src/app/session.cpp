@@ -19,20 +19,29 @@ namespace abl::app {
 namespace fs = std::filesystem;
 
 std::vector<io::Prompt> read_prompt_set(const PromptSetSpec& set) {
+  io::PromptSource whole = set.source;
+  whole.split.clear();
+  std::vector<io::Prompt> all;
   try {
-    return io::load_prompts(set.source);
+    all = io::load_prompts(whole);
   } catch (const io::MissingColumnError& e) {
     fail("{}; name the prompt column with --{}", e.what(), set.column_option);
   }
+  if (set.source.split.empty()) return all;
+  const io::Slice slice = io::Slice::parse(set.source.split, "--" + set.split_option);
+  int64_t begin = 0, end = 0;
+  slice.resolve(static_cast<int64_t>(all.size()), &begin, &end);
+  // The default splits ([:400] for directions, [400:500] held out) assume files of 500 prompts.
+  ABL_CHECK(end > begin, "--{} {}: --{} {} selects none of its {} prompts; choose a slice of them (e.g. --{} '[-{}:]') "
+            "or another --{} file", set.file_option, set.source.path, set.split_option, set.source.split, all.size(),
+            set.split_option, std::max<size_t>(1, all.size() / 5), set.file_option);
+  return {all.begin() + begin, all.begin() + end};
 }
 
 std::vector<io::Prompt> load_prompt_set(parallel::Comm& comm, const PromptSetSpec& set) {
-  const io::PromptSource& src = set.source;
   // Rank 0 reads the file; every rank gets (line, row, text) triples.
   const std::vector<std::string> flat = parallel::root_strings(comm, [&] {
     const auto prompts = read_prompt_set(set);
-    ABL_CHECK(!prompts.empty(), "--{} {} with --{} {} selects no prompts", set.file_option, src.path, set.split_option,
-              src.split);
     std::vector<std::string> out;
     for (const auto& p : prompts) {
       out.push_back(std::to_string(p.line));

@@ -18,9 +18,12 @@ constexpr char kBom[] = "\xEF\xBB\xBF";
 
 bool is_blank(const std::string& s) { return s.find_first_not_of(" \t\r\n\v\f") == std::string::npos; }
 
-// An empty or blank prompt would only fail later, in the engine, known by its index in a batch.
-void check_not_blank(const std::string& text, const std::string& where, const std::string& column) {
+// An empty or blank prompt would only fail later, in the engine, known by its index in a batch; a
+// NUL character (a JSON \u0000, a Parquet value) is no text a chat template or tokenizer expects.
+void check_prompt(const std::string& text, const std::string& where, const std::string& column) {
   ABL_CHECK(!is_blank(text), "{}: column '{}' is {}", where, column, text.empty() ? "empty" : "blank");
+  const size_t nul = text.find('\0');
+  ABL_CHECK(nul == std::string::npos, "{}: column '{}' holds a NUL character (at byte {})", where, column, nul + 1);
 }
 
 // nlohmann's what() is "[json.exception.parse_error.101] parse error at line 1, column 9: <detail>";
@@ -51,7 +54,7 @@ std::string object_prompt(const nlohmann::json& obj, const std::string& where, c
   }
   ABL_CHECK(field->is_string(), "{}: column '{}' is not a string (found {})", where, column, field->type_name());
   std::string text = field->get<std::string>();
-  check_not_blank(text, where, column);
+  check_prompt(text, where, column);
   return text;
 }
 
@@ -154,7 +157,7 @@ std::vector<Prompt> read_json_array(const std::string& path, const std::string& 
     const nlohmann::json value = parse_json(content.substr(start, i - start), where);
     if (value.is_string()) {
       std::string text = value.get<std::string>();
-      check_not_blank(text, where, "the string");
+      check_prompt(text, where, "the string");
       all.push_back({std::move(text), start_line});
     } else {
       ABL_CHECK(value.is_object(), "{}: expected a JSON object or string in the array, found {}", where,
@@ -240,7 +243,7 @@ std::vector<Prompt> read_delimited(const std::string& path, const std::string& c
     const std::string where = fmt::format("{}:{}", path, records[r].line);
     ABL_CHECK(records[r].fields.size() == header.size(), "{}: {} fields where the header (line {}) has {}", where,
               records[r].fields.size(), records[0].line, header.size());
-    check_not_blank(records[r].fields[col], where, column);
+    check_prompt(records[r].fields[col], where, column);
     all.push_back({std::move(records[r].fields[col]), records[r].line});
   }
   return all;
@@ -253,7 +256,7 @@ std::vector<Prompt> read_parquet(const std::string& path, const std::string& col
     ABL_CHECK(value, "{}: column '{}' is null", where, column);
     size_t bad = 0;
     ABL_CHECK(valid_utf8(*value, &bad), "{}: column '{}' is not valid UTF-8 (byte {})", where, column, bad + 1);
-    check_not_blank(*value, where, column);
+    check_prompt(*value, where, column);
     Prompt p{*value, 0};
     p.row = row;
     all.push_back(std::move(p));

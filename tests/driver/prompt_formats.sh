@@ -4,7 +4,8 @@
 # CRLF) with --bad-column, on 2 ranks, write a baseline.h5 identical to the one from the text
 # files (the recorded inputs hash the prompt texts; log-probabilities and responses bit for bit).
 # A Parquet file written by arrow-rs (tests/fixtures/prompts) reads in `prompts` and `generate`;
-# a wrong column is refused before any work, naming the file and the columns there are.
+# a wrong column is refused before any work, naming the file, the columns there are and the option;
+# so is a split that selects nothing of a small file.
 source "$(dirname "$0")/common.sh"
 RUN="$WORK/prompt-formats"
 rm -rf "$RUN"
@@ -55,3 +56,9 @@ expect_failure "dict-v1-snappy.parquet: no column 'prompt' \(columns: id, text\)
   "$BIN" baseline "${MODEL_ARGS[@]}" --kl-prompts "$PARQUET" --kl-column prompt --out "$RUN/bad-column"
 [ ! -e "$RUN/bad-column/baseline.h5" ] || { echo "FAIL: a refused run wrote baseline.h5"; exit 1; }
 echo "ok: a wrong column is refused before any work"
+# A file smaller than the default splits assume (500 prompts: [:400] directions, [400:500] held out).
+head -n 50 "$PROMPTS/harmless.txt" > "$RUN/fifty.txt"
+expect_failure "fifty.txt: --kl-split \[400:500\] selects none of its 50 prompts; choose a slice of them \(e.g. --kl-split '\[-10:\]'\) or another --kl-prompts file" \
+  "$BIN" baseline "${MODEL_ARGS[@]}" --good "$RUN/fifty.txt" --out "$RUN/small"
+[ ! -e "$RUN/small/baseline.h5" ] || { echo "FAIL: a refused run wrote baseline.h5"; exit 1; }
+echo "ok: a split beyond a small file is refused naming the option"

@@ -251,4 +251,7 @@ TEST(PromptDataset, NulBytesAndUtf16AreRefused) {
   EXPECT_NE(utf16.find("c.txt: UTF-16 text"), std::string::npos) << utf16;
   const std::string csv = error_of({dir.write("d.csv", std::string("text\nh\0i\n", 9)), "text", ""});
   EXPECT_NE(csv.find("d.csv:2: a NUL byte"), std::string::npos) << csv;
+  // Found by fuzzing (finding-json-escaped-nul): JSON's escape \u0000 puts a NUL in the prompt.
+  const std::string escaped = error_of({dir.write("e.jsonl", "{\"text\": \"a\\u0000b\"}\n"), "text", ""});
+  EXPECT_NE(escaped.find("e.jsonl:1: column 'text' holds a NUL character (at byte 2)"), std::string::npos) << escaped;
 }
