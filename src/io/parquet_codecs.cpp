@@ -6,6 +6,7 @@
 #include <zstd.h>
 
 #include "abl/core/error.h"
+#include "varint.h"
 
 namespace abl::io::parquet {
 
@@ -18,11 +19,7 @@ void snappy_decompress(const uint8_t* src, size_t n, uint8_t* out, size_t out_si
   size_t in = 0, len = 0;
   auto corrupt = [&](const char* detail) { fail("{}: corrupt Snappy data ({} at byte {})", what, detail, in); };
   uint64_t declared = 0;
-  for (int shift = 0;; shift += 7) {
-    if (in >= n || shift > 63) corrupt("a bad length header");
-    declared |= static_cast<uint64_t>(src[in] & 0x7f) << shift;
-    if (!(src[in++] & 0x80)) break;
-  }
+  if (!read_varint(src, n, &in, &declared)) corrupt("a bad length header");
   if (declared != out_size) {
     fail("{}: Snappy data decodes to {} bytes where the page header says {}", what, declared, out_size);
   }

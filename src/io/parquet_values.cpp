@@ -6,6 +6,7 @@
 
 #include "abl/core/error.h"
 #include "parquet_metadata.h"
+#include "varint.h"
 
 namespace abl::io::parquet {
 namespace {
@@ -20,17 +21,10 @@ class Cursor {
   }
   uint64_t varint() {
     uint64_t v = 0;
-    for (int shift = 0; shift < 64; shift += 7) {
-      const uint8_t b = byte();
-      v |= static_cast<uint64_t>(b & 0x7f) << shift;
-      if (!(b & 0x80)) return v;
-    }
-    corrupt("a varint longer than 10 bytes");
+    if (!read_varint(in_.data, in_.size, &pos_, &v)) corrupt("a varint past the end or longer than 10 bytes");
+    return v;
   }
-  int64_t zigzag() {
-    const uint64_t v = varint();
-    return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1);
-  }
+  int64_t zigzag() { return unzigzag(varint()); }
   uint8_t byte() {
     if (pos_ >= in_.size) corrupt("ends early");
     return in_.data[pos_++];

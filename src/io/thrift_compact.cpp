@@ -3,13 +3,12 @@
 #include <fmt/format.h>
 
 #include "abl/core/error.h"
+#include "varint.h"
 
 namespace abl::io::thrift {
 namespace {
 
 constexpr int kMaxDepth = 32;  // Parquet's deepest struct nests 4 levels; more is an attack or garbage
-
-int64_t unzigzag(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
 
 }  // namespace
 
@@ -27,12 +26,8 @@ uint8_t CompactReader::byte() {
 
 uint64_t CompactReader::varint() {
   uint64_t v = 0;
-  for (int shift = 0; shift < 64; shift += 7) {
-    const uint8_t b = byte();
-    v |= static_cast<uint64_t>(b & 0x7f) << shift;
-    if (!(b & 0x80)) return v;
-  }
-  corrupt("a varint longer than 10 bytes");
+  if (!read_varint(data_, size_, &pos_, &v)) corrupt("a varint past the end or longer than 10 bytes");
+  return v;
 }
 
 void CompactReader::expect(int type, int wanted, const char* name) const {
