@@ -72,11 +72,10 @@ void gzip_decompress(const uint8_t* src, size_t n, uint8_t* out, size_t out_size
   z.avail_out = static_cast<uInt>(out_size);
   const int rc = inflate(&z, Z_FINISH);
   const size_t produced = out_size - z.avail_out;
-  const std::string msg = z.msg ? z.msg : "";
+  const std::string msg = z.msg ? z.msg : z.avail_out == 0 ? "more data than the page header says" : "truncated";
   inflateEnd(&z);
   ABL_CHECK(rc == Z_STREAM_END && produced == out_size, "{}: corrupt gzip data ({}; {} of {} bytes decoded)", what,
-            msg.empty() ? (rc == Z_BUF_ERROR ? "more data than the page header says" : "truncated") : msg, produced,
-            out_size);
+            msg, produced, out_size);
 }
 
 void zstd_decompress(const uint8_t* src, size_t n, uint8_t* out, size_t out_size, const std::string& what) {

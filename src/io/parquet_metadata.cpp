@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "abl/core/error.h"
+
 namespace abl::io::parquet {
 namespace {
 
@@ -62,7 +64,14 @@ RowGroup read_row_group(CompactReader& r) {
           ColumnChunk c;
           bool has_meta = false;
           r.read_struct([&](int16_t cid, int ctype) {
-            if (cid == 1) r.corrupt("a column chunk in another file (file_path), which abliterate does not follow");
+            if (cid == 1) {  // an empty file_path is this file
+              const std::string file = r.read_binary(ctype);
+              if (!file.empty()) {
+                fail("{}: its columns are stored in another file ({}), which abliterate does not follow", r.what(),
+                     file);
+              }
+              return true;
+            }
             if (cid != 3) return false;
             c = read_column_metadata(r, ctype);
             has_meta = true;

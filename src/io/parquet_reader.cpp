@@ -64,8 +64,8 @@ class ParquetFile {
     ABL_CHECK(rows == m.num_rows, "{}: corrupt Parquet footer ({} rows in its row groups, {} in the file)", path_,
               rows, m.num_rows);
     // Bounds what a few bytes can make us allocate: no real prompt file stores 16 rows in a byte.
-    ABL_CHECK(m.num_rows <= 16 * size_ + 65536, "{}: corrupt Parquet footer ({} rows in {} bytes)", path_,
-              m.num_rows, size_);
+    ABL_CHECK(m.num_rows <= 16 * size_ + 65536, "{}: {} rows in {} bytes, more than abliterate reads (16 rows a byte, "
+              "plus 65,536)", path_, m.num_rows, size_);
     return m;
   }
 
@@ -125,8 +125,8 @@ const Field& find_field(const std::vector<Field>& fields, const std::string& col
 // Decodes one column chunk page by page and hands each row to `row`.
 class ChunkDecoder {
  public:
-  ChunkDecoder(const ColumnChunk& chunk, bool optional, std::string what)
-      : chunk_(chunk), optional_(optional), what_(std::move(what)) {}
+  ChunkDecoder(const ColumnChunk& chunk, bool optional, DecodeBudget* budget, std::string what)
+      : chunk_(chunk), optional_(optional), budget_(budget), what_(std::move(what)) {}
 
   void decode(const std::vector<uint8_t>& bytes, int64_t first_row,
               const std::function<void(int64_t, const std::string*)>& row) {
@@ -148,9 +148,11 @@ class ChunkDecoder {
       if (h.type == kDictionaryPage) {
         read_dictionary(h, page, where);
       } else if (h.type == kDataPage || h.type == kDataPageV2) {
-        ABL_CHECK(h.num_values >= 0 && h.num_values <= std::min(kMaxPageValues, chunk_.num_values - done),
+        ABL_CHECK(h.num_values >= 0 && h.num_values <= chunk_.num_values - done,
                   "{}: corrupt page header ({} values; the chunk has {} left)", where, h.num_values,
                   chunk_.num_values - done);
+        ABL_CHECK(h.num_values <= kMaxPageValues, "{}: a page of {} values, more than abliterate reads in one page "
+                  "({}); rewrite the file with smaller pages", where, h.num_values, kMaxPageValues);
         read_data_page(h, page, where, first_row + done, row);
         done += h.num_values;
       }  // index pages and future page types hold no values
@@ -171,7 +173,7 @@ class ChunkDecoder {
     ABL_CHECK(h.num_values >= 0 && h.num_values <= kMaxPageValues, "{}: a dictionary of {} values", where,
               h.num_values);
     const std::vector<uint8_t> bytes = decompressed(page, h.uncompressed_size, where);
-    dictionary_ = decode_byte_arrays(kPlain, {bytes.data(), bytes.size()}, h.num_values, where);
+    dictionary_ = decode_byte_arrays(kPlain, {bytes.data(), bytes.size()}, h.num_values, budget_, where);
     has_dictionary_ = true;
   }
 
@@ -201,7 +203,8 @@ class ChunkDecoder {
       levels = {page.data, static_cast<size_t>(h.definition_levels_bytes)};
       const Bytes rest{page.data + level_bytes, page.size - static_cast<size_t>(level_bytes)};
       const int32_t rest_size = h.uncompressed_size - static_cast<int32_t>(level_bytes);
-      if (h.is_compressed && chunk_.codec != static_cast<int>(Codec::uncompressed)) {
+      // parquet-mr writes an all-null v2 page as "compressed" with no value bytes at all.
+      if (h.is_compressed && chunk_.codec != static_cast<int>(Codec::uncompressed) && rest_size > 0) {
         storage = decompressed(rest, rest_size, where);
         values = {storage.data(), storage.size()};
       } else {
@@ -216,30 +219,37 @@ class ChunkDecoder {
       defined = decode_rle_hybrid(levels, 1, h.num_values, where + ": definition levels");
       present = std::count(defined.begin(), defined.end(), 1u);
     }
-    const std::vector<std::string> strings = decode_values(h.encoding, values, present, where);
+    // Dictionary-encoded rows point into the dictionary: a value repeated by a run is not copied.
+    const bool dictionary = h.encoding == kPlainDictionary || h.encoding == kRleDictionary;
+    const std::vector<std::string> strings =
+        dictionary ? std::vector<std::string>() : decode_byte_arrays(h.encoding, values, present, budget_, where);
+    const std::vector<uint32_t> ids = dictionary ? dictionary_ids(values, present, where) : std::vector<uint32_t>();
     for (int64_t i = 0, k = 0; i < h.num_values; ++i) {
-      if (optional_ && !defined[static_cast<size_t>(i)]) row(first_row + i, nullptr);
-      else row(first_row + i, &strings[static_cast<size_t>(k++)]);
+      if (optional_ && !defined[static_cast<size_t>(i)]) {
+        row(first_row + i, nullptr);
+        continue;
+      }
+      const size_t at = static_cast<size_t>(k++);
+      const std::string& value = dictionary ? dictionary_[ids[at]] : strings[at];
+      if (dictionary) budget_->spend(value.size(), where);
+      row(first_row + i, &value);
     }
   }
 
-  std::vector<std::string> decode_values(int encoding, Bytes in, int64_t count, const std::string& where) const {
-    if (encoding != kPlainDictionary && encoding != kRleDictionary) return decode_byte_arrays(encoding, in, count, where);
+  std::vector<uint32_t> dictionary_ids(Bytes in, int64_t count, const std::string& where) const {
     ABL_CHECK(has_dictionary_, "{}: dictionary-encoded values without a dictionary page", where);
     ABL_CHECK(in.size >= 1, "{}: corrupt data page (no dictionary index width)", where);
     const std::vector<uint32_t> ids = decode_rle_hybrid({in.data + 1, in.size - 1}, in.data[0], count, where);
-    std::vector<std::string> out;
-    out.reserve(ids.size());
     for (uint32_t id : ids) {
       ABL_CHECK(id < dictionary_.size(), "{}: dictionary index {} of a dictionary of {}", where, id,
                 dictionary_.size());
-      out.push_back(dictionary_[id]);
     }
-    return out;
+    return ids;
   }
 
   const ColumnChunk& chunk_;
   bool optional_;
+  DecodeBudget* budget_;
   std::string what_;
   std::vector<std::string> dictionary_;
   bool has_dictionary_ = false;
@@ -250,7 +260,8 @@ class ChunkDecoder {
 bool is_parquet_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   char head[4] = {};
-  return in.read(head, 4) && std::memcmp(head, kMagic, 4) == 0;
+  // "PARE" starts a file with an encrypted footer: recognised, so that the reader names it.
+  return in.read(head, 4) && (std::memcmp(head, kMagic, 4) == 0 || std::memcmp(head, "PARE", 4) == 0);
 }
 
 void read_parquet_column(const std::string& path, const std::string& column,
@@ -260,6 +271,8 @@ void read_parquet_column(const std::string& path, const std::string& column,
   size_t leaves = 0;
   const std::vector<Field> fields = top_level_fields(meta, &leaves, path);
   const Field& field = find_field(fields, column, path);
+  DecodeBudget budget;
+  budget.total = budget.left = 1024 * file.size() + (int64_t{256} << 20);
   int64_t first_row = 0;
   for (size_t g = 0; g < meta.row_groups.size(); ++g) {
     const RowGroup& group = meta.row_groups[g];
@@ -273,7 +286,7 @@ void read_parquet_column(const std::string& path, const std::string& column,
               "{}: corrupt Parquet footer (a chunk of {} {} values in a row group of {} rows)", what, chunk.num_values,
               physical_type_name(chunk.type), group.num_rows);
     const std::vector<uint8_t> bytes = file.read(chunk.start(), chunk.total_compressed_size, what);
-    ChunkDecoder(chunk, field.element->repetition == kOptional, what).decode(bytes, first_row, row);
+    ChunkDecoder(chunk, field.element->repetition == kOptional, &budget, what).decode(bytes, first_row, row);
     first_row += group.num_rows;
   }
 }

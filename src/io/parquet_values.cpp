@@ -66,6 +66,14 @@ void unpack_bits(const uint8_t* p, int width, int64_t n, std::vector<T>* out) {
 
 }  // namespace
 
+void DecodeBudget::spend(size_t n, const std::string& what) {
+  if (static_cast<int64_t>(n) > left) {
+    fail("{}: the values add up to more than the {} MiB of text abliterate reads from this file (1024 bytes for each "
+         "byte of it, plus 256 MiB)", what, total >> 20);
+  }
+  left -= static_cast<int64_t>(n);
+}
+
 std::vector<uint32_t> decode_rle_hybrid(Bytes in, int bit_width, int64_t count, const std::string& what) {
   Cursor c(in, what);
   if (bit_width < 0 || bit_width > 32) c.corrupt(fmt::format("a bit width of {}", bit_width));
@@ -76,10 +84,12 @@ std::vector<uint32_t> decode_rle_hybrid(Bytes in, int bit_width, int64_t count, 
     const int64_t want = count - static_cast<int64_t>(out.size());
     if (header & 1) {  // bit-packed: (header >> 1) groups of 8 values
       const uint64_t groups = header >> 1;
-      if (groups == 0 || groups > c.left() + 1) c.corrupt("a bit-packed run past the end");
-      const int64_t values = static_cast<int64_t>(groups * 8);
+      // At width 0 a run has no bytes (polars writes a page of one dictionary key so); `want` bounds it.
+      if (groups == 0 || (bit_width > 0 && groups > c.left() / static_cast<uint64_t>(bit_width) + 1)) {
+        c.corrupt("a bit-packed run past the end");
+      }
       // A writer may end the last run short of its padding: take the bytes the needed values use.
-      const int64_t needed = std::min(values, want);
+      const int64_t needed = groups >= static_cast<uint64_t>(want) / 8 + 1 ? want : static_cast<int64_t>(groups * 8);
       const size_t bytes = static_cast<size_t>((needed * bit_width + 7) / 8);
       const uint8_t* p = c.take(bytes);
       unpack_bits(p, bit_width, needed, &out);
@@ -101,7 +111,9 @@ std::vector<int64_t> decode_delta_binary_packed(Bytes in, int64_t count, size_t*
   Cursor c(in, what);
   const uint64_t block = c.varint(), miniblocks = c.varint(), total = c.varint();
   int64_t value = c.zigzag();
-  if (block == 0 || block % 128 || miniblocks == 0 || block % miniblocks || (block / miniblocks) % 32) {
+  // Writers use blocks of 128 (parquet-mr, Arrow) or 256 values; 2^16 bounds what a block may cost.
+  if (block == 0 || block % 128 || block > (1u << 16) || miniblocks == 0 || block % miniblocks ||
+      (block / miniblocks) % 32) {
     c.corrupt(fmt::format("a DELTA_BINARY_PACKED block of {} values in {} miniblocks", block, miniblocks));
   }
   if (total != static_cast<uint64_t>(count)) {
@@ -118,9 +130,11 @@ std::vector<int64_t> decode_delta_binary_packed(Bytes in, int64_t count, size_t*
     for (uint64_t m = 0; m < miniblocks && static_cast<int64_t>(out.size()) < count; ++m) {
       const int width = widths[m];
       if (width > 64) c.corrupt(fmt::format("a miniblock of {}-bit deltas", width));
+      // The miniblock is stored whole (padded); unpack only the values still wanted.
+      const int64_t wanted = std::min(per_miniblock, count - static_cast<int64_t>(out.size()));
       packed.clear();
-      unpack_bits(c.take(static_cast<size_t>(per_miniblock * width / 8)), width, per_miniblock, &packed);
-      for (int64_t i = 0; i < per_miniblock && static_cast<int64_t>(out.size()) < count; ++i) {
+      unpack_bits(c.take(static_cast<size_t>(per_miniblock * width / 8)), width, wanted, &packed);
+      for (int64_t i = 0; i < wanted; ++i) {
         // Deltas wrap in two's complement, as the format defines them.
         value = static_cast<int64_t>(static_cast<uint64_t>(value) + static_cast<uint64_t>(min_delta) + packed[i]);
         out.push_back(value);
@@ -134,11 +148,13 @@ std::vector<int64_t> decode_delta_binary_packed(Bytes in, int64_t count, size_t*
 namespace {
 
 // Splits `in` into `count` strings of the given lengths, taken one after another.
-std::vector<std::string> split_by_lengths(Cursor& c, const std::vector<int64_t>& lengths) {
+std::vector<std::string> split_by_lengths(Cursor& c, const std::vector<int64_t>& lengths, DecodeBudget* budget,
+                                          const std::string& what) {
   std::vector<std::string> out;
   out.reserve(lengths.size());
   for (int64_t n : lengths) {
     if (n < 0) c.corrupt(fmt::format("a byte array of length {}", n));
+    budget->spend(static_cast<size_t>(n), what);
     const uint8_t* p = c.take(static_cast<size_t>(n));
     out.emplace_back(reinterpret_cast<const char*>(p), static_cast<size_t>(n));
   }
@@ -147,7 +163,8 @@ std::vector<std::string> split_by_lengths(Cursor& c, const std::vector<int64_t>&
 
 }  // namespace
 
-std::vector<std::string> decode_byte_arrays(int encoding, Bytes in, int64_t count, const std::string& what) {
+std::vector<std::string> decode_byte_arrays(int encoding, Bytes in, int64_t count, DecodeBudget* budget,
+                                            const std::string& what) {
   Cursor c(in, what);
   if (encoding == kPlain) {
     std::vector<std::string> out;
@@ -155,6 +172,7 @@ std::vector<std::string> decode_byte_arrays(int encoding, Bytes in, int64_t coun
     for (int64_t i = 0; i < count; ++i) {
       const size_t n = static_cast<size_t>(c.little_endian(4));
       const uint8_t* p = c.take(n);
+      budget->spend(n, what);
       out.emplace_back(reinterpret_cast<const char*>(p), n);
     }
     return out;
@@ -163,19 +181,20 @@ std::vector<std::string> decode_byte_arrays(int encoding, Bytes in, int64_t coun
     size_t used = 0;
     const std::vector<int64_t> lengths = decode_delta_binary_packed(in, count, &used, what);
     c.take(used);
-    return split_by_lengths(c, lengths);
+    return split_by_lengths(c, lengths, budget, what);
   }
   if (encoding == kDeltaByteArray) {
     size_t used = 0;
     const std::vector<int64_t> prefixes = decode_delta_binary_packed(in, count, &used, what);
     std::vector<std::string> out =
-        decode_byte_arrays(kDeltaLengthByteArray, {in.data + used, in.size - used}, count, what);
+        decode_byte_arrays(kDeltaLengthByteArray, {in.data + used, in.size - used}, count, budget, what);
     for (size_t i = 0; i < out.size(); ++i) {
       const int64_t keep = prefixes[i];
       const size_t before = i == 0 ? 0 : out[i - 1].size();
       if (keep < 0 || static_cast<size_t>(keep) > before) {
         c.corrupt(fmt::format("value {} shares {} bytes with a value of {}", i, keep, before));
       }
+      budget->spend(static_cast<size_t>(keep), what);
       if (keep > 0) out[i].insert(0, out[i - 1], 0, static_cast<size_t>(keep));
     }
     return out;

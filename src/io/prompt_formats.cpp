@@ -154,7 +154,22 @@ std::vector<Prompt> read_json_array(const std::string& path, const std::string& 
     }
     const std::string where = fmt::format("{}:{}", path, start_line);
     ABL_CHECK(i < content.size(), "{}: the JSON array is not closed after this element", where);
-    const nlohmann::json value = parse_json(content.substr(start, i - start), where);
+    nlohmann::json value;
+    try {
+      value = nlohmann::json::parse(content.substr(start, i - start));
+    } catch (const nlohmann::json::parse_error& e) {  // its byte counts from the element's start
+      const size_t at = start + std::min<size_t>(e.byte > 0 ? e.byte - 1 : 0, i - start);
+      const size_t line_start = content.rfind('\n', at == 0 ? 0 : at - 1);
+      const int64_t at_line = start_line + std::count(content.begin() + static_cast<std::ptrdiff_t>(start),
+                                                       content.begin() + static_cast<std::ptrdiff_t>(at), '\n');
+      const std::string detail = json_error_detail(e);
+      const size_t colon = detail.find(": ");
+      fail("{}:{}: invalid JSON at column {}: {}", path, at_line,
+           at - (line_start == std::string::npos || line_start >= at ? 0 : line_start + 1) + 1,
+           colon == std::string::npos ? detail : detail.substr(colon + 2));
+    } catch (const nlohmann::json::exception& e) {  // out_of_range, e.g. 1e400
+      fail("{}: invalid JSON: {}", where, json_error_detail(e));
+    }
     if (value.is_string()) {
       std::string text = value.get<std::string>();
       check_prompt(text, where, "the string");

@@ -47,6 +47,7 @@ class CompactReader {
   void skip(int type);
 
   size_t position() const { return pos_; }
+  const std::string& what() const { return what_; }
   [[noreturn]] void corrupt(const std::string& detail) const;
 
  private:

@@ -14,6 +14,7 @@
 #include "abl/io/prompt_dataset.h"
 #include "common/temp_dir.h"
 #include "parquet_codecs.h"
+#include "parquet_metadata.h"
 #include "parquet_values.h"
 
 namespace {
@@ -170,4 +171,34 @@ TEST(Parquet, AFolderIsRefusedNamingItsFiles) {
             std::string::npos)
       << err;
   EXPECT_EQ(load_prompts({dir.file("data/train-00000-of-00001.parquet"), "text", ""}).size(), 240u);
+}
+
+// Found by review: a few bytes must not decode to gigabytes (a DELTA_BYTE_ARRAY prefix repeated,
+// a dictionary entry repeated by an RLE run, a delta block of 2^61 values), and polars' width-0
+// bit-packed dictionary runs (a page of one key) have no bytes to bound them.
+TEST(ParquetDecoders, BudgetsAndWidthZeroRuns) {
+  using abl::io::parquet::Bytes;
+  using abl::io::parquet::DecodeBudget;
+  // DELTA_BYTE_ARRAY of "abcde" three times: prefixes 0 5 5, suffixes "abcde" "" "".
+  std::vector<uint8_t> bytes = {0x80, 0x01, 4, 3, 0x00, 0x00, 3, 0, 0, 0, 0x05};
+  bytes.resize(bytes.size() + 11, 0);
+  for (uint8_t b : {0x80, 0x01, 4, 3, 0x0A, 0x09, 3, 0, 0, 0, 0x28}) bytes.push_back(b);
+  bytes.resize(bytes.size() + 11, 0);
+  for (char c : std::string("abcde")) bytes.push_back(static_cast<uint8_t>(c));
+  DecodeBudget plenty{100, 100};
+  EXPECT_EQ(abl::io::parquet::decode_byte_arrays(abl::io::parquet::kDeltaByteArray, {bytes.data(), bytes.size()}, 3,
+                                                 &plenty, "t"),
+            (std::vector<std::string>{"abcde", "abcde", "abcde"}));
+  EXPECT_EQ(plenty.left, 85);
+  DecodeBudget small{10, 10};
+  EXPECT_THROW(abl::io::parquet::decode_byte_arrays(abl::io::parquet::kDeltaByteArray, {bytes.data(), bytes.size()},
+                                                    3, &small, "t"),
+               abl::Error);
+  // A delta block of 2^61 values is refused before anything is unpacked.
+  const uint8_t huge[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20, 1, 2, 0, 0, 8};
+  size_t used = 0;
+  EXPECT_THROW(abl::io::parquet::decode_delta_binary_packed({huge, sizeof huge}, 2, &used, "t"), abl::Error);
+  // Width 0: a bit-packed run of 100 groups in no bytes gives zeros.
+  const uint8_t zeros[] = {0xC9, 0x01};  // varint (100 << 1) | 1
+  EXPECT_EQ(abl::io::parquet::decode_rle_hybrid({zeros, 2}, 0, 9, "t"), std::vector<uint32_t>(9, 0));
 }

@@ -255,3 +255,12 @@ TEST(PromptDataset, NulBytesAndUtf16AreRefused) {
   const std::string escaped = error_of({dir.write("e.jsonl", "{\"text\": \"a\\u0000b\"}\n"), "text", ""});
   EXPECT_NE(escaped.find("e.jsonl:1: column 'text' holds a NUL character (at byte 2)"), std::string::npos) << escaped;
 }
+
+// Found by review: a syntax error inside a pretty-printed element is reported at its own line and
+// column of the file, not at the element's first line.
+TEST(PromptDataset, JsonArraySyntaxErrorsNameTheirLineAndColumn) {
+  abl::testing::TempDir dir;
+  const std::string err =
+      error_of({dir.write("p.json", "[\n  {\n    \"text\": \"a\",\n    \"id\": 1,\n  }\n]\n"), "text", ""});
+  EXPECT_NE(err.find("p.json:5: invalid JSON at column 3: "), std::string::npos) << err;
+}
