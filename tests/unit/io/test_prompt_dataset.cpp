@@ -242,14 +242,15 @@ TEST(PromptDataset, JsonArrays) {
 // NUL byte for the end of its input, so `"n"\0 garbage` read as "n". A NUL is refused on every
 // line of every text format; a UTF-16 file (Windows editors' "Unicode") is named as such.
 TEST(PromptDataset, NulBytesAndUtf16AreRefused) {
+  using namespace std::string_literals;  // "..."s keeps the NUL bytes
   abl::testing::TempDir dir;
-  const std::string json = error_of({dir.write("a.json", std::string("[\n\"y\",\n\"n\"\0:\"x\"\n]", 19)), "text", ""});
+  const std::string json = error_of({dir.write("a.json", "[\n\"y\",\n\"n\"\0:\"x\"\n]"s), "text", ""});
   EXPECT_NE(json.find("a.json:3: a NUL byte at byte 4 of the line"), std::string::npos) << json;
-  const std::string jsonl = error_of({dir.write("b.jsonl", std::string("{\"text\": \"a\"}\0tail\n", 19)), "text", ""});
+  const std::string jsonl = error_of({dir.write("b.jsonl", "{\"text\": \"a\"}\0tail\n"s), "text", ""});
   EXPECT_NE(jsonl.find("b.jsonl:1: a NUL byte"), std::string::npos) << jsonl;
-  const std::string utf16 = error_of({dir.write("c.txt", std::string("\xFF\xFEh\0i\0\n\0", 8)), "text", ""});
+  const std::string utf16 = error_of({dir.write("c.txt", "\xFF\xFEh\0i\0\n\0"s), "text", ""});
   EXPECT_NE(utf16.find("c.txt: UTF-16 text"), std::string::npos) << utf16;
-  const std::string csv = error_of({dir.write("d.csv", std::string("text\nh\0i\n", 9)), "text", ""});
+  const std::string csv = error_of({dir.write("d.csv", "text\nh\0i\n"s), "text", ""});
   EXPECT_NE(csv.find("d.csv:2: a NUL byte"), std::string::npos) << csv;
   // Found by fuzzing (finding-json-escaped-nul): JSON's escape \u0000 puts a NUL in the prompt.
   const std::string escaped = error_of({dir.write("e.jsonl", "{\"text\": \"a\\u0000b\"}\n"), "text", ""});
