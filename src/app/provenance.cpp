@@ -197,9 +197,23 @@ Json absolute_paths(Json options) {
   return options;
 }
 
+// A prompt file's SHA-256; a dataset folder's is that of its manifest, the "<sha256>  <file>" lines
+// of its prompt files (as sha256sum prints them, sorted), so a changed, added or removed shard shows.
 Json file_json(const std::string& given) {
   const std::string path = io::resolve_prompt_path(given);
-  return {{"path", given}, {"file", fs::absolute(path).lexically_normal().string()}, {"sha256", sha256_file(path)}};
+  Json j = {{"path", given}, {"file", fs::absolute(path).lexically_normal().string()}};
+  if (!fs::is_directory(path)) {
+    j["sha256"] = sha256_file(path);
+    return j;
+  }
+  const io::DataFiles data = io::prompt_data_files(path);
+  std::string manifest;
+  for (const auto& f : data.files) manifest += sha256_file((fs::path(data.root) / f).string()) + "  " + f + "\n";
+  Sha256 h;
+  h.update(manifest);
+  j["sha256"] = h.hex_digest();
+  j["data_files"] = data.files.size();
+  return j;
 }
 
 // The prompt, marker and grid files the options name (rank 0).

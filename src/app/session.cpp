@@ -19,40 +19,44 @@ namespace abl::app {
 namespace fs = std::filesystem;
 
 std::vector<io::Prompt> read_prompt_set(const PromptSetSpec& set) {
+  const io::SplitSpec split = io::SplitSpec::parse(set.source.split, "--" + set.split_option);
   io::PromptSource whole = set.source;
-  whole.split.clear();
+  whole.split = split.name;
   std::vector<io::Prompt> all;
   try {
     all = io::load_prompts(whole);
   } catch (const io::MissingColumnError& e) {
     fail("{}; name the prompt column with --{}", e.what(), set.column_option);
+  } catch (const io::SplitChoiceError& e) {
+    fail("{} (--{} '{}')", e.what(), set.split_option, set.source.split);
   }
-  if (set.source.split.empty()) return all;
-  const io::Slice slice = io::Slice::parse(set.source.split, "--" + set.split_option);
+  if (!split.slice) return all;
   int64_t begin = 0, end = 0;
-  slice.resolve(static_cast<int64_t>(all.size()), &begin, &end);
+  split.slice->resolve(static_cast<int64_t>(all.size()), &begin, &end);
   // The default splits ([:400] for directions, [400:500] held out) assume files of 500 prompts.
-  ABL_CHECK(end > begin, "--{} {}: --{} {} selects none of its {} prompts; choose a slice of them (e.g. --{} '[-{}:]') "
+  ABL_CHECK(end > begin,
+            "--{} {}: --{} {} selects none of its {} prompts; choose a slice of them (e.g. --{} '{}[-{}:]') "
             "or another --{} file", set.file_option, set.source.path, set.split_option, set.source.split, all.size(),
-            set.split_option, std::max<size_t>(1, all.size() / 5), set.file_option);
+            set.split_option, split.name, std::max<size_t>(1, all.size() / 5), set.file_option);
   return {all.begin() + begin, all.begin() + end};
 }
 
 std::vector<io::Prompt> load_prompt_set(parallel::Comm& comm, const PromptSetSpec& set) {
-  // Rank 0 reads the file; every rank gets (line, row, text) triples.
+  // Rank 0 reads the file; every rank gets (line, row, file, text) records.
   const std::vector<std::string> flat = parallel::root_strings(comm, [&] {
     const auto prompts = read_prompt_set(set);
     std::vector<std::string> out;
     for (const auto& p : prompts) {
       out.push_back(std::to_string(p.line));
       out.push_back(std::to_string(p.row));
+      out.push_back(p.file);
       out.push_back(p.text);
     }
     return out;
   });
   std::vector<io::Prompt> prompts;
-  for (size_t i = 0; i + 2 < flat.size(); i += 3) {
-    prompts.push_back({flat[i + 2], std::stoll(flat[i]), std::stoll(flat[i + 1])});
+  for (size_t i = 0; i + 3 < flat.size(); i += 4) {
+    prompts.push_back({flat[i + 3], std::stoll(flat[i]), std::stoll(flat[i + 1]), flat[i + 2]});
   }
   return prompts;
 }

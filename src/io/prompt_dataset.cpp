@@ -1,18 +1,21 @@
 // Prompt files: the format from the content (Parquet's magic bytes) and the extension, the
-// reading in prompt_formats.cpp, then the split. Every record remembers where it was (line, or
-// Parquet row) for messages.
+// reading in prompt_formats.cpp; a dataset folder's split files (dataset_splits.cpp) one after the
+// other; then the slice. Every record remembers where it was (file, line or Parquet row) for
+// messages.
 #include "abl/io/prompt_dataset.h"
 
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 
 #include <fmt/format.h>
 
 #include "abl/core/data_dir.h"
 #include "abl/core/error.h"
 #include "abl/io/parquet.h"
+#include "dataset_splits.h"
 #include "prompt_formats.h"
 
 namespace abl::io {
@@ -74,48 +77,105 @@ std::string resolve_prompt_path(const std::string& path) {
 }
 
 std::string Prompt::where() const {
-  return row >= 0 ? fmt::format("row {}", row) : fmt::format("line {}", line);
+  const std::string at = row >= 0 ? fmt::format("row {}", row) : fmt::format("line {}", line);
+  return file.empty() ? at : file + " " + at;
+}
+
+SplitSpec SplitSpec::parse(const std::string& text, const std::string& where) {
+  SplitSpec spec;
+  const size_t bracket = text.find('[');
+  spec.name = text.substr(0, bracket);
+  static const std::regex name(R"(^\w+(\.\w+)*$)");  // the datasets library's split names
+  const bool percent = text.find('%') != std::string::npos;
+  ABL_CHECK(!percent, "{}: the split '{}' slices by percent, which abliterate does not; give counts as in "
+            "train[:400] or [-100:]", where, text);
+  ABL_CHECK(spec.name.empty() || std::regex_match(spec.name, name),
+            "{}: malformed split '{}' (expected a split name and/or a slice, like train[:400], test, [400:500] or "
+            "[-100:])", where, text);
+  if (bracket != std::string::npos) spec.slice = Slice::parse(text.substr(bracket), where);
+  return spec;
+}
+
+namespace {
+
+// One file of any format, whole.
+std::vector<Prompt> read_file(const std::string& path, const std::string& column) {
+  ABL_CHECK(std::ifstream(path).good(), "cannot open prompt file {}", path);
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (is_parquet_file(path)) return prompt_formats::read_parquet(path, column);  // by content: the Hub's cache
+  if (ext == ".csv" || ext == ".tsv") {
+    return prompt_formats::read_delimited(path, prompt_formats::read_utf8_file(path), ext == ".csv" ? ',' : '\t',
+                                          column);
+  }
+  if (ext == ".json" && starts_array(path)) {
+    return prompt_formats::read_json_array(path, prompt_formats::read_utf8_file(path), column);
+  }
+  // .json holding one object per line is JSON Lines too (Hugging Face datasets' to_json writes it)
+  return prompt_formats::read_lines(path, ext == ".jsonl" || ext == ".ndjson" || ext == ".json", column);
+}
+
+// The files of the split `name` of a dataset folder, read one after the other.
+std::vector<Prompt> read_folder_split(const std::string& folder, const std::string& name, const std::string& column) {
+  const dataset_splits::Folder found = dataset_splits::find_splits(folder);
+  const dataset_splits::Split* split = nullptr;
+  for (const auto& s : found.splits) {
+    if (s.name == name || (name.empty() && found.splits.size() == 1)) split = &s;
+  }
+  if (!split) {
+    const std::string example = found.splits[0].name + "[:400]";
+    throw SplitChoiceError(fmt::format(
+        "{} is a dataset folder of the splits {} ({}); {}", folder, dataset_splits::describe_splits(found),
+        found.layout, name.empty() ? "name one, as in " + example : "it has no split '" + name + "'"));
+  }
+  std::vector<Prompt> all;
+  for (const auto& file : split->files) {
+    auto part = read_file((std::filesystem::path(found.root) / file).string(), column);
+    for (auto& p : part) {
+      p.file = file;
+      all.push_back(std::move(p));
+    }
+  }
+  return all;
+}
+
+}  // namespace
+
+DataFiles prompt_data_files(const std::string& given) {
+  const std::string path = resolve_prompt_path(given);
+  if (!std::filesystem::is_directory(path)) return {"", {path}};
+  const dataset_splits::Folder found = dataset_splits::find_splits(path);
+  DataFiles out{found.root, {}};
+  for (const auto& s : found.splits) out.files.insert(out.files.end(), s.files.begin(), s.files.end());
+  std::sort(out.files.begin(), out.files.end());
+  out.files.erase(std::unique(out.files.begin(), out.files.end()), out.files.end());
+  return out;
 }
 
 std::vector<Prompt> load_prompts(const PromptSource& given) {
   PromptSource src = given;
   src.path = resolve_prompt_path(given.path);
-  if (std::filesystem::is_directory(src.path)) {
-    // A Hugging Face dataset folder: name the files, so the error says which to pass.
-    std::vector<std::string> files;
-    for (const auto& e : std::filesystem::recursive_directory_iterator(src.path)) {
-      const std::string name = e.path().filename().string();
-      if (e.is_regular_file() && name[0] != '.') files.push_back(e.path().lexically_relative(src.path).string());
-    }
-    std::sort(files.begin(), files.end());
-    std::string some;
-    for (size_t i = 0; i < files.size() && i < 6; ++i) some += (i ? ", " : "") + files[i];
-    fail("{} is a folder; a prompt set is one file of it{}", src.path,
-         files.empty() ? " (it holds none)" : fmt::format(" ({}{})", some, files.size() > 6 ? ", ..." : ""));
-  }
-  ABL_CHECK(std::ifstream(src.path).good(), "cannot open prompt file {}", src.path);
+  const SplitSpec split = SplitSpec::parse(src.split, src.path);
   std::vector<Prompt> all;
-  std::string ext = std::filesystem::path(src.path).extension().string();
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (is_parquet_file(src.path)) {  // by content: files in the Hub's cache have no extension
-    all = prompt_formats::read_parquet(src.path, src.column);
-  } else if (ext == ".csv" || ext == ".tsv") {
-    all = prompt_formats::read_delimited(src.path, prompt_formats::read_utf8_file(src.path), ext == ".csv" ? ',' : '\t',
-                                         src.column);
-  } else if (ext == ".json" && starts_array(src.path)) {
-    all = prompt_formats::read_json_array(src.path, prompt_formats::read_utf8_file(src.path), src.column);
-  } else {  // .json holding one object per line is JSON Lines too (Hugging Face datasets' to_json writes it)
-    all = prompt_formats::read_lines(src.path, ext == ".jsonl" || ext == ".ndjson" || ext == ".json", src.column);
+  if (std::filesystem::is_directory(src.path)) {
+    all = read_folder_split(src.path, split.name, src.column);
+  } else {
+    if (!split.name.empty() && split.name != "train") {
+      throw SplitChoiceError(fmt::format("{} is one file, which is the split 'train' (as the datasets library reads a "
+                                         "file); the split '{}' needs a dataset folder",
+                                         src.path, split.name));
+    }
+    all = read_file(src.path, src.column);
   }
   const size_t total = all.size();
-  if (!src.split.empty()) {
-    const Slice s = Slice::parse(src.split, src.path);
+  if (split.slice) {
     int64_t b = 0, e = 0;
-    s.resolve(static_cast<int64_t>(all.size()), &b, &e);
+    split.slice->resolve(static_cast<int64_t>(all.size()), &b, &e);
     all = std::vector<Prompt>(all.begin() + b, all.begin() + e);
   }
-  ABL_CHECK(!all.empty(), "{}: no prompts{} (the file holds {})", src.path,
-            src.split.empty() ? "" : " in split " + src.split, total);
+  ABL_CHECK(!all.empty(), "{}: no prompts{} (the {} holds {})", src.path,
+            src.split.empty() ? "" : " in split " + src.split,
+            std::filesystem::is_directory(src.path) ? "split" : "file", total);
   return all;
 }
 

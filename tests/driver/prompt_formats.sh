@@ -5,7 +5,9 @@
 # files (the recorded inputs hash the prompt texts; log-probabilities and responses bit for bit).
 # A Parquet file written by arrow-rs (tests/fixtures/prompts) reads in `prompts` and `generate`;
 # a wrong column is refused before any work, naming the file, the columns there are and the option;
-# so is a split that selects nothing of a small file.
+# so is a split that selects nothing of a small file. Hugging Face dataset folders (a --local-dir
+# download and a Hub cache folder, sharded JSON Lines) with splits named as in Heretic's config
+# (test[:60]) give the text files' baseline too; a folder of several splits and none named is refused.
 source "$(dirname "$0")/common.sh"
 RUN="$WORK/prompt-formats"
 rm -rf "$RUN"
@@ -23,12 +25,39 @@ with open(f"{out}/harmful_behaviors.csv", "w", newline="", encoding="utf-8") as 
     for t in bad:
         w.writerow([t, f'Sure, here is "{t[:20]}", as asked'])
 print(f"wrote {len(good)} harmless (JSON array) and {len(bad)} harmful (CSV) prompts")
+# As the Hub serves them: data/{split}-NNNNN-of-NNNNN shards, prompts 400-499 as the split "test".
+import os
+def shards(folder, prompts):
+    os.makedirs(f"{folder}/data", exist_ok=True)
+    open(f"{folder}/README.md", "w").write("---\nlicense: mit\n---\n")
+    parts = {"train-00000-of-00001": prompts[:400], "test-00000-of-00002": prompts[400:430],
+             "test-00001-of-00002": prompts[430:500]}
+    for name, part in parts.items():
+        with open(f"{folder}/data/{name}.jsonl", "w", encoding="utf-8") as f:
+            for t in part:
+                f.write(json.dumps({"prompt": t}, ensure_ascii=False) + "\n")
+shards(f"{out}/harmless_alpaca", good)
+# A Hub cache folder: snapshot files are links into blobs/, refs/main names the snapshot.
+cache = f"{out}/datasets--org--harmful_behaviors"
+shards(f"{cache}/snapshots/4f2e", bad)
+os.makedirs(f"{cache}/blobs")
+os.makedirs(f"{cache}/refs")
+open(f"{cache}/refs/main", "w").write("4f2e")
+for name in os.listdir(f"{cache}/snapshots/4f2e/data"):
+    path = f"{cache}/snapshots/4f2e/data/{name}"
+    os.rename(path, f"{cache}/blobs/{name}.blob")
+    os.symlink(f"../../../blobs/{name}.blob", path)
 PY
 base=(baseline "${MODEL_ARGS[@]}" "${EVAL_ARGS[@]}")
 "$MPIEXEC" -np 2 --oversubscribe "$BIN" "${base[@]}" "${PROMPT_ARGS[@]}" --out "$RUN/text"
 "$MPIEXEC" -np 2 --oversubscribe "$BIN" "${base[@]}" --good "$RUN/harmless.json" --column instruction \
   --bad "$RUN/harmful_behaviors.csv" --bad-column goal --out "$RUN/formats"
-"$PY" - "$RUN/text/baseline.h5" "$RUN/formats/baseline.h5" <<'PY'
+"$MPIEXEC" -np 2 --oversubscribe "$BIN" baseline "${MODEL_ARGS[@]}" --max-response-length 32 --column prompt \
+  --good "$RUN/harmless_alpaca" --bad "$RUN/datasets--org--harmful_behaviors" \
+  --good-split "train[:400]" --bad-split "train[:400]" --kl-split "test[:60]" --eval-split "test[:60]" \
+  --out "$RUN/folders"
+for other in formats folders; do
+"$PY" - "$RUN/text/baseline.h5" "$RUN/$other/baseline.h5" <<'PY'
 import json, sys
 import h5py, numpy as np
 a, b = h5py.File(sys.argv[1]), h5py.File(sys.argv[2])
@@ -42,8 +71,32 @@ da, db = datasets(a), datasets(b)
 assert da.keys() == db.keys(), (sorted(da), sorted(db))
 for name in da:
     assert np.array_equal(da[name], db[name]), name
-print(f"ok: JSON array + CSV prompts give the text files' baseline ({len(da)} datasets identical)")
+print(f"ok: {sys.argv[2].split('/')[-2]} prompts give the text files' baseline ({len(da)} datasets identical)")
 PY
+done
+"$PY" - "$RUN/folders/run.json" "$RUN/harmless_alpaca" <<'PY'
+import hashlib, json, os, sys
+record, folder = json.load(open(sys.argv[1])), sys.argv[2]
+def find(o):
+    if isinstance(o, dict):
+        if isinstance(o.get("files"), dict) and "good" in o["files"]:
+            return o["files"]
+        o = list(o.values())
+    for v in o if isinstance(o, list) else []:
+        got = find(v)
+        if got:
+            return got
+files = find(record)
+names = sorted(f"data/{n}" for n in os.listdir(f"{folder}/data"))
+manifest = "".join(f"{hashlib.sha256(open(f'{folder}/{n}', 'rb').read()).hexdigest()}  {n}\n" for n in names)
+assert files["good"]["sha256"] == hashlib.sha256(manifest.encode()).hexdigest(), files["good"]
+assert files["good"]["data_files"] == 3 and files["bad"]["data_files"] == 3, files
+print("ok: run.json records a dataset folder by the SHA-256 of its manifest")
+PY
+expect_failure "harmless_alpaca is a dataset folder of the splits train \(data/train-00000-of-00001.jsonl\), test \(2 files\) \(shards named data/\{split\}-NNNNN-of-NNNNN\); name one, as in train\[:400\] \(--kl-split '\[400:460\]'\)" \
+  "$BIN" baseline "${MODEL_ARGS[@]}" "${EVAL_ARGS[@]}" --good "$RUN/harmless_alpaca" \
+  --good-split train --column prompt --out "$RUN/no-split"
+echo "ok: a dataset folder of several splits needs a split name"
 PARQUET="$HERE/../fixtures/prompts/dict-v1-snappy.parquet"
 "$BIN" prompts --model "$MODEL" --prompts "$PARQUET" --split "[200:]" > "$RUN/prompts.txt"
 grep -q "40 prompts" "$RUN/prompts.txt" || { cat "$RUN/prompts.txt"; echo "FAIL: prompts read no Parquet file"; exit 1; }

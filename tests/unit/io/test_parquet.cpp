@@ -160,17 +160,16 @@ TEST(ParquetDecoders, RleHybridRunsAndDeltaBinaryPacked) {
   EXPECT_THROW(abl::io::parquet::decode_delta_binary_packed({delta, sizeof delta}, 6, &used, "t"), abl::Error);
 }
 
-TEST(Parquet, AFolderIsRefusedNamingItsFiles) {
+TEST(Parquet, ADownloadedDatasetFolderIsReadAsItsSplits) {
   // `huggingface-cli download --repo-type dataset X --local-dir D` gives D/data/train-*.parquet.
   abl::testing::TempDir dir;
   std::filesystem::create_directories(dir.path() / "data");
   dir.write("data/train-00000-of-00001.parquet", read_all(kDir + "one-page-snappy.parquet"));
   dir.write("README.md", "# a dataset card\n");
-  const std::string err = error_of(dir.path().string());
-  EXPECT_NE(err.find("is a folder; a prompt set is one file of it (README.md, data/train-00000-of-00001.parquet)"),
-            std::string::npos)
-      << err;
-  EXPECT_EQ(load_prompts({dir.file("data/train-00000-of-00001.parquet"), "text", ""}).size(), 240u);
+  const auto all = load_prompts({dir.path().string(), "text", ""});
+  EXPECT_EQ(texts(all), texts(load_prompts({dir.file("data/train-00000-of-00001.parquet"), "text", ""})));
+  EXPECT_EQ(load_prompts({dir.path().string(), "text", "train[:10]"}).size(), 10u);
+  EXPECT_EQ(all[7].where(), "data/train-00000-of-00001.parquet row 7");
 }
 
 // Found by review: a few bytes must not decode to gigabytes (a DELTA_BYTE_ARRAY prefix repeated,
