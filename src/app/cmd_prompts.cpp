@@ -70,7 +70,7 @@ Command prompts_command() {
   Command c;
   c.name = "prompts";
   c.summary = "render and tokenize a prompt set as a run would, and print its statistics";
-  c.usage = "--model DIR --prompts FILE [--split '[:400]'] [--show N]";
+  c.usage = "--model DIR --prompts FILE|DIR [--split 'train[:400]'] [--show N]";
   c.declare = [](OptionSet& o) {
     declare_model_options(o);
     declare_prompt_options(o, "prompts");

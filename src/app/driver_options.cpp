@@ -24,12 +24,14 @@ void declare_output_options(OptionSet& o) {
 
 void declare_prompt_set_options(OptionSet& o) {
   o.group("prompts", "Direction prompts")
-      ("good", po::value<std::string>()->default_value("bundled:prompts/harmless.txt")->value_name("FILE"),
-       "harmless prompts (text, JSON Lines, JSON, CSV, TSV or Parquet); bundled:FILE names a file of the bundled data (share/abliterate)")
-      ("bad", po::value<std::string>()->default_value("bundled:prompts/harmful.txt")->value_name("FILE"),
+      ("good", po::value<std::string>()->default_value("bundled:prompts/harmless.txt")->value_name("FILE|DIR"),
+       "harmless prompts (text, JSON Lines, JSON, CSV, TSV or Parquet), or a Hugging Face dataset folder (a "
+       "download or a Hub cache folder; --good-split names its split); bundled:FILE names a file of the bundled "
+       "data (share/abliterate)")
+      ("bad", po::value<std::string>()->default_value("bundled:prompts/harmful.txt")->value_name("FILE|DIR"),
        "harmful prompts (any format of --good); default: the bundled set, as --good")
-      ("good-split", po::value<std::string>()->default_value("[:400]"), "slice of the good prompts for directions")
-      ("bad-split", po::value<std::string>()->default_value("[:400]"), "slice of the bad prompts for directions")
+      ("good-split", po::value<std::string>()->default_value("[:400]"), "the good prompts for directions: a slice, a dataset folder's split, or both (train[:400])")
+      ("bad-split", po::value<std::string>()->default_value("[:400]"), "the bad prompts for directions (as --good-split)")
       ("column", po::value<std::string>()->default_value("text"),
        "the field (JSON) or column (CSV, TSV, Parquet) holding the prompt, in every prompt file")
       ("good-column", po::value<std::string>()->default_value("")->value_name("NAME"),
@@ -53,14 +55,14 @@ void declare_directions_options(OptionSet& o) {
 
 void declare_evaluation_options(OptionSet& o) {
   o.group("evaluation", "Evaluation prompts and refusal detection")
-      ("kl-prompts", po::value<std::string>()->default_value("")->value_name("FILE"),
+      ("kl-prompts", po::value<std::string>()->default_value("")->value_name("FILE|DIR"),
        "harmless prompts for the KL divergence (default: the --good file; evaluate: the bundled set)")
-      ("kl-split", po::value<std::string>()->default_value("[400:500]"), "slice of the KL prompts")
+      ("kl-split", po::value<std::string>()->default_value("[400:500]"), "the KL prompts (as --good-split; test[:100] for a folder's test split)")
       ("kl-column", po::value<std::string>()->default_value("")->value_name("NAME"),
        "the column of the KL prompt file (default: that of the --good file when it is the same, else --column)")
-      ("eval-prompts", po::value<std::string>()->default_value("")->value_name("FILE"),
+      ("eval-prompts", po::value<std::string>()->default_value("")->value_name("FILE|DIR"),
        "harmful prompts whose refusals are counted (default: the --bad file; evaluate: the bundled set)")
-      ("eval-split", po::value<std::string>()->default_value("[400:500]"), "slice of the evaluation prompts")
+      ("eval-split", po::value<std::string>()->default_value("[400:500]"), "the evaluation prompts (as --kl-split)")
       ("eval-column", po::value<std::string>()->default_value("")->value_name("NAME"),
        "the column of the evaluation prompt file (default: that of the --bad file when it is the same, else --column)")
       ("refusal-markers", po::value<std::string>()->default_value("builtin")->value_name("FILE"),

@@ -38,11 +38,11 @@ void declare_model_options(OptionSet& o) {
 
 void declare_prompt_options(OptionSet& o, const std::string& section) {
   o.group(section, "Prompt set")
-      ("prompts,p", po::value<std::string>()->required()->value_name("FILE"),
-       "text file (one prompt per line), JSON Lines, JSON, CSV, TSV or Parquet")
+      ("prompts,p", po::value<std::string>()->required()->value_name("FILE|DIR"),
+       "text file (one prompt per line), JSON Lines, JSON, CSV, TSV or Parquet, or a Hugging Face dataset folder")
       ("column", po::value<std::string>()->default_value("text"), "the field (JSON) or column (CSV, TSV, Parquet) holding the prompt")
       ("split", po::value<std::string>()->default_value(""),
-       "Python-style slice of the prompts, e.g. [:400], [400:500], [-100:]");
+       "Python-style slice of the prompts and/or a dataset folder's split, e.g. [:400], [-100:], train[:400], test");
 }
 
 ModelOptions parse_model_options(const po::variables_map& vm) {
