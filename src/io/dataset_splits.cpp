@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-#include <regex>
 #include <set>
 
 #include <fmt/format.h>
@@ -169,17 +168,37 @@ std::string some(const std::vector<std::string>& names) {
   return names.size() > 6 ? out + ", ..." : out;
 }
 
-// Rule 1: data/{split}-NNNNN-of-NNNNN*.* (SPLIT_PATTERN_SHARDED); empty when no file is named so.
+// "-NNNNN-of-NNNNN" at `at` of `name`.
+bool shard_counter_at(const std::string& name, size_t at) {
+  static const std::string shape = "-00000-of-00000";
+  if (at + shape.size() > name.size()) return false;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    const char c = name[at + i];
+    if (shape[i] == '0' ? !(c >= '0' && c <= '9') : c != shape[i]) return false;
+  }
+  return true;
+}
+
+// The split of a file named data/{split}-NNNNN-of-NNNNN*.* (SPLIT_PATTERN_SHARDED, the split as
+// long as the glob lets it be), or "" when the file is not named so.
+std::string shard_split(const std::string& relative) {
+  if (relative.compare(0, 5, "data/") != 0) return "";
+  const std::string name = relative.substr(5);
+  if (name.find('/') != std::string::npos) return "";
+  for (size_t at = name.size(); at-- > 1;) {
+    if (shard_counter_at(name, at) && name.find('.', at + 15) != std::string::npos) return name.substr(0, at);
+  }
+  return "";
+}
+
+// Rule 1; empty when no file is named so.
 std::map<std::string, std::vector<std::string>> sharded_splits(const std::vector<std::string>& files,
                                                                const std::string& root) {
-  static const std::regex shard(R"(^data/([^/]+)-[0-9]{5}-of-[0-9]{5}[^/]*\.[^/]*$)");
-  static const std::regex valid_name(R"(^\w+(\.\w+)*$)");  // datasets.naming._split_re
   std::map<std::string, std::vector<std::string>> splits;
   for (const auto& f : files) {
-    std::smatch m;
-    if (!std::regex_match(f, m, shard)) continue;
-    const std::string name = m[1].str();
-    ABL_CHECK(std::regex_match(name, valid_name),
+    const std::string name = shard_split(f);
+    if (name.empty()) continue;
+    ABL_CHECK(is_split_name(name),
               "{}: the shard {} names the split '{}', which is no split name (letters, digits and _, parts joined "
               "by '.')",
               root, f, name);
@@ -189,6 +208,22 @@ std::map<std::string, std::vector<std::string>> sharded_splits(const std::vector
 }
 
 }  // namespace
+
+bool is_split_name(const std::string& name) {
+  // datasets.naming._split_re, ^\w+(\.\w+)*$: words of letters, digits and _, joined by single dots
+  bool word = false;
+  for (const char c : name) {
+    if (c == '.') {
+      if (!word) return false;
+      word = false;
+    } else if (std::isalnum(static_cast<unsigned char>(c)) || c == '_') {
+      word = true;
+    } else {
+      return false;
+    }
+  }
+  return word;
+}
 
 Folder find_splits(const std::string& folder) {
   Folder out;

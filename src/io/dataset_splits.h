@@ -31,6 +31,9 @@ struct Folder {
 // save_to_disk named as such), a split name datasets would refuse, more than 100,000 entries.
 Folder find_splits(const std::string& folder);
 
+// A name the datasets library accepts for a split: words of letters, digits and _, joined by '.'.
+bool is_split_name(const std::string& name);
+
 // "train (2 files), test (data/test-00000-of-00001.parquet)"
 std::string describe_splits(const Folder& folder);
 

@@ -8,7 +8,6 @@
 #include <cctype>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -85,11 +84,10 @@ SplitSpec SplitSpec::parse(const std::string& text, const std::string& where) {
   SplitSpec spec;
   const size_t bracket = text.find('[');
   spec.name = text.substr(0, bracket);
-  static const std::regex name(R"(^\w+(\.\w+)*$)");  // the datasets library's split names
   const bool percent = text.find('%') != std::string::npos;
   ABL_CHECK(!percent, "{}: the split '{}' slices by percent, which abliterate does not; give counts as in "
             "train[:400] or [-100:]", where, text);
-  ABL_CHECK(spec.name.empty() || std::regex_match(spec.name, name),
+  ABL_CHECK(spec.name.empty() || dataset_splits::is_split_name(spec.name),
             "{}: malformed split '{}' (expected a split name and/or a slice, like train[:400], test, [400:500] or "
             "[-100:])", where, text);
   if (bracket != std::string::npos) spec.slice = Slice::parse(text.substr(bracket), where);
