@@ -106,6 +106,7 @@ Session::Session(DriverOptions opts, const std::string& command) : opts_(std::mo
   const ModelOptions& m = *opts_.model;
   model_ = m.model;
   spec_ = is_synthetic(model_) ? model::synthetic_model_spec(model_) : model::load_model_spec(model_);
+  check_same_spec_on_every_rank();
   if (opts_.engine) {
     limits_ = engine_limits(*opts_.engine, rt_.node_size());
     backend_kind_ = agree_backend(rt_, opts_.engine->backend);  // fails early
@@ -114,6 +115,20 @@ Session::Session(DriverOptions opts, const std::string& command) : opts_(std::mo
   tmpl_ = std::make_unique<text::ChatTemplate>(load_chat_template(m));
   system_ = m.system_prompt;
   if (m.response_prefix != "auto") set_response_prefix(m.response_prefix, "given");
+}
+
+void Session::check_same_spec_on_every_rank() {
+  // Every rank read config.json and the weight files' names itself; shapes that differ between
+  // ranks would hang the first collective that depends on them (a model folder copied unevenly to
+  // the nodes' local disks, a config edited while the job started).
+  if (rt_.world_size() == 1) return;
+  const std::string mine = model::fingerprint(spec_);
+  const auto h = static_cast<int64_t>(fnv1a(mine.data(), mine.size()) >> 1);
+  if (parallel::all_min(rt_.world(), h) != parallel::all_max(rt_.world(), h)) {
+    throw AgreedError(fmt::format("the ranks read different models from {}: its config.json or weight files differ "
+                                  "between the nodes of this job (rank {} read {})",
+                                  model_, rt_.world_rank(), model::describe(spec_)));
+  }
 }
 
 Session::~Session() {

@@ -82,6 +82,8 @@ class Session {
   void switch_model(const std::string& model);
 
  private:
+  // An AgreedError on every rank unless all ranks derived the same ModelSpec.
+  void check_same_spec_on_every_rank();
   DriverOptions opts_;
   std::string command_;
   parallel::Runtime rt_;

@@ -156,6 +156,10 @@ void validate_model_spec(const ModelSpec& spec);
 const std::vector<std::string>& synthetic_presets();
 ModelSpec synthetic_model_spec(const std::string& name);
 
+// Every field of `spec` as one line of text (not for people): equal fingerprints, equal specs. The
+// ranks of a job compare theirs before they rely on the shapes (app Session).
+std::string fingerprint(const ModelSpec& spec);
+
 // "LlamaForCausalLM: L=32 H=4096 F=14336 NH=32 NKV=8 HD=128 V=128256, rope llama3 x8, untied"
 std::string describe(const ModelSpec& spec);
 
