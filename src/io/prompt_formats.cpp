@@ -8,8 +8,10 @@
 #include <nlohmann/json.hpp>
 
 #include "abl/core/error.h"
+#include "abl/core/log.h"
 #include "abl/core/utf8.h"
 #include "abl/io/parquet.h"
+#include "python_json.h"
 
 namespace abl::io::prompt_formats {
 namespace {
@@ -42,6 +44,13 @@ nlohmann::json parse_json(const std::string& text, const std::string& where) {
   } catch (const nlohmann::json::exception& e) {  // parse_error, or out_of_range for 1e400
     fail("{}: invalid JSON: {}", where, json_error_detail(e));
   }
+}
+
+// Lone surrogate escapes replaced in a file (accept_python_json), said once per file.
+void warn_lone_surrogates(const std::string& path, size_t count, int64_t first_line) {
+  if (count == 0) return;
+  log::warn("{}:{}: {} escaped lone UTF-16 surrogate{} (\\ud800 without its pair) read as U+FFFD, the "
+            "replacement character: no UTF-8 text can hold one", path, first_line, count, count == 1 ? "" : "s");
 }
 
 // The prompt of a JSON object: its `column`, a non-blank string.
@@ -96,7 +105,8 @@ std::vector<Prompt> read_lines(const std::string& path, bool json_lines, const s
   ABL_CHECK(in.good(), "cannot open prompt file {}", path);
   std::vector<Prompt> all;
   std::string line;
-  int64_t lineno = 0;
+  int64_t lineno = 0, first_lone = 0;
+  size_t lone = 0;
   while (std::getline(in, line)) {
     ++lineno;
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -108,16 +118,26 @@ std::vector<Prompt> read_lines(const std::string& path, bool json_lines, const s
       continue;
     }
     const std::string where = fmt::format("{}:{}", path, lineno);
+    const size_t replaced = accept_python_json(line);
+    if (replaced > 0 && lone == 0) first_lone = lineno;
+    lone += replaced;
     const nlohmann::json obj = parse_json(line, where);
     ABL_CHECK(obj.is_object(), "{}: expected a JSON object, found {}{}", where, obj.type_name(),
               lineno == 1 && obj.is_array() ? " (a .json file holding one array must start with '[')" : "");
     all.push_back({object_prompt(obj, where, column), lineno});
   }
   ABL_CHECK(!in.bad(), "error reading prompt file {}", path);
+  warn_lone_surrogates(path, lone, first_lone);
   return all;
 }
 
-std::vector<Prompt> read_json_array(const std::string& path, const std::string& content, const std::string& column) {
+std::vector<Prompt> read_json_array(const std::string& path, const std::string& file_text,
+                                    const std::string& column) {
+  std::string content = file_text;
+  size_t first = 0;
+  const size_t lone = accept_python_json(content, &first);
+  const auto first_at = content.begin() + static_cast<std::ptrdiff_t>(first);
+  warn_lone_surrogates(path, lone, 1 + std::count(content.begin(), first_at, '\n'));
   std::vector<Prompt> all;
   size_t i = content.find('[') + 1;  // the caller saw it first after white space
   int64_t line = 1 + static_cast<int64_t>(std::count(content.begin(), content.begin() + i, '\n'));

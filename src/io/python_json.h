@@ -1,0 +1,18 @@
+// JSON as Python's json module writes and reads it. json.dump writes NaN, Infinity and -Infinity
+// for non-finite floats (allow_nan, its default), json.load reads numbers beyond the double range
+// as inf and keeps the escape of a lone UTF-16 surrogate (\ud800 without its pair); nlohmann
+// refuses all of them. A prompt file whose other columns hold such values is a valid dataset.
+#pragma once
+#include <cstddef>
+#include <string>
+
+namespace abl::io {
+
+// Rewrites `text` in place as standard JSON of the same length, so that the lines and columns of
+// later parse errors stay right: NaN, Infinity, -Infinity and numbers beyond the double range
+// outside strings become 0 (padded with spaces), a lone surrogate escape inside a string becomes
+// \ufffd (U+FFFD, the replacement character). Returns the number of lone surrogates replaced, and
+// in `first` (when given) the offset of the first one.
+size_t accept_python_json(std::string& text, size_t* first = nullptr);
+
+}  // namespace abl::io
