@@ -9,8 +9,11 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "abl/core/error.h"
+#include "abl/io/prompt_dataset.h"
+#include "dataset_card.h"
 
 namespace fs = std::filesystem;
 
@@ -207,6 +210,44 @@ std::map<std::string, std::vector<std::string>> sharded_splits(const std::vector
   return splits;
 }
 
+// Rules 1 to 4 on `files` (relative to the folder `base` names, "" or ending in '/').
+void infer_splits(const std::vector<std::string>& files, const std::string& base, Folder& out) {
+  const auto add = [&out, &base](std::map<std::string, std::vector<std::string>> found) {
+    for (auto& [name, list] : found) {
+      for (auto& f : list) f = base + f;
+    }
+    for (const auto& [name, keywords] : default_splits()) {
+      (void)keywords;
+      auto it = found.find(name);
+      if (it == found.end()) continue;
+      out.splits.push_back({name, std::move(it->second)});
+      found.erase(it);
+    }
+    for (auto& [name, list] : found) out.splits.push_back({name, std::move(list)});
+  };
+  auto sharded = sharded_splits(files, out.root);
+  if (!sharded.empty()) {
+    out.layout = "shards named data/{split}-NNNNN-of-NNNNN";
+    add(std::move(sharded));
+    return;
+  }
+  for (const bool folders : {true, false}) {
+    std::map<std::string, std::vector<std::string>> found;
+    for (const auto& [name, keywords] : default_splits()) {
+      for (const auto& f : files) {
+        if (folders ? in_split_folder(f, keywords) : split_named_file(f, keywords)) found[name].push_back(f);
+      }
+    }
+    if (!found.empty()) {
+      out.layout = folders ? "folders named for their split" : "files named for their split";
+      add(std::move(found));
+      return;
+    }
+  }
+  out.layout = "no file or folder named for a split: every prompt file is the split 'train'";
+  add({{"train", files}});
+}
+
 }  // namespace
 
 bool is_split_name(const std::string& name) {
@@ -243,37 +284,53 @@ Folder find_splits(const std::string& folder) {
          !packed.empty() ? fmt::format("; decompress its compressed files ({}) first", some(packed))
          : files.others.empty() ? "" : fmt::format("; it holds {}", some(files.others)));
   }
-  const auto add_default_order = [&out](std::map<std::string, std::vector<std::string>> found) {
-    for (const auto& [name, keywords] : default_splits()) {
-      (void)keywords;
-      auto it = found.find(name);
-      if (it == found.end()) continue;
-      out.splits.push_back({name, std::move(it->second)});
-      found.erase(it);
-    }
-    for (auto& [name, list] : found) out.splits.push_back({name, std::move(list)});
-  };
-  auto sharded = sharded_splits(files.data, out.root);
-  if (!sharded.empty()) {
-    out.layout = "shards named data/{split}-NNNNN-of-NNNNN";
-    add_default_order(std::move(sharded));
+  const std::string readme = (fs::path(out.root) / "README.md").string();
+  const std::vector<dataset_card::Config> configs = dataset_card::read_configs(readme);
+  if (configs.empty()) {
+    infer_splits(files.data, "", out);
     return out;
   }
-  for (const bool folders : {true, false}) {
-    std::map<std::string, std::vector<std::string>> found;
-    for (const auto& [name, keywords] : default_splits()) {
-      for (const auto& f : files.data) {
-        if (folders ? in_split_folder(f, keywords) : split_named_file(f, keywords)) found[name].push_back(f);
+  const dataset_card::Config* config = dataset_card::default_config(configs);
+  if (!config) {
+    std::string names;
+    for (const auto& c : configs) {
+      std::string splits;
+      for (const auto& [split, patterns] : c.splits) splits += (splits.empty() ? "" : ", ") + split;
+      names += fmt::format("{}{}{}", names.empty() ? "" : "; ", c.name, splits.empty() ? "" : " (" + splits + ")");
+    }
+    throw SplitChoiceError(fmt::format(
+        "{}: the dataset card names the configurations {} and none is the default; pass the folder (data_dir) or "
+        "file of the configuration and split to read", readme, names));
+  }
+  const std::string base =
+      config->data_dir.empty() ? "" : fs::path(config->data_dir).lexically_normal().generic_string() + "/";
+  out.layout = fmt::format("the dataset card's configuration '{}'", config->name);
+  if (config->splits.empty()) {  // a data_dir alone: its files by the rules
+    std::vector<std::string> inside;
+    for (const auto& f : files.data) {
+      if (f.compare(0, base.size(), base) == 0) inside.push_back(f.substr(base.size()));
+    }
+    ABL_CHECK(!inside.empty(), "{}: configuration '{}': data_dir {} holds no prompt file", readme, config->name,
+              config->data_dir);
+    infer_splits(inside, base, out);
+    out.layout = fmt::format("the dataset card's configuration '{}' (data_dir {}), {}", config->name,
+                             config->data_dir, out.layout);
+    return out;
+  }
+  for (const auto& [split, patterns] : config->splits) {
+    std::vector<std::string> matched;
+    for (const auto& f : files.data) {
+      for (const auto& pattern : patterns) {
+        if (dataset_card::glob_match(base + pattern, f)) {
+          matched.push_back(f);
+          break;
+        }
       }
     }
-    if (!found.empty()) {
-      out.layout = folders ? "folders named for their split" : "files named for their split";
-      add_default_order(std::move(found));
-      return out;
-    }
+    ABL_CHECK(!matched.empty(), "{}: configuration '{}', split '{}': {} matches no prompt file of {}", readme,
+              config->name, split, fmt::join(patterns, ", "), out.root);
+    out.splits.push_back({split, std::move(matched)});
   }
-  out.layout = "no file or folder named for a split: every prompt file is the split 'train'";
-  out.splits.push_back({"train", files.data});
   return out;
 }
 
