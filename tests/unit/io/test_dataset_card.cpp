@@ -82,7 +82,8 @@ TEST(DatasetCard, ReadsTheConfigsBlock) {
   EXPECT_EQ(c[0].splits[1].second, (std::vector<std::string>{"data/benign-*.csv", "data/extra benign.csv"}));
   EXPECT_EQ(c[1].splits[0].second, (std::vector<std::string>{"data/judge-comparison.csv"}));
   EXPECT_EQ(abl::io::dataset_card::default_config(c), nullptr);
-  put(dir, "other.md", "---\nconfigs:\n  - config_name: default\n    data_files: all/*.jsonl\n    default: true\n---\n");
+  put(dir, "other.md",
+      "---\nconfigs:\n  - config_name: default\n    data_files: all/*.jsonl\n    default: true\n---\n");
   const auto d = read_configs(dir.file("other.md"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_TRUE(d[0].is_default);
@@ -126,7 +127,8 @@ TEST(DatasetCard, AFolderWithACardIsReadByIt) {
   EXPECT_EQ(texts(dir, "harmful"), (std::vector<std::string>{"h0", "h1"}));
   EXPECT_EQ(texts(dir, "benign[-1:]"), (std::vector<std::string>{"b1"}));
   EXPECT_THROW(texts(dir, "test"), abl::io::SplitChoiceError);  // judge_comparison's, not the default's
-  put(dir, "README.md", "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: gone/*\n---\n");
+  put(dir, "README.md",
+      "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: gone/*\n---\n");
   const std::string none = error_of(dir, "train");
   EXPECT_NE(none.find("configuration 'default', split 'train': gone/* matches no prompt file"), std::string::npos)
       << none;
