@@ -3,9 +3,6 @@
 // folder whose card names its splits read by the card, not by the file-name rules.
 #include <gtest/gtest.h>
 
-#include <filesystem>
-#include <fstream>
-
 #include "abl/core/error.h"
 #include "abl/io/prompt_dataset.h"
 #include "common/temp_dir.h"
@@ -13,15 +10,9 @@
 
 namespace {
 
-namespace fs = std::filesystem;
 using abl::io::dataset_card::Config;
 using abl::io::dataset_card::glob_match;
 using abl::io::dataset_card::read_configs;
-
-void put(const abl::testing::TempDir& dir, const std::string& relative, const std::string& content) {
-  fs::create_directories((dir.path() / relative).parent_path());
-  std::ofstream(dir.path() / relative, std::ios::binary) << content;
-}
 
 std::vector<std::string> texts(const abl::testing::TempDir& dir, const std::string& split) {
   std::vector<std::string> out;
@@ -72,7 +63,7 @@ configs: in the text below the card is not read
 
 TEST(DatasetCard, ReadsTheConfigsBlock) {
   abl::testing::TempDir dir;
-  put(dir, "README.md", kCard);
+  dir.write("README.md", kCard);
   const std::vector<Config> c = read_configs(dir.file("README.md"));
   ASSERT_EQ(c.size(), 2u);
   EXPECT_EQ(c[0].name, "behaviors");
@@ -82,16 +73,16 @@ TEST(DatasetCard, ReadsTheConfigsBlock) {
   EXPECT_EQ(c[0].splits[1].second, (std::vector<std::string>{"data/benign-*.csv", "data/extra benign.csv"}));
   EXPECT_EQ(c[1].splits[0].second, (std::vector<std::string>{"data/judge-comparison.csv"}));
   EXPECT_EQ(abl::io::dataset_card::default_config(c), nullptr);
-  put(dir, "other.md",
+  dir.write("other.md",
       "---\nconfigs:\n  - config_name: default\n    data_files: all/*.jsonl\n    default: true\n---\n");
   const auto d = read_configs(dir.file("other.md"));
   ASSERT_EQ(d.size(), 1u);
   EXPECT_TRUE(d[0].is_default);
   EXPECT_EQ(d[0].splits, (std::vector<std::pair<std::string, std::vector<std::string>>>{{"train", {"all/*.jsonl"}}}));
   EXPECT_TRUE(read_configs(dir.file("missing.md")).empty());
-  put(dir, "plain.md", "# no front matter\nconfigs:\n- config_name: x\n");
+  dir.write("plain.md", "# no front matter\nconfigs:\n- config_name: x\n");
   EXPECT_TRUE(read_configs(dir.file("plain.md")).empty());
-  put(dir, "bad.md", "---\nconfigs:\n- config_name: x\n  data_files:\n  - split: train\n---\n");
+  dir.write("bad.md", "---\nconfigs:\n- config_name: x\n  data_files:\n  - split: train\n---\n");
   EXPECT_THROW(read_configs(dir.file("bad.md")), abl::Error);  // an item without its path
 }
 
@@ -110,12 +101,12 @@ TEST(DatasetCard, GlobsAsFsspecDoes) {
 
 TEST(DatasetCard, AFolderWithACardIsReadByIt) {
   abl::testing::TempDir dir;
-  put(dir, "data/harmful-behaviors.csv", "goal\nh0\nh1\n");
-  put(dir, "data/benign-behaviors.csv", "goal\nb0\n");
-  put(dir, "data/extra benign.csv", "goal\nb1\n");
-  put(dir, "data/judge-comparison.csv", "goal\nj0\n");
+  dir.write("data/harmful-behaviors.csv", "goal\nh0\nh1\n");
+  dir.write("data/benign-behaviors.csv", "goal\nb0\n");
+  dir.write("data/extra benign.csv", "goal\nb1\n");
+  dir.write("data/judge-comparison.csv", "goal\nj0\n");
   // Without a card every file would be 'train', harmful and benign mixed; with it, none is the default.
-  put(dir, "README.md", kCard);
+  dir.write("README.md", kCard);
   const std::string err = error_of(dir, "harmful");
   EXPECT_NE(err.find("README.md: the dataset card names the configurations behaviors (harmful, benign); "
                      "judge_comparison (test) and none is the default"),
@@ -123,11 +114,11 @@ TEST(DatasetCard, AFolderWithACardIsReadByIt) {
       << err;
   std::string card = kCard;
   card.replace(card.find("- config_name: behaviors\n"), 25, "- config_name: behaviors\n  default: true\n");
-  put(dir, "README.md", card);
+  dir.write("README.md", card);
   EXPECT_EQ(texts(dir, "harmful"), (std::vector<std::string>{"h0", "h1"}));
   EXPECT_EQ(texts(dir, "benign[-1:]"), (std::vector<std::string>{"b1"}));
   EXPECT_THROW(texts(dir, "test"), abl::io::SplitChoiceError);  // judge_comparison's, not the default's
-  put(dir, "README.md",
+  dir.write("README.md",
       "---\nconfigs:\n- config_name: default\n  data_files:\n  - split: train\n    path: gone/*\n---\n");
   const std::string none = error_of(dir, "train");
   EXPECT_NE(none.find("configuration 'default', split 'train': gone/* matches no prompt file"), std::string::npos)
@@ -136,10 +127,10 @@ TEST(DatasetCard, AFolderWithACardIsReadByIt) {
 
 TEST(DatasetCard, DataDirAloneIsReadByTheFileNameRules) {
   abl::testing::TempDir dir;
-  put(dir, "README.md", "---\nconfigs:\n- config_name: en\n  data_dir: en\n---\n");
-  put(dir, "en/train.csv", "goal\ne0\n");
-  put(dir, "en/test.csv", "goal\ne1\n");
-  put(dir, "fr/train.csv", "goal\nf0\n");
+  dir.write("README.md", "---\nconfigs:\n- config_name: en\n  data_dir: en\n---\n");
+  dir.write("en/train.csv", "goal\ne0\n");
+  dir.write("en/test.csv", "goal\ne1\n");
+  dir.write("fr/train.csv", "goal\nf0\n");
   EXPECT_EQ(texts(dir, "test"), (std::vector<std::string>{"e1"}));
   const auto p = abl::io::load_prompts({dir.path().string(), "goal", "train"});
   ASSERT_EQ(p.size(), 1u);

@@ -22,12 +22,6 @@ using abl::io::dataset_splits::find_splits;
 
 const std::string kParquet = std::string(ABL_FIXTURE_DIR) + "/prompts/one-page-snappy.parquet";  // 240 rows
 
-// Writes `content` to dir/relative, making the folders on the way.
-void put(const abl::testing::TempDir& dir, const std::string& relative, const std::string& content) {
-  fs::create_directories((dir.path() / relative).parent_path());
-  std::ofstream(dir.path() / relative, std::ios::binary) << content;
-}
-
 std::string lines(const std::string& tag, int n) {
   std::string out;
   for (int i = 0; i < n; ++i) out += tag + std::to_string(i) + "\n";
@@ -94,11 +88,11 @@ TEST(SplitSpec, NamesAndSlices) {
 TEST(DatasetSplits, ShardsNamedForTheirSplitAreReadInOrder) {
   // push_to_hub's layout: data/{split}-NNNNN-of-NNNNN.parquet, here as JSON Lines and Parquet.
   abl::testing::TempDir dir;
-  put(dir, "README.md", "---\nconfigs: []\n---\n# card\n");
-  put(dir, "data/train-00001-of-00002.jsonl", "{\"text\": \"b0\"}\n{\"text\": \"b1\"}\n");
-  put(dir, "data/train-00000-of-00002.jsonl", "{\"text\": \"a0\"}\n");
-  put(dir, "data/test-00000-of-00001.jsonl", "{\"text\": \"t0\"}\n{\"text\": \"t1\"}\n{\"text\": \"t2\"}\n");
-  put(dir, "data/harmful_extra-00000-of-00001.jsonl", "{\"text\": \"h0\"}\n");
+  dir.write("README.md", "---\nconfigs: []\n---\n# card\n");
+  dir.write("data/train-00001-of-00002.jsonl", "{\"text\": \"b0\"}\n{\"text\": \"b1\"}\n");
+  dir.write("data/train-00000-of-00002.jsonl", "{\"text\": \"a0\"}\n");
+  dir.write("data/test-00000-of-00001.jsonl", "{\"text\": \"t0\"}\n{\"text\": \"t1\"}\n{\"text\": \"t2\"}\n");
+  dir.write("data/harmful_extra-00000-of-00001.jsonl", "{\"text\": \"h0\"}\n");
   EXPECT_EQ(layout_of(dir),
             "train: data/train-00000-of-00002.jsonl data/train-00001-of-00002.jsonl | test: "
             "data/test-00000-of-00001.jsonl | harmful_extra: data/harmful_extra-00000-of-00001.jsonl");
@@ -112,8 +106,8 @@ TEST(DatasetSplits, ShardsNamedForTheirSplitAreReadInOrder) {
 
 TEST(DatasetSplits, SeveralSplitsNeedAName) {
   abl::testing::TempDir dir;
-  put(dir, "data/train-00000-of-00001.jsonl", "{\"text\": \"a\"}\n");
-  put(dir, "data/test-00000-of-00001.jsonl", "{\"text\": \"b\"}\n");
+  dir.write("data/train-00000-of-00001.jsonl", "{\"text\": \"a\"}\n");
+  dir.write("data/test-00000-of-00001.jsonl", "{\"text\": \"b\"}\n");
   const std::string none = error_of(dir.path().string(), "[:400]");
   EXPECT_NE(none.find("is a dataset folder of the splits train (data/train-00000-of-00001.jsonl), test "
                       "(data/test-00000-of-00001.jsonl) (shards named data/{split}-NNNNN-of-NNNNN); name one, as in "
@@ -127,12 +121,12 @@ TEST(DatasetSplits, SeveralSplitsNeedAName) {
 
 TEST(DatasetSplits, FoldersNamedForTheirSplitComeBeforeFileNames) {
   abl::testing::TempDir dir;
-  put(dir, "train/b.csv", "text\nb\n");
-  put(dir, "train/a.csv", "text\na\n");
-  put(dir, "data/dev-2024/x.csv", "text\nx\n");     // validation: "dev" then a separator
-  put(dir, "my.eval/y.csv", "text\ny\n");           // test: a separator then "eval"
-  put(dir, "test.csv", "text\nnot read\n");         // a folder name decided, so file names do not count
-  put(dir, "pretraining/z.csv", "text\nnot read\n");  // "training" without a separator before it
+  dir.write("train/b.csv", "text\nb\n");
+  dir.write("train/a.csv", "text\na\n");
+  dir.write("data/dev-2024/x.csv", "text\nx\n");     // validation: "dev" then a separator
+  dir.write("my.eval/y.csv", "text\ny\n");           // test: a separator then "eval"
+  dir.write("test.csv", "text\nnot read\n");         // a folder name decided, so file names do not count
+  dir.write("pretraining/z.csv", "text\nnot read\n");  // "training" without a separator before it
   EXPECT_EQ(layout_of(dir), "train: train/a.csv train/b.csv | validation: data/dev-2024/x.csv | test: my.eval/y.csv");
   EXPECT_EQ(load(dir, "train"), (std::vector<std::string>{"a", "b"}));
   EXPECT_EQ(load(dir, "validation"), (std::vector<std::string>{"x"}));
@@ -140,23 +134,23 @@ TEST(DatasetSplits, FoldersNamedForTheirSplitComeBeforeFileNames) {
 
 TEST(DatasetSplits, FilesNamedForTheirSplit) {
   abl::testing::TempDir dir;
-  put(dir, "harmful_train.jsonl", "{\"text\": \"tr\"}\n");
-  put(dir, "harmful_test.jsonl", "{\"text\": \"te\"}\n");
-  put(dir, "validation0.txt", "v\n");
-  put(dir, "trainer.txt", "not read\n");  // "train" followed by a letter
-  put(dir, "test", "not read\n");         // no separator after the keyword, and not a prompt file
+  dir.write("harmful_train.jsonl", "{\"text\": \"tr\"}\n");
+  dir.write("harmful_test.jsonl", "{\"text\": \"te\"}\n");
+  dir.write("validation0.txt", "v\n");
+  dir.write("trainer.txt", "not read\n");  // "train" followed by a letter
+  dir.write("test", "not read\n");         // no separator after the keyword, and not a prompt file
   EXPECT_EQ(layout_of(dir), "train: harmful_train.jsonl | validation: validation0.txt | test: harmful_test.jsonl");
   EXPECT_EQ(load(dir, "test"), (std::vector<std::string>{"te"}));
 }
 
 TEST(DatasetSplits, WithoutSplitNamesEveryFileIsTrain) {
   abl::testing::TempDir dir;
-  put(dir, "b.txt", lines("b", 2));
-  put(dir, "a/prompts.txt", lines("a", 2));
-  put(dir, "README.md", "# card\n");
-  put(dir, "dataset_info.json", "{}\n");
-  put(dir, ".cache/train.txt", "hidden\n");
-  put(dir, "__pycache__/x.txt", "special\n");
+  dir.write("b.txt", lines("b", 2));
+  dir.write("a/prompts.txt", lines("a", 2));
+  dir.write("README.md", "# card\n");
+  dir.write("dataset_info.json", "{}\n");
+  dir.write(".cache/train.txt", "hidden\n");
+  dir.write("__pycache__/x.txt", "special\n");
   EXPECT_EQ(layout_of(dir), "train: a/prompts.txt b.txt");
   EXPECT_EQ(load(dir, "[1:3]"), (std::vector<std::string>{"a1", "b0"}));  // the only split needs no name
   EXPECT_EQ(load(dir, "train").size(), 4u);
@@ -168,13 +162,13 @@ TEST(DatasetSplits, HubCacheFolderReadsItsSnapshot) {
   abl::testing::TempDir dir;
   std::ifstream in(kParquet, std::ios::binary);
   const std::string parquet((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  put(dir, "blobs/9f86d081884c7d65", parquet);
-  put(dir, "refs/main", "c0ffee\n");
+  dir.write("blobs/9f86d081884c7d65", parquet);
+  dir.write("refs/main", "c0ffee\n");
   fs::create_directories(dir.path() / "snapshots/c0ffee/data");
   fs::create_directories(dir.path() / "snapshots/0ld/data");
   fs::create_symlink("../../../blobs/9f86d081884c7d65",
                      dir.path() / "snapshots/c0ffee/data/train-00000-of-00001.parquet");
-  put(dir, "snapshots/0ld/data/train-00000-of-00001.jsonl", "{\"text\": \"old\"}\n");
+  dir.write("snapshots/0ld/data/train-00000-of-00001.jsonl", "{\"text\": \"old\"}\n");
   const auto p = load_prompts({dir.path().string(), "text", "train[3:5]"});
   ASSERT_EQ(p.size(), 2u);
   EXPECT_EQ(p[0].where(), "data/train-00000-of-00001.parquet row 3");
@@ -187,17 +181,17 @@ TEST(DatasetSplits, HubCacheFolderReadsItsSnapshot) {
 
 TEST(DatasetSplits, FoldersItCannotReadSayWhy) {
   abl::testing::TempDir arrow;  // Dataset.save_to_disk
-  put(arrow, "dataset_dict.json", "{\"splits\": [\"train\"]}");
-  put(arrow, "train/data-00000-of-00001.arrow", "arrow bytes");
-  put(arrow, "train/state.json", "{}");
-  put(arrow, "train/dataset_info.json", "{}");
+  arrow.write("dataset_dict.json", "{\"splits\": [\"train\"]}");
+  arrow.write("train/data-00000-of-00001.arrow", "arrow bytes");
+  arrow.write("train/state.json", "{}");
+  arrow.write("train/dataset_info.json", "{}");
   std::string err = error_of(arrow.path().string(), "train");
   EXPECT_NE(err.find("holds Arrow files (train/data-00000-of-00001.arrow) as datasets' save_to_disk writes them"),
             std::string::npos)
       << err;
   abl::testing::TempDir packed;
-  put(packed, "train.jsonl.gz", "gzip bytes");
-  put(packed, "LICENSE", "text");
+  packed.write("train.jsonl.gz", "gzip bytes");
+  packed.write("LICENSE", "text");
   err = error_of(packed.path().string(), "train");
   EXPECT_NE(err.find("holds no prompt file (.parquet, .jsonl, .json, .csv, .tsv or .txt); decompress its compressed "
                      "files (train.jsonl.gz) first"),
@@ -207,7 +201,7 @@ TEST(DatasetSplits, FoldersItCannotReadSayWhy) {
   err = error_of(empty.path().string(), "");
   EXPECT_NE(err.find("holds no prompt file"), std::string::npos) << err;
   abl::testing::TempDir bad_name;
-  put(bad_name, "data/my split-00000-of-00001.csv", "text\na\n");
+  bad_name.write("data/my split-00000-of-00001.csv", "text\na\n");
   err = error_of(bad_name.path().string(), "train");
   EXPECT_NE(err.find("names the split 'my split', which is no split name"), std::string::npos) << err;
 }
