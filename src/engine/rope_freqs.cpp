@@ -1,7 +1,9 @@
 // RoPE inverse frequencies as transformers computes them (modeling_rope_utils): 1 / theta^(2i/HD)
 // in fp32, then the rope scaling — llama3 (long wavelengths divided by `factor`, short ones kept,
 // a smooth blend between), linear (all divided by `factor`), longrope (each divided by its short
-// factor, or by its long factor in the second table, see ModelSpec::long_rope_after).
+// factor, or by its long factor in the second table, see ModelSpec::long_rope_after), yarn (a
+// ramp between the frequencies kept and those divided by `factor`, _compute_yarn_parameters).
+#include <algorithm>
 #include <cmath>
 
 #include "abl/core/error.h"
@@ -30,6 +32,38 @@ std::vector<float> longrope_inv_freq(const model::ModelSpec& spec, const std::ve
   return f;
 }
 
+// YaRN: dimension pair i turns theta^(-2i/HD) * original / 2 pi times over the original context;
+// pairs below `low` (turning more than beta_fast times) keep their frequency, those above `high`
+// (fewer than beta_slow times) are divided by factor, a linear ramp in between — all in fp32 as
+// torch computes it, the correction range in double as Python's math does.
+std::vector<float> yarn_inv_freq(const model::ModelSpec& spec) {
+  const model::RopeScaling& rs = spec.rope_scaling;
+  const std::vector<float> pos = base_powers(spec.rope_theta, spec.head_dim);
+  const double dim = static_cast<double>(spec.head_dim);
+  const auto correction_dim = [&](double rotations) {
+    return dim * std::log(static_cast<double>(rs.original_max_position_embeddings) / (rotations * 2.0 * M_PI)) /
+           (2.0 * std::log(spec.rope_theta));
+  };
+  double low = correction_dim(rs.beta_fast), high = correction_dim(rs.beta_slow);
+  if (rs.truncate) {
+    low = std::floor(low);
+    high = std::ceil(high);
+  }
+  low = std::max(low, 0.0);
+  high = std::min(high, dim - 1.0);
+  if (low == high) high += 0.001;  // as transformers: no division by zero
+  const float lo = static_cast<float>(low), span = static_cast<float>(high - low);
+  std::vector<float> f(pos.size());
+  for (size_t i = 0; i < f.size(); ++i) {
+    const float ramp = std::min(std::max((static_cast<float>(i) - lo) / span, 0.0f), 1.0f);
+    const float keep = 1.0f - ramp;  // inv_freq_extrapolation_factor
+    const float extrapolated = 1.0f / pos[i];
+    const float interpolated = 1.0f / (static_cast<float>(rs.factor) * pos[i]);
+    f[i] = interpolated * (1.0f - keep) + extrapolated * keep;
+  }
+  return f;
+}
+
 }  // namespace
 
 std::vector<float> rope_inv_freq(const model::ModelSpec& spec, bool local) {
@@ -45,6 +79,8 @@ std::vector<float> rope_inv_freq(const model::ModelSpec& spec, bool local) {
       break;
     case model::RopeScaling::Type::longrope:
       return longrope_inv_freq(spec, rs.short_factor);
+    case model::RopeScaling::Type::yarn:
+      return yarn_inv_freq(spec);
     case model::RopeScaling::Type::llama3: {
       const double old_ctx = static_cast<double>(rs.original_max_position_embeddings);
       const double low_wavelen = old_ctx / rs.low_freq_factor;
@@ -71,7 +107,8 @@ std::vector<float> rope_long_inv_freq(const model::ModelSpec& spec) {
 
 float rope_attention_factor(const model::ModelSpec& spec, bool local) {
   if (local && spec.rope_local_theta > 0) return 1.0f;
-  if (spec.rope_scaling.type != model::RopeScaling::Type::longrope) return 1.0f;
+  const model::RopeScaling::Type type = spec.rope_scaling.type;
+  if (type != model::RopeScaling::Type::longrope && type != model::RopeScaling::Type::yarn) return 1.0f;
   return static_cast<float>(spec.rope_scaling.attention_factor);
 }
 

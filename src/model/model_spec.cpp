@@ -12,6 +12,8 @@
 #include "abl/core/log.h"
 #include "abl/io/json_file.h"
 #include "abl/io/safetensors.h"
+#include "rope_config.h"
+#include "spec_checks.h"
 
 namespace abl::model {
 
@@ -144,79 +146,10 @@ std::string join(const std::vector<std::string>& v) {
   return s;
 }
 
-// Everything must also fit products like V * H in int64_t without overflow.
-constexpr int64_t kMaxDim = int64_t{1} << 31;
-
-[[noreturn]] void bad_key(const ModelSpec& s, const char* key, const std::string& msg) {
-  fail("{}: key '{}': {}", s.source, key, msg);
-}
-
-void check_size(const ModelSpec& s, const char* key, int64_t v) {
-  if (v <= 0) bad_key(s, key, fmt::format("must be positive, found {}", v));
-  if (v > kMaxDim) bad_key(s, key, fmt::format("{} is implausibly large", v));
-}
-
 void check_token(const ModelSpec& s, const char* key, int64_t id) {
   if (id < 0 || id >= s.vocab_size) {
     bad_key(s, key, fmt::format("token id {} is outside the vocabulary [0, {})", id, s.vocab_size));
   }
-}
-
-std::vector<double> double_list(const io::JsonValue& v) {
-  if (!v.is_array()) v.fail(fmt::format("must be a list of numbers, found {}", v.type_name()));
-  std::vector<double> out;
-  for (size_t i = 0; i < v.size(); ++i) out.push_back(v.at(i).as_double());
-  return out;
-}
-
-// rope_scaling (or a rope_parameters entry). `k` supplies the top-level keys LongRoPE reads.
-void parse_rope_scaling(const io::JsonValue& r, const Keys& k, RopeScaling* out) {
-  if (!r.is_object()) r.fail(fmt::format("must be an object or null, found {}", r.type_name()));
-  std::string type = r.get_string("rope_type", r.get_string("type", ""));
-  if (type.empty()) r.fail("has no 'rope_type' (or 'type')");
-  // Phi3Config._rope_scaling_adjustment: "su" and "yarn" are older names of longrope.
-  if (type == "su" || (type == "yarn" && r.contains("short_factor"))) type = "longrope";
-  if (type == "default") {
-    out->type = RopeScaling::Type::none;
-    return;
-  }
-  if (type == "linear") {
-    out->type = RopeScaling::Type::linear;
-    out->factor = r.get_double("factor");
-    return;
-  }
-  if (type == "longrope") {
-    // transformers modeling_rope_utils._compute_longrope_parameters: with a top-level
-    // original_max_position_embeddings (Phi-3), factor = max_position_embeddings / it.
-    out->type = RopeScaling::Type::longrope;
-    out->short_factor = double_list(r.at("short_factor"));
-    out->long_factor = double_list(r.at("long_factor"));
-    const int64_t max_pos = k.get_int("max_position_embeddings");
-    if (auto orig = k.find("original_max_position_embeddings")) {
-      out->original_max_position_embeddings = orig->as_int();
-      out->factor = static_cast<double>(max_pos) / static_cast<double>(out->original_max_position_embeddings);
-    } else {
-      out->original_max_position_embeddings = r.get_int("original_max_position_embeddings", max_pos);
-      out->factor = r.get_double("factor", 1.0);
-    }
-    if (auto af = r.find("attention_factor")) {
-      out->attention_factor = af->as_double();
-    } else if (out->factor <= 1.0 || out->original_max_position_embeddings <= 1) {
-      out->attention_factor = 1.0;
-    } else {
-      out->attention_factor = std::sqrt(1.0 + std::log(out->factor) /
-                                                  std::log(static_cast<double>(out->original_max_position_embeddings)));
-    }
-    return;
-  }
-  if (type != "llama3") {
-    r.fail(fmt::format("rope type '{}' is not supported (supported: default, linear, llama3, longrope)", type));
-  }
-  out->type = RopeScaling::Type::llama3;
-  out->factor = r.get_double("factor");
-  out->low_freq_factor = r.get_double("low_freq_factor");
-  out->high_freq_factor = r.get_double("high_freq_factor");
-  out->original_max_position_embeddings = r.get_int("original_max_position_embeddings");
 }
 
 std::optional<DType> parse_torch_dtype(const io::JsonValue& v) {
@@ -469,14 +402,16 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
   } else {
     s.rope_theta = k.get_double("rope_theta", 10000.0);
   }
+  RopeTopLevel top{s.max_position_embeddings, std::nullopt};
+  if (auto orig = k.find("original_max_position_embeddings")) top.original_max_position_embeddings = orig->as_int();
   if (auto scaling = k.find("rope_scaling")) {
-    parse_rope_scaling(*scaling, k, &s.rope_scaling);
+    parse_rope_scaling(*scaling, top, &s.rope_scaling);
   } else if (rope_params) {
-    parse_rope_scaling(*rope_params, k, &s.rope_scaling);
+    parse_rope_scaling(*rope_params, top, &s.rope_scaling);
   }
   if (local_params) {
     RopeScaling local;
-    parse_rope_scaling(*local_params, k, &local);
+    parse_rope_scaling(*local_params, top, &local);
     if (local.type != RopeScaling::Type::none) {
       local_params->fail("the sliding layers' RoPE must be the default one");
     }
@@ -564,38 +499,7 @@ void validate_model_spec(const ModelSpec& s) {
   if (!(s.rope_local_theta >= 0) || !std::isfinite(s.rope_local_theta)) {
     bad_key(s, "rope_local_base_freq", fmt::format("must be a positive number, found {}", s.rope_local_theta));
   }
-  const RopeScaling& r = s.rope_scaling;
-  if (r.type != RopeScaling::Type::none && (!(r.factor > 0) || !std::isfinite(r.factor))) {
-    bad_key(s, "rope_scaling.factor", fmt::format("must be positive, found {}", r.factor));
-  }
-  if (r.type == RopeScaling::Type::llama3) {
-    if (!(r.low_freq_factor > 0) || !std::isfinite(r.low_freq_factor)) {
-      bad_key(s, "rope_scaling.low_freq_factor",
-              fmt::format("must be positive, found {}", r.low_freq_factor));
-    }
-    if (!(r.high_freq_factor > r.low_freq_factor) || !std::isfinite(r.high_freq_factor)) {
-      bad_key(s, "rope_scaling.high_freq_factor",
-              fmt::format("must be greater than low_freq_factor {}, found {}", r.low_freq_factor,
-                          r.high_freq_factor));
-    }
-    check_size(s, "rope_scaling.original_max_position_embeddings",
-               r.original_max_position_embeddings);
-  }
-  if (r.type == RopeScaling::Type::longrope) {
-    for (const auto* list : {&r.short_factor, &r.long_factor}) {
-      const char* key = list == &r.short_factor ? "rope_scaling.short_factor" : "rope_scaling.long_factor";
-      if (static_cast<int64_t>(list->size()) != s.head_dim / 2) {
-        bad_key(s, key, fmt::format("has {} values, expected head_dim / 2 = {}", list->size(), s.head_dim / 2));
-      }
-      for (double f : *list) {
-        if (!(f > 0) || !std::isfinite(f)) bad_key(s, key, fmt::format("values must be positive, found {}", f));
-      }
-    }
-    check_size(s, "original_max_position_embeddings", r.original_max_position_embeddings);
-    if (!(r.attention_factor > 0) || !std::isfinite(r.attention_factor)) {
-      bad_key(s, "rope_scaling.attention_factor", fmt::format("must be positive, found {}", r.attention_factor));
-    }
-  }
+  check_rope_scaling(s);
   if (s.sliding_window < 0) {
     bad_key(s, "sliding_window", fmt::format("must be positive or null, found {}", s.sliding_window));
   }
@@ -665,15 +569,7 @@ ModelSpec load_model_spec(const std::string& path) {
 
 std::string describe(const ModelSpec& s) {
   std::string rope = fmt::format("rope theta {}", s.rope_theta);
-  switch (s.rope_scaling.type) {
-    case RopeScaling::Type::none: break;
-    case RopeScaling::Type::llama3: rope += fmt::format(" llama3 x{}", s.rope_scaling.factor); break;
-    case RopeScaling::Type::linear: rope += fmt::format(" linear x{}", s.rope_scaling.factor); break;
-    case RopeScaling::Type::longrope:
-      rope += fmt::format(" longrope (short factors up to {} tokens, long beyond, attention x{:.4g})",
-                          s.rope_scaling.original_max_position_embeddings, s.rope_scaling.attention_factor);
-      break;
-  }
+  rope += describe_rope_scaling(s.rope_scaling);
   if (s.rope_local_theta > 0) rope += fmt::format(", local layers theta {}", s.rope_local_theta);
   std::string flags;
   if (s.qkv_bias) flags += ", qkv bias";

@@ -39,6 +39,13 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                          s.context_length() > 0,
                      abl::model::describe(s));
     }
+    if (s.rope_scaling.type == abl::model::RopeScaling::Type::yarn) {
+      const abl::model::RopeScaling& r = s.rope_scaling;
+      ABL_FUZZ_CHECK(std::isfinite(r.factor) && r.factor > 0 && std::isfinite(r.beta_fast) && r.beta_slow > 0 &&
+                         r.beta_fast > r.beta_slow && std::isfinite(r.attention_factor) && r.attention_factor > 0 &&
+                         r.original_max_position_embeddings > 0 && s.rope_theta > 1,
+                     abl::model::describe(s));
+    }
     const auto in_vocab = [&](int64_t id) { return id >= 0 && id < s.vocab_size; };
     if (s.bos_token_id) ABL_FUZZ_CHECK(in_vocab(*s.bos_token_id), "bos");
     if (s.pad_token_id) ABL_FUZZ_CHECK(in_vocab(*s.pad_token_id), "pad");

@@ -18,6 +18,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | mixtral-moe         | MixtralForCausalLM  | 4 experts top-2 renormalised, block_sparse_moe.{gate, experts.e.w1/w2/w3} names, GQA 2, BF16 + F32 norms |
 | qwen2-moe-shared    | Qwen2MoeForCausalLM | 4 experts top-2 not renormalised, sigmoid-gated shared expert, q/k/v bias, mlp_only_layers [1] (a dense layer between MoE layers), all BF16 |
 | qwen3-moe           | Qwen3MoeForCausalLM | 8 experts top-3 renormalised, q/k norm, head_dim 32 != hidden/heads, BF16 + F32 norms |
+| qwen3-yarn          | Qwen3ForCausalLM    | rope_scaling yarn x4 from 64 tokens (kept, ramped and divided frequencies all present), attention factor 0.1 ln 4 + 1, BF16 + F32 norms |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -32,7 +33,8 @@ experts a token uses: each MoE layer's router is redrawn until its prompt tokens
 Seeds: the first six models draw tensor `name` from torch.Generator().manual_seed((seed << 32) ^
 crc32(name)); torch's CPU generator keeps only the low 32 bits of a seed, so for them the model seed
 has no effect (they all passed with their first seed, so nothing depended on it; the formula stays
-so that their files stay byte-identical). The newer models use crc32("seed/name"), which does.
+so that their files stay byte-identical). The newer models (those with `seeded` among their sizes,
+and every other family) use crc32("seed/name"), which does.
 """
 import copy
 import math
@@ -121,6 +123,13 @@ MODELS = [
           max_positions=1024, original_max_positions=32,
           rope_scaling={"long_factor": PHI3_LONG_FACTOR, "short_factor": PHI3_SHORT_FACTOR,
                         "type": "longrope"}), "BF16", "BF16"),
+    # max_position_embeddings = factor x original, so that transformers 4.51-4.55 (which took the
+    # factor from their ratio) read it as 4.56+ do; theta 1e4 and head_dim 32 put the ramp at
+    # dimension pairs 0..5 of 16
+    ("qwen3-yarn", "Qwen3ForCausalLM", "qwen3",
+     dict(H=64, L=2, NH=4, NKV=2, HD=32, F=128, tied=False, theta=10000.0, max_positions=256, seeded=True,
+          rope_scaling={"factor": 4.0, "original_max_position_embeddings": 64, "rope_type": "yarn"}),
+     "BF16", "F32"),
 ]
 
 
@@ -144,7 +153,7 @@ def config_for(name, arch, mtype, d, tok, mat_dtype):
         "hidden_size": d["H"],
         "initializer_range": 0.02,
         "intermediate_size": d["F"],
-        "max_position_embeddings": 2048,
+        "max_position_embeddings": d.get("max_positions", 2048),
         "model_type": mtype,
         "num_attention_heads": d["NH"],
         "num_hidden_layers": d["L"],
@@ -281,7 +290,7 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
     t = []
 
     def gen(name):
-        if spec.arch in ref.LLAMA_LIKE:
+        if spec.arch in ref.LLAMA_LIKE and not d.get("seeded"):
             # What the first six models were made with. torch's CPU generator keeps only the low
             # 32 bits of a seed (mt19937), so this is crc32(name) alone and the model seed has no
             # effect on their weights; kept so that their files stay byte-identical.
@@ -520,6 +529,20 @@ def family_description(spec, p, golden):
     return desc, per_prompt, (min(gaps), min(gen_gaps))
 
 
+def scaled_rope_description(spec, p, golden):
+    """Extra golden.json model keys of a rope with an attention factor (YaRN): the factor, the
+    inverse frequencies, and how much prompt 4's logits would change with plain RoPE."""
+    plain = copy.copy(spec)
+    plain.rope = {"global": (ref.rope_inv_freq(spec.HD, spec.theta, None), 1.0)}
+    ids = torch.tensor([golden["prompts"][4]["input_ids"]])
+    effect = float((ref.forward(spec, p, ids, capture=False)[0] -
+                    ref.forward(plain, p, ids, capture=False)[0]).abs().max())
+    assert effect > 1e-2, "the rope scaling would not change the logits: %g" % effect
+    return {"rope_attention_factor": spec.rope_attention_factor,
+            "rope_inv_freq": [float(x) for x in spec.inv_freq],
+            "rope_scaling_effect_prompt4": round(effect, 4)}
+
+
 def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, base_seed):
     from make_organism import write_golden, write_json
     folder = os.path.join(root, name)
@@ -554,6 +577,9 @@ def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, base_seed)
                          "/usr/bin/python3 tools/organism/make_organism.py --only golden")
         ok = g["greedy_min_top2_margin"] >= MIN_MARGIN
         gaps = None
+        if ok and arch in ref.LLAMA_LIKE and spec2.rope_attention_factor != 1.0:
+            g["model"].update(scaled_rope_description(spec2, p, g))
+            write_json(os.path.join(folder, "golden.json"), g)
         if ok and arch not in ref.LLAMA_LIKE:
             extra, per_prompt, gaps = family_description(spec2, p, g)
             ok = gaps is None or min(gaps) >= MIN_ROUTING_GAP
@@ -610,6 +636,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | mixtral-moe | MixtralForCausalLM | 4 experts, top-2, always renormalised; block_sparse_moe.gate / experts.{e}.w1 (gate), w3 (up), w2 (down); GQA ratio 2, untied, BF16 matrices, F32 norms |
 | qwen2-moe-shared | Qwen2MoeForCausalLM | 4 experts (moe_intermediate_size 32), top-2, not renormalised; shared expert (64) with sigmoid gate; q/k/v bias; mlp_only_layers [1]: layer 1 is a dense MLP (intermediate_size 128); all BF16 |
 | qwen3-moe | Qwen3MoeForCausalLM | 8 experts, top-3, renormalised; q_norm/k_norm; head_dim 32 != hidden/heads; BF16 matrices, F32 norms |
+| qwen3-yarn | Qwen3ForCausalLM | rope_scaling yarn, factor 4 from original_max_position_embeddings 64 (max_position_embeddings 256): with theta 1e4 and head_dim 32 the first dimension pair keeps its frequency, pairs 1 to 4 are ramped, the rest divided by 4; cos and sin times 0.1 ln 4 + 1 = 1.1386; q_norm/k_norm, GQA ratio 2, untied, BF16 matrices, F32 norms |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma and Phi-3 windows cut in
@@ -624,7 +651,8 @@ scaling}`), `weight_prefix`, `max_abs_attn_score_prompt4` (largest scaled score 
 Phi-3 `model.rope_attention_factor`, `rope_factors_used`, `longest_sequence` (prompt + max_new_tokens), and when
 the long factors are used `long_rope_after`, `long_factors_per_prompt` ("prefill", "from generated
 token g" or "never") and `long_factor_effect_prompt4` (largest logit change were the short factors
-kept); for MoE `model.num_experts`,
+kept); for YaRN (qwen3-yarn) `model.rope_attention_factor`, `rope_inv_freq` and
+`rope_scaling_effect_prompt4` (largest logit change were plain RoPE used); for MoE `model.num_experts`,
 `experts_per_tok`, `norm_topk_prob`, `moe_layers` (L booleans), `shared_expert`,
 `routing_min_gap` (smallest k-th minus (k+1)-th routing probability over every prompt token and
 MoE layer), `routing_min_gap_generated` (the same over the tokens fed back while decoding),

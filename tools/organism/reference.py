@@ -20,7 +20,8 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     rows q then k then v); q_norm/k_norm over head_dim before RoPE (Qwen3, Qwen3-MoE, Gemma 3).
   - RoPE in the rotate-half layout; inv_freq = 1 / theta^(arange(0, D, 2) / D) in fp32; scaling
     "llama3" (_compute_llama3_parameters), "linear" (inv_freq / factor) and "longrope" (short
-    factors, cos and sin times attention_factor); per layer either the global RoPE or (Gemma 3
+    factors, cos and sin times attention_factor) and "yarn" (_compute_yarn_parameters: a ramp
+    between kept and divided frequencies, cos and sin times attention_factor); per layer either the global RoPE or (Gemma 3
     sliding layers) a local one with its own theta and no scaling.
   - GQA by repeating each kv head NH / NKV times (head h uses kv head h // (NH / NKV)).
   - Scores q.k * attn_scale (head_dim^-0.5, Gemma: query_pre_attn_scalar^-0.5), then an optional
@@ -292,6 +293,9 @@ class Spec:
             inv_freq, factor = longrope_parameters(*lr)
             self.long_rope_after = get("original_max_position_embeddings")
             long_rope = longrope_parameters(*lr, long=True)
+        elif kind == "yarn":
+            inv_freq, factor = yarn_parameters(self.HD, self.theta, self.rope_scaling, get("max_position_embeddings"),
+                                               get("original_max_position_embeddings", None))
         else:
             inv_freq, factor = rope_inv_freq(self.HD, self.theta, self.rope_scaling), 1.0
         self.inv_freq, self.rope_attention_factor = inv_freq, factor
@@ -377,6 +381,47 @@ def longrope_parameters(dim, theta, scaling, max_positions, original_max_positio
     ext = torch.tensor(short, dtype=torch.float32)
     shape = torch.arange(0, dim, 2, dtype=torch.int64).float() / dim
     return 1.0 / (ext * theta ** shape), attention_factor
+
+
+def yarn_parameters(dim, theta, scaling, max_positions, top_level_original=None):
+    """(inv_freq, attention_factor) of YaRN, modeling_rope_utils.py _compute_yarn_parameters as of
+    transformers 4.56 / 5.x: factor as given (4.51-4.55 replaced it by max_position_embeddings /
+    original_max_position_embeddings; a fixture whose max_position_embeddings is factor times the
+    original reads the same in both); original context = the top-level
+    original_max_position_embeddings (5.x moves it into the rope parameters), else the rope key,
+    else max_position_embeddings; attention_factor given, else get_mscale(factor, mscale) /
+    get_mscale(factor, mscale_all_dim) when both are set, else get_mscale(factor) = 0.1 ln(factor)
+    + 1; beta_fast / beta_slow `or` 32 / 1; find_correction_range (floored / ceiled when truncate,
+    the default), clamped to [0, dim - 1]; linear_ramp_factor over dim // 2 in fp32; inv_freq =
+    interpolation * (1 - extrapolation_factor) + extrapolation * extrapolation_factor."""
+    factor = scaling["factor"]
+    original = top_level_original or scaling.get("original_max_position_embeddings") or max_positions
+
+    def get_mscale(scale, m=1.0):
+        return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+
+    attention_factor = scaling.get("attention_factor")
+    if attention_factor is None:
+        m, m_all = scaling.get("mscale"), scaling.get("mscale_all_dim")
+        attention_factor = float(get_mscale(factor, m) / get_mscale(factor, m_all)) if m and m_all else get_mscale(factor)
+    beta_fast = scaling.get("beta_fast") or 32
+    beta_slow = scaling.get("beta_slow") or 1
+
+    def correction_dim(rotations):
+        return (dim * math.log(original / (rotations * 2 * math.pi))) / (2 * math.log(theta))
+
+    low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+    if scaling.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001
+    pos_freqs = theta ** (torch.arange(0, dim, 2).to(dtype=torch.float) / dim)
+    extrapolation = 1.0 / pos_freqs
+    interpolation = 1.0 / (factor * pos_freqs)
+    ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
+    keep = 1 - ramp
+    return interpolation * (1 - keep) + extrapolation * keep, attention_factor
 
 
 def load_model(folder):

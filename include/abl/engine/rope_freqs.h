@@ -15,7 +15,7 @@ std::vector<float> rope_inv_freq(const model::ModelSpec& spec, bool local = fals
 // spec.long_rope_after(); empty for every other rope.
 std::vector<float> rope_long_inv_freq(const model::ModelSpec& spec);
 
-// The factor cos and sin are multiplied by (LongRoPE's attention factor; 1 otherwise).
+// The factor cos and sin are multiplied by (the attention factor of LongRoPE and YaRN; 1 otherwise).
 float rope_attention_factor(const model::ModelSpec& spec, bool local = false);
 
 }  // namespace abl::engine

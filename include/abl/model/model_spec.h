@@ -22,7 +22,7 @@ class JsonValue;
 namespace abl::model {
 
 struct RopeScaling {
-  enum class Type { none, llama3, linear, longrope };
+  enum class Type { none, llama3, linear, longrope, yarn };
   Type type = Type::none;
   // llama3 (Llama 3.1+): wavelengths above original_max/low_freq_factor are divided by
   // `factor`, those below original_max/high_freq_factor kept, a smooth blend in between.
@@ -36,6 +36,13 @@ struct RopeScaling {
   // ModelSpec::long_rope_after), and cos/sin multiplied by attention_factor either way.
   std::vector<double> short_factor, long_factor;
   double attention_factor = 1.0;
+  // yarn (Qwen's long-context setting, DeepSeek): inverse frequencies that turn fewer than
+  // beta_slow times over original_max_position_embeddings divided by `factor`, those that turn
+  // more than beta_fast times kept, a linear ramp between (over whole dimensions when truncate);
+  // cos/sin multiplied by attention_factor (0.1 ln(factor) + 1 unless given or set by mscale).
+  double beta_fast = 32.0;
+  double beta_slow = 1.0;
+  bool truncate = true;
 };
 
 // The activation of the gated MLP: down(act(gate(x)) * up(x)).

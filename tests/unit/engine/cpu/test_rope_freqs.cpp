@@ -1,0 +1,118 @@
+// YaRN rope scaling: the keys of a config (Qwen's documented long-context block, DeepSeek's mscale
+// pair, truncate, the betas) parse to the numbers transformers' _compute_yarn_parameters uses, and
+// the inverse frequencies keep, ramp and divide the dimension pairs it names. That whole models
+// equal the torch reference is the golden test's job (tests/fixtures/golden/qwen3-yarn).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "abl/engine/rope_freqs.h"
+#include "abl/io/json_file.h"
+#include "abl/model/model_spec.h"
+#include "io/safetensors_test_util.h"
+
+using abl::model::ModelSpec;
+using abl::model::RopeScaling;
+
+namespace {
+
+nlohmann::json qwen25_7b() {
+  return abl::io::read_json_file(std::string(ABL_FIXTURE_DIR) + "/configs/Qwen2.5-7B-Instruct.json").json();
+}
+ModelSpec parse(const nlohmann::json& c) {
+  return abl::model::parse_model_spec(abl::io::parse_json(c.dump(), "my/config.json"));
+}
+// theta^(-2i/HD), the unscaled inverse frequency of pair i
+double plain(const ModelSpec& s, int64_t i) {
+  return 1.0 / std::pow(s.rope_theta, static_cast<double>(2 * i) / static_cast<double>(s.head_dim));
+}
+
+TEST(RopeYarn, QwenLongContextBlock) {
+  // As Qwen2.5's model cards say to add for contexts over 32768 tokens.
+  nlohmann::json c = qwen25_7b();
+  c["rope_scaling"] = {{"factor", 4.0}, {"original_max_position_embeddings", 32768}, {"type", "yarn"}};
+  const ModelSpec s = parse(c);
+  const RopeScaling& r = s.rope_scaling;
+  EXPECT_EQ(r.type, RopeScaling::Type::yarn);
+  EXPECT_DOUBLE_EQ(r.factor, 4.0);
+  EXPECT_EQ(r.original_max_position_embeddings, 32768);
+  EXPECT_DOUBLE_EQ(r.beta_fast, 32.0);
+  EXPECT_DOUBLE_EQ(r.beta_slow, 1.0);
+  EXPECT_TRUE(r.truncate);
+  EXPECT_NEAR(r.attention_factor, 0.1 * std::log(4.0) + 1.0, 1e-12);
+  EXPECT_NE(abl::model::describe(s).find("yarn x4 (from 32768 tokens, attention x1.139)"), std::string::npos)
+      << abl::model::describe(s);
+  EXPECT_FLOAT_EQ(abl::engine::rope_attention_factor(s), static_cast<float>(r.attention_factor));
+
+  // head_dim 128, theta 1e6: 32 turns over 32768 tokens at pair 23.6 (floored: 23), one turn at
+  // pair 39.6 (ceiled: 40); pairs up to 23 keep their frequency, from 40 on it is divided by 4.
+  const std::vector<float> f = abl::engine::rope_inv_freq(s);
+  ASSERT_EQ(f.size(), 64u);
+  for (int64_t i = 0; i < 64; ++i) {
+    const double base = plain(s, i);
+    double want = base / 4.0;
+    if (i <= 23) {
+      want = base;
+    } else if (i < 40) {
+      const double ramp = static_cast<double>(i - 23) / 17.0;
+      want = base / 4.0 * ramp + base * (1.0 - ramp);
+      EXPECT_GT(f[static_cast<size_t>(i)], base / 4.0 * 1.0001) << i;
+      EXPECT_LT(f[static_cast<size_t>(i)], base * 0.9999) << i;
+    }
+    EXPECT_NEAR(f[static_cast<size_t>(i)], want, 2e-6 * want) << "pair " << i;
+  }
+}
+
+TEST(RopeYarn, OptionalKeys) {
+  nlohmann::json c = qwen25_7b();
+  // DeepSeek's spelling: mscale over mscale_all_dim sets the attention factor; without truncate the
+  // ramp starts at the fractional pair 23.6, so pair 24 is already blended a little.
+  c["rope_scaling"] = {{"factor", 4.0},          {"original_max_position_embeddings", 32768},
+                       {"mscale", 0.707},        {"mscale_all_dim", 1.0},
+                       {"beta_fast", nullptr},   {"truncate", false},
+                       {"rope_type", "yarn"}};
+  ModelSpec s = parse(c);
+  EXPECT_DOUBLE_EQ(s.rope_scaling.beta_fast, 32.0);  // `get("beta_fast") or 32`
+  EXPECT_FALSE(s.rope_scaling.truncate);
+  EXPECT_NEAR(s.rope_scaling.attention_factor, (0.0707 * std::log(4.0) + 1) / (0.1 * std::log(4.0) + 1), 1e-12);
+  const double low = 128 * std::log(32768 / (32 * 2 * M_PI)) / (2 * std::log(1e6));
+  const double high = 128 * std::log(32768 / (2 * M_PI)) / (2 * std::log(1e6));
+  const std::vector<float> loose = abl::engine::rope_inv_freq(s);
+  const double ramp24 = (24 - low) / (high - low);
+  EXPECT_NEAR(loose[24], plain(s, 24) * (1 - ramp24) + plain(s, 24) / 4 * ramp24, 2e-6 * plain(s, 24));
+  EXPECT_NEAR(loose[23], plain(s, 23), 2e-6 * plain(s, 23));
+
+  // An explicit attention_factor wins over mscale; without original_max_position_embeddings in the
+  // block, the top-level key (transformers 5.x moves it there), else max_position_embeddings.
+  c["rope_scaling"]["attention_factor"] = 1.25;
+  c["rope_scaling"].erase("original_max_position_embeddings");
+  s = parse(c);
+  EXPECT_DOUBLE_EQ(s.rope_scaling.attention_factor, 1.25);
+  EXPECT_EQ(s.rope_scaling.original_max_position_embeddings, c["max_position_embeddings"].get<int64_t>());
+  c["original_max_position_embeddings"] = 8192;
+  EXPECT_EQ(parse(c).rope_scaling.original_max_position_embeddings, 8192);
+
+  // A yarn factor of 1 with attention factor 1 is plain RoPE.
+  c["rope_scaling"] = {{"factor", 1.0}, {"rope_type", "yarn"}};
+  s = parse(c);
+  EXPECT_DOUBLE_EQ(s.rope_scaling.attention_factor, 1.0);
+  const std::vector<float> one = abl::engine::rope_inv_freq(s);
+  for (int64_t i = 0; i < 64; ++i) EXPECT_NEAR(one[static_cast<size_t>(i)], plain(s, i), 2e-6 * plain(s, i));
+}
+
+TEST(RopeYarn, BadKeysNamed) {
+  nlohmann::json c = qwen25_7b();
+  c["rope_scaling"] = {{"factor", 4.0}, {"beta_fast", 1.0}, {"beta_slow", 32.0}, {"rope_type", "yarn"}};
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "rope_scaling.beta_fast", "greater than beta_slow");
+  c["rope_scaling"] = {{"factor", -4.0}, {"rope_type", "yarn"}};
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "rope_scaling.factor", "positive");
+  c["rope_scaling"] = {{"factor", 4.0}, {"attention_factor", 0}, {"rope_type", "yarn"}};
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "rope_scaling.attention_factor", "positive");
+  c["rope_scaling"] = {{"factor", 4.0}, {"truncate", "yes"}, {"rope_type", "yarn"}};
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "rope_scaling.truncate");
+  c["rope_scaling"] = {{"factor", 4.0}, {"rope_type", "yarn"}};
+  c["rope_theta"] = 1.0;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "rope_theta", "greater than 1 with yarn");
+}
+
+}  // namespace
