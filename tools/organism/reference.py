@@ -19,10 +19,10 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
   - q/k/v: separate projections (optional bias, Qwen2 / Qwen2-MoE) or one fused qkv_proj (Phi-3,
     rows q then k then v); q_norm/k_norm over head_dim before RoPE (Qwen3, Qwen3-MoE, Gemma 3).
   - RoPE in the rotate-half layout; inv_freq = 1 / theta^(arange(0, D, 2) / D) in fp32; scaling
-    "llama3" (_compute_llama3_parameters), "linear" (inv_freq / factor) and "longrope" (short
+    "llama3" (_compute_llama3_parameters), "linear" (inv_freq / factor), "longrope" (short
     factors, cos and sin times attention_factor) and "yarn" (_compute_yarn_parameters: a ramp
-    between kept and divided frequencies, cos and sin times attention_factor); per layer either the global RoPE or (Gemma 3
-    sliding layers) a local one with its own theta and no scaling.
+    between kept and divided frequencies, cos and sin times attention_factor); per layer either
+    the global RoPE or (Gemma 3 sliding layers) a local one with its own theta and no scaling.
   - GQA by repeating each kv head NH / NKV times (head h uses kv head h // (NH / NKV)).
   - Scores q.k * attn_scale (head_dim^-0.5, Gemma: query_pre_attn_scalar^-0.5), then an optional
     tanh softcap (Gemma 2), then the mask; softmax in fp32.
@@ -403,7 +403,10 @@ def yarn_parameters(dim, theta, scaling, max_positions, top_level_original=None)
     attention_factor = scaling.get("attention_factor")
     if attention_factor is None:
         m, m_all = scaling.get("mscale"), scaling.get("mscale_all_dim")
-        attention_factor = float(get_mscale(factor, m) / get_mscale(factor, m_all)) if m and m_all else get_mscale(factor)
+        if m and m_all:
+            attention_factor = float(get_mscale(factor, m) / get_mscale(factor, m_all))
+        else:
+            attention_factor = get_mscale(factor)
     beta_fast = scaling.get("beta_fast") or 32
     beta_slow = scaling.get("beta_slow") or 1
 
@@ -484,7 +487,7 @@ def rotate_half(x):
 def rope_cos_sin(inv_freq, attention_factor, positions):
     """(cos, sin), each (B, 1, T, HD), in fp32. attention_factor multiplies both (the
     *RotaryEmbedding.forward of transformers: `cos = emb.cos() * self.attention_scaling`), so q and
-    k each grow by it; 1.0 except for LongRoPE."""
+    k each grow by it; 1.0 except for LongRoPE and YaRN."""
     freqs = positions.to(torch.float32).unsqueeze(-1) * inv_freq  # (B, T, HD/2)
     emb = torch.cat((freqs, freqs), dim=-1)
     cos, sin = emb.cos(), emb.sin()
