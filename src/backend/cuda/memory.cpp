@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "abl/backend/cuda/check.h"
+#include "abl/core/error.h"
 
 namespace abl::cuda {
 namespace {
@@ -30,11 +31,31 @@ void release(void* ptr, size_t bytes) {
 DeviceMemoryUse device_memory_use() { return {g_held.load(), g_peak.load()}; }
 void reset_device_memory_peak() { g_peak.store(g_held.load()); }
 
-DeviceBuffer::DeviceBuffer(size_t bytes) : bytes_(bytes) {
-  if (bytes > 0) {
-    CUDA_CHECK(cudaMalloc(&ptr_, bytes));
-    count_alloc(bytes);
+void raise_out_of_device_memory(size_t bytes, const std::string& what) {
+  size_t free = 0, total = 0;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
+  const DeviceMemoryUse use = device_memory_use();
+  fail("{} needs {:.2f} GiB of GPU memory, but {:.2f} of GPU {}'s {:.2f} GiB are free (this process holds {:.2f} GiB "
+       "in its buffers); lower --batch-tokens, --max-seqs or --max-response-length, or shard the weights "
+       "(--sharding; `abliterate plan` sizes a run)",
+       what, static_cast<double>(bytes) / kGiB, static_cast<double>(free) / kGiB, device,
+       static_cast<double>(total) / kGiB, static_cast<double>(use.current) / kGiB);
+}
+
+DeviceBuffer::DeviceBuffer(size_t bytes, const char* what) : bytes_(bytes) {
+  if (bytes == 0) return;
+  const cudaError_t e = cudaMalloc(&ptr_, bytes);
+  if (e != cudaSuccess) {
+    ptr_ = nullptr;
+    bytes_ = 0;
+    if (e != cudaErrorMemoryAllocation) raise_cuda(e, "cudaMalloc", __FILE__, __LINE__);
+    (void)cudaGetLastError();  // an allocation failure is not sticky; clear it for the calls that follow
+    raise_out_of_device_memory(bytes, what);
   }
+  count_alloc(bytes);
 }
 DeviceBuffer::~DeviceBuffer() { release(ptr_, bytes_); }
 DeviceBuffer::DeviceBuffer(DeviceBuffer&& o) noexcept

@@ -131,7 +131,7 @@ DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<st
   int64_t moe_layers = 0;
   for (int64_t l = 0; l < L; ++l) moe_layers += m.is_moe_layer(l) ? 1 : 0;
   const size_t tables_at = take(static_cast<size_t>(moe_layers * E) * sizeof(AblationVectors));
-  buffer_ = DeviceBuffer(std::max<size_t>(off, kAlign));
+  buffer_ = DeviceBuffer(std::max<size_t>(off, kAlign), "the trials' ablation vectors");
   char* base = buffer_.as<char>();
 
   // Host image of the tables and directions, uploaded in one copy.

@@ -10,12 +10,7 @@ namespace abl::cuda {
 void check_free_memory(int64_t bytes, const std::string& what) {
   size_t free = 0, total = 0;
   CUDA_CHECK(cudaMemGetInfo(&free, &total));
-  constexpr double kGiB = 1024.0 * 1024.0 * 1024.0;
-  ABL_CHECK(bytes <= static_cast<int64_t>(free),
-            "{} needs {:.2f} GiB of GPU memory, but {:.2f} of the GPU's {:.2f} GiB are free; lower --batch-tokens, "
-            "--max-seqs or --max-response-length, or shard the weights (--sharding; `abliterate plan` sizes a run)",
-            what, static_cast<double>(bytes) / kGiB, static_cast<double>(free) / kGiB,
-            static_cast<double>(total) / kGiB);
+  if (bytes > static_cast<int64_t>(free)) raise_out_of_device_memory(static_cast<size_t>(bytes), what);
 }
 
 CudaBackend::CudaBackend(std::unique_ptr<DeviceWeightSource> weights, engine::Limits limits)
@@ -50,7 +45,7 @@ void CudaBackend::set_kl_reference(const float* logprobs, int64_t rows) {
   kl_buffer_ = DeviceBuffer();
   if (!logprobs || rows == 0) return;
   const size_t bytes = static_cast<size_t>(rows * engine_->spec().vocab_size) * sizeof(float);
-  kl_buffer_ = DeviceBuffer(bytes);
+  kl_buffer_ = DeviceBuffer(bytes, "the KL reference's log-probabilities");
   copy_to_device(kl_buffer_.get(), logprobs, bytes, engine_->stream());
   kl_ = {kl_buffer_.as<float>(), rows};
 }

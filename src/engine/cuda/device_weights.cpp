@@ -261,7 +261,8 @@ DeviceWeights::DeviceWeights(engine::WeightSource& source, cudaStream_t stream) 
   for (const DeviceUnit& u : lay.units) {
     for (const DeviceUnitTensor& t : u.tensors) largest = std::max(largest, t.size);
   }
-  buffer_ = DeviceBuffer(static_cast<size_t>(total) * sizeof(bf16));
+  buffer_ = DeviceBuffer(static_cast<size_t>(total) * sizeof(bf16),
+                         "the model's weights (resident; --sharding holds a share of them)");
   bf16* base = buffer_.as<bf16>();
   // The alignment gaps between tensors stay zero: the image equals device_unit_layout's.
   CUDA_CHECK(cudaMemsetAsync(base, 0, buffer_.bytes(), stream));

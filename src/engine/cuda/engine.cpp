@@ -69,7 +69,7 @@ DeviceKvCache::DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStr
     : rows_(rows),
       kv_dim_(spec.num_kv_heads * attention_head_dim(spec.head_dim)),
       id_(next_id()),
-      buffer_(static_cast<size_t>(bytes_for(spec, rows))) {  // bytes_for checks rows > 0
+      buffer_(static_cast<size_t>(bytes_for(spec, rows)), "the KV cache") {  // bytes_for checks rows > 0
   CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, buffer_.bytes(), stream));
   CUDA_CHECK(cudaStreamSynchronize(stream));
 }
@@ -155,7 +155,7 @@ CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
   CUDA_CHECK(cudaGetDevice(&dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&sm_count_, cudaDevAttrMultiProcessorCount, dev));
   plan_ = plan_cuda_engine(m, limits, sm_count_);
-  arena_ = DeviceBuffer(plan_.total);
+  arena_ = DeviceBuffer(plan_.total, "the CUDA engine's buffers");
   staging_ = PinnedBuffer(batch_layout(limits.max_tokens, limits.max_seqs).total);
   log::debug("CUDA engine buffers:\n{}", plan_.table.table());
 

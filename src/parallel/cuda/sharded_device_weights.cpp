@@ -98,7 +98,7 @@ void DeviceShardedWeights::fill_shards(const io::SafetensorsReader* reader) {
                        host_shards_.as<uint16_t>() + shard_at_[u]);
     }
   } else {
-    shards_ = DeviceBuffer(held);
+    shards_ = DeviceBuffer(held, "this rank's weight shards (--offload-params keeps them in host memory)");
     const int64_t chunk = std::min(largest, kLoadElems);
     PinnedBuffer stage(static_cast<size_t>(chunk) * sizeof(bf16));
     Stream load;
@@ -122,8 +122,11 @@ void DeviceShardedWeights::fill_shards(const io::SafetensorsReader* reader) {
     slot_at_[0] = 0;
     slot_at_[1] = layer_slot;
     slot_at_[2] = 2 * layer_slot;
-    slots_ = DeviceBuffer(static_cast<size_t>(2 * layer_slot + global_slot) * sizeof(bf16));
-    if (opts_.offload_params && through_group_) send_ = DeviceBuffer(static_cast<size_t>(largest) * sizeof(bf16));
+    slots_ = DeviceBuffer(static_cast<size_t>(2 * layer_slot + global_slot) * sizeof(bf16),
+                          "the gather slots (two layers and the embedding or head, whole)");
+    if (opts_.offload_params && through_group_) {
+      send_ = DeviceBuffer(static_cast<size_t>(largest) * sizeof(bf16), "the shard send buffer");
+    }
     if (opts_.offload_params && !through_group_) upload_ = std::make_unique<Stream>();
     gathers_ = std::make_unique<parallel::GatherScheduler>(
         layout_.units.size(), [this](size_t u, size_t slot) { return start_gather(u, slot); });

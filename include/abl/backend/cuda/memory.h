@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
 namespace abl::cuda {
@@ -19,11 +20,16 @@ struct DeviceMemoryUse {
 DeviceMemoryUse device_memory_use();
 void reset_device_memory_peak();  // the peak restarts from the current bytes
 
-// Device memory of a fixed size; moves, never copies.
+// Throws what a user needs when `what` (its `bytes`) does not fit: the GPU's free and total memory,
+// what this process holds, and the options that shrink a run.
+[[noreturn]] void raise_out_of_device_memory(size_t bytes, const std::string& what);
+
+// Device memory of a fixed size; moves, never copies. An allocation the device cannot hold throws
+// raise_out_of_device_memory's message naming `what` (and leaves the device usable).
 class DeviceBuffer {
  public:
   DeviceBuffer() = default;
-  explicit DeviceBuffer(size_t bytes);
+  explicit DeviceBuffer(size_t bytes, const char* what = "a device buffer");
   ~DeviceBuffer();
   DeviceBuffer(DeviceBuffer&& o) noexcept;
   DeviceBuffer& operator=(DeviceBuffer&& o) noexcept;

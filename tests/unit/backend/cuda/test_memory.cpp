@@ -1,10 +1,13 @@
 // The process's count of device bytes held in DeviceBuffers (memory.h), which the phase logs
-// report: allocations, moves and frees keep it exact, and the peak restarts on request.
+// report: allocations, moves and frees keep it exact, and the peak restarts on request; an
+// allocation the device cannot hold fails with a message that says what to change.
 #include <gtest/gtest.h>
 
+#include <string>
 #include <utility>
 
 #include "abl/backend/cuda/memory.h"
+#include "abl/core/error.h"
 #include "common/cuda_test.h"
 
 namespace abl {
@@ -30,6 +33,25 @@ TEST(CudaMemory, DeviceBuffersAreCountedAndThePeakRestarts) {
   EXPECT_EQ(cuda::device_memory_use().current, base);
   cuda::reset_device_memory_peak();
   EXPECT_EQ(cuda::device_memory_use().peak, base);
+}
+
+TEST(CudaMemory, AnAllocationTooLargeSaysWhatAndLeavesTheDeviceUsable) {
+  ABL_REQUIRE_GPU();
+  const int64_t base = cuda::device_memory_use().current;
+  std::string msg;
+  try {
+    cuda::DeviceBuffer huge(size_t{1} << 50, "the test's petabyte");  // 1 PiB: no GPU has it
+  } catch (const Error& e) {
+    msg = e.what();
+  }
+  for (const char* part : {"the test's petabyte needs 1048576.00 GiB of GPU memory", "GiB are free", "--batch-tokens",
+                           "--sharding"}) {
+    EXPECT_NE(msg.find(part), std::string::npos) << part << " not in: " << msg;
+  }
+  EXPECT_EQ(cuda::device_memory_use().current, base);  // nothing counted for the failed allocation
+  cuda::DeviceBuffer after(1 << 20);                    // the failure did not stick to the context
+  EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  EXPECT_EQ(cuda::device_memory_use().current, base + (1 << 20));
 }
 
 }  // namespace
