@@ -28,7 +28,7 @@ void declare_model_options(OptionSet& o) {
   o.group("model", "Chat rendering")
       ("chat-template", po::value<std::string>()->default_value("auto")->value_name("NAME"),
        "auto (from tokenizer_config.json), raw, chatml, llama3, llama3.1, mistral, mistral-v3, "
-       "llama2, gemma, phi3, or file:PATH with {system} and {user} placeholders")
+       "llama2, gemma, phi3, phi4, phi4-mini, or file:PATH with {system} and {user} placeholders")
       ("system-prompt", po::value<std::string>()->default_value("You are a helpful assistant."),
        "system prompt rendered into every chat prompt")
       ("response-prefix", po::value<std::string>()->default_value("auto"),

@@ -58,20 +58,37 @@ std::string merged_user(std::string_view system, std::string_view user) {
   return std::string(system) + "\n\n" + std::string(user);
 }
 
+// The built-in renderers by their --chat-template names.
+struct NamedFormat {
+  const char* name;
+  ChatFormat format;
+};
+constexpr NamedFormat kNamed[] = {
+    {"raw", ChatFormat::raw},         {"chatml", ChatFormat::chatml},         {"llama3", ChatFormat::llama3},
+    {"llama3.1", ChatFormat::llama31}, {"mistral", ChatFormat::mistral},      {"mistral-v3", ChatFormat::mistral_v3},
+    {"llama2", ChatFormat::llama2},   {"gemma", ChatFormat::gemma},           {"phi3", ChatFormat::phi3},
+    {"phi4", ChatFormat::phi4},       {"phi4-mini", ChatFormat::phi4_mini},
+};
+
+// "raw|chatml|...|file:PATH" (or with ", " and " or "), for messages.
+std::string option_names(const char* sep, const char* last_sep) {
+  std::string out;
+  for (const NamedFormat& n : kNamed) out += std::string(n.name) + sep;
+  out.resize(out.size() - std::string(sep).size());
+  return out + last_sep + "file:PATH";
+}
+
 }  // namespace
 
 ChatTemplate ChatTemplate::from_option(std::string_view spec) {
   ChatTemplate t;
-  if (spec == "raw") t.format_ = ChatFormat::raw;
-  else if (spec == "chatml") t.format_ = ChatFormat::chatml;
-  else if (spec == "llama3") t.format_ = ChatFormat::llama3;
-  else if (spec == "llama3.1") t.format_ = ChatFormat::llama31;
-  else if (spec == "mistral") t.format_ = ChatFormat::mistral;
-  else if (spec == "mistral-v3") t.format_ = ChatFormat::mistral_v3;
-  else if (spec == "llama2") t.format_ = ChatFormat::llama2;
-  else if (spec == "gemma") t.format_ = ChatFormat::gemma;
-  else if (spec == "phi3") t.format_ = ChatFormat::phi3;
-  else if (spec.substr(0, 5) == "file:") {
+  for (const NamedFormat& n : kNamed) {
+    if (spec == n.name) {
+      t.format_ = n.format;
+      return t;
+    }
+  }
+  if (spec.substr(0, 5) == "file:") {
     t.format_ = ChatFormat::file;
     t.file_path_ = std::string(spec.substr(5));
     t.file_text_ = read_text_file(t.file_path_);
@@ -80,15 +97,16 @@ ChatTemplate ChatTemplate::from_option(std::string_view spec) {
     ABL_CHECK(contains(t.file_text_, "{user}"),
               "chat template file {} has no {{user}} placeholder", t.file_path_);
   } else {
-    fail("invalid --chat-template '{}' (expected auto, raw, chatml, llama3, llama3.1, mistral, "
-         "mistral-v3, llama2, gemma, phi3 or file:PATH)", spec);
+    fail("invalid --chat-template '{}' (expected auto, {})", spec, option_names(", ", " or "));
   }
   return t;
 }
 
 ChatTemplate ChatTemplate::detect(std::string_view jinja, const std::string& where) {
   ChatTemplate t;
-  if (contains(jinja, "<|im_start|>")) {
+  if (contains(jinja, "<|im_sep|>")) {  // before ChatML, whose tokens Phi-4 shares
+    t.format_ = ChatFormat::phi4;
+  } else if (contains(jinja, "<|im_start|>")) {
     t.format_ = ChatFormat::chatml;
   } else if (contains(jinja, "<|start_header_id|>")) {
     t.format_ = contains(jinja, "Cutting Knowledge Date") ? ChatFormat::llama31 : ChatFormat::llama3;
@@ -99,12 +117,13 @@ ChatTemplate ChatTemplate::detect(std::string_view jinja, const std::string& whe
   } else if (contains(jinja, "[INST]")) {
     // v0.3 closes with '[/INST]' right after the content; v0.1/v0.2 with ' [/INST]'.
     t.format_ = contains(jinja, "' [/INST]'") ? ChatFormat::mistral : ChatFormat::mistral_v3;
+  } else if (contains(jinja, "'<|' + message['role'] + '|>'") && contains(jinja, "<|end|>")) {
+    t.format_ = ChatFormat::phi4_mini;  // builds the role tokens, no newline after them
   } else if (contains(jinja, "<|user|>") && contains(jinja, "<|end|>")) {
     t.format_ = ChatFormat::phi3;
   } else {
     fail("{}: chat template not recognised (none of ChatML, Llama 3, Mistral/Llama 2 [INST], "
-         "Gemma, Phi-3); pass --chat-template raw|chatml|llama3|llama3.1|mistral|mistral-v3|"
-         "llama2|gemma|phi3|file:PATH", where);
+         "Gemma, Phi-3, Phi-4); pass --chat-template {}", where, option_names("|", "|"));
   }
   return t;
 }
@@ -138,8 +157,8 @@ ChatTemplate ChatTemplate::resolve(std::string_view option, const std::string& m
   }
   ABL_CHECK(!jinja.empty(),
             "model folder {} has no chat template (tokenizer_config.json 'chat_template' or "
-            "chat_template.jinja); pass --chat-template raw|chatml|llama3|mistral|gemma|file:PATH",
-            model_dir);
+            "chat_template.jinja); pass --chat-template {}",
+            model_dir, option_names("|", "|"));
   return detect(jinja, where);
 }
 
@@ -188,6 +207,14 @@ std::string ChatTemplate::render(std::string_view system, std::string_view user,
       if (!sys.empty()) out += "<|system|>\n" + sys + "<|end|>\n";
       out += "<|user|>\n" + usr + "<|end|>\n<|assistant|>\n";
       break;
+    case ChatFormat::phi4:
+      if (!sys.empty()) out += "<|im_start|>system<|im_sep|>" + sys + "<|im_end|>";
+      out += "<|im_start|>user<|im_sep|>" + usr + "<|im_end|><|im_start|>assistant<|im_sep|>";
+      break;
+    case ChatFormat::phi4_mini:
+      if (!sys.empty()) out += "<|system|>" + sys + "<|end|>";
+      out += "<|user|>" + usr + "<|end|><|assistant|>";
+      break;
     case ChatFormat::file:
       out = fill_placeholders(file_text_, sys, usr);
       break;
@@ -196,17 +223,9 @@ std::string ChatTemplate::render(std::string_view system, std::string_view user,
 }
 
 std::string ChatTemplate::name() const {
-  switch (format_) {
-    case ChatFormat::raw: return "raw";
-    case ChatFormat::chatml: return "chatml";
-    case ChatFormat::llama3: return "llama3";
-    case ChatFormat::llama31: return "llama3.1";
-    case ChatFormat::mistral: return "mistral";
-    case ChatFormat::mistral_v3: return "mistral-v3";
-    case ChatFormat::llama2: return "llama2";
-    case ChatFormat::gemma: return "gemma";
-    case ChatFormat::phi3: return "phi3";
-    case ChatFormat::file: return "file:" + file_path_;
+  if (format_ == ChatFormat::file) return "file:" + file_path_;
+  for (const NamedFormat& n : kNamed) {
+    if (n.format == format_) return n.name;
   }
   return "?";
 }

@@ -16,12 +16,15 @@ enum class ChatFormat {
   llama2,     // Llama 2: <s>[INST] <<SYS>>\nsystem\n<</SYS>>\n\nuser [/INST]
   gemma,      // Gemma 2/3: <bos><start_of_turn>user\nsystem\n\nuser<end_of_turn>\n<start_of_turn>model\n
   phi3,       // Phi-3: <|system|>\n...<|end|>\n<|user|>\n...<|end|>\n<|assistant|>\n
+  phi4,       // Phi-4: <|im_start|>role<|im_sep|>...<|im_end|> (ChatML's tokens, no newlines)
+  phi4_mini,  // Phi-4-mini: <|system|>...<|end|><|user|>...<|end|><|assistant|> (no newlines)
   file,       // user template with {system} and {user}
 };
 
 class ChatTemplate {
  public:
-  // From an option value: raw, chatml, llama3, llama3.1, mistral, mistral-v3, llama2, gemma, phi3, file:PATH.
+  // From an option value: raw, chatml, llama3, llama3.1, mistral, mistral-v3, llama2, gemma, phi3,
+  // phi4, phi4-mini, file:PATH.
   static ChatTemplate from_option(std::string_view spec);
   // From the `chat_template` string of tokenizer_config.json; `where` names the file in errors.
   static ChatTemplate detect(std::string_view jinja, const std::string& where);

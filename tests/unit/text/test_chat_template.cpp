@@ -60,6 +60,35 @@ TEST(ChatTemplate, GemmaAndPhi3) {
             "<|assistant|>\n");
 }
 
+// Phi-4 (14B) writes ChatML's tokens with <|im_sep|> and no newlines; Phi-4-mini builds
+// '<|' + role + '|>' without the newlines Phi-3 has (both templates as their tokenizer_config.json
+// files have them, abridged to the markers detect reads).
+TEST(ChatTemplate, Phi4AndPhi4Mini) {
+  EXPECT_EQ(render("phi4"),
+            "<|im_start|>system<|im_sep|>You are a helpful assistant.<|im_end|>"
+            "<|im_start|>user<|im_sep|>How do I bake bread?<|im_end|><|im_start|>assistant<|im_sep|>");
+  EXPECT_EQ(render("phi4", ""),
+            "<|im_start|>user<|im_sep|>How do I bake bread?<|im_end|><|im_start|>assistant<|im_sep|>");
+  EXPECT_EQ(render("phi4-mini"),
+            "<|system|>You are a helpful assistant.<|end|><|user|>How do I bake bread?<|end|><|assistant|>");
+  EXPECT_EQ(render("phi4-mini", ""), "<|user|>How do I bake bread?<|end|><|assistant|>");
+  const char* phi4 =
+      "{% for message in messages %}{% if (message['role'] == 'system') %}{{'<|im_start|>system<|im_sep|>' + "
+      "message['content'] + '<|im_end|>'}}{% elif (message['role'] == 'user') %}{{'<|im_start|>user<|im_sep|>' + "
+      "message['content'] + '<|im_end|>'}}{% endif %}{% endfor %}{% if add_generation_prompt %}"
+      "{{ '<|im_start|>assistant<|im_sep|>' }}{% endif %}";
+  const char* phi4_mini =
+      "{% for message in messages %}{% if message['role'] == 'system' and 'tools' in message and message['tools'] "
+      "is not none %}{{ '<|' + message['role'] + '|>' + message['content'] + '<|tool|>' + message['tools'] + "
+      "'<|/tool|>' + '<|end|>' }}{% else %}{{ '<|' + message['role'] + '|>' + message['content'] + '<|end|>' }}"
+      "{% endif %}{% endfor %}{% if add_generation_prompt %}{{ '<|assistant|>' }}{% else %}{{ eos_token }}"
+      "{% endif %}";
+  EXPECT_EQ(ChatTemplate::detect(phi4, "x").format(), ChatFormat::phi4);
+  EXPECT_EQ(ChatTemplate::detect(phi4_mini, "x").format(), ChatFormat::phi4_mini);
+  EXPECT_EQ(ChatTemplate::from_option("phi4-mini").name(), "phi4-mini");
+  EXPECT_EQ(ChatTemplate::detect(phi4, "x").name(), "phi4");
+}
+
 TEST(ChatTemplate, RawAndResponsePrefix) {
   EXPECT_EQ(render("raw"), kUser);
   EXPECT_EQ(ChatTemplate::from_option("chatml").render("", "x", "<think>\n\n</think>\n\n"),
@@ -84,6 +113,8 @@ TEST(ChatTemplate, UnknownOptionIsAnError) {
     FAIL();
   } catch (const abl::Error& e) {
     EXPECT_NE(std::string(e.what()).find("vicuna"), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("expected auto, raw, chatml, "), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find(", phi4-mini or file:PATH)"), std::string::npos) << e.what();
   }
 }
 
