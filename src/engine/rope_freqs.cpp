@@ -12,11 +12,12 @@
 namespace abl::engine {
 namespace {
 
-// base[i] = theta^(2i/HD) in fp32, as torch computes `base ** (arange(0, HD, 2) / HD)`.
-std::vector<float> base_powers(double theta, int64_t HD) {
-  std::vector<float> base(static_cast<size_t>(HD / 2));
-  for (int64_t i = 0; i < HD / 2; ++i) {
-    const float expo = static_cast<float>(2 * i) / static_cast<float>(HD);
+// base[i] = theta^(2i/R) in fp32, as torch computes `base ** (arange(0, R, 2) / R)`; R, the
+// rotary dims, is the head dim unless the model rotates part of each head (transformers' `dim`).
+std::vector<float> base_powers(double theta, int64_t R) {
+  std::vector<float> base(static_cast<size_t>(R / 2));
+  for (int64_t i = 0; i < R / 2; ++i) {
+    const float expo = static_cast<float>(2 * i) / static_cast<float>(R);
     base[static_cast<size_t>(i)] = static_cast<float>(std::pow(static_cast<float>(theta), expo));
   }
   return base;
@@ -24,9 +25,9 @@ std::vector<float> base_powers(double theta, int64_t HD) {
 
 // LongRoPE: inv_freq = 1 / (ext_factors * base ** (arange(0, HD, 2) / HD)), all fp32.
 std::vector<float> longrope_inv_freq(const model::ModelSpec& spec, const std::vector<double>& ext) {
-  const std::vector<float> base = base_powers(spec.rope_theta, spec.head_dim);
-  ABL_CHECK(ext.size() == base.size(), "{}: LongRoPE factor list of {} entries for head_dim {}", spec.source,
-            ext.size(), spec.head_dim);
+  const std::vector<float> base = base_powers(spec.rope_theta, spec.rotary_dim());
+  ABL_CHECK(ext.size() == base.size(), "{}: LongRoPE factor list of {} entries for {} rotary dims", spec.source,
+            ext.size(), spec.rotary_dim());
   std::vector<float> f(base.size());
   for (size_t i = 0; i < f.size(); ++i) f[i] = 1.0f / (static_cast<float>(ext[i]) * base[i]);
   return f;
@@ -38,8 +39,8 @@ std::vector<float> longrope_inv_freq(const model::ModelSpec& spec, const std::ve
 // torch computes it, the correction range in double as Python's math does.
 std::vector<float> yarn_inv_freq(const model::ModelSpec& spec) {
   const model::RopeScaling& rs = spec.rope_scaling;
-  const std::vector<float> pos = base_powers(spec.rope_theta, spec.head_dim);
-  const double dim = static_cast<double>(spec.head_dim);
+  const std::vector<float> pos = base_powers(spec.rope_theta, spec.rotary_dim());
+  const double dim = static_cast<double>(spec.rotary_dim());
   const auto correction_dim = [&](double rotations) {
     return dim * std::log(static_cast<double>(rs.original_max_position_embeddings) / (rotations * 2.0 * M_PI)) /
            (2.0 * std::log(spec.rope_theta));
@@ -68,7 +69,7 @@ std::vector<float> yarn_inv_freq(const model::ModelSpec& spec) {
 
 std::vector<float> rope_inv_freq(const model::ModelSpec& spec, bool local) {
   const double theta = local && spec.rope_local_theta > 0 ? spec.rope_local_theta : spec.rope_theta;
-  std::vector<float> f = base_powers(theta, spec.head_dim);
+  std::vector<float> f = base_powers(theta, spec.rotary_dim());
   for (float& inv : f) inv = 1.0f / inv;
   if (local && spec.rope_local_theta > 0) return f;  // Gemma 3's local layers: default RoPE
   const model::RopeScaling& rs = spec.rope_scaling;

@@ -247,9 +247,16 @@ void gemma3_keys(const Keys& k, ModelSpec& s) {
 void phi3_keys(const Keys& k, ModelSpec& s) {
   s.fused_qkv = true;
   s.fused_gate_up = true;
+  // Phi-4-mini: Phi3Attention rotates q[..., :rotary_dim], rotary_dim = int(head_dim * factor)
   if (auto prf = k.find("partial_rotary_factor"); prf && prf->as_double() != 1.0) {
-    fail("{}: key 'partial_rotary_factor': {} (rotating part of each head) is not supported", s.source,
-         prf->as_double());
+    const double f = prf->as_double();
+    if (!(f > 0.0 && f < 1.0)) bad_key(s, "partial_rotary_factor", fmt::format("must be in (0, 1], found {}", f));
+    s.partial_rotary_dim = static_cast<int64_t>(static_cast<double>(s.head_dim) * f);
+    if (s.partial_rotary_dim < 2 || s.partial_rotary_dim % 2 != 0) {
+      bad_key(s, "partial_rotary_factor",
+              fmt::format("{} of head_dim {} rotates {} dims; RoPE needs an even number of at least 2", f, s.head_dim,
+                          s.partial_rotary_dim));
+    }
   }
 }
 
@@ -485,6 +492,11 @@ void validate_model_spec(const ModelSpec& s) {
   }
   if (s.head_dim % 2 != 0) {
     bad_key(s, "head_dim", fmt::format("{} must be even for rotary embeddings", s.head_dim));
+  }
+  if (s.partial_rotary_dim < 0 || s.partial_rotary_dim % 2 != 0 || s.partial_rotary_dim > s.head_dim) {
+    bad_key(s, "partial_rotary_factor",
+            fmt::format("rotates {} dims of head_dim {}; must be even and at most head_dim", s.partial_rotary_dim,
+                        s.head_dim));
   }
   if (s.q_dim() > kMaxDim) {
     bad_key(s, "head_dim", fmt::format("num_attention_heads * head_dim = {} * {} is implausibly large",

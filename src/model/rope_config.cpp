@@ -125,8 +125,9 @@ void check_rope_scaling(const ModelSpec& s) {
   if (r.type == RopeScaling::Type::longrope) {
     for (const auto* list : {&r.short_factor, &r.long_factor}) {
       const char* key = list == &r.short_factor ? "rope_scaling.short_factor" : "rope_scaling.long_factor";
-      if (static_cast<int64_t>(list->size()) != s.head_dim / 2) {
-        bad_key(s, key, fmt::format("has {} values, expected head_dim / 2 = {}", list->size(), s.head_dim / 2));
+      if (static_cast<int64_t>(list->size()) != s.rotary_dim() / 2) {
+        bad_key(s, key, fmt::format("has {} values, expected {} / 2 = {}", list->size(),
+                                    s.partial_rotary_dim > 0 ? "the rotary dims" : "head_dim", s.rotary_dim() / 2));
       }
       for (double f : *list) {
         if (!(f > 0) || !std::isfinite(f)) bad_key(s, key, fmt::format("values must be positive, found {}", f));

@@ -11,10 +11,11 @@ namespace abl::model {
 
 std::string fingerprint(const ModelSpec& s) {
   const RopeScaling& r = s.rope_scaling;
-  std::string out = fmt::format("{}|{}|V{} H{} F{} L{} NH{} NKV{} HD{}|eps {:a}|rope {:a} {} {:a} {:a} {:a} {} "
+  std::string out = fmt::format("{}|{}|V{} H{} F{} L{} NH{} NKV{} HD{} R{}|eps {:a}|rope {:a} {} {:a} {:a} {:a} {} "
                                 "[{:a}] [{:a}] {:a} yarn {:a} {:a} {}",
                                 s.architecture, s.model_type, s.vocab_size, s.hidden_size, s.intermediate_size,
-                                s.num_layers, s.num_heads, s.num_kv_heads, s.head_dim, s.rms_norm_eps, s.rope_theta,
+                                s.num_layers, s.num_heads, s.num_kv_heads, s.head_dim, s.partial_rotary_dim,
+                                s.rms_norm_eps, s.rope_theta,
                                 static_cast<int>(r.type), r.factor, r.low_freq_factor, r.high_freq_factor,
                                 r.original_max_position_embeddings, fmt::join(r.short_factor, " "),
                                 fmt::join(r.long_factor, " "), r.attention_factor, r.beta_fast, r.beta_slow,

@@ -22,6 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     for (int64_t d : dims) ABL_FUZZ_CHECK(d > 0 && d <= (int64_t{1} << 31), abl::model::describe(s));
     ABL_FUZZ_CHECK(s.num_heads % s.num_kv_heads == 0 && s.group_size() >= 1, abl::model::describe(s));
     ABL_FUZZ_CHECK(s.head_dim % 2 == 0 && s.q_dim() <= (int64_t{1} << 31), abl::model::describe(s));
+    ABL_FUZZ_CHECK(s.rotary_dim() % 2 == 0 && s.rotary_dim() >= 2 && s.rotary_dim() <= s.head_dim,
+                   abl::model::describe(s));
     ABL_FUZZ_CHECK(std::isfinite(s.rms_norm_eps) && s.rms_norm_eps > 0, abl::model::describe(s));
     ABL_FUZZ_CHECK(std::isfinite(s.rope_theta) && s.rope_theta > 0, abl::model::describe(s));
     if (s.rope_scaling.type == abl::model::RopeScaling::Type::llama3) {
@@ -35,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                              static_cast<int64_t>(s.sliding_layers.size()) == s.num_layers),
                    abl::model::describe(s));
     if (s.rope_scaling.type == abl::model::RopeScaling::Type::longrope) {
-      ABL_FUZZ_CHECK(static_cast<int64_t>(s.rope_scaling.short_factor.size()) == s.head_dim / 2 &&
+      ABL_FUZZ_CHECK(static_cast<int64_t>(s.rope_scaling.short_factor.size()) == s.rotary_dim() / 2 &&
                          s.context_length() > 0,
                      abl::model::describe(s));
     }

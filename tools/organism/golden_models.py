@@ -19,6 +19,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | qwen2-moe-shared    | Qwen2MoeForCausalLM | 4 experts top-2 not renormalised, sigmoid-gated shared expert, q/k/v bias, mlp_only_layers [1] (a dense layer between MoE layers), all BF16 |
 | qwen3-moe           | Qwen3MoeForCausalLM | 8 experts top-3 renormalised, q/k norm, head_dim 32 != hidden/heads, BF16 + F32 norms |
 | qwen3-yarn          | Qwen3ForCausalLM    | rope_scaling yarn x4 from 64 tokens (kept, ramped and divided frequencies all present), attention factor 0.1 ln 4 + 1, BF16 + F32 norms |
+| phi4-mini-partial-rope | Phi3ForCausalLM  | partial_rotary_factor 0.75 (12 of 16 dims rotate, 4 pass), LongRoPE short factors over the rotary dims, tied, all BF16 |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -130,6 +131,13 @@ MODELS = [
      dict(H=64, L=2, NH=4, NKV=2, HD=32, F=128, tied=False, theta=10000.0, max_positions=256, seeded=True,
           rope_scaling={"factor": 4.0, "original_max_position_embeddings": 64, "rope_type": "yarn"}),
      "BF16", "F32"),
+    # Phi-4-mini's shape: rotates 3/4 of each head (here 12 of 16 dims: the factor lists have 6
+    # entries), LongRoPE, tied embeddings (no lm_head tensor)
+    ("phi4-mini-partial-rope", "Phi3ForCausalLM", "phi3",
+     dict(H=64, L=2, NH=4, NKV=2, HD=16, F=96, tied=True, theta=10000.0, window=None,
+          max_positions=1024, original_max_positions=256, partial_rotary_factor=0.75,
+          rope_scaling={"long_factor": PHI3_LONG_FACTOR[:6], "short_factor": PHI3_SHORT_FACTOR[2:],
+                        "type": "longrope"}), "BF16", "BF16"),
 ]
 
 
@@ -254,7 +262,9 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "original_max_position_embeddings": d["original_max_positions"],
                   "resid_pdrop": 0.0, "rms_norm_eps": 1e-05, "rope_scaling": d["rope_scaling"],
                   "rope_theta": d["theta"], "sliding_window": d["window"],
-                  "tie_word_embeddings": False})
+                  "tie_word_embeddings": d["tied"]})
+        if "partial_rotary_factor" in d:
+            c["partial_rotary_factor"] = d["partial_rotary_factor"]
     elif mtype == "mixtral":
         c.update({"head_dim": d["HD"], "hidden_act": "silu", "max_position_embeddings": 2048,
                   "num_experts_per_tok": d["k"], "num_local_experts": d["E"],
@@ -488,6 +498,8 @@ def family_description(spec, p, golden):
             desc["ignored_softcap_effect_prompt4"] = round(effect, 4)
     if spec.arch == "Phi3ForCausalLM":
         desc["rope_attention_factor"] = spec.rope_attention_factor
+        if spec.R != spec.HD:
+            desc["rotary_dim"] = spec.R
         after = spec.long_rope_after
         # the last token generated is never fed back: a sequence holds at most prompt + max_new - 1
         longest = max(len(e["input_ids"]) for e in golden["prompts"]) + golden["max_new_tokens"]
@@ -533,7 +545,7 @@ def scaled_rope_description(spec, p, golden):
     """Extra golden.json model keys of a rope with an attention factor (YaRN): the factor, the
     inverse frequencies, and how much prompt 4's logits would change with plain RoPE."""
     plain = copy.copy(spec)
-    plain.rope = {"global": (ref.rope_inv_freq(spec.HD, spec.theta, None), 1.0)}
+    plain.rope = {"global": (ref.rope_inv_freq(spec.R, spec.theta, None), 1.0)}
     ids = torch.tensor([golden["prompts"][4]["input_ids"]])
     effect = float((ref.forward(spec, p, ids, capture=False)[0] -
                     ref.forward(plain, p, ids, capture=False)[0]).abs().max())
@@ -636,6 +648,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | mixtral-moe | MixtralForCausalLM | 4 experts, top-2, always renormalised; block_sparse_moe.gate / experts.{e}.w1 (gate), w3 (up), w2 (down); GQA ratio 2, untied, BF16 matrices, F32 norms |
 | qwen2-moe-shared | Qwen2MoeForCausalLM | 4 experts (moe_intermediate_size 32), top-2, not renormalised; shared expert (64) with sigmoid gate; q/k/v bias; mlp_only_layers [1]: layer 1 is a dense MLP (intermediate_size 128); all BF16 |
 | qwen3-moe | Qwen3MoeForCausalLM | 8 experts, top-3, renormalised; q_norm/k_norm; head_dim 32 != hidden/heads; BF16 matrices, F32 norms |
+| phi4-mini-partial-rope | Phi3ForCausalLM | Phi-4-mini's partial rotary embedding: partial_rotary_factor 0.75, so the first 12 of each head's 16 dims rotate in pairs (i, i + 6) with theta^(2i/12) frequencies and the last 4 pass unchanged; LongRoPE short factors (6 per list) with attention factor sqrt(1 + ln 4 / ln 256) = 1.1180; tie_word_embeddings true (no lm_head tensor); GQA ratio 2, all BF16 |
 | qwen3-yarn | Qwen3ForCausalLM | rope_scaling yarn, factor 4 from original_max_position_embeddings 64 (max_position_embeddings 256): with theta 1e4 and head_dim 32 the first dimension pair keeps its frequency, pairs 1 to 4 are ramped, the rest divided by 4; cos and sin times 0.1 ln 4 + 1 = 1.1386; q_norm/k_norm, GQA ratio 2, untied, BF16 matrices, F32 norms |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).

@@ -233,8 +233,6 @@ class Spec:
             raise ValueError("mlp_bias is not used by the fixtures")
         if gemma and get("use_bidirectional_attention"):
             raise ValueError("use_bidirectional_attention (EmbeddingGemma) is not a decoder")
-        if arch == "Phi3ForCausalLM" and get("partial_rotary_factor") != 1.0:
-            raise ValueError("partial_rotary_factor != 1 is not implemented")
 
         # Gemma: (1 + w) norms, sandwich norms, scaled embeddings, GeGLU, query_pre_attn_scalar,
         # softcaps (models/gemma2/modeling_gemma2.py Gemma2RMSNorm, Gemma2DecoderLayer,
@@ -287,17 +285,21 @@ class Spec:
         # ("long"; see forward), otherwise with the short ones ("global")
         self.long_rope_after = None
         kind = (self.rope_scaling or {}).get("rope_type", (self.rope_scaling or {}).get("type"))
+        # Phi-4-mini rotates the first int(head_dim * partial_rotary_factor) dims of each head
+        # (modeling_rope_utils: `dim = int(head_dim * partial_rotary_factor)`; models/phi3
+        # apply_rotary_pos_emb: `rotary_dim = cos.shape[-1]`, q_rot / q_pass)
+        self.R = int(self.HD * get("partial_rotary_factor", 1.0)) if arch == "Phi3ForCausalLM" else self.HD
         if arch == "Phi3ForCausalLM" and kind in ("longrope", "su"):
-            lr = (self.HD, self.theta, self.rope_scaling, get("max_position_embeddings"),
+            lr = (self.R, self.theta, self.rope_scaling, get("max_position_embeddings"),
                   get("original_max_position_embeddings"))
             inv_freq, factor = longrope_parameters(*lr)
             self.long_rope_after = get("original_max_position_embeddings")
             long_rope = longrope_parameters(*lr, long=True)
         elif kind == "yarn":
-            inv_freq, factor = yarn_parameters(self.HD, self.theta, self.rope_scaling, get("max_position_embeddings"),
+            inv_freq, factor = yarn_parameters(self.R, self.theta, self.rope_scaling, get("max_position_embeddings"),
                                                get("original_max_position_embeddings", None))
         else:
-            inv_freq, factor = rope_inv_freq(self.HD, self.theta, self.rope_scaling), 1.0
+            inv_freq, factor = rope_inv_freq(self.R, self.theta, self.rope_scaling), 1.0
         self.inv_freq, self.rope_attention_factor = inv_freq, factor
         self.rope = {"global": (inv_freq, factor)}
         if self.long_rope_after is not None:
@@ -533,8 +535,9 @@ def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
         k = norm(spec, k, p[pre + "self_attn.k_norm.weight"])
     q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # (B, heads, T, HD)
     cos, sin = cos_sin
-    q = q * cos + rotate_half(q) * sin
-    k = k * cos + rotate_half(k) * sin
+    R = cos.shape[-1]  # the rotary dims: all of HD, or Phi-4-mini's part (the rest pass unchanged)
+    q = torch.cat((q[..., :R] * cos + rotate_half(q[..., :R]) * sin, q[..., R:]), dim=-1)
+    k = torch.cat((k[..., :R] * cos + rotate_half(k[..., :R]) * sin, k[..., R:]), dim=-1)
     if cache is not None:
         if l in cache:
             k = torch.cat((cache[l][0], k), dim=2)

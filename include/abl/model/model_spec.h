@@ -63,6 +63,9 @@ struct ModelSpec {
   int64_t num_heads = 0;          // NH (num_attention_heads)
   int64_t num_kv_heads = 0;       // NKV (num_key_value_heads)
   int64_t head_dim = 0;           // HD; NH * HD need not equal H (Qwen3)
+  // The leading dims of each head that RoPE rotates, pairs (i, i + R/2); the rest pass unchanged.
+  // 0 = all of them. Phi-4-mini: int(HD * partial_rotary_factor) = 96 of 128.
+  int64_t partial_rotary_dim = 0;
 
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;  // RoPE base, rotate-half layout as in transformers
@@ -132,6 +135,7 @@ struct ModelSpec {
   int64_t q_dim() const { return num_heads * head_dim; }      // NH * HD
   int64_t kv_dim() const { return num_kv_heads * head_dim; }  // NKV * HD
   int64_t group_size() const { return num_heads / num_kv_heads; }
+  int64_t rotary_dim() const { return partial_rotary_dim > 0 ? partial_rotary_dim : head_dim; }  // R
   bool uses_sliding_window(int64_t layer) const;
   // The RoPE base of a layer (rope_local_theta on Gemma 3's sliding layers).
   bool uses_local_rope(int64_t layer) const;

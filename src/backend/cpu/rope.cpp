@@ -1,5 +1,6 @@
-// Rotary embedding in the rotate-half layout of Hugging Face: pairs are (i, i + HD/2), not
-// interleaved, so q/k weights need no permutation. The angle is rounded to fp32 first, as torch
+// Rotary embedding in the rotate-half layout of Hugging Face: pairs are (i, i + R/2), not
+// interleaved, so q/k weights need no permutation; R = HD, or the rotary dims of a partial rotary
+// model (Phi-4-mini), whose other dims pass unchanged. The angle is rounded to fp32 first, as torch
 // computes position * inv_freq in fp32, and then cos/sin are taken of that fp32 angle.
 #include <cmath>
 
@@ -8,8 +9,8 @@
 namespace abl::cpu {
 
 void rope(float* x, const int64_t* positions, int64_t T, int64_t heads, int64_t HD, const float* inv_freq,
-          float attention_factor, const int32_t* table) {
-  const int64_t half = HD / 2;
+          float attention_factor, const int32_t* table, int64_t rotary_dim) {
+  const int64_t half = (rotary_dim > 0 ? rotary_dim : HD) / 2;
 #pragma omp parallel for schedule(static) if (T * heads * HD > 65536)
   for (int64_t t = 0; t < T; ++t) {
     const float pos = static_cast<float>(positions[t]);

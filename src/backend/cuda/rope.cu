@@ -1,5 +1,6 @@
 // RoPE in Hugging Face's rotate-half layout, in place on bf16 q or k: one thread per pair
-// (i, i + HD/2). The angle is rounded to fp32 before cos/sin, as torch and the CPU twin do, and the
+// (i, i + R/2) of the first R dims of a head (R = HD unless the model rotates part of each
+// head). The angle is rounded to fp32 before cos/sin, as torch and the CPU twin do, and the
 // rotation runs in fp32 with one rounding to bf16 (torch rounds cos/sin to bf16 first).
 #include <cuda_bf16.h>
 
@@ -12,9 +13,8 @@ namespace abl::cuda {
 namespace {
 
 __global__ void rope_kernel(__nv_bfloat16* __restrict__ x, const int64_t* __restrict__ positions, int64_t T,
-                            int64_t heads, int64_t HD, const float* __restrict__ inv_freq,
+                            int64_t heads, int64_t HD, int64_t half, const float* __restrict__ inv_freq,
                             const int32_t* __restrict__ table) {
-  const int64_t half = HD / 2;
   const int64_t n = T * heads * half;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t p = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; p < n; p += stride) {
@@ -36,12 +36,14 @@ __global__ void rope_kernel(__nv_bfloat16* __restrict__ x, const int64_t* __rest
 }  // namespace
 
 void rope(__nv_bfloat16* x, const int64_t* positions, int64_t T, int64_t heads, int64_t HD, const float* inv_freq,
-          const int32_t* table, cudaStream_t s) {
+          const int32_t* table, cudaStream_t s, int64_t rotary_dim) {
   ABL_CHECK(T >= 0 && heads >= 0, "rope: negative extent (T = {}, heads = {})", T, heads);
   ABL_CHECK(HD > 0 && HD % 2 == 0, "rope: head dim {} must be positive and even", HD);
+  const int64_t R = rotary_dim > 0 ? rotary_dim : HD;
+  ABL_CHECK(R % 2 == 0 && R <= HD, "rope: rotary dims {} must be even and at most the head dim {}", R, HD);
   if (T == 0 || heads == 0) return;
-  rope_kernel<<<detail::elementwise_blocks(T * heads * (HD / 2)), detail::kElementwiseThreads, 0, s>>>(
-      x, positions, T, heads, HD, inv_freq, table);
+  rope_kernel<<<detail::elementwise_blocks(T * heads * (R / 2)), detail::kElementwiseThreads, 0, s>>>(
+      x, positions, T, heads, HD, R / 2, inv_freq, table);
   CUDA_CHECK_LAUNCH();
 }
 

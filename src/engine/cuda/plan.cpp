@@ -103,7 +103,7 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
   p.captures = carve("captures (B,L+1,H) f32", B * (L + 1) * H * f4);
   // Global (LongRoPE: short then long factors) and local (sliding layers) tables.
   const int64_t rope_rows = m.long_rope_after() > 0 ? 3 : 2;
-  p.inv_freq = carve("rope inv_freq (2 or 3,HD/2) f32", rope_rows * (m.head_dim / 2) * f4);
+  p.inv_freq = carve("rope inv_freq (2 or 3,R/2) f32", rope_rows * (m.rotary_dim() / 2) * f4);
   AttnBounds bounds;
   bounds.B = B;
   bounds.max_q_len = T;

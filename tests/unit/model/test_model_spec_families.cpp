@@ -222,10 +222,35 @@ TEST(ModelSpecPhi3, LongRope) {
   EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "rope_scaling.short_factor", "48"}));
 }
 
+// Phi-4-mini is a Phi3ForCausalLM that rotates 3/4 of each head (the published config's numbers).
+TEST(ModelSpecPhi3, Phi4MiniRotatesPartOfEachHead) {
+  nlohmann::json c = fixture_config("Phi-3-mini-4k-instruct");
+  c.update({{"hidden_size", 3072}, {"num_attention_heads", 24}, {"num_key_value_heads", 8},
+            {"intermediate_size", 8192}, {"vocab_size", 200064}, {"partial_rotary_factor", 0.75},
+            {"max_position_embeddings", 131072}, {"original_max_position_embeddings", 4096},
+            {"tie_word_embeddings", true}, {"bos_token_id", 199999}, {"eos_token_id", 199999},
+            {"pad_token_id", 199999}, {"sliding_window", 262144}});
+  c["rope_scaling"] = {{"type", "longrope"}, {"short_factor", std::vector<double>(48, 1.0)},
+                       {"long_factor", std::vector<double>(48, 2.0)}};
+  ModelSpec s = parse(c);
+  EXPECT_EQ(s.head_dim, 128);
+  EXPECT_EQ(s.partial_rotary_dim, 96);
+  EXPECT_EQ(s.rotary_dim(), 96);
+  EXPECT_NEAR(s.rope_scaling.attention_factor, 1.19024, 1e-5);
+  c["rope_scaling"]["short_factor"] = std::vector<double>(64, 1.0);  // head_dim / 2: not what rotates
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "rope_scaling.short_factor",
+                                                       "has 64 values, expected the rotary dims / 2 = 48"}));
+  c["rope_scaling"]["short_factor"] = std::vector<double>(48, 1.0);
+  c["partial_rotary_factor"] = 1.5;
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "partial_rotary_factor", "(0, 1]"}));
+  c["partial_rotary_factor"] = 0.01;  // int(1.28) = 1 dim
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"partial_rotary_factor", "rotates 1 dims", "even"}));
+  c["partial_rotary_factor"] = 1.0;  // all of it, as Phi-3
+  c["rope_scaling"] = nullptr;
+  EXPECT_EQ(parse(c).rotary_dim(), 128);
+}
+
 TEST(ModelSpecFamilies, RefusedOptionsNameTheKey) {
-  nlohmann::json phi = fixture_config("Phi-3-mini-4k-instruct");
-  phi["partial_rotary_factor"] = 0.75;
-  EXPECT_TRUE(abl::testing::contains_all(error_of(phi), {"my/config.json", "partial_rotary_factor"}));
   nlohmann::json gemma = fixture_config("gemma-2-2b-it");
   gemma["hidden_activation"] = "gelu";
   EXPECT_TRUE(abl::testing::contains_all(error_of(gemma), {"my/config.json", "'hidden_activation'", "'gelu'"}));

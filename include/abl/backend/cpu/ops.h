@@ -19,12 +19,13 @@ void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim
 // y(T,out) = x(T,in) · W(out,in)ᵀ (+ bias(out) when non-null).
 void linear(const float* x, const float* w, const float* bias, float* y, int64_t T, int64_t in, int64_t out);
 
-// RoPE in Hugging Face's rotate-half layout, in place on x(T, heads, HD) at positions(T);
-// inv_freq(tables, HD/2) already carries any rope scaling, and token t rotates with row table[t]
+// RoPE in Hugging Face's rotate-half layout, in place on x(T, heads, HD) at positions(T): the
+// first R = rotary_dim dims of each head rotate in pairs (i, i + R/2), the rest pass (0 = HD, all);
+// inv_freq(tables, R/2) already carries any rope scaling, and token t rotates with row table[t]
 // (row 0 for every token when table is null: LongRoPE's long factors are row 1); cos and sin
-// are multiplied by attention_factor (LongRoPE's scaling; 1 otherwise).
+// are multiplied by attention_factor (LongRoPE's and YaRN's scaling; 1 otherwise).
 void rope(float* x, const int64_t* positions, int64_t T, int64_t heads, int64_t HD, const float* inv_freq,
-          float attention_factor = 1.0f, const int32_t* table = nullptr);
+          float attention_factor = 1.0f, const int32_t* table = nullptr, int64_t rotary_dim = 0);
 
 // Where one sequence's queries and keys are. Its keys/values are cache rows
 // [kv_begin, kv_begin + kv_len) at positions 0..kv_len-1; its q_len queries are rows

@@ -224,6 +224,30 @@ TEST(Ops, RopeTableRowPerToken) {
   EXPECT_NE(all0[per_token + 1], all1[per_token + 1]);  // the tables differ where it is checked
 }
 
+// Partial rotary (Phi-4-mini): the first R dims of each head rotate as a head of R dims would,
+// pairs (i, i + R/2); the other HD - R dims are left as they were.
+TEST(Ops, RopeRotatesTheFirstRotaryDimsOnly) {
+  const int64_t T = 3, heads = 2, HD = 10, R = 6;
+  const auto x = randn(static_cast<size_t>(T * heads * HD), 28);
+  const int64_t pos[T] = {0, 9, 300};
+  const float inv[R / 2] = {1.0f, 0.2f, 0.01f};
+  auto part = x;
+  abl::cpu::rope(part.data(), pos, T, heads, HD, inv, 1.1f, nullptr, R);
+  std::vector<float> heads_of_r;  // the leading R dims of every head, as heads of their own
+  for (int64_t r = 0; r < T * heads; ++r) {
+    heads_of_r.insert(heads_of_r.end(), x.begin() + r * HD, x.begin() + r * HD + R);
+  }
+  abl::cpu::rope(heads_of_r.data(), pos, T, heads, R, inv, 1.1f);
+  for (int64_t r = 0; r < T * heads; ++r) {
+    for (int64_t d = 0; d < HD; ++d) {
+      const size_t i = static_cast<size_t>(r * HD + d);
+      const float want = d < R ? heads_of_r[static_cast<size_t>(r * R + d)] : x[i];
+      EXPECT_EQ(part[i], want) << "head row " << r << " dim " << d;
+    }
+  }
+  EXPECT_NE(part[static_cast<size_t>(HD + 1)], x[static_cast<size_t>(HD + 1)]);  // position 0 is the identity
+}
+
 TEST(Ops, EmbeddingRejectsOutOfRangeToken) {
   std::vector<float> table(6, 1.0f), out(4);
   const int32_t ok[2] = {0, 2}, bad[1] = {3};

@@ -191,6 +191,21 @@ TEST(CudaRope, MatchesCpu) {
              stream.get());
   expect_close(to_f32(download<__nv_bfloat16>(dx2, x.size(), stream.get())), want2, kBf16Atol, kBf16Rtol,
                "rope with a table row per token");
+
+  // Partial rotary (Phi-4-mini): the first R = 48 of 72 dims rotate, the rest pass unchanged.
+  const int64_t R = 48;
+  auto want3 = to_f32(x);
+  cpu::rope(want3.data(), positions.data(), T, heads, HD, inv_freq.data(), 1.0f, nullptr, R);
+  auto dx3 = upload(x, stream.get());
+  cuda::rope(dx3.as<__nv_bfloat16>(), dpos.as<int64_t>(), T, heads, HD, dfreq.as<float>(), nullptr, stream.get(), R);
+  const auto got3 = download<__nv_bfloat16>(dx3, x.size(), stream.get());
+  expect_close(to_f32(got3), want3, kBf16Atol, kBf16Rtol, "rope of the first 48 dims");
+  const std::vector<float> got3_f = to_f32(got3), x_f = to_f32(x);
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (static_cast<int64_t>(i) % HD >= R) {
+      ASSERT_EQ(got3_f[i], x_f[i]) << "passed dim " << i;
+    }
+  }
 }
 
 TEST(CudaKvAppend, MatchesCpuAndLeavesOtherRows) {
