@@ -237,6 +237,8 @@ TEST(ModelSpecPhi3, Phi4MiniRotatesPartOfEachHead) {
   EXPECT_EQ(s.partial_rotary_dim, 96);
   EXPECT_EQ(s.rotary_dim(), 96);
   EXPECT_NEAR(s.rope_scaling.attention_factor, 1.19024, 1e-5);
+  EXPECT_NE(abl::model::describe(s).find("rope theta 10000 on 96/128 head dims longrope"), std::string::npos)
+      << abl::model::describe(s);
   c["rope_scaling"]["short_factor"] = std::vector<double>(64, 1.0);  // head_dim / 2: not what rotates
   EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "rope_scaling.short_factor",
                                                        "has 64 values, expected the rotary dims / 2 = 48"}));
