@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "abl/core/error.h"
 #include "abl/text/tokenizer.h"
 #include "common/temp_dir.h"
@@ -221,3 +223,32 @@ TEST(TokenizerClassification, GptSplitRegexAroundSeparators) {
   EXPECT_EQ(t.encode("a\u3000 \u180e b", false), (Ids{64, 159, 222, 222, 220, 157, 254, 236, 299}));
 }
 
+
+TEST(TokenizerClassification, O200kSplitRegexOfPhi4Mini) {
+  // Phi-4-mini's (GPT-4o's) split regex: case runs (HTTPServer, camelCase), contractions after
+  // capitals, numbers by three, punctuation that keeps a trailing slash or newline. A BPE with
+  // ignore_merges and one token per expected piece shows where the regex cut.
+  const std::string regex =
+      R"([^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+(?i:'s|'t|'re|'ve|'m|'ll|'d)?)"
+      R"(|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*(?i:'s|'t|'re|'ve|'m|'ll|'d)?)"
+      R"(|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+)";
+  const std::vector<std::string> pieces = {
+      "HTTPServer", " camel", "Case", " I'M",   " he's", " ", "123",  "45",   "e\u0301", " a",        "/b",
+      "\n\n",       " ",      " x",   " \u00c9t\u00e9", " \u4e2d\u6587", " ...//\n", "x"};
+  nlohmann::json vocab = {{"[UNK]", 0}};
+  for (const auto& p : pieces) vocab.emplace(p, static_cast<int>(vocab.size()));
+  const nlohmann::json j = {
+      {"version", "1.0"}, {"truncation", nullptr}, {"padding", nullptr}, {"added_tokens", nlohmann::json::array()},
+      {"normalizer", nullptr}, {"post_processor", nullptr}, {"decoder", nullptr},
+      {"pre_tokenizer",
+       {{"type", "Split"}, {"pattern", {{"Regex", regex}}}, {"behavior", "Isolated"}, {"invert", false}}},
+      {"model",
+       {{"type", "BPE"}, {"unk_token", "[UNK]"}, {"ignore_merges", true}, {"vocab", vocab},
+        {"merges", nlohmann::json::array()}}}};
+  const Tokenizer t = Tokenizer::from_json_text(j.dump(), "o200k");
+  std::string text;
+  for (const auto& p : pieces) text += p;
+  std::vector<std::string> got;
+  for (int32_t id : t.encode(text, false)) got.push_back(t.id_to_token(id));
+  EXPECT_EQ(got, pieces);
+}
