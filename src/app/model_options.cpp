@@ -11,6 +11,7 @@
 
 #include "abl/backend/cpu/ops.h"
 #include "abl/core/error.h"
+#include "abl/core/log.h"
 #include "abl/model/model_spec.h"
 #include "abl/text/synthetic_tokenizer.h"
 
@@ -161,7 +162,14 @@ text::ChatTemplate load_chat_template(const ModelOptions& opts) {
   const std::string& model = opts.model;
   const std::string& option = opts.chat_template;
   if (is_synthetic(model) && option == "auto") return text::ChatTemplate::from_option("chatml");
-  return text::ChatTemplate::resolve(option, model);
+  text::ChatTemplate t = text::ChatTemplate::resolve(option, model);
+  if (t.refuses_system_role() && !opts.system_prompt.empty()) {
+    log::warn("{}: the model's chat template refuses a system turn (\"System role not supported\"); the "
+              "system prompt is prepended to the user turn, as Gemma 3's template does. Pass "
+              "--system-prompt '' to render exactly what the model's template renders",
+              model);
+  }
+  return t;
 }
 
 }  // namespace abl::app

@@ -112,6 +112,7 @@ ChatTemplate ChatTemplate::detect(std::string_view jinja, const std::string& whe
     t.format_ = contains(jinja, "Cutting Knowledge Date") ? ChatFormat::llama31 : ChatFormat::llama3;
   } else if (contains(jinja, "<start_of_turn>")) {
     t.format_ = ChatFormat::gemma;
+    t.refuses_system_role_ = contains(jinja, "System role not supported");
   } else if (contains(jinja, "<<SYS>>")) {
     t.format_ = ChatFormat::llama2;
   } else if (contains(jinja, "[INST]")) {

@@ -38,9 +38,13 @@ class ChatTemplate {
 
   ChatFormat format() const { return format_; }
   std::string name() const;
+  // The model's own template raises on a system turn (Gemma 1 and 2: "System role not
+  // supported"); render() still prepends the system text to the user turn, as Gemma 3's does.
+  bool refuses_system_role() const { return refuses_system_role_; }
 
  private:
   ChatFormat format_ = ChatFormat::raw;
+  bool refuses_system_role_ = false;
   std::string file_text_;  // for ChatFormat::file
   std::string file_path_;
 };

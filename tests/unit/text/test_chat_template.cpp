@@ -137,6 +137,22 @@ TEST(ChatTemplate, DetectsFamiliesFromJinja) {
   }
 }
 
+// Gemma 1 and 2 raise on a system turn; Gemma 3 prepends it to the first user turn. Both render
+// as Gemma 3 does, and the template that refuses says so (the app warns when a system prompt is set).
+TEST(ChatTemplate, KnowsGemma2RefusesASystemTurn) {
+  const std::string gemma2 =
+      "{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}"
+      "{% endif %}{% for message in messages %}{% if (message['role'] == 'assistant') %}{% set role = 'model' %}"
+      "{% else %}{% set role = message['role'] %}{% endif %}{{ '<start_of_turn>' + role + '\\n' + "
+      "message['content'] | trim + '<end_of_turn>\\n' }}{% endfor %}";
+  const ChatTemplate t = ChatTemplate::detect(gemma2, "x");
+  EXPECT_EQ(t.format(), ChatFormat::gemma);
+  EXPECT_TRUE(t.refuses_system_role());
+  EXPECT_EQ(t.render("", " Hi "), "<bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n");
+  EXPECT_FALSE(ChatTemplate::detect("{{ '<start_of_turn>' + role }}", "x").refuses_system_role());
+  EXPECT_FALSE(ChatTemplate::from_option("gemma").refuses_system_role());
+}
+
 TEST(ChatTemplate, ResolveFromModelFolder) {
   abl::testing::TempDir dir;
   dir.write("tokenizer_config.json", R"({"chat_template": "{% for m in messages %}<|im_start|>{% endfor %}"})");
