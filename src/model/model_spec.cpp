@@ -579,40 +579,4 @@ ModelSpec load_model_spec(const std::string& path) {
   return spec;
 }
 
-std::string describe(const ModelSpec& s) {
-  std::string rope = fmt::format("rope theta {}", s.rope_theta);
-  if (s.partial_rotary_dim > 0) rope += fmt::format(" on {}/{} head dims", s.partial_rotary_dim, s.head_dim);
-  rope += describe_rope_scaling(s.rope_scaling);
-  if (s.rope_local_theta > 0) rope += fmt::format(", local layers theta {}", s.rope_local_theta);
-  std::string flags;
-  if (s.qkv_bias) flags += ", qkv bias";
-  if (s.qk_norm) flags += ", q/k norm";
-  if (s.fused_qkv || s.fused_gate_up) flags += ", fused qkv/gate_up";
-  if (s.norm_plus_one) flags += ", (1+w) norms";
-  if (s.sandwich_norms) flags += ", sandwich norms";
-  if (s.activation == Activation::gelu_tanh) flags += ", GeGLU (tanh)";
-  if (s.embed_scale != 1.0) flags += fmt::format(", embeddings x{:.6g}", s.embed_scale);
-  if (s.attn_scale > 0) flags += fmt::format(", score scale {:.6g}", s.attn_scale);
-  if (s.attn_softcap > 0 || s.final_softcap > 0) {
-    flags += fmt::format(", softcap {:g}/{:g}", s.attn_softcap, s.final_softcap);
-  }
-  if (s.num_experts > 0) {
-    const int64_t moe = std::count(s.moe_layers.begin(), s.moe_layers.end(), 1);
-    flags += fmt::format(", MoE {}x{} top-{}{} on {}/{} layers", s.num_experts, s.moe_intermediate_size,
-                         s.experts_per_token, s.norm_topk_prob ? " (renormalised)" : "", moe, s.num_layers);
-    if (s.shared_expert_intermediate_size > 0) {
-      flags += fmt::format(" + shared expert {}", s.shared_expert_intermediate_size);
-    }
-    if (s.fused_experts) flags += ", experts fused (E,2*Fm,H)+(E,H,Fm)";
-  }
-  if (s.sliding_window) {
-    int64_t n = s.num_layers;
-    if (!s.sliding_layers.empty()) n = std::count(s.sliding_layers.begin(), s.sliding_layers.end(), 1);
-    flags += fmt::format(", sliding window {} on {}/{} layers", s.sliding_window, n, s.num_layers);
-  }
-  return fmt::format("{}: L={} H={} F={} NH={} NKV={} HD={} V={}, {}, {}{}", s.architecture,
-                     s.num_layers, s.hidden_size, s.intermediate_size, s.num_heads, s.num_kv_heads,
-                     s.head_dim, s.vocab_size, rope, s.tied_embeddings ? "tied" : "untied", flags);
-}
-
 }  // namespace abl::model

@@ -1,0 +1,80 @@
+// The spec as text. describe(ModelSpec): one line for people (info, logs) with what sets the model
+// apart. fingerprint(ModelSpec): every field, so that ranks which derived their spec each from
+// their own read of config.json and the weight files can check they hold the same one before any
+// collective depends on its shapes. A field added to ModelSpec belongs in the fingerprint too (the
+// unit test changes each field and expects a different fingerprint).
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+
+#include "abl/model/model_spec.h"
+#include "rope_config.h"
+
+namespace abl::model {
+
+std::string describe(const ModelSpec& s) {
+  std::string rope = fmt::format("rope theta {}", s.rope_theta);
+  if (s.partial_rotary_dim > 0) rope += fmt::format(" on {}/{} head dims", s.partial_rotary_dim, s.head_dim);
+  rope += describe_rope_scaling(s.rope_scaling);
+  if (s.rope_local_theta > 0) rope += fmt::format(", local layers theta {}", s.rope_local_theta);
+  std::string flags;
+  if (s.qkv_bias) flags += ", qkv bias";
+  if (s.qk_norm) flags += ", q/k norm";
+  if (s.fused_qkv || s.fused_gate_up) flags += ", fused qkv/gate_up";
+  if (s.norm_plus_one) flags += ", (1+w) norms";
+  if (s.sandwich_norms) flags += ", sandwich norms";
+  if (s.activation == Activation::gelu_tanh) flags += ", GeGLU (tanh)";
+  if (s.embed_scale != 1.0) flags += fmt::format(", embeddings x{:.6g}", s.embed_scale);
+  if (s.attn_scale > 0) flags += fmt::format(", score scale {:.6g}", s.attn_scale);
+  if (s.attn_softcap > 0 || s.final_softcap > 0) {
+    flags += fmt::format(", softcap {:g}/{:g}", s.attn_softcap, s.final_softcap);
+  }
+  if (s.num_experts > 0) {
+    const int64_t moe = std::count(s.moe_layers.begin(), s.moe_layers.end(), 1);
+    flags += fmt::format(", MoE {}x{} top-{}{} on {}/{} layers", s.num_experts, s.moe_intermediate_size,
+                         s.experts_per_token, s.norm_topk_prob ? " (renormalised)" : "", moe, s.num_layers);
+    if (s.shared_expert_intermediate_size > 0) {
+      flags += fmt::format(" + shared expert {}", s.shared_expert_intermediate_size);
+    }
+    if (s.fused_experts) flags += ", experts fused (E,2*Fm,H)+(E,H,Fm)";
+  }
+  if (s.sliding_window) {
+    int64_t n = s.num_layers;
+    if (!s.sliding_layers.empty()) n = std::count(s.sliding_layers.begin(), s.sliding_layers.end(), 1);
+    flags += fmt::format(", sliding window {} on {}/{} layers", s.sliding_window, n, s.num_layers);
+  }
+  return fmt::format("{}: L={} H={} F={} NH={} NKV={} HD={} V={}, {}, {}{}", s.architecture,
+                     s.num_layers, s.hidden_size, s.intermediate_size, s.num_heads, s.num_kv_heads,
+                     s.head_dim, s.vocab_size, rope, s.tied_embeddings ? "tied" : "untied", flags);
+}
+
+
+std::string fingerprint(const ModelSpec& s) {
+  const RopeScaling& r = s.rope_scaling;
+  std::string out = fmt::format("{}|{}|V{} H{} F{} L{} NH{} NKV{} HD{} R{}|eps {:a}|rope {:a} {} {:a} {:a} {:a} {} "
+                                "[{:a}] [{:a}] {:a} yarn {:a} {:a} {}",
+                                s.architecture, s.model_type, s.vocab_size, s.hidden_size, s.intermediate_size,
+                                s.num_layers, s.num_heads, s.num_kv_heads, s.head_dim, s.partial_rotary_dim,
+                                s.rms_norm_eps, s.rope_theta,
+                                static_cast<int>(r.type), r.factor, r.low_freq_factor, r.high_freq_factor,
+                                r.original_max_position_embeddings, fmt::join(r.short_factor, " "),
+                                fmt::join(r.long_factor, " "), r.attention_factor, r.beta_fast, r.beta_slow,
+                                r.truncate);
+  out += fmt::format("|local {:a} max {} window {} [{}]|tied {} bias {} qknorm {} plus1 {} sandwich {}",
+                     s.rope_local_theta, s.max_position_embeddings, s.sliding_window,
+                     fmt::join(s.sliding_layers, ""), s.tied_embeddings, s.qkv_bias, s.qk_norm, s.norm_plus_one,
+                     s.sandwich_norms);
+  out += fmt::format("|embed {:a} scale {:a} caps {:a} {:a} act {}|names {} {} fused {} {}", s.embed_scale,
+                     s.attn_scale, s.attn_softcap, s.final_softcap, static_cast<int>(s.activation), s.weight_prefix,
+                     s.lm_head_name, s.fused_qkv, s.fused_gate_up);
+  out += fmt::format("|moe E{} k{} Fm{} Fs{} norm {} [{}] names {} fused {}", s.num_experts, s.experts_per_token,
+                     s.moe_intermediate_size, s.shared_expert_intermediate_size, s.norm_topk_prob,
+                     fmt::join(s.moe_layers, ""), static_cast<int>(s.expert_names), s.fused_experts);
+  out += fmt::format("|tokens bos {} eos [{}] pad {} dtype {}", s.bos_token_id ? *s.bos_token_id : -1,
+                     fmt::join(s.eos_token_ids, " "), s.pad_token_id ? *s.pad_token_id : -1,
+                     s.torch_dtype ? static_cast<int>(*s.torch_dtype) : -1);
+  return out;
+}
+
+}  // namespace abl::model
