@@ -75,6 +75,7 @@ std::vector<float> rope_inv_freq(const model::ModelSpec& spec, bool local) {
   const model::RopeScaling& rs = spec.rope_scaling;
   switch (rs.type) {
     case model::RopeScaling::Type::none: break;
+    case model::RopeScaling::Type::dynamic: break;  // unchanged up to max_position_embeddings (model_spec.h)
     case model::RopeScaling::Type::linear:
       for (float& inv : f) inv /= static_cast<float>(rs.factor);
       break;

@@ -65,6 +65,14 @@ void parse_rope_scaling(const io::JsonValue& r, const RopeTopLevel& top, RopeSca
     out->factor = r.get_double("factor");
     return;
   }
+  if (type == "dynamic") {
+    // modeling_rope_utils._compute_dynamic_ntk_parameters: base x (factor x seq_len / max_pos -
+    // (factor - 1))^(dim / (dim - 2)) with seq_len = max(sequence, max_position_embeddings), so
+    // the default frequencies up to max_position_embeddings tokens (rope_freqs.cpp).
+    out->type = RopeScaling::Type::dynamic;
+    out->factor = r.get_double("factor");
+    return;
+  }
   if (type == "longrope") {
     // transformers modeling_rope_utils._compute_longrope_parameters: with a top-level
     // original_max_position_embeddings (Phi-3), factor = max_position_embeddings / it.
@@ -94,7 +102,7 @@ void parse_rope_scaling(const io::JsonValue& r, const RopeTopLevel& top, RopeSca
     return;
   }
   if (type != "llama3") {
-    r.fail(fmt::format("rope type '{}' is not supported (supported: default, linear, llama3, longrope, yarn)",
+    r.fail(fmt::format("rope type '{}' is not supported (supported: default, linear, dynamic, llama3, longrope, yarn)",
                        type));
   }
   out->type = RopeScaling::Type::llama3;
@@ -159,6 +167,8 @@ std::string describe_rope_scaling(const RopeScaling& r) {
     case RopeScaling::Type::none: return "";
     case RopeScaling::Type::llama3: return fmt::format(" llama3 x{}", r.factor);
     case RopeScaling::Type::linear: return fmt::format(" linear x{}", r.factor);
+    case RopeScaling::Type::dynamic:
+      return fmt::format(" dynamic NTK x{} (the default RoPE within the context of a run)", r.factor);
     case RopeScaling::Type::longrope:
       return fmt::format(" longrope (short factors up to {} tokens, long beyond, attention x{:.4g})",
                          r.original_max_position_embeddings, r.attention_factor);

@@ -22,11 +22,14 @@ class JsonValue;
 namespace abl::model {
 
 struct RopeScaling {
-  enum class Type { none, llama3, linear, longrope, yarn };
+  enum class Type { none, llama3, linear, longrope, yarn, dynamic };
   Type type = Type::none;
   // llama3 (Llama 3.1+): wavelengths above original_max/low_freq_factor are divided by
   // `factor`, those below original_max/high_freq_factor kept, a smooth blend in between.
   // linear (Gemma 3's global layers): every inverse frequency divided by `factor`.
+  // dynamic (dynamic NTK): transformers raises the base only for a sequence longer than
+  // max_position_embeddings, which no run has (ModelSpec::context_length caps every prompt and
+  // its generation), so within a run it is the default RoPE; `factor` is kept for describe().
   double factor = 1.0;
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;

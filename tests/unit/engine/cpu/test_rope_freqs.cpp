@@ -27,6 +27,27 @@ double plain(const ModelSpec& s, int64_t i) {
   return 1.0 / std::pow(s.rope_theta, static_cast<double>(2 * i) / static_cast<double>(s.head_dim));
 }
 
+// Dynamic NTK raises the base only for sequences past max_position_embeddings, which runs never
+// reach (context_length caps prompt + generation): the frequencies are the default ones.
+TEST(RopeDynamic, IsTheDefaultRopeWithinTheContext) {
+  nlohmann::json c = qwen25_7b();
+  const std::vector<float> plain_freqs = abl::engine::rope_inv_freq(parse(c));
+  c["rope_scaling"] = {{"type", "dynamic"}, {"factor", 2.0}};
+  const ModelSpec s = parse(c);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::dynamic);
+  EXPECT_EQ(abl::engine::rope_inv_freq(s), plain_freqs);
+  EXPECT_FLOAT_EQ(abl::engine::rope_attention_factor(s), 1.0f);
+  EXPECT_EQ(s.context_length(), 32768);
+  EXPECT_NE(abl::model::describe(s).find("dynamic NTK x2"), std::string::npos) << abl::model::describe(s);
+  c["rope_scaling"] = {{"rope_type", "dynamic"}, {"factor", -2.0}};
+  try {
+    parse(c);
+    FAIL() << "a negative factor was accepted";
+  } catch (const abl::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("rope_scaling.factor"), std::string::npos) << e.what();
+  }
+}
+
 TEST(RopeYarn, QwenLongContextBlock) {
   // As Qwen2.5's model cards say to add for contexts over 32768 tokens.
   nlohmann::json c = qwen25_7b();
