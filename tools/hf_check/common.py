@@ -8,6 +8,7 @@ ORGANISM_PROMPTS = os.path.join(REPO, "tests", "fixtures", "organism", "prompts"
 
 # One random-init model per supported architecture; the template is that golden fixture's
 # config.json (valid HF configs written for these families, tools/organism/golden_models.py).
+# The random-init cases: (architecture, golden fixture whose config.json and tokenizer they take).
 FAMILIES = [
     ("LlamaForCausalLM", "llama3-rope-scaling"),
     ("MistralForCausalLM", "mistral-window"),
@@ -17,6 +18,8 @@ FAMILIES = [
     ("Gemma3ForCausalLM", "gemma3-local-global"),
     ("Gemma3ForConditionalGeneration", "gemma3-mm"),
     ("Phi3ForCausalLM", "phi3-longrope-long"),  # past original_max 32: long factors, and the rerun
+    ("Phi3ForCausalLM", "phi4-mini-partial-rope"),  # Phi-4-mini: 3/4 of each head rotates, tied
+    ("Qwen3ForCausalLM", "qwen3-yarn"),  # YaRN scaling as Qwen's long-context block
     ("MixtralForCausalLM", "mixtral-moe"),
     ("Qwen2MoeForCausalLM", "qwen2-moe-shared"),
     ("Qwen3MoeForCausalLM", "qwen3-moe"),

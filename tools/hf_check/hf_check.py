@@ -338,12 +338,21 @@ def write_outputs(args, meta, progress):
     return md
 
 
+def select_families(option):
+    """The (arch, template) cases of --families: all, none, or names each an architecture (all its
+    cases) or a case's template. Returns (cases in FAMILIES order, unknown names)."""
+    if option in ("all", "none"):
+        return (list(FAMILIES) if option == "all" else []), []
+    names = [n for n in option.split(",") if n]
+    unknown = [n for n in names if not any(n in case for case in FAMILIES)]
+    return [case for case in FAMILIES if case[0] in names or case[1] in names], unknown
+
+
 def check_all(args, abl, families, golden, factory, save):
     """Builds the random-init models, adds the golden fixtures and the export, and checks each;
     save(progress) rewrites the table after every model and case."""
     models = []  # (case, arch, folder, golden or None)
-    for i, arch in enumerate(families):
-        template = dict(FAMILIES)[arch]
+    for i, (arch, template) in enumerate(families):
         case = "random-" + template
         folder = os.path.join(args.work, "models", case)
         log("building %s (%s template)" % (arch, template))
@@ -395,8 +404,8 @@ def main():
     ap.add_argument("--backend", action="append", choices=("cpu", "cuda"), default=[],
                     help="cpu always runs; --backend cuda adds our CUDA backend")
     ap.add_argument("--families", default="all",
-                    help="comma-separated architectures to build random models of, all, or none "
-                         "(transformers only)")
+                    help="random-init models to build: comma-separated architectures (every case of one) or "
+                         "case templates (phi4-mini-partial-rope), all, or none (transformers only)")
     ap.add_argument("--golden", default="all", help="comma-separated golden fixture names, all, or none")
     ap.add_argument("--export", choices=("auto", "none"), default="auto",
                     help="auto: export trial 0 of a 2-trial run of the first model and check it")
@@ -496,10 +505,10 @@ def main():
     if unknown:
         print("error: no golden fixture %s (have: %s)" % (unknown, ", ".join(all_golden)), file=sys.stderr)
         return 2
-    archs = [a for a, _ in FAMILIES]
-    families = archs if args.families == "all" else ([] if args.families == "none" else args.families.split(","))
-    if any(f not in archs for f in families):
-        print("error: --families takes %s" % ", ".join(archs), file=sys.stderr)
+    families, unknown = select_families(args.families)
+    if unknown:
+        print("error: --families takes architectures or case templates, all or none; not %s (have: %s)" % (
+            ", ".join(unknown), ", ".join(sorted({a for a, _ in FAMILIES} | {t for _, t in FAMILIES}))), file=sys.stderr)
         return 2
     if args.reference == "ours-torch" and families and args.families != "all":
         log("note: --reference ours-torch cannot build models; --families ignored")
