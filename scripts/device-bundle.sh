@@ -9,7 +9,7 @@
 # names it. On the GPU machine, from the repository root:
 #
 #   source DEST/env.sh        # unpacks under $ABL_ROOT (/tmp/abl-root); paths, Open MPI, ABL_* vars
-#   bash scripts/device-check.sh preflight tests     # the checks, logs in $OUT (see that script)
+#   bash scripts/device-check.sh     # the checks in one call (phase lease), logs in $OUT
 #   test_backend_cuda && test_engine_cuda && test_parallel_cuda     # or by hand
 #   mpirun -np 4 --oversubscribe --bind-to none test_mpi_cuda       # 4 ranks on one GPU
 #   bench_cuda                # make bench's GPU figures

@@ -25,12 +25,18 @@
 #                  family (HF_FAMILIES, default all) and an export of the first
 #   hf-golden      the same on the golden fixtures (HF_GOLDEN, default all)
 #   hf             both
-# With no phase: preflight tests.
+#   lease          the first GPU session's plan in one call, most needed first: preflight, the
+#                  three GPU test programs, test_mpi_cuda on 1 to 4 ranks, the driver on
+#                  --backend cuda, bench_cuda, then hf-golden with whatever time is left; each
+#                  step capped (LEASE_CAPS below) so that one slow step cannot starve the rest
+# With no phase: lease.
 #
-# Time: the device tool kills a command after 600 s. Every step is bounded by STEP_TIMEOUT
-# (default 300 s; sanitize and hf steps may take all that is left) and by one deadline,
-# DEVICE_CHECK_BUDGET seconds (default 560) after the start: a step gets what is left less 10 s,
-# and a step with under 20 s left is not started (SKIP, no time left). Give long phases a call each.
+# Time: the device tool kills a command after 600 s, and a session has 15 minutes of device time
+# in all, the machine's start (a minute or more) included: plan one full call (lease), and a
+# second short one only to rerun what failed. Every step is bounded by STEP_TIMEOUT (default
+# 300 s; sanitize and hf steps may take all that is left), by its cap in the lease phase, and by
+# one deadline, DEVICE_CHECK_BUDGET seconds (default 560) after the start: a step gets what is
+# left less 10 s, and a step with under 20 s left is not started (SKIP, no time left).
 #
 # Output: the device tool brings back at most 8 files. OUT gets summary.txt (one line per step:
 # PASS, FAIL, TIMEOUT or SKIP, seconds, name, why), logs.tgz (every step's log, the hf checker's
@@ -54,8 +60,8 @@ MIN_STEP=20
 OUT=${OUT:-${DEVICE_CHECK_OUT:-/tmp/device-check}}
 RACE_FILTER=${RACE_FILTER:-'AttentionDecode.SplitsMatchCpu:GqaHeadDimWindow/AttentionMixed.MatchesCpu/NH8_NKV4_HD128_W32_*:CudaRmsnorm.*:CudaLogSoftmax.*:CudaKlRows.*:CudaArgmax.*:GroupedGemm.*:CudaMoe.RouterTopkMatchesCpu:AblationEpilogueCuda.MatchesCpuEpilogueInAMixedBatch'}
 
-phases=(preflight tests sanitize-mem sanitize-race sanitize driver bench hf-families hf-golden hf)
-[[ $# -gt 0 ]] || set -- preflight tests
+phases=(preflight tests sanitize-mem sanitize-race sanitize driver bench hf-families hf-golden hf lease)
+[[ $# -gt 0 ]] || set -- lease
 for phase in "$@"; do
   [[ " ${phases[*]} " == *" $phase "* ]] ||
     { echo "device-check: unknown phase '$phase' (${phases[*]})" >&2; exit 2; }
@@ -90,12 +96,16 @@ record() {
   case $1 in PASS) passed=$((passed + 1)) ;; SKIP) skipped=$((skipped + 1)) ;; *) failed=$((failed + 1)) ;; esac
 }
 
-# step [-long] NAME COMMAND...: runs it with its output in OUT/NAME.log, bounded by STEP_TIMEOUT
-# (-long: not) and by the deadline. Status 77 is a skip, with the log's last line as the reason.
-# Sets LAST to PASS, FAIL, TIMEOUT or SKIP.
+# step [-long | -max SECONDS] NAME COMMAND...: runs it with its output in OUT/NAME.log, bounded by
+# STEP_TIMEOUT (-long: not; -max: by SECONDS instead) and by the deadline. Status 77 is a skip,
+# with the log's last line as the reason. Sets LAST to PASS, FAIL, TIMEOUT or SKIP.
 step() {
   local limit=$STEP_TIMEOUT
-  [[ $1 == -long ]] && { limit=$((DEADLINE - START)); shift; }  # the deadline bounds it
+  if [[ $1 == -long ]]; then
+    limit=$((DEADLINE - START)); shift  # the deadline bounds it
+  elif [[ $1 == -max ]]; then
+    limit=$2; shift 2
+  fi
   local name=$1 now left start status log secs
   shift
   now=$(date +%s)
@@ -274,15 +284,35 @@ sanitize_phase() {  # sanitize_phase mem|race; the probe runs once
   fi
 }
 
+preflight_phase() {  # preflight_phase [-max SECONDS]: each step bounded
+  step "$@" preflight-info preflight_info
+  step "$@" preflight-ldd preflight_ldd
+  step "$@" preflight-mpi preflight_mpi
+  step "$@" preflight-generate preflight_generate
+  step "$@" preflight-python preflight_python
+  step "$@" preflight-torch-cuda preflight_torch_cuda
+}
+
+# The caps of the lease phase's steps, in seconds (a step that ends sooner leaves its time to the
+# later ones; the deadline still bounds each): the sum is more than one call has, on purpose.
+LEASE_CAPS=${LEASE_CAPS:-'preflight=40 test_backend_cuda=150 test_engine_cuda=150 test_parallel_cuda=60 mpi=60 driver=150 bench=120'}
+cap() {  # cap NAME: its LEASE_CAPS value
+  local kv
+  for kv in $LEASE_CAPS; do [[ ${kv%%=*} == "$1" ]] && { echo "${kv#*=}"; return; }; done
+  echo "$STEP_TIMEOUT"
+}
+
 for phase in "$@"; do
   case $phase in
-    preflight)
-      step preflight-info preflight_info
-      step preflight-ldd preflight_ldd
-      step preflight-mpi preflight_mpi
-      step preflight-generate preflight_generate
-      step preflight-python preflight_python
-      step preflight-torch-cuda preflight_torch_cuda
+    preflight) preflight_phase ;;
+    lease)
+      preflight_phase -max "$(cap preflight)"
+      for t in test_backend_cuda test_engine_cuda test_parallel_cuda; do step -max "$(cap "$t")" "$t" "$t"; done
+      for n in 1 2 3 4; do step -max "$(cap mpi)" "test_mpi_cuda-np$n" mpi_test "$n"; done
+      step -max "$(cap driver)" driver-setup bash tests/driver/setup.sh
+      step -max "$(cap driver)" driver-cuda_backend bash tests/driver/cuda_backend.sh
+      step -max "$(cap bench)" bench_cuda bench_cuda
+      step -long hf-golden hf_check hf-golden --families none --golden "${HF_GOLDEN:-all}" --export none
       ;;
     tests)
       for t in test_backend_cuda test_engine_cuda test_parallel_cuda; do step "$t" "$t"; done
