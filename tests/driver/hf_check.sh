@@ -10,6 +10,12 @@
 #  3. without transformers and without --reference ours-torch, it reports "skipped" (status 77).
 source "$(dirname "$0")/common.sh"
 CHECK="$HERE/../../tools/hf_check/hf_check.py"
+# The stand-in reference is torch code: without Debian's python3-torch (install-deps.sh --tools)
+# there is nothing to run, which ctest shows as a skip.
+if ! "$PY" -c 'import torch' 2> /dev/null; then
+  echo "SKIPPED: $PY cannot import torch (./scripts/install-deps.sh --tools installs python3-torch)"
+  exit 77
+fi
 OUT="${WORK%/}-hf_check"  # its own folder beside the shared work folder
 rm -rf "$OUT" && mkdir -p "$OUT"
 "$PY" "$CHECK" --reference ours-torch --abliterate "$BIN" --threads 1 --work "$OUT/dry" \

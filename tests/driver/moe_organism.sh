@@ -21,7 +21,9 @@ cp "$ALL"/baseline.h5 "$ALL"/residuals.h5 "$ALL"/directions.h5 "$SHARED"/
 "$PY" "$HERE/fuse_experts.py" "$MOE" "$WORK/moe/fused-model"
 "$MPIEXEC" -np 2 --oversubscribe "$BIN" run --model "$WORK/moe/fused-model" "${OPTS[@]}" --sharding FULL_SHARD \
   --out "$FUSED"
-"$PY" "$HERE/compare_trials.py" "$ALL" "$FUSED" 40 1e-5
+# Refusals equal, KL within 1e-4 relative: the 1-rank and 2-rank passes sum in other orders, and
+# on a CPU without AVX-512 (the avx2 kernels) trial 21's KL of 8.4e-4 moves by 1.9e-5 of itself.
+"$PY" "$HERE/compare_trials.py" "$ALL" "$FUSED" 40 1e-4
 "$BIN" report --trials "$ALL" --json "$ALL/report.json"
 "$BIN" report --trials "$SHARED" --json "$SHARED/report.json"
 TRIAL=$("$PY" - "$ALL/report.json" "$SHARED/report.json" <<'PY'
