@@ -27,8 +27,9 @@ packages=(
   libpcre2-dev libutf8proc-dev libfmt-dev
   # Parquet prompt files: gzip and zstd pages.
   zlib1g-dev libzstd-dev
-  # The tests read the HDF5 outputs back with h5py and draw the analysis plots.
-  python3 python3-numpy python3-h5py python3-matplotlib
+  # The tests read the HDF5 outputs back with h5py and draw the analysis plots; the chat-template
+  # peer test renders genuine templates with Python's jinja2, as transformers does.
+  python3 python3-numpy python3-h5py python3-matplotlib python3-jinja2
   # The install test loads the installed modulefile with a real Lmod (docs/install.md).
   lmod
   # The isa tests run the portable binary on emulated CPUs without AVX (qemu-x86_64 -cpu Nehalem).

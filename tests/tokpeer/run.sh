@@ -8,7 +8,8 @@
 # registry), which ctest shows as a skip. TOKPEER_SEED and TOKPEER_FUZZ change the random cases.
 #
 # usage: bash tests/tokpeer/run.sh ABLITERATE_BINARY WORK_DIR [--install-only]
-# (--install-only stops after the npm install; the unit tests on the genuine files need it.)
+# (--install-only stops after the npm install and the chat-template references; the unit tests on
+# the genuine files need them.)
 set -euo pipefail
 
 if [[ $# -lt 2 || $# -gt 3 || ( $# -eq 3 && "$3" != "--install-only" ) ]]; then
@@ -46,6 +47,20 @@ fi
 MODULES="$WORK/node_modules"
 if [[ $# -eq 3 ]]; then
   echo "reference packages installed in $MODULES"
+  # The chat-template peer test's reference renders (read by test_text's JinjaPeer test): the
+  # genuine templates, rendered by Python's jinja2 as transformers sets it up.
+  PY=${ABL_PYTHON:-/usr/bin/python3}
+  rm -rf "$WORK/chat-templates" && mkdir -p "$WORK/chat-templates"
+  if ! "$PY" -c 'import jinja2' 2>/dev/null; then
+    echo "chat-template references not rendered: $PY has no jinja2 (python3-jinja2)"
+  elif ! node "$HERE/templates.js" "$MODULES" "$WORK/chat-templates/templates.jsonl" ||
+       ! "$PY" "$HERE/render_templates.py" "$WORK/chat-templates/templates.jsonl" \
+         "$WORK/chat-templates/expected.jsonl.part"; then
+    echo "FAILED: the chat-template references could not be rendered"
+    exit 1
+  else
+    mv "$WORK/chat-templates/expected.jsonl.part" "$WORK/chat-templates/expected.jsonl"
+  fi
   exit 0
 fi
 
