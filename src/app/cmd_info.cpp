@@ -58,11 +58,13 @@ void print_tokenizer(const std::string& model, const model::ModelSpec& spec) {
   for (int64_t id : spec.eos_token_ids) std::cout << fmt::format("  eos:         {} {}\n", id, token_text(id));
   try {
     const auto tmpl = text::ChatTemplate::resolve("auto", model);
-    std::cout << "chat template: " << tmpl.name()
-              << (tmpl.refuses_system_role() ? " (refuses a system turn: the system prompt joins the user turn)" : "")
-              << "\n";
+    std::cout << "chat template: " << tmpl.describe() << "\n";
+    if (tmpl.refuses_system_role()) {
+      std::cout << fmt::format("  it refuses a system turn (\"{}\"): the system prompt joins the user turn\n",
+                               tmpl.system_refusal());
+    }
   } catch (const Error& e) {
-    std::cout << "chat template: not detected (" << e.what() << ")\n";
+    std::cout << "chat template: cannot be used (" << e.what() << ")\n";
   }
 }
 

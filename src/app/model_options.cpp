@@ -28,8 +28,9 @@ void declare_model_options(OptionSet& o) {
   declare_model_path_option(o);
   o.group("model", "Chat rendering")
       ("chat-template", po::value<std::string>()->default_value("auto")->value_name("NAME"),
-       "auto (from tokenizer_config.json), raw, chatml, llama3, llama3.1, mistral, mistral-v3, "
-       "llama2, gemma, phi3, phi4, phi4-mini, or file:PATH with {system} and {user} placeholders")
+       "auto (the model's own Jinja template, run as transformers runs it), or a built-in: raw, chatml, "
+       "llama3, llama3.1, mistral, mistral-v3, llama2, gemma, phi3, phi4, phi4-mini, or file:PATH with "
+       "{system} and {user} placeholders")
       ("system-prompt", po::value<std::string>()->default_value("You are a helpful assistant."),
        "system prompt rendered into every chat prompt")
       ("response-prefix", po::value<std::string>()->default_value("auto"),
@@ -164,10 +165,10 @@ text::ChatTemplate load_chat_template(const ModelOptions& opts) {
   if (is_synthetic(model) && option == "auto") return text::ChatTemplate::from_option("chatml");
   text::ChatTemplate t = text::ChatTemplate::resolve(option, model);
   if (t.refuses_system_role() && !opts.system_prompt.empty()) {
-    log::warn("{}: the model's chat template refuses a system turn (\"System role not supported\"); the "
-              "system prompt is prepended to the user turn, as Gemma 3's template does. Pass "
-              "--system-prompt '' to render exactly what the model's template renders",
-              model);
+    log::warn("{}: the model's chat template refuses a system turn (\"{}\"); the system prompt is prepended "
+              "to the user turn, as Gemma 3's template does. Pass --system-prompt '' to render exactly what the "
+              "model's template renders",
+              model, t.system_refusal().empty() ? "System role not supported" : t.system_refusal());
   }
   return t;
 }

@@ -1,10 +1,14 @@
-// Built-in chat renderers. Each reproduces what the family's own Jinja template renders for
-// [system, user] with add_generation_prompt=True; families that have no system role
-// (Mistral v0.3, Gemma) prepend the system text to the user turn the way their templates do.
+// Chat templates. `auto` runs the model's own Jinja template with our interpreter (jinja.h), as
+// transformers' apply_chat_template does; the built-in renderers reproduce what each family's
+// template renders for [system, user] with add_generation_prompt=True, for models without one;
+// families that have no system role (Mistral v0.3, Gemma) prepend the system text to the user turn
+// the way their templates do.
 #include "abl/text/chat_template.h"
 
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 
 #include "abl/core/error.h"
@@ -78,7 +82,125 @@ std::string option_names(const char* sep, const char* last_sep) {
   return out + last_sep + "file:PATH";
 }
 
+// 64-bit FNV-1a, as hex: the template's identity in run records.
+std::string fnv1a_hex(std::string_view s) {
+  uint64_t h = 1469598103934665603ull;
+  for (unsigned char c : s) {
+    h ^= c;
+    h *= 1099511628211ull;
+  }
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
+  return buf;
+}
+
+// What to say when the model's template cannot run: the built-in whose markers it writes, if any.
+std::string builtin_hint(std::string_view jinja) {
+  try {
+    const std::string n = ChatTemplate::detect(jinja, "").name();
+    return fmt::format("; its markers are those of the built-in renderer '{}': --chat-template {} renders that "
+                       "format (compare with `abliterate prompts --show 3`)", n, n);
+  } catch (const Error&) {
+    return fmt::format("; pass --chat-template {}", option_names("|", "|"));
+  }
+}
+
+// The conversation transformers gives a chat template, with the model's special tokens.
+jinja::Value jinja_context(std::string_view system, std::string_view user, const jinja::Dict& special_tokens) {
+  jinja::List messages;
+  if (!system.empty()) {
+    messages.emplace_back(jinja::Dict{{"role", jinja::Value("system")}, {"content", jinja::Value(std::string(system))}});
+  }
+  messages.emplace_back(jinja::Dict{{"role", jinja::Value("user")}, {"content", jinja::Value(std::string(user))}});
+  jinja::Dict ctx = special_tokens;
+  ctx.emplace_back("messages", jinja::Value(std::move(messages)));
+  ctx.emplace_back("tools", jinja::Value::none());
+  ctx.emplace_back("documents", jinja::Value::none());
+  ctx.emplace_back("add_generation_prompt", jinja::Value(true));
+  return jinja::Value(std::move(ctx));
+}
+
+// The special tokens of tokenizer_config.json (a string or an AddedToken object each), as
+// transformers passes them to the template.
+jinja::Dict special_tokens_of(const io::JsonValue& config) {
+  jinja::Dict out;
+  for (const char* key : {"bos_token", "eos_token", "unk_token", "pad_token", "sep_token", "cls_token", "mask_token"}) {
+    const auto v = config.find(key);
+    if (!v) continue;
+    if (v->is_string()) {
+      out.emplace_back(key, jinja::Value(v->as_string()));
+    } else if (v->is_object() && v->find("content") && v->at("content").is_string()) {
+      out.emplace_back(key, jinja::Value(v->at("content").as_string()));
+    }
+  }
+  if (const auto extra = config.find("additional_special_tokens"); extra && extra->is_array()) {
+    jinja::List tokens;
+    for (size_t i = 0; i < extra->size(); ++i) {
+      const io::JsonValue t = extra->at(i);
+      if (t.is_string()) tokens.emplace_back(t.as_string());
+      if (t.is_object() && t.find("content") && t.at("content").is_string()) tokens.emplace_back(t.at("content").as_string());
+    }
+    out.emplace_back("additional_special_tokens", jinja::Value(std::move(tokens)));
+  }
+  return out;
+}
+
+// A Jinja chat template found in a model folder: its text and where it was read.
+struct FoundTemplate {
+  std::string text, where;
+};
+
+// tokenizer_config.json's or chat_template.json's "chat_template": a string, or a list of named
+// templates of which "default" is what transformers applies.
+std::optional<FoundTemplate> template_in(const io::JsonValue& j, const std::string& file) {
+  const auto ct = j.find("chat_template");
+  if (!ct) return std::nullopt;
+  if (ct->is_string()) return FoundTemplate{ct->as_string(), file};
+  if (ct->is_array()) {
+    for (size_t i = 0; i < ct->size(); ++i) {
+      const io::JsonValue item = ct->at(i);
+      if (item.is_object() && item.get_string("name", "") == "default") {
+        return FoundTemplate{item.get_string("template"), file + " (chat_template 'default')"};
+      }
+    }
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+ChatTemplate ChatTemplate::from_jinja(std::string_view source, const std::string& where, jinja::Dict special_tokens,
+                                      std::string date) {
+  ChatTemplate t;
+  t.format_ = ChatFormat::jinja;
+  t.file_text_ = std::string(source);
+  t.file_path_ = where;
+  t.special_tokens_ = std::move(special_tokens);
+  t.date_ = std::move(date);
+  try {
+    t.jinja_ = std::make_shared<const jinja::Template>(source, where);
+  } catch (const jinja::TemplateError& e) {
+    fail("the model's chat template cannot run here: {}{}", e.what(), builtin_hint(source));
+  }
+  // Tried once with a system turn: a template that raises on it (Gemma 1 and 2) gets the system
+  // text in the user turn instead; one that cannot render a plain conversation is refused now.
+  try {
+    t.jinja_->render(jinja_context("You are a helpful assistant.", "Hello.", t.special_tokens_), t.date_);
+  } catch (const jinja::RaisedError& e) {
+    try {
+      t.jinja_->render(jinja_context("", "Hello.", t.special_tokens_), t.date_);
+    } catch (const jinja::TemplateError& e2) {
+      fail("the model's chat template cannot render a conversation of one user turn: {}{}", e2.what(),
+           builtin_hint(source));
+    }
+    t.refuses_system_role_ = true;
+    t.system_refusal_ = e.message();
+  } catch (const jinja::TemplateError& e) {
+    fail("the model's chat template cannot render a conversation of a system and a user turn: {}{}", e.what(),
+         builtin_hint(source));
+  }
+  return t;
+}
 
 ChatTemplate ChatTemplate::from_option(std::string_view spec) {
   ChatTemplate t;
@@ -132,35 +254,28 @@ ChatTemplate ChatTemplate::detect(std::string_view jinja, const std::string& whe
 ChatTemplate ChatTemplate::resolve(std::string_view option, const std::string& model_dir) {
   if (option != "auto") return from_option(option);
   namespace fs = std::filesystem;
-  const fs::path cfg = fs::path(model_dir) / "tokenizer_config.json";
-  const fs::path jinja_file = fs::path(model_dir) / "chat_template.jinja";
-  std::string jinja;
-  std::string where = cfg.string();
-  if (fs::is_regular_file(cfg)) {
-    const io::JsonValue j = io::read_json_file(cfg.string());
-    if (auto ct = j.find("chat_template")) {
-      if (ct->is_string()) {
-        jinja = ct->as_string();
-      } else if (ct->is_array()) {
-        // A list of named templates: the one named "default" is what HF applies.
-        for (size_t i = 0; i < ct->size(); ++i) {
-          const io::JsonValue item = ct->at(i);
-          if (item.is_object() && item.get_string("name", "") == "default") {
-            jinja = item.get_string("template");
-          }
-        }
-      }
+  const fs::path dir(model_dir);
+  const fs::path cfg = dir / "tokenizer_config.json";
+  std::optional<io::JsonValue> config;
+  if (fs::is_regular_file(cfg)) config = io::read_json_file(cfg.string());
+  // transformers: a chat_template.jinja file takes precedence over tokenizer_config.json's
+  // template; multimodal processors keep theirs in chat_template.json.
+  std::optional<FoundTemplate> found;
+  if (const fs::path f = dir / "chat_template.jinja"; fs::is_regular_file(f)) {
+    found = FoundTemplate{read_text_file(f.string()), f.string()};
+  } else if (config) {
+    found = template_in(*config, cfg.string());
+  }
+  if (!found) {
+    if (const fs::path f = dir / "chat_template.json"; fs::is_regular_file(f)) {
+      found = template_in(io::read_json_file(f.string()), f.string());
     }
   }
-  if (jinja.empty() && fs::is_regular_file(jinja_file)) {
-    jinja = read_text_file(jinja_file.string());
-    where = jinja_file.string();
-  }
-  ABL_CHECK(!jinja.empty(),
-            "model folder {} has no chat template (tokenizer_config.json 'chat_template' or "
-            "chat_template.jinja); pass --chat-template {}",
+  ABL_CHECK(found && !found->text.empty(),
+            "model folder {} has no chat template (chat_template.jinja, tokenizer_config.json 'chat_template' or "
+            "chat_template.json); pass --chat-template {}",
             model_dir, option_names("|", "|"));
-  return detect(jinja, where);
+  return from_jinja(found->text, found->where, config ? special_tokens_of(*config) : jinja::Dict{});
 }
 
 std::string ChatTemplate::render(std::string_view system, std::string_view user,
@@ -219,16 +334,46 @@ std::string ChatTemplate::render(std::string_view system, std::string_view user,
     case ChatFormat::file:
       out = fill_placeholders(file_text_, sys, usr);
       break;
+    case ChatFormat::jinja:
+      if (refuses_system_role_) {
+        out = jinja_->render(jinja_context("", merged_user(sys, usr), special_tokens_), date_);
+      } else {
+        out = jinja_->render(jinja_context(sys, usr, special_tokens_), date_);
+      }
+      break;
   }
   return out + std::string(response_prefix);
 }
 
 std::string ChatTemplate::name() const {
   if (format_ == ChatFormat::file) return "file:" + file_path_;
+  if (format_ == ChatFormat::jinja) {
+    return "jinja:" + std::filesystem::path(file_path_).filename().string() + ":" + fnv1a_hex(file_text_);
+  }
   for (const NamedFormat& n : kNamed) {
     if (n.format == format_) return n.name;
   }
   return "?";
+}
+
+std::string ChatTemplate::describe() const {
+  if (format_ != ChatFormat::jinja) return "built-in " + name();
+  std::string out = "the model's own (" + file_path_ + ", run as Jinja)";
+  // The built-in that renders the same on a few conversations, if any.
+  const std::pair<const char*, const char*> probes[] = {
+      {"You are a helpful assistant.", "How do I bake bread?"}, {"", "Hi"}, {" Be brief.\n", " x y \n"}};
+  for (const NamedFormat& n : kNamed) {
+    if (n.format == ChatFormat::raw) continue;
+    const ChatTemplate b = from_option(n.name);
+    bool same = true;
+    try {
+      for (const auto& [sys, usr] : probes) same = same && b.render(sys, usr) == render(sys, usr);
+    } catch (const Error&) {
+      same = false;
+    }
+    if (same) return out + ", renders as the built-in " + n.name;
+  }
+  return out;
 }
 
 }  // namespace abl::text

@@ -1,8 +1,12 @@
-// Chat templates: the model's Jinja template is recognised by its markers and mapped to a
-// built-in renderer (we do not run Jinja); `--chat-template` names one or a {system}/{user} file.
+// Chat templates: `auto` runs the model's own Jinja template (our interpreter, jinja.h) as
+// transformers' apply_chat_template runs it, with the model's special tokens; `--chat-template`
+// names a built-in renderer instead, or a {system}/{user} file.
 #pragma once
+#include <memory>
 #include <string>
 #include <string_view>
+
+#include "abl/text/jinja.h"
 
 namespace abl::text {
 
@@ -19,6 +23,7 @@ enum class ChatFormat {
   phi4,       // Phi-4: <|im_start|>role<|im_sep|>...<|im_end|> (ChatML's tokens, no newlines)
   phi4_mini,  // Phi-4-mini: <|system|>...<|end|><|user|>...<|end|><|assistant|> (no newlines)
   file,       // user template with {system} and {user}
+  jinja,      // the model's own Jinja template
 };
 
 class ChatTemplate {
@@ -26,9 +31,18 @@ class ChatTemplate {
   // From an option value: raw, chatml, llama3, llama3.1, mistral, mistral-v3, llama2, gemma, phi3,
   // phi4, phi4-mini, file:PATH.
   static ChatTemplate from_option(std::string_view spec);
-  // From the `chat_template` string of tokenizer_config.json; `where` names the file in errors.
+  // The built-in renderer whose markers a Jinja template writes (a hint for templates that
+  // cannot run); `where` names the file in errors.
   static ChatTemplate detect(std::string_view jinja, const std::string& where);
-  // From a model folder: option "auto" reads DIR/tokenizer_config.json, anything else is from_option.
+  // A Jinja template run as transformers runs it: `special_tokens` (bos_token, eos_token, ...) are
+  // its variables besides the conversation; `date` is what strftime_now formats (YYYY-MM-DD).
+  // Tried once on a conversation with a system turn: a template that raises on it (Gemma 1/2)
+  // gets the system text prepended to the user turn instead (refuses_system_role).
+  static ChatTemplate from_jinja(std::string_view source, const std::string& where, jinja::Dict special_tokens,
+                                 std::string date = "2024-07-26");
+  // From a model folder: option "auto" runs the model's template (chat_template.jinja, else
+  // tokenizer_config.json's chat_template, else chat_template.json's) with the special tokens of
+  // tokenizer_config.json; anything else is from_option.
   static ChatTemplate resolve(std::string_view option, const std::string& model_dir);
 
   // System + user turn + generation prompt (+ response prefix). The text contains the special
@@ -37,16 +51,26 @@ class ChatTemplate {
                      std::string_view response_prefix = {}) const;
 
   ChatFormat format() const { return format_; }
+  // The option that selects this renderer; for the model's template "jinja:FILE:HASH" (64-bit
+  // FNV-1a of its text), so that run records change when the template does.
   std::string name() const;
+  // For people: where the template came from and which built-in renders it the same, if one does.
+  std::string describe() const;
   // The model's own template raises on a system turn (Gemma 1 and 2: "System role not
   // supported"); render() still prepends the system text to the user turn, as Gemma 3's does.
   bool refuses_system_role() const { return refuses_system_role_; }
+  // What the template said when it refused (empty for the built-ins).
+  const std::string& system_refusal() const { return system_refusal_; }
 
  private:
   ChatFormat format_ = ChatFormat::raw;
   bool refuses_system_role_ = false;
-  std::string file_text_;  // for ChatFormat::file
+  std::string system_refusal_;
+  std::string file_text_;  // for ChatFormat::file, and the source of ChatFormat::jinja
   std::string file_path_;
+  std::shared_ptr<const jinja::Template> jinja_;
+  jinja::Dict special_tokens_;
+  std::string date_;
 };
 
 }  // namespace abl::text

