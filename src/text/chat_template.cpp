@@ -182,11 +182,12 @@ ChatTemplate ChatTemplate::from_jinja(std::string_view source, const std::string
   } catch (const jinja::TemplateError& e) {
     fail("the model's chat template cannot run here: {}{}", e.what(), builtin_hint(source));
   }
-  // Tried once with a system turn: a template that raises on it (Gemma 1 and 2) gets the system
+  // Tried once with a system turn: a template that raises on it (Gemma 1 and 2) or fails on it
+  // (the first Gemma 3 templates read a system turn's content as a list of parts) gets the system
   // text in the user turn instead; one that cannot render a plain conversation is refused now.
   try {
     t.jinja_->render(jinja_context("You are a helpful assistant.", "Hello.", t.special_tokens_), t.date_);
-  } catch (const jinja::RaisedError& e) {
+  } catch (const jinja::TemplateError& e) {
     try {
       t.jinja_->render(jinja_context("", "Hello.", t.special_tokens_), t.date_);
     } catch (const jinja::TemplateError& e2) {
@@ -194,10 +195,8 @@ ChatTemplate ChatTemplate::from_jinja(std::string_view source, const std::string
            builtin_hint(source));
     }
     t.refuses_system_role_ = true;
-    t.system_refusal_ = e.message();
-  } catch (const jinja::TemplateError& e) {
-    fail("the model's chat template cannot render a conversation of a system and a user turn: {}{}", e.what(),
-         builtin_hint(source));
+    const auto* raised = dynamic_cast<const jinja::RaisedError*>(&e);
+    t.system_refusal_ = raised ? raised->message() : e.what();
   }
   return t;
 }

@@ -36,8 +36,9 @@ class ChatTemplate {
   static ChatTemplate detect(std::string_view jinja, const std::string& where);
   // A Jinja template run as transformers runs it: `special_tokens` (bos_token, eos_token, ...) are
   // its variables besides the conversation; `date` is what strftime_now formats (YYYY-MM-DD).
-  // Tried once on a conversation with a system turn: a template that raises on it (Gemma 1/2)
-  // gets the system text prepended to the user turn instead (refuses_system_role).
+  // Tried once on a conversation with a system turn: a template that raises or fails on it
+  // (Gemma 1/2; the first Gemma 3 templates, which read a system turn's content as a list of
+  // parts) gets the system text prepended to the user turn instead (refuses_system_role).
   static ChatTemplate from_jinja(std::string_view source, const std::string& where, jinja::Dict special_tokens,
                                  std::string date = "2024-07-26");
   // From a model folder: option "auto" runs the model's template (chat_template.jinja, else

@@ -215,6 +215,23 @@ TEST(ChatTemplate, AJinjaTemplateThatRefusesASystemTurnGetsItInTheUserTurn) {
   EXPECT_EQ(chatml.describe(), "the model's own (cfg, run as Jinja), renders as the built-in chatml");
 }
 
+// The first Gemma 3 templates read a system turn's content as a list of parts and fail on a string
+// in transformers too; the system text then joins the user turn, which is what the later
+// templates render for a string.
+TEST(ChatTemplate, AJinjaTemplateThatFailsOnASystemTurnGetsItInTheUserTurn) {
+  const std::string gemma3_first =
+      "{{ bos_token }}{%- if messages[0]['role'] == 'system' -%}{%- set first_user_prefix = "
+      "messages[0]['content'][0]['text'] + '\n\n' -%}{%- set loop_messages = messages[1:] -%}{%- else -%}"
+      "{%- set first_user_prefix = '' -%}{%- set loop_messages = messages -%}{%- endif -%}"
+      "{%- for message in loop_messages -%}{{ '<start_of_turn>' + message['role'] + '\n' + "
+      "(first_user_prefix if loop.first else '') + message['content'] | trim + '<end_of_turn>\n' }}"
+      "{%- endfor -%}{%- if add_generation_prompt -%}{{ '<start_of_turn>model\n' }}{%- endif -%}";
+  const ChatTemplate t = ChatTemplate::from_jinja(gemma3_first, "cfg", {{"bos_token", abl::text::jinja::Value("<bos>")}});
+  EXPECT_TRUE(t.refuses_system_role());
+  EXPECT_NE(t.system_refusal().find("has no attribute 'text'"), std::string::npos) << t.system_refusal();
+  EXPECT_EQ(t.render("Be brief.", "Hi"), "<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n");
+}
+
 TEST(ChatTemplate, AJinjaTemplateThatCannotRunIsRefusedWithAHint) {
   try {
     ChatTemplate::from_jinja("{% for m in messages %}<|im_start|>{{ m.content }}{% endfor %}\n{% include 'x' %}",

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "abl/text/chat_template.h"
 #include "abl/text/jinja.h"
 
 using abl::text::jinja::Dict;
@@ -236,4 +237,55 @@ TEST(JinjaPeer, GenuineChatTemplatesRenderAsPythonJinja2) {
   EXPECT_GT(cases, 500);
   std::cout << cases << " cases of " << parsed.size() << " genuine templates: " << rendered
             << " rendered by jinja2, " << mismatches << " differ\n";
+}
+
+// What `--chat-template auto` makes of the same genuine templates: a template is accepted when
+// jinja2 renders a system and a user turn, or a user turn alone (then the system text joins the
+// user turn); refused only when jinja2 renders neither.
+TEST(JinjaPeer, GenuineChatTemplatesAreAcceptedAsJinja2AcceptsThem) {
+  const char* env = std::getenv("ABL_CHAT_TEMPLATE_CASES");
+  const std::filesystem::path file =
+      env ? std::filesystem::path(env)
+          : std::filesystem::path(ABL_TOKPEER_NODE_MODULES).parent_path() / "chat-templates" / "expected.jsonl";
+  if (!std::filesystem::exists(file)) GTEST_SKIP() << "no reference renders at " << file;
+  struct Seen {
+    std::string name;
+    abl::text::jinja::Dict tokens;
+    bool system_ok = false, user_ok = false;
+  };
+  std::map<std::string, Seen> templates;
+  std::ifstream in(file);
+  std::string line;
+  const std::string first_system = "You are a helpful assistant.", first_user = "How do I bake bread?";
+  while (std::getline(in, line)) {
+    if (line.empty()) continue;
+    const auto c = nlohmann::json::parse(line);
+    if (!c.contains("system") || c["user"] != first_user) continue;
+    Seen& s = templates[c["template"].get<std::string>()];
+    s.name = c["name"];
+    s.tokens.clear();
+    for (const char* key : {"bos_token", "eos_token"}) {
+      if (!c[key].is_null()) s.tokens.emplace_back(key, Value(c[key].get<std::string>()));
+    }
+    if (c["system"].is_null()) s.user_ok = c.contains("rendered");
+    if (c["system"] == first_system) s.system_ok = c.contains("rendered");
+  }
+  int accepted = 0, merged = 0;
+  std::string merged_names;
+  for (const auto& [text, s] : templates) {
+    try {
+      const auto t = abl::text::ChatTemplate::from_jinja(text, s.name, s.tokens);
+      ++accepted;
+      EXPECT_TRUE(s.system_ok || s.user_ok) << s.name << ": accepted, but jinja2 renders neither conversation";
+      EXPECT_EQ(t.refuses_system_role(), !s.system_ok) << s.name << ": " << t.system_refusal();
+      if (t.refuses_system_role()) {
+        ++merged;
+        merged_names += " " + s.name;
+      }
+    } catch (const abl::Error& e) {
+      EXPECT_FALSE(s.system_ok || s.user_ok) << s.name << ": refused, but jinja2 renders it: " << e.what();
+    }
+  }
+  std::cout << accepted << " of " << templates.size() << " genuine templates accepted; the system prompt joins the "
+            << "user turn in " << merged << ":" << merged_names << "\n";
 }
