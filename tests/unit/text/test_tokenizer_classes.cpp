@@ -169,6 +169,39 @@ TEST(TokenizerClassification, LettersAndNumbersOfUnicode16) {
   EXPECT_EQ(others.encode(utf8(0x323b0), false), Ids());
 }
 
+// The same for every general category a split regex may name: o200k's and Tekken's spell letters
+// as \p{Lu}|\p{Ll}|\p{Lt}|\p{Lm}|\p{Lo}|\p{M} and exclude them as [^\p{L}\p{N}], so a category left
+// at PCRE2's Unicode 14 made a new letter match nothing and vanish from the ids (seen against the
+// reference on GPT-4o's o200k tokenizer.json: Todhri, Kawi and CJK extension letters dropped).
+TEST(TokenizerClassification, EveryCategoryHasItsUnicode16Members) {
+  abl::testing::TempDir dir;
+  auto removing = [&](const std::string& category) {
+    return Tokenizer::from_file(dir.write(
+        "tokenizer.json",
+        unk_model_json("null", R"({"type": "Split", "pattern": {"Regex": "\\p{)" + category +
+                                   R"(}"}, "behavior": "Removed", "invert": false})")));
+  };
+  // One code point per category that Unicode 15.0-16.0 assigned (measured with
+  // tests/tokpeer/categories.js), removed by its category's pattern and kept by the others'.
+  const std::pair<const char*, std::vector<char32_t>> members[] = {
+      {"Lu", {0x1c89, 0x10d50}}, {"Ll", {0x1c8a, 0x10d70}},  {"Lm", {0x10d4e, 0x16d40}},
+      {"Lo", {0x105c0, 0x11f04, 0x31350}}, {"Mn", {0x10d69}}, {"Mc", {0x1171e, 0x113b8}},
+      {"Nd", {0x10d40, 0x11f50}}, {"Po", {0x113d4}}, {"So", {0x1cc00}}};
+  for (const auto& [category, cps] : members) {
+    const Tokenizer mine = removing(category);
+    const std::string major(1, category[0]);
+    const Tokenizer parent = removing(major);
+    for (char32_t cp : cps) {
+      EXPECT_EQ(mine.encode(utf8(cp), false), Ids()) << category << " U+" << std::hex << uint32_t(cp);
+      EXPECT_EQ(parent.encode(utf8(cp), false), Ids()) << major << " U+" << std::hex << uint32_t(cp);
+      for (const char* other : {"Lu", "Ll", "Lo", "Nd", "So"}) {
+        if (std::string(other) == category) continue;
+        EXPECT_EQ(removing(other).encode(utf8(cp), false), Ids{0}) << other << " U+" << std::hex << uint32_t(cp);
+      }
+    }
+  }
+}
+
 TEST(TokenizerClassification, StripNormalizerAndAddedTokenStrips) {
   abl::testing::TempDir dir;
   const Tokenizer strip = Tokenizer::from_file(dir.write(
