@@ -2,11 +2,13 @@
 // trim_blocks (the newline after a block or comment tag goes), lstrip_blocks (spaces and tabs
 // before a block or comment tag at the start of a line go), and the tags' own - and + marks.
 // Operator precedence and the places where tests and filters bind follow Jinja2's parser.
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 
 #include "abl/text/jinja.h"
 #include "jinja_parts.h"
+#include "tokenizer_parts.h"
 
 namespace abl::text::jinja {
 namespace {
@@ -22,24 +24,6 @@ struct Token {
 bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v'; }
 bool is_name_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
 bool is_digit(char c) { return c >= '0' && c <= '9'; }
-
-void append_utf8(std::string& out, uint32_t cp) {
-  if (cp < 0x80) {
-    out += static_cast<char>(cp);
-  } else if (cp < 0x800) {
-    out += static_cast<char>(0xC0 | (cp >> 6));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else if (cp < 0x10000) {
-    out += static_cast<char>(0xE0 | (cp >> 12));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  } else {
-    out += static_cast<char>(0xF0 | (cp >> 18));
-    out += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-    out += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-    out += static_cast<char>(0x80 | (cp & 0x3F));
-  }
-}
 
 class Lexer {
  public:
@@ -226,7 +210,7 @@ class Lexer {
           cp = cp * 16 + static_cast<uint32_t>(is_digit(h) ? h - '0' : (h | 0x20) - 'a' + 10);
         }
         if (cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) fail_at(line_, "invalid code point in a string escape");
-        append_utf8(out, cp);
+        tok::append_utf8(out, static_cast<char32_t>(cp));
       };
       switch (e) {
         case 'n': out += '\n'; break;
@@ -387,6 +371,25 @@ class Parser {
     }
   }
 
+  // item() for each element of a comma-separated list up to `close` (a trailing comma allowed),
+  // `close` consumed.
+  template <typename F>
+  void comma_separated(const char* close, F&& item) {
+    while (!at_op(close)) {
+      item();
+      if (!at_op(close)) expect_op(",");
+    }
+    ++i_;
+  }
+
+  // A block's body up to {% END %}, the end tag consumed.
+  Body parse_until(const char* end) {
+    std::string stop;
+    Body body = parse_body({end}, &stop);
+    expect_block_end();
+    return body;
+  }
+
   NodePtr parse_statement(const std::string& name, int line) {
     enter(line);
     NodePtr n;
@@ -408,16 +411,12 @@ class Parser {
       f->name = expect_name();
       if (at_op("(")) f->args = parse_call_args();
       expect_block_end();
-      std::string stop;
-      f->body = parse_body({"endfilter"}, &stop);
-      expect_block_end();
+      f->body = parse_until("endfilter");
       n = std::move(f);
     } else if (name == "generation") {  // transformers' assistant-mask extension: renders its body
       expect_block_end();
       auto g = make<BodyNode>(line);
-      std::string stop;
-      g->body = parse_body({"endgeneration"}, &stop);
-      expect_block_end();
+      g->body = parse_until("endgeneration");
       n = std::move(g);
     } else if (name == "elif" || name == "else" || name.rfind("end", 0) == 0) {
       fail_at(line, fmt::format("unexpected {{% {} %}}", name));
@@ -442,10 +441,7 @@ class Parser {
         continue;
       }
       expect_block_end();
-      if (stop == "else") {
-        n->otherwise = parse_body({"endif"}, &stop);
-        expect_block_end();
-      }
+      if (stop == "else") n->otherwise = parse_until("endif");
       return n;
     }
   }
@@ -469,10 +465,7 @@ class Parser {
     std::string stop;
     n->body = parse_body({"else", "endfor"}, &stop);
     expect_block_end();
-    if (stop == "else") {
-      n->otherwise = parse_body({"endfor"}, &stop);
-      expect_block_end();
-    }
+    if (stop == "else") n->otherwise = parse_until("endfor");
     return n;
   }
 
@@ -500,9 +493,7 @@ class Parser {
     expect_block_end();
     auto n = make<SetBlockNode>(line);
     n->target = targets[0];
-    std::string stop;
-    n->body = parse_body({"endset"}, &stop);
-    expect_block_end();
+    n->body = parse_until("endset");
     return n;
   }
 
@@ -510,7 +501,7 @@ class Parser {
     auto n = make<MacroNode>(line);
     n->name = expect_name();
     expect_op("(");
-    while (!at_op(")")) {
+    comma_separated(")", [&] {
       std::string param = expect_name();
       ExprPtr def;
       if (at_op("=")) {
@@ -518,9 +509,7 @@ class Parser {
         def = parse_expression();
       }
       n->params.emplace_back(std::move(param), std::move(def));
-      if (!at_op(")")) expect_op(",");
-    }
-    ++i_;
+    });
     expect_block_end();
     std::string stop;
     n->body = parse_body({"endmacro"}, &stop);
@@ -562,31 +551,21 @@ class Parser {
     return e;
   }
 
-  ExprPtr parse_or() {
-    ExprPtr e = parse_and();
-    while (at_name("or")) {
+  // `a or b or ...` and `a and b and ...`: `next` parses the operands.
+  ExprPtr logical(const char* word, ExprPtr (Parser::*next)()) {
+    ExprPtr e = (this->*next)();
+    while (at_name(word)) {
       auto n = make<Logical>(cur().line);
       ++i_;
-      n->is_and = false;
+      n->is_and = std::strcmp(word, "and") == 0;
       n->lhs = std::move(e);
-      n->rhs = parse_and();
+      n->rhs = (this->*next)();
       e = std::move(n);
     }
     return e;
   }
-
-  ExprPtr parse_and() {
-    ExprPtr e = parse_not();
-    while (at_name("and")) {
-      auto n = make<Logical>(cur().line);
-      ++i_;
-      n->is_and = true;
-      n->lhs = std::move(e);
-      n->rhs = parse_not();
-      e = std::move(n);
-    }
-    return e;
-  }
+  ExprPtr parse_or() { return logical("or", &Parser::parse_and); }
+  ExprPtr parse_and() { return logical("and", &Parser::parse_not); }
 
   ExprPtr parse_not() {
     if (at_name("not")) {
@@ -630,49 +609,25 @@ class Parser {
     return e;
   }
 
-  ExprPtr binary(std::string op, ExprPtr lhs, ExprPtr rhs, int line) {
-    auto n = make<Binary>(line);
-    n->op = std::move(op);
-    n->lhs = std::move(lhs);
-    n->rhs = std::move(rhs);
-    return n;
-  }
-
-  ExprPtr parse_math1() {
-    ExprPtr e = parse_concat();
-    while (at_op("+") || at_op("-")) {
-      const Token& op = t_[i_++];
-      e = binary(op.value, std::move(e), parse_concat(), op.line);
+  // Left-associative operators of one precedence level (Jinja2's parse_math1, parse_concat,
+  // parse_math2, parse_pow, lowest first): `next` parses the operands.
+  ExprPtr left_assoc(std::initializer_list<const char*> ops, ExprPtr (Parser::*next)()) {
+    ExprPtr e = (this->*next)();
+    while (cur().type == Tok::op &&
+           std::any_of(ops.begin(), ops.end(), [&](const char* op) { return cur().value == op; })) {
+      auto n = make<Binary>(cur().line);
+      n->op = t_[i_++].value;
+      n->lhs = std::move(e);
+      n->rhs = (this->*next)();
+      e = std::move(n);
     }
     return e;
   }
-
-  ExprPtr parse_concat() {
-    ExprPtr e = parse_math2();
-    while (at_op("~")) {
-      const int line = t_[i_++].line;
-      e = binary("~", std::move(e), parse_math2(), line);
-    }
-    return e;
-  }
-
-  ExprPtr parse_math2() {
-    ExprPtr e = parse_pow();
-    while (at_op("*") || at_op("/") || at_op("//") || at_op("%")) {
-      const Token& op = t_[i_++];
-      e = binary(op.value, std::move(e), parse_pow(), op.line);
-    }
-    return e;
-  }
-
-  ExprPtr parse_pow() {
-    ExprPtr e = parse_unary(true);
-    while (at_op("**")) {
-      const int line = t_[i_++].line;
-      e = binary("**", std::move(e), parse_unary(true), line);
-    }
-    return e;
-  }
+  ExprPtr parse_math1() { return left_assoc({"+", "-"}, &Parser::parse_concat); }
+  ExprPtr parse_concat() { return left_assoc({"~"}, &Parser::parse_math2); }
+  ExprPtr parse_math2() { return left_assoc({"*", "/", "//", "%"}, &Parser::parse_pow); }
+  ExprPtr parse_pow() { return left_assoc({"**"}, &Parser::parse_filtered_unary); }
+  ExprPtr parse_filtered_unary() { return parse_unary(true); }
 
   ExprPtr parse_unary(bool with_filter) {
     const Token& tok = cur();
@@ -755,11 +710,7 @@ class Parser {
           ++i_;
           enter(line);
           auto list = make<ListExpr>(line);
-          while (!at_op("]")) {
-            list->items.push_back(parse_expression());
-            if (!at_op("]")) expect_op(",");
-          }
-          ++i_;
+          comma_separated("]", [&] { list->items.push_back(parse_expression()); });
           --depth_;
           return list;
         }
@@ -767,13 +718,11 @@ class Parser {
           ++i_;
           enter(line);
           auto dict = make<DictExpr>(line);
-          while (!at_op("}")) {
+          comma_separated("}", [&] {
             ExprPtr key = parse_expression();
             expect_op(":");
             dict->items.emplace_back(std::move(key), parse_expression());
-            if (!at_op("}")) expect_op(",");
-          }
-          ++i_;
+          });
           --depth_;
           return dict;
         }
@@ -847,7 +796,7 @@ class Parser {
     expect_op("(");
     enter(cur().line);
     CallArgs args;
-    while (!at_op(")")) {
+    comma_separated(")", [&] {
       if (cur().type == Tok::name && peek().type == Tok::op && peek().value == "=") {
         std::string key = t_[i_].value;
         i_ += 2;
@@ -856,9 +805,7 @@ class Parser {
         if (!args.keyword.empty()) fail_at(cur().line, "a positional argument follows a keyword argument");
         args.positional.push_back(parse_expression());
       }
-      if (!at_op(")")) expect_op(",");
-    }
-    ++i_;
+    });
     --depth_;
     return args;
   }

@@ -56,10 +56,16 @@ void check_defined(const Value& v) {
   if (v.is_undefined()) undefined_error(v);
 }
 
-Value eval_args(Context& ctx, const CallArgs& a, List* args, Kwargs* kwargs) {
-  for (const auto& e : a.positional) args->push_back(e->eval(ctx));
-  for (const auto& [k, e] : a.keyword) kwargs->emplace_back(k, e->eval(ctx));
-  return {};
+struct Arguments {
+  List positional;
+  Kwargs keyword;
+};
+
+Arguments eval_args(Context& ctx, const CallArgs& a) {
+  Arguments out;
+  for (const auto& e : a.positional) out.positional.push_back(e->eval(ctx));
+  for (const auto& [k, e] : a.keyword) out.keyword.emplace_back(k, e->eval(ctx));
+  return out;
 }
 
 int64_t floor_div(int64_t a, int64_t b) {
@@ -267,35 +273,29 @@ Value SliceExpr::eval(Context& ctx) const {
 
 Value Call::eval(Context& ctx) const {
   const Value f = callee->eval(ctx);
-  List a;
-  Kwargs kw;
-  eval_args(ctx, args, &a, &kw);
+  const Arguments a = eval_args(ctx, args);
   ctx.line = line;
   ctx.step();
   check_defined(f);
   if (!f.is_function()) throw EvalError(fmt::format("'{}' object is not callable", f.type_name()));
   DepthGuard g(ctx);
-  return f.call(a, kw);
+  return f.call(a.positional, a.keyword);
 }
 
 Value FilterExpr::eval(Context& ctx) const {
   const Value s = subject->eval(ctx);
-  List a;
-  Kwargs kw;
-  eval_args(ctx, args, &a, &kw);
+  const Arguments a = eval_args(ctx, args);
   ctx.line = line;
   ctx.step();
-  return apply_filter(ctx, name, s, a, kw);
+  return apply_filter(ctx, name, s, a.positional, a.keyword);
 }
 
 Value TestExpr::eval(Context& ctx) const {
   const Value s = subject->eval(ctx);
-  List a;
-  Kwargs kw;
-  eval_args(ctx, args, &a, &kw);
+  const Arguments a = eval_args(ctx, args);
   ctx.line = line;
-  if (!kw.empty()) throw EvalError(fmt::format("the test '{}' takes no keyword arguments", name));
-  return Value(apply_test(ctx, name, s, a) != negated);
+  if (!a.keyword.empty()) throw EvalError(fmt::format("the test '{}' takes no keyword arguments", name));
+  return Value(apply_test(ctx, name, s, a.positional) != negated);
 }
 
 Value Unary::eval(Context& ctx) const {
@@ -557,11 +557,9 @@ void LoopControlNode::render(Context& ctx, std::string& out) const {
 void FilterBlockNode::render(Context& ctx, std::string& out) const {
   std::string captured;
   render_body(ctx, body, captured);
-  List a;
-  Kwargs kw;
-  eval_args(ctx, args, &a, &kw);
+  const Arguments a = eval_args(ctx, args);
   ctx.line = line;
-  out += apply_filter(ctx, name, Value(std::move(captured)), a, kw).to_string();
+  out += apply_filter(ctx, name, Value(std::move(captured)), a.positional, a.keyword).to_string();
   ctx.check_output(out);
 }
 
