@@ -502,17 +502,20 @@ void SetBlockNode::render(Context& ctx, std::string& out) const {
 void MacroNode::render(Context& ctx, std::string& out) const {
   (void)out;
   // A macro sees the caller's globals and the template's top-level variables at the time of the
-  // call (frames 0 and 1), plus its own arguments.
-  const std::vector<Frame> defined_in{ctx.frames()[0], ctx.frames()[1]};
+  // call (frames 0 and 1), plus its own arguments. It holds those frames weakly: it is stored in
+  // one of them, and a strong hold would be a cycle that outlives the render.
+  const std::weak_ptr<Dict> globals = ctx.frames()[0], top = ctx.frames()[1];
   const MacroNode* self = this;
   Context* c = &ctx;
-  ctx.assign(name, Value::function(name, [self, c, defined_in](const List& args, const Kwargs& kwargs) {
+  ctx.assign(name, Value::function(name, [self, c, globals, top](const List& args, const Kwargs& kwargs) {
     if (args.size() > self->params.size()) {
       throw EvalError(fmt::format("macro '{}' takes {} arguments, {} given", self->name, self->params.size(), args.size()));
     }
+    std::vector<Frame> defined_in{globals.lock(), top.lock()};
+    if (!defined_in[0] || !defined_in[1]) throw EvalError(fmt::format("macro '{}' called after its render", self->name));
     auto locals = std::make_shared<Dict>();
     std::vector<Frame> saved = std::move(c->frames());
-    c->frames() = defined_in;
+    c->frames() = std::move(defined_in);
     c->push(locals);
     try {
       for (size_t i = 0; i < self->params.size(); ++i) {
