@@ -60,6 +60,11 @@ constexpr const char* kGemma2Defaults = R"({"vocab_size": 256000, "hidden_size":
   "rope_theta": 10000.0, "query_pre_attn_scalar": 256, "sliding_window": 4096,
   "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0, "pad_token_id": 0,
   "eos_token_id": 1, "bos_token_id": 2})";
+// MistralConfig's defaults, for the keys a Mistral3ForConditionalGeneration text_config leaves out.
+constexpr const char* kMistralDefaults = R"({"vocab_size": 32000, "hidden_size": 4096,
+  "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
+  "num_key_value_heads": 8, "head_dim": null, "hidden_act": "silu", "max_position_embeddings": 131072,
+  "rms_norm_eps": 1e-06, "tie_word_embeddings": false, "rope_theta": 10000.0, "sliding_window": 4096})";
 // Phi3Config always has original_max_position_embeddings (LongRoPE reads it).
 constexpr const char* kPhi3Defaults = R"({"original_max_position_embeddings": 4096})";
 constexpr const char* kGemma3Defaults = R"({"vocab_size": 262208, "hidden_size": 2304,
@@ -83,6 +88,9 @@ const Family kFamilies[] = {
      "hidden_activation"},
     {"Gemma3ForConditionalGeneration", false, true, true, 0, 0, 0, W::per_layer, 0, kGemma3Defaults,
      gemma3_keys, "text_config", "hidden_activation"},
+    // Mistral Small 3.1/3.2, Magistral, Devstral: a Mistral text model beside a Pixtral vision tower
+    {"Mistral3ForConditionalGeneration", false, false, false, 0, 8, 4096 * 32, W::always, 4096, kMistralDefaults,
+     nullptr, "text_config"},
     {"Phi3ForCausalLM", false, false, true, 0, 0, 4096, W::always, 0, kPhi3Defaults, phi3_keys},
     {"MixtralForCausalLM", false, false, false, 0, 8, 4096 * 32, W::always, 0, nullptr, mixtral_keys},
     {"Qwen2MoeForCausalLM", true, false, false, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},

@@ -53,6 +53,14 @@ const Preset kPresets[] = {
       "rms_norm_eps": 1e-05, "rope_theta": 1000000.0, "sliding_window": null,
       "tie_word_embeddings": false, "bos_token_id": 1, "eos_token_id": 2,
       "torch_dtype": "bfloat16"})"},
+    // Mistral Small 3.1/3.2 24B's language model (Mistral3ForConditionalGeneration's text_config):
+    // head_dim 128 beside hidden 5120 / 32 heads
+    {"mistral-small-3.1-24b", R"({"architectures": ["MistralForCausalLM"], "vocab_size": 131072,
+      "hidden_size": 5120, "intermediate_size": 32768, "num_hidden_layers": 40,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "head_dim": 128,
+      "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 1000000000.0,
+      "sliding_window": null, "tie_word_embeddings": false, "bos_token_id": 1, "eos_token_id": 2,
+      "torch_dtype": "bfloat16"})"},
     {"qwen2.5-0.5b", R"({"architectures": ["Qwen2ForCausalLM"], "vocab_size": 151936,
       "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
       "num_attention_heads": 14, "num_key_value_heads": 2, "max_position_embeddings": 32768,

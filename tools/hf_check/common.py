@@ -17,6 +17,7 @@ FAMILIES = [
     ("Gemma2ForCausalLM", "gemma2-softcap"),
     ("Gemma3ForCausalLM", "gemma3-local-global"),
     ("Gemma3ForConditionalGeneration", "gemma3-mm"),
+    ("Mistral3ForConditionalGeneration", "mistral3-mm"),  # Mistral Small 3.1: Pixtral + Mistral
     ("Phi3ForCausalLM", "phi3-longrope-long"),  # past original_max 32: long factors, and the rerun
     ("Phi3ForCausalLM", "phi4-mini-partial-rope"),  # Phi-4-mini: 3/4 of each head rotates, tied
     ("Qwen3ForCausalLM", "qwen3-yarn"),  # YaRN scaling as Qwen's long-context block

@@ -10,8 +10,9 @@
      a per-expert loop that gathers each expert's tokens and accumulates with index_add_ (as
      transformers' MixtralSparseMoeBlock does), written independently here, within 1e-6 on every
      MoE layer output, and the recorded expert_ids_last / routing gaps are reproduced;
-  4. gemma3-mm: the weights renamed from the legacy language_model.model.* spelling to the
-     transformers >= 4.52 model.language_model.* spelling give identical logits;
+  4. gemma3-mm, mistral3-mm: the weights renamed from the legacy language_model.model.* (and
+     language_model.lm_head.*) spelling to the transformers >= 4.52 model.language_model.* (and
+     lm_head.*) spelling give identical logits;
   5. Gemma: hidden_states[0] is the embedding row times the bf16-rounded sqrt(hidden_size).
 
 Run: /usr/bin/python3 tools/organism/check_reference.py  (a few seconds; exits 1 on a failure)
@@ -144,12 +145,20 @@ def check_gemma(name, spec, p, g, st):
     want = p[prefix + "embed_tokens.weight"][ids[-1]] * scale
     check(bool((st["hidden_last"][0, 0] == want).all()) and spec.embed_scale == scale,
           "%s: hidden_states[0] = embedding * bf16(sqrt(%d)) = %g" % (name, spec.H, scale))
-    if spec.arch == "Gemma3ForConditionalGeneration":
-        renamed = {("model.language_model." + k[len(prefix):] if k.startswith(prefix) else k): v
-                   for k, v in p.items()}
-        prompts = [e["input_ids"] for e in g["prompts"]]
-        same = bool((last_logits(spec, p, prompts) == last_logits(spec, renamed, prompts)).all())
-        check(same, "%s: model.language_model.* spelling = language_model.model.* spelling" % name)
+
+
+def check_multimodal_spellings(name, spec, p, g):
+    prefix, head = ref.weight_names(spec, p)
+    renamed = {}
+    for k, v in p.items():
+        if k.startswith(prefix):
+            k = "model.language_model." + k[len(prefix):]
+        elif k == head:
+            k = "lm_head.weight"
+        renamed[k] = v
+    prompts = [e["input_ids"] for e in g["prompts"]]
+    same = bool((last_logits(spec, p, prompts) == last_logits(spec, renamed, prompts)).all())
+    check(same, "%s: model.language_model.* spelling = language_model.model.* spelling" % name)
 
 
 def main():
@@ -165,6 +174,8 @@ def main():
                 check_moe(name, spec, p, g)
             if spec.arch in ref.GEMMA:
                 check_gemma(name, spec, p, g, st)
+            if spec.arch in ref.MULTIMODAL:
+                check_multimodal_spellings(name, spec, p, g)
     print("%d passed, %d failed" % (len(passes), len(failures)))
     sys.exit(1 if failures else 0)
 

@@ -20,6 +20,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | qwen3-moe           | Qwen3MoeForCausalLM | 8 experts top-3 renormalised, q/k norm, head_dim 32 != hidden/heads, BF16 + F32 norms |
 | qwen3-yarn          | Qwen3ForCausalLM    | rope_scaling yarn x4 from 64 tokens (kept, ramped and divided frequencies all present), attention factor 0.1 ln 4 + 1, BF16 + F32 norms |
 | phi4-mini-partial-rope | Phi3ForCausalLM  | partial_rotary_factor 0.75 (12 of 16 dims rotate, 4 pass), LongRoPE short factors over the rotary dims, tied, all BF16 |
+| mistral3-mm         | Mistral3ForConditionalGeneration | a Mistral text_config with keys left out (MistralConfig's defaults), head_dim 24 != hidden/heads, sliding_window null, rope_theta 1e9, untied head named language_model.lm_head.weight, legacy language_model.model.* names, five fake Pixtral vision/projector tensors, BF16 + F32 norms |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -138,6 +139,11 @@ MODELS = [
           max_positions=1024, original_max_positions=256, partial_rotary_factor=0.75,
           rope_scaling={"long_factor": PHI3_LONG_FACTOR[:6], "short_factor": PHI3_SHORT_FACTOR[2:],
                         "type": "longrope"}), "BF16", "BF16"),
+    # Mistral Small 3.1/3.2's shape: Mistral3ForConditionalGeneration, a Mistral text model whose
+    # head_dim (128) is not hidden/heads (5120/32), no sliding window, rope_theta 1e9, untied
+    ("mistral3-mm", "Mistral3ForConditionalGeneration", "mistral3",
+     dict(H=64, L=2, NH=4, NKV=2, HD=24, F=128, tied=False, theta=1e9, vision_hidden=8, seeded=True),
+     "BF16", "F32"),
 ]
 
 
@@ -256,6 +262,21 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
         c = {"architectures": [arch], "eos_token_id": [im_end, eot], "initializer_range": 0.02,
              "mm_tokens_per_image": 4, "model_type": "gemma3", "text_config": text,
              "torch_dtype": torch_dtype, "transformers_version": "4.56.0", "vision_config": vision}
+    elif mtype == "mistral3":
+        # Mistral3ForConditionalGeneration as Mistral Small 3.1 ships it: text_config of
+        # model_type "mistral" with rms_norm_eps and hidden_act left out (MistralConfig's defaults
+        # 1e-6 and silu), a Pixtral vision_config, eos at the top level
+        text = {"head_dim": d["HD"], "hidden_size": d["H"], "intermediate_size": d["F"],
+                "max_position_embeddings": 2048, "model_type": "mistral", "num_attention_heads": d["NH"],
+                "num_hidden_layers": d["L"], "num_key_value_heads": d["NKV"], "rope_theta": d["theta"],
+                "sliding_window": None, "tie_word_embeddings": d["tied"], "vocab_size": tok.vocab_size}
+        vision = {"head_dim": 4, "hidden_size": d["vision_hidden"], "image_size": 8, "intermediate_size": 16,
+                  "model_type": "pixtral", "num_attention_heads": 2, "num_hidden_layers": 1, "patch_size": 4,
+                  "rope_theta": 10000.0}
+        c = {"architectures": [arch], "bos_token_id": None, "eos_token_id": im_end, "image_token_index": 10,
+             "model_type": "mistral3", "multimodal_projector_bias": False, "projector_hidden_act": "gelu",
+             "spatial_merge_size": 2, "text_config": text, "torch_dtype": torch_dtype,
+             "transformers_version": "4.56.0", "vision_config": vision, "vision_feature_layer": -1}
     elif mtype == "phi3":
         c.update({"attention_bias": False, "embd_pdrop": 0.0, "hidden_act": "silu",
                   "max_position_embeddings": d["max_positions"],
@@ -367,7 +388,9 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
             add(p + "mlp.down_proj.weight", mat_dtype, (H, F), 0.0, out_std(F))
     add(prefix + "norm.weight", norm_dtype, (H,), d.get("final_norm_center", nc), 0.1)
     if not spec.tied:
-        add("lm_head.weight", mat_dtype, (V, H), 0.0, 6.0 / math.sqrt(H))
+        # the released multimodal checkpoints name the head language_model.lm_head.weight
+        head = "language_model.lm_head.weight" if spec.prefix is None else "lm_head.weight"
+        add(head, mat_dtype, (V, H), 0.0, 6.0 / math.sqrt(H))
     if spec.arch == "Gemma3ForConditionalGeneration":
         # Stand-ins for the vision tower and projector: never read by the forward pass, copied
         # byte for byte by an export.
@@ -375,6 +398,14 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         add("vision_tower.vision_model.embeddings.patch_embedding.weight", mat_dtype, (vh, 3, 2, 2), 0.0, 0.5)
         add("vision_tower.vision_model.post_layernorm.weight", mat_dtype, (vh,), 1.0, 0.1)
         add("multi_modal_projector.mm_input_projection_weight", mat_dtype, (vh, H), 0.0, 0.5)
+    if spec.arch == "Mistral3ForConditionalGeneration":
+        # Pixtral's tower and Mistral 3's projector, as stand-ins (the forward pass never reads them)
+        vh = d["vision_hidden"]
+        add("vision_tower.patch_conv.weight", mat_dtype, (vh, 3, 4, 4), 0.0, 0.5)
+        add("vision_tower.ln_pre.weight", norm_dtype, (vh,), 1.0, 0.1)
+        add("multi_modal_projector.norm.weight", norm_dtype, (vh,), 1.0, 0.1)
+        add("multi_modal_projector.patch_merger.merging_layer.weight", mat_dtype, (vh, 4 * vh), 0.0, 0.5)
+        add("multi_modal_projector.linear_1.weight", mat_dtype, (H, vh), 0.0, 0.5)
     return sorted(t, key=lambda x: x[0])
 
 
@@ -619,8 +650,10 @@ def build_all(a):
                         "tests", "fixtures", "golden")
     torch.set_num_threads(a.threads)
     tok = golden_tokenizer(a.seed)
+    only = set(a.golden.split(",")) if getattr(a, "golden", None) else None
     for i, (name, arch, mtype, d, md, nd) in enumerate(MODELS):
-        build_one(root, name, arch, mtype, d, md, nd, tok, 1000 * (i + 1))
+        if only is None or name in only:  # the seed depends on the position, not on the selection
+            build_one(root, name, arch, mtype, d, md, nd, tok, 1000 * (i + 1))
     with open(os.path.join(root, "README.md"), "w", encoding="utf-8", newline="\n") as f:
         f.write(README)
 
@@ -650,6 +683,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | qwen3-moe | Qwen3MoeForCausalLM | 8 experts, top-3, renormalised; q_norm/k_norm; head_dim 32 != hidden/heads; BF16 matrices, F32 norms |
 | phi4-mini-partial-rope | Phi3ForCausalLM | Phi-4-mini's partial rotary embedding: partial_rotary_factor 0.75, so the first 12 of each head's 16 dims rotate in pairs (i, i + 6) with theta^(2i/12) frequencies and the last 4 pass unchanged; LongRoPE short factors (6 per list) with attention factor sqrt(1 + ln 4 / ln 256) = 1.1180; tie_word_embeddings true (no lm_head tensor); GQA ratio 2, all BF16 |
 | qwen3-yarn | Qwen3ForCausalLM | rope_scaling yarn, factor 4 from original_max_position_embeddings 64 (max_position_embeddings 256): with theta 1e4 and head_dim 32 the first dimension pair keeps its frequency, pairs 1 to 4 are ramped, the rest divided by 4; cos and sin times 0.1 ln 4 + 1 = 1.1386; q_norm/k_norm, GQA ratio 2, untied, BF16 matrices, F32 norms |
+| mistral3-mm | Mistral3ForConditionalGeneration | Mistral Small 3.1's shape: a Mistral text model in text_config (rms_norm_eps and hidden_act left out: MistralConfig's defaults 1e-6 and silu), head_dim 24 != hidden/heads 16, sliding_window null, rope_theta 1e9, untied head named language_model.lm_head.weight, weights named language_model.model.*; five stand-in Pixtral vision tower and projector tensors that the forward pass ignores and an export must copy unchanged; GQA ratio 2, BF16 matrices, F32 norms |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma and Phi-3 windows cut in

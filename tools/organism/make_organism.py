@@ -14,7 +14,7 @@
 
 Regenerate everything (Debian's python3-torch, python3-numpy; see README.md):
     /usr/bin/python3 tools/organism/make_organism.py
-Only the golden random models:       ... make_organism.py --only golden
+Only the golden random models:       ... make_organism.py --only golden [--golden NAME,...]
 Only golden/eval of the organism from the committed weights (no training):
                                      ... make_organism.py --only organism --no-train
 Only the MoE organism:                ... make_organism.py --only organism-moe [--no-train]
@@ -585,6 +585,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", choices=["all", "organism", "golden", "organism-moe"], default="all")
     ap.add_argument("--no-train", action="store_true", help="reuse the committed organism weights")
+    ap.add_argument("--golden", default="", help="with --only golden: only these models (comma-separated names)")
     ap.add_argument("--out", default=os.path.join(ROOT, "tests", "fixtures", "organism"),
                     help="organism folder (default: the committed fixture)")
     ap.add_argument("--seed", type=int, default=1)

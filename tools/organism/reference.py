@@ -7,7 +7,8 @@ Families (config.json `architectures[0]`), each followed line by line from trans
 modeling code (eager attention); the file and class/function are cited at each feature below:
   LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM,
   Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration (its language model only),
-  Phi3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM.
+  Phi3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
+  Mistral3ForConditionalGeneration (its language model, a MistralModel, only).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -114,7 +115,10 @@ def round_to(t, dtype):
 LLAMA_LIKE = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM")
 GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
 MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM")
-ARCHITECTURES = LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE
+# Multimodal checkpoints whose language model we run: its numbers in text_config, its weights
+# under language_model.model.* (released) or model.language_model.* (transformers >= 4.52)
+MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration")
+ARCHITECTURES = LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + ("Mistral3ForConditionalGeneration",)
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -133,6 +137,10 @@ DEFAULTS = {
         layer_types=None, use_bidirectional_attention=False),
     "Gemma3ForCausalLM": _GEMMA3_TEXT_DEFAULTS,
     "Gemma3ForConditionalGeneration": _GEMMA3_TEXT_DEFAULTS,  # of its text_config
+    # of its text_config: models/mistral/configuration_mistral.py MistralConfig.__init__
+    "Mistral3ForConditionalGeneration": dict(
+        num_key_value_heads=8, head_dim=None, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=10000.0,
+        rope_scaling=None, tie_word_embeddings=False, sliding_window=4096, max_position_embeddings=131072),
     "Phi3ForCausalLM": dict(  # models/phi3/configuration_phi3.py Phi3Config.__init__
         num_key_value_heads=None, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0,
         rope_scaling=None, tie_word_embeddings=False, max_position_embeddings=4096,
@@ -192,10 +200,11 @@ class Spec:
         if self.arch not in ARCHITECTURES:
             raise ValueError("unsupported architecture " + self.arch)
         arch = self.arch
-        # Gemma3ForConditionalGeneration: every text number comes from text_config (its missing
-        # keys take Gemma3TextConfig's defaults); tie_word_embeddings from text_config, else the
-        # top level, else true; the dtype from text_config, else the top level.
-        c = cfg["text_config"] if arch == "Gemma3ForConditionalGeneration" else cfg
+        # Gemma3ForConditionalGeneration and Mistral3ForConditionalGeneration: every text number
+        # comes from text_config (its missing keys take Gemma3TextConfig's or MistralConfig's
+        # defaults); tie_word_embeddings from text_config, else the top level, else the text
+        # config class's default; the dtype from text_config, else the top level.
+        c = cfg["text_config"] if arch in MULTIMODAL else cfg
         self.text_cfg = c
         get = _getter(arch, c)
         gemma = arch in GEMMA
@@ -209,8 +218,8 @@ class Spec:
         self.eps = get("rms_norm_eps")
         self.theta = get("rope_theta", 10000.0)
         self.rope_scaling = get("rope_scaling", None)
-        if arch == "Gemma3ForConditionalGeneration":
-            self.tied = c.get("tie_word_embeddings", cfg.get("tie_word_embeddings", True))
+        if arch in MULTIMODAL:
+            self.tied = c.get("tie_word_embeddings", cfg.get("tie_word_embeddings", get("tie_word_embeddings")))
         else:
             self.tied = get("tie_word_embeddings", False)
         torch_dtype = c.get("torch_dtype", c.get("dtype", cfg.get("torch_dtype", cfg.get("dtype"))))
@@ -218,7 +227,7 @@ class Spec:
         # weight names: "model." everywhere except the multimodal Gemma 3, whose language model
         # sits under "language_model.model." (released checkpoints) or "model.language_model."
         # (transformers >= 4.52 saves): chosen from the weights in `weight_names`.
-        self.prefix = None if arch == "Gemma3ForConditionalGeneration" else "model."
+        self.prefix = None if arch in MULTIMODAL else "model."
 
         # attention projections
         self.qkv_bias = arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM")
@@ -255,9 +264,11 @@ class Spec:
         # which layers slide
         self.sliding_window = None
         sliding = [False] * self.L
-        if arch in ("MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM"):
+        if arch in ("MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM", "Mistral3ForConditionalGeneration"):
             # Mistral/Mixtral attention and models/phi3/modular_phi3.py Phi3Attention.forward
-            # (`sliding_window=getattr(self.config, "sliding_window", None)`): every layer
+            # (`sliding_window=getattr(self.config, "sliding_window", None)`): every layer.
+            # Mistral3ForConditionalGeneration runs a MistralModel on its text_config
+            # (models/mistral3/modeling_mistral3.py Mistral3Model.__init__: AutoModel.from_config).
             self.sliding_window = c.get("sliding_window") if arch == "MistralForCausalLM" else get("sliding_window")
             sliding = [self.sliding_window is not None] * self.L
         elif arch.startswith("Qwen") and c.get("use_sliding_window"):
@@ -441,7 +452,8 @@ def weight_names(spec, p):
     """(prefix of the language model's weights, name of the output head)."""
     if spec.prefix is not None:
         return spec.prefix, "lm_head.weight"
-    # models/gemma3/modeling_gemma3.py Gemma3ForConditionalGeneration._checkpoint_conversion_mapping:
+    # models/gemma3/modeling_gemma3.py Gemma3ForConditionalGeneration._checkpoint_conversion_mapping
+    # (models/mistral3/modeling_mistral3.py Mistral3ForConditionalGeneration's alike):
     # "^language_model.model" -> "model.language_model", "^language_model.lm_head" -> "lm_head"
     if "language_model.model.embed_tokens.weight" in p:
         return "language_model.model.", "language_model.lm_head.weight"

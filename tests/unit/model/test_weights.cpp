@@ -303,6 +303,46 @@ TEST(CheckWeights, Gemma3MultimodalBothSpellings) {
   EXPECT_EQ(nc.ignored.size(), 3u);
 }
 
+// Mistral 3 (Mistral Small 3.1/3.2) has an untied head: language_model.lm_head.weight in the
+// released spelling, lm_head.weight in the newer one; the five Pixtral tower and projector
+// tensors are ignored either way.
+TEST(CheckWeights, Mistral3MultimodalBothSpellingsAndItsHead) {
+  const std::string src = std::string(ABL_FIXTURE_DIR) + "/golden/mistral3-mm";
+  const ModelSpec legacy = abl::model::load_model_spec(src);
+  EXPECT_EQ(legacy.architecture, "Mistral3ForConditionalGeneration");
+  EXPECT_EQ(legacy.weight_prefix, "language_model.model.");
+  EXPECT_EQ(legacy.lm_head_name, "language_model.lm_head.weight");
+  EXPECT_EQ(legacy.head_dim, 24);
+  EXPECT_EQ(legacy.sliding_window, 0);
+  EXPECT_DOUBLE_EQ(legacy.rms_norm_eps, 1e-6);  // MistralConfig's default: the text_config leaves it out
+  EXPECT_FALSE(legacy.tied_embeddings);
+  abl::io::SafetensorsReader lr(src);
+  const abl::model::WeightCheck lc = abl::model::inspect_weights(legacy, lr);
+  EXPECT_TRUE(lc.problems.empty()) << (lc.problems.empty() ? "" : lc.problems[0]);
+  EXPECT_TRUE(lc.unexpected.empty());
+  EXPECT_EQ(lc.ignored.size(), 5u);
+
+  std::vector<RawTensor> tensors = raw_tensors(src);
+  for (RawTensor& t : tensors) {
+    if (t.name.rfind("language_model.model.", 0) == 0) {
+      t.name = "model.language_model." + t.name.substr(21);
+    } else if (t.name == "language_model.lm_head.weight") {
+      t.name = "lm_head.weight";
+    } else {
+      t.name = "model." + t.name;
+    }
+  }
+  abl::testing::TempDir dir;
+  write_folder(dir, src, tensors);
+  const ModelSpec newer = abl::model::load_model_spec(dir.path().string());
+  EXPECT_EQ(newer.weight_prefix, "model.language_model.");
+  EXPECT_EQ(newer.lm_head_name, "lm_head.weight");
+  abl::io::SafetensorsReader nr(dir.path().string());
+  const abl::model::WeightCheck nc = abl::model::inspect_weights(newer, nr);
+  EXPECT_TRUE(nc.problems.empty()) << (nc.problems.empty() ? "" : nc.problems[0]);
+  EXPECT_EQ(nc.ignored.size(), 5u);
+}
+
 // Experts stacked as transformers 5 saves them (tests/unit/io/fused_experts_test_util.h): the
 // spec takes the layout from the tensor names, every expert slot is a block of the two stacked
 // tensors, and each block reads exactly the values of that expert's own tensor in the original.

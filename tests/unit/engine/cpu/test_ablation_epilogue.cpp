@@ -138,7 +138,7 @@ TEST_P(EpilogueModes, EqualsExplicitWeightsInOneMixedBatch) {
 
 INSTANTIATE_TEST_SUITE_P(
     Families, EpilogueModes,
-    ::testing::Combine(::testing::Values("tiny-llama", "gemma2-softcap", "gemma3-mm", "phi3-longrope", "mixtral-moe",
+    ::testing::Combine(::testing::Values("tiny-llama", "gemma2-softcap", "gemma3-mm", "mistral3-mm", "phi3-longrope", "mixtral-moe",
                                          "qwen2-moe-shared", "qwen3-moe"),
                        ::testing::Values(RowNorm::none, RowNorm::pre, RowNorm::full)),
     [](const auto& p) {
