@@ -111,10 +111,31 @@ Session::Session(DriverOptions opts, const std::string& command) : opts_(std::mo
     limits_ = engine_limits(*opts_.engine, rt_.node_size());
     backend_kind_ = agree_backend(rt_, opts_.engine->backend);  // fails early
   }
-  tok_ = std::make_unique<text::Tokenizer>(load_tokenizer(model_));
-  tmpl_ = std::make_unique<text::ChatTemplate>(load_chat_template(m));
+  load_text_on_every_rank(m);
   system_ = m.system_prompt;
   if (m.response_prefix != "auto") set_response_prefix(m.response_prefix, "given");
+}
+
+void Session::load_text_on_every_rank(const ModelOptions& m) {
+  // Every rank reads the tokenizer and runs the chat template itself; a rank that fails alone (a
+  // file missing on one node) must fail the others too, not leave them in the next collective, and
+  // ranks that read different templates would render different prompts: refused together.
+  std::string error;
+  try {
+    tok_ = std::make_unique<text::Tokenizer>(load_tokenizer(model_));
+    tmpl_ = std::make_unique<text::ChatTemplate>(load_chat_template(m));
+  } catch (const Error& e) {
+    error = e.what();
+  }
+  parallel::agree_all(rt_.world(), error.empty(), error);
+  if (rt_.world_size() == 1) return;
+  const std::string mine = tmpl_->name();
+  const auto h = static_cast<int64_t>(fnv1a(mine.data(), mine.size()) >> 1);
+  if (parallel::all_min(rt_.world(), h) != parallel::all_max(rt_.world(), h)) {
+    throw AgreedError(fmt::format("the ranks read different chat templates from {}: its tokenizer_config.json or "
+                                  "chat_template.jinja differs between the nodes of this job (rank {} read {})",
+                                  model_, rt_.world_rank(), mine));
+  }
 }
 
 void Session::check_same_spec_on_every_rank() {
@@ -270,8 +291,8 @@ void Session::switch_model(const std::string& model) {
   opts_.model->model = model;
   model_ = model;
   spec_ = std::move(spec);
-  tok_ = std::make_unique<text::Tokenizer>(load_tokenizer(model_));
-  tmpl_ = std::make_unique<text::ChatTemplate>(load_chat_template(*opts_.model));
+  check_same_spec_on_every_rank();
+  load_text_on_every_rank(*opts_.model);
   fingerprint_.clear();
 }
 

@@ -45,3 +45,32 @@ if [[ $rc -eq 124 ]]; then echo "FAILED: the job hung (killed after 120 s)"; exi
 if ! grep -q "the ranks read different models from" "$WORK/log2"; then echo "FAILED: no message says the models differ"; exit 1; fi
 if [[ -e "$WORK/out/residuals.h5" ]]; then echo "FAILED: a refused run left a residuals.h5"; exit 1; fi
 echo "PASSED: ranks that read different configs refuse the job together (exit code $rc)"
+
+# Rank 2 reads another chat template (tokenizer_config.json edited on one node): the prompts would
+# render differently on that rank, so every rank refuses the job together; and a template that
+# cannot run on rank 2 alone fails every rank with its message, instead of leaving ranks 0 and 1
+# in the next collective.
+for kind in other broken; do
+  mkdir -p "$WORK/$kind"
+  cp "$GOOD"/* "$WORK/$kind/"
+  PYTHONIOENCODING=utf-8 /usr/bin/python3 - "$WORK/$kind/tokenizer_config.json" "$kind" <<'PY'
+import json, sys
+path, kind = sys.argv[1:3]
+c = json.load(open(path, encoding="utf-8"))
+c["chat_template"] = c["chat_template"].replace("<|im_start|>assistant", "<|im_start|>assistant ") if kind == "other" \
+    else "{% include 'header.jinja' %}" + c["chat_template"]
+json.dump(c, open(path, "w", encoding="utf-8"), ensure_ascii=False)
+PY
+  set +e
+  timeout 120 "$MPIEXEC" -np 2 --oversubscribe "$BIN" "${args[@]}" --model "$GOOD" : \
+                         -np 1 --oversubscribe "$BIN" "${args[@]}" --model "$WORK/$kind" >"$WORK/log-$kind" 2>&1
+  rc=$?
+  set -e
+  sed 's/^/  | /' "$WORK/log-$kind" | head -6
+  if [[ $rc -eq 0 ]]; then echo "FAILED: the job ran with a $kind chat template on rank 2"; exit 1; fi
+  if [[ $rc -eq 124 ]]; then echo "FAILED: the job hung (killed after 120 s)"; exit 1; fi
+  want=$([[ $kind == other ]] && echo "the ranks read different chat templates from" || echo "rank 2: .*tokenizer_config.json:1: the tag {% include %} is not supported")
+  if ! grep -q "$want" "$WORK/log-$kind"; then echo "FAILED: no message '$want'"; exit 1; fi
+  if [[ -e "$WORK/out/residuals.h5" ]]; then echo "FAILED: a refused run left a residuals.h5"; exit 1; fi
+  echo "PASSED: a $kind chat template on one rank refuses the job on every rank (exit code $rc)"
+done

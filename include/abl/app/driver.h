@@ -84,6 +84,7 @@ class Session {
  private:
   // An AgreedError on every rank unless all ranks derived the same ModelSpec.
   void check_same_spec_on_every_rank();
+  void load_text_on_every_rank(const ModelOptions& m);
   DriverOptions opts_;
   std::string command_;
   parallel::Runtime rt_;
