@@ -28,23 +28,30 @@ if ! grep -q "rank 2" "$WORK/log"; then echo "FAILED: the message does not name 
 if [[ -e "$WORK/out/residuals.h5" ]]; then echo "FAILED: a failed run left a complete-looking residuals.h5"; exit 1; fi
 echo "PASSED: exit code $rc after ${took} s, the failing rank and file named, no complete output"
 
+# expect_refused LABEL DIR WANT: a 3-rank job whose rank 2 reads the model in DIR (the others the
+# good one) must end by itself, non-zero, with a message matching WANT, and leave no residuals.h5.
+expect_refused() {
+  local label=$1 dir=$2 want=$3 rc
+  set +e
+  timeout 120 "$MPIEXEC" -np 2 --oversubscribe "$BIN" "${args[@]}" --model "$GOOD" : \
+                         -np 1 --oversubscribe "$BIN" "${args[@]}" --model "$dir" >"$WORK/log-$label" 2>&1
+  rc=$?
+  set -e
+  sed 's/^/  | /' "$WORK/log-$label" | head -8
+  if [[ $rc -eq 0 ]]; then echo "FAILED: the job ran with $label on rank 2"; exit 1; fi
+  if [[ $rc -eq 124 ]]; then echo "FAILED: the job hung (killed after 120 s)"; exit 1; fi
+  if ! grep -q "$want" "$WORK/log-$label"; then echo "FAILED: no message '$want'"; exit 1; fi
+  if [[ -e "$WORK/out/residuals.h5" ]]; then echo "FAILED: a refused run left a residuals.h5"; exit 1; fi
+  echo "PASSED: $label on rank 2 refuses the job on every rank (exit code $rc)"
+}
+
 # Rank 2 reads a config.json that differs (a model folder copied unevenly to the nodes' disks):
 # every rank must refuse the job together, before any work, naming the model folder.
 mkdir -p "$WORK/edited"
 cp "$GOOD"/* "$WORK/edited/"
 sed -i 's/"rms_norm_eps": *[0-9.e-]*/"rms_norm_eps": 1e-3/' "$WORK/edited/config.json"
 cmp -s "$GOOD/config.json" "$WORK/edited/config.json" && { echo "FAILED: the test did not edit config.json"; exit 1; }
-set +e
-timeout 120 "$MPIEXEC" -np 2 --oversubscribe "$BIN" "${args[@]}" --model "$GOOD" : \
-                       -np 1 --oversubscribe "$BIN" "${args[@]}" --model "$WORK/edited" >"$WORK/log2" 2>&1
-rc=$?
-set -e
-sed 's/^/  | /' "$WORK/log2" | head -10
-if [[ $rc -eq 0 ]]; then echo "FAILED: the job ran with a different config.json on rank 2"; exit 1; fi
-if [[ $rc -eq 124 ]]; then echo "FAILED: the job hung (killed after 120 s)"; exit 1; fi
-if ! grep -q "the ranks read different models from" "$WORK/log2"; then echo "FAILED: no message says the models differ"; exit 1; fi
-if [[ -e "$WORK/out/residuals.h5" ]]; then echo "FAILED: a refused run left a residuals.h5"; exit 1; fi
-echo "PASSED: ranks that read different configs refuse the job together (exit code $rc)"
+expect_refused "a different config.json" "$WORK/edited" "the ranks read different models from"
 
 # Rank 2 reads another chat template (tokenizer_config.json edited on one node): the prompts would
 # render differently on that rank, so every rank refuses the job together; and a template that
@@ -61,16 +68,7 @@ c["chat_template"] = c["chat_template"].replace("<|im_start|>assistant", "<|im_s
     else "{% include 'header.jinja' %}" + c["chat_template"]
 json.dump(c, open(path, "w", encoding="utf-8"), ensure_ascii=False)
 PY
-  set +e
-  timeout 120 "$MPIEXEC" -np 2 --oversubscribe "$BIN" "${args[@]}" --model "$GOOD" : \
-                         -np 1 --oversubscribe "$BIN" "${args[@]}" --model "$WORK/$kind" >"$WORK/log-$kind" 2>&1
-  rc=$?
-  set -e
-  sed 's/^/  | /' "$WORK/log-$kind" | head -6
-  if [[ $rc -eq 0 ]]; then echo "FAILED: the job ran with a $kind chat template on rank 2"; exit 1; fi
-  if [[ $rc -eq 124 ]]; then echo "FAILED: the job hung (killed after 120 s)"; exit 1; fi
-  want=$([[ $kind == other ]] && echo "the ranks read different chat templates from" || echo "rank 2: .*tokenizer_config.json:1: the tag {% include %} is not supported")
-  if ! grep -q "$want" "$WORK/log-$kind"; then echo "FAILED: no message '$want'"; exit 1; fi
-  if [[ -e "$WORK/out/residuals.h5" ]]; then echo "FAILED: a refused run left a residuals.h5"; exit 1; fi
-  echo "PASSED: a $kind chat template on one rank refuses the job on every rank (exit code $rc)"
 done
+expect_refused "another chat template" "$WORK/other" "the ranks read different chat templates from"
+expect_refused "a broken chat template" "$WORK/broken" \
+  "rank 2: .*tokenizer_config.json:1: the tag {% include %} is not supported"
