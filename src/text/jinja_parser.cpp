@@ -524,6 +524,7 @@ class Parser {
     ExprPtr first = allow_cond ? parse_expression() : parse_or();
     if (!at_op(",")) return first;
     auto list = make<ListExpr>(line);
+    list->tuple = true;
     list->items.push_back(std::move(first));
     while (at_op(",")) {
       ++i_;
@@ -684,10 +685,12 @@ class Parser {
         if (tok.value == "(") {
           ++i_;
           enter(line);
-          if (at_op(")")) {
+          if (at_op(")")) {  // ()
             ++i_;
             --depth_;
-            return make<ListExpr>(line);
+            auto empty = make<ListExpr>(line);
+            empty->tuple = true;
+            return empty;
           }
           ExprPtr first = parse_expression();
           if (at_op(")")) {
@@ -696,6 +699,7 @@ class Parser {
             return first;
           }
           auto list = make<ListExpr>(line);
+          list->tuple = true;
           list->items.push_back(std::move(first));
           while (at_op(",")) {
             ++i_;

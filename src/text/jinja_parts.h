@@ -58,8 +58,9 @@ struct NameRef : Expr {
   std::string name;
   Value eval(Context& ctx) const override;
 };
-struct ListExpr : Expr {  // [a, b] and (a, b)
+struct ListExpr : Expr {  // [a, b], and (a, b) as a tuple
   std::vector<ExprPtr> items;
+  bool tuple = false;
   Value eval(Context& ctx) const override;
 };
 struct DictExpr : Expr {

@@ -184,7 +184,7 @@ Value NameRef::eval(Context& ctx) const {
 Value ListExpr::eval(Context& ctx) const {
   List l;
   for (const auto& e : items) l.push_back(e->eval(ctx));
-  return Value(std::move(l));
+  return tuple ? Value::make_tuple(std::move(l)) : Value(std::move(l));
 }
 
 Value DictExpr::eval(Context& ctx) const {

@@ -48,6 +48,12 @@ Value Value::function(std::string name, Function f) {
   return v;
 }
 
+Value Value::make_tuple(List items) {
+  Value v(std::move(items));
+  v.is_tuple_ = true;
+  return v;
+}
+
 Value Value::make_namespace(Dict attributes) {
   Value v(std::move(attributes));
   v.is_namespace_ = true;
@@ -265,8 +271,9 @@ std::string Value::repr() const {
     case Kind::real: return python_float(real_);
     case Kind::string: return python_str_repr(*str_);
     case Kind::list: {
-      std::string out = "[";
+      std::string out = is_tuple_ ? "(" : "[";
       for (size_t i = 0; i < list_->size(); ++i) out += (i ? ", " : "") + (*list_)[i].repr();
+      if (is_tuple_) return out + (list_->size() == 1 ? ",)" : ")");
       return out + "]";
     }
     case Kind::dict: {

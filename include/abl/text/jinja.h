@@ -46,6 +46,8 @@ class Value {
   static Value function(std::string name, Function f);
   // Jinja's namespace(): a dict whose attributes `set ns.attr = ...` may change.
   static Value make_namespace(Dict attributes);
+  // A tuple: a list that Python prints as (a, b) (and (a,)).
+  static Value make_tuple(List items);
 
   Kind kind() const { return kind_; }
   bool is_undefined() const { return kind_ == Kind::undefined; }
@@ -88,6 +90,7 @@ class Value {
  private:
   Kind kind_ = Kind::undefined;
   bool is_namespace_ = false;
+  bool is_tuple_ = false;
   int depth_ = 0;  // of nested lists and dicts
   int64_t int_ = 0;
   double real_ = 0;

@@ -101,7 +101,7 @@ TEST(Jinja, ValuesArePythons) {
                    "{{ 2 ** 10 }} {{ 1e-5 }} {{ 0.0001 }}"),
             "1.0 1e+20 0.30000000000000004 0.3333333333333333 5.0 3 -4 2 1024 1e-05 0.0001");
   EXPECT_EQ(render("{{ [1, 'a', none, true] }} {{ {'a': 1} }} {{ ('x',) }} {{ \"it's\" }}|{{ [\"it's\"] }}"),
-            "[1, 'a', None, True] {'a': 1} ['x'] it's|[\"it's\"]");
+            "[1, 'a', None, True] {'a': 1} ('x',) it's|[\"it's\"]");
   EXPECT_EQ(render("{{ {'a': [1, 2], 'b': 'é\"'}|tojson }} {{ {'a': 1}|tojson(indent=2) }}"),
             "{\"a\": [1, 2], \"b\": \"é\\\"\"} {\n  \"a\": 1\n}");
   EXPECT_EQ(render("{{ 'Hello World'.split() }} {{ ' a '.strip() }} {{ 'a,b'.split(',') }} {{ 'abc'[1:] }} "
