@@ -415,6 +415,17 @@ Value select(Context& ctx, const Value& seq, const List& args, bool by_attr, boo
   return Value(std::move(out));
 }
 
+// The items of dict(...) and namespace(...): mappings given by position, then keyword arguments.
+Dict mapping_arguments(const char* fn, const List& args, const Kwargs& kwargs) {
+  Dict d;
+  for (const Value& x : args) {
+    if (!x.is_dict()) throw EvalError(fmt::format("{}() takes a mapping or keyword arguments", fn));
+    for (const auto& kv : x.dict()) d.push_back(kv);
+  }
+  for (const auto& kv : kwargs) d.push_back(kv);
+  return d;
+}
+
 std::string html_escape(const std::string& s) {
   std::string out;
   for (char c : s) {
@@ -753,22 +764,10 @@ Dict make_globals(const Context& ctx) {
                    return Value(std::string(buf, n));
                  }));
   g.emplace_back("namespace", Value::function("namespace", [](const List& a, const Kwargs& k) {
-                   Dict attrs;
-                   for (const Value& x : a) {
-                     if (!x.is_dict()) throw EvalError("namespace() takes a mapping or keyword arguments");
-                     for (const auto& kv : x.dict()) attrs.push_back(kv);
-                   }
-                   for (const auto& kv : k) attrs.push_back(kv);
-                   return Value::make_namespace(std::move(attrs));
+                   return Value::make_namespace(mapping_arguments("namespace", a, k));
                  }));
   g.emplace_back("dict", Value::function("dict", [](const List& a, const Kwargs& k) {
-                   Dict d;
-                   for (const Value& x : a) {
-                     if (!x.is_dict()) throw EvalError("dict() takes a mapping or keyword arguments");
-                     for (const auto& kv : x.dict()) d.push_back(kv);
-                   }
-                   for (const auto& kv : k) d.push_back(kv);
-                   return Value(std::move(d));
+                   return Value(mapping_arguments("dict", a, k));
                  }));
   g.emplace_back("range", Value::function("range", [](const List& a, const Kwargs&) {
                    if (a.empty() || a.size() > 3) throw EvalError("range() takes 1 to 3 arguments");

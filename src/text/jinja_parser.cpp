@@ -382,6 +382,17 @@ class Parser {
     ++i_;
   }
 
+  // A [...] or {...} literal from its opening bracket: `item` parses each element into the node.
+  template <typename T, typename F>
+  ExprPtr bracketed(int line, const char* close, F&& item) {
+    ++i_;
+    enter(line);
+    auto n = make<T>(line);
+    comma_separated(close, [&] { item(*n); });
+    --depth_;
+    return n;
+  }
+
   // A block's body up to {% END %}, the end tag consumed.
   Body parse_until(const char* end) {
     std::string stop;
@@ -698,43 +709,37 @@ class Parser {
             --depth_;
             return first;
           }
-          auto list = make<ListExpr>(line);
+          auto list = make<ListExpr>(line);  // (a,) and (a, b, ...): a tuple
           list->tuple = true;
           list->items.push_back(std::move(first));
-          while (at_op(",")) {
-            ++i_;
-            if (at_op(")")) break;
-            list->items.push_back(parse_expression());
-          }
-          expect_op(")");
+          expect_op(",");
+          comma_separated(")", [&] { list->items.push_back(parse_expression()); });
           --depth_;
           return list;
         }
         if (tok.value == "[") {
-          ++i_;
-          enter(line);
-          auto list = make<ListExpr>(line);
-          comma_separated("]", [&] { list->items.push_back(parse_expression()); });
-          --depth_;
-          return list;
+          return bracketed<ListExpr>(line, "]", [&](ListExpr& list) { list.items.push_back(parse_expression()); });
         }
         if (tok.value == "{") {
-          ++i_;
-          enter(line);
-          auto dict = make<DictExpr>(line);
-          comma_separated("}", [&] {
+          return bracketed<DictExpr>(line, "}", [&](DictExpr& dict) {
             ExprPtr key = parse_expression();
             expect_op(":");
-            dict->items.emplace_back(std::move(key), parse_expression());
+            dict.items.emplace_back(std::move(key), parse_expression());
           });
-          --depth_;
-          return dict;
         }
         break;
       default:
         break;
     }
     fail_at(line, fmt::format("unexpected {}", describe(tok)));
+  }
+
+  // callee(args...), at its '('.
+  ExprPtr parse_call(ExprPtr callee, int line) {
+    auto n = make<Call>(line);
+    n->callee = std::move(callee);
+    n->args = parse_call_args();
+    return n;
   }
 
   ExprPtr parse_postfix(ExprPtr e) {
@@ -756,10 +761,7 @@ class Parser {
         e = parse_subscript(std::move(e), line);
         --depth_;
       } else if (at_op("(")) {
-        auto n = make<Call>(line);
-        n->callee = std::move(e);
-        n->args = parse_call_args();
-        e = std::move(n);
+        e = parse_call(std::move(e), line);
       } else {
         return e;
       }
@@ -842,10 +844,7 @@ class Parser {
         }
         e = std::move(n);
       } else if (at_op("(")) {
-        auto n = make<Call>(line);
-        n->callee = std::move(e);
-        n->args = parse_call_args();
-        e = std::move(n);
+        e = parse_call(std::move(e), line);
       } else {
         return e;
       }

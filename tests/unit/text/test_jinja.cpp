@@ -113,6 +113,8 @@ TEST(Jinja, ValuesArePythons) {
   EXPECT_EQ(render("{{ '  x  '|trim }}|{{ 'ab'|upper }}|{{ 'hello world'|title }}|{{ [3, 1, 2]|sort|join(',') }}|"
                    "{{ 'a-b'.replace('-', '+') }}|{{ 'Ab'.startswith(('x', 'A')) }}"),
             "x|AB|Hello World|1,2,3|a+b|True");
+  EXPECT_EQ(render("{{ (1,) }} {{ (1, 2,) }} {{ () }} {{ (3) }} {{ dict({'b': 2}, c=3) }} {{ namespace(x=1).x }}"),
+            "(1,) (1, 2) () 3 {'b': 2, 'c': 3} 1");
   Dict ctx{{"messages", messages("S", "U")}};
   EXPECT_EQ(render("{{ messages|selectattr('role', 'equalto', 'user')|list|length }}"
                    "{{ messages|map(attribute='content')|join('+') }}{{ messages[0].content }}",
