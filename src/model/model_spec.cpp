@@ -49,6 +49,7 @@ struct Family {
 void gemma2_keys(const Keys& k, ModelSpec& s);
 void gemma3_keys(const Keys& k, ModelSpec& s);
 void phi3_keys(const Keys& k, ModelSpec& s);
+void glm_keys(const Keys& k, ModelSpec& s);
 void mixtral_keys(const Keys& k, ModelSpec& s);
 void qwen_moe_keys(const Keys& k, ModelSpec& s);
 
@@ -67,6 +68,13 @@ constexpr const char* kMistralDefaults = R"({"vocab_size": 32000, "hidden_size":
   "rms_norm_eps": 1e-06, "tie_word_embeddings": false, "rope_theta": 10000.0, "sliding_window": 4096})";
 // Phi3Config always has original_max_position_embeddings (LongRoPE reads it).
 constexpr const char* kPhi3Defaults = R"({"original_max_position_embeddings": 4096})";
+// GlmConfig and Glm4Config (the same defaults; partial_rotary_factor is set by their __init__).
+constexpr const char* kGlmDefaults = R"({"vocab_size": 151552, "hidden_size": 4096,
+  "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32,
+  "num_key_value_heads": 2, "head_dim": 128, "partial_rotary_factor": 0.5, "hidden_act": "silu",
+  "max_position_embeddings": 131072, "rms_norm_eps": 1.5625e-07, "tie_word_embeddings": false,
+  "rope_theta": 10000.0, "attention_bias": true, "pad_token_id": 151329,
+  "eos_token_id": [151329, 151336, 151338]})";
 constexpr const char* kGemma3Defaults = R"({"vocab_size": 262208, "hidden_size": 2304,
   "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
   "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
@@ -92,6 +100,9 @@ const Family kFamilies[] = {
     {"Mistral3ForConditionalGeneration", false, false, false, 0, 8, 4096 * 32, W::always, 4096, kMistralDefaults,
      nullptr, "text_config"},
     {"Phi3ForCausalLM", false, false, true, 0, 0, 4096, W::always, 0, kPhi3Defaults, phi3_keys},
+    // GLM-4-9B-chat-hf (GlmForCausalLM) and GLM-4-0414 (Glm4ForCausalLM, with post norms)
+    {"GlmForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kGlmDefaults, glm_keys},
+    {"Glm4ForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kGlmDefaults, glm_keys},
     {"MixtralForCausalLM", false, false, false, 0, 8, 4096 * 32, W::always, 0, nullptr, mixtral_keys},
     {"Qwen2MoeForCausalLM", true, false, false, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
     {"Qwen3MoeForCausalLM", false, true, true, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
@@ -251,20 +262,50 @@ void gemma3_keys(const Keys& k, ModelSpec& s) {
   if (s.rope_local_theta == 0.0) s.rope_local_theta = k.get_double("rope_local_base_freq", 10000.0);
 }
 
-// models/phi3: fused qkv_proj / gate_up_proj; a sliding window on every layer when set.
+// partial_rotary_factor: Phi3Attention and GlmAttention rotate q[..., :rotary_dim] with
+// rotary_dim = int(head_dim * factor) (modeling_rope_utils: `dim = int(head_dim *
+// partial_rotary_factor)`). transformers 5 may keep the factor in rope_parameters: a key written
+// in the config wins, then rope_parameters, then the config class's default.
+void partial_rotary_keys(const Keys& k, ModelSpec& s) {
+  std::optional<io::JsonValue> prf;
+  if (k.given("partial_rotary_factor")) {
+    prf = k.find("partial_rotary_factor");
+  } else if (auto rp = k.find("rope_parameters"); rp && rp->is_object() && rp->find("partial_rotary_factor")) {
+    prf = rp->find("partial_rotary_factor");
+  } else {
+    prf = k.find("partial_rotary_factor");
+  }
+  if (!prf || prf->as_double() == 1.0) return;
+  const double f = prf->as_double();
+  if (!(f > 0.0 && f < 1.0)) bad_key(s, "partial_rotary_factor", fmt::format("must be in (0, 1], found {}", f));
+  s.partial_rotary_dim = static_cast<int64_t>(static_cast<double>(s.head_dim) * f);
+  if (s.partial_rotary_dim < 2 || s.partial_rotary_dim % 2 != 0) {
+    bad_key(s, "partial_rotary_factor",
+            fmt::format("{} of head_dim {} rotates {} dims; RoPE needs an even number of at least 2", f, s.head_dim,
+                        s.partial_rotary_dim));
+  }
+}
+
+// models/phi3: fused qkv_proj / gate_up_proj; a sliding window on every layer when set; Phi-4-mini
+// rotates part of each head.
 void phi3_keys(const Keys& k, ModelSpec& s) {
   s.fused_qkv = true;
   s.fused_gate_up = true;
-  // Phi-4-mini: Phi3Attention rotates q[..., :rotary_dim], rotary_dim = int(head_dim * factor)
-  if (auto prf = k.find("partial_rotary_factor"); prf && prf->as_double() != 1.0) {
-    const double f = prf->as_double();
-    if (!(f > 0.0 && f < 1.0)) bad_key(s, "partial_rotary_factor", fmt::format("must be in (0, 1], found {}", f));
-    s.partial_rotary_dim = static_cast<int64_t>(static_cast<double>(s.head_dim) * f);
-    if (s.partial_rotary_dim < 2 || s.partial_rotary_dim % 2 != 0) {
-      bad_key(s, "partial_rotary_factor",
-              fmt::format("{} of head_dim {} rotates {} dims; RoPE needs an even number of at least 2", f, s.head_dim,
-                          s.partial_rotary_dim));
-    }
+  partial_rotary_keys(k, s);
+}
+
+// models/glm, models/glm4: q/k/v biases when attention_bias (o_proj has none), fused gate_up_proj
+// (Phi3MLP's: first half gate), RoPE on the first half of each head with adjacent dims paired
+// (apply_rotary_pos_emb: rotate_half over x[..., 0::2] / x[..., 1::2], cos/sin repeat_interleave'd).
+// Glm4DecoderLayer adds post_self_attn_layernorm and post_mlp_layernorm on the two branch outputs.
+void glm_keys(const Keys& k, ModelSpec& s) {
+  s.qkv_bias = k.get_bool("attention_bias", true);
+  s.fused_gate_up = true;
+  s.rope_interleaved = true;
+  partial_rotary_keys(k, s);
+  if (s.architecture == "Glm4ForCausalLM") {
+    s.sandwich_norms = true;
+    s.sandwich_names = ModelSpec::SandwichNames::glm4;
   }
 }
 

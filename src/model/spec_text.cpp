@@ -16,6 +16,7 @@ namespace abl::model {
 std::string describe(const ModelSpec& s) {
   std::string rope = fmt::format("rope theta {}", s.rope_theta);
   if (s.partial_rotary_dim > 0) rope += fmt::format(" on {}/{} head dims", s.partial_rotary_dim, s.head_dim);
+  if (s.rope_interleaved) rope += " (interleaved pairs)";
   rope += describe_rope_scaling(s.rope_scaling);
   if (s.rope_local_theta > 0) rope += fmt::format(", local layers theta {}", s.rope_local_theta);
   std::string flags;
@@ -23,7 +24,9 @@ std::string describe(const ModelSpec& s) {
   if (s.qk_norm) flags += ", q/k norm";
   if (s.fused_qkv || s.fused_gate_up) flags += ", fused qkv/gate_up";
   if (s.norm_plus_one) flags += ", (1+w) norms";
-  if (s.sandwich_norms) flags += ", sandwich norms";
+  if (s.sandwich_norms) {
+    flags += s.sandwich_names == ModelSpec::SandwichNames::glm4 ? ", post norms (GLM-4)" : ", sandwich norms";
+  }
   if (s.activation == Activation::gelu_tanh) flags += ", GeGLU (tanh)";
   if (s.embed_scale != 1.0) flags += fmt::format(", embeddings x{:.6g}", s.embed_scale);
   if (s.attn_scale > 0) flags += fmt::format(", score scale {:.6g}", s.attn_scale);
@@ -52,19 +55,19 @@ std::string describe(const ModelSpec& s) {
 
 std::string fingerprint(const ModelSpec& s) {
   const RopeScaling& r = s.rope_scaling;
-  std::string out = fmt::format("{}|{}|V{} H{} F{} L{} NH{} NKV{} HD{} R{}|eps {:a}|rope {:a} {} {:a} {:a} {:a} {} "
+  std::string out = fmt::format("{}|{}|V{} H{} F{} L{} NH{} NKV{} HD{} R{} {}|eps {:a}|rope {:a} {} {:a} {:a} {:a} {} "
                                 "[{:a}] [{:a}] {:a} yarn {:a} {:a} {}",
                                 s.architecture, s.model_type, s.vocab_size, s.hidden_size, s.intermediate_size,
                                 s.num_layers, s.num_heads, s.num_kv_heads, s.head_dim, s.partial_rotary_dim,
-                                s.rms_norm_eps, s.rope_theta,
+                                s.rope_interleaved, s.rms_norm_eps, s.rope_theta,
                                 static_cast<int>(r.type), r.factor, r.low_freq_factor, r.high_freq_factor,
                                 r.original_max_position_embeddings, fmt::join(r.short_factor, " "),
                                 fmt::join(r.long_factor, " "), r.attention_factor, r.beta_fast, r.beta_slow,
                                 r.truncate);
-  out += fmt::format("|local {:a} max {} window {} [{}]|tied {} bias {} qknorm {} plus1 {} sandwich {}",
+  out += fmt::format("|local {:a} max {} window {} [{}]|tied {} bias {} qknorm {} plus1 {} sandwich {} {}",
                      s.rope_local_theta, s.max_position_embeddings, s.sliding_window,
                      fmt::join(s.sliding_layers, ""), s.tied_embeddings, s.qkv_bias, s.qk_norm, s.norm_plus_one,
-                     s.sandwich_norms);
+                     s.sandwich_norms, static_cast<int>(s.sandwich_names));
   out += fmt::format("|embed {:a} scale {:a} caps {:a} {:a} act {}|names {} {} fused {} {}", s.embed_scale,
                      s.attn_scale, s.attn_softcap, s.final_softcap, static_cast<int>(s.activation), s.weight_prefix,
                      s.lm_head_name, s.fused_qkv, s.fused_gate_up);

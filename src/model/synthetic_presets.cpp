@@ -61,6 +61,13 @@ const Preset kPresets[] = {
       "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 1000000000.0,
       "sliding_window": null, "tie_word_embeddings": false, "bos_token_id": 1, "eos_token_id": 2,
       "torch_dtype": "bfloat16"})"},
+    // GLM-4-9B-0414 (Glm4ForCausalLM): half of each head rotates, adjacent dims paired
+    {"glm-4-9b-0414", R"({"architectures": ["Glm4ForCausalLM"], "vocab_size": 151552,
+      "hidden_size": 4096, "intermediate_size": 13696, "num_hidden_layers": 40,
+      "num_attention_heads": 32, "num_key_value_heads": 2, "head_dim": 128, "partial_rotary_factor": 0.5,
+      "attention_bias": true, "max_position_embeddings": 32768, "rms_norm_eps": 1e-05, "rope_theta": 10000.0,
+      "tie_word_embeddings": false, "pad_token_id": 151329, "eos_token_id": [151329, 151336, 151338],
+      "torch_dtype": "bfloat16"})"},
     {"qwen2.5-0.5b", R"({"architectures": ["Qwen2ForCausalLM"], "vocab_size": 151936,
       "hidden_size": 896, "intermediate_size": 4864, "num_hidden_layers": 24,
       "num_attention_heads": 14, "num_key_value_heads": 2, "max_position_embeddings": 32768,

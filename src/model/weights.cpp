@@ -163,9 +163,12 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     add(WeightRole::k_norm, "self_attn.k_norm.weight", {HD}, "(head_dim)");
   }
   add(WeightRole::o_proj, "self_attn.o_proj.weight", {H, QD}, "(hidden_size, num_attention_heads*head_dim)");
+  const bool glm4 = s.sandwich_names == ModelSpec::SandwichNames::glm4;
   if (s.sandwich_norms) {
-    add(WeightRole::post_attn_norm, "post_attention_layernorm.weight", {H}, "(hidden_size)");
-    add(WeightRole::mlp_norm, "pre_feedforward_layernorm.weight", {H}, "(hidden_size)");
+    add(WeightRole::post_attn_norm, glm4 ? "post_self_attn_layernorm.weight" : "post_attention_layernorm.weight", {H},
+        "(hidden_size)");
+    add(WeightRole::mlp_norm, glm4 ? "post_attention_layernorm.weight" : "pre_feedforward_layernorm.weight", {H},
+        "(hidden_size)");
   } else {
     add(WeightRole::mlp_norm, "post_attention_layernorm.weight", {H}, "(hidden_size)");
   }
@@ -179,7 +182,8 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     add(WeightRole::down_proj, "mlp.down_proj.weight", {H, F}, "(hidden_size, intermediate_size)");
   }
   if (s.sandwich_norms) {
-    add(WeightRole::post_mlp_norm, "post_feedforward_layernorm.weight", {H}, "(hidden_size)");
+    add(WeightRole::post_mlp_norm, glm4 ? "post_mlp_layernorm.weight" : "post_feedforward_layernorm.weight", {H},
+        "(hidden_size)");
   }
   return v;
 }

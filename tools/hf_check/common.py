@@ -21,6 +21,8 @@ FAMILIES = [
     ("Phi3ForCausalLM", "phi3-longrope-long"),  # past original_max 32: long factors, and the rerun
     ("Phi3ForCausalLM", "phi4-mini-partial-rope"),  # Phi-4-mini: 3/4 of each head rotates, tied
     ("Qwen3ForCausalLM", "qwen3-yarn"),  # YaRN scaling as Qwen's long-context block
+    ("GlmForCausalLM", "glm-interleaved-rope"),  # GLM-4-9B-chat-hf: interleaved half-head RoPE, qkv bias
+    ("Glm4ForCausalLM", "glm4-interleaved-rope"),  # GLM-4-0414: the same and post norms
     ("MixtralForCausalLM", "mixtral-moe"),
     ("Qwen2MoeForCausalLM", "qwen2-moe-shared"),
     ("Qwen3MoeForCausalLM", "qwen3-moe"),

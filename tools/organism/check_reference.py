@@ -13,7 +13,9 @@
   4. gemma3-mm, mistral3-mm: the weights renamed from the legacy language_model.model.* (and
      language_model.lm_head.*) spelling to the transformers >= 4.52 model.language_model.* (and
      lm_head.*) spelling give identical logits;
-  5. Gemma: hidden_states[0] is the embedding row times the bf16-rounded sqrt(hidden_size).
+  5. Gemma: hidden_states[0] is the embedding row times the bf16-rounded sqrt(hidden_size);
+  6. GLM: the interleaved RoPE equals the rotate-half one on q/k weights (and biases) whose rotary
+     rows are permuted to (0, 2, ..., R-2, 1, 3, ..., R-1) in every head (1e-5).
 
 Run: /usr/bin/python3 tools/organism/check_reference.py  (a few seconds; exits 1 on a failure)
 """
@@ -79,6 +81,25 @@ def check_phi3_unfused(name, spec, p, g):
     prompts = [e["input_ids"] for e in g["prompts"]]
     diff = float((last_logits(spec, p, prompts) - last_logits(unfused, q, prompts)).abs().max())
     check(diff < 1e-5, "%s: fused qkv/gate_up = split tensors on the unfused path (%.2e)" % (name, diff))
+
+
+def check_glm_interleaved(name, spec, p, g):
+    R, HD = spec.R, spec.HD
+    order = list(range(0, R, 2)) + list(range(1, R, 2)) + list(range(R, HD))
+    q = dict(p)
+    for l in range(spec.L):
+        pre = "model.layers.%d." % l
+        for proj, heads in (("q_proj", spec.NH), ("k_proj", spec.NKV)):
+            rows = torch.tensor([h * HD + i for h in range(heads) for i in order])
+            for kind in ("weight", "bias"):
+                key = pre + "self_attn.%s.%s" % (proj, kind)
+                if key in q:
+                    q[key] = q[key][rows]
+    halves = ref.Spec(spec.cfg)
+    halves.rope_interleaved = False
+    prompts = [e["input_ids"] for e in g["prompts"]]
+    diff = float((last_logits(spec, p, prompts) - last_logits(halves, q, prompts)).abs().max())
+    check(diff < 1e-5, "%s: interleaved RoPE = rotate-half RoPE on permuted q/k rows (%.2e)" % (name, diff))
 
 
 def moe_per_expert(spec, p, pre, l, h):
@@ -176,6 +197,8 @@ def main():
                 check_gemma(name, spec, p, g, st)
             if spec.arch in ref.MULTIMODAL:
                 check_multimodal_spellings(name, spec, p, g)
+            if spec.arch in ref.GLM:
+                check_glm_interleaved(name, spec, p, g)
     print("%d passed, %d failed" % (len(passes), len(failures)))
     sys.exit(1 if failures else 0)
 

@@ -21,6 +21,8 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | qwen3-yarn          | Qwen3ForCausalLM    | rope_scaling yarn x4 from 64 tokens (kept, ramped and divided frequencies all present), attention factor 0.1 ln 4 + 1, BF16 + F32 norms |
 | phi4-mini-partial-rope | Phi3ForCausalLM  | partial_rotary_factor 0.75 (12 of 16 dims rotate, 4 pass), LongRoPE short factors over the rotary dims, tied, all BF16 |
 | mistral3-mm         | Mistral3ForConditionalGeneration | a Mistral text_config with keys left out (MistralConfig's defaults), head_dim 24 != hidden/heads, sliding_window null, rope_theta 1e9, untied head named language_model.lm_head.weight, legacy language_model.model.* names, five fake Pixtral vision/projector tensors, BF16 + F32 norms |
+| glm4-interleaved-rope | Glm4ForCausalLM   | GLM-4-0414: RoPE on the first half of each head (partial_rotary_factor 0.5: 8 of 16 dims) with adjacent dims paired, q/k/v bias (no o_proj bias), fused gate_up_proj, post_self_attn_layernorm / post_mlp_layernorm on the branch outputs, untied, BF16 + F32 norms |
+| glm-interleaved-rope | GlmForCausalLM     | GLM-4-9B-chat-hf: the same attention and MLP, Llama's two norms; partial_rotary_factor and attention_bias left out (GlmConfig's defaults 0.5 and true), all BF16 |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -144,6 +146,12 @@ MODELS = [
     ("mistral3-mm", "Mistral3ForConditionalGeneration", "mistral3",
      dict(H=64, L=2, NH=4, NKV=2, HD=24, F=128, tied=False, theta=1e9, vision_hidden=8, seeded=True),
      "BF16", "F32"),
+    # GLM-4-0414's shape: half of each head rotates, adjacent dims paired; q/k/v bias; post norms
+    ("glm4-interleaved-rope", "Glm4ForCausalLM", "glm4",
+     dict(H=64, L=2, NH=4, NKV=2, HD=16, F=96, tied=False, theta=10000.0, seeded=True), "BF16", "F32"),
+    # GLM-4-9B-chat-hf: GlmForCausalLM, keys left out for GlmConfig's defaults
+    ("glm-interleaved-rope", "GlmForCausalLM", "glm",
+     dict(H=64, L=2, NH=4, NKV=2, HD=16, F=96, tied=False, theta=10000.0, seeded=True), "BF16", "BF16"),
 ]
 
 
@@ -286,6 +294,16 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "tie_word_embeddings": d["tied"]})
         if "partial_rotary_factor" in d:
             c["partial_rotary_factor"] = d["partial_rotary_factor"]
+    elif mtype == "glm4":
+        # as GLM-4-9B-0414's config.json has it
+        c.update({"attention_bias": True, "eos_token_id": [im_end, eot], "head_dim": d["HD"], "hidden_act": "silu",
+                  "max_position_embeddings": 2048, "partial_rotary_factor": 0.5, "rms_norm_eps": 1e-05,
+                  "rope_theta": d["theta"], "tie_word_embeddings": d["tied"], "transformers_version": "4.51.3"})
+    elif mtype == "glm":
+        # partial_rotary_factor and attention_bias left out: GlmConfig's defaults (0.5, true)
+        c.update({"eos_token_id": [im_end, eot], "head_dim": d["HD"], "hidden_act": "silu",
+                  "max_position_embeddings": 2048, "rms_norm_eps": 1.5625e-07, "rope_theta": d["theta"],
+                  "tie_word_embeddings": d["tied"], "transformers_version": "4.46.0"})
     elif mtype == "mixtral":
         c.update({"head_dim": d["HD"], "hidden_act": "silu", "max_position_embeddings": 2048,
                   "num_experts_per_tok": d["k"], "num_local_experts": d["E"],
@@ -352,6 +370,9 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         if spec.sandwich_norms:
             add(p + "pre_feedforward_layernorm.weight", norm_dtype, (H,), nc, 0.1)
             add(p + "post_feedforward_layernorm.weight", norm_dtype, (H,), nc, 0.1)
+        if spec.glm4_norms:
+            add(p + "post_self_attn_layernorm.weight", norm_dtype, (H,), nc, 0.1)
+            add(p + "post_mlp_layernorm.weight", norm_dtype, (H,), nc, 0.1)
         if spec.fused_qkv:
             add(p + "self_attn.qkv_proj.weight", mat_dtype, (QD + 2 * KVD, H), 0.0, qk_std)
         else:
@@ -551,6 +572,8 @@ def family_description(spec, p, golden):
             assert effect > 1e-2, "the long factors would not change the logits: %g" % effect
             desc["long_factor_effect_prompt4"] = round(effect, 4)
         desc["longest_sequence"] = longest
+    if spec.arch in ref.GLM:
+        desc.update(glm_rope_description(spec, p, golden))
     if not spec.num_experts:
         return desc, None, None
     per_prompt, gaps, gen_gaps = [], [], []
@@ -584,6 +607,18 @@ def scaled_rope_description(spec, p, golden):
     return {"rope_attention_factor": spec.rope_attention_factor,
             "rope_inv_freq": [float(x) for x in spec.inv_freq],
             "rope_scaling_effect_prompt4": round(effect, 4)}
+
+
+def glm_rope_description(spec, p, golden):
+    """Extra golden.json model keys of GLM: the rotary dims, and how much prompt 4's logits would
+    change were the rotary dims paired (i, i + R/2) as in Llama instead of (2i, 2i + 1)."""
+    halves = copy.copy(spec)
+    halves.rope_interleaved = False
+    ids = torch.tensor([golden["prompts"][4]["input_ids"]])
+    effect = float((ref.forward(spec, p, ids, capture=False)[0] -
+                    ref.forward(halves, p, ids, capture=False)[0]).abs().max())
+    assert effect > 1e-2, "the interleaved pairing would not change the logits: %g" % effect
+    return {"rotary_dim": spec.R, "rope_interleaved": True, "rope_layout_effect_prompt4": round(effect, 4)}
 
 
 def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, base_seed):
@@ -684,6 +719,8 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | phi4-mini-partial-rope | Phi3ForCausalLM | Phi-4-mini's partial rotary embedding: partial_rotary_factor 0.75, so the first 12 of each head's 16 dims rotate in pairs (i, i + 6) with theta^(2i/12) frequencies and the last 4 pass unchanged; LongRoPE short factors (6 per list) with attention factor sqrt(1 + ln 4 / ln 256) = 1.1180; tie_word_embeddings true (no lm_head tensor); GQA ratio 2, all BF16 |
 | qwen3-yarn | Qwen3ForCausalLM | rope_scaling yarn, factor 4 from original_max_position_embeddings 64 (max_position_embeddings 256): with theta 1e4 and head_dim 32 the first dimension pair keeps its frequency, pairs 1 to 4 are ramped, the rest divided by 4; cos and sin times 0.1 ln 4 + 1 = 1.1386; q_norm/k_norm, GQA ratio 2, untied, BF16 matrices, F32 norms |
 | mistral3-mm | Mistral3ForConditionalGeneration | Mistral Small 3.1's shape: a Mistral text model in text_config (rms_norm_eps and hidden_act left out: MistralConfig's defaults 1e-6 and silu), head_dim 24 != hidden/heads 16, sliding_window null, rope_theta 1e9, untied head named language_model.lm_head.weight, weights named language_model.model.*; five stand-in Pixtral vision tower and projector tensors that the forward pass ignores and an export must copy unchanged; GQA ratio 2, BF16 matrices, F32 norms |
+| glm4-interleaved-rope | Glm4ForCausalLM | GLM-4-0414's shape: partial_rotary_factor 0.5, so the first 8 of each head's 16 dims rotate in adjacent pairs (2i, 2i + 1) with theta^(2i/8) frequencies and the last 8 pass; q/k/v biases, no o_proj bias; fused gate_up_proj (first half gate); post_self_attn_layernorm on the attention output and post_mlp_layernorm on the MLP output before each residual add, post_attention_layernorm as the MLP's input norm; GQA ratio 2, untied, BF16 matrices, F32 norms |
+| glm-interleaved-rope | GlmForCausalLM | GLM-4-9B-chat-hf's shape: the same attention and fused MLP with Llama's two norms; partial_rotary_factor and attention_bias left out of config.json, so GlmConfig's defaults (0.5, true) apply; GQA ratio 2, untied, all BF16 |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma and Phi-3 windows cut in
@@ -699,7 +736,9 @@ Phi-3 `model.rope_attention_factor`, `rope_factors_used`, `longest_sequence` (pr
 the long factors are used `long_rope_after`, `long_factors_per_prompt` ("prefill", "from generated
 token g" or "never") and `long_factor_effect_prompt4` (largest logit change were the short factors
 kept); for YaRN (qwen3-yarn) `model.rope_attention_factor`, `rope_inv_freq` and
-`rope_scaling_effect_prompt4` (largest logit change were plain RoPE used); for MoE `model.num_experts`,
+`rope_scaling_effect_prompt4` (largest logit change were plain RoPE used); for GLM `model.rotary_dim`,
+`rope_interleaved` and `rope_layout_effect_prompt4` (largest logit change were the rotary dims
+paired (i, i + R/2) instead of (2i, 2i + 1)); for MoE `model.num_experts`,
 `experts_per_tok`, `norm_topk_prob`, `moe_layers` (L booleans), `shared_expert`,
 `routing_min_gap` (smallest k-th minus (k+1)-th routing probability over every prompt token and
 MoE layer), `routing_min_gap_generated` (the same over the tokens fed back while decoding),

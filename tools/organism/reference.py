@@ -8,22 +8,26 @@ modeling code (eager attention); the file and class/function are cited at each f
   LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM,
   Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration (its language model only),
   Phi3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
-  Mistral3ForConditionalGeneration (its language model, a MistralModel, only).
+  Mistral3ForConditionalGeneration (its language model, a MistralModel, only),
+  GlmForCausalLM, Glm4ForCausalLM.
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
     `(x * rsqrt(mean(x^2) + eps)) * (1 + w)`, both in fp32.
   - Decoder layer: Llama order (norm, attention, add, norm, MLP, add) or Gemma's sandwich_norms
     (post_attention_layernorm on the attention output before the add, pre_feedforward_layernorm /
-    post_feedforward_layernorm around the MLP).
+    post_feedforward_layernorm around the MLP); GLM-4's are named post_self_attn_layernorm,
+    post_attention_layernorm (the MLP's input) and post_mlp_layernorm.
   - Embeddings times embed_scale (Gemma: sqrt(hidden_size) rounded to the checkpoint dtype).
-  - q/k/v: separate projections (optional bias, Qwen2 / Qwen2-MoE) or one fused qkv_proj (Phi-3,
+  - q/k/v: separate projections (optional bias, Qwen2 / Qwen2-MoE / GLM) or one fused qkv_proj (Phi-3,
     rows q then k then v); q_norm/k_norm over head_dim before RoPE (Qwen3, Qwen3-MoE, Gemma 3).
   - RoPE in the rotate-half layout; inv_freq = 1 / theta^(arange(0, D, 2) / D) in fp32; scaling
     "llama3" (_compute_llama3_parameters), "linear" (inv_freq / factor), "longrope" (short
     factors, cos and sin times attention_factor) and "yarn" (_compute_yarn_parameters: a ramp
     between kept and divided frequencies, cos and sin times attention_factor); per layer either
     the global RoPE or (Gemma 3 sliding layers) a local one with its own theta and no scaling.
+    Partial rotary (Phi-4-mini, GLM): the first int(head_dim * partial_rotary_factor) dims rotate;
+    GLM pairs adjacent dims (interleaved rotate_half).
   - GQA by repeating each kv head NH / NKV times (head h uses kv head h // (NH / NKV)).
   - Scores q.k * attn_scale (head_dim^-0.5, Gemma: query_pre_attn_scalar^-0.5), then an optional
     tanh softcap (Gemma 2), then the mask; softmax in fp32.
@@ -33,7 +37,7 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     Mistral, Mixtral and Phi-3: every layer when sliding_window is set; Gemma 2: even layers;
     Gemma 3: layer_types, else (i + 1) % sliding_window_pattern != 0; Qwen*: refused.
   - MLP: gated, down(act(gate(x)) * up(x)) with act silu or gelu (tanh approximation, Gemma);
-    Phi-3's fused gate_up_proj (first half gate); or a mixture of experts (Mixtral, Qwen2-MoE with
+    Phi-3's and GLM's fused gate_up_proj (first half gate); or a mixture of experts (Mixtral, Qwen2-MoE with
     a sigmoid-gated shared expert, Qwen3-MoE), see `moe_block`.
   - Final norm; lm_head or the tied embedding matrix; optional final tanh softcap (Gemma 2,
     Gemma3ForCausalLM; never Gemma3ForConditionalGeneration).
@@ -115,10 +119,11 @@ def round_to(t, dtype):
 LLAMA_LIKE = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM")
 GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
 MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM")
+GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 # Multimodal checkpoints whose language model we run: its numbers in text_config, its weights
 # under language_model.model.* (released) or model.language_model.* (transformers >= 4.52)
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration")
-ARCHITECTURES = LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + ("Mistral3ForConditionalGeneration",)
+ARCHITECTURES = LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + ("Mistral3ForConditionalGeneration",) + GLM
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -160,6 +165,11 @@ DEFAULTS = {
         num_experts=128, num_experts_per_tok=8, norm_topk_prob=False, decoder_sparse_step=1,
         mlp_only_layers=None, moe_intermediate_size=768),
 }
+# models/glm/configuration_glm.py GlmConfig, models/glm4/configuration_glm4.py Glm4Config (the same)
+DEFAULTS["GlmForCausalLM"] = DEFAULTS["Glm4ForCausalLM"] = dict(
+    num_key_value_heads=2, head_dim=128, partial_rotary_factor=0.5, hidden_act="silu", rms_norm_eps=1.5625e-07,
+    rope_theta=10000.0, rope_scaling=None, tie_word_embeddings=False, attention_bias=True,
+    max_position_embeddings=131072)
 
 
 def _getter(arch, c):
@@ -230,11 +240,14 @@ class Spec:
         self.prefix = None if arch in MULTIMODAL else "model."
 
         # attention projections
-        self.qkv_bias = arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM")
+        # GlmAttention / Glm4Attention.__init__: q/k/v_proj bias=config.attention_bias, o_proj none
+        self.qkv_bias = arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") or (arch in GLM and get("attention_bias"))
         self.qk_norm = arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM") or arch in GEMMA[1:]
         # models/phi3/modular_phi3.py Phi3Attention.forward (qkv_proj split q | k | v) and
         # Phi3MLP.forward (gate_up_proj: first intermediate_size rows gate, the rest up)
         self.fused_qkv = self.fused_gate_up = arch == "Phi3ForCausalLM"
+        # models/glm4/modeling_glm4.py Glm4MLP.forward (GlmMLP is Phi3MLP): gate, up = chunk(2)
+        self.fused_gate_up = self.fused_gate_up or arch in GLM
         if arch in ("LlamaForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM") or gemma:
             if get("attention_bias", False):
                 raise ValueError("attention_bias is not used by the fixtures")
@@ -247,6 +260,9 @@ class Spec:
         # softcaps (models/gemma2/modeling_gemma2.py Gemma2RMSNorm, Gemma2DecoderLayer,
         # Gemma2Model, Gemma2MLP, Gemma2Attention, Gemma2ForCausalLM; gemma3 likewise)
         self.norm_offset = self.sandwich_norms = gemma
+        # models/glm4/modeling_glm4.py Glm4DecoderLayer: post_self_attn_layernorm on the attention
+        # output, post_attention_layernorm before the MLP, post_mlp_layernorm on its output
+        self.glm4_norms = arch == "Glm4ForCausalLM"
         self.embed_scale = embed_scale_for(self.H, torch_dtype) if gemma else None
         act = get("hidden_activation") if gemma else get("hidden_act", "silu")
         if act not in ("silu", "gelu_pytorch_tanh"):
@@ -299,7 +315,11 @@ class Spec:
         # Phi-4-mini rotates the first int(head_dim * partial_rotary_factor) dims of each head
         # (modeling_rope_utils: `dim = int(head_dim * partial_rotary_factor)`; models/phi3
         # apply_rotary_pos_emb: `rotary_dim = cos.shape[-1]`, q_rot / q_pass)
-        self.R = int(self.HD * get("partial_rotary_factor", 1.0)) if arch == "Phi3ForCausalLM" else self.HD
+        # GLM: the same with factor 0.5 (GlmConfig/Glm4Config), pairs (2i, 2i+1) (models/glm4/
+        # modeling_glm4.py apply_rotary_pos_emb: cos[..., :half].repeat_interleave(2), rotate_half
+        # over x[..., 0::2] and x[..., 1::2])
+        self.R = int(self.HD * get("partial_rotary_factor", 1.0)) if arch == "Phi3ForCausalLM" or arch in GLM else self.HD
+        self.rope_interleaved = arch in GLM
         if arch == "Phi3ForCausalLM" and kind in ("longrope", "su"):
             lr = (self.R, self.theta, self.rope_scaling, get("max_position_embeddings"),
                   get("original_max_position_embeddings"))
@@ -498,6 +518,11 @@ def rotate_half(x):
     return torch.cat((-x[..., h:], x[..., :h]), dim=-1)
 
 
+def rotate_half_interleaved(x):
+    # models/glm4/modeling_glm4.py rotate_half: stack((-x[..., 1::2], x[..., 0::2]), -1).flatten(-2)
+    return torch.stack((-x[..., 1::2], x[..., 0::2]), dim=-1).flatten(-2)
+
+
 def rope_cos_sin(inv_freq, attention_factor, positions):
     """(cos, sin), each (B, 1, T, HD), in fp32. attention_factor multiplies both (the
     *RotaryEmbedding.forward of transformers: `cos = emb.cos() * self.attention_scaling`), so q and
@@ -547,9 +572,15 @@ def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
         k = norm(spec, k, p[pre + "self_attn.k_norm.weight"])
     q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # (B, heads, T, HD)
     cos, sin = cos_sin
-    R = cos.shape[-1]  # the rotary dims: all of HD, or Phi-4-mini's part (the rest pass unchanged)
-    q = torch.cat((q[..., :R] * cos + rotate_half(q[..., :R]) * sin, q[..., R:]), dim=-1)
-    k = torch.cat((k[..., :R] * cos + rotate_half(k[..., :R]) * sin, k[..., R:]), dim=-1)
+    R = cos.shape[-1]  # the rotary dims: all of HD, or Phi-4-mini's and GLM's part (the rest pass)
+    rot = rotate_half
+    if spec.rope_interleaved:
+        # GLM's apply_rotary_pos_emb: cos/sin = their first half, each value repeated twice
+        cos = cos[..., :R // 2].repeat_interleave(2, dim=-1)
+        sin = sin[..., :R // 2].repeat_interleave(2, dim=-1)
+        rot = rotate_half_interleaved
+    q = torch.cat((q[..., :R] * cos + rot(q[..., :R]) * sin, q[..., R:]), dim=-1)
+    k = torch.cat((k[..., :R] * cos + rot(k[..., :R]) * sin, k[..., R:]), dim=-1)
     if cache is not None:
         if l in cache:
             k = torch.cat((cache[l][0], k), dim=2)
@@ -621,7 +652,7 @@ def feed_forward(spec, p, pre, l, h, trace):
     if spec.layer_moe[l]:
         return moe_block(spec, p, pre, l, h, trace)
     if spec.fused_gate_up:
-        # models/phi3/modular_phi3.py Phi3MLP.forward: gate, up = gate_up_proj(h).chunk(2, dim=-1)
+        # models/phi3/modular_phi3.py Phi3MLP.forward (Glm4MLP alike): gate, up = gate_up_proj(h).chunk(2, dim=-1)
         gate, up = (h @ p[pre + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
         return (up * activation(spec, gate)) @ p[pre + "mlp.down_proj.weight"].T
     return gated_mlp(spec, h, p[pre + "mlp.gate_proj.weight"], p[pre + "mlp.up_proj.weight"],
@@ -631,6 +662,12 @@ def feed_forward(spec, p, pre, l, h, trace):
 def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace):
     h = norm(spec, x, p[pre + "input_layernorm.weight"])
     a = self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace)
+    if spec.glm4_norms:
+        # models/glm4/modeling_glm4.py Glm4DecoderLayer.forward
+        x = x + norm(spec, a, p[pre + "post_self_attn_layernorm.weight"])
+        h = norm(spec, x, p[pre + "post_attention_layernorm.weight"])
+        m = feed_forward(spec, p, pre, l, h, trace)
+        return x + norm(spec, m, p[pre + "post_mlp_layernorm.weight"])
     if spec.sandwich_norms:
         # models/gemma2/modeling_gemma2.py Gemma2DecoderLayer.forward (Gemma3DecoderLayer alike)
         x = x + norm(spec, a, p[pre + "post_attention_layernorm.weight"])

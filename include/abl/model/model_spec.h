@@ -1,5 +1,5 @@
 // ModelSpec: the architecture of a decoder-only model, read from a Hugging Face config.json.
-// Family differences (Llama, Mistral, Qwen2, Qwen3, Gemma 2/3, Phi-3) become flags and numbers
+// Family differences (Llama, Mistral, Qwen2, Qwen3, Gemma 2/3, Phi-3, GLM) become flags and numbers
 // here (qkv_bias, qk_norm, (1 + w) norms, soft-caps, per-layer windows and RoPE, fused tensors,
 // weight-name prefixes) so that no other code needs to switch on the architecture name. Defaults
 // for absent keys follow each family's transformers config class; docs/families.md has the
@@ -67,8 +67,11 @@ struct ModelSpec {
   int64_t num_kv_heads = 0;       // NKV (num_key_value_heads)
   int64_t head_dim = 0;           // HD; NH * HD need not equal H (Qwen3)
   // The leading dims of each head that RoPE rotates, pairs (i, i + R/2); the rest pass unchanged.
-  // 0 = all of them. Phi-4-mini: int(HD * partial_rotary_factor) = 96 of 128.
+  // 0 = all of them. Phi-4-mini: int(HD * partial_rotary_factor) = 96 of 128; GLM: 64 of 128.
   int64_t partial_rotary_dim = 0;
+  // RoPE pairs adjacent dims (2i, 2i + 1) of the rotary part instead of (i, i + R/2), with the
+  // same frequency i (GLM's interleaved rotate_half); the weights stay as stored either way.
+  bool rope_interleaved = false;
 
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;  // RoPE base, rotate-half layout as in transformers
@@ -92,6 +95,10 @@ struct ModelSpec {
   // post_feedforward_layernorm; pre_feedforward_layernorm is then the MLP's input norm).
   bool norm_plus_one = false;
   bool sandwich_norms = false;
+  // The names of the sandwich norms: Gemma's above, or GLM-4's post_self_attn_layernorm (attention
+  // output), post_attention_layernorm (the MLP's input) and post_mlp_layernorm (MLP output).
+  enum class SandwichNames { gemma, glm4 };
+  SandwichNames sandwich_names = SandwichNames::gemma;
   double embed_scale = 1.0;     // embeddings are multiplied by this (Gemma: sqrt(H) in the checkpoint dtype)
   double attn_scale = 0.0;      // attention score scale; 0 = head_dim^-0.5 (Gemma: query_pre_attn_scalar^-0.5)
   double attn_softcap = 0.0;    // scores -> cap * tanh(scores / cap) before the mask; 0 = off (Gemma 2)

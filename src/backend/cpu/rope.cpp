@@ -1,6 +1,7 @@
-// Rotary embedding in the rotate-half layout of Hugging Face: pairs are (i, i + R/2), not
-// interleaved, so q/k weights need no permutation; R = HD, or the rotary dims of a partial rotary
-// model (Phi-4-mini), whose other dims pass unchanged. The angle is rounded to fp32 first, as torch
+// Rotary embedding in the rotate-half layout of Hugging Face: pairs are (i, i + R/2), so q/k
+// weights need no permutation; R = HD, or the rotary dims of a partial rotary model (Phi-4-mini,
+// GLM), whose other dims pass unchanged. GLM pairs adjacent dims (2i, 2i + 1) instead (its
+// rotate_half interleaves), each pair still turning with frequency i. The angle is rounded to fp32 first, as torch
 // computes position * inv_freq in fp32, and then cos/sin are taken of that fp32 angle.
 #include <cmath>
 
@@ -9,8 +10,10 @@
 namespace abl::cpu {
 
 void rope(float* x, const int64_t* positions, int64_t T, int64_t heads, int64_t HD, const float* inv_freq,
-          float attention_factor, const int32_t* table, int64_t rotary_dim) {
+          float attention_factor, const int32_t* table, int64_t rotary_dim, bool interleaved) {
   const int64_t half = (rotary_dim > 0 ? rotary_dim : HD) / 2;
+  // pair i: dims (a, b) = (i, i + half), or (2i, 2i + 1) interleaved
+  const int64_t a_step = interleaved ? 2 : 1, b_offset = interleaved ? 1 : half;
 #pragma omp parallel for schedule(static) if (T * heads * HD > 65536)
   for (int64_t t = 0; t < T; ++t) {
     const float pos = static_cast<float>(positions[t]);
@@ -21,9 +24,11 @@ void rope(float* x, const int64_t* positions, int64_t T, int64_t heads, int64_t 
       const float s = static_cast<float>(std::sin(static_cast<double>(angle))) * attention_factor;
       for (int64_t h = 0; h < heads; ++h) {
         float* xh = x + (t * heads + h) * HD;
-        const float x1 = xh[i], x2 = xh[i + half];
-        xh[i] = x1 * c - x2 * s;
-        xh[i + half] = x2 * c + x1 * s;
+        float* pa = xh + i * a_step;
+        float* pb = pa + b_offset;
+        const float x1 = *pa, x2 = *pb;
+        *pa = x1 * c - x2 * s;
+        *pb = x2 * c + x1 * s;
       }
     }
   }

@@ -495,7 +495,8 @@ TEST_P(ExportFamilies, AblatesEveryDownProjectionAndKeepsTheRest) {
 INSTANTIATE_TEST_SUITE_P(
     Families, ExportFamilies,
     ::testing::Values(FamilyCase{"gemma3-mm", true}, FamilyCase{"mistral3-mm", true}, FamilyCase{"gemma2-softcap", true},
-                      FamilyCase{"phi3-longrope", true}, FamilyCase{"mixtral-moe", true},
+                      FamilyCase{"phi3-longrope", true}, FamilyCase{"glm4-interleaved-rope", true},
+                      FamilyCase{"mixtral-moe", true},
                       FamilyCase{"qwen2-moe-shared", true}, FamilyCase{"qwen2-moe-shared", false},
                       FamilyCase{"qwen3-moe", true}, FamilyCase{"mixtral-moe", true, true},
                       FamilyCase{"qwen2-moe-shared", true, true}),

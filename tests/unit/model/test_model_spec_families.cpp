@@ -1,10 +1,11 @@
-// ModelSpec for Gemma 2, Gemma 3 (text and multimodal) and Phi-3: the published configs in
+// ModelSpec for Gemma 2, Gemma 3 (text and multimodal), Phi-3 and GLM: the published configs in
 // tests/fixtures/configs parse to their numbers, and the keys only these families have (defaults
 // of absent keys, absent vs null soft-caps, layer_types vs sliding_window_pattern, rope per layer
 // type, LongRoPE, nested text_config) follow transformers' config classes; options we cannot run
 // are refused naming the key.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "abl/io/json_file.h"
@@ -250,6 +251,83 @@ TEST(ModelSpecPhi3, Phi4MiniRotatesPartOfEachHead) {
   c["partial_rotary_factor"] = 1.0;  // all of it, as Phi-3
   c["rope_scaling"] = nullptr;
   EXPECT_EQ(parse(c).rotary_dim(), 128);
+}
+
+// GLM-4-0414 (Glm4ForCausalLM), in the shape of GLM-4-9B-0414's config.json (written for this test).
+nlohmann::json glm4_9b() {
+  return nlohmann::json::parse(R"({"architectures": ["Glm4ForCausalLM"], "attention_bias": true,
+    "attention_dropout": 0.0, "eos_token_id": [151329, 151336, 151338], "head_dim": 128, "hidden_act": "silu",
+    "hidden_size": 4096, "initializer_range": 0.02, "intermediate_size": 13696, "max_position_embeddings": 32768,
+    "model_type": "glm4", "num_attention_heads": 32, "num_hidden_layers": 40, "num_key_value_heads": 2,
+    "pad_token_id": 151329, "partial_rotary_factor": 0.5, "rms_norm_eps": 1e-05, "rope_theta": 10000.0,
+    "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.51.3",
+    "use_cache": true, "vocab_size": 151552})");
+}
+
+std::vector<std::string> layer_tensor_names(const ModelSpec& s) {
+  std::vector<std::string> names;
+  for (const auto& slot : abl::model::layer_slots(s)) names.push_back(abl::model::weight_name(slot, 0));
+  return names;
+}
+
+TEST(ModelSpecGlm, Glm4PostNormsInterleavedHalfRopeAndQkvBias) {
+  const ModelSpec s = parse(glm4_9b());
+  EXPECT_EQ(s.head_dim, 128);
+  EXPECT_EQ(s.rotary_dim(), 64);  // int(128 * 0.5)
+  EXPECT_TRUE(s.rope_interleaved);
+  EXPECT_TRUE(s.qkv_bias);
+  EXPECT_TRUE(s.fused_gate_up);
+  EXPECT_FALSE(s.fused_qkv);
+  EXPECT_TRUE(s.sandwich_norms);
+  EXPECT_FALSE(s.norm_plus_one);  // Glm4RMSNorm scales by w
+  EXPECT_EQ(s.sliding_window, 0);
+  EXPECT_DOUBLE_EQ(s.rms_norm_eps, 1e-5);
+  EXPECT_EQ(s.eos_token_ids, (std::vector<int64_t>{151329, 151336, 151338}));
+  const std::vector<std::string> names = layer_tensor_names(s);
+  const std::vector<std::string> want = {
+      "model.layers.0.input_layernorm.weight",  "model.layers.0.self_attn.q_proj.weight",
+      "model.layers.0.self_attn.k_proj.weight", "model.layers.0.self_attn.v_proj.weight",
+      "model.layers.0.self_attn.q_proj.bias",   "model.layers.0.self_attn.k_proj.bias",
+      "model.layers.0.self_attn.v_proj.bias",   "model.layers.0.self_attn.o_proj.weight",
+      "model.layers.0.post_self_attn_layernorm.weight", "model.layers.0.post_attention_layernorm.weight",
+      "model.layers.0.mlp.gate_up_proj.weight", "model.layers.0.mlp.gate_up_proj.weight",
+      "model.layers.0.mlp.down_proj.weight",    "model.layers.0.post_mlp_layernorm.weight"};
+  EXPECT_EQ(names, want);
+  const std::string d = abl::model::describe(s);
+  EXPECT_TRUE(abl::testing::contains_all(d, {"Glm4ForCausalLM", "on 64/128 head dims (interleaved pairs)",
+                                              "qkv bias", "post norms (GLM-4)"}))
+      << d;
+}
+
+// GlmForCausalLM (GLM-4-9B-chat-hf): GlmConfig's defaults for absent keys, attention_bias false,
+// and transformers 5's spelling with partial_rotary_factor inside rope_parameters.
+TEST(ModelSpecGlm, GlmDefaultsAndRopeParameters) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["GlmForCausalLM"], "hidden_size": 256,
+    "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 151552})");
+  ModelSpec s = parse(c);
+  EXPECT_EQ(s.num_kv_heads, 2);
+  EXPECT_EQ(s.head_dim, 128);  // GlmConfig's head_dim, not hidden / heads
+  EXPECT_EQ(s.rotary_dim(), 64);
+  EXPECT_TRUE(s.rope_interleaved);
+  EXPECT_TRUE(s.qkv_bias);  // attention_bias defaults to true
+  EXPECT_FALSE(s.sandwich_norms);
+  EXPECT_DOUBLE_EQ(s.rms_norm_eps, 1.5625e-07);
+  EXPECT_EQ(s.max_position_embeddings, 131072);
+  EXPECT_EQ(s.eos_token_ids, (std::vector<int64_t>{151329, 151336, 151338}));
+  const std::vector<std::string> names = layer_tensor_names(s);  // Llama's two norms
+  EXPECT_EQ(std::count(names.begin(), names.end(), "model.layers.0.post_attention_layernorm.weight"), 1);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "model.layers.0.post_self_attn_layernorm.weight"), 0);
+  c["attention_bias"] = false;
+  c["head_dim"] = 64;
+  c["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 500.0}, {"partial_rotary_factor", 0.25}};
+  s = parse(c);
+  EXPECT_FALSE(s.qkv_bias);
+  EXPECT_EQ(s.rotary_dim(), 16);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 500.0);
+  c["partial_rotary_factor"] = 1.0;  // the top-level key wins: the whole head rotates
+  EXPECT_EQ(parse(c).rotary_dim(), 64);
+  c["partial_rotary_factor"] = 0.01;
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "partial_rotary_factor", "rotates 0 dims"}));
 }
 
 TEST(ModelSpecFamilies, RefusedOptionsNameTheKey) {

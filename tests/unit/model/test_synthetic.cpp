@@ -22,7 +22,7 @@ const ExpectedWeight& find(const std::vector<ExpectedWeight>& all, WeightRole ro
 }
 
 TEST(Synthetic, PresetsMatchTheirRealConfigs) {
-  EXPECT_EQ(abl::model::synthetic_presets().size(), 17u);
+  EXPECT_EQ(abl::model::synthetic_presets().size(), 18u);
   for (const std::string& name : abl::model::synthetic_presets()) {
     EXPECT_NO_THROW(abl::model::synthetic_model_spec(name)) << name;
   }
@@ -38,6 +38,8 @@ TEST(Synthetic, PresetsMatchTheirRealConfigs) {
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("qwen3-0.6b")), 596049920);
   // Mistral Small 3.1's language model: head_dim 128 with hidden 5120 and 32 heads (q is 4096 wide)
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("mistral-small-3.1-24b")), 23572403200);
+  // GLM-4-9B-0414: q/k/v biases, fused gate_up, four norms per layer (9.4B as published)
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("glm-4-9b-0414")), 9400279040);
   EXPECT_TRUE(abl::model::synthetic_model_spec("qwen2.5-0.5b").qkv_bias);
   EXPECT_TRUE(abl::model::synthetic_model_spec("qwen3-8b").qk_norm);
   // The published parameter counts of the other families (Gemma 2 9B, Phi-3-mini as its fixture

@@ -23,9 +23,11 @@ void linear(const float* x, const float* w, const float* bias, float* y, int64_t
 // first R = rotary_dim dims of each head rotate in pairs (i, i + R/2), the rest pass (0 = HD, all);
 // inv_freq(tables, R/2) already carries any rope scaling, and token t rotates with row table[t]
 // (row 0 for every token when table is null: LongRoPE's long factors are row 1); cos and sin
-// are multiplied by attention_factor (LongRoPE's and YaRN's scaling; 1 otherwise).
+// are multiplied by attention_factor (LongRoPE's and YaRN's scaling; 1 otherwise). interleaved:
+// pair i is (2i, 2i + 1) instead (GLM), with the same frequency inv_freq[i].
 void rope(float* x, const int64_t* positions, int64_t T, int64_t heads, int64_t HD, const float* inv_freq,
-          float attention_factor = 1.0f, const int32_t* table = nullptr, int64_t rotary_dim = 0);
+          float attention_factor = 1.0f, const int32_t* table = nullptr, int64_t rotary_dim = 0,
+          bool interleaved = false);
 
 // Where one sequence's queries and keys are. Its keys/values are cache rows
 // [kv_begin, kv_begin + kv_len) at positions 0..kv_len-1; its q_len queries are rows

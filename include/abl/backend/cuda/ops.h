@@ -56,14 +56,15 @@ void rmsnorm(const float* x,          // (rows, dim) fp32
              int64_t rows, int64_t dim, float eps, float w_offset, cudaStream_t s);
 
 // ---- RoPE (rope.cu), Hugging Face rotate-half layout, in place: pairs (i, i + R/2) of the first
-// R = rotary_dim dims of each head (0 = HD; the rest pass unchanged); the angle position·inv_freq[i]
-// and the rotation are computed in fp32, the result rounded once to bf16.
+// R = rotary_dim dims of each head (0 = HD; the rest pass unchanged), or pairs (2i, 2i + 1) when
+// interleaved (GLM); the angle position·inv_freq[i] and the rotation are computed in fp32, the
+// result rounded once to bf16.
 void rope(__nv_bfloat16* x,          // (T, heads, HD), in place
           const int64_t* positions,  // (T)
           int64_t T, int64_t heads, int64_t HD,
           const float* inv_freq,     // (tables, R/2), rope scaling already applied
           const int32_t* table,      // (T) row of inv_freq of each token, or null: row 0 for all
-          cudaStream_t s, int64_t rotary_dim = 0);
+          cudaStream_t s, int64_t rotary_dim = 0, bool interleaved = false);
 
 // ---- Row gather (gather_rows.cu): dst[i·dst_stride + c] = src[rows[i]·width + c] for c < width.
 // rows are inside src (the caller's); dst_stride ≥ width lets rows land in a wider layout.

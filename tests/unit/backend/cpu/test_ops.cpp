@@ -248,6 +248,36 @@ TEST(Ops, RopeRotatesTheFirstRotaryDimsOnly) {
   EXPECT_NE(part[static_cast<size_t>(HD + 1)], x[static_cast<size_t>(HD + 1)]);  // position 0 is the identity
 }
 
+// GLM's interleaved layout: pair i is dims (2i, 2i + 1) of the first R, with frequency inv[i]; it
+// equals the rotate-half layout on a head whose rotary dims are permuted to (0, 2, ..., 1, 3, ...).
+TEST(Ops, RopeInterleavedPairsAdjacentDims) {
+  const int64_t T = 3, heads = 2, HD = 10, R = 6;
+  const auto x = randn(static_cast<size_t>(T * heads * HD), 29);
+  const int64_t pos[T] = {0, 7, 123};
+  const float inv[R / 2] = {1.0f, 0.3f, 0.02f};
+  auto y = x;
+  abl::cpu::rope(y.data(), pos, T, heads, HD, inv, 1.25f, nullptr, R, /*interleaved=*/true);
+  const int64_t order[HD] = {0, 2, 4, 1, 3, 5, 6, 7, 8, 9};
+  std::vector<float> halves(x.size());  // rotary dims permuted into the rotate-half layout
+  for (int64_t r = 0; r < T * heads; ++r) {
+    for (int64_t d = 0; d < HD; ++d) halves[static_cast<size_t>(r * HD + d)] = x[static_cast<size_t>(r * HD + order[d])];
+  }
+  abl::cpu::rope(halves.data(), pos, T, heads, HD, inv, 1.25f, nullptr, R);
+  for (int64_t r = 0; r < T * heads; ++r) {
+    const int64_t t = r / heads;
+    for (int64_t d = 0; d < HD; ++d) {
+      EXPECT_EQ(y[static_cast<size_t>(r * HD + order[d])], halves[static_cast<size_t>(r * HD + d)]) << r << " " << d;
+    }
+    for (int64_t i = 0; i < R / 2; ++i) {  // and the formula itself, pair (2i, 2i + 1)
+      const double a = static_cast<double>(static_cast<float>(pos[t]) * inv[i]);
+      const float* xh = &x[static_cast<size_t>(r * HD)];
+      EXPECT_NEAR(y[static_cast<size_t>(r * HD + 2 * i)], 1.25 * (xh[2 * i] * std::cos(a) - xh[2 * i + 1] * std::sin(a)), 1e-5);
+      EXPECT_NEAR(y[static_cast<size_t>(r * HD + 2 * i + 1)], 1.25 * (xh[2 * i + 1] * std::cos(a) + xh[2 * i] * std::sin(a)),
+                  1e-5);
+    }
+  }
+}
+
 TEST(Ops, EmbeddingRejectsOutOfRangeToken) {
   std::vector<float> table(6, 1.0f), out(4);
   const int32_t ok[2] = {0, 2}, bad[1] = {3};

@@ -206,6 +206,20 @@ TEST(CudaRope, MatchesCpu) {
       ASSERT_EQ(got3_f[i], x_f[i]) << "passed dim " << i;
     }
   }
+
+  // GLM: the first R dims rotate in adjacent pairs (2i, 2i + 1), the rest pass unchanged.
+  auto want4 = to_f32(x);
+  cpu::rope(want4.data(), positions.data(), T, heads, HD, inv_freq.data(), 1.0f, nullptr, R, /*interleaved=*/true);
+  auto dx4 = upload(x, stream.get());
+  cuda::rope(dx4.as<__nv_bfloat16>(), dpos.as<int64_t>(), T, heads, HD, dfreq.as<float>(), nullptr, stream.get(), R,
+             /*interleaved=*/true);
+  const std::vector<float> got4 = to_f32(download<__nv_bfloat16>(dx4, x.size(), stream.get()));
+  expect_close(got4, want4, kBf16Atol, kBf16Rtol, "interleaved rope of the first 48 dims");
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (static_cast<int64_t>(i) % HD >= R) {
+      ASSERT_EQ(got4[i], x_f[i]) << "passed dim " << i;
+    }
+  }
 }
 
 TEST(CudaKvAppend, MatchesCpuAndLeavesOtherRows) {
