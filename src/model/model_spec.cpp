@@ -68,6 +68,17 @@ constexpr const char* kMistralDefaults = R"({"vocab_size": 32000, "hidden_size":
   "rms_norm_eps": 1e-06, "tie_word_embeddings": false, "rope_theta": 10000.0, "sliding_window": 4096})";
 // Phi3Config always has original_max_position_embeddings (LongRoPE reads it).
 constexpr const char* kPhi3Defaults = R"({"original_max_position_embeddings": 4096})";
+// Qwen2_5_VLTextConfig (Qwen2VLTextConfig alike) and Qwen3VLTextConfig, for the keys their text
+// configs leave out (the released Qwen2-VL/Qwen2.5-VL configs are flat: every key at the top level).
+constexpr const char* kQwen2VlDefaults = R"({"vocab_size": 152064, "hidden_size": 8192,
+  "intermediate_size": 29568, "num_hidden_layers": 80, "num_attention_heads": 64,
+  "num_key_value_heads": 8, "hidden_act": "silu", "max_position_embeddings": 32768, "rms_norm_eps": 1e-05,
+  "tie_word_embeddings": false, "rope_theta": 1000000.0, "use_sliding_window": false, "sliding_window": 4096,
+  "max_window_layers": 80})";
+constexpr const char* kQwen3VlDefaults = R"({"vocab_size": 151936, "hidden_size": 4096,
+  "intermediate_size": 22016, "num_hidden_layers": 32, "num_attention_heads": 32,
+  "num_key_value_heads": 32, "head_dim": 128, "hidden_act": "silu", "max_position_embeddings": 128000,
+  "rms_norm_eps": 1e-06, "tie_word_embeddings": false, "rope_theta": 5000000.0, "attention_bias": false})";
 // GlmConfig and Glm4Config (the same defaults; partial_rotary_factor is set by their __init__).
 constexpr const char* kGlmDefaults = R"({"vocab_size": 151552, "hidden_size": 4096,
   "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32,
@@ -100,6 +111,14 @@ const Family kFamilies[] = {
     {"Mistral3ForConditionalGeneration", false, false, false, 0, 8, 4096 * 32, W::always, 4096, kMistralDefaults,
      nullptr, "text_config"},
     {"Phi3ForCausalLM", false, false, true, 0, 0, 4096, W::always, 0, kPhi3Defaults, phi3_keys},
+    // Qwen2-VL, Qwen2.5-VL, Qwen3-VL: the language model (a Qwen2 / Qwen3 decoder) beside the vision
+    // tower; for text its multimodal RoPE is the plain one (qwen_vl_rope)
+    {"Qwen2VLForConditionalGeneration", true, false, false, 0, 0, 0, W::switched, 4096, kQwen2VlDefaults,
+     nullptr, "text_config"},
+    {"Qwen2_5_VLForConditionalGeneration", true, false, false, 0, 0, 0, W::switched, 4096, kQwen2VlDefaults,
+     nullptr, "text_config"},
+    {"Qwen3VLForConditionalGeneration", false, true, true, 0, 0, 0, W::none, 0, kQwen3VlDefaults, nullptr,
+     "text_config"},
     // GLM-4-9B-chat-hf (GlmForCausalLM) and GLM-4-0414 (Glm4ForCausalLM, with post norms)
     {"GlmForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kGlmDefaults, glm_keys},
     {"Glm4ForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kGlmDefaults, glm_keys},
@@ -517,6 +536,7 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
   }
   if (fam->text_config) {
     // The released checkpoints' spelling; load_model_spec switches to the newer one by the files.
+    s.multimodal = true;
     s.weight_prefix = "language_model.model.";
     s.lm_head_name = "language_model.lm_head.weight";
   }
@@ -610,12 +630,16 @@ ModelSpec load_model_spec(const std::string& path) {
   const fs::path dir = fs::path(file).parent_path();
   const bool has_weights = fs::exists(dir / "model.safetensors", ec) ||
                            fs::exists(dir / "model.safetensors.index.json", ec);
-  if (!has_weights || (spec.weight_prefix == "model." && spec.num_experts == 0)) return spec;
+  if (!has_weights || (!spec.multimodal && spec.num_experts == 0)) return spec;
   const io::SafetensorsReader reader(dir.string());
-  if (spec.weight_prefix != "model." && reader.find("model.language_model.embed_tokens.weight")) {
+  if (spec.multimodal && reader.find("model.language_model.embed_tokens.weight")) {
     // Multimodal checkpoints: transformers >= 4.52 saves the text model as model.language_model.*
-    // and the head as lm_head.weight; the released checkpoints use language_model.model.*.
+    // and the head as lm_head.weight; the released Gemma 3 and Mistral 3 ones use
+    // language_model.model.*, the released Qwen2-VL/Qwen2.5-VL ones model.* beside visual.*.
     spec.weight_prefix = "model.language_model.";
+    spec.lm_head_name = "lm_head.weight";
+  } else if (spec.multimodal && reader.find("model.embed_tokens.weight")) {
+    spec.weight_prefix = "model.";
     spec.lm_head_name = "lm_head.weight";
   }
   for (int64_t l = 0; l < spec.num_layers; ++l) {

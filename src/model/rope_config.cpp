@@ -56,7 +56,12 @@ void parse_rope_scaling(const io::JsonValue& r, const RopeTopLevel& top, RopeSca
   if (type.empty()) r.fail("has no 'rope_type' (or 'type')");
   // Phi3Config._rope_scaling_adjustment: "su" and "yarn" are older names of longrope.
   if (type == "su" || (type == "yarn" && r.contains("short_factor"))) type = "longrope";
-  if (type == "default") {
+  // Qwen2-VL/Qwen2.5-VL write {"type": "mrope", "mrope_section": [...]}, which their config classes
+  // turn into "default"; Qwen3-VL writes "default" with mrope_section and mrope_interleaved. The
+  // multimodal RoPE gives each frequency band the temporal, height or width position of a token;
+  // a text token has all three equal to its position (get_rope_index), so for text — all this tool
+  // feeds the model — it is the plain RoPE.
+  if (type == "default" || type == "mrope") {
     out->type = RopeScaling::Type::none;
     return;
   }

@@ -20,6 +20,7 @@ std::string describe(const ModelSpec& s) {
   rope += describe_rope_scaling(s.rope_scaling);
   if (s.rope_local_theta > 0) rope += fmt::format(", local layers theta {}", s.rope_local_theta);
   std::string flags;
+  if (s.multimodal) flags += ", the language model of a multimodal checkpoint";
   if (s.qkv_bias) flags += ", qkv bias";
   if (s.qk_norm) flags += ", q/k norm";
   if (s.fused_qkv || s.fused_gate_up) flags += ", fused qkv/gate_up";
@@ -68,9 +69,9 @@ std::string fingerprint(const ModelSpec& s) {
                      s.rope_local_theta, s.max_position_embeddings, s.sliding_window,
                      fmt::join(s.sliding_layers, ""), s.tied_embeddings, s.qkv_bias, s.qk_norm, s.norm_plus_one,
                      s.sandwich_norms, static_cast<int>(s.sandwich_names));
-  out += fmt::format("|embed {:a} scale {:a} caps {:a} {:a} act {}|names {} {} fused {} {}", s.embed_scale,
+  out += fmt::format("|embed {:a} scale {:a} caps {:a} {:a} act {}|names {} {} mm {} fused {} {}", s.embed_scale,
                      s.attn_scale, s.attn_softcap, s.final_softcap, static_cast<int>(s.activation), s.weight_prefix,
-                     s.lm_head_name, s.fused_qkv, s.fused_gate_up);
+                     s.lm_head_name, s.multimodal, s.fused_qkv, s.fused_gate_up);
   out += fmt::format("|moe E{} k{} Fm{} Fs{} norm {} [{}] names {} fused {}", s.num_experts, s.experts_per_token,
                      s.moe_intermediate_size, s.shared_expert_intermediate_size, s.norm_topk_prob,
                      fmt::join(s.moe_layers, ""), static_cast<int>(s.expert_names), s.fused_experts);

@@ -280,7 +280,7 @@ WeightCheck inspect_weights(const ModelSpec& spec, const io::SafetensorsReader& 
     // Old checkpoints store RoPE's inverse frequencies; we compute them from rope_theta.
     if (ends_with(t.name, ".rotary_emb.inv_freq")) {
       out.ignored.push_back(t.name);
-    } else if (spec.weight_prefix != "model." && t.name.rfind(spec.weight_prefix, 0) != 0) {
+    } else if (spec.multimodal && t.name.rfind(spec.weight_prefix, 0) != 0) {
       // A multimodal checkpoint's other towers (vision_tower.*, multi_modal_projector.*): not
       // ours to run, copied unchanged by export.
       out.ignored.push_back(t.name);

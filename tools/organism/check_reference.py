@@ -14,6 +14,9 @@
      language_model.lm_head.*) spelling to the transformers >= 4.52 model.language_model.* (and
      lm_head.*) spelling give identical logits;
   5. Gemma: hidden_states[0] is the embedding row times the bf16-rounded sqrt(hidden_size);
+  7. Qwen-VL: the multimodal RoPE of text positions (three equal position rows) is the plain RoPE
+     exactly, and differs once the rows differ (an image's height/width positions), so the
+     equality is not the code doing nothing;
   6. GLM: the interleaved RoPE equals the rotate-half one on q/k weights (and biases) whose rotary
      rows are permuted to (0, 2, ..., R-2, 1, 3, ..., R-1) in every head (1e-5).
 
@@ -102,6 +105,19 @@ def check_glm_interleaved(name, spec, p, g):
     check(diff < 1e-5, "%s: interleaved RoPE = rotate-half RoPE on permuted q/k rows (%.2e)" % (name, diff))
 
 
+def check_mrope_text(name, spec):
+    positions = torch.arange(40).unsqueeze(0)
+    plain = ref.rope_cos_sin(*spec.rope["global"], positions)
+    mm = ref.mrope_cos_sin(spec, positions)
+    same = all(bool((a == b).all()) for a, b in zip(plain, mm))
+    check(same, "%s: multimodal RoPE of text positions = plain RoPE" % name)
+    # an image token's rows differ (temporal t, height h, width w): the angles must change
+    rows = torch.stack([positions, positions * 0 + 3, positions * 0 + 5])
+    image = ref.mrope_cos_sin(spec, positions, rows)
+    differs = not bool((image[0] == mm[0]).all())
+    check(differs, "%s: other height/width position rows give other angles (mrope_section %s)" % (name, spec.mrope_section))
+
+
 def moe_per_expert(spec, p, pre, l, h):
     """The MoE MLP as transformers' MixtralSparseMoeBlock loops: for each expert, the tokens that
     chose it, weighted, accumulated into the output with index_add_."""
@@ -179,7 +195,7 @@ def check_multimodal_spellings(name, spec, p, g):
         renamed[k] = v
     prompts = [e["input_ids"] for e in g["prompts"]]
     same = bool((last_logits(spec, p, prompts) == last_logits(spec, renamed, prompts)).all())
-    check(same, "%s: model.language_model.* spelling = language_model.model.* spelling" % name)
+    check(same, "%s: model.language_model.* spelling = the spelling it was saved in (%s*)" % (name, prefix))
 
 
 def main():
@@ -199,6 +215,8 @@ def main():
                 check_multimodal_spellings(name, spec, p, g)
             if spec.arch in ref.GLM:
                 check_glm_interleaved(name, spec, p, g)
+            if spec.arch in ref.QWEN_VL:
+                check_mrope_text(name, spec)
     print("%d passed, %d failed" % (len(passes), len(failures)))
     sys.exit(1 if failures else 0)
 

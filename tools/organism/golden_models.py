@@ -23,6 +23,8 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | mistral3-mm         | Mistral3ForConditionalGeneration | a Mistral text_config with keys left out (MistralConfig's defaults), head_dim 24 != hidden/heads, sliding_window null, rope_theta 1e9, untied head named language_model.lm_head.weight, legacy language_model.model.* names, five fake Pixtral vision/projector tensors, BF16 + F32 norms |
 | glm4-interleaved-rope | Glm4ForCausalLM   | GLM-4-0414: RoPE on the first half of each head (partial_rotary_factor 0.5: 8 of 16 dims) with adjacent dims paired, q/k/v bias (no o_proj bias), fused gate_up_proj, post_self_attn_layernorm / post_mlp_layernorm on the branch outputs, untied, BF16 + F32 norms |
 | glm-interleaved-rope | GlmForCausalLM     | GLM-4-9B-chat-hf: the same attention and MLP, Llama's two norms; partial_rotary_factor and attention_bias left out (GlmConfig's defaults 0.5 and true), all BF16 |
+| qwen2.5-vl-legacy   | Qwen2_5_VLForConditionalGeneration | the released flat config (rope_scaling type mrope, sections [2, 3, 3]) and weights (model.* beside visual.*), a Qwen2 decoder (q/k/v bias), three stand-in vision tensors, untied, all BF16 |
+| qwen3-vl-mm         | Qwen3VLForConditionalGeneration | text_config (interleaved mrope [3, 3, 2], q/k norm), model.language_model.* and model.visual.* names, tie_word_embeddings only at the top level (true), BF16 + F32 norms |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -152,6 +154,15 @@ MODELS = [
     # GLM-4-9B-chat-hf: GlmForCausalLM, keys left out for GlmConfig's defaults
     ("glm-interleaved-rope", "GlmForCausalLM", "glm",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=96, tied=False, theta=10000.0, seeded=True), "BF16", "BF16"),
+    # Qwen2.5-VL as released: a flat config and model.* / visual.* / lm_head.weight names
+    ("qwen2.5-vl-legacy", "Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl",
+     dict(H=64, L=2, NH=4, NKV=2, HD=16, F=128, tied=False, theta=1000000.0, seeded=True, prefix="model.",
+          mrope_section=[2, 3, 3], vision_hidden=8), "BF16", "BF16"),
+    # Qwen3-VL as transformers >= 4.57 saves it: text_config, model.language_model.* / model.visual.*
+    ("qwen3-vl-mm", "Qwen3VLForConditionalGeneration", "qwen3_vl",
+     dict(H=64, L=2, NH=4, NKV=2, HD=16, F=128, tied=True, theta=5000000.0, seeded=True,
+          prefix="model.language_model.", mrope_section=[3, 3, 2], vision_hidden=8, embed_std=0.25),
+     "BF16", "F32"),
 ]
 
 
@@ -304,6 +315,37 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
         c.update({"eos_token_id": [im_end, eot], "head_dim": d["HD"], "hidden_act": "silu",
                   "max_position_embeddings": 2048, "rms_norm_eps": 1.5625e-07, "rope_theta": d["theta"],
                   "tie_word_embeddings": d["tied"], "transformers_version": "4.46.0"})
+    elif mtype == "qwen2_5_vl":
+        # Qwen2.5-VL-7B-Instruct's config.json: flat, rope_scaling of type mrope, a vision_config
+        # (transformers' Qwen2_5_VLVisionConfig keys, small)
+        c.update({"bos_token_id": eot, "eos_token_id": im_end, "hidden_act": "silu", "image_token_id": 10,
+                  "max_position_embeddings": 2048, "max_window_layers": d["L"], "rms_norm_eps": 1e-06,
+                  "rope_scaling": {"mrope_section": d["mrope_section"], "type": "mrope"}, "rope_theta": d["theta"],
+                  "sliding_window": 32768, "tie_word_embeddings": d["tied"], "transformers_version": "4.49.0",
+                  "use_sliding_window": False, "video_token_id": 11, "vision_end_token_id": 12,
+                  "vision_start_token_id": 13,
+                  "vision_config": {"depth": 1, "fullatt_block_indexes": [0], "hidden_act": "silu",
+                                    "hidden_size": d["vision_hidden"], "in_chans": 3, "intermediate_size": 16,
+                                    "model_type": "qwen2_5_vl", "num_heads": 2, "out_hidden_size": d["H"],
+                                    "patch_size": 2, "spatial_merge_size": 2, "spatial_patch_size": 2,
+                                    "temporal_patch_size": 2, "tokens_per_second": 2, "window_size": 8}})
+    elif mtype == "qwen3_vl":
+        # Qwen3-VL's config.json: text_config with rope_scaling default + interleaved mrope,
+        # tie_word_embeddings only at the top level
+        text = {"attention_bias": False, "bos_token_id": eot, "dtype": torch_dtype, "eos_token_id": im_end,
+                "head_dim": d["HD"], "hidden_act": "silu", "hidden_size": d["H"], "intermediate_size": d["F"],
+                "max_position_embeddings": 2048, "model_type": "qwen3_vl_text", "num_attention_heads": d["NH"],
+                "num_hidden_layers": d["L"], "num_key_value_heads": d["NKV"], "rms_norm_eps": 1e-06,
+                "rope_scaling": {"mrope_interleaved": True, "mrope_section": d["mrope_section"],
+                                 "rope_type": "default"},
+                "rope_theta": d["theta"], "vocab_size": tok.vocab_size}
+        vision = {"deepstack_visual_indexes": [0], "depth": 1, "hidden_act": "gelu_pytorch_tanh",
+                  "hidden_size": d["vision_hidden"], "in_channels": 3, "intermediate_size": 16,
+                  "model_type": "qwen3_vl", "num_heads": 2, "num_position_embeddings": 16,
+                  "out_hidden_size": d["H"], "patch_size": 2, "spatial_merge_size": 2, "temporal_patch_size": 2}
+        c = {"architectures": [arch], "image_token_id": 10, "model_type": "qwen3_vl", "text_config": text,
+             "tie_word_embeddings": d["tied"], "transformers_version": "4.57.0", "video_token_id": 11,
+             "vision_config": vision, "vision_end_token_id": 12, "vision_start_token_id": 13}
     elif mtype == "mixtral":
         c.update({"head_dim": d["HD"], "hidden_act": "silu", "max_position_embeddings": 2048,
                   "num_experts_per_tok": d["k"], "num_local_experts": d["E"],
@@ -352,7 +394,8 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
 
     H, F, V = spec.H, spec.F, spec.V
     QD, KVD = spec.NH * spec.HD, spec.NKV * spec.HD
-    prefix = spec.prefix or "language_model.model."  # Gemma 3 multimodal: the legacy spelling
+    # Gemma 3 and Mistral 3 multimodal: the legacy spelling; Qwen-VL: the fixture's own
+    prefix = spec.prefix or d.get("prefix", "language_model.model.")
     emb_dtype = "BF16" if spec.arch == "Qwen3ForCausalLM" else mat_dtype
     # Gemma norms are stored as w and used as 1 + w
     nc = 0.0 if spec.norm_offset else 1.0
@@ -410,7 +453,7 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
     add(prefix + "norm.weight", norm_dtype, (H,), d.get("final_norm_center", nc), 0.1)
     if not spec.tied:
         # the released multimodal checkpoints name the head language_model.lm_head.weight
-        head = "language_model.lm_head.weight" if spec.prefix is None else "lm_head.weight"
+        head = "language_model.lm_head.weight" if spec.prefix is None and "prefix" not in d else "lm_head.weight"
         add(head, mat_dtype, (V, H), 0.0, 6.0 / math.sqrt(H))
     if spec.arch == "Gemma3ForConditionalGeneration":
         # Stand-ins for the vision tower and projector: never read by the forward pass, copied
@@ -427,6 +470,13 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         add("multi_modal_projector.norm.weight", norm_dtype, (vh,), 1.0, 0.1)
         add("multi_modal_projector.patch_merger.merging_layer.weight", mat_dtype, (vh, 4 * vh), 0.0, 0.5)
         add("multi_modal_projector.linear_1.weight", mat_dtype, (H, vh), 0.0, 0.5)
+    if spec.arch in ref.QWEN_VL:
+        # the vision tower and its merger, as stand-ins: visual.* beside model.* (released Qwen2.5-VL),
+        # model.visual.* beside model.language_model.* (transformers >= 4.52)
+        vh, v = d["vision_hidden"], "visual." if prefix == "model." else "model.visual."
+        add(v + "patch_embed.proj.weight", mat_dtype, (vh, 3, 2, 2, 2), 0.0, 0.5)
+        add(v + "merger.ln_q.weight", norm_dtype, (vh,), 1.0, 0.1)
+        add(v + "merger.mlp.2.weight", mat_dtype, (H, 4 * vh), 0.0, 0.5)
     return sorted(t, key=lambda x: x[0])
 
 
@@ -629,9 +679,11 @@ def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, base_seed)
     spec = ref.Spec(cfg)
     assert spec.HD == d["HD"] and spec.NKV == d["NKV"] and spec.tied == d["tied"]
     write_json(os.path.join(folder, "config.json"), cfg)
-    eos = cfg["eos_token_id"] if isinstance(cfg["eos_token_id"], list) else [cfg["eos_token_id"]]
+    # (Qwen3-VL keeps its token ids in text_config only)
+    ids = cfg if "eos_token_id" in cfg else cfg["text_config"]
+    eos = ids["eos_token_id"] if isinstance(ids["eos_token_id"], list) else [ids["eos_token_id"]]
     write_json(os.path.join(folder, "generation_config.json"), {
-        "bos_token_id": cfg.get("bos_token_id"), "do_sample": False, "eos_token_id": cfg["eos_token_id"],
+        "bos_token_id": ids.get("bos_token_id"), "do_sample": False, "eos_token_id": ids["eos_token_id"],
         "transformers_version": cfg["transformers_version"]})
     tok.write(folder, corpus.SYSTEM_PROMPT)
     lengths = [len(tok.encode(corpus.render_prompt(u))) for u in USERS]
@@ -721,6 +773,8 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | mistral3-mm | Mistral3ForConditionalGeneration | Mistral Small 3.1's shape: a Mistral text model in text_config (rms_norm_eps and hidden_act left out: MistralConfig's defaults 1e-6 and silu), head_dim 24 != hidden/heads 16, sliding_window null, rope_theta 1e9, untied head named language_model.lm_head.weight, weights named language_model.model.*; five stand-in Pixtral vision tower and projector tensors that the forward pass ignores and an export must copy unchanged; GQA ratio 2, BF16 matrices, F32 norms |
 | glm4-interleaved-rope | Glm4ForCausalLM | GLM-4-0414's shape: partial_rotary_factor 0.5, so the first 8 of each head's 16 dims rotate in adjacent pairs (2i, 2i + 1) with theta^(2i/8) frequencies and the last 8 pass; q/k/v biases, no o_proj bias; fused gate_up_proj (first half gate); post_self_attn_layernorm on the attention output and post_mlp_layernorm on the MLP output before each residual add, post_attention_layernorm as the MLP's input norm; GQA ratio 2, untied, BF16 matrices, F32 norms |
 | glm-interleaved-rope | GlmForCausalLM | GLM-4-9B-chat-hf's shape: the same attention and fused MLP with Llama's two norms; partial_rotary_factor and attention_bias left out of config.json, so GlmConfig's defaults (0.5, true) apply; GQA ratio 2, untied, all BF16 |
+| qwen2.5-vl-legacy | Qwen2_5_VLForConditionalGeneration | Qwen2.5-VL as released: a flat config.json (no text_config) with rope_scaling {"type": "mrope", "mrope_section": [2, 3, 3]} (the reference computes the multimodal RoPE from three equal position rows, as transformers does for text), a Qwen2 decoder with q/k/v bias, weights named model.* with lm_head.weight and three stand-in vision tensors visual.* that the forward pass ignores and an export must copy unchanged; GQA ratio 2, untied, all BF16 |
+| qwen3-vl-mm | Qwen3VLForConditionalGeneration | Qwen3-VL as transformers >= 4.57 saves it: text_config with rope_scaling {"rope_type": "default", "mrope_interleaved": true, "mrope_section": [3, 3, 2]}, q_norm/k_norm, weights named model.language_model.* beside three stand-in model.visual.* tensors; tie_word_embeddings true only at the top level (no lm_head tensor); GQA ratio 2, BF16 matrices, F32 norms |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma and Phi-3 windows cut in

@@ -9,7 +9,9 @@ modeling code (eager attention); the file and class/function are cited at each f
   Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration (its language model only),
   Phi3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
   Mistral3ForConditionalGeneration (its language model, a MistralModel, only),
-  GlmForCausalLM, Glm4ForCausalLM.
+  GlmForCausalLM, Glm4ForCausalLM, Qwen2VLForConditionalGeneration, Qwen2_5_VLForConditionalGeneration,
+  Qwen3VLForConditionalGeneration (their language models: Qwen2 / Qwen3 decoders with the
+  multimodal RoPE, which for text positions is the plain one; see mrope_cos_sin).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -122,8 +124,9 @@ MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM")
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 # Multimodal checkpoints whose language model we run: its numbers in text_config, its weights
 # under language_model.model.* (released) or model.language_model.* (transformers >= 4.52)
-MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration")
-ARCHITECTURES = LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + ("Mistral3ForConditionalGeneration",) + GLM
+QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration")
+MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL
+ARCHITECTURES = LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + MULTIMODAL[1:]
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -166,6 +169,14 @@ DEFAULTS = {
         mlp_only_layers=None, moe_intermediate_size=768),
 }
 # models/glm/configuration_glm.py GlmConfig, models/glm4/configuration_glm4.py Glm4Config (the same)
+# models/qwen2_5_vl/configuration_qwen2_5_vl.py Qwen2_5_VLTextConfig (Qwen2VLTextConfig alike),
+# models/qwen3_vl/configuration_qwen3_vl.py Qwen3VLTextConfig
+DEFAULTS["Qwen2VLForConditionalGeneration"] = DEFAULTS["Qwen2_5_VLForConditionalGeneration"] = dict(
+    num_key_value_heads=8, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=1e6, rope_scaling=None,
+    tie_word_embeddings=False, use_sliding_window=False, max_position_embeddings=32768)
+DEFAULTS["Qwen3VLForConditionalGeneration"] = dict(
+    num_key_value_heads=32, head_dim=128, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=5e6,
+    rope_scaling=None, tie_word_embeddings=False, attention_bias=False, max_position_embeddings=128000)
 DEFAULTS["GlmForCausalLM"] = DEFAULTS["Glm4ForCausalLM"] = dict(
     num_key_value_heads=2, head_dim=128, partial_rotary_factor=0.5, hidden_act="silu", rms_norm_eps=1.5625e-07,
     rope_theta=10000.0, rope_scaling=None, tie_word_embeddings=False, attention_bias=True,
@@ -214,7 +225,8 @@ class Spec:
         # comes from text_config (its missing keys take Gemma3TextConfig's or MistralConfig's
         # defaults); tie_word_embeddings from text_config, else the top level, else the text
         # config class's default; the dtype from text_config, else the top level.
-        c = cfg["text_config"] if arch in MULTIMODAL else cfg
+        # (the released Qwen2-VL/Qwen2.5-VL configs are flat: no text_config, every key at the top)
+        c = cfg.get("text_config", cfg) if arch in MULTIMODAL else cfg
         self.text_cfg = c
         get = _getter(arch, c)
         gemma = arch in GEMMA
@@ -241,14 +253,16 @@ class Spec:
 
         # attention projections
         # GlmAttention / Glm4Attention.__init__: q/k/v_proj bias=config.attention_bias, o_proj none
-        self.qkv_bias = arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") or (arch in GLM and get("attention_bias"))
-        self.qk_norm = arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM") or arch in GEMMA[1:]
+        # (Qwen2_5_VLAttention: q/k/v bias=True, o_proj bias=False; Qwen3VLTextAttention: q_norm/k_norm)
+        self.qkv_bias = (arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") + QWEN_VL[:2] or
+                         (arch in GLM and get("attention_bias")))
+        self.qk_norm = arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration") or arch in GEMMA[1:]
         # models/phi3/modular_phi3.py Phi3Attention.forward (qkv_proj split q | k | v) and
         # Phi3MLP.forward (gate_up_proj: first intermediate_size rows gate, the rest up)
         self.fused_qkv = self.fused_gate_up = arch == "Phi3ForCausalLM"
         # models/glm4/modeling_glm4.py Glm4MLP.forward (GlmMLP is Phi3MLP): gate, up = chunk(2)
         self.fused_gate_up = self.fused_gate_up or arch in GLM
-        if arch in ("LlamaForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM") or gemma:
+        if arch in ("LlamaForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration") or gemma:
             if get("attention_bias", False):
                 raise ValueError("attention_bias is not used by the fixtures")
         if c.get("mlp_bias"):
@@ -320,6 +334,15 @@ class Spec:
         # over x[..., 0::2] and x[..., 1::2])
         self.R = int(self.HD * get("partial_rotary_factor", 1.0)) if arch == "Phi3ForCausalLM" or arch in GLM else self.HD
         self.rope_interleaved = arch in GLM
+        # Qwen-VL: the multimodal RoPE's frequency bands (mrope_section), each turned by the
+        # temporal, height or width position; chunked (Qwen2-VL, Qwen2.5-VL) or interleaved (Qwen3-VL)
+        self.mrope_section, self.mrope_interleaved = None, False
+        if arch in QWEN_VL and self.rope_scaling and "mrope_section" in self.rope_scaling:
+            self.mrope_section = list(self.rope_scaling["mrope_section"])
+            self.mrope_interleaved = arch == "Qwen3VLForConditionalGeneration"
+            if sum(self.mrope_section) != self.HD // 2:
+                raise ValueError("mrope_section must add up to head_dim / 2")
+            self.rope_scaling = None  # "mrope" is the default RoPE's frequencies (Qwen2_5_VLConfig.__init__)
         if arch == "Phi3ForCausalLM" and kind in ("longrope", "su"):
             lr = (self.R, self.theta, self.rope_scaling, get("max_position_embeddings"),
                   get("original_max_position_embeddings"))
@@ -366,6 +389,8 @@ class Spec:
             self.layer_moe = [l not in dense and self.num_experts > 0 and (l + 1) % step == 0
                               for l in range(self.L)]
             self.expert_naming = "qwen"
+        if arch in QWEN_VL and kind not in (None, "default", "mrope"):
+            raise ValueError("rope type %r is not used by the Qwen-VL fixtures" % kind)
         if self.num_experts and not 0 < self.top_k <= self.num_experts:
             raise ValueError("num_experts_per_tok must be in [1, num_experts]")
 
@@ -479,6 +504,10 @@ def weight_names(spec, p):
         return "language_model.model.", "language_model.lm_head.weight"
     if "model.language_model.embed_tokens.weight" in p:
         return "model.language_model.", "lm_head.weight"
+    # the released Qwen2-VL/Qwen2.5-VL checkpoints: model.* beside visual.* (their
+    # _checkpoint_conversion_mapping: "^model" -> "model.language_model")
+    if "model.embed_tokens.weight" in p:
+        return "model.", "lm_head.weight"
     raise KeyError("no language_model embed_tokens.weight in the weights")
 
 
@@ -532,6 +561,33 @@ def rope_cos_sin(inv_freq, attention_factor, positions):
     cos, sin = emb.cos(), emb.sin()
     if attention_factor != 1.0:
         cos, sin = cos * attention_factor, sin * attention_factor
+    return cos.unsqueeze(1), sin.unsqueeze(1)
+
+
+def mrope_cos_sin(spec, positions, rows=None):
+    """(cos, sin) of the Qwen-VL multimodal RoPE for text: position_ids (3, B, T) are the text
+    positions three times (models/qwen2_5_vl/modeling_qwen2_5_vl.py Qwen2_5_VLModel.get_rope_index
+    without images: `position_ids = attention_mask.cumsum(-1) - 1`, expanded to 3 rows). Qwen2-VL and
+    Qwen2.5-VL: cos/sin of every row, then band j of the head (mrope_section * 2) taken from row
+    j % 3 (apply_multimodal_rotary_pos_emb); Qwen3-VL: the frequencies of rows 1 and 2 written into
+    every third band of row 0 (Qwen3VLTextRotaryEmbedding.apply_interleaved_mrope), then cos/sin.
+    rows: (3, B, T) other position rows (an image's), for check_reference."""
+    inv_freq, factor = spec.rope["global"]
+    pos3 = (positions.unsqueeze(0).expand(3, *positions.shape) if rows is None else rows).to(torch.float32)
+    freqs = pos3.unsqueeze(-1) * inv_freq  # (3, B, T, HD/2)
+    if spec.mrope_interleaved:
+        freqs_t = freqs[0].clone()
+        for dim, offset in ((1, 1), (2, 2)):
+            idx = slice(offset, spec.mrope_section[dim] * 3, 3)
+            freqs_t[..., idx] = freqs[dim, ..., idx]
+        emb = torch.cat((freqs_t, freqs_t), dim=-1)
+        cos, sin = emb.cos() * factor, emb.sin() * factor
+    else:
+        emb = torch.cat((freqs, freqs), dim=-1)
+        cos3, sin3 = emb.cos() * factor, emb.sin() * factor
+        sections = spec.mrope_section * 2
+        cos = torch.cat([m[i % 3] for i, m in enumerate(cos3.split(sections, dim=-1))], dim=-1)
+        sin = torch.cat([m[i % 3] for i, m in enumerate(sin3.split(sections, dim=-1))], dim=-1)
     return cos.unsqueeze(1), sin.unsqueeze(1)
 
 
@@ -693,6 +749,8 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
     if key_valid is None:
         key_valid = torch.ones(B, T, dtype=torch.bool)
     rope = {kind: rope_cos_sin(inv_freq, factor, positions) for kind, (inv_freq, factor) in spec.rope.items()}
+    if spec.mrope_section:
+        rope["global"] = mrope_cos_sin(spec, positions)
     if "long" in rope:
         # LongRoPE (modeling_rope_utils.py dynamic_rope_update, longrope_frequency_update): a call
         # whose max(position_ids) + 1 exceeds original_max_position_embeddings rotates with the

@@ -110,6 +110,9 @@ struct ModelSpec {
   // under "language_model.model." (or "model.language_model."), the vision tower beside it.
   std::string weight_prefix = "model.";
   std::string lm_head_name = "lm_head.weight";
+  // A multimodal checkpoint (*ForConditionalGeneration): tensors outside the language model (the
+  // vision tower, the projector) are not run, and export copies them unchanged.
+  bool multimodal = false;
   // Phi-3 stores q, k, v as row blocks of one self_attn.qkv_proj.weight and gate, up of one
   // mlp.gate_up_proj.weight; they load into the same unit slots as separate tensors would.
   bool fused_qkv = false;

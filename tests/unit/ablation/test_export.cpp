@@ -496,6 +496,7 @@ INSTANTIATE_TEST_SUITE_P(
     Families, ExportFamilies,
     ::testing::Values(FamilyCase{"gemma3-mm", true}, FamilyCase{"mistral3-mm", true}, FamilyCase{"gemma2-softcap", true},
                       FamilyCase{"phi3-longrope", true}, FamilyCase{"glm4-interleaved-rope", true},
+                      FamilyCase{"qwen2.5-vl-legacy", true}, FamilyCase{"qwen3-vl-mm", true},
                       FamilyCase{"mixtral-moe", true},
                       FamilyCase{"qwen2-moe-shared", true}, FamilyCase{"qwen2-moe-shared", false},
                       FamilyCase{"qwen3-moe", true}, FamilyCase{"mixtral-moe", true, true},
@@ -504,7 +505,7 @@ INSTANTIATE_TEST_SUITE_P(
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");
       for (char& c : name) {
-        if (c == '-') c = '_';
+        if (c == '-' || c == '.') c = '_';
       }
       return name;
     });

@@ -330,6 +330,46 @@ TEST(ModelSpecGlm, GlmDefaultsAndRopeParameters) {
   EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "partial_rotary_factor", "rotates 0 dims"}));
 }
 
+// Qwen2.5-VL's released config is flat (no text_config) with rope_scaling type "mrope"; Qwen3-VL's
+// has a text_config whose rope_scaling is "default" with interleaved mrope sections. For text both
+// are the plain RoPE (all three position rows equal); the shapes are the published 7B/8B ones.
+TEST(ModelSpecQwenVl, FlatAndNestedConfigsAndTheirRope) {
+  nlohmann::json q25 = nlohmann::json::parse(R"({"architectures": ["Qwen2_5_VLForConditionalGeneration"],
+    "bos_token_id": 151643, "eos_token_id": 151645, "hidden_act": "silu", "hidden_size": 3584,
+    "intermediate_size": 18944, "max_position_embeddings": 128000, "max_window_layers": 28,
+    "model_type": "qwen2_5_vl", "num_attention_heads": 28, "num_hidden_layers": 28, "num_key_value_heads": 4,
+    "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "sliding_window": 32768, "tie_word_embeddings": false,
+    "torch_dtype": "bfloat16", "use_sliding_window": false, "vocab_size": 152064,
+    "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+    "vision_config": {"depth": 32, "hidden_size": 1280, "out_hidden_size": 3584}})");
+  ModelSpec s = parse(q25);
+  EXPECT_TRUE(s.multimodal);
+  EXPECT_EQ(s.num_layers, 28);
+  EXPECT_EQ(s.head_dim, 128);
+  EXPECT_TRUE(s.qkv_bias);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::none);
+  EXPECT_EQ(s.sliding_window, 0);
+  EXPECT_EQ(s.max_position_embeddings, 128000);
+  EXPECT_EQ(abl::model::parameter_count(s), 7615616512);  // the language model of Qwen2.5-VL-7B (= Qwen2.5-7B)
+
+  nlohmann::json q3 = nlohmann::json::parse(R"({"architectures": ["Qwen3VLForConditionalGeneration"],
+    "model_type": "qwen3_vl", "tie_word_embeddings": false, "text_config": {"attention_bias": false,
+    "bos_token_id": 151643, "dtype": "bfloat16", "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu",
+    "hidden_size": 4096, "intermediate_size": 12288, "max_position_embeddings": 262144,
+    "model_type": "qwen3_vl_text", "num_attention_heads": 32, "num_hidden_layers": 36, "num_key_value_heads": 8,
+    "rms_norm_eps": 1e-06, "rope_scaling": {"mrope_interleaved": true, "mrope_section": [24, 20, 20],
+    "rope_type": "default"}, "rope_theta": 5000000, "vocab_size": 151936}})");
+  s = parse(q3);
+  EXPECT_TRUE(s.qk_norm);
+  EXPECT_FALSE(s.qkv_bias);
+  EXPECT_FALSE(s.tied_embeddings);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 5e6);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::none);
+  EXPECT_EQ(s.eos_token_ids, std::vector<int64_t>{151645});
+  q3["text_config"]["attention_bias"] = true;  // o_proj would carry a bias too
+  EXPECT_TRUE(abl::testing::contains_all(error_of(q3), {"my/config.json", "attention_bias"}));
+}
+
 TEST(ModelSpecFamilies, RefusedOptionsNameTheKey) {
   nlohmann::json gemma = fixture_config("gemma-2-2b-it");
   gemma["hidden_activation"] = "gelu";

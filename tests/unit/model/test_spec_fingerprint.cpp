@@ -57,6 +57,7 @@ TEST(SpecFingerprint, EveryFieldChangesIt) {
       [](ModelSpec& s) { s.activation = abl::model::Activation::gelu_tanh; },
       [](ModelSpec& s) { s.weight_prefix = "language_model.model."; },
       [](ModelSpec& s) { s.lm_head_name = "language_model.lm_head.weight"; },
+      [](ModelSpec& s) { s.multimodal = true; },
       [](ModelSpec& s) { s.fused_qkv = !s.fused_qkv; },
       [](ModelSpec& s) { s.fused_gate_up = !s.fused_gate_up; },
       [](ModelSpec& s) { s.num_experts = 8; },

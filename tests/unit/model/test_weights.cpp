@@ -272,6 +272,20 @@ void write_folder(const abl::testing::TempDir& dir, const std::string& from, con
   std::ofstream(dir.file("model.safetensors"), std::ios::binary) << abl::testing::encode_safetensors(tensors);
 }
 
+// `tensors` (a multimodal model renamed to transformers >= 4.52's spelling: model.language_model.*,
+// lm_head.weight) written beside `src`'s config load with that spelling, `vision` tensors ignored.
+void expect_newer_spelling_loads(const std::string& src, const std::vector<RawTensor>& tensors, size_t vision) {
+  abl::testing::TempDir dir;
+  write_folder(dir, src, tensors);
+  const ModelSpec newer = abl::model::load_model_spec(dir.path().string());
+  EXPECT_EQ(newer.weight_prefix, "model.language_model.");
+  EXPECT_EQ(newer.lm_head_name, "lm_head.weight");
+  abl::io::SafetensorsReader nr(dir.path().string());
+  const abl::model::WeightCheck nc = abl::model::inspect_weights(newer, nr);
+  EXPECT_TRUE(nc.problems.empty()) << (nc.problems.empty() ? "" : nc.problems[0]);
+  EXPECT_EQ(nc.ignored.size(), vision);
+}
+
 }  // namespace
 
 // A multimodal golden model as released (language_model.model.*, language_model.lm_head.weight)
@@ -298,15 +312,7 @@ void check_both_multimodal_spellings(const char* fixture, size_t vision) {
       t.name = "model." + t.name;  // model.vision_tower.*, model.multi_modal_projector.*
     }
   }
-  abl::testing::TempDir dir;
-  write_folder(dir, src, tensors);
-  const ModelSpec newer = abl::model::load_model_spec(dir.path().string());
-  EXPECT_EQ(newer.weight_prefix, "model.language_model.");
-  EXPECT_EQ(newer.lm_head_name, "lm_head.weight");
-  abl::io::SafetensorsReader nr(dir.path().string());
-  const abl::model::WeightCheck nc = abl::model::inspect_weights(newer, nr);
-  EXPECT_TRUE(nc.problems.empty()) << (nc.problems.empty() ? "" : nc.problems[0]);
-  EXPECT_EQ(nc.ignored.size(), vision);
+  expect_newer_spelling_loads(src, tensors, vision);
 }
 
 TEST(CheckWeights, Gemma3MultimodalBothSpellings) {
@@ -323,6 +329,35 @@ TEST(CheckWeights, Mistral3MultimodalBothSpellingsAndItsHead) {
   EXPECT_DOUBLE_EQ(s.rms_norm_eps, 1e-6);  // MistralConfig's default: the text_config leaves it out
   EXPECT_FALSE(s.tied_embeddings);
   check_both_multimodal_spellings("mistral3-mm", 5);
+}
+
+// Qwen2.5-VL as released: the language model under model.* (as a text model's), the vision tower
+// under visual.*, the head lm_head.weight; renamed as transformers >= 4.52 saves it
+// (model.language_model.*, model.visual.*) it loads the same tensors. Qwen3-VL ships the newer one.
+TEST(CheckWeights, QwenVlBothSpellings) {
+  const std::string src = std::string(ABL_FIXTURE_DIR) + "/golden/qwen2.5-vl-legacy";
+  const ModelSpec legacy = abl::model::load_model_spec(src);
+  EXPECT_TRUE(legacy.multimodal);
+  EXPECT_EQ(legacy.weight_prefix, "model.");
+  EXPECT_EQ(legacy.lm_head_name, "lm_head.weight");
+  EXPECT_TRUE(legacy.qkv_bias);
+  abl::io::SafetensorsReader lr(src);
+  const abl::model::WeightCheck lc = abl::model::inspect_weights(legacy, lr);
+  EXPECT_TRUE(lc.problems.empty()) << (lc.problems.empty() ? "" : lc.problems[0]);
+  EXPECT_TRUE(lc.unexpected.empty()) << (lc.unexpected.empty() ? "" : lc.unexpected[0]);
+  EXPECT_EQ(lc.ignored.size(), 3u);  // visual.*
+
+  std::vector<RawTensor> tensors = raw_tensors(src);
+  for (RawTensor& t : tensors) {
+    if (t.name.rfind("model.", 0) == 0) t.name = "model.language_model." + t.name.substr(6);
+    if (t.name.rfind("visual.", 0) == 0) t.name = "model." + t.name;
+  }
+  expect_newer_spelling_loads(src, tensors, 3);  // model.visual.*
+
+  const ModelSpec q3 = abl::model::load_model_spec(std::string(ABL_FIXTURE_DIR) + "/golden/qwen3-vl-mm");
+  EXPECT_EQ(q3.weight_prefix, "model.language_model.");
+  EXPECT_TRUE(q3.qk_norm);
+  EXPECT_TRUE(q3.tied_embeddings);  // only at the top level of its config
 }
 
 // Experts stacked as transformers 5 saves them (tests/unit/io/fused_experts_test_util.h): the
