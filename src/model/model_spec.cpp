@@ -112,7 +112,7 @@ const Family kFamilies[] = {
      nullptr, "text_config"},
     {"Phi3ForCausalLM", false, false, true, 0, 0, 4096, W::always, 0, kPhi3Defaults, phi3_keys},
     // Qwen2-VL, Qwen2.5-VL, Qwen3-VL: the language model (a Qwen2 / Qwen3 decoder) beside the vision
-    // tower; for text its multimodal RoPE is the plain one (qwen_vl_rope)
+    // tower; for text its multimodal RoPE is the plain one (rope_config.cpp, type "mrope")
     {"Qwen2VLForConditionalGeneration", true, false, false, 0, 0, 0, W::switched, 4096, kQwen2VlDefaults,
      nullptr, "text_config"},
     {"Qwen2_5_VLForConditionalGeneration", true, false, false, 0, 0, 0, W::switched, 4096, kQwen2VlDefaults,
@@ -430,9 +430,11 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
   s.model_type = c.get_string("model_type", "");
   Keys k{c, std::nullopt, std::nullopt};
   if (fam->text_config) {
-    auto text = c.find(fam->text_config);
-    k.config = text ? *text : io::parse_json("{}", fmt::format("{} ({})", s.source, fam->text_config));
-    k.outer = c;
+    // Qwen2-VL/Qwen2.5-VL as released (and a text_config left out): every key at the top level
+    if (auto text = c.find(fam->text_config)) {
+      k.config = *text;
+      k.outer = c;
+    }
     if (!k.config.is_object()) k.config.fail(fmt::format("must be an object, found {}", k.config.type_name()));
   }
   if (fam->defaults) k.defaults = io::parse_json(fam->defaults, fmt::format("{} defaults", s.architecture));

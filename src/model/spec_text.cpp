@@ -23,7 +23,7 @@ std::string describe(const ModelSpec& s) {
   if (s.multimodal) flags += ", the language model of a multimodal checkpoint";
   if (s.qkv_bias) flags += ", qkv bias";
   if (s.qk_norm) flags += ", q/k norm";
-  if (s.fused_qkv || s.fused_gate_up) flags += ", fused qkv/gate_up";
+  if (s.fused_qkv || s.fused_gate_up) flags += s.fused_qkv ? ", fused qkv/gate_up" : ", fused gate_up";
   if (s.norm_plus_one) flags += ", (1+w) norms";
   if (s.sandwich_norms) {
     flags += s.sandwich_names == ModelSpec::SandwichNames::glm4 ? ", post norms (GLM-4)" : ", sandwich norms";

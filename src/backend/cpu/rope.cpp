@@ -1,8 +1,9 @@
 // Rotary embedding in the rotate-half layout of Hugging Face: pairs are (i, i + R/2), so q/k
 // weights need no permutation; R = HD, or the rotary dims of a partial rotary model (Phi-4-mini,
 // GLM), whose other dims pass unchanged. GLM pairs adjacent dims (2i, 2i + 1) instead (its
-// rotate_half interleaves), each pair still turning with frequency i. The angle is rounded to fp32 first, as torch
-// computes position * inv_freq in fp32, and then cos/sin are taken of that fp32 angle.
+// rotate_half interleaves), each pair still turning with frequency i. The angle is rounded to
+// fp32 first, as torch computes position * inv_freq in fp32, and then cos/sin are taken of that
+// fp32 angle.
 #include <cmath>
 
 #include "abl/backend/cpu/ops.h"

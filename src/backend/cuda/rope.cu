@@ -1,7 +1,8 @@
 // RoPE in Hugging Face's rotate-half layout, in place on bf16 q or k: one thread per pair
 // (i, i + R/2) of the first R dims of a head (R = HD unless the model rotates part of each
-// head), or (2i, 2i + 1) for GLM's interleaved layout. The angle is rounded to fp32 before cos/sin, as torch and the CPU twin do, and the
-// rotation runs in fp32 with one rounding to bf16 (torch rounds cos/sin to bf16 first).
+// head), or (2i, 2i + 1) for GLM's interleaved layout. The angle is rounded to fp32 before
+// cos/sin, as torch and the CPU twin do, and the rotation runs in fp32 with one rounding to bf16
+// (torch rounds cos/sin to bf16 first).
 #include <cuda_bf16.h>
 
 #include "abl/backend/cuda/check.h"

@@ -295,7 +295,7 @@ TEST(ModelSpecGlm, Glm4PostNormsInterleavedHalfRopeAndQkvBias) {
   EXPECT_EQ(names, want);
   const std::string d = abl::model::describe(s);
   EXPECT_TRUE(abl::testing::contains_all(d, {"Glm4ForCausalLM", "on 64/128 head dims (interleaved pairs)",
-                                              "qkv bias", "post norms (GLM-4)"}))
+                                              "qkv bias", "fused gate_up,", "post norms (GLM-4)"}))
       << d;
 }
 
