@@ -310,7 +310,8 @@ bool Value::equals(const Value& o) const {
     case Kind::boolean: return int_ == o.int_;
     case Kind::string: return *str_ == *o.str_;
     case Kind::list: {
-      if (list_->size() != o.list_->size()) return false;
+      // a tuple never equals a list in Python: (1, 2) != [1, 2]
+      if (is_tuple_ != o.is_tuple_ || list_->size() != o.list_->size()) return false;
       for (size_t i = 0; i < list_->size(); ++i) {
         if (!(*list_)[i].equals((*o.list_)[i])) return false;
       }

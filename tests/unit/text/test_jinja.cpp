@@ -115,6 +115,10 @@ TEST(Jinja, ValuesArePythons) {
             "x|AB|Hello World|1,2,3|a+b|True");
   EXPECT_EQ(render("{{ (1,) }} {{ (1, 2,) }} {{ () }} {{ (3) }} {{ dict({'b': 2}, c=3) }} {{ namespace(x=1).x }}"),
             "(1,) (1, 2) () 3 {'b': 2, 'c': 3} 1");
+  // Python's equality: a tuple is not a list of the same items (the expectation is jinja2's output)
+  EXPECT_EQ(render("{{ (1, 2) == [1, 2] }} {{ (1, 2) == (1, 2) }} {{ [1, 2] in [(1, 2)] }} {{ (1,) != [1] }} "
+                   "{{ [(1, 2)] == [[1, 2]] }} {{ (1, 2)|list == [1, 2] }}"),
+            "False True False True False True");
   Dict ctx{{"messages", messages("S", "U")}};
   EXPECT_EQ(render("{{ messages|selectattr('role', 'equalto', 'user')|list|length }}"
                    "{{ messages|map(attribute='content')|join('+') }}{{ messages[0].content }}",
