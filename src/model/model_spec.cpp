@@ -50,6 +50,7 @@ void gemma2_keys(const Keys& k, ModelSpec& s);
 void gemma3_keys(const Keys& k, ModelSpec& s);
 void phi3_keys(const Keys& k, ModelSpec& s);
 void glm_keys(const Keys& k, ModelSpec& s);
+void smollm3_keys(const Keys& k, ModelSpec& s);
 void mixtral_keys(const Keys& k, ModelSpec& s);
 void qwen_moe_keys(const Keys& k, ModelSpec& s);
 
@@ -79,6 +80,12 @@ constexpr const char* kQwen3VlDefaults = R"({"vocab_size": 151936, "hidden_size"
   "intermediate_size": 22016, "num_hidden_layers": 32, "num_attention_heads": 32,
   "num_key_value_heads": 32, "head_dim": 128, "hidden_act": "silu", "max_position_embeddings": 128000,
   "rms_norm_eps": 1e-06, "tie_word_embeddings": false, "rope_theta": 5000000.0, "attention_bias": false})";
+// SmolLM3Config.
+constexpr const char* kSmolLM3Defaults = R"({"vocab_size": 128256, "hidden_size": 2048,
+  "intermediate_size": 11008, "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 4,
+  "hidden_act": "silu", "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "rope_theta": 2000000.0,
+  "use_sliding_window": false, "sliding_window": null, "no_rope_layer_interval": 4, "tie_word_embeddings": true,
+  "pad_token_id": 128004, "bos_token_id": 128000, "eos_token_id": 128001})";
 // GlmConfig and Glm4Config (the same defaults; partial_rotary_factor is set by their __init__).
 constexpr const char* kGlmDefaults = R"({"vocab_size": 151552, "hidden_size": 4096,
   "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32,
@@ -122,6 +129,8 @@ const Family kFamilies[] = {
     // GLM-4-9B-chat-hf (GlmForCausalLM) and GLM-4-0414 (Glm4ForCausalLM, with post norms)
     {"GlmForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kGlmDefaults, glm_keys},
     {"Glm4ForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kGlmDefaults, glm_keys},
+    // SmolLM3: Llama with a NoPE layer every no_rope_layer_interval-th
+    {"SmolLM3ForCausalLM", false, false, true, 0, 0, 0, W::per_layer, 0, kSmolLM3Defaults, smollm3_keys},
     {"MixtralForCausalLM", false, false, false, 0, 8, 4096 * 32, W::always, 0, nullptr, mixtral_keys},
     {"Qwen2MoeForCausalLM", true, false, false, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
     {"Qwen3MoeForCausalLM", false, true, true, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
@@ -328,6 +337,29 @@ void glm_keys(const Keys& k, ModelSpec& s) {
   }
 }
 
+// models/smollm3 (SmolLM3Config.__post_init__, SmolLM3Attention): layer l rotates q/k only when
+// no_rope_layers[l] (default: every layer but each no_rope_layer_interval-th); with
+// use_sliding_window and a sliding_window, layer_types (default: the NoPE layers) slide.
+void smollm3_keys(const Keys& k, ModelSpec& s) {
+  std::vector<int64_t> rope;
+  if (auto given = k.find("no_rope_layers")) {
+    rope = given->as_int_list();
+    if (static_cast<int64_t>(rope.size()) < s.num_layers) {
+      given->fail(fmt::format("lists {} layers for a model of {}", rope.size(), s.num_layers));
+    }
+  } else {
+    const int64_t every = k.get_int("no_rope_layer_interval", 4);
+    if (every <= 0) bad_key(s, "no_rope_layer_interval", fmt::format("must be positive, found {}", every));
+    for (int64_t l = 0; l < s.num_layers; ++l) rope.push_back((l + 1) % every != 0);
+  }
+  s.nope_layers.assign(static_cast<size_t>(s.num_layers), 0);
+  for (int64_t l = 0; l < s.num_layers; ++l) s.nope_layers[static_cast<size_t>(l)] = rope[static_cast<size_t>(l)] == 0;
+  if (k.get_bool("use_sliding_window", false) && k.find("sliding_window")) {
+    s.sliding_window = k.get_int("sliding_window");
+    sliding_layers_from(k, s, [&s](int64_t l) { return s.nope_layers[static_cast<size_t>(l)] != 0; });
+  }
+}
+
 // models/mixtral (MixtralSparseMoeBlock): every layer is MoE, experts as wide as
 // intermediate_size, the top-k weights always renormalised.
 void mixtral_keys(const Keys& k, ModelSpec& s) {
@@ -381,6 +413,11 @@ bool ModelSpec::uses_sliding_window(int64_t layer) const {
   if (sliding_layers.empty()) return true;
   return layer >= 0 && layer < static_cast<int64_t>(sliding_layers.size()) &&
          sliding_layers[static_cast<size_t>(layer)] != 0;
+}
+
+bool ModelSpec::uses_rope(int64_t layer) const {
+  return nope_layers.empty() || layer < 0 || layer >= static_cast<int64_t>(nope_layers.size()) ||
+         nope_layers[static_cast<size_t>(layer)] == 0;
 }
 
 bool ModelSpec::uses_local_rope(int64_t layer) const {
@@ -585,6 +622,9 @@ void validate_model_spec(const ModelSpec& s) {
   check_rope_scaling(s);
   if (s.sliding_window < 0) {
     bad_key(s, "sliding_window", fmt::format("must be positive or null, found {}", s.sliding_window));
+  }
+  if (!s.nope_layers.empty() && static_cast<int64_t>(s.nope_layers.size()) != s.num_layers) {
+    bad_key(s, "no_rope_layers", fmt::format("{} layer flags for {} layers", s.nope_layers.size(), s.num_layers));
   }
   if (!s.sliding_layers.empty() && static_cast<int64_t>(s.sliding_layers.size()) != s.num_layers) {
     bad_key(s, "layer_types", fmt::format("{} layer types for {} layers", s.sliding_layers.size(), s.num_layers));

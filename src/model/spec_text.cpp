@@ -17,6 +17,10 @@ std::string describe(const ModelSpec& s) {
   std::string rope = fmt::format("rope theta {}", s.rope_theta);
   if (s.partial_rotary_dim > 0) rope += fmt::format(" on {}/{} head dims", s.partial_rotary_dim, s.head_dim);
   if (s.rope_interleaved) rope += " (interleaved pairs)";
+  if (!s.nope_layers.empty()) {
+    rope += fmt::format(" (no RoPE on {}/{} layers)", std::count(s.nope_layers.begin(), s.nope_layers.end(), 1),
+                        s.num_layers);
+  }
   rope += describe_rope_scaling(s.rope_scaling);
   if (s.rope_local_theta > 0) rope += fmt::format(", local layers theta {}", s.rope_local_theta);
   std::string flags;
@@ -56,11 +60,11 @@ std::string describe(const ModelSpec& s) {
 
 std::string fingerprint(const ModelSpec& s) {
   const RopeScaling& r = s.rope_scaling;
-  std::string out = fmt::format("{}|{}|V{} H{} F{} L{} NH{} NKV{} HD{} R{} {}|eps {:a}|rope {:a} {} {:a} {:a} {:a} {} "
+  std::string out = fmt::format("{}|{}|V{} H{} F{} L{} NH{} NKV{} HD{} R{} {} nope [{}]|eps {:a}|rope {:a} {} {:a} {:a} {:a} {} "
                                 "[{:a}] [{:a}] {:a} yarn {:a} {:a} {}",
                                 s.architecture, s.model_type, s.vocab_size, s.hidden_size, s.intermediate_size,
                                 s.num_layers, s.num_heads, s.num_kv_heads, s.head_dim, s.partial_rotary_dim,
-                                s.rope_interleaved, s.rms_norm_eps, s.rope_theta,
+                                s.rope_interleaved, fmt::join(s.nope_layers, ""), s.rms_norm_eps, s.rope_theta,
                                 static_cast<int>(r.type), r.factor, r.low_freq_factor, r.high_freq_factor,
                                 r.original_max_position_embeddings, fmt::join(r.short_factor, " "),
                                 fmt::join(r.long_factor, " "), r.attention_factor, r.beta_fast, r.beta_slow,

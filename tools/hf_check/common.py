@@ -23,6 +23,7 @@ FAMILIES = [
     ("Qwen3ForCausalLM", "qwen3-yarn"),  # YaRN scaling as Qwen's long-context block
     ("GlmForCausalLM", "glm-interleaved-rope"),  # GLM-4-9B-chat-hf: interleaved half-head RoPE, qkv bias
     ("Glm4ForCausalLM", "glm4-interleaved-rope"),  # GLM-4-0414: the same and post norms
+    ("SmolLM3ForCausalLM", "smollm3-nope"),  # a NoPE layer among RoPE layers, tied
     ("Qwen2_5_VLForConditionalGeneration", "qwen2.5-vl-legacy"),  # a flat config; text through mrope
     ("Qwen3VLForConditionalGeneration", "qwen3-vl-mm"),  # text_config, interleaved mrope, q/k norm
     ("MixtralForCausalLM", "mixtral-moe"),

@@ -23,6 +23,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | mistral3-mm         | Mistral3ForConditionalGeneration | a Mistral text_config with keys left out (MistralConfig's defaults), head_dim 24 != hidden/heads, sliding_window null, rope_theta 1e9, untied head named language_model.lm_head.weight, legacy language_model.model.* names, five fake Pixtral vision/projector tensors, BF16 + F32 norms |
 | glm4-interleaved-rope | Glm4ForCausalLM   | GLM-4-0414: RoPE on the first half of each head (partial_rotary_factor 0.5: 8 of 16 dims) with adjacent dims paired, q/k/v bias (no o_proj bias), fused gate_up_proj, post_self_attn_layernorm / post_mlp_layernorm on the branch outputs, untied, BF16 + F32 norms |
 | glm-interleaved-rope | GlmForCausalLM     | GLM-4-9B-chat-hf: the same attention and MLP, Llama's two norms; partial_rotary_factor and attention_bias left out (GlmConfig's defaults 0.5 and true), all BF16 |
+| smollm3-nope        | SmolLM3ForCausalLM  | no_rope_layers [1, 1, 0, 1] (layer 2 takes no RoPE), rope_theta 2e6, tied, GQA 4, BF16 + F32 norms |
 | qwen2.5-vl-legacy   | Qwen2_5_VLForConditionalGeneration | the released flat config (rope_scaling type mrope, sections [2, 3, 3]) and weights (model.* beside visual.*), a Qwen2 decoder (q/k/v bias), three stand-in vision tensors, untied, all BF16 |
 | qwen3-vl-mm         | Qwen3VLForConditionalGeneration | text_config (interleaved mrope [3, 3, 2], q/k norm), model.language_model.* and model.visual.* names, tie_word_embeddings only at the top level (true), BF16 + F32 norms |
 
@@ -154,6 +155,10 @@ MODELS = [
     # GLM-4-9B-chat-hf: GlmForCausalLM, keys left out for GlmConfig's defaults
     ("glm-interleaved-rope", "GlmForCausalLM", "glm",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=96, tied=False, theta=10000.0, seeded=True), "BF16", "BF16"),
+    # SmolLM3: a NoPE layer among RoPE layers (explicit no_rope_layers, as the released config lists them)
+    ("smollm3-nope", "SmolLM3ForCausalLM", "smollm3",
+     dict(H=64, L=4, NH=8, NKV=2, HD=8, F=128, tied=True, theta=2000000.0, seeded=True, no_rope_layers=[1, 1, 0, 1],
+          embed_std=0.1, branch_gain=2.0), "BF16", "F32"),
     # Qwen2.5-VL as released: a flat config and model.* / visual.* / lm_head.weight names
     ("qwen2.5-vl-legacy", "Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=128, tied=False, theta=1000000.0, seeded=True, prefix="model.",
@@ -315,6 +320,13 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
         c.update({"eos_token_id": [im_end, eot], "head_dim": d["HD"], "hidden_act": "silu",
                   "max_position_embeddings": 2048, "rms_norm_eps": 1.5625e-07, "rope_theta": d["theta"],
                   "tie_word_embeddings": d["tied"], "transformers_version": "4.46.0"})
+    elif mtype == "smollm3":
+        # as SmolLM3-3B's config.json: no_rope_layers listed, layer_types, no sliding window
+        c.update({"attention_bias": False, "bos_token_id": None, "eos_token_id": im_end, "hidden_act": "silu",
+                  "layer_types": ["full_attention"] * d["L"], "max_position_embeddings": 2048, "mlp_bias": False,
+                  "no_rope_layer_interval": 4, "no_rope_layers": d["no_rope_layers"], "rms_norm_eps": 1e-06,
+                  "rope_scaling": None, "rope_theta": d["theta"], "sliding_window": None,
+                  "tie_word_embeddings": d["tied"], "transformers_version": "4.54.0", "use_sliding_window": False})
     elif mtype == "qwen2_5_vl":
         # Qwen2.5-VL-7B-Instruct's config.json: flat, rope_scaling of type mrope, a vision_config
         # (transformers' Qwen2_5_VLVisionConfig keys, small)
@@ -624,6 +636,15 @@ def family_description(spec, p, golden):
         desc["longest_sequence"] = longest
     if spec.arch in ref.GLM:
         desc.update(glm_rope_description(spec, p, golden))
+    if spec.arch == ref.SMOLLM3:
+        # the NoPE layers: what prompt 4's logits would be were they rotated too
+        rotated = copy.copy(spec)
+        rotated.layer_use_rope = [True] * spec.L
+        ids = torch.tensor([golden["prompts"][4]["input_ids"]])
+        effect = float((ref.forward(spec, p, ids, capture=False)[0] -
+                        ref.forward(rotated, p, ids, capture=False)[0]).abs().max())
+        assert effect > 1e-2, "the NoPE layers would not change the logits: %g" % effect
+        desc.update({"layer_use_rope": spec.layer_use_rope, "nope_effect_prompt4": round(effect, 4)})
     if not spec.num_experts:
         return desc, None, None
     per_prompt, gaps, gen_gaps = [], [], []
@@ -773,6 +794,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | mistral3-mm | Mistral3ForConditionalGeneration | Mistral Small 3.1's shape: a Mistral text model in text_config (rms_norm_eps and hidden_act left out: MistralConfig's defaults 1e-6 and silu), head_dim 24 != hidden/heads 16, sliding_window null, rope_theta 1e9, untied head named language_model.lm_head.weight, weights named language_model.model.*; five stand-in Pixtral vision tower and projector tensors that the forward pass ignores and an export must copy unchanged; GQA ratio 2, BF16 matrices, F32 norms |
 | glm4-interleaved-rope | Glm4ForCausalLM | GLM-4-0414's shape: partial_rotary_factor 0.5, so the first 8 of each head's 16 dims rotate in adjacent pairs (2i, 2i + 1) with theta^(2i/8) frequencies and the last 8 pass; q/k/v biases, no o_proj bias; fused gate_up_proj (first half gate); post_self_attn_layernorm on the attention output and post_mlp_layernorm on the MLP output before each residual add, post_attention_layernorm as the MLP's input norm; GQA ratio 2, untied, BF16 matrices, F32 norms |
 | glm-interleaved-rope | GlmForCausalLM | GLM-4-9B-chat-hf's shape: the same attention and fused MLP with Llama's two norms; partial_rotary_factor and attention_bias left out of config.json, so GlmConfig's defaults (0.5, true) apply; GQA ratio 2, untied, all BF16 |
+| smollm3-nope | SmolLM3ForCausalLM | SmolLM3's NoPE layers: no_rope_layers [1, 1, 0, 1] listed as the released config lists them, so layer 2's queries and keys take no rotary embedding; rope_theta 2e6; tie_word_embeddings true (no lm_head tensor); GQA ratio 4, head_dim 8; BF16 matrices, F32 norms |
 | qwen2.5-vl-legacy | Qwen2_5_VLForConditionalGeneration | Qwen2.5-VL as released: a flat config.json (no text_config) with rope_scaling {"type": "mrope", "mrope_section": [2, 3, 3]} (the reference computes the multimodal RoPE from three equal position rows, as transformers does for text), a Qwen2 decoder with q/k/v bias, weights named model.* with lm_head.weight and three stand-in vision tensors visual.* that the forward pass ignores and an export must copy unchanged; GQA ratio 2, untied, all BF16 |
 | qwen3-vl-mm | Qwen3VLForConditionalGeneration | Qwen3-VL as transformers >= 4.57 saves it: text_config with rope_scaling {"rope_type": "default", "mrope_interleaved": true, "mrope_section": [3, 3, 2]}, q_norm/k_norm, weights named model.language_model.* beside three stand-in model.visual.* tensors; tie_word_embeddings true only at the top level (no lm_head tensor); GQA ratio 2, BF16 matrices, F32 norms |
 
@@ -792,7 +814,8 @@ token g" or "never") and `long_factor_effect_prompt4` (largest logit change were
 kept); for YaRN (qwen3-yarn) `model.rope_attention_factor`, `rope_inv_freq` and
 `rope_scaling_effect_prompt4` (largest logit change were plain RoPE used); for GLM `model.rotary_dim`,
 `rope_interleaved` and `rope_layout_effect_prompt4` (largest logit change were the rotary dims
-paired (i, i + R/2) instead of (2i, 2i + 1)); for MoE `model.num_experts`,
+paired (i, i + R/2) instead of (2i, 2i + 1)); for SmolLM3 `model.layer_use_rope` and
+`nope_effect_prompt4` (largest logit change were the NoPE layers rotated too); for MoE `model.num_experts`,
 `experts_per_tok`, `norm_topk_prob`, `moe_layers` (L booleans), `shared_expert`,
 `routing_min_gap` (smallest k-th minus (k+1)-th routing probability over every prompt token and
 MoE layer), `routing_min_gap_generated` (the same over the tokens fed back while decoding),

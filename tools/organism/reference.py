@@ -9,7 +9,7 @@ modeling code (eager attention); the file and class/function are cited at each f
   Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration (its language model only),
   Phi3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
   Mistral3ForConditionalGeneration (its language model, a MistralModel, only),
-  GlmForCausalLM, Glm4ForCausalLM, Qwen2VLForConditionalGeneration, Qwen2_5_VLForConditionalGeneration,
+  GlmForCausalLM, Glm4ForCausalLM, SmolLM3ForCausalLM, Qwen2VLForConditionalGeneration, Qwen2_5_VLForConditionalGeneration,
   Qwen3VLForConditionalGeneration (their language models: Qwen2 / Qwen3 decoders with the
   multimodal RoPE, which for text positions is the plain one; see mrope_cos_sin).
 
@@ -29,7 +29,7 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     between kept and divided frequencies, cos and sin times attention_factor); per layer either
     the global RoPE or (Gemma 3 sliding layers) a local one with its own theta and no scaling.
     Partial rotary (Phi-4-mini, GLM): the first int(head_dim * partial_rotary_factor) dims rotate;
-    GLM pairs adjacent dims (interleaved rotate_half).
+    GLM pairs adjacent dims (interleaved rotate_half). SmolLM3's NoPE layers take no RoPE at all.
   - GQA by repeating each kv head NH / NKV times (head h uses kv head h // (NH / NKV)).
   - Scores q.k * attn_scale (head_dim^-0.5, Gemma: query_pre_attn_scalar^-0.5), then an optional
     tanh softcap (Gemma 2), then the mask; softmax in fp32.
@@ -122,11 +122,12 @@ LLAMA_LIKE = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwe
 GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
 MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM")
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
+SMOLLM3 = "SmolLM3ForCausalLM"
 # Multimodal checkpoints whose language model we run: its numbers in text_config, its weights
 # under language_model.model.* (released) or model.language_model.* (transformers >= 4.52)
 QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration")
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL
-ARCHITECTURES = LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + MULTIMODAL[1:]
+ARCHITECTURES = LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3,) + MULTIMODAL[1:]
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -177,6 +178,11 @@ DEFAULTS["Qwen2VLForConditionalGeneration"] = DEFAULTS["Qwen2_5_VLForConditional
 DEFAULTS["Qwen3VLForConditionalGeneration"] = dict(
     num_key_value_heads=32, head_dim=128, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=5e6,
     rope_scaling=None, tie_word_embeddings=False, attention_bias=False, max_position_embeddings=128000)
+# models/smollm3/configuration_smollm3.py SmolLM3Config
+DEFAULTS[SMOLLM3] = dict(
+    num_key_value_heads=4, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=2e6, rope_scaling=None,
+    tie_word_embeddings=True, attention_bias=False, use_sliding_window=False, sliding_window=None,
+    no_rope_layers=None, no_rope_layer_interval=4, layer_types=None, max_position_embeddings=32768)
 DEFAULTS["GlmForCausalLM"] = DEFAULTS["Glm4ForCausalLM"] = dict(
     num_key_value_heads=2, head_dim=128, partial_rotary_factor=0.5, hidden_act="silu", rms_norm_eps=1.5625e-07,
     rope_theta=10000.0, rope_scaling=None, tie_word_embeddings=False, attention_bias=True,
@@ -262,7 +268,8 @@ class Spec:
         self.fused_qkv = self.fused_gate_up = arch == "Phi3ForCausalLM"
         # models/glm4/modeling_glm4.py Glm4MLP.forward (GlmMLP is Phi3MLP): gate, up = chunk(2)
         self.fused_gate_up = self.fused_gate_up or arch in GLM
-        if arch in ("LlamaForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration") or gemma:
+        if arch in ("LlamaForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration",
+                    SMOLLM3) or gemma:
             if get("attention_bias", False):
                 raise ValueError("attention_bias is not used by the fixtures")
         if c.get("mlp_bias"):
@@ -301,6 +308,8 @@ class Spec:
             # (models/mistral3/modeling_mistral3.py Mistral3Model.__init__: AutoModel.from_config).
             self.sliding_window = c.get("sliding_window") if arch == "MistralForCausalLM" else get("sliding_window")
             sliding = [self.sliding_window is not None] * self.L
+        elif arch == SMOLLM3 and get("use_sliding_window"):
+            raise ValueError("use_sliding_window is not used by the fixtures")
         elif arch.startswith("Qwen") and c.get("use_sliding_window"):
             raise ValueError("use_sliding_window is not used by the fixtures")
         elif gemma:
@@ -334,6 +343,15 @@ class Spec:
         # over x[..., 0::2] and x[..., 1::2])
         self.R = int(self.HD * get("partial_rotary_factor", 1.0)) if arch == "Phi3ForCausalLM" or arch in GLM else self.HD
         self.rope_interleaved = arch in GLM
+        # SmolLM3Config.__post_init__: no_rope_layers, else every no_rope_layer_interval-th layer has
+        # none; SmolLM3Attention.forward rotates q/k only `if self.use_rope`
+        self.layer_use_rope = [True] * self.L
+        if arch == SMOLLM3:
+            flags = get("no_rope_layers")
+            if flags is None:
+                every = get("no_rope_layer_interval")
+                flags = [int((l + 1) % every != 0) for l in range(self.L)]
+            self.layer_use_rope = [bool(flags[l]) for l in range(self.L)]
         # Qwen-VL: the multimodal RoPE's frequency bands (mrope_section), each turned by the
         # temporal, height or width position; chunked (Qwen2-VL, Qwen2.5-VL) or interleaved (Qwen3-VL)
         self.mrope_section, self.mrope_interleaved = None, False
@@ -635,8 +653,9 @@ def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
         cos = cos[..., :R // 2].repeat_interleave(2, dim=-1)
         sin = sin[..., :R // 2].repeat_interleave(2, dim=-1)
         rot = rotate_half_interleaved
-    q = torch.cat((q[..., :R] * cos + rot(q[..., :R]) * sin, q[..., R:]), dim=-1)
-    k = torch.cat((k[..., :R] * cos + rot(k[..., :R]) * sin, k[..., R:]), dim=-1)
+    if spec.layer_use_rope[l]:  # (not on SmolLM3's NoPE layers: q and k as projected)
+        q = torch.cat((q[..., :R] * cos + rot(q[..., :R]) * sin, q[..., R:]), dim=-1)
+        k = torch.cat((k[..., :R] * cos + rot(k[..., :R]) * sin, k[..., R:]), dim=-1)
     if cache is not None:
         if l in cache:
             k = torch.cat((cache[l][0], k), dim=2)

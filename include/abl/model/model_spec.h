@@ -1,5 +1,5 @@
 // ModelSpec: the architecture of a decoder-only model, read from a Hugging Face config.json.
-// Family differences (Llama, Mistral, Qwen2, Qwen3, Gemma 2/3, Phi-3, GLM) become flags and numbers
+// Family differences (Llama, Mistral, Qwen2, Qwen3, Gemma 2/3, Phi-3, GLM, SmolLM3) become flags and numbers
 // here (qkv_bias, qk_norm, (1 + w) norms, soft-caps, per-layer windows and RoPE, fused tensors,
 // weight-name prefixes) so that no other code needs to switch on the architecture name. Defaults
 // for absent keys follow each family's transformers config class; docs/families.md has the
@@ -72,6 +72,9 @@ struct ModelSpec {
   // RoPE pairs adjacent dims (2i, 2i + 1) of the rotary part instead of (i, i + R/2), with the
   // same frequency i (GLM's interleaved rotate_half); the weights stay as stored either way.
   bool rope_interleaved = false;
+  // (L) layers whose attention takes no RoPE at all (SmolLM3's NoPE layers: no_rope_layers[l] == 0);
+  // empty = every layer rotates.
+  std::vector<uint8_t> nope_layers;
 
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;  // RoPE base, rotate-half layout as in transformers
@@ -152,6 +155,8 @@ struct ModelSpec {
   bool uses_sliding_window(int64_t layer) const;
   // The RoPE base of a layer (rope_local_theta on Gemma 3's sliding layers).
   bool uses_local_rope(int64_t layer) const;
+  // Does layer l rotate q and k at all (false on SmolLM3's NoPE layers)?
+  bool uses_rope(int64_t layer) const;
   // Score scale of the attention: attn_scale, or head_dim^-0.5.
   double attention_scale() const;
   // Positions a sequence may use: max_position_embeddings (0 = no limit known).

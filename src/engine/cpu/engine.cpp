@@ -114,9 +114,11 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
   const float* inv_freq = local ? inv_freq_local_.data() : inv_freq_.data();
   const int32_t* table = local || rope_table_.empty() ? nullptr : rope_table_.data();
   const float rope_factor = rope_attention_factor(m, local);
-  const int64_t R = m.rotary_dim();
-  cpu::rope(q_.data(), batch.positions.data(), T, NH, HD, inv_freq, rope_factor, table, R, m.rope_interleaved);
-  cpu::rope(k_.data(), batch.positions.data(), T, NKV, HD, inv_freq, rope_factor, table, R, m.rope_interleaved);
+  if (m.uses_rope(l)) {
+    const int64_t R = m.rotary_dim();
+    cpu::rope(q_.data(), batch.positions.data(), T, NH, HD, inv_freq, rope_factor, table, R, m.rope_interleaved);
+    cpu::rope(k_.data(), batch.positions.data(), T, NKV, HD, inv_freq, rope_factor, table, R, m.rope_interleaved);
+  }
   cpu::kv_append(k_.data(), v_.data(), batch.cache_rows.data(), T, KVD, cache.k(l), cache.v(l));
   const int64_t window = m.uses_sliding_window(l) ? m.sliding_window : 0;
   const cpu::AttnScores scores{static_cast<float>(m.attention_scale()), static_cast<float>(m.attn_softcap)};

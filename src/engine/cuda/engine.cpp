@@ -356,8 +356,10 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
     rmsnorm(b.k, w.k_norm, b.k, T * NKV, HD, eps, w1, s);
   }
   const int32_t* rope_table = local ? nullptr : b.rope_table;
-  rope(b.q, b.positions, T, NH, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved);
-  rope(b.k, b.positions, T, NKV, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved);
+  if (m.uses_rope(l)) {
+    rope(b.q, b.positions, T, NH, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved);
+    rope(b.k, b.positions, T, NKV, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved);
+  }
   if (padded) {
     pad_heads(b.q, b.qp, T * NH, HD, HDp, s);
     pad_heads(b.k, b.kp, T * NKV, HD, HDp, s);

@@ -497,6 +497,7 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(FamilyCase{"gemma3-mm", true}, FamilyCase{"mistral3-mm", true}, FamilyCase{"gemma2-softcap", true},
                       FamilyCase{"phi3-longrope", true}, FamilyCase{"glm4-interleaved-rope", true},
                       FamilyCase{"qwen2.5-vl-legacy", true}, FamilyCase{"qwen3-vl-mm", true},
+                      FamilyCase{"smollm3-nope", true},
                       FamilyCase{"mixtral-moe", true},
                       FamilyCase{"qwen2-moe-shared", true}, FamilyCase{"qwen2-moe-shared", false},
                       FamilyCase{"qwen3-moe", true}, FamilyCase{"mixtral-moe", true, true},

@@ -370,6 +370,35 @@ TEST(ModelSpecQwenVl, FlatAndNestedConfigsAndTheirRope) {
   EXPECT_TRUE(abl::testing::contains_all(error_of(q3), {"my/config.json", "attention_bias"}));
 }
 
+// SmolLM3: no_rope_layers as listed (the released config lists all 36), else a NoPE layer every
+// no_rope_layer_interval-th; with use_sliding_window and a window, the NoPE layers slide.
+TEST(ModelSpecSmolLM3, NopeLayersListedOrByInterval) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["SmolLM3ForCausalLM"], "hidden_size": 2048,
+    "intermediate_size": 11008, "num_hidden_layers": 8, "num_attention_heads": 16, "num_key_value_heads": 4,
+    "vocab_size": 128256})");
+  ModelSpec s = parse(c);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 2e6);
+  EXPECT_TRUE(s.tied_embeddings);
+  for (int64_t l = 0; l < 8; ++l) EXPECT_EQ(s.uses_rope(l), (l + 1) % 4 != 0) << l;
+  EXPECT_EQ(s.sliding_window, 0);
+  EXPECT_NE(abl::model::describe(s).find("(no RoPE on 2/8 layers)"), std::string::npos) << abl::model::describe(s);
+  c["no_rope_layers"] = {1, 0, 1, 1, 1, 1, 1, 1, 0};  // longer than L is allowed, as in transformers
+  s = parse(c);
+  EXPECT_FALSE(s.uses_rope(1));
+  EXPECT_TRUE(s.uses_rope(3));
+  EXPECT_TRUE(s.uses_rope(7));
+  c["use_sliding_window"] = true;
+  c["sliding_window"] = 64;
+  s = parse(c);
+  EXPECT_EQ(s.sliding_window, 64);
+  for (int64_t l = 0; l < 8; ++l) EXPECT_EQ(s.uses_sliding_window(l), l == 1) << l;
+  c["no_rope_layers"] = {1, 0};
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "no_rope_layers", "2 layers", "8"}));
+  c["attention_bias"] = true;
+  c.erase("no_rope_layers");
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"attention_bias"}));
+}
+
 TEST(ModelSpecFamilies, RefusedOptionsNameTheKey) {
   nlohmann::json gemma = fixture_config("gemma-2-2b-it");
   gemma["hidden_activation"] = "gelu";

@@ -27,6 +27,7 @@ TEST(SpecFingerprint, EveryFieldChangesIt) {
       [](ModelSpec& s) { s.head_dim += 1; },
       [](ModelSpec& s) { s.partial_rotary_dim = 2; },
       [](ModelSpec& s) { s.rope_interleaved = true; },
+      [](ModelSpec& s) { s.nope_layers.assign(static_cast<size_t>(s.num_layers), 0); },
       [](ModelSpec& s) { s.rms_norm_eps *= 1.0000001; },
       [](ModelSpec& s) { s.rope_theta += 1; },
       [](ModelSpec& s) { s.rope_scaling.type = abl::model::RopeScaling::Type::linear; },
