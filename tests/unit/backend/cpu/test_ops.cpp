@@ -224,56 +224,61 @@ TEST(Ops, RopeTableRowPerToken) {
   EXPECT_NE(all0[per_token + 1], all1[per_token + 1]);  // the tables differ where it is checked
 }
 
+// The partial-rotary op tests: three tokens of two heads of HD = 10 dims, the first R = 6 rotating.
+constexpr int64_t kT = 3, kHeads = 2, kHD = 10, kR = 6;
+struct PartialRope {
+  std::vector<float> x;  // (kT, kHeads, kHD)
+  int64_t pos[kT];
+  float inv[kR / 2];
+};
+
 // Partial rotary (Phi-4-mini): the first R dims of each head rotate as a head of R dims would,
 // pairs (i, i + R/2); the other HD - R dims are left as they were.
 TEST(Ops, RopeRotatesTheFirstRotaryDimsOnly) {
-  const int64_t T = 3, heads = 2, HD = 10, R = 6;
-  const auto x = randn(static_cast<size_t>(T * heads * HD), 28);
-  const int64_t pos[T] = {0, 9, 300};
-  const float inv[R / 2] = {1.0f, 0.2f, 0.01f};
-  auto part = x;
-  abl::cpu::rope(part.data(), pos, T, heads, HD, inv, 1.1f, nullptr, R);
+  const PartialRope c{randn(static_cast<size_t>(kT * kHeads * kHD), 28), {0, 9, 300}, {1.0f, 0.2f, 0.01f}};
+  auto part = c.x;
+  abl::cpu::rope(part.data(), c.pos, kT, kHeads, kHD, c.inv, 1.1f, nullptr, kR);
   std::vector<float> heads_of_r;  // the leading R dims of every head, as heads of their own
-  for (int64_t r = 0; r < T * heads; ++r) {
-    heads_of_r.insert(heads_of_r.end(), x.begin() + r * HD, x.begin() + r * HD + R);
+  for (int64_t r = 0; r < kT * kHeads; ++r) {
+    heads_of_r.insert(heads_of_r.end(), c.x.begin() + r * kHD, c.x.begin() + r * kHD + kR);
   }
-  abl::cpu::rope(heads_of_r.data(), pos, T, heads, R, inv, 1.1f);
-  for (int64_t r = 0; r < T * heads; ++r) {
-    for (int64_t d = 0; d < HD; ++d) {
-      const size_t i = static_cast<size_t>(r * HD + d);
-      const float want = d < R ? heads_of_r[static_cast<size_t>(r * R + d)] : x[i];
+  abl::cpu::rope(heads_of_r.data(), c.pos, kT, kHeads, kR, c.inv, 1.1f);
+  for (int64_t r = 0; r < kT * kHeads; ++r) {
+    for (int64_t d = 0; d < kHD; ++d) {
+      const size_t i = static_cast<size_t>(r * kHD + d);
+      const float want = d < kR ? heads_of_r[static_cast<size_t>(r * kR + d)] : c.x[i];
       EXPECT_EQ(part[i], want) << "head row " << r << " dim " << d;
     }
   }
-  EXPECT_NE(part[static_cast<size_t>(HD + 1)], x[static_cast<size_t>(HD + 1)]);  // position 0 is the identity
+  EXPECT_NE(part[static_cast<size_t>(kHD + 1)], c.x[static_cast<size_t>(kHD + 1)]);  // position 0 is the identity
 }
 
 // GLM's interleaved layout: pair i is dims (2i, 2i + 1) of the first R, with frequency inv[i]; it
 // equals the rotate-half layout on a head whose rotary dims are permuted to (0, 2, ..., 1, 3, ...).
 TEST(Ops, RopeInterleavedPairsAdjacentDims) {
-  const int64_t T = 3, heads = 2, HD = 10, R = 6;
-  const auto x = randn(static_cast<size_t>(T * heads * HD), 29);
-  const int64_t pos[T] = {0, 7, 123};
-  const float inv[R / 2] = {1.0f, 0.3f, 0.02f};
-  auto y = x;
-  abl::cpu::rope(y.data(), pos, T, heads, HD, inv, 1.25f, nullptr, R, /*interleaved=*/true);
-  const int64_t order[HD] = {0, 2, 4, 1, 3, 5, 6, 7, 8, 9};
-  std::vector<float> halves(x.size());  // rotary dims permuted into the rotate-half layout
-  for (int64_t r = 0; r < T * heads; ++r) {
-    for (int64_t d = 0; d < HD; ++d) halves[static_cast<size_t>(r * HD + d)] = x[static_cast<size_t>(r * HD + order[d])];
-  }
-  abl::cpu::rope(halves.data(), pos, T, heads, HD, inv, 1.25f, nullptr, R);
-  for (int64_t r = 0; r < T * heads; ++r) {
-    const int64_t t = r / heads;
-    for (int64_t d = 0; d < HD; ++d) {
-      EXPECT_EQ(y[static_cast<size_t>(r * HD + order[d])], halves[static_cast<size_t>(r * HD + d)]) << r << " " << d;
+  const PartialRope c{randn(static_cast<size_t>(kT * kHeads * kHD), 29), {0, 7, 123}, {1.0f, 0.3f, 0.02f}};
+  auto y = c.x;
+  abl::cpu::rope(y.data(), c.pos, kT, kHeads, kHD, c.inv, 1.25f, nullptr, kR, /*interleaved=*/true);
+  const int64_t order[kHD] = {0, 2, 4, 1, 3, 5, 6, 7, 8, 9};
+  std::vector<float> halves(c.x.size());  // rotary dims permuted into the rotate-half layout
+  for (int64_t r = 0; r < kT * kHeads; ++r) {
+    for (int64_t d = 0; d < kHD; ++d) {
+      halves[static_cast<size_t>(r * kHD + d)] = c.x[static_cast<size_t>(r * kHD + order[d])];
     }
-    for (int64_t i = 0; i < R / 2; ++i) {  // and the formula itself, pair (2i, 2i + 1)
-      const double a = static_cast<double>(static_cast<float>(pos[t]) * inv[i]);
-      const float* xh = &x[static_cast<size_t>(r * HD)];
-      EXPECT_NEAR(y[static_cast<size_t>(r * HD + 2 * i)], 1.25 * (xh[2 * i] * std::cos(a) - xh[2 * i + 1] * std::sin(a)), 1e-5);
-      EXPECT_NEAR(y[static_cast<size_t>(r * HD + 2 * i + 1)], 1.25 * (xh[2 * i + 1] * std::cos(a) + xh[2 * i] * std::sin(a)),
+  }
+  abl::cpu::rope(halves.data(), c.pos, kT, kHeads, kHD, c.inv, 1.25f, nullptr, kR);
+  for (int64_t r = 0; r < kT * kHeads; ++r) {
+    const int64_t t = r / kHeads;
+    for (int64_t d = 0; d < kHD; ++d) {
+      EXPECT_EQ(y[static_cast<size_t>(r * kHD + order[d])], halves[static_cast<size_t>(r * kHD + d)]) << r << " " << d;
+    }
+    for (int64_t i = 0; i < kR / 2; ++i) {  // and the formula itself, pair (2i, 2i + 1)
+      const double a = static_cast<double>(static_cast<float>(c.pos[t]) * c.inv[i]);
+      const float* xh = &c.x[static_cast<size_t>(r * kHD)];
+      EXPECT_NEAR(y[static_cast<size_t>(r * kHD + 2 * i)], 1.25 * (xh[2 * i] * std::cos(a) - xh[2 * i + 1] * std::sin(a)),
                   1e-5);
+      EXPECT_NEAR(y[static_cast<size_t>(r * kHD + 2 * i + 1)],
+                  1.25 * (xh[2 * i + 1] * std::cos(a) + xh[2 * i] * std::sin(a)), 1e-5);
     }
   }
 }
