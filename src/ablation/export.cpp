@@ -141,8 +141,10 @@ Job prepare(const std::string& model_dir, const std::vector<std::vector<float>>&
   Job job;
   job.spec = model::load_model_spec(model_dir);
   check_trial(job.spec, directions, trial, model_dir);
-  if (opts.dtype && job.spec.embed_scale != 1.0 && job.spec.torch_dtype && *opts.dtype != *job.spec.torch_dtype) {
-    // Gemma multiplies the embeddings by sqrt(H) in the model's dtype: another dtype, another factor.
+  if (opts.dtype && job.spec.norm_plus_one && job.spec.embed_scale != 1.0 && job.spec.torch_dtype &&
+      *opts.dtype != *job.spec.torch_dtype) {
+    // Gemma (the (1 + w) norms mark it) multiplies the embeddings by sqrt(H) in the model's dtype:
+    // another dtype, another factor. (Granite's embedding_multiplier is a Python float: no rounding.)
     log::warn("export: {} scales its embeddings by sqrt(hidden_size) rounded to the model's dtype; written as "
               "{}, the factor transformers applies changes slightly",
               model_dir, dtype_name(*opts.dtype));

@@ -60,6 +60,7 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
       case model::WeightRole::down_proj: w.w_down = p; break;
       case model::WeightRole::post_mlp_norm: w.post_mlp_norm = p; break;
       case model::WeightRole::router: w.router = p; break;
+      case model::WeightRole::router_bias: w.router_bias = p; break;
       case model::WeightRole::expert_gate_proj: w.experts.at(static_cast<size_t>(e)).w_gate = p; break;
       case model::WeightRole::expert_up_proj: w.experts.at(static_cast<size_t>(e)).w_up = p; break;
       case model::WeightRole::expert_down_proj: w.experts.at(static_cast<size_t>(e)).w_down = p; break;
@@ -72,6 +73,17 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
   }
   if (!w.router) w.experts.clear();  // a dense layer of an MoE model
   return w;
+}
+
+RouterConfig router_config(const model::ModelSpec& spec, const float* bias) {
+  RouterConfig r;
+  r.sigmoid = spec.router_sigmoid;
+  r.bias = spec.router_sigmoid ? bias : nullptr;
+  r.groups = spec.expert_groups;
+  r.topk_groups = spec.topk_groups;
+  r.renormalize = spec.norm_topk_prob;
+  r.scale = static_cast<float>(spec.routed_scaling_factor);
+  return r;
 }
 
 }  // namespace abl::engine

@@ -53,6 +53,8 @@ void glm_keys(const Keys& k, ModelSpec& s);
 void smollm3_keys(const Keys& k, ModelSpec& s);
 void mixtral_keys(const Keys& k, ModelSpec& s);
 void qwen_moe_keys(const Keys& k, ModelSpec& s);
+void glm4_moe_keys(const Keys& k, ModelSpec& s);
+void granite_keys(const Keys& k, ModelSpec& s);
 
 // Gemma2Config and Gemma3TextConfig (transformers), for absent keys.
 constexpr const char* kGemma2Defaults = R"({"vocab_size": 256000, "hidden_size": 2304,
@@ -93,6 +95,15 @@ constexpr const char* kGlmDefaults = R"({"vocab_size": 151552, "hidden_size": 40
   "max_position_embeddings": 131072, "rms_norm_eps": 1.5625e-07, "tie_word_embeddings": false,
   "rope_theta": 10000.0, "attention_bias": true, "pad_token_id": 151329,
   "eos_token_id": [151329, 151336, 151338]})";
+// Glm4MoeConfig (partial_rotary_factor from its kwargs.setdefault; head_dim from hidden_size /
+// num_attention_heads when absent, as Glm4MoeAttention's getattr).
+constexpr const char* kGlm4MoeDefaults = R"({"vocab_size": 151552, "hidden_size": 4096,
+  "intermediate_size": 10944, "num_hidden_layers": 46, "num_attention_heads": 96, "num_key_value_heads": 8,
+  "partial_rotary_factor": 0.5, "hidden_act": "silu", "max_position_embeddings": 131072, "rms_norm_eps": 1e-05,
+  "tie_word_embeddings": false, "rope_theta": 10000.0, "attention_bias": false, "moe_intermediate_size": 1408,
+  "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128, "routed_scaling_factor": 1.0,
+  "n_group": 1, "topk_group": 1, "first_k_dense_replace": 1, "norm_topk_prob": true, "use_qk_norm": false,
+  "num_nextn_predict_layers": 0})";
 constexpr const char* kGemma3Defaults = R"({"vocab_size": 262208, "hidden_size": 2304,
   "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
   "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
@@ -131,9 +142,13 @@ const Family kFamilies[] = {
     {"Glm4ForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kGlmDefaults, glm_keys},
     // SmolLM3: Llama with a NoPE layer every no_rope_layer_interval-th
     {"SmolLM3ForCausalLM", false, false, true, 0, 0, 0, W::per_layer, 0, kSmolLM3Defaults, smollm3_keys},
+    // Granite 3.x: Llama with four multipliers
+    {"GraniteForCausalLM", false, false, true, 0, 0, 2048, W::none, 0, nullptr, granite_keys},
     {"MixtralForCausalLM", false, false, false, 0, 8, 4096 * 32, W::always, 0, nullptr, mixtral_keys},
     {"Qwen2MoeForCausalLM", true, false, false, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
     {"Qwen3MoeForCausalLM", false, true, true, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
+    // GLM-4.5, GLM-4.5-Air, GLM-4.6: sigmoid router with correction bias, ungated shared experts
+    {"Glm4MoeForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kGlm4MoeDefaults, glm4_moe_keys},
 };
 
 // Where a model's keys are read: its config (or the text_config of a multimodal one), then the
@@ -360,6 +375,24 @@ void smollm3_keys(const Keys& k, ModelSpec& s) {
   }
 }
 
+// models/granite (GraniteModel, GraniteDecoderLayer, GraniteAttention, GraniteForCausalLM): a Llama
+// whose embeddings are multiplied by embedding_multiplier, attention scores scaled by
+// attention_multiplier (instead of head_dim^-0.5), both branch outputs multiplied by
+// residual_multiplier before their residual add, logits divided by logits_scaling; GraniteConfig's
+// defaults are 1.0 each (plain multiplications of Python floats: no rounding to the checkpoint dtype).
+void granite_keys(const Keys& k, ModelSpec& s) {
+  s.embed_scale = k.get_double("embedding_multiplier", 1.0);
+  s.attn_scale = k.get_double("attention_multiplier", 1.0);
+  s.residual_multiplier = k.get_double("residual_multiplier", 1.0);
+  s.logits_scaling = k.get_double("logits_scaling", 1.0);
+  if (!(s.embed_scale > 0) || !std::isfinite(s.embed_scale)) {
+    bad_key(s, "embedding_multiplier", fmt::format("must be a positive number, found {}", s.embed_scale));
+  }
+  if (!(s.attn_scale > 0) || !std::isfinite(s.attn_scale)) {
+    bad_key(s, "attention_multiplier", fmt::format("must be a positive number, found {}", s.attn_scale));
+  }
+}
+
 // models/mixtral (MixtralSparseMoeBlock): every layer is MoE, experts as wide as
 // intermediate_size, the top-k weights always renormalised.
 void mixtral_keys(const Keys& k, ModelSpec& s) {
@@ -390,6 +423,39 @@ void qwen_moe_keys(const Keys& k, ModelSpec& s) {
   for (int64_t l = 0; l < s.num_layers; ++l) {
     const bool is_dense = std::find(dense.begin(), dense.end(), l) != dense.end();
     s.moe_layers[static_cast<size_t>(l)] = !is_dense && (l + 1) % step == 0;
+  }
+  s.expert_names = ModelSpec::ExpertNames::qwen;
+}
+
+// models/glm4_moe (Glm4MoeConfig, Glm4MoeAttention, Glm4MoeMoE, Glm4MoeDecoderLayer): q/k/v biases
+// from attention_bias (o_proj none), q/k norm from use_qk_norm, RoPE on the first half of each head in
+// the rotate-half pairing (apply_rotary_pos_emb: q_rot = q[..., :rotary_dim]); the first
+// first_k_dense_replace layers are dense MLPs of intermediate_size, the rest MoE: n_routed_experts
+// experts of moe_intermediate_size picked by the sigmoid router (route_tokens_to_experts) and
+// n_shared_experts shared ones as one MLP of n_shared_experts * moe_intermediate_size, ungated.
+void glm4_moe_keys(const Keys& k, ModelSpec& s) {
+  s.qkv_bias = k.get_bool("attention_bias", false);
+  s.qk_norm = k.get_bool("use_qk_norm", false);
+  partial_rotary_keys(k, s);
+  s.num_experts = k.get_int("n_routed_experts");
+  s.experts_per_token = k.get_int("num_experts_per_tok");
+  s.moe_intermediate_size = k.get_int("moe_intermediate_size");
+  const int64_t shared = k.get_int("n_shared_experts");
+  if (shared < 0) bad_key(s, "n_shared_experts", fmt::format("must not be negative, found {}", shared));
+  s.shared_expert_intermediate_size = shared * s.moe_intermediate_size;
+  s.shared_expert_gated = false;
+  s.norm_topk_prob = k.get_bool("norm_topk_prob", true);
+  s.router_sigmoid = true;
+  s.expert_groups = k.get_int("n_group");
+  s.topk_groups = k.get_int("topk_group");
+  s.routed_scaling_factor = k.get_double("routed_scaling_factor");
+  const int64_t dense = k.get_int("first_k_dense_replace");
+  if (dense < 0) bad_key(s, "first_k_dense_replace", fmt::format("must not be negative, found {}", dense));
+  s.moe_layers.assign(static_cast<size_t>(s.num_layers), 0);
+  for (int64_t l = dense; l < s.num_layers; ++l) s.moe_layers[static_cast<size_t>(l)] = 1;
+  s.mtp_layers = k.get_int("num_nextn_predict_layers");
+  if (s.mtp_layers < 0) {
+    bad_key(s, "num_nextn_predict_layers", fmt::format("must not be negative, found {}", s.mtp_layers));
   }
   s.expert_names = ModelSpec::ExpertNames::qwen;
 }
@@ -635,6 +701,12 @@ void validate_model_spec(const ModelSpec& s) {
   if (!(s.attn_scale >= 0) || !std::isfinite(s.attn_scale)) {
     bad_key(s, "query_pre_attn_scalar", fmt::format("gives the attention scale {}; must be positive", s.attn_scale));
   }
+  if (!(s.residual_multiplier > 0) || !std::isfinite(s.residual_multiplier)) {
+    bad_key(s, "residual_multiplier", fmt::format("must be a positive number, found {}", s.residual_multiplier));
+  }
+  if (!(s.logits_scaling > 0) || !std::isfinite(s.logits_scaling)) {
+    bad_key(s, "logits_scaling", fmt::format("must be a positive number, found {}", s.logits_scaling));
+  }
   if (!(s.attn_softcap >= 0) || !std::isfinite(s.attn_softcap)) {
     bad_key(s, "attn_logit_softcapping", fmt::format("must be positive or null, found {}", s.attn_softcap));
   }
@@ -651,6 +723,27 @@ void validate_model_spec(const ModelSpec& s) {
     if (s.shared_expert_intermediate_size < 0) {
       bad_key(s, "shared_expert_intermediate_size", fmt::format("must not be negative, found {}",
                                                                 s.shared_expert_intermediate_size));
+    }
+    if (s.router_sigmoid && s.expert_groups > 1) {
+      const int64_t per = s.num_experts / s.expert_groups;
+      if (s.num_experts % s.expert_groups != 0 || per < 2) {
+        bad_key(s, "n_group", fmt::format("{} groups of {} experts: each group must hold the same number, at least 2",
+                                          s.expert_groups, s.num_experts));
+      }
+      if (s.topk_groups < 1 || s.topk_groups > s.expert_groups || s.experts_per_token > s.topk_groups * per) {
+        bad_key(s, "topk_group", fmt::format("must be in [1, n_group = {}] and keep at least num_experts_per_tok = {} "
+                                             "experts ({} per group), found {}",
+                                             s.expert_groups, s.experts_per_token, per, s.topk_groups));
+      }
+    } else if (s.expert_groups < 1) {
+      bad_key(s, "n_group", fmt::format("must be positive, found {}", s.expert_groups));
+    }
+    if (s.router_sigmoid && s.num_experts < 2) {
+      bad_key(s, "n_routed_experts", fmt::format("the sigmoid router scores groups by their two best experts; "
+                                                 "found {} expert", s.num_experts));
+    }
+    if (!(s.routed_scaling_factor > 0) || !std::isfinite(s.routed_scaling_factor)) {
+      bad_key(s, "routed_scaling_factor", fmt::format("must be a positive number, found {}", s.routed_scaling_factor));
     }
     if (static_cast<int64_t>(s.moe_layers.size()) != s.num_layers) {
       bad_key(s, "mlp_only_layers", fmt::format("{} layer flags for {} layers", s.moe_layers.size(), s.num_layers));

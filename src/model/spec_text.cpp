@@ -35,6 +35,8 @@ std::string describe(const ModelSpec& s) {
   if (s.activation == Activation::gelu_tanh) flags += ", GeGLU (tanh)";
   if (s.embed_scale != 1.0) flags += fmt::format(", embeddings x{:.6g}", s.embed_scale);
   if (s.attn_scale > 0) flags += fmt::format(", score scale {:.6g}", s.attn_scale);
+  if (s.residual_multiplier != 1.0) flags += fmt::format(", branches x{:.6g}", s.residual_multiplier);
+  if (s.logits_scaling != 1.0) flags += fmt::format(", logits /{:.6g}", s.logits_scaling);
   if (s.attn_softcap > 0 || s.final_softcap > 0) {
     flags += fmt::format(", softcap {:g}/{:g}", s.attn_softcap, s.final_softcap);
   }
@@ -42,9 +44,16 @@ std::string describe(const ModelSpec& s) {
     const int64_t moe = std::count(s.moe_layers.begin(), s.moe_layers.end(), 1);
     flags += fmt::format(", MoE {}x{} top-{}{} on {}/{} layers", s.num_experts, s.moe_intermediate_size,
                          s.experts_per_token, s.norm_topk_prob ? " (renormalised)" : "", moe, s.num_layers);
-    if (s.shared_expert_intermediate_size > 0) {
-      flags += fmt::format(" + shared expert {}", s.shared_expert_intermediate_size);
+    if (s.router_sigmoid) {
+      flags += ", sigmoid router with bias";
+      if (s.expert_groups > 1) flags += fmt::format(" (best {} of {} groups)", s.topk_groups, s.expert_groups);
+      if (s.routed_scaling_factor != 1.0) flags += fmt::format(" x{:g}", s.routed_scaling_factor);
     }
+    if (s.shared_expert_intermediate_size > 0) {
+      flags += fmt::format(" + {}shared expert {}", s.shared_expert_gated ? "" : "ungated ",
+                           s.shared_expert_intermediate_size);
+    }
+    if (s.mtp_layers > 0) flags += fmt::format(", {} MTP layer{} not run", s.mtp_layers, s.mtp_layers == 1 ? "" : "s");
     if (s.fused_experts) flags += ", experts fused (E,2*Fm,H)+(E,H,Fm)";
   }
   if (s.sliding_window) {
@@ -79,6 +88,9 @@ std::string fingerprint(const ModelSpec& s) {
   out += fmt::format("|moe E{} k{} Fm{} Fs{} norm {} [{}] names {} fused {}", s.num_experts, s.experts_per_token,
                      s.moe_intermediate_size, s.shared_expert_intermediate_size, s.norm_topk_prob,
                      fmt::join(s.moe_layers, ""), static_cast<int>(s.expert_names), s.fused_experts);
+  out += fmt::format("|granite {:a} {:a}", s.residual_multiplier, s.logits_scaling);
+  out += fmt::format("|router sigmoid {} groups {} {} scale {:a} shared gated {} mtp {}", s.router_sigmoid,
+                     s.expert_groups, s.topk_groups, s.routed_scaling_factor, s.shared_expert_gated, s.mtp_layers);
   out += fmt::format("|tokens bos {} eos [{}] pad {} dtype {}", s.bos_token_id ? *s.bos_token_id : -1,
                      fmt::join(s.eos_token_ids, " "), s.pad_token_id ? *s.pad_token_id : -1,
                      s.torch_dtype ? static_cast<int>(*s.torch_dtype) : -1);

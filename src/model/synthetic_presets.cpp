@@ -139,6 +139,14 @@ const Preset kPresets[] = {
       "decoder_sparse_step": 1, "mlp_only_layers": [], "max_position_embeddings": 40960,
       "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "tie_word_embeddings": false,
       "bos_token_id": 151643, "eos_token_id": 151645, "torch_dtype": "bfloat16"})"},
+    {"glm-4.5-air", R"({"architectures": ["Glm4MoeForCausalLM"], "vocab_size": 151552, "hidden_size": 4096,
+      "intermediate_size": 10944, "num_hidden_layers": 46, "num_attention_heads": 96, "num_key_value_heads": 8,
+      "head_dim": 128, "partial_rotary_factor": 0.5, "attention_bias": true, "use_qk_norm": false,
+      "n_routed_experts": 128, "n_shared_experts": 1, "num_experts_per_tok": 8, "moe_intermediate_size": 1408,
+      "norm_topk_prob": true, "n_group": 1, "topk_group": 1, "routed_scaling_factor": 1.0,
+      "first_k_dense_replace": 1, "num_nextn_predict_layers": 1, "max_position_embeddings": 131072,
+      "rms_norm_eps": 1e-05, "rope_theta": 1000000, "tie_word_embeddings": false, "pad_token_id": 151329,
+      "eos_token_id": [151329, 151336, 151338], "torch_dtype": "bfloat16"})"},
 };
 
 constexpr std::string_view kPrefix = "synthetic:";

@@ -57,6 +57,9 @@ void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
   const bool mixtral = s.expert_names == ModelSpec::ExpertNames::mixtral;
   const std::string block = mixtral && !s.fused_experts ? "block_sparse_moe." : "mlp.";
   v.push_back(layer_slot(s, WeightRole::router, block + "gate.weight", {E, H}, "(num_experts, hidden_size)"));
+  if (s.router_sigmoid) {
+    v.push_back(layer_slot(s, WeightRole::router_bias, "mlp.gate.e_score_correction_bias", {E}, "(n_routed_experts)"));
+  }
   const char* fm_doc = mixtral ? "(intermediate_size, hidden_size)" : "(moe_intermediate_size, hidden_size)";
   const char* fm_down_doc = mixtral ? "(hidden_size, intermediate_size)" : "(hidden_size, moe_intermediate_size)";
   for (int64_t e = 0; e < E; ++e) {
@@ -87,14 +90,33 @@ void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
     for (size_t i = at; i < v.size(); ++i) v[i].expert = static_cast<int32_t>(e);
   }
   if (Fs > 0) {
-    const char* doc = "(shared_expert_intermediate_size, hidden_size)";
-    v.push_back(layer_slot(s, WeightRole::shared_gate_proj, "mlp.shared_expert.gate_proj.weight", {Fs, H}, doc));
-    v.push_back(layer_slot(s, WeightRole::shared_up_proj, "mlp.shared_expert.up_proj.weight", {Fs, H}, doc));
-    v.push_back(layer_slot(s, WeightRole::shared_down_proj, "mlp.shared_expert.down_proj.weight", {H, Fs},
-                           "(hidden_size, shared_expert_intermediate_size)"));
-    v.push_back(layer_slot(s, WeightRole::shared_expert_gate, "mlp.shared_expert_gate.weight", {1, H},
-                           "(1, hidden_size)"));
+    // Qwen2-MoE's gated mlp.shared_expert, GLM-4.5's mlp.shared_experts (n_shared_experts of them as one MLP)
+    const std::string p = s.shared_expert_gated ? "mlp.shared_expert." : "mlp.shared_experts.";
+    const char* doc = s.shared_expert_gated ? "(shared_expert_intermediate_size, hidden_size)"
+                                            : "(n_shared_experts*moe_intermediate_size, hidden_size)";
+    const char* down_doc = s.shared_expert_gated ? "(hidden_size, shared_expert_intermediate_size)"
+                                                 : "(hidden_size, n_shared_experts*moe_intermediate_size)";
+    v.push_back(layer_slot(s, WeightRole::shared_gate_proj, p + "gate_proj.weight", {Fs, H}, doc));
+    v.push_back(layer_slot(s, WeightRole::shared_up_proj, p + "up_proj.weight", {Fs, H}, doc));
+    v.push_back(layer_slot(s, WeightRole::shared_down_proj, p + "down_proj.weight", {H, Fs}, down_doc));
+    if (s.shared_expert_gated) {
+      v.push_back(layer_slot(s, WeightRole::shared_expert_gate, "mlp.shared_expert_gate.weight", {1, H},
+                             "(1, hidden_size)"));
+    }
   }
+}
+
+// "<prefix>layers.{l}." with L <= l < L + mtp_layers.
+bool is_mtp_tensor(const ModelSpec& spec, const std::string& name) {
+  if (spec.mtp_layers <= 0) return false;
+  const std::string head = spec.weight_prefix + "layers.";
+  if (name.rfind(head, 0) != 0) return false;
+  size_t at = head.size();
+  int64_t l = 0;
+  const size_t digits = at;
+  while (at < name.size() && name[at] >= '0' && name[at] <= '9' && at - digits < 9) l = l * 10 + (name[at++] - '0');
+  return at > digits && at < name.size() && name[at] == '.' && l >= spec.num_layers &&
+         l < spec.num_layers + spec.mtp_layers;
 }
 
 }  // namespace
@@ -119,6 +141,7 @@ std::string_view role_name(WeightRole role) {
     case WeightRole::down_proj: return "down_proj";
     case WeightRole::post_mlp_norm: return "post_mlp_norm";
     case WeightRole::router: return "router";
+    case WeightRole::router_bias: return "router_bias";
     case WeightRole::expert_gate_proj: return "expert_gate_proj";
     case WeightRole::expert_up_proj: return "expert_up_proj";
     case WeightRole::expert_down_proj: return "expert_down_proj";
@@ -279,6 +302,10 @@ WeightCheck inspect_weights(const ModelSpec& spec, const io::SafetensorsReader& 
     if (expected.count(t.name)) continue;
     // Old checkpoints store RoPE's inverse frequencies; we compute them from rope_theta.
     if (ends_with(t.name, ".rotary_emb.inv_freq")) {
+      out.ignored.push_back(t.name);
+    } else if (is_mtp_tensor(spec, t.name)) {
+      // GLM-4.5's multi-token-prediction layers: not run (transformers ignores them on load), copied
+      // unchanged by export.
       out.ignored.push_back(t.name);
     } else if (spec.multimodal && t.name.rfind(spec.weight_prefix, 0) != 0) {
       // A multimodal checkpoint's other towers (vision_tower.*, multi_modal_projector.*): not

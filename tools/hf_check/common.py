@@ -29,6 +29,8 @@ FAMILIES = [
     ("MixtralForCausalLM", "mixtral-moe"),
     ("Qwen2MoeForCausalLM", "qwen2-moe-shared"),
     ("Qwen3MoeForCausalLM", "qwen3-moe"),
+    ("Glm4MoeForCausalLM", "glm4-moe"),
+    ("GraniteForCausalLM", "granite-multipliers"),  # Llama with embedding/attention/residual/logits multipliers  # sigmoid router with bias and groups, ungated shared experts, MTP
 ]
 GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
 

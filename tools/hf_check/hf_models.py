@@ -146,7 +146,7 @@ def build_random_model(arch, template, folder, seed, init_range):
         c["initializer_range"] = init_range
     if arch == "Gemma3ForConditionalGeneration":
         text["final_logit_softcapping"] = None  # as released Gemma 3 checkpoints
-    if arch in ("Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM"):
+    if arch in ("Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "Glm4MoeForCausalLM"):
         text["moe_intermediate_size"] = 24  # 2 I != H: a fused (E, 2I, H) layout is unambiguous
     if os.path.exists(folder):
         shutil.rmtree(folder)
@@ -176,6 +176,9 @@ def build_random_model(arch, template, folder, seed, init_range):
                 p.add_(0.1 * torch.randn(p.shape, generator=g))
             if not torch.isfinite(p).all():
                 raise CheckError("the random init left non-finite values in " + name)
+        for name, b in model.named_buffers():
+            if name.endswith("e_score_correction_bias"):  # GLM-4.5's router bias: a buffer, zero at init
+                b.add_(0.1 * torch.randn(b.shape, generator=g))
     # safetensors (4.x needs safe_serialization=True where it still has the option; 5.x always is)
     if "safe_serialization" in inspect.signature(model.save_pretrained).parameters:
         model.save_pretrained(folder, safe_serialization=True)

@@ -26,6 +26,8 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | smollm3-nope        | SmolLM3ForCausalLM  | no_rope_layers [1, 1, 0, 1] (layer 2 takes no RoPE), rope_theta 2e6, tied, GQA 4, BF16 + F32 norms |
 | qwen2.5-vl-legacy   | Qwen2_5_VLForConditionalGeneration | the released flat config (rope_scaling type mrope, sections [2, 3, 3]) and weights (model.* beside visual.*), a Qwen2 decoder (q/k/v bias), three stand-in vision tensors, untied, all BF16 |
 | qwen3-vl-mm         | Qwen3VLForConditionalGeneration | text_config (interleaved mrope [3, 3, 2], q/k norm), model.language_model.* and model.visual.* names, tie_word_embeddings only at the top level (true), BF16 + F32 norms |
+| glm4-moe            | Glm4MoeForCausalLM  | GLM-4.5: sigmoid router with an F32 e_score_correction_bias, 8 experts in 4 groups (best 2 kept), top-3 renormalised x2.5, ungated shared_experts, layer 0 dense, half of each head rotating (rotate-half pairing), head_dim 32 != hidden/heads, q/k/v bias, stand-in MTP layer tensors, all BF16 |
+| granite-multipliers | GraniteForCausalLM  | embedding_multiplier 12, attention_multiplier 0.25, residual_multiplier 0.22, logits_scaling 4, GQA 4, untied, all BF16 |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -168,6 +170,22 @@ MODELS = [
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=128, tied=True, theta=5000000.0, seeded=True,
           prefix="model.language_model.", mrope_section=[3, 3, 2], vision_hidden=8, embed_std=0.25),
      "BF16", "F32"),
+    # GLM-4.5's shape: sigmoid router with e_score_correction_bias (fp32), groups (here 4 of 2 experts,
+    # the best 2 kept: DeepSeek-V3's grouping; GLM-4.5 itself has one group), routed_scaling_factor,
+    # an ungated shared expert, layer 0 dense (first_k_dense_replace), half of each head rotating
+    # (rotate-half pairing), head_dim 32 != hidden/heads, q/k/v bias, one MTP layer stored after the
+    # last (never run; its stand-in tensors are copied by export)
+    ("glm4-moe", "Glm4MoeForCausalLM", "glm4_moe",
+     dict(H=64, L=3, NH=4, NKV=2, HD=32, F=128, tied=False, theta=1000000.0, E=8, k=3, Fm=32, n_shared=1,
+          n_group=4, topk_group=2, scaling=2.5, norm_topk=True, router_std=0.2, bias_std=0.05, seeded=True),
+     "BF16", "BF16"),
+    # Granite 3.x's shape: a Llama with embedding_multiplier, attention_multiplier (instead of
+    # head_dim^-0.5), residual_multiplier on both branches and logits_scaling (Granite-3.3-8B: 12,
+    # 1/128, 0.22, 16); GQA 4, untied
+    ("granite-multipliers", "GraniteForCausalLM", "granite",
+     dict(H=64, L=3, NH=8, NKV=2, HD=8, F=128, tied=False, theta=10000000.0, embedding_multiplier=12.0,
+          attention_multiplier=0.25, residual_multiplier=0.22, logits_scaling=4.0, embed_std=0.1,
+          seeded=True), "BF16", "BF16"),
 ]
 
 
@@ -315,6 +333,24 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
         c.update({"attention_bias": True, "eos_token_id": [im_end, eot], "head_dim": d["HD"], "hidden_act": "silu",
                   "max_position_embeddings": 2048, "partial_rotary_factor": 0.5, "rms_norm_eps": 1e-05,
                   "rope_theta": d["theta"], "tie_word_embeddings": d["tied"], "transformers_version": "4.51.3"})
+    elif mtype == "glm4_moe":
+        # as GLM-4.5-Air's config.json has it (n_group / topk_group / routed_scaling_factor the fixture's)
+        c.update({"attention_bias": True, "eos_token_id": [im_end, eot], "first_k_dense_replace": 1,
+                  "head_dim": d["HD"], "hidden_act": "silu", "max_position_embeddings": 2048,
+                  "moe_intermediate_size": d["Fm"], "n_group": d["n_group"], "n_routed_experts": d["E"],
+                  "n_shared_experts": d["n_shared"], "norm_topk_prob": d["norm_topk"],
+                  "num_experts_per_tok": d["k"], "num_nextn_predict_layers": 1, "partial_rotary_factor": 0.5,
+                  "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": d["theta"],
+                  "routed_scaling_factor": d["scaling"], "tie_word_embeddings": d["tied"],
+                  "topk_group": d["topk_group"], "transformers_version": "4.54.0", "use_qk_norm": False})
+    elif mtype == "granite":
+        # as granite-3.3-8b-instruct's config.json has it (the multipliers the fixture's)
+        c.update({"attention_bias": False, "attention_multiplier": d["attention_multiplier"],
+                  "bos_token_id": eot, "embedding_multiplier": d["embedding_multiplier"],
+                  "eos_token_id": im_end, "hidden_act": "silu", "logits_scaling": d["logits_scaling"],
+                  "max_position_embeddings": 2048, "mlp_bias": False,
+                  "residual_multiplier": d["residual_multiplier"], "rms_norm_eps": 1e-05, "rope_scaling": None,
+                  "rope_theta": d["theta"], "tie_word_embeddings": d["tied"]})
     elif mtype == "glm":
         # partial_rotary_factor and attention_bias left out: GlmConfig's defaults (0.5, true)
         c.update({"eos_token_id": [im_end, eot], "head_dim": d["HD"], "hidden_act": "silu",
@@ -453,8 +489,11 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
                 add(gate, mat_dtype, (Fe, H), 0.0, 1 / math.sqrt(H))
                 add(up, mat_dtype, (Fe, H), 0.0, 1 / math.sqrt(H))
                 add(down, mat_dtype, (H, Fe), 0.0, out_std(Fe))
-            if spec.shared_intermediate:
+            if spec.shared_intermediate and spec.shared_gated:
                 add(p + "mlp.shared_expert_gate.weight", mat_dtype, (1, H), 0.0, 1 / math.sqrt(H))
+            if spec.router == "sigmoid":
+                # kept in fp32 by transformers (_keep_in_fp32_modules_strict)
+                add(p + "mlp.gate.e_score_correction_bias", "F32", (E,), 0.0, d["bias_std"])
         elif spec.fused_gate_up:
             add(p + "mlp.gate_up_proj.weight", mat_dtype, (2 * F, H), 0.0, 1 / math.sqrt(H))
             add(p + "mlp.down_proj.weight", mat_dtype, (H, F), 0.0, out_std(F))
@@ -489,12 +528,36 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         add(v + "patch_embed.proj.weight", mat_dtype, (vh, 3, 2, 2, 2), 0.0, 0.5)
         add(v + "merger.ln_q.weight", norm_dtype, (vh,), 1.0, 0.1)
         add(v + "merger.mlp.2.weight", mat_dtype, (H, 4 * vh), 0.0, 0.5)
+    if spec.arch == ref.GLM4_MOE:
+        # stand-ins for the multi-token-prediction layer stored after the last decoder layer (never run)
+        m = prefix + "layers.%d." % spec.L
+        add(m + "eh_proj.weight", mat_dtype, (H, 2 * H), 0.0, 0.5)
+        add(m + "enorm.weight", norm_dtype, (H,), 1.0, 0.1)
+        add(m + "hnorm.weight", norm_dtype, (H,), 1.0, 0.1)
+        add(m + "shared_head.norm.weight", norm_dtype, (H,), 1.0, 0.1)
     return sorted(t, key=lambda x: x[0])
 
 
 def router_name(spec, l):
     pre = (spec.prefix or "language_model.model.") + "layers.%d." % l
     return pre + ("block_sparse_moe.gate.weight" if spec.expert_naming == "mixtral" else "mlp.gate.weight")
+
+
+def routing_gap(spec, p, l, logits):
+    """The smallest gap over these router logits between the k-th and (k+1)-th value the choice
+    ranks (softmax probabilities, or the sigmoid router's masked c), and for the sigmoid router with
+    groups also between the topk_group-th and next group score."""
+    if spec.router == "sigmoid":
+        bias = p[(spec.prefix or "language_model.model.") + "layers.%d.mlp.gate.e_score_correction_bias" % l]
+        _, values, groups = ref.sigmoid_choice(spec, bias, logits)
+        gap = float("inf")
+        if spec.n_group > 1:
+            g = groups.sort(dim=-1, descending=True).values
+            gap = float((g[:, spec.topk_group - 1] - g[:, spec.topk_group]).min())
+    else:
+        values, gap = torch.softmax(logits, dim=-1, dtype=torch.float32), float("inf")
+    top = values.sort(dim=-1, descending=True).values
+    return min(gap, float((top[:, spec.top_k - 1] - top[:, spec.top_k]).min()))
 
 
 def search_routers(spec, d, seed, params, prompts):
@@ -522,9 +585,7 @@ def search_routers(spec, d, seed, params, prompts):
             if a:
                 g = torch.Generator().manual_seed(zlib.crc32(("%d/%s/%d" % (seed, name, a)).encode()))
                 w = torch.randn(*w.shape, generator=g) * d["router_std"]
-            probs = torch.softmax(x @ ref.round_to(w, dt).T, dim=-1, dtype=torch.float32)
-            top = probs.sort(dim=-1, descending=True).values
-            if float((top[:, spec.top_k - 1] - top[:, spec.top_k]).min()) >= MIN_ROUTING_GAP:
+            if routing_gap(spec, p, l, x @ ref.round_to(w, dt).T) >= MIN_ROUTING_GAP:
                 break
         else:
             return None, None
@@ -550,14 +611,12 @@ def routing(spec, p, ids, fed=()):
     for l in range(spec.L):
         if not spec.layer_moe[l]:
             continue
-        probs, experts = (x[0] for x in trace["router"][l])
-        top = probs.sort(dim=-1, descending=True).values
-        gap = top[:, spec.top_k - 1] - top[:, spec.top_k]
+        experts = trace["router"][l][1][0]
+        gap = routing_gap(spec, p, l, trace["router_logits"][l])
         gen_gap = float("inf")
         if fed:
-            ftop = full["router"][l][0][0].sort(dim=-1, descending=True).values[len(ids):]
-            gen_gap = float((ftop[:, spec.top_k - 1] - ftop[:, spec.top_k]).min())
-        out[l] = {"gap": float(gap.min()), "gen_gap": gen_gap,
+            gen_gap = routing_gap(spec, p, l, full["router_logits"][l][len(ids):])
+        out[l] = {"gap": gap, "gen_gap": gen_gap,
                   "last": [int(e) for e in experts[-1]],
                   "usage": torch.bincount(experts.flatten(), minlength=spec.num_experts).tolist()}
     return out
@@ -636,6 +695,8 @@ def family_description(spec, p, golden):
         desc["longest_sequence"] = longest
     if spec.arch in ref.GLM:
         desc.update(glm_rope_description(spec, p, golden))
+    if spec.arch == ref.GRANITE:
+        desc.update(granite_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -663,6 +724,8 @@ def family_description(spec, p, golden):
         "routing_min_gap": round(min(gaps), 6), "routing_min_gap_generated": round(min(gen_gaps), 6),
         "expert_usage": usage,
     })
+    if spec.router == "sigmoid":
+        desc.update(sigmoid_router_description(spec, p, golden))
     return desc, per_prompt, (min(gaps), min(gen_gaps))
 
 
@@ -678,6 +741,41 @@ def scaled_rope_description(spec, p, golden):
     return {"rope_attention_factor": spec.rope_attention_factor,
             "rope_inv_freq": [float(x) for x in spec.inv_freq],
             "rope_scaling_effect_prompt4": round(effect, 4)}
+
+
+def sigmoid_router_description(spec, p, golden):
+    """Extra golden.json model keys of GLM-4.5's router: its settings, and how much prompt 4's logits
+    would change without the correction bias, without the group limit, and without the scaling."""
+    ids = torch.tensor([golden["prompts"][4]["input_ids"]])
+    logits = ref.forward(spec, p, ids, capture=False)[0]
+    unbiased = {n: (torch.zeros_like(t) if n.endswith("e_score_correction_bias") else t) for n, t in p.items()}
+    ungrouped, unscaled = copy.copy(spec), copy.copy(spec)
+    ungrouped.n_group = ungrouped.topk_group = 1
+    unscaled.routed_scaling_factor = 1.0
+    out = {"router": "sigmoid", "n_group": spec.n_group, "topk_group": spec.topk_group,
+           "routed_scaling_factor": spec.routed_scaling_factor}
+    for key, (s2, p2) in (("bias", (spec, unbiased)), ("group_limit", (ungrouped, p)), ("scaling", (unscaled, p))):
+        effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
+        assert effect > 1e-2, "the router's %s would not change the logits: %g" % (key, effect)
+        out["router_%s_effect_prompt4" % key] = round(effect, 4)
+    return out
+
+
+def granite_description(spec, p, golden):
+    """Extra golden.json model keys of Granite: the multipliers, and how much prompt 4's logits would
+    change with each of them at 1 (the attention's at head_dim^-0.5)."""
+    ids = torch.tensor([golden["prompts"][4]["input_ids"]])
+    logits = ref.forward(spec, p, ids, capture=False)[0]
+    out = {"embedding_multiplier": spec.embed_scale, "attention_multiplier": spec.attn_scale,
+           "residual_multiplier": spec.residual_multiplier, "logits_scaling": spec.logits_scaling}
+    for key, value in (("embed_scale", 1.0), ("attn_scale", spec.HD ** -0.5), ("residual_multiplier", 1.0),
+                       ("logits_scaling", 1.0)):
+        plain = copy.copy(spec)
+        setattr(plain, key, value)
+        effect = float((ref.forward(plain, p, ids, capture=False)[0] - logits).abs().max())
+        assert effect > 1e-2, "Granite's %s would not change the logits: %g" % (key, effect)
+        out["%s_effect_prompt4" % key] = round(effect, 4)
+    return out
 
 
 def glm_rope_description(spec, p, golden):
@@ -797,6 +895,8 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | smollm3-nope | SmolLM3ForCausalLM | SmolLM3's NoPE layers: no_rope_layers [1, 1, 0, 1] listed as the released config lists them, so layer 2's queries and keys take no rotary embedding; rope_theta 2e6; tie_word_embeddings true (no lm_head tensor); GQA ratio 4, head_dim 8; BF16 matrices, F32 norms |
 | qwen2.5-vl-legacy | Qwen2_5_VLForConditionalGeneration | Qwen2.5-VL as released: a flat config.json (no text_config) with rope_scaling {"type": "mrope", "mrope_section": [2, 3, 3]} (the reference computes the multimodal RoPE from three equal position rows, as transformers does for text), a Qwen2 decoder with q/k/v bias, weights named model.* with lm_head.weight and three stand-in vision tensors visual.* that the forward pass ignores and an export must copy unchanged; GQA ratio 2, untied, all BF16 |
 | qwen3-vl-mm | Qwen3VLForConditionalGeneration | Qwen3-VL as transformers >= 4.57 saves it: text_config with rope_scaling {"rope_type": "default", "mrope_interleaved": true, "mrope_section": [3, 3, 2]}, q_norm/k_norm, weights named model.language_model.* beside three stand-in model.visual.* tensors; tie_word_embeddings true only at the top level (no lm_head tensor); GQA ratio 2, BF16 matrices, F32 norms |
+| glm4-moe | Glm4MoeForCausalLM | GLM-4.5's MoE: layer 0 a dense MLP (first_k_dense_replace 1), layers 1-2 MoE; the router scores s = sigmoid(h·W), ranks c = s + mlp.gate.e_score_correction_bias (F32), keeps the best 2 of 4 groups of 2 experts (by the sum of each group's two best c; the others' c become 0.0), takes the top 3 c and weights them by s / (sum + 1e-20) x routed_scaling_factor 2.5; plus mlp.shared_experts (one expert's width, no gate); attention: partial_rotary_factor 0.5 in the rotate-half pairing (first 16 of 32 dims rotate), head_dim 32 with hidden 64 and 4 heads, q/k/v bias, no o_proj bias; num_nextn_predict_layers 1 with four stand-in model.layers.3.* MTP tensors that the forward pass ignores and an export must copy unchanged; GQA ratio 2, untied, BF16 matrices and norms |
+| granite-multipliers | GraniteForCausalLM | Granite 3.x's multipliers on a Llama: embeddings times embedding_multiplier 12 (a Python float, not rounded to the dtype), attention scores times attention_multiplier 0.25 instead of head_dim^-0.5, each branch output times residual_multiplier 0.22 before its residual add, logits divided by logits_scaling 4; rope_theta 1e7, GQA ratio 4, head_dim 8, untied, all BF16 |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma and Phi-3 windows cut in
@@ -818,7 +918,13 @@ paired (i, i + R/2) instead of (2i, 2i + 1)); for SmolLM3 `model.layer_use_rope`
 `nope_effect_prompt4` (largest logit change were the NoPE layers rotated too); for MoE `model.num_experts`,
 `experts_per_tok`, `norm_topk_prob`, `moe_layers` (L booleans), `shared_expert`,
 `routing_min_gap` (smallest k-th minus (k+1)-th routing probability over every prompt token and
-MoE layer), `routing_min_gap_generated` (the same over the tokens fed back while decoding),
+MoE layer; for the sigmoid router of the value the choice ranks, and of the kept and the next group's
+score), `routing_min_gap_generated` (the same over the tokens fed back while decoding), for the
+sigmoid router (glm4-moe) `router`, `n_group`, `topk_group`, `routed_scaling_factor` and
+`router_{bias,group_limit,scaling}_effect_prompt4` (largest logit change without each), for
+Granite `model.embedding_multiplier`, `attention_multiplier`, `residual_multiplier`, `logits_scaling`
+and `{embed_scale,attn_scale,residual_multiplier,logits_scaling}_effect_prompt4` (largest logit
+change with each at its plain value),
 `expert_usage` (per layer null or E counts of (token, slot) assignments over all prompt tokens),
 `router_draws`, and per prompt `expert_ids_last` (per layer null or the k expert ids chosen at the
 last prompt position, in top-k order).

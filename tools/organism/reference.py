@@ -20,7 +20,10 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     (post_attention_layernorm on the attention output before the add, pre_feedforward_layernorm /
     post_feedforward_layernorm around the MLP); GLM-4's are named post_self_attn_layernorm,
     post_attention_layernorm (the MLP's input) and post_mlp_layernorm.
-  - Embeddings times embed_scale (Gemma: sqrt(hidden_size) rounded to the checkpoint dtype).
+  - Embeddings times embed_scale (Gemma: sqrt(hidden_size) rounded to the checkpoint dtype;
+    Granite: embedding_multiplier). Granite also scales the scores by attention_multiplier, each
+    branch output by residual_multiplier before its residual add, and divides the logits by
+    logits_scaling.
   - q/k/v: separate projections (optional bias, Qwen2 / Qwen2-MoE / GLM) or one fused qkv_proj (Phi-3,
     rows q then k then v); q_norm/k_norm over head_dim before RoPE (Qwen3, Qwen3-MoE, Gemma 3).
   - RoPE in the rotate-half layout; inv_freq = 1 / theta^(arange(0, D, 2) / D) in fp32; scaling
@@ -40,7 +43,8 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     Gemma 3: layer_types, else (i + 1) % sliding_window_pattern != 0; Qwen*: refused.
   - MLP: gated, down(act(gate(x)) * up(x)) with act silu or gelu (tanh approximation, Gemma);
     Phi-3's and GLM's fused gate_up_proj (first half gate); or a mixture of experts (Mixtral, Qwen2-MoE with
-    a sigmoid-gated shared expert, Qwen3-MoE), see `moe_block`.
+    a sigmoid-gated shared expert, Qwen3-MoE, GLM-4.5 with its sigmoid router and ungated shared
+    experts), see `moe_block`.
   - Final norm; lm_head or the tied embedding matrix; optional final tanh softcap (Gemma 2,
     Gemma3ForCausalLM; never Gemma3ForConditionalGeneration).
   - hidden_states: [embeddings (scaled, for Gemma), output of layer 0, ..., output of layer L-2,
@@ -120,14 +124,16 @@ def round_to(t, dtype):
 
 LLAMA_LIKE = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM")
 GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
-MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM")
+GLM4_MOE = "Glm4MoeForCausalLM"
+MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE)
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 SMOLLM3 = "SmolLM3ForCausalLM"
+GRANITE = "GraniteForCausalLM"
 # Multimodal checkpoints whose language model we run: its numbers in text_config, its weights
 # under language_model.model.* (released) or model.language_model.* (transformers >= 4.52)
 QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration")
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL
-ARCHITECTURES = LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3,) + MULTIMODAL[1:]
+ARCHITECTURES = LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + MULTIMODAL[1:]
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -187,6 +193,19 @@ DEFAULTS["GlmForCausalLM"] = DEFAULTS["Glm4ForCausalLM"] = dict(
     num_key_value_heads=2, head_dim=128, partial_rotary_factor=0.5, hidden_act="silu", rms_norm_eps=1.5625e-07,
     rope_theta=10000.0, rope_scaling=None, tie_word_embeddings=False, attention_bias=True,
     max_position_embeddings=131072)
+# models/granite/configuration_granite.py GraniteConfig (LlamaConfig's numbers, four multipliers of 1.0)
+DEFAULTS[GRANITE] = dict(
+    num_key_value_heads=None, head_dim=None, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=10000.0,
+    rope_scaling=None, tie_word_embeddings=False, attention_bias=False, max_position_embeddings=2048,
+    embedding_multiplier=1.0, attention_multiplier=1.0, residual_multiplier=1.0, logits_scaling=1.0)
+# models/glm4_moe/configuration_glm4_moe.py Glm4MoeConfig.__init__ (partial_rotary_factor: its
+# kwargs.setdefault; head_dim: Glm4MoeAttention's getattr, hidden_size // num_attention_heads)
+DEFAULTS[GLM4_MOE] = dict(
+    num_key_value_heads=8, head_dim=None, partial_rotary_factor=0.5, hidden_act="silu", rms_norm_eps=1e-5,
+    rope_theta=10000.0, rope_scaling=None, tie_word_embeddings=False, attention_bias=False,
+    max_position_embeddings=131072, moe_intermediate_size=1408, num_experts_per_tok=8, n_shared_experts=1,
+    n_routed_experts=128, routed_scaling_factor=1.0, n_group=1, topk_group=1, first_k_dense_replace=1,
+    norm_topk_prob=True, use_qk_norm=False)
 
 
 def _getter(arch, c):
@@ -260,16 +279,19 @@ class Spec:
         # attention projections
         # GlmAttention / Glm4Attention.__init__: q/k/v_proj bias=config.attention_bias, o_proj none
         # (Qwen2_5_VLAttention: q/k/v bias=True, o_proj bias=False; Qwen3VLTextAttention: q_norm/k_norm)
+        # Glm4MoeAttention.__init__: q/k/v_proj bias=config.attention_bias, o_proj none; q_norm/k_norm
+        # when config.use_qk_norm
         self.qkv_bias = (arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") + QWEN_VL[:2] or
-                         (arch in GLM and get("attention_bias")))
-        self.qk_norm = arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration") or arch in GEMMA[1:]
+                         (arch in GLM + (GLM4_MOE,) and get("attention_bias")))
+        self.qk_norm = (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration")
+                        or arch in GEMMA[1:] or (arch == GLM4_MOE and get("use_qk_norm")))
         # models/phi3/modular_phi3.py Phi3Attention.forward (qkv_proj split q | k | v) and
         # Phi3MLP.forward (gate_up_proj: first intermediate_size rows gate, the rest up)
         self.fused_qkv = self.fused_gate_up = arch == "Phi3ForCausalLM"
         # models/glm4/modeling_glm4.py Glm4MLP.forward (GlmMLP is Phi3MLP): gate, up = chunk(2)
         self.fused_gate_up = self.fused_gate_up or arch in GLM
         if arch in ("LlamaForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration",
-                    SMOLLM3) or gemma:
+                    SMOLLM3, GRANITE) or gemma:
             if get("attention_bias", False):
                 raise ValueError("attention_bias is not used by the fixtures")
         if c.get("mlp_bias"):
@@ -290,6 +312,17 @@ class Spec:
             raise ValueError("activation %r is not supported" % act)
         self.act = "gelu_tanh" if act == "gelu_pytorch_tanh" else "silu"
         self.attn_scale = get("query_pre_attn_scalar") ** -0.5 if gemma else self.HD ** -0.5
+        # Granite (models/granite/modular_granite.py): GraniteModel.forward multiplies the embeddings
+        # by embedding_multiplier (a Python float: no rounding to the dtype), GraniteAttention's
+        # scaling is attention_multiplier, GraniteDecoderLayer.forward adds `hidden_states *
+        # residual_multiplier` to the residual, GraniteForCausalLM.forward divides the logits by
+        # logits_scaling
+        self.residual_multiplier, self.logits_scaling = 1.0, 1.0
+        if arch == GRANITE:
+            self.embed_scale = get("embedding_multiplier")
+            self.attn_scale = get("attention_multiplier")
+            self.residual_multiplier = get("residual_multiplier")
+            self.logits_scaling = get("logits_scaling")
         # Gemma 3 stores attn_logit_softcapping but never applies it: Gemma3Attention.forward does
         # not pass `softcap` to the attention function (models/gemma3/modeling_gemma3.py).
         self.attn_softcap = get("attn_logit_softcapping") if arch == "Gemma2ForCausalLM" else None
@@ -341,7 +374,10 @@ class Spec:
         # GLM: the same with factor 0.5 (GlmConfig/Glm4Config), pairs (2i, 2i+1) (models/glm4/
         # modeling_glm4.py apply_rotary_pos_emb: cos[..., :half].repeat_interleave(2), rotate_half
         # over x[..., 0::2] and x[..., 1::2])
-        self.R = int(self.HD * get("partial_rotary_factor", 1.0)) if arch == "Phi3ForCausalLM" or arch in GLM else self.HD
+        # Glm4Moe: the same factor 0.5 in the rotate-half pairing (models/glm4_moe/modeling_glm4_moe.py
+        # apply_rotary_pos_emb: q_rot = q[..., :rotary_dim], rotate_half)
+        partial = arch in ("Phi3ForCausalLM", GLM4_MOE) or arch in GLM
+        self.R = int(self.HD * get("partial_rotary_factor", 1.0)) if partial else self.HD
         self.rope_interleaved = arch in GLM
         # SmolLM3Config.__post_init__: no_rope_layers, else every no_rope_layer_interval-th layer has
         # none; SmolLM3Attention.forward rotates q/k only `if self.use_rope`
@@ -388,6 +424,8 @@ class Spec:
         # models/qwen3_moe/modular_qwen3_moe.py Qwen3MoeSparseMoeBlock)
         self.num_experts = 0
         self.layer_moe = [False] * self.L
+        self.router = "softmax"
+        self.shared_gated = True
         if arch == "MixtralForCausalLM":
             self.num_experts, self.top_k = get("num_local_experts"), get("num_experts_per_tok")
             self.norm_topk_prob = True  # always (MixtralSparseMoeBlock.forward)
@@ -406,6 +444,21 @@ class Spec:
             # num_experts > 0 and (layer_idx + 1) % decoder_sparse_step == 0
             self.layer_moe = [l not in dense and self.num_experts > 0 and (l + 1) % step == 0
                               for l in range(self.L)]
+            self.expert_naming = "qwen"
+        elif arch == GLM4_MOE:
+            # models/glm4_moe/modeling_glm4_moe.py: Glm4MoeDecoderLayer.__init__ (MoE from layer
+            # first_k_dense_replace on), Glm4MoeMoE (n_routed_experts, shared_experts of
+            # moe_intermediate_size * n_shared_experts), Glm4MoeTopkRouter (e_score_correction_bias)
+            self.num_experts, self.top_k = get("n_routed_experts"), get("num_experts_per_tok")
+            self.norm_topk_prob = bool(get("norm_topk_prob"))
+            self.moe_intermediate = get("moe_intermediate_size")
+            self.shared_intermediate = get("moe_intermediate_size") * get("n_shared_experts")
+            self.shared_gated = False
+            self.router = "sigmoid"
+            self.n_group, self.topk_group = get("n_group"), get("topk_group")
+            self.routed_scaling_factor = get("routed_scaling_factor")
+            dense = get("first_k_dense_replace")
+            self.layer_moe = [l >= dense for l in range(self.L)]
             self.expert_naming = "qwen"
         if arch in QWEN_VL and kind not in (None, "default", "mrope"):
             raise ValueError("rope type %r is not used by the Qwen-VL fixtures" % kind)
@@ -681,12 +734,44 @@ def gated_mlp(spec, h, gate, up, down):
 
 
 def expert_weights(spec, pre, e):
-    """Names of expert e's (gate, up, down) weights; e = "shared" for Qwen2-MoE's shared expert."""
+    """Names of expert e's (gate, up, down) weights; e = "shared" for Qwen2-MoE's shared expert
+    (GLM-4.5's shared_experts)."""
     if spec.expert_naming == "mixtral":  # w1 gate, w3 up, w2 down (MixtralBlockSparseTop2MLP)
         x = pre + "block_sparse_moe.experts.%d." % e
         return x + "w1.weight", x + "w3.weight", x + "w2.weight"
-    x = pre + ("mlp.shared_expert." if e == "shared" else "mlp.experts.%d." % e)
+    shared = "mlp.shared_expert." if spec.shared_gated else "mlp.shared_experts."
+    x = pre + (shared if e == "shared" else "mlp.experts.%d." % e)
     return x + "gate_proj.weight", x + "up_proj.weight", x + "down_proj.weight"
+
+
+def sigmoid_choice(spec, bias, logits):
+    """(s, c, group_scores): the sigmoid scores, the choice values c after the group mask and the
+    groups' scores (route_tokens_to_experts, below)."""
+    s = logits.sigmoid()
+    c = s + bias
+    E, G = spec.num_experts, spec.n_group
+    group_scores = c.view(-1, G, E // G).topk(2, dim=-1)[0].sum(dim=-1)
+    group_idx = torch.topk(group_scores, k=spec.topk_group, dim=-1, sorted=False)[1]
+    group_mask = torch.zeros_like(group_scores)
+    group_mask.scatter_(1, group_idx, 1)
+    score_mask = group_mask.unsqueeze(-1).expand(-1, G, E // G).reshape(-1, E)
+    return s, c.masked_fill(~score_mask.bool(), 0.0), group_scores
+
+
+def sigmoid_route(spec, p, pre, logits):
+    """GLM-4.5's router, per token (models/glm4_moe/modeling_glm4_moe.py
+    Glm4MoeMoE.route_tokens_to_experts): s = sigmoid(logits); c = s + e_score_correction_bias;
+    groups of E / n_group experts scored by the sum of their two largest c, the topk_group best
+    kept, the others' c set to 0.0 (masked_fill with 0.0, not -inf); the top_k largest c; weights
+    s of those (not c), divided by their sum + 1e-20 when norm_topk_prob, times
+    routed_scaling_factor. Returns (c, ids, weights) with ids in descending order of c (c is what
+    the choice ranks: the trace's routing values)."""
+    s, c, _ = sigmoid_choice(spec, p[pre + "mlp.gate.e_score_correction_bias"], logits)
+    experts = torch.topk(c, k=spec.top_k, dim=-1, sorted=True)[1]
+    weights = s.gather(1, experts)
+    if spec.norm_topk_prob:
+        weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-20)
+    return c, experts, weights * spec.routed_scaling_factor
 
 
 def moe_block(spec, p, pre, l, h, trace=None):
@@ -703,12 +788,16 @@ def moe_block(spec, p, pre, l, h, trace=None):
     x = h.reshape(B * T, H)
     router = pre + ("block_sparse_moe.gate.weight" if spec.expert_naming == "mixtral" else "mlp.gate.weight")
     logits = x @ p[router].T
-    probs = torch.softmax(logits, dim=-1, dtype=torch.float32)
-    weights, experts = torch.topk(probs, spec.top_k, dim=-1)
-    if spec.norm_topk_prob:
-        weights = weights / weights.sum(dim=-1, keepdim=True)
+    if spec.router == "sigmoid":
+        probs, experts, weights = sigmoid_route(spec, p, pre, logits)
+    else:
+        probs = torch.softmax(logits, dim=-1, dtype=torch.float32)
+        weights, experts = torch.topk(probs, spec.top_k, dim=-1)
+        if spec.norm_topk_prob:
+            weights = weights / weights.sum(dim=-1, keepdim=True)
     if trace is not None:
         trace.setdefault("router", {})[l] = (probs.view(B, T, -1), experts.view(B, T, -1))
+        trace.setdefault("router_logits", {})[l] = logits
         trace.setdefault("router_input", {})[l] = x
     outs = torch.stack([gated_mlp(spec, x, *(p[n] for n in expert_weights(spec, pre, e)))
                         for e in range(spec.num_experts)], dim=1)  # (B*T, E, H): every expert, every token
@@ -717,9 +806,13 @@ def moe_block(spec, p, pre, l, h, trace=None):
     for j in range(1, spec.top_k):
         y = y + weights[:, j:j + 1] * outs[rows, experts[:, j]]
     if spec.shared_intermediate:
-        # Qwen2MoeSparseMoeBlock.forward: F.sigmoid(shared_expert_gate(h)) * shared_expert(h), added last
         shared = gated_mlp(spec, x, *(p[n] for n in expert_weights(spec, pre, "shared")))
-        y = y + torch.sigmoid(x @ p[pre + "mlp.shared_expert_gate.weight"].T) * shared
+        if spec.shared_gated:
+            # Qwen2MoeSparseMoeBlock.forward: F.sigmoid(shared_expert_gate(h)) * shared_expert(h), added last
+            y = y + torch.sigmoid(x @ p[pre + "mlp.shared_expert_gate.weight"].T) * shared
+        else:
+            # Glm4MoeMoE.forward: hidden_states + self.shared_experts(residuals)
+            y = y + shared
     return y.view(B, T, H)
 
 
@@ -749,9 +842,9 @@ def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace):
         h = norm(spec, x, p[pre + "pre_feedforward_layernorm.weight"])
         m = feed_forward(spec, p, pre, l, h, trace)
         return x + norm(spec, m, p[pre + "post_feedforward_layernorm.weight"])
-    x = x + a
+    x = x + a * spec.residual_multiplier
     h = norm(spec, x, p[pre + "post_attention_layernorm.weight"])
-    return x + feed_forward(spec, p, pre, l, h, trace)
+    return x + feed_forward(spec, p, pre, l, h, trace) * spec.residual_multiplier
 
 
 def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=True, trace=None):
@@ -805,6 +898,8 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
         hidden.append(x)
     head = p[prefix + "embed_tokens.weight"] if spec.tied else p[head_name]
     logits = x @ head.T
+    if spec.logits_scaling != 1.0:
+        logits = logits / spec.logits_scaling  # GraniteForCausalLM.forward
     if spec.final_softcap is not None:
         logits = softcap(logits, spec.final_softcap)
     if cache is not None:

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "abl/backend/router.h"
 #include "abl/model/model_spec.h"
 #include "abl/model/weights.h"
 
@@ -40,6 +41,7 @@ struct LayerWeights {
   const float* post_mlp_norm = nullptr;   // (H)  sandwich_norms
   // MoE layers (w_gate/w_up/w_down are then null):
   const float* router = nullptr;                  // (E, H)
+  const float* router_bias = nullptr;             // (E) router_sigmoid
   std::vector<ExpertWeights> experts;             // (E)
   ExpertWeights shared;                           // width Fs; null without a shared expert
   const float* shared_expert_gate = nullptr;      // (1, H)
@@ -76,5 +78,9 @@ UnitLayout layer_unit_layout(const model::ModelSpec& spec, int64_t layer);
 std::vector<UnitLayout> layer_unit_layouts(const model::ModelSpec& spec);
 // Carves the views of one layer out of its unit buffer.
 LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout, const float* unit);
+
+// The router of the spec's MoE layers as both engines' router_topk take it; `bias` is the layer's
+// router_bias (host or device memory, as the op wants), null without one.
+RouterConfig router_config(const model::ModelSpec& spec, const float* bias);
 
 }  // namespace abl::engine

@@ -1,7 +1,7 @@
 // ModelSpec: the architecture of a decoder-only model, read from a Hugging Face config.json.
-// Family differences (Llama, Mistral, Qwen2, Qwen3, Gemma 2/3, Phi-3, GLM, SmolLM3) become flags and numbers
-// here (qkv_bias, qk_norm, (1 + w) norms, soft-caps, per-layer windows and RoPE, fused tensors,
-// weight-name prefixes) so that no other code needs to switch on the architecture name. Defaults
+// Family differences (Llama, Mistral, Qwen2, Qwen3, Gemma 2/3, Phi-3, GLM, SmolLM3, the MoE families)
+// become flags and numbers here (qkv_bias, qk_norm, (1 + w) norms, soft-caps, per-layer windows and
+// RoPE, fused tensors, weight-name prefixes, routers) so that no other code needs to switch on the architecture name. Defaults
 // for absent keys follow each family's transformers config class; docs/families.md has the
 // sources.
 //
@@ -102,8 +102,12 @@ struct ModelSpec {
   // output), post_attention_layernorm (the MLP's input) and post_mlp_layernorm (MLP output).
   enum class SandwichNames { gemma, glm4 };
   SandwichNames sandwich_names = SandwichNames::gemma;
-  double embed_scale = 1.0;     // embeddings are multiplied by this (Gemma: sqrt(H) in the checkpoint dtype)
-  double attn_scale = 0.0;      // attention score scale; 0 = head_dim^-0.5 (Gemma: query_pre_attn_scalar^-0.5)
+  double embed_scale = 1.0;     // embeddings are multiplied by this (Gemma: sqrt(H) in the checkpoint dtype;
+                                // Granite: embedding_multiplier)
+  double attn_scale = 0.0;      // attention score scale; 0 = head_dim^-0.5 (Gemma: query_pre_attn_scalar^-0.5;
+                                // Granite: attention_multiplier)
+  double residual_multiplier = 1.0;  // each branch output is multiplied by this before the residual add (Granite)
+  double logits_scaling = 1.0;       // the logits are divided by this (Granite)
   double attn_softcap = 0.0;    // scores -> cap * tanh(scores / cap) before the mask; 0 = off (Gemma 2)
   double final_softcap = 0.0;   // the same on the logits (Gemma 2)
   Activation activation = Activation::silu;
@@ -121,16 +125,29 @@ struct ModelSpec {
   bool fused_qkv = false;
   bool fused_gate_up = false;
 
-  // Mixture of experts (Mixtral, Qwen2-MoE, Qwen3-MoE); num_experts 0 = a dense model. In an MoE
-  // layer the MLP is a softmax router over E experts, the top k of them per token (weights
+  // Mixture of experts (Mixtral, Qwen2-MoE, Qwen3-MoE, GLM-4.5); num_experts 0 = a dense model. In
+  // an MoE layer the MLP is a router over E experts, the top k of them per token (weights
   // renormalised over the k when norm_topk_prob), each expert a SwiGLU MLP of width
-  // moe_intermediate_size, plus (Qwen2-MoE) a shared expert of width
-  // shared_expert_intermediate_size scaled by sigmoid(shared_expert_gate · h).
+  // moe_intermediate_size, plus (Qwen2-MoE, GLM-4.5) a shared expert of width
+  // shared_expert_intermediate_size: Qwen2-MoE's mlp.shared_expert scaled by
+  // sigmoid(shared_expert_gate · h), GLM-4.5's mlp.shared_experts added as it is.
   int64_t num_experts = 0;                      // E
   int64_t experts_per_token = 0;                // k
   int64_t moe_intermediate_size = 0;            // Fm
   int64_t shared_expert_intermediate_size = 0;  // Fs; 0 = no shared expert
   bool norm_topk_prob = false;
+  bool shared_expert_gated = true;  // Qwen2-MoE's gate; false: GLM-4.5's ungated shared_experts
+  // The router (backend/router.h): softmax scores (Mixtral, Qwen-MoE), or sigmoid scores ranked with
+  // the per-expert mlp.gate.e_score_correction_bias, chosen within the best topk_groups of
+  // expert_groups groups, weights multiplied by routed_scaling_factor (GLM-4.5: Glm4MoeTopkRouter).
+  bool router_sigmoid = false;
+  int64_t expert_groups = 1;           // n_group
+  int64_t topk_groups = 1;             // topk_group
+  double routed_scaling_factor = 1.0;
+  // Multi-token-prediction layers stored after the last decoder layer (GLM-4.5's
+  // num_nextn_predict_layers: model.layers.{L}...): not run, as in transformers; their tensors are
+  // ignored by the weight check and copied unchanged by export.
+  int64_t mtp_layers = 0;
   std::vector<uint8_t> moe_layers;              // (L) when num_experts > 0: which layers are MoE
   enum class ExpertNames { qwen, mixtral };     // mlp.experts.{e}.*_proj or block_sparse_moe.experts.{e}.w1/w2/w3
   ExpertNames expert_names = ExpertNames::qwen;

@@ -38,10 +38,11 @@ enum class WeightRole {
   post_mlp_norm,  // (H)   Gemma: post_feedforward_layernorm, on the MLP output
   // MoE layers (instead of gate_proj/up_proj/down_proj), expert-major in the unit:
   router,            // (E, H)   mlp.gate / block_sparse_moe.gate
+  router_bias,       // (E)      GLM-4.5: mlp.gate.e_score_correction_bias (fp32 in the files)
   expert_gate_proj,  // (Fm, H)  per expert: mlp.experts.{e}.gate_proj (Mixtral w1)
   expert_up_proj,    // (Fm, H)  mlp.experts.{e}.up_proj (Mixtral w3)
   expert_down_proj,  // (H, Fm)  mlp.experts.{e}.down_proj (Mixtral w2)
-  shared_gate_proj,  // (Fs, H)  Qwen2-MoE: mlp.shared_expert.gate_proj
+  shared_gate_proj,  // (Fs, H)  Qwen2-MoE: mlp.shared_expert.gate_proj (GLM-4.5: mlp.shared_experts.)
   shared_up_proj,    // (Fs, H)
   shared_down_proj,  // (H, Fs)
   shared_expert_gate,  // (1, H) sigmoid gate of the shared expert

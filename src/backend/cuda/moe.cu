@@ -1,4 +1,4 @@
-// Mixture-of-experts kernels (ops.h): the router's softmax and top-k, the deterministic counting
+// Mixture-of-experts kernels (ops.h): the router's scores (softmax or sigmoid) and top-k, the deterministic counting
 // sort of (token, slot) pairs by expert (one warp per expert, ballots keep slot order), the gather of
 // the routed rows, the fixed-order combine and the gated shared expert.
 #include <cuda_bf16.h>
@@ -16,39 +16,85 @@ namespace {
 using bf16 = __nv_bfloat16;
 constexpr int kMaxK = 32;
 
-__global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, int E, int k, bool renormalize,
+constexpr int kMaxGroups = 64;
+
+__device__ __forceinline__ float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
+
+// One thread per token (router.h): the scores, then k passes of "the best expert not taken yet",
+// the lower id on ties. Softmax: p = exp(x − max) / sum. Sigmoid: the choice ranks c = s + bias,
+// 0 outside the best topk_groups groups; the weight is s.
+__global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, int E, int k, RouterConfig r,
                                    int32_t* __restrict__ ids, float* __restrict__ weights) {
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= T) return;
   const float* x = logits + t * E;
-  float mx = x[0];
-  for (int e = 1; e < E; ++e) mx = fmaxf(mx, x[e]);
-  float sum = 0.0f;
-  for (int e = 0; e < E; ++e) sum += expf(x[e] - mx);
-  // k passes of "the largest probability not taken yet", the lower id on ties.
+  float mx = x[0], sum = 0.0f;
+  unsigned long long kept_groups = ~0ull;
+  const int per = r.groups > 1 ? E / static_cast<int>(r.groups) : E;
+  if (!r.sigmoid) {
+    for (int e = 1; e < E; ++e) mx = fmaxf(mx, x[e]);
+    for (int e = 0; e < E; ++e) sum += expf(x[e] - mx);
+  } else if (r.groups > 1) {
+    float gscore[kMaxGroups];
+    for (int g = 0; g < r.groups; ++g) {
+      float top1 = -INFINITY, top2 = -INFINITY;
+      for (int e = g * per; e < (g + 1) * per; ++e) {
+        const float c = sigmoidf(x[e]) + (r.bias ? r.bias[e] : 0.0f);
+        if (c > top1) {
+          top2 = top1;
+          top1 = c;
+        } else if (c > top2) {
+          top2 = c;
+        }
+      }
+      gscore[g] = top1 + top2;
+    }
+    kept_groups = 0;
+    for (int j = 0; j < r.topk_groups; ++j) {
+      int best = -1;
+      for (int g = 0; g < r.groups; ++g) {
+        if ((kept_groups >> g) & 1ull) continue;
+        if (best < 0 || gscore[g] > gscore[best]) best = g;
+      }
+      kept_groups |= 1ull << best;
+    }
+  }
+  // The choice value of expert e and its weight before renormalisation.
+  auto rank = [&](int e, float* weight) {
+    if (!r.sigmoid) {
+      *weight = expf(x[e] - mx) / sum;
+      return *weight;
+    }
+    *weight = sigmoidf(x[e]);
+    if (!((kept_groups >> (e / per)) & 1ull)) return 0.0f;
+    return *weight + (r.bias ? r.bias[e] : 0.0f);
+  };
   int32_t chosen[kMaxK];
   float p[kMaxK];
   float kept = 0.0f;
   for (int j = 0; j < k; ++j) {
     int best = -1;
-    float best_p = 0.0f;
+    float best_c = 0.0f, best_w = 0.0f;
     for (int e = 0; e < E; ++e) {
       bool taken = false;
       for (int i = 0; i < j; ++i) taken = taken || chosen[i] == e;
       if (taken) continue;
-      const float pe = expf(x[e] - mx) / sum;
-      if (best < 0 || pe > best_p) {  // the first free expert stands even for NaN logits: ids stay in range
-        best_p = pe;
+      float w;
+      const float c = rank(e, &w);
+      if (best < 0 || c > best_c) {  // the first free expert stands even for NaN logits: ids stay in range
+        best_c = c;
+        best_w = w;
         best = e;
       }
     }
     chosen[j] = best;
-    p[j] = best_p;
-    kept += best_p;
+    p[j] = best_w;
+    kept += best_w;
   }
+  const float denominator = r.sigmoid ? kept + 1e-20f : kept;
   for (int j = 0; j < k; ++j) {
     ids[t * k + j] = chosen[j];
-    weights[t * k + j] = renormalize ? p[j] / kept : p[j];
+    weights[t * k + j] = (r.renormalize ? p[j] / denominator : p[j]) * r.scale;
   }
 }
 
@@ -132,14 +178,17 @@ unsigned warp_blocks(int64_t warps) {
 
 }  // namespace
 
-void router_topk(const float* logits, int64_t T, int64_t E, int64_t k, bool renormalize, int32_t* ids, float* weights,
-                 cudaStream_t s) {
-  ABL_CHECK(T >= 0 && E > 0 && E <= 1024 && k > 0 && k <= std::min<int64_t>(E, kMaxK),
-            "router_topk: bad extents (T = {}, E = {}, k = {}; E <= 1024, k <= min(E, {}))", T, E, k, kMaxK);
+void router_topk(const float* logits, int64_t T, int64_t E, int64_t k, const RouterConfig& router, int32_t* ids,
+                 float* weights, cudaStream_t s) {
+  ABL_CHECK(T >= 0 && E > 0 && E <= 1024 && k > 0 && k <= std::min<int64_t>(E, kMaxK) &&
+                (!router.sigmoid || router.groups <= kMaxGroups),
+            "router_topk: bad extents (T = {}, E = {}, k = {}, groups = {}; E <= 1024, k <= min(E, {}), groups <= {})",
+            T, E, k, router.groups, kMaxK, kMaxGroups);
+  check_router(E, k, router);
   if (T == 0) return;
   const unsigned blocks = static_cast<unsigned>((T + detail::kElementwiseThreads - 1) / detail::kElementwiseThreads);
   router_topk_kernel<<<blocks, detail::kElementwiseThreads, 0, s>>>(logits, T, static_cast<int>(E),
-                                                                    static_cast<int>(k), renormalize, ids, weights);
+                                                                    static_cast<int>(k), router, ids, weights);
   CUDA_CHECK_LAUNCH();
 }
 

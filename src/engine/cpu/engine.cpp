@@ -100,6 +100,11 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
   const float w1 = m.norm_plus_one ? 1.0f : 0.0f;  // Gemma's norms scale by (1 + w)
   const LayerWeights w = weights_.layer(l);
   if (epilogue) epilogue->begin_layer(l, w);
+  // x += y, the branch output times Granite's residual_multiplier (1 elsewhere).
+  const auto add_branch = [&] {
+    if (m.residual_multiplier != 1.0) cpu::scale(y_.data(), static_cast<float>(m.residual_multiplier), T * H);
+    cpu::add(x_.data(), y_.data(), T * H);
+  };
 
   // Attention block.
   cpu::rmsnorm(x_.data(), w.attn_norm, h_.data(), T, H, eps, w1);
@@ -127,7 +132,7 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
   cpu::linear(att_.data(), w.wo, nullptr, y_.data(), T, QD, H);
   if (epilogue) epilogue->apply(Component::attn_o, l, y_.data(), batch);
   if (m.sandwich_norms) cpu::rmsnorm(y_.data(), w.post_attn_norm, y_.data(), T, H, eps, w1);
-  cpu::add(x_.data(), y_.data(), T * H);
+  add_branch();
 
   // MLP block.
   cpu::rmsnorm(x_.data(), w.mlp_norm, h_.data(), T, H, eps, w1);
@@ -138,7 +143,7 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
     if (epilogue) epilogue->apply(Component::mlp_down, l, y_.data(), batch);
   }
   if (m.sandwich_norms) cpu::rmsnorm(y_.data(), w.post_mlp_norm, y_.data(), T, H, eps, w1);
-  cpu::add(x_.data(), y_.data(), T * H);
+  add_branch();
 }
 
 void Engine::gated_mlp(const float* x, const float* w_gate, const float* w_up, const float* w_down, int64_t rows,
@@ -159,7 +164,7 @@ void Engine::moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilo
   const int64_t T = batch.num_tokens(), H = m.hidden_size, E = m.num_experts, k = m.experts_per_token;
   const int64_t Fm = m.moe_intermediate_size;
   cpu::linear(h_.data(), w.router, nullptr, router_.data(), T, H, E);
-  cpu::router_topk(router_.data(), T, E, k, m.norm_topk_prob, topk_id_.data(), topk_w_.data());
+  cpu::router_topk(router_.data(), T, E, k, router_config(m, w.router_bias), topk_id_.data(), topk_w_.data());
   // Each expert over the tokens routed to it, in token order; its outputs land in their slots.
   for (int32_t e = 0; e < E; ++e) {
     expert_tokens_.clear();
@@ -189,7 +194,11 @@ void Engine::moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilo
       std::iota(expert_tokens_.begin(), expert_tokens_.end(), int64_t{0});
       epilogue->apply_expert(l, Epilogue::kSharedExpert, expert_out_.data(), expert_tokens_.data(), T, batch);
     }
-    cpu::add_gated(h_.data(), w.shared_expert_gate, expert_out_.data(), T, H, y_.data());
+    if (m.shared_expert_gated) {
+      cpu::add_gated(h_.data(), w.shared_expert_gate, expert_out_.data(), T, H, y_.data());
+    } else {
+      cpu::add(y_.data(), expert_out_.data(), T * H);
+    }
   }
 }
 
@@ -214,12 +223,16 @@ void Engine::forward(const Batch& batch, KvCache& cache, const Outputs& out, Epi
   }
   const float eps = static_cast<float>(m.rms_norm_eps);
   const float w1 = m.norm_plus_one ? 1.0f : 0.0f;
-  const float cap = static_cast<float>(m.final_softcap);
   const HeadWeights g = weights_.head();
+  // lm_head's output, divided by Granite's logits_scaling, soft-capped as Gemma 2 does.
+  const auto finish_logits = [&](float* logits, int64_t rows) {
+    if (m.logits_scaling != 1.0) cpu::scale(logits, static_cast<float>(1.0 / m.logits_scaling), rows * V);
+    if (m.final_softcap > 0) cpu::softcap(logits, static_cast<float>(m.final_softcap), rows * V);
+  };
   if (out.all_logits) {
     cpu::rmsnorm(x_.data(), g.final_norm, h_.data(), T, H, eps, w1);
     cpu::linear(h_.data(), g.lm_head, nullptr, out.all_logits, T, H, V);
-    if (cap > 0) cpu::softcap(out.all_logits, cap, T * V);
+    finish_logits(out.all_logits, T);
   }
   if (out.logits || out.residuals || out.next_ids) {
     for (int64_t s = 0; s < B; ++s) {
@@ -238,7 +251,7 @@ void Engine::forward(const Batch& batch, KvCache& cache, const Outputs& out, Epi
     }
     if (logits) {
       cpu::linear(last_.data(), g.lm_head, nullptr, logits, B, H, V);
-      if (cap > 0) cpu::softcap(logits, cap, B * V);
+      finish_logits(logits, B);
     }
     if (out.next_ids) cpu::argmax(logits, B, V, out.next_ids);
   }

@@ -54,6 +54,7 @@ const float* host_tensor(const engine::LayerWeights& w, const DeviceUnitTensor& 
     case R::up_proj: return w.w_up;
     case R::down_proj: return w.w_down;
     case R::router: return w.router;
+    case R::router_bias: return w.router_bias;
     case R::shared_gate_proj: return w.shared.w_gate;
     case R::shared_up_proj: return w.shared.w_up;
     case R::shared_down_proj: return w.shared.w_down;
@@ -124,6 +125,19 @@ class Uploader {
     }
   }
 
+  // n fp32 values kept as they are (DeviceUnitTensor::f32), into the 2n bf16 elements at dst.
+  void put_f32(const float* src, int64_t n, bf16* dst) {
+    ABL_CHECK(src != nullptr, "weight source returned no data for a required tensor");
+    for (int64_t done = 0; done < n; done += chunk_) {
+      const int64_t m = std::min(chunk_, n - done);
+      float* p = pinned_.as<float>();
+      std::memcpy(p, src + done, static_cast<size_t>(m) * sizeof(float));
+      CUDA_CHECK(cudaMemcpyAsync(reinterpret_cast<float*>(dst) + done, p, static_cast<size_t>(m) * sizeof(float),
+                                 cudaMemcpyHostToDevice, s_));
+      CUDA_CHECK(cudaStreamSynchronize(s_));
+    }
+  }
+
  private:
   int64_t chunk_;
   PinnedBuffer pinned_;
@@ -150,8 +164,10 @@ DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec) {
   const int64_t L = spec.num_layers;
   lay.units.resize(static_cast<size_t>(L + 2));
   auto put = [&](DeviceUnit& u, const model::ExpectedWeight& w, model::WeightRole role) {
-    DeviceUnitTensor t{w, role, align_up(u.elements, kDeviceTensorAlign), model::element_count(w.shape),
-                       carries_q_scale(spec, role) ? lay.q_scale : 1.0f};
+    const bool f32 = role == model::WeightRole::router_bias;
+    DeviceUnitTensor t{w, role, align_up(u.elements, kDeviceTensorAlign),
+                       model::element_count(w.shape) * (f32 ? 2 : 1),
+                       carries_q_scale(spec, role) ? lay.q_scale : 1.0f, f32};
     u.elements = t.offset + t.size;
     u.tensors.push_back(std::move(t));
   };
@@ -195,6 +211,14 @@ void build_unit_range(const DeviceUnit& unit, const io::SafetensorsReader* reade
   for (const DeviceUnitTensor& t : unit.tensors) {
     const int64_t lo = std::max(first, t.offset), hi = std::min(end, t.offset + t.size);
     if (lo >= hi) continue;
+    if (t.f32) {
+      // The whole fp32 tensor (E values), then the bf16-sized halves of its bytes in range.
+      std::vector<float> values(static_cast<size_t>(t.size / 2));
+      model::read_weight(reader, t.weight, 0, t.size / 2, values.data());
+      std::memcpy(out + (lo - first), reinterpret_cast<const uint16_t*>(values.data()) + (lo - t.offset),
+                  static_cast<size_t>(hi - lo) * sizeof(uint16_t));
+      continue;
+    }
     buf.resize(static_cast<size_t>(std::min(hi - lo, kReadFloats)));
     for (int64_t at = lo; at < hi; at += kReadFloats) {
       const int64_t n = std::min(kReadFloats, hi - at);
@@ -214,6 +238,12 @@ DeviceLayer device_layer_views(const DeviceUnit& unit, const bf16* base) {
   DeviceLayer d;
   for (const DeviceUnitTensor& t : unit.tensors) {
     const int32_t e = t.weight.expert;
+    if (t.f32) {
+      ABL_CHECK(t.role == model::WeightRole::router_bias, "{}: an fp32 tensor that is not the router bias",
+                t.weight.name);
+      d.router_bias = reinterpret_cast<const float*>(base + t.offset);  // 256-byte aligned
+      continue;
+    }
     if (e < 0) {
       *device_slot(d, t.role) = base + t.offset;
       continue;
@@ -278,7 +308,11 @@ DeviceWeights::DeviceWeights(engine::WeightSource& source, cudaStream_t stream) 
     for (const DeviceUnitTensor& t : unit.tensors) {
       const float* src = host_tensor(w, t);
       ABL_CHECK(src != nullptr, "{}: layer {} has no host tensor for it", t.weight.name, l);
-      up.put(src, t.size, t.scale, at + t.offset);
+      if (t.f32) {
+        up.put_f32(src, t.size / 2, at + t.offset);
+      } else {
+        up.put(src, t.size, t.scale, at + t.offset);
+      }
     }
     layers_[static_cast<size_t>(l)] = device_layer_views(unit, at);
   }

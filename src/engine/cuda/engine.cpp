@@ -338,6 +338,11 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   bf16* k_att = padded ? b.kp : b.k;
   bf16* v_att = padded ? b.vp : b.v;
   bf16* out_att = padded ? b.attp : b.att;
+  // x += y, the branch output times Granite's residual_multiplier (1 elsewhere).
+  const auto add_branch = [&] {
+    if (m.residual_multiplier != 1.0) scale(b.y, static_cast<float>(m.residual_multiplier), T * H, s);
+    add(b.x, b.y, T * H, s);
+  };
   auto epilogue = [&](engine::Component c) {
     if (!ablation) return;
     const AblationVectors& vec = ablation->vectors(c, l);
@@ -372,7 +377,7 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   gemm.linear(b.att, w.wo, static_cast<const float*>(nullptr), b.y, T, QD, H, s);
   epilogue(engine::Component::attn_o);
   if (m.sandwich_norms) rmsnorm(b.y, w.post_attn_norm, b.y, T, H, eps, w1, s);
-  add(b.x, b.y, T * H, s);
+  add_branch();
 
   // MLP block.
   rmsnorm(b.x, w.mlp_norm, b.h, T, H, eps, w1, s);
@@ -383,7 +388,7 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
     epilogue(engine::Component::mlp_down);
   }
   if (m.sandwich_norms) rmsnorm(b.y, w.post_mlp_norm, b.y, T, H, eps, w1, s);
-  add(b.x, b.y, T * H, s);
+  add_branch();
 }
 
 // out(rows, H) f32 = down(act(gate(x)) · up(x)) for x(rows, H) bf16, through buf_->gate/up (width F).
@@ -406,7 +411,7 @@ void CudaEngine::gated_mlp(const bf16* x, const bf16* w_gate, const bf16* w_up, 
 // can be a graph): the router and its top-k; the slots sorted by expert (counts, their offsets and
 // row tiles, the stable dispatch) and the rows gathered in that order; the experts as grouped GEMMs
 // over their blocks of rows (grouped_gemm.h); the epilogue on every expert row with its expert's
-// vectors before the fixed-order combine; the shared expert last.
+// vectors before the fixed-order combine; the shared expert last (gated or added as it is).
 void CudaEngine::moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const DeviceAblation* ablation) {
   const model::ModelSpec& m = spec_;
   const int64_t H = m.hidden_size, E = m.num_experts, k = m.experts_per_token, Fm = m.moe_intermediate_size;
@@ -416,7 +421,7 @@ void CudaEngine::moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const Devic
   const bool ablate = ablation && ablation->vectors(engine::Component::mlp_down, l).v != nullptr;
 
   gemm_->linear(b.h, w.router, static_cast<const float*>(nullptr), b.router, T, H, E, s);
-  router_topk(b.router, T, E, k, m.norm_topk_prob, b.topk_ids, b.topk_w, s);
+  router_topk(b.router, T, E, k, engine::router_config(m, w.router_bias), b.topk_ids, b.topk_w, s);
   const RowGroups groups{b.expert_offsets, b.expert_tiles, E, slots, grouped_tile_rows(slots, E)};
   moe_expert_counts(b.topk_ids, slots, E, b.expert_counts, s);
   group_offsets(b.expert_counts, E, groups.tile_rows, b.expert_offsets, b.expert_tiles, s);
@@ -443,7 +448,11 @@ void CudaEngine::moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const Devic
                      static_cast<int32_t>(engine::Component::mlp_down), static_cast<int32_t>(l),
                      ablation->expert_vectors(l, DeviceAblation::kSharedExpert), s);
     }
-    add_gated(b.h, w.shared_expert_gate, b.expert_out, T, H, b.y, s);
+    if (m.shared_expert_gated) {
+      add_gated(b.h, w.shared_expert_gate, b.expert_out, T, H, b.y, s);
+    } else {
+      add(b.y, b.expert_out, T * H, s);
+    }
   }
 }
 
@@ -553,6 +562,7 @@ void CudaEngine::head_logits(const bf16* normed, const DeviceHead& g, int64_t ro
   const int64_t H = spec_.hidden_size, V = spec_.vocab_size;
   const cudaStream_t s = stream_.get();
   gemm_->linear(normed, g.lm_head, static_cast<const float*>(nullptr), logits, rows, H, V, s);
+  if (spec_.logits_scaling != 1.0) scale(logits, static_cast<float>(1.0 / spec_.logits_scaling), rows * V, s);
   if (spec_.final_softcap > 0) softcap(logits, static_cast<float>(spec_.final_softcap), rows * V, s);
 }
 

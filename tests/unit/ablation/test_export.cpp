@@ -501,7 +501,9 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"mixtral-moe", true},
                       FamilyCase{"qwen2-moe-shared", true}, FamilyCase{"qwen2-moe-shared", false},
                       FamilyCase{"qwen3-moe", true}, FamilyCase{"mixtral-moe", true, true},
-                      FamilyCase{"qwen2-moe-shared", true, true}),
+                      FamilyCase{"qwen2-moe-shared", true, true}, FamilyCase{"glm4-moe", true},
+                      FamilyCase{"glm4-moe", false}, FamilyCase{"glm4-moe", true, true},
+                      FamilyCase{"granite-multipliers", true}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

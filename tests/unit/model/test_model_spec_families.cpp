@@ -1,4 +1,4 @@
-// ModelSpec for Gemma 2, Gemma 3 (text and multimodal), Phi-3 and GLM: the published configs in
+// ModelSpec for Gemma 2, Gemma 3 (text and multimodal), Phi-3, GLM and GLM-4.5 (MoE): the published configs in
 // tests/fixtures/configs parse to their numbers, and the keys only these families have (defaults
 // of absent keys, absent vs null soft-caps, layer_types vs sliding_window_pattern, rope per layer
 // type, LongRoPE, nested text_config) follow transformers' config classes; options we cannot run
@@ -328,6 +328,121 @@ TEST(ModelSpecGlm, GlmDefaultsAndRopeParameters) {
   EXPECT_EQ(parse(c).rotary_dim(), 64);
   c["partial_rotary_factor"] = 0.01;
   EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "partial_rotary_factor", "rotates 0 dims"}));
+}
+
+// GLM-4.5-Air's config.json (the published numbers, written for this test): the sigmoid router and
+// its keys, layer 0 dense, the ungated shared experts, the MTP layer, rotate-half partial RoPE.
+TEST(ModelSpecGlm, Glm45AirMoe) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["Glm4MoeForCausalLM"], "attention_bias": true,
+    "eos_token_id": [151329, 151336, 151338], "first_k_dense_replace": 1, "head_dim": 128, "hidden_act": "silu",
+    "hidden_size": 4096, "intermediate_size": 10944, "max_position_embeddings": 131072, "model_type": "glm4_moe",
+    "moe_intermediate_size": 1408, "n_group": 1, "n_routed_experts": 128, "n_shared_experts": 1,
+    "norm_topk_prob": true, "num_attention_heads": 96, "num_experts_per_tok": 8, "num_hidden_layers": 46,
+    "num_key_value_heads": 8, "num_nextn_predict_layers": 1, "pad_token_id": 151329, "partial_rotary_factor": 0.5,
+    "rms_norm_eps": 1e-05, "rope_scaling": null, "rope_theta": 1000000, "routed_scaling_factor": 1.0,
+    "tie_word_embeddings": false, "topk_group": 1, "torch_dtype": "bfloat16", "use_qk_norm": false,
+    "vocab_size": 151552})");
+  ModelSpec s = parse(c);
+  EXPECT_EQ(s.head_dim, 128);
+  EXPECT_EQ(s.rotary_dim(), 64);
+  EXPECT_FALSE(s.rope_interleaved);  // Glm4MoeAttention rotates halves (unlike GLM-4)
+  EXPECT_TRUE(s.qkv_bias);
+  EXPECT_FALSE(s.qk_norm);
+  EXPECT_FALSE(s.fused_gate_up);
+  EXPECT_EQ(s.num_experts, 128);
+  EXPECT_EQ(s.experts_per_token, 8);
+  EXPECT_EQ(s.shared_expert_intermediate_size, 1408);
+  EXPECT_FALSE(s.shared_expert_gated);
+  EXPECT_TRUE(s.router_sigmoid);
+  EXPECT_TRUE(s.norm_topk_prob);
+  EXPECT_EQ(s.mtp_layers, 1);
+  EXPECT_FALSE(s.is_moe_layer(0));
+  EXPECT_TRUE(s.is_moe_layer(1));
+  EXPECT_TRUE(s.is_moe_layer(45));
+  EXPECT_EQ(s.dense_mlp_width(), 10944);
+  std::vector<std::string> moe;
+  for (const auto& slot : abl::model::layer_slots(s, 1)) {
+    if (slot.expert < 0) moe.push_back(abl::model::weight_name(slot, 1));
+  }
+  const std::vector<std::string> want = {
+      "model.layers.1.input_layernorm.weight",  "model.layers.1.self_attn.q_proj.weight",
+      "model.layers.1.self_attn.k_proj.weight", "model.layers.1.self_attn.v_proj.weight",
+      "model.layers.1.self_attn.q_proj.bias",   "model.layers.1.self_attn.k_proj.bias",
+      "model.layers.1.self_attn.v_proj.bias",   "model.layers.1.self_attn.o_proj.weight",
+      "model.layers.1.post_attention_layernorm.weight", "model.layers.1.mlp.gate.weight",
+      "model.layers.1.mlp.gate.e_score_correction_bias", "model.layers.1.mlp.shared_experts.gate_proj.weight",
+      "model.layers.1.mlp.shared_experts.up_proj.weight", "model.layers.1.mlp.shared_experts.down_proj.weight"};
+  EXPECT_EQ(moe, want);
+  const std::string d = abl::model::describe(s);
+  EXPECT_TRUE(abl::testing::contains_all(d, {"Glm4MoeForCausalLM", "MoE 128x1408 top-8 (renormalised) on 45/46 layers",
+                                              "sigmoid router with bias", "ungated shared expert 1408",
+                                              "1 MTP layer not run"}))
+      << d;
+  // DeepSeek-V3's grouping and a scale; Glm4MoeConfig's defaults for absent keys
+  c["n_group"] = 8;
+  c["topk_group"] = 4;
+  c["routed_scaling_factor"] = 2.5;
+  s = parse(c);
+  EXPECT_EQ(s.expert_groups, 8);
+  EXPECT_EQ(s.topk_groups, 4);
+  EXPECT_DOUBLE_EQ(s.routed_scaling_factor, 2.5);
+  EXPECT_NE(abl::model::describe(s).find("(best 4 of 8 groups) x2.5"), std::string::npos);
+  c["n_group"] = 3;  // 128 experts do not split into 3 groups
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "n_group", "3 groups of 128 experts"}));
+  c["n_group"] = 8;
+  c["topk_group"] = 9;
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "topk_group"}));
+  for (const char* key : {"n_group", "topk_group", "routed_scaling_factor", "n_shared_experts", "first_k_dense_replace",
+                          "num_nextn_predict_layers", "partial_rotary_factor", "attention_bias", "head_dim"}) {
+    c.erase(key);
+  }
+  c["num_attention_heads"] = 32;
+  s = parse(c);
+  EXPECT_EQ(s.head_dim, 128);  // hidden / heads
+  EXPECT_EQ(s.rotary_dim(), 64);
+  EXPECT_EQ(s.expert_groups, 1);
+  EXPECT_DOUBLE_EQ(s.routed_scaling_factor, 1.0);
+  EXPECT_EQ(s.shared_expert_intermediate_size, 1408);
+  EXPECT_FALSE(s.is_moe_layer(0));
+  EXPECT_EQ(s.mtp_layers, 0);
+  EXPECT_FALSE(s.qkv_bias);
+}
+
+// Granite 3.3 8B's config.json (the published numbers, written for this test): the four multipliers
+// become the embedding scale, the attention scale, the branch multiplier and the logits divisor;
+// GraniteConfig's 1.0 for each absent one; attention_bias is refused as Llama's.
+TEST(ModelSpecGranite, MultipliersAndDefaults) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["GraniteForCausalLM"], "attention_bias": false,
+    "attention_multiplier": 0.0078125, "bos_token_id": 0, "embedding_multiplier": 12.0, "eos_token_id": 0,
+    "hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 12800, "logits_scaling": 16.0,
+    "max_position_embeddings": 131072, "mlp_bias": false, "model_type": "granite", "num_attention_heads": 32,
+    "num_hidden_layers": 40, "num_key_value_heads": 8, "pad_token_id": 0, "residual_multiplier": 0.22,
+    "rms_norm_eps": 1e-05, "rope_scaling": null, "rope_theta": 10000000.0, "tie_word_embeddings": true,
+    "torch_dtype": "bfloat16", "vocab_size": 49159})");
+  ModelSpec s = parse(c);
+  EXPECT_DOUBLE_EQ(s.embed_scale, 12.0);  // not rounded to bf16 (a Python float in GraniteModel.forward)
+  EXPECT_DOUBLE_EQ(s.attention_scale(), 0.0078125);
+  EXPECT_DOUBLE_EQ(s.residual_multiplier, 0.22);
+  EXPECT_DOUBLE_EQ(s.logits_scaling, 16.0);
+  EXPECT_EQ(s.head_dim, 128);
+  EXPECT_TRUE(s.tied_embeddings);
+  const std::string d = abl::model::describe(s);
+  EXPECT_TRUE(abl::testing::contains_all(d, {"GraniteForCausalLM", "embeddings x12", "score scale 0.0078125",
+                                              "branches x0.22", "logits /16"}))
+      << d;
+  for (const char* key : {"attention_multiplier", "embedding_multiplier", "residual_multiplier", "logits_scaling"}) {
+    c.erase(key);
+  }
+  s = parse(c);
+  EXPECT_DOUBLE_EQ(s.embed_scale, 1.0);
+  EXPECT_DOUBLE_EQ(s.attention_scale(), 1.0);  // GraniteConfig's attention_multiplier, not head_dim^-0.5
+  EXPECT_DOUBLE_EQ(s.residual_multiplier, 1.0);
+  EXPECT_DOUBLE_EQ(s.logits_scaling, 1.0);
+  c["logits_scaling"] = 0;
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "logits_scaling", "positive"}));
+  c.erase("logits_scaling");
+  c["attention_bias"] = true;
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "attention_bias"}));
 }
 
 // Qwen2.5-VL's released config is flat (no text_config) with rope_scaling type "mrope"; Qwen3-VL's

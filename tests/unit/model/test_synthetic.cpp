@@ -22,7 +22,7 @@ const ExpectedWeight& find(const std::vector<ExpectedWeight>& all, WeightRole ro
 }
 
 TEST(Synthetic, PresetsMatchTheirRealConfigs) {
-  EXPECT_EQ(abl::model::synthetic_presets().size(), 18u);
+  EXPECT_EQ(abl::model::synthetic_presets().size(), 19u);
   for (const std::string& name : abl::model::synthetic_presets()) {
     EXPECT_NO_THROW(abl::model::synthetic_model_spec(name)) << name;
   }
@@ -53,6 +53,11 @@ TEST(Synthetic, PresetsMatchTheirRealConfigs) {
   EXPECT_EQ(abl::model::active_parameter_count(abl::model::synthetic_model_spec("mixtral-8x7b")), 12879925248);
   EXPECT_NEAR(abl::model::active_parameter_count(abl::model::synthetic_model_spec("qwen3-235b-a22b")) / 1e9, 22.19, 0.01);
   EXPECT_NEAR(abl::model::active_parameter_count(abl::model::synthetic_model_spec("qwen3-30b-a3b")) / 1e9, 3.35, 0.01);
+  // GLM-4.5-Air, "106B total, 12B active" (the MTP layer not counted: never run): 13.42B active with
+  // the embedding and the head, 12.18B without
+  const abl::model::ModelSpec air = abl::model::synthetic_model_spec("glm-4.5-air");
+  EXPECT_EQ(abl::model::parameter_count(air), 106852251264);
+  EXPECT_EQ(abl::model::active_parameter_count(air), 13424129664);
   EXPECT_EQ(abl::model::active_parameter_count(abl::model::synthetic_model_spec("llama-3.1-8b")), 8030261248);
   EXPECT_ABL_ERROR(abl::model::synthetic_model_spec("synthetic:gpt-5"), "unknown synthetic model 'gpt-5'",
                    "llama-3.1-8b", "qwen2.5-7b");

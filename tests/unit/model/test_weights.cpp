@@ -360,6 +360,37 @@ TEST(CheckWeights, QwenVlBothSpellings) {
   EXPECT_TRUE(q3.tied_embeddings);  // only at the top level of its config
 }
 
+// GLM-4.5: the router's fp32 correction bias is a slot of every MoE layer; the tensors of the MTP layer
+// stored after the last decoder layer (model.layers.{L}.*) are ignored, not unexpected; a tensor of a
+// layer past them still is.
+TEST(CheckWeights, Glm4MoeBiasSlotAndMtpLayer) {
+  const std::string src = std::string(ABL_FIXTURE_DIR) + "/golden/glm4-moe";
+  const ModelSpec s = abl::model::load_model_spec(src);
+  ASSERT_EQ(s.mtp_layers, 1);
+  abl::io::SafetensorsReader r(src);
+  const abl::model::WeightCheck c = abl::model::inspect_weights(s, r);
+  EXPECT_TRUE(c.problems.empty()) << (c.problems.empty() ? "" : c.problems[0]);
+  EXPECT_TRUE(c.unexpected.empty()) << (c.unexpected.empty() ? "" : c.unexpected[0]);
+  EXPECT_EQ(c.ignored.size(), 4u);
+  for (const std::string& name : c.ignored) EXPECT_EQ(name.rfind("model.layers.3.", 0), 0u) << name;
+  int biases = 0;
+  for (const abl::model::ExpectedWeight& w : abl::model::expected_weights(s)) {
+    if (w.role != abl::model::WeightRole::router_bias) continue;
+    ++biases;
+    EXPECT_EQ(w.shape, (std::vector<int64_t>{8}));
+    EXPECT_EQ(r.tensor(w.name).dtype_name, "F32");
+  }
+  EXPECT_EQ(biases, 2);  // layers 1 and 2; layer 0 is dense
+
+  std::vector<RawTensor> tensors = raw_tensors(src);
+  tensors.push_back({"model.layers.4.enorm.weight", "F32", {64}, std::string(64 * 4, '\0')});
+  abl::testing::TempDir dir;
+  write_folder(dir, src, tensors);
+  abl::io::SafetensorsReader r2(dir.path().string());
+  const abl::model::WeightCheck c2 = abl::model::inspect_weights(s, r2);
+  EXPECT_EQ(c2.unexpected, (std::vector<std::string>{"model.layers.4.enorm.weight"}));
+}
+
 // Experts stacked as transformers 5 saves them (tests/unit/io/fused_experts_test_util.h): the
 // spec takes the layout from the tensor names, every expert slot is a block of the two stacked
 // tensors, and each block reads exactly the values of that expert's own tensor in the original.
@@ -402,7 +433,8 @@ TEST_P(FusedExperts, EveryExpertSlotReadsItsOwnTensor) {
   EXPECT_EQ(blocks, 3 * per_expert.num_experts * moe_layers);
 }
 
-INSTANTIATE_TEST_SUITE_P(MoeFixtures, FusedExperts, ::testing::Values("mixtral-moe", "qwen2-moe-shared", "qwen3-moe"),
+INSTANTIATE_TEST_SUITE_P(MoeFixtures, FusedExperts,
+                         ::testing::Values("mixtral-moe", "qwen2-moe-shared", "qwen3-moe", "glm4-moe"),
                          [](const auto& p) {
                            std::string name = p.param;
                            std::replace(name.begin(), name.end(), '-', '_');

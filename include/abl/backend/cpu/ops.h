@@ -7,6 +7,8 @@
 #pragma once
 #include <cstdint>
 
+#include "abl/backend/router.h"
+
 namespace abl::cpu {
 
 // out(T,H) = table(V,H)[tokens]; a token outside [0, V) is an error naming it.
@@ -76,10 +78,9 @@ void add(float* x, const float* y, int64_t n);
 
 // ---- mixture of experts
 
-// The router of an MoE layer, per token t: p = softmax(logits(t, E)) in fp32, then the k largest
-// p in descending order (the lower expert id first on equal values) into ids(t, k) and their
-// probabilities into weights(t, k), divided by their sum when `renormalize`.
-void router_topk(const float* logits, int64_t T, int64_t E, int64_t k, bool renormalize, int32_t* ids,
+// The router of an MoE layer, per token t (router.h): the k experts of logits(t, E) (fp32) in
+// descending order into ids(t, k) and their weights into weights(t, k).
+void router_topk(const float* logits, int64_t T, int64_t E, int64_t k, const RouterConfig& router, int32_t* ids,
                  float* weights);
 
 // dst(n, width) = src(rows[i], width) for i < n.

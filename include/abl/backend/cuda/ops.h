@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "abl/backend/router.h"
+
 namespace abl::cuda {
 
 // ---- conversions (convert.cu); weights are stored bf16 on the device, converted at load.
@@ -122,11 +124,11 @@ void kl_rows(const float* ref,  // (rows, V) log p
 // moe_dispatch → moe_gather → the experts as grouped_linear GEMMs → moe_combine (+ add_gated for a
 // shared expert). Every step is deterministic: no atomics, the order of rows fixed by (token, slot).
 
-// Per token: softmax of logits(t, E) in fp32, the k largest probabilities in descending order (the
-// lower expert id first on equal values) into ids(t, k), their probabilities into weights(t, k),
-// renormalised over the k when `renormalize`. One thread per token; E ≤ 1024, k ≤ 32.
+// Per token (router.h): the k experts of logits(t, E) (fp32) in descending order into ids(t, k) and
+// their weights into weights(t, k); router.bias is a device pointer. One thread per token; E ≤ 1024,
+// k ≤ 32, groups ≤ 64.
 void router_topk(const float* logits,  // (T, E) f32
-                 int64_t T, int64_t E, int64_t k, bool renormalize,
+                 int64_t T, int64_t E, int64_t k, const RouterConfig& router,
                  int32_t* ids,     // (T, k)
                  float* weights,   // (T, k)
                  cudaStream_t s);

@@ -6,6 +6,7 @@
 // Both share one device unit layout, computed on the host (device_unit_layout): units are the
 // embedding, each decoder layer (its tensors in model::layer_slots() order) and the head (final
 // norm, then lm_head — the embedding again when tied); every tensor starts on a 256-byte boundary.
+// Every tensor is bf16 but the router's correction bias, kept in fp32 (DeviceUnitTensor::f32).
 // Tensors carrying the attention-scale correction of a padded head dim (engine.h) hold it folded in.
 #pragma once
 #include <cuda_bf16.h>
@@ -56,6 +57,7 @@ struct DeviceLayer {
   const __nv_bfloat16* post_mlp_norm = nullptr;   // (H) sandwich_norms
   // MoE layers (w_gate/w_up/w_down are then null):
   const __nv_bfloat16* router = nullptr;              // (E, H)
+  const float* router_bias = nullptr;                 // (E) fp32 (router_sigmoid)
   std::vector<DeviceExpert> experts;                  // (E)
   DeviceExpert shared;                                // null without a shared expert
   const __nv_bfloat16* shared_expert_gate = nullptr;  // (1, H)
@@ -76,6 +78,9 @@ struct DeviceUnitTensor {
   int64_t offset = 0;            // elements from the unit's start, a multiple of kDeviceTensorAlign
   int64_t size = 0;              // elements
   float scale = 1.0f;            // q scale on the tensors that carry it (engine.h), else 1
+  // Held as fp32 (the router's correction bias, which transformers keeps in fp32 and whose rounding
+  // would move the choice of experts): each value's 4 bytes fill two of the unit's bf16 elements.
+  bool f32 = false;
   bool tied_copy() const { return role != weight.role; }
 };
 

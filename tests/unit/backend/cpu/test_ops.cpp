@@ -289,3 +289,66 @@ TEST(Ops, EmbeddingRejectsOutOfRangeToken) {
   abl::cpu::embedding(ok, 2, table.data(), 3, 2, out.data());
   EXPECT_THROW(abl::cpu::embedding(bad, 1, table.data(), 3, 2, out.data()), std::exception);
 }
+
+TEST(Ops, SoftmaxRouterTopk) {
+  const float logits[4] = {0.0f, 1.0f, 2.0f, 3.0f};
+  double p[4], sum = 0;
+  for (int e = 0; e < 4; ++e) sum += (p[e] = std::exp(static_cast<double>(logits[e])));
+  for (double& v : p) v /= sum;
+  int32_t ids[2];
+  float w[2];
+  abl::RouterConfig r;
+  abl::cpu::router_topk(logits, 1, 4, 2, r, ids, w);
+  EXPECT_EQ(ids[0], 3);
+  EXPECT_EQ(ids[1], 2);
+  EXPECT_NEAR(w[0], p[3], 1e-6);
+  EXPECT_NEAR(w[1], p[2], 1e-6);
+  r.renormalize = true;
+  abl::cpu::router_topk(logits, 1, 4, 2, r, ids, w);
+  EXPECT_NEAR(w[0], p[3] / (p[3] + p[2]), 1e-6);
+  EXPECT_NEAR(w[1], p[2] / (p[3] + p[2]), 1e-6);
+}
+
+// GLM-4.5's router (router.h): the bias ranks but does not weigh, the best group by the sum of its two
+// best, and transformers' 0.0 for the dropped groups, which a negative c of the kept group loses to.
+TEST(Ops, SigmoidRouterBiasGroupsAndScale) {
+  auto sig = [](double x) { return 1.0 / (1.0 + std::exp(-x)); };
+  abl::RouterConfig r;
+  r.sigmoid = true;
+  r.groups = 2;  // experts {0, 1} and {2, 3}
+  r.topk_groups = 1;
+  r.renormalize = true;
+  r.scale = 2.5f;
+  int32_t ids[2];
+  float w[2];
+  {
+    // c = s + bias = {0.73, 0.62, 1.0, -1.5}: group 0 scores 1.35, group 1 -0.5, so expert 2 (the best
+    // c) is dropped with its group; the weights are s, not c.
+    const float logits[4] = {1.0f, 0.5f, 0.0f, 0.0f}, bias[4] = {0.0f, 0.0f, 0.5f, -2.0f};
+    r.bias = bias;
+    abl::cpu::router_topk(logits, 1, 4, 2, r, ids, w);
+    EXPECT_EQ(ids[0], 0);
+    EXPECT_EQ(ids[1], 1);
+    const double s0 = sig(1.0), s1 = sig(0.5);
+    EXPECT_NEAR(w[0], 2.5 * s0 / (s0 + s1), 1e-6);
+    EXPECT_NEAR(w[1], 2.5 * s1 / (s0 + s1), 1e-6);
+    r.renormalize = false;
+    abl::cpu::router_topk(logits, 1, 4, 2, r, ids, w);
+    EXPECT_NEAR(w[0], 2.5 * s0, 1e-6);
+    EXPECT_NEAR(w[1], 2.5 * s1, 1e-6);
+    r.renormalize = true;
+  }
+  {
+    // c = {1.0, -1.0, -0.1, -0.1}: group 0 (0.0) beats group 1 (-0.2), and the dropped experts' 0.0
+    // beats expert 1's -1.0: the second choice is expert 2, the lower id of the tie.
+    const float logits[4] = {0.0f, 0.0f, 0.0f, 0.0f}, bias[4] = {0.5f, -1.5f, -0.6f, -0.6f};
+    r.bias = bias;
+    abl::cpu::router_topk(logits, 1, 4, 2, r, ids, w);
+    EXPECT_EQ(ids[0], 0);
+    EXPECT_EQ(ids[1], 2);
+    EXPECT_NEAR(w[0], 1.25, 1e-6);
+    EXPECT_NEAR(w[1], 1.25, 1e-6);
+  }
+  r.groups = 3;  // 4 experts do not split into 3 groups
+  EXPECT_THROW(abl::cpu::router_topk(nullptr, 1, 4, 2, r, ids, w), std::exception);
+}

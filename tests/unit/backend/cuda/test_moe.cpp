@@ -1,5 +1,5 @@
-// The CUDA mixture-of-experts ops (backend/cuda/ops.h, moe.cu) against their CPU twins: the router's
-// top-k (the same experts, weights within fp32 rounding), the counting sort by expert in slot order,
+// The CUDA mixture-of-experts ops (backend/cuda/ops.h, moe.cu) against their CPU twins: the routers'
+// top-k (softmax, and GLM-4.5's sigmoid with bias and groups) (the same experts, weights within fp32 rounding), the counting sort by expert in slot order,
 // gather and the fixed-order combine reproducing abl::cpu::combine_experts, and the gated shared
 // expert. The host checks need no device.
 #include <gtest/gtest.h>
@@ -23,6 +23,12 @@ namespace {
 // upload/download, to_bf16/to_f32, expect_close and the seeded inputs (cuda_test.h, random_values.h).
 using namespace testing;
 
+RouterConfig softmax_router(bool renormalize) {
+  RouterConfig r;
+  r.renormalize = renormalize;
+  return r;
+}
+
 TEST(CudaMoe, RouterTopkMatchesCpu) {
   ABL_REQUIRE_GPU();
   cuda::Stream st;
@@ -32,12 +38,46 @@ TEST(CudaMoe, RouterTopkMatchesCpu) {
     const auto logits = normal(static_cast<size_t>(T * E), 2.0f, static_cast<uint32_t>(E));
     std::vector<int32_t> want_ids(static_cast<size_t>(T * k));
     std::vector<float> want_w(want_ids.size());
-    cpu::router_topk(logits.data(), T, E, k, renorm, want_ids.data(), want_w.data());
+    cpu::router_topk(logits.data(), T, E, k, softmax_router(renorm), want_ids.data(), want_w.data());
     auto dl = upload(logits, st.get());
     cuda::DeviceBuffer ids(want_ids.size() * sizeof(int32_t)), w(want_w.size() * sizeof(float));
-    cuda::router_topk(dl.as<float>(), T, E, k, renorm, ids.as<int32_t>(), w.as<float>(), st.get());
+    cuda::router_topk(dl.as<float>(), T, E, k, softmax_router(renorm), ids.as<int32_t>(), w.as<float>(), st.get());
     EXPECT_EQ(download<int32_t>(ids, want_ids.size(), st.get()), want_ids) << "E " << E << " k " << k;
     expect_close(download<float>(w, want_w.size(), st.get()), want_w, 1e-6, 1e-5, "router weights");
+  }
+}
+
+// GLM-4.5's sigmoid router (router.h): the correction bias on the device, with and without groups
+// (DeepSeek-V3's 8 groups, the best 4 kept), renormalised or not, scaled.
+TEST(CudaMoe, SigmoidRouterMatchesCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream st;
+  struct Case {
+    int64_t E, k, groups, topk_groups;
+    bool renorm;
+    float scale;
+  };
+  for (const Case& c : {Case{128, 8, 1, 1, true, 1.0f}, Case{256, 8, 8, 4, true, 2.5f}, Case{16, 3, 4, 2, false, 1.5f}}) {
+    const int64_t T = 301;
+    const auto logits = normal(static_cast<size_t>(T * c.E), 2.0f, static_cast<uint32_t>(c.E + 1));
+    const auto bias = normal(static_cast<size_t>(c.E), 0.3f, static_cast<uint32_t>(c.E + 2));
+    RouterConfig r;
+    r.sigmoid = true;
+    r.groups = c.groups;
+    r.topk_groups = c.topk_groups;
+    r.renormalize = c.renorm;
+    r.scale = c.scale;
+    r.bias = bias.data();
+    std::vector<int32_t> want_ids(static_cast<size_t>(T * c.k));
+    std::vector<float> want_w(want_ids.size());
+    cpu::router_topk(logits.data(), T, c.E, c.k, r, want_ids.data(), want_w.data());
+    auto dl = upload(logits, st.get());
+    auto db = upload(bias, st.get());
+    r.bias = db.as<float>();
+    cuda::DeviceBuffer ids(want_ids.size() * sizeof(int32_t)), w(want_w.size() * sizeof(float));
+    cuda::router_topk(dl.as<float>(), T, c.E, c.k, r, ids.as<int32_t>(), w.as<float>(), st.get());
+    EXPECT_EQ(download<int32_t>(ids, want_ids.size(), st.get()), want_ids) << "E " << c.E << " groups " << c.groups;
+    expect_close(download<float>(w, want_w.size(), st.get()), want_w, 1e-6, 1e-5, "sigmoid router weights");
   }
 }
 
@@ -49,7 +89,7 @@ TEST(CudaMoe, DispatchGatherCombineMatchCpu) {
   const auto logits = normal(static_cast<size_t>(T * E), 1.0f, 5);
   std::vector<int32_t> ids(static_cast<size_t>(slots));
   std::vector<float> weights(ids.size());
-  cpu::router_topk(logits.data(), T, E, k, true, ids.data(), weights.data());
+  cpu::router_topk(logits.data(), T, E, k, softmax_router(true), ids.data(), weights.data());
   const auto h = to_bf16(normal(static_cast<size_t>(T * H), 1.0f, 6));
   std::vector<int64_t> row_seq(static_cast<size_t>(T));
   for (int64_t t = 0; t < T; ++t) row_seq[static_cast<size_t>(t)] = t / 10;
@@ -127,10 +167,17 @@ TEST(CudaMoe, AddGatedMatchesCpu) {
 
 TEST(CudaMoeHostChecks, BadExtentsThrowBeforeLaunch) {
   cudaStream_t s = nullptr;
-  EXPECT_THROW(cuda::router_topk(nullptr, 4, 2000, 2, true, nullptr, nullptr, s), Error);  // E > 1024
-  EXPECT_THROW(cuda::router_topk(nullptr, 4, 8, 9, true, nullptr, nullptr, s), Error);     // k > E
+  const RouterConfig r = softmax_router(true);
+  EXPECT_THROW(cuda::router_topk(nullptr, 4, 2000, 2, r, nullptr, nullptr, s), Error);  // E > 1024
+  EXPECT_THROW(cuda::router_topk(nullptr, 4, 8, 9, r, nullptr, nullptr, s), Error);     // k > E
+  RouterConfig grouped;
+  grouped.sigmoid = true;
+  grouped.groups = 3;
+  EXPECT_THROW(cuda::router_topk(nullptr, 4, 8, 2, grouped, nullptr, nullptr, s), Error);  // 8 experts in 3 groups
+  grouped.groups = 128;
+  EXPECT_THROW(cuda::router_topk(nullptr, 4, 256, 2, grouped, nullptr, nullptr, s), Error);  // groups > 64
   EXPECT_THROW(cuda::moe_combine(nullptr, nullptr, nullptr, 4, 0, 8, nullptr, s), Error);
-  cuda::router_topk(nullptr, 0, 8, 2, true, nullptr, nullptr, s);  // empty: nothing launched
+  cuda::router_topk(nullptr, 0, 8, 2, r, nullptr, nullptr, s);  // empty: nothing launched
   cuda::moe_dispatch(nullptr, 0, 8, nullptr, nullptr, nullptr, s);
   cuda::moe_gather(nullptr, nullptr, 0, 2, 8, nullptr, nullptr, nullptr, s);
   cuda::add_gated(nullptr, nullptr, nullptr, 0, 8, nullptr, s);

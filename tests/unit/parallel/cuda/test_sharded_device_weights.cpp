@@ -8,6 +8,7 @@
 
 #include <climits>
 #include <cmath>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -39,7 +40,7 @@ std::vector<std::string> layout_models() {
           f + "/golden/llama-tied",  f + "/tiny-llama-sharded",      "synthetic:tiny-llama",
           f + "/golden/gemma2-softcap", f + "/golden/gemma3-mm", f + "/golden/mistral3-mm",     f + "/golden/phi3-longrope",
           f + "/golden/mixtral-moe", f + "/golden/qwen2-moe-shared", f + "/golden/qwen3-moe",
-          f + "/golden/glm4-interleaved-rope"};
+          f + "/golden/glm4-interleaved-rope", f + "/golden/glm4-moe"};
 }
 
 model::ModelSpec spec_of(const std::string& m) {
@@ -67,6 +68,10 @@ std::vector<uint16_t> unit_image(engine::HostWeights& hw, const cuda::DeviceUnit
       src = t.role == model::WeightRole::final_norm ? hw.head().final_norm : hw.head().lm_head;
     } else {
       src = hw.layer_tensor(static_cast<int64_t>(u) - 1, t.role, t.weight.expert);
+    }
+    if (t.f32) {  // the router's correction bias: its fp32 bytes as they are
+      std::memcpy(image.data() + t.offset, src, static_cast<size_t>(t.size) * sizeof(uint16_t));
+      continue;
     }
     const float s = carries_q_scale(spec, t.role) ? scale : 1.0f;
     for (int64_t i = 0; i < t.size; ++i) image[static_cast<size_t>(t.offset + i)] = f32_to_bf16(src[i] * s);
@@ -98,7 +103,9 @@ TEST(DeviceUnitLayoutHost, TensorsInSlotOrderOnAlignedOffsets) {
         EXPECT_EQ(t.offset % cuda::kDeviceTensorAlign, 0) << model::role_name(t.role);
         EXPECT_GE(t.offset, end);
         EXPECT_LT(t.offset - end, cuda::kDeviceTensorAlign);
-        EXPECT_EQ(t.size, model::element_count(t.weight.shape));
+        // fp32 (two bf16 elements per value) exactly for the router's correction bias
+        EXPECT_EQ(t.f32, t.role == model::WeightRole::router_bias) << model::role_name(t.role);
+        EXPECT_EQ(t.size, model::element_count(t.weight.shape) * (t.f32 ? 2 : 1));
         EXPECT_EQ(t.scale, carries_q_scale(spec, t.role) ? lay.q_scale : 1.0f) << model::role_name(t.role);
         end = t.offset + t.size;
       }
