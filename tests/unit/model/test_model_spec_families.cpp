@@ -270,6 +270,19 @@ std::vector<std::string> layer_tensor_names(const ModelSpec& s) {
   return names;
 }
 
+// Layer l's input norm and attention tensors with q/k/v biases (GLM's), in unit order, then `rest`.
+std::vector<std::string> biased_attention_names(int l, const std::vector<std::string>& rest) {
+  std::vector<std::string> names;
+  const std::string p = "model.layers." + std::to_string(l) + ".";
+  for (const char* n : {"input_layernorm.weight", "self_attn.q_proj.weight", "self_attn.k_proj.weight",
+                        "self_attn.v_proj.weight", "self_attn.q_proj.bias", "self_attn.k_proj.bias",
+                        "self_attn.v_proj.bias", "self_attn.o_proj.weight"}) {
+    names.push_back(p + n);
+  }
+  for (const std::string& n : rest) names.push_back(p + n);
+  return names;
+}
+
 TEST(ModelSpecGlm, Glm4PostNormsInterleavedHalfRopeAndQkvBias) {
   const ModelSpec s = parse(glm4_9b());
   EXPECT_EQ(s.head_dim, 128);
@@ -284,15 +297,9 @@ TEST(ModelSpecGlm, Glm4PostNormsInterleavedHalfRopeAndQkvBias) {
   EXPECT_DOUBLE_EQ(s.rms_norm_eps, 1e-5);
   EXPECT_EQ(s.eos_token_ids, (std::vector<int64_t>{151329, 151336, 151338}));
   const std::vector<std::string> names = layer_tensor_names(s);
-  const std::vector<std::string> want = {
-      "model.layers.0.input_layernorm.weight",  "model.layers.0.self_attn.q_proj.weight",
-      "model.layers.0.self_attn.k_proj.weight", "model.layers.0.self_attn.v_proj.weight",
-      "model.layers.0.self_attn.q_proj.bias",   "model.layers.0.self_attn.k_proj.bias",
-      "model.layers.0.self_attn.v_proj.bias",   "model.layers.0.self_attn.o_proj.weight",
-      "model.layers.0.post_self_attn_layernorm.weight", "model.layers.0.post_attention_layernorm.weight",
-      "model.layers.0.mlp.gate_up_proj.weight", "model.layers.0.mlp.gate_up_proj.weight",
-      "model.layers.0.mlp.down_proj.weight",    "model.layers.0.post_mlp_layernorm.weight"};
-  EXPECT_EQ(names, want);
+  EXPECT_EQ(names, biased_attention_names(0, {"post_self_attn_layernorm.weight", "post_attention_layernorm.weight",
+                                              "mlp.gate_up_proj.weight", "mlp.gate_up_proj.weight",
+                                              "mlp.down_proj.weight", "post_mlp_layernorm.weight"}));
   const std::string d = abl::model::describe(s);
   EXPECT_TRUE(abl::testing::contains_all(d, {"Glm4ForCausalLM", "on 64/128 head dims (interleaved pairs)",
                                               "qkv bias", "fused gate_up,", "post norms (GLM-4)"}))
@@ -364,15 +371,9 @@ TEST(ModelSpecGlm, Glm45AirMoe) {
   for (const auto& slot : abl::model::layer_slots(s, 1)) {
     if (slot.expert < 0) moe.push_back(abl::model::weight_name(slot, 1));
   }
-  const std::vector<std::string> want = {
-      "model.layers.1.input_layernorm.weight",  "model.layers.1.self_attn.q_proj.weight",
-      "model.layers.1.self_attn.k_proj.weight", "model.layers.1.self_attn.v_proj.weight",
-      "model.layers.1.self_attn.q_proj.bias",   "model.layers.1.self_attn.k_proj.bias",
-      "model.layers.1.self_attn.v_proj.bias",   "model.layers.1.self_attn.o_proj.weight",
-      "model.layers.1.post_attention_layernorm.weight", "model.layers.1.mlp.gate.weight",
-      "model.layers.1.mlp.gate.e_score_correction_bias", "model.layers.1.mlp.shared_experts.gate_proj.weight",
-      "model.layers.1.mlp.shared_experts.up_proj.weight", "model.layers.1.mlp.shared_experts.down_proj.weight"};
-  EXPECT_EQ(moe, want);
+  EXPECT_EQ(moe, biased_attention_names(1, {"post_attention_layernorm.weight", "mlp.gate.weight",
+                                             "mlp.gate.e_score_correction_bias", "mlp.shared_experts.gate_proj.weight",
+                                             "mlp.shared_experts.up_proj.weight", "mlp.shared_experts.down_proj.weight"}));
   const std::string d = abl::model::describe(s);
   EXPECT_TRUE(abl::testing::contains_all(d, {"Glm4MoeForCausalLM", "MoE 128x1408 top-8 (renormalised) on 45/46 layers",
                                               "sigmoid router with bias", "ungated shared expert 1408",
