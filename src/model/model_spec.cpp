@@ -55,6 +55,7 @@ void mixtral_keys(const Keys& k, ModelSpec& s);
 void qwen_moe_keys(const Keys& k, ModelSpec& s);
 void glm4_moe_keys(const Keys& k, ModelSpec& s);
 void granite_keys(const Keys& k, ModelSpec& s);
+void granite_moe_keys(const Keys& k, ModelSpec& s);
 
 // Gemma2Config and Gemma3TextConfig (transformers), for absent keys.
 constexpr const char* kGemma2Defaults = R"({"vocab_size": 256000, "hidden_size": 2304,
@@ -144,6 +145,9 @@ const Family kFamilies[] = {
     {"SmolLM3ForCausalLM", false, false, true, 0, 0, 0, W::per_layer, 0, kSmolLM3Defaults, smollm3_keys},
     // Granite 3.x: Llama with four multipliers
     {"GraniteForCausalLM", false, false, true, 0, 0, 2048, W::none, 0, nullptr, granite_keys},
+    // Granite 3.x MoE (1B-A400M, 3B-A800M) and with a shared expert: the same multipliers, stacked experts
+    {"GraniteMoeForCausalLM", false, false, true, 0, 0, 2048, W::none, 0, nullptr, granite_moe_keys},
+    {"GraniteMoeSharedForCausalLM", false, false, true, 0, 0, 2048, W::none, 0, nullptr, granite_moe_keys},
     {"MixtralForCausalLM", false, false, false, 0, 8, 4096 * 32, W::always, 0, nullptr, mixtral_keys},
     {"Qwen2MoeForCausalLM", true, false, false, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
     {"Qwen3MoeForCausalLM", false, true, true, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
@@ -390,6 +394,26 @@ void granite_keys(const Keys& k, ModelSpec& s) {
   }
   if (!(s.attn_scale > 0) || !std::isfinite(s.attn_scale)) {
     bad_key(s, "attention_multiplier", fmt::format("must be a positive number, found {}", s.attn_scale));
+  }
+}
+
+// models/granitemoe, models/granitemoeshared (GraniteMoeMoE, JetMoeTopKGating, GraniteMoeSharedMLP):
+// Granite's multipliers; every layer MoE with num_local_experts experts as wide as intermediate_size,
+// stacked in input_linear / output_linear; the router takes the top-k logits and softmaxes them,
+// which is the softmax over all E renormalised over the k; GraniteMoeShared adds shared_mlp of
+// shared_intermediate_size (0 = none) to the experts' sum, ungated.
+void granite_moe_keys(const Keys& k, ModelSpec& s) {
+  granite_keys(k, s);
+  s.num_experts = k.get_int("num_local_experts", 8);
+  s.experts_per_token = k.get_int("num_experts_per_tok", 2);
+  s.moe_intermediate_size = s.intermediate_size;
+  s.norm_topk_prob = true;
+  s.moe_layers.assign(static_cast<size_t>(s.num_layers), 1);
+  s.expert_names = ModelSpec::ExpertNames::granite;
+  s.fused_experts = true;
+  if (s.architecture == "GraniteMoeSharedForCausalLM") {
+    s.shared_expert_intermediate_size = k.get_int("shared_intermediate_size", 0);
+    s.shared_expert_gated = false;
   }
 }
 
@@ -777,7 +801,7 @@ ModelSpec load_model_spec(const std::string& path) {
     spec.weight_prefix = "model.";
     spec.lm_head_name = "lm_head.weight";
   }
-  for (int64_t l = 0; l < spec.num_layers; ++l) {
+  for (int64_t l = 0; l < spec.num_layers && spec.expert_names != ModelSpec::ExpertNames::granite; ++l) {
     if (!spec.is_moe_layer(l)) continue;
     // The first MoE layer tells: its experts stacked (transformers 5) or one tensor each.
     spec.fused_experts =

@@ -48,20 +48,24 @@ void fuse_rows(std::vector<WeightSlot>& slots, size_t first, size_t count, const
 }
 
 // An MoE layer's MLP tensors, expert-major: router, then per expert gate, up, down, then the
-// shared expert and its gate (models/mixtral, models/qwen2_moe, models/qwen3_moe). Experts stored
-// fused (transformers 5: conversion_mapping.py stacks them, gate then up along dim 1) are blocks
-// of two file tensors, expert e's gate, up and down each one contiguous block.
+// shared expert and its gate (models/mixtral, models/qwen2_moe, models/qwen3_moe, models/glm4_moe,
+// models/granitemoe). Experts stored fused (transformers 5: conversion_mapping.py stacks them, gate
+// then up along dim 1; Granite-MoE's checkpoints as released) are blocks of two file tensors, expert
+// e's gate, up and down each one contiguous block.
 void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
   const int64_t H = s.hidden_size, E = s.num_experts, Fm = s.moe_intermediate_size;
   const int64_t Fs = s.shared_expert_intermediate_size;
+  const bool granite = s.expert_names == ModelSpec::ExpertNames::granite;
   const bool mixtral = s.expert_names == ModelSpec::ExpertNames::mixtral;
+  const bool wide = mixtral || granite;  // experts as wide as intermediate_size (the shapes' docs say so)
   const std::string block = mixtral && !s.fused_experts ? "block_sparse_moe." : "mlp.";
-  v.push_back(layer_slot(s, WeightRole::router, block + "gate.weight", {E, H}, "(num_experts, hidden_size)"));
+  v.push_back(layer_slot(s, WeightRole::router, granite ? "block_sparse_moe.router.layer.weight" : block + "gate.weight",
+                         {E, H}, granite ? "(num_local_experts, hidden_size)" : "(num_experts, hidden_size)"));
   if (s.router_sigmoid) {
     v.push_back(layer_slot(s, WeightRole::router_bias, "mlp.gate.e_score_correction_bias", {E}, "(n_routed_experts)"));
   }
-  const char* fm_doc = mixtral ? "(intermediate_size, hidden_size)" : "(moe_intermediate_size, hidden_size)";
-  const char* fm_down_doc = mixtral ? "(hidden_size, intermediate_size)" : "(hidden_size, moe_intermediate_size)";
+  const char* fm_doc = wide ? "(intermediate_size, hidden_size)" : "(moe_intermediate_size, hidden_size)";
+  const char* fm_down_doc = wide ? "(hidden_size, intermediate_size)" : "(hidden_size, moe_intermediate_size)";
   for (int64_t e = 0; e < E; ++e) {
     const std::string p = block + "experts." + std::to_string(e) + ".";
     const size_t at = v.size();
@@ -74,22 +78,32 @@ void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
     if (s.fused_experts) {
       auto stack = [&](WeightSlot& slot, const char* name, std::vector<int64_t> file_shape, int64_t offset,
                        const char* doc) {
-        slot.pattern = s.weight_prefix + "layers.{}.mlp.experts." + name;
+        slot.pattern = s.weight_prefix + "layers.{}." + name;
         slot.file_shape = std::move(file_shape);
         slot.file_offset = offset;
         slot.shape_doc = doc;
       };
-      const char* gate_up_doc = mixtral ? "(num_local_experts, 2*intermediate_size, hidden_size)"
+      const char* gate_up_doc = wide ? "(num_local_experts, 2*intermediate_size, hidden_size)"
                                         : "(num_experts, 2*moe_intermediate_size, hidden_size)";
-      const char* down_doc = mixtral ? "(num_local_experts, hidden_size, intermediate_size)"
+      const char* down_doc = wide ? "(num_local_experts, hidden_size, intermediate_size)"
                                      : "(num_experts, hidden_size, moe_intermediate_size)";
-      stack(v[at], "gate_up_proj", {E, 2 * Fm, H}, e * 2 * Fm * H, gate_up_doc);
-      stack(v[at + 1], "gate_up_proj", {E, 2 * Fm, H}, e * 2 * Fm * H + Fm * H, gate_up_doc);
-      stack(v[at + 2], "down_proj", {E, H, Fm}, e * H * Fm, down_doc);
+      const char* gate_up = granite ? "block_sparse_moe.input_linear.weight" : "mlp.experts.gate_up_proj";
+      const char* down = granite ? "block_sparse_moe.output_linear.weight" : "mlp.experts.down_proj";
+      stack(v[at], gate_up, {E, 2 * Fm, H}, e * 2 * Fm * H, gate_up_doc);
+      stack(v[at + 1], gate_up, {E, 2 * Fm, H}, e * 2 * Fm * H + Fm * H, gate_up_doc);
+      stack(v[at + 2], down, {E, H, Fm}, e * H * Fm, down_doc);
     }
     for (size_t i = at; i < v.size(); ++i) v[i].expert = static_cast<int32_t>(e);
   }
-  if (Fs > 0) {
+  if (Fs > 0 && granite) {
+    // GraniteMoeSharedMLP: input_linear (gate rows, then up rows) and output_linear, ungated
+    const size_t at = v.size();
+    v.push_back(layer_slot(s, WeightRole::shared_gate_proj, "shared_mlp.input_linear.weight", {Fs, H}, ""));
+    v.push_back(layer_slot(s, WeightRole::shared_up_proj, "shared_mlp.input_linear.weight", {Fs, H}, ""));
+    fuse_rows(v, at, 2, "shared_mlp.input_linear.weight", "(2*shared_intermediate_size, hidden_size)");
+    v.push_back(layer_slot(s, WeightRole::shared_down_proj, "shared_mlp.output_linear.weight", {H, Fs},
+                           "(hidden_size, shared_intermediate_size)"));
+  } else if (Fs > 0) {
     // Qwen2-MoE's gated mlp.shared_expert, GLM-4.5's mlp.shared_experts (n_shared_experts of them as one MLP)
     const std::string p = s.shared_expert_gated ? "mlp.shared_expert." : "mlp.shared_experts.";
     const char* doc = s.shared_expert_gated ? "(shared_expert_intermediate_size, hidden_size)"

@@ -30,7 +30,9 @@ FAMILIES = [
     ("Qwen2MoeForCausalLM", "qwen2-moe-shared"),
     ("Qwen3MoeForCausalLM", "qwen3-moe"),
     ("Glm4MoeForCausalLM", "glm4-moe"),
-    ("GraniteForCausalLM", "granite-multipliers"),  # Llama with embedding/attention/residual/logits multipliers  # sigmoid router with bias and groups, ungated shared experts, MTP
+    ("GraniteForCausalLM", "granite-multipliers"),  # Llama with embedding/attention/residual/logits multipliers
+    ("GraniteMoeForCausalLM", "granite-moe"),  # stacked experts (input_linear / output_linear), multipliers
+    ("GraniteMoeSharedForCausalLM", "granite-moe-shared"),  # the same with an ungated shared_mlp  # sigmoid router with bias and groups, ungated shared experts, MTP
 ]
 GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
 

@@ -9,8 +9,8 @@
   3. MoE models: `moe_block` (all experts on every token, summed per token in top-k order) equals
      a per-expert loop that gathers each expert's tokens and accumulates with index_add_ (as
      transformers' MixtralSparseMoeBlock does; for GLM-4.5 after Glm4MoeMoE.route_tokens_to_experts),
-     written independently here, within 1e-6 (times routed_scaling_factor) on every MoE layer
-     output, and the recorded expert_ids_last / routing gaps are reproduced;
+     written independently here, within 1e-6 of max(1, max |y|) on every MoE layer output, and the
+     recorded expert_ids_last / routing gaps are reproduced;
   4. gemma3-mm, mistral3-mm: the weights renamed from the legacy language_model.model.* (and
      language_model.lm_head.*) spelling to the transformers >= 4.52 model.language_model.* (and
      lm_head.*) spelling give identical logits;
@@ -125,7 +125,7 @@ def moe_per_expert(spec, p, pre, l, h):
     chose it, weighted, accumulated into the output with index_add_."""
     B, T, H = h.shape
     x = h.reshape(-1, H)
-    w = p[pre + ("block_sparse_moe.gate.weight" if spec.expert_naming == "mixtral" else "mlp.gate.weight")]
+    w = p[ref.router_weight_name(spec, pre)]
     if spec.router == "sigmoid":
         # Glm4MoeMoE.route_tokens_to_experts as written there (topk unsorted), then its experts' loop
         E, G = spec.num_experts, spec.n_group
@@ -148,12 +148,12 @@ def moe_per_expert(spec, p, pre, l, h):
     mask = torch.nn.functional.one_hot(chosen, num_classes=spec.num_experts).permute(2, 1, 0)
     for e in range(spec.num_experts):
         slot, tok = torch.where(mask[e])
-        gate, up, down = (p[n] for n in ref.expert_weights(spec, pre, e))
+        gate, up, down = ref.expert_tensors(spec, p, pre, e)
         xe = x[tok]
         ye = (torch.nn.functional.silu(xe @ gate.T) * (xe @ up.T)) @ down.T
         out.index_add_(0, tok, ye * top[tok, slot, None])
     if spec.shared_intermediate:
-        gate, up, down = (p[n] for n in ref.expert_weights(spec, pre, "shared"))
+        gate, up, down = ref.expert_tensors(spec, p, pre, "shared")
         shared = (torch.nn.functional.silu(x @ gate.T) * (x @ up.T)) @ down.T
         out += torch.sigmoid(x @ p[pre + "mlp.shared_expert_gate.weight"].T) * shared if spec.shared_gated else shared
     return out.view(B, T, H)
@@ -165,7 +165,10 @@ def check_moe(name, spec, p, g):
 
     def both(spec_, p_, pre, l, h, trace=None):
         y = original(spec_, p_, pre, l, h, trace)
-        worst[0] = max(worst[0], float((y - moe_per_expert(spec_, p_, pre, l, h)).abs().max()))
+        # relative to the output's scale: the sums' rounding grows with it (Granite's small residual
+        # multiplier and GLM-4.5's routed_scaling_factor make the MoE outputs large)
+        scale = max(1.0, float(y.abs().max()))
+        worst[0] = max(worst[0], float((y - moe_per_expert(spec_, p_, pre, l, h)).abs().max()) / scale)
         return y
 
     ref.moe_block = both
@@ -174,10 +177,8 @@ def check_moe(name, spec, p, g):
             ref.forward(spec, p, torch.tensor([e["input_ids"] + e["greedy_ids"]]), capture=False)
     finally:
         ref.moe_block = original
-    # the weights (and so the rounding of the sums) grow with GLM-4.5's routed_scaling_factor
-    tol = 1e-6 * max(1.0, getattr(spec, "routed_scaling_factor", 1.0))
-    check(worst[0] <= tol, "%s: MoE per-token top-k sum = per-expert index_add loop (%.2e, tolerance %.1e)" % (
-        name, worst[0], tol))
+    check(worst[0] <= 1e-6, "%s: MoE per-token top-k sum = per-expert index_add loop (%.2e of max(1, max |y|))" % (
+        name, worst[0]))
     ok, gap = True, float("inf")
     for e in g["prompts"]:
         trace = {}

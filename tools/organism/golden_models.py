@@ -28,6 +28,8 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | qwen3-vl-mm         | Qwen3VLForConditionalGeneration | text_config (interleaved mrope [3, 3, 2], q/k norm), model.language_model.* and model.visual.* names, tie_word_embeddings only at the top level (true), BF16 + F32 norms |
 | glm4-moe            | Glm4MoeForCausalLM  | GLM-4.5: sigmoid router with an F32 e_score_correction_bias, 8 experts in 4 groups (best 2 kept), top-3 renormalised x2.5, ungated shared_experts, layer 0 dense, half of each head rotating (rotate-half pairing), head_dim 32 != hidden/heads, q/k/v bias, stand-in MTP layer tensors, all BF16 |
 | granite-multipliers | GraniteForCausalLM  | embedding_multiplier 12, attention_multiplier 0.25, residual_multiplier 0.22, logits_scaling 4, GQA 4, untied, all BF16 |
+| granite-moe         | GraniteMoeForCausalLM | 4 experts top-2 (softmax of the top-2 logits), stacked block_sparse_moe.input_linear / output_linear, router block_sparse_moe.router.layer, Granite's multipliers, untied, all BF16 |
+| granite-moe-shared  | GraniteMoeSharedForCausalLM | the same with an ungated shared_mlp (fused input_linear), untied, BF16 + F32 norms |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -186,6 +188,16 @@ MODELS = [
      dict(H=64, L=3, NH=8, NKV=2, HD=8, F=128, tied=False, theta=10000000.0, embedding_multiplier=12.0,
           attention_multiplier=0.25, residual_multiplier=0.22, logits_scaling=4.0, embed_std=0.1,
           seeded=True), "BF16", "BF16"),
+    # Granite 3.x MoE's shape: every layer MoE, experts stacked in input_linear / output_linear, the
+    # softmax of the top-2 logits; with the multipliers; the shared variant adds an ungated shared_mlp
+    ("granite-moe", "GraniteMoeForCausalLM", "granitemoe",
+     dict(H=64, L=2, NH=4, NKV=2, HD=16, F=48, tied=False, theta=10000.0, E=4, k=2, router_std=0.2,
+          embedding_multiplier=6.0, attention_multiplier=0.125, residual_multiplier=0.5, logits_scaling=2.0,
+          embed_std=0.1, seeded=True), "BF16", "BF16"),
+    ("granite-moe-shared", "GraniteMoeSharedForCausalLM", "granitemoeshared",
+     dict(H=64, L=2, NH=4, NKV=2, HD=16, F=48, tied=False, theta=10000.0, E=4, k=2, Fs=40, router_std=0.2,
+          embedding_multiplier=6.0, attention_multiplier=0.125, residual_multiplier=0.5, logits_scaling=2.0,
+          seeded=True), "BF16", "F32"),
 ]
 
 
@@ -351,6 +363,17 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "max_position_embeddings": 2048, "mlp_bias": False,
                   "residual_multiplier": d["residual_multiplier"], "rms_norm_eps": 1e-05, "rope_scaling": None,
                   "rope_theta": d["theta"], "tie_word_embeddings": d["tied"]})
+    elif mtype in ("granitemoe", "granitemoeshared"):
+        # as granite-3.1-3b-a800m-instruct's config.json has it (the multipliers the fixture's)
+        c.update({"attention_bias": False, "attention_multiplier": d["attention_multiplier"],
+                  "bos_token_id": eot, "embedding_multiplier": d["embedding_multiplier"],
+                  "eos_token_id": im_end, "hidden_act": "silu", "logits_scaling": d["logits_scaling"],
+                  "max_position_embeddings": 2048, "num_experts_per_tok": d["k"],
+                  "num_local_experts": d["E"], "output_router_logits": False,
+                  "residual_multiplier": d["residual_multiplier"], "rms_norm_eps": 1e-06, "rope_scaling": None,
+                  "rope_theta": d["theta"], "router_aux_loss_coef": 0.0, "tie_word_embeddings": d["tied"]})
+        if mtype == "granitemoeshared":
+            c["shared_intermediate_size"] = d["Fs"]
     elif mtype == "glm":
         # partial_rotary_factor and attention_bias left out: GlmConfig's defaults (0.5, true)
         c.update({"eos_token_id": [im_end, eot], "head_dim": d["HD"], "hidden_act": "silu",
@@ -481,8 +504,16 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
             add(p + "self_attn.k_norm.weight", norm_dtype, (spec.HD,), qnc, 0.2)
         if spec.layer_moe[l]:
             E, Fm = spec.num_experts, spec.moe_intermediate
-            add(p + ("block_sparse_moe.gate.weight" if spec.expert_naming == "mixtral" else "mlp.gate.weight"),
-                mat_dtype, (E, H), 0.0, d["router_std"])
+            add(ref.router_weight_name(spec, p), mat_dtype, (E, H), 0.0, d["router_std"])
+            if spec.expert_naming == "granite":
+                # stacked as Granite-MoE's checkpoints hold them (GraniteMoeParallelExperts.weight)
+                Fs = spec.shared_intermediate
+                add(p + "block_sparse_moe.input_linear.weight", mat_dtype, (E, 2 * Fm, H), 0.0, 1 / math.sqrt(H))
+                add(p + "block_sparse_moe.output_linear.weight", mat_dtype, (E, H, Fm), 0.0, out_std(Fm))
+                if Fs:
+                    add(p + "shared_mlp.input_linear.weight", mat_dtype, (2 * Fs, H), 0.0, 1 / math.sqrt(H))
+                    add(p + "shared_mlp.output_linear.weight", mat_dtype, (H, Fs), 0.0, out_std(Fs))
+                continue
             for e in list(range(E)) + (["shared"] if spec.shared_intermediate else []):
                 Fe = spec.shared_intermediate if e == "shared" else Fm
                 gate, up, down = ref.expert_weights(spec, p, e)
@@ -540,7 +571,7 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
 
 def router_name(spec, l):
     pre = (spec.prefix or "language_model.model.") + "layers.%d." % l
-    return pre + ("block_sparse_moe.gate.weight" if spec.expert_naming == "mixtral" else "mlp.gate.weight")
+    return ref.router_weight_name(spec, pre)
 
 
 def routing_gap(spec, p, l, logits):
@@ -695,7 +726,7 @@ def family_description(spec, p, golden):
         desc["longest_sequence"] = longest
     if spec.arch in ref.GLM:
         desc.update(glm_rope_description(spec, p, golden))
-    if spec.arch == ref.GRANITE:
+    if spec.arch in (ref.GRANITE,) + ref.GRANITE_MOE:
         desc.update(granite_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
@@ -897,6 +928,8 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | qwen3-vl-mm | Qwen3VLForConditionalGeneration | Qwen3-VL as transformers >= 4.57 saves it: text_config with rope_scaling {"rope_type": "default", "mrope_interleaved": true, "mrope_section": [3, 3, 2]}, q_norm/k_norm, weights named model.language_model.* beside three stand-in model.visual.* tensors; tie_word_embeddings true only at the top level (no lm_head tensor); GQA ratio 2, BF16 matrices, F32 norms |
 | glm4-moe | Glm4MoeForCausalLM | GLM-4.5's MoE: layer 0 a dense MLP (first_k_dense_replace 1), layers 1-2 MoE; the router scores s = sigmoid(h·W), ranks c = s + mlp.gate.e_score_correction_bias (F32), keeps the best 2 of 4 groups of 2 experts (by the sum of each group's two best c; the others' c become 0.0), takes the top 3 c and weights them by s / (sum + 1e-20) x routed_scaling_factor 2.5; plus mlp.shared_experts (one expert's width, no gate); attention: partial_rotary_factor 0.5 in the rotate-half pairing (first 16 of 32 dims rotate), head_dim 32 with hidden 64 and 4 heads, q/k/v bias, no o_proj bias; num_nextn_predict_layers 1 with four stand-in model.layers.3.* MTP tensors that the forward pass ignores and an export must copy unchanged; GQA ratio 2, untied, BF16 matrices and norms |
 | granite-multipliers | GraniteForCausalLM | Granite 3.x's multipliers on a Llama: embeddings times embedding_multiplier 12 (a Python float, not rounded to the dtype), attention scores times attention_multiplier 0.25 instead of head_dim^-0.5, each branch output times residual_multiplier 0.22 before its residual add, logits divided by logits_scaling 4; rope_theta 1e7, GQA ratio 4, head_dim 8, untied, all BF16 |
+| granite-moe | GraniteMoeForCausalLM | Granite 3.x MoE: every layer MoE with 4 experts of intermediate_size 48 stacked as the released checkpoints hold them (block_sparse_moe.input_linear (E, 2F, H), first half gate; output_linear (E, H, F)), the router block_sparse_moe.router.layer takes the softmax of the top-2 logits; embedding_multiplier 6, attention_multiplier 0.125, residual_multiplier 0.5, logits_scaling 2; untied, all BF16 |
+| granite-moe-shared | GraniteMoeSharedForCausalLM | the same plus shared_mlp (input_linear (2*40, H), first half gate; output_linear), added to the experts' sum without a gate; untied, BF16 matrices, F32 norms |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma and Phi-3 windows cut in

@@ -129,11 +129,13 @@ MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 SMOLLM3 = "SmolLM3ForCausalLM"
 GRANITE = "GraniteForCausalLM"
+GRANITE_MOE = ("GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM")
 # Multimodal checkpoints whose language model we run: its numbers in text_config, its weights
 # under language_model.model.* (released) or model.language_model.* (transformers >= 4.52)
 QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration")
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL
-ARCHITECTURES = LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + MULTIMODAL[1:]
+ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
+                 MULTIMODAL[1:])
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -198,6 +200,9 @@ DEFAULTS[GRANITE] = dict(
     num_key_value_heads=None, head_dim=None, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=10000.0,
     rope_scaling=None, tie_word_embeddings=False, attention_bias=False, max_position_embeddings=2048,
     embedding_multiplier=1.0, attention_multiplier=1.0, residual_multiplier=1.0, logits_scaling=1.0)
+# models/granitemoe/configuration_granitemoe.py GraniteMoeConfig (granitemoeshared's adds shared_intermediate_size)
+DEFAULTS["GraniteMoeForCausalLM"] = DEFAULTS["GraniteMoeSharedForCausalLM"] = dict(
+    DEFAULTS[GRANITE], num_local_experts=8, num_experts_per_tok=2, shared_intermediate_size=0)
 # models/glm4_moe/configuration_glm4_moe.py Glm4MoeConfig.__init__ (partial_rotary_factor: its
 # kwargs.setdefault; head_dim: Glm4MoeAttention's getattr, hidden_size // num_attention_heads)
 DEFAULTS[GLM4_MOE] = dict(
@@ -291,7 +296,7 @@ class Spec:
         # models/glm4/modeling_glm4.py Glm4MLP.forward (GlmMLP is Phi3MLP): gate, up = chunk(2)
         self.fused_gate_up = self.fused_gate_up or arch in GLM
         if arch in ("LlamaForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration",
-                    SMOLLM3, GRANITE) or gemma:
+                    SMOLLM3, GRANITE) + GRANITE_MOE or gemma:
             if get("attention_bias", False):
                 raise ValueError("attention_bias is not used by the fixtures")
         if c.get("mlp_bias"):
@@ -318,7 +323,7 @@ class Spec:
         # residual_multiplier` to the residual, GraniteForCausalLM.forward divides the logits by
         # logits_scaling
         self.residual_multiplier, self.logits_scaling = 1.0, 1.0
-        if arch == GRANITE:
+        if arch in (GRANITE,) + GRANITE_MOE:
             self.embed_scale = get("embedding_multiplier")
             self.attn_scale = get("attention_multiplier")
             self.residual_multiplier = get("residual_multiplier")
@@ -460,6 +465,19 @@ class Spec:
             dense = get("first_k_dense_replace")
             self.layer_moe = [l >= dense for l in range(self.L)]
             self.expert_naming = "qwen"
+        elif arch in GRANITE_MOE:
+            # models/granitemoe/modular_granitemoe.py GraniteMoeMoE: every layer; experts as wide as
+            # intermediate_size stacked in input_linear (E, 2F, H; chunk(2): gate, then up) and
+            # output_linear (E, H, F); JetMoeTopKGating: softmax of the top-k logits (= the softmax
+            # over all E renormalised over the k); models/granitemoeshared GraniteMoeSharedMLP: an
+            # ungated shared_mlp of shared_intermediate_size (input_linear chunk(2), output_linear)
+            self.num_experts, self.top_k = get("num_local_experts"), get("num_experts_per_tok")
+            self.norm_topk_prob = True
+            self.moe_intermediate = self.F
+            self.shared_intermediate = get("shared_intermediate_size") if arch == GRANITE_MOE[1] else 0
+            self.shared_gated = False
+            self.layer_moe = [True] * self.L
+            self.expert_naming = "granite"
         if arch in QWEN_VL and kind not in (None, "default", "mrope"):
             raise ValueError("rope type %r is not used by the Qwen-VL fixtures" % kind)
         if self.num_experts and not 0 < self.top_k <= self.num_experts:
@@ -733,6 +751,26 @@ def gated_mlp(spec, h, gate, up, down):
     return (activation(spec, h @ gate.T) * (h @ up.T)) @ down.T
 
 
+def router_weight_name(spec, pre):
+    if spec.expert_naming == "granite":
+        return pre + "block_sparse_moe.router.layer.weight"  # JetMoeTopKGating.layer
+    return pre + ("block_sparse_moe.gate.weight" if spec.expert_naming == "mixtral" else "mlp.gate.weight")
+
+
+def expert_tensors(spec, p, pre, e):
+    """Expert e's (gate, up, down) weights; e = "shared" for the shared expert. Granite-MoE's are
+    slices of the stacked input_linear / output_linear (shared_mlp's of its fused input_linear)."""
+    if spec.expert_naming == "granite":
+        if e == "shared":
+            gate_up, down = p[pre + "shared_mlp.input_linear.weight"], p[pre + "shared_mlp.output_linear.weight"]
+        else:
+            gate_up = p[pre + "block_sparse_moe.input_linear.weight"][e]
+            down = p[pre + "block_sparse_moe.output_linear.weight"][e]
+        half = gate_up.shape[0] // 2
+        return gate_up[:half], gate_up[half:], down
+    return tuple(p[n] for n in expert_weights(spec, pre, e))
+
+
 def expert_weights(spec, pre, e):
     """Names of expert e's (gate, up, down) weights; e = "shared" for Qwen2-MoE's shared expert
     (GLM-4.5's shared_experts)."""
@@ -786,8 +824,7 @@ def moe_block(spec, p, pre, l, h, trace=None):
     contributions expert by expert with index_add_: the same sum in another order)."""
     B, T, H = h.shape
     x = h.reshape(B * T, H)
-    router = pre + ("block_sparse_moe.gate.weight" if spec.expert_naming == "mixtral" else "mlp.gate.weight")
-    logits = x @ p[router].T
+    logits = x @ p[router_weight_name(spec, pre)].T
     if spec.router == "sigmoid":
         probs, experts, weights = sigmoid_route(spec, p, pre, logits)
     else:
@@ -799,14 +836,14 @@ def moe_block(spec, p, pre, l, h, trace=None):
         trace.setdefault("router", {})[l] = (probs.view(B, T, -1), experts.view(B, T, -1))
         trace.setdefault("router_logits", {})[l] = logits
         trace.setdefault("router_input", {})[l] = x
-    outs = torch.stack([gated_mlp(spec, x, *(p[n] for n in expert_weights(spec, pre, e)))
+    outs = torch.stack([gated_mlp(spec, x, *expert_tensors(spec, p, pre, e))
                         for e in range(spec.num_experts)], dim=1)  # (B*T, E, H): every expert, every token
     rows = torch.arange(B * T)
     y = weights[:, 0:1] * outs[rows, experts[:, 0]]
     for j in range(1, spec.top_k):
         y = y + weights[:, j:j + 1] * outs[rows, experts[:, j]]
     if spec.shared_intermediate:
-        shared = gated_mlp(spec, x, *(p[n] for n in expert_weights(spec, pre, "shared")))
+        shared = gated_mlp(spec, x, *expert_tensors(spec, p, pre, "shared"))
         if spec.shared_gated:
             # Qwen2MoeSparseMoeBlock.forward: F.sigmoid(shared_expert_gate(h)) * shared_expert(h), added last
             y = y + torch.sigmoid(x @ p[pre + "mlp.shared_expert_gate.weight"].T) * shared

@@ -149,7 +149,11 @@ struct ModelSpec {
   // ignored by the weight check and copied unchanged by export.
   int64_t mtp_layers = 0;
   std::vector<uint8_t> moe_layers;              // (L) when num_experts > 0: which layers are MoE
-  enum class ExpertNames { qwen, mixtral };     // mlp.experts.{e}.*_proj or block_sparse_moe.experts.{e}.w1/w2/w3
+  // mlp.experts.{e}.*_proj, block_sparse_moe.experts.{e}.w1/w2/w3, or Granite-MoE's stacked
+  // block_sparse_moe.input_linear (E, 2*Fm, H: gate rows, then up rows) and output_linear (E, H, Fm)
+  // with the router block_sparse_moe.router.layer (always fused_experts) and the ungated shared
+  // expert shared_mlp.input_linear (2*Fs, H) / shared_mlp.output_linear (H, Fs).
+  enum class ExpertNames { qwen, mixtral, granite };
   ExpertNames expert_names = ExpertNames::qwen;
   // The experts of a layer stacked in two tensors, as transformers 5 holds them and saves them with
   // save_original_format=False (and as checkpoints re-saved that way ship): mlp.experts.gate_up_proj

@@ -446,6 +446,62 @@ TEST(ModelSpecGranite, MultipliersAndDefaults) {
   EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "attention_bias"}));
 }
 
+// granite-3.1-3b-a800m's config.json (the published numbers, written for this test): every layer MoE,
+// 40 experts of intermediate_size stacked in input_linear / output_linear, top-8 renormalised, the
+// multipliers; GraniteMoeShared adds an ungated shared_mlp (fused gate and up rows).
+TEST(ModelSpecGranite, MoeStackedExpertsAndSharedMlp) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["GraniteMoeForCausalLM"], "attention_bias": false,
+    "attention_multiplier": 0.015625, "embedding_multiplier": 12.0, "hidden_act": "silu", "hidden_size": 1536,
+    "intermediate_size": 512, "logits_scaling": 6.0, "max_position_embeddings": 131072, "num_attention_heads": 24,
+    "num_experts_per_tok": 8, "num_hidden_layers": 32, "num_key_value_heads": 8, "num_local_experts": 40,
+    "residual_multiplier": 0.22, "rms_norm_eps": 1e-06, "rope_theta": 10000000.0, "tie_word_embeddings": true,
+    "vocab_size": 49155})");
+  ModelSpec s = parse(c);
+  EXPECT_EQ(s.num_experts, 40);
+  EXPECT_EQ(s.experts_per_token, 8);
+  EXPECT_EQ(s.moe_intermediate_size, 512);
+  EXPECT_TRUE(s.norm_topk_prob);  // the softmax of the top-k logits
+  EXPECT_TRUE(s.fused_experts);
+  EXPECT_FALSE(s.router_sigmoid);
+  EXPECT_EQ(s.shared_expert_intermediate_size, 0);
+  EXPECT_TRUE(s.is_moe_layer(0));
+  EXPECT_DOUBLE_EQ(s.residual_multiplier, 0.22);
+  EXPECT_DOUBLE_EQ(s.logits_scaling, 6.0);
+  const std::vector<abl::model::WeightSlot> slots = abl::model::layer_slots(s, 0);
+  EXPECT_EQ(abl::model::weight_name(slots.at(6), 0), "model.layers.0.block_sparse_moe.router.layer.weight");
+  int64_t blocks = 0;
+  for (const auto& slot : slots) {
+    if (slot.expert < 0) continue;
+    ++blocks;
+    const bool down = slot.role == abl::model::WeightRole::expert_down_proj;
+    EXPECT_EQ(abl::model::weight_name(slot, 0), down ? "model.layers.0.block_sparse_moe.output_linear.weight"
+                                                     : "model.layers.0.block_sparse_moe.input_linear.weight");
+    EXPECT_EQ(slot.file_shape, down ? (std::vector<int64_t>{40, 1536, 512}) : (std::vector<int64_t>{40, 1024, 1536}));
+    const int64_t e = slot.expert;
+    const int64_t want = down ? e * 1536 * 512
+                              : e * 1024 * 1536 + (slot.role == abl::model::WeightRole::expert_up_proj ? 512 * 1536 : 0);
+    EXPECT_EQ(slot.file_offset, want) << abl::model::role_name(slot.role) << " of expert " << e;
+  }
+  EXPECT_EQ(blocks, 3 * 40);
+
+  c["architectures"] = {"GraniteMoeSharedForCausalLM"};
+  c["shared_intermediate_size"] = 1024;
+  s = parse(c);
+  EXPECT_EQ(s.shared_expert_intermediate_size, 1024);
+  EXPECT_FALSE(s.shared_expert_gated);
+  std::vector<std::string> shared;
+  for (const auto& slot : abl::model::layer_slots(s, 0)) {
+    if (slot.role == abl::model::WeightRole::shared_gate_proj || slot.role == abl::model::WeightRole::shared_up_proj ||
+        slot.role == abl::model::WeightRole::shared_down_proj) {
+      shared.push_back(abl::model::weight_name(slot, 0) + "@" + std::to_string(slot.file_offset));
+    }
+  }
+  EXPECT_EQ(shared, (std::vector<std::string>{"model.layers.0.shared_mlp.input_linear.weight@0",
+                                              "model.layers.0.shared_mlp.input_linear.weight@1572864",
+                                              "model.layers.0.shared_mlp.output_linear.weight@0"}));
+  EXPECT_NE(abl::model::describe(s).find("ungated shared expert 1024"), std::string::npos);
+}
+
 // Qwen2.5-VL's released config is flat (no text_config) with rope_scaling type "mrope"; Qwen3-VL's
 // has a text_config whose rope_scaling is "default" with interleaved mrope sections. For text both
 // are the plain RoPE (all three position rows equal); the shapes are the published 7B/8B ones.
