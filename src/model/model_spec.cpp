@@ -404,11 +404,7 @@ void granite_keys(const Keys& k, ModelSpec& s) {
 // shared_intermediate_size (0 = none) to the experts' sum, ungated.
 void granite_moe_keys(const Keys& k, ModelSpec& s) {
   granite_keys(k, s);
-  s.num_experts = k.get_int("num_local_experts", 8);
-  s.experts_per_token = k.get_int("num_experts_per_tok", 2);
-  s.moe_intermediate_size = s.intermediate_size;
-  s.norm_topk_prob = true;
-  s.moe_layers.assign(static_cast<size_t>(s.num_layers), 1);
+  mixtral_keys(k, s);  // Mixtral's experts, router and layers (GraniteMoeForCausalLM is a MixtralForCausalLM)
   s.expert_names = ModelSpec::ExpertNames::granite;
   s.fused_experts = true;
   if (s.architecture == "GraniteMoeSharedForCausalLM") {
