@@ -162,71 +162,142 @@ Job prepare(const std::string& model_dir, const std::vector<std::vector<float>>&
   }
 
   // Output order: the model's module order (as transformers saves it), then any extra tensors by
-  // name, so that shards hold consecutive layers.
-  std::vector<const io::TensorInfo*> order;
+  // name, so that shards hold consecutive layers. An MXFP4 tensor (its _blocks and _scales in the
+  // files) is written dequantized under its plain name.
+  std::vector<std::string> order;
   std::set<std::string, std::less<>> taken;
   for (const model::ExpectedWeight& w : model::expected_weights(job.spec)) {
-    const io::TensorInfo* t = job.reader->find(w.name);
-    if (!t || !taken.insert(w.name).second) continue;
-    order.push_back(t);
+    const io::TensorInfo* t = w.mxfp4 ? nullptr : job.reader->find(w.name);
+    if ((!t && !w.mxfp4) || !taken.insert(w.name).second) continue;
+    order.push_back(w.name);
     job.weights.emplace_back(w.name, w.layer);
+    if (w.mxfp4) {
+      Item& it = job.items[w.name];
+      it.mxfp4_blocks = &job.reader->tensor(model::mxfp4_blocks_name(w.name));
+      it.mxfp4_scales = &job.reader->tensor(model::mxfp4_scales_name(w.name));
+      it.mxfp4_shape = w.file_shape;
+      taken.insert(it.mxfp4_blocks->name);
+      taken.insert(it.mxfp4_scales->name);
+      job.dequantized = true;
+    }
     // attn.o_proj, and mlp.down_proj: the dense MLP's, every expert's and the shared expert's.
     const int component = w.role == model::WeightRole::o_proj ? 0 : model::is_down_projection(w.role) ? 1 : -1;
     if (component < 0) continue;
     ++job.num_ablatable;
     if (w.role == model::WeightRole::expert_down_proj && !trial.routed_experts) continue;
     if (trial.lambda[static_cast<size_t>(component)][static_cast<size_t>(w.layer)] != 0.0f) {
-      if (opts.format == ExportFormat::adapter && t->shape.size() == 3) {
+      if (opts.format == ExportFormat::adapter && (w.mxfp4 || t->shape.size() == 3)) {
         fail("export --format adapter: '{}' holds the down projections of {} experts in one tensor (the fused "
-             "layout of transformers 5), which no PEFT LoRA module targets; export it merged (--format merged), or "
-             "sweep with --ablate-experts false",
-             w.name, t->shape[0]);
+             "layout of transformers 5, gpt-oss's), which no PEFT LoRA module targets; export it merged (--format "
+             "merged), or sweep with --ablate-experts false",
+             w.name, w.file_shape[0]);
       }
       Item& it = job.items[w.name];
       it.component = component;
       it.layer = w.layer;
+      it.transposed = model::is_transposed(w);
       ++job.num_ablated;
       job.ablated.push_back(w.name);
     }
   }
   for (const io::TensorInfo& t : job.reader->tensors()) {
-    if (taken.insert(t.name).second) order.push_back(&t);
+    if (taken.insert(t.name).second) order.push_back(t.name);
   }
 
   std::vector<io::TensorSpec> specs;
-  for (const io::TensorInfo* t : order) {
+  for (const std::string& name : order) {
+    Item& it = job.items[name];
+    if (!it.mxfp4_shape.empty()) {
+      // transformers' dequantized layout: (E, in, out); BF16 unless --dtype says otherwise (BF16 holds
+      // every MXFP4 value exactly).
+      const std::vector<int64_t>& d = it.mxfp4_shape;
+      it.dtype = opts.dtype.value_or(DType::bf16);
+      specs.push_back(io::TensorSpec{name, it.dtype, {d[0], d[2], d[1]}});
+      continue;
+    }
+    const io::TensorInfo* t = &job.reader->tensor(name);
     if (!t->dtype) {
       fail("{}: tensor '{}' has dtype {}, which export cannot write (supported: {})", t->file, t->name,
            t->dtype_name, io::supported_dtypes());
     }
-    Item& it = job.items[t->name];
     it.src = t;
     it.dtype = opts.dtype.value_or(*t->dtype);
     specs.push_back(io::TensorSpec{t->name, it.dtype, t->shape});
+  }
+  if (job.dequantized) {
+    log::info("export: {} holds MXFP4 experts; they are written dequantized as {} (config.json without "
+              "quantization_config)",
+              model_dir, dtype_name(opts.dtype.value_or(DType::bf16)));
   }
   job.plan = io::plan_shards(partial.string(), std::move(specs), opts.max_shard_bytes);
   return job;
 }
 
+// Writes an MXFP4 tensor dequantized, in transformers' (E, in, out) layout; each (out, in) block
+// ablated first when the trial ablates it (gpt-oss's down_proj: the block is the (H, Fm) matrix).
+void write_mxfp4_tensor(const Job& job, const std::string& name, const Item& it,
+                        const std::vector<std::vector<float>>& directions, const engine::TrialAblation& trial,
+                        io::SafetensorsWriter& w) {
+  const int64_t blocks = it.mxfp4_shape[0], rows = it.mxfp4_shape[1], cols = it.mxfp4_shape[2], n = rows * cols;
+  const size_t out_size = dtype_size(it.dtype);
+  std::vector<uint8_t> packed(static_cast<size_t>(n / 2)), scales(static_cast<size_t>(n / 32));
+  std::vector<float> wf(static_cast<size_t>(n)), wt(wf.size());
+  std::vector<unsigned char> bytes(wf.size() * out_size);
+  for (int64_t b = 0; b < blocks; ++b) {
+    job.reader->read_bytes(*it.mxfp4_blocks, static_cast<uint64_t>(b * n / 2), packed.size(), packed.data());
+    job.reader->read_bytes(*it.mxfp4_scales, static_cast<uint64_t>(b * n / 32), scales.size(), scales.data());
+    for (int64_t i = 0; i < n; ++i) {
+      const uint8_t byte = packed[static_cast<size_t>(i / 2)];
+      wf[static_cast<size_t>(i)] = model::mxfp4_value(i % 2 == 0 ? byte & 0x0F : byte >> 4,
+                                                       scales[static_cast<size_t>(i / 32)]);
+    }
+    if (it.component >= 0) {
+      const size_t l = static_cast<size_t>(it.layer);
+      ablate_weight(wf.data(), rows, cols, directions[static_cast<size_t>(trial.direction[l])].data(),
+                    trial.lambda[static_cast<size_t>(it.component)][l], trial.mode);
+    }
+    for (int64_t r = 0; r < rows; ++r) {
+      for (int64_t c = 0; c < cols; ++c) wt[static_cast<size_t>(c * rows + r)] = wf[static_cast<size_t>(r * cols + c)];
+    }
+    convert_from_f32(wt.data(), it.dtype, bytes.data(), wt.size());
+    w.write_part(name, static_cast<uint64_t>(b * n) * out_size, bytes.data(), bytes.size());
+  }
+}
+
 // The output bytes of one tensor, written through `w`.
-void write_tensor(const Job& job, const Item& it, const std::vector<std::vector<float>>& directions,
-                  const engine::TrialAblation& trial, io::SafetensorsWriter& w) {
+void write_tensor(const Job& job, const std::string& name, const Item& it,
+                  const std::vector<std::vector<float>>& directions, const engine::TrialAblation& trial,
+                  io::SafetensorsWriter& w) {
+  if (it.mxfp4_blocks) {
+    write_mxfp4_tensor(job, name, it, directions, trial, w);
+    return;
+  }
   const io::TensorInfo& t = *it.src;
   const size_t out_size = dtype_size(it.dtype);
   if (it.component >= 0) {
     // W' in fp32 from the source values, rounded once to the output dtype. A (E, H, Fm) tensor is
     // the down projections of E fused experts: each is ablated on its own, as when stored apart,
-    // one at a time (a 235B model's stack holds 805 M values).
+    // one at a time (a 235B model's stack holds 805 M values). gpt-oss stores each block
+    // transposed, (Fm, H): it is ablated as its transpose, the (H, Fm) matrix it is.
     const bool stacked = t.shape.size() == 3;
-    const int64_t blocks = stacked ? t.shape[0] : 1, rows = stacked ? t.shape[1] : t.shape[0];
-    const int64_t n = t.numel / std::max<int64_t>(blocks, 1), cols = n / std::max<int64_t>(rows, 1);
+    const int64_t blocks = stacked ? t.shape[0] : 1, stored_rows = stacked ? t.shape[1] : t.shape[0];
+    const int64_t n = t.numel / std::max<int64_t>(blocks, 1), stored_cols = n / std::max<int64_t>(stored_rows, 1);
+    const int64_t rows = it.transposed ? stored_cols : stored_rows, cols = n / std::max<int64_t>(rows, 1);
     const size_t l = static_cast<size_t>(it.layer);
     const float* v = directions[static_cast<size_t>(trial.direction[l])].data();
-    std::vector<float> wf(static_cast<size_t>(n));
+    std::vector<float> wf(static_cast<size_t>(n)), wt(it.transposed ? wf.size() : 0);
     std::vector<unsigned char> bytes(wf.size() * out_size);
+    const auto transpose = [](const float* a, int64_t r, int64_t c, float* out) {
+      for (int64_t i = 0; i < r; ++i) {
+        for (int64_t j = 0; j < c; ++j) out[j * r + i] = a[i * c + j];
+      }
+    };
     for (int64_t b = 0; b < blocks; ++b) {
       job.reader->read_f32(t, b * n, n, wf.data());
-      ablate_weight(wf.data(), rows, cols, v, trial.lambda[static_cast<size_t>(it.component)][l], trial.mode);
+      if (it.transposed) transpose(wf.data(), stored_rows, stored_cols, wt.data());
+      float* w_out = it.transposed ? wt.data() : wf.data();
+      ablate_weight(w_out, rows, cols, v, trial.lambda[static_cast<size_t>(it.component)][l], trial.mode);
+      if (it.transposed) transpose(wt.data(), rows, cols, wf.data());
       convert_from_f32(wf.data(), it.dtype, bytes.data(), wf.size());
       w.write_part(t.name, static_cast<uint64_t>(b * n) * out_size, bytes.data(), bytes.size());
     }
@@ -247,13 +318,15 @@ void write_tensor(const Job& job, const Item& it, const std::vector<std::vector<
   }
 }
 
-// config.json as the source has it, byte for byte, unless --dtype changes its dtype; then it is
-// rewritten with its key order and every other key kept.
-void write_config(const std::string& model_dir, const fs::path& partial, const std::optional<DType>& dtype) {
+// config.json as the source has it, byte for byte, unless --dtype changes its dtype or MXFP4 tensors
+// were written dequantized (quantization_config goes); then it is rewritten with its key order and
+// every other key kept.
+void write_config(const std::string& model_dir, const fs::path& partial, const std::optional<DType>& dtype,
+                  bool dequantized) {
   const fs::path path = fs::path(model_dir) / "config.json";
   const fs::path dest = partial / "config.json";
   nlohmann::ordered_json config;
-  if (dtype) {
+  if (dtype || dequantized) {
     std::ifstream in(path, std::ios::binary);
     ABL_CHECK(in, "{}: cannot read", path.string());
     try {
@@ -264,6 +337,7 @@ void write_config(const std::string& model_dir, const fs::path& partial, const s
     ABL_CHECK(config.is_object(), "{}: not a JSON object", path.string());
   }
   nlohmann::ordered_json updated = config;
+  if (dequantized) updated.erase("quantization_config");
   if (dtype) {
     // Newer transformers write "dtype", older "torch_dtype": update whichever is there.
     const char* name = torch_dtype_name(*dtype);
@@ -413,7 +487,7 @@ ExportResult export_model(const std::string& model_dir, const std::vector<std::v
         const auto ts = std::chrono::steady_clock::now();
         io::SafetensorsWriter w((partial / job.plan.file_names[s]).string(), job.plan.tensors[s], metadata);
         for (const io::TensorSpec& spec : job.plan.tensors[s]) {
-          write_tensor(job, job.items.at(spec.name), directions, trial, w);
+          write_tensor(job, spec.name, job.items.at(spec.name), directions, trial, w);
         }
         w.finish();
         const std::string hex = sha256_file((partial / job.plan.file_names[s]).string());
@@ -447,7 +521,7 @@ ExportResult export_model(const std::string& model_dir, const std::vector<std::v
     collectively(comm, [&] {
       if (rank != 0) return;
       io::write_shard_index(partial.string(), job.plan);
-      write_config(model_dir, partial, opts.dtype);
+      write_config(model_dir, partial, opts.dtype, job.dequantized);
       for (const char* name : kSideFiles) {
         const fs::path from = fs::path(model_dir) / name;
         if (!fs::is_regular_file(from)) continue;

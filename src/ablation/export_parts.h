@@ -22,6 +22,12 @@ struct Item {
   DType dtype = DType::f32;  // output dtype
   int component = -1;        // 0 = o_proj, 1 = down_proj when ablated, else -1
   int64_t layer = -1;
+  bool transposed = false;   // blocks stored (in, out), as gpt-oss's down_proj (E, Fm, H)
+  // An MXFP4 tensor (gpt-oss as released; src is then null): its blocks and scales, the dequantized
+  // (E, out, in) shape they hold, written dequantized as transformers' plain (E, in, out) tensor.
+  const io::TensorInfo* mxfp4_blocks = nullptr;
+  const io::TensorInfo* mxfp4_scales = nullptr;
+  std::vector<int64_t> mxfp4_shape;
 };
 
 // Everything step 1 derives; identical on every rank.
@@ -30,6 +36,7 @@ struct Job {
   std::unique_ptr<io::SafetensorsReader> reader;
   std::map<std::string, Item> items;
   io::ShardPlan plan;
+  bool dequantized = false;  // MXFP4 tensors written dequantized: config.json loses quantization_config
   size_t num_ablated = 0;
   size_t num_ablatable = 0;  // o_proj and down projection tensors in the files
   std::vector<std::string> ablated;  // the ablated tensors in module order

@@ -53,6 +53,8 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
       case model::WeightRole::q_norm: w.q_norm = p; break;
       case model::WeightRole::k_norm: w.k_norm = p; break;
       case model::WeightRole::o_proj: w.wo = p; break;
+      case model::WeightRole::o_bias: w.bo = p; break;
+      case model::WeightRole::attn_sinks: w.sinks = p; break;
       case model::WeightRole::post_attn_norm: w.post_attn_norm = p; break;
       case model::WeightRole::mlp_norm: w.mlp_norm = p; break;
       case model::WeightRole::gate_proj: w.w_gate = p; break;
@@ -61,9 +63,13 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
       case model::WeightRole::post_mlp_norm: w.post_mlp_norm = p; break;
       case model::WeightRole::router: w.router = p; break;
       case model::WeightRole::router_bias: w.router_bias = p; break;
+      case model::WeightRole::router_logit_bias: w.router_logit_bias = p; break;
       case model::WeightRole::expert_gate_proj: w.experts.at(static_cast<size_t>(e)).w_gate = p; break;
       case model::WeightRole::expert_up_proj: w.experts.at(static_cast<size_t>(e)).w_up = p; break;
       case model::WeightRole::expert_down_proj: w.experts.at(static_cast<size_t>(e)).w_down = p; break;
+      case model::WeightRole::expert_gate_bias: w.experts.at(static_cast<size_t>(e)).b_gate = p; break;
+      case model::WeightRole::expert_up_bias: w.experts.at(static_cast<size_t>(e)).b_up = p; break;
+      case model::WeightRole::expert_down_bias: w.experts.at(static_cast<size_t>(e)).b_down = p; break;
       case model::WeightRole::shared_gate_proj: w.shared.w_gate = p; break;
       case model::WeightRole::shared_up_proj: w.shared.w_up = p; break;
       case model::WeightRole::shared_down_proj: w.shared.w_down = p; break;

@@ -56,6 +56,7 @@ void qwen_moe_keys(const Keys& k, ModelSpec& s);
 void glm4_moe_keys(const Keys& k, ModelSpec& s);
 void granite_keys(const Keys& k, ModelSpec& s);
 void granite_moe_keys(const Keys& k, ModelSpec& s);
+void gpt_oss_keys(const Keys& k, ModelSpec& s);
 
 // Gemma2Config and Gemma3TextConfig (transformers), for absent keys.
 constexpr const char* kGemma2Defaults = R"({"vocab_size": 256000, "hidden_size": 2304,
@@ -105,6 +106,14 @@ constexpr const char* kGlm4MoeDefaults = R"({"vocab_size": 151552, "hidden_size"
   "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128, "routed_scaling_factor": 1.0,
   "n_group": 1, "topk_group": 1, "first_k_dense_replace": 1, "norm_topk_prob": true, "use_qk_norm": false,
   "num_nextn_predict_layers": 0})";
+// GptOssConfig (its __post_init__ sets layer_types and the yarn rope_parameters when absent).
+constexpr const char* kGptOssDefaults = R"({"num_hidden_layers": 36, "num_local_experts": 128,
+  "vocab_size": 201088, "hidden_size": 2880, "intermediate_size": 2880, "head_dim": 64, "num_attention_heads": 64,
+  "num_key_value_heads": 8, "sliding_window": 128, "tie_word_embeddings": false, "hidden_act": "silu",
+  "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 150000.0, "rope_parameters": {
+  "rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": false,
+  "original_max_position_embeddings": 4096}, "num_experts_per_tok": 4, "swiglu_alpha": 1.702, "swiglu_limit": 7.0,
+  "attention_bias": true})";
 constexpr const char* kGemma3Defaults = R"({"vocab_size": 262208, "hidden_size": 2304,
   "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
   "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
@@ -153,6 +162,8 @@ const Family kFamilies[] = {
     {"Qwen3MoeForCausalLM", false, true, true, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
     // GLM-4.5, GLM-4.5-Air, GLM-4.6: sigmoid router with correction bias, ungated shared experts
     {"Glm4MoeForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kGlm4MoeDefaults, glm4_moe_keys},
+    // gpt-oss-20b, gpt-oss-120b: attention sinks, biases everywhere, clamped SwiGLU experts
+    {"GptOssForCausalLM", false, false, false, 0, 0, 0, W::per_layer, 0, kGptOssDefaults, gpt_oss_keys},
 };
 
 // Where a model's keys are read: its config (or the text_config of a multimodal one), then the
@@ -480,6 +491,39 @@ void glm4_moe_keys(const Keys& k, ModelSpec& s) {
   s.expert_names = ModelSpec::ExpertNames::qwen;
 }
 
+// models/gpt_oss (GptOssConfig, GptOssAttention, eager_attention_forward, GptOssTopKRouter,
+// GptOssExperts): q/k/v/o biases (attention_bias), a learned sink logit per head, alternate layers
+// sliding (layer_types; by default the even ones); every layer MoE: num_local_experts experts as wide
+// as intermediate_size, the router's logits with a bias, the softmax of the top-k logits (the softmax
+// over all renormalised over the k), biased experts with the clamped SwiGLU (swiglu_alpha and
+// swiglu_limit, 1.702 and 7.0 as GptOssExperts fixes them).
+void gpt_oss_keys(const Keys& k, ModelSpec& s) {
+  const bool bias = k.get_bool("attention_bias", true);
+  s.qkv_bias = bias;
+  s.o_bias = bias;
+  s.attn_sinks = true;
+  s.sliding_window = k.get_int("sliding_window", 0);
+  if (s.sliding_window > 0) sliding_layers_from(k, s, [](int64_t l) { return (l + 1) % 2 == 1; });
+  s.num_experts = k.get_int("num_local_experts");
+  s.experts_per_token = k.get_int("num_experts_per_tok");
+  s.moe_intermediate_size = s.intermediate_size;
+  s.norm_topk_prob = true;
+  s.moe_layers.assign(static_cast<size_t>(s.num_layers), 1);
+  s.expert_names = ModelSpec::ExpertNames::gpt_oss;
+  s.fused_experts = true;
+  s.expert_bias = true;
+  s.router_logit_bias = true;
+  s.activation = Activation::swiglu_clamped;
+  s.swiglu_alpha = k.get_double("swiglu_alpha");
+  s.swiglu_limit = k.get_double("swiglu_limit");
+  if (!(s.swiglu_alpha > 0) || !std::isfinite(s.swiglu_alpha)) {
+    bad_key(s, "swiglu_alpha", fmt::format("must be a positive number, found {}", s.swiglu_alpha));
+  }
+  if (!(s.swiglu_limit > 0) || !std::isfinite(s.swiglu_limit)) {
+    bad_key(s, "swiglu_limit", fmt::format("must be a positive number, found {}", s.swiglu_limit));
+  }
+}
+
 }  // namespace
 
 bool ModelSpec::is_moe_layer(int64_t layer) const {
@@ -797,7 +841,19 @@ ModelSpec load_model_spec(const std::string& path) {
     spec.weight_prefix = "model.";
     spec.lm_head_name = "lm_head.weight";
   }
-  for (int64_t l = 0; l < spec.num_layers && spec.expert_names != ModelSpec::ExpertNames::granite; ++l) {
+  if (spec.expert_names == ModelSpec::ExpertNames::gpt_oss) {
+    // gpt-oss as released holds its experts in MXFP4 (mlp.experts.*_blocks / *_scales).
+    spec.mxfp4_experts =
+        reader.find(fmt::format("{}layers.0.mlp.experts.gate_up_proj_blocks", spec.weight_prefix)) != nullptr;
+    if (spec.mxfp4_experts && (spec.hidden_size % 32 != 0 || spec.moe_intermediate_size % 32 != 0)) {
+      fail("{}: MXFP4 experts need hidden_size and intermediate_size divisible by 32 (blocks of 32 values), "
+           "found {} and {}",
+           path, spec.hidden_size, spec.moe_intermediate_size);
+    }
+  }
+  for (int64_t l = 0; l < spec.num_layers && spec.expert_names != ModelSpec::ExpertNames::granite &&
+                      spec.expert_names != ModelSpec::ExpertNames::gpt_oss;
+       ++l) {
     if (!spec.is_moe_layer(l)) continue;
     // The first MoE layer tells: its experts stacked (transformers 5) or one tensor each.
     spec.fused_experts =

@@ -27,12 +27,17 @@ std::string describe(const ModelSpec& s) {
   if (s.multimodal) flags += ", the language model of a multimodal checkpoint";
   if (s.qkv_bias) flags += ", qkv bias";
   if (s.qk_norm) flags += ", q/k norm";
+  if (s.o_bias) flags += ", o_proj bias";
+  if (s.attn_sinks) flags += ", attention sinks";
   if (s.fused_qkv || s.fused_gate_up) flags += s.fused_qkv ? ", fused qkv/gate_up" : ", fused gate_up";
   if (s.norm_plus_one) flags += ", (1+w) norms";
   if (s.sandwich_norms) {
     flags += s.sandwich_names == ModelSpec::SandwichNames::glm4 ? ", post norms (GLM-4)" : ", sandwich norms";
   }
   if (s.activation == Activation::gelu_tanh) flags += ", GeGLU (tanh)";
+  if (s.activation == Activation::swiglu_clamped) {
+    flags += fmt::format(", clamped SwiGLU (alpha {:g}, limit {:g})", s.swiglu_alpha, s.swiglu_limit);
+  }
   if (s.embed_scale != 1.0) flags += fmt::format(", embeddings x{:.6g}", s.embed_scale);
   if (s.attn_scale > 0) flags += fmt::format(", score scale {:.6g}", s.attn_scale);
   if (s.residual_multiplier != 1.0) flags += fmt::format(", branches x{:.6g}", s.residual_multiplier);
@@ -54,7 +59,15 @@ std::string describe(const ModelSpec& s) {
                            s.shared_expert_intermediate_size);
     }
     if (s.mtp_layers > 0) flags += fmt::format(", {} MTP layer{} not run", s.mtp_layers, s.mtp_layers == 1 ? "" : "s");
-    if (s.fused_experts) flags += ", experts fused (E,2*Fm,H)+(E,H,Fm)";
+    if (s.router_logit_bias) flags += ", router bias";
+    if (s.expert_bias) flags += ", biased experts";
+    if (s.mxfp4_experts) {
+      flags += ", experts MXFP4 (E,2*Fm interleaved,H)+(E,H,Fm)";
+    } else if (s.expert_names == ModelSpec::ExpertNames::gpt_oss) {
+      flags += ", experts fused (E,H,2*Fm interleaved)+(E,Fm,H)";
+    } else if (s.fused_experts) {
+      flags += ", experts fused (E,2*Fm,H)+(E,H,Fm)";
+    }
   }
   if (s.sliding_window) {
     int64_t n = s.num_layers;
@@ -89,6 +102,9 @@ std::string fingerprint(const ModelSpec& s) {
                      s.moe_intermediate_size, s.shared_expert_intermediate_size, s.norm_topk_prob,
                      fmt::join(s.moe_layers, ""), static_cast<int>(s.expert_names), s.fused_experts);
   out += fmt::format("|granite {:a} {:a}", s.residual_multiplier, s.logits_scaling);
+  out += fmt::format("|gpt-oss obias {} sinks {} swiglu {:a} {:a} expert bias {} router bias {}", s.o_bias,
+                     s.attn_sinks, s.swiglu_alpha, s.swiglu_limit, s.expert_bias, s.router_logit_bias);
+  out += fmt::format(" mxfp4 {}", s.mxfp4_experts);
   out += fmt::format("|router sigmoid {} groups {} {} scale {:a} shared gated {} mtp {}", s.router_sigmoid,
                      s.expert_groups, s.topk_groups, s.routed_scaling_factor, s.shared_expert_gated, s.mtp_layers);
   out += fmt::format("|tokens bos {} eos [{}] pad {} dtype {}", s.bos_token_id ? *s.bos_token_id : -1,

@@ -147,6 +147,18 @@ const Preset kPresets[] = {
       "first_k_dense_replace": 1, "num_nextn_predict_layers": 1, "max_position_embeddings": 131072,
       "rms_norm_eps": 1e-05, "rope_theta": 1000000, "tie_word_embeddings": false, "pad_token_id": 151329,
       "eos_token_id": [151329, 151336, 151338], "torch_dtype": "bfloat16"})"},
+    // gpt-oss as published (layer_types, the yarn rope and the swiglu keys as GptOssConfig sets them
+    // when absent); the released experts are MXFP4, the synthetic ones plain.
+    {"gpt-oss-20b", R"({"architectures": ["GptOssForCausalLM"], "vocab_size": 201088, "hidden_size": 2880,
+      "intermediate_size": 2880, "num_hidden_layers": 24, "num_attention_heads": 64, "num_key_value_heads": 8,
+      "head_dim": 64, "num_local_experts": 32, "num_experts_per_tok": 4, "sliding_window": 128,
+      "attention_bias": true, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 150000,
+      "tie_word_embeddings": false, "eos_token_id": 200002, "pad_token_id": 199999, "torch_dtype": "bfloat16"})"},
+    {"gpt-oss-120b", R"({"architectures": ["GptOssForCausalLM"], "vocab_size": 201088, "hidden_size": 2880,
+      "intermediate_size": 2880, "num_hidden_layers": 36, "num_attention_heads": 64, "num_key_value_heads": 8,
+      "head_dim": 64, "num_local_experts": 128, "num_experts_per_tok": 4, "sliding_window": 128,
+      "attention_bias": true, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 150000,
+      "tie_word_embeddings": false, "eos_token_id": 200002, "pad_token_id": 199999, "torch_dtype": "bfloat16"})"},
 };
 
 constexpr std::string_view kPrefix = "synthetic:";
@@ -214,6 +226,12 @@ void synthetic_weight_values(const ExpectedWeight& w, int64_t first, int64_t cou
     case WeightRole::q_bias:
     case WeightRole::k_bias:
     case WeightRole::v_bias:
+    case WeightRole::o_bias:
+    case WeightRole::attn_sinks:
+    case WeightRole::router_logit_bias:
+    case WeightRole::expert_gate_bias:
+    case WeightRole::expert_up_bias:
+    case WeightRole::expert_down_bias:
       half_width = 0.02f;
       break;
     case WeightRole::embed:
@@ -226,7 +244,7 @@ void synthetic_weight_values(const ExpectedWeight& w, int64_t first, int64_t cou
   }
   const uint64_t key = splitmix64(fnv1a(w.name) ^ splitmix64(seed));
   for (int64_t i = 0; i < count; ++i) {
-    uint64_t u = splitmix64(key + static_cast<uint64_t>(w.file_offset + first + i) * 0x9e3779b97f4a7c15ull);
+    uint64_t u = splitmix64(key + static_cast<uint64_t>(file_index(w, first + i)) * 0x9e3779b97f4a7c15ull);
     // 24 random bits -> (-1, 1), symmetric around 0.
     float r = (static_cast<float>(u >> 40) + 0.5f) * (2.0f / 16777216.0f) - 1.0f;
     out[i] = center + half_width * r;

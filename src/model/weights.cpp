@@ -4,6 +4,7 @@
 #include "abl/model/weights.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <set>
 
@@ -47,12 +48,60 @@ void fuse_rows(std::vector<WeightSlot>& slots, size_t first, size_t count, const
   }
 }
 
+// gpt-oss's MoE MLP (models/gpt_oss: GptOssTopKRouter, GptOssExperts): the router with its bias,
+// then per expert gate, up, down and their biases as views of the stacked tensors, which hold each
+// expert transposed (x @ W) with gate and up interleaved (GptOssExperts._apply_gate: gate_up[..., ::2],
+// gate_up[..., 1::2]).
+void add_gpt_oss_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
+  const int64_t H = s.hidden_size, E = s.num_experts, Fm = s.moe_intermediate_size;
+  v.push_back(layer_slot(s, WeightRole::router, "mlp.router.weight", {E, H}, "(num_local_experts, hidden_size)"));
+  v.push_back(layer_slot(s, WeightRole::router_logit_bias, "mlp.router.bias", {E}, "(num_local_experts)"));
+  auto view = [&](WeightRole role, const char* name, std::vector<int64_t> shape, std::vector<int64_t> file_shape,
+                  int64_t offset, std::vector<int64_t> strides, const char* doc, int64_t e) {
+    WeightSlot slot = layer_slot(s, role, std::string("mlp.experts.") + name, std::move(shape), doc);
+    slot.file_shape = std::move(file_shape);
+    slot.file_offset = offset;
+    slot.file_strides = std::move(strides);
+    slot.expert = static_cast<int32_t>(e);
+    v.push_back(std::move(slot));
+  };
+  const char* gate_up_doc = "(num_local_experts, hidden_size, 2*intermediate_size)";
+  const char* bias_doc = "(num_local_experts, 2*intermediate_size)";
+  for (int64_t e = 0; e < E; ++e) {
+    if (s.mxfp4_experts) {
+      // As released: the dequantized tensors are (E, 2*Fm, H), gate and up interleaved rows, and
+      // (E, H, Fm) (transformers' dequantize transposes them into the plain layout).
+      const int64_t gu = e * 2 * Fm * H;
+      const char* doc = "MXFP4 (num_local_experts, 2*intermediate_size, hidden_size)";
+      view(WeightRole::expert_gate_proj, "gate_up_proj", {Fm, H}, {E, 2 * Fm, H}, gu, {2 * H, 1}, doc, e);
+      view(WeightRole::expert_up_proj, "gate_up_proj", {Fm, H}, {E, 2 * Fm, H}, gu + H, {2 * H, 1}, doc, e);
+      view(WeightRole::expert_down_proj, "down_proj", {H, Fm}, {E, H, Fm}, e * H * Fm, {},
+           "MXFP4 (num_local_experts, hidden_size, intermediate_size)", e);
+      for (size_t i = v.size() - 3; i < v.size(); ++i) v[i].mxfp4 = true;
+    } else {
+      const int64_t gu = e * H * 2 * Fm;  // expert e's (H, 2*Fm) block: element (h, j) at gu + h*2*Fm + j
+      view(WeightRole::expert_gate_proj, "gate_up_proj", {Fm, H}, {E, H, 2 * Fm}, gu, {2, 2 * Fm}, gate_up_doc, e);
+      view(WeightRole::expert_up_proj, "gate_up_proj", {Fm, H}, {E, H, 2 * Fm}, gu + 1, {2, 2 * Fm}, gate_up_doc, e);
+      view(WeightRole::expert_down_proj, "down_proj", {H, Fm}, {E, Fm, H}, e * Fm * H, {1, H},
+           "(num_local_experts, intermediate_size, hidden_size)", e);
+    }
+    view(WeightRole::expert_gate_bias, "gate_up_proj_bias", {Fm}, {E, 2 * Fm}, e * 2 * Fm, {2}, bias_doc, e);
+    view(WeightRole::expert_up_bias, "gate_up_proj_bias", {Fm}, {E, 2 * Fm}, e * 2 * Fm + 1, {2}, bias_doc, e);
+    view(WeightRole::expert_down_bias, "down_proj_bias", {H}, {E, H}, e * H, {1}, "(num_local_experts, hidden_size)",
+         e);
+  }
+}
+
 // An MoE layer's MLP tensors, expert-major: router, then per expert gate, up, down, then the
 // shared expert and its gate (models/mixtral, models/qwen2_moe, models/qwen3_moe, models/glm4_moe,
 // models/granitemoe). Experts stored fused (transformers 5: conversion_mapping.py stacks them, gate
 // then up along dim 1; Granite-MoE's checkpoints as released) are blocks of two file tensors, expert
 // e's gate, up and down each one contiguous block.
 void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
+  if (s.expert_names == ModelSpec::ExpertNames::gpt_oss) {
+    add_gpt_oss_moe_slots(s, v);
+    return;
+  }
   const int64_t H = s.hidden_size, E = s.num_experts, Fm = s.moe_intermediate_size;
   const int64_t Fs = s.shared_expert_intermediate_size;
   const bool granite = s.expert_names == ModelSpec::ExpertNames::granite;
@@ -133,7 +182,64 @@ bool is_mtp_tensor(const ModelSpec& spec, const std::string& name) {
          l < spec.num_layers + spec.mtp_layers;
 }
 
+// The blocks and scales of an MXFP4 slot: present, U8, shaped after the dequantized file_shape.
+void check_mxfp4(const ExpectedWeight& e, const io::SafetensorsReader& reader,
+                 std::set<std::string, std::less<>>& expected, WeightCheck& out) {
+  std::vector<int64_t> blocks_shape(e.file_shape.begin(), e.file_shape.end() - 1), scales_shape;
+  const int64_t in = e.file_shape.back();
+  blocks_shape.push_back(in / 32);
+  scales_shape = blocks_shape;
+  blocks_shape.push_back(16);
+  const std::pair<std::string, std::vector<int64_t>> parts[] = {{mxfp4_blocks_name(e.name), blocks_shape},
+                                                                {mxfp4_scales_name(e.name), scales_shape}};
+  for (const auto& [name, shape] : parts) {
+    expected.insert(name);
+    const io::TensorInfo* t = reader.find(name);
+    if (!t) {
+      out.problems.push_back(fmt::format("missing tensor '{}'", name));
+      continue;
+    }
+    if (t->dtype_name != "U8") {
+      out.problems.push_back(fmt::format("'{}' in {}: dtype {}, expected U8 (MXFP4)", name, t->file, t->dtype_name));
+    }
+    if (t->shape != shape) {
+      out.problems.push_back(fmt::format("'{}' in {}: shape {}, expected {} for {} {}", name, t->file,
+                                         io::format_shape(t->shape), io::format_shape(shape), e.name, e.shape_doc));
+    }
+  }
+}
+
+// Elements [first, first + count) of an MXFP4 slot: the bytes of the blocks that hold them, read once.
+void read_mxfp4(const io::SafetensorsReader& reader, const ExpectedWeight& w, int64_t first, int64_t count,
+                float* out) {
+  int64_t lo = file_index(w, first), hi = lo;
+  for (int64_t i = first; i < first + count; ++i) {
+    const int64_t at = file_index(w, i);
+    lo = std::min(lo, at);
+    hi = std::max(hi, at);
+  }
+  const int64_t b0 = lo / 32, n = hi / 32 - b0 + 1;
+  std::vector<uint8_t> blocks(static_cast<size_t>(n * 16)), scales(static_cast<size_t>(n));
+  reader.read_bytes(reader.tensor(mxfp4_blocks_name(w.name)), static_cast<uint64_t>(b0 * 16), blocks.size(),
+                    blocks.data());
+  reader.read_bytes(reader.tensor(mxfp4_scales_name(w.name)), static_cast<uint64_t>(b0), scales.size(), scales.data());
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t at = file_index(w, first + i), b = at / 32 - b0, j = at % 32;
+    const uint8_t byte = blocks[static_cast<size_t>(b * 16 + j / 2)];
+    out[i] = mxfp4_value(j % 2 == 0 ? byte & 0x0F : byte >> 4, scales[static_cast<size_t>(b)]);
+  }
+}
+
 }  // namespace
+
+std::string mxfp4_blocks_name(const std::string& name) { return name + "_blocks"; }
+std::string mxfp4_scales_name(const std::string& name) { return name + "_scales"; }
+
+float mxfp4_value(uint8_t nibble, uint8_t scale) {
+  static constexpr float kE2M1[16] = {0.0f,  0.5f,  1.0f,  1.5f,  2.0f,  3.0f,  4.0f,  6.0f,
+                                      -0.0f, -0.5f, -1.0f, -1.5f, -2.0f, -3.0f, -4.0f, -6.0f};
+  return std::ldexp(kE2M1[nibble & 0x0F], static_cast<int>(scale) - 127);
+}
 
 std::string_view role_name(WeightRole role) {
   switch (role) {
@@ -148,6 +254,8 @@ std::string_view role_name(WeightRole role) {
     case WeightRole::q_norm: return "q_norm";
     case WeightRole::k_norm: return "k_norm";
     case WeightRole::o_proj: return "o_proj";
+    case WeightRole::o_bias: return "o_bias";
+    case WeightRole::attn_sinks: return "attn_sinks";
     case WeightRole::post_attn_norm: return "post_attn_norm";
     case WeightRole::mlp_norm: return "mlp_norm";
     case WeightRole::gate_proj: return "gate_proj";
@@ -156,9 +264,13 @@ std::string_view role_name(WeightRole role) {
     case WeightRole::post_mlp_norm: return "post_mlp_norm";
     case WeightRole::router: return "router";
     case WeightRole::router_bias: return "router_bias";
+    case WeightRole::router_logit_bias: return "router_logit_bias";
     case WeightRole::expert_gate_proj: return "expert_gate_proj";
     case WeightRole::expert_up_proj: return "expert_up_proj";
     case WeightRole::expert_down_proj: return "expert_down_proj";
+    case WeightRole::expert_gate_bias: return "expert_gate_bias";
+    case WeightRole::expert_up_bias: return "expert_up_bias";
+    case WeightRole::expert_down_bias: return "expert_down_bias";
     case WeightRole::shared_gate_proj: return "shared_gate_proj";
     case WeightRole::shared_up_proj: return "shared_up_proj";
     case WeightRole::shared_down_proj: return "shared_down_proj";
@@ -199,7 +311,9 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     add(WeightRole::q_norm, "self_attn.q_norm.weight", {HD}, "(head_dim)");
     add(WeightRole::k_norm, "self_attn.k_norm.weight", {HD}, "(head_dim)");
   }
+  if (s.attn_sinks) add(WeightRole::attn_sinks, "self_attn.sinks", {s.num_heads}, "(num_attention_heads)");
   add(WeightRole::o_proj, "self_attn.o_proj.weight", {H, QD}, "(hidden_size, num_attention_heads*head_dim)");
+  if (s.o_bias) add(WeightRole::o_bias, "self_attn.o_proj.bias", {H}, "(hidden_size)");
   const bool glm4 = s.sandwich_names == ModelSpec::SandwichNames::glm4;
   if (s.sandwich_norms) {
     add(WeightRole::post_attn_norm, glm4 ? "post_self_attn_layernorm.weight" : "post_attention_layernorm.weight", {H},
@@ -275,6 +389,8 @@ std::vector<ExpectedWeight> expected_weights(const ModelSpec& spec) {
     e.shape_doc = s.shape_doc;
     e.file_shape = s.file_shape.empty() ? s.shape : s.file_shape;
     e.file_offset = s.file_offset;
+    e.file_strides = s.file_strides;
+    e.mxfp4 = s.mxfp4;
     e.expert = s.expert;
     out.push_back(std::move(e));
   };
@@ -293,6 +409,10 @@ WeightCheck inspect_weights(const ModelSpec& spec, const io::SafetensorsReader& 
   std::set<std::string, std::less<>> expected;
   for (const ExpectedWeight& e : expected_weights(spec)) {
     if (!expected.insert(e.name).second) continue;  // a fused tensor's later slots
+    if (e.mxfp4) {
+      check_mxfp4(e, reader, expected, out);
+      continue;
+    }
     const io::TensorInfo* t = reader.find(e.name);
     if (!t) {
       if (e.need == Need::required) out.problems.push_back(fmt::format("missing tensor '{}'", e.name));
@@ -358,12 +478,41 @@ void check_weights(const ModelSpec& spec, const io::SafetensorsReader& reader, s
   }
 }
 
+int64_t file_index(const ExpectedWeight& w, int64_t i) {
+  if (w.file_strides.empty()) return w.file_offset + i;
+  int64_t at = w.file_offset;
+  for (size_t d = w.shape.size(); d-- > 0;) {
+    at += (i % w.shape[d]) * w.file_strides[d];
+    i /= w.shape[d];
+  }
+  return at;
+}
+
+bool is_transposed(const ExpectedWeight& w) {
+  return w.shape.size() == 2 && w.file_strides.size() == 2 && w.file_strides[0] == 1 &&
+         w.file_strides[1] == w.shape[0];
+}
+
 void read_weight(const io::SafetensorsReader* reader, const ExpectedWeight& w, int64_t first, int64_t count,
                  float* out) {
-  if (reader) {
-    reader->read_f32(reader->tensor(w.name), w.file_offset + first, count, out);
-  } else {
+  if (!reader) {
     synthetic_weight_values(w, first, count, out);
+  } else if (w.mxfp4) {
+    if (count > 0) read_mxfp4(*reader, w, first, count, out);
+  } else if (w.file_strides.empty()) {
+    reader->read_f32(reader->tensor(w.name), w.file_offset + first, count, out);
+  } else if (count > 0) {
+    // A strided view (gpt-oss's experts): the file run that holds elements [first, first + count),
+    // read once and gathered (strides are positive, so the run spans the first to the last index).
+    int64_t lo = file_index(w, first), hi = lo;
+    for (int64_t i = first; i < first + count; ++i) {
+      const int64_t at = file_index(w, i);
+      lo = std::min(lo, at);
+      hi = std::max(hi, at);
+    }
+    std::vector<float> run(static_cast<size_t>(hi - lo + 1));
+    reader->read_f32(reader->tensor(w.name), lo, hi - lo + 1, run.data());
+    for (int64_t i = 0; i < count; ++i) out[i] = run[static_cast<size_t>(file_index(w, first + i) - lo)];
   }
 }
 
@@ -382,7 +531,8 @@ int64_t parameter_count(const ModelSpec& spec) {
 
 int64_t active_parameter_count(const ModelSpec& spec) {
   int64_t active = parameter_count(spec);
-  const int64_t per_expert = 3 * spec.moe_intermediate_size * spec.hidden_size;
+  int64_t per_expert = 3 * spec.moe_intermediate_size * spec.hidden_size;
+  if (spec.expert_bias) per_expert += 2 * spec.moe_intermediate_size + spec.hidden_size;
   for (int64_t l = 0; l < spec.num_layers; ++l) {
     if (spec.is_moe_layer(l)) active -= (spec.num_experts - spec.experts_per_token) * per_expert;
   }

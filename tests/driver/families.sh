@@ -2,14 +2,15 @@
 # and Mistral 3 multimodal, Gemma 2, Phi-3 with LongRoPE (short factors only, and past original_max 32, where
 # responses cross over to the long factors and are run again whole), GLM-4, Qwen2.5-VL as released (model.* beside
 # visual.*), Qwen2-MoE with a shared expert and a dense layer, and GLM-4.5's MoE (sigmoid router, an MTP
-# layer's tensors to copy) and Granite-MoE with a shared expert (stacked experts) run
+# layer's tensors to copy), Granite-MoE with a shared expert (stacked experts) and gpt-oss (sinks, biases, experts
+# stacked transposed) run
 # `abliterate run` end to end (baseline, residuals, directions, a small sweep) on 2 ranks with
 # sharded weights, then export a trial whose untouched tensors (the vision tower, fused Phi-3
 # tensors, routers) keep their bytes while every o_proj/down projection the trial ablates (every
 # expert's in MoE layers) changes. The model organism's prompts serve as prompts.
 source "$(dirname "$0")/common.sh"
 GOLDEN="$HERE/../fixtures/golden"
-for name in gemma3-mm mistral3-mm gemma2-softcap phi3-longrope phi3-longrope-long glm4-interleaved-rope qwen2.5-vl-legacy qwen2-moe-shared glm4-moe granite-moe-shared; do
+for name in gemma3-mm mistral3-mm gemma2-softcap phi3-longrope phi3-longrope-long glm4-interleaved-rope qwen2.5-vl-legacy qwen2-moe-shared glm4-moe granite-moe-shared gpt-oss; do
   RUN="$WORK/families/$name"
   rm -rf "$RUN" && mkdir -p "$(dirname "$RUN")"
   extra=()  # phi3-longrope-long: no system prompt, so that the prompts (26 to 48 tokens) lie on both sides of 32
@@ -32,7 +33,7 @@ def tensors(folder):
 src, out, name = tensors(sys.argv[1]), tensors(sys.argv[2]), sys.argv[3]
 assert src.keys() == out.keys(), f"{name}: the export's tensors differ: {sorted(src.keys() ^ out.keys())}"
 changed = sorted(k for k in src if src[k] != out[k])
-ablatable = ("o_proj.weight", "down_proj.weight", ".w2.weight", "output_linear.weight")
+ablatable = ("o_proj.weight", "down_proj.weight", ".w2.weight", "output_linear.weight", "mlp.experts.down_proj")
 wrong = [k for k in changed if not k.endswith(ablatable)]
 assert not wrong, f"{name}: tensors that are never ablated changed: {wrong}"
 assert changed, f"{name}: trial 0 changed nothing"

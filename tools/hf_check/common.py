@@ -32,7 +32,8 @@ FAMILIES = [
     ("Glm4MoeForCausalLM", "glm4-moe"),
     ("GraniteForCausalLM", "granite-multipliers"),  # Llama with embedding/attention/residual/logits multipliers
     ("GraniteMoeForCausalLM", "granite-moe"),  # stacked experts (input_linear / output_linear), multipliers
-    ("GraniteMoeSharedForCausalLM", "granite-moe-shared"),  # the same with an ungated shared_mlp  # sigmoid router with bias and groups, ungated shared experts, MTP
+    ("GraniteMoeSharedForCausalLM", "granite-moe-shared"),  # the same with an ungated shared_mlp
+    ("GptOssForCausalLM", "gpt-oss"),  # sinks, q/k/v/o/router/expert biases, clamped SwiGLU, stacked transposed experts
 ]
 GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
 

@@ -19,11 +19,20 @@
      exactly, and differs once the rows differ (an image's height/width positions), so the
      equality is not the code doing nothing;
   6. GLM: the interleaved RoPE equals the rotate-half one on q/k weights (and biases) whose rotary
-     rows are permuted to (0, 2, ..., R-2, 1, 3, ..., R-1) in every head (1e-5).
+     rows are permuted to (0, 2, ..., R-2, 1, 3, ..., R-1) in every head (1e-5);
+  8. gpt-oss: a second forward pass written here from models/gpt_oss/modular_gpt_oss.py in another
+     style (`GptOssCheck`: config.json read with GptOssConfig's defaults, its own YaRN from
+     _compute_yarn_parameters, GptOssRotaryEmbedding's half-width cos/sin with _apply_rotary_emb's
+     chunked halves, per-head attention with an explicit sink column and a hand-written
+     max-subtracted softmax, GptOssTopKRouter, GptOssExperts.forward's per-expert index_add_ loop
+     with _apply_gate) reproduces logits_last, hidden_last and logits_all_0 (1e-4), every golden
+     greedy id (no cache) and the recorded clamp counts; and the MoE check (3.) runs with that
+     expert loop.
 
 Run: /usr/bin/python3 tools/organism/check_reference.py  (a few seconds; exits 1 on a failure)
 """
 import json
+import math
 import os
 import sys
 
@@ -126,6 +135,10 @@ def moe_per_expert(spec, p, pre, l, h):
     B, T, H = h.shape
     x = h.reshape(-1, H)
     w = p[ref.router_weight_name(spec, pre)]
+    if spec.expert_naming == "gpt_oss":
+        out = GptOssCheck.experts(spec.num_experts, spec.swiglu_alpha, spec.swiglu_limit, p, pre, x,
+                                  *GptOssCheck.router(spec.top_k, p, pre, x))
+        return out.view(B, T, H)
     if spec.router == "sigmoid":
         # Glm4MoeMoE.route_tokens_to_experts as written there (topk unsorted), then its experts' loop
         E, G = spec.num_experts, spec.n_group
@@ -194,6 +207,163 @@ def check_moe(name, spec, p, g):
     check(abs(gap - g["model"]["routing_min_gap"]) < 1e-6, "%s: routing_min_gap reproduced (%.6f)" % (name, gap))
 
 
+class GptOssCheck:
+    """gpt-oss's forward pass again, from models/gpt_oss/modular_gpt_oss.py and
+    configuration_gpt_oss.py, sharing nothing with reference.py but the safetensors reader."""
+
+    # GptOssConfig's defaults of the keys read here
+    DEFAULTS = dict(num_key_value_heads=8, head_dim=64, sliding_window=128, tie_word_embeddings=False,
+                    max_position_embeddings=131072, rms_norm_eps=1e-5, rope_theta=150000.0,
+                    rope_scaling={"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0,
+                                  "truncate": False, "original_max_position_embeddings": 4096},
+                    num_local_experts=128, num_experts_per_tok=4, attention_bias=True, layer_types=None,
+                    swiglu_alpha=1.702, swiglu_limit=7.0)
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg)
+        self.c, self.p = c, p
+        self.L, self.NH = c["num_hidden_layers"], c["num_attention_heads"]
+        self.NKV, self.HD = c["num_key_value_heads"], c["head_dim"]
+        self.E, self.k = c["num_local_experts"], c["num_experts_per_tok"]
+        self.alpha, self.limit = c["swiglu_alpha"], c["swiglu_limit"]
+        types = c["layer_types"] or ["sliding_attention" if bool((i + 1) % 2) else "full_attention"
+                                     for i in range(self.L)]
+        self.windows = [c["sliding_window"] if t == "sliding_attention" else None for t in types]
+        self.inv_freq, self.attention_scaling = self.yarn(c)
+        self.clamps = None
+
+    def yarn(self, c):
+        # modeling_rope_utils.py _compute_yarn_parameters (find_correction_range with truncate)
+        rs, base, dim = c["rope_scaling"], c["rope_theta"], c["head_dim"]
+        factor = rs["factor"]
+        original = rs.get("original_max_position_embeddings") or c["max_position_embeddings"]
+        scaling = rs.get("attention_factor") or (0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0)
+
+        def correction_dim(rot):
+            return (dim * math.log(original / (rot * 2 * math.pi))) / (2 * math.log(base))
+        low, high = correction_dim(rs.get("beta_fast") or 32), correction_dim(rs.get("beta_slow") or 1)
+        if rs.get("truncate", True):
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, dim - 1)
+        if low == high:
+            high += 0.001
+        pos_freqs = base ** (torch.arange(0, dim, 2).float() / dim)
+        extrapolation_factor = 1 - torch.clamp((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
+        inv_freq = (1.0 / (factor * pos_freqs)) * (1 - extrapolation_factor) + (1.0 / pos_freqs) * extrapolation_factor
+        return inv_freq, scaling
+
+    def rms(self, x, w):  # GptOssRMSNorm.forward
+        return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.c["rms_norm_eps"]))
+
+    @staticmethod
+    def router(top_k, p, pre, x):  # GptOssTopKRouter.forward
+        logits = torch.nn.functional.linear(x, p[pre + "mlp.router.weight"], p[pre + "mlp.router.bias"])
+        top, idx = torch.topk(logits, top_k, dim=-1)
+        return idx, torch.nn.functional.softmax(top, dim=1, dtype=top.dtype)
+
+    @staticmethod
+    def experts(E, alpha, limit, p, pre, x, router_indices, routing_weights, clamps=None):
+        # GptOssExperts.forward: for each expert hit, its tokens (token_idx) and top-k slots (top_k_pos)
+        gate_up_proj, gate_up_proj_bias = p[pre + "mlp.experts.gate_up_proj"], p[pre + "mlp.experts.gate_up_proj_bias"]
+        down_proj, down_proj_bias = p[pre + "mlp.experts.down_proj"], p[pre + "mlp.experts.down_proj_bias"]
+        next_states = torch.zeros_like(x)
+        expert_mask = torch.nn.functional.one_hot(router_indices, num_classes=E).permute(2, 1, 0)
+        for e in torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero():
+            e = int(e[0])
+            top_k_pos, token_idx = torch.where(expert_mask[e])
+            gate_up = x[token_idx] @ gate_up_proj[e] + gate_up_proj_bias[e]
+            # GptOssExperts._apply_gate
+            gate, up = gate_up[..., ::2], gate_up[..., 1::2]
+            if clamps is not None:
+                clamps[0] += int((gate > limit).sum())
+                clamps[1] += int((up.abs() > limit).sum())
+                clamps[2] += int((up < -limit).sum())
+                clamps[3] += gate.numel()
+            gate = gate.clamp(min=None, max=limit)
+            up = up.clamp(min=-limit, max=limit)
+            gated = (up + 1) * (gate * torch.sigmoid(gate * alpha))
+            out = gated @ down_proj[e] + down_proj_bias[e]
+            next_states.index_add_(0, token_idx, out * routing_weights[token_idx, top_k_pos, None])
+        return next_states
+
+    def attention(self, l, h, cos, sin):
+        pre, p, HD = "model.layers.%d.self_attn." % l, self.p, self.HD
+        T = h.shape[0]
+        q = (h @ p[pre + "q_proj.weight"].T + p[pre + "q_proj.bias"]).view(T, self.NH, HD)
+        k = (h @ p[pre + "k_proj.weight"].T + p[pre + "k_proj.bias"]).view(T, self.NKV, HD)
+        v = (h @ p[pre + "v_proj.weight"].T + p[pre + "v_proj.bias"]).view(T, self.NKV, HD)
+
+        def rotary(x):  # _apply_rotary_emb: halves by torch.chunk, cos/sin of width HD/2
+            first, second = torch.chunk(x, 2, dim=-1)
+            c, s = cos.unsqueeze(1), sin.unsqueeze(1)
+            return torch.cat((first * c - second * s, second * c + first * s), dim=-1)
+        q, k = rotary(q), rotary(k)
+        i = torch.arange(T).unsqueeze(1)
+        j = torch.arange(T).unsqueeze(0)
+        allowed = j <= i  # create_causal_mask
+        if self.windows[l] is not None:  # create_sliding_window_causal_mask
+            allowed = allowed & (j > i - self.windows[l])
+        mask = torch.where(allowed, 0.0, torch.finfo(torch.float32).min)
+        heads = []
+        for hh in range(self.NH):
+            kv = hh // (self.NH // self.NKV)  # repeat_kv
+            w = (q[:, hh] @ k[:, kv].T) * HD ** -0.5 + mask
+            combined = torch.cat((w, p[pre + "sinks"][hh].expand(T, 1)), dim=-1)  # the sink column
+            combined = combined - combined.max(dim=-1, keepdim=True).values
+            ex = torch.exp(combined)
+            probs = ex / ex.sum(dim=-1, keepdim=True)
+            heads.append(probs[:, :-1] @ v[:, kv])  # the sink's column dropped
+        return torch.cat(heads, dim=-1) @ p[pre + "o_proj.weight"].T + p[pre + "o_proj.bias"]
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        p = self.p
+        h = p["model.embed_tokens.weight"][torch.tensor(ids)]
+        freqs = torch.arange(len(ids)).float().unsqueeze(1) * self.inv_freq.unsqueeze(0)  # emb = freqs
+        cos, sin = freqs.cos() * self.attention_scaling, freqs.sin() * self.attention_scaling
+        hidden = [h]
+        for l in range(self.L):  # GptOssDecoderLayer.forward
+            pre = "model.layers.%d." % l
+            h = h + self.attention(l, self.rms(h, p[pre + "input_layernorm.weight"]), cos, sin)
+            x = self.rms(h, p[pre + "post_attention_layernorm.weight"])
+            h = h + self.experts(self.E, self.alpha, self.limit, p, pre, x, *self.router(self.k, p, pre, x),
+                                 clamps=self.clamps[l] if self.clamps else None)
+            hidden.append(h)
+        hidden[-1] = self.rms(h, p["model.norm.weight"])
+        head = p["model.embed_tokens.weight"] if self.c["tie_word_embeddings"] else p["lm_head.weight"]
+        return hidden[-1] @ head.T, hidden
+
+
+def check_gpt_oss(name, spec, p, g, st):
+    with open(os.path.join(ROOT, name, "config.json")) as f:
+        m = GptOssCheck(json.load(f), p)
+    m.clamps = [[0, 0, 0, 0] for _ in range(m.L)]
+    logits_last, hidden_last = [], []
+    for i, e in enumerate(g["prompts"]):
+        logits, hidden = m.forward(e["input_ids"])
+        logits_last.append(logits[-1])
+        hidden_last.append(torch.stack([x[-1] for x in hidden]))
+        if i == 0:
+            d0 = float((logits - st["logits_all_0"]).abs().max())
+    counts = [list(x) for x in zip(*m.clamps)]
+    m.clamps = None
+    d1 = float((torch.stack(logits_last) - st["logits_last"]).abs().max())
+    d2 = float((torch.stack(hidden_last) - st["hidden_last"]).abs().max())
+    check(max(d0, d1, d2) < 1e-4, "%s: GptOssCheck logits_last, hidden_last, logits_all_0 within 1e-4 "
+          "(%.2e, %.2e, %.2e)" % (name, d1, d2, d0))
+    same = True
+    for e in g["prompts"]:
+        ids = list(e["input_ids"])
+        for want in e["greedy_ids"]:
+            nxt = int(m.forward(ids)[0][-1].argmax())
+            same &= nxt == want
+            ids.append(want)
+    check(same, "%s: GptOssCheck greedy (no cache) = golden greedy ids" % name)
+    want = [g["model"][k] for k in ("clamped_gate", "clamped_up", "clamped_up_low", "clamp_candidates")]
+    check(counts == want, "%s: GptOssCheck clamp counts per layer = golden.json's "
+          "(gate %s, |up| %s, up < -limit %s of %s)" % ((name,) + tuple(counts)))
+
+
 def check_gemma(name, spec, p, g, st):
     prefix, _ = ref.weight_names(spec, p)
     ids = g["prompts"][0]["input_ids"]
@@ -236,6 +406,8 @@ def main():
                 check_glm_interleaved(name, spec, p, g)
             if spec.arch in ref.QWEN_VL:
                 check_mrope_text(name, spec)
+            if spec.arch == ref.GPT_OSS:
+                check_gpt_oss(name, spec, p, g, st)
     print("%d passed, %d failed" % (len(passes), len(failures)))
     sys.exit(1 if failures else 0)
 

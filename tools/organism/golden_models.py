@@ -30,6 +30,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | granite-multipliers | GraniteForCausalLM  | embedding_multiplier 12, attention_multiplier 0.25, residual_multiplier 0.22, logits_scaling 4, GQA 4, untied, all BF16 |
 | granite-moe         | GraniteMoeForCausalLM | 4 experts top-2 (softmax of the top-2 logits), stacked block_sparse_moe.input_linear / output_linear, router block_sparse_moe.router.layer, Granite's multipliers, untied, all BF16 |
 | granite-moe-shared  | GraniteMoeSharedForCausalLM | the same with an ungated shared_mlp (fused input_linear), untied, BF16 + F32 norms |
+| gpt-oss             | GptOssForCausalLM   | attention sinks, q/k/v/o biases, head_dim 24 (4 heads: 96 != hidden 64), layers 0 and 2 sliding (window 8), YaRN x4 with truncate false, 4 experts of width 40 top-2 (biased router, softmax of the top-2 logits), stacked transposed gate_up_proj (gate / up interleaved) and down_proj with biases, clamped SwiGLU (alpha 1.702, limit 7: both clamps bite), untied, BF16 + F32 norms |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -198,6 +199,19 @@ MODELS = [
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=48, tied=False, theta=10000.0, E=4, k=2, Fs=40, router_std=0.2,
           embedding_multiplier=6.0, attention_multiplier=0.125, residual_multiplier=0.5, logits_scaling=2.0,
           seeded=True), "BF16", "F32"),
+    # gpt-oss's shape: attention sinks, q/k/v/o biases, head_dim 24 with 4 heads (96 != hidden 64, as
+    # gpt-oss's 64 x 64 != 2880), even layers sliding (window 8: every prompt is windowed), YaRN x4
+    # from 256 with truncate false (both ramp bounds fractional), a biased router taking the softmax
+    # of the top-2 logits, 4 biased experts stacked transposed with gate / up interleaved in
+    # gate_up_proj's columns and a clamped SwiGLU (limit 7: the gate_up scales make both clamps bite
+    # on the golden prompts); expert width 40, so that no stacked expert tensor is square (2F = 80,
+    # F = 40 != H = 64): a transposed read fails on the shapes
+    ("gpt-oss", "GptOssForCausalLM", "gpt_oss",
+     dict(H=64, L=3, NH=4, NKV=2, HD=24, F=40, tied=False, theta=150000.0, E=4, k=2, window=8,
+          rope_scaling={"beta_fast": 32.0, "beta_slow": 1.0, "factor": 4.0, "original_max_position_embeddings": 256,
+                        "rope_type": "yarn", "truncate": False},
+          router_std=0.2, router_bias_std=0.5, sink_std=1.0, o_bias_std=0.3, gate_up_gain=3.0,
+          gate_up_bias_std=1.0, down_gain=0.3, down_bias_std=0.3, seeded=True), "BF16", "F32"),
 ]
 
 
@@ -374,6 +388,20 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "rope_theta": d["theta"], "router_aux_loss_coef": 0.0, "tie_word_embeddings": d["tied"]})
         if mtype == "granitemoeshared":
             c["shared_intermediate_size"] = d["Fs"]
+    elif mtype == "gpt_oss":
+        # as openai/gpt-oss-20b's config.json has it (experts_per_token and initial_context_length
+        # beside their transformers names, swiglu_limit, rope_scaling yarn with truncate false,
+        # layer_types listed), without its quantization_config (the weights here are BF16);
+        # max_position_embeddings = factor x original_max_position_embeddings as there
+        rs = d["rope_scaling"]
+        c.update({"attention_bias": True, "experts_per_token": d["k"], "head_dim": d["HD"], "hidden_act": "silu",
+                  "initial_context_length": rs["original_max_position_embeddings"],
+                  "layer_types": ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(d["L"])],
+                  "max_position_embeddings": int(rs["factor"] * rs["original_max_position_embeddings"]),
+                  "num_experts_per_tok": d["k"], "num_local_experts": d["E"], "output_router_logits": False,
+                  "rms_norm_eps": 1e-05, "rope_scaling": rs, "rope_theta": d["theta"], "router_aux_loss_coef": 0.9,
+                  "sliding_window": d["window"], "swiglu_limit": 7.0, "tie_word_embeddings": d["tied"],
+                  "transformers_version": "4.55.0"})
     elif mtype == "glm":
         # partial_rotary_factor and attention_bias left out: GlmConfig's defaults (0.5, true)
         c.update({"eos_token_id": [im_end, eot], "head_dim": d["HD"], "hidden_act": "silu",
@@ -498,6 +526,11 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
             add(p + "self_attn.q_proj.bias", mat_dtype, (QD,), 0.0, 0.3)
             add(p + "self_attn.k_proj.bias", mat_dtype, (KVD,), 0.0, 0.3)
             add(p + "self_attn.v_proj.bias", mat_dtype, (KVD,), 0.0, 0.3)
+        if spec.o_bias:
+            add(p + "self_attn.o_proj.bias", mat_dtype, (H,), 0.0, d["o_bias_std"])
+        if spec.attn_sinks:
+            # GptOssAttention.sinks (NH,), stored in the matrices' dtype as the released checkpoints do
+            add(p + "self_attn.sinks", mat_dtype, (spec.NH,), 0.0, d["sink_std"])
         if spec.qk_norm:
             qnc = d.get("qk_norm_center", nc)
             add(p + "self_attn.q_norm.weight", norm_dtype, (spec.HD,), qnc, 0.2)
@@ -513,6 +546,17 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
                 if Fs:
                     add(p + "shared_mlp.input_linear.weight", mat_dtype, (2 * Fs, H), 0.0, 1 / math.sqrt(H))
                     add(p + "shared_mlp.output_linear.weight", mat_dtype, (H, Fs), 0.0, out_std(Fs))
+                continue
+            if spec.expert_naming == "gpt_oss":
+                # GptOssTopKRouter.bias; GptOssExperts' stacked, transposed (x @ W) weights and
+                # biases, gate / up interleaved in the 2F columns. gate_up_gain: the gate and up
+                # values' std before the bias, large enough that swiglu_limit clamps some of them
+                gu, gu_b, dn, dn_b = (p + n for n in ref.GPT_OSS_EXPERTS)
+                add(p + "mlp.router.bias", mat_dtype, (E,), 0.0, d["router_bias_std"])
+                add(gu, mat_dtype, (E, H, 2 * Fm), 0.0, d["gate_up_gain"] / math.sqrt(H))
+                add(gu_b, mat_dtype, (E, 2 * Fm), 0.0, d["gate_up_bias_std"])
+                add(dn, mat_dtype, (E, Fm, H), 0.0, d["down_gain"] / math.sqrt(Fm))
+                add(dn_b, mat_dtype, (E, H), 0.0, d["down_bias_std"])
                 continue
             for e in list(range(E)) + (["shared"] if spec.shared_intermediate else []):
                 Fe = spec.shared_intermediate if e == "shared" else Fm
@@ -611,12 +655,14 @@ def search_routers(spec, d, seed, params, prompts):
             inputs.append(trace["router_input"][l])
         x = torch.cat(inputs)
         name = router_name(spec, l)
+        pre = (spec.prefix or "language_model.model.") + "layers.%d." % l
         dt, w = tensors[name]
         for a in range(MAX_ROUTER_DRAWS):
             if a:
                 g = torch.Generator().manual_seed(zlib.crc32(("%d/%s/%d" % (seed, name, a)).encode()))
                 w = torch.randn(*w.shape, generator=g) * d["router_std"]
-            if routing_gap(spec, p, l, x @ ref.round_to(w, dt).T) >= MIN_ROUTING_GAP:
+            # (x @ w^T, plus gpt-oss's router bias, which is not redrawn)
+            if routing_gap(spec, p, l, ref.router_logits(spec, p, pre, x, ref.round_to(w, dt))) >= MIN_ROUTING_GAP:
                 break
         else:
             return None, None
@@ -669,7 +715,7 @@ def family_description(spec, p, golden):
     """Extra golden.json model keys (and per prompt expert_ids_last) of a Gemma 2/3, Phi-3 or MoE
     golden model. Returns (model keys, per-prompt keys, routing gaps or None)."""
     desc = {}
-    if spec.arch in ref.GEMMA or spec.arch == "Phi3ForCausalLM":
+    if spec.arch in ref.GEMMA or spec.arch in ("Phi3ForCausalLM", ref.GPT_OSS):
         desc["layer_sliding"] = spec.layer_sliding
     if spec.arch in ref.GEMMA:
         prefix, _ = ref.weight_names(spec, p)
@@ -757,6 +803,8 @@ def family_description(spec, p, golden):
     })
     if spec.router == "sigmoid":
         desc.update(sigmoid_router_description(spec, p, golden))
+    if spec.arch == ref.GPT_OSS:
+        desc.update(gpt_oss_description(spec, p, golden))
     return desc, per_prompt, (min(gaps), min(gen_gaps))
 
 
@@ -789,6 +837,69 @@ def sigmoid_router_description(spec, p, golden):
         effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
         assert effect > 1e-2, "the router's %s would not change the logits: %g" % (key, effect)
         out["router_%s_effect_prompt4" % key] = round(effect, 4)
+    return out
+
+
+def gpt_oss_description(spec, p, golden):
+    """Extra golden.json model keys of gpt-oss: the SwiGLU constants, the YaRN rope, how often the
+    clamps bite on the golden prompts' tokens (per layer, over the chosen experts' gate and up values:
+    `clamped_gate` gate > limit, `clamped_up` |up| > limit, `clamped_up_low` up < -limit, out of
+    `clamp_candidates` values each), and how much prompt 4's logits would change without each feature."""
+    limit = spec.swiglu_limit
+    out = {"attention_sinks": True, "o_proj_bias": spec.o_bias, "router": "topk_softmax",
+           "swiglu_alpha": spec.swiglu_alpha, "swiglu_limit": limit,
+           "rope_truncate": bool(spec.rope_scaling.get("truncate", True))}
+    out.update(scaled_rope_description(spec, p, golden))
+    gate, up, up_low, candidates = ([0] * spec.L for _ in range(4))
+    for e in golden["prompts"]:
+        trace = {}
+        ref.forward(spec, p, torch.tensor([e["input_ids"]]), capture=False, trace=trace)
+        for l in range(spec.L):
+            gate[l] += int(trace["clamped_gate"][l].sum())
+            up[l] += int(trace["clamped_up"][l].sum())
+            up_low[l] += int(trace["clamped_up_low"][l].sum())
+            candidates[l] += trace["clamped_gate"][l].numel()
+    assert sum(gate) > 0 and 0 < sum(up_low) < sum(up), "the clamps must bite on both sides: %s %s %s" % (
+        gate, up, up_low)
+    out.update({"clamped_gate": gate, "clamped_up": up, "clamped_up_low": up_low, "clamp_candidates": candidates})
+
+    ids = torch.tensor([golden["prompts"][4]["input_ids"]])
+    logits = ref.forward(spec, p, ids, capture=False)[0]
+
+    def zeroed(suffixes):
+        return {n: (torch.zeros_like(t) if n.endswith(suffixes) else t) for n, t in p.items()}
+
+    def effect(s2, p2):
+        return round(float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max()), 4)
+
+    no_sinks, unclamped, alpha1, unwindowed, truncated = (copy.copy(spec) for _ in range(5))
+    no_sinks.attn_sinks = False
+    unclamped.swiglu_limit = float("inf")
+    alpha1.swiglu_alpha = 1.0
+    unwindowed.layer_sliding = [False] * spec.L
+    rs = dict(spec.rope_scaling, truncate=True)
+    truncated.rope = {"global": ref.yarn_parameters(spec.R, spec.theta, rs, spec.text_cfg["max_position_embeddings"])}
+    # gate / up read as the first and second half of gate_up_proj's columns instead of interleaved
+    halves = dict(p)
+    for n in p:
+        if n.endswith(("mlp.experts.gate_up_proj", "mlp.experts.gate_up_proj_bias")):
+            F2 = p[n].shape[-1]
+            t = torch.empty_like(p[n])
+            t[..., 0::2], t[..., 1::2] = p[n][..., :F2 // 2], p[n][..., F2 // 2:]
+            halves[n] = t
+    effects = {
+        "sinks_removed": (no_sinks, p), "sinks_zero": (spec, zeroed(("self_attn.sinks",))),
+        "o_proj_bias": (spec, zeroed(("self_attn.o_proj.bias",))),
+        "qkv_bias": (spec, zeroed(("q_proj.bias", "k_proj.bias", "v_proj.bias"))),
+        "router_bias": (spec, zeroed(("mlp.router.bias",))),
+        "expert_bias": (spec, zeroed(("gate_up_proj_bias", "down_proj_bias"))),
+        "clamp": (unclamped, p), "swiglu_alpha": (alpha1, p), "gate_up_layout": (spec, halves),
+        "sliding_window": (unwindowed, p), "rope_truncate": (truncated, p),
+    }
+    for key, (s2, p2) in effects.items():
+        out["%s_effect_prompt4" % key] = effect(s2, p2)
+        assert out["%s_effect_prompt4" % key] > 1e-2, "gpt-oss's %s would not change the logits: %g" % (
+            key, out["%s_effect_prompt4" % key])
     return out
 
 
@@ -930,6 +1041,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | granite-multipliers | GraniteForCausalLM | Granite 3.x's multipliers on a Llama: embeddings times embedding_multiplier 12 (a Python float, not rounded to the dtype), attention scores times attention_multiplier 0.25 instead of head_dim^-0.5, each branch output times residual_multiplier 0.22 before its residual add, logits divided by logits_scaling 4; rope_theta 1e7, GQA ratio 4, head_dim 8, untied, all BF16 |
 | granite-moe | GraniteMoeForCausalLM | Granite 3.x MoE: every layer MoE with 4 experts of intermediate_size 48 stacked as the released checkpoints hold them (block_sparse_moe.input_linear (E, 2F, H), first half gate; output_linear (E, H, F)), the router block_sparse_moe.router.layer takes the softmax of the top-2 logits; embedding_multiplier 6, attention_multiplier 0.125, residual_multiplier 0.5, logits_scaling 2; untied, all BF16 |
 | granite-moe-shared | GraniteMoeSharedForCausalLM | the same plus shared_mlp (input_linear (2*40, H), first half gate; output_linear), added to the experts' sum without a gate; untied, BF16 matrices, F32 norms |
+| gpt-oss | GptOssForCausalLM | gpt-oss as its BF16 checkpoints hold it (no MXFP4): self_attn.sinks, one logit per head, joins each row of masked scaled scores as one more column, the max is subtracted, the softmax taken over keys + sink and the sink's column dropped (rows sum to < 1); q/k/v_proj and o_proj biases; head_dim 24 with 4 heads (q width 96 != hidden 64); layer_types [sliding, full, sliding] listed, sliding_window 8 (query i sees keys i-8 < j <= i; every prompt is longer); rope_scaling yarn, factor 4 from original_max_position_embeddings 256 (max_position_embeddings 1024), rope_theta 150000, truncate false: the ramp bounds 0.243 and 3.733 are used as they are, not floored / ceiled (pair 0 kept, pairs 1-3 ramped, the rest divided by 4), cos and sin times 0.1 ln 4 + 1 = 1.1386; every layer MoE: logits = h·mlp.router.weightᵀ + mlp.router.bias, the top 2 of 4 weighted by the softmax of their logits; mlp.experts.gate_up_proj (E, H, 2F) = (4, 64, 80) used as h @ W, gate = the even columns, up = the odd columns, plus gate_up_proj_bias (E, 2F) split alike; down_proj (E, F, H) = (4, 40, 64) used as x @ W, plus down_proj_bias (E, H); expert output down((clamp(up, -7, 7) + 1) · g · sigmoid(1.702 g)) with g = min(gate, 7) (swiglu_limit 7.0 in config.json, swiglu_alpha left out: 1.702), both clamps biting on the golden prompts; untied; BF16 matrices, biases, router and sinks, F32 norms |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma and Phi-3 windows cut in
@@ -957,7 +1069,15 @@ sigmoid router (glm4-moe) `router`, `n_group`, `topk_group`, `routed_scaling_fac
 `router_{bias,group_limit,scaling}_effect_prompt4` (largest logit change without each), for
 Granite `model.embedding_multiplier`, `attention_multiplier`, `residual_multiplier`, `logits_scaling`
 and `{embed_scale,attn_scale,residual_multiplier,logits_scaling}_effect_prompt4` (largest logit
-change with each at its plain value),
+change with each at its plain value), for gpt-oss `model.attention_sinks`, `o_proj_bias`, `router`
+("topk_softmax"), `swiglu_alpha`, `swiglu_limit`, `rope_truncate`, `rope_attention_factor`,
+`rope_inv_freq`, per layer `clamped_gate`, `clamped_up`, `clamped_up_low` and `clamp_candidates`
+(over every prompt token's chosen experts: how many gate values exceed swiglu_limit, how many up
+values fall outside [-limit, limit], how many below -limit, out of how many values of each) and
+`{sinks_removed,sinks_zero,o_proj_bias,qkv_bias,router_bias,expert_bias,clamp,swiglu_alpha,gate_up_layout,sliding_window,rope_truncate,rope_scaling}_effect_prompt4`
+(largest logit change with the sink column left out, the sinks at 0, each bias at 0, no clamp,
+alpha 1, gate and up read as the first and second half of gate_up_proj, no window, the YaRN ramp
+bounds floored / ceiled, plain RoPE),
 `expert_usage` (per layer null or E counts of (token, slot) assignments over all prompt tokens),
 `router_draws`, and per prompt `expert_ids_last` (per layer null or the k expert ids chosen at the
 last prompt position, in top-k order).

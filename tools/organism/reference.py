@@ -11,7 +11,9 @@ modeling code (eager attention); the file and class/function are cited at each f
   Mistral3ForConditionalGeneration (its language model, a MistralModel, only),
   GlmForCausalLM, Glm4ForCausalLM, SmolLM3ForCausalLM, Qwen2VLForConditionalGeneration, Qwen2_5_VLForConditionalGeneration,
   Qwen3VLForConditionalGeneration (their language models: Qwen2 / Qwen3 decoders with the
-  multimodal RoPE, which for text positions is the plain one; see mrope_cos_sin).
+  multimodal RoPE, which for text positions is the plain one; see mrope_cos_sin),
+  Glm4MoeForCausalLM, GraniteForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM,
+  GptOssForCausalLM.
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -35,7 +37,9 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     GLM pairs adjacent dims (interleaved rotate_half). SmolLM3's NoPE layers take no RoPE at all.
   - GQA by repeating each kv head NH / NKV times (head h uses kv head h // (NH / NKV)).
   - Scores q.k * attn_scale (head_dim^-0.5, Gemma: query_pre_attn_scalar^-0.5), then an optional
-    tanh softcap (Gemma 2), then the mask; softmax in fp32.
+    tanh softcap (Gemma 2), then the mask; softmax in fp32. gpt-oss: a learned per-head sink logit
+    joins each row of scores as one more column, the max is subtracted, the softmax taken over
+    keys + sink and the sink's column dropped (a row sums to < 1); o_proj with a bias.
   - Sliding window per layer (layer_sliding): a query at position i sees keys j with
     i - sliding_window < j <= i, i.e. the last `sliding_window` positions including itself
     (transformers' masking_utils.sliding_window_overlay: kv_idx > q_idx - sliding_window).
@@ -44,7 +48,10 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
   - MLP: gated, down(act(gate(x)) * up(x)) with act silu or gelu (tanh approximation, Gemma);
     Phi-3's and GLM's fused gate_up_proj (first half gate); or a mixture of experts (Mixtral, Qwen2-MoE with
     a sigmoid-gated shared expert, Qwen3-MoE, GLM-4.5 with its sigmoid router and ungated shared
-    experts), see `moe_block`.
+    experts), see `moe_block`; gpt-oss's experts (`gpt_oss_expert`): biased, stacked transposed
+    gate_up_proj with gate / up interleaved in its columns, a clamped SwiGLU
+    (up.clamp(-limit, limit) + 1) * g * sigmoid(alpha * g) with g = gate.clamp(max=limit), and a
+    biased router whose top-k logits are softmaxed.
   - Final norm; lm_head or the tied embedding matrix; optional final tanh softcap (Gemma 2,
     Gemma3ForCausalLM; never Gemma3ForConditionalGeneration).
   - hidden_states: [embeddings (scaled, for Gemma), output of layer 0, ..., output of layer L-2,
@@ -130,12 +137,13 @@ GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 SMOLLM3 = "SmolLM3ForCausalLM"
 GRANITE = "GraniteForCausalLM"
 GRANITE_MOE = ("GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM")
+GPT_OSS = "GptOssForCausalLM"
 # Multimodal checkpoints whose language model we run: its numbers in text_config, its weights
 # under language_model.model.* (released) or model.language_model.* (transformers >= 4.52)
 QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration")
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
-                 MULTIMODAL[1:])
+                 (GPT_OSS,) + MULTIMODAL[1:])
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -211,6 +219,18 @@ DEFAULTS[GLM4_MOE] = dict(
     max_position_embeddings=131072, moe_intermediate_size=1408, num_experts_per_tok=8, n_shared_experts=1,
     n_routed_experts=128, routed_scaling_factor=1.0, n_group=1, topk_group=1, first_k_dense_replace=1,
     norm_topk_prob=True, use_qk_norm=False)
+# models/gpt_oss/configuration_gpt_oss.py GptOssConfig (its fields and __post_init__: layer_types
+# None -> even layers slide; rope_parameters None -> this YaRN; the released config.json files spell
+# it rope_scaling beside rope_theta). swiglu_alpha / swiglu_limit: the newer config's fields, the
+# constants GptOssExperts.__init__ hard-codes (self.alpha = 1.702, self.limit = 7.0) in the
+# transformers versions that lack them.
+DEFAULTS[GPT_OSS] = dict(
+    num_key_value_heads=8, head_dim=64, sliding_window=128, tie_word_embeddings=False, hidden_act="silu",
+    max_position_embeddings=131072, rms_norm_eps=1e-5, rope_theta=150000.0,
+    rope_scaling={"rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": False,
+                  "original_max_position_embeddings": 4096},
+    num_local_experts=128, num_experts_per_tok=4, attention_bias=True, layer_types=None,
+    swiglu_alpha=1.702, swiglu_limit=7.0)
 
 
 def _getter(arch, c):
@@ -287,7 +307,11 @@ class Spec:
         # Glm4MoeAttention.__init__: q/k/v_proj bias=config.attention_bias, o_proj none; q_norm/k_norm
         # when config.use_qk_norm
         self.qkv_bias = (arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") + QWEN_VL[:2] or
-                         (arch in GLM + (GLM4_MOE,) and get("attention_bias")))
+                         (arch in GLM + (GLM4_MOE, GPT_OSS) and get("attention_bias")))
+        # models/gpt_oss/modular_gpt_oss.py GptOssAttention.__init__: q/k/v_proj and o_proj all
+        # bias=config.attention_bias; self.sinks, one logit per attention head (eager_attention_forward)
+        self.o_bias = arch == GPT_OSS and bool(get("attention_bias"))
+        self.attn_sinks = arch == GPT_OSS
         self.qk_norm = (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration")
                         or arch in GEMMA[1:] or (arch == GLM4_MOE and get("use_qk_norm")))
         # models/phi3/modular_phi3.py Phi3Attention.forward (qkv_proj split q | k | v) and
@@ -350,9 +374,14 @@ class Spec:
             raise ValueError("use_sliding_window is not used by the fixtures")
         elif arch.startswith("Qwen") and c.get("use_sliding_window"):
             raise ValueError("use_sliding_window is not used by the fixtures")
-        elif gemma:
+        elif gemma or arch == GPT_OSS:
             self.sliding_window = get("sliding_window")
             types = get("layer_types")
+            if types is None and arch == GPT_OSS:
+                # GptOssConfig.__post_init__: "sliding_attention" if bool((i + 1) % 2) (even layers);
+                # GptOssDecoderLayer.attention_type = config.layer_types[layer_idx], and
+                # GptOssModel.forward masks it with create_sliding_window_causal_mask
+                types = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(self.L)]
             if types is None:
                 # Gemma 2: even layers (models/gemma2/modeling_gemma2.py Gemma2Attention.__init__:
                 # `config.sliding_window if not bool(layer_idx % 2)`); Gemma 3: every layer but
@@ -478,6 +507,18 @@ class Spec:
             self.shared_gated = False
             self.layer_moe = [True] * self.L
             self.expert_naming = "granite"
+        elif arch == GPT_OSS:
+            # models/gpt_oss/modular_gpt_oss.py GptOssMLP (every layer): GptOssTopKRouter (a biased
+            # linear router; softmax of the top-k logits) and GptOssExperts (num_local_experts of
+            # intermediate_size, stacked, biased, clamped SwiGLU: see gpt_oss_expert)
+            self.num_experts, self.top_k = get("num_local_experts"), get("num_experts_per_tok")
+            self.norm_topk_prob = True  # the softmax of the top-k logits sums to 1 over the k
+            self.moe_intermediate = self.F
+            self.shared_intermediate = 0
+            self.router = "topk_softmax"
+            self.layer_moe = [True] * self.L
+            self.expert_naming = "gpt_oss"
+            self.swiglu_alpha, self.swiglu_limit = float(get("swiglu_alpha")), float(get("swiglu_limit"))
         if arch in QWEN_VL and kind not in (None, "default", "mrope"):
             raise ValueError("rope type %r is not used by the Qwen-VL fixtures" % kind)
         if self.num_experts and not 0 < self.top_k <= self.num_experts:
@@ -539,8 +580,9 @@ def yarn_parameters(dim, theta, scaling, max_positions, top_level_original=None)
     else max_position_embeddings; attention_factor given, else get_mscale(factor, mscale) /
     get_mscale(factor, mscale_all_dim) when both are set, else get_mscale(factor) = 0.1 ln(factor)
     + 1; beta_fast / beta_slow `or` 32 / 1; find_correction_range (floored / ceiled when truncate,
-    the default), clamped to [0, dim - 1]; linear_ramp_factor over dim // 2 in fp32; inv_freq =
-    interpolation * (1 - extrapolation_factor) + extrapolation * extrapolation_factor."""
+    the default; gpt-oss's configs set truncate false, keeping the fractional bounds), clamped to
+    [0, dim - 1]; linear_ramp_factor over dim // 2 in fp32; inv_freq = interpolation * (1 -
+    extrapolation_factor) + extrapolation * extrapolation_factor."""
     factor = scaling["factor"]
     original = top_level_original or scaling.get("original_max_position_embeddings") or max_positions
 
@@ -742,9 +784,25 @@ def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
         # models/gemma2/modeling_gemma2.py eager_attention_forward: after the scaling, before the mask
         scores = softcap(scores, spec.attn_softcap)
     scores = scores + bias
-    attn = torch.softmax(scores, dim=-1, dtype=torch.float32)
+    if spec.attn_sinks:
+        attn = sink_softmax(scores, p[pre + "self_attn.sinks"])
+    else:
+        attn = torch.softmax(scores, dim=-1, dtype=torch.float32)
     o = (attn @ vr).transpose(1, 2).reshape(B, T, NH * HD)
-    return o @ p[pre + "self_attn.o_proj.weight"].T
+    o = o @ p[pre + "self_attn.o_proj.weight"].T
+    if spec.o_bias:
+        o = o + p[pre + "self_attn.o_proj.bias"]  # GptOssAttention: o_proj has bias=attention_bias
+    return o
+
+
+def sink_softmax(scores, sinks):
+    """models/gpt_oss/modular_gpt_oss.py eager_attention_forward: the head's sink logit joins each row
+    of masked scores (B, NH, T, S) as column S; the row max is subtracted; softmax over the S + 1
+    columns in fp32; column S (the sink's share) is dropped, so a row of probabilities sums to < 1."""
+    B, NH, T, _ = scores.shape
+    combined = torch.cat((scores, sinks.view(1, NH, 1, 1).expand(B, NH, T, 1)), dim=-1)
+    combined = combined - combined.max(dim=-1, keepdim=True).values
+    return torch.softmax(combined, dim=-1, dtype=torch.float32)[..., :-1]
 
 
 def gated_mlp(spec, h, gate, up, down):
@@ -754,7 +812,51 @@ def gated_mlp(spec, h, gate, up, down):
 def router_weight_name(spec, pre):
     if spec.expert_naming == "granite":
         return pre + "block_sparse_moe.router.layer.weight"  # JetMoeTopKGating.layer
+    if spec.expert_naming == "gpt_oss":
+        return pre + "mlp.router.weight"  # GptOssMLP.router (GptOssTopKRouter.weight, .bias)
     return pre + ("block_sparse_moe.gate.weight" if spec.expert_naming == "mixtral" else "mlp.gate.weight")
+
+
+def router_logits(spec, p, pre, x, weight=None):
+    """The router's logits for tokens x (N, H): x.W^T, plus gpt-oss's router bias
+    (GptOssTopKRouter.forward: F.linear(hidden_states, self.weight, self.bias)). weight: another
+    router matrix in place of the stored one (golden_models.search_routers)."""
+    w = p[router_weight_name(spec, pre)] if weight is None else weight
+    logits = x @ w.T
+    if spec.expert_naming == "gpt_oss":
+        logits = logits + p[pre + "mlp.router.bias"]
+    return logits
+
+
+GPT_OSS_EXPERTS = ("mlp.experts.gate_up_proj", "mlp.experts.gate_up_proj_bias", "mlp.experts.down_proj",
+                   "mlp.experts.down_proj_bias")
+
+
+def gpt_oss_expert(spec, p, pre, e, x, clamps=None):
+    """gpt-oss expert e on tokens x (N, H), models/gpt_oss/modular_gpt_oss.py GptOssExperts: the
+    stacked weights are transposed (x @ W): gate_up = x @ gate_up_proj[e] (H, 2F) + gate_up_proj_bias[e],
+    gate = its even columns, up = its odd columns (GptOssExperts._apply_gate: gate_up[..., ::2],
+    gate_up[..., 1::2]); gate.clamp(max=limit), up.clamp(-limit, limit); glu = gate *
+    sigmoid(gate * alpha); out = ((up + 1) * glu) @ down_proj[e] (F, H) + down_proj_bias[e].
+    clamps: None, or a dict that receives the (N, F) masks "gate" (gate > limit), "up" (|up| > limit)
+    and "up_low" (up < -limit)."""
+    gu_w, gu_b, down_w, down_b = (p[pre + n] for n in GPT_OSS_EXPERTS)
+    gate_up = x @ gu_w[e] + gu_b[e]
+    gate, up = gate_up[..., ::2], gate_up[..., 1::2]
+    limit = spec.swiglu_limit
+    if clamps is not None:
+        clamps.update(gate=gate > limit, up=up.abs() > limit, up_low=up < -limit)
+    gate = gate.clamp(max=limit)
+    up = up.clamp(min=-limit, max=limit)
+    glu = gate * torch.sigmoid(gate * spec.swiglu_alpha)
+    return ((up + 1) * glu) @ down_w[e] + down_b[e]
+
+
+def expert_forward(spec, p, pre, e, x, clamps=None):
+    """Expert e's output for tokens x (N, H)."""
+    if spec.expert_naming == "gpt_oss":
+        return gpt_oss_expert(spec, p, pre, e, x, clamps)
+    return gated_mlp(spec, x, *expert_tensors(spec, p, pre, e))
 
 
 def expert_tensors(spec, p, pre, e):
@@ -821,12 +923,22 @@ def moe_block(spec, p, pre, l, h, trace=None):
     Follows models/mixtral/modular_mixtral.py MixtralSparseMoeBlock.forward,
     models/qwen2_moe/modular_qwen2_moe.py Qwen2MoeTopKRouter / Qwen2MoeSparseMoeBlock.forward and
     models/qwen3_moe/modular_qwen3_moe.py Qwen3MoeSparseMoeBlock.forward (which add the experts'
-    contributions expert by expert with index_add_: the same sum in another order)."""
+    contributions expert by expert with index_add_: the same sum in another order).
+    gpt-oss (models/gpt_oss/modular_gpt_oss.py GptOssMLP.forward): logits h.W^T + b, the top-k
+    logits, weights = their softmax (GptOssTopKRouter.forward), experts gpt_oss_expert (biased,
+    clamped SwiGLU), summed in top-k order (GptOssExperts.forward: index_add_ expert by expert)."""
     B, T, H = h.shape
     x = h.reshape(B * T, H)
-    logits = x @ p[router_weight_name(spec, pre)].T
+    logits = router_logits(spec, p, pre, x)
     if spec.router == "sigmoid":
         probs, experts, weights = sigmoid_route(spec, p, pre, logits)
+    elif spec.router == "topk_softmax":
+        # models/gpt_oss/modular_gpt_oss.py GptOssTopKRouter.forward: torch.topk of the (biased)
+        # logits, then the softmax of those k values (in the logits' dtype, fp32 here); the trace's
+        # routing values are the softmax over all E (the same order as the logits)
+        top, experts = torch.topk(logits, spec.top_k, dim=-1)
+        weights = torch.softmax(top, dim=1, dtype=top.dtype)
+        probs = torch.softmax(logits, dim=-1, dtype=torch.float32)
     else:
         probs = torch.softmax(logits, dim=-1, dtype=torch.float32)
         weights, experts = torch.topk(probs, spec.top_k, dim=-1)
@@ -836,9 +948,16 @@ def moe_block(spec, p, pre, l, h, trace=None):
         trace.setdefault("router", {})[l] = (probs.view(B, T, -1), experts.view(B, T, -1))
         trace.setdefault("router_logits", {})[l] = logits
         trace.setdefault("router_input", {})[l] = x
-    outs = torch.stack([gated_mlp(spec, x, *expert_tensors(spec, p, pre, e))
+    clamps = [{} for _ in range(spec.num_experts)] if trace is not None and spec.expert_naming == "gpt_oss" else None
+    outs = torch.stack([expert_forward(spec, p, pre, e, x, clamps[e] if clamps else None)
                         for e in range(spec.num_experts)], dim=1)  # (B*T, E, H): every expert, every token
     rows = torch.arange(B * T)
+    if clamps:
+        # how often gpt-oss's SwiGLU clamps bite, over the (token, chosen expert) pairs only
+        for kind in ("gate", "up", "up_low"):
+            masks = torch.stack([c[kind] for c in clamps], dim=1)  # (B*T, E, F)
+            chosen = masks[rows.unsqueeze(1), experts]  # (B*T, k, F)
+            trace.setdefault("clamped_" + kind, {})[l] = chosen.view(B, T, spec.top_k, -1)
     y = weights[:, 0:1] * outs[rows, experts[:, 0]]
     for j in range(1, spec.top_k):
         y = y + weights[:, j:j + 1] * outs[rows, experts[:, j]]
@@ -890,7 +1009,10 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
     (and supplies) per-layer keys/values/positions/validity for incremental decoding. trace: None,
     or a dict that receives per layer the largest |scaled score| ("max_abs_score", before any
     softcap) and, for MoE layers, the routing ("router": (probabilities (B, T, E), chosen experts
-    (B, T, k)); "router_input": the (B*T, H) router input).
+    (B, T, k)); "router_logits": the (B*T, E) logits the choice ranks; "router_input": the (B*T, H)
+    router input); gpt-oss also "clamped_gate" / "clamped_up" / "clamped_up_low": (B, T, k, F) masks
+    of the chosen experts' gate values above swiglu_limit, up values outside [-limit, limit] and up
+    values below -limit.
     Returns (logits (B, T, V), hidden_states list of L+1 tensors (B, T, H) or None)."""
     B, T = ids.shape
     if positions is None:

@@ -19,6 +19,9 @@ struct ExpertWeights {
   const float* w_gate = nullptr;  // (Fm, H)
   const float* w_up = nullptr;    // (Fm, H)
   const float* w_down = nullptr;  // (H, Fm)
+  const float* b_gate = nullptr;  // (Fm) expert_bias (gpt-oss)
+  const float* b_up = nullptr;    // (Fm)
+  const float* b_down = nullptr;  // (H)
 };
 
 // Views of one decoder layer's weights (fp32). Optional tensors are nullptr when absent.
@@ -33,6 +36,8 @@ struct LayerWeights {
   const float* q_norm = nullptr;     // (HD)     qk_norm
   const float* k_norm = nullptr;     // (HD)
   const float* wo = nullptr;         // (H, NH*HD)
+  const float* bo = nullptr;         // (H)      o_bias
+  const float* sinks = nullptr;      // (NH)     attn_sinks
   const float* post_attn_norm = nullptr;  // (H)  sandwich_norms
   const float* mlp_norm = nullptr;   // (H)
   const float* w_gate = nullptr;     // (F, H)
@@ -42,6 +47,7 @@ struct LayerWeights {
   // MoE layers (w_gate/w_up/w_down are then null):
   const float* router = nullptr;                  // (E, H)
   const float* router_bias = nullptr;             // (E) router_sigmoid
+  const float* router_logit_bias = nullptr;       // (E) router_logit_bias
   std::vector<ExpertWeights> experts;             // (E)
   ExpertWeights shared;                           // width Fs; null without a shared expert
   const float* shared_expert_gate = nullptr;      // (1, H)

@@ -52,6 +52,9 @@ struct RopeScaling {
 enum class Activation {
   silu,       // SwiGLU (Llama, Mistral, Qwen, Phi-3)
   gelu_tanh,  // GeGLU with the tanh approximation, "gelu_pytorch_tanh" (Gemma)
+  // gpt-oss's experts (GptOssExperts._apply_gate): (clamp(up, ±limit) + 1) · g·σ(α·g) with
+  // g = min(gate, limit); α = ModelSpec::swiglu_alpha, limit = ModelSpec::swiglu_limit.
+  swiglu_clamped,
 };
 
 struct ModelSpec {
@@ -92,6 +95,12 @@ struct ModelSpec {
   bool tied_embeddings = false;  // lm_head reuses model.embed_tokens.weight
   bool qkv_bias = false;         // q/k/v projections carry a bias (Qwen2)
   bool qk_norm = false;          // RMSNorm of each q and k head before RoPE (Qwen3, Gemma 3)
+  // o_proj carries a bias (gpt-oss's attention_bias). It is added after the ablation epilogue: the
+  // ablation rewrites weights only, as export does.
+  bool o_bias = false;
+  // Attention sinks (gpt-oss: self_attn.sinks): each head's learned logit joins the softmax over
+  // the keys as one more column whose value row is zero, so a query's weights sum to less than 1.
+  bool attn_sinks = false;
 
   // Gemma: every RMSNorm scales by (1 + w) instead of w; "sandwich" norms also normalise the
   // attention and MLP outputs before they are added to the residual (post_attention_layernorm,
@@ -111,6 +120,8 @@ struct ModelSpec {
   double attn_softcap = 0.0;    // scores -> cap * tanh(scores / cap) before the mask; 0 = off (Gemma 2)
   double final_softcap = 0.0;   // the same on the logits (Gemma 2)
   Activation activation = Activation::silu;
+  double swiglu_alpha = 1.702;  // Activation::swiglu_clamped (gpt-oss)
+  double swiglu_limit = 7.0;
 
   // Tensor names: the decoder's tensors are "<weight_prefix>layers.{l}...", "<weight_prefix>norm.weight"
   // and "<weight_prefix>embed_tokens.weight"; Gemma 3's multimodal checkpoints keep the text model
@@ -153,13 +164,24 @@ struct ModelSpec {
   // block_sparse_moe.input_linear (E, 2*Fm, H: gate rows, then up rows) and output_linear (E, H, Fm)
   // with the router block_sparse_moe.router.layer (always fused_experts) and the ungated shared
   // expert shared_mlp.input_linear (2*Fs, H) / shared_mlp.output_linear (H, Fs).
-  enum class ExpertNames { qwen, mixtral, granite };
+  // gpt-oss: the router mlp.router (with a bias added to its logits), experts stacked transposed
+  // for x @ W with gate and up interleaved: mlp.experts.gate_up_proj (E, H, 2*Fm), gate the even
+  // columns, up the odd ones; mlp.experts.down_proj (E, Fm, H); each with a bias
+  // (gate_up_proj_bias (E, 2*Fm) interleaved alike, down_proj_bias (E, H)); always fused_experts.
+  enum class ExpertNames { qwen, mixtral, granite, gpt_oss };
   ExpertNames expert_names = ExpertNames::qwen;
   // The experts of a layer stacked in two tensors, as transformers 5 holds them and saves them with
   // save_original_format=False (and as checkpoints re-saved that way ship): mlp.experts.gate_up_proj
   // (E, 2*Fm, H), each expert's gate rows then its up rows, and mlp.experts.down_proj (E, H, Fm);
   // Mixtral's router is then mlp.gate. Taken from the files' tensor names by load_model_spec.
   bool fused_experts = false;
+  // The experts' projections carry biases (gpt-oss); the down projection's is added after the
+  // ablation epilogue, as o_proj's.
+  bool expert_bias = false;
+  bool router_logit_bias = false;  // the router's logits carry a bias (gpt-oss's mlp.router.bias)
+  // The experts' matrices are MXFP4 (gpt-oss as released: mlp.experts.gate_up_proj_blocks /
+  // _scales, down_proj_blocks / _scales), dequantized as read. Taken from the files' tensor names.
+  bool mxfp4_experts = false;
 
   std::optional<int64_t> bos_token_id;
   std::vector<int64_t> eos_token_ids;  // config's eos_token_id, an int or a list

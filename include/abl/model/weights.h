@@ -30,6 +30,8 @@ enum class WeightRole {
   q_norm,      // (HD)     when qk_norm
   k_norm,      // (HD)
   o_proj,      // (H, NH*HD)
+  o_bias,      // (H)      o_bias (gpt-oss)
+  attn_sinks,  // (NH)     attn_sinks (gpt-oss: self_attn.sinks)
   post_attn_norm,  // (H)  Gemma: post_attention_layernorm, on the attention output
   mlp_norm,    // (H)      post_attention_layernorm (Gemma: pre_feedforward_layernorm)
   gate_proj,   // (F, H)
@@ -39,9 +41,13 @@ enum class WeightRole {
   // MoE layers (instead of gate_proj/up_proj/down_proj), expert-major in the unit:
   router,            // (E, H)   mlp.gate / block_sparse_moe.gate
   router_bias,       // (E)      GLM-4.5: mlp.gate.e_score_correction_bias (fp32 in the files)
+  router_logit_bias, // (E)      gpt-oss: mlp.router.bias, added to the router's logits
   expert_gate_proj,  // (Fm, H)  per expert: mlp.experts.{e}.gate_proj (Mixtral w1)
   expert_up_proj,    // (Fm, H)  mlp.experts.{e}.up_proj (Mixtral w3)
   expert_down_proj,  // (H, Fm)  mlp.experts.{e}.down_proj (Mixtral w2)
+  expert_gate_bias,  // (Fm)     expert_bias (gpt-oss): from mlp.experts.gate_up_proj_bias
+  expert_up_bias,    // (Fm)
+  expert_down_bias,  // (H)      mlp.experts.down_proj_bias
   shared_gate_proj,  // (Fs, H)  Qwen2-MoE: mlp.shared_expert.gate_proj (GLM-4.5: mlp.shared_experts.)
   shared_up_proj,    // (Fs, H)
   shared_down_proj,  // (H, Fs)
@@ -69,6 +75,15 @@ struct WeightSlot {
   // the slot is the whole tensor.
   std::vector<int64_t> file_shape;
   int64_t file_offset = 0;
+  // Element strides of the slot's dimensions in the file tensor; empty: its elements are one
+  // contiguous row-major run. gpt-oss's experts: gate (Fm, H) of gate_up_proj (E, H, 2*Fm) has
+  // strides (2, 2*Fm), down (H, Fm) of down_proj (E, Fm, H) has (1, H).
+  std::vector<int64_t> file_strides;
+  // The file tensor is MXFP4 (gpt-oss as released): "<name>_blocks" (U8: file_shape without its last
+  // dim, then last/32 blocks of 16 bytes, two E2M1 values each, the low nibble first) and
+  // "<name>_scales" (U8: one E8M0 exponent per block, bias 127); file_shape is the dequantized tensor,
+  // (E, out, in) — not transposed, unlike the plain layout.
+  bool mxfp4 = false;
   int32_t expert = -1;  // the expert of an expert_* slot
 };
 
@@ -95,8 +110,22 @@ struct ExpectedWeight {
   std::string shape_doc;
   std::vector<int64_t> file_shape;  // of the file tensor (== shape unless fused)
   int64_t file_offset = 0;          // the slot's first element in the file tensor
+  std::vector<int64_t> file_strides;  // of the slot's dims in the file tensor; empty = contiguous
+  bool mxfp4 = false;               // the file tensor is "<name>_blocks" + "<name>_scales" (WeightSlot)
   int32_t expert = -1;              // the expert of an expert_* slot
 };
+
+// The tensors of an MXFP4 slot in the files.
+std::string mxfp4_blocks_name(const std::string& name);  // "<name>_blocks"
+std::string mxfp4_scales_name(const std::string& name);  // "<name>_scales"
+// The value of 4-bit E2M1 code `nibble` times 2^(scale - 127), as transformers' convert_moe_packed_tensors.
+float mxfp4_value(uint8_t nibble, uint8_t scale);
+
+// The file tensor's element holding element i (row-major) of the slot.
+int64_t file_index(const ExpectedWeight& w, int64_t i);
+// Is the slot, an (out, in) matrix, stored transposed, as (in, out) blocks of its file tensor?
+// (gpt-oss's down_proj: export ablates such a block through its transpose.)
+bool is_transposed(const ExpectedWeight& w);
 std::vector<ExpectedWeight> expected_weights(const ModelSpec& spec);
 
 // Elements [first, first + count) of the slot `w`: from the files (converted to fp32), or the

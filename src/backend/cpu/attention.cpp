@@ -26,7 +26,7 @@ void attention(const float* q, const float* k_cache, const float* v_cache, float
   if (rows.empty()) return;
   // Threads only pay off beyond a few thousand query-key products; below, the fork costs more.
   kernels().attention(q, k_cache, v_cache, out, seqs, rows.data(), static_cast<int64_t>(rows.size()), max_keys, NH,
-                      NKV, HD, window, scale, how.softcap, work * NH * HD > 262144);
+                      NKV, HD, window, scale, how.softcap, how.sinks, work * NH * HD > 262144);
 }
 
 }  // namespace abl::cpu

@@ -1,5 +1,6 @@
 // Small elementwise and per-row ops: embedding gather, RMSNorm, SwiGLU/GeGLU, scale, soft-cap,
 // residual add, KV append, log-softmax, argmax. Reductions accumulate in double so results do not depend on thread count.
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 
@@ -40,6 +41,15 @@ void swiglu(const float* gate, const float* up, float* out, int64_t n) {
   }
 }
 
+void swiglu_clamped(const float* gate, const float* up, float* out, int64_t n, float alpha, float limit) {
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    const float g = std::min(gate[i], limit);
+    const float u = std::min(std::max(up[i], -limit), limit);
+    out[i] = (u + 1.0f) * (g / (1.0f + std::exp(-alpha * g)));
+  }
+}
+
 void geglu(const float* gate, const float* up, float* out, int64_t n) {
   const float k = 0.7978845608028654f;  // sqrt(2/π)
 #pragma omp parallel for schedule(static) if (n > 65536)
@@ -62,6 +72,13 @@ void softcap(float* x, float cap, int64_t n) {
 void add(float* x, const float* y, int64_t n) {
 #pragma omp parallel for schedule(static) if (n > 65536)
   for (int64_t i = 0; i < n; ++i) x[i] += y[i];
+}
+
+void add_rows(float* x, const float* b, int64_t rows, int64_t width) {
+#pragma omp parallel for schedule(static) if (rows * width > 65536)
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < width; ++i) x[r * width + i] += b[i];
+  }
 }
 
 void kv_append(const float* k, const float* v, const int64_t* dst_rows, int64_t T, int64_t kv_dim,

@@ -126,11 +126,12 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
   }
   cpu::kv_append(k_.data(), v_.data(), batch.cache_rows.data(), T, KVD, cache.k(l), cache.v(l));
   const int64_t window = m.uses_sliding_window(l) ? m.sliding_window : 0;
-  const cpu::AttnScores scores{static_cast<float>(m.attention_scale()), static_cast<float>(m.attn_softcap)};
+  const cpu::AttnScores scores{static_cast<float>(m.attention_scale()), static_cast<float>(m.attn_softcap), w.sinks};
   cpu::attention(q_.data(), cache.k(l), cache.v(l), att_.data(), batch.seqs.data(), batch.num_seqs(),
                  NH, NKV, HD, window, scores);
   cpu::linear(att_.data(), w.wo, nullptr, y_.data(), T, QD, H);
   if (epilogue) epilogue->apply(Component::attn_o, l, y_.data(), batch);
+  if (w.bo) cpu::add_rows(y_.data(), w.bo, T, H);  // after the epilogue: the ablation rewrites weights only
   if (m.sandwich_norms) cpu::rmsnorm(y_.data(), w.post_attn_norm, y_.data(), T, H, eps, w1);
   add_branch();
 
@@ -139,31 +140,34 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
   if (m.is_moe_layer(l)) {
     moe_mlp(l, w, batch, epilogue);
   } else {
-    gated_mlp(h_.data(), w.w_gate, w.w_up, w.w_down, T, F, y_.data());
+    gated_mlp(h_.data(), ExpertWeights{w.w_gate, w.w_up, w.w_down}, T, F, y_.data());
     if (epilogue) epilogue->apply(Component::mlp_down, l, y_.data(), batch);
   }
   if (m.sandwich_norms) cpu::rmsnorm(y_.data(), w.post_mlp_norm, y_.data(), T, H, eps, w1);
   add_branch();
 }
 
-void Engine::gated_mlp(const float* x, const float* w_gate, const float* w_up, const float* w_down, int64_t rows,
-                       int64_t F, float* out) {
+// down(act(gate(x)) · up(x)) without the down projection's bias (added after the epilogue).
+void Engine::gated_mlp(const float* x, const ExpertWeights& w, int64_t rows, int64_t F, float* out) {
   const int64_t H = spec_.hidden_size;
-  cpu::linear(x, w_gate, nullptr, gate_.data(), rows, H, F);
-  cpu::linear(x, w_up, nullptr, up_.data(), rows, H, F);
-  if (spec_.activation == model::Activation::gelu_tanh) {
-    cpu::geglu(gate_.data(), up_.data(), gate_.data(), rows * F);
-  } else {
-    cpu::swiglu(gate_.data(), up_.data(), gate_.data(), rows * F);
+  cpu::linear(x, w.w_gate, w.b_gate, gate_.data(), rows, H, F);
+  cpu::linear(x, w.w_up, w.b_up, up_.data(), rows, H, F);
+  switch (spec_.activation) {
+    case model::Activation::silu: cpu::swiglu(gate_.data(), up_.data(), gate_.data(), rows * F); break;
+    case model::Activation::gelu_tanh: cpu::geglu(gate_.data(), up_.data(), gate_.data(), rows * F); break;
+    case model::Activation::swiglu_clamped:
+      cpu::swiglu_clamped(gate_.data(), up_.data(), gate_.data(), rows * F, static_cast<float>(spec_.swiglu_alpha),
+                          static_cast<float>(spec_.swiglu_limit));
+      break;
   }
-  cpu::linear(gate_.data(), w_down, nullptr, out, rows, F, H);
+  cpu::linear(gate_.data(), w.w_down, nullptr, out, rows, F, H);
 }
 
 void Engine::moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilogue* epilogue) {
   const model::ModelSpec& m = spec_;
   const int64_t T = batch.num_tokens(), H = m.hidden_size, E = m.num_experts, k = m.experts_per_token;
   const int64_t Fm = m.moe_intermediate_size;
-  cpu::linear(h_.data(), w.router, nullptr, router_.data(), T, H, E);
+  cpu::linear(h_.data(), w.router, w.router_logit_bias, router_.data(), T, H, E);
   cpu::router_topk(router_.data(), T, E, k, router_config(m, w.router_bias), topk_id_.data(), topk_w_.data());
   // Each expert over the tokens routed to it, in token order; its outputs land in their slots.
   for (int32_t e = 0; e < E; ++e) {
@@ -178,8 +182,9 @@ void Engine::moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilo
     if (n == 0) continue;
     const ExpertWeights& x = w.experts[static_cast<size_t>(e)];
     cpu::gather_rows(h_.data(), expert_tokens_.data(), n, H, expert_in_.data());
-    gated_mlp(expert_in_.data(), x.w_gate, x.w_up, x.w_down, n, Fm, expert_out_.data());
+    gated_mlp(expert_in_.data(), x, n, Fm, expert_out_.data());
     if (epilogue) epilogue->apply_expert(l, e, expert_out_.data(), expert_tokens_.data(), n, batch);
+    if (x.b_down) cpu::add_rows(expert_out_.data(), x.b_down, n, H);
     for (int64_t i = 0; i < n; ++i) {
       std::memcpy(slots_.data() + expert_slots_[static_cast<size_t>(i)] * H, expert_out_.data() + i * H,
                   sizeof(float) * H);
@@ -187,8 +192,7 @@ void Engine::moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilo
   }
   cpu::combine_experts(slots_.data(), topk_w_.data(), T, k, H, y_.data());
   if (m.shared_expert_intermediate_size > 0) {
-    gated_mlp(h_.data(), w.shared.w_gate, w.shared.w_up, w.shared.w_down, T, m.shared_expert_intermediate_size,
-              expert_out_.data());
+    gated_mlp(h_.data(), w.shared, T, m.shared_expert_intermediate_size, expert_out_.data());
     if (epilogue) {
       expert_tokens_.resize(static_cast<size_t>(T));
       std::iota(expert_tokens_.begin(), expert_tokens_.end(), int64_t{0});

@@ -21,6 +21,7 @@
 #include "abl/model/weights.h"
 #include "common/temp_dir.h"
 #include "io/fused_experts_test_util.h"
+#include "io/mxfp4_test_util.h"
 #include "io/safetensors_test_util.h"
 #include "common/unit_vector.h"
 
@@ -418,8 +419,9 @@ TEST_P(ExportFamilies, AblatesEveryDownProjectionAndKeepsTheRest) {
     ASSERT_GT(abl::testing::fuse_experts(fixture, model), 0);
   }
   const model::ModelSpec spec = model::load_model_spec(model);
-  // (Granite-MoE's checkpoints hold their experts stacked as released)
-  EXPECT_EQ(spec.fused_experts, GetParam().fused || spec.expert_names == model::ModelSpec::ExpertNames::granite);
+  // (Granite-MoE's and gpt-oss's checkpoints hold their experts stacked as released)
+  EXPECT_EQ(spec.fused_experts, GetParam().fused || spec.expert_names == model::ModelSpec::ExpertNames::granite ||
+                                    spec.expert_names == model::ModelSpec::ExpertNames::gpt_oss);
   const auto dirs = directions(spec);
   engine::TrialAblation trial = make_trial(spec, engine::RowNorm::full);
   trial.routed_experts = GetParam().routed_experts;
@@ -447,11 +449,24 @@ TEST_P(ExportFamilies, AblatesEveryDownProjectionAndKeepsTheRest) {
     }
     std::vector<float> wf = src.read_f32(t.name);
     const float* v = dirs[static_cast<size_t>(trial.direction[static_cast<size_t>(w->layer)])].data();
-    // A fused (E, H, Fm) down projection: each expert's (H, Fm) block on its own.
+    // A fused (E, H, Fm) down projection: each expert's (H, Fm) block on its own; gpt-oss's (E, Fm, H)
+    // holds each block transposed: ablated as the (H, Fm) matrix it is.
     const int64_t blocks = t.shape.size() == 3 ? t.shape[0] : 1;
     const int64_t rows = t.shape[t.shape.size() - 2], cols = t.shape.back();
     for (int64_t b = 0; b < blocks; ++b) {
-      ablation::ablate_weight(wf.data() + b * rows * cols, rows, cols, v, lambda, trial.mode);
+      float* block = wf.data() + b * rows * cols;
+      if (!model::is_transposed(*w)) {
+        ablation::ablate_weight(block, rows, cols, v, lambda, trial.mode);
+        continue;
+      }
+      std::vector<float> m(static_cast<size_t>(rows * cols));
+      for (int64_t i = 0; i < rows; ++i) {
+        for (int64_t j = 0; j < cols; ++j) m[static_cast<size_t>(j * rows + i)] = block[i * cols + j];
+      }
+      ablation::ablate_weight(m.data(), cols, rows, v, lambda, trial.mode);
+      for (int64_t i = 0; i < rows; ++i) {
+        for (int64_t j = 0; j < cols; ++j) block[i * cols + j] = m[static_cast<size_t>(j * rows + i)];
+      }
     }
     std::string want(wf.size() * dtype_size(*t.dtype), '\0');
     convert_from_f32(wf.data(), *t.dtype, want.data(), wf.size());
@@ -506,7 +521,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"qwen2-moe-shared", true, true}, FamilyCase{"glm4-moe", true},
                       FamilyCase{"glm4-moe", false}, FamilyCase{"glm4-moe", true, true},
                       FamilyCase{"granite-multipliers", true}, FamilyCase{"granite-moe", true},
-                      FamilyCase{"granite-moe-shared", true}, FamilyCase{"granite-moe-shared", false}),
+                      FamilyCase{"granite-moe-shared", true}, FamilyCase{"granite-moe-shared", false},
+                      FamilyCase{"gpt-oss", true}, FamilyCase{"gpt-oss", false}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");
@@ -515,3 +531,91 @@ INSTANTIATE_TEST_SUITE_P(
       }
       return name;
     });
+
+// gpt-oss as released: MXFP4 experts (tests/unit/io/mxfp4_test_util.h) load as the model their values
+// dequantize to, and export writes that model: every expert dequantized in the plain layout (BF16,
+// exact), the ablated down projections rewritten, config.json without quantization_config; the same
+// bytes as the export of the plain copy.
+TEST(ExportMxfp4, LoadsAndExportsAsTheDequantizedModel) {
+  abl::testing::TempDir tmp;
+  const std::string mxfp4 = tmp.file("mxfp4"), plain = tmp.file("plain");
+  ASSERT_EQ(abl::testing::quantize_gpt_oss_experts((kFixtures / "golden" / "gpt-oss").string(), mxfp4, plain), 6);
+  const model::ModelSpec spec = model::load_model_spec(mxfp4);
+  EXPECT_TRUE(spec.mxfp4_experts);
+  EXPECT_FALSE(model::load_model_spec(plain).mxfp4_experts);
+  EXPECT_NE(model::describe(spec).find("experts MXFP4"), std::string::npos);
+  auto q = engine::HostWeights::load(mxfp4);
+  auto p = engine::HostWeights::load(plain);
+  const int64_t n = spec.moe_intermediate_size * spec.hidden_size;
+  for (int64_t l = 0; l < spec.num_layers; ++l) {
+    for (int32_t e = 0; e < spec.num_experts; ++e) {
+      for (model::WeightRole role : {model::WeightRole::expert_gate_proj, model::WeightRole::expert_up_proj,
+                                     model::WeightRole::expert_down_proj}) {
+        const float* a = q->layer_tensor(l, role, e);
+        const float* b = p->layer_tensor(l, role, e);
+        ASSERT_EQ(std::vector<float>(a, a + n), std::vector<float>(b, b + n))
+            << "layer " << l << " expert " << e << " " << model::role_name(role);
+      }
+    }
+  }
+  EXPECT_EQ(run(*q, nullptr), run(*p, nullptr));
+
+  const auto dirs = directions(spec);
+  const engine::TrialAblation trial = make_trial(spec, engine::RowNorm::full);
+  const std::string out_q = tmp.file("exported-mxfp4"), out_p = tmp.file("exported-plain");
+  ablation::export_model(mxfp4, dirs, trial, options(out_q), nullptr);
+  ablation::export_model(plain, dirs, trial, options(out_p), nullptr);
+  io::SafetensorsReader a(out_q), b(out_p);
+  ASSERT_EQ(a.tensors().size(), b.tensors().size());
+  for (const io::TensorInfo& t : b.tensors()) {
+    ASSERT_NE(a.find(t.name), nullptr) << t.name;
+    EXPECT_EQ(a.tensor(t.name).shape, t.shape) << t.name;
+    EXPECT_EQ(raw_bytes(a, t.name), raw_bytes(b, t.name)) << t.name;
+  }
+  const nlohmann::json cq = nlohmann::json::parse(slurp(fs::path(out_q) / "config.json"));
+  EXPECT_FALSE(cq.contains("quantization_config"));
+  EXPECT_EQ(cq, nlohmann::json::parse(slurp(fs::path(plain) / "config.json")));
+  // The export is the model the run evaluated: its logits are the MXFP4 model's with the epilogue.
+  auto exported = engine::HostWeights::load(out_q);
+  EXPECT_FALSE(exported->spec().mxfp4_experts);
+  engine::AblationEpilogue epi(spec, dirs, {trial});
+  const std::vector<float> want = run(*q, &epi);
+  EXPECT_LE(max_abs_diff(run(*exported, nullptr), want), 0.05f * max_abs(want));  // bf16 rounding of o_proj/down
+  // A PEFT adapter cannot target the stacked experts: refused, naming the tensor.
+  ablation::ExportOptions adapter = options(tmp.file("adapter"));
+  adapter.format = ablation::ExportFormat::adapter;
+  EXPECT_THROW(
+      {
+        try {
+          ablation::export_model(mxfp4, dirs, trial, adapter, nullptr);
+        } catch (const Error& e) {
+          EXPECT_NE(std::string(e.what()).find("mlp.experts.down_proj"), std::string::npos) << e.what();
+          throw;
+        }
+      },
+      Error);
+}
+
+TEST(ExportMxfp4, WeightCheckNamesTheBlocksAndScales) {
+  abl::testing::TempDir tmp;
+  const std::string mxfp4 = tmp.file("mxfp4"), plain = tmp.file("plain");
+  abl::testing::quantize_gpt_oss_experts((kFixtures / "golden" / "gpt-oss").string(), mxfp4, plain);
+  // Drop layer 1's down_proj scales and give layer 2's gate_up blocks a wrong shape.
+  io::SafetensorsReader r(mxfp4);
+  std::vector<abl::testing::RawTensor> kept;
+  for (const io::TensorInfo& t : r.tensors()) {
+    if (t.name == "model.layers.1.mlp.experts.down_proj_scales") continue;
+    std::vector<int64_t> shape = t.shape;
+    if (t.name == "model.layers.2.mlp.experts.gate_up_proj_blocks") shape = {shape[0], shape[1] * shape[2], 16};
+    kept.push_back({t.name, t.dtype_name, shape, raw_bytes(r, t.name)});
+  }
+  std::ofstream(fs::path(mxfp4) / "model.safetensors", std::ios::binary) << abl::testing::encode_safetensors(kept);
+  const model::ModelSpec spec = model::load_model_spec(mxfp4);
+  const model::WeightCheck c = model::inspect_weights(spec, io::SafetensorsReader(mxfp4));
+  ASSERT_EQ(c.problems.size(), 2u);
+  EXPECT_NE(c.problems[0].find("missing tensor 'model.layers.1.mlp.experts.down_proj_scales'"), std::string::npos)
+      << c.problems[0];
+  EXPECT_NE(c.problems[1].find("'model.layers.2.mlp.experts.gate_up_proj_blocks'"), std::string::npos) << c.problems[1];
+  EXPECT_NE(c.problems[1].find("expected [4, 128, 2, 16]"), std::string::npos) << c.problems[1];
+  EXPECT_TRUE(c.unexpected.empty());
+}

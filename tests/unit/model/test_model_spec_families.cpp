@@ -1,4 +1,4 @@
-// ModelSpec for Gemma 2, Gemma 3 (text and multimodal), Phi-3, GLM and GLM-4.5 (MoE): the published configs in
+// ModelSpec for Gemma 2, Gemma 3 (text and multimodal), Phi-3, GLM, GLM-4.5 (MoE), Granite and gpt-oss: the published configs in
 // tests/fixtures/configs parse to their numbers, and the keys only these families have (defaults
 // of absent keys, absent vs null soft-caps, layer_types vs sliding_window_pattern, rope per layer
 // type, LongRoPE, nested text_config) follow transformers' config classes; options we cannot run
@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <stdexcept>
 
 #include "abl/io/json_file.h"
 #include "abl/model/model_spec.h"
@@ -500,6 +501,89 @@ TEST(ModelSpecGranite, MoeStackedExpertsAndSharedMlp) {
                                               "model.layers.0.shared_mlp.input_linear.weight@1572864",
                                               "model.layers.0.shared_mlp.output_linear.weight@0"}));
   EXPECT_NE(abl::model::describe(s).find("ungated shared expert 1024"), std::string::npos);
+}
+
+// gpt-oss-20b's config.json (the published numbers, written for this test; its quantization_config
+// left out): q/k/v/o biases, sinks, alternate sliding layers, yarn x32 without truncation, 32 biased
+// experts top-4 stacked transposed with gate and up interleaved, the clamped SwiGLU.
+TEST(ModelSpecGptOss, PublishedConfigAndStridedExpertViews) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["GptOssForCausalLM"], "attention_bias": true,
+    "eos_token_id": 200002, "experts_per_token": 4, "head_dim": 64, "hidden_act": "silu", "hidden_size": 2880,
+    "initial_context_length": 4096, "intermediate_size": 2880, "max_position_embeddings": 131072,
+    "model_type": "gpt_oss", "num_attention_heads": 64, "num_experts_per_tok": 4, "num_hidden_layers": 24,
+    "num_key_value_heads": 8, "num_local_experts": 32, "pad_token_id": 199999, "rms_norm_eps": 1e-05,
+    "rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 32.0, "original_max_position_embeddings": 4096,
+    "rope_type": "yarn", "truncate": false}, "rope_theta": 150000, "sliding_window": 128, "swiglu_limit": 7.0,
+    "tie_word_embeddings": false, "vocab_size": 201088})");
+  nlohmann::json types = nlohmann::json::array();
+  for (int l = 0; l < 24; ++l) types.push_back(l % 2 == 0 ? "sliding_attention" : "full_attention");
+  c["layer_types"] = types;
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.qkv_bias && s.o_bias && s.attn_sinks && s.expert_bias && s.router_logit_bias);
+  EXPECT_EQ(s.num_experts, 32);
+  EXPECT_EQ(s.experts_per_token, 4);
+  EXPECT_EQ(s.moe_intermediate_size, 2880);
+  EXPECT_TRUE(s.norm_topk_prob);  // the softmax of the top-4 logits
+  EXPECT_TRUE(s.fused_experts);
+  EXPECT_EQ(s.activation, abl::model::Activation::swiglu_clamped);
+  EXPECT_DOUBLE_EQ(s.swiglu_alpha, 1.702);
+  EXPECT_DOUBLE_EQ(s.swiglu_limit, 7.0);
+  EXPECT_EQ(s.sliding_window, 128);
+  EXPECT_EQ(sliding_count(s), 12);
+  EXPECT_TRUE(s.uses_sliding_window(0));
+  EXPECT_FALSE(s.uses_sliding_window(1));
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::yarn);
+  EXPECT_FALSE(s.rope_scaling.truncate);
+  EXPECT_DOUBLE_EQ(s.rope_scaling.factor, 32.0);
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s),
+                                         {"GptOssForCausalLM", "o_proj bias", "attention sinks", "clamped SwiGLU",
+                                          "router bias", "biased experts", "sliding window 128 on 12/24 layers"}));
+
+  // The expert views: gate (f, h) at e*H*2F + h*2F + 2f of gate_up_proj (E, H, 2F), up one further,
+  // down (h, f) at e*F*H + f*H + h of down_proj (E, F, H); the biases likewise.
+  const int64_t H = 2880, F = 2880;
+  std::vector<abl::model::ExpectedWeight> layer1;
+  for (const auto& w : abl::model::expected_weights(s)) {
+    if (w.layer == 1) layer1.push_back(w);
+  }
+  auto find = [&](abl::model::WeightRole role, int32_t e) -> const abl::model::ExpectedWeight& {
+    for (const auto& w : layer1) {
+      if (w.role == role && w.expert == e) return w;
+    }
+    throw std::runtime_error("no such slot");
+  };
+  using R = abl::model::WeightRole;
+  const auto& gate = find(R::expert_gate_proj, 5);
+  EXPECT_EQ(gate.name, "model.layers.1.mlp.experts.gate_up_proj");
+  EXPECT_EQ(gate.file_shape, (std::vector<int64_t>{32, H, 2 * F}));
+  EXPECT_EQ(abl::model::file_index(gate, 7 * H + 11), 5 * H * 2 * F + 11 * 2 * F + 2 * 7);
+  EXPECT_EQ(abl::model::file_index(find(R::expert_up_proj, 5), 7 * H + 11), 5 * H * 2 * F + 11 * 2 * F + 2 * 7 + 1);
+  const auto& down = find(R::expert_down_proj, 31);
+  EXPECT_EQ(down.name, "model.layers.1.mlp.experts.down_proj");
+  EXPECT_EQ(abl::model::file_index(down, 3 * F + 9), 31 * F * H + 9 * H + 3);
+  EXPECT_TRUE(abl::model::is_transposed(down));
+  EXPECT_FALSE(abl::model::is_transposed(gate));
+  EXPECT_EQ(abl::model::file_index(find(R::expert_gate_bias, 2), 10), 2 * 2 * F + 20);
+  EXPECT_EQ(abl::model::file_index(find(R::expert_up_bias, 2), 10), 2 * 2 * F + 21);
+  EXPECT_EQ(abl::model::file_index(find(R::expert_down_bias, 2), 10), 2 * H + 10);
+  EXPECT_EQ(find(R::router_logit_bias, -1).name, "model.layers.1.mlp.router.bias");
+  EXPECT_EQ(find(R::attn_sinks, -1).shape, (std::vector<int64_t>{64}));
+  EXPECT_EQ(find(R::o_bias, -1).name, "model.layers.1.self_attn.o_proj.bias");
+
+  // GptOssConfig's defaults for absent keys: even layers slide, the yarn rope, the SwiGLU constants.
+  for (const char* key : {"layer_types", "rope_scaling", "swiglu_limit"}) c.erase(key);
+  s = parse(c);
+  EXPECT_EQ(sliding_count(s), 12);
+  EXPECT_TRUE(s.uses_sliding_window(22));
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::yarn);
+  EXPECT_EQ(s.rope_scaling.original_max_position_embeddings, 4096);
+  EXPECT_FALSE(s.rope_scaling.truncate);
+  EXPECT_DOUBLE_EQ(s.swiglu_limit, 7.0);
+  c["attention_bias"] = false;
+  s = parse(c);
+  EXPECT_FALSE(s.qkv_bias || s.o_bias);
+  c["swiglu_limit"] = 0;
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "swiglu_limit", "positive"}));
 }
 
 // Qwen2.5-VL's released config is flat (no text_config) with rope_scaling type "mrope"; Qwen3-VL's

@@ -22,7 +22,7 @@ const ExpectedWeight& find(const std::vector<ExpectedWeight>& all, WeightRole ro
 }
 
 TEST(Synthetic, PresetsMatchTheirRealConfigs) {
-  EXPECT_EQ(abl::model::synthetic_presets().size(), 19u);
+  EXPECT_EQ(abl::model::synthetic_presets().size(), 21u);
   for (const std::string& name : abl::model::synthetic_presets()) {
     EXPECT_NO_THROW(abl::model::synthetic_model_spec(name)) << name;
   }
@@ -59,6 +59,15 @@ TEST(Synthetic, PresetsMatchTheirRealConfigs) {
   EXPECT_EQ(abl::model::parameter_count(air), 106852251264);
   EXPECT_EQ(abl::model::active_parameter_count(air), 13424129664);
   EXPECT_EQ(abl::model::active_parameter_count(abl::model::synthetic_model_spec("llama-3.1-8b")), 8030261248);
+  // gpt-oss, as OpenAI's model card counts them: 20.91B / 116.83B in all, 3.61B / 5.13B active without the
+  // embedding table (579,133,440 values); every bias and sink counted
+  const abl::model::ModelSpec oss20 = abl::model::synthetic_model_spec("gpt-oss-20b");
+  const abl::model::ModelSpec oss120 = abl::model::synthetic_model_spec("gpt-oss-120b");
+  const int64_t embedding = 201088LL * 2880;
+  EXPECT_NEAR(abl::model::parameter_count(oss20) / 1e9, 20.91, 0.005);
+  EXPECT_NEAR(abl::model::parameter_count(oss120) / 1e9, 116.83, 0.005);
+  EXPECT_NEAR((abl::model::active_parameter_count(oss20) - embedding) / 1e9, 3.61, 0.005);
+  EXPECT_NEAR((abl::model::active_parameter_count(oss120) - embedding) / 1e9, 5.13, 0.005);
   EXPECT_ABL_ERROR(abl::model::synthetic_model_spec("synthetic:gpt-5"), "unknown synthetic model 'gpt-5'",
                    "llama-3.1-8b", "qwen2.5-7b");
 }

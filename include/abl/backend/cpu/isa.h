@@ -33,10 +33,10 @@ struct Kernels {
   void (*linear)(const float* x, const float* w, const float* bias, float* y, int64_t T, int64_t in,
                  int64_t out, int threads);
   // attention() (ops.h) for n_rows query rows, no row seeing more than max_keys keys; the score
-  // scale is resolved (> 0); OpenMP threads when `parallel`.
+  // scale is resolved (> 0); sinks (NH) or null; OpenMP threads when `parallel`.
   void (*attention)(const float* q, const float* k_cache, const float* v_cache, float* out, const AttnSeq* seqs,
                     const AttnRow* rows, int64_t n_rows, int64_t max_keys, int64_t NH, int64_t NKV, int64_t HD,
-                    int64_t window, float scale, float softcap, bool parallel);
+                    int64_t window, float scale, float softcap, const float* sinks, bool parallel);
 };
 
 // The variants in this binary, lowest first.

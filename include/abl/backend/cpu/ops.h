@@ -43,10 +43,13 @@ struct AttnSeq {
 };
 
 // How attention scores are formed: s = scale · q·k, then s = softcap · tanh(s / softcap) when
-// softcap > 0 (Gemma 2), before the causal mask and the softmax.
+// softcap > 0 (Gemma 2), before the causal mask and the softmax. With sinks (gpt-oss), head h's
+// softmax also counts one more logit, sinks[h], whose value row is zero (eager_attention_forward
+// concatenates it and drops its column): the weights of the keys sum to less than 1.
 struct AttnScores {
   float scale = 0.0f;    // 0 = 1/sqrt(HD)
   float softcap = 0.0f;  // 0 = off
+  const float* sinks = nullptr;  // (NH) or null
 };
 
 // Causal GQA attention per sequence: out(T,NH,HD) from q(T,NH,HD) and caches k,v (C,NKV,HD).
@@ -63,6 +66,10 @@ void kv_append(const float* k, const float* v, const int64_t* dst_rows, int64_t 
 // out(n) = silu(gate) * up; out may alias gate.
 void swiglu(const float* gate, const float* up, float* out, int64_t n);
 
+// out(n) = (clamp(up, -limit, limit) + 1) · g · sigmoid(alpha · g) with g = min(gate, limit)
+// (gpt-oss's GptOssExperts._apply_gate on de-interleaved gate and up); out may alias gate.
+void swiglu_clamped(const float* gate, const float* up, float* out, int64_t n, float alpha, float limit);
+
 // out(n) = gelu_tanh(gate) * up, gelu_tanh(x) = x/2 · (1 + tanh(sqrt(2/π) · (x + 0.044715 x³)))
 // (torch's gelu(approximate="tanh"), Gemma's GeGLU); out may alias gate.
 void geglu(const float* gate, const float* up, float* out, int64_t n);
@@ -75,6 +82,9 @@ void softcap(float* x, float cap, int64_t n);
 
 // x(n) += y(n)
 void add(float* x, const float* y, int64_t n);
+
+// x(rows, width) += b(width) on every row (a bias added after the ablation epilogue)
+void add_rows(float* x, const float* b, int64_t rows, int64_t width);
 
 // ---- mixture of experts
 

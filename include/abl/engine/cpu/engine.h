@@ -59,9 +59,9 @@ class Engine {
 
  private:
   void layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epilogue);
-  // out(rows,H) = down(act(gate(x)) * up(x)) for x(rows,H), through gate_/up_ (width F).
-  void gated_mlp(const float* x, const float* w_gate, const float* w_up, const float* w_down, int64_t rows, int64_t F,
-                 float* out);
+  // out(rows,H) = down(act(gate(x)) * up(x)) for x(rows,H), through gate_/up_ (width F); gate and up
+  // with their biases where they have them (gpt-oss's experts), down without (added after the epilogue).
+  void gated_mlp(const float* x, const ExpertWeights& w, int64_t rows, int64_t F, float* out);
   // The MLP of an MoE layer on h_ (T,H) into y_: router, each expert over its tokens, combine,
   // the shared expert.
   void moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilogue* epilogue);

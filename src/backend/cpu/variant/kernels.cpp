@@ -39,7 +39,7 @@ void linear(const float* x, const float* w, const float* bias, float* y, int64_t
 // instantiations would be shared with the rest of the program).
 void attention(const float* q, const float* k_cache, const float* v_cache, float* out, const AttnSeq* seqs,
                const AttnRow* rows, int64_t n_rows, int64_t max_keys, int64_t NH, int64_t NKV, int64_t HD,
-               int64_t window, float scale, float cap, bool parallel) {
+               int64_t window, float scale, float cap, const float* sinks, bool parallel) {
   const int64_t group = NH / NKV;
   const int64_t kv_dim = NKV * HD;
 #pragma omp parallel if (parallel)
@@ -64,7 +64,9 @@ void attention(const float* q, const float* k_cache, const float* v_cache, float
           scores[kk] = cap > 0.0f ? cap * std::tanh(dot * scale / cap) : dot * scale;
           if (scores[kk] > mx) mx = scores[kk];
         }
-        double denom = 0.0;
+        // A sink is one more logit in the max and the normaliser, with a zero value row.
+        if (sinks && sinks[h] > mx) mx = sinks[h];
+        double denom = sinks ? std::exp(static_cast<double>(sinks[h] - mx)) : 0.0;
         for (int64_t d = 0; d < HD; ++d) acc[d] = 0.0;
         for (int64_t kk = 0; kk < n_keys; ++kk) {
           const double p = std::exp(static_cast<double>(scores[kk] - mx));

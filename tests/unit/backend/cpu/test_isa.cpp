@@ -77,17 +77,21 @@ TEST_P(IsaVariant, AttentionMatchesBaseline) {
   const auto q = randn(static_cast<size_t>(10 * NH * HD), 4);
   const auto kc = randn(static_cast<size_t>(C * NKV * HD), 5);
   const auto vc = randn(static_cast<size_t>(C * NKV * HD), 6);
+  const std::vector<float> sinks = {0.5f, -1.0f, 2.0f, 0.0f, 3.0f, -0.25f};
   for (int64_t window : {0, 4}) {
     for (float softcap : {0.0f, 5.0f}) {
-      for (bool parallel : {false, true}) {
-        std::vector<float> want(q.size()), got(q.size());
-        reference().attention(q.data(), kc.data(), vc.data(), want.data(), seqs.data(), rows.data(),
-                              static_cast<int64_t>(rows.size()), 21, NH, NKV, HD, window, 0.15f, softcap, false);
-        k->attention(q.data(), kc.data(), vc.data(), got.data(), seqs.data(), rows.data(),
-                     static_cast<int64_t>(rows.size()), 21, NH, NKV, HD, window, 0.15f, softcap, parallel);
-        for (size_t i = 0; i < want.size(); ++i) {
-          ASSERT_NEAR(got[i], want[i], 1e-5) << abl::cpu::isa_name(isa) << " window " << window << " softcap "
-                                             << softcap << " element " << i;
+      for (const float* sink : {static_cast<const float*>(nullptr), sinks.data()}) {
+        for (bool parallel : {false, true}) {
+          std::vector<float> want(q.size()), got(q.size());
+          reference().attention(q.data(), kc.data(), vc.data(), want.data(), seqs.data(), rows.data(),
+                                static_cast<int64_t>(rows.size()), 21, NH, NKV, HD, window, 0.15f, softcap, sink,
+                                false);
+          k->attention(q.data(), kc.data(), vc.data(), got.data(), seqs.data(), rows.data(),
+                       static_cast<int64_t>(rows.size()), 21, NH, NKV, HD, window, 0.15f, softcap, sink, parallel);
+          for (size_t i = 0; i < want.size(); ++i) {
+            ASSERT_NEAR(got[i], want[i], 1e-5) << abl::cpu::isa_name(isa) << " window " << window << " softcap "
+                                               << softcap << " sinks " << (sink != nullptr) << " element " << i;
+          }
         }
       }
     }

@@ -1,6 +1,7 @@
 // CPU ops against straightforward reference formulas over odd, non-power-of-two shapes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -20,7 +21,7 @@ std::vector<float> randn(size_t n, uint32_t seed, float scale = 1.0f) {
 // Naive attention of one query at position pos over keys 0..pos of one sequence.
 void naive_attention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
                      int64_t NH, int64_t NKV, int64_t HD, int64_t n, int64_t window, std::vector<float>& out,
-                     double scale = 0, double softcap = 0) {
+                     double scale = 0, double softcap = 0, const float* sinks = nullptr) {
   if (scale == 0) scale = 1.0 / std::sqrt(static_cast<double>(HD));
   out.assign(static_cast<size_t>(n * NH * HD), 0.0f);
   for (int64_t i = 0; i < n; ++i) {
@@ -36,8 +37,10 @@ void naive_attention(const std::vector<float>& q, const std::vector<float>& k, c
         s.push_back(softcap > 0 ? softcap * std::tanh(dot / softcap) : dot);
         keys.push_back(j);
       }
-      double mx = -1e300, sum = 0;
+      // A sink (gpt-oss's eager_attention_forward): one more logit, its column dropped after the softmax.
+      double mx = sinks ? sinks[h] : -1e300, sum = sinks ? 1.0 : 0.0;
       for (double x : s) mx = std::max(mx, x);
+      if (sinks) sum = std::exp(sinks[h] - mx);
       for (double& x : s) sum += (x = std::exp(x - mx));
       for (size_t t = 0; t < keys.size(); ++t) {
         for (int64_t d = 0; d < HD; ++d) {
@@ -166,6 +169,50 @@ TEST(Ops, AttentionScaleAndSoftcap) {
     differs = std::max(differs, std::fabs(static_cast<double>(ref[i]) - plain[i]));
   }
   EXPECT_GT(differs, 1e-2);  // the cap of 2 bites on scores of this size
+}
+
+TEST(Ops, AttentionSinks) {
+  const int64_t NH = 4, NKV = 2, HD = 8, n = 10;
+  auto q = randn(static_cast<size_t>(n * NH * HD), 31, 2.0f);
+  auto k = randn(static_cast<size_t>(n * NKV * HD), 32, 2.0f);
+  auto v = randn(static_cast<size_t>(n * NKV * HD), 33);
+  // A sink far above every score (head 3) leaves almost nothing to the keys.
+  const std::vector<float> sinks = {0.5f, -2.0f, 3.0f, 60.0f};
+  for (int64_t window : {0, 3}) {
+    std::vector<float> out(q.size()), ref, plain;
+    abl::cpu::AttnSeq seq{0, n, 0, n};
+    abl::cpu::attention(q.data(), k.data(), v.data(), out.data(), &seq, 1, NH, NKV, HD, window,
+                        {0.0f, 0.0f, sinks.data()});
+    naive_attention(q, k, v, NH, NKV, HD, n, window, ref, 0, 0, sinks.data());
+    naive_attention(q, k, v, NH, NKV, HD, n, window, plain);
+    double differs = 0;
+    for (size_t i = 0; i < ref.size(); ++i) {
+      ASSERT_NEAR(out[i], ref[i], 1e-5) << i;
+      differs = std::max(differs, std::fabs(static_cast<double>(ref[i]) - plain[i]));
+      if ((i / HD) % NH == 3) {
+        EXPECT_LT(std::fabs(out[i]), 1e-12) << i;
+      }
+    }
+    EXPECT_GT(differs, 1e-2);
+  }
+}
+
+TEST(Ops, ClampedSwigluAndRowBias) {
+  // gpt-oss's _apply_gate: gate clamped above at the limit, up on both sides, (up + 1) · g·σ(α g).
+  const std::vector<float> g = {-9.0f, -1.0f, 0.0f, 2.5f, 6.9f, 7.5f, 30.0f};
+  const std::vector<float> u = {-8.0f, 0.5f, 3.0f, -7.5f, 2.0f, 9.0f, -1.0f};
+  std::vector<float> a(g.size());
+  abl::cpu::swiglu_clamped(g.data(), u.data(), a.data(), static_cast<int64_t>(g.size()), 1.702f, 7.0f);
+  for (size_t i = 0; i < g.size(); ++i) {
+    const double gc = std::min<double>(g[i], 7.0), uc = std::clamp<double>(u[i], -7.0, 7.0);
+    EXPECT_NEAR(a[i], (uc + 1) * gc / (1 + std::exp(-1.702 * gc)), 1e-5) << i;
+  }
+  // Both clamps bite on element 5 (gate 7.5, up 9): (7 + 1) · 7σ(1.702 · 7).
+  EXPECT_NEAR(a[5], 8.0 * 7.0 / (1.0 + std::exp(-1.702 * 7.0)), 1e-5);
+  std::vector<float> x = {1, 2, 3, 4, 5, 6};
+  const float b[3] = {10, 20, 30};
+  abl::cpu::add_rows(x.data(), b, 2, 3);
+  EXPECT_EQ(x, (std::vector<float>{11, 22, 33, 14, 25, 36}));
 }
 
 TEST(Ops, OffsetNormGegluScaleSoftcapRopeFactor) {
