@@ -7,6 +7,7 @@
 
 #include "abl/backend/cuda/check.h"
 #include "abl/core/error.h"
+#include "kernel_utils.cuh"
 
 namespace abl::cuda {
 namespace {
@@ -135,16 +136,7 @@ __global__ void apply_grouped_kernel(float* __restrict__ y, int64_t H, const int
                                      const int64_t* __restrict__ offsets, int32_t experts,
                                      const AblationVectors* __restrict__ vecs) {
   const int64_t r = blockIdx.x;
-  int32_t lo = 0, hi = experts - 1;
-  while (lo < hi) {
-    const int32_t mid = (lo + hi + 1) / 2;
-    if (offsets[mid] <= r) {
-      lo = mid;
-    } else {
-      hi = mid - 1;
-    }
-  }
-  apply_row(y + r * H, H, row_seq[r], seq_trial, tr, 1, layer, vecs[lo]);
+  apply_row(y + r * H, H, row_seq[r], seq_trial, tr, 1, layer, vecs[detail::group_of_row(offsets, experts, r)]);
 }
 
 }  // namespace

@@ -155,7 +155,7 @@ __global__ void __launch_bounds__(kTiledThreads) attention_tiled_kernel(Args a, 
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const int row = wr + g + 8 * r;
-    const float l = quad_sum(l_part[r]);
+    const float l = quad_sum(l_part[r]) + sink_term(a, h, softmax_ref(m_run[r]));
     if (row >= rows_valid) continue;
     const float inv = l > 0.0f ? 1.0f / l : 0.0f;
     bf16* dst = a.out + (sq.q_begin + m0 + row) * q_stride + h * HD + 2 * t;
@@ -362,7 +362,7 @@ __global__ void __launch_bounds__(kDecodeThreads)
     }
     const int64_t entry = part0 + static_cast<int64_t>(h) * n_splits;
     if (n_splits == 1) {
-      const float inv = 1.0f / l_s[h];
+      const float inv = 1.0f / (l_s[h] + sink_term(a, h0 + h, softmax_ref(m_s[h])));
       *reinterpret_cast<__nv_bfloat162*>(a.out + (sq.q_begin * a.NH + h0 + h) * HD + 2 * dp) =
           __floats2bfloat162_rn(o0 * inv, o1 * inv);
     } else {
@@ -375,11 +375,12 @@ __global__ void __launch_bounds__(kDecodeThreads)
   }
 }
 
-// Merges the splits of one (sequence, head): out = Σ 2^(m_i − M) acc_i / Σ 2^(m_i − M) l_i.
-// Grid (NH, B).
+// Merges the splits of one (sequence, head): out = Σ 2^(m_i − M) acc_i / Σ 2^(m_i − M) l_i (+ the
+// head's sink term in the denominator). Grid (NH, B).
 __global__ void __launch_bounds__(kCombineThreads)
     attention_combine_kernel(const float* __restrict__ part_acc, const float* __restrict__ part_ml,
-                             const AttnSeq* __restrict__ seqs, bf16* __restrict__ out, int NH, int HD, int n_splits) {
+                             const AttnSeq* __restrict__ seqs, bf16* __restrict__ out, int NH, int HD, int n_splits,
+                             const float* __restrict__ sinks) {
   const int b = static_cast<int>(blockIdx.y);
   const AttnSeq sq = seqs[b];
   if (sq.q_len != 1) return;
@@ -394,6 +395,7 @@ __global__ void __launch_bounds__(kCombineThreads)
     const float l = part_ml[(part0 + i) * 2 + 1];
     if (l > 0.0f) L += exp2f(part_ml[(part0 + i) * 2] - M) * l;
   }
+  if (sinks) L += exp2f(sinks[h] * kLog2e - softmax_ref(M));
   const float inv = L > 0.0f ? 1.0f / L : 0.0f;
   for (int d = static_cast<int>(threadIdx.x); d < HD; d += kCombineThreads) {
     float o = 0.0f;
@@ -433,7 +435,7 @@ void launch(const Args& a, const AttnBounds& bounds, int n_splits, float* scratc
     if (n_splits > 1) {
       const dim3 cgrid(static_cast<unsigned>(a.NH), static_cast<unsigned>(bounds.B));
       attention_combine_kernel<<<cgrid, kCombineThreads, 0, s>>>(part_acc, part_ml, a.seqs, a.out, a.NH, HD,
-                                                                 n_splits);
+                                                                 n_splits, a.sinks);
       CUDA_CHECK_LAUNCH();
     }
   }
@@ -510,7 +512,8 @@ void attention(const __nv_bfloat16* q, const __nv_bfloat16* k_cache, const __nv_
                static_cast<int>(NKV),
                static_cast<int>(window),
                scores.softcap > 0.0f ? scale : scale * kLog2e,
-               scores.softcap};
+               scores.softcap,
+               scores.sinks};
   float* sc = static_cast<float*>(scratch);
   switch (HD) {
     case 64: launch<64>(a, bounds, n_splits, sc, s); break;

@@ -73,7 +73,14 @@ struct Args {
   // finish(s) = cap · log2(e) · tanh(s / cap).
   float q_factor;
   float softcap;  // 0 = off
+  // (NH) fp32 device memory, or null: each head's sink logit (gpt-oss), in natural units; it joins
+  // the normaliser as 2^(sink · log2(e) − ref) with no value row (AttnScores::sinks).
+  const float* sinks;
 };
+// The sink's share of head h's normaliser, relative to the row's softmax reference; 0 without sinks.
+__device__ __forceinline__ float sink_term(const Args& a, int h, float ref) {
+  return a.sinks ? exp2f(a.sinks[h] * kLog2e - ref) : 0.0f;
+}
 
 __device__ __forceinline__ float finish_score(float s, const Args& a) {
   return a.softcap > 0.0f ? a.softcap * kLog2e * tanhf(s / a.softcap) : s;

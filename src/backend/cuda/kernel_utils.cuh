@@ -25,6 +25,21 @@ inline unsigned row_threads(int64_t cols) {
   return static_cast<unsigned>(threads < kMaxRowThreads ? threads : kMaxRowThreads);
 }
 
+// The group of row r of rows sorted by group: the e with offsets[e] <= r < offsets[e + 1] (binary
+// search; offsets has groups + 1 entries, non-decreasing, offsets[0] = 0).
+__device__ inline int64_t group_of_row(const int64_t* offsets, int64_t groups, int64_t r) {
+  int64_t lo = 0, hi = groups - 1;
+  while (lo < hi) {
+    const int64_t mid = (lo + hi + 1) / 2;
+    if (offsets[mid] <= r) {
+      lo = mid;
+    } else {
+      hi = mid - 1;
+    }
+  }
+  return lo;
+}
+
 struct SumOp {
   template <typename T>
   __device__ T operator()(T a, T b) const { return a + b; }

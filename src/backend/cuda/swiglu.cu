@@ -1,4 +1,5 @@
-// SwiGLU out = silu(gate) · up and GeGLU out = gelu_tanh(gate) · up on bf16 activations: both
+// SwiGLU out = silu(gate) · up, GeGLU out = gelu_tanh(gate) · up and gpt-oss's clamped SwiGLU on bf16
+// activations: both
 // products in fp32 and one rounding to bf16 at the end (torch rounds twice, after the activation and
 // after the product, so it may differ by one bf16 ulp).
 #include <cuda_bf16.h>
@@ -40,7 +41,37 @@ void launch_glu(const char* name, const __nv_bfloat16* gate, const __nv_bfloat16
   CUDA_CHECK_LAUNCH();
 }
 
+// gpt-oss's clamped SwiGLU with the gate/up biases of each row's group (GroupBias).
+__global__ void swiglu_clamped_kernel(const __nv_bfloat16* gate, const __nv_bfloat16* up, __nv_bfloat16* out,
+                                      int64_t rows, int64_t F, float alpha, float limit, GroupBias gb, GroupBias ub) {
+  const int64_t n = rows * F;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const int64_t r = i / F, f = i % F;
+    float g = __bfloat162float(gate[i]);
+    float u = __bfloat162float(up[i]);
+    if (gb.bias0) g += __bfloat162float(gb.bias0[detail::group_of_row(gb.offsets, gb.groups, r) * gb.stride + f]);
+    if (ub.bias0) u += __bfloat162float(ub.bias0[detail::group_of_row(ub.offsets, ub.groups, r) * ub.stride + f]);
+    g = fminf(g, limit);
+    u = fminf(fmaxf(u, -limit), limit);
+    out[i] = __float2bfloat16_rn((u + 1.0f) * (g / (1.0f + expf(-alpha * g))));
+  }
+}
+
 }  // namespace
+
+void swiglu_clamped(const __nv_bfloat16* gate, const __nv_bfloat16* up, __nv_bfloat16* out, int64_t rows, int64_t F,
+                    float alpha, float limit, const GroupBias& gate_bias, const GroupBias& up_bias, cudaStream_t s) {
+  ABL_CHECK(rows >= 0 && F >= 0, "swiglu_clamped: negative shape ({}, {})", rows, F);
+  for (const GroupBias* b : {&gate_bias, &up_bias}) {
+    ABL_CHECK(b->bias0 == nullptr || (b->offsets != nullptr && b->groups > 0),
+              "swiglu_clamped: a bias without its {} groups' offsets", b->groups);
+  }
+  if (rows == 0 || F == 0) return;
+  swiglu_clamped_kernel<<<detail::elementwise_blocks(rows * F), detail::kElementwiseThreads, 0, s>>>(
+      gate, up, out, rows, F, alpha, limit, gate_bias, up_bias);
+  CUDA_CHECK_LAUNCH();
+}
 
 void swiglu(const __nv_bfloat16* gate, const __nv_bfloat16* up, __nv_bfloat16* out, int64_t n, cudaStream_t s) {
   launch_glu<Silu>("swiglu", gate, up, out, n, s);

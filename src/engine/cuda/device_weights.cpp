@@ -62,6 +62,12 @@ const float* host_tensor(const engine::LayerWeights& w, const DeviceUnitTensor& 
     case R::expert_gate_proj: return expert().w_gate;
     case R::expert_up_proj: return expert().w_up;
     case R::expert_down_proj: return expert().w_down;
+    case R::o_bias: return w.bo;
+    case R::attn_sinks: return w.sinks;
+    case R::router_logit_bias: return w.router_logit_bias;
+    case R::expert_gate_bias: return expert().b_gate;
+    case R::expert_up_bias: return expert().b_up;
+    case R::expert_down_bias: return expert().b_down;
     default: fail("weight role {} is not a layer tensor", model::role_name(t.role));
   }
 }
@@ -79,6 +85,7 @@ const bf16** device_slot(DeviceLayer& w, model::WeightRole role) {
     case R::q_norm: return &w.q_norm;
     case R::k_norm: return &w.k_norm;
     case R::o_proj: return &w.wo;
+    case R::o_bias: return &w.bo;
     case R::post_attn_norm: return &w.post_attn_norm;
     case R::mlp_norm: return &w.mlp_norm;
     case R::post_mlp_norm: return &w.post_mlp_norm;
@@ -92,6 +99,12 @@ const bf16** device_slot(DeviceLayer& w, model::WeightRole role) {
     case R::down_proj: return &w.w_down;
     default: fail("weight role {} is not a layer tensor", model::role_name(role));
   }
+}
+
+// The tensors held in fp32 on the device (DeviceUnitTensor::f32).
+bool is_f32(model::WeightRole role) {
+  using R = model::WeightRole;
+  return role == R::router_bias || role == R::router_logit_bias || role == R::attn_sinks;
 }
 
 // Whether a tensor carries the attention-scale correction of a padded head dim (engine.h).
@@ -164,7 +177,7 @@ DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec) {
   const int64_t L = spec.num_layers;
   lay.units.resize(static_cast<size_t>(L + 2));
   auto put = [&](DeviceUnit& u, const model::ExpectedWeight& w, model::WeightRole role) {
-    const bool f32 = role == model::WeightRole::router_bias;
+    const bool f32 = is_f32(role);
     DeviceUnitTensor t{w, role, align_up(u.elements, kDeviceTensorAlign),
                        model::element_count(w.shape) * (f32 ? 2 : 1),
                        carries_q_scale(spec, role) ? lay.q_scale : 1.0f, f32};
@@ -239,9 +252,13 @@ DeviceLayer device_layer_views(const DeviceUnit& unit, const bf16* base) {
   for (const DeviceUnitTensor& t : unit.tensors) {
     const int32_t e = t.weight.expert;
     if (t.f32) {
-      ABL_CHECK(t.role == model::WeightRole::router_bias, "{}: an fp32 tensor that is not the router bias",
-                t.weight.name);
-      d.router_bias = reinterpret_cast<const float*>(base + t.offset);  // 256-byte aligned
+      const float* p = reinterpret_cast<const float*>(base + t.offset);  // 256-byte aligned
+      switch (t.role) {
+        case model::WeightRole::router_bias: d.router_bias = p; break;
+        case model::WeightRole::router_logit_bias: d.router_logit_bias = p; break;
+        case model::WeightRole::attn_sinks: d.sinks = p; break;
+        default: fail("{}: an fp32 tensor that is not a router bias or the sinks", t.weight.name);
+      }
       continue;
     }
     if (e < 0) {
@@ -254,6 +271,9 @@ DeviceLayer device_layer_views(const DeviceUnit& unit, const bf16* base) {
       case model::WeightRole::expert_gate_proj: x.w_gate = base + t.offset; break;
       case model::WeightRole::expert_up_proj: x.w_up = base + t.offset; break;
       case model::WeightRole::expert_down_proj: x.w_down = base + t.offset; break;
+      case model::WeightRole::expert_gate_bias: x.b_gate = base + t.offset; break;
+      case model::WeightRole::expert_up_bias: x.b_up = base + t.offset; break;
+      case model::WeightRole::expert_down_bias: x.b_down = base + t.offset; break;
       default: fail("weight role {} is not an expert tensor", model::role_name(t.role));
     }
   }

@@ -54,7 +54,9 @@ int64_t expert_stride(const DeviceLayer& w) {
   const int64_t stride = x.size() > 1 ? x[1].w_gate - x[0].w_gate : 0;
   for (size_t e = 0; e < x.size(); ++e) {
     const int64_t o = static_cast<int64_t>(e) * stride;
-    ABL_CHECK(x[e].w_gate == x[0].w_gate + o && x[e].w_up == x[0].w_up + o && x[e].w_down == x[0].w_down + o,
+    const auto same = [o](const bf16* a, const bf16* first) { return a == (first ? first + o : nullptr); };
+    ABL_CHECK(x[e].w_gate == x[0].w_gate + o && x[e].w_up == x[0].w_up + o && x[e].w_down == x[0].w_down + o &&
+                  same(x[e].b_gate, x[0].b_gate) && same(x[e].b_up, x[0].b_up) && same(x[e].b_down, x[0].b_down),
               "expert {}'s weights are not {} elements after expert {}'s (the grouped GEMMs need one stride)", e,
               stride, e == 0 ? 0 : e - 1);
   }
@@ -326,11 +328,11 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   const float q_scale = weights_.q_scale();
   const bool local = m.uses_local_rope(l);
   const float rope_factor = engine::rope_attention_factor(m, local);
-  const AttnScores scores{static_cast<float>(m.attention_scale()) * rope_factor * rope_factor / q_scale,
-                          static_cast<float>(m.attn_softcap)};
   const float* inv_freq = local ? buf_->inv_freq_local : buf_->inv_freq;
   const cudaStream_t s = stream_.get();
   const DeviceLayer& w = weights_.layer(l);
+  const AttnScores scores{static_cast<float>(m.attention_scale()) * rope_factor * rope_factor / q_scale,
+                          static_cast<float>(m.attn_softcap), w.sinks};
   Buffers& b = *buf_;
   Gemm& gemm = *gemm_;
   const bool padded = HDp != HD;
@@ -376,6 +378,7 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   if (padded) unpad_heads(b.attp, b.att, T * NH, HD, HDp, s);
   gemm.linear(b.att, w.wo, static_cast<const float*>(nullptr), b.y, T, QD, H, s);
   epilogue(engine::Component::attn_o);
+  if (w.bo) add_bias_rows(b.y, w.bo, T, H, s);  // after the epilogue: the ablation rewrites weights only
   if (m.sandwich_norms) rmsnorm(b.y, w.post_attn_norm, b.y, T, H, eps, w1, s);
   add_branch();
 
@@ -399,12 +402,24 @@ void CudaEngine::gated_mlp(const bf16* x, const bf16* w_gate, const bf16* w_up, 
   Buffers& b = *buf_;
   gemm_->linear(x, w_gate, static_cast<const bf16*>(nullptr), b.gate, rows, H, F, s);
   gemm_->linear(x, w_up, static_cast<const bf16*>(nullptr), b.up, rows, H, F, s);
-  if (spec_.activation == model::Activation::gelu_tanh) {
-    geglu(b.gate, b.up, b.gate, rows * F, s);
-  } else {
-    swiglu(b.gate, b.up, b.gate, rows * F, s);
-  }
+  activation(b.gate, b.up, rows, F, GroupBias{}, GroupBias{});
   gemm_->linear(b.gate, w_down, static_cast<const float*>(nullptr), out, rows, F, H, s);
+}
+
+// gate = act(gate (+ its bias), up (+ its bias)) in place, (rows, F): the spec's activation; only the
+// clamped SwiGLU (gpt-oss's experts) takes biases.
+void CudaEngine::activation(bf16* gate, const bf16* up, int64_t rows, int64_t F, const GroupBias& gate_bias,
+                            const GroupBias& up_bias) {
+  const cudaStream_t s = stream_.get();
+  switch (spec_.activation) {
+    case model::Activation::silu: swiglu(gate, up, gate, rows * F, s); break;
+    case model::Activation::gelu_tanh: geglu(gate, up, gate, rows * F, s); break;
+    case model::Activation::swiglu_clamped:
+      swiglu_clamped(gate, up, gate, rows, F, static_cast<float>(spec_.swiglu_alpha),
+                     static_cast<float>(spec_.swiglu_limit), gate_bias, up_bias, s);
+      return;
+  }
+  ABL_CHECK(gate_bias.bias0 == nullptr && up_bias.bias0 == nullptr, "biases before an activation that takes none");
 }
 
 // An MoE layer's MLP on buf_->h into buf_->y, all on the device (so a decode step with MoE layers
@@ -420,7 +435,7 @@ void CudaEngine::moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const Devic
   Buffers& b = *buf_;
   const bool ablate = ablation && ablation->vectors(engine::Component::mlp_down, l).v != nullptr;
 
-  gemm_->linear(b.h, w.router, static_cast<const float*>(nullptr), b.router, T, H, E, s);
+  gemm_->linear(b.h, w.router, w.router_logit_bias, b.router, T, H, E, s);
   router_topk(b.router, T, E, k, engine::router_config(m, w.router_bias), b.topk_ids, b.topk_w, s);
   const RowGroups groups{b.expert_offsets, b.expert_tiles, E, slots, grouped_tile_rows(slots, E)};
   moe_expert_counts(b.topk_ids, slots, E, b.expert_counts, s);
@@ -432,12 +447,15 @@ void CudaEngine::moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const Devic
   const DeviceExpert& first = w.experts.front();
   grouped_linear(b.expert_in, first.w_gate, stride, groups, H, Fm, b.expert_gate, s);
   grouped_linear(b.expert_in, first.w_up, stride, groups, H, Fm, b.expert_up, s);
-  swiglu(b.expert_gate, b.expert_up, b.expert_gate, slots * Fm, s);
+  // gpt-oss's experts carry biases: each row takes its expert's (rows in expert order, groups.offsets).
+  const auto bias = [&](const bf16* first_bias) { return GroupBias{first_bias, stride, b.expert_offsets, E}; };
+  activation(b.expert_gate, b.expert_up, slots, Fm, bias(first.b_gate), bias(first.b_up));
   grouped_linear(b.expert_gate, first.w_down, stride, groups, Fm, H, b.expert_out, s);
   if (ablate && ablation->routed_experts()) {
     ablation_apply_grouped(b.expert_out, slots, H, b.expert_row_seq, b.trial, ablation->trials(),
                            static_cast<int32_t>(l), b.expert_offsets, E, ablation->expert_table(l), s);
   }
+  add_group_bias(b.expert_out, slots, H, bias(first.b_down), s);  // after the epilogue, as o_proj's
   moe_combine(b.expert_out, b.slot_pos, b.topk_w, T, k, H, b.y, s);
   if (m.shared_expert_intermediate_size > 0) {
     // expert_out is free again (stream order): the shared expert's output goes there.

@@ -18,7 +18,8 @@ namespace abl::cuda {
 // Same layout as the CPU twin's (four int64: q_begin, q_len, kv_begin, kv_len); an array of them
 // is uploaded as is.
 using AttnSeq = cpu::AttnSeq;
-// How scores are formed (scale, soft-cap), as the CPU twin's.
+// How scores are formed (scale, soft-cap, sinks), as the CPU twin's; on the device, sinks is (NH)
+// fp32 device memory.
 using AttnScores = cpu::AttnScores;
 
 enum class AttnPath {
@@ -49,8 +50,9 @@ size_t attention_scratch_bytes(const AttnBounds& bounds, int64_t NH, int64_t NKV
                                int sm_count);
 
 // out(T,NH,HD) = causal GQA attention per sequence, as abl::cpu::attention (score scale
-// scores.scale, 0 = 1/sqrt(HD); scores.softcap > 0: cap · tanh(score / cap) before the mask; query
-// head h reads kv head h/(NH/NKV), window > 0: keys j with p − window < j ≤ p).
+// scores.scale, 0 = 1/sqrt(HD); scores.softcap > 0: cap · tanh(score / cap) before the mask;
+// scores.sinks: each head's sink logit in the normaliser; query head h reads kv head h/(NH/NKV),
+// window > 0: keys j with p − window < j ≤ p).
 // Requirements: NH % NKV == 0, attention_supports_head_dim(HD), 0 ≤ q_len ≤ kv_len ≤ bounds,
 // B ≤ 65535, q/k/v/out 16-byte aligned. Dispatch (path automatic): sequences with q_len == 1 go to
 // the split-K decode kernel (+ a combine kernel when it splits), the others to the tiled kernel;

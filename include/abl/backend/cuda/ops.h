@@ -97,6 +97,24 @@ void geglu(const __nv_bfloat16* gate,  // (n) = (T, F)
            __nv_bfloat16* out,         // (n)
            int64_t n, cudaStream_t s);
 
+// Per-group biases of rows sorted by group (an MoE layer's rows in expert order): row r of group e
+// (offsets[e] ≤ r < offsets[e + 1]) takes bias0 + e · stride; a null bias0 adds nothing.
+struct GroupBias {
+  const __nv_bfloat16* bias0 = nullptr;
+  int64_t stride = 0;               // elements between two groups' biases
+  const int64_t* offsets = nullptr;  // (groups + 1), device memory
+  int64_t groups = 0;
+};
+
+// gpt-oss's clamped SwiGLU (abl::cpu::swiglu_clamped) on (rows, F) gate and up, each first plus its
+// group's bias (GptOssExperts: the biases belong to the gate_up projection), all in fp32, rounded once;
+// out may alias gate or up.
+void swiglu_clamped(const __nv_bfloat16* gate,  // (rows, F)
+                    const __nv_bfloat16* up,    // (rows, F)
+                    __nv_bfloat16* out,         // (rows, F)
+                    int64_t rows, int64_t F, float alpha, float limit, const GroupBias& gate_bias,
+                    const GroupBias& up_bias, cudaStream_t s);
+
 // ---- scale and soft-cap (scale.cu), fp32 in place: x *= s (Gemma's embedding scale);
 // x = cap · tanh(x / cap) (Gemma's logit soft-cap).
 void scale(float* x, float s_factor, int64_t n, cudaStream_t s);
@@ -106,6 +124,10 @@ void softcap(float* x, float cap, int64_t n, cudaStream_t s);
 void add(float* x,        // (n) the residual stream
          const float* y,  // (n)
          int64_t n, cudaStream_t s);
+// x(rows, width) += bias(width) on every row, or its group's bias (GroupBias), in fp32: the biases of
+// gpt-oss's o_proj and experts' down projections, added after the ablation epilogue.
+void add_bias_rows(float* x, const __nv_bfloat16* bias, int64_t rows, int64_t width, cudaStream_t s);
+void add_group_bias(float* x, int64_t rows, int64_t width, const GroupBias& bias, cudaStream_t s);
 
 // ---- log-softmax and KL (log_softmax.cu), one block per row.
 // out = logits − logsumexp(logits) per row (max subtracted, fp32 sums); out may alias logits.

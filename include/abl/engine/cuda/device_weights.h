@@ -6,7 +6,8 @@
 // Both share one device unit layout, computed on the host (device_unit_layout): units are the
 // embedding, each decoder layer (its tensors in model::layer_slots() order) and the head (final
 // norm, then lm_head — the embedding again when tied); every tensor starts on a 256-byte boundary.
-// Every tensor is bf16 but the router's correction bias, kept in fp32 (DeviceUnitTensor::f32).
+// Every tensor is bf16 but the router's biases and the attention sinks, kept in fp32
+// (DeviceUnitTensor::f32).
 // Tensors carrying the attention-scale correction of a padded head dim (engine.h) hold it folded in.
 #pragma once
 #include <cuda_bf16.h>
@@ -36,6 +37,9 @@ struct DeviceExpert {
   const __nv_bfloat16* w_gate = nullptr;  // (Fm, H)
   const __nv_bfloat16* w_up = nullptr;    // (Fm, H)
   const __nv_bfloat16* w_down = nullptr;  // (H, Fm)
+  const __nv_bfloat16* b_gate = nullptr;  // (Fm) expert_bias (gpt-oss)
+  const __nv_bfloat16* b_up = nullptr;    // (Fm)
+  const __nv_bfloat16* b_down = nullptr;  // (H)
 };
 
 struct DeviceLayer {
@@ -49,6 +53,8 @@ struct DeviceLayer {
   const __nv_bfloat16* q_norm = nullptr;     // (HD), × q_scale
   const __nv_bfloat16* k_norm = nullptr;     // (HD)
   const __nv_bfloat16* wo = nullptr;         // (H, NH*HD)
+  const __nv_bfloat16* bo = nullptr;         // (H) o_bias
+  const float* sinks = nullptr;              // (NH) fp32, attn_sinks
   const __nv_bfloat16* post_attn_norm = nullptr;  // (H) sandwich_norms
   const __nv_bfloat16* mlp_norm = nullptr;   // (H)
   const __nv_bfloat16* w_gate = nullptr;     // (F, H)
@@ -58,6 +64,7 @@ struct DeviceLayer {
   // MoE layers (w_gate/w_up/w_down are then null):
   const __nv_bfloat16* router = nullptr;              // (E, H)
   const float* router_bias = nullptr;                 // (E) fp32 (router_sigmoid)
+  const float* router_logit_bias = nullptr;           // (E) fp32 (router_logit_bias)
   std::vector<DeviceExpert> experts;                  // (E)
   DeviceExpert shared;                                // null without a shared expert
   const __nv_bfloat16* shared_expert_gate = nullptr;  // (1, H)
@@ -79,7 +86,8 @@ struct DeviceUnitTensor {
   int64_t size = 0;              // elements
   float scale = 1.0f;            // q scale on the tensors that carry it (engine.h), else 1
   // Held as fp32 (the router's correction bias, which transformers keeps in fp32 and whose rounding
-  // would move the choice of experts): each value's 4 bytes fill two of the unit's bf16 elements.
+  // would move the choice of experts; gpt-oss's router bias and sinks, which the fp32 ops take as
+  // they are): each value's 4 bytes fill two of the unit's bf16 elements.
   bool f32 = false;
   bool tied_copy() const { return role != weight.role; }
 };

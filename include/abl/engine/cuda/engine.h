@@ -25,6 +25,7 @@
 #include "abl/backend/cuda/attention.h"
 #include "abl/backend/cuda/gemm.h"
 #include "abl/backend/cuda/memory.h"
+#include "abl/backend/cuda/ops.h"
 #include "abl/engine/batch.h"
 #include "abl/engine/buffer_plan.h"
 #include "abl/engine/cuda/ablation_epilogue.h"
@@ -117,6 +118,9 @@ class CudaEngine {
   void gated_mlp(const __nv_bfloat16* x, const __nv_bfloat16* w_gate, const __nv_bfloat16* w_up,
                  const __nv_bfloat16* w_down, int64_t rows, int64_t F, float* out);
   void moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const DeviceAblation* ablation);
+  // gate = act(gate, up) in place over (rows, F); the clamped SwiGLU adds each row's group's biases first.
+  void activation(__nv_bfloat16* gate, const __nv_bfloat16* up, int64_t rows, int64_t F, const GroupBias& gate_bias,
+                  const GroupBias& up_bias);
   void capture(int64_t depth, int64_t B);
   void all_logits(int64_t T, float* host_out);
   void request_all_weights();

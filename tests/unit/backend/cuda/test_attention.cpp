@@ -54,10 +54,13 @@ std::string describe(const std::vector<Lens>& lens, int64_t NH, int64_t NKV, int
 
 // Packs the sequences (q rows in order; each sequence's cache rows after a 3-row gap, so kv_begin
 // matters), runs both backends on the same bf16 values and compares the outputs.
+// `sinks` (NH values or empty): gpt-oss's sink logits, host memory for the CPU, uploaded for the GPU.
 void check_against_cpu(const std::vector<Lens>& lens, int64_t NH, int64_t NKV, int64_t HD, int64_t window,
-                       AttnPath path, uint32_t seed, abl::cpu::AttnScores scores = {}) {
+                       AttnPath path, uint32_t seed, abl::cpu::AttnScores scores = {},
+                       const std::vector<float>& sinks = {}) {
   const std::string what = describe(lens, NH, NKV, HD, window, path) + " scale " + std::to_string(scores.scale) +
-                           " softcap " + std::to_string(scores.softcap);
+                           " softcap " + std::to_string(scores.softcap) + (sinks.empty() ? "" : " sinks");
+  scores.sinks = sinks.empty() ? nullptr : sinks.data();
   std::vector<abl::cpu::AttnSeq> seqs;
   int64_t T = 0, C = 0, max_q = 0, max_kv = 0;
   for (const Lens& l : lens) {
@@ -86,6 +89,8 @@ void check_against_cpu(const std::vector<Lens>& lens, int64_t NH, int64_t NKV, i
                       HD, window, scores);
 
   abl::cuda::Stream st;
+  const auto dsinks = upload(sinks.empty() ? std::vector<float>{0.0f} : sinks, st.get());
+  scores.sinks = sinks.empty() ? nullptr : dsinks.as<float>();
   const auto dq = upload(q, st.get());
   const auto dk = upload(k, st.get());
   const auto dv = upload(v, st.get());
@@ -175,6 +180,17 @@ TEST(AttentionScores, ScaleAndSoftcapMatchCpu) {
     check_against_cpu(kMixedBatch, 8, 4, 256, 0, path, 21, gemma2);
     check_against_cpu(kMixedBatch, 8, 4, 128, 32, path, 22, {0.2f, 2.0f});
     check_against_cpu(kMixedBatch, 8, 4, 64, 0, path, 23, {0.3f, 0.0f});  // scale only
+  }
+}
+
+// gpt-oss's sinks: one more logit per head in every softmax (a large one leaves little to the keys), in
+// the tiled kernel, the decode kernel and its splits' combine, with and without a window.
+TEST(AttentionScores, SinksMatchCpu) {
+  ABL_REQUIRE_GPU();
+  const std::vector<float> sinks = {0.5f, -2.0f, 3.0f, 0.0f, 8.0f, -0.7f, 1.5f, 2.5f};
+  for (const AttnPath path : {AttnPath::tiled, AttnPath::automatic}) {
+    check_against_cpu(kMixedBatch, 8, 2, 64, 0, path, 24, {}, sinks);
+    check_against_cpu(kMixedBatch, 8, 2, 64, 128, path, 25, {}, sinks);
   }
 }
 

@@ -285,6 +285,57 @@ TEST(CudaSwiglu, MatchesCpuAlsoInPlace) {
                "swiglu in place");
 }
 
+// gpt-oss's experts: rows in expert order (offsets), each adding its expert's gate/up biases before the
+// clamped SwiGLU, and its down bias after; against the CPU ops on the same values.
+TEST(CudaSwigluClamped, GroupBiasesMatchCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t E = 5, F = 96, H = 40, stride = 1000;
+  const std::vector<int64_t> offsets = {0, 3, 3, 10, 11, 20};  // expert 1 has no rows
+  const int64_t rows = offsets.back();
+  const auto gate = to_bf16(uniform(static_cast<size_t>(rows * F), -10.0f, 10.0f, 42));
+  const auto up = to_bf16(uniform(static_cast<size_t>(rows * F), -10.0f, 10.0f, 43));
+  const auto biases = to_bf16(uniform(static_cast<size_t>(E * stride), -3.0f, 3.0f, 44));  // gate at 0, up at 200
+  std::vector<float> g = to_f32(gate), u = to_f32(up);
+  const std::vector<float> b = to_f32(biases);
+  for (int64_t e = 0; e < E; ++e) {
+    for (int64_t r = offsets[static_cast<size_t>(e)]; r < offsets[static_cast<size_t>(e) + 1]; ++r) {
+      for (int64_t f = 0; f < F; ++f) {
+        g[static_cast<size_t>(r * F + f)] += b[static_cast<size_t>(e * stride + f)];
+        u[static_cast<size_t>(r * F + f)] += b[static_cast<size_t>(e * stride + 200 + f)];
+      }
+    }
+  }
+  std::vector<float> want(g.size());
+  cpu::swiglu_clamped(g.data(), u.data(), want.data(), rows * F, 1.702f, 7.0f);
+  auto dgate = upload(gate, stream.get());
+  auto dup = upload(up, stream.get());
+  auto db = upload(biases, stream.get());
+  auto doff = upload(offsets, stream.get());
+  const auto* b0 = db.as<__nv_bfloat16>();
+  const cuda::GroupBias gb{b0, stride, doff.as<int64_t>(), E}, ub{b0 + 200, stride, doff.as<int64_t>(), E};
+  cuda::swiglu_clamped(dgate.as<__nv_bfloat16>(), dup.as<__nv_bfloat16>(), dgate.as<__nv_bfloat16>(), rows, F, 1.702f,
+                       7.0f, gb, ub, stream.get());
+  expect_close(to_f32(download<__nv_bfloat16>(dgate, want.size(), stream.get())), want, 1e-4, kBf16Rtol,
+               "swiglu_clamped with group biases");
+
+  // down bias per group, and one bias for every row (o_proj's)
+  std::vector<float> x = uniform(static_cast<size_t>(rows * H), -1.0f, 1.0f, 45), want_x = x;
+  for (int64_t e = 0; e < E; ++e) {
+    for (int64_t r = offsets[static_cast<size_t>(e)]; r < offsets[static_cast<size_t>(e) + 1]; ++r) {
+      for (int64_t i = 0; i < H; ++i) want_x[static_cast<size_t>(r * H + i)] += b[static_cast<size_t>(e * stride + 500 + i)];
+    }
+  }
+  auto dx = upload(x, stream.get());
+  cuda::add_group_bias(dx.as<float>(), rows, H, {b0 + 500, stride, doff.as<int64_t>(), E}, stream.get());
+  expect_close(download<float>(dx, x.size(), stream.get()), want_x, 1e-6, 1e-6, "add_group_bias");
+  cuda::add_bias_rows(dx.as<float>(), b0 + 700, rows, H, stream.get());
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < H; ++i) want_x[static_cast<size_t>(r * H + i)] += b[static_cast<size_t>(700 + i)];
+  }
+  expect_close(download<float>(dx, x.size(), stream.get()), want_x, 1e-6, 1e-6, "add_bias_rows");
+}
+
 TEST(CudaGeglu, MatchesCpu) {
   ABL_REQUIRE_GPU();
   cuda::Stream stream;

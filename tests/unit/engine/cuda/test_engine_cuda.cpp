@@ -353,7 +353,7 @@ TEST(CudaEngine, AblationMatchesCpuOnOrganism) {
 // expert's, in the last MoE layer (see above: the routing stays the unablated one).
 TEST(CudaEngine, AblationMatchesCpuOnMoe) {
   ABL_REQUIRE_GPU();
-  for (const char* name : {"qwen2-moe-shared", "qwen3-moe", "glm4-moe", "granite-moe-shared"}) {
+  for (const char* name : {"qwen2-moe-shared", "qwen3-moe", "glm4-moe", "granite-moe-shared", "gpt-oss"}) {
     expect_ablation_matches_cpu(fixture_dir() + "/golden/" + name);
   }
 }

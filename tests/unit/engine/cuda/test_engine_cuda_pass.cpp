@@ -114,7 +114,8 @@ TEST(CudaEngine, DecodeGraphEqualsEagerStepsWithAblation) {
 // grouped path's correctness is CudaEngineGolden's and AblationMatchesCpuOnMoe's.)
 TEST(CudaEngine, DecodeGraphEqualsEagerStepsOnMoe) {
   ABL_REQUIRE_GPU();
-  expect_graph_steps_equal_eager_on({"qwen2-moe-shared", "qwen3-moe", "mixtral-moe", "glm4-moe", "granite-moe-shared"});
+  expect_graph_steps_equal_eager_on({"qwen2-moe-shared", "qwen3-moe", "mixtral-moe", "glm4-moe", "granite-moe-shared",
+                                     "gpt-oss"});
 }
 
 // The families whose kernels take other paths in a captured step: Gemma 2's sliding window on

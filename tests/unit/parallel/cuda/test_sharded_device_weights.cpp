@@ -41,7 +41,7 @@ std::vector<std::string> layout_models() {
           f + "/golden/gemma2-softcap", f + "/golden/gemma3-mm", f + "/golden/mistral3-mm",     f + "/golden/phi3-longrope",
           f + "/golden/mixtral-moe", f + "/golden/qwen2-moe-shared", f + "/golden/qwen3-moe",
           f + "/golden/glm4-interleaved-rope", f + "/golden/glm4-moe",
-          f + "/golden/granite-moe-shared"};
+          f + "/golden/granite-moe-shared", f + "/golden/gpt-oss"};
 }
 
 model::ModelSpec spec_of(const std::string& m) {
@@ -70,7 +70,7 @@ std::vector<uint16_t> unit_image(engine::HostWeights& hw, const cuda::DeviceUnit
     } else {
       src = hw.layer_tensor(static_cast<int64_t>(u) - 1, t.role, t.weight.expert);
     }
-    if (t.f32) {  // the router's correction bias: its fp32 bytes as they are
+    if (t.f32) {  // a router bias or the sinks: their fp32 bytes as they are
       std::memcpy(image.data() + t.offset, src, static_cast<size_t>(t.size) * sizeof(uint16_t));
       continue;
     }
@@ -104,8 +104,10 @@ TEST(DeviceUnitLayoutHost, TensorsInSlotOrderOnAlignedOffsets) {
         EXPECT_EQ(t.offset % cuda::kDeviceTensorAlign, 0) << model::role_name(t.role);
         EXPECT_GE(t.offset, end);
         EXPECT_LT(t.offset - end, cuda::kDeviceTensorAlign);
-        // fp32 (two bf16 elements per value) exactly for the router's correction bias
-        EXPECT_EQ(t.f32, t.role == model::WeightRole::router_bias) << model::role_name(t.role);
+        // fp32 (two bf16 elements per value) exactly for the router's biases and the attention sinks
+        EXPECT_EQ(t.f32, t.role == model::WeightRole::router_bias || t.role == model::WeightRole::router_logit_bias ||
+                             t.role == model::WeightRole::attn_sinks)
+            << model::role_name(t.role);
         EXPECT_EQ(t.size, model::element_count(t.weight.shape) * (t.f32 ? 2 : 1));
         EXPECT_EQ(t.scale, carries_q_scale(spec, t.role) ? lay.q_scale : 1.0f) << model::role_name(t.role);
         end = t.offset + t.size;
