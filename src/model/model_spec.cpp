@@ -57,6 +57,7 @@ void glm4_moe_keys(const Keys& k, ModelSpec& s);
 void granite_keys(const Keys& k, ModelSpec& s);
 void granite_moe_keys(const Keys& k, ModelSpec& s);
 void gpt_oss_keys(const Keys& k, ModelSpec& s);
+void cohere_keys(const Keys& k, ModelSpec& s);
 
 // Gemma2Config and Gemma3TextConfig (transformers), for absent keys.
 constexpr const char* kGemma2Defaults = R"({"vocab_size": 256000, "hidden_size": 2304,
@@ -114,6 +115,17 @@ constexpr const char* kGptOssDefaults = R"({"num_hidden_layers": 36, "num_local_
   "rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": false,
   "original_max_position_embeddings": 4096}, "num_experts_per_tok": 4, "swiglu_alpha": 1.702, "swiglu_limit": 7.0,
   "attention_bias": true})";
+// CohereConfig and Cohere2Config (the same defaults; Cohere2's sliding_window and its pattern besides).
+constexpr const char* kCohereDefaults = R"({"vocab_size": 256000, "hidden_size": 8192,
+  "intermediate_size": 22528, "logit_scale": 0.0625, "num_hidden_layers": 40, "num_attention_heads": 64,
+  "hidden_act": "silu", "max_position_embeddings": 8192, "layer_norm_eps": 1e-05, "rope_theta": 10000.0,
+  "pad_token_id": 0, "bos_token_id": 5, "eos_token_id": 255001, "tie_word_embeddings": true,
+  "attention_bias": false, "use_qk_norm": false})";
+constexpr const char* kCohere2Defaults = R"({"vocab_size": 256000, "hidden_size": 8192,
+  "intermediate_size": 22528, "logit_scale": 0.0625, "num_hidden_layers": 40, "num_attention_heads": 64,
+  "hidden_act": "silu", "max_position_embeddings": 8192, "layer_norm_eps": 1e-05, "rope_theta": 10000.0,
+  "pad_token_id": 0, "bos_token_id": 5, "eos_token_id": 255001, "tie_word_embeddings": true,
+  "attention_bias": false, "sliding_window": 4096, "sliding_window_pattern": 4})";
 constexpr const char* kGemma3Defaults = R"({"vocab_size": 262208, "hidden_size": 2304,
   "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
   "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
@@ -164,6 +176,10 @@ const Family kFamilies[] = {
     {"Glm4MoeForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kGlm4MoeDefaults, glm4_moe_keys},
     // gpt-oss-20b, gpt-oss-120b: attention sinks, biases everywhere, clamped SwiGLU experts
     {"GptOssForCausalLM", false, false, false, 0, 0, 0, W::per_layer, 0, kGptOssDefaults, gpt_oss_keys},
+    // Command-R, Aya-23, Aya-Expanse: LayerNorms, parallel blocks, interleaved RoPE, scaled logits
+    {"CohereForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kCohereDefaults, cohere_keys},
+    // Command R7B, Command A: the same, 3 of 4 layers sliding, the others without RoPE
+    {"Cohere2ForCausalLM", false, false, false, 0, 0, 0, W::per_layer, 0, kCohere2Defaults, cohere_keys},
 };
 
 // Where a model's keys are read: its config (or the text_config of a multimodal one), then the
@@ -521,6 +537,49 @@ void gpt_oss_keys(const Keys& k, ModelSpec& s) {
   }
   if (!(s.swiglu_limit > 0) || !std::isfinite(s.swiglu_limit)) {
     bad_key(s, "swiglu_limit", fmt::format("must be a positive number, found {}", s.swiglu_limit));
+  }
+}
+
+// models/cohere (CohereConfig, CohereLayerNorm, CohereRotaryEmbedding, CohereAttention,
+// CohereDecoderLayer, CohereForCausalLM) and models/cohere2 (Cohere2Config.__post_init__,
+// Cohere2Attention): LayerNorms without bias (layer_norm_eps), a parallel block, RoPE over whole
+// heads in adjacent pairs (repeat_interleave'd frequencies), q/k/v/o biases when attention_bias,
+// logits × logit_scale, head_dim = hidden_size / num_attention_heads whatever the config says.
+// Cohere2: layer_types (default: all but every sliding_window_pattern-th slide); the sliding layers
+// rotate q and k, the full ones take no RoPE at all.
+void cohere_keys(const Keys& k, ModelSpec& s) {
+  if (k.get_bool("use_qk_norm", false)) {
+    fail("{}: key 'use_qk_norm': true (Command R+: a LayerNorm of every q and k head, each with its own weights) "
+         "is not supported",
+         s.source);
+  }
+  s.norm_centered = true;
+  s.parallel_block = true;
+  s.rope_interleaved = true;
+  s.rms_norm_eps = k.get_double("layer_norm_eps");
+  const bool bias = k.get_bool("attention_bias", false);
+  s.qkv_bias = bias;
+  s.o_bias = bias;
+  const double logit_scale = k.get_double("logit_scale");
+  if (!(logit_scale > 0) || !std::isfinite(logit_scale)) {
+    bad_key(s, "logit_scale", fmt::format("must be a positive number, found {}", logit_scale));
+  }
+  s.logits_scaling = 1.0 / logit_scale;
+  if (s.hidden_size % s.num_heads != 0) {
+    bad_key(s, "hidden_size", fmt::format("{} is not divisible by num_attention_heads {}", s.hidden_size, s.num_heads));
+  }
+  s.head_dim = s.hidden_size / s.num_heads;
+  if (s.architecture == "Cohere2ForCausalLM") {
+    const int64_t pattern = k.get_int("sliding_window_pattern", 4);
+    if (pattern <= 0) bad_key(s, "sliding_window_pattern", fmt::format("must be positive, found {}", pattern));
+    sliding_layers_from(k, s, [pattern](int64_t l) { return (l + 1) % pattern != 0; });
+    s.sliding_window = k.get_int("sliding_window", 0);
+    // Cohere2Attention rotates only where it slides (sliding_window set and a sliding layer).
+    s.nope_layers.assign(static_cast<size_t>(s.num_layers), 0);
+    for (int64_t l = 0; l < s.num_layers; ++l) {
+      s.nope_layers[static_cast<size_t>(l)] = !(s.sliding_window > 0 && s.sliding_layers[static_cast<size_t>(l)]);
+    }
+    if (s.sliding_window == 0) s.sliding_layers.clear();
   }
 }
 

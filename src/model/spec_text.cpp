@@ -31,6 +31,8 @@ std::string describe(const ModelSpec& s) {
   if (s.attn_sinks) flags += ", attention sinks";
   if (s.fused_qkv || s.fused_gate_up) flags += s.fused_qkv ? ", fused qkv/gate_up" : ", fused gate_up";
   if (s.norm_plus_one) flags += ", (1+w) norms";
+  if (s.norm_centered) flags += ", LayerNorms (no bias)";
+  if (s.parallel_block) flags += ", parallel attention and MLP";
   if (s.sandwich_norms) {
     flags += s.sandwich_names == ModelSpec::SandwichNames::glm4 ? ", post norms (GLM-4)" : ", sandwich norms";
   }
@@ -105,6 +107,7 @@ std::string fingerprint(const ModelSpec& s) {
   out += fmt::format("|gpt-oss obias {} sinks {} swiglu {:a} {:a} expert bias {} router bias {}", s.o_bias,
                      s.attn_sinks, s.swiglu_alpha, s.swiglu_limit, s.expert_bias, s.router_logit_bias);
   out += fmt::format(" mxfp4 {}", s.mxfp4_experts);
+  out += fmt::format("|cohere centered {} parallel {}", s.norm_centered, s.parallel_block);
   out += fmt::format("|router sigmoid {} groups {} {} scale {:a} shared gated {} mtp {}", s.router_sigmoid,
                      s.expert_groups, s.topk_groups, s.routed_scaling_factor, s.shared_expert_gated, s.mtp_layers);
   out += fmt::format("|tokens bos {} eos [{}] pad {} dtype {}", s.bos_token_id ? *s.bos_token_id : -1,

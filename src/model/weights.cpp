@@ -320,7 +320,7 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
         "(hidden_size)");
     add(WeightRole::mlp_norm, glm4 ? "post_attention_layernorm.weight" : "pre_feedforward_layernorm.weight", {H},
         "(hidden_size)");
-  } else {
+  } else if (!s.parallel_block) {  // (Cohere's parallel block: the MLP reads input_layernorm's output)
     add(WeightRole::mlp_norm, "post_attention_layernorm.weight", {H}, "(hidden_size)");
   }
   if (s.is_moe_layer(layer)) {

@@ -34,6 +34,8 @@ FAMILIES = [
     ("GraniteMoeForCausalLM", "granite-moe"),  # stacked experts (input_linear / output_linear), multipliers
     ("GraniteMoeSharedForCausalLM", "granite-moe-shared"),  # the same with an ungated shared_mlp
     ("GptOssForCausalLM", "gpt-oss"),  # sinks, q/k/v/o/router/expert biases, clamped SwiGLU, stacked transposed experts
+    ("CohereForCausalLM", "cohere"),  # LayerNorm without bias, parallel block, interleaved RoPE, logit_scale, tied
+    ("Cohere2ForCausalLM", "cohere2"),  # the same, sliding layers with RoPE, full layers without (NoPE)
 ]
 GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
 

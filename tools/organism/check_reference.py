@@ -27,7 +27,15 @@
      max-subtracted softmax, GptOssTopKRouter, GptOssExperts.forward's per-expert index_add_ loop
      with _apply_gate) reproduces logits_last, hidden_last and logits_all_0 (1e-4), every golden
      greedy id (no cache) and the recorded clamp counts; and the MoE check (3.) runs with that
-     expert loop.
+     expert loop;
+  9. Cohere / Cohere 2: a second forward pass written here from models/cohere/modeling_cohere.py and
+     models/cohere2/modular_cohere2.py in another style (`CohereCheck`: config.json read with
+     CohereConfig's / Cohere2Config's defaults and layer types, torch's layer_norm without bias for
+     CohereLayerNorm, the adjacent-pair RoPE as complex multiplication, per-head attention with an
+     explicit mask and a hand-written softmax, the parallel block, logit_scale) reproduces
+     logits_last, hidden_last and logits_all_0 (1e-4) and every golden greedy id (no cache); the
+     interleaved RoPE equals the rotate-half one on permuted q/k rows (as 6.); use_qk_norm true is
+     refused.
 
 Run: /usr/bin/python3 tools/organism/check_reference.py  (a few seconds; exits 1 on a failure)
 """
@@ -334,10 +342,11 @@ class GptOssCheck:
         return hidden[-1] @ head.T, hidden
 
 
-def check_gpt_oss(name, spec, p, g, st):
-    with open(os.path.join(ROOT, name, "config.json")) as f:
-        m = GptOssCheck(json.load(f), p)
-    m.clamps = [[0, 0, 0, 0] for _ in range(m.L)]
+def check_against_golden(name, label, m, g, st, after_prompts=None):
+    """An independent model m (forward(ids) -> logits, hidden states) against the golden outputs: the
+    logits at every prompt's last position and at every position of prompt 0, the hidden states at
+    every depth (last position), within 1e-4; greedy ids without a cache equal. after_prompts()
+    runs between the prompts and the greedy pass."""
     logits_last, hidden_last = [], []
     for i, e in enumerate(g["prompts"]):
         logits, hidden = m.forward(e["input_ids"])
@@ -345,23 +354,123 @@ def check_gpt_oss(name, spec, p, g, st):
         hidden_last.append(torch.stack([x[-1] for x in hidden]))
         if i == 0:
             d0 = float((logits - st["logits_all_0"]).abs().max())
-    counts = [list(x) for x in zip(*m.clamps)]
-    m.clamps = None
+    if after_prompts:
+        after_prompts()
     d1 = float((torch.stack(logits_last) - st["logits_last"]).abs().max())
     d2 = float((torch.stack(hidden_last) - st["hidden_last"]).abs().max())
-    check(max(d0, d1, d2) < 1e-4, "%s: GptOssCheck logits_last, hidden_last, logits_all_0 within 1e-4 "
-          "(%.2e, %.2e, %.2e)" % (name, d1, d2, d0))
+    check(max(d0, d1, d2) < 1e-4, "%s: %s logits_last, hidden_last, logits_all_0 within 1e-4 "
+          "(%.2e, %.2e, %.2e)" % (name, label, d1, d2, d0))
     same = True
     for e in g["prompts"]:
         ids = list(e["input_ids"])
         for want in e["greedy_ids"]:
-            nxt = int(m.forward(ids)[0][-1].argmax())
-            same &= nxt == want
+            same &= int(m.forward(ids)[0][-1].argmax()) == want
             ids.append(want)
-    check(same, "%s: GptOssCheck greedy (no cache) = golden greedy ids" % name)
+    check(same, "%s: %s greedy (no cache) = golden greedy ids" % (name, label))
+
+
+def check_gpt_oss(name, spec, p, g, st):
+    with open(os.path.join(ROOT, name, "config.json")) as f:
+        m = GptOssCheck(json.load(f), p)
+    m.clamps = [[0, 0, 0, 0] for _ in range(m.L)]
+    counts = []
+
+    def take_counts():
+        counts.extend(list(x) for x in zip(*m.clamps))
+        m.clamps = None
+    check_against_golden(name, "GptOssCheck", m, g, st, take_counts)
     want = [g["model"][k] for k in ("clamped_gate", "clamped_up", "clamped_up_low", "clamp_candidates")]
     check(counts == want, "%s: GptOssCheck clamp counts per layer = golden.json's "
           "(gate %s, |up| %s, up < -limit %s of %s)" % ((name,) + tuple(counts)))
+
+
+class CohereCheck:
+    """Cohere's and Cohere 2's forward pass again, from models/cohere/modeling_cohere.py,
+    configuration_cohere.py, models/cohere2/modular_cohere2.py and configuration_cohere2.py, sharing
+    nothing with reference.py but the safetensors reader."""
+
+    # CohereConfig's / Cohere2Config's defaults of the keys read here (transformers 4.x)
+    DEFAULTS = dict(num_key_value_heads=None, layer_norm_eps=1e-5, rope_theta=10000.0, logit_scale=0.0625,
+                    tie_word_embeddings=True, sliding_window=4096, sliding_window_pattern=4, layer_types=None)
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg)
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NKV = c["num_key_value_heads"] or self.NH
+        self.HD = self.H // self.NH  # Cohere2Config: head_dim = hidden_size // num_attention_heads
+        if cfg["architectures"][0] == "Cohere2ForCausalLM":
+            types = c["layer_types"] or ["sliding_attention" if (i + 1) % c["sliding_window_pattern"] else
+                                         "full_attention" for i in range(self.L)]
+            # Cohere2Attention.__init__: sliding_window only on sliding layers; forward rotates only then
+            self.windows = [c["sliding_window"] if t == "sliding_attention" else None for t in types]
+            self.rotates = [w is not None for w in self.windows]
+        else:
+            self.windows, self.rotates = [None] * self.L, [True] * self.L
+
+    def norm(self, x, w):  # CohereLayerNorm: mean-subtracted, no bias
+        return torch.nn.functional.layer_norm(x, (self.H,), weight=w, bias=None, eps=self.c["layer_norm_eps"])
+
+    def rotary(self, x, angles):
+        # CohereRotaryEmbedding (repeat_interleave(freqs, 2)) + rotate_half (pairs x[2i], x[2i+1]) is the
+        # pair (x[2i] + i x[2i+1]) times e^(i angle_i): (T, heads, HD) -> the same, as complex numbers
+        z = torch.view_as_complex(x.reshape(*x.shape[:-1], self.HD // 2, 2).contiguous())
+        return torch.view_as_real(z * torch.polar(torch.ones_like(angles), angles).unsqueeze(1)).flatten(-2)
+
+    def layer(self, l, h, angles):
+        pre, p, HD, T = "model.layers.%d." % l, self.p, self.HD, h.shape[0]
+        x = self.norm(h, p[pre + "input_layernorm.weight"])
+        q = (x @ p[pre + "self_attn.q_proj.weight"].T).view(T, self.NH, HD)
+        k = (x @ p[pre + "self_attn.k_proj.weight"].T).view(T, self.NKV, HD)
+        v = (x @ p[pre + "self_attn.v_proj.weight"].T).view(T, self.NKV, HD)
+        if self.rotates[l]:
+            q, k = self.rotary(q, angles), self.rotary(k, angles)
+        i, j = torch.arange(T).unsqueeze(1), torch.arange(T).unsqueeze(0)
+        allowed = j <= i
+        if self.windows[l] is not None:
+            allowed = allowed & (i - j < self.windows[l])
+        heads = []
+        for hh in range(self.NH):
+            kv = hh * self.NKV // self.NH  # repeat_kv: query head hh reads kv head hh // (NH / NKV)
+            s = (q[:, hh] @ k[:, kv].T) / math.sqrt(HD)
+            s = s.masked_fill(~allowed, float("-inf"))
+            e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+            heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
+        attn = torch.cat(heads, dim=-1) @ p[pre + "self_attn.o_proj.weight"].T
+        mlp = (torch.nn.functional.silu(x @ p[pre + "mlp.gate_proj.weight"].T) *
+               (x @ p[pre + "mlp.up_proj.weight"].T)) @ p[pre + "mlp.down_proj.weight"].T
+        return h + attn + mlp  # CohereDecoderLayer.forward: the parallel block
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        p = self.p
+        inv_freq = 1.0 / self.c["rope_theta"] ** (torch.arange(0, self.HD, 2, dtype=torch.float32) / self.HD)
+        angles = torch.outer(torch.arange(len(ids), dtype=torch.float32), inv_freq)  # (T, HD/2)
+        h = p["model.embed_tokens.weight"][torch.tensor(ids)]  # no embedding scale (Cohere2Model.forward)
+        hidden = [h]
+        for l in range(self.L):
+            h = self.layer(l, h, angles)
+            hidden.append(h)
+        hidden[-1] = self.norm(h, p["model.norm.weight"])
+        head = p["model.embed_tokens.weight"] if self.c["tie_word_embeddings"] else p["lm_head.weight"]
+        return (hidden[-1] @ head.T) * self.c["logit_scale"], hidden  # CohereForCausalLM.forward
+
+
+def check_cohere(name, spec, p, g, st):
+    with open(os.path.join(ROOT, name, "config.json")) as f:
+        cfg = json.load(f)
+    m = CohereCheck(cfg, p)
+    check_against_golden(name, "CohereCheck", m, g, st)
+    sliding = [w is not None for w in m.windows]
+    check(m.rotates == spec.layer_use_rope and sliding == spec.layer_sliding,
+          "%s: CohereCheck's RoPE / sliding layers = reference.Spec's (%s / %s)" % (name, m.rotates, sliding))
+    if spec.arch == "CohereForCausalLM":
+        try:
+            ref.Spec(dict(cfg, use_qk_norm=True))
+            refused = False
+        except ValueError:
+            refused = True
+        check(refused, "%s: use_qk_norm true is refused" % name)
 
 
 def check_gemma(name, spec, p, g, st):
@@ -402,8 +511,10 @@ def main():
                 check_gemma(name, spec, p, g, st)
             if spec.arch in ref.MULTIMODAL:
                 check_multimodal_spellings(name, spec, p, g)
-            if spec.arch in ref.GLM:
+            if spec.arch in ref.GLM or spec.arch in ref.COHERE:
                 check_glm_interleaved(name, spec, p, g)
+            if spec.arch in ref.COHERE:
+                check_cohere(name, spec, p, g, st)
             if spec.arch in ref.QWEN_VL:
                 check_mrope_text(name, spec)
             if spec.arch == ref.GPT_OSS:

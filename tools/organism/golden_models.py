@@ -31,6 +31,8 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | granite-moe         | GraniteMoeForCausalLM | 4 experts top-2 (softmax of the top-2 logits), stacked block_sparse_moe.input_linear / output_linear, router block_sparse_moe.router.layer, Granite's multipliers, untied, all BF16 |
 | granite-moe-shared  | GraniteMoeSharedForCausalLM | the same with an ungated shared_mlp (fused input_linear), untied, BF16 + F32 norms |
 | gpt-oss             | GptOssForCausalLM   | attention sinks, q/k/v/o biases, head_dim 24 (4 heads: 96 != hidden 64), layers 0 and 2 sliding (window 8), YaRN x4 with truncate false, 4 experts of width 40 top-2 (biased router, softmax of the top-2 logits), stacked transposed gate_up_proj (gate / up interleaved) and down_proj with biases, clamped SwiGLU (alpha 1.702, limit 7: both clamps bite), untied, BF16 + F32 norms |
+| cohere              | CohereForCausalLM   | mean-subtracted LayerNorm without bias (weights around 1, std 0.2; embeddings shifted +0.1), one norm per layer and the parallel block x + attn(h) + mlp(h), RoPE over the whole head with adjacent dims paired, logit_scale 0.125, tied (key absent: default true), GQA 2, all F16 |
+| cohere2             | Cohere2ForCausalLM  | the same plus sliding_window_pattern 4 (no layer_types): layers 0-2 slide (window 8) with RoPE, layer 3 is full attention with no RoPE; logit_scale 0.25, head_dim listed (= hidden/heads), tied (key absent), GQA 4, all BF16 |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -212,6 +214,21 @@ MODELS = [
                         "rope_type": "yarn", "truncate": False},
           router_std=0.2, router_bias_std=0.5, sink_std=1.0, o_bias_std=0.3, gate_up_gain=3.0,
           gate_up_bias_std=1.0, down_gain=0.3, down_bias_std=0.3, seeded=True), "BF16", "F32"),
+    # Command-R / Aya's shape (CohereForCausalLM): mean-subtracted LayerNorms without bias (weights drawn
+    # around 1, std norm_std), one norm per layer and the parallel block x + attn(h) + mlp(h), RoPE over
+    # the whole head with adjacent dims paired, logits times logit_scale 0.125 (default 0.0625),
+    # tie_word_embeddings left out (CohereConfig's default true), all F16 as Command-R ships.
+    # embed_mean shifts every embedding row's values off zero, as trained models' residual streams
+    # are: the mean that CohereLayerNorm subtracts (and RMSNorm would keep) is then not small
+    ("cohere", "CohereForCausalLM", "cohere",
+     dict(H=64, L=3, NH=4, NKV=2, HD=16, F=128, tied=True, theta=10000.0, logit_scale=0.125, embed_std=0.25,
+          embed_mean=0.1, norm_std=0.2, seeded=True), "F16", "F16"),
+    # Command R7B's shape (Cohere2ForCausalLM): the same plus sliding_window_pattern 4 (no layer_types):
+    # layers 0-2 slide (window 8, RoPE), layer 3 is full attention with no RoPE at all; logit_scale 0.25
+    # as R7B's; GQA 4; all BF16 as R7B ships
+    ("cohere2", "Cohere2ForCausalLM", "cohere2",
+     dict(H=64, L=4, NH=4, NKV=1, HD=16, F=128, tied=True, theta=50000.0, window=8, pattern=4, logit_scale=0.25,
+          embed_std=0.25, embed_mean=0.1, norm_std=0.2, seeded=True), "BF16", "BF16"),
 ]
 
 
@@ -402,6 +419,21 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "rms_norm_eps": 1e-05, "rope_scaling": rs, "rope_theta": d["theta"], "router_aux_loss_coef": 0.9,
                   "sliding_window": d["window"], "swiglu_limit": 7.0, "tie_word_embeddings": d["tied"],
                   "transformers_version": "4.55.0"})
+    elif mtype in ("cohere", "cohere2"):
+        # as transformers 4.4x writes CohereConfig / Cohere2Config (Command-R v01's and Command R7B's
+        # config.json hold these keys): layer_norm_eps, logit_scale, use_qk_norm false (Cohere only);
+        # Cohere 2 with sliding_window, sliding_window_pattern (no layer_types), head_dim (which
+        # Cohere2Config derives as hidden / heads) and cache_implementation "hybrid";
+        # tie_word_embeddings left out on purpose (both configs' default is true)
+        assert d["tied"]
+        c.update({"attention_bias": False, "bos_token_id": None, "eos_token_id": im_end, "hidden_act": "silu",
+                  "layer_norm_eps": 1e-05, "logit_scale": d["logit_scale"], "max_position_embeddings": 2048,
+                  "rope_scaling": None, "rope_theta": d["theta"], "transformers_version": "4.48.0"})
+        if mtype == "cohere":
+            c["use_qk_norm"] = False
+        else:
+            c.update({"cache_implementation": "hybrid", "head_dim": d["H"] // d["NH"],
+                      "sliding_window": d["window"], "sliding_window_pattern": d["pattern"]})
     elif mtype == "glm":
         # partial_rotary_factor and attention_bias left out: GlmConfig's defaults (0.5, true)
         c.update({"eos_token_id": [im_end, eot], "head_dim": d["HD"], "hidden_act": "silu",
@@ -504,11 +536,14 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         return d["branch_gain"] / math.sqrt(fan_in) if "branch_gain" in d else 1 / math.sqrt(fan_in)
     # Tied: smaller embeddings, or the residual stays dominated by the current token's embedding
     # and greedy decoding just repeats the last prompt token.
-    add(prefix + "embed_tokens.weight", emb_dtype, (V, H), 0.0, d.get("embed_std", 0.25 if spec.tied else 1.0))
+    add(prefix + "embed_tokens.weight", emb_dtype, (V, H), d.get("embed_mean", 0.0),
+        d.get("embed_std", 0.25 if spec.tied else 1.0))
+    norm_std = d.get("norm_std", 0.1)
     for l in range(spec.L):
         p = prefix + "layers.%d." % l
-        add(p + "input_layernorm.weight", norm_dtype, (H,), nc, 0.1)
-        add(p + "post_attention_layernorm.weight", norm_dtype, (H,), nc, 0.1)
+        add(p + "input_layernorm.weight", norm_dtype, (H,), nc, norm_std)
+        if not spec.parallel_block:  # (Cohere's layers have one norm)
+            add(p + "post_attention_layernorm.weight", norm_dtype, (H,), nc, norm_std)
         if spec.sandwich_norms:
             add(p + "pre_feedforward_layernorm.weight", norm_dtype, (H,), nc, 0.1)
             add(p + "post_feedforward_layernorm.weight", norm_dtype, (H,), nc, 0.1)
@@ -576,7 +611,7 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
             add(p + "mlp.gate_proj.weight", mat_dtype, (F, H), 0.0, 1 / math.sqrt(H))
             add(p + "mlp.up_proj.weight", mat_dtype, (F, H), 0.0, 1 / math.sqrt(H))
             add(p + "mlp.down_proj.weight", mat_dtype, (H, F), 0.0, out_std(F))
-    add(prefix + "norm.weight", norm_dtype, (H,), d.get("final_norm_center", nc), 0.1)
+    add(prefix + "norm.weight", norm_dtype, (H,), d.get("final_norm_center", nc), norm_std)
     if not spec.tied:
         # the released multimodal checkpoints name the head language_model.lm_head.weight
         head = "language_model.lm_head.weight" if spec.prefix is None and "prefix" not in d else "lm_head.weight"
@@ -715,7 +750,7 @@ def family_description(spec, p, golden):
     """Extra golden.json model keys (and per prompt expert_ids_last) of a Gemma 2/3, Phi-3 or MoE
     golden model. Returns (model keys, per-prompt keys, routing gaps or None)."""
     desc = {}
-    if spec.arch in ref.GEMMA or spec.arch in ("Phi3ForCausalLM", ref.GPT_OSS):
+    if spec.arch in ref.GEMMA or spec.arch in ("Phi3ForCausalLM", ref.GPT_OSS, ref.COHERE[1]):
         desc["layer_sliding"] = spec.layer_sliding
     if spec.arch in ref.GEMMA:
         prefix, _ = ref.weight_names(spec, p)
@@ -774,6 +809,8 @@ def family_description(spec, p, golden):
         desc.update(glm_rope_description(spec, p, golden))
     if spec.arch in (ref.GRANITE,) + ref.GRANITE_MOE:
         desc.update(granite_description(spec, p, golden))
+    if spec.arch in ref.COHERE:
+        desc.update(cohere_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -920,6 +957,42 @@ def granite_description(spec, p, golden):
     return out
 
 
+def cohere_description(spec, p, golden):
+    """Extra golden.json model keys of Cohere / Cohere 2: the norm, block, RoPE layout and logit scale,
+    and how much prompt 4's logits would change were the norms RMSNorms (mean kept: `mean_subtraction`),
+    the block sequential (x += attn(norm(x)); x += mlp(norm(x)), the same input_layernorm weight for
+    both: `parallel_block`), the RoPE dims paired (i, i + HD/2) (`rope_layout`) and logit_scale
+    ignored (`logit_scale`); for Cohere 2 also were the full layers rotated too (`nope`) and the
+    window removed (`sliding_window`)."""
+    ids = torch.tensor([golden["prompts"][4]["input_ids"]])
+    logits = ref.forward(spec, p, ids, capture=False)[0]
+    rms, sequential, halves, unscaled = (copy.copy(spec) for _ in range(4))
+    rms.layer_norm = False
+    sequential.parallel_block = False
+    # the sequential block reads post_attention_layernorm.weight for the MLP's norm: the same weight again
+    seq_p = dict(p)
+    for l in range(spec.L):
+        pre = "model.layers.%d." % l
+        seq_p[pre + "post_attention_layernorm.weight"] = p[pre + "input_layernorm.weight"]
+    halves.rope_interleaved = False
+    unscaled.logit_scale = 1.0
+    effects = {"mean_subtraction": (rms, p), "parallel_block": (sequential, seq_p), "rope_layout": (halves, p),
+               "logit_scale": (unscaled, p)}
+    out = {"norm": "layer_norm (mean subtracted, no bias)", "layer_norm_eps": spec.eps, "parallel_block": True,
+           "rope_interleaved": True, "rotary_dim": spec.R, "logit_scale": spec.logit_scale}
+    if spec.arch == ref.COHERE[1]:
+        rotated, unwindowed = copy.copy(spec), copy.copy(spec)
+        rotated.layer_use_rope = [True] * spec.L
+        unwindowed.layer_sliding = [False] * spec.L
+        effects.update({"nope": (rotated, p), "sliding_window": (unwindowed, p)})
+        out["layer_use_rope"] = spec.layer_use_rope
+    for key, (s2, p2) in effects.items():
+        effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
+        assert effect > 1e-2, "Cohere's %s would not change the logits: %g" % (key, effect)
+        out["%s_effect_prompt4" % key] = round(effect, 4)
+    return out
+
+
 def glm_rope_description(spec, p, golden):
     """Extra golden.json model keys of GLM: the rotary dims, and how much prompt 4's logits would
     change were the rotary dims paired (i, i + R/2) as in Llama instead of (2i, 2i + 1)."""
@@ -1042,6 +1115,8 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | granite-moe | GraniteMoeForCausalLM | Granite 3.x MoE: every layer MoE with 4 experts of intermediate_size 48 stacked as the released checkpoints hold them (block_sparse_moe.input_linear (E, 2F, H), first half gate; output_linear (E, H, F)), the router block_sparse_moe.router.layer takes the softmax of the top-2 logits; embedding_multiplier 6, attention_multiplier 0.125, residual_multiplier 0.5, logits_scaling 2; untied, all BF16 |
 | granite-moe-shared | GraniteMoeSharedForCausalLM | the same plus shared_mlp (input_linear (2*40, H), first half gate; output_linear), added to the experts' sum without a gate; untied, BF16 matrices, F32 norms |
 | gpt-oss | GptOssForCausalLM | gpt-oss as its BF16 checkpoints hold it (no MXFP4): self_attn.sinks, one logit per head, joins each row of masked scaled scores as one more column, the max is subtracted, the softmax taken over keys + sink and the sink's column dropped (rows sum to < 1); q/k/v_proj and o_proj biases; head_dim 24 with 4 heads (q width 96 != hidden 64); layer_types [sliding, full, sliding] listed, sliding_window 8 (query i sees keys i-8 < j <= i; every prompt is longer); rope_scaling yarn, factor 4 from original_max_position_embeddings 256 (max_position_embeddings 1024), rope_theta 150000, truncate false: the ramp bounds 0.243 and 3.733 are used as they are, not floored / ceiled (pair 0 kept, pairs 1-3 ramped, the rest divided by 4), cos and sin times 0.1 ln 4 + 1 = 1.1386; every layer MoE: logits = h·mlp.router.weightᵀ + mlp.router.bias, the top 2 of 4 weighted by the softmax of their logits; mlp.experts.gate_up_proj (E, H, 2F) = (4, 64, 80) used as h @ W, gate = the even columns, up = the odd columns, plus gate_up_proj_bias (E, 2F) split alike; down_proj (E, F, H) = (4, 40, 64) used as x @ W, plus down_proj_bias (E, H); expert output down((clamp(up, -7, 7) + 1) · g · sigmoid(1.702 g)) with g = min(gate, 7) (swiglu_limit 7.0 in config.json, swiglu_alpha left out: 1.702), both clamps biting on the golden prompts; untied; BF16 matrices, biases, router and sinks, F32 norms |
+| cohere | CohereForCausalLM | Command-R / Aya's shape: input_layernorm and model.norm are CohereLayerNorms, w · (x − mean(x)) · rsqrt(var(x) + eps) without bias, layer_norm_eps 1e-5 (weights drawn around 1 with std 0.2; the embeddings are shifted by +0.1 so that the subtracted mean matters: RMSNorms in their place change prompt 4's logits by up to 1.26); no post_attention_layernorm: each layer is x + self_attn(h) + mlp(h) with h = input_layernorm(x) (a sequential block with the same norm twice: 1.38); RoPE over all 16 dims of each head with adjacent dims (2i, 2i + 1) paired, frequency theta^(-2i/16), rope_theta 1e4 (pairs (i, i + 8) instead: 0.75); logits = h · embed_tokensᵀ × logit_scale 0.125 (not scaled: 7.21); tie_word_embeddings absent (CohereConfig's default true: no lm_head tensor); use_qk_norm false; GQA ratio 2; all F16 |
+| cohere2 | Cohere2ForCausalLM | Command R7B's shape: the same norms, parallel block and RoPE pairing, plus sliding_window_pattern 4 with no layer_types: layers 0-2 are sliding_attention (window 8: query i sees keys i-8 < j <= i; every prompt is longer) and rotate, layer 3 is full causal attention with no RoPE at all (rotating it too changes prompt 4's logits by 0.27; no window anywhere: 2.22); head_dim 16 listed (Cohere2Config derives hidden / heads); rope_theta 5e4; logit_scale 0.25 (not scaled: 7.63; RMSNorms: 2.49; sequential block: 2.70; pairs (i, i + 8): 1.53); tie_word_embeddings absent (default true); GQA ratio 4; all BF16 |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma and Phi-3 windows cut in
@@ -1080,5 +1155,11 @@ alpha 1, gate and up read as the first and second half of gate_up_proj, no windo
 bounds floored / ceiled, plain RoPE),
 `expert_usage` (per layer null or E counts of (token, slot) assignments over all prompt tokens),
 `router_draws`, and per prompt `expert_ids_last` (per layer null or the k expert ids chosen at the
-last prompt position, in top-k order).
+last prompt position, in top-k order); for Cohere `model.norm`, `layer_norm_eps`, `parallel_block`,
+`rope_interleaved`, `rotary_dim`, `logit_scale` and
+`{mean_subtraction,parallel_block,rope_layout,logit_scale}_effect_prompt4` (largest logit change with
+RMSNorms in place of the LayerNorms, a sequential block x += attn(norm(x)); x += mlp(norm(x)) with the
+same input_layernorm weight, the rotary dims paired (i, i + HD/2), logit_scale 1), for Cohere 2 also
+`layer_use_rope`, `nope_effect_prompt4` (the full layers rotated too) and
+`sliding_window_effect_prompt4` (no window).
 """

@@ -13,15 +13,18 @@ modeling code (eager attention); the file and class/function are cited at each f
   Qwen3VLForConditionalGeneration (their language models: Qwen2 / Qwen3 decoders with the
   multimodal RoPE, which for text positions is the plain one; see mrope_cos_sin),
   Glm4MoeForCausalLM, GraniteForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM,
-  GptOssForCausalLM.
+  GptOssForCausalLM, CohereForCausalLM, Cohere2ForCausalLM.
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
-    `(x * rsqrt(mean(x^2) + eps)) * (1 + w)`, both in fp32.
+    `(x * rsqrt(mean(x^2) + eps)) * (1 + w)`, both in fp32. Cohere (layer_norm): a LayerNorm
+    without bias, `w * ((x - mean(x)) * rsqrt(var(x) + eps))` (biased variance), in fp32, eps
+    from layer_norm_eps.
   - Decoder layer: Llama order (norm, attention, add, norm, MLP, add) or Gemma's sandwich_norms
     (post_attention_layernorm on the attention output before the add, pre_feedforward_layernorm /
     post_feedforward_layernorm around the MLP); GLM-4's are named post_self_attn_layernorm,
-    post_attention_layernorm (the MLP's input) and post_mlp_layernorm.
+    post_attention_layernorm (the MLP's input) and post_mlp_layernorm. Cohere's parallel_block:
+    one norm (input_layernorm), x + attention(h) + MLP(h) with h = input_layernorm(x).
   - Embeddings times embed_scale (Gemma: sqrt(hidden_size) rounded to the checkpoint dtype;
     Granite: embedding_multiplier). Granite also scales the scores by attention_multiplier, each
     branch output by residual_multiplier before its residual add, and divides the logits by
@@ -35,6 +38,8 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     the global RoPE or (Gemma 3 sliding layers) a local one with its own theta and no scaling.
     Partial rotary (Phi-4-mini, GLM): the first int(head_dim * partial_rotary_factor) dims rotate;
     GLM pairs adjacent dims (interleaved rotate_half). SmolLM3's NoPE layers take no RoPE at all.
+    Cohere / Cohere 2 pair adjacent dims (2i, 2i + 1) over the whole head (frequency i); Cohere 2's
+    full-attention layers take no RoPE at all (only its sliding layers rotate).
   - GQA by repeating each kv head NH / NKV times (head h uses kv head h // (NH / NKV)).
   - Scores q.k * attn_scale (head_dim^-0.5, Gemma: query_pre_attn_scalar^-0.5), then an optional
     tanh softcap (Gemma 2), then the mask; softmax in fp32. gpt-oss: a learned per-head sink logit
@@ -44,7 +49,7 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     i - sliding_window < j <= i, i.e. the last `sliding_window` positions including itself
     (transformers' masking_utils.sliding_window_overlay: kv_idx > q_idx - sliding_window).
     Mistral, Mixtral and Phi-3: every layer when sliding_window is set; Gemma 2: even layers;
-    Gemma 3: layer_types, else (i + 1) % sliding_window_pattern != 0; Qwen*: refused.
+    Gemma 3 and Cohere 2: layer_types, else (i + 1) % sliding_window_pattern != 0; Qwen*: refused.
   - MLP: gated, down(act(gate(x)) * up(x)) with act silu or gelu (tanh approximation, Gemma);
     Phi-3's and GLM's fused gate_up_proj (first half gate); or a mixture of experts (Mixtral, Qwen2-MoE with
     a sigmoid-gated shared expert, Qwen3-MoE, GLM-4.5 with its sigmoid router and ungated shared
@@ -53,7 +58,8 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     (up.clamp(-limit, limit) + 1) * g * sigmoid(alpha * g) with g = gate.clamp(max=limit), and a
     biased router whose top-k logits are softmaxed.
   - Final norm; lm_head or the tied embedding matrix; optional final tanh softcap (Gemma 2,
-    Gemma3ForCausalLM; never Gemma3ForConditionalGeneration).
+    Gemma3ForCausalLM; never Gemma3ForConditionalGeneration); Cohere multiplies the logits by
+    logit_scale.
   - hidden_states: [embeddings (scaled, for Gemma), output of layer 0, ..., output of layer L-2,
     final_norm(output of layer L-1)] (L+1 entries), as transformers returns them.
 """
@@ -138,12 +144,13 @@ SMOLLM3 = "SmolLM3ForCausalLM"
 GRANITE = "GraniteForCausalLM"
 GRANITE_MOE = ("GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM")
 GPT_OSS = "GptOssForCausalLM"
+COHERE = ("CohereForCausalLM", "Cohere2ForCausalLM")
 # Multimodal checkpoints whose language model we run: its numbers in text_config, its weights
 # under language_model.model.* (released) or model.language_model.* (transformers >= 4.52)
 QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration")
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
-                 (GPT_OSS,) + MULTIMODAL[1:])
+                 (GPT_OSS,) + COHERE + MULTIMODAL[1:])
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -231,6 +238,20 @@ DEFAULTS[GPT_OSS] = dict(
                   "original_max_position_embeddings": 4096},
     num_local_experts=128, num_experts_per_tok=4, attention_bias=True, layer_types=None,
     swiglu_alpha=1.702, swiglu_limit=7.0)
+# models/cohere/configuration_cohere.py CohereConfig.__init__ (transformers 4.x; 5.x's CohereConfig has
+# the same numbers except a rope_theta of 500000 (its default_theta) when config.json names none: the
+# fixtures always name it). head_dim: CohereAttention (LlamaAttention in 5.x) takes
+# getattr(config, "head_dim", hidden_size // num_attention_heads); CohereConfig has no such key.
+DEFAULTS[COHERE[0]] = dict(
+    num_key_value_heads=None, head_dim=None, hidden_act="silu", layer_norm_eps=1e-5, rope_theta=10000.0,
+    rope_scaling=None, tie_word_embeddings=True, attention_bias=False, use_qk_norm=False, logit_scale=0.0625,
+    max_position_embeddings=8192)
+# models/cohere2/configuration_cohere2.py Cohere2Config.__init__ (4.x; modular_cohere2.py's Cohere2Config
+# in 5.x): CohereConfig's numbers without use_qk_norm, plus sliding_window 4096 and
+# sliding_window_pattern 4 (5.x: layer_types, built from a sliding_window_pattern kwarg, default 4)
+DEFAULTS[COHERE[1]] = dict(
+    {k: v for k, v in DEFAULTS[COHERE[0]].items() if k != "use_qk_norm"}, sliding_window=4096,
+    sliding_window_pattern=4, layer_types=None)
 
 
 def _getter(arch, c):
@@ -285,9 +306,15 @@ class Spec:
         self.NH = get("num_attention_heads")
         self.NKV = get("num_key_value_heads", None) or self.NH
         self.HD = get("head_dim", None) or self.H // self.NH
+        if arch == COHERE[1] and self.HD != self.H // self.NH:
+            # Cohere2Config sets head_dim = hidden_size // num_attention_heads itself (4.x in __init__,
+            # before PretrainedConfig sets the leftover kwargs; 5.x in __post_init__): a config.json
+            # value that differs may be taken by one version and overridden by another
+            raise ValueError("Cohere2: head_dim must be hidden_size // num_attention_heads")
         self.F = c["intermediate_size"]
         self.V = c["vocab_size"]
-        self.eps = get("rms_norm_eps")
+        # CohereLayerNorm(eps=config.layer_norm_eps) (models/cohere/modeling_cohere.py)
+        self.eps = get("layer_norm_eps") if arch in COHERE else get("rms_norm_eps")
         self.theta = get("rope_theta", 10000.0)
         self.rope_scaling = get("rope_scaling", None)
         if arch in MULTIMODAL:
@@ -320,13 +347,18 @@ class Spec:
         # models/glm4/modeling_glm4.py Glm4MLP.forward (GlmMLP is Phi3MLP): gate, up = chunk(2)
         self.fused_gate_up = self.fused_gate_up or arch in GLM
         if arch in ("LlamaForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration",
-                    SMOLLM3, GRANITE) + GRANITE_MOE or gemma:
+                    SMOLLM3, GRANITE) + GRANITE_MOE + COHERE or gemma:
+            # (Cohere / Cohere 2: q/k/v_proj and o_proj all take bias=config.attention_bias in
+            # CohereAttention / Cohere2Attention; no released checkpoint sets it)
             if get("attention_bias", False):
                 raise ValueError("attention_bias is not used by the fixtures")
         if c.get("mlp_bias"):
             raise ValueError("mlp_bias is not used by the fixtures")
         if gemma and get("use_bidirectional_attention"):
             raise ValueError("use_bidirectional_attention (EmbeddingGemma) is not a decoder")
+        if arch == COHERE[0] and get("use_qk_norm"):
+            # CohereAttention: q_norm / k_norm, CohereLayerNorms over (heads, head_dim) (Command R+)
+            raise ValueError("use_qk_norm is not supported")
 
         # Gemma: (1 + w) norms, sandwich norms, scaled embeddings, GeGLU, query_pre_attn_scalar,
         # softcaps (models/gemma2/modeling_gemma2.py Gemma2RMSNorm, Gemma2DecoderLayer,
@@ -336,6 +368,14 @@ class Spec:
         # output, post_attention_layernorm before the MLP, post_mlp_layernorm on its output
         self.glm4_norms = arch == "Glm4ForCausalLM"
         self.embed_scale = embed_scale_for(self.H, torch_dtype) if gemma else None
+        # Cohere (models/cohere/modeling_cohere.py; Cohere 2 inherits every piece named here, see
+        # models/cohere2/modular_cohere2.py): CohereLayerNorm (mean-subtracted, no bias) for
+        # input_layernorm and the final norm; CohereDecoderLayer.forward, one norm and the parallel
+        # block `residual + hidden_states_attention + hidden_states_mlp`; CohereForCausalLM.forward
+        # `logits = lm_head(h) * logit_scale`. No embedding scale: Cohere2Model.forward replaces
+        # Gemma2Model.forward's and does not multiply by sqrt(hidden_size).
+        self.layer_norm = self.parallel_block = arch in COHERE
+        self.logit_scale = float(get("logit_scale")) if arch in COHERE else 1.0
         act = get("hidden_activation") if gemma else get("hidden_act", "silu")
         if act not in ("silu", "gelu_pytorch_tanh"):
             raise ValueError("activation %r is not supported" % act)
@@ -374,8 +414,10 @@ class Spec:
             raise ValueError("use_sliding_window is not used by the fixtures")
         elif arch.startswith("Qwen") and c.get("use_sliding_window"):
             raise ValueError("use_sliding_window is not used by the fixtures")
-        elif gemma or arch == GPT_OSS:
+        elif gemma or arch in (GPT_OSS, COHERE[1]):
             self.sliding_window = get("sliding_window")
+            if arch == COHERE[1] and self.sliding_window is None:
+                raise ValueError("Cohere2: sliding_window null (no layer would rotate) is not used by the fixtures")
             types = get("layer_types")
             if types is None and arch == GPT_OSS:
                 # GptOssConfig.__post_init__: "sliding_attention" if bool((i + 1) % 2) (even layers);
@@ -386,6 +428,9 @@ class Spec:
                 # Gemma 2: even layers (models/gemma2/modeling_gemma2.py Gemma2Attention.__init__:
                 # `config.sliding_window if not bool(layer_idx % 2)`); Gemma 3: every layer but
                 # each sliding_window_pattern-th (Gemma3TextConfig.__init__, `(i + 1) % pattern`)
+                # Cohere 2 alike: Cohere2Config (5.x __post_init__: `bool((i + 1) % sliding_window_pattern)`,
+                # pattern default 4; 4.x Cohere2Attention.__init__: `(layer_idx + 1) %
+                # config.sliding_window_pattern != 0`)
                 pattern = 2 if arch == "Gemma2ForCausalLM" else get("sliding_window_pattern")
                 types = ["sliding_attention" if (i + 1) % pattern else "full_attention" for i in range(self.L)]
             if len(types) != self.L or any(t not in ("sliding_attention", "full_attention") for t in types):
@@ -412,7 +457,10 @@ class Spec:
         # apply_rotary_pos_emb: q_rot = q[..., :rotary_dim], rotate_half)
         partial = arch in ("Phi3ForCausalLM", GLM4_MOE) or arch in GLM
         self.R = int(self.HD * get("partial_rotary_factor", 1.0)) if partial else self.HD
-        self.rope_interleaved = arch in GLM
+        # Cohere / Cohere 2: the whole head, adjacent dims paired (models/cohere/modeling_cohere.py
+        # CohereRotaryEmbedding.forward: emb = torch.repeat_interleave(freqs, 2, dim=-1); rotate_half:
+        # stack([-x[..., 1::2], x[..., ::2]], dim=-1).flatten(-2)), which is GLM's pairing with R = HD
+        self.rope_interleaved = arch in GLM or arch in COHERE
         # SmolLM3Config.__post_init__: no_rope_layers, else every no_rope_layer_interval-th layer has
         # none; SmolLM3Attention.forward rotates q/k only `if self.use_rope`
         self.layer_use_rope = [True] * self.L
@@ -422,6 +470,10 @@ class Spec:
                 every = get("no_rope_layer_interval")
                 flags = [int((l + 1) % every != 0) for l in range(self.L)]
             self.layer_use_rope = [bool(flags[l]) for l in range(self.L)]
+        if arch == COHERE[1]:
+            # models/cohere2/modular_cohere2.py Cohere2Attention.forward: apply_rotary_pos_emb only
+            # `if self.sliding_window is not None`, i.e. on sliding layers; full layers take none
+            self.layer_use_rope = list(sliding)
         # Qwen-VL: the multimodal RoPE's frequency bands (mrope_section), each turned by the
         # temporal, height or width position; chunked (Qwen2-VL, Qwen2.5-VL) or interleaved (Qwen3-VL)
         self.mrope_section, self.mrope_interleaved = None, False
@@ -657,7 +709,19 @@ def rms_norm_offset(x, w, eps):
     return (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps)) * (1.0 + w)
 
 
+def layer_norm(x, w, eps):
+    # models/cohere/modeling_cohere.py CohereLayerNorm.forward: in fp32, the mean subtracted, the
+    # (biased) variance of the centred values, (x - mean) * rsqrt(variance + eps), then weight * that;
+    # no bias
+    x = x.to(torch.float32)
+    mean = x.mean(-1, keepdim=True)
+    variance = (x - mean).pow(2).mean(-1, keepdim=True)
+    return w * ((x - mean) * torch.rsqrt(variance + eps))
+
+
 def norm(spec, x, w):
+    if spec.layer_norm:
+        return layer_norm(x, w, spec.eps)
     return rms_norm_offset(x, w, spec.eps) if spec.norm_offset else rms_norm(x, w, spec.eps)
 
 
@@ -762,11 +826,12 @@ def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
     R = cos.shape[-1]  # the rotary dims: all of HD, or Phi-4-mini's and GLM's part (the rest pass)
     rot = rotate_half
     if spec.rope_interleaved:
-        # GLM's apply_rotary_pos_emb: cos/sin = their first half, each value repeated twice
+        # GLM's apply_rotary_pos_emb: cos/sin = their first half, each value repeated twice (Cohere's
+        # CohereRotaryEmbedding builds the same repeat_interleave(freqs, 2) over the whole head)
         cos = cos[..., :R // 2].repeat_interleave(2, dim=-1)
         sin = sin[..., :R // 2].repeat_interleave(2, dim=-1)
         rot = rotate_half_interleaved
-    if spec.layer_use_rope[l]:  # (not on SmolLM3's NoPE layers: q and k as projected)
+    if spec.layer_use_rope[l]:  # (not on SmolLM3's NoPE layers, nor Cohere 2's full layers)
         q = torch.cat((q[..., :R] * cos + rot(q[..., :R]) * sin, q[..., R:]), dim=-1)
         k = torch.cat((k[..., :R] * cos + rot(k[..., :R]) * sin, k[..., R:]), dim=-1)
     if cache is not None:
@@ -986,6 +1051,10 @@ def feed_forward(spec, p, pre, l, h, trace):
 def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace):
     h = norm(spec, x, p[pre + "input_layernorm.weight"])
     a = self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace)
+    if spec.parallel_block:
+        # models/cohere/modeling_cohere.py CohereDecoderLayer.forward (Cohere2DecoderLayer alike): the
+        # attention and the MLP both read the one normed h; residual + attention + MLP, in that order
+        return x + a + feed_forward(spec, p, pre, l, h, trace)
     if spec.glm4_norms:
         # models/glm4/modeling_glm4.py Glm4DecoderLayer.forward
         x = x + norm(spec, a, p[pre + "post_self_attn_layernorm.weight"])
@@ -1059,6 +1128,8 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
     logits = x @ head.T
     if spec.logits_scaling != 1.0:
         logits = logits / spec.logits_scaling  # GraniteForCausalLM.forward
+    if spec.logit_scale != 1.0:
+        logits = logits * spec.logit_scale  # CohereForCausalLM.forward: lm_head(h) * self.logit_scale
     if spec.final_softcap is not None:
         logits = softcap(logits, spec.final_softcap)
     if cache is not None:

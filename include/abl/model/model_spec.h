@@ -107,6 +107,12 @@ struct ModelSpec {
   // post_feedforward_layernorm; pre_feedforward_layernorm is then the MLP's input norm).
   bool norm_plus_one = false;
   bool sandwich_norms = false;
+  // Cohere: the residual-stream norms (input_layernorm, model.norm) are LayerNorms without a bias,
+  // (x − mean) / sqrt(var + eps) · w (CohereLayerNorm; rms_norm_eps holds layer_norm_eps); and the
+  // block is parallel: attention and MLP both read input_layernorm's output, x += attn + mlp
+  // (CohereDecoderLayer), so there is no MLP input norm.
+  bool norm_centered = false;
+  bool parallel_block = false;
   // The names of the sandwich norms: Gemma's above, or GLM-4's post_self_attn_layernorm (attention
   // output), post_attention_layernorm (the MLP's input) and post_mlp_layernorm (MLP output).
   enum class SandwichNames { gemma, glm4 };
@@ -116,7 +122,7 @@ struct ModelSpec {
   double attn_scale = 0.0;      // attention score scale; 0 = head_dim^-0.5 (Gemma: query_pre_attn_scalar^-0.5;
                                 // Granite: attention_multiplier)
   double residual_multiplier = 1.0;  // each branch output is multiplied by this before the residual add (Granite)
-  double logits_scaling = 1.0;       // the logits are divided by this (Granite)
+  double logits_scaling = 1.0;       // the logits are divided by this (Granite; Cohere: 1 / logit_scale)
   double attn_softcap = 0.0;    // scores -> cap * tanh(scores / cap) before the mask; 0 = off (Gemma 2)
   double final_softcap = 0.0;   // the same on the logits (Gemma 2)
   Activation activation = Activation::silu;

@@ -84,6 +84,17 @@ Engine::Engine(WeightSource& weights, Limits limits)
   }
 }
 
+// The residual stream's norms (the layers' input norms, the final norm): RMSNorm, Gemma's (1 + w) one,
+// or Cohere's LayerNorm without bias.
+void Engine::residual_norm(const float* x, const float* w, float* y, int64_t rows) const {
+  const float eps = static_cast<float>(spec_.rms_norm_eps);
+  if (spec_.norm_centered) {
+    cpu::layernorm(x, w, y, rows, spec_.hidden_size, eps);
+  } else {
+    cpu::rmsnorm(x, w, y, rows, spec_.hidden_size, eps, spec_.norm_plus_one ? 1.0f : 0.0f);
+  }
+}
+
 void Engine::capture(const Batch& batch, int64_t depth, const float* rows, float* residuals) const {
   const int64_t H = spec_.hidden_size, D = spec_.num_layers + 1;
   for (int64_t s = 0; s < batch.num_seqs(); ++s) {
@@ -107,7 +118,7 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
   };
 
   // Attention block.
-  cpu::rmsnorm(x_.data(), w.attn_norm, h_.data(), T, H, eps, w1);
+  residual_norm(x_.data(), w.attn_norm, h_.data(), T);
   cpu::linear(h_.data(), w.wq, w.bq, q_.data(), T, H, QD);
   cpu::linear(h_.data(), w.wk, w.bk, k_.data(), T, H, KVD);
   cpu::linear(h_.data(), w.wv, w.bv, v_.data(), T, H, KVD);
@@ -135,8 +146,9 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
   if (m.sandwich_norms) cpu::rmsnorm(y_.data(), w.post_attn_norm, y_.data(), T, H, eps, w1);
   add_branch();
 
-  // MLP block.
-  cpu::rmsnorm(x_.data(), w.mlp_norm, h_.data(), T, H, eps, w1);
+  // MLP block; Cohere's parallel block runs it on h_ as the attention had it (input_layernorm of the
+  // layer's input: attention left h_ as it was).
+  if (!m.parallel_block) residual_norm(x_.data(), w.mlp_norm, h_.data(), T);
   if (m.is_moe_layer(l)) {
     moe_mlp(l, w, batch, epilogue);
   } else {
@@ -225,8 +237,6 @@ void Engine::forward(const Batch& batch, KvCache& cache, const Outputs& out, Epi
     // hidden_states[l+1] is layer l's output, except the last, which is taken after the final norm.
     if (out.residuals && l + 1 < L) capture(batch, l + 1, x_.data(), out.residuals);
   }
-  const float eps = static_cast<float>(m.rms_norm_eps);
-  const float w1 = m.norm_plus_one ? 1.0f : 0.0f;
   const HeadWeights g = weights_.head();
   // lm_head's output, divided by Granite's logits_scaling, soft-capped as Gemma 2 does.
   const auto finish_logits = [&](float* logits, int64_t rows) {
@@ -234,7 +244,7 @@ void Engine::forward(const Batch& batch, KvCache& cache, const Outputs& out, Epi
     if (m.final_softcap > 0) cpu::softcap(logits, static_cast<float>(m.final_softcap), rows * V);
   };
   if (out.all_logits) {
-    cpu::rmsnorm(x_.data(), g.final_norm, h_.data(), T, H, eps, w1);
+    residual_norm(x_.data(), g.final_norm, h_.data(), T);
     cpu::linear(h_.data(), g.lm_head, nullptr, out.all_logits, T, H, V);
     finish_logits(out.all_logits, T);
   }
@@ -242,7 +252,7 @@ void Engine::forward(const Batch& batch, KvCache& cache, const Outputs& out, Epi
     for (int64_t s = 0; s < B; ++s) {
       std::memcpy(last_.data() + s * H, x_.data() + batch.last_row(s) * H, sizeof(float) * H);
     }
-    cpu::rmsnorm(last_.data(), g.final_norm, last_.data(), B, H, eps, w1);
+    residual_norm(last_.data(), g.final_norm, last_.data(), B);
     if (out.residuals) {
       for (int64_t s = 0; s < B; ++s) {
         std::memcpy(out.residuals + (s * (L + 1) + L) * H, last_.data() + s * H, sizeof(float) * H);

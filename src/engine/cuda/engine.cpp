@@ -354,7 +354,7 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   };
 
   // Attention block.
-  rmsnorm(b.x, w.attn_norm, b.h, T, H, eps, w1, s);
+  residual_norm(b.x, w.attn_norm, b.h, T);
   gemm.linear(b.h, w.wq, w.bq, b.q, T, H, QD, s);
   gemm.linear(b.h, w.wk, w.bk, b.k, T, H, KVD, s);
   gemm.linear(b.h, w.wv, w.bv, b.v, T, H, KVD, s);
@@ -382,8 +382,9 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   if (m.sandwich_norms) rmsnorm(b.y, w.post_attn_norm, b.y, T, H, eps, w1, s);
   add_branch();
 
-  // MLP block.
-  rmsnorm(b.x, w.mlp_norm, b.h, T, H, eps, w1, s);
+  // MLP block; Cohere's parallel block runs it on b.h as the attention had it (input_layernorm of the
+  // layer's input: the attention left b.h as it was).
+  if (!m.parallel_block) residual_norm(b.x, w.mlp_norm, b.h, T);
   if (m.is_moe_layer(l)) {
     moe_mlp(l, w, T, ablation);
   } else {
@@ -487,8 +488,7 @@ void CudaEngine::all_logits(int64_t T, float* host_out) {
   const int64_t H = spec_.hidden_size, V = spec_.vocab_size, chunk = limits_.max_seqs;
   const cudaStream_t s = stream_.get();
   Buffers& b = *buf_;
-  const float w1 = spec_.norm_plus_one ? 1.0f : 0.0f;
-  rmsnorm(b.x, weights_.head().final_norm, b.h, T, H, static_cast<float>(spec_.rms_norm_eps), w1, s);
+  residual_norm(b.x, weights_.head().final_norm, b.h, T);
   for (int64_t t0 = 0; t0 < T; t0 += chunk) {
     const int64_t n = std::min(chunk, T - t0);
     head_logits(b.h + t0 * H, weights_.head(), n, b.logits);
@@ -559,14 +559,24 @@ void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const
   stream_.synchronize();
 }
 
+// y(rows, H) bf16 = the spec's residual-stream norm of x(rows, H) fp32: RMSNorm, Gemma's (1 + w) one, or
+// Cohere's LayerNorm without bias.
+void CudaEngine::residual_norm(const float* x, const bf16* w, bf16* y, int64_t rows) {
+  const float eps = static_cast<float>(spec_.rms_norm_eps);
+  if (spec_.norm_centered) {
+    layernorm(x, w, y, rows, spec_.hidden_size, eps, stream_.get());
+  } else {
+    rmsnorm(x, w, y, rows, spec_.hidden_size, eps, spec_.norm_plus_one ? 1.0f : 0.0f, stream_.get());
+  }
+}
+
 // buf_->last (B, H) = final_norm(x at each sequence's last token); returns the head's weights.
 const DeviceHead& CudaEngine::final_norm_last_rows(int64_t B) {
   const int64_t H = spec_.hidden_size;
   const cudaStream_t s = stream_.get();
   const DeviceHead& g = weights_.head();
   gather_rows(buf_->x, buf_->last_rows, B, H, buf_->rows, H, s);
-  rmsnorm(buf_->rows, g.final_norm, buf_->last, B, H, static_cast<float>(spec_.rms_norm_eps),
-          spec_.norm_plus_one ? 1.0f : 0.0f, s);
+  residual_norm(buf_->rows, g.final_norm, buf_->last, B);
   return g;
 }
 

@@ -1,4 +1,4 @@
-// ModelSpec for Gemma 2, Gemma 3 (text and multimodal), Phi-3, GLM, GLM-4.5 (MoE), Granite and gpt-oss: the published configs in
+// ModelSpec for Gemma 2, Gemma 3 (text and multimodal), Phi-3, GLM, GLM-4.5 (MoE), Granite, gpt-oss and Cohere: the published configs in
 // tests/fixtures/configs parse to their numbers, and the keys only these families have (defaults
 // of absent keys, absent vs null soft-caps, layer_types vs sliding_window_pattern, rope per layer
 // type, LongRoPE, nested text_config) follow transformers' config classes; options we cannot run
@@ -584,6 +584,66 @@ TEST(ModelSpecGptOss, PublishedConfigAndStridedExpertViews) {
   EXPECT_FALSE(s.qkv_bias || s.o_bias);
   c["swiglu_limit"] = 0;
   EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "swiglu_limit", "positive"}));
+}
+
+// c4ai-command-r-v01's and c4ai-command-r7b-12-2024's config.json (the published numbers, written for
+// this test): LayerNorms (layer_norm_eps), the parallel block, RoPE over whole heads in adjacent pairs,
+// logits × logit_scale, tied; Cohere2 slides on 3 of 4 layers and runs the 4th without RoPE.
+TEST(ModelSpecCohere, CommandRAndR7B) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["CohereForCausalLM"], "attention_bias": false,
+    "bos_token_id": 5, "eos_token_id": 255001, "hidden_act": "silu", "hidden_size": 8192, "intermediate_size": 22528,
+    "layer_norm_eps": 1e-05, "logit_scale": 0.0625, "max_position_embeddings": 8192, "model_type": "cohere",
+    "num_attention_heads": 64, "num_hidden_layers": 40, "num_key_value_heads": 64, "pad_token_id": 0,
+    "rope_theta": 8000000.0, "torch_dtype": "float16", "use_qk_norm": false, "vocab_size": 256000})");
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.norm_centered && s.parallel_block && s.rope_interleaved && s.tied_embeddings);
+  EXPECT_FALSE(s.qkv_bias || s.o_bias || s.qk_norm);
+  EXPECT_EQ(s.head_dim, 128);
+  EXPECT_EQ(s.rotary_dim(), 128);
+  EXPECT_DOUBLE_EQ(s.rms_norm_eps, 1e-5);
+  EXPECT_DOUBLE_EQ(1.0 / s.logits_scaling, 0.0625);
+  EXPECT_TRUE(s.nope_layers.empty());
+  EXPECT_EQ(sliding_count(s), 0);
+  std::vector<std::string> names;
+  for (const auto& slot : abl::model::layer_slots(s, 0)) names.push_back(slot.pattern);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "model.layers.{}.post_attention_layernorm.weight"), 0);
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s), {"CohereForCausalLM", "LayerNorms (no bias)",
+                                                                    "parallel attention and MLP", "interleaved"}));
+  // ~35 B as published (35.0 B with the tied embedding counted once)
+  EXPECT_NEAR(abl::model::parameter_count(s) / 1e9, 34.98, 0.01);
+
+  nlohmann::json c2 = nlohmann::json::parse(R"({"architectures": ["Cohere2ForCausalLM"], "attention_bias": false,
+    "bos_token_id": 5, "eos_token_id": 255001, "hidden_act": "silu", "hidden_size": 4096, "intermediate_size": 14336,
+    "layer_norm_eps": 1e-05, "logit_scale": 0.25, "max_position_embeddings": 8192, "model_type": "cohere2",
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8, "pad_token_id": 0,
+    "rope_theta": 50000, "sliding_window": 4096, "sliding_window_pattern": 4, "torch_dtype": "bfloat16",
+    "vocab_size": 256000})");
+  s = parse(c2);
+  EXPECT_EQ(s.sliding_window, 4096);
+  EXPECT_EQ(sliding_count(s), 24);
+  for (int64_t l = 0; l < s.num_layers; ++l) {
+    EXPECT_EQ(s.uses_sliding_window(l), (l + 1) % 4 != 0) << l;
+    EXPECT_EQ(s.uses_rope(l), (l + 1) % 4 != 0) << l;  // the full layers take no RoPE
+  }
+  EXPECT_NEAR(abl::model::parameter_count(s) / 1e9, 8.03, 0.01);
+  // layer_types, when given, decide both
+  nlohmann::json types = nlohmann::json::array();
+  for (int l = 0; l < 32; ++l) types.push_back(l == 5 ? "full_attention" : "sliding_attention");
+  c2["layer_types"] = types;
+  s = parse(c2);
+  EXPECT_EQ(sliding_count(s), 31);
+  EXPECT_FALSE(s.uses_rope(5));
+  EXPECT_TRUE(s.uses_rope(3));
+
+  c["use_qk_norm"] = true;
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "use_qk_norm", "not supported"}));
+  c["use_qk_norm"] = false;
+  c["logit_scale"] = 0;
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "logit_scale", "positive"}));
+  c["logit_scale"] = 0.0625;
+  c["attention_bias"] = true;
+  s = parse(c);
+  EXPECT_TRUE(s.qkv_bias && s.o_bias);
 }
 
 // Qwen2.5-VL's released config is flat (no text_config) with rope_scaling type "mrope"; Qwen3-VL's

@@ -57,6 +57,13 @@ void rmsnorm(const float* x,          // (rows, dim) fp32
              float* y,                // (rows, dim) fp32, may alias x
              int64_t rows, int64_t dim, float eps, float w_offset, cudaStream_t s);
 
+// Cohere's LayerNorm without bias (abl::cpu::layernorm) on the residual stream: y = (x − mean) /
+// sqrt(var + eps) · w, mean and variance in fp32; fp32 rows in, bf16 rows out.
+void layernorm(const float* x,          // (rows, dim) fp32
+               const __nv_bfloat16* w,  // (dim)
+               __nv_bfloat16* y,        // (rows, dim)
+               int64_t rows, int64_t dim, float eps, cudaStream_t s);
+
 // ---- RoPE (rope.cu), Hugging Face rotate-half layout, in place: pairs (i, i + R/2) of the first
 // R = rotary_dim dims of each head (0 = HD; the rest pass unchanged), or pairs (2i, 2i + 1) when
 // interleaved (GLM); the angle position·inv_freq[i] and the rotation are computed in fp32, the

@@ -197,6 +197,32 @@ TEST(Ops, AttentionSinks) {
   }
 }
 
+TEST(Ops, LayerNormWithoutBias) {
+  // Cohere's LayerNorm: (x − mean) / sqrt(var + eps) · w; an offset added to a row changes nothing.
+  const int64_t rows = 3, dim = 50;
+  auto x = randn(static_cast<size_t>(rows * dim), 34, 2.0f);
+  const auto w = randn(static_cast<size_t>(dim), 35);
+  std::vector<float> y(x.size()), shifted_y(x.size());
+  abl::cpu::layernorm(x.data(), w.data(), y.data(), rows, dim, 1e-5f);
+  for (int64_t r = 0; r < rows; ++r) {
+    double mean = 0, var = 0;
+    for (int64_t i = 0; i < dim; ++i) mean += x[static_cast<size_t>(r * dim + i)] / static_cast<double>(dim);
+    for (int64_t i = 0; i < dim; ++i) {
+      const double d = x[static_cast<size_t>(r * dim + i)] - mean;
+      var += d * d / static_cast<double>(dim);
+    }
+    for (int64_t i = 0; i < dim; ++i) {
+      const double want = w[static_cast<size_t>(i)] * (x[static_cast<size_t>(r * dim + i)] - mean) / std::sqrt(var + 1e-5);
+      EXPECT_NEAR(y[static_cast<size_t>(r * dim + i)], want, 1e-5) << r << "," << i;
+    }
+  }
+  for (float& v : x) v += 3.0f;
+  abl::cpu::layernorm(x.data(), w.data(), shifted_y.data(), rows, dim, 1e-5f);
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(shifted_y[i], y[i], 1e-5) << i;
+  abl::cpu::layernorm(x.data(), w.data(), x.data(), rows, dim, 1e-5f);  // in place
+  for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(x[i], y[i], 1e-5) << i;
+}
+
 TEST(Ops, ClampedSwigluAndRowBias) {
   // gpt-oss's _apply_gate: gate clamped above at the limit, up on both sides, (up + 1) · g·σ(α g).
   const std::vector<float> g = {-9.0f, -1.0f, 0.0f, 2.5f, 6.9f, 7.5f, 30.0f};

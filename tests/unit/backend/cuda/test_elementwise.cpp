@@ -336,6 +336,21 @@ TEST(CudaSwigluClamped, GroupBiasesMatchCpu) {
   expect_close(download<float>(dx, x.size(), stream.get()), want_x, 1e-6, 1e-6, "add_bias_rows");
 }
 
+TEST(CudaLayerNorm, MatchesCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t rows = 7, dim = 4096 + 37;
+  const auto x = uniform(static_cast<size_t>(rows * dim), 1.0f, 3.0f, 46);  // a mean far from 0
+  const auto w = to_bf16(uniform(static_cast<size_t>(dim), 0.5f, 1.5f, 47));
+  std::vector<float> want(x.size());
+  cpu::layernorm(x.data(), to_f32(w).data(), want.data(), rows, dim, 1e-5f);
+  auto dx = upload(x, stream.get());
+  auto dw = upload(w, stream.get());
+  cuda::DeviceBuffer dy(x.size() * sizeof(__nv_bfloat16));
+  cuda::layernorm(dx.as<float>(), dw.as<__nv_bfloat16>(), dy.as<__nv_bfloat16>(), rows, dim, 1e-5f, stream.get());
+  expect_close(to_f32(download<__nv_bfloat16>(dy, want.size(), stream.get())), want, 1e-3, kBf16Rtol, "layernorm");
+}
+
 TEST(CudaGeglu, MatchesCpu) {
   ABL_REQUIRE_GPU();
   cuda::Stream stream;
