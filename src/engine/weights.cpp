@@ -60,6 +60,9 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
       case model::WeightRole::gate_proj: w.w_gate = p; break;
       case model::WeightRole::up_proj: w.w_up = p; break;
       case model::WeightRole::down_proj: w.w_down = p; break;
+      case model::WeightRole::gate_bias: w.b_gate = p; break;
+      case model::WeightRole::up_bias: w.b_up = p; break;
+      case model::WeightRole::down_bias: w.b_down = p; break;
       case model::WeightRole::post_mlp_norm: w.post_mlp_norm = p; break;
       case model::WeightRole::router: w.router = p; break;
       case model::WeightRole::router_bias: w.router_bias = p; break;

@@ -150,7 +150,7 @@ const Family kFamilies[] = {
     // Mistral Small 3.1/3.2, Magistral, Devstral: a Mistral text model beside a Pixtral vision tower
     {"Mistral3ForConditionalGeneration", false, false, false, 0, 8, 4096 * 32, W::always, 4096, kMistralDefaults,
      nullptr, "text_config"},
-    {"Phi3ForCausalLM", false, false, true, 0, 0, 4096, W::always, 0, kPhi3Defaults, phi3_keys},
+    {"Phi3ForCausalLM", false, false, false, 0, 0, 4096, W::always, 0, kPhi3Defaults, phi3_keys},
     // Qwen2-VL, Qwen2.5-VL, Qwen3-VL: the language model (a Qwen2 / Qwen3 decoder) beside the vision
     // tower; for text its multimodal RoPE is the plain one (rope_config.cpp, type "mrope")
     {"Qwen2VLForConditionalGeneration", true, false, false, 0, 0, 0, W::switched, 4096, kQwen2VlDefaults,
@@ -181,6 +181,12 @@ const Family kFamilies[] = {
     // Command R7B, Command A: the same, 3 of 4 layers sliding, the others without RoPE
     {"Cohere2ForCausalLM", false, false, false, 0, 0, 0, W::per_layer, 0, kCohere2Defaults, cohere_keys},
 };
+
+// Families whose dense MLP takes mlp_bias (LlamaMLP and the MLPs copied from it).
+bool mlp_bias_key(std::string_view architecture) {
+  return architecture == "LlamaForCausalLM" || architecture == "GraniteForCausalLM" ||
+         architecture == "SmolLM3ForCausalLM";
+}
 
 // Where a model's keys are read: its config (or the text_config of a multimodal one), then the
 // top level of a multimodal config, then the family's defaults. A key present with null is
@@ -548,11 +554,10 @@ void gpt_oss_keys(const Keys& k, ModelSpec& s) {
 // Cohere2: layer_types (default: all but every sliding_window_pattern-th slide); the sliding layers
 // rotate q and k, the full ones take no RoPE at all.
 void cohere_keys(const Keys& k, ModelSpec& s) {
-  if (k.get_bool("use_qk_norm", false)) {
-    fail("{}: key 'use_qk_norm': true (Command R+: a LayerNorm of every q and k head, each with its own weights) "
-         "is not supported",
-         s.source);
-  }
+  // Command R+ (use_qk_norm): q_norm and k_norm are CohereLayerNorms of shape (heads, head_dim) on
+  // q_proj(h).view(..., heads, head_dim) before RoPE, one weight row per head.
+  s.qk_norm = s.architecture == "CohereForCausalLM" && k.get_bool("use_qk_norm", false);
+  s.qk_norm_per_head = s.qk_norm;
   s.norm_centered = true;
   s.parallel_block = true;
   s.rope_interleaved = true;
@@ -725,12 +730,19 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
   s.qkv_bias = fam->qkv_bias;
   s.qk_norm = fam->qk_norm;
   if (fam->has_attention_bias_key && k.get_bool("attention_bias", false)) {
-    // transformers puts this bias on o_proj too; the ablation epilogue assumes y = W x.
-    fail("{}: key 'attention_bias': true (biases on q/k/v/o projections) is not supported",
-         s.source);
+    // LlamaAttention (and its copies): q/k/v_proj and o_proj are nn.Linear(..., bias=attention_bias).
+    s.qkv_bias = true;
+    s.o_bias = true;
   }
   if (k.get_bool("mlp_bias", false)) {
-    fail("{}: key 'mlp_bias': true (biases on the MLP projections) is not supported", s.source);
+    // LlamaMLP, GraniteMLP, SmolLM3MLP: gate/up/down_proj with bias=mlp_bias; the other families'
+    // MLPs have no bias whatever the config says, and such a config is refused rather than guessed.
+    if (!mlp_bias_key(s.architecture)) {
+      fail("{}: key 'mlp_bias': true is not supported for {} (its MLP has no biases in transformers; "
+           "LlamaForCausalLM, GraniteForCausalLM and SmolLM3ForCausalLM take it)",
+           s.source, s.architecture);
+    }
+    s.mlp_bias = true;
   }
 
   switch (fam->window) {

@@ -26,8 +26,9 @@ std::string describe(const ModelSpec& s) {
   std::string flags;
   if (s.multimodal) flags += ", the language model of a multimodal checkpoint";
   if (s.qkv_bias) flags += ", qkv bias";
-  if (s.qk_norm) flags += ", q/k norm";
+  if (s.qk_norm) flags += s.qk_norm_per_head ? ", q/k norm per head" : ", q/k norm";
   if (s.o_bias) flags += ", o_proj bias";
+  if (s.mlp_bias) flags += ", MLP biases";
   if (s.attn_sinks) flags += ", attention sinks";
   if (s.fused_qkv || s.fused_gate_up) flags += s.fused_qkv ? ", fused qkv/gate_up" : ", fused gate_up";
   if (s.norm_plus_one) flags += ", (1+w) norms";
@@ -107,7 +108,9 @@ std::string fingerprint(const ModelSpec& s) {
   out += fmt::format("|gpt-oss obias {} sinks {} swiglu {:a} {:a} expert bias {} router bias {}", s.o_bias,
                      s.attn_sinks, s.swiglu_alpha, s.swiglu_limit, s.expert_bias, s.router_logit_bias);
   out += fmt::format(" mxfp4 {}", s.mxfp4_experts);
-  out += fmt::format("|cohere centered {} parallel {}", s.norm_centered, s.parallel_block);
+  out += fmt::format("|cohere centered {} parallel {} qknorm per head {}", s.norm_centered, s.parallel_block,
+                     s.qk_norm_per_head);
+  out += fmt::format("|mlp bias {}", s.mlp_bias);
   out += fmt::format("|router sigmoid {} groups {} {} scale {:a} shared gated {} mtp {}", s.router_sigmoid,
                      s.expert_groups, s.topk_groups, s.routed_scaling_factor, s.shared_expert_gated, s.mtp_layers);
   out += fmt::format("|tokens bos {} eos [{}] pad {} dtype {}", s.bos_token_id ? *s.bos_token_id : -1,

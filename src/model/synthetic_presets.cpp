@@ -232,6 +232,9 @@ void synthetic_weight_values(const ExpectedWeight& w, int64_t first, int64_t cou
     case WeightRole::expert_gate_bias:
     case WeightRole::expert_up_bias:
     case WeightRole::expert_down_bias:
+    case WeightRole::gate_bias:
+    case WeightRole::up_bias:
+    case WeightRole::down_bias:
       half_width = 0.02f;
       break;
     case WeightRole::embed:

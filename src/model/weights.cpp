@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <set>
+#include <utility>
 
 #include "abl/core/error.h"
 #include "abl/core/log.h"
@@ -209,25 +210,58 @@ void check_mxfp4(const ExpectedWeight& e, const io::SafetensorsReader& reader,
   }
 }
 
+// fn(i, file_index(w, first + i)) for i in [0, count), stepping the slot's multi-index like an
+// odometer instead of dividing for every element (a strided slot of gpt-oss-120b has 10^10 of them).
+template <typename Fn>
+void for_each_file_index(const ExpectedWeight& w, int64_t first, int64_t count, Fn&& fn) {
+  if (w.file_strides.empty()) {
+    for (int64_t i = 0; i < count; ++i) fn(i, w.file_offset + first + i);
+    return;
+  }
+  const size_t D = w.shape.size();
+  std::vector<int64_t> idx(D);
+  int64_t rest = first;
+  for (size_t d = D; d-- > 0;) {
+    idx[d] = rest % w.shape[d];
+    rest /= w.shape[d];
+  }
+  int64_t at = file_index(w, first);
+  for (int64_t i = 0; i < count; ++i) {
+    fn(i, at);
+    for (size_t d = D; d-- > 0;) {  // the next element: carry through the dims that wrap
+      at += w.file_strides[d];
+      if (++idx[d] < w.shape[d]) break;
+      at -= w.shape[d] * w.file_strides[d];
+      idx[d] = 0;
+    }
+  }
+}
+
+// The first and last file elements that elements [first, first + count) of the slot occupy.
+std::pair<int64_t, int64_t> file_span(const ExpectedWeight& w, int64_t first, int64_t count) {
+  int64_t lo = file_index(w, first), hi = lo;
+  for_each_file_index(w, first, count, [&](int64_t, int64_t at) {
+    lo = std::min(lo, at);
+    hi = std::max(hi, at);
+  });
+  return {lo, hi};
+}
+
 // Elements [first, first + count) of an MXFP4 slot: the bytes of the blocks that hold them, read once.
 void read_mxfp4(const io::SafetensorsReader& reader, const ExpectedWeight& w, int64_t first, int64_t count,
                 float* out) {
-  int64_t lo = file_index(w, first), hi = lo;
-  for (int64_t i = first; i < first + count; ++i) {
-    const int64_t at = file_index(w, i);
-    lo = std::min(lo, at);
-    hi = std::max(hi, at);
-  }
+  const std::pair<int64_t, int64_t> span = file_span(w, first, count);
+  const int64_t lo = span.first, hi = span.second;
   const int64_t b0 = lo / 32, n = hi / 32 - b0 + 1;
   std::vector<uint8_t> blocks(static_cast<size_t>(n * 16)), scales(static_cast<size_t>(n));
   reader.read_bytes(reader.tensor(mxfp4_blocks_name(w.name)), static_cast<uint64_t>(b0 * 16), blocks.size(),
                     blocks.data());
   reader.read_bytes(reader.tensor(mxfp4_scales_name(w.name)), static_cast<uint64_t>(b0), scales.size(), scales.data());
-  for (int64_t i = 0; i < count; ++i) {
-    const int64_t at = file_index(w, first + i), b = at / 32 - b0, j = at % 32;
+  for_each_file_index(w, first, count, [&](int64_t i, int64_t at) {
+    const int64_t b = at / 32 - b0, j = at % 32;
     const uint8_t byte = blocks[static_cast<size_t>(b * 16 + j / 2)];
     out[i] = mxfp4_value(j % 2 == 0 ? byte & 0x0F : byte >> 4, scales[static_cast<size_t>(b)]);
-  }
+  });
 }
 
 }  // namespace
@@ -261,6 +295,9 @@ std::string_view role_name(WeightRole role) {
     case WeightRole::gate_proj: return "gate_proj";
     case WeightRole::up_proj: return "up_proj";
     case WeightRole::down_proj: return "down_proj";
+    case WeightRole::gate_bias: return "gate_bias";
+    case WeightRole::up_bias: return "up_bias";
+    case WeightRole::down_bias: return "down_bias";
     case WeightRole::post_mlp_norm: return "post_mlp_norm";
     case WeightRole::router: return "router";
     case WeightRole::router_bias: return "router_bias";
@@ -307,7 +344,10 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     add(WeightRole::k_bias, "self_attn.k_proj.bias", {KVD}, "(num_key_value_heads*head_dim)");
     add(WeightRole::v_bias, "self_attn.v_proj.bias", {KVD}, "(num_key_value_heads*head_dim)");
   }
-  if (s.qk_norm) {
+  if (s.qk_norm && s.qk_norm_per_head) {
+    add(WeightRole::q_norm, "self_attn.q_norm.weight", {s.num_heads, HD}, "(num_attention_heads, head_dim)");
+    add(WeightRole::k_norm, "self_attn.k_norm.weight", {s.num_kv_heads, HD}, "(num_key_value_heads, head_dim)");
+  } else if (s.qk_norm) {
     add(WeightRole::q_norm, "self_attn.q_norm.weight", {HD}, "(head_dim)");
     add(WeightRole::k_norm, "self_attn.k_norm.weight", {HD}, "(head_dim)");
   }
@@ -331,6 +371,11 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     add(WeightRole::up_proj, "mlp.up_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
     if (s.fused_gate_up) fuse_rows(v, gate_at, 2, "mlp.gate_up_proj.weight", "(2*intermediate_size, hidden_size)");
     add(WeightRole::down_proj, "mlp.down_proj.weight", {H, F}, "(hidden_size, intermediate_size)");
+    if (s.mlp_bias) {
+      add(WeightRole::gate_bias, "mlp.gate_proj.bias", {F}, "(intermediate_size)");
+      add(WeightRole::up_bias, "mlp.up_proj.bias", {F}, "(intermediate_size)");
+      add(WeightRole::down_bias, "mlp.down_proj.bias", {H}, "(hidden_size)");
+    }
   }
   if (s.sandwich_norms) {
     add(WeightRole::post_mlp_norm, glm4 ? "post_mlp_layernorm.weight" : "post_feedforward_layernorm.weight", {H},
@@ -503,16 +548,12 @@ void read_weight(const io::SafetensorsReader* reader, const ExpectedWeight& w, i
     reader->read_f32(reader->tensor(w.name), w.file_offset + first, count, out);
   } else if (count > 0) {
     // A strided view (gpt-oss's experts): the file run that holds elements [first, first + count),
-    // read once and gathered (strides are positive, so the run spans the first to the last index).
-    int64_t lo = file_index(w, first), hi = lo;
-    for (int64_t i = first; i < first + count; ++i) {
-      const int64_t at = file_index(w, i);
-      lo = std::min(lo, at);
-      hi = std::max(hi, at);
-    }
+    // read once and gathered.
+    const std::pair<int64_t, int64_t> span = file_span(w, first, count);
+    const int64_t lo = span.first, hi = span.second;
     std::vector<float> run(static_cast<size_t>(hi - lo + 1));
     reader->read_f32(reader->tensor(w.name), lo, hi - lo + 1, run.data());
-    for (int64_t i = 0; i < count; ++i) out[i] = run[static_cast<size_t>(file_index(w, first + i) - lo)];
+    for_each_file_index(w, first, count, [&](int64_t i, int64_t at) { out[i] = run[static_cast<size_t>(at - lo)]; });
   }
 }
 

@@ -36,6 +36,9 @@ FAMILIES = [
     ("GptOssForCausalLM", "gpt-oss"),  # sinks, q/k/v/o/router/expert biases, clamped SwiGLU, stacked transposed experts
     ("CohereForCausalLM", "cohere"),  # LayerNorm without bias, parallel block, interleaved RoPE, logit_scale, tied
     ("Cohere2ForCausalLM", "cohere2"),  # the same, sliding layers with RoPE, full layers without (NoPE)
+    # (appended: a case's seed is --seed + its index here)
+    ("LlamaForCausalLM", "llama-bias"),  # attention_bias (q/k/v/o_proj biases) and mlp_bias (gate/up/down_proj)
+    ("CohereForCausalLM", "cohere-qknorm"),  # Command R+: use_qk_norm, per-head q/k LayerNorms (heads, head_dim)
 ]
 GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
 

@@ -32,10 +32,20 @@
      models/cohere2/modular_cohere2.py in another style (`CohereCheck`: config.json read with
      CohereConfig's / Cohere2Config's defaults and layer types, torch's layer_norm without bias for
      CohereLayerNorm, the adjacent-pair RoPE as complex multiplication, per-head attention with an
-     explicit mask and a hand-written softmax, the parallel block, logit_scale) reproduces
-     logits_last, hidden_last and logits_all_0 (1e-4) and every golden greedy id (no cache); the
-     interleaved RoPE equals the rotate-half one on permuted q/k rows (as 6.); use_qk_norm true is
-     refused.
+     explicit mask and a hand-written softmax, the parallel block, logit_scale; with use_qk_norm,
+     Command R+'s per-head q_norm / k_norm as torch's layer_norm over head_dim without weight, times
+     the (heads, head_dim) weight) reproduces logits_last, hidden_last and logits_all_0 (1e-4) and
+     every golden greedy id (no cache); the interleaved RoPE equals the rotate-half one on permuted
+     q/k rows (as 6.; the q/k norm weights' columns permuted alike); with use_qk_norm the q/k norm
+     weights are (heads, head_dim) with distinct rows, and CohereCheck reproduces golden.json's
+     qk_norm_{per_head,mean_subtraction}_effect_prompt4 and qk_norm_effect_prompt4 (1e-3);
+ 10. Llama without rope_scaling (llama-mha, llama-tied, llama-bias): a second forward pass written
+     here from models/llama/modeling_llama.py in another style (`LlamaCheck`: config.json read with
+     LlamaConfig's defaults, F.linear with the attention_bias / mlp_bias biases, the rotate-half
+     RoPE as complex multiplication of the halves, per-head attention with an explicit mask and a
+     hand-written softmax) reproduces logits_last, hidden_last and logits_all_0 (1e-4) and every
+     golden greedy id (no cache); with biases it reproduces golden.json's
+     {qkv_bias,o_proj_bias,gate_up_bias,down_bias}_effect_prompt4 (1e-3).
 
 Run: /usr/bin/python3 tools/organism/check_reference.py  (a few seconds; exits 1 on a failure)
 """
@@ -117,6 +127,10 @@ def check_glm_interleaved(name, spec, p, g):
                 key = pre + "self_attn.%s.%s" % (proj, kind)
                 if key in q:
                     q[key] = q[key][rows]
+            # Cohere's per-head q/k LayerNorms (over head_dim): their weight columns move with the rows
+            key = pre + "self_attn.%s.weight" % ("q_norm" if proj == "q_proj" else "k_norm")
+            if key in q:
+                q[key] = q[key][..., torch.tensor(order)]
     halves = ref.Spec(spec.cfg)
     halves.rope_interleaved = False
     prompts = [e["input_ids"] for e in g["prompts"]]
@@ -391,7 +405,8 @@ class CohereCheck:
 
     # CohereConfig's / Cohere2Config's defaults of the keys read here (transformers 4.x)
     DEFAULTS = dict(num_key_value_heads=None, layer_norm_eps=1e-5, rope_theta=10000.0, logit_scale=0.0625,
-                    tie_word_embeddings=True, sliding_window=4096, sliding_window_pattern=4, layer_types=None)
+                    tie_word_embeddings=True, sliding_window=4096, sliding_window_pattern=4, layer_types=None,
+                    use_qk_norm=False)
 
     def __init__(self, cfg, p):
         c = dict(self.DEFAULTS, **cfg)
@@ -407,6 +422,17 @@ class CohereCheck:
             self.rotates = [w is not None for w in self.windows]
         else:
             self.windows, self.rotates = [None] * self.L, [True] * self.L
+        # CohereAttention.__init__: q_norm / k_norm when config.use_qk_norm (Cohere2Config has no such key)
+        self.qk_norm = "layer" if cfg["architectures"][0] == "CohereForCausalLM" and c["use_qk_norm"] else None
+
+    def head_norm(self, x, w):
+        # CohereAttention.forward: q_norm(q.view(T, heads, head_dim)), a CohereLayerNorm of hidden_size
+        # (heads, head_dim): the statistics over the last dim only, the weight (heads, head_dim) per head.
+        # qk_norm "rms": the what-if of golden.json's qk_norm_mean_subtraction_effect_prompt4
+        eps = self.c["layer_norm_eps"]
+        if self.qk_norm == "rms":
+            return w * x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps)
+        return torch.nn.functional.layer_norm(x, (x.shape[-1],), eps=eps) * w
 
     def norm(self, x, w):  # CohereLayerNorm: mean-subtracted, no bias
         return torch.nn.functional.layer_norm(x, (self.H,), weight=w, bias=None, eps=self.c["layer_norm_eps"])
@@ -423,6 +449,9 @@ class CohereCheck:
         q = (x @ p[pre + "self_attn.q_proj.weight"].T).view(T, self.NH, HD)
         k = (x @ p[pre + "self_attn.k_proj.weight"].T).view(T, self.NKV, HD)
         v = (x @ p[pre + "self_attn.v_proj.weight"].T).view(T, self.NKV, HD)
+        if self.qk_norm:  # before the transpose and RoPE
+            q = self.head_norm(q, p[pre + "self_attn.q_norm.weight"])
+            k = self.head_norm(k, p[pre + "self_attn.k_norm.weight"])
         if self.rotates[l]:
             q, k = self.rotary(q, angles), self.rotary(k, angles)
         i, j = torch.arange(T).unsqueeze(1), torch.arange(T).unsqueeze(0)
@@ -464,13 +493,115 @@ def check_cohere(name, spec, p, g, st):
     sliding = [w is not None for w in m.windows]
     check(m.rotates == spec.layer_use_rope and sliding == spec.layer_sliding,
           "%s: CohereCheck's RoPE / sliding layers = reference.Spec's (%s / %s)" % (name, m.rotates, sliding))
-    if spec.arch == "CohereForCausalLM":
-        try:
-            ref.Spec(dict(cfg, use_qk_norm=True))
-            refused = False
-        except ValueError:
-            refused = True
-        check(refused, "%s: use_qk_norm true is refused" % name)
+    if m.qk_norm:
+        shapes, distinct = [], True
+        for l in range(m.L):
+            for n, heads in (("q_norm", m.NH), ("k_norm", m.NKV)):
+                w = p["model.layers.%d.self_attn.%s.weight" % (l, n)]
+                shapes.append(tuple(w.shape) == (heads, m.HD))
+                distinct &= all(not bool((w[i] == w[j]).all()) for i in range(heads) for j in range(i))
+        check(all(shapes) and distinct, "%s: q_norm / k_norm weights are (heads, head_dim) = (%d, %d) / (%d, %d) "
+              "with a different row per head" % (name, m.NH, m.HD, m.NKV, m.HD))
+        ids = g["prompts"][4]["input_ids"]
+        logits = m.forward(ids)[0]
+        head0 = dict(p)
+        for key in p:
+            if key.endswith(("self_attn.q_norm.weight", "self_attn.k_norm.weight")):
+                head0[key] = p[key][0].expand_as(p[key])
+        rms, none = CohereCheck(cfg, p), CohereCheck(cfg, p)
+        rms.qk_norm, none.qk_norm = "rms", None
+        for key, other in (("qk_norm_per_head", CohereCheck(cfg, head0)), ("qk_norm_mean_subtraction", rms),
+                           ("qk_norm", none)):
+            effect = float((other.forward(ids)[0] - logits).abs().max())
+            want = g["model"]["%s_effect_prompt4" % key]
+            check(abs(effect - want) < 1e-3, "%s: CohereCheck %s_effect_prompt4 %.4f = golden.json's %.4f" % (
+                name, key, effect, want))
+
+
+class LlamaCheck:
+    """LlamaForCausalLM's forward pass again (no rope_scaling), from models/llama/modeling_llama.py and
+    configuration_llama.py, sharing nothing with reference.py but the safetensors reader."""
+
+    # LlamaConfig's defaults of the keys read here
+    DEFAULTS = dict(num_key_value_heads=None, head_dim=None, rms_norm_eps=1e-6, rope_theta=10000.0,
+                    rope_scaling=None, attention_bias=False, mlp_bias=False, tie_word_embeddings=False)
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg)
+        if c["rope_scaling"]:
+            raise ValueError("LlamaCheck has no rope_scaling")
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NKV = c["num_key_value_heads"] or self.NH
+        self.HD = c["head_dim"] or self.H // self.NH
+        self.attention_bias, self.mlp_bias = c["attention_bias"], c["mlp_bias"]
+
+    def linear(self, x, name, bias):  # nn.Linear(..., bias=config.attention_bias / config.mlp_bias)
+        return torch.nn.functional.linear(x, self.p[name + ".weight"], self.p[name + ".bias"] if bias else None)
+
+    def rms(self, x, w):  # LlamaRMSNorm
+        return w * (x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + self.c["rms_norm_eps"]))
+
+    def rotary(self, x, angles):
+        # LlamaRotaryEmbedding (cat(freqs, freqs)) + rotate_half pairs x[i] with x[i + HD/2]: that pair as
+        # the complex number x[i] + i x[i + HD/2], times e^(i angle_i)
+        half = self.HD // 2
+        z = torch.complex(x[..., :half], x[..., half:]) * torch.polar(torch.ones_like(angles), angles).unsqueeze(1)
+        return torch.cat((z.real, z.imag), dim=-1)
+
+    def layer(self, l, h, angles):
+        pre, HD, T = "model.layers.%d." % l, self.HD, h.shape[0]
+        x = self.rms(h, self.p[pre + "input_layernorm.weight"])
+        q = self.linear(x, pre + "self_attn.q_proj", self.attention_bias).view(T, self.NH, HD)
+        k = self.linear(x, pre + "self_attn.k_proj", self.attention_bias).view(T, self.NKV, HD)
+        v = self.linear(x, pre + "self_attn.v_proj", self.attention_bias).view(T, self.NKV, HD)
+        q, k = self.rotary(q, angles), self.rotary(k, angles)
+        allowed = torch.ones(T, T, dtype=torch.bool).tril()
+        heads = []
+        for hh in range(self.NH):
+            kv = hh * self.NKV // self.NH  # repeat_kv
+            s = ((q[:, hh] @ k[:, kv].T) / math.sqrt(HD)).masked_fill(~allowed, float("-inf"))
+            e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+            heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
+        h = h + self.linear(torch.cat(heads, dim=-1), pre + "self_attn.o_proj", self.attention_bias)
+        x = self.rms(h, self.p[pre + "post_attention_layernorm.weight"])
+        gate = self.linear(x, pre + "mlp.gate_proj", self.mlp_bias)
+        up = self.linear(x, pre + "mlp.up_proj", self.mlp_bias)
+        return h + self.linear(torch.nn.functional.silu(gate) * up, pre + "mlp.down_proj", self.mlp_bias)
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        p = self.p
+        inv_freq = 1.0 / self.c["rope_theta"] ** (torch.arange(0, self.HD, 2, dtype=torch.float32) / self.HD)
+        angles = torch.outer(torch.arange(len(ids), dtype=torch.float32), inv_freq)  # (T, HD/2)
+        h = p["model.embed_tokens.weight"][torch.tensor(ids)]
+        hidden = [h]
+        for l in range(self.L):
+            h = self.layer(l, h, angles)
+            hidden.append(h)
+        hidden[-1] = self.rms(h, p["model.norm.weight"])
+        head = p["model.embed_tokens.weight"] if self.c["tie_word_embeddings"] else p["lm_head.weight"]
+        return hidden[-1] @ head.T, hidden
+
+
+def check_llama(name, spec, p, g, st):
+    with open(os.path.join(ROOT, name, "config.json")) as f:
+        cfg = json.load(f)
+    m = LlamaCheck(cfg, p)
+    check_against_golden(name, "LlamaCheck", m, g, st)
+    if not (m.attention_bias or m.mlp_bias):
+        return
+    ids = g["prompts"][4]["input_ids"]
+    logits = m.forward(ids)[0]
+    groups = {"qkv_bias": ("self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias"),
+              "o_proj_bias": ("self_attn.o_proj.bias",), "gate_up_bias": ("mlp.gate_proj.bias", "mlp.up_proj.bias"),
+              "down_bias": ("mlp.down_proj.bias",)}
+    for key, suffixes in groups.items():
+        zeroed = {n: (t * 0 if n.endswith(suffixes) else t) for n, t in p.items()}
+        effect = float((LlamaCheck(cfg, zeroed).forward(ids)[0] - logits).abs().max())
+        want = g["model"]["%s_effect_prompt4" % key]
+        check(abs(effect - want) < 1e-3, "%s: LlamaCheck %s_effect_prompt4 %.4f = golden.json's %.4f" % (
+            name, key, effect, want))
 
 
 def check_gemma(name, spec, p, g, st):
@@ -515,6 +646,8 @@ def main():
                 check_glm_interleaved(name, spec, p, g)
             if spec.arch in ref.COHERE:
                 check_cohere(name, spec, p, g, st)
+            if spec.arch == "LlamaForCausalLM" and not spec.rope_scaling:
+                check_llama(name, spec, p, g, st)
             if spec.arch in ref.QWEN_VL:
                 check_mrope_text(name, spec)
             if spec.arch == ref.GPT_OSS:

@@ -33,6 +33,8 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | gpt-oss             | GptOssForCausalLM   | attention sinks, q/k/v/o biases, head_dim 24 (4 heads: 96 != hidden 64), layers 0 and 2 sliding (window 8), YaRN x4 with truncate false, 4 experts of width 40 top-2 (biased router, softmax of the top-2 logits), stacked transposed gate_up_proj (gate / up interleaved) and down_proj with biases, clamped SwiGLU (alpha 1.702, limit 7: both clamps bite), untied, BF16 + F32 norms |
 | cohere              | CohereForCausalLM   | mean-subtracted LayerNorm without bias (weights around 1, std 0.2; embeddings shifted +0.1), one norm per layer and the parallel block x + attn(h) + mlp(h), RoPE over the whole head with adjacent dims paired, logit_scale 0.125, tied (key absent: default true), GQA 2, all F16 |
 | cohere2             | Cohere2ForCausalLM  | the same plus sliding_window_pattern 4 (no layer_types): layers 0-2 slide (window 8) with RoPE, layer 3 is full attention with no RoPE; logit_scale 0.25, head_dim listed (= hidden/heads), tied (key absent), GQA 4, all BF16 |
+| llama-bias          | LlamaForCausalLM    | attention_bias (q/k/v_proj and o_proj biases) and mlp_bias (gate/up/down_proj biases), each group changing the logits, GQA 2, untied, BF16 (biases too) + F32 norms |
+| cohere-qknorm       | CohereForCausalLM   | Command R+'s use_qk_norm: q_norm / k_norm CohereLayerNorms over head_dim with a weight row per head ((NH, HD), (NKV, HD); around 1, std 0.3), after the q/k view, before RoPE; otherwise cohere's norms, parallel block and RoPE pairing, rope_theta 7.5e7, logit_scale 0.25, tied (key absent), GQA 2, BF16 + F32 norms |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -229,6 +231,20 @@ MODELS = [
     ("cohere2", "Cohere2ForCausalLM", "cohere2",
      dict(H=64, L=4, NH=4, NKV=1, HD=16, F=128, tied=True, theta=50000.0, window=8, pattern=4, logit_scale=0.25,
           embed_std=0.25, embed_mean=0.1, norm_std=0.2, seeded=True), "BF16", "BF16"),
+    # A Llama with attention_bias (q/k/v_proj and o_proj biases) and mlp_bias (gate/up/down_proj
+    # biases), as some Llama-architecture checkpoints ship; the biases' std large enough that zeroing
+    # any group changes the logits (recorded in golden.json); GQA 2, untied
+    ("llama-bias", "LlamaForCausalLM", "llama",
+     dict(H=64, L=2, NH=4, NKV=2, HD=16, F=128, tied=False, theta=10000.0, attention_bias=True, mlp_bias=True,
+          o_bias_std=0.3, mlp_bias_std=0.3, seeded=True), "BF16", "F32"),
+    # Command R+'s shape (CohereForCausalLM with use_qk_norm): q_norm / k_norm CohereLayerNorms over
+    # head_dim with a weight row per head ((NH, HD) and (NKV, HD): drawn around 1 with std
+    # qk_norm_std, a different row per head), applied after the q/k view, before the transpose and
+    # RoPE; otherwise the cohere fixture's norms, parallel block and RoPE pairing; rope_theta 7.5e7 as
+    # Command R+'s; tied (key absent); GQA 2; BF16 matrices, F32 norms
+    ("cohere-qknorm", "CohereForCausalLM", "cohere",
+     dict(H=64, L=3, NH=4, NKV=2, HD=16, F=128, tied=True, theta=75000000.0, logit_scale=0.25, embed_std=0.25,
+          embed_mean=0.1, norm_std=0.2, qk_norm=True, qk_norm_std=0.3, seeded=True), "BF16", "F32"),
 ]
 
 
@@ -267,7 +283,8 @@ def config_for(name, arch, mtype, d, tok, mat_dtype):
         "vocab_size": tok.vocab_size,
     }
     if mtype == "llama":
-        c.update({"attention_bias": False, "mlp_bias": False, "pretraining_tp": 1})
+        c.update({"attention_bias": d.get("attention_bias", False), "mlp_bias": d.get("mlp_bias", False),
+                  "pretraining_tp": 1})
     if mtype == "mistral":
         c["sliding_window"] = d["window"]
         del c["rope_scaling"]
@@ -421,7 +438,8 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "transformers_version": "4.55.0"})
     elif mtype in ("cohere", "cohere2"):
         # as transformers 4.4x writes CohereConfig / Cohere2Config (Command-R v01's and Command R7B's
-        # config.json hold these keys): layer_norm_eps, logit_scale, use_qk_norm false (Cohere only);
+        # config.json hold these keys): layer_norm_eps, logit_scale, use_qk_norm (Cohere only; true in
+        # Command R+'s);
         # Cohere 2 with sliding_window, sliding_window_pattern (no layer_types), head_dim (which
         # Cohere2Config derives as hidden / heads) and cache_implementation "hybrid";
         # tie_word_embeddings left out on purpose (both configs' default is true)
@@ -430,7 +448,7 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "layer_norm_eps": 1e-05, "logit_scale": d["logit_scale"], "max_position_embeddings": 2048,
                   "rope_scaling": None, "rope_theta": d["theta"], "transformers_version": "4.48.0"})
         if mtype == "cohere":
-            c["use_qk_norm"] = False
+            c["use_qk_norm"] = d.get("qk_norm", False)
         else:
             c.update({"cache_implementation": "hybrid", "head_dim": d["H"] // d["NH"],
                       "sliding_window": d["window"], "sliding_window_pattern": d["pattern"]})
@@ -568,8 +586,10 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
             add(p + "self_attn.sinks", mat_dtype, (spec.NH,), 0.0, d["sink_std"])
         if spec.qk_norm:
             qnc = d.get("qk_norm_center", nc)
-            add(p + "self_attn.q_norm.weight", norm_dtype, (spec.HD,), qnc, 0.2)
-            add(p + "self_attn.k_norm.weight", norm_dtype, (spec.HD,), qnc, 0.2)
+            # (Cohere's use_qk_norm: a weight row per head)
+            qs, ks = ((spec.NH, spec.HD), (spec.NKV, spec.HD)) if spec.qk_norm_per_head else ((spec.HD,), (spec.HD,))
+            add(p + "self_attn.q_norm.weight", norm_dtype, qs, qnc, d.get("qk_norm_std", 0.2))
+            add(p + "self_attn.k_norm.weight", norm_dtype, ks, qnc, d.get("qk_norm_std", 0.2))
         if spec.layer_moe[l]:
             E, Fm = spec.num_experts, spec.moe_intermediate
             add(ref.router_weight_name(spec, p), mat_dtype, (E, H), 0.0, d["router_std"])
@@ -611,6 +631,10 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
             add(p + "mlp.gate_proj.weight", mat_dtype, (F, H), 0.0, 1 / math.sqrt(H))
             add(p + "mlp.up_proj.weight", mat_dtype, (F, H), 0.0, 1 / math.sqrt(H))
             add(p + "mlp.down_proj.weight", mat_dtype, (H, F), 0.0, out_std(F))
+            if spec.mlp_bias:  # Llama's mlp_bias
+                add(p + "mlp.gate_proj.bias", mat_dtype, (F,), 0.0, d["mlp_bias_std"])
+                add(p + "mlp.up_proj.bias", mat_dtype, (F,), 0.0, d["mlp_bias_std"])
+                add(p + "mlp.down_proj.bias", mat_dtype, (H,), 0.0, d["mlp_bias_std"])
     add(prefix + "norm.weight", norm_dtype, (H,), d.get("final_norm_center", nc), norm_std)
     if not spec.tied:
         # the released multimodal checkpoints name the head language_model.lm_head.weight
@@ -963,7 +987,9 @@ def cohere_description(spec, p, golden):
     the block sequential (x += attn(norm(x)); x += mlp(norm(x)), the same input_layernorm weight for
     both: `parallel_block`), the RoPE dims paired (i, i + HD/2) (`rope_layout`) and logit_scale
     ignored (`logit_scale`); for Cohere 2 also were the full layers rotated too (`nope`) and the
-    window removed (`sliding_window`)."""
+    window removed (`sliding_window`); with use_qk_norm also were every head's q/k norm weights head
+    0's (`qk_norm_per_head`), the q/k norms RMSNorms (`qk_norm_mean_subtraction`) and there no q/k
+    norms (`qk_norm`)."""
     ids = torch.tensor([golden["prompts"][4]["input_ids"]])
     logits = ref.forward(spec, p, ids, capture=False)[0]
     rms, sequential, halves, unscaled = (copy.copy(spec) for _ in range(4))
@@ -980,6 +1006,22 @@ def cohere_description(spec, p, golden):
                "logit_scale": (unscaled, p)}
     out = {"norm": "layer_norm (mean subtracted, no bias)", "layer_norm_eps": spec.eps, "parallel_block": True,
            "rope_interleaved": True, "rotary_dim": spec.R, "logit_scale": spec.logit_scale}
+    if spec.qk_norm:
+        # Command R+'s q/k norms: every head with head 0's weight row (`qk_norm_per_head`), RMSNorms
+        # (no mean subtraction, the same weights: `qk_norm_mean_subtraction`), none at all (`qk_norm`)
+        head0 = dict(p)
+        for l in range(spec.L):
+            for n in ("q_norm", "k_norm"):
+                w = p["model.layers.%d.self_attn.%s.weight" % (l, n)]
+                head0["model.layers.%d.self_attn.%s.weight" % (l, n)] = w[0:1].expand_as(w).clone()
+        qk_rms, no_qk = copy.copy(spec), copy.copy(spec)
+        qk_rms.qk_norm_rms = True
+        no_qk.qk_norm = False
+        effects.update({"qk_norm_per_head": (spec, head0), "qk_norm_mean_subtraction": (qk_rms, p),
+                        "qk_norm": (no_qk, p)})
+        out.update({"qk_norm": "layer_norm over head_dim per head (weights (heads, head_dim), mean subtracted, "
+                               "no bias), before RoPE",
+                    "qk_norm_weight_shapes": [[spec.NH, spec.HD], [spec.NKV, spec.HD]]})
     if spec.arch == ref.COHERE[1]:
         rotated, unwindowed = copy.copy(spec), copy.copy(spec)
         rotated.layer_use_rope = [True] * spec.L
@@ -989,6 +1031,28 @@ def cohere_description(spec, p, golden):
     for key, (s2, p2) in effects.items():
         effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
         assert effect > 1e-2, "Cohere's %s would not change the logits: %g" % (key, effect)
+        out["%s_effect_prompt4" % key] = round(effect, 4)
+    return out
+
+
+def llama_bias_description(spec, p, golden):
+    """Extra golden.json model keys of a Llama with attention_bias / mlp_bias: which biases there are, and
+    how much prompt 4's logits would change with the q/k/v biases (`qkv_bias`), the o_proj bias
+    (`o_proj_bias`), the gate and up biases (`gate_up_bias`) and the down bias (`down_bias`) zeroed."""
+    ids = torch.tensor([golden["prompts"][4]["input_ids"]])
+    logits = ref.forward(spec, p, ids, capture=False)[0]
+
+    def zeroed(suffixes):
+        return {n: (torch.zeros_like(t) if n.endswith(suffixes) else t) for n, t in p.items()}
+    out = {"attention_bias": bool(spec.qkv_bias and spec.o_bias), "mlp_bias": bool(spec.mlp_bias)}
+    groups = {"qkv_bias": ("self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias"),
+              "o_proj_bias": ("self_attn.o_proj.bias",),
+              "gate_up_bias": ("mlp.gate_proj.bias", "mlp.up_proj.bias"),
+              "down_bias": ("mlp.down_proj.bias",)}
+    for key, suffixes in groups.items():
+        assert any(n.endswith(suffixes) for n in p), "no %s tensors" % key
+        effect = float((ref.forward(spec, zeroed(suffixes), ids, capture=False)[0] - logits).abs().max())
+        assert effect > 1e-2, "Llama's %s would not change the logits: %g" % (key, effect)
         out["%s_effect_prompt4" % key] = round(effect, 4)
     return out
 
@@ -1043,6 +1107,9 @@ def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, base_seed)
         gaps = None
         if ok and arch in ref.LLAMA_LIKE and spec2.rope_attention_factor != 1.0:
             g["model"].update(scaled_rope_description(spec2, p, g))
+            write_json(os.path.join(folder, "golden.json"), g)
+        if ok and arch == "LlamaForCausalLM" and (spec2.qkv_bias or spec2.mlp_bias):
+            g["model"].update(llama_bias_description(spec2, p, g))
             write_json(os.path.join(folder, "golden.json"), g)
         if ok and arch not in ref.LLAMA_LIKE:
             extra, per_prompt, gaps = family_description(spec2, p, g)
@@ -1117,6 +1184,8 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | gpt-oss | GptOssForCausalLM | gpt-oss as its BF16 checkpoints hold it (no MXFP4): self_attn.sinks, one logit per head, joins each row of masked scaled scores as one more column, the max is subtracted, the softmax taken over keys + sink and the sink's column dropped (rows sum to < 1); q/k/v_proj and o_proj biases; head_dim 24 with 4 heads (q width 96 != hidden 64); layer_types [sliding, full, sliding] listed, sliding_window 8 (query i sees keys i-8 < j <= i; every prompt is longer); rope_scaling yarn, factor 4 from original_max_position_embeddings 256 (max_position_embeddings 1024), rope_theta 150000, truncate false: the ramp bounds 0.243 and 3.733 are used as they are, not floored / ceiled (pair 0 kept, pairs 1-3 ramped, the rest divided by 4), cos and sin times 0.1 ln 4 + 1 = 1.1386; every layer MoE: logits = h·mlp.router.weightᵀ + mlp.router.bias, the top 2 of 4 weighted by the softmax of their logits; mlp.experts.gate_up_proj (E, H, 2F) = (4, 64, 80) used as h @ W, gate = the even columns, up = the odd columns, plus gate_up_proj_bias (E, 2F) split alike; down_proj (E, F, H) = (4, 40, 64) used as x @ W, plus down_proj_bias (E, H); expert output down((clamp(up, -7, 7) + 1) · g · sigmoid(1.702 g)) with g = min(gate, 7) (swiglu_limit 7.0 in config.json, swiglu_alpha left out: 1.702), both clamps biting on the golden prompts; untied; BF16 matrices, biases, router and sinks, F32 norms |
 | cohere | CohereForCausalLM | Command-R / Aya's shape: input_layernorm and model.norm are CohereLayerNorms, w · (x − mean(x)) · rsqrt(var(x) + eps) without bias, layer_norm_eps 1e-5 (weights drawn around 1 with std 0.2; the embeddings are shifted by +0.1 so that the subtracted mean matters: RMSNorms in their place change prompt 4's logits by up to 1.26); no post_attention_layernorm: each layer is x + self_attn(h) + mlp(h) with h = input_layernorm(x) (a sequential block with the same norm twice: 1.38); RoPE over all 16 dims of each head with adjacent dims (2i, 2i + 1) paired, frequency theta^(-2i/16), rope_theta 1e4 (pairs (i, i + 8) instead: 0.75); logits = h · embed_tokensᵀ × logit_scale 0.125 (not scaled: 7.21); tie_word_embeddings absent (CohereConfig's default true: no lm_head tensor); use_qk_norm false; GQA ratio 2; all F16 |
 | cohere2 | Cohere2ForCausalLM | Command R7B's shape: the same norms, parallel block and RoPE pairing, plus sliding_window_pattern 4 with no layer_types: layers 0-2 are sliding_attention (window 8: query i sees keys i-8 < j <= i; every prompt is longer) and rotate, layer 3 is full causal attention with no RoPE at all (rotating it too changes prompt 4's logits by 0.27; no window anywhere: 2.22); head_dim 16 listed (Cohere2Config derives hidden / heads); rope_theta 5e4; logit_scale 0.25 (not scaled: 7.63; RMSNorms: 2.49; sequential block: 2.70; pairs (i, i + 8): 1.53); tie_word_embeddings absent (default true); GQA ratio 4; all BF16 |
+| llama-bias | LlamaForCausalLM | attention_bias true: q_proj, k_proj, v_proj and o_proj all with biases (self_attn.{q,k,v,o}_proj.bias), o_proj's added after the attention's output projection; mlp_bias true: gate_proj, up_proj and down_proj with biases (mlp.{gate,up,down}_proj.bias): (silu(h·W_gᵀ + b_g) · (h·W_uᵀ + b_u))·W_dᵀ + b_d; biases drawn with std 0.3 (q/k/v, o_proj, MLP), so that zeroing each group changes prompt 4's logits: q/k/v 13.0, o_proj 10.6, gate/up 8.57, down 9.90; rope_theta 1e4; GQA ratio 2, head_dim 16, untied; BF16 matrices and biases, F32 norms |
+| cohere-qknorm | CohereForCausalLM | Command R+'s shape: use_qk_norm true, so self_attn.q_norm.weight (4, 16) and self_attn.k_norm.weight (2, 16) — a weight row per head — are CohereLayerNorms over head_dim only (mean and biased variance of each head's 16 values, eps layer_norm_eps 1e-5, no bias), applied to q_proj(h) / k_proj(h) viewed as (tokens, heads, head_dim), before RoPE; weights drawn around 1 with std 0.3 (every head with head 0's row changes prompt 4's logits by 0.65; RMSNorms as q/k norms: 0.54; no q/k norm: 0.76); otherwise cohere's LayerNorms (RMSNorms everywhere: 2.20), parallel block (sequential: 2.66), adjacent-pair RoPE (pairs (i, i + 8): 1.13), rope_theta 7.5e7 as Command R+'s; logit_scale 0.25 (not scaled: 7.14); tie_word_embeddings absent (default true); GQA ratio 2; BF16 matrices, F32 norms (q/k norms too) |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma and Phi-3 windows cut in
@@ -1161,5 +1230,10 @@ last prompt position, in top-k order); for Cohere `model.norm`, `layer_norm_eps`
 RMSNorms in place of the LayerNorms, a sequential block x += attn(norm(x)); x += mlp(norm(x)) with the
 same input_layernorm weight, the rotary dims paired (i, i + HD/2), logit_scale 1), for Cohere 2 also
 `layer_use_rope`, `nope_effect_prompt4` (the full layers rotated too) and
-`sliding_window_effect_prompt4` (no window).
+`sliding_window_effect_prompt4` (no window), for Cohere with use_qk_norm also `qk_norm`,
+`qk_norm_weight_shapes` and `{qk_norm_per_head,qk_norm_mean_subtraction,qk_norm}_effect_prompt4` (every
+head with head 0's q/k norm weight row, RMSNorms as q/k norms, no q/k norms; `mean_subtraction` makes
+the q/k norms RMSNorms too); for Llama with biases `attention_bias`, `mlp_bias` and
+`{qkv_bias,o_proj_bias,gate_up_bias,down_bias}_effect_prompt4` (largest logit change with the q/k/v
+biases, the o_proj bias, the gate and up biases, the down bias zeroed).
 """

@@ -29,8 +29,10 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     Granite: embedding_multiplier). Granite also scales the scores by attention_multiplier, each
     branch output by residual_multiplier before its residual add, and divides the logits by
     logits_scaling.
-  - q/k/v: separate projections (optional bias, Qwen2 / Qwen2-MoE / GLM) or one fused qkv_proj (Phi-3,
-    rows q then k then v); q_norm/k_norm over head_dim before RoPE (Qwen3, Qwen3-MoE, Gemma 3).
+  - q/k/v: separate projections (optional bias, Qwen2 / Qwen2-MoE / GLM; Llama's attention_bias: q/k/v
+    and o_proj) or one fused qkv_proj (Phi-3, rows q then k then v); q_norm/k_norm over head_dim
+    before RoPE (Qwen3, Qwen3-MoE, Gemma 3; Cohere's use_qk_norm: CohereLayerNorms with one weight
+    row per head, (heads, head_dim)).
   - RoPE in the rotate-half layout; inv_freq = 1 / theta^(arange(0, D, 2) / D) in fp32; scaling
     "llama3" (_compute_llama3_parameters), "linear" (inv_freq / factor), "longrope" (short
     factors, cos and sin times attention_factor) and "yarn" (_compute_yarn_parameters: a ramp
@@ -50,7 +52,8 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     (transformers' masking_utils.sliding_window_overlay: kv_idx > q_idx - sliding_window).
     Mistral, Mixtral and Phi-3: every layer when sliding_window is set; Gemma 2: even layers;
     Gemma 3 and Cohere 2: layer_types, else (i + 1) % sliding_window_pattern != 0; Qwen*: refused.
-  - MLP: gated, down(act(gate(x)) * up(x)) with act silu or gelu (tanh approximation, Gemma);
+  - MLP: gated, down(act(gate(x)) * up(x)) with act silu or gelu (tanh approximation, Gemma), with
+    biases on all three projections for Llama's mlp_bias;
     Phi-3's and GLM's fused gate_up_proj (first half gate); or a mixture of experts (Mixtral, Qwen2-MoE with
     a sigmoid-gated shared expert, Qwen3-MoE, GLM-4.5 with its sigmoid router and ungated shared
     experts), see `moe_block`; gpt-oss's experts (`gpt_oss_expert`): biased, stacked transposed
@@ -333,32 +336,42 @@ class Spec:
         # (Qwen2_5_VLAttention: q/k/v bias=True, o_proj bias=False; Qwen3VLTextAttention: q_norm/k_norm)
         # Glm4MoeAttention.__init__: q/k/v_proj bias=config.attention_bias, o_proj none; q_norm/k_norm
         # when config.use_qk_norm
-        self.qkv_bias = (arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") + QWEN_VL[:2] or
+        # models/llama/modeling_llama.py LlamaAttention.__init__: q/k/v_proj and o_proj all
+        # bias=config.attention_bias (LlamaConfig's default false)
+        llama_bias = arch == "LlamaForCausalLM" and bool(get("attention_bias", False))
+        self.qkv_bias = (arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") + QWEN_VL[:2] or llama_bias or
                          (arch in GLM + (GLM4_MOE, GPT_OSS) and get("attention_bias")))
         # models/gpt_oss/modular_gpt_oss.py GptOssAttention.__init__: q/k/v_proj and o_proj all
         # bias=config.attention_bias; self.sinks, one logit per attention head (eager_attention_forward)
-        self.o_bias = arch == GPT_OSS and bool(get("attention_bias"))
+        self.o_bias = (arch == GPT_OSS and bool(get("attention_bias"))) or llama_bias
         self.attn_sinks = arch == GPT_OSS
+        # models/llama/modeling_llama.py LlamaMLP.__init__: gate_proj, up_proj and down_proj all
+        # bias=config.mlp_bias (LlamaConfig's default false)
+        self.mlp_bias = arch == "LlamaForCausalLM" and bool(c.get("mlp_bias", False))
+        # models/cohere/modeling_cohere.py CohereAttention.__init__: when config.use_qk_norm, q_norm /
+        # k_norm are CohereLayerNorm(hidden_size=(num_attention_heads / num_key_value_heads, head_dim),
+        # eps=config.layer_norm_eps): mean-subtracted over head_dim, a weight row per head, no bias
+        # (Command R+). Cohere2Attention has none (Cohere2Config has no use_qk_norm).
+        cohere_qk_norm = arch == COHERE[0] and bool(get("use_qk_norm"))
         self.qk_norm = (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration")
-                        or arch in GEMMA[1:] or (arch == GLM4_MOE and get("use_qk_norm")))
+                        or arch in GEMMA[1:] or (arch == GLM4_MOE and get("use_qk_norm")) or cohere_qk_norm)
+        self.qk_norm_per_head = cohere_qk_norm  # q_norm.weight (NH, HD), k_norm.weight (NKV, HD)
+        self.qk_norm_rms = False  # (golden_models' what-if only: the q/k norms as RMSNorms)
         # models/phi3/modular_phi3.py Phi3Attention.forward (qkv_proj split q | k | v) and
         # Phi3MLP.forward (gate_up_proj: first intermediate_size rows gate, the rest up)
         self.fused_qkv = self.fused_gate_up = arch == "Phi3ForCausalLM"
         # models/glm4/modeling_glm4.py Glm4MLP.forward (GlmMLP is Phi3MLP): gate, up = chunk(2)
         self.fused_gate_up = self.fused_gate_up or arch in GLM
-        if arch in ("LlamaForCausalLM", "Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration",
+        if arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration",
                     SMOLLM3, GRANITE) + GRANITE_MOE + COHERE or gemma:
             # (Cohere / Cohere 2: q/k/v_proj and o_proj all take bias=config.attention_bias in
             # CohereAttention / Cohere2Attention; no released checkpoint sets it)
             if get("attention_bias", False):
                 raise ValueError("attention_bias is not used by the fixtures")
-        if c.get("mlp_bias"):
+        if c.get("mlp_bias") and not self.mlp_bias:
             raise ValueError("mlp_bias is not used by the fixtures")
         if gemma and get("use_bidirectional_attention"):
             raise ValueError("use_bidirectional_attention (EmbeddingGemma) is not a decoder")
-        if arch == COHERE[0] and get("use_qk_norm"):
-            # CohereAttention: q_norm / k_norm, CohereLayerNorms over (heads, head_dim) (Command R+)
-            raise ValueError("use_qk_norm is not supported")
 
         # Gemma: (1 + w) norms, sandwich norms, scaled embeddings, GeGLU, query_pre_attn_scalar,
         # softcaps (models/gemma2/modeling_gemma2.py Gemma2RMSNorm, Gemma2DecoderLayer,
@@ -818,9 +831,14 @@ def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
     k = k.view(B, T, NKV, HD)
     v = v.view(B, T, NKV, HD)
     if spec.qk_norm:
-        # Qwen3Attention / Gemma3Attention.forward: q_norm, k_norm over head_dim before RoPE
-        q = norm(spec, q, p[pre + "self_attn.q_norm.weight"])
-        k = norm(spec, k, p[pre + "self_attn.k_norm.weight"])
+        # Qwen3Attention / Gemma3Attention.forward: q_norm, k_norm over head_dim before RoPE.
+        # CohereAttention.forward alike: q_proj(h).view(*input_shape, -1, head_dim), then q_norm (a
+        # CohereLayerNorm: mean and variance over the last dim, head_dim, in fp32), before the
+        # transpose and RoPE; its weight (heads, head_dim) broadcasts over (B, T, heads, head_dim),
+        # a row per head
+        qn = (lambda x, w: rms_norm(x, w, spec.eps)) if spec.qk_norm_rms else (lambda x, w: norm(spec, x, w))
+        q = qn(q, p[pre + "self_attn.q_norm.weight"])
+        k = qn(k, p[pre + "self_attn.k_norm.weight"])
     q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # (B, heads, T, HD)
     cos, sin = cos_sin
     R = cos.shape[-1]  # the rotary dims: all of HD, or Phi-4-mini's and GLM's part (the rest pass)
@@ -856,7 +874,7 @@ def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
     o = (attn @ vr).transpose(1, 2).reshape(B, T, NH * HD)
     o = o @ p[pre + "self_attn.o_proj.weight"].T
     if spec.o_bias:
-        o = o + p[pre + "self_attn.o_proj.bias"]  # GptOssAttention: o_proj has bias=attention_bias
+        o = o + p[pre + "self_attn.o_proj.bias"]  # GptOssAttention, LlamaAttention: o_proj bias=attention_bias
     return o
 
 
@@ -1044,6 +1062,12 @@ def feed_forward(spec, p, pre, l, h, trace):
         # models/phi3/modular_phi3.py Phi3MLP.forward (Glm4MLP alike): gate, up = gate_up_proj(h).chunk(2, dim=-1)
         gate, up = (h @ p[pre + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
         return (up * activation(spec, gate)) @ p[pre + "mlp.down_proj.weight"].T
+    if spec.mlp_bias:
+        # models/llama/modeling_llama.py LlamaMLP.forward: down_proj(act_fn(gate_proj(x)) * up_proj(x)),
+        # each an nn.Linear with bias=config.mlp_bias
+        gate = h @ p[pre + "mlp.gate_proj.weight"].T + p[pre + "mlp.gate_proj.bias"]
+        up = h @ p[pre + "mlp.up_proj.weight"].T + p[pre + "mlp.up_proj.bias"]
+        return (activation(spec, gate) * up) @ p[pre + "mlp.down_proj.weight"].T + p[pre + "mlp.down_proj.bias"]
     return gated_mlp(spec, h, p[pre + "mlp.gate_proj.weight"], p[pre + "mlp.up_proj.weight"],
                      p[pre + "mlp.down_proj.weight"])
 

@@ -33,8 +33,8 @@ struct LayerWeights {
   const float* bq = nullptr;         // (NH*HD)  qkv_bias
   const float* bk = nullptr;         // (NKV*HD)
   const float* bv = nullptr;         // (NKV*HD)
-  const float* q_norm = nullptr;     // (HD)     qk_norm
-  const float* k_norm = nullptr;     // (HD)
+  const float* q_norm = nullptr;     // (HD)     qk_norm; (NH, HD) qk_norm_per_head
+  const float* k_norm = nullptr;     // (HD)     (NKV, HD)
   const float* wo = nullptr;         // (H, NH*HD)
   const float* bo = nullptr;         // (H)      o_bias
   const float* sinks = nullptr;      // (NH)     attn_sinks
@@ -43,6 +43,9 @@ struct LayerWeights {
   const float* w_gate = nullptr;     // (F, H)
   const float* w_up = nullptr;       // (F, H)
   const float* w_down = nullptr;     // (H, F)
+  const float* b_gate = nullptr;     // (F)      mlp_bias
+  const float* b_up = nullptr;       // (F)
+  const float* b_down = nullptr;     // (H)
   const float* post_mlp_norm = nullptr;   // (H)  sandwich_norms
   // MoE layers (w_gate/w_up/w_down are then null):
   const float* router = nullptr;                  // (E, H)

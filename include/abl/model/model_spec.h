@@ -95,9 +95,16 @@ struct ModelSpec {
   bool tied_embeddings = false;  // lm_head reuses model.embed_tokens.weight
   bool qkv_bias = false;         // q/k/v projections carry a bias (Qwen2)
   bool qk_norm = false;          // RMSNorm of each q and k head before RoPE (Qwen3, Gemma 3)
+  // The q/k norm holds one weight row per head, (NH, HD) and (NKV, HD), instead of one (HD) row for
+  // all heads; with norm_centered it is a LayerNorm, as the residual norms (Command R+'s use_qk_norm:
+  // CohereLayerNorm over each head).
+  bool qk_norm_per_head = false;
   // o_proj carries a bias (gpt-oss's attention_bias). It is added after the ablation epilogue: the
   // ablation rewrites weights only, as export does.
   bool o_bias = false;
+  // The dense MLP's gate, up and down projections carry biases (Llama, Granite and SmolLM3's
+  // mlp_bias); the down projection's is added after the ablation epilogue, as o_proj's.
+  bool mlp_bias = false;
   // Attention sinks (gpt-oss: self_attn.sinks): each head's learned logit joins the softmax over
   // the keys as one more column whose value row is zero, so a query's weights sum to less than 1.
   bool attn_sinks = false;

@@ -27,8 +27,8 @@ enum class WeightRole {
   q_bias,      // (NH*HD)  when qkv_bias
   k_bias,      // (NKV*HD)
   v_bias,      // (NKV*HD)
-  q_norm,      // (HD)     when qk_norm
-  k_norm,      // (HD)
+  q_norm,      // (HD)     when qk_norm; (NH, HD) with qk_norm_per_head
+  k_norm,      // (HD)     (NKV, HD) with qk_norm_per_head
   o_proj,      // (H, NH*HD)
   o_bias,      // (H)      o_bias (gpt-oss)
   attn_sinks,  // (NH)     attn_sinks (gpt-oss: self_attn.sinks)
@@ -37,6 +37,9 @@ enum class WeightRole {
   gate_proj,   // (F, H)
   up_proj,     // (F, H)
   down_proj,   // (H, F)
+  gate_bias,   // (F)      mlp_bias
+  up_bias,     // (F)
+  down_bias,   // (H)
   post_mlp_norm,  // (H)   Gemma: post_feedforward_layernorm, on the MLP output
   // MoE layers (instead of gate_proj/up_proj/down_proj), expert-major in the unit:
   router,            // (E, H)   mlp.gate / block_sparse_moe.gate

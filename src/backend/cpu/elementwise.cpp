@@ -33,18 +33,20 @@ void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim
   }
 }
 
-void layernorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim, float eps) {
+void layernorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim, float eps, int64_t w_rows) {
+  ABL_CHECK(w_rows > 0, "layernorm: {} weight rows", w_rows);
 #pragma omp parallel for schedule(static) if (rows * dim > 32768)
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * dim;
     float* yr = y + r * dim;
+    const float* wr = w + (r % w_rows) * dim;
     double sum = 0.0;
     for (int64_t i = 0; i < dim; ++i) sum += xr[i];
     const double mean = sum / static_cast<double>(dim);
     double ss = 0.0;
     for (int64_t i = 0; i < dim; ++i) ss += (xr[i] - mean) * (xr[i] - mean);
     const double inv = 1.0 / std::sqrt(ss / static_cast<double>(dim) + eps);
-    for (int64_t i = 0; i < dim; ++i) yr[i] = w[i] * static_cast<float>((xr[i] - mean) * inv);
+    for (int64_t i = 0; i < dim; ++i) yr[i] = wr[i] * static_cast<float>((xr[i] - mean) * inv);
   }
 }
 

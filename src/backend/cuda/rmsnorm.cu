@@ -1,5 +1,5 @@
-// RMSNorm (and Cohere's LayerNorm), one block per row: the residual-stream norm (fp32 rows → bf16 for the next GEMM), the
-// per-head q/k norm (bf16 rows, in place) and Gemma's post-norms (fp32 rows, in place). Sum of
+// RMSNorm (and Cohere's LayerNorm), one block per row: the residual-stream norm (fp32 rows → bf16
+// for the next GEMM), the per-head q/k norm (bf16 rows, in place) and Gemma's post-norms (fp32 rows, in place). Sum of
 // squares in fp32; the weight (plus w_offset: Gemma's 1 + w) multiplies after normalising, as
 // Hugging Face does, and the result is rounded once to the output type.
 #include <cuda_bf16.h>
@@ -43,18 +43,24 @@ __global__ void rmsnorm_kernel(const In* x, const __nv_bfloat16* __restrict__ w,
 }
 
 // Cohere's LayerNorm (no bias): the row's mean, then the mean square of x − mean, both block sums.
-__global__ void layernorm_kernel(const float* x, const __nv_bfloat16* __restrict__ w, __nv_bfloat16* y, int64_t dim,
-                                 float eps) {
-  const float* xr = x + static_cast<int64_t>(blockIdx.x) * dim;
-  __nv_bfloat16* yr = y + static_cast<int64_t>(blockIdx.x) * dim;
+// Row r takes weight row r % w_rows (Command R+'s q/k norm: one weight row per head).
+template <typename In, typename Out>
+__global__ void layernorm_kernel(const In* x, const __nv_bfloat16* __restrict__ w, Out* y, int64_t dim, float eps,
+                                 int64_t w_rows) {
+  const In* xr = x + static_cast<int64_t>(blockIdx.x) * dim;
+  Out* yr = y + static_cast<int64_t>(blockIdx.x) * dim;
+  const __nv_bfloat16* wr = w + (static_cast<int64_t>(blockIdx.x) % w_rows) * dim;
   float sum = 0.0f;
-  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) sum += xr[i];
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) sum += to_f32(xr[i]);
   const float mean = detail::block_reduce(sum, detail::SumOp{}, 0.0f) / static_cast<float>(dim);
   float ss = 0.0f;
-  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) ss += (xr[i] - mean) * (xr[i] - mean);
+  for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
+    const float d = to_f32(xr[i]) - mean;
+    ss += d * d;
+  }
   const float inv = rsqrtf(detail::block_reduce(ss, detail::SumOp{}, 0.0f) / static_cast<float>(dim) + eps);
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
-    yr[i] = __float2bfloat16_rn(__bfloat162float(w[i]) * ((xr[i] - mean) * inv));
+    store(yr + i, __bfloat162float(wr[i]) * ((to_f32(xr[i]) - mean) * inv));
   }
 }
 
@@ -86,13 +92,25 @@ void rmsnorm(const float* x, const __nv_bfloat16* w, float* y, int64_t rows, int
   launch_rmsnorm(x, w, y, rows, dim, eps, w_offset, s);
 }
 
-void layernorm(const float* x, const __nv_bfloat16* w, __nv_bfloat16* y, int64_t rows, int64_t dim, float eps,
-               cudaStream_t s) {
-  ABL_CHECK(rows >= 0 && dim >= 0, "layernorm: negative extent (rows = {}, dim = {})", rows, dim);
+template <typename In, typename Out>
+void launch_layernorm(const In* x, const __nv_bfloat16* w, Out* y, int64_t rows, int64_t dim, float eps,
+                      int64_t w_rows, cudaStream_t s) {
+  ABL_CHECK(rows >= 0 && dim >= 0 && w_rows > 0, "layernorm: bad extent (rows = {}, dim = {}, weight rows = {})", rows,
+            dim, w_rows);
   ABL_CHECK(rows <= INT_MAX, "layernorm: {} rows exceed one grid (one block per row)", rows);
   if (rows == 0 || dim == 0) return;
-  layernorm_kernel<<<static_cast<unsigned>(rows), detail::row_threads(dim), 0, s>>>(x, w, y, dim, eps);
+  layernorm_kernel<In, Out><<<static_cast<unsigned>(rows), detail::row_threads(dim), 0, s>>>(x, w, y, dim, eps, w_rows);
   CUDA_CHECK_LAUNCH();
+}
+
+void layernorm(const float* x, const __nv_bfloat16* w, __nv_bfloat16* y, int64_t rows, int64_t dim, float eps,
+               cudaStream_t s) {
+  launch_layernorm(x, w, y, rows, dim, eps, 1, s);
+}
+
+void layernorm(const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y, int64_t rows, int64_t dim, float eps,
+               int64_t w_rows, cudaStream_t s) {
+  launch_layernorm(x, w, y, rows, dim, eps, w_rows, s);
 }
 
 }  // namespace abl::cuda

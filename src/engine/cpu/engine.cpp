@@ -95,6 +95,19 @@ void Engine::residual_norm(const float* x, const float* w, float* y, int64_t row
   }
 }
 
+// The q/k norm of every head of x(T, heads, HD) in place: an RMSNorm (Qwen3; Gemma's (1 + w)), or
+// with centered norms Cohere's LayerNorm, one weight row per head where the model has them.
+void Engine::head_norm(float* x, const float* w, int64_t T, int64_t heads) const {
+  const int64_t HD = spec_.head_dim;
+  const float eps = static_cast<float>(spec_.rms_norm_eps);
+  if (spec_.norm_centered) {
+    cpu::layernorm(x, w, x, T * heads, HD, eps, spec_.qk_norm_per_head ? heads : 1);
+  } else {
+    ABL_CHECK(!spec_.qk_norm_per_head, "a per-head q/k RMSNorm");
+    cpu::rmsnorm(x, w, x, T * heads, HD, eps, spec_.norm_plus_one ? 1.0f : 0.0f);
+  }
+}
+
 void Engine::capture(const Batch& batch, int64_t depth, const float* rows, float* residuals) const {
   const int64_t H = spec_.hidden_size, D = spec_.num_layers + 1;
   for (int64_t s = 0; s < batch.num_seqs(); ++s) {
@@ -123,8 +136,8 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
   cpu::linear(h_.data(), w.wk, w.bk, k_.data(), T, H, KVD);
   cpu::linear(h_.data(), w.wv, w.bv, v_.data(), T, H, KVD);
   if (m.qk_norm) {
-    cpu::rmsnorm(q_.data(), w.q_norm, q_.data(), T * NH, HD, eps, w1);
-    cpu::rmsnorm(k_.data(), w.k_norm, k_.data(), T * NKV, HD, eps, w1);
+    head_norm(q_.data(), w.q_norm, T, NH);
+    head_norm(k_.data(), w.k_norm, T, NKV);
   }
   const bool local = m.uses_local_rope(l);
   const float* inv_freq = local ? inv_freq_local_.data() : inv_freq_.data();
@@ -152,8 +165,9 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
   if (m.is_moe_layer(l)) {
     moe_mlp(l, w, batch, epilogue);
   } else {
-    gated_mlp(h_.data(), ExpertWeights{w.w_gate, w.w_up, w.w_down}, T, F, y_.data());
+    gated_mlp(h_.data(), ExpertWeights{w.w_gate, w.w_up, w.w_down, w.b_gate, w.b_up, w.b_down}, T, F, y_.data());
     if (epilogue) epilogue->apply(Component::mlp_down, l, y_.data(), batch);
+    if (w.b_down) cpu::add_rows(y_.data(), w.b_down, T, H);  // after the epilogue, as o_proj's
   }
   if (m.sandwich_norms) cpu::rmsnorm(y_.data(), w.post_mlp_norm, y_.data(), T, H, eps, w1);
   add_branch();

@@ -53,6 +53,9 @@ const float* host_tensor(const engine::LayerWeights& w, const DeviceUnitTensor& 
     case R::gate_proj: return w.w_gate;
     case R::up_proj: return w.w_up;
     case R::down_proj: return w.w_down;
+    case R::gate_bias: return w.b_gate;
+    case R::up_bias: return w.b_up;
+    case R::down_bias: return w.b_down;
     case R::router: return w.router;
     case R::router_bias: return w.router_bias;
     case R::shared_gate_proj: return w.shared.w_gate;
@@ -97,6 +100,9 @@ const bf16** device_slot(DeviceLayer& w, model::WeightRole role) {
     case R::gate_proj: return &w.w_gate;
     case R::up_proj: return &w.w_up;
     case R::down_proj: return &w.w_down;
+    case R::gate_bias: return &w.b_gate;
+    case R::up_bias: return &w.b_up;
+    case R::down_bias: return &w.b_down;
     default: fail("weight role {} is not a layer tensor", model::role_name(role));
   }
 }

@@ -359,8 +359,8 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   gemm.linear(b.h, w.wk, w.bk, b.k, T, H, KVD, s);
   gemm.linear(b.h, w.wv, w.bv, b.v, T, H, KVD, s);
   if (m.qk_norm) {
-    rmsnorm(b.q, w.q_norm, b.q, T * NH, HD, eps, w1 * q_scale, s);
-    rmsnorm(b.k, w.k_norm, b.k, T * NKV, HD, eps, w1, s);
+    head_norm(b.q, w.q_norm, T, NH, w1 * q_scale);
+    head_norm(b.k, w.k_norm, T, NKV, w1);
   }
   const int32_t* rope_table = local ? nullptr : b.rope_table;
   if (m.uses_rope(l)) {
@@ -388,23 +388,37 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   if (m.is_moe_layer(l)) {
     moe_mlp(l, w, T, ablation);
   } else {
-    gated_mlp(b.h, w.w_gate, w.w_up, w.w_down, T, F, b.y);
+    gated_mlp(b.h, DeviceExpert{w.w_gate, w.w_up, w.w_down, w.b_gate, w.b_up, w.b_down}, T, F, b.y);
     epilogue(engine::Component::mlp_down);
+    if (w.b_down) add_bias_rows(b.y, w.b_down, T, H, s);  // after the epilogue, as o_proj's
   }
   if (m.sandwich_norms) rmsnorm(b.y, w.post_mlp_norm, b.y, T, H, eps, w1, s);
   add_branch();
 }
 
-// out(rows, H) f32 = down(act(gate(x)) · up(x)) for x(rows, H) bf16, through buf_->gate/up (width F).
-void CudaEngine::gated_mlp(const bf16* x, const bf16* w_gate, const bf16* w_up, const bf16* w_down, int64_t rows,
-                           int64_t F, float* out) {
+// out(rows, H) f32 = down(act(gate(x) + b_gate) · (up(x) + b_up)) for x(rows, H) bf16, through
+// buf_->gate/up (width F); the down projection's bias is the caller's, after the epilogue.
+void CudaEngine::gated_mlp(const bf16* x, const DeviceExpert& w, int64_t rows, int64_t F, float* out) {
   const int64_t H = spec_.hidden_size;
   const cudaStream_t s = stream_.get();
   Buffers& b = *buf_;
-  gemm_->linear(x, w_gate, static_cast<const bf16*>(nullptr), b.gate, rows, H, F, s);
-  gemm_->linear(x, w_up, static_cast<const bf16*>(nullptr), b.up, rows, H, F, s);
+  gemm_->linear(x, w.w_gate, w.b_gate, b.gate, rows, H, F, s);
+  gemm_->linear(x, w.w_up, w.b_up, b.up, rows, H, F, s);
   activation(b.gate, b.up, rows, F, GroupBias{}, GroupBias{});
-  gemm_->linear(b.gate, w_down, static_cast<const float*>(nullptr), out, rows, F, H, s);
+  gemm_->linear(b.gate, w.w_down, static_cast<const float*>(nullptr), out, rows, F, H, s);
+}
+
+// The q/k norm of every head of x(T, heads, HD) in place (engine::Engine::head_norm); w_offset is
+// Gemma's 1 + w, times q_scale on q.
+void CudaEngine::head_norm(bf16* x, const bf16* w, int64_t T, int64_t heads, float w_offset) {
+  const int64_t HD = spec_.head_dim;
+  const float eps = static_cast<float>(spec_.rms_norm_eps);
+  if (spec_.norm_centered) {
+    layernorm(x, w, x, T * heads, HD, eps, spec_.qk_norm_per_head ? heads : 1, stream_.get());
+  } else {
+    ABL_CHECK(!spec_.qk_norm_per_head, "a per-head q/k RMSNorm");
+    rmsnorm(x, w, x, T * heads, HD, eps, w_offset, stream_.get());
+  }
 }
 
 // gate = act(gate (+ its bias), up (+ its bias)) in place, (rows, F): the spec's activation; only the
@@ -460,8 +474,7 @@ void CudaEngine::moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const Devic
   moe_combine(b.expert_out, b.slot_pos, b.topk_w, T, k, H, b.y, s);
   if (m.shared_expert_intermediate_size > 0) {
     // expert_out is free again (stream order): the shared expert's output goes there.
-    gated_mlp(b.h, w.shared.w_gate, w.shared.w_up, w.shared.w_down, T, m.shared_expert_intermediate_size,
-              b.expert_out);
+    gated_mlp(b.h, w.shared, T, m.shared_expert_intermediate_size, b.expert_out);
     if (ablate) {
       ablation_apply(b.expert_out, T, H, b.row_seq, b.trial, ablation->trials(),
                      static_cast<int32_t>(engine::Component::mlp_down), static_cast<int32_t>(l),

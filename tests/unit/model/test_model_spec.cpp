@@ -215,8 +215,6 @@ TEST(ModelSpec, BadValuesNameTheFileAndKey) {
       {"eos_token_id", {1, "2"}, {"key 'eos_token_id[1]'", "must be an integer"}},
       {"bos_token_id", -1, {"key 'bos_token_id'", "outside the vocabulary"}},
       {"hidden_act", "gelu", {"key 'hidden_act'", "'gelu' is not supported"}},
-      {"attention_bias", true, {"key 'attention_bias'", "not supported"}},
-      {"mlp_bias", true, {"key 'mlp_bias'", "not supported"}},
       {"rope_scaling", {{"type", "ntk-by-parts"}, {"factor", 2.0}},
        {"key 'rope_scaling'", "rope type 'ntk-by-parts' is not supported",
         "(supported: default, linear, dynamic, llama3, longrope, yarn)"}},

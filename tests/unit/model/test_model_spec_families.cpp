@@ -412,7 +412,7 @@ TEST(ModelSpecGlm, Glm45AirMoe) {
 
 // Granite 3.3 8B's config.json (the published numbers, written for this test): the four multipliers
 // become the embedding scale, the attention scale, the branch multiplier and the logits divisor;
-// GraniteConfig's 1.0 for each absent one; attention_bias is refused as Llama's.
+// GraniteConfig's 1.0 for each absent one; attention_bias and mlp_bias add biases as Llama's.
 TEST(ModelSpecGranite, MultipliersAndDefaults) {
   nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["GraniteForCausalLM"], "attention_bias": false,
     "attention_multiplier": 0.0078125, "bos_token_id": 0, "embedding_multiplier": 12.0, "eos_token_id": 0,
@@ -444,7 +444,9 @@ TEST(ModelSpecGranite, MultipliersAndDefaults) {
   EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "logits_scaling", "positive"}));
   c.erase("logits_scaling");
   c["attention_bias"] = true;
-  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "attention_bias"}));
+  c["mlp_bias"] = true;
+  s = parse(c);
+  EXPECT_TRUE(s.qkv_bias && s.o_bias && s.mlp_bias);
 }
 
 // granite-3.1-3b-a800m's config.json (the published numbers, written for this test): every layer MoE,
@@ -635,15 +637,74 @@ TEST(ModelSpecCohere, CommandRAndR7B) {
   EXPECT_FALSE(s.uses_rope(5));
   EXPECT_TRUE(s.uses_rope(3));
 
-  c["use_qk_norm"] = true;
-  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "use_qk_norm", "not supported"}));
-  c["use_qk_norm"] = false;
+  c2["use_qk_norm"] = true;  // not a Cohere2Config key: Cohere2Attention has no q/k norm
+  EXPECT_FALSE(parse(c2).qk_norm);
   c["logit_scale"] = 0;
   EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "logit_scale", "positive"}));
   c["logit_scale"] = 0.0625;
   c["attention_bias"] = true;
   s = parse(c);
   EXPECT_TRUE(s.qkv_bias && s.o_bias);
+}
+
+// c4ai-command-r-plus's config.json (the published numbers, written for this test): use_qk_norm puts
+// a LayerNorm on every q and k head with its own weight row, (num_attention_heads, head_dim) and
+// (num_key_value_heads, head_dim) (CohereAttention.__init__'s CohereLayerNorm((heads, head_dim))).
+TEST(ModelSpecCohere, CommandRPlusPerHeadQkNorm) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["CohereForCausalLM"], "attention_bias": false,
+    "bos_token_id": 5, "eos_token_id": 255001, "hidden_act": "silu", "hidden_size": 12288,
+    "intermediate_size": 33792, "layer_norm_eps": 1e-05, "logit_scale": 0.8333333333333334,
+    "max_position_embeddings": 8192, "model_type": "cohere", "num_attention_heads": 96, "num_hidden_layers": 64,
+    "num_key_value_heads": 8, "pad_token_id": 0, "rope_theta": 75000000.0, "torch_dtype": "float16",
+    "use_qk_norm": true, "vocab_size": 256000})");
+  const ModelSpec s = parse(c);
+  EXPECT_TRUE(s.qk_norm && s.qk_norm_per_head && s.norm_centered);
+  EXPECT_EQ(s.head_dim, 128);
+  const auto slots = abl::model::layer_slots(s, 0);
+  const auto find = [&](abl::model::WeightRole role) {
+    return *std::find_if(slots.begin(), slots.end(), [&](const auto& x) { return x.role == role; });
+  };
+  EXPECT_EQ(find(abl::model::WeightRole::q_norm).pattern, "model.layers.{}.self_attn.q_norm.weight");
+  EXPECT_EQ(find(abl::model::WeightRole::q_norm).shape, (std::vector<int64_t>{96, 128}));
+  EXPECT_EQ(find(abl::model::WeightRole::k_norm).shape, (std::vector<int64_t>{8, 128}));
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s), {"q/k norm per head", "LayerNorms (no bias)"}));
+  // 103.8 B (published: 104 B): 64 layers of 1,572,889,600 (the q/k norms 13,312 each) and the tied embedding
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{103810674688});
+}
+
+// Llama's attention_bias (q/k/v_proj and o_proj, LlamaAttention) and mlp_bias (gate/up/down_proj,
+// LlamaMLP) load as biases; families whose MLP has no biases refuse mlp_bias naming the key and the
+// architectures that take it.
+TEST(ModelSpecBiases, LlamaAttentionAndMlpBiases) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64,
+    "intermediate_size": 96, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2,
+    "vocab_size": 256, "attention_bias": true, "mlp_bias": true})");
+  const ModelSpec s = parse(c);
+  EXPECT_TRUE(s.qkv_bias && s.o_bias && s.mlp_bias);
+  std::vector<std::string> names;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const auto& slot : abl::model::layer_slots(s, 0)) {
+    names.push_back(slot.pattern);
+    shapes.push_back(slot.shape);
+  }
+  for (const char* name : {"q_proj.bias", "k_proj.bias", "v_proj.bias", "o_proj.bias"}) {
+    EXPECT_EQ(std::count(names.begin(), names.end(), std::string("model.layers.{}.self_attn.") + name), 1) << name;
+  }
+  const auto at = [&](const std::string& n) {
+    return static_cast<size_t>(std::find(names.begin(), names.end(), n) - names.begin());
+  };
+  ASSERT_LT(at("model.layers.{}.mlp.down_proj.bias"), names.size());
+  EXPECT_EQ(shapes[at("model.layers.{}.mlp.gate_proj.bias")], std::vector<int64_t>{96});
+  EXPECT_EQ(shapes[at("model.layers.{}.mlp.up_proj.bias")], std::vector<int64_t>{96});
+  EXPECT_EQ(shapes[at("model.layers.{}.mlp.down_proj.bias")], std::vector<int64_t>{64});
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s), {"qkv bias", "o_proj bias", "MLP biases"}));
+
+  nlohmann::json m = c;
+  m["architectures"] = {"MistralForCausalLM"};
+  EXPECT_TRUE(abl::testing::contains_all(error_of(m), {"my/config.json", "'mlp_bias'", "MistralForCausalLM",
+                                                       "LlamaForCausalLM"}));
+  m.erase("mlp_bias");
+  EXPECT_FALSE(parse(m).qkv_bias);  // MistralAttention has no biases whatever attention_bias says
 }
 
 // Qwen2.5-VL's released config is flat (no text_config) with rope_scaling type "mrope"; Qwen3-VL's
@@ -682,8 +743,9 @@ TEST(ModelSpecQwenVl, FlatAndNestedConfigsAndTheirRope) {
   EXPECT_DOUBLE_EQ(s.rope_theta, 5e6);
   EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::none);
   EXPECT_EQ(s.eos_token_ids, std::vector<int64_t>{151645});
-  q3["text_config"]["attention_bias"] = true;  // o_proj would carry a bias too
-  EXPECT_TRUE(abl::testing::contains_all(error_of(q3), {"my/config.json", "attention_bias"}));
+  q3["text_config"]["attention_bias"] = true;  // Qwen3VLTextAttention: q/k/v and o_proj biases
+  s = parse(q3);
+  EXPECT_TRUE(s.qkv_bias && s.o_bias);
 }
 
 // SmolLM3: no_rope_layers as listed (the released config lists all 36), else a NoPE layer every
@@ -710,9 +772,11 @@ TEST(ModelSpecSmolLM3, NopeLayersListedOrByInterval) {
   for (int64_t l = 0; l < 8; ++l) EXPECT_EQ(s.uses_sliding_window(l), l == 1) << l;
   c["no_rope_layers"] = {1, 0};
   EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "no_rope_layers", "2 layers", "8"}));
-  c["attention_bias"] = true;
+  c["attention_bias"] = true;  // SmolLM3Attention and SmolLM3MLP are Llama's: biases on all seven
+  c["mlp_bias"] = true;
   c.erase("no_rope_layers");
-  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"attention_bias"}));
+  s = parse(c);
+  EXPECT_TRUE(s.qkv_bias && s.o_bias && s.mlp_bias);
 }
 
 TEST(ModelSpecFamilies, RefusedOptionsNameTheKey) {

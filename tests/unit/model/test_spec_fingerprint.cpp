@@ -86,6 +86,8 @@ TEST(SpecFingerprint, EveryFieldChangesIt) {
       [](ModelSpec& s) { s.mxfp4_experts = true; },
       [](ModelSpec& s) { s.norm_centered = true; },
       [](ModelSpec& s) { s.parallel_block = true; },
+      [](ModelSpec& s) { s.qk_norm_per_head = true; },
+      [](ModelSpec& s) { s.mlp_bias = true; },
       [](ModelSpec& s) { s.bos_token_id = 7; },
       [](ModelSpec& s) { s.eos_token_ids.push_back(9); },
       [](ModelSpec& s) { s.pad_token_id = 11; },

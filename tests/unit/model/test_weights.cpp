@@ -455,3 +455,28 @@ TEST(CheckWeights, FusedExpertsInAnotherOrderAreRefusedNamingTheShape) {
             "(num_local_experts, 2*intermediate_size, hidden_size)", "2 problems"}))
       << msg;
 }
+
+// Strided slots (gpt-oss's experts, stacked and transposed) read in any piece — as a rank's share of
+// a unit cuts them — give the file elements file_index names, one by one.
+TEST(ReadWeight, StridedSlotsInPiecesEqualTheirFileElements) {
+  const std::string dir = std::string(ABL_FIXTURE_DIR) + "/golden/gpt-oss";
+  const ModelSpec spec = abl::model::load_model_spec(dir);
+  abl::io::SafetensorsReader reader(dir);
+  int checked = 0;
+  for (const abl::model::ExpectedWeight& w : abl::model::expected_weights(spec)) {
+    if (w.file_strides.empty() || w.layer != 1) continue;
+    const std::vector<float> file = reader.read_f32(w.name);
+    const int64_t n = abl::model::element_count(w.shape);
+    std::vector<float> want(static_cast<size_t>(n));
+    for (int64_t i = 0; i < n; ++i) want[static_cast<size_t>(i)] = file[static_cast<size_t>(abl::model::file_index(w, i))];
+    for (const int64_t piece : {n, int64_t{7}, int64_t{61}}) {
+      std::vector<float> got(static_cast<size_t>(n));
+      for (int64_t first = 0; first < n; first += piece) {
+        abl::model::read_weight(&reader, w, first, std::min(piece, n - first), got.data() + first);
+      }
+      EXPECT_EQ(got, want) << w.name << " expert " << w.expert << " in pieces of " << piece;
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 6);  // gate, up and down of at least two experts
+}

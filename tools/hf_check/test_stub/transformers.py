@@ -1,9 +1,10 @@
 """A stand-in for `transformers`, for tests/driver/hf_check.sh only: it lets hf_check.py's
 transformers path (model building, save/load round trip, fused-expert handling, HFReference,
 the bf16 rows) run where transformers is not installed. It is NOT a reference: its "models" are
-tools/organism/reference.py, and its "random init" is the weights of the golden fixture of the same
-architecture (tests/fixtures/golden), so a pass against it proves the checker's plumbing, nothing
-about transformers. The table it produces names the reference `transformers 0-stub`.
+tools/organism/reference.py, and its "random init" is the weights of the golden fixture the case's
+config was taken from (tests/fixtures/golden; else the first of the same architecture), so a pass
+against it proves the checker's plumbing, nothing about transformers. The table it produces names
+the reference `transformers 0-stub`.
 
 Only what hf_check.py calls exists: AutoConfig.from_pretrained, getattr(transformers, ARCH)(config),
 .from_pretrained(folder, dtype=, attn_implementation=), save_pretrained, named_parameters, to,
@@ -40,12 +41,38 @@ class AutoConfig:
             return _Config(json.load(f))
 
 
-def _golden_for(arch):
+# keys that hf_check's build_random_model changes in the template's config.json
+_CHANGED_KEYS = ("transformers_version", "cache_implementation", "torch_dtype", "dtype", "initializer_range",
+                 "moe_intermediate_size", "final_logit_softcapping")
+
+
+def _comparable(cfg):
+    out = {k: v for k, v in cfg.items() if k not in _CHANGED_KEYS and k != "text_config"}
+    if "text_config" in cfg:
+        out["text_config"] = _comparable(cfg["text_config"])
+    return out
+
+
+def _golden_for(cfg):
+    """The golden fixture whose config.json the case was built from (its FAMILIES template: equal but
+    for the keys hf_check changes), else the first fixture of the architecture (several fixtures share
+    one: llama-bias, llama-mha, ...)."""
+    arch = cfg["architectures"][0]
+    first = None
     for folder in sorted(glob.glob(os.path.join(_GOLDEN, "*"))):
         p = os.path.join(folder, "config.json")
-        if os.path.exists(p) and json.load(open(p))["architectures"][0] == arch:
+        if not os.path.exists(p):
+            continue
+        with open(p) as f:
+            c = json.load(f)
+        if c["architectures"][0] != arch:
+            continue
+        if _comparable(c) == _comparable(cfg):
             return folder
-    raise ValueError("no golden fixture of " + arch)
+        first = first or folder
+    if first is None:
+        raise ValueError("no golden fixture of " + arch)
+    return first
 
 
 class _Model(torch.nn.Module):
@@ -55,7 +82,7 @@ class _Model(torch.nn.Module):
         if folder is None:
             # "Random init": the golden fixture's weights; the config is that fixture's too (so that
             # the shapes agree), stored as float32 like the checker's own.
-            folder = _golden_for(cfg["architectures"][0])
+            folder = _golden_for(cfg)
             with open(os.path.join(folder, "config.json")) as f:
                 cfg = json.load(f)
             for c in (cfg, cfg.get("text_config", {})):

@@ -19,8 +19,9 @@ void embedding(const int32_t* tokens, int64_t T, const float* table, int64_t V, 
 void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim, float eps, float w_offset = 0.0f);
 
 // y = (x − mean(x)) / sqrt(var(x) + eps) · w per row: Cohere's LayerNorm without a bias (mean and
-// variance in double); y may alias x.
-void layernorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim, float eps);
+// variance in double); y may alias x. Row r takes weight row r % w_rows (w: (w_rows, dim)); Command
+// R+'s q/k norm has one per head: rows = T*heads, w_rows = heads.
+void layernorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim, float eps, int64_t w_rows = 1);
 
 // y(T,out) = x(T,in) · W(out,in)ᵀ (+ bias(out) when non-null).
 void linear(const float* x, const float* w, const float* bias, float* y, int64_t T, int64_t in, int64_t out);

@@ -64,6 +64,13 @@ void layernorm(const float* x,          // (rows, dim) fp32
                __nv_bfloat16* y,        // (rows, dim)
                int64_t rows, int64_t dim, float eps, cudaStream_t s);
 
+// Command R+'s q/k norm, the same per head in place: rows = T·heads, dim = HD, row r scaled by weight
+// row r % w_rows (w_rows = heads: one weight row per head).
+void layernorm(const __nv_bfloat16* x,  // (rows, dim)
+               const __nv_bfloat16* w,  // (w_rows, dim)
+               __nv_bfloat16* y,        // (rows, dim), may alias x
+               int64_t rows, int64_t dim, float eps, int64_t w_rows, cudaStream_t s);
+
 // ---- RoPE (rope.cu), Hugging Face rotate-half layout, in place: pairs (i, i + R/2) of the first
 // R = rotary_dim dims of each head (0 = HD; the rest pass unchanged), or pairs (2i, 2i + 1) when
 // interleaved (GLM); the angle position·inv_freq[i] and the rotation are computed in fp32, the

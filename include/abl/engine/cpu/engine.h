@@ -68,6 +68,8 @@ class Engine {
   void capture(const Batch& batch, int64_t depth, const float* rows, float* residuals) const;
   // y(rows, H) = the spec's residual-stream norm of x(rows, H) with weight w; y may alias x.
   void residual_norm(const float* x, const float* w, float* y, int64_t rows) const;
+  // The spec's q/k norm of x(T, heads, HD), in place.
+  void head_norm(float* x, const float* w, int64_t T, int64_t heads) const;
 
   WeightSource& weights_;
   model::ModelSpec spec_;

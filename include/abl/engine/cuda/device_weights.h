@@ -50,8 +50,8 @@ struct DeviceLayer {
   const __nv_bfloat16* bq = nullptr;         // (NH*HD), × q_scale
   const __nv_bfloat16* bk = nullptr;         // (NKV*HD)
   const __nv_bfloat16* bv = nullptr;         // (NKV*HD)
-  const __nv_bfloat16* q_norm = nullptr;     // (HD), × q_scale
-  const __nv_bfloat16* k_norm = nullptr;     // (HD)
+  const __nv_bfloat16* q_norm = nullptr;     // (HD) or (NH, HD) qk_norm_per_head, × q_scale
+  const __nv_bfloat16* k_norm = nullptr;     // (HD) or (NKV, HD)
   const __nv_bfloat16* wo = nullptr;         // (H, NH*HD)
   const __nv_bfloat16* bo = nullptr;         // (H) o_bias
   const float* sinks = nullptr;              // (NH) fp32, attn_sinks
@@ -60,6 +60,9 @@ struct DeviceLayer {
   const __nv_bfloat16* w_gate = nullptr;     // (F, H)
   const __nv_bfloat16* w_up = nullptr;       // (F, H)
   const __nv_bfloat16* w_down = nullptr;     // (H, F)
+  const __nv_bfloat16* b_gate = nullptr;     // (F) mlp_bias
+  const __nv_bfloat16* b_up = nullptr;       // (F)
+  const __nv_bfloat16* b_down = nullptr;     // (H)
   const __nv_bfloat16* post_mlp_norm = nullptr;   // (H) sandwich_norms
   // MoE layers (w_gate/w_up/w_down are then null):
   const __nv_bfloat16* router = nullptr;              // (E, H)

@@ -115,8 +115,9 @@ class CudaEngine {
   // logits (rows, V) f32 = lm_head · normed rows, soft-capped when the model caps its logits.
   void head_logits(const __nv_bfloat16* normed, const DeviceHead& g, int64_t rows, float* logits);
   void layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cache, const DeviceAblation* ablation);
-  void gated_mlp(const __nv_bfloat16* x, const __nv_bfloat16* w_gate, const __nv_bfloat16* w_up,
-                 const __nv_bfloat16* w_down, int64_t rows, int64_t F, float* out);
+  void gated_mlp(const __nv_bfloat16* x, const DeviceExpert& w, int64_t rows, int64_t F, float* out);
+  // The spec's q/k norm of x(T, heads, HD), in place.
+  void head_norm(__nv_bfloat16* x, const __nv_bfloat16* w, int64_t T, int64_t heads, float w_offset);
   void moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const DeviceAblation* ablation);
   // y(rows, H) = the spec's residual-stream norm of x(rows, H) (rmsnorm or Cohere's layernorm).
   void residual_norm(const float* x, const __nv_bfloat16* w, __nv_bfloat16* y, int64_t rows);

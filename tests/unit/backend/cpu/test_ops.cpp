@@ -223,6 +223,23 @@ TEST(Ops, LayerNormWithoutBias) {
   for (size_t i = 0; i < y.size(); ++i) EXPECT_NEAR(x[i], y[i], 1e-5) << i;
 }
 
+TEST(Ops, LayerNormPerHeadWeights) {
+  // Command R+'s q/k norm: rows = T·heads, row r scaled by weight row r % heads; each row is the
+  // one-row LayerNorm with its head's weights.
+  const int64_t T = 3, heads = 4, dim = 16;
+  const auto x = randn(static_cast<size_t>(T * heads * dim), 36, 2.0f);
+  const auto w = randn(static_cast<size_t>(heads * dim), 37);
+  std::vector<float> y(x.size()), one(static_cast<size_t>(dim));
+  abl::cpu::layernorm(x.data(), w.data(), y.data(), T * heads, dim, 1e-5f, heads);
+  for (int64_t r = 0; r < T * heads; ++r) {
+    abl::cpu::layernorm(x.data() + r * dim, w.data() + (r % heads) * dim, one.data(), 1, dim, 1e-5f);
+    for (int64_t i = 0; i < dim; ++i) EXPECT_EQ(y[static_cast<size_t>(r * dim + i)], one[static_cast<size_t>(i)]);
+  }
+  std::vector<float> shared(x.size());  // one weight row for all: a different result
+  abl::cpu::layernorm(x.data(), w.data(), shared.data(), T * heads, dim, 1e-5f);
+  EXPECT_NE(shared, y);
+}
+
 TEST(Ops, ClampedSwigluAndRowBias) {
   // gpt-oss's _apply_gate: gate clamped above at the limit, up on both sides, (up + 1) · g·σ(α g).
   const std::vector<float> g = {-9.0f, -1.0f, 0.0f, 2.5f, 6.9f, 7.5f, 30.0f};

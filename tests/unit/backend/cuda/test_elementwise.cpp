@@ -351,6 +351,23 @@ TEST(CudaLayerNorm, MatchesCpu) {
   expect_close(to_f32(download<__nv_bfloat16>(dy, want.size(), stream.get())), want, 1e-3, kBf16Rtol, "layernorm");
 }
 
+// Command R+'s q/k norm: bf16 head rows in place, each head with its own weight row.
+TEST(CudaLayerNorm, PerHeadInPlaceMatchesCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t T = 5, heads = 6, dim = 128;
+  const auto x = to_bf16(uniform(static_cast<size_t>(T * heads * dim), -1.0f, 3.0f, 48));
+  const auto w = to_bf16(uniform(static_cast<size_t>(heads * dim), 0.5f, 1.5f, 49));
+  std::vector<float> want(x.size());
+  cpu::layernorm(to_f32(x).data(), to_f32(w).data(), want.data(), T * heads, dim, 1e-5f, heads);
+  auto dx = upload(x, stream.get());
+  auto dw = upload(w, stream.get());
+  cuda::layernorm(dx.as<__nv_bfloat16>(), dw.as<__nv_bfloat16>(), dx.as<__nv_bfloat16>(), T * heads, dim, 1e-5f, heads,
+                  stream.get());
+  expect_close(to_f32(download<__nv_bfloat16>(dx, want.size(), stream.get())), want, 1e-3, kBf16Rtol,
+               "per-head layernorm");
+}
+
 TEST(CudaGeglu, MatchesCpu) {
   ABL_REQUIRE_GPU();
   cuda::Stream stream;
