@@ -159,6 +159,12 @@ const Preset kPresets[] = {
       "head_dim": 64, "num_local_experts": 128, "num_experts_per_tok": 4, "sliding_window": 128,
       "attention_bias": true, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 150000,
       "tie_word_embeddings": false, "eos_token_id": 200002, "pad_token_id": 199999, "torch_dtype": "bfloat16"})"},
+    // Command R+ (c4ai-command-r-plus, 104B): LayerNorms, parallel blocks, per-head q/k LayerNorms, tied
+    {"command-r-plus", R"({"architectures": ["CohereForCausalLM"], "vocab_size": 256000, "hidden_size": 12288,
+      "intermediate_size": 33792, "num_hidden_layers": 64, "num_attention_heads": 96, "num_key_value_heads": 8,
+      "layer_norm_eps": 1e-05, "logit_scale": 0.8333333333333334, "use_qk_norm": true, "attention_bias": false,
+      "max_position_embeddings": 8192, "rope_theta": 75000000.0, "bos_token_id": 5, "eos_token_id": 255001,
+      "pad_token_id": 0, "torch_dtype": "float16"})"},
 };
 
 constexpr std::string_view kPrefix = "synthetic:";
