@@ -101,6 +101,7 @@ void Engine::head_norm(float* x, const float* w, int64_t T, int64_t heads) const
   const int64_t HD = spec_.head_dim;
   const float eps = static_cast<float>(spec_.rms_norm_eps);
   if (spec_.norm_centered) {
+    ABL_CHECK(!spec_.norm_plus_one, "a (1 + w) LayerNorm");
     cpu::layernorm(x, w, x, T * heads, HD, eps, spec_.qk_norm_per_head ? heads : 1);
   } else {
     ABL_CHECK(!spec_.qk_norm_per_head, "a per-head q/k RMSNorm");

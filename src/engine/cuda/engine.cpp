@@ -324,14 +324,17 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   const int64_t window = m.uses_sliding_window(l) ? m.sliding_window : 0;
   const float w1 = m.norm_plus_one ? 1.0f : 0.0f;  // Gemma's norms scale by (1 + w)
   // q carries q_scale (through wq/bq or q_norm: the padded head dim's correction), so its norm's
-  // offset does too; the kernel's score scale undoes q_scale and adds LongRoPE's factor on q and k.
+  // offset does too; the kernel's score scale undoes q_scale. YaRN's and LongRoPE's attention factor
+  // scales cos and sin in the rope kernel, as on the CPU: only the rotated dims of q and k, and only in
+  // layers that rotate (folding its square into the score scale would be wrong for a partial rotary
+  // dim and for NoPE layers).
   const float q_scale = weights_.q_scale();
   const bool local = m.uses_local_rope(l);
   const float rope_factor = engine::rope_attention_factor(m, local);
   const float* inv_freq = local ? buf_->inv_freq_local : buf_->inv_freq;
   const cudaStream_t s = stream_.get();
   const DeviceLayer& w = weights_.layer(l);
-  const AttnScores scores{static_cast<float>(m.attention_scale()) * rope_factor * rope_factor / q_scale,
+  const AttnScores scores{static_cast<float>(m.attention_scale()) / q_scale,
                           static_cast<float>(m.attn_softcap), w.sinks};
   Buffers& b = *buf_;
   Gemm& gemm = *gemm_;
@@ -364,8 +367,8 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   }
   const int32_t* rope_table = local ? nullptr : b.rope_table;
   if (m.uses_rope(l)) {
-    rope(b.q, b.positions, T, NH, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved);
-    rope(b.k, b.positions, T, NKV, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved);
+    rope(b.q, b.positions, T, NH, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved, rope_factor);
+    rope(b.k, b.positions, T, NKV, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved, rope_factor);
   }
   if (padded) {
     pad_heads(b.q, b.qp, T * NH, HD, HDp, s);
@@ -414,6 +417,7 @@ void CudaEngine::head_norm(bf16* x, const bf16* w, int64_t T, int64_t heads, flo
   const int64_t HD = spec_.head_dim;
   const float eps = static_cast<float>(spec_.rms_norm_eps);
   if (spec_.norm_centered) {
+    ABL_CHECK(!spec_.norm_plus_one, "a (1 + w) LayerNorm");
     layernorm(x, w, x, T * heads, HD, eps, spec_.qk_norm_per_head ? heads : 1, stream_.get());
   } else {
     ABL_CHECK(!spec_.qk_norm_per_head, "a per-head q/k RMSNorm");

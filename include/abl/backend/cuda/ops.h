@@ -80,7 +80,8 @@ void rope(__nv_bfloat16* x,          // (T, heads, HD), in place
           int64_t T, int64_t heads, int64_t HD,
           const float* inv_freq,     // (tables, R/2), rope scaling already applied
           const int32_t* table,      // (T) row of inv_freq of each token, or null: row 0 for all
-          cudaStream_t s, int64_t rotary_dim = 0, bool interleaved = false);
+          cudaStream_t s, int64_t rotary_dim = 0, bool interleaved = false,
+          float attention_factor = 1.0f);  // cos and sin times this (YaRN, LongRoPE)
 
 // ---- Row gather (gather_rows.cu): dst[i·dst_stride + c] = src[rows[i]·width + c] for c < width.
 // rows are inside src (the caller's); dst_stride ≥ width lets rows land in a wider layout.

@@ -220,6 +220,22 @@ TEST(CudaRope, MatchesCpu) {
       ASSERT_EQ(got4[i], x_f[i]) << "passed dim " << i;
     }
   }
+
+  // LongRoPE's / YaRN's attention factor scales cos and sin: the rotated dims only (Phi-4-mini's
+  // partial rotary), as the CPU twin and transformers do; the passed dims keep their values.
+  const float factor = 1.118034f;
+  auto want5 = to_f32(x);
+  cpu::rope(want5.data(), positions.data(), T, heads, HD, inv_freq.data(), factor, nullptr, R);
+  auto dx5 = upload(x, stream.get());
+  cuda::rope(dx5.as<__nv_bfloat16>(), dpos.as<int64_t>(), T, heads, HD, dfreq.as<float>(), nullptr, stream.get(), R,
+             false, factor);
+  const std::vector<float> got5 = to_f32(download<__nv_bfloat16>(dx5, x.size(), stream.get()));
+  expect_close(got5, want5, kBf16Atol, kBf16Rtol, "rope with an attention factor");
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (static_cast<int64_t>(i) % HD >= R) {
+      ASSERT_EQ(got5[i], x_f[i]) << "passed dim " << i;
+    }
+  }
 }
 
 TEST(CudaKvAppend, MatchesCpuAndLeavesOtherRows) {
