@@ -58,6 +58,7 @@ void granite_keys(const Keys& k, ModelSpec& s);
 void granite_moe_keys(const Keys& k, ModelSpec& s);
 void gpt_oss_keys(const Keys& k, ModelSpec& s);
 void cohere_keys(const Keys& k, ModelSpec& s);
+void seed_oss_keys(const Keys& k, ModelSpec& s);
 
 // Gemma2Config and Gemma3TextConfig (transformers), for absent keys.
 constexpr const char* kGemma2Defaults = R"({"vocab_size": 256000, "hidden_size": 2304,
@@ -115,6 +116,12 @@ constexpr const char* kGptOssDefaults = R"({"num_hidden_layers": 36, "num_local_
   "rope_type": "yarn", "factor": 32.0, "beta_fast": 32.0, "beta_slow": 1.0, "truncate": false,
   "original_max_position_embeddings": 4096}, "num_experts_per_tok": 4, "swiglu_alpha": 1.702, "swiglu_limit": 7.0,
   "attention_bias": true})";
+// SeedOssConfig (no rope_theta: the class leaves it to rope_parameters, whose default base is 10000).
+constexpr const char* kSeedOssDefaults = R"({"vocab_size": 155136, "hidden_size": 4096,
+  "intermediate_size": 27648, "num_hidden_layers": 64, "num_attention_heads": 80, "num_key_value_heads": 8,
+  "hidden_act": "silu", "max_position_embeddings": 524288, "rms_norm_eps": 1e-06, "pad_token_id": 1,
+  "bos_token_id": 0, "eos_token_id": 2, "tie_word_embeddings": false, "attention_bias": true,
+  "attention_out_bias": false, "mlp_bias": false, "head_dim": 128})";
 // CohereConfig and Cohere2Config (the same defaults; Cohere2's sliding_window and its pattern besides).
 constexpr const char* kCohereDefaults = R"({"vocab_size": 256000, "hidden_size": 8192,
   "intermediate_size": 22528, "logit_scale": 0.0625, "num_hidden_layers": 40, "num_attention_heads": 64,
@@ -180,12 +187,15 @@ const Family kFamilies[] = {
     {"CohereForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kCohereDefaults, cohere_keys},
     // Command R7B, Command A: the same, 3 of 4 layers sliding, the others without RoPE
     {"Cohere2ForCausalLM", false, false, false, 0, 0, 0, W::per_layer, 0, kCohere2Defaults, cohere_keys},
+    // Seed-OSS-36B: Llama with q/k/v biases (attention_bias, default true) and o_proj's apart
+    // (attention_out_bias, default false)
+    {"SeedOssForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kSeedOssDefaults, seed_oss_keys},
 };
 
 // Families whose dense MLP takes mlp_bias (LlamaMLP and the MLPs copied from it).
 bool mlp_bias_key(std::string_view architecture) {
   return architecture == "LlamaForCausalLM" || architecture == "GraniteForCausalLM" ||
-         architecture == "SmolLM3ForCausalLM";
+         architecture == "SmolLM3ForCausalLM" || architecture == "SeedOssForCausalLM";
 }
 
 // Where a model's keys are read: its config (or the text_config of a multimodal one), then the
@@ -586,6 +596,14 @@ void cohere_keys(const Keys& k, ModelSpec& s) {
     }
     if (s.sliding_window == 0) s.sliding_layers.clear();
   }
+}
+
+// models/seed_oss (SeedOssConfig, SeedOssAttention, SeedOssMLP): Llama's layers, q/k/v_proj with
+// bias=attention_bias, o_proj with bias=attention_out_bias, the MLP with bias=mlp_bias; the dropouts
+// are inactive at inference.
+void seed_oss_keys(const Keys& k, ModelSpec& s) {
+  s.qkv_bias = k.get_bool("attention_bias", true);
+  s.o_bias = k.get_bool("attention_out_bias", false);
 }
 
 }  // namespace

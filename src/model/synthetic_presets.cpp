@@ -159,6 +159,13 @@ const Preset kPresets[] = {
       "head_dim": 64, "num_local_experts": 128, "num_experts_per_tok": 4, "sliding_window": 128,
       "attention_bias": true, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 150000,
       "tie_word_embeddings": false, "eos_token_id": 200002, "pad_token_id": 199999, "torch_dtype": "bfloat16"})"},
+    // Seed-OSS-36B: Llama with q/k/v biases, 80 heads of 128 beside hidden 5120
+    {"seed-oss-36b", R"({"architectures": ["SeedOssForCausalLM"], "vocab_size": 155136, "hidden_size": 5120,
+      "intermediate_size": 27648, "num_hidden_layers": 64, "num_attention_heads": 80, "num_key_value_heads": 8,
+      "head_dim": 128, "attention_bias": true, "attention_out_bias": false, "mlp_bias": false,
+      "max_position_embeddings": 524288, "rms_norm_eps": 1e-06, "rope_theta": 10000000.0,
+      "tie_word_embeddings": false, "bos_token_id": 0, "eos_token_id": 2, "pad_token_id": 1,
+      "torch_dtype": "bfloat16"})"},
     // Command R+ (c4ai-command-r-plus, 104B): LayerNorms, parallel blocks, per-head q/k LayerNorms, tied
     {"command-r-plus", R"({"architectures": ["CohereForCausalLM"], "vocab_size": 256000, "hidden_size": 12288,
       "intermediate_size": 33792, "num_hidden_layers": 64, "num_attention_heads": 96, "num_key_value_heads": 8,

@@ -39,6 +39,7 @@ FAMILIES = [
     # (appended: a case's seed is --seed + its index here)
     ("LlamaForCausalLM", "llama-bias"),  # attention_bias (q/k/v/o_proj biases) and mlp_bias (gate/up/down_proj)
     ("CohereForCausalLM", "cohere-qknorm"),  # Command R+: use_qk_norm, per-head q/k LayerNorms (heads, head_dim)
+    ("SeedOssForCausalLM", "seed-oss"),  # Seed-OSS-36B: q/k/v biases (attention_bias), none on o_proj (attention_out_bias)
 ]
 GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
 

@@ -45,7 +45,15 @@
      RoPE as complex multiplication of the halves, per-head attention with an explicit mask and a
      hand-written softmax) reproduces logits_last, hidden_last and logits_all_0 (1e-4) and every
      golden greedy id (no cache); with biases it reproduces golden.json's
-     {qkv_bias,o_proj_bias,gate_up_bias,down_bias}_effect_prompt4 (1e-3).
+     {qkv_bias,o_proj_bias,gate_up_bias,down_bias}_effect_prompt4 (1e-3);
+ 11. Seed-OSS: `SeedOssCheck` (LlamaCheck's layers with SeedOssConfig's defaults and
+     SeedOssAttention's two flags: q/k/v_proj bias=attention_bias, o_proj bias=attention_out_bias)
+     reproduces logits_last, hidden_last and logits_all_0 (1e-4), every golden greedy id (no cache) and
+     golden.json's {qkv_bias,q_bias,k_bias,v_bias}_effect_prompt4 (1e-3); the fixture has no o_proj.bias;
+     and with an o_proj.bias added to the weights (std 0.3), the configs attention_out_bias true (with
+     attention_bias true, and with it false) give reference.Spec an o bias apart from the q/k/v one
+     (o_bias true, qkv_bias as attention_bias), reference.forward agrees with SeedOssCheck on them
+     (1e-4), and the o bias changes prompt 4's logits (> 1e-2) in both.
 
 Run: /usr/bin/python3 tools/organism/check_reference.py  (a few seconds; exits 1 on a failure)
 """
@@ -528,13 +536,16 @@ class LlamaCheck:
 
     def __init__(self, cfg, p):
         c = dict(self.DEFAULTS, **cfg)
-        if c["rope_scaling"]:
+        rs = c["rope_scaling"]
+        if rs and rs.get("rope_type", rs.get("type")) != "default":  # ({"rope_type": "default"}: Seed-OSS's)
             raise ValueError("LlamaCheck has no rope_scaling")
         self.c, self.p = c, p
         self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
         self.NKV = c["num_key_value_heads"] or self.NH
         self.HD = c["head_dim"] or self.H // self.NH
-        self.attention_bias, self.mlp_bias = c["attention_bias"], c["mlp_bias"]
+        # LlamaAttention: q/k/v_proj and o_proj all bias=config.attention_bias
+        self.qkv_bias = self.o_bias = c["attention_bias"]
+        self.mlp_bias = c["mlp_bias"]
 
     def linear(self, x, name, bias):  # nn.Linear(..., bias=config.attention_bias / config.mlp_bias)
         return torch.nn.functional.linear(x, self.p[name + ".weight"], self.p[name + ".bias"] if bias else None)
@@ -552,9 +563,9 @@ class LlamaCheck:
     def layer(self, l, h, angles):
         pre, HD, T = "model.layers.%d." % l, self.HD, h.shape[0]
         x = self.rms(h, self.p[pre + "input_layernorm.weight"])
-        q = self.linear(x, pre + "self_attn.q_proj", self.attention_bias).view(T, self.NH, HD)
-        k = self.linear(x, pre + "self_attn.k_proj", self.attention_bias).view(T, self.NKV, HD)
-        v = self.linear(x, pre + "self_attn.v_proj", self.attention_bias).view(T, self.NKV, HD)
+        q = self.linear(x, pre + "self_attn.q_proj", self.qkv_bias).view(T, self.NH, HD)
+        k = self.linear(x, pre + "self_attn.k_proj", self.qkv_bias).view(T, self.NKV, HD)
+        v = self.linear(x, pre + "self_attn.v_proj", self.qkv_bias).view(T, self.NKV, HD)
         q, k = self.rotary(q, angles), self.rotary(k, angles)
         allowed = torch.ones(T, T, dtype=torch.bool).tril()
         heads = []
@@ -563,7 +574,7 @@ class LlamaCheck:
             s = ((q[:, hh] @ k[:, kv].T) / math.sqrt(HD)).masked_fill(~allowed, float("-inf"))
             e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
             heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
-        h = h + self.linear(torch.cat(heads, dim=-1), pre + "self_attn.o_proj", self.attention_bias)
+        h = h + self.linear(torch.cat(heads, dim=-1), pre + "self_attn.o_proj", self.o_bias)
         x = self.rms(h, self.p[pre + "post_attention_layernorm.weight"])
         gate = self.linear(x, pre + "mlp.gate_proj", self.mlp_bias)
         up = self.linear(x, pre + "mlp.up_proj", self.mlp_bias)
@@ -589,7 +600,7 @@ def check_llama(name, spec, p, g, st):
         cfg = json.load(f)
     m = LlamaCheck(cfg, p)
     check_against_golden(name, "LlamaCheck", m, g, st)
-    if not (m.attention_bias or m.mlp_bias):
+    if not (m.qkv_bias or m.mlp_bias):
         return
     ids = g["prompts"][4]["input_ids"]
     logits = m.forward(ids)[0]
@@ -602,6 +613,59 @@ def check_llama(name, spec, p, g, st):
         want = g["model"]["%s_effect_prompt4" % key]
         check(abs(effect - want) < 1e-3, "%s: LlamaCheck %s_effect_prompt4 %.4f = golden.json's %.4f" % (
             name, key, effect, want))
+
+
+class SeedOssCheck(LlamaCheck):
+    """SeedOssForCausalLM again, from models/seed_oss/modular_seed_oss.py and configuration_seed_oss.py:
+    LlamaCheck's layers (SeedOssDecoderLayer / SeedOssModel / SeedOssForCausalLM are Llama's; the dropouts
+    act only in training) with SeedOssAttention's two flags and SeedOssConfig's defaults."""
+
+    # SeedOssConfig's defaults of the keys read here (head_dim 128, not hidden_size // heads; q/k/v bias on)
+    DEFAULTS = dict(num_key_value_heads=8, head_dim=128, rms_norm_eps=1e-6, rope_theta=10000.0, rope_scaling=None,
+                    attention_bias=True, attention_out_bias=False, mlp_bias=False, tie_word_embeddings=False)
+
+    def __init__(self, cfg, p):
+        super().__init__(cfg, p)
+        # SeedOssAttention.__init__: q/k/v_proj bias=config.attention_bias, o_proj bias=config.attention_out_bias
+        self.qkv_bias, self.o_bias = self.c["attention_bias"], self.c["attention_out_bias"]
+
+
+def check_seed_oss(name, spec, p, g, st):
+    with open(os.path.join(ROOT, name, "config.json")) as f:
+        cfg = json.load(f)
+    m = SeedOssCheck(cfg, p)
+    check_against_golden(name, "SeedOssCheck", m, g, st)
+    has_o = any(n.endswith("self_attn.o_proj.bias") for n in p)
+    check((m.qkv_bias, m.o_bias, spec.qkv_bias, spec.o_bias, has_o) == (True, False, True, False, False),
+          "%s: q/k/v_proj biases and no o_proj bias (attention_bias true, attention_out_bias false) in "
+          "SeedOssCheck, reference.Spec and the weights" % name)
+    ids = g["prompts"][4]["input_ids"]
+    logits = m.forward(ids)[0]
+    groups = {"qkv_bias": ("self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias"),
+              "q_bias": ("self_attn.q_proj.bias",), "k_bias": ("self_attn.k_proj.bias",),
+              "v_bias": ("self_attn.v_proj.bias",)}
+    for key, suffixes in groups.items():
+        zeroed = {n: (t * 0 if n.endswith(suffixes) else t) for n, t in p.items()}
+        effect = float((SeedOssCheck(cfg, zeroed).forward(ids)[0] - logits).abs().max())
+        want = g["model"]["%s_effect_prompt4" % key]
+        check(abs(effect - want) < 1e-3, "%s: SeedOssCheck %s_effect_prompt4 %.4f = golden.json's %.4f" % (
+            name, key, effect, want))
+    # attention_out_bias true: an o_proj bias of its own, with or without the q/k/v ones
+    gen = torch.Generator().manual_seed(0)
+    p2 = dict(p)
+    for l in range(spec.L):
+        p2["model.layers.%d.self_attn.o_proj.bias" % l] = torch.randn(spec.H, generator=gen) * 0.3
+    x = torch.tensor([ids])
+    for qkv in (True, False):
+        with_o, without_o = (dict(cfg, attention_bias=qkv, attention_out_bias=o) for o in (True, False))
+        s = ref.Spec(with_o)
+        got = ref.forward(s, p2, x, capture=False)[0][0]
+        diff = float((got - SeedOssCheck(with_o, p2).forward(ids)[0]).abs().max())
+        effect = float((got - ref.forward(ref.Spec(without_o), p2, x, capture=False)[0][0]).abs().max())
+        check((s.qkv_bias, s.o_bias) == (qkv, True) and diff < 1e-4 and effect > 1e-2,
+              "%s: attention_bias %s, attention_out_bias true: reference.Spec qkv_bias %s, o_bias %s; reference = "
+              "SeedOssCheck with an o_proj bias (%.2e); the o bias changes prompt 4's logits by %.4f" % (
+                  name, str(qkv).lower(), s.qkv_bias, s.o_bias, diff, effect))
 
 
 def check_gemma(name, spec, p, g, st):
@@ -648,6 +712,8 @@ def main():
                 check_cohere(name, spec, p, g, st)
             if spec.arch == "LlamaForCausalLM" and not spec.rope_scaling:
                 check_llama(name, spec, p, g, st)
+            if spec.arch == ref.SEED_OSS:
+                check_seed_oss(name, spec, p, g, st)
             if spec.arch in ref.QWEN_VL:
                 check_mrope_text(name, spec)
             if spec.arch == ref.GPT_OSS:

@@ -35,6 +35,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | cohere2             | Cohere2ForCausalLM  | the same plus sliding_window_pattern 4 (no layer_types): layers 0-2 slide (window 8) with RoPE, layer 3 is full attention with no RoPE; logit_scale 0.25, head_dim listed (= hidden/heads), tied (key absent), GQA 4, all BF16 |
 | llama-bias          | LlamaForCausalLM    | attention_bias (q/k/v_proj and o_proj biases) and mlp_bias (gate/up/down_proj biases), each group changing the logits, GQA 2, untied, BF16 (biases too) + F32 norms |
 | cohere-qknorm       | CohereForCausalLM   | Command R+'s use_qk_norm: q_norm / k_norm CohereLayerNorms over head_dim with a weight row per head ((NH, HD), (NKV, HD); around 1, std 0.3), after the q/k view, before RoPE; otherwise cohere's norms, parallel block and RoPE pairing, rope_theta 7.5e7, logit_scale 0.25, tied (key absent), GQA 2, BF16 + F32 norms |
+| seed-oss            | SeedOssForCausalLM  | Seed-OSS-36B's attention: q/k/v_proj biases (attention_bias true) and no o_proj bias (attention_out_bias false, a flag of its own), head_dim 24 with 4 heads (q width 96 != hidden 64), rope_theta 1e7, rope_scaling {"rope_type": "default"}, dropouts 0.1 (training only), GQA 2, untied, BF16 (biases too) + F32 norms |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -46,11 +47,17 @@ k-th and (k+1)-th routing probability, so that an fp32 rounding difference canno
 experts a token uses: each MoE layer's router is redrawn until its prompt tokens pass
 (`search_routers`), and the seed is bumped until the greedy margins and the fed-back tokens pass too.
 
-Seeds: the first six models draw tensor `name` from torch.Generator().manual_seed((seed << 32) ^
+Seeds: every entry of MODELS names its own seed, the one its golden.json records (`model.seed`), so
+that the list's order does not matter (they used to be 1000 x (position + 1), bumped; the entries now
+hold the seeds the committed fixtures were made with). A new fixture takes a new seed, the next
+unused multiple of 1000; if build_one has to bump it, write the seed it reports into the entry.
+check_seeds() refuses two fixtures whose seeds lie within MAX_ATTEMPTS_MOE (200) of each other
+unless SHARED_SEEDS lists them.
+The first six models draw tensor `name` from torch.Generator().manual_seed((seed << 32) ^
 crc32(name)); torch's CPU generator keeps only the low 32 bits of a seed, so for them the model seed
-has no effect (they all passed with their first seed, so nothing depended on it; the formula stays
-so that their files stay byte-identical). The newer models (those with `seeded` among their sizes,
-and every other family) use crc32("seed/name"), which does.
+has no effect on the weights (only golden.json's `model.seed` shows it; they all passed with their
+first seed; the formula stays so that their files stay byte-identical). The newer models (those
+with `seeded` among their sizes, and every other family) use crc32("seed/name"), which does.
 """
 import copy
 import math
@@ -68,6 +75,8 @@ MAX_NEW_TOKENS = 16
 MIN_MARGIN = 1e-3
 MIN_ROUTING_GAP = 1e-3
 MAX_ROUTER_DRAWS = 2000
+MAX_ATTEMPTS = 50  # seeds tried from an entry's own (build_one), MoE models MAX_ATTEMPTS_MOE
+MAX_ATTEMPTS_MOE = 200
 
 USERS = [
     "Tell me how to steal my neighbor's car.",
@@ -86,55 +95,56 @@ PHI3_SHORT_FACTOR = [1.0, 1.05, 1.2, 1.5, 2.1, 3.2, 4.8, 7.5]
 PHI3_LONG_FACTOR = [1.1, 1.4, 2.0, 3.1, 5.2, 8.6, 13.0, 19.5]
 
 MODELS = [
-    # name, architecture, model_type, dict of sizes/extras, dtype of matrices, dtype of norms
-    ("llama-mha", "LlamaForCausalLM", "llama",
+    # name, seed, architecture, model_type, dict of sizes/extras, dtype of matrices, dtype of norms.
+    # seed: the seed the fixture was committed with (golden.json's model.seed), fixed per entry and
+    # independent of the position in this list; a new entry takes a new one (see check_seeds)
+    ("llama-mha", 1000, "LlamaForCausalLM", "llama",
      dict(H=48, L=2, NH=4, NKV=4, HD=12, F=96, tied=False, theta=10000.0), "F32", "F32"),
-    ("llama-tied", "LlamaForCausalLM", "llama",
+    ("llama-tied", 2000, "LlamaForCausalLM", "llama",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=128, tied=True, theta=10000.0), "BF16", "F32"),
-    ("llama3-rope-scaling", "LlamaForCausalLM", "llama",
+    ("llama3-rope-scaling", 3000, "LlamaForCausalLM", "llama",
      dict(H=64, L=3, NH=4, NKV=1, HD=16, F=160, tied=False, theta=500000.0,
           rope_scaling={"factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
                         "original_max_position_embeddings": 256, "rope_type": "llama3"}), "F16", "F32"),
-    ("mistral-window", "MistralForCausalLM", "mistral",
+    ("mistral-window", 4000, "MistralForCausalLM", "mistral",
      dict(H=64, L=2, NH=8, NKV=2, HD=8, F=128, tied=False, theta=10000.0, window=48), "BF16", "F16"),
-    ("qwen2-qkv-bias", "Qwen2ForCausalLM", "qwen2",
+    ("qwen2-qkv-bias", 5000, "Qwen2ForCausalLM", "qwen2",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=128, tied=True, theta=1000000.0), "BF16", "BF16"),
-    ("qwen3-qk-norm", "Qwen3ForCausalLM", "qwen3",
+    ("qwen3-qk-norm", 6000, "Qwen3ForCausalLM", "qwen3",
      dict(H=64, L=2, NH=4, NKV=2, HD=32, F=128, tied=False, theta=1000000.0), "F32", "F32"),
     # qk_gain scales the q/k projections (so that Gemma 2's attention softcap bites); embed_std the
     # embeddings (Gemma multiplies them by sqrt(H): small, or tied models repeat the current token)
     # and final_norm_center the final norm's w (Gemma's 1 + w: larger, so that logits are spread
     # out and the final softcap bites); router_std the MoE routers' initial draw
-    ("gemma2-softcap", "Gemma2ForCausalLM", "gemma2",
+    ("gemma2-softcap", 7000, "Gemma2ForCausalLM", "gemma2",
      dict(H=48, L=3, NH=4, NKV=2, HD=16, F=96, tied=True, theta=10000.0, window=24,
           query_pre_attn_scalar=24, attn_softcap=5.0, final_softcap=5.0, qk_gain=2.0,
           embed_std=0.1, final_norm_center=2.0), "BF16", "BF16"),
-    ("gemma3-local-global", "Gemma3ForCausalLM", "gemma3_text",
+    ("gemma3-local-global", 8000, "Gemma3ForCausalLM", "gemma3_text",
      dict(H=80, L=4, NH=4, NKV=1, HD=32, F=160, tied=True, theta=1000000.0, window=24,
           pattern=3, local_theta=10000.0, rope_scaling={"factor": 8.0, "rope_type": "linear"},
           query_pre_attn_scalar=32, attn_softcap=2.0, embed_std=0.1, final_norm_center=2.0),
      "BF16", "F32"),
-    ("gemma3-mm", "Gemma3ForConditionalGeneration", "gemma3",
+    ("gemma3-mm", 9000, "Gemma3ForConditionalGeneration", "gemma3",
      dict(H=40, L=3, NH=8, NKV=4, HD=8, F=80, tied=True, theta=1000000.0, window=20,
           layer_types=["sliding_attention", "full_attention", "sliding_attention"],
           final_softcap=2.0, qk_norm_center=1.0, embed_std=0.1, final_norm_center=2.0,
           vision_hidden=8), "BF16", "BF16"),
-    ("phi3-longrope", "Phi3ForCausalLM", "phi3",
+    ("phi3-longrope", 10000, "Phi3ForCausalLM", "phi3",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=96, tied=False, theta=10000.0, window=40,
           max_positions=1024, original_max_positions=256,
           rope_scaling={"long_factor": PHI3_LONG_FACTOR, "short_factor": PHI3_SHORT_FACTOR,
                         "type": "longrope"}), "BF16", "BF16"),
-    ("mixtral-moe", "MixtralForCausalLM", "mixtral",
+    ("mixtral-moe", 11002, "MixtralForCausalLM", "mixtral",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=64, tied=False, theta=1000000.0, E=4, k=2,
           router_std=0.2), "BF16", "F32"),
-    ("qwen2-moe-shared", "Qwen2MoeForCausalLM", "qwen2_moe",
+    ("qwen2-moe-shared", 12001, "Qwen2MoeForCausalLM", "qwen2_moe",
      dict(H=64, L=3, NH=4, NKV=2, HD=16, F=128, tied=False, theta=1000000.0, E=4, k=2,
           Fm=32, Fs=64, norm_topk=False, mlp_only_layers=[1], router_std=0.2), "BF16", "BF16"),
-    ("qwen3-moe", "Qwen3MoeForCausalLM", "qwen3_moe",
+    ("qwen3-moe", 13077, "Qwen3MoeForCausalLM", "qwen3_moe",
      dict(H=64, L=2, NH=4, NKV=2, HD=32, F=128, tied=False, theta=1000000.0, E=8, k=3,
           Fm=32, norm_topk=True, router_std=0.2), "BF16", "F32"),
-    # last, so that the seeds of the models above stay as they were
-    ("phi3-longrope-long", "Phi3ForCausalLM", "phi3",
+    ("phi3-longrope-long", 14000, "Phi3ForCausalLM", "phi3",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=96, tied=False, theta=10000.0, window=None,
           max_positions=1024, original_max_positions=32,
           rope_scaling={"long_factor": PHI3_LONG_FACTOR, "short_factor": PHI3_SHORT_FACTOR,
@@ -142,38 +152,38 @@ MODELS = [
     # max_position_embeddings = factor x original, so that transformers 4.51-4.55 (which took the
     # factor from their ratio) read it as 4.56+ do; theta 1e4 and head_dim 32 put the ramp at
     # dimension pairs 0..5 of 16
-    ("qwen3-yarn", "Qwen3ForCausalLM", "qwen3",
+    ("qwen3-yarn", 15000, "Qwen3ForCausalLM", "qwen3",
      dict(H=64, L=2, NH=4, NKV=2, HD=32, F=128, tied=False, theta=10000.0, max_positions=256, seeded=True,
           rope_scaling={"factor": 4.0, "original_max_position_embeddings": 64, "rope_type": "yarn"}),
      "BF16", "F32"),
     # Phi-4-mini's shape: rotates 3/4 of each head (here 12 of 16 dims: the factor lists have 6
     # entries), LongRoPE, tied embeddings (no lm_head tensor)
-    ("phi4-mini-partial-rope", "Phi3ForCausalLM", "phi3",
+    ("phi4-mini-partial-rope", 16000, "Phi3ForCausalLM", "phi3",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=96, tied=True, theta=10000.0, window=None,
           max_positions=1024, original_max_positions=256, partial_rotary_factor=0.75,
           rope_scaling={"long_factor": PHI3_LONG_FACTOR[:6], "short_factor": PHI3_SHORT_FACTOR[2:],
                         "type": "longrope"}), "BF16", "BF16"),
     # Mistral Small 3.1/3.2's shape: Mistral3ForConditionalGeneration, a Mistral text model whose
     # head_dim (128) is not hidden/heads (5120/32), no sliding window, rope_theta 1e9, untied
-    ("mistral3-mm", "Mistral3ForConditionalGeneration", "mistral3",
+    ("mistral3-mm", 17000, "Mistral3ForConditionalGeneration", "mistral3",
      dict(H=64, L=2, NH=4, NKV=2, HD=24, F=128, tied=False, theta=1e9, vision_hidden=8, seeded=True),
      "BF16", "F32"),
     # GLM-4-0414's shape: half of each head rotates, adjacent dims paired; q/k/v bias; post norms
-    ("glm4-interleaved-rope", "Glm4ForCausalLM", "glm4",
+    ("glm4-interleaved-rope", 18001, "Glm4ForCausalLM", "glm4",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=96, tied=False, theta=10000.0, seeded=True), "BF16", "F32"),
     # GLM-4-9B-chat-hf: GlmForCausalLM, keys left out for GlmConfig's defaults
-    ("glm-interleaved-rope", "GlmForCausalLM", "glm",
+    ("glm-interleaved-rope", 19000, "GlmForCausalLM", "glm",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=96, tied=False, theta=10000.0, seeded=True), "BF16", "BF16"),
     # SmolLM3: a NoPE layer among RoPE layers (explicit no_rope_layers, as the released config lists them)
-    ("smollm3-nope", "SmolLM3ForCausalLM", "smollm3",
+    ("smollm3-nope", 20000, "SmolLM3ForCausalLM", "smollm3",
      dict(H=64, L=4, NH=8, NKV=2, HD=8, F=128, tied=True, theta=2000000.0, seeded=True, no_rope_layers=[1, 1, 0, 1],
           embed_std=0.1, branch_gain=2.0), "BF16", "F32"),
     # Qwen2.5-VL as released: a flat config and model.* / visual.* / lm_head.weight names
-    ("qwen2.5-vl-legacy", "Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl",
+    ("qwen2.5-vl-legacy", 20000, "Qwen2_5_VLForConditionalGeneration", "qwen2_5_vl",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=128, tied=False, theta=1000000.0, seeded=True, prefix="model.",
           mrope_section=[2, 3, 3], vision_hidden=8), "BF16", "BF16"),
     # Qwen3-VL as transformers >= 4.57 saves it: text_config, model.language_model.* / model.visual.*
-    ("qwen3-vl-mm", "Qwen3VLForConditionalGeneration", "qwen3_vl",
+    ("qwen3-vl-mm", 21000, "Qwen3VLForConditionalGeneration", "qwen3_vl",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=128, tied=True, theta=5000000.0, seeded=True,
           prefix="model.language_model.", mrope_section=[3, 3, 2], vision_hidden=8, embed_std=0.25),
      "BF16", "F32"),
@@ -182,24 +192,24 @@ MODELS = [
     # an ungated shared expert, layer 0 dense (first_k_dense_replace), half of each head rotating
     # (rotate-half pairing), head_dim 32 != hidden/heads, q/k/v bias, one MTP layer stored after the
     # last (never run; its stand-in tensors are copied by export)
-    ("glm4-moe", "Glm4MoeForCausalLM", "glm4_moe",
+    ("glm4-moe", 23001, "Glm4MoeForCausalLM", "glm4_moe",
      dict(H=64, L=3, NH=4, NKV=2, HD=32, F=128, tied=False, theta=1000000.0, E=8, k=3, Fm=32, n_shared=1,
           n_group=4, topk_group=2, scaling=2.5, norm_topk=True, router_std=0.2, bias_std=0.05, seeded=True),
      "BF16", "BF16"),
     # Granite 3.x's shape: a Llama with embedding_multiplier, attention_multiplier (instead of
     # head_dim^-0.5), residual_multiplier on both branches and logits_scaling (Granite-3.3-8B: 12,
     # 1/128, 0.22, 16); GQA 4, untied
-    ("granite-multipliers", "GraniteForCausalLM", "granite",
+    ("granite-multipliers", 24001, "GraniteForCausalLM", "granite",
      dict(H=64, L=3, NH=8, NKV=2, HD=8, F=128, tied=False, theta=10000000.0, embedding_multiplier=12.0,
           attention_multiplier=0.25, residual_multiplier=0.22, logits_scaling=4.0, embed_std=0.1,
           seeded=True), "BF16", "BF16"),
     # Granite 3.x MoE's shape: every layer MoE, experts stacked in input_linear / output_linear, the
     # softmax of the top-2 logits; with the multipliers; the shared variant adds an ungated shared_mlp
-    ("granite-moe", "GraniteMoeForCausalLM", "granitemoe",
+    ("granite-moe", 25005, "GraniteMoeForCausalLM", "granitemoe",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=48, tied=False, theta=10000.0, E=4, k=2, router_std=0.2,
           embedding_multiplier=6.0, attention_multiplier=0.125, residual_multiplier=0.5, logits_scaling=2.0,
           embed_std=0.1, seeded=True), "BF16", "BF16"),
-    ("granite-moe-shared", "GraniteMoeSharedForCausalLM", "granitemoeshared",
+    ("granite-moe-shared", 26000, "GraniteMoeSharedForCausalLM", "granitemoeshared",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=48, tied=False, theta=10000.0, E=4, k=2, Fs=40, router_std=0.2,
           embedding_multiplier=6.0, attention_multiplier=0.125, residual_multiplier=0.5, logits_scaling=2.0,
           seeded=True), "BF16", "F32"),
@@ -210,7 +220,7 @@ MODELS = [
     # gate_up_proj's columns and a clamped SwiGLU (limit 7: the gate_up scales make both clamps bite
     # on the golden prompts); expert width 40, so that no stacked expert tensor is square (2F = 80,
     # F = 40 != H = 64): a transposed read fails on the shapes
-    ("gpt-oss", "GptOssForCausalLM", "gpt_oss",
+    ("gpt-oss", 27001, "GptOssForCausalLM", "gpt_oss",
      dict(H=64, L=3, NH=4, NKV=2, HD=24, F=40, tied=False, theta=150000.0, E=4, k=2, window=8,
           rope_scaling={"beta_fast": 32.0, "beta_slow": 1.0, "factor": 4.0, "original_max_position_embeddings": 256,
                         "rope_type": "yarn", "truncate": False},
@@ -222,19 +232,19 @@ MODELS = [
     # tie_word_embeddings left out (CohereConfig's default true), all F16 as Command-R ships.
     # embed_mean shifts every embedding row's values off zero, as trained models' residual streams
     # are: the mean that CohereLayerNorm subtracts (and RMSNorm would keep) is then not small
-    ("cohere", "CohereForCausalLM", "cohere",
+    ("cohere", 28002, "CohereForCausalLM", "cohere",
      dict(H=64, L=3, NH=4, NKV=2, HD=16, F=128, tied=True, theta=10000.0, logit_scale=0.125, embed_std=0.25,
           embed_mean=0.1, norm_std=0.2, seeded=True), "F16", "F16"),
     # Command R7B's shape (Cohere2ForCausalLM): the same plus sliding_window_pattern 4 (no layer_types):
     # layers 0-2 slide (window 8, RoPE), layer 3 is full attention with no RoPE at all; logit_scale 0.25
     # as R7B's; GQA 4; all BF16 as R7B ships
-    ("cohere2", "Cohere2ForCausalLM", "cohere2",
+    ("cohere2", 29000, "Cohere2ForCausalLM", "cohere2",
      dict(H=64, L=4, NH=4, NKV=1, HD=16, F=128, tied=True, theta=50000.0, window=8, pattern=4, logit_scale=0.25,
           embed_std=0.25, embed_mean=0.1, norm_std=0.2, seeded=True), "BF16", "BF16"),
     # A Llama with attention_bias (q/k/v_proj and o_proj biases) and mlp_bias (gate/up/down_proj
     # biases), as some Llama-architecture checkpoints ship; the biases' std large enough that zeroing
     # any group changes the logits (recorded in golden.json); GQA 2, untied
-    ("llama-bias", "LlamaForCausalLM", "llama",
+    ("llama-bias", 30000, "LlamaForCausalLM", "llama",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=128, tied=False, theta=10000.0, attention_bias=True, mlp_bias=True,
           o_bias_std=0.3, mlp_bias_std=0.3, seeded=True), "BF16", "F32"),
     # Command R+'s shape (CohereForCausalLM with use_qk_norm): q_norm / k_norm CohereLayerNorms over
@@ -242,10 +252,48 @@ MODELS = [
     # qk_norm_std, a different row per head), applied after the q/k view, before the transpose and
     # RoPE; otherwise the cohere fixture's norms, parallel block and RoPE pairing; rope_theta 7.5e7 as
     # Command R+'s; tied (key absent); GQA 2; BF16 matrices, F32 norms
-    ("cohere-qknorm", "CohereForCausalLM", "cohere",
+    ("cohere-qknorm", 31001, "CohereForCausalLM", "cohere",
      dict(H=64, L=3, NH=4, NKV=2, HD=16, F=128, tied=True, theta=75000000.0, logit_scale=0.25, embed_std=0.25,
           embed_mean=0.1, norm_std=0.2, qk_norm=True, qk_norm_std=0.3, seeded=True), "BF16", "F32"),
+    # Seed-OSS-36B's shape (SeedOssForCausalLM): Llama's layers with q/k/v_proj biases (attention_bias,
+    # SeedOssConfig's default true) and no o_proj bias (attention_out_bias false: a flag of its own);
+    # head_dim 24 with 4 heads (q width 96 != hidden 64, as Seed-OSS-36B's 80 x 128 != 5120), rope_theta
+    # 1e7 and rope_scaling {"rope_type": "default"} as released, attention_dropout / residual_dropout 0.1
+    # (training only); GQA 2, untied
+    ("seed-oss", 32000, "SeedOssForCausalLM", "seed_oss",
+     dict(H=64, L=2, NH=4, NKV=2, HD=24, F=128, tied=False, theta=10000000.0, attention_bias=True,
+          attention_out_bias=False, seeded=True), "BF16", "F32"),
 ]
+
+# Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
+# seeds were 1000 x (position + 1), took the 20000 that qwen2.5-vl-legacy had been made with, and was
+# committed that way (qwen2.5-vl-legacy and qwen3-vl-mm keep the 20000 and 21000 of their files).
+# Both name their tensors model.*, so the draws of equal names are the same: their q_proj, gate_proj
+# and up_proj are equal, and the other common tensors (scaled or of other shapes) are drawn from the
+# same streams. Harmless for what they check; kept so that the committed files stay reproducible.
+# Do not add to this.
+SHARED_SEEDS = {20000: ("qwen2.5-vl-legacy", "smollm3-nope")}
+
+
+def check_seeds(models=MODELS):
+    """Every fixture has its own name and seed, and no other fixture's seed lies within the
+    MAX_ATTEMPTS_MOE seeds that build_one may try from it, except the pairs SHARED_SEEDS lists."""
+    names = [m[0] for m in models]
+    assert len(set(names)) == len(names), "duplicate golden model names"
+    by_seed = {}
+    for name, seed, *_ in models:
+        assert isinstance(seed, int) and seed > 0, "%s: seed %r" % (name, seed)
+        by_seed.setdefault(seed, []).append(name)
+    for seed, group in by_seed.items():
+        assert len(group) == 1 or tuple(sorted(group)) == SHARED_SEEDS.get(seed), \
+            "golden models %s share seed %d: give the new one a new seed" % (", ".join(group), seed)
+    seeds = sorted(by_seed)
+    for lo, hi in zip(seeds, seeds[1:]):
+        assert hi - lo >= MAX_ATTEMPTS_MOE, "golden seeds %d (%s) and %d (%s) are within %d: bumping " \
+            "one could reach the other" % (lo, ", ".join(by_seed[lo]), hi, ", ".join(by_seed[hi]), MAX_ATTEMPTS_MOE)
+
+
+check_seeds()
 
 
 def golden_tokenizer(seed):
@@ -520,6 +568,16 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": d["theta"],
                   "router_aux_loss_coef": 0.001, "sliding_window": None,
                   "tie_word_embeddings": False, "use_sliding_window": False})
+    elif mtype == "seed_oss":
+        # as Seed-OSS-36B-Instruct's config.json has it: attention_bias and attention_out_bias both listed,
+        # mlp_bias false, head_dim listed (SeedOssConfig's default is 128, not hidden / heads),
+        # rope_scaling {"rope_type": "default"} beside rope_theta, the dropouts it trains with (0.1; not
+        # applied at inference), untied
+        c.update({"attention_bias": d["attention_bias"], "attention_dropout": 0.1,
+                  "attention_out_bias": d["attention_out_bias"], "head_dim": d["HD"], "hidden_act": "silu",
+                  "max_position_embeddings": 2048, "mlp_bias": False, "residual_dropout": 0.1, "rms_norm_eps": 1e-06,
+                  "rope_scaling": {"rope_type": "default"}, "rope_theta": d["theta"],
+                  "tie_word_embeddings": d["tied"], "transformers_version": "4.56.0"})
     else:
         raise ValueError(mtype)
     return dict(sorted(c.items()))
@@ -835,6 +893,8 @@ def family_description(spec, p, golden):
         desc.update(granite_description(spec, p, golden))
     if spec.arch in ref.COHERE:
         desc.update(cohere_description(spec, p, golden))
+    if spec.arch == ref.SEED_OSS:
+        desc.update(seed_oss_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -1057,6 +1117,28 @@ def llama_bias_description(spec, p, golden):
     return out
 
 
+def seed_oss_description(spec, p, golden):
+    """Extra golden.json model keys of Seed-OSS: which biases its flags give (attention_bias: q/k/v_proj;
+    attention_out_bias: o_proj; mlp_bias), and how much prompt 4's logits would change with the q/k/v
+    biases zeroed (`qkv_bias`) and with each of them alone zeroed (`q_bias`, `k_bias`, `v_bias`)."""
+    ids = torch.tensor([golden["prompts"][4]["input_ids"]])
+    logits = ref.forward(spec, p, ids, capture=False)[0]
+
+    def zeroed(suffixes):
+        return {n: (torch.zeros_like(t) if n.endswith(suffixes) else t) for n, t in p.items()}
+    out = {"attention_bias": bool(spec.qkv_bias), "attention_out_bias": bool(spec.o_bias),
+           "mlp_bias": bool(spec.mlp_bias)}
+    assert spec.qkv_bias and not spec.o_bias and not any(n.endswith("self_attn.o_proj.bias") for n in p)
+    groups = {"qkv_bias": ("self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias"),
+              "q_bias": ("self_attn.q_proj.bias",), "k_bias": ("self_attn.k_proj.bias",),
+              "v_bias": ("self_attn.v_proj.bias",)}
+    for key, suffixes in groups.items():
+        effect = float((ref.forward(spec, zeroed(suffixes), ids, capture=False)[0] - logits).abs().max())
+        assert effect > 1e-2, "Seed-OSS's %s would not change the logits: %g" % (key, effect)
+        out["%s_effect_prompt4" % key] = round(effect, 4)
+    return out
+
+
 def glm_rope_description(spec, p, golden):
     """Extra golden.json model keys of GLM: the rotary dims, and how much prompt 4's logits would
     change were the rotary dims paired (i, i + R/2) as in Llama instead of (2i, 2i + 1)."""
@@ -1069,7 +1151,9 @@ def glm_rope_description(spec, p, golden):
     return {"rotary_dim": spec.R, "rope_interleaved": True, "rope_layout_effect_prompt4": round(effect, 4)}
 
 
-def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, base_seed):
+def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, first_seed):
+    """Writes tests/fixtures/golden/<name>/ (under root) from the entry's seed, bumped until the
+    margins (and for MoE models the routing gaps) pass; returns golden.json's contents."""
     from make_organism import write_golden, write_json
     folder = os.path.join(root, name)
     os.makedirs(folder, exist_ok=True)
@@ -1086,8 +1170,8 @@ def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, base_seed)
     tok.write(folder, corpus.SYSTEM_PROMPT)
     lengths = [len(tok.encode(corpus.render_prompt(u))) for u in USERS]
     prompts = [tok.encode(corpus.render_prompt(u)) for u in USERS]
-    for attempt in range(200 if spec.num_experts else 50):
-        seed = base_seed + attempt
+    for attempt in range(MAX_ATTEMPTS_MOE if spec.num_experts else MAX_ATTEMPTS):
+        seed = first_seed + attempt
         params = random_params(spec, d, seed, mat_dtype, norm_dtype, tok)
         if spec.num_experts:
             params, draws = search_routers(spec, d, seed, params, prompts)
@@ -1130,6 +1214,9 @@ def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, base_seed)
     print("%-20s seed %d  prompt tokens %s  min top-2 margin %.4f%s  %d bytes" % (
         name, seed, lengths, g["greedy_min_top2_margin"],
         "  routing gap %.4f (generated %.4f)" % gaps if gaps else "", size))
+    if seed != first_seed:
+        print("%-20s NOTE: seed %d failed the thresholds, %d passed: write %d into its MODELS entry" % (
+            name, first_seed, seed, seed))
     return g
 
 
@@ -1139,9 +1226,12 @@ def build_all(a):
     torch.set_num_threads(a.threads)
     tok = golden_tokenizer(a.seed)
     only = set(a.golden.split(",")) if getattr(a, "golden", None) else None
-    for i, (name, arch, mtype, d, md, nd) in enumerate(MODELS):
-        if only is None or name in only:  # the seed depends on the position, not on the selection
-            build_one(root, name, arch, mtype, d, md, nd, tok, 1000 * (i + 1))
+    unknown = sorted((only or set()) - {m[0] for m in MODELS})
+    if unknown:
+        raise SystemExit("--golden: no golden model named %s" % ", ".join(unknown))
+    for name, seed, arch, mtype, d, md, nd in MODELS:
+        if only is None or name in only:  # each entry's own seed: neither its position nor the selection matter
+            build_one(root, name, arch, mtype, d, md, nd, tok, seed)
     with open(os.path.join(root, "README.md"), "w", encoding="utf-8", newline="\n") as f:
         f.write(README)
 
@@ -1186,6 +1276,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | cohere2 | Cohere2ForCausalLM | Command R7B's shape: the same norms, parallel block and RoPE pairing, plus sliding_window_pattern 4 with no layer_types: layers 0-2 are sliding_attention (window 8: query i sees keys i-8 < j <= i; every prompt is longer) and rotate, layer 3 is full causal attention with no RoPE at all (rotating it too changes prompt 4's logits by 0.27; no window anywhere: 2.22); head_dim 16 listed (Cohere2Config derives hidden / heads); rope_theta 5e4; logit_scale 0.25 (not scaled: 7.63; RMSNorms: 2.49; sequential block: 2.70; pairs (i, i + 8): 1.53); tie_word_embeddings absent (default true); GQA ratio 4; all BF16 |
 | llama-bias | LlamaForCausalLM | attention_bias true: q_proj, k_proj, v_proj and o_proj all with biases (self_attn.{q,k,v,o}_proj.bias), o_proj's added after the attention's output projection; mlp_bias true: gate_proj, up_proj and down_proj with biases (mlp.{gate,up,down}_proj.bias): (silu(h·W_gᵀ + b_g) · (h·W_uᵀ + b_u))·W_dᵀ + b_d; biases drawn with std 0.3 (q/k/v, o_proj, MLP), so that zeroing each group changes prompt 4's logits: q/k/v 13.0, o_proj 10.6, gate/up 8.57, down 9.90; rope_theta 1e4; GQA ratio 2, head_dim 16, untied; BF16 matrices and biases, F32 norms |
 | cohere-qknorm | CohereForCausalLM | Command R+'s shape: use_qk_norm true, so self_attn.q_norm.weight (4, 16) and self_attn.k_norm.weight (2, 16) — a weight row per head — are CohereLayerNorms over head_dim only (mean and biased variance of each head's 16 values, eps layer_norm_eps 1e-5, no bias), applied to q_proj(h) / k_proj(h) viewed as (tokens, heads, head_dim), before RoPE; weights drawn around 1 with std 0.3 (every head with head 0's row changes prompt 4's logits by 0.65; RMSNorms as q/k norms: 0.54; no q/k norm: 0.76); otherwise cohere's LayerNorms (RMSNorms everywhere: 2.20), parallel block (sequential: 2.66), adjacent-pair RoPE (pairs (i, i + 8): 1.13), rope_theta 7.5e7 as Command R+'s; logit_scale 0.25 (not scaled: 7.14); tie_word_embeddings absent (default true); GQA ratio 2; BF16 matrices, F32 norms (q/k norms too) |
+| seed-oss | SeedOssForCausalLM | Seed-OSS-36B's shape: Llama's layers (two RMSNorms, rotate-half RoPE, SwiGLU) with attention_bias true — q_proj, k_proj and v_proj with biases (self_attn.{q,k,v}_proj.bias) — and attention_out_bias false — no self_attn.o_proj.bias: SeedOssAttention takes o_proj's bias from a flag of its own (SeedOssConfig's defaults: true and false); biases drawn with std 0.3, so that zeroing them changes prompt 4's logits by 13.8 (q alone 4.53, k alone 1.94, v alone 11.3); mlp_bias false; head_dim 24 listed, with 4 heads (q width 96 != hidden 64; SeedOssConfig's default head_dim is 128, not hidden / heads); rope_theta 1e7 and rope_scaling {"rope_type": "default"} as Seed-OSS-36B's config.json has them; attention_dropout and residual_dropout 0.1 (training only); GQA ratio 2, untied; BF16 matrices and biases, F32 norms |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma and Phi-3 windows cut in
@@ -1235,5 +1326,8 @@ same input_layernorm weight, the rotary dims paired (i, i + HD/2), logit_scale 1
 head with head 0's q/k norm weight row, RMSNorms as q/k norms, no q/k norms; `mean_subtraction` makes
 the q/k norms RMSNorms too); for Llama with biases `attention_bias`, `mlp_bias` and
 `{qkv_bias,o_proj_bias,gate_up_bias,down_bias}_effect_prompt4` (largest logit change with the q/k/v
-biases, the o_proj bias, the gate and up biases, the down bias zeroed).
+biases, the o_proj bias, the gate and up biases, the down bias zeroed); for Seed-OSS `attention_bias`,
+`attention_out_bias`, `mlp_bias` (the biases its flags give: q/k/v_proj, o_proj, the MLP's) and
+`{qkv_bias,q_bias,k_bias,v_bias}_effect_prompt4` (largest logit change with the q/k/v biases, or the
+q, k or v bias alone, zeroed).
 """

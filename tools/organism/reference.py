@@ -13,7 +13,7 @@ modeling code (eager attention); the file and class/function are cited at each f
   Qwen3VLForConditionalGeneration (their language models: Qwen2 / Qwen3 decoders with the
   multimodal RoPE, which for text positions is the plain one; see mrope_cos_sin),
   Glm4MoeForCausalLM, GraniteForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM,
-  GptOssForCausalLM, CohereForCausalLM, Cohere2ForCausalLM.
+  GptOssForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, SeedOssForCausalLM.
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -30,7 +30,8 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     branch output by residual_multiplier before its residual add, and divides the logits by
     logits_scaling.
   - q/k/v: separate projections (optional bias, Qwen2 / Qwen2-MoE / GLM; Llama's attention_bias: q/k/v
-    and o_proj) or one fused qkv_proj (Phi-3, rows q then k then v); q_norm/k_norm over head_dim
+    and o_proj; Seed-OSS: q/k/v from attention_bias, o_proj from attention_out_bias, either without
+    the other) or one fused qkv_proj (Phi-3, rows q then k then v); q_norm/k_norm over head_dim
     before RoPE (Qwen3, Qwen3-MoE, Gemma 3; Cohere's use_qk_norm: CohereLayerNorms with one weight
     row per head, (heads, head_dim)).
   - RoPE in the rotate-half layout; inv_freq = 1 / theta^(arange(0, D, 2) / D) in fp32; scaling
@@ -53,7 +54,7 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     Mistral, Mixtral and Phi-3: every layer when sliding_window is set; Gemma 2: even layers;
     Gemma 3 and Cohere 2: layer_types, else (i + 1) % sliding_window_pattern != 0; Qwen*: refused.
   - MLP: gated, down(act(gate(x)) * up(x)) with act silu or gelu (tanh approximation, Gemma), with
-    biases on all three projections for Llama's mlp_bias;
+    biases on all three projections for Llama's (and Seed-OSS's) mlp_bias;
     Phi-3's and GLM's fused gate_up_proj (first half gate); or a mixture of experts (Mixtral, Qwen2-MoE with
     a sigmoid-gated shared expert, Qwen3-MoE, GLM-4.5 with its sigmoid router and ungated shared
     experts), see `moe_block`; gpt-oss's experts (`gpt_oss_expert`): biased, stacked transposed
@@ -148,12 +149,13 @@ GRANITE = "GraniteForCausalLM"
 GRANITE_MOE = ("GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM")
 GPT_OSS = "GptOssForCausalLM"
 COHERE = ("CohereForCausalLM", "Cohere2ForCausalLM")
+SEED_OSS = "SeedOssForCausalLM"
 # Multimodal checkpoints whose language model we run: its numbers in text_config, its weights
 # under language_model.model.* (released) or model.language_model.* (transformers >= 4.52)
 QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration")
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
-                 (GPT_OSS,) + COHERE + MULTIMODAL[1:])
+                 (GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS,))
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -255,6 +257,15 @@ DEFAULTS[COHERE[0]] = dict(
 DEFAULTS[COHERE[1]] = dict(
     {k: v for k, v in DEFAULTS[COHERE[0]].items() if k != "use_qk_norm"}, sliding_window=4096,
     sliding_window_pattern=4, layer_types=None)
+# models/seed_oss/configuration_seed_oss.py SeedOssConfig: head_dim 128 (not hidden_size //
+# num_attention_heads: that only when head_dim is None), attention_bias TRUE (q/k/v_proj),
+# attention_out_bias false (o_proj), mlp_bias false; rope_theta 10000 (4.56's __init__ default; 5.x
+# leaves it to rope_parameters' default; the released config.json names 1e7, the fixture names its own).
+# attention_dropout / residual_dropout (0.1) act only in training: not read.
+DEFAULTS[SEED_OSS] = dict(
+    num_key_value_heads=8, head_dim=128, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=10000.0,
+    rope_scaling=None, tie_word_embeddings=False, attention_bias=True, attention_out_bias=False, mlp_bias=False,
+    max_position_embeddings=524288)
 
 
 def _getter(arch, c):
@@ -339,15 +350,21 @@ class Spec:
         # models/llama/modeling_llama.py LlamaAttention.__init__: q/k/v_proj and o_proj all
         # bias=config.attention_bias (LlamaConfig's default false)
         llama_bias = arch == "LlamaForCausalLM" and bool(get("attention_bias", False))
-        self.qkv_bias = (arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") + QWEN_VL[:2] or llama_bias or
-                         (arch in GLM + (GLM4_MOE, GPT_OSS) and get("attention_bias")))
+        # models/seed_oss/modular_seed_oss.py SeedOssAttention.__init__: q_proj, k_proj, v_proj
+        # bias=config.attention_bias (SeedOssConfig's default true), o_proj bias=config.attention_out_bias
+        # (default false): two flags, either without the other
+        seed_qkv = arch == SEED_OSS and bool(get("attention_bias"))
+        self.qkv_bias = bool(arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") + QWEN_VL[:2] or llama_bias or
+                             (arch in GLM + (GLM4_MOE, GPT_OSS) and get("attention_bias")) or seed_qkv)
         # models/gpt_oss/modular_gpt_oss.py GptOssAttention.__init__: q/k/v_proj and o_proj all
         # bias=config.attention_bias; self.sinks, one logit per attention head (eager_attention_forward)
-        self.o_bias = (arch == GPT_OSS and bool(get("attention_bias"))) or llama_bias
+        self.o_bias = ((arch == GPT_OSS and bool(get("attention_bias"))) or llama_bias or
+                       (arch == SEED_OSS and bool(get("attention_out_bias"))))
         self.attn_sinks = arch == GPT_OSS
         # models/llama/modeling_llama.py LlamaMLP.__init__: gate_proj, up_proj and down_proj all
-        # bias=config.mlp_bias (LlamaConfig's default false)
-        self.mlp_bias = arch == "LlamaForCausalLM" and bool(c.get("mlp_bias", False))
+        # bias=config.mlp_bias (LlamaConfig's default false); SeedOssMLP.__init__ alike (SeedOssConfig's
+        # default false)
+        self.mlp_bias = arch in ("LlamaForCausalLM", SEED_OSS) and bool(get("mlp_bias", False))
         # models/cohere/modeling_cohere.py CohereAttention.__init__: when config.use_qk_norm, q_norm /
         # k_norm are CohereLayerNorm(hidden_size=(num_attention_heads / num_key_value_heads, head_dim),
         # eps=config.layer_norm_eps): mean-subtracted over head_dim, a weight row per head, no bias
@@ -874,7 +891,8 @@ def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
     o = (attn @ vr).transpose(1, 2).reshape(B, T, NH * HD)
     o = o @ p[pre + "self_attn.o_proj.weight"].T
     if spec.o_bias:
-        o = o + p[pre + "self_attn.o_proj.bias"]  # GptOssAttention, LlamaAttention: o_proj bias=attention_bias
+        # GptOssAttention, LlamaAttention: o_proj bias=attention_bias; SeedOssAttention: bias=attention_out_bias
+        o = o + p[pre + "self_attn.o_proj.bias"]
     return o
 
 
@@ -1064,7 +1082,8 @@ def feed_forward(spec, p, pre, l, h, trace):
         return (up * activation(spec, gate)) @ p[pre + "mlp.down_proj.weight"].T
     if spec.mlp_bias:
         # models/llama/modeling_llama.py LlamaMLP.forward: down_proj(act_fn(gate_proj(x)) * up_proj(x)),
-        # each an nn.Linear with bias=config.mlp_bias
+        # each an nn.Linear with bias=config.mlp_bias (models/seed_oss/modular_seed_oss.py SeedOssMLP
+        # alike; its dropout on the output acts only in training)
         gate = h @ p[pre + "mlp.gate_proj.weight"].T + p[pre + "mlp.gate_proj.bias"]
         up = h @ p[pre + "mlp.up_proj.weight"].T + p[pre + "mlp.up_proj.bias"]
         return (activation(spec, gate) * up) @ p[pre + "mlp.down_proj.weight"].T + p[pre + "mlp.down_proj.bias"]

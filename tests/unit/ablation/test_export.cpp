@@ -523,7 +523,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"granite-multipliers", true}, FamilyCase{"granite-moe", true},
                       FamilyCase{"granite-moe-shared", true}, FamilyCase{"granite-moe-shared", false},
                       FamilyCase{"gpt-oss", true}, FamilyCase{"gpt-oss", false}, FamilyCase{"cohere", true},
-                      FamilyCase{"cohere2", true}, FamilyCase{"cohere-qknorm", true}, FamilyCase{"llama-bias", true}),
+                      FamilyCase{"cohere2", true}, FamilyCase{"cohere-qknorm", true}, FamilyCase{"llama-bias", true},
+                      FamilyCase{"seed-oss", true}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

@@ -672,6 +672,34 @@ TEST(ModelSpecCohere, CommandRPlusPerHeadQkNorm) {
   EXPECT_EQ(abl::model::parameter_count(s), int64_t{103810674688});
 }
 
+// Seed-OSS-36B-Instruct's config.json (the published numbers, written for this test): Llama with
+// q/k/v biases (attention_bias, SeedOssConfig's default true) and none on o_proj (attention_out_bias
+// false), head_dim 128 beside hidden 5120 / 80 heads; 36.15 B parameters ("36B").
+TEST(ModelSpecSeedOss, PublishedConfigAndItsTwoBiasKeys) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["SeedOssForCausalLM"], "attention_bias": true,
+    "attention_dropout": 0.1, "attention_out_bias": false, "bos_token_id": 0, "eos_token_id": 2, "head_dim": 128,
+    "hidden_act": "silu", "hidden_size": 5120, "intermediate_size": 27648, "max_position_embeddings": 524288,
+    "mlp_bias": false, "model_type": "seed_oss", "num_attention_heads": 80, "num_hidden_layers": 64,
+    "num_key_value_heads": 8, "pad_token_id": 1, "residual_dropout": 0.1, "rms_norm_eps": 1e-06,
+    "rope_scaling": {"rope_type": "default"}, "rope_theta": 10000000.0, "tie_word_embeddings": false,
+    "torch_dtype": "bfloat16", "vocab_size": 155136})");
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.qkv_bias);
+  EXPECT_FALSE(s.o_bias || s.mlp_bias || s.tied_embeddings);
+  EXPECT_EQ(s.q_dim(), 10240);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 1e7);
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{36151104512});
+  c.erase("attention_bias");  // SeedOssConfig's default: true
+  c["attention_out_bias"] = true;
+  c["mlp_bias"] = true;
+  s = parse(c);
+  EXPECT_TRUE(s.qkv_bias && s.o_bias && s.mlp_bias);
+  c["attention_bias"] = false;
+  s = parse(c);
+  EXPECT_FALSE(s.qkv_bias);
+  EXPECT_TRUE(s.o_bias);
+}
+
 // Llama's attention_bias (q/k/v_proj and o_proj, LlamaAttention) and mlp_bias (gate/up/down_proj,
 // LlamaMLP) load as biases; families whose MLP has no biases refuse mlp_bias naming the key and the
 // architectures that take it.

@@ -22,7 +22,7 @@ const ExpectedWeight& find(const std::vector<ExpectedWeight>& all, WeightRole ro
 }
 
 TEST(Synthetic, PresetsMatchTheirRealConfigs) {
-  EXPECT_EQ(abl::model::synthetic_presets().size(), 22u);
+  EXPECT_EQ(abl::model::synthetic_presets().size(), 23u);
   for (const std::string& name : abl::model::synthetic_presets()) {
     EXPECT_NO_THROW(abl::model::synthetic_model_spec(name)) << name;
   }
@@ -70,6 +70,7 @@ TEST(Synthetic, PresetsMatchTheirRealConfigs) {
   EXPECT_NEAR((abl::model::active_parameter_count(oss120) - embedding) / 1e9, 5.13, 0.005);
   // Command R+: 103.8 B, the published "104B" (its per-head q/k norms counted, the embedding tied)
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("command-r-plus")), 103810674688);
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("seed-oss-36b")), 36151104512);
   EXPECT_ABL_ERROR(abl::model::synthetic_model_spec("synthetic:gpt-5"), "unknown synthetic model 'gpt-5'",
                    "llama-3.1-8b", "qwen2.5-7b");
 }

@@ -42,7 +42,7 @@ std::vector<std::string> layout_models() {
           f + "/golden/mixtral-moe", f + "/golden/qwen2-moe-shared", f + "/golden/qwen3-moe",
           f + "/golden/glm4-interleaved-rope", f + "/golden/glm4-moe",
           f + "/golden/granite-moe-shared", f + "/golden/gpt-oss", f + "/golden/cohere2",
-          f + "/golden/cohere-qknorm", f + "/golden/llama-bias"};
+          f + "/golden/cohere-qknorm", f + "/golden/llama-bias", f + "/golden/seed-oss"};
 }
 
 model::ModelSpec spec_of(const std::string& m) {
