@@ -123,11 +123,11 @@ void log_softmax(const float* logits, float* out, int64_t rows, int64_t V) {
 void argmax(const float* x, int64_t rows, int64_t V, int32_t* out) {
   for (int64_t r = 0; r < rows; ++r) {
     const float* xr = x + r * V;
-    int64_t best = 0;
-    for (int64_t i = 1; i < V; ++i) {
-      if (xr[i] > xr[best]) best = i;
+    int64_t best = -1;  // NaN never wins (as the CUDA twin); a row without a number gives 0
+    for (int64_t i = 0; i < V; ++i) {
+      if (!std::isnan(xr[i]) && (best < 0 || xr[i] > xr[best])) best = i;
     }
-    out[r] = static_cast<int32_t>(best);
+    out[r] = static_cast<int32_t>(best < 0 ? 0 : best);
   }
 }
 

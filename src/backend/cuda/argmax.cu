@@ -1,6 +1,7 @@
 // Greedy decoding's argmax, one block per row: each thread keeps its best (value, index), then a
 // warp-shuffle and a shared-memory round pick the largest value and, on ties, the smallest index
-// (torch.argmax and the CPU twin). NaN never wins; a row with no number gives index 0.
+// (torch.argmax and the CPU twin). NaN never wins (torch would pick it; the CPU twin does the same as
+// here); a row with no number gives index 0.
 #include <climits>
 #include <cmath>
 

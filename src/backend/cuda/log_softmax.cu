@@ -1,6 +1,7 @@
 // Row-wise log-softmax over the vocabulary and the per-row KL divergence against stored
 // log-probabilities, one block per row (V up to 262,144). Max subtracted before exp; the softmax
-// sum is fp32, the KL sum fp64 (it is a small difference of large terms, as on the CPU).
+// sum and the KL sum are fp64, as on the CPU (so that identical logits give the CPU's log-probs and
+// a KL of exactly 0, not an fp32 rounding of either sign).
 #include <climits>
 #include <cmath>
 
@@ -20,10 +21,10 @@ __global__ void log_softmax_kernel(const float* logits, float* out, int64_t V) {
   float mx = -INFINITY;
   for (int64_t i = threadIdx.x; i < V; i += blockDim.x) mx = fmaxf(mx, x[i]);
   mx = detail::block_reduce(mx, detail::MaxOp{}, -INFINITY);
-  float sum = 0.0f;
-  for (int64_t i = threadIdx.x; i < V; i += blockDim.x) sum += expf(x[i] - mx);
-  sum = detail::block_reduce(sum, detail::SumOp{}, 0.0f);
-  const float lse = mx + logf(sum);
+  double sum = 0.0;
+  for (int64_t i = threadIdx.x; i < V; i += blockDim.x) sum += exp(static_cast<double>(x[i] - mx));
+  sum = detail::block_reduce(sum, detail::SumOp{}, 0.0);
+  const float lse = mx + static_cast<float>(log(sum));
   for (int64_t i = threadIdx.x; i < V; i += blockDim.x) o[i] = x[i] - lse;
 }
 

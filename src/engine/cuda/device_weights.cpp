@@ -113,13 +113,7 @@ bool is_f32(model::WeightRole role) {
   return role == R::router_bias || role == R::router_logit_bias || role == R::attn_sinks;
 }
 
-// Whether a tensor carries the attention-scale correction of a padded head dim (engine.h).
-bool carries_q_scale(const model::ModelSpec& spec, model::WeightRole role) {
-  using R = model::WeightRole;
-  return spec.qk_norm ? role == R::q_norm : (role == R::q_proj || role == R::q_bias);
-}
-
-// fp32 host → bf16 device in chunks through pinned staging, scaled by `scale` on the way.
+// fp32 host → bf16 device in chunks through pinned staging.
 class Uploader {
  public:
   Uploader(int64_t largest, cudaStream_t s)
@@ -128,16 +122,12 @@ class Uploader {
         device_(static_cast<size_t>(chunk_) * sizeof(float)),
         s_(s) {}
 
-  void put(const float* src, int64_t n, float scale, bf16* dst) {
+  void put(const float* src, int64_t n, bf16* dst) {
     ABL_CHECK(src != nullptr, "weight source returned no data for a required tensor");
     for (int64_t done = 0; done < n; done += chunk_) {
       const int64_t m = std::min(chunk_, n - done);
       float* p = pinned_.as<float>();
-      if (scale == 1.0f) {
-        std::memcpy(p, src + done, static_cast<size_t>(m) * sizeof(float));
-      } else {
-        for (int64_t i = 0; i < m; ++i) p[i] = src[done + i] * scale;
-      }
+      std::memcpy(p, src + done, static_cast<size_t>(m) * sizeof(float));
       CUDA_CHECK(cudaMemcpyAsync(device_.get(), p, static_cast<size_t>(m) * sizeof(float), cudaMemcpyHostToDevice, s_));
       f32_to_bf16(device_.as<float>(), dst + done, m, s_);
       CUDA_CHECK(cudaStreamSynchronize(s_));  // the staging is refilled next
@@ -178,15 +168,12 @@ int64_t attention_head_dim(int64_t HD) {
 DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec) {
   DeviceUnitLayout lay;
   lay.attention_head_dim = attention_head_dim(spec.head_dim);
-  lay.q_scale = static_cast<float>(
-      std::sqrt(static_cast<double>(lay.attention_head_dim) / static_cast<double>(spec.head_dim)));
   const int64_t L = spec.num_layers;
   lay.units.resize(static_cast<size_t>(L + 2));
   auto put = [&](DeviceUnit& u, const model::ExpectedWeight& w, model::WeightRole role) {
     const bool f32 = is_f32(role);
     DeviceUnitTensor t{w, role, align_up(u.elements, kDeviceTensorAlign),
-                       model::element_count(w.shape) * (f32 ? 2 : 1),
-                       carries_q_scale(spec, role) ? lay.q_scale : 1.0f, f32};
+                       model::element_count(w.shape) * (f32 ? 2 : 1), f32};
     u.elements = t.offset + t.size;
     u.tensors.push_back(std::move(t));
   };
@@ -243,12 +230,7 @@ void build_unit_range(const DeviceUnit& unit, const io::SafetensorsReader* reade
       const int64_t n = std::min(kReadFloats, hi - at);
       model::read_weight(reader, t.weight, at - t.offset, n, buf.data());
       uint16_t* dst = out + (at - first);
-      if (t.scale == 1.0f) {
-        for (int64_t i = 0; i < n; ++i) dst[i] = ::abl::f32_to_bf16(buf[static_cast<size_t>(i)]);
-      } else {
-        // The same fp32 product as DeviceWeights' upload, then the same rounding.
-        for (int64_t i = 0; i < n; ++i) dst[i] = ::abl::f32_to_bf16(buf[static_cast<size_t>(i)] * t.scale);
-      }
+      for (int64_t i = 0; i < n; ++i) dst[i] = ::abl::f32_to_bf16(buf[static_cast<size_t>(i)]);
     }
   }
 }
@@ -303,7 +285,6 @@ DeviceWeights::DeviceWeights(engine::WeightSource& source, cudaStream_t stream) 
   const int64_t L = m.num_layers;
   const DeviceUnitLayout lay = device_unit_layout(m);
   attn_hd_ = lay.attention_head_dim;
-  q_scale_ = lay.q_scale;
 
   // Placement: the layer units back to back (of different sizes where dense layers sit among MoE
   // ones), then the embedding, then the head (norm only when tied).
@@ -324,7 +305,7 @@ DeviceWeights::DeviceWeights(engine::WeightSource& source, cudaStream_t stream) 
   CUDA_CHECK(cudaMemsetAsync(base, 0, buffer_.bytes(), stream));
 
   Uploader up(largest, stream);
-  up.put(source.embedding(), embed_unit.tensors[0].size, 1.0f, base + embed_at);
+  up.put(source.embedding(), embed_unit.tensors[0].size, base + embed_at);
   embed_ = base + embed_at;
   layers_.resize(static_cast<size_t>(L));
   for (int64_t l = 0; l < L; ++l) {
@@ -337,23 +318,23 @@ DeviceWeights::DeviceWeights(engine::WeightSource& source, cudaStream_t stream) 
       if (t.f32) {
         up.put_f32(src, t.size / 2, at + t.offset);
       } else {
-        up.put(src, t.size, t.scale, at + t.offset);
+        up.put(src, t.size, at + t.offset);
       }
     }
     layers_[static_cast<size_t>(l)] = device_layer_views(unit, at);
   }
   const engine::HeadWeights h = source.head();
   head_.final_norm = base + head_at;
-  up.put(h.final_norm, head_unit.tensors[0].size, 1.0f, base + head_at);
+  up.put(h.final_norm, head_unit.tensors[0].size, base + head_at);
   if (m.tied_embeddings) {
     head_.lm_head = embed_;
   } else {
     bf16* lm = base + head_at + head_unit.tensors[1].offset;
-    up.put(h.lm_head, head_unit.tensors[1].size, 1.0f, lm);
+    up.put(h.lm_head, head_unit.tensors[1].size, lm);
     head_.lm_head = lm;
   }
-  log::debug("device weights of {}: {} MiB bf16 (attention head dim {}, q scale {})", m.source,
-             buffer_.bytes() >> 20, attn_hd_, q_scale_);
+  log::debug("device weights of {}: {} MiB bf16 (attention head dim {})", m.source, buffer_.bytes() >> 20,
+             attn_hd_);
 }
 
 const DeviceLayer& DeviceWeights::layer(int64_t l) {

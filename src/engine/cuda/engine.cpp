@@ -323,18 +323,16 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   const float eps = static_cast<float>(m.rms_norm_eps);
   const int64_t window = m.uses_sliding_window(l) ? m.sliding_window : 0;
   const float w1 = m.norm_plus_one ? 1.0f : 0.0f;  // Gemma's norms scale by (1 + w)
-  // q carries q_scale (through wq/bq or q_norm: the padded head dim's correction), so its norm's
-  // offset does too; the kernel's score scale undoes q_scale. YaRN's and LongRoPE's attention factor
-  // scales cos and sin in the rope kernel, as on the CPU: only the rotated dims of q and k, and only in
-  // layers that rotate (folding its square into the score scale would be wrong for a partial rotary
-  // dim and for NoPE layers).
-  const float q_scale = weights_.q_scale();
+  // The kernel takes the model's score scale (from the real head dim, padded or not). YaRN's and
+  // LongRoPE's attention factor scales cos and sin in the rope kernel, as on the CPU: only the rotated
+  // dims of q and k, and only in layers that rotate (folding its square into the score scale would be
+  // wrong for a partial rotary dim and for NoPE layers).
   const bool local = m.uses_local_rope(l);
   const float rope_factor = engine::rope_attention_factor(m, local);
   const float* inv_freq = local ? buf_->inv_freq_local : buf_->inv_freq;
   const cudaStream_t s = stream_.get();
   const DeviceLayer& w = weights_.layer(l);
-  const AttnScores scores{static_cast<float>(m.attention_scale()) / q_scale,
+  const AttnScores scores{static_cast<float>(m.attention_scale()),
                           static_cast<float>(m.attn_softcap), w.sinks};
   Buffers& b = *buf_;
   Gemm& gemm = *gemm_;
@@ -362,7 +360,7 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   gemm.linear(b.h, w.wk, w.bk, b.k, T, H, KVD, s);
   gemm.linear(b.h, w.wv, w.bv, b.v, T, H, KVD, s);
   if (m.qk_norm) {
-    head_norm(b.q, w.q_norm, T, NH, w1 * q_scale);
+    head_norm(b.q, w.q_norm, T, NH, w1);
     head_norm(b.k, w.k_norm, T, NKV, w1);
   }
   const int32_t* rope_table = local ? nullptr : b.rope_table;
@@ -412,7 +410,7 @@ void CudaEngine::gated_mlp(const bf16* x, const DeviceExpert& w, int64_t rows, i
 }
 
 // The q/k norm of every head of x(T, heads, HD) in place (engine::Engine::head_norm); w_offset is
-// Gemma's 1 + w, times q_scale on q.
+// 1 for Gemma's (1 + w) norms.
 void CudaEngine::head_norm(bf16* x, const bf16* w, int64_t T, int64_t heads, float w_offset) {
   const int64_t HD = spec_.head_dim;
   const float eps = static_cast<float>(spec_.rms_norm_eps);

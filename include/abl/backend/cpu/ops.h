@@ -111,7 +111,8 @@ void add_gated(const float* x, const float* w, const float* s, int64_t T, int64_
 // out(rows,V) = log_softmax(logits) per row; out may alias logits.
 void log_softmax(const float* logits, float* out, int64_t rows, int64_t V);
 
-// out(rows) = index of the largest value per row (the first one on ties, as torch.argmax).
+// out(rows) = index of the largest value per row (the first one on ties, as torch.argmax); NaN never
+// wins (unlike torch, as the CUDA twin), a row without a number gives 0.
 void argmax(const float* x, int64_t rows, int64_t V, int32_t* out);
 
 // Threads used by the CPU ops (OpenMP and Eigen); 0 = all cores.

@@ -8,7 +8,6 @@
 // norm, then lm_head — the embedding again when tied); every tensor starts on a 256-byte boundary.
 // Every tensor is bf16 but the router's biases and the attention sinks, kept in fp32
 // (DeviceUnitTensor::f32).
-// Tensors carrying the attention-scale correction of a padded head dim (engine.h) hold it folded in.
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -44,13 +43,13 @@ struct DeviceExpert {
 
 struct DeviceLayer {
   const __nv_bfloat16* attn_norm = nullptr;  // (H)
-  const __nv_bfloat16* wq = nullptr;         // (NH*HD, H), × q_scale
+  const __nv_bfloat16* wq = nullptr;         // (NH*HD, H)
   const __nv_bfloat16* wk = nullptr;         // (NKV*HD, H)
   const __nv_bfloat16* wv = nullptr;         // (NKV*HD, H)
-  const __nv_bfloat16* bq = nullptr;         // (NH*HD), × q_scale
+  const __nv_bfloat16* bq = nullptr;         // (NH*HD)
   const __nv_bfloat16* bk = nullptr;         // (NKV*HD)
   const __nv_bfloat16* bv = nullptr;         // (NKV*HD)
-  const __nv_bfloat16* q_norm = nullptr;     // (HD) or (NH, HD) qk_norm_per_head, × q_scale
+  const __nv_bfloat16* q_norm = nullptr;     // (HD) or (NH, HD) qk_norm_per_head
   const __nv_bfloat16* k_norm = nullptr;     // (HD) or (NKV, HD)
   const __nv_bfloat16* wo = nullptr;         // (H, NH*HD)
   const __nv_bfloat16* bo = nullptr;         // (H) o_bias
@@ -87,7 +86,6 @@ struct DeviceUnitTensor {
   model::WeightRole role;        // its role in the unit (lm_head for the tied copy)
   int64_t offset = 0;            // elements from the unit's start, a multiple of kDeviceTensorAlign
   int64_t size = 0;              // elements
-  float scale = 1.0f;            // q scale on the tensors that carry it (engine.h), else 1
   // Held as fp32 (the router's correction bias, which transformers keeps in fp32 and whose rounding
   // would move the choice of experts; gpt-oss's router bias and sinks, which the fp32 ops take as
   // they are): each value's 4 bytes fill two of the unit's bf16 elements.
@@ -103,7 +101,6 @@ struct DeviceUnit {
 // The L + 2 units of a model: 0 the embedding, 1..L the layers, L+1 the head.
 struct DeviceUnitLayout {
   int64_t attention_head_dim = 0;  // HDp
-  float q_scale = 1.0f;            // sqrt(HDp/HD), 1 when unpadded
   std::vector<DeviceUnit> units;
   size_t layer_unit(int64_t l) const { return static_cast<size_t>(l + 1); }
   size_t head_unit() const { return units.size() - 1; }
@@ -115,8 +112,8 @@ struct DeviceUnitLayout {
 DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec);
 
 
-// bf16 bits of the unit's elements [first, first + count) — its device image, q scale applied in
-// fp32 then rounded to nearest even as the device conversion does; zero in the alignment gaps and
+// bf16 bits of the unit's elements [first, first + count) — its device image, rounded to nearest
+// even as the device conversion does; zero in the alignment gaps and
 // past the unit's end. Reads only the overlapping element ranges: from the safetensors files
 // through `reader`, or the synthetic values (model::synthetic_weight_values) when it is null.
 void build_unit_range(const DeviceUnit& unit, const io::SafetensorsReader* reader, int64_t first, int64_t count,
@@ -137,7 +134,6 @@ class DeviceWeightSource {
   virtual ~DeviceWeightSource() = default;
   virtual const model::ModelSpec& spec() const = 0;
   virtual int64_t attention_head_dim() const = 0;  // HDp
-  virtual float q_scale() const = 0;               // sqrt(HDp/HD), 1 when unpadded
   virtual const __nv_bfloat16* embedding() = 0;    // (V, H)
   virtual const DeviceLayer& layer(int64_t l) = 0;
   virtual const DeviceHead& head() = 0;
@@ -164,7 +160,6 @@ class DeviceWeights final : public DeviceWeightSource {
 
   const model::ModelSpec& spec() const override { return spec_; }
   int64_t attention_head_dim() const override { return attn_hd_; }
-  float q_scale() const override { return q_scale_; }
   const __nv_bfloat16* embedding() override { return embed_; }
   const DeviceLayer& layer(int64_t l) override;
   const DeviceHead& head() override { return head_; }
@@ -173,7 +168,6 @@ class DeviceWeights final : public DeviceWeightSource {
  private:
   model::ModelSpec spec_;
   int64_t attn_hd_ = 0;
-  float q_scale_ = 1.0f;
   DeviceBuffer buffer_;
   std::vector<DeviceLayer> layers_;  // (L)
   const __nv_bfloat16* embed_ = nullptr;

@@ -7,10 +7,10 @@
 //
 // One non-obvious decision: head dims without a compiled attention kernel (the tiny fixtures'
 // 8, 12, 16, 32) run attention padded to the next supported head dim HDp. q/k/v are copied into
-// zero-padded rows (the zeros change neither q·k nor the first HD output columns); the softmax
-// scale 1/sqrt(HDp) the kernel applies is corrected by scaling q by sqrt(HDp/HD) at load — folded
-// into q_proj (and its bias), or into q_norm's weight for qk_norm models. Supported head dims
-// (64, 80, 96, 128, 256: every real checkpoint we target) run unpadded and unscaled.
+// zero-padded rows (the zeros change neither q·k nor the first HD output columns), and the kernel
+// takes the model's score scale explicitly (ModelSpec::attention_scale(), from the real head dim),
+// so nothing else changes. Supported head dims (64, 80, 96, 128, 256: every real checkpoint we
+// target) run unpadded.
 //
 // Dimensions: B sequences, T tokens, H hidden, NH/NKV heads, HD head dim, F ffn, V vocab, L layers,
 // C cache rows, S direction slots.

@@ -2,7 +2,7 @@
 // images are those of device_unit_layout (device_weights.h); unit u of E elements is padded to G·S
 // (S = device_shard_elements(E, G)) and rank j of the group keeps elements [j·S, (j+1)·S). Each
 // rank reads only those elements (safetensors by range, or the synthetic values), converts them to
-// bf16 on the host with the q scale, and uploads them. A group of one rank keeps whole units and
+// bf16 on the host, and uploads them. A group of one rank keeps whole units and
 // computes from them, with no gathers (and no second copy of a tied embedding).
 //
 // Buffers: this rank's shards (device memory, or pinned host memory with offload_params), two
@@ -77,7 +77,6 @@ class DeviceShardedWeights final : public DeviceWeightSource {
 
   const model::ModelSpec& spec() const override { return spec_; }
   int64_t attention_head_dim() const override { return layout_.attention_head_dim; }
-  float q_scale() const override { return layout_.q_scale; }
   const __nv_bfloat16* embedding() override;
   const DeviceLayer& layer(int64_t l) override;
   const DeviceHead& head() override;

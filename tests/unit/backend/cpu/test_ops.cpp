@@ -1,6 +1,8 @@
 // CPU ops against straightforward reference formulas over odd, non-power-of-two shapes.
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -149,6 +151,13 @@ TEST(Ops, RmsnormLinearSwigluSoftmaxArgmax) {
   int32_t best = -1;
   abl::cpu::argmax(logits.data(), 1, 4, &best);
   EXPECT_EQ(best, 1);  // first of the tied maxima, as torch.argmax
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const std::vector<float> odd = {nan, -1.0f, 2.0f, nan, nan, nan};  // NaN never wins, even first
+  abl::cpu::argmax(odd.data(), 2, 3, &best);
+  EXPECT_EQ(best, 2);
+  int32_t two[2] = {-1, -1};
+  abl::cpu::argmax(odd.data(), 2, 3, two);
+  EXPECT_EQ(two[1], 0);  // a row without a number
 }
 
 // Gemma's and Phi-3's variants: explicit score scale and soft-cap, (1 + w) norms, GeGLU, scale,

@@ -529,10 +529,13 @@ TEST(CudaArgmax, MatchesCpuFirstIndexOnTies) {
     row(4)[V / 2] = 60.0f;
     row(5)[V - 1] = inf;
     row(5)[V / 3] = inf;
+    row(6)[0] = std::numeric_limits<float>::quiet_NaN();  // NaN first: still skipped
+    row(6)[V / 4] = 70.0f;
     std::vector<int32_t> want(static_cast<size_t>(rows));
     cpu::argmax(x.data(), rows, V, want.data());
     ASSERT_EQ(want[0], 6);
     ASSERT_EQ(want[2], 0);
+    ASSERT_EQ(want[6], V / 4);
 
     auto dx = upload(x, stream.get());
     cuda::DeviceBuffer dout(static_cast<size_t>(rows) * sizeof(int32_t));

@@ -33,7 +33,7 @@ namespace {
 using abl::testing::fixture_dir;
 
 // Folders (model files) and synthetic presets (no files: synthetic values), with padded head
-// dims (q scale in q_proj + bias, or in q_norm), tied heads and a model split over several files.
+// dims (q/k/v biases, q/k norms), tied heads and a model split over several files.
 std::vector<std::string> layout_models() {
   const std::string f = fixture_dir();
   return {f + "/organism",           f + "/golden/qwen2-qkv-bias",   f + "/golden/qwen3-qk-norm",
@@ -49,17 +49,9 @@ model::ModelSpec spec_of(const std::string& m) {
   return m.rfind("synthetic:", 0) == 0 ? model::synthetic_model_spec(m) : model::load_model_spec(m);
 }
 
-bool carries_q_scale(const model::ModelSpec& spec, model::WeightRole r) {
-  using R = model::WeightRole;
-  return spec.qk_norm ? r == R::q_norm : (r == R::q_proj || r == R::q_bias);
-}
-
 // The device image of unit u, written here from the whole fp32 host weights: each tensor's values
-// (× sqrt(HDp/HD) where it carries the q scale) rounded to bf16 at its offset, zeros elsewhere.
+// rounded to bf16 at its offset (padded head dims change no weight), zeros elsewhere.
 std::vector<uint16_t> unit_image(engine::HostWeights& hw, const cuda::DeviceUnitLayout& lay, size_t u) {
-  const model::ModelSpec& spec = hw.spec();
-  const auto scale = static_cast<float>(
-      std::sqrt(static_cast<double>(cuda::attention_head_dim(spec.head_dim)) / static_cast<double>(spec.head_dim)));
   const cuda::DeviceUnit& unit = lay.units[u];
   std::vector<uint16_t> image(static_cast<size_t>(unit.elements), 0);
   for (const cuda::DeviceUnitTensor& t : unit.tensors) {
@@ -75,8 +67,7 @@ std::vector<uint16_t> unit_image(engine::HostWeights& hw, const cuda::DeviceUnit
       std::memcpy(image.data() + t.offset, src, static_cast<size_t>(t.size) * sizeof(uint16_t));
       continue;
     }
-    const float s = carries_q_scale(spec, t.role) ? scale : 1.0f;
-    for (int64_t i = 0; i < t.size; ++i) image[static_cast<size_t>(t.offset + i)] = f32_to_bf16(src[i] * s);
+    for (int64_t i = 0; i < t.size; ++i) image[static_cast<size_t>(t.offset + i)] = f32_to_bf16(src[i]);
   }
   return image;
 }
@@ -96,8 +87,6 @@ TEST(DeviceUnitLayoutHost, TensorsInSlotOrderOnAlignedOffsets) {
     const int64_t L = spec.num_layers, H = spec.hidden_size, V = spec.vocab_size;
     ASSERT_EQ(lay.units.size(), static_cast<size_t>(L + 2));
     EXPECT_EQ(lay.attention_head_dim, cuda::attention_head_dim(spec.head_dim));
-    EXPECT_FLOAT_EQ(lay.q_scale, static_cast<float>(std::sqrt(static_cast<double>(lay.attention_head_dim) /
-                                                              static_cast<double>(spec.head_dim))));
     for (size_t u = 0; u < lay.units.size(); ++u) {
       const cuda::DeviceUnit& unit = lay.units[u];
       int64_t end = 0;
@@ -110,7 +99,6 @@ TEST(DeviceUnitLayoutHost, TensorsInSlotOrderOnAlignedOffsets) {
                              t.role == model::WeightRole::attn_sinks)
             << model::role_name(t.role);
         EXPECT_EQ(t.size, model::element_count(t.weight.shape) * (t.f32 ? 2 : 1));
-        EXPECT_EQ(t.scale, carries_q_scale(spec, t.role) ? lay.q_scale : 1.0f) << model::role_name(t.role);
         end = t.offset + t.size;
       }
       EXPECT_EQ(unit.elements, end);
