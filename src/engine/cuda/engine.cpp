@@ -147,11 +147,13 @@ CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
   ABL_CHECK(m.num_heads % m.num_kv_heads == 0, "NH = {} is not a multiple of NKV = {}", m.num_heads,
             m.num_kv_heads);
   ABL_CHECK(m.num_experts == 0 || (m.hidden_size % 8 == 0 && m.moe_intermediate_size % 8 == 0 &&
-                                    m.num_experts <= 1024 && m.experts_per_token <= 32),
-            "the CUDA engine runs the experts as grouped GEMMs over 16-byte rows, sorted by one block, after a "
-            "one-warp top-k: hidden_size ({}) and moe_intermediate_size ({}) must be multiples of 8, num_experts "
-            "({}) at most 1024 and num_experts_per_tok ({}) at most 32 (run this model with --backend cpu)",
-            m.hidden_size, m.moe_intermediate_size, m.num_experts, m.experts_per_token);
+                                    m.num_experts <= 1024 && m.experts_per_token <= 32 &&
+                                    (!m.router_sigmoid || m.expert_groups <= 64)),
+            "the CUDA engine routes each token in one thread (at most 64 expert groups) and runs the experts as "
+            "grouped GEMMs over 16-byte rows after a counting sort: hidden_size ({}) and moe_intermediate_size "
+            "({}) must be multiples of 8, num_experts ({}) at most 1024, num_experts_per_tok ({}) at most 32 and "
+            "n_group ({}) at most 64 (run this model with --backend cpu)",
+            m.hidden_size, m.moe_intermediate_size, m.num_experts, m.experts_per_token, m.expert_groups);
   max_kv_len_ = std::max(m.max_position_embeddings, limits.max_tokens);
   int dev = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
