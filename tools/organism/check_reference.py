@@ -607,12 +607,18 @@ def check_llama(name, spec, p, g, st):
     groups = {"qkv_bias": ("self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias"),
               "o_proj_bias": ("self_attn.o_proj.bias",), "gate_up_bias": ("mlp.gate_proj.bias", "mlp.up_proj.bias"),
               "down_bias": ("mlp.down_proj.bias",)}
+    check_zeroed_effects(name, LlamaCheck, cfg, p, g, ids, logits, groups)
+
+
+def check_zeroed_effects(name, cls, cfg, p, g, ids, logits, groups):
+    """golden.json's <key>_effect_prompt4: the largest change of prompt 4's logits (`logits`, from cls(cfg, p))
+    when the tensors ending in each group's suffixes are zeroed, recomputed with the check class `cls`."""
     for key, suffixes in groups.items():
         zeroed = {n: (t * 0 if n.endswith(suffixes) else t) for n, t in p.items()}
-        effect = float((LlamaCheck(cfg, zeroed).forward(ids)[0] - logits).abs().max())
+        effect = float((cls(cfg, zeroed).forward(ids)[0] - logits).abs().max())
         want = g["model"]["%s_effect_prompt4" % key]
-        check(abs(effect - want) < 1e-3, "%s: LlamaCheck %s_effect_prompt4 %.4f = golden.json's %.4f" % (
-            name, key, effect, want))
+        check(abs(effect - want) < 1e-3, "%s: %s %s_effect_prompt4 %.4f = golden.json's %.4f" % (
+            name, cls.__name__, key, effect, want))
 
 
 class SeedOssCheck(LlamaCheck):
@@ -644,12 +650,7 @@ def check_seed_oss(name, spec, p, g, st):
     groups = {"qkv_bias": ("self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias"),
               "q_bias": ("self_attn.q_proj.bias",), "k_bias": ("self_attn.k_proj.bias",),
               "v_bias": ("self_attn.v_proj.bias",)}
-    for key, suffixes in groups.items():
-        zeroed = {n: (t * 0 if n.endswith(suffixes) else t) for n, t in p.items()}
-        effect = float((SeedOssCheck(cfg, zeroed).forward(ids)[0] - logits).abs().max())
-        want = g["model"]["%s_effect_prompt4" % key]
-        check(abs(effect - want) < 1e-3, "%s: SeedOssCheck %s_effect_prompt4 %.4f = golden.json's %.4f" % (
-            name, key, effect, want))
+    check_zeroed_effects(name, SeedOssCheck, cfg, p, g, ids, logits, groups)
     # attention_out_bias true: an o_proj bias of its own, with or without the q/k/v ones
     gen = torch.Generator().manual_seed(0)
     p2 = dict(p)
