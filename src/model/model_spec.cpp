@@ -757,7 +757,7 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
     // MLPs have no bias whatever the config says, and such a config is refused rather than guessed.
     if (!mlp_bias_key(s.architecture)) {
       fail("{}: key 'mlp_bias': true is not supported for {} (its MLP has no biases in transformers; "
-           "LlamaForCausalLM, GraniteForCausalLM and SmolLM3ForCausalLM take it)",
+           "LlamaForCausalLM, GraniteForCausalLM, SmolLM3ForCausalLM and SeedOssForCausalLM take it)",
            s.source, s.architecture);
     }
     s.mlp_bias = true;

@@ -1,7 +1,7 @@
 // RMSNorm (and Cohere's LayerNorm), one block per row: the residual-stream norm (fp32 rows → bf16
-// for the next GEMM), the per-head q/k norm (bf16 rows, in place) and Gemma's post-norms (fp32 rows, in place). Sum of
-// squares in fp32; the weight (plus w_offset: Gemma's 1 + w) multiplies after normalising, as
-// Hugging Face does, and the result is rounded once to the output type.
+// for the next GEMM), the per-head q/k norm (bf16 rows, in place) and Gemma's post-norms (fp32 rows,
+// in place). Sums in fp32; the weight (plus w_offset: Gemma's 1 + w) multiplies after normalising,
+// as Hugging Face does, and the result is rounded once to the output type.
 #include <cuda_bf16.h>
 
 #include <climits>
