@@ -58,7 +58,7 @@ List iterate(const Value& v) {
     case Value::Kind::dict: {
       if (v.is_namespace()) break;
       List out;
-      for (const auto& kv : v.dict()) out.emplace_back(kv.first);
+      for (const auto& kv : v.dict()) out.push_back(key_of(kv.first));
       return out;
     }
     default: break;
@@ -345,7 +345,7 @@ Value dict_method(const Value& d, const std::string& name) {
   if (name == "items") {
     return m([d](const List&, const Kwargs&) {
       List out;
-      for (const auto& [k, v] : d.dict()) out.emplace_back(List{Value(k), v});
+      for (const auto& [k, v] : d.dict()) out.push_back(Value::make_tuple(List{key_of(k), v}));
       return Value(std::move(out));
     });
   }
@@ -353,7 +353,7 @@ Value dict_method(const Value& d, const std::string& name) {
     const bool keys = name == "keys";
     return m([d, keys](const List&, const Kwargs&) {
       List out;
-      for (const auto& [k, v] : d.dict()) out.push_back(keys ? Value(k) : v);
+      for (const auto& [k, v] : d.dict()) out.push_back(keys ? key_of(k) : v);
       return Value(std::move(out));
     });
   }
@@ -362,7 +362,8 @@ Value dict_method(const Value& d, const std::string& name) {
       Params p{a, k, "get"};
       p.at_most(2);
       const Value key = p.get(0, "key");
-      const Value* v = key.is_string() ? d.find(key.str()) : nullptr;
+      const std::optional<std::string> stored = dict_key(key);
+      const Value* v = stored ? d.find(*stored) : nullptr;
       if (v) return *v;
       const Value def = p.get(1, "default");
       return def.is_undefined() ? Value::none() : def;
@@ -485,6 +486,10 @@ Value get_item(const Value& obj, const Value& key) {
       if (i < 0 || i >= n) return Value::undefined(fmt::format("{} index out of range", obj.type_name()));
       return obj.is_list() ? obj.list()[static_cast<size_t>(i)] : Value(cps[static_cast<size_t>(i)]);
     }
+  }
+  if (obj.is_dict() && !key.is_string()) {  // an int key (a str key falls through to the attributes)
+    const std::optional<std::string> stored = dict_key(key);
+    if (const Value* v = stored ? obj.find(*stored) : nullptr) return *v;
   }
   if (key.is_string()) {
     if (obj.is_dict()) {
@@ -617,10 +622,13 @@ Value apply_filter(Context& ctx, const std::string& name, const Value& v, const 
   }
   if (name == "dictsort") {
     if (!v.is_dict()) throw EvalError("dictsort needs a mapping");
-    Dict d = v.dict();
-    std::stable_sort(d.begin(), d.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    // Jinja's dictsort: by key, strings compared case-insensitively (case_sensitive=False), ints as numbers.
     List out;
-    for (const auto& [k, x] : d) out.emplace_back(List{Value(k), x});
+    for (const auto& [k, x] : v.dict()) out.push_back(Value::make_tuple(List{key_of(k), x}));
+    const auto folded = [](const Value& k) { return k.is_string() ? Value(map_case(k.str(), 0)) : k; };
+    std::stable_sort(out.begin(), out.end(), [&](const Value& a, const Value& b) {
+      return less_than(folded(a.list()[0]), folded(b.list()[0]));
+    });
     return Value(std::move(out));
   }
   if (name == "replace") {

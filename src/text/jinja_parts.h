@@ -4,6 +4,7 @@
 #pragma once
 #include <memory>
 #include <stdexcept>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -245,5 +246,11 @@ List iterate(const Value& v);
 std::vector<std::string> code_points(const std::string& s);
 // Python's `a < b` for numbers and strings.
 bool less_than(const Value& a, const Value& b);
+// Dict keys as Dict stores them: a str as it is, an int (Python's dicts take any hashable; chat
+// templates use ints, as Seed-OSS's table of thinking budgets) as the byte 0xff and its decimal digits:
+// no UTF-8 string holds that byte, so the two never meet. nullopt for kinds not taken as keys here.
+std::optional<std::string> dict_key(const Value& key);
+// The key a stored Dict key stands for (a str or an int).
+Value key_of(const std::string& stored);
 
 }  // namespace abl::text::jinja

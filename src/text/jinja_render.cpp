@@ -166,7 +166,10 @@ bool contains(const Value& container, const Value& item) {
     if (!item.is_string()) throw EvalError(fmt::format("'in <string>' requires string as left operand, not {}", item.type_name()));
     return container.str().find(item.str()) != std::string::npos;
   }
-  if (container.is_dict()) return item.is_string() && container.find(item.str());
+  if (container.is_dict()) {
+    const std::optional<std::string> stored = dict_key(item);
+    return stored && container.find(*stored);
+  }
   if (container.is_undefined()) return false;
   for (const Value& v : iterate(container)) {
     if (v.equals(item)) return true;
@@ -192,16 +195,17 @@ Value DictExpr::eval(Context& ctx) const {
   for (const auto& [ke, ve] : items) {
     const Value k = ke->eval(ctx);
     ctx.line = line;
-    if (!k.is_string()) throw EvalError(fmt::format("dict keys must be strings here, not {}", k.type_name()));
+    const std::optional<std::string> stored = dict_key(k);
+    if (!stored) throw EvalError(fmt::format("dict keys must be strings or integers here, not {}", k.type_name()));
     Value v = ve->eval(ctx);
     bool replaced = false;
     for (auto& [dk, dv] : d) {
-      if (dk == k.str()) {
+      if (dk == *stored) {
         dv = v;
         replaced = true;
       }
     }
-    if (!replaced) d.emplace_back(k.str(), std::move(v));
+    if (!replaced) d.emplace_back(*stored, std::move(v));
   }
   return Value(std::move(d));
 }

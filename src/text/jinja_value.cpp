@@ -69,6 +69,17 @@ const std::string& Value::function_name() const { return *str_; }
 
 Value Value::call(const List& args, const Kwargs& kwargs) const { return (*fn_)(args, kwargs); }
 
+std::optional<std::string> dict_key(const Value& key) {
+  if (key.is_string()) return key.str();
+  if (key.kind() == Value::Kind::integer) return "\xff" + std::to_string(key.as_int());
+  return std::nullopt;
+}
+
+Value key_of(const std::string& stored) {
+  if (stored.empty() || stored[0] != '\xff') return Value(stored);
+  return Value(static_cast<int64_t>(std::stoll(stored.substr(1))));
+}
+
 const Value* Value::find(std::string_view key) const {
   if (kind_ != Kind::dict) return nullptr;
   for (const auto& [k, v] : *dict_) {
@@ -236,7 +247,7 @@ struct JsonWriter {
         for (size_t i = 0; i < d.size(); ++i) {
           if (i) out += indent >= 0 ? "," : std::string(item_sep);
           if (indent >= 0) newline();
-          json_string(out, d[i].first);
+          json_string(out, key_of(d[i].first).to_string());  // json.dumps writes int keys as strings
           out += key_sep;
           write(d[i].second);
         }
@@ -279,7 +290,7 @@ std::string Value::repr() const {
     case Kind::dict: {
       std::string out = is_namespace_ ? "<Namespace {" : "{";
       for (size_t i = 0; i < dict_->size(); ++i) {
-        out += (i ? ", " : "") + python_str_repr((*dict_)[i].first) + ": " + (*dict_)[i].second.repr();
+        out += (i ? ", " : "") + key_of((*dict_)[i].first).repr() + ": " + (*dict_)[i].second.repr();
       }
       return out + (is_namespace_ ? "}>" : "}");
     }

@@ -125,6 +125,17 @@ TEST(Jinja, ValuesArePythons) {
                    ctx),
             "1S+US");
   EXPECT_EQ(render("{{ strftime_now('%d %b %Y') }} {{ strftime_now('%Y-%m-%d %A') }}"), "26 Jul 2024 2024-07-26 Friday");
+  // int dict keys (Seed-OSS's thinking-budget table: dictsort by number, then the first key >= the
+  // budget), dictsort of str keys ignoring case, items as tuples (expectations from jinja2)
+  EXPECT_EQ(render("{% set b = {0: 0, 512: 128, 1024: 256, 16384: 1024} %}{% set ns = namespace(i=none) %}"
+                   "{% for k, v in b|dictsort %}{% if ns.i is none and 300 <= k %}{% set ns.i = v %}{% endif %}"
+                   "{% endfor %}{{ ns.i }} {{ b[16384] }} {{ b }} {{ 512 in b }} {{ '512' in b }} {{ b|tojson }} "
+                   "{{ b.keys()|list }} {{ b.get(0) }} {% for k in b %}{{ k + 1 }},{% endfor %} {{ b|length }} "
+                   "{{ {'B': 1, 'a': 2, 'c': 3}|dictsort }} {{ {1: 'x', 1: 'y'} }} {{ {'k': 1}.items()|list }}"),
+            "128 1024 {0: 0, 512: 128, 1024: 256, 16384: 1024} True False "
+            "{\"0\": 0, \"512\": 128, \"1024\": 256, \"16384\": 1024} [0, 512, 1024, 16384] 0 "
+            "1,513,1025,16385, 4 [('a', 2), ('B', 1), ('c', 3)] {1: 'y'} [('k', 1)]");
+  EXPECT_NE(error_of("{{ {none: 1} }}").find("dict keys must be strings or integers"), std::string::npos);
   EXPECT_NE(error_of("{{ 'a' + 1 }}").find("can only concatenate str"), std::string::npos);
   EXPECT_NE(error_of("{% for x in none %}{% endfor %}").find("not iterable"), std::string::npos);
 }
