@@ -23,7 +23,8 @@ using Dict = std::vector<std::pair<std::string, Value>>;  // insertion order, as
 using Kwargs = std::vector<std::pair<std::string, Value>>;
 using Function = std::function<Value(const List& args, const Kwargs& kwargs)>;
 
-// A Jinja value: undefined, None, bool, int, float, str, list, dict (string keys) or a callable.
+// A Jinja value: undefined, None, bool, int, float, str, list, dict (str or int keys, stored as
+// jinja_parts.h's dict_key says) or a callable.
 // Lists and dicts are shared on copy (templates cannot change them, except a namespace's
 // attributes, which `set ns.x = ...` changes for every holder, as in Jinja).
 class Value {
