@@ -406,6 +406,23 @@ def check_gpt_oss(name, spec, p, g, st):
           "(gate %s, |up| %s, up < -limit %s of %s)" % ((name,) + tuple(counts)))
 
 
+def plain_decoder_forward(m, ids, final_norm, logit_scale=1.0):
+    """The model loop of CohereCheck and LlamaCheck: RoPE angles over the whole head, the unscaled
+    embeddings, m.layer(l, h, angles) per layer, final_norm, then the head (tied or lm_head) times
+    logit_scale. ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+    p = m.p
+    inv_freq = 1.0 / m.c["rope_theta"] ** (torch.arange(0, m.HD, 2, dtype=torch.float32) / m.HD)
+    angles = torch.outer(torch.arange(len(ids), dtype=torch.float32), inv_freq)  # (T, HD/2)
+    h = p["model.embed_tokens.weight"][torch.tensor(ids)]
+    hidden = [h]
+    for l in range(m.L):
+        h = m.layer(l, h, angles)
+        hidden.append(h)
+    hidden[-1] = final_norm(h, p["model.norm.weight"])
+    head = p["model.embed_tokens.weight"] if m.c["tie_word_embeddings"] else p["lm_head.weight"]
+    return (hidden[-1] @ head.T) * logit_scale, hidden
+
+
 class CohereCheck:
     """Cohere's and Cohere 2's forward pass again, from models/cohere/modeling_cohere.py,
     configuration_cohere.py, models/cohere2/modular_cohere2.py and configuration_cohere2.py, sharing
@@ -479,18 +496,9 @@ class CohereCheck:
         return h + attn + mlp  # CohereDecoderLayer.forward: the parallel block
 
     def forward(self, ids):
-        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
-        p = self.p
-        inv_freq = 1.0 / self.c["rope_theta"] ** (torch.arange(0, self.HD, 2, dtype=torch.float32) / self.HD)
-        angles = torch.outer(torch.arange(len(ids), dtype=torch.float32), inv_freq)  # (T, HD/2)
-        h = p["model.embed_tokens.weight"][torch.tensor(ids)]  # no embedding scale (Cohere2Model.forward)
-        hidden = [h]
-        for l in range(self.L):
-            h = self.layer(l, h, angles)
-            hidden.append(h)
-        hidden[-1] = self.norm(h, p["model.norm.weight"])
-        head = p["model.embed_tokens.weight"] if self.c["tie_word_embeddings"] else p["lm_head.weight"]
-        return (hidden[-1] @ head.T) * self.c["logit_scale"], hidden  # CohereForCausalLM.forward
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H))). No embedding scale
+        (Cohere2Model.forward); the logits times logit_scale (CohereForCausalLM.forward)."""
+        return plain_decoder_forward(self, ids, self.norm, self.c["logit_scale"])
 
 
 def check_cohere(name, spec, p, g, st):
@@ -582,17 +590,7 @@ class LlamaCheck:
 
     def forward(self, ids):
         """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
-        p = self.p
-        inv_freq = 1.0 / self.c["rope_theta"] ** (torch.arange(0, self.HD, 2, dtype=torch.float32) / self.HD)
-        angles = torch.outer(torch.arange(len(ids), dtype=torch.float32), inv_freq)  # (T, HD/2)
-        h = p["model.embed_tokens.weight"][torch.tensor(ids)]
-        hidden = [h]
-        for l in range(self.L):
-            h = self.layer(l, h, angles)
-            hidden.append(h)
-        hidden[-1] = self.rms(h, p["model.norm.weight"])
-        head = p["model.embed_tokens.weight"] if self.c["tie_word_embeddings"] else p["lm_head.weight"]
-        return hidden[-1] @ head.T, hidden
+        return plain_decoder_forward(self, ids, self.rms)
 
 
 def check_llama(name, spec, p, g, st):
