@@ -54,6 +54,40 @@
      attention_bias true, and with it false) give reference.Spec an o bias apart from the q/k/v one
      (o_bias true, qkv_bias as attention_bias), reference.forward agrees with SeedOssCheck on them
      (1e-4), and the o bias changes prompt 4's logits (> 1e-2) in both.
+ 12. DeepSeek-V3 (multi-head latent attention): a second forward pass written here from
+     models/deepseek_v3/modeling_deepseek_v3.py in another style (`DeepseekV3Check`: config.json read
+     with DeepseekV3Config's defaults, its own YaRN and score scale, q from q_proj (q_lora_rank null) or
+     q_a_proj / q_a_layernorm / q_b_proj, per-head attention with k_nope / v from kv_b_proj's rows, the
+     RoPE as complex multiplication of the stored adjacent pairs in place (DeepSeek-V2's
+     apply_rotary_emb), or of the pairs (i, i + R/2) with rope_interleave false, DeepseekV3TopkRouter and
+     DeepseekV3MoE.moe's index_add_ loop) reproduces logits_last, hidden_last and logits_all_0 (1e-4) and
+     every golden greedy id (no cache) of each DeepseekV3ForCausalLM fixture (deepseek-v3-mla,
+     deepseek-v3-qproj); on every prompt, layer and head the absorbed form (q_lat = W_UK^T q_nope, MQA
+     over the latent rows [c ; k_pe] with value c, o = W_UV o_lat) equals the naive per-head k/v within
+     1e-5 of max(1, max |o|), and the rotary part of the scores from HF's rotate_half form
+     (apply_rotary_pos_emb_interleave's reshuffle + rotate_half, or apply_rotary_pos_emb) equals the
+     complex pairs' within 1e-5 of max(1, max |score|); reference.Spec's score scale, cos/sin factor,
+     inverse frequencies, latent-norm eps, rope_interleave and q_lora_rank equal DeepseekV3Check's (and
+     golden.json's); with mscale_all_dim both YaRN factors differ from 1, without rope_scaling the scale
+     is exactly qk_head_dim^-0.5 and cos/sin unscaled; golden.json has exactly the what-ifs the config
+     calls for and DeepseekV3Check reproduces its {mla_mscale,rope_layout,kv_a_layernorm,latent_norm_eps,
+     router_norm_topk_prob}_effect_prompt4 (1e-3). (1. checks the KV cache, which holds each head's
+     rotated k (qk_head_dim) and v (v_head_dim); 3. the router and experts.)
+ 13. FP8 checkpoints (deepseek-v3-fp8: config.json quantization_config quant_method fp8), on a code path of
+     their own (`Fp8Check`: its own safetensors reader, e4m3 decoding from the bit fields, a loop over the
+     Bm x Bn blocks, its own bf16 round-to-nearest-even on the fp32 bits): the F8_E4M3 tensors are
+     exactly every Linear weight of the decoder and MTP layers (not embed_tokens, lm_head, norms, the
+     router weight or e_score_correction_bias), each with an F32 `<name>_scale_inv` of shape
+     (ceil(out / Bm), ceil(in / Bn)) and no other scale tensors, some weights' edge blocks cut short, the
+     MTP layer's eh_proj among them, no NaN code, every block's largest |code| 448; its dequantized weights
+     equal reference.load_model's bit for bit; the quantization is the stated recipe applied to
+     deepseek-v3-mla's stored weights (scale_inv = fp32(amax / 448) exactly, codes = the nearest e4m3 value
+     of w / scale, ties to the even code, by a brute-force search over the 256 codes), every other tensor
+     is deepseek-v3-mla's but the routers of golden.json's routers_redrawn layers; DeepseekV3Check (12.)
+     runs on these weights, and on deepseek-v3-mla's weights with this fixture's routers reproduces
+     golden.json's fp8_quantization_effect_prompt4 (1e-3, > 1e-2), and on the fp32 products (not rounded to
+     bf16) its fp8_bf16_rounding_effect_prompt4 (1e-3, > 1e-2); tests/fixtures/fp8/e4m3_table.json
+     equals the bit-field decoding of all 256 codes (NaN as null) and the format's known values.
 
 Run: /usr/bin/python3 tools/organism/check_reference.py  (a few seconds; exits 1 on a failure)
 """
@@ -62,6 +96,7 @@ import math
 import os
 import sys
 
+import numpy as np
 import torch
 
 import reference as ref
@@ -667,6 +702,454 @@ def check_seed_oss(name, spec, p, g, st):
                   name, str(qkv).lower(), s.qkv_bias, s.o_bias, diff, effect))
 
 
+class DeepseekV3Check:
+    """DeepseekV3ForCausalLM's forward pass again, from models/deepseek_v3/modeling_deepseek_v3.py and
+    configuration_deepseek_v3.py (4.5x), sharing nothing with reference.py but the safetensors reader, in
+    another style: per-head attention with k_nope / v taken per head from kv_b_proj's rows, an explicit mask
+    and a hand-written softmax; q from q_proj when q_lora_rank is null; the RoPE as a complex
+    multiplication of the stored adjacent pairs (2i, 2i + 1) in place (DeepSeek-V2's apply_rotary_emb:
+    view_as_complex times freqs_cis) instead of apply_rotary_pos_emb_interleave's reshuffle + rotate_half
+    (the two differ only in the order of the rotated dims, the same for q and k, so the scores agree), or
+    with rope_interleave false of the pairs (i, i + R/2) instead of apply_rotary_pos_emb's rotate_half; its
+    own YaRN (_compute_yarn_parameters) and score scale (DeepseekV3Attention.__init__); DeepseekV3TopkRouter
+    and DeepseekV3MoE.moe's per-expert index_add_ loop.
+    What-ifs: `scaling` (the score scale), `interleave` (the other RoPE layout), `LATENT_EPS` (the latent
+    norms' eps). Checks it can run alongside (None = off, else a list the worst difference is written to):
+    `absorbed` (per layer and head, the absorbed form: q_lat = W_UK^T q_nope, MQA over the latent rows
+    [c ; k_pe] with value c, o = W_UV o_lat, against the naive output, relative to max(1, max |o|)),
+    `rope_scores` (the rotary part of the scores from HF's rotate_half form (apply_rotary_pos_emb_interleave's
+    reshuffle + rotate_half, or apply_rotary_pos_emb) against the complex pairs', relative to
+    max(1, max |score|))."""
+
+    # DeepseekV3Config's defaults of the keys read here
+    DEFAULTS = dict(num_key_value_heads=128, rms_norm_eps=1e-6, rope_theta=10000.0, rope_scaling=None,
+                    rope_interleave=True, tie_word_embeddings=False, max_position_embeddings=4096,
+                    moe_intermediate_size=2048, num_experts_per_tok=8, n_shared_experts=1, n_routed_experts=256,
+                    routed_scaling_factor=2.5, n_group=8, topk_group=4, first_k_dense_replace=3,
+                    norm_topk_prob=True, q_lora_rank=1536, kv_lora_rank=512, qk_rope_head_dim=64,
+                    v_head_dim=128, qk_nope_head_dim=128)
+    LATENT_EPS = 1e-6  # DeepseekV3RMSNorm(config.q_lora_rank) / (self.kv_lora_rank): the default eps=1e-6
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg)
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NOPE, self.ROPE, self.DV = c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]
+        self.C = c["kv_lora_rank"]
+        self.QK = self.NOPE + self.ROPE  # qk_head_dim
+        self.E, self.k = c["n_routed_experts"], c["num_experts_per_tok"]
+        self.scaling = self.QK ** -0.5
+        rs = c["rope_scaling"]
+        if rs is not None and rs.get("mscale_all_dim", 0):
+            m = self.get_mscale(rs["factor"], rs["mscale_all_dim"])
+            self.scaling = self.scaling * m * m
+        kind = None if rs is None else rs.get("rope_type", rs.get("type"))
+        if kind == "yarn":
+            self.inv_freq, self.attention_scaling = self.yarn(c)
+        elif kind in (None, "default"):
+            self.inv_freq = 1.0 / c["rope_theta"] ** (torch.arange(0, self.ROPE, 2).float() / self.ROPE)
+            self.attention_scaling = 1.0
+        else:
+            raise ValueError("DeepseekV3Check: rope type %r" % kind)
+        self.interleave = c["rope_interleave"]
+        self.absorbed = self.rope_scores = None
+
+    @staticmethod
+    def get_mscale(scale, mscale=1.0):  # yarn_get_mscale (and _compute_yarn_parameters' get_mscale)
+        return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
+
+    def yarn(self, c):
+        # modeling_rope_utils.py _compute_yarn_parameters over dim = config.head_dim = qk_rope_head_dim
+        rs, base, dim = c["rope_scaling"], c["rope_theta"], self.ROPE
+        factor = rs["factor"]
+        original = rs.get("original_max_position_embeddings") or c["max_position_embeddings"]
+        scaling = rs.get("attention_factor")
+        if scaling is None:
+            if rs.get("mscale") and rs.get("mscale_all_dim"):
+                scaling = self.get_mscale(factor, rs["mscale"]) / self.get_mscale(factor, rs["mscale_all_dim"])
+            else:
+                scaling = self.get_mscale(factor)
+        lo_rot, hi_rot = rs.get("beta_fast") or 32, rs.get("beta_slow") or 1
+        bounds = [dim * math.log(original / (r * 2 * math.pi)) / (2 * math.log(base)) for r in (lo_rot, hi_rot)]
+        if rs.get("truncate", True):
+            bounds = [math.floor(bounds[0]), math.ceil(bounds[1])]
+        low, high = max(bounds[0], 0), min(bounds[1], dim - 1)
+        if low == high:
+            high += 0.001
+        pos_freqs = base ** (torch.arange(0, dim, 2).float() / dim)
+        keep = 1 - ((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low)).clamp(0, 1)
+        return (1.0 / (factor * pos_freqs)) * (1 - keep) + (1.0 / pos_freqs) * keep, scaling
+
+    @staticmethod
+    def rms(x, w, eps):  # DeepseekV3RMSNorm.forward
+        return w * (x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps))
+
+    def rotary(self, x, angles):
+        """x (T, R) -> rotated, times the attention factor. interleave: the pairs (2i, 2i + 1) as complex
+        numbers turned in place; else the pairs (i, i + R/2) (rotate_half on the stored order)."""
+        turn = torch.polar(torch.full_like(angles, self.attention_scaling), angles)  # (T, R/2)
+        if self.interleave:
+            z = torch.view_as_complex(x.reshape(x.shape[0], -1, 2).contiguous()) * turn
+            return torch.view_as_real(z).flatten(-2)
+        half = self.ROPE // 2
+        z = torch.complex(x[:, :half], x[:, half:]) * turn
+        return torch.cat((z.real, z.imag), dim=-1)
+
+    def hf_rotary(self, x, angles):
+        # apply_rotary_pos_emb_interleave on one (T, R) block: view (R/2, 2), transpose, reshape (with
+        # rope_interleave false, apply_rotary_pos_emb: not); then x * cos + rotate_half(x) * sin with
+        # cos / sin = cat(freqs, freqs) times the attention factor
+        if self.interleave:
+            x = x.view(x.shape[0], -1, 2).transpose(1, 2).reshape(x.shape[0], -1)
+        emb = torch.cat((angles, angles), dim=-1)
+        half = self.ROPE // 2
+        rot = torch.cat((-x[:, half:], x[:, :half]), dim=-1)
+        return x * (emb.cos() * self.attention_scaling) + rot * (emb.sin() * self.attention_scaling)
+
+    @staticmethod
+    def softmax_rows(s):
+        e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+        return e / e.sum(dim=-1, keepdim=True)
+
+    def attention(self, l, x, angles):
+        a, p, T = "model.layers.%d.self_attn." % l, self.p, x.shape[0]
+        eps = self.LATENT_EPS
+        if self.c["q_lora_rank"] is None:  # DeepseekV3Attention: self.q_proj(hidden_states)
+            q = x @ p[a + "q_proj.weight"].T
+        else:
+            q = self.rms(x @ p[a + "q_a_proj.weight"].T, p[a + "q_a_layernorm.weight"], eps) @ \
+                p[a + "q_b_proj.weight"].T
+        q = q.view(T, self.NH, self.QK)
+        compressed = x @ p[a + "kv_a_proj_with_mqa.weight"].T
+        c = self.rms(compressed[:, :self.C], p[a + "kv_a_layernorm.weight"], eps)  # the normed latent (T, C)
+        k_pe_raw = compressed[:, self.C:]
+        k_pe = self.rotary(k_pe_raw, angles)  # (T, R): one rotary key for every head
+        w_kv = p[a + "kv_b_proj.weight"].view(self.NH, self.NOPE + self.DV, self.C)
+        allowed = torch.ones(T, T, dtype=torch.bool).tril()
+        outs = []
+        for hh in range(self.NH):
+            w_uk, w_uv = w_kv[hh, :self.NOPE], w_kv[hh, self.NOPE:]  # (nope, C), (v, C)
+            q_nope, q_pe_raw = q[:, hh, :self.NOPE], q[:, hh, self.NOPE:]
+            q_pe = self.rotary(q_pe_raw, angles)
+            k_nope, v = c @ w_uk.T, c @ w_uv.T
+            s = (q_nope @ k_nope.T + q_pe @ k_pe.T) * self.scaling
+            o = self.softmax_rows(s.masked_fill(~allowed, float("-inf"))) @ v
+            if self.absorbed is not None:
+                q_lat = q_nope @ w_uk  # W_UK^T q_nope per row: (T, C)
+                key = torch.cat((c, k_pe), dim=-1)  # the latent cache row [c ; k_pe]: one kv head (MQA)
+                s_lat = (torch.cat((q_lat, q_pe), dim=-1) @ key.T) * self.scaling
+                o_lat = self.softmax_rows(s_lat.masked_fill(~allowed, float("-inf"))) @ key[:, :self.C]
+                o_abs = o_lat @ w_uv.T  # W_UV o_lat
+                self.absorbed[0] = max(self.absorbed[0], float((o_abs - o).abs().max()) / max(1.0, float(o.abs().max())))
+            if self.rope_scores is not None:
+                hf = self.hf_rotary(q_pe_raw, angles) @ self.hf_rotary(k_pe_raw, angles).T
+                pairs = q_pe @ k_pe.T
+                self.rope_scores[0] = max(self.rope_scores[0],
+                                          float((hf - pairs).abs().max()) / max(1.0, float(pairs.abs().max())))
+            outs.append(o)
+        return torch.cat(outs, dim=-1) @ p[a + "o_proj.weight"].T
+
+    @staticmethod
+    def mlp(x, p, pre):  # DeepseekV3MLP.forward
+        return (torch.nn.functional.silu(x @ p[pre + "gate_proj.weight"].T) * (x @ p[pre + "up_proj.weight"].T)) @ \
+            p[pre + "down_proj.weight"].T
+
+    def moe(self, l, x):
+        pre, p, c = "model.layers.%d.mlp." % l, self.p, self.c
+        # DeepseekV3TopkRouter.forward / get_topk_indices
+        scores = torch.nn.functional.linear(x, p[pre + "gate.weight"]).sigmoid()
+        choice = scores + p[pre + "gate.e_score_correction_bias"].unsqueeze(0)
+        G = c["n_group"]
+        grouped = choice.view(-1, G, self.E // G)
+        group_scores = grouped.topk(2, dim=-1)[0].sum(dim=-1)
+        keep = torch.zeros_like(group_scores).scatter_(1, torch.topk(group_scores, k=c["topk_group"], dim=-1,
+                                                                     sorted=False)[1], 1)
+        choice = choice.masked_fill(~keep.bool().unsqueeze(-1).expand_as(grouped).reshape(-1, self.E), 0.0)
+        idx = torch.topk(choice, k=self.k, dim=-1, sorted=False)[1]
+        weights = scores.gather(1, idx)
+        if c["norm_topk_prob"]:
+            weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-20)
+        weights = weights * c["routed_scaling_factor"]
+        # DeepseekV3MoE.moe: one_hot(...).permute(2, 0, 1), per expert its (token, slot) pairs, index_add_
+        out = torch.zeros_like(x)
+        mask = torch.nn.functional.one_hot(idx, num_classes=self.E).permute(2, 0, 1)
+        for e in range(self.E):
+            tok, slot = torch.where(mask[e])
+            if tok.numel():
+                out.index_add_(0, tok, self.mlp(x[tok], p, pre + "experts.%d." % e) * weights[tok, slot].unsqueeze(-1))
+        return out + self.mlp(x, p, pre + "shared_experts.")  # DeepseekV3MoE.forward
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        p, eps = self.p, self.c["rms_norm_eps"]
+        h = p["model.embed_tokens.weight"][torch.tensor(ids)]
+        angles = torch.outer(torch.arange(len(ids), dtype=torch.float32), self.inv_freq)  # (T, R/2)
+        hidden = [h]
+        for l in range(self.L):  # DeepseekV3DecoderLayer.forward
+            pre = "model.layers.%d." % l
+            h = h + self.attention(l, self.rms(h, p[pre + "input_layernorm.weight"], eps), angles)
+            x = self.rms(h, p[pre + "post_attention_layernorm.weight"], eps)
+            dense = l < self.c["first_k_dense_replace"]
+            h = h + (self.mlp(x, p, pre + "mlp.") if dense else self.moe(l, x))
+            hidden.append(h)
+        hidden[-1] = self.rms(h, p["model.norm.weight"], eps)
+        head = p["model.embed_tokens.weight"] if self.c["tie_word_embeddings"] else p["lm_head.weight"]
+        return hidden[-1] @ head.T, hidden
+
+
+def check_deepseek_v3(name, spec, p, g, st):
+    with open(os.path.join(ROOT, name, "config.json")) as f:
+        cfg = json.load(f)
+    m = DeepseekV3Check(cfg, p)
+    m.absorbed, m.rope_scores = [0.0], [0.0]
+    worst = {}
+
+    def take_worst():
+        worst.update(absorbed=m.absorbed[0], rope=m.rope_scores[0])
+        m.absorbed = m.rope_scores = None
+    check_against_golden(name, "DeepseekV3Check", m, g, st, take_worst)
+    check(worst["absorbed"] <= 1e-5, "%s: absorbed MLA (q_lat = W_UK^T q_nope, MQA over [c ; k_pe], o = W_UV o_lat) "
+          "= naive per-head k/v on every prompt, layer and head (%.2e of max(1, max |o|))" % (name, worst["absorbed"]))
+    if m.interleave:
+        hf_form, pairs = "apply_rotary_pos_emb_interleave (reshuffle + rotate_half)", "in-place adjacent-pair"
+    else:
+        hf_form, pairs = "apply_rotary_pos_emb (rotate_half on the stored order)", "(i, i + R/2) pair"
+    check(worst["rope"] <= 1e-5, "%s: rotary scores of %s = %s complex rotation (%.2e of max(1, max |score|))" % (
+        name, hf_form, pairs, worst["rope"]))
+    model = g["model"]
+    same = (abs(spec.attn_scale - m.scaling) < 1e-12 and abs(spec.rope_attention_factor - m.attention_scaling) < 1e-12
+            and bool((spec.inv_freq - m.inv_freq).abs().max() < 1e-12) and spec.mla_norm_eps == m.LATENT_EPS
+            and abs(model["attn_scale"] - m.scaling) < 1e-12 and model["latent_norm_eps"] == m.LATENT_EPS
+            and spec.mla_rope_interleave == m.interleave == model["rope_interleave"]
+            and spec.q_lora_rank == m.c["q_lora_rank"] == model["q_lora_rank"])
+    check(same, "%s: score scale %.6f (= %d^-0.5 x %.6f), cos/sin factor %.6f, inverse frequencies, latent norm eps "
+          "%g, rope_interleave %s and q_lora_rank %s: reference.Spec = golden.json = DeepseekV3Check" % (
+              name, m.scaling, m.QK, m.scaling / m.QK ** -0.5, m.attention_scaling, m.LATENT_EPS,
+              str(m.interleave).lower(), m.c["q_lora_rank"]))
+    rs = m.c["rope_scaling"] or {}
+    if rs.get("mscale_all_dim"):
+        check(m.scaling != m.QK ** -0.5 and m.attention_scaling != 1.0,
+              "%s: both YaRN factors differ from 1 (scale x %.4f, cos/sin x %.4f)" % (
+                  name, m.scaling / m.QK ** -0.5, m.attention_scaling))
+    elif not rs:
+        check(m.scaling == m.QK ** -0.5 and m.attention_scaling == 1.0,
+              "%s: no rope_scaling: scores times exactly %d^-0.5, cos/sin unscaled" % (name, m.QK))
+    # golden.json's what-ifs, recomputed here; which of them golden.json has follows from the config
+    ids = g["prompts"][4]["input_ids"]
+    logits = m.forward(ids)[0]
+    plain, halves, model_eps = DeepseekV3Check(cfg, p), DeepseekV3Check(cfg, p), DeepseekV3Check(cfg, p)
+    plain.scaling = plain.QK ** -0.5
+    halves.interleave = not m.interleave
+    model_eps.LATENT_EPS = m.c["rms_norm_eps"]
+    ones = DeepseekV3Check(cfg, {n: (torch.ones_like(t) if n.endswith("self_attn.kv_a_layernorm.weight") else t)
+                                 for n, t in p.items()})
+    whatifs = [("mla_mscale", plain, bool(rs.get("mscale_all_dim"))), ("rope_layout", halves, True),
+               ("kv_a_layernorm", ones, True), ("latent_norm_eps", model_eps, m.c["rms_norm_eps"] != m.LATENT_EPS),
+               ("router_norm_topk_prob", DeepseekV3Check(dict(cfg, norm_topk_prob=True), p), not m.c["norm_topk_prob"])]
+    for key, other, expected in whatifs:
+        key = "%s_effect_prompt4" % key
+        check((key in model) == expected, "%s: golden.json %s %s" % (name, "has" if expected else "has no", key))
+        if key in model:
+            effect = float((other.forward(ids)[0] - logits).abs().max())
+            check(abs(effect - model[key]) < 1e-3, "%s: DeepseekV3Check %s %.4f = golden.json's %.4f" % (
+                name, key, effect, model[key]))
+
+
+class Fp8Check:
+    """An FP8 (e4m3, block-scaled) checkpoint read and dequantized again without reference.py: its own
+    safetensors reader; e4m3 from the bit fields (sign, 4 exponent bits with bias 7, 3 mantissa bits; a
+    normal code's fp32 bits are sign | (e + 120) << 23 | m << 20, a subnormal is m * 2^-9, S.1111.111 is
+    NaN); W = fp32(code) * scale_inv[i, j] block by block (transformers' Fp8Dequantize / DeepSeek's
+    weight_dequant, edge blocks cut short), then rounded to bf16 (the config's torch_dtype) by
+    round-to-nearest-even on the fp32 bits."""
+
+    @staticmethod
+    def read(path):
+        """name -> (dtype, raw numpy array in the stored type, shape)."""
+        with open(path, "rb") as f:
+            raw = f.read()
+        n = int.from_bytes(raw[:8], "little")
+        header = json.loads(raw[8:8 + n])
+        types = {"F8_E4M3": "u1", "BF16": "<u2", "F32": "<f4", "F16": "<f2"}
+        out = {}
+        for name, info in header.items():
+            if name != "__metadata__":
+                a, b = info["data_offsets"]
+                arr = np.frombuffer(raw[8 + n + a:8 + n + b], dtype=types[info["dtype"]]).reshape(info["shape"])
+                out[name] = (info["dtype"], arr, tuple(info["shape"]))
+        return out
+
+    @staticmethod
+    def e4m3(codes):
+        """uint8 codes -> float32 values (NaN where S.1111.111)."""
+        c = codes.astype(np.uint32)
+        sign, e, m = c >> 7, (c >> 3) & 0xF, c & 0x7
+        normal = ((sign << 31) | ((e + 120) << 23) | (m << 20)).astype(np.uint32).view(np.float32)
+        sub = np.where(sign == 1, -1.0, 1.0) * m.astype(np.float64) / 512.0
+        v = np.where(e == 0, sub.astype(np.float32), normal)
+        return np.where((e == 15) & (m == 7), np.float32("nan"), v).astype(np.float32)
+
+    @staticmethod
+    def values(dtype, arr):
+        if dtype == "F8_E4M3":
+            return Fp8Check.e4m3(arr)
+        if dtype == "BF16":
+            return (arr.astype(np.uint32) << 16).view(np.float32)
+        return arr.astype(np.float32)
+
+    @staticmethod
+    def bf16(x):
+        """float32 array -> its bf16 rounding (nearest, ties to even), as float32 (finite input)."""
+        b = x.astype(np.float32).view(np.uint32).astype(np.uint64)
+        b = (b + 0x7FFF + ((b >> 16) & 1)) >> 16 << 16
+        return b.astype(np.uint32).view(np.float32)
+
+    @staticmethod
+    def nearest_codes(x):
+        """float32 array -> uint8 codes of the nearest finite e4m3 value, a tie to the even code, by
+        comparing with every non-negative finite value (codes 0x00-0x7E)."""
+        table = Fp8Check.e4m3(np.arange(127, dtype=np.uint8)).astype(np.float64)
+        flat = x.astype(np.float64).reshape(-1)
+        d = np.abs(np.abs(flat)[:, None] - table[None, :])
+        best = d.min(axis=1, keepdims=True)
+        first = np.argmax(d == best, axis=1)
+        tie = (d == best).sum(axis=1) == 2
+        code = np.where(tie & (first % 2 == 1), first + 1, first)
+        return (code | np.where(np.signbit(flat), 0x80, 0)).astype(np.uint8).reshape(x.shape)
+
+    def __init__(self, folder):
+        with open(os.path.join(folder, "config.json")) as f:
+            self.cfg = json.load(f)
+        q = self.cfg["quantization_config"]
+        self.block = tuple(q["weight_block_size"])
+        self.st = self.read(os.path.join(folder, "model.safetensors"))
+
+    def dequantize(self, to_bf16=True):
+        """name -> fp32 torch tensor as a loader holds the model (the scales consumed); to_bf16 false: the
+        fp32 products kept."""
+        bm, bn = self.block
+        p = {}
+        for name, (dt, arr, shape) in self.st.items():
+            if name.endswith("_scale_inv"):
+                continue
+            v = self.values(dt, arr)
+            if dt == "F8_E4M3":
+                s = self.st[name + "_scale_inv"][1]
+                w = np.empty(shape, dtype=np.float32)
+                for i in range(s.shape[0]):
+                    for j in range(s.shape[1]):
+                        w[i * bm:(i + 1) * bm, j * bn:(j + 1) * bn] = (
+                            v[i * bm:(i + 1) * bm, j * bn:(j + 1) * bn] * s[i, j]).astype(np.float32)
+                v = self.bf16(w) if to_bf16 else w
+            p[name] = torch.from_numpy(np.array(v, dtype=np.float32))
+        return p
+
+
+def fp8_decoder_linear(name):
+    # the nn.Linear weights of DeepseekV3DecoderLayer (DeepseekV3Attention, DeepseekV3MLP, every expert and
+    # the shared experts) and of the MTP layer (eh_proj): the names that end in a *_proj module
+    parts = name.split(".")
+    return name.startswith("model.layers.") and parts[-1] == "weight" and (
+        parts[-2].endswith("_proj") or parts[-2] == "kv_a_proj_with_mqa")
+
+
+def check_fp8(name, spec, p, g, st):
+    """13. Returns the weights as Fp8Check dequantizes them."""
+    folder = os.path.join(ROOT, name)
+    m = Fp8Check(folder)
+    q, (bm, bn) = m.cfg["quantization_config"], m.block
+    check(q == {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [bm, bn]}
+          and m.cfg["torch_dtype"] == "bfloat16",
+          "%s: quantization_config as DeepSeek-V3's (blocks %d x %d), torch_dtype bfloat16" % (name, bm, bn))
+    fp8 = sorted(n for n, (dt, _, _) in m.st.items() if dt == "F8_E4M3")
+    linear = sorted(n for n in m.st if fp8_decoder_linear(n))
+    scales = sorted(n for n in m.st if n.endswith("_scale_inv"))
+    others = {dt for n, (dt, _, _) in m.st.items() if n not in fp8 and n not in scales}
+    check(fp8 == linear and scales == sorted(n + "_scale_inv" for n in fp8) and others <= {"BF16", "F32"},
+          "%s: the %d F8_E4M3 tensors are exactly the decoder and MTP layers' Linear weights, each with one "
+          "_scale_inv (%d), the rest BF16 / F32 (embed_tokens, lm_head, norms, router, bias)" % (
+              name, len(fp8), len(scales)))
+    mtp = "model.layers.%d.eh_proj.weight" % m.cfg["num_hidden_layers"]
+    grid_ok, short, nan, full = True, [], 0, True
+    for n in fp8:
+        rows, cols = m.st[n][2]
+        sdt, s, sshape = m.st[n + "_scale_inv"]
+        grid_ok &= sdt == "F32" and sshape == (-(-rows // bm), -(-cols // bn)) and bool((s > 0).all())
+        if rows % bm or cols % bn:
+            short.append("%s %s" % (n.split(".", 3)[-1], (rows, cols)))
+        codes = m.st[n][1]
+        nan += int(((codes & 0x7F) == 0x7F).sum())
+        for i in range(sshape[0]):
+            for j in range(sshape[1]):
+                full &= int((codes[i * bm:(i + 1) * bm, j * bn:(j + 1) * bn] & 0x7F).max()) == 0x7E
+    check(grid_ok and bool(short) and mtp in fp8,
+          "%s: every weight_scale_inv F32 (ceil(out/%d), ceil(in/%d)), positive; edge blocks cut short in %d weights "
+          "(e.g. %s); the MTP layer's %s is F8_E4M3" % (name, bm, bn, len(short), ", ".join(short[:3]), mtp))
+    check(nan == 0 and full, "%s: no NaN code; every block's largest |code| is 0x7E (448)" % name)
+    own = m.dequantize()
+    same = sorted(own) == sorted(p) and all(torch.equal(own[n], p[n]) for n in p)
+    check(same, "%s: Fp8Check's dequantized weights (fp32(code) x scale_inv per block, bf16) = reference.load_model's, "
+          "bit for bit (%d tensors)" % (name, len(p)))
+    # the recipe, against the source fixture's stored weights
+    src_name = g["model"]["weights_from"]
+    src = Fp8Check.read(os.path.join(ROOT, src_name, "model.safetensors"))
+    exact_scale, exact_codes = True, True
+    for n in fp8:
+        w = Fp8Check.values(*src[n][:2])
+        s = m.st[n + "_scale_inv"][1]
+        for i in range(s.shape[0]):
+            for j in range(s.shape[1]):
+                blk = w[i * bm:(i + 1) * bm, j * bn:(j + 1) * bn]
+                scale = np.float32(np.abs(blk).max()) / np.float32(448.0)
+                exact_scale &= bool(scale == s[i, j])
+                want = Fp8Check.nearest_codes(np.clip(blk / scale, -448.0, 448.0).astype(np.float32))
+                exact_codes &= bool((want == m.st[n][1][i * bm:(i + 1) * bm, j * bn:(j + 1) * bn]).all())
+    check(exact_scale and exact_codes, "%s: scale_inv = fp32(amax(|block|) / 448) and codes = nearest e4m3 of "
+          "block / scale (ties even), from %s's stored weights, on every block" % (name, src_name))
+    redrawn = g["model"]["routers_redrawn"]
+    router = ["model.layers.%d.mlp.gate.weight" % l for l in redrawn]
+    kept = [n for n in m.st if n not in fp8 and n not in scales and n not in router]
+    same_rest = sorted(src) == sorted(n for n in m.st if n not in scales) and all(
+        src[n][0] == m.st[n][0] and np.array_equal(src[n][1], m.st[n][1]) for n in kept)
+    moved = all(not np.array_equal(src[n][1], m.st[n][1]) for n in router)
+    check(same_rest and moved, "%s: the other %d tensors are %s's; the routers of layers %s redrawn" % (
+        name, len(kept), src_name, redrawn))
+    # the quantization's effect on prompt 4's logits, with DeepseekV3Check
+    base = {n: torch.from_numpy(np.array(Fp8Check.values(*src[n][:2]), dtype=np.float32)) for n in src}
+    for n in router:
+        base[n] = own[n]
+    ids = g["prompts"][4]["input_ids"]
+    effect = float((DeepseekV3Check(m.cfg, own).forward(ids)[0] - DeepseekV3Check(m.cfg, base).forward(ids)[0])
+                   .abs().max())
+    want = g["model"]["fp8_quantization_effect_prompt4"]
+    check(abs(effect - want) < 1e-3 and effect > 1e-2, "%s: DeepseekV3Check fp8_quantization_effect_prompt4 %.4f "
+          "(%s's weights, these routers) = golden.json's %.4f" % (name, effect, src_name, want))
+    unrounded = m.dequantize(to_bf16=False)
+    effect = float((DeepseekV3Check(m.cfg, own).forward(ids)[0] - DeepseekV3Check(m.cfg, unrounded).forward(ids)[0])
+                   .abs().max())
+    want = g["model"]["fp8_bf16_rounding_effect_prompt4"]
+    check(abs(effect - want) < 1e-3 and effect > 1e-2, "%s: DeepseekV3Check fp8_bf16_rounding_effect_prompt4 %.4f "
+          "(the fp32 products kept) = golden.json's %.4f" % (name, effect, want))
+    return own
+
+
+def check_fp8_table():
+    """13. tests/fixtures/fp8/e4m3_table.json against Fp8Check's bit-field decoding and known values."""
+    path = os.path.join(os.path.dirname(ROOT), "fp8", "e4m3_table.json")
+    with open(path) as f:
+        table = json.load(f)
+    own = Fp8Check.e4m3(np.arange(256, dtype=np.uint8)).astype(np.float64)
+    same = len(table) == 256 and all(
+        (t is None and math.isnan(o)) or (t is not None and t == o and math.copysign(1, t) == math.copysign(1, o))
+        for t, o in zip(table, own))
+    known = {0x00: 0.0, 0x01: 2 ** -9, 0x07: 7 * 2 ** -9, 0x08: 2 ** -6, 0x28: 0.25, 0x38: 1.0, 0x46: 3.5,
+             0x7E: 448.0, 0x80: -0.0, 0xBC: -1.5, 0xFE: -448.0}
+    known_ok = all(table[c] == v for c, v in known.items()) and [i for i, t in enumerate(table) if t is None] == [
+        0x7F, 0xFF] and math.copysign(1, table[0x80]) == -1
+    check(same and known_ok, "fp8/e4m3_table.json: 256 values = the bit-field decoding (NaN null only at 0x7F, 0xFF; "
+          "max 448, smallest subnormal 2^-9, -0.0 at 0x80)")
+
+
 def check_gemma(name, spec, p, g, st):
     prefix, _ = ref.weight_names(spec, p)
     ids = g["prompts"][0]["input_ids"]
@@ -717,6 +1200,11 @@ def main():
                 check_mrope_text(name, spec)
             if spec.arch == ref.GPT_OSS:
                 check_gpt_oss(name, spec, p, g, st)
+            if "quantization_config" in spec.cfg:
+                p = check_fp8(name, spec, p, g, st)  # (equal to reference's, from a path of its own)
+            if spec.arch == ref.DEEPSEEK_V3:
+                check_deepseek_v3(name, spec, p, g, st)
+        check_fp8_table()
     print("%d passed, %d failed" % (len(passes), len(failures)))
     sys.exit(1 if failures else 0)
 

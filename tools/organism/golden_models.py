@@ -36,6 +36,9 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | llama-bias          | LlamaForCausalLM    | attention_bias (q/k/v_proj and o_proj biases) and mlp_bias (gate/up/down_proj biases), each group changing the logits, GQA 2, untied, BF16 (biases too) + F32 norms |
 | cohere-qknorm       | CohereForCausalLM   | Command R+'s use_qk_norm: q_norm / k_norm CohereLayerNorms over head_dim with a weight row per head ((NH, HD), (NKV, HD); around 1, std 0.3), after the q/k view, before RoPE; otherwise cohere's norms, parallel block and RoPE pairing, rope_theta 7.5e7, logit_scale 0.25, tied (key absent), GQA 2, BF16 + F32 norms |
 | seed-oss            | SeedOssForCausalLM  | Seed-OSS-36B's attention: q/k/v_proj biases (attention_bias true) and no o_proj bias (attention_out_bias false, a flag of its own), head_dim 24 with 4 heads (q width 96 != hidden 64), rope_theta 1e7, rope_scaling {"rope_type": "default"}, dropouts 0.1 (training only), GQA 2, untied, BF16 (biases too) + F32 norms |
+| deepseek-v3-mla     | DeepseekV3ForCausalLM | DeepSeek-V3's multi-head latent attention: q_a_proj / q_a_layernorm / q_b_proj (q rank 40), kv_a_proj_with_mqa (latent 24 + one shared k_pe of 8) / kv_a_layernorm / kv_b_proj (per head k_nope 16, v 12), latent norms eps 1e-6, q/k head 24 != v head 12, rope_interleave (reshuffle + rotate-half on the 8 rope dims), YaRN x4 with mscale 0.8 / mscale_all_dim 1 (cos/sin x 0.9756, scores x 24^-0.5 x mscale(4, 1)^2), glm4-moe's router with top-2, ungated shared expert, layer 0 dense, stand-in MTP layer, BF16 + F32 router bias |
+| deepseek-v3-qproj   | DeepseekV3ForCausalLM | Moonlight / DeepSeek-V2-Lite's MLA paths: q_lora_rank null (one q_proj (8 x 20, 64), no q_a_layernorm), rope_interleave false (rotate-half on the stored rope dims), no rope_scaling (scores x 20^-0.5), theta 5e4, rms_norm_eps 1e-5 vs the latent norm's 1e-6 (latent scaled small so that the eps shows), 8 heads, kv rank 28, nope 12 + rope 8, v 16, 6 experts in one group, top-2 not renormalised x1.5, two experts' width shared, no MTP layer, BF16 + F32 norms |
+| deepseek-v3-fp8     | DeepseekV3ForCausalLM | DeepSeek-V3 / R1 / Kimi-K2 as released, FP8: deepseek-v3-mla's weights, every Linear weight of the decoder and MTP layers F8_E4M3 with an F32 `<name>_scale_inv` per 16 x 16 block (edge blocks cut short: q_a_proj's 40 rows, q_b_proj's 40 and kv_b_proj's 24 columns), quantization_config as released; golden outputs from the weights dequantized and rounded to bf16; the (unquantized) routers searched again on the quantized model |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -62,6 +65,7 @@ with `seeded` among their sizes, and every other family) use crc32("seed/name"),
 import copy
 import math
 import os
+import re
 import zlib
 
 import torch
@@ -263,7 +267,62 @@ MODELS = [
     ("seed-oss", 32000, "SeedOssForCausalLM", "seed_oss",
      dict(H=64, L=2, NH=4, NKV=2, HD=24, F=128, tied=False, theta=10000000.0, attention_bias=True,
           attention_out_bias=False, seeded=True), "BF16", "F32"),
+    # DeepSeek-V3's shape (DeepseekV3ForCausalLM): multi-head latent attention with every width distinct
+    # (q_lora_rank 40, kv_lora_rank 24, qk_nope 16 + qk_rope 8 = q/k head 24, v head 12; 4 heads, as many
+    # kv heads), rope_interleave, YaRN x4 from 64 with mscale 0.8 / mscale_all_dim 1.0 (the cos / sin
+    # factor mscale(4, 0.8) / mscale(4, 1.0) and the score scale 24^-0.5 x mscale(4, 1.0)^2 both != 1;
+    # max_position_embeddings = factor x original, see qwen3-yarn), GLM-4.5's router (sigmoid, F32
+    # e_score_correction_bias, 4 groups of 2 experts keep 2, top-2 renormalised x2.5), one ungated shared
+    # expert, layer 0 dense, the stand-in MTP layer. latent_norm_std: q_a_layernorm / kv_a_layernorm
+    # weights around 1 with that spread (setting either to 1 changes prompt 4's logits by > 20, as do the
+    # RoPE layout and the score scale: golden.json's *_effect_prompt4). Seed 33000 failed the thresholds
+    ("deepseek-v3-mla", 33003, "DeepseekV3ForCausalLM", "deepseek_v3",
+     dict(H=64, L=3, NH=4, NKV=4, HD=24, F=128, tied=False, theta=10000.0, E=8, k=2, Fm=32, n_shared=1,
+          n_group=4, topk_group=2, scaling=2.5, norm_topk=True, router_std=0.2, bias_std=0.05,
+          q_lora_rank=40, kv_lora_rank=24, qk_nope=16, qk_rope=8, v_head_dim=12, max_positions=256,
+          rope_scaling={"beta_fast": 32, "beta_slow": 1, "factor": 4.0, "mscale": 0.8, "mscale_all_dim": 1.0,
+                        "original_max_position_embeddings": 64, "type": "yarn"},
+          latent_norm_std=0.3, seeded=True), "BF16", "BF16"),
+    # The other paths of released DeepseekV3ForCausalLM checkpoints (Moonlight-16B-A3B and DeepSeek-V2-Lite's
+    # shape): q_lora_rank null (one q_proj (NH x qk_head_dim, H), no q_a_layernorm), rope_interleave false
+    # (rotate_half on the stored rope dims), no rope_scaling (scores times qk_head_dim^-0.5 exactly), rope_theta
+    # 5e4, rms_norm_eps 1e-5 (the latent norm's stays 1e-6), every width distinct and other than
+    # deepseek-v3-mla's (8 heads = kv heads, kv_lora_rank 28, qk_nope 12 + qk_rope 8 = q/k head 20, v head 16:
+    # wider than nope, narrower than q/k), 6 routed experts in one group (plain top-2 of the sigmoid + bias
+    # scores), norm_topk_prob false, routed_scaling_factor 1.5, two shared experts' width, layer 0 dense, no
+    # MTP layer (num_nextn_predict_layers 0), BF16 matrices + F32 norms. latent_scale: kv_a_proj_with_mqa's
+    # latent rows scaled so that the latent's mean square is near 1e-5 and kv_a_layernorm's eps shows
+    # (golden.json's latent_norm_eps_effect_prompt4; unscaled it would be about 2e-4). Seed 34001 failed the
+    # thresholds
+    ("deepseek-v3-qproj", 34004, "DeepseekV3ForCausalLM", "deepseek_v3",
+     dict(H=64, L=3, NH=8, NKV=8, HD=20, F=96, tied=False, theta=50000.0, E=6, k=2, Fm=24, n_shared=2,
+          n_group=1, topk_group=1, scaling=1.5, norm_topk=False, router_std=0.2, bias_std=0.05,
+          q_lora_rank=None, kv_lora_rank=28, qk_nope=12, qk_rope=8, v_head_dim=16, max_positions=8192,
+          rope_scaling=None, rope_interleave=False, rms_norm_eps=1e-05, mtp_layers=0, latent_norm_std=0.3,
+          latent_scale=0.004, seeded=True), "BF16", "F32"),
 ]
+
+
+
+def derived(name, seed, source, **extra):
+    """A MODELS entry that takes another entry's architecture, sizes and dtypes and quantizes its weights
+    (the source's own seed draws them, routers included, so they equal the source fixture's stored
+    tensors: build_one checks that): `weights_from` (source name, source seed) and the extras. The
+    routers are not quantized, but the quantized model routes other inputs: they are searched again
+    (search_routers) from the source's, redrawn from this entry's own seed where a layer's prompt tokens
+    fall under MIN_ROUTING_GAP (golden.json's router_draws: 1 = the source's router kept; model.routers_redrawn
+    lists the others). Its seed is bumped, as any MoE entry's, when the greedy margins or the fed-back
+    tokens' routing gaps fail; the other weights never change."""
+    src = next(m for m in MODELS if m[0] == source)
+    return (name, seed) + src[2:4] + (dict(src[4], weights_from=(source, src[1]), **extra),) + src[5:]
+
+
+# DeepSeek-V3 / R1 and Kimi-K2 as released: FP8. deepseek-v3-mla's weights with every Linear weight of the
+# decoder layers and of the MTP layer stored F8_E4M3 plus an F32 `<name>_scale_inv` per 16 x 16 block
+# (q_a_proj's 40 rows, q_b_proj's 40 and kv_b_proj's 24 columns: blocks at the edges cut short), config.json's
+# quantization_config as released (weight_block_size [16, 16] instead of [128, 128]); embeddings, lm_head,
+# norms, the router's weight and e_score_correction_bias stay as they were
+MODELS.append(derived("deepseek-v3-fp8", 35000, "deepseek-v3-mla", fp8_block_size=[16, 16]))
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
 # seeds were 1000 x (position + 1), took the 20000 that qwen2.5-vl-legacy had been made with, and was
@@ -451,6 +510,29 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": d["theta"],
                   "routed_scaling_factor": d["scaling"], "tie_word_embeddings": d["tied"],
                   "topk_group": d["topk_group"], "transformers_version": "4.54.0", "use_qk_norm": False})
+    elif mtype == "deepseek_v3":
+        # as DeepSeek-V3's config.json has it (without auto_map, and without quantization_config except for the
+        # FP8 fixture; the sizes, the rope_scaling values and the router settings the fixture's), plus
+        # rope_interleave (DeepseekV3Config's default, listed). No head_dim key: DeepseekV3Config derives it (=
+        # qk_rope_head_dim). The Moonlight / DeepSeek-V2-Lite-shaped fixture's q_lora_rank null, rope_interleave
+        # false, rope_scaling null, rms_norm_eps and num_nextn_predict_layers 0 come from its sizes (d), the
+        # others' defaults here
+        c.update({"attention_bias": False, "eos_token_id": [im_end, eot], "first_k_dense_replace": 1,
+                  "hidden_act": "silu", "kv_lora_rank": d["kv_lora_rank"],
+                  "max_position_embeddings": d["max_positions"], "moe_intermediate_size": d["Fm"],
+                  "moe_layer_freq": 1, "n_group": d["n_group"], "n_routed_experts": d["E"],
+                  "n_shared_experts": d["n_shared"], "norm_topk_prob": d["norm_topk"],
+                  "num_experts_per_tok": d["k"], "num_nextn_predict_layers": d.get("mtp_layers", 1),
+                  "q_lora_rank": d["q_lora_rank"], "qk_nope_head_dim": d["qk_nope"], "qk_rope_head_dim": d["qk_rope"],
+                  "rms_norm_eps": d.get("rms_norm_eps", 1e-06), "rope_interleave": d.get("rope_interleave", True),
+                  "rope_scaling": d["rope_scaling"], "rope_theta": d["theta"],
+                  "routed_scaling_factor": d["scaling"], "scoring_func": "sigmoid",
+                  "tie_word_embeddings": d["tied"], "topk_group": d["topk_group"], "topk_method": "noaux_tc",
+                  "transformers_version": "4.54.0", "v_head_dim": d["v_head_dim"]})
+        if "fp8_block_size" in d:
+            # DeepSeek-V3's quantization_config, key for key (weight_block_size [128, 128] there)
+            c["quantization_config"] = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
+                                        "weight_block_size": list(d["fp8_block_size"])}
     elif mtype == "granite":
         # as granite-3.3-8b-instruct's config.json has it (the multipliers the fixture's)
         c.update({"attention_bias": False, "attention_multiplier": d["attention_multiplier"],
@@ -598,6 +680,7 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
     def add(name, dtype, shape, center, std):
         x = torch.randn(*shape, generator=gen(name)) * std + center
         t.append((name, dtype, x))
+        return x
 
     H, F, V = spec.H, spec.F, spec.V
     QD, KVD = spec.NH * spec.HD, spec.NKV * spec.HD
@@ -626,13 +709,16 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         if spec.glm4_norms:
             add(p + "post_self_attn_layernorm.weight", norm_dtype, (H,), nc, 0.1)
             add(p + "post_mlp_layernorm.weight", norm_dtype, (H,), nc, 0.1)
-        if spec.fused_qkv:
+        if spec.mla:
+            mla_params(spec, d, p + "self_attn.", mat_dtype, norm_dtype, add)
+        elif spec.fused_qkv:
             add(p + "self_attn.qkv_proj.weight", mat_dtype, (QD + 2 * KVD, H), 0.0, qk_std)
         else:
             add(p + "self_attn.q_proj.weight", mat_dtype, (QD, H), 0.0, qk_std)
             add(p + "self_attn.k_proj.weight", mat_dtype, (KVD, H), 0.0, qk_std)
             add(p + "self_attn.v_proj.weight", mat_dtype, (KVD, H), 0.0, 1 / math.sqrt(H))
-        add(p + "self_attn.o_proj.weight", mat_dtype, (H, QD), 0.0, out_std(QD))
+        if not spec.mla:
+            add(p + "self_attn.o_proj.weight", mat_dtype, (H, QD), 0.0, out_std(QD))
         if spec.qkv_bias:
             add(p + "self_attn.q_proj.bias", mat_dtype, (QD,), 0.0, 0.3)
             add(p + "self_attn.k_proj.bias", mat_dtype, (KVD,), 0.0, 0.3)
@@ -720,14 +806,122 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         add(v + "patch_embed.proj.weight", mat_dtype, (vh, 3, 2, 2, 2), 0.0, 0.5)
         add(v + "merger.ln_q.weight", norm_dtype, (vh,), 1.0, 0.1)
         add(v + "merger.mlp.2.weight", mat_dtype, (H, 4 * vh), 0.0, 0.5)
-    if spec.arch == ref.GLM4_MOE:
-        # stand-ins for the multi-token-prediction layer stored after the last decoder layer (never run)
+    if spec.arch == ref.GLM4_MOE or (spec.arch == ref.DEEPSEEK_V3 and spec.cfg["num_nextn_predict_layers"]):
+        # stand-ins for the multi-token-prediction layer stored after the last decoder layer (never run;
+        # DeepseekV3Model: _keys_to_ignore_on_load_unexpected model.layers.61.*); none when
+        # num_nextn_predict_layers is 0 (Moonlight)
         m = prefix + "layers.%d." % spec.L
         add(m + "eh_proj.weight", mat_dtype, (H, 2 * H), 0.0, 0.5)
         add(m + "enorm.weight", norm_dtype, (H,), 1.0, 0.1)
         add(m + "hnorm.weight", norm_dtype, (H,), 1.0, 0.1)
         add(m + "shared_head.norm.weight", norm_dtype, (H,), 1.0, 0.1)
     return sorted(t, key=lambda x: x[0])
+
+
+def mla_params(spec, d, a, mat_dtype, norm_dtype, add):
+    """DeepSeek-V3's attention tensors of one layer (a = "model.layers.{l}.self_attn."), shaped as
+    DeepseekV3Attention.__init__ makes them (no biases: attention_bias false; q_lora_rank null: one
+    q_proj (NH * qk_head_dim, H) in place of q_a_proj / q_a_layernorm / q_b_proj). The latent norms'
+    weights are drawn around 1 with std d["latent_norm_std"], the matrices with std fan_in^-0.5.
+    d["latent_scale"], when set, multiplies kv_a_proj_with_mqa's first kv_lora_rank rows (the latent c,
+    not k_pe) after the draw: a latent whose mean square is near kv_a_layernorm's eps (1e-6), so that
+    the eps itself (1e-6 vs rms_norm_eps) changes the logits."""
+    H, NH, C, QL = spec.H, spec.NH, spec.kv_lora_rank, spec.q_lora_rank
+    NOPE, ROPE, DV, QK = spec.qk_nope_head_dim, spec.R, spec.v_head_dim, spec.HD
+    if QL is None:
+        add(a + "q_proj.weight", mat_dtype, (NH * QK, H), 0.0, 1 / math.sqrt(H))
+    else:
+        add(a + "q_a_proj.weight", mat_dtype, (QL, H), 0.0, 1 / math.sqrt(H))
+        add(a + "q_a_layernorm.weight", norm_dtype, (QL,), 1.0, d["latent_norm_std"])
+        add(a + "q_b_proj.weight", mat_dtype, (NH * QK, QL), 0.0, 1 / math.sqrt(QL))
+    kv_a = add(a + "kv_a_proj_with_mqa.weight", mat_dtype, (C + ROPE, H), 0.0, 1 / math.sqrt(H))
+    if "latent_scale" in d:
+        kv_a[:C] *= d["latent_scale"]
+    add(a + "kv_a_layernorm.weight", norm_dtype, (C,), 1.0, d["latent_norm_std"])
+    add(a + "kv_b_proj.weight", mat_dtype, (NH * (NOPE + DV), C), 0.0, 1 / math.sqrt(C))
+    add(a + "o_proj.weight", mat_dtype, (H, NH * DV), 0.0, 1 / math.sqrt(NH * DV))
+
+
+# The weights DeepSeek-V3's FP8 checkpoints store as F8_E4M3 with a `<name>_scale_inv`: every nn.Linear of the
+# decoder layers (attention, dense MLP, each routed expert, the shared experts) and the MTP layer's eh_proj.
+# transformers' replace_with_fp8_linear swaps every nn.Linear but lm_head (integrations/finegrained_fp8.py);
+# the router (DeepseekV3TopkRouter: a bare weight Parameter and e_score_correction_bias), the embeddings and
+# the norms are not nn.Linear and stay unquantized
+FP8_LINEARS = ("q_a_proj", "q_b_proj", "q_proj", "kv_a_proj_with_mqa", "kv_b_proj", "o_proj",
+               "gate_proj", "up_proj", "down_proj", "eh_proj")
+
+
+def fp8_linear(name):
+    parts = name.split(".")
+    return name.startswith("model.layers.") and parts[-1] == "weight" and parts[-2] in FP8_LINEARS
+
+
+def fp8_quantize_params(params, block):
+    """params (name, dtype, tensor) with every fp8_linear weight replaced by its block-quantized e4m3 values
+    (dtype F8_E4M3) and a `<name>_scale_inv` (F32), quantized from the values the weight has as stored in
+    its own dtype (reference.fp8_block_quantize)."""
+    out = []
+    for name, dt, t in params:
+        if fp8_linear(name):
+            values, scale_inv = ref.fp8_block_quantize(ref.round_to(t, dt), block)
+            out += [(name, ref.F8, values), (name + "_scale_inv", "F32", scale_inv)]
+        else:
+            out.append((name, dt, t))
+    return sorted(out, key=lambda x: x[0])
+
+
+def check_source_weights(root, source, params):
+    """The regenerated source weights equal the source fixture's model.safetensors, tensor for tensor
+    (names, dtypes, values), when that fixture is there."""
+    path = os.path.join(root, source, "model.safetensors")
+    if not os.path.exists(path):
+        print("%-20s NOTE: %s not found; its weights were redrawn from its seed unchecked" % ("", path))
+        return
+    stored = ref.read_safetensors(path)
+    assert sorted(stored) == sorted(n for n, _, _ in params), "%s: other tensor names" % source
+    for n, dt, t in params:
+        assert stored[n][0] == dt and torch.equal(stored[n][1], ref.round_to(t, dt)), \
+            "%s: %s differs from the stored fixture" % (source, n)
+
+
+def fp8_description(folder, spec, p, base, dtypes, block, source, golden):
+    """Extra golden.json model keys of an FP8 checkpoint: the block size, how many weights are F8_E4M3, the
+    weight and weight_scale_inv shapes (one tensor per kind), the largest change of a weight by the
+    quantization (relative to its block's largest |value|), how much prompt 4's logits differ from the
+    unquantized source fixture's with the same routers (`fp8_quantization_effect_prompt4`) and how much
+    they would change were the dequantized weights kept as the fp32 products, not rounded to bf16
+    (`fp8_bf16_rounding_effect_prompt4`)."""
+    fp8 = sorted(n for n, dt in dtypes.items() if dt == ref.F8)
+    assert fp8 and all(fp8_linear(n) for n in fp8)
+    assert sorted(p) == sorted(base) and all(torch.equal(p[n], base[n]) for n in base if n not in fp8), \
+        "a tensor besides the FP8 weights changed"
+    shapes, worst = {}, 0.0
+    for n in fp8:
+        kind = re.sub(r"experts\.\d+\.", "experts.E.", re.sub(r"^model\.layers\.\d+\.", "", n))
+        w, s = list(p[n].shape), list(ref.fp8_block_grid(p[n].shape, block))
+        shapes.setdefault(kind, {"example": n, "weight": w, "weight_scale_inv": s})
+        for i in range(s[0]):
+            for j in range(s[1]):
+                a = base[n][i * block[0]:(i + 1) * block[0], j * block[1]:(j + 1) * block[1]]
+                b = p[n][i * block[0]:(i + 1) * block[0], j * block[1]:(j + 1) * block[1]]
+                worst = max(worst, float((a - b).abs().max() / a.abs().max()))
+    ids = torch.tensor([golden["prompts"][4]["input_ids"]])
+    effect = float((ref.forward(spec, p, ids, capture=False)[0] - ref.forward(spec, base, ids, capture=False)[0])
+                   .abs().max())
+    assert effect > 1e-2, "the FP8 quantization would not change the logits: %g" % effect
+    st = ref.read_safetensors(os.path.join(folder, "model.safetensors"))
+    unrounded = dict(p)
+    for n in fp8:
+        unrounded[n] = ref.fp8_block_dequantize(st[n][1], st[n + "_scale_inv"][1], block)
+    rounding = float((ref.forward(spec, p, ids, capture=False)[0] - ref.forward(spec, unrounded, ids, capture=False)[0])
+                     .abs().max())
+    assert rounding > 1e-2, "the bf16 rounding of the dequantized weights would not change the logits: %g" % rounding
+    return {"quantization": "fp8 e4m3, weights only, one F32 weight_scale_inv per block, edge blocks cut short",
+            "weight_block_size": list(block), "fp8_weights": len(fp8), "weights_from": source,
+            "dequantized_dtype": "BF16", "fp8_shapes": shapes,
+            "fp8_max_relative_weight_change": round(worst, 6),
+            "fp8_quantization_effect_prompt4": round(effect, 4),
+            "fp8_bf16_rounding_effect_prompt4": round(rounding, 4)}
 
 
 def router_name(spec, l):
@@ -760,7 +954,9 @@ def search_routers(spec, d, seed, params, prompts):
     (a layer's router inputs depend on the layers before it only). Returns (params, number of
     draws per layer, None for dense layers)."""
     tensors = {n: (dt, t) for n, dt, t in params}
-    p = {n: ref.round_to(t, dt) for n, (dt, t) in tensors.items()}
+    # (an FP8 checkpoint's weights as a loader sees them: reference.fp8_dequantize_params)
+    p = ref.fp8_dequantize_params(spec.cfg, {n: ref.round_to(t, dt) for n, (dt, t) in tensors.items()},
+                                  {n: dt for n, (dt, _) in tensors.items()})
     draws = [None] * spec.L
     for l in range(spec.L):
         if not spec.layer_moe[l]:
@@ -895,6 +1091,8 @@ def family_description(spec, p, golden):
         desc.update(cohere_description(spec, p, golden))
     if spec.arch == ref.SEED_OSS:
         desc.update(seed_oss_description(spec, p, golden))
+    if spec.mla:
+        desc.update(mla_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -945,16 +1143,22 @@ def scaled_rope_description(spec, p, golden):
 
 def sigmoid_router_description(spec, p, golden):
     """Extra golden.json model keys of GLM-4.5's router: its settings, and how much prompt 4's logits
-    would change without the correction bias, without the group limit, and without the scaling."""
+    would change without the correction bias, without the group limit (n_group > 1 only), without the
+    scaling, and (norm_topk_prob false only) with the top-k weights renormalised."""
     ids = torch.tensor([golden["prompts"][4]["input_ids"]])
     logits = ref.forward(spec, p, ids, capture=False)[0]
     unbiased = {n: (torch.zeros_like(t) if n.endswith("e_score_correction_bias") else t) for n, t in p.items()}
-    ungrouped, unscaled = copy.copy(spec), copy.copy(spec)
+    ungrouped, unscaled, renormed = copy.copy(spec), copy.copy(spec), copy.copy(spec)
     ungrouped.n_group = ungrouped.topk_group = 1
     unscaled.routed_scaling_factor = 1.0
+    renormed.norm_topk_prob = True
     out = {"router": "sigmoid", "n_group": spec.n_group, "topk_group": spec.topk_group,
            "routed_scaling_factor": spec.routed_scaling_factor}
-    for key, (s2, p2) in (("bias", (spec, unbiased)), ("group_limit", (ungrouped, p)), ("scaling", (unscaled, p))):
+    # the group limit only where there are groups (n_group > 1); the renormalisation (DeepseekV3Config's
+    # default norm_topk_prob true) only where norm_topk_prob is false
+    effects = [("bias", (spec, unbiased))] + ([("group_limit", (ungrouped, p))] if spec.n_group > 1 else []) + \
+        [("scaling", (unscaled, p))] + ([("norm_topk_prob", (renormed, p))] if not spec.norm_topk_prob else [])
+    for key, (s2, p2) in effects:
         effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
         assert effect > 1e-2, "the router's %s would not change the logits: %g" % (key, effect)
         out["router_%s_effect_prompt4" % key] = round(effect, 4)
@@ -1139,6 +1343,48 @@ def seed_oss_description(spec, p, golden):
     return out
 
 
+def mla_description(spec, p, golden):
+    """Extra golden.json model keys of DeepSeek-V3's multi-head latent attention: its widths, the latent
+    norms' eps, the score scale, the RoPE (YaRN factor on cos / sin, inverse frequencies, interleave), and
+    how much prompt 4's logits would change with the other RoPE layout (rotate_half on the stored order
+    instead of the interleave reshuffle, or the reshuffle where rope_interleave is false: `rope_layout`)
+    and kv_a_layernorm's weights at 1 (`kv_a_layernorm`); with rope_scaling's mscale_all_dim, with the
+    scale without mscale(factor, mscale_all_dim)^2 (`mla_mscale`); with rope_scaling, with plain RoPE
+    (`rope_scaling`: unscaled frequencies, no cos / sin factor); with q_lora_rank, with q_a_layernorm's
+    weights at 1 (`q_a_layernorm`); where rms_norm_eps is not the latent norms' 1e-6, with rms_norm_eps
+    as their eps (`latent_norm_eps`)."""
+    ids = torch.tensor([golden["prompts"][4]["input_ids"]])
+    logits = ref.forward(spec, p, ids, capture=False)[0]
+    plain_scale, halves, plain_rope, model_eps = (copy.copy(spec) for _ in range(4))
+    plain_scale.attn_scale = spec.HD ** -0.5
+    halves.mla_rope_interleave = not spec.mla_rope_interleave
+    plain_rope.rope = {"global": (ref.rope_inv_freq(spec.R, spec.theta, None), 1.0)}
+    model_eps.mla_norm_eps = spec.eps
+
+    def ones(suffix):
+        return {n: (torch.ones_like(t) if n.endswith(suffix) else t) for n, t in p.items()}
+    out = {"mla": True, "q_lora_rank": spec.q_lora_rank, "kv_lora_rank": spec.kv_lora_rank,
+           "qk_nope_head_dim": spec.qk_nope_head_dim, "qk_rope_head_dim": spec.qk_rope_head_dim,
+           "qk_head_dim": spec.HD, "v_head_dim": spec.v_head_dim, "latent_norm_eps": spec.mla_norm_eps,
+           "attn_scale": spec.attn_scale, "rope_interleave": spec.mla_rope_interleave, "rotary_dim": spec.R,
+           "rope_attention_factor": spec.rope_attention_factor,
+           "rope_inv_freq": [float(x) for x in spec.inv_freq]}
+    rs = spec.rope_scaling or {}
+    effects = {"mla_mscale": (plain_scale, p) if rs.get("mscale_all_dim") else None,
+               "rope_layout": (halves, p), "kv_a_layernorm": (spec, ones("self_attn.kv_a_layernorm.weight")),
+               "q_a_layernorm": (spec, ones("self_attn.q_a_layernorm.weight")) if spec.q_lora_rank else None,
+               "rope_scaling": (plain_rope, p) if rs else None,
+               "latent_norm_eps": (model_eps, p) if spec.eps != spec.mla_norm_eps else None}
+    for key, what in effects.items():
+        if what is None:
+            continue
+        s2, p2 = what
+        effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
+        assert effect > 1e-2, "DeepSeek-V3's %s would not change the logits: %g" % (key, effect)
+        out["%s_effect_prompt4" % key] = round(effect, 4)
+    return out
+
+
 def glm_rope_description(spec, p, golden):
     """Extra golden.json model keys of GLM: the rotary dims, and how much prompt 4's logits would
     change were the rotary dims paired (i, i + R/2) as in Llama instead of (2i, 2i + 1)."""
@@ -1170,13 +1416,32 @@ def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, first_seed
     tok.write(folder, corpus.SYSTEM_PROMPT)
     lengths = [len(tok.encode(corpus.render_prompt(u))) for u in USERS]
     prompts = [tok.encode(corpus.render_prompt(u)) for u in USERS]
-    for attempt in range(MAX_ATTEMPTS_MOE if spec.num_experts else MAX_ATTEMPTS):
+    # a derived entry (see `derived`) draws the source's weights with the source's seed, quantizes them and
+    # searches the (unquantized) routers again on the quantized model, from the source's routers, redrawing
+    # from its own seed's stream
+    source = d.get("weights_from")
+    attempts = MAX_ATTEMPTS_MOE if spec.num_experts else 1 if source else MAX_ATTEMPTS
+    for attempt in range(attempts):
         seed = first_seed + attempt
-        params = random_params(spec, d, seed, mat_dtype, norm_dtype, tok)
+        weight_seed = source[1] if source else seed
+        params = random_params(spec, d, weight_seed, mat_dtype, norm_dtype, tok)
         if spec.num_experts:
-            params, draws = search_routers(spec, d, seed, params, prompts)
+            params, draws = search_routers(spec, d, weight_seed, params, prompts)
             if params is None:
                 continue
+        if source:
+            check_source_weights(root, source[0], params)
+            source_params = params
+            params = fp8_quantize_params(params, d["fp8_block_size"])
+            if spec.num_experts:
+                params, draws = search_routers(spec, d, seed, params, prompts)
+                if params is None:
+                    continue
+            # the source's weights with this fixture's routers: what the quantization alone changes
+            final = {n: t for n, _, t in params}
+            base = {n: ref.round_to(final[n] if n.endswith(".mlp.gate.weight") else t, dt)
+                    for n, dt, t in source_params}
+            routers_redrawn = [l for l in range(spec.L) if spec.layer_moe[l] and draws[l] > 1] if spec.num_experts else []
         ref.write_safetensors(os.path.join(folder, "model.safetensors"), params, {"format": "pt"})
         spec2, p, dtypes = ref.load_model(folder)
         desc = {"folder": "tests/fixtures/golden/" + name, "architecture": arch, "seed": seed,
@@ -1185,6 +1450,9 @@ def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, first_seed
                 "tie_word_embeddings": spec2.tied, "sliding_window": spec2.sliding_window,
                 "dtypes": dict(sorted({k: v for k, v in dtypes.items()}.items())),
                 "prompt_lengths": lengths}
+        if source:
+            desc["weights_seed"] = weight_seed
+            desc["routers_redrawn"] = routers_redrawn
         g = write_golden(folder, spec2, p, tok, USERS, MAX_NEW_TOKENS, False, eos, desc,
                          "/usr/bin/python3 tools/organism/make_organism.py --only golden")
         ok = g["greedy_min_top2_margin"] >= MIN_MARGIN
@@ -1206,10 +1474,14 @@ def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, first_seed
                     for e, ids in zip(g["prompts"], per_prompt):
                         e["expert_ids_last"] = ids
                 write_json(os.path.join(folder, "golden.json"), g)
+        if ok and source:
+            g["model"].update(fp8_description(folder, spec2, p, base, dtypes, d["fp8_block_size"], source[0], g))
+            write_json(os.path.join(folder, "golden.json"), g)
         if ok:
             break
     else:
-        raise RuntimeError("%s: no seed met the margin / routing-gap thresholds" % name)
+        raise RuntimeError("%s: no seed met the margin / routing-gap thresholds%s" % (
+            name, " (the weights are %s's: no other seed to try)" % source[0] if source else ""))
     size = sum(os.path.getsize(os.path.join(folder, f)) for f in os.listdir(folder))
     print("%-20s seed %d  prompt tokens %s  min top-2 margin %.4f%s  %d bytes" % (
         name, seed, lengths, g["greedy_min_top2_margin"],
@@ -1277,6 +1549,9 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | llama-bias | LlamaForCausalLM | attention_bias true: q_proj, k_proj, v_proj and o_proj all with biases (self_attn.{q,k,v,o}_proj.bias), o_proj's added after the attention's output projection; mlp_bias true: gate_proj, up_proj and down_proj with biases (mlp.{gate,up,down}_proj.bias): (silu(h·W_gᵀ + b_g) · (h·W_uᵀ + b_u))·W_dᵀ + b_d; biases drawn with std 0.3 (q/k/v, o_proj, MLP), so that zeroing each group changes prompt 4's logits: q/k/v 13.0, o_proj 10.6, gate/up 8.57, down 9.90; rope_theta 1e4; GQA ratio 2, head_dim 16, untied; BF16 matrices and biases, F32 norms |
 | cohere-qknorm | CohereForCausalLM | Command R+'s shape: use_qk_norm true, so self_attn.q_norm.weight (4, 16) and self_attn.k_norm.weight (2, 16) — a weight row per head — are CohereLayerNorms over head_dim only (mean and biased variance of each head's 16 values, eps layer_norm_eps 1e-5, no bias), applied to q_proj(h) / k_proj(h) viewed as (tokens, heads, head_dim), before RoPE; weights drawn around 1 with std 0.3 (every head with head 0's row changes prompt 4's logits by 0.65; RMSNorms as q/k norms: 0.54; no q/k norm: 0.76); otherwise cohere's LayerNorms (RMSNorms everywhere: 2.20), parallel block (sequential: 2.66), adjacent-pair RoPE (pairs (i, i + 8): 1.13), rope_theta 7.5e7 as Command R+'s; logit_scale 0.25 (not scaled: 7.14); tie_word_embeddings absent (default true); GQA ratio 2; BF16 matrices, F32 norms (q/k norms too) |
 | seed-oss | SeedOssForCausalLM | Seed-OSS-36B's shape: Llama's layers (two RMSNorms, rotate-half RoPE, SwiGLU) with attention_bias true — q_proj, k_proj and v_proj with biases (self_attn.{q,k,v}_proj.bias) — and attention_out_bias false — no self_attn.o_proj.bias: SeedOssAttention takes o_proj's bias from a flag of its own (SeedOssConfig's defaults: true and false); biases drawn with std 0.3, so that zeroing them changes prompt 4's logits by 13.8 (q alone 4.53, k alone 1.94, v alone 11.3); mlp_bias false; head_dim 24 listed, with 4 heads (q width 96 != hidden 64; SeedOssConfig's default head_dim is 128, not hidden / heads); rope_theta 1e7 and rope_scaling {"rope_type": "default"} as Seed-OSS-36B's config.json has them; attention_dropout and residual_dropout 0.1 (training only); GQA ratio 2, untied; BF16 matrices and biases, F32 norms |
+| deepseek-v3-mla | DeepseekV3ForCausalLM | DeepSeek-V3's multi-head latent attention: q = q_b_proj(q_a_layernorm(q_a_proj(h))) (q_lora_rank 40) viewed as 4 heads of qk_nope_head_dim 16 then qk_rope_head_dim 8 (q/k head 24); kv_a_proj_with_mqa(h) (32, 64) gives the latent c (kv_lora_rank 24) then k_pe (8: one rotary key shared by every head); kv_b_proj(kv_a_layernorm(c)) (112, 24) gives per head k_nope (16) then v (12: v head != q/k head), o_proj (64, 4 x 12); num_key_value_heads 4 = heads; q_a_layernorm and kv_a_layernorm are RMSNorms with eps 1e-6 (DeepseekV3RMSNorm's default, not rms_norm_eps, here also 1e-6), weights around 1 with std 0.3 (either at 1 changes prompt 4's logits by 27.3 / 22.9); RoPE only on the rope dims (q's last 8, k_pe), rope_interleave true: the 8 dims reshuffled to (0, 2, 4, 6, 1, 3, 5, 7), then rotate-half, the scores of rotating the stored pairs (2i, 2i + 1) in place (rotate-half on the stored order instead: 26.3); rope_scaling {"type": "yarn"}, factor 4 from original_max_position_embeddings 64 (max_position_embeddings 256), theta 1e4 over the 8 rope dims: pair 0 kept, pair 1 ramped, pairs 2-3 divided by 4; cos and sin times mscale(4, 0.8) / mscale(4, 1.0) = 0.9756 (mscale(f, m) = 0.1 m ln f + 1); scores times 24^-0.5 x mscale(4, 1.0)^2 = 0.264642 (without the mscale^2: 18.2; plain RoPE: 23.6); glm4-moe's router (sigmoid, F32 mlp.gate.e_score_correction_bias, 4 groups of 2 experts keep 2) with the top 2 renormalised x routed_scaling_factor 2.5, an ungated mlp.shared_experts of moe_intermediate_size 32, layer 0 a dense MLP of 128 (first_k_dense_replace 1); topk_method noaux_tc, scoring_func sigmoid, moe_layer_freq 1 listed (keys transformers does not read); num_nextn_predict_layers 1 with four stand-in model.layers.3.* MTP tensors that the forward pass ignores and an export must copy unchanged; no head_dim key; attention_bias false; untied; BF16 matrices and norms |
+| deepseek-v3-qproj | DeepseekV3ForCausalLM | the MLA paths of Moonlight-16B-A3B / DeepSeek-V2-Lite-shaped configs: q_lora_rank null, so q = q_proj(h) with one self_attn.q_proj.weight (160, 64) (no q_a_proj / q_a_layernorm / q_b_proj) viewed as 8 heads of qk_nope_head_dim 12 then qk_rope_head_dim 8 (q/k head 20); kv_a_proj_with_mqa(h) (36, 64) gives the latent c (kv_lora_rank 28) then k_pe (8, shared by every head); kv_b_proj(kv_a_layernorm(c)) (224, 28) gives per head k_nope (12) then v (16: wider than k_nope, narrower than the q/k head), o_proj (64, 8 x 16); num_key_value_heads 8 = heads; rope_interleave false: apply_rotary_pos_emb, rotate-half pairs (i, i + 4) on the stored order of the 8 rope dims (the interleave reshuffle instead: 16.6); rope_scaling null: plain RoPE, theta 5e4, scores times exactly 20^-0.5 = 0.223607, cos / sin unscaled; rms_norm_eps 1e-5 for the layer norms while kv_a_layernorm keeps DeepseekV3RMSNorm's eps 1e-6: kv_a_proj_with_mqa's latent rows are scaled by 0.004 after the draw, so that the latent's mean square (7e-6 to 3e-5 on prompt 4) is near the eps and rms_norm_eps in its place changes prompt 4's logits by 17.9 (unscaled, about 2e-4); kv_a_layernorm's weights around 1 with std 0.3 (at 1: 17.2); the sigmoid router with an F32 mlp.gate.e_score_correction_bias, n_group 1 / topk_group 1 (a plain top-2 of the 6 experts' sigmoid + bias scores), norm_topk_prob false (the weights s not renormalised: renormalised, 14.6) x routed_scaling_factor 1.5, an ungated mlp.shared_experts of n_shared_experts 2 x moe_intermediate_size 24 = 48, layer 0 a dense MLP of 96 (first_k_dense_replace 1); num_nextn_predict_layers 0 (no MTP tensors); no head_dim key; attention_bias false; untied; BF16 matrices, F32 norms |
+| deepseek-v3-fp8 | DeepseekV3ForCausalLM | DeepSeek-V3 / R1 and Kimi-K2 as released, in FP8: deepseek-v3-mla's config plus `"quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [16, 16]}` ([128, 128] in the released ones) and deepseek-v3-mla's stored weights with every Linear weight of the decoder layers (q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj, o_proj, the dense MLP's gate/up/down_proj, every expert's and the shared experts') and of the MTP layer (model.layers.3.eh_proj) quantized: the weight stored as F8_E4M3 (float8_e4m3fn, one byte per element: sign, 4 exponent bits with bias 7, 3 mantissa bits, no infinities, NaN only at 0x7F / 0xFF, largest 448) beside an F32 `<name>_scale_inv` of shape (ceil(out / 16), ceil(in / 16)), one scale per 16 x 16 block, the blocks at the bottom / right edges cut short (q_a_proj (40, 64): scales (3, 4), rows 32-39 in the last block row; q_b_proj (96, 40): (6, 3); kv_b_proj (112, 24): (7, 2); o_proj (64, 48): (4, 3)); per block scale = amax(abs(block)) / 448 and code = e4m3(block / scale) rounded to nearest even (every block's largest code is 448); not quantized: embed_tokens, lm_head, every norm, the router mlp.gate.weight and mlp.gate.e_score_correction_bias (73 F8_E4M3 weights, 73 scales, 22 other tensors); a loader's weight is bf16(fp32(code) x scale_inv[i // 16, j // 16]) (the fp32 products kept instead: prompt 4's logits change by up to 0.247), and the golden outputs are computed from those (the weights change by up to 3.8 % of their block's largest value; against deepseek-v3-mla's weights with the same routers prompt 4's logits change by up to 20.1); the routers are not quantized but were searched again on the quantized model (deepseek-v3-mla's fell under the routing-gap threshold there): layers 1 and 2 redrawn (draws 4 and 8); otherwise deepseek-v3-mla's checks (RoPE, YaRN, latent norms, router); BF16 norms |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma and Phi-3 windows cut in
@@ -1329,5 +1604,26 @@ the q/k norms RMSNorms too); for Llama with biases `attention_bias`, `mlp_bias` 
 biases, the o_proj bias, the gate and up biases, the down bias zeroed); for Seed-OSS `attention_bias`,
 `attention_out_bias`, `mlp_bias` (the biases its flags give: q/k/v_proj, o_proj, the MLP's) and
 `{qkv_bias,q_bias,k_bias,v_bias}_effect_prompt4` (largest logit change with the q/k/v biases, or the
-q, k or v bias alone, zeroed).
+q, k or v bias alone, zeroed); for DeepSeek-V3 (multi-head latent attention; `model.head_dim` is the
+q/k head, qk_nope_head_dim + qk_rope_head_dim) `model.mla` (true), `q_lora_rank`, `kv_lora_rank`,
+`qk_nope_head_dim`, `qk_rope_head_dim`, `qk_head_dim`, `v_head_dim`, `latent_norm_eps` (the eps of
+q_a_layernorm and kv_a_layernorm), `attn_scale` (the score scale, qk_head_dim^-0.5 x mscale^2),
+`rope_interleave`, `rotary_dim`, `rope_attention_factor` (on cos and sin), `rope_inv_freq` and
+`{mla_mscale,rope_layout,kv_a_layernorm,q_a_layernorm,rope_scaling,latent_norm_eps}_effect_prompt4`
+(largest logit change with the score scale qk_head_dim^-0.5 (only with rope_scaling's mscale_all_dim),
+the other RoPE layout (rotate-half on the stored order instead of the interleave reshuffle, or the
+reshuffle where rope_interleave is false), kv_a_layernorm's or q_a_layernorm's (only with a
+q_lora_rank) weights at 1, plain RoPE (only with rope_scaling), rms_norm_eps as the latent norms' eps
+(only where it is not 1e-6)), besides the MoE and sigmoid router keys; the sigmoid router's
+`router_group_limit_effect_prompt4` only with n_group > 1, and `router_norm_topk_prob_effect_prompt4`
+(the top-k weights renormalised) only where norm_topk_prob is false; for an FP8 checkpoint
+(deepseek-v3-fp8) also `weights_from` (the fixture whose stored weights it quantizes), `weights_seed`
+(that fixture's seed, which drew them), `routers_redrawn` (the MoE layers whose router was redrawn on the
+quantized model; `router_draws` 1 = the source's kept), `quantization`, `weight_block_size`, `fp8_weights`
+(how many F8_E4M3 weights), `dequantized_dtype` (BF16: the dtype the dequantized weights are rounded to),
+`fp8_shapes` (per kind of weight one example name, the weight's and its weight_scale_inv's shapes),
+`fp8_max_relative_weight_change` (the largest |dequantized - source| over the source block's largest
+|value|), `fp8_quantization_effect_prompt4` (largest logit change against the source's weights with the
+same routers) and `fp8_bf16_rounding_effect_prompt4` (largest logit change were the dequantized weights kept
+as fp32 products).
 """

@@ -13,7 +13,8 @@ modeling code (eager attention); the file and class/function are cited at each f
   Qwen3VLForConditionalGeneration (their language models: Qwen2 / Qwen3 decoders with the
   multimodal RoPE, which for text positions is the plain one; see mrope_cos_sin),
   Glm4MoeForCausalLM, GraniteForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM,
-  GptOssForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, SeedOssForCausalLM.
+  GptOssForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, SeedOssForCausalLM,
+  DeepseekV3ForCausalLM (multi-head latent attention, see mla_attention; GLM-4.5's router).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -44,6 +45,13 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     Cohere / Cohere 2 pair adjacent dims (2i, 2i + 1) over the whole head (frequency i); Cohere 2's
     full-attention layers take no RoPE at all (only its sliding layers rotate).
   - GQA by repeating each kv head NH / NKV times (head h uses kv head h // (NH / NKV)).
+  - DeepSeek-V3's multi-head latent attention (`mla_attention`) in place of q/k/v: q through a
+    low-rank q_a_proj / q_a_layernorm / q_b_proj (q_lora_rank null: one q_proj), k and v per head
+    from one normed latent (kv_a_proj_with_mqa / kv_a_layernorm / kv_b_proj) plus one rotary key
+    part shared by every head, q/k head dim (qk_nope + qk_rope) != v head dim, RoPE on the rope part
+    only (interleave reshuffle then rotate_half; rope_interleave false: rotate_half on the stored
+    order), scores times qk_head_dim^-0.5 x yarn mscale(factor, mscale_all_dim)^2 (no rope_scaling:
+    qk_head_dim^-0.5).
   - Scores q.k * attn_scale (head_dim^-0.5, Gemma: query_pre_attn_scalar^-0.5), then an optional
     tanh softcap (Gemma 2), then the mask; softmax in fp32. gpt-oss: a learned per-head sink logit
     joins each row of scores as one more column, the max is subtracted, the softmax taken over
@@ -66,6 +74,11 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     logit_scale.
   - hidden_states: [embeddings (scaled, for Gemma), output of layer 0, ..., output of layer L-2,
     final_norm(output of layer L-1)] (L+1 entries), as transformers returns them.
+
+FP8 checkpoints (config.json quantization_config quant_method "fp8": DeepSeek-V3 / R1, Kimi-K2):
+F8_E4M3 weights with block-wise F32 `<name>_scale_inv` are dequantized on load to
+round(fp32(code) * scale_inv[block], torch_dtype) (`fp8_dequantize_params`); the forward pass then runs
+on those weights like any other (no fp8 activations).
 """
 import json
 import math
@@ -80,20 +93,25 @@ import torch.nn.functional as F
 # safetensors
 
 _DT = {"F32": torch.float32, "F16": torch.float16, "BF16": torch.bfloat16}
-_NP = {"F32": np.float32, "F16": np.float16, "BF16": np.int16}
+_NP = {"F32": np.float32, "F16": np.float16, "BF16": np.int16, "F8_E4M3": np.uint8}
+F8 = "F8_E4M3"  # the safetensors dtype name of torch.float8_e4m3fn: one byte per element
 
 
 def write_safetensors(path, tensors, metadata=None):
     """tensors: list of (name, dtype string, torch tensor). The tensor is converted to the dtype
-    (round to nearest even for BF16/F16). Header keys in the given order, padded with spaces to
-    a multiple of 8 bytes."""
+    (round to nearest even for BF16/F16/F8_E4M3; F8_E4M3 refuses values beyond +-448). Header keys in
+    the given order, padded with spaces to a multiple of 8 bytes."""
     header = {"__metadata__": metadata or {"format": "pt"}}
     blobs, offset = [], 0
     for name, dtype, t in tensors:
-        t = t.detach().to(torch.float32).contiguous().to(_DT[dtype])
-        if dtype == "BF16":
+        if dtype == F8:  # one code byte per element, see fp8_e4m3_encode
+            t = t.detach().to(torch.float32).contiguous()
+            data = fp8_e4m3_encode(t).tobytes()
+        elif dtype == "BF16":
+            t = t.detach().to(torch.float32).contiguous().to(_DT[dtype])
             data = t.view(torch.int16).numpy().astype("<i2").tobytes()
         else:
+            t = t.detach().to(torch.float32).contiguous().to(_DT[dtype])
             data = t.numpy().astype(np.dtype(_NP[dtype]).newbyteorder("<")).tobytes()
         header[name] = {"dtype": dtype, "shape": list(t.shape), "data_offsets": [offset, offset + len(data)]}
         blobs.append(data)
@@ -124,6 +142,9 @@ def read_safetensors(path):
         buf = raw[base + a:base + b]
         dt = info["dtype"]
         arr = np.frombuffer(buf, dtype=np.dtype(_NP[dt]).newbyteorder("<")).copy()
+        if dt == F8:
+            out[name] = (dt, fp8_e4m3_decode(arr).reshape(info["shape"]))
+            continue
         t = torch.from_numpy(arr.astype(_NP[dt]))
         if dt == "BF16":
             t = t.view(torch.bfloat16)
@@ -133,7 +154,109 @@ def read_safetensors(path):
 
 def round_to(t, dtype):
     """The fp32 value a tensor has after being stored as `dtype`."""
+    if dtype == F8:
+        return fp8_e4m3_decode(fp8_e4m3_encode(t.detach().to(torch.float32))).reshape(t.shape)
     return t.detach().to(_DT[dtype]).to(torch.float32)
+
+
+# ----------------------------------------------------------------------------------------------
+# FP8 E4M3 (torch.float8_e4m3fn, safetensors "F8_E4M3") and block-wise weight scales
+#
+# The format (OCP FP8 E4M3, the "fn" variant: finite, no infinities): sign bit, 4 exponent bits
+# (bias 7), 3 mantissa bits. Exponent field 0: subnormal m * 2^-9; fields 1-15: (1 + m/8) * 2^(e-7),
+# except S.1111.111 (0x7F, 0xFF), the only NaNs; so the largest value is 1.75 * 2^8 = 448 (0x7E).
+# Written here from the format's definition because the Debian torch this runs on (1.13) has no
+# float8 dtype; fp8_e4m3_encode rounds to nearest, ties to even, as c10's fp8e4m3fn_from_fp32_value
+# (torch's .to(torch.float8_e4m3fn)) does below 464 (at and above 464 that one gives 448 up to the
+# midpoint 464 and NaN past it; callers here never pass more than 448: DeepSeek's act_quant scales a
+# block's largest value to exactly 448, transformers' Fp8Quantize clamps to +-448 first).
+
+FP8_E4M3_MAX = 448.0
+
+
+def fp8_e4m3_values():
+    """The 256 code values as Python floats (exact), NaN for 0x7F and 0xFF."""
+    out = []
+    for code in range(256):
+        sign = -1.0 if code & 0x80 else 1.0
+        e, m = (code >> 3) & 0xF, code & 0x7
+        if e == 15 and m == 7:
+            out.append(float("nan"))
+        elif e == 0:
+            out.append(sign * math.ldexp(m, -9))
+        else:
+            out.append(sign * math.ldexp(8 + m, e - 10))
+    return out
+
+
+_FP8_TABLE = torch.tensor(fp8_e4m3_values(), dtype=torch.float32)
+# the 127 finite non-negative values (codes 0x00-0x7E), ascending (float64: exact, and midpoints exact)
+_FP8_POSITIVE = np.array(fp8_e4m3_values()[:127], dtype=np.float64)
+
+
+def fp8_e4m3_decode(codes):
+    """uint8 codes (numpy array) -> fp32 torch tensor of their values (exact)."""
+    return _FP8_TABLE[torch.from_numpy(np.asarray(codes, dtype=np.uint8).astype(np.int64))]
+
+
+def fp8_e4m3_encode(x):
+    """fp32 torch tensor -> uint8 numpy codes, round to nearest, ties to the even code (the even
+    mantissa); -0.0 keeps its sign bit. Refuses NaN and |x| > 448 (not representable)."""
+    a = x.detach().to(torch.float32).numpy().astype(np.float64).reshape(-1)
+    if np.isnan(a).any() or (np.abs(a) > FP8_E4M3_MAX).any():
+        raise ValueError("F8_E4M3: value not representable (NaN or |x| > 448)")
+    mag = np.abs(a)
+    hi = np.clip(np.searchsorted(_FP8_POSITIVE, mag, side="left"), 0, 126)  # first value >= mag
+    lo = np.clip(hi - 1, 0, 126)
+    d_lo, d_hi = mag - _FP8_POSITIVE[lo], _FP8_POSITIVE[hi] - mag
+    code = np.where(d_hi < d_lo, hi, lo)
+    code = np.where((d_hi == d_lo) & (hi % 2 == 0), hi, code)  # a tie goes to the even code
+    code = np.where(mag == _FP8_POSITIVE[hi], hi, code)
+    code = code | np.where(np.signbit(a), 0x80, 0)
+    return code.astype(np.uint8).reshape(tuple(x.shape))
+
+
+def fp8_block_grid(shape, block):
+    """(ceil(out / Bm), ceil(in / Bn)): the weight_scale_inv shape of an (out, in) weight."""
+    (rows, cols), (bm, bn) = shape, block
+    return (rows + bm - 1) // bm, (cols + bn - 1) // bn
+
+
+def fp8_block_quantize(w, block):
+    """(values, scale_inv) of an (out, in) fp32 weight quantized per Bm x Bn block, the blocks at the
+    bottom / right edges cut short: scale = amax(|block|) / 448 (1 for an all-zero block), values =
+    e4m3(block / scale) (round to nearest even), scale_inv = scale (fp32) -- DeepSeek-V3's
+    inference/kernel.py act_quant_kernel recipe (s = max|x| / 448, y = x / s), applied to weight
+    blocks; stored as `<name>` (F8_E4M3) and `<name>_scale_inv` (F32), so that w ~ values * scale_inv.
+    values are fp32 holding exactly the e4m3 values."""
+    bm, bn = block
+    gm, gn = fp8_block_grid(w.shape, block)
+    w = w.detach().to(torch.float32)
+    values = torch.empty_like(w)
+    scale_inv = torch.empty(gm, gn, dtype=torch.float32)
+    for i in range(gm):
+        for j in range(gn):
+            blk = w[i * bm:(i + 1) * bm, j * bn:(j + 1) * bn]
+            amax = blk.abs().max()
+            scale = amax / FP8_E4M3_MAX if float(amax) > 0 else torch.tensor(1.0)
+            scaled = (blk / scale).clamp(-FP8_E4M3_MAX, FP8_E4M3_MAX)  # (amax / scale may round past 448)
+            values[i * bm:(i + 1) * bm, j * bn:(j + 1) * bn] = round_to(scaled, F8)
+            scale_inv[i, j] = scale
+    return values, scale_inv
+
+
+def fp8_block_dequantize(values, scale_inv, block):
+    """fp32(values) * scale_inv[i // Bm, j // Bn] in fp32 (transformers integrations/finegrained_fp8.py
+    Fp8Dequantize.convert: quantized.to(float32) times the block's scale; DeepSeek-V3 inference/kernel.py
+    weight_dequant_kernel: x.to(float32) * s with s = s_ptr[pid_m * cdiv(N, BLOCK) + pid_n] and the edge
+    blocks masked, i.e. cut short). The caller rounds the result to the model dtype."""
+    bm, bn = block
+    rows, cols = values.shape
+    if tuple(scale_inv.shape) != fp8_block_grid(values.shape, block):
+        raise ValueError("weight_scale_inv shape %s for a %s weight with blocks %s" % (
+            tuple(scale_inv.shape), tuple(values.shape), tuple(block)))
+    s = scale_inv.repeat_interleave(bm, dim=0)[:rows].repeat_interleave(bn, dim=1)[:, :cols]
+    return values.to(torch.float32) * s
 
 
 # ----------------------------------------------------------------------------------------------
@@ -142,7 +265,8 @@ def round_to(t, dtype):
 LLAMA_LIKE = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM")
 GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
 GLM4_MOE = "Glm4MoeForCausalLM"
-MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE)
+DEEPSEEK_V3 = "DeepseekV3ForCausalLM"
+MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE, DEEPSEEK_V3)
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 SMOLLM3 = "SmolLM3ForCausalLM"
 GRANITE = "GraniteForCausalLM"
@@ -266,6 +390,22 @@ DEFAULTS[SEED_OSS] = dict(
     num_key_value_heads=8, head_dim=128, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=10000.0,
     rope_scaling=None, tie_word_embeddings=False, attention_bias=True, attention_out_bias=False, mlp_bias=False,
     max_position_embeddings=524288)
+# models/deepseek_v3/configuration_deepseek_v3.py DeepseekV3Config.__init__ (4.5x). It sets
+# self.head_dim = qk_rope_head_dim (the RoPE / YaRN dim); the q/k head is qk_nope + qk_rope, the v head
+# v_head_dim: a head_dim key in config.json is not read here. topk_method / scoring_func /
+# moe_layer_freq: keys of DeepSeek's own configs that DeepseekV3Config does not read (HF always runs
+# the sigmoid noaux_tc router on every layer from first_k_dense_replace on); other values are refused.
+DEFAULTS[DEEPSEEK_V3] = dict(
+    num_attention_heads=128, num_key_value_heads=128, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=10000.0,
+    rope_scaling=None, rope_interleave=True, tie_word_embeddings=False, attention_bias=False,
+    max_position_embeddings=4096, moe_intermediate_size=2048, num_experts_per_tok=8, n_shared_experts=1,
+    n_routed_experts=256, routed_scaling_factor=2.5, n_group=8, topk_group=4, first_k_dense_replace=3,
+    norm_topk_prob=True, q_lora_rank=1536, kv_lora_rank=512, qk_rope_head_dim=64, v_head_dim=128,
+    qk_nope_head_dim=128, topk_method="noaux_tc", scoring_func="sigmoid", moe_layer_freq=1)
+# DeepseekV3Attention.__init__: q_a_layernorm = DeepseekV3RMSNorm(config.q_lora_rank) and kv_a_layernorm =
+# DeepseekV3RMSNorm(self.kv_lora_rank) take DeepseekV3RMSNorm.__init__'s default eps=1e-6, not
+# config.rms_norm_eps (which only input_layernorm, post_attention_layernorm and model.norm take)
+MLA_LATENT_NORM_EPS = 1e-6
 
 
 def _getter(arch, c):
@@ -320,6 +460,32 @@ class Spec:
         self.NH = get("num_attention_heads")
         self.NKV = get("num_key_value_heads", None) or self.NH
         self.HD = get("head_dim", None) or self.H // self.NH
+        # DeepSeek-V3's multi-head latent attention (models/deepseek_v3/modeling_deepseek_v3.py
+        # DeepseekV3Attention.__init__): q_a_proj (q_lora_rank, H), q_a_layernorm, q_b_proj (NH * qk_head_dim,
+        # q_lora_rank); kv_a_proj_with_mqa (kv_lora_rank + qk_rope_head_dim, H), kv_a_layernorm, kv_b_proj
+        # (NH * (qk_nope_head_dim + v_head_dim), kv_lora_rank); o_proj (H, NH * v_head_dim). q_lora_rank null
+        # (DeepSeek-V2-Lite, Moonlight): `if self.q_lora_rank is None: self.q_proj = nn.Linear(hidden_size,
+        # num_heads * qk_head_dim, bias=False)` in place of q_a_proj / q_a_layernorm / q_b_proj. HD is the q/k
+        # head, qk_head_dim = qk_nope_head_dim + qk_rope_head_dim (DeepseekV3Config.__init__)
+        self.mla = arch == DEEPSEEK_V3
+        if self.mla:
+            self.q_lora_rank, self.kv_lora_rank = get("q_lora_rank"), get("kv_lora_rank")
+            self.qk_nope_head_dim, self.qk_rope_head_dim = get("qk_nope_head_dim"), get("qk_rope_head_dim")
+            self.v_head_dim = get("v_head_dim")
+            self.HD = self.qk_nope_head_dim + self.qk_rope_head_dim
+            self.mla_norm_eps = MLA_LATENT_NORM_EPS
+            # DeepseekV3Attention.forward: rope_interleave picks apply_rotary_pos_emb_interleave (the
+            # reshuffle, then rotate_half) over apply_rotary_pos_emb (rotate_half on the stored order)
+            self.mla_rope_interleave = bool(get("rope_interleave"))
+            if self.NKV != self.NH:
+                # kv_b_proj gives one k and v per attention head; repeat_kv with another ratio breaks the shapes
+                raise ValueError("DeepSeek-V3: num_key_value_heads must equal num_attention_heads")
+            if get("attention_bias"):
+                raise ValueError("attention_bias is not used by the fixtures")
+            for key, want in (("topk_method", "noaux_tc"), ("scoring_func", "sigmoid"), ("moe_layer_freq", 1)):
+                if get(key) != want:
+                    raise ValueError("DeepSeek-V3: %s %r (DeepseekV3Config ignores it; HF runs %r)" % (
+                        key, get(key), want))
         if arch == COHERE[1] and self.HD != self.H // self.NH:
             # Cohere2Config sets head_dim = hidden_size // num_attention_heads itself (4.x in __init__,
             # before PretrainedConfig sets the leftover kwargs; 5.x in __post_init__): a config.json
@@ -411,6 +577,16 @@ class Spec:
             raise ValueError("activation %r is not supported" % act)
         self.act = "gelu_tanh" if act == "gelu_pytorch_tanh" else "silu"
         self.attn_scale = get("query_pre_attn_scalar") ** -0.5 if gemma else self.HD ** -0.5
+        if self.mla and get("rope_scaling", None) is not None:
+            # DeepseekV3Attention.__init__: scaling = qk_head_dim ** -0.5, times mscale * mscale with
+            # mscale = yarn_get_mscale(rope_scaling["factor"], mscale_all_dim) when mscale_all_dim is set
+            # (non-zero), whatever the rope type; yarn_get_mscale = 0.1 * m * ln(factor) + 1 (1 if factor <= 1)
+            rs = get("rope_scaling")
+            mscale_all_dim = rs.get("mscale_all_dim", 0)
+            if mscale_all_dim:
+                factor = rs["factor"]
+                mscale = 1.0 if factor <= 1 else 0.1 * mscale_all_dim * math.log(factor) + 1.0
+                self.attn_scale = self.attn_scale * mscale * mscale
         # Granite (models/granite/modular_granite.py): GraniteModel.forward multiplies the embeddings
         # by embedding_multiplier (a Python float: no rounding to the dtype), GraniteAttention's
         # scaling is attention_multiplier, GraniteDecoderLayer.forward adds `hidden_states *
@@ -487,6 +663,10 @@ class Spec:
         # apply_rotary_pos_emb: q_rot = q[..., :rotary_dim], rotate_half)
         partial = arch in ("Phi3ForCausalLM", GLM4_MOE) or arch in GLM
         self.R = int(self.HD * get("partial_rotary_factor", 1.0)) if partial else self.HD
+        if self.mla:
+            # DeepseekV3Config: head_dim = qk_rope_head_dim, so the rotary embedding (and YaRN) is built
+            # over qk_rope_head_dim dims; they are the tail of each q head and the k_pe part
+            self.R = self.qk_rope_head_dim
         # Cohere / Cohere 2: the whole head, adjacent dims paired (models/cohere/modeling_cohere.py
         # CohereRotaryEmbedding.forward: emb = torch.repeat_interleave(freqs, 2, dim=-1); rotate_half:
         # stack([-x[..., 1::2], x[..., ::2]], dim=-1).flatten(-2)), which is GLM's pairing with R = HD
@@ -561,10 +741,14 @@ class Spec:
             self.layer_moe = [l not in dense and self.num_experts > 0 and (l + 1) % step == 0
                               for l in range(self.L)]
             self.expert_naming = "qwen"
-        elif arch == GLM4_MOE:
+        elif arch in (GLM4_MOE, DEEPSEEK_V3):
             # models/glm4_moe/modeling_glm4_moe.py: Glm4MoeDecoderLayer.__init__ (MoE from layer
             # first_k_dense_replace on), Glm4MoeMoE (n_routed_experts, shared_experts of
-            # moe_intermediate_size * n_shared_experts), Glm4MoeTopkRouter (e_score_correction_bias)
+            # moe_intermediate_size * n_shared_experts), Glm4MoeTopkRouter (e_score_correction_bias).
+            # DeepSeek-V3 the same, line for line (models/deepseek_v3/modeling_deepseek_v3.py
+            # DeepseekV3DecoderLayer.__init__: DeepseekV3MoE when layer_idx >= first_k_dense_replace;
+            # DeepseekV3MoE.__init__ / forward: an ungated shared_experts MLP of moe_intermediate_size *
+            # n_shared_experts added to the routed sum; DeepseekV3TopkRouter.forward / get_topk_indices)
             self.num_experts, self.top_k = get("n_routed_experts"), get("num_experts_per_tok")
             self.norm_topk_prob = bool(get("norm_topk_prob"))
             self.moe_intermediate = get("moe_intermediate_size")
@@ -699,11 +883,50 @@ def yarn_parameters(dim, theta, scaling, max_positions, top_level_original=None)
 
 
 def load_model(folder):
-    """(Spec, params: name -> fp32 tensor, dtypes: name -> stored dtype) from an HF folder."""
+    """(Spec, params: name -> fp32 tensor, dtypes: name -> stored dtype) from an HF folder. An FP8
+    checkpoint (config.json quantization_config quant_method "fp8", as DeepSeek-V3 / R1 and Kimi-K2 are
+    released) is dequantized as a loader that holds the model in its torch_dtype sees it
+    (`fp8_dequantize_params`); dtypes keeps the stored dtypes (F8_E4M3, and F32 for the scales)."""
     with open(os.path.join(folder, "config.json")) as f:
-        spec = Spec(json.load(f))
+        cfg = json.load(f)
+    spec = Spec(cfg)
     st = read_safetensors(os.path.join(folder, "model.safetensors"))
-    return spec, {k: v[1] for k, v in st.items()}, {k: v[0] for k, v in st.items()}
+    p = {k: v[1] for k, v in st.items()}
+    dtypes = {k: v[0] for k, v in st.items()}
+    if (cfg.get("quantization_config") or {}).get("quant_method") == "fp8" and F8 not in dtypes.values():
+        raise ValueError("%s: quantization_config fp8 but no F8_E4M3 tensor" % folder)
+    return spec, fp8_dequantize_params(cfg, p, dtypes), dtypes
+
+
+def fp8_dequantize_params(cfg, p, dtypes):
+    """Every F8_E4M3 weight W with its sibling W + "_scale_inv" (F32, (ceil(out / Bm), ceil(in / Bn))) ->
+    round(fp32(W) * scale_inv[block], model dtype), the scales dropped; other tensors unchanged.
+    (Bm, Bn) = quantization_config.weight_block_size; the model dtype is config.json's torch_dtype
+    (bfloat16 in the released FP8 checkpoints: transformers' FineGrainedFP8Config(dequantize=True) and
+    DeepSeek's fp8_cast_bf16.py, whose weight_dequant writes torch.get_default_dtype() = bfloat16, both
+    end with bf16 weights). Not modelled: transformers' FP8Linear without dequantize, which also
+    quantizes the activations (activation_scheme "dynamic": act_quant per 1 x Bn group) and runs an fp8
+    matmul -- an engine that does that is not expected to match these goldens to 1e-4."""
+    fp8 = sorted(n for n, dt in dtypes.items() if dt == F8)
+    q = cfg.get("quantization_config") or {}
+    if not fp8:  # (the generator also passes the unquantized weights of an FP8 fixture's config)
+        return p
+    if q.get("quant_method") != "fp8" or q.get("fmt", "e4m3") != "e4m3":
+        raise ValueError("F8_E4M3 tensors need quantization_config quant_method fp8, fmt e4m3: %r" % (q,))
+    block = q.get("weight_block_size")
+    if block is None or len(block) != 2:
+        raise ValueError("quantization_config.weight_block_size must be [Bm, Bn]: %r" % (block,))
+    target = {"bfloat16": "BF16", "float16": "F16", "float32": "F32"}[cfg.get("torch_dtype", "bfloat16")]
+    out = dict(p)
+    for name in fp8:
+        sname = name + "_scale_inv"
+        if not name.endswith(".weight") or sname not in p or dtypes[sname] != "F32" or p[name].dim() != 2:
+            raise ValueError("%s: an F8_E4M3 tensor needs a 2-D weight and an F32 %s" % (name, sname))
+        out[name] = round_to(fp8_block_dequantize(p[name], out.pop(sname), block), target)
+    stray = [n for n in out if n.endswith("_scale_inv")]
+    if stray:
+        raise ValueError("scale tensors without an F8_E4M3 weight: %s" % ", ".join(stray))
+    return out
 
 
 def weight_names(spec, p):
@@ -894,6 +1117,66 @@ def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
         # GptOssAttention, LlamaAttention: o_proj bias=attention_bias; SeedOssAttention: bias=attention_out_bias
         o = o + p[pre + "self_attn.o_proj.bias"]
     return o
+
+
+def mla_rope_reshuffle(x):
+    """models/deepseek_v3/modeling_deepseek_v3.py apply_rotary_pos_emb_interleave: each (…, d) vector
+    viewed as d/2 pairs (2i, 2i + 1), transposed and flattened: [x0, x2, …, x(d-2), x1, x3, …, x(d-1)];
+    rotate_half then pairs position i with i + d/2, i.e. the stored dims 2i and 2i + 1."""
+    d = x.shape[-1]
+    return x.unflatten(-1, (d // 2, 2)).transpose(-1, -2).flatten(-2)
+
+
+def mla_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
+    """DeepSeek-V3's multi-head latent attention, models/deepseek_v3/modeling_deepseek_v3.py
+    DeepseekV3Attention.forward (eager), per sequence h (B, T, H):
+      q = q_b_proj(q_a_layernorm(q_a_proj(h))) (q_lora_rank null: q_proj(h)) viewed (B, T, NH, nope + rope),
+      split nope | rope;
+      kv_a_proj_with_mqa(h) split c (kv_lora_rank) | k_rot (rope: one head, shared by every head);
+      kv_b_proj(kv_a_layernorm(c)) viewed (B, T, NH, nope + v), split k_nope | v;
+      RoPE on q_rot and k_rot only (rope_interleave: apply_rotary_pos_emb_interleave, the reshuffle then
+      rotate_half; else apply_rotary_pos_emb), cos / sin times the YaRN attention factor;
+      k_rot expanded to every head; Q = [q_nope ; q_rot], K = [k_nope ; k_rot] (qk_head_dim each);
+      softmax(Q K^T * scaling + mask) in fp32 (eager_attention_forward), times V (v_head_dim), heads
+      concatenated (B, T, NH * v_head_dim), o_proj. No biases (attention_bias is refused).
+    q_a_layernorm / kv_a_layernorm are DeepseekV3RMSNorms with eps 1e-6 (spec.mla_norm_eps). The cache
+    holds each layer's K (B, NH, S, qk_head_dim, after RoPE) and V (B, NH, S, v_head_dim), as
+    transformers' DynamicCache does (past_key_value.update(key_states, value_states))."""
+    B, T, _ = h.shape
+    NH, NOPE, ROPE, DV, C = spec.NH, spec.qk_nope_head_dim, spec.R, spec.v_head_dim, spec.kv_lora_rank
+    a = pre + "self_attn."
+    eps = spec.mla_norm_eps
+    if spec.q_lora_rank is None:  # `if self.q_lora_rank is None: q_states = self.q_proj(hidden_states)`
+        q = h @ p[a + "q_proj.weight"].T
+    else:
+        q = rms_norm(h @ p[a + "q_a_proj.weight"].T, p[a + "q_a_layernorm.weight"], eps) @ p[a + "q_b_proj.weight"].T
+    q = q.view(B, T, NH, NOPE + ROPE).transpose(1, 2)  # (B, NH, T, qk_head_dim)
+    q_pass, q_rot = q[..., :NOPE], q[..., NOPE:]
+    compressed = h @ p[a + "kv_a_proj_with_mqa.weight"].T  # (B, T, kv_lora_rank + rope)
+    c, k_rot = compressed[..., :C], compressed[..., C:]
+    kv = rms_norm(c, p[a + "kv_a_layernorm.weight"], eps) @ p[a + "kv_b_proj.weight"].T
+    kv = kv.view(B, T, NH, NOPE + DV).transpose(1, 2)  # (B, NH, T, nope + v)
+    k_pass, v = kv[..., :NOPE], kv[..., NOPE:]
+    k_rot = k_rot.view(B, 1, T, ROPE)
+    cos, sin = cos_sin  # (B, 1, T, ROPE): cat(freqs, freqs) times the attention factor
+    if spec.mla_rope_interleave:
+        q_rot, k_rot = mla_rope_reshuffle(q_rot), mla_rope_reshuffle(k_rot)
+    q_rot = q_rot * cos + rotate_half(q_rot) * sin
+    k_rot = k_rot * cos + rotate_half(k_rot) * sin
+    k_rot = k_rot.expand(B, NH, T, ROPE)
+    q = torch.cat((q_pass, q_rot), dim=-1)
+    k = torch.cat((k_pass, k_rot), dim=-1)
+    if cache is not None:
+        if l in cache:
+            k = torch.cat((cache[l][0], k), dim=2)
+            v = torch.cat((cache[l][1], v), dim=2)
+        new_cache[l] = (k, v)
+    scores = (q @ k.transpose(2, 3)) * spec.attn_scale
+    if trace is not None:
+        trace.setdefault("max_abs_score", {})[l] = float(scores.masked_fill(bias < 0, 0).abs().max())
+    attn = torch.softmax(scores + bias, dim=-1, dtype=torch.float32)
+    o = (attn @ v).transpose(1, 2).reshape(B, T, NH * DV)
+    return o @ p[a + "o_proj.weight"].T
 
 
 def sink_softmax(scores, sinks):
@@ -1093,7 +1376,8 @@ def feed_forward(spec, p, pre, l, h, trace):
 
 def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace):
     h = norm(spec, x, p[pre + "input_layernorm.weight"])
-    a = self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace)
+    attention = mla_attention if spec.mla else self_attention
+    a = attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace)
     if spec.parallel_block:
         # models/cohere/modeling_cohere.py CohereDecoderLayer.forward (Cohere2DecoderLayer alike): the
         # attention and the MLP both read the one normed h; residual + attention + MLP, in that order
