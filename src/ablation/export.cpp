@@ -166,6 +166,15 @@ Job prepare(const std::string& model_dir, const std::vector<std::vector<float>>&
   // files) is written dequantized under its plain name.
   std::vector<std::string> order;
   std::set<std::string, std::less<>> taken;
+  // FP8 tensors (their "_scale_inv" beside them), the model's and any other (an MTP layer's): written
+  // dequantized under their own names, the scales consumed.
+  for (const io::TensorInfo& t : job.reader->tensors()) {
+    const io::TensorInfo* scale = model::is_fp8(t) ? job.reader->find(model::fp8_scale_name(t.name)) : nullptr;
+    if (!scale || job.spec.fp8_block_rows <= 0) continue;
+    job.items[t.name].fp8_scale = scale;
+    taken.insert(scale->name);
+    job.dequantized = true;
+  }
   for (const model::ExpectedWeight& w : model::expected_weights(job.spec)) {
     const io::TensorInfo* t = w.mxfp4 ? nullptr : job.reader->find(w.name);
     if ((!t && !w.mxfp4) || !taken.insert(w.name).second) continue;
@@ -186,6 +195,11 @@ Job prepare(const std::string& model_dir, const std::vector<std::vector<float>>&
     ++job.num_ablatable;
     if (w.role == model::WeightRole::expert_down_proj && !trial.routed_experts) continue;
     if (trial.lambda[static_cast<size_t>(component)][static_cast<size_t>(w.layer)] != 0.0f) {
+      if (opts.format == ExportFormat::adapter && t && model::is_fp8(*t)) {
+        fail("export --format adapter: '{}' is FP8 (block-scaled): a LoRA adapter over an FP8 base is not written; "
+             "export it merged (--format merged), which writes the whole model dequantized",
+             w.name);
+      }
       if (opts.format == ExportFormat::adapter && (w.mxfp4 || t->shape.size() == 3)) {
         fail("export --format adapter: '{}' holds the down projections of {} experts in one tensor (the fused "
              "layout of transformers 5, gpt-oss's), which no PEFT LoRA module targets; export it merged (--format "
@@ -216,6 +230,12 @@ Job prepare(const std::string& model_dir, const std::vector<std::vector<float>>&
       continue;
     }
     const io::TensorInfo* t = &job.reader->tensor(name);
+    if (it.fp8_scale) {  // dequantized: BF16 unless --dtype says otherwise (what transformers' dequantize holds)
+      it.src = t;
+      it.dtype = opts.dtype.value_or(DType::bf16);
+      specs.push_back(io::TensorSpec{t->name, it.dtype, t->shape});
+      continue;
+    }
     if (!t->dtype) {
       fail("{}: tensor '{}' has dtype {}, which export cannot write (supported: {})", t->file, t->name,
            t->dtype_name, io::supported_dtypes());
@@ -225,8 +245,8 @@ Job prepare(const std::string& model_dir, const std::vector<std::vector<float>>&
     specs.push_back(io::TensorSpec{t->name, it.dtype, t->shape});
   }
   if (job.dequantized) {
-    log::info("export: {} holds MXFP4 experts; they are written dequantized as {} (config.json without "
-              "quantization_config)",
+    log::info("export: {} holds quantized weights (MXFP4 experts or FP8 blocks); they are written dequantized as {} "
+              "(config.json without quantization_config)",
               model_dir, dtype_name(opts.dtype.value_or(DType::bf16)));
   }
   job.plan = io::plan_shards(partial.string(), std::move(specs), opts.max_shard_bytes);
@@ -274,6 +294,13 @@ void write_tensor(const Job& job, const std::string& name, const Item& it,
   }
   const io::TensorInfo& t = *it.src;
   const size_t out_size = dtype_size(it.dtype);
+  const auto read = [&](int64_t first, int64_t n, float* out) {
+    if (it.fp8_scale) {
+      model::read_fp8(*job.reader, t, job.spec.fp8_block_rows, job.spec.fp8_block_cols, first, n, out);
+    } else {
+      job.reader->read_f32(t, first, n, out);
+    }
+  };
   if (it.component >= 0) {
     // W' in fp32 from the source values, rounded once to the output dtype. A (E, H, Fm) tensor is
     // the down projections of E fused experts: each is ablated on its own, as when stored apart,
@@ -293,7 +320,7 @@ void write_tensor(const Job& job, const std::string& name, const Item& it,
       }
     };
     for (int64_t b = 0; b < blocks; ++b) {
-      job.reader->read_f32(t, b * n, n, wf.data());
+      read(b * n, n, wf.data());
       if (it.transposed) transpose(wf.data(), stored_rows, stored_cols, wt.data());
       float* w_out = it.transposed ? wt.data() : wf.data();
       ablate_weight(w_out, rows, cols, v, trial.lambda[static_cast<size_t>(it.component)][l], trial.mode);
@@ -301,7 +328,7 @@ void write_tensor(const Job& job, const std::string& name, const Item& it,
       convert_from_f32(wf.data(), it.dtype, bytes.data(), wf.size());
       w.write_part(t.name, static_cast<uint64_t>(b * n) * out_size, bytes.data(), bytes.size());
     }
-  } else if (it.dtype == *t.dtype) {
+  } else if (!it.fp8_scale && it.dtype == *t.dtype) {
     // Straight from the mapping: the bytes are the source's, bit for bit.
     w.write(t.name, job.reader->file(t.file_index).bytes(t), t.nbytes());
   } else {
@@ -311,7 +338,7 @@ void write_tensor(const Job& job, const std::string& name, const Item& it,
       const int64_t n = std::min(kConvertChunk, t.numel - first);
       f.resize(static_cast<size_t>(n));
       bytes.resize(static_cast<size_t>(n) * out_size);
-      job.reader->read_f32(t, first, n, f.data());
+      read(first, n, f.data());
       convert_from_f32(f.data(), it.dtype, bytes.data(), f.size());
       w.write_part(t.name, static_cast<uint64_t>(first) * out_size, bytes.data(), bytes.size());
     }

@@ -28,6 +28,9 @@ struct Item {
   const io::TensorInfo* mxfp4_blocks = nullptr;
   const io::TensorInfo* mxfp4_scales = nullptr;
   std::vector<int64_t> mxfp4_shape;
+  // An FP8 tensor (DeepSeek-V3 as released; src is the F8_E4M3 tensor): its block scales. Written
+  // dequantized (model::read_fp8), under its own name, without the scales.
+  const io::TensorInfo* fp8_scale = nullptr;
 };
 
 // Everything step 1 derives; identical on every rank.
@@ -36,7 +39,7 @@ struct Job {
   std::unique_ptr<io::SafetensorsReader> reader;
   std::map<std::string, Item> items;
   io::ShardPlan plan;
-  bool dequantized = false;  // MXFP4 tensors written dequantized: config.json loses quantization_config
+  bool dequantized = false;  // MXFP4 or FP8 tensors written dequantized: config.json loses quantization_config
   size_t num_ablated = 0;
   size_t num_ablatable = 0;  // o_proj and down projection tensors in the files
   std::vector<std::string> ablated;  // the ablated tensors in module order

@@ -52,6 +52,12 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
       case model::WeightRole::v_bias: w.bv = p; break;
       case model::WeightRole::q_norm: w.q_norm = p; break;
       case model::WeightRole::k_norm: w.k_norm = p; break;
+      case model::WeightRole::q_a_proj: w.wq_a = p; break;
+      case model::WeightRole::q_a_norm: w.q_a_norm = p; break;
+      case model::WeightRole::q_b_proj: w.wq_b = p; break;
+      case model::WeightRole::kv_a_proj: w.wkv_a = p; break;
+      case model::WeightRole::kv_a_norm: w.kv_a_norm = p; break;
+      case model::WeightRole::kv_b_proj: w.wkv_b = p; break;
       case model::WeightRole::o_proj: w.wo = p; break;
       case model::WeightRole::o_bias: w.bo = p; break;
       case model::WeightRole::attn_sinks: w.sinks = p; break;

@@ -59,6 +59,7 @@ void granite_moe_keys(const Keys& k, ModelSpec& s);
 void gpt_oss_keys(const Keys& k, ModelSpec& s);
 void cohere_keys(const Keys& k, ModelSpec& s);
 void seed_oss_keys(const Keys& k, ModelSpec& s);
+void deepseek_v3_keys(const Keys& k, ModelSpec& s);
 
 // Gemma2Config and Gemma3TextConfig (transformers), for absent keys.
 constexpr const char* kGemma2Defaults = R"({"vocab_size": 256000, "hidden_size": 2304,
@@ -107,6 +108,15 @@ constexpr const char* kGlm4MoeDefaults = R"({"vocab_size": 151552, "hidden_size"
   "tie_word_embeddings": false, "rope_theta": 10000.0, "attention_bias": false, "moe_intermediate_size": 1408,
   "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128, "routed_scaling_factor": 1.0,
   "n_group": 1, "topk_group": 1, "first_k_dense_replace": 1, "norm_topk_prob": true, "use_qk_norm": false,
+  "num_nextn_predict_layers": 0})";
+// DeepseekV3Config (head_dim is not read: the parser sets qk_nope_head_dim + qk_rope_head_dim).
+constexpr const char* kDeepseekV3Defaults = R"({"vocab_size": 129280, "hidden_size": 7168,
+  "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61, "num_attention_heads": 128,
+  "n_shared_experts": 1, "n_routed_experts": 256, "routed_scaling_factor": 2.5, "kv_lora_rank": 512,
+  "q_lora_rank": 1536, "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "n_group": 8,
+  "topk_group": 4, "num_experts_per_tok": 8, "first_k_dense_replace": 3, "norm_topk_prob": true,
+  "hidden_act": "silu", "max_position_embeddings": 4096, "rms_norm_eps": 1e-06, "bos_token_id": 0,
+  "eos_token_id": 1, "tie_word_embeddings": false, "rope_interleave": true, "attention_bias": false,
   "num_nextn_predict_layers": 0})";
 // GptOssConfig (its __post_init__ sets layer_types and the yarn rope_parameters when absent).
 constexpr const char* kGptOssDefaults = R"({"num_hidden_layers": 36, "num_local_experts": 128,
@@ -190,6 +200,9 @@ const Family kFamilies[] = {
     // Seed-OSS-36B: Llama with q/k/v biases (attention_bias, default true) and o_proj's apart
     // (attention_out_bias, default false)
     {"SeedOssForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kSeedOssDefaults, seed_oss_keys},
+    // DeepSeek-V3/R1, Kimi-K2, Moonlight: multi-head latent attention, GLM-4.5's sigmoid router
+    // (head_dim 192 stands for hidden_size / heads, which MLA does not use; deepseek_v3_keys sets it)
+    {"DeepseekV3ForCausalLM", false, false, false, 192, 0, 0, W::none, 0, kDeepseekV3Defaults, deepseek_v3_keys},
 };
 
 // Families whose dense MLP takes mlp_bias (LlamaMLP and the MLPs copied from it).
@@ -496,10 +509,17 @@ void qwen_moe_keys(const Keys& k, ModelSpec& s) {
 // first_k_dense_replace layers are dense MLPs of intermediate_size, the rest MoE: n_routed_experts
 // experts of moe_intermediate_size picked by the sigmoid router (route_tokens_to_experts) and
 // n_shared_experts shared ones as one MLP of n_shared_experts * moe_intermediate_size, ungated.
+void sigmoid_moe_keys(const Keys& k, ModelSpec& s);
 void glm4_moe_keys(const Keys& k, ModelSpec& s) {
   s.qkv_bias = k.get_bool("attention_bias", false);
   s.qk_norm = k.get_bool("use_qk_norm", false);
   partial_rotary_keys(k, s);
+  sigmoid_moe_keys(k, s);
+}
+
+// The MoE layers of GLM-4.5 and DeepSeek-V3 (Glm4MoeMoE = DeepseekV3MoE, Glm4MoeTopkRouter =
+// DeepseekV3TopkRouter): see glm4_moe_keys.
+void sigmoid_moe_keys(const Keys& k, ModelSpec& s) {
   s.num_experts = k.get_int("n_routed_experts");
   s.experts_per_token = k.get_int("num_experts_per_tok");
   s.moe_intermediate_size = k.get_int("moe_intermediate_size");
@@ -516,11 +536,76 @@ void glm4_moe_keys(const Keys& k, ModelSpec& s) {
   if (dense < 0) bad_key(s, "first_k_dense_replace", fmt::format("must not be negative, found {}", dense));
   s.moe_layers.assign(static_cast<size_t>(s.num_layers), 0);
   for (int64_t l = dense; l < s.num_layers; ++l) s.moe_layers[static_cast<size_t>(l)] = 1;
-  s.mtp_layers = k.get_int("num_nextn_predict_layers");
+  s.mtp_layers = k.get_int("num_nextn_predict_layers", 0);
   if (s.mtp_layers < 0) {
     bad_key(s, "num_nextn_predict_layers", fmt::format("must not be negative, found {}", s.mtp_layers));
   }
   s.expert_names = ModelSpec::ExpertNames::qwen;
+}
+
+// models/deepseek_v3 (DeepseekV3Config, DeepseekV3Attention, DeepseekV3TopkRouter, DeepseekV3MoE;
+// docs/deepseek-mla.md): multi-head latent attention (ModelSpec::mla) over q/k heads of
+// qk_nope_head_dim + qk_rope_head_dim and value heads of v_head_dim, the rotated tail paired
+// adjacently when rope_interleave (apply_rotary_pos_emb_interleave reorders (2i, 2i + 1) into
+// rotate-half's (i, i + R/2) for q and k alike, so the scores equal our in-place adjacent pairs);
+// the score scale qk_head_dim^-0.5, times yarn_get_mscale(factor, mscale_all_dim)² when the rope
+// is scaled; GLM-4.5's MoE layers. The latent norms are DeepseekV3RMSNorm(rank) with its default eps.
+void deepseek_v3_keys(const Keys& k, ModelSpec& s) {
+  s.mla = true;
+  s.q_lora_rank = k.get_int("q_lora_rank", 0);
+  s.kv_lora_rank = k.get_int("kv_lora_rank");
+  s.qk_nope_head_dim = k.get_int("qk_nope_head_dim");
+  const int64_t rope = k.get_int("qk_rope_head_dim");
+  s.v_head_dim = k.get_int("v_head_dim");
+  if (s.q_lora_rank < 0) bad_key(s, "q_lora_rank", fmt::format("must be positive or null, found {}", s.q_lora_rank));
+  check_size(s, "kv_lora_rank", s.kv_lora_rank);
+  check_size(s, "v_head_dim", s.v_head_dim);
+  if (s.qk_nope_head_dim < 0) {
+    bad_key(s, "qk_nope_head_dim", fmt::format("must not be negative, found {}", s.qk_nope_head_dim));
+  }
+  if (rope < 2 || rope % 2 != 0) bad_key(s, "qk_rope_head_dim", fmt::format("must be even and at least 2, found {}", rope));
+  s.head_dim = s.qk_nope_head_dim + rope;
+  s.partial_rotary_dim = rope;
+  s.rope_interleaved = k.get_bool("rope_interleave", true);
+  if (s.num_kv_heads != s.num_heads) {
+    bad_key(s, "num_key_value_heads",
+            fmt::format("{} differs from num_attention_heads {}: latent attention gives every head its own key and "
+                        "value (transformers' repeat_kv would break the shapes)",
+                        s.num_kv_heads, s.num_heads));
+  }
+  if (k.get_bool("attention_bias", false)) {
+    fail("{}: key 'attention_bias': true (biases on q_a_proj, kv_a_proj_with_mqa and o_proj) is not supported for "
+         "{}; no released checkpoint has them",
+         s.source, s.architecture);
+  }
+  // DeepseekV3TopkRouter always scores with a sigmoid and picks by noaux_tc, whatever these keys say;
+  // a config naming another method was written for other code, so it is refused rather than run differently.
+  if (auto m = k.find("topk_method"); m && m->as_string() != "noaux_tc") {
+    m->fail(fmt::format("'{}' is not supported: {} routes by noaux_tc (sigmoid scores, corrected by "
+                        "e_score_correction_bias, within the best topk_group groups)",
+                        m->as_string(), s.architecture));
+  }
+  if (auto f = k.find("scoring_func"); f && f->as_string() != "sigmoid") {
+    f->fail(fmt::format("'{}' is not supported: {} scores its experts with a sigmoid", f->as_string(), s.architecture));
+  }
+  if (auto f = k.find("moe_layer_freq"); f && f->as_int() != 1) {
+    f->fail(fmt::format("{} is not supported: transformers makes every layer from first_k_dense_replace on MoE",
+                        f->as_int()));
+  }
+  sigmoid_moe_keys(k, s);
+  s.attn_scale = 1.0 / std::sqrt(static_cast<double>(s.head_dim));
+  // DeepseekV3Attention.__init__: with a scaled rope (rope_type != "default"), scaling *= mscale² where
+  // mscale = yarn_get_mscale(factor, mscale_all_dim) when mscale_all_dim is set.
+  std::optional<io::JsonValue> rope_keys = k.find("rope_scaling");
+  if (!rope_keys) rope_keys = k.find("rope_parameters");
+  if (s.rope_scaling.type != RopeScaling::Type::none && rope_keys && rope_keys->is_object()) {
+    const double all_dim = rope_keys->get_double("mscale_all_dim", 0.0);
+    const double factor = rope_keys->get_double("factor", 1.0);
+    if (all_dim != 0.0 && factor > 1.0) {
+      const double mscale = 0.1 * all_dim * std::log(factor) + 1.0;
+      s.attn_scale *= mscale * mscale;
+    }
+  }
 }
 
 // models/gpt_oss (GptOssConfig, GptOssAttention, eager_attention_forward, GptOssTopKRouter,
@@ -792,6 +877,18 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
   } else if (auto d = k.find("dtype")) {
     s.torch_dtype = parse_torch_dtype(*d);
   }
+  if (auto q = k.find("quantization_config"); q && q->is_object() && q->get_string("quant_method", "") == "fp8") {
+    // transformers' finegrained FP8 (FineGrainedFP8Config): e4m3 weights with one scale per block.
+    if (auto f = q->find("fmt"); f && f->as_string() != "e4m3") {
+      f->fail(fmt::format("'{}' is not supported (FP8 checkpoints are read as e4m3)", f->as_string()));
+    }
+    const auto block = q->find("weight_block_size");
+    if (!block) q->fail("quant_method fp8 without weight_block_size (one scale per tensor) is not supported");
+    const std::vector<int64_t> b = block->as_int_list();
+    if (b.size() != 2 || b[0] <= 0 || b[1] <= 0) block->fail("must be two positive block sizes [rows, cols]");
+    s.fp8_block_rows = b[0];
+    s.fp8_block_cols = b[1];
+  }
   if (fam->text_config) {
     // The released checkpoints' spelling; load_model_spec switches to the newer one by the files.
     s.multimodal = true;
@@ -839,6 +936,24 @@ void validate_model_spec(const ModelSpec& s) {
     bad_key(s, "rope_local_base_freq", fmt::format("must be a positive number, found {}", s.rope_local_theta));
   }
   check_rope_scaling(s);
+  if (s.mla) {
+    check_size(s, "kv_lora_rank", s.kv_lora_rank);
+    check_size(s, "v_head_dim", s.v_head_dim);
+    if (s.q_lora_rank < 0) bad_key(s, "q_lora_rank", fmt::format("must be positive or null, found {}", s.q_lora_rank));
+    if (s.partial_rotary_dim <= 0 || s.qk_nope_head_dim < 0 || s.qk_nope_head_dim + s.partial_rotary_dim != s.head_dim) {
+      bad_key(s, "qk_rope_head_dim",
+              fmt::format("qk_nope_head_dim {} + qk_rope_head_dim {} must make the q/k head ({})", s.qk_nope_head_dim,
+                          s.partial_rotary_dim, s.head_dim));
+    }
+    if (s.num_kv_heads != s.num_heads) {
+      bad_key(s, "num_key_value_heads", fmt::format("latent attention needs one per head ({}), found {}", s.num_heads,
+                                                    s.num_kv_heads));
+    }
+    if (!(s.latent_norm_eps > 0)) bad_key(s, "rms_norm_eps", "the latent norms' eps must be positive");
+  } else if (s.v_head_dim != 0 && s.v_head_dim != s.head_dim) {
+    bad_key(s, "v_head_dim", fmt::format("{} differs from head_dim {} outside latent attention", s.v_head_dim,
+                                         s.head_dim));
+  }
   if (s.sliding_window < 0) {
     bad_key(s, "sliding_window", fmt::format("must be positive or null, found {}", s.sliding_window));
   }

@@ -156,9 +156,10 @@ void check_rope_scaling(const ModelSpec& s) {
     if (!(s.rope_theta > 1)) {  // the correction range divides by ln(theta)
       bad_key(s, "rope_theta", fmt::format("must be greater than 1 with yarn rope scaling, found {}", s.rope_theta));
     }
-    if (!(r.beta_fast > r.beta_slow) || !(r.beta_slow > 0) || !std::isfinite(r.beta_fast)) {
+    // Equal betas are allowed (Kimi-K2: 1 and 1): the ramp is then one dimension wide, as in transformers.
+    if (!(r.beta_fast >= r.beta_slow) || !(r.beta_slow > 0) || !std::isfinite(r.beta_fast)) {
       bad_key(s, "rope_scaling.beta_fast",
-              fmt::format("must be greater than beta_slow > 0, found beta_fast {} and beta_slow {}", r.beta_fast,
+              fmt::format("must be at least beta_slow > 0, found beta_fast {} and beta_slow {}", r.beta_fast,
                           r.beta_slow));
     }
     if (!(r.attention_factor > 0) || !std::isfinite(r.attention_factor)) {

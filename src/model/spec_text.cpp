@@ -15,7 +15,11 @@ namespace abl::model {
 
 std::string describe(const ModelSpec& s) {
   std::string rope = fmt::format("rope theta {}", s.rope_theta);
-  if (s.partial_rotary_dim > 0) rope += fmt::format(" on {}/{} head dims", s.partial_rotary_dim, s.head_dim);
+  if (s.mla) {
+    rope += fmt::format(" on the last {}/{} head dims", s.partial_rotary_dim, s.head_dim);
+  } else if (s.partial_rotary_dim > 0) {
+    rope += fmt::format(" on {}/{} head dims", s.partial_rotary_dim, s.head_dim);
+  }
   if (s.rope_interleaved) rope += " (interleaved pairs)";
   if (!s.nope_layers.empty()) {
     rope += fmt::format(" (no RoPE on {}/{} layers)", std::count(s.nope_layers.begin(), s.nope_layers.end(), 1),
@@ -25,6 +29,12 @@ std::string describe(const ModelSpec& s) {
   if (s.rope_local_theta > 0) rope += fmt::format(", local layers theta {}", s.rope_local_theta);
   std::string flags;
   if (s.multimodal) flags += ", the language model of a multimodal checkpoint";
+  if (s.fp8_block_rows > 0) flags += fmt::format(", FP8 weights in {}x{} blocks", s.fp8_block_rows, s.fp8_block_cols);
+  if (s.mla) {
+    flags += fmt::format(", latent attention ({}kv rank {}, value heads {})",
+                         s.q_lora_rank > 0 ? fmt::format("q rank {}, ", s.q_lora_rank) : std::string(),
+                         s.kv_lora_rank, s.v_head_dim);
+  }
   if (s.qkv_bias) flags += ", qkv bias";
   if (s.qk_norm) flags += s.qk_norm_per_head ? ", q/k norm per head" : ", q/k norm";
   if (s.o_bias) flags += ", o_proj bias";
@@ -111,6 +121,9 @@ std::string fingerprint(const ModelSpec& s) {
   out += fmt::format("|cohere centered {} parallel {} qknorm per head {}", s.norm_centered, s.parallel_block,
                      s.qk_norm_per_head);
   out += fmt::format("|mlp bias {}", s.mlp_bias);
+  out += fmt::format("|mla {} q {} kv {} nope {} v {} eps {:a}", s.mla, s.q_lora_rank, s.kv_lora_rank,
+                     s.qk_nope_head_dim, s.v_head_dim, s.latent_norm_eps);
+  out += fmt::format("|fp8 {} {}", s.fp8_block_rows, s.fp8_block_cols);
   out += fmt::format("|router sigmoid {} groups {} {} scale {:a} shared gated {} mtp {}", s.router_sigmoid,
                      s.expert_groups, s.topk_groups, s.routed_scaling_factor, s.shared_expert_gated, s.mtp_layers);
   out += fmt::format("|tokens bos {} eos [{}] pad {} dtype {}", s.bos_token_id ? *s.bos_token_id : -1,

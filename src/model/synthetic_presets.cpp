@@ -172,6 +172,41 @@ const Preset kPresets[] = {
       "layer_norm_eps": 1e-05, "logit_scale": 0.8333333333333334, "use_qk_norm": true, "attention_bias": false,
       "max_position_embeddings": 8192, "rope_theta": 75000000.0, "bos_token_id": 5, "eos_token_id": 255001,
       "pad_token_id": 0, "torch_dtype": "float16"})"},
+    // DeepSeek-V3 / R1 (671B, 37B active; the released weights are FP8, the MTP layer not counted):
+    // latent attention, 256 experts in 8 groups (best 4 kept), top-8, one shared expert, 3 dense layers
+    {"deepseek-v3", R"({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
+      "vocab_size": 129280, "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048,
+      "num_hidden_layers": 61, "num_attention_heads": 128, "num_key_value_heads": 128, "n_shared_experts": 1,
+      "n_routed_experts": 256, "routed_scaling_factor": 2.5, "kv_lora_rank": 512, "q_lora_rank": 1536,
+      "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "topk_method": "noaux_tc", "n_group": 8,
+      "topk_group": 4, "num_experts_per_tok": 8, "moe_layer_freq": 1, "first_k_dense_replace": 3,
+      "norm_topk_prob": true, "scoring_func": "sigmoid", "hidden_act": "silu", "max_position_embeddings": 163840,
+      "rms_norm_eps": 1e-06, "rope_theta": 10000, "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40,
+      "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096, "type": "yarn"},
+      "tie_word_embeddings": false, "bos_token_id": 0, "eos_token_id": 1, "num_nextn_predict_layers": 1,
+      "torch_dtype": "bfloat16"})"},
+    // Moonlight-16B-A3B (moonshotai): DeepSeek-V3's architecture without a q rank, 64 experts, top-6
+    {"moonlight-16b-a3b", R"({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
+      "vocab_size": 163840, "hidden_size": 2048, "intermediate_size": 11264, "moe_intermediate_size": 1408,
+      "num_hidden_layers": 27, "num_attention_heads": 16, "num_key_value_heads": 16, "n_shared_experts": 2,
+      "n_routed_experts": 64, "routed_scaling_factor": 2.446, "kv_lora_rank": 512, "q_lora_rank": null,
+      "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "topk_method": "noaux_tc", "n_group": 1,
+      "topk_group": 1, "num_experts_per_tok": 6, "first_k_dense_replace": 1, "norm_topk_prob": true,
+      "scoring_func": "sigmoid", "hidden_act": "silu", "max_position_embeddings": 8192, "rms_norm_eps": 1e-05,
+      "rope_theta": 50000.0, "rope_scaling": null, "tie_word_embeddings": false, "bos_token_id": 163584,
+      "eos_token_id": 163585, "torch_dtype": "bfloat16"})"},
+    // Kimi-K2 (moonshotai, 1T, 32B active): DeepSeek-V3's architecture with 64 heads, 384 experts in one
+    // group and YaRN x32 with beta_fast = beta_slow = 1
+    {"kimi-k2", R"({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "kimi_k2", "vocab_size": 163840,
+      "hidden_size": 7168, "intermediate_size": 18432, "moe_intermediate_size": 2048, "num_hidden_layers": 61,
+      "num_attention_heads": 64, "num_key_value_heads": 64, "n_shared_experts": 1, "n_routed_experts": 384,
+      "routed_scaling_factor": 2.827, "kv_lora_rank": 512, "q_lora_rank": 1536, "qk_rope_head_dim": 64,
+      "v_head_dim": 128, "qk_nope_head_dim": 128, "topk_method": "noaux_tc", "n_group": 1, "topk_group": 1,
+      "num_experts_per_tok": 8, "first_k_dense_replace": 1, "norm_topk_prob": true, "scoring_func": "sigmoid",
+      "hidden_act": "silu", "max_position_embeddings": 131072, "rms_norm_eps": 1e-06, "rope_theta": 50000.0,
+      "rope_scaling": {"beta_fast": 1.0, "beta_slow": 1.0, "factor": 32.0, "mscale": 1.0, "mscale_all_dim": 1.0,
+      "original_max_position_embeddings": 4096, "type": "yarn"}, "tie_word_embeddings": false,
+      "bos_token_id": 163584, "eos_token_id": 163585, "torch_dtype": "bfloat16"})"},
 };
 
 constexpr std::string_view kPrefix = "synthetic:";
@@ -233,6 +268,8 @@ void synthetic_weight_values(const ExpectedWeight& w, int64_t first, int64_t cou
     case WeightRole::final_norm:
     case WeightRole::q_norm:
     case WeightRole::k_norm:
+    case WeightRole::q_a_norm:
+    case WeightRole::kv_a_norm:
       center = 1.0f;
       half_width = 0.05f;
       break;

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <limits>
 #include <set>
 #include <utility>
 
@@ -170,6 +171,27 @@ void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
   }
 }
 
+// Latent attention's projections (models/deepseek_v3 DeepseekV3Attention.__init__), in module order.
+void add_mla_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
+  const int64_t H = s.hidden_size, NH = s.num_heads, C = s.kv_lora_rank, R = s.partial_rotary_dim;
+  if (s.q_lora_rank > 0) {
+    const int64_t ql = s.q_lora_rank;
+    v.push_back(layer_slot(s, WeightRole::q_a_proj, "self_attn.q_a_proj.weight", {ql, H}, "(q_lora_rank, hidden_size)"));
+    v.push_back(layer_slot(s, WeightRole::q_a_norm, "self_attn.q_a_layernorm.weight", {ql}, "(q_lora_rank)"));
+    v.push_back(layer_slot(s, WeightRole::q_b_proj, "self_attn.q_b_proj.weight", {NH * s.head_dim, ql},
+                           "(num_attention_heads*(qk_nope_head_dim + qk_rope_head_dim), q_lora_rank)"));
+  } else {
+    v.push_back(layer_slot(s, WeightRole::q_proj, "self_attn.q_proj.weight", {NH * s.head_dim, H},
+                           "(num_attention_heads*(qk_nope_head_dim + qk_rope_head_dim), hidden_size)"));
+  }
+  v.push_back(layer_slot(s, WeightRole::kv_a_proj, "self_attn.kv_a_proj_with_mqa.weight", {C + R, H},
+                         "(kv_lora_rank + qk_rope_head_dim, hidden_size)"));
+  v.push_back(layer_slot(s, WeightRole::kv_a_norm, "self_attn.kv_a_layernorm.weight", {C}, "(kv_lora_rank)"));
+  v.push_back(layer_slot(s, WeightRole::kv_b_proj, "self_attn.kv_b_proj.weight",
+                         {NH * (s.qk_nope_head_dim + s.v_head()), C},
+                         "(num_attention_heads*(qk_nope_head_dim + v_head_dim), kv_lora_rank)"));
+}
+
 // "<prefix>layers.{l}." with L <= l < L + mtp_layers.
 bool is_mtp_tensor(const ModelSpec& spec, const std::string& name) {
   if (spec.mtp_layers <= 0) return false;
@@ -207,6 +229,33 @@ void check_mxfp4(const ExpectedWeight& e, const io::SafetensorsReader& reader,
       out.problems.push_back(fmt::format("'{}' in {}: shape {}, expected {} for {} {}", name, t->file,
                                          io::format_shape(t->shape), io::format_shape(shape), e.name, e.shape_doc));
     }
+  }
+}
+
+// An F8_E4M3 tensor: a block-scaled checkpoint says so, and its scales are there, F32, one per block.
+void check_fp8(const ModelSpec& spec, const ExpectedWeight& e, const io::TensorInfo& t,
+               const io::SafetensorsReader& reader, std::set<std::string, std::less<>>& expected, WeightCheck& out) {
+  if (spec.fp8_block_rows <= 0) {
+    out.problems.push_back(fmt::format("'{}' in {}: dtype F8_E4M3, but config.json has no quantization_config with "
+                                       "quant_method fp8 and weight_block_size",
+                                       e.name, t.file));
+    return;
+  }
+  if (t.shape.size() < 2) {
+    out.problems.push_back(fmt::format("'{}' in {}: an FP8 tensor of shape {}; block scales need a matrix", e.name,
+                                       t.file, io::format_shape(t.shape)));
+    return;
+  }
+  const std::string name = fp8_scale_name(e.name);
+  expected.insert(name);
+  const io::TensorInfo* s = reader.find(name);
+  const std::vector<int64_t> shape = fp8_scale_shape(t.shape, spec.fp8_block_rows, spec.fp8_block_cols);
+  if (!s) {
+    out.problems.push_back(fmt::format("missing tensor '{}' (the block scales of the F8_E4M3 tensor '{}')", name, e.name));
+  } else if (s->dtype != DType::f32 || s->shape != shape) {
+    out.problems.push_back(fmt::format("'{}' in {}: {} {}, expected F32 {} (blocks of {}x{} over {} {})", name,
+                                       s->file, s->dtype_name, io::format_shape(s->shape), io::format_shape(shape),
+                                       spec.fp8_block_rows, spec.fp8_block_cols, e.name, io::format_shape(t.shape)));
   }
 }
 
@@ -264,7 +313,68 @@ void read_mxfp4(const io::SafetensorsReader& reader, const ExpectedWeight& w, in
   });
 }
 
+// Elements [first, first + count) of a slot whose file tensor is FP8: the file run that holds them,
+// dequantized once and gathered.
+void read_fp8_slot(const io::SafetensorsReader& reader, const io::TensorInfo& t, const ExpectedWeight& w,
+                   int64_t first, int64_t count, float* out) {
+  if (w.fp8_block_rows <= 0) {
+    fail("{}: tensor '{}' is F8_E4M3 but config.json has no quantization_config with quant_method fp8 and its "
+         "weight_block_size",
+         t.file, t.name);
+  }
+  const std::pair<int64_t, int64_t> span = file_span(w, first, count);
+  std::vector<float> run(static_cast<size_t>(span.second - span.first + 1));
+  read_fp8(reader, t, w.fp8_block_rows, w.fp8_block_cols, span.first, static_cast<int64_t>(run.size()), run.data());
+  for_each_file_index(w, first, count, [&](int64_t i, int64_t at) { out[i] = run[static_cast<size_t>(at - span.first)]; });
+}
+
 }  // namespace
+
+std::string fp8_scale_name(const std::string& name) { return name + "_scale_inv"; }
+
+float fp8_e4m3_value(uint8_t code) {
+  const int e = (code >> 3) & 0x0F, m = code & 0x07;
+  const float sign = (code & 0x80) ? -1.0f : 1.0f;
+  if (e == 0x0F && m == 0x07) return std::numeric_limits<float>::quiet_NaN();
+  if (e == 0) return sign * std::ldexp(static_cast<float>(m) / 8.0f, -6);
+  return sign * std::ldexp(1.0f + static_cast<float>(m) / 8.0f, e - 7);
+}
+
+bool is_fp8(const io::TensorInfo& t) { return t.dtype_name == "F8_E4M3"; }
+
+std::vector<int64_t> fp8_scale_shape(const std::vector<int64_t>& shape, int64_t block_rows, int64_t block_cols) {
+  ABL_CHECK(shape.size() >= 2 && block_rows > 0 && block_cols > 0, "FP8 scales of a {}-d tensor", shape.size());
+  std::vector<int64_t> s(shape.begin(), shape.end() - 2);
+  s.push_back((shape[shape.size() - 2] + block_rows - 1) / block_rows);
+  s.push_back((shape.back() + block_cols - 1) / block_cols);
+  return s;
+}
+
+void read_fp8(const io::SafetensorsReader& reader, const io::TensorInfo& t, int64_t block_rows, int64_t block_cols,
+              int64_t first, int64_t count, float* out) {
+  if (count <= 0) return;
+  ABL_CHECK(first >= 0 && first + count <= t.numel, "{}: elements [{}, {}) of a tensor of {}", t.name, first,
+            first + count, t.numel);
+  const io::TensorInfo& s = reader.tensor(fp8_scale_name(t.name));
+  const std::vector<int64_t> sshape = fp8_scale_shape(t.shape, block_rows, block_cols);
+  ABL_CHECK(s.shape == sshape, "{}: shape {}, expected {} for the {}x{} blocks of {}", s.name,
+            io::format_shape(s.shape), io::format_shape(sshape), block_rows, block_cols, t.name);
+  const int64_t rows = t.shape[t.shape.size() - 2], cols = t.shape.back();
+  const int64_t srows = sshape[sshape.size() - 2], scols = sshape.back();
+  // the scale rows of the matrices and block rows [first, first + count) touch
+  const int64_t r0 = first / cols, r1 = (first + count - 1) / cols;  // rows of the flattened (…·rows, cols) view
+  const int64_t s0 = (r0 / rows) * srows + (r0 % rows) / block_rows, s1 = (r1 / rows) * srows + (r1 % rows) / block_rows;
+  std::vector<float> scale(static_cast<size_t>((s1 - s0 + 1) * scols));
+  reader.read_f32(s, s0 * scols, static_cast<int64_t>(scale.size()), scale.data());
+  std::vector<uint8_t> codes(static_cast<size_t>(count));
+  reader.read_bytes(t, static_cast<uint64_t>(first), codes.size(), codes.data());
+  for (int64_t i = 0; i < count; ++i) {
+    const int64_t at = first + i, r = at / cols, c = at % cols;
+    const int64_t srow = (r / rows) * srows + (r % rows) / block_rows;
+    const float v = fp8_e4m3_value(codes[static_cast<size_t>(i)]) * scale[static_cast<size_t>((srow - s0) * scols + c / block_cols)];
+    out[i] = ::abl::bf16_to_f32(::abl::f32_to_bf16(v));
+  }
+}
 
 std::string mxfp4_blocks_name(const std::string& name) { return name + "_blocks"; }
 std::string mxfp4_scales_name(const std::string& name) { return name + "_scales"; }
@@ -287,6 +397,12 @@ std::string_view role_name(WeightRole role) {
     case WeightRole::v_bias: return "v_bias";
     case WeightRole::q_norm: return "q_norm";
     case WeightRole::k_norm: return "k_norm";
+    case WeightRole::q_a_proj: return "q_a_proj";
+    case WeightRole::q_a_norm: return "q_a_norm";
+    case WeightRole::q_b_proj: return "q_b_proj";
+    case WeightRole::kv_a_proj: return "kv_a_proj";
+    case WeightRole::kv_a_norm: return "kv_a_norm";
+    case WeightRole::kv_b_proj: return "kv_b_proj";
     case WeightRole::o_proj: return "o_proj";
     case WeightRole::o_bias: return "o_bias";
     case WeightRole::attn_sinks: return "attn_sinks";
@@ -332,9 +448,13 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
   };
   add(WeightRole::attn_norm, "input_layernorm.weight", {H}, "(hidden_size)");
   const size_t q_at = v.size();
-  add(WeightRole::q_proj, "self_attn.q_proj.weight", {QD, H}, "(num_attention_heads*head_dim, hidden_size)");
-  add(WeightRole::k_proj, "self_attn.k_proj.weight", {KVD, H}, "(num_key_value_heads*head_dim, hidden_size)");
-  add(WeightRole::v_proj, "self_attn.v_proj.weight", {KVD, H}, "(num_key_value_heads*head_dim, hidden_size)");
+  if (s.mla) {
+    add_mla_slots(s, v);
+  } else {
+    add(WeightRole::q_proj, "self_attn.q_proj.weight", {QD, H}, "(num_attention_heads*head_dim, hidden_size)");
+    add(WeightRole::k_proj, "self_attn.k_proj.weight", {KVD, H}, "(num_key_value_heads*head_dim, hidden_size)");
+    add(WeightRole::v_proj, "self_attn.v_proj.weight", {KVD, H}, "(num_key_value_heads*head_dim, hidden_size)");
+  }
   if (s.fused_qkv) {
     fuse_rows(v, q_at, 3, "self_attn.qkv_proj.weight",
               "((num_attention_heads + 2*num_key_value_heads)*head_dim, hidden_size)");
@@ -352,7 +472,11 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     add(WeightRole::k_norm, "self_attn.k_norm.weight", {HD}, "(head_dim)");
   }
   if (s.attn_sinks) add(WeightRole::attn_sinks, "self_attn.sinks", {s.num_heads}, "(num_attention_heads)");
-  add(WeightRole::o_proj, "self_attn.o_proj.weight", {H, QD}, "(hidden_size, num_attention_heads*head_dim)");
+  if (s.mla) {
+    add(WeightRole::o_proj, "self_attn.o_proj.weight", {H, s.o_dim()}, "(hidden_size, num_attention_heads*v_head_dim)");
+  } else {
+    add(WeightRole::o_proj, "self_attn.o_proj.weight", {H, QD}, "(hidden_size, num_attention_heads*head_dim)");
+  }
   if (s.o_bias) add(WeightRole::o_bias, "self_attn.o_proj.bias", {H}, "(hidden_size)");
   const bool glm4 = s.sandwich_names == ModelSpec::SandwichNames::glm4;
   if (s.sandwich_norms) {
@@ -437,6 +561,8 @@ std::vector<ExpectedWeight> expected_weights(const ModelSpec& spec) {
     e.file_strides = s.file_strides;
     e.mxfp4 = s.mxfp4;
     e.expert = s.expert;
+    e.fp8_block_rows = spec.fp8_block_rows;
+    e.fp8_block_cols = spec.fp8_block_cols;
     out.push_back(std::move(e));
   };
   std::vector<WeightSlot> globals = global_slots(spec);
@@ -467,7 +593,9 @@ WeightCheck inspect_weights(const ModelSpec& spec, const io::SafetensorsReader& 
       out.ignored.push_back(e.name);
       continue;
     }
-    if (!t->dtype) {
+    if (is_fp8(*t)) {
+      check_fp8(spec, e, *t, reader, expected, out);
+    } else if (!t->dtype) {
       out.problems.push_back(fmt::format("'{}' in {}: dtype {} is unsupported (supported: {})",
                                          e.name, t->file, t->dtype_name, io::supported_dtypes()));
     }
@@ -544,6 +672,8 @@ void read_weight(const io::SafetensorsReader* reader, const ExpectedWeight& w, i
     synthetic_weight_values(w, first, count, out);
   } else if (w.mxfp4) {
     if (count > 0) read_mxfp4(*reader, w, first, count, out);
+  } else if (const io::TensorInfo& t = reader->tensor(w.name); is_fp8(t)) {
+    if (count > 0) read_fp8_slot(*reader, t, w, first, count, out);
   } else if (w.file_strides.empty()) {
     reader->read_f32(reader->tensor(w.name), w.file_offset + first, count, out);
   } else if (count > 0) {

@@ -214,7 +214,7 @@ int64_t shard_elements(int64_t elements, int G, int64_t element_bytes, int64_t a
 int64_t padded_elements(int64_t elements, int G) { return shard_elements(elements, G, sizeof(float)) * G; }
 
 int64_t kv_cache_bytes(const model::ModelSpec& spec, int64_t rows, DType dtype) {
-  return 2 * spec.num_layers * rows * spec.kv_dim() * dsize(dtype);
+  return spec.num_layers * rows * (spec.kv_dim() + spec.v_dim()) * dsize(dtype);
 }
 
 engine::BufferPlan activation_buffers(const model::ModelSpec& spec, int64_t B, int64_t T,
@@ -228,8 +228,15 @@ engine::BufferPlan activation_buffers(const model::ModelSpec& spec, int64_t B, i
   b.add("residual x (T,H) f32", T * H * 4);
   b.add(fmt::format("normed h (T,H) {}", at), T * H * a);
   b.add(fmt::format("q (T,NH*HD) {}", at), T * spec.q_dim() * a);
-  b.add(fmt::format("k, v (T,NKV*HD) {}", at), 2 * T * spec.kv_dim() * a);
-  b.add(fmt::format("attention out (T,NH*HD) {}", at), T * spec.q_dim() * a);
+  b.add(fmt::format("k, v (T,NKV*HD) {}", at), T * (spec.kv_dim() + spec.v_dim()) * a);
+  b.add(fmt::format("attention out (T,NH*HD) {}", at), T * spec.o_dim() * a);
+  if (spec.mla) {
+    const int64_t C = spec.kv_lora_rank, R = spec.partial_rotary_dim;
+    b.add(fmt::format("q_a_proj out (T,q_lora_rank) {}", at), T * spec.q_lora_rank * a);
+    b.add(fmt::format("latent attention kv_a (T,C+R), latent (T,C) {}", at), T * (2 * C + R) * a);
+    b.add(fmt::format("kv_b_proj out (T,NH*(nope+HDv)) {}", at),
+          T * spec.num_heads * (spec.qk_nope_head_dim + spec.v_head()) * a);
+  }
   b.add(fmt::format("projection out y (T,H) {}", at), T * H * a);
   b.add(fmt::format("gate, up (T,F) {}", at), 2 * T * F * a);
   b.add("last tokens (B,H) f32", B * H * 4);

@@ -24,10 +24,12 @@ const std::string kOrganism = std::string(ABL_FIXTURE_DIR) + "/organism";
 
 std::vector<std::string> models() {
   // Gemma 2: four norms per unit; Qwen2-MoE: expert-major units of two sizes (a dense layer
-  // between MoE ones) and a shared expert.
+  // between MoE ones) and a shared expert; DeepSeek-V3: latent attention's projections and value
+  // heads narrower than the q/k heads, a KV cache of two widths.
   return {kOrganism, std::string(ABL_FIXTURE_DIR) + "/golden/qwen3-qk-norm",
           std::string(ABL_FIXTURE_DIR) + "/golden/llama-tied", std::string(ABL_FIXTURE_DIR) + "/golden/gemma2-softcap",
-          std::string(ABL_FIXTURE_DIR) + "/golden/qwen2-moe-shared"};
+          std::string(ABL_FIXTURE_DIR) + "/golden/qwen2-moe-shared",
+          std::string(ABL_FIXTURE_DIR) + "/golden/deepseek-v3-mla"};
 }
 
 // Organism prompts of both classes, rendered and tokenized (different lengths on purpose).

@@ -35,7 +35,14 @@ struct LayerWeights {
   const float* bv = nullptr;         // (NKV*HD)
   const float* q_norm = nullptr;     // (HD)     qk_norm; (NH, HD) qk_norm_per_head
   const float* k_norm = nullptr;     // (HD)     (NKV, HD)
-  const float* wo = nullptr;         // (H, NH*HD)
+  // Latent attention (ModelSpec::mla; wq is its q_proj without a q_lora_rank, wk/wv are null):
+  const float* wq_a = nullptr;       // (q_lora_rank, H)
+  const float* q_a_norm = nullptr;   // (q_lora_rank)
+  const float* wq_b = nullptr;       // (NH*HD, q_lora_rank)
+  const float* wkv_a = nullptr;      // (C + R, H) kv_a_proj_with_mqa
+  const float* kv_a_norm = nullptr;  // (C)
+  const float* wkv_b = nullptr;      // (NH*(nope + HDv), C)
+  const float* wo = nullptr;         // (H, NH*HD); (H, NH*HDv) with latent attention
   const float* bo = nullptr;         // (H)      o_bias
   const float* sinks = nullptr;      // (NH)     attn_sinks
   const float* post_attn_norm = nullptr;  // (H)  sandwich_norms

@@ -69,8 +69,8 @@ struct ModelSpec {
   int64_t num_heads = 0;          // NH (num_attention_heads)
   int64_t num_kv_heads = 0;       // NKV (num_key_value_heads)
   int64_t head_dim = 0;           // HD; NH * HD need not equal H (Qwen3)
-  // The leading dims of each head that RoPE rotates, pairs (i, i + R/2); the rest pass unchanged.
-  // 0 = all of them. Phi-4-mini: int(HD * partial_rotary_factor) = 96 of 128; GLM: 64 of 128.
+  // The leading dims of each head that RoPE rotates, pairs (i, i + R/2); the rest pass unchanged
+  // (MLA: the trailing ones). 0 = all of them. Phi-4-mini: int(HD * partial_rotary_factor) = 96 of 128; GLM: 64 of 128.
   int64_t partial_rotary_dim = 0;
   // RoPE pairs adjacent dims (2i, 2i + 1) of the rotary part instead of (i, i + R/2), with the
   // same frequency i (GLM's interleaved rotate_half); the weights stay as stored either way.
@@ -105,6 +105,19 @@ struct ModelSpec {
   // The dense MLP's gate, up and down projections carry biases (Llama, Granite and SmolLM3's
   // mlp_bias); the down projection's is added after the ablation epilogue, as o_proj's.
   bool mlp_bias = false;
+  // DeepSeek-V2/V3's multi-head latent attention (MLA; models/deepseek_v3 DeepseekV3Attention): q from
+  // q_a_proj → q_a_layernorm → q_b_proj (q_lora_rank > 0) or q_proj; one shared latent per token from
+  // kv_a_proj_with_mqa: its first kv_lora_rank values → kv_a_layernorm → kv_b_proj give every head
+  // its k_nope (qk_nope_head_dim) and its value (v_head_dim), its last partial_rotary_dim values
+  // are one rotated k_pe that every head appends. A q/k head is [nope ; rope] (head_dim = nope +
+  // rope): the rotated dims are the TAIL of each head here, the leading ones everywhere else. No
+  // GQA (num_kv_heads = num_heads); the latent norms take latent_norm_eps.
+  bool mla = false;
+  int64_t q_lora_rank = 0;       // 0 = a plain q_proj (DeepSeek-V2-Lite, Moonlight)
+  int64_t kv_lora_rank = 0;      // C
+  int64_t qk_nope_head_dim = 0;  // the unrotated lead of each q/k head
+  int64_t v_head_dim = 0;        // HDv; 0 = head_dim (every family but MLA)
+  double latent_norm_eps = 1e-6;
   // Attention sinks (gpt-oss: self_attn.sinks): each head's learned logit joins the softmax over
   // the keys as one more column whose value row is zero, so a query's weights sum to less than 1.
   bool attn_sinks = false;
@@ -196,6 +209,14 @@ struct ModelSpec {
   // _scales, down_proj_blocks / _scales), dequantized as read. Taken from the files' tensor names.
   bool mxfp4_experts = false;
 
+  // An FP8 block-scaled checkpoint (quantization_config: quant_method "fp8", fmt e4m3,
+  // weight_block_size [rows, cols]; DeepSeek-V3/R1 and Kimi-K2 as released): a matrix stored as F8_E4M3
+  // comes with "<name>_scale_inv" (F32, one scale per block of its last two dims, blocks at the edges
+  // cut short) and is read as fp8 value × scale, rounded to bf16 as transformers' dequantized model
+  // holds it. 0 = no FP8 tensors expected.
+  int64_t fp8_block_rows = 0;
+  int64_t fp8_block_cols = 0;
+
   std::optional<int64_t> bos_token_id;
   std::vector<int64_t> eos_token_ids;  // config's eos_token_id, an int or a list
   std::optional<int64_t> pad_token_id;
@@ -205,7 +226,10 @@ struct ModelSpec {
   // intermediate_size when some layer has a dense MLP, else 0 (every layer MoE: Mixtral, Qwen3-MoE).
   int64_t dense_mlp_width() const;
   int64_t q_dim() const { return num_heads * head_dim; }      // NH * HD
-  int64_t kv_dim() const { return num_kv_heads * head_dim; }  // NKV * HD
+  int64_t kv_dim() const { return num_kv_heads * head_dim; }  // NKV * HD (a key row)
+  int64_t v_head() const { return v_head_dim > 0 ? v_head_dim : head_dim; }  // HDv
+  int64_t v_dim() const { return num_kv_heads * v_head(); }  // NKV * HDv (a value row)
+  int64_t o_dim() const { return num_heads * v_head(); }     // NH * HDv: the attention output, o_proj's input
   int64_t group_size() const { return num_heads / num_kv_heads; }
   int64_t rotary_dim() const { return partial_rotary_dim > 0 ? partial_rotary_dim : head_dim; }  // R
   bool uses_sliding_window(int64_t layer) const;

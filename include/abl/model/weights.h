@@ -14,6 +14,7 @@
 
 namespace abl::io {
 class SafetensorsReader;
+struct TensorInfo;
 }
 
 namespace abl::model {
@@ -29,7 +30,14 @@ enum class WeightRole {
   v_bias,      // (NKV*HD)
   q_norm,      // (HD)     when qk_norm; (NH, HD) with qk_norm_per_head
   k_norm,      // (HD)     (NKV, HD) with qk_norm_per_head
-  o_proj,      // (H, NH*HD)
+  // Latent attention (ModelSpec::mla) instead of q/k/v_proj; C = kv_lora_rank, R = qk_rope_head_dim:
+  q_a_proj,    // (q_lora_rank, H)  self_attn.q_a_proj (with q_lora_rank; else q_proj)
+  q_a_norm,    // (q_lora_rank)     self_attn.q_a_layernorm
+  q_b_proj,    // (NH*HD, q_lora_rank)
+  kv_a_proj,   // (C + R, H)        self_attn.kv_a_proj_with_mqa: the latent, then the shared k_pe
+  kv_a_norm,   // (C)               self_attn.kv_a_layernorm
+  kv_b_proj,   // (NH*(nope + HDv), C): head h's k_nope rows, then its value rows
+  o_proj,      // (H, NH*HD); (H, NH*HDv) with latent attention
   o_bias,      // (H)      o_bias (gpt-oss)
   attn_sinks,  // (NH)     attn_sinks (gpt-oss: self_attn.sinks)
   post_attn_norm,  // (H)  Gemma: post_attention_layernorm, on the attention output
@@ -116,6 +124,9 @@ struct ExpectedWeight {
   std::vector<int64_t> file_strides;  // of the slot's dims in the file tensor; empty = contiguous
   bool mxfp4 = false;               // the file tensor is "<name>_blocks" + "<name>_scales" (WeightSlot)
   int32_t expert = -1;              // the expert of an expert_* slot
+  // The spec's FP8 blocks (ModelSpec::fp8_block_rows/cols), used when the file tensor is F8_E4M3.
+  int64_t fp8_block_rows = 0;
+  int64_t fp8_block_cols = 0;
 };
 
 // The tensors of an MXFP4 slot in the files.
@@ -123,6 +134,19 @@ std::string mxfp4_blocks_name(const std::string& name);  // "<name>_blocks"
 std::string mxfp4_scales_name(const std::string& name);  // "<name>_scales"
 // The value of 4-bit E2M1 code `nibble` times 2^(scale - 127), as transformers' convert_moe_packed_tensors.
 float mxfp4_value(uint8_t nibble, uint8_t scale);
+
+// FP8 block-scaled tensors (ModelSpec::fp8_block_rows): the scales of "<name>" are "<name>_scale_inv".
+std::string fp8_scale_name(const std::string& name);
+// The value of an e4m3fn code (bias 7, subnormals, 0x7F and 0xFF NaN, no infinities).
+float fp8_e4m3_value(uint8_t code);
+bool is_fp8(const io::TensorInfo& t);  // dtype F8_E4M3
+// The shape of the scales of an FP8 tensor of `shape`: its leading dims, then ⌈rows / block_rows⌉ and
+// ⌈cols / block_cols⌉ of its last two.
+std::vector<int64_t> fp8_scale_shape(const std::vector<int64_t>& shape, int64_t block_rows, int64_t block_cols);
+// Elements [first, first + count) (row-major) of the FP8 file tensor t: each code's value times its
+// block's scale (fp32), rounded to bf16 (transformers' Fp8Dequantize, then the model's bf16).
+void read_fp8(const io::SafetensorsReader& reader, const io::TensorInfo& t, int64_t block_rows, int64_t block_cols,
+              int64_t first, int64_t count, float* out);
 
 // The file tensor's element holding element i (row-major) of the slot.
 int64_t file_index(const ExpectedWeight& w, int64_t i);

@@ -13,7 +13,7 @@ namespace abl::cpu {
 
 void attention(const float* q, const float* k_cache, const float* v_cache, float* out,
                const AttnSeq* seqs, int64_t B, int64_t NH, int64_t NKV, int64_t HD, int64_t window,
-               AttnScores how) {
+               AttnScores how, int64_t HDv) {
   const float scale = how.scale > 0.0f ? how.scale : static_cast<float>(1.0 / std::sqrt(static_cast<double>(HD)));
   // Flatten (sequence, query) so threads share work across short and long sequences alike.
   std::vector<AttnRow> rows;
@@ -26,7 +26,7 @@ void attention(const float* q, const float* k_cache, const float* v_cache, float
   if (rows.empty()) return;
   // Threads only pay off beyond a few thousand query-key products; below, the fork costs more.
   kernels().attention(q, k_cache, v_cache, out, seqs, rows.data(), static_cast<int64_t>(rows.size()), max_keys, NH,
-                      NKV, HD, window, scale, how.softcap, how.sinks, work * NH * HD > 262144);
+                      NKV, HD, HDv > 0 ? HDv : HD, window, scale, how.softcap, how.sinks, work * NH * HD > 262144);
 }
 
 }  // namespace abl::cpu

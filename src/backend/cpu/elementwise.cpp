@@ -99,11 +99,30 @@ void add_rows(float* x, const float* b, int64_t rows, int64_t width) {
 }
 
 void kv_append(const float* k, const float* v, const int64_t* dst_rows, int64_t T, int64_t kv_dim,
-               float* k_cache, float* v_cache) {
+               float* k_cache, float* v_cache, int64_t v_dim) {
+  if (v_dim == 0) v_dim = kv_dim;
   for (int64_t t = 0; t < T; ++t) {
     std::memcpy(k_cache + dst_rows[t] * kv_dim, k + t * kv_dim, sizeof(float) * kv_dim);
-    std::memcpy(v_cache + dst_rows[t] * kv_dim, v + t * kv_dim, sizeof(float) * kv_dim);
+    std::memcpy(v_cache + dst_rows[t] * v_dim, v + t * v_dim, sizeof(float) * v_dim);
   }
+}
+
+void mla_split_kv(const float* kvb, const float* k_pe, int64_t pe_stride, int64_t T, int64_t NH, int64_t nope,
+                  int64_t R, int64_t HDv, float* k, float* v) {
+  const int64_t HD = nope + R, in = nope + HDv;
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t h = 0; h < NH; ++h) {
+      const float* src = kvb + (t * NH + h) * in;
+      float* kh = k + (t * NH + h) * HD;
+      std::memcpy(kh, src, sizeof(float) * nope);
+      std::memcpy(kh + nope, k_pe + t * pe_stride, sizeof(float) * R);
+      std::memcpy(v + (t * NH + h) * HDv, src + nope, sizeof(float) * HDv);
+    }
+  }
+}
+
+void copy_columns(const float* src, int64_t src_stride, int64_t rows, int64_t width, float* dst) {
+  for (int64_t r = 0; r < rows; ++r) std::memcpy(dst + r * width, src + r * src_stride, sizeof(float) * width);
 }
 
 void log_softmax(const float* logits, float* out, int64_t rows, int64_t V) {

@@ -12,13 +12,12 @@
 namespace abl::engine {
 
 KvCache::KvCache(const model::ModelSpec& spec, int64_t rows) : rows_(rows) {
-  const size_t n = static_cast<size_t>(rows * spec.kv_dim());
-  k_.assign(static_cast<size_t>(spec.num_layers), std::vector<float>(n));
-  v_.assign(static_cast<size_t>(spec.num_layers), std::vector<float>(n));
+  k_.assign(static_cast<size_t>(spec.num_layers), std::vector<float>(static_cast<size_t>(rows * spec.kv_dim())));
+  v_.assign(static_cast<size_t>(spec.num_layers), std::vector<float>(static_cast<size_t>(rows * spec.v_dim())));
 }
 
 int64_t KvCache::bytes_for(const model::ModelSpec& spec, int64_t rows) {
-  return 2 * spec.num_layers * rows * spec.kv_dim() * 4;
+  return spec.num_layers * rows * (spec.kv_dim() + spec.v_dim()) * 4;
 }
 
 namespace {
@@ -37,8 +36,14 @@ BufferPlan Engine::plan_for(const model::ModelSpec& spec, const Limits& limits) 
   p.add("residual x (T,H)", T * H * 4);
   p.add("normed h (T,H)", T * H * 4);
   p.add("q (T,NH*HD)", T * spec.q_dim() * 4);
-  p.add("k, v (T,NKV*HD)", 2 * T * spec.kv_dim() * 4);
-  p.add("attention out (T,NH*HD)", T * spec.q_dim() * 4);
+  p.add("k, v (T,NKV*HD)", T * (spec.kv_dim() + spec.v_dim()) * 4);
+  p.add("attention out (T,NH*HD)", T * spec.o_dim() * 4);
+  if (spec.mla) {
+    const int64_t C = spec.kv_lora_rank, R = spec.partial_rotary_dim;
+    p.add("q_a_proj out (T,q_lora_rank)", T * spec.q_lora_rank * 4);
+    p.add("latent attention kv_a (T,C+R), latent (T,C)", T * (2 * C + R) * 4);
+    p.add("kv_b_proj out (T,NH*(nope+HDv))", T * spec.num_heads * (spec.qk_nope_head_dim + spec.v_head()) * 4);
+  }
   p.add("projection out y (T,H)", T * H * 4);
   p.add("gate, up (T,F)", 2 * T * F * 4);
   p.add("last tokens (B,H)", B * H * 4);
@@ -65,8 +70,15 @@ Engine::Engine(WeightSource& weights, Limits limits)
   h_.resize(T * H);
   q_.resize(T * static_cast<size_t>(spec_.q_dim()));
   k_.resize(T * static_cast<size_t>(spec_.kv_dim()));
-  v_.resize(T * static_cast<size_t>(spec_.kv_dim()));
-  att_.resize(T * static_cast<size_t>(spec_.q_dim()));
+  v_.resize(T * static_cast<size_t>(spec_.v_dim()));
+  att_.resize(T * static_cast<size_t>(spec_.o_dim()));
+  if (spec_.mla) {
+    const size_t C = static_cast<size_t>(spec_.kv_lora_rank), R = static_cast<size_t>(spec_.partial_rotary_dim);
+    q_a_.resize(T * static_cast<size_t>(spec_.q_lora_rank));
+    kv_a_.resize(T * (C + R));
+    latent_.resize(T * C);
+    kv_b_.resize(T * static_cast<size_t>(spec_.num_heads * (spec_.qk_nope_head_dim + spec_.v_head())));
+  }
   y_.resize(T * H);
   gate_.resize(T * F);
   up_.resize(T * F);
@@ -133,28 +145,32 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
 
   // Attention block.
   residual_norm(x_.data(), w.attn_norm, h_.data(), T);
-  cpu::linear(h_.data(), w.wq, w.bq, q_.data(), T, H, QD);
-  cpu::linear(h_.data(), w.wk, w.bk, k_.data(), T, H, KVD);
-  cpu::linear(h_.data(), w.wv, w.bv, v_.data(), T, H, KVD);
-  if (m.qk_norm) {
-    head_norm(q_.data(), w.q_norm, T, NH);
-    head_norm(k_.data(), w.k_norm, T, NKV);
+  if (m.mla) {
+    latent_qkv(w, batch);
+  } else {
+    cpu::linear(h_.data(), w.wq, w.bq, q_.data(), T, H, QD);
+    cpu::linear(h_.data(), w.wk, w.bk, k_.data(), T, H, KVD);
+    cpu::linear(h_.data(), w.wv, w.bv, v_.data(), T, H, KVD);
+    if (m.qk_norm) {
+      head_norm(q_.data(), w.q_norm, T, NH);
+      head_norm(k_.data(), w.k_norm, T, NKV);
+    }
+    const bool local = m.uses_local_rope(l);
+    const float* inv_freq = local ? inv_freq_local_.data() : inv_freq_.data();
+    const int32_t* table = local || rope_table_.empty() ? nullptr : rope_table_.data();
+    const float rope_factor = rope_attention_factor(m, local);
+    if (m.uses_rope(l)) {
+      const int64_t R = m.rotary_dim();
+      cpu::rope(q_.data(), batch.positions.data(), T, NH, HD, inv_freq, rope_factor, table, R, m.rope_interleaved);
+      cpu::rope(k_.data(), batch.positions.data(), T, NKV, HD, inv_freq, rope_factor, table, R, m.rope_interleaved);
+    }
   }
-  const bool local = m.uses_local_rope(l);
-  const float* inv_freq = local ? inv_freq_local_.data() : inv_freq_.data();
-  const int32_t* table = local || rope_table_.empty() ? nullptr : rope_table_.data();
-  const float rope_factor = rope_attention_factor(m, local);
-  if (m.uses_rope(l)) {
-    const int64_t R = m.rotary_dim();
-    cpu::rope(q_.data(), batch.positions.data(), T, NH, HD, inv_freq, rope_factor, table, R, m.rope_interleaved);
-    cpu::rope(k_.data(), batch.positions.data(), T, NKV, HD, inv_freq, rope_factor, table, R, m.rope_interleaved);
-  }
-  cpu::kv_append(k_.data(), v_.data(), batch.cache_rows.data(), T, KVD, cache.k(l), cache.v(l));
+  cpu::kv_append(k_.data(), v_.data(), batch.cache_rows.data(), T, KVD, cache.k(l), cache.v(l), m.v_dim());
   const int64_t window = m.uses_sliding_window(l) ? m.sliding_window : 0;
   const cpu::AttnScores scores{static_cast<float>(m.attention_scale()), static_cast<float>(m.attn_softcap), w.sinks};
   cpu::attention(q_.data(), cache.k(l), cache.v(l), att_.data(), batch.seqs.data(), batch.num_seqs(),
-                 NH, NKV, HD, window, scores);
-  cpu::linear(att_.data(), w.wo, nullptr, y_.data(), T, QD, H);
+                 NH, NKV, HD, window, scores, m.v_head());
+  cpu::linear(att_.data(), w.wo, nullptr, y_.data(), T, m.o_dim(), H);
   if (epilogue) epilogue->apply(Component::attn_o, l, y_.data(), batch);
   if (w.bo) cpu::add_rows(y_.data(), w.bo, T, H);  // after the epilogue: the ablation rewrites weights only
   if (m.sandwich_norms) cpu::rmsnorm(y_.data(), w.post_attn_norm, y_.data(), T, H, eps, w1);
@@ -172,6 +188,36 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
   }
   if (m.sandwich_norms) cpu::rmsnorm(y_.data(), w.post_mlp_norm, y_.data(), T, H, eps, w1);
   add_branch();
+}
+
+// DeepseekV3Attention.forward up to the attention: q = q_b(norm(q_a(h))) (or q_proj(h)); kv_a_proj_with_mqa
+// gives the latent c, normed and expanded by kv_b_proj into every head's k_nope and value, and one k_pe
+// that every head's key ends with. The rotated dims are the tail [nope, nope + R) of each q/k head.
+void Engine::latent_qkv(const LayerWeights& w, const Batch& batch) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), H = m.hidden_size, NH = m.num_heads, HD = m.head_dim;
+  const int64_t C = m.kv_lora_rank, R = m.partial_rotary_dim, nope = m.qk_nope_head_dim, HDv = m.v_head();
+  const float eps = static_cast<float>(m.latent_norm_eps);
+  if (m.q_lora_rank > 0) {
+    const int64_t ql = m.q_lora_rank;
+    cpu::linear(h_.data(), w.wq_a, nullptr, q_a_.data(), T, H, ql);
+    cpu::rmsnorm(q_a_.data(), w.q_a_norm, q_a_.data(), T, ql, eps);
+    cpu::linear(q_a_.data(), w.wq_b, nullptr, q_.data(), T, ql, m.q_dim());
+  } else {
+    cpu::linear(h_.data(), w.wq, nullptr, q_.data(), T, H, m.q_dim());
+  }
+  cpu::linear(h_.data(), w.wkv_a, nullptr, kv_a_.data(), T, H, C + R);
+  cpu::copy_columns(kv_a_.data(), C + R, T, C, latent_.data());
+  cpu::rmsnorm(latent_.data(), w.kv_a_norm, latent_.data(), T, C, eps);
+  cpu::linear(latent_.data(), w.wkv_b, nullptr, kv_b_.data(), T, C, NH * (nope + HDv));
+  const int32_t* table = rope_table_.empty() ? nullptr : rope_table_.data();
+  const float factor = rope_attention_factor(m, false);
+  // q's tail in each head, and k_pe (one head, the tail of each kv_a row)
+  cpu::rope(q_.data() + nope, batch.positions.data(), T, NH, HD, inv_freq_.data(), factor, table, R,
+            m.rope_interleaved);
+  cpu::rope(kv_a_.data() + C, batch.positions.data(), T, 1, C + R, inv_freq_.data(), factor, table, R,
+            m.rope_interleaved);
+  cpu::mla_split_kv(kv_b_.data(), kv_a_.data() + C, C + R, T, NH, nope, R, HDv, k_.data(), v_.data());
 }
 
 // down(act(gate(x)) · up(x)) without the down projection's bias (added after the epilogue).

@@ -165,7 +165,16 @@ int64_t attention_head_dim(int64_t HD) {
 
 // ---- layout -----------------------------------------------------------------------------------
 
+void check_cuda_runs(const model::ModelSpec& spec) {
+  if (spec.mla) {
+    fail("{}: {} uses multi-head latent attention, which the CUDA backend does not run yet; use --backend cpu "
+         "(docs/deepseek-mla.md has the plan for the GPU)",
+         spec.source, spec.architecture);
+  }
+}
+
 DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec) {
+  check_cuda_runs(spec);
   DeviceUnitLayout lay;
   lay.attention_head_dim = attention_head_dim(spec.head_dim);
   const int64_t L = spec.num_layers;

@@ -59,6 +59,7 @@ BatchLayout batch_layout(int64_t T, int64_t B) {
 
 CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits& limits, int sm_count) {
   ABL_CHECK(limits.max_tokens > 0 && limits.max_seqs > 0, "engine limits must be positive");
+  check_cuda_runs(m);
   const int64_t T = limits.max_tokens, B = limits.max_seqs;
   const int64_t H = m.hidden_size, V = m.vocab_size, L = m.num_layers;
   const int64_t F = std::max(m.dense_mlp_width(), m.shared_expert_intermediate_size);  // dense or shared MLP

@@ -524,7 +524,9 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"granite-moe-shared", true}, FamilyCase{"granite-moe-shared", false},
                       FamilyCase{"gpt-oss", true}, FamilyCase{"gpt-oss", false}, FamilyCase{"cohere", true},
                       FamilyCase{"cohere2", true}, FamilyCase{"cohere-qknorm", true}, FamilyCase{"llama-bias", true},
-                      FamilyCase{"seed-oss", true}),
+                      FamilyCase{"seed-oss", true}, FamilyCase{"deepseek-v3-mla", true},
+                      FamilyCase{"deepseek-v3-mla", false}, FamilyCase{"deepseek-v3-mla", true, true},
+                      FamilyCase{"deepseek-v3-qproj", true}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");
@@ -596,6 +598,65 @@ TEST(ExportMxfp4, LoadsAndExportsAsTheDequantizedModel) {
         }
       },
       Error);
+}
+
+// DeepSeek-V3 as released: FP8 matrices with block scales (golden deepseek-v3-fp8). export writes the
+// model the run evaluated: every FP8 tensor dequantized to BF16 (exactly the values the engine read,
+// so an untouched one reloads bit for bit), the ablated ones rewritten, the scales gone, config.json
+// without quantization_config, the rest of the files' bytes unchanged. An adapter is refused.
+TEST(ExportFp8, WritesTheDequantizedModel) {
+  abl::testing::TempDir tmp;
+  const std::string src = (kFixtures / "golden" / "deepseek-v3-fp8").string();
+  const model::ModelSpec spec = model::load_model_spec(src);
+  ASSERT_GT(spec.fp8_block_rows, 0);
+  const auto dirs = directions(spec);
+  const engine::TrialAblation trial = make_trial(spec, engine::RowNorm::full);
+  const std::string out = tmp.file("exported");
+  ablation::export_model(src, dirs, trial, options(out), nullptr);
+  io::SafetensorsReader in(src), got(out);
+  size_t fp8 = 0, same = 0, ablated = 0;
+  for (const io::TensorInfo& t : in.tensors()) {
+    if (t.name.size() > 10 && t.name.compare(t.name.size() - 10, 10, "_scale_inv") == 0) {
+      EXPECT_EQ(got.find(t.name), nullptr) << t.name;
+      continue;
+    }
+    const io::TensorInfo& o = got.tensor(t.name);
+    EXPECT_EQ(o.shape, t.shape) << t.name;
+    if (!model::is_fp8(t)) {
+      EXPECT_EQ(raw_bytes(got, t.name), raw_bytes(in, t.name)) << t.name;
+      ++same;
+      continue;
+    }
+    ++fp8;
+    EXPECT_EQ(o.dtype_name, "BF16") << t.name;
+    std::vector<float> want(static_cast<size_t>(t.numel)), have(want.size());
+    model::read_fp8(in, t, 16, 16, 0, t.numel, want.data());
+    got.read_f32(o, 0, o.numel, have.data());
+    if (want != have) ++ablated;  // o_proj and the down projections the trial ablates
+  }
+  EXPECT_GE(fp8, 60u);
+  EXPECT_GE(same, 20u);
+  EXPECT_GT(ablated, 0u);
+  const nlohmann::json config = nlohmann::json::parse(slurp(fs::path(out) / "config.json"));
+  EXPECT_FALSE(config.contains("quantization_config"));
+  // The export is the model the run evaluated: the FP8 model's logits with the epilogue.
+  auto q = engine::HostWeights::load(src);
+  auto exported = engine::HostWeights::load(out);
+  EXPECT_EQ(exported->spec().fp8_block_rows, 0);
+  engine::AblationEpilogue epi(spec, dirs, {trial});
+  const std::vector<float> want = run(*q, &epi);
+  EXPECT_LE(max_abs_diff(run(*exported, nullptr), want), 0.05f * max_abs(want));  // bf16 rounding of o_proj/down
+  // Without the trial (all weights 0) the export reloads as the FP8 model, bit for bit.
+  engine::TrialAblation none = trial;
+  for (auto& lambdas : none.lambda) std::fill(lambdas.begin(), lambdas.end(), 0.0f);
+  const std::string out0 = tmp.file("exported-none");
+  ablation::export_model(src, dirs, none, options(out0), nullptr);
+  auto plain = engine::HostWeights::load(out0);
+  EXPECT_EQ(run(*plain, nullptr), run(*q, nullptr));
+  ablation::ExportOptions adapter = options(tmp.file("adapter"));
+  adapter.format = ablation::ExportFormat::adapter;
+  EXPECT_ABL_ERROR(ablation::export_model(src, dirs, trial, adapter, nullptr), "is FP8 (block-scaled)",
+                   "--format merged");
 }
 
 TEST(ExportMxfp4, WeightCheckNamesTheBlocksAndScales) {

@@ -825,3 +825,133 @@ TEST(ModelSpecFamilies, DescribeNamesTheFeatures) {
       d, {"Gemma2ForCausalLM", "(1+w) norms", "sandwich norms", "GeGLU", "softcap 50/30", "13/26 layers"}))
       << d;
 }
+
+// DeepSeek-V3's config.json as released (tests/fixtures/configs/DeepSeek-V3.json, without its
+// quantization_config; models/deepseek_v3: DeepseekV3Config, DeepseekV3Attention): latent attention with
+// q/k heads of 128 + 64 and value heads of 128, the score scale 192^-0.5 times
+// yarn_get_mscale(40, mscale_all_dim 1)² = 0.135234, GLM-4.5's sigmoid router, 3 dense layers.
+nlohmann::json deepseek_v3() { return fixture_config("DeepSeek-V3"); }
+
+TEST(ModelSpecDeepseek, V3PublishedConfig) {
+  const ModelSpec s = parse(deepseek_v3());
+  EXPECT_TRUE(s.mla);
+  EXPECT_EQ(s.head_dim, 192);
+  EXPECT_EQ(s.partial_rotary_dim, 64);
+  EXPECT_EQ(s.v_head(), 128);
+  EXPECT_EQ(s.o_dim(), 128 * 128);
+  EXPECT_EQ(s.q_lora_rank, 1536);
+  EXPECT_EQ(s.kv_lora_rank, 512);
+  EXPECT_TRUE(s.rope_interleaved);
+  EXPECT_DOUBLE_EQ(s.latent_norm_eps, 1e-6);
+  EXPECT_NEAR(s.attention_scale(), 0.135234, 5e-7);
+  EXPECT_DOUBLE_EQ(s.rope_scaling.attention_factor, 1.0);  // mscale(40, 1) / mscale(40, 1)
+  EXPECT_TRUE(s.router_sigmoid);
+  EXPECT_EQ(s.expert_groups, 8);
+  EXPECT_EQ(s.topk_groups, 4);
+  EXPECT_EQ(s.shared_expert_intermediate_size, 2048);
+  EXPECT_FALSE(s.shared_expert_gated);
+  EXPECT_EQ(s.mtp_layers, 1);
+  EXPECT_FALSE(s.is_moe_layer(2));
+  EXPECT_TRUE(s.is_moe_layer(3));
+  // The attention's tensors, in module order, with their shapes.
+  std::vector<std::pair<std::string, std::vector<int64_t>>> attn;
+  for (const auto& slot : abl::model::layer_slots(s, 0)) {
+    if (slot.pattern.find("self_attn.") != std::string::npos) attn.emplace_back(slot.pattern, slot.shape);
+  }
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> want = {
+      {"model.layers.{}.self_attn.q_a_proj.weight", {1536, 7168}},
+      {"model.layers.{}.self_attn.q_a_layernorm.weight", {1536}},
+      {"model.layers.{}.self_attn.q_b_proj.weight", {128 * 192, 1536}},
+      {"model.layers.{}.self_attn.kv_a_proj_with_mqa.weight", {576, 7168}},
+      {"model.layers.{}.self_attn.kv_a_layernorm.weight", {512}},
+      {"model.layers.{}.self_attn.kv_b_proj.weight", {128 * 256, 512}},
+      {"model.layers.{}.self_attn.o_proj.weight", {7168, 128 * 128}}};
+  EXPECT_EQ(attn, want);
+  const std::string d = abl::model::describe(s);
+  EXPECT_TRUE(abl::testing::contains_all(d, {"DeepseekV3ForCausalLM", "latent attention (q rank 1536, kv rank 512, "
+                                                                      "value heads 128)",
+                                             "on the last 64/192 head dims", "best 4 of 8 groups"}))
+      << d;
+}
+
+// Absent keys take DeepseekV3Config's defaults; a null q_lora_rank is a plain q_proj (Moonlight,
+// DeepSeek-V2-Lite); a head_dim key (transformers writes qk_rope_head_dim there) is not the q/k head;
+// an unscaled rope keeps 192^-0.5; rope_interleave false pairs (i, i + R/2).
+TEST(ModelSpecDeepseek, DefaultsQProjAndHeadDimKey) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["DeepseekV3ForCausalLM"]})");
+  ModelSpec s = parse(c);
+  EXPECT_EQ(s.hidden_size, 7168);
+  EXPECT_EQ(s.num_kv_heads, 128);
+  EXPECT_EQ(s.num_experts, 256);
+  EXPECT_EQ(s.head_dim, 192);
+  EXPECT_NEAR(s.attention_scale(), 1.0 / std::sqrt(192.0), 1e-15);
+  c["q_lora_rank"] = nullptr;
+  c["head_dim"] = 64;
+  c["rope_interleave"] = false;
+  c["hidden_size"] = 2048;
+  c["num_attention_heads"] = 16;
+  c["num_key_value_heads"] = 16;
+  s = parse(c);
+  EXPECT_EQ(s.q_lora_rank, 0);
+  EXPECT_EQ(s.head_dim, 192);
+  EXPECT_FALSE(s.rope_interleaved);
+  const auto slots = abl::model::layer_slots(s, 0);
+  EXPECT_EQ(slots[1].pattern, "model.layers.{}.self_attn.q_proj.weight");
+  EXPECT_EQ(slots[1].shape, (std::vector<int64_t>{16 * 192, 2048}));
+  // transformers 5 spelling: rope_parameters; a default rope type leaves the scale alone
+  c["rope_parameters"] = {{"rope_type", "yarn"}, {"factor", 32.0}, {"mscale_all_dim", 1.0}, {"mscale", 1.0},
+                          {"beta_fast", 1.0}, {"beta_slow", 1.0}, {"original_max_position_embeddings", 4096},
+                          {"rope_theta", 50000.0}};
+  s = parse(c);
+  EXPECT_NEAR(s.attention_scale(), std::pow(0.1 * std::log(32.0) + 1.0, 2) / std::sqrt(192.0), 1e-12);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 50000.0);
+  c["rope_parameters"] = {{"rope_type", "default"}, {"mscale_all_dim", 1.0}, {"rope_theta", 50000.0}};
+  EXPECT_NEAR(parse(c).attention_scale(), 1.0 / std::sqrt(192.0), 1e-15);
+}
+
+// What latent attention cannot be, or what transformers would run differently from what the config
+// says, is refused naming the key.
+TEST(ModelSpecDeepseek, RefusalsNameTheKey) {
+  nlohmann::json c = deepseek_v3();
+  c["num_key_value_heads"] = 8;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "num_key_value_heads", "8 differs from num_attention_heads 128");
+  c = deepseek_v3();
+  c["attention_bias"] = true;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "attention_bias");
+  c = deepseek_v3();
+  c["topk_method"] = "group_limited_greedy";
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "topk_method", "group_limited_greedy", "noaux_tc");
+  c = deepseek_v3();
+  c["scoring_func"] = "softmax";
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "scoring_func", "softmax");
+  c = deepseek_v3();
+  c["moe_layer_freq"] = 2;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "moe_layer_freq");
+  c = deepseek_v3();
+  c["qk_rope_head_dim"] = 7;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "qk_rope_head_dim", "even");
+  c = deepseek_v3();
+  c["kv_lora_rank"] = 0;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "kv_lora_rank");
+}
+
+// DeepSeek-V3/R1 and Kimi-K2 ship FP8 (quantization_config quant_method fp8, e4m3, blocks of 128 x 128):
+// the block size is taken; another format or no block size is refused naming the key; other methods are
+// left to the weight check (gpt-oss's mxfp4 has its own reader).
+TEST(ModelSpecDeepseek, Fp8QuantizationConfig) {
+  nlohmann::json c = deepseek_v3();
+  c["quantization_config"] = {{"activation_scheme", "dynamic"}, {"fmt", "e4m3"}, {"quant_method", "fp8"},
+                              {"weight_block_size", {128, 128}}};
+  ModelSpec s = parse(c);
+  EXPECT_EQ(s.fp8_block_rows, 128);
+  EXPECT_EQ(s.fp8_block_cols, 128);
+  c["quantization_config"]["fmt"] = "e5m2";
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "quantization_config.fmt", "e5m2");
+  c["quantization_config"]["fmt"] = "e4m3";
+  c["quantization_config"].erase("weight_block_size");
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "quantization_config", "weight_block_size");
+  c["quantization_config"]["weight_block_size"] = {128};
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "weight_block_size", "two positive block sizes");
+  c["quantization_config"] = {{"quant_method", "mxfp4"}};
+  EXPECT_EQ(parse(c).fp8_block_rows, 0);
+}

@@ -22,7 +22,7 @@ const ExpectedWeight& find(const std::vector<ExpectedWeight>& all, WeightRole ro
 }
 
 TEST(Synthetic, PresetsMatchTheirRealConfigs) {
-  EXPECT_EQ(abl::model::synthetic_presets().size(), 23u);
+  EXPECT_EQ(abl::model::synthetic_presets().size(), 26u);
   for (const std::string& name : abl::model::synthetic_presets()) {
     EXPECT_NO_THROW(abl::model::synthetic_model_spec(name)) << name;
   }
@@ -71,6 +71,17 @@ TEST(Synthetic, PresetsMatchTheirRealConfigs) {
   // Command R+: 103.8 B, the published "104B" (its per-head q/k norms counted, the embedding tied)
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("command-r-plus")), 103810674688);
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("seed-oss-36b")), 36151104512);
+  // DeepSeek-V3: 671.0 B without its MTP layer (the published 671B; 685B with it), 37.5 B active;
+  // Moonlight: 16.0 B (the published 16B, 3B active); Kimi-K2: 1.026 T (the published 1T, 32B active)
+  const abl::model::ModelSpec v3 = abl::model::synthetic_model_spec("deepseek-v3");
+  EXPECT_EQ(abl::model::parameter_count(v3), 671026419200);
+  EXPECT_NEAR(abl::model::active_parameter_count(v3) / 1e9, 37.55, 0.01);
+  const abl::model::ModelSpec moon = abl::model::synthetic_model_spec("moonlight-16b-a3b");
+  EXPECT_EQ(abl::model::parameter_count(moon), 15960110208);
+  EXPECT_NEAR(abl::model::active_parameter_count(moon) / 1e9, 2.915, 0.001);  // embedding and head included
+  const abl::model::ModelSpec kimi = abl::model::synthetic_model_spec("kimi-k2");
+  EXPECT_EQ(abl::model::parameter_count(kimi), 1026408232448);
+  EXPECT_NEAR(abl::model::active_parameter_count(kimi) / 1e9, 32.9, 0.1);
   EXPECT_ABL_ERROR(abl::model::synthetic_model_spec("synthetic:gpt-5"), "unknown synthetic model 'gpt-5'",
                    "llama-3.1-8b", "qwen2.5-7b");
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -434,7 +435,8 @@ TEST_P(FusedExperts, EveryExpertSlotReadsItsOwnTensor) {
 }
 
 INSTANTIATE_TEST_SUITE_P(MoeFixtures, FusedExperts,
-                         ::testing::Values("mixtral-moe", "qwen2-moe-shared", "qwen3-moe", "glm4-moe"),
+                         ::testing::Values("mixtral-moe", "qwen2-moe-shared", "qwen3-moe", "glm4-moe",
+                                           "deepseek-v3-mla"),
                          [](const auto& p) {
                            std::string name = p.param;
                            std::replace(name.begin(), name.end(), '-', '_');
@@ -479,4 +481,93 @@ TEST(ReadWeight, StridedSlotsInPiecesEqualTheirFileElements) {
     ++checked;
   }
   EXPECT_GE(checked, 6);  // gate, up and down of at least two experts
+}
+
+namespace {
+const std::string kFp8 = std::string(ABL_FIXTURE_DIR) + "/golden/deepseek-v3-fp8";
+}
+
+// Every e4m3fn code decodes to the value of tests/fixtures/fp8/e4m3_table.json (null: NaN), written
+// by tools/organism/fp8_table.py from the format's definition: bias 7, subnormals below 2^-6, no
+// infinities, 0x7F/0xFF NaN, 448 the largest.
+TEST(Fp8, E4m3CodesDecodeAsTheTable) {
+  const abl::io::JsonValue table =
+      abl::io::read_json_file(std::string(ABL_FIXTURE_DIR) + "/fp8/e4m3_table.json");
+  ASSERT_EQ(table.size(), 256u);
+  for (size_t i = 0; i < 256; ++i) {
+    const float got = abl::model::fp8_e4m3_value(static_cast<uint8_t>(i));
+    const abl::io::JsonValue want = table.at(i);
+    if (want.is_null()) {
+      EXPECT_TRUE(std::isnan(got)) << i;
+    } else {
+      EXPECT_EQ(got, static_cast<float>(want.as_double())) << "code " << i;
+    }
+  }
+  EXPECT_EQ(abl::model::fp8_e4m3_value(0x7E), 448.0f);
+  EXPECT_EQ(abl::model::fp8_e4m3_value(0x38), 1.0f);
+  EXPECT_EQ(abl::model::fp8_e4m3_value(0xB8), -1.0f);
+  EXPECT_EQ(abl::model::fp8_e4m3_value(0x01), std::ldexp(1.0f, -9));
+}
+
+// DeepSeek-V3 as released (golden deepseek-v3-fp8: blocks of 16 x 16, some cut short at the edges):
+// the check accepts the F8_E4M3 matrices with their F32 _scale_inv and names what is wrong otherwise;
+// a slot read in pieces equals the whole read, each value a code times its block's scale in bf16.
+TEST(Fp8, BlockScaledWeightsCheckAndRead) {
+  const ModelSpec s = abl::model::load_model_spec(kFp8);
+  EXPECT_EQ(s.fp8_block_rows, 16);
+  EXPECT_EQ(s.fp8_block_cols, 16);
+  EXPECT_NE(abl::model::describe(s).find("FP8 weights in 16x16 blocks"), std::string::npos);
+  abl::io::SafetensorsReader r(kFp8);
+  const abl::model::WeightCheck c = abl::model::inspect_weights(s, r);
+  EXPECT_TRUE(c.problems.empty()) << (c.problems.empty() ? "" : c.problems[0]);
+  EXPECT_TRUE(c.unexpected.empty()) << (c.unexpected.empty() ? "" : c.unexpected[0]);
+  int fp8 = 0;
+  for (const abl::model::ExpectedWeight& w : abl::model::expected_weights(s)) {
+    const abl::io::TensorInfo& t = r.tensor(w.name);
+    if (!abl::model::is_fp8(t)) continue;
+    ++fp8;
+    const int64_t n = abl::model::element_count(w.shape);
+    std::vector<float> whole(static_cast<size_t>(n)), pieces(whole.size());
+    abl::model::read_weight(&r, w, 0, n, whole.data());
+    for (int64_t first = 0; first < n; first += 37) {
+      abl::model::read_weight(&r, w, first, std::min<int64_t>(37, n - first), pieces.data() + first);
+    }
+    ASSERT_EQ(whole, pieces) << w.name;
+    // element (i, j) by hand: its code times the scale of block (i / 16, j / 16)
+    const int64_t cols = t.shape.back(), i = t.shape[0] - 1, j = cols - 1;
+    uint8_t code = 0;
+    r.read_bytes(t, static_cast<uint64_t>(i * cols + j), 1, &code);
+    const std::vector<float> scales = r.read_f32(abl::model::fp8_scale_name(w.name));
+    const float scale = scales[static_cast<size_t>((i / 16) * ((cols + 15) / 16) + j / 16)];
+    EXPECT_EQ(whole.back(), abl::bf16_to_f32(abl::f32_to_bf16(abl::model::fp8_e4m3_value(code) * scale))) << w.name;
+  }
+  EXPECT_GE(fp8, 60);
+
+  // A scale missing, one of the wrong shape, and FP8 without quantization_config: each named.
+  std::vector<RawTensor> tensors;
+  for (RawTensor& t : raw_tensors(kFp8)) {
+    if (t.name == "model.layers.1.self_attn.o_proj.weight_scale_inv") continue;
+    if (t.name == "model.layers.0.self_attn.q_b_proj.weight_scale_inv") {
+      t.shape = {6, 2};
+      t.bytes.resize(6 * 2 * 4);
+    }
+    tensors.push_back(std::move(t));
+  }
+  abl::testing::TempDir dir;
+  write_folder(dir, kFp8, tensors);
+  abl::io::SafetensorsReader r2(dir.path().string());
+  const abl::model::WeightCheck c2 = abl::model::inspect_weights(s, r2);
+  ASSERT_EQ(c2.problems.size(), 2u);
+  EXPECT_NE(c2.problems[0].find("'model.layers.0.self_attn.q_b_proj.weight_scale_inv'"), std::string::npos)
+      << c2.problems[0];
+  EXPECT_NE(c2.problems[0].find("expected F32 [6, 3] (blocks of 16x16 over"), std::string::npos) << c2.problems[0];
+  EXPECT_NE(c2.problems[1].find("missing tensor 'model.layers.1.self_attn.o_proj.weight_scale_inv'"),
+            std::string::npos)
+      << c2.problems[1];
+  ModelSpec plain = s;
+  plain.fp8_block_rows = plain.fp8_block_cols = 0;
+  const abl::model::WeightCheck c3 = abl::model::inspect_weights(plain, r);
+  ASSERT_FALSE(c3.problems.empty());
+  EXPECT_NE(c3.problems[0].find("dtype F8_E4M3, but config.json has no quantization_config"), std::string::npos)
+      << c3.problems[0];
 }

@@ -99,7 +99,8 @@ TEST(MemoryPlan, UnitsAddUpToTheModel) {
 }
 
 TEST(MemoryPlan, CpuActivationsMatchTheEngine) {
-  for (const char* name : {"llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b", "mixtral-8x7b", "qwen3-30b-a3b"}) {
+  for (const char* name : {"llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b", "mixtral-8x7b", "qwen3-30b-a3b",
+                           "moonlight-16b-a3b", "deepseek-v3"}) {
     const model::ModelSpec spec = preset(name);
     for (int64_t T : {1, 17, 4096}) {
       const engine::BufferPlan engine_plan = engine::Engine::plan_for(spec, {T, 33});

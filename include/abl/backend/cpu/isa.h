@@ -36,7 +36,7 @@ struct Kernels {
   // scale is resolved (> 0); sinks (NH) or null; OpenMP threads when `parallel`.
   void (*attention)(const float* q, const float* k_cache, const float* v_cache, float* out, const AttnSeq* seqs,
                     const AttnRow* rows, int64_t n_rows, int64_t max_keys, int64_t NH, int64_t NKV, int64_t HD,
-                    int64_t window, float scale, float softcap, const float* sinks, bool parallel);
+                    int64_t HDv, int64_t window, float scale, float softcap, const float* sinks, bool parallel);
 };
 
 // The variants in this binary, lowest first.

@@ -57,16 +57,26 @@ struct AttnScores {
   const float* sinks = nullptr;  // (NH) or null
 };
 
-// Causal GQA attention per sequence: out(T,NH,HD) from q(T,NH,HD) and caches k,v (C,NKV,HD).
-// Query head h reads kv head h / (NH/NKV). window > 0: a query at position p sees keys at
-// positions j with p - window < j <= p (Mistral's sliding window); 0 = full causal.
+// Causal GQA attention per sequence: out(T,NH,HDv) from q(T,NH,HD) and caches k (C,NKV,HD), v
+// (C,NKV,HDv); HDv = 0: HD (value heads differ only in latent attention). Query head h reads kv
+// head h / (NH/NKV). window > 0: a query at position p sees keys at positions j with
+// p - window < j <= p (Mistral's sliding window); 0 = full causal.
 void attention(const float* q, const float* k_cache, const float* v_cache, float* out,
                const AttnSeq* seqs, int64_t B, int64_t NH, int64_t NKV, int64_t HD, int64_t window,
-               AttnScores scores = {});
+               AttnScores scores = {}, int64_t HDv = 0);
 
-// Copies k,v rows (T,NKV,HD) into the caches at rows dst_rows[t].
+// Copies k rows (T,kv_dim) and v rows (T,v_dim) into the caches at rows dst_rows[t]; v_dim 0 = kv_dim.
 void kv_append(const float* k, const float* v, const int64_t* dst_rows, int64_t T, int64_t kv_dim,
-               float* k_cache, float* v_cache);
+               float* k_cache, float* v_cache, int64_t v_dim = 0);
+
+// Latent attention's per-head keys and values (DeepseekV3Attention.forward): from kv_b_proj's output
+// kvb(T, NH, nope + HDv) and the rotated shared k_pe(T, R) (row t at k_pe + t·pe_stride), k(T, NH,
+// nope + R) = [kvb's first nope of head h ; k_pe] and v(T, NH, HDv) = kvb's last HDv of head h.
+void mla_split_kv(const float* kvb, const float* k_pe, int64_t pe_stride, int64_t T, int64_t NH, int64_t nope,
+                  int64_t R, int64_t HDv, float* k, float* v);
+
+// dst(rows, width) = src's columns [0, width) of rows of src_stride values (a leading slice per row).
+void copy_columns(const float* src, int64_t src_stride, int64_t rows, int64_t width, float* dst);
 
 // out(n) = silu(gate) * up; out may alias gate.
 void swiglu(const float* gate, const float* up, float* out, int64_t n);

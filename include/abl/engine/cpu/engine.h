@@ -2,7 +2,8 @@
 // padding) with a KV cache, on the CPU backend. One function per layer reads like the math:
 // rmsnorm → qkv (+bias) → q/k norm → rope → cache append → attention → o_proj → epilogue →
 // [post-norm] → add → rmsnorm → gate/up → swiglu|geglu → down_proj → epilogue → [post-norm] → add
-// → capture. Family differences are flags of the ModelSpec. All buffers are sized once from the Limits and reused.
+// → capture (latent attention, DeepSeek-V3: q_a → norm → q_b, kv_a → norm → kv_b → per-head k/v, rope on
+// the heads' tails, in latent_qkv). Family differences are flags of the ModelSpec. All buffers are sized once from the Limits and reused.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -15,7 +16,7 @@
 
 namespace abl::engine {
 
-// KV cache: per layer, K and V rows (C, NKV*HD). Sequences own disjoint row ranges.
+// KV cache: per layer, K rows (C, NKV*HD) and V rows (C, NKV*HDv). Sequences own disjoint row ranges.
 class KvCache {
  public:
   KvCache(const model::ModelSpec& spec, int64_t rows);
@@ -59,6 +60,8 @@ class Engine {
 
  private:
   void layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epilogue);
+  // Latent attention's q_ (T,NH,HD), k_ (T,NH,HD) and v_ (T,NH,HDv) from h_, rotated.
+  void latent_qkv(const LayerWeights& w, const Batch& batch);
   // out(rows,H) = down(act(gate(x)) * up(x)) for x(rows,H), through gate_/up_ (width F); gate and up
   // with their biases where they have them (gpt-oss's experts), down without (added after the epilogue).
   void gated_mlp(const float* x, const ExpertWeights& w, int64_t rows, int64_t F, float* out);
@@ -80,6 +83,9 @@ class Engine {
   std::vector<int32_t> rope_table_;    // (T) row of inv_freq_ of each token of the pass (LongRoPE only)
   // Activations, (T, ·) each, sized for limits_.max_tokens.
   std::vector<float> x_, h_, q_, k_, v_, att_, y_, gate_, up_;
+  // Latent attention: q_a_proj's output (T,q_lora_rank), kv_a_proj_with_mqa's (T,C+R), its normed
+  // latent (T,C) and kv_b_proj's output (T,NH*(nope+HDv)).
+  std::vector<float> q_a_, kv_a_, latent_, kv_b_;
   // MoE layers: router logits (T,E), the top-k choice (T,k), one expert's tokens in and out
   // (T,H), every token's k expert outputs (T·k,H); the expert's token list and slot of each.
   std::vector<float> router_, topk_w_, expert_in_, expert_out_, slots_;

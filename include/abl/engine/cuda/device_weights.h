@@ -110,6 +110,9 @@ struct DeviceUnitLayout {
   std::vector<int64_t> resident_layer_offsets() const;
 };
 DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec);
+// Throws abl::Error for a model the CUDA engine cannot run yet (latent attention: DeepSeek-V3,
+// Kimi-K2, Moonlight; docs/deepseek-mla.md), naming the model and --backend cpu.
+void check_cuda_runs(const model::ModelSpec& spec);
 
 
 // bf16 bits of the unit's elements [first, first + count) — its device image, rounded to nearest

@@ -39,13 +39,13 @@ void linear(const float* x, const float* w, const float* bias, float* y, int64_t
 // instantiations would be shared with the rest of the program).
 void attention(const float* q, const float* k_cache, const float* v_cache, float* out, const AttnSeq* seqs,
                const AttnRow* rows, int64_t n_rows, int64_t max_keys, int64_t NH, int64_t NKV, int64_t HD,
-               int64_t window, float scale, float cap, const float* sinks, bool parallel) {
+               int64_t HDv, int64_t window, float scale, float cap, const float* sinks, bool parallel) {
   const int64_t group = NH / NKV;
-  const int64_t kv_dim = NKV * HD;
+  const int64_t kv_dim = NKV * HD, v_dim = NKV * HDv;
 #pragma omp parallel if (parallel)
   {
     float* scores = new float[static_cast<size_t>(max_keys)];
-    double* acc = new double[static_cast<size_t>(HD)];
+    double* acc = new double[static_cast<size_t>(HDv)];
 #pragma omp for schedule(dynamic, 4)
     for (int64_t r = 0; r < n_rows; ++r) {
       const AttnSeq& sq = seqs[rows[r].seq];
@@ -67,15 +67,15 @@ void attention(const float* q, const float* k_cache, const float* v_cache, float
         // A sink is one more logit in the max and the normaliser, with a zero value row.
         if (sinks && sinks[h] > mx) mx = sinks[h];
         double denom = sinks ? std::exp(static_cast<double>(sinks[h] - mx)) : 0.0;
-        for (int64_t d = 0; d < HD; ++d) acc[d] = 0.0;
+        for (int64_t d = 0; d < HDv; ++d) acc[d] = 0.0;
         for (int64_t kk = 0; kk < n_keys; ++kk) {
           const double p = std::exp(static_cast<double>(scores[kk] - mx));
           denom += p;
-          const float* vv = v_cache + (sq.kv_begin + first + kk) * kv_dim + kvh * HD;
-          for (int64_t d = 0; d < HD; ++d) acc[d] += p * vv[d];
+          const float* vv = v_cache + (sq.kv_begin + first + kk) * v_dim + kvh * HDv;
+          for (int64_t d = 0; d < HDv; ++d) acc[d] += p * vv[d];
         }
-        float* o = out + ((sq.q_begin + j) * NH + h) * HD;
-        for (int64_t d = 0; d < HD; ++d) o[d] = static_cast<float>(acc[d] / denom);
+        float* o = out + ((sq.q_begin + j) * NH + h) * HDv;
+        for (int64_t d = 0; d < HDv; ++d) o[d] = static_cast<float>(acc[d] / denom);
       }
     }
     delete[] scores;

@@ -82,15 +82,19 @@ TEST_P(IsaVariant, AttentionMatchesBaseline) {
     for (float softcap : {0.0f, 5.0f}) {
       for (const float* sink : {static_cast<const float*>(nullptr), sinks.data()}) {
         for (bool parallel : {false, true}) {
-          std::vector<float> want(q.size()), got(q.size());
-          reference().attention(q.data(), kc.data(), vc.data(), want.data(), seqs.data(), rows.data(),
-                                static_cast<int64_t>(rows.size()), 21, NH, NKV, HD, window, 0.15f, softcap, sink,
-                                false);
-          k->attention(q.data(), kc.data(), vc.data(), got.data(), seqs.data(), rows.data(),
-                       static_cast<int64_t>(rows.size()), 21, NH, NKV, HD, window, 0.15f, softcap, sink, parallel);
-          for (size_t i = 0; i < want.size(); ++i) {
-            ASSERT_NEAR(got[i], want[i], 1e-5) << abl::cpu::isa_name(isa) << " window " << window << " softcap "
-                                               << softcap << " sinks " << (sink != nullptr) << " element " << i;
+          for (int64_t HDv : {HD, HD / 2}) {  // value heads narrower than q/k heads: latent attention
+            std::vector<float> want(q.size()), got(q.size());
+            reference().attention(q.data(), kc.data(), vc.data(), want.data(), seqs.data(), rows.data(),
+                                  static_cast<int64_t>(rows.size()), 21, NH, NKV, HD, HDv, window, 0.15f, softcap,
+                                  sink, false);
+            k->attention(q.data(), kc.data(), vc.data(), got.data(), seqs.data(), rows.data(),
+                         static_cast<int64_t>(rows.size()), 21, NH, NKV, HD, HDv, window, 0.15f, softcap, sink,
+                         parallel);
+            for (size_t i = 0; i < want.size(); ++i) {
+              ASSERT_NEAR(got[i], want[i], 1e-5) << abl::cpu::isa_name(isa) << " window " << window << " softcap "
+                                                 << softcap << " sinks " << (sink != nullptr) << " HDv " << HDv
+                                                 << " element " << i;
+            }
           }
         }
       }

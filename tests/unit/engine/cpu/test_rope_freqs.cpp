@@ -124,7 +124,23 @@ TEST(RopeYarn, OptionalKeys) {
 TEST(RopeYarn, BadKeysNamed) {
   nlohmann::json c = qwen25_7b();
   c["rope_scaling"] = {{"factor", 4.0}, {"beta_fast", 1.0}, {"beta_slow", 32.0}, {"rope_type", "yarn"}};
-  EXPECT_ABL_ERROR(parse(c), "my/config.json", "rope_scaling.beta_fast", "greater than beta_slow");
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "rope_scaling.beta_fast", "at least beta_slow");
+  // Equal betas (Kimi-K2: 1 and 1) are allowed, as in transformers: the ramp is then one dimension wide
+  // (floor to ceil of the same correction dim), every pair below it kept and every pair above it divided.
+  c["rope_scaling"] = {{"factor", 4.0}, {"beta_fast", 1.0}, {"beta_slow", 1.0}, {"rope_type", "yarn"},
+                       {"original_max_position_embeddings", 4096}};
+  const abl::model::ModelSpec equal = parse(c);
+  const std::vector<float> f = abl::engine::rope_inv_freq(equal);
+  int64_t kept = 0, divided = 0;
+  for (int64_t i = 0; i < static_cast<int64_t>(f.size()); ++i) {
+    const float p = plain(equal, i), got = f[static_cast<size_t>(i)];
+    EXPECT_TRUE(got <= p * (1 + 1e-6f) && got >= p / 4 * (1 - 1e-6f)) << i;
+    kept += std::fabs(got - p) <= 1e-6f * p;
+    divided += std::fabs(got - p / 4) <= 1e-6f * p;
+  }
+  EXPECT_GE(kept + divided, static_cast<int64_t>(f.size()) - 1);  // at most one pair on the ramp
+  EXPECT_GT(kept, 0);
+  EXPECT_GT(divided, 0);
   c["rope_scaling"] = {{"factor", -4.0}, {"rope_type", "yarn"}};
   EXPECT_ABL_ERROR(parse(c), "my/config.json", "rope_scaling.factor", "positive");
   c["rope_scaling"] = {{"factor", 4.0}, {"attention_factor", 0}, {"rope_type", "yarn"}};
