@@ -40,7 +40,11 @@ FAMILIES = [
     ("LlamaForCausalLM", "llama-bias"),  # attention_bias (q/k/v/o_proj biases) and mlp_bias (gate/up/down_proj)
     ("CohereForCausalLM", "cohere-qknorm"),  # Command R+: use_qk_norm, per-head q/k LayerNorms (heads, head_dim)
     ("SeedOssForCausalLM", "seed-oss"),  # Seed-OSS-36B: q/k/v biases (attention_bias), none on o_proj (attention_out_bias)
+    ("DeepseekV3ForCausalLM", "deepseek-v3-mla"),  # latent attention (q rank, interleaved rope tail, yarn mscale), sigmoid router
+    ("DeepseekV3ForCausalLM", "deepseek-v3-qproj"),  # Moonlight's shape: q_proj (no q rank), rotate-half tail, plain rope
 ]
+# Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
+CPU_ONLY = ("DeepseekV3ForCausalLM",)
 GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
 
 
