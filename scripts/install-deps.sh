@@ -38,7 +38,8 @@ packages=(
 # The tokenizer peer test runs Hugging Face's reference tokenizer under Node.js;
 # take Debian's Node only when the machine has none.
 if [ "$tools" = 1 ]; then
-  packages+=(python3-torch libopenblas0-openmp)
+  # python3-regex: tools/fixtures/make_tiktoken_fixture.py (class intersections in the pattern).
+  packages+=(python3-torch libopenblas0-openmp python3-regex)
 fi
 if [ "$fuzz" = 1 ]; then
   packages+=(clang libclang-rt-14-dev libomp-14-dev)
