@@ -14,7 +14,7 @@ SECONDS_EACH=${FUZZ_SECONDS:-60}
 TIMEOUT=${FUZZ_TIMEOUT:-10}
 JOBS=${FUZZ_JOBS:-$(nproc)}
 OUT=${FUZZ_OUT:-$BUILD/fuzz-out}
-TARGETS=${FUZZ_TARGETS:-"safetensors_header safetensors_index model_config tokenizer_json tokenizer_encode ini grid prompts parquet dataset_card chat_template"}
+TARGETS=${FUZZ_TARGETS:-"safetensors_header safetensors_index model_config tokenizer_json tokenizer_encode ini grid prompts parquet dataset_card chat_template tiktoken_folder"}
 
 command -v clang++ >/dev/null || { echo "fuzz: clang++ not found: run scripts/install-deps.sh --fuzz" >&2; exit 2; }
 CC=clang CXX=clang++ cmake -S . -B "$BUILD" -DCMAKE_BUILD_TYPE=Debug -DABL_FUZZ=ON -DABL_CUDA=OFF \

@@ -44,10 +44,29 @@ using export_parts::Job;
 constexpr const char* kSideFiles[] = {
     "tokenizer.json",   "tokenizer_config.json", "special_tokens_map.json", "added_tokens.json",
     "tokenizer.model",  "vocab.json",            "merges.txt",              "chat_template.jinja",
-    "chat_template.json", "generation_config.json",
+    "chat_template.json", "generation_config.json", "tiktoken.model",
     // Multimodal checkpoints (Gemma 3): the image processor's settings.
     "preprocessor_config.json", "processor_config.json",
 };
+
+// The side files the model folder has, and its remote code (*.py: the modeling, configuration
+// and tokenizer modules config.json's and tokenizer_config.json's auto_map name, which
+// transformers loads with trust_remote_code).
+std::vector<fs::path> side_files(const std::string& model_dir) {
+  std::vector<fs::path> out;
+  for (const char* name : kSideFiles) {
+    if (fs::is_regular_file(fs::path(model_dir) / name)) out.push_back(fs::path(model_dir) / name);
+  }
+  std::vector<fs::path> code;
+  std::error_code ec;
+  if (!fs::is_directory(model_dir, ec)) return out;
+  for (const fs::directory_entry& e : fs::directory_iterator(model_dir)) {
+    if (e.is_regular_file() && e.path().extension() == ".py") code.push_back(e.path());
+  }
+  std::sort(code.begin(), code.end());
+  out.insert(out.end(), code.begin(), code.end());
+  return out;
+}
 
 // Elements converted per step when a tensor changes dtype: bounds the memory of a large embedding.
 constexpr int64_t kConvertChunk = int64_t{1} << 24;
@@ -549,11 +568,9 @@ ExportResult export_model(const std::string& model_dir, const std::vector<std::v
       if (rank != 0) return;
       io::write_shard_index(partial.string(), job.plan);
       write_config(model_dir, partial, opts.dtype, job.dequantized);
-      for (const char* name : kSideFiles) {
-        const fs::path from = fs::path(model_dir) / name;
-        if (!fs::is_regular_file(from)) continue;
+      for (const fs::path& from : side_files(model_dir)) {
         std::error_code ec;
-        fs::copy_file(from, partial / name, fs::copy_options::overwrite_existing, ec);
+        fs::copy_file(from, partial / from.filename(), fs::copy_options::overwrite_existing, ec);
         if (ec) fail("{}: cannot copy to {}: {}", from.string(), partial.string(), ec.message());
       }
       write_card_and_checksums(partial, opts.model_card ? opts.model_card(result) : std::string(), shard_sums);

@@ -36,11 +36,11 @@ std::string human_count(int64_t n) {
 
 void print_tokenizer(const std::string& model, const model::ModelSpec& spec) {
   namespace fs = std::filesystem;
-  if (!fs::is_regular_file(fs::path(model) / "tokenizer.json")) {
-    std::cout << "tokenizer:     none (no tokenizer.json)\n";
+  if (!has_tokenizer(model)) {
+    std::cout << "tokenizer:     none (no tokenizer.json or tiktoken.model)\n";
     return;
   }
-  const auto tok = text::Tokenizer::from_file(tokenizer_path(model));
+  const auto tok = load_tokenizer(model);
   auto token_text = [&](int64_t id) {
     if (id < 0 || id >= tok.vocab_size()) return std::string("<out of range>");
     try {
@@ -49,7 +49,8 @@ void print_tokenizer(const std::string& model, const model::ModelSpec& spec) {
       return std::string("<no token>");  // a hole in the vocabulary
     }
   };
-  std::cout << fmt::format("tokenizer:     {} tokens", tok.vocab_size());
+  const bool tiktoken = !fs::is_regular_file(fs::path(model) / "tokenizer.json");
+  std::cout << fmt::format("tokenizer:     {} tokens{}", tok.vocab_size(), tiktoken ? " (tiktoken.model)" : "");
   if (tok.vocab_size() > spec.vocab_size) {
     std::cout << fmt::format(" (more than the model's vocab_size {}!)", spec.vocab_size);
   }

@@ -21,7 +21,7 @@ namespace fs = std::filesystem;
 void declare_model_path_option(OptionSet& o) {
   o.group("model", "Model")
       ("model,m", po::value<std::string>()->required()->value_name("DIR"),
-       "Hugging Face model folder (config.json, *.safetensors, tokenizer.json) or synthetic:<preset>");
+       "Hugging Face model folder (config.json, *.safetensors, tokenizer.json or tiktoken.model) or synthetic:<preset>");
 }
 
 void declare_model_options(OptionSet& o) {
@@ -137,13 +137,9 @@ engine::Limits engine_limits(const EngineOptions& opts, int local_ranks) {
 
 bool is_synthetic(const std::string& model) { return model.rfind("synthetic:", 0) == 0; }
 
-std::string tokenizer_path(const std::string& model) {
-  fs::path p(model);
-  if (p.extension() == ".json" && fs::is_regular_file(p)) return p.string();
-  ABL_CHECK(fs::is_directory(p), "model folder {} does not exist", model);
-  fs::path t = p / "tokenizer.json";
-  ABL_CHECK(fs::is_regular_file(t), "no tokenizer.json in model folder {}", model);
-  return t.string();
+bool has_tokenizer(const std::string& model) {
+  const fs::path p(model);
+  return fs::is_regular_file(p / "tokenizer.json") || fs::is_regular_file(p / "tiktoken.model");
 }
 
 text::Tokenizer load_tokenizer(const std::string& model) {
@@ -152,7 +148,10 @@ text::Tokenizer load_tokenizer(const std::string& model) {
     return text::Tokenizer::from_json_text(text::synthetic_tokenizer_json(spec.vocab_size),
                                            model + " tokenizer");
   }
-  return text::Tokenizer::from_file(tokenizer_path(model));
+  const fs::path p(model);
+  if (p.extension() == ".json" && fs::is_regular_file(p)) return text::Tokenizer::from_file(p.string());
+  ABL_CHECK(fs::is_directory(p), "model folder {} does not exist", model);
+  return text::Tokenizer::from_model_folder(model);
 }
 
 std::string fixed_response_prefix(const ModelOptions& opts) {

@@ -19,6 +19,7 @@
 
 namespace abl::text {
 
+namespace fs = std::filesystem;
 using tok::Piece;
 
 namespace {
@@ -150,6 +151,7 @@ struct Tokenizer::Impl {
   }
 
   void load_added_tokens(const io::JsonValue& list);
+  void finish();
   void split_added(const Segment& seg, const AddedMatcher& matcher,
                    std::vector<Segment>& out) const;
 };
@@ -289,23 +291,67 @@ Tokenizer Tokenizer::from_json_text(std::string_view json_text, const std::strin
   if (auto j = root.find("post_processor")) im->post_processor = tok::make_post_processor(*j);
   if (auto j = root.find("decoder")) im->decoder = tok::make_decoder(*j);
   if (auto j = root.find("added_tokens")) im->load_added_tokens(*j);
+  im->finish();
+  return Tokenizer(std::move(im));
+}
 
-  int32_t max_id = im->model->max_id();
-  for (const auto& kv : im->added_by_id) max_id = std::max(max_id, kv.first);
-  im->vocab_size = max_id + 1;
-  if (im->vocab_size == 0) abl::fail("{}: the vocabulary is empty", tokenizer_json_path);
-  if (im->post_processor) {
+void Tokenizer::Impl::finish() {
+  int32_t max_id = model->max_id();
+  for (const auto& kv : added_by_id) max_id = std::max(max_id, kv.first);
+  vocab_size = max_id + 1;
+  if (vocab_size == 0) abl::fail("{}: the vocabulary is empty", path);
+  if (post_processor) {
     // The special tokens the post-processor adds must be tokens of this vocabulary: an id it does
     // not have would reach the model as an embedding row that may not exist (found by fuzzing).
     std::vector<int32_t> added;
-    im->post_processor->process(added);
+    post_processor->process(added);
     for (int32_t id : added) {
-      if (!im->token_text(id)) {
-        abl::fail("{}: post_processor adds token id {}, which is not in the vocabulary", tokenizer_json_path, id);
-      }
+      if (!token_text(id)) abl::fail("{}: post_processor adds token id {}, which is not in the vocabulary", path, id);
     }
   }
+}
+
+Tokenizer Tokenizer::from_tiktoken(const std::string& folder) {
+  const tok::TiktokenFolder f = tok::read_tiktoken_folder(folder);
+  auto im = std::make_unique<Impl>();
+  im->path = f.vocab_path;
+  im->model = tok::BpeModel::from_ranks(f.token_bytes, f.vocab_path);
+  // What tiktoken does, in tokenizer.json's terms (transformers' TikTokenConverter writes the
+  // same): split with the remote code's pattern, then bytes as byte-level characters for the
+  // BPE, and back to bytes in the decoder. The special tokens are matched in the raw text first,
+  // as tiktoken's encode with allowed_special="all" and transformers' added-token split do.
+  const nlohmann::json byte_level = {
+      {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", false}, {"use_regex", false}};
+  nlohmann::json split = {{"type", "Split"}, {"behavior", "Isolated"}, {"invert", false}};
+  split["pattern"] = {{"Regex", f.pattern}};
+  nlohmann::json pipeline;
+  pipeline["pre_tokenizer"] = {{"type", "Sequence"}, {"pretokenizers", nlohmann::json::array({split, byte_level})}};
+  pipeline["decoder"] = byte_level;
+  pipeline["added_tokens"] = f.added_tokens;
+  for (nlohmann::json& t : pipeline["added_tokens"]) t.erase("id");  // checked below, without a warning each
+  const io::JsonValue root = io::parse_json(pipeline.dump(), f.code_path + " with tokenizer_config.json");
+  im->pre_tokenizer = tok::make_pre_tokenizer(root.at("pre_tokenizer"));
+  im->decoder = tok::make_decoder(root.at("decoder"));
+  im->load_added_tokens(root.at("added_tokens"));
+  // Special id k is the k-th after the ranks; two with one name, or a name that is also a token
+  // of tiktoken.model, would shift them.
+  for (const nlohmann::json& t : f.added_tokens) {
+    const auto id = im->token_id(t.at("content").get<std::string>());
+    if (!id || *id != t.at("id").get<int32_t>()) {
+      abl::fail("{}: special token '{}' (id {}) would get id {}: two special ids share the name, or the name is also a "
+                "token of {}",
+                folder, t.at("content").get<std::string>(), t.at("id").get<int32_t>(), id.value_or(-1), f.vocab_path);
+    }
+  }
+  im->finish();
   return Tokenizer(std::move(im));
+}
+
+Tokenizer Tokenizer::from_model_folder(const std::string& folder) {
+  const fs::path dir(folder);
+  if (fs::is_regular_file(dir / "tokenizer.json")) return from_file((dir / "tokenizer.json").string());
+  if (fs::is_regular_file(dir / "tiktoken.model")) return from_tiktoken(folder);
+  abl::fail("model folder {} has no tokenizer.json (nor a tiktoken.model)", folder);
 }
 
 std::vector<int32_t> Tokenizer::encode(std::string_view text, bool add_special_tokens) const {

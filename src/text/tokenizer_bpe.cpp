@@ -167,15 +167,61 @@ std::unique_ptr<BpeModel> BpeModel::from_json(const io::JsonValue& model) {
       const std::string_view missing = !a ? left : !b ? right : std::string_view(joined);
       merges.at(i).fail(fmt::format("merge token '{}' is not in the vocabulary", missing));
     }
-    const uint64_t key =
-        (static_cast<uint64_t>(static_cast<uint32_t>(*a)) << 32) | static_cast<uint32_t>(*b);
-    size_t h = mix64(key) & m->merge_mask_;
-    while (m->merge_keys_[h] != ~uint64_t{0} && m->merge_keys_[h] != key)
-      h = (h + 1) & m->merge_mask_;
-    m->merge_keys_[h] = key;
-    m->merge_vals_[h] = Merge{rank++, *c};
+    m->add_merge(*a, *b, Merge{rank++, *c});
   }
   return m;
+}
+
+std::unique_ptr<BpeModel> BpeModel::from_ranks(const std::vector<std::string>& token_bytes,
+                                               const std::string& origin) {
+  ABL_CHECK(token_bytes.size() <= static_cast<size_t>(kMaxTokenId), "{}: {} tokens are too many",
+            origin, token_bytes.size());
+  auto m = std::unique_ptr<BpeModel>(new BpeModel);
+  m->ignore_merges_ = true;  // tiktoken looks a whole piece up before it merges bytes
+  const auto& chars = byte_level_chars();
+  size_t bytes = 0;
+  for (const std::string& t : token_bytes) bytes += t.size();
+  VocabIndex raw;  // the same tokens by their bytes, for finding the merges
+  raw.reserve(token_bytes.size(), bytes);
+  m->vocab_.reserve(token_bytes.size(), 2 * bytes);
+  std::string key;
+  for (size_t id = 0; id < token_bytes.size(); ++id) {
+    const std::string& t = token_bytes[id];
+    if (t.empty()) abl::fail("{}: token {} is empty", origin, id);
+    if (auto seen = raw.find(t)) abl::fail("{}: tokens {} and {} have the same bytes", origin, *seen, id);
+    raw.add(t, static_cast<int32_t>(id));
+    key.clear();
+    for (char c : t) key += chars[static_cast<unsigned char>(c)];
+    m->vocab_.add(key, static_cast<int32_t>(id));
+  }
+  m->n_tokens_ = m->vocab_.size();
+  m->token_key_.resize(token_bytes.size());
+  for (size_t k = 0; k < m->vocab_.size(); ++k) m->token_key_[static_cast<size_t>(m->vocab_.id(k))] = static_cast<int32_t>(k);
+
+  // Every split of a token into two tokens is a merge at the token's rank: tiktoken merges the
+  // adjacent pair whose concatenation has the lowest rank, leftmost first, as merge_word does.
+  std::vector<std::pair<std::pair<int32_t, int32_t>, int32_t>> merges;
+  for (size_t id = 0; id < token_bytes.size(); ++id) {
+    const std::string_view t = token_bytes[id];
+    for (size_t cut = 1; cut < t.size(); ++cut) {
+      const auto left = raw.find(t.substr(0, cut));
+      const auto right = left ? raw.find(t.substr(cut)) : std::nullopt;
+      if (right) merges.push_back({{*left, *right}, static_cast<int32_t>(id)});
+    }
+  }
+  m->merge_keys_.assign(table_size(merges.size()), ~uint64_t{0});
+  m->merge_vals_.assign(m->merge_keys_.size(), Merge{0, -1});
+  m->merge_mask_ = m->merge_keys_.size() - 1;
+  for (const auto& [pair, id] : merges) m->add_merge(pair.first, pair.second, Merge{static_cast<uint32_t>(id), id});
+  return m;
+}
+
+void BpeModel::add_merge(int32_t left, int32_t right, Merge merge) {
+  const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(left)) << 32) | static_cast<uint32_t>(right);
+  size_t h = mix64(key) & merge_mask_;
+  while (merge_keys_[h] != ~uint64_t{0} && merge_keys_[h] != key) h = (h + 1) & merge_mask_;
+  merge_keys_[h] = key;
+  merge_vals_[h] = merge;
 }
 
 std::optional<std::string_view> BpeModel::id_to_token(int32_t id) const {

@@ -122,6 +122,13 @@ class VocabIndex {
 class BpeModel {
  public:
   static std::unique_ptr<BpeModel> from_json(const io::JsonValue& model);
+  // A tiktoken vocabulary: the bytes of token id k at [k] (its rank). The keys become byte-level
+  // characters (a ByteLevel pre-tokenizer and decoder go with it), any two tokens whose
+  // concatenation is a token merge at that token's rank, and a piece that is a token is taken
+  // whole before merging, which is tiktoken's byte-pair merge exactly (given every single byte is
+  // a token: read_tiktoken_folder checks it).
+  static std::unique_ptr<BpeModel> from_ranks(const std::vector<std::string>& token_bytes,
+                                              const std::string& origin);
 
   // Appends the ids of one pre-token. Thread-safe (the word cache is locked per shard).
   void tokenize(std::string_view word, std::vector<int32_t>& out) const;
@@ -137,6 +144,7 @@ class BpeModel {
     int32_t new_id;
   };
   std::optional<Merge> find_merge(int32_t left, int32_t right) const;
+  void add_merge(int32_t left, int32_t right, Merge merge);
   void merge_word(std::string_view word, std::vector<int32_t>& out) const;
 
   std::vector<int32_t> token_key_;  // id -> key index in vocab_, or -1
@@ -165,6 +173,19 @@ class BpeModel {
   static constexpr size_t kCacheMaxWordBytes = 256;
   mutable std::array<CacheShard, kCacheShards> cache_;
 };
+
+// ---- tiktoken folders (tokenizer_tiktoken.cpp) -----------------------------------------------
+
+// What a folder with tiktoken.model (and no tokenizer.json) holds: the token bytes by rank, the
+// remote code's split pattern, and the special tokens after the ranks in tokenizer.json's
+// added_tokens form. Errors name the file and line.
+struct TiktokenFolder {
+  std::string vocab_path, code_path;    // tiktoken.model, the remote tokenizer module
+  std::vector<std::string> token_bytes;  // token id (rank) -> bytes
+  std::string pattern;                   // pat_str
+  nlohmann::json added_tokens;           // every special id, in id order
+};
+TiktokenFolder read_tiktoken_folder(const std::string& folder);
 
 // ---- Decoders and post-processors (tokenizer_decoders.cpp) ------------------------------------
 

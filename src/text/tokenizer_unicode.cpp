@@ -1,6 +1,7 @@
 // Unicode helpers, the byte-level alphabet and PCRE2 patterns for the tokenizer.
 // The reference matches with Oniguruma, whose \s is exactly Unicode White_Space and whose \w
 // includes marks; patterns are rewritten so PCRE2 (UTF + UCP) gives the same classes.
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 
@@ -323,6 +324,91 @@ const char* unicode16_additions(std::string_view category) {
   return nullptr;
 }
 
+// Index of the ']' that closes the character class opening at p[open], or npos when it is not
+// closed (or nests deeper than any real pattern does). Escapes, POSIX [:name:] and nested classes
+// are skipped; a ']' right after '[' or '[^' is a literal.
+size_t class_end(std::string_view p, size_t open, int depth = 0) {
+  if (depth > 32) return std::string_view::npos;
+  size_t i = open + 1;
+  if (i < p.size() && p[i] == '^') ++i;
+  if (i < p.size() && p[i] == ']') ++i;
+  while (i < p.size()) {
+    if (p[i] == '\\') {
+      i += 2;
+    } else if (p[i] == '[' && p.compare(i, 2, "[:") == 0 && p.find(":]", i + 2) != std::string_view::npos) {
+      i = p.find(":]", i + 2) + 2;
+    } else if (p[i] == '[') {
+      const size_t inner = class_end(p, i, depth + 1);
+      if (inner == std::string_view::npos) return inner;
+      i = inner + 1;
+    } else if (p[i] == ']') {
+      return i;
+    } else {
+      ++i;
+    }
+  }
+  return std::string_view::npos;
+}
+
+// Oniguruma and Rust's regex (tiktoken's patterns, Kimi-K2's among them) intersect character
+// classes with `&&`: [\p{Lu}\p{Lo}&&[^\p{Han}]] is the upper-case and other letters that are not
+// Han; juxtaposition binds tighter, so [A B && C] is (A | B) & C. PCRE2 before 10.45 has no such
+// operator, so each class with a top-level `&&` becomes lookaheads for the later operands in front
+// of the first: (?:(?=[C])[AB]), which matches one character in every operand.
+std::string rewrite_class_intersections(const std::string& p, const io::JsonValue& where) {
+  std::string out;
+  out.reserve(p.size());
+  for (size_t i = 0; i < p.size();) {
+    if (p[i] == '\\') {
+      out.append(p, i, 2);
+      i += 2;
+      continue;
+    }
+    const size_t end = p[i] == '[' ? class_end(p, i) : std::string::npos;
+    if (end == std::string::npos) {  // not a class, or an unclosed one PCRE2 will report
+      out += p[i++];
+      continue;
+    }
+    // The top-level `&&` of this class split its body into operands.
+    std::vector<std::string> operands;
+    size_t start = i + 1;
+    if (p[start] == '^') ++start;
+    if (p[start] == ']') ++start;  // a literal ']'
+    size_t from = i + 1;
+    for (size_t k = start; k < end;) {
+      if (p[k] == '\\') {
+        k += 2;
+      } else if (p[k] == '[') {
+        k = std::min(class_end(p, k), end) + 1;  // nested classes are closed: their parent is
+      } else if (p.compare(k, 2, "&&") == 0) {
+        operands.push_back(p.substr(from, k - from));
+        from = k += 2;
+      } else {
+        ++k;
+      }
+    }
+    if (operands.empty()) {
+      out.append(p, i, end + 1 - i);
+      i = end + 1;
+      continue;
+    }
+    operands.push_back(p.substr(from, end - from));
+    if (p[i + 1] == '^')
+      where.fail(fmt::format("regex '{}': a negated class with && ([^...&&...]) is not supported", p));
+    std::vector<std::string> classes;
+    for (const std::string& op : operands) {
+      if (op.empty()) where.fail(fmt::format("regex '{}': a class has an empty operand of &&", p));
+      const bool one_class = op[0] == '[' && class_end(op, 0) == op.size() - 1;
+      classes.push_back(rewrite_class_intersections(one_class ? op : "[" + op + "]", where));
+    }
+    out += "(?:";
+    for (size_t k = 1; k < classes.size(); ++k) out += "(?=" + classes[k] + ")";
+    out += classes[0] + ")";
+    i = end + 1;
+  }
+  return out;
+}
+
 std::string oniguruma_to_pcre2(const std::string& p, const io::JsonValue& where) {
   static constexpr const char kSpace[] =
       "\\x{09}-\\x{0d}\\x{20}\\x{85}\\x{a0}\\x{1680}\\x{2000}-\\x{200a}\\x{2028}\\x{2029}\\x{202f}"
@@ -422,7 +508,7 @@ struct Regex::Code {
 };
 
 Regex::Regex(const std::string& pattern, const io::JsonValue& where) : code_(new Code) {
-  const std::string translated = oniguruma_to_pcre2(pattern, where);
+  const std::string translated = oniguruma_to_pcre2(rewrite_class_intersections(pattern, where), where);
   int err = 0;
   PCRE2_SIZE err_offset = 0;
   code_->code = pcre2_compile(reinterpret_cast<PCRE2_SPTR>(translated.data()), translated.size(),

@@ -52,9 +52,11 @@ engine::Limits engine_limits(const EngineOptions& opts, int local_ranks = 1);
 int rank_threads(int requested, int local_ranks);
 
 bool is_synthetic(const std::string& model);
-// DIR/tokenizer.json, or the path itself when it names a .json file; errors name the folder.
-std::string tokenizer_path(const std::string& model);
-// The model's tokenizer; synthetic models get the built-in byte-level one.
+// The folder has a tokenizer.json or a tiktoken.model.
+bool has_tokenizer(const std::string& model);
+// The model's tokenizer: the folder's tokenizer.json, else its tiktoken.model (Kimi-K2,
+// Moonlight), or a tokenizer.json named directly; synthetic models get the built-in byte-level
+// one. Errors name the folder.
 text::Tokenizer load_tokenizer(const std::string& model);
 // --response-prefix for the commands outside a run (generate, prompts): "auto" means none.
 std::string fixed_response_prefix(const ModelOptions& opts);

@@ -1,6 +1,7 @@
 // Tokenizer read from a Hugging Face tokenizer.json: BPE (byte-level or SentencePiece-style with
 // byte fallback), added tokens, normalizers, pre-tokenizers, post-processors and decoders, with
-// the reference library's exact semantics. Unsupported components are load errors, never ignored.
+// the reference library's exact semantics; or from a tiktoken folder, run by the same pipeline.
+// Unsupported components are load errors, never ignored.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -17,6 +18,12 @@ class Tokenizer {
   static Tokenizer from_file(const std::string& tokenizer_json_path);
   // The same from the text of a tokenizer.json; `origin` names it in errors.
   static Tokenizer from_json_text(std::string_view json_text, const std::string& origin);
+  // A tiktoken folder (Kimi-K2, Moonlight): tiktoken.model, the split pattern and the number of
+  // special ids read from the remote tokenizer code tokenizer_config.json's auto_map names, the
+  // special names from its added_tokens_decoder. Encodes and decodes as tiktoken does.
+  static Tokenizer from_tiktoken(const std::string& folder);
+  // tokenizer.json when the folder has one, else tiktoken.model; errors name the folder.
+  static Tokenizer from_model_folder(const std::string& folder);
 
   Tokenizer(Tokenizer&&) noexcept;
   Tokenizer& operator=(Tokenizer&&) noexcept;

@@ -286,6 +286,32 @@ TEST(Export, ShardedSourceGivesTheSameModel) {
   EXPECT_TRUE(fs::exists(fs::path(tmp.file("from-single")) / "tokenizer.json"));
 }
 
+// A Kimi-K2-style folder: tiktoken.model and the remote code (*.py, which config.json's and
+// tokenizer_config.json's auto_map name) travel with the weights, byte for byte.
+TEST(Export, CopiesTiktokenAndRemoteCode) {
+  const model::ModelSpec spec = model::load_model_spec(kTiny);
+  abl::testing::TempDir tmp;
+  const fs::path src = tmp.path() / "kimi-like";
+  fs::create_directories(src);
+  for (const fs::directory_entry& e : fs::directory_iterator(kTiny)) {
+    if (e.path().filename() != "tokenizer.json") fs::copy_file(e.path(), src / e.path().filename());
+  }
+  const fs::path tiktoken = fs::path(ABL_FIXTURE_DIR) / "tiktoken";
+  for (const char* name : {"tiktoken.model", "tokenization_kimi.py", "tokenizer_config.json"}) {
+    fs::copy_file(tiktoken / name, src / name, fs::copy_options::overwrite_existing);
+  }
+  tmp.write("kimi-like/modeling_deepseek.py", "# remote modeling code\n");
+  tmp.write("kimi-like/sub/not_copied.py", "# not at the top level\n");
+  const std::string out = tmp.file("exported");
+  ablation::export_model(src.string(), directions(spec), make_trial(spec, engine::RowNorm::none), options(out), nullptr);
+  for (const char* name : {"tiktoken.model", "tokenization_kimi.py", "tokenizer_config.json", "modeling_deepseek.py"}) {
+    ASSERT_TRUE(fs::exists(fs::path(out) / name)) << name;
+    EXPECT_EQ(slurp(fs::path(out) / name), slurp(src / name)) << name;
+  }
+  EXPECT_FALSE(fs::exists(fs::path(out) / "tokenizer.json"));
+  EXPECT_FALSE(fs::exists(fs::path(out) / "sub"));
+}
+
 TEST(Export, ExistingOutputFolderIsLeftAloneWithoutOverwrite) {
   const model::ModelSpec spec = model::load_model_spec(kTiny);
   const auto dirs = directions(spec);

@@ -168,6 +168,20 @@ TEST(Cli, BinaryVersionAndErrors) {
   EXPECT_NE(bad.output.find("/nonexistent/dir"), std::string::npos) << bad.output;
 }
 
+// A folder with a tiktoken tokenizer and no tokenizer.json (Kimi-K2, Moonlight) tokenizes; one with
+// neither says so.
+TEST(Cli, TokenizeReadsATiktokenFolder) {
+  abl::testing::TempDir dir;
+  const std::string input = dir.write("in.jsonl", R"({"text": "GPT4中文abc123456"})" "\n" R"({"text": "<|im_user|>hi"})" "\n");
+  const RunResult r = run_binary("tokenize --model " + std::string(ABL_FIXTURE_DIR) + "/tiktoken --decode --input " + input);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find(R"("decoded":"GPT4中文abc123456")"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(R"({"decoded":"<|im_user|>hi","ids":[1503,)"), std::string::npos) << r.output;
+  const RunResult none = run_binary("tokenize --model " + dir.path().string() + " < /dev/null");
+  EXPECT_EQ(none.status, 1);
+  EXPECT_NE(none.output.find("has no tokenizer.json (nor a tiktoken.model)"), std::string::npos) << none.output;
+}
+
 // ABL_CPU_ISA forces a kernel variant (--version says which); one this build lacks fails at start.
 TEST(Cli, CpuIsaOverride) {
   const bool native = run_binary("--version").output.find("native (-march=native build)") != std::string::npos;
