@@ -88,6 +88,17 @@
      golden.json's fp8_quantization_effect_prompt4 (1e-3, > 1e-2), and on the fp32 products (not rounded to
      bf16) its fp8_bf16_rounding_effect_prompt4 (1e-3, > 1e-2); tests/fixtures/fp8/e4m3_table.json
      equals the bit-field decoding of all 256 codes (NaN as null) and the format's known values.
+ 14. OLMo 2: a second forward pass written here from models/olmo2/modular_olmo2.py / modeling_olmo2.py in
+     another style (`Olmo2Check`: config.json read with Olmo2Config's defaults, LlamaCheck's F.linear and
+     complex-number RoPE with linear rope_scaling applied to the positions (as OLMo's older
+     OlmoLinearScalingRotaryEmbedding did) instead of the frequencies, q_norm / k_norm over the whole q_proj /
+     k_proj output, the post-norm layer, per-head attention with an explicit mask and a hand-written softmax)
+     reproduces logits_last, hidden_last and logits_all_0 (1e-4) and every golden greedy id (no cache) of each
+     Olmo2ForCausalLM fixture (olmo2, olmo2-bias); the weights hold q_norm / k_norm of (NH * HD,) / (NKV * HD,),
+     the two post norms and no input norms, config.json no head_dim, and reference.Spec reads it so; golden.json
+     has exactly the what-ifs the config calls for and Olmo2Check reproduces each
+     {qk_norm_per_head,prenorm,input_norms,qk_norm,rms_norm_eps,rope_scaling,qkv_bias,o_proj_bias}_effect_prompt4
+     (1e-3), each over 1e-2.
 
 Run: /usr/bin/python3 tools/organism/check_reference.py  (a few seconds; exits 1 on a failure)
 """
@@ -702,6 +713,136 @@ def check_seed_oss(name, spec, p, g, st):
                   name, str(qkv).lower(), s.qkv_bias, s.o_bias, diff, effect))
 
 
+class Olmo2Check(LlamaCheck):
+    """Olmo2ForCausalLM's forward pass again, from models/olmo2/modular_olmo2.py, modeling_olmo2.py and
+    configuration_olmo2.py, sharing nothing with reference.py but the safetensors reader (LlamaCheck's F.linear,
+    RMSNorm and complex-number RoPE, its own layer and model loop): Olmo2DecoderLayer.forward (no input norm,
+    residual + post_attention_layernorm(self_attn(x)), residual + post_feedforward_layernorm(mlp(x))),
+    Olmo2Attention.forward (q_norm / k_norm over the whole projection before the view into heads), q/k/v/o biases
+    from attention_bias, linear rope_scaling as models/olmo/modeling_olmo.py's OlmoLinearScalingRotaryEmbedding
+    (transformers 4.40-4.44) computed it, the positions divided by the factor (modeling_rope_utils'
+    _compute_linear_scaling_rope_parameters, which Olmo2RotaryEmbedding uses, divides inv_freq instead: the same
+    angles, exactly so for a power-of-two factor), per-head attention with an explicit mask and a hand-written
+    softmax.
+    What-ifs: `qk_mode` ("full", "per_head": each head's head_dim values with the weight's slice for that head,
+    None: no q/k norms), `layout` ("post", "pre": Llama's pre-norm layout with post_attention_layernorm as
+    the input norm and post_feedforward_layernorm as the MLP's input norm, "sandwich": unit-weight input norms
+    added before both branches, the post norms kept)."""
+
+    # Olmo2Config's defaults of the keys read here
+    DEFAULTS = dict(num_key_value_heads=None, rms_norm_eps=1e-5, rope_theta=10000.0, rope_scaling=None,
+                    attention_bias=False, tie_word_embeddings=False)
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg)
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NKV = c["num_key_value_heads"] or self.NH
+        self.HD = c.get("head_dim") or self.H // self.NH  # Olmo2Attention: getattr(config, "head_dim", H // NH)
+        self.qkv_bias = self.o_bias = c["attention_bias"]  # Olmo2Attention: q/k/v/o_proj bias=attention_bias
+        self.mlp_bias = False  # Olmo2MLP: no biases
+        rs = c["rope_scaling"]
+        kind = rs and rs.get("rope_type", rs.get("type"))
+        if kind not in (None, "default", "linear"):
+            raise ValueError("Olmo2Check: rope_scaling %r" % kind)
+        self.position_divisor = float(rs["factor"]) if kind == "linear" else 1.0
+        self.qk_mode, self.layout = "full", "post"
+
+    def qk(self, x, w):
+        """(T, heads * head_dim) -> the normed projection, still flat."""
+        if self.qk_mode == "full":  # Olmo2RMSNorm(num_heads * head_dim) on q_proj(h) before .view(hidden_shape)
+            return self.rms(x, w)
+        if self.qk_mode == "per_head":
+            heads = w.numel() // self.HD
+            return self.rms(x.view(-1, heads, self.HD), w.view(heads, self.HD)).reshape(x.shape)
+        return x
+
+    def attention(self, l, x, angles):
+        pre, HD, T = "model.layers.%d.self_attn." % l, self.HD, x.shape[0]
+        q = self.qk(self.linear(x, pre + "q_proj", self.qkv_bias), self.p[pre + "q_norm.weight"])
+        k = self.qk(self.linear(x, pre + "k_proj", self.qkv_bias), self.p[pre + "k_norm.weight"])
+        v = self.linear(x, pre + "v_proj", self.qkv_bias).view(T, self.NKV, HD)
+        q, k = self.rotary(q.view(T, self.NH, HD), angles), self.rotary(k.view(T, self.NKV, HD), angles)
+        allowed = torch.ones(T, T, dtype=torch.bool).tril()
+        heads = []
+        for hh in range(self.NH):
+            kv = hh // (self.NH // self.NKV)  # repeat_kv
+            s = ((q[:, hh] @ k[:, kv].T) * HD ** -0.5).masked_fill(~allowed, float("-inf"))
+            e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+            heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
+        return self.linear(torch.cat(heads, dim=-1), pre + "o_proj", self.o_bias)
+
+    def mlp(self, l, x):
+        pre = "model.layers.%d.mlp." % l
+        gate, up = self.linear(x, pre + "gate_proj", False), self.linear(x, pre + "up_proj", False)
+        return self.linear(torch.nn.functional.silu(gate) * up, pre + "down_proj", False)
+
+    def layer(self, l, h, angles):
+        w = lambda n: self.p["model.layers.%d.%s.weight" % (l, n)]  # noqa: E731
+        if self.layout == "pre":  # Llama's order, the same two weights
+            h = h + self.attention(l, self.rms(h, w("post_attention_layernorm")), angles)
+            return h + self.mlp(l, self.rms(h, w("post_feedforward_layernorm")))
+        ones = torch.ones(self.H)
+        inp = (lambda x: self.rms(x, ones)) if self.layout == "sandwich" else (lambda x: x)
+        h = h + self.rms(self.attention(l, inp(h), angles), w("post_attention_layernorm"))
+        return h + self.rms(self.mlp(l, inp(h)), w("post_feedforward_layernorm"))
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        p = self.p
+        inv_freq = 1.0 / self.c["rope_theta"] ** (torch.arange(0, self.HD, 2, dtype=torch.float32) / self.HD)
+        positions = torch.arange(len(ids), dtype=torch.float32) / self.position_divisor
+        angles = torch.outer(positions, inv_freq)
+        h = p["model.embed_tokens.weight"][torch.tensor(ids)]
+        hidden = [h]
+        for l in range(self.L):
+            h = self.layer(l, h, angles)
+            hidden.append(h)
+        hidden[-1] = self.rms(h, p["model.norm.weight"])
+        head = p["model.embed_tokens.weight"] if self.c["tie_word_embeddings"] else p["lm_head.weight"]
+        return hidden[-1] @ head.T, hidden
+
+
+def check_olmo2(name, spec, p, g, st):
+    with open(os.path.join(ROOT, name, "config.json")) as f:
+        cfg = json.load(f)
+    m = Olmo2Check(cfg, p)
+    check_against_golden(name, "Olmo2Check", m, g, st)
+    layers = ["model.layers.%d." % l for l in range(m.L)]
+    shapes = all(tuple(p[x + "self_attn.q_norm.weight"].shape) == (m.NH * m.HD,) and
+                 tuple(p[x + "self_attn.k_norm.weight"].shape) == (m.NKV * m.HD,) for x in layers)
+    norms = all(x + n + ".weight" in p for x in layers
+                for n in ("post_attention_layernorm", "post_feedforward_layernorm"))
+    no_input = not any(n.endswith(("input_layernorm.weight", "pre_feedforward_layernorm.weight")) for n in p)
+    flags = (spec.qk_norm_full, spec.qk_norm, spec.input_norms, spec.sandwich_norms) == (True, False, False, True)
+    check(shapes and norms and no_input and flags and "head_dim" not in cfg,
+          "%s: q_norm / k_norm weights (%d,) / (%d,) (whole projections), post_attention / post_feedforward norms and "
+          "no input_layernorm / pre_feedforward_layernorm, no head_dim key; reference.Spec qk_norm_full, no input "
+          "norms" % (name, m.NH * m.HD, m.NKV * m.HD))
+    ids = g["prompts"][4]["input_ids"]
+    logits = m.forward(ids)[0]
+    per_head, prenorm, sandwich, no_qk = (Olmo2Check(cfg, p) for _ in range(4))
+    per_head.qk_mode, no_qk.qk_mode = "per_head", None
+    prenorm.layout, sandwich.layout = "pre", "sandwich"
+    eps = Olmo2Check(dict(cfg, rms_norm_eps=1e-6 if m.c["rms_norm_eps"] == 1e-5 else 1e-5), p)
+    others = {"qk_norm_per_head": per_head, "prenorm": prenorm, "input_norms": sandwich, "qk_norm": no_qk,
+              "rms_norm_eps": eps}
+    if m.c["rope_scaling"]:
+        others["rope_scaling"] = Olmo2Check(dict(cfg, rope_scaling=None), p)
+    want_keys = set(others) | ({"qkv_bias", "o_proj_bias"} if m.qkv_bias else set())
+    have_keys = set(k[:-len("_effect_prompt4")] for k in g["model"] if k.endswith("_effect_prompt4"))
+    check(have_keys == want_keys, "%s: golden.json's what-ifs are %s" % (name, ", ".join(sorted(want_keys))))
+    for key, other in others.items():
+        effect = float((other.forward(ids)[0] - logits).abs().max())
+        want = g["model"]["%s_effect_prompt4" % key]
+        check(abs(effect - want) < 1e-3 and effect > 1e-2, "%s: Olmo2Check %s_effect_prompt4 %.4f = golden.json's "
+              "%.4f (> 1e-2)" % (name, key, effect, want))
+    if m.qkv_bias:
+        check_zeroed_effects(name, Olmo2Check, cfg, p, g, ids, logits, {
+            "qkv_bias": ("self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias"),
+            "o_proj_bias": ("self_attn.o_proj.bias",)})
+
+
 class DeepseekV3Check:
     """DeepseekV3ForCausalLM's forward pass again, from models/deepseek_v3/modeling_deepseek_v3.py and
     configuration_deepseek_v3.py (4.5x), sharing nothing with reference.py but the safetensors reader, in
@@ -1196,6 +1337,8 @@ def main():
                 check_llama(name, spec, p, g, st)
             if spec.arch == ref.SEED_OSS:
                 check_seed_oss(name, spec, p, g, st)
+            if spec.arch == ref.OLMO2:
+                check_olmo2(name, spec, p, g, st)
             if spec.arch in ref.QWEN_VL:
                 check_mrope_text(name, spec)
             if spec.arch == ref.GPT_OSS:

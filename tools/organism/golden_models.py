@@ -39,6 +39,8 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | deepseek-v3-mla     | DeepseekV3ForCausalLM | DeepSeek-V3's multi-head latent attention: q_a_proj / q_a_layernorm / q_b_proj (q rank 40), kv_a_proj_with_mqa (latent 24 + one shared k_pe of 8) / kv_a_layernorm / kv_b_proj (per head k_nope 16, v 12), latent norms eps 1e-6, q/k head 24 != v head 12, rope_interleave (reshuffle + rotate-half on the 8 rope dims), YaRN x4 with mscale 0.8 / mscale_all_dim 1 (cos/sin x 0.9756, scores x 24^-0.5 x mscale(4, 1)^2), glm4-moe's router with top-2, ungated shared expert, layer 0 dense, stand-in MTP layer, BF16 + F32 router bias |
 | deepseek-v3-qproj   | DeepseekV3ForCausalLM | Moonlight / DeepSeek-V2-Lite's MLA paths: q_lora_rank null (one q_proj (8 x 20, 64), no q_a_layernorm), rope_interleave false (rotate-half on the stored rope dims), no rope_scaling (scores x 20^-0.5), theta 5e4, rms_norm_eps 1e-5 vs the latent norm's 1e-6 (latent scaled small so that the eps shows), 8 heads, kv rank 28, nope 12 + rope 8, v 16, 6 experts in one group, top-2 not renormalised x1.5, two experts' width shared, no MTP layer, BF16 + F32 norms |
 | deepseek-v3-fp8     | DeepseekV3ForCausalLM | DeepSeek-V3 / R1 / Kimi-K2 as released, FP8: deepseek-v3-mla's weights, every Linear weight of the decoder and MTP layers F8_E4M3 with an F32 `<name>_scale_inv` per 16 x 16 block (edge blocks cut short: q_a_proj's 40 rows, q_b_proj's 40 and kv_b_proj's 24 columns), quantization_config as released; golden outputs from the weights dequantized and rounded to bf16; the (unquantized) routers searched again on the quantized model |
+| olmo2               | Olmo2ForCausalLM    | OLMo 2's post-norm layers (no input_layernorm / pre-MLP norm: post_attention_layernorm and post_feedforward_layernorm on the branch outputs), q_norm / k_norm RMSNorms over the whole q_proj / k_proj output (128 and 32 values) before the split into heads, rms_norm_eps 1e-5 (shows: small o_proj / down_proj), rope_theta 5e5, no head_dim key, GQA 4, untied, all F32 |
+| olmo2-bias          | Olmo2ForCausalLM    | the same with attention_bias (q/k/v_proj and o_proj biases), tied, MHA, rope_theta 1e4 with rope_scaling linear x2 ({"type", "factor"}), rms_norm_eps 1e-6, BF16 + F32 norms |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -323,6 +325,36 @@ def derived(name, seed, source, **extra):
 # quantization_config as released (weight_block_size [16, 16] instead of [128, 128]); embeddings, lm_head,
 # norms, the router's weight and e_score_correction_bias stay as they were
 MODELS.append(derived("deepseek-v3-fp8", 35000, "deepseek-v3-mla", fp8_block_size=[16, 16]))
+
+MODELS += [
+    # OLMo 2's shape (Olmo2ForCausalLM): no input_layernorm and no pre-MLP norm (the attention and the MLP read
+    # the residual; post_attention_layernorm and post_feedforward_layernorm norm their outputs before each add),
+    # q_norm / k_norm RMSNorms over the whole q_proj / k_proj output (8 x 16 = 128 and 2 x 16 = 32 values)
+    # before the split into heads, weights around 1 with std qk_norm_std so that reading them per head differs;
+    # head_dim from hidden / heads (no head_dim key, as released); rope_theta 5e5 and rope_scaling null as
+    # OLMo-2-1124's; rms_norm_eps 1e-5 (Olmo2Config's default); GQA 4, untied, all F32 as OLMo 2 ships.
+    # branch_gain scales o_proj and down_proj (0.1 x fan_in^-0.5): the post norms undo a branch's scale except
+    # through the eps, which then shows (golden.json's rms_norm_eps_effect_prompt4: at 1 x fan_in^-0.5, 1e-6 in
+    # place of 1e-5 changes prompt 4's logits by only 1.9e-3)
+    ("olmo2", 36000, "Olmo2ForCausalLM", "olmo2",
+     dict(H=128, L=3, NH=8, NKV=2, HD=16, F=256, tied=False, theta=500000.0, rms_norm_eps=1e-05, norm_std=0.2,
+          qk_norm_std=0.3, branch_gain=0.1, seeded=True), "F32", "F32"),
+    # OLMo 2 with attention_bias (q/k/v_proj and o_proj biases, Olmo2Config's flag; q/k/v std 0.3), tied embeddings,
+    # MHA (4 heads = kv heads), rope_theta 1e4 with rope_scaling {"type": "linear", "factor": 2.0} (the
+    # spelling that the first Olmo2Config's own _rope_scaling_validation (configuration_olmo2.py) accepts: exactly
+    # the keys type (linear or dynamic: not llama3) and factor (a float > 1); the later rope_config_validation
+    # reads type as rope_type), rms_norm_eps 1e-6 (not the default 1e-5); branch_gain 0.03 and an o_proj bias of std
+    # 0.01 (o_proj's output is that small), so that the eps shows; BF16 matrices and biases, F32 norms.
+    # Tied: embeddings of std 1 (with 0.25, as the pre-norm tied fixtures have them, the unit-RMS normed
+    # attention outputs, nearly the same at every position, drown the token in the MLP's input, and greedy
+    # decoding repeats one token per prompt from the start) and post_feedforward_layernorm weights around 3 (the
+    # MLP outputs then outweigh the embedding in the last hidden state, which would otherwise pick the current
+    # token again through the tied head)
+    ("olmo2-bias", 37000, "Olmo2ForCausalLM", "olmo2",
+     dict(H=64, L=2, NH=4, NKV=4, HD=16, F=128, tied=True, theta=10000.0, rms_norm_eps=1e-06, attention_bias=True,
+          o_bias_std=0.01, rope_scaling={"factor": 2.0, "type": "linear"}, norm_std=0.2, qk_norm_std=0.3,
+          branch_gain=0.03, embed_std=1.0, post_ff_norm_center=3.0, seeded=True), "BF16", "F32"),
+]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
 # seeds were 1000 x (position + 1), took the 20000 that qwen2.5-vl-legacy had been made with, and was
@@ -660,6 +692,16 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "max_position_embeddings": 2048, "mlp_bias": False, "residual_dropout": 0.1, "rms_norm_eps": 1e-06,
                   "rope_scaling": {"rope_type": "default"}, "rope_theta": d["theta"],
                   "tie_word_embeddings": d["tied"], "transformers_version": "4.56.0"})
+    elif mtype == "olmo2":
+        # as OLMo-2-1124-7B's config.json has it (Olmo2Config.to_dict as transformers 4.47 writes it; the
+        # converter convert_olmo2_weights_to_hf.py write_model passes pad_token_id, bos_token_id None,
+        # eos_token_id, tie_word_embeddings, rms_norm_eps, rope_theta): attention_bias, rope_scaling beside
+        # rope_theta, no head_dim key (Olmo2Attention: hidden_size // num_attention_heads), max_position_embeddings
+        # 4096 as released
+        c.update({"attention_bias": d.get("attention_bias", False), "hidden_act": "silu",
+                  "max_position_embeddings": 4096, "rms_norm_eps": d["rms_norm_eps"],
+                  "rope_scaling": d.get("rope_scaling"), "rope_theta": d["theta"],
+                  "tie_word_embeddings": d["tied"], "transformers_version": "4.47.0"})
     else:
         raise ValueError(mtype)
     return dict(sorted(c.items()))
@@ -700,12 +742,15 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
     norm_std = d.get("norm_std", 0.1)
     for l in range(spec.L):
         p = prefix + "layers.%d." % l
-        add(p + "input_layernorm.weight", norm_dtype, (H,), nc, norm_std)
+        if spec.input_norms:  # (OLMo 2's layers have none)
+            add(p + "input_layernorm.weight", norm_dtype, (H,), nc, norm_std)
         if not spec.parallel_block:  # (Cohere's layers have one norm)
             add(p + "post_attention_layernorm.weight", norm_dtype, (H,), nc, norm_std)
         if spec.sandwich_norms:
-            add(p + "pre_feedforward_layernorm.weight", norm_dtype, (H,), nc, 0.1)
-            add(p + "post_feedforward_layernorm.weight", norm_dtype, (H,), nc, 0.1)
+            if spec.input_norms:
+                add(p + "pre_feedforward_layernorm.weight", norm_dtype, (H,), nc, 0.1)
+            # (norm_std, post_ff_norm_center: OLMo 2's; the Gemma entries have neither: 0.1, nc)
+            add(p + "post_feedforward_layernorm.weight", norm_dtype, (H,), d.get("post_ff_norm_center", nc), norm_std)
         if spec.glm4_norms:
             add(p + "post_self_attn_layernorm.weight", norm_dtype, (H,), nc, 0.1)
             add(p + "post_mlp_layernorm.weight", norm_dtype, (H,), nc, 0.1)
@@ -728,10 +773,11 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         if spec.attn_sinks:
             # GptOssAttention.sinks (NH,), stored in the matrices' dtype as the released checkpoints do
             add(p + "self_attn.sinks", mat_dtype, (spec.NH,), 0.0, d["sink_std"])
-        if spec.qk_norm:
+        if spec.qk_norm or spec.qk_norm_full:
             qnc = d.get("qk_norm_center", nc)
-            # (Cohere's use_qk_norm: a weight row per head)
-            qs, ks = ((spec.NH, spec.HD), (spec.NKV, spec.HD)) if spec.qk_norm_per_head else ((spec.HD,), (spec.HD,))
+            # (Cohere's use_qk_norm: a weight row per head; OLMo 2's: one weight over the whole projection)
+            qs, ks = ((spec.NH, spec.HD), (spec.NKV, spec.HD)) if spec.qk_norm_per_head else \
+                ((spec.NH * spec.HD,), (spec.NKV * spec.HD,)) if spec.qk_norm_full else ((spec.HD,), (spec.HD,))
             add(p + "self_attn.q_norm.weight", norm_dtype, qs, qnc, d.get("qk_norm_std", 0.2))
             add(p + "self_attn.k_norm.weight", norm_dtype, ks, qnc, d.get("qk_norm_std", 0.2))
         if spec.layer_moe[l]:
@@ -1093,6 +1139,8 @@ def family_description(spec, p, golden):
         desc.update(seed_oss_description(spec, p, golden))
     if spec.mla:
         desc.update(mla_description(spec, p, golden))
+    if spec.arch == ref.OLMO2:
+        desc.update(olmo2_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -1385,6 +1433,69 @@ def mla_description(spec, p, golden):
     return out
 
 
+def olmo2_what_ifs(spec, p):
+    """OLMo 2's what-ifs, name -> (spec, params), each a mistake an engine could make: `qk_norm_per_head` (q_norm /
+    k_norm over each head's head_dim values, the weight read as (heads, head_dim) rows, as Qwen3 / Command R+
+    norm), `prenorm` (Llama's layout: the same two norm weights before the attention and the MLP instead of after
+    them, post_attention_layernorm as input_layernorm and post_feedforward_layernorm as the MLP's input norm),
+    `input_norms` (Gemma 2's sandwich: RMSNorms with unit weights added on the attention's and the MLP's inputs,
+    the post norms kept), `qk_norm` (no q/k norms), `rms_norm_eps` (1e-6 instead of 1e-5, or 1e-5 instead of any
+    other eps, in every norm); with attention_bias also `qkv_bias` and `o_proj_bias` (those biases zeroed); with
+    rope_scaling also `rope_scaling` (plain RoPE)."""
+    per_head, prenorm, sandwich, no_qk, other_eps, plain = (copy.copy(spec) for _ in range(6))
+    per_head.qk_norm_full, per_head.qk_norm = False, True
+    prenorm.sandwich_norms, prenorm.input_norms = False, True
+    sandwich.input_norms = True
+    no_qk.qk_norm_full = False
+    other_eps.eps = 1e-6 if spec.eps == 1e-5 else 1e-5
+    plain.rope = {"global": (ref.rope_inv_freq(spec.R, spec.theta, None), 1.0)}
+    per_head_p, prenorm_p, sandwich_p = dict(p), dict(p), dict(p)
+    for l in range(spec.L):
+        pre = "model.layers.%d." % l
+        per_head_p[pre + "self_attn.q_norm.weight"] = p[pre + "self_attn.q_norm.weight"].view(spec.NH, spec.HD)
+        per_head_p[pre + "self_attn.k_norm.weight"] = p[pre + "self_attn.k_norm.weight"].view(spec.NKV, spec.HD)
+        prenorm_p[pre + "input_layernorm.weight"] = p[pre + "post_attention_layernorm.weight"]
+        prenorm_p[pre + "post_attention_layernorm.weight"] = p[pre + "post_feedforward_layernorm.weight"]
+        sandwich_p[pre + "input_layernorm.weight"] = torch.ones(spec.H)
+        sandwich_p[pre + "pre_feedforward_layernorm.weight"] = torch.ones(spec.H)
+
+    def zeroed(suffixes):
+        return {n: (torch.zeros_like(t) if n.endswith(suffixes) else t) for n, t in p.items()}
+    out = {"qk_norm_per_head": (per_head, per_head_p), "prenorm": (prenorm, prenorm_p),
+           "input_norms": (sandwich, sandwich_p), "qk_norm": (no_qk, p), "rms_norm_eps": (other_eps, p)}
+    if spec.qkv_bias:
+        out["qkv_bias"] = (spec, zeroed(("self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias")))
+    if spec.o_bias:
+        out["o_proj_bias"] = (spec, zeroed(("self_attn.o_proj.bias",)))
+    if spec.rope_scaling:
+        out["rope_scaling"] = (plain, p)
+    return out
+
+
+def olmo2_description(spec, p, golden):
+    """Extra golden.json model keys of OLMo 2: where the norms are, the q/k norms' width, the eps, the biases, and
+    how much prompt 4's logits would change under each of olmo2_what_ifs (`<name>_effect_prompt4`, each > 1e-2);
+    `branch_mean_square_prompt4`: the smallest and largest mean square (over the hidden values) of an attention or
+    MLP output before its post norm, over prompt 4's tokens and every layer (near rms_norm_eps: the eps shows)."""
+    ids = torch.tensor([golden["prompts"][4]["input_ids"]])
+    logits = ref.forward(spec, p, ids, capture=False)[0]
+    out = {"norm_placement": "post: post_attention_layernorm on the attention output, post_feedforward_layernorm "
+                             "on the MLP output, before each residual add; no input_layernorm, no pre-MLP norm",
+           "qk_norm": "rms_norm over the whole q_proj / k_proj output (all heads at once), before the split into "
+                      "heads and RoPE",
+           "qk_norm_weight_shapes": [[spec.NH * spec.HD], [spec.NKV * spec.HD]], "rms_norm_eps": spec.eps,
+           "attention_bias": bool(spec.qkv_bias and spec.o_bias)}
+    trace = {}
+    ref.forward(spec, p, ids, capture=False, trace=trace)
+    branch = torch.cat([x.flatten() for x in trace["branch_mean_square"].values()])
+    out["branch_mean_square_prompt4"] = [float("%.4g" % float(branch.min())), float("%.4g" % float(branch.max()))]
+    for key, (s2, p2) in olmo2_what_ifs(spec, p).items():
+        effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
+        assert effect > 1e-2, "OLMo 2's %s would not change the logits: %g" % (key, effect)
+        out["%s_effect_prompt4" % key] = round(effect, 4)
+    return out
+
+
 def glm_rope_description(spec, p, golden):
     """Extra golden.json model keys of GLM: the rotary dims, and how much prompt 4's logits would
     change were the rotary dims paired (i, i + R/2) as in Llama instead of (2i, 2i + 1)."""
@@ -1552,6 +1663,8 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | deepseek-v3-mla | DeepseekV3ForCausalLM | DeepSeek-V3's multi-head latent attention: q = q_b_proj(q_a_layernorm(q_a_proj(h))) (q_lora_rank 40) viewed as 4 heads of qk_nope_head_dim 16 then qk_rope_head_dim 8 (q/k head 24); kv_a_proj_with_mqa(h) (32, 64) gives the latent c (kv_lora_rank 24) then k_pe (8: one rotary key shared by every head); kv_b_proj(kv_a_layernorm(c)) (112, 24) gives per head k_nope (16) then v (12: v head != q/k head), o_proj (64, 4 x 12); num_key_value_heads 4 = heads; q_a_layernorm and kv_a_layernorm are RMSNorms with eps 1e-6 (DeepseekV3RMSNorm's default, not rms_norm_eps, here also 1e-6), weights around 1 with std 0.3 (either at 1 changes prompt 4's logits by 27.3 / 22.9); RoPE only on the rope dims (q's last 8, k_pe), rope_interleave true: the 8 dims reshuffled to (0, 2, 4, 6, 1, 3, 5, 7), then rotate-half, the scores of rotating the stored pairs (2i, 2i + 1) in place (rotate-half on the stored order instead: 26.3); rope_scaling {"type": "yarn"}, factor 4 from original_max_position_embeddings 64 (max_position_embeddings 256), theta 1e4 over the 8 rope dims: pair 0 kept, pair 1 ramped, pairs 2-3 divided by 4; cos and sin times mscale(4, 0.8) / mscale(4, 1.0) = 0.9756 (mscale(f, m) = 0.1 m ln f + 1); scores times 24^-0.5 x mscale(4, 1.0)^2 = 0.264642 (without the mscale^2: 18.2; plain RoPE: 23.6); glm4-moe's router (sigmoid, F32 mlp.gate.e_score_correction_bias, 4 groups of 2 experts keep 2) with the top 2 renormalised x routed_scaling_factor 2.5, an ungated mlp.shared_experts of moe_intermediate_size 32, layer 0 a dense MLP of 128 (first_k_dense_replace 1); topk_method noaux_tc, scoring_func sigmoid, moe_layer_freq 1 listed (keys transformers does not read); num_nextn_predict_layers 1 with four stand-in model.layers.3.* MTP tensors that the forward pass ignores and an export must copy unchanged; no head_dim key; attention_bias false; untied; BF16 matrices and norms |
 | deepseek-v3-qproj | DeepseekV3ForCausalLM | the MLA paths of Moonlight-16B-A3B / DeepSeek-V2-Lite-shaped configs: q_lora_rank null, so q = q_proj(h) with one self_attn.q_proj.weight (160, 64) (no q_a_proj / q_a_layernorm / q_b_proj) viewed as 8 heads of qk_nope_head_dim 12 then qk_rope_head_dim 8 (q/k head 20); kv_a_proj_with_mqa(h) (36, 64) gives the latent c (kv_lora_rank 28) then k_pe (8, shared by every head); kv_b_proj(kv_a_layernorm(c)) (224, 28) gives per head k_nope (12) then v (16: wider than k_nope, narrower than the q/k head), o_proj (64, 8 x 16); num_key_value_heads 8 = heads; rope_interleave false: apply_rotary_pos_emb, rotate-half pairs (i, i + 4) on the stored order of the 8 rope dims (the interleave reshuffle instead: 16.6); rope_scaling null: plain RoPE, theta 5e4, scores times exactly 20^-0.5 = 0.223607, cos / sin unscaled; rms_norm_eps 1e-5 for the layer norms while kv_a_layernorm keeps DeepseekV3RMSNorm's eps 1e-6: kv_a_proj_with_mqa's latent rows are scaled by 0.004 after the draw, so that the latent's mean square (7e-6 to 3e-5 on prompt 4) is near the eps and rms_norm_eps in its place changes prompt 4's logits by 17.9 (unscaled, about 2e-4); kv_a_layernorm's weights around 1 with std 0.3 (at 1: 17.2); the sigmoid router with an F32 mlp.gate.e_score_correction_bias, n_group 1 / topk_group 1 (a plain top-2 of the 6 experts' sigmoid + bias scores), norm_topk_prob false (the weights s not renormalised: renormalised, 14.6) x routed_scaling_factor 1.5, an ungated mlp.shared_experts of n_shared_experts 2 x moe_intermediate_size 24 = 48, layer 0 a dense MLP of 96 (first_k_dense_replace 1); num_nextn_predict_layers 0 (no MTP tensors); no head_dim key; attention_bias false; untied; BF16 matrices, F32 norms |
 | deepseek-v3-fp8 | DeepseekV3ForCausalLM | DeepSeek-V3 / R1 and Kimi-K2 as released, in FP8: deepseek-v3-mla's config plus `"quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [16, 16]}` ([128, 128] in the released ones) and deepseek-v3-mla's stored weights with every Linear weight of the decoder layers (q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj, o_proj, the dense MLP's gate/up/down_proj, every expert's and the shared experts') and of the MTP layer (model.layers.3.eh_proj) quantized: the weight stored as F8_E4M3 (float8_e4m3fn, one byte per element: sign, 4 exponent bits with bias 7, 3 mantissa bits, no infinities, NaN only at 0x7F / 0xFF, largest 448) beside an F32 `<name>_scale_inv` of shape (ceil(out / 16), ceil(in / 16)), one scale per 16 x 16 block, the blocks at the bottom / right edges cut short (q_a_proj (40, 64): scales (3, 4), rows 32-39 in the last block row; q_b_proj (96, 40): (6, 3); kv_b_proj (112, 24): (7, 2); o_proj (64, 48): (4, 3)); per block scale = amax(abs(block)) / 448 and code = e4m3(block / scale) rounded to nearest even (every block's largest code is 448); not quantized: embed_tokens, lm_head, every norm, the router mlp.gate.weight and mlp.gate.e_score_correction_bias (73 F8_E4M3 weights, 73 scales, 22 other tensors); a loader's weight is bf16(fp32(code) x scale_inv[i // 16, j // 16]) (the fp32 products kept instead: prompt 4's logits change by up to 0.247), and the golden outputs are computed from those (the weights change by up to 3.8 % of their block's largest value; against deepseek-v3-mla's weights with the same routers prompt 4's logits change by up to 20.1); the routers are not quantized but were searched again on the quantized model (deepseek-v3-mla's fell under the routing-gap threshold there): layers 1 and 2 redrawn (draws 4 and 8); otherwise deepseek-v3-mla's checks (RoPE, YaRN, latent norms, router); BF16 norms |
+| olmo2 | Olmo2ForCausalLM | OLMo 2's shape: no input_layernorm and no pre-MLP norm — the attention and the MLP read the residual x itself, and each output is normed before its add: x + post_attention_layernorm(self_attn(x)), then x + post_feedforward_layernorm(mlp(x)) (the same weights as pre-norms, Llama's layout, change prompt 4's logits by 33.2; unit-weight input norms added, Gemma 2's sandwich: 4.77); self_attn.q_norm.weight (128,) and k_norm.weight (32,) are RMSNorms over the whole q_proj / k_proj output — all 8 query heads' (2 kv heads') values at once, eps rms_norm_eps — before the split into heads of 16 and RoPE (per head, each head's 16 values with its slice of the weight: 7.12; no q/k norm: 18.0), weights drawn around 1 with std 0.3; rms_norm_eps 1e-5 (Olmo2Config's default) in every norm, o_proj and down_proj drawn small (0.1 x fan_in^-0.5: the branch outputs' mean squares on prompt 4 go down to 3.1e-4, 31 times the eps; a post norm leaves the eps as the only effect of its input's size), so that 1e-6 in its place changes the logits by 0.189 (with o_proj / down_proj at fan_in^-0.5: 1.9e-3); config.json as OLMo-2-1124's has it (no head_dim: hidden 128 / 8 heads; rope_scaling null; max_position_embeddings 4096), rope_theta 5e5; GQA ratio 4, untied; all F32 as OLMo 2 ships |
+| olmo2-bias | Olmo2ForCausalLM | OLMo 2 with attention_bias true: q_proj, k_proj, v_proj and o_proj with biases (self_attn.{q,k,v,o}_proj.bias; zeroing q/k/v's changes prompt 4's logits by 27.1, o_proj's by 35.9), the q/k biases added before q_norm / k_norm; tie_word_embeddings true (no lm_head tensor); MHA (4 heads = kv heads, q/k norms over 64 values: per head 13.9); rope_theta 1e4 with rope_scaling {"type": "linear", "factor": 2.0} (inv_freq / 2; linear and dynamic, with exactly the keys type and factor, are all that the first Olmo2Config's validation accepts; plain RoPE: 24.3); rms_norm_eps 1e-6 listed (1e-5, the default, in its place: 0.832); otherwise olmo2's post norms (pre-norm layout: 69.0; sandwich: 9.00); embeddings std 1 and post_feedforward_layernorm weights around 3 (so that a tied head does not lock greedy decoding on one token); BF16 matrices and biases, F32 norms |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma and Phi-3 windows cut in
@@ -1625,5 +1738,12 @@ quantized model; `router_draws` 1 = the source's kept), `quantization`, `weight_
 `fp8_max_relative_weight_change` (the largest |dequantized - source| over the source block's largest
 |value|), `fp8_quantization_effect_prompt4` (largest logit change against the source's weights with the
 same routers) and `fp8_bf16_rounding_effect_prompt4` (largest logit change were the dequantized weights kept
-as fp32 products).
+as fp32 products); for OLMo 2 `model.norm_placement`, `qk_norm`, `qk_norm_weight_shapes`, `rms_norm_eps`,
+`attention_bias`, `branch_mean_square_prompt4` (the smallest and largest mean square of an attention or MLP output
+before its post norm, over prompt 4's tokens and every layer) and
+`{qk_norm_per_head,prenorm,input_norms,qk_norm,rms_norm_eps}_effect_prompt4` (largest logit change with the q/k
+norms taken per head over head_dim (the weight's slice per head), the two norms moved before the attention and the
+MLP (Llama's layout), unit-weight input norms added (Gemma 2's sandwich), no q/k norms, rms_norm_eps 1e-6 in place
+of 1e-5 (1e-5 in place of any other)), with attention_bias also `{qkv_bias,o_proj_bias}_effect_prompt4` (those
+biases zeroed), with rope_scaling also `rope_scaling_effect_prompt4` (plain RoPE).
 """

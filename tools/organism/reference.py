@@ -14,7 +14,8 @@ modeling code (eager attention); the file and class/function are cited at each f
   multimodal RoPE, which for text positions is the plain one; see mrope_cos_sin),
   Glm4MoeForCausalLM, GraniteForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM,
   GptOssForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, SeedOssForCausalLM,
-  DeepseekV3ForCausalLM (multi-head latent attention, see mla_attention; GLM-4.5's router).
+  DeepseekV3ForCausalLM (multi-head latent attention, see mla_attention; GLM-4.5's router),
+  Olmo2ForCausalLM (post-norm layers, q/k RMSNorms over the whole projection width).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -25,7 +26,10 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     (post_attention_layernorm on the attention output before the add, pre_feedforward_layernorm /
     post_feedforward_layernorm around the MLP); GLM-4's are named post_self_attn_layernorm,
     post_attention_layernorm (the MLP's input) and post_mlp_layernorm. Cohere's parallel_block:
-    one norm (input_layernorm), x + attention(h) + MLP(h) with h = input_layernorm(x).
+    one norm (input_layernorm), x + attention(h) + MLP(h) with h = input_layernorm(x). OLMo 2:
+    sandwich norms without the input ones (no input_layernorm, no pre_feedforward_layernorm): the
+    attention and the MLP read the residual itself, post_attention_layernorm and
+    post_feedforward_layernorm norm their outputs before each add.
   - Embeddings times embed_scale (Gemma: sqrt(hidden_size) rounded to the checkpoint dtype;
     Granite: embedding_multiplier). Granite also scales the scores by attention_multiplier, each
     branch output by residual_multiplier before its residual add, and divides the logits by
@@ -34,7 +38,9 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     and o_proj; Seed-OSS: q/k/v from attention_bias, o_proj from attention_out_bias, either without
     the other) or one fused qkv_proj (Phi-3, rows q then k then v); q_norm/k_norm over head_dim
     before RoPE (Qwen3, Qwen3-MoE, Gemma 3; Cohere's use_qk_norm: CohereLayerNorms with one weight
-    row per head, (heads, head_dim)).
+    row per head, (heads, head_dim)); OLMo 2's q_norm/k_norm: RMSNorms over the whole q_proj / k_proj
+    output (heads x head_dim values at once, weights (NH * HD,), (NKV * HD,)), before the split
+    into heads; OLMo 2's attention_bias: q/k/v and o_proj biases.
   - RoPE in the rotate-half layout; inv_freq = 1 / theta^(arange(0, D, 2) / D) in fp32; scaling
     "llama3" (_compute_llama3_parameters), "linear" (inv_freq / factor), "longrope" (short
     factors, cos and sin times attention_factor) and "yarn" (_compute_yarn_parameters: a ramp
@@ -274,12 +280,13 @@ GRANITE_MOE = ("GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM")
 GPT_OSS = "GptOssForCausalLM"
 COHERE = ("CohereForCausalLM", "Cohere2ForCausalLM")
 SEED_OSS = "SeedOssForCausalLM"
+OLMO2 = "Olmo2ForCausalLM"
 # Multimodal checkpoints whose language model we run: its numbers in text_config, its weights
 # under language_model.model.* (released) or model.language_model.* (transformers >= 4.52)
 QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration")
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
-                 (GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS,))
+                 (GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2))
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -402,6 +409,13 @@ DEFAULTS[DEEPSEEK_V3] = dict(
     n_routed_experts=256, routed_scaling_factor=2.5, n_group=8, topk_group=4, first_k_dense_replace=3,
     norm_topk_prob=True, q_lora_rank=1536, kv_lora_rank=512, qk_rope_head_dim=64, v_head_dim=128,
     qk_nope_head_dim=128, topk_method="noaux_tc", scoring_func="sigmoid", moe_layer_freq=1)
+# models/olmo2/configuration_olmo2.py Olmo2Config.__init__ (4.47-4.5x; modular_olmo2.py's Olmo2Config(OlmoConfig)
+# alike): num_key_value_heads None -> num_attention_heads, rms_norm_eps 1e-5, rope_theta 10000, attention_bias
+# false, tie_word_embeddings false, max_position_embeddings 2048. No head_dim key: Olmo2Attention.__init__ takes
+# getattr(config, "head_dim", hidden_size // num_attention_heads)
+DEFAULTS[OLMO2] = dict(
+    num_key_value_heads=None, head_dim=None, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0,
+    rope_scaling=None, tie_word_embeddings=False, attention_bias=False, max_position_embeddings=2048)
 # DeepseekV3Attention.__init__: q_a_layernorm = DeepseekV3RMSNorm(config.q_lora_rank) and kv_a_layernorm =
 # DeepseekV3RMSNorm(self.kv_lora_rank) take DeepseekV3RMSNorm.__init__'s default eps=1e-6, not
 # config.rms_norm_eps (which only input_layernorm, post_attention_layernorm and model.norm take)
@@ -515,7 +529,9 @@ class Spec:
         # when config.use_qk_norm
         # models/llama/modeling_llama.py LlamaAttention.__init__: q/k/v_proj and o_proj all
         # bias=config.attention_bias (LlamaConfig's default false)
-        llama_bias = arch == "LlamaForCausalLM" and bool(get("attention_bias", False))
+        # models/olmo2/modeling_olmo2.py Olmo2Attention.__init__: q/k/v_proj and o_proj all
+        # bias=config.attention_bias (Olmo2Config's default false), as LlamaAttention
+        llama_bias = arch in ("LlamaForCausalLM", OLMO2) and bool(get("attention_bias", False))
         # models/seed_oss/modular_seed_oss.py SeedOssAttention.__init__: q_proj, k_proj, v_proj
         # bias=config.attention_bias (SeedOssConfig's default true), o_proj bias=config.attention_out_bias
         # (default false): two flags, either without the other
@@ -539,6 +555,10 @@ class Spec:
         self.qk_norm = (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration")
                         or arch in GEMMA[1:] or (arch == GLM4_MOE and get("use_qk_norm")) or cohere_qk_norm)
         self.qk_norm_per_head = cohere_qk_norm  # q_norm.weight (NH, HD), k_norm.weight (NKV, HD)
+        # models/olmo2/modeling_olmo2.py Olmo2Attention.__init__: q_norm = Olmo2RMSNorm(num_attention_heads *
+        # head_dim), k_norm = Olmo2RMSNorm(num_key_value_heads * head_dim), eps rms_norm_eps; forward:
+        # `self.q_norm(self.q_proj(hidden_states))` before `.view(hidden_shape)`: one RMS over all heads
+        self.qk_norm_full = arch == OLMO2
         self.qk_norm_rms = False  # (golden_models' what-if only: the q/k norms as RMSNorms)
         # models/phi3/modular_phi3.py Phi3Attention.forward (qkv_proj split q | k | v) and
         # Phi3MLP.forward (gate_up_proj: first intermediate_size rows gate, the rest up)
@@ -559,7 +579,12 @@ class Spec:
         # Gemma: (1 + w) norms, sandwich norms, scaled embeddings, GeGLU, query_pre_attn_scalar,
         # softcaps (models/gemma2/modeling_gemma2.py Gemma2RMSNorm, Gemma2DecoderLayer,
         # Gemma2Model, Gemma2MLP, Gemma2Attention, Gemma2ForCausalLM; gemma3 likewise)
-        self.norm_offset = self.sandwich_norms = gemma
+        self.norm_offset = gemma
+        # OLMo 2 (models/olmo2/modular_olmo2.py Olmo2DecoderLayer: `del self.input_layernorm`; forward:
+        # residual + post_attention_layernorm(self_attn(hidden_states)), then residual +
+        # post_feedforward_layernorm(mlp(hidden_states))): Gemma's sandwich without its input norms
+        self.sandwich_norms = gemma or arch == OLMO2
+        self.input_norms = arch != OLMO2  # input_layernorm (and, with sandwich norms, pre_feedforward_layernorm)
         # models/glm4/modeling_glm4.py Glm4DecoderLayer: post_self_attn_layernorm on the attention
         # output, post_attention_layernorm before the MLP, post_mlp_layernorm on its output
         self.glm4_norms = arch == "Glm4ForCausalLM"
@@ -1067,6 +1092,14 @@ def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
     B, T, _ = h.shape
     NH, NKV, HD = spec.NH, spec.NKV, spec.HD
     q, k, v = qkv_projections(spec, p, pre, h)
+    if spec.qk_norm_full:
+        # models/olmo2/modeling_olmo2.py Olmo2Attention.forward: q_norm(q_proj(h)), k_norm(k_proj(h)) on the
+        # (B, T, heads * head_dim) projections (one mean square over every head), then the view into heads.
+        # Olmo2RMSNorm.forward (modeling_olmo2.py as generated from 4.5x on) multiplies by the weight in fp32 and
+        # then casts back to the input dtype; LlamaRMSNorm (which earlier modular_olmo2.py versions reused as
+        # Olmo2RMSNorm) casts first and multiplies after. In fp32, as here, the two are the same
+        q = rms_norm(q, p[pre + "self_attn.q_norm.weight"], spec.eps)
+        k = rms_norm(k, p[pre + "self_attn.k_norm.weight"], spec.eps)
     q = q.view(B, T, NH, HD)
     k = k.view(B, T, NKV, HD)
     v = v.view(B, T, NKV, HD)
@@ -1375,7 +1408,8 @@ def feed_forward(spec, p, pre, l, h, trace):
 
 
 def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace):
-    h = norm(spec, x, p[pre + "input_layernorm.weight"])
+    # (OLMo 2: no input_layernorm, the attention reads the residual x itself)
+    h = norm(spec, x, p[pre + "input_layernorm.weight"]) if spec.input_norms else x
     attention = mla_attention if spec.mla else self_attention
     a = attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace)
     if spec.parallel_block:
@@ -1389,10 +1423,14 @@ def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace):
         m = feed_forward(spec, p, pre, l, h, trace)
         return x + norm(spec, m, p[pre + "post_mlp_layernorm.weight"])
     if spec.sandwich_norms:
-        # models/gemma2/modeling_gemma2.py Gemma2DecoderLayer.forward (Gemma3DecoderLayer alike)
+        # models/gemma2/modeling_gemma2.py Gemma2DecoderLayer.forward (Gemma3DecoderLayer alike);
+        # models/olmo2/modular_olmo2.py Olmo2DecoderLayer.forward the same without the input norms:
+        # the MLP reads the residual x itself
         x = x + norm(spec, a, p[pre + "post_attention_layernorm.weight"])
-        h = norm(spec, x, p[pre + "pre_feedforward_layernorm.weight"])
+        h = norm(spec, x, p[pre + "pre_feedforward_layernorm.weight"]) if spec.input_norms else x
         m = feed_forward(spec, p, pre, l, h, trace)
+        if trace is not None:  # the post norms' inputs: their mean squares against the eps
+            trace.setdefault("branch_mean_square", {})[l] = torch.cat((a.pow(2).mean(-1), m.pow(2).mean(-1)), -1)
         return x + norm(spec, m, p[pre + "post_feedforward_layernorm.weight"])
     x = x + a * spec.residual_multiplier
     h = norm(spec, x, p[pre + "post_attention_layernorm.weight"])
@@ -1408,7 +1446,8 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
     (B, T, k)); "router_logits": the (B*T, E) logits the choice ranks; "router_input": the (B*T, H)
     router input); gpt-oss also "clamped_gate" / "clamped_up" / "clamped_up_low": (B, T, k, F) masks
     of the chosen experts' gate values above swiglu_limit, up values outside [-limit, limit] and up
-    values below -limit.
+    values below -limit; with sandwich norms "branch_mean_square": per layer the mean squares over the
+    hidden values of the attention and the MLP outputs (B, 2T), the post norms' inputs.
     Returns (logits (B, T, V), hidden_states list of L+1 tensors (B, T, H) or None)."""
     B, T = ids.shape
     if positions is None:
