@@ -58,6 +58,7 @@ void granite_keys(const Keys& k, ModelSpec& s);
 void granite_moe_keys(const Keys& k, ModelSpec& s);
 void gpt_oss_keys(const Keys& k, ModelSpec& s);
 void cohere_keys(const Keys& k, ModelSpec& s);
+void olmo2_keys(const Keys& k, ModelSpec& s);
 void seed_oss_keys(const Keys& k, ModelSpec& s);
 void deepseek_v3_keys(const Keys& k, ModelSpec& s);
 
@@ -143,6 +144,11 @@ constexpr const char* kCohere2Defaults = R"({"vocab_size": 256000, "hidden_size"
   "hidden_act": "silu", "max_position_embeddings": 8192, "layer_norm_eps": 1e-05, "rope_theta": 10000.0,
   "pad_token_id": 0, "bos_token_id": 5, "eos_token_id": 255001, "tie_word_embeddings": true,
   "attention_bias": false, "sliding_window": 4096, "sliding_window_pattern": 4})";
+// Olmo2Config.
+constexpr const char* kOlmo2Defaults = R"({"vocab_size": 50304, "hidden_size": 4096,
+  "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu",
+  "max_position_embeddings": 2048, "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "attention_bias": false,
+  "tie_word_embeddings": false, "pad_token_id": 1, "eos_token_id": 50279})";
 constexpr const char* kGemma3Defaults = R"({"vocab_size": 262208, "hidden_size": 2304,
   "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
   "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
@@ -203,6 +209,8 @@ const Family kFamilies[] = {
     // DeepSeek-V3/R1, Kimi-K2, Moonlight: multi-head latent attention, GLM-4.5's sigmoid router
     // (head_dim 192 stands for hidden_size / heads, which MLA does not use; deepseek_v3_keys sets it)
     {"DeepseekV3ForCausalLM", false, false, false, 192, 0, 0, W::none, 0, kDeepseekV3Defaults, deepseek_v3_keys},
+    // models/olmo2 (Olmo2Config: rms_norm_eps 1e-5; attention_bias on q/k/v/o as Llama's).
+    {"Olmo2ForCausalLM", false, true, true, 0, 0, 2048, W::none, 0, kOlmo2Defaults, olmo2_keys},
 };
 
 // Families whose dense MLP takes mlp_bias (LlamaMLP and the MLPs copied from it).
@@ -639,6 +647,16 @@ void gpt_oss_keys(const Keys& k, ModelSpec& s) {
   if (!(s.swiglu_limit > 0) || !std::isfinite(s.swiglu_limit)) {
     bad_key(s, "swiglu_limit", fmt::format("must be a positive number, found {}", s.swiglu_limit));
   }
+}
+
+// models/olmo2 (Olmo2DecoderLayer, Olmo2Attention): no input_layernorm and no MLP input norm — the
+// attention and the MLP read the residual, post_attention_layernorm and post_feedforward_layernorm
+// norm their outputs; q_norm/k_norm are RMSNorms over all of q_proj's and k_proj's output
+// (num_attention_heads·head_dim, num_key_value_heads·head_dim) before the split into heads.
+void olmo2_keys(const Keys&, ModelSpec& s) {
+  s.sandwich_norms = true;
+  s.input_norms = false;
+  s.qk_norm_full = true;
 }
 
 // models/cohere (CohereConfig, CohereLayerNorm, CohereRotaryEmbedding, CohereAttention,

@@ -36,7 +36,7 @@ std::string describe(const ModelSpec& s) {
                          s.kv_lora_rank, s.v_head_dim);
   }
   if (s.qkv_bias) flags += ", qkv bias";
-  if (s.qk_norm) flags += s.qk_norm_per_head ? ", q/k norm per head" : ", q/k norm";
+  if (s.qk_norm) flags += s.qk_norm_per_head ? ", q/k norm per head" : s.qk_norm_full ? ", q/k norm over all heads" : ", q/k norm";
   if (s.o_bias) flags += ", o_proj bias";
   if (s.mlp_bias) flags += ", MLP biases";
   if (s.attn_sinks) flags += ", attention sinks";
@@ -45,7 +45,9 @@ std::string describe(const ModelSpec& s) {
   if (s.norm_centered) flags += ", LayerNorms (no bias)";
   if (s.parallel_block) flags += ", parallel attention and MLP";
   if (s.sandwich_norms) {
-    flags += s.sandwich_names == ModelSpec::SandwichNames::glm4 ? ", post norms (GLM-4)" : ", sandwich norms";
+    flags += !s.input_norms ? ", output norms only (no input norms)"
+             : s.sandwich_names == ModelSpec::SandwichNames::glm4 ? ", post norms (GLM-4)"
+                                                                   : ", sandwich norms";
   }
   if (s.activation == Activation::gelu_tanh) flags += ", GeGLU (tanh)";
   if (s.activation == Activation::swiglu_clamped) {
@@ -124,6 +126,7 @@ std::string fingerprint(const ModelSpec& s) {
   out += fmt::format("|mla {} q {} kv {} nope {} v {} eps {:a}", s.mla, s.q_lora_rank, s.kv_lora_rank,
                      s.qk_nope_head_dim, s.v_head_dim, s.latent_norm_eps);
   out += fmt::format("|fp8 {} {}", s.fp8_block_rows, s.fp8_block_cols);
+  out += fmt::format("|olmo2 input norms {} qk norm full {}", s.input_norms, s.qk_norm_full);
   out += fmt::format("|router sigmoid {} groups {} {} scale {:a} shared gated {} mtp {}", s.router_sigmoid,
                      s.expert_groups, s.topk_groups, s.routed_scaling_factor, s.shared_expert_gated, s.mtp_layers);
   out += fmt::format("|tokens bos {} eos [{}] pad {} dtype {}", s.bos_token_id ? *s.bos_token_id : -1,

@@ -207,6 +207,18 @@ const Preset kPresets[] = {
       "rope_scaling": {"beta_fast": 1.0, "beta_slow": 1.0, "factor": 32.0, "mscale": 1.0, "mscale_all_dim": 1.0,
       "original_max_position_embeddings": 4096, "type": "yarn"}, "tie_word_embeddings": false,
       "bos_token_id": 163584, "eos_token_id": 163585, "torch_dtype": "bfloat16"})"},
+    // OLMo 2 (OLMo-2-1124-7B and OLMo-2-0325-32B as recalled, not checked against the Hub): norms on the
+    // branch outputs only, q/k RMSNorms over all heads
+    {"olmo-2-7b", R"({"architectures": ["Olmo2ForCausalLM"], "model_type": "olmo2", "vocab_size": 100352,
+      "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
+      "num_key_value_heads": 32, "hidden_act": "silu", "max_position_embeddings": 4096, "rms_norm_eps": 1e-06,
+      "rope_theta": 500000, "attention_bias": false, "tie_word_embeddings": false, "pad_token_id": 100277,
+      "eos_token_id": 100257, "torch_dtype": "float32"})"},
+    {"olmo-2-32b", R"({"architectures": ["Olmo2ForCausalLM"], "model_type": "olmo2", "vocab_size": 100352,
+      "hidden_size": 5120, "intermediate_size": 27648, "num_hidden_layers": 64, "num_attention_heads": 40,
+      "num_key_value_heads": 8, "hidden_act": "silu", "max_position_embeddings": 4096, "rms_norm_eps": 1e-06,
+      "rope_theta": 500000, "attention_bias": false, "tie_word_embeddings": false, "pad_token_id": 100277,
+      "eos_token_id": 100257, "torch_dtype": "bfloat16"})"},
 };
 
 constexpr std::string_view kPrefix = "synthetic:";

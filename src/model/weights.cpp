@@ -446,7 +446,7 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
   auto add = [&](WeightRole role, const std::string& name, std::vector<int64_t> shape, const char* doc) {
     v.push_back(layer_slot(s, role, name, std::move(shape), doc));
   };
-  add(WeightRole::attn_norm, "input_layernorm.weight", {H}, "(hidden_size)");
+  if (s.input_norms) add(WeightRole::attn_norm, "input_layernorm.weight", {H}, "(hidden_size)");
   const size_t q_at = v.size();
   if (s.mla) {
     add_mla_slots(s, v);
@@ -467,6 +467,9 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
   if (s.qk_norm && s.qk_norm_per_head) {
     add(WeightRole::q_norm, "self_attn.q_norm.weight", {s.num_heads, HD}, "(num_attention_heads, head_dim)");
     add(WeightRole::k_norm, "self_attn.k_norm.weight", {s.num_kv_heads, HD}, "(num_key_value_heads, head_dim)");
+  } else if (s.qk_norm && s.qk_norm_full) {
+    add(WeightRole::q_norm, "self_attn.q_norm.weight", {QD}, "(num_attention_heads*head_dim)");
+    add(WeightRole::k_norm, "self_attn.k_norm.weight", {KVD}, "(num_key_value_heads*head_dim)");
   } else if (s.qk_norm) {
     add(WeightRole::q_norm, "self_attn.q_norm.weight", {HD}, "(head_dim)");
     add(WeightRole::k_norm, "self_attn.k_norm.weight", {HD}, "(head_dim)");
@@ -482,8 +485,10 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
   if (s.sandwich_norms) {
     add(WeightRole::post_attn_norm, glm4 ? "post_self_attn_layernorm.weight" : "post_attention_layernorm.weight", {H},
         "(hidden_size)");
-    add(WeightRole::mlp_norm, glm4 ? "post_attention_layernorm.weight" : "pre_feedforward_layernorm.weight", {H},
-        "(hidden_size)");
+    if (s.input_norms) {
+      add(WeightRole::mlp_norm, glm4 ? "post_attention_layernorm.weight" : "pre_feedforward_layernorm.weight", {H},
+          "(hidden_size)");
+    }
   } else if (!s.parallel_block) {  // (Cohere's parallel block: the MLP reads input_layernorm's output)
     add(WeightRole::mlp_norm, "post_attention_layernorm.weight", {H}, "(hidden_size)");
   }

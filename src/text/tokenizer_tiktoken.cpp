@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "abl/core/error.h"
+#include "abl/core/utf8.h"
 #include "tokenizer_parts.h"
 
 namespace abl::text::tok {
@@ -291,6 +292,10 @@ TiktokenFolder read_tiktoken_folder(const std::string& folder) {
   out.code_path = code.string();
   const std::string source = read_text(code);
   out.pattern = read_pat_str(source, out.code_path);
+  size_t bad = 0;
+  if (!abl::valid_utf8(out.pattern, &bad)) {
+    abl::fail("{}: pat_str is not valid UTF-8 (byte {} of the pattern; found by fuzzing)", out.code_path, bad);
+  }
   const auto reserved = integer_assignment(source, "num_reserved_special_tokens");
   if (!reserved) {
     abl::fail("{}: has no num_reserved_special_tokens = <count> (the special ids follow the {} tokens of {})",

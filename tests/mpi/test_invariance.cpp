@@ -25,11 +25,11 @@ const std::string kOrganism = std::string(ABL_FIXTURE_DIR) + "/organism";
 std::vector<std::string> models() {
   // Gemma 2: four norms per unit; Qwen2-MoE: expert-major units of two sizes (a dense layer
   // between MoE ones) and a shared expert; DeepSeek-V3: latent attention's projections and value
-  // heads narrower than the q/k heads, a KV cache of two widths.
+  // heads narrower than the q/k heads, a KV cache of two widths; OLMo 2: units without input norms.
   return {kOrganism, std::string(ABL_FIXTURE_DIR) + "/golden/qwen3-qk-norm",
           std::string(ABL_FIXTURE_DIR) + "/golden/llama-tied", std::string(ABL_FIXTURE_DIR) + "/golden/gemma2-softcap",
           std::string(ABL_FIXTURE_DIR) + "/golden/qwen2-moe-shared",
-          std::string(ABL_FIXTURE_DIR) + "/golden/deepseek-v3-mla"};
+          std::string(ABL_FIXTURE_DIR) + "/golden/deepseek-v3-mla", std::string(ABL_FIXTURE_DIR) + "/golden/olmo2"};
 }
 
 // Organism prompts of both classes, rendered and tokenized (different lengths on purpose).
@@ -64,7 +64,9 @@ TEST_P(Invariance, ShardedWeightsEqualFullCopy) {
     const auto unit = engine::layer_unit_layout(s, l);
     const engine::LayerWeights a = sharded->layer(l);
     const engine::LayerWeights b = full->layer(l);
-    ASSERT_EQ(std::memcmp(a.attn_norm, b.attn_norm, sizeof(float) * unit.total), 0) << "layer " << l;
+    // Every family's unit has o_proj; its offset gives the unit's start (OLMo 2's has no input norm first).
+    const int64_t o_at = unit.offsets[unit.index_of(model::WeightRole::o_proj)];
+    ASSERT_EQ(std::memcmp(a.wo - o_at, b.wo - o_at, sizeof(float) * unit.total), 0) << "layer " << l;
   }
   const auto ha = sharded->head();
   const auto hb = full->head();

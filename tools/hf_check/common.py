@@ -42,6 +42,8 @@ FAMILIES = [
     ("SeedOssForCausalLM", "seed-oss"),  # Seed-OSS-36B: q/k/v biases (attention_bias), none on o_proj (attention_out_bias)
     ("DeepseekV3ForCausalLM", "deepseek-v3-mla"),  # latent attention (q rank, interleaved rope tail, yarn mscale), sigmoid router
     ("DeepseekV3ForCausalLM", "deepseek-v3-qproj"),  # Moonlight's shape: q_proj (no q rank), rotate-half tail, plain rope
+    ("Olmo2ForCausalLM", "olmo2"),  # output norms only (no input norms), q/k RMSNorm over all heads, GQA
+    ("Olmo2ForCausalLM", "olmo2-bias"),  # the same with q/k/v/o biases, tied, linear rope scaling
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM",)

@@ -99,6 +99,9 @@ struct ModelSpec {
   // all heads; with norm_centered it is a LayerNorm, as the residual norms (Command R+'s use_qk_norm:
   // CohereLayerNorm over each head).
   bool qk_norm_per_head = false;
+  // The q/k norm is one RMSNorm over the whole projection, (NH·HD) and (NKV·HD), before the split
+  // into heads (OLMo 2's q_norm/k_norm), instead of one over each head.
+  bool qk_norm_full = false;
   // o_proj carries a bias (gpt-oss's attention_bias). It is added after the ablation epilogue: the
   // ablation rewrites weights only, as export does.
   bool o_bias = false;
@@ -127,6 +130,9 @@ struct ModelSpec {
   // post_feedforward_layernorm; pre_feedforward_layernorm is then the MLP's input norm).
   bool norm_plus_one = false;
   bool sandwich_norms = false;
+  // OLMo 2: the sandwich without its bread — no input_layernorm and no MLP input norm; attention and
+  // MLP read the residual itself and only their outputs are normed (Olmo2DecoderLayer).
+  bool input_norms = true;
   // Cohere: the residual-stream norms (input_layernorm, model.norm) are LayerNorms without a bias,
   // (x − mean) / sqrt(var + eps) · w (CohereLayerNorm; rms_norm_eps holds layer_norm_eps); and the
   // block is parallel: attention and MLP both read input_layernorm's output, x += attn + mlp

@@ -97,10 +97,12 @@ Engine::Engine(WeightSource& weights, Limits limits)
 }
 
 // The residual stream's norms (the layers' input norms, the final norm): RMSNorm, Gemma's (1 + w) one,
-// or Cohere's LayerNorm without bias.
+// or Cohere's LayerNorm without bias; OLMo 2's layers have no input norm (w null): y = x.
 void Engine::residual_norm(const float* x, const float* w, float* y, int64_t rows) const {
   const float eps = static_cast<float>(spec_.rms_norm_eps);
-  if (spec_.norm_centered) {
+  if (!w) {
+    std::memcpy(y, x, sizeof(float) * static_cast<size_t>(rows * spec_.hidden_size));
+  } else if (spec_.norm_centered) {
     cpu::layernorm(x, w, y, rows, spec_.hidden_size, eps);
   } else {
     cpu::rmsnorm(x, w, y, rows, spec_.hidden_size, eps, spec_.norm_plus_one ? 1.0f : 0.0f);
@@ -108,11 +110,14 @@ void Engine::residual_norm(const float* x, const float* w, float* y, int64_t row
 }
 
 // The q/k norm of every head of x(T, heads, HD) in place: an RMSNorm (Qwen3; Gemma's (1 + w)), or
-// with centered norms Cohere's LayerNorm, one weight row per head where the model has them.
+// with centered norms Cohere's LayerNorm, one weight row per head where the model has them; OLMo 2's
+// is one RMSNorm over all heads of a token.
 void Engine::head_norm(float* x, const float* w, int64_t T, int64_t heads) const {
   const int64_t HD = spec_.head_dim;
   const float eps = static_cast<float>(spec_.rms_norm_eps);
-  if (spec_.norm_centered) {
+  if (spec_.qk_norm_full) {
+    cpu::rmsnorm(x, w, x, T, heads * HD, eps);
+  } else if (spec_.norm_centered) {
     ABL_CHECK(!spec_.norm_plus_one, "a (1 + w) LayerNorm");
     cpu::layernorm(x, w, x, T * heads, HD, eps, spec_.qk_norm_per_head ? heads : 1);
   } else {

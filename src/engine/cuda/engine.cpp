@@ -416,7 +416,9 @@ void CudaEngine::gated_mlp(const bf16* x, const DeviceExpert& w, int64_t rows, i
 void CudaEngine::head_norm(bf16* x, const bf16* w, int64_t T, int64_t heads, float w_offset) {
   const int64_t HD = spec_.head_dim;
   const float eps = static_cast<float>(spec_.rms_norm_eps);
-  if (spec_.norm_centered) {
+  if (spec_.qk_norm_full) {  // OLMo 2: one RMSNorm over all heads of a token
+    rmsnorm(x, w, x, T, heads * HD, eps, w_offset, stream_.get());
+  } else if (spec_.norm_centered) {
     ABL_CHECK(!spec_.norm_plus_one, "a (1 + w) LayerNorm");
     layernorm(x, w, x, T * heads, HD, eps, spec_.qk_norm_per_head ? heads : 1, stream_.get());
   } else {
@@ -580,7 +582,9 @@ void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const
 // Cohere's LayerNorm without bias.
 void CudaEngine::residual_norm(const float* x, const bf16* w, bf16* y, int64_t rows) {
   const float eps = static_cast<float>(spec_.rms_norm_eps);
-  if (spec_.norm_centered) {
+  if (!w) {  // OLMo 2's layers have no input norm: the residual itself, in bf16
+    f32_to_bf16(x, y, rows * spec_.hidden_size, stream_.get());
+  } else if (spec_.norm_centered) {
     layernorm(x, w, y, rows, spec_.hidden_size, eps, stream_.get());
   } else {
     rmsnorm(x, w, y, rows, spec_.hidden_size, eps, spec_.norm_plus_one ? 1.0f : 0.0f, stream_.get());

@@ -552,7 +552,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"cohere2", true}, FamilyCase{"cohere-qknorm", true}, FamilyCase{"llama-bias", true},
                       FamilyCase{"seed-oss", true}, FamilyCase{"deepseek-v3-mla", true},
                       FamilyCase{"deepseek-v3-mla", false}, FamilyCase{"deepseek-v3-mla", true, true},
-                      FamilyCase{"deepseek-v3-qproj", true}),
+                      FamilyCase{"deepseek-v3-qproj", true}, FamilyCase{"olmo2", true},
+                      FamilyCase{"olmo2-bias", true}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

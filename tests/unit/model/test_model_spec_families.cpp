@@ -955,3 +955,54 @@ TEST(ModelSpecDeepseek, Fp8QuantizationConfig) {
   c["quantization_config"] = {{"quant_method", "mxfp4"}};
   EXPECT_EQ(parse(c).fp8_block_rows, 0);
 }
+
+// OLMo 2 (models/olmo2 Olmo2DecoderLayer, Olmo2Attention): a config as OLMo-2-1124-7B's (recalled,
+// not checked against the Hub) loads with no input norms, the two output norms, and q/k norms over
+// the whole projection; Olmo2Config's defaults fill absent keys (rms_norm_eps 1e-5).
+TEST(ModelSpecOlmo2, PostNormsAndFullWidthQkNorms) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["Olmo2ForCausalLM"], "attention_bias": false,
+    "attention_dropout": 0.0, "eos_token_id": 100257, "hidden_act": "silu", "hidden_size": 4096,
+    "initializer_range": 0.02, "intermediate_size": 11008, "max_position_embeddings": 4096, "model_type": "olmo2",
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32, "pad_token_id": 100277,
+    "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 500000, "tie_word_embeddings": false,
+    "torch_dtype": "float32", "use_cache": true, "vocab_size": 100352})");
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.sandwich_norms && s.qk_norm && s.qk_norm_full);
+  EXPECT_FALSE(s.input_norms || s.qkv_bias || s.o_bias || s.tied_embeddings || s.qk_norm_per_head);
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{7298617344});
+  std::vector<std::string> names;
+  std::vector<std::vector<int64_t>> shapes;
+  for (const auto& slot : abl::model::layer_slots(s, 0)) {
+    names.push_back(slot.pattern);
+    shapes.push_back(slot.shape);
+  }
+  const auto shape_of = [&](const std::string& n) {
+    const auto it = std::find(names.begin(), names.end(), "model.layers.{}." + n);
+    return it == names.end() ? std::vector<int64_t>{-1} : shapes[static_cast<size_t>(it - names.begin())];
+  };
+  EXPECT_EQ(shape_of("self_attn.q_norm.weight"), std::vector<int64_t>{4096});
+  EXPECT_EQ(shape_of("self_attn.k_norm.weight"), std::vector<int64_t>{4096});
+  EXPECT_EQ(shape_of("post_attention_layernorm.weight"), std::vector<int64_t>{4096});
+  EXPECT_EQ(shape_of("post_feedforward_layernorm.weight"), std::vector<int64_t>{4096});
+  EXPECT_EQ(shape_of("input_layernorm.weight"), std::vector<int64_t>{-1});
+  EXPECT_EQ(shape_of("pre_feedforward_layernorm.weight"), std::vector<int64_t>{-1});
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s),
+                                         {"q/k norm over all heads", "output norms only (no input norms)"}));
+  // OLMo-2-0325-32B's GQA: the k norm is as wide as k_proj's output.
+  c["num_key_value_heads"] = 8;
+  c["hidden_size"] = 5120;
+  c["num_attention_heads"] = 40;
+  s = parse(c);
+  names.clear();
+  shapes.clear();
+  for (const auto& slot : abl::model::layer_slots(s, 0)) {
+    names.push_back(slot.pattern);
+    shapes.push_back(slot.shape);
+  }
+  EXPECT_EQ(shape_of("self_attn.k_norm.weight"), std::vector<int64_t>{1024});
+  c.erase("rms_norm_eps");
+  c["attention_bias"] = true;
+  s = parse(c);
+  EXPECT_DOUBLE_EQ(s.rms_norm_eps, 1e-5);
+  EXPECT_TRUE(s.qkv_bias && s.o_bias);
+}

@@ -94,6 +94,8 @@ TEST(SpecFingerprint, EveryFieldChangesIt) {
       [](ModelSpec& s) { s.qk_nope_head_dim = 8; },
       [](ModelSpec& s) { s.v_head_dim = 12; },
       [](ModelSpec& s) { s.latent_norm_eps = 1e-5; },
+      [](ModelSpec& s) { s.input_norms = false; },
+      [](ModelSpec& s) { s.qk_norm_full = true; },
       [](ModelSpec& s) { s.fp8_block_rows = 128; },
       [](ModelSpec& s) { s.fp8_block_cols = 128; },
       [](ModelSpec& s) { s.bos_token_id = 7; },

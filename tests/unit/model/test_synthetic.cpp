@@ -22,7 +22,7 @@ const ExpectedWeight& find(const std::vector<ExpectedWeight>& all, WeightRole ro
 }
 
 TEST(Synthetic, PresetsMatchTheirRealConfigs) {
-  EXPECT_EQ(abl::model::synthetic_presets().size(), 26u);
+  EXPECT_EQ(abl::model::synthetic_presets().size(), 28u);
   for (const std::string& name : abl::model::synthetic_presets()) {
     EXPECT_NO_THROW(abl::model::synthetic_model_spec(name)) << name;
   }
@@ -79,6 +79,9 @@ TEST(Synthetic, PresetsMatchTheirRealConfigs) {
   const abl::model::ModelSpec moon = abl::model::synthetic_model_spec("moonlight-16b-a3b");
   EXPECT_EQ(abl::model::parameter_count(moon), 15960110208);
   EXPECT_NEAR(abl::model::active_parameter_count(moon) / 1e9, 2.915, 0.001);  // embedding and head included
+  // OLMo 2 7B: 7.30 B (the published 7.3B); 32B: 32.2 B.
+  EXPECT_NEAR(abl::model::parameter_count(abl::model::synthetic_model_spec("olmo-2-7b")) / 1e9, 7.30, 0.01);
+  EXPECT_NEAR(abl::model::parameter_count(abl::model::synthetic_model_spec("olmo-2-32b")) / 1e9, 32.2, 0.1);
   const abl::model::ModelSpec kimi = abl::model::synthetic_model_spec("kimi-k2");
   EXPECT_EQ(abl::model::parameter_count(kimi), 1026408232448);
   EXPECT_NEAR(abl::model::active_parameter_count(kimi) / 1e9, 32.9, 0.1);

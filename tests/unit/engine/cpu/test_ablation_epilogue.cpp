@@ -142,7 +142,8 @@ INSTANTIATE_TEST_SUITE_P(
                                          "mixtral-moe", "qwen2-moe-shared", "qwen3-moe", "glm4-interleaved-rope",
                                          "qwen3-vl-mm", "smollm3-nope", "glm4-moe", "granite-multipliers",
                                          "granite-moe-shared", "gpt-oss", "cohere", "cohere2", "cohere-qknorm",
-                                         "llama-bias", "seed-oss", "deepseek-v3-mla", "deepseek-v3-qproj"),
+                                         "llama-bias", "seed-oss", "deepseek-v3-mla", "deepseek-v3-qproj", "olmo2",
+                                         "olmo2-bias"),
                        ::testing::Values(RowNorm::none, RowNorm::pre, RowNorm::full)),
     [](const auto& p) {
       std::string name = std::get<0>(p.param) + "_" + std::string(engine::row_norm_name(std::get<1>(p.param)));
