@@ -87,7 +87,7 @@ std::vector<std::string> read_ranks(const fs::path& path) {
     if (!bytes) abl::fail("{}:{}: '{}' is not base64", path.string(), number, b64);
     char* end = nullptr;
     const long long rank = std::strtoll(rank_text.c_str(), &end, 10);
-    if (*end != '\0' || rank < 0 || !std::all_of(rank_text.begin(), rank_text.end(), ::isdigit)) {
+    if (*end != '\0' || rank < 0 || !std::all_of(rank_text.begin(), rank_text.end(), [](char c) { return c >= '0' && c <= '9'; })) {
       abl::fail("{}:{}: rank '{}' is not a non-negative integer", path.string(), number, rank_text);
     }
     entries.emplace_back(rank, *bytes);
