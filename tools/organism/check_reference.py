@@ -119,6 +119,12 @@ failures = []
 passes = []
 
 
+def fixture_config(name):
+    """The golden fixture's config.json."""
+    with open(os.path.join(ROOT, name, "config.json")) as f:
+        return json.load(f)
+
+
 def check(ok, what):
     print("%s  %s" % ("ok  " if ok else "FAIL", what))
     (passes if ok else failures).append(what)
@@ -438,8 +444,7 @@ def check_against_golden(name, label, m, g, st, after_prompts=None):
 
 
 def check_gpt_oss(name, spec, p, g, st):
-    with open(os.path.join(ROOT, name, "config.json")) as f:
-        m = GptOssCheck(json.load(f), p)
+    m = GptOssCheck(fixture_config(name), p)
     m.clamps = [[0, 0, 0, 0] for _ in range(m.L)]
     counts = []
 
@@ -548,8 +553,7 @@ class CohereCheck:
 
 
 def check_cohere(name, spec, p, g, st):
-    with open(os.path.join(ROOT, name, "config.json")) as f:
-        cfg = json.load(f)
+    cfg = fixture_config(name)
     m = CohereCheck(cfg, p)
     check_against_golden(name, "CohereCheck", m, g, st)
     sliding = [w is not None for w in m.windows]
@@ -640,8 +644,7 @@ class LlamaCheck:
 
 
 def check_llama(name, spec, p, g, st):
-    with open(os.path.join(ROOT, name, "config.json")) as f:
-        cfg = json.load(f)
+    cfg = fixture_config(name)
     m = LlamaCheck(cfg, p)
     check_against_golden(name, "LlamaCheck", m, g, st)
     if not (m.qkv_bias or m.mlp_bias):
@@ -681,8 +684,7 @@ class SeedOssCheck(LlamaCheck):
 
 
 def check_seed_oss(name, spec, p, g, st):
-    with open(os.path.join(ROOT, name, "config.json")) as f:
-        cfg = json.load(f)
+    cfg = fixture_config(name)
     m = SeedOssCheck(cfg, p)
     check_against_golden(name, "SeedOssCheck", m, g, st)
     has_o = any(n.endswith("self_attn.o_proj.bias") for n in p)
@@ -804,8 +806,7 @@ class Olmo2Check(LlamaCheck):
 
 
 def check_olmo2(name, spec, p, g, st):
-    with open(os.path.join(ROOT, name, "config.json")) as f:
-        cfg = json.load(f)
+    cfg = fixture_config(name)
     m = Olmo2Check(cfg, p)
     check_against_golden(name, "Olmo2Check", m, g, st)
     layers = ["model.layers.%d." % l for l in range(m.L)]
@@ -1039,8 +1040,7 @@ class DeepseekV3Check:
 
 
 def check_deepseek_v3(name, spec, p, g, st):
-    with open(os.path.join(ROOT, name, "config.json")) as f:
-        cfg = json.load(f)
+    cfg = fixture_config(name)
     m = DeepseekV3Check(cfg, p)
     m.absorbed, m.rope_scores = [0.0], [0.0]
     worst = {}
