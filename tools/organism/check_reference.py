@@ -8,7 +8,8 @@
      and run through the unfused (Llama) code path gives the same logits (1e-5);
   3. MoE models: `moe_block` (all experts on every token, summed per token in top-k order) equals
      a per-expert loop that gathers each expert's tokens and accumulates with index_add_ (as
-     transformers' MixtralSparseMoeBlock does; for GLM-4.5 after Glm4MoeMoE.route_tokens_to_experts),
+     transformers' MixtralSparseMoeBlock does; for GLM-4.5 after Glm4MoeMoE.route_tokens_to_experts, for
+     DeepSeek-V2 after DeepseekV2Moe.route_tokens_to_experts),
      written independently here, within 1e-6 of max(1, max |y|) on every MoE layer output, and the
      recorded expert_ids_last / routing gaps are reproduced;
   4. gemma3-mm, mistral3-mm: the weights renamed from the legacy language_model.model.* (and
@@ -99,8 +100,49 @@
      has exactly the what-ifs the config calls for and Olmo2Check reproduces each
      {qk_norm_per_head,prenorm,input_norms,qk_norm,rms_norm_eps,rope_scaling,qkv_bias,o_proj_bias}_effect_prompt4
      (1e-3), each over 1e-2.
+ 15. OLMo 3: a second forward pass written here from models/olmo3/modular_olmo3.py / modeling_olmo3.py and
+     configuration_olmo3.py (`Olmo3Check`: Olmo2Check's layers, norms and complex-number RoPE, plus what OLMo 3 adds,
+     read from config.json on its own: the layer types from layer_types or Olmo3Config's default pattern
+     ((i + 1) % 4 != 0: sliding), the window on the sliding layers only (an explicit i - W < j <= i mask), and a
+     RoPE per layer type, from the legacy rope_theta / rope_scaling (sliding: the default RoPE at rope_theta; full:
+     rope_scaling, as convert_rope_params_to_dict and 4.57's two rotary embeddings have it) or from transformers
+     5's rope_parameters[layer_type], with its own YaRN (_compute_yarn_parameters, the attention factor applied to
+     q and k as the length of the complex rotation)) reproduces logits_last, hidden_last and logits_all_0 (1e-4)
+     and every golden greedy id (no cache) of each Olmo3ForCausalLM fixture (olmo3, olmo3-v5); the weights hold
+     OLMo 2's q/k norms and post norms only, config.json has no head_dim; reference.Spec's sliding layers, window,
+     per-layer RoPE (inverse frequencies within 1e-7 relative, attention factors) equal Olmo3Check's; the full
+     layers' YaRN has kept, ramped and divided pairs, the sliding layers' RoPE is unscaled; some golden prompt is
+     longer than the window; golden.json has exactly the what-ifs the config calls for and Olmo3Check reproduces
+     OLMo 2's (as 14.) and {yarn_on_sliding_layers,sliding_window,window_on_every_layer,sliding_rope_theta}
+     _effect_prompt4 (the full layers' scaled RoPE on every layer, no window, the window on every layer, the
+     sliding layers at the full layers' base; 1e-3), each over 1e-2.
+ 16. DeepSeek-V2: a second forward pass (`DeepseekV2Check`, sharing nothing with reference.py or DeepseekV3Check but
+     the safetensors reader) written from models/deepseek_v2/modular_deepseek_v2.py (DeepseekV2Config's defaults;
+     DeepseekV2Attention.forward batched over the heads with torch.split and apply_rotary_emb as written there:
+     view_as_complex of the adjacent pairs times freqs_cis = polar(1, pos * inv_freq) * attention_scaling) and from
+     DeepSeek's own modeling_deepseek.py for V2 (its YaRN: yarn_find_correction_range / yarn_linear_ramp_mask /
+     yarn_get_mscale, cos/sin times mscale(factor, mscale) / mscale(factor, mscale_all_dim), softmax_scale times
+     mscale(factor, mscale_all_dim)^2; MoEGate.forward's softmax router, greedy or group_limited_greedy with each
+     group's max, `if norm_topk_prob: renormalised else: x routed_scaling_factor`; DeepseekV2MoE.moe_infer's
+     sort-by-expert loop plus the shared experts), config.json's RoPE read from rope_theta / rope_scaling or from
+     transformers 5's flat rope_parameters, reproduces logits_last, hidden_last and logits_all_0 (1e-4) and every
+     golden greedy id (no cache) of each DeepseekV2ForCausalLM fixture (deepseek-v2-lite, deepseek-v2-groups); the
+     rotary part of every head's scores equals DeepSeek-V3's apply_rotary_pos_emb_interleave form (reshuffle +
+     rotate_half) within 1e-5 of max(1, max |score|); the weights have V3's names without e_score_correction_bias
+     or MTP tensors and dense MLPs before first_k_dense_replace; reference.Spec's score scale, cos/sin factor,
+     inverse frequencies (1e-7 relative), latent-norm eps, RoPE layout, q_lora_rank and router settings equal
+     DeepseekV2Check's and golden.json's; with mscale_all_dim the scale differs from qk_head_dim^-0.5 and the YaRN
+     bands (kept, ramped, divided) are golden.json's, without rope scaling the scale is exactly qk_head_dim^-0.5;
+     DeepseekV2Check's own router gives golden.json's routing_min_expert_gap (and with groups routing_min_group_gap)
+     over the prompt and the fed-back tokens, all >= 1e-3, and (with groups) the recorded count of prompt 4's
+     tokens routed elsewhere when groups are scored by their two best; golden.json has exactly the what-ifs the
+     config calls for and DeepseekV2Check reproduces each {mla_mscale,rope_layout,kv_a_layernorm,q_a_layernorm,
+     rope_scaling,yarn_attention_factor,latent_norm_eps,router_norm_topk_prob,router_scaling,router_group_sum,
+     router_group_limit}_effect_prompt4 (1e-3), each over 1e-2. (1. checks the KV cache; 3. the router and experts
+     against transformers' route_tokens_to_experts and an index_add_ loop.)
 
-Run: /usr/bin/python3 tools/organism/check_reference.py  (a few seconds; exits 1 on a failure)
+Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
+only the named ones; exits 1 on a failure)
 """
 import json
 import math
@@ -109,6 +151,7 @@ import sys
 
 import numpy as np
 import torch
+import torch.nn.functional as F
 
 import reference as ref
 from golden_models import routing_gap
@@ -234,6 +277,21 @@ def moe_per_expert(spec, p, pre, l, h):
         if spec.norm_topk_prob:
             top = top / (top.sum(dim=-1, keepdim=True) + 1e-20)
         top = top * spec.routed_scaling_factor
+    elif spec.router == "deepseek_v2":
+        # DeepseekV2Moe.route_tokens_to_experts as written there (softmax in fp32, topk unsorted, the group mask by
+        # scatter_, masked_fill 0.0), weights times routed_scaling_factor (norm_topk_prob: DeepSeek's MoEGate)
+        probs = torch.nn.functional.linear(x.float(), w.float()).softmax(dim=-1, dtype=torch.float32)
+        if spec.topk_method == "group_limited_greedy":
+            G = spec.n_group
+            group_scores = probs.view(x.shape[0], G, -1).max(dim=-1).values
+            if spec.v2_group_score != "max":
+                group_scores = probs.view(x.shape[0], G, -1).topk(2, dim=-1)[0].sum(dim=-1)
+            mask = torch.zeros_like(group_scores).scatter_(
+                1, torch.topk(group_scores, k=spec.topk_group, dim=-1, sorted=False)[1], 1)
+            mask = mask.unsqueeze(-1).expand(x.shape[0], G, spec.num_experts // G).reshape(x.shape[0], -1)
+            probs = probs.masked_fill(~mask.bool(), 0.0)
+        top, chosen = torch.topk(probs, k=spec.top_k, dim=-1, sorted=False)
+        top = top / (top.sum(dim=-1, keepdim=True) + 1e-20) if spec.norm_topk_prob else top * spec.routed_scaling_factor
     else:
         probs = torch.nn.functional.softmax(x @ w.T, dim=1, dtype=torch.float)
         top, chosen = torch.topk(probs, spec.top_k, dim=-1)
@@ -805,10 +863,9 @@ class Olmo2Check(LlamaCheck):
         return hidden[-1] @ head.T, hidden
 
 
-def check_olmo2(name, spec, p, g, st):
-    cfg = fixture_config(name)
-    m = Olmo2Check(cfg, p)
-    check_against_golden(name, "Olmo2Check", m, g, st)
+def check_olmo_layout(name, spec, p, cfg, m):
+    """OLMo 2 and 3: q_norm / k_norm weights over the whole projections, the two post norms and no input norms
+    in the files, no head_dim key, and reference.Spec reading them so."""
     layers = ["model.layers.%d." % l for l in range(m.L)]
     shapes = all(tuple(p[x + "self_attn.q_norm.weight"].shape) == (m.NH * m.HD,) and
                  tuple(p[x + "self_attn.k_norm.weight"].shape) == (m.NKV * m.HD,) for x in layers)
@@ -820,6 +877,13 @@ def check_olmo2(name, spec, p, g, st):
           "%s: q_norm / k_norm weights (%d,) / (%d,) (whole projections), post_attention / post_feedforward norms and "
           "no input_layernorm / pre_feedforward_layernorm, no head_dim key; reference.Spec qk_norm_full, no input "
           "norms" % (name, m.NH * m.HD, m.NKV * m.HD))
+
+
+def check_olmo2(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    m = Olmo2Check(cfg, p)
+    check_against_golden(name, "Olmo2Check", m, g, st)
+    check_olmo_layout(name, spec, p, cfg, m)
     ids = g["prompts"][4]["input_ids"]
     logits = m.forward(ids)[0]
     per_head, prenorm, sandwich, no_qk = (Olmo2Check(cfg, p) for _ in range(4))
@@ -840,6 +904,184 @@ def check_olmo2(name, spec, p, g, st):
               "%.4f (> 1e-2)" % (name, key, effect, want))
     if m.qkv_bias:
         check_zeroed_effects(name, Olmo2Check, cfg, p, g, ids, logits, {
+            "qkv_bias": ("self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias"),
+            "o_proj_bias": ("self_attn.o_proj.bias",)})
+
+
+class Olmo3Check(Olmo2Check):
+    """Olmo3ForCausalLM's forward pass again, from models/olmo3/modular_olmo3.py, modeling_olmo3.py and
+    configuration_olmo3.py, sharing nothing with reference.py but the safetensors reader: Olmo2Check's layers
+    (Olmo3DecoderLayer = Olmo2DecoderLayer; Olmo3Attention = Olmo2Attention plus its attention_type), and what OLMo 3
+    adds, read from config.json here: `types` (layer_types, else Olmo3Config.__init__'s `"sliding_attention" if
+    (i + 1) % 4 != 0 else "full_attention"`), `windows` (Olmo3Attention.__init__: sliding_window on sliding layers,
+    None on full ones; Olmo3Model.forward: create_sliding_window_causal_mask, i - W < j <= i, or
+    create_causal_mask), `rope` (per layer type a dict of rope_type, rope_theta and the scaling keys: transformers
+    5's rope_parameters[layer_type], or from the legacy spelling sliding = the default RoPE at rope_theta and
+    full = rope_scaling at rope_theta: configuration_olmo3.py convert_rope_params_to_dict, and 4.57's
+    Olmo3Model.rotary_embs) and `rope_types` (which of them each layer takes: its own type). YaRN computed here
+    (_compute_yarn_parameters with truncate); the attention factor multiplies cos and sin, i.e. q and k: here the
+    length of the complex rotation. What-ifs: Olmo2Check's, and the lists / dicts above changed after __init__."""
+
+    # Olmo3Config's defaults of the keys read here (4.57; rope_theta 500000 also 5.x's default_theta)
+    DEFAULTS = dict(num_key_value_heads=None, rms_norm_eps=1e-5, rope_theta=500000.0, rope_scaling=None,
+                    rope_parameters=None, attention_bias=False, tie_word_embeddings=False, sliding_window=4096,
+                    layer_types=None, max_position_embeddings=2048)
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg)
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NKV = c["num_key_value_heads"] or self.NH
+        self.HD = c.get("head_dim") or self.H // self.NH
+        self.qkv_bias = self.o_bias = c["attention_bias"]
+        self.mlp_bias = False
+        self.qk_mode, self.layout = "full", "post"
+        self.types = c["layer_types"] or ["sliding_attention" if (i + 1) % 4 != 0 else "full_attention"
+                                          for i in range(self.L)]
+        self.windows = [c["sliding_window"] if t == "sliding_attention" else None for t in self.types]
+        if c["rope_parameters"] is not None:
+            self.rope = {t: dict(c["rope_parameters"][t]) for t in ("sliding_attention", "full_attention")}
+        else:
+            legacy = {("rope_type" if k == "type" else k): v for k, v in (c["rope_scaling"] or {}).items()}
+            self.rope = {"sliding_attention": {"rope_type": "default", "rope_theta": c["rope_theta"]},
+                         "full_attention": dict({"rope_type": "default"}, **legacy, rope_theta=c["rope_theta"])}
+        self.rope_types = list(self.types)
+
+    def rope_table(self, params):
+        """(inv_freq (HD/2,), attention factor) of one layer type's RoPE."""
+        base, dim = params["rope_theta"], self.HD
+        pos_freqs = base ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim)
+        kind = params.get("rope_type", "default")
+        if kind == "default":
+            return 1.0 / pos_freqs, 1.0
+        if kind != "yarn":
+            raise ValueError("Olmo3Check: rope_type %r" % kind)
+        factor = params["factor"]
+        original = params.get("original_max_position_embeddings") or self.c["max_position_embeddings"]
+        scale = params.get("attention_factor")
+        if scale is None:
+            scale = 0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0
+        # find_correction_dim / find_correction_range (truncate: floor / ceil), clamped to [0, dim - 1]
+        bound = [dim * math.log(original / (rot * 2 * math.pi)) / (2 * math.log(base))
+                 for rot in (params.get("beta_fast") or 32, params.get("beta_slow") or 1)]
+        low, high = max(math.floor(bound[0]), 0), min(math.ceil(bound[1]), dim - 1)
+        if low == high:
+            high += 0.001
+        ramp = ((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low)).clamp(0, 1)
+        extrapolation_factor = 1 - ramp
+        inv = (1.0 / (factor * pos_freqs)) * (1 - extrapolation_factor) + (1.0 / pos_freqs) * extrapolation_factor
+        return inv, scale
+
+    def rotary(self, x, table):
+        # LlamaCheck's complex rotation of the pairs (i, i + HD/2), by the angles of this layer's RoPE, of length
+        # attention_scaling (cos * s, sin * s)
+        angles, scale = table
+        half = self.HD // 2
+        z = torch.complex(x[..., :half], x[..., half:]) * torch.polar(torch.full_like(angles, scale), angles).unsqueeze(1)
+        return torch.cat((z.real, z.imag), dim=-1)
+
+    def attention(self, l, x, table):
+        pre, HD, T = "model.layers.%d.self_attn." % l, self.HD, x.shape[0]
+        q = self.qk(self.linear(x, pre + "q_proj", self.qkv_bias), self.p[pre + "q_norm.weight"])
+        k = self.qk(self.linear(x, pre + "k_proj", self.qkv_bias), self.p[pre + "k_norm.weight"])
+        v = self.linear(x, pre + "v_proj", self.qkv_bias).view(T, self.NKV, HD)
+        q, k = self.rotary(q.view(T, self.NH, HD), table), self.rotary(k.view(T, self.NKV, HD), table)
+        i, j = torch.arange(T).unsqueeze(1), torch.arange(T).unsqueeze(0)
+        allowed = j <= i
+        if self.windows[l] is not None:
+            allowed = allowed & (j > i - self.windows[l])
+        heads = []
+        for hh in range(self.NH):
+            kv = hh // (self.NH // self.NKV)  # repeat_kv
+            s = ((q[:, hh] @ k[:, kv].T) * HD ** -0.5).masked_fill(~allowed, float("-inf"))
+            e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+            heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
+        return self.linear(torch.cat(heads, dim=-1), pre + "o_proj", self.o_bias)
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        p = self.p
+        positions = torch.arange(len(ids), dtype=torch.float32)
+        tables = {}
+        for t, params in self.rope.items():
+            inv, scale = self.rope_table(params)
+            tables[t] = (torch.outer(positions, inv), scale)
+        h = p["model.embed_tokens.weight"][torch.tensor(ids)]
+        hidden = [h]
+        for l in range(self.L):
+            h = self.layer(l, h, tables[self.rope_types[l]])
+            hidden.append(h)
+        hidden[-1] = self.rms(h, p["model.norm.weight"])
+        head = p["model.embed_tokens.weight"] if self.c["tie_word_embeddings"] else p["lm_head.weight"]
+        return hidden[-1] @ head.T, hidden
+
+
+def check_olmo3(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    m = Olmo3Check(cfg, p)
+    check_against_golden(name, "Olmo3Check", m, g, st)
+    check_olmo_layout(name, spec, p, cfg, m)
+    sliding = [w is not None for w in m.windows]
+    window = next(w for w in m.windows if w is not None)
+    check(sliding == spec.layer_sliding and window == spec.sliding_window and any(sliding) and not all(sliding),
+          "%s: Olmo3Check's sliding layers %s (window %d, layer_types %s) = reference.Spec's" % (
+              name, sliding, window, "listed" if cfg.get("layer_types") else "Olmo3Config's default pattern"))
+    # reference.Spec's RoPE per layer: the sliding layers' "local", the full layers' "global", each equal to
+    # Olmo3Check's table of that layer type
+    same = True
+    for l in range(m.L):
+        inv, scale = m.rope_table(m.rope[m.rope_types[l]])
+        r_inv, r_scale = spec.rope[spec.layer_rope[l]]
+        same &= bool(((r_inv - inv).abs() <= 1e-7 * inv.abs()).all()) and abs(r_scale - scale) < 1e-12
+    full_inv, full_scale = m.rope_table(m.rope["full_attention"])
+    slide_inv, slide_scale = m.rope_table(m.rope["sliding_attention"])
+    plain = 1.0 / m.rope["full_attention"]["rope_theta"] ** (torch.arange(0, m.HD, 2).float() / m.HD)
+    factor = m.rope["full_attention"].get("factor", 1.0)
+    kept = int(torch.isclose(full_inv, plain, rtol=1e-6, atol=0.0).sum())
+    divided = int(torch.isclose(full_inv, plain / factor, rtol=1e-6, atol=0.0).sum())
+    ramped = m.HD // 2 - kept - divided
+    check(same and kept and ramped > 0 and divided and full_scale > 1.0 and slide_scale == 1.0 and
+          g["model"]["yarn_pairs_kept_ramped_divided"] == [kept, ramped, divided],
+          "%s: reference.Spec's RoPE per layer = Olmo3Check's; full layers YaRN x%g (%d pairs kept, %d ramped, %d "
+          "divided; cos/sin x %.4f), sliding layers the default RoPE at theta %g" % (
+              name, factor, kept, ramped, divided, full_scale, m.rope["sliding_attention"]["rope_theta"]))
+    lengths = [len(e["input_ids"]) for e in g["prompts"]]
+    check(sum(n > window for n in lengths) >= 2, "%s: golden prompts longer than the window %d: %d of %s" % (
+        name, window, sum(n > window for n in lengths), lengths))
+    ids = g["prompts"][4]["input_ids"]
+    logits = m.forward(ids)[0]
+    per_head, prenorm, sandwich, no_qk = (Olmo3Check(cfg, p) for _ in range(4))
+    per_head.qk_mode, no_qk.qk_mode = "per_head", None
+    prenorm.layout, sandwich.layout = "pre", "sandwich"
+    eps = Olmo3Check(dict(cfg, rms_norm_eps=1e-6 if m.c["rms_norm_eps"] == 1e-5 else 1e-5), p)
+    others = {"qk_norm_per_head": per_head, "prenorm": prenorm, "input_norms": sandwich, "qk_norm": no_qk,
+              "rms_norm_eps": eps}
+    if m.rope["full_attention"].get("rope_type", "default") != "default":
+        plain_full = Olmo3Check(cfg, p)
+        plain_full.rope["full_attention"] = {"rope_type": "default",
+                                             "rope_theta": m.rope["full_attention"]["rope_theta"]}
+        others["rope_scaling"] = plain_full
+    everywhere, unwindowed, all_windowed = (Olmo3Check(cfg, p) for _ in range(3))
+    everywhere.rope_types = ["full_attention"] * m.L
+    unwindowed.windows = [None] * m.L
+    all_windowed.windows = [window] * m.L
+    others.update({"yarn_on_sliding_layers": everywhere, "sliding_window": unwindowed,
+                   "window_on_every_layer": all_windowed})
+    if m.rope["sliding_attention"]["rope_theta"] != m.rope["full_attention"]["rope_theta"]:
+        full_theta = Olmo3Check(cfg, p)
+        full_theta.rope["sliding_attention"] = {"rope_type": "default",
+                                                "rope_theta": m.rope["full_attention"]["rope_theta"]}
+        others["sliding_rope_theta"] = full_theta
+    want_keys = set(others) | ({"qkv_bias", "o_proj_bias"} if m.qkv_bias else set())
+    have_keys = set(k[:-len("_effect_prompt4")] for k in g["model"] if k.endswith("_effect_prompt4"))
+    check(have_keys == want_keys, "%s: golden.json's what-ifs are %s" % (name, ", ".join(sorted(want_keys))))
+    for key, other in others.items():
+        effect = float((other.forward(ids)[0] - logits).abs().max())
+        want = g["model"]["%s_effect_prompt4" % key]
+        check(abs(effect - want) < 1e-3 and effect > 1e-2, "%s: Olmo3Check %s_effect_prompt4 %.4f = golden.json's "
+              "%.4f (> 1e-2)" % (name, key, effect, want))
+    if m.qkv_bias:
+        check_zeroed_effects(name, Olmo3Check, cfg, p, g, ids, logits, {
             "qkv_bias": ("self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias"),
             "o_proj_bias": ("self_attn.o_proj.bias",)})
 
@@ -1096,6 +1338,378 @@ def check_deepseek_v3(name, spec, p, g, st):
                 name, key, effect, model[key]))
 
 
+class DeepseekV2Check:
+    """DeepseekV2ForCausalLM's forward pass again, sharing nothing with reference.py (nor DeepseekV3Check) but the
+    safetensors reader, from models/deepseek_v2/modular_deepseek_v2.py (DeepseekV2Config, DeepseekV2Attention.forward
+    and apply_rotary_emb, batched over the heads as there; DeepseekV2RotaryEmbedding.forward's freqs_cis) and
+    DeepSeek's own modeling_deepseek.py for V2 (the remote code the released checkpoints name in auto_map): its YaRN
+    (yarn_find_correction_range, yarn_linear_ramp_mask, yarn_get_mscale, DeepseekV2YarnRotaryEmbedding), its score
+    scale (DeepseekV2Attention.__init__'s softmax_scale x mscale(factor, mscale_all_dim)^2), MoEGate.forward's
+    router and DeepseekV2MoE.moe_infer's sort-by-expert loop. config.json read with DeepseekV2Config's defaults, the
+    RoPE from rope_theta / rope_scaling ("type" or "rope_type") or from transformers 5's flat rope_parameters.
+    What-ifs (attributes): `scaling` (the score scale), `pairs` ("adjacent": apply_rotary_emb; "halves": the pairs
+    (i, i + R/2)), `inv_freq` / `attention_scaling` (the RoPE), `group_rule` ("max"; "top2_sum": DeepSeek-V3's),
+    `topk_method`, `norm` (MoEGate with norm_topk_prob true: renormalised, routed_scaling_factor not applied),
+    `routed_scaling_factor`, `LATENT_EPS`. `rope_scores` (None, or a list the worst relative difference is written
+    to): the rotary part of every head's scores from DeepSeek-V3's apply_rotary_pos_emb_interleave form (reshuffle,
+    then rotate_half with cat(freqs, freqs)) against apply_rotary_emb's. `router_logits`: None, or a list that
+    receives (layer, the (T, E) router logits) of every MoE layer call."""
+
+    # DeepseekV2Config.__init__'s defaults of the keys read here (LlamaConfig's for num_key_value_heads, rope_theta,
+    # max_position_embeddings, tie_word_embeddings)
+    DEFAULTS = dict(num_key_value_heads=None, rms_norm_eps=1e-6, rope_theta=10000.0, rope_scaling=None,
+                    rope_parameters=None, tie_word_embeddings=False, max_position_embeddings=2048,
+                    first_k_dense_replace=0, kv_lora_rank=512, q_lora_rank=1536, n_group=None, n_routed_experts=64,
+                    n_shared_experts=2, qk_nope_head_dim=128, qk_rope_head_dim=64, routed_scaling_factor=1.0,
+                    topk_group=None, topk_method="greedy", v_head_dim=128, num_experts_per_tok=None,
+                    moe_intermediate_size=1407)
+    LATENT_EPS = 1e-6  # DeepseekV2RMSNorm(config.q_lora_rank) / (config.kv_lora_rank): the default eps=1e-6
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg)
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NOPE, self.ROPE, self.DV = c["qk_nope_head_dim"], c["qk_rope_head_dim"], c["v_head_dim"]
+        self.C, self.QK = c["kv_lora_rank"], c["qk_nope_head_dim"] + c["qk_rope_head_dim"]
+        self.E, self.k = c["n_routed_experts"], c["num_experts_per_tok"]
+        if c["rope_parameters"] is not None:  # transformers 5: {"rope_type", "rope_theta", ...the scaling keys}
+            rope = dict(c["rope_parameters"])
+            self.theta = rope.pop("rope_theta")
+            self.rope = None if rope.get("rope_type", "default") == "default" else rope
+        else:
+            self.theta, self.rope = c["rope_theta"], c["rope_scaling"]
+        kind = None if self.rope is None else self.rope.get("type", self.rope.get("rope_type"))
+        self.scaling = self.QK ** -0.5
+        plain = 1.0 / (self.theta ** (torch.arange(0, self.ROPE, 2, dtype=torch.float32) / self.ROPE))
+        if kind is None or kind == "default":
+            self.inv_freq, self.attention_scaling = plain, 1.0
+        elif kind == "yarn":
+            self.inv_freq, self.attention_scaling = self.yarn(self.rope, plain)
+            mscale_all_dim = self.rope.get("mscale_all_dim", 0)
+            if mscale_all_dim:
+                m = self.yarn_get_mscale(self.rope["factor"], mscale_all_dim)
+                self.scaling = self.scaling * m * m
+        else:
+            raise ValueError("DeepseekV2Check: rope type %r" % kind)
+        self.pairs = "adjacent"
+        self.group_rule, self.topk_method = "max", c["topk_method"]
+        self.norm, self.routed_scaling_factor = False, c["routed_scaling_factor"]
+        self.rope_scores = self.router_logits = None
+
+    @staticmethod
+    def yarn_get_mscale(scale=1, mscale=1):  # modeling_deepseek.py yarn_get_mscale
+        return 1.0 if scale <= 1 else 0.1 * mscale * math.log(scale) + 1.0
+
+    def yarn(self, rs, plain):
+        """DeepseekV2YarnRotaryEmbedding._set_cos_sin_cache (modeling_deepseek.py): freq_extra / freq_inter, the
+        correction range floored / ceiled and clamped, inv_freq_mask = 1 - ramp, the cos / sin factor
+        mscale(factor, mscale) / mscale(factor, mscale_all_dim) (its defaults: original 4096, beta_fast 32,
+        beta_slow 1, mscale 1, mscale_all_dim 0)."""
+        dim, base, factor = self.ROPE, self.theta, rs["factor"]
+        original = rs.get("original_max_position_embeddings", 4096)
+
+        def correction_dim(rotations):  # yarn_find_correction_dim
+            return (dim * math.log(original / (rotations * 2 * math.pi))) / (2 * math.log(base))
+        low = max(math.floor(correction_dim(rs.get("beta_fast", 32))), 0)
+        high = min(math.ceil(correction_dim(rs.get("beta_slow", 1))), dim - 1)
+        if low == high:  # yarn_linear_ramp_mask
+            high += 0.001
+        ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
+        mask = 1.0 - ramp
+        freq_extra = plain
+        freq_inter = 1.0 / (factor * base ** (torch.arange(0, dim, 2, dtype=torch.float32) / dim))
+        scale = self.yarn_get_mscale(factor, rs.get("mscale", 1)) / self.yarn_get_mscale(factor, rs.get("mscale_all_dim", 0))
+        return freq_inter * (1 - mask) + freq_extra * mask, float(scale)
+
+    @staticmethod
+    def rms(x, w, eps):  # DeepseekV2RMSNorm.forward
+        return w * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + eps))
+
+    def apply_rotary_emb(self, xq, xk, freqs_cis):
+        """apply_rotary_emb as written there, on xq (NH, T, R) and xk (1, T, R); freqs_cis (T, R/2) complex. With
+        pairs "halves": the pairs (i, i + R/2) instead (the what-if)."""
+        if self.pairs == "halves":
+            half = self.ROPE // 2
+
+            def turn(x):
+                z = torch.complex(x[..., :half].float(), x[..., half:].float()) * freqs_cis
+                return torch.cat((z.real, z.imag), dim=-1)
+            return turn(xq), turn(xk)
+        xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))
+        xk_ = torch.view_as_complex(xk.float().reshape(*xk.shape[:-1], -1, 2))
+        xq_out = torch.view_as_real(xq_ * freqs_cis).flatten(-2).type_as(xq)
+        xk_out = torch.view_as_real(xk_ * freqs_cis).flatten(-2).type_as(xk)
+        return xq_out, xk_out
+
+    def v3_form(self, x, positions):
+        # DeepSeek-V3's apply_rotary_pos_emb_interleave on (…, T, R): view (R/2, 2), transpose, reshape; then
+        # x * cos + rotate_half(x) * sin with cos / sin = cat(freqs, freqs) times the attention factor
+        x = x.unflatten(-1, (self.ROPE // 2, 2)).transpose(-1, -2).flatten(-2)
+        freqs = torch.outer(positions, self.inv_freq)
+        emb = torch.cat((freqs, freqs), dim=-1)
+        half = self.ROPE // 2
+        rot = torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+        return x * (emb.cos() * self.attention_scaling) + rot * (emb.sin() * self.attention_scaling)
+
+    def attention(self, l, x, freqs_cis, positions):
+        """DeepseekV2Attention.forward, one sequence x (T, H), eager: split / view as there, causal mask."""
+        a, p, T, eps = "model.layers.%d.self_attn." % l, self.p, x.shape[0], self.LATENT_EPS
+        if self.c["q_lora_rank"] is None:
+            q = F.linear(x, p[a + "q_proj.weight"])
+        else:
+            q = F.linear(self.rms(F.linear(x, p[a + "q_a_proj.weight"]), p[a + "q_a_layernorm.weight"], eps),
+                         p[a + "q_b_proj.weight"])
+        q = q.view(T, -1, self.QK).transpose(0, 1)  # (NH, T, qk_head_dim)
+        q_nope, q_pe = torch.split(q, [self.NOPE, self.ROPE], dim=-1)
+        compressed_kv = F.linear(x, p[a + "kv_a_proj_with_mqa.weight"])
+        k_nope, k_pe = torch.split(compressed_kv, [self.C, self.ROPE], dim=-1)
+        k_nope = F.linear(self.rms(k_nope, p[a + "kv_a_layernorm.weight"], eps), p[a + "kv_b_proj.weight"])
+        k_nope = k_nope.view(T, -1, self.NOPE + self.DV).transpose(0, 1)
+        k_nope, value_states = torch.split(k_nope, [self.NOPE, self.DV], dim=-1)
+        k_pe = k_pe.view(1, T, self.ROPE)
+        q_pe_raw, k_pe_raw = q_pe, k_pe
+        q_pe, k_pe = self.apply_rotary_emb(q_pe, k_pe, freqs_cis)
+        if self.rope_scores is not None:
+            ours = q_pe @ k_pe.transpose(-1, -2)
+            v3 = self.v3_form(q_pe_raw, positions) @ self.v3_form(k_pe_raw, positions).transpose(-1, -2)
+            self.rope_scores[0] = max(self.rope_scores[0],
+                                      float((v3 - ours).abs().max()) / max(1.0, float(ours.abs().max())))
+        k_pe = k_pe.expand(*k_nope.shape[:-1], -1)
+        query_states = torch.cat((q_nope, q_pe), dim=-1)
+        key_states = torch.cat((k_nope, k_pe), dim=-1)
+        mask = torch.full((T, T), float("-inf")).triu(1)
+        w = torch.softmax(query_states @ key_states.transpose(-1, -2) * self.scaling + mask, dim=-1, dtype=torch.float32)
+        out = (w @ value_states).transpose(0, 1).reshape(T, -1)
+        return F.linear(out, p[a + "o_proj.weight"])
+
+    @staticmethod
+    def mlp(x, p, pre):  # DeepseekV2MLP.forward
+        return F.linear(F.silu(F.linear(x, p[pre + "gate_proj.weight"])) * F.linear(x, p[pre + "up_proj.weight"]),
+                        p[pre + "down_proj.weight"])
+
+    def gate(self, logits):
+        """MoEGate.forward of DeepSeek's modeling_deepseek.py for V2 from the softmax on (scoring_func softmax):
+        topk_method greedy / group_limited_greedy (group_scores = the group's max; the what-if `group_rule`
+        top2_sum: the sum of its two best); `if self.top_k > 1 and self.norm_topk_prob:` renormalised, `else:`
+        times routed_scaling_factor. Returns (topk_idx, topk_weight, masked scores, group scores or None)."""
+        scores = logits.softmax(dim=-1, dtype=torch.float32)
+        group_scores = None
+        if self.topk_method == "greedy":
+            tmp_scores = scores
+        elif self.topk_method == "group_limited_greedy":
+            n, G = scores.shape[0], self.c["n_group"]
+            grouped = scores.view(n, G, -1)
+            group_scores = grouped.max(dim=-1).values if self.group_rule == "max" else \
+                grouped.topk(2, dim=-1)[0].sum(dim=-1)
+            group_idx = torch.topk(group_scores, k=self.c["topk_group"], dim=-1, sorted=False)[1]
+            group_mask = torch.zeros_like(group_scores)
+            group_mask.scatter_(1, group_idx, 1)
+            score_mask = group_mask.unsqueeze(-1).expand(n, G, self.E // G).reshape(n, -1)
+            tmp_scores = scores.masked_fill(~score_mask.bool(), 0.0)
+        else:
+            raise ValueError("DeepseekV2Check: topk_method %r" % self.topk_method)
+        topk_weight, topk_idx = torch.topk(tmp_scores, k=self.k, dim=-1, sorted=False)
+        if self.k > 1 and self.norm:
+            topk_weight = topk_weight / (topk_weight.sum(dim=-1, keepdim=True) + 1e-20)
+        else:
+            topk_weight = topk_weight * self.routed_scaling_factor
+        return topk_idx, topk_weight, tmp_scores, group_scores
+
+    def moe(self, l, x):
+        """DeepseekV2MoE.forward (inference): MoEGate on F.linear(x.float(), gate.weight.float()), moe_infer (the
+        (token, slot) pairs sorted by expert, each expert once over its tokens, written back in place and summed
+        per token with the weights), plus the shared experts."""
+        pre, p = "model.layers.%d.mlp." % l, self.p
+        logits = F.linear(x.type(torch.float32), p[pre + "gate.weight"].type(torch.float32), None)
+        if self.router_logits is not None:
+            self.router_logits.append((l, logits))
+        topk_ids, topk_weight, _, _ = self.gate(logits)
+        cnts = topk_ids.new_zeros((topk_ids.shape[0], self.E))
+        cnts.scatter_(1, topk_ids, 1)
+        tokens_per_expert = cnts.sum(dim=0)
+        idxs = topk_ids.view(-1).argsort()
+        sorted_tokens = x[idxs // topk_ids.shape[1]]
+        outputs, start = [], 0
+        for i, num_tokens in enumerate(tokens_per_expert.tolist()):
+            if num_tokens == 0:
+                continue
+            outputs.append(self.mlp(sorted_tokens[start:start + num_tokens], p, pre + "experts.%d." % i))
+            start += num_tokens
+        outs = torch.cat(outputs, dim=0)
+        new_x = torch.empty_like(outs)
+        new_x[idxs] = outs
+        y = new_x.view(*topk_ids.shape, -1).mul_(topk_weight.unsqueeze(dim=-1)).sum(dim=1)
+        return y + self.mlp(x, p, pre + "shared_experts.")
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        p, eps = self.p, self.c["rms_norm_eps"]
+        positions = torch.arange(len(ids), dtype=torch.float32)
+        freqs = torch.outer(positions, self.inv_freq)  # DeepseekV2RotaryEmbedding.forward
+        freqs_cis = torch.polar(torch.ones_like(freqs), freqs) * self.attention_scaling
+        h = p["model.embed_tokens.weight"][torch.tensor(ids)]
+        hidden = [h]
+        for l in range(self.L):  # DeepseekV2DecoderLayer (LlamaDecoderLayer.forward)
+            pre = "model.layers.%d." % l
+            h = h + self.attention(l, self.rms(h, p[pre + "input_layernorm.weight"], eps), freqs_cis, positions)
+            x = self.rms(h, p[pre + "post_attention_layernorm.weight"], eps)
+            h = h + (self.mlp(x, p, pre + "mlp.") if l < self.c["first_k_dense_replace"] else self.moe(l, x))
+            hidden.append(h)
+        hidden[-1] = self.rms(h, p["model.norm.weight"], eps)
+        head = p["model.embed_tokens.weight"] if self.c["tie_word_embeddings"] else p["lm_head.weight"]
+        return hidden[-1] @ head.T, hidden
+
+
+def check_deepseek_v2(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    m = DeepseekV2Check(cfg, p)
+    m.rope_scores = [0.0]
+    worst = {}
+
+    def take_worst():
+        worst["rope"] = m.rope_scores[0]
+        m.rope_scores = None
+    check_against_golden(name, "DeepseekV2Check", m, g, st, take_worst)
+    check(worst["rope"] <= 1e-5, "%s: rotary scores of apply_rotary_emb (adjacent pairs turned in place as complex "
+          "numbers) = DeepSeek-V3's apply_rotary_pos_emb_interleave (reshuffle + rotate_half) (%.2e of max(1, max "
+          "|score|))" % (name, worst["rope"]))
+    model = g["model"]
+    rs = m.rope or {}
+    # the weights: V3's names, no e_score_correction_bias, no MTP layer; dense layers before first_k_dense_replace
+    dense = m.c["first_k_dense_replace"]
+    names_ok = not any(n.endswith("e_score_correction_bias") for n in p) and \
+        not any(n.startswith("model.layers.%d." % m.L) for n in p) and "rope_interleave" not in cfg
+    for l in range(m.L):
+        pre = "model.layers.%d.mlp." % l
+        if l < dense:
+            names_ok &= pre + "gate_proj.weight" in p and pre + "gate.weight" not in p
+        else:
+            Fs = m.c["moe_intermediate_size"] * m.c["n_shared_experts"]
+            names_ok &= (tuple(p[pre + "gate.weight"].shape) == (m.E, m.H) and
+                         tuple(p[pre + "shared_experts.gate_proj.weight"].shape) == (Fs, m.H) and
+                         all(pre + "experts.%d.down_proj.weight" % e in p for e in range(m.E)))
+    check(names_ok and spec.layer_moe == [l >= dense for l in range(m.L)] and spec.router == "deepseek_v2",
+          "%s: mlp.gate.weight (%d, %d) without e_score_correction_bias, mlp.experts.{e}.*, mlp.shared_experts.* of "
+          "%d, dense layers %s (first_k_dense_replace %d), no MTP tensors; reference.Spec reads them so" % (
+              name, m.E, m.H, m.c["moe_intermediate_size"] * m.c["n_shared_experts"], list(range(dense)), dense))
+    same = (abs(spec.attn_scale - m.scaling) < 1e-12 and abs(model["attn_scale"] - m.scaling) < 1e-12 and
+            abs(spec.rope_attention_factor - m.attention_scaling) < 1e-12 and
+            model["rope_attention_factor"] == spec.rope_attention_factor and
+            bool(((spec.inv_freq - m.inv_freq).abs() <= 1e-7 * m.inv_freq).all()) and
+            spec.mla_norm_eps == m.LATENT_EPS == model["latent_norm_eps"] and spec.mla_rope_pairs and
+            not spec.mla_rope_interleave and spec.q_lora_rank == m.c["q_lora_rank"] == model["q_lora_rank"] and
+            spec.HD == m.QK == model["qk_head_dim"] and spec.R == m.ROPE)
+    check(same, "%s: score scale %.6f (= %d^-0.5 x %.6f), cos/sin factor %.6f, inverse frequencies, latent norm eps %g, "
+          "in-place pair RoPE and q_lora_rank %s: reference.Spec = golden.json = DeepseekV2Check (config.json's RoPE "
+          "from %s)" % (name, m.scaling, m.QK, m.scaling / m.QK ** -0.5, m.attention_scaling, m.LATENT_EPS,
+                        m.c["q_lora_rank"], "rope_parameters" if cfg.get("rope_parameters") else "rope_theta / rope_scaling"))
+    if rs.get("mscale_all_dim"):
+        check(m.scaling > m.QK ** -0.5 * 1.01,
+              "%s: scores times %d^-0.5 x mscale(%g, %g)^2 = x %.4f; cos/sin x %.4f" % (
+                  name, m.QK, rs["factor"], rs["mscale_all_dim"], m.scaling / m.QK ** -0.5, m.attention_scaling))
+        plain = 1.0 / (m.theta ** (torch.arange(0, m.ROPE, 2, dtype=torch.float32) / m.ROPE))
+        kept = int(torch.isclose(m.inv_freq, plain, rtol=1e-6, atol=0.0).sum())
+        divided = int(torch.isclose(m.inv_freq, plain / rs["factor"], rtol=1e-6, atol=0.0).sum())
+        ramped = m.ROPE // 2 - kept - divided
+        check(kept and ramped > 0 and divided and model["yarn_pairs_kept_ramped_divided"] == [kept, ramped, divided],
+              "%s: YaRN x%g from %d: %d pairs kept, %d ramped, %d divided (golden.json's)" % (
+                  name, rs["factor"], rs.get("original_max_position_embeddings", 4096), kept, ramped, divided))
+    elif not rs:
+        check(m.scaling == m.QK ** -0.5 and m.attention_scaling == 1.0,
+              "%s: no rope scaling: scores times exactly %d^-0.5, cos/sin unscaled" % (name, m.QK))
+    router = (spec.top_k == m.k and spec.num_experts == m.E and spec.topk_method == m.topk_method ==
+              model["topk_method"] and spec.routed_scaling_factor == m.routed_scaling_factor ==
+              model["routed_scaling_factor"] and not spec.norm_topk_prob and model["norm_topk_prob"] is False)
+    grouped = m.topk_method == "group_limited_greedy"
+    if grouped:
+        router &= spec.n_group == m.c["n_group"] == model["n_group"] and spec.topk_group == m.c["topk_group"] == \
+            model["topk_group"] and m.k > m.c["topk_group"]
+    check(router, "%s: router %s, top-%d of %d%s, x routed_scaling_factor %g, not renormalised: reference.Spec = "
+          "golden.json = DeepseekV2Check" % (name, m.topk_method, m.k, m.E, ", %d groups keep %d (k > topk_group)" % (
+              m.c["n_group"], m.c["topk_group"]) if grouped else "", m.routed_scaling_factor))
+    # the routing gaps again, from DeepseekV2Check's router: the k-th minus (k+1)-th masked score and (grouped) the
+    # topk_group-th minus next group score, over the prompt tokens and the tokens fed back while decoding
+    gaps = {"expert": [float("inf")] * 2, "group": [float("inf")] * 2}
+    for e in g["prompts"]:
+        m.router_logits = []
+        m.forward(e["input_ids"] + e["greedy_ids"][:-1])
+        n = len(e["input_ids"])
+        for _, logits in m.router_logits:
+            for i, part in enumerate((logits[:n], logits[n:])):
+                _, _, masked, groups = m.gate(part)
+                top = masked.sort(dim=-1, descending=True).values
+                gaps["expert"][i] = min(gaps["expert"][i], float((top[:, m.k - 1] - top[:, m.k]).min()))
+                if groups is not None:
+                    gs = groups.sort(dim=-1, descending=True).values
+                    tg = m.c["topk_group"]
+                    gaps["group"][i] = min(gaps["group"][i], float((gs[:, tg - 1] - gs[:, tg]).min()))
+    m.router_logits = None
+    ok = all(abs(a - b) < 1e-6 for a, b in zip(gaps["expert"], model["routing_min_expert_gap"]))
+    ok &= min(gaps["expert"]) >= 1e-3
+    what = "expert gaps %.6f / %.6f" % tuple(gaps["expert"])
+    if grouped:
+        ok &= all(abs(a - b) < 1e-6 for a, b in zip(gaps["group"], model["routing_min_group_gap"]))
+        ok &= min(gaps["group"]) >= 1e-3
+        what += ", group gaps %.6f / %.6f" % tuple(gaps["group"])
+    else:
+        ok &= "routing_min_group_gap" not in model
+    check(ok, "%s: DeepseekV2Check's routing gaps (prompt / fed back) = golden.json's, all >= 1e-3: %s" % (name, what))
+    ids = g["prompts"][4]["input_ids"]
+    m.router_logits = []
+    logits = m.forward(ids)[0]
+    recorded = m.router_logits
+    m.router_logits = None
+    others = {}
+    if rs.get("mscale_all_dim"):
+        others["mla_mscale"] = DeepseekV2Check(cfg, p)
+        others["mla_mscale"].scaling = m.QK ** -0.5
+    others["rope_layout"] = DeepseekV2Check(cfg, p)
+    others["rope_layout"].pairs = "halves"
+    others["kv_a_layernorm"] = DeepseekV2Check(cfg, {n: (torch.ones_like(t) if n.endswith("kv_a_layernorm.weight")
+                                                         else t) for n, t in p.items()})
+    if m.c["q_lora_rank"] is not None:
+        others["q_a_layernorm"] = DeepseekV2Check(cfg, {n: (torch.ones_like(t) if n.endswith("q_a_layernorm.weight")
+                                                            else t) for n, t in p.items()})
+    if rs:
+        others["rope_scaling"] = DeepseekV2Check(cfg, p)
+        others["rope_scaling"].inv_freq = 1.0 / (m.theta ** (torch.arange(0, m.ROPE, 2, dtype=torch.float32) / m.ROPE))
+        others["rope_scaling"].attention_scaling = 1.0
+        if rs.get("mscale") and rs.get("mscale_all_dim"):
+            others["yarn_attention_factor"] = DeepseekV2Check(cfg, p)
+            others["yarn_attention_factor"].attention_scaling = m.yarn_get_mscale(rs["factor"])
+    if m.c["rms_norm_eps"] != m.LATENT_EPS:
+        others["latent_norm_eps"] = DeepseekV2Check(cfg, p)
+        others["latent_norm_eps"].LATENT_EPS = m.c["rms_norm_eps"]
+    others["router_norm_topk_prob"] = DeepseekV2Check(cfg, p)
+    others["router_norm_topk_prob"].norm = True
+    if m.routed_scaling_factor != 1:
+        others["router_scaling"] = DeepseekV2Check(cfg, p)
+        others["router_scaling"].routed_scaling_factor = 1.0
+    if grouped:
+        others["router_group_sum"] = DeepseekV2Check(cfg, p)
+        others["router_group_sum"].group_rule = "top2_sum"
+        others["router_group_limit"] = DeepseekV2Check(cfg, p)
+        others["router_group_limit"].topk_method = "greedy"
+        # which of prompt 4's tokens take other experts with the groups scored by their two best, the router
+        # inputs held at DeepseekV2Check's own
+        changed = [None] * m.L
+        for l, lg in recorded:
+            a = m.gate(lg)[0].sort(dim=-1).values
+            b = others["router_group_sum"].gate(lg)[0].sort(dim=-1).values
+            changed[l] = int((a != b).any(dim=-1).sum())
+        check(changed == model["router_group_sum_changed_tokens_prompt4"] and sum(x or 0 for x in changed) > 0,
+              "%s: groups scored by their two best (DeepSeek-V3's rule) route %s of prompt 4's %d tokens to other "
+              "experts per layer (golden.json's)" % (name, changed, len(ids)))
+    want_keys = set(others)
+    have_keys = set(k[:-len("_effect_prompt4")] for k in model if k.endswith("_effect_prompt4"))
+    check(have_keys == want_keys, "%s: golden.json's what-ifs are %s" % (name, ", ".join(sorted(want_keys))))
+    for key, other in others.items():
+        effect = float((other.forward(ids)[0] - logits).abs().max())
+        want = model.get("%s_effect_prompt4" % key, float("nan"))
+        check(abs(effect - want) < 1e-3 and effect > 1e-2, "%s: DeepseekV2Check %s_effect_prompt4 %.4f = golden.json's "
+              "%.4f (> 1e-2)" % (name, key, effect, want))
+
+
 class Fp8Check:
     """An FP8 (e4m3, block-scaled) checkpoint read and dequantized again without reference.py: its own
     safetensors reader; e4m3 from the bit fields (sign, 4 exponent bits with bias 7, 3 mantissa bits; a
@@ -1317,6 +1931,11 @@ def check_multimodal_spellings(name, spec, p, g):
 def main():
     torch.set_num_threads(1)
     names = sorted(n for n in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, n)))
+    if sys.argv[1:]:  # only the named fixtures
+        unknown = sorted(set(sys.argv[1:]) - set(names))
+        if unknown:
+            raise SystemExit("check_reference.py: no golden fixture named %s" % ", ".join(unknown))
+        names = [n for n in names if n in sys.argv[1:]]
     with torch.no_grad():
         for name in names:
             spec, p, g, st = load(name)
@@ -1339,6 +1958,8 @@ def main():
                 check_seed_oss(name, spec, p, g, st)
             if spec.arch == ref.OLMO2:
                 check_olmo2(name, spec, p, g, st)
+            if spec.arch == ref.OLMO3:
+                check_olmo3(name, spec, p, g, st)
             if spec.arch in ref.QWEN_VL:
                 check_mrope_text(name, spec)
             if spec.arch == ref.GPT_OSS:
@@ -1347,6 +1968,8 @@ def main():
                 p = check_fp8(name, spec, p, g, st)  # (equal to reference's, from a path of its own)
             if spec.arch == ref.DEEPSEEK_V3:
                 check_deepseek_v3(name, spec, p, g, st)
+            if spec.arch == ref.DEEPSEEK_V2:
+                check_deepseek_v2(name, spec, p, g, st)
         check_fp8_table()
     print("%d passed, %d failed" % (len(passes), len(failures)))
     sys.exit(1 if failures else 0)

@@ -41,6 +41,10 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | deepseek-v3-fp8     | DeepseekV3ForCausalLM | DeepSeek-V3 / R1 / Kimi-K2 as released, FP8: deepseek-v3-mla's weights, every Linear weight of the decoder and MTP layers F8_E4M3 with an F32 `<name>_scale_inv` per 16 x 16 block (edge blocks cut short: q_a_proj's 40 rows, q_b_proj's 40 and kv_b_proj's 24 columns), quantization_config as released; golden outputs from the weights dequantized and rounded to bf16; the (unquantized) routers searched again on the quantized model |
 | olmo2               | Olmo2ForCausalLM    | OLMo 2's post-norm layers (no input_layernorm / pre-MLP norm: post_attention_layernorm and post_feedforward_layernorm on the branch outputs), q_norm / k_norm RMSNorms over the whole q_proj / k_proj output (128 and 32 values) before the split into heads, rms_norm_eps 1e-5 (shows: small o_proj / down_proj), rope_theta 5e5, no head_dim key, GQA 4, untied, all F32 |
 | olmo2-bias          | Olmo2ForCausalLM    | the same with attention_bias (q/k/v_proj and o_proj biases), tied, MHA, rope_theta 1e4 with rope_scaling linear x2 ({"type", "factor"}), rms_norm_eps 1e-6, BF16 + F32 norms |
+| olmo3               | Olmo3ForCausalLM    | OLMo 3 as released: olmo2's post norms and whole-projection q/k norms, layer_types listed (layers 0-2 sliding with window 24, 3 full), rope_theta 500000 (an integer) with rope_scaling yarn x8 from 1024 (attention_factor given) on the full layer only, plain RoPE on the sliding ones; head_dim 32 (no key), MHA, rms_norm_eps 1e-6, untied, all BF16 |
+| olmo3-v5            | Olmo3ForCausalLM    | transformers 5's spelling: "dtype", rope_parameters per layer type (full_attention yarn x4 from 1024 at 5e5 without attention_factor, sliding_attention default at 1e4), no layer_types (5 layers: 0-2 and 4 slide with window 32, 3 full), GQA 2, attention_bias, tied, rms_norm_eps 1e-5, BF16 + F32 norms |
+| deepseek-v2-lite    | DeepseekV2ForCausalLM | DeepSeek-V2-Lite's config.json key for key (remote-code spelling: auto_map, scoring_func, seq_aux, ...): MLA with q_proj (q_lora_rank null), kv rank 40, nope 20 + rope 12 = q/k head 32, v head 24, V2's RoPE (apply_rotary_emb: adjacent pairs turned in place as complex numbers), YaRN x40 from 4096 with mscale = mscale_all_dim = 0.707 (cos / sin x 1, scores x 32^-0.5 x 1.2608^2), softmax router greedy top-3 of 8, not renormalised, x1.0, two shared experts' width, layer 0 dense, BF16 + F32 norms |
+| deepseek-v2-groups  | DeepseekV2ForCausalLM | DeepSeek-V2 / V2.5's router in transformers 5's spelling ("dtype", flat rope_parameters default, head_dim = qk_rope_head_dim 8): group_limited_greedy, 8 experts in 4 groups of 2 scored by their largest p, 2 kept, top-3, x routed_scaling_factor 16 not renormalised, two shared experts' width, first_k_dense_replace 2 (layers 0-1 dense, 2-3 MoE); MLA with q_a_proj / q_a_layernorm / q_b_proj (q rank 48), kv rank 32, nope 28 + rope 8 = q/k head 36, v head 20, plain RoPE (scores x 36^-0.5), all BF16 |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -48,8 +52,9 @@ chosen so that logits are spread out (greedy top-1/top-2 margins are recorded in
 seed is bumped until the smallest margin is at least MIN_MARGIN, so a 1e-4 logit error cannot flip
 a greedy token). MoE models also need, over every routed token (prompt tokens, and the tokens fed
 back while decoding greedily) and every MoE layer, a gap of at least MIN_ROUTING_GAP between the
-k-th and (k+1)-th routing probability, so that an fp32 rounding difference cannot change which
-experts a token uses: each MoE layer's router is redrawn until its prompt tokens pass
+k-th and (k+1)-th routing probability (and with expert groups between the topk_group-th and next
+group score), so that an fp32 rounding difference cannot change which experts a token uses: each MoE
+layer's router is redrawn until its prompt tokens pass
 (`search_routers`), and the seed is bumped until the greedy margins and the fed-back tokens pass too.
 
 Seeds: every entry of MODELS names its own seed, the one its golden.json records (`model.seed`), so
@@ -354,6 +359,87 @@ MODELS += [
      dict(H=64, L=2, NH=4, NKV=4, HD=16, F=128, tied=True, theta=10000.0, rms_norm_eps=1e-06, attention_bias=True,
           o_bias_std=0.01, rope_scaling={"factor": 2.0, "type": "linear"}, norm_std=0.2, qk_norm_std=0.3,
           branch_gain=0.03, embed_std=1.0, post_ff_norm_center=3.0, seeded=True), "BF16", "F32"),
+    # OLMo 3 as released (Olmo3ForCausalLM, allenai/Olmo-3-1025-7B's config.json as transformers 4.57 wrote it): OLMo 2's
+    # layers (models/olmo3/modular_olmo3.py Olmo3DecoderLayer = Olmo2DecoderLayer, Olmo3Attention = Olmo2Attention) plus
+    # a sliding window on the layers that layer_types (listed, as released) calls sliding_attention: L = 4, so that
+    # Olmo3Config's own pattern ((i + 1) % 4 != 0) gives the same list, layers 0-2 sliding and 3 full. window 24: five
+    # of the six golden prompts (37, 28, 30, 144 and 47 tokens) are longer, and "Hi" (21) grows past it while
+    # decoding. RoPE in the legacy spelling: rope_theta 500000 (an integer, as released) and rope_scaling yarn x8 with
+    # the released keys (attention_factor 1.2079441541679836, which is also 0.1 ln 8 + 1, beta_fast 32 / beta_slow 1
+    # as integers); original_max_position_embeddings 1024 (max_position_embeddings = 8 x 1024 = 8192, see qwen3-yarn)
+    # so that at head_dim 32 and theta 5e5 the YaRN bands are all present (pairs 0-1 kept, 2-6 ramped, 7-15 divided
+    # by 8, as 0-18 / 19-35 / 36-63 of the released head_dim 128 from 8192); only the full layer (3) takes it, the
+    # sliding ones rotate with the plain RoPE at rope_theta (the scaled RoPE on them too: golden.json's
+    # yarn_on_sliding_layers_effect_prompt4, the transformers 5 regression that PR #45945 fixed). head_dim 32 from
+    # hidden 128 / 4 heads (no head_dim key); MHA, untied, rms_norm_eps 1e-6 as released; all BF16 (norms too), as
+    # the released safetensors are. branch_gain 0.03 as olmo2-bias (with eps 1e-6 the post norms' eps shows only
+    # when the branch outputs are that small)
+    ("olmo3", 38000, "Olmo3ForCausalLM", "olmo3",
+     dict(H=128, L=4, NH=4, NKV=4, HD=32, F=256, tied=False, theta=500000, window=24, rms_norm_eps=1e-06,
+          rope_scaling={"attention_factor": 1.2079441541679836, "beta_fast": 32, "beta_slow": 1, "factor": 8.0,
+                        "original_max_position_embeddings": 1024, "rope_type": "yarn"},
+          norm_std=0.2, qk_norm_std=0.3, branch_gain=0.03, seeded=True), "BF16", "BF16"),
+    # OLMo 3 in transformers 5's spelling (Olmo3Config as 5.x writes it: "dtype", no top-level rope_theta /
+    # rope_scaling but rope_parameters per layer type): full_attention YaRN x4 from 1024 (max_position_embeddings
+    # 4096) at theta 5e5 without attention_factor (YaRN's default 0.1 ln 4 + 1 = 1.1386; pair 0 kept, 1-3 ramped, 4-7
+    # divided at head_dim 16), sliding_attention the default RoPE at a base of its own, 1e4 (the full layers' 5e5
+    # there: golden.json's sliding_rope_theta_effect_prompt4); no layer_types key and L = 5, so that Olmo3Config's
+    # default pattern gives layers 0, 1, 2 and 4 sliding and 3 full (a layer after the full one); window 32 (prompts
+    # of 37, 144 and 47 tokens are longer, those of 28 and 30 grow past it while decoding); GQA 2 (4 heads, 2 kv
+    # heads: q/k norms over 64 and 32 values), attention_bias (q/k/v_proj and o_proj biases), tied embeddings,
+    # rms_norm_eps 1e-5 (Olmo3Config's default, listed as 5.x writes every field); BF16 matrices and biases, F32
+    # norms. Tied post-norm layers: olmo2-bias's embed_std 1, post_feedforward_layernorm around 3, branch_gain 0.03
+    # and o_proj bias std 0.01 (see there), or greedy decoding repeats one token. Seed 39000 met the margins, but
+    # its greedy outputs repeated one token (170) from the first step on prompts 0 and 2: 39001 (12 to 15 distinct
+    # tokens of 16 on every prompt)
+    ("olmo3-v5", 39001, "Olmo3ForCausalLM", "olmo3",
+     dict(H=64, L=5, NH=4, NKV=2, HD=16, F=128, tied=True, theta=500000.0, window=32, rms_norm_eps=1e-05,
+          attention_bias=True, o_bias_std=0.01, local_theta=10000.0, rope_parameters=True,
+          rope_scaling={"beta_fast": 32.0, "beta_slow": 1.0, "factor": 4.0, "original_max_position_embeddings": 1024,
+                        "rope_type": "yarn"},
+          norm_std=0.2, qk_norm_std=0.3, branch_gain=0.03, embed_std=1.0, post_ff_norm_center=3.0, seeded=True),
+     "BF16", "F32"),
+    # DeepSeek-V2-Lite's shape (DeepseekV2ForCausalLM; config.json as deepseek-ai/DeepSeek-V2-Lite's, key for key, in
+    # the remote-code spelling: see config_for): MLA with q_lora_rank null (one q_proj), every width distinct and
+    # other than the V3 fixtures' (4 heads = kv heads, kv_lora_rank 40, qk_nope 20 + qk_rope 12 = q/k head 32 !=
+    # hidden / heads 16, v head 24), V2's RoPE (apply_rotary_emb: the stored pairs (2i, 2i + 1) turned in place as
+    # complex numbers); rope_scaling as released: YaRN x40 from 4096 (max_position_embeddings 163840 = 40 x 4096),
+    # mscale = mscale_all_dim = 0.707, so that cos / sin stay unscaled (mscale(40, 0.707) / mscale(40, 0.707) = 1;
+    # YaRN's default 0.1 ln 40 + 1 = 1.369 there: golden.json's yarn_attention_factor_effect_prompt4) while the
+    # scores take 32^-0.5 x mscale(40, 0.707)^2 = 32^-0.5 x 1.2608^2 (x 1.5896); rope theta 10000 (an integer, as
+    # released); at 12 rope dims pairs 0-1 keep their frequency, 2-4 are ramped, 5 is divided by 40 (the released
+    # 64 dims: 0-10, 11-22, 23-31). The router as released: softmax, topk_method greedy (n_group / topk_group 1),
+    # norm_topk_prob false, routed_scaling_factor 1.0; 8 experts of 16, top-3 (Lite: 64 of 1408, top-6), two shared
+    # experts' width (2 x 16), layer 0 a dense MLP of 128 (first_k_dense_replace 1). router_std 0.2: with a softmax
+    # over 8 and top-3 about 2.5 % of the prompt tokens fall within 1e-3 of a tie (2.3 % at 0.15, 5 % at 0.3).
+    # latent_norm_std as the V3 fixtures'. BF16 matrices, F32 norms. Seeds 40000-40037 failed the thresholds
+    ("deepseek-v2-lite", 40038, "DeepseekV2ForCausalLM", "deepseek_v2",
+     dict(H=64, L=3, NH=4, NKV=4, HD=32, F=128, tied=False, theta=10000, E=8, k=3, Fm=16, n_shared=2,
+          n_group=1, topk_group=1, topk_method="greedy", scaling=1.0, router_std=0.2,
+          q_lora_rank=None, kv_lora_rank=40, qk_nope=20, qk_rope=12, v_head_dim=24, max_positions=163840,
+          rope_scaling={"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 0.707, "mscale_all_dim": 0.707,
+                        "original_max_position_embeddings": 4096, "type": "yarn"},
+          latent_norm_std=0.3, seeded=True), "BF16", "F32"),
+    # DeepSeek-V2 / V2.5's router (DeepseekV2ForCausalLM; config.json as transformers 5 writes DeepseekV2Config: see
+    # config_for): topk_method group_limited_greedy with 8 experts of 20 in n_group 4 groups of 2, topk_group 2 kept,
+    # top-3 (the 236B: 160 in 8, 3 kept, top-6): k > topk_group, or scoring each group by its largest p would always
+    # keep the greedy top-k's groups and the limit would change nothing; a group scored by its largest p, where
+    # DeepSeek-V3 sums its two best (golden.json's router_group_sum_*: other experts for 13 % of prompt 4's tokens);
+    # weights p x routed_scaling_factor 16 as released, not renormalised (the next layer's input norm and the final
+    # norm take the scale: the logits stay in the range of the other fixtures'; greedy outputs 14-16 distinct tokens
+    # of 16); two shared experts' width (2 x 20). L = 4 with first_k_dense_replace 2 (the released 1 elsewhere: an
+    # engine must read it), so layers 0-1 are dense MLPs of 128 and 2-3 MoE. router_std 0.15 (each group's largest p
+    # must clear the next group's too: about 3 % of tokens within 1e-3 of a tie at 0.15, 6 % at 0.3) and up to
+    # 20000 router draws per layer. MLA: q_lora_rank 48 (q_a_proj / q_a_layernorm / q_b_proj), 4 heads, kv_lora_rank
+    # 32, qk_nope 28 + qk_rope 8 = q/k head 36, v head 20 (config.json's head_dim 8 is DeepseekV2Config's
+    # qk_rope_head_dim); no rope_scaling: rope_parameters {"rope_type": "default", "rope_theta": 10000.0}, scores
+    # times exactly 36^-0.5. All BF16 as released. Seeds 41000-41109 failed the thresholds
+    ("deepseek-v2-groups", 41110, "DeepseekV2ForCausalLM", "deepseek_v2",
+     dict(H=64, L=4, NH=4, NKV=4, HD=36, F=128, tied=False, theta=10000.0, E=8, k=3, Fm=20, n_shared=2,
+          n_group=4, topk_group=2, topk_method="group_limited_greedy", scaling=16.0, router_std=0.15,
+          first_k_dense=2, max_router_draws=20000,
+          q_lora_rank=48, kv_lora_rank=32, qk_nope=28, qk_rope=8, v_head_dim=20, max_positions=4096,
+          rope_scaling=None, rope_parameters=True, latent_norm_std=0.3, seeded=True), "BF16", "BF16"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -565,6 +651,39 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
             # DeepSeek-V3's quantization_config, key for key (weight_block_size [128, 128] there)
             c["quantization_config"] = {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8",
                                         "weight_block_size": list(d["fp8_block_size"])}
+    elif mtype == "deepseek_v2":
+        # deepseek-v2-lite: as deepseek-ai/DeepSeek-V2-Lite's config.json has it, key for key (the remote-code spelling
+        # of DeepSeek's configuration_deepseek.py, transformers_version 4.33.1: auto_map (the keys only: no .py files,
+        # abliterate never runs remote code), aux_loss_alpha, ep_size, moe_layer_freq, norm_topk_prob false,
+        # pretraining_tp, scoring_func softmax, seq_aux, rope_theta 10000 (an integer), rope_scaling {"type": "yarn",
+        # ...} as released; no pad_token_id), the sizes and the router's settings the fixture's.
+        # deepseek-v2-groups (d["rope_parameters"]): as transformers 5 writes DeepseekV2Config (LlamaConfig's fields
+        # plus its own): "dtype", rope_parameters {"rope_theta", "rope_type": "default"} in place of rope_theta /
+        # rope_scaling, head_dim = qk_rope_head_dim (DeepseekV2Config.__init__ sets it; the rotary width, not the
+        # q/k head), mlp_bias, norm_topk_prob (kept, never read), no pretraining_tp (deleted in __init__), no keys of
+        # DeepSeek's own config (auto_map, scoring_func, moe_layer_freq, aux_loss_alpha, seq_aux, ep_size)
+        moe = {"attention_bias": False, "first_k_dense_replace": d.get("first_k_dense", 1), "hidden_act": "silu",
+               "kv_lora_rank": d["kv_lora_rank"], "max_position_embeddings": d["max_positions"],
+               "moe_intermediate_size": d["Fm"], "n_group": d["n_group"], "n_routed_experts": d["E"],
+               "n_shared_experts": d["n_shared"], "norm_topk_prob": False, "num_experts_per_tok": d["k"],
+               "q_lora_rank": d["q_lora_rank"], "qk_nope_head_dim": d["qk_nope"], "qk_rope_head_dim": d["qk_rope"],
+               "rms_norm_eps": 1e-06, "routed_scaling_factor": d["scaling"], "tie_word_embeddings": d["tied"],
+               "topk_group": d["topk_group"], "topk_method": d["topk_method"], "v_head_dim": d["v_head_dim"]}
+        c.update(moe)
+        if d.get("rope_parameters"):
+            assert d["rope_scaling"] is None
+            c["dtype"] = c.pop("torch_dtype")
+            c.update({"head_dim": d["qk_rope"], "mlp_bias": False,
+                      "rope_parameters": {"rope_theta": d["theta"], "rope_type": "default"},
+                      "transformers_version": "5.0.0"})
+        else:
+            del c["pad_token_id"]
+            c.update({"auto_map": {"AutoConfig": "configuration_deepseek.DeepseekV2Config",
+                                   "AutoModel": "modeling_deepseek.DeepseekV2Model",
+                                   "AutoModelForCausalLM": "modeling_deepseek.DeepseekV2ForCausalLM"},
+                      "aux_loss_alpha": 0.001, "ep_size": 1, "moe_layer_freq": 1, "pretraining_tp": 1,
+                      "rope_scaling": d["rope_scaling"], "rope_theta": d["theta"], "scoring_func": "softmax",
+                      "seq_aux": True, "transformers_version": "4.33.1"})
     elif mtype == "granite":
         # as granite-3.3-8b-instruct's config.json has it (the multipliers the fixture's)
         c.update({"attention_bias": False, "attention_multiplier": d["attention_multiplier"],
@@ -702,6 +821,29 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "max_position_embeddings": 4096, "rms_norm_eps": d["rms_norm_eps"],
                   "rope_scaling": d.get("rope_scaling"), "rope_theta": d["theta"],
                   "tie_word_embeddings": d["tied"], "transformers_version": "4.47.0"})
+    elif mtype == "olmo3":
+        # olmo3: as allenai/Olmo-3-1025-7B's config.json has it (Olmo3Config.to_dict as transformers 4.57 writes it):
+        # attention_bias, layer_types listed, rope_scaling (yarn, with attention_factor) beside rope_theta,
+        # sliding_window, no head_dim key, torch_dtype. olmo3-v5 (d["rope_parameters"]): as transformers 5 writes
+        # Olmo3Config: "dtype" in place of torch_dtype, rope_parameters {"full_attention": {...the YaRN keys,
+        # rope_theta}, "sliding_attention": {"rope_type": "default", "rope_theta": ...}} in place of rope_theta /
+        # rope_scaling (configuration_olmo3.py convert_rope_params_to_dict's shape), no layer_types key (Olmo3Config's
+        # default pattern). Nested keys sorted, as to_json_string(sort_keys=True) writes them.
+        # max_position_embeddings = factor x original_max_position_embeddings, as released
+        rs = dict(sorted(d["rope_scaling"].items()))
+        c.update({"attention_bias": d.get("attention_bias", False), "hidden_act": "silu",
+                  "max_position_embeddings": int(rs["factor"] * rs["original_max_position_embeddings"]),
+                  "rms_norm_eps": d["rms_norm_eps"], "sliding_window": d["window"], "tie_word_embeddings": d["tied"]})
+        if d.get("rope_parameters"):
+            c["dtype"] = c.pop("torch_dtype")
+            c.update({"rope_parameters": {
+                "full_attention": dict(sorted(dict(rs, rope_theta=d["theta"]).items())),
+                "sliding_attention": {"rope_theta": d["local_theta"], "rope_type": "default"}},
+                "transformers_version": "5.0.0"})
+        else:
+            c.update({"layer_types": ["sliding_attention" if (i + 1) % 4 != 0 else "full_attention"
+                                      for i in range(d["L"])],
+                      "rope_scaling": rs, "rope_theta": d["theta"], "transformers_version": "4.57.0"})
     else:
         raise ValueError(mtype)
     return dict(sorted(c.items()))
@@ -976,10 +1118,22 @@ def router_name(spec, l):
 
 
 def routing_gap(spec, p, l, logits):
-    """The smallest gap over these router logits between the k-th and (k+1)-th value the choice
-    ranks (softmax probabilities, or the sigmoid router's masked c), and for the sigmoid router with
-    groups also between the topk_group-th and next group score."""
-    if spec.router == "sigmoid":
+    return min(routing_gap_parts(spec, p, l, logits))
+
+
+def routing_gap_parts(spec, p, l, logits):
+    """(expert gap, group gap): the smallest gap over these router logits between the k-th and (k+1)-th
+    value the choice ranks (softmax probabilities, the sigmoid router's masked c, DeepSeek-V2's masked p),
+    and for the sigmoid router with groups and DeepSeek-V2's group_limited_greedy the smallest between the
+    topk_group-th and next group score (each group's sum of its two best c; its largest p), else inf.
+    routing_gap: the smaller of the two."""
+    if spec.router == "deepseek_v2":
+        _, values, groups = ref.deepseek_v2_choice(spec, logits)
+        gap = float("inf")
+        if groups is not None:
+            g = groups.sort(dim=-1, descending=True).values
+            gap = float((g[:, spec.topk_group - 1] - g[:, spec.topk_group]).min())
+    elif spec.router == "sigmoid":
         bias = p[(spec.prefix or "language_model.model.") + "layers.%d.mlp.gate.e_score_correction_bias" % l]
         _, values, groups = ref.sigmoid_choice(spec, bias, logits)
         gap = float("inf")
@@ -989,7 +1143,7 @@ def routing_gap(spec, p, l, logits):
     else:
         values, gap = torch.softmax(logits, dim=-1, dtype=torch.float32), float("inf")
     top = values.sort(dim=-1, descending=True).values
-    return min(gap, float((top[:, spec.top_k - 1] - top[:, spec.top_k]).min()))
+    return float((top[:, spec.top_k - 1] - top[:, spec.top_k]).min()), gap
 
 
 def search_routers(spec, d, seed, params, prompts):
@@ -997,8 +1151,10 @@ def search_routers(spec, d, seed, params, prompts):
     and (k+1)-th routing probabilities within 1e-3. So each MoE layer's router is redrawn (draw a
     from the generator seeded by crc32("seed/name/a"), draw 0 being random_params' own) until
     the gap over every prompt token of that layer is at least MIN_ROUTING_GAP, layer by layer
-    (a layer's router inputs depend on the layers before it only). Returns (params, number of
-    draws per layer, None for dense layers)."""
+    (a layer's router inputs depend on the layers before it only); with groups (the sigmoid router's,
+    DeepSeek-V2's group_limited_greedy) the gap between the topk_group-th and next group score too
+    (routing_gap_parts). At most MAX_ROUTER_DRAWS draws per layer, or the entry's max_router_draws.
+    Returns (params, number of draws per layer, None for dense layers)."""
     tensors = {n: (dt, t) for n, dt, t in params}
     # (an FP8 checkpoint's weights as a loader sees them: reference.fp8_dequantize_params)
     p = ref.fp8_dequantize_params(spec.cfg, {n: ref.round_to(t, dt) for n, (dt, t) in tensors.items()},
@@ -1016,7 +1172,7 @@ def search_routers(spec, d, seed, params, prompts):
         name = router_name(spec, l)
         pre = (spec.prefix or "language_model.model.") + "layers.%d." % l
         dt, w = tensors[name]
-        for a in range(MAX_ROUTER_DRAWS):
+        for a in range(d.get("max_router_draws", MAX_ROUTER_DRAWS)):
             if a:
                 g = torch.Generator().manual_seed(zlib.crc32(("%d/%s/%d" % (seed, name, a)).encode()))
                 w = torch.randn(*w.shape, generator=g) * d["router_std"]
@@ -1074,7 +1230,7 @@ def family_description(spec, p, golden):
     """Extra golden.json model keys (and per prompt expert_ids_last) of a Gemma 2/3, Phi-3 or MoE
     golden model. Returns (model keys, per-prompt keys, routing gaps or None)."""
     desc = {}
-    if spec.arch in ref.GEMMA or spec.arch in ("Phi3ForCausalLM", ref.GPT_OSS, ref.COHERE[1]):
+    if spec.arch in ref.GEMMA or spec.arch in ("Phi3ForCausalLM", ref.GPT_OSS, ref.COHERE[1], ref.OLMO3):
         desc["layer_sliding"] = spec.layer_sliding
     if spec.arch in ref.GEMMA:
         prefix, _ = ref.weight_names(spec, p)
@@ -1139,7 +1295,7 @@ def family_description(spec, p, golden):
         desc.update(seed_oss_description(spec, p, golden))
     if spec.mla:
         desc.update(mla_description(spec, p, golden))
-    if spec.arch == ref.OLMO2:
+    if spec.arch in (ref.OLMO2, ref.OLMO3):
         desc.update(olmo2_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
@@ -1170,6 +1326,8 @@ def family_description(spec, p, golden):
     })
     if spec.router == "sigmoid":
         desc.update(sigmoid_router_description(spec, p, golden))
+    if spec.router == "deepseek_v2":
+        desc.update(deepseek_v2_router_description(spec, p, golden))
     if spec.arch == ref.GPT_OSS:
         desc.update(gpt_oss_description(spec, p, golden))
     return desc, per_prompt, (min(gaps), min(gen_gaps))
@@ -1209,6 +1367,63 @@ def sigmoid_router_description(spec, p, golden):
     for key, (s2, p2) in effects:
         effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
         assert effect > 1e-2, "the router's %s would not change the logits: %g" % (key, effect)
+        out["router_%s_effect_prompt4" % key] = round(effect, 4)
+    return out
+
+
+def deepseek_v2_router_description(spec, p, golden):
+    """Extra golden.json model keys of DeepSeek-V2's router (reference.deepseek_v2_route): its settings; the
+    smallest expert and group gaps apart (`routing_min_expert_gap` / `routing_min_group_gap`, each [prompt tokens,
+    fed-back tokens]; routing_min_gap is the smaller); and how much prompt 4's logits would change under each
+    what-if (`router_<name>_effect_prompt4`): `norm_topk_prob` (the weights renormalised over the k, as DeepSeek's
+    own MoEGate for V2 does with norm_topk_prob true: divided by their sum + 1e-20, routed_scaling_factor not
+    applied), `scaling` (routed_scaling_factor ignored; only where it is not 1), with group_limited_greedy
+    `group_sum` (groups scored by the sum of their two best p, DeepSeek-V3's rule, in place of the largest) and
+    `group_limit` (no group limit: topk_method greedy), and for `group_sum` also how many of prompt 4's tokens take
+    another expert set per MoE layer, the router inputs held at the golden ones
+    (`router_group_sum_changed_tokens_prompt4`, null for dense layers, out of the prompt's length)."""
+    ids = golden["prompts"][4]["input_ids"]
+    trace = {}
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)[0]
+    renormed, unscaled, group_sum, ungrouped = (copy.copy(spec) for _ in range(4))
+    renormed.norm_topk_prob = True
+    unscaled.routed_scaling_factor = 1.0
+    group_sum.v2_group_score = "top2_sum"
+    ungrouped.topk_method = "greedy"
+    grouped = spec.topk_method == "group_limited_greedy"
+    out = {"router": "deepseek_v2 (softmax, %s)" % spec.topk_method, "topk_method": spec.topk_method,
+           "n_group": spec.n_group, "topk_group": spec.topk_group, "group_score": "max" if grouped else None,
+           "routed_scaling_factor": spec.routed_scaling_factor}
+    expert_gaps, group_gaps = ([], []), ([], [])
+    for e in golden["prompts"]:
+        full = {}
+        ref.forward(spec, p, torch.tensor([e["input_ids"] + e["greedy_ids"][:-1]]), capture=False, trace=full)
+        n = len(e["input_ids"])
+        for l in range(spec.L):
+            if spec.layer_moe[l]:
+                for i, part in enumerate((full["router_logits"][l][:n], full["router_logits"][l][n:])):
+                    eg, gg = routing_gap_parts(spec, p, l, part)
+                    expert_gaps[i].append(eg)
+                    group_gaps[i].append(gg)
+    out["routing_min_expert_gap"] = [round(min(x), 6) for x in expert_gaps]
+    if grouped:
+        out["routing_min_group_gap"] = [round(min(x), 6) for x in group_gaps]
+        changed = []
+        for l in range(spec.L):
+            if not spec.layer_moe[l]:
+                changed.append(None)
+                continue
+            a = ref.deepseek_v2_route(spec, trace["router_logits"][l])[1].sort(dim=-1).values
+            b = ref.deepseek_v2_route(group_sum, trace["router_logits"][l])[1].sort(dim=-1).values
+            changed.append(int((a != b).any(dim=-1).sum()))
+        assert sum(n for n in changed if n is not None) > 0, "scoring the groups by their two best would route no token otherwise"
+        out["router_group_sum_changed_tokens_prompt4"] = changed
+        out["prompt4_tokens"] = len(ids)
+    effects = [("norm_topk_prob", renormed)] + ([("scaling", unscaled)] if spec.routed_scaling_factor != 1 else []) + \
+        ([("group_sum", group_sum), ("group_limit", ungrouped)] if grouped else [])
+    for key, s2 in effects:
+        effect = float((ref.forward(s2, p, torch.tensor([ids]), capture=False)[0] - logits).abs().max())
+        assert effect > 1e-2, "DeepSeek-V2's router %s would not change the logits: %g" % (key, effect)
         out["router_%s_effect_prompt4" % key] = round(effect, 4)
     return out
 
@@ -1400,12 +1615,19 @@ def mla_description(spec, p, golden):
     scale without mscale(factor, mscale_all_dim)^2 (`mla_mscale`); with rope_scaling, with plain RoPE
     (`rope_scaling`: unscaled frequencies, no cos / sin factor); with q_lora_rank, with q_a_layernorm's
     weights at 1 (`q_a_layernorm`); where rms_norm_eps is not the latent norms' 1e-6, with rms_norm_eps
-    as their eps (`latent_norm_eps`)."""
+    as their eps (`latent_norm_eps`). DeepSeek-V2 (apply_rotary_emb's in-place adjacent pairs): `rope_layout`
+    is rotate_half on the stored order (the pairs (i, i + R/2)); `rope_layout` (a description) replaces
+    `rope_interleave`; with YaRN also `yarn_pairs_kept_ramped_divided` (all three bands asserted present) and,
+    where rope_scaling has both mscale and mscale_all_dim, `yarn_attention_factor` (cos / sin times YaRN's
+    default 0.1 ln(factor) + 1 in place of mscale(factor, mscale) / mscale(factor, mscale_all_dim))."""
     ids = torch.tensor([golden["prompts"][4]["input_ids"]])
     logits = ref.forward(spec, p, ids, capture=False)[0]
-    plain_scale, halves, plain_rope, model_eps = (copy.copy(spec) for _ in range(4))
+    plain_scale, halves, plain_rope, model_eps, yarn_default = (copy.copy(spec) for _ in range(5))
     plain_scale.attn_scale = spec.HD ** -0.5
-    halves.mla_rope_interleave = not spec.mla_rope_interleave
+    if spec.mla_rope_pairs:  # DeepSeek-V2: rotate_half on the stored order, pairs (i, i + R/2)
+        halves.mla_rope_pairs = halves.mla_rope_interleave = False
+    else:
+        halves.mla_rope_interleave = not spec.mla_rope_interleave
     plain_rope.rope = {"global": (ref.rope_inv_freq(spec.R, spec.theta, None), 1.0)}
     model_eps.mla_norm_eps = spec.eps
 
@@ -1418,17 +1640,32 @@ def mla_description(spec, p, golden):
            "rope_attention_factor": spec.rope_attention_factor,
            "rope_inv_freq": [float(x) for x in spec.inv_freq]}
     rs = spec.rope_scaling or {}
+    v2 = spec.arch == ref.DEEPSEEK_V2
+    if v2:
+        del out["rope_interleave"]  # (DeepseekV2Config has no such key)
+        out["rope_layout"] = ("adjacent pairs (2i, 2i + 1) turned in place as complex numbers (apply_rotary_emb: "
+                              "view_as_complex, times polar(attention_scaling, position x inv_freq_i))")
+        if rs:
+            kept, ramped, divided = yarn_bands(spec)
+            assert kept and ramped and divided, "the YaRN bands must all be present: %d kept, %d ramped, %d divided" % (
+                kept, ramped, divided)
+            out["yarn_pairs_kept_ramped_divided"] = [kept, ramped, divided]
+            # YaRN's default attention factor (0.1 ln factor + 1: what _compute_yarn_parameters takes without
+            # mscale / mscale_all_dim) on cos and sin in place of mscale(factor, mscale) / mscale(factor, mscale_all_dim)
+            yarn_default.rope = {"global": (spec.inv_freq, 0.1 * math.log(rs["factor"]) + 1.0)}
     effects = {"mla_mscale": (plain_scale, p) if rs.get("mscale_all_dim") else None,
                "rope_layout": (halves, p), "kv_a_layernorm": (spec, ones("self_attn.kv_a_layernorm.weight")),
                "q_a_layernorm": (spec, ones("self_attn.q_a_layernorm.weight")) if spec.q_lora_rank else None,
                "rope_scaling": (plain_rope, p) if rs else None,
-               "latent_norm_eps": (model_eps, p) if spec.eps != spec.mla_norm_eps else None}
+               "latent_norm_eps": (model_eps, p) if spec.eps != spec.mla_norm_eps else None,
+               "yarn_attention_factor": (yarn_default, p) if v2 and rs.get("mscale") and rs.get("mscale_all_dim")
+               else None}
     for key, what in effects.items():
         if what is None:
             continue
         s2, p2 = what
         effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
-        assert effect > 1e-2, "DeepSeek-V3's %s would not change the logits: %g" % (key, effect)
+        assert effect > 1e-2, "DeepSeek-V%s's %s would not change the logits: %g" % ("2" if v2 else "3", key, effect)
         out["%s_effect_prompt4" % key] = round(effect, 4)
     return out
 
@@ -1441,14 +1678,15 @@ def olmo2_what_ifs(spec, p):
     `input_norms` (Gemma 2's sandwich: RMSNorms with unit weights added on the attention's and the MLP's inputs,
     the post norms kept), `qk_norm` (no q/k norms), `rms_norm_eps` (1e-6 instead of 1e-5, or 1e-5 instead of any
     other eps, in every norm); with attention_bias also `qkv_bias` and `o_proj_bias` (those biases zeroed); with
-    rope_scaling also `rope_scaling` (plain RoPE)."""
+    rope_scaling also `rope_scaling` (plain RoPE; OLMo 3: on the full-attention layers, whose RoPE it is)."""
     per_head, prenorm, sandwich, no_qk, other_eps, plain = (copy.copy(spec) for _ in range(6))
     per_head.qk_norm_full, per_head.qk_norm = False, True
     prenorm.sandwich_norms, prenorm.input_norms = False, True
     sandwich.input_norms = True
     no_qk.qk_norm_full = False
     other_eps.eps = 1e-6 if spec.eps == 1e-5 else 1e-5
-    plain.rope = {"global": (ref.rope_inv_freq(spec.R, spec.theta, None), 1.0)}
+    # (OLMo 3's sliding layers keep their "local" RoPE)
+    plain.rope = dict(spec.rope, **{"global": (ref.rope_inv_freq(spec.R, spec.theta, None), 1.0)})
     per_head_p, prenorm_p, sandwich_p = dict(p), dict(p), dict(p)
     for l in range(spec.L):
         pre = "model.layers.%d." % l
@@ -1472,11 +1710,56 @@ def olmo2_what_ifs(spec, p):
     return out
 
 
+def olmo3_what_ifs(spec, p):
+    """OLMo 3's what-ifs beyond OLMo 2's, name -> (spec, params): `yarn_on_sliding_layers` (the full-attention
+    layers' scaled RoPE on every layer: transformers 5 between its RoPE refactor and PR #45945),
+    `sliding_window` (no window anywhere), `window_on_every_layer` (the full-attention layers windowed too); when
+    the sliding layers' base differs from the full layers' (rope_parameters' sliding_attention rope_theta),
+    `sliding_rope_theta` (the sliding layers' default RoPE at the full layers' theta)."""
+    everywhere, unwindowed, all_windowed, full_theta = (copy.copy(spec) for _ in range(4))
+    everywhere.rope = dict(spec.rope, local=spec.rope["global"])
+    unwindowed.layer_sliding = [False] * spec.L
+    all_windowed.layer_sliding = [True] * spec.L
+    out = {"yarn_on_sliding_layers": (everywhere, p), "sliding_window": (unwindowed, p),
+           "window_on_every_layer": (all_windowed, p)}
+    if spec.rope_local_theta != spec.theta:
+        full_theta.rope = dict(spec.rope, local=(ref.rope_inv_freq(spec.R, spec.theta, None), 1.0))
+        out["sliding_rope_theta"] = (full_theta, p)
+    return out
+
+
+def yarn_bands(spec):
+    """(kept, ramped, divided) counts of the full-attention RoPE's dimension pairs: inverse frequencies equal to
+    the plain ones, strictly between, equal to the plain ones / factor."""
+    plain = ref.rope_inv_freq(spec.R, spec.theta, None)
+    kept = int(torch.isclose(spec.inv_freq, plain, rtol=1e-6, atol=0.0).sum())
+    low = int(torch.isclose(spec.inv_freq, plain / spec.rope_scaling["factor"], rtol=1e-6, atol=0.0).sum())
+    return kept, spec.R // 2 - kept - low, low
+
+
+def olmo3_keys(spec):
+    """golden.json model keys of OLMo 3 beside OLMo 2's (the layer_sliding list comes from family_description)."""
+    types = spec.text_cfg.get("layer_types")
+    kept, ramped, divided = yarn_bands(spec)
+    assert kept and ramped and divided, "the YaRN bands must all be present: %d kept, %d ramped, %d divided" % (
+        kept, ramped, divided)
+    return {"layer_types": "listed" if types else "Olmo3Config's default: sliding_attention if (i + 1) % 4 != 0",
+            "rope_spelling": "rope_parameters per layer type (transformers 5)" if "rope_parameters" in spec.text_cfg
+            else "rope_theta + rope_scaling (legacy, as released)",
+            "layer_rope": [{"theta": spec.rope_local_theta, "scaling": None} if k == "local" else
+                           {"theta": spec.theta, "scaling": spec.rope_scaling} for k in spec.layer_rope],
+            "rope_attention_factor": spec.rope_attention_factor,
+            "rope_inv_freq": [float(x) for x in spec.inv_freq],
+            "rope_local_inv_freq": [float(x) for x in spec.rope["local"][0]],
+            "yarn_pairs_kept_ramped_divided": [kept, ramped, divided]}
+
+
 def olmo2_description(spec, p, golden):
     """Extra golden.json model keys of OLMo 2: where the norms are, the q/k norms' width, the eps, the biases, and
     how much prompt 4's logits would change under each of olmo2_what_ifs (`<name>_effect_prompt4`, each > 1e-2);
     `branch_mean_square_prompt4`: the smallest and largest mean square (over the hidden values) of an attention or
-    MLP output before its post norm, over prompt 4's tokens and every layer (near rms_norm_eps: the eps shows)."""
+    MLP output before its post norm, over prompt 4's tokens and every layer (near rms_norm_eps: the eps shows).
+    OLMo 3 also olmo3_keys and olmo3_what_ifs' effects."""
     ids = torch.tensor([golden["prompts"][4]["input_ids"]])
     logits = ref.forward(spec, p, ids, capture=False)[0]
     out = {"norm_placement": "post: post_attention_layernorm on the attention output, post_feedforward_layernorm "
@@ -1489,9 +1772,13 @@ def olmo2_description(spec, p, golden):
     ref.forward(spec, p, ids, capture=False, trace=trace)
     branch = torch.cat([x.flatten() for x in trace["branch_mean_square"].values()])
     out["branch_mean_square_prompt4"] = [float("%.4g" % float(branch.min())), float("%.4g" % float(branch.max()))]
-    for key, (s2, p2) in olmo2_what_ifs(spec, p).items():
+    what_ifs = olmo2_what_ifs(spec, p)
+    if spec.arch == ref.OLMO3:
+        out.update(olmo3_keys(spec))
+        what_ifs.update(olmo3_what_ifs(spec, p))
+    for key, (s2, p2) in what_ifs.items():
         effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
-        assert effect > 1e-2, "OLMo 2's %s would not change the logits: %g" % (key, effect)
+        assert effect > 1e-2, "OLMo 2/3's %s would not change the logits: %g" % (key, effect)
         out["%s_effect_prompt4" % key] = round(effect, 4)
     return out
 
@@ -1665,9 +1952,13 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | deepseek-v3-fp8 | DeepseekV3ForCausalLM | DeepSeek-V3 / R1 and Kimi-K2 as released, in FP8: deepseek-v3-mla's config plus `"quantization_config": {"activation_scheme": "dynamic", "fmt": "e4m3", "quant_method": "fp8", "weight_block_size": [16, 16]}` ([128, 128] in the released ones) and deepseek-v3-mla's stored weights with every Linear weight of the decoder layers (q_a_proj, q_b_proj, kv_a_proj_with_mqa, kv_b_proj, o_proj, the dense MLP's gate/up/down_proj, every expert's and the shared experts') and of the MTP layer (model.layers.3.eh_proj) quantized: the weight stored as F8_E4M3 (float8_e4m3fn, one byte per element: sign, 4 exponent bits with bias 7, 3 mantissa bits, no infinities, NaN only at 0x7F / 0xFF, largest 448) beside an F32 `<name>_scale_inv` of shape (ceil(out / 16), ceil(in / 16)), one scale per 16 x 16 block, the blocks at the bottom / right edges cut short (q_a_proj (40, 64): scales (3, 4), rows 32-39 in the last block row; q_b_proj (96, 40): (6, 3); kv_b_proj (112, 24): (7, 2); o_proj (64, 48): (4, 3)); per block scale = amax(abs(block)) / 448 and code = e4m3(block / scale) rounded to nearest even (every block's largest code is 448); not quantized: embed_tokens, lm_head, every norm, the router mlp.gate.weight and mlp.gate.e_score_correction_bias (73 F8_E4M3 weights, 73 scales, 22 other tensors); a loader's weight is bf16(fp32(code) x scale_inv[i // 16, j // 16]) (the fp32 products kept instead: prompt 4's logits change by up to 0.247), and the golden outputs are computed from those (the weights change by up to 3.8 % of their block's largest value; against deepseek-v3-mla's weights with the same routers prompt 4's logits change by up to 20.1); the routers are not quantized but were searched again on the quantized model (deepseek-v3-mla's fell under the routing-gap threshold there): layers 1 and 2 redrawn (draws 4 and 8); otherwise deepseek-v3-mla's checks (RoPE, YaRN, latent norms, router); BF16 norms |
 | olmo2 | Olmo2ForCausalLM | OLMo 2's shape: no input_layernorm and no pre-MLP norm — the attention and the MLP read the residual x itself, and each output is normed before its add: x + post_attention_layernorm(self_attn(x)), then x + post_feedforward_layernorm(mlp(x)) (the same weights as pre-norms, Llama's layout, change prompt 4's logits by 33.2; unit-weight input norms added, Gemma 2's sandwich: 4.77); self_attn.q_norm.weight (128,) and k_norm.weight (32,) are RMSNorms over the whole q_proj / k_proj output — all 8 query heads' (2 kv heads') values at once, eps rms_norm_eps — before the split into heads of 16 and RoPE (per head, each head's 16 values with its slice of the weight: 7.12; no q/k norm: 18.0), weights drawn around 1 with std 0.3; rms_norm_eps 1e-5 (Olmo2Config's default) in every norm, o_proj and down_proj drawn small (0.1 x fan_in^-0.5: the branch outputs' mean squares on prompt 4 go down to 3.1e-4, 31 times the eps; a post norm leaves the eps as the only effect of its input's size), so that 1e-6 in its place changes the logits by 0.189 (with o_proj / down_proj at fan_in^-0.5: 1.9e-3); config.json as OLMo-2-1124's has it (no head_dim: hidden 128 / 8 heads; rope_scaling null; max_position_embeddings 4096), rope_theta 5e5; GQA ratio 4, untied; all F32 as OLMo 2 ships |
 | olmo2-bias | Olmo2ForCausalLM | OLMo 2 with attention_bias true: q_proj, k_proj, v_proj and o_proj with biases (self_attn.{q,k,v,o}_proj.bias; zeroing q/k/v's changes prompt 4's logits by 27.1, o_proj's by 35.9), the q/k biases added before q_norm / k_norm; tie_word_embeddings true (no lm_head tensor); MHA (4 heads = kv heads, q/k norms over 64 values: per head 13.9); rope_theta 1e4 with rope_scaling {"type": "linear", "factor": 2.0} (inv_freq / 2; linear and dynamic, with exactly the keys type and factor, are all that the first Olmo2Config's validation accepts; plain RoPE: 24.3); rms_norm_eps 1e-6 listed (1e-5, the default, in its place: 0.832); otherwise olmo2's post norms (pre-norm layout: 69.0; sandwich: 9.00); embeddings std 1 and post_feedforward_layernorm weights around 3 (so that a tied head does not lock greedy decoding on one token); BF16 matrices and biases, F32 norms |
+| olmo3 | Olmo3ForCausalLM | OLMo 3 as released (Olmo-3-1025-7B's config.json as transformers 4.57 wrote it): OLMo 2's layers — no input norms, post_attention_layernorm and post_feedforward_layernorm on the attention and MLP outputs before each add (the same weights as pre-norms change prompt 4's logits by 31.5; unit-weight input norms added: 5.98), q_norm / k_norm RMSNorms over the whole q_proj / k_proj output (128 values each) before the split into heads (per head: 8.12; none: 20.5) — plus a sliding window on the layers that layer_types lists as sliding_attention: [sliding, sliding, sliding, full] (Olmo3Config's own pattern, (i + 1) % 4 != 0), sliding_window 24 (query i sees keys i-24 < j <= i; five prompts are longer, "Hi" grows past it while decoding), layer 3 full causal attention (no window anywhere: 28.9; the window on layer 3 too: 11.7); RoPE in the legacy spelling: rope_theta 500000 (an integer, as released) and rope_scaling {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 1024, "attention_factor": 1.2079441541679836, "beta_fast": 32, "beta_slow": 1} (max_position_embeddings 8192) on the full-attention layer only: at head_dim 32 pairs 0-1 keep their frequency, 2-6 are ramped, 7-15 divided by 8, cos and sin times 1.2079 (plain RoPE there: 6.50); the sliding layers rotate with the plain RoPE at 500000, attention factor 1 (the YaRN RoPE on them too, as transformers 5 did until PR #45945: 14.6); rms_norm_eps 1e-6 (1e-5: 1.36; o_proj / down_proj drawn small so that it shows); MHA (4 heads of 32: no head_dim key), attention_bias false, untied; all BF16, norms too, as released |
+| olmo3-v5 | Olmo3ForCausalLM | OLMo 3 as transformers 5 writes Olmo3Config: "dtype" in place of torch_dtype, no rope_theta / rope_scaling but `"rope_parameters": {"full_attention": {"rope_type": "yarn", "rope_theta": 500000.0, "factor": 4.0, "original_max_position_embeddings": 1024, "beta_fast": 32.0, "beta_slow": 1.0}, "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}`: the full layer's YaRN without attention_factor (0.1 ln 4 + 1 = 1.1386; at head_dim 16 pair 0 kept, 1-3 ramped, 4-7 divided by 4; plain RoPE there: 2.98; max_position_embeddings 4096), the sliding layers' default RoPE at a base of its own, 1e4 (at the full layers' 5e5: 37.2; the full layers' YaRN RoPE on every layer: 40.8); no layer_types key and 5 layers: Olmo3Config's default pattern makes layers 0, 1, 2 and 4 sliding (window 32: three prompts are longer, two grow past it while decoding) and layer 3 full (no window: 31.6; the window on every layer: 7.49); GQA 2 (q/k norms over 64 and 32 values; per head: 13.8; none: 31.2); attention_bias true: q/k/v_proj and o_proj biases (zeroing q/k/v's: 34.7; o_proj's: 41.0); tie_word_embeddings true (no lm_head tensor); rms_norm_eps 1e-5 listed (1e-6: 1.97); otherwise olmo3's layers (pre-norm layout: 65.8; sandwich: 22.3); embeddings std 1 and post_feedforward_layernorm weights around 3, as olmo2-bias; BF16 matrices and biases, F32 norms |
+| deepseek-v2-lite | DeepseekV2ForCausalLM | DeepSeek-V2-Lite's shape, config.json as deepseek-ai/DeepSeek-V2-Lite's key for key in the remote-code spelling (transformers_version 4.33.1, auto_map naming configuration_deepseek / modeling_deepseek — no .py files: never run —, aux_loss_alpha, ep_size, moe_layer_freq 1, scoring_func softmax, seq_aux, pretraining_tp, norm_topk_prob false, rope_theta 10000 as an integer, rope_scaling {"type": "yarn", ...}, no pad_token_id); DeepseekV2Attention: q_lora_rank null, so q = q_proj(h) with one self_attn.q_proj.weight (128, 64) viewed as 4 heads of qk_nope_head_dim 20 then qk_rope_head_dim 12 (q/k head 32 != hidden / heads 16); kv_a_proj_with_mqa (52, 64) gives the latent c (kv_lora_rank 40) then k_pe (12, shared by every head); kv_b_proj(kv_a_layernorm(c)) (176, 40) gives per head k_nope (20) then v (24), o_proj (64, 4 x 24); kv_a_layernorm eps 1e-6, weights around 1 with std 0.3 (at 1: 11.9); RoPE as apply_rotary_emb: the 12 rope dims of q and k_pe viewed as 6 complex numbers (x[2i], x[2i + 1]) and multiplied in place by polar(1, position x inv_freq_i) x attention_scaling — no reshuffle (rotate_half on the stored order, pairs (i, i + 6), instead: 16.5; DeepSeek-V3's interleave reshuffle + rotate_half gives the same scores); rope_scaling {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096, "mscale": 0.707, "mscale_all_dim": 0.707, "beta_fast": 32, "beta_slow": 1} (max_position_embeddings 163840) over the 12 rope dims at theta 1e4: pairs 0-1 kept, 2-4 ramped, 5 divided by 40 (plain RoPE: 5.08); cos / sin times mscale(40, 0.707) / mscale(40, 0.707) = 1 (YaRN's default 0.1 ln 40 + 1 = 1.369 instead: 15.5); scores times 32^-0.5 x mscale(40, 0.707)^2 = 0.281009 (mscale(f, m) = 0.1 m ln f + 1 = 1.2608; without the mscale^2: 9.76); DeepseekV2Moe from layer 1 (first_k_dense_replace 1; layer 0 a dense MLP of 128): router mlp.gate.weight (8, 64), no bias, p = softmax(h·Wᵀ) in fp32, topk_method greedy (n_group / topk_group 1 unread): the top 3 p, weights p x routed_scaling_factor 1.0, not renormalised (renormalised: 5.04); mlp.experts.{e}.{gate,up,down}_proj of moe_intermediate_size 16 and an ungated mlp.shared_experts of n_shared_experts 2 x 16 = 32; untied; BF16 matrices, F32 norms |
+| deepseek-v2-groups | DeepseekV2ForCausalLM | DeepSeek-V2 / V2.5's router, config.json as transformers 5 writes DeepseekV2Config ("dtype", `"rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}` and no rope_theta / rope_scaling, "head_dim": 8 — DeepseekV2Config's head_dim is qk_rope_head_dim, not the q/k head 36 —, mlp_bias, pad_token_id, no pretraining_tp nor DeepSeek's own keys); topk_method group_limited_greedy: p = softmax(h·Wᵀ) over 8 experts in n_group 4 groups of 2, each group scored by its largest p (not DeepSeek-V3's sum of its two best: 26.7, other experts for 19 and 18 of prompt 4's 144 tokens in layers 2 and 3), the topk_group 2 best kept and the others' p set to 0, the top 3 of those (k > topk_group: no group limit at all, greedy top-3: 23.4), weights p x routed_scaling_factor 16 (x 1: 28.8), not renormalised (DeepSeek's MoEGate with norm_topk_prob true, p / (Σp + 1e-20) and no x 16: 27.5); mlp.shared_experts of 2 x 20 = 40, experts of 20; first_k_dense_replace 2: layers 0-1 dense MLPs of 128, layers 2-3 MoE; MLA with q_lora_rank 48 (q_a_proj (48, 64), q_a_layernorm, q_b_proj (144, 48): at 1: 31.1), kv_lora_rank 32 (kv_a_layernorm at 1: 29.5), qk_nope 28 + qk_rope 8 = q/k head 36, v head 20, 4 heads; V2's in-place complex-pair RoPE (rotate_half pairs (i, i + 4) instead: 27.3); no rope scaling: scores times exactly 36^-0.5; untied; all BF16 |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
-Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma and Phi-3 windows cut in
+Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3 and OLMo 3 windows cut in
 during prefill.
 
 Extra golden.json keys of the newer families: `model.layer_sliding` (L booleans), for Gemma
@@ -1745,5 +2036,26 @@ before its post norm, over prompt 4's tokens and every layer) and
 norms taken per head over head_dim (the weight's slice per head), the two norms moved before the attention and the
 MLP (Llama's layout), unit-weight input norms added (Gemma 2's sandwich), no q/k norms, rms_norm_eps 1e-6 in place
 of 1e-5 (1e-5 in place of any other)), with attention_bias also `{qkv_bias,o_proj_bias}_effect_prompt4` (those
-biases zeroed), with rope_scaling also `rope_scaling_effect_prompt4` (plain RoPE).
+biases zeroed), with rope_scaling also `rope_scaling_effect_prompt4` (plain RoPE); for OLMo 3 the same (its
+`rope_scaling_effect_prompt4`: plain RoPE on the full-attention layers) plus `layer_types` ("listed" or the default
+pattern), `rope_spelling` (legacy rope_theta + rope_scaling, or rope_parameters per layer type), `layer_rope` (per
+layer `{theta, scaling}`), `rope_attention_factor` and `rope_inv_freq` (the full-attention layers' RoPE),
+`rope_local_inv_freq` (the sliding layers'), `yarn_pairs_kept_ramped_divided` (how many dimension pairs of the
+full layers' YaRN keep, ramp and divide their frequency) and
+`{yarn_on_sliding_layers,sliding_window,window_on_every_layer,sliding_rope_theta}_effect_prompt4` (largest logit
+change with the full layers' scaled RoPE on every layer, no window anywhere, the window on every layer, the sliding
+layers' default RoPE at the full layers' theta (only where their bases differ)); for DeepSeek-V2 the DeepSeek-V3 MLA keys
+with `rope_layout` (a description of apply_rotary_emb's in-place complex pairs) in place of `rope_interleave` (their
+`rope_layout_effect_prompt4`: rotate_half on the stored order), with YaRN also `yarn_pairs_kept_ramped_divided` and
+`yarn_attention_factor_effect_prompt4` (cos and sin times YaRN's default 0.1 ln(factor) + 1 instead of
+mscale(factor, mscale) / mscale(factor, mscale_all_dim); only with both mscale keys), besides the MoE keys and `router`,
+`topk_method`, `n_group`, `topk_group`, `group_score` ("max" with group_limited_greedy, else null),
+`routed_scaling_factor`, `routing_min_expert_gap` ([prompt tokens, fed-back tokens]: the smallest k-th minus (k+1)-th
+masked p), with group_limited_greedy `routing_min_group_gap` (the same for the topk_group-th minus next group score),
+`router_group_sum_changed_tokens_prompt4` (per layer null or how many of prompt 4's `prompt4_tokens` tokens take another
+expert set with the groups scored by the sum of their two best, the router inputs held) and
+`router_{norm_topk_prob,scaling,group_sum,group_limit}_effect_prompt4` (largest logit change with the weights
+renormalised over the k as DeepSeek's own MoEGate does with norm_topk_prob true (p / (sum + 1e-20), routed_scaling_factor
+not applied), routed_scaling_factor 1 (only where it is not 1), the groups scored by the sum of their two best p, no group
+limit (topk_method greedy); the last two only with group_limited_greedy).
 """

@@ -15,7 +15,10 @@ modeling code (eager attention); the file and class/function are cited at each f
   Glm4MoeForCausalLM, GraniteForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM,
   GptOssForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, SeedOssForCausalLM,
   DeepseekV3ForCausalLM (multi-head latent attention, see mla_attention; GLM-4.5's router),
-  Olmo2ForCausalLM (post-norm layers, q/k RMSNorms over the whole projection width).
+  DeepseekV2ForCausalLM (the same attention with apply_rotary_emb's in-place complex pairs; a softmax router,
+  greedy or group_limited_greedy, see deepseek_v2_route),
+  Olmo2ForCausalLM (post-norm layers, q/k RMSNorms over the whole projection width),
+  Olmo3ForCausalLM (OLMo 2's layers, sliding-window layers with an unscaled RoPE of their own).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -45,7 +48,10 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     "llama3" (_compute_llama3_parameters), "linear" (inv_freq / factor), "longrope" (short
     factors, cos and sin times attention_factor) and "yarn" (_compute_yarn_parameters: a ramp
     between kept and divided frequencies, cos and sin times attention_factor); per layer either
-    the global RoPE or (Gemma 3 sliding layers) a local one with its own theta and no scaling.
+    the global RoPE or (Gemma 3 sliding layers) a local one with its own theta and no scaling;
+    OLMo 3: the sliding layers rotate with the default RoPE (the legacy rope_theta, or
+    rope_parameters["sliding_attention"]), only the full-attention layers with the configured scaling
+    (legacy rope_scaling, or rope_parameters["full_attention"]).
     Partial rotary (Phi-4-mini, GLM): the first int(head_dim * partial_rotary_factor) dims rotate;
     GLM pairs adjacent dims (interleaved rotate_half). SmolLM3's NoPE layers take no RoPE at all.
     Cohere / Cohere 2 pair adjacent dims (2i, 2i + 1) over the whole head (frequency i); Cohere 2's
@@ -57,7 +63,8 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     part shared by every head, q/k head dim (qk_nope + qk_rope) != v head dim, RoPE on the rope part
     only (interleave reshuffle then rotate_half; rope_interleave false: rotate_half on the stored
     order), scores times qk_head_dim^-0.5 x yarn mscale(factor, mscale_all_dim)^2 (no rope_scaling:
-    qk_head_dim^-0.5).
+    qk_head_dim^-0.5). DeepSeek-V2: the same, the RoPE on the stored adjacent pairs (2i, 2i + 1) turned in
+    place as complex numbers (apply_rotary_emb; its scores equal V3's interleave reshuffle + rotate_half).
   - Scores q.k * attn_scale (head_dim^-0.5, Gemma: query_pre_attn_scalar^-0.5), then an optional
     tanh softcap (Gemma 2), then the mask; softmax in fp32. gpt-oss: a learned per-head sink logit
     joins each row of scores as one more column, the max is subtracted, the softmax taken over
@@ -66,13 +73,16 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     i - sliding_window < j <= i, i.e. the last `sliding_window` positions including itself
     (transformers' masking_utils.sliding_window_overlay: kv_idx > q_idx - sliding_window).
     Mistral, Mixtral and Phi-3: every layer when sliding_window is set; Gemma 2: even layers;
-    Gemma 3 and Cohere 2: layer_types, else (i + 1) % sliding_window_pattern != 0; Qwen*: refused.
+    Gemma 3 and Cohere 2: layer_types, else (i + 1) % sliding_window_pattern != 0; OLMo 3:
+    layer_types, else (i + 1) % 4 != 0; Qwen*: refused.
   - MLP: gated, down(act(gate(x)) * up(x)) with act silu or gelu (tanh approximation, Gemma), with
     biases on all three projections for Llama's (and Seed-OSS's) mlp_bias;
     Phi-3's and GLM's fused gate_up_proj (first half gate); or a mixture of experts (Mixtral, Qwen2-MoE with
     a sigmoid-gated shared expert, Qwen3-MoE, GLM-4.5 with its sigmoid router and ungated shared
-    experts), see `moe_block`; gpt-oss's experts (`gpt_oss_expert`): biased, stacked transposed
-    gate_up_proj with gate / up interleaved in its columns, a clamped SwiGLU
+    experts; DeepSeek-V2's softmax router, greedy or group-limited by each group's largest probability,
+    weights p x routed_scaling_factor, never renormalised), see `moe_block`; gpt-oss's experts
+    (`gpt_oss_expert`): biased, stacked transposed gate_up_proj with gate / up interleaved in its
+    columns, a clamped SwiGLU
     (up.clamp(-limit, limit) + 1) * g * sigmoid(alpha * g) with g = gate.clamp(max=limit), and a
     biased router whose top-k logits are softmaxed.
   - Final norm; lm_head or the tied embedding matrix; optional final tanh softcap (Gemma 2,
@@ -272,7 +282,8 @@ LLAMA_LIKE = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwe
 GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
 GLM4_MOE = "Glm4MoeForCausalLM"
 DEEPSEEK_V3 = "DeepseekV3ForCausalLM"
-MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE, DEEPSEEK_V3)
+DEEPSEEK_V2 = "DeepseekV2ForCausalLM"
+MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE, DEEPSEEK_V3, DEEPSEEK_V2)
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 SMOLLM3 = "SmolLM3ForCausalLM"
 GRANITE = "GraniteForCausalLM"
@@ -281,12 +292,13 @@ GPT_OSS = "GptOssForCausalLM"
 COHERE = ("CohereForCausalLM", "Cohere2ForCausalLM")
 SEED_OSS = "SeedOssForCausalLM"
 OLMO2 = "Olmo2ForCausalLM"
+OLMO3 = "Olmo3ForCausalLM"
 # Multimodal checkpoints whose language model we run: its numbers in text_config, its weights
 # under language_model.model.* (released) or model.language_model.* (transformers >= 4.52)
 QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration")
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
-                 (GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2))
+                 (GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3))
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -409,6 +421,20 @@ DEFAULTS[DEEPSEEK_V3] = dict(
     n_routed_experts=256, routed_scaling_factor=2.5, n_group=8, topk_group=4, first_k_dense_replace=3,
     norm_topk_prob=True, q_lora_rank=1536, kv_lora_rank=512, qk_rope_head_dim=64, v_head_dim=128,
     qk_nope_head_dim=128, topk_method="noaux_tc", scoring_func="sigmoid", moe_layer_freq=1)
+# models/deepseek_v2/modular_deepseek_v2.py DeepseekV2Config.__init__ (a LlamaConfig: num_key_value_heads None ->
+# num_attention_heads, rope_theta 1e4, max_position_embeddings 2048; it sets self.head_dim = qk_rope_head_dim, so a
+# head_dim key in config.json (transformers 5 writes one) is the rotary width, not the q/k head: not read here).
+# norm_topk_prob is kept "for backward compatibility" and never read by DeepseekV2Moe; scoring_func and
+# moe_layer_freq are keys of DeepSeek's own configuration_deepseek.py (remote code) that transformers does not read
+# (it always takes the softmax, and DeepseekV2Moe on every layer from first_k_dense_replace on): other values,
+# where DeepSeek's own modeling_deepseek.py would compute something else, are refused (see Spec)
+DEFAULTS[DEEPSEEK_V2] = dict(
+    num_key_value_heads=None, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=10000.0, rope_scaling=None,
+    rope_parameters=None, tie_word_embeddings=False, attention_bias=False, max_position_embeddings=2048,
+    first_k_dense_replace=0, kv_lora_rank=512, q_lora_rank=1536, n_group=None, n_routed_experts=64,
+    n_shared_experts=2, qk_nope_head_dim=128, qk_rope_head_dim=64, routed_scaling_factor=1.0, topk_group=None,
+    topk_method="greedy", norm_topk_prob=False, v_head_dim=128, num_experts_per_tok=None, moe_intermediate_size=1407,
+    scoring_func="softmax", moe_layer_freq=1)
 # models/olmo2/configuration_olmo2.py Olmo2Config.__init__ (4.47-4.5x; modular_olmo2.py's Olmo2Config(OlmoConfig)
 # alike): num_key_value_heads None -> num_attention_heads, rms_norm_eps 1e-5, rope_theta 10000, attention_bias
 # false, tie_word_embeddings false, max_position_embeddings 2048. No head_dim key: Olmo2Attention.__init__ takes
@@ -416,6 +442,16 @@ DEFAULTS[DEEPSEEK_V3] = dict(
 DEFAULTS[OLMO2] = dict(
     num_key_value_heads=None, head_dim=None, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0,
     rope_scaling=None, tie_word_embeddings=False, attention_bias=False, max_position_embeddings=2048)
+# models/olmo3/configuration_olmo3.py Olmo3Config.__init__ (4.57; 5.x's fields alike): num_key_value_heads None ->
+# num_attention_heads, rms_norm_eps 1e-5, rope_theta 500000 (5.x: its default_theta, in rope_parameters),
+# rope_scaling None, attention_bias false, tie_word_embeddings false, max_position_embeddings 2048, sliding_window
+# 4096, layer_types None -> "sliding_attention" if (i + 1) % 4 != 0 else "full_attention" (see Spec). No head_dim key
+# (Olmo3Attention = Olmo2Attention: hidden_size // num_attention_heads). rope_parameters: transformers 5's spelling,
+# a dict per layer type (see olmo3_rope_parameters)
+DEFAULTS[OLMO3] = dict(
+    num_key_value_heads=None, head_dim=None, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=500000.0,
+    rope_scaling=None, rope_parameters=None, tie_word_embeddings=False, attention_bias=False,
+    max_position_embeddings=2048, sliding_window=4096, layer_types=None)
 # DeepseekV3Attention.__init__: q_a_layernorm = DeepseekV3RMSNorm(config.q_lora_rank) and kv_a_layernorm =
 # DeepseekV3RMSNorm(self.kv_lora_rank) take DeepseekV3RMSNorm.__init__'s default eps=1e-6, not
 # config.rms_norm_eps (which only input_layernorm, post_attention_layernorm and model.norm take)
@@ -481,7 +517,11 @@ class Spec:
         # (DeepSeek-V2-Lite, Moonlight): `if self.q_lora_rank is None: self.q_proj = nn.Linear(hidden_size,
         # num_heads * qk_head_dim, bias=False)` in place of q_a_proj / q_a_layernorm / q_b_proj. HD is the q/k
         # head, qk_head_dim = qk_nope_head_dim + qk_rope_head_dim (DeepseekV3Config.__init__)
-        self.mla = arch == DEEPSEEK_V3
+        # DeepSeek-V2 (models/deepseek_v2/modular_deepseek_v2.py DeepseekV2Attention.__init__ / forward): the same
+        # projections, norms (DeepseekV2RMSNorm(q_lora_rank) / (kv_lora_rank), default eps 1e-6), splits and
+        # q_proj path; only the RoPE differs (apply_rotary_emb, see mla_attention)
+        self.mla = arch in (DEEPSEEK_V3, DEEPSEEK_V2)
+        self.mla_rope_pairs = False
         if self.mla:
             self.q_lora_rank, self.kv_lora_rank = get("q_lora_rank"), get("kv_lora_rank")
             self.qk_nope_head_dim, self.qk_rope_head_dim = get("qk_nope_head_dim"), get("qk_rope_head_dim")
@@ -490,16 +530,30 @@ class Spec:
             self.mla_norm_eps = MLA_LATENT_NORM_EPS
             # DeepseekV3Attention.forward: rope_interleave picks apply_rotary_pos_emb_interleave (the
             # reshuffle, then rotate_half) over apply_rotary_pos_emb (rotate_half on the stored order)
-            self.mla_rope_interleave = bool(get("rope_interleave"))
+            # DeepSeek-V2: apply_rotary_emb (view_as_complex of the adjacent pairs, turned in place); no
+            # rope_interleave key (DeepseekV2Config has none)
+            self.mla_rope_pairs = arch == DEEPSEEK_V2
+            self.mla_rope_interleave = bool(get("rope_interleave")) if arch == DEEPSEEK_V3 else False
             if self.NKV != self.NH:
                 # kv_b_proj gives one k and v per attention head; repeat_kv with another ratio breaks the shapes
                 raise ValueError("DeepSeek-V3: num_key_value_heads must equal num_attention_heads")
             if get("attention_bias"):
                 raise ValueError("attention_bias is not used by the fixtures")
-            for key, want in (("topk_method", "noaux_tc"), ("scoring_func", "sigmoid"), ("moe_layer_freq", 1)):
+            for key, want in ((("topk_method", "noaux_tc"), ("scoring_func", "sigmoid"), ("moe_layer_freq", 1))
+                              if arch == DEEPSEEK_V3 else (("scoring_func", "softmax"), ("moe_layer_freq", 1))):
                 if get(key) != want:
-                    raise ValueError("DeepSeek-V3: %s %r (DeepseekV3Config ignores it; HF runs %r)" % (
-                        key, get(key), want))
+                    raise ValueError("DeepSeek-V%s: %s %r (the config class ignores it; HF runs %r)" % (
+                        arch[9], key, get(key), want))
+            if arch == DEEPSEEK_V2:
+                if get("topk_method") not in ("greedy", "group_limited_greedy"):
+                    # DeepseekV2Moe.route_tokens_to_experts (and DeepSeek's MoEGate for V2) know these two
+                    raise ValueError("DeepSeek-V2: topk_method %r" % get("topk_method"))
+                if get("norm_topk_prob"):
+                    # transformers' DeepseekV2Moe never renormalises; DeepSeek's own MoEGate (modeling_deepseek.py
+                    # for V2) would (and then skip routed_scaling_factor): the two disagree, and no released
+                    # checkpoint sets it
+                    raise ValueError("DeepSeek-V2: norm_topk_prob true (transformers ignores it, DeepSeek's code "
+                                     "renormalises)")
         if arch == COHERE[1] and self.HD != self.H // self.NH:
             # Cohere2Config sets head_dim = hidden_size // num_attention_heads itself (4.x in __init__,
             # before PretrainedConfig sets the leftover kwargs; 5.x in __post_init__): a config.json
@@ -511,6 +565,25 @@ class Spec:
         self.eps = get("layer_norm_eps") if arch in COHERE else get("rms_norm_eps")
         self.theta = get("rope_theta", 10000.0)
         self.rope_scaling = get("rope_scaling", None)
+        if arch == DEEPSEEK_V2 and get("rope_parameters") is not None:
+            # transformers 5 writes DeepseekV2Config's RoPE as one flat rope_parameters dict (rope_type, rope_theta and
+            # the scaling keys: LlamaConfig's standardization) in place of rope_theta / rope_scaling; DeepseekV2
+            # RotaryEmbedding reads rope_parameters["rope_type"] and ["rope_theta"], ROPE_INIT_FUNCTIONS the rest
+            if "rope_theta" in c or "rope_scaling" in c:
+                raise ValueError("DeepSeek-V2: rope_parameters beside a top-level rope_theta / rope_scaling is not "
+                                 "used by the fixtures")
+            rp = dict(get("rope_parameters"))
+            self.theta = rp.pop("rope_theta")
+            kind = rp.get("rope_type", rp.get("type", "default"))
+            self.rope_scaling = None if kind == "default" else rp
+        self.olmo3_sliding_rope = None
+        if arch == OLMO3:
+            # the full-attention layers' RoPE is the "global" one (theta, rope_scaling: None when default), the
+            # sliding layers' the "local" one (see below)
+            full, self.olmo3_sliding_rope = olmo3_rope_parameters(c, get)
+            self.theta = full["rope_theta"]
+            kind = full.get("rope_type", "default")
+            self.rope_scaling = None if kind == "default" else {k: v for k, v in full.items() if k != "rope_theta"}
         if arch in MULTIMODAL:
             self.tied = c.get("tie_word_embeddings", cfg.get("tie_word_embeddings", get("tie_word_embeddings")))
         else:
@@ -531,7 +604,7 @@ class Spec:
         # bias=config.attention_bias (LlamaConfig's default false)
         # models/olmo2/modeling_olmo2.py Olmo2Attention.__init__: q/k/v_proj and o_proj all
         # bias=config.attention_bias (Olmo2Config's default false), as LlamaAttention
-        llama_bias = arch in ("LlamaForCausalLM", OLMO2) and bool(get("attention_bias", False))
+        llama_bias = arch in ("LlamaForCausalLM", OLMO2, OLMO3) and bool(get("attention_bias", False))
         # models/seed_oss/modular_seed_oss.py SeedOssAttention.__init__: q_proj, k_proj, v_proj
         # bias=config.attention_bias (SeedOssConfig's default true), o_proj bias=config.attention_out_bias
         # (default false): two flags, either without the other
@@ -558,7 +631,8 @@ class Spec:
         # models/olmo2/modeling_olmo2.py Olmo2Attention.__init__: q_norm = Olmo2RMSNorm(num_attention_heads *
         # head_dim), k_norm = Olmo2RMSNorm(num_key_value_heads * head_dim), eps rms_norm_eps; forward:
         # `self.q_norm(self.q_proj(hidden_states))` before `.view(hidden_shape)`: one RMS over all heads
-        self.qk_norm_full = arch == OLMO2
+        # (models/olmo3/modular_olmo3.py Olmo3Attention(Olmo2Attention): the same)
+        self.qk_norm_full = arch in (OLMO2, OLMO3)
         self.qk_norm_rms = False  # (golden_models' what-if only: the q/k norms as RMSNorms)
         # models/phi3/modular_phi3.py Phi3Attention.forward (qkv_proj split q | k | v) and
         # Phi3MLP.forward (gate_up_proj: first intermediate_size rows gate, the rest up)
@@ -583,8 +657,10 @@ class Spec:
         # OLMo 2 (models/olmo2/modular_olmo2.py Olmo2DecoderLayer: `del self.input_layernorm`; forward:
         # residual + post_attention_layernorm(self_attn(hidden_states)), then residual +
         # post_feedforward_layernorm(mlp(hidden_states))): Gemma's sandwich without its input norms
-        self.sandwich_norms = gemma or arch == OLMO2
-        self.input_norms = arch != OLMO2  # input_layernorm (and, with sandwich norms, pre_feedforward_layernorm)
+        # (models/olmo3/modular_olmo3.py Olmo3DecoderLayer(Olmo2DecoderLayer): the same)
+        self.sandwich_norms = gemma or arch in (OLMO2, OLMO3)
+        # input_layernorm (and, with sandwich norms, pre_feedforward_layernorm)
+        self.input_norms = arch not in (OLMO2, OLMO3)
         # models/glm4/modeling_glm4.py Glm4DecoderLayer: post_self_attn_layernorm on the attention
         # output, post_attention_layernorm before the MLP, post_mlp_layernorm on its output
         self.glm4_norms = arch == "Glm4ForCausalLM"
@@ -602,11 +678,14 @@ class Spec:
             raise ValueError("activation %r is not supported" % act)
         self.act = "gelu_tanh" if act == "gelu_pytorch_tanh" else "silu"
         self.attn_scale = get("query_pre_attn_scalar") ** -0.5 if gemma else self.HD ** -0.5
-        if self.mla and get("rope_scaling", None) is not None:
+        if self.mla and self.rope_scaling is not None:
             # DeepseekV3Attention.__init__: scaling = qk_head_dim ** -0.5, times mscale * mscale with
             # mscale = yarn_get_mscale(rope_scaling["factor"], mscale_all_dim) when mscale_all_dim is set
-            # (non-zero), whatever the rope type; yarn_get_mscale = 0.1 * m * ln(factor) + 1 (1 if factor <= 1)
-            rs = get("rope_scaling")
+            # (non-zero), whatever the rope type; yarn_get_mscale = 0.1 * m * ln(factor) + 1 (1 if factor <= 1).
+            # DeepseekV2Attention.__init__ the same since transformers PR #47435 (2026-07-20; before it,
+            # scaling = qk_head_dim ** -0.5 alone); DeepSeek's own modeling_deepseek.py for V2
+            # (DeepseekV2Attention.__init__: `self.softmax_scale = self.softmax_scale * mscale * mscale`) always did
+            rs = self.rope_scaling
             mscale_all_dim = rs.get("mscale_all_dim", 0)
             if mscale_all_dim:
                 factor = rs["factor"]
@@ -645,7 +724,7 @@ class Spec:
             raise ValueError("use_sliding_window is not used by the fixtures")
         elif arch.startswith("Qwen") and c.get("use_sliding_window"):
             raise ValueError("use_sliding_window is not used by the fixtures")
-        elif gemma or arch in (GPT_OSS, COHERE[1]):
+        elif gemma or arch in (GPT_OSS, COHERE[1], OLMO3):
             self.sliding_window = get("sliding_window")
             if arch == COHERE[1] and self.sliding_window is None:
                 raise ValueError("Cohere2: sliding_window null (no layer would rotate) is not used by the fixtures")
@@ -655,6 +734,12 @@ class Spec:
                 # GptOssDecoderLayer.attention_type = config.layer_types[layer_idx], and
                 # GptOssModel.forward masks it with create_sliding_window_causal_mask
                 types = ["sliding_attention" if (i + 1) % 2 else "full_attention" for i in range(self.L)]
+            if types is None and arch == OLMO3:
+                # models/olmo3/configuration_olmo3.py Olmo3Config.__init__: `"sliding_attention" if (i + 1) % 4 != 0
+                # else "full_attention"`; Olmo3Attention.__init__: attention_type = config.layer_types[layer_idx],
+                # sliding_window = config.sliding_window on sliding layers only; Olmo3Model.forward masks them with
+                # create_sliding_window_causal_mask, the others with create_causal_mask
+                types = ["sliding_attention" if (i + 1) % 4 != 0 else "full_attention" for i in range(self.L)]
             if types is None:
                 # Gemma 2: even layers (models/gemma2/modeling_gemma2.py Gemma2Attention.__init__:
                 # `config.sliding_window if not bool(layer_idx % 2)`); Gemma 3: every layer but
@@ -739,6 +824,16 @@ class Spec:
             self.rope_local_theta = get("rope_local_base_freq")
             self.rope["local"] = (rope_inv_freq(self.HD, self.rope_local_theta, None), 1.0)
             self.layer_rope = ["local" if s else "global" for s in sliding]
+        if arch == OLMO3:
+            # "RoPE scaling is not applied to sliding window attention layers" (the OLMo 3 report; OLMo-core #366):
+            # transformers 4.57's Olmo3Model (PR #40778) keeps two rotary embeddings, rotary_embs["sliding_attention"]
+            # the default RoPE at rope_theta and rotary_embs["full_attention"] with rope_scaling, and
+            # Olmo3DecoderLayer takes the one of its attention_type; 5.x the same from rope_parameters[layer_type]
+            # (PR #45945 restored it after the RoPE refactor had passed the scaled one to every layer)
+            slide = self.olmo3_sliding_rope
+            self.rope_local_theta = slide["rope_theta"]
+            self.rope["local"] = rope_parameters_for(self.R, slide, get("max_position_embeddings"))
+            self.layer_rope = ["local" if s else "global" for s in sliding]
 
         # mixture of experts (models/mixtral/modular_mixtral.py MixtralSparseMoeBlock,
         # models/qwen2_moe/modular_qwen2_moe.py Qwen2MoeSparseMoeBlock / Qwen2MoeDecoderLayer,
@@ -785,6 +880,35 @@ class Spec:
             dense = get("first_k_dense_replace")
             self.layer_moe = [l >= dense for l in range(self.L)]
             self.expert_naming = "qwen"
+        elif arch == DEEPSEEK_V2:
+            # models/deepseek_v2/modular_deepseek_v2.py DeepseekV2DecoderLayer.__init__: `DeepseekV2Moe(config) if
+            # layer_idx >= config.first_k_dense_replace else DeepseekV2MLP(config)`; DeepseekV2Moe: gate (nn.Linear,
+            # no bias), routed experts of moe_intermediate_size, shared_experts one DeepseekV2MLP of
+            # moe_intermediate_size * n_shared_experts (ungated) added to the routed sum;
+            # route_tokens_to_experts: see deepseek_v2_route. norm_topk_prob: never renormalised (a what-if only)
+            self.num_experts, self.top_k = get("n_routed_experts"), get("num_experts_per_tok")
+            self.norm_topk_prob = False
+            self.moe_intermediate = get("moe_intermediate_size")
+            if get("n_shared_experts") is None:
+                # (DeepseekV2Moe.forward adds self.shared_experts(residuals) unconditionally)
+                raise ValueError("DeepSeek-V2: n_shared_experts null is not used by the fixtures")
+            self.shared_intermediate = get("moe_intermediate_size") * get("n_shared_experts")
+            self.shared_gated = False
+            self.router = "deepseek_v2"
+            self.topk_method = get("topk_method")
+            self.n_group, self.topk_group = get("n_group"), get("topk_group")
+            # how group_limited_greedy scores a group: the largest probability in it ("max", V2); "top2_sum" (the
+            # sum of the two largest, DeepSeek-V3's rule) is a what-if only
+            self.v2_group_score = "max"
+            self.routed_scaling_factor = get("routed_scaling_factor")
+            dense = get("first_k_dense_replace")
+            self.layer_moe = [l >= dense for l in range(self.L)]
+            self.expert_naming = "qwen"
+            if self.topk_method == "group_limited_greedy":
+                E, G, TG = self.num_experts, self.n_group, self.topk_group
+                if not G or not TG or E % G or not 0 < TG <= G or TG * (E // G) < self.top_k:
+                    raise ValueError("DeepSeek-V2: group_limited_greedy needs n_group dividing n_routed_experts and "
+                                     "topk_group groups holding at least num_experts_per_tok experts")
         elif arch in GRANITE_MOE:
             # models/granitemoe/modular_granitemoe.py GraniteMoeMoE: every layer; experts as wide as
             # intermediate_size stacked in input_linear (E, 2F, H; chunk(2): gate, then up) and
@@ -814,6 +938,44 @@ class Spec:
             raise ValueError("rope type %r is not used by the Qwen-VL fixtures" % kind)
         if self.num_experts and not 0 < self.top_k <= self.num_experts:
             raise ValueError("num_experts_per_tok must be in [1, num_experts]")
+
+
+def olmo3_rope_parameters(c, get):
+    """(full_attention, sliding_attention) RoPE parameters of an Olmo3ForCausalLM config, each a dict with
+    rope_type and rope_theta (plus the scaling keys). Legacy spelling (transformers 4.57 wrote it; the released
+    checkpoints have it): rope_theta and rope_scaling at the top level; models/olmo3/configuration_olmo3.py (5.x)
+    convert_rope_params_to_dict turns them into {"sliding_attention": {"rope_type": "default", "rope_theta":
+    rope_theta}, "full_attention": {"rope_type": "default", **rope_scaling, "rope_theta": rope_theta}}, as 4.57's
+    Olmo3Model built its two rotary embeddings. transformers 5's spelling: rope_parameters with exactly those two
+    keys (a flat rope_parameters, or one beside a top-level rope_theta / rope_scaling, is not used by the
+    fixtures: refused)."""
+    rp = get("rope_parameters")
+    if rp is None:
+        theta = get("rope_theta")
+        rs = dict(get("rope_scaling") or {})
+        kind = rs.pop("rope_type", rs.pop("type", "default"))
+        return dict(rs, rope_type=kind, rope_theta=theta), {"rope_type": "default", "rope_theta": theta}
+    if "rope_theta" in c or "rope_scaling" in c:
+        raise ValueError("OLMo 3: rope_parameters beside a top-level rope_theta / rope_scaling is not used by the "
+                         "fixtures")
+    if not isinstance(rp, dict) or set(rp) != {"full_attention", "sliding_attention"}:
+        raise ValueError("OLMo 3: rope_parameters must hold exactly full_attention and sliding_attention: %r" % (rp,))
+    out = []
+    for key in ("full_attention", "sliding_attention"):
+        params = dict(rp[key])
+        params.setdefault("rope_type", "default")
+        params.setdefault("rope_theta", DEFAULTS[OLMO3]["rope_theta"])
+        out.append(params)
+    return tuple(out)
+
+
+def rope_parameters_for(dim, params, max_positions):
+    """(inv_freq, attention_factor) of one RoPE parameter dict (rope_type, rope_theta and the scaling keys):
+    default, linear, llama3 (rope_inv_freq) or yarn (yarn_parameters)."""
+    kind = params.get("rope_type", params.get("type", "default"))
+    if kind == "yarn":
+        return yarn_parameters(dim, params["rope_theta"], params, max_positions)
+    return rope_inv_freq(dim, params["rope_theta"], None if kind == "default" else params), 1.0
 
 
 def rope_inv_freq(dim, theta, scaling):
@@ -1172,6 +1334,9 @@ def mla_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
       k_rot expanded to every head; Q = [q_nope ; q_rot], K = [k_nope ; k_rot] (qk_head_dim each);
       softmax(Q K^T * scaling + mask) in fp32 (eager_attention_forward), times V (v_head_dim), heads
       concatenated (B, T, NH * v_head_dim), o_proj. No biases (attention_bias is refused).
+    DeepSeek-V2 (models/deepseek_v2/modular_deepseek_v2.py DeepseekV2Attention.forward) is the same but for the
+    RoPE: apply_rotary_emb turns the stored adjacent pairs in place (spec.mla_rope_pairs; the rotated dims keep
+    their order, so the cache holds them so; the scores are those of V3's interleave reshuffle).
     q_a_layernorm / kv_a_layernorm are DeepseekV3RMSNorms with eps 1e-6 (spec.mla_norm_eps). The cache
     holds each layer's K (B, NH, S, qk_head_dim, after RoPE) and V (B, NH, S, v_head_dim), as
     transformers' DynamicCache does (past_key_value.update(key_states, value_states))."""
@@ -1192,10 +1357,20 @@ def mla_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
     k_pass, v = kv[..., :NOPE], kv[..., NOPE:]
     k_rot = k_rot.view(B, 1, T, ROPE)
     cos, sin = cos_sin  # (B, 1, T, ROPE): cat(freqs, freqs) times the attention factor
-    if spec.mla_rope_interleave:
-        q_rot, k_rot = mla_rope_reshuffle(q_rot), mla_rope_reshuffle(k_rot)
-    q_rot = q_rot * cos + rotate_half(q_rot) * sin
-    k_rot = k_rot * cos + rotate_half(k_rot) * sin
+    if spec.mla_rope_pairs:
+        # models/deepseek_v2/modular_deepseek_v2.py apply_rotary_emb: view_as_complex(x.float().reshape(..., -1, 2))
+        # (the pairs (2i, 2i + 1) as complex numbers) times freqs_cis = polar(1, pos * inv_freq) * attention_scaling
+        # (DeepseekV2RotaryEmbedding.forward), view_as_real(...).flatten(3): each pair turned by angle i in place,
+        # the layout kept. Written as GLM's interleaved rotate_half with cos / sin of frequency i on dims 2i, 2i + 1
+        cos2 = cos[..., :ROPE // 2].repeat_interleave(2, dim=-1)
+        sin2 = sin[..., :ROPE // 2].repeat_interleave(2, dim=-1)
+        q_rot = q_rot * cos2 + rotate_half_interleaved(q_rot) * sin2
+        k_rot = k_rot * cos2 + rotate_half_interleaved(k_rot) * sin2
+    else:
+        if spec.mla_rope_interleave:
+            q_rot, k_rot = mla_rope_reshuffle(q_rot), mla_rope_reshuffle(k_rot)
+        q_rot = q_rot * cos + rotate_half(q_rot) * sin
+        k_rot = k_rot * cos + rotate_half(k_rot) * sin
     k_rot = k_rot.expand(B, NH, T, ROPE)
     q = torch.cat((q_pass, q_rot), dim=-1)
     k = torch.cat((k_pass, k_rot), dim=-1)
@@ -1331,6 +1506,44 @@ def sigmoid_route(spec, p, pre, logits):
     return c, experts, weights * spec.routed_scaling_factor
 
 
+def deepseek_v2_choice(spec, logits):
+    """(p, masked p, group scores or None) of DeepSeek-V2's router (deepseek_v2_route)."""
+    probs = torch.softmax(logits, dim=-1, dtype=torch.float32)
+    if spec.topk_method == "greedy":
+        return probs, probs, None
+    E, G = spec.num_experts, spec.n_group
+    grouped = probs.view(-1, G, E // G)
+    if spec.v2_group_score == "max":
+        group_scores = grouped.max(dim=-1).values
+    else:  # (what-if: DeepSeek-V3's rule, Glm4MoeMoE / DeepseekV3TopkRouter)
+        group_scores = grouped.topk(2, dim=-1)[0].sum(dim=-1)
+    group_idx = torch.topk(group_scores, k=spec.topk_group, dim=-1, sorted=False)[1]
+    group_mask = torch.zeros_like(group_scores)
+    group_mask.scatter_(1, group_idx, 1)
+    score_mask = group_mask.unsqueeze(-1).expand(-1, G, E // G).reshape(-1, E)
+    return probs, probs.masked_fill(~score_mask.bool(), 0.0), group_scores
+
+
+def deepseek_v2_route(spec, logits):
+    """DeepSeek-V2's router, per token (models/deepseek_v2/modular_deepseek_v2.py
+    DeepseekV2Moe.route_tokens_to_experts; DeepSeek's own MoEGate.forward in modeling_deepseek.py for V2 alike):
+    p = softmax(logits) in fp32 (the logits F.linear(h.float(), gate.weight.float()), no bias); topk_method
+    "greedy": the top_k largest p; "group_limited_greedy": groups of E / n_group experts scored by their largest
+    p, the topk_group best kept, the others' p set to 0.0 (masked_fill), the top_k largest of that; weights = the
+    chosen p times routed_scaling_factor, never renormalised (transformers does not read norm_topk_prob). With
+    spec.norm_topk_prob (a what-if only: DeepSeek's MoEGate for V2 with norm_topk_prob true) the weights are
+    divided by their sum + 1e-20 and routed_scaling_factor is not applied (its `if ... norm_topk_prob: ... else:
+    topk_weight = topk_weight * self.routed_scaling_factor`). Returns (masked p, ids, weights) with ids in
+    descending order of p."""
+    _, masked, _ = deepseek_v2_choice(spec, logits)
+    weights, experts = torch.topk(masked, k=spec.top_k, dim=-1, sorted=True)
+    if spec.norm_topk_prob:
+        weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-20)
+    else:
+        weights = weights * spec.routed_scaling_factor
+    return masked, experts, weights
+
+
 def moe_block(spec, p, pre, l, h, trace=None):
     """Sparse MoE MLP, per token h: router logits h.W^T; softmax over all E in fp32; top-k of the
     probabilities (torch.topk: descending, the lower index first on ties); renormalised over the k
@@ -1349,6 +1562,9 @@ def moe_block(spec, p, pre, l, h, trace=None):
     logits = router_logits(spec, p, pre, x)
     if spec.router == "sigmoid":
         probs, experts, weights = sigmoid_route(spec, p, pre, logits)
+    elif spec.router == "deepseek_v2":
+        # (DeepseekV2Moe.forward: the experts' sum, then `hidden_states + self.shared_experts(residuals)`)
+        probs, experts, weights = deepseek_v2_route(spec, logits)
     elif spec.router == "topk_softmax":
         # models/gpt_oss/modular_gpt_oss.py GptOssTopKRouter.forward: torch.topk of the (biased)
         # logits, then the softmax of those k values (in the logits' dtype, fp32 here); the trace's
