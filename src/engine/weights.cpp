@@ -96,6 +96,7 @@ RouterConfig router_config(const model::ModelSpec& spec, const float* bias) {
   r.bias = spec.router_sigmoid ? bias : nullptr;
   r.groups = spec.expert_groups;
   r.topk_groups = spec.topk_groups;
+  r.group_max = spec.router_group_max;
   r.renormalize = spec.norm_topk_prob;
   r.scale = static_cast<float>(spec.routed_scaling_factor);
   return r;

@@ -59,8 +59,10 @@ void granite_moe_keys(const Keys& k, ModelSpec& s);
 void gpt_oss_keys(const Keys& k, ModelSpec& s);
 void cohere_keys(const Keys& k, ModelSpec& s);
 void olmo2_keys(const Keys& k, ModelSpec& s);
+void olmo3_keys(const Keys& k, ModelSpec& s);
 void seed_oss_keys(const Keys& k, ModelSpec& s);
 void deepseek_v3_keys(const Keys& k, ModelSpec& s);
+void deepseek_v2_keys(const Keys& k, ModelSpec& s);
 
 // Gemma2Config and Gemma3TextConfig (transformers), for absent keys.
 constexpr const char* kGemma2Defaults = R"({"vocab_size": 256000, "hidden_size": 2304,
@@ -119,6 +121,15 @@ constexpr const char* kDeepseekV3Defaults = R"({"vocab_size": 129280, "hidden_si
   "hidden_act": "silu", "max_position_embeddings": 4096, "rms_norm_eps": 1e-06, "bos_token_id": 0,
   "eos_token_id": 1, "tie_word_embeddings": false, "rope_interleave": true, "attention_bias": false,
   "num_nextn_predict_layers": 0})";
+// DeepseekV2Config (n_group, topk_group and num_experts_per_tok default to None: required here).
+constexpr const char* kDeepseekV2Defaults = R"({"vocab_size": 32000, "hidden_size": 4096,
+  "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu",
+  "max_position_embeddings": 2048, "rms_norm_eps": 1e-06, "bos_token_id": 1, "eos_token_id": 2,
+  "tie_word_embeddings": false, "rope_theta": 10000.0, "attention_bias": false, "mlp_bias": false,
+  "first_k_dense_replace": 0, "kv_lora_rank": 512, "q_lora_rank": 1536, "n_group": null, "n_routed_experts": 64,
+  "n_shared_experts": 2, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "routed_scaling_factor": 1.0,
+  "topk_group": null, "topk_method": "greedy", "norm_topk_prob": false, "v_head_dim": 128,
+  "num_experts_per_tok": null, "moe_intermediate_size": 1407})";
 // GptOssConfig (its __post_init__ sets layer_types and the yarn rope_parameters when absent).
 constexpr const char* kGptOssDefaults = R"({"num_hidden_layers": 36, "num_local_experts": 128,
   "vocab_size": 201088, "hidden_size": 2880, "intermediate_size": 2880, "head_dim": 64, "num_attention_heads": 64,
@@ -149,6 +160,11 @@ constexpr const char* kOlmo2Defaults = R"({"vocab_size": 50304, "hidden_size": 4
   "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu",
   "max_position_embeddings": 2048, "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "attention_bias": false,
   "tie_word_embeddings": false, "pad_token_id": 1, "eos_token_id": 50279})";
+// Olmo3Config (transformers 5: default_theta 500000; sliding_window 4096; layer_types from __post_init__).
+constexpr const char* kOlmo3Defaults = R"({"vocab_size": 50304, "hidden_size": 4096,
+  "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu",
+  "max_position_embeddings": 2048, "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "attention_bias": false,
+  "tie_word_embeddings": false, "pad_token_id": 1, "eos_token_id": 50279, "sliding_window": 4096})";
 constexpr const char* kGemma3Defaults = R"({"vocab_size": 262208, "hidden_size": 2304,
   "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
   "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
@@ -209,8 +225,12 @@ const Family kFamilies[] = {
     // DeepSeek-V3/R1, Kimi-K2, Moonlight: multi-head latent attention, GLM-4.5's sigmoid router
     // (head_dim 192 stands for hidden_size / heads, which MLA does not use; deepseek_v3_keys sets it)
     {"DeepseekV3ForCausalLM", false, false, false, 192, 0, 0, W::none, 0, kDeepseekV3Defaults, deepseek_v3_keys},
+    // DeepSeek-V2, V2-Lite, V2.5: the same attention (RoPE pairs adjacent), a softmax router
+    {"DeepseekV2ForCausalLM", false, false, false, 192, 0, 0, W::none, 0, kDeepseekV2Defaults, deepseek_v2_keys},
     // models/olmo2 (Olmo2Config: rms_norm_eps 1e-5; attention_bias on q/k/v/o as Llama's).
     {"Olmo2ForCausalLM", false, true, true, 0, 0, 2048, W::none, 0, kOlmo2Defaults, olmo2_keys},
+    // models/olmo3: OLMo 2's layers, 3 of 4 sliding, the sliding ones with unscaled RoPE
+    {"Olmo3ForCausalLM", false, true, true, 0, 0, 2048, W::per_layer, 0, kOlmo3Defaults, olmo3_keys},
 };
 
 // Families whose dense MLP takes mlp_bias (LlamaMLP and the MLPs copied from it).
@@ -525,9 +545,10 @@ void glm4_moe_keys(const Keys& k, ModelSpec& s) {
   sigmoid_moe_keys(k, s);
 }
 
-// The MoE layers of GLM-4.5 and DeepSeek-V3 (Glm4MoeMoE = DeepseekV3MoE, Glm4MoeTopkRouter =
-// DeepseekV3TopkRouter): see glm4_moe_keys.
-void sigmoid_moe_keys(const Keys& k, ModelSpec& s) {
+// The MoE layers of DeepSeek-V2/V3 and GLM-4.5 (DeepseekV2Moe, Glm4MoeMoE = DeepseekV3MoE) but their
+// router: n_routed_experts experts from layer first_k_dense_replace on, n_shared_experts shared ones
+// as one ungated MLP, the weights times routed_scaling_factor.
+void deepseek_moe_keys(const Keys& k, ModelSpec& s) {
   s.num_experts = k.get_int("n_routed_experts");
   s.experts_per_token = k.get_int("num_experts_per_tok");
   s.moe_intermediate_size = k.get_int("moe_intermediate_size");
@@ -535,10 +556,6 @@ void sigmoid_moe_keys(const Keys& k, ModelSpec& s) {
   if (shared < 0) bad_key(s, "n_shared_experts", fmt::format("must not be negative, found {}", shared));
   s.shared_expert_intermediate_size = shared * s.moe_intermediate_size;
   s.shared_expert_gated = false;
-  s.norm_topk_prob = k.get_bool("norm_topk_prob", true);
-  s.router_sigmoid = true;
-  s.expert_groups = k.get_int("n_group");
-  s.topk_groups = k.get_int("topk_group");
   s.routed_scaling_factor = k.get_double("routed_scaling_factor");
   const int64_t dense = k.get_int("first_k_dense_replace");
   if (dense < 0) bad_key(s, "first_k_dense_replace", fmt::format("must not be negative, found {}", dense));
@@ -551,6 +568,15 @@ void sigmoid_moe_keys(const Keys& k, ModelSpec& s) {
   s.expert_names = ModelSpec::ExpertNames::qwen;
 }
 
+// GLM-4.5's and DeepSeek-V3's router (Glm4MoeTopkRouter = DeepseekV3TopkRouter): see glm4_moe_keys.
+void sigmoid_moe_keys(const Keys& k, ModelSpec& s) {
+  deepseek_moe_keys(k, s);
+  s.norm_topk_prob = k.get_bool("norm_topk_prob", true);
+  s.router_sigmoid = true;
+  s.expert_groups = k.get_int("n_group");
+  s.topk_groups = k.get_int("topk_group");
+}
+
 // models/deepseek_v3 (DeepseekV3Config, DeepseekV3Attention, DeepseekV3TopkRouter, DeepseekV3MoE;
 // docs/deepseek-mla.md): multi-head latent attention (ModelSpec::mla) over q/k heads of
 // qk_nope_head_dim + qk_rope_head_dim and value heads of v_head_dim, the rotated tail paired
@@ -558,7 +584,58 @@ void sigmoid_moe_keys(const Keys& k, ModelSpec& s) {
 // rotate-half's (i, i + R/2) for q and k alike, so the scores equal our in-place adjacent pairs);
 // the score scale qk_head_dim^-0.5, times yarn_get_mscale(factor, mscale_all_dim)² when the rope
 // is scaled; GLM-4.5's MoE layers. The latent norms are DeepseekV3RMSNorm(rank) with its default eps.
+void mla_keys(const Keys& k, ModelSpec& s);
 void deepseek_v3_keys(const Keys& k, ModelSpec& s) {
+  mla_keys(k, s);
+  s.rope_interleaved = k.get_bool("rope_interleave", true);
+  // DeepseekV3TopkRouter always scores with a sigmoid and picks by noaux_tc, whatever these keys say;
+  // a config naming another method was written for other code, so it is refused rather than run differently.
+  if (auto m = k.find("topk_method"); m && m->as_string() != "noaux_tc") {
+    m->fail(fmt::format("'{}' is not supported: {} routes by noaux_tc (sigmoid scores, corrected by "
+                        "e_score_correction_bias, within the best topk_group groups)",
+                        m->as_string(), s.architecture));
+  }
+  if (auto f = k.find("scoring_func"); f && f->as_string() != "sigmoid") {
+    f->fail(fmt::format("'{}' is not supported: {} scores its experts with a sigmoid", f->as_string(), s.architecture));
+  }
+  sigmoid_moe_keys(k, s);
+}
+
+// models/deepseek_v2 (DeepseekV2Config, DeepseekV2Attention, DeepseekV2Moe.route_tokens_to_experts;
+// DeepSeek's own modeling_deepseek.py MoEGate alike): V3's latent attention with the rotated dims
+// paired adjacently (apply_rotary_emb: view_as_complex over (2i, 2i + 1)) and the same score scale
+// (mscale² since transformers PR #47435, as DeepSeek's code always had it); a softmax router:
+// "greedy" takes the k largest p, "group_limited_greedy" first keeps the topk_group best of n_group
+// groups scored by their largest p; the weights are p times routed_scaling_factor, not renormalised.
+void deepseek_v2_keys(const Keys& k, ModelSpec& s) {
+  mla_keys(k, s);
+  s.rope_interleaved = true;
+  if (auto f = k.find("scoring_func"); f && f->as_string() != "softmax") {
+    f->fail(fmt::format("'{}' is not supported: {} scores its experts with a softmax", f->as_string(), s.architecture));
+  }
+  // transformers' DeepseekV2Moe ignores norm_topk_prob and scales; DeepSeek's MoEGate renormalises
+  // instead of scaling. No released V2 sets it; such a config is refused rather than run one way.
+  if (k.get_bool("norm_topk_prob", false)) {
+    fail("{}: key 'norm_topk_prob': true is not supported for {}: transformers ignores it (the weights are "
+         "scaled by routed_scaling_factor) while DeepSeek's own code renormalises them instead; no released "
+         "checkpoint sets it",
+         s.source, s.architecture);
+  }
+  deepseek_moe_keys(k, s);
+  const std::string method = k.get_string("topk_method", "greedy");
+  if (method == "group_limited_greedy") {
+    s.expert_groups = k.get_int("n_group");
+    s.topk_groups = k.get_int("topk_group");
+    s.router_group_max = true;
+  } else if (method != "greedy") {
+    k.at("topk_method").fail(fmt::format("'{}' is not supported: {} routes by greedy or group_limited_greedy",
+                                         method, s.architecture));
+  }
+}
+
+// The latent attention of DeepSeek-V2 and V3 (see deepseek_v3_keys), its score scale, and the
+// refusals both share.
+void mla_keys(const Keys& k, ModelSpec& s) {
   s.mla = true;
   s.q_lora_rank = k.get_int("q_lora_rank", 0);
   s.kv_lora_rank = k.get_int("kv_lora_rank");
@@ -574,7 +651,6 @@ void deepseek_v3_keys(const Keys& k, ModelSpec& s) {
   if (rope < 2 || rope % 2 != 0) bad_key(s, "qk_rope_head_dim", fmt::format("must be even and at least 2, found {}", rope));
   s.head_dim = s.qk_nope_head_dim + rope;
   s.partial_rotary_dim = rope;
-  s.rope_interleaved = k.get_bool("rope_interleave", true);
   if (s.num_kv_heads != s.num_heads) {
     bad_key(s, "num_key_value_heads",
             fmt::format("{} differs from num_attention_heads {}: latent attention gives every head its own key and "
@@ -586,21 +662,10 @@ void deepseek_v3_keys(const Keys& k, ModelSpec& s) {
          "{}; no released checkpoint has them",
          s.source, s.architecture);
   }
-  // DeepseekV3TopkRouter always scores with a sigmoid and picks by noaux_tc, whatever these keys say;
-  // a config naming another method was written for other code, so it is refused rather than run differently.
-  if (auto m = k.find("topk_method"); m && m->as_string() != "noaux_tc") {
-    m->fail(fmt::format("'{}' is not supported: {} routes by noaux_tc (sigmoid scores, corrected by "
-                        "e_score_correction_bias, within the best topk_group groups)",
-                        m->as_string(), s.architecture));
-  }
-  if (auto f = k.find("scoring_func"); f && f->as_string() != "sigmoid") {
-    f->fail(fmt::format("'{}' is not supported: {} scores its experts with a sigmoid", f->as_string(), s.architecture));
-  }
   if (auto f = k.find("moe_layer_freq"); f && f->as_int() != 1) {
     f->fail(fmt::format("{} is not supported: transformers makes every layer from first_k_dense_replace on MoE",
                         f->as_int()));
   }
-  sigmoid_moe_keys(k, s);
   s.attn_scale = 1.0 / std::sqrt(static_cast<double>(s.head_dim));
   // DeepseekV3Attention.__init__: with a scaled rope (rope_type != "default"), scaling *= mscale² where
   // mscale = yarn_get_mscale(factor, mscale_all_dim) when mscale_all_dim is set.
@@ -657,6 +722,20 @@ void olmo2_keys(const Keys&, ModelSpec& s) {
   s.sandwich_norms = true;
   s.input_norms = false;
   s.qk_norm_full = true;
+}
+
+// models/olmo3 (Olmo3Config, Olmo3Attention, Olmo3Model): OLMo 2's layers; layer_types (default: all
+// but every 4th slide) with sliding_window on the sliding ones. RoPE scaling is not applied to the
+// sliding layers (the model's authors: OLMo-core "Don't do RoPE extension in sliding window layers";
+// transformers' first Olmo3Model kept a default rotary embedding for them, and transformers 5's
+// Olmo3Config writes rope_parameters per layer type with the sliding one "default"): they rotate
+// with the default RoPE at rope_theta — or at rope_parameters.sliding_attention's own base, which
+// the shared parser has already read into rope_local_theta.
+void olmo3_keys(const Keys& k, ModelSpec& s) {
+  olmo2_keys(k, s);
+  sliding_layers_from(k, s, [](int64_t l) { return (l + 1) % 4 != 0; });
+  s.sliding_window = k.get_int("sliding_window", 0);
+  if (s.rope_local_theta == 0.0) s.rope_local_theta = s.rope_theta;
 }
 
 // models/cohere (CohereConfig, CohereLayerNorm, CohereRotaryEmbedding, CohereAttention,
@@ -844,7 +923,9 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
     if (local.type != RopeScaling::Type::none) {
       local_params->fail("the sliding layers' RoPE must be the default one");
     }
-    s.rope_local_theta = local_params->get_double("rope_theta", k.get_double("rope_local_base_freq", 10000.0));
+    // Without its own base: Gemma 3's rope_local_base_freq, else the model's rope_theta (OLMo 3).
+    s.rope_local_theta =
+        local_params->get_double("rope_theta", k.get_double("rope_local_base_freq", k.get_double("rope_theta", 10000.0)));
   }
 
   s.tied_embeddings = k.get_bool("tie_word_embeddings", false);
@@ -1010,11 +1091,11 @@ void validate_model_spec(const ModelSpec& s) {
       bad_key(s, "shared_expert_intermediate_size", fmt::format("must not be negative, found {}",
                                                                 s.shared_expert_intermediate_size));
     }
-    if (s.router_sigmoid && s.expert_groups > 1) {
-      const int64_t per = s.num_experts / s.expert_groups;
-      if (s.num_experts % s.expert_groups != 0 || per < 2) {
-        bad_key(s, "n_group", fmt::format("{} groups of {} experts: each group must hold the same number, at least 2",
-                                          s.expert_groups, s.num_experts));
+    if (s.expert_groups > 1) {
+      const int64_t per = s.num_experts / s.expert_groups, least = s.router_group_max ? 1 : 2;
+      if (s.num_experts % s.expert_groups != 0 || per < least) {
+        bad_key(s, "n_group", fmt::format("{} groups of {} experts: each group must hold the same number, at least {}",
+                                          s.expert_groups, s.num_experts, least));
       }
       if (s.topk_groups < 1 || s.topk_groups > s.expert_groups || s.experts_per_token > s.topk_groups * per) {
         bad_key(s, "topk_group", fmt::format("must be in [1, n_group = {}] and keep at least num_experts_per_tok = {} "

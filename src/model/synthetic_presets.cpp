@@ -195,6 +195,28 @@ const Preset kPresets[] = {
       "scoring_func": "sigmoid", "hidden_act": "silu", "max_position_embeddings": 8192, "rms_norm_eps": 1e-05,
       "rope_theta": 50000.0, "rope_scaling": null, "tie_word_embeddings": false, "bos_token_id": 163584,
       "eos_token_id": 163585, "torch_dtype": "bfloat16"})"},
+    // DeepSeek-V2-Lite (15.7B, 2.4B active) and DeepSeek-V2 / V2.5 (236B, 21B active), as recalled, not checked
+    // against the Hub: V3's latent attention, a softmax router (V2: the best 3 of 8 groups, x16), 2 shared experts
+    {"deepseek-v2-lite", R"({"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2",
+      "vocab_size": 102400, "hidden_size": 2048, "intermediate_size": 10944, "moe_intermediate_size": 1408,
+      "num_hidden_layers": 27, "num_attention_heads": 16, "num_key_value_heads": 16, "n_shared_experts": 2,
+      "n_routed_experts": 64, "routed_scaling_factor": 1.0, "kv_lora_rank": 512, "q_lora_rank": null,
+      "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "topk_method": "greedy", "n_group": 1,
+      "topk_group": 1, "num_experts_per_tok": 6, "moe_layer_freq": 1, "first_k_dense_replace": 1,
+      "norm_topk_prob": false, "scoring_func": "softmax", "hidden_act": "silu", "max_position_embeddings": 163840,
+      "rms_norm_eps": 1e-06, "rope_theta": 10000, "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40,
+      "mscale": 0.707, "mscale_all_dim": 0.707, "original_max_position_embeddings": 4096, "type": "yarn"},
+      "tie_word_embeddings": false, "bos_token_id": 100000, "eos_token_id": 100001, "torch_dtype": "bfloat16"})"},
+    {"deepseek-v2", R"({"architectures": ["DeepseekV2ForCausalLM"], "model_type": "deepseek_v2",
+      "vocab_size": 102400, "hidden_size": 5120, "intermediate_size": 12288, "moe_intermediate_size": 1536,
+      "num_hidden_layers": 60, "num_attention_heads": 128, "num_key_value_heads": 128, "n_shared_experts": 2,
+      "n_routed_experts": 160, "routed_scaling_factor": 16.0, "kv_lora_rank": 512, "q_lora_rank": 1536,
+      "qk_rope_head_dim": 64, "v_head_dim": 128, "qk_nope_head_dim": 128, "topk_method": "group_limited_greedy",
+      "n_group": 8, "topk_group": 3, "num_experts_per_tok": 6, "moe_layer_freq": 1, "first_k_dense_replace": 1,
+      "norm_topk_prob": false, "scoring_func": "softmax", "hidden_act": "silu", "max_position_embeddings": 163840,
+      "rms_norm_eps": 1e-06, "rope_theta": 10000, "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40,
+      "mscale": 0.707, "mscale_all_dim": 0.707, "original_max_position_embeddings": 4096, "type": "yarn"},
+      "tie_word_embeddings": false, "bos_token_id": 100000, "eos_token_id": 100001, "torch_dtype": "bfloat16"})"},
     // Kimi-K2 (moonshotai, 1T, 32B active): DeepSeek-V3's architecture with 64 heads, 384 experts in one
     // group and YaRN x32 with beta_fast = beta_slow = 1
     {"kimi-k2", R"({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "kimi_k2", "vocab_size": 163840,
@@ -218,6 +240,22 @@ const Preset kPresets[] = {
       "hidden_size": 5120, "intermediate_size": 27648, "num_hidden_layers": 64, "num_attention_heads": 40,
       "num_key_value_heads": 8, "hidden_act": "silu", "max_position_embeddings": 4096, "rms_norm_eps": 1e-06,
       "rope_theta": 500000, "attention_bias": false, "tie_word_embeddings": false, "pad_token_id": 100277,
+      "eos_token_id": 100257, "torch_dtype": "bfloat16"})"},
+    // OLMo 3 (Olmo-3-1025-7B and Olmo-3-1125-32B as recalled, not checked against the Hub): OLMo 2's
+    // layers, 3 of 4 sliding (window 4096, unscaled RoPE), YaRN x8 on the others
+    {"olmo-3-7b", R"({"architectures": ["Olmo3ForCausalLM"], "model_type": "olmo3", "vocab_size": 100278,
+      "hidden_size": 4096, "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32,
+      "num_key_value_heads": 32, "hidden_act": "silu", "max_position_embeddings": 65536, "rms_norm_eps": 1e-06,
+      "rope_theta": 500000, "rope_scaling": {"attention_factor": 1.2079441541679836, "beta_fast": 32,
+      "beta_slow": 1, "factor": 8.0, "original_max_position_embeddings": 8192, "rope_type": "yarn"},
+      "sliding_window": 4096, "attention_bias": false, "tie_word_embeddings": false, "pad_token_id": 100277,
+      "eos_token_id": 100257, "torch_dtype": "bfloat16"})"},
+    {"olmo-3-32b", R"({"architectures": ["Olmo3ForCausalLM"], "model_type": "olmo3", "vocab_size": 100278,
+      "hidden_size": 5120, "intermediate_size": 27648, "num_hidden_layers": 64, "num_attention_heads": 40,
+      "num_key_value_heads": 8, "hidden_act": "silu", "max_position_embeddings": 65536, "rms_norm_eps": 1e-06,
+      "rope_theta": 500000, "rope_scaling": {"attention_factor": 1.2079441541679836, "beta_fast": 32,
+      "beta_slow": 1, "factor": 8.0, "original_max_position_embeddings": 8192, "rope_type": "yarn"},
+      "sliding_window": 4096, "attention_bias": false, "tie_word_embeddings": false, "pad_token_id": 100277,
       "eos_token_id": 100257, "torch_dtype": "bfloat16"})"},
 };
 

@@ -44,9 +44,13 @@ FAMILIES = [
     ("DeepseekV3ForCausalLM", "deepseek-v3-qproj"),  # Moonlight's shape: q_proj (no q rank), rotate-half tail, plain rope
     ("Olmo2ForCausalLM", "olmo2"),  # output norms only (no input norms), q/k RMSNorm over all heads, GQA
     ("Olmo2ForCausalLM", "olmo2-bias"),  # the same with q/k/v/o biases, tied, linear rope scaling
+    ("Olmo3ForCausalLM", "olmo3"),  # OLMo 2's layers, 3 of 4 sliding with unscaled RoPE, YaRN on the full one
+    ("Olmo3ForCausalLM", "olmo3-v5"),  # transformers 5's per-type rope_parameters, sliding base of its own, GQA, tied
+    ("DeepseekV2ForCausalLM", "deepseek-v2-lite"),  # V2-Lite: q_proj, adjacent-pair rope, yarn mscale², greedy softmax router
+    ("DeepseekV2ForCausalLM", "deepseek-v2-groups"),  # V2/V2.5: q rank, group_limited_greedy (groups by their best), x16
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
-CPU_ONLY = ("DeepseekV3ForCausalLM",)
+CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")
 GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
 
 

@@ -13,75 +13,70 @@ namespace abl::cpu {
 
 namespace {
 
-// The softmax router of one token: p = softmax(x), the k largest p.
-void route_softmax(const float* x, int64_t E, int64_t k, const RouterConfig& r, std::vector<float>& p,
-                   std::vector<int32_t>& order, int32_t* ids, float* weights) {
-  float mx = x[0];
-  for (int64_t e = 1; e < E; ++e) mx = std::max(mx, x[e]);
-  float sum = 0.0f;
-  for (int64_t e = 0; e < E; ++e) sum += (p[static_cast<size_t>(e)] = std::exp(x[e] - mx));
-  for (float& v : p) v /= sum;
-  std::iota(order.begin(), order.end(), 0);
-  std::partial_sort(order.begin(), order.begin() + k, order.end(), [&](int32_t a, int32_t b) {
-    return p[static_cast<size_t>(a)] > p[static_cast<size_t>(b)] ||
-           (p[static_cast<size_t>(a)] == p[static_cast<size_t>(b)] && a < b);
-  });
-  float kept = 0.0f;
-  for (int64_t j = 0; j < k; ++j) kept += p[static_cast<size_t>(order[static_cast<size_t>(j)])];
-  for (int64_t j = 0; j < k; ++j) {
-    const int32_t e = order[static_cast<size_t>(j)];
-    ids[j] = e;
-    weights[j] = (r.renormalize ? p[static_cast<size_t>(e)] / kept : p[static_cast<size_t>(e)]) * r.scale;
+bool ranks_before(const std::vector<float>& v, int32_t a, int32_t b) {
+  return v[static_cast<size_t>(a)] > v[static_cast<size_t>(b)] ||
+         (v[static_cast<size_t>(a)] == v[static_cast<size_t>(b)] && a < b);
+}
+
+// With groups > 1 (router.h): the choice values c of the experts outside the topk_groups best groups
+// become 0; a group scores its largest c (group_max) or the sum of its two largest.
+void keep_best_groups(int64_t E, const RouterConfig& r, std::vector<float>& c) {
+  if (r.groups <= 1) return;
+  const int64_t per = E / r.groups;
+  std::vector<float> score(static_cast<size_t>(r.groups));
+  for (int64_t g = 0; g < r.groups; ++g) {
+    float top1 = -INFINITY, top2 = -INFINITY;
+    for (int64_t e = g * per; e < (g + 1) * per; ++e) {
+      const float v = c[static_cast<size_t>(e)];
+      if (v > top1) {
+        top2 = top1;
+        top1 = v;
+      } else if (v > top2) {
+        top2 = v;
+      }
+    }
+    score[static_cast<size_t>(g)] = r.group_max ? top1 : top1 + top2;
+  }
+  std::vector<int32_t> gorder(static_cast<size_t>(r.groups));
+  std::iota(gorder.begin(), gorder.end(), 0);
+  std::partial_sort(gorder.begin(), gorder.begin() + r.topk_groups, gorder.end(),
+                    [&](int32_t a, int32_t b) { return ranks_before(score, a, b); });
+  std::vector<uint8_t> kept(static_cast<size_t>(r.groups), 0);
+  for (int64_t j = 0; j < r.topk_groups; ++j) kept[static_cast<size_t>(gorder[static_cast<size_t>(j)])] = 1;
+  for (int64_t e = 0; e < E; ++e) {
+    if (!kept[static_cast<size_t>(e / per)]) c[static_cast<size_t>(e)] = 0.0f;
   }
 }
 
-// The sigmoid router of one token (router.h): s = sigmoid(x), c = s + bias, the best groups by the
-// sum of their two largest c, the k largest c among them (the others' c 0), weights from s.
-void route_sigmoid(const float* x, int64_t E, int64_t k, const RouterConfig& r, std::vector<float>& s,
-                   std::vector<float>& c, std::vector<int32_t>& order, int32_t* ids, float* weights) {
-  for (int64_t e = 0; e < E; ++e) {
-    s[static_cast<size_t>(e)] = 1.0f / (1.0f + std::exp(-x[e]));
-    c[static_cast<size_t>(e)] = s[static_cast<size_t>(e)] + (r.bias ? r.bias[e] : 0.0f);
-  }
-  auto ranks_before = [](const std::vector<float>& v, int32_t a, int32_t b) {
-    return v[static_cast<size_t>(a)] > v[static_cast<size_t>(b)] ||
-           (v[static_cast<size_t>(a)] == v[static_cast<size_t>(b)] && a < b);
-  };
-  if (r.groups > 1) {
-    const int64_t per = E / r.groups;
-    std::vector<float> score(static_cast<size_t>(r.groups));
-    for (int64_t g = 0; g < r.groups; ++g) {
-      float top1 = -INFINITY, top2 = -INFINITY;
-      for (int64_t e = g * per; e < (g + 1) * per; ++e) {
-        const float v = c[static_cast<size_t>(e)];
-        if (v > top1) {
-          top2 = top1;
-          top1 = v;
-        } else if (v > top2) {
-          top2 = v;
-        }
-      }
-      score[static_cast<size_t>(g)] = top1 + top2;
-    }
-    std::vector<int32_t> gorder(static_cast<size_t>(r.groups));
-    std::iota(gorder.begin(), gorder.end(), 0);
-    std::partial_sort(gorder.begin(), gorder.begin() + r.topk_groups, gorder.end(),
-                      [&](int32_t a, int32_t b) { return ranks_before(score, a, b); });
-    std::vector<uint8_t> kept(static_cast<size_t>(r.groups), 0);
-    for (int64_t j = 0; j < r.topk_groups; ++j) kept[static_cast<size_t>(gorder[static_cast<size_t>(j)])] = 1;
+// The router of one token (router.h): the weights w (softmax p, or sigmoid s) and the choice values
+// c (p, or s + bias), the groups, the k largest c; their w renormalised and scaled.
+void route_token(const float* x, int64_t E, int64_t k, const RouterConfig& r, std::vector<float>& w,
+                 std::vector<float>& c, std::vector<int32_t>& order, int32_t* ids, float* weights) {
+  if (r.sigmoid) {
     for (int64_t e = 0; e < E; ++e) {
-      if (!kept[static_cast<size_t>(e / per)]) c[static_cast<size_t>(e)] = 0.0f;
+      w[static_cast<size_t>(e)] = 1.0f / (1.0f + std::exp(-x[e]));
+      c[static_cast<size_t>(e)] = w[static_cast<size_t>(e)] + (r.bias ? r.bias[e] : 0.0f);
     }
+  } else {
+    float mx = x[0];
+    for (int64_t e = 1; e < E; ++e) mx = std::max(mx, x[e]);
+    float sum = 0.0f;
+    for (int64_t e = 0; e < E; ++e) sum += (w[static_cast<size_t>(e)] = std::exp(x[e] - mx));
+    for (float& v : w) v /= sum;
+    c = w;
   }
+  keep_best_groups(E, r, c);
   std::iota(order.begin(), order.end(), 0);
   std::partial_sort(order.begin(), order.begin() + k, order.end(),
                     [&](int32_t a, int32_t b) { return ranks_before(c, a, b); });
-  float sum = 0.0f;
-  for (int64_t j = 0; j < k; ++j) sum += s[static_cast<size_t>(order[static_cast<size_t>(j)])];
+  float kept = 0.0f;
+  for (int64_t j = 0; j < k; ++j) kept += w[static_cast<size_t>(order[static_cast<size_t>(j)])];
+  // transformers: the sigmoid routers divide by (sum + 1e-20), the softmax ones by the sum
+  const float denominator = r.sigmoid ? kept + 1e-20f : kept;
   for (int64_t j = 0; j < k; ++j) {
     const int32_t e = order[static_cast<size_t>(j)];
     ids[j] = e;
-    weights[j] = (r.renormalize ? s[static_cast<size_t>(e)] / (sum + 1e-20f) : s[static_cast<size_t>(e)]) * r.scale;
+    weights[j] = (r.renormalize ? w[static_cast<size_t>(e)] / denominator : w[static_cast<size_t>(e)]) * r.scale;
   }
 }
 
@@ -92,16 +87,10 @@ void router_topk(const float* logits, int64_t T, int64_t E, int64_t k, const Rou
   check_router(E, k, r);
 #pragma omp parallel if (T * E > 65536)
   {
-    std::vector<float> a(static_cast<size_t>(E)), b(static_cast<size_t>(E));
+    std::vector<float> w(static_cast<size_t>(E)), c(static_cast<size_t>(E));
     std::vector<int32_t> order(static_cast<size_t>(E));
 #pragma omp for schedule(static)
-    for (int64_t t = 0; t < T; ++t) {
-      if (r.sigmoid) {
-        route_sigmoid(logits + t * E, E, k, r, a, b, order, ids + t * k, weights + t * k);
-      } else {
-        route_softmax(logits + t * E, E, k, r, a, order, ids + t * k, weights + t * k);
-      }
-    }
+    for (int64_t t = 0; t < T; ++t) route_token(logits + t * E, E, k, r, w, c, order, ids + t * k, weights + t * k);
   }
 }
 

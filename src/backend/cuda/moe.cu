@@ -21,25 +21,35 @@ constexpr int kMaxGroups = 64;
 __device__ __forceinline__ float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 // One thread per token (router.h): the scores, then k passes of "the best expert not taken yet",
-// the lower id on ties. Softmax: p = exp(x − max) / sum. Sigmoid: the choice ranks c = s + bias,
-// 0 outside the best topk_groups groups; the weight is s.
+// the lower id on ties. Softmax: p = exp(x − max) / sum, ranked by p. Sigmoid: ranked by c = s +
+// bias, the weight is s. With groups, the choice value is 0 outside the best topk_groups groups.
 __global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, int E, int k, RouterConfig r,
                                    int32_t* __restrict__ ids, float* __restrict__ weights) {
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= T) return;
   const float* x = logits + t * E;
   float mx = x[0], sum = 0.0f;
-  unsigned long long kept_groups = ~0ull;
-  const int per = r.groups > 1 ? E / static_cast<int>(r.groups) : E;
   if (!r.sigmoid) {
     for (int e = 1; e < E; ++e) mx = fmaxf(mx, x[e]);
     for (int e = 0; e < E; ++e) sum += expf(x[e] - mx);
-  } else if (r.groups > 1) {
+  }
+  // The choice value of expert e before the group mask, and its weight before renormalisation.
+  auto score = [&](int e, float* weight) {
+    if (!r.sigmoid) {
+      *weight = expf(x[e] - mx) / sum;
+      return *weight;
+    }
+    *weight = sigmoidf(x[e]);
+    return *weight + (r.bias ? r.bias[e] : 0.0f);
+  };
+  unsigned long long kept_groups = ~0ull;
+  const int per = r.groups > 1 ? E / static_cast<int>(r.groups) : E;
+  if (r.groups > 1) {
     float gscore[kMaxGroups];
     for (int g = 0; g < r.groups; ++g) {
-      float top1 = -INFINITY, top2 = -INFINITY;
+      float top1 = -INFINITY, top2 = -INFINITY, w;
       for (int e = g * per; e < (g + 1) * per; ++e) {
-        const float c = sigmoidf(x[e]) + (r.bias ? r.bias[e] : 0.0f);
+        const float c = score(e, &w);
         if (c > top1) {
           top2 = top1;
           top1 = c;
@@ -47,7 +57,7 @@ __global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, 
           top2 = c;
         }
       }
-      gscore[g] = top1 + top2;
+      gscore[g] = r.group_max ? top1 : top1 + top2;
     }
     kept_groups = 0;
     for (int j = 0; j < r.topk_groups; ++j) {
@@ -59,15 +69,9 @@ __global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, 
       kept_groups |= 1ull << best;
     }
   }
-  // The choice value of expert e and its weight before renormalisation.
   auto rank = [&](int e, float* weight) {
-    if (!r.sigmoid) {
-      *weight = expf(x[e] - mx) / sum;
-      return *weight;
-    }
-    *weight = sigmoidf(x[e]);
-    if (!((kept_groups >> (e / per)) & 1ull)) return 0.0f;
-    return *weight + (r.bias ? r.bias[e] : 0.0f);
+    const float c = score(e, weight);
+    return ((kept_groups >> (e / per)) & 1ull) ? c : 0.0f;
   };
   int32_t chosen[kMaxK];
   float p[kMaxK];
@@ -181,7 +185,7 @@ unsigned warp_blocks(int64_t warps) {
 void router_topk(const float* logits, int64_t T, int64_t E, int64_t k, const RouterConfig& router, int32_t* ids,
                  float* weights, cudaStream_t s) {
   ABL_CHECK(T >= 0 && E > 0 && E <= 1024 && k > 0 && k <= std::min<int64_t>(E, kMaxK) &&
-                (!router.sigmoid || router.groups <= kMaxGroups),
+                router.groups <= kMaxGroups,
             "router_topk: bad extents (T = {}, E = {}, k = {}, groups = {}; E <= 1024, k <= min(E, {}), groups <= {})",
             T, E, k, router.groups, kMaxK, kMaxGroups);
   check_router(E, k, router);

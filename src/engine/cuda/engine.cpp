@@ -148,7 +148,7 @@ CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
             m.num_kv_heads);
   ABL_CHECK(m.num_experts == 0 || (m.hidden_size % 8 == 0 && m.moe_intermediate_size % 8 == 0 &&
                                     m.num_experts <= 1024 && m.experts_per_token <= 32 &&
-                                    (!m.router_sigmoid || m.expert_groups <= 64)),
+                                    m.expert_groups <= 64),
             "the CUDA engine routes each token in one thread (at most 64 expert groups) and runs the experts as "
             "grouped GEMMs over 16-byte rows after a counting sort: hidden_size ({}) and moe_intermediate_size "
             "({}) must be multiples of 8, num_experts ({}) at most 1024, num_experts_per_tok ({}) at most 32 and "

@@ -1006,3 +1006,158 @@ TEST(ModelSpecOlmo2, PostNormsAndFullWidthQkNorms) {
   EXPECT_DOUBLE_EQ(s.rms_norm_eps, 1e-5);
   EXPECT_TRUE(s.qkv_bias && s.o_bias);
 }
+
+// OLMo 3 (models/olmo3 Olmo3Config, Olmo3Attention, Olmo3Model): a config as Olmo-3-1025-7B's
+// (recalled, not checked against the Hub; the legacy rope_theta / rope_scaling spelling that
+// transformers 4.57 writes). OLMo 2's layers; 3 of 4 layers slide; YaRN on the full-attention
+// layers only: the sliding ones rotate with the default RoPE at rope_theta (uses_local_rope).
+TEST(ModelSpecOlmo3, SlidingLayersTakeUnscaledRope) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["Olmo3ForCausalLM"], "attention_bias": false,
+    "attention_dropout": 0.0, "eos_token_id": 100257, "hidden_act": "silu", "hidden_size": 4096,
+    "initializer_range": 0.02, "intermediate_size": 11008, "max_position_embeddings": 65536, "model_type": "olmo3",
+    "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 32, "pad_token_id": 100277,
+    "rms_norm_eps": 1e-06, "rope_scaling": {"attention_factor": 1.2079441541679836, "beta_fast": 32,
+    "beta_slow": 1, "factor": 8.0, "original_max_position_embeddings": 8192, "rope_type": "yarn"},
+    "rope_theta": 500000, "sliding_window": 4096, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+    "use_cache": true, "vocab_size": 100278})");
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.sandwich_norms && s.qk_norm && s.qk_norm_full);
+  EXPECT_FALSE(s.input_norms || s.qkv_bias || s.o_bias || s.tied_embeddings);
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{7298011136});
+  EXPECT_EQ(s.rope_scaling.type, abl::model::RopeScaling::Type::yarn);
+  EXPECT_DOUBLE_EQ(s.rope_scaling.attention_factor, 1.2079441541679836);
+  EXPECT_EQ(s.sliding_window, 4096);
+  ASSERT_EQ(s.sliding_layers.size(), 32u);
+  for (int64_t l = 0; l < 32; ++l) {
+    const bool slides = (l + 1) % 4 != 0;
+    EXPECT_EQ(s.uses_sliding_window(l), slides) << l;
+    EXPECT_EQ(s.uses_local_rope(l), slides) << l;
+  }
+  EXPECT_DOUBLE_EQ(s.rope_local_theta, 500000.0);
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s),
+                                         {"yarn x8", "local layers theta 500000", "sliding window 4096 on 24/32 layers"}));
+  // layer_types as listed wins over the pattern.
+  c["num_hidden_layers"] = 4;
+  c["layer_types"] = {"full_attention", "sliding_attention", "full_attention", "sliding_attention"};
+  s = parse(c);
+  EXPECT_TRUE(!s.uses_local_rope(0) && s.uses_local_rope(1) && !s.uses_local_rope(2) && s.uses_local_rope(3));
+  c["layer_types"] = {"full_attention", "sliding_attention"};
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "layer_types", "one type per layer");
+  c.erase("layer_types");
+  // transformers 5's spelling: rope_parameters per layer type, the sliding base its own; absent keys
+  // take Olmo3Config's defaults (rope_theta 5e5, sliding_window 4096, rms_norm_eps 1e-5).
+  c.erase("rope_scaling");
+  c.erase("rope_theta");
+  c.erase("sliding_window");
+  c.erase("rms_norm_eps");
+  c["rope_parameters"] = {{"full_attention", {{"rope_type", "yarn"}, {"factor", 4.0}, {"rope_theta", 1e6},
+                                              {"original_max_position_embeddings", 4096}}},
+                          {"sliding_attention", {{"rope_type", "default"}, {"rope_theta", 1e4}}}};
+  s = parse(c);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 1e6);
+  EXPECT_DOUBLE_EQ(s.rope_local_theta, 1e4);
+  EXPECT_EQ(s.sliding_window, 4096);
+  EXPECT_DOUBLE_EQ(s.rms_norm_eps, 1e-5);
+  EXPECT_NEAR(s.rope_scaling.attention_factor, 0.1 * std::log(4.0) + 1.0, 1e-12);
+  // a sliding entry without a base takes the model's (Olmo3Config's default 5e5 here)
+  c["rope_parameters"]["sliding_attention"].erase("rope_theta");
+  EXPECT_DOUBLE_EQ(parse(c).rope_local_theta, 500000.0);
+  // scaling on the sliding layers is what OLMo 3 does not do: refused, naming the key
+  c["rope_parameters"]["sliding_attention"] = {{"rope_type", "yarn"}, {"factor", 4.0},
+                                                {"original_max_position_embeddings", 4096}};
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "sliding_attention", "default one");
+  // a single rope_parameters block (no per-type split) scales the full-attention layers only
+  c["rope_parameters"] = {{"rope_type", "yarn"}, {"factor", 4.0}, {"rope_theta", 1e6},
+                          {"original_max_position_embeddings", 4096}};
+  s = parse(c);
+  EXPECT_EQ(s.rope_scaling.type, abl::model::RopeScaling::Type::yarn);
+  EXPECT_DOUBLE_EQ(s.rope_local_theta, 1e6);
+  // sliding_window null: no window, the sliding layers still rotate unscaled
+  c["sliding_window"] = nullptr;
+  s = parse(c);
+  EXPECT_FALSE(s.uses_sliding_window(0));
+  EXPECT_TRUE(s.uses_local_rope(0));
+}
+
+// DeepSeek-V2-Lite's config.json (recalled, not checked against the Hub; models/deepseek_v2
+// DeepseekV2Config, DeepseekV2Attention, DeepseekV2Moe): V3's latent attention with a plain q_proj, the
+// rotated dims in adjacent pairs, yarn x40 with mscale = mscale_all_dim 0.707 (cos/sin x1, scores x
+// 192^-0.5 x mscale(40, 0.707)²); a softmax router, greedy top-6 of 64, not renormalised, 2 shared experts.
+nlohmann::json deepseek_v2_lite() {
+  return nlohmann::json::parse(R"({"architectures": ["DeepseekV2ForCausalLM"], "attention_bias": false,
+    "attention_dropout": 0.0, "auto_map": {"AutoConfig": "configuration_deepseek.DeepseekV2Config",
+    "AutoModel": "modeling_deepseek.DeepseekV2Model", "AutoModelForCausalLM": "modeling_deepseek.DeepseekV2ForCausalLM"},
+    "aux_loss_alpha": 0.001, "bos_token_id": 100000, "eos_token_id": 100001, "first_k_dense_replace": 1,
+    "hidden_act": "silu", "hidden_size": 2048, "initializer_range": 0.02, "intermediate_size": 10944,
+    "kv_lora_rank": 512, "max_position_embeddings": 163840, "model_type": "deepseek_v2", "moe_intermediate_size": 1408,
+    "moe_layer_freq": 1, "n_group": 1, "n_routed_experts": 64, "n_shared_experts": 2, "norm_topk_prob": false,
+    "num_attention_heads": 16, "num_experts_per_tok": 6, "num_hidden_layers": 27, "num_key_value_heads": 16,
+    "pretraining_tp": 1, "q_lora_rank": null, "qk_nope_head_dim": 128, "qk_rope_head_dim": 64, "rms_norm_eps": 1e-06,
+    "rope_scaling": {"beta_fast": 32, "beta_slow": 1, "factor": 40, "mscale": 0.707, "mscale_all_dim": 0.707,
+    "original_max_position_embeddings": 4096, "type": "yarn"}, "rope_theta": 10000, "routed_scaling_factor": 1.0,
+    "scoring_func": "softmax", "seq_aux": true, "tie_word_embeddings": false, "topk_group": 1, "topk_method": "greedy",
+    "torch_dtype": "bfloat16", "transformers_version": "4.33.1", "use_cache": true, "v_head_dim": 128,
+    "vocab_size": 102400})");
+}
+
+TEST(ModelSpecDeepseek, V2LiteSoftmaxRouter) {
+  nlohmann::json c = deepseek_v2_lite();
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.mla && s.rope_interleaved);
+  EXPECT_EQ(s.q_lora_rank, 0);
+  EXPECT_EQ(s.head_dim, 192);
+  EXPECT_EQ(s.v_head(), 128);
+  const double mscale = 0.1 * 0.707 * std::log(40.0) + 1.0;
+  EXPECT_NEAR(s.attention_scale(), mscale * mscale / std::sqrt(192.0), 1e-12);
+  EXPECT_DOUBLE_EQ(s.rope_scaling.attention_factor, 1.0);
+  EXPECT_FALSE(s.router_sigmoid || s.norm_topk_prob || s.router_group_max);
+  EXPECT_EQ(s.expert_groups, 1);
+  EXPECT_EQ(s.num_experts, 64);
+  EXPECT_EQ(s.experts_per_token, 6);
+  EXPECT_EQ(s.shared_expert_intermediate_size, 2 * 1408);
+  EXPECT_FALSE(s.shared_expert_gated);
+  EXPECT_FALSE(s.is_moe_layer(0));
+  EXPECT_TRUE(s.is_moe_layer(1));
+  // no e_score_correction_bias: the router is mlp.gate.weight alone
+  for (const auto& slot : abl::model::layer_slots(s, 1)) {
+    EXPECT_EQ(slot.pattern.find("e_score_correction_bias"), std::string::npos) << slot.pattern;
+  }
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{15706484224});
+  // DeepSeek-V2 / V2.5: q rank 1536, group_limited_greedy (8 groups, the best 3 by their best expert) x16
+  c["q_lora_rank"] = 1536;
+  c["topk_method"] = "group_limited_greedy";
+  c["n_group"] = 8;
+  c["topk_group"] = 3;
+  c["n_routed_experts"] = 160;
+  c["routed_scaling_factor"] = 16.0;
+  s = parse(c);
+  EXPECT_TRUE(s.router_group_max);
+  EXPECT_EQ(s.expert_groups, 8);
+  EXPECT_EQ(s.topk_groups, 3);
+  EXPECT_DOUBLE_EQ(s.routed_scaling_factor, 16.0);
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s),
+                                         {"DeepseekV2ForCausalLM", "softmax router (best 3 of 8 groups by their best expert) x16",
+                                          "latent attention (q rank 1536"}))
+      << abl::model::describe(s);
+  // refusals name the key
+  c = deepseek_v2_lite();
+  c["norm_topk_prob"] = true;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "norm_topk_prob", "renormalises");
+  c = deepseek_v2_lite();
+  c["topk_method"] = "noaux_tc";
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "topk_method", "noaux_tc", "greedy or group_limited_greedy");
+  c = deepseek_v2_lite();
+  c["scoring_func"] = "sigmoid";
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "scoring_func", "sigmoid");
+  c = deepseek_v2_lite();
+  c["topk_method"] = "group_limited_greedy";
+  c["n_group"] = 3;  // 64 experts do not split into 3 groups
+  c["topk_group"] = 1;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "n_group", "3 groups of 64 experts");
+  c = deepseek_v2_lite();
+  c.erase("num_experts_per_tok");  // DeepseekV2Config's default None would fail in transformers' topk
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "num_experts_per_tok");
+  c = deepseek_v2_lite();
+  c["num_key_value_heads"] = 8;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "num_key_value_heads");
+}

@@ -22,7 +22,7 @@ const ExpectedWeight& find(const std::vector<ExpectedWeight>& all, WeightRole ro
 }
 
 TEST(Synthetic, PresetsMatchTheirRealConfigs) {
-  EXPECT_EQ(abl::model::synthetic_presets().size(), 28u);
+  EXPECT_EQ(abl::model::synthetic_presets().size(), 32u);
   for (const std::string& name : abl::model::synthetic_presets()) {
     EXPECT_NO_THROW(abl::model::synthetic_model_spec(name)) << name;
   }
@@ -49,6 +49,11 @@ TEST(Synthetic, PresetsMatchTheirRealConfigs) {
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("mixtral-8x7b")), 46702792704);
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("qwen3-30b-a3b")), 30532122624);
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("qwen3-235b-a22b")), 235093634560);
+  // DeepSeek-V2-Lite "15.7B", DeepSeek-V2 "236B, 21B active"; OLMo 3 32B
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("deepseek-v2-lite")), 15706484224);
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("deepseek-v2")), 235741434880);
+  EXPECT_NEAR(abl::model::active_parameter_count(abl::model::synthetic_model_spec("deepseek-v2")) / 1e9, 21.38, 0.01);
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("olmo-3-32b")), 32233522176);
   // Active per token: Mixtral's published 12.9 B, Qwen3's "A22B" and "A3B"; dense models all.
   EXPECT_EQ(abl::model::active_parameter_count(abl::model::synthetic_model_spec("mixtral-8x7b")), 12879925248);
   EXPECT_NEAR(abl::model::active_parameter_count(abl::model::synthetic_model_spec("qwen3-235b-a22b")) / 1e9, 22.19, 0.01);

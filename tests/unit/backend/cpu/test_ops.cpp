@@ -450,3 +450,46 @@ TEST(Ops, SigmoidRouterBiasGroupsAndScale) {
   r.groups = 3;  // 4 experts do not split into 3 groups
   EXPECT_THROW(abl::cpu::router_topk(nullptr, 1, 4, 2, r, ids, w), std::exception);
 }
+
+// DeepSeek-V2's group_limited_greedy (router.h; DeepseekV2Moe.route_tokens_to_experts): softmax p, a group
+// scored by its largest p, the other groups' p masked to 0, the k largest p kept, not renormalised, scaled.
+TEST(Ops, SoftmaxRouterGroupsByTheirBestExpert) {
+  // experts {0, 1}, {2, 3}, {4, 5}: group 1 holds the single best expert (p of logit 2.0), group 0
+  // the best pair (1.5 + 1.5 > 2.0 + 0.0 in logits, and in p); the max keeps group 1, the pair sum group 0.
+  const float logits[6] = {1.5f, 1.5f, 2.0f, -3.0f, 0.0f, 0.0f};
+  double p[6], sum = 0;
+  for (int e = 0; e < 6; ++e) sum += (p[e] = std::exp(static_cast<double>(logits[e])));
+  for (double& v : p) v /= sum;
+  ASSERT_GT(p[0] + p[1], p[2] + p[3]);
+  abl::RouterConfig r;
+  r.groups = 3;
+  r.topk_groups = 1;
+  r.group_max = true;
+  r.scale = 16.0f;
+  int32_t ids[2];
+  float w[2];
+  abl::cpu::router_topk(logits, 1, 6, 2, r, ids, w);
+  EXPECT_EQ(ids[0], 2);
+  EXPECT_EQ(ids[1], 3);  // the weak expert of the kept group beats the masked 0.0 of the others
+  EXPECT_NEAR(w[0], 16.0 * p[2], 1e-5);
+  EXPECT_NEAR(w[1], 16.0 * p[3], 1e-6);
+  // the same router scoring groups by their two best (V3's rule) keeps group 0
+  r.group_max = false;
+  abl::cpu::router_topk(logits, 1, 6, 2, r, ids, w);
+  EXPECT_EQ(ids[0], 0);
+  EXPECT_EQ(ids[1], 1);
+  EXPECT_NEAR(w[0], 16.0 * p[0], 1e-5);
+  // two of three groups kept: the best p overall from groups 1 and 0, greedy over them
+  r.group_max = true;
+  r.topk_groups = 2;
+  abl::cpu::router_topk(logits, 1, 6, 2, r, ids, w);
+  EXPECT_EQ(ids[0], 2);
+  EXPECT_EQ(ids[1], 0);  // p0 = p1: the lower id
+  // groups of one expert are valid under the max, not under the pair sum
+  r.groups = 6;
+  r.topk_groups = 3;
+  EXPECT_NO_THROW(abl::cpu::router_topk(logits, 1, 6, 2, r, ids, w));
+  EXPECT_EQ(ids[0], 2);
+  r.group_max = false;
+  EXPECT_THROW(abl::cpu::router_topk(logits, 1, 6, 2, r, ids, w), std::exception);
+}

@@ -81,6 +81,31 @@ TEST(CudaMoe, SigmoidRouterMatchesCpu) {
   }
 }
 
+// DeepSeek-V2's softmax router with groups scored by their best expert (group_limited_greedy: 160
+// experts in 8 groups, the best 3 kept, top-6 times 16), and V3's sigmoid router under the same rule.
+TEST(CudaMoe, GroupMaxRouterMatchesCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream st;
+  for (const bool sigmoid : {false, true}) {
+    const int64_t T = 257, E = 160, k = 6;
+    const auto logits = normal(static_cast<size_t>(T * E), 2.0f, sigmoid ? 41u : 42u);
+    RouterConfig r;
+    r.sigmoid = sigmoid;
+    r.groups = 8;
+    r.topk_groups = 3;
+    r.group_max = true;
+    r.scale = 16.0f;
+    std::vector<int32_t> want_ids(static_cast<size_t>(T * k));
+    std::vector<float> want_w(want_ids.size());
+    cpu::router_topk(logits.data(), T, E, k, r, want_ids.data(), want_w.data());
+    auto dl = upload(logits, st.get());
+    cuda::DeviceBuffer ids(want_ids.size() * sizeof(int32_t)), w(want_w.size() * sizeof(float));
+    cuda::router_topk(dl.as<float>(), T, E, k, r, ids.as<int32_t>(), w.as<float>(), st.get());
+    EXPECT_EQ(download<int32_t>(ids, want_ids.size(), st.get()), want_ids) << "sigmoid " << sigmoid;
+    expect_close(download<float>(w, want_w.size(), st.get()), want_w, 1e-6, 1e-5, "group-max router weights");
+  }
+}
+
 // Dispatch → gather → (identity "experts") → combine equals the CPU combine of the same slots.
 TEST(CudaMoe, DispatchGatherCombineMatchCpu) {
   ABL_REQUIRE_GPU();

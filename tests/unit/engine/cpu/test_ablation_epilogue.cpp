@@ -128,8 +128,13 @@ TEST_P(EpilogueModes, EqualsExplicitWeightsInOneMixedBatch) {
     o.all_logits = all.data();
     ref.forward(b, c, o);
     for (int step = 0; step < 3; ++step) {
-      const float err = max_abs_diff(got.data() + (step * 3 + s) * V, all.data() + (len - 1 + step) * V, V);
-      EXPECT_LT(err, 2e-5f) << "sequence " << s << " (trial " << trial_of[s] << ") step " << step;
+      const float* want = all.data() + (len - 1 + step) * V;
+      const float err = max_abs_diff(got.data() + (step * 3 + s) * V, want, V);
+      // fp32 rounding is relative: 2e-5 of the row's largest logit (at least 1; olmo3-v5's exceed 30)
+      float scale = 1.0f;
+      for (int64_t i = 0; i < V; ++i) scale = std::max(scale, std::fabs(want[i]));
+      EXPECT_LT(err, 2e-5f * scale) << "sequence " << s << " (trial " << trial_of[s] << ") step " << step
+                                    << ", largest logit " << scale;
     }
   }
   // The ablation changes the logits noticeably (the comparison above is not vacuous).
@@ -143,7 +148,8 @@ INSTANTIATE_TEST_SUITE_P(
                                          "qwen3-vl-mm", "smollm3-nope", "glm4-moe", "granite-multipliers",
                                          "granite-moe-shared", "gpt-oss", "cohere", "cohere2", "cohere-qknorm",
                                          "llama-bias", "seed-oss", "deepseek-v3-mla", "deepseek-v3-qproj", "olmo2",
-                                         "olmo2-bias"),
+                                         "olmo2-bias", "olmo3", "olmo3-v5", "deepseek-v2-lite",
+                                         "deepseek-v2-groups"),
                        ::testing::Values(RowNorm::none, RowNorm::pre, RowNorm::full)),
     [](const auto& p) {
       std::string name = std::get<0>(p.param) + "_" + std::string(engine::row_norm_name(std::get<1>(p.param)));
