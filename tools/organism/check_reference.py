@@ -140,6 +140,21 @@
      rope_scaling,yarn_attention_factor,latent_norm_eps,router_norm_topk_prob,router_scaling,router_group_sum,
      router_group_limit}_effect_prompt4 (1e-3), each over 1e-2. (1. checks the KV cache; 3. the router and experts
      against transformers' route_tokens_to_experts and an index_add_ loop.)
+ 17. OLMoE: a second forward pass written here from models/olmoe/modular_olmoe.py and configuration_olmoe.py
+     (`OlmoeCheck`: config.json read with OlmoeConfig's defaults, LlamaCheck's F.linear, RMSNorm and complex-number
+     RoPE, its own pre-norm layer (LlamaDecoderLayer), OlmoeAttention's q_norm / k_norm over the whole q_proj / k_proj
+     output before the view into heads (clip_qkv's clamp when set), per-head attention with an explicit mask and a
+     hand-written softmax, and OlmoeSparseMoeBlock's router (softmax of the logits in fp32, torch.topk, renormalised
+     only with norm_topk_prob) with the experts summed as one dense (tokens, experts) weight matrix times every
+     expert's output) reproduces logits_last, hidden_last and logits_all_0 (1e-4) and every golden greedy id (no
+     cache); the weights are exactly q_norm (hidden_size,), k_norm ((hidden / heads) x kv heads,) of another width,
+     input_layernorm / post_attention_layernorm, mlp.gate (E, H) and E experts of intermediate_size per layer (no
+     shared expert), config.json has no head_dim, clip_qkv null and norm_topk_prob false, and reference.Spec and
+     golden.json read them so; reference.Spec refuses a non-null clip_qkv; OlmoeCheck's own router gives golden.json's
+     routing_min_gap and routing_min_gap_generated (>= 1e-3) and expert_ids_last; golden.json has exactly the
+     what-ifs the config calls for and OlmoeCheck reproduces each {qk_norm_per_head,qk_norm,postnorm,
+     router_norm_topk_prob}_effect_prompt4 (1e-3), each over 1e-2. (3. checks the MoE block against an index_add_
+     loop.)
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
@@ -1710,6 +1725,181 @@ def check_deepseek_v2(name, spec, p, g, st):
               "%.4f (> 1e-2)" % (name, key, effect, want))
 
 
+class OlmoeCheck(LlamaCheck):
+    """OlmoeForCausalLM's forward pass again, from models/olmoe/modular_olmoe.py and configuration_olmoe.py, sharing
+    nothing with reference.py but the safetensors reader (LlamaCheck's F.linear, RMSNorm, complex-number RoPE and
+    the plain_decoder_forward loop; its own layer, attention and MoE): OlmoeDecoderLayer = LlamaDecoderLayer (pre-norm:
+    input_layernorm before the attention, post_attention_layernorm before the MoE), OlmoeAttention.forward (q =
+    q_norm(q_proj(h)), k = k_norm(k_proj(h)) over the whole projection before the view into heads; q_norm of
+    hidden_size values, k_norm of (hidden_size // heads) * kv heads; clip_qkv, when set, clamps q, k (after their
+    norms) and v; q/k/v/o biases from attention_bias), OlmoeSparseMoeBlock on every layer (gate = F.linear without
+    bias; softmax(router_logits.float()); torch.topk of num_experts_per_tok; renormalised over the k only with
+    norm_topk_prob), the experts summed here as one dense (tokens, experts) weight matrix (zero off the chosen k)
+    times every expert's OlmoeMLP output, per-head attention with an explicit mask and a hand-written softmax.
+    What-ifs: `qk_mode` ("full", "per_head": each head's head_dim values with the weight's slice for that head,
+    None: no q/k norms), `layout` ("pre", "post": OLMo 2's layer, no norm on the branch inputs, input_layernorm's
+    weight on the attention output and post_attention_layernorm's on the MoE output before each add);
+    norm_topk_prob from the config. `router_logits`: None, or a list that receives (layer, logits) per MoE call."""
+
+    # OlmoeConfig's defaults of the keys read here
+    DEFAULTS = dict(num_key_value_heads=None, rms_norm_eps=1e-5, rope_theta=10000.0, rope_scaling=None,
+                    attention_bias=False, clip_qkv=None, num_experts=64, num_experts_per_tok=8, norm_topk_prob=False,
+                    tie_word_embeddings=False, hidden_act="silu")
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg)
+        if c["rope_scaling"] or c["hidden_act"] != "silu":
+            raise ValueError("OlmoeCheck: rope_scaling %r, hidden_act %r" % (c["rope_scaling"], c["hidden_act"]))
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NKV = c["num_key_value_heads"] or self.NH
+        self.HD = self.H // self.NH  # LlamaAttention: getattr(config, "head_dim", hidden_size // heads); none listed
+        if c.get("head_dim") is not None:
+            raise ValueError("OlmoeCheck: OLMoE configs have no head_dim")
+        self.qkv_bias = self.o_bias = c["attention_bias"]
+        self.E, self.k, self.norm_topk_prob = c["num_experts"], c["num_experts_per_tok"], c["norm_topk_prob"]
+        self.clip = c["clip_qkv"]
+        self.qk_mode, self.layout = "full", "pre"
+        self.router_logits = None
+
+    def qk(self, x, w):
+        """(T, heads * head_dim) -> the normed projection, still flat."""
+        if self.qk_mode == "full":  # OlmoeRMSNorm(hidden_size) / (head_dim * kv heads) on the whole projection
+            return self.rms(x, w)
+        if self.qk_mode == "per_head":
+            heads = w.numel() // self.HD
+            return self.rms(x.view(-1, heads, self.HD), w.view(heads, self.HD)).reshape(x.shape)
+        return x
+
+    def attention(self, l, x, angles):
+        pre, HD, T = "model.layers.%d.self_attn." % l, self.HD, x.shape[0]
+        q = self.qk(self.linear(x, pre + "q_proj", self.qkv_bias), self.p[pre + "q_norm.weight"])
+        k = self.qk(self.linear(x, pre + "k_proj", self.qkv_bias), self.p[pre + "k_norm.weight"])
+        v = self.linear(x, pre + "v_proj", self.qkv_bias)
+        if self.clip is not None:  # `if self.config.clip_qkv is not None:` clamp_ q, k, v
+            q, k, v = (t.clamp(-self.clip, self.clip) for t in (q, k, v))
+        q, k = self.rotary(q.view(T, self.NH, HD), angles), self.rotary(k.view(T, self.NKV, HD), angles)
+        v = v.view(T, self.NKV, HD)
+        allowed = torch.ones(T, T, dtype=torch.bool).tril()
+        heads = []
+        for hh in range(self.NH):
+            kv = hh // (self.NH // self.NKV)  # repeat_kv
+            s = ((q[:, hh] @ k[:, kv].T) * HD ** -0.5).masked_fill(~allowed, float("-inf"))
+            e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+            heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
+        return self.linear(torch.cat(heads, dim=-1), pre + "o_proj", self.o_bias)
+
+    def route(self, logits):
+        """OlmoeSparseMoeBlock.route_tokens_to_experts: (top-k ids, their weights, the softmax over all experts)."""
+        probs = torch.nn.functional.softmax(logits.float(), dim=-1)
+        weights, ids = torch.topk(probs, self.k, dim=-1)
+        if self.norm_topk_prob:
+            weights = weights / weights.sum(dim=-1, keepdim=True)
+        return ids, weights, probs
+
+    def moe(self, l, x):
+        pre = "model.layers.%d.mlp." % l
+        logits = self.linear(x, pre + "gate", False)  # nn.Linear(hidden_size, num_experts, bias=False)
+        if self.router_logits is not None:
+            self.router_logits.append((l, logits))
+        ids, weights, _ = self.route(logits)
+        dense = torch.zeros(x.shape[0], self.E).scatter(1, ids, weights)  # (tokens, experts), k non-zero per row
+        y = torch.zeros_like(x)
+        for e in range(self.E):  # OlmoeMLP (GemmaMLP): down_proj(act_fn(gate_proj(x)) * up_proj(x))
+            ex = pre + "experts.%d." % e
+            out = self.linear(torch.nn.functional.silu(self.linear(x, ex + "gate_proj", False)) *
+                              self.linear(x, ex + "up_proj", False), ex + "down_proj", False)
+            y = y + dense[:, e:e + 1] * out
+        return y
+
+    def layer(self, l, h, angles):
+        w = lambda n: self.p["model.layers.%d.%s.weight" % (l, n)]  # noqa: E731
+        if self.layout == "post":  # OLMo 2's order, the same two weights after the branches
+            h = h + self.rms(self.attention(l, h, angles), w("input_layernorm"))
+            return h + self.rms(self.moe(l, h), w("post_attention_layernorm"))
+        h = h + self.attention(l, self.rms(h, w("input_layernorm")), angles)
+        return h + self.moe(l, self.rms(h, w("post_attention_layernorm")))
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        return plain_decoder_forward(self, ids, self.rms)
+
+
+def check_olmoe(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    m = OlmoeCheck(cfg, p)
+    model = g["model"]
+    check_against_golden(name, "OlmoeCheck", m, g, st)
+    # the files: q_norm (H,) and k_norm (NKV * HD,) of other widths, Llama's two norms, the router and E experts of
+    # intermediate_size per layer and nothing else; config.json's released keys; reference.Spec reading them so
+    layers = ["model.layers.%d." % l for l in range(m.L)]
+    F_ = cfg["intermediate_size"]
+    want = {"model.embed_tokens.weight", "model.norm.weight"} | (set() if m.c["tie_word_embeddings"] else
+                                                                 {"lm_head.weight"})
+    for x in layers:
+        want |= {x + n + ".weight" for n in ("input_layernorm", "post_attention_layernorm", "mlp.gate")}
+        want |= {x + "self_attn.%s.weight" % n for n in ("q_proj", "k_proj", "v_proj", "o_proj", "q_norm", "k_norm")}
+        want |= {x + "mlp.experts.%d.%s.weight" % (e, n) for e in range(m.E) for n in ("gate_proj", "up_proj",
+                                                                                         "down_proj")}
+    shapes = all(tuple(p[x + "self_attn.q_norm.weight"].shape) == (m.H,) and
+                 tuple(p[x + "self_attn.k_norm.weight"].shape) == (m.NKV * m.HD,) and
+                 tuple(p[x + "mlp.gate.weight"].shape) == (m.E, m.H) and
+                 all(tuple(p[x + "mlp.experts.%d.gate_proj.weight" % e].shape) == (F_, m.H) and
+                     tuple(p[x + "mlp.experts.%d.down_proj.weight" % e].shape) == (m.H, F_) for e in range(m.E))
+                 for x in layers)
+    keys = ("head_dim" not in cfg and cfg.get("clip_qkv", "absent") is None and cfg["norm_topk_prob"] is False and
+            cfg["output_router_logits"] is False and "router_aux_loss_coef" in cfg and m.NKV * m.HD != m.H)
+    flags = ((spec.qk_norm_full, spec.qk_norm, spec.input_norms, spec.sandwich_norms, spec.shared_intermediate,
+              spec.num_experts, spec.top_k, spec.norm_topk_prob, spec.moe_intermediate, spec.layer_moe, spec.HD) ==
+             (True, False, True, False, 0, m.E, m.k, m.norm_topk_prob, F_, [True] * m.L, m.HD))
+    flags &= (model["num_experts"], model["experts_per_tok"], model["norm_topk_prob"], model["shared_expert"],
+              model["qk_norm_weight_shapes"]) == (m.E, m.k, m.norm_topk_prob, False, [[m.H], [m.NKV * m.HD]])
+    check(set(p) == want and shapes and keys and flags,
+          "%s: q_norm (%d,) / k_norm (%d,) over the whole projections, input_layernorm / post_attention_layernorm, "
+          "router mlp.gate (%d, %d) and %d experts of %d on every layer, no other tensors; no head_dim key, clip_qkv "
+          "null, norm_topk_prob false; reference.Spec and golden.json read it so" % (
+              name, m.H, m.NKV * m.HD, m.E, m.H, m.E, F_))
+    try:
+        ref.Spec(dict(cfg, clip_qkv=8.0))
+        refused = False
+    except ValueError:
+        refused = True
+    check(refused, "%s: reference.Spec refuses a non-null clip_qkv (not used by the fixtures)" % name)
+    # the routing again, from OlmoeCheck's router: the k-th minus (k+1)-th softmax probability over the prompt tokens
+    # and the tokens fed back while decoding, and the experts chosen at each prompt's last position
+    gaps, last_ok = [float("inf")] * 2, True
+    for e in g["prompts"]:
+        m.router_logits = []
+        m.forward(e["input_ids"] + e["greedy_ids"][:-1])
+        n = len(e["input_ids"])
+        for l, logits in m.router_logits:
+            ids = m.route(logits[n - 1:n])[0][0]
+            last_ok &= [int(i) for i in ids] == e["expert_ids_last"][l]
+            for i, part in enumerate((logits[:n], logits[n:])):
+                top = m.route(part)[2].sort(dim=-1, descending=True).values
+                gaps[i] = min(gaps[i], float((top[:, m.k - 1] - top[:, m.k]).min()))
+    m.router_logits = None
+    want_gaps = [model["routing_min_gap"], model["routing_min_gap_generated"]]
+    check(all(abs(a - b) < 1e-6 for a, b in zip(gaps, want_gaps)) and min(gaps) >= 1e-3 and last_ok,
+          "%s: OlmoeCheck's routing gaps (prompt %.6f / fed back %.6f) = golden.json's, >= 1e-3; expert_ids_last "
+          "reproduced" % (name, gaps[0], gaps[1]))
+    ids = g["prompts"][4]["input_ids"]
+    logits = m.forward(ids)[0]
+    per_head, no_qk, post = (OlmoeCheck(cfg, p) for _ in range(3))
+    per_head.qk_mode, no_qk.qk_mode, post.layout = "per_head", None, "post"
+    others = {"qk_norm_per_head": per_head, "qk_norm": no_qk, "postnorm": post}
+    if not m.norm_topk_prob:
+        others["router_norm_topk_prob"] = OlmoeCheck(dict(cfg, norm_topk_prob=True), p)
+    want_keys = set(others)
+    have_keys = set(k[:-len("_effect_prompt4")] for k in model if k.endswith("_effect_prompt4"))
+    check(have_keys == want_keys, "%s: golden.json's what-ifs are %s" % (name, ", ".join(sorted(want_keys))))
+    for key, other in others.items():
+        effect = float((other.forward(ids)[0] - logits).abs().max())
+        want = model.get("%s_effect_prompt4" % key, float("nan"))
+        check(abs(effect - want) < 1e-3 and effect > 1e-2, "%s: OlmoeCheck %s_effect_prompt4 %.4f = golden.json's "
+              "%.4f (> 1e-2)" % (name, key, effect, want))
+
+
 class Fp8Check:
     """An FP8 (e4m3, block-scaled) checkpoint read and dequantized again without reference.py: its own
     safetensors reader; e4m3 from the bit fields (sign, 4 exponent bits with bias 7, 3 mantissa bits; a
@@ -1970,6 +2160,8 @@ def main():
                 check_deepseek_v3(name, spec, p, g, st)
             if spec.arch == ref.DEEPSEEK_V2:
                 check_deepseek_v2(name, spec, p, g, st)
+            if spec.arch == ref.OLMOE:
+                check_olmoe(name, spec, p, g, st)
         check_fp8_table()
     print("%d passed, %d failed" % (len(passes), len(failures)))
     sys.exit(1 if failures else 0)

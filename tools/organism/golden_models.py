@@ -45,6 +45,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | olmo3-v5            | Olmo3ForCausalLM    | transformers 5's spelling: "dtype", rope_parameters per layer type (full_attention yarn x4 from 1024 at 5e5 without attention_factor, sliding_attention default at 1e4), no layer_types (5 layers: 0-2 and 4 slide with window 32, 3 full), GQA 2, attention_bias, tied, rms_norm_eps 1e-5, BF16 + F32 norms |
 | deepseek-v2-lite    | DeepseekV2ForCausalLM | DeepSeek-V2-Lite's config.json key for key (remote-code spelling: auto_map, scoring_func, seq_aux, ...): MLA with q_proj (q_lora_rank null), kv rank 40, nope 20 + rope 12 = q/k head 32, v head 24, V2's RoPE (apply_rotary_emb: adjacent pairs turned in place as complex numbers), YaRN x40 from 4096 with mscale = mscale_all_dim = 0.707 (cos / sin x 1, scores x 32^-0.5 x 1.2608^2), softmax router greedy top-3 of 8, not renormalised, x1.0, two shared experts' width, layer 0 dense, BF16 + F32 norms |
 | deepseek-v2-groups  | DeepseekV2ForCausalLM | DeepSeek-V2 / V2.5's router in transformers 5's spelling ("dtype", flat rope_parameters default, head_dim = qk_rope_head_dim 8): group_limited_greedy, 8 experts in 4 groups of 2 scored by their largest p, 2 kept, top-3, x routed_scaling_factor 16 not renormalised, two shared experts' width, first_k_dense_replace 2 (layers 0-1 dense, 2-3 MoE); MLA with q_a_proj / q_a_layernorm / q_b_proj (q rank 48), kv rank 32, nope 28 + rope 8 = q/k head 36, v head 20, plain RoPE (scores x 36^-0.5), all BF16 |
+| olmoe               | OlmoeForCausalLM    | OLMoE: Llama's pre-norm layers with OLMo 2's q_norm / k_norm RMSNorms over the whole q_proj / k_proj output (64 and 32 values: GQA 2), every layer a softmax MoE of 8 experts of intermediate_size 32, top-3 not renormalised (norm_topk_prob false), no shared expert, clip_qkv null, no head_dim key, untied, BF16 + F32 norms |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -440,6 +441,21 @@ MODELS += [
           first_k_dense=2, max_router_draws=20000,
           q_lora_rank=48, kv_lora_rank=32, qk_nope=28, qk_rope=8, v_head_dim=20, max_positions=4096,
           rope_scaling=None, rope_parameters=True, latent_norm_std=0.3, seeded=True), "BF16", "BF16"),
+    # OLMoE's shape (OlmoeForCausalLM; config.json as allenai/OLMoE-1B-7B-0924's: see config_for). models/olmoe/
+    # modular_olmoe.py: OlmoeDecoderLayer = LlamaDecoderLayer (pre-norm: input_layernorm before the attention,
+    # post_attention_layernorm before the MoE, as Llama, unlike OLMo 2; OLMo 2's post-norm layout with the same two
+    # weights: golden.json's postnorm_effect_prompt4); OlmoeAttention: q_norm / k_norm RMSNorms (eps rms_norm_eps) over
+    # the whole q_proj / k_proj output before the view into heads, as OLMo 2's: q_norm over hidden_size (64), k_norm
+    # over (hidden / heads) x kv heads (16 x 2 = 32: GQA 2, so that the two widths differ), weights around 1 with std
+    # qk_norm_std so that reading them per head differs (qk_norm_per_head_effect_prompt4); clip_qkv null as released
+    # (reference.py refuses another value); no head_dim key (hidden / heads); OlmoeSparseMoeBlock on every layer: 8
+    # experts of intermediate_size 32 (OLMoE-1B-7B: 64 of 1024), the top 3 of the softmax over the router's logits,
+    # norm_topk_prob false as released (renormalised: router_norm_topk_prob_effect_prompt4), no shared expert;
+    # rope_theta 1e4, rms_norm_eps 1e-5 (OlmoeConfig's defaults); untied; BF16 matrices, F32 norms (the released
+    # safetensors are all BF16). router_std 0.2 as the other softmax routers'. Seed 42000 failed the thresholds
+    ("olmoe", 42001, "OlmoeForCausalLM", "olmoe",
+     dict(H=64, L=2, NH=4, NKV=2, HD=16, F=32, tied=False, theta=10000.0, E=8, k=3, norm_topk=False, router_std=0.2,
+          qk_norm_std=0.3, seeded=True), "BF16", "F32"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -844,6 +860,18 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
             c.update({"layer_types": ["sliding_attention" if (i + 1) % 4 != 0 else "full_attention"
                                       for i in range(d["L"])],
                       "rope_scaling": rs, "rope_theta": d["theta"], "transformers_version": "4.57.0"})
+    elif mtype == "olmoe":
+        # as allenai/OLMoE-1B-7B-0924's config.json has it (OlmoeConfig.to_dict as transformers 4.43 wrote it):
+        # attention_bias, clip_qkv null (OlmoeAttention clamps q / k / v only when it is set), no head_dim key
+        # (OlmoeAttention(LlamaAttention): hidden_size // num_attention_heads), intermediate_size the experts' width,
+        # max_position_embeddings 4096, norm_topk_prob false, num_experts / num_experts_per_tok,
+        # output_router_logits false and router_aux_loss_coef 0.01 (training only), rope_scaling null beside
+        # rope_theta, untied; pad_token_id / bos_token_id / eos_token_id this tokenizer's (released: 1, null, 50279)
+        c.update({"attention_bias": False, "clip_qkv": None, "hidden_act": "silu", "max_position_embeddings": 4096,
+                  "norm_topk_prob": d["norm_topk"], "num_experts": d["E"], "num_experts_per_tok": d["k"],
+                  "output_router_logits": False, "rms_norm_eps": 1e-05, "rope_scaling": None,
+                  "rope_theta": d["theta"], "router_aux_loss_coef": 0.01, "tie_word_embeddings": d["tied"],
+                  "transformers_version": "4.43.0"})
     else:
         raise ValueError(mtype)
     return dict(sorted(c.items()))
@@ -1297,6 +1325,8 @@ def family_description(spec, p, golden):
         desc.update(mla_description(spec, p, golden))
     if spec.arch in (ref.OLMO2, ref.OLMO3):
         desc.update(olmo2_description(spec, p, golden))
+    if spec.arch == ref.OLMOE:
+        desc.update(olmoe_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -1783,6 +1813,51 @@ def olmo2_description(spec, p, golden):
     return out
 
 
+def olmoe_what_ifs(spec, p):
+    """OLMoE's what-ifs, name -> (spec, params), each a mistake an engine could make: `qk_norm_per_head` (q_norm /
+    k_norm over each head's head_dim values, the weight read as (heads, head_dim) rows, as Qwen3-MoE norms),
+    `qk_norm` (no q/k norms: Llama's attention), `postnorm` (OLMo 2's layout: no norm before the attention and the
+    MoE, input_layernorm's weight as post_attention_layernorm on the attention output and post_attention_layernorm's
+    as post_feedforward_layernorm on the MoE output, before each add); where norm_topk_prob is false (as released)
+    `router_norm_topk_prob` (the top-k weights renormalised over the k)."""
+    per_head, no_qk, post, renormed = (copy.copy(spec) for _ in range(4))
+    per_head.qk_norm_full, per_head.qk_norm = False, True
+    no_qk.qk_norm_full = False
+    post.sandwich_norms, post.input_norms = True, False
+    renormed.norm_topk_prob = True
+    per_head_p, post_p = dict(p), dict(p)
+    for l in range(spec.L):
+        pre = "model.layers.%d." % l
+        per_head_p[pre + "self_attn.q_norm.weight"] = p[pre + "self_attn.q_norm.weight"].view(spec.NH, spec.HD)
+        per_head_p[pre + "self_attn.k_norm.weight"] = p[pre + "self_attn.k_norm.weight"].view(spec.NKV, spec.HD)
+        post_p[pre + "post_attention_layernorm.weight"] = p[pre + "input_layernorm.weight"]
+        post_p[pre + "post_feedforward_layernorm.weight"] = p[pre + "post_attention_layernorm.weight"]
+    out = {"qk_norm_per_head": (per_head, per_head_p), "qk_norm": (no_qk, p), "postnorm": (post, post_p)}
+    if not spec.norm_topk_prob:
+        out["router_norm_topk_prob"] = (renormed, p)
+    return out
+
+
+def olmoe_description(spec, p, golden):
+    """Extra golden.json model keys of OLMoE: where the norms are, the q/k norms' width, the eps, clip_qkv, the
+    biases, and how much prompt 4's logits would change under each of olmoe_what_ifs (`<name>_effect_prompt4`, each
+    > 1e-2); besides the MoE keys family_description adds."""
+    ids = torch.tensor([golden["prompts"][4]["input_ids"]])
+    logits = ref.forward(spec, p, ids, capture=False)[0]
+    assert spec.NKV * spec.HD != spec.H, "OLMoE's fixture: k_norm's width must differ from q_norm's"
+    out = {"norm_placement": "pre: input_layernorm before the attention, post_attention_layernorm before the MoE "
+                             "(Llama's layer)",
+           "qk_norm": "rms_norm over the whole q_proj / k_proj output (all heads at once), before the split into "
+                      "heads and RoPE",
+           "qk_norm_weight_shapes": [[spec.NH * spec.HD], [spec.NKV * spec.HD]], "rms_norm_eps": spec.eps,
+           "clip_qkv": spec.text_cfg.get("clip_qkv"), "attention_bias": bool(spec.qkv_bias and spec.o_bias)}
+    for key, (s2, p2) in olmoe_what_ifs(spec, p).items():
+        effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
+        assert effect > 1e-2, "OLMoE's %s would not change the logits: %g" % (key, effect)
+        out["%s_effect_prompt4" % key] = round(effect, 4)
+    return out
+
+
 def glm_rope_description(spec, p, golden):
     """Extra golden.json model keys of GLM: the rotary dims, and how much prompt 4's logits would
     change were the rotary dims paired (i, i + R/2) as in Llama instead of (2i, 2i + 1)."""
@@ -1956,6 +2031,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | olmo3-v5 | Olmo3ForCausalLM | OLMo 3 as transformers 5 writes Olmo3Config: "dtype" in place of torch_dtype, no rope_theta / rope_scaling but `"rope_parameters": {"full_attention": {"rope_type": "yarn", "rope_theta": 500000.0, "factor": 4.0, "original_max_position_embeddings": 1024, "beta_fast": 32.0, "beta_slow": 1.0}, "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0}}`: the full layer's YaRN without attention_factor (0.1 ln 4 + 1 = 1.1386; at head_dim 16 pair 0 kept, 1-3 ramped, 4-7 divided by 4; plain RoPE there: 2.98; max_position_embeddings 4096), the sliding layers' default RoPE at a base of its own, 1e4 (at the full layers' 5e5: 37.2; the full layers' YaRN RoPE on every layer: 40.8); no layer_types key and 5 layers: Olmo3Config's default pattern makes layers 0, 1, 2 and 4 sliding (window 32: three prompts are longer, two grow past it while decoding) and layer 3 full (no window: 31.6; the window on every layer: 7.49); GQA 2 (q/k norms over 64 and 32 values; per head: 13.8; none: 31.2); attention_bias true: q/k/v_proj and o_proj biases (zeroing q/k/v's: 34.7; o_proj's: 41.0); tie_word_embeddings true (no lm_head tensor); rms_norm_eps 1e-5 listed (1e-6: 1.97); otherwise olmo3's layers (pre-norm layout: 65.8; sandwich: 22.3); embeddings std 1 and post_feedforward_layernorm weights around 3, as olmo2-bias; BF16 matrices and biases, F32 norms |
 | deepseek-v2-lite | DeepseekV2ForCausalLM | DeepSeek-V2-Lite's shape, config.json as deepseek-ai/DeepSeek-V2-Lite's key for key in the remote-code spelling (transformers_version 4.33.1, auto_map naming configuration_deepseek / modeling_deepseek — no .py files: never run —, aux_loss_alpha, ep_size, moe_layer_freq 1, scoring_func softmax, seq_aux, pretraining_tp, norm_topk_prob false, rope_theta 10000 as an integer, rope_scaling {"type": "yarn", ...}, no pad_token_id); DeepseekV2Attention: q_lora_rank null, so q = q_proj(h) with one self_attn.q_proj.weight (128, 64) viewed as 4 heads of qk_nope_head_dim 20 then qk_rope_head_dim 12 (q/k head 32 != hidden / heads 16); kv_a_proj_with_mqa (52, 64) gives the latent c (kv_lora_rank 40) then k_pe (12, shared by every head); kv_b_proj(kv_a_layernorm(c)) (176, 40) gives per head k_nope (20) then v (24), o_proj (64, 4 x 24); kv_a_layernorm eps 1e-6, weights around 1 with std 0.3 (at 1: 11.9); RoPE as apply_rotary_emb: the 12 rope dims of q and k_pe viewed as 6 complex numbers (x[2i], x[2i + 1]) and multiplied in place by polar(1, position x inv_freq_i) x attention_scaling — no reshuffle (rotate_half on the stored order, pairs (i, i + 6), instead: 16.5; DeepSeek-V3's interleave reshuffle + rotate_half gives the same scores); rope_scaling {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096, "mscale": 0.707, "mscale_all_dim": 0.707, "beta_fast": 32, "beta_slow": 1} (max_position_embeddings 163840) over the 12 rope dims at theta 1e4: pairs 0-1 kept, 2-4 ramped, 5 divided by 40 (plain RoPE: 5.08); cos / sin times mscale(40, 0.707) / mscale(40, 0.707) = 1 (YaRN's default 0.1 ln 40 + 1 = 1.369 instead: 15.5); scores times 32^-0.5 x mscale(40, 0.707)^2 = 0.281009 (mscale(f, m) = 0.1 m ln f + 1 = 1.2608; without the mscale^2: 9.76); DeepseekV2Moe from layer 1 (first_k_dense_replace 1; layer 0 a dense MLP of 128): router mlp.gate.weight (8, 64), no bias, p = softmax(h·Wᵀ) in fp32, topk_method greedy (n_group / topk_group 1 unread): the top 3 p, weights p x routed_scaling_factor 1.0, not renormalised (renormalised: 5.04); mlp.experts.{e}.{gate,up,down}_proj of moe_intermediate_size 16 and an ungated mlp.shared_experts of n_shared_experts 2 x 16 = 32; untied; BF16 matrices, F32 norms |
 | deepseek-v2-groups | DeepseekV2ForCausalLM | DeepSeek-V2 / V2.5's router, config.json as transformers 5 writes DeepseekV2Config ("dtype", `"rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}` and no rope_theta / rope_scaling, "head_dim": 8 — DeepseekV2Config's head_dim is qk_rope_head_dim, not the q/k head 36 —, mlp_bias, pad_token_id, no pretraining_tp nor DeepSeek's own keys); topk_method group_limited_greedy: p = softmax(h·Wᵀ) over 8 experts in n_group 4 groups of 2, each group scored by its largest p (not DeepSeek-V3's sum of its two best: 26.7, other experts for 19 and 18 of prompt 4's 144 tokens in layers 2 and 3), the topk_group 2 best kept and the others' p set to 0, the top 3 of those (k > topk_group: no group limit at all, greedy top-3: 23.4), weights p x routed_scaling_factor 16 (x 1: 28.8), not renormalised (DeepSeek's MoEGate with norm_topk_prob true, p / (Σp + 1e-20) and no x 16: 27.5); mlp.shared_experts of 2 x 20 = 40, experts of 20; first_k_dense_replace 2: layers 0-1 dense MLPs of 128, layers 2-3 MoE; MLA with q_lora_rank 48 (q_a_proj (48, 64), q_a_layernorm, q_b_proj (144, 48): at 1: 31.1), kv_lora_rank 32 (kv_a_layernorm at 1: 29.5), qk_nope 28 + qk_rope 8 = q/k head 36, v head 20, 4 heads; V2's in-place complex-pair RoPE (rotate_half pairs (i, i + 4) instead: 27.3); no rope scaling: scores times exactly 36^-0.5; untied; all BF16 |
+| olmoe | OlmoeForCausalLM | OLMoE-1B-7B's shape, config.json as allenai/OLMoE-1B-7B-0924's (OlmoeConfig's keys as transformers 4.43 wrote them: clip_qkv null, norm_topk_prob false, num_experts / num_experts_per_tok, output_router_logits false, router_aux_loss_coef 0.01, rope_scaling null beside rope_theta 1e4, no head_dim key); OlmoeDecoderLayer = LlamaDecoderLayer: input_layernorm before the attention and post_attention_layernorm before the MoE, each added back to the residual (OLMo 2's post-norm layout instead, the same two weights on the attention and MoE outputs and nothing on their inputs, changes prompt 4's logits by 25.9); OlmoeAttention: q = q_norm(q_proj(h)), k = k_norm(k_proj(h)), RMSNorms (eps rms_norm_eps 1e-5) over the whole projection — self_attn.q_norm.weight (64,) = hidden_size, self_attn.k_norm.weight (32,) = (hidden / heads) x kv heads (4 heads of 16, 2 kv heads) — before the view into heads and the rotate-half RoPE (per head, each head's 16 values with its slice of the weight: 5.11; no q/k norms: 9.70), weights around 1 with std 0.3; clip_qkv null (q / k / v not clamped); OlmoeSparseMoeBlock on every layer: router mlp.gate.weight (8, 64), no bias, p = softmax(h·Wᵀ) in fp32, the top 3 p as the weights, not renormalised (norm_topk_prob false as released; renormalised: 5.38), mlp.experts.{e}.{gate,up,down}_proj of intermediate_size 32, no shared expert; untied; BF16 matrices, F32 norms |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3 and OLMo 3 windows cut in
@@ -2057,5 +2133,10 @@ expert set with the groups scored by the sum of their two best, the router input
 `router_{norm_topk_prob,scaling,group_sum,group_limit}_effect_prompt4` (largest logit change with the weights
 renormalised over the k as DeepSeek's own MoEGate does with norm_topk_prob true (p / (sum + 1e-20), routed_scaling_factor
 not applied), routed_scaling_factor 1 (only where it is not 1), the groups scored by the sum of their two best p, no group
-limit (topk_method greedy); the last two only with group_limited_greedy).
+limit (topk_method greedy); the last two only with group_limited_greedy); for OLMoE `model.norm_placement`, `qk_norm`,
+`qk_norm_weight_shapes`, `rms_norm_eps`, `clip_qkv`, `attention_bias` and
+`{qk_norm_per_head,qk_norm,postnorm,router_norm_topk_prob}_effect_prompt4` (largest logit change with the q/k norms
+taken per head over head_dim (the weight's slice per head), no q/k norms, OLMo 2's post-norm layout (input_layernorm's
+weight on the attention output and post_attention_layernorm's on the MoE output, before each add, nothing on their
+inputs), the top-k weights renormalised (only where norm_topk_prob is false)), besides the MoE keys.
 """

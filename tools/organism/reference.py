@@ -18,7 +18,9 @@ modeling code (eager attention); the file and class/function are cited at each f
   DeepseekV2ForCausalLM (the same attention with apply_rotary_emb's in-place complex pairs; a softmax router,
   greedy or group_limited_greedy, see deepseek_v2_route),
   Olmo2ForCausalLM (post-norm layers, q/k RMSNorms over the whole projection width),
-  Olmo3ForCausalLM (OLMo 2's layers, sliding-window layers with an unscaled RoPE of their own).
+  Olmo3ForCausalLM (OLMo 2's layers, sliding-window layers with an unscaled RoPE of their own),
+  OlmoeForCausalLM (Llama's pre-norm layers with OLMo 2's whole-projection q/k RMSNorms and a softmax MoE on
+  every layer, no shared expert).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -43,7 +45,9 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     before RoPE (Qwen3, Qwen3-MoE, Gemma 3; Cohere's use_qk_norm: CohereLayerNorms with one weight
     row per head, (heads, head_dim)); OLMo 2's q_norm/k_norm: RMSNorms over the whole q_proj / k_proj
     output (heads x head_dim values at once, weights (NH * HD,), (NKV * HD,)), before the split
-    into heads; OLMo 2's attention_bias: q/k/v and o_proj biases.
+    into heads; OLMo 2's attention_bias: q/k/v and o_proj biases. OLMoE: the same whole-projection q/k
+    RMSNorms (q_norm over hidden_size, k_norm over (hidden_size / heads) x kv heads) in Llama's
+    pre-norm layer (clip_qkv must be null).
   - RoPE in the rotate-half layout; inv_freq = 1 / theta^(arange(0, D, 2) / D) in fp32; scaling
     "llama3" (_compute_llama3_parameters), "linear" (inv_freq / factor), "longrope" (short
     factors, cos and sin times attention_factor) and "yarn" (_compute_yarn_parameters: a ramp
@@ -80,7 +84,8 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     Phi-3's and GLM's fused gate_up_proj (first half gate); or a mixture of experts (Mixtral, Qwen2-MoE with
     a sigmoid-gated shared expert, Qwen3-MoE, GLM-4.5 with its sigmoid router and ungated shared
     experts; DeepSeek-V2's softmax router, greedy or group-limited by each group's largest probability,
-    weights p x routed_scaling_factor, never renormalised), see `moe_block`; gpt-oss's experts
+    weights p x routed_scaling_factor, never renormalised; OLMoE on every layer, softmax top-k as
+    Qwen2-MoE's, no shared expert), see `moe_block`; gpt-oss's experts
     (`gpt_oss_expert`): biased, stacked transposed gate_up_proj with gate / up interleaved in its
     columns, a clamped SwiGLU
     (up.clamp(-limit, limit) + 1) * g * sigmoid(alpha * g) with g = gate.clamp(max=limit), and a
@@ -283,7 +288,8 @@ GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGenerati
 GLM4_MOE = "Glm4MoeForCausalLM"
 DEEPSEEK_V3 = "DeepseekV3ForCausalLM"
 DEEPSEEK_V2 = "DeepseekV2ForCausalLM"
-MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE, DEEPSEEK_V3, DEEPSEEK_V2)
+OLMOE = "OlmoeForCausalLM"
+MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE, DEEPSEEK_V3, DEEPSEEK_V2, OLMOE)
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 SMOLLM3 = "SmolLM3ForCausalLM"
 GRANITE = "GraniteForCausalLM"
@@ -452,6 +458,14 @@ DEFAULTS[OLMO3] = dict(
     num_key_value_heads=None, head_dim=None, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=500000.0,
     rope_scaling=None, rope_parameters=None, tie_word_embeddings=False, attention_bias=False,
     max_position_embeddings=2048, sliding_window=4096, layer_types=None)
+# models/olmoe/configuration_olmoe.py OlmoeConfig.__init__: num_key_value_heads None -> num_attention_heads,
+# hidden_act silu, rms_norm_eps 1e-5, rope_theta 10000, rope_scaling None, attention_bias false, clip_qkv None,
+# num_experts 64, num_experts_per_tok 8, norm_topk_prob false, tie_word_embeddings false, max_position_embeddings
+# 4096. No head_dim key (OlmoeAttention(LlamaAttention): getattr(config, "head_dim", hidden_size // heads))
+DEFAULTS[OLMOE] = dict(
+    num_key_value_heads=None, head_dim=None, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0,
+    rope_scaling=None, attention_bias=False, clip_qkv=None, num_experts=64, num_experts_per_tok=8,
+    norm_topk_prob=False, tie_word_embeddings=False, max_position_embeddings=4096)
 # DeepseekV3Attention.__init__: q_a_layernorm = DeepseekV3RMSNorm(config.q_lora_rank) and kv_a_layernorm =
 # DeepseekV3RMSNorm(self.kv_lora_rank) take DeepseekV3RMSNorm.__init__'s default eps=1e-6, not
 # config.rms_norm_eps (which only input_layernorm, post_attention_layernorm and model.norm take)
@@ -604,7 +618,8 @@ class Spec:
         # bias=config.attention_bias (LlamaConfig's default false)
         # models/olmo2/modeling_olmo2.py Olmo2Attention.__init__: q/k/v_proj and o_proj all
         # bias=config.attention_bias (Olmo2Config's default false), as LlamaAttention
-        llama_bias = arch in ("LlamaForCausalLM", OLMO2, OLMO3) and bool(get("attention_bias", False))
+        # (models/olmoe/modular_olmoe.py OlmoeAttention(LlamaAttention): the same)
+        llama_bias = arch in ("LlamaForCausalLM", OLMO2, OLMO3, OLMOE) and bool(get("attention_bias", False))
         # models/seed_oss/modular_seed_oss.py SeedOssAttention.__init__: q_proj, k_proj, v_proj
         # bias=config.attention_bias (SeedOssConfig's default true), o_proj bias=config.attention_out_bias
         # (default false): two flags, either without the other
@@ -632,7 +647,15 @@ class Spec:
         # head_dim), k_norm = Olmo2RMSNorm(num_key_value_heads * head_dim), eps rms_norm_eps; forward:
         # `self.q_norm(self.q_proj(hidden_states))` before `.view(hidden_shape)`: one RMS over all heads
         # (models/olmo3/modular_olmo3.py Olmo3Attention(Olmo2Attention): the same)
-        self.qk_norm_full = arch in (OLMO2, OLMO3)
+        # models/olmoe/modular_olmoe.py OlmoeAttention.__init__: q_norm = OlmoeRMSNorm(config.hidden_size), k_norm =
+        # OlmoeRMSNorm((hidden_size // num_attention_heads) * num_key_value_heads), eps rms_norm_eps; forward:
+        # `self.q_norm(self.q_proj(hidden_states))`, `self.k_norm(self.k_proj(hidden_states))` before the view into
+        # heads, as OLMo 2 (OlmoeRMSNorm is LlamaRMSNorm: in fp32 the same as rms_norm here)
+        self.qk_norm_full = arch in (OLMO2, OLMO3, OLMOE)
+        if arch == OLMOE and get("clip_qkv") is not None:
+            # OlmoeAttention.forward clamps q, k (after their norms) and v to +-clip_qkv when it is set; the released
+            # OLMoE configs have it null
+            raise ValueError("OLMoE: clip_qkv %r is not used by the fixtures" % get("clip_qkv"))
         self.qk_norm_rms = False  # (golden_models' what-if only: the q/k norms as RMSNorms)
         # models/phi3/modular_phi3.py Phi3Attention.forward (qkv_proj split q | k | v) and
         # Phi3MLP.forward (gate_up_proj: first intermediate_size rows gate, the rest up)
@@ -909,6 +932,19 @@ class Spec:
                 if not G or not TG or E % G or not 0 < TG <= G or TG * (E // G) < self.top_k:
                     raise ValueError("DeepSeek-V2: group_limited_greedy needs n_group dividing n_routed_experts and "
                                      "topk_group groups holding at least num_experts_per_tok experts")
+        elif arch == OLMOE:
+            # models/olmoe/modular_olmoe.py OlmoeDecoderLayer(LlamaDecoderLayer): mlp = OlmoeSparseMoeBlock on every
+            # layer (Llama's input_layernorm / post_attention_layernorm around it); gate = nn.Linear(hidden_size,
+            # num_experts, bias=False) (mlp.gate.weight); route_tokens_to_experts: softmax(router_logits.float()),
+            # torch.topk of num_experts_per_tok, renormalised over the k only when norm_topk_prob (released: false),
+            # .to(hidden dtype); OlmoeExperts: num_experts OlmoeMLP (GemmaMLP: down(act(gate(x)) * up(x))) of
+            # intermediate_size, mlp.experts.{e}.gate_proj / up_proj / down_proj; no shared expert
+            self.num_experts, self.top_k = get("num_experts"), get("num_experts_per_tok")
+            self.norm_topk_prob = bool(get("norm_topk_prob"))
+            self.moe_intermediate = self.F
+            self.shared_intermediate = 0
+            self.layer_moe = [True] * self.L
+            self.expert_naming = "qwen"
         elif arch in GRANITE_MOE:
             # models/granitemoe/modular_granitemoe.py GraniteMoeMoE: every layer; experts as wide as
             # intermediate_size stacked in input_linear (E, 2F, H; chunk(2): gate, then up) and
