@@ -60,6 +60,7 @@ void gpt_oss_keys(const Keys& k, ModelSpec& s);
 void cohere_keys(const Keys& k, ModelSpec& s);
 void olmo2_keys(const Keys& k, ModelSpec& s);
 void olmo3_keys(const Keys& k, ModelSpec& s);
+void olmoe_keys(const Keys& k, ModelSpec& s);
 void seed_oss_keys(const Keys& k, ModelSpec& s);
 void deepseek_v3_keys(const Keys& k, ModelSpec& s);
 void deepseek_v2_keys(const Keys& k, ModelSpec& s);
@@ -165,6 +166,12 @@ constexpr const char* kOlmo3Defaults = R"({"vocab_size": 50304, "hidden_size": 4
   "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu",
   "max_position_embeddings": 2048, "rms_norm_eps": 1e-05, "rope_theta": 500000.0, "attention_bias": false,
   "tie_word_embeddings": false, "pad_token_id": 1, "eos_token_id": 50279, "sliding_window": 4096})";
+// OlmoeConfig.
+constexpr const char* kOlmoeDefaults = R"({"vocab_size": 50304, "hidden_size": 2048,
+  "intermediate_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 16, "hidden_act": "silu",
+  "max_position_embeddings": 4096, "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "attention_bias": false,
+  "tie_word_embeddings": false, "pad_token_id": 1, "eos_token_id": 50279, "clip_qkv": null,
+  "num_experts_per_tok": 8, "num_experts": 64, "norm_topk_prob": false})";
 constexpr const char* kGemma3Defaults = R"({"vocab_size": 262208, "hidden_size": 2304,
   "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
   "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
@@ -231,6 +238,8 @@ const Family kFamilies[] = {
     {"Olmo2ForCausalLM", false, true, true, 0, 0, 2048, W::none, 0, kOlmo2Defaults, olmo2_keys},
     // models/olmo3: OLMo 2's layers, 3 of 4 sliding, the sliding ones with unscaled RoPE
     {"Olmo3ForCausalLM", false, true, true, 0, 0, 2048, W::per_layer, 0, kOlmo3Defaults, olmo3_keys},
+    // OLMoE-1B-7B: Llama's pre-norm layers with OLMo 2's q/k norms, every layer MoE (softmax top-k)
+    {"OlmoeForCausalLM", false, true, true, 0, 0, 4096, W::none, 0, kOlmoeDefaults, olmoe_keys},
 };
 
 // Families whose dense MLP takes mlp_bias (LlamaMLP and the MLPs copied from it).
@@ -736,6 +745,29 @@ void olmo3_keys(const Keys& k, ModelSpec& s) {
   sliding_layers_from(k, s, [](int64_t l) { return (l + 1) % 4 != 0; });
   s.sliding_window = k.get_int("sliding_window", 0);
   if (s.rope_local_theta == 0.0) s.rope_local_theta = s.rope_theta;
+}
+
+// models/olmoe (OlmoeConfig, OlmoeAttention, OlmoeSparseMoeBlock, OlmoeDecoderLayer): Llama's layers
+// (input_layernorm, post_attention_layernorm) with q_norm = RMSNorm(hidden_size) and k_norm =
+// RMSNorm(hidden_size / heads · kv heads) over the whole projections, as OLMo 2's; every layer MoE:
+// mlp.gate, softmax, the top num_experts_per_tok, renormalised when norm_topk_prob, experts
+// mlp.experts.{e}.* as wide as intermediate_size, no shared expert. clip_qkv (null in every release)
+// clamps q, k, v; it is refused rather than ignored.
+void olmoe_keys(const Keys& k, ModelSpec& s) {
+  s.qk_norm_full = true;
+  if (s.num_heads * s.head_dim != s.hidden_size) {
+    bad_key(s, "head_dim", fmt::format("{} x {} heads differs from hidden_size {}, the width of OlmoeAttention's "
+                                       "q_norm", s.head_dim, s.num_heads, s.hidden_size));
+  }
+  if (auto clip = k.find("clip_qkv")) {
+    clip->fail(fmt::format("{} is not supported (q/k/v clamping; no released OLMoE sets it)", clip->as_double()));
+  }
+  s.num_experts = k.get_int("num_experts");
+  s.experts_per_token = k.get_int("num_experts_per_tok");
+  s.moe_intermediate_size = s.intermediate_size;
+  s.norm_topk_prob = k.get_bool("norm_topk_prob", false);
+  s.moe_layers.assign(static_cast<size_t>(s.num_layers), 1);
+  s.expert_names = ModelSpec::ExpertNames::qwen;
 }
 
 // models/cohere (CohereConfig, CohereLayerNorm, CohereRotaryEmbedding, CohereAttention,

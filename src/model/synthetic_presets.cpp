@@ -241,6 +241,14 @@ const Preset kPresets[] = {
       "num_key_value_heads": 8, "hidden_act": "silu", "max_position_embeddings": 4096, "rms_norm_eps": 1e-06,
       "rope_theta": 500000, "attention_bias": false, "tie_word_embeddings": false, "pad_token_id": 100277,
       "eos_token_id": 100257, "torch_dtype": "bfloat16"})"},
+    // OLMoE-1B-7B-0924 (6.9B, 1.3B active; as recalled, not checked against the Hub): 64 experts of width
+    // 1024, top-8 not renormalised, on every layer; q/k norms over the whole projections
+    {"olmoe-1b-7b", R"({"architectures": ["OlmoeForCausalLM"], "model_type": "olmoe", "vocab_size": 50304,
+      "hidden_size": 2048, "intermediate_size": 1024, "num_hidden_layers": 16, "num_attention_heads": 16,
+      "num_key_value_heads": 16, "hidden_act": "silu", "max_position_embeddings": 4096, "rms_norm_eps": 1e-05,
+      "rope_theta": 10000.0, "attention_bias": false, "clip_qkv": null, "num_experts": 64, "num_experts_per_tok": 8,
+      "norm_topk_prob": false, "tie_word_embeddings": false, "pad_token_id": 1, "eos_token_id": 50279,
+      "torch_dtype": "bfloat16"})"},
     // OLMo 3 (Olmo-3-1025-7B and Olmo-3-1125-32B as recalled, not checked against the Hub): OLMo 2's
     // layers, 3 of 4 sliding (window 4096, unscaled RoPE), YaRN x8 on the others
     {"olmo-3-7b", R"({"architectures": ["Olmo3ForCausalLM"], "model_type": "olmo3", "vocab_size": 100278,

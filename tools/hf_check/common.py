@@ -48,6 +48,7 @@ FAMILIES = [
     ("Olmo3ForCausalLM", "olmo3-v5"),  # transformers 5's per-type rope_parameters, sliding base of its own, GQA, tied
     ("DeepseekV2ForCausalLM", "deepseek-v2-lite"),  # V2-Lite: q_proj, adjacent-pair rope, yarn mscale², greedy softmax router
     ("DeepseekV2ForCausalLM", "deepseek-v2-groups"),  # V2/V2.5: q rank, group_limited_greedy (groups by their best), x16
+    ("OlmoeForCausalLM", "olmoe"),  # OLMoE: Llama's layers with q/k norms over the whole projections, MoE on every layer
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

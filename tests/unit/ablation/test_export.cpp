@@ -555,7 +555,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"deepseek-v3-qproj", true}, FamilyCase{"olmo2", true},
                       FamilyCase{"olmo2-bias", true}, FamilyCase{"olmo3", true}, FamilyCase{"olmo3-v5", true},
                       FamilyCase{"deepseek-v2-lite", true}, FamilyCase{"deepseek-v2-groups", true},
-                      FamilyCase{"deepseek-v2-groups", false}, FamilyCase{"deepseek-v2-groups", true, true}),
+                      FamilyCase{"deepseek-v2-groups", false}, FamilyCase{"deepseek-v2-groups", true, true},
+                      FamilyCase{"olmoe", true}, FamilyCase{"olmoe", true, true}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

@@ -1161,3 +1161,54 @@ TEST(ModelSpecDeepseek, V2LiteSoftmaxRouter) {
   c["num_key_value_heads"] = 8;
   EXPECT_ABL_ERROR(parse(c), "my/config.json", "num_key_value_heads");
 }
+
+// OLMoE-1B-7B-0924 (models/olmoe OlmoeAttention, OlmoeSparseMoeBlock; config recalled, not checked against
+// the Hub): Llama's input norms kept, q/k norms over the whole projections, every layer MoE with a softmax
+// router, top-8 of 64 not renormalised, experts as wide as intermediate_size. 6.92 B parameters, 1.28 B
+// active: the paper's "6.9B total, 1.3B active".
+TEST(ModelSpecOlmoe, PreNormLayersFullWidthQkNormsAndExperts) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["OlmoeForCausalLM"], "attention_bias": false,
+    "attention_dropout": 0.0, "clip_qkv": null, "eos_token_id": 50279, "hidden_act": "silu", "hidden_size": 2048,
+    "initializer_range": 0.02, "intermediate_size": 1024, "max_position_embeddings": 4096, "model_type": "olmoe",
+    "norm_topk_prob": false, "num_attention_heads": 16, "num_experts": 64, "num_experts_per_tok": 8,
+    "num_hidden_layers": 16, "num_key_value_heads": 16, "output_router_logits": false, "pad_token_id": 1,
+    "rms_norm_eps": 1e-05, "rope_scaling": null, "rope_theta": 10000, "router_aux_loss_coef": 0.01,
+    "tie_word_embeddings": false, "torch_dtype": "bfloat16", "use_cache": true, "vocab_size": 50304})");
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.input_norms && s.qk_norm && s.qk_norm_full);
+  EXPECT_FALSE(s.sandwich_norms || s.router_sigmoid || s.norm_topk_prob);
+  EXPECT_EQ(s.num_experts, 64);
+  EXPECT_EQ(s.experts_per_token, 8);
+  EXPECT_EQ(s.moe_intermediate_size, 1024);
+  EXPECT_EQ(s.shared_expert_intermediate_size, 0);
+  for (int64_t l = 0; l < 16; ++l) EXPECT_TRUE(s.is_moe_layer(l)) << l;
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{6919161856});
+  EXPECT_EQ(abl::model::active_parameter_count(s), int64_t{1282017280});
+  std::vector<std::pair<std::string, std::vector<int64_t>>> got;
+  for (const auto& slot : abl::model::layer_slots(s, 0)) got.emplace_back(slot.pattern, slot.shape);
+  const auto has = [&](const std::string& n, std::vector<int64_t> shape) {
+    return std::find(got.begin(), got.end(), std::make_pair("model.layers.{}." + n, shape)) != got.end();
+  };
+  EXPECT_TRUE(has("input_layernorm.weight", {2048}));
+  EXPECT_TRUE(has("self_attn.q_norm.weight", {2048}));
+  EXPECT_TRUE(has("self_attn.k_norm.weight", {2048}));
+  EXPECT_TRUE(has("mlp.gate.weight", {64, 2048}));
+  // GQA: k_norm as wide as k_proj's output; absent keys take OlmoeConfig's defaults
+  c["num_key_value_heads"] = 4;
+  c.erase("num_experts");
+  c.erase("norm_topk_prob");
+  s = parse(c);
+  EXPECT_EQ(s.num_experts, 64);
+  for (const auto& slot : abl::model::layer_slots(s, 0)) {
+    if (slot.pattern == "model.layers.{}.self_attn.k_norm.weight") {
+      EXPECT_EQ(slot.shape, std::vector<int64_t>{512});
+    }
+  }
+  c["norm_topk_prob"] = true;
+  EXPECT_TRUE(parse(c).norm_topk_prob);
+  c["clip_qkv"] = 8.0;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "clip_qkv", "not supported");
+  c["clip_qkv"] = nullptr;
+  c["head_dim"] = 64;  // q_norm is hidden_size wide: a q_proj of 16 x 64 would not fit it
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "head_dim", "hidden_size 2048");
+}
