@@ -894,6 +894,23 @@ def check_olmo_layout(name, spec, p, cfg, m):
           "norms" % (name, m.NH * m.HD, m.NKV * m.HD))
 
 
+def check_olmo_what_ifs(name, cls, cfg, p, g, m, ids, logits, others):
+    """OLMo 2 and 3: golden.json records exactly the what-ifs of `others` (and the zeroed biases when the model
+    has them), and each moves prompt 4's logits as recorded."""
+    want_keys = set(others) | ({"qkv_bias", "o_proj_bias"} if m.qkv_bias else set())
+    have_keys = set(k[:-len("_effect_prompt4")] for k in g["model"] if k.endswith("_effect_prompt4"))
+    check(have_keys == want_keys, "%s: golden.json's what-ifs are %s" % (name, ", ".join(sorted(want_keys))))
+    for key, other in others.items():
+        effect = float((other.forward(ids)[0] - logits).abs().max())
+        want = g["model"]["%s_effect_prompt4" % key]
+        check(abs(effect - want) < 1e-3 and effect > 1e-2, "%s: %s %s_effect_prompt4 %.4f = golden.json's "
+              "%.4f (> 1e-2)" % (name, cls.__name__, key, effect, want))
+    if m.qkv_bias:
+        check_zeroed_effects(name, cls, cfg, p, g, ids, logits, {
+            "qkv_bias": ("self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias"),
+            "o_proj_bias": ("self_attn.o_proj.bias",)})
+
+
 def check_olmo2(name, spec, p, g, st):
     cfg = fixture_config(name)
     m = Olmo2Check(cfg, p)
@@ -909,18 +926,7 @@ def check_olmo2(name, spec, p, g, st):
               "rms_norm_eps": eps}
     if m.c["rope_scaling"]:
         others["rope_scaling"] = Olmo2Check(dict(cfg, rope_scaling=None), p)
-    want_keys = set(others) | ({"qkv_bias", "o_proj_bias"} if m.qkv_bias else set())
-    have_keys = set(k[:-len("_effect_prompt4")] for k in g["model"] if k.endswith("_effect_prompt4"))
-    check(have_keys == want_keys, "%s: golden.json's what-ifs are %s" % (name, ", ".join(sorted(want_keys))))
-    for key, other in others.items():
-        effect = float((other.forward(ids)[0] - logits).abs().max())
-        want = g["model"]["%s_effect_prompt4" % key]
-        check(abs(effect - want) < 1e-3 and effect > 1e-2, "%s: Olmo2Check %s_effect_prompt4 %.4f = golden.json's "
-              "%.4f (> 1e-2)" % (name, key, effect, want))
-    if m.qkv_bias:
-        check_zeroed_effects(name, Olmo2Check, cfg, p, g, ids, logits, {
-            "qkv_bias": ("self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias"),
-            "o_proj_bias": ("self_attn.o_proj.bias",)})
+    check_olmo_what_ifs(name, Olmo2Check, cfg, p, g, m, ids, logits, others)
 
 
 class Olmo3Check(Olmo2Check):
@@ -1087,18 +1093,7 @@ def check_olmo3(name, spec, p, g, st):
         full_theta.rope["sliding_attention"] = {"rope_type": "default",
                                                 "rope_theta": m.rope["full_attention"]["rope_theta"]}
         others["sliding_rope_theta"] = full_theta
-    want_keys = set(others) | ({"qkv_bias", "o_proj_bias"} if m.qkv_bias else set())
-    have_keys = set(k[:-len("_effect_prompt4")] for k in g["model"] if k.endswith("_effect_prompt4"))
-    check(have_keys == want_keys, "%s: golden.json's what-ifs are %s" % (name, ", ".join(sorted(want_keys))))
-    for key, other in others.items():
-        effect = float((other.forward(ids)[0] - logits).abs().max())
-        want = g["model"]["%s_effect_prompt4" % key]
-        check(abs(effect - want) < 1e-3 and effect > 1e-2, "%s: Olmo3Check %s_effect_prompt4 %.4f = golden.json's "
-              "%.4f (> 1e-2)" % (name, key, effect, want))
-    if m.qkv_bias:
-        check_zeroed_effects(name, Olmo3Check, cfg, p, g, ids, logits, {
-            "qkv_bias": ("self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias"),
-            "o_proj_bias": ("self_attn.o_proj.bias",)})
+    check_olmo_what_ifs(name, Olmo3Check, cfg, p, g, m, ids, logits, others)
 
 
 class DeepseekV3Check:
