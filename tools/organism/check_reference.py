@@ -1757,14 +1757,8 @@ class OlmoeCheck(LlamaCheck):
         self.qk_mode, self.layout = "full", "pre"
         self.router_logits = None
 
-    def qk(self, x, w):
-        """(T, heads * head_dim) -> the normed projection, still flat."""
-        if self.qk_mode == "full":  # OlmoeRMSNorm(hidden_size) / (head_dim * kv heads) on the whole projection
-            return self.rms(x, w)
-        if self.qk_mode == "per_head":
-            heads = w.numel() // self.HD
-            return self.rms(x.view(-1, heads, self.HD), w.view(heads, self.HD)).reshape(x.shape)
-        return x
+    # OlmoeRMSNorm(hidden_size) / (head_dim * kv heads) over the whole projection: OLMo 2's q/k norm
+    qk = Olmo2Check.qk
 
     def attention(self, l, x, angles):
         pre, HD, T = "model.layers.%d.self_attn." % l, self.HD, x.shape[0]
