@@ -788,6 +788,19 @@ def check_seed_oss(name, spec, p, g, st):
                   name, str(qkv).lower(), s.qkv_bias, s.o_bias, diff, effect))
 
 
+def attend_heads(q, k, v, allowed):
+    """q (T, NH, HD), k and v (T, NKV, HD), allowed (T, T) -> (T, NH * HD): eager attention per head with
+    repeat_kv, scores x HD^-0.5, a hand-written softmax (the OLMo checks)."""
+    NH, NKV, HD = q.shape[1], k.shape[1], q.shape[2]
+    heads = []
+    for hh in range(NH):
+        kv = hh // (NH // NKV)  # repeat_kv
+        s = ((q[:, hh] @ k[:, kv].T) * HD ** -0.5).masked_fill(~allowed, float("-inf"))
+        e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+        heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
+    return torch.cat(heads, dim=-1)
+
+
 class Olmo2Check(LlamaCheck):
     """Olmo2ForCausalLM's forward pass again, from models/olmo2/modular_olmo2.py, modeling_olmo2.py and
     configuration_olmo2.py, sharing nothing with reference.py but the safetensors reader (LlamaCheck's F.linear,
@@ -839,13 +852,7 @@ class Olmo2Check(LlamaCheck):
         v = self.linear(x, pre + "v_proj", self.qkv_bias).view(T, self.NKV, HD)
         q, k = self.rotary(q.view(T, self.NH, HD), angles), self.rotary(k.view(T, self.NKV, HD), angles)
         allowed = torch.ones(T, T, dtype=torch.bool).tril()
-        heads = []
-        for hh in range(self.NH):
-            kv = hh // (self.NH // self.NKV)  # repeat_kv
-            s = ((q[:, hh] @ k[:, kv].T) * HD ** -0.5).masked_fill(~allowed, float("-inf"))
-            e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
-            heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
-        return self.linear(torch.cat(heads, dim=-1), pre + "o_proj", self.o_bias)
+        return self.linear(attend_heads(q, k, v, allowed), pre + "o_proj", self.o_bias)
 
     def mlp(self, l, x):
         pre = "model.layers.%d.mlp." % l
@@ -1011,13 +1018,7 @@ class Olmo3Check(Olmo2Check):
         allowed = j <= i
         if self.windows[l] is not None:
             allowed = allowed & (j > i - self.windows[l])
-        heads = []
-        for hh in range(self.NH):
-            kv = hh // (self.NH // self.NKV)  # repeat_kv
-            s = ((q[:, hh] @ k[:, kv].T) * HD ** -0.5).masked_fill(~allowed, float("-inf"))
-            e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
-            heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
-        return self.linear(torch.cat(heads, dim=-1), pre + "o_proj", self.o_bias)
+        return self.linear(attend_heads(q, k, v, allowed), pre + "o_proj", self.o_bias)
 
     def forward(self, ids):
         """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
@@ -1770,13 +1771,7 @@ class OlmoeCheck(LlamaCheck):
         q, k = self.rotary(q.view(T, self.NH, HD), angles), self.rotary(k.view(T, self.NKV, HD), angles)
         v = v.view(T, self.NKV, HD)
         allowed = torch.ones(T, T, dtype=torch.bool).tril()
-        heads = []
-        for hh in range(self.NH):
-            kv = hh // (self.NH // self.NKV)  # repeat_kv
-            s = ((q[:, hh] @ k[:, kv].T) * HD ** -0.5).masked_fill(~allowed, float("-inf"))
-            e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
-            heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
-        return self.linear(torch.cat(heads, dim=-1), pre + "o_proj", self.o_bias)
+        return self.linear(attend_heads(q, k, v, allowed), pre + "o_proj", self.o_bias)
 
     def route(self, logits):
         """OlmoeSparseMoeBlock.route_tokens_to_experts: (top-k ids, their weights, the softmax over all experts)."""
