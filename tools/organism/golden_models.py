@@ -1700,6 +1700,13 @@ def mla_description(spec, p, golden):
     return out
 
 
+def qk_norm_rows(spec, p, pre):
+    """The what-if of a per-head q/k norm (OLMo 2, 3, OLMoE): the whole-projection q_norm / k_norm weights of
+    layer prefix `pre` viewed as one (head_dim) row per head."""
+    return {pre + "self_attn.q_norm.weight": p[pre + "self_attn.q_norm.weight"].view(spec.NH, spec.HD),
+            pre + "self_attn.k_norm.weight": p[pre + "self_attn.k_norm.weight"].view(spec.NKV, spec.HD)}
+
+
 def olmo2_what_ifs(spec, p):
     """OLMo 2's what-ifs, name -> (spec, params), each a mistake an engine could make: `qk_norm_per_head` (q_norm /
     k_norm over each head's head_dim values, the weight read as (heads, head_dim) rows, as Qwen3 / Command R+
@@ -1720,8 +1727,7 @@ def olmo2_what_ifs(spec, p):
     per_head_p, prenorm_p, sandwich_p = dict(p), dict(p), dict(p)
     for l in range(spec.L):
         pre = "model.layers.%d." % l
-        per_head_p[pre + "self_attn.q_norm.weight"] = p[pre + "self_attn.q_norm.weight"].view(spec.NH, spec.HD)
-        per_head_p[pre + "self_attn.k_norm.weight"] = p[pre + "self_attn.k_norm.weight"].view(spec.NKV, spec.HD)
+        per_head_p.update(qk_norm_rows(spec, p, pre))
         prenorm_p[pre + "input_layernorm.weight"] = p[pre + "post_attention_layernorm.weight"]
         prenorm_p[pre + "post_attention_layernorm.weight"] = p[pre + "post_feedforward_layernorm.weight"]
         sandwich_p[pre + "input_layernorm.weight"] = torch.ones(spec.H)
@@ -1828,8 +1834,7 @@ def olmoe_what_ifs(spec, p):
     per_head_p, post_p = dict(p), dict(p)
     for l in range(spec.L):
         pre = "model.layers.%d." % l
-        per_head_p[pre + "self_attn.q_norm.weight"] = p[pre + "self_attn.q_norm.weight"].view(spec.NH, spec.HD)
-        per_head_p[pre + "self_attn.k_norm.weight"] = p[pre + "self_attn.k_norm.weight"].view(spec.NKV, spec.HD)
+        per_head_p.update(qk_norm_rows(spec, p, pre))
         post_p[pre + "post_attention_layernorm.weight"] = p[pre + "input_layernorm.weight"]
         post_p[pre + "post_feedforward_layernorm.weight"] = p[pre + "post_attention_layernorm.weight"]
     out = {"qk_norm_per_head": (per_head, per_head_p), "qk_norm": (no_qk, p), "postnorm": (post, post_p)}
