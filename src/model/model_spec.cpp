@@ -61,6 +61,7 @@ void cohere_keys(const Keys& k, ModelSpec& s);
 void olmo2_keys(const Keys& k, ModelSpec& s);
 void olmo3_keys(const Keys& k, ModelSpec& s);
 void olmoe_keys(const Keys& k, ModelSpec& s);
+void minimax_m2_keys(const Keys& k, ModelSpec& s);
 void seed_oss_keys(const Keys& k, ModelSpec& s);
 void deepseek_v3_keys(const Keys& k, ModelSpec& s);
 void deepseek_v2_keys(const Keys& k, ModelSpec& s);
@@ -172,6 +173,13 @@ constexpr const char* kOlmoeDefaults = R"({"vocab_size": 50304, "hidden_size": 2
   "max_position_embeddings": 4096, "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "attention_bias": false,
   "tie_word_embeddings": false, "pad_token_id": 1, "eos_token_id": 50279, "clip_qkv": null,
   "num_experts_per_tok": 8, "num_experts": 64, "norm_topk_prob": false})";
+// MiniMaxM2Config (default_theta 5e6) without its bos / eos defaults (200034, 200020): the released
+// config.json has no token ids, and generation stops at generation_config.json's (load_model_spec).
+constexpr const char* kMiniMaxM2Defaults = R"({"vocab_size": 200064, "hidden_size": 3072,
+  "intermediate_size": 1536, "num_hidden_layers": 62, "num_attention_heads": 48, "num_key_value_heads": 8,
+  "head_dim": 128, "hidden_act": "silu", "max_position_embeddings": 196608, "rms_norm_eps": 1e-06,
+  "rope_theta": 5000000.0, "tie_word_embeddings": false,
+  "num_experts_per_tok": 8, "num_local_experts": 256})";
 constexpr const char* kGemma3Defaults = R"({"vocab_size": 262208, "hidden_size": 2304,
   "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
   "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
@@ -240,6 +248,8 @@ const Family kFamilies[] = {
     {"Olmo3ForCausalLM", false, true, true, 0, 0, 2048, W::per_layer, 0, kOlmo3Defaults, olmo3_keys},
     // OLMoE-1B-7B: Llama's pre-norm layers with OLMo 2's q/k norms, every layer MoE (softmax top-k)
     {"OlmoeForCausalLM", false, true, true, 0, 0, 4096, W::none, 0, kOlmoeDefaults, olmoe_keys},
+    // MiniMax-M2, M2.1, M2.5: OLMoE's q/k norms on Mixtral's layers, partial RoPE, GLM-4.5's sigmoid router
+    {"MiniMaxM2ForCausalLM", false, true, false, 0, 0, 0, W::none, 0, kMiniMaxM2Defaults, minimax_m2_keys},
 };
 
 // Families whose dense MLP takes mlp_bias (LlamaMLP and the MLPs copied from it).
@@ -770,6 +780,86 @@ void olmoe_keys(const Keys& k, ModelSpec& s) {
   s.expert_names = ModelSpec::ExpertNames::qwen;
 }
 
+// models/minimax_m2 (MiniMaxM2Config, MiniMaxM2Attention(FlexOlmoAttention), MiniMaxM2TopKRouter,
+// MiniMaxM2SparseMoeBlock; the decoder layer is MixtralDecoderLayer): Llama's pre-norm layers;
+// q_norm / k_norm RMSNorms over the whole q_proj / k_proj output (heads x head_dim, kv heads x
+// head_dim) before the view into heads, as OLMo 2's ("qk_norm_type": "per_layer"); RoPE on the
+// first rotary_dim dims of each head, rotate-half pairs (Glm4MoeRotaryEmbedding). The released
+// remote-code config says rotary_dim, which MiniMaxM2Config turns into partial_rotary_factor =
+// rotary_dim / head_dim, head_dim // 2 when absent; transformers 5 writes the factor (also into
+// rope_parameters), which we read as Glm4MoeRotaryEmbedding does (docs/families.md). Every layer
+// is MoE: sigmoid scores, the top num_experts_per_tok of score + e_score_correction_bias, weighted
+// by their unbiased scores renormalised; Mixtral's experts (block_sparse_moe.experts.{e}.w1/w3/w2),
+// no groups, no shared expert, no scaling. Remote-code keys that would ask for other code are
+// refused by name rather than ignored as transformers does.
+void minimax_m2_keys(const Keys& k, ModelSpec& s) {
+  s.qk_norm_full = true;
+  if (auto v = k.find("use_qk_norm"); v && !v->as_bool()) {
+    v->fail("false is not supported: MiniMaxM2Attention always applies q_norm and k_norm");
+  }
+  if (auto v = k.find("qk_norm_type"); v && v->as_string() != "per_layer") {
+    v->fail(fmt::format("'{}' is not supported: {} normalises q and k over the whole projection (\"per_layer\")",
+                        v->as_string(), s.architecture));
+  }
+  if (auto v = k.find("scoring_func"); v && v->as_string() != "sigmoid") {
+    v->fail(fmt::format("'{}' is not supported: {} scores its experts with a sigmoid", v->as_string(), s.architecture));
+  }
+  if (auto v = k.find("use_routing_bias"); v && !v->as_bool()) {
+    v->fail("false is not supported: MiniMaxM2SparseMoeBlock always picks by score + e_score_correction_bias");
+  }
+  if (auto v = k.find("shared_intermediate_size"); v && v->as_int() != 0) {
+    v->fail(fmt::format("{} is not supported: {} has no shared expert", v->as_int(), s.architecture));
+  }
+  if (auto v = k.find("routed_scaling_factor"); v && v->as_double() != 1.0) {
+    v->fail(fmt::format("{} is not supported: {} does not scale its routing weights", v->as_double(), s.architecture));
+  }
+  if (auto v = k.find("use_grouped_topk"); v && v->as_bool()) {
+    v->fail(fmt::format("true is not supported: {} routes without expert groups", s.architecture));
+  }
+  if (auto v = k.find("attn_window_size")) {
+    for (int64_t w : v->as_int_list()) {
+      if (w > 0) v->fail(fmt::format("a window of {} is not supported: {} attends to the whole context", w, s.architecture));
+    }
+  }
+  if (auto v = k.find("attn_type_list")) {
+    const std::vector<int64_t> types = v->as_int_list();
+    if (static_cast<int64_t>(types.size()) != s.num_layers) {
+      v->fail(fmt::format("{} entries for {} layers", types.size(), s.num_layers));
+    }
+    for (size_t l = 0; l < types.size(); ++l) {
+      if (types[l] != 1) {
+        v->fail(fmt::format("layer {} has type {}: only softmax attention (1) is supported; MiniMax-Text-01's "
+                            "lightning attention (0) is not", l, types[l]));
+      }
+    }
+  }
+  partial_rotary_keys(k, s);
+  const bool factor_given = k.given("partial_rotary_factor") ||
+                            (k.find("rope_parameters") && k.find("rope_parameters")->is_object() &&
+                             k.find("rope_parameters")->find("partial_rotary_factor"));
+  int64_t dim = s.rotary_dim();
+  if (auto v = k.find("rotary_dim")) {
+    dim = v->as_int();
+    if (dim < 2 || dim % 2 != 0 || dim > s.head_dim) {
+      v->fail(fmt::format("{} must be even, at least 2 and at most head_dim {}", dim, s.head_dim));
+    }
+    if (factor_given && s.rotary_dim() != dim) {
+      v->fail(fmt::format("{} disagrees with partial_rotary_factor, which rotates {} of head_dim {}", dim,
+                          s.rotary_dim(), s.head_dim));
+    }
+  } else if (!factor_given) {
+    // Neither key: MiniMaxM2Config's rotary_dim default, head_dim // 2 (convert_rope_params_to_dict)
+    dim = s.head_dim / 2;
+    if (dim < 2 || dim % 2 != 0) {
+      bad_key(s, "rotary_dim", fmt::format("absent, so head_dim {} / 2 = {}; RoPE needs an even number of at least 2",
+                                           s.head_dim, dim));
+    }
+  }
+  s.partial_rotary_dim = dim == s.head_dim ? 0 : dim;
+  mixtral_keys(k, s);
+  s.router_sigmoid = true;
+}
+
 // models/cohere (CohereConfig, CohereLayerNorm, CohereRotaryEmbedding, CohereAttention,
 // CohereDecoderLayer, CohereForCausalLM) and models/cohere2 (Cohere2Config.__post_init__,
 // Cohere2Attention): LayerNorms without bias (layer_norm_eps), a parallel block, RoPE over whole
@@ -1162,6 +1252,18 @@ ModelSpec load_model_spec(const std::string& path) {
   }
   ModelSpec spec = parse_model_spec(io::read_json_file(file));
   const fs::path dir = fs::path(file).parent_path();
+  // transformers' generate() stops at generation_config.json's eos_token_id; a config.json without one
+  // (MiniMax-M2's as released) takes it from there.
+  if (const fs::path gen = dir / "generation_config.json"; spec.eos_token_ids.empty() && fs::exists(gen, ec)) {
+    if (auto v = io::read_json_file(gen.string()).find("eos_token_id")) {
+      spec.eos_token_ids = v->as_int_list();
+      for (int64_t id : spec.eos_token_ids) {
+        if (id < 0 || id >= spec.vocab_size) {
+          v->fail(fmt::format("{} is not a token id of this model (vocab_size {})", id, spec.vocab_size));
+        }
+      }
+    }
+  }
   const bool has_weights = fs::exists(dir / "model.safetensors", ec) ||
                            fs::exists(dir / "model.safetensors.index.json", ec);
   if (!has_weights || (!spec.multimodal && spec.num_experts == 0)) return spec;

@@ -265,6 +265,16 @@ const Preset kPresets[] = {
       "beta_slow": 1, "factor": 8.0, "original_max_position_embeddings": 8192, "rope_type": "yarn"},
       "sliding_window": 4096, "attention_bias": false, "tie_word_embeddings": false, "pad_token_id": 100277,
       "eos_token_id": 100257, "torch_dtype": "bfloat16"})"},
+    // MiniMax-M2 (230B, 10B active; config.json as a stored copy of MiniMaxAI/MiniMax-M2's, FP8 scales
+    // and the attn_type_list of 62 ones left out): 256 experts of width 1536, top-8 by sigmoid +
+    // correction bias; q/k norms over the whole projections, RoPE on 64 of each head's 128 dims
+    {"minimax-m2", R"({"architectures": ["MiniMaxM2ForCausalLM"], "model_type": "minimax_m2", "head_dim": 128,
+      "hidden_act": "silu", "hidden_size": 3072, "intermediate_size": 1536, "max_position_embeddings": 196608,
+      "num_attention_heads": 48, "num_experts_per_tok": 8, "num_hidden_layers": 62, "num_key_value_heads": 8,
+      "num_local_experts": 256, "qk_norm_type": "per_layer", "rms_norm_eps": 1e-06, "rope_theta": 5000000,
+      "rotary_dim": 64, "scoring_func": "sigmoid", "shared_intermediate_size": 0, "tie_word_embeddings": false,
+      "use_qk_norm": true, "use_routing_bias": true, "vocab_size": 200064, "bos_token_id": 200034,
+      "eos_token_id": 200020, "torch_dtype": "bfloat16"})"},
 };
 
 constexpr std::string_view kPrefix = "synthetic:";

@@ -113,7 +113,12 @@ void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
   v.push_back(layer_slot(s, WeightRole::router, granite ? "block_sparse_moe.router.layer.weight" : block + "gate.weight",
                          {E, H}, granite ? "(num_local_experts, hidden_size)" : "(num_experts, hidden_size)"));
   if (s.router_sigmoid) {
-    v.push_back(layer_slot(s, WeightRole::router_bias, "mlp.gate.e_score_correction_bias", {E}, "(n_routed_experts)"));
+    // GLM-4.5 / DeepSeek-V3 keep the bias in the gate (mlp.gate.e_score_correction_bias), MiniMax-M2
+    // beside it (block_sparse_moe.e_score_correction_bias; mlp. in transformers 5's layout)
+    v.push_back(mixtral ? layer_slot(s, WeightRole::router_bias, block + "e_score_correction_bias", {E},
+                                     "(num_local_experts)")
+                        : layer_slot(s, WeightRole::router_bias, "mlp.gate.e_score_correction_bias", {E},
+                                     "(n_routed_experts)"));
   }
   const char* fm_doc = wide ? "(intermediate_size, hidden_size)" : "(moe_intermediate_size, hidden_size)";
   const char* fm_down_doc = wide ? "(hidden_size, intermediate_size)" : "(hidden_size, moe_intermediate_size)";

@@ -7,14 +7,15 @@
 # LayerNorms, Llama with attention and MLP biases, Seed-OSS (q/k/v biases, none on o_proj) and DeepSeek-V3's
 # latent attention (o_proj (H, NH*v_head_dim), every expert's down projection and the shared experts') and OLMo 2
 # (no input norms, q/k norms over all heads), OLMo 3 (sliding layers with their own RoPE base, GQA, biases) and
-# DeepSeek-V2's softmax router (groups scored by their best expert) and OLMoE (every layer MoE) run
+# DeepSeek-V2's softmax router (groups scored by their best expert), OLMoE (every layer MoE) and MiniMax-M2
+# (partial RoPE, sigmoid router with its correction bias beside the gate, eos from generation_config.json) run
 # `abliterate run` end to end (baseline, residuals, directions, a small sweep) on 2 ranks with
 # sharded weights, then export a trial whose untouched tensors (the vision tower, fused Phi-3
 # tensors, routers) keep their bytes while every o_proj/down projection the trial ablates (every
 # expert's in MoE layers) changes. The model organism's prompts serve as prompts.
 source "$(dirname "$0")/common.sh"
 GOLDEN="$HERE/../fixtures/golden"
-for name in gemma3-mm mistral3-mm gemma2-softcap phi3-longrope phi3-longrope-long glm4-interleaved-rope qwen2.5-vl-legacy qwen2-moe-shared glm4-moe granite-moe-shared gpt-oss cohere2 cohere-qknorm llama-bias seed-oss deepseek-v3-mla olmo2 olmo3-v5 deepseek-v2-groups olmoe; do
+for name in gemma3-mm mistral3-mm gemma2-softcap phi3-longrope phi3-longrope-long glm4-interleaved-rope qwen2.5-vl-legacy qwen2-moe-shared glm4-moe granite-moe-shared gpt-oss cohere2 cohere-qknorm llama-bias seed-oss deepseek-v3-mla olmo2 olmo3-v5 deepseek-v2-groups olmoe minimax-m2; do
   RUN="$WORK/families/$name"
   rm -rf "$RUN" && mkdir -p "$(dirname "$RUN")"
   extra=()  # phi3-longrope-long: no system prompt, so that the prompts (26 to 48 tokens) lie on both sides of 32

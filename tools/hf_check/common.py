@@ -49,6 +49,8 @@ FAMILIES = [
     ("DeepseekV2ForCausalLM", "deepseek-v2-lite"),  # V2-Lite: q_proj, adjacent-pair rope, yarn mscale², greedy softmax router
     ("DeepseekV2ForCausalLM", "deepseek-v2-groups"),  # V2/V2.5: q rank, group_limited_greedy (groups by their best), x16
     ("OlmoeForCausalLM", "olmoe"),  # OLMoE: Llama's layers with q/k norms over the whole projections, MoE on every layer
+    ("MiniMaxM2ForCausalLM", "minimax-m2"),  # released config: rotary_dim (partial RoPE), sigmoid router + bias, Mixtral experts
+    ("MiniMaxM2ForCausalLM", "minimax-m2-v5"),  # transformers 5: partial_rotary_factor in rope_parameters, stacked, tied
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

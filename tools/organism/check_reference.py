@@ -155,6 +155,48 @@
      what-ifs the config calls for and OlmoeCheck reproduces each {qk_norm_per_head,qk_norm,postnorm,
      router_norm_topk_prob}_effect_prompt4 (1e-3), each over 1e-2. (3. checks the MoE block against an index_add_
      loop.)
+ 18. MiniMax-M2: a second forward pass written here from models/minimax_m2/modular_minimax_m2.py and
+     configuration_minimax_m2.py (`MiniMaxM2Check`: config.json read on its own in either spelling (the released
+     rotary_dim / rope_theta, or transformers 5's rope_parameters with partial_rotary_factor) with MiniMaxM2Config's
+     defaults, the expert layout from the weights' names, LlamaCheck's F.linear and RMSNorm, Olmo2Check's whole-projection
+     q/k norm, its own partial RoPE (the pairs (i, i + R/2) of the first rotary_dim dims as complex numbers, the rest
+     passed), MiniMaxM2TopKRouter (sigmoid, topk of s + e_score_correction_bias unsorted, s gathered and divided by its
+     sum) and transformers 5's MixtralExperts.forward loop over stacked gate_up_proj / down_proj (the released w1 / w3 /
+     w2 stacked here as the checkpoint conversion does)) reproduces logits_last, hidden_last and logits_all_0 (1e-4) and
+     every golden greedy id (no cache) of each MiniMaxM2ForCausalLM fixture (minimax-m2, minimax-m2-v5); the files hold
+     exactly MiniMax-M2's tensors in one layout (q_norm (NH * HD,), k_norm (NKV * HD,), NH * HD != hidden), BF16
+     matrices and F32 norms / e_score_correction_bias; config.json is in the spelling the fixture stands for, and
+     reference.Spec and golden.json read its rotary_dim, theta, inverse frequencies, norms, router and layout as
+     MiniMaxM2Check does; reference.Spec refuses use_qk_norm false, another qk_norm_type, scoring_func or
+     attn_type_list, use_routing_bias false, a shared expert, and rotary_dim / partial_rotary_factor values that
+     disagree (an agreeing pair is taken; neither gives head_dim // 2 in both); the weights in the other expert layout
+     and config.json in the other spelling give the same logits (reference.forward exactly; MiniMaxM2Check 1e-4);
+     MiniMaxM2Check's own router gives golden.json's routing gaps (prompt and fed back, >= 1e-3), expert_ids_last and
+     the recorded counts of prompt 4's tokens that take other experts under each router what-if; golden.json has
+     exactly the what-ifs of golden_models.minimax_m2_what_ifs and MiniMaxM2Check reproduces each
+     {rope_full_head,qk_norm_per_head,router_bias,router_bias_in_weights,router_unnormalised,router_softmax}
+     _effect_prompt4 (1e-3), each over 1e-2. (3. checks the MoE block against an index_add_ loop.)
+ 19. EXAONE 4: a second forward pass written here from models/exaone4/modular_exaone4.py and modeling_rope_utils.py's
+     _compute_llama3_parameters (`Exaone4Check`: config.json read with Exaone4Config's defaults, the layer types from
+     layer_types, else __post_init__'s integer rule or the string pattern's (pattern[i % len] == "L", the last layer
+     global), the llama3 frequencies per pair in Python floats, LlamaCheck's RMSNorm and complex-number RoPE, the q/k
+     RMSNorm per head over head_dim with the one (head_dim,) weight, RoPE only where sliding_window is null or the layer
+     slides, an explicit i - j < W mask on sliding layers, Olmo2DecoderLayer's post-norm layer, per-head attention with
+     a hand-written softmax) reproduces logits_last, hidden_last and logits_all_0 (1e-4) and every golden greedy id (no
+     cache) of each Exaone4ForCausalLM fixture (exaone4, exaone4-dense); the files hold exactly EXAONE 4's tensors (q/k
+     norms (head_dim,), the two post norms, no input norm, no biases, lm_head only when untied), BF16 matrices and F32
+     norms; config.json is in the spelling the fixture stands for (the 32B's "LLLG" beside layer_types, head_dim,
+     llama3; the 1.2B's null sliding_window / sliding_window_pattern, full layer_types, no head_dim, tied), and
+     reference.Spec and golden.json read its layer types, window, RoPE layers, inverse frequencies (1e-6 relative) and
+     norms as Exaone4Check does; the llama3 bands (kept, smoothed, divided) are all present and golden.json's, every
+     golden prompt is longer than the window; the same model with layer_types left out (the pattern alone; the 32B
+     also with the integer pattern 4) and in transformers 5's flat rope_parameters gives the same logits
+     (reference.forward exactly, Exaone4Check 1e-4); reference.Spec refuses a pattern with other letters, other layer
+     type names, attention_bias / mlp_bias, rope_parameters beside rope_theta, layer_types that contradict an explicit
+     pattern, a pattern 0 without layer_types, a sliding_window with no sliding layer and sliding layers without a
+     sliding_window; golden.json has exactly the what-ifs the config calls for and Exaone4Check reproduces each
+     {prenorm,qk_norm_whole_projection,rope_on_every_layer,sliding_window,nope_as_hybrid,rope_scaling}_effect_prompt4
+     (1e-3), each over 1e-2.
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
@@ -292,6 +334,13 @@ def moe_per_expert(spec, p, pre, l, h):
         if spec.norm_topk_prob:
             top = top / (top.sum(dim=-1, keepdim=True) + 1e-20)
         top = top * spec.routed_scaling_factor
+    elif spec.router == "minimax":
+        # MiniMaxM2TopKRouter.forward as written there (sigmoid of the fp32 logits, plus the block's
+        # e_score_correction_bias for the choice only, topk unsorted, the unbiased scores gathered and divided by their sum)
+        s_ = torch.sigmoid((x @ w.T).float())
+        chosen = torch.topk(s_ + p[ref.correction_bias_name(spec, pre)], k=spec.top_k, dim=-1, sorted=False)[1]
+        top = s_.gather(1, chosen)
+        top = top / top.sum(dim=-1, keepdim=True)
     elif spec.router == "deepseek_v2":
         # DeepseekV2Moe.route_tokens_to_experts as written there (softmax in fp32, topk unsorted, the group mask by
         # scatter_, masked_fill 0.0), weights times routed_scaling_factor (norm_topk_prob: DeepSeek's MoEGate)
@@ -1884,6 +1933,576 @@ def check_olmoe(name, spec, p, g, st):
               "%.4f (> 1e-2)" % (name, key, effect, want))
 
 
+class MiniMaxM2Check(LlamaCheck):
+    """MiniMaxM2ForCausalLM's forward pass again, from models/minimax_m2/modular_minimax_m2.py and
+    configuration_minimax_m2.py (and MiniMax's released config.json spelling), sharing nothing with reference.py but the
+    safetensors reader (LlamaCheck's F.linear and RMSNorm, Olmo2Check's whole-projection q/k norm and attend_heads; its
+    own config reading, partial RoPE, layer, router and experts): MiniMaxM2DecoderLayer = MixtralDecoderLayer (pre-norm),
+    MiniMaxM2Attention(FlexOlmoAttention) (q = q_norm(q_proj(h)), k = k_norm(k_proj(h)) over heads x head_dim before
+    the view into heads, head_dim explicit, no biases), MiniMaxM2RotaryEmbedding = Glm4MoeRotaryEmbedding over
+    rotary_dim dims with glm4_moe's apply_rotary_pos_emb (the pairs (i, i + rotary_dim / 2) of the first rotary_dim dims
+    turned here as complex numbers, the rest passed), MiniMaxM2TopKRouter (sigmoid(logits.float()), topk of s +
+    e_score_correction_bias with sorted=False, s gathered and divided by its sum) and transformers 5's MixtralExperts
+    .forward (one_hot mask, the experts hit, F.linear(x, gate_up_proj[e]).chunk(2), act(gate) * up, down_proj[e],
+    times the weight, index_add_), the released per-expert w1 / w3 / w2 stacked here as the checkpoint conversion does
+    (per expert [w1 rows; w3 rows]).
+    config.json read on its own: MiniMaxM2Config's defaults, rope_theta from rope_parameters or the top level (default
+    5e6), rotary_dim from rotary_dim, else partial_rotary_factor (rope_parameters, else the top level) x head_dim, else
+    head_dim // 2. The expert layout from the weights' names.
+    What-ifs: `R` (the rotary dims; head_dim: RoPE over the whole head), `qk_mode` ("full", "per_head"), `bias_in_choice`,
+    `bias_in_weights`, `renormalise`, `score` ("sigmoid", "softmax"). `router_calls`: None, or a list that receives
+    (layer, router input, logits) per MoE call."""
+
+    # MiniMaxM2Config's defaults of the keys read here (rope_theta: its default_theta)
+    DEFAULTS = dict(num_key_value_heads=8, head_dim=128, hidden_act="silu", rms_norm_eps=1e-6, tie_word_embeddings=False,
+                    num_local_experts=256, num_experts_per_tok=8, rope_parameters=None, rope_theta=5e6, rotary_dim=None,
+                    partial_rotary_factor=None, rope_scaling=None)
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg)
+        if c["hidden_act"] != "silu" or c["rope_scaling"]:
+            raise ValueError("MiniMaxM2Check: hidden_act %r, rope_scaling %r" % (c["hidden_act"], c["rope_scaling"]))
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NKV, self.HD = c["num_key_value_heads"], c["head_dim"]
+        rp = c["rope_parameters"] or {}
+        self.theta = float(rp.get("rope_theta", c["rope_theta"]))
+        factor = rp.get("partial_rotary_factor", c["partial_rotary_factor"])
+        self.R = (c["rotary_dim"] if c["rotary_dim"] is not None else
+                  int(self.HD * factor) if factor is not None else self.HD // 2)
+        self.E, self.k = c["num_local_experts"], c["num_experts_per_tok"]
+        self.stacked = any(n.endswith("mlp.experts.gate_up_proj") for n in p)
+        self.qkv_bias = self.o_bias = False
+        self.qk_mode, self.bias_in_choice, self.bias_in_weights = "full", True, False
+        self.renormalise, self.score = True, "sigmoid"
+        self.router_calls = None
+
+    qk = Olmo2Check.qk
+
+    def rotary(self, x, angles):
+        """x (T, heads, head_dim): the first R dims' pairs (i, i + R/2) as complex numbers times e^(i angle_i)."""
+        half = self.R // 2
+        z = torch.complex(x[..., :half], x[..., half:self.R]) * torch.polar(torch.ones_like(angles), angles).unsqueeze(1)
+        return torch.cat((z.real, z.imag, x[..., self.R:]), dim=-1)
+
+    def attention(self, l, x, angles):
+        pre, HD, T = "model.layers.%d.self_attn." % l, self.HD, x.shape[0]
+        q = self.qk(self.linear(x, pre + "q_proj", False), self.p[pre + "q_norm.weight"])
+        k = self.qk(self.linear(x, pre + "k_proj", False), self.p[pre + "k_norm.weight"])
+        v = self.linear(x, pre + "v_proj", False).view(T, self.NKV, HD)
+        q, k = self.rotary(q.view(T, self.NH, HD), angles), self.rotary(k.view(T, self.NKV, HD), angles)
+        allowed = torch.ones(T, T, dtype=torch.bool).tril()
+        return self.linear(attend_heads(q, k, v, allowed), pre + "o_proj", False)
+
+    def router_tensors(self, l):
+        """(gate weight (E, H), e_score_correction_bias (E,)) of layer l."""
+        pre = "model.layers.%d.%s" % (l, "mlp." if self.stacked else "block_sparse_moe.")
+        return self.p[pre + "gate.weight"], self.p[pre + "e_score_correction_bias"]
+
+    def experts(self, l):
+        """(gate_up (E, 2F, H), down (E, H, F)) of layer l."""
+        if self.stacked:
+            pre = "model.layers.%d.mlp.experts." % l
+            return self.p[pre + "gate_up_proj"], self.p[pre + "down_proj"]
+        w = lambda e, n: self.p["model.layers.%d.block_sparse_moe.experts.%d.%s.weight" % (l, e, n)]  # noqa: E731
+        w1, w3, w2 = (torch.stack([w(e, n) for e in range(self.E)]) for n in ("w1", "w3", "w2"))
+        return torch.cat((w1, w3), dim=1), w2
+
+    def route(self, logits, bias):
+        """MiniMaxM2TopKRouter.forward: (top-k ids (unsorted), their weights, the values the choice ranks)."""
+        logits = logits.float()
+        s = torch.sigmoid(logits) if self.score == "sigmoid" else torch.softmax(logits, dim=-1)
+        choice = s + bias if self.bias_in_choice else s
+        ids = torch.topk(choice, self.k, dim=-1, sorted=False)[1]
+        weights = (s + bias if self.bias_in_weights else s).gather(1, ids)
+        if self.renormalise:
+            weights = weights / weights.sum(dim=-1, keepdim=True)
+        return ids, weights, choice
+
+    def moe(self, l, x):
+        gate, bias = self.router_tensors(l)
+        logits = torch.nn.functional.linear(x, gate)
+        if self.router_calls is not None:
+            self.router_calls.append((l, x, logits))
+        ids, weights, _ = self.route(logits, bias)
+        gate_up, down = self.experts(l)
+        out = torch.zeros_like(x)
+        mask = torch.nn.functional.one_hot(ids, num_classes=self.E).permute(2, 1, 0)  # (E, k, T)
+        for e in torch.nonzero(mask.sum(dim=(1, 2)) > 0).flatten().tolist():
+            slot, tok = torch.where(mask[e])
+            g, u = torch.nn.functional.linear(x[tok], gate_up[e]).chunk(2, dim=-1)
+            y = torch.nn.functional.linear(torch.nn.functional.silu(g) * u, down[e])
+            out.index_add_(0, tok, y * weights[tok, slot, None])
+        return out
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        p = self.p
+        inv_freq = 1.0 / self.theta ** (torch.arange(0, self.R, 2, dtype=torch.float32) / self.R)
+        angles = torch.outer(torch.arange(len(ids), dtype=torch.float32), inv_freq)  # (T, R/2)
+        h = p["model.embed_tokens.weight"][torch.tensor(ids)]
+        hidden = [h]
+        for l in range(self.L):
+            w = lambda n: p["model.layers.%d.%s.weight" % (l, n)]  # noqa: E731
+            h = h + self.attention(l, self.rms(h, w("input_layernorm")), angles)
+            h = h + self.moe(l, self.rms(h, w("post_attention_layernorm")))
+            hidden.append(h)
+        hidden[-1] = self.rms(h, p["model.norm.weight"])
+        head = p["model.embed_tokens.weight"] if self.c["tie_word_embeddings"] else p["lm_head.weight"]
+        return hidden[-1] @ head.T, hidden
+
+
+def minimax_m2_other_layout(p, L, E):
+    """MiniMax-M2's weights in the other expert layout: the released per-expert block_sparse_moe.* stacked into
+    transformers 5's mlp.* (gate_up_proj per expert [w1; w3], down_proj the w2s), or those split back."""
+    q = dict(p)
+    for l in range(L):
+        a, b = "model.layers.%d.block_sparse_moe." % l, "model.layers.%d.mlp." % l
+        if a + "gate.weight" in q:
+            for n in ("gate.weight", "e_score_correction_bias"):
+                q[b + n] = q.pop(a + n)
+            w1, w3, w2 = (torch.stack([q.pop(a + "experts.%d.%s.weight" % (e, n)) for e in range(E)])
+                          for n in ("w1", "w3", "w2"))
+            q[b + "experts.gate_up_proj"], q[b + "experts.down_proj"] = torch.cat((w1, w3), dim=1), w2
+        else:
+            for n in ("gate.weight", "e_score_correction_bias"):
+                q[a + n] = q.pop(b + n)
+            gate_up, down = q.pop(b + "experts.gate_up_proj"), q.pop(b + "experts.down_proj")
+            F_ = down.shape[2]
+            for e in range(E):
+                x = a + "experts.%d." % e
+                q[x + "w1.weight"], q[x + "w3.weight"], q[x + "w2.weight"] = gate_up[e, :F_], gate_up[e, F_:], down[e]
+    return q
+
+
+def minimax_m2_other_spelling(cfg, R, HD, theta):
+    """MiniMax-M2's config.json in the other spelling: the released rotary_dim / rope_theta as transformers 5's
+    rope_parameters {"rope_type": "default", "rope_theta", "partial_rotary_factor"}, or back."""
+    c = dict(cfg)
+    if "rotary_dim" in c:
+        del c["rotary_dim"]
+        c.pop("rope_theta", None)
+        c["rope_parameters"] = {"partial_rotary_factor": R / HD, "rope_theta": float(theta), "rope_type": "default"}
+    else:
+        del c["rope_parameters"]
+        c.update(rotary_dim=R, rope_theta=theta)
+    return c
+
+
+def check_minimax_m2(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    m = MiniMaxM2Check(cfg, p)
+    model = g["model"]
+    check_against_golden(name, "MiniMaxM2Check", m, g, st)
+    # the files: exactly MiniMax-M2's tensors in one layout, with their shapes and dtypes
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    F_, QD, KD = cfg["intermediate_size"], m.NH * m.HD, m.NKV * m.HD
+    want = {"model.embed_tokens.weight": (m.c["vocab_size"], m.H), "model.norm.weight": (m.H,)}
+    if not m.c["tie_word_embeddings"]:
+        want["lm_head.weight"] = (m.c["vocab_size"], m.H)
+    for l in range(m.L):
+        x = "model.layers.%d." % l
+        want.update({x + "input_layernorm.weight": (m.H,), x + "post_attention_layernorm.weight": (m.H,),
+                     x + "self_attn.q_proj.weight": (QD, m.H), x + "self_attn.k_proj.weight": (KD, m.H),
+                     x + "self_attn.v_proj.weight": (KD, m.H), x + "self_attn.o_proj.weight": (m.H, QD),
+                     x + "self_attn.q_norm.weight": (QD,), x + "self_attn.k_norm.weight": (KD,)})
+        if m.stacked:
+            want.update({x + "mlp.gate.weight": (m.E, m.H), x + "mlp.e_score_correction_bias": (m.E,),
+                         x + "mlp.experts.gate_up_proj": (m.E, 2 * F_, m.H), x + "mlp.experts.down_proj": (m.E, m.H, F_)})
+        else:
+            want.update({x + "block_sparse_moe.gate.weight": (m.E, m.H),
+                         x + "block_sparse_moe.e_score_correction_bias": (m.E,)})
+            for e in range(m.E):
+                y = x + "block_sparse_moe.experts.%d." % e
+                want.update({y + "w1.weight": (F_, m.H), y + "w3.weight": (F_, m.H), y + "w2.weight": (m.H, F_)})
+    shapes = {n: tuple(t.shape) for n, (_, t) in stored.items()}
+    dtypes_ok = all(dt == ("F32" if n.endswith(("norm.weight", "e_score_correction_bias")) else "BF16")
+                    for n, (dt, _) in stored.items())
+    check(shapes == want and dtypes_ok and QD != m.H,
+          "%s: exactly MiniMax-M2's tensors (%s experts), q_norm (%d,) / k_norm (%d,) over heads x head_dim (!= hidden "
+          "%d), BF16 matrices, F32 norms and e_score_correction_bias" % (
+              name, "stacked" if m.stacked else "per-expert", QD, KD, m.H))
+    # config.json's spelling, and reference.Spec / golden.json reading it as MiniMaxM2Check does
+    if m.stacked:
+        rp = cfg["rope_parameters"]
+        spelling = ("rotary_dim" not in cfg and "rope_theta" not in cfg and "dtype" in cfg and "torch_dtype" not in cfg
+                    and set(rp) == {"rope_type", "rope_theta", "partial_rotary_factor"} and cfg["tie_word_embeddings"]
+                    and not any(k in cfg for k in ("use_qk_norm", "scoring_func", "attn_type_list")))
+    else:
+        spelling = (cfg["rotary_dim"] == m.R and "rope_parameters" not in cfg and "partial_rotary_factor" not in cfg
+                    and cfg["use_qk_norm"] and cfg["qk_norm_type"] == "per_layer" and cfg["scoring_func"] == "sigmoid"
+                    and cfg["use_routing_bias"] and cfg["shared_intermediate_size"] == 0
+                    and cfg["attn_type_list"] == [1] * m.L and "eos_token_id" not in cfg and "auto_map" in cfg)
+    flags = ((spec.HD, spec.R, float(spec.theta), spec.qk_norm_full, spec.qk_norm, spec.input_norms, spec.sandwich_norms,
+              spec.qkv_bias, spec.o_bias, spec.router, spec.expert_naming, spec.num_experts, spec.top_k,
+              spec.norm_topk_prob, spec.shared_intermediate, spec.moe_intermediate, spec.layer_moe) ==
+             (m.HD, m.R, m.theta, True, False, True, False, False, False, "minimax",
+              "stacked" if m.stacked else "mixtral", m.E, m.k, True, 0, F_, [True] * m.L))
+    flags &= bool(torch.equal(spec.inv_freq, 1.0 / m.theta ** (torch.arange(0, m.R, 2, dtype=torch.float32) / m.R)))
+    flags &= ((model["rotary_dim"], model["num_experts"], model["experts_per_tok"], model["norm_topk_prob"],
+               model["shared_expert"], model["qk_norm_weight_shapes"]) == (m.R, m.E, m.k, True, False, [[QD], [KD]]))
+    check(spelling and flags and 0 < m.R < m.HD,
+          "%s: config.json in the %s spelling (rotary_dim %d of head_dim %d, rope_theta %g); reference.Spec and "
+          "golden.json read it as MiniMaxM2Check does" % (
+              name, "transformers 5" if m.stacked else "released remote-code", m.R, m.HD, m.theta))
+    # reference.Spec refuses what it does not implement
+    bad = {"use_qk_norm false": dict(use_qk_norm=False), "qk_norm_type per_head": dict(qk_norm_type="per_head"),
+           "scoring_func softmax": dict(scoring_func="softmax"), "use_routing_bias false": dict(use_routing_bias=False),
+           "shared_intermediate_size 8": dict(shared_intermediate_size=8),
+           "attn_type_list with a 0": dict(attn_type_list=[0] + [1] * (m.L - 1)),
+           # (the file's rotary_dim or partial_rotary_factor, and the other key contradicting it)
+           "rotary_dim and partial_rotary_factor disagreeing":
+               dict(rotary_dim=2 * m.R) if m.stacked else dict(partial_rotary_factor=2 * m.R / m.HD),
+           "two partial_rotary_factor values": dict(partial_rotary_factor=2 * m.R / m.HD, rope_parameters={
+               "rope_type": "default", "rope_theta": m.theta, "partial_rotary_factor": m.R / m.HD})}
+    refused = []
+    for what, extra in bad.items():
+        try:
+            ref.Spec(dict(cfg, **extra))
+        except ValueError:
+            refused.append(what)
+    agreeing = ref.Spec(dict(cfg, rotary_dim=m.R, partial_rotary_factor=m.R / m.HD)).R == m.R
+    # neither key: convert_rope_params_to_dict's default rotary_dim head_dim // 2, in both readings
+    bare = {k: v for k, v in cfg.items() if k not in ("rotary_dim", "partial_rotary_factor", "rope_parameters")}
+    default = ref.Spec(bare).R == MiniMaxM2Check(bare, p).R == m.HD // 2
+    check(refused == list(bad) and agreeing and default,
+          "%s: reference.Spec refuses each of: %s (not refused: %s); takes rotary_dim beside an agreeing "
+          "partial_rotary_factor; without either, rotary_dim head_dim // 2 = %d here and in MiniMaxM2Check" % (
+              name, ", ".join(bad), ", ".join(sorted(set(bad) - set(refused))) or "none", m.HD // 2))
+    # the other layout and the other config spelling: the same logits
+    prompts = [e["input_ids"] for e in g["prompts"]]
+    base = last_logits(spec, p, prompts)
+    other_p = minimax_m2_other_layout(p, m.L, m.E)
+    other_spec = ref.Spec(spec.cfg)
+    ref.minimax_m2_expert_layout(other_spec, other_p)
+    other_cfg = minimax_m2_other_spelling(cfg, m.R, m.HD, m.theta)
+    respelled = ref.Spec(other_cfg)
+    ref.minimax_m2_expert_layout(respelled, p)
+    d1 = float((last_logits(other_spec, other_p, prompts) - base).abs().max())
+    d2 = float((last_logits(respelled, p, prompts) - base).abs().max())
+    ids4 = g["prompts"][4]["input_ids"]
+    d3 = float((MiniMaxM2Check(other_cfg, other_p).forward(ids4)[0][-1] - st["logits_last"][4]).abs().max())
+    check(other_spec.expert_naming != spec.expert_naming and respelled.R == spec.R and max(d1, d2) == 0.0 and d3 < 1e-4,
+          "%s: the weights in the other expert layout (%s) and config.json in the other spelling give the same logits "
+          "(reference: %.1e, %.1e; MiniMaxM2Check with both: %.1e)" % (name, other_spec.expert_naming, d1, d2, d3))
+    # the routing again, from MiniMaxM2Check's router: the k-th minus (k+1)-th s + bias over the prompt tokens and the
+    # tokens fed back while decoding, and the experts chosen at each prompt's last position (in descending order)
+    gaps, last_ok = [float("inf")] * 2, True
+    for e in g["prompts"]:
+        m.router_calls = []
+        m.forward(e["input_ids"] + e["greedy_ids"][:-1])
+        n = len(e["input_ids"])
+        for l, _, logits in m.router_calls:
+            ids, _, choice = m.route(logits[n - 1:n], m.router_tensors(l)[1])
+            order = choice.gather(1, ids).argsort(dim=-1, descending=True)
+            last_ok &= [int(i) for i in ids.gather(1, order)[0]] == e["expert_ids_last"][l]
+            for i, part in enumerate((logits[:n], logits[n:])):
+                top = m.route(part, m.router_tensors(l)[1])[2].sort(dim=-1, descending=True).values
+                gaps[i] = min(gaps[i], float((top[:, m.k - 1] - top[:, m.k]).min()))
+    m.router_calls = None
+    want_gaps = [model["routing_min_gap"], model["routing_min_gap_generated"]]
+    check(all(abs(a - b) < 1e-6 for a, b in zip(gaps, want_gaps)) and min(gaps) >= 1e-3 and last_ok,
+          "%s: MiniMaxM2Check's routing gaps (prompt %.6f / fed back %.6f) = golden.json's, >= 1e-3; expert_ids_last "
+          "reproduced" % (name, gaps[0], gaps[1]))
+    # the what-ifs
+    ids = g["prompts"][4]["input_ids"]
+    logits = m.forward(ids)[0]
+    others = {key: MiniMaxM2Check(cfg, p) for key in ("rope_full_head", "qk_norm_per_head", "router_bias",
+                                                       "router_bias_in_weights", "router_unnormalised", "router_softmax")}
+    others["rope_full_head"].R = m.HD
+    others["qk_norm_per_head"].qk_mode = "per_head"
+    others["router_bias"].bias_in_choice = False
+    others["router_bias_in_weights"].bias_in_weights = True
+    others["router_unnormalised"].renormalise = False
+    others["router_softmax"].score = "softmax"
+    # how many of prompt 4's tokens take other experts under each router what-if, the router inputs held
+    m.router_calls = []
+    m.forward(ids)
+    changed = {}
+    for key in ("router_bias", "router_bias_in_weights", "router_unnormalised", "router_softmax"):
+        counts = []
+        for l, _, lg in m.router_calls:
+            bias = m.router_tensors(l)[1]
+            a = m.route(lg, bias)[0].sort(dim=-1).values
+            b = others[key].route(lg, bias)[0].sort(dim=-1).values
+            counts.append(int((a != b).any(dim=-1).sum()))
+        changed[key] = counts
+    m.router_calls = None
+    check(changed == model["router_changed_tokens_prompt4"] and len(ids) == model["prompt4_tokens"] and
+          sum(changed["router_bias"]) >= 0.1 * len(ids) * m.L,
+          "%s: MiniMaxM2Check's tokens of prompt 4's %d taking other experts per layer = golden.json's (%s)" % (
+              name, len(ids), ", ".join("%s %s" % kv for kv in changed.items())))
+    have_keys = set(k[:-len("_effect_prompt4")] for k in model if k.endswith("_effect_prompt4"))
+    check(have_keys == set(others), "%s: golden.json's what-ifs are %s" % (name, ", ".join(sorted(others))))
+    for key, other in others.items():
+        effect = float((other.forward(ids)[0] - logits).abs().max())
+        want_effect = model.get("%s_effect_prompt4" % key, float("nan"))
+        check(abs(effect - want_effect) < 1e-3 and effect > 1e-2, "%s: MiniMaxM2Check %s_effect_prompt4 %.4f = "
+              "golden.json's %.4f (> 1e-2)" % (name, key, effect, want_effect))
+
+
+class Exaone4Check(LlamaCheck):
+    """Exaone4ForCausalLM's forward pass again, from models/exaone4/modular_exaone4.py (Exaone4Config, Exaone4Attention,
+    Exaone4DecoderLayer = Olmo2DecoderLayer, Exaone4MLP = Olmo2MLP, Exaone4RotaryEmbedding = Gemma2RotaryEmbedding)
+    and modeling_rope_utils.py's _compute_llama3_parameters, sharing nothing with reference.py but the safetensors
+    reader (LlamaCheck's RMSNorm and complex-number RoPE; its own config reading, llama3 frequencies, attention, layer
+    and model loop).
+    config.json read here: Exaone4Config's defaults; the layer types from layer_types, else Exaone4Config.__post_init__
+    (sliding_window null: pattern 0, every layer full; an integer pattern n: (i + 1) % n != 0 slides) or, for a string
+    pattern, the docstring's rule as vLLM's check_is_sliding codes it (pattern[i % len] == "L", the last layer global);
+    `windows` (Exaone4Attention.forward: sliding_window on sliding layers, None on full ones; the masks of
+    create_sliding_window_causal_mask / create_causal_mask, i - j < W and j <= i), `rotates` (Exaone4Attention.forward:
+    `if self.sliding_window is None or self.is_sliding`), the RoPE from rope_theta / rope_scaling (4.54) or a flat
+    rope_parameters (5.x).
+    What-ifs (attributes changed after __init__): `layout` ("post", "pre": Llama's order with the same two weights),
+    `qk_mode` ("head": an RMS per head over head_dim with the (head_dim,) weight; "whole": one RMS over every head's
+    values at once, the weight repeated per head), `rotates`, `windows`, `inv_freq`."""
+
+    # Exaone4Config's defaults of the keys read here (rope_theta: 4.54's __init__ default)
+    DEFAULTS = dict(num_key_value_heads=32, head_dim=None, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0,
+                    rope_scaling=None, rope_parameters=None, tie_word_embeddings=False, sliding_window=4096,
+                    sliding_window_pattern=4, layer_types=None)
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg)
+        if c["hidden_act"] != "silu":
+            raise ValueError("Exaone4Check: hidden_act %r" % c["hidden_act"])
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NKV = c["num_key_value_heads"]
+        self.HD = c["head_dim"] or self.H // self.NH  # getattr(config, "head_dim", hidden_size // heads)
+        self.qkv_bias = self.o_bias = self.mlp_bias = False
+        self.window = c["sliding_window"]
+        types = c["layer_types"]
+        if types is None:
+            pattern = 0 if self.window is None else c["sliding_window_pattern"]
+            if isinstance(pattern, str):
+                types = ["full_attention" if i == self.L - 1 or pattern[i % len(pattern)] == "G" else
+                         "sliding_attention" for i in range(self.L)]
+            elif pattern == 0:
+                types = ["full_attention"] * self.L
+            else:
+                types = ["full_attention" if (i + 1) % pattern == 0 else "sliding_attention" for i in range(self.L)]
+        self.types = list(types)
+        self.windows = [self.window if t == "sliding_attention" else None for t in types]
+        self.rotates = [self.window is None or t == "sliding_attention" for t in types]
+        rp = c["rope_parameters"]
+        if rp is None:
+            rp = dict(c["rope_scaling"] or {"rope_type": "default"}, rope_theta=c["rope_theta"])
+        self.rope_params = rp
+        self.inv_freq = self.frequencies(rp)
+        self.layout, self.qk_mode = "post", "head"
+
+    def frequencies(self, rp):
+        """The RoPE's inverse frequencies (HD/2,): the default ones, or _compute_llama3_parameters' per pair: kept
+        when its wavelength 2 pi / f is below original / high_freq_factor, divided by factor above original /
+        low_freq_factor, else (1 - s) f / factor + s f with s = (original / wavelength - low) / (high - low)."""
+        base = float(rp["rope_theta"])
+        f = [1.0 / base ** (2 * i / self.HD) for i in range(self.HD // 2)]
+        kind = rp.get("rope_type", rp.get("type", "default"))
+        if kind == "llama3":
+            factor, low, high = rp["factor"], rp["low_freq_factor"], rp["high_freq_factor"]
+            original = rp["original_max_position_embeddings"]
+            out = []
+            for x in f:
+                wavelength = 2 * math.pi / x
+                if wavelength < original / high:
+                    out.append(x)
+                elif wavelength > original / low:
+                    out.append(x / factor)
+                else:
+                    s = (original / wavelength - low) / (high - low)
+                    out.append((1 - s) * x / factor + s * x)
+            f = out
+        elif kind != "default":
+            raise ValueError("Exaone4Check: rope_type %r" % kind)
+        return torch.tensor(f, dtype=torch.float32)
+
+    def qk(self, x, w):
+        """x (T, heads, head_dim), w (head_dim,) -> the normed x."""
+        if self.qk_mode == "head":  # Exaone4RMSNorm(head_dim) on q_proj(h).view(..., -1, head_dim)
+            return self.rms(x, w)
+        T, heads, _ = x.shape
+        return self.rms(x.reshape(T, heads * self.HD), w.repeat(heads)).view(T, heads, self.HD)
+
+    def attention(self, l, x, angles):
+        pre, HD, T = "model.layers.%d.self_attn." % l, self.HD, x.shape[0]
+        w = lambda n: self.p[pre + n + ".weight"]  # noqa: E731
+        q = self.qk((x @ w("q_proj").T).view(T, self.NH, HD), w("q_norm"))
+        k = self.qk((x @ w("k_proj").T).view(T, self.NKV, HD), w("k_norm"))
+        v = (x @ w("v_proj").T).view(T, self.NKV, HD)
+        if self.rotates[l]:
+            q, k = self.rotary(q, angles), self.rotary(k, angles)
+        i, j = torch.arange(T).unsqueeze(1), torch.arange(T).unsqueeze(0)
+        allowed = j <= i
+        if self.windows[l] is not None:
+            allowed = allowed & (i - j < self.windows[l])
+        return attend_heads(q, k, v, allowed) @ w("o_proj").T
+
+    def mlp(self, l, x):
+        w = lambda n: self.p["model.layers.%d.mlp.%s.weight" % (l, n)]  # noqa: E731
+        return (torch.nn.functional.silu(x @ w("gate_proj").T) * (x @ w("up_proj").T)) @ w("down_proj").T
+
+    def layer(self, l, h, angles):
+        post_attn = self.p["model.layers.%d.post_attention_layernorm.weight" % l]
+        post_ff = self.p["model.layers.%d.post_feedforward_layernorm.weight" % l]
+        if self.layout == "pre":
+            h = h + self.attention(l, self.rms(h, post_attn), angles)
+            return h + self.mlp(l, self.rms(h, post_ff))
+        h = h + self.rms(self.attention(l, h, angles), post_attn)  # Olmo2DecoderLayer.forward
+        return h + self.rms(self.mlp(l, h), post_ff)
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        p = self.p
+        angles = torch.outer(torch.arange(len(ids), dtype=torch.float32), self.inv_freq)
+        h = p["model.embed_tokens.weight"][torch.tensor(ids)]
+        hidden = [h]
+        for l in range(self.L):
+            h = self.layer(l, h, angles)
+            hidden.append(h)
+        hidden[-1] = self.rms(h, p["model.norm.weight"])
+        head = p["model.embed_tokens.weight"] if self.c["tie_word_embeddings"] else p["lm_head.weight"]
+        return hidden[-1] @ head.T, hidden
+
+
+def check_exaone4(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    m = Exaone4Check(cfg, p)
+    model = g["model"]
+    check_against_golden(name, "Exaone4Check", m, g, st)
+    hybrid = m.window is not None
+    # the files: exactly EXAONE 4's tensors, with their shapes and dtypes
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    F_, QD, KD, V = cfg["intermediate_size"], m.NH * m.HD, m.NKV * m.HD, cfg["vocab_size"]
+    want = {"model.embed_tokens.weight": (V, m.H), "model.norm.weight": (m.H,)}
+    if not m.c["tie_word_embeddings"]:
+        want["lm_head.weight"] = (V, m.H)
+    for l in range(m.L):
+        x = "model.layers.%d." % l
+        want.update({x + "post_attention_layernorm.weight": (m.H,), x + "post_feedforward_layernorm.weight": (m.H,),
+                     x + "self_attn.q_proj.weight": (QD, m.H), x + "self_attn.k_proj.weight": (KD, m.H),
+                     x + "self_attn.v_proj.weight": (KD, m.H), x + "self_attn.o_proj.weight": (m.H, QD),
+                     x + "self_attn.q_norm.weight": (m.HD,), x + "self_attn.k_norm.weight": (m.HD,),
+                     x + "mlp.gate_proj.weight": (F_, m.H), x + "mlp.up_proj.weight": (F_, m.H),
+                     x + "mlp.down_proj.weight": (m.H, F_)})
+    shapes = {n: tuple(t.shape) for n, (_, t) in stored.items()}
+    dtypes_ok = all(dt == ("F32" if n.endswith("norm.weight") else "BF16") for n, (dt, _) in stored.items())
+    check(shapes == want and dtypes_ok,
+          "%s: exactly EXAONE 4's tensors (%s; no input_layernorm, no biases), q_norm / k_norm (%d,) per head, BF16 "
+          "matrices, F32 norms" % (name, "untied lm_head" if "lm_head.weight" in want else "tied, no lm_head", m.HD))
+    # config.json's spelling (EXAONE-4.0-32B's or -1.2B's), and reference.Spec / golden.json reading it as Exaone4Check
+    if hybrid:
+        spelling = (cfg["sliding_window_pattern"] == "LLLG" and cfg.get("layer_types") is not None and "head_dim" in cfg
+                    and (cfg["rope_scaling"] or {}).get("rope_type") == "llama3" and not cfg["tie_word_embeddings"]
+                    and "torch_dtype" in cfg and "rope_parameters" not in cfg)
+    else:
+        spelling = ("sliding_window" in cfg and cfg["sliding_window"] is None
+                    and cfg.get("sliding_window_pattern") is None and cfg["layer_types"] == ["full_attention"] * m.L
+                    and "head_dim" not in cfg and cfg["rope_scaling"] is None and cfg["tie_word_embeddings"] and m.NKV == m.NH)
+    sliding = [w is not None for w in m.windows]
+    flags = ((spec.HD, spec.sliding_window, spec.layer_sliding, spec.layer_use_rope, spec.qk_norm, spec.qk_norm_full,
+              spec.input_norms, spec.sandwich_norms, spec.qkv_bias, spec.o_bias, spec.mlp_bias, spec.eps, spec.tied) ==
+             (m.HD, m.window, sliding, m.rotates, True, False, False, True, False, False, False, m.c["rms_norm_eps"],
+              m.c["tie_word_embeddings"]))
+    flags &= bool(((spec.inv_freq - m.inv_freq).abs() <= 1e-6 * m.inv_freq).all()) and spec.rope_attention_factor == 1.0
+    flags &= ((model["layer_sliding"], model["layer_use_rope"], model["qk_norm_weight_shapes"], model["sliding_window"])
+              == (sliding, m.rotates, [[m.HD], [m.HD]], m.window))
+    if hybrid:
+        flags &= m.rotates == sliding and any(sliding) and not all(sliding)
+    else:
+        flags &= all(m.rotates) and not any(sliding)
+    check(spelling and flags,
+          "%s: config.json in EXAONE-4.0-%s's spelling; sliding layers %s (window %s), RoPE on %s, inverse frequencies "
+          "within 1e-6: reference.Spec and golden.json read it as Exaone4Check does" % (
+              name, "32B" if hybrid else "1.2B", sliding, m.window, m.rotates))
+    if hybrid:
+        plain = m.frequencies({"rope_type": "default", "rope_theta": m.rope_params["rope_theta"]})
+        factor = m.rope_params["factor"]
+        kept = int(torch.isclose(m.inv_freq, plain, rtol=1e-6, atol=0.0).sum())
+        divided = int(torch.isclose(m.inv_freq, plain / factor, rtol=1e-6, atol=0.0).sum())
+        smoothed = m.HD // 2 - kept - divided
+        lengths = [len(e["input_ids"]) for e in g["prompts"]]
+        bands = [kept, smoothed, divided]
+        check(kept and smoothed > 0 and divided and model["llama3_pairs_kept_smoothed_divided"] == bands
+              and all(n > m.window for n in lengths),
+              "%s: llama3 x%g from %d: %d pairs kept, %d smoothed, %d divided (= golden.json's); every golden prompt "
+              "(%s tokens) longer than the window %d" % (
+                  name, factor, m.rope_params["original_max_position_embeddings"], kept, smoothed, divided, lengths,
+                  m.window))
+    # other spellings of the same model: the same logits (reference exactly; Exaone4Check within 1e-4)
+    prompts = [e["input_ids"] for e in g["prompts"]]
+    base = last_logits(spec, p, prompts)
+    ids4 = g["prompts"][4]["input_ids"]
+    others = {"layer_types left out": {k: v for k, v in cfg.items() if k != "layer_types"}}
+    if hybrid:
+        rp = dict(cfg["rope_scaling"], rope_theta=cfg["rope_theta"])
+        others.update({
+            "layer_types left out, integer sliding_window_pattern 4":
+                dict({k: v for k, v in cfg.items() if k != "layer_types"}, sliding_window_pattern=4),
+            "transformers 5's flat rope_parameters": dict(
+                {k: v for k, v in cfg.items() if k not in ("rope_theta", "rope_scaling")}, rope_parameters=rp)})
+    else:
+        others["layer_types and sliding_window_pattern left out"] = {
+            k: v for k, v in cfg.items() if k not in ("layer_types", "sliding_window_pattern")}
+    diffs = []
+    for what, other in others.items():
+        s2 = ref.Spec(other)
+        d1 = float((last_logits(s2, p, prompts) - base).abs().max())
+        d2 = float((Exaone4Check(other, p).forward(ids4)[0][-1] - st["logits_last"][4]).abs().max())
+        diffs.append(d1 == 0.0 and d2 < 1e-4 and s2.layer_sliding == spec.layer_sliding and
+                     s2.layer_use_rope == spec.layer_use_rope)
+    check(all(diffs), "%s: %s give the same layers and logits (reference exactly, Exaone4Check 1e-4)" % (
+        name, "; ".join(others)))
+    # reference.Spec refuses what it does not implement
+    bad = {"sliding_window_pattern LLXG": dict(sliding_window=16, sliding_window_pattern="LLXG"),
+           "layer_types with chunked_attention": dict(layer_types=["chunked_attention"] + m.types[1:]),
+           "attention_bias true": dict(attention_bias=True), "mlp_bias true": dict(mlp_bias=True),
+           "rope_parameters beside rope_theta": dict(rope_parameters={"rope_type": "default", "rope_theta": 1e4})}
+    if hybrid:
+        bad.update({"layer_types disagreeing with sliding_window_pattern": dict(sliding_window_pattern="LGLG"),
+                    "integer sliding_window_pattern 0 without layer_types": dict(
+                        {k: v for k, v in cfg.items() if k != "layer_types"}, sliding_window_pattern=0),
+                    "a sliding_window with every layer full_attention": dict(
+                        {k: v for k, v in cfg.items() if k != "sliding_window_pattern"},
+                        layer_types=["full_attention"] * m.L)})
+    else:
+        bad["sliding_attention layers with sliding_window null"] = dict(
+            layer_types=["sliding_attention"] + m.types[1:])
+    refused = []
+    for what, extra in bad.items():
+        try:  # (a whole config.json, or the keys changed in this one)
+            ref.Spec(extra if "architectures" in extra else dict(cfg, **extra))
+        except ValueError:
+            refused.append(what)
+    check(refused == list(bad), "%s: reference.Spec refuses each of: %s (not refused: %s)" % (
+        name, ", ".join(bad), ", ".join(sorted(set(bad) - set(refused))) or "none"))
+    # the what-ifs
+    ids = g["prompts"][4]["input_ids"]
+    logits = m.forward(ids)[0]
+    keys = ["prenorm", "qk_norm_whole_projection"] + (
+        ["rope_on_every_layer", "sliding_window"] if hybrid else ["nope_as_hybrid"]) + (
+        ["rope_scaling"] if m.rope_params.get("rope_type", "default") != "default" else [])
+    whatifs = {key: Exaone4Check(cfg, p) for key in keys}
+    whatifs["prenorm"].layout = "pre"
+    whatifs["qk_norm_whole_projection"].qk_mode = "whole"
+    if hybrid:
+        whatifs["rope_on_every_layer"].rotates = [True] * m.L
+        whatifs["sliding_window"].windows = [None] * m.L
+    else:
+        # the hybrid model's rule: the layers "LLLG" calls global (every fourth, and the last) take no RoPE
+        whatifs["nope_as_hybrid"].rotates = ["LLLG"[i % 4] == "L" and i < m.L - 1 for i in range(m.L)]
+    if "rope_scaling" in whatifs:
+        whatifs["rope_scaling"].inv_freq = m.frequencies({"rope_theta": m.rope_params["rope_theta"]})
+    have_keys = set(k[:-len("_effect_prompt4")] for k in model if k.endswith("_effect_prompt4"))
+    check(have_keys == set(keys), "%s: golden.json's what-ifs are %s" % (name, ", ".join(sorted(keys))))
+    for key, other in whatifs.items():
+        effect = float((other.forward(ids)[0] - logits).abs().max())
+        want_effect = model.get("%s_effect_prompt4" % key, float("nan"))
+        check(abs(effect - want_effect) < 1e-3 and effect > 1e-2, "%s: Exaone4Check %s_effect_prompt4 %.4f = "
+              "golden.json's %.4f (> 1e-2)" % (name, key, effect, want_effect))
+
+
 class Fp8Check:
     """An FP8 (e4m3, block-scaled) checkpoint read and dequantized again without reference.py: its own
     safetensors reader; e4m3 from the bit fields (sign, 4 exponent bits with bias 7, 3 mantissa bits; a
@@ -2146,6 +2765,10 @@ def main():
                 check_deepseek_v2(name, spec, p, g, st)
             if spec.arch == ref.OLMOE:
                 check_olmoe(name, spec, p, g, st)
+            if spec.arch == ref.MINIMAX_M2:
+                check_minimax_m2(name, spec, p, g, st)
+            if spec.arch == ref.EXAONE4:
+                check_exaone4(name, spec, p, g, st)
         check_fp8_table()
     print("%d passed, %d failed" % (len(passes), len(failures)))
     sys.exit(1 if failures else 0)

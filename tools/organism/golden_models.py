@@ -46,6 +46,10 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | deepseek-v2-lite    | DeepseekV2ForCausalLM | DeepSeek-V2-Lite's config.json key for key (remote-code spelling: auto_map, scoring_func, seq_aux, ...): MLA with q_proj (q_lora_rank null), kv rank 40, nope 20 + rope 12 = q/k head 32, v head 24, V2's RoPE (apply_rotary_emb: adjacent pairs turned in place as complex numbers), YaRN x40 from 4096 with mscale = mscale_all_dim = 0.707 (cos / sin x 1, scores x 32^-0.5 x 1.2608^2), softmax router greedy top-3 of 8, not renormalised, x1.0, two shared experts' width, layer 0 dense, BF16 + F32 norms |
 | deepseek-v2-groups  | DeepseekV2ForCausalLM | DeepSeek-V2 / V2.5's router in transformers 5's spelling ("dtype", flat rope_parameters default, head_dim = qk_rope_head_dim 8): group_limited_greedy, 8 experts in 4 groups of 2 scored by their largest p, 2 kept, top-3, x routed_scaling_factor 16 not renormalised, two shared experts' width, first_k_dense_replace 2 (layers 0-1 dense, 2-3 MoE); MLA with q_a_proj / q_a_layernorm / q_b_proj (q rank 48), kv rank 32, nope 28 + rope 8 = q/k head 36, v head 20, plain RoPE (scores x 36^-0.5), all BF16 |
 | olmoe               | OlmoeForCausalLM    | OLMoE: Llama's pre-norm layers with OLMo 2's q_norm / k_norm RMSNorms over the whole q_proj / k_proj output (64 and 32 values: GQA 2), every layer a softmax MoE of 8 experts of intermediate_size 32, top-3 not renormalised (norm_topk_prob false), no shared expert, clip_qkv null, no head_dim key, untied, BF16 + F32 norms |
+| minimax-m2          | MiniMaxM2ForCausalLM | MiniMax-M2 as released (remote-code config.json, no token ids): Mixtral's pre-norm layers, q_norm / k_norm over the whole q_proj / k_proj output (96 and 48 values), head_dim 24 with 4 heads (96 != hidden 64), GQA 2, RoPE on 12 of 24 dims (rotary_dim, rotate-half), rope_theta 5e6; every layer a sigmoid MoE of 8 experts of 32, top-3 of s + e_score_correction_bias (F32), weights s renormalised; block_sparse_moe.gate / e_score_correction_bias / experts.{e}.w1,w3,w2; untied, BF16 + F32 norms and bias |
+| minimax-m2-v5       | MiniMaxM2ForCausalLM | the same family in transformers 5's spelling and layout: "dtype", rope_parameters {default, theta 1e4, partial_rotary_factor 0.25} (4 of 16 dims rotate) and no rotary_dim / rope_theta, stacked mlp.experts.gate_up_proj (E, 2F, H) / down_proj, mlp.gate, mlp.e_score_correction_bias; 8 heads of 16 (128 != 64), GQA 4, 6 experts of 24, top-2, tied, BF16 + F32 norms and bias |
+| exaone4             | Exaone4ForCausalLM  | EXAONE-4.0-32B as released: OLMo 2's post norms, q_norm / k_norm RMSNorms per head ((head_dim,) weights) before RoPE, layer_types listed beside sliding_window_pattern "LLLG" (layers 0-2 sliding with window 16 and RoPE, 3 full with no RoPE), rope_theta 1000000 (an integer) with llama3 x16 from 64 (pair 0 kept, 1 smoothed, 2-7 divided), head_dim listed, GQA 2, untied, BF16 + F32 norms |
+| exaone4-dense       | Exaone4ForCausalLM  | EXAONE-4.0-1.2B's shape: sliding_window null, sliding_window_pattern null, layer_types all full_attention, so RoPE on every layer and no window; no head_dim key, MHA, plain RoPE at 1e6, tied, BF16 + F32 norms |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -456,6 +460,72 @@ MODELS += [
     ("olmoe", 42001, "OlmoeForCausalLM", "olmoe",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=32, tied=False, theta=10000.0, E=8, k=3, norm_topk=False, router_std=0.2,
           qk_norm_std=0.3, seeded=True), "BF16", "F32"),
+    # MiniMax-M2 / M2.1 / M2.5's shape (MiniMaxM2ForCausalLM; config.json as MiniMaxAI/MiniMax-M2's, the remote-code
+    # spelling, key for key: see config_for). models/minimax_m2/modular_minimax_m2.py: MiniMaxM2DecoderLayer =
+    # MixtralDecoderLayer (pre-norm), MiniMaxM2Attention(FlexOlmoAttention): bias-free q/k/v/o_proj of heads x head_dim,
+    # q_norm / k_norm RMSNorms over the whole q_proj / k_proj output (4 x 24 = 96 and 2 x 24 = 48 values: head_dim 24
+    # explicit, heads x head_dim 96 != hidden 64, as MiniMax-M2's 48 x 128 != 3072) before the view into heads,
+    # weights around 1 with std qk_norm_std so that reading them per head differs; partial RoPE in the rotate-half
+    # pairing on the first rotary_dim 12 of each head's 24 dims (half, as the released 64 of 128; Glm4MoeRotaryEmbedding
+    # / apply_rotary_pos_emb), rope_theta 5000000 (an integer, as released); MiniMaxM2SparseMoeBlock on every layer: 8
+    # experts of intermediate_size 32 (MiniMax-M2: 256 of 1536), s = sigmoid(logits), the top 3 of s +
+    # e_score_correction_bias (F32, std bias_std: about the spread of s, so that it changes the experts of a good share
+    # of the tokens: golden.json's router_changed_tokens_prompt4), weights s renormalised; the released names
+    # (block_sparse_moe.gate, block_sparse_moe.e_score_correction_bias, block_sparse_moe.experts.{e}.w1 / w3 / w2);
+    # untied; BF16 matrices, F32 norms and bias. router_std 0.25. Seeds 43000-43002 failed the thresholds
+    ("minimax-m2", 43003, "MiniMaxM2ForCausalLM", "minimax_m2",
+     dict(H=64, L=2, NH=4, NKV=2, HD=24, F=32, tied=False, theta=5000000, rotary_dim=12, E=8, k=3, router_std=0.25,
+          bias_std=0.2, qk_norm_std=0.3, seeded=True), "BF16", "F32"),
+    # MiniMax-M2 as transformers 5 saves it (MiniMaxM2Config.to_dict and MiniMaxM2SparseMoeBlock's state dict: see
+    # config_for): "dtype", no rotary_dim / rope_theta but rope_parameters {"rope_type": "default", "rope_theta":
+    # 10000.0, "partial_rotary_factor": 0.25} (4 of each head's 16 dims rotate), the experts stacked
+    # (mlp.experts.gate_up_proj (E, 2F, H): per expert the gate rows, then the up rows; mlp.experts.down_proj (E, H, F)),
+    # mlp.gate.weight and mlp.e_score_correction_bias; 8 heads of 16 (128 != hidden 64), 2 kv heads (GQA 4: q/k norms
+    # over 128 and 32 values), 6 experts of 24, top-2, tie_word_embeddings true (no lm_head tensor); BF16 matrices, F32
+    # norms and bias. Tied: embeddings of std 0.1 and o_proj / down projections times branch_gain 2 (smollm3-nope's),
+    # so that the branch outputs outweigh the current token's embedding: with the tied fixtures' std 0.25 and gain 1,
+    # greedy decoding repeated one token on every prompt (1 to 4 distinct tokens of 16; here 11 to 14)
+    ("minimax-m2-v5", 44000, "MiniMaxM2ForCausalLM", "minimax_m2",
+     dict(H=64, L=2, NH=8, NKV=2, HD=16, F=24, tied=True, theta=10000.0, partial_rotary_factor=0.25, E=6, k=2,
+          router_std=0.25, bias_std=0.2, qk_norm_std=0.3, embed_std=0.1, branch_gain=2.0, rope_parameters=True,
+          stacked_experts=True, seeded=True), "BF16", "F32"),
+    # EXAONE 4.0-32B's shape (Exaone4ForCausalLM; config.json as LGAI-EXAONE/EXAONE-4.0-32B's, transformers 4.54: see
+    # config_for). models/exaone4/modular_exaone4.py: Exaone4DecoderLayer = Olmo2DecoderLayer (post-norm: no input
+    # norms, post_attention_layernorm / post_feedforward_layernorm on the branch outputs before each add; Llama's
+    # pre-norm layout with the same two weights: golden.json's prenorm_effect_prompt4), Exaone4Attention: bias-free
+    # q/k/v/o_proj, q_norm / k_norm RMSNorms over each head's head_dim values with one (head_dim,) weight (Qwen3's;
+    # around 1 with std qk_norm_std, so that one norm over the whole projection with the weight repeated per head
+    # differs: qk_norm_whole_projection_effect_prompt4), RoPE only on the sliding layers (the full layers NoPE; RoPE on
+    # every layer: rope_on_every_layer_effect_prompt4). sliding_window_pattern "LLLG" (a string, as released) beside
+    # layer_types listed (as released); L = 4, so that both give layers 0-2 sliding and 3 full. window 16: every golden
+    # prompt (21 to 144 tokens) is longer (no window: sliding_window_effect_prompt4). head_dim 16 listed (= hidden /
+    # heads), GQA 2. RoPE as released: rope_theta 1000000 (an integer) and rope_scaling llama3 x16 with low / high
+    # freq factors 1 / 4, original_max_position_embeddings 64 instead of 8192 (max_position_embeddings 16 x 64 =
+    # 1024): the sliding layers see only 16 positions back, and at 8192 only pairs with wavelengths above 2048 would
+    # change, whose angles over 15 positions hardly move; at 64 pair 0 (wavelength 6.3) is kept, pair 1 (35.3) smoothed
+    # and pairs 2-7 divided by 16 (plain RoPE: rope_scaling_effect_prompt4). rms_norm_eps 1e-5, untied, BF16 matrices,
+    # F32 norms. Seed 45000 met the margins, but greedy decoding repeated one token 9 times on "Hi": 45003 (at most 3
+    # in a row, 9 to 13 distinct tokens of 16 per prompt)
+    ("exaone4", 45003, "Exaone4ForCausalLM", "exaone4",
+     dict(H=64, L=4, NH=4, NKV=2, HD=16, F=96, tied=False, theta=1000000, window=16, pattern="LLLG",
+          rope_scaling={"factor": 16.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                        "original_max_position_embeddings": 64, "rope_type": "llama3"},
+          norm_std=0.2, qk_norm_std=0.3, seeded=True), "BF16", "F32"),
+    # EXAONE 4.0-1.2B's shape (config.json as LGAI-EXAONE/EXAONE-4.0-1.2B's: see config_for): sliding_window null,
+    # sliding_window_pattern null and layer_types all full_attention, so that no layer slides and every layer rotates
+    # (Exaone4Attention: `if self.sliding_window is None or self.is_sliding`; the hybrid model's rule, NoPE on the
+    # layers "LLLG" calls global, here the last: nope_as_hybrid_effect_prompt4); OLMo 2's post-norm layers and the
+    # per-head q/k norms as exaone4's; no head_dim key (hidden / heads), MHA, rope_theta 1e6, rope_scaling null,
+    # tie_word_embeddings true (no lm_head tensor); BF16 matrices, F32 norms. Tied post-norm layers: embed_std 1 and
+    # post_feedforward_layernorm weights around 5 (olmo2-bias's idea, see there: the MLP outputs must outweigh the
+    # embedding in the last hidden state, or the tied head picks the current token again). With olmo2-bias's 3,
+    # greedy decoding repeated one token 7 to 16 times in a row on some prompt with every seed tried (46000-46007); with
+    # 5, seeds 46000-46006 met the margins but repeated one token 7 to 15 times on some prompt: 46007 (at most 2 in a
+    # row, 14 to 16 distinct tokens of 16)
+    ("exaone4-dense", 46007, "Exaone4ForCausalLM", "exaone4",
+     dict(H=64, L=3, NH=4, NKV=4, HD=16, F=128, tied=True, theta=1000000.0, window=None, pattern=None,
+          rope_scaling=None, norm_std=0.2, qk_norm_std=0.3, embed_std=1.0, post_ff_norm_center=5.0, seeded=True),
+     "BF16", "F32"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -872,6 +942,62 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "output_router_logits": False, "rms_norm_eps": 1e-05, "rope_scaling": None,
                   "rope_theta": d["theta"], "router_aux_loss_coef": 0.01, "tie_word_embeddings": d["tied"],
                   "transformers_version": "4.43.0"})
+    elif mtype == "minimax_m2" and not d.get("rope_parameters"):
+        # as MiniMaxAI/MiniMax-M2's config.json has it (M2.1 and M2.5 the same keys), key for key and in its order
+        # (MiniMax's remote-code configuration_minimax_m2.py, transformers_version 4.46.1: attn_type_list (1 =
+        # softmax attention, every layer), auto_map (the keys only: no .py files, abliterate never runs remote code),
+        # the MTP keys (use_mtp, num_mtp_modules 3, mtp_transformer_layers 1; no MTP tensors in the files),
+        # qk_norm_type per_layer, rope_theta 5000000 (an integer), rotary_dim, scoring_func sigmoid,
+        # shared_intermediate_size 0, use_qk_norm, use_routing_bias, torch_dtype last); no bos / eos / pad token ids
+        # (the released generation_config.json has them: build_one writes the tokenizer's there)
+        return {"architectures": [arch], "attn_type_list": [1] * d["L"],
+                "auto_map": {"AutoConfig": "configuration_minimax_m2.MiniMaxM2Config",
+                             "AutoModelForCausalLM": "modeling_minimax_m2.MiniMaxM2ForCausalLM"},
+                "head_dim": d["HD"], "hidden_act": "silu", "hidden_size": d["H"], "intermediate_size": d["F"],
+                "max_position_embeddings": 196608, "model_type": mtype, "mtp_transformer_layers": 1,
+                "num_attention_heads": d["NH"], "num_experts_per_tok": d["k"], "num_hidden_layers": d["L"],
+                "num_key_value_heads": d["NKV"], "num_local_experts": d["E"], "num_mtp_modules": 3,
+                "qk_norm_type": "per_layer", "rms_norm_eps": 1e-06, "rope_theta": d["theta"],
+                "rotary_dim": d["rotary_dim"], "scoring_func": "sigmoid", "shared_intermediate_size": 0,
+                "tie_word_embeddings": d["tied"], "transformers_version": "4.46.1", "use_cache": True,
+                "use_mtp": True, "use_qk_norm": True, "use_routing_bias": True, "vocab_size": tok.vocab_size,
+                "torch_dtype": torch_dtype}
+    elif mtype == "minimax_m2":
+        # as transformers 5 writes MiniMaxM2Config (models/minimax_m2/configuration_minimax_m2.py: its fields, sorted):
+        # "dtype" in place of torch_dtype, head_dim, num_local_experts, output_router_logits, router_aux_loss_coef
+        # 0.001, router_jitter_noise, rope_parameters {"partial_rotary_factor", "rope_theta", "rope_type": "default"}
+        # (convert_rope_params_to_dict's: the factor in place of rotary_dim; no top-level rope_theta), none of the
+        # remote-code keys (MiniMaxM2Config does not read them); the token ids this tokenizer's
+        c["dtype"] = c.pop("torch_dtype")
+        c.update({"head_dim": d["HD"], "hidden_act": "silu", "max_position_embeddings": 196608,
+                  "num_experts_per_tok": d["k"], "num_local_experts": d["E"], "output_router_logits": False,
+                  "rms_norm_eps": 1e-06, "rope_parameters": {"partial_rotary_factor": d["partial_rotary_factor"],
+                                                             "rope_theta": d["theta"], "rope_type": "default"},
+                  "router_aux_loss_coef": 0.001, "router_jitter_noise": 0.0, "tie_word_embeddings": d["tied"],
+                  "transformers_version": "5.0.0"})
+    elif mtype == "exaone4":
+        # as LGAI-EXAONE/EXAONE-4.0-32B's config.json has it (Exaone4Config.to_dict as transformers 4.54 writes it, keys
+        # sorted): head_dim listed, layer_types listed beside the string sliding_window_pattern "LLLG", rope_scaling
+        # (llama3) beside rope_theta (an integer), sliding_window; no attention_bias / mlp_bias keys (Exaone4Config has
+        # none), no cache_implementation (4.54's `if "sliding_window" in self.layer_types` never matches). The
+        # 1.2B-shaped fixture (d["window"] None): sliding_window null, sliding_window_pattern null, layer_types all
+        # full_attention, no head_dim key, rope_scaling null, tied. Token ids this tokenizer's (released: bos 1, eos
+        # 361, pad 0)
+        if d["window"] is None:
+            types = ["full_attention"] * d["L"]
+        else:
+            pattern = d["pattern"]
+            types = ["sliding_attention" if i != d["L"] - 1 and pattern[i % len(pattern)] == "L" else "full_attention"
+                     for i in range(d["L"])]
+        c.update({"hidden_act": "silu", "layer_types": types,
+                  "max_position_embeddings": int(d["rope_scaling"]["factor"] *
+                                                 d["rope_scaling"]["original_max_position_embeddings"])
+                  if d["rope_scaling"] else 65536,
+                  "rms_norm_eps": 1e-05, "rope_scaling": d["rope_scaling"], "rope_theta": d["theta"],
+                  "sliding_window": d["window"], "sliding_window_pattern": d["pattern"],
+                  "tie_word_embeddings": d["tied"], "transformers_version": "4.54.0"})
+        if d["window"] is not None:
+            c["head_dim"] = d["HD"]
     else:
         raise ValueError(mtype)
     return dict(sorted(c.items()))
@@ -962,6 +1088,13 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
                     add(p + "shared_mlp.input_linear.weight", mat_dtype, (2 * Fs, H), 0.0, 1 / math.sqrt(H))
                     add(p + "shared_mlp.output_linear.weight", mat_dtype, (H, Fs), 0.0, out_std(Fs))
                 continue
+            if spec.expert_naming == "stacked":
+                # MiniMax-M2 as transformers 5 saves it (MixtralExperts): gate_up_proj (E, 2F, H), per expert the gate
+                # rows then the up rows; down_proj (E, H, F); the correction bias beside the gate
+                add(p + "mlp.experts.gate_up_proj", mat_dtype, (E, 2 * Fm, H), 0.0, 1 / math.sqrt(H))
+                add(p + "mlp.experts.down_proj", mat_dtype, (E, H, Fm), 0.0, out_std(Fm))
+                add(ref.correction_bias_name(spec, p), "F32", (E,), 0.0, d["bias_std"])
+                continue
             if spec.expert_naming == "gpt_oss":
                 # GptOssTopKRouter.bias; GptOssExperts' stacked, transposed (x @ W) weights and
                 # biases, gate / up interleaved in the 2F columns. gate_up_gain: the gate and up
@@ -984,6 +1117,9 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
             if spec.router == "sigmoid":
                 # kept in fp32 by transformers (_keep_in_fp32_modules_strict)
                 add(p + "mlp.gate.e_score_correction_bias", "F32", (E,), 0.0, d["bias_std"])
+            if spec.router == "minimax":
+                # MiniMaxM2SparseMoeBlock's buffer, F32 in the released checkpoints
+                add(ref.correction_bias_name(spec, p), "F32", (E,), 0.0, d["bias_std"])
         elif spec.fused_gate_up:
             add(p + "mlp.gate_up_proj.weight", mat_dtype, (2 * F, H), 0.0, 1 / math.sqrt(H))
             add(p + "mlp.down_proj.weight", mat_dtype, (H, F), 0.0, out_std(F))
@@ -1152,7 +1288,8 @@ def routing_gap(spec, p, l, logits):
 def routing_gap_parts(spec, p, l, logits):
     """(expert gap, group gap): the smallest gap over these router logits between the k-th and (k+1)-th
     value the choice ranks (softmax probabilities, the sigmoid router's masked c, DeepSeek-V2's masked p),
-    and for the sigmoid router with groups and DeepSeek-V2's group_limited_greedy the smallest between the
+    (MiniMax-M2's s + e_score_correction_bias), and for the sigmoid router with groups and DeepSeek-V2's
+    group_limited_greedy the smallest between the
     topk_group-th and next group score (each group's sum of its two best c; its largest p), else inf.
     routing_gap: the smaller of the two."""
     if spec.router == "deepseek_v2":
@@ -1161,6 +1298,10 @@ def routing_gap_parts(spec, p, l, logits):
         if groups is not None:
             g = groups.sort(dim=-1, descending=True).values
             gap = float((g[:, spec.topk_group - 1] - g[:, spec.topk_group]).min())
+    elif spec.router == "minimax":
+        pre = (spec.prefix or "language_model.model.") + "layers.%d." % l
+        _, values = ref.minimax_choice(spec, p[ref.correction_bias_name(spec, pre)], logits)
+        gap = float("inf")
     elif spec.router == "sigmoid":
         bias = p[(spec.prefix or "language_model.model.") + "layers.%d.mlp.gate.e_score_correction_bias" % l]
         _, values, groups = ref.sigmoid_choice(spec, bias, logits)
@@ -1258,7 +1399,7 @@ def family_description(spec, p, golden):
     """Extra golden.json model keys (and per prompt expert_ids_last) of a Gemma 2/3, Phi-3 or MoE
     golden model. Returns (model keys, per-prompt keys, routing gaps or None)."""
     desc = {}
-    if spec.arch in ref.GEMMA or spec.arch in ("Phi3ForCausalLM", ref.GPT_OSS, ref.COHERE[1], ref.OLMO3):
+    if spec.arch in ref.GEMMA or spec.arch in ("Phi3ForCausalLM", ref.GPT_OSS, ref.COHERE[1], ref.OLMO3, ref.EXAONE4):
         desc["layer_sliding"] = spec.layer_sliding
     if spec.arch in ref.GEMMA:
         prefix, _ = ref.weight_names(spec, p)
@@ -1327,6 +1468,10 @@ def family_description(spec, p, golden):
         desc.update(olmo2_description(spec, p, golden))
     if spec.arch == ref.OLMOE:
         desc.update(olmoe_description(spec, p, golden))
+    if spec.arch == ref.MINIMAX_M2:
+        desc.update(minimax_m2_description(spec, p, golden))
+    if spec.arch == ref.EXAONE4:
+        desc.update(exaone4_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -1863,6 +2008,172 @@ def olmoe_description(spec, p, golden):
     return out
 
 
+MINIMAX_M2_ROUTER_WHAT_IFS = ("router_bias", "router_bias_in_weights", "router_unnormalised", "router_softmax")
+
+
+def minimax_m2_what_ifs(spec, p):
+    """MiniMax-M2's what-ifs, name -> (spec, params), each a mistake an engine could make: `rope_full_head` (RoPE over
+    the whole head_dim, inv_freq over head_dim, instead of the first rotary_dim dims), `qk_norm_per_head` (q_norm /
+    k_norm over each head's head_dim values with that head's slice of the weight, as Qwen3-MoE norms), `router_bias`
+    (no e_score_correction_bias in the choice: the top-k of s itself), `router_bias_in_weights` (the weights gathered
+    from s + e_score_correction_bias instead of s, then renormalised), `router_unnormalised` (the top-k s not divided by
+    their sum), `router_softmax` (the softmax over the logits in place of the sigmoid, the bias, choice and
+    renormalisation kept)."""
+    full, per_head, in_weights, unnormed, softmax = (copy.copy(spec) for _ in range(5))
+    full.R = spec.HD
+    full.rope = {"global": (ref.rope_inv_freq(spec.HD, spec.theta, None), 1.0)}
+    per_head.qk_norm_full, per_head.qk_norm = False, True
+    in_weights.router_weight_bias = True
+    unnormed.norm_topk_prob = False
+    softmax.router_score = "softmax"
+    per_head_p = dict(p)
+    for l in range(spec.L):
+        per_head_p.update(qk_norm_rows(spec, p, "model.layers.%d." % l))
+    unbiased = {n: (torch.zeros_like(t) if n.endswith("e_score_correction_bias") else t) for n, t in p.items()}
+    return {"rope_full_head": (full, p), "qk_norm_per_head": (per_head, per_head_p), "router_bias": (spec, unbiased),
+            "router_bias_in_weights": (in_weights, p), "router_unnormalised": (unnormed, p),
+            "router_softmax": (softmax, p)}
+
+
+def minimax_m2_changed_tokens(spec, p, ids, what_ifs):
+    """Per router what-if (MINIMAX_M2_ROUTER_WHAT_IFS), per layer: how many of the tokens `ids` take another expert set
+    under it, the router inputs held (those of the model as it is)."""
+    trace = {}
+    ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)
+    out = {}
+    for key in MINIMAX_M2_ROUTER_WHAT_IFS:
+        s2, p2 = what_ifs[key]
+        counts = []
+        for l in range(spec.L):
+            pre = "model.layers.%d." % l
+            x = trace["router_input"][l]
+            want = ref.minimax_route(spec, p, pre, ref.router_logits(spec, p, pre, x))[1].sort(dim=-1).values
+            got = ref.minimax_route(s2, p2, pre, ref.router_logits(s2, p2, pre, x))[1].sort(dim=-1).values
+            counts.append(int((want != got).any(dim=-1).sum()))
+        out[key] = counts
+    return out
+
+
+def minimax_m2_description(spec, p, golden):
+    """Extra golden.json model keys of MiniMax-M2: where the norms are, the q/k norms' width, the eps, the partial RoPE,
+    the router and the expert layout, how many of prompt 4's tokens take other experts under each router what-if
+    (`router_changed_tokens_prompt4`, per layer, the router inputs held) and how much prompt 4's logits would change
+    under each of minimax_m2_what_ifs (`<name>_effect_prompt4`, each > 1e-2); besides the MoE keys family_description
+    adds."""
+    ids = golden["prompts"][4]["input_ids"]
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
+    assert spec.NH * spec.HD != spec.H and spec.R < spec.HD, "MiniMax-M2's fixture: q width != hidden, partial RoPE"
+    cfg = spec.text_cfg
+    out = {"norm_placement": "pre: input_layernorm before the attention, post_attention_layernorm before the MoE "
+                             "(Mixtral's layer)",
+           "qk_norm": "rms_norm over the whole q_proj / k_proj output (all heads at once), before the split into "
+                      "heads and RoPE",
+           "qk_norm_weight_shapes": [[spec.NH * spec.HD], [spec.NKV * spec.HD]], "rms_norm_eps": spec.eps,
+           "rotary_dim": spec.R,
+           "rotary_dim_from": "rotary_dim" if "rotary_dim" in cfg else
+           "rope_parameters.partial_rotary_factor x head_dim",
+           "rope_theta": spec.theta, "rope_layout": "rotate-half over the first rotary_dim dims: pairs (i, i + "
+                                                    "rotary_dim / 2); the rest of the head passes",
+           "rope_inv_freq": [float(x) for x in spec.inv_freq],
+           "router": "s = sigmoid(h W^T) in fp32; the top-k of s + e_score_correction_bias; weights s (unbiased) / "
+                     "their sum; no scaling, no groups, no shared expert",
+           "expert_layout": ("stacked: mlp.experts.gate_up_proj (E, 2F, H; per expert gate rows then up rows), "
+                             "mlp.experts.down_proj (E, H, F)" if spec.expert_naming == "stacked" else
+                             "per expert: block_sparse_moe.experts.{e}.w1 (gate), w3 (up), w2 (down)"),
+           "router_weight": ref.router_weight_name(spec, "model.layers.0."),
+           "correction_bias": ref.correction_bias_name(spec, "model.layers.0.")}
+    what_ifs = minimax_m2_what_ifs(spec, p)
+    changed = minimax_m2_changed_tokens(spec, p, ids, what_ifs)
+    for key in ("router_bias", "router_softmax"):  # (the other two change the weights only)
+        assert all(n > 0 for n in changed[key]), "MiniMax-M2's %s would not change the experts: %s" % (key, changed[key])
+    assert sum(changed["router_bias"]) >= 0.1 * len(ids) * spec.L, "the correction bias changes too few choices: %s" % (
+        changed["router_bias"],)
+    out.update({"prompt4_tokens": len(ids), "router_changed_tokens_prompt4": changed})
+    for key, (s2, p2) in what_ifs.items():
+        effect = float((ref.forward(s2, p2, torch.tensor([ids]), capture=False)[0] - logits).abs().max())
+        assert effect > 1e-2, "MiniMax-M2's %s would not change the logits: %g" % (key, effect)
+        out["%s_effect_prompt4" % key] = round(effect, 4)
+    return out
+
+
+def exaone4_what_ifs(spec, p):
+    """EXAONE 4's what-ifs, name -> (spec, params), each a mistake an engine could make: `prenorm` (Llama's layout: the
+    same two norm weights before the attention and the MLP instead of on their outputs, post_attention_layernorm as
+    input_layernorm and post_feedforward_layernorm as the MLP's input norm), `qk_norm_whole_projection` (one RMSNorm
+    over the whole q_proj / k_proj output, OLMo 2's, with the (head_dim,) weight repeated for every head); with a
+    sliding_window also `rope_on_every_layer` (the full-attention layers rotated too: NoPE ignored) and
+    `sliding_window` (no window on the sliding layers); without one `nope_as_hybrid` (the hybrid model's rule applied
+    anyway: no RoPE on the layers "LLLG" calls global, every fourth and the last); with rope_scaling also
+    `rope_scaling` (plain RoPE: the llama3 scaling ignored)."""
+    prenorm, whole, rotated, unwindowed, hybrid, plain = (copy.copy(spec) for _ in range(6))
+    prenorm.sandwich_norms, prenorm.input_norms = False, True
+    whole.qk_norm, whole.qk_norm_full = False, True
+    prenorm_p, whole_p = dict(p), dict(p)
+    for l in range(spec.L):
+        pre = "model.layers.%d." % l
+        prenorm_p[pre + "input_layernorm.weight"] = p[pre + "post_attention_layernorm.weight"]
+        prenorm_p[pre + "post_attention_layernorm.weight"] = p[pre + "post_feedforward_layernorm.weight"]
+        whole_p[pre + "self_attn.q_norm.weight"] = p[pre + "self_attn.q_norm.weight"].repeat(spec.NH)
+        whole_p[pre + "self_attn.k_norm.weight"] = p[pre + "self_attn.k_norm.weight"].repeat(spec.NKV)
+    out = {"prenorm": (prenorm, prenorm_p), "qk_norm_whole_projection": (whole, whole_p)}
+    if spec.sliding_window is not None:
+        rotated.layer_use_rope = [True] * spec.L
+        unwindowed.layer_sliding = [False] * spec.L
+        out.update({"rope_on_every_layer": (rotated, p), "sliding_window": (unwindowed, p)})
+    else:
+        hybrid.layer_use_rope = [l != spec.L - 1 and "LLLG"[l % 4] == "L" for l in range(spec.L)]
+        out["nope_as_hybrid"] = (hybrid, p)
+    if spec.rope_scaling:
+        plain.rope = {"global": (ref.rope_inv_freq(spec.R, spec.theta, None), 1.0)}
+        out["rope_scaling"] = (plain, p)
+    return out
+
+
+def llama3_bands(spec):
+    """(kept, smoothed, divided) counts of the llama3-scaled RoPE's dimension pairs: inverse frequencies equal to the
+    plain ones, strictly between, equal to the plain ones / factor."""
+    plain = ref.rope_inv_freq(spec.R, spec.theta, None)
+    kept = int(torch.isclose(spec.inv_freq, plain, rtol=1e-6, atol=0.0).sum())
+    divided = int(torch.isclose(spec.inv_freq, plain / spec.rope_scaling["factor"], rtol=1e-6, atol=0.0).sum())
+    return kept, spec.R // 2 - kept - divided, divided
+
+
+def exaone4_description(spec, p, golden):
+    """Extra golden.json model keys of EXAONE 4: where the norms are, the q/k norms' width, the eps, the layer types and
+    where they come from, which layers rotate, the RoPE (with llama3 scaling its bands), and how much prompt 4's logits
+    would change under each of exaone4_what_ifs (`<name>_effect_prompt4`, each > 1e-2)."""
+    ids = torch.tensor([golden["prompts"][4]["input_ids"]])
+    logits = ref.forward(spec, p, ids, capture=False)[0]
+    cfg = spec.text_cfg
+    out = {"norm_placement": "post: post_attention_layernorm on the attention output, post_feedforward_layernorm "
+                             "on the MLP output, before each residual add; no input_layernorm, no pre-MLP norm",
+           "qk_norm": "rms_norm over each head's head_dim values (one (head_dim,) weight for every head), after "
+                      "the view into heads, before RoPE",
+           "qk_norm_weight_shapes": [[spec.HD], [spec.HD]], "rms_norm_eps": spec.eps,
+           "layer_types": "listed" if cfg.get("layer_types") is not None else "from sliding_window_pattern",
+           "sliding_window_pattern": cfg.get("sliding_window_pattern"),
+           "layer_use_rope": spec.layer_use_rope,
+           "rope_rule": "RoPE only where sliding_window is null or the layer slides (full layers of a hybrid model: "
+                        "NoPE)",
+           "rope_theta": spec.theta, "rope_scaling": spec.rope_scaling,
+           "rope_inv_freq": [float(x) for x in spec.inv_freq]}
+    if spec.rope_scaling:
+        kept, smoothed, divided = llama3_bands(spec)
+        assert kept and smoothed and divided, "the llama3 bands must all be present: %d kept, %d smoothed, %d " \
+            "divided" % (kept, smoothed, divided)
+        out["llama3_pairs_kept_smoothed_divided"] = [kept, smoothed, divided]
+    if spec.sliding_window is not None:
+        assert any(spec.layer_sliding) and not all(spec.layer_sliding), "EXAONE 4's hybrid fixture: both layer types"
+        assert spec.layer_use_rope == spec.layer_sliding
+    else:
+        assert not any(spec.layer_sliding) and all(spec.layer_use_rope)
+    for key, (s2, p2) in exaone4_what_ifs(spec, p).items():
+        effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
+        assert effect > 1e-2, "EXAONE 4's %s would not change the logits: %g" % (key, effect)
+        out["%s_effect_prompt4" % key] = round(effect, 4)
+    return out
+
+
 def glm_rope_description(spec, p, golden):
     """Extra golden.json model keys of GLM: the rotary dims, and how much prompt 4's logits would
     change were the rotary dims paired (i, i + R/2) as in Llama instead of (2i, 2i + 1)."""
@@ -1883,13 +2194,17 @@ def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, first_seed
     os.makedirs(folder, exist_ok=True)
     cfg = config_for(name, arch, mtype, d, tok, mat_dtype)
     spec = ref.Spec(cfg)
+    if d.get("stacked_experts"):  # (load_model reads the layout from the file: ref.minimax_m2_expert_layout)
+        spec.expert_naming = "stacked"
     assert spec.HD == d["HD"] and spec.NKV == d["NKV"] and spec.tied == d["tied"]
     write_json(os.path.join(folder, "config.json"), cfg)
-    # (Qwen3-VL keeps its token ids in text_config only)
-    ids = cfg if "eos_token_id" in cfg else cfg["text_config"]
-    eos = ids["eos_token_id"] if isinstance(ids["eos_token_id"], list) else [ids["eos_token_id"]]
+    # (Qwen3-VL keeps its token ids in text_config only; MiniMax-M2's released config.json has none: its
+    # generation_config.json does, here the tokenizer's <|im_end|>)
+    ids = cfg if "eos_token_id" in cfg or "text_config" not in cfg else cfg["text_config"]
+    eos_id = ids.get("eos_token_id", tok.specials["<|im_end|>"])
+    eos = eos_id if isinstance(eos_id, list) else [eos_id]
     write_json(os.path.join(folder, "generation_config.json"), {
-        "bos_token_id": ids.get("bos_token_id"), "do_sample": False, "eos_token_id": ids["eos_token_id"],
+        "bos_token_id": ids.get("bos_token_id"), "do_sample": False, "eos_token_id": eos_id,
         "transformers_version": cfg["transformers_version"]})
     tok.write(folder, corpus.SYSTEM_PROMPT)
     lengths = [len(tok.encode(corpus.render_prompt(u))) for u in USERS]
@@ -2037,10 +2352,14 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | deepseek-v2-lite | DeepseekV2ForCausalLM | DeepSeek-V2-Lite's shape, config.json as deepseek-ai/DeepSeek-V2-Lite's key for key in the remote-code spelling (transformers_version 4.33.1, auto_map naming configuration_deepseek / modeling_deepseek — no .py files: never run —, aux_loss_alpha, ep_size, moe_layer_freq 1, scoring_func softmax, seq_aux, pretraining_tp, norm_topk_prob false, rope_theta 10000 as an integer, rope_scaling {"type": "yarn", ...}, no pad_token_id); DeepseekV2Attention: q_lora_rank null, so q = q_proj(h) with one self_attn.q_proj.weight (128, 64) viewed as 4 heads of qk_nope_head_dim 20 then qk_rope_head_dim 12 (q/k head 32 != hidden / heads 16); kv_a_proj_with_mqa (52, 64) gives the latent c (kv_lora_rank 40) then k_pe (12, shared by every head); kv_b_proj(kv_a_layernorm(c)) (176, 40) gives per head k_nope (20) then v (24), o_proj (64, 4 x 24); kv_a_layernorm eps 1e-6, weights around 1 with std 0.3 (at 1: 11.9); RoPE as apply_rotary_emb: the 12 rope dims of q and k_pe viewed as 6 complex numbers (x[2i], x[2i + 1]) and multiplied in place by polar(1, position x inv_freq_i) x attention_scaling — no reshuffle (rotate_half on the stored order, pairs (i, i + 6), instead: 16.5; DeepSeek-V3's interleave reshuffle + rotate_half gives the same scores); rope_scaling {"type": "yarn", "factor": 40, "original_max_position_embeddings": 4096, "mscale": 0.707, "mscale_all_dim": 0.707, "beta_fast": 32, "beta_slow": 1} (max_position_embeddings 163840) over the 12 rope dims at theta 1e4: pairs 0-1 kept, 2-4 ramped, 5 divided by 40 (plain RoPE: 5.08); cos / sin times mscale(40, 0.707) / mscale(40, 0.707) = 1 (YaRN's default 0.1 ln 40 + 1 = 1.369 instead: 15.5); scores times 32^-0.5 x mscale(40, 0.707)^2 = 0.281009 (mscale(f, m) = 0.1 m ln f + 1 = 1.2608; without the mscale^2: 9.76); DeepseekV2Moe from layer 1 (first_k_dense_replace 1; layer 0 a dense MLP of 128): router mlp.gate.weight (8, 64), no bias, p = softmax(h·Wᵀ) in fp32, topk_method greedy (n_group / topk_group 1 unread): the top 3 p, weights p x routed_scaling_factor 1.0, not renormalised (renormalised: 5.04); mlp.experts.{e}.{gate,up,down}_proj of moe_intermediate_size 16 and an ungated mlp.shared_experts of n_shared_experts 2 x 16 = 32; untied; BF16 matrices, F32 norms |
 | deepseek-v2-groups | DeepseekV2ForCausalLM | DeepSeek-V2 / V2.5's router, config.json as transformers 5 writes DeepseekV2Config ("dtype", `"rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}` and no rope_theta / rope_scaling, "head_dim": 8 — DeepseekV2Config's head_dim is qk_rope_head_dim, not the q/k head 36 —, mlp_bias, pad_token_id, no pretraining_tp nor DeepSeek's own keys); topk_method group_limited_greedy: p = softmax(h·Wᵀ) over 8 experts in n_group 4 groups of 2, each group scored by its largest p (not DeepSeek-V3's sum of its two best: 26.7, other experts for 19 and 18 of prompt 4's 144 tokens in layers 2 and 3), the topk_group 2 best kept and the others' p set to 0, the top 3 of those (k > topk_group: no group limit at all, greedy top-3: 23.4), weights p x routed_scaling_factor 16 (x 1: 28.8), not renormalised (DeepSeek's MoEGate with norm_topk_prob true, p / (Σp + 1e-20) and no x 16: 27.5); mlp.shared_experts of 2 x 20 = 40, experts of 20; first_k_dense_replace 2: layers 0-1 dense MLPs of 128, layers 2-3 MoE; MLA with q_lora_rank 48 (q_a_proj (48, 64), q_a_layernorm, q_b_proj (144, 48): at 1: 31.1), kv_lora_rank 32 (kv_a_layernorm at 1: 29.5), qk_nope 28 + qk_rope 8 = q/k head 36, v head 20, 4 heads; V2's in-place complex-pair RoPE (rotate_half pairs (i, i + 4) instead: 27.3); no rope scaling: scores times exactly 36^-0.5; untied; all BF16 |
 | olmoe | OlmoeForCausalLM | OLMoE-1B-7B's shape, config.json as allenai/OLMoE-1B-7B-0924's (OlmoeConfig's keys as transformers 4.43 wrote them: clip_qkv null, norm_topk_prob false, num_experts / num_experts_per_tok, output_router_logits false, router_aux_loss_coef 0.01, rope_scaling null beside rope_theta 1e4, no head_dim key); OlmoeDecoderLayer = LlamaDecoderLayer: input_layernorm before the attention and post_attention_layernorm before the MoE, each added back to the residual (OLMo 2's post-norm layout instead, the same two weights on the attention and MoE outputs and nothing on their inputs, changes prompt 4's logits by 25.9); OlmoeAttention: q = q_norm(q_proj(h)), k = k_norm(k_proj(h)), RMSNorms (eps rms_norm_eps 1e-5) over the whole projection — self_attn.q_norm.weight (64,) = hidden_size, self_attn.k_norm.weight (32,) = (hidden / heads) x kv heads (4 heads of 16, 2 kv heads) — before the view into heads and the rotate-half RoPE (per head, each head's 16 values with its slice of the weight: 5.11; no q/k norms: 9.70), weights around 1 with std 0.3; clip_qkv null (q / k / v not clamped); OlmoeSparseMoeBlock on every layer: router mlp.gate.weight (8, 64), no bias, p = softmax(h·Wᵀ) in fp32, the top 3 p as the weights, not renormalised (norm_topk_prob false as released; renormalised: 5.38), mlp.experts.{e}.{gate,up,down}_proj of intermediate_size 32, no shared expert; untied; BF16 matrices, F32 norms |
+| minimax-m2 | MiniMaxM2ForCausalLM | MiniMax-M2 / M2.1 / M2.5's shape, config.json as MiniMaxAI/MiniMax-M2's key for key and in its order (MiniMax's remote-code spelling, transformers_version 4.46.1: attn_type_list [1, 1], auto_map naming configuration_minimax_m2 / modeling_minimax_m2 — no .py files: never run —, use_mtp / num_mtp_modules 3 / mtp_transformer_layers 1 with no MTP tensors, qk_norm_type per_layer, use_qk_norm, rotary_dim, rope_theta 5000000 as an integer, scoring_func sigmoid, use_routing_bias, shared_intermediate_size 0, torch_dtype last; no bos / eos / pad token ids: generation_config.json has the eos); MiniMaxM2DecoderLayer = MixtralDecoderLayer (pre-norm, rms_norm_eps 1e-6); MiniMaxM2Attention: bias-free q/k/v/o_proj of 4 heads x head_dim 24 (q width 96 != hidden 64), 2 kv heads, q = q_norm(q_proj(h)), k = k_norm(k_proj(h)) with self_attn.q_norm.weight (96,) and k_norm.weight (48,) over the whole projection before the view into heads (per head, each head's 24 values with its slice of the weight: 6.50), weights around 1 with std 0.3; RoPE on the first rotary_dim 12 of each head's 24 dims, rotate-half pairs (i, i + 6), inv_freq 1 / 5e6^(2i/12), the other 12 dims unrotated (over the whole head: 12.6); MiniMaxM2SparseMoeBlock on every layer: s = sigmoid(h·Wᵀ) in fp32 with block_sparse_moe.gate.weight (8, 64), the top 3 of s + block_sparse_moe.e_score_correction_bias (F32 (8,), std 0.2), weights the unbiased s of those divided by their sum (no bias in the choice: other experts for 79 and 99 of prompt 4's 144 tokens in layers 0 and 1, 10.4; s + bias as the weights too: 7.42; not renormalised: 15.5; a softmax in place of the sigmoid, the bias kept: other experts for 77 and 98 tokens, 13.9), experts block_sparse_moe.experts.{e}.w1 (gate), w3 (up), w2 (down) of intermediate_size 32, no shared expert; untied; BF16 matrices, F32 norms and e_score_correction_bias |
+| minimax-m2-v5 | MiniMaxM2ForCausalLM | MiniMax-M2 as transformers 5 saves it: config.json MiniMaxM2Config's fields ("dtype" in place of torch_dtype, num_local_experts, output_router_logits, router_aux_loss_coef, router_jitter_noise, token ids; none of the remote-code keys) with `"rope_parameters": {"partial_rotary_factor": 0.25, "rope_theta": 10000.0, "rope_type": "default"}` and no rotary_dim nor top-level rope_theta: 0.25 x head_dim 16 = 4 dims rotate, pairs (i, i + 2), the other 12 pass (over the whole head: 4.87); the weights as MiniMaxM2SparseMoeBlock's state dict: mlp.gate.weight (6, 64), mlp.e_score_correction_bias (F32 (6,)), mlp.experts.gate_up_proj (6, 48, 64) — per expert the 24 gate rows, then the 24 up rows — and mlp.experts.down_proj (6, 64, 24); 8 heads of 16 (q width 128 != hidden 64) and 2 kv heads (GQA 4: q_norm (128,), k_norm (32,); per head: 3.83); top-2 of s + bias, s renormalised (no bias in the choice: other experts for 42 and 47 of prompt 4's 144 tokens, 3.48; s + bias as the weights: 1.92; not renormalised: 2.56; softmax: other experts for 47 and 49 tokens, 3.98); tie_word_embeddings true (no lm_head tensor; embeddings std 0.1, o_proj / down_proj x 2, so that greedy decoding does not repeat one token); BF16 matrices, F32 norms and e_score_correction_bias |
+| exaone4 | Exaone4ForCausalLM | EXAONE-4.0-32B's config.json spelling (transformers 4.54): OLMo 2's post-norm layers — no input_layernorm, post_attention_layernorm on the attention output and post_feedforward_layernorm on the MLP output before each residual add (Llama's pre-norm order with the same two weights changes prompt 4's logits by 27.9) — and bias-free q/k/v/o_proj; self_attn.q_norm.weight / k_norm.weight (16,): RMSNorms over each head's head_dim values after the view into heads, one weight for every head, before RoPE (one RMSNorm over the whole projection with the weight repeated per head: 6.96); `"sliding_window_pattern": "LLLG"` (a string) beside layer_types listed [sliding, sliding, sliding, full] (both give layers 0-2 sliding, 3 full); sliding layers attend to a window of 16 (query i sees keys i-16 < j <= i; every prompt is longer; no window: 28.1) and rotate; the full layer takes no RoPE at all (NoPE: Exaone4Attention rotates only `if self.sliding_window is None or self.is_sliding`; rotated too: 3.09); rope_theta 1000000 (an integer, as released) with rope_scaling llama3, factor 16, low_freq_factor 1, high_freq_factor 4, original_max_position_embeddings 64 (released: 8192; max_position_embeddings 1024): pair 0 (wavelength 6.3) keeps its frequency, pair 1 (35.3) is smoothed, pairs 2-7 are divided by 16 (plain RoPE: 11.2); head_dim 16 listed; GQA ratio 2; rms_norm_eps 1e-5; untied; BF16 matrices, F32 norms |
+| exaone4-dense | Exaone4ForCausalLM | EXAONE-4.0-1.2B's shape: `"sliding_window": null`, `"sliding_window_pattern": null` and layer_types all full_attention, so no layer slides and every layer rotates (the hybrid model's rule, no RoPE on the layers "LLLG" calls global — here the last — changes prompt 4's logits by 3.86); the same post-norm layers (pre-norm order: 43.2) and per-head q/k norms (over the whole projection: 31.5); no head_dim key (hidden / heads = 16), MHA, rope_theta 1e6, rope_scaling null; tie_word_embeddings true (no lm_head tensor; embeddings std 1 and post_feedforward_layernorm weights around 5, so that greedy decoding does not repeat one token); BF16 matrices, F32 norms |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
-Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3 and OLMo 3 windows cut in
-during prefill.
+Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
+in during prefill.
 
 Extra golden.json keys of the newer families: `model.layer_sliding` (L booleans), for Gemma
 `model.embed_scale`, `attn_scale`, `attn_logit_softcapping_applied`,
@@ -2143,5 +2462,22 @@ limit (topk_method greedy); the last two only with group_limited_greedy); for OL
 `{qk_norm_per_head,qk_norm,postnorm,router_norm_topk_prob}_effect_prompt4` (largest logit change with the q/k norms
 taken per head over head_dim (the weight's slice per head), no q/k norms, OLMo 2's post-norm layout (input_layernorm's
 weight on the attention output and post_attention_layernorm's on the MoE output, before each add, nothing on their
-inputs), the top-k weights renormalised (only where norm_topk_prob is false)), besides the MoE keys.
+inputs), the top-k weights renormalised (only where norm_topk_prob is false)), besides the MoE keys; for MiniMax-M2
+`model.norm_placement`, `qk_norm`, `qk_norm_weight_shapes`, `rms_norm_eps`, `rotary_dim`, `rotary_dim_from` (config.json's
+rotary_dim, or rope_parameters' partial_rotary_factor x head_dim), `rope_theta`, `rope_layout`, `rope_inv_freq`, `router`,
+`expert_layout`, `router_weight` and `correction_bias` (layer 0's tensor names), `prompt4_tokens`,
+`router_changed_tokens_prompt4` (per router what-if, per layer: how many of prompt 4's tokens take another expert set,
+the router inputs held) and
+`{rope_full_head,qk_norm_per_head,router_bias,router_bias_in_weights,router_unnormalised,router_softmax}_effect_prompt4`
+(largest logit change with RoPE over the whole head, the q/k norms taken per head over head_dim (the weight's slice per
+head), the experts chosen by s alone (no e_score_correction_bias), the weights taken from s + e_score_correction_bias,
+the weights not divided by their sum, the softmax over the logits in place of the sigmoid), besides the MoE keys; for
+EXAONE 4 `model.norm_placement`, `qk_norm`, `qk_norm_weight_shapes`, `rms_norm_eps`, `layer_types` ("listed" or
+"from sliding_window_pattern"), `sliding_window_pattern` (config.json's), `layer_use_rope` (L booleans), `rope_rule`,
+`rope_theta`, `rope_scaling`, `rope_inv_freq`, with llama3 scaling `llama3_pairs_kept_smoothed_divided` (how many
+dimension pairs keep, smooth and divide their frequency) and
+`{prenorm,qk_norm_whole_projection,rope_on_every_layer,sliding_window,nope_as_hybrid,rope_scaling}_effect_prompt4`
+(largest logit change with the two norms before the attention and the MLP (Llama's layout), one q/k RMSNorm over the
+whole projection with the weight repeated per head, the full layers rotated too (with a sliding_window), no window
+(with one), no RoPE on the layers "LLLG" calls global (without a sliding_window), plain RoPE (with rope_scaling)).
 """

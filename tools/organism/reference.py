@@ -20,7 +20,13 @@ modeling code (eager attention); the file and class/function are cited at each f
   Olmo2ForCausalLM (post-norm layers, q/k RMSNorms over the whole projection width),
   Olmo3ForCausalLM (OLMo 2's layers, sliding-window layers with an unscaled RoPE of their own),
   OlmoeForCausalLM (Llama's pre-norm layers with OLMo 2's whole-projection q/k RMSNorms and a softmax MoE on
-  every layer, no shared expert).
+  every layer, no shared expert),
+  MiniMaxM2ForCausalLM (Mixtral's layers with OLMo 2's whole-projection q/k RMSNorms, partial rotate-half RoPE over
+  rotary_dim dims of an explicit head_dim, and a sigmoid MoE whose e_score_correction_bias steers the choice only;
+  the released per-expert block_sparse_moe.* tensors or transformers 5's stacked mlp.experts.*),
+  Exaone4ForCausalLM (OLMo 2's post-norm layers with Qwen3's per-head q/k RMSNorms; with a sliding_window, sliding
+  layers with RoPE beside full layers without (NoPE), from layer_types or sliding_window_pattern ("LLLG" or an
+  integer); without one, RoPE and full attention on every layer).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -34,7 +40,7 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     one norm (input_layernorm), x + attention(h) + MLP(h) with h = input_layernorm(x). OLMo 2:
     sandwich norms without the input ones (no input_layernorm, no pre_feedforward_layernorm): the
     attention and the MLP read the residual itself, post_attention_layernorm and
-    post_feedforward_layernorm norm their outputs before each add.
+    post_feedforward_layernorm norm their outputs before each add. EXAONE 4: OLMo 2's layer.
   - Embeddings times embed_scale (Gemma: sqrt(hidden_size) rounded to the checkpoint dtype;
     Granite: embedding_multiplier). Granite also scales the scores by attention_multiplier, each
     branch output by residual_multiplier before its residual add, and divides the logits by
@@ -47,7 +53,10 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     output (heads x head_dim values at once, weights (NH * HD,), (NKV * HD,)), before the split
     into heads; OLMo 2's attention_bias: q/k/v and o_proj biases. OLMoE: the same whole-projection q/k
     RMSNorms (q_norm over hidden_size, k_norm over (hidden_size / heads) x kv heads) in Llama's
-    pre-norm layer (clip_qkv must be null).
+    pre-norm layer (clip_qkv must be null). MiniMax-M2: the same whole-projection q/k RMSNorms (q_norm over
+    heads x head_dim, k_norm over kv heads x head_dim, head_dim explicit and heads x head_dim != hidden_size)
+    in Mixtral's pre-norm layer, no biases. EXAONE 4: Qwen3's q_norm / k_norm over each head's head_dim values
+    (weights (head_dim,)), before RoPE, in OLMo 2's post-norm layer, no biases.
   - RoPE in the rotate-half layout; inv_freq = 1 / theta^(arange(0, D, 2) / D) in fp32; scaling
     "llama3" (_compute_llama3_parameters), "linear" (inv_freq / factor), "longrope" (short
     factors, cos and sin times attention_factor) and "yarn" (_compute_yarn_parameters: a ramp
@@ -57,9 +66,12 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     rope_parameters["sliding_attention"]), only the full-attention layers with the configured scaling
     (legacy rope_scaling, or rope_parameters["full_attention"]).
     Partial rotary (Phi-4-mini, GLM): the first int(head_dim * partial_rotary_factor) dims rotate;
-    GLM pairs adjacent dims (interleaved rotate_half). SmolLM3's NoPE layers take no RoPE at all.
+    GLM pairs adjacent dims (interleaved rotate_half). MiniMax-M2: the first rotary_dim dims (config.json's
+    rotary_dim, or partial_rotary_factor x head_dim) in the rotate-half pairing (i, i + rotary_dim / 2).
+    SmolLM3's NoPE layers take no RoPE at all.
     Cohere / Cohere 2 pair adjacent dims (2i, 2i + 1) over the whole head (frequency i); Cohere 2's
-    full-attention layers take no RoPE at all (only its sliding layers rotate).
+    full-attention layers take no RoPE at all (only its sliding layers rotate). EXAONE 4 alike when
+    sliding_window is set (its full layers take none); with sliding_window null every layer rotates.
   - GQA by repeating each kv head NH / NKV times (head h uses kv head h // (NH / NKV)).
   - DeepSeek-V3's multi-head latent attention (`mla_attention`) in place of q/k/v: q through a
     low-rank q_a_proj / q_a_layernorm / q_b_proj (q_lora_rank null: one q_proj), k and v per head
@@ -78,14 +90,17 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     (transformers' masking_utils.sliding_window_overlay: kv_idx > q_idx - sliding_window).
     Mistral, Mixtral and Phi-3: every layer when sliding_window is set; Gemma 2: even layers;
     Gemma 3 and Cohere 2: layer_types, else (i + 1) % sliding_window_pattern != 0; OLMo 3:
-    layer_types, else (i + 1) % 4 != 0; Qwen*: refused.
+    layer_types, else (i + 1) % 4 != 0; EXAONE 4: layer_types, else sliding_window_pattern (an integer n:
+    (i + 1) % n != 0; a string of L / G: pattern[i % len] == "L" except the last layer), none without
+    sliding_window (see exaone4_layer_sliding); Qwen*: refused.
   - MLP: gated, down(act(gate(x)) * up(x)) with act silu or gelu (tanh approximation, Gemma), with
     biases on all three projections for Llama's (and Seed-OSS's) mlp_bias;
     Phi-3's and GLM's fused gate_up_proj (first half gate); or a mixture of experts (Mixtral, Qwen2-MoE with
     a sigmoid-gated shared expert, Qwen3-MoE, GLM-4.5 with its sigmoid router and ungated shared
     experts; DeepSeek-V2's softmax router, greedy or group-limited by each group's largest probability,
     weights p x routed_scaling_factor, never renormalised; OLMoE on every layer, softmax top-k as
-    Qwen2-MoE's, no shared expert), see `moe_block`; gpt-oss's experts
+    Qwen2-MoE's, no shared expert; MiniMax-M2 on every layer: sigmoid scores s, the top-k of s +
+    e_score_correction_bias, weights s renormalised over the k, see `minimax_route`), see `moe_block`; gpt-oss's experts
     (`gpt_oss_expert`): biased, stacked transposed gate_up_proj with gate / up interleaved in its
     columns, a clamped SwiGLU
     (up.clamp(-limit, limit) + 1) * g * sigmoid(alpha * g) with g = gate.clamp(max=limit), and a
@@ -289,7 +304,9 @@ GLM4_MOE = "Glm4MoeForCausalLM"
 DEEPSEEK_V3 = "DeepseekV3ForCausalLM"
 DEEPSEEK_V2 = "DeepseekV2ForCausalLM"
 OLMOE = "OlmoeForCausalLM"
-MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE, DEEPSEEK_V3, DEEPSEEK_V2, OLMOE)
+MINIMAX_M2 = "MiniMaxM2ForCausalLM"
+MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE, DEEPSEEK_V3, DEEPSEEK_V2, OLMOE,
+       MINIMAX_M2)
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 SMOLLM3 = "SmolLM3ForCausalLM"
 GRANITE = "GraniteForCausalLM"
@@ -299,12 +316,13 @@ COHERE = ("CohereForCausalLM", "Cohere2ForCausalLM")
 SEED_OSS = "SeedOssForCausalLM"
 OLMO2 = "Olmo2ForCausalLM"
 OLMO3 = "Olmo3ForCausalLM"
+EXAONE4 = "Exaone4ForCausalLM"
 # Multimodal checkpoints whose language model we run: its numbers in text_config, its weights
 # under language_model.model.* (released) or model.language_model.* (transformers >= 4.52)
 QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration")
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
-                 (GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3))
+                 (GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4))
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -466,6 +484,29 @@ DEFAULTS[OLMOE] = dict(
     num_key_value_heads=None, head_dim=None, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0,
     rope_scaling=None, attention_bias=False, clip_qkv=None, num_experts=64, num_experts_per_tok=8,
     norm_topk_prob=False, tie_word_embeddings=False, max_position_embeddings=4096)
+# models/minimax_m2/configuration_minimax_m2.py MiniMaxM2Config.__init__: num_key_value_heads 8, head_dim 128 (explicit:
+# MiniMax-M2 has 48 heads of 128 with hidden_size 3072), hidden_act silu, rms_norm_eps 1e-6, tie_word_embeddings false,
+# num_local_experts 256, num_experts_per_tok 8, max_position_embeddings 196608; rope_theta: its default_theta 5e6.
+# rotary_dim: convert_rope_params_to_dict's default head_dim // 2 (see Spec). The keys of MiniMax's own remote-code
+# configuration_minimax_m2.py that transformers does not read (it always runs what these defaults say: q/k norms over
+# the whole projection, a sigmoid router with the correction bias, no shared expert, softmax attention on every layer)
+# take those values when absent; other values are refused (see Spec)
+DEFAULTS[MINIMAX_M2] = dict(
+    num_key_value_heads=8, head_dim=128, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=5_000_000.0,
+    rope_scaling=None, rope_parameters=None, tie_word_embeddings=False, num_local_experts=256, num_experts_per_tok=8,
+    max_position_embeddings=196608, rotary_dim=None, partial_rotary_factor=None, use_qk_norm=True,
+    qk_norm_type="per_layer", scoring_func="sigmoid", use_routing_bias=True, shared_intermediate_size=0,
+    attn_type_list=None)
+# models/exaone4/modular_exaone4.py Exaone4Config (5.x fields; 4.54's configuration_exaone4.py Exaone4Config.__init__
+# the same numbers): num_key_value_heads 32, hidden_act silu, max_position_embeddings 2048, rms_norm_eps 1e-5,
+# tie_word_embeddings false, sliding_window 4096, sliding_window_pattern 4, layer_types None; rope_theta 10000 (4.54's
+# __init__ default; 5.x: rope_parameters' default). No head_dim key: Exaone4Attention.__init__ takes getattr(config,
+# "head_dim", hidden_size // num_attention_heads). No attention_bias / mlp_bias keys: Exaone4Attention's q/k/v/o_proj
+# and Exaone4MLP (Olmo2MLP = LlamaMLP's without bias) are bias-free (a true value is refused, see Spec)
+DEFAULTS[EXAONE4] = dict(
+    num_key_value_heads=32, head_dim=None, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0, rope_scaling=None,
+    rope_parameters=None, tie_word_embeddings=False, max_position_embeddings=2048, sliding_window=4096,
+    sliding_window_pattern=4, layer_types=None, attention_bias=False)
 # DeepseekV3Attention.__init__: q_a_layernorm = DeepseekV3RMSNorm(config.q_lora_rank) and kv_a_layernorm =
 # DeepseekV3RMSNorm(self.kv_lora_rank) take DeepseekV3RMSNorm.__init__'s default eps=1e-6, not
 # config.rms_norm_eps (which only input_layernorm, post_attention_layernorm and model.norm take)
@@ -590,6 +631,22 @@ class Spec:
             self.theta = rp.pop("rope_theta")
             kind = rp.get("rope_type", rp.get("type", "default"))
             self.rope_scaling = None if kind == "default" else rp
+        if arch == EXAONE4 and get("rope_parameters") is not None:
+            # transformers 5 writes Exaone4Config's RoPE as one flat rope_parameters dict (rope_type, rope_theta and the
+            # scaling keys) in place of rope_theta / rope_scaling; Exaone4RotaryEmbedding (= Gemma2RotaryEmbedding, the
+            # standard one) reads rope_parameters["rope_type"] and ["rope_theta"], ROPE_INIT_FUNCTIONS the rest
+            if "rope_theta" in c or "rope_scaling" in c:
+                raise ValueError("EXAONE 4: rope_parameters beside a top-level rope_theta / rope_scaling is not used "
+                                 "by the fixtures")
+            rp = dict(get("rope_parameters"))
+            self.theta = rp.pop("rope_theta")
+            kind = rp.get("rope_type", rp.get("type", "default"))
+            self.rope_scaling = None if kind == "default" else rp
+        self.minimax_rotary_dim = None
+        if arch == MINIMAX_M2:
+            # (no scaling: rope_scaling / a rope_type other than default are refused in minimax_m2_rope)
+            self.theta, self.minimax_rotary_dim = minimax_m2_rope(c, get, self.HD)
+            self.rope_scaling = None
         self.olmo3_sliding_rope = None
         if arch == OLMO3:
             # the full-attention layers' RoPE is the "global" one (theta, rope_scaling: None when default), the
@@ -640,8 +697,12 @@ class Spec:
         # eps=config.layer_norm_eps): mean-subtracted over head_dim, a weight row per head, no bias
         # (Command R+). Cohere2Attention has none (Cohere2Config has no use_qk_norm).
         cohere_qk_norm = arch == COHERE[0] and bool(get("use_qk_norm"))
+        # models/exaone4/modular_exaone4.py Exaone4Attention.__init__: q_norm = k_norm = Exaone4RMSNorm(head_dim) (=
+        # LlamaRMSNorm, eps rms_norm_eps); forward: `self.q_norm(query_states)` on q_proj(h).view(..., -1, head_dim),
+        # i.e. per head over head_dim with one (head_dim,) weight shared by every head, before RoPE (Qwen3's)
         self.qk_norm = (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration")
-                        or arch in GEMMA[1:] or (arch == GLM4_MOE and get("use_qk_norm")) or cohere_qk_norm)
+                        or arch in GEMMA[1:] or (arch == GLM4_MOE and get("use_qk_norm")) or cohere_qk_norm or
+                        arch == EXAONE4)
         self.qk_norm_per_head = cohere_qk_norm  # q_norm.weight (NH, HD), k_norm.weight (NKV, HD)
         # models/olmo2/modeling_olmo2.py Olmo2Attention.__init__: q_norm = Olmo2RMSNorm(num_attention_heads *
         # head_dim), k_norm = Olmo2RMSNorm(num_key_value_heads * head_dim), eps rms_norm_eps; forward:
@@ -651,7 +712,22 @@ class Spec:
         # OlmoeRMSNorm((hidden_size // num_attention_heads) * num_key_value_heads), eps rms_norm_eps; forward:
         # `self.q_norm(self.q_proj(hidden_states))`, `self.k_norm(self.k_proj(hidden_states))` before the view into
         # heads, as OLMo 2 (OlmoeRMSNorm is LlamaRMSNorm: in fp32 the same as rms_norm here)
-        self.qk_norm_full = arch in (OLMO2, OLMO3, OLMOE)
+        # models/minimax_m2/modular_minimax_m2.py MiniMaxM2Attention(FlexOlmoAttention): FlexOlmoAttention is
+        # Olmo2Attention (q_norm = RMSNorm(num_attention_heads * head_dim), k_norm = RMSNorm(num_key_value_heads *
+        # head_dim), eps rms_norm_eps, applied to q_proj(h) / k_proj(h) before the view into heads) with q/k/v/o_proj
+        # replaced by bias-free ones of heads * head_dim (head_dim explicit). MiniMax's remote code: the same when
+        # use_qk_norm and qk_norm_type "per_layer" (transformers reads neither key; other values are refused below)
+        self.qk_norm_full = arch in (OLMO2, OLMO3, OLMOE, MINIMAX_M2)
+        if arch == MINIMAX_M2:
+            if not get("use_qk_norm") or get("qk_norm_type") != "per_layer":
+                raise ValueError("MiniMax-M2: use_qk_norm %r, qk_norm_type %r (transformers always norms the whole "
+                                 "q/k projections: use_qk_norm true, per_layer)" % (get("use_qk_norm"),
+                                                                                  get("qk_norm_type")))
+            types = get("attn_type_list")
+            if types is not None and (len(types) != self.L or any(t != 1 for t in types)):
+                # MiniMax's attn_type_list: 1 = softmax attention on that layer (0 would be MiniMax-01's lightning
+                # attention, which transformers' MiniMaxM2 does not have); the released configs list 1 for every layer
+                raise ValueError("MiniMax-M2: attn_type_list %r (every layer must be 1, softmax attention)" % (types,))
         if arch == OLMOE and get("clip_qkv") is not None:
             # OlmoeAttention.forward clamps q, k (after their norms) and v to +-clip_qkv when it is set; the released
             # OLMoE configs have it null
@@ -663,7 +739,8 @@ class Spec:
         # models/glm4/modeling_glm4.py Glm4MLP.forward (GlmMLP is Phi3MLP): gate, up = chunk(2)
         self.fused_gate_up = self.fused_gate_up or arch in GLM
         if arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration",
-                    SMOLLM3, GRANITE) + GRANITE_MOE + COHERE or gemma:
+                    SMOLLM3, GRANITE, EXAONE4) + GRANITE_MOE + COHERE or gemma:
+            # (EXAONE 4: Exaone4Attention's projections are nn.Linear(..., bias=False) whatever config.json says)
             # (Cohere / Cohere 2: q/k/v_proj and o_proj all take bias=config.attention_bias in
             # CohereAttention / Cohere2Attention; no released checkpoint sets it)
             if get("attention_bias", False):
@@ -680,10 +757,11 @@ class Spec:
         # OLMo 2 (models/olmo2/modular_olmo2.py Olmo2DecoderLayer: `del self.input_layernorm`; forward:
         # residual + post_attention_layernorm(self_attn(hidden_states)), then residual +
         # post_feedforward_layernorm(mlp(hidden_states))): Gemma's sandwich without its input norms
-        # (models/olmo3/modular_olmo3.py Olmo3DecoderLayer(Olmo2DecoderLayer): the same)
-        self.sandwich_norms = gemma or arch in (OLMO2, OLMO3)
+        # (models/olmo3/modular_olmo3.py Olmo3DecoderLayer(Olmo2DecoderLayer): the same; models/exaone4/
+        # modular_exaone4.py Exaone4DecoderLayer(Olmo2DecoderLayer) and Exaone4MLP(Olmo2MLP): the same)
+        self.sandwich_norms = gemma or arch in (OLMO2, OLMO3, EXAONE4)
         # input_layernorm (and, with sandwich norms, pre_feedforward_layernorm)
-        self.input_norms = arch not in (OLMO2, OLMO3)
+        self.input_norms = arch not in (OLMO2, OLMO3, EXAONE4)
         # models/glm4/modeling_glm4.py Glm4DecoderLayer: post_self_attn_layernorm on the attention
         # output, post_attention_layernorm before the MLP, post_mlp_layernorm on its output
         self.glm4_norms = arch == "Glm4ForCausalLM"
@@ -747,6 +825,9 @@ class Spec:
             raise ValueError("use_sliding_window is not used by the fixtures")
         elif arch.startswith("Qwen") and c.get("use_sliding_window"):
             raise ValueError("use_sliding_window is not used by the fixtures")
+        elif arch == EXAONE4:
+            # (layer_types, else sliding_window_pattern; none with sliding_window null: see exaone4_layer_sliding)
+            self.sliding_window, sliding = exaone4_layer_sliding(c, get, self.L)
         elif gemma or arch in (GPT_OSS, COHERE[1], OLMO3):
             self.sliding_window = get("sliding_window")
             if arch == COHERE[1] and self.sliding_window is None:
@@ -796,6 +877,10 @@ class Spec:
         # apply_rotary_pos_emb: q_rot = q[..., :rotary_dim], rotate_half)
         partial = arch in ("Phi3ForCausalLM", GLM4_MOE) or arch in GLM
         self.R = int(self.HD * get("partial_rotary_factor", 1.0)) if partial else self.HD
+        if arch == MINIMAX_M2:
+            # MiniMaxM2RotaryEmbedding = Glm4MoeRotaryEmbedding (dim = int(head_dim * partial_rotary_factor)) and
+            # glm4_moe's apply_rotary_pos_emb (q_rot = q[..., :rotary_dim], rotate_half, the rest passes)
+            self.R = self.minimax_rotary_dim
         if self.mla:
             # DeepseekV3Config: head_dim = qk_rope_head_dim, so the rotary embedding (and YaRN) is built
             # over qk_rope_head_dim dims; they are the tail of each q head and the k_pe part
@@ -816,6 +901,12 @@ class Spec:
         if arch == COHERE[1]:
             # models/cohere2/modular_cohere2.py Cohere2Attention.forward: apply_rotary_pos_emb only
             # `if self.sliding_window is not None`, i.e. on sliding layers; full layers take none
+            self.layer_use_rope = list(sliding)
+        if arch == EXAONE4 and self.sliding_window is not None:
+            # models/exaone4/modular_exaone4.py Exaone4Attention.forward: "We use global NoPE for hybrid attention
+            # model": apply_rotary_pos_emb only `if self.sliding_window is None or self.is_sliding`. With a
+            # sliding_window the full-attention layers take no RoPE (and some layer slides: exaone4_layer_sliding);
+            # without one every layer rotates
             self.layer_use_rope = list(sliding)
         # Qwen-VL: the multimodal RoPE's frequency bands (mrope_section), each turned by the
         # temporal, height or width position; chunked (Qwen2-VL, Qwen2.5-VL) or interleaved (Qwen3-VL)
@@ -945,6 +1036,31 @@ class Spec:
             self.shared_intermediate = 0
             self.layer_moe = [True] * self.L
             self.expert_naming = "qwen"
+        elif arch == MINIMAX_M2:
+            # models/minimax_m2/modular_minimax_m2.py: MiniMaxM2DecoderLayer = MixtralDecoderLayer (input_layernorm,
+            # attention, add; post_attention_layernorm, MoE, add), MiniMaxM2SparseMoeBlock on every layer: gate =
+            # MiniMaxM2TopKRouter (MixtralTopKRouter's weight (num_local_experts, hidden_size), no bias), the buffer
+            # e_score_correction_bias (num_local_experts,), MiniMaxM2Experts = MixtralExperts (w2(act(w1 x) * w3 x), of
+            # intermediate_size); no shared expert. Router: see minimax_route. Weights as released (MiniMax's
+            # remote code): block_sparse_moe.gate.weight, block_sparse_moe.e_score_correction_bias,
+            # block_sparse_moe.experts.{e}.w1 / w3 / w2 ("mixtral"); as transformers 5 saves them: mlp.gate.weight,
+            # mlp.e_score_correction_bias, mlp.experts.gate_up_proj (E, 2F, H) / down_proj (E, H, F) ("stacked"),
+            # chosen from the weights by load_model (minimax_m2_expert_layout)
+            if get("scoring_func") != "sigmoid" or not get("use_routing_bias") or get("shared_intermediate_size"):
+                raise ValueError("MiniMax-M2: scoring_func %r, use_routing_bias %r, shared_intermediate_size %r "
+                                 "(transformers always runs the sigmoid router with the correction bias and no "
+                                 "shared expert)" % (get("scoring_func"), get("use_routing_bias"),
+                                                     get("shared_intermediate_size")))
+            self.num_experts, self.top_k = get("num_local_experts"), get("num_experts_per_tok")
+            self.norm_topk_prob = True  # always (MiniMaxM2TopKRouter.forward); False: a what-if only
+            self.moe_intermediate = self.F
+            self.shared_intermediate = 0
+            self.layer_moe = [True] * self.L
+            self.expert_naming = "mixtral"
+            self.router = "minimax"
+            # what-ifs only (golden_models): the score function ("softmax" in place of the sigmoid) and the weights
+            # taken from s + e_score_correction_bias instead of s
+            self.router_score, self.router_weight_bias = "sigmoid", False
         elif arch in GRANITE_MOE:
             # models/granitemoe/modular_granitemoe.py GraniteMoeMoE: every layer; experts as wide as
             # intermediate_size stacked in input_linear (E, 2F, H; chunk(2): gate, then up) and
@@ -976,6 +1092,62 @@ class Spec:
             raise ValueError("num_experts_per_tok must be in [1, num_experts]")
 
 
+def minimax_m2_rope(c, get, head_dim):
+    """(rope_theta, rotary_dim) of a MiniMaxM2ForCausalLM config.json. The released one (MiniMax's remote-code spelling)
+    has rope_theta and rotary_dim at the top level; transformers 5 writes rope_parameters {"rope_type": "default",
+    "rope_theta", "partial_rotary_factor"} and no rotary_dim (models/minimax_m2/configuration_minimax_m2.py
+    MiniMaxM2Config.convert_rope_params_to_dict: rope_parameters.setdefault("rope_theta", default_theta 5e6);
+    partial_rotary_factor = rotary_dim / head_dim). rotary_dim = config.json's rotary_dim, else partial_rotary_factor
+    (top level or in rope_parameters) x head_dim (Glm4MoeRotaryEmbedding: dim = int(head_dim * partial_rotary_factor)),
+    else head_dim // 2 (convert_rope_params_to_dict's default for a missing rotary_dim). Note: that version of
+    convert_rope_params_to_dict sets partial_rotary_factor from rotary_dim (default head_dim // 2) even when
+    rope_parameters already holds one, so it would read a saved factor other than 0.5 without rotary_dim as 0.5; the
+    earlier MiniMaxM2Config (kwargs.setdefault("partial_rotary_factor", rotary_dim / head_dim)) and
+    Glm4MoeRotaryEmbedding take the saved factor, as here. Refused: rope_scaling or a rope_type other than default,
+    rope_theta in both places with other values, two partial_rotary_factor values that differ, a rotary_dim that
+    partial_rotary_factor x head_dim contradicts, an odd rotary_dim or one outside (0, head_dim]."""
+    rp = get("rope_parameters")
+    if get("rope_scaling") is not None:
+        raise ValueError("MiniMax-M2: rope_scaling is not used by the fixtures")
+    theta = get("rope_theta")
+    factors = []
+    if rp is not None:
+        if not isinstance(rp, dict) or rp.get("rope_type", rp.get("type", "default")) != "default":
+            raise ValueError("MiniMax-M2: rope_parameters %r (only the default RoPE is used by the fixtures)" % (rp,))
+        if "rope_theta" in c and "rope_theta" in rp and float(c["rope_theta"]) != float(rp["rope_theta"]):
+            raise ValueError("MiniMax-M2: rope_theta %r beside rope_parameters' %r" % (c["rope_theta"], rp["rope_theta"]))
+        theta = rp.get("rope_theta", theta)
+        if rp.get("partial_rotary_factor") is not None:
+            factors.append(float(rp["partial_rotary_factor"]))
+    if get("partial_rotary_factor") is not None:
+        factors.append(float(get("partial_rotary_factor")))
+    if len(set(factors)) > 1:
+        raise ValueError("MiniMax-M2: partial_rotary_factor %r at the top level and in rope_parameters" % (factors,))
+    rotary_dim = get("rotary_dim")
+    from_factor = int(head_dim * factors[0]) if factors else None
+    if rotary_dim is not None and from_factor is not None and rotary_dim != from_factor:
+        raise ValueError("MiniMax-M2: rotary_dim %r but partial_rotary_factor %r x head_dim %d = %d" % (
+            rotary_dim, factors[0], head_dim, from_factor))
+    R = rotary_dim if rotary_dim is not None else from_factor if from_factor is not None else head_dim // 2
+    if not 0 < R <= head_dim or R % 2:
+        raise ValueError("MiniMax-M2: rotary_dim %r with head_dim %d" % (R, head_dim))
+    return theta, R
+
+
+def minimax_m2_expert_layout(spec, p):
+    """MiniMax-M2's expert tensors as the weights hold them: "mixtral" (the released checkpoints, MiniMax's remote code:
+    block_sparse_moe.gate.weight, block_sparse_moe.e_score_correction_bias, block_sparse_moe.experts.{e}.w1 / w3 / w2)
+    or "stacked" (transformers 5's MiniMaxM2SparseMoeBlock as save_pretrained writes it: mlp.gate.weight,
+    mlp.e_score_correction_bias, mlp.experts.gate_up_proj (E, 2F, H; per expert the w1 rows, then the w3 rows: the
+    conversion's MergeModulelist(dim=0) + Concatenate(dim=1)) and mlp.experts.down_proj (E, H, F)); sets
+    spec.expert_naming. Both or neither in the file: refused."""
+    per_expert = any(".block_sparse_moe." in n for n in p)
+    stacked = any(n.endswith(".mlp.experts.gate_up_proj") for n in p)
+    if per_expert == stacked:
+        raise ValueError("MiniMax-M2: the weights must hold either block_sparse_moe.* or mlp.experts.gate_up_proj")
+    spec.expert_naming = "stacked" if stacked else "mixtral"
+
+
 def olmo3_rope_parameters(c, get):
     """(full_attention, sliding_attention) RoPE parameters of an Olmo3ForCausalLM config, each a dict with
     rope_type and rope_theta (plus the scaling keys). Legacy spelling (transformers 4.57 wrote it; the released
@@ -1003,6 +1175,62 @@ def olmo3_rope_parameters(c, get):
         params.setdefault("rope_theta", DEFAULTS[OLMO3]["rope_theta"])
         out.append(params)
     return tuple(out)
+
+
+def exaone4_layer_sliding(c, get, L):
+    """(sliding_window, per layer True where it slides) of an Exaone4ForCausalLM config.
+    models/exaone4/modular_exaone4.py: Exaone4Config.__post_init__ (`if sliding_window is None: sliding_window_pattern =
+    0`; `if layer_types is None: "sliding_attention" if (i + 1) % sliding_window_pattern != 0 else "full_attention"`);
+    Exaone4Attention.__init__ (is_sliding = layer_types[layer_idx] == "sliding_attention"; forward passes
+    `sliding_window=self.sliding_window if self.is_sliding else None`); Exaone4Model.forward masks "sliding_attention"
+    layers with create_sliding_window_causal_mask, the others with create_causal_mask.
+    layer_types listed (EXAONE-4.0-32B's and -1.2B's config.json list them): taken as they are.
+    Not listed: an integer sliding_window_pattern n gives (i + 1) % n != 0 (no exception for the last layer); a string
+    of "L" (local) and "G" (global), EXAONE-4.0-32B's "LLLG", as Exaone4Config's docstring describes it ("starts from
+    layer 0 and repeats ...; the final layer always uses global attention") and as vLLM's / TensorRT-LLM's
+    check_is_sliding compute it: layer i slides when i != L - 1 and pattern[i % len(pattern)] == "L" (transformers'
+    own __post_init__ would take `(i + 1) % "LLLG"` and fail: the released configs list layer_types beside it).
+    sliding_window null: no layer slides (the pattern becomes 0; HF's `(i + 1) % 0` only works with layer_types
+    listed, all full_attention, as EXAONE-4.0-1.2B's are).
+    Refused: a pattern string with other characters, or neither integer nor string; an integer pattern < 1 or a null
+    one without layer_types (with a sliding_window); layer_types of other names or length; sliding_attention layers
+    with sliding_window null (no window for them: HF's mask would have none); layer_types beside an explicit
+    sliding_window_pattern that gives other layer types (transformers takes layer_types, vLLM's check_is_sliding the
+    pattern: the fixtures have them agree); a sliding_window with no sliding layer (transformers' rule gives no layer
+    RoPE, vLLM's exaone4.py rotates every layer when none slides)."""
+    window = get("sliding_window")
+    pattern = get("sliding_window_pattern")
+    types = get("layer_types")
+    if window is not None and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
+        raise ValueError("EXAONE 4: sliding_window %r" % (window,))
+    from_pattern = None
+    if window is None:
+        from_pattern = [False] * L
+    elif isinstance(pattern, str):
+        if not pattern or set(pattern) - {"L", "G"}:
+            raise ValueError("EXAONE 4: sliding_window_pattern %r (only L and G)" % (pattern,))
+        from_pattern = [i != L - 1 and pattern[i % len(pattern)] == "L" for i in range(L)]
+    elif isinstance(pattern, int) and not isinstance(pattern, bool) and pattern >= 1:
+        from_pattern = [(i + 1) % pattern != 0 for i in range(L)]
+    elif pattern is not None and (isinstance(pattern, bool) or not isinstance(pattern, int)):
+        raise ValueError("EXAONE 4: sliding_window_pattern %r (an integer or a string of L / G)" % (pattern,))
+    if types is None:
+        if from_pattern is None:
+            raise ValueError("EXAONE 4: sliding_window_pattern %r and no layer_types" % (pattern,))
+        types = ["sliding_attention" if x else "full_attention" for x in from_pattern]
+    if len(types) != L or any(t not in ("sliding_attention", "full_attention") for t in types):
+        raise ValueError("EXAONE 4: layer_types must be L entries of sliding_attention/full_attention: %r" % (types,))
+    sliding = [t == "sliding_attention" for t in types]
+    if window is None and any(sliding):
+        raise ValueError("EXAONE 4: sliding_attention layers with sliding_window null")
+    if window is not None and "sliding_window_pattern" in c and from_pattern is not None and from_pattern != sliding:
+        raise ValueError("EXAONE 4: layer_types %r disagree with sliding_window_pattern %r" % (types, pattern))
+    if window is not None and not any(sliding):
+        # transformers would run every layer without RoPE (sliding_window set, no layer sliding), vLLM's exaone4.py
+        # every layer with it (apply_rope_all_layers: no sliding_attention in layer_types)
+        raise ValueError("EXAONE 4: a sliding_window but no sliding layer (transformers: no RoPE anywhere; vLLM: RoPE "
+                         "everywhere)")
+    return window, sliding
 
 
 def rope_parameters_for(dim, params, max_positions):
@@ -1116,6 +1344,8 @@ def load_model(folder):
     st = read_safetensors(os.path.join(folder, "model.safetensors"))
     p = {k: v[1] for k, v in st.items()}
     dtypes = {k: v[0] for k, v in st.items()}
+    if spec.arch == MINIMAX_M2:
+        minimax_m2_expert_layout(spec, p)
     if (cfg.get("quantization_config") or {}).get("quant_method") == "fp8" and F8 not in dtypes.values():
         raise ValueError("%s: quantization_config fp8 but no F8_E4M3 tensor" % folder)
     return spec, fp8_dequantize_params(cfg, p, dtypes), dtypes
@@ -1445,6 +1675,12 @@ def router_weight_name(spec, pre):
     return pre + ("block_sparse_moe.gate.weight" if spec.expert_naming == "mixtral" else "mlp.gate.weight")
 
 
+def correction_bias_name(spec, pre):
+    """MiniMax-M2's e_score_correction_bias (F32, (num_local_experts,)): a buffer of MiniMaxM2SparseMoeBlock, beside
+    its gate (not in it, as GLM-4.5's mlp.gate.e_score_correction_bias is)."""
+    return pre + ("block_sparse_moe." if spec.expert_naming == "mixtral" else "mlp.") + "e_score_correction_bias"
+
+
 def router_logits(spec, p, pre, x, weight=None):
     """The router's logits for tokens x (N, H): x.W^T, plus gpt-oss's router bias
     (GptOssTopKRouter.forward: F.linear(hidden_states, self.weight, self.bias)). weight: another
@@ -1498,12 +1734,21 @@ def expert_tensors(spec, p, pre, e):
             down = p[pre + "block_sparse_moe.output_linear.weight"][e]
         half = gate_up.shape[0] // 2
         return gate_up[:half], gate_up[half:], down
+    if spec.expert_naming == "stacked":
+        # transformers 5's MixtralExperts (MiniMaxM2Experts): gate_up_proj (E, 2F, H), down_proj (E, H, F);
+        # forward: `gate, up = F.linear(x, self.gate_up_proj[e]).chunk(2, dim=-1)`, act(gate) * up, then
+        # F.linear(., self.down_proj[e])
+        gate_up, down = p[pre + "mlp.experts.gate_up_proj"][e], p[pre + "mlp.experts.down_proj"][e]
+        half = gate_up.shape[0] // 2
+        return gate_up[:half], gate_up[half:], down
     return tuple(p[n] for n in expert_weights(spec, pre, e))
 
 
 def expert_weights(spec, pre, e):
     """Names of expert e's (gate, up, down) weights; e = "shared" for Qwen2-MoE's shared expert
     (GLM-4.5's shared_experts)."""
+    if spec.expert_naming == "stacked":
+        raise ValueError("stacked experts have no per-expert tensors (expert_tensors slices them)")
     if spec.expert_naming == "mixtral":  # w1 gate, w3 up, w2 down (MixtralBlockSparseTop2MLP)
         x = pre + "block_sparse_moe.experts.%d." % e
         return x + "w1.weight", x + "w3.weight", x + "w2.weight"
@@ -1540,6 +1785,30 @@ def sigmoid_route(spec, p, pre, logits):
     if spec.norm_topk_prob:
         weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-20)
     return c, experts, weights * spec.routed_scaling_factor
+
+
+def minimax_choice(spec, bias, logits):
+    """(s, c) of MiniMax-M2's router: the scores s = sigmoid(logits) in fp32 (what-if: their softmax) and the values
+    the choice ranks, c = s + e_score_correction_bias (minimax_route)."""
+    logits = logits.float()
+    s = torch.softmax(logits, dim=-1) if spec.router_score == "softmax" else torch.sigmoid(logits)
+    return s, s + bias
+
+
+def minimax_route(spec, p, pre, logits):
+    """MiniMax-M2's router, per token (models/minimax_m2/modular_minimax_m2.py MiniMaxM2TopKRouter.forward, given
+    MiniMaxM2SparseMoeBlock's e_score_correction_bias): routing_weights s = sigmoid(router_logits.float());
+    scores_for_choice c = s + e_score_correction_bias; top_k_index = torch.topk(c, top_k, sorted=False); top_k_weights
+    = s.gather(1, top_k_index) (the unbiased scores), divided by their sum (always; no + 1e-20, no
+    routed_scaling_factor, no groups). Returns (c, ids, weights) with ids in descending order of c (sorted here: the
+    order only changes the order of the experts' sum). What-ifs (golden_models): spec.router_score "softmax",
+    spec.router_weight_bias (the weights gathered from c), norm_topk_prob false (not divided)."""
+    s, c = minimax_choice(spec, p[correction_bias_name(spec, pre)], logits)
+    experts = torch.topk(c, k=spec.top_k, dim=-1, sorted=True)[1]
+    weights = (c if spec.router_weight_bias else s).gather(1, experts)
+    if spec.norm_topk_prob:
+        weights = weights / weights.sum(dim=-1, keepdim=True)
+    return c, experts, weights
 
 
 def deepseek_v2_choice(spec, logits):
@@ -1598,6 +1867,10 @@ def moe_block(spec, p, pre, l, h, trace=None):
     logits = router_logits(spec, p, pre, x)
     if spec.router == "sigmoid":
         probs, experts, weights = sigmoid_route(spec, p, pre, logits)
+    elif spec.router == "minimax":
+        # MiniMaxM2SparseMoeBlock.forward: self.gate(hidden_states, self.e_score_correction_bias), then
+        # self.experts(hidden_states, top_k_index, top_k_weights) (MixtralExperts: index_add_ expert by expert)
+        probs, experts, weights = minimax_route(spec, p, pre, logits)
     elif spec.router == "deepseek_v2":
         # (DeepseekV2Moe.forward: the experts' sum, then `hidden_states + self.shared_experts(residuals)`)
         probs, experts, weights = deepseek_v2_route(spec, logits)

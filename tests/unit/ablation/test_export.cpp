@@ -433,6 +433,7 @@ struct FamilyCase {
   const char* fixture;
   bool routed_experts;
   bool fused = false;  // the fixture's experts stacked as transformers 5 saves them
+  bool stacked = false;  // the fixture itself holds its experts stacked (written as transformers 5 saves them)
 };
 
 class ExportFamilies : public ::testing::TestWithParam<FamilyCase> {};
@@ -446,7 +447,8 @@ TEST_P(ExportFamilies, AblatesEveryDownProjectionAndKeepsTheRest) {
   }
   const model::ModelSpec spec = model::load_model_spec(model);
   // (Granite-MoE's and gpt-oss's checkpoints hold their experts stacked as released)
-  EXPECT_EQ(spec.fused_experts, GetParam().fused || spec.expert_names == model::ModelSpec::ExpertNames::granite ||
+  EXPECT_EQ(spec.fused_experts, GetParam().fused || GetParam().stacked ||
+                                    spec.expert_names == model::ModelSpec::ExpertNames::granite ||
                                     spec.expert_names == model::ModelSpec::ExpertNames::gpt_oss);
   const auto dirs = directions(spec);
   engine::TrialAblation trial = make_trial(spec, engine::RowNorm::full);
@@ -556,7 +558,9 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"olmo2-bias", true}, FamilyCase{"olmo3", true}, FamilyCase{"olmo3-v5", true},
                       FamilyCase{"deepseek-v2-lite", true}, FamilyCase{"deepseek-v2-groups", true},
                       FamilyCase{"deepseek-v2-groups", false}, FamilyCase{"deepseek-v2-groups", true, true},
-                      FamilyCase{"olmoe", true}, FamilyCase{"olmoe", true, true}),
+                      FamilyCase{"olmoe", true}, FamilyCase{"olmoe", true, true},
+                      FamilyCase{"minimax-m2", true}, FamilyCase{"minimax-m2", true, true},
+                      FamilyCase{"minimax-m2-v5", true, false, true}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

@@ -1,7 +1,8 @@
 // Test helper: a copy of a per-expert MoE checkpoint with its experts stacked the way transformers 5
 // holds them and saves them with save_original_format=False (conversion_mapping.py: the experts'
 // gate and up weights merged along a new dim 0, then concatenated along dim 1; the down weights
-// merged along dim 0; Mixtral's router renamed from block_sparse_moe.gate to mlp.gate).
+// merged along dim 0; Mixtral's router renamed from block_sparse_moe.gate to mlp.gate, MiniMax-M2's
+// block_sparse_moe.e_score_correction_bias to mlp.e_score_correction_bias).
 #pragma once
 #include <filesystem>
 #include <fstream>
@@ -46,10 +47,13 @@ inline int fuse_experts(const std::string& src, const std::string& dst, bool tra
     r.read_bytes(t, 0, t.nbytes(), bytes.data());
     std::smatch m;
     if (!std::regex_match(t.name, m, kExpert)) {
+      // Mixtral's and MiniMax-M2's router (and MiniMax-M2's correction bias) move from block_sparse_moe. to mlp.
       std::string name = t.name;
-      const std::string router = ".block_sparse_moe.gate.weight";
-      if (name.size() > router.size() && name.compare(name.size() - router.size(), router.size(), router) == 0) {
-        name.replace(name.size() - router.size(), router.size(), ".mlp.gate.weight");
+      for (const std::string tail : {"gate.weight", "e_score_correction_bias"}) {
+        const std::string from = ".block_sparse_moe." + tail;
+        if (name.size() > from.size() && name.compare(name.size() - from.size(), from.size(), from) == 0) {
+          name.replace(name.size() - from.size(), from.size(), ".mlp." + tail);
+        }
       }
       out.push_back({name, t.dtype_name, t.shape, std::move(bytes)});
       continue;

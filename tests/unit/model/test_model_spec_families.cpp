@@ -8,11 +8,13 @@
 #include <algorithm>
 #include <cmath>
 #include <stdexcept>
+#include <tuple>
 
 #include "abl/io/json_file.h"
 #include "abl/model/model_spec.h"
 #include "abl/model/weights.h"
 #include "common/error_of.h"
+#include "common/temp_dir.h"
 #include "io/safetensors_test_util.h"
 
 namespace {
@@ -1211,4 +1213,120 @@ TEST(ModelSpecOlmoe, PreNormLayersFullWidthQkNormsAndExperts) {
   c["clip_qkv"] = nullptr;
   c["head_dim"] = 64;  // q_norm is hidden_size wide: a q_proj of 16 x 64 would not fit it
   EXPECT_ABL_ERROR(parse(c), "my/config.json", "head_dim", "hidden_size 2048");
+}
+
+// MiniMax-M2 (models/minimax_m2; config.json as a stored copy of MiniMaxAI/MiniMax-M2's, its FP8
+// quantization_config aside): Mixtral's layers and experts with OLMo 2's whole-projection q/k norms,
+// RoPE on rotary_dim 64 of each 128-dim head, a sigmoid router picking by score + correction bias and
+// renormalising. 228.7 B parameters, 11.0 B active (9.8 B without the embeddings: the published
+// "230B total, 10B activated").
+nlohmann::json minimax_m2() {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["MiniMaxM2ForCausalLM"],
+    "auto_map": {"AutoConfig": "configuration_minimax_m2.MiniMaxM2Config",
+                 "AutoModelForCausalLM": "modeling_minimax_m2.MiniMaxM2ForCausalLM"},
+    "head_dim": 128, "hidden_act": "silu", "hidden_size": 3072, "intermediate_size": 1536,
+    "max_position_embeddings": 196608, "model_type": "minimax_m2", "mtp_transformer_layers": 1,
+    "num_attention_heads": 48, "num_experts_per_tok": 8, "num_hidden_layers": 62, "num_key_value_heads": 8,
+    "num_local_experts": 256, "num_mtp_modules": 3, "qk_norm_type": "per_layer", "rms_norm_eps": 1e-06,
+    "rope_theta": 5000000, "rotary_dim": 64, "scoring_func": "sigmoid", "shared_intermediate_size": 0,
+    "tie_word_embeddings": false, "transformers_version": "4.46.1", "use_cache": true, "use_mtp": true,
+    "use_qk_norm": true, "use_routing_bias": true, "vocab_size": 200064, "torch_dtype": "bfloat16"})");
+  c["attn_type_list"] = std::vector<int>(62, 1);
+  return c;
+}
+
+TEST(ModelSpecMiniMaxM2, ReleasedConfig) {
+  nlohmann::json c = minimax_m2();
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.input_norms && s.qk_norm && s.qk_norm_full && s.router_sigmoid && s.norm_topk_prob);
+  EXPECT_FALSE(s.qkv_bias || s.o_bias || s.rope_interleaved || s.sandwich_norms || s.qk_norm_per_head);
+  EXPECT_EQ(s.head_dim, 128);
+  EXPECT_EQ(s.q_dim(), 6144);
+  EXPECT_EQ(s.rotary_dim(), 64);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 5e6);
+  EXPECT_EQ(s.num_experts, 256);
+  EXPECT_EQ(s.experts_per_token, 8);
+  EXPECT_EQ(s.moe_intermediate_size, 1536);
+  EXPECT_EQ(s.shared_expert_intermediate_size, 0);
+  EXPECT_EQ(s.expert_groups, 1);
+  EXPECT_DOUBLE_EQ(s.routed_scaling_factor, 1.0);
+  for (int64_t l = 0; l < 62; ++l) EXPECT_TRUE(s.is_moe_layer(l)) << l;
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{228689764864});
+  EXPECT_EQ(abl::model::active_parameter_count(s), int64_t{11030553088});
+  std::vector<std::pair<std::string, std::vector<int64_t>>> got;
+  for (const auto& slot : abl::model::layer_slots(s, 0)) got.emplace_back(slot.pattern, slot.shape);
+  const auto has = [&](const std::string& n, std::vector<int64_t> shape) {
+    return std::find(got.begin(), got.end(), std::make_pair("model.layers.{}." + n, shape)) != got.end();
+  };
+  EXPECT_TRUE(has("self_attn.q_norm.weight", {6144}));
+  EXPECT_TRUE(has("self_attn.k_norm.weight", {1024}));
+  EXPECT_TRUE(has("block_sparse_moe.gate.weight", {256, 3072}));
+  EXPECT_TRUE(has("block_sparse_moe.e_score_correction_bias", {256}));
+  EXPECT_TRUE(has("block_sparse_moe.experts.255.w2.weight", {3072, 1536}));
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s), {"MiniMaxM2ForCausalLM", "q/k norm over all heads"}))
+      << abl::model::describe(s);
+  // transformers 5 writes partial_rotary_factor beside rotary_dim (and in rope_parameters); absent keys
+  // take MiniMaxM2Config's defaults
+  c["partial_rotary_factor"] = 0.5;
+  EXPECT_EQ(parse(c).rotary_dim(), 64);
+  c.erase("rotary_dim");
+  c.erase("rope_theta");
+  c["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 5000000.0}, {"partial_rotary_factor", 0.25}};
+  c.erase("partial_rotary_factor");
+  c.erase("num_local_experts");
+  s = parse(c);
+  EXPECT_EQ(s.rotary_dim(), 32);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 5e6);
+  EXPECT_EQ(s.num_experts, 256);
+  // no rotary_dim and no factor: half of each head, MiniMaxM2Config's rotary_dim default (head_dim // 2)
+  c = minimax_m2();
+  c.erase("rotary_dim");
+  EXPECT_EQ(parse(c).rotary_dim(), 64);
+  c["rotary_dim"] = 128;
+  EXPECT_EQ(parse(c).rotary_dim(), 128);
+  // refusals name the key
+  const std::vector<std::tuple<std::string, nlohmann::json, std::string>> refused = {
+      {"use_qk_norm", false, "always applies"},
+      {"qk_norm_type", "per_head", "per_layer"},
+      {"scoring_func", "softmax", "sigmoid"},
+      {"use_routing_bias", false, "e_score_correction_bias"},
+      {"shared_intermediate_size", 1536, "no shared expert"},
+      {"routed_scaling_factor", 2.5, "does not scale"},
+      {"use_grouped_topk", true, "groups"},
+      {"attn_window_size", 4096, "whole context"},
+      {"rotary_dim", 63, "even"},
+  };
+  for (const auto& [key, value, says] : refused) {
+    c = minimax_m2();
+    c[key] = value;
+    EXPECT_ABL_ERROR(parse(c), "my/config.json", key, says);
+  }
+  c = minimax_m2();
+  c["attn_type_list"][7] = 0;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "attn_type_list", "layer 7", "lightning");
+  c = minimax_m2();
+  c["partial_rotary_factor"] = 0.25;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "rotary_dim", "disagrees", "rotates 32");
+}
+
+// MiniMax-M2's config.json has no token ids: generation stops at generation_config.json's eos, as in
+// transformers' generate(); a config.json that names its own keeps them.
+TEST(ModelSpecMiniMaxM2, EosFromGenerationConfig) {
+  EXPECT_TRUE(parse(minimax_m2()).eos_token_ids.empty());
+  const std::string golden = std::string(ABL_FIXTURE_DIR) + "/golden/";
+  EXPECT_EQ(abl::model::load_model_spec(golden + "minimax-m2").eos_token_ids, std::vector<int64_t>{458});
+  abl::testing::TempDir tmp;
+  const std::string dir = tmp.file("m");
+  nlohmann::json c = minimax_m2();
+  c["vocab_size"] = 1000;
+  const auto write = [&](const std::string& name, const nlohmann::json& j) { tmp.write("m/" + name, j.dump()); };
+  write("config.json", c);
+  write("generation_config.json", {{"eos_token_id", {7, 9}}});
+  EXPECT_EQ(abl::model::load_model_spec(dir).eos_token_ids, (std::vector<int64_t>{7, 9}));
+  write("generation_config.json", {{"eos_token_id", 1000}});
+  EXPECT_ABL_ERROR(abl::model::load_model_spec(dir), "generation_config.json", "eos_token_id", "1000",
+                   "vocab_size 1000");
+  c["eos_token_id"] = 5;
+  write("config.json", c);
+  EXPECT_EQ(abl::model::load_model_spec(dir).eos_token_ids, std::vector<int64_t>{5});
 }

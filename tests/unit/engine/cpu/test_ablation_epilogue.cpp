@@ -149,7 +149,8 @@ INSTANTIATE_TEST_SUITE_P(
                                          "granite-moe-shared", "gpt-oss", "cohere", "cohere2", "cohere-qknorm",
                                          "llama-bias", "seed-oss", "deepseek-v3-mla", "deepseek-v3-qproj", "olmo2",
                                          "olmo2-bias", "olmo3", "olmo3-v5", "deepseek-v2-lite",
-                                         "deepseek-v2-groups", "olmoe"),
+                                         "deepseek-v2-groups", "olmoe", "minimax-m2",
+                                         "minimax-m2-v5"),
                        ::testing::Values(RowNorm::none, RowNorm::pre, RowNorm::full)),
     [](const auto& p) {
       std::string name = std::get<0>(p.param) + "_" + std::string(engine::row_norm_name(std::get<1>(p.param)));
