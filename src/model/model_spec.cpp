@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
+#include <functional>
 
 #include "abl/core/error.h"
 #include "abl/core/log.h"
@@ -62,6 +63,7 @@ void olmo2_keys(const Keys& k, ModelSpec& s);
 void olmo3_keys(const Keys& k, ModelSpec& s);
 void olmoe_keys(const Keys& k, ModelSpec& s);
 void minimax_m2_keys(const Keys& k, ModelSpec& s);
+void exaone4_keys(const Keys& k, ModelSpec& s);
 void seed_oss_keys(const Keys& k, ModelSpec& s);
 void deepseek_v3_keys(const Keys& k, ModelSpec& s);
 void deepseek_v2_keys(const Keys& k, ModelSpec& s);
@@ -180,6 +182,12 @@ constexpr const char* kMiniMaxM2Defaults = R"({"vocab_size": 200064, "hidden_siz
   "head_dim": 128, "hidden_act": "silu", "max_position_embeddings": 196608, "rms_norm_eps": 1e-06,
   "rope_theta": 5000000.0, "tie_word_embeddings": false,
   "num_experts_per_tok": 8, "num_local_experts": 256})";
+// Exaone4Config.
+constexpr const char* kExaone4Defaults = R"({"vocab_size": 102400, "hidden_size": 4096,
+  "intermediate_size": 16384, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 32,
+  "hidden_act": "silu", "max_position_embeddings": 2048, "rms_norm_eps": 1e-05, "bos_token_id": 0,
+  "eos_token_id": 2, "tie_word_embeddings": false, "rope_theta": 10000.0, "sliding_window": 4096,
+  "sliding_window_pattern": 4})";
 constexpr const char* kGemma3Defaults = R"({"vocab_size": 262208, "hidden_size": 2304,
   "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
   "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
@@ -250,6 +258,9 @@ const Family kFamilies[] = {
     {"OlmoeForCausalLM", false, true, true, 0, 0, 4096, W::none, 0, kOlmoeDefaults, olmoe_keys},
     // MiniMax-M2, M2.1, M2.5: OLMoE's q/k norms on Mixtral's layers, partial RoPE, GLM-4.5's sigmoid router
     {"MiniMaxM2ForCausalLM", false, true, false, 0, 0, 0, W::none, 0, kMiniMaxM2Defaults, minimax_m2_keys},
+    // EXAONE 4.0 (32B, 1.2B): OLMo 2's post-norm layers, per-head q/k norms, 3 of 4 layers sliding with
+    // RoPE, the others full without it
+    {"Exaone4ForCausalLM", false, true, false, 0, 0, 0, W::per_layer, 0, kExaone4Defaults, exaone4_keys},
 };
 
 // Families whose dense MLP takes mlp_bias (LlamaMLP and the MLPs copied from it).
@@ -858,6 +869,50 @@ void minimax_m2_keys(const Keys& k, ModelSpec& s) {
   s.partial_rotary_dim = dim == s.head_dim ? 0 : dim;
   mixtral_keys(k, s);
   s.router_sigmoid = true;
+}
+
+// models/exaone4 (Exaone4Config.__post_init__, Exaone4Attention, Exaone4DecoderLayer = Olmo2DecoderLayer):
+// OLMo 2's post-norm layers (no norm on the branch inputs) with Qwen3's per-head q/k RMSNorms. With
+// sliding_window set the attention is hybrid: layer_types, else every sliding_window_pattern-th layer
+// full and the others sliding — or, as the released 32B config spells it, a string of L (local) and G
+// (global) repeating from layer 0 with the last layer global (the docstring's rule; the newest
+// __post_init__ would fail on a string) — and only the sliding layers rotate q and k (global NoPE).
+// Without sliding_window (EXAONE-4.0-1.2B) every layer is full and rotates.
+void exaone4_keys(const Keys& k, ModelSpec& s) {
+  olmo2_keys(k, s);
+  s.qk_norm_full = false;  // Exaone4RMSNorm(head_dim) on each head
+  s.sliding_window = k.get_int("sliding_window", 0);
+  if (s.sliding_window < 0) bad_key(s, "sliding_window", fmt::format("must not be negative, found {}", s.sliding_window));
+  std::function<bool(int64_t)> pattern = [](int64_t) { return false; };
+  if (s.sliding_window > 0 && !k.find("layer_types")) {
+    auto p = k.find("sliding_window_pattern");
+    if (!p) bad_key(s, "sliding_window_pattern", "is null, and sliding_window is set without layer_types");
+    if (p->is_string()) {
+      const std::string letters = p->as_string();
+      if (letters.empty() || letters.find_first_not_of("LG") != std::string::npos) {
+        p->fail(fmt::format("'{}' must be a string of L (local) and G (global)", letters));
+      }
+      const int64_t last = s.num_layers - 1;
+      pattern = [letters, last](int64_t l) {
+        return l != last && letters[static_cast<size_t>(l) % letters.size()] == 'L';
+      };
+    } else {
+      const int64_t every = p->as_int();
+      if (every <= 0) p->fail(fmt::format("must be positive, found {}", every));
+      pattern = [every](int64_t l) { return (l + 1) % every != 0; };
+    }
+  }
+  sliding_layers_from(k, s, pattern);
+  // Exaone4Attention rotates `if self.sliding_window is None or self.is_sliding` (unlike Cohere 2, whose
+  // layers all go without RoPE when there is no window)
+  s.nope_layers.assign(static_cast<size_t>(s.num_layers), 0);
+  for (int64_t l = 0; l < s.num_layers; ++l) {
+    s.nope_layers[static_cast<size_t>(l)] = s.sliding_window > 0 && !s.sliding_layers[static_cast<size_t>(l)];
+  }
+  if (s.sliding_window == 0) {
+    s.sliding_layers.clear();
+    s.nope_layers.clear();
+  }
 }
 
 // models/cohere (CohereConfig, CohereLayerNorm, CohereRotaryEmbedding, CohereAttention,

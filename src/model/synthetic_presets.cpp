@@ -275,6 +275,23 @@ const Preset kPresets[] = {
       "rotary_dim": 64, "scoring_func": "sigmoid", "shared_intermediate_size": 0, "tie_word_embeddings": false,
       "use_qk_norm": true, "use_routing_bias": true, "vocab_size": 200064, "bos_token_id": 200034,
       "eos_token_id": 200020, "torch_dtype": "bfloat16"})"},
+    // EXAONE 4.0 (as recalled, not checked against the Hub): OLMo 2's post-norm layers with per-head
+    // q/k norms; 32B: 3 of 4 layers sliding (window 4096, RoPE), the others full without RoPE; 1.2B:
+    // no window, tied
+    {"exaone-4.0-32b", R"({"architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4", "vocab_size": 102400,
+      "hidden_size": 5120, "intermediate_size": 27392, "num_hidden_layers": 64, "num_attention_heads": 40,
+      "num_key_value_heads": 8, "head_dim": 128, "hidden_act": "silu", "max_position_embeddings": 131072,
+      "rms_norm_eps": 1e-05, "rope_theta": 1000000, "rope_scaling": {"factor": 16.0, "high_freq_factor": 4.0,
+      "low_freq_factor": 1.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+      "sliding_window": 4096, "sliding_window_pattern": "LLLG", "tie_word_embeddings": false, "bos_token_id": 1,
+      "eos_token_id": 361, "pad_token_id": 0, "torch_dtype": "bfloat16"})"},
+    {"exaone-4.0-1.2b", R"({"architectures": ["Exaone4ForCausalLM"], "model_type": "exaone4", "vocab_size": 102400,
+      "hidden_size": 2048, "intermediate_size": 4096, "num_hidden_layers": 30, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "head_dim": 64, "hidden_act": "silu", "max_position_embeddings": 65536,
+      "rms_norm_eps": 1e-05, "rope_theta": 1000000, "rope_scaling": {"factor": 16.0, "high_freq_factor": 4.0,
+      "low_freq_factor": 1.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+      "sliding_window": null, "sliding_window_pattern": null, "tie_word_embeddings": true, "bos_token_id": 1,
+      "eos_token_id": 361, "pad_token_id": 0, "torch_dtype": "bfloat16"})"},
 };
 
 constexpr std::string_view kPrefix = "synthetic:";

@@ -51,6 +51,8 @@ FAMILIES = [
     ("OlmoeForCausalLM", "olmoe"),  # OLMoE: Llama's layers with q/k norms over the whole projections, MoE on every layer
     ("MiniMaxM2ForCausalLM", "minimax-m2"),  # released config: rotary_dim (partial RoPE), sigmoid router + bias, Mixtral experts
     ("MiniMaxM2ForCausalLM", "minimax-m2-v5"),  # transformers 5: partial_rotary_factor in rope_parameters, stacked, tied
+    ("Exaone4ForCausalLM", "exaone4"),  # EXAONE 4.0-32B: post-norm, per-head q/k norms, LLLG: sliding with RoPE, full NoPE
+    ("Exaone4ForCausalLM", "exaone4-dense"),  # EXAONE 4.0-1.2B: no window, RoPE on every layer, tied, MHA
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

@@ -560,7 +560,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"deepseek-v2-groups", false}, FamilyCase{"deepseek-v2-groups", true, true},
                       FamilyCase{"olmoe", true}, FamilyCase{"olmoe", true, true},
                       FamilyCase{"minimax-m2", true}, FamilyCase{"minimax-m2", true, true},
-                      FamilyCase{"minimax-m2-v5", true, false, true}),
+                      FamilyCase{"minimax-m2-v5", true, false, true},
+                      FamilyCase{"exaone4", true}, FamilyCase{"exaone4-dense", true}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

@@ -1330,3 +1330,71 @@ TEST(ModelSpecMiniMaxM2, EosFromGenerationConfig) {
   write("config.json", c);
   EXPECT_EQ(abl::model::load_model_spec(dir).eos_token_ids, std::vector<int64_t>{5});
 }
+
+// EXAONE-4.0-32B (models/exaone4 Exaone4Config, Exaone4Attention, Exaone4DecoderLayer = Olmo2DecoderLayer;
+// config recalled, not checked against the Hub): OLMo 2's post-norm layers with per-head q/k norms, the
+// string pattern "LLLG" (3 sliding layers with RoPE, then a full one without), llama3 RoPE scaling.
+nlohmann::json exaone4_32b() {
+  return nlohmann::json::parse(R"({"architectures": ["Exaone4ForCausalLM"], "attention_dropout": 0.0,
+    "bos_token_id": 1, "eos_token_id": 361, "head_dim": 128, "hidden_act": "silu", "hidden_size": 5120,
+    "initializer_range": 0.02, "intermediate_size": 27392, "max_position_embeddings": 131072,
+    "model_type": "exaone4", "num_attention_heads": 40, "num_hidden_layers": 64, "num_key_value_heads": 8,
+    "pad_token_id": 0, "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 16.0, "high_freq_factor": 4.0,
+    "low_freq_factor": 1.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"},
+    "rope_theta": 1000000, "sliding_window": 4096, "sliding_window_pattern": "LLLG", "tie_word_embeddings": false,
+    "torch_dtype": "bfloat16", "transformers_version": "4.54.0", "use_cache": true, "vocab_size": 102400})");
+}
+
+TEST(ModelSpecExaone4, HybridAttentionWithGlobalNoPE) {
+  nlohmann::json c = exaone4_32b();
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.sandwich_norms && s.qk_norm);
+  EXPECT_FALSE(s.input_norms || s.qk_norm_full || s.qk_norm_per_head || s.qkv_bias || s.o_bias);
+  EXPECT_EQ(s.sliding_window, 4096);
+  for (int64_t l = 0; l < 64; ++l) {
+    const bool local = l % 4 != 3;
+    EXPECT_EQ(s.uses_sliding_window(l), local) << l;
+    EXPECT_EQ(s.uses_rope(l), local) << l;
+  }
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{32003216384});
+  std::vector<std::pair<std::string, std::vector<int64_t>>> got;
+  for (const auto& slot : abl::model::layer_slots(s, 0)) got.emplace_back(slot.pattern, slot.shape);
+  const auto has = [&](const std::string& n, std::vector<int64_t> shape) {
+    return std::find(got.begin(), got.end(), std::make_pair("model.layers.{}." + n, shape)) != got.end();
+  };
+  EXPECT_TRUE(has("self_attn.q_norm.weight", {128}));
+  EXPECT_TRUE(has("post_attention_layernorm.weight", {5120}));
+  EXPECT_TRUE(has("post_feedforward_layernorm.weight", {5120}));
+  EXPECT_FALSE(has("input_layernorm.weight", {5120}));
+  // layer_types wins over the pattern; an integer pattern as Exaone4Config.__post_init__; the last layer of
+  // a string pattern is global whatever the pattern says
+  c["layer_types"] = std::vector<std::string>(64, "full_attention");
+  c["layer_types"][5] = "sliding_attention";
+  s = parse(c);
+  for (int64_t l = 0; l < 64; ++l) EXPECT_EQ(s.uses_rope(l), l == 5) << l;
+  c.erase("layer_types");
+  c["sliding_window_pattern"] = 2;
+  s = parse(c);
+  EXPECT_TRUE(s.uses_rope(0) && !s.uses_rope(1) && s.uses_rope(62) && !s.uses_rope(63));
+  c["num_hidden_layers"] = 6;
+  c["sliding_window_pattern"] = "L";
+  s = parse(c);
+  for (int64_t l = 0; l < 6; ++l) EXPECT_EQ(s.uses_sliding_window(l), l != 5) << l;
+  // EXAONE-4.0-1.2B: no window, so every layer is full and rotates
+  c = exaone4_32b();
+  c["sliding_window"] = nullptr;
+  c["sliding_window_pattern"] = nullptr;
+  s = parse(c);
+  for (int64_t l = 0; l < 64; ++l) EXPECT_TRUE(s.uses_rope(l) && !s.uses_sliding_window(l)) << l;
+  // refusals name the key
+  c = exaone4_32b();
+  c["sliding_window_pattern"] = "LLXG";
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "sliding_window_pattern", "L (local) and G (global)");
+  c["sliding_window_pattern"] = 0;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "sliding_window_pattern", "positive");
+  c["sliding_window_pattern"] = nullptr;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "sliding_window_pattern", "layer_types");
+  c = exaone4_32b();
+  c["layer_types"] = std::vector<std::string>(64, "chunked_attention");
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "layer_types", "chunked_attention");
+}
