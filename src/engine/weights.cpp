@@ -93,7 +93,7 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
 RouterConfig router_config(const model::ModelSpec& spec, const float* bias) {
   RouterConfig r;
   r.sigmoid = spec.router_sigmoid;
-  r.bias = spec.router_sigmoid ? bias : nullptr;
+  r.bias = spec.router_bias ? bias : nullptr;
   r.groups = spec.expert_groups;
   r.topk_groups = spec.topk_groups;
   r.group_max = spec.router_group_max;

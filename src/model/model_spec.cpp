@@ -64,6 +64,8 @@ void olmo3_keys(const Keys& k, ModelSpec& s);
 void olmoe_keys(const Keys& k, ModelSpec& s);
 void minimax_m2_keys(const Keys& k, ModelSpec& s);
 void exaone4_keys(const Keys& k, ModelSpec& s);
+void ernie4_5_keys(const Keys& k, ModelSpec& s);
+void ernie4_5_moe_keys(const Keys& k, ModelSpec& s);
 void seed_oss_keys(const Keys& k, ModelSpec& s);
 void deepseek_v3_keys(const Keys& k, ModelSpec& s);
 void deepseek_v2_keys(const Keys& k, ModelSpec& s);
@@ -188,6 +190,19 @@ constexpr const char* kExaone4Defaults = R"({"vocab_size": 102400, "hidden_size"
   "hidden_act": "silu", "max_position_embeddings": 2048, "rms_norm_eps": 1e-05, "bos_token_id": 0,
   "eos_token_id": 2, "tie_word_embeddings": false, "rope_theta": 10000.0, "sliding_window": 4096,
   "sliding_window_pattern": 4})";
+// Ernie4_5Config and Ernie4_5_MoeConfig (default_theta 5e5; the MoE one's head_dim is LlamaAttention's
+// hidden_size / heads when absent).
+constexpr const char* kErnie45Defaults = R"({"vocab_size": 103424, "hidden_size": 1024,
+  "intermediate_size": 3072, "num_hidden_layers": 18, "num_attention_heads": 16, "num_key_value_heads": 2,
+  "head_dim": 128, "hidden_act": "silu", "max_position_embeddings": 131072, "rms_norm_eps": 1e-05,
+  "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "tie_word_embeddings": true, "rope_theta": 500000.0,
+  "use_bias": false})";
+constexpr const char* kErnie45MoeDefaults = R"({"vocab_size": 103424, "hidden_size": 2560,
+  "intermediate_size": 12288, "num_hidden_layers": 28, "num_attention_heads": 20, "num_key_value_heads": 4,
+  "hidden_act": "silu", "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "pad_token_id": 0,
+  "bos_token_id": 1, "eos_token_id": 2, "tie_word_embeddings": true, "rope_theta": 500000.0, "use_bias": false,
+  "moe_intermediate_size": 1536, "moe_k": 6, "moe_num_experts": 64, "moe_num_shared_experts": 2,
+  "moe_layer_start_index": 1, "moe_layer_end_index": -1, "moe_layer_interval": 1, "moe_norm_min": 1e-12})";
 constexpr const char* kGemma3Defaults = R"({"vocab_size": 262208, "hidden_size": 2304,
   "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
   "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
@@ -261,6 +276,10 @@ const Family kFamilies[] = {
     // EXAONE 4.0 (32B, 1.2B): OLMo 2's post-norm layers, per-head q/k norms, 3 of 4 layers sliding with
     // RoPE, the others full without it
     {"Exaone4ForCausalLM", false, true, false, 0, 0, 0, W::per_layer, 0, kExaone4Defaults, exaone4_keys},
+    // ERNIE 4.5 (0.3B; 21B-A3B, 300B-A47B): Llama's layers with RoPE in adjacent pairs; the MoE one's
+    // softmax router picks by p + e_score_correction_bias, with ungated shared experts
+    {"Ernie4_5ForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kErnie45Defaults, ernie4_5_keys},
+    {"Ernie4_5_MoeForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kErnie45MoeDefaults, ernie4_5_moe_keys},
 };
 
 // Families whose dense MLP takes mlp_bias (LlamaMLP and the MLPs copied from it).
@@ -575,17 +594,25 @@ void glm4_moe_keys(const Keys& k, ModelSpec& s) {
   sigmoid_moe_keys(k, s);
 }
 
+// The routed and shared experts of DeepSeek-V2/V3, GLM-4.5 and ERNIE 4.5, under each family's key
+// names: `experts` experts of moe_intermediate_size, `top_k` of them per token, and `shared` shared
+// ones as one ungated MLP of that many times moe_intermediate_size.
+void ungated_shared_moe_keys(const Keys& k, ModelSpec& s, const char* experts, const char* top_k,
+                             const char* shared) {
+  s.num_experts = k.get_int(experts);
+  s.experts_per_token = k.get_int(top_k);
+  s.moe_intermediate_size = k.get_int("moe_intermediate_size");
+  const int64_t n = k.get_int(shared);
+  if (n < 0) bad_key(s, shared, fmt::format("must not be negative, found {}", n));
+  s.shared_expert_intermediate_size = n * s.moe_intermediate_size;
+  s.shared_expert_gated = false;
+}
+
 // The MoE layers of DeepSeek-V2/V3 and GLM-4.5 (DeepseekV2Moe, Glm4MoeMoE = DeepseekV3MoE) but their
 // router: n_routed_experts experts from layer first_k_dense_replace on, n_shared_experts shared ones
 // as one ungated MLP, the weights times routed_scaling_factor.
 void deepseek_moe_keys(const Keys& k, ModelSpec& s) {
-  s.num_experts = k.get_int("n_routed_experts");
-  s.experts_per_token = k.get_int("num_experts_per_tok");
-  s.moe_intermediate_size = k.get_int("moe_intermediate_size");
-  const int64_t shared = k.get_int("n_shared_experts");
-  if (shared < 0) bad_key(s, "n_shared_experts", fmt::format("must not be negative, found {}", shared));
-  s.shared_expert_intermediate_size = shared * s.moe_intermediate_size;
-  s.shared_expert_gated = false;
+  ungated_shared_moe_keys(k, s, "n_routed_experts", "num_experts_per_tok", "n_shared_experts");
   s.routed_scaling_factor = k.get_double("routed_scaling_factor");
   const int64_t dense = k.get_int("first_k_dense_replace");
   if (dense < 0) bad_key(s, "first_k_dense_replace", fmt::format("must not be negative, found {}", dense));
@@ -603,6 +630,7 @@ void sigmoid_moe_keys(const Keys& k, ModelSpec& s) {
   deepseek_moe_keys(k, s);
   s.norm_topk_prob = k.get_bool("norm_topk_prob", true);
   s.router_sigmoid = true;
+  s.router_bias = true;
   s.expert_groups = k.get_int("n_group");
   s.topk_groups = k.get_int("topk_group");
 }
@@ -869,6 +897,7 @@ void minimax_m2_keys(const Keys& k, ModelSpec& s) {
   s.partial_rotary_dim = dim == s.head_dim ? 0 : dim;
   mixtral_keys(k, s);
   s.router_sigmoid = true;
+  s.router_bias = true;
 }
 
 // models/exaone4 (Exaone4Config.__post_init__, Exaone4Attention, Exaone4DecoderLayer = Olmo2DecoderLayer):
@@ -913,6 +942,51 @@ void exaone4_keys(const Keys& k, ModelSpec& s) {
     s.sliding_layers.clear();
     s.nope_layers.clear();
   }
+}
+
+// models/ernie4_5 (Ernie4_5Config, Ernie4_5Attention, Ernie4_5MLP, apply_rotary_pos_emb): Llama's
+// layers; RoPE over the whole head in adjacent pairs (GLM's rotate_half on repeat_interleave'd
+// frequencies, in float); use_bias puts biases on q/k/v/o_proj and the MLP (not on lm_head).
+void ernie4_5_keys(const Keys& k, ModelSpec& s) {
+  s.rope_interleaved = true;
+  const bool bias = k.get_bool("use_bias", false);
+  s.qkv_bias = bias;
+  s.o_bias = bias;
+  s.mlp_bias = bias;
+}
+
+// models/ernie4_5_moe (Ernie4_5_MoeConfig, Ernie4_5_MoeSparseMoeBlock, Ernie4_5_MoeStatics,
+// Ernie4_5_MoeDecoderLayer): ERNIE 4.5's layers; layer l is MoE when (l + 1) % moe_layer_interval == 0
+// and moe_layer_start_index <= l <= moe_layer_end_index (-1: the last layer), else a dense MLP of
+// intermediate_size. The router in fp32: p = softmax(gate(h)), the top moe_k of p +
+// moe_statics.e_score_correction_bias (shape (1, E)), weighted by their p over the p's sum (clamped at
+// moe_norm_min, 1e-12: the same for any real sum); moe_num_shared_experts shared experts as one
+// ungated MLP of that many times moe_intermediate_size. use_bias would also give lm_head a bias and
+// is refused (no release sets it), as is ERNIE-4.5-VL's list of expert counts. moe_use_aux_free
+// false leaves the correction bias out of the files: transformers then initialises it to zeros,
+// which is no bias at all.
+void ernie4_5_moe_keys(const Keys& k, ModelSpec& s) {
+  s.rope_interleaved = true;
+  if (auto v = k.find("use_bias"); v && v->as_bool()) {
+    v->fail(fmt::format("true is not supported for {} (biases on every projection and on lm_head; no release "
+                        "sets it)", s.architecture));
+  }
+  if (auto v = k.find("moe_num_experts"); v && v->is_array()) {
+    v->fail("a list of expert counts (ERNIE-4.5-VL's text and vision experts) is not supported");
+  }
+  ungated_shared_moe_keys(k, s, "moe_num_experts", "moe_k", "moe_num_shared_experts");
+  s.norm_topk_prob = true;
+  s.router_bias = k.get_bool("moe_use_aux_free", true);
+  const int64_t every = k.get_int("moe_layer_interval"), first = k.get_int("moe_layer_start_index");
+  int64_t last = k.get_int("moe_layer_end_index");
+  if (last == -1) last = s.num_layers - 1;
+  if (every <= 0) bad_key(s, "moe_layer_interval", fmt::format("must be positive, found {}", every));
+  if (first < 0) bad_key(s, "moe_layer_start_index", fmt::format("must not be negative, found {}", first));
+  s.moe_layers.assign(static_cast<size_t>(s.num_layers), 0);
+  for (int64_t l = 0; l < s.num_layers; ++l) {
+    s.moe_layers[static_cast<size_t>(l)] = (l + 1) % every == 0 && l >= first && l <= last;
+  }
+  s.expert_names = ModelSpec::ExpertNames::qwen;
 }
 
 // models/cohere (CohereConfig, CohereLayerNorm, CohereRotaryEmbedding, CohereAttention,

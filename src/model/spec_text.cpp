@@ -64,8 +64,9 @@ std::string describe(const ModelSpec& s) {
     const int64_t moe = std::count(s.moe_layers.begin(), s.moe_layers.end(), 1);
     flags += fmt::format(", MoE {}x{} top-{}{} on {}/{} layers", s.num_experts, s.moe_intermediate_size,
                          s.experts_per_token, s.norm_topk_prob ? " (renormalised)" : "", moe, s.num_layers);
-    if (s.router_sigmoid || s.expert_groups > 1 || s.routed_scaling_factor != 1.0) {
-      flags += s.router_sigmoid ? ", sigmoid router with bias" : ", softmax router";
+    if (s.router_sigmoid || s.router_bias || s.expert_groups > 1 || s.routed_scaling_factor != 1.0) {
+      flags += s.router_sigmoid ? ", sigmoid router" : ", softmax router";
+      if (s.router_bias) flags += " with bias";
       if (s.expert_groups > 1) {
         flags += fmt::format(" (best {} of {} groups{})", s.topk_groups, s.expert_groups,
                              s.router_group_max ? " by their best expert" : "");
@@ -130,9 +131,9 @@ std::string fingerprint(const ModelSpec& s) {
                      s.qk_nope_head_dim, s.v_head_dim, s.latent_norm_eps);
   out += fmt::format("|fp8 {} {}", s.fp8_block_rows, s.fp8_block_cols);
   out += fmt::format("|olmo2 input norms {} qk norm full {}", s.input_norms, s.qk_norm_full);
-  out += fmt::format("|router sigmoid {} groups {} {} max {} scale {:a} shared gated {} mtp {}", s.router_sigmoid,
-                     s.expert_groups, s.topk_groups, s.router_group_max, s.routed_scaling_factor,
-                     s.shared_expert_gated, s.mtp_layers);
+  out += fmt::format("|router sigmoid {} bias {} groups {} {} max {} scale {:a} shared gated {} mtp {}",
+                     s.router_sigmoid, s.router_bias, s.expert_groups, s.topk_groups, s.router_group_max,
+                     s.routed_scaling_factor, s.shared_expert_gated, s.mtp_layers);
   out += fmt::format("|tokens bos {} eos [{}] pad {} dtype {}", s.bos_token_id ? *s.bos_token_id : -1,
                      fmt::join(s.eos_token_ids, " "), s.pad_token_id ? *s.pad_token_id : -1,
                      s.torch_dtype ? static_cast<int>(*s.torch_dtype) : -1);

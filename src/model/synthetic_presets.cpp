@@ -292,6 +292,28 @@ const Preset kPresets[] = {
       "low_freq_factor": 1.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"},
       "sliding_window": null, "sliding_window_pattern": null, "tie_word_embeddings": true, "bos_token_id": 1,
       "eos_token_id": 361, "pad_token_id": 0, "torch_dtype": "bfloat16"})"},
+    // ERNIE 4.5 (as recalled, not checked against the Hub): the 0.36B dense model; 21B-A3B (64 experts
+    // top-6 from layer 1, 2 shared) and 300B-A47B (64 top-8 from layer 3, none shared); softmax routers
+    // picking by p + e_score_correction_bias
+    {"ernie-4.5-0.3b", R"({"architectures": ["Ernie4_5ForCausalLM"], "model_type": "ernie4_5", "vocab_size": 103424,
+      "hidden_size": 1024, "intermediate_size": 3072, "num_hidden_layers": 18, "num_attention_heads": 16,
+      "num_key_value_heads": 2, "head_dim": 128, "hidden_act": "silu", "max_position_embeddings": 131072,
+      "rms_norm_eps": 1e-05, "rope_theta": 500000, "use_bias": false, "tie_word_embeddings": true,
+      "bos_token_id": 1, "eos_token_id": 2, "pad_token_id": 0, "torch_dtype": "bfloat16"})"},
+    {"ernie-4.5-21b-a3b", R"({"architectures": ["Ernie4_5_MoeForCausalLM"], "model_type": "ernie4_5_moe",
+      "vocab_size": 103424, "hidden_size": 2560, "intermediate_size": 12288, "num_hidden_layers": 28,
+      "num_attention_heads": 20, "num_key_value_heads": 4, "hidden_act": "silu", "max_position_embeddings": 131072,
+      "rms_norm_eps": 1e-05, "rope_theta": 500000, "use_bias": false, "moe_num_experts": 64,
+      "moe_num_shared_experts": 2, "moe_layer_start_index": 1, "moe_intermediate_size": 1536, "moe_k": 6,
+      "moe_layer_interval": 1, "moe_use_aux_free": true, "tie_word_embeddings": true, "bos_token_id": 1,
+      "eos_token_id": 2, "pad_token_id": 0, "torch_dtype": "bfloat16"})"},
+    {"ernie-4.5-300b-a47b", R"({"architectures": ["Ernie4_5_MoeForCausalLM"], "model_type": "ernie4_5_moe",
+      "vocab_size": 103424, "hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 54,
+      "num_attention_heads": 64, "num_key_value_heads": 8, "hidden_act": "silu", "max_position_embeddings": 131072,
+      "rms_norm_eps": 1e-05, "rope_theta": 500000, "use_bias": false, "moe_num_experts": 64,
+      "moe_num_shared_experts": 0, "moe_layer_start_index": 3, "moe_intermediate_size": 3584, "moe_k": 8,
+      "moe_layer_interval": 1, "moe_use_aux_free": true, "tie_word_embeddings": false, "bos_token_id": 1,
+      "eos_token_id": 2, "pad_token_id": 0, "torch_dtype": "bfloat16"})"},
 };
 
 constexpr std::string_view kPrefix = "synthetic:";

@@ -112,7 +112,11 @@ void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
   const std::string block = mixtral && !s.fused_experts ? "block_sparse_moe." : "mlp.";
   v.push_back(layer_slot(s, WeightRole::router, granite ? "block_sparse_moe.router.layer.weight" : block + "gate.weight",
                          {E, H}, granite ? "(num_local_experts, hidden_size)" : "(num_experts, hidden_size)"));
-  if (s.router_sigmoid) {
+  if (s.router_bias && !s.router_sigmoid) {
+    // ERNIE 4.5's Ernie4_5_MoeStatics: one row per expert group (1)
+    v.push_back(layer_slot(s, WeightRole::router_bias, "mlp.moe_statics.e_score_correction_bias", {1, E},
+                           "(1, moe_num_experts)"));
+  } else if (s.router_bias) {
     // GLM-4.5 / DeepSeek-V3 keep the bias in the gate (mlp.gate.e_score_correction_bias), MiniMax-M2
     // beside it (block_sparse_moe.e_score_correction_bias; mlp. in transformers 5's layout)
     v.push_back(mixtral ? layer_slot(s, WeightRole::router_bias, block + "e_score_correction_bias", {E},

@@ -53,6 +53,9 @@ FAMILIES = [
     ("MiniMaxM2ForCausalLM", "minimax-m2-v5"),  # transformers 5: partial_rotary_factor in rope_parameters, stacked, tied
     ("Exaone4ForCausalLM", "exaone4"),  # EXAONE 4.0-32B: post-norm, per-head q/k norms, LLLG: sliding with RoPE, full NoPE
     ("Exaone4ForCausalLM", "exaone4-dense"),  # EXAONE 4.0-1.2B: no window, RoPE on every layer, tied, MHA
+    ("Ernie4_5_MoeForCausalLM", "ernie4.5-moe"),  # 21B-A3B: interleaved RoPE, softmax p + moe_statics bias, shared experts
+    ("Ernie4_5_MoeForCausalLM", "ernie4.5-moe-interval"),  # transformers 5: MoE every 2nd layer up to an end index
+    ("Ernie4_5ForCausalLM", "ernie4.5-dense"),  # 0.3B: interleaved RoPE, use_bias on q/k/v/o and the MLP, head_dim 24
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

@@ -50,6 +50,9 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | minimax-m2-v5       | MiniMaxM2ForCausalLM | the same family in transformers 5's spelling and layout: "dtype", rope_parameters {default, theta 1e4, partial_rotary_factor 0.25} (4 of 16 dims rotate) and no rotary_dim / rope_theta, stacked mlp.experts.gate_up_proj (E, 2F, H) / down_proj, mlp.gate, mlp.e_score_correction_bias; 8 heads of 16 (128 != 64), GQA 4, 6 experts of 24, top-2, tied, BF16 + F32 norms and bias |
 | exaone4             | Exaone4ForCausalLM  | EXAONE-4.0-32B as released: OLMo 2's post norms, q_norm / k_norm RMSNorms per head ((head_dim,) weights) before RoPE, layer_types listed beside sliding_window_pattern "LLLG" (layers 0-2 sliding with window 16 and RoPE, 3 full with no RoPE), rope_theta 1000000 (an integer) with llama3 x16 from 64 (pair 0 kept, 1 smoothed, 2-7 divided), head_dim listed, GQA 2, untied, BF16 + F32 norms |
 | exaone4-dense       | Exaone4ForCausalLM  | EXAONE-4.0-1.2B's shape: sliding_window null, sliding_window_pattern null, layer_types all full_attention, so RoPE on every layer and no window; no head_dim key, MHA, plain RoPE at 1e6, tied, BF16 + F32 norms |
+| ernie4.5-moe        | Ernie4_5_MoeForCausalLM | ERNIE-4.5-21B-A3B-PT's config spelling (Baidu's keys, rope_theta 500000 at the top level, no moe_layer_end_index): Llama's layers, adjacent-pair RoPE over the whole head, layer 0 dense, layers 1-2 a softmax MoE of 8 experts, top-3 of p + mlp.moe_statics.e_score_correction_bias (1, 8), p renormalised, ungated shared_experts of 2 x 32, no head_dim key, GQA 2, tied, BF16 + F32 norms, gate and bias |
+| ernie4.5-moe-interval | Ernie4_5_MoeForCausalLM | transformers 5's spelling ("dtype", rope_parameters theta 1e4): moe_layer_start_index 0, interval 2, end 2 over 4 layers (only layer 1 MoE), 6 experts top-2, no shared experts, GQA 4, untied, BF16 + F32 norms, gate and bias |
+| ernie4.5-dense      | Ernie4_5ForCausalLM | ERNIE-4.5-0.3B-PT's spelling with use_bias true (q/k/v/o and gate/up/down biases, none on lm_head), head_dim 24 with 4 heads (96 != hidden 64), adjacent-pair RoPE at 5e5, GQA 2, tied, BF16 + F32 norms |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -526,6 +529,49 @@ MODELS += [
      dict(H=64, L=3, NH=4, NKV=4, HD=16, F=128, tied=True, theta=1000000.0, window=None, pattern=None,
           rope_scaling=None, norm_std=0.2, qk_norm_std=0.3, embed_std=1.0, post_ff_norm_center=5.0, seeded=True),
      "BF16", "F32"),
+    # ERNIE-4.5-21B-A3B's shape (Ernie4_5_MoeForCausalLM; config.json in baidu/ERNIE-4.5-21B-A3B-PT's spelling, with the
+    # keys of Baidu's own configs that transformers does not read: see config_for). models/ernie4_5_moe/
+    # modular_ernie4_5_moe.py: Ernie4_5_MoeDecoderLayer = Qwen3MoeDecoderLayer's pre-norm layer, Ernie4_5_MoeAttention =
+    # LlamaAttention with q/k/v/o biases iff use_bias (false, as released), head_dim hidden / heads (no key), RoPE in
+    # GLM's adjacent-pair layout over the whole head (ernie4_5's apply_rotary_pos_emb; rotate-half pairs instead:
+    # golden.json's rope_layout_effect_prompt4), rope_theta 500000 (an integer, at the top level, as released);
+    # Ernie4_5_MoeSparseMoeBlock on layers 1-2 (moe_layer_start_index 1, interval 1, no moe_layer_end_index: -1 -> the
+    # last), layer 0 a dense MLP of intermediate_size 96: mlp.gate (F32, as transformers keeps it), p = softmax of its
+    # logits, the top 3 of p + mlp.moe_statics.e_score_correction_bias (F32 (1, 8), std bias_std: about the spread of
+    # p, so that it changes the experts of a good share of the tokens: router_changed_tokens_prompt4), weights p
+    # renormalised (over max(sum, moe_norm_min)); 8 experts of moe_intermediate_size 32 and mlp.shared_experts of 2 x 32
+    # (moe_num_shared_experts 2, ungated); tie_word_embeddings true (no lm_head tensor); BF16 matrices, F32 norms, gate
+    # and bias. Tied: embeddings of std 0.1 and o_proj / down projections times branch_gain 2 (minimax-m2-v5's); with
+    # the tied fixtures' std 0.25 and gain 1, greedy decoding repeated one token (16 times on two prompts, seed 47019).
+    # Seeds 47000-47173 failed the thresholds, or met them (47001, 47010, 47023, 47029, 47075, 47147, 47156) but
+    # repeated one token 4 to 15 times in a row on some prompt: 47174 (at most 3 in a row, 8 to 12 distinct tokens of
+    # 16)
+    ("ernie4.5-moe", 47174, "Ernie4_5_MoeForCausalLM", "ernie4_5_moe",
+     dict(H=64, L=3, NH=4, NKV=2, HD=16, F=96, tied=True, theta=500000, E=8, k=3, Fm=32, n_shared=2, moe_start=1,
+          router_std=0.2, bias_std=0.05, embed_std=0.1, branch_gain=2.0, seeded=True), "BF16", "F32"),
+    # Ernie4_5_MoeForCausalLM as transformers 5 writes Ernie4_5_MoeConfig ("dtype", rope_parameters {"rope_type":
+    # "default", "rope_theta": 10000.0} and no rope_theta, moe_layer_end_index as a number): 4 layers with
+    # moe_layer_start_index 0, moe_layer_interval 2 and moe_layer_end_index 2, so that only layer 1 is MoE ((l + 1) % 2
+    # == 0 also holds for layer 3, past the end index: a dense MLP); moe_num_shared_experts 0 (no shared_experts
+    # tensors); 6 experts of 32, top-2; 4 heads, 1 kv head (GQA 4); untied; BF16 matrices, F32 norms, gate and bias.
+    # bias_std 0.15: at ernie4.5-moe's 0.05 the bias changed the experts of 5 of prompt 4's 144 tokens (80 at 0.15;
+    # at 0.1 seed 48000 repeated one token 11 times in a row; at 0.15 at most 3, 13 to 16 distinct tokens of 16)
+    ("ernie4.5-moe-interval", 48000, "Ernie4_5_MoeForCausalLM", "ernie4_5_moe",
+     dict(H=64, L=4, NH=4, NKV=1, HD=16, F=96, tied=False, theta=10000.0, E=6, k=2, Fm=32, n_shared=0, moe_start=0,
+          moe_interval=2, moe_end=2, router_std=0.2, bias_std=0.15, rope_parameters=True, seeded=True), "BF16", "F32"),
+    # ERNIE-4.5-0.3B's shape (Ernie4_5ForCausalLM; config.json in baidu/ERNIE-4.5-0.3B-PT's spelling) with "use_bias":
+    # true, so that Ernie4_5Attention's q/k/v/o_proj and Ernie4_5MLP's gate/up/down_proj biases are all there (the
+    # release has none; lm_head has no bias either way; each group zeroed: golden.json's *_bias_effect_prompt4);
+    # head_dim 24 listed with 4 heads and hidden 64 (q width 96 != hidden; Ernie4_5Config's default would be 128), 2
+    # kv heads, the adjacent-pair RoPE over the whole head at rope_theta 500000; tie_word_embeddings true; BF16
+    # matrices and biases, F32 norms. Tied: embeddings of std 0.1 and o_proj / down_proj times branch_gain 2
+    # (minimax-m2-v5's), every bias of std 0.1: with the q/k/v biases' usual 0.3 (and o_proj / MLP biases of 0.3) greedy
+    # decoding ran into one token repeated 16 times (the constant bias vectors pull every position the same way); with
+    # 0.1, seeds 49000-49018 met the margins (or were bumped past) but repeated one token 5 to 15 times in a row on
+    # some prompt: 49019 (at most 3 in a row, 11 to 15 distinct tokens of 16)
+    ("ernie4.5-dense", 49019, "Ernie4_5ForCausalLM", "ernie4_5",
+     dict(H=64, L=3, NH=4, NKV=2, HD=24, F=128, tied=True, theta=500000, use_bias=True, qkv_bias_std=0.1,
+          o_bias_std=0.1, mlp_bias_std=0.1, embed_std=0.1, branch_gain=2.0, seeded=True), "BF16", "F32"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -975,6 +1021,47 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                                                              "rope_theta": d["theta"], "rope_type": "default"},
                   "router_aux_loss_coef": 0.001, "router_jitter_noise": 0.0, "tie_word_embeddings": d["tied"],
                   "transformers_version": "5.0.0"})
+    elif mtype == "ernie4_5_moe" and not d.get("rope_parameters"):
+        # as baidu/ERNIE-4.5-21B-A3B-PT's config.json has it (transformers 4.54's spelling, Baidu's key order): rope_theta
+        # 500000 (an integer) at the top level, use_bias, no head_dim, moe_num_experts / moe_k / moe_intermediate_size /
+        # moe_num_shared_experts / moe_layer_start_index / moe_layer_interval (no moe_layer_end_index: -1), and Baidu's
+        # own keys that transformers does not read (use_rmsnorm, moe_capacity, moe_gate "topk", moe_use_aux_free;
+        # reference.Spec refuses values that would make Baidu's code compute something else); token ids this
+        # tokenizer's (released: bos 1, eos 2, pad 0)
+        return {"architectures": [arch], "bos_token_id": None, "eos_token_id": im_end, "hidden_act": "silu",
+                "hidden_size": d["H"], "intermediate_size": d["F"], "max_position_embeddings": 131072,
+                "model_type": mtype, "num_attention_heads": d["NH"], "num_key_value_heads": d["NKV"],
+                "num_hidden_layers": d["L"], "pad_token_id": eot, "rms_norm_eps": 1e-05, "use_cache": False,
+                "vocab_size": tok.vocab_size, "rope_theta": d["theta"], "use_rmsnorm": True, "use_bias": False,
+                "moe_num_experts": d["E"], "moe_num_shared_experts": d["n_shared"],
+                "moe_layer_start_index": d["moe_start"], "moe_intermediate_size": d["Fm"], "moe_capacity": [64, 64, 64],
+                "moe_gate": "topk", "moe_k": d["k"], "moe_layer_interval": d.get("moe_interval", 1),
+                "moe_use_aux_free": True, "tie_word_embeddings": d["tied"], "torch_dtype": torch_dtype,
+                "transformers_version": "4.54.0"}
+    elif mtype == "ernie4_5_moe":
+        # as transformers 5 writes Ernie4_5_MoeConfig (models/ernie4_5_moe/configuration_ernie4_5_moe.py: its fields,
+        # sorted): "dtype", rope_parameters {"rope_theta", "rope_type": "default"} and no rope_theta,
+        # moe_layer_end_index as a number (__init__ resolves -1), moe_norm_min, output_router_logits,
+        # router_aux_loss_coef, use_bias; none of Baidu's own keys; token ids this tokenizer's
+        c["dtype"] = c.pop("torch_dtype")
+        del c["attention_dropout"]
+        c.update({"hidden_act": "silu", "max_position_embeddings": 131072, "moe_intermediate_size": d["Fm"],
+                  "moe_k": d["k"], "moe_layer_end_index": d["moe_end"], "moe_layer_interval": d["moe_interval"],
+                  "moe_layer_start_index": d["moe_start"], "moe_norm_min": 1e-12, "moe_num_experts": d["E"],
+                  "moe_num_shared_experts": d["n_shared"], "output_router_logits": False, "rms_norm_eps": 1e-05,
+                  "rope_parameters": {"rope_theta": d["theta"], "rope_type": "default"}, "router_aux_loss_coef": 0.001,
+                  "tie_word_embeddings": d["tied"], "transformers_version": "5.0.0", "use_bias": False})
+    elif mtype == "ernie4_5":
+        # as baidu/ERNIE-4.5-0.3B-PT's config.json has it (Baidu's key order): head_dim listed, rope_theta 500000 (an
+        # integer), use_bias (here true: the fixture's point), tie_word_embeddings; token ids this tokenizer's
+        # (released: bos 1, eos 2, pad 0)
+        return {"architectures": [arch], "bos_token_id": None, "eos_token_id": im_end, "head_dim": d["HD"],
+                "hidden_act": "silu", "hidden_size": d["H"], "intermediate_size": d["F"],
+                "max_position_embeddings": 131072, "model_type": mtype, "num_attention_heads": d["NH"],
+                "num_key_value_heads": d["NKV"], "num_hidden_layers": d["L"], "pad_token_id": eot,
+                "rms_norm_eps": 1e-05, "use_cache": False, "vocab_size": tok.vocab_size, "rope_theta": d["theta"],
+                "use_bias": d["use_bias"], "tie_word_embeddings": d["tied"], "torch_dtype": torch_dtype,
+                "transformers_version": "4.54.0"}
     elif mtype == "exaone4":
         # as LGAI-EXAONE/EXAONE-4.0-32B's config.json has it (Exaone4Config.to_dict as transformers 4.54 writes it, keys
         # sorted): head_dim listed, layer_types listed beside the string sliding_window_pattern "LLLG", rope_scaling
@@ -1061,9 +1148,9 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         if not spec.mla:
             add(p + "self_attn.o_proj.weight", mat_dtype, (H, QD), 0.0, out_std(QD))
         if spec.qkv_bias:
-            add(p + "self_attn.q_proj.bias", mat_dtype, (QD,), 0.0, 0.3)
-            add(p + "self_attn.k_proj.bias", mat_dtype, (KVD,), 0.0, 0.3)
-            add(p + "self_attn.v_proj.bias", mat_dtype, (KVD,), 0.0, 0.3)
+            add(p + "self_attn.q_proj.bias", mat_dtype, (QD,), 0.0, d.get("qkv_bias_std", 0.3))
+            add(p + "self_attn.k_proj.bias", mat_dtype, (KVD,), 0.0, d.get("qkv_bias_std", 0.3))
+            add(p + "self_attn.v_proj.bias", mat_dtype, (KVD,), 0.0, d.get("qkv_bias_std", 0.3))
         if spec.o_bias:
             add(p + "self_attn.o_proj.bias", mat_dtype, (H,), 0.0, d["o_bias_std"])
         if spec.attn_sinks:
@@ -1078,7 +1165,9 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
             add(p + "self_attn.k_norm.weight", norm_dtype, ks, qnc, d.get("qk_norm_std", 0.2))
         if spec.layer_moe[l]:
             E, Fm = spec.num_experts, spec.moe_intermediate
-            add(ref.router_weight_name(spec, p), mat_dtype, (E, H), 0.0, d["router_std"])
+            # (ERNIE 4.5's gate stays F32: _keep_in_fp32_modules_strict)
+            add(ref.router_weight_name(spec, p), "F32" if spec.router == "ernie" else mat_dtype, (E, H), 0.0,
+                d["router_std"])
             if spec.expert_naming == "granite":
                 # stacked as Granite-MoE's checkpoints hold them (GraniteMoeParallelExperts.weight)
                 Fs = spec.shared_intermediate
@@ -1120,6 +1209,9 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
             if spec.router == "minimax":
                 # MiniMaxM2SparseMoeBlock's buffer, F32 in the released checkpoints
                 add(ref.correction_bias_name(spec, p), "F32", (E,), 0.0, d["bias_std"])
+            if spec.router == "ernie":
+                # Ernie4_5_MoeStatics.e_score_correction_bias: (1, E), F32 (num_experts_groups 1)
+                add(ref.correction_bias_name(spec, p), "F32", (1, E), 0.0, d["bias_std"])
         elif spec.fused_gate_up:
             add(p + "mlp.gate_up_proj.weight", mat_dtype, (2 * F, H), 0.0, 1 / math.sqrt(H))
             add(p + "mlp.down_proj.weight", mat_dtype, (H, F), 0.0, out_std(F))
@@ -1288,8 +1380,8 @@ def routing_gap(spec, p, l, logits):
 def routing_gap_parts(spec, p, l, logits):
     """(expert gap, group gap): the smallest gap over these router logits between the k-th and (k+1)-th
     value the choice ranks (softmax probabilities, the sigmoid router's masked c, DeepSeek-V2's masked p),
-    (MiniMax-M2's s + e_score_correction_bias), and for the sigmoid router with groups and DeepSeek-V2's
-    group_limited_greedy the smallest between the
+    (MiniMax-M2's s + e_score_correction_bias, ERNIE 4.5's p + e_score_correction_bias), and for the sigmoid
+    router with groups and DeepSeek-V2's group_limited_greedy the smallest between the
     topk_group-th and next group score (each group's sum of its two best c; its largest p), else inf.
     routing_gap: the smaller of the two."""
     if spec.router == "deepseek_v2":
@@ -1301,6 +1393,10 @@ def routing_gap_parts(spec, p, l, logits):
     elif spec.router == "minimax":
         pre = (spec.prefix or "language_model.model.") + "layers.%d." % l
         _, values = ref.minimax_choice(spec, p[ref.correction_bias_name(spec, pre)], logits)
+        gap = float("inf")
+    elif spec.router == "ernie":
+        pre = (spec.prefix or "language_model.model.") + "layers.%d." % l
+        _, values = ref.ernie_choice(spec, p[ref.correction_bias_name(spec, pre)], logits)
         gap = float("inf")
     elif spec.router == "sigmoid":
         bias = p[(spec.prefix or "language_model.model.") + "layers.%d.mlp.gate.e_score_correction_bias" % l]
@@ -1472,6 +1568,8 @@ def family_description(spec, p, golden):
         desc.update(minimax_m2_description(spec, p, golden))
     if spec.arch == ref.EXAONE4:
         desc.update(exaone4_description(spec, p, golden))
+    if spec.arch in ref.ERNIE:
+        desc.update(ernie_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -1583,14 +1681,8 @@ def deepseek_v2_router_description(spec, p, golden):
     out["routing_min_expert_gap"] = [round(min(x), 6) for x in expert_gaps]
     if grouped:
         out["routing_min_group_gap"] = [round(min(x), 6) for x in group_gaps]
-        changed = []
-        for l in range(spec.L):
-            if not spec.layer_moe[l]:
-                changed.append(None)
-                continue
-            a = ref.deepseek_v2_route(spec, trace["router_logits"][l])[1].sort(dim=-1).values
-            b = ref.deepseek_v2_route(group_sum, trace["router_logits"][l])[1].sort(dim=-1).values
-            changed.append(int((a != b).any(dim=-1).sum()))
+        changed = changed_expert_sets(spec, lambda l: tuple(ref.deepseek_v2_route(s, trace["router_logits"][l])[1]
+                                                            for s in (spec, group_sum)))
         assert sum(n for n in changed if n is not None) > 0, "scoring the groups by their two best would route no token otherwise"
         out["router_group_sum_changed_tokens_prompt4"] = changed
         out["prompt4_tokens"] = len(ids)
@@ -2035,23 +2127,30 @@ def minimax_m2_what_ifs(spec, p):
             "router_softmax": (softmax, p)}
 
 
-def minimax_m2_changed_tokens(spec, p, ids, what_ifs):
-    """Per router what-if (MINIMAX_M2_ROUTER_WHAT_IFS), per layer: how many of the tokens `ids` take another expert set
-    under it, the router inputs held (those of the model as it is)."""
+def changed_expert_sets(spec, chosen):
+    """Per layer (None for a dense one): how many tokens take another expert set under a what-if, `chosen(l)` giving
+    layer l's experts (tokens, k) as the model is and under the what-if."""
+    counts = []
+    for l in range(spec.L):
+        if not spec.layer_moe[l]:
+            counts.append(None)
+            continue
+        want, got = (e.sort(dim=-1).values for e in chosen(l))
+        counts.append(int((want != got).any(dim=-1).sum()))
+    return counts
+
+
+def router_changed_tokens(spec, p, ids, what_ifs, keys, route):
+    """Per router what-if of `keys` (what_ifs: name -> (spec, params)), per layer (null for a dense one): how many of
+    the tokens `ids` take another expert set under it, the router inputs held (those of the model as it is); `route`
+    (spec, params, layer prefix, router logits) -> (weights, experts): reference.minimax_route, ernie_route."""
     trace = {}
     ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)
-    out = {}
-    for key in MINIMAX_M2_ROUTER_WHAT_IFS:
-        s2, p2 = what_ifs[key]
-        counts = []
-        for l in range(spec.L):
-            pre = "model.layers.%d." % l
-            x = trace["router_input"][l]
-            want = ref.minimax_route(spec, p, pre, ref.router_logits(spec, p, pre, x))[1].sort(dim=-1).values
-            got = ref.minimax_route(s2, p2, pre, ref.router_logits(s2, p2, pre, x))[1].sort(dim=-1).values
-            counts.append(int((want != got).any(dim=-1).sum()))
-        out[key] = counts
-    return out
+
+    def experts(s, q, l):
+        pre = "model.layers.%d." % l
+        return route(s, q, pre, ref.router_logits(s, q, pre, trace["router_input"][l]))[1]
+    return {key: changed_expert_sets(spec, lambda l: (experts(spec, p, l), experts(*what_ifs[key], l))) for key in keys}
 
 
 def minimax_m2_description(spec, p, golden):
@@ -2083,7 +2182,7 @@ def minimax_m2_description(spec, p, golden):
            "router_weight": ref.router_weight_name(spec, "model.layers.0."),
            "correction_bias": ref.correction_bias_name(spec, "model.layers.0.")}
     what_ifs = minimax_m2_what_ifs(spec, p)
-    changed = minimax_m2_changed_tokens(spec, p, ids, what_ifs)
+    changed = router_changed_tokens(spec, p, ids, what_ifs, MINIMAX_M2_ROUTER_WHAT_IFS, ref.minimax_route)
     for key in ("router_bias", "router_softmax"):  # (the other two change the weights only)
         assert all(n > 0 for n in changed[key]), "MiniMax-M2's %s would not change the experts: %s" % (key, changed[key])
     assert sum(changed["router_bias"]) >= 0.1 * len(ids) * spec.L, "the correction bias changes too few choices: %s" % (
@@ -2170,6 +2269,92 @@ def exaone4_description(spec, p, golden):
     for key, (s2, p2) in exaone4_what_ifs(spec, p).items():
         effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
         assert effect > 1e-2, "EXAONE 4's %s would not change the logits: %g" % (key, effect)
+        out["%s_effect_prompt4" % key] = round(effect, 4)
+    return out
+
+
+ERNIE_ROUTER_WHAT_IFS = ("router_bias", "router_bias_in_weights", "router_unnormalised", "router_sigmoid")
+ERNIE_BIAS_GROUPS = {"qkv_bias": ("self_attn.q_proj.bias", "self_attn.k_proj.bias", "self_attn.v_proj.bias"),
+                     "o_proj_bias": ("self_attn.o_proj.bias",),
+                     "mlp_bias": ("mlp.gate_proj.bias", "mlp.up_proj.bias", "mlp.down_proj.bias")}
+
+
+def ernie_what_ifs(spec, p):
+    """ERNIE 4.5's what-ifs, name -> (spec, params), each a mistake an engine could make: `rope_layout` (rotate-half RoPE,
+    pairs (i, i + head_dim / 2), in place of the adjacent pairs (2i, 2i + 1)); with use_bias (Ernie4_5ForCausalLM) the
+    biases zeroed by group, `qkv_bias` (q/k/v_proj), `o_proj_bias`, `mlp_bias` (gate/up/down_proj); with experts
+    `router_bias` (no e_score_correction_bias in the choice: the top-k of p itself), `router_bias_in_weights` (the
+    weights gathered from p + e_score_correction_bias instead of p, then renormalised), `router_unnormalised` (the top-k
+    p not divided by their sum), `router_sigmoid` (sigmoid of the logits in place of their softmax, the bias, choice and
+    renormalisation kept), and with shared experts `shared_experts` (their output not added)."""
+    halves = copy.copy(spec)
+    halves.rope_interleaved = False
+    out = {"rope_layout": (halves, p)}
+
+    def zeroed(suffixes):
+        return {n: (torch.zeros_like(t) if n.endswith(suffixes) else t) for n, t in p.items()}
+    if spec.qkv_bias:
+        for key, suffixes in ERNIE_BIAS_GROUPS.items():
+            out[key] = (spec, zeroed(suffixes))
+    if spec.num_experts:
+        in_weights, unnormed, sigmoid, unshared = (copy.copy(spec) for _ in range(4))
+        in_weights.router_weight_bias = True
+        unnormed.norm_topk_prob = False
+        sigmoid.router_score = "sigmoid"
+        unshared.shared_intermediate = 0
+        out.update({"router_bias": (spec, zeroed(("e_score_correction_bias",))),
+                    "router_bias_in_weights": (in_weights, p), "router_unnormalised": (unnormed, p),
+                    "router_sigmoid": (sigmoid, p)})
+        if spec.shared_intermediate:
+            out["shared_experts"] = (unshared, p)
+    return out
+
+
+def ernie_description(spec, p, golden):
+    """Extra golden.json model keys of ERNIE 4.5 (both families): the RoPE (layout, theta, inverse frequencies), the
+    biases use_bias gives, and with experts the MoE layer rule, the router, the correction bias's name and shape and how
+    many of prompt 4's tokens take other experts under each router what-if (`router_changed_tokens_prompt4`, per layer
+    null or a count, the router inputs held); and how much prompt 4's logits would change under each of ernie_what_ifs
+    (`<name>_effect_prompt4`, each > 1e-2); besides the MoE keys family_description adds."""
+    ids = golden["prompts"][4]["input_ids"]
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
+    cfg = spec.text_cfg
+    assert spec.rope_interleaved and spec.R == spec.HD
+    out = {"rope_layout": "adjacent pairs (2i, 2i + 1) over the whole head_dim turned by frequency i (GLM's "
+                          "rotate_half, cos / sin[..., :head_dim / 2].repeat_interleave(2))",
+           "rope_theta": spec.theta, "rope_theta_from": "rope_parameters" if cfg.get("rope_parameters") else "rope_theta",
+           "rope_inv_freq": [float(x) for x in spec.inv_freq],
+           "use_bias": bool(spec.qkv_bias),
+           "biases": ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+           if spec.qkv_bias else [], "lm_head_bias": False}
+    what_ifs = ernie_what_ifs(spec, p)
+    if spec.qkv_bias:
+        assert spec.o_bias and spec.mlp_bias and spec.arch == ref.ERNIE4_5
+    if spec.num_experts:
+        start, end = cfg.get("moe_layer_start_index", 1), cfg.get("moe_layer_end_index", -1)
+        out.update({
+            "moe_layer_rule": "(l + 1) %% moe_layer_interval == 0 and moe_layer_start_index <= l <= moe_layer_end_index "
+                              "(-1: the last layer): interval %d, start %d, end %d%s" % (
+                                  cfg.get("moe_layer_interval", 1), start, end, " (absent)" if
+                                  "moe_layer_end_index" not in cfg else ""),
+            "router": "p = softmax(h W^T) in fp32 (mlp.gate, F32); the top-k of p + e_score_correction_bias; weights p "
+                      "(unbiased) / max(their sum, moe_norm_min); no scaling, no groups",
+            "moe_norm_min": spec.moe_norm_min,
+            "router_weight": ref.router_weight_name(spec, "model.layers.%d." % spec.layer_moe.index(True)),
+            "correction_bias": ref.correction_bias_name(spec, "model.layers.%d." % spec.layer_moe.index(True)),
+            "correction_bias_shape": [1, spec.num_experts],
+            "shared_intermediate_size": spec.shared_intermediate})
+        changed = router_changed_tokens(spec, p, ids, what_ifs, ERNIE_ROUTER_WHAT_IFS, ref.ernie_route)
+        moe = [l for l in range(spec.L) if spec.layer_moe[l]]
+        for key in ("router_bias", "router_sigmoid"):  # (the other two change the weights only)
+            assert all(changed[key][l] > 0 for l in moe), "ERNIE's %s would not change the experts: %s" % (
+                key, changed[key])
+        assert sum(changed["router_bias"][l] for l in moe) >= 0.1 * len(ids) * len(moe), \
+            "the correction bias changes too few choices: %s" % (changed["router_bias"],)
+        out.update({"prompt4_tokens": len(ids), "router_changed_tokens_prompt4": changed})
+    for key, (s2, p2) in what_ifs.items():
+        effect = float((ref.forward(s2, p2, torch.tensor([ids]), capture=False)[0] - logits).abs().max())
+        assert effect > 1e-2, "ERNIE 4.5's %s would not change the logits: %g" % (key, effect)
         out["%s_effect_prompt4" % key] = round(effect, 4)
     return out
 
@@ -2356,6 +2541,9 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | minimax-m2-v5 | MiniMaxM2ForCausalLM | MiniMax-M2 as transformers 5 saves it: config.json MiniMaxM2Config's fields ("dtype" in place of torch_dtype, num_local_experts, output_router_logits, router_aux_loss_coef, router_jitter_noise, token ids; none of the remote-code keys) with `"rope_parameters": {"partial_rotary_factor": 0.25, "rope_theta": 10000.0, "rope_type": "default"}` and no rotary_dim nor top-level rope_theta: 0.25 x head_dim 16 = 4 dims rotate, pairs (i, i + 2), the other 12 pass (over the whole head: 4.87); the weights as MiniMaxM2SparseMoeBlock's state dict: mlp.gate.weight (6, 64), mlp.e_score_correction_bias (F32 (6,)), mlp.experts.gate_up_proj (6, 48, 64) — per expert the 24 gate rows, then the 24 up rows — and mlp.experts.down_proj (6, 64, 24); 8 heads of 16 (q width 128 != hidden 64) and 2 kv heads (GQA 4: q_norm (128,), k_norm (32,); per head: 3.83); top-2 of s + bias, s renormalised (no bias in the choice: other experts for 42 and 47 of prompt 4's 144 tokens, 3.48; s + bias as the weights: 1.92; not renormalised: 2.56; softmax: other experts for 47 and 49 tokens, 3.98); tie_word_embeddings true (no lm_head tensor; embeddings std 0.1, o_proj / down_proj x 2, so that greedy decoding does not repeat one token); BF16 matrices, F32 norms and e_score_correction_bias |
 | exaone4 | Exaone4ForCausalLM | EXAONE-4.0-32B's config.json spelling (transformers 4.54): OLMo 2's post-norm layers — no input_layernorm, post_attention_layernorm on the attention output and post_feedforward_layernorm on the MLP output before each residual add (Llama's pre-norm order with the same two weights changes prompt 4's logits by 27.9) — and bias-free q/k/v/o_proj; self_attn.q_norm.weight / k_norm.weight (16,): RMSNorms over each head's head_dim values after the view into heads, one weight for every head, before RoPE (one RMSNorm over the whole projection with the weight repeated per head: 6.96); `"sliding_window_pattern": "LLLG"` (a string) beside layer_types listed [sliding, sliding, sliding, full] (both give layers 0-2 sliding, 3 full); sliding layers attend to a window of 16 (query i sees keys i-16 < j <= i; every prompt is longer; no window: 28.1) and rotate; the full layer takes no RoPE at all (NoPE: Exaone4Attention rotates only `if self.sliding_window is None or self.is_sliding`; rotated too: 3.09); rope_theta 1000000 (an integer, as released) with rope_scaling llama3, factor 16, low_freq_factor 1, high_freq_factor 4, original_max_position_embeddings 64 (released: 8192; max_position_embeddings 1024): pair 0 (wavelength 6.3) keeps its frequency, pair 1 (35.3) is smoothed, pairs 2-7 are divided by 16 (plain RoPE: 11.2); head_dim 16 listed; GQA ratio 2; rms_norm_eps 1e-5; untied; BF16 matrices, F32 norms |
 | exaone4-dense | Exaone4ForCausalLM | EXAONE-4.0-1.2B's shape: `"sliding_window": null`, `"sliding_window_pattern": null` and layer_types all full_attention, so no layer slides and every layer rotates (the hybrid model's rule, no RoPE on the layers "LLLG" calls global — here the last — changes prompt 4's logits by 3.86); the same post-norm layers (pre-norm order: 43.2) and per-head q/k norms (over the whole projection: 31.5); no head_dim key (hidden / heads = 16), MHA, rope_theta 1e6, rope_scaling null; tie_word_embeddings true (no lm_head tensor; embeddings std 1 and post_feedforward_layernorm weights around 5, so that greedy decoding does not repeat one token); BF16 matrices, F32 norms |
+| ernie4.5-moe | Ernie4_5_MoeForCausalLM | ERNIE-4.5-21B-A3B-PT's config.json spelling (transformers 4.54; `"rope_theta": 500000` an integer at the top level, use_bias false, moe_num_experts / moe_k / moe_intermediate_size / moe_num_shared_experts / moe_layer_start_index / moe_layer_interval, no moe_layer_end_index (-1: the last layer), and Baidu's own keys transformers does not read: use_rmsnorm true, moe_capacity [64, 64, 64], moe_gate "topk", moe_use_aux_free true); Llama's pre-norm layers, bias-free q/k/v/o_proj, no head_dim key (hidden / heads = 16), GQA 2; RoPE over the whole head with adjacent dims (2i, 2i + 1) paired, frequency 500000^(-2i/16) (ernie4_5's apply_rotary_pos_emb: cos[..., :8].repeat_interleave(2), GLM's rotate_half; rotate-half pairs (i, i + 8) instead changes prompt 4's logits by 3.60); layer 0 a dense MLP of intermediate_size 96, layers 1-2 Ernie4_5_MoeSparseMoeBlock (moe_layer_start_index 1): router mlp.gate.weight (8, 64) F32, p = softmax(h·Wᵀ) in fp32, the top 3 of p + mlp.moe_statics.e_score_correction_bias (F32 (1, 8), std 0.05), weights the unbiased p of those over max(their sum, moe_norm_min 1e-12) (no bias in the choice: other experts for 54 and 115 of prompt 4's 144 tokens in layers 1 and 2, 0.648; p + bias as the weights: 0.689; not renormalised: 0.684; a sigmoid in place of the softmax, the bias kept: other experts for 36 and 73 tokens, 1.49); mlp.experts.{e}.{gate,up,down}_proj of moe_intermediate_size 32 and mlp.shared_experts.{gate,up,down}_proj of 2 x 32 = 64 (moe_num_shared_experts 2), ungated, added to the experts' sum (left out: 2.63); tie_word_embeddings true (no lm_head tensor; embeddings std 0.1, o_proj / down_proj x 2, so that greedy decoding does not repeat one token); BF16 matrices, F32 norms, mlp.gate and e_score_correction_bias |
+| ernie4.5-moe-interval | Ernie4_5_MoeForCausalLM | Ernie4_5_MoeConfig as transformers 5 writes it ("dtype", `"rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}` and no rope_theta, moe_layer_end_index written out, moe_norm_min, output_router_logits, router_aux_loss_coef; none of Baidu's keys): 4 layers with moe_layer_start_index 0, moe_layer_interval 2 and moe_layer_end_index 2, so only layer 1 is MoE — (l + 1) % 2 == 0 holds for layer 3 too, but it lies past the end index: a dense MLP of 96 (mlp.gate_proj / up_proj / down_proj; the rule without the end index would want expert tensors there); router mlp.gate (6, 64) F32, top-2 of p + e_score_correction_bias (F32 (1, 6), std 0.15), p renormalised (no bias in the choice: other experts for 80 of prompt 4's 144 tokens, 9.04; p + bias as the weights: 5.48; not renormalised: 5.82; sigmoid: other experts for 32 tokens, 10.2); 6 experts of 32, moe_num_shared_experts 0 (no shared_experts tensors); adjacent-pair RoPE at theta 1e4 (rotate-half: 14.3); 4 heads, 1 kv head (GQA 4); untied; BF16 matrices, F32 norms, mlp.gate and e_score_correction_bias |
+| ernie4.5-dense | Ernie4_5ForCausalLM | ERNIE-4.5-0.3B-PT's config.json spelling (model_type ernie4_5, head_dim listed, `"rope_theta": 500000` an integer) with `"use_bias": true`: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj and down_proj all with biases (Ernie4_5Attention / Ernie4_5MLP take bias=use_bias; zeroing q/k/v's changes prompt 4's logits by 3.11, o_proj's by 2.20, the MLP's by 1.475), lm_head none (tied here: no lm_head tensor); head_dim 24 with 4 heads (q width 96 != hidden 64; Ernie4_5Config's default would be 128), 2 kv heads; adjacent-pair RoPE over all 24 dims (rotate-half: 3.80); Llama's pre-norm layers; embeddings std 0.1, o_proj / down_proj x 2 and every bias std 0.1 (so that greedy decoding does not repeat one token); BF16 matrices and biases, F32 norms |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -2479,5 +2667,15 @@ dimension pairs keep, smooth and divide their frequency) and
 `{prenorm,qk_norm_whole_projection,rope_on_every_layer,sliding_window,nope_as_hybrid,rope_scaling}_effect_prompt4`
 (largest logit change with the two norms before the attention and the MLP (Llama's layout), one q/k RMSNorm over the
 whole projection with the weight repeated per head, the full layers rotated too (with a sliding_window), no window
-(with one), no RoPE on the layers "LLLG" calls global (without a sliding_window), plain RoPE (with rope_scaling)).
+(with one), no RoPE on the layers "LLLG" calls global (without a sliding_window), plain RoPE (with rope_scaling)); for
+ERNIE 4.5 (both families) `model.rope_layout`, `rope_theta`, `rope_theta_from` ("rope_theta" or "rope_parameters"),
+`rope_inv_freq`, `use_bias`, `biases` (the projections with a bias), `lm_head_bias`, for the MoE family also
+`moe_layer_rule`, `router`, `moe_norm_min`, `router_weight` and `correction_bias` (the first MoE layer's tensor names),
+`correction_bias_shape`, `shared_intermediate_size`, `prompt4_tokens` and `router_changed_tokens_prompt4` (per router
+what-if, per layer null or how many of prompt 4's tokens take another expert set, the router inputs held), and
+`{rope_layout,qkv_bias,o_proj_bias,mlp_bias,router_bias,router_bias_in_weights,router_unnormalised,router_sigmoid,shared_experts}_effect_prompt4`
+(largest logit change with rotate-half RoPE pairs (i, i + head_dim / 2), the q/k/v, o_proj or gate/up/down biases
+zeroed (with use_bias), the experts chosen by p alone (no e_score_correction_bias), the weights taken from p +
+e_score_correction_bias, the weights not divided by their sum, the sigmoid of the logits in place of their softmax, the
+shared experts left out (with moe_num_shared_experts > 0)), besides the MoE keys.
 """

@@ -26,7 +26,11 @@ modeling code (eager attention); the file and class/function are cited at each f
   the released per-expert block_sparse_moe.* tensors or transformers 5's stacked mlp.experts.*),
   Exaone4ForCausalLM (OLMo 2's post-norm layers with Qwen3's per-head q/k RMSNorms; with a sliding_window, sliding
   layers with RoPE beside full layers without (NoPE), from layer_types or sliding_window_pattern ("LLLG" or an
-  integer); without one, RoPE and full attention on every layer).
+  integer); without one, RoPE and full attention on every layer),
+  Ernie4_5ForCausalLM (ERNIE-4.5-0.3B: Llama's layers, q/k/v/o and MLP biases with use_bias, head_dim from the config,
+  GLM's adjacent-pair RoPE over the whole head), Ernie4_5_MoeForCausalLM (ERNIE-4.5-21B-A3B / 300B-A47B: the same
+  attention, a softmax MoE on the layers moe_layer_start_index / _end_index / _interval pick, the top-k of p +
+  e_score_correction_bias (mlp.moe_statics), weights p renormalised, an ungated shared expert; see ernie_route).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -68,7 +72,8 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     Partial rotary (Phi-4-mini, GLM): the first int(head_dim * partial_rotary_factor) dims rotate;
     GLM pairs adjacent dims (interleaved rotate_half). MiniMax-M2: the first rotary_dim dims (config.json's
     rotary_dim, or partial_rotary_factor x head_dim) in the rotate-half pairing (i, i + rotary_dim / 2).
-    SmolLM3's NoPE layers take no RoPE at all.
+    SmolLM3's NoPE layers take no RoPE at all. ERNIE 4.5 (both families) pairs adjacent dims (2i, 2i + 1) over the
+    whole head, as Cohere.
     Cohere / Cohere 2 pair adjacent dims (2i, 2i + 1) over the whole head (frequency i); Cohere 2's
     full-attention layers take no RoPE at all (only its sliding layers rotate). EXAONE 4 alike when
     sliding_window is set (its full layers take none); with sliding_window null every layer rotates.
@@ -100,7 +105,9 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     experts; DeepSeek-V2's softmax router, greedy or group-limited by each group's largest probability,
     weights p x routed_scaling_factor, never renormalised; OLMoE on every layer, softmax top-k as
     Qwen2-MoE's, no shared expert; MiniMax-M2 on every layer: sigmoid scores s, the top-k of s +
-    e_score_correction_bias, weights s renormalised over the k, see `minimax_route`), see `moe_block`; gpt-oss's experts
+    e_score_correction_bias, weights s renormalised over the k, see `minimax_route`; ERNIE 4.5 on the layers its
+    moe_layer_* keys pick: softmax p, the top-k of p + e_score_correction_bias, weights p over max(sum, moe_norm_min),
+    plus an ungated shared expert, see `ernie_route`), see `moe_block`; gpt-oss's experts
     (`gpt_oss_expert`): biased, stacked transposed gate_up_proj with gate / up interleaved in its
     columns, a clamped SwiGLU
     (up.clamp(-limit, limit) + 1) * g * sigmoid(alpha * g) with g = gate.clamp(max=limit), and a
@@ -305,8 +312,11 @@ DEEPSEEK_V3 = "DeepseekV3ForCausalLM"
 DEEPSEEK_V2 = "DeepseekV2ForCausalLM"
 OLMOE = "OlmoeForCausalLM"
 MINIMAX_M2 = "MiniMaxM2ForCausalLM"
+ERNIE4_5 = "Ernie4_5ForCausalLM"
+ERNIE4_5_MOE = "Ernie4_5_MoeForCausalLM"
+ERNIE = (ERNIE4_5, ERNIE4_5_MOE)
 MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE, DEEPSEEK_V3, DEEPSEEK_V2, OLMOE,
-       MINIMAX_M2)
+       MINIMAX_M2, ERNIE4_5_MOE)
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 SMOLLM3 = "SmolLM3ForCausalLM"
 GRANITE = "GraniteForCausalLM"
@@ -322,7 +332,7 @@ EXAONE4 = "Exaone4ForCausalLM"
 QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration")
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
-                 (GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4))
+                 (GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4, ERNIE4_5))
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -507,6 +517,27 @@ DEFAULTS[EXAONE4] = dict(
     num_key_value_heads=32, head_dim=None, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0, rope_scaling=None,
     rope_parameters=None, tie_word_embeddings=False, max_position_embeddings=2048, sliding_window=4096,
     sliding_window_pattern=4, layer_types=None, attention_bias=False)
+# models/ernie4_5/configuration_ernie4_5.py Ernie4_5Config (ERNIE-4.5-0.3B): num_key_value_heads 2 (None ->
+# num_attention_heads), hidden_act silu, max_position_embeddings 131072, rms_norm_eps 1e-5, tie_word_embeddings true,
+# use_bias false, head_dim 128 (__post_init__: None -> hidden_size // num_attention_heads, as Spec's `or`); rope_theta
+# 500000 (4.54's __init__ default; 5.x: default_theta, in rope_parameters)
+DEFAULTS[ERNIE4_5] = dict(
+    num_attention_heads=16, num_key_value_heads=2, head_dim=128, hidden_act="silu", rms_norm_eps=1e-5,
+    rope_theta=500000.0, rope_scaling=None, rope_parameters=None, tie_word_embeddings=True, use_bias=False,
+    max_position_embeddings=131072)
+# models/ernie4_5_moe/configuration_ernie4_5_moe.py Ernie4_5_MoeConfig.__init__ (ERNIE-4.5-21B-A3B): num_attention_heads
+# 20, num_key_value_heads 4, hidden_act silu, max_position_embeddings 131072, rms_norm_eps 1e-5, tie_word_embeddings
+# true, use_bias false, rope_theta 500000 (4.54's __init__ default; 5.x: default_theta), moe_intermediate_size 1536,
+# moe_k 6, moe_num_experts 64, moe_num_shared_experts 2, moe_layer_start_index 1, moe_layer_end_index -1 (__init__:
+# -1 -> num_hidden_layers - 1), moe_layer_interval 1, moe_norm_min 1e-12. No head_dim key: Ernie4_5_MoeAttention(
+# LlamaAttention) takes getattr(config, "head_dim", hidden_size // num_attention_heads). The keys of Baidu's own
+# configs that transformers does not read (moe_use_aux_free, moe_gate, moe_capacity, use_rmsnorm, ...): see Spec
+DEFAULTS[ERNIE4_5_MOE] = dict(
+    num_attention_heads=20, num_key_value_heads=4, head_dim=None, hidden_act="silu", rms_norm_eps=1e-5,
+    rope_theta=500000.0, rope_scaling=None, rope_parameters=None, tie_word_embeddings=True, use_bias=False,
+    max_position_embeddings=131072, moe_intermediate_size=1536, moe_k=6, moe_num_experts=64, moe_num_shared_experts=2,
+    moe_layer_start_index=1, moe_layer_end_index=-1, moe_layer_interval=1, moe_norm_min=1e-12, moe_use_aux_free=True,
+    moe_gate="topk", use_rmsnorm=True)
 # DeepseekV3Attention.__init__: q_a_layernorm = DeepseekV3RMSNorm(config.q_lora_rank) and kv_a_layernorm =
 # DeepseekV3RMSNorm(self.kv_lora_rank) take DeepseekV3RMSNorm.__init__'s default eps=1e-6, not
 # config.rms_norm_eps (which only input_layernorm, post_attention_layernorm and model.norm take)
@@ -620,28 +651,14 @@ class Spec:
         self.eps = get("layer_norm_eps") if arch in COHERE else get("rms_norm_eps")
         self.theta = get("rope_theta", 10000.0)
         self.rope_scaling = get("rope_scaling", None)
-        if arch == DEEPSEEK_V2 and get("rope_parameters") is not None:
-            # transformers 5 writes DeepseekV2Config's RoPE as one flat rope_parameters dict (rope_type, rope_theta and
-            # the scaling keys: LlamaConfig's standardization) in place of rope_theta / rope_scaling; DeepseekV2
-            # RotaryEmbedding reads rope_parameters["rope_type"] and ["rope_theta"], ROPE_INIT_FUNCTIONS the rest
-            if "rope_theta" in c or "rope_scaling" in c:
-                raise ValueError("DeepSeek-V2: rope_parameters beside a top-level rope_theta / rope_scaling is not "
-                                 "used by the fixtures")
-            rp = dict(get("rope_parameters"))
-            self.theta = rp.pop("rope_theta")
-            kind = rp.get("rope_type", rp.get("type", "default"))
-            self.rope_scaling = None if kind == "default" else rp
-        if arch == EXAONE4 and get("rope_parameters") is not None:
-            # transformers 5 writes Exaone4Config's RoPE as one flat rope_parameters dict (rope_type, rope_theta and the
-            # scaling keys) in place of rope_theta / rope_scaling; Exaone4RotaryEmbedding (= Gemma2RotaryEmbedding, the
-            # standard one) reads rope_parameters["rope_type"] and ["rope_theta"], ROPE_INIT_FUNCTIONS the rest
-            if "rope_theta" in c or "rope_scaling" in c:
-                raise ValueError("EXAONE 4: rope_parameters beside a top-level rope_theta / rope_scaling is not used "
-                                 "by the fixtures")
-            rp = dict(get("rope_parameters"))
-            self.theta = rp.pop("rope_theta")
-            kind = rp.get("rope_type", rp.get("type", "default"))
-            self.rope_scaling = None if kind == "default" else rp
+        if arch in (DEEPSEEK_V2, EXAONE4) and get("rope_parameters") is not None:
+            # transformers 5 writes these configs' RoPE as one flat rope_parameters dict (flat_rope_parameters)
+            self.theta, self.rope_scaling = flat_rope_parameters(c, get, "DeepSeek-V2" if arch == DEEPSEEK_V2 else
+                                                                 "EXAONE 4")
+        if arch in ERNIE:
+            # (no scaling: rope_scaling / a rope_type other than default are refused in ernie_rope)
+            self.theta = ernie_rope(c, get)
+            self.rope_scaling = None
         self.minimax_rotary_dim = None
         if arch == MINIMAX_M2:
             # (no scaling: rope_scaling / a rope_type other than default are refused in minimax_m2_rope)
@@ -681,17 +698,27 @@ class Spec:
         # bias=config.attention_bias (SeedOssConfig's default true), o_proj bias=config.attention_out_bias
         # (default false): two flags, either without the other
         seed_qkv = arch == SEED_OSS and bool(get("attention_bias"))
+        # models/ernie4_5/modular_ernie4_5.py Ernie4_5Attention.__init__ (and models/ernie4_5_moe/modular_ernie4_5_moe.py
+        # Ernie4_5_MoeAttention.__init__): q/k/v_proj and o_proj all nn.Linear(..., bias=config.use_bias), replacing
+        # LlamaAttention's; Ernie4_5MLP.__init__: gate_proj, up_proj, down_proj bias=config.use_bias (Ernie4_5_MoeMLP
+        # alike, for the dense MLPs, every expert and the shared experts). Ernie4_5ForCausalLM's lm_head has no bias;
+        # Ernie4_5_MoeForCausalLM's takes bias=config.use_bias: use_bias true is refused for the MoE family (no release
+        # sets it; see below)
+        ernie_bias = arch == ERNIE4_5 and bool(get("use_bias"))
+        if arch == ERNIE4_5_MOE and get("use_bias"):
+            raise ValueError("ERNIE 4.5 MoE: use_bias true (biases on every projection, the experts and lm_head) is not "
+                             "used by the fixtures")
         self.qkv_bias = bool(arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") + QWEN_VL[:2] or llama_bias or
-                             (arch in GLM + (GLM4_MOE, GPT_OSS) and get("attention_bias")) or seed_qkv)
+                             (arch in GLM + (GLM4_MOE, GPT_OSS) and get("attention_bias")) or seed_qkv or ernie_bias)
         # models/gpt_oss/modular_gpt_oss.py GptOssAttention.__init__: q/k/v_proj and o_proj all
         # bias=config.attention_bias; self.sinks, one logit per attention head (eager_attention_forward)
         self.o_bias = ((arch == GPT_OSS and bool(get("attention_bias"))) or llama_bias or
-                       (arch == SEED_OSS and bool(get("attention_out_bias"))))
+                       (arch == SEED_OSS and bool(get("attention_out_bias"))) or ernie_bias)
         self.attn_sinks = arch == GPT_OSS
         # models/llama/modeling_llama.py LlamaMLP.__init__: gate_proj, up_proj and down_proj all
         # bias=config.mlp_bias (LlamaConfig's default false); SeedOssMLP.__init__ alike (SeedOssConfig's
         # default false)
-        self.mlp_bias = arch in ("LlamaForCausalLM", SEED_OSS) and bool(get("mlp_bias", False))
+        self.mlp_bias = (arch in ("LlamaForCausalLM", SEED_OSS) and bool(get("mlp_bias", False))) or ernie_bias
         # models/cohere/modeling_cohere.py CohereAttention.__init__: when config.use_qk_norm, q_norm /
         # k_norm are CohereLayerNorm(hidden_size=(num_attention_heads / num_key_value_heads, head_dim),
         # eps=config.layer_norm_eps): mean-subtracted over head_dim, a weight row per head, no bias
@@ -739,7 +766,8 @@ class Spec:
         # models/glm4/modeling_glm4.py Glm4MLP.forward (GlmMLP is Phi3MLP): gate, up = chunk(2)
         self.fused_gate_up = self.fused_gate_up or arch in GLM
         if arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration",
-                    SMOLLM3, GRANITE, EXAONE4) + GRANITE_MOE + COHERE or gemma:
+                    SMOLLM3, GRANITE, EXAONE4) + GRANITE_MOE + COHERE + ERNIE or gemma:
+            # (ERNIE 4.5: the projections take use_bias, not attention_bias; a true attention_bias would be ignored)
             # (EXAONE 4: Exaone4Attention's projections are nn.Linear(..., bias=False) whatever config.json says)
             # (Cohere / Cohere 2: q/k/v_proj and o_proj all take bias=config.attention_bias in
             # CohereAttention / Cohere2Attention; no released checkpoint sets it)
@@ -888,7 +916,10 @@ class Spec:
         # Cohere / Cohere 2: the whole head, adjacent dims paired (models/cohere/modeling_cohere.py
         # CohereRotaryEmbedding.forward: emb = torch.repeat_interleave(freqs, 2, dim=-1); rotate_half:
         # stack([-x[..., 1::2], x[..., ::2]], dim=-1).flatten(-2)), which is GLM's pairing with R = HD
-        self.rope_interleaved = arch in GLM or arch in COHERE
+        # ERNIE 4.5: Ernie4_5RotaryEmbedding = LlamaRotaryEmbedding (cat(freqs, freqs) over head_dim), and
+        # models/ernie4_5/modular_ernie4_5.py apply_rotary_pos_emb, "glm rope style (with full dim)": cos[..., :D/2]
+        # .repeat_interleave(2), GLM's rotate_half, in float (Ernie4_5_MoE imports the same)
+        self.rope_interleaved = arch in GLM or arch in COHERE or arch in ERNIE
         # SmolLM3Config.__post_init__: no_rope_layers, else every no_rope_layer_interval-th layer has
         # none; SmolLM3Attention.forward rotates q/k only `if self.use_rope`
         self.layer_use_rope = [True] * self.L
@@ -1061,6 +1092,48 @@ class Spec:
             # what-ifs only (golden_models): the score function ("softmax" in place of the sigmoid) and the weights
             # taken from s + e_score_correction_bias instead of s
             self.router_score, self.router_weight_bias = "sigmoid", False
+        elif arch == ERNIE4_5_MOE:
+            # models/ernie4_5_moe/modular_ernie4_5_moe.py Ernie4_5_MoeDecoderLayer.__init__: Ernie4_5_MoeSparseMoeBlock
+            # where `((layer_idx + 1) % moe_layer_interval == 0) and layer_idx >= moe_layer_start_index and layer_idx <=
+            # moe_layer_end_index` (Ernie4_5_MoeConfig.__init__: end -1 -> num_hidden_layers - 1), else Ernie4_5_MoeMLP
+            # (config) of intermediate_size. The block: gate = nn.Linear(hidden_size, moe_num_experts, bias=False,
+            # dtype=float32) (mlp.gate.weight; transformers 5: Ernie4_5_MoeTopKRouter.weight, the same name), moe_statics
+            # = Ernie4_5_MoeStatics (mlp.moe_statics.e_score_correction_bias, (1, moe_num_experts), float32; both kept
+            # in fp32: _keep_in_fp32_modules_strict), experts moe_num_experts Ernie4_5_MoeMLP of moe_intermediate_size
+            # (mlp.experts.{e}.gate_proj / up_proj / down_proj; transformers 5 stacks them: not used by the fixtures),
+            # shared_experts one Ernie4_5_MoeMLP of moe_intermediate_size * moe_num_shared_experts when that is > 0,
+            # ungated, added to the experts' sum (mlp.shared_experts.*). Router: see ernie_route.
+            # Refused: the VL models' per-modality lists (moe_num_experts, moe_intermediate_size,
+            # moe_layer_start_index as lists / tuples), and the keys of Baidu's own configs that transformers does not
+            # read but Baidu's code would act on: moe_use_aux_free false (no correction bias), moe_gate other than
+            # "topk", use_rmsnorm false (LayerNorms)
+            keys = ("moe_num_experts", "moe_k", "moe_intermediate_size", "moe_num_shared_experts", "moe_layer_start_index",
+                    "moe_layer_end_index", "moe_layer_interval")
+            for key in keys:
+                if isinstance(get(key), bool) or not isinstance(get(key), int):
+                    raise ValueError("ERNIE 4.5 MoE: %s %r (an integer; the VL models' per-modality lists are not used "
+                                     "by the fixtures)" % (key, get(key)))
+            if not get("moe_use_aux_free") or get("moe_gate") != "topk" or not get("use_rmsnorm"):
+                raise ValueError("ERNIE 4.5 MoE: moe_use_aux_free %r, moe_gate %r, use_rmsnorm %r (transformers always "
+                                 "runs the softmax top-k router with the correction bias and RMSNorms)" % (
+                                     get("moe_use_aux_free"), get("moe_gate"), get("use_rmsnorm")))
+            if get("moe_num_experts") < 1 or get("moe_num_shared_experts") < 0 or get("moe_layer_interval") < 1:
+                raise ValueError("ERNIE 4.5 MoE: moe_num_experts %r, moe_num_shared_experts %r, moe_layer_interval %r" % (
+                    get("moe_num_experts"), get("moe_num_shared_experts"), get("moe_layer_interval")))
+            self.num_experts, self.top_k = get("moe_num_experts"), get("moe_k")
+            self.norm_topk_prob = True  # always (max(sum, moe_norm_min)); False: a what-if only
+            self.moe_norm_min = float(get("moe_norm_min"))
+            self.moe_intermediate = get("moe_intermediate_size")
+            self.shared_intermediate = get("moe_intermediate_size") * get("moe_num_shared_experts")
+            self.shared_gated = False
+            start, interval = get("moe_layer_start_index"), get("moe_layer_interval")
+            end = self.L - 1 if get("moe_layer_end_index") == -1 else get("moe_layer_end_index")
+            self.layer_moe = [(l + 1) % interval == 0 and start <= l <= end for l in range(self.L)]
+            self.expert_naming = "qwen"
+            self.router = "ernie"
+            # what-ifs only (golden_models): the score function ("sigmoid" in place of the softmax) and the weights
+            # taken from p + e_score_correction_bias instead of p
+            self.router_score, self.router_weight_bias = "softmax", False
         elif arch in GRANITE_MOE:
             # models/granitemoe/modular_granitemoe.py GraniteMoeMoE: every layer; experts as wide as
             # intermediate_size stacked in input_linear (E, 2F, H; chunk(2): gate, then up) and
@@ -1090,6 +1163,44 @@ class Spec:
             raise ValueError("rope type %r is not used by the Qwen-VL fixtures" % kind)
         if self.num_experts and not 0 < self.top_k <= self.num_experts:
             raise ValueError("num_experts_per_tok must be in [1, num_experts]")
+
+
+def flat_rope_parameters(c, get, family):
+    """(rope_theta, rope_scaling: None when default) of a config.json whose RoPE transformers 5 writes as one flat
+    rope_parameters dict (rope_type, rope_theta and the scaling keys: LlamaConfig's standardization) in place of
+    rope_theta / rope_scaling: DeepseekV2Config, Exaone4Config. Their rotary embeddings (DeepseekV2RotaryEmbedding;
+    Exaone4RotaryEmbedding = Gemma2RotaryEmbedding, the standard one) read rope_parameters["rope_type"] and
+    ["rope_theta"], ROPE_INIT_FUNCTIONS the rest. Refused (the error names `family`): a top-level rope_theta /
+    rope_scaling beside it."""
+    if "rope_theta" in c or "rope_scaling" in c:
+        raise ValueError("%s: rope_parameters beside a top-level rope_theta / rope_scaling is not used by the "
+                         "fixtures" % family)
+    rp = dict(get("rope_parameters"))
+    theta = rp.pop("rope_theta")
+    kind = rp.get("rope_type", rp.get("type", "default"))
+    return theta, (None if kind == "default" else rp)
+
+
+def ernie_rope(c, get):
+    """rope_theta of an Ernie4_5ForCausalLM / Ernie4_5_MoeForCausalLM config.json: the released ones (and transformers
+    4.54 - 4.57) have rope_theta at the top level (an integer, 500000, in the released files); transformers 5 writes
+    rope_parameters {"rope_type": "default", "rope_theta"} instead (the configs' default_theta 5e5 when it has none).
+    Ernie4_5RotaryEmbedding is LlamaRotaryEmbedding: inv_freq over head_dim, no partial rotary. Refused: rope_scaling or a
+    rope_type other than default, rope_parameters keys other than rope_type / rope_theta, rope_theta in both places
+    with other values."""
+    rs, rp = get("rope_scaling"), get("rope_parameters")
+    if rs is not None and (not isinstance(rs, dict) or rs.get("rope_type", rs.get("type")) != "default" or
+                           set(rs) - {"rope_type", "type"}):
+        raise ValueError("ERNIE 4.5: rope_scaling %r is not used by the fixtures" % (rs,))
+    theta = get("rope_theta")
+    if rp is not None:
+        if (not isinstance(rp, dict) or rp.get("rope_type", rp.get("type", "default")) != "default" or
+                set(rp) - {"rope_type", "type", "rope_theta"}):
+            raise ValueError("ERNIE 4.5: rope_parameters %r (only the default RoPE is used by the fixtures)" % (rp,))
+        if "rope_theta" in c and "rope_theta" in rp and float(c["rope_theta"]) != float(rp["rope_theta"]):
+            raise ValueError("ERNIE 4.5: rope_theta %r beside rope_parameters' %r" % (c["rope_theta"], rp["rope_theta"]))
+        theta = rp.get("rope_theta", theta)
+    return theta
 
 
 def minimax_m2_rope(c, get, head_dim):
@@ -1677,7 +1788,10 @@ def router_weight_name(spec, pre):
 
 def correction_bias_name(spec, pre):
     """MiniMax-M2's e_score_correction_bias (F32, (num_local_experts,)): a buffer of MiniMaxM2SparseMoeBlock, beside
-    its gate (not in it, as GLM-4.5's mlp.gate.e_score_correction_bias is)."""
+    its gate (not in it, as GLM-4.5's mlp.gate.e_score_correction_bias is). ERNIE 4.5's: the parameter of
+    Ernie4_5_MoeStatics, mlp.moe_statics.e_score_correction_bias (F32, (1, moe_num_experts))."""
+    if spec.router == "ernie":
+        return pre + "mlp.moe_statics.e_score_correction_bias"
     return pre + ("block_sparse_moe." if spec.expert_naming == "mixtral" else "mlp.") + "e_score_correction_bias"
 
 
@@ -1811,6 +1925,31 @@ def minimax_route(spec, p, pre, logits):
     return c, experts, weights
 
 
+def ernie_choice(spec, bias, logits):
+    """(p, c) of ERNIE 4.5's router: p = softmax(logits) in fp32 (what-if: sigmoid) and the values the choice ranks,
+    c = p + e_score_correction_bias (the (1, E) parameter squeezed, Ernie4_5_MoeStatics.forward) (ernie_route)."""
+    logits = logits.float()
+    p = torch.sigmoid(logits) if spec.router_score == "sigmoid" else torch.softmax(logits, dim=-1, dtype=torch.float32)
+    return p, p + bias.reshape(-1)
+
+
+def ernie_route(spec, p, pre, logits):
+    """ERNIE 4.5's router, per token (models/ernie4_5_moe/modular_ernie4_5_moe.py Ernie4_5_MoeSparseMoeBlock.forward;
+    transformers 5's Ernie4_5_MoeTopKRouter.forward the same): router_logits = gate(h.float()) (an fp32 nn.Linear, no
+    bias); routing_weights = F.softmax(router_logits, dim=1, dtype=float); selected_experts = torch.topk(
+    moe_statics(routing_weights), moe_k) with moe_statics(x) = x + e_score_correction_bias.squeeze(); the weights are
+    routing_weights gathered at those (the unbiased p), divided by torch.clamp(their sum, min=moe_norm_min) (always).
+    Returns (c, ids, weights) with ids in descending order of c = p + bias (torch.topk's default sorted order).
+    What-ifs (golden_models): spec.router_score "sigmoid", spec.router_weight_bias (the weights gathered from c),
+    norm_topk_prob false (not divided)."""
+    probs, c = ernie_choice(spec, p[correction_bias_name(spec, pre)], logits)
+    experts = torch.topk(c, k=spec.top_k, dim=-1, sorted=True)[1]
+    weights = (c if spec.router_weight_bias else probs).gather(1, experts)
+    if spec.norm_topk_prob:
+        weights = weights / torch.clamp(weights.sum(dim=-1, keepdim=True), min=spec.moe_norm_min)
+    return c, experts, weights
+
+
 def deepseek_v2_choice(spec, logits):
     """(p, masked p, group scores or None) of DeepSeek-V2's router (deepseek_v2_route)."""
     probs = torch.softmax(logits, dim=-1, dtype=torch.float32)
@@ -1871,6 +2010,10 @@ def moe_block(spec, p, pre, l, h, trace=None):
         # MiniMaxM2SparseMoeBlock.forward: self.gate(hidden_states, self.e_score_correction_bias), then
         # self.experts(hidden_states, top_k_index, top_k_weights) (MixtralExperts: index_add_ expert by expert)
         probs, experts, weights = minimax_route(spec, p, pre, logits)
+    elif spec.router == "ernie":
+        # Ernie4_5_MoeSparseMoeBlock.forward: the router above, the experts' index_add_ loop, then
+        # `final_hidden_states + shared_output` (shared_experts(hidden_states), ungated)
+        probs, experts, weights = ernie_route(spec, p, pre, logits)
     elif spec.router == "deepseek_v2":
         # (DeepseekV2Moe.forward: the experts' sum, then `hidden_states + self.shared_experts(residuals)`)
         probs, experts, weights = deepseek_v2_route(spec, logits)

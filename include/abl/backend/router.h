@@ -2,7 +2,8 @@
 // their weights; the argument of both twins of router_topk (cpu/ops.h, cuda/ops.h).
 //
 // softmax (Mixtral, Qwen2-MoE, Qwen3-MoE): p = softmax(logits); the k largest p, renormalised over
-// the k when `renormalize`.
+// the k when `renormalize`. With a bias (ERNIE 4.5's moe_statics) the choice ranks c = p + bias and
+// the weights stay p.
 // sigmoid (GLM-4.5/4.6, DeepSeek-V3's router; transformers' Glm4MoeTopkRouter and
 // route_tokens_to_experts): s = sigmoid(logits); the choice ranks c = s + bias. The k largest c
 // are chosen; their weights are s (without the bias), divided by (their sum + 1e-20) when
@@ -22,7 +23,7 @@ namespace abl {
 
 struct RouterConfig {
   bool sigmoid = false;         // sigmoid scores, else softmax
-  const float* bias = nullptr;  // (E) e_score_correction_bias, sigmoid only; null = none
+  const float* bias = nullptr;  // (E) e_score_correction_bias added to the scores for the choice; null = none
   int64_t groups = 1;           // n_group
   int64_t topk_groups = 1;      // topk_group
   bool group_max = false;       // a group scores its best expert (V2), else the sum of its two best

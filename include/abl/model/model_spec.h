@@ -180,12 +180,14 @@ struct ModelSpec {
   int64_t shared_expert_intermediate_size = 0;  // Fs; 0 = no shared expert
   bool norm_topk_prob = false;
   bool shared_expert_gated = true;  // Qwen2-MoE's gate; false: GLM-4.5's ungated shared_experts
-  // The router (backend/router.h): softmax scores (Mixtral, Qwen-MoE, DeepSeek-V2), or sigmoid scores
-  // ranked with the per-expert mlp.gate.e_score_correction_bias (GLM-4.5: Glm4MoeTopkRouter), chosen
-  // within the best topk_groups of expert_groups groups, weights multiplied by routed_scaling_factor.
-  // A group scores the sum of its two best experts, or (router_group_max: DeepSeek-V2's
-  // group_limited_greedy) its best one.
+  // The router (backend/router.h): softmax scores (Mixtral, Qwen-MoE, DeepSeek-V2, ERNIE 4.5), or
+  // sigmoid scores (GLM-4.5: Glm4MoeTopkRouter, DeepSeek-V3, MiniMax-M2), ranked — with router_bias —
+  // by score + the per-expert e_score_correction_bias (sigmoid: always; softmax: ERNIE 4.5's
+  // moe_statics), chosen within the best topk_groups of expert_groups groups, weights multiplied by
+  // routed_scaling_factor. A group scores the sum of its two best experts, or (router_group_max:
+  // DeepSeek-V2's group_limited_greedy) its best one.
   bool router_sigmoid = false;
+  bool router_bias = false;
   int64_t expert_groups = 1;           // n_group
   int64_t topk_groups = 1;             // topk_group
   bool router_group_max = false;

@@ -49,7 +49,7 @@ void keep_best_groups(int64_t E, const RouterConfig& r, std::vector<float>& c) {
 }
 
 // The router of one token (router.h): the weights w (softmax p, or sigmoid s) and the choice values
-// c (p, or s + bias), the groups, the k largest c; their w renormalised and scaled.
+// c (w + bias, the bias 0 when there is none), the groups, the k largest c; their w renormalised and scaled.
 void route_token(const float* x, int64_t E, int64_t k, const RouterConfig& r, std::vector<float>& w,
                  std::vector<float>& c, std::vector<int32_t>& order, int32_t* ids, float* weights) {
   if (r.sigmoid) {
@@ -62,8 +62,10 @@ void route_token(const float* x, int64_t E, int64_t k, const RouterConfig& r, st
     for (int64_t e = 1; e < E; ++e) mx = std::max(mx, x[e]);
     float sum = 0.0f;
     for (int64_t e = 0; e < E; ++e) sum += (w[static_cast<size_t>(e)] = std::exp(x[e] - mx));
-    for (float& v : w) v /= sum;
-    c = w;
+    for (int64_t e = 0; e < E; ++e) {
+      w[static_cast<size_t>(e)] /= sum;
+      c[static_cast<size_t>(e)] = w[static_cast<size_t>(e)] + (r.bias ? r.bias[e] : 0.0f);
+    }
   }
   keep_best_groups(E, r, c);
   std::iota(order.begin(), order.end(), 0);

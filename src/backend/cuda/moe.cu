@@ -21,8 +21,8 @@ constexpr int kMaxGroups = 64;
 __device__ __forceinline__ float sigmoidf(float x) { return 1.0f / (1.0f + expf(-x)); }
 
 // One thread per token (router.h): the scores, then k passes of "the best expert not taken yet",
-// the lower id on ties. Softmax: p = exp(x − max) / sum, ranked by p. Sigmoid: ranked by c = s +
-// bias, the weight is s. With groups, the choice value is 0 outside the best topk_groups groups.
+// the lower id on ties. The weight is p = exp(x − max) / sum (softmax) or s (sigmoid), ranked by
+// c = weight + bias (no bias: 0). With groups, the choice value is 0 outside the best topk_groups groups.
 __global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, int E, int k, RouterConfig r,
                                    int32_t* __restrict__ ids, float* __restrict__ weights) {
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -35,11 +35,7 @@ __global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, 
   }
   // The choice value of expert e before the group mask, and its weight before renormalisation.
   auto score = [&](int e, float* weight) {
-    if (!r.sigmoid) {
-      *weight = expf(x[e] - mx) / sum;
-      return *weight;
-    }
-    *weight = sigmoidf(x[e]);
+    *weight = r.sigmoid ? sigmoidf(x[e]) : expf(x[e] - mx) / sum;
     return *weight + (r.bias ? r.bias[e] : 0.0f);
   };
   unsigned long long kept_groups = ~0ull;

@@ -561,7 +561,10 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"olmoe", true}, FamilyCase{"olmoe", true, true},
                       FamilyCase{"minimax-m2", true}, FamilyCase{"minimax-m2", true, true},
                       FamilyCase{"minimax-m2-v5", true, false, true},
-                      FamilyCase{"exaone4", true}, FamilyCase{"exaone4-dense", true}),
+                      FamilyCase{"exaone4", true}, FamilyCase{"exaone4-dense", true},
+                      FamilyCase{"ernie4.5-moe", true}, FamilyCase{"ernie4.5-moe", false},
+                      FamilyCase{"ernie4.5-moe", true, true}, FamilyCase{"ernie4.5-moe-interval", true},
+                      FamilyCase{"ernie4.5-dense", true}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

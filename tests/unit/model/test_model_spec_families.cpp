@@ -1398,3 +1398,89 @@ TEST(ModelSpecExaone4, HybridAttentionWithGlobalNoPE) {
   c["layer_types"] = std::vector<std::string>(64, "chunked_attention");
   EXPECT_ABL_ERROR(parse(c), "my/config.json", "layer_types", "chunked_attention");
 }
+
+// ERNIE-4.5-21B-A3B-PT (models/ernie4_5_moe Ernie4_5_MoeConfig, Ernie4_5_MoeSparseMoeBlock; config recalled,
+// not checked against the Hub): interleaved RoPE, a dense layer 0, then 64 experts top-6 chosen by softmax p +
+// moe_statics.e_score_correction_bias (1, 64) with 2 shared experts. 21.83 B parameters, 3.35 B active.
+nlohmann::json ernie45_21b() {
+  return nlohmann::json::parse(R"({"architectures": ["Ernie4_5_MoeForCausalLM"], "bos_token_id": 1,
+    "eos_token_id": 2, "hidden_act": "silu", "hidden_size": 2560, "intermediate_size": 12288,
+    "max_position_embeddings": 131072, "model_type": "ernie4_5_moe", "num_attention_heads": 20,
+    "num_key_value_heads": 4, "num_hidden_layers": 28, "pad_token_id": 0, "rms_norm_eps": 1e-05, "use_cache": false,
+    "vocab_size": 103424, "rope_theta": 500000, "use_bias": false, "moe_num_experts": 64,
+    "moe_num_shared_experts": 2, "moe_layer_start_index": 1, "moe_intermediate_size": 1536,
+    "moe_capacity": [64, 64, 64], "moe_gate": "topk", "moe_k": 6, "moe_layer_interval": 1,
+    "moe_use_aux_free": true, "tie_word_embeddings": true, "torch_dtype": "bfloat16"})");
+}
+
+TEST(ModelSpecErnie45, MoeSoftmaxRouterWithCorrectionBias) {
+  nlohmann::json c = ernie45_21b();
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.rope_interleaved && s.router_bias && s.norm_topk_prob && s.tied_embeddings);
+  EXPECT_FALSE(s.router_sigmoid || s.shared_expert_gated || s.qkv_bias || s.o_bias || s.mlp_bias || s.qk_norm);
+  EXPECT_EQ(s.head_dim, 128);
+  EXPECT_EQ(s.num_experts, 64);
+  EXPECT_EQ(s.experts_per_token, 6);
+  EXPECT_EQ(s.shared_expert_intermediate_size, 2 * 1536);
+  EXPECT_FALSE(s.is_moe_layer(0));
+  for (int64_t l = 1; l < 28; ++l) EXPECT_TRUE(s.is_moe_layer(l)) << l;
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{21825437888});
+  EXPECT_EQ(abl::model::active_parameter_count(s), int64_t{3352150208});
+  std::vector<std::pair<std::string, std::vector<int64_t>>> got;
+  for (const auto& slot : abl::model::layer_slots(s, 1)) got.emplace_back(slot.pattern, slot.shape);
+  const auto has = [&](const std::string& n, std::vector<int64_t> shape) {
+    return std::find(got.begin(), got.end(), std::make_pair("model.layers.{}." + n, shape)) != got.end();
+  };
+  EXPECT_TRUE(has("mlp.gate.weight", {64, 2560}));
+  EXPECT_TRUE(has("mlp.moe_statics.e_score_correction_bias", {1, 64}));
+  EXPECT_TRUE(has("mlp.shared_experts.down_proj.weight", {2560, 3072}));
+  EXPECT_TRUE(has("mlp.experts.63.down_proj.weight", {2560, 1536}));
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s), {"Ernie4_5_MoeForCausalLM", "softmax router with bias"}))
+      << abl::model::describe(s);
+  // the MoE-layer rule: every moe_layer_interval-th layer between the start and the end index
+  c["moe_layer_start_index"] = 0;
+  c["moe_layer_interval"] = 2;
+  c["moe_layer_end_index"] = 20;
+  s = parse(c);
+  for (int64_t l = 0; l < 28; ++l) EXPECT_EQ(s.is_moe_layer(l), l % 2 == 1 && l <= 20) << l;
+  // moe_use_aux_free false: no correction bias in the files (transformers' zeros)
+  c = ernie45_21b();
+  c["moe_use_aux_free"] = false;
+  s = parse(c);
+  EXPECT_FALSE(s.router_bias);
+  for (const auto& slot : abl::model::layer_slots(s, 1)) {
+    EXPECT_EQ(slot.pattern.find("e_score_correction_bias"), std::string::npos) << slot.pattern;
+  }
+  // refusals name the key
+  c = ernie45_21b();
+  c["use_bias"] = true;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "use_bias", "lm_head");
+  c = ernie45_21b();
+  c["moe_num_experts"] = {64, 64};
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "moe_num_experts", "ERNIE-4.5-VL");
+  c = ernie45_21b();
+  c["moe_layer_interval"] = 0;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "moe_layer_interval", "positive");
+}
+
+// ERNIE-4.5-0.3B-PT (models/ernie4_5 Ernie4_5Config): Llama with interleaved RoPE, head_dim 128, tied; use_bias
+// puts biases on q/k/v/o and the MLP. 0.36 B parameters.
+TEST(ModelSpecErnie45, Dense) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["Ernie4_5ForCausalLM"], "bos_token_id": 1,
+    "eos_token_id": 2, "hidden_act": "silu", "hidden_size": 1024, "intermediate_size": 3072,
+    "max_position_embeddings": 131072, "model_type": "ernie4_5", "num_attention_heads": 16,
+    "num_key_value_heads": 2, "head_dim": 128, "num_hidden_layers": 18, "pad_token_id": 0, "rms_norm_eps": 1e-05,
+    "use_cache": false, "vocab_size": 103424, "rope_theta": 500000, "tie_word_embeddings": true,
+    "use_bias": false, "torch_dtype": "bfloat16"})");
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.rope_interleaved && s.tied_embeddings);
+  EXPECT_FALSE(s.qkv_bias || s.o_bias || s.mlp_bias);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 5e5);
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{360748032});
+  c["use_bias"] = true;
+  c.erase("head_dim");  // Ernie4_5Config's default, 128
+  c["hidden_size"] = 512;
+  s = parse(c);
+  EXPECT_TRUE(s.qkv_bias && s.o_bias && s.mlp_bias);
+  EXPECT_EQ(s.head_dim, 128);
+}

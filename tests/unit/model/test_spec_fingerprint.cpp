@@ -70,6 +70,7 @@ TEST(SpecFingerprint, EveryFieldChangesIt) {
       [](ModelSpec& s) { s.expert_names = ModelSpec::ExpertNames::mixtral; },
       [](ModelSpec& s) { s.fused_experts = !s.fused_experts; },
       [](ModelSpec& s) { s.router_sigmoid = !s.router_sigmoid; },
+      [](ModelSpec& s) { s.router_bias = !s.router_bias; },
       [](ModelSpec& s) { s.router_group_max = !s.router_group_max; },
       [](ModelSpec& s) { s.expert_groups = 4; },
       [](ModelSpec& s) { s.topk_groups = 2; },

@@ -451,6 +451,41 @@ TEST(Ops, SigmoidRouterBiasGroupsAndScale) {
   EXPECT_THROW(abl::cpu::router_topk(nullptr, 1, 4, 2, r, ids, w), std::exception);
 }
 
+// ERNIE 4.5's router (router.h; Ernie4_5_MoeSparseMoeBlock): softmax p, the k largest p + bias chosen,
+// weighted by their p renormalised — the bias steers the choice only.
+TEST(Ops, SoftmaxRouterChoosesByBiasedScores) {
+  const float logits[4] = {2.0f, 1.0f, 0.5f, 0.0f}, bias[4] = {0.0f, -0.5f, 0.4f, 0.0f};
+  double p[4], sum = 0;
+  for (int e = 0; e < 4; ++e) sum += (p[e] = std::exp(static_cast<double>(logits[e])));
+  for (double& v : p) v /= sum;
+  ASSERT_GT(p[1], p[2]);  // without the bias expert 1 would be second
+  ASSERT_GT(p[2] + 0.4, p[1] - 0.5);
+  abl::RouterConfig r;
+  r.renormalize = true;
+  r.bias = bias;
+  int32_t ids[2];
+  float w[2];
+  abl::cpu::router_topk(logits, 1, 4, 2, r, ids, w);
+  EXPECT_EQ(ids[0], 0);
+  EXPECT_EQ(ids[1], 2);
+  EXPECT_NEAR(w[0], p[0] / (p[0] + p[2]), 1e-6);
+  EXPECT_NEAR(w[1], p[2] / (p[0] + p[2]), 1e-6);
+  // a bias large enough puts expert 2 first; the weights stay p, not p + bias
+  const float big[4] = {0.0f, 0.0f, 1.0f, 0.0f};
+  r.bias = big;
+  r.renormalize = false;
+  abl::cpu::router_topk(logits, 1, 4, 2, r, ids, w);
+  EXPECT_EQ(ids[0], 2);
+  EXPECT_EQ(ids[1], 0);
+  EXPECT_NEAR(w[0], p[2], 1e-6);
+  EXPECT_NEAR(w[1], p[0], 1e-6);
+  // no bias: the plain softmax router
+  r.bias = nullptr;
+  abl::cpu::router_topk(logits, 1, 4, 2, r, ids, w);
+  EXPECT_EQ(ids[0], 0);
+  EXPECT_EQ(ids[1], 1);
+}
+
 // DeepSeek-V2's group_limited_greedy (router.h; DeepseekV2Moe.route_tokens_to_experts): softmax p, a group
 // scored by its largest p, the other groups' p masked to 0, the k largest p kept, not renormalised, scaled.
 TEST(Ops, SoftmaxRouterGroupsByTheirBestExpert) {

@@ -106,6 +106,28 @@ TEST(CudaMoe, GroupMaxRouterMatchesCpu) {
   }
 }
 
+// ERNIE 4.5's softmax router choosing by p + e_score_correction_bias (64 experts, top-6, renormalised).
+TEST(CudaMoe, BiasedSoftmaxRouterMatchesCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream st;
+  const int64_t T = 263, E = 64, k = 6;
+  const auto logits = normal(static_cast<size_t>(T * E), 2.0f, 43u);
+  const auto bias = normal(static_cast<size_t>(E), 0.02f, 44u);
+  RouterConfig r;
+  r.renormalize = true;
+  r.bias = bias.data();
+  std::vector<int32_t> want_ids(static_cast<size_t>(T * k));
+  std::vector<float> want_w(want_ids.size());
+  cpu::router_topk(logits.data(), T, E, k, r, want_ids.data(), want_w.data());
+  auto dl = upload(logits, st.get());
+  auto db = upload(bias, st.get());
+  r.bias = db.as<float>();
+  cuda::DeviceBuffer ids(want_ids.size() * sizeof(int32_t)), w(want_w.size() * sizeof(float));
+  cuda::router_topk(dl.as<float>(), T, E, k, r, ids.as<int32_t>(), w.as<float>(), st.get());
+  EXPECT_EQ(download<int32_t>(ids, want_ids.size(), st.get()), want_ids);
+  expect_close(download<float>(w, want_w.size(), st.get()), want_w, 1e-6, 1e-5, "biased softmax router weights");
+}
+
 // Dispatch → gather → (identity "experts") → combine equals the CPU combine of the same slots.
 TEST(CudaMoe, DispatchGatherCombineMatchCpu) {
   ABL_REQUIRE_GPU();

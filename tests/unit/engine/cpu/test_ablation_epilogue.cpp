@@ -150,12 +150,13 @@ INSTANTIATE_TEST_SUITE_P(
                                          "llama-bias", "seed-oss", "deepseek-v3-mla", "deepseek-v3-qproj", "olmo2",
                                          "olmo2-bias", "olmo3", "olmo3-v5", "deepseek-v2-lite",
                                          "deepseek-v2-groups", "olmoe", "minimax-m2",
-                                         "minimax-m2-v5", "exaone4", "exaone4-dense"),
+                                         "minimax-m2-v5", "exaone4", "exaone4-dense", "ernie4.5-moe",
+                                         "ernie4.5-moe-interval", "ernie4.5-dense"),
                        ::testing::Values(RowNorm::none, RowNorm::pre, RowNorm::full)),
     [](const auto& p) {
       std::string name = std::get<0>(p.param) + "_" + std::string(engine::row_norm_name(std::get<1>(p.param)));
       for (char& c : name) {
-        if (c == '-') c = '_';
+        if (c == '-' || c == '.') c = '_';
       }
       return name;
     });
