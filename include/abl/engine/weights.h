@@ -56,7 +56,7 @@ struct LayerWeights {
   const float* post_mlp_norm = nullptr;   // (H)  sandwich_norms
   // MoE layers (w_gate/w_up/w_down are then null):
   const float* router = nullptr;                  // (E, H)
-  const float* router_bias = nullptr;             // (E) router_sigmoid
+  const float* router_bias = nullptr;             // (E) router_bias
   const float* router_logit_bias = nullptr;       // (E) router_logit_bias
   std::vector<ExpertWeights> experts;             // (E)
   ExpertWeights shared;                           // width Fs; null without a shared expert

@@ -65,7 +65,7 @@ struct DeviceLayer {
   const __nv_bfloat16* post_mlp_norm = nullptr;   // (H) sandwich_norms
   // MoE layers (w_gate/w_up/w_down are then null):
   const __nv_bfloat16* router = nullptr;              // (E, H)
-  const float* router_bias = nullptr;                 // (E) fp32 (router_sigmoid)
+  const float* router_bias = nullptr;                 // (E) fp32 (router_bias)
   const float* router_logit_bias = nullptr;           // (E) fp32 (router_logit_bias)
   std::vector<DeviceExpert> experts;                  // (E)
   DeviceExpert shared;                                // null without a shared expert
