@@ -1620,6 +1620,18 @@ def scaled_rope_description(spec, p, golden):
             "rope_scaling_effect_prompt4": round(effect, 4)}
 
 
+def what_if_effects(family, what_ifs, ids, logits, prefix=""):
+    """`<prefix><name>_effect_prompt4` for each what-if (a dict, or (name, (spec, params)) pairs): the largest change
+    of prompt 4's logits (`ids`, `logits`) under it, each above 1e-2 — else the fixture could not tell the two
+    readings apart."""
+    out = {}
+    for key, (s2, p2) in (what_ifs.items() if isinstance(what_ifs, dict) else what_ifs):
+        effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
+        assert effect > 1e-2, "%s's %s would not change the logits: %g" % (family, key, effect)
+        out["%s%s_effect_prompt4" % (prefix, key)] = round(effect, 4)
+    return out
+
+
 def sigmoid_router_description(spec, p, golden):
     """Extra golden.json model keys of GLM-4.5's router: its settings, and how much prompt 4's logits
     would change without the correction bias, without the group limit (n_group > 1 only), without the
@@ -1637,10 +1649,7 @@ def sigmoid_router_description(spec, p, golden):
     # default norm_topk_prob true) only where norm_topk_prob is false
     effects = [("bias", (spec, unbiased))] + ([("group_limit", (ungrouped, p))] if spec.n_group > 1 else []) + \
         [("scaling", (unscaled, p))] + ([("norm_topk_prob", (renormed, p))] if not spec.norm_topk_prob else [])
-    for key, (s2, p2) in effects:
-        effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
-        assert effect > 1e-2, "the router's %s would not change the logits: %g" % (key, effect)
-        out["router_%s_effect_prompt4" % key] = round(effect, 4)
+    out.update(what_if_effects("the router", effects, ids, logits, prefix="router_"))
     return out
 
 
@@ -1822,10 +1831,7 @@ def cohere_description(spec, p, golden):
         unwindowed.layer_sliding = [False] * spec.L
         effects.update({"nope": (rotated, p), "sliding_window": (unwindowed, p)})
         out["layer_use_rope"] = spec.layer_use_rope
-    for key, (s2, p2) in effects.items():
-        effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
-        assert effect > 1e-2, "Cohere's %s would not change the logits: %g" % (key, effect)
-        out["%s_effect_prompt4" % key] = round(effect, 4)
+    out.update(what_if_effects("Cohere", effects, ids, logits))
     return out
 
 
@@ -1927,13 +1933,8 @@ def mla_description(spec, p, golden):
                "latent_norm_eps": (model_eps, p) if spec.eps != spec.mla_norm_eps else None,
                "yarn_attention_factor": (yarn_default, p) if v2 and rs.get("mscale") and rs.get("mscale_all_dim")
                else None}
-    for key, what in effects.items():
-        if what is None:
-            continue
-        s2, p2 = what
-        effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
-        assert effect > 1e-2, "DeepSeek-V%s's %s would not change the logits: %g" % ("2" if v2 else "3", key, effect)
-        out["%s_effect_prompt4" % key] = round(effect, 4)
+    out.update(what_if_effects("DeepSeek-V%s" % ("2" if v2 else "3"),
+                               {key: what for key, what in effects.items() if what is not None}, ids, logits))
     return out
 
 
@@ -2049,10 +2050,7 @@ def olmo2_description(spec, p, golden):
     if spec.arch == ref.OLMO3:
         out.update(olmo3_keys(spec))
         what_ifs.update(olmo3_what_ifs(spec, p))
-    for key, (s2, p2) in what_ifs.items():
-        effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
-        assert effect > 1e-2, "OLMo 2/3's %s would not change the logits: %g" % (key, effect)
-        out["%s_effect_prompt4" % key] = round(effect, 4)
+    out.update(what_if_effects("OLMo 2/3", what_ifs, ids, logits))
     return out
 
 
@@ -2093,10 +2091,7 @@ def olmoe_description(spec, p, golden):
                       "heads and RoPE",
            "qk_norm_weight_shapes": [[spec.NH * spec.HD], [spec.NKV * spec.HD]], "rms_norm_eps": spec.eps,
            "clip_qkv": spec.text_cfg.get("clip_qkv"), "attention_bias": bool(spec.qkv_bias and spec.o_bias)}
-    for key, (s2, p2) in olmoe_what_ifs(spec, p).items():
-        effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
-        assert effect > 1e-2, "OLMoE's %s would not change the logits: %g" % (key, effect)
-        out["%s_effect_prompt4" % key] = round(effect, 4)
+    out.update(what_if_effects("OLMoE", olmoe_what_ifs(spec, p), ids, logits))
     return out
 
 
@@ -2188,10 +2183,7 @@ def minimax_m2_description(spec, p, golden):
     assert sum(changed["router_bias"]) >= 0.1 * len(ids) * spec.L, "the correction bias changes too few choices: %s" % (
         changed["router_bias"],)
     out.update({"prompt4_tokens": len(ids), "router_changed_tokens_prompt4": changed})
-    for key, (s2, p2) in what_ifs.items():
-        effect = float((ref.forward(s2, p2, torch.tensor([ids]), capture=False)[0] - logits).abs().max())
-        assert effect > 1e-2, "MiniMax-M2's %s would not change the logits: %g" % (key, effect)
-        out["%s_effect_prompt4" % key] = round(effect, 4)
+    out.update(what_if_effects("MiniMax-M2", what_ifs, torch.tensor([ids]), logits))
     return out
 
 
@@ -2266,10 +2258,7 @@ def exaone4_description(spec, p, golden):
         assert spec.layer_use_rope == spec.layer_sliding
     else:
         assert not any(spec.layer_sliding) and all(spec.layer_use_rope)
-    for key, (s2, p2) in exaone4_what_ifs(spec, p).items():
-        effect = float((ref.forward(s2, p2, ids, capture=False)[0] - logits).abs().max())
-        assert effect > 1e-2, "EXAONE 4's %s would not change the logits: %g" % (key, effect)
-        out["%s_effect_prompt4" % key] = round(effect, 4)
+    out.update(what_if_effects("EXAONE 4", exaone4_what_ifs(spec, p), ids, logits))
     return out
 
 
@@ -2352,10 +2341,7 @@ def ernie_description(spec, p, golden):
         assert sum(changed["router_bias"][l] for l in moe) >= 0.1 * len(ids) * len(moe), \
             "the correction bias changes too few choices: %s" % (changed["router_bias"],)
         out.update({"prompt4_tokens": len(ids), "router_changed_tokens_prompt4": changed})
-    for key, (s2, p2) in what_ifs.items():
-        effect = float((ref.forward(s2, p2, torch.tensor([ids]), capture=False)[0] - logits).abs().max())
-        assert effect > 1e-2, "ERNIE 4.5's %s would not change the logits: %g" % (key, effect)
-        out["%s_effect_prompt4" % key] = round(effect, 4)
+    out.update(what_if_effects("ERNIE 4.5", what_ifs, torch.tensor([ids]), logits))
     return out
 
 
