@@ -56,6 +56,9 @@ FAMILIES = [
     ("Ernie4_5_MoeForCausalLM", "ernie4.5-moe"),  # 21B-A3B: interleaved RoPE, softmax p + moe_statics bias, shared experts
     ("Ernie4_5_MoeForCausalLM", "ernie4.5-moe-interval"),  # transformers 5: MoE every 2nd layer up to an end index
     ("Ernie4_5ForCausalLM", "ernie4.5-dense"),  # 0.3B: interleaved RoPE, use_bias on q/k/v/o and the MLP, head_dim 24
+    ("Qwen3NextForCausalLM", "qwen3-next"),  # 80B-A3B: Gated DeltaNet + gated attention (1 of 4), (1+w) norms, MoE
+    ("Qwen3_5ForConditionalGeneration", "qwen3.5-mm"),  # dense: in_proj_qkv/z/b/a, layer_types listed, mrope, tied
+    ("Qwen3_5MoeForConditionalGeneration", "qwen3.5-moe-mm"),  # MoE: stacked experts, always-renormalised top-k, untied
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

@@ -148,7 +148,8 @@ def build_random_model(arch, template, folder, seed, init_range):
         c["initializer_range"] = init_range
     if arch == "Gemma3ForConditionalGeneration":
         text["final_logit_softcapping"] = None  # as released Gemma 3 checkpoints
-    if arch in ("Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "Glm4MoeForCausalLM", "DeepseekV3ForCausalLM"):
+    if arch in ("Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "Glm4MoeForCausalLM", "DeepseekV3ForCausalLM",
+                "Qwen3NextForCausalLM"):
         text["moe_intermediate_size"] = 24  # 2 I != H: a fused (E, 2I, H) layout is unambiguous
     if os.path.exists(folder):
         shutil.rmtree(folder)

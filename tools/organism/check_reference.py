@@ -224,10 +224,41 @@
      reproduces each {rope_layout,qkv_bias,o_proj_bias,mlp_bias,router_bias,router_bias_in_weights,router_unnormalised,
      router_sigmoid,shared_experts}_effect_prompt4 (1e-3), each over 1e-2. (3. checks the MoE block against an
      index_add_ loop, 6. the RoPE pairing.)
+ 21. Qwen3-Next / Qwen3.5 / Qwen3.5-MoE (hybrid linear attention): a second forward pass written here from
+     models/qwen3_next/modular_qwen3_next.py, configuration_qwen3_next.py, models/qwen3_5/modular_qwen3_5.py and
+     models/qwen3_5_moe/modular_qwen3_5_moe.py (`HybridCheck`: config.json and text_config read on its own, every token
+     fed one at a time through a decoding state as a cached decode does: per linear-attention layer the last K - 1
+     conv inputs with the conv as an explicit sum over that window and the state S updated per value head by the
+     recurrent gated delta rule (torch_recurrent_gated_delta_rule's form), per full-attention layer a KV cache of
+     rotated keys with per-head attention and a hand-written softmax; Qwen3-Next's in_proj_qkvz / in_proj_ba split by a
+     loop over the key heads, the (1 + w) norms, the gated RMSNorm, its own softmax router and expert loop)
+     reproduces logits_last, hidden_last and logits_all_0 (1e-4), computed by reference.py with the chunked rule, and
+     greedy decoding continued from its state after each prompt, one token at a time, gives every golden greedy id; the
+     files hold exactly the family's tensors (linear_attn.* on the linear layers, self_attn.* with the doubled q_proj
+     on the full ones, per-expert or stacked experts, the shared expert and its gate) plus the mtp.* (and for Qwen3.5
+     model.visual.*) stand-ins, A_log in F32; config.json is in the spelling it stands for (Qwen3-Next's release:
+     full_attention_interval and no layer_types, rope_theta / partial_rotary_factor at the top; Qwen3.5: text_config,
+     layer_types beside full_attention_interval, rope_parameters with the mrope keys, attn_output_gate), and
+     reference.Spec and golden.json read its layer types, rotary_dim, theta, inverse frequencies, MoE layers and expert
+     layout as HybridCheck does; reference.Spec refuses attn_output_gate false, layer_types that full_attention_interval
+     contradicts, rope scaling, another hidden_act, attention_bias, an odd rotary_dim, and for Qwen3.5
+     mrope_interleaved false and mrope sections not adding up to rotary_dim / 2, for Qwen3.5-MoE norm_topk_prob false;
+     config.json in the other spelling (transformers 5's rope_parameters and listed layer_types for Qwen3-Next; the
+     RoPE keys at the top of text_config and no layer_types for Qwen3.5) gives the same logits exactly, and so do the
+     experts in the other layout (per expert <-> stacked; HybridCheck 1e-4); HybridCheck's own router gives
+     golden.json's routing gaps (prompt and fed back, >= 1e-3) and expert_ids_last; golden.json has exactly the
+     what-ifs of golden_models.hybrid_what_ifs that apply and HybridCheck reproduces each *_effect_prompt4 (1e-3), each
+     over 1e-2; reference.py's recurrent form over whole prompts matches its chunked one within 5e-5 (golden.json's
+     linear_chunked_vs_recurrent); and reference.py's chunked (64) and recurrent gated delta rule both match a float64
+     per-token loop written here on random inputs from a nonzero initial state over three chunks (2e-6). (1. checks
+     the cached path of reference.py itself: the prompts prefilled with the chunked rule into conv / recurrent states,
+     then one-token steps with the recurrent rule, left padding zeroing the padded inputs as
+     apply_mask_to_padding_states does; 3. the MoE block against an index_add_ loop; 7. the multimodal RoPE.)
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
 """
+import copy
 import json
 import math
 import os
@@ -3081,6 +3112,522 @@ def check_multimodal_spellings(name, spec, p, g):
     check(same, "%s: model.language_model.* spelling = the spelling it was saved in (%s*)" % (name, prefix))
 
 
+class HybridCheck:
+    """Qwen3NextForCausalLM's, Qwen3_5ForConditionalGeneration's and Qwen3_5MoeForConditionalGeneration's language
+    model again, token by token, from models/qwen3_next/modular_qwen3_next.py, configuration_qwen3_next.py,
+    models/qwen3_5/modular_qwen3_5.py and models/qwen3_5_moe/modular_qwen3_5_moe.py, sharing nothing with reference.py
+    but the safetensors reader: its own config reading (text_config, layer_types or full_attention_interval, the RoPE
+    from rope_theta / partial_rotary_factor or rope_parameters, the MoE layers), and every token fed one at a time
+    through a decoding state, as a cached decode does: per linear-attention layer the last K - 1 conv inputs (the conv
+    an explicit sum over the window, torch_causal_conv1d_update's) and the state S (one (DK, DV) matrix per value head,
+    torch_recurrent_gated_delta_rule's per-token update written per head), per full-attention layer the rotated keys
+    and the values (per-head attention over them with a hand-written softmax, the sigmoid output gate), the (1 + w)
+    RMSNorms, the gated RMSNorm (plain w, silu(z)), Qwen3-Next's projections split with a loop over the key heads,
+    Qwen2MoeTopKRouter / Qwen3VLMoeTextTopKRouter (softmax, the k largest by a descending sort, renormalised) and the
+    experts (per expert, or slices of the stacked gate_up_proj / down_proj) with the sigmoid-gated shared expert.
+    What-ifs (attributes changed after __init__, golden_models.hybrid_what_ifs' names): `conv`, `conv_activation`,
+    `z_gate`, `gated_norm_one_plus_w`, `attn_output_gate`, `qk_l2norm`, `norm_plain_w`, `rope_full_head`, `decay`,
+    `beta`, `A_log_as_A`, `dt_bias`, `state_reset_per_chunk`, `head_map_tiled`, `qkvz_blocks`, `router_unnormalised`,
+    `shared_expert_gate`, `gate_up_swapped`: each False, True where it is the mistake. `router_calls`: None, or a list
+    that receives (layer, router logits (E,)) per MoE call."""
+
+    # Qwen3NextConfig's defaults of the keys read here (Qwen3_5TextConfig / Qwen3_5MoeTextConfig inherit them)
+    DEFAULTS = dict(num_key_value_heads=2, head_dim=256, rms_norm_eps=1e-6, rope_theta=10000.0, rope_parameters=None,
+                    partial_rotary_factor=0.25, attention_bias=False, linear_conv_kernel_dim=4, linear_key_head_dim=128,
+                    linear_value_head_dim=128, linear_num_key_heads=16, linear_num_value_heads=32,
+                    decoder_sparse_step=1, mlp_only_layers=None, layer_types=None, full_attention_interval=4,
+                    num_experts=512, num_experts_per_tok=10, norm_topk_prob=True, moe_intermediate_size=512,
+                    shared_expert_intermediate_size=512)
+    WHAT_IFS = ("conv", "conv_activation", "z_gate", "gated_norm_one_plus_w", "attn_output_gate", "qk_l2norm",
+                "norm_plain_w", "rope_full_head", "decay", "beta", "A_log_as_A", "dt_bias", "state_reset_per_chunk",
+                "head_map_tiled", "qkvz_blocks", "router_unnormalised", "shared_expert_gate", "gate_up_swapped")
+
+    def __init__(self, cfg, p):
+        self.arch = cfg["architectures"][0]
+        text = cfg.get("text_config", cfg)
+        c = dict(self.DEFAULTS)
+        if self.arch == "Qwen3_5ForConditionalGeneration":  # Qwen3_5TextConfig: num_key_value_heads 4, no MoE
+            c.update(num_key_value_heads=4, num_experts=0)
+        if self.arch == "Qwen3_5MoeForConditionalGeneration":  # Qwen3_5MoeTextConfig
+            c.update(num_experts=256, num_experts_per_tok=8)
+        c.update(text)
+        if c["attention_bias"] or c.get("hidden_act", "silu") != "silu" or c.get("rope_scaling"):
+            raise ValueError("HybridCheck: attention_bias %r, hidden_act %r, rope_scaling %r" % (
+                c["attention_bias"], c.get("hidden_act"), c.get("rope_scaling")))
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NKV, self.HD, self.eps = c["num_key_value_heads"], c["head_dim"], c["rms_norm_eps"]
+        self.NK, self.NV = c["linear_num_key_heads"], c["linear_num_value_heads"]
+        self.DK, self.DV, self.K = c["linear_key_head_dim"], c["linear_value_head_dim"], c["linear_conv_kernel_dim"]
+        # Qwen3NextConfig.__post_init__
+        every = c["full_attention_interval"]
+        self.types = c["layer_types"] or ["linear_attention" if (i + 1) % every else "full_attention"
+                                          for i in range(self.L)]
+        rp = c["rope_parameters"] or {}
+        self.theta = float(rp.get("rope_theta", c["rope_theta"]))
+        self.R = int(self.HD * float(rp.get("partial_rotary_factor", c["partial_rotary_factor"])))
+        self.prefix = "model." if self.arch == "Qwen3NextForCausalLM" else "model.language_model."
+        self.tied = text.get("tie_word_embeddings", cfg.get("tie_word_embeddings", False))
+        self.E = c["num_experts"]
+        if self.arch == "Qwen3_5MoeForConditionalGeneration":
+            self.moe_layers = [True] * self.L
+            self.renormalise = True  # Qwen3VLMoeTextTopKRouter, always
+        else:
+            only = c["mlp_only_layers"] or []
+            self.moe_layers = [l not in only and self.E > 0 and (l + 1) % c["decoder_sparse_step"] == 0
+                               for l in range(self.L)]
+            self.renormalise = bool(c["norm_topk_prob"])
+        if any(self.moe_layers):
+            self.k = c["num_experts_per_tok"]
+        self.stacked = any(n.endswith("mlp.experts.gate_up_proj") for n in p)
+        for key in self.WHAT_IFS:
+            setattr(self, key, False)
+        self.router_calls = None
+
+    # -- pieces
+    def w(self, name):
+        return self.p[self.prefix + name]
+
+    def norm(self, x, weight):
+        """Qwen3NextRMSNorm (Gemma3RMSNorm): x / sqrt(mean(x^2) + eps) times (1 + w) (norm_plain_w: times w)."""
+        scale = weight if self.norm_plain_w else 1.0 + weight
+        return x / torch.sqrt((x * x).mean(-1, keepdim=True) + self.eps) * scale
+
+    def rotate(self, x, pos):
+        """x (heads, HD): the pairs (i, i + R/2) of the first R dims as complex numbers times e^(i pos inv_freq_i),
+        the rest passed (rope_full_head: R = HD)."""
+        R = self.HD if self.rope_full_head else self.R
+        inv = 1.0 / self.theta ** (torch.arange(0, R, 2, dtype=torch.int64).float() / R)
+        z = torch.complex(x[:, :R // 2], x[:, R // 2:R]) * torch.polar(torch.ones(R // 2), pos * inv)
+        return torch.cat((z.real, z.imag, x[:, R:]), dim=-1)
+
+    def new_state(self):
+        state = []
+        for l in range(self.L):
+            if self.types[l] == "linear_attention":
+                C = 2 * self.NK * self.DK + self.NV * self.DV
+                state.append({"window": torch.zeros(C, self.K - 1),
+                              "S": [torch.zeros(self.DK, self.DV) for _ in range(self.NV)]})
+            else:
+                state.append({"k": [], "v": []})
+        return state
+
+    def projections(self, l, x):
+        """(mixed [q, k, v] (conv_dim,), z (NV, DV), b (NV,), a (NV,)) of one token."""
+        a_ = "layers.%d.linear_attn." % l
+        NK, NV, DK, DV = self.NK, self.NV, self.DK, self.DV
+        if self.prefix + a_ + "in_proj_qkv.weight" in self.p:  # Qwen3.5: the projections apart, [q, k, v] in order
+            mixed = self.w(a_ + "in_proj_qkv.weight") @ x
+            return (mixed, (self.w(a_ + "in_proj_z.weight") @ x).view(NV, DV), self.w(a_ + "in_proj_b.weight") @ x,
+                    self.w(a_ + "in_proj_a.weight") @ x)
+        qkvz = self.w(a_ + "in_proj_qkvz.weight") @ x
+        ba = self.w(a_ + "in_proj_ba.weight") @ x
+        r = NV // NK
+        if self.qkvz_blocks:  # the what-if: contiguous [q | k | v | z], [b | a]
+            q, k = qkvz[:NK * DK], qkvz[NK * DK:2 * NK * DK]
+            v, z = qkvz[2 * NK * DK:2 * NK * DK + NV * DV], qkvz[2 * NK * DK + NV * DV:]
+            return torch.cat((q, k, v)), z.view(NV, DV), ba[:NV], ba[NV:]
+        # fix_query_key_value_ordering: per key head j, [q DK, k DK, v r DV, z r DV] and [b r, a r]
+        group, qs, ks, vs, zs, bs, as_ = 2 * DK + 2 * r * DV, [], [], [], [], [], []
+        for j in range(NK):
+            seg = qkvz[j * group:(j + 1) * group]
+            qs.append(seg[:DK])
+            ks.append(seg[DK:2 * DK])
+            vs.append(seg[2 * DK:2 * DK + r * DV])
+            zs.append(seg[2 * DK + r * DV:])
+            bs.append(ba[j * 2 * r:j * 2 * r + r])
+            as_.append(ba[j * 2 * r + r:(j + 1) * 2 * r])
+        return torch.cat(qs + ks + vs), torch.cat(zs).view(NV, DV), torch.cat(bs), torch.cat(as_)
+
+    def linear_step(self, l, x, st, pos):
+        a_ = "layers.%d.linear_attn." % l
+        NK, NV, DK, DV = self.NK, self.NV, self.DK, self.DV
+        mixed, z, b, a = self.projections(l, x)
+        window = torch.cat((st["window"], mixed.unsqueeze(1)), dim=1)  # (C, K): the K - 1 inputs before and this one
+        st["window"] = window[:, 1:]
+        if self.conv:
+            y = mixed
+        else:
+            weight = self.w(a_ + "conv1d.weight")[:, 0, :]  # (C, K): weight[:, K - 1] on the current input
+            y = torch.zeros_like(mixed)
+            for j in range(self.K):
+                y = y + weight[:, j] * window[:, j]
+        if not self.conv_activation:
+            y = y * torch.sigmoid(y)
+        q, k, v = y[:NK * DK].view(NK, DK), y[NK * DK:2 * NK * DK].view(NK, DK), y[2 * NK * DK:].view(NV, DV)
+        if not self.qk_l2norm:
+            q = q / torch.sqrt((q * q).sum(-1, keepdim=True) + 1e-6)
+            k = k / torch.sqrt((k * k).sum(-1, keepdim=True) + 1e-6)
+        A = self.w(a_ + "A_log") if self.A_log_as_A else torch.exp(self.w(a_ + "A_log"))
+        dt = 0.0 if self.dt_bias else self.w(a_ + "dt_bias")
+        g = -A * torch.log1p(torch.exp(a + dt))  # softplus
+        beta = torch.ones(NV) if self.beta else 1.0 / (1.0 + torch.exp(-b))
+        if self.state_reset_per_chunk and pos % 64 == 0:
+            st["S"] = [torch.zeros(DK, DV) for _ in range(NV)]
+        weight = self.w(a_ + "norm.weight")
+        outs = []
+        for j in range(NV):
+            kh = j % NK if self.head_map_tiled else j // (NV // NK)
+            S = st["S"][j] if self.decay else st["S"][j] * torch.exp(g[j])
+            S = S + beta[j] * torch.outer(k[kh], v[j] - S.T @ k[kh])
+            st["S"][j] = S
+            o = S.T @ (q[kh] / math.sqrt(DK))
+            o = o / torch.sqrt((o * o).mean() + self.eps) * (1.0 + weight if self.gated_norm_one_plus_w else weight)
+            outs.append(o if self.z_gate else o * (z[j] * torch.sigmoid(z[j])))
+        return self.w(a_ + "out_proj.weight") @ torch.cat(outs)
+
+    def attention_step(self, l, x, st, pos):
+        a_ = "layers.%d.self_attn." % l
+        HD = self.HD
+        qg = (self.w(a_ + "q_proj.weight") @ x).view(self.NH, 2 * HD)
+        q, gate = qg[:, :HD], qg[:, HD:].reshape(-1)
+        k = (self.w(a_ + "k_proj.weight") @ x).view(self.NKV, HD)
+        v = (self.w(a_ + "v_proj.weight") @ x).view(self.NKV, HD)
+        q = self.rotate(self.norm(q, self.w(a_ + "q_norm.weight")), pos)
+        k = self.rotate(self.norm(k, self.w(a_ + "k_norm.weight")), pos)
+        st["k"].append(k)
+        st["v"].append(v)
+        keys, values = torch.stack(st["k"]), torch.stack(st["v"])  # (S, NKV, HD)
+        heads = []
+        for hh in range(self.NH):
+            kv = hh // (self.NH // self.NKV)
+            s = (keys[:, kv] @ q[hh]) / math.sqrt(HD)
+            e = torch.exp(s - s.max())
+            heads.append((e / e.sum()) @ values[:, kv])
+        o = torch.cat(heads)
+        if not self.attn_output_gate:
+            o = o / (1.0 + torch.exp(-gate))
+        return self.w(a_ + "o_proj.weight") @ o
+
+    def expert(self, pre, e, x):
+        if e == "shared":
+            gate, up, down = (self.p[pre + "shared_expert.%s_proj.weight" % n] for n in ("gate", "up", "down"))
+        elif self.stacked:
+            gate_up, down = self.p[pre + "experts.gate_up_proj"][e], self.p[pre + "experts.down_proj"][e]
+            F_ = gate_up.shape[0] // 2
+            gate, up = (gate_up[F_:], gate_up[:F_]) if self.gate_up_swapped else (gate_up[:F_], gate_up[F_:])
+        else:
+            gate, up, down = (self.p[pre + "experts.%d.%s_proj.weight" % (e, n)] for n in ("gate", "up", "down"))
+        h = gate @ x
+        return down @ (h * torch.sigmoid(h) * (up @ x))
+
+    def mlp(self, l, x):
+        pre = self.prefix + "layers.%d.mlp." % l
+        if not self.moe_layers[l]:
+            return self.dense(pre, x)
+        logits = self.p[pre + "gate.weight"] @ x
+        if self.router_calls is not None:
+            self.router_calls.append((l, logits))
+        e = torch.exp(logits - logits.max())
+        probs = e / e.sum()
+        order = torch.sort(probs, descending=True).indices[:self.k]
+        weights = probs[order]
+        if self.renormalise and not self.router_unnormalised:
+            weights = weights / weights.sum()
+        out = torch.zeros_like(x)
+        for wgt, ex in zip(weights, order.tolist()):
+            out = out + wgt * self.expert(pre, ex, x)
+        shared = self.expert(pre, "shared", x)
+        gate = 1.0 if self.shared_expert_gate else torch.sigmoid(self.p[pre + "shared_expert_gate.weight"] @ x)
+        return out + gate * shared
+
+    def dense(self, pre, x):
+        h = self.p[pre + "gate_proj.weight"] @ x
+        return self.p[pre + "down_proj.weight"] @ (h * torch.sigmoid(h) * (self.p[pre + "up_proj.weight"] @ x))
+
+    def step(self, state, token, pos):
+        """One token through every layer, the state updated: (logits (V,), hidden (L+1 tensors (H,)))."""
+        x = self.w("embed_tokens.weight")[token]
+        hidden = [x]
+        for l in range(self.L):
+            h = self.norm(x, self.w("layers.%d.input_layernorm.weight" % l))
+            if self.types[l] == "linear_attention":
+                x = x + self.linear_step(l, h, state[l], pos)
+            else:
+                x = x + self.attention_step(l, h, state[l], pos)
+            x = x + self.mlp(l, self.norm(x, self.w("layers.%d.post_attention_layernorm.weight" % l)))
+            hidden.append(x)
+        hidden[-1] = self.norm(x, self.w("norm.weight"))
+        head = self.w("embed_tokens.weight") if self.tied else self.p["lm_head.weight"]
+        return head @ hidden[-1], hidden
+
+    def forward(self, ids, state=None):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)), the state after them)."""
+        state = self.new_state() if state is None else state
+        logits, hidden = [], []
+        for pos, t in enumerate(ids):
+            lg, hs = self.step(state, t, pos)
+            logits.append(lg)
+            hidden.append(hs)
+        return torch.stack(logits), [torch.stack(x) for x in zip(*hidden)], state
+
+
+def hybrid_expected_tensors(m, cfg):
+    """name -> shape of every tensor a hybrid fixture must hold (the stand-ins by prefix only)."""
+    H, V, QD, KD = m.H, m.c["vocab_size"], m.NH * m.HD, m.NKV * m.HD
+    NK, NV, DK, DV = m.NK, m.NV, m.DK, m.DV
+    pre = m.prefix
+    want = {pre + "embed_tokens.weight": (V, H), pre + "norm.weight": (H,)}
+    if not m.tied:
+        want["lm_head.weight"] = (V, H)
+    for l in range(m.L):
+        x = pre + "layers.%d." % l
+        want.update({x + "input_layernorm.weight": (H,), x + "post_attention_layernorm.weight": (H,)})
+        if m.types[l] == "linear_attention":
+            a = x + "linear_attn."
+            if m.arch == "Qwen3NextForCausalLM":
+                want.update({a + "in_proj_qkvz.weight": (2 * NK * DK + 2 * NV * DV, H),
+                             a + "in_proj_ba.weight": (2 * NV, H)})
+            else:
+                want.update({a + "in_proj_qkv.weight": (2 * NK * DK + NV * DV, H), a + "in_proj_z.weight": (NV * DV, H),
+                             a + "in_proj_b.weight": (NV, H), a + "in_proj_a.weight": (NV, H)})
+            want.update({a + "conv1d.weight": (2 * NK * DK + NV * DV, 1, m.K), a + "A_log": (NV,), a + "dt_bias": (NV,),
+                         a + "norm.weight": (DV,), a + "out_proj.weight": (H, NV * DV)})
+        else:
+            a = x + "self_attn."
+            want.update({a + "q_proj.weight": (2 * QD, H), a + "k_proj.weight": (KD, H), a + "v_proj.weight": (KD, H),
+                         a + "o_proj.weight": (H, QD), a + "q_norm.weight": (m.HD,), a + "k_norm.weight": (m.HD,)})
+        mp = x + "mlp."
+        if m.moe_layers[l]:
+            Fm, Fs, E = m.c["moe_intermediate_size"], m.c["shared_expert_intermediate_size"], m.E
+            want.update({mp + "gate.weight": (E, H), mp + "shared_expert.gate_proj.weight": (Fs, H),
+                         mp + "shared_expert.up_proj.weight": (Fs, H), mp + "shared_expert.down_proj.weight": (H, Fs),
+                         mp + "shared_expert_gate.weight": (1, H)})
+            if m.stacked:
+                want.update({mp + "experts.gate_up_proj": (E, 2 * Fm, H), mp + "experts.down_proj": (E, H, Fm)})
+            else:
+                for e in range(E):
+                    want.update({mp + "experts.%d.gate_proj.weight" % e: (Fm, H),
+                                 mp + "experts.%d.up_proj.weight" % e: (Fm, H),
+                                 mp + "experts.%d.down_proj.weight" % e: (H, Fm)})
+        else:
+            F_ = m.c["intermediate_size"]
+            want.update({mp + "gate_proj.weight": (F_, H), mp + "up_proj.weight": (F_, H),
+                         mp + "down_proj.weight": (H, F_)})
+    return want
+
+
+def check_hybrid_delta_rule_forms():
+    """reference's chunked and recurrent gated delta rule on random inputs (some heads with decays near 1, T = 150 over
+    three chunks, from a nonzero initial state) against a float64 per-token loop written here: both within 2e-6, final
+    states too."""
+    g_ = torch.Generator().manual_seed(7)
+    B, T, NV, DK, DV = 2, 150, 3, 8, 5
+    q = torch.nn.functional.normalize(torch.randn(B, T, NV, DK, generator=g_), dim=-1)
+    k = torch.nn.functional.normalize(torch.randn(B, T, NV, DK, generator=g_), dim=-1)
+    v = torch.randn(B, T, NV, DV, generator=g_)
+    g = -torch.rand(B, T, NV, generator=g_) * torch.tensor([0.01, 0.3, 2.0])
+    beta = torch.rand(B, T, NV, generator=g_)
+    s0 = torch.randn(B, NV, DK, DV, generator=g_) * 0.3
+    S = s0.double().clone()
+    want = torch.zeros(B, T, NV, DV, dtype=torch.float64)
+    for t in range(T):
+        for b in range(B):
+            for j in range(NV):
+                S[b, j] = S[b, j] * math.exp(float(g[b, t, j]))
+                kk, vv = k[b, t, j].double(), v[b, t, j].double()
+                S[b, j] = S[b, j] + float(beta[b, t, j]) * torch.outer(kk, vv - S[b, j].T @ kk)
+                want[b, t, j] = S[b, j].T @ (q[b, t, j].double() / math.sqrt(DK))
+    oc, sc = ref.chunk_gated_delta_rule(q, k, v, g, beta, 64, s0)
+    orr, sr = ref.recurrent_gated_delta_rule(q, k, v, g, beta, s0)
+    d = [float((oc - want).abs().max()), float((orr - want).abs().max()), float((sc - S).abs().max()),
+         float((sr - S).abs().max())]
+    check(max(d) < 2e-6, "gated delta rule: reference's chunked (64) and recurrent forms = a float64 per-token loop, "
+          "from a nonzero state over 150 tokens (%.1e, %.1e; states %.1e, %.1e)" % tuple(d))
+
+
+def check_hybrid(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    m = HybridCheck(cfg, p)
+    model = g["model"]
+    text = cfg.get("text_config", cfg)
+    # the files: exactly the family's tensors with their shapes, plus the stand-ins
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    want = hybrid_expected_tensors(m, cfg)
+    stand_ins = sorted(n for n in stored if n.startswith(("mtp.", "model.visual.")))
+    shapes = {n: tuple(t.shape) for n, (_, t) in stored.items() if n not in stand_ins}
+    visual = any(n.startswith("model.visual.") for n in stand_ins)
+    check(shapes == want and any(n.startswith("mtp.") for n in stand_ins) and
+          visual == (m.arch != "Qwen3NextForCausalLM"),
+          "%s: the files hold exactly %s's tensors (%d; linear_attn.* on layers %s, self_attn.* on %s, %s experts) "
+          "plus %d stand-ins (mtp.*%s)" % (
+              name, m.arch, len(want), [l for l in range(m.L) if m.types[l] == "linear_attention"],
+              [l for l in range(m.L) if m.types[l] == "full_attention"],
+              "no" if not any(m.moe_layers) else "stacked" if m.stacked else "per-expert", len(stand_ins),
+              ", model.visual.*" if visual else ""))
+    dtypes = {stored[n][0] for n in stored if n.endswith(("A_log",))}
+    check(dtypes == {"F32"}, "%s: A_log stored F32 (%s)" % (name, sorted(dtypes)))
+    # config spelling and reference.Spec's reading
+    if m.arch == "Qwen3NextForCausalLM":
+        spelling = ("layer_types" not in text and "full_attention_interval" in text and "rope_theta" in text and
+                    "partial_rotary_factor" in text and "torch_dtype" in text and "rope_parameters" not in text)
+    else:
+        spelling = ("layer_types" in text and "full_attention_interval" in text and "rope_parameters" in text and
+                    "rope_theta" not in text and "dtype" in text and text.get("attn_output_gate") is True and
+                    "text_config" in cfg and cfg["tie_word_embeddings"] == text["tie_word_embeddings"])
+    check(spelling, "%s: config.json in the spelling it stands for (%s)" % (
+        name, "the Qwen3-Next release's: full_attention_interval, no layer_types, rope_theta + partial_rotary_factor"
+        if m.arch == "Qwen3NextForCausalLM" else "transformers 5's: text_config, layer_types listed beside "
+        "full_attention_interval, rope_parameters with the mrope keys, attn_output_gate"))
+    inv = 1.0 / m.theta ** (torch.arange(0, m.R, 2, dtype=torch.int64).float() / m.R)
+    same = (spec.layer_linear == [t == "linear_attention" for t in m.types] and spec.R == m.R and
+            float(spec.theta) == m.theta and bool(torch.equal(spec.inv_freq, inv)) and spec.layer_moe == m.moe_layers
+            and spec.tied == m.tied and spec.eps == m.eps and model["layer_types"] == m.types and
+            model["rotary_dim"] == m.R and (not spec.num_experts or (spec.expert_naming == "stacked") == m.stacked))
+    check(same, "%s: reference.Spec and golden.json read the layer types %s, rotary_dim %d of %d, theta %g, the MoE "
+          "layers %s and the expert layout as HybridCheck does" % (name, m.types, m.R, m.HD, m.theta, m.moe_layers))
+    # the outputs, every token through the decoding state
+    logits_last, hidden_last, states = [], [], []
+    for i, e in enumerate(g["prompts"]):
+        logits, hidden, state = m.forward(e["input_ids"])
+        logits_last.append(logits[-1])
+        hidden_last.append(torch.stack([x[-1] for x in hidden]))
+        states.append((state, logits[-1]))
+        if i == 0:
+            d0 = float((logits - st["logits_all_0"]).abs().max())
+    d1 = float((torch.stack(logits_last) - st["logits_last"]).abs().max())
+    d2 = float((torch.stack(hidden_last) - st["hidden_last"]).abs().max())
+    check(max(d0, d1, d2) < 1e-4, "%s: HybridCheck (token by token: conv window, recurrent state S, KV cache) "
+          "logits_last, hidden_last, logits_all_0 within 1e-4 (%.2e, %.2e, %.2e)" % (name, d1, d2, d0))
+    same = True
+    for e, (state, last) in zip(g["prompts"], states):
+        out, pos = [], len(e["input_ids"])
+        nxt = int(last.argmax())
+        for _ in range(len(e["greedy_ids"])):
+            out.append(nxt)
+            nxt = int(m.step(state, nxt, pos)[0].argmax())
+            pos += 1
+        same &= out == e["greedy_ids"]
+    check(same, "%s: HybridCheck greedy decoding from its state after each prompt (one token at a time) = golden "
+          "greedy ids" % name)
+    # the routers
+    if any(m.moe_layers):
+        m.router_calls = []
+        gaps, gen_gaps, last_ok = [], [], True
+        for e in g["prompts"]:
+            n = len(e["input_ids"])
+            m.router_calls = []
+            m.forward(e["input_ids"] + e["greedy_ids"][:-1])
+            for l in range(m.L):
+                if not m.moe_layers[l]:
+                    continue
+                probs = torch.stack([torch.softmax(x, dim=-1) for ll, x in m.router_calls if ll == l])
+                top = probs.sort(dim=-1, descending=True).values
+                gap = top[:, m.k - 1] - top[:, m.k]
+                gaps.append(float(gap[:n].min()))
+                gen_gaps.append(float(gap[n:].min()))
+                last_ok &= probs[n - 1].sort(descending=True).indices[:m.k].tolist() == e["expert_ids_last"][l]
+        m.router_calls = None
+        ok = (abs(min(gaps) - model["routing_min_gap"]) < 1e-5 and
+              abs(min(gen_gaps) - model["routing_min_gap_generated"]) < 1e-5 and
+              min(gaps + gen_gaps) >= 1e-3 and last_ok)
+        check(ok, "%s: HybridCheck's own router gives golden.json's routing gaps (%.6f, generated %.6f, >= 1e-3) and "
+              "expert_ids_last" % (name, min(gaps), min(gen_gaps)))
+    # the what-ifs
+    keys = sorted(k[:-len("_effect_prompt4")] for k in model if k.endswith("_effect_prompt4"))
+    expected = [k for k in HybridCheck.WHAT_IFS if
+                not (k == "head_map_tiled" and m.NV == m.NK) and
+                not (k == "qkvz_blocks" and m.arch != "Qwen3NextForCausalLM") and
+                not (k in ("router_unnormalised", "shared_expert_gate") and not any(m.moe_layers)) and
+                not (k == "gate_up_swapped" and not m.stacked)]
+    check(keys == sorted(expected), "%s: golden.json has exactly the what-ifs %s" % (name, ", ".join(expected)))
+    ids = g["prompts"][4]["input_ids"]
+    base = m.forward(ids)[0]
+    worst, lows = 0.0, []
+    for key in keys:
+        setattr(m, key, True)
+        effect = float((m.forward(ids)[0] - base).abs().max())
+        setattr(m, key, False)
+        worst = max(worst, abs(effect - model[key + "_effect_prompt4"]))
+        lows.append(effect)
+    check(worst < 1e-3 and min(lows) > 1e-2, "%s: HybridCheck reproduces each of the %d *_effect_prompt4 (worst %.1e; "
+          "smallest effect %.3g)" % (name, len(keys), worst, min(lows)))
+    # refusals: what transformers would not run as reference.py does (or a reader of the key would run otherwise)
+    def refused(change):
+        c2 = json.loads(json.dumps(cfg))
+        change(c2.get("text_config", c2))
+        try:
+            ref.Spec(c2)
+        except ValueError:
+            return True
+        return False
+    flipped = ["full_attention" if t == "linear_attention" else "linear_attention" for t in m.types]
+    every = text.get("full_attention_interval", 4)
+    cases = {"attn_output_gate false": lambda c: c.update(attn_output_gate=False),
+             "layer_types against full_attention_interval": lambda c: c.update(layer_types=flipped,
+                                                                                 full_attention_interval=every),
+             "rope_scaling yarn": lambda c: c.update(rope_scaling={"rope_type": "yarn", "factor": 4.0}),
+             "hidden_act gelu": lambda c: c.update(hidden_act="gelu_pytorch_tanh"),
+             "attention_bias": lambda c: c.update(attention_bias=True),
+             "odd rotary_dim": lambda c: (c["rope_parameters"] if "rope_parameters" in c else c).update(
+                 partial_rotary_factor=3 / m.HD)}
+    if m.arch != "Qwen3NextForCausalLM":
+        cases["mrope_interleaved false"] = lambda c: c["rope_parameters"].update(mrope_interleaved=False)
+        cases["mrope_section not adding up to rotary_dim / 2"] = lambda c: c["rope_parameters"].update(
+            mrope_section=[m.R // 2, 1, 1])
+    if m.arch == "Qwen3_5MoeForConditionalGeneration":
+        cases["norm_topk_prob false"] = lambda c: c.update(norm_topk_prob=False)
+    wrong = [k for k, f in cases.items() if not refused(f)]
+    check(not wrong, "%s: reference.Spec refuses %s%s" % (
+        name, ", ".join(cases), " (accepted: %s)" % wrong if wrong else ""))
+    ids = torch.tensor([g["prompts"][4]["input_ids"]])
+    want = ref.forward(spec, p, ids, capture=False)[0]
+    # the other config spelling: the release's flat keys <-> transformers 5's rope_parameters and listed layer_types
+    if m.arch == "Qwen3NextForCausalLM":
+        other = {k: v for k, v in cfg.items() if k not in ("rope_theta", "partial_rotary_factor", "rope_scaling",
+                                                             "torch_dtype", "full_attention_interval")}
+        other.update(dtype=cfg["torch_dtype"], layer_types=m.types, transformers_version="5.2.0",
+                     rope_parameters={"partial_rotary_factor": cfg["partial_rotary_factor"],
+                                      "rope_theta": cfg["rope_theta"], "rope_type": "default"})
+    else:
+        t2 = {k: v for k, v in text.items() if k not in ("rope_parameters", "layer_types")}
+        t2.update(rope_theta=text["rope_parameters"]["rope_theta"],
+                  partial_rotary_factor=text["rope_parameters"]["partial_rotary_factor"])
+        other = dict(cfg, text_config=t2)
+    s2 = ref.Spec(other)
+    if spec.num_experts:
+        s2.expert_naming = spec.expert_naming
+    same = (s2.layer_linear == spec.layer_linear and s2.R == spec.R and s2.theta == spec.theta and
+            bool(torch.equal(ref.forward(s2, p, ids, capture=False)[0], want)))
+    check(same, "%s: config.json in the other spelling (%s) gives the same layer types, RoPE and logits" % (
+        name, "transformers 5's rope_parameters, layer_types listed" if m.arch == "Qwen3NextForCausalLM" else
+        "rope_theta / partial_rotary_factor at the top of text_config, no layer_types: from full_attention_interval"))
+    # the other expert layout: per expert <-> stacked (E, 2F, H) / (E, H, F)
+    if spec.num_experts:
+        p2 = {n: t for n, t in p.items() if ".mlp.experts." not in n}
+        for l in range(m.L):
+            x = m.prefix + "layers.%d.mlp.experts." % l
+            if m.stacked:  # -> mlp.experts.{e}.gate_proj / up_proj (the halves of gate_up_proj[e]) / down_proj
+                gate_up, down = p[x + "gate_up_proj"], p[x + "down_proj"]
+                F_ = gate_up.shape[1] // 2
+                for e in range(m.E):
+                    p2[x + "%d.gate_proj.weight" % e] = gate_up[e, :F_]
+                    p2[x + "%d.up_proj.weight" % e] = gate_up[e, F_:]
+                    p2[x + "%d.down_proj.weight" % e] = down[e]
+            else:  # -> gate_up_proj (E, 2F, H), down_proj (E, H, F)
+                p2[x + "gate_up_proj"] = torch.stack([torch.cat((p[x + "%d.gate_proj.weight" % e],
+                                                                 p[x + "%d.up_proj.weight" % e])) for e in range(m.E)])
+                p2[x + "down_proj"] = torch.stack([p[x + "%d.down_proj.weight" % e] for e in range(m.E)])
+        s3 = ref.Spec(spec.cfg)
+        ref.hybrid_expert_layout(s3, p2)
+        got = ref.forward(s3, p2, ids, capture=False)[0]
+        own = HybridCheck(cfg, p2).forward(g["prompts"][4]["input_ids"])[0]
+        d3 = float((own - want).abs().max())
+        check(s3.expert_naming != spec.expert_naming and bool(torch.equal(got, want)) and d3 < 1e-4,
+              "%s: the experts in the other layout (%s) give the same logits (reference exactly, HybridCheck %.2e)" % (
+                  name, s3.expert_naming, d3))
+    # the chunked form HF runs whole sequences with (and the golden files hold) against its recurrent form
+    rec = copy.copy(spec)
+    rec.linear_recurrent = True
+    diff = max(float((ref.forward(spec, p, torch.tensor([e["input_ids"]]), capture=False)[0] -
+                      ref.forward(rec, p, torch.tensor([e["input_ids"]]), capture=False)[0]).abs().max())
+               for e in g["prompts"])
+    recorded = model["linear_chunked_vs_recurrent"]
+    check(diff <= 5e-5 and abs(diff - recorded) <= 0.01 * recorded,
+          "%s: reference's recurrent form of the gated delta rule (whole prompts, token by token) = the chunked one "
+          "within 5e-5 over every position's logits (%.2e = golden.json's linear_chunked_vs_recurrent)" % (name, diff))
+
+
 def main():
     torch.set_num_threads(1)
     names = sorted(n for n in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, n)))
@@ -3113,7 +3660,7 @@ def main():
                 check_olmo2(name, spec, p, g, st)
             if spec.arch == ref.OLMO3:
                 check_olmo3(name, spec, p, g, st)
-            if spec.arch in ref.QWEN_VL:
+            if spec.arch in ref.QWEN_VL or (spec.arch in ref.HYBRID and spec.mrope_section):
                 check_mrope_text(name, spec)
             if spec.arch == ref.GPT_OSS:
                 check_gpt_oss(name, spec, p, g, st)
@@ -3131,6 +3678,10 @@ def main():
                 check_exaone4(name, spec, p, g, st)
             if spec.arch in ref.ERNIE:
                 check_ernie(name, spec, p, g, st)
+            if spec.arch in ref.HYBRID:
+                check_hybrid(name, spec, p, g, st)
+        if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
+            check_hybrid_delta_rule_forms()
         check_fp8_table()
     print("%d passed, %d failed" % (len(passes), len(failures)))
     sys.exit(1 if failures else 0)

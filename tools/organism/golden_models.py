@@ -53,6 +53,9 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | ernie4.5-moe        | Ernie4_5_MoeForCausalLM | ERNIE-4.5-21B-A3B-PT's config spelling (Baidu's keys, rope_theta 500000 at the top level, no moe_layer_end_index): Llama's layers, adjacent-pair RoPE over the whole head, layer 0 dense, layers 1-2 a softmax MoE of 8 experts, top-3 of p + mlp.moe_statics.e_score_correction_bias (1, 8), p renormalised, ungated shared_experts of 2 x 32, no head_dim key, GQA 2, tied, BF16 + F32 norms, gate and bias |
 | ernie4.5-moe-interval | Ernie4_5_MoeForCausalLM | transformers 5's spelling ("dtype", rope_parameters theta 1e4): moe_layer_start_index 0, interval 2, end 2 over 4 layers (only layer 1 MoE), 6 experts top-2, no shared experts, GQA 4, untied, BF16 + F32 norms, gate and bias |
 | ernie4.5-dense      | Ernie4_5ForCausalLM | ERNIE-4.5-0.3B-PT's spelling with use_bias true (q/k/v/o and gate/up/down biases, none on lm_head), head_dim 24 with 4 heads (96 != hidden 64), adjacent-pair RoPE at 5e5, GQA 2, tied, BF16 + F32 norms |
+| qwen3-next          | Qwen3NextForCausalLM | Qwen3-Next-80B-A3B's released config spelling (full_attention_interval 4, no layer_types: layers 0-2 Gated DeltaNet, 3 gated attention): interleaved in_proj_qkvz / in_proj_ba, causal conv1d (K 4), l2-normed q/k, gated delta rule (chunks of 64; NK 2, NV 4, DK 16, DV 24), gated RMSNorm (plain w, silu(z)); q_proj with per-head output gate, (1+w) q/k norms, RoPE on 8 of 32 dims; (1+w) norms; MoE on every layer (8 experts top-3 renormalised, per-expert tensors, sigmoid-gated shared expert of 48); stand-in mtp.*; untied, BF16 + F32 norms, A_log and dt_bias |
+| qwen3.5-mm          | Qwen3_5ForConditionalGeneration | transformers 5's Qwen3.5 spelling (text_config: layer_types listed [linear, full, linear, full] beside full_attention_interval 2, rope_parameters with mrope [1, 1, 1] interleaved, partial 0.25: 6 of 24 dims), separate in_proj_qkv / in_proj_z / in_proj_b / in_proj_a (NK = NV = 2, DK = DV = 16), dense SwiGLU, model.language_model.* with stand-in model.visual.* and mtp.*, tied, GQA 4, BF16 (norms too) + F32 A_log |
+| qwen3.5-moe-mm      | Qwen3_5MoeForConditionalGeneration | transformers 5's Qwen3.5-MoE spelling (layer_types listed 3 linear + 1 full, mrope [2, 1, 1] on 8 of 32 dims), split projections (NK 2, NV 4, DK = DV = 16), MoE on every layer (8 experts top-2, always renormalised, no norm_topk_prob key; stacked mlp.experts.gate_up_proj (8, 48, 64) / down_proj (8, 64, 24); sigmoid-gated shared expert of 40), stand-ins, untied, BF16 + F32 norms and A_log / dt_bias |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -572,6 +575,46 @@ MODELS += [
     ("ernie4.5-dense", 49019, "Ernie4_5ForCausalLM", "ernie4_5",
      dict(H=64, L=3, NH=4, NKV=2, HD=24, F=128, tied=True, theta=500000, use_bias=True, qkv_bias_std=0.1,
           o_bias_std=0.1, mlp_bias_std=0.1, embed_std=0.1, branch_gain=2.0, seeded=True), "BF16", "F32"),
+    # Qwen3-Next-80B-A3B's shape (Qwen3NextForCausalLM; config.json as the release's, see hybrid_config; the tensors:
+    # hybrid_params; the forward pass: reference.gated_delta_net, self_attention's q_gate). full_attention_interval 4
+    # and no layer_types: layers 0-2 Gated DeltaNet, layer 3 gated attention (4 heads of 32, 2 kv heads, RoPE on
+    # int(32 x 0.25) = 8 dims at rope_theta 1e7, an integer as released); linear attention with 2 key heads of 16 and 4
+    # value heads of 24 (each key head read by two value heads: in_proj_qkvz / in_proj_ba interleaved per key head),
+    # conv kernel 4; a Qwen2MoeSparseMoeBlock on every layer (decoder_sparse_step 1, mlp_only_layers []:
+    # intermediate_size unused): 8 experts of 32, top-3 renormalised (norm_topk_prob), per-expert tensors as released,
+    # shared expert of 48 with its sigmoid gate. A = uniform(1, 16) as HF's init (above 1: A_log > 0), dt_bias around -5
+    # (HF's init: ones): with dt_bias 1, exp(g) = exp(-A softplus(a + 1)) falls to 1e-17, the chunked form's cumulative
+    # decays lose precision in fp32 (3.9e-4 between the chunked and the recurrent logits) and no state outlives a chunk;
+    # at -5 the decays span 0.02-0.999 over prompt 4 and the two forms agree to 4e-5 (MAX_LINEAR_FORM_DIFF).
+    # route_fed_tokens: four MoE layers over prompt and fed-back tokens (search_routers_fed). Seed 50000 met the
+    # margins and gaps but its two forms differed by 6.3e-5: 50001
+    ("qwen3-next", 50001, "Qwen3NextForCausalLM", "qwen3_next",
+     dict(H=64, L=4, NH=4, NKV=2, HD=32, F=96, tied=False, theta=10000000, partial_rotary_factor=0.25, interval=4,
+          NK=2, NV=4, DK=16, DV=24, K=4, E=8, k=3, Fm=32, Fs=48, norm_topk=True, router_std=0.2, route_fed_tokens=True,
+          A_range=(1.0, 16.0), dt_bias_mean=-5.0, a_dtype="F32", dt_dtype="F32", seeded=True), "BF16", "F32"),
+    # Qwen3.5's dense shape (Qwen3_5ForConditionalGeneration as transformers 5 saves it: text_config with layer_types
+    # listed beside full_attention_interval 2, rope_parameters with mrope_section [1, 1, 1] (rotary_dim int(24 x 0.25) =
+    # 6: three frequency pairs) and mrope_interleaved, attn_output_gate; model.language_model.*, stand-in
+    # model.visual.* and mtp.*): Qwen3_5GatedDeltaNet's separate in_proj_qkv / in_proj_z / in_proj_b / in_proj_a with 2
+    # key and 2 value heads of 16, a dense SwiGLU of 128 on every layer, 4 heads of 24 with 1 kv head (GQA 4), tied
+    # (embeddings std 0.25: greedy decoding repeats a token at most 3 times), all BF16 (norms too) but A_log (F32).
+    # Seed 51000 failed the margins: 51001
+    ("qwen3.5-mm", 51001, "Qwen3_5ForConditionalGeneration", "qwen3_5",
+     dict(H=64, L=4, NH=4, NKV=1, HD=24, F=128, tied=True, theta=10000000, partial_rotary_factor=0.25, interval=2,
+          mrope_section=[1, 1, 1], NK=2, NV=2, DK=16, DV=16, K=4, A_range=(1.0, 16.0), dt_bias_mean=-5.0,
+          a_dtype="F32", dt_dtype="BF16", vision_hidden=8, prefix="model.language_model.", seeded=True),
+     "BF16", "BF16"),
+    # Qwen3.5-MoE's shape (Qwen3_5MoeForConditionalGeneration as transformers 5 saves it: text_config without
+    # intermediate_size or norm_topk_prob, layer_types listed beside full_attention_interval 4, mrope_section [2, 1, 1]
+    # over rotary_dim 8): Qwen3_5MoeSparseMoeBlock on every layer (Qwen3VLMoeTextTopKRouter: top-2 of 8 always
+    # renormalised), experts stacked (mlp.experts.gate_up_proj (8, 2 x 24, 64), down_proj (8, 64, 24)), shared expert of
+    # 40 with its sigmoid gate; split projections with 2 key heads and 4 value heads of 16; untied; BF16 matrices, F32
+    # norms, A_log and dt_bias
+    ("qwen3.5-moe-mm", 52000, "Qwen3_5MoeForConditionalGeneration", "qwen3_5_moe",
+     dict(H=64, L=4, NH=4, NKV=2, HD=32, tied=False, theta=10000000, partial_rotary_factor=0.25, interval=4,
+          mrope_section=[2, 1, 1], NK=2, NV=4, DK=16, DV=16, K=4, E=8, k=2, Fm=24, Fs=40, router_std=0.2,
+          route_fed_tokens=True, A_range=(1.0, 16.0), dt_bias_mean=-5.0, a_dtype="F32", dt_dtype="F32",
+          vision_hidden=8, prefix="model.language_model.", stacked_experts=True, seeded=True), "BF16", "F32"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -662,6 +705,8 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
     checkpoints' files (keys as transformers writes them, sorted)."""
     im_end, eot = tok.specials["<|im_end|>"], tok.specials["<|endoftext|>"]
     torch_dtype = {"F32": "float32", "BF16": "bfloat16", "F16": "float16"}[mat_dtype]
+    if mtype in ("qwen3_next", "qwen3_5", "qwen3_5_moe"):
+        return hybrid_config(arch, mtype, d, tok, torch_dtype)
     c = {
         "architectures": [arch],
         "attention_dropout": 0.0,
@@ -1090,6 +1135,72 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
     return dict(sorted(c.items()))
 
 
+def hybrid_config(arch, mtype, d, tok, torch_dtype):
+    """config.json of the hybrid linear-attention fixtures.
+    qwen3_next: as Qwen/Qwen3-Next-80B-A3B-Instruct's config.json has it (Qwen3NextConfig as transformers 4.57 wrote it,
+    keys sorted): full_attention_interval and no layer_types (Qwen3NextConfig.__post_init__ derives them), rope_theta
+    (an integer, 10000000 as released) with partial_rotary_factor and rope_scaling null at the top level,
+    decoder_sparse_step 1 and mlp_only_layers [] (a MoE on every layer; intermediate_size unused), norm_topk_prob,
+    num_experts / num_experts_per_tok / moe_intermediate_size / shared_expert_intermediate_size, output_router_logits,
+    router_aux_loss_coef, use_sliding_window false, torch_dtype, tie_word_embeddings false; bos / eos this tokenizer's
+    <|endoftext|> / <|im_end|> (released: 151643 / 151645, the same tokens).
+    qwen3_5 / qwen3_5_moe: as transformers 5 writes Qwen3_5Config / Qwen3_5MoeConfig (Qwen3VLConfig's top level:
+    architectures, image / video / vision token ids, tie_word_embeddings, text_config, vision_config), the text_config
+    with the Qwen3.5 releases' keys: "dtype", layer_types listed beside full_attention_interval, attn_output_gate true,
+    rope_parameters {"mrope_interleaved": true, "mrope_section", "partial_rotary_factor", "rope_theta", "rope_type":
+    "default"} (no top-level rope_theta), mamba_ssm_dtype, mtp_num_hidden_layers 1, mtp_use_dedicated_embeddings false,
+    tie_word_embeddings as at the top level; the dense one intermediate_size, the MoE one num_experts /
+    num_experts_per_tok / moe_intermediate_size / shared_expert_intermediate_size / router_aux_loss_coef /
+    output_router_logits and no intermediate_size nor norm_topk_prob (Qwen3_5MoeTextConfig removes them); a small
+    vision_config stand-in (Qwen3VLVisionConfig's keys; the MoE one with deepstack_visual_indexes [])."""
+    im_end, eot = tok.specials["<|im_end|>"], tok.specials["<|endoftext|>"]
+    L = d["L"]
+    lin = {"linear_conv_kernel_dim": d["K"], "linear_key_head_dim": d["DK"], "linear_num_key_heads": d["NK"],
+           "linear_num_value_heads": d["NV"], "linear_value_head_dim": d["DV"]}
+    if mtype == "qwen3_next":
+        c = {"architectures": [arch], "attention_bias": False, "attention_dropout": 0.0, "bos_token_id": eot,
+             "decoder_sparse_step": 1, "eos_token_id": im_end, "full_attention_interval": d["interval"],
+             "head_dim": d["HD"], "hidden_act": "silu", "hidden_size": d["H"], "initializer_range": 0.02,
+             "intermediate_size": d["F"], "max_position_embeddings": 262144, "mlp_only_layers": [],
+             "model_type": mtype, "moe_intermediate_size": d["Fm"], "norm_topk_prob": d["norm_topk"],
+             "num_attention_heads": d["NH"], "num_experts": d["E"], "num_experts_per_tok": d["k"],
+             "num_hidden_layers": L, "num_key_value_heads": d["NKV"], "output_router_logits": False,
+             "partial_rotary_factor": d["partial_rotary_factor"], "rms_norm_eps": 1e-06, "rope_scaling": None,
+             "rope_theta": d["theta"], "router_aux_loss_coef": 0.001, "shared_expert_intermediate_size": d["Fs"],
+             "tie_word_embeddings": d["tied"], "torch_dtype": torch_dtype, "transformers_version": "4.57.0",
+             "use_cache": True, "use_sliding_window": False, "vocab_size": tok.vocab_size}
+        c.update(lin)
+        return dict(sorted(c.items()))
+    types = ["linear_attention" if (i + 1) % d["interval"] else "full_attention" for i in range(L)]
+    text = {"attention_bias": False, "attention_dropout": 0.0, "attn_output_gate": True, "bos_token_id": eot,
+            "dtype": torch_dtype, "eos_token_id": im_end, "full_attention_interval": d["interval"], "head_dim": d["HD"],
+            "hidden_act": "silu", "hidden_size": d["H"], "initializer_range": 0.02, "layer_types": types,
+            "mamba_ssm_dtype": "float32", "max_position_embeddings": 262144, "model_type": mtype + "_text",
+            "mtp_num_hidden_layers": 1, "mtp_use_dedicated_embeddings": False, "num_attention_heads": d["NH"],
+            "num_hidden_layers": L, "num_key_value_heads": d["NKV"], "rms_norm_eps": 1e-06,
+            "rope_parameters": {"mrope_interleaved": True, "mrope_section": d["mrope_section"],
+                                "partial_rotary_factor": d["partial_rotary_factor"], "rope_theta": d["theta"],
+                                "rope_type": "default"},
+            "tie_word_embeddings": d["tied"], "use_cache": True, "vocab_size": tok.vocab_size}
+    text.update(lin)
+    if mtype == "qwen3_5_moe":
+        text.update({"moe_intermediate_size": d["Fm"], "num_experts": d["E"], "num_experts_per_tok": d["k"],
+                     "output_router_logits": False, "router_aux_loss_coef": 0.001,
+                     "shared_expert_intermediate_size": d["Fs"]})
+    else:
+        text["intermediate_size"] = d["F"]
+    vision = {"depth": 1, "hidden_act": "gelu_pytorch_tanh", "hidden_size": d["vision_hidden"], "in_channels": 3,
+              "initializer_range": 0.02, "intermediate_size": 16, "model_type": mtype, "num_heads": 2,
+              "num_position_embeddings": 16, "out_hidden_size": d["H"], "patch_size": 2, "spatial_merge_size": 2,
+              "temporal_patch_size": 2}
+    if mtype == "qwen3_5_moe":
+        vision["deepstack_visual_indexes"] = []
+    return {"architectures": [arch], "image_token_id": 10, "model_type": mtype,
+            "text_config": dict(sorted(text.items())), "tie_word_embeddings": d["tied"],
+            "transformers_version": "5.2.0", "video_token_id": 11, "vision_config": dict(sorted(vision.items())),
+            "vision_end_token_id": 12, "vision_start_token_id": 13}
+
+
 def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
     """(list of (name, dtype, tensor)) in alphabetical order as transformers saves them."""
     t = []
@@ -1118,6 +1229,9 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
 
     def out_std(fan_in):  # o_proj and down projections
         return d["branch_gain"] / math.sqrt(fan_in) if "branch_gain" in d else 1 / math.sqrt(fan_in)
+    if spec.arch in ref.HYBRID:
+        hybrid_params(spec, d, add, out_std, mat_dtype, norm_dtype)
+        return sorted(t, key=lambda x: x[0])
     # Tied: smaller embeddings, or the residual stays dominated by the current token's embedding
     # and greedy decoding just repeats the last prompt token.
     add(prefix + "embed_tokens.weight", emb_dtype, (V, H), d.get("embed_mean", 0.0),
@@ -1260,6 +1374,98 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         add(m + "hnorm.weight", norm_dtype, (H,), 1.0, 0.1)
         add(m + "shared_head.norm.weight", norm_dtype, (H,), 1.0, 0.1)
     return sorted(t, key=lambda x: x[0])
+
+
+def hybrid_params(spec, d, add, out_std, mat_dtype, norm_dtype):
+    """The tensors of a Qwen3-Next / Qwen3.5 / Qwen3.5-MoE fixture (random_params' `add`, drawn by name), shaped as
+    Qwen3NextForCausalLM / Qwen3_5(Moe)ForConditionalGeneration hold them:
+      model.embed_tokens / model.norm (Qwen3-Next) or model.language_model.* (Qwen3.5), lm_head.weight unless tied;
+      per layer input_layernorm / post_attention_layernorm ((1 + w) norms: drawn around 0 with std norm_std);
+      full-attention layers self_attn.q_proj (2 x heads x head_dim: each head's query rows then its gate rows), k_proj,
+      v_proj, o_proj, q_norm / k_norm (head_dim,) ((1 + w), around 0 with std qk_norm_std);
+      linear-attention layers linear_attn.in_proj_qkvz (2 NK DK + 2 NV DV, interleaved per key head) and in_proj_ba
+      (2 NV) (Qwen3-Next), or in_proj_qkv (2 NK DK + NV DV), in_proj_z (NV DV), in_proj_b / in_proj_a (NV) (Qwen3.5);
+      conv1d.weight (conv_dim, 1, K) (std conv_std: the conv mixes K positions with weights of either sign), A_log (NV,)
+      = log(uniform(A_range)) and dt_bias (NV,) around dt_bias_mean (std dt_bias_std) in a_dtype / dt_dtype, norm.weight
+      (DV,) (plain w: around 1 with std gated_norm_std), out_proj (H, NV DV);
+      the MLP: a dense gate/up/down_proj, or mlp.gate (E, H) (router_std; search_routers redraws it), experts per expert
+      (mlp.experts.{e}.*) or stacked (mlp.experts.gate_up_proj (E, 2 Fm, H): per expert the gate rows, then the up rows;
+      mlp.experts.down_proj (E, H, Fm)), mlp.shared_expert.* and mlp.shared_expert_gate (1, H);
+      stand-ins that the forward pass never reads and an export must copy unchanged: the multi-token-prediction module
+      (mtp.fc, mtp.norm, mtp.pre_fc_norm_embedding / _hidden, two mtp.layers.0.* tensors: transformers ignores ^mtp.*)
+      and, for Qwen3.5, model.visual.* (patch_embed.proj, merger.norm, merger.linear_fc2)."""
+    H, V, L = spec.H, spec.V, spec.L
+    prefix = spec.prefix
+    NK, NV, DK, DV, K = spec.lin_NK, spec.lin_NV, spec.lin_DK, spec.lin_DV, spec.lin_K
+    QD, KVD = spec.NH * spec.HD, spec.NKV * spec.HD
+    std_in = 1 / math.sqrt(H)
+    norm_std = d.get("norm_std", 0.2)
+    add(prefix + "embed_tokens.weight", mat_dtype, (V, H), 0.0, d.get("embed_std", 0.25 if spec.tied else 1.0))
+    for l in range(L):
+        p = prefix + "layers.%d." % l
+        add(p + "input_layernorm.weight", norm_dtype, (H,), 0.0, norm_std)
+        add(p + "post_attention_layernorm.weight", norm_dtype, (H,), 0.0, norm_std)
+        if spec.layer_linear[l]:
+            a = p + "linear_attn."
+            if spec.linear_proj == "qkvz":
+                add(a + "in_proj_qkvz.weight", mat_dtype, (2 * NK * DK + 2 * NV * DV, H), 0.0, std_in)
+                add(a + "in_proj_ba.weight", mat_dtype, (2 * NV, H), 0.0, std_in)
+            else:
+                add(a + "in_proj_qkv.weight", mat_dtype, (2 * NK * DK + NV * DV, H), 0.0, std_in)
+                add(a + "in_proj_z.weight", mat_dtype, (NV * DV, H), 0.0, std_in)
+                add(a + "in_proj_b.weight", mat_dtype, (NV, H), 0.0, std_in)
+                add(a + "in_proj_a.weight", mat_dtype, (NV, H), 0.0, std_in)
+            add(a + "conv1d.weight", mat_dtype, (2 * NK * DK + NV * DV, 1, K), 0.0, d.get("conv_std", 0.5))
+            lo, hi = d["A_range"]
+            # A_log = log(A), A uniform in A_range: the tensor's own standard normal draw u turned uniform in place by
+            # the normal CDF, lo + (hi - lo) Phi(u)
+            u = add(a + "A_log", d["a_dtype"], (NV,), 0.0, 1.0)
+            u.copy_(torch.log(lo + (hi - lo) * 0.5 * (1 + torch.erf(u / math.sqrt(2)))))
+            add(a + "dt_bias", d["dt_dtype"], (NV,), d["dt_bias_mean"], d.get("dt_bias_std", 1.0))
+            add(a + "norm.weight", norm_dtype, (DV,), 1.0, d.get("gated_norm_std", 0.2))
+            add(a + "out_proj.weight", mat_dtype, (H, NV * DV), 0.0, out_std(NV * DV))
+        else:
+            add(p + "self_attn.q_proj.weight", mat_dtype, (2 * QD, H), 0.0, std_in)
+            add(p + "self_attn.k_proj.weight", mat_dtype, (KVD, H), 0.0, std_in)
+            add(p + "self_attn.v_proj.weight", mat_dtype, (KVD, H), 0.0, std_in)
+            add(p + "self_attn.o_proj.weight", mat_dtype, (H, QD), 0.0, out_std(QD))
+            add(p + "self_attn.q_norm.weight", norm_dtype, (spec.HD,), 0.0, d.get("qk_norm_std", 0.3))
+            add(p + "self_attn.k_norm.weight", norm_dtype, (spec.HD,), 0.0, d.get("qk_norm_std", 0.3))
+        if spec.layer_moe[l]:
+            E, Fm, Fs = spec.num_experts, spec.moe_intermediate, spec.shared_intermediate
+            add(p + "mlp.gate.weight", mat_dtype, (E, H), 0.0, d["router_std"])
+            if spec.expert_naming == "stacked":
+                add(p + "mlp.experts.gate_up_proj", mat_dtype, (E, 2 * Fm, H), 0.0, std_in)
+                add(p + "mlp.experts.down_proj", mat_dtype, (E, H, Fm), 0.0, out_std(Fm))
+            else:
+                for e in range(E):
+                    x = p + "mlp.experts.%d." % e
+                    add(x + "gate_proj.weight", mat_dtype, (Fm, H), 0.0, std_in)
+                    add(x + "up_proj.weight", mat_dtype, (Fm, H), 0.0, std_in)
+                    add(x + "down_proj.weight", mat_dtype, (H, Fm), 0.0, out_std(Fm))
+            add(p + "mlp.shared_expert.gate_proj.weight", mat_dtype, (Fs, H), 0.0, std_in)
+            add(p + "mlp.shared_expert.up_proj.weight", mat_dtype, (Fs, H), 0.0, std_in)
+            add(p + "mlp.shared_expert.down_proj.weight", mat_dtype, (H, Fs), 0.0, out_std(Fs))
+            add(p + "mlp.shared_expert_gate.weight", mat_dtype, (1, H), 0.0, std_in)
+        else:
+            add(p + "mlp.gate_proj.weight", mat_dtype, (spec.F, H), 0.0, std_in)
+            add(p + "mlp.up_proj.weight", mat_dtype, (spec.F, H), 0.0, std_in)
+            add(p + "mlp.down_proj.weight", mat_dtype, (H, spec.F), 0.0, out_std(spec.F))
+    add(prefix + "norm.weight", norm_dtype, (H,), d.get("final_norm_center", 0.0), norm_std)
+    if not spec.tied:
+        add("lm_head.weight", mat_dtype, (V, H), 0.0, 6.0 / math.sqrt(H))
+    # stand-ins (never read by the forward pass)
+    add("mtp.fc.weight", mat_dtype, (H, 2 * H), 0.0, 0.5)
+    add("mtp.norm.weight", norm_dtype, (H,), 0.0, 0.1)
+    add("mtp.pre_fc_norm_embedding.weight", norm_dtype, (H,), 0.0, 0.1)
+    add("mtp.pre_fc_norm_hidden.weight", norm_dtype, (H,), 0.0, 0.1)
+    add("mtp.layers.0.input_layernorm.weight", norm_dtype, (H,), 0.0, 0.1)
+    add("mtp.layers.0.self_attn.o_proj.weight", mat_dtype, (H, QD), 0.0, 0.5)
+    if spec.arch != ref.QWEN3_NEXT:
+        vh = d["vision_hidden"]
+        add("model.visual.patch_embed.proj.weight", mat_dtype, (vh, 3, 2, 2, 2), 0.0, 0.5)
+        add("model.visual.merger.norm.weight", norm_dtype, (vh,), 1.0, 0.1)
+        add("model.visual.merger.linear_fc2.weight", mat_dtype, (H, 4 * vh), 0.0, 0.5)
 
 
 def mla_params(spec, d, a, mat_dtype, norm_dtype, add):
@@ -1452,6 +1658,78 @@ def search_routers(spec, d, seed, params, prompts):
     return [(n,) + tensors[n] for n in sorted(tensors)], draws
 
 
+MAX_FED_ROUNDS = 40
+MAX_NUDGES = 400
+
+
+def nudge_router(spec, p, pre, x, w, dt):
+    """Router w (E, H, fp32, stored as dt) moved until every token of x (N, H) has its k-th and (k+1)-th softmax
+    probability (the rounded weights' logits) at least 1.5 x MIN_ROUTING_GAP apart: per pass, for each token under that,
+    the rows of its k-th and (k+1)-th expert are pushed apart along the token, w_i += s x / |x|^2, w_j -= s x / |x|^2, s
+    half of the logit difference still missing (the gap of two probabilities p_i > p_j is about p_i (l_i - l_j)), until
+    none is left (at most MAX_NUDGES passes). The order of the two stays as drawn. Returns (w, passes) or (None,
+    None). Softmax routers only (Qwen2MoeTopKRouter, Qwen3VLMoeTextTopKRouter)."""
+    assert spec.router == "softmax"
+    k, target = spec.top_k, 1.5 * MIN_ROUTING_GAP
+    w = w.clone()
+    for n in range(MAX_NUDGES):
+        logits = ref.router_logits(spec, p, pre, x, ref.round_to(w, dt))
+        top = torch.softmax(logits, dim=-1, dtype=torch.float32).sort(dim=-1, descending=True)
+        bad = (top.values[:, k - 1] - top.values[:, k]) < target
+        if not bad.any():
+            return w, n
+        i, j = top.indices[bad, k - 1], top.indices[bad, k]
+        have = logits[bad].gather(1, i[:, None])[:, 0] - logits[bad].gather(1, j[:, None])[:, 0]
+        want = 1.5 * target / top.values[bad, k - 1]
+        s = (want - have).clamp(min=0) / 2 + 1e-3
+        xb = x[bad]
+        step = xb / (xb * xb).sum(-1, keepdim=True) * s[:, None]
+        w.index_add_(0, i, step)
+        w.index_add_(0, j, -step)
+    return None, None
+
+
+def search_routers_fed(spec, d, seed, params, prompts, draws):
+    """search_routers, continued over the greedy tokens too (entries with `route_fed_tokens`). Four MoE layers of top-k
+    of 8 experts over every prompt token and the ~90 tokens fed back while decoding: a random router keeps
+    MIN_ROUTING_GAP over all ~400 tokens of a layer about once in 3000 draws, and a seed whose routers, searched on the
+    prompt tokens alone, also pass on the fed-back ones is rarer still (qwen3-next failed all 200 of MAX_ATTEMPTS_MOE
+    so). Per round: greedy decoding of every prompt with the routers as they are; over each sequence (prompt + the
+    generated tokens fed back, the last one excepted) the first MoE layer whose gap falls under MIN_ROUTING_GAP has its
+    router moved by nudge_router over all those tokens; the next round decodes again (the later layers' inputs and the
+    generated tokens may change). Returns (params, draws, nudges: per MoE layer how many nudge passes it took in all,
+    None for dense layers) once a round finds every layer passing, or (None, None, None) after MAX_FED_ROUNDS rounds or
+    when nudge_router gives up."""
+    tensors = {n: (dt, t) for n, dt, t in params}
+    nudges = [0 if m else None for m in spec.layer_moe]
+    for _ in range(MAX_FED_ROUNDS):
+        p = {n: ref.round_to(t, dt) for n, (dt, t) in tensors.items()}
+        inputs = {l: [] for l in range(spec.L) if spec.layer_moe[l]}
+        for ids in prompts:
+            gen, _ = ref.greedy(spec, p, ids, MAX_NEW_TOKENS, (), False)
+            trace = {}
+            ref.forward(spec, p, torch.tensor([list(ids) + gen[:-1]]), capture=False, trace=trace)
+            for l in inputs:
+                inputs[l].append(trace["router_input"][l])
+        bad = None
+        for l in sorted(inputs):
+            pre = (spec.prefix or "language_model.model.") + "layers.%d." % l
+            if routing_gap(spec, p, l, ref.router_logits(spec, p, pre, torch.cat(inputs[l]))) < MIN_ROUTING_GAP:
+                bad = l
+                break
+        if bad is None:
+            return [(n,) + tensors[n] for n in sorted(tensors)], draws, nudges
+        name = router_name(spec, bad)
+        pre = (spec.prefix or "language_model.model.") + "layers.%d." % bad
+        dt, w = tensors[name]
+        w, n = nudge_router(spec, p, pre, torch.cat(inputs[bad]), w, dt)
+        if w is None:
+            return None, None, None
+        tensors[name] = (dt, w)
+        nudges[bad] += n
+    return None, None, None
+
+
 # ----------------------------------------------------------------------------------------------
 # what golden.json records beyond the common fields, for the new families
 
@@ -1570,6 +1848,8 @@ def family_description(spec, p, golden):
         desc.update(exaone4_description(spec, p, golden))
     if spec.arch in ref.ERNIE:
         desc.update(ernie_description(spec, p, golden))
+    if spec.arch in ref.HYBRID:
+        desc.update(hybrid_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -2345,6 +2625,140 @@ def ernie_description(spec, p, golden):
     return out
 
 
+# the hybrid fixtures' bound on |chunked - recurrent| over every prompt's logits (the decays are drawn so that the two
+# forms of the gated delta rule agree well inside the C++ tests' 1e-4: with HF's init, A uniform(0, 16) and dt_bias 1,
+# exp(g) reaches 1e-17 and the chunked form's cumulative decays lose that much in fp32: 3.9e-4 on qwen3-next)
+MAX_LINEAR_FORM_DIFF = 5e-5
+
+
+def hybrid_what_ifs(spec, p):
+    """Qwen3-Next / Qwen3.5's what-ifs, name -> (spec, params), each a mistake an engine could make: `conv` (no causal
+    conv1d: the SiLU of the projections themselves), `conv_activation` (the conv without its SiLU), `z_gate` (the gated
+    norm without its silu(z) factor), `gated_norm_one_plus_w` (the gated norm's plain weight read as 1 + w),
+    `attn_output_gate` (the full-attention output not multiplied by sigmoid(gate); the gate rows still split off
+    q_proj), `qk_l2norm` (no l2norm of the linear attention's q and k), `norm_plain_w` (every (1 + w) RMSNorm, q_norm /
+    k_norm included, read as plain w), `rope_full_head` (RoPE over the whole head_dim instead of the first rotary_dim
+    dims), `decay` (g = 0: no decay), `beta` (beta = 1), `A_log_as_A` (g = -A_log softplus(a + dt_bias): A_log not
+    exponentiated), `dt_bias` (no dt_bias), `state_reset_per_chunk` (the recurrent state back to zero every 64 tokens,
+    the chunked form's chunk boundaries); with more value than key heads `head_map_tiled` (value head j reading key head
+    j % NK instead of j // (NV / NK)); Qwen3-Next `qkvz_blocks` (in_proj_qkvz / in_proj_ba read as contiguous
+    [q | k | v | z] and [b | a] blocks, Qwen3.5's order, instead of interleaved per key head); with experts
+    `router_unnormalised` (the top-k probabilities not renormalised) and `shared_expert_gate` (the shared expert added
+    without its sigmoid gate); with stacked experts `gate_up_swapped` (gate_up_proj's halves read as up, then gate)."""
+    out = {}
+    for key, attr, value in (("conv", "linear_conv", False), ("conv_activation", "linear_conv_act", False),
+                             ("z_gate", "linear_z_gate", False), ("gated_norm_one_plus_w", "linear_norm_offset", True),
+                             ("attn_output_gate", "q_gate_applied", False), ("qk_l2norm", "linear_l2norm", False),
+                             ("norm_plain_w", "norm_offset", False)):
+        s2 = copy.copy(spec)
+        setattr(s2, attr, value)
+        out[key] = (s2, p)
+    full = copy.copy(spec)
+    full.R = spec.HD
+    full.rope = {"global": (ref.rope_inv_freq(spec.HD, spec.theta, None), 1.0)}
+    full.mrope_section = None
+    out["rope_full_head"] = (full, p)
+    for key, attr, value in (("decay", "linear_decay", False), ("beta", "linear_beta", False),
+                             ("A_log_as_A", "linear_A_exp", False)):
+        s2 = copy.copy(spec)
+        setattr(s2, attr, value)
+        out[key] = (s2, p)
+    out["dt_bias"] = (spec, {n: (torch.zeros_like(t) if n.endswith(".linear_attn.dt_bias") else t)
+                             for n, t in p.items()})
+    reset = copy.copy(spec)
+    reset.linear_reset_chunks = True
+    out["state_reset_per_chunk"] = (reset, p)
+    if spec.lin_NV > spec.lin_NK:
+        tiled = copy.copy(spec)
+        tiled.linear_head_map = "tile"
+        out["head_map_tiled"] = (tiled, p)
+    if spec.linear_proj == "qkvz":
+        blocks = copy.copy(spec)
+        blocks.linear_proj = "qkvz_blocks"
+        out["qkvz_blocks"] = (blocks, p)
+    if spec.num_experts:
+        unnormed, ungated = copy.copy(spec), copy.copy(spec)
+        unnormed.norm_topk_prob = False
+        ungated.shared_gate_applied = False
+        out["router_unnormalised"] = (unnormed, p)
+        out["shared_expert_gate"] = (ungated, p)
+        if spec.expert_naming == "stacked":
+            swapped = {n: (torch.cat(t.chunk(2, dim=1)[::-1], dim=1) if n.endswith(".mlp.experts.gate_up_proj") else t)
+                       for n, t in p.items()}
+            out["gate_up_swapped"] = (spec, swapped)
+    return out
+
+
+def hybrid_description(spec, p, golden):
+    """Extra golden.json model keys of Qwen3-Next / Qwen3.5 / Qwen3.5-MoE: the layer types and where they come from, the
+    norms, the gated attention and its partial RoPE (rotary_dim, theta, inverse frequencies, the mrope sections), the
+    linear attention's sizes and tensor layout, over prompt 4's tokens per linear layer the decays exp(g) ([min, median,
+    max]) and beta ([min, max]), the largest |logit| difference between the chunked (64) and the recurrent form of the
+    gated delta rule over every prompt (`linear_chunked_vs_recurrent`; build_one bumps the seed past
+    MAX_LINEAR_FORM_DIFF), the router and
+    expert layout with experts, the stand-in tensors, and how much prompt 4's logits would change under each of
+    hybrid_what_ifs (`<name>_effect_prompt4`, each > 1e-2); besides the MoE keys family_description adds."""
+    ids = golden["prompts"][4]["input_ids"]
+    trace = {}
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)[0]
+    cfg = spec.text_cfg
+    rp = cfg.get("rope_parameters")
+    linear = [l for l in range(spec.L) if spec.layer_linear[l]]
+    recurrent = copy.copy(spec)
+    recurrent.linear_recurrent = True
+    form = max(float((ref.forward(spec, p, torch.tensor([e["input_ids"]]), capture=False)[0] -
+                      ref.forward(recurrent, p, torch.tensor([e["input_ids"]]), capture=False)[0]).abs().max())
+               for e in golden["prompts"])
+    assert len(ids) > 2 * spec.linear_chunk, "prompt 4 must cross two chunk boundaries"
+    if spec.linear_proj == "qkvz":
+        layout = ("in_proj_qkvz (2 NK DK + 2 NV DV, H) interleaved per key head: [q DK, k DK, v (NV/NK) DV, "
+                  "z (NV/NK) DV] x NK; in_proj_ba (2 NV, H): [b NV/NK, a NV/NK] x NK")
+    else:
+        layout = "in_proj_qkv (2 NK DK + NV DV, H) as [q, k, v]; in_proj_z (NV DV, H); in_proj_b, in_proj_a (NV, H)"
+    out = {"layer_types": spec.layer_types,
+           "layer_types_from": "layer_types" if "layer_types" in cfg else "full_attention_interval",
+           "norms": "input_layernorm, post_attention_layernorm, q_norm / k_norm (head_dim) and the final norm: "
+                    "x rsqrt(mean(x^2) + eps) (1 + w) (Qwen3NextRMSNorm = Gemma3RMSNorm); linear_attn.norm: "
+                    "x rsqrt(mean(x^2) + eps) w silu(z) over each value head (Qwen3NextRMSNormGated)",
+           "rms_norm_eps": spec.eps,
+           "attn_output_gate": "q_proj (2 heads head_dim, H): per head head_dim query rows then head_dim gate rows; "
+                               "the attention output times sigmoid(gate) before o_proj",
+           "rotary_dim": spec.R, "rope_theta": spec.theta,
+           "rope_from": "rope_parameters" if rp else "rope_theta, partial_rotary_factor",
+           "rope_layout": "rotate-half over the first rotary_dim dims of each head: pairs (i, i + rotary_dim / 2); the "
+                          "rest passes",
+           "rope_inv_freq": [float(x) for x in spec.inv_freq],
+           "mrope_section": spec.mrope_section,
+           "linear_num_key_heads": spec.lin_NK, "linear_num_value_heads": spec.lin_NV,
+           "linear_key_head_dim": spec.lin_DK, "linear_value_head_dim": spec.lin_DV,
+           "linear_conv_kernel_dim": spec.lin_K,
+           "linear_conv_dim": 2 * spec.lin_NK * spec.lin_DK + spec.lin_NV * spec.lin_DV,
+           "linear_projections": layout,
+           "linear_rule": "conv1d (depthwise, causal, no bias) + SiLU over [q, k, v]; q, k l2-normed (eps 1e-6), q x "
+                          "DK^-0.5; beta = sigmoid(b), g = -exp(A_log) softplus(a + dt_bias); value head j reads key "
+                          "head j // (NV / NK); S = S exp(g) + k (beta (v - S^T k))^T, out = S^T q",
+           "linear_chunk_size": spec.linear_chunk,
+           "linear_chunked_vs_recurrent": float("%.3g" % form),
+           "prompt4_tokens": len(ids),
+           "decay_prompt4": {str(l): [round(float(trace["linear_decay"][l].min()), 6),
+                                      round(float(trace["linear_decay"][l].median()), 6),
+                                      round(float(trace["linear_decay"][l].max()), 6)] for l in linear},
+           "beta_prompt4": {str(l): [round(float(trace["linear_beta"][l].min()), 6),
+                                     round(float(trace["linear_beta"][l].max()), 6)] for l in linear},
+           "stand_in_tensors": sorted(n for n in p if n.startswith(("mtp.", "model.visual.")))}
+    if spec.num_experts:
+        out.update({"router": "p = softmax(h W^T) in fp32 over all experts; the top-k p, %s" % (
+                        "renormalised over the k" if spec.norm_topk_prob else "not renormalised"),
+                    "expert_layout": ("stacked: mlp.experts.gate_up_proj (E, 2F, H; per expert the gate rows, then "
+                                      "the up rows), mlp.experts.down_proj (E, H, F)"
+                                      if spec.expert_naming == "stacked" else
+                                      "per expert: mlp.experts.{e}.gate_proj / up_proj / down_proj"),
+                    "shared_expert_intermediate_size": spec.shared_intermediate,
+                    "shared_expert_gate": "sigmoid(h mlp.shared_expert_gate.weight^T) times mlp.shared_expert(h)"})
+    out.update(what_if_effects(spec.arch, hybrid_what_ifs(spec, p), torch.tensor([ids]), logits))
+    return out
+
+
 def glm_rope_description(spec, p, golden):
     """Extra golden.json model keys of GLM: the rotary dims, and how much prompt 4's logits would
     change were the rotary dims paired (i, i + R/2) as in Llama instead of (2i, 2i + 1)."""
@@ -2393,6 +2807,11 @@ def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, first_seed
             params, draws = search_routers(spec, d, weight_seed, params, prompts)
             if params is None:
                 continue
+            nudges = None
+            if d.get("route_fed_tokens"):
+                params, draws, nudges = search_routers_fed(spec, d, weight_seed, params, prompts, draws)
+                if params is None:
+                    continue
         if source:
             check_source_weights(root, source[0], params)
             source_params = params
@@ -2430,9 +2849,13 @@ def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, first_seed
         if ok and arch not in ref.LLAMA_LIKE:
             extra, per_prompt, gaps = family_description(spec2, p, g)
             ok = gaps is None or min(gaps) >= MIN_ROUTING_GAP
+            if arch in ref.HYBRID:  # (see MAX_LINEAR_FORM_DIFF)
+                ok = ok and extra["linear_chunked_vs_recurrent"] <= MAX_LINEAR_FORM_DIFF
             if ok:
                 if spec.num_experts:
                     extra["router_draws"] = draws
+                    if nudges is not None:
+                        extra["router_nudges"] = nudges
                 g["model"].update(extra)
                 if per_prompt is not None:
                     for e, ids in zip(g["prompts"], per_prompt):
@@ -2530,6 +2953,9 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | ernie4.5-moe | Ernie4_5_MoeForCausalLM | ERNIE-4.5-21B-A3B-PT's config.json spelling (transformers 4.54; `"rope_theta": 500000` an integer at the top level, use_bias false, moe_num_experts / moe_k / moe_intermediate_size / moe_num_shared_experts / moe_layer_start_index / moe_layer_interval, no moe_layer_end_index (-1: the last layer), and Baidu's own keys transformers does not read: use_rmsnorm true, moe_capacity [64, 64, 64], moe_gate "topk", moe_use_aux_free true); Llama's pre-norm layers, bias-free q/k/v/o_proj, no head_dim key (hidden / heads = 16), GQA 2; RoPE over the whole head with adjacent dims (2i, 2i + 1) paired, frequency 500000^(-2i/16) (ernie4_5's apply_rotary_pos_emb: cos[..., :8].repeat_interleave(2), GLM's rotate_half; rotate-half pairs (i, i + 8) instead changes prompt 4's logits by 3.60); layer 0 a dense MLP of intermediate_size 96, layers 1-2 Ernie4_5_MoeSparseMoeBlock (moe_layer_start_index 1): router mlp.gate.weight (8, 64) F32, p = softmax(h·Wᵀ) in fp32, the top 3 of p + mlp.moe_statics.e_score_correction_bias (F32 (1, 8), std 0.05), weights the unbiased p of those over max(their sum, moe_norm_min 1e-12) (no bias in the choice: other experts for 54 and 115 of prompt 4's 144 tokens in layers 1 and 2, 0.648; p + bias as the weights: 0.689; not renormalised: 0.684; a sigmoid in place of the softmax, the bias kept: other experts for 36 and 73 tokens, 1.49); mlp.experts.{e}.{gate,up,down}_proj of moe_intermediate_size 32 and mlp.shared_experts.{gate,up,down}_proj of 2 x 32 = 64 (moe_num_shared_experts 2), ungated, added to the experts' sum (left out: 2.63); tie_word_embeddings true (no lm_head tensor; embeddings std 0.1, o_proj / down_proj x 2, so that greedy decoding does not repeat one token); BF16 matrices, F32 norms, mlp.gate and e_score_correction_bias |
 | ernie4.5-moe-interval | Ernie4_5_MoeForCausalLM | Ernie4_5_MoeConfig as transformers 5 writes it ("dtype", `"rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}` and no rope_theta, moe_layer_end_index written out, moe_norm_min, output_router_logits, router_aux_loss_coef; none of Baidu's keys): 4 layers with moe_layer_start_index 0, moe_layer_interval 2 and moe_layer_end_index 2, so only layer 1 is MoE — (l + 1) % 2 == 0 holds for layer 3 too, but it lies past the end index: a dense MLP of 96 (mlp.gate_proj / up_proj / down_proj; the rule without the end index would want expert tensors there); router mlp.gate (6, 64) F32, top-2 of p + e_score_correction_bias (F32 (1, 6), std 0.15), p renormalised (no bias in the choice: other experts for 80 of prompt 4's 144 tokens, 9.04; p + bias as the weights: 5.48; not renormalised: 5.82; sigmoid: other experts for 32 tokens, 10.2); 6 experts of 32, moe_num_shared_experts 0 (no shared_experts tensors); adjacent-pair RoPE at theta 1e4 (rotate-half: 14.3); 4 heads, 1 kv head (GQA 4); untied; BF16 matrices, F32 norms, mlp.gate and e_score_correction_bias |
 | ernie4.5-dense | Ernie4_5ForCausalLM | ERNIE-4.5-0.3B-PT's config.json spelling (model_type ernie4_5, head_dim listed, `"rope_theta": 500000` an integer) with `"use_bias": true`: q_proj, k_proj, v_proj, o_proj, gate_proj, up_proj and down_proj all with biases (Ernie4_5Attention / Ernie4_5MLP take bias=use_bias; zeroing q/k/v's changes prompt 4's logits by 3.11, o_proj's by 2.20, the MLP's by 1.475), lm_head none (tied here: no lm_head tensor); head_dim 24 with 4 heads (q width 96 != hidden 64; Ernie4_5Config's default would be 128), 2 kv heads; adjacent-pair RoPE over all 24 dims (rotate-half: 3.80); Llama's pre-norm layers; embeddings std 0.1, o_proj / down_proj x 2 and every bias std 0.1 (so that greedy decoding does not repeat one token); BF16 matrices and biases, F32 norms |
+| qwen3-next | Qwen3NextForCausalLM | Qwen3-Next-80B-A3B's config.json spelling (transformers 4.57: `"full_attention_interval": 4` and no layer_types, so layers 0-2 are Gated DeltaNet (linear attention) and layer 3 gated full attention; rope_theta 10000000 and partial_rotary_factor 0.25 at the top level, rope_scaling null, torch_dtype); every RMSNorm of the residual stream, the final norm and q_norm / k_norm are Qwen3NextRMSNorm, x rsqrt(mean(x²) + eps) (1 + w) (read as plain w: 25.8); linear layers: in_proj_qkvz (2 key heads of 16, 4 value heads of 24) and in_proj_ba interleaved per key head, [q 16, k 16, v 2 x 24, z 2 x 24] and [b 2, a 2] (read as contiguous [q, k, v, z] blocks: 28.5), a depthwise causal conv1d of kernel 4 over [q, k, v] with SiLU (no conv: 29.1; no SiLU: 27.6), q and k l2-normed (not: 27.3) and repeated to the value heads by repeat_interleave (value head j reads key head j // 2; tiled: 26.7), beta = sigmoid(b) (1: 20.4), g = -exp(A_log) softplus(a + dt_bias) (A_log (F32) = log uniform(1, 16); dt_bias (F32) around -5: decays exp(g) 0.018 to 0.999 over prompt 4; no decay: 24.5; A_log for A: 19.0; no dt_bias: 28.4), the gated delta rule (HF's torch_chunk_gated_delta_rule, chunks of 64; prompt 4's 144 tokens cross two chunk boundaries: state reset at each: 20.7; the recurrent form differs by 4.0e-5 over every prompt's logits), Qwen3NextRMSNormGated over each value head: x rsqrt(mean(x²) + eps) w silu(z) with a plain w around 1 (1 + w: 25.3; no silu(z): 30.6), out_proj; full layer: q_proj (4 heads x 2 x 32: per head 32 query rows, then 32 gate rows), q_norm / k_norm (32,), RoPE on the first 8 of 32 dims (over all 32: 3.82), GQA 2, the output times sigmoid(gate) before o_proj (no gate: 6.62); Qwen2MoeSparseMoeBlock on every layer: mlp.gate (8, 64), softmax, top-3 renormalised (norm_topk_prob; not: 9.15), mlp.experts.{e}.gate/up/down_proj of 32 (per expert, as released), mlp.shared_expert of 48 times sigmoid(mlp.shared_expert_gate) (ungated: 23.1); stand-in mtp.* tensors; untied; BF16 matrices, F32 norms |
+| qwen3.5-mm | Qwen3_5ForConditionalGeneration | Qwen3.5 as transformers 5 saves it ("dtype", transformers_version 5.2.0): text_config (model_type qwen3_5_text) with layer_types listed [linear, full, linear, full] beside `"full_attention_interval": 2`, attn_output_gate true, `"rope_parameters": {"mrope_interleaved": true, "mrope_section": [1, 1, 1], "partial_rotary_factor": 0.25, "rope_theta": 10000000, "rope_type": "default"}` (6 of 24 dims rotate; text positions: the plain RoPE), mtp_num_hidden_layers, mamba_ssm_dtype; Qwen3_5GatedDeltaNet's separate in_proj_qkv ([q, k, v]), in_proj_z, in_proj_b, in_proj_a (2 key and 2 value heads of 16); the same conv, rule, norms and gated attention as qwen3-next (no conv: 12.0; no SiLU: 13.7; no silu(z): 12.9; gated norm 1 + w: 10.1; no output gate: 9.31; no l2norm: 12.3; plain-w norms: 9.23; RoPE over the whole head: 3.78; no decay: 9.66; beta 1: 9.84; A_log for A: 9.35; no dt_bias: 13.6; state reset per chunk: 12.1); a dense SwiGLU of 128 on every layer; weights model.language_model.* beside stand-in model.visual.* and mtp.* tensors; tie_word_embeddings true at the top level and in text_config (no lm_head tensor); 4 heads, 1 kv head (GQA 4); all BF16 (norms too) but A_log (F32) |
+| qwen3.5-moe-mm | Qwen3_5MoeForConditionalGeneration | Qwen3.5-MoE as transformers 5 saves it: text_config (qwen3_5_moe_text) with layer_types listed (layers 0-2 linear, 3 full) beside full_attention_interval 4, no intermediate_size and no norm_topk_prob (Qwen3_5MoeTextConfig removes both), rope_parameters with mrope_section [2, 1, 1] (8 of 32 dims); split projections with 2 key heads and 4 value heads of 16 (value head j reads key head j // 2; tiled: 33.4); Qwen3_5MoeSparseMoeBlock on every layer: mlp.gate (8, 64), softmax, top-2 always renormalised (Qwen3VLMoeTextTopKRouter; not: 18.7), experts stacked as mlp.experts.gate_up_proj (8, 48, 64: per expert 24 gate rows, then 24 up rows; halves swapped: 24.9) and mlp.experts.down_proj (8, 64, 24), mlp.shared_expert of 40 times sigmoid(mlp.shared_expert_gate) (ungated: 25.3); the other what-ifs as qwen3-next's (no conv 28.9, no SiLU 30.3, no silu(z) 35.4, gated norm 1 + w 26.3, no output gate 5.61, no l2norm 32.4, plain-w norms 25.6, RoPE over the whole head 7.70, no decay 29.4, beta 1 27.3, A_log for A 24.4, no dt_bias 31.8, state reset per chunk 26.1); stand-in model.visual.* and mtp.*; untied (lm_head.weight); 4 heads, 2 kv heads; BF16 matrices, F32 norms, A_log and dt_bias |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -2663,5 +3089,22 @@ what-if, per layer null or how many of prompt 4's tokens take another expert set
 (largest logit change with rotate-half RoPE pairs (i, i + head_dim / 2), the q/k/v, o_proj or gate/up/down biases
 zeroed (with use_bias), the experts chosen by p alone (no e_score_correction_bias), the weights taken from p +
 e_score_correction_bias, the weights not divided by their sum, the sigmoid of the logits in place of their softmax, the
-shared experts left out (with moe_num_shared_experts > 0)), besides the MoE keys.
+shared experts left out (with moe_num_shared_experts > 0)), besides the MoE keys; for Qwen3-Next / Qwen3.5 / Qwen3.5-MoE
+`model.layer_types`, `layer_types_from` ("layer_types" or "full_attention_interval"), `norms`, `rms_norm_eps`,
+`attn_output_gate`, `rotary_dim`, `rope_theta`, `rope_from`, `rope_layout`, `rope_inv_freq`, `mrope_section`,
+`linear_num_key_heads`, `linear_num_value_heads`, `linear_key_head_dim`, `linear_value_head_dim`,
+`linear_conv_kernel_dim`, `linear_conv_dim`, `linear_projections`, `linear_rule`, `linear_chunk_size`,
+`linear_chunked_vs_recurrent` (the largest logit difference, over every position of every prompt, between the chunked
+gated delta rule the goldens are computed with and its recurrent form), `prompt4_tokens`, `decay_prompt4` (per linear
+layer [min, median, max] of exp(g) over prompt 4's tokens and value heads), `beta_prompt4` ([min, max]),
+`stand_in_tensors` (the mtp.* and model.visual.* names), with experts `router`, `expert_layout`,
+`shared_expert_intermediate_size`, `shared_expert_gate`, `router_nudges` (per MoE layer, the passes that moved its
+router off near-ties over the prompt and fed-back tokens: golden_models.search_routers_fed) and
+`{conv,conv_activation,z_gate,gated_norm_one_plus_w,attn_output_gate,qk_l2norm,norm_plain_w,rope_full_head,decay,beta,A_log_as_A,dt_bias,state_reset_per_chunk,head_map_tiled,qkvz_blocks,router_unnormalised,shared_expert_gate,gate_up_swapped}_effect_prompt4`
+(largest logit change with no causal conv (the SiLU of the projections), the conv without its SiLU, no silu(z) in the
+gated norm, the gated norm's weight as 1 + w, no sigmoid output gate on the full layers, no l2norm of q / k, every
+(1 + w) norm as plain w, RoPE over the whole head, g = 0, beta = 1, A_log in place of exp(A_log), no dt_bias, the
+recurrent state reset every 64 tokens, value head j reading key head j % NK (with NV > NK), Qwen3-Next's in_proj_qkvz /
+in_proj_ba read as contiguous blocks, the top-k not renormalised, the shared expert ungated, stacked gate_up_proj's
+halves swapped; each where it applies), besides the MoE keys.
 """

@@ -30,7 +30,10 @@ modeling code (eager attention); the file and class/function are cited at each f
   Ernie4_5ForCausalLM (ERNIE-4.5-0.3B: Llama's layers, q/k/v/o and MLP biases with use_bias, head_dim from the config,
   GLM's adjacent-pair RoPE over the whole head), Ernie4_5_MoeForCausalLM (ERNIE-4.5-21B-A3B / 300B-A47B: the same
   attention, a softmax MoE on the layers moe_layer_start_index / _end_index / _interval pick, the top-k of p +
-  e_score_correction_bias (mlp.moe_statics), weights p renormalised, an ungated shared expert; see ernie_route).
+  e_score_correction_bias (mlp.moe_statics), weights p renormalised, an ungated shared expert; see ernie_route),
+  Qwen3NextForCausalLM, Qwen3_5ForConditionalGeneration, Qwen3_5MoeForConditionalGeneration (hybrid linear attention:
+  Gated DeltaNet layers beside gated full-attention layers, (1 + w) norms; see gated_delta_net; Qwen3-Next and
+  Qwen3.5-MoE with Qwen2-MoE's softmax router and sigmoid-gated shared expert on every layer).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -112,6 +115,13 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     columns, a clamped SwiGLU
     (up.clamp(-limit, limit) + 1) * g * sigmoid(alpha * g) with g = gate.clamp(max=limit), and a
     biased router whose top-k logits are softmaxed.
+  - Qwen3-Next / Qwen3.5 (layer_linear): on "linear_attention" layers the token mixer is a Gated DeltaNet
+    (`gated_delta_net`): projections to q, k, v (Qwen3-Next: one in_proj_qkvz / in_proj_ba interleaved per key head;
+    Qwen3.5: in_proj_qkv / in_proj_z / in_proj_b / in_proj_a), a depthwise causal conv1d + SiLU over [q, k, v], q / k
+    l2-normed, beta = sigmoid(b), g = -exp(A_log) softplus(a + dt_bias), the gated delta rule (HF's chunked torch form
+    for sequences, its recurrent form for cached one-token steps), a gated RMSNorm (plain w, times silu(z)) per value
+    head, out_proj; their full-attention layers take a doubled q_proj (query and output gate per head), (1 + w) q/k
+    norms, RoPE on the first int(head_dim * partial_rotary_factor) dims and the sigmoid gate on the output.
   - Final norm; lm_head or the tied embedding matrix; optional final tanh softcap (Gemma 2,
     Gemma3ForCausalLM; never Gemma3ForConditionalGeneration); Cohere multiplies the logits by
     logit_scale.
@@ -315,8 +325,15 @@ MINIMAX_M2 = "MiniMaxM2ForCausalLM"
 ERNIE4_5 = "Ernie4_5ForCausalLM"
 ERNIE4_5_MOE = "Ernie4_5_MoeForCausalLM"
 ERNIE = (ERNIE4_5, ERNIE4_5_MOE)
+# Hybrid linear-attention families (Gated DeltaNet layers beside gated full-attention layers, (1 + w) norms):
+# Qwen3-Next (a MoE on every layer), Qwen3.5 (dense) and Qwen3.5-MoE, the latter two as their multimodal
+# checkpoints (language model under model.language_model.*, text_config)
+QWEN3_NEXT = "Qwen3NextForCausalLM"
+QWEN3_5 = "Qwen3_5ForConditionalGeneration"
+QWEN3_5_MOE = "Qwen3_5MoeForConditionalGeneration"
+HYBRID = (QWEN3_NEXT, QWEN3_5, QWEN3_5_MOE)
 MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE, DEEPSEEK_V3, DEEPSEEK_V2, OLMOE,
-       MINIMAX_M2, ERNIE4_5_MOE)
+       MINIMAX_M2, ERNIE4_5_MOE, QWEN3_NEXT, QWEN3_5_MOE)
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 SMOLLM3 = "SmolLM3ForCausalLM"
 GRANITE = "GraniteForCausalLM"
@@ -330,7 +347,7 @@ EXAONE4 = "Exaone4ForCausalLM"
 # Multimodal checkpoints whose language model we run: its numbers in text_config, its weights
 # under language_model.model.* (released) or model.language_model.* (transformers >= 4.52)
 QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration")
-MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL
+MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL + (QWEN3_5, QWEN3_5_MOE)
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
                  (GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4, ERNIE4_5))
 
@@ -538,6 +555,33 @@ DEFAULTS[ERNIE4_5_MOE] = dict(
     max_position_embeddings=131072, moe_intermediate_size=1536, moe_k=6, moe_num_experts=64, moe_num_shared_experts=2,
     moe_layer_start_index=1, moe_layer_end_index=-1, moe_layer_interval=1, moe_norm_min=1e-12, moe_use_aux_free=True,
     moe_gate="topk", use_rmsnorm=True)
+# models/qwen3_next/configuration_qwen3_next.py Qwen3NextConfig (5.x fields; 4.57's __init__ the same numbers):
+# num_attention_heads 16, num_key_value_heads 2, head_dim 256, hidden_act silu, rms_norm_eps 1e-6, tie_word_embeddings
+# false, attention_bias false, linear_conv_kernel_dim 4, linear_key_head_dim / linear_value_head_dim 128,
+# linear_num_key_heads 16, linear_num_value_heads 32, decoder_sparse_step 1, moe_intermediate_size 512,
+# shared_expert_intermediate_size 512, num_experts_per_tok 10, num_experts 512, norm_topk_prob true, mlp_only_layers
+# None -> [], layer_types None -> from full_attention_interval (a kwarg, default 4; see hybrid_layer_types);
+# partial_rotary_factor 0.25 (`kwargs.setdefault("partial_rotary_factor", 0.25)  # assign default for BC`); rope_theta
+# 10000 (4.57's __init__ default; 5.x: default_theta, in rope_parameters). max_position_embeddings 32768.
+DEFAULTS[QWEN3_NEXT] = dict(
+    num_attention_heads=16, num_key_value_heads=2, head_dim=256, hidden_act="silu", rms_norm_eps=1e-6,
+    rope_theta=10000.0, rope_scaling=None, rope_parameters=None, partial_rotary_factor=0.25, tie_word_embeddings=False,
+    attention_bias=False, max_position_embeddings=32768, linear_conv_kernel_dim=4, linear_key_head_dim=128,
+    linear_value_head_dim=128, linear_num_key_heads=16, linear_num_value_heads=32, decoder_sparse_step=1,
+    moe_intermediate_size=512, shared_expert_intermediate_size=512, num_experts_per_tok=10, num_experts=512,
+    norm_topk_prob=True, mlp_only_layers=None, layer_types=None, full_attention_interval=4, attn_output_gate=True)
+# models/qwen3_5/modular_qwen3_5.py Qwen3_5TextConfig(Qwen3NextConfig): num_key_value_heads 4, intermediate_size 12288,
+# the MoE keys removed (AttributeError: a dense Qwen3_5MLP on every layer); Qwen3_5Config(Qwen3VLConfig):
+# tie_word_embeddings false at the top level. models/qwen3_5_moe/modular_qwen3_5_moe.py Qwen3_5MoeTextConfig
+# (Qwen3NextConfig): num_experts_per_tok 8, num_experts 256, intermediate_size / decoder_sparse_step / norm_topk_prob /
+# mlp_only_layers removed (a Qwen3_5MoeSparseMoeBlock on every layer, its router always renormalising)
+DEFAULTS[QWEN3_5] = dict(DEFAULTS[QWEN3_NEXT], num_key_value_heads=4)
+DEFAULTS[QWEN3_5_MOE] = dict(DEFAULTS[QWEN3_NEXT], num_experts_per_tok=8, num_experts=256)
+for _key in ("decoder_sparse_step", "moe_intermediate_size", "shared_expert_intermediate_size", "num_experts_per_tok",
+             "num_experts", "norm_topk_prob", "mlp_only_layers"):
+    del DEFAULTS[QWEN3_5][_key]
+for _key in ("decoder_sparse_step", "norm_topk_prob", "mlp_only_layers"):
+    del DEFAULTS[QWEN3_5_MOE][_key]
 # DeepseekV3Attention.__init__: q_a_layernorm = DeepseekV3RMSNorm(config.q_lora_rank) and kv_a_layernorm =
 # DeepseekV3RMSNorm(self.kv_lora_rank) take DeepseekV3RMSNorm.__init__'s default eps=1e-6, not
 # config.rms_norm_eps (which only input_layernorm, post_attention_layernorm and model.norm take)
@@ -645,7 +689,8 @@ class Spec:
             # before PretrainedConfig sets the leftover kwargs; 5.x in __post_init__): a config.json
             # value that differs may be taken by one version and overridden by another
             raise ValueError("Cohere2: head_dim must be hidden_size // num_attention_heads")
-        self.F = c["intermediate_size"]
+        # (Qwen3_5MoeTextConfig has no intermediate_size: every layer is a MoE)
+        self.F = c.get("intermediate_size") if arch == QWEN3_5_MOE else c["intermediate_size"]
         self.V = c["vocab_size"]
         # CohereLayerNorm(eps=config.layer_norm_eps) (models/cohere/modeling_cohere.py)
         self.eps = get("layer_norm_eps") if arch in COHERE else get("rms_norm_eps")
@@ -672,6 +717,11 @@ class Spec:
             self.theta = full["rope_theta"]
             kind = full.get("rope_type", "default")
             self.rope_scaling = None if kind == "default" else {k: v for k, v in full.items() if k != "rope_theta"}
+        self.hybrid_rotary_dim = self.hybrid_mrope = None
+        if arch in HYBRID:
+            # (no scaling: rope_scaling / a rope_type other than default are refused in hybrid_rope)
+            self.theta, self.hybrid_rotary_dim, self.hybrid_mrope = hybrid_rope(c, get, arch, self.HD)
+            self.rope_scaling = None
         if arch in MULTIMODAL:
             self.tied = c.get("tie_word_embeddings", cfg.get("tie_word_embeddings", get("tie_word_embeddings")))
         else:
@@ -682,6 +732,11 @@ class Spec:
         # sits under "language_model.model." (released checkpoints) or "model.language_model."
         # (transformers >= 4.52 saves): chosen from the weights in `weight_names`.
         self.prefix = None if arch in MULTIMODAL else "model."
+        if arch in (QWEN3_5, QWEN3_5_MOE):
+            # Qwen3.5's checkpoints exist in transformers >= 4.57's spelling only: model.language_model.* beside
+            # model.visual.* and mtp.*, lm_head.weight at the top (Qwen3_5ForConditionalGeneration, no
+            # _checkpoint_conversion_mapping from a legacy language_model.model.*)
+            self.prefix = "model.language_model."
 
         # attention projections
         # GlmAttention / Glm4Attention.__init__: q/k/v_proj bias=config.attention_bias, o_proj none
@@ -727,9 +782,18 @@ class Spec:
         # models/exaone4/modular_exaone4.py Exaone4Attention.__init__: q_norm = k_norm = Exaone4RMSNorm(head_dim) (=
         # LlamaRMSNorm, eps rms_norm_eps); forward: `self.q_norm(query_states)` on q_proj(h).view(..., -1, head_dim),
         # i.e. per head over head_dim with one (head_dim,) weight shared by every head, before RoPE (Qwen3's)
+        # models/qwen3_next/modular_qwen3_next.py Qwen3NextAttention(Qwen3MoeAttention): q_norm / k_norm over head_dim,
+        # Qwen3NextRMSNorm (= Gemma3RMSNorm: (1 + w)) in the generated modeling_qwen3_next.py; Qwen3_5Attention and
+        # Qwen3_5MoeAttention are Qwen3NextAttention
         self.qk_norm = (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration")
                         or arch in GEMMA[1:] or (arch == GLM4_MOE and get("use_qk_norm")) or cohere_qk_norm or
-                        arch == EXAONE4)
+                        arch == EXAONE4 or arch in HYBRID)
+        # Qwen3NextAttention.__init__: q_proj = nn.Linear(hidden_size, num_attention_heads * head_dim * 2); forward:
+        # q_proj(h).view(*input_shape, -1, head_dim * 2) chunked in two per head, the query (then q_norm, RoPE) and the
+        # gate; the attention output (B, T, heads * head_dim) times sigmoid(gate) before o_proj. q_gate: that layout;
+        # q_gate_applied: the sigmoid product (False: a what-if only, the gate rows still split off)
+        self.q_gate = arch in HYBRID
+        self.q_gate_applied = True
         self.qk_norm_per_head = cohere_qk_norm  # q_norm.weight (NH, HD), k_norm.weight (NKV, HD)
         # models/olmo2/modeling_olmo2.py Olmo2Attention.__init__: q_norm = Olmo2RMSNorm(num_attention_heads *
         # head_dim), k_norm = Olmo2RMSNorm(num_key_value_heads * head_dim), eps rms_norm_eps; forward:
@@ -766,7 +830,8 @@ class Spec:
         # models/glm4/modeling_glm4.py Glm4MLP.forward (GlmMLP is Phi3MLP): gate, up = chunk(2)
         self.fused_gate_up = self.fused_gate_up or arch in GLM
         if arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration",
-                    SMOLLM3, GRANITE, EXAONE4) + GRANITE_MOE + COHERE + ERNIE or gemma:
+                    SMOLLM3, GRANITE, EXAONE4) + GRANITE_MOE + COHERE + ERNIE + HYBRID or gemma:
+            # (Qwen3-Next / Qwen3.5: q/k/v/o_proj take bias=config.attention_bias; no release sets it)
             # (ERNIE 4.5: the projections take use_bias, not attention_bias; a true attention_bias would be ignored)
             # (EXAONE 4: Exaone4Attention's projections are nn.Linear(..., bias=False) whatever config.json says)
             # (Cohere / Cohere 2: q/k/v_proj and o_proj all take bias=config.attention_bias in
@@ -781,7 +846,11 @@ class Spec:
         # Gemma: (1 + w) norms, sandwich norms, scaled embeddings, GeGLU, query_pre_attn_scalar,
         # softcaps (models/gemma2/modeling_gemma2.py Gemma2RMSNorm, Gemma2DecoderLayer,
         # Gemma2Model, Gemma2MLP, Gemma2Attention, Gemma2ForCausalLM; gemma3 likewise)
-        self.norm_offset = gemma
+        # Qwen3-Next / Qwen3.5: every RMSNorm of the residual stream and q_norm / k_norm is Qwen3NextRMSNorm =
+        # Gemma3RMSNorm, (1 + w) (modular_qwen3_next.py `class Qwen3NextRMSNorm(Gemma3RMSNorm)`; _init_weights: zeros,
+        # "1 centered as the RMSNorm here does (1 + weight)"); the linear attention's gated norm is not (see
+        # gated_delta_net); no embedding scale
+        self.norm_offset = gemma or arch in HYBRID
         # OLMo 2 (models/olmo2/modular_olmo2.py Olmo2DecoderLayer: `del self.input_layernorm`; forward:
         # residual + post_attention_layernorm(self_attn(hidden_states)), then residual +
         # post_feedforward_layernorm(mlp(hidden_states))): Gemma's sandwich without its input norms
@@ -909,6 +978,12 @@ class Spec:
             # MiniMaxM2RotaryEmbedding = Glm4MoeRotaryEmbedding (dim = int(head_dim * partial_rotary_factor)) and
             # glm4_moe's apply_rotary_pos_emb (q_rot = q[..., :rotary_dim], rotate_half, the rest passes)
             self.R = self.minimax_rotary_dim
+        if arch in HYBRID:
+            # Qwen3NextRotaryEmbedding.compute_default_rope_parameters (Qwen3_5TextRotaryEmbedding's alike): dim =
+            # int(head_dim * partial_rotary_factor); models/bamba/modeling_bamba.py apply_rotary_pos_emb (imported by
+            # modular_qwen3_next.py): rotary_dim = cos.shape[-1], q_rot = q[..., :rotary_dim] in the rotate-half
+            # pairing, q_pass the rest
+            self.R = self.hybrid_rotary_dim
         if self.mla:
             # DeepseekV3Config: head_dim = qk_rope_head_dim, so the rotary embedding (and YaRN) is built
             # over qk_rope_head_dim dims; they are the tail of each q head and the k_pe part
@@ -948,6 +1023,11 @@ class Spec:
             if sum(self.mrope_section) != self.HD // 2:
                 raise ValueError("mrope_section must add up to head_dim / 2")
             self.rope_scaling = None  # "mrope" is the default RoPE's frequencies (Qwen2_5_VLConfig.__init__)
+        if self.hybrid_mrope is not None:
+            # Qwen3_5TextRotaryEmbedding (Qwen3VLTextRotaryEmbedding's forward): three position rows (t, h, w),
+            # apply_interleaved_mrope over the rotary_dim / 2 frequencies (always interleaved), cat(freqs, freqs);
+            # text positions give three equal rows: the plain RoPE (mrope_cos_sin)
+            self.mrope_section, self.mrope_interleaved = list(self.hybrid_mrope), True
         if arch == "Phi3ForCausalLM" and kind in ("longrope", "su"):
             lr = (self.R, self.theta, self.rope_scaling, get("max_position_embeddings"),
                   get("original_max_position_embeddings"))
@@ -1134,6 +1214,39 @@ class Spec:
             # what-ifs only (golden_models): the score function ("sigmoid" in place of the softmax) and the weights
             # taken from p + e_score_correction_bias instead of p
             self.router_score, self.router_weight_bias = "softmax", False
+        elif arch == QWEN3_NEXT:
+            # models/qwen3_next/modular_qwen3_next.py Qwen3NextDecoderLayer.__init__: Qwen3NextSparseMoeBlock
+            # (= Qwen2MoeSparseMoeBlock) where `layer_idx not in config.mlp_only_layers and config.num_experts > 0 and
+            # (layer_idx + 1) % config.decoder_sparse_step == 0`, else Qwen3NextMLP(intermediate_size). The block:
+            # Qwen2MoeTopKRouter (mlp.gate (E, H): softmax in fp32, torch.topk, renormalised when norm_topk_prob),
+            # experts of moe_intermediate_size (transformers 4.57 / the release: mlp.experts.{e}.gate_proj / up_proj /
+            # down_proj; transformers 5's Qwen2MoeExperts = MixtralExperts stacked: mlp.experts.gate_up_proj (E, 2F,
+            # H), down_proj (E, H, F); load_model picks the layout from the weights, hybrid_expert_layout), plus
+            # sigmoid(mlp.shared_expert_gate(h)) * mlp.shared_expert(h) of shared_expert_intermediate_size
+            self.num_experts, self.top_k = get("num_experts"), get("num_experts_per_tok")
+            self.norm_topk_prob = bool(get("norm_topk_prob"))
+            self.moe_intermediate = get("moe_intermediate_size")
+            self.shared_intermediate = get("shared_expert_intermediate_size")
+            dense = get("mlp_only_layers") or []
+            step = get("decoder_sparse_step")
+            self.layer_moe = [l not in dense and self.num_experts > 0 and (l + 1) % step == 0 for l in range(self.L)]
+            self.expert_naming = "qwen"
+        elif arch == QWEN3_5_MOE:
+            # models/qwen3_5_moe/modular_qwen3_5_moe.py Qwen3_5MoeDecoderLayer.__init__: `self.mlp =
+            # Qwen3_5MoeSparseMoeBlock(config)` on every layer (= Qwen3NextSparseMoeBlock: Qwen2MoeSparseMoeBlock's
+            # forward, shared expert with its sigmoid gate) with Qwen3_5MoeTopKRouter = Qwen3VLMoeTextTopKRouter:
+            # softmax in fp32, torch.topk, `router_top_value /= router_top_value.sum(dim=-1, keepdim=True)` always (no
+            # norm_topk_prob: Qwen3_5MoeTextConfig removes the key; a false one is refused). Experts stacked
+            # (Qwen3_5MoeExperts = Qwen2MoeExperts: mlp.experts.gate_up_proj (E, 2F, H), down_proj (E, H, F)) as
+            # transformers 5 saves them, or per expert (hybrid_expert_layout)
+            if "norm_topk_prob" in c and not c["norm_topk_prob"]:
+                raise ValueError("Qwen3.5-MoE: norm_topk_prob false (Qwen3VLMoeTextTopKRouter always renormalises)")
+            self.num_experts, self.top_k = get("num_experts"), get("num_experts_per_tok")
+            self.norm_topk_prob = True  # always; False: a what-if only
+            self.moe_intermediate = get("moe_intermediate_size")
+            self.shared_intermediate = get("shared_expert_intermediate_size")
+            self.layer_moe = [True] * self.L
+            self.expert_naming = "stacked"
         elif arch in GRANITE_MOE:
             # models/granitemoe/modular_granitemoe.py GraniteMoeMoE: every layer; experts as wide as
             # intermediate_size stacked in input_linear (E, 2F, H; chunk(2): gate, then up) and
@@ -1163,6 +1276,130 @@ class Spec:
             raise ValueError("rope type %r is not used by the Qwen-VL fixtures" % kind)
         if self.num_experts and not 0 < self.top_k <= self.num_experts:
             raise ValueError("num_experts_per_tok must be in [1, num_experts]")
+        # Qwen2MoeSparseMoeBlock's sigmoid gate on the shared expert (False: a what-if only)
+        self.shared_gate_applied = True
+        hybrid_layers(self, c, get)
+
+
+def hybrid_rope(c, get, arch, head_dim):
+    """(rope_theta, rotary_dim, mrope_section or None) of a Qwen3-Next / Qwen3.5 / Qwen3.5-MoE (text_)config. The
+    released Qwen3-Next config.json (transformers 4.57) has rope_theta, partial_rotary_factor and rope_scaling null at
+    the top level; transformers 5 writes rope_parameters {"rope_type": "default", "rope_theta", "partial_rotary_factor"}
+    (Qwen3.5's text_config also "mrope_section", "mrope_interleaved"). rotary_dim = int(head_dim *
+    partial_rotary_factor) (Qwen3NextRotaryEmbedding / Qwen3_5TextRotaryEmbedding.compute_default_rope_parameters: the
+    factor from rope_parameters, which Qwen3NextConfig.__post_init__ fills from the top-level key, default 0.25).
+    mrope_section (Qwen3.5 only; Qwen3_5TextRotaryEmbedding, default [11, 11, 10]) must add up to rotary_dim / 2 when
+    given; for text positions the multimodal RoPE is the plain one whatever the sections (mrope_cos_sin). Refused:
+    rope_scaling or a rope_type other than default, rope_theta / partial_rotary_factor at the top level and in
+    rope_parameters with other values, mrope keys on Qwen3-Next (Qwen3NextRotaryEmbedding is Gemma2RotaryEmbedding: one
+    position row), mrope_interleaved false (transformers always interleaves; vLLM would read false as the chunked
+    layout), an odd rotary_dim or one outside (0, head_dim]."""
+    family = "Qwen3-Next" if arch == QWEN3_NEXT else "Qwen3.5"
+    rs, rp = get("rope_scaling"), get("rope_parameters")
+    if rs is not None and (not isinstance(rs, dict) or rs.get("rope_type", rs.get("type")) != "default"):
+        raise ValueError("%s: rope_scaling %r is not used by the fixtures" % (family, rs))
+    theta = get("rope_theta")
+    factor = get("partial_rotary_factor")
+    mrope = None
+    if rp is not None:
+        if not isinstance(rp, dict) or rp.get("rope_type", rp.get("type", "default")) != "default":
+            raise ValueError("%s: rope_parameters %r (only the default RoPE is used by the fixtures)" % (family, rp))
+        for key, top in (("rope_theta", theta), ("partial_rotary_factor", factor)):
+            if key in c and key in rp and float(c[key]) != float(rp[key]):
+                raise ValueError("%s: %s %r beside rope_parameters' %r" % (family, key, c[key], rp[key]))
+        theta = rp.get("rope_theta", theta)
+        factor = rp.get("partial_rotary_factor", factor)
+        if "mrope_section" in rp or "mrope_interleaved" in rp:
+            if arch == QWEN3_NEXT:
+                raise ValueError("Qwen3-Next: mrope keys in rope_parameters (its RoPE has one position row)")
+            if not rp.get("mrope_interleaved", True):
+                raise ValueError("Qwen3.5: mrope_interleaved false (Qwen3_5TextRotaryEmbedding always interleaves)")
+            mrope = rp.get("mrope_section")
+    R = int(head_dim * float(factor))
+    if not 0 < R <= head_dim or R % 2:
+        raise ValueError("%s: rotary_dim int(%d x %r) = %d" % (family, head_dim, factor, R))
+    if mrope is not None and (len(mrope) != 3 or sum(mrope) != R // 2):
+        raise ValueError("%s: mrope_section %r must be three sections adding up to rotary_dim / 2 = %d" % (
+            family, mrope, R // 2))
+    return theta, R, mrope
+
+
+def hybrid_layer_types(c, get, L):
+    """Per layer "linear_attention" / "full_attention" of a Qwen3-Next / Qwen3.5 config: layer_types when listed (the
+    Qwen3.5 releases list them beside full_attention_interval), else Qwen3NextConfig.__post_init__'s rule from
+    full_attention_interval (the Qwen3-Next release has no layer_types): `"linear_attention" if bool((i + 1) %
+    interval_pattern) else "full_attention"`, interval default 4. Refused: other names or another length, and a listed
+    layer_types that full_attention_interval (when config.json has it) contradicts (transformers takes the list, a
+    reader of the interval would not)."""
+    interval = get("full_attention_interval")
+    if isinstance(interval, bool) or not isinstance(interval, int) or interval < 1:
+        raise ValueError("Qwen3-Next / Qwen3.5: full_attention_interval %r" % (interval,))
+    from_interval = ["linear_attention" if (i + 1) % interval else "full_attention" for i in range(L)]
+    types = get("layer_types")
+    if types is None:
+        return from_interval
+    if len(types) != L or any(t not in ("linear_attention", "full_attention") for t in types):
+        raise ValueError("Qwen3-Next / Qwen3.5: layer_types must be L entries of linear_attention / full_attention: %r"
+                         % (types,))
+    if "full_attention_interval" in c and list(types) != from_interval:
+        raise ValueError("Qwen3-Next / Qwen3.5: layer_types %r disagree with full_attention_interval %d" % (
+            types, interval))
+    return list(types)
+
+
+def hybrid_layers(spec, c, get):
+    """The linear-attention fields of a Spec (layer_linear: L booleans, False for every family but the hybrid ones).
+    Qwen3NextGatedDeltaNet.__init__ (models/qwen3_next/modular_qwen3_next.py; Qwen3_5GatedDeltaNet in
+    models/qwen3_5/modular_qwen3_5.py the same but for its projections): num_v_heads = linear_num_value_heads,
+    num_k_heads = linear_num_key_heads, head_k_dim = linear_key_head_dim, head_v_dim = linear_value_head_dim,
+    conv_kernel_size = linear_conv_kernel_dim, conv_dim = 2 * key_dim + value_dim, activation = hidden_act, norm eps =
+    rms_norm_eps. Projections: Qwen3-Next in_proj_qkvz (2 key_dim + 2 value_dim) / in_proj_ba (2 num_v_heads),
+    interleaved per key head (linear_proj "qkvz", see gated_delta_net); Qwen3.5 in_proj_qkv / in_proj_z / in_proj_b /
+    in_proj_a ("split"). Refused: num_v_heads not a multiple of num_k_heads, hidden_act other than silu (the conv's
+    activation; the torch fallbacks hard-code F.silu in some versions), attn_output_gate false (Qwen3NextAttention
+    always gates; vLLM reads the key). The what-if flags (golden_models only) are set to the model as it is."""
+    spec.layer_linear = [False] * spec.L
+    if spec.arch not in HYBRID:
+        return
+    spec.layer_types = hybrid_layer_types(c, get, spec.L)
+    spec.layer_linear = [t == "linear_attention" for t in spec.layer_types]
+    spec.lin_NK, spec.lin_NV = get("linear_num_key_heads"), get("linear_num_value_heads")
+    spec.lin_DK, spec.lin_DV = get("linear_key_head_dim"), get("linear_value_head_dim")
+    spec.lin_K = get("linear_conv_kernel_dim")
+    if spec.lin_NV % spec.lin_NK:
+        raise ValueError("Qwen3-Next / Qwen3.5: linear_num_value_heads %d not a multiple of linear_num_key_heads %d" % (
+            spec.lin_NV, spec.lin_NK))
+    if get("hidden_act") != "silu":
+        raise ValueError("Qwen3-Next / Qwen3.5: hidden_act %r (the fixtures use silu)" % get("hidden_act"))
+    if not get("attn_output_gate"):
+        raise ValueError("Qwen3-Next / Qwen3.5: attn_output_gate false (transformers always gates the attention "
+                         "output)")
+    spec.linear_proj = "qkvz" if spec.arch == QWEN3_NEXT else "split"
+    # what-ifs only (golden_models): the causal conv and its SiLU, the silu(z) gate and the gated norm's (1 + w), the
+    # q/k l2norm, the decay (g = 0), beta (1), exp(A_log) (A_log itself), the key-head map (repeat_interleave or
+    # "tile"), the recurrent state reset at every chunk start, Qwen3-Next's projections read as contiguous blocks
+    spec.linear_conv = spec.linear_conv_act = spec.linear_z_gate = spec.linear_l2norm = True
+    spec.linear_decay = spec.linear_beta = spec.linear_A_exp = True
+    spec.linear_norm_offset = spec.linear_reset_chunks = False
+    spec.linear_head_map = "interleave"
+    # torch_chunk_gated_delta_rule's chunk_size (its default, as Qwen3NextGatedDeltaNet calls it)
+    spec.linear_chunk = 64
+    # (check_reference, golden_models: the recurrent rule for whole sequences too, token by token)
+    spec.linear_recurrent = False
+
+
+def hybrid_expert_layout(spec, p):
+    """Qwen3-Next's / Qwen3.5-MoE's experts as the weights hold them: per expert (mlp.experts.{e}.gate_proj / up_proj /
+    down_proj: the Qwen3-Next release, transformers 4.57) or stacked (mlp.experts.gate_up_proj (E, 2F, H), per expert
+    the gate rows then the up rows, and mlp.experts.down_proj (E, H, F): Qwen2MoeExperts as transformers 5 saves it;
+    the Qwen3.5-MoE releases); sets spec.expert_naming ("qwen", "stacked"). Both or neither in the file: refused."""
+    if not spec.num_experts:
+        return
+    per_expert = any(".mlp.experts.0.gate_proj.weight" in n for n in p)
+    stacked = any(n.endswith(".mlp.experts.gate_up_proj") for n in p)
+    if per_expert == stacked:
+        raise ValueError("%s: the weights must hold either mlp.experts.{e}.* or mlp.experts.gate_up_proj" % spec.arch)
+    spec.expert_naming = "stacked" if stacked else "qwen"
 
 
 def flat_rope_parameters(c, get, family):
@@ -1457,6 +1694,8 @@ def load_model(folder):
     dtypes = {k: v[0] for k, v in st.items()}
     if spec.arch == MINIMAX_M2:
         minimax_m2_expert_layout(spec, p)
+    if spec.arch in HYBRID:
+        hybrid_expert_layout(spec, p)
     if (cfg.get("quantization_config") or {}).get("quant_method") == "fp8" and F8 not in dtypes.values():
         raise ValueError("%s: quantization_config fp8 but no F8_E4M3 tensor" % folder)
     return spec, fp8_dequantize_params(cfg, p, dtypes), dtypes
@@ -1631,6 +1870,13 @@ def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
     B, T, _ = h.shape
     NH, NKV, HD = spec.NH, spec.NKV, spec.HD
     q, k, v = qkv_projections(spec, p, pre, h)
+    gate = None
+    if spec.q_gate:
+        # models/qwen3_next/modular_qwen3_next.py Qwen3NextAttention.forward: `query_states, gate =
+        # torch.chunk(self.q_proj(hidden_states).view(*input_shape, -1, self.head_dim * 2), 2, dim=-1)`: per head the
+        # first head_dim values are the query, the next head_dim the gate; `gate = gate.reshape(*input_shape, -1)`
+        qg = q.view(B, T, NH, 2 * HD)
+        q, gate = qg[..., :HD].reshape(B, T, NH * HD), qg[..., HD:].reshape(B, T, NH * HD)
     if spec.qk_norm_full:
         # models/olmo2/modeling_olmo2.py Olmo2Attention.forward: q_norm(q_proj(h)), k_norm(k_proj(h)) on the
         # (B, T, heads * head_dim) projections (one mean square over every head), then the view into heads.
@@ -1684,11 +1930,192 @@ def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
     else:
         attn = torch.softmax(scores, dim=-1, dtype=torch.float32)
     o = (attn @ vr).transpose(1, 2).reshape(B, T, NH * HD)
+    if gate is not None and spec.q_gate_applied:
+        # Qwen3NextAttention.forward: `attn_output = attn_output * torch.sigmoid(gate)` before o_proj
+        o = o * torch.sigmoid(gate)
     o = o @ p[pre + "self_attn.o_proj.weight"].T
     if spec.o_bias:
         # GptOssAttention, LlamaAttention: o_proj bias=attention_bias; SeedOssAttention: bias=attention_out_bias
         o = o + p[pre + "self_attn.o_proj.bias"]
     return o
+
+
+def l2norm(x, eps=1e-6):
+    """models/qwen3_next/modular_qwen3_next.py l2norm ("to align with the l2norm implementation in the FLA library"):
+    x * rsqrt(sum(x * x over the last dim) + eps), eps 1e-6."""
+    return x * torch.rsqrt((x * x).sum(dim=-1, keepdim=True) + eps)
+
+
+def chunk_gated_delta_rule(q, k, v, g, beta, chunk_size=64, initial_state=None, reset_chunks=False):
+    """models/qwen3_next/modular_qwen3_next.py torch_chunk_gated_delta_rule (the torch path Qwen3NextGatedDeltaNet and
+    Qwen3_5GatedDeltaNet take without flash-linear-attention, for a whole sequence), written out here step by step:
+    q, k (B, T, heads, DK) already l2-normed, v (B, T, heads, DV), g (log decay) and beta (B, T, heads). In fp32, heads
+    first; T padded with zeros to a multiple of chunk_size; q times DK^-0.5; per chunk the cumulative sum of g, the
+    decay matrix exp(g_i - g_j) (lower triangle), the in-chunk solve of (I + strictly lower (beta k k^T * decay)) by the
+    row recurrence, value = A (v beta), k_cumdecay = A (k beta exp(g)); then chunk by chunk with the state S (DK, DV):
+    v_new = value - k_cumdecay S, out = (q exp(g)) S + (q k^T * decay, lower triangle) v_new,
+    S = S exp(g_last) + (k exp(g_last - g))^T v_new. Returns (out (B, T, heads, DV), final S (B, heads, DK, DV)).
+    reset_chunks: a what-if only (golden_models): S back to zero at every chunk start."""
+    q, k, v, beta, g = (x.transpose(1, 2).contiguous().to(torch.float32) for x in (q, k, v, beta, g))
+    B, NV, T, DK = k.shape
+    DV = v.shape[-1]
+    pad = (chunk_size - T % chunk_size) % chunk_size
+    q, k, v = (F.pad(x, (0, 0, 0, pad)) for x in (q, k, v))
+    beta, g = F.pad(beta, (0, pad)), F.pad(g, (0, pad))
+    n = (T + pad) // chunk_size
+    q = q * (1 / (DK ** 0.5))
+    v_beta = v * beta.unsqueeze(-1)
+    k_beta = k * beta.unsqueeze(-1)
+    q, k, v, k_beta, v_beta = (x.reshape(B, NV, n, chunk_size, x.shape[-1]) for x in (q, k, v, k_beta, v_beta))
+    g = g.reshape(B, NV, n, chunk_size).cumsum(dim=-1)
+    decay = (g.unsqueeze(-1) - g.unsqueeze(-2)).tril().exp().float().tril()
+    upper_incl = torch.triu(torch.ones(chunk_size, chunk_size, dtype=torch.bool), diagonal=0)
+    a = -((k_beta @ k.transpose(-1, -2)) * decay).masked_fill(upper_incl, 0)
+    for i in range(1, chunk_size):
+        row = a[..., i, :i].clone()
+        sub = a[..., :i, :i].clone()
+        a[..., i, :i] = row + (row.unsqueeze(-1) * sub).sum(-2)
+    a = a + torch.eye(chunk_size, dtype=a.dtype)
+    value = a @ v_beta
+    k_cumdecay = a @ (k_beta * g.exp().unsqueeze(-1))
+    zero = torch.zeros(B, NV, DK, DV, dtype=torch.float32)
+    state = zero if initial_state is None else initial_state.to(torch.float32)
+    out = torch.zeros_like(value)
+    upper = torch.triu(torch.ones(chunk_size, chunk_size, dtype=torch.bool), diagonal=1)
+    for c in range(n):
+        if reset_chunks:
+            state = zero
+        q_c, k_c, v_c = q[:, :, c], k[:, :, c], value[:, :, c]
+        inner = (q_c @ k_c.transpose(-1, -2) * decay[:, :, c]).masked_fill(upper, 0)
+        v_new = v_c - k_cumdecay[:, :, c] @ state
+        out[:, :, c] = (q_c * g[:, :, c, :, None].exp()) @ state + inner @ v_new
+        state = (state * g[:, :, c, -1, None, None].exp() +
+                 (k_c * (g[:, :, c, -1, None] - g[:, :, c]).exp()[..., None]).transpose(-1, -2) @ v_new)
+    out = out.reshape(B, NV, -1, DV)[:, :, :T].transpose(1, 2).contiguous()
+    return out, state
+
+
+def recurrent_gated_delta_rule(q, k, v, g, beta, initial_state=None):
+    """models/qwen3_next/modular_qwen3_next.py torch_recurrent_gated_delta_rule (the torch path of a cached one-token
+    step), the same arguments as chunk_gated_delta_rule: per token t, in fp32, q times DK^-0.5,
+    S = S exp(g_t); kv_mem = k_t^T S; delta = (v_t - kv_mem) beta_t; S = S + k_t delta^T; out_t = q_t^T S.
+    Returns (out (B, T, heads, DV), final S)."""
+    q, k, v, beta, g = (x.transpose(1, 2).contiguous().to(torch.float32) for x in (q, k, v, beta, g))
+    B, NV, T, DK = k.shape
+    DV = v.shape[-1]
+    q = q * (1 / (DK ** 0.5))
+    out = torch.zeros(B, NV, T, DV, dtype=torch.float32)
+    state = torch.zeros(B, NV, DK, DV) if initial_state is None else initial_state.to(torch.float32)
+    for t in range(T):
+        state = state * g[:, :, t].exp().unsqueeze(-1).unsqueeze(-1)
+        kv_mem = (state * k[:, :, t].unsqueeze(-1)).sum(dim=-2)
+        delta = (v[:, :, t] - kv_mem) * beta[:, :, t].unsqueeze(-1)
+        state = state + k[:, :, t].unsqueeze(-1) * delta.unsqueeze(-2)
+        out[:, :, t] = (state * q[:, :, t].unsqueeze(-1)).sum(dim=-2)
+    return out.transpose(1, 2).contiguous(), state
+
+
+def linear_projections(spec, p, a, h):
+    """(mixed_qkv (B, T, conv_dim) in the conv's channel order [q (NK x DK), k (NK x DK), v (NV x DV)], z (B, T, NV,
+    DV), b, a (B, T, NV)) of a linear-attention layer (a = "....linear_attn.").
+    Qwen3-Next (models/qwen3_next/modular_qwen3_next.py Qwen3NextGatedDeltaNet.fix_query_key_value_ordering):
+    in_proj_qkvz's output viewed (B, T, NK, 2 DK + 2 (NV / NK) DV) and split per key head into q (DK), k (DK), v ((NV /
+    NK) DV), z ((NV / NK) DV); in_proj_ba's viewed (B, T, NK, 2 NV / NK) and split into b, a (NV / NK each); v and z
+    reshaped to (NV, DV) heads, b and a to NV (value head j = key head j // (NV / NK), slot j % (NV / NK)); forward: q,
+    k, v flattened and concatenated. spec.linear_proj "qkvz_blocks" (a what-if only): the same tensors read as
+    contiguous [q | k | v | z] and [b | a] blocks, Qwen3.5's order.
+    Qwen3.5 (models/qwen3_5/modular_qwen3_5.py Qwen3_5GatedDeltaNet.forward): in_proj_qkv already in the conv's order,
+    in_proj_z reshaped to (NV, DV), in_proj_b and in_proj_a one value per value head."""
+    B, T, _ = h.shape
+    NK, NV, DK, DV = spec.lin_NK, spec.lin_NV, spec.lin_DK, spec.lin_DV
+    if spec.linear_proj == "split":
+        mixed = h @ p[a + "in_proj_qkv.weight"].T
+        z = (h @ p[a + "in_proj_z.weight"].T).reshape(B, T, NV, DV)
+        return mixed, z, h @ p[a + "in_proj_b.weight"].T, h @ p[a + "in_proj_a.weight"].T
+    qkvz = h @ p[a + "in_proj_qkvz.weight"].T
+    ba = h @ p[a + "in_proj_ba.weight"].T
+    if spec.linear_proj == "qkvz_blocks":
+        q, k, v, z = qkvz.split([NK * DK, NK * DK, NV * DV, NV * DV], dim=-1)
+        b, a_ = ba.split([NV, NV], dim=-1)
+        return torch.cat((q, k, v), dim=-1), z.reshape(B, T, NV, DV), b, a_
+    r = NV // NK
+    q, k, v, z = qkvz.view(B, T, NK, 2 * DK + 2 * r * DV).split([DK, DK, r * DV, r * DV], dim=3)
+    b, a_ = ba.view(B, T, NK, 2 * r).split([r, r], dim=3)
+    mixed = torch.cat((q.reshape(B, T, NK * DK), k.reshape(B, T, NK * DK), v.reshape(B, T, NV * DV)), dim=-1)
+    return mixed, z.reshape(B, T, NV, DV), b.reshape(B, T, NV), a_.reshape(B, T, NV)
+
+
+def gated_delta_net(spec, p, pre, l, h, valid, cache, new_cache, trace):
+    """A linear-attention layer, models/qwen3_next/modular_qwen3_next.py Qwen3NextGatedDeltaNet.forward (torch path;
+    models/qwen3_5/modular_qwen3_5.py Qwen3_5GatedDeltaNet.forward the same with its own projections), h (B, T, H):
+      apply_mask_to_padding_states: padded positions' inputs zeroed (valid (B, T));
+      the projections (linear_projections); mixed_qkv through the depthwise causal conv1d (conv1d.weight (conv_dim, 1,
+      K), no bias: F.conv1d(padding K - 1)[..., :T], torch_causal_conv1d_fn) and SiLU;
+      q, k split into NK heads of DK, v into NV of DV; beta = sigmoid(b); g = -exp(A_log) * softplus(a + dt_bias)
+      (fp32); q and k repeat_interleave'd to NV heads (value head j reads key head j // (NV / NK));
+      the gated delta rule with use_qk_l2norm_in_kernel (l2norm of q and k, eps 1e-6): chunk_gated_delta_rule for a
+      sequence, recurrent_gated_delta_rule for a one-token step on a cached state;
+      Qwen3NextRMSNormGated over each head's DV values: x * rsqrt(mean(x^2) + rms_norm_eps) * weight (a plain weight,
+      initialised to ones) * silu(z), in fp32;
+      out_proj (NV x DV -> H).
+    Cache (a dict, as forward's): cache[l] = (conv_state (B, conv_dim, K): the last K conv inputs, zero-padded on the
+    left, as HF's `F.pad(mixed_qkv, (K - T, 0))` / torch_causal_conv1d_update keep it; the recurrent state (B, NV, DK,
+    DV)). With a cached state a one-token step runs the conv over [conv_state ; x] (torch_causal_conv1d_update) and the
+    recurrent rule; a longer step prepends conv_state and takes the chunk rule from the state (the transformers 5 path;
+    greedy_batch only steps one token)."""
+    a = pre + "linear_attn."
+    B, T, _ = h.shape
+    NK, NV, DK, DV, K = spec.lin_NK, spec.lin_NV, spec.lin_DK, spec.lin_DV, spec.lin_K
+    if valid is not None:
+        # models/bamba/modeling_bamba.py apply_mask_to_padding_states: `hidden_states * attention_mask[:, :, None]`
+        # (for batches of more than one sequence of more than one token; valid positions are unchanged either way)
+        h = h * valid.unsqueeze(-1).to(h.dtype)
+    mixed, z, b, a_ = linear_projections(spec, p, a, h)
+    x = mixed.transpose(1, 2)  # (B, conv_dim, T)
+    C = x.shape[1]
+    prev = cache.get(l) if cache is not None else None
+    if prev is not None:
+        x = torch.cat((prev[0], x), dim=-1)
+    if cache is not None:
+        conv_state = F.pad(x, (K - x.shape[-1], 0)) if x.shape[-1] < K else x[..., -K:]
+    if spec.linear_conv:
+        # torch_causal_conv1d_fn: F.conv1d(x, weight, padding=K - 1, groups=conv_dim)[..., :seq_len], then SiLU
+        y = F.conv1d(x, p[a + "conv1d.weight"], padding=K - 1, groups=C)[..., :x.shape[-1]]
+    else:
+        y = x
+    y = F.silu(y) if spec.linear_conv_act else y
+    y = y[..., -T:].transpose(1, 2)  # (B, T, conv_dim)
+    q, k, v = y.split([NK * DK, NK * DK, NV * DV], dim=-1)
+    q, k, v = q.reshape(B, T, NK, DK), k.reshape(B, T, NK, DK), v.reshape(B, T, NV, DV)
+    beta = torch.sigmoid(b) if spec.linear_beta else torch.ones_like(b)
+    A = p[a + "A_log"].float().exp() if spec.linear_A_exp else p[a + "A_log"].float()
+    g = -A * F.softplus(a_.float() + p[a + "dt_bias"])
+    if not spec.linear_decay:
+        g = torch.zeros_like(g)
+    if NV // NK > 1:
+        if spec.linear_head_map == "interleave":
+            q, k = q.repeat_interleave(NV // NK, dim=2), k.repeat_interleave(NV // NK, dim=2)
+        else:  # what-if: key head j % NK
+            q, k = q.repeat(1, 1, NV // NK, 1), k.repeat(1, 1, NV // NK, 1)
+    if spec.linear_l2norm:
+        q, k = l2norm(q), l2norm(k)
+    if (prev is not None and T == 1) or spec.linear_recurrent:
+        core, state = recurrent_gated_delta_rule(q, k, v, g, beta, prev[1] if prev is not None else None)
+    else:
+        core, state = chunk_gated_delta_rule(q, k, v, g, beta, spec.linear_chunk,
+                                             prev[1] if prev is not None else None, spec.linear_reset_chunks)
+    if cache is not None:
+        new_cache[l] = (conv_state, state)
+    if trace is not None:
+        trace.setdefault("linear_decay", {})[l] = g.exp()
+        trace.setdefault("linear_beta", {})[l] = beta
+    # Qwen3NextRMSNormGated.forward: in fp32, x * rsqrt(variance + eps), weight * that, times silu(gate)
+    w = p[a + "norm.weight"]
+    normed = core * torch.rsqrt(core.pow(2).mean(-1, keepdim=True) + spec.eps)
+    normed = normed * ((1.0 + w) if spec.linear_norm_offset else w)
+    if spec.linear_z_gate:
+        normed = normed * F.silu(z.to(torch.float32))
+    return normed.reshape(B, T, NV * DV) @ p[a + "out_proj.weight"].T
 
 
 def mla_rope_reshuffle(x):
@@ -1848,6 +2275,10 @@ def expert_tensors(spec, p, pre, e):
             down = p[pre + "block_sparse_moe.output_linear.weight"][e]
         half = gate_up.shape[0] // 2
         return gate_up[:half], gate_up[half:], down
+    if spec.expert_naming == "stacked" and e == "shared":
+        # (Qwen3-Next / Qwen3.5-MoE in transformers 5's layout: the shared expert stays a Qwen2MoeMLP)
+        x = pre + "mlp.shared_expert."
+        return p[x + "gate_proj.weight"], p[x + "up_proj.weight"], p[x + "down_proj.weight"]
     if spec.expert_naming == "stacked":
         # transformers 5's MixtralExperts (MiniMaxM2Experts): gate_up_proj (E, 2F, H), down_proj (E, H, F);
         # forward: `gate, up = F.linear(x, self.gate_up_proj[e]).chunk(2, dim=-1)`, act(gate) * up, then
@@ -2048,7 +2479,7 @@ def moe_block(spec, p, pre, l, h, trace=None):
         y = y + weights[:, j:j + 1] * outs[rows, experts[:, j]]
     if spec.shared_intermediate:
         shared = gated_mlp(spec, x, *expert_tensors(spec, p, pre, "shared"))
-        if spec.shared_gated:
+        if spec.shared_gated and spec.shared_gate_applied:
             # Qwen2MoeSparseMoeBlock.forward: F.sigmoid(shared_expert_gate(h)) * shared_expert(h), added last
             y = y + torch.sigmoid(x @ p[pre + "mlp.shared_expert_gate.weight"].T) * shared
         else:
@@ -2075,11 +2506,16 @@ def feed_forward(spec, p, pre, l, h, trace):
                      p[pre + "mlp.down_proj.weight"])
 
 
-def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace):
+def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, valid=None):
     # (OLMo 2: no input_layernorm, the attention reads the residual x itself)
     h = norm(spec, x, p[pre + "input_layernorm.weight"]) if spec.input_norms else x
-    attention = mla_attention if spec.mla else self_attention
-    a = attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace)
+    if spec.layer_linear[l]:
+        # models/qwen3_next/modular_qwen3_next.py Qwen3NextDecoderLayer.forward: the token mixer is self.linear_attn on
+        # "linear_attention" layers (self.self_attn on "full_attention" ones), then Llama's order
+        a = gated_delta_net(spec, p, pre, l, h, valid, cache, new_cache, trace)
+    else:
+        attention = mla_attention if spec.mla else self_attention
+        a = attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace)
     if spec.parallel_block:
         # models/cohere/modeling_cohere.py CohereDecoderLayer.forward (Cohere2DecoderLayer alike): the
         # attention and the MLP both read the one normed h; residual + attention + MLP, in that order
@@ -2152,7 +2588,7 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
     new_cache = {}
     for l in range(spec.L):
         x = decoder_layer(spec, p, prefix + "layers.%d." % l, l, x, rope[spec.layer_rope[l]],
-                          biases[spec.layer_sliding[l]], cache, new_cache, trace)
+                          biases[spec.layer_sliding[l]], cache, new_cache, trace, key_valid)
         if capture and l < spec.L - 1:
             hidden.append(x)
     x = norm(spec, x, p[prefix + "norm.weight"])
