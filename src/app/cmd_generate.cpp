@@ -78,6 +78,9 @@ int run_generate(const GenerateOptions& go) {
   if (kind == BackendKind::cpu) {
     engine::BufferPlan plan = engine::Engine::plan_for(spec, limits);
     plan.add("KV cache", engine::KvCache::bytes_for(spec, cache_rows));
+    if (!spec.linear_layers.empty()) {
+      plan.add("recurrent states", engine::KvCache::state_bytes_for(spec, limits.max_seqs));
+    }
     plan.add("weights (fp32)", static_cast<int64_t>(model::weight_bytes(spec, DType::f32)));
     log::info("memory plan ({} tokens, {} sequences per pass, {} cache rows):\n{}", limits.max_tokens,
               limits.max_seqs, cache_rows, plan.table());

@@ -4,7 +4,8 @@
 
 namespace abl::engine {
 
-void Batch::add(const int32_t* toks, int64_t n, int64_t kv_begin, int64_t cached, int32_t trial_id) {
+void Batch::add(const int32_t* toks, int64_t n, int64_t kv_begin, int64_t cached, int32_t trial_id,
+                int64_t state_slot) {
   cpu::AttnSeq s;
   s.q_begin = num_tokens();
   s.q_len = n;
@@ -19,6 +20,7 @@ void Batch::add(const int32_t* toks, int64_t n, int64_t kv_begin, int64_t cached
   }
   seqs.push_back(s);
   trial.push_back(trial_id);
+  state_slots.push_back(state_slot >= 0 ? state_slot : seq);
 }
 
 std::vector<int32_t> rope_tables(const model::ModelSpec& spec, const Batch& batch) {

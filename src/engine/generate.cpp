@@ -66,6 +66,7 @@ struct Running {
   size_t request;
   int64_t kv_begin;
   int64_t rows;
+  int64_t state_slot;  // its recurrent state (hybrid models), one of [0, max_seqs) while it runs
   int64_t cached = 0;
   int32_t next = 0;
   bool prefilled = false;
@@ -119,6 +120,8 @@ std::vector<GenerateResult> generate(ForwardPass& pass, const text::Tokenizer& t
     return std::find(opts.eos_ids.begin(), opts.eos_ids.end(), static_cast<int64_t>(id)) != opts.eos_ids.end();
   };
   RowAllocator rows(pass.cache_rows());
+  std::vector<int64_t> free_slots;  // state slots not held by a running sequence (at most max_seqs run)
+  for (int64_t s = lim.max_seqs; s-- > 0;) free_slots.push_back(s);
   std::vector<Running> running;
   size_t finished = 0;     // requests done (progress)
   int64_t generated = 0;   // next-token picks so far (progress)
@@ -140,7 +143,9 @@ std::vector<GenerateResult> generate(ForwardPass& pass, const text::Tokenizer& t
       if (tokens + n > lim.max_tokens) break;
       const int64_t start = rows.take(n + opts.max_new_tokens);
       if (start < 0) break;
-      running.push_back(Running{next_request, start, n + opts.max_new_tokens, 0, 0, false, text::IncrementalDecoder(tok)});
+      running.push_back(Running{next_request, start, n + opts.max_new_tokens, free_slots.back(), 0, 0, false,
+                                text::IncrementalDecoder(tok)});
+      free_slots.pop_back();
       tokens += n;
       ++next_request;
     }
@@ -164,11 +169,11 @@ std::vector<GenerateResult> generate(ForwardPass& pass, const text::Tokenizer& t
           std::vector<int32_t> seq = q.prompt;
           const std::vector<int32_t>& ids = results[r.request].ids;  // ends with r.next
           seq.insert(seq.end(), ids.begin(), ids.end());
-          b.add(seq.data(), n, r.kv_begin, 0, q.trial);
+          b.add(seq.data(), n, r.kv_begin, 0, q.trial, r.state_slot);
         } else if (r.prefilled) {
-          b.add(&r.next, 1, r.kv_begin, r.cached, q.trial);
+          b.add(&r.next, 1, r.kv_begin, r.cached, q.trial, r.state_slot);
         } else {
-          b.add(q.prompt.data(), n, r.kv_begin, 0, q.trial);
+          b.add(q.prompt.data(), n, r.kv_begin, 0, q.trial, r.state_slot);
         }
         r.cached = whole || !r.prefilled ? n : r.cached + 1;
         r.prefilled = true;
@@ -223,6 +228,7 @@ std::vector<GenerateResult> generate(ForwardPass& pass, const text::Tokenizer& t
       if (done) {
         res.text = r.decoder.finish();
         rows.give(r.kv_begin, r.rows);
+        free_slots.push_back(r.state_slot);
       } else {
         still.push_back(std::move(r));
       }

@@ -27,7 +27,7 @@ UnitLayout layer_unit_layout(const model::ModelSpec& spec, int64_t layer) {
 std::vector<UnitLayout> layer_unit_layouts(const model::ModelSpec& spec) {
   std::vector<UnitLayout> out;
   for (int64_t l = 0; l < spec.num_layers; ++l) {
-    if (l > 0 && spec.is_moe_layer(l) == spec.is_moe_layer(l - 1)) {
+    if (l > 0 && spec.same_layer_kind(l, l - 1)) {
       out.push_back(out.back());  // the same slots as the layer before
     } else {
       out.push_back(layer_unit_layout(spec, l));
@@ -58,6 +58,17 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
       case model::WeightRole::kv_a_proj: w.wkv_a = p; break;
       case model::WeightRole::kv_a_norm: w.kv_a_norm = p; break;
       case model::WeightRole::kv_b_proj: w.wkv_b = p; break;
+      case model::WeightRole::q_gate_proj: w.wq_gate = p; break;
+      case model::WeightRole::linear_q: w.lin_q = p; break;
+      case model::WeightRole::linear_k: w.lin_k = p; break;
+      case model::WeightRole::linear_v: w.lin_v = p; break;
+      case model::WeightRole::linear_z: w.lin_z = p; break;
+      case model::WeightRole::linear_b: w.lin_b = p; break;
+      case model::WeightRole::linear_a: w.lin_a = p; break;
+      case model::WeightRole::linear_conv: w.lin_conv = p; break;
+      case model::WeightRole::linear_a_log: w.lin_a_log = p; break;
+      case model::WeightRole::linear_dt_bias: w.lin_dt_bias = p; break;
+      case model::WeightRole::linear_norm: w.lin_norm = p; break;
       case model::WeightRole::o_proj: w.wo = p; break;
       case model::WeightRole::o_bias: w.bo = p; break;
       case model::WeightRole::attn_sinks: w.sinks = p; break;

@@ -69,6 +69,7 @@ void ernie4_5_moe_keys(const Keys& k, ModelSpec& s);
 void seed_oss_keys(const Keys& k, ModelSpec& s);
 void deepseek_v3_keys(const Keys& k, ModelSpec& s);
 void deepseek_v2_keys(const Keys& k, ModelSpec& s);
+void qwen3_next_keys(const Keys& k, ModelSpec& s);
 
 // Gemma2Config and Gemma3TextConfig (transformers), for absent keys.
 constexpr const char* kGemma2Defaults = R"({"vocab_size": 256000, "hidden_size": 2304,
@@ -203,6 +204,26 @@ constexpr const char* kErnie45MoeDefaults = R"({"vocab_size": 103424, "hidden_si
   "bos_token_id": 1, "eos_token_id": 2, "tie_word_embeddings": true, "rope_theta": 500000.0, "use_bias": false,
   "moe_intermediate_size": 1536, "moe_k": 6, "moe_num_experts": 64, "moe_num_shared_experts": 2,
   "moe_layer_start_index": 1, "moe_layer_end_index": -1, "moe_layer_interval": 1, "moe_norm_min": 1e-12})";
+// Qwen3NextConfig, Qwen3_5TextConfig and Qwen3_5MoeTextConfig (each __post_init__ sets
+// partial_rotary_factor 0.25 when absent; Qwen3.5-MoE has no intermediate_size: every layer is MoE and
+// Qwen3NextConfig's 5632 below is never used).
+#define ABL_QWEN3_NEXT_COMMON                                                                               \
+  "\"hidden_act\": \"silu\", \"max_position_embeddings\": 32768, \"rms_norm_eps\": 1e-06, "                 \
+  "\"tie_word_embeddings\": false, \"rope_theta\": 10000.0, \"partial_rotary_factor\": 0.25, "                \
+  "\"head_dim\": 256, \"linear_conv_kernel_dim\": 4, \"linear_key_head_dim\": 128, "                        \
+  "\"linear_value_head_dim\": 128, \"linear_num_key_heads\": 16, \"linear_num_value_heads\": 32, "          \
+  "\"full_attention_interval\": 4, \"moe_intermediate_size\": 512, \"shared_expert_intermediate_size\": 512"
+constexpr const char* kQwen3NextDefaults = "{\"vocab_size\": 151936, \"hidden_size\": 2048, "
+    "\"intermediate_size\": 5632, \"num_hidden_layers\": 48, \"num_attention_heads\": 16, "
+    "\"num_key_value_heads\": 2, \"num_experts\": 512, \"num_experts_per_tok\": 10, \"norm_topk_prob\": true, "
+    "\"decoder_sparse_step\": 1, " ABL_QWEN3_NEXT_COMMON "}";
+constexpr const char* kQwen35Defaults = "{\"vocab_size\": 248320, \"hidden_size\": 4096, "
+    "\"intermediate_size\": 12288, \"num_hidden_layers\": 32, \"num_attention_heads\": 16, "
+    "\"num_key_value_heads\": 4, " ABL_QWEN3_NEXT_COMMON "}";
+constexpr const char* kQwen35MoeDefaults = "{\"vocab_size\": 248320, \"hidden_size\": 2048, "
+    "\"intermediate_size\": 5632, \"num_hidden_layers\": 40, \"num_attention_heads\": 16, "
+    "\"num_key_value_heads\": 2, \"num_experts\": 256, \"num_experts_per_tok\": 8, " ABL_QWEN3_NEXT_COMMON "}";
+#undef ABL_QWEN3_NEXT_COMMON
 constexpr const char* kGemma3Defaults = R"({"vocab_size": 262208, "hidden_size": 2304,
   "intermediate_size": 9216, "num_hidden_layers": 26, "num_attention_heads": 8,
   "num_key_value_heads": 4, "head_dim": 256, "hidden_activation": "gelu_pytorch_tanh",
@@ -280,6 +301,16 @@ const Family kFamilies[] = {
     // softmax router picks by p + e_score_correction_bias, with ungated shared experts
     {"Ernie4_5ForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kErnie45Defaults, ernie4_5_keys},
     {"Ernie4_5_MoeForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kErnie45MoeDefaults, ernie4_5_moe_keys},
+    // Qwen3-Next, Qwen3.5 (dense and MoE; their language models): 3 of 4 layers a gated delta rule
+    // (linear attention), the others gated softmax attention with per-head (1 + w) q/k norms and RoPE on
+    // a quarter of each head; Qwen2-MoE's experts with the gated shared expert
+    {"Qwen3NextForCausalLM", false, true, false, 0, 0, 0, W::none, 0, kQwen3NextDefaults, qwen3_next_keys},
+    {"Qwen3_5ForCausalLM", false, true, false, 0, 0, 0, W::none, 0, kQwen35Defaults, qwen3_next_keys},
+    {"Qwen3_5ForConditionalGeneration", false, true, false, 0, 0, 0, W::none, 0, kQwen35Defaults, qwen3_next_keys,
+     "text_config"},
+    {"Qwen3_5MoeForCausalLM", false, true, false, 0, 0, 0, W::none, 0, kQwen35MoeDefaults, qwen3_next_keys},
+    {"Qwen3_5MoeForConditionalGeneration", false, true, false, 0, 0, 0, W::none, 0, kQwen35MoeDefaults,
+     qwen3_next_keys, "text_config"},
 };
 
 // Families whose dense MLP takes mlp_bias (LlamaMLP and the MLPs copied from it).
@@ -989,6 +1020,70 @@ void ernie4_5_moe_keys(const Keys& k, ModelSpec& s) {
   s.expert_names = ModelSpec::ExpertNames::qwen;
 }
 
+// models/qwen3_next (Qwen3NextConfig.__post_init__, Qwen3NextDecoderLayer, Qwen3NextAttention,
+// Qwen3NextGatedDeltaNet), models/qwen3_5 and models/qwen3_5_moe (the same layers; separate in_proj_qkv,
+// in_proj_z, in_proj_b, in_proj_a). layer_types (legacy "attention" / "mamba" remapped), else every
+// full_attention_interval-th layer full; Gemma 3's (1 + w) norms everywhere but the delta rule's output
+// norm; q/k norms per head; q_proj doubled by the output gate (Qwen3.5's attn_output_gate key, which
+// transformers does not read, must not say otherwise). MoE: Qwen2-MoE's router and gated shared expert;
+// Qwen3.5-MoE has no decoder_sparse_step, mlp_only_layers nor norm_topk_prob (every layer MoE, the top-k
+// always renormalised: Qwen3VLMoeTextTopKRouter).
+void qwen3_next_keys(const Keys& k, ModelSpec& s) {
+  const bool qwen35 = s.architecture.rfind("Qwen3_5", 0) == 0;
+  const bool moe = s.architecture != "Qwen3_5ForCausalLM" && s.architecture != "Qwen3_5ForConditionalGeneration";
+  s.norm_plus_one = true;
+  s.attn_output_gate = true;
+  if (!k.get_bool("attn_output_gate", true)) {
+    bad_key(s, "attn_output_gate", "false is not supported (transformers' Qwen3NextAttention always gates the output)");
+  }
+  partial_rotary_keys(k, s);
+  s.linear_num_key_heads = k.get_int("linear_num_key_heads");
+  s.linear_num_value_heads = k.get_int("linear_num_value_heads");
+  s.linear_key_head_dim = k.get_int("linear_key_head_dim");
+  s.linear_value_head_dim = k.get_int("linear_value_head_dim");
+  s.linear_conv_kernel = k.get_int("linear_conv_kernel_dim");
+  s.linear_fused_projections = !qwen35;
+  s.linear_layers.assign(static_cast<size_t>(s.num_layers), 0);
+  if (auto types = k.find("layer_types")) {
+    if (!types->is_array() || static_cast<int64_t>(types->size()) != s.num_layers) {
+      types->fail(fmt::format("must list one type per layer ({} layers)", s.num_layers));
+    }
+    for (int64_t l = 0; l < s.num_layers; ++l) {
+      const io::JsonValue t = types->at(static_cast<size_t>(l));
+      const std::string& name = t.as_string();
+      const bool linear = name == "linear_attention" || name == "mamba";
+      if (!linear && name != "full_attention" && name != "attention") {
+        t.fail(fmt::format("'{}' is not a layer type of {} (linear_attention, full_attention)", name, s.architecture));
+      }
+      s.linear_layers[static_cast<size_t>(l)] = linear;
+    }
+  } else {
+    const int64_t every = k.get_int("full_attention_interval");
+    if (every <= 0) bad_key(s, "full_attention_interval", fmt::format("must be positive, found {}", every));
+    for (int64_t l = 0; l < s.num_layers; ++l) s.linear_layers[static_cast<size_t>(l)] = (l + 1) % every != 0;
+  }
+  if (!moe) return;
+  s.num_experts = k.get_int("num_experts");
+  s.experts_per_token = k.get_int("num_experts_per_tok");
+  s.moe_intermediate_size = k.get_int("moe_intermediate_size");
+  s.shared_expert_intermediate_size = k.get_int("shared_expert_intermediate_size");
+  s.expert_names = ModelSpec::ExpertNames::qwen;
+  s.moe_layers.assign(static_cast<size_t>(s.num_layers), 1);
+  if (qwen35) {
+    s.norm_topk_prob = true;
+    return;
+  }
+  s.norm_topk_prob = k.get_bool("norm_topk_prob", true);
+  const int64_t step = k.get_int("decoder_sparse_step");
+  if (step <= 0) bad_key(s, "decoder_sparse_step", fmt::format("must be positive, found {}", step));
+  std::vector<int64_t> dense;
+  if (auto only = k.find("mlp_only_layers")) dense = only->as_int_list();
+  for (int64_t l = 0; l < s.num_layers; ++l) {
+    const bool is_dense = std::find(dense.begin(), dense.end(), l) != dense.end();
+    s.moe_layers[static_cast<size_t>(l)] = !is_dense && (l + 1) % step == 0;
+  }
+}
+
 // models/cohere (CohereConfig, CohereLayerNorm, CohereRotaryEmbedding, CohereAttention,
 // CohereDecoderLayer, CohereForCausalLM) and models/cohere2 (Cohere2Config.__post_init__,
 // Cohere2Attention): LayerNorms without bias (layer_norm_eps), a parallel block, RoPE over whole
@@ -1044,6 +1139,25 @@ void seed_oss_keys(const Keys& k, ModelSpec& s) {
 bool ModelSpec::is_moe_layer(int64_t layer) const {
   return num_experts > 0 && layer >= 0 && layer < static_cast<int64_t>(moe_layers.size()) &&
          moe_layers[static_cast<size_t>(layer)] != 0;
+}
+
+bool ModelSpec::is_linear_layer(int64_t layer) const {
+  return layer >= 0 && layer < static_cast<int64_t>(linear_layers.size()) && linear_layers[static_cast<size_t>(layer)] != 0;
+}
+
+int64_t ModelSpec::attention_layers() const {
+  int64_t n = 0;
+  for (int64_t l = 0; l < num_layers; ++l) n += !is_linear_layer(l);
+  return n;
+}
+
+int64_t ModelSpec::linear_state_floats() const {
+  int64_t n = 0;
+  for (int64_t l = 0; l < num_layers; ++l) {
+    if (!is_linear_layer(l)) continue;
+    n += linear_conv_dim() * (linear_conv_kernel - 1) + linear_num_value_heads * linear_key_head_dim * linear_value_head_dim;
+  }
+  return n;
 }
 
 int64_t ModelSpec::dense_mlp_width() const {
@@ -1365,6 +1479,26 @@ void validate_model_spec(const ModelSpec& s) {
     }
     if (static_cast<int64_t>(s.moe_layers.size()) != s.num_layers) {
       bad_key(s, "mlp_only_layers", fmt::format("{} layer flags for {} layers", s.moe_layers.size(), s.num_layers));
+    }
+  }
+  if (!s.linear_layers.empty()) {
+    if (static_cast<int64_t>(s.linear_layers.size()) != s.num_layers) {
+      bad_key(s, "layer_types", fmt::format("{} layer types for {} layers", s.linear_layers.size(), s.num_layers));
+    }
+    check_size(s, "linear_num_key_heads", s.linear_num_key_heads);
+    check_size(s, "linear_num_value_heads", s.linear_num_value_heads);
+    check_size(s, "linear_key_head_dim", s.linear_key_head_dim);
+    check_size(s, "linear_value_head_dim", s.linear_value_head_dim);
+    check_size(s, "linear_conv_kernel_dim", s.linear_conv_kernel);
+    if (s.linear_num_value_heads % s.linear_num_key_heads != 0) {
+      bad_key(s, "linear_num_value_heads", fmt::format("{} is not a multiple of linear_num_key_heads {}",
+                                                       s.linear_num_value_heads, s.linear_num_key_heads));
+    }
+    if (s.linear_conv_kernel > 64) {
+      bad_key(s, "linear_conv_kernel_dim", fmt::format("{} taps is implausibly many (at most 64)", s.linear_conv_kernel));
+    }
+    if (s.mla || s.sliding_window > 0) {
+      bad_key(s, "layer_types", "linear-attention layers beside latent attention or a sliding window are not supported");
     }
   }
   if (s.bos_token_id) check_token(s, "bos_token_id", *s.bos_token_id);

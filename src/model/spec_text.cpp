@@ -35,6 +35,13 @@ std::string describe(const ModelSpec& s) {
                          s.q_lora_rank > 0 ? fmt::format("q rank {}, ", s.q_lora_rank) : std::string(),
                          s.kv_lora_rank, s.v_head_dim);
   }
+  if (!s.linear_layers.empty()) {
+    flags += fmt::format(", gated delta rule on {}/{} layers (key heads {}x{}, value heads {}x{}, conv {}{})",
+                         s.num_layers - s.attention_layers(), s.num_layers, s.linear_num_key_heads,
+                         s.linear_key_head_dim, s.linear_num_value_heads, s.linear_value_head_dim, s.linear_conv_kernel,
+                         s.linear_fused_projections ? ", in_proj_qkvz/ba" : "");
+  }
+  if (s.attn_output_gate) flags += ", gated attention output";
   if (s.qkv_bias) flags += ", qkv bias";
   if (s.qk_norm) flags += s.qk_norm_per_head ? ", q/k norm per head" : s.qk_norm_full ? ", q/k norm over all heads" : ", q/k norm";
   if (s.o_bias) flags += ", o_proj bias";
@@ -134,6 +141,9 @@ std::string fingerprint(const ModelSpec& s) {
   out += fmt::format("|router sigmoid {} bias {} groups {} {} max {} scale {:a} shared gated {} mtp {}",
                      s.router_sigmoid, s.router_bias, s.expert_groups, s.topk_groups, s.router_group_max,
                      s.routed_scaling_factor, s.shared_expert_gated, s.mtp_layers);
+  out += fmt::format("|linear [{}] NK{} NV{} DK{} DV{} K{} fused {} gate {}", fmt::join(s.linear_layers, ""),
+                     s.linear_num_key_heads, s.linear_num_value_heads, s.linear_key_head_dim, s.linear_value_head_dim,
+                     s.linear_conv_kernel, s.linear_fused_projections, s.attn_output_gate);
   out += fmt::format("|tokens bos {} eos [{}] pad {} dtype {}", s.bos_token_id ? *s.bos_token_id : -1,
                      fmt::join(s.eos_token_ids, " "), s.pad_token_id ? *s.pad_token_id : -1,
                      s.torch_dtype ? static_cast<int>(*s.torch_dtype) : -1);

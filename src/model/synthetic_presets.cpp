@@ -314,6 +314,26 @@ const Preset kPresets[] = {
       "moe_num_shared_experts": 0, "moe_layer_start_index": 3, "moe_intermediate_size": 3584, "moe_k": 8,
       "moe_layer_interval": 1, "moe_use_aux_free": true, "tie_word_embeddings": false, "bos_token_id": 1,
       "eos_token_id": 2, "pad_token_id": 0, "torch_dtype": "bfloat16"})"},
+    // Qwen3-Next-80B-A3B: 3 of 4 layers a gated delta rule, 512 experts top-10 + a gated shared expert
+    {"qwen3-next-80b-a3b", R"({"architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next",
+      "vocab_size": 151936, "hidden_size": 2048, "intermediate_size": 5120, "num_hidden_layers": 48,
+      "num_attention_heads": 16, "num_key_value_heads": 2, "head_dim": 256, "hidden_act": "silu",
+      "max_position_embeddings": 262144, "rms_norm_eps": 1e-06, "rope_theta": 10000000, "partial_rotary_factor": 0.25,
+      "full_attention_interval": 4, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+      "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_value_head_dim": 128,
+      "decoder_sparse_step": 1, "mlp_only_layers": [], "num_experts": 512, "num_experts_per_tok": 10,
+      "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512, "norm_topk_prob": true,
+      "tie_word_embeddings": false, "bos_token_id": 151643, "eos_token_id": 151645, "torch_dtype": "bfloat16"})"},
+    // Qwen3.5-35B-A3B's language model (Qwen3_5MoeForConditionalGeneration): the same layers, 256 experts top-8
+    {"qwen3.5-35b-a3b", R"({"architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qwen3_5_moe",
+      "tie_word_embeddings": false, "text_config": {"model_type": "qwen3_5_moe_text", "vocab_size": 248320,
+      "hidden_size": 2048, "num_hidden_layers": 40, "num_attention_heads": 16, "num_key_value_heads": 2,
+      "head_dim": 256, "hidden_act": "silu", "max_position_embeddings": 262144, "rms_norm_eps": 1e-06,
+      "full_attention_interval": 4, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+      "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_value_head_dim": 128, "num_experts": 256,
+      "num_experts_per_tok": 8, "moe_intermediate_size": 512, "shared_expert_intermediate_size": 512,
+      "rope_parameters": {"rope_type": "default", "rope_theta": 10000000, "partial_rotary_factor": 0.25,
+      "mrope_section": [11, 11, 10], "mrope_interleaved": true}, "eos_token_id": 248044, "dtype": "bfloat16"}})"},
 };
 
 constexpr std::string_view kPrefix = "synthetic:";
@@ -377,6 +397,7 @@ void synthetic_weight_values(const ExpectedWeight& w, int64_t first, int64_t cou
     case WeightRole::k_norm:
     case WeightRole::q_a_norm:
     case WeightRole::kv_a_norm:
+    case WeightRole::linear_norm:
       center = 1.0f;
       half_width = 0.05f;
       break;
@@ -398,8 +419,9 @@ void synthetic_weight_values(const ExpectedWeight& w, int64_t first, int64_t cou
       half_width = std::sqrt(3.0f);  // std 1
       break;
     default:
-      // (out, in) matrices: std 1/sqrt(in) keeps activations at unit scale.
-      half_width = std::sqrt(3.0f / static_cast<float>(w.shape.size() == 2 ? w.shape[1] : 1));
+      // (out, in) matrices (and views (groups, rows, in); the conv's (C, 1, K)): std 1/sqrt(in) keeps
+      // activations at unit scale.
+      half_width = std::sqrt(3.0f / static_cast<float>(w.shape.size() >= 2 ? w.shape.back() : 1));
       break;
   }
   const uint64_t key = splitmix64(fnv1a(w.name) ^ splitmix64(seed));

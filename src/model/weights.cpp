@@ -201,8 +201,10 @@ void add_mla_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
                          "(num_attention_heads*(qk_nope_head_dim + v_head_dim), kv_lora_rank)"));
 }
 
-// "<prefix>layers.{l}." with L <= l < L + mtp_layers.
+// "<prefix>layers.{l}." with L <= l < L + mtp_layers; Qwen3-Next and Qwen3.5 keep theirs under "mtp."
+// (Qwen3NextPreTrainedModel._keys_to_ignore_on_load_unexpected).
 bool is_mtp_tensor(const ModelSpec& spec, const std::string& name) {
+  if (!spec.linear_layers.empty() && name.rfind("mtp.", 0) == 0) return true;
   if (spec.mtp_layers <= 0) return false;
   const std::string head = spec.weight_prefix + "layers.";
   if (name.rfind(head, 0) != 0) return false;
@@ -412,6 +414,17 @@ std::string_view role_name(WeightRole role) {
     case WeightRole::kv_a_proj: return "kv_a_proj";
     case WeightRole::kv_a_norm: return "kv_a_norm";
     case WeightRole::kv_b_proj: return "kv_b_proj";
+    case WeightRole::q_gate_proj: return "q_gate_proj";
+    case WeightRole::linear_q: return "linear_q";
+    case WeightRole::linear_k: return "linear_k";
+    case WeightRole::linear_v: return "linear_v";
+    case WeightRole::linear_z: return "linear_z";
+    case WeightRole::linear_b: return "linear_b";
+    case WeightRole::linear_a: return "linear_a";
+    case WeightRole::linear_conv: return "linear_conv";
+    case WeightRole::linear_a_log: return "linear_a_log";
+    case WeightRole::linear_dt_bias: return "linear_dt_bias";
+    case WeightRole::linear_norm: return "linear_norm";
     case WeightRole::o_proj: return "o_proj";
     case WeightRole::o_bias: return "o_bias";
     case WeightRole::attn_sinks: return "attn_sinks";
@@ -448,6 +461,62 @@ bool is_down_projection(WeightRole role) {
          role == WeightRole::shared_down_proj;
 }
 
+// A strided view of a (rows, H) file tensor whose rows come in `groups` groups of `group_rows`: the
+// slot takes `rows` rows from `first` within each group, (groups, rows, H) (Qwen3-Next's in_proj_qkvz
+// and in_proj_ba, per key head; Qwen3NextGatedDeltaNet.fix_query_key_value_ordering; and a gated
+// q_proj, per attention head).
+void view_grouped_rows(WeightSlot& slot, const std::string& name, int64_t groups, int64_t group_rows, int64_t first,
+                       int64_t rows, int64_t H, const char* doc) {
+  slot.pattern = slot.pattern.substr(0, slot.pattern.find("{}") + 3) + name;
+  slot.shape = {groups, rows, H};
+  slot.file_shape = {groups * group_rows, H};
+  slot.file_offset = first * H;
+  slot.file_strides = {group_rows * H, H, 1};
+  slot.shape_doc = doc;
+}
+
+// The gated delta rule's tensors (Qwen3NextGatedDeltaNet.__init__, Qwen3_5GatedDeltaNet.__init__), in the
+// order the forward pass wants them contiguous: q, k, v (the conv's input), z, b, a, conv, A_log,
+// dt_bias, norm, out_proj.
+void add_linear_attention_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
+  const int64_t H = s.hidden_size, NK = s.linear_num_key_heads, NV = s.linear_num_value_heads;
+  const int64_t DK = s.linear_key_head_dim, DV = s.linear_value_head_dim, KD = s.linear_key_dim();
+  const int64_t VD = s.linear_value_dim(), C = s.linear_conv_dim();
+  auto add = [&](WeightRole role, const std::string& name, std::vector<int64_t> shape, const char* doc) {
+    v.push_back(layer_slot(s, role, "linear_attn." + name, std::move(shape), doc));
+  };
+  const size_t at = v.size();
+  add(WeightRole::linear_q, "in_proj_qkv.weight", {KD, H}, "");
+  add(WeightRole::linear_k, "in_proj_qkv.weight", {KD, H}, "");
+  add(WeightRole::linear_v, "in_proj_qkv.weight", {VD, H}, "");
+  add(WeightRole::linear_z, "in_proj_z.weight", {VD, H}, "(linear_num_value_heads*linear_value_head_dim, hidden_size)");
+  add(WeightRole::linear_b, "in_proj_b.weight", {NV, H}, "(linear_num_value_heads, hidden_size)");
+  add(WeightRole::linear_a, "in_proj_a.weight", {NV, H}, "(linear_num_value_heads, hidden_size)");
+  if (s.linear_fused_projections) {
+    const int64_t r = NV / NK, group = 2 * DK + 2 * r * DV;
+    const char* qkvz = "(linear_num_key_heads*(2*linear_key_head_dim + 2*linear_value_head_dim*linear_num_value_heads/"
+                       "linear_num_key_heads), hidden_size)";
+    const char* ba = "(2*linear_num_value_heads, hidden_size)";
+    const std::string fused = "linear_attn.in_proj_qkvz.weight", fused_ba = "linear_attn.in_proj_ba.weight";
+    view_grouped_rows(v[at], fused, NK, group, 0, DK, H, qkvz);
+    view_grouped_rows(v[at + 1], fused, NK, group, DK, DK, H, qkvz);
+    view_grouped_rows(v[at + 2], fused, NK, group, 2 * DK, r * DV, H, qkvz);
+    view_grouped_rows(v[at + 3], fused, NK, group, 2 * DK + r * DV, r * DV, H, qkvz);
+    view_grouped_rows(v[at + 4], fused_ba, NK, 2 * r, 0, r, H, ba);
+    view_grouped_rows(v[at + 5], fused_ba, NK, 2 * r, r, r, H, ba);
+  } else {
+    fuse_rows(v, at, 3, "linear_attn.in_proj_qkv.weight",
+              "(2*linear_num_key_heads*linear_key_head_dim + linear_num_value_heads*linear_value_head_dim, hidden_size)");
+  }
+  add(WeightRole::linear_conv, "conv1d.weight", {C, 1, s.linear_conv_kernel},
+      "(2*linear_num_key_heads*linear_key_head_dim + linear_num_value_heads*linear_value_head_dim, 1, "
+      "linear_conv_kernel_dim)");
+  add(WeightRole::linear_a_log, "A_log", {NV}, "(linear_num_value_heads)");
+  add(WeightRole::linear_dt_bias, "dt_bias", {NV}, "(linear_num_value_heads)");
+  add(WeightRole::linear_norm, "norm.weight", {DV}, "(linear_value_head_dim)");
+  add(WeightRole::o_proj, "out_proj.weight", {H, VD}, "(hidden_size, linear_num_value_heads*linear_value_head_dim)");
+}
+
 std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
   const int64_t H = s.hidden_size, F = s.intermediate_size, HD = s.head_dim;
   const int64_t QD = s.q_dim(), KVD = s.kv_dim();
@@ -457,23 +526,37 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
   };
   if (s.input_norms) add(WeightRole::attn_norm, "input_layernorm.weight", {H}, "(hidden_size)");
   const size_t q_at = v.size();
-  if (s.mla) {
+  const bool linear = s.is_linear_layer(layer);
+  if (linear) {
+    add_linear_attention_slots(s, v);
+  } else if (s.mla) {
     add_mla_slots(s, v);
   } else {
     add(WeightRole::q_proj, "self_attn.q_proj.weight", {QD, H}, "(num_attention_heads*head_dim, hidden_size)");
     add(WeightRole::k_proj, "self_attn.k_proj.weight", {KVD, H}, "(num_key_value_heads*head_dim, hidden_size)");
     add(WeightRole::v_proj, "self_attn.v_proj.weight", {KVD, H}, "(num_key_value_heads*head_dim, hidden_size)");
   }
+  if (s.attn_output_gate && !linear) {
+    // Qwen3NextAttention: q_proj (NH*2*HD, H) viewed (NH, 2*HD) per token, each head's q then its gate
+    const char* doc = "(num_attention_heads*2*head_dim, hidden_size)";
+    view_grouped_rows(v[q_at], "self_attn.q_proj.weight", s.num_heads, 2 * HD, 0, HD, H, doc);
+    v.push_back(v[q_at]);
+    v.back().role = WeightRole::q_gate_proj;
+    v.back().file_offset = HD * H;
+  }
   if (s.fused_qkv) {
     fuse_rows(v, q_at, 3, "self_attn.qkv_proj.weight",
               "((num_attention_heads + 2*num_key_value_heads)*head_dim, hidden_size)");
   }
-  if (s.qkv_bias) {
+  if (linear) {
+    // the gated delta rule has no q/k norms, biases nor sinks; its out_proj is the o_proj slot
+  } else if (s.qkv_bias) {
     add(WeightRole::q_bias, "self_attn.q_proj.bias", {QD}, "(num_attention_heads*head_dim)");
     add(WeightRole::k_bias, "self_attn.k_proj.bias", {KVD}, "(num_key_value_heads*head_dim)");
     add(WeightRole::v_bias, "self_attn.v_proj.bias", {KVD}, "(num_key_value_heads*head_dim)");
   }
-  if (s.qk_norm && s.qk_norm_per_head) {
+  if (linear) {
+  } else if (s.qk_norm && s.qk_norm_per_head) {
     add(WeightRole::q_norm, "self_attn.q_norm.weight", {s.num_heads, HD}, "(num_attention_heads, head_dim)");
     add(WeightRole::k_norm, "self_attn.k_norm.weight", {s.num_kv_heads, HD}, "(num_key_value_heads, head_dim)");
   } else if (s.qk_norm && s.qk_norm_full) {
@@ -484,7 +567,8 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     add(WeightRole::k_norm, "self_attn.k_norm.weight", {HD}, "(head_dim)");
   }
   if (s.attn_sinks) add(WeightRole::attn_sinks, "self_attn.sinks", {s.num_heads}, "(num_attention_heads)");
-  if (s.mla) {
+  if (linear) {
+  } else if (s.mla) {
     add(WeightRole::o_proj, "self_attn.o_proj.weight", {H, s.o_dim()}, "(hidden_size, num_attention_heads*v_head_dim)");
   } else {
     add(WeightRole::o_proj, "self_attn.o_proj.weight", {H, QD}, "(hidden_size, num_attention_heads*head_dim)");

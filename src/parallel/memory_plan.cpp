@@ -177,7 +177,7 @@ ShardUnits shard_units(const model::ModelSpec& spec) {
   u.num_layers = spec.num_layers;
   for (int64_t l = 0; l < spec.num_layers; ++l) {
     // Layers alike in kind have the same slots: count each kind once.
-    if (l > 0 && spec.is_moe_layer(l) == spec.is_moe_layer(l - 1)) {
+    if (l > 0 && spec.same_layer_kind(l, l - 1)) {
       u.layers.push_back(u.layers.back());
       continue;
     }
@@ -214,7 +214,7 @@ int64_t shard_elements(int64_t elements, int G, int64_t element_bytes, int64_t a
 int64_t padded_elements(int64_t elements, int G) { return shard_elements(elements, G, sizeof(float)) * G; }
 
 int64_t kv_cache_bytes(const model::ModelSpec& spec, int64_t rows, DType dtype) {
-  return spec.num_layers * rows * (spec.kv_dim() + spec.v_dim()) * dsize(dtype);
+  return spec.attention_layers() * rows * (spec.kv_dim() + spec.v_dim()) * dsize(dtype);
 }
 
 engine::BufferPlan activation_buffers(const model::ModelSpec& spec, int64_t B, int64_t T,
@@ -229,13 +229,18 @@ engine::BufferPlan activation_buffers(const model::ModelSpec& spec, int64_t B, i
   b.add(fmt::format("normed h (T,H) {}", at), T * H * a);
   b.add(fmt::format("q (T,NH*HD) {}", at), T * spec.q_dim() * a);
   b.add(fmt::format("k, v (T,NKV*HD) {}", at), T * (spec.kv_dim() + spec.v_dim()) * a);
-  b.add(fmt::format("attention out (T,NH*HD) {}", at), T * spec.o_dim() * a);
+  b.add(fmt::format("attention out (T,NH*HD) {}", at), T * std::max(spec.o_dim(), spec.linear_value_dim()) * a);
   if (spec.mla) {
     const int64_t C = spec.kv_lora_rank, R = spec.partial_rotary_dim;
     b.add(fmt::format("q_a_proj out (T,q_lora_rank) {}", at), T * spec.q_lora_rank * a);
     b.add(fmt::format("latent attention kv_a (T,C+R), latent (T,C) {}", at), T * (2 * C + R) * a);
     b.add(fmt::format("kv_b_proj out (T,NH*(nope+HDv)) {}", at),
           T * spec.num_heads * (spec.qk_nope_head_dim + spec.v_head()) * a);
+  }
+  if (spec.attn_output_gate) b.add(fmt::format("attention output gate (T,NH*HD) {}", at), T * spec.q_dim() * a);
+  if (!spec.linear_layers.empty()) {
+    b.add(fmt::format("linear attention q|k|v (T,C), z (T,NV*DV), b|a (T,2*NV) {}", at),
+          T * (spec.linear_conv_dim() + spec.linear_value_dim() + 2 * spec.linear_num_value_heads) * a);
   }
   b.add(fmt::format("projection out y (T,H) {}", at), T * H * a);
   b.add(fmt::format("gate, up (T,F) {}", at), 2 * T * F * a);
@@ -281,6 +286,10 @@ engine::BufferPlan rank_buffers(const model::ModelSpec& spec, int G, int64_t B, 
   }
   const int64_t cache_rows = B * (o.prompt_tokens + o.max_new_tokens);
   const int64_t V = spec.vocab_size, H = spec.hidden_size;
+  if (!spec.linear_layers.empty()) {
+    b.add("recurrent states (B, linear-attention layers: conv K-1 rows + S (NV,DK,DV)) f32",
+          B * spec.linear_state_floats() * 4);
+  }
   if (o.engine.pass_buffers) {
     // The engine's own plan: its KV cache and every buffer its constructor carves.
     b.add(fmt::format("{}, rows = B*(P+N)", o.engine.kv_cache_label), o.engine.kv_cache_bytes(spec, cache_rows));

@@ -19,10 +19,15 @@ struct Batch {
   std::vector<int64_t> row_seq;     // (T) sequence index of each token
   std::vector<cpu::AttnSeq> seqs;   // (B)
   std::vector<int32_t> trial;       // (B) ablation trial of each sequence, -1 = none
+  // (B) the recurrent-state slot of each sequence (hybrid linear-attention models; KvCache): a
+  // sequence continued over several passes keeps its slot, one that starts (cached 0) resets it.
+  std::vector<int64_t> state_slots;
 
   // Appends n tokens of a sequence whose cache rows start at kv_begin and already hold
-  // `cached` tokens (0 for a prompt's prefill).
-  void add(const int32_t* toks, int64_t n, int64_t kv_begin, int64_t cached, int32_t trial_id = -1);
+  // `cached` tokens (0 for a prompt's prefill); its state slot is `state_slot`, or its index in
+  // the pass when -1 (passes of whole prompts).
+  void add(const int32_t* toks, int64_t n, int64_t kv_begin, int64_t cached, int32_t trial_id = -1,
+           int64_t state_slot = -1);
   int64_t num_tokens() const { return static_cast<int64_t>(tokens.size()); }
   int64_t num_seqs() const { return static_cast<int64_t>(seqs.size()); }
   int64_t last_row(int64_t s) const { return seqs[static_cast<size_t>(s)].q_begin + seqs[static_cast<size_t>(s)].q_len - 1; }

@@ -42,7 +42,19 @@ struct LayerWeights {
   const float* wkv_a = nullptr;      // (C + R, H) kv_a_proj_with_mqa
   const float* kv_a_norm = nullptr;  // (C)
   const float* wkv_b = nullptr;      // (NH*(nope + HDv), C)
-  const float* wo = nullptr;         // (H, NH*HD); (H, NH*HDv) with latent attention
+  const float* wq_gate = nullptr;    // (NH*HD, H) attn_output_gate: σ(h·wq_gate) scales the attention output
+  // Linear attention (ModelSpec::is_linear_layer; the attention's tensors above are then null but wo):
+  const float* lin_q = nullptr;      // (NK*DK, H); with lin_k and lin_v right after it, the conv's channels
+  const float* lin_k = nullptr;      // (NK*DK, H)
+  const float* lin_v = nullptr;      // (NV*DV, H)
+  const float* lin_z = nullptr;      // (NV*DV, H)
+  const float* lin_b = nullptr;      // (NV, H); lin_a right after it
+  const float* lin_a = nullptr;      // (NV, H)
+  const float* lin_conv = nullptr;   // (NK*DK*2 + NV*DV, K)
+  const float* lin_a_log = nullptr;  // (NV)
+  const float* lin_dt_bias = nullptr;  // (NV)
+  const float* lin_norm = nullptr;   // (DV)
+  const float* wo = nullptr;         // (H, NH*HD); (H, NH*HDv) with latent attention; out_proj (H, NV*DV)
   const float* bo = nullptr;         // (H)      o_bias
   const float* sinks = nullptr;      // (NH)     attn_sinks
   const float* post_attn_norm = nullptr;  // (H)  sandwich_norms

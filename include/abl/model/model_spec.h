@@ -121,6 +121,27 @@ struct ModelSpec {
   int64_t qk_nope_head_dim = 0;  // the unrotated lead of each q/k head
   int64_t v_head_dim = 0;        // HDv; 0 = head_dim (every family but MLA)
   double latent_norm_eps = 1e-6;
+  // Hybrid linear attention (Qwen3-Next, Qwen3.5: models/qwen3_next Qwen3NextGatedDeltaNet): the
+  // layers with linear_layers[l] != 0 mix tokens with a gated delta rule instead of softmax attention.
+  // Per token: q, k (NK heads of DK) and v (NV heads of DV) from one projection through a causal
+  // depthwise conv of linear_conv_kernel taps and SiLU; q, k L2-normed, q scaled by DK^-0.5, repeated
+  // to NV heads; per value head a state S (DK, DV) decays by exp(g), g = −exp(A_log)·softplus(a + dt_bias),
+  // and learns v with rate β = σ(b): S += k ⊗ β(v − Sᵀk); out = Sᵀq, RMSNormed per head (weight w, not
+  // 1 + w) times SiLU(z), then out_proj (the o_proj slot: the attn.o_proj ablation rewrites it). The
+  // state and the conv's last K − 1 inputs are kept per sequence between passes (engine KvCache).
+  std::vector<uint8_t> linear_layers;  // (L); empty = none
+  int64_t linear_num_key_heads = 0;    // NK
+  int64_t linear_num_value_heads = 0;  // NV, a multiple of NK
+  int64_t linear_key_head_dim = 0;     // DK
+  int64_t linear_value_head_dim = 0;   // DV
+  int64_t linear_conv_kernel = 0;      // K
+  // Qwen3-Next's in_proj_qkvz / in_proj_ba, whose rows are grouped per key head ([q, k, v, z] and
+  // [b, a] of each); Qwen3.5's in_proj_qkv / in_proj_z / in_proj_b / in_proj_a are separate. Both
+  // load into the same slots (weights.cpp).
+  bool linear_fused_projections = false;
+  // The full-attention layers' q_proj also yields a per-head gate: (NH·2HD, H), each head's q rows
+  // then its gate rows; the attention output is multiplied by σ(gate) before o_proj (Qwen3NextAttention).
+  bool attn_output_gate = false;
   // Attention sinks (gpt-oss: self_attn.sinks): each head's learned logit joins the softmax over
   // the keys as one more column whose value row is zero, so a query's weights sum to less than 1.
   bool attn_sinks = false;
@@ -241,8 +262,23 @@ struct ModelSpec {
   int64_t v_head() const { return v_head_dim > 0 ? v_head_dim : head_dim; }  // HDv
   int64_t v_dim() const { return num_kv_heads * v_head(); }  // NKV * HDv (a value row)
   int64_t o_dim() const { return num_heads * v_head(); }     // NH * HDv: the attention output, o_proj's input
+  // o_proj's input in layer l: o_dim(), or NV * DV for a linear-attention layer's out_proj.
+  int64_t o_in(int64_t layer) const { return is_linear_layer(layer) ? linear_value_dim() : o_dim(); }
   int64_t group_size() const { return num_heads / num_kv_heads; }
   int64_t rotary_dim() const { return partial_rotary_dim > 0 ? partial_rotary_dim : head_dim; }  // R
+  // Hybrid linear attention: is layer l a gated delta rule layer; the widths of its projections.
+  bool is_linear_layer(int64_t layer) const;
+  int64_t linear_key_dim() const { return linear_num_key_heads * linear_key_head_dim; }        // NK*DK
+  int64_t linear_value_dim() const { return linear_num_value_heads * linear_value_head_dim; }  // NV*DV
+  int64_t linear_conv_dim() const { return 2 * linear_key_dim() + linear_value_dim(); }       // q, k, v
+  // Do layers a and b hold the same tensors (both MoE or both dense, both linear attention or not)?
+  bool same_layer_kind(int64_t a, int64_t b) const {
+    return is_moe_layer(a) == is_moe_layer(b) && is_linear_layer(a) == is_linear_layer(b);
+  }
+  // Layers with softmax attention (and a KV cache): all but the linear-attention ones.
+  int64_t attention_layers() const;
+  // Floats of one sequence's recurrent state over all linear layers: conv inputs and S.
+  int64_t linear_state_floats() const;
   bool uses_sliding_window(int64_t layer) const;
   // The RoPE base of a layer (rope_local_theta on Gemma 3's sliding layers).
   bool uses_local_rope(int64_t layer) const;

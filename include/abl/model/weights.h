@@ -37,7 +37,21 @@ enum class WeightRole {
   kv_a_proj,   // (C + R, H)        self_attn.kv_a_proj_with_mqa: the latent, then the shared k_pe
   kv_a_norm,   // (C)               self_attn.kv_a_layernorm
   kv_b_proj,   // (NH*(nope + HDv), C): head h's k_nope rows, then its value rows
-  o_proj,      // (H, NH*HD); (H, NH*HDv) with latent attention
+  // Full attention with attn_output_gate: each head's gate rows of q_proj (NH, HD, H), a strided view.
+  q_gate_proj,
+  // Linear-attention layers (ModelSpec::linear_layers; linear_attn.*): q, k, v are the conv's channels in
+  // order, each a view of in_proj_qkvz (Qwen3-Next, grouped per key head) or a row block of in_proj_qkv:
+  linear_q,       // (NK*DK, H)
+  linear_k,       // (NK*DK, H)
+  linear_v,       // (NV*DV, H)
+  linear_z,       // (NV*DV, H)  the output gate (in_proj_qkvz / in_proj_z)
+  linear_b,       // (NV, H)     β's logits (in_proj_ba / in_proj_b)
+  linear_a,       // (NV, H)     the decay's input (in_proj_ba / in_proj_a)
+  linear_conv,    // (NK*DK*2 + NV*DV, 1, K) conv1d.weight, depthwise
+  linear_a_log,   // (NV)        A_log
+  linear_dt_bias, // (NV)        dt_bias
+  linear_norm,    // (DV)        norm.weight (the gated RMSNorm, plain w)
+  o_proj,      // (H, NH*HD); (H, NH*HDv) with latent attention; linear_attn.out_proj (H, NV*DV)
   o_bias,      // (H)      o_bias (gpt-oss)
   attn_sinks,  // (NH)     attn_sinks (gpt-oss: self_attn.sinks)
   post_attn_norm,  // (H)  Gemma: post_attention_layernorm, on the attention output

@@ -33,7 +33,7 @@ void AblationEpilogue::begin_layer(int64_t layer, const LayerWeights& w) {
 }
 
 AblationEpilogue::Source AblationEpilogue::source(Component c, int32_t expert) const {
-  if (c == Component::attn_o) return {current_.wo, spec_.o_dim()};
+  if (c == Component::attn_o) return {current_.wo, spec_.o_in(current_layer_)};
   if (expert == kSharedExpert) return {current_.shared.w_down, spec_.shared_expert_intermediate_size};
   if (expert >= 0) {
     ABL_CHECK(static_cast<size_t>(expert) < current_.experts.size(), "expert {} of a layer with {} experts", expert,

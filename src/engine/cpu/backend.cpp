@@ -20,7 +20,7 @@ ForwardPass& CpuBackend::pass(int64_t cache_rows) {
   if (!cache_ || cache_->rows() < cache_rows) {
     pass_.reset();
     cache_.reset();  // the old cache goes before the new one is allocated
-    cache_ = std::make_unique<KvCache>(engine_.spec(), cache_rows);
+    cache_ = std::make_unique<KvCache>(engine_.spec(), cache_rows, engine_.limits().max_seqs);
   }
   if (!pass_) pass_ = std::make_unique<HostPass>(engine_, *cache_, epilogue_.get(), kl_);
   return *pass_;

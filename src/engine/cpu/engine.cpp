@@ -11,13 +11,32 @@
 
 namespace abl::engine {
 
-KvCache::KvCache(const model::ModelSpec& spec, int64_t rows) : rows_(rows) {
-  k_.assign(static_cast<size_t>(spec.num_layers), std::vector<float>(static_cast<size_t>(rows * spec.kv_dim())));
-  v_.assign(static_cast<size_t>(spec.num_layers), std::vector<float>(static_cast<size_t>(rows * spec.v_dim())));
+KvCache::KvCache(const model::ModelSpec& spec, int64_t rows, int64_t state_slots)
+    : rows_(rows), state_slots_(state_slots) {
+  const size_t L = static_cast<size_t>(spec.num_layers);
+  k_.resize(L);
+  v_.resize(L);
+  conv_.resize(L);
+  S_.resize(L);
+  const int64_t P = spec.linear_conv_kernel - 1;
+  const int64_t S = spec.linear_num_value_heads * spec.linear_key_head_dim * spec.linear_value_head_dim;
+  for (size_t l = 0; l < L; ++l) {
+    if (spec.is_linear_layer(static_cast<int64_t>(l))) {
+      conv_[l].assign(static_cast<size_t>(state_slots * spec.linear_conv_dim() * P), 0.0f);
+      S_[l].assign(static_cast<size_t>(state_slots * S), 0.0f);
+    } else {
+      k_[l].resize(static_cast<size_t>(rows * spec.kv_dim()));
+      v_[l].resize(static_cast<size_t>(rows * spec.v_dim()));
+    }
+  }
 }
 
 int64_t KvCache::bytes_for(const model::ModelSpec& spec, int64_t rows) {
-  return spec.num_layers * rows * (spec.kv_dim() + spec.v_dim()) * 4;
+  return spec.attention_layers() * rows * (spec.kv_dim() + spec.v_dim()) * 4;
+}
+
+int64_t KvCache::state_bytes_for(const model::ModelSpec& spec, int64_t slots) {
+  return slots * spec.linear_state_floats() * 4;
 }
 
 namespace {
@@ -37,12 +56,17 @@ BufferPlan Engine::plan_for(const model::ModelSpec& spec, const Limits& limits) 
   p.add("normed h (T,H)", T * H * 4);
   p.add("q (T,NH*HD)", T * spec.q_dim() * 4);
   p.add("k, v (T,NKV*HD)", T * (spec.kv_dim() + spec.v_dim()) * 4);
-  p.add("attention out (T,NH*HD)", T * spec.o_dim() * 4);
+  p.add("attention out (T,NH*HD)", T * std::max(spec.o_dim(), spec.linear_value_dim()) * 4);
   if (spec.mla) {
     const int64_t C = spec.kv_lora_rank, R = spec.partial_rotary_dim;
     p.add("q_a_proj out (T,q_lora_rank)", T * spec.q_lora_rank * 4);
     p.add("latent attention kv_a (T,C+R), latent (T,C)", T * (2 * C + R) * 4);
     p.add("kv_b_proj out (T,NH*(nope+HDv))", T * spec.num_heads * (spec.qk_nope_head_dim + spec.v_head()) * 4);
+  }
+  if (spec.attn_output_gate) p.add("attention output gate (T,NH*HD)", T * spec.q_dim() * 4);
+  if (!spec.linear_layers.empty()) {
+    p.add("linear attention q|k|v (T,C), z (T,NV*DV), b|a (T,2*NV)",
+          T * (spec.linear_conv_dim() + spec.linear_value_dim() + 2 * spec.linear_num_value_heads) * 4);
   }
   p.add("projection out y (T,H)", T * H * 4);
   p.add("gate, up (T,F)", 2 * T * F * 4);
@@ -71,7 +95,14 @@ Engine::Engine(WeightSource& weights, Limits limits)
   q_.resize(T * static_cast<size_t>(spec_.q_dim()));
   k_.resize(T * static_cast<size_t>(spec_.kv_dim()));
   v_.resize(T * static_cast<size_t>(spec_.v_dim()));
-  att_.resize(T * static_cast<size_t>(spec_.o_dim()));
+  att_.resize(T * static_cast<size_t>(spec_.linear_layers.empty() ? spec_.o_dim()
+                                                                   : std::max(spec_.o_dim(), spec_.linear_value_dim())));
+  if (spec_.attn_output_gate) q_gate_.resize(T * static_cast<size_t>(spec_.q_dim()));
+  if (!spec_.linear_layers.empty()) {
+    lin_x_.resize(T * static_cast<size_t>(spec_.linear_conv_dim()));
+    lin_z_.resize(T * static_cast<size_t>(spec_.linear_value_dim()));
+    lin_ba_.resize(T * static_cast<size_t>(2 * spec_.linear_num_value_heads));
+  }
   if (spec_.mla) {
     const size_t C = static_cast<size_t>(spec_.kv_lora_rank), R = static_cast<size_t>(spec_.partial_rotary_dim);
     q_a_.resize(T * static_cast<size_t>(spec_.q_lora_rank));
@@ -136,8 +167,6 @@ void Engine::capture(const Batch& batch, int64_t depth, const float* rows, float
 void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epilogue) {
   const model::ModelSpec& m = spec_;
   const int64_t T = batch.num_tokens(), H = m.hidden_size, F = m.intermediate_size;
-  const int64_t NH = m.num_heads, NKV = m.num_kv_heads, HD = m.head_dim;
-  const int64_t QD = m.q_dim(), KVD = m.kv_dim();
   const float eps = static_cast<float>(m.rms_norm_eps);
   const float w1 = m.norm_plus_one ? 1.0f : 0.0f;  // Gemma's norms scale by (1 + w)
   const LayerWeights w = weights_.layer(l);
@@ -148,8 +177,38 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
     cpu::add(x_.data(), y_.data(), T * H);
   };
 
-  // Attention block.
+  // Attention block (or a linear-attention layer's token mixing).
   residual_norm(x_.data(), w.attn_norm, h_.data(), T);
+  if (m.is_linear_layer(l)) {
+    linear_attention(l, w, batch, cache);
+  } else {
+    self_attention(l, w, batch, cache);
+  }
+  cpu::linear(att_.data(), w.wo, nullptr, y_.data(), T, m.o_in(l), H);
+  if (epilogue) epilogue->apply(Component::attn_o, l, y_.data(), batch);
+  if (w.bo) cpu::add_rows(y_.data(), w.bo, T, H);  // after the epilogue: the ablation rewrites weights only
+  if (m.sandwich_norms) cpu::rmsnorm(y_.data(), w.post_attn_norm, y_.data(), T, H, eps, w1);
+  add_branch();
+
+  // MLP block; Cohere's parallel block runs it on h_ as the attention had it (input_layernorm of the
+  // layer's input: attention left h_ as it was).
+  if (!m.parallel_block) residual_norm(x_.data(), w.mlp_norm, h_.data(), T);
+  if (m.is_moe_layer(l)) {
+    moe_mlp(l, w, batch, epilogue);
+  } else {
+    gated_mlp(h_.data(), ExpertWeights{w.w_gate, w.w_up, w.w_down, w.b_gate, w.b_up, w.b_down}, T, F, y_.data());
+    if (epilogue) epilogue->apply(Component::mlp_down, l, y_.data(), batch);
+    if (w.b_down) cpu::add_rows(y_.data(), w.b_down, T, H);  // after the epilogue, as o_proj's
+  }
+  if (m.sandwich_norms) cpu::rmsnorm(y_.data(), w.post_mlp_norm, y_.data(), T, H, eps, w1);
+  add_branch();
+}
+
+void Engine::self_attention(int64_t l, const LayerWeights& w, const Batch& batch, KvCache& cache) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), H = m.hidden_size;
+  const int64_t NH = m.num_heads, NKV = m.num_kv_heads, HD = m.head_dim;
+  const int64_t QD = m.q_dim(), KVD = m.kv_dim();
   if (m.mla) {
     latent_qkv(w, batch);
   } else {
@@ -175,24 +234,31 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
   const cpu::AttnScores scores{static_cast<float>(m.attention_scale()), static_cast<float>(m.attn_softcap), w.sinks};
   cpu::attention(q_.data(), cache.k(l), cache.v(l), att_.data(), batch.seqs.data(), batch.num_seqs(),
                  NH, NKV, HD, window, scores, m.v_head());
-  cpu::linear(att_.data(), w.wo, nullptr, y_.data(), T, m.o_dim(), H);
-  if (epilogue) epilogue->apply(Component::attn_o, l, y_.data(), batch);
-  if (w.bo) cpu::add_rows(y_.data(), w.bo, T, H);  // after the epilogue: the ablation rewrites weights only
-  if (m.sandwich_norms) cpu::rmsnorm(y_.data(), w.post_attn_norm, y_.data(), T, H, eps, w1);
-  add_branch();
-
-  // MLP block; Cohere's parallel block runs it on h_ as the attention had it (input_layernorm of the
-  // layer's input: attention left h_ as it was).
-  if (!m.parallel_block) residual_norm(x_.data(), w.mlp_norm, h_.data(), T);
-  if (m.is_moe_layer(l)) {
-    moe_mlp(l, w, batch, epilogue);
-  } else {
-    gated_mlp(h_.data(), ExpertWeights{w.w_gate, w.w_up, w.w_down, w.b_gate, w.b_up, w.b_down}, T, F, y_.data());
-    if (epilogue) epilogue->apply(Component::mlp_down, l, y_.data(), batch);
-    if (w.b_down) cpu::add_rows(y_.data(), w.b_down, T, H);  // after the epilogue, as o_proj's
+  if (w.wq_gate) {  // Qwen3NextAttention: attn_output * sigmoid(gate)
+    cpu::linear(h_.data(), w.wq_gate, nullptr, q_gate_.data(), T, H, QD);
+    cpu::mul_sigmoid(att_.data(), q_gate_.data(), T * QD);
   }
-  if (m.sandwich_norms) cpu::rmsnorm(y_.data(), w.post_mlp_norm, y_.data(), T, H, eps, w1);
-  add_branch();
+}
+
+// Qwen3NextGatedDeltaNet.forward (Qwen3_5GatedDeltaNet.forward): the conv's channels q|k|v, z, b|a from
+// h_; the conv and SiLU, the gated delta rule with each sequence's state, the gated RMSNorm per value head.
+void Engine::linear_attention(int64_t l, const LayerWeights& w, const Batch& batch, KvCache& cache) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), H = m.hidden_size, NV = m.linear_num_value_heads;
+  const cpu::DeltaRuleDims d{m.linear_num_key_heads, NV, m.linear_key_head_dim, m.linear_value_head_dim,
+                             m.linear_conv_kernel};
+  const cpu::DeltaRuleState state{cache.conv_state(l), cache.delta_state(l), batch.state_slots.data()};
+  // q|k|v and b|a are each one matrix: their slots are adjacent in the unit (layer_slots' order)
+  const int64_t KD = m.linear_key_dim();
+  ABL_CHECK(w.lin_k == w.lin_q + KD * H && w.lin_v == w.lin_k + KD * H && w.lin_a == w.lin_b + NV * H,
+            "layer {}: linear attention's q, k, v (and b, a) projections are not adjacent", l);
+  cpu::linear(h_.data(), w.lin_q, nullptr, lin_x_.data(), T, H, d.channels());
+  cpu::linear(h_.data(), w.lin_z, nullptr, lin_z_.data(), T, H, NV * d.DV);
+  cpu::linear(h_.data(), w.lin_b, nullptr, lin_ba_.data(), T, H, 2 * NV);
+  cpu::causal_conv_silu(lin_x_.data(), w.lin_conv, batch.seqs.data(), batch.num_seqs(), d, state);
+  cpu::gated_delta_rule(lin_x_.data(), lin_ba_.data(), w.lin_a_log, w.lin_dt_bias, batch.seqs.data(), batch.num_seqs(),
+                        d, state, att_.data());
+  cpu::rmsnorm_gated(att_.data(), w.lin_norm, lin_z_.data(), T * NV, d.DV, static_cast<float>(m.rms_norm_eps));
 }
 
 // DeepseekV3Attention.forward up to the attention: q = q_b(norm(q_a(h))) (or q_proj(h)); kv_a_proj_with_mqa
@@ -293,6 +359,14 @@ void Engine::forward(const Batch& batch, KvCache& cache, const Outputs& out, Epi
             B, limits_.max_tokens, limits_.max_seqs);
   for (int64_t r : batch.cache_rows) {
     ABL_CHECK(r >= 0 && r < cache.rows(), "KV cache row {} outside the cache ({} rows)", r, cache.rows());
+  }
+  if (!m.linear_layers.empty()) {
+    ABL_CHECK(static_cast<int64_t>(batch.state_slots.size()) == B, "{} state slots for {} sequences",
+              batch.state_slots.size(), B);
+    for (int64_t slot : batch.state_slots) {
+      ABL_CHECK(slot >= 0 && slot < cache.state_slots(), "recurrent state slot {} outside the cache ({} slots)", slot,
+                cache.state_slots());
+    }
   }
   rope_table_ = rope_tables(m, batch);
   cpu::embedding(batch.tokens.data(), T, weights_.embedding(), V, H, x_.data());

@@ -564,7 +564,10 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"exaone4", true}, FamilyCase{"exaone4-dense", true},
                       FamilyCase{"ernie4.5-moe", true}, FamilyCase{"ernie4.5-moe", false},
                       FamilyCase{"ernie4.5-moe", true, true}, FamilyCase{"ernie4.5-moe-interval", true},
-                      FamilyCase{"ernie4.5-dense", true}),
+                      FamilyCase{"ernie4.5-dense", true}, FamilyCase{"qwen3-next", true},
+                      FamilyCase{"qwen3-next", false}, FamilyCase{"qwen3-next", true, true},
+                      FamilyCase{"qwen3.5-mm", true}, FamilyCase{"qwen3.5-moe-mm", true, false, true},
+                      FamilyCase{"qwen3.5-moe-mm", false, false, true}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

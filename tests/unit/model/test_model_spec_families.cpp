@@ -1484,3 +1484,168 @@ TEST(ModelSpecErnie45, Dense) {
   EXPECT_TRUE(s.qkv_bias && s.o_bias && s.mlp_bias);
   EXPECT_EQ(s.head_dim, 128);
 }
+
+// Qwen3-Next-80B-A3B-Instruct's config.json (models/qwen3_next Qwen3NextConfig): no layer_types, so every
+// 4th layer (full_attention_interval) is full attention and the others a gated delta rule; experts
+// per expert in the files. 79.67 B parameters without the MTP layer.
+nlohmann::json qwen3_next_80b() {
+  return nlohmann::json::parse(R"({"architectures": ["Qwen3NextForCausalLM"], "attention_bias": false,
+    "attention_dropout": 0.0, "bos_token_id": 151643, "decoder_sparse_step": 1, "eos_token_id": 151645,
+    "full_attention_interval": 4, "head_dim": 256, "hidden_act": "silu", "hidden_size": 2048,
+    "initializer_range": 0.02, "intermediate_size": 5120, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128,
+    "linear_num_key_heads": 16, "linear_num_value_heads": 32, "linear_value_head_dim": 128,
+    "max_position_embeddings": 262144, "mlp_only_layers": [], "model_type": "qwen3_next",
+    "moe_intermediate_size": 512, "norm_topk_prob": true, "num_attention_heads": 16, "num_experts": 512,
+    "num_experts_per_tok": 10, "num_hidden_layers": 48, "num_key_value_heads": 2, "output_router_logits": false,
+    "partial_rotary_factor": 0.25, "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 10000000,
+    "router_aux_loss_coef": 0.001, "shared_expert_intermediate_size": 512, "tie_word_embeddings": false,
+    "torch_dtype": "bfloat16", "transformers_version": "4.57.0.dev0", "use_cache": true, "use_sliding_window": false,
+    "vocab_size": 151936})");
+}
+
+TEST(ModelSpecQwen3Next, HybridLinearAttentionMoe) {
+  nlohmann::json c = qwen3_next_80b();
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.norm_plus_one && s.qk_norm && s.attn_output_gate && s.linear_fused_projections && s.norm_topk_prob);
+  EXPECT_TRUE(s.shared_expert_gated);
+  EXPECT_FALSE(s.qk_norm_per_head || s.qk_norm_full || s.qkv_bias || s.tied_embeddings || s.multimodal);
+  EXPECT_EQ(s.partial_rotary_dim, 64);
+  for (int64_t l = 0; l < 48; ++l) {
+    EXPECT_EQ(s.is_linear_layer(l), (l + 1) % 4 != 0) << l;
+    EXPECT_TRUE(s.is_moe_layer(l)) << l;
+  }
+  EXPECT_EQ(s.attention_layers(), 12);
+  EXPECT_EQ(s.linear_conv_dim(), 2 * 16 * 128 + 32 * 128);
+  EXPECT_EQ(s.o_in(0), 32 * 128);
+  EXPECT_EQ(s.o_in(3), 16 * 256);
+  // per sequence: 36 layers of conv rows (3 x 8192) and S (32 x 128 x 128)
+  EXPECT_EQ(s.linear_state_floats(), 36 * (3 * 8192 + 32 * 128 * 128));
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{79674391296});
+  EXPECT_EQ(abl::model::active_parameter_count(s), int64_t{3874929408});
+  std::vector<std::tuple<std::string, std::vector<int64_t>, std::vector<int64_t>, int64_t>> got;
+  for (const auto& slot : abl::model::layer_slots(s, 0)) {
+    got.emplace_back(slot.pattern, slot.shape, slot.file_shape, slot.file_offset);
+  }
+  const auto has = [&](const std::string& n, std::vector<int64_t> shape, std::vector<int64_t> file_shape = {},
+                       int64_t offset = 0) {
+    return std::find(got.begin(), got.end(), std::make_tuple("model.layers.{}." + n, shape, file_shape, offset)) !=
+           got.end();
+  };
+  // in_proj_qkvz per key head: [q 128, k 128, v 2x128, z 2x128] rows
+  EXPECT_TRUE(has("linear_attn.in_proj_qkvz.weight", {16, 128, 2048}, {16 * 768, 2048}, 0));
+  EXPECT_TRUE(has("linear_attn.in_proj_qkvz.weight", {16, 128, 2048}, {16 * 768, 2048}, 128 * 2048));
+  EXPECT_TRUE(has("linear_attn.in_proj_qkvz.weight", {16, 256, 2048}, {16 * 768, 2048}, 256 * 2048));
+  EXPECT_TRUE(has("linear_attn.in_proj_qkvz.weight", {16, 256, 2048}, {16 * 768, 2048}, 512 * 2048));
+  EXPECT_TRUE(has("linear_attn.in_proj_ba.weight", {16, 2, 2048}, {64, 2048}, 2 * 2048));
+  EXPECT_TRUE(has("linear_attn.conv1d.weight", {8192, 1, 4}));
+  EXPECT_TRUE(has("linear_attn.A_log", {32}));
+  EXPECT_TRUE(has("linear_attn.dt_bias", {32}));
+  EXPECT_TRUE(has("linear_attn.norm.weight", {128}));
+  EXPECT_TRUE(has("linear_attn.out_proj.weight", {2048, 4096}));
+  EXPECT_TRUE(has("mlp.experts.511.down_proj.weight", {2048, 512}));
+  EXPECT_TRUE(has("mlp.shared_expert_gate.weight", {1, 2048}));
+  EXPECT_FALSE(has("self_attn.o_proj.weight", {2048, 4096}));
+  got.clear();
+  for (const auto& slot : abl::model::layer_slots(s, 3)) {
+    got.emplace_back(slot.pattern, slot.shape, slot.file_shape, slot.file_offset);
+  }
+  // the gated q_proj: each head's 256 q rows, then its 256 gate rows
+  EXPECT_TRUE(has("self_attn.q_proj.weight", {16, 256, 2048}, {16 * 512, 2048}, 0));
+  EXPECT_TRUE(has("self_attn.q_proj.weight", {16, 256, 2048}, {16 * 512, 2048}, 256 * 2048));
+  EXPECT_TRUE(has("self_attn.q_norm.weight", {256}));
+  EXPECT_TRUE(has("self_attn.o_proj.weight", {2048, 4096}));
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s), {"gated delta rule on 36/48 layers", "in_proj_qkvz"}))
+      << abl::model::describe(s);
+  // layer_types, with the legacy names, win over the interval
+  c["layer_types"] = nlohmann::json::array();
+  for (int l = 0; l < 48; ++l) c["layer_types"].push_back(l % 2 ? "attention" : "mamba");
+  s = parse(c);
+  for (int64_t l = 0; l < 48; ++l) EXPECT_EQ(s.is_linear_layer(l), l % 2 == 0) << l;
+  // decoder_sparse_step / mlp_only_layers as Qwen2-MoE's
+  c = qwen3_next_80b();
+  c["mlp_only_layers"] = {0, 5};
+  s = parse(c);
+  for (int64_t l = 0; l < 48; ++l) EXPECT_EQ(s.is_moe_layer(l), l != 0 && l != 5) << l;
+  // absent keys take Qwen3NextConfig's defaults (partial_rotary_factor 0.25, interval 4)
+  c = qwen3_next_80b();
+  for (const char* key : {"partial_rotary_factor", "full_attention_interval", "norm_topk_prob", "head_dim"}) c.erase(key);
+  s = parse(c);
+  EXPECT_EQ(s.partial_rotary_dim, 64);
+  EXPECT_TRUE(s.norm_topk_prob);
+  EXPECT_FALSE(s.is_linear_layer(3));
+  // refusals name the key
+  c = qwen3_next_80b();
+  c["linear_num_value_heads"] = 24;
+  c["linear_num_key_heads"] = 16;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "linear_num_value_heads", "multiple");
+  c = qwen3_next_80b();
+  c["layer_types"] = std::vector<std::string>(48, "sliding_attention");
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "sliding_attention", "linear_attention");
+  c = qwen3_next_80b();
+  c["full_attention_interval"] = 0;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "full_attention_interval", "positive");
+  c = qwen3_next_80b();
+  c["linear_conv_kernel_dim"] = 0;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "linear_conv_kernel_dim");
+}
+
+// Qwen3.5 (models/qwen3_5, models/qwen3_5_moe): the language model of Qwen3_5(Moe)ForConditionalGeneration under
+// text_config, transformers 5's rope_parameters with the multimodal sections (the plain RoPE for text),
+// separate in_proj_qkv / in_proj_z / in_proj_b / in_proj_a; the MoE one has no decoder_sparse_step,
+// mlp_only_layers nor norm_topk_prob.
+TEST(ModelSpecQwen35, ConditionalGenerationDenseAndMoe) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["Qwen3_5MoeForConditionalGeneration"],
+    "model_type": "qwen3_5_moe", "image_token_id": 248056, "tie_word_embeddings": false,
+    "text_config": {"attn_output_gate": true, "dtype": "bfloat16", "eos_token_id": 248044,
+      "full_attention_interval": 4, "head_dim": 256, "hidden_act": "silu", "hidden_size": 2048,
+      "layer_types": ["linear_attention", "linear_attention", "linear_attention", "full_attention"],
+      "linear_conv_kernel_dim": 4, "linear_key_head_dim": 128, "linear_num_key_heads": 16,
+      "linear_num_value_heads": 32, "linear_value_head_dim": 128, "max_position_embeddings": 262144,
+      "model_type": "qwen3_5_moe_text", "moe_intermediate_size": 512, "num_attention_heads": 16,
+      "num_experts": 256, "num_experts_per_tok": 8, "num_hidden_layers": 4, "num_key_value_heads": 2,
+      "rms_norm_eps": 1e-06, "shared_expert_intermediate_size": 512, "vocab_size": 248320,
+      "rope_parameters": {"mrope_interleaved": true, "mrope_section": [11, 11, 10], "rope_type": "default",
+        "rope_theta": 10000000, "partial_rotary_factor": 0.25}},
+    "vision_config": {"depth": 27, "hidden_size": 1152}})");
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.multimodal && s.attn_output_gate && s.norm_topk_prob && s.norm_plus_one);
+  EXPECT_FALSE(s.linear_fused_projections || s.tied_embeddings);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 1e7);
+  EXPECT_EQ(s.partial_rotary_dim, 64);
+  EXPECT_EQ(s.eos_token_ids, std::vector<int64_t>{248044});
+  for (int64_t l = 0; l < 4; ++l) {
+    EXPECT_EQ(s.is_linear_layer(l), l < 3) << l;
+    EXPECT_TRUE(s.is_moe_layer(l)) << l;
+  }
+  std::vector<std::tuple<std::string, std::vector<int64_t>, int64_t>> got;
+  for (const auto& slot : abl::model::layer_slots(s, 0)) got.emplace_back(slot.pattern, slot.shape, slot.file_offset);
+  const std::string p = "language_model.model.layers.{}.linear_attn.";
+  const auto has = [&](const std::string& n, std::vector<int64_t> shape, int64_t offset = 0) {
+    return std::find(got.begin(), got.end(), std::make_tuple(p + n, shape, offset)) != got.end();
+  };
+  EXPECT_TRUE(has("in_proj_qkv.weight", {4096, 2048}, 2 * 2048 * 2048));  // v after q and k
+  EXPECT_TRUE(has("in_proj_z.weight", {4096, 2048}));
+  EXPECT_TRUE(has("in_proj_b.weight", {32, 2048}));
+  EXPECT_TRUE(has("in_proj_a.weight", {32, 2048}));
+  // keys Qwen3.5-MoE does not read
+  c["text_config"]["norm_topk_prob"] = false;
+  c["text_config"]["mlp_only_layers"] = {0};
+  s = parse(c);
+  EXPECT_TRUE(s.norm_topk_prob && s.is_moe_layer(0));
+  c["text_config"]["attn_output_gate"] = false;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "attn_output_gate", "always gates");
+
+  // Qwen3.5-27B's shape, dense; its layer types left to the interval
+  c = nlohmann::json::parse(R"({"architectures": ["Qwen3_5ForConditionalGeneration"], "model_type": "qwen3_5",
+    "text_config": {"hidden_size": 5120, "intermediate_size": 17408, "num_hidden_layers": 64,
+      "num_attention_heads": 24, "num_key_value_heads": 4, "linear_num_value_heads": 48, "model_type": "qwen3_5_text",
+      "rope_parameters": {"rope_type": "default", "rope_theta": 10000000, "partial_rotary_factor": 0.25,
+        "mrope_section": [11, 11, 10], "mrope_interleaved": true}}})");
+  s = parse(c);
+  EXPECT_EQ(s.num_experts, 0);
+  EXPECT_EQ(s.head_dim, 256);
+  EXPECT_EQ(s.vocab_size, 248320);
+  EXPECT_EQ(s.linear_num_key_heads, 16);
+  EXPECT_EQ(s.attention_layers(), 16);
+  EXPECT_EQ(abl::model::layer_slots(s, 0).back().pattern, "language_model.model.layers.{}.mlp.down_proj.weight");
+}

@@ -22,7 +22,7 @@ const ExpectedWeight& find(const std::vector<ExpectedWeight>& all, WeightRole ro
 }
 
 TEST(Synthetic, PresetsMatchTheirRealConfigs) {
-  EXPECT_EQ(abl::model::synthetic_presets().size(), 39u);
+  EXPECT_EQ(abl::model::synthetic_presets().size(), 41u);
   for (const std::string& name : abl::model::synthetic_presets()) {
     EXPECT_NO_THROW(abl::model::synthetic_model_spec(name)) << name;
   }
@@ -54,6 +54,10 @@ TEST(Synthetic, PresetsMatchTheirRealConfigs) {
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("deepseek-v2")), 235741434880);
   EXPECT_NEAR(abl::model::active_parameter_count(abl::model::synthetic_model_spec("deepseek-v2")) / 1e9, 21.38, 0.01);
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("olmo-3-32b")), 32233522176);
+  // Qwen3-Next "80B-A3B" and Qwen3.5-35B-A3B's language model (the vision tower is not counted)
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("qwen3-next-80b-a3b")), 79674391296);
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("qwen3.5-35b-a3b")), 34660610688);
+  EXPECT_NEAR(abl::model::active_parameter_count(abl::model::synthetic_model_spec("qwen3.5-35b-a3b")) / 1e9, 3.45, 0.01);
   // Active per token: Mixtral's published 12.9 B, Qwen3's "A22B" and "A3B"; dense models all.
   EXPECT_EQ(abl::model::active_parameter_count(abl::model::synthetic_model_spec("mixtral-8x7b")), 12879925248);
   EXPECT_NEAR(abl::model::active_parameter_count(abl::model::synthetic_model_spec("qwen3-235b-a22b")) / 1e9, 22.19, 0.01);

@@ -118,6 +118,43 @@ void combine_experts(const float* slots, const float* weights, int64_t T, int64_
 // y(T, H) += sigmoid(x(T, H) · w(H)) · s(T, H): Qwen2-MoE's gated shared expert.
 void add_gated(const float* x, const float* w, const float* s, int64_t T, int64_t H, float* y);
 
+// ---- linear attention (the gated delta rule of Qwen3-Next and Qwen3.5: models/qwen3_next)
+
+// The sizes of a gated delta rule layer: NK key heads of DK, NV value heads of DV (NV a multiple of NK),
+// a causal conv of K taps over the C = 2·NK·DK + NV·DV channels [q | k | v].
+struct DeltaRuleDims {
+  int64_t NK = 0, NV = 0, DK = 0, DV = 0, K = 0;
+  int64_t channels() const { return 2 * NK * DK + NV * DV; }
+};
+
+// Each sequence's recurrent state, in the arrays indexed by its state slot: the conv's last K − 1
+// inputs conv(slot, C, K−1) and S(slot, NV, DK, DV). A sequence whose pass starts at its first token
+// (kv_len == q_len) starts from zeros; any other continues from its slot.
+struct DeltaRuleState {
+  float* conv = nullptr;
+  float* S = nullptr;
+  const int64_t* slots = nullptr;  // (B)
+};
+
+// x(T, C) in place: per sequence, the depthwise causal conv of each channel c over its tokens,
+// y_t = Σ_j w(c, j) · in_{t−K+1+j} (in before the sequence's first token: the state, zeros at its
+// start), then SiLU (torch_causal_conv1d_fn / _update); the state keeps the last K − 1 inputs.
+void causal_conv_silu(float* x, const float* w, const AttnSeq* seqs, int64_t B, const DeltaRuleDims& d,
+                      const DeltaRuleState& state);
+
+// out(T, NV·DV) from the conv's output x(T, C) and ba(T, 2·NV) (b then a): per sequence, token by
+// token (torch_recurrent_gated_delta_rule): q, k L2-normed (eps 1e-6), q·DK^−0.5, value head h reading
+// key head h / (NV/NK); g = −exp(A_log_h)·softplus(a_h + dt_bias_h), β = σ(b_h); S ← exp(g)·S,
+// S += k ⊗ β(v − Sᵀk), out = Sᵀq.
+void gated_delta_rule(const float* x, const float* ba, const float* a_log, const float* dt_bias, const AttnSeq* seqs,
+                      int64_t B, const DeltaRuleDims& d, const DeltaRuleState& state, float* out);
+
+// x(rows, D) = RMSNorm(x)·w·SiLU(z) per row (Qwen3NextRMSNormGated: plain w; eps the model's).
+void rmsnorm_gated(float* x, const float* w, const float* z, int64_t rows, int64_t D, float eps);
+
+// x(n) *= σ(g(n)) (the attention output gate of Qwen3NextAttention).
+void mul_sigmoid(float* x, const float* g, int64_t n);
+
 // out(rows,V) = log_softmax(logits) per row; out may alias logits.
 void log_softmax(const float* logits, float* out, int64_t rows, int64_t V);
 

@@ -16,18 +16,28 @@
 
 namespace abl::engine {
 
-// KV cache: per layer, K rows (C, NKV*HD) and V rows (C, NKV*HDv). Sequences own disjoint row ranges.
+// KV cache: per attention layer, K rows (C, NKV*HD) and V rows (C, NKV*HDv). Sequences own disjoint row
+// ranges. A hybrid model's linear-attention layers keep no rows but a recurrent state per sequence
+// instead, in `state_slots` slots (Batch::state_slots): the conv's last inputs and the delta rule's S.
 class KvCache {
  public:
-  KvCache(const model::ModelSpec& spec, int64_t rows);
+  // state_slots: one per sequence a pass may hold (the engine's Limits::max_seqs; no memory without
+  // linear-attention layers).
+  KvCache(const model::ModelSpec& spec, int64_t rows, int64_t state_slots = Limits{}.max_seqs);
   int64_t rows() const { return rows_; }
+  int64_t state_slots() const { return state_slots_; }
   float* k(int64_t layer) { return k_[static_cast<size_t>(layer)].data(); }
   float* v(int64_t layer) { return v_[static_cast<size_t>(layer)].data(); }
+  float* conv_state(int64_t layer) { return conv_[static_cast<size_t>(layer)].data(); }  // (slots, C, K−1)
+  float* delta_state(int64_t layer) { return S_[static_cast<size_t>(layer)].data(); }    // (slots, NV, DK, DV)
   static int64_t bytes_for(const model::ModelSpec& spec, int64_t rows);
+  // The recurrent states of `slots` sequences (0 without linear-attention layers).
+  static int64_t state_bytes_for(const model::ModelSpec& spec, int64_t slots);
 
  private:
   int64_t rows_;
-  std::vector<std::vector<float>> k_, v_;
+  int64_t state_slots_;
+  std::vector<std::vector<float>> k_, v_, conv_, S_;
 };
 
 // A hook on the outputs of o_proj and down_proj (the ablation epilogue, DESIGN.md §2). In an MoE
@@ -60,6 +70,11 @@ class Engine {
 
  private:
   void layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epilogue);
+  // Softmax attention of layer l on h_ into att_ (T, o_dim): q, k, v, norms, RoPE, the cache, the
+  // attention, the output gate.
+  void self_attention(int64_t l, const LayerWeights& w, const Batch& batch, KvCache& cache);
+  // A linear-attention layer's token mixing on h_ into att_ (T, NV*DV) (ModelSpec::linear_layers).
+  void linear_attention(int64_t l, const LayerWeights& w, const Batch& batch, KvCache& cache);
   // Latent attention's q_ (T,NH,HD), k_ (T,NH,HD) and v_ (T,NH,HDv) from h_, rotated.
   void latent_qkv(const LayerWeights& w, const Batch& batch);
   // out(rows,H) = down(act(gate(x)) * up(x)) for x(rows,H), through gate_/up_ (width F); gate and up
@@ -86,6 +101,9 @@ class Engine {
   // Latent attention: q_a_proj's output (T,q_lora_rank), kv_a_proj_with_mqa's (T,C+R), its normed
   // latent (T,C) and kv_b_proj's output (T,NH*(nope+HDv)).
   std::vector<float> q_a_, kv_a_, latent_, kv_b_;
+  std::vector<float> q_gate_;  // (T,NH*HD) attn_output_gate's gate
+  // Linear attention: the conv's channels (T,C), z (T,NV*DV), b and a (T,2*NV).
+  std::vector<float> lin_x_, lin_z_, lin_ba_;
   // MoE layers: router logits (T,E), the top-k choice (T,k), one expert's tokens in and out
   // (T,H), every token's k expert outputs (T·k,H); the expert's token list and slot of each.
   std::vector<float> router_, topk_w_, expert_in_, expert_out_, slots_;

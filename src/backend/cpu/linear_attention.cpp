@@ -1,0 +1,127 @@
+// Linear attention ops (Qwen3-Next / Qwen3.5's gated delta rule, models/qwen3_next
+// Qwen3NextGatedDeltaNet): the causal conv with its state, the recurrence token by token, the gated
+// output norm. The recurrence runs in its per-token form for prompts too (transformers runs prompts
+// through torch_chunk_gated_delta_rule, the same sums regrouped in chunks of 64: equal up to rounding).
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include "abl/backend/cpu/ops.h"
+#include "abl/core/error.h"
+
+namespace abl::cpu {
+
+namespace {
+
+float sigmoid(float x) { return 1.0f / (1.0f + std::exp(-x)); }
+float silu(float x) { return x * sigmoid(x); }
+// F.softplus(x) with beta 1 and threshold 20: x itself above it
+float softplus(float x) { return x > 20.0f ? x : std::log1p(std::exp(x)); }
+
+bool starts_fresh(const AttnSeq& q) { return q.kv_len == q.q_len; }
+
+// x(n) · rsqrt(Σx² + 1e-6) (l2norm of modeling_qwen3_next, as FLA's)
+void l2norm(const float* x, float* y, int64_t n) {
+  float ss = 0.0f;
+  for (int64_t i = 0; i < n; ++i) ss += x[i] * x[i];
+  const float r = 1.0f / std::sqrt(ss + 1e-6f);
+  for (int64_t i = 0; i < n; ++i) y[i] = x[i] * r;
+}
+
+}  // namespace
+
+void causal_conv_silu(float* x, const float* w, const AttnSeq* seqs, int64_t B, const DeltaRuleDims& d,
+                      const DeltaRuleState& state) {
+  const int64_t C = d.channels(), K = d.K, P = K - 1;
+  for (int64_t s = 0; s < B; ++s) {
+    const AttnSeq& q = seqs[s];
+    float* conv = state.conv + state.slots[s] * C * P;
+    if (starts_fresh(q)) std::memset(conv, 0, sizeof(float) * static_cast<size_t>(C * P));
+#pragma omp parallel for schedule(static)
+    for (int64_t c = 0; c < C; ++c) {
+      // the channel's window: the last K − 1 inputs, then the current one
+      float win[64];
+      float* past = conv + c * P;
+      for (int64_t j = 0; j < P; ++j) win[j] = past[j];
+      const float* wc = w + c * K;
+      for (int64_t t = 0; t < q.q_len; ++t) {
+        float* xt = x + (q.q_begin + t) * C + c;
+        win[P] = *xt;
+        float acc = 0.0f;
+        for (int64_t j = 0; j < K; ++j) acc += wc[j] * win[j];
+        for (int64_t j = 0; j < P; ++j) win[j] = win[j + 1];
+        *xt = silu(acc);
+      }
+      for (int64_t j = 0; j < P; ++j) past[j] = win[j];
+    }
+  }
+}
+
+void gated_delta_rule(const float* x, const float* ba, const float* a_log, const float* dt_bias, const AttnSeq* seqs,
+                      int64_t B, const DeltaRuleDims& d, const DeltaRuleState& state, float* out) {
+  const int64_t NK = d.NK, NV = d.NV, DK = d.DK, DV = d.DV, C = d.channels(), r = NV / NK;
+  ABL_CHECK(NK > 0 && NV % NK == 0, "linear attention with {} value heads over {} key heads", NV, NK);
+  const float q_scale = 1.0f / std::sqrt(static_cast<float>(DK));
+  const int64_t units = B * NV;
+#pragma omp parallel
+  {
+    std::vector<float> qn(static_cast<size_t>(DK)), kn(static_cast<size_t>(DK)), delta(static_cast<size_t>(DV));
+#pragma omp for schedule(dynamic)
+    for (int64_t u = 0; u < units; ++u) {
+      const int64_t s = u / NV, h = u % NV, kh = h / r;
+      const AttnSeq& q = seqs[s];
+      float* S = state.S + (state.slots[s] * NV + h) * DK * DV;  // (DK, DV)
+      if (starts_fresh(q)) std::memset(S, 0, sizeof(float) * static_cast<size_t>(DK * DV));
+      const float A = -std::exp(a_log[h]);
+      for (int64_t t = q.q_begin; t < q.q_begin + q.q_len; ++t) {
+        const float* xt = x + t * C;
+        l2norm(xt + kh * DK, qn.data(), DK);
+        l2norm(xt + NK * DK + kh * DK, kn.data(), DK);
+        const float* v = xt + 2 * NK * DK + h * DV;
+        const float beta = sigmoid(ba[t * 2 * NV + h]);
+        const float decay = std::exp(A * softplus(ba[t * 2 * NV + NV + h] + dt_bias[h]));
+        // S ← decay·S; delta = β(v − Sᵀk)
+        for (int64_t j = 0; j < DV; ++j) delta[static_cast<size_t>(j)] = 0.0f;
+        for (int64_t i = 0; i < DK; ++i) {
+          float* Si = S + i * DV;
+          const float ki = kn[static_cast<size_t>(i)];
+          for (int64_t j = 0; j < DV; ++j) {
+            Si[j] *= decay;
+            delta[static_cast<size_t>(j)] += Si[j] * ki;
+          }
+        }
+        for (int64_t j = 0; j < DV; ++j) delta[static_cast<size_t>(j)] = (v[j] - delta[static_cast<size_t>(j)]) * beta;
+        // S += k ⊗ delta; out = Sᵀq·DK^−0.5
+        float* o = out + t * NV * DV + h * DV;
+        for (int64_t j = 0; j < DV; ++j) o[j] = 0.0f;
+        for (int64_t i = 0; i < DK; ++i) {
+          float* Si = S + i * DV;
+          const float ki = kn[static_cast<size_t>(i)], qi = qn[static_cast<size_t>(i)] * q_scale;
+          for (int64_t j = 0; j < DV; ++j) {
+            Si[j] += ki * delta[static_cast<size_t>(j)];
+            o[j] += Si[j] * qi;
+          }
+        }
+      }
+    }
+  }
+}
+
+void rmsnorm_gated(float* x, const float* w, const float* z, int64_t rows, int64_t D, float eps) {
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    float* xr = x + r * D;
+    const float* zr = z + r * D;
+    float ss = 0.0f;
+    for (int64_t i = 0; i < D; ++i) ss += xr[i] * xr[i];
+    const float inv = 1.0f / std::sqrt(ss / static_cast<float>(D) + eps);
+    for (int64_t i = 0; i < D; ++i) xr[i] = w[i] * (xr[i] * inv) * silu(zr[i]);
+  }
+}
+
+void mul_sigmoid(float* x, const float* g, int64_t n) {
+#pragma omp parallel for schedule(static)
+  for (int64_t i = 0; i < n; ++i) x[i] *= sigmoid(g[i]);
+}
+
+}  // namespace abl::cpu

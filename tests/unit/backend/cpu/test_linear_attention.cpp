@@ -1,0 +1,193 @@
+// The linear-attention ops (the gated delta rule of Qwen3-Next / Qwen3.5) against the formulas written
+// out, and their state: a sequence split over passes, or sharing a pass with others, gives what one
+// pass over it alone gives.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <vector>
+
+#include "abl/backend/cpu/ops.h"
+
+namespace {
+
+using abl::cpu::AttnSeq;
+using abl::cpu::DeltaRuleDims;
+using abl::cpu::DeltaRuleState;
+
+std::vector<float> randn(size_t n, uint32_t seed, float scale = 1.0f) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> d(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = d(rng);
+  return v;
+}
+
+double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
+
+// The states of `slots` sequences of a layer of dims d.
+struct States {
+  States(const DeltaRuleDims& d, int64_t slots)
+      : conv(static_cast<size_t>(slots * d.channels() * (d.K - 1)), 7.0f),
+        S(static_cast<size_t>(slots * d.NV * d.DK * d.DV), 7.0f) {}  // garbage: a fresh sequence must clear it
+  DeltaRuleState view(const std::vector<int64_t>& slot_of) {
+    return {conv.data(), S.data(), slot_of.data()};
+  }
+  std::vector<float> conv, S;
+};
+
+// conv + silu, then the delta rule, over the tokens `x` (T, C) and `ba` (T, 2NV) of the sequences `seqs`.
+std::vector<float> mix(const DeltaRuleDims& d, std::vector<float> x, const std::vector<float>& ba,
+                       const std::vector<float>& conv_w, const std::vector<float>& a_log, const std::vector<float>& dt,
+                       const std::vector<AttnSeq>& seqs, const DeltaRuleState& st) {
+  const int64_t T = static_cast<int64_t>(x.size()) / d.channels();
+  abl::cpu::causal_conv_silu(x.data(), conv_w.data(), seqs.data(), static_cast<int64_t>(seqs.size()), d, st);
+  std::vector<float> out(static_cast<size_t>(T * d.NV * d.DV));
+  abl::cpu::gated_delta_rule(x.data(), ba.data(), a_log.data(), dt.data(), seqs.data(),
+                             static_cast<int64_t>(seqs.size()), d, st, out.data());
+  return out;
+}
+
+TEST(LinearAttention, DeltaRuleFollowsTheRecurrence) {
+  // One head of DK 2, DV 2, two tokens, the rule written out in doubles.
+  const DeltaRuleDims d{1, 1, 2, 2, 1};
+  const std::vector<float> x = {0.3f, -1.2f, 2.0f, 0.5f, 1.5f, -0.7f,    // q, k, v of token 0
+                                -0.4f, 0.9f, -1.0f, 1.1f, 0.2f, 0.8f};   // token 1
+  const std::vector<float> ba = {0.4f, -0.3f, -1.1f, 0.6f};              // b, a of each token
+  const std::vector<float> a_log = {0.2f}, dt = {0.9f};
+  std::vector<int64_t> slot = {0};
+  States st(d, 1);
+  std::vector<float> out(4);
+  const std::vector<AttnSeq> seqs = {{0, 2, 0, 2}};
+  abl::cpu::gated_delta_rule(x.data(), ba.data(), a_log.data(), dt.data(), seqs.data(), 1, d, st.view(slot), out.data());
+
+  double S[2][2] = {{0, 0}, {0, 0}};
+  for (int t = 0; t < 2; ++t) {
+    const float* xt = x.data() + t * 6;
+    const double qn = std::sqrt(xt[0] * xt[0] + xt[1] * xt[1] + 1e-6), kn = std::sqrt(xt[2] * xt[2] + xt[3] * xt[3] + 1e-6);
+    const double q[2] = {xt[0] / qn / std::sqrt(2.0), xt[1] / qn / std::sqrt(2.0)};
+    const double k[2] = {xt[2] / kn, xt[3] / kn};
+    const double beta = sigmoid(ba[t * 2]);
+    const double g = -std::exp(0.2) * std::log1p(std::exp(ba[t * 2 + 1] + 0.9));
+    for (auto& row : S) {
+      for (double& s : row) s *= std::exp(g);
+    }
+    for (int j = 0; j < 2; ++j) {
+      const double delta = (xt[4 + j] - (S[0][j] * k[0] + S[1][j] * k[1])) * beta;
+      S[0][j] += k[0] * delta;
+      S[1][j] += k[1] * delta;
+    }
+    for (int j = 0; j < 2; ++j) EXPECT_NEAR(out[t * 2 + j], S[0][j] * q[0] + S[1][j] * q[1], 1e-6) << t << " " << j;
+  }
+  for (int i = 0; i < 2; ++i) {
+    for (int j = 0; j < 2; ++j) EXPECT_NEAR(st.S[static_cast<size_t>(i * 2 + j)], S[i][j], 1e-6);
+  }
+}
+
+TEST(LinearAttention, ConvIsCausalWithItsState) {
+  // Three channels (NK 1, DK 1, NV 1, DV 1), kernel 3: y_t = silu(w0 x_{t-2} + w1 x_{t-1} + w2 x_t).
+  const DeltaRuleDims d{1, 1, 1, 1, 3};
+  std::vector<float> x = randn(5 * 3, 11);
+  const std::vector<float> w = randn(3 * 3, 12);
+  std::vector<int64_t> slot = {0};
+  States st(d, 1);
+  const std::vector<float> in = x;
+  const std::vector<AttnSeq> seqs = {{0, 5, 0, 5}};
+  abl::cpu::causal_conv_silu(x.data(), w.data(), seqs.data(), 1, d, st.view(slot));
+  for (int t = 0; t < 5; ++t) {
+    for (int c = 0; c < 3; ++c) {
+      double acc = 0;
+      for (int j = 0; j < 3; ++j) {
+        const int src = t - 2 + j;
+        if (src >= 0) acc += w[static_cast<size_t>(c * 3 + j)] * in[static_cast<size_t>(src * 3 + c)];
+      }
+      EXPECT_NEAR(x[static_cast<size_t>(t * 3 + c)], acc * sigmoid(acc), 1e-6) << t << " " << c;
+    }
+  }
+  // the state: each channel's last two inputs, oldest first
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_EQ(st.conv[static_cast<size_t>(c * 2)], in[static_cast<size_t>(3 * 3 + c)]);
+    EXPECT_EQ(st.conv[static_cast<size_t>(c * 2 + 1)], in[static_cast<size_t>(4 * 3 + c)]);
+  }
+}
+
+struct Layer {
+  DeltaRuleDims d{2, 4, 3, 5, 4};  // value heads read key heads 0, 0, 1, 1
+  int64_t T = 9;
+  std::vector<float> x = randn(static_cast<size_t>(T * d.channels()), 21);
+  std::vector<float> ba = randn(static_cast<size_t>(T * 2 * d.NV), 22);
+  std::vector<float> conv_w = randn(static_cast<size_t>(d.channels() * d.K), 23, 0.5f);
+  std::vector<float> a_log = randn(static_cast<size_t>(d.NV), 24, 0.5f);
+  std::vector<float> dt = randn(static_cast<size_t>(d.NV), 25, 0.5f);
+  // rows [a, b) of a (T, width) array
+  static std::vector<float> rows(const std::vector<float>& v, int64_t width, int64_t a, int64_t b) {
+    return {v.begin() + a * width, v.begin() + b * width};
+  }
+};
+
+TEST(LinearAttention, SequenceSplitOverPassesEqualsOnePass) {
+  Layer L;
+  const int64_t C = L.d.channels(), W = L.d.NV * L.d.DV;
+  std::vector<int64_t> slot = {0};
+  States whole(L.d, 1), split(L.d, 1);
+  const std::vector<float> want = mix(L.d, L.x, L.ba, L.conv_w, L.a_log, L.dt, {{0, L.T, 0, L.T}}, whole.view(slot));
+  // prompt of 5, then one token, then 3 (kv_len counts the tokens before: the sequence continues)
+  std::vector<float> got;
+  const int64_t cuts[] = {0, 5, 6, 9};
+  for (int i = 0; i < 3; ++i) {
+    const int64_t a = cuts[i], b = cuts[i + 1];
+    const std::vector<float> part = mix(L.d, Layer::rows(L.x, C, a, b), Layer::rows(L.ba, 2 * L.d.NV, a, b), L.conv_w,
+                                        L.a_log, L.dt, {{0, b - a, 0, b}}, split.view(slot));
+    got.insert(got.end(), part.begin(), part.end());
+  }
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i / W;
+  for (size_t i = 0; i < whole.S.size(); ++i) EXPECT_NEAR(split.S[i], whole.S[i], 1e-5);
+  EXPECT_EQ(split.conv, whole.conv);
+}
+
+TEST(LinearAttention, SequencesInOnePassKeepTheirOwnSlots) {
+  Layer L;
+  const int64_t C = L.d.channels(), W = L.d.NV * L.d.DV;
+  // alone: tokens [0, 4) in slot 0 and [4, 9) in slot 0 of another state
+  std::vector<int64_t> one = {0};
+  States s1(L.d, 1), s2(L.d, 1);
+  std::vector<float> want = mix(L.d, Layer::rows(L.x, C, 0, 4), Layer::rows(L.ba, 2 * L.d.NV, 0, 4), L.conv_w, L.a_log,
+                                L.dt, {{0, 4, 0, 4}}, s1.view(one));
+  const std::vector<float> second = mix(L.d, Layer::rows(L.x, C, 4, 9), Layer::rows(L.ba, 2 * L.d.NV, 4, 9), L.conv_w,
+                                        L.a_log, L.dt, {{0, 5, 0, 5}}, s2.view(one));
+  want.insert(want.end(), second.begin(), second.end());
+  // together, in slots 2 and 0 of a state of 3 (slot 1 untouched)
+  std::vector<int64_t> slots = {2, 0};
+  States both(L.d, 3);
+  const std::vector<float> got =
+      mix(L.d, L.x, L.ba, L.conv_w, L.a_log, L.dt, {{0, 4, 0, 4}, {4, 5, 40, 5}}, both.view(slots));
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-6) << i / W;
+  const size_t per = static_cast<size_t>(L.d.NV * L.d.DK * L.d.DV);
+  for (size_t i = 0; i < per; ++i) {
+    EXPECT_EQ(both.S[2 * per + i], s1.S[i]);
+    EXPECT_EQ(both.S[i], s2.S[i]);
+    EXPECT_EQ(both.S[per + i], 7.0f);
+  }
+}
+
+TEST(LinearAttention, GatedNormAndSigmoidGate) {
+  std::vector<float> x = {1.0f, -2.0f, 3.0f, 0.5f, 0.25f, -1.0f};
+  const std::vector<float> z = {0.3f, -0.6f, 1.2f, 2.0f, -0.1f, 0.0f}, w = {0.5f, 1.5f, -1.0f};
+  const std::vector<float> in = x;
+  abl::cpu::rmsnorm_gated(x.data(), w.data(), z.data(), 2, 3, 1e-6f);
+  for (int r = 0; r < 2; ++r) {
+    double ss = 0;
+    for (int i = 0; i < 3; ++i) ss += in[static_cast<size_t>(r * 3 + i)] * in[static_cast<size_t>(r * 3 + i)];
+    const double inv = 1.0 / std::sqrt(ss / 3 + 1e-6);
+    for (int i = 0; i < 3; ++i) {
+      const size_t k = static_cast<size_t>(r * 3 + i);
+      EXPECT_NEAR(x[k], w[static_cast<size_t>(i)] * in[k] * inv * z[k] * sigmoid(z[k]), 1e-6);
+    }
+  }
+  std::vector<float> y = in;
+  abl::cpu::mul_sigmoid(y.data(), z.data(), 6);
+  for (size_t k = 0; k < 6; ++k) EXPECT_NEAR(y[k], in[k] * sigmoid(z[k]), 1e-7);
+}
+
+}  // namespace
