@@ -54,9 +54,11 @@ engine::ForwardPass& CudaBackend::pass(int64_t cache_rows) {
   if (!cache_ || cache_->rows() < cache_rows) {
     pass_.reset();
     cache_.reset();  // free the old cache before the larger one is allocated
-    check_free_memory(DeviceKvCache::bytes_for(engine_->spec(), cache_rows),
+    const int64_t slots = engine_->limits().max_seqs;
+    check_free_memory(DeviceKvCache::bytes_for(engine_->spec(), cache_rows) +
+                          DeviceKvCache::state_bytes_for(engine_->spec(), slots),
                       fmt::format("a KV cache of {} rows", cache_rows));
-    cache_ = std::make_unique<DeviceKvCache>(engine_->spec(), cache_rows, engine_->stream());
+    cache_ = std::make_unique<DeviceKvCache>(engine_->spec(), cache_rows, engine_->stream(), slots);
   }
   if (!pass_) pass_ = std::make_unique<DevicePass>(*engine_, *cache_, ablation_.get(), kl_);
   return *pass_;

@@ -25,11 +25,11 @@ int64_t kv_bucket(int64_t max_kv, int64_t limit) {
   return std::min(b, std::max(limit, max_kv));
 }
 
-engine::Batch pad_decode_step(const engine::Batch& batch, int64_t seqs, int64_t scratch_row) {
+engine::Batch pad_decode_step(const engine::Batch& batch, int64_t seqs, int64_t scratch_row, int64_t scratch_slot) {
   ABL_CHECK(seqs >= batch.num_seqs(), "padding {} sequences down to {}", batch.num_seqs(), seqs);
   engine::Batch p = batch;
   const int32_t dummy = 0;
-  while (p.num_seqs() < seqs) p.add(&dummy, 1, scratch_row, 0, -1);
+  while (p.num_seqs() < seqs) p.add(&dummy, 1, scratch_row, 0, -1, scratch_slot);
   return p;
 }
 

@@ -47,6 +47,17 @@ const float* host_tensor(const engine::LayerWeights& w, const DeviceUnitTensor& 
     case R::q_norm: return w.q_norm;
     case R::k_norm: return w.k_norm;
     case R::o_proj: return w.wo;
+    case R::q_gate_proj: return w.wq_gate;
+    case R::linear_q: return w.lin_q;
+    case R::linear_k: return w.lin_k;
+    case R::linear_v: return w.lin_v;
+    case R::linear_z: return w.lin_z;
+    case R::linear_b: return w.lin_b;
+    case R::linear_a: return w.lin_a;
+    case R::linear_conv: return w.lin_conv;
+    case R::linear_a_log: return w.lin_a_log;
+    case R::linear_dt_bias: return w.lin_dt_bias;
+    case R::linear_norm: return w.lin_norm;
     case R::post_attn_norm: return w.post_attn_norm;
     case R::mlp_norm: return w.mlp_norm;
     case R::post_mlp_norm: return w.post_mlp_norm;
@@ -88,6 +99,15 @@ const bf16** device_slot(DeviceLayer& w, model::WeightRole role) {
     case R::q_norm: return &w.q_norm;
     case R::k_norm: return &w.k_norm;
     case R::o_proj: return &w.wo;
+    case R::q_gate_proj: return &w.wq_gate;
+    case R::linear_q: return &w.lin_q;
+    case R::linear_k: return &w.lin_k;
+    case R::linear_v: return &w.lin_v;
+    case R::linear_z: return &w.lin_z;
+    case R::linear_b: return &w.lin_b;
+    case R::linear_a: return &w.lin_a;
+    case R::linear_conv: return &w.lin_conv;
+    case R::linear_norm: return &w.lin_norm;
     case R::o_bias: return &w.bo;
     case R::post_attn_norm: return &w.post_attn_norm;
     case R::mlp_norm: return &w.mlp_norm;
@@ -110,7 +130,8 @@ const bf16** device_slot(DeviceLayer& w, model::WeightRole role) {
 // The tensors held in fp32 on the device (DeviceUnitTensor::f32).
 bool is_f32(model::WeightRole role) {
   using R = model::WeightRole;
-  return role == R::router_bias || role == R::router_logit_bias || role == R::attn_sinks;
+  return role == R::router_bias || role == R::router_logit_bias || role == R::attn_sinks || role == R::linear_a_log ||
+         role == R::linear_dt_bias;
 }
 
 // fp32 host → bf16 device in chunks through pinned staging.
@@ -254,7 +275,9 @@ DeviceLayer device_layer_views(const DeviceUnit& unit, const bf16* base) {
         case model::WeightRole::router_bias: d.router_bias = p; break;
         case model::WeightRole::router_logit_bias: d.router_logit_bias = p; break;
         case model::WeightRole::attn_sinks: d.sinks = p; break;
-        default: fail("{}: an fp32 tensor that is not a router bias or the sinks", t.weight.name);
+        case model::WeightRole::linear_a_log: d.lin_a_log = p; break;
+        case model::WeightRole::linear_dt_bias: d.lin_dt_bias = p; break;
+        default: fail("{}: an fp32 tensor that is not a router bias, the sinks or a decay parameter", t.weight.name);
       }
       continue;
     }

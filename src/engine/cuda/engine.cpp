@@ -67,13 +67,32 @@ int64_t expert_stride(const DeviceLayer& w) {
 
 // ---- DeviceKvCache --------------------------------------------------------------------------
 
-DeviceKvCache::DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStream_t stream)
+DeviceKvCache::DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStream_t stream, int64_t state_slots)
     : rows_(rows),
       kv_dim_(spec.num_kv_heads * attention_head_dim(spec.head_dim)),
       id_(next_id()),
-      buffer_(static_cast<size_t>(bytes_for(spec, rows)), "the KV cache") {  // bytes_for checks rows > 0
+      buffer_(static_cast<size_t>(bytes_for(spec, rows)), "the KV cache"),  // bytes_for checks rows > 0
+      state_slots_(state_slots) {
   CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, buffer_.bytes(), stream));
+  const int64_t n = state_slots + 1, P = spec.linear_conv_kernel - 1;
+  const int64_t S = spec.linear_num_value_heads * spec.linear_key_head_dim * spec.linear_value_head_dim;
+  int64_t at = 0;
+  for (int64_t l = 0; l < spec.num_layers; ++l) {
+    const bool linear = spec.is_linear_layer(l);
+    state_at_.push_back(at);
+    at += linear ? n * spec.linear_conv_dim() * P : 0;
+    state_at_.push_back(at);
+    at += linear ? n * S : 0;
+  }
+  if (at > 0) {
+    states_ = DeviceBuffer(static_cast<size_t>(at) * sizeof(float), "the recurrent states");
+    CUDA_CHECK(cudaMemsetAsync(states_.get(), 0, states_.bytes(), stream));
+  }
   CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+int64_t DeviceKvCache::state_bytes_for(const model::ModelSpec& spec, int64_t slots) {
+  return (slots + 1) * spec.linear_state_floats() * static_cast<int64_t>(sizeof(float));
 }
 
 int64_t DeviceKvCache::bytes_for(const model::ModelSpec& spec, int64_t rows) {
@@ -96,6 +115,10 @@ struct CudaEngine::Buffers {
   bf16* kp = nullptr;      // (T, NKV*HDp)
   bf16* vp = nullptr;      // (T, NKV*HDp)
   bf16* attp = nullptr;    // (T, NH*HDp)
+  bf16* q_gate = nullptr;  // (T, NH*HD) attn_output_gate
+  bf16* lin_x = nullptr;   // (T, C) linear attention's conv channels
+  bf16* lin_z = nullptr;   // (T, NV*DV)
+  bf16* lin_ba = nullptr;  // (T, 2*NV)
   float* rows = nullptr;   // (B, H) the last token of each sequence
   bf16* last = nullptr;    // (B, H) final-normed last rows
   float* logits = nullptr;     // (B, V)
@@ -133,6 +156,7 @@ struct CudaEngine::Buffers {
   const int64_t* last_rows = nullptr;     // (B) row of each sequence's last token
   const int64_t* kl_rows = nullptr;       // (B) KL reference row of each sequence (0 when no KL)
   const AttnSeq* seqs = nullptr;          // (B)
+  const int64_t* state_slots = nullptr;   // (B) recurrent-state slot of each sequence
   const int32_t* trial = nullptr;         // (B)
 };
 
@@ -176,6 +200,10 @@ CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
   b.y = static_cast<float*>(at(p.y));
   b.gate = static_cast<bf16*>(at(p.gate));
   b.up = static_cast<bf16*>(at(p.up));
+  b.q_gate = static_cast<bf16*>(at(p.q_gate));
+  b.lin_x = static_cast<bf16*>(at(p.lin_x));
+  b.lin_z = static_cast<bf16*>(at(p.lin_z));
+  b.lin_ba = static_cast<bf16*>(at(p.lin_ba));
   const cudaStream_t s = stream_.get();
   if (weights_.attention_head_dim() != m.head_dim) {
     b.qp = static_cast<bf16*>(at(p.qp));
@@ -267,6 +295,14 @@ void CudaEngine::upload_batch(const engine::Batch& batch, const DeviceKvCache& c
     bounds_.max_q_len = std::max(bounds_.max_q_len, q.q_len);
     bounds_.max_kv_len = std::max(bounds_.max_kv_len, q.kv_len);
   }
+  if (!m.linear_layers.empty()) {
+    ABL_CHECK(static_cast<int64_t>(batch.state_slots.size()) == B, "{} state slots for {} sequences",
+              batch.state_slots.size(), B);
+    for (int64_t slot : batch.state_slots) {
+      ABL_CHECK(slot >= 0 && slot <= cache.state_slots(), "recurrent state slot {} outside the cache ({} slots)", slot,
+                cache.state_slots());
+    }
+  }
   if (ablation) {
     for (int32_t t : batch.trial) {
       ABL_CHECK(t >= -1 && t < ablation->num_trials(), "sequence with trial id {} but only {} trials", t,
@@ -293,6 +329,7 @@ void CudaEngine::upload_batch(const engine::Batch& batch, const DeviceKvCache& c
   auto* last = reinterpret_cast<int64_t*>(h + lay.last_rows);
   for (int64_t s = 0; s < B; ++s) last[s] = batch.last_row(s);
   put(lay.seqs, batch.seqs.data(), static_cast<size_t>(B) * sizeof(AttnSeq));
+  put(lay.state_slots, batch.state_slots.data(), batch.state_slots.size() * sizeof(int64_t));
   put(lay.tokens, batch.tokens.data(), static_cast<size_t>(T) * sizeof(int32_t));
   put(lay.trial, batch.trial.data(), static_cast<size_t>(B) * sizeof(int32_t));
   const std::vector<int32_t> rope_table = engine::rope_tables(m, batch);
@@ -306,6 +343,7 @@ void CudaEngine::upload_batch(const engine::Batch& batch, const DeviceKvCache& c
   b.last_rows = reinterpret_cast<const int64_t*>(b.batch + lay.last_rows);
   b.kl_rows = reinterpret_cast<const int64_t*>(b.batch + lay.kl_rows);
   b.seqs = reinterpret_cast<const AttnSeq*>(b.batch + lay.seqs);
+  b.state_slots = reinterpret_cast<const int64_t*>(b.batch + lay.state_slots);
   b.tokens = reinterpret_cast<const int32_t*>(b.batch + lay.tokens);
   b.trial = reinterpret_cast<const int32_t*>(b.batch + lay.trial);
   b.rope_table = rope_table.empty() ? nullptr : reinterpret_cast<const int32_t*>(b.batch + lay.rope_table);
@@ -320,29 +358,12 @@ void CudaEngine::capture(int64_t depth, int64_t B) {
 void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cache, const DeviceAblation* ablation) {
   const model::ModelSpec& m = spec_;
   const int64_t T = batch.num_tokens(), H = m.hidden_size, F = m.intermediate_size;
-  const int64_t NH = m.num_heads, NKV = m.num_kv_heads, HD = m.head_dim, HDp = weights_.attention_head_dim();
-  const int64_t QD = m.q_dim(), KVD = m.kv_dim();
   const float eps = static_cast<float>(m.rms_norm_eps);
-  const int64_t window = m.uses_sliding_window(l) ? m.sliding_window : 0;
   const float w1 = m.norm_plus_one ? 1.0f : 0.0f;  // Gemma's norms scale by (1 + w)
-  // The kernel takes the model's score scale (from the real head dim, padded or not). YaRN's and
-  // LongRoPE's attention factor scales cos and sin in the rope kernel, as on the CPU: only the rotated
-  // dims of q and k, and only in layers that rotate (folding its square into the score scale would be
-  // wrong for a partial rotary dim and for NoPE layers).
-  const bool local = m.uses_local_rope(l);
-  const float rope_factor = engine::rope_attention_factor(m, local);
-  const float* inv_freq = local ? buf_->inv_freq_local : buf_->inv_freq;
   const cudaStream_t s = stream_.get();
   const DeviceLayer& w = weights_.layer(l);
-  const AttnScores scores{static_cast<float>(m.attention_scale()),
-                          static_cast<float>(m.attn_softcap), w.sinks};
   Buffers& b = *buf_;
   Gemm& gemm = *gemm_;
-  const bool padded = HDp != HD;
-  bf16* q_att = padded ? b.qp : b.q;
-  bf16* k_att = padded ? b.kp : b.k;
-  bf16* v_att = padded ? b.vp : b.v;
-  bf16* out_att = padded ? b.attp : b.att;
   // x += y, the branch output times Granite's residual_multiplier (1 elsewhere).
   const auto add_branch = [&] {
     if (m.residual_multiplier != 1.0) scale(b.y, static_cast<float>(m.residual_multiplier), T * H, s);
@@ -356,8 +377,58 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
                    static_cast<int32_t>(l), vec, s);
   };
 
-  // Attention block.
+  // Attention block (or a linear-attention layer's token mixing, engine::Engine::linear_attention's twin).
   residual_norm(b.x, w.attn_norm, b.h, T);
+  if (m.is_linear_layer(l)) {
+    linear_attention(l, w, batch, cache);
+  } else {
+    self_attention(l, w, batch, cache);
+  }
+  gemm.linear(b.att, w.wo, static_cast<const float*>(nullptr), b.y, T, m.o_in(l), H, s);
+  epilogue(engine::Component::attn_o);
+  if (w.bo) add_bias_rows(b.y, w.bo, T, H, s);  // after the epilogue: the ablation rewrites weights only
+  if (m.sandwich_norms) rmsnorm(b.y, w.post_attn_norm, b.y, T, H, eps, w1, s);
+  add_branch();
+
+  // MLP block; Cohere's parallel block runs it on b.h as the attention had it (input_layernorm of the
+  // layer's input: the attention left b.h as it was).
+  if (!m.parallel_block) residual_norm(b.x, w.mlp_norm, b.h, T);
+  if (m.is_moe_layer(l)) {
+    moe_mlp(l, w, T, ablation);
+  } else {
+    gated_mlp(b.h, DeviceExpert{w.w_gate, w.w_up, w.w_down, w.b_gate, w.b_up, w.b_down}, T, F, b.y);
+    epilogue(engine::Component::mlp_down);
+    if (w.b_down) add_bias_rows(b.y, w.b_down, T, H, s);  // after the epilogue, as o_proj's
+  }
+  if (m.sandwich_norms) rmsnorm(b.y, w.post_mlp_norm, b.y, T, H, eps, w1, s);
+  add_branch();
+}
+
+// Softmax attention of layer l on buf_->h into buf_->att (T, NH*HD), engine::Engine::self_attention's twin.
+void CudaEngine::self_attention(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), H = m.hidden_size;
+  const int64_t NH = m.num_heads, NKV = m.num_kv_heads, HD = m.head_dim, HDp = weights_.attention_head_dim();
+  const int64_t QD = m.q_dim(), KVD = m.kv_dim();
+  const int64_t window = m.uses_sliding_window(l) ? m.sliding_window : 0;
+  const float w1 = m.norm_plus_one ? 1.0f : 0.0f;  // Gemma's norms scale by (1 + w)
+  // The kernel takes the model's score scale (from the real head dim, padded or not). YaRN's and
+  // LongRoPE's attention factor scales cos and sin in the rope kernel, as on the CPU: only the rotated
+  // dims of q and k, and only in layers that rotate (folding its square into the score scale would be
+  // wrong for a partial rotary dim and for NoPE layers).
+  const bool local = m.uses_local_rope(l);
+  const float rope_factor = engine::rope_attention_factor(m, local);
+  const float* inv_freq = local ? buf_->inv_freq_local : buf_->inv_freq;
+  const cudaStream_t s = stream_.get();
+  const AttnScores scores{static_cast<float>(m.attention_scale()),
+                          static_cast<float>(m.attn_softcap), w.sinks};
+  Buffers& b = *buf_;
+  Gemm& gemm = *gemm_;
+  const bool padded = HDp != HD;
+  bf16* q_att = padded ? b.qp : b.q;
+  bf16* k_att = padded ? b.kp : b.k;
+  bf16* v_att = padded ? b.vp : b.v;
+  bf16* out_att = padded ? b.attp : b.att;
   gemm.linear(b.h, w.wq, w.bq, b.q, T, H, QD, s);
   gemm.linear(b.h, w.wk, w.bk, b.k, T, H, KVD, s);
   gemm.linear(b.h, w.wv, w.bv, b.v, T, H, KVD, s);
@@ -379,24 +450,32 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   attention(q_att, cache.k(l), cache.v(l), out_att, b.seqs, bounds_, NH, NKV, HDp, window, scores, b.attn_scratch,
             b.attn_scratch_bytes, s);
   if (padded) unpad_heads(b.attp, b.att, T * NH, HD, HDp, s);
-  gemm.linear(b.att, w.wo, static_cast<const float*>(nullptr), b.y, T, QD, H, s);
-  epilogue(engine::Component::attn_o);
-  if (w.bo) add_bias_rows(b.y, w.bo, T, H, s);  // after the epilogue: the ablation rewrites weights only
-  if (m.sandwich_norms) rmsnorm(b.y, w.post_attn_norm, b.y, T, H, eps, w1, s);
-  add_branch();
-
-  // MLP block; Cohere's parallel block runs it on b.h as the attention had it (input_layernorm of the
-  // layer's input: the attention left b.h as it was).
-  if (!m.parallel_block) residual_norm(b.x, w.mlp_norm, b.h, T);
-  if (m.is_moe_layer(l)) {
-    moe_mlp(l, w, T, ablation);
-  } else {
-    gated_mlp(b.h, DeviceExpert{w.w_gate, w.w_up, w.w_down, w.b_gate, w.b_up, w.b_down}, T, F, b.y);
-    epilogue(engine::Component::mlp_down);
-    if (w.b_down) add_bias_rows(b.y, w.b_down, T, H, s);  // after the epilogue, as o_proj's
+  if (w.wq_gate) {  // Qwen3NextAttention: attn_output * sigmoid(gate)
+    gemm.linear(b.h, w.wq_gate, static_cast<const bf16*>(nullptr), b.q_gate, T, H, QD, s);
+    mul_sigmoid(b.att, b.q_gate, T * QD, s);
   }
-  if (m.sandwich_norms) rmsnorm(b.y, w.post_mlp_norm, b.y, T, H, eps, w1, s);
-  add_branch();
+}
+
+// A linear-attention layer's token mixing on buf_->h into buf_->att (T, NV*DV): the conv channels, z and
+// b|a as three GEMMs (q, k, v and b, a are adjacent in the unit), the conv, the delta rule with each
+// sequence's state, the gated norm (engine::Engine::linear_attention's twin).
+void CudaEngine::linear_attention(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), B = batch.num_seqs(), H = m.hidden_size;
+  const int64_t NK = m.linear_num_key_heads, NV = m.linear_num_value_heads, DK = m.linear_key_head_dim;
+  const int64_t DV = m.linear_value_head_dim, KD = m.linear_key_dim(), C = m.linear_conv_dim();
+  const cudaStream_t s = stream_.get();
+  Buffers& b = *buf_;
+  ABL_CHECK(w.lin_k == w.lin_q + KD * H && w.lin_v == w.lin_k + KD * H && w.lin_a == w.lin_b + NV * H,
+            "layer {}: linear attention's q, k, v (and b, a) projections are not adjacent on the device", l);
+  const bf16* no_bias = nullptr;
+  gemm_->linear(b.h, w.lin_q, no_bias, b.lin_x, T, H, C, s);
+  gemm_->linear(b.h, w.lin_z, no_bias, b.lin_z, T, H, NV * DV, s);
+  gemm_->linear(b.h, w.lin_b, no_bias, b.lin_ba, T, H, 2 * NV, s);
+  causal_conv_silu(b.lin_x, w.lin_conv, b.seqs, b.state_slots, B, C, m.linear_conv_kernel, cache.conv_state(l), s);
+  gated_delta_rule(b.lin_x, b.lin_ba, w.lin_a_log, w.lin_dt_bias, b.seqs, b.state_slots, B, NK, NV, DK, DV,
+                   cache.delta_state(l), b.att, s);
+  rmsnorm_gated(b.att, w.lin_norm, b.lin_z, T * NV, DV, static_cast<float>(m.rms_norm_eps), s);
 }
 
 // out(rows, H) f32 = down(act(gate(x) + b_gate) · (up(x) + b_up)) for x(rows, H) bf16, through
@@ -640,7 +719,7 @@ void CudaEngine::forward_decode_graph(const engine::Batch& batch, DeviceKvCache&
   }
   // A padded step has as many tokens as sequences: both limits bound the bucket.
   const int64_t S = decode_bucket(B, std::min(limits_.max_seqs, limits_.max_tokens));
-  const engine::Batch padded = pad_decode_step(batch, S, cache.scratch_row());
+  const engine::Batch padded = pad_decode_step(batch, S, cache.scratch_row(), cache.scratch_state_slot());
   upload_batch(padded, cache, ablation, cache.rows() + 1, nullptr, 0);
   bounds_.max_kv_len = kv_bucket(bounds_.max_kv_len, max_kv_len_);
   const DecodeGraphKey key{S, bounds_.max_kv_len, cache.id(), ablation ? ablation->id() : 0};

@@ -50,6 +50,7 @@ BatchLayout batch_layout(int64_t T, int64_t B) {
   l.last_rows = take(b * sizeof(int64_t));
   l.kl_rows = take(b * sizeof(int64_t));
   l.seqs = take(b * sizeof(AttnSeq));
+  l.state_slots = take(b * sizeof(int64_t));
   l.tokens = take(t * sizeof(int32_t));
   l.trial = take(b * sizeof(int32_t));
   l.rope_table = take(t * sizeof(int32_t));
@@ -72,7 +73,13 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
   p.q = carve("q (T,NH*HD)", T * m.q_dim() * bf);
   p.k = carve("k (T,NKV*HD)", T * m.kv_dim() * bf);
   p.v = carve("v (T,NKV*HD)", T * m.kv_dim() * bf);
-  p.att = carve("attention out (T,NH*HD)", T * m.q_dim() * bf);
+  p.att = carve("attention out (T,NH*HD)", T * std::max(m.q_dim(), m.linear_value_dim()) * bf);
+  if (m.attn_output_gate) p.q_gate = carve("attention output gate (T,NH*HD)", T * m.q_dim() * bf);
+  if (!m.linear_layers.empty()) {
+    p.lin_x = carve("linear attention q|k|v (T,C)", T * m.linear_conv_dim() * bf);
+    p.lin_z = carve("linear attention z (T,NV*DV)", T * m.linear_value_dim() * bf);
+    p.lin_ba = carve("linear attention b|a (T,2*NV)", T * 2 * m.linear_num_value_heads * bf);
+  }
   p.y = carve("projection out y (T,H) f32", T * H * f4);
   if (F > 0) {  // an all-MoE model (Mixtral, Qwen3-MoE) runs its experts in the expert buffers below
     p.gate = carve("gate (T,F)", T * F * bf);

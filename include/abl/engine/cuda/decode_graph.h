@@ -30,8 +30,10 @@ int64_t decode_bucket(int64_t B, int64_t max_seqs);
 // The kv-length bound of a graph: the next power of two ≥ max(max_kv, 256), at most `limit`.
 int64_t kv_bucket(int64_t max_kv, int64_t limit);
 // The batch with dummy sequences appended up to `seqs` sequences: token 0 at position 0, its k/v
-// written to and read from `scratch_row` (a cache row no sequence owns), kv_len 1, no trial.
-engine::Batch pad_decode_step(const engine::Batch& batch, int64_t seqs, int64_t scratch_row);
+// written to and read from `scratch_row` (a cache row no sequence owns), its recurrent state (hybrid
+// models) in `scratch_slot` (a state slot no sequence owns: the dummies share it, and what they leave
+// there is never read), kv_len 1, no trial.
+engine::Batch pad_decode_step(const engine::Batch& batch, int64_t seqs, int64_t scratch_row, int64_t scratch_slot);
 
 // A captured stream section, replayed with one launch.
 class Graph {

@@ -51,7 +51,19 @@ struct DeviceLayer {
   const __nv_bfloat16* bv = nullptr;         // (NKV*HD)
   const __nv_bfloat16* q_norm = nullptr;     // (HD) or (NH, HD) qk_norm_per_head
   const __nv_bfloat16* k_norm = nullptr;     // (HD) or (NKV, HD)
-  const __nv_bfloat16* wo = nullptr;         // (H, NH*HD)
+  const __nv_bfloat16* wq_gate = nullptr;    // (NH*HD, H) attn_output_gate
+  // Linear attention (engine::LayerWeights' lin_*): q, k, v adjacent (the conv's channels), b then a.
+  const __nv_bfloat16* lin_q = nullptr;      // (NK*DK, H)
+  const __nv_bfloat16* lin_k = nullptr;      // (NK*DK, H)
+  const __nv_bfloat16* lin_v = nullptr;      // (NV*DV, H)
+  const __nv_bfloat16* lin_z = nullptr;      // (NV*DV, H)
+  const __nv_bfloat16* lin_b = nullptr;      // (NV, H)
+  const __nv_bfloat16* lin_a = nullptr;      // (NV, H)
+  const __nv_bfloat16* lin_conv = nullptr;   // (C, K)
+  const float* lin_a_log = nullptr;          // (NV) fp32
+  const float* lin_dt_bias = nullptr;        // (NV) fp32
+  const __nv_bfloat16* lin_norm = nullptr;   // (DV)
+  const __nv_bfloat16* wo = nullptr;         // (H, NH*HD); out_proj (H, NV*DV)
   const __nv_bfloat16* bo = nullptr;         // (H) o_bias
   const float* sinks = nullptr;              // (NH) fp32, attn_sinks
   const __nv_bfloat16* post_attn_norm = nullptr;  // (H) sandwich_norms

@@ -42,12 +42,21 @@ namespace abl::cuda {
 // padded head dim stay zero). Sequences own disjoint row ranges, as in engine::KvCache. One more
 // row, scratch_row() = C, belongs to no sequence: the dummy sequences that pad a decode-step graph
 // write and read it (decode_graph.h).
+// A hybrid model's linear-attention layers keep fp32 recurrent states instead (engine::KvCache's): per
+// such layer, the conv's last inputs (slots+1, C, K−1) and S (slots+1, NV, DK, DV); slot `state_slots`
+// is the dummy sequences' scratch, as the scratch row.
 class DeviceKvCache {
  public:
   // Zeroed on `stream` before this returns.
-  DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStream_t stream);
+  DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStream_t stream, int64_t state_slots = 0);
   int64_t rows() const { return rows_; }
   int64_t scratch_row() const { return rows_; }
+  int64_t state_slots() const { return state_slots_; }
+  int64_t scratch_state_slot() const { return state_slots_; }
+  float* conv_state(int64_t layer) const { return states_.as<float>() + state_at_[static_cast<size_t>(2 * layer)]; }
+  float* delta_state(int64_t layer) const { return states_.as<float>() + state_at_[static_cast<size_t>(2 * layer + 1)]; }
+  // The states of `slots` sequences and the scratch slot.
+  static int64_t state_bytes_for(const model::ModelSpec& spec, int64_t slots);
   int64_t kv_dim() const { return kv_dim_; }  // NKV*HDp
   __nv_bfloat16* k(int64_t layer) const { return base() + (2 * layer) * (rows_ + 1) * kv_dim_; }
   __nv_bfloat16* v(int64_t layer) const { return base() + (2 * layer + 1) * (rows_ + 1) * kv_dim_; }
@@ -61,6 +70,9 @@ class DeviceKvCache {
   int64_t kv_dim_ = 0;
   uint64_t id_ = 0;
   DeviceBuffer buffer_;
+  int64_t state_slots_ = 0;
+  std::vector<int64_t> state_at_;  // (2L) float offsets of each layer's conv and S states
+  DeviceBuffer states_;
 };
 
 class CudaEngine {
@@ -115,6 +127,9 @@ class CudaEngine {
   // logits (rows, V) f32 = lm_head · normed rows, soft-capped when the model caps its logits.
   void head_logits(const __nv_bfloat16* normed, const DeviceHead& g, int64_t rows, float* logits);
   void layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cache, const DeviceAblation* ablation);
+  // Softmax attention / a linear-attention layer's token mixing on buf_->h into buf_->att.
+  void self_attention(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache);
+  void linear_attention(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache);
   void gated_mlp(const __nv_bfloat16* x, const DeviceExpert& w, int64_t rows, int64_t F, float* out);
   // The spec's q/k norm of x(T, heads, HD), in place.
   void head_norm(__nv_bfloat16* x, const __nv_bfloat16* w, int64_t T, int64_t heads, float w_offset);

@@ -23,8 +23,8 @@ struct Slice {
 // The batch's index arrays in the pinned staging and in the arena's `batch` slice, back to back for
 // T tokens and B sequences (16-byte aligned sections).
 struct BatchLayout {
-  size_t positions = 0, cache_rows = 0, row_seq = 0, last_rows = 0, kl_rows = 0, seqs = 0, tokens = 0, trial = 0,
-         rope_table = 0, total = 0;
+  size_t positions = 0, cache_rows = 0, row_seq = 0, last_rows = 0, kl_rows = 0, seqs = 0, state_slots = 0,
+         tokens = 0, trial = 0, rope_table = 0, total = 0;
 };
 BatchLayout batch_layout(int64_t T, int64_t B);
 
@@ -33,6 +33,8 @@ struct CudaEnginePlan {
   Slice x, h, q, k, v, att, y, gate, up;
   // (T, ·) at the padded head dim HDp: q, k, v and attention (empty when HD has a kernel).
   Slice qp, kp, vp, attp;
+  // attn_output_gate's gate (T,NH*HD); linear attention's conv channels (T,C), z (T,NV*DV), b|a (T,2NV).
+  Slice q_gate, lin_x, lin_z, lin_ba;
   // (B, ·) per pass: last rows f32, their final norm, logits f32, greedy ids, KL reference rows and KL.
   Slice rows, last, logits, next_ids, kl_ref, kl;
   // MoE layers (empty for dense models; docs/families.md §5, the grouped-GEMM design): router

@@ -137,8 +137,8 @@ struct Twin {
     }
     cpu = std::make_unique<engine::Engine>(*host, limits);
     gpu = std::make_unique<cuda::CudaEngine>(*dev, limits);
-    cpu_cache = std::make_unique<engine::KvCache>(spec(), cache_rows);
-    gpu_cache = std::make_unique<cuda::DeviceKvCache>(spec(), cache_rows, gpu->stream());
+    cpu_cache = std::make_unique<engine::KvCache>(spec(), cache_rows, limits.max_seqs);
+    gpu_cache = std::make_unique<cuda::DeviceKvCache>(spec(), cache_rows, gpu->stream(), limits.max_seqs);
   }
   const model::ModelSpec& spec() const { return host->spec(); }
 

@@ -44,7 +44,7 @@ TEST(DecodeGraphHost, PaddingAddsDummySequencesOnTheScratchRow) {
   b.add(&a, 1, 0, 10, 2);
   b.add(&c, 1, 40, 3, -1);
   ASSERT_TRUE(cuda::is_decode_step(b));
-  const engine::Batch p = cuda::pad_decode_step(b, 8, 99);
+  const engine::Batch p = cuda::pad_decode_step(b, 8, 99, 256);
   ASSERT_EQ(p.num_seqs(), 8);
   ASSERT_EQ(p.num_tokens(), 8);
   EXPECT_TRUE(cuda::is_decode_step(p));
@@ -52,11 +52,13 @@ TEST(DecodeGraphHost, PaddingAddsDummySequencesOnTheScratchRow) {
     EXPECT_EQ(p.seqs[static_cast<size_t>(s)].kv_begin, b.seqs[static_cast<size_t>(s)].kv_begin);
     EXPECT_EQ(p.trial[static_cast<size_t>(s)], b.trial[static_cast<size_t>(s)]);
     EXPECT_EQ(p.tokens[static_cast<size_t>(s)], b.tokens[static_cast<size_t>(s)]);
+    EXPECT_EQ(p.state_slots[static_cast<size_t>(s)], s);
   }
   for (size_t s = 2; s < 8; ++s) {
     EXPECT_EQ(p.tokens[s], 0);
     EXPECT_EQ(p.positions[s], 0);
     EXPECT_EQ(p.cache_rows[s], 99);
+    EXPECT_EQ(p.state_slots[s], 256);  // the recurrent states' scratch slot
     EXPECT_EQ(p.seqs[s].kv_begin, 99);
     EXPECT_EQ(p.seqs[s].kv_len, 1);
     EXPECT_EQ(p.seqs[s].q_begin, static_cast<int64_t>(s));

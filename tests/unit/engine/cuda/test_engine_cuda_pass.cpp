@@ -56,7 +56,7 @@ void expect_graph_steps_equal_eager(const std::string& dir, const cuda::DeviceAb
     gpu.set_decode_graphs(false);
     engine::Outputs oe;
     oe.next_ids = eager.data();
-    gpu.forward(cuda::pad_decode_step(d, S, spare), *tw.gpu_cache, oe, ablation);
+    gpu.forward(cuda::pad_decode_step(d, S, spare, tw.gpu_cache->scratch_state_slot()), *tw.gpu_cache, oe, ablation);
     gpu.set_decode_graphs(true);
     engine::Outputs og;
     og.next_ids = graph.data();
