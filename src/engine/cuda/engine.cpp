@@ -73,6 +73,10 @@ DeviceKvCache::DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStr
       id_(next_id()),
       buffer_(static_cast<size_t>(bytes_for(spec, rows)), "the KV cache"),  // bytes_for checks rows > 0
       state_slots_(state_slots) {
+  for (int64_t l = 0, n = 0; l < spec.num_layers; ++l) {
+    kv_layer_.push_back(n);
+    n += !spec.is_linear_layer(l);
+  }
   CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, buffer_.bytes(), stream));
   const int64_t n = state_slots + 1, P = spec.linear_conv_kernel - 1;
   const int64_t S = spec.linear_num_value_heads * spec.linear_key_head_dim * spec.linear_value_head_dim;

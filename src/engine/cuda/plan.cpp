@@ -125,7 +125,7 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
 
 int64_t device_kv_cache_bytes(const model::ModelSpec& spec, int64_t rows) {
   ABL_CHECK(rows > 0, "KV cache of {} rows", rows);
-  return 2 * spec.num_layers * (rows + 1) * spec.num_kv_heads * attention_head_dim(spec.head_dim) *
+  return 2 * spec.attention_layers() * (rows + 1) * spec.num_kv_heads * attention_head_dim(spec.head_dim) *
          static_cast<int64_t>(sizeof(__nv_bfloat16));
 }
 

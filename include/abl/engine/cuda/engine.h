@@ -58,17 +58,20 @@ class DeviceKvCache {
   // The states of `slots` sequences and the scratch slot.
   static int64_t state_bytes_for(const model::ModelSpec& spec, int64_t slots);
   int64_t kv_dim() const { return kv_dim_; }  // NKV*HDp
-  __nv_bfloat16* k(int64_t layer) const { return base() + (2 * layer) * (rows_ + 1) * kv_dim_; }
-  __nv_bfloat16* v(int64_t layer) const { return base() + (2 * layer + 1) * (rows_ + 1) * kv_dim_; }
+  // (rows of the attention layers only: a linear-attention layer has none)
+  __nv_bfloat16* k(int64_t layer) const { return base() + (2 * kv_layer(layer)) * (rows_ + 1) * kv_dim_; }
+  __nv_bfloat16* v(int64_t layer) const { return base() + (2 * kv_layer(layer) + 1) * (rows_ + 1) * kv_dim_; }
   // Unique per cache of this process (a decode graph bakes the cache's pointers in).
   uint64_t id() const { return id_; }
   static int64_t bytes_for(const model::ModelSpec& spec, int64_t rows);  // scratch row included
 
  private:
   __nv_bfloat16* base() const { return buffer_.as<__nv_bfloat16>(); }
+  int64_t kv_layer(int64_t layer) const { return kv_layer_[static_cast<size_t>(layer)]; }
   int64_t rows_ = 0;
   int64_t kv_dim_ = 0;
   uint64_t id_ = 0;
+  std::vector<int64_t> kv_layer_;  // (L) each layer's index among the attention layers
   DeviceBuffer buffer_;
   int64_t state_slots_ = 0;
   std::vector<int64_t> state_at_;  // (2L) float offsets of each layer's conv and S states
