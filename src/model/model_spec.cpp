@@ -399,23 +399,32 @@ Activation parse_activation(const ModelSpec& s, const char* key, const std::stri
   fail("{}: key '{}': '{}' is not supported (supported: silu, gelu_pytorch_tanh)", s.source, key, name);
 }
 
+// fn(l, name, entry) for each entry of layer_types, which must list one per layer; false without the key.
+template <class Fn>
+bool each_layer_type(const Keys& k, const ModelSpec& s, Fn fn) {
+  auto types = k.find("layer_types");
+  if (!types) return false;
+  if (!types->is_array() || static_cast<int64_t>(types->size()) != s.num_layers) {
+    types->fail(fmt::format("must list one type per layer ({} layers)", s.num_layers));
+  }
+  for (int64_t l = 0; l < s.num_layers; ++l) {
+    const io::JsonValue t = types->at(static_cast<size_t>(l));
+    fn(l, t.as_string(), t);
+  }
+  return true;
+}
+
 // Which layers slide: layer_types (transformers 5.x spelling) when given, else `pattern(l)`.
 template <class Pattern>
 void sliding_layers_from(const Keys& k, ModelSpec& s, Pattern pattern) {
   s.sliding_layers.assign(static_cast<size_t>(s.num_layers), 0);
-  if (auto types = k.find("layer_types")) {
-    if (!types->is_array() || static_cast<int64_t>(types->size()) != s.num_layers) {
-      types->fail(fmt::format("must list one type per layer ({} layers)", s.num_layers));
+  const bool listed = each_layer_type(k, s, [&](int64_t l, const std::string& name, const io::JsonValue& t) {
+    if (name != "sliding_attention" && name != "full_attention") {
+      t.fail(fmt::format("'{}' is not a layer type (sliding_attention, full_attention)", name));
     }
-    for (int64_t l = 0; l < s.num_layers; ++l) {
-      const io::JsonValue t = types->at(static_cast<size_t>(l));
-      const std::string& name = t.as_string();
-      if (name != "sliding_attention" && name != "full_attention") {
-        t.fail(fmt::format("'{}' is not a layer type (sliding_attention, full_attention)", name));
-      }
-      s.sliding_layers[static_cast<size_t>(l)] = name == "sliding_attention";
-    }
-  } else {
+    s.sliding_layers[static_cast<size_t>(l)] = name == "sliding_attention";
+  });
+  if (!listed) {
     for (int64_t l = 0; l < s.num_layers; ++l) s.sliding_layers[static_cast<size_t>(l)] = pattern(l);
   }
 }
@@ -1044,20 +1053,14 @@ void qwen3_next_keys(const Keys& k, ModelSpec& s) {
   s.linear_conv_kernel = k.get_int("linear_conv_kernel_dim");
   s.linear_fused_projections = !qwen35;
   s.linear_layers.assign(static_cast<size_t>(s.num_layers), 0);
-  if (auto types = k.find("layer_types")) {
-    if (!types->is_array() || static_cast<int64_t>(types->size()) != s.num_layers) {
-      types->fail(fmt::format("must list one type per layer ({} layers)", s.num_layers));
+  const bool listed = each_layer_type(k, s, [&](int64_t l, const std::string& name, const io::JsonValue& t) {
+    const bool linear = name == "linear_attention" || name == "mamba";
+    if (!linear && name != "full_attention" && name != "attention") {
+      t.fail(fmt::format("'{}' is not a layer type of {} (linear_attention, full_attention)", name, s.architecture));
     }
-    for (int64_t l = 0; l < s.num_layers; ++l) {
-      const io::JsonValue t = types->at(static_cast<size_t>(l));
-      const std::string& name = t.as_string();
-      const bool linear = name == "linear_attention" || name == "mamba";
-      if (!linear && name != "full_attention" && name != "attention") {
-        t.fail(fmt::format("'{}' is not a layer type of {} (linear_attention, full_attention)", name, s.architecture));
-      }
-      s.linear_layers[static_cast<size_t>(l)] = linear;
-    }
-  } else {
+    s.linear_layers[static_cast<size_t>(l)] = linear;
+  });
+  if (!listed) {
     const int64_t every = k.get_int("full_attention_interval");
     if (every <= 0) bad_key(s, "full_attention_interval", fmt::format("must be positive, found {}", every));
     for (int64_t l = 0; l < s.num_layers; ++l) s.linear_layers[static_cast<size_t>(l)] = (l + 1) % every != 0;

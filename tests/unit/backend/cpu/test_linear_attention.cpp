@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <random>
 #include <vector>
 
 #include "abl/backend/cpu/ops.h"
+#include "common/random_values.h"
 
 namespace {
 
@@ -15,13 +15,7 @@ using abl::cpu::AttnSeq;
 using abl::cpu::DeltaRuleDims;
 using abl::cpu::DeltaRuleState;
 
-std::vector<float> randn(size_t n, uint32_t seed, float scale = 1.0f) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> d(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = d(rng);
-  return v;
-}
+std::vector<float> randn(size_t n, uint32_t seed, float scale = 1.0f) { return abl::testing::normal(n, scale, seed); }
 
 double sigmoid(double x) { return 1.0 / (1.0 + std::exp(-x)); }
 
