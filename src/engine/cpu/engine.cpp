@@ -95,8 +95,7 @@ Engine::Engine(WeightSource& weights, Limits limits)
   q_.resize(T * static_cast<size_t>(spec_.q_dim()));
   k_.resize(T * static_cast<size_t>(spec_.kv_dim()));
   v_.resize(T * static_cast<size_t>(spec_.v_dim()));
-  att_.resize(T * static_cast<size_t>(spec_.linear_layers.empty() ? spec_.o_dim()
-                                                                   : std::max(spec_.o_dim(), spec_.linear_value_dim())));
+  att_.resize(T * static_cast<size_t>(std::max(spec_.o_dim(), spec_.linear_value_dim())));
   if (spec_.attn_output_gate) q_gate_.resize(T * static_cast<size_t>(spec_.q_dim()));
   if (!spec_.linear_layers.empty()) {
     lin_x_.resize(T * static_cast<size_t>(spec_.linear_conv_dim()));

@@ -3,7 +3,9 @@
 // rmsnorm → qkv (+bias) → q/k norm → rope → cache append → attention → o_proj → epilogue →
 // [post-norm] → add → rmsnorm → gate/up → swiglu|geglu → down_proj → epilogue → [post-norm] → add
 // → capture (latent attention, DeepSeek-V3: q_a → norm → q_b, kv_a → norm → kv_b → per-head k/v, rope on
-// the heads' tails, in latent_qkv). Family differences are flags of the ModelSpec. All buffers are sized once from the Limits and reused.
+// the heads' tails, in latent_qkv; a hybrid model's linear-attention layers: q|k|v, z, b|a → causal conv →
+// gated delta rule with each sequence's state → gated norm, in linear_attention). Family differences are
+// flags of the ModelSpec. All buffers are sized once from the Limits and reused.
 #pragma once
 #include <cstdint>
 #include <string>
