@@ -221,8 +221,8 @@ Job prepare(const std::string& model_dir, const std::vector<std::vector<float>>&
       }
       if (opts.format == ExportFormat::adapter && (w.mxfp4 || t->shape.size() == 3)) {
         fail("export --format adapter: '{}' holds the down projections of {} experts in one tensor (the fused "
-             "layout of transformers 5, gpt-oss's), which no PEFT LoRA module targets; export it merged (--format "
-             "merged), or sweep with --ablate-experts false",
+             "layouts of transformers 5, gpt-oss and Qwen3-VL-MoE as released), which no PEFT LoRA module "
+             "targets; export it merged (--format merged), or sweep with --ablate-experts false",
              w.name, w.file_shape[0]);
       }
       Item& it = job.items[w.name];

@@ -47,6 +47,7 @@ struct Family {
   const char* activation_key = "hidden_act";
 };
 
+void gemma_keys(const Keys& k, ModelSpec& s);
 void gemma2_keys(const Keys& k, ModelSpec& s);
 void gemma3_keys(const Keys& k, ModelSpec& s);
 void phi3_keys(const Keys& k, ModelSpec& s);
@@ -54,6 +55,7 @@ void glm_keys(const Keys& k, ModelSpec& s);
 void smollm3_keys(const Keys& k, ModelSpec& s);
 void mixtral_keys(const Keys& k, ModelSpec& s);
 void qwen_moe_keys(const Keys& k, ModelSpec& s);
+void qwen3_vl_moe_keys(const Keys& k, ModelSpec& s);
 void glm4_moe_keys(const Keys& k, ModelSpec& s);
 void granite_keys(const Keys& k, ModelSpec& s);
 void granite_moe_keys(const Keys& k, ModelSpec& s);
@@ -79,6 +81,12 @@ constexpr const char* kGemma2Defaults = R"({"vocab_size": 256000, "hidden_size":
   "rope_theta": 10000.0, "query_pre_attn_scalar": 256, "sliding_window": 4096,
   "final_logit_softcapping": 30.0, "attn_logit_softcapping": 50.0, "pad_token_id": 0,
   "eos_token_id": 1, "bos_token_id": 2})";
+// GemmaConfig (transformers 4.57); hidden_activation absent or null means gelu_pytorch_tanh (gemma_keys).
+constexpr const char* kGemmaDefaults = R"({"vocab_size": 256000, "hidden_size": 3072,
+  "intermediate_size": 24576, "num_hidden_layers": 28, "num_attention_heads": 16,
+  "num_key_value_heads": 16, "head_dim": 256, "hidden_activation": null, "max_position_embeddings": 8192,
+  "rms_norm_eps": 1e-06, "tie_word_embeddings": true, "rope_theta": 10000.0, "attention_bias": false,
+  "pad_token_id": 0, "eos_token_id": 1, "bos_token_id": 2})";
 // MistralConfig's defaults, for the keys a Mistral3ForConditionalGeneration text_config leaves out.
 constexpr const char* kMistralDefaults = R"({"vocab_size": 32000, "hidden_size": 4096,
   "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
@@ -97,6 +105,12 @@ constexpr const char* kQwen3VlDefaults = R"({"vocab_size": 151936, "hidden_size"
   "intermediate_size": 22016, "num_hidden_layers": 32, "num_attention_heads": 32,
   "num_key_value_heads": 32, "head_dim": 128, "hidden_act": "silu", "max_position_embeddings": 128000,
   "rms_norm_eps": 1e-06, "tie_word_embeddings": false, "rope_theta": 5000000.0, "attention_bias": false})";
+// Qwen3VLMoeTextConfig as transformers 4.57 (which saved the released checkpoints) has it.
+constexpr const char* kQwen3VlMoeDefaults = R"({"vocab_size": 151936, "hidden_size": 2048,
+  "intermediate_size": 5632, "num_hidden_layers": 24, "num_attention_heads": 16,
+  "num_key_value_heads": 16, "head_dim": null, "hidden_act": "silu", "max_position_embeddings": 128000,
+  "rms_norm_eps": 1e-06, "tie_word_embeddings": false, "rope_theta": 5000000.0, "attention_bias": false,
+  "decoder_sparse_step": 1, "moe_intermediate_size": 1408, "num_experts_per_tok": 4, "num_experts": 60})";
 // SmolLM3Config.
 constexpr const char* kSmolLM3Defaults = R"({"vocab_size": 128256, "hidden_size": 2048,
   "intermediate_size": 11008, "num_hidden_layers": 36, "num_attention_heads": 16, "num_key_value_heads": 4,
@@ -239,6 +253,9 @@ const Family kFamilies[] = {
     {"MistralForCausalLM", false, false, false, 0, 8, 4096 * 32, W::always, 4096},
     {"Qwen2ForCausalLM", true, false, false, 0, 0, 32768, W::switched, 4096},
     {"Qwen3ForCausalLM", false, true, true, 128, 0, 32768, W::switched, 4096},
+    // Gemma 1, 1.1, CodeGemma: Llama's layers with Gemma's (1 + w) norms, scaled embeddings and GeGLU
+    {"GemmaForCausalLM", false, false, true, 0, 0, 0, W::none, 0, kGemmaDefaults, gemma_keys, nullptr,
+     "hidden_activation"},
     {"Gemma2ForCausalLM", false, false, true, 0, 0, 0, W::per_layer, 0, kGemma2Defaults, gemma2_keys, nullptr,
      "hidden_activation"},
     {"Gemma3ForCausalLM", false, true, true, 0, 0, 0, W::per_layer, 0, kGemma3Defaults, gemma3_keys, nullptr,
@@ -257,6 +274,10 @@ const Family kFamilies[] = {
      nullptr, "text_config"},
     {"Qwen3VLForConditionalGeneration", false, true, true, 0, 0, 0, W::none, 0, kQwen3VlDefaults, nullptr,
      "text_config"},
+    // Qwen3-VL-30B-A3B, Qwen3-VL-235B-A22B: Qwen3-MoE's layers as the language model, the top-k always
+    // renormalised, the experts stacked and transposed as released
+    {"Qwen3VLMoeForConditionalGeneration", false, true, true, 0, 0, 0, W::none, 0, kQwen3VlMoeDefaults,
+     qwen3_vl_moe_keys, "text_config"},
     // GLM-4-9B-chat-hf (GlmForCausalLM) and GLM-4-0414 (Glm4ForCausalLM, with post norms)
     {"GlmForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kGlmDefaults, glm_keys},
     {"Glm4ForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kGlmDefaults, glm_keys},
@@ -454,6 +475,17 @@ void gemma_common_keys(const Keys& k, ModelSpec& s) {
   s.embed_scale = gemma_embed_scale(s);
   s.attn_scale = 1.0 / std::sqrt(k.get_double("query_pre_attn_scalar"));
   s.sliding_window = k.get_int("sliding_window", 0);
+}
+
+// models/gemma (GemmaRMSNorm, GemmaModel.forward's normalizer, GemmaMLP): the activation is
+// hidden_activation, or gelu_pytorch_tanh when that is absent or null, as the model was trained and
+// transformers 4.39-4.47 run it (PR 29402); the released configs' "hidden_act": "gelu", which 4.48+
+// read (GemmaMLP became LlamaMLP), is not (docs/families.md).
+void gemma_keys(const Keys& k, ModelSpec& s) {
+  refuse_bidirectional(k, s);
+  s.norm_plus_one = true;
+  s.embed_scale = gemma_embed_scale(s);
+  if (!k.find("hidden_activation")) s.activation = Activation::gelu_tanh;
 }
 
 // models/gemma2: even layers slide (Gemma2Attention: sliding_window if not layer_idx % 2); both
@@ -1029,6 +1061,13 @@ void ernie4_5_moe_keys(const Keys& k, ModelSpec& s) {
   s.expert_names = ModelSpec::ExpertNames::qwen;
 }
 
+// models/qwen3_vl_moe: Qwen3-MoE's decoder_sparse_step / mlp_only_layers; Qwen3VLMoeTextTopKRouter
+// always renormalises the top-k (its config has no norm_topk_prob in transformers 5; 4.57's is unused).
+void qwen3_vl_moe_keys(const Keys& k, ModelSpec& s) {
+  qwen_moe_keys(k, s);
+  s.norm_topk_prob = true;
+}
+
 // models/qwen3_next (Qwen3NextConfig.__post_init__, Qwen3NextDecoderLayer, Qwen3NextAttention,
 // Qwen3NextGatedDeltaNet), models/qwen3_5 and models/qwen3_5_moe (the same layers; separate in_proj_qkv,
 // in_proj_z, in_proj_b, in_proj_a). layer_types (legacy "attention" / "mamba" remapped), else every
@@ -1558,9 +1597,13 @@ ModelSpec load_model_spec(const std::string& path) {
                       spec.expert_names != ModelSpec::ExpertNames::gpt_oss;
        ++l) {
     if (!spec.is_moe_layer(l)) continue;
-    // The first MoE layer tells: its experts stacked (transformers 5) or one tensor each.
-    spec.fused_experts =
-        reader.find(fmt::format("{}layers.{}.mlp.experts.gate_up_proj", spec.weight_prefix, l)) != nullptr;
+    // The first MoE layer tells: its experts stacked (transformers 5) or one tensor each; Qwen3-VL-MoE's
+    // stacks as released are transposed (gate_up_proj (E, H, 2*Fm); preferred when H = 2*Fm).
+    const io::TensorInfo* gate_up = reader.find(fmt::format("{}layers.{}.mlp.experts.gate_up_proj", spec.weight_prefix, l));
+    spec.fused_experts = gate_up != nullptr;
+    spec.transposed_experts = gate_up && spec.architecture == "Qwen3VLMoeForConditionalGeneration" &&
+                              gate_up->shape == std::vector<int64_t>{spec.num_experts, spec.hidden_size,
+                                                                     2 * spec.moe_intermediate_size};
     break;
   }
   return spec;

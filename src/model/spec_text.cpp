@@ -91,6 +91,8 @@ std::string describe(const ModelSpec& s) {
       flags += ", experts MXFP4 (E,2*Fm interleaved,H)+(E,H,Fm)";
     } else if (s.expert_names == ModelSpec::ExpertNames::gpt_oss) {
       flags += ", experts fused (E,H,2*Fm interleaved)+(E,Fm,H)";
+    } else if (s.transposed_experts) {
+      flags += ", experts fused (E,H,2*Fm)+(E,Fm,H)";
     } else if (s.fused_experts) {
       flags += ", experts fused (E,2*Fm,H)+(E,H,Fm)";
     }
@@ -130,7 +132,7 @@ std::string fingerprint(const ModelSpec& s) {
   out += fmt::format("|granite {:a} {:a}", s.residual_multiplier, s.logits_scaling);
   out += fmt::format("|gpt-oss obias {} sinks {} swiglu {:a} {:a} expert bias {} router bias {}", s.o_bias,
                      s.attn_sinks, s.swiglu_alpha, s.swiglu_limit, s.expert_bias, s.router_logit_bias);
-  out += fmt::format(" mxfp4 {}", s.mxfp4_experts);
+  out += fmt::format(" mxfp4 {} transposed {}", s.mxfp4_experts, s.transposed_experts);
   out += fmt::format("|cohere centered {} parallel {} qknorm per head {}", s.norm_centered, s.parallel_block,
                      s.qk_norm_per_head);
   out += fmt::format("|mlp bias {}", s.mlp_bias);

@@ -94,6 +94,43 @@ void add_gpt_oss_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
   }
 }
 
+// Expert e's three slots [at, at + 3) as blocks of its layer's two stacked tensors: transformers 5's
+// (E, 2*Fm, H), gate rows then up rows, and (E, H, Fm) (Granite-MoE's input_linear / output_linear
+// alike); or Qwen3-VL-MoE's as released, transposed for x @ W: gate the column block [0, Fm) of
+// expert e's (H, 2*Fm) slab (element (j, h) at h*2*Fm + j), up the block [Fm, 2*Fm), down its (Fm, H)
+// slab read transposed.
+void stack_expert_slots(const ModelSpec& s, std::vector<WeightSlot>& v, size_t at, int64_t e) {
+  const int64_t H = s.hidden_size, E = s.num_experts, Fm = s.moe_intermediate_size;
+  const bool granite = s.expert_names == ModelSpec::ExpertNames::granite;
+  const bool wide = granite || s.expert_names == ModelSpec::ExpertNames::mixtral;
+  auto stack = [&](WeightSlot& slot, const char* name, std::vector<int64_t> file_shape, int64_t offset,
+                   const char* doc, std::vector<int64_t> strides) {
+    slot.pattern = s.weight_prefix + "layers.{}." + name;
+    slot.file_shape = std::move(file_shape);
+    slot.file_offset = offset;
+    slot.file_strides = std::move(strides);
+    slot.shape_doc = doc;
+  };
+  if (s.transposed_experts) {
+    const char* doc = "(num_experts, hidden_size, 2*moe_intermediate_size)";
+    const int64_t gu = e * H * 2 * Fm;
+    stack(v[at], "mlp.experts.gate_up_proj", {E, H, 2 * Fm}, gu, doc, {1, 2 * Fm});
+    stack(v[at + 1], "mlp.experts.gate_up_proj", {E, H, 2 * Fm}, gu + Fm, doc, {1, 2 * Fm});
+    stack(v[at + 2], "mlp.experts.down_proj", {E, Fm, H}, e * Fm * H,
+          "(num_experts, moe_intermediate_size, hidden_size)", {1, H});
+    return;
+  }
+  const char* gate_up_doc = wide ? "(num_local_experts, 2*intermediate_size, hidden_size)"
+                                 : "(num_experts, 2*moe_intermediate_size, hidden_size)";
+  const char* down_doc = wide ? "(num_local_experts, hidden_size, intermediate_size)"
+                              : "(num_experts, hidden_size, moe_intermediate_size)";
+  const char* gate_up = granite ? "block_sparse_moe.input_linear.weight" : "mlp.experts.gate_up_proj";
+  const char* down = granite ? "block_sparse_moe.output_linear.weight" : "mlp.experts.down_proj";
+  stack(v[at], gate_up, {E, 2 * Fm, H}, e * 2 * Fm * H, gate_up_doc, {});
+  stack(v[at + 1], gate_up, {E, 2 * Fm, H}, e * 2 * Fm * H + Fm * H, gate_up_doc, {});
+  stack(v[at + 2], down, {E, H, Fm}, e * H * Fm, down_doc, {});
+}
+
 // An MoE layer's MLP tensors, expert-major: router, then per expert gate, up, down, then the
 // shared expert and its gate (models/mixtral, models/qwen2_moe, models/qwen3_moe, models/glm4_moe,
 // models/granitemoe). Experts stored fused (transformers 5: conversion_mapping.py stacks them, gate
@@ -135,24 +172,7 @@ void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
                            fm_doc));
     v.push_back(layer_slot(s, WeightRole::expert_down_proj, p + (mixtral ? "w2.weight" : "down_proj.weight"),
                            {H, Fm}, fm_down_doc));
-    if (s.fused_experts) {
-      auto stack = [&](WeightSlot& slot, const char* name, std::vector<int64_t> file_shape, int64_t offset,
-                       const char* doc) {
-        slot.pattern = s.weight_prefix + "layers.{}." + name;
-        slot.file_shape = std::move(file_shape);
-        slot.file_offset = offset;
-        slot.shape_doc = doc;
-      };
-      const char* gate_up_doc = wide ? "(num_local_experts, 2*intermediate_size, hidden_size)"
-                                        : "(num_experts, 2*moe_intermediate_size, hidden_size)";
-      const char* down_doc = wide ? "(num_local_experts, hidden_size, intermediate_size)"
-                                     : "(num_experts, hidden_size, moe_intermediate_size)";
-      const char* gate_up = granite ? "block_sparse_moe.input_linear.weight" : "mlp.experts.gate_up_proj";
-      const char* down = granite ? "block_sparse_moe.output_linear.weight" : "mlp.experts.down_proj";
-      stack(v[at], gate_up, {E, 2 * Fm, H}, e * 2 * Fm * H, gate_up_doc);
-      stack(v[at + 1], gate_up, {E, 2 * Fm, H}, e * 2 * Fm * H + Fm * H, gate_up_doc);
-      stack(v[at + 2], down, {E, H, Fm}, e * H * Fm, down_doc);
-    }
+    if (s.fused_experts) stack_expert_slots(s, v, at, e);
     for (size_t i = at; i < v.size(); ++i) v[i].expert = static_cast<int32_t>(e);
   }
   if (Fs > 0 && granite) {

@@ -59,10 +59,12 @@ FAMILIES = [
     ("Qwen3NextForCausalLM", "qwen3-next"),  # 80B-A3B: Gated DeltaNet + gated attention (1 of 4), (1+w) norms, MoE
     ("Qwen3_5ForConditionalGeneration", "qwen3.5-mm"),  # dense: in_proj_qkv/z/b/a, layer_types listed, mrope, tied
     ("Qwen3_5MoeForConditionalGeneration", "qwen3.5-moe-mm"),  # MoE: stacked experts, always-renormalised top-k, untied
+    ("Qwen3VLMoeForConditionalGeneration", "qwen3-vl-moe-mm"),  # as released: fused (E, H, 2F) experts, a dense layer
+    ("GemmaForCausalLM", "gemma"),  # Gemma 1: (1+w) norms, bf16 embed scale, hidden_act "gelu" (tanh GeGLU), MQA, tied
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")
-GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
+GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "GemmaForCausalLM")
 
 
 def log(msg):

@@ -148,6 +148,10 @@ def build_random_model(arch, template, folder, seed, init_range):
         c["initializer_range"] = init_range
     if arch == "Gemma3ForConditionalGeneration":
         text["final_logit_softcapping"] = None  # as released Gemma 3 checkpoints
+    if arch == "GemmaForCausalLM":
+        # the tanh GELU Gemma 1 was trained with, in every version: 4.39-4.47 read hidden_activation, 4.48+
+        # hidden_act (the released "gelu" would be the exact one there; docs/families.md, Gemma 1)
+        text["hidden_act"] = text["hidden_activation"] = "gelu_pytorch_tanh"
     if arch in ("Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "Glm4MoeForCausalLM", "DeepseekV3ForCausalLM",
                 "Qwen3NextForCausalLM"):
         text["moe_intermediate_size"] = 24  # 2 I != H: a fused (E, 2I, H) layout is unambiguous

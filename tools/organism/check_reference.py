@@ -9,13 +9,14 @@
   3. MoE models: `moe_block` (all experts on every token, summed per token in top-k order) equals
      a per-expert loop that gathers each expert's tokens and accumulates with index_add_ (as
      transformers' MixtralSparseMoeBlock does; for GLM-4.5 after Glm4MoeMoE.route_tokens_to_experts, for
-     DeepSeek-V2 after DeepseekV2Moe.route_tokens_to_experts, for ERNIE 4.5 after Ernie4_5_MoeSparseMoeBlock's router),
+     DeepSeek-V2 after DeepseekV2Moe.route_tokens_to_experts, for ERNIE 4.5 after Ernie4_5_MoeSparseMoeBlock's router;
+     Qwen3-VL-MoE's fused (E, H, 2F) / (E, F, H) experts sliced and transposed into per-expert matrices),
      written independently here, within 1e-6 of max(1, max |y|) on every MoE layer output, and the
      recorded expert_ids_last / routing gaps are reproduced;
   4. gemma3-mm, mistral3-mm: the weights renamed from the legacy language_model.model.* (and
      language_model.lm_head.*) spelling to the transformers >= 4.52 model.language_model.* (and
      lm_head.*) spelling give identical logits;
-  5. Gemma: hidden_states[0] is the embedding row times the bf16-rounded sqrt(hidden_size);
+  5. Gemma (Gemma 1 too): hidden_states[0] is the embedding row times the bf16-rounded sqrt(hidden_size);
   7. Qwen-VL: the multimodal RoPE of text positions (three equal position rows) is the plain RoPE
      exactly, and differs once the rows differ (an image's height/width positions), so the
      equality is not the code doing nothing;
@@ -254,6 +255,42 @@
      the cached path of reference.py itself: the prompts prefilled with the chunked rule into conv / recurrent states,
      then one-token steps with the recurrent rule, left padding zeroing the padded inputs as
      apply_mask_to_padding_states does; 3. the MoE block against an index_add_ loop; 7. the multimodal RoPE.)
+ 22. Gemma 1 (gemma): a second forward pass written here from models/gemma/modeling_gemma.py and configuration_gemma.py
+     (`GemmaCheck`: LlamaCheck's F.linear and complex-number RoPE; GemmaModel's normalizer sqrt(hidden_size) as a tensor
+     of the checkpoint dtype, GemmaRMSNorm's (1 + w), Llama's layer order, per-head attention at head_dim^-0.5 with a
+     hand-written softmax, GemmaMLP's activation as GemmaMLP.__init__ of 4.39-4.47 picks it (hidden_activation, else
+     gelu_pytorch_tanh) with the tanh formula written out, the tied head) reproduces logits_last, hidden_last and
+     logits_all_0 (1e-4) and every golden greedy id (no cache); the file holds exactly Gemma 1's tensors (Llama's names,
+     q width heads x head_dim != hidden, no lm_head, no sandwich or q/k norms), all BF16; config.json is in
+     gemma-7b-it's spelling (hidden_act "gelu" and no hidden_activation, head_dim listed, no tie_word_embeddings key,
+     rope_scaling null) and reference.Spec / golden.json read it as GemmaCheck does (gelu_pytorch_tanh, (1 + w), embed
+     scale bf16(sqrt(H)), head_dim^-0.5, tied, no softcap or window); gemma-1.1's spelling (hidden_activation
+     gelu_pytorch_tanh listed) gives the same logits; reference.Spec refuses hidden_activation gelu, attention_bias,
+     rope_scaling and use_bidirectional_attention; golden.json has exactly the what-ifs of golden_models.gemma_what_ifs
+     and gemma_soft_what_ifs and GemmaCheck reproduces each (norm_plain_w, embed_scale, activation_silu within 1e-3 and
+     over 1e-2; gelu_exact and embed_scale_fp32 within 1 % and over 1e-4, with the recorded count of prompts whose
+     greedy ids they change).
+ 23. Qwen3-VL-MoE (qwen3-vl-moe-mm): a second forward pass written here from
+     models/qwen3_vl_moe/modeling_qwen3_vl_moe.py and configuration_qwen3_vl_moe.py as transformers 4.57 has them
+     (`Qwen3VLMoeCheck`: text_config read with Qwen3VLMoeTextConfig's defaults, three equal position rows through
+     apply_interleaved_mrope, the q/k norms over head_dim, per-head attention with a hand-written softmax, the MoE
+     layers by Qwen3VLMoeTextDecoderLayer's rule,
+     Qwen3VLMoeTextSparseMoeBlock's router into dense routing weights, and Qwen3VLMoeTextExperts.forward's inference
+     branch: torch.bmm of the tokens repeated per expert with the released gate_up_proj (E, H, 2F), chunk(2), torch.bmm
+     with down_proj (E, F, H), weighted and summed over the experts) reproduces logits_last, hidden_last and
+     logits_all_0 (1e-4) and every golden greedy id (no cache); the experts as transformers 5 runs them (Transpose(1,
+     2) to (E, 2F, H) / (E, H, F), F.linear per expert) and, through reference.forward, the per-expert layout
+     (mlp.experts.{e}.gate_proj = gate_up_proj[e][:, :F]^T, ...) give the same logits (1e-6 of the largest |logit|, at
+     least 1e-5); the file holds exactly the family's tensors (MoE layers: mlp.gate (E, H), experts.gate_up_proj (E, H,
+     2F), experts.down_proj (E, F, H); the dense layer's mlp.gate_proj / up_proj / down_proj; lm_head) plus three
+     model.visual.* stand-ins, BF16 matrices and F32 norms; config.json is in the release's spelling and reference.Spec
+     / golden.json read its MoE layers, expert layout, mrope, theta and router as Qwen3VLMoeCheck does;
+     Qwen3VLMoeCheck's own router gives golden.json's routing gaps (prompt and fed back, >= 1e-3) and expert_ids_last;
+     golden.json has exactly the what-ifs of golden_models.qwen3_vl_moe_what_ifs and Qwen3VLMoeCheck reproduces each
+     (the top-k not renormalised, gate_up_proj's halves swapped, gate / up interleaved in its columns, the stored bytes
+     read as transformers 5's (E, 2F, H) / (E, H, F) without the transpose; 1e-3, each over 1e-2); reference.Spec /
+     load_model refuse norm_topk_prob false, attention_bias, mrope sections not adding up to head_dim / 2, fused
+     experts saved as (E, 2F, H) / (E, H, F), and both expert layouts at once.
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
@@ -3628,6 +3665,452 @@ def check_hybrid(name, spec, p, g, st):
           "within 5e-5 over every position's logits (%.2e = golden.json's linear_chunked_vs_recurrent)" % (name, diff))
 
 
+class GemmaCheck(LlamaCheck):
+    """GemmaForCausalLM's forward pass again (Gemma 1), from models/gemma/modeling_gemma.py and configuration_gemma.py,
+    sharing nothing with reference.py but the safetensors reader: LlamaCheck's F.linear and complex-number RoPE, its own
+    loop and layer: GemmaModel.forward's normalizer (sqrt(hidden_size) as a tensor of the hidden states' dtype: config's
+    torch_dtype, bf16 here), GemmaRMSNorm (x / sqrt(mean(x^2) + eps) times (1 + w)), GemmaDecoderLayer (Llama's pre-norm
+    order), per-head attention with an explicit mask and a hand-written softmax at head_dim^-0.5, GemmaMLP with the
+    activation GemmaMLP.__init__ takes (4.39-4.47: hidden_activation, else gelu_pytorch_tanh whatever hidden_act says)
+    written out as 0.5 x (1 + tanh(sqrt(2 / pi) (x + 0.044715 x^3))), the tied head. What-ifs (attributes changed after
+    __init__, golden_models.gemma_what_ifs / gemma_soft_what_ifs' names): `norm_plain_w`, `embed_scale` (none),
+    `activation_silu`, `gelu_exact` (0.5 x (1 + erf(x / sqrt 2))), `embed_scale_fp32`; each False, True where it is the
+    mistake."""
+
+    # GemmaConfig's defaults of the keys read here
+    DEFAULTS = dict(num_key_value_heads=16, head_dim=256, rms_norm_eps=1e-6, rope_theta=10000.0, rope_scaling=None,
+                    attention_bias=False, mlp_bias=False, tie_word_embeddings=True, hidden_activation=None)
+    WHAT_IFS = ("norm_plain_w", "embed_scale", "activation_silu", "gelu_exact", "embed_scale_fp32")
+
+    def __init__(self, cfg, p):
+        super().__init__(cfg, p)
+        if self.qkv_bias or not self.c["tie_word_embeddings"]:
+            raise ValueError("GemmaCheck: attention_bias %r, tie_word_embeddings %r" % (
+                self.qkv_bias, self.c["tie_word_embeddings"]))
+        self.act = self.c["hidden_activation"] or "gelu_pytorch_tanh"
+        if self.act != "gelu_pytorch_tanh":
+            raise ValueError("GemmaCheck: hidden_activation %r" % self.act)
+        self.dtype = getattr(torch, self.c["torch_dtype"])
+        for key in self.WHAT_IFS:
+            setattr(self, key, False)
+
+    def rms(self, x, w):  # GemmaRMSNorm: (x / rms) * (1 + w) in fp32
+        return (x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + self.c["rms_norm_eps"])) * (
+            w if self.norm_plain_w else 1.0 + w)
+
+    def gelu(self, x):
+        if self.activation_silu:
+            return x / (1.0 + torch.exp(-x))
+        if self.gelu_exact:
+            return 0.5 * x * (1.0 + torch.erf(x / math.sqrt(2.0)))
+        return 0.5 * x * (1.0 + torch.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+
+    def layer(self, l, h, angles):
+        pre, HD, T = "model.layers.%d." % l, self.HD, h.shape[0]
+        x = self.rms(h, self.p[pre + "input_layernorm.weight"])
+        q = self.linear(x, pre + "self_attn.q_proj", False).view(T, self.NH, HD)
+        k = self.linear(x, pre + "self_attn.k_proj", False).view(T, self.NKV, HD)
+        v = self.linear(x, pre + "self_attn.v_proj", False).view(T, self.NKV, HD)
+        q, k = self.rotary(q, angles), self.rotary(k, angles)
+        h = h + self.linear(attend_heads(q, k, v, torch.ones(T, T, dtype=torch.bool).tril()), pre + "self_attn.o_proj",
+                            False)
+        x = self.rms(h, self.p[pre + "post_attention_layernorm.weight"])
+        gate = self.linear(x, pre + "mlp.gate_proj", False)
+        return h + self.linear(self.gelu(gate) * self.linear(x, pre + "mlp.up_proj", False), pre + "mlp.down_proj",
+                               False)
+
+    def normalizer(self):
+        if self.embed_scale:
+            return 1.0
+        scale = torch.tensor(self.H ** 0.5, dtype=torch.float32)
+        return float(scale if self.embed_scale_fp32 else scale.to(self.dtype))
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        p = self.p
+        inv_freq = 1.0 / self.c["rope_theta"] ** (torch.arange(0, self.HD, 2, dtype=torch.float32) / self.HD)
+        angles = torch.outer(torch.arange(len(ids), dtype=torch.float32), inv_freq)
+        h = p["model.embed_tokens.weight"][torch.tensor(ids)] * self.normalizer()
+        hidden = [h]
+        for l in range(self.L):
+            h = self.layer(l, h, angles)
+            hidden.append(h)
+        hidden[-1] = self.rms(h, p["model.norm.weight"])
+        return hidden[-1] @ p["model.embed_tokens.weight"].T, hidden
+
+
+def check_gemma1(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    model = g["model"]
+    m = GemmaCheck(cfg, p)
+    check_against_golden(name, "GemmaCheck", m, g, st)
+    # the files: exactly Llama's tensors (no sandwich norms, no q/k norms, no lm_head), all BF16
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    want = {"model.embed_tokens.weight": (spec.V, m.H), "model.norm.weight": (m.H,)}
+    for l in range(m.L):
+        x = "model.layers.%d." % l
+        want.update({x + "input_layernorm.weight": (m.H,), x + "post_attention_layernorm.weight": (m.H,),
+                     x + "self_attn.q_proj.weight": (m.NH * m.HD, m.H),
+                     x + "self_attn.k_proj.weight": (m.NKV * m.HD, m.H),
+                     x + "self_attn.v_proj.weight": (m.NKV * m.HD, m.H),
+                     x + "self_attn.o_proj.weight": (m.H, m.NH * m.HD),
+                     x + "mlp.gate_proj.weight": (cfg["intermediate_size"], m.H),
+                     x + "mlp.up_proj.weight": (cfg["intermediate_size"], m.H),
+                     x + "mlp.down_proj.weight": (m.H, cfg["intermediate_size"])})
+    same = ({n: tuple(v[1].shape) for n, v in stored.items()} == want and
+            {v[0] for v in stored.values()} == {"BF16"})
+    check(same, "%s: the files hold exactly Gemma 1's %d tensors (q_proj (%d x %d, %d): q width %d != hidden %d; no "
+          "lm_head, no sandwich or q/k norms), all BF16" % (name, len(want), m.NH, m.HD, m.H, m.NH * m.HD, m.H))
+    # config.json as google/gemma-7b-it's: hidden_act "gelu", no hidden_activation, head_dim listed, no
+    # tie_word_embeddings key (default true), rope_scaling null
+    spelling = (cfg["hidden_act"] == "gelu" and "hidden_activation" not in cfg and "head_dim" in cfg and
+                "tie_word_embeddings" not in cfg and cfg.get("rope_scaling", 0) is None and
+                cfg["model_type"] == "gemma" and cfg["head_dim"] != cfg["hidden_size"] // cfg["num_attention_heads"])
+    check(spelling, "%s: config.json in gemma-7b-it's spelling (hidden_act gelu and no hidden_activation, head_dim %d "
+          "!= hidden / heads %d, no tie_word_embeddings key, rope_scaling null)" % (
+              name, cfg["head_dim"], cfg["hidden_size"] // cfg["num_attention_heads"]))
+    scale = float(torch.tensor(m.H ** 0.5).to(torch.bfloat16))
+    same = (spec.act == "gelu_tanh" and spec.norm_offset and not spec.sandwich_norms and spec.embed_scale == scale ==
+            model["embed_scale"] and spec.attn_scale == m.HD ** -0.5 == model["attn_scale"] and spec.tied and
+            spec.attn_softcap is None and spec.final_softcap is None and not any(spec.layer_sliding) and
+            spec.HD == m.HD and spec.NKV == m.NKV == 1)
+    check(same, "%s: reference.Spec and golden.json read GeGLU with gelu_pytorch_tanh, (1 + w) norms in Llama's order, "
+          "embed scale bf16(sqrt(%d)) = %g, score scale head_dim^-0.5 = %g, tied, no softcap / window, 1 kv head" % (
+              name, m.H, scale, m.HD ** -0.5))
+    ids = g["prompts"][4]["input_ids"]
+    want_logits = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
+    # Gemma 1.1's spelling (hidden_activation listed) reads the same; the values reference.py does not run are refused
+    c2 = dict(cfg, hidden_activation="gelu_pytorch_tanh")
+    same = bool(torch.equal(ref.forward(ref.Spec(c2), p, torch.tensor([ids]), capture=False)[0], want_logits))
+    check(same, "%s: config.json with hidden_activation gelu_pytorch_tanh (gemma-1.1's spelling) gives the same "
+          "logits" % name)
+
+    def refused(change):
+        try:
+            ref.Spec(dict(cfg, **change))
+        except ValueError:
+            return True
+        return False
+    cases = {"hidden_activation gelu": {"hidden_activation": "gelu"}, "attention_bias": {"attention_bias": True},
+             "rope_scaling linear": {"rope_scaling": {"rope_type": "linear", "factor": 2.0}},
+             "use_bidirectional_attention": {"use_bidirectional_attention": True}}
+    wrong = [k for k, c in cases.items() if not refused(c)]
+    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
+                                                          " (accepted: %s)" % wrong if wrong else ""))
+    # the what-ifs: the larger ones (> 1e-2) within 1e-3; the two small readings (exact GELU, the fp32 scale) within
+    # 1 % of golden.json's value and above the tests' 1e-4, their greedy ids changed on as many prompts
+    keys = sorted(k[:-len("_effect_prompt4")] for k in model if k.endswith("_effect_prompt4"))
+    check(keys == sorted(GemmaCheck.WHAT_IFS), "%s: golden.json has exactly the what-ifs %s" % (
+        name, ", ".join(GemmaCheck.WHAT_IFS)))
+    base = m.forward(ids)[0]
+    worst, lows, soft = 0.0, [], []
+    for key in keys:
+        setattr(m, key, True)
+        effect = float((m.forward(ids)[0] - base).abs().max())
+        if key in ("gelu_exact", "embed_scale_fp32"):
+            changed = 0
+            for e in g["prompts"]:
+                seq, out = list(e["input_ids"]), []
+                for _ in e["greedy_ids"]:
+                    out.append(int(m.forward(seq)[0][-1].argmax()))
+                    seq.append(out[-1])
+                changed += out != e["greedy_ids"]
+            soft.append(abs(effect - model[key + "_effect_prompt4"]) <= 0.01 * effect and effect > 1e-4 and
+                        changed == model[key + "_greedy_prompts_changed"])
+            lows.append(effect * 1e2)
+        else:
+            worst = max(worst, abs(effect - model[key + "_effect_prompt4"]))
+            lows.append(effect)
+        setattr(m, key, False)
+    check(worst < 1e-3 and min(lows) > 1e-2 and all(soft),
+          "%s: GemmaCheck reproduces each *_effect_prompt4 (%s; worst %.1e) and, for gelu_exact (%.3g) and "
+          "embed_scale_fp32 (%.3g), the count of prompts whose greedy ids they change (%d, %d)" % (
+              name, ", ".join("%s %.4g" % (k, model[k + "_effect_prompt4"]) for k in keys), worst,
+              model["gelu_exact_effect_prompt4"], model["embed_scale_fp32_effect_prompt4"],
+              model["gelu_exact_greedy_prompts_changed"], model["embed_scale_fp32_greedy_prompts_changed"]))
+
+
+class Qwen3VLMoeCheck:
+    """Qwen3VLMoeForConditionalGeneration's language model again, from models/qwen3_vl_moe/modeling_qwen3_vl_moe.py and
+    configuration_qwen3_vl_moe.py as transformers 4.57 has them (the version the releases were saved with), sharing
+    nothing with reference.py but the safetensors reader: text_config read with Qwen3VLMoeTextConfig's defaults;
+    Qwen3VLMoeTextRotaryEmbedding with three position rows (t, h, w), equal for text, and apply_interleaved_mrope
+    (every third frequency from rows 1 and 2), as complex rotations of the pairs (i, i + HD/2); Qwen3VLMoeTextRMSNorm
+    (plain w) and the q/k norms over head_dim; per-head attention with a hand-written softmax; the decoder layers by
+    Qwen3VLMoeTextDecoderLayer's rule (mlp_only_layers, decoder_sparse_step); Qwen3VLMoeTextSparseMoeBlock.forward's
+    router (softmax in fp32, torch.topk, divided by the sum, scattered into a dense (tokens, E) weight matrix) and
+    Qwen3VLMoeTextExperts.forward's inference branch as written there: the tokens repeated for every expert, torch.bmm
+    with gate_up_proj (E, H, 2F), gate_up.chunk(2, dim=-1), torch.bmm with down_proj (E, F, H), times the routing
+    weights, summed over the experts. `v5`: the experts as transformers 5 runs them instead (conversion_mapping.py's
+    Transpose(1, 2) to (E, 2F, H) / (E, H, F), then Qwen3MoeExperts' per-expert F.linear loop). What-ifs (attributes
+    changed after __init__, golden_models.qwen3_vl_moe_what_ifs' names): `router_unnormalised`, `gate_up_swapped`,
+    `gate_up_interleaved`, `experts_untransposed` (the stored bytes viewed as (E, 2F, H) / (E, H, F), then
+    transformers 5's F.linear); each False, True where it is the mistake. `router_calls`: None, or a list that receives
+    (layer, router logits (T, E)) per MoE call."""
+
+    # Qwen3VLMoeTextConfig's defaults of the keys read here (4.57)
+    DEFAULTS = dict(num_key_value_heads=16, head_dim=None, rms_norm_eps=1e-6, rope_theta=5000000.0, rope_scaling=None,
+                    attention_bias=False, decoder_sparse_step=1, moe_intermediate_size=1408, num_experts_per_tok=4,
+                    num_experts=60, mlp_only_layers=None, hidden_act="silu")
+    WHAT_IFS = ("router_unnormalised", "gate_up_swapped", "gate_up_interleaved", "experts_untransposed")
+
+    def __init__(self, cfg, p):
+        text = cfg["text_config"]
+        c = dict(self.DEFAULTS, **text)
+        if c["attention_bias"] or c["hidden_act"] != "silu":
+            raise ValueError("Qwen3VLMoeCheck: attention_bias %r, hidden_act %r" % (c["attention_bias"],
+                                                                                   c["hidden_act"]))
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NKV, self.eps = c["num_key_value_heads"], c["rms_norm_eps"]
+        self.HD = c["head_dim"] or self.H // self.NH
+        rs = c["rope_scaling"] or {}
+        self.section = rs.get("mrope_section", [24, 20, 20])  # Qwen3VLMoeTextRotaryEmbedding's default
+        self.theta = float(c["rope_theta"])
+        self.E, self.k = c["num_experts"], c["num_experts_per_tok"]
+        only = c["mlp_only_layers"] or []
+        self.moe_layers = [l not in only and self.E > 0 and (l + 1) % c["decoder_sparse_step"] == 0
+                           for l in range(self.L)]
+        # Qwen3VLMoeConfig: tie_word_embeddings at the top level (false by default)
+        self.tied = text.get("tie_word_embeddings", cfg.get("tie_word_embeddings", False))
+        self.prefix = "model.language_model."
+        self.v5 = False
+        for key in self.WHAT_IFS:
+            setattr(self, key, False)
+        self.router_calls = None
+
+    def w(self, name):
+        return self.p[self.prefix + name]
+
+    def rms(self, x, weight):  # Qwen3VLMoeTextRMSNorm
+        return weight * (x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+    def angles(self, T):
+        """(T, HD/2) rotation angles: Qwen3VLMoeTextRotaryEmbedding.forward with position_ids (3, 1, T), the text
+        positions in each of the t, h, w rows (Qwen3VLMoeModel.get_rope_index without images), then
+        apply_interleaved_mrope: `freqs_t[..., offset:length:3] = freqs[dim, ..., offset:length:3]` for dim 1, 2
+        (length = mrope_section[dim] * 3)."""
+        inv = 1.0 / self.theta ** (torch.arange(0, self.HD, 2, dtype=torch.int64).float() / self.HD)
+        rows = torch.arange(T, dtype=torch.float32).expand(3, T)
+        freqs = rows.unsqueeze(-1) * inv  # (3, T, HD/2)
+        out = freqs[0].clone()
+        for dim in (1, 2):
+            out[:, dim:self.section[dim] * 3:3] = freqs[dim, :, dim:self.section[dim] * 3:3]
+        return out
+
+    def rotary(self, x, angles):  # rotate_half's pairs (i, i + HD/2) as complex numbers
+        half = self.HD // 2
+        z = torch.complex(x[..., :half], x[..., half:]) * torch.polar(torch.ones_like(angles), angles).unsqueeze(1)
+        return torch.cat((z.real, z.imag), dim=-1)
+
+    def attention(self, l, x, angles):
+        a_, T = "layers.%d.self_attn." % l, x.shape[0]
+        lin = torch.nn.functional.linear
+        q = self.rms(lin(x, self.w(a_ + "q_proj.weight")).view(T, self.NH, self.HD), self.w(a_ + "q_norm.weight"))
+        k = self.rms(lin(x, self.w(a_ + "k_proj.weight")).view(T, self.NKV, self.HD), self.w(a_ + "k_norm.weight"))
+        v = lin(x, self.w(a_ + "v_proj.weight")).view(T, self.NKV, self.HD)
+        o = attend_heads(self.rotary(q, angles), self.rotary(k, angles), v, torch.ones(T, T, dtype=torch.bool).tril())
+        return lin(o, self.w(a_ + "o_proj.weight"))
+
+    def experts(self, pre, x, routing):
+        """x (T, H), routing (T, E) dense weights -> (T, H)."""
+        gu, down = self.p[pre + "experts.gate_up_proj"], self.p[pre + "experts.down_proj"]
+        E, T = self.E, x.shape[0]
+        F2 = gu.shape[2]
+        if self.v5 or self.experts_untransposed:
+            # transformers 5: Qwen3MoeExperts' gate_up_proj (E, 2F, H) / down_proj (E, H, F) after the load-time
+            # Transpose(1, 2) (the what-if: the stored bytes merely viewed in those shapes), F.linear per expert
+            if self.experts_untransposed:
+                gu5, down5 = gu.reshape(E, F2, self.H), down.reshape(E, self.H, F2 // 2)
+            else:
+                gu5, down5 = gu.transpose(1, 2), down.transpose(1, 2)
+            out = torch.zeros_like(x)
+            for e in range(E):
+                tok = torch.nonzero(routing[:, e]).flatten()
+                if len(tok):
+                    gate, up = torch.nn.functional.linear(x[tok], gu5[e]).chunk(2, dim=-1)
+                    y = torch.nn.functional.linear(torch.nn.functional.silu(gate) * up, down5[e])
+                    out.index_add_(0, tok, y * routing[tok, e, None])
+            return out
+        # Qwen3VLMoeTextExperts.forward (4.57), not training: `hidden_states.repeat(self.num_experts, 1)`, bmm, chunk,
+        # `up * self.act_fn(gate)`, bmm, `* routing_weights.transpose(0, 1)...[..., None]`, `.sum(dim=0)`
+        xs = x.repeat(E, 1).view(E, T, self.H)
+        gate_up = torch.bmm(xs, gu)
+        if self.gate_up_interleaved:
+            gate, up = gate_up[..., 0::2], gate_up[..., 1::2]
+        elif self.gate_up_swapped:
+            up, gate = gate_up.chunk(2, dim=-1)
+        else:
+            gate, up = gate_up.chunk(2, dim=-1)
+        y = torch.bmm(up * (gate / (1.0 + torch.exp(-gate))), down)  # (E, T, H)
+        return (y * routing.transpose(0, 1)[..., None]).sum(dim=0)
+
+    def mlp(self, l, x):
+        pre = self.prefix + "layers.%d.mlp." % l
+        lin = torch.nn.functional.linear
+        if not self.moe_layers[l]:  # Qwen3VLMoeTextMLP(intermediate_size)
+            gate = lin(x, self.p[pre + "gate_proj.weight"])
+            return lin(torch.nn.functional.silu(gate) * lin(x, self.p[pre + "up_proj.weight"]),
+                       self.p[pre + "down_proj.weight"])
+        logits = lin(x, self.p[pre + "gate.weight"])
+        if self.router_calls is not None:
+            self.router_calls.append((l, logits))
+        probs = torch.nn.functional.softmax(logits, dim=-1, dtype=torch.float)
+        top, chosen = torch.topk(probs, self.k, dim=-1)
+        if not self.router_unnormalised:
+            top = top / top.sum(dim=-1, keepdim=True)
+        routing = torch.zeros_like(logits).scatter_(1, chosen, top)  # router_weights
+        return self.experts(pre, x, routing)
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        angles = self.angles(len(ids))
+        h = self.w("embed_tokens.weight")[torch.tensor(ids)]
+        hidden = [h]
+        for l in range(self.L):
+            h = h + self.attention(l, self.rms(h, self.w("layers.%d.input_layernorm.weight" % l)), angles)
+            h = h + self.mlp(l, self.rms(h, self.w("layers.%d.post_attention_layernorm.weight" % l)))
+            hidden.append(h)
+        hidden[-1] = self.rms(h, self.w("norm.weight"))
+        head = self.w("embed_tokens.weight") if self.tied else self.p["lm_head.weight"]
+        return hidden[-1] @ head.T, hidden
+
+
+def check_qwen3_vl_moe(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    text = cfg["text_config"]
+    model = g["model"]
+    m = Qwen3VLMoeCheck(cfg, p)
+    check_against_golden(name, "Qwen3VLMoeCheck (experts by torch.bmm over (E, H, 2F) / (E, F, H))", m, g, st)
+    ids = g["prompts"][4]["input_ids"]
+    base = m.forward(ids)[0]
+    # (1e-6 of the largest |logit|, at least 1e-5: the same products summed in other orders, as check_glm_interleaved's
+    # bound; the untied head spreads the logits)
+    bound = 1e-6 * max(10.0, float(base.abs().max()))
+    m.v5 = True
+    d5 = float((m.forward(ids)[0] - base).abs().max())
+    m.v5 = False
+    check(d5 < bound, "%s: the experts as transformers 5 runs them (Transpose(1, 2) to (E, 2F, H) / (E, H, F), "
+          "F.linear per expert) give the same logits (%.2e, bound %.1e)" % (name, d5, bound))
+    # the files: exactly Qwen3-VL-MoE's tensors, the experts fused and transposed, plus the model.visual.* stand-ins
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    H, HD, E, Fm, F_ = m.H, m.HD, m.E, text["moe_intermediate_size"], text["intermediate_size"]
+    want = {m.prefix + "embed_tokens.weight": (spec.V, H), m.prefix + "norm.weight": (H,),
+            "lm_head.weight": (spec.V, H)}
+    for l in range(m.L):
+        x = m.prefix + "layers.%d." % l
+        want.update({x + "input_layernorm.weight": (H,), x + "post_attention_layernorm.weight": (H,),
+                     x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
+                     x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.o_proj.weight": (H, m.NH * HD),
+                     x + "self_attn.q_norm.weight": (HD,), x + "self_attn.k_norm.weight": (HD,)})
+        if m.moe_layers[l]:
+            want.update({x + "mlp.gate.weight": (E, H), x + "mlp.experts.gate_up_proj": (E, H, 2 * Fm),
+                         x + "mlp.experts.down_proj": (E, Fm, H)})
+        else:
+            want.update({x + "mlp.gate_proj.weight": (F_, H), x + "mlp.up_proj.weight": (F_, H),
+                         x + "mlp.down_proj.weight": (H, F_)})
+    shapes = {n: tuple(v[1].shape) for n, v in stored.items()}
+    stand_ins = sorted(n for n in shapes if n.startswith("model.visual."))
+    dtypes = {n: v[0] for n, v in stored.items() if n not in stand_ins}
+    norms = {n for n in dtypes if n.endswith("norm.weight")}
+    same = ({n: s for n, s in shapes.items() if n not in stand_ins} == want and len(stand_ins) == 3 and
+            all(dtypes[n] == "F32" for n in norms) and all(dt == "BF16" for n, dt in dtypes.items() if n not in norms))
+    check(same, "%s: the files hold exactly Qwen3-VL-MoE's %d tensors (MoE layers %s: mlp.gate (%d, %d), "
+          "experts.gate_up_proj (%d, %d, %d), experts.down_proj (%d, %d, %d); dense layers %s; lm_head) plus %d "
+          "model.visual.* stand-ins; BF16 matrices, F32 norms" % (
+              name, len(want), [l for l in range(m.L) if m.moe_layers[l]], E, H, E, H, 2 * Fm, E, Fm, H,
+              [l for l in range(m.L) if not m.moe_layers[l]], len(stand_ins)))
+    # config.json as Qwen/Qwen3-VL-30B-A3B-Instruct's
+    spelling = (cfg["model_type"] == "qwen3_vl_moe" and text["model_type"] == "qwen3_vl_moe_text" and
+                cfg["tie_word_embeddings"] is False and "tie_word_embeddings" not in text and
+                text["rope_scaling"] == {"mrope_interleaved": True, "mrope_section": m.section, "rope_type": "default"}
+                and isinstance(text["rope_theta"], int) and text["norm_topk_prob"] is True and
+                text["mlp_only_layers"] and "decoder_sparse_step" in text and "dtype" in text and
+                text["head_dim"] != H // m.NH and cfg["vision_config"]["model_type"] == "qwen3_vl_moe")
+    check(spelling, "%s: config.json in the release's spelling (text_config qwen3_vl_moe_text with rope_scaling "
+          "{mrope_interleaved, mrope_section %s, rope_type default} beside rope_theta %d, mlp_only_layers %s, "
+          "decoder_sparse_step, norm_topk_prob true; tie_word_embeddings false at the top only)" % (
+              name, m.section, text["rope_theta"], text["mlp_only_layers"]))
+    inv = 1.0 / m.theta ** (torch.arange(0, HD, 2, dtype=torch.int64).float() / HD)
+    same = (spec.layer_moe == m.moe_layers == model["moe_layers"] and spec.expert_naming == "fused_transposed" and
+            spec.mrope_section == m.section and spec.mrope_interleaved and float(spec.theta) == m.theta and
+            bool(torch.equal(spec.inv_freq, inv)) and spec.tied == m.tied is False and spec.top_k == m.k and
+            spec.norm_topk_prob and spec.prefix == m.prefix and spec.HD == HD and spec.qk_norm and
+            not spec.shared_intermediate)
+    check(same, "%s: reference.Spec and golden.json read the MoE layers %s, the fused transposed experts, mrope %s, "
+          "theta %g, top-%d renormalised, untied, as Qwen3VLMoeCheck does" % (
+              name, m.moe_layers, m.section, m.theta, m.k))
+    # the routers
+    gaps, gen_gaps, last_ok = [], [], True
+    for e in g["prompts"]:
+        n = len(e["input_ids"])
+        m.router_calls = []
+        m.forward(e["input_ids"] + e["greedy_ids"][:-1])
+        for l, logits in m.router_calls:
+            top = torch.softmax(logits, dim=-1).sort(dim=-1, descending=True)
+            gap = top.values[:, m.k - 1] - top.values[:, m.k]
+            gaps.append(float(gap[:n].min()))
+            gen_gaps.append(float(gap[n:].min()))
+            last_ok &= top.indices[n - 1, :m.k].tolist() == e["expert_ids_last"][l]
+        last_ok &= all(e["expert_ids_last"][l] is None for l in range(m.L) if not m.moe_layers[l])
+    m.router_calls = None
+    ok = (abs(min(gaps) - model["routing_min_gap"]) < 1e-5 and
+          abs(min(gen_gaps) - model["routing_min_gap_generated"]) < 1e-5 and min(gaps + gen_gaps) >= 1e-3 and last_ok)
+    check(ok, "%s: Qwen3VLMoeCheck's own router gives golden.json's routing gaps (%.6f, generated %.6f, >= 1e-3) and "
+          "expert_ids_last" % (name, min(gaps), min(gen_gaps)))
+    # the what-ifs: the released tensors read otherwise
+    keys = sorted(k[:-len("_effect_prompt4")] for k in model if k.endswith("_effect_prompt4"))
+    check(keys == sorted(Qwen3VLMoeCheck.WHAT_IFS), "%s: golden.json has exactly the what-ifs %s" % (
+        name, ", ".join(Qwen3VLMoeCheck.WHAT_IFS)))
+    worst, lows = 0.0, []
+    for key in keys:
+        setattr(m, key, True)
+        effect = float((m.forward(ids)[0] - base).abs().max())
+        setattr(m, key, False)
+        worst = max(worst, abs(effect - model[key + "_effect_prompt4"]))
+        lows.append(effect)
+    check(worst < 1e-3 and min(lows) > 1e-2, "%s: Qwen3VLMoeCheck reproduces each *_effect_prompt4 (%s; worst %.1e)" % (
+        name, ", ".join("%s %.4g" % (k, model[k + "_effect_prompt4"]) for k in keys), worst))
+    # the other expert layout (per expert, what hf_check's split_fused_experts writes) and the refusals
+    want_logits = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
+    p2 = {n: t for n, t in p.items() if ".mlp.experts." not in n}
+    for l in range(m.L):
+        if m.moe_layers[l]:
+            x = m.prefix + "layers.%d.mlp.experts." % l
+            for e in range(E):
+                p2[x + "%d.gate_proj.weight" % e] = p[x + "gate_up_proj"][e, :, :Fm].T.contiguous()
+                p2[x + "%d.up_proj.weight" % e] = p[x + "gate_up_proj"][e, :, Fm:].T.contiguous()
+                p2[x + "%d.down_proj.weight" % e] = p[x + "down_proj"][e].T.contiguous()
+    s2 = ref.Spec(spec.cfg)
+    ref.qwen3_vl_moe_expert_layout(s2, p2)
+    d2 = float((ref.forward(s2, p2, torch.tensor([ids]), capture=False)[0] - want_logits).abs().max())
+    check(s2.expert_naming == "qwen" and d2 < bound, "%s: the experts per expert (mlp.experts.{e}.gate_proj = "
+          "gate_up_proj[e][:, :F]^T, up_proj = [:, F:]^T, down_proj = down_proj[e]^T) give the same logits (%.2e, "
+          "bound %.1e)" % (name, d2, bound))
+
+    def refused(change=None, weights=None):
+        c2 = json.loads(json.dumps(cfg))
+        if change:
+            c2["text_config"].update(change)
+        try:
+            s3 = ref.Spec(c2)
+            if weights is not None:
+                ref.qwen3_vl_moe_expert_layout(s3, weights)
+        except ValueError:
+            return True
+        return False
+    transposed = {n: (t.transpose(1, 2) if ".mlp.experts." in n else t) for n, t in p.items()}
+    cases = {"norm_topk_prob false": refused({"norm_topk_prob": False}),
+             "attention_bias": refused({"attention_bias": True}),
+             "mrope_section not adding up to head_dim / 2": refused({"rope_scaling": dict(
+                 text["rope_scaling"], mrope_section=[m.section[0] + 1] + m.section[1:])}),
+             "experts saved as (E, 2F, H) / (E, H, F)": refused(weights=transposed),
+             "both expert layouts": refused(weights=dict(p, **p2))}
+    wrong = [k for k, ok in cases.items() if not ok]
+    check(not wrong, "%s: reference.Spec / load refuse %s%s" % (name, ", ".join(cases),
+                                                                " (accepted: %s)" % wrong if wrong else ""))
+
+
 def main():
     torch.set_num_threads(1)
     names = sorted(n for n in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, n)))
@@ -3644,8 +4127,10 @@ def main():
                 check_phi3_unfused(name, spec, p, g)
             if spec.num_experts:
                 check_moe(name, spec, p, g)
-            if spec.arch in ref.GEMMA:
+            if spec.arch in ref.GEMMA or spec.arch == ref.GEMMA1:
                 check_gemma(name, spec, p, g, st)
+            if spec.arch == ref.GEMMA1:
+                check_gemma1(name, spec, p, g, st)
             if spec.arch in ref.MULTIMODAL:
                 check_multimodal_spellings(name, spec, p, g)
             if spec.arch in ref.GLM or spec.arch in ref.COHERE or spec.arch in ref.ERNIE:
@@ -3680,6 +4165,8 @@ def main():
                 check_ernie(name, spec, p, g, st)
             if spec.arch in ref.HYBRID:
                 check_hybrid(name, spec, p, g, st)
+            if spec.arch == ref.QWEN3_VL_MOE:
+                check_qwen3_vl_moe(name, spec, p, g, st)
         if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
             check_hybrid_delta_rule_forms()
         check_fp8_table()

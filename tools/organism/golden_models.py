@@ -56,6 +56,8 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | qwen3-next          | Qwen3NextForCausalLM | Qwen3-Next-80B-A3B's released config spelling (full_attention_interval 4, no layer_types: layers 0-2 Gated DeltaNet, 3 gated attention): interleaved in_proj_qkvz / in_proj_ba, causal conv1d (K 4), l2-normed q/k, gated delta rule (chunks of 64; NK 2, NV 4, DK 16, DV 24), gated RMSNorm (plain w, silu(z)); q_proj with per-head output gate, (1+w) q/k norms, RoPE on 8 of 32 dims; (1+w) norms; MoE on every layer (8 experts top-3 renormalised, per-expert tensors, sigmoid-gated shared expert of 48); stand-in mtp.*; untied, BF16 + F32 norms, A_log and dt_bias |
 | qwen3.5-mm          | Qwen3_5ForConditionalGeneration | transformers 5's Qwen3.5 spelling (text_config: layer_types listed [linear, full, linear, full] beside full_attention_interval 2, rope_parameters with mrope [1, 1, 1] interleaved, partial 0.25: 6 of 24 dims), separate in_proj_qkv / in_proj_z / in_proj_b / in_proj_a (NK = NV = 2, DK = DV = 16), dense SwiGLU, model.language_model.* with stand-in model.visual.* and mtp.*, tied, GQA 4, BF16 (norms too) + F32 A_log |
 | qwen3.5-moe-mm      | Qwen3_5MoeForConditionalGeneration | transformers 5's Qwen3.5-MoE spelling (layer_types listed 3 linear + 1 full, mrope [2, 1, 1] on 8 of 32 dims), split projections (NK 2, NV 4, DK = DV = 16), MoE on every layer (8 experts top-2, always renormalised, no norm_topk_prob key; stacked mlp.experts.gate_up_proj (8, 48, 64) / down_proj (8, 64, 24); sigmoid-gated shared expert of 40), stand-ins, untied, BF16 + F32 norms and A_log / dt_bias |
+| qwen3-vl-moe-mm     | Qwen3VLMoeForConditionalGeneration | Qwen3-VL-MoE as released (transformers 4.57's save): qwen3-vl-mm's text_config (interleaved mrope [6, 5, 5], q/k norm, head_dim 32 != hidden/heads) with Qwen3-MoE's keys, mlp_only_layers [1] (layer 1 a dense MLP), 8 experts top-2 always renormalised, fused transposed mlp.experts.gate_up_proj (8, 64, 48: x @ W, first half gate) / down_proj (8, 24, 64), model.visual.* stand-ins, untied, BF16 + F32 norms |
+| gemma               | GemmaForCausalLM    | Gemma 1 as released (gemma-7b-it's config.json: hidden_act gelu, no hidden_activation: gelu_pytorch_tanh), Llama's layers with (1+w) norms, embeddings x bf16(sqrt(48)) = 6.9375, GeGLU, head_dim 16 != hidden/heads (q width 64 != 48), no softcaps / window, 1 kv head (MQA), tied (key absent), all BF16 |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -615,6 +617,38 @@ MODELS += [
           mrope_section=[2, 1, 1], NK=2, NV=4, DK=16, DV=16, K=4, E=8, k=2, Fm=24, Fs=40, router_std=0.2,
           route_fed_tokens=True, A_range=(1.0, 16.0), dt_bias_mean=-5.0, a_dtype="F32", dt_dtype="F32",
           vision_hidden=8, prefix="model.language_model.", stacked_experts=True, seeded=True), "BF16", "F32"),
+    # Qwen3-VL-MoE as released (Qwen3VLMoeForConditionalGeneration, Qwen/Qwen3-VL-30B-A3B-Instruct saved by transformers
+    # 4.57: see config_for): qwen3-vl-mm's multimodal checkpoint (text_config with the interleaved mrope, here [6, 5, 5]
+    # over head_dim 32 != hidden / heads 16; model.language_model.* beside three stand-in model.visual.* tensors) with
+    # Qwen3-MoE's layers (q_norm / k_norm, pre-norm): Qwen3VLMoeTextSparseMoeBlock on layers 0 and 2, a dense
+    # Qwen3VLMoeTextMLP of 128 on layer 1 (mlp_only_layers [1]); 8 experts of moe_intermediate_size 24 (2 x 24 = 48 and
+    # 24 both != hidden 64: no expert tensor is square, a transposed read fails on the shapes), top-2 always
+    # renormalised;
+    # the experts fused and transposed as released (mlp.experts.gate_up_proj (8, 64, 48) used as x @ W, gate the first
+    # 24 columns; down_proj (8, 24, 64)); untied (lm_head.weight); BF16 matrices, F32 norms. route_fed_tokens: two MoE
+    # layers over prompt and fed-back tokens (search_routers_fed). Seed 53000 met the margins and gaps but its greedy
+    # decoding repeated one token 11 and 8 times in a row (prompts 3 and 1): 53001 (no token twice in a row, 12 to 16
+    # distinct tokens of 16)
+    ("qwen3-vl-moe-mm", 53001, "Qwen3VLMoeForConditionalGeneration", "qwen3_vl_moe",
+     dict(H=64, L=3, NH=4, NKV=2, HD=32, F=128, tied=False, theta=5000000, mrope_section=[6, 5, 5], E=8, k=2, Fm=24,
+          mlp_only_layers=[1], router_std=0.2, route_fed_tokens=True, vision_hidden=8, prefix="model.language_model.",
+          seeded=True), "BF16", "F32"),
+    # Gemma 1 as released (GemmaForCausalLM, google/gemma-7b-it / gemma-2b-it's config.json: see config_for):
+    # models/gemma/modeling_gemma.py: Llama's pre-norm layer (input_layernorm, attention, add; post_attention_layernorm,
+    # MLP, add) with GemmaRMSNorm's (1 + w) in fp32, the embeddings times bf16(sqrt(48)) = 6.9375 (GemmaModel's
+    # normalizer in the hidden dtype), scores times head_dim^-0.5 with head_dim 16 listed (q width 4 x 16 = 64 != hidden
+    # 48, as gemma-7b's 16 x 256 != 3072), no softcaps, no window; GeGLU with gelu_pytorch_tanh (config.json's
+    # "hidden_act": "gelu" and no hidden_activation: see reference.Spec); 1 kv head (gemma-2b's multi-query attention);
+    # tied (no tie_word_embeddings key, no lm_head tensor); all BF16 as released. Tied: with gemma2-softcap's embed_std
+    # 0.1 (x 6.9375) and gains of 1 greedy decoding repeated one token from the start (seeds 54000-54011: 1 to 3
+    # distinct tokens of 16 on most prompts); embeddings of std 0.03, o_proj / down_proj x branch_gain 2, and
+    # gemma2-softcap's q_proj / k_proj x qk_gain 2 (sharper attention: without it runs of 7 to 16 of one token remained)
+    # and final norm around 1 + 2. 54000: no token twice in a row, 13 to 16 distinct tokens of 16. (qk_gain 3 with the
+    # final norm around 1 + 4 gave a larger smallest margin, 0.0034, but its hidden states came out 4 times as sensitive
+    # to summation order: 9e-5 between reference.py and check_reference's GemmaCheck, against 2.2e-5 here)
+    ("gemma", 54000, "GemmaForCausalLM", "gemma",
+     dict(H=48, L=3, NH=4, NKV=1, HD=16, F=128, tied=True, theta=10000.0, embed_std=0.03, branch_gain=2.0,
+          qk_gain=2.0, final_norm_center=2.0, seeded=True), "BF16", "BF16"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -953,6 +987,42 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
         c = {"architectures": [arch], "image_token_id": 10, "model_type": "qwen3_vl", "text_config": text,
              "tie_word_embeddings": d["tied"], "transformers_version": "4.57.0", "video_token_id": 11,
              "vision_config": vision, "vision_end_token_id": 12, "vision_start_token_id": 13}
+    elif mtype == "qwen3_vl_moe":
+        # as Qwen/Qwen3-VL-30B-A3B-Instruct's config.json has it (transformers 4.57's save, keys sorted): qwen3-vl-mm's
+        # text_config (rope_scaling {"mrope_interleaved": true, "mrope_section", "rope_type": "default"} beside
+        # rope_theta 5000000, an integer as released; "dtype") plus Qwen3-MoE's keys decoder_sparse_step,
+        # mlp_only_layers (the release's []: here [1], a dense Qwen3VLMoeTextMLP of intermediate_size between MoE
+        # layers), moe_intermediate_size, norm_topk_prob true (not read: Qwen3VLMoeTextSparseMoeBlock always
+        # renormalises), num_experts, num_experts_per_tok; tie_word_embeddings false only at the top level; the
+        # vision_config of model_type "qwen3_vl_moe" (the release's, small) with deepstack_visual_indexes; bos / eos
+        # this tokenizer's <|endoftext|> / <|im_end|> (released: 151643 / 151645, the same tokens)
+        text = {"attention_bias": False, "attention_dropout": 0.0, "bos_token_id": eot, "decoder_sparse_step": 1,
+                "dtype": torch_dtype, "eos_token_id": im_end, "head_dim": d["HD"], "hidden_act": "silu",
+                "hidden_size": d["H"], "initializer_range": 0.02, "intermediate_size": d["F"],
+                "max_position_embeddings": 262144, "mlp_only_layers": d["mlp_only_layers"],
+                "model_type": "qwen3_vl_moe_text", "moe_intermediate_size": d["Fm"], "norm_topk_prob": True,
+                "num_attention_heads": d["NH"], "num_experts": d["E"], "num_experts_per_tok": d["k"],
+                "num_hidden_layers": d["L"], "num_key_value_heads": d["NKV"], "rms_norm_eps": 1e-06,
+                "rope_scaling": {"mrope_interleaved": True, "mrope_section": d["mrope_section"],
+                                 "rope_type": "default"},
+                "rope_theta": d["theta"], "use_cache": True, "vocab_size": tok.vocab_size}
+        vision = {"deepstack_visual_indexes": [0], "depth": 1, "hidden_act": "gelu_pytorch_tanh",
+                  "hidden_size": d["vision_hidden"], "in_channels": 3, "initializer_range": 0.02,
+                  "intermediate_size": 16, "model_type": "qwen3_vl_moe", "num_heads": 2, "num_position_embeddings": 16,
+                  "out_hidden_size": d["H"], "patch_size": 2, "spatial_merge_size": 2, "temporal_patch_size": 2}
+        c = {"architectures": [arch], "image_token_id": 10, "model_type": "qwen3_vl_moe", "text_config": text,
+             "tie_word_embeddings": d["tied"], "transformers_version": "4.57.0", "video_token_id": 11,
+             "vision_config": vision, "vision_end_token_id": 12, "vision_start_token_id": 13}
+    elif mtype == "gemma":
+        # as google/gemma-7b-it's config.json has it (GemmaConfig.to_dict as transformers 4.38.0.dev0 wrote it, keys
+        # sorted): "hidden_act": "gelu" and no hidden_activation key (GemmaMLP of 4.39-4.47 then runs
+        # gelu_pytorch_tanh: see reference.Spec), head_dim listed (not hidden / heads), rope_scaling null beside
+        # rope_theta 10000.0, max_position_embeddings 8192, attention_bias false, no tie_word_embeddings key
+        # (GemmaConfig's default true: no lm_head tensor); bos / eos / pad this tokenizer's (released: 2 / 1 / 0),
+        # as the gemma2 fixtures have them
+        c.update({"attention_bias": False, "head_dim": d["HD"], "hidden_act": "gelu", "max_position_embeddings": 8192,
+                  "rms_norm_eps": 1e-06, "rope_scaling": None, "rope_theta": d["theta"],
+                  "transformers_version": "4.38.0.dev0"})
     elif mtype == "mixtral":
         c.update({"head_dim": d["HD"], "hidden_act": "silu", "max_position_embeddings": 2048,
                   "num_experts_per_tok": d["k"], "num_local_experts": d["E"],
@@ -1297,6 +1367,13 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
                 add(p + "mlp.experts.gate_up_proj", mat_dtype, (E, 2 * Fm, H), 0.0, 1 / math.sqrt(H))
                 add(p + "mlp.experts.down_proj", mat_dtype, (E, H, Fm), 0.0, out_std(Fm))
                 add(ref.correction_bias_name(spec, p), "F32", (E,), 0.0, d["bias_std"])
+                continue
+            if spec.expert_naming == "fused_transposed":
+                # Qwen3-VL-MoE as released (Qwen3VLMoeTextExperts of transformers 4.57, used as x @ W):
+                # mlp.experts.gate_up_proj (E, H, 2F), per expert the F gate columns then the F up columns, and
+                # mlp.experts.down_proj (E, F, H); no shared expert
+                add(p + "mlp.experts.gate_up_proj", mat_dtype, (E, H, 2 * Fm), 0.0, 1 / math.sqrt(H))
+                add(p + "mlp.experts.down_proj", mat_dtype, (E, Fm, H), 0.0, out_std(Fm))
                 continue
             if spec.expert_naming == "gpt_oss":
                 # GptOssTopKRouter.bias; GptOssExperts' stacked, transposed (x @ W) weights and
@@ -1850,6 +1927,10 @@ def family_description(spec, p, golden):
         desc.update(ernie_description(spec, p, golden))
     if spec.arch in ref.HYBRID:
         desc.update(hybrid_description(spec, p, golden))
+    if spec.arch == ref.QWEN3_VL_MOE:
+        desc.update(qwen3_vl_moe_description(spec, p, golden))
+    if spec.arch == ref.GEMMA1:
+        desc.update(gemma_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -2759,6 +2840,113 @@ def hybrid_description(spec, p, golden):
     return out
 
 
+def qwen3_vl_moe_what_ifs(spec, p):
+    """Qwen3-VL-MoE's what-ifs, name -> (spec, params), each a mistake an engine could make with the released tensors:
+    `router_unnormalised` (the top-k probabilities not divided by their sum: a reader of norm_topk_prob, or
+    Qwen2-MoE's default), `gate_up_swapped` (gate_up_proj's column halves read as up, then gate), `gate_up_interleaved`
+    (gate the even columns and up the odd ones, gpt-oss's reading of its own (E, H, 2F) tensor),
+    `experts_untransposed` (the stored bytes of gate_up_proj (E, H, 2F) / down_proj (E, F, H) taken as transformers
+    5's in-memory (E, 2F, H) / (E, H, F) and used as F.linear: the Transpose(1, 2) of its conversion_mapping.py left
+    out)."""
+    out = {}
+    unnormed = copy.copy(spec)
+    unnormed.norm_topk_prob = False
+    out["router_unnormalised"] = (unnormed, p)
+    for key, reading in (("gate_up_swapped", "swapped"), ("gate_up_interleaved", "interleaved"),
+                         ("experts_untransposed", "untransposed")):
+        s2 = copy.copy(spec)
+        s2.fused_reading = reading
+        out[key] = (s2, p)
+    return out
+
+
+def qwen3_vl_moe_description(spec, p, golden):
+    """Extra golden.json model keys of Qwen3-VL-MoE: the weight prefix, the multimodal RoPE's sections, the MoE layers
+    and where they come from, the router, the expert layout and its shapes, the stand-in tensors, and how much prompt
+    4's logits would change under each of qwen3_vl_moe_what_ifs (`<name>_effect_prompt4`, each > 1e-2); besides the MoE
+    keys family_description adds."""
+    assert spec.expert_naming == "fused_transposed", "the fixture stands for the released (fused, transposed) experts"
+    ids = golden["prompts"][4]["input_ids"]
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
+    cfg = spec.text_cfg
+    E, H, Fm = spec.num_experts, spec.H, spec.moe_intermediate
+    moe = [l for l in range(spec.L) if spec.layer_moe[l]]
+    out = {"weight_prefix": spec.prefix, "rope_theta": spec.theta, "mrope_section": spec.mrope_section,
+           "mrope_interleaved": spec.mrope_interleaved,
+           "rope_inv_freq": [float(x) for x in spec.inv_freq],
+           "moe_layer_rule": "MoE where l not in mlp_only_layers %s and (l + 1) %% decoder_sparse_step %d == 0; else a "
+                             "dense mlp.gate_proj / up_proj / down_proj of intermediate_size %d" % (
+                                 cfg["mlp_only_layers"], cfg["decoder_sparse_step"], spec.F),
+           "router": "p = softmax(h mlp.gate.weight^T) in fp32 over all experts; the top-k p, always renormalised over "
+                     "the k (norm_topk_prob not read)",
+           "expert_layout": "fused and transposed, used as x @ W: mlp.experts.gate_up_proj (E, H, 2F), gate_up = x @ "
+                            "gate_up_proj[e], gate = gate_up[:, :F], up = gate_up[:, F:]; mlp.experts.down_proj (E, F, "
+                            "H), out = (silu(gate) up) @ down_proj[e]",
+           "expert_shapes": {"gate_up_proj": [E, H, 2 * Fm], "down_proj": [E, Fm, H]},
+           "router_weight": ref.router_weight_name(spec, spec.prefix + "layers.%d." % moe[0]),
+           "stand_in_tensors": sorted(n for n in p if n.startswith("model.visual."))}
+    out.update(what_if_effects(spec.arch, qwen3_vl_moe_what_ifs(spec, p), torch.tensor([ids]), logits))
+    return out
+
+
+def gemma_what_ifs(spec, p):
+    """Gemma 1's what-ifs, name -> (spec, params): `norm_plain_w` (every (1 + w) RMSNorm read as plain w),
+    `embed_scale` (the embeddings not multiplied by sqrt(hidden_size)), `activation_silu` (Llama's SwiGLU in place of
+    the GeGLU). The ones that change the logits less (gemma_description records them without the 1e-2 floor):
+    gemma_soft_what_ifs."""
+    plain, unscaled, silu = (copy.copy(spec) for _ in range(3))
+    plain.norm_offset = False
+    unscaled.embed_scale = None
+    silu.act = "silu"
+    return {"norm_plain_w": (plain, p), "embed_scale": (unscaled, p), "activation_silu": (silu, p)}
+
+
+def gemma_soft_what_ifs(spec, p):
+    """Gemma 1's readings that differ from the golden files by less, name -> (spec, params): `gelu_exact` (the exact erf
+    GELU of config.json's "hidden_act": "gelu", as transformers >= 4.48's GemmaMLP = LlamaMLP reads it, in place of the
+    tanh approximation that 4.39-4.47 substitute when hidden_activation is absent), `embed_scale_fp32` (sqrt(H) in
+    fp32, 6.9282 for H = 48, not rounded to the bf16 checkpoint's 6.9375: transformers running a bf16 checkpoint in
+    fp32)."""
+    exact, fp32 = copy.copy(spec), copy.copy(spec)
+    exact.act = "gelu"
+    fp32.embed_scale = float(torch.tensor(spec.H ** 0.5, dtype=torch.float32))
+    return {"gelu_exact": (exact, p), "embed_scale_fp32": (fp32, p)}
+
+
+def gemma_description(spec, p, golden):
+    """Extra golden.json model keys of Gemma 1 (GemmaForCausalLM): the weight prefix, the embedding scale, the score
+    scale, the activation and where it comes from, the norms, the head width against hidden / heads, how much prompt
+    4's logits would change under each of gemma_what_ifs (`<name>_effect_prompt4`, each > 1e-2) and under each of
+    gemma_soft_what_ifs (`<name>_effect_prompt4`, each > 1e-4, the golden tests' logit tolerance), and for those how
+    many golden prompts would get other greedy ids (`<name>_greedy_prompts_changed`, no cache, as reference.greedy)."""
+    cfg = spec.cfg
+    assert spec.NH * spec.HD != spec.H and "hidden_activation" not in cfg and cfg["hidden_act"] == "gelu"
+    ids = golden["prompts"][4]["input_ids"]
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
+    prefix, _ = ref.weight_names(spec, p)
+    out = {"weight_prefix": prefix, "embed_scale": spec.embed_scale, "attn_scale": spec.attn_scale,
+           "hidden_act_in_config": cfg["hidden_act"], "hidden_activation_in_config": None,
+           "activation": "gelu_pytorch_tanh (GemmaMLP, transformers 4.39-4.47: hidden_activation absent -> "
+                         "gelu_pytorch_tanh, hidden_act ignored; 4.48+ would read hidden_act: "
+                         "gelu_exact_effect_prompt4)",
+           "norms": "input_layernorm, post_attention_layernorm and the final norm: x rsqrt(mean(x^2) + eps) (1 + w) in "
+                    "fp32",
+           "layer": "Llama's: x + attn(input_layernorm(x)), then x + mlp(post_attention_layernorm(x)); no sandwich "
+                    "norms, no softcaps, no sliding window",
+           "q_width": spec.NH * spec.HD,
+           "head_dim_note": "head_dim %d listed: q_proj (%d x %d, %d), k_proj / v_proj (%d x %d, %d); hidden / heads "
+                            "= %d would not fit these shapes" % (spec.HD, spec.NH, spec.HD, spec.H, spec.NKV, spec.HD,
+                                                                  spec.H, spec.H // spec.NH)}
+    out.update(what_if_effects("Gemma", gemma_what_ifs(spec, p), torch.tensor([ids]), logits))
+    for key, (s2, p2) in gemma_soft_what_ifs(spec, p).items():
+        effect = float((ref.forward(s2, p2, torch.tensor([ids]), capture=False)[0] - logits).abs().max())
+        assert effect > 1e-4, "Gemma's %s would not change the logits beyond the tests' tolerance: %g" % (key, effect)
+        changed = sum(ref.greedy(s2, p2, e["input_ids"], golden["max_new_tokens"], (), False)[0] != e["greedy_ids"]
+                      for e in golden["prompts"])
+        out.update({key + "_effect_prompt4": float("%.3g" % effect), key + "_greedy_prompts_changed": changed})
+    return out
+
+
 def glm_rope_description(spec, p, golden):
     """Extra golden.json model keys of GLM: the rotary dims, and how much prompt 4's logits would
     change were the rotary dims paired (i, i + R/2) as in Llama instead of (2i, 2i + 1)."""
@@ -2956,6 +3144,8 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | qwen3-next | Qwen3NextForCausalLM | Qwen3-Next-80B-A3B's config.json spelling (transformers 4.57: `"full_attention_interval": 4` and no layer_types, so layers 0-2 are Gated DeltaNet (linear attention) and layer 3 gated full attention; rope_theta 10000000 and partial_rotary_factor 0.25 at the top level, rope_scaling null, torch_dtype); every RMSNorm of the residual stream, the final norm and q_norm / k_norm are Qwen3NextRMSNorm, x rsqrt(mean(x²) + eps) (1 + w) (read as plain w: 25.8); linear layers: in_proj_qkvz (2 key heads of 16, 4 value heads of 24) and in_proj_ba interleaved per key head, [q 16, k 16, v 2 x 24, z 2 x 24] and [b 2, a 2] (read as contiguous [q, k, v, z] blocks: 28.5), a depthwise causal conv1d of kernel 4 over [q, k, v] with SiLU (no conv: 29.1; no SiLU: 27.6), q and k l2-normed (not: 27.3) and repeated to the value heads by repeat_interleave (value head j reads key head j // 2; tiled: 26.7), beta = sigmoid(b) (1: 20.4), g = -exp(A_log) softplus(a + dt_bias) (A_log (F32) = log uniform(1, 16); dt_bias (F32) around -5: decays exp(g) 0.018 to 0.999 over prompt 4; no decay: 24.5; A_log for A: 19.0; no dt_bias: 28.4), the gated delta rule (HF's torch_chunk_gated_delta_rule, chunks of 64; prompt 4's 144 tokens cross two chunk boundaries: state reset at each: 20.7; the recurrent form differs by 4.0e-5 over every prompt's logits), Qwen3NextRMSNormGated over each value head: x rsqrt(mean(x²) + eps) w silu(z) with a plain w around 1 (1 + w: 25.3; no silu(z): 30.6), out_proj; full layer: q_proj (4 heads x 2 x 32: per head 32 query rows, then 32 gate rows), q_norm / k_norm (32,), RoPE on the first 8 of 32 dims (over all 32: 3.82), GQA 2, the output times sigmoid(gate) before o_proj (no gate: 6.62); Qwen2MoeSparseMoeBlock on every layer: mlp.gate (8, 64), softmax, top-3 renormalised (norm_topk_prob; not: 9.15), mlp.experts.{e}.gate/up/down_proj of 32 (per expert, as released), mlp.shared_expert of 48 times sigmoid(mlp.shared_expert_gate) (ungated: 23.1); stand-in mtp.* tensors; untied; BF16 matrices, F32 norms |
 | qwen3.5-mm | Qwen3_5ForConditionalGeneration | Qwen3.5 as transformers 5 saves it ("dtype", transformers_version 5.2.0): text_config (model_type qwen3_5_text) with layer_types listed [linear, full, linear, full] beside `"full_attention_interval": 2`, attn_output_gate true, `"rope_parameters": {"mrope_interleaved": true, "mrope_section": [1, 1, 1], "partial_rotary_factor": 0.25, "rope_theta": 10000000, "rope_type": "default"}` (6 of 24 dims rotate; text positions: the plain RoPE), mtp_num_hidden_layers, mamba_ssm_dtype; Qwen3_5GatedDeltaNet's separate in_proj_qkv ([q, k, v]), in_proj_z, in_proj_b, in_proj_a (2 key and 2 value heads of 16); the same conv, rule, norms and gated attention as qwen3-next (no conv: 12.0; no SiLU: 13.7; no silu(z): 12.9; gated norm 1 + w: 10.1; no output gate: 9.31; no l2norm: 12.3; plain-w norms: 9.23; RoPE over the whole head: 3.78; no decay: 9.66; beta 1: 9.84; A_log for A: 9.35; no dt_bias: 13.6; state reset per chunk: 12.1); a dense SwiGLU of 128 on every layer; weights model.language_model.* beside stand-in model.visual.* and mtp.* tensors; tie_word_embeddings true at the top level and in text_config (no lm_head tensor); 4 heads, 1 kv head (GQA 4); all BF16 (norms too) but A_log (F32) |
 | qwen3.5-moe-mm | Qwen3_5MoeForConditionalGeneration | Qwen3.5-MoE as transformers 5 saves it: text_config (qwen3_5_moe_text) with layer_types listed (layers 0-2 linear, 3 full) beside full_attention_interval 4, no intermediate_size and no norm_topk_prob (Qwen3_5MoeTextConfig removes both), rope_parameters with mrope_section [2, 1, 1] (8 of 32 dims); split projections with 2 key heads and 4 value heads of 16 (value head j reads key head j // 2; tiled: 33.4); Qwen3_5MoeSparseMoeBlock on every layer: mlp.gate (8, 64), softmax, top-2 always renormalised (Qwen3VLMoeTextTopKRouter; not: 18.7), experts stacked as mlp.experts.gate_up_proj (8, 48, 64: per expert 24 gate rows, then 24 up rows; halves swapped: 24.9) and mlp.experts.down_proj (8, 64, 24), mlp.shared_expert of 40 times sigmoid(mlp.shared_expert_gate) (ungated: 25.3); the other what-ifs as qwen3-next's (no conv 28.9, no SiLU 30.3, no silu(z) 35.4, gated norm 1 + w 26.3, no output gate 5.61, no l2norm 32.4, plain-w norms 25.6, RoPE over the whole head 7.70, no decay 29.4, beta 1 27.3, A_log for A 24.4, no dt_bias 31.8, state reset per chunk 26.1); stand-in model.visual.* and mtp.*; untied (lm_head.weight); 4 heads, 2 kv heads; BF16 matrices, F32 norms, A_log and dt_bias |
+| qwen3-vl-moe-mm | Qwen3VLMoeForConditionalGeneration | Qwen3-VL-MoE as released (Qwen3-VL-30B-A3B's config.json, transformers 4.57): text_config (qwen3_vl_moe_text) with rope_scaling {"mrope_interleaved": true, "mrope_section": [6, 5, 5], "rope_type": "default"} beside rope_theta 5000000 (an integer; text positions: the plain RoPE), head_dim 32 != hidden / heads 16, q_norm/k_norm (head_dim,), decoder_sparse_step 1 and mlp_only_layers [1]: layers 0 and 2 Qwen3VLMoeTextSparseMoeBlock, layer 1 a dense mlp.gate_proj / up_proj / down_proj of intermediate_size 128; norm_topk_prob true (not read); mlp.gate (8, 64), softmax in fp32, top-2 always renormalised (not: 7.68); the experts fused and transposed as released, mlp.experts.gate_up_proj (8, 64, 48) used as x @ W: gate = its first 24 columns, up = the last 24 (halves swapped: 19.0; gate / up interleaved in the columns: 23.8), and mlp.experts.down_proj (8, 24, 64) used as x @ W (the stored bytes read as transformers 5's (E, 2F, H) / (E, H, F) without its Transpose(1, 2): 23.4); moe_intermediate_size 24, so that no expert tensor is square; weights model.language_model.* beside three stand-in model.visual.* tensors; tie_word_embeddings false only at the top level (lm_head.weight); GQA ratio 2, BF16 matrices, F32 norms |
+| gemma | GemmaForCausalLM | Gemma 1 as released (gemma-7b-it's config.json: "hidden_act": "gelu" and no hidden_activation, so GemmaMLP (transformers 4.39-4.47) runs gelu_pytorch_tanh; the exact GELU, as transformers >= 4.48 reads hidden_act: 0.0022, no greedy id changed); Llama's pre-norm layers with (1+w) RMSNorms in fp32 (plain w: 3.87); embeddings times bf16(sqrt(48)) = 6.9375 (none: 2.13; the fp32 6.9282: 0.0046, no greedy id changed); GeGLU (SwiGLU: 1.57); scores times head_dim^-0.5 with head_dim 16 listed (q width 4 x 16 = 64 != hidden 48: hidden / heads = 12 would not fit the tensors); no softcaps, no sliding window; 1 kv head (multi-query, as gemma-2b); tie_word_embeddings absent (GemmaConfig's default true: no lm_head tensor); all BF16 |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -3106,5 +3296,17 @@ gated norm, the gated norm's weight as 1 + w, no sigmoid output gate on the full
 (1 + w) norm as plain w, RoPE over the whole head, g = 0, beta = 1, A_log in place of exp(A_log), no dt_bias, the
 recurrent state reset every 64 tokens, value head j reading key head j % NK (with NV > NK), Qwen3-Next's in_proj_qkvz /
 in_proj_ba read as contiguous blocks, the top-k not renormalised, the shared expert ungated, stacked gate_up_proj's
-halves swapped; each where it applies), besides the MoE keys.
+halves swapped; each where it applies), besides the MoE keys; for Qwen3-VL-MoE `model.weight_prefix`, `rope_theta`,
+`mrope_section`, `mrope_interleaved`, `rope_inv_freq`, `moe_layer_rule`, `router`, `expert_layout`, `expert_shapes`,
+`router_weight`, `stand_in_tensors`, `router_nudges` and
+`{router_unnormalised,gate_up_swapped,gate_up_interleaved,experts_untransposed}_effect_prompt4` (largest logit change
+with the top-k not renormalised, gate_up_proj's column halves swapped, gate and up read from its even and odd columns,
+the stored bytes of gate_up_proj / down_proj read as transformers 5's (E, 2F, H) / (E, H, F) and used as F.linear),
+besides the MoE keys; for Gemma 1 `model.weight_prefix`, `embed_scale`, `attn_scale`, `hidden_act_in_config`,
+`hidden_activation_in_config`, `activation`, `norms`, `layer`, `q_width`, `head_dim_note`,
+`{norm_plain_w,embed_scale,activation_silu}_effect_prompt4` (largest logit change with plain-w norms, no embedding
+scale, SwiGLU) and `{gelu_exact,embed_scale_fp32}_effect_prompt4` with
+`{gelu_exact,embed_scale_fp32}_greedy_prompts_changed` (the exact GELU of config.json's hidden_act, sqrt(hidden_size)
+not rounded to bf16: smaller changes, each above the tests' 1e-4; and on how many golden prompts they change the greedy
+ids).
 """

@@ -6,12 +6,16 @@ from the written safetensors file (every product and sum in fp32, whatever the s
 Families (config.json `architectures[0]`), each followed line by line from transformers'
 modeling code (eager attention); the file and class/function are cited at each feature below:
   LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, Qwen3ForCausalLM,
+  GemmaForCausalLM (Gemma 1: Llama's layers with (1 + w) norms, scaled embeddings and GeGLU; no softcaps, no window),
   Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration (its language model only),
   Phi3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
   Mistral3ForConditionalGeneration (its language model, a MistralModel, only),
   GlmForCausalLM, Glm4ForCausalLM, SmolLM3ForCausalLM, Qwen2VLForConditionalGeneration, Qwen2_5_VLForConditionalGeneration,
   Qwen3VLForConditionalGeneration (their language models: Qwen2 / Qwen3 decoders with the
   multimodal RoPE, which for text positions is the plain one; see mrope_cos_sin),
+  Qwen3VLMoeForConditionalGeneration (Qwen3-VL's language model with Qwen3-MoE's layers: a softmax MoE, top-k always
+  renormalised, on the layers mlp_only_layers / decoder_sparse_step leave, its experts fused and transposed as released:
+  see qwen3_vl_moe_expert),
   Glm4MoeForCausalLM, GraniteForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM,
   GptOssForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, SeedOssForCausalLM,
   DeepseekV3ForCausalLM (multi-head latent attention, see mla_attention; GLM-4.5's router),
@@ -48,7 +52,7 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     sandwich norms without the input ones (no input_layernorm, no pre_feedforward_layernorm): the
     attention and the MLP read the residual itself, post_attention_layernorm and
     post_feedforward_layernorm norm their outputs before each add. EXAONE 4: OLMo 2's layer.
-  - Embeddings times embed_scale (Gemma: sqrt(hidden_size) rounded to the checkpoint dtype;
+  - Embeddings times embed_scale (Gemma 1 / 2 / 3: sqrt(hidden_size) rounded to the checkpoint dtype;
     Granite: embedding_multiplier). Granite also scales the scores by attention_multiplier, each
     branch output by residual_multiplier before its residual add, and divides the logits by
     logits_scaling.
@@ -101,7 +105,8 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     layer_types, else (i + 1) % 4 != 0; EXAONE 4: layer_types, else sliding_window_pattern (an integer n:
     (i + 1) % n != 0; a string of L / G: pattern[i % len] == "L" except the last layer), none without
     sliding_window (see exaone4_layer_sliding); Qwen*: refused.
-  - MLP: gated, down(act(gate(x)) * up(x)) with act silu or gelu (tanh approximation, Gemma), with
+  - MLP: gated, down(act(gate(x)) * up(x)) with act silu or gelu (tanh approximation, Gemma; Gemma 1's config.json
+    says "gelu", which transformers 4.39-4.47 ignore: see Spec), with
     biases on all three projections for Llama's (and Seed-OSS's) mlp_bias;
     Phi-3's and GLM's fused gate_up_proj (first half gate); or a mixture of experts (Mixtral, Qwen2-MoE with
     a sigmoid-gated shared expert, Qwen3-MoE, GLM-4.5 with its sigmoid router and ungated shared
@@ -110,7 +115,9 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     Qwen2-MoE's, no shared expert; MiniMax-M2 on every layer: sigmoid scores s, the top-k of s +
     e_score_correction_bias, weights s renormalised over the k, see `minimax_route`; ERNIE 4.5 on the layers its
     moe_layer_* keys pick: softmax p, the top-k of p + e_score_correction_bias, weights p over max(sum, moe_norm_min),
-    plus an ungated shared expert, see `ernie_route`), see `moe_block`; gpt-oss's experts
+    plus an ungated shared expert, see `ernie_route`; Qwen3-VL-MoE: Qwen3-MoE's router, always renormalised, the
+    experts as released, gate_up_proj (E, H, 2F) and down_proj (E, F, H) used as x @ W, see `qwen3_vl_moe_expert`),
+    see `moe_block`; gpt-oss's experts
     (`gpt_oss_expert`): biased, stacked transposed gate_up_proj with gate / up interleaved in its
     columns, a clamped SwiGLU
     (up.clamp(-limit, limit) + 1) * g * sigmoid(alpha * g) with g = gate.clamp(max=limit), and a
@@ -317,6 +324,12 @@ def fp8_block_dequantize(values, scale_inv, block):
 
 LLAMA_LIKE = ("LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM", "Qwen3ForCausalLM")
 GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration")
+# Gemma 1 (gemma-2b / gemma-7b / gemma-1.1): Llama's pre-norm layer with Gemma's (1 + w) norms, scaled embeddings and
+# GeGLU, but none of Gemma 2 / 3's sandwich norms, softcaps, query_pre_attn_scalar or sliding layers: apart from GEMMA
+GEMMA1 = "GemmaForCausalLM"
+# Qwen3-VL-MoE (Qwen3-VL-30B-A3B / 235B-A22B) as released: Qwen3-VL's multimodal checkpoint with Qwen3-MoE's layers and
+# the experts fused and transposed in one tensor per layer (see qwen3_vl_moe_expert)
+QWEN3_VL_MOE = "Qwen3VLMoeForConditionalGeneration"
 GLM4_MOE = "Glm4MoeForCausalLM"
 DEEPSEEK_V3 = "DeepseekV3ForCausalLM"
 DEEPSEEK_V2 = "DeepseekV2ForCausalLM"
@@ -333,7 +346,7 @@ QWEN3_5 = "Qwen3_5ForConditionalGeneration"
 QWEN3_5_MOE = "Qwen3_5MoeForConditionalGeneration"
 HYBRID = (QWEN3_NEXT, QWEN3_5, QWEN3_5_MOE)
 MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE, DEEPSEEK_V3, DEEPSEEK_V2, OLMOE,
-       MINIMAX_M2, ERNIE4_5_MOE, QWEN3_NEXT, QWEN3_5_MOE)
+       MINIMAX_M2, ERNIE4_5_MOE, QWEN3_NEXT, QWEN3_5_MOE, QWEN3_VL_MOE)
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 SMOLLM3 = "SmolLM3ForCausalLM"
 GRANITE = "GraniteForCausalLM"
@@ -346,10 +359,11 @@ OLMO3 = "Olmo3ForCausalLM"
 EXAONE4 = "Exaone4ForCausalLM"
 # Multimodal checkpoints whose language model we run: its numbers in text_config, its weights
 # under language_model.model.* (released) or model.language_model.* (transformers >= 4.52)
-QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration")
+QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration",
+           QWEN3_VL_MOE)
 MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL + (QWEN3_5, QWEN3_5_MOE)
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
-                 (GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4, ERNIE4_5))
+                 (GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4, ERNIE4_5, GEMMA1))
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -400,6 +414,24 @@ DEFAULTS["Qwen2VLForConditionalGeneration"] = DEFAULTS["Qwen2_5_VLForConditional
 DEFAULTS["Qwen3VLForConditionalGeneration"] = dict(
     num_key_value_heads=32, head_dim=128, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=5e6,
     rope_scaling=None, tie_word_embeddings=False, attention_bias=False, max_position_embeddings=128000)
+# models/qwen3_vl_moe/configuration_qwen3_vl_moe.py Qwen3VLMoeTextConfig.__init__ (4.57; 5.x's fields the same numbers,
+# rope_theta as rope_parameters' default, norm_topk_prob removed: `norm_topk_prob = AttributeError()`):
+# num_key_value_heads 16, head_dim None (-> hidden_size // num_attention_heads), hidden_act silu, rms_norm_eps 1e-6,
+# rope_theta 5e6, attention_bias false, max_position_embeddings 128000, decoder_sparse_step 1,
+# moe_intermediate_size 1408, num_experts_per_tok 4, num_experts 60, mlp_only_layers None (-> []); tie_word_embeddings:
+# Qwen3VLMoeConfig's (top level) false
+DEFAULTS[QWEN3_VL_MOE] = dict(
+    num_key_value_heads=16, head_dim=None, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=5e6, rope_scaling=None,
+    tie_word_embeddings=False, attention_bias=False, max_position_embeddings=128000, decoder_sparse_step=1,
+    moe_intermediate_size=1408, num_experts_per_tok=4, num_experts=60, norm_topk_prob=True, mlp_only_layers=None)
+# models/gemma/configuration_gemma.py GemmaConfig.__init__ (4.39-4.57; 5.x's fields the same numbers without
+# hidden_activation): num_attention_heads 16, num_key_value_heads 16, head_dim 256 (explicit: not hidden_size //
+# num_attention_heads, gemma-7b's 16 x 256 != 3072), hidden_act "gelu_pytorch_tanh", hidden_activation None,
+# max_position_embeddings 8192, rms_norm_eps 1e-6, tie_word_embeddings true, rope_theta 10000, attention_bias false
+DEFAULTS[GEMMA1] = dict(
+    num_attention_heads=16, num_key_value_heads=16, head_dim=256, hidden_act="gelu_pytorch_tanh",
+    hidden_activation=None, rms_norm_eps=1e-6, rope_theta=10000.0, rope_scaling=None, tie_word_embeddings=True,
+    attention_bias=False, max_position_embeddings=8192, use_bidirectional_attention=False)
 # models/smollm3/configuration_smollm3.py SmolLM3Config
 DEFAULTS[SMOLLM3] = dict(
     num_key_value_heads=4, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=2e6, rope_scaling=None,
@@ -635,6 +667,7 @@ class Spec:
         self.text_cfg = c
         get = _getter(arch, c)
         gemma = arch in GEMMA
+        gemma1 = arch == GEMMA1
         self.H = c["hidden_size"]
         self.L = c["num_hidden_layers"]
         self.NH = get("num_attention_heads")
@@ -732,10 +765,11 @@ class Spec:
         # sits under "language_model.model." (released checkpoints) or "model.language_model."
         # (transformers >= 4.52 saves): chosen from the weights in `weight_names`.
         self.prefix = None if arch in MULTIMODAL else "model."
-        if arch in (QWEN3_5, QWEN3_5_MOE):
+        if arch in (QWEN3_5, QWEN3_5_MOE, QWEN3_VL_MOE):
             # Qwen3.5's checkpoints exist in transformers >= 4.57's spelling only: model.language_model.* beside
             # model.visual.* and mtp.*, lm_head.weight at the top (Qwen3_5ForConditionalGeneration, no
-            # _checkpoint_conversion_mapping from a legacy language_model.model.*)
+            # _checkpoint_conversion_mapping from a legacy language_model.model.*). Qwen3-VL-MoE alike: the releases
+            # (saved by transformers 4.57) name model.language_model.*, model.visual.* and lm_head.weight
             self.prefix = "model.language_model."
 
         # attention projections
@@ -785,7 +819,9 @@ class Spec:
         # models/qwen3_next/modular_qwen3_next.py Qwen3NextAttention(Qwen3MoeAttention): q_norm / k_norm over head_dim,
         # Qwen3NextRMSNorm (= Gemma3RMSNorm: (1 + w)) in the generated modeling_qwen3_next.py; Qwen3_5Attention and
         # Qwen3_5MoeAttention are Qwen3NextAttention
-        self.qk_norm = (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration")
+        # (models/qwen3_vl_moe/modeling_qwen3_vl_moe.py Qwen3VLMoeTextAttention: Qwen3's q_norm / k_norm over head_dim)
+        self.qk_norm = (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration",
+                                 QWEN3_VL_MOE)
                         or arch in GEMMA[1:] or (arch == GLM4_MOE and get("use_qk_norm")) or cohere_qk_norm or
                         arch == EXAONE4 or arch in HYBRID)
         # Qwen3NextAttention.__init__: q_proj = nn.Linear(hidden_size, num_attention_heads * head_dim * 2); forward:
@@ -829,8 +865,9 @@ class Spec:
         self.fused_qkv = self.fused_gate_up = arch == "Phi3ForCausalLM"
         # models/glm4/modeling_glm4.py Glm4MLP.forward (GlmMLP is Phi3MLP): gate, up = chunk(2)
         self.fused_gate_up = self.fused_gate_up or arch in GLM
-        if arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration",
-                    SMOLLM3, GRANITE, EXAONE4) + GRANITE_MOE + COHERE + ERNIE + HYBRID or gemma:
+        if arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration", QWEN3_VL_MOE,
+                    SMOLLM3, GRANITE, EXAONE4, GEMMA1) + GRANITE_MOE + COHERE + ERNIE + HYBRID or gemma:
+            # (Gemma 1: GemmaAttention's q/k/v/o_proj take bias=config.attention_bias; every release has it false)
             # (Qwen3-Next / Qwen3.5: q/k/v/o_proj take bias=config.attention_bias; no release sets it)
             # (ERNIE 4.5: the projections take use_bias, not attention_bias; a true attention_bias would be ignored)
             # (EXAONE 4: Exaone4Attention's projections are nn.Linear(..., bias=False) whatever config.json says)
@@ -840,7 +877,7 @@ class Spec:
                 raise ValueError("attention_bias is not used by the fixtures")
         if c.get("mlp_bias") and not self.mlp_bias:
             raise ValueError("mlp_bias is not used by the fixtures")
-        if gemma and get("use_bidirectional_attention"):
+        if (gemma or gemma1) and get("use_bidirectional_attention"):
             raise ValueError("use_bidirectional_attention (EmbeddingGemma) is not a decoder")
 
         # Gemma: (1 + w) norms, sandwich norms, scaled embeddings, GeGLU, query_pre_attn_scalar,
@@ -850,7 +887,9 @@ class Spec:
         # Gemma3RMSNorm, (1 + w) (modular_qwen3_next.py `class Qwen3NextRMSNorm(Gemma3RMSNorm)`; _init_weights: zeros,
         # "1 centered as the RMSNorm here does (1 + weight)"); the linear attention's gated norm is not (see
         # gated_delta_net); no embedding scale
-        self.norm_offset = gemma or arch in HYBRID
+        # Gemma 1: models/gemma/modeling_gemma.py GemmaRMSNorm.forward, `output * (1.0 + self.weight.float())` in fp32,
+        # then `.type_as(x)`, the same (1 + w) norm (its input_layernorm, post_attention_layernorm and model.norm)
+        self.norm_offset = gemma or gemma1 or arch in HYBRID
         # OLMo 2 (models/olmo2/modular_olmo2.py Olmo2DecoderLayer: `del self.input_layernorm`; forward:
         # residual + post_attention_layernorm(self_attn(hidden_states)), then residual +
         # post_feedforward_layernorm(mlp(hidden_states))): Gemma's sandwich without its input norms
@@ -862,7 +901,11 @@ class Spec:
         # models/glm4/modeling_glm4.py Glm4DecoderLayer: post_self_attn_layernorm on the attention
         # output, post_attention_layernorm before the MLP, post_mlp_layernorm on its output
         self.glm4_norms = arch == "Glm4ForCausalLM"
-        self.embed_scale = embed_scale_for(self.H, torch_dtype) if gemma else None
+        # (Gemma 1: models/gemma/modeling_gemma.py GemmaModel.forward, 4.39-4.57: `normalizer =
+        # torch.tensor(self.config.hidden_size**0.5, dtype=hidden_states.dtype)`, `hidden_states * normalizer`; 5.x's
+        # GemmaTextScaledWordEmbedding.forward: `* self.embed_scale.to(self.weight.dtype)`: bf16(sqrt(H)) for bf16
+        # weights)
+        self.embed_scale = embed_scale_for(self.H, torch_dtype) if gemma or gemma1 else None
         # Cohere (models/cohere/modeling_cohere.py; Cohere 2 inherits every piece named here, see
         # models/cohere2/modular_cohere2.py): CohereLayerNorm (mean-subtracted, no bias) for
         # input_layernorm and the final norm; CohereDecoderLayer.forward, one norm and the parallel
@@ -872,9 +915,24 @@ class Spec:
         self.layer_norm = self.parallel_block = arch in COHERE
         self.logit_scale = float(get("logit_scale")) if arch in COHERE else 1.0
         act = get("hidden_activation") if gemma else get("hidden_act", "silu")
+        if gemma1:
+            # models/gemma/modeling_gemma.py GemmaMLP.__init__ (transformers 4.39-4.47, PR #29402): `if
+            # config.hidden_activation is None: logger.warning_once("`config.hidden_act` is ignored, ...");
+            # config.hidden_activation = "gelu_pytorch_tanh"`, then `ACT2FN[config.hidden_activation]`: the released
+            # gemma-2b / gemma-7b(-it) config.json files say "hidden_act": "gelu" and have no hidden_activation, and run
+            # the tanh-approximated GELU the models were trained with (as Google's gemma_pytorch, vLLM's
+            # _get_gemma_act_fn and llama.cpp do). Caveat: from transformers 4.48 on (PR #35235) GemmaMLP is LlamaMLP,
+            # `ACT2FN[config.hidden_act]`, so those versions (5.x too) run the exact GELU of "gelu" on these files; the
+            # golden files follow the tanh reading (golden_models records the difference, gelu_exact_effect_prompt4)
+            act = c.get("hidden_activation") or "gelu_pytorch_tanh"
+            if get("rope_scaling") is not None:
+                # (GemmaRotaryEmbedding of 4.39-4.47 has no scaling; 4.48+'s LlamaRotaryEmbedding would apply one)
+                raise ValueError("Gemma: rope_scaling %r is not used by the fixtures" % (get("rope_scaling"),))
         if act not in ("silu", "gelu_pytorch_tanh"):
             raise ValueError("activation %r is not supported" % act)
         self.act = "gelu_tanh" if act == "gelu_pytorch_tanh" else "silu"
+        # (Gemma 1: GemmaAttention.__init__, `self.scaling = 1 / math.sqrt(config.head_dim)`; 4.48+: LlamaAttention's
+        # head_dim**-0.5; no query_pre_attn_scalar, no softcap)
         self.attn_scale = get("query_pre_attn_scalar") ** -0.5 if gemma else self.HD ** -0.5
         if self.mla and self.rope_scaling is not None:
             # DeepseekV3Attention.__init__: scaling = qk_head_dim ** -0.5, times mscale * mscale with
@@ -1019,7 +1077,7 @@ class Spec:
         self.mrope_section, self.mrope_interleaved = None, False
         if arch in QWEN_VL and self.rope_scaling and "mrope_section" in self.rope_scaling:
             self.mrope_section = list(self.rope_scaling["mrope_section"])
-            self.mrope_interleaved = arch == "Qwen3VLForConditionalGeneration"
+            self.mrope_interleaved = arch in ("Qwen3VLForConditionalGeneration", QWEN3_VL_MOE)
             if sum(self.mrope_section) != self.HD // 2:
                 raise ValueError("mrope_section must add up to head_dim / 2")
             self.rope_scaling = None  # "mrope" is the default RoPE's frequencies (Qwen2_5_VLConfig.__init__)
@@ -1086,6 +1144,35 @@ class Spec:
             self.layer_moe = [l not in dense and self.num_experts > 0 and (l + 1) % step == 0
                               for l in range(self.L)]
             self.expert_naming = "qwen"
+        elif arch == QWEN3_VL_MOE:
+            # models/qwen3_vl_moe/modeling_qwen3_vl_moe.py (transformers 4.57, the version the releases were saved
+            # with): Qwen3VLMoeTextDecoderLayer.__init__ (Qwen3MoeDecoderLayer's): Qwen3VLMoeTextSparseMoeBlock where
+            # `(layer_idx not in config.mlp_only_layers) and (config.num_experts > 0 and (layer_idx + 1) %
+            # config.decoder_sparse_step == 0)`, else Qwen3VLMoeTextMLP(config, intermediate_size=
+            # config.intermediate_size) (mlp.gate_proj / up_proj / down_proj). The block: gate = nn.Linear(hidden_size,
+            # num_experts, bias=False) (mlp.gate.weight; 5.x's Qwen3VLMoeTextTopKRouter.weight, the same name);
+            # routing_weights = softmax(router_logits, dtype=float), torch.topk of num_experts_per_tok, `routing_weights
+            # = routing_weights / routing_weights.sum(dim=-1, keepdim=True)` always (5.x: `router_top_value /=
+            # router_top_value.sum(...)`), `.to(hidden_states.dtype)`: norm_topk_prob is not read (a false one is
+            # refused: a reader of the key would not renormalise); Qwen3VLMoeTextExperts fused and transposed (see
+            # qwen3_vl_moe_expert). No shared expert
+            if "norm_topk_prob" in c and not c["norm_topk_prob"]:
+                raise ValueError("Qwen3-VL-MoE: norm_topk_prob false (Qwen3VLMoeTextSparseMoeBlock always "
+                                 "renormalises)")
+            self.num_experts, self.top_k = get("num_experts"), get("num_experts_per_tok")
+            self.norm_topk_prob = True  # always; False: a what-if only
+            self.moe_intermediate = get("moe_intermediate_size")
+            self.shared_intermediate = 0
+            dense = get("mlp_only_layers") or []
+            step = get("decoder_sparse_step")
+            self.layer_moe = [l not in dense and self.num_experts > 0 and (l + 1) % step == 0 for l in range(self.L)]
+            # "fused_transposed": mlp.experts.gate_up_proj (E, H, 2F) / down_proj (E, F, H), as released; "qwen":
+            # per-expert tensors (what tools that split fused experts write); load_model picks it from the weights
+            # (qwen3_vl_moe_expert_layout)
+            self.expert_naming = "fused_transposed"
+            # (what-ifs only, golden_models: the released tensors read as gate / up swapped, gate / up interleaved in
+            # the 2F columns, or as transformers 5's (E, 2F, H) / (E, H, F) without the transpose)
+            self.fused_reading = "chunk"
         elif arch in (GLM4_MOE, DEEPSEEK_V3):
             # models/glm4_moe/modeling_glm4_moe.py: Glm4MoeDecoderLayer.__init__ (MoE from layer
             # first_k_dense_replace on), Glm4MoeMoE (n_routed_experts, shared_experts of
@@ -1402,6 +1489,31 @@ def hybrid_expert_layout(spec, p):
     spec.expert_naming = "stacked" if stacked else "qwen"
 
 
+def qwen3_vl_moe_expert_layout(spec, p):
+    """Qwen3-VL-MoE's experts as the weights hold them: fused and transposed as released (mlp.experts.gate_up_proj
+    (E, H, 2F), mlp.experts.down_proj (E, F, H): Qwen3VLMoeTextExperts of transformers 4.57, and what 5.x writes back
+    after conversion_mapping.py's Transpose(1, 2)), or per expert (mlp.experts.{e}.gate_proj / up_proj / down_proj, what
+    a tool that splits fused experts writes); sets spec.expert_naming ("fused_transposed", "qwen"). Refused: both or
+    neither, and fused tensors of other shapes (transformers 5's in-memory (E, 2F, H) / (E, H, F) saved as such would
+    be read transposed by 4.57; its Transpose(1, 2, check_dims=True) would not take them)."""
+    if not spec.num_experts:
+        return
+    per_expert = any(".mlp.experts.0.gate_proj.weight" in n for n in p)
+    fused = any(n.endswith(".mlp.experts.gate_up_proj") for n in p)
+    if per_expert == fused:
+        raise ValueError("Qwen3-VL-MoE: the weights must hold either mlp.experts.{e}.* or mlp.experts.gate_up_proj")
+    spec.expert_naming = "fused_transposed" if fused else "qwen"
+    if fused:
+        E, H, Fm = spec.num_experts, spec.H, spec.moe_intermediate
+        for n, t in p.items():
+            want = (E, H, 2 * Fm) if n.endswith(".mlp.experts.gate_up_proj") else \
+                (E, Fm, H) if n.endswith(".mlp.experts.down_proj") else None
+            if want is not None and tuple(t.shape) != want:
+                raise ValueError("Qwen3-VL-MoE: %s of shape %s, not %s (num_experts, hidden_size, 2 x "
+                                 "moe_intermediate_size) / (num_experts, moe_intermediate_size, hidden_size)" % (
+                                     n, tuple(t.shape), want))
+
+
 def flat_rope_parameters(c, get, family):
     """(rope_theta, rope_scaling: None when default) of a config.json whose RoPE transformers 5 writes as one flat
     rope_parameters dict (rope_type, rope_theta and the scaling keys: LlamaConfig's standardization) in place of
@@ -1696,6 +1808,8 @@ def load_model(folder):
         minimax_m2_expert_layout(spec, p)
     if spec.arch in HYBRID:
         hybrid_expert_layout(spec, p)
+    if spec.arch == QWEN3_VL_MOE:
+        qwen3_vl_moe_expert_layout(spec, p)
     if (cfg.get("quantization_config") or {}).get("quant_method") == "fp8" and F8 not in dtypes.values():
         raise ValueError("%s: quantization_config fp8 but no F8_E4M3 tensor" % folder)
     return spec, fp8_dequantize_params(cfg, p, dtypes), dtypes
@@ -1789,7 +1903,10 @@ def softcap(x, cap):
 
 def activation(spec, x):
     # gelu_pytorch_tanh (Gemma's hidden_activation) = gelu with the tanh approximation:
-    # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))
+    # 0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3))); "gelu": the exact erf form (a what-if only: Gemma 1's
+    # config.json hidden_act as transformers >= 4.48 reads it, see Spec)
+    if spec.act == "gelu":
+        return F.gelu(x)
     return F.gelu(x, approximate="tanh") if spec.act == "gelu_tanh" else F.silu(x)
 
 
@@ -2257,10 +2374,41 @@ def gpt_oss_expert(spec, p, pre, e, x, clamps=None):
     return ((up + 1) * glu) @ down_w[e] + down_b[e]
 
 
+def qwen3_vl_moe_expert(spec, p, pre, e, x):
+    """Qwen3-VL-MoE's expert e on tokens x (N, H), from the tensors as released. models/qwen3_vl_moe/
+    modeling_qwen3_vl_moe.py (transformers 4.57) Qwen3VLMoeTextExperts.__init__: `self.gate_up_proj =
+    nn.Parameter(torch.zeros(self.num_experts, self.hidden_size, 2 * self.expert_dim))`, `self.down_proj =
+    nn.Parameter(torch.empty((self.num_experts, self.expert_dim, self.hidden_size)))`; forward (the per-expert loop; its
+    inference branch takes the same products for every expert at once with torch.bmm): `gate_up = current_state @
+    self.gate_up_proj[expert_idx]`, `gate, up = gate_up.chunk(2, dim=-1)` (the first moe_intermediate_size columns the
+    gate, the last the up: halves, not interleaved), `gated_output = up * self.act_fn(gate)`, `out = gated_output @
+    self.down_proj[expert_idx]`. transformers 5 holds them as (E, 2F, H) / (E, H, F) used as F.linear (Qwen3MoeExperts):
+    conversion_mapping.py's "qwen3_vl_moe" entry, `WeightConverter(source_patterns="mlp.experts.gate_up_proj",
+    target_patterns="mlp.experts.gate_up_proj", operations=[Transpose(1, 2, check_dims=True)])` (down_proj alike),
+    transposes them on load and back on save: the files keep this layout either way. spec.fused_reading (what-ifs only,
+    golden_models): "swapped" (the up half first), "interleaved" (gate the even columns, up the odd ones, gpt-oss's
+    reading), "untransposed" (the stored bytes taken as transformers 5's (E, 2F, H) / (E, H, F), used as F.linear)."""
+    gu, down = p[pre + "mlp.experts.gate_up_proj"], p[pre + "mlp.experts.down_proj"]
+    E, H, F2 = gu.shape
+    if spec.fused_reading == "untransposed":
+        gate, up = (x @ gu.reshape(E, F2, H)[e].T).chunk(2, dim=-1)
+        return (up * activation(spec, gate)) @ down.reshape(E, H, F2 // 2)[e].T
+    gate_up = x @ gu[e]
+    if spec.fused_reading == "interleaved":
+        gate, up = gate_up[..., ::2], gate_up[..., 1::2]
+    elif spec.fused_reading == "swapped":
+        up, gate = gate_up.chunk(2, dim=-1)
+    else:
+        gate, up = gate_up.chunk(2, dim=-1)
+    return (up * activation(spec, gate)) @ down[e]
+
+
 def expert_forward(spec, p, pre, e, x, clamps=None):
     """Expert e's output for tokens x (N, H)."""
     if spec.expert_naming == "gpt_oss":
         return gpt_oss_expert(spec, p, pre, e, x, clamps)
+    if spec.expert_naming == "fused_transposed":
+        return qwen3_vl_moe_expert(spec, p, pre, e, x)
     return gated_mlp(spec, x, *expert_tensors(spec, p, pre, e))
 
 
@@ -2275,6 +2423,13 @@ def expert_tensors(spec, p, pre, e):
             down = p[pre + "block_sparse_moe.output_linear.weight"][e]
         half = gate_up.shape[0] // 2
         return gate_up[:half], gate_up[half:], down
+    if spec.expert_naming == "fused_transposed":
+        # Qwen3-VL-MoE as released (see qwen3_vl_moe_expert, which the forward pass uses): expert e's gate_up_proj[e]
+        # (H, 2F) and down_proj[e] (F, H) transposed into nn.Linear's (out, in) layout, the gate the first F columns
+        # (check_reference's per-expert loop reads them so)
+        gate_up, down = p[pre + "mlp.experts.gate_up_proj"][e], p[pre + "mlp.experts.down_proj"][e]
+        half = gate_up.shape[1] // 2
+        return gate_up[:, :half].T, gate_up[:, half:].T, down.T
     if spec.expert_naming == "stacked" and e == "shared":
         # (Qwen3-Next / Qwen3.5-MoE in transformers 5's layout: the shared expert stays a Qwen2MoeMLP)
         x = pre + "mlp.shared_expert."
@@ -2292,7 +2447,7 @@ def expert_tensors(spec, p, pre, e):
 def expert_weights(spec, pre, e):
     """Names of expert e's (gate, up, down) weights; e = "shared" for Qwen2-MoE's shared expert
     (GLM-4.5's shared_experts)."""
-    if spec.expert_naming == "stacked":
+    if spec.expert_naming in ("stacked", "fused_transposed"):
         raise ValueError("stacked experts have no per-expert tensors (expert_tensors slices them)")
     if spec.expert_naming == "mixtral":  # w1 gate, w3 up, w2 down (MixtralBlockSparseTop2MLP)
         x = pre + "block_sparse_moe.experts.%d." % e

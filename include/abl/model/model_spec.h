@@ -233,6 +233,11 @@ struct ModelSpec {
   // (E, 2*Fm, H), each expert's gate rows then its up rows, and mlp.experts.down_proj (E, H, Fm);
   // Mixtral's router is then mlp.gate. Taken from the files' tensor names by load_model_spec.
   bool fused_experts = false;
+  // With fused_experts, Qwen3-VL-MoE as released: the stacks transposed for x @ W —
+  // mlp.experts.gate_up_proj (E, H, 2*Fm), each expert's gate columns then its up columns, and
+  // mlp.experts.down_proj (E, Fm, H) (transformers 5 reads them with Transpose(1, 2)). Taken from
+  // gate_up_proj's shape by load_model_spec.
+  bool transposed_experts = false;
   // The experts' projections carry biases (gpt-oss); the down projection's is added after the
   // ablation epilogue, as o_proj's.
   bool expert_bias = false;

@@ -567,7 +567,9 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"ernie4.5-dense", true}, FamilyCase{"qwen3-next", true},
                       FamilyCase{"qwen3-next", false}, FamilyCase{"qwen3-next", true, true},
                       FamilyCase{"qwen3.5-mm", true}, FamilyCase{"qwen3.5-moe-mm", true, false, true},
-                      FamilyCase{"qwen3.5-moe-mm", false, false, true}),
+                      FamilyCase{"qwen3.5-moe-mm", false, false, true},
+                      FamilyCase{"qwen3-vl-moe-mm", true, false, true},
+                      FamilyCase{"qwen3-vl-moe-mm", false, false, true}, FamilyCase{"gemma", true}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

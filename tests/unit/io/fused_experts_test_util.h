@@ -112,4 +112,73 @@ inline int fuse_experts(const std::string& src, const std::string& dst, bool tra
   return static_cast<int>(layers.size());
 }
 
+// Writes `dst` with the experts of `src` (Qwen3-VL-MoE as released: per layer mlp.experts.gate_up_proj
+// (E, H, 2*Fm) and mlp.experts.down_proj (E, Fm, H), transposed for x @ W) laid out again: stacked as
+// transformers 5 holds them ((E, 2*Fm, H) and (E, H, Fm)), or, with `per_expert`, one tensor each
+// (mlp.experts.{e}.gate_proj / up_proj / down_proj.weight, as the FP8 release names them). Copies the
+// other files of `src`. Returns the number of layers laid out again.
+inline int untranspose_experts(const std::string& src, const std::string& dst, bool per_expert) {
+  namespace fs = std::filesystem;
+  fs::create_directories(dst);
+  for (const auto& e : fs::directory_iterator(src)) {
+    if (e.is_regular_file() && e.path().extension() != ".safetensors" &&
+        e.path().filename() != "model.safetensors.index.json") {
+      fs::copy_file(e.path(), fs::path(dst) / e.path().filename(), fs::copy_options::overwrite_existing);
+    }
+  }
+  // (E, a, b) -> (E, b, a), element by element.
+  auto transpose = [](const std::string& x, int64_t E, int64_t a, int64_t b) {
+    const size_t es = x.size() / static_cast<size_t>(E * a * b);
+    std::string t(x.size(), '\0');
+    for (int64_t e = 0; e < E; ++e) {
+      for (int64_t i = 0; i < a; ++i) {
+        for (int64_t j = 0; j < b; ++j) {
+          t.replace(static_cast<size_t>((e * b + j) * a + i) * es, es, x, static_cast<size_t>((e * a + i) * b + j) * es,
+                    es);
+        }
+      }
+    }
+    return t;
+  };
+  static const std::string kGateUp = "mlp.experts.gate_up_proj", kDown = "mlp.experts.down_proj";
+  auto ends_with = [](const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+  };
+  std::vector<RawTensor> out;
+  int layers = 0;
+  io::SafetensorsReader r(src);
+  for (const io::TensorInfo& t : r.tensors()) {
+    if (ends_with(t.name, kDown)) continue;  // written with its gate_up_proj
+    std::string bytes(t.nbytes(), '\0');
+    r.read_bytes(t, 0, t.nbytes(), bytes.data());
+    if (!ends_with(t.name, kGateUp)) {
+      out.push_back({t.name, t.dtype_name, t.shape, std::move(bytes)});
+      continue;
+    }
+    const std::string prefix = t.name.substr(0, t.name.size() - kGateUp.size());
+    const io::TensorInfo& d = r.tensor(prefix + kDown);
+    const int64_t E = t.shape[0], H = t.shape[1], Fm = t.shape[2] / 2;
+    ABL_CHECK(d.shape == (std::vector<int64_t>{E, Fm, H}), "{}: {} is not (E, Fm, H)", __func__, d.name);
+    std::string down(d.nbytes(), '\0');
+    r.read_bytes(d, 0, d.nbytes(), down.data());
+    const std::string gate_up = transpose(bytes, E, H, 2 * Fm);  // (E, 2Fm, H)
+    down = transpose(down, E, Fm, H);                             // (E, H, Fm)
+    ++layers;
+    if (!per_expert) {
+      out.push_back({prefix + kGateUp, t.dtype_name, {E, 2 * Fm, H}, gate_up});
+      out.push_back({prefix + kDown, d.dtype_name, {E, H, Fm}, down});
+      continue;
+    }
+    const size_t block = gate_up.size() / static_cast<size_t>(2 * E);  // one expert's (Fm, H)
+    for (int64_t e = 0; e < E; ++e) {
+      const std::string p = prefix + "mlp.experts." + std::to_string(e) + ".";
+      out.push_back({p + "gate_proj.weight", t.dtype_name, {Fm, H}, gate_up.substr(2 * static_cast<size_t>(e) * block, block)});
+      out.push_back({p + "up_proj.weight", t.dtype_name, {Fm, H}, gate_up.substr((2 * static_cast<size_t>(e) + 1) * block, block)});
+      out.push_back({p + "down_proj.weight", d.dtype_name, {H, Fm}, down.substr(static_cast<size_t>(e) * block, block)});
+    }
+  }
+  std::ofstream(fs::path(dst) / "model.safetensors", std::ios::binary) << encode_safetensors(out);
+  return layers;
+}
+
 }  // namespace abl::testing

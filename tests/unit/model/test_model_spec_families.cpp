@@ -1,4 +1,5 @@
-// ModelSpec for Gemma 2, Gemma 3 (text and multimodal), Phi-3, GLM, GLM-4.5 (MoE), Granite, gpt-oss and Cohere: the published configs in
+// ModelSpec for Gemma 1, 2 and 3 (text and multimodal), Phi-3, GLM, GLM-4.5 (MoE), Granite, gpt-oss,
+// Cohere, Qwen-VL, Qwen3-VL-MoE and the other families: the published configs in
 // tests/fixtures/configs parse to their numbers, and the keys only these families have (defaults
 // of absent keys, absent vs null soft-caps, layer_types vs sliding_window_pattern, rope per layer
 // type, LongRoPE, nested text_config) follow transformers' config classes; options we cannot run
@@ -1648,4 +1649,125 @@ TEST(ModelSpecQwen35, ConditionalGenerationDenseAndMoe) {
   EXPECT_EQ(s.linear_num_key_heads, 16);
   EXPECT_EQ(s.attention_layers(), 16);
   EXPECT_EQ(abl::model::layer_slots(s, 0).back().pattern, "language_model.model.layers.{}.mlp.down_proj.weight");
+}
+
+// Qwen3-VL-MoE in the shape of the published Qwen3-VL-30B-A3B-Instruct config (written for this
+// test): Qwen3-MoE's layers under text_config, the top-k renormalised whatever norm_topk_prob says,
+// and — with its stacks found in the files — expert views transposed for x @ W.
+TEST(ModelSpecQwenVl, Qwen3VlMoeReleasedConfigAndTransposedExperts) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["Qwen3VLMoeForConditionalGeneration"],
+    "image_token_id": 151655, "model_type": "qwen3_vl_moe", "tie_word_embeddings": false,
+    "text_config": {"attention_bias": false, "bos_token_id": 151643, "decoder_sparse_step": 1,
+    "dtype": "bfloat16", "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu", "hidden_size": 2048,
+    "intermediate_size": 6144, "max_position_embeddings": 262144, "mlp_only_layers": [],
+    "model_type": "qwen3_vl_moe_text", "moe_intermediate_size": 768, "norm_topk_prob": true,
+    "num_attention_heads": 32, "num_experts": 128, "num_experts_per_tok": 8, "num_hidden_layers": 48,
+    "num_key_value_heads": 4, "rms_norm_eps": 1e-06, "rope_scaling": {"mrope_interleaved": true,
+    "mrope_section": [24, 20, 20], "rope_type": "default"}, "rope_theta": 5000000, "vocab_size": 151936},
+    "vision_config": {"depth": 27, "hidden_size": 1152, "out_hidden_size": 2048}})");
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.multimodal);
+  EXPECT_TRUE(s.qk_norm);
+  EXPECT_FALSE(s.tied_embeddings);
+  EXPECT_EQ(s.num_experts, 128);
+  EXPECT_EQ(s.experts_per_token, 8);
+  EXPECT_EQ(s.moe_intermediate_size, 768);
+  EXPECT_TRUE(s.norm_topk_prob);
+  EXPECT_EQ(std::count(s.moe_layers.begin(), s.moe_layers.end(), 1), 48);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::none);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 5e6);
+  EXPECT_FALSE(s.fused_experts || s.transposed_experts);  // the files decide (load_model_spec)
+  // The language model of Qwen3-VL-30B-A3B is Qwen3-30B-A3B's.
+  EXPECT_EQ(abl::model::parameter_count(s), 30532122624);
+  c["text_config"]["norm_topk_prob"] = false;  // Qwen3VLMoeTextTopKRouter renormalises regardless
+  c["text_config"]["mlp_only_layers"] = {0, 47};
+  s = parse(c);
+  EXPECT_TRUE(s.norm_topk_prob);
+  EXPECT_FALSE(s.is_moe_layer(0) || s.is_moe_layer(47));
+  EXPECT_TRUE(s.is_moe_layer(1));
+
+  // As released: gate_up_proj (E, H, 2F), gate (f, h) at e*H*2F + h*2F + f, up Fm further; down (h, f)
+  // at e*F*H + f*H + h of down_proj (E, F, H).
+  s.fused_experts = s.transposed_experts = true;
+  s.weight_prefix = "model.language_model.";  // the released spelling, which load_model_spec finds
+  const int64_t H = 2048, F = 768, E = 128;
+  int checked = 0;
+  for (const auto& w : abl::model::expected_weights(s)) {
+    if (w.layer != 1 || w.expert != 5) continue;
+    using R = abl::model::WeightRole;
+    if (w.role == R::expert_gate_proj || w.role == R::expert_up_proj) {
+      EXPECT_EQ(w.name, "model.language_model.layers.1.mlp.experts.gate_up_proj");
+      EXPECT_EQ(w.file_shape, (std::vector<int64_t>{E, H, 2 * F}));
+      EXPECT_EQ(w.shape, (std::vector<int64_t>{F, H}));
+      EXPECT_EQ(abl::model::file_index(w, 3 * H + 7), 5 * H * 2 * F + 7 * 2 * F + 3 + (w.role == R::expert_up_proj ? F : 0));
+      ++checked;
+    } else if (w.role == R::expert_down_proj) {
+      EXPECT_EQ(w.name, "model.language_model.layers.1.mlp.experts.down_proj");
+      EXPECT_EQ(w.file_shape, (std::vector<int64_t>{E, F, H}));
+      EXPECT_EQ(abl::model::file_index(w, 7 * F + 3), 5 * F * H + 3 * H + 7);
+      EXPECT_TRUE(abl::model::is_transposed(w));
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 3);
+  EXPECT_NE(abl::model::describe(s).find("experts fused (E,H,2*Fm)+(E,Fm,H)"), std::string::npos);
+}
+
+// Gemma 1 in the shape of the published gemma-7b-it and gemma-2b-it configs (written for this test):
+// Llama's two norms per layer with (1 + w), the bf16-rounded sqrt(H) embedding scale, head_dim 256
+// beside hidden/heads 192, tied embeddings; "hidden_act": "gelu" is ignored for gelu_pytorch_tanh.
+TEST(ModelSpecGemma, PublishedConfigsAndTheirActivation) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["GemmaForCausalLM"], "attention_bias": false,
+    "attention_dropout": 0.0, "bos_token_id": 2, "eos_token_id": 1, "head_dim": 256, "hidden_act": "gelu",
+    "hidden_size": 3072, "initializer_range": 0.02, "intermediate_size": 24576, "max_position_embeddings": 8192,
+    "model_type": "gemma", "num_attention_heads": 16, "num_hidden_layers": 28, "num_key_value_heads": 16,
+    "pad_token_id": 0, "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 10000.0,
+    "torch_dtype": "bfloat16", "use_cache": true, "vocab_size": 256000})");
+  ModelSpec s = parse(c);
+  EXPECT_EQ(s.head_dim, 256);
+  EXPECT_EQ(s.q_dim(), 4096);
+  EXPECT_TRUE(s.norm_plus_one);
+  EXPECT_FALSE(s.sandwich_norms);
+  EXPECT_FALSE(s.qk_norm || s.qkv_bias);
+  EXPECT_TRUE(s.tied_embeddings);
+  EXPECT_EQ(s.activation, abl::model::Activation::gelu_tanh);
+  EXPECT_DOUBLE_EQ(s.embed_scale, 55.5);  // sqrt(3072) = 55.4256 in bf16
+  EXPECT_DOUBLE_EQ(s.attention_scale(), 1.0 / 16);
+  EXPECT_DOUBLE_EQ(s.attn_softcap, 0.0);
+  EXPECT_DOUBLE_EQ(s.final_softcap, 0.0);
+  EXPECT_EQ(s.sliding_window, 0);
+  EXPECT_EQ(s.eos_token_ids, std::vector<int64_t>{1});
+  EXPECT_EQ(abl::model::parameter_count(s), 8537680896);
+  std::vector<std::string> names;
+  for (const auto& w : abl::model::expected_weights(s)) {
+    if (w.layer == 0) names.push_back(w.name);
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{
+                       "model.layers.0.input_layernorm.weight", "model.layers.0.self_attn.q_proj.weight",
+                       "model.layers.0.self_attn.k_proj.weight", "model.layers.0.self_attn.v_proj.weight",
+                       "model.layers.0.self_attn.o_proj.weight", "model.layers.0.post_attention_layernorm.weight",
+                       "model.layers.0.mlp.gate_proj.weight", "model.layers.0.mlp.up_proj.weight",
+                       "model.layers.0.mlp.down_proj.weight"}));
+  c["hidden_activation"] = nullptr;  // null: the same
+  EXPECT_EQ(parse(c).activation, abl::model::Activation::gelu_tanh);
+  c["hidden_activation"] = "gelu_pytorch_tanh";
+  EXPECT_EQ(parse(c).activation, abl::model::Activation::gelu_tanh);
+  c["hidden_activation"] = "relu";
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"hidden_activation", "relu"})) << error_of(c);
+  c.erase("hidden_activation");
+  c["attention_bias"] = true;
+  EXPECT_TRUE(parse(c).qkv_bias);
+
+  // gemma-2b-it: multi-query attention.
+  c = nlohmann::json::parse(R"({"architectures": ["GemmaForCausalLM"], "bos_token_id": 2, "eos_token_id": 1,
+    "head_dim": 256, "hidden_act": "gelu", "hidden_size": 2048, "intermediate_size": 16384,
+    "max_position_embeddings": 8192, "model_type": "gemma", "num_attention_heads": 8, "num_hidden_layers": 18,
+    "num_key_value_heads": 1, "pad_token_id": 0, "rms_norm_eps": 1e-06, "rope_theta": 10000.0,
+    "torch_dtype": "bfloat16", "vocab_size": 256000})");
+  s = parse(c);
+  EXPECT_EQ(s.num_kv_heads, 1);
+  EXPECT_DOUBLE_EQ(s.embed_scale, 45.25);  // sqrt(2048) = 45.2548 in bf16
+  EXPECT_EQ(abl::model::parameter_count(s), 2506172416);
+  c["use_bidirectional_attention"] = true;
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"use_bidirectional_attention"})) << error_of(c);
 }

@@ -86,6 +86,7 @@ TEST(SpecFingerprint, EveryFieldChangesIt) {
       [](ModelSpec& s) { s.expert_bias = true; },
       [](ModelSpec& s) { s.router_logit_bias = true; },
       [](ModelSpec& s) { s.mxfp4_experts = true; },
+      [](ModelSpec& s) { s.transposed_experts = true; },
       [](ModelSpec& s) { s.norm_centered = true; },
       [](ModelSpec& s) { s.parallel_block = true; },
       [](ModelSpec& s) { s.qk_norm_per_head = true; },

@@ -392,6 +392,33 @@ TEST(CheckWeights, Glm4MoeBiasSlotAndMtpLayer) {
   EXPECT_EQ(c2.unexpected, (std::vector<std::string>{"model.layers.4.enorm.weight"}));
 }
 
+namespace {
+
+// Every weight of `a` (read from folder `da`) equals the one of `b` in the same place, by role, expert
+// and shape; returns how many of b's are 3-D blocks (stacked experts).
+int64_t expect_same_weights(const ModelSpec& a, const std::string& da, const ModelSpec& b, const std::string& db) {
+  abl::io::SafetensorsReader ra(da), rb(db);
+  const std::vector<abl::model::ExpectedWeight> before = abl::model::expected_weights(a);
+  const std::vector<abl::model::ExpectedWeight> after = abl::model::expected_weights(b);
+  EXPECT_EQ(before.size(), after.size());
+  int64_t blocks = 0;
+  for (size_t i = 0; i < std::min(before.size(), after.size()); ++i) {
+    EXPECT_EQ(before[i].role, after[i].role);
+    EXPECT_EQ(before[i].expert, after[i].expert);
+    EXPECT_EQ(before[i].shape, after[i].shape);
+    if (before[i].shape != after[i].shape) continue;
+    const int64_t n = abl::model::element_count(before[i].shape);
+    std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
+    abl::model::read_weight(&ra, before[i], 0, n, x.data());
+    abl::model::read_weight(&rb, after[i], 0, n, y.data());
+    EXPECT_EQ(x, y) << before[i].name << " vs " << after[i].name << " at " << after[i].file_offset;
+    if (after[i].expert >= 0 && after[i].file_shape.size() == 3) ++blocks;
+  }
+  return blocks;
+}
+
+}  // namespace
+
 // Experts stacked as transformers 5 saves them (tests/unit/io/fused_experts_test_util.h): the
 // spec takes the layout from the tensor names, every expert slot is a block of the two stacked
 // tensors, and each block reads exactly the values of that expert's own tensor in the original.
@@ -408,30 +435,42 @@ TEST_P(FusedExperts, EveryExpertSlotReadsItsOwnTensor) {
   const ModelSpec fused = abl::model::load_model_spec(dir.path().string());
   EXPECT_TRUE(fused.fused_experts);
   EXPECT_NE(abl::model::describe(fused).find("experts fused"), std::string::npos);
-  abl::io::SafetensorsReader a(src), b(dir.path().string());
+  abl::io::SafetensorsReader b(dir.path().string());
   const abl::model::WeightCheck check = abl::model::inspect_weights(fused, b);
   EXPECT_TRUE(check.problems.empty()) << (check.problems.empty() ? "" : check.problems[0]);
   EXPECT_TRUE(check.unexpected.empty()) << (check.unexpected.empty() ? "" : check.unexpected[0]);
+  EXPECT_EQ(expect_same_weights(per_expert, src, fused, dir.path().string()),
+            3 * per_expert.num_experts * moe_layers);
+}
 
-  const std::vector<abl::model::ExpectedWeight> before = abl::model::expected_weights(per_expert);
-  const std::vector<abl::model::ExpectedWeight> after = abl::model::expected_weights(fused);
-  ASSERT_EQ(before.size(), after.size());
-  int64_t blocks = 0;
-  for (size_t i = 0; i < before.size(); ++i) {
-    ASSERT_EQ(before[i].role, after[i].role);
-    ASSERT_EQ(before[i].expert, after[i].expert);
-    ASSERT_EQ(before[i].shape, after[i].shape);
-    const int64_t n = abl::model::element_count(before[i].shape);
-    std::vector<float> x(static_cast<size_t>(n)), y(static_cast<size_t>(n));
-    abl::model::read_weight(&a, before[i], 0, n, x.data());
-    abl::model::read_weight(&b, after[i], 0, n, y.data());
-    EXPECT_EQ(x, y) << before[i].name << " vs " << after[i].name << " at " << after[i].file_offset;
-    if (after[i].expert >= 0) {
-      EXPECT_EQ(after[i].file_shape.size(), 3u) << after[i].name;
-      ++blocks;
-    }
+// Qwen3-VL-MoE's experts as released (stacked and transposed for x @ W), stacked as transformers 5
+// holds them, and one tensor each (as its FP8 release names them): the spec takes the layout from
+// the files, and every expert slot reads the same values in all three.
+TEST(TransposedExperts, Qwen3VlMoeReadsTheSameInEveryLayout) {
+  const std::string src = std::string(ABL_FIXTURE_DIR) + "/golden/qwen3-vl-moe-mm";
+  const ModelSpec released = abl::model::load_model_spec(src);
+  EXPECT_TRUE(released.fused_experts && released.transposed_experts);
+  int64_t moe_layers = 0;
+  for (int64_t l = 0; l < released.num_layers; ++l) moe_layers += released.is_moe_layer(l);
+  ASSERT_GT(moe_layers, 0);
+  ASSERT_LT(moe_layers, released.num_layers);  // a dense layer among them (mlp_only_layers)
+  abl::io::SafetensorsReader r(src);
+  const abl::model::WeightCheck check = abl::model::inspect_weights(released, r);
+  EXPECT_TRUE(check.problems.empty()) << (check.problems.empty() ? "" : check.problems[0]);
+  EXPECT_TRUE(check.unexpected.empty()) << (check.unexpected.empty() ? "" : check.unexpected[0]);
+  for (const bool per_expert : {false, true}) {
+    abl::testing::TempDir dir;
+    EXPECT_EQ(abl::testing::untranspose_experts(src, dir.path().string(), per_expert), moe_layers);
+    const ModelSpec other = abl::model::load_model_spec(dir.path().string());
+    EXPECT_EQ(other.fused_experts, !per_expert);
+    EXPECT_FALSE(other.transposed_experts);
+    abl::io::SafetensorsReader ro(dir.path().string());
+    const abl::model::WeightCheck c = abl::model::inspect_weights(other, ro);
+    EXPECT_TRUE(c.problems.empty()) << (c.problems.empty() ? "" : c.problems[0]);
+    EXPECT_TRUE(c.unexpected.empty()) << (c.unexpected.empty() ? "" : c.unexpected[0]);
+    EXPECT_EQ(expect_same_weights(released, src, other, dir.path().string()),
+              per_expert ? 0 : 3 * released.num_experts * moe_layers);
   }
-  EXPECT_EQ(blocks, 3 * per_expert.num_experts * moe_layers);
 }
 
 INSTANTIATE_TEST_SUITE_P(MoeFixtures, FusedExperts,
