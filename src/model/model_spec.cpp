@@ -51,6 +51,7 @@ void gemma_keys(const Keys& k, ModelSpec& s);
 void gemma2_keys(const Keys& k, ModelSpec& s);
 void gemma3_keys(const Keys& k, ModelSpec& s);
 void phi3_keys(const Keys& k, ModelSpec& s);
+void mistral3_keys(const Keys& k, ModelSpec& s);
 void glm_keys(const Keys& k, ModelSpec& s);
 void smollm3_keys(const Keys& k, ModelSpec& s);
 void mixtral_keys(const Keys& k, ModelSpec& s);
@@ -92,6 +93,15 @@ constexpr const char* kMistralDefaults = R"({"vocab_size": 32000, "hidden_size":
   "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32,
   "num_key_value_heads": 8, "head_dim": null, "hidden_act": "silu", "max_position_embeddings": 131072,
   "rms_norm_eps": 1e-06, "tie_word_embeddings": false, "rope_theta": 10000.0, "sliding_window": 4096})";
+// Ministral3Config (transformers 5): a Mistral 3 text_config of model_type "ministral3" and
+// Ministral3ForCausalLM take these for absent keys, YaRN with the query scaling included.
+constexpr const char* kMinistral3Defaults = R"({"vocab_size": 131072, "hidden_size": 4096,
+  "intermediate_size": 14336, "num_hidden_layers": 34, "num_attention_heads": 32, "num_key_value_heads": 8,
+  "head_dim": 128, "hidden_act": "silu", "max_position_embeddings": 262144, "rms_norm_eps": 1e-05,
+  "pad_token_id": 11, "bos_token_id": 1, "eos_token_id": 2, "tie_word_embeddings": false, "sliding_window": null,
+  "rope_parameters": {"rope_type": "yarn", "rope_theta": 1000000.0, "factor": 16.0,
+  "original_max_position_embeddings": 16384, "beta_fast": 32.0, "beta_slow": 1.0, "mscale_all_dim": 1.0,
+  "mscale": 1.0, "llama_4_scaling_beta": 0.1}})";
 // Phi3Config always has original_max_position_embeddings (LongRoPE reads it).
 constexpr const char* kPhi3Defaults = R"({"original_max_position_embeddings": 4096})";
 // Qwen2_5_VLTextConfig (Qwen2VLTextConfig alike) and Qwen3VLTextConfig, for the keys their text
@@ -263,8 +273,10 @@ const Family kFamilies[] = {
     {"Gemma3ForConditionalGeneration", false, true, true, 0, 0, 0, W::per_layer, 0, kGemma3Defaults,
      gemma3_keys, "text_config", "hidden_activation"},
     // Mistral Small 3.1/3.2, Magistral, Devstral: a Mistral text model beside a Pixtral vision tower
+    // (Ministral 3 too: a text_config of model_type "ministral3", whose queries are scaled by position)
     {"Mistral3ForConditionalGeneration", false, false, false, 0, 8, 4096 * 32, W::always, 4096, kMistralDefaults,
-     nullptr, "text_config"},
+     mistral3_keys, "text_config"},
+    {"Ministral3ForCausalLM", false, false, false, 0, 8, 262144, W::always, 0, kMinistral3Defaults, mistral3_keys},
     {"Phi3ForCausalLM", false, false, false, 0, 0, 4096, W::always, 0, kPhi3Defaults, phi3_keys},
     // Qwen2-VL, Qwen2.5-VL, Qwen3-VL: the language model (a Qwen2 / Qwen3 decoder) beside the vision
     // tower; for text its multimodal RoPE is the plain one (rope_config.cpp, type "mrope")
@@ -512,6 +524,30 @@ void gemma3_keys(const Keys& k, ModelSpec& s) {
     if (auto cap = k.find("final_logit_softcapping")) s.final_softcap = cap->as_double();
   }
   if (s.rope_local_theta == 0.0) s.rope_local_theta = k.get_double("rope_local_base_freq", 10000.0);
+}
+
+// models/ministral3 (Ministral3Attention.forward, _get_llama_4_attn_scale): Mistral's layers, each query
+// multiplied after RoPE by 1 + beta * log(1 + floor(position / original_max_position_embeddings)) with
+// beta = rope_parameters' llama_4_scaling_beta (1 below the original context; required, as transformers
+// fails without it). A Mistral 3 text model of model_type "mistral" has no such scaling.
+void mistral3_keys(const Keys& k, ModelSpec& s) {
+  if (k.config.get_string("model_type", "") != "ministral3") return;
+  std::optional<io::JsonValue> params = k.find("rope_parameters");
+  if (!params) params = k.find("rope_scaling");
+  const std::optional<io::JsonValue> beta = params && params->is_object() ? params->find("llama_4_scaling_beta")
+                                                                          : std::nullopt;
+  if (!beta) {
+    fail("{}: a ministral3 text model needs rope_parameters' llama_4_scaling_beta (Ministral3Attention reads "
+         "it for every query), and this config has none",
+         s.source);
+  }
+  s.query_log_scale_beta = beta->as_double();
+  if (!std::isfinite(s.query_log_scale_beta)) beta->fail("must be a finite number");
+  if (s.query_log_scale_beta == 0.0) return;
+  const std::optional<io::JsonValue> period = params->find("original_max_position_embeddings");
+  if (!period) params->fail("has llama_4_scaling_beta but no original_max_position_embeddings (its period)");
+  s.query_log_scale_period = period->as_int();
+  if (s.query_log_scale_period <= 0) period->fail(fmt::format("must be positive, found {}", s.query_log_scale_period));
 }
 
 // partial_rotary_factor: Phi3Attention and GlmAttention rotate q[..., :rotary_dim] with
@@ -1276,6 +1312,10 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
     if (!k.config.is_object()) k.config.fail(fmt::format("must be an object, found {}", k.config.type_name()));
   }
   if (fam->defaults) k.defaults = io::parse_json(fam->defaults, fmt::format("{} defaults", s.architecture));
+  if (fam->text_config && k.config.get_string("model_type", "") == "ministral3") {
+    // Mistral 3's text_config is a MistralConfig, or for Ministral 3 a Ministral3Config (its own defaults)
+    k.defaults = io::parse_json(kMinistral3Defaults, "Ministral3Config defaults");
+  }
 
   s.vocab_size = k.get_int("vocab_size");
   s.hidden_size = k.get_int("hidden_size");
@@ -1408,6 +1448,10 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
 }
 
 void validate_model_spec(const ModelSpec& s) {
+  if (s.query_log_scale_beta != 0.0 && s.query_log_scale_period <= 0) {
+    fail("{}: llama_4_scaling_beta {} needs a positive period (original_max_position_embeddings), found {}", s.source,
+         s.query_log_scale_beta, s.query_log_scale_period);
+  }
   check_size(s, "vocab_size", s.vocab_size);
   check_size(s, "hidden_size", s.hidden_size);
   check_size(s, "intermediate_size", s.intermediate_size);

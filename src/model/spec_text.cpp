@@ -27,6 +27,9 @@ std::string describe(const ModelSpec& s) {
   }
   rope += describe_rope_scaling(s.rope_scaling);
   if (s.rope_local_theta > 0) rope += fmt::format(", local layers theta {}", s.rope_local_theta);
+  if (s.query_log_scale_beta != 0.0) {
+    rope += fmt::format(", queries x(1 + {:g}·log(1 + ⌊pos/{}⌋))", s.query_log_scale_beta, s.query_log_scale_period);
+  }
   std::string flags;
   if (s.multimodal) flags += ", the language model of a multimodal checkpoint";
   if (s.fp8_block_rows > 0) flags += fmt::format(", FP8 weights in {}x{} blocks", s.fp8_block_rows, s.fp8_block_cols);
@@ -136,6 +139,7 @@ std::string fingerprint(const ModelSpec& s) {
   out += fmt::format("|cohere centered {} parallel {} qknorm per head {}", s.norm_centered, s.parallel_block,
                      s.qk_norm_per_head);
   out += fmt::format("|mlp bias {}", s.mlp_bias);
+  out += fmt::format("|query log scale {:a} {}", s.query_log_scale_beta, s.query_log_scale_period);
   out += fmt::format("|mla {} q {} kv {} nope {} v {} eps {:a}", s.mla, s.q_lora_rank, s.kv_lora_rank,
                      s.qk_nope_head_dim, s.v_head_dim, s.latent_norm_eps);
   out += fmt::format("|fp8 {} {}", s.fp8_block_rows, s.fp8_block_cols);

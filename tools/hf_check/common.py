@@ -61,6 +61,7 @@ FAMILIES = [
     ("Qwen3_5MoeForConditionalGeneration", "qwen3.5-moe-mm"),  # MoE: stacked experts, always-renormalised top-k, untied
     ("Qwen3VLMoeForConditionalGeneration", "qwen3-vl-moe-mm"),  # as released: fused (E, H, 2F) experts, a dense layer
     ("GemmaForCausalLM", "gemma"),  # Gemma 1: (1+w) norms, bf16 embed scale, hidden_act "gelu" (tanh GeGLU), MQA, tied
+    ("Mistral3ForConditionalGeneration", "ministral3-mm"),  # Ministral 3: YaRN, queries x 1 + b ln(1 + pos // M)
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

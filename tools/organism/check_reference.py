@@ -291,6 +291,25 @@
      read as transformers 5's (E, 2F, H) / (E, H, F) without the transpose; 1e-3, each over 1e-2); reference.Spec /
      load_model refuse norm_topk_prob false, attention_bias, mrope sections not adding up to head_dim / 2, fused
      experts saved as (E, 2F, H) / (E, H, F), and both expert layouts at once.
+ 24. Ministral 3 (ministral3-mm: Mistral3ForConditionalGeneration with a text_config of model_type "ministral3"): a
+     second forward pass written here from models/ministral3/modeling_ministral3.py, configuration_ministral3.py and
+     modeling_rope_utils.py's _compute_yarn_parameters (transformers 5) (`Ministral3Check`: text_config read with
+     Ministral3Config's defaults, YaRN's frequencies and attention factor computed per pair in Python floats, the
+     rotation of the pairs (i, i + HD/2) as complex numbers, then every query times _get_llama_4_attn_scale computed per
+     position in Python (1 + beta log(1 + position // period)), the keys not, per-head attention with a hand-written
+     softmax, Mistral's layer) reproduces logits_last, hidden_last and logits_all_0 (1e-4) and every golden greedy id
+     (no cache); the file holds exactly Mistral's tensors under model.language_model.* and lm_head.weight (q width
+     heads x head_dim != hidden), BF16 matrices and F32 norms, beside the stand-ins under model.vision_tower.* /
+     model.multi_modal_projector.*; config.json is in transformers 5's spelling (the RoPE only in rope_parameters, with
+     rope_type and type yarn, llama_4_scaling_beta and original_max_position_embeddings; max_position_embeddings =
+     factor x original; "dtype") and reference.Spec / golden.json read its beta, period, theta, YaRN frequencies (1e-6
+     relative; kept, ramped and divided pairs all present) and attention factor (1) as Ministral3Check does; its query
+     factor at every period start equals golden.json's query_scale_per_period (1e-6) and every prompt's sequence
+     crosses a period boundary; golden.json has exactly the what-ifs of golden_models.ministral3_what_ifs and
+     Ministral3Check reproduces each (no query scaling, the keys scaled too, no log, the factor of position + 1, plain
+     RoPE, YaRN's default attention factor; 1e-3, each over 1e-2); reference.Spec refuses rope_theta or rope_scaling
+     beside rope_parameters, a missing llama_4_scaling_beta and a period that is not a positive integer. (1. checks the
+     KV cache, which holds the unscaled keys, with each new query scaled by its own position.)
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
@@ -4111,6 +4130,251 @@ def check_qwen3_vl_moe(name, spec, p, g, st):
                                                                 " (accepted: %s)" % wrong if wrong else ""))
 
 
+class Ministral3Check(LlamaCheck):
+    """Ministral 3's language model again (Mistral3ForConditionalGeneration with a text_config of model_type
+    "ministral3"), from models/ministral3/modeling_ministral3.py, configuration_ministral3.py and
+    modeling_rope_utils.py's _compute_yarn_parameters (transformers 5), sharing nothing with reference.py but the
+    safetensors reader: text_config read with Ministral3Config's defaults (rope_parameters from __post_init__ when
+    absent); the weights under model.language_model.* and lm_head.weight (transformers 5's save); LlamaCheck's F.linear
+    and RMSNorm; YaRN's
+    frequencies computed here per pair in Python floats (find_correction_range with truncate, linear_ramp_factor) and
+    its attention factor from mscale / mscale_all_dim; the rotary pairs (i, i + HD/2) turned as complex numbers of that
+    length; then each query (Ministral3Attention.forward, after apply_rotary_pos_emb) times _get_llama_4_attn_scale
+    computed per position in Python, 1 + beta log(1 + position // period); per-head attention with an explicit mask and
+    a hand-written softmax at head_dim^-0.5 (attend_heads); Mistral's (Llama's) pre-norm layer.
+    What-ifs (attributes changed after __init__, golden_models.ministral3_what_ifs' names): `beta` (0: no scaling),
+    `scale_keys`, `no_log`, `offset` (1: positions from 1), `plain_rope` (the default RoPE at rope_theta, factor 1),
+    `yarn_default_factor` (0.1 ln(factor) + 1 on the rotation's length)."""
+
+    # Ministral3Config's defaults of the keys read here (transformers 5)
+    DEFAULTS = dict(num_key_value_heads=8, head_dim=128, rms_norm_eps=1e-5, tie_word_embeddings=False,
+                    sliding_window=None, max_position_embeddings=262144,
+                    rope_parameters={"type": "yarn", "rope_theta": 1000000.0, "factor": 16.0,
+                                     "original_max_position_embeddings": 16384, "beta_fast": 32.0, "beta_slow": 1.0,
+                                     "mscale_all_dim": 1.0, "mscale": 1.0, "llama_4_scaling_beta": 0.1})
+    prefix = "model.language_model."
+
+    def __init__(self, cfg, p):
+        text = cfg["text_config"]
+        if text.get("model_type") != "ministral3":
+            raise ValueError("Ministral3Check: text_config model_type %r" % text.get("model_type"))
+        c = dict(self.DEFAULTS, **text)
+        if c["sliding_window"] is not None or c.get("hidden_act", "silu") != "silu":
+            raise ValueError("Ministral3Check: sliding_window %r, hidden_act %r" % (c["sliding_window"],
+                                                                                  c.get("hidden_act")))
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NKV = c["num_key_value_heads"] or self.NH
+        self.HD = c["head_dim"] or self.H // self.NH
+        rp = c["rope_parameters"]
+        self.rope_type = rp.get("rope_type", rp.get("type"))
+        if self.rope_type != "yarn":
+            raise ValueError("Ministral3Check: rope type %r" % self.rope_type)
+        self.theta = rp["rope_theta"]
+        self.beta, self.period = rp["llama_4_scaling_beta"], rp["original_max_position_embeddings"]
+        self.inv_freq, self.attention_factor, self.bounds = self.yarn(rp)
+        self.scale_keys = self.no_log = self.plain_rope = self.yarn_default_factor = False
+        self.offset = 0
+
+    def yarn(self, rp):
+        """(inv_freq (HD/2,) fp32, attention factor, (low, high)) of _compute_yarn_parameters, in Python floats."""
+        dim, base, factor = self.HD, self.theta, rp["factor"]
+        original = rp["original_max_position_embeddings"]
+
+        def get_mscale(scale, m=1.0):
+            return 1.0 if scale <= 1 else 0.1 * m * math.log(scale) + 1.0
+        if rp.get("attention_factor") is not None:
+            attention = rp["attention_factor"]
+        elif rp.get("mscale") and rp.get("mscale_all_dim"):
+            attention = get_mscale(factor, rp["mscale"]) / get_mscale(factor, rp["mscale_all_dim"])
+        else:
+            attention = get_mscale(factor)
+
+        def correction_dim(rotations):  # find_correction_dim
+            return dim * math.log(original / (rotations * 2 * math.pi)) / (2 * math.log(base))
+        low = correction_dim(rp.get("beta_fast") or 32)
+        high = correction_dim(rp.get("beta_slow") or 1)
+        if rp.get("truncate", True):
+            low, high = math.floor(low), math.ceil(high)
+        low, high = max(low, 0), min(high, dim - 1)
+        if low == high:
+            high += 0.001
+        inv = []
+        for i in range(dim // 2):
+            pos_freq = base ** (2 * i / dim)
+            keep = 1.0 - min(max((i - low) / (high - low), 0.0), 1.0)  # inv_freq_extrapolation_factor
+            inv.append((1.0 / (factor * pos_freq)) * (1.0 - keep) + (1.0 / pos_freq) * keep)
+        return torch.tensor(inv, dtype=torch.float32), float(attention), (low, high)
+
+    def query_factors(self, T):
+        """_get_llama_4_attn_scale(cache_position, beta, period) for positions 0 .. T-1, (T,) fp32."""
+        out = []
+        for pos in range(T):
+            n = (pos + self.offset) // self.period  # torch.floor(position / period)
+            out.append(1.0 + self.beta * (n if self.no_log else math.log(1.0 + n)))
+        return torch.tensor(out, dtype=torch.float32)
+
+    def rotary(self, x, angles):
+        # the pairs (i, i + HD/2) as complex numbers turned by the angles, of length attention_scaling (cos s, sin s)
+        half = self.HD // 2
+        if self.plain_rope:
+            length = 1.0
+        else:
+            length = 0.1 * math.log(self.c["rope_parameters"]["factor"]) + 1.0 if self.yarn_default_factor else \
+                self.attention_factor
+        turn = torch.polar(torch.full_like(angles, length), angles).unsqueeze(1)
+        z = torch.complex(x[..., :half], x[..., half:]) * turn
+        return torch.cat((z.real, z.imag), dim=-1)
+
+    def layer(self, l, h, angles, factors):
+        pre, HD, T = self.prefix + "layers.%d." % l, self.HD, h.shape[0]
+        x = self.rms(h, self.p[pre + "input_layernorm.weight"])
+        q = self.linear(x, pre + "self_attn.q_proj", False).view(T, self.NH, HD)
+        k = self.linear(x, pre + "self_attn.k_proj", False).view(T, self.NKV, HD)
+        v = self.linear(x, pre + "self_attn.v_proj", False).view(T, self.NKV, HD)
+        q, k = self.rotary(q, angles), self.rotary(k, angles)
+        q = q * factors.view(T, 1, 1)  # query_states * _get_llama_4_attn_scale(...)
+        if self.scale_keys:
+            k = k * factors.view(T, 1, 1)
+        h = h + self.linear(attend_heads(q, k, v, torch.ones(T, T, dtype=torch.bool).tril()), pre + "self_attn.o_proj",
+                            False)
+        x = self.rms(h, self.p[pre + "post_attention_layernorm.weight"])
+        gate, up = self.linear(x, pre + "mlp.gate_proj", False), self.linear(x, pre + "mlp.up_proj", False)
+        return h + self.linear(torch.nn.functional.silu(gate) * up, pre + "mlp.down_proj", False)
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        p, T = self.p, len(ids)
+        inv = (1.0 / self.theta ** (torch.arange(0, self.HD, 2, dtype=torch.float32) / self.HD) if self.plain_rope else
+               self.inv_freq)
+        angles = torch.outer(torch.arange(T, dtype=torch.float32), inv)
+        factors = self.query_factors(T) if self.beta else torch.ones(T)
+        h = p[self.prefix + "embed_tokens.weight"][torch.tensor(ids)]
+        hidden = [h]
+        for l in range(self.L):
+            h = self.layer(l, h, angles, factors)
+            hidden.append(h)
+        hidden[-1] = self.rms(h, p[self.prefix + "norm.weight"])
+        head = p[self.prefix + "embed_tokens.weight"] if self.c["tie_word_embeddings"] else p["lm_head.weight"]
+        return hidden[-1] @ head.T, hidden
+
+
+def check_ministral3(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    text = cfg["text_config"]
+    model = g["model"]
+    m = Ministral3Check(cfg, p)
+    check_against_golden(name, "Ministral3Check", m, g, st)
+    # the files: Mistral's tensors under model.language_model.*, lm_head.weight, and stand-ins under
+    # model.vision_tower.* / model.multi_modal_projector.* (transformers 5's names); BF16 matrices, F32 norms
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    H, HD, F_, x0 = m.H, m.HD, text["intermediate_size"], m.prefix
+    want = {x0 + "embed_tokens.weight": (spec.V, H), x0 + "norm.weight": (H,), "lm_head.weight": (spec.V, H)}
+    for l in range(m.L):
+        x = x0 + "layers.%d." % l
+        want.update({x + "input_layernorm.weight": (H,), x + "post_attention_layernorm.weight": (H,),
+                     x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
+                     x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.o_proj.weight": (H, m.NH * HD),
+                     x + "mlp.gate_proj.weight": (F_, H), x + "mlp.up_proj.weight": (F_, H),
+                     x + "mlp.down_proj.weight": (H, F_)})
+    stand_ins = sorted(n for n in stored if n.startswith(("model.vision_tower.", "model.multi_modal_projector.")))
+    dtypes_ok = all(stored[n][0] == ("F32" if n.endswith("norm.weight") else "BF16") for n in want)
+    same = ({n: tuple(v[1].shape) for n, v in stored.items() if n not in stand_ins} == want and dtypes_ok and
+            any(n.startswith("model.vision_tower.") for n in stand_ins) and
+            any(n.startswith("model.multi_modal_projector.") for n in stand_ins) and
+            stand_ins == model["stand_in_tensors"])
+    check(same, "%s: the files hold Mistral's %d tensors under model.language_model.* and lm_head.weight (q_proj (%d "
+          "x %d, %d): q width %d != hidden %d), BF16 matrices and F32 norms, beside %d stand-ins under "
+          "model.vision_tower.* / model.multi_modal_projector.*" % (name, len(want), m.NH, HD, H, m.NH * HD, H,
+                                                                     len(stand_ins)))
+    # config.json as transformers 5 writes Ministral 3's: "dtype", text_config of model_type ministral3 with the RoPE in
+    # rope_parameters only (rope_type and type yarn, llama_4_scaling_beta, original_max_position_embeddings), no
+    # rope_theta / rope_scaling key, max_position_embeddings = factor x original, head_dim != hidden / heads, no window
+    rp = text["rope_parameters"]
+    spelling = (cfg["model_type"] == "mistral3" and "dtype" in cfg and "torch_dtype" not in cfg and
+                cfg["transformers_version"].startswith("5.") and text["model_type"] == "ministral3" and
+                "rope_theta" not in text and "rope_scaling" not in text and rp["rope_type"] == rp["type"] == "yarn" and
+                "llama_4_scaling_beta" in rp and text["max_position_embeddings"] ==
+                rp["factor"] * rp["original_max_position_embeddings"] and text["head_dim"] != H // m.NH and
+                text["sliding_window"] is None and cfg["tie_word_embeddings"] is False and
+                text["tie_word_embeddings"] is False and rp["mscale"] == rp["mscale_all_dim"] == 1.0)
+    check(spelling, "%s: config.json in transformers 5's Ministral 3 spelling (text_config ministral3, rope_parameters "
+          "yarn x%g from %d at theta %g with llama_4_scaling_beta %g, no rope_theta key, max_position_embeddings %d = "
+          "factor x original, head_dim %d != hidden / heads %d, sliding_window null, untied)" % (
+              name, rp["factor"], rp["original_max_position_embeddings"], rp["rope_theta"], rp["llama_4_scaling_beta"],
+              text["max_position_embeddings"], text["head_dim"], H // m.NH))
+    # reference.Spec reads it as Ministral3Check does
+    plain = 1.0 / m.theta ** (torch.arange(0, HD, 2, dtype=torch.float32) / HD)
+    factor = rp["factor"]
+    kept = int(torch.isclose(m.inv_freq, plain, rtol=1e-6, atol=0.0).sum())
+    divided = int(torch.isclose(m.inv_freq, plain / factor, rtol=1e-6, atol=0.0).sum())
+    ramped = HD // 2 - kept - divided
+    prefix, head = ref.weight_names(spec, p)
+    same = (spec.ministral3 and spec.query_scale_beta == m.beta == model["query_scale_beta"] and
+            spec.query_scale_period == m.period == model["query_scale_period"] and spec.theta == m.theta and
+            bool(((spec.inv_freq - m.inv_freq).abs() <= 1e-6 * m.inv_freq.abs()).all()) and
+            spec.rope_attention_factor == m.attention_factor == 1.0 and spec.HD == HD and spec.NKV == m.NKV and
+            spec.eps == m.c["rms_norm_eps"] and spec.sliding_window is None and not spec.tied and
+            (prefix, head) == (m.prefix, "lm_head.weight") and kept and ramped and divided and
+            model["yarn_pairs_kept_ramped_divided"] == [kept, ramped, divided])
+    check(same, "%s: reference.Spec and golden.json read the query scaling (beta %g, period %d), theta %g, YaRN's "
+          "inverse frequencies (1e-6 relative; ramp bounds %s: %d pair kept, %d ramped, %d divided by %g) and "
+          "attention factor %g, head_dim %d, the eps, no window, untied, model.language_model.* as Ministral3Check "
+          "does" % (
+              name, m.beta, m.period, m.theta, m.bounds, kept, ramped, divided, factor, m.attention_factor, HD))
+    # the factor at every period start, and every prompt's sequence (the prompt, then the tokens fed back) crossing a
+    # period boundary
+    starts = [x for x, _ in model["query_scale_per_period"]]
+    factors = m.query_factors(starts[-1] + 1)[starts]
+    d = max(abs(float(a) - b) for a, (_, b) in zip(factors, model["query_scale_per_period"]))
+    lengths = [len(e["input_ids"]) for e in g["prompts"]]
+    reach = [[(n - 1) // m.period, (n + g["max_new_tokens"] - 2) // m.period] for n in lengths]
+    check(d < 1e-6 and starts == list(range(0, len(starts) * m.period, m.period)) and
+          reach == model["query_scale_periods_reached"] and all(b > a for a, b in reach) and
+          starts[-1] <= max(n + g["max_new_tokens"] - 2 for n in lengths) < starts[-1] + m.period,
+          "%s: Ministral3Check's query factor at each period start = golden.json's (%s; %.1e), and every prompt's "
+          "sequence crosses a period boundary (periods of the last prompt token, the last fed token: %s)" % (
+              name, ", ".join("%d: %.4f" % (x, float(f)) for x, f in zip(starts, factors)), d, reach))
+    # the what-ifs
+    keys = sorted(k[:-len("_effect_prompt4")] for k in model if k.endswith("_effect_prompt4"))
+    names = {"query_scale": ("beta", 0.0), "query_scale_keys": ("scale_keys", True),
+             "query_scale_no_log": ("no_log", True), "query_scale_position_plus_one": ("offset", 1),
+             "rope_scaling": ("plain_rope", True),
+             "yarn_attention_factor": ("yarn_default_factor", True)}
+    check(keys == sorted(names), "%s: golden.json has exactly the what-ifs %s" % (name, ", ".join(sorted(names))))
+    ids = g["prompts"][4]["input_ids"]
+    base = m.forward(ids)[0]
+    worst, low = 0.0, float("inf")
+    for key in keys:
+        attr, value = names[key]
+        m2 = Ministral3Check(cfg, p)
+        setattr(m2, attr, value)
+        effect = float((m2.forward(ids)[0] - base).abs().max())
+        worst, low = max(worst, abs(effect - model[key + "_effect_prompt4"])), min(low, effect)
+    check(worst < 1e-3 and low > 1e-2, "%s: Ministral3Check reproduces each *_effect_prompt4 (%s; worst %.1e), each "
+          "over 1e-2" % (name, ", ".join("%s %.4g" % (k, model[k + "_effect_prompt4"]) for k in keys), worst))
+
+    def refused(change=None, rope=None, drop=()):
+        c2 = json.loads(json.dumps(cfg))
+        c2["text_config"].update(change or {})
+        c2["text_config"]["rope_parameters"].update(rope or {})
+        for key in drop:
+            del c2["text_config"]["rope_parameters"][key]
+        try:
+            ref.Spec(c2)
+        except ValueError:
+            return True
+        return False
+    cases = {"rope_theta beside rope_parameters": refused({"rope_theta": m.theta}),
+             "rope_scaling beside rope_parameters": refused({"rope_scaling": dict(rp)}),
+             "no llama_4_scaling_beta": refused(drop=("llama_4_scaling_beta",)),
+             "period 0": refused(rope={"original_max_position_embeddings": 0}),
+             "period 16.5": refused(rope={"original_max_position_embeddings": 16.5})}
+    wrong = [k for k, ok in cases.items() if not ok]
+    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
+                                                          " (accepted: %s)" % wrong if wrong else ""))
+
+
 def main():
     torch.set_num_threads(1)
     names = sorted(n for n in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, n)))
@@ -4167,6 +4431,8 @@ def main():
                 check_hybrid(name, spec, p, g, st)
             if spec.arch == ref.QWEN3_VL_MOE:
                 check_qwen3_vl_moe(name, spec, p, g, st)
+            if spec.ministral3:
+                check_ministral3(name, spec, p, g, st)
         if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
             check_hybrid_delta_rule_forms()
         check_fp8_table()

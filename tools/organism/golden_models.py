@@ -58,6 +58,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | qwen3.5-moe-mm      | Qwen3_5MoeForConditionalGeneration | transformers 5's Qwen3.5-MoE spelling (layer_types listed 3 linear + 1 full, mrope [2, 1, 1] on 8 of 32 dims), split projections (NK 2, NV 4, DK = DV = 16), MoE on every layer (8 experts top-2, always renormalised, no norm_topk_prob key; stacked mlp.experts.gate_up_proj (8, 48, 64) / down_proj (8, 64, 24); sigmoid-gated shared expert of 40), stand-ins, untied, BF16 + F32 norms and A_log / dt_bias |
 | qwen3-vl-moe-mm     | Qwen3VLMoeForConditionalGeneration | Qwen3-VL-MoE as released (transformers 4.57's save): qwen3-vl-mm's text_config (interleaved mrope [6, 5, 5], q/k norm, head_dim 32 != hidden/heads) with Qwen3-MoE's keys, mlp_only_layers [1] (layer 1 a dense MLP), 8 experts top-2 always renormalised, fused transposed mlp.experts.gate_up_proj (8, 64, 48: x @ W, first half gate) / down_proj (8, 24, 64), model.visual.* stand-ins, untied, BF16 + F32 norms |
 | gemma               | GemmaForCausalLM    | Gemma 1 as released (gemma-7b-it's config.json: hidden_act gelu, no hidden_activation: gelu_pytorch_tanh), Llama's layers with (1+w) norms, embeddings x bf16(sqrt(48)) = 6.9375, GeGLU, head_dim 16 != hidden/heads (q width 64 != 48), no softcaps / window, 1 kv head (MQA), tied (key absent), all BF16 |
+| ministral3-mm       | Mistral3ForConditionalGeneration | Ministral 3 as transformers 5 saves it: text_config of model_type ministral3, rope_parameters yarn x16 from 16 at theta 1e9 (no rope_theta key; mscale = mscale_all_dim = 1: attention factor 1; head_dim 48: kept, ramped and divided pairs), each query (not the keys) times 1 + 0.3 ln(1 + floor(position / 16)) after RoPE, head_dim 48 != hidden/heads, no window, model.language_model.* / lm_head.weight beside stand-in model.vision_tower.* / model.multi_modal_projector.*, GQA 2, untied, BF16 + F32 norms |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -649,6 +650,29 @@ MODELS += [
     ("gemma", 54000, "GemmaForCausalLM", "gemma",
      dict(H=48, L=3, NH=4, NKV=1, HD=16, F=128, tied=True, theta=10000.0, embed_std=0.03, branch_gain=2.0,
           qk_gain=2.0, final_norm_center=2.0, seeded=True), "BF16", "BF16"),
+    # Ministral 3 as released (mistralai/Ministral-3-3B / 8B / 14B-Instruct-2512, BF16, as transformers 5 saves them:
+    # see config_for): Mistral3ForConditionalGeneration with a text_config of model_type "ministral3";
+    # models/ministral3/modeling_ministral3.py: Mistral's layers (Llama's pre-norm layer, GQA 2, no biases, head_dim 48
+    # listed: q width 4 x 48 = 192 != hidden 64, no sliding window, rms_norm_eps 1e-5, untied) with YaRN from
+    # rope_parameters (theta 1e9 as released, x16, mscale = mscale_all_dim = 1: attention factor 1) and
+    # Ministral3Attention's one step more: after RoPE every query (not the keys) times 1 + beta ln(1 + floor(position /
+    # original_max_position_embeddings)). The release has beta 0.1 and a period of 16384 tokens; here beta 0.3 and a
+    # period of 16, so that every golden prompt crosses it while decoding (the shortest, 21 tokens + 16, reaches period
+    # 2; prompt 4, 144 + 16, period 9: factors 1 to 1 + 0.3 ln 10 = 1.69). The period 16 and not 8:
+    # max_position_embeddings = factor x original = 16 x 8 = 128 would be shorter than prompt 4 and its 16 generated
+    # tokens (160), and the engine refuses a sequence longer than max_position_embeddings. head_dim 48 and not
+    # mistral3-mm's 24: at theta 1e9 and an original context of 16, YaRN's ramp ends at pair ceil(48 ln(16 / 2 pi) / (2
+    # ln 1e9)) = 2, so pair 0 keeps its frequency, pair 1 is ramped and the rest are divided by 16 (with 24 the ramp
+    # ends at pair 1: none ramped), all three bands as in the release's 128-dim heads. Weights in transformers 5's
+    # spelling: model.language_model.* and lm_head.weight beside five stand-in model.vision_tower.* /
+    # model.multi_modal_projector.* tensors; BF16 matrices, F32 norms. Seed 55000 passed on the first try
+    ("ministral3-mm", 55000, "Mistral3ForConditionalGeneration", "mistral3",
+     dict(H=64, L=2, NH=4, NKV=2, HD=48, F=128, tied=False, theta=1e9, vision_hidden=8, prefix="model.language_model.",
+          text_model_type="ministral3",
+          rope_parameters={"beta_fast": 32.0, "beta_slow": 1.0, "factor": 16.0, "llama_4_scaling_beta": 0.3,
+                           "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 16,
+                           "rope_type": "yarn", "type": "yarn"},
+          seeded=True), "BF16", "F32"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -800,6 +824,33 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
         c = {"architectures": [arch], "eos_token_id": [im_end, eot], "initializer_range": 0.02,
              "mm_tokens_per_image": 4, "model_type": "gemma3", "text_config": text,
              "torch_dtype": torch_dtype, "transformers_version": "4.56.0", "vision_config": vision}
+    elif mtype == "mistral3" and d.get("text_model_type") == "ministral3":
+        # Ministral 3 (mistralai/Ministral-3-3B / 8B / 14B-Instruct-2512, BF16) as transformers 5 saves
+        # Mistral3ForConditionalGeneration (Mistral3Config.to_dict, keys sorted): "dtype" in place of torch_dtype,
+        # tie_word_embeddings false at the top level and in text_config; a text_config of model_type "ministral3" (a
+        # Ministral3Config) with head_dim listed (!= hidden / heads), rms_norm_eps 1e-5, sliding_window null, use_cache,
+        # and the RoPE only in rope_parameters (no rope_theta key): {"rope_type" and "type" "yarn", "rope_theta" 1e9,
+        # "factor" 16, "original_max_position_embeddings", "beta_fast" 32, "beta_slow" 1, "mscale" 1, "mscale_all_dim"
+        # 1, "llama_4_scaling_beta"} (the release's period 16384 and beta 0.1; here the fixture's: d["rope_parameters"]
+        # and d["theta"]),
+        # max_position_embeddings = factor x original (as released: 16 x 16384 = 262144); no token ids (the fixture's
+        # eos is in generation_config.json); the Pixtral vision_config as transformers 5 writes PixtralVisionConfig
+        # (rope_parameters in place of rope_theta), small
+        rp = dict(d["rope_parameters"], rope_theta=d["theta"])
+        text = {"head_dim": d["HD"], "hidden_act": "silu", "hidden_size": d["H"], "intermediate_size": d["F"],
+                "max_position_embeddings": int(rp["factor"] * rp["original_max_position_embeddings"]),
+                "model_type": "ministral3", "num_attention_heads": d["NH"], "num_hidden_layers": d["L"],
+                "num_key_value_heads": d["NKV"], "rms_norm_eps": 1e-05, "rope_parameters": dict(sorted(rp.items())),
+                "sliding_window": None, "tie_word_embeddings": d["tied"], "use_cache": True,
+                "vocab_size": tok.vocab_size}
+        vision = {"attention_dropout": 0.0, "head_dim": 4, "hidden_act": "gelu", "hidden_size": d["vision_hidden"],
+                  "image_size": 8, "initializer_range": 0.02, "intermediate_size": 16, "model_type": "pixtral",
+                  "num_attention_heads": 2, "num_channels": 3, "num_hidden_layers": 1, "patch_size": 4,
+                  "rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}}
+        c = {"architectures": [arch], "dtype": torch_dtype, "image_token_index": 10, "model_type": "mistral3",
+             "multimodal_projector_bias": False, "projector_hidden_act": "gelu", "spatial_merge_size": 2,
+             "text_config": text, "tie_word_embeddings": d["tied"], "transformers_version": "5.0.0",
+             "vision_config": vision, "vision_feature_layer": -1}
     elif mtype == "mistral3":
         # Mistral3ForConditionalGeneration as Mistral Small 3.1 ships it: text_config of
         # model_type "mistral" with rms_norm_eps and hidden_act left out (MistralConfig's defaults
@@ -1427,13 +1478,16 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         add("vision_tower.vision_model.post_layernorm.weight", mat_dtype, (vh,), 1.0, 0.1)
         add("multi_modal_projector.mm_input_projection_weight", mat_dtype, (vh, H), 0.0, 0.5)
     if spec.arch == "Mistral3ForConditionalGeneration":
-        # Pixtral's tower and Mistral 3's projector, as stand-ins (the forward pass never reads them)
-        vh = d["vision_hidden"]
-        add("vision_tower.patch_conv.weight", mat_dtype, (vh, 3, 4, 4), 0.0, 0.5)
-        add("vision_tower.ln_pre.weight", norm_dtype, (vh,), 1.0, 0.1)
-        add("multi_modal_projector.norm.weight", norm_dtype, (vh,), 1.0, 0.1)
-        add("multi_modal_projector.patch_merger.merging_layer.weight", mat_dtype, (vh, 4 * vh), 0.0, 0.5)
-        add("multi_modal_projector.linear_1.weight", mat_dtype, (H, vh), 0.0, 0.5)
+        # Pixtral's tower and Mistral 3's projector, as stand-ins (the forward pass never reads them): at the top level
+        # beside language_model.model.* (the released Mistral Small 3.1), under model. beside model.language_model.*
+        # (transformers >= 4.52 saves, Ministral 3: Mistral3ForConditionalGeneration._checkpoint_conversion_mapping
+        # "^vision_tower" -> "model.vision_tower", "^multi_modal_projector" -> "model.multi_modal_projector")
+        vh, m = d["vision_hidden"], "model." if prefix == "model.language_model." else ""
+        add(m + "vision_tower.patch_conv.weight", mat_dtype, (vh, 3, 4, 4), 0.0, 0.5)
+        add(m + "vision_tower.ln_pre.weight", norm_dtype, (vh,), 1.0, 0.1)
+        add(m + "multi_modal_projector.norm.weight", norm_dtype, (vh,), 1.0, 0.1)
+        add(m + "multi_modal_projector.patch_merger.merging_layer.weight", mat_dtype, (vh, 4 * vh), 0.0, 0.5)
+        add(m + "multi_modal_projector.linear_1.weight", mat_dtype, (H, vh), 0.0, 0.5)
     if spec.arch in ref.QWEN_VL:
         # the vision tower and its merger, as stand-ins: visual.* beside model.* (released Qwen2.5-VL),
         # model.visual.* beside model.language_model.* (transformers >= 4.52)
@@ -1931,6 +1985,8 @@ def family_description(spec, p, golden):
         desc.update(qwen3_vl_moe_description(spec, p, golden))
     if spec.arch == ref.GEMMA1:
         desc.update(gemma_description(spec, p, golden))
+    if spec.ministral3:
+        desc.update(ministral3_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -2947,6 +3003,64 @@ def gemma_description(spec, p, golden):
     return out
 
 
+def ministral3_what_ifs(spec, p):
+    """Ministral 3's what-ifs, name -> (spec, params), each a reading an engine could take of the release:
+    `query_scale` (no query scaling: beta 0, Mistral's attention), `query_scale_keys` (the keys multiplied by their
+    position's factor too), `query_scale_no_log` (1 + beta floor(position / period), the log left out),
+    `query_scale_position_plus_one` (the factor of position + 1: positions counted from 1, or the sequence length
+    taken for the last position), `rope_scaling` (plain RoPE at rope_theta in place of YaRN), `yarn_attention_factor`
+    (cos and sin times YaRN's default 0.1 ln(factor) + 1 in place of mscale(factor, mscale) / mscale(factor,
+    mscale_all_dim) = 1: the mscale keys ignored)."""
+    unscaled, keys, no_log, plus_one, plain, yarn_default = (copy.copy(spec) for _ in range(6))
+    unscaled.query_scale_beta = 0.0
+    keys.query_scale_keys = True
+    no_log.query_scale_log = False
+    plus_one.query_scale_offset = 1
+    plain.rope = {"global": (ref.rope_inv_freq(spec.R, spec.theta, None), 1.0)}
+    yarn_default.rope = {"global": (spec.inv_freq, 0.1 * math.log(spec.rope_scaling["factor"]) + 1.0)}
+    return {"query_scale": (unscaled, p), "query_scale_keys": (keys, p), "query_scale_no_log": (no_log, p),
+            "query_scale_position_plus_one": (plus_one, p), "rope_scaling": (plain, p),
+            "yarn_attention_factor": (yarn_default, p)}
+
+
+def ministral3_description(spec, p, golden):
+    """Extra golden.json model keys of Ministral 3 (a Mistral3ForConditionalGeneration with a text_config of model_type
+    ministral3): the weight prefix, the RoPE (rope_parameters as config.json has them, theta, YaRN's attention factor,
+    inverse frequencies and bands), the query scaling (beta, period, the rule, the factor at every period start up to
+    the longest sequence the goldens run, how far each prompt's sequence reaches), the stand-in tensors, and how much
+    prompt 4's logits would change under each of ministral3_what_ifs (`<name>_effect_prompt4`, each > 1e-2)."""
+    ids = golden["prompts"][4]["input_ids"]
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
+    prefix, head = ref.weight_names(spec, p)
+    period, max_new = spec.query_scale_period, golden["max_new_tokens"]
+    kept, ramped, divided = yarn_bands(spec)
+    assert kept and ramped and divided, "the YaRN bands must all be present: %d kept, %d ramped, %d divided" % (
+        kept, ramped, divided)
+    assert spec.rope_attention_factor == 1.0 and spec.query_scale_beta > 0
+    # the tokens fed to the model: the prompt, then every generated token but the last (positions up to len + max_new
+    # - 2); the period each prompt's last token and the last fed token fall in
+    reach = [[(len(e["input_ids"]) - 1) // period, (len(e["input_ids"]) + max_new - 2) // period]
+             for e in golden["prompts"]]
+    assert all(b > a for a, b in reach) and min(b for _, b in reach) >= 2, "every prompt must cross a period"
+    starts = torch.arange(0, (max(b for _, b in reach) + 1) * period, period)
+    factors = ref.llama4_attn_scale(spec, starts.unsqueeze(0)).flatten()
+    out = {"weight_prefix": prefix, "lm_head": head, "text_model_type": spec.text_cfg["model_type"],
+           "rope_parameters": spec.text_cfg["rope_parameters"], "rope_theta": spec.theta,
+           "rope_attention_factor": spec.rope_attention_factor, "rope_inv_freq": [float(x) for x in spec.inv_freq],
+           "yarn_pairs_kept_ramped_divided": [kept, ramped, divided],
+           "query_scale_beta": spec.query_scale_beta, "query_scale_period": period,
+           "query_scale_rule": "after RoPE every query (not the keys) times 1 + llama_4_scaling_beta ln(1 + "
+                               "floor(position / original_max_position_embeddings)), positions from 0 "
+                               "(Ministral3Attention.forward, _get_llama_4_attn_scale); fp32",
+           "query_scale_per_period": [[int(x), float(f)] for x, f in zip(starts, factors)],
+           "query_scale_periods_reached": reach,
+           "q_width": spec.NH * spec.HD,
+           "stand_in_tensors": sorted(n for n in p if n.startswith(("model.vision_tower.",
+                                                                    "model.multi_modal_projector.")))}
+    out.update(what_if_effects("Ministral 3", ministral3_what_ifs(spec, p), torch.tensor([ids]), logits))
+    return out
+
+
 def glm_rope_description(spec, p, golden):
     """Extra golden.json model keys of GLM: the rotary dims, and how much prompt 4's logits would
     change were the rotary dims paired (i, i + R/2) as in Llama instead of (2i, 2i + 1)."""
@@ -3146,6 +3260,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | qwen3.5-moe-mm | Qwen3_5MoeForConditionalGeneration | Qwen3.5-MoE as transformers 5 saves it: text_config (qwen3_5_moe_text) with layer_types listed (layers 0-2 linear, 3 full) beside full_attention_interval 4, no intermediate_size and no norm_topk_prob (Qwen3_5MoeTextConfig removes both), rope_parameters with mrope_section [2, 1, 1] (8 of 32 dims); split projections with 2 key heads and 4 value heads of 16 (value head j reads key head j // 2; tiled: 33.4); Qwen3_5MoeSparseMoeBlock on every layer: mlp.gate (8, 64), softmax, top-2 always renormalised (Qwen3VLMoeTextTopKRouter; not: 18.7), experts stacked as mlp.experts.gate_up_proj (8, 48, 64: per expert 24 gate rows, then 24 up rows; halves swapped: 24.9) and mlp.experts.down_proj (8, 64, 24), mlp.shared_expert of 40 times sigmoid(mlp.shared_expert_gate) (ungated: 25.3); the other what-ifs as qwen3-next's (no conv 28.9, no SiLU 30.3, no silu(z) 35.4, gated norm 1 + w 26.3, no output gate 5.61, no l2norm 32.4, plain-w norms 25.6, RoPE over the whole head 7.70, no decay 29.4, beta 1 27.3, A_log for A 24.4, no dt_bias 31.8, state reset per chunk 26.1); stand-in model.visual.* and mtp.*; untied (lm_head.weight); 4 heads, 2 kv heads; BF16 matrices, F32 norms, A_log and dt_bias |
 | qwen3-vl-moe-mm | Qwen3VLMoeForConditionalGeneration | Qwen3-VL-MoE as released (Qwen3-VL-30B-A3B's config.json, transformers 4.57): text_config (qwen3_vl_moe_text) with rope_scaling {"mrope_interleaved": true, "mrope_section": [6, 5, 5], "rope_type": "default"} beside rope_theta 5000000 (an integer; text positions: the plain RoPE), head_dim 32 != hidden / heads 16, q_norm/k_norm (head_dim,), decoder_sparse_step 1 and mlp_only_layers [1]: layers 0 and 2 Qwen3VLMoeTextSparseMoeBlock, layer 1 a dense mlp.gate_proj / up_proj / down_proj of intermediate_size 128; norm_topk_prob true (not read); mlp.gate (8, 64), softmax in fp32, top-2 always renormalised (not: 7.68); the experts fused and transposed as released, mlp.experts.gate_up_proj (8, 64, 48) used as x @ W: gate = its first 24 columns, up = the last 24 (halves swapped: 19.0; gate / up interleaved in the columns: 23.8), and mlp.experts.down_proj (8, 24, 64) used as x @ W (the stored bytes read as transformers 5's (E, 2F, H) / (E, H, F) without its Transpose(1, 2): 23.4); moe_intermediate_size 24, so that no expert tensor is square; weights model.language_model.* beside three stand-in model.visual.* tensors; tie_word_embeddings false only at the top level (lm_head.weight); GQA ratio 2, BF16 matrices, F32 norms |
 | gemma | GemmaForCausalLM | Gemma 1 as released (gemma-7b-it's config.json: "hidden_act": "gelu" and no hidden_activation, so GemmaMLP (transformers 4.39-4.47) runs gelu_pytorch_tanh; the exact GELU, as transformers >= 4.48 reads hidden_act: 0.0022, no greedy id changed); Llama's pre-norm layers with (1+w) RMSNorms in fp32 (plain w: 3.87); embeddings times bf16(sqrt(48)) = 6.9375 (none: 2.13; the fp32 6.9282: 0.0046, no greedy id changed); GeGLU (SwiGLU: 1.57); scores times head_dim^-0.5 with head_dim 16 listed (q width 4 x 16 = 64 != hidden 48: hidden / heads = 12 would not fit the tensors); no softcaps, no sliding window; 1 kv head (multi-query, as gemma-2b); tie_word_embeddings absent (GemmaConfig's default true: no lm_head tensor); all BF16 |
+| ministral3-mm | Mistral3ForConditionalGeneration | Ministral 3 as transformers 5 saves it (Ministral-3-3B / 8B / 14B-Instruct-2512: "dtype", transformers_version 5.0.0, tie_word_embeddings false at the top level and in text_config): text_config of model_type "ministral3" (Ministral3Config) with the RoPE only in `"rope_parameters": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 16.0, "llama_4_scaling_beta": 0.3, "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 16, "rope_theta": 1000000000.0, "rope_type": "yarn", "type": "yarn"}` (released: beta 0.1, original 16384; no rope_theta key), max_position_embeddings 256 = 16 x 16; Mistral's layers (pre-norm, SwiGLU, no biases, rms_norm_eps 1e-5, sliding_window null) with YaRN x16 over head_dim 48 (pair 0 kept, pair 1 ramped, 22 pairs divided by 16; mscale = mscale_all_dim = 1: cos and sin unscaled; plain RoPE: 11.6; YaRN's default 0.1 ln 16 + 1 = 1.277 on cos and sin: 9.21) and Ministral3Attention's query scaling: after RoPE every query (not the keys) times 1 + 0.3 ln(1 + floor(position / 16)), positions from 0 (1 below 16, 1.2079 from 16, 1.3296 from 32, ... 1.6908 from 144; every prompt crosses a period boundary while decoding, prompt 4 reaches period 9; no scaling: 9.43; the keys scaled too: 9.04; 1 + 0.3 floor(position / 16) without the log: 12.7; the factor of position + 1: 1.41); head_dim 48 listed (q width 4 x 48 = 192 != hidden 64), GQA 2; weights model.language_model.* and lm_head.weight (untied) beside five stand-in model.vision_tower.* / model.multi_modal_projector.* tensors (transformers 5's names) that the forward pass ignores and an export must copy unchanged; BF16 matrices, F32 norms |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -3308,5 +3423,12 @@ besides the MoE keys; for Gemma 1 `model.weight_prefix`, `embed_scale`, `attn_sc
 scale, SwiGLU) and `{gelu_exact,embed_scale_fp32}_effect_prompt4` with
 `{gelu_exact,embed_scale_fp32}_greedy_prompts_changed` (the exact GELU of config.json's hidden_act, sqrt(hidden_size)
 not rounded to bf16: smaller changes, each above the tests' 1e-4; and on how many golden prompts they change the greedy
-ids).
+ids); for Ministral 3 `model.weight_prefix`, `lm_head`, `text_model_type`, `rope_parameters` (as config.json has them),
+`rope_theta`, `rope_attention_factor`, `rope_inv_freq`, `yarn_pairs_kept_ramped_divided`, `query_scale_beta`,
+`query_scale_period`, `query_scale_rule`, `query_scale_per_period` ([position, factor] at every period start up to the
+longest sequence the goldens feed), `query_scale_periods_reached` (per prompt, the period of its last token and of the
+last token fed back), `q_width`, `stand_in_tensors` and
+`{query_scale,query_scale_keys,query_scale_no_log,query_scale_position_plus_one,rope_scaling,yarn_attention_factor}_effect_prompt4`
+(largest logit change with no query scaling, the keys scaled too, 1 + beta floor(position / period) without the log, the
+factor of position + 1, plain RoPE at rope_theta, cos and sin times YaRN's default 0.1 ln(factor) + 1).
 """

@@ -9,7 +9,9 @@ modeling code (eager attention); the file and class/function are cited at each f
   GemmaForCausalLM (Gemma 1: Llama's layers with (1 + w) norms, scaled embeddings and GeGLU; no softcaps, no window),
   Gemma2ForCausalLM, Gemma3ForCausalLM, Gemma3ForConditionalGeneration (its language model only),
   Phi3ForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, Qwen3MoeForCausalLM,
-  Mistral3ForConditionalGeneration (its language model, a MistralModel, only),
+  Mistral3ForConditionalGeneration (its language model, a MistralModel, only; or, with a text_config of model_type
+  "ministral3" (Ministral 3, transformers 5), a Ministral3Model: Mistral's layers, YaRN from rope_parameters, and each
+  query scaled after RoPE by its position, see llama4_attn_scale),
   GlmForCausalLM, Glm4ForCausalLM, SmolLM3ForCausalLM, Qwen2VLForConditionalGeneration, Qwen2_5_VLForConditionalGeneration,
   Qwen3VLForConditionalGeneration (their language models: Qwen2 / Qwen3 decoders with the
   multimodal RoPE, which for text positions is the plain one; see mrope_cos_sin),
@@ -84,6 +86,9 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     Cohere / Cohere 2 pair adjacent dims (2i, 2i + 1) over the whole head (frequency i); Cohere 2's
     full-attention layers take no RoPE at all (only its sliding layers rotate). EXAONE 4 alike when
     sliding_window is set (its full layers take none); with sliding_window null every layer rotates.
+  - Ministral 3 (query_scale_beta): after RoPE every query (not the keys) is multiplied by 1 + beta ln(1 +
+    floor(position / original_max_position_embeddings)), beta = rope_parameters' llama_4_scaling_beta
+    (llama4_attn_scale).
   - GQA by repeating each kv head NH / NKV times (head h uses kv head h // (NH / NKV)).
   - DeepSeek-V3's multi-head latent attention (`mla_attention`) in place of q/k/v: q through a
     low-rank q_a_proj / q_a_layernorm / q_b_proj (q_lora_rank null: one q_proj), k and v per head
@@ -330,6 +335,9 @@ GEMMA1 = "GemmaForCausalLM"
 # Qwen3-VL-MoE (Qwen3-VL-30B-A3B / 235B-A22B) as released: Qwen3-VL's multimodal checkpoint with Qwen3-MoE's layers and
 # the experts fused and transposed in one tensor per layer (see qwen3_vl_moe_expert)
 QWEN3_VL_MOE = "Qwen3VLMoeForConditionalGeneration"
+# Ministral 3 (Ministral-3-3B / 8B / 14B-Instruct-2512): a Mistral3ForConditionalGeneration whose text_config has
+# model_type "ministral3" (transformers 5's Ministral3Config; its DEFAULTS key is that model_type, not an architecture)
+MINISTRAL3 = "ministral3"
 GLM4_MOE = "Glm4MoeForCausalLM"
 DEEPSEEK_V3 = "DeepseekV3ForCausalLM"
 DEEPSEEK_V2 = "DeepseekV2ForCausalLM"
@@ -405,6 +413,19 @@ DEFAULTS = {
         num_experts=128, num_experts_per_tok=8, norm_topk_prob=False, decoder_sparse_step=1,
         mlp_only_layers=None, moe_intermediate_size=768),
 }
+# models/ministral3/configuration_ministral3.py Ministral3Config (transformers 5; a Mistral3ForConditionalGeneration's
+# text_config of model_type "ministral3" takes these in place of MistralConfig's): num_key_value_heads 8, head_dim 128
+# (None -> hidden_size // num_attention_heads in __post_init__), hidden_act silu, max_position_embeddings 262144,
+# rms_norm_eps 1e-5, tie_word_embeddings false, sliding_window None, rope_parameters None -> __post_init__'s YaRN x16
+# from 16384 at 1e6 with llama_4_scaling_beta 0.1 (as written there: "type", no "rope_type", and a
+# "max_position_embeddings" key that YaRN does not read). No rope_theta / rope_scaling keys (transformers 5 keeps
+# the RoPE in rope_parameters: see Spec)
+DEFAULTS[MINISTRAL3] = dict(
+    num_key_value_heads=8, head_dim=128, hidden_act="silu", rms_norm_eps=1e-5, tie_word_embeddings=False,
+    sliding_window=None, max_position_embeddings=262144,
+    rope_parameters={"type": "yarn", "rope_theta": 1000000.0, "factor": 16.0, "original_max_position_embeddings": 16384,
+                     "max_position_embeddings": 262144, "beta_fast": 32.0, "beta_slow": 1.0, "mscale_all_dim": 1.0,
+                     "mscale": 1.0, "llama_4_scaling_beta": 0.1})
 # models/glm/configuration_glm.py GlmConfig, models/glm4/configuration_glm4.py Glm4Config (the same)
 # models/qwen2_5_vl/configuration_qwen2_5_vl.py Qwen2_5_VLTextConfig (Qwen2VLTextConfig alike),
 # models/qwen3_vl/configuration_qwen3_vl.py Qwen3VLTextConfig
@@ -665,7 +686,13 @@ class Spec:
         # (the released Qwen2-VL/Qwen2.5-VL configs are flat: no text_config, every key at the top)
         c = cfg.get("text_config", cfg) if arch in MULTIMODAL else cfg
         self.text_cfg = c
-        get = _getter(arch, c)
+        # Ministral 3 (transformers 5, models/mistral3/configuration_mistral3.py Mistral3Config.__post_init__: the
+        # text_config dict becomes CONFIG_MAPPING[its model_type]): a text_config of model_type "ministral3" is a
+        # Ministral3Config, with defaults of its own, and Mistral3Model.__init__'s AutoModel.from_config builds a
+        # Ministral3Model from it (models/ministral3/modeling_ministral3.py): Mistral's layers, the RoPE from
+        # rope_parameters and the query scaling (see below and llama4_attn_scale)
+        self.ministral3 = arch == "Mistral3ForConditionalGeneration" and c.get("model_type") == MINISTRAL3
+        get = _getter(MINISTRAL3 if self.ministral3 else arch, c)
         gemma = arch in GEMMA
         gemma1 = arch == GEMMA1
         self.H = c["hidden_size"]
@@ -733,6 +760,21 @@ class Spec:
             # transformers 5 writes these configs' RoPE as one flat rope_parameters dict (flat_rope_parameters)
             self.theta, self.rope_scaling = flat_rope_parameters(c, get, "DeepSeek-V2" if arch == DEEPSEEK_V2 else
                                                                  "EXAONE 4")
+        # Ministral 3: after RoPE every query times 1 + query_scale_beta ln(1 + floor(position / query_scale_period))
+        # (llama4_attn_scale); beta 0: none (every other family)
+        self.query_scale_beta, self.query_scale_period = 0.0, None
+        if self.ministral3:
+            # Ministral3Config exists in transformers 5 only: the RoPE is one flat rope_parameters dict
+            # (flat_rope_parameters; the release's {"rope_type": "yarn", "type": "yarn", "rope_theta", "factor",
+            # "original_max_position_embeddings", "beta_fast", "beta_slow", "mscale", "mscale_all_dim",
+            # "llama_4_scaling_beta"}): Ministral3RotaryEmbedding.__init__ reads rope_parameters["rope_type"] and
+            # ROPE_INIT_FUNCTIONS the rest (yarn: _compute_yarn_parameters, see yarn_parameters; mscale = mscale_all_dim
+            # = 1 gives the attention factor 1). The same dict holds the query scaling's two numbers
+            self.theta, self.rope_scaling = flat_rope_parameters(c, get, "Ministral 3")
+            self.query_scale_beta, self.query_scale_period = ministral3_query_scale(get("rope_parameters"))
+        # (what-ifs only, golden_models.ministral3_what_ifs: the keys scaled too, the scale without its log (1 + beta
+        # floor(position / period)), positions counted from 1)
+        self.query_scale_keys, self.query_scale_log, self.query_scale_offset = False, True, 0
         if arch in ERNIE:
             # (no scaling: rope_scaling / a rope_type other than default are refused in ernie_rope)
             self.theta = ernie_rope(c, get)
@@ -1530,6 +1572,23 @@ def flat_rope_parameters(c, get, family):
     return theta, (None if kind == "default" else rp)
 
 
+def ministral3_query_scale(rp):
+    """(beta, period) of Ministral 3's query scaling from its rope_parameters dict: models/ministral3/
+    modeling_ministral3.py Ministral3Attention.forward passes `self.config.rope_parameters.get("llama_4_scaling_beta")`
+    and `.get("original_max_position_embeddings")` to _get_llama_4_attn_scale (see llama4_attn_scale). Refused: either
+    key missing (transformers would compute `1 + None * ...` or divide by None: a TypeError), beta not a number, the
+    period not a positive integer. beta 0: a factor of 1 everywhere."""
+    beta, period = rp.get("llama_4_scaling_beta"), rp.get("original_max_position_embeddings")
+    if beta is None or period is None:
+        raise ValueError("Ministral 3: rope_parameters needs llama_4_scaling_beta and original_max_position_embeddings "
+                         "(Ministral3Attention.forward reads both): %r" % (rp,))
+    if isinstance(beta, bool) or not isinstance(beta, (int, float)) or not math.isfinite(beta):
+        raise ValueError("Ministral 3: llama_4_scaling_beta %r is not a number" % (beta,))
+    if isinstance(period, bool) or not isinstance(period, int) or period <= 0:
+        raise ValueError("Ministral 3: original_max_position_embeddings %r is not a positive integer" % (period,))
+    return float(beta), period
+
+
 def ernie_rope(c, get):
     """rope_theta of an Ernie4_5ForCausalLM / Ernie4_5_MoeForCausalLM config.json: the released ones (and transformers
     4.54 - 4.57) have rope_theta at the top level (an integer, 500000, in the released files); transformers 5 writes
@@ -1959,6 +2018,22 @@ def mrope_cos_sin(spec, positions, rows=None):
     return cos.unsqueeze(1), sin.unsqueeze(1)
 
 
+def llama4_attn_scale(spec, positions):
+    """Ministral 3's per-token query factor, (B, 1, T, 1) fp32 for positions (B, T) int64: models/ministral3/
+    modeling_ministral3.py _get_llama_4_attn_scale(positions_ids, beta, max_position_embeddings) = `1 + beta *
+    torch.log(1 + torch.floor(positions_ids / max_position_embeddings))` with beta = llama_4_scaling_beta and
+    max_position_embeddings = rope_parameters' original_max_position_embeddings (the period), computed in fp32 (an
+    int64 tensor divided by an int: float32) as written there; Ministral3Attention.forward multiplies the rotated
+    queries by it, `.to(query_states.dtype)` (a bf16 run would round it to bf16 first; the goldens are fp32).
+    transformers passes cache_position, the absolute position of each token in its sequence: `positions` here (for an
+    unpadded sequence the same; in a left-padded batch transformers' cache_position also counts the padding, which
+    position_ids do not: greedy_batch keeps each sequence's own positions, as an unpadded run has them).
+    What-ifs: query_scale_log False gives 1 + beta floor(p / period), query_scale_offset 1 counts positions from 1."""
+    periods = torch.floor((positions + spec.query_scale_offset) / spec.query_scale_period)
+    scale = 1 + spec.query_scale_beta * (torch.log(1 + periods) if spec.query_scale_log else periods)
+    return scale.unsqueeze(1).unsqueeze(-1)
+
+
 def attention_bias(positions, k_pos, k_valid, window):
     """(B, 1, T, S) additive mask: 0 where query i may attend key j, fp32 min elsewhere."""
     allowed = (k_pos.unsqueeze(1) <= positions.unsqueeze(2)) & k_valid.unsqueeze(1)
@@ -1983,7 +2058,7 @@ def qkv_projections(spec, p, pre, h):
     return q, k, v
 
 
-def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
+def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace, query_scale=None):
     B, T, _ = h.shape
     NH, NKV, HD = spec.NH, spec.NKV, spec.HD
     q, k, v = qkv_projections(spec, p, pre, h)
@@ -2027,6 +2102,13 @@ def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace):
     if spec.layer_use_rope[l]:  # (not on SmolLM3's NoPE layers, nor Cohere 2's full layers)
         q = torch.cat((q[..., :R] * cos + rot(q[..., :R]) * sin, q[..., R:]), dim=-1)
         k = torch.cat((k[..., :R] * cos + rot(k[..., :R]) * sin, k[..., R:]), dim=-1)
+    if query_scale is not None:
+        # models/ministral3/modeling_ministral3.py Ministral3Attention.forward, right after apply_rotary_pos_emb:
+        # `query_states = query_states * _get_llama_4_attn_scale(cache_position, ...).to(query_states.dtype)` (B, 1,
+        # T, 1) over every head; the keys (and so the KV cache) stay unscaled (query_scale_keys: a what-if only)
+        q = q * query_scale
+        if spec.query_scale_keys:
+            k = k * query_scale
     if cache is not None:
         if l in cache:
             k = torch.cat((cache[l][0], k), dim=2)
@@ -2661,16 +2743,17 @@ def feed_forward(spec, p, pre, l, h, trace):
                      p[pre + "mlp.down_proj.weight"])
 
 
-def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, valid=None):
+def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, valid=None, query_scale=None):
     # (OLMo 2: no input_layernorm, the attention reads the residual x itself)
     h = norm(spec, x, p[pre + "input_layernorm.weight"]) if spec.input_norms else x
     if spec.layer_linear[l]:
         # models/qwen3_next/modular_qwen3_next.py Qwen3NextDecoderLayer.forward: the token mixer is self.linear_attn on
         # "linear_attention" layers (self.self_attn on "full_attention" ones), then Llama's order
         a = gated_delta_net(spec, p, pre, l, h, valid, cache, new_cache, trace)
+    elif spec.mla:
+        a = mla_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace)
     else:
-        attention = mla_attention if spec.mla else self_attention
-        a = attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace)
+        a = self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace, query_scale)
     if spec.parallel_block:
         # models/cohere/modeling_cohere.py CohereDecoderLayer.forward (Cohere2DecoderLayer alike): the
         # attention and the MLP both read the one normed h; residual + attention + MLP, in that order
@@ -2735,6 +2818,9 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
     biases = {s: attention_bias(positions, k_pos, k_valid, spec.sliding_window if s else None)
               for s in sorted(set(spec.layer_sliding))}
 
+    # Ministral 3: the query factor of each new token (Ministral3Model.forward passes cache_position to every layer)
+    query_scale = llama4_attn_scale(spec, positions) if spec.query_scale_beta else None
+
     prefix, head_name = weight_names(spec, p)
     x = p[prefix + "embed_tokens.weight"][ids]
     if spec.embed_scale is not None:
@@ -2743,7 +2829,7 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
     new_cache = {}
     for l in range(spec.L):
         x = decoder_layer(spec, p, prefix + "layers.%d." % l, l, x, rope[spec.layer_rope[l]],
-                          biases[spec.layer_sliding[l]], cache, new_cache, trace, key_valid)
+                          biases[spec.layer_sliding[l]], cache, new_cache, trace, key_valid, query_scale)
         if capture and l < spec.L - 1:
             hidden.append(x)
     x = norm(spec, x, p[prefix + "norm.weight"])

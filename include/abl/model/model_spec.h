@@ -78,6 +78,12 @@ struct ModelSpec {
   // (L) layers whose attention takes no RoPE at all (SmolLM3's NoPE layers: no_rope_layers[l] == 0);
   // empty = every layer rotates.
   std::vector<uint8_t> nope_layers;
+  // Ministral 3 (Ministral3Attention): after RoPE every query is multiplied by
+  // 1 + query_log_scale_beta * log(1 + floor(position / query_log_scale_period)) (transformers'
+  // _get_llama_4_attn_scale with rope_parameters' llama_4_scaling_beta and original_max_position_embeddings);
+  // beta 0 = none.
+  double query_log_scale_beta = 0.0;
+  int64_t query_log_scale_period = 0;
 
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;  // RoPE base, rotate-half layout as in transformers

@@ -81,6 +81,15 @@ void scale(float* x, float s, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= s;
 }
 
+void scale_by_position(float* x, const int64_t* positions, int64_t T, int64_t width, float beta, int64_t period) {
+#pragma omp parallel for schedule(static) if (T * width > 65536)
+  for (int64_t t = 0; t < T; ++t) {
+    const float f =
+        1.0f + beta * std::log(1.0f + std::floor(static_cast<float>(positions[t]) / static_cast<float>(period)));
+    for (int64_t i = 0; i < width; ++i) x[t * width + i] *= f;
+  }
+}
+
 void softcap(float* x, float cap, int64_t n) {
 #pragma omp parallel for schedule(static) if (n > 65536)
   for (int64_t i = 0; i < n; ++i) x[i] = cap * std::tanh(x[i] / cap);

@@ -1,5 +1,6 @@
-// Elementwise fp32 scale and soft-cap in place: the twins of abl::cpu::scale and abl::cpu::softcap
-// (Gemma's embedding normaliser and final-logit soft-capping).
+// Elementwise scale and soft-cap in place: the twins of abl::cpu::scale, abl::cpu::softcap and
+// abl::cpu::scale_by_position (Gemma's embedding normaliser and final-logit soft-capping; Ministral 3's
+// query scaling).
 #include "abl/backend/cuda/check.h"
 #include "abl/backend/cuda/ops.h"
 #include "abl/core/error.h"
@@ -20,7 +21,26 @@ __global__ void softcap_kernel(float* x, float cap, int64_t n) {
   }
 }
 
+__global__ void scale_by_position_kernel(__nv_bfloat16* x, const int64_t* positions, int64_t T, int64_t width,
+                                         float beta, float period) {
+  const int64_t n = T * width, stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const float f = 1.0f + beta * logf(1.0f + floorf(static_cast<float>(positions[i / width]) / period));
+    x[i] = __float2bfloat16(__bfloat162float(x[i]) * __bfloat162float(__float2bfloat16(f)));
+  }
+}
+
 }  // namespace
+
+void scale_by_position(__nv_bfloat16* x, const int64_t* positions, int64_t T, int64_t width, float beta,
+                       int64_t period, cudaStream_t s) {
+  ABL_CHECK(T >= 0 && width >= 0, "scale_by_position: negative shape ({}, {})", T, width);
+  ABL_CHECK(period > 0, "scale_by_position: the period must be positive, got {}", period);
+  if (T * width == 0) return;
+  scale_by_position_kernel<<<detail::elementwise_blocks(T * width), detail::kElementwiseThreads, 0, s>>>(
+      x, positions, T, width, beta, static_cast<float>(period));
+  CUDA_CHECK_LAUNCH();
+}
 
 void scale(float* x, float s_factor, int64_t n, cudaStream_t s) {
   ABL_CHECK(n >= 0, "scale: negative length {}", n);

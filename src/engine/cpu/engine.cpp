@@ -227,6 +227,10 @@ void Engine::self_attention(int64_t l, const LayerWeights& w, const Batch& batch
       cpu::rope(q_.data(), batch.positions.data(), T, NH, HD, inv_freq, rope_factor, table, R, m.rope_interleaved);
       cpu::rope(k_.data(), batch.positions.data(), T, NKV, HD, inv_freq, rope_factor, table, R, m.rope_interleaved);
     }
+    if (m.query_log_scale_beta != 0.0) {  // Ministral3Attention: the queries only, after RoPE
+      cpu::scale_by_position(q_.data(), batch.positions.data(), T, QD, static_cast<float>(m.query_log_scale_beta),
+                             m.query_log_scale_period);
+    }
   }
   cpu::kv_append(k_.data(), v_.data(), batch.cache_rows.data(), T, KVD, cache.k(l), cache.v(l), m.v_dim());
   const int64_t window = m.uses_sliding_window(l) ? m.sliding_window : 0;

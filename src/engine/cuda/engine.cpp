@@ -445,6 +445,9 @@ void CudaEngine::self_attention(int64_t l, const DeviceLayer& w, const engine::B
     rope(b.q, b.positions, T, NH, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved, rope_factor);
     rope(b.k, b.positions, T, NKV, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved, rope_factor);
   }
+  if (m.query_log_scale_beta != 0.0) {  // Ministral3Attention: the queries only, after RoPE
+    scale_by_position(b.q, b.positions, T, QD, static_cast<float>(m.query_log_scale_beta), m.query_log_scale_period, s);
+  }
   if (padded) {
     pad_heads(b.q, b.qp, T * NH, HD, HDp, s);
     pad_heads(b.k, b.kp, T * NKV, HD, HDp, s);

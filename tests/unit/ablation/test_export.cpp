@@ -569,7 +569,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"qwen3.5-mm", true}, FamilyCase{"qwen3.5-moe-mm", true, false, true},
                       FamilyCase{"qwen3.5-moe-mm", false, false, true},
                       FamilyCase{"qwen3-vl-moe-mm", true, false, true},
-                      FamilyCase{"qwen3-vl-moe-mm", false, false, true}, FamilyCase{"gemma", true}),
+                      FamilyCase{"qwen3-vl-moe-mm", false, false, true}, FamilyCase{"gemma", true},
+                      FamilyCase{"ministral3-mm", true}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

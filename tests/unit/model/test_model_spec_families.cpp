@@ -1771,3 +1771,62 @@ TEST(ModelSpecGemma, PublishedConfigsAndTheirActivation) {
   c["use_bidirectional_attention"] = true;
   EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"use_bidirectional_attention"})) << error_of(c);
 }
+
+// Ministral 3 in the shape of the published Ministral-3-8B-Instruct-2512 (BF16) config (written for
+// this test): a Mistral 3 checkpoint whose text_config is a Ministral3Config — YaRN in rope_parameters
+// and the queries scaled by 1 + 0.1·log(1 + ⌊pos/16384⌋); a text model of model_type "mistral" is not.
+TEST(ModelSpecMinistral3, QueryScalingYarnAndDefaults) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["Mistral3ForConditionalGeneration"],
+    "image_token_index": 10, "model_type": "mistral3", "multimodal_projector_bias": false,
+    "projector_hidden_act": "gelu", "spatial_merge_size": 2, "vision_feature_layer": -1, "dtype": "bfloat16",
+    "text_config": {"attention_dropout": 0.0, "head_dim": 128, "hidden_act": "silu", "hidden_size": 4096,
+    "intermediate_size": 14336, "max_position_embeddings": 262144, "model_type": "ministral3",
+    "num_attention_heads": 32, "num_hidden_layers": 34, "num_key_value_heads": 8, "rms_norm_eps": 1e-05,
+    "rope_parameters": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 16.0, "llama_4_scaling_beta": 0.1,
+    "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 16384, "rope_theta": 1000000000.0,
+    "rope_type": "yarn", "type": "yarn"}, "sliding_window": null, "tie_word_embeddings": false,
+    "use_cache": true, "vocab_size": 131072},
+    "vision_config": {"hidden_size": 1024, "model_type": "pixtral"}})");
+  ModelSpec s = parse(c);
+  EXPECT_DOUBLE_EQ(s.query_log_scale_beta, 0.1);
+  EXPECT_EQ(s.query_log_scale_period, 16384);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::yarn);
+  EXPECT_DOUBLE_EQ(s.rope_scaling.factor, 16.0);
+  EXPECT_EQ(s.rope_scaling.original_max_position_embeddings, 16384);
+  EXPECT_DOUBLE_EQ(s.rope_scaling.attention_factor, 1.0);  // mscale = mscale_all_dim
+  EXPECT_DOUBLE_EQ(s.rope_theta, 1e9);
+  EXPECT_EQ(s.sliding_window, 0);
+  EXPECT_EQ(s.head_dim, 128);
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s), {"queries x(1 + 0.1·log(1 + ⌊pos/16384⌋))"}))
+      << abl::model::describe(s);
+  // Absent keys take Ministral3Config's defaults (not MistralConfig's 4096 window).
+  c["text_config"].erase("sliding_window");
+  c["text_config"].erase("head_dim");
+  c["text_config"].erase("rope_parameters");
+  s = parse(c);
+  EXPECT_EQ(s.sliding_window, 0);
+  EXPECT_EQ(s.head_dim, 128);
+  EXPECT_DOUBLE_EQ(s.query_log_scale_beta, 0.1);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::yarn);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 1e6);
+  // Mistral Small's text_config (model_type "mistral"): no query scaling, whatever its rope keys say.
+  c["text_config"]["model_type"] = "mistral";
+  c["text_config"]["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 1e9}, {"llama_4_scaling_beta", 0.1}};
+  s = parse(c);
+  EXPECT_DOUBLE_EQ(s.query_log_scale_beta, 0.0);
+  EXPECT_EQ(s.sliding_window, 4096);  // MistralConfig's default
+  // Ministral3ForCausalLM: the same keys at the top level.
+  nlohmann::json t = c["text_config"];
+  t["model_type"] = "ministral3";
+  t["architectures"] = {"Ministral3ForCausalLM"};
+  t["rope_parameters"] = {{"rope_type", "yarn"}, {"rope_theta", 1e9}, {"factor", 16.0},
+                          {"original_max_position_embeddings", 16384}, {"llama_4_scaling_beta", 0.25}};
+  s = parse(t);
+  EXPECT_DOUBLE_EQ(s.query_log_scale_beta, 0.25);
+  EXPECT_EQ(s.query_log_scale_period, 16384);
+  t["rope_parameters"].erase("original_max_position_embeddings");
+  EXPECT_TRUE(abl::testing::contains_all(error_of(t), {"llama_4_scaling_beta", "original_max_position_embeddings"}))
+      << error_of(t);
+  t["rope_parameters"].erase("llama_4_scaling_beta");
+  EXPECT_TRUE(abl::testing::contains_all(error_of(t), {"ministral3", "llama_4_scaling_beta"})) << error_of(t);
+}

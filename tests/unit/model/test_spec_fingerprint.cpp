@@ -87,6 +87,8 @@ TEST(SpecFingerprint, EveryFieldChangesIt) {
       [](ModelSpec& s) { s.router_logit_bias = true; },
       [](ModelSpec& s) { s.mxfp4_experts = true; },
       [](ModelSpec& s) { s.transposed_experts = true; },
+      [](ModelSpec& s) { s.query_log_scale_beta = 0.1; },
+      [](ModelSpec& s) { s.query_log_scale_period = 16384; },
       [](ModelSpec& s) { s.norm_centered = true; },
       [](ModelSpec& s) { s.parallel_block = true; },
       [](ModelSpec& s) { s.qk_norm_per_head = true; },

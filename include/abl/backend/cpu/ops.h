@@ -92,6 +92,10 @@ void geglu(const float* gate, const float* up, float* out, int64_t n);
 // x(n) *= s
 void scale(float* x, float s, int64_t n);
 
+// Row t of x(T, width) *= 1 + beta · log(1 + floor(positions[t] / period)), in fp32 (Ministral 3's
+// query scaling: Ministral3Attention, _get_llama_4_attn_scale).
+void scale_by_position(float* x, const int64_t* positions, int64_t T, int64_t width, float beta, int64_t period);
+
 // x(n) = cap · tanh(x / cap) (Gemma's logit soft-capping).
 void softcap(float* x, float cap, int64_t n);
 

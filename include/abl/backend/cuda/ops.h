@@ -135,6 +135,11 @@ void swiglu_clamped(const __nv_bfloat16* gate,  // (rows, F)
 // x = cap · tanh(x / cap) (Gemma's logit soft-cap).
 void scale(float* x, float s_factor, int64_t n, cudaStream_t s);
 void softcap(float* x, float cap, int64_t n, cudaStream_t s);
+// Row t of x(T, width) *= 1 + beta · log(1 + floor(positions[t] / period)): the factor in fp32, rounded
+// to bf16, the product rounded once (Ministral 3's query scaling as transformers runs it in bf16:
+// Ministral3Attention); the twin of abl::cpu::scale_by_position.
+void scale_by_position(__nv_bfloat16* x, const int64_t* positions, int64_t T, int64_t width, float beta,
+                       int64_t period, cudaStream_t s);
 
 // ---- residual add (add.cu): x += y, fp32.
 void add(float* x,        // (n) the residual stream

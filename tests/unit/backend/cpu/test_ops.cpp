@@ -288,6 +288,16 @@ TEST(Ops, OffsetNormGegluScaleSoftcapRopeFactor) {
   std::vector<float> c = {-100.0f, -1.0f, 0.0f, 2.0f, 100.0f};
   abl::cpu::scale(c.data(), 0.5f, 5);
   EXPECT_EQ(c, (std::vector<float>{-50.0f, -0.5f, 0.0f, 1.0f, 50.0f}));
+  // Ministral 3's query scaling: 1 + beta·log(1 + floor(pos / period)) per row.
+  std::vector<float> q(4 * 3, 2.0f);
+  const int64_t qpos[4] = {0, 7, 8, 100};
+  abl::cpu::scale_by_position(q.data(), qpos, 4, 3, 0.5f, 8);
+  for (int64_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(q[static_cast<size_t>(i)], 2.0f);
+    EXPECT_EQ(q[static_cast<size_t>(3 + i)], 2.0f);
+    EXPECT_NEAR(q[static_cast<size_t>(6 + i)], 2.0 * (1 + 0.5 * std::log(2.0)), 1e-6);
+    EXPECT_NEAR(q[static_cast<size_t>(9 + i)], 2.0 * (1 + 0.5 * std::log(13.0)), 1e-6);
+  }
   abl::cpu::softcap(c.data(), 30.0f, 5);
   EXPECT_NEAR(c[0], 30.0 * std::tanh(-50.0 / 30.0), 1e-5);
   EXPECT_NEAR(c[3], 30.0 * std::tanh(1.0 / 30.0), 1e-6);

@@ -441,6 +441,31 @@ TEST(CudaScaleSoftcap, MatchCpu) {
   expect_close(download<float>(dx, x.size(), stream.get()), want, 1e-5, 1e-5, "scale, softcap");
 }
 
+// Ministral 3's query scaling: the factor per position (1 below the period, log-growing after), rounded
+// to bf16 as transformers casts it, times bf16 queries.
+TEST(CudaScaleByPosition, MatchesCpuInBf16) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const std::vector<int64_t> positions = {0, 7, 8, 15, 16, 100, 4095, 70000};
+  const auto T = static_cast<int64_t>(positions.size());
+  const int64_t width = 24 * 5 + 1;
+  const auto x = to_bf16(normal(static_cast<size_t>(T * width), 2.0f, 45));
+  const auto xf = to_f32(x);
+  auto dx = upload(x, stream.get());
+  auto dpos = upload(positions, stream.get());
+  cuda::scale_by_position(dx.as<__nv_bfloat16>(), dpos.as<int64_t>(), T, width, 0.3f, 8, stream.get());
+  const auto got = to_f32(download<__nv_bfloat16>(dx, x.size(), stream.get()));
+  for (int64_t t = 0; t < T; ++t) {
+    std::vector<float> one = {1.0f};  // the CPU twin's factor for this position, rounded to bf16
+    cpu::scale_by_position(one.data(), &positions[static_cast<size_t>(t)], 1, 1, 0.3f, 8);
+    const float f = to_f32(to_bf16(one))[0];
+    for (int64_t i = 0; i < width; ++i) {
+      const float want = to_f32(to_bf16(std::vector<float>{xf[static_cast<size_t>(t * width + i)] * f}))[0];
+      EXPECT_EQ(got[static_cast<size_t>(t * width + i)], want) << "position " << positions[static_cast<size_t>(t)];
+    }
+  }
+}
+
 TEST(CudaAdd, IsExactFp32) {
   ABL_REQUIRE_GPU();
   cuda::Stream stream;
