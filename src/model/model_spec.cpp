@@ -136,6 +136,20 @@ constexpr const char* kGlmDefaults = R"({"vocab_size": 151552, "hidden_size": 40
   "eos_token_id": [151329, 151336, 151338]})";
 // Glm4MoeConfig (partial_rotary_factor from its kwargs.setdefault; head_dim from hidden_size /
 // num_attention_heads when absent, as Glm4MoeAttention's getattr).
+// Glm4vTextConfig (GLM-4.1V): rms_norm_eps 1e-5; no head_dim (glm_keys) and no partial_rotary_factor.
+constexpr const char* kGlm4vDefaults = R"({"vocab_size": 151552, "hidden_size": 4096,
+  "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32,
+  "num_key_value_heads": 2, "head_dim": null, "hidden_act": "silu",
+  "max_position_embeddings": 32768, "rms_norm_eps": 1e-05, "tie_word_embeddings": false,
+  "rope_theta": 10000.0})";
+// Glm4vMoeTextConfig (GLM-4.5V): Glm4MoeConfig's with its own vocabulary, context and attention_bias.
+constexpr const char* kGlm4vMoeDefaults = R"({"vocab_size": 151424, "hidden_size": 4096,
+  "intermediate_size": 10944, "num_hidden_layers": 46, "num_attention_heads": 96, "num_key_value_heads": 8,
+  "partial_rotary_factor": 0.5, "hidden_act": "silu", "max_position_embeddings": 65536, "rms_norm_eps": 1e-05,
+  "tie_word_embeddings": false, "rope_theta": 10000.0, "attention_bias": true, "moe_intermediate_size": 1408,
+  "num_experts_per_tok": 8, "n_shared_experts": 1, "n_routed_experts": 128, "routed_scaling_factor": 1.0,
+  "n_group": 1, "topk_group": 1, "first_k_dense_replace": 1, "norm_topk_prob": true,
+  "num_nextn_predict_layers": 0})";
 constexpr const char* kGlm4MoeDefaults = R"({"vocab_size": 151552, "hidden_size": 4096,
   "intermediate_size": 10944, "num_hidden_layers": 46, "num_attention_heads": 96, "num_key_value_heads": 8,
   "partial_rotary_factor": 0.5, "hidden_act": "silu", "max_position_embeddings": 131072, "rms_norm_eps": 1e-05,
@@ -293,6 +307,12 @@ const Family kFamilies[] = {
     // GLM-4-9B-chat-hf (GlmForCausalLM) and GLM-4-0414 (Glm4ForCausalLM, with post norms)
     {"GlmForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kGlmDefaults, glm_keys},
     {"Glm4ForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kGlmDefaults, glm_keys},
+    // GLM-4.1V-9B-Thinking, GLM-4.6V-Flash: GLM-4-0414's layers as the language model; GLM-4.5V, GLM-4.6V:
+    // GLM-4.5's (rotate-half RoPE, q/k/v biases); for text their multimodal RoPE is the plain one
+    {"Glm4vForConditionalGeneration", false, false, false, 0, 0, 0, W::none, 0, kGlm4vDefaults, glm_keys,
+     "text_config"},
+    {"Glm4vMoeForConditionalGeneration", false, false, false, 0, 0, 0, W::none, 0, kGlm4vMoeDefaults, glm4_moe_keys,
+     "text_config"},
     // SmolLM3: Llama with a NoPE layer every no_rope_layer_interval-th
     {"SmolLM3ForCausalLM", false, false, true, 0, 0, 0, W::per_layer, 0, kSmolLM3Defaults, smollm3_keys},
     // Granite 3.x: Llama with four multipliers
@@ -586,12 +606,31 @@ void phi3_keys(const Keys& k, ModelSpec& s) {
 // (Phi3MLP's: first half gate), RoPE on the first half of each head with adjacent dims paired
 // (apply_rotary_pos_emb: rotate_half over x[..., 0::2] / x[..., 1::2], cos/sin repeat_interleave'd).
 // Glm4DecoderLayer adds post_self_attn_layernorm and post_mlp_layernorm on the two branch outputs.
+// models/glm4v: Glm4vTextDecoderLayer is Glm4DecoderLayer; apply_multimodal_rotary_pos_emb pairs
+// adjacent dims the same way (rotate_half_llm), and for text its three position rows are equal.
+// Glm4vTextAttention takes head_dim = hidden_size / heads whatever a head_dim key says, and always
+// biases q/k/v; partial_rotary_factor is required (without it transformers' default of 1 makes the
+// mrope sections, which cover half the head, fail to split).
 void glm_keys(const Keys& k, ModelSpec& s) {
-  s.qkv_bias = k.get_bool("attention_bias", true);
+  const bool glm4v = s.architecture == "Glm4vForConditionalGeneration";
+  if (glm4v) {
+    if (s.hidden_size % s.num_heads != 0) {
+      bad_key(s, "num_attention_heads",
+              fmt::format("must divide hidden_size {} (Glm4vTextAttention's head_dim), found {}", s.hidden_size,
+                          s.num_heads));
+    }
+    s.head_dim = s.hidden_size / s.num_heads;
+    if (!k.find("partial_rotary_factor")) {
+      fail("{}: Glm4vForConditionalGeneration needs text_config.partial_rotary_factor (the released configs write "
+           "0.5; transformers' default of 1 cannot split the mrope sections over half a head)",
+           s.source);
+    }
+  }
+  s.qkv_bias = glm4v || k.get_bool("attention_bias", true);
   s.fused_gate_up = true;
   s.rope_interleaved = true;
   partial_rotary_keys(k, s);
-  if (s.architecture == "Glm4ForCausalLM") {
+  if (s.architecture == "Glm4ForCausalLM" || glm4v) {
     s.sandwich_norms = true;
     s.sandwich_names = ModelSpec::SandwichNames::glm4;
   }
@@ -694,10 +733,13 @@ void qwen_moe_keys(const Keys& k, ModelSpec& s) {
 // first_k_dense_replace layers are dense MLPs of intermediate_size, the rest MoE: n_routed_experts
 // experts of moe_intermediate_size picked by the sigmoid router (route_tokens_to_experts) and
 // n_shared_experts shared ones as one MLP of n_shared_experts * moe_intermediate_size, ungated.
+// models/glm4v_moe: the same layers (Glm4vMoeTextAttention: Glm4Attention with gpt_neox's rotate-half
+// apply_rotary_pos_emb; for text the multimodal RoPE is the plain one), attention_bias true by default.
 void sigmoid_moe_keys(const Keys& k, ModelSpec& s);
 void glm4_moe_keys(const Keys& k, ModelSpec& s) {
   s.qkv_bias = k.get_bool("attention_bias", false);
-  s.qk_norm = k.get_bool("use_qk_norm", false);
+  // Glm4vMoeTextConfig has no use_qk_norm (Glm4vMoeTextAttention never norms q/k)
+  s.qk_norm = s.architecture != "Glm4vMoeForConditionalGeneration" && k.get_bool("use_qk_norm", false);
   partial_rotary_keys(k, s);
   sigmoid_moe_keys(k, s);
 }

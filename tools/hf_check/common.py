@@ -62,6 +62,8 @@ FAMILIES = [
     ("Qwen3VLMoeForConditionalGeneration", "qwen3-vl-moe-mm"),  # as released: fused (E, H, 2F) experts, a dense layer
     ("GemmaForCausalLM", "gemma"),  # Gemma 1: (1+w) norms, bf16 embed scale, hidden_act "gelu" (tanh GeGLU), MQA, tied
     ("Mistral3ForConditionalGeneration", "ministral3-mm"),  # Ministral 3: YaRN, queries x 1 + b ln(1 + pos // M)
+    ("Glm4vForConditionalGeneration", "glm4v-mm"),  # GLM-4.1V: GLM-4-0414's layers, adjacent-pair half-head mrope
+    ("Glm4vMoeForConditionalGeneration", "glm4v-moe-mm"),  # GLM-4.5V: GLM-4.5's layers, rotate-half mrope, per-expert
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

@@ -310,6 +310,31 @@
      RoPE, YaRN's default attention factor; 1e-3, each over 1e-2); reference.Spec refuses rope_theta or rope_scaling
      beside rope_parameters, a missing llama_4_scaling_beta and a period that is not a positive integer. (1. checks the
      KV cache, which holds the unscaled keys, with each new query scaled by its own position.)
+ 25. GLM-4.1V and GLM-4.5V (glm4v-mm: Glm4vForConditionalGeneration; glm4v-moe-mm: Glm4vMoeForConditionalGeneration;
+     both as released with transformers 4.5x's save): a second forward pass written here from models/glm4v/
+     modeling_glm4v.py, configuration_glm4v.py and models/glm4v_moe/modular_glm4v_moe.py (4.56 / 4.57) with
+     models/glm4_moe's Glm4MoeTopkRouter / Glm4MoeMoE (`GlmVCheck`: text_config read with Glm4vTextConfig's /
+     Glm4vMoeTextConfig's defaults, head_dim = hidden / heads for GLM-4.1V, rotary_dim = int(head_dim x
+     partial_rotary_factor), three equal position rows with each frequency's angle taken from its mrope_section band's
+     row, GLM-4.1V's adjacent pairs or GLM-4.5V's halves rotated as complex numbers, per-head attention with a
+     hand-written softmax, GLM-4-0414's four norms and fused gate_up_proj, or GLM-4.5's two norms, dense first layer and
+     the sigmoid router with correction bias and groups (masked_fill 0.0, topk unsorted) over Glm4MoeMoE.moe's one_hot /
+     index_add_ loop plus the ungated shared experts) reproduces logits_last, hidden_last and logits_all_0 (1e-4) and
+     every golden greedy id (no cache); the files hold exactly the family's tensors under model.language_model.* and
+     lm_head.weight (GLM-4.1V: four norms, q/k/v biases, fused gate_up_proj; GLM-4.5V: per-expert mlp.experts.{e}.*,
+     mlp.gate, mlp.gate.e_score_correction_bias (F32), mlp.shared_experts.*, the dense layer's gate/up/down_proj), no
+     MTP layer, three model.visual.* stand-ins, all BF16 but the correction bias; config.json is in the releases'
+     spelling (glm4v_text without head_dim and rope_scaling {"mrope_section", "type": "default"}; glm4v_moe_text with
+     head_dim != hidden / heads and rope_scaling {"mrope_section", "rope_type": "default"}; partial_rotary_factor 0.5,
+     attention_bias true, no use_qk_norm / num_nextn_predict_layers) and reference.Spec / golden.json read it as
+     GlmVCheck does; GlmVCheck's angles of text positions are the plain RoPE's, and for an image's (t, h, w) rows
+     reference.mrope_cos_sin takes each frequency from its band's row as GlmVCheck does (1e-5); GlmVCheck's own router
+     gives golden.json's routing gaps (experts and groups, prompt and fed back, >= 1e-3) and expert_ids_last;
+     golden.json has exactly the what-ifs of golden_models.glm_v_what_ifs (and the sigmoid router's) and GlmVCheck
+     reproduces each (1e-3, each over 1e-2); reference.Spec refuses mrope sections not adding up to rotary_dim / 2, rope_scaling without
+     them or null, a linear rope_scaling, a rope_theta in rope_scaling that differs, and for GLM-4.1V a head_dim key !=
+     hidden / heads and an absent partial_rotary_factor (1.0: the sections no longer fit). (6. checks GLM-4.1V's
+     interleaved RoPE against rotate-half on permuted rows; 7. its multimodal RoPE of text positions.)
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
@@ -393,8 +418,9 @@ def check_glm_interleaved(name, spec, p, g):
     R, HD = spec.R, spec.HD
     order = list(range(0, R, 2)) + list(range(1, R, 2)) + list(range(R, HD))
     q = dict(p)
+    prefix, _ = ref.weight_names(spec, p)  # ("model." but GLM-4.1V's model.language_model.)
     for l in range(spec.L):
-        pre = "model.layers.%d." % l
+        pre = prefix + "layers.%d." % l
         for proj, heads in (("q_proj", spec.NH), ("k_proj", spec.NKV)):
             rows = torch.tensor([h * HD + i for h in range(heads) for i in order])
             for kind in ("weight", "bias"):
@@ -4375,6 +4401,351 @@ def check_ministral3(name, spec, p, g, st):
                                                           " (accepted: %s)" % wrong if wrong else ""))
 
 
+class GlmVCheck:
+    """GLM-4.1V's (Glm4vForConditionalGeneration) and GLM-4.5V's (Glm4vMoeForConditionalGeneration) language models
+    again, from models/glm4v/modeling_glm4v.py, configuration_glm4v.py and models/glm4v_moe/modular_glm4v_moe.py as
+    transformers 4.56 / 4.57 have them (the versions the releases were saved with), with models/glm4_moe/
+    modeling_glm4_moe.py's Glm4MoeTopkRouter / Glm4MoeMoE that GLM-4.5V's layers inherit, sharing nothing with
+    reference.py but the safetensors reader: text_config read with Glm4vTextConfig's / Glm4vMoeTextConfig's defaults
+    (GLM-4.1V: head_dim = hidden // heads whatever the file says, q/k/v biases always, partial_rotary_factor by getattr
+    with 1.0; GLM-4.5V: head_dim by getattr, q/k/v biases from attention_bias, partial_rotary_factor 0.5); the
+    rotary embedding over rotary_dim = int(head_dim x partial_rotary_factor) dims from three position rows (t, h, w),
+    equal for text (Glm4vModel.get_rope_index without images), each frequency taking its angle from the row of the
+    mrope_section band it lies in (apply_multimodal_rotary_pos_emb's `mrope_section * 2` split of cat(freqs, freqs),
+    band j from row j % 3), the angles computed here frequency by frequency; the rotation as complex numbers: GLM-4.1V's
+    adjacent pairs (x[2i], x[2i + 1]) (rotate_half_llm with cos[..., :rotary_dim / 2].repeat_interleave(2)), GLM-4.5V's
+    halves (x[i], x[i + rotary_dim / 2]) (rotate_half), the dims past rotary_dim passing; per-head attention with a
+    hand-written softmax (attend_heads); GLM-4.1V's Glm4vTextDecoderLayer (post_self_attn_layernorm and
+    post_mlp_layernorm on the branch outputs) and Glm4vTextMLP (gate_up_proj.chunk(2): up * silu(gate));
+    GLM-4.5V's Glm4MoeDecoderLayer (two norms), Glm4MoeMLP on the first first_k_dense_replace layers, Glm4MoeMoE from
+    there on: Glm4MoeTopkRouter.forward (F.linear of the fp32 hidden states, sigmoid) and get_topk_indices (scores +
+    e_score_correction_bias, groups by the sum of their two best, masked_fill 0.0, torch.topk unsorted), the scores
+    gathered, divided by their sum + 1e-20, times routed_scaling_factor; Glm4MoeMoE.moe's one_hot expert mask and
+    index_add_ loop over the per-expert Glm4MoeMLP tensors; plus shared_experts(residuals), ungated.
+    What-ifs (attributes changed after __init__, golden_models.glm_v_what_ifs' names where they apply):
+    `adjacent` (the pairing), `full_head` (rotary_dim = head_dim, the plain RoPE), `qkv_bias`, `post_norms`,
+    `softmax_router` (the router's scores a softmax), `shared` (the shared experts added), and the router's
+    `zero_bias`, `groups` (n_group / topk_group, (1, 1): no limit), `scaling` (routed_scaling_factor).
+    `router_calls`: None, or a list that receives (layer, masked choice values (T, E), group scores (T, G)) per MoE
+    call."""
+
+    # Glm4vTextConfig's (4.5x) defaults of the keys read here (no head_dim, attention_bias, partial_rotary_factor)
+    TEXT_DEFAULTS = dict(num_key_value_heads=2, rms_norm_eps=1e-5, rope_theta=10000.0, rope_scaling=None,
+                         tie_word_embeddings=False, hidden_act="silu")
+    # Glm4vMoeTextConfig's (4.56 / 4.57) defaults of the keys read here
+    MOE_DEFAULTS = dict(num_key_value_heads=8, partial_rotary_factor=0.5, rms_norm_eps=1e-5, rope_theta=10000.0,
+                        rope_scaling=None, tie_word_embeddings=False, attention_bias=True, moe_intermediate_size=1408,
+                        num_experts_per_tok=8, n_shared_experts=1, n_routed_experts=128, routed_scaling_factor=1.0,
+                        n_group=1, topk_group=1, first_k_dense_replace=1, norm_topk_prob=True, hidden_act="silu")
+    prefix = "model.language_model."
+
+    def __init__(self, cfg, p):
+        self.moe = cfg["architectures"][0] == "Glm4vMoeForConditionalGeneration"
+        text = cfg["text_config"]
+        c = dict(self.MOE_DEFAULTS if self.moe else self.TEXT_DEFAULTS, **text)
+        if c["hidden_act"] != "silu":
+            raise ValueError("GlmVCheck: hidden_act %r" % c["hidden_act"])
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NKV, self.eps = c["num_key_value_heads"], c["rms_norm_eps"]
+        # Glm4vTextAttention: `self.head_dim = self.hidden_size // self.num_heads`; Glm4Attention (GLM-4.5V):
+        # `getattr(config, "head_dim", config.hidden_size // config.num_attention_heads)`
+        self.HD = c.get("head_dim") or self.H // self.NH if self.moe else self.H // self.NH
+        # _compute_default_rope_parameters: `partial_rotary_factor = getattr(config, "partial_rotary_factor", 1.0)`,
+        # `dim = int(head_dim * partial_rotary_factor)`
+        self.R = int(self.HD * c.get("partial_rotary_factor", 1.0))
+        self.theta = float(c["rope_theta"])
+        self.section = list(c["rope_scaling"]["mrope_section"])
+        self.adjacent = not self.moe
+        self.qkv_bias = bool(c["attention_bias"]) if self.moe else True  # (Glm4vTextAttention: bias=True)
+        self.post_norms = not self.moe
+        self.full_head = self.softmax_router = self.zero_bias = False
+        self.shared = True
+        if self.moe:
+            self.E, self.k = c["n_routed_experts"], c["num_experts_per_tok"]
+            self.groups = (c["n_group"], c["topk_group"])
+            self.scaling = c["routed_scaling_factor"]
+            self.moe_layers = [l >= c["first_k_dense_replace"] for l in range(self.L)]
+        self.router_calls = None
+
+    def w(self, name):
+        return self.p[self.prefix + name]
+
+    def rms(self, x, weight):  # Glm4vRMSNorm / Glm4MoeRMSNorm
+        return weight * (x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+    def angles(self, rows):
+        """rows (3, T) positions (t, h, w) -> (T, R / 2) angles: frequency i's from the row of the mrope_section band
+        it lies in (the first copy of `mrope_section * 2` over cat(freqs, freqs): bands 0, 1, 2 cover frequencies
+        [0, s0), [s0, s0 + s1), [s0 + s1, R / 2)); with full_head, rotary_dim = head_dim and the t row for all."""
+        R = self.HD if self.full_head else self.R
+        out = torch.empty(rows.shape[1], R // 2)
+        for i in range(R // 2):
+            band = 0
+            if not self.full_head:
+                edge = 0
+                for band, size in enumerate(self.section):
+                    edge += size
+                    if i < edge:
+                        break
+            inv = 1.0 / self.theta ** (float(2 * i) / R)  # 1 / base^(arange(0, dim, 2) / dim)
+            out[:, i] = rows[band].to(torch.float64) * inv
+        return out.to(torch.float32)
+
+    def rotary(self, x, angles):
+        """x (T, heads, HD): the first rotary_dim dims turned, the rest passed."""
+        R = 2 * angles.shape[1]
+        turn = torch.polar(torch.ones_like(angles), angles).unsqueeze(1)
+        r, rest = x[..., :R], x[..., R:]
+        if self.adjacent:  # (x[2i], x[2i + 1]) as one complex number
+            z = torch.complex(r[..., 0::2], r[..., 1::2]) * turn
+            r = torch.stack((z.real, z.imag), dim=-1).flatten(-2)
+        else:  # (x[i], x[i + R / 2])
+            z = torch.complex(r[..., :R // 2], r[..., R // 2:]) * turn
+            r = torch.cat((z.real, z.imag), dim=-1)
+        return torch.cat((r, rest), dim=-1)
+
+    def attention(self, l, x, angles):
+        a_, T = "layers.%d.self_attn." % l, x.shape[0]
+
+        def proj(name, heads):
+            y = torch.nn.functional.linear(x, self.w(a_ + name + ".weight"),
+                                           self.w(a_ + name + ".bias") if self.qkv_bias else None)
+            return y.view(T, heads, self.HD)
+        q, k, v = proj("q_proj", self.NH), proj("k_proj", self.NKV), proj("v_proj", self.NKV)
+        o = attend_heads(self.rotary(q, angles), self.rotary(k, angles), v, torch.ones(T, T, dtype=torch.bool).tril())
+        return torch.nn.functional.linear(o, self.w(a_ + "o_proj.weight"))  # (o_proj bias=False)
+
+    def mlp3(self, pre, x):  # Glm4MoeMLP: down(silu(gate(x)) * up(x))
+        lin = torch.nn.functional.linear
+        return lin(torch.nn.functional.silu(lin(x, self.w(pre + "gate_proj.weight"))) *
+                   lin(x, self.w(pre + "up_proj.weight")), self.w(pre + "down_proj.weight"))
+
+    def moe_block(self, l, x):
+        pre = "layers.%d.mlp." % l
+        logits = torch.nn.functional.linear(x.float(), self.w(pre + "gate.weight").float())
+        scores = torch.softmax(logits, dim=-1) if self.softmax_router else logits.sigmoid()
+        bias = self.w(pre + "gate.e_score_correction_bias")
+        choice = scores + (bias * 0 if self.zero_bias else bias)
+        G, TG = self.groups
+        group_scores = choice.view(-1, G, self.E // G).topk(2, dim=-1)[0].sum(dim=-1)
+        kept = torch.zeros_like(group_scores).scatter_(1, torch.topk(group_scores, k=TG, dim=-1, sorted=False)[1], 1)
+        mask = kept.unsqueeze(-1).expand(-1, G, self.E // G).reshape(-1, self.E)
+        choice = choice.masked_fill(~mask.bool(), 0.0)
+        if self.router_calls is not None:
+            self.router_calls.append((l, choice, group_scores))
+        topk_indices = torch.topk(choice, k=self.k, dim=-1, sorted=False)[1]
+        topk_weights = scores.gather(1, topk_indices)
+        if self.c["norm_topk_prob"]:
+            topk_weights = topk_weights / (topk_weights.sum(dim=-1, keepdim=True) + 1e-20)
+        topk_weights = topk_weights * self.scaling
+        out = torch.zeros_like(x)
+        expert_mask = torch.nn.functional.one_hot(topk_indices, num_classes=self.E).permute(2, 0, 1)
+        for e in range(self.E):
+            token_indices, weight_indices = torch.where(expert_mask[e])
+            if token_indices.numel():
+                y = self.mlp3(pre + "experts.%d." % e, x[token_indices])
+                out.index_add_(0, token_indices, y * topk_weights[token_indices, weight_indices].unsqueeze(-1))
+        if self.shared:
+            out = out + self.mlp3(pre + "shared_experts.", x)
+        return out
+
+    def layer(self, l, h, angles):
+        pre = "layers.%d." % l
+        a = self.attention(l, self.rms(h, self.w(pre + "input_layernorm.weight")), angles)
+        h = h + (self.rms(a, self.w(pre + "post_self_attn_layernorm.weight")) if self.post_norms else a)
+        x = self.rms(h, self.w(pre + "post_attention_layernorm.weight"))
+        if not self.moe:  # Glm4vTextMLP: `gate, up_states = up_states.chunk(2, dim=-1)`, up * silu(gate)
+            gate, up = torch.nn.functional.linear(x, self.w(pre + "mlp.gate_up_proj.weight")).chunk(2, dim=-1)
+            m = torch.nn.functional.linear(up * torch.nn.functional.silu(gate), self.w(pre + "mlp.down_proj.weight"))
+        elif self.moe_layers[l]:
+            m = self.moe_block(l, x)
+        else:
+            m = self.mlp3(pre + "mlp.", x)
+        return h + (self.rms(m, self.w(pre + "post_mlp_layernorm.weight")) if self.post_norms else m)
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        T = len(ids)
+        angles = self.angles(torch.arange(T).expand(3, T))  # (position_ids: the text positions in all three rows)
+        h = self.w("embed_tokens.weight")[torch.tensor(ids)]
+        hidden = [h]
+        for l in range(self.L):
+            h = self.layer(l, h, angles)
+            hidden.append(h)
+        hidden[-1] = self.rms(h, self.w("norm.weight"))
+        head = self.w("embed_tokens.weight") if self.c["tie_word_embeddings"] else self.p["lm_head.weight"]
+        return hidden[-1] @ head.T, hidden
+
+
+def check_glm_v(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    text = cfg["text_config"]
+    model = g["model"]
+    m = GlmVCheck(cfg, p)
+    moe = m.moe
+    family = "GLM-4.5V" if moe else "GLM-4.1V"
+    check_against_golden(name, "GlmVCheck", m, g, st)
+    # the files: the language model under model.language_model.* (per-expert tensors for GLM-4.5V), lm_head.weight,
+    # three model.visual.* stand-ins; all BF16 but GLM-4.5V's e_score_correction_bias (F32); no MTP layer
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    H, HD, F_, x0 = m.H, m.HD, text["intermediate_size"], m.prefix
+    want = {x0 + "embed_tokens.weight": (spec.V, H), x0 + "norm.weight": (H,), "lm_head.weight": (spec.V, H)}
+    for l in range(m.L):
+        x = x0 + "layers.%d." % l
+        want.update({x + "input_layernorm.weight": (H,), x + "post_attention_layernorm.weight": (H,),
+                     x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
+                     x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.o_proj.weight": (H, m.NH * HD),
+                     x + "self_attn.q_proj.bias": (m.NH * HD,), x + "self_attn.k_proj.bias": (m.NKV * HD,),
+                     x + "self_attn.v_proj.bias": (m.NKV * HD,)})
+        if not moe:
+            want.update({x + "post_self_attn_layernorm.weight": (H,), x + "post_mlp_layernorm.weight": (H,),
+                         x + "mlp.gate_up_proj.weight": (2 * F_, H), x + "mlp.down_proj.weight": (H, F_)})
+        elif m.moe_layers[l]:
+            Fm, Fs = text["moe_intermediate_size"], text["moe_intermediate_size"] * text["n_shared_experts"]
+            want.update({x + "mlp.gate.weight": (m.E, H), x + "mlp.gate.e_score_correction_bias": (m.E,)})
+            for e, f in [(str(e), Fm) for e in range(m.E)] + [("shared", Fs)]:
+                y = x + ("mlp.shared_experts." if e == "shared" else "mlp.experts.%s." % e)
+                want.update({y + "gate_proj.weight": (f, H), y + "up_proj.weight": (f, H),
+                             y + "down_proj.weight": (H, f)})
+        else:
+            want.update({x + "mlp.gate_proj.weight": (F_, H), x + "mlp.up_proj.weight": (F_, H),
+                         x + "mlp.down_proj.weight": (H, F_)})
+    shapes = {n: tuple(v[1].shape) for n, v in stored.items()}
+    stand_ins = sorted(n for n in shapes if n.startswith("model.visual."))
+    dtypes_ok = all(stored[n][0] == ("F32" if n.endswith("e_score_correction_bias") else "BF16") for n in shapes)
+    same = ({n: s for n, s in shapes.items() if n not in stand_ins} == want and dtypes_ok and len(stand_ins) == 3 and
+            stand_ins == model["stand_in_tensors"] and not any(".layers.%d." % m.L in n for n in shapes))
+    check(same, "%s: the files hold exactly %s's %d tensors under model.language_model.* and lm_head.weight (%s), no "
+          "MTP layer, plus 3 model.visual.* stand-ins; %s" % (
+              name, family, len(want),
+              "per layer 4 norms, q/k/v biases, fused mlp.gate_up_proj (%d, %d)" % (2 * F_, H) if not moe else
+              "dense layers %s, MoE layers %s: mlp.gate (%d, %d), %d per-expert mlp.experts.{e}.* and "
+              "mlp.shared_experts.*" % ([l for l in range(m.L) if not m.moe_layers[l]],
+                                       [l for l in range(m.L) if m.moe_layers[l]], m.E, H, m.E),
+              "all BF16" if not moe else "BF16 but the F32 e_score_correction_bias"))
+    # config.json as the releases have it (transformers 4.5x's save)
+    rs = text["rope_scaling"]
+    spelling = (cfg["model_type"] == ("glm4v_moe" if moe else "glm4v") and text["model_type"] == cfg["model_type"] +
+                "_text" and cfg["transformers_version"].startswith("4.5") and "torch_dtype" in cfg and
+                text["attention_bias"] is True and text["partial_rotary_factor"] == 0.5 and
+                text["tie_word_embeddings"] is False and isinstance(text["eos_token_id"], list) and
+                "pad_token_id" in text and "use_qk_norm" not in text and "num_nextn_predict_layers" not in text and
+                rs["mrope_section"] == m.section and
+                (rs == {"mrope_section": m.section, "type": "default"} and "head_dim" not in text if not moe else
+                 rs == {"mrope_section": m.section, "rope_type": "default"} and text["head_dim"] != H // m.NH))
+    check(spelling, "%s: config.json in the release's spelling (text_config %s, rope_scaling %s beside rope_theta %g, "
+          "partial_rotary_factor 0.5, attention_bias true, %s, no use_qk_norm / num_nextn_predict_layers, untied)" % (
+              name, text["model_type"], json.dumps(rs), text["rope_theta"],
+              "no head_dim key (hidden / heads = %d)" % HD if not moe else "head_dim %d != hidden / heads %d" % (
+                  HD, H // m.NH)))
+    # reference.Spec and golden.json read it as GlmVCheck does
+    inv = 1.0 / m.theta ** (torch.arange(0, m.R, 2, dtype=torch.float32) / m.R)
+    same = (spec.prefix == m.prefix and spec.HD == HD and spec.R == m.R == HD // 2 and model["rotary_dim"] == m.R and
+            spec.rope_interleaved == m.adjacent and spec.mrope_section == m.section == model["mrope_section"] and
+            not spec.mrope_interleaved and bool(torch.allclose(spec.inv_freq, inv, rtol=1e-6, atol=0)) and
+            float(spec.theta) == m.theta and spec.qkv_bias and not spec.o_bias and not spec.qk_norm and
+            spec.glm4_norms == m.post_norms and spec.fused_gate_up == (not moe) and not spec.tied and
+            spec.eps == m.eps and spec.NKV == m.NKV)
+    if moe:
+        same = (same and spec.layer_moe == m.moe_layers == model["moe_layers"] and spec.num_experts == m.E and
+                spec.top_k == m.k and (spec.n_group, spec.topk_group) == m.groups and spec.router == "sigmoid" and
+                spec.routed_scaling_factor == m.scaling and spec.norm_topk_prob and not spec.shared_gated and
+                spec.shared_intermediate == text["moe_intermediate_size"] * text["n_shared_experts"] and
+                spec.expert_naming == "qwen")
+    check(same, "%s: reference.Spec and golden.json read head_dim %d, rotary_dim %d in the %s pairing, mrope %s "
+          "(chunked), theta %g, q/k/v biases, %s as GlmVCheck does" % (
+              name, HD, m.R, "adjacent" if m.adjacent else "rotate-half", m.section, m.theta,
+              "the four norms and the fused MLP" if not moe else
+              "MoE layers %s, %d experts top-%d in %d groups keep %d, x%g, a shared expert" % (
+                  m.moe_layers, m.E, m.k, m.groups[0], m.groups[1], m.scaling)))
+    # the multimodal RoPE: for text (three equal rows) the plain RoPE; for an image's rows (t, h, w differing) each
+    # frequency from its band's row, reference.mrope_cos_sin against GlmVCheck's own assignment
+    positions = torch.arange(40)
+    rows = torch.stack([positions, positions * 0 + 3, positions * 0 + 5])
+    plain = m.angles(positions.expand(3, 40))
+    inv64 = 1.0 / m.theta ** (torch.arange(0, m.R, 2, dtype=torch.float64) / m.R)
+    text_same = bool(torch.equal(plain, torch.outer(positions.double(), inv64).float()))
+    cos, sin = ref.mrope_cos_sin(spec, positions.unsqueeze(0), rows.unsqueeze(1))
+    image = m.angles(rows)
+    # (1e-5: reference's angles are fp32 products, GlmVCheck's float64 ones rounded, at up to 39 rad)
+    d = max(float((cos[0, 0, :, :m.R // 2] - image.cos()).abs().max()),
+            float((sin[0, 0, :, :m.R // 2] - image.sin()).abs().max()),
+            float((cos[0, 0, :, m.R // 2:] - image.cos()).abs().max()))
+    check(text_same and d < 1e-5 and not torch.equal(image, plain), "%s: GlmVCheck's multimodal angles of text "
+          "positions = the plain RoPE's; for other (t, h, w) rows reference.mrope_cos_sin takes each frequency from "
+          "its mrope_section band's row as GlmVCheck does (%.1e)" % (name, d))
+    # the routers (GLM-4.5V)
+    if moe:
+        gaps, last_ok = {"prompt": [], "fed": []}, True
+        for e in g["prompts"]:
+            n = len(e["input_ids"])
+            m.router_calls = []
+            m.forward(e["input_ids"] + e["greedy_ids"][:-1])
+            for l, choice, groups in m.router_calls:
+                top = choice.sort(dim=-1, descending=True)
+                gap = top.values[:, m.k - 1] - top.values[:, m.k]
+                gs = groups.sort(dim=-1, descending=True).values
+                gap = torch.minimum(gap, gs[:, m.groups[1] - 1] - gs[:, m.groups[1]])
+                gaps["prompt"].append(float(gap[:n].min()))
+                gaps["fed"].append(float(gap[n:].min()))
+                last_ok &= top.indices[n - 1, :m.k].tolist() == e["expert_ids_last"][l]
+            last_ok &= all(e["expert_ids_last"][l] is None for l in range(m.L) if not m.moe_layers[l])
+        m.router_calls = None
+        gp, gf = min(gaps["prompt"]), min(gaps["fed"])
+        check(abs(gp - model["routing_min_gap"]) < 1e-5 and abs(gf - model["routing_min_gap_generated"]) < 1e-5 and
+              min(gp, gf) >= 1e-3 and last_ok, "%s: GlmVCheck's own router gives golden.json's routing gaps (experts "
+              "and groups: %.6f, generated %.6f, >= 1e-3) and expert_ids_last" % (name, gp, gf))
+    # the what-ifs
+    names = ({"rope_adjacent_pairs": ("adjacent", True), "rope_full_head": ("full_head", True),
+              "softmax_router": ("softmax_router", True), "shared_expert": ("shared", False),
+              "router_bias": ("zero_bias", True), "router_group_limit": ("groups", (1, 1)),
+              "router_scaling": ("scaling", 1.0)} if moe else
+             {"rope_rotate_half": ("adjacent", False), "rope_full_head": ("full_head", True),
+              "qkv_bias": ("qkv_bias", False), "post_norms": ("post_norms", False)})
+    keys = sorted(k[:-len("_effect_prompt4")] for k in model if k.endswith("_effect_prompt4"))
+    check(keys == sorted(names), "%s: golden.json has exactly the what-ifs %s" % (name, ", ".join(sorted(names))))
+    ids = g["prompts"][4]["input_ids"]
+    base = m.forward(ids)[0]
+    worst, low = 0.0, float("inf")
+    for key in keys:
+        attr, value = names[key]
+        m2 = GlmVCheck(cfg, p)
+        setattr(m2, attr, value)
+        effect = float((m2.forward(ids)[0] - base).abs().max())
+        worst, low = max(worst, abs(effect - model[key + "_effect_prompt4"])), min(low, effect)
+    check(worst < 1e-3 and low > 1e-2, "%s: GlmVCheck reproduces each *_effect_prompt4 (%s; worst %.1e), each over "
+          "1e-2" % (name, ", ".join("%s %.4g" % (k, model[k + "_effect_prompt4"]) for k in keys), worst))
+
+    def refused(change=None, drop=()):
+        c2 = json.loads(json.dumps(cfg))
+        c2["text_config"].update(change or {})
+        for key in drop:
+            del c2["text_config"][key]
+        try:
+            ref.Spec(c2)
+        except ValueError:
+            return True
+        return False
+    section = m.section
+    cases = {"mrope_section not adding up to rotary_dim / 2": refused(
+                 {"rope_scaling": dict(rs, mrope_section=[section[0] + 1] + section[1:])}),
+             "rope_scaling without mrope_section": refused({"rope_scaling": {"rope_type": "default"}}),
+             "rope_scaling null": refused({"rope_scaling": None}),
+             "a linear rope_scaling": refused({"rope_scaling": dict(rs, type="linear", rope_type="linear",
+                                                                  factor=2.0)}),
+             "a rope_theta in rope_scaling != rope_theta": refused({"rope_scaling": dict(rs, rope_theta=m.theta * 2)})}
+    if not moe:
+        # Glm4vTextAttention ignores head_dim; without partial_rotary_factor the rope covers the head (1.0), which
+        # the sections no longer fit
+        cases["head_dim != hidden / heads"] = refused({"head_dim": 2 * HD})
+        cases["partial_rotary_factor absent (1.0: the sections no longer fit)"] = refused(
+            drop=("partial_rotary_factor",))
+    wrong = [k for k, ok in cases.items() if not ok]
+    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
+                                                          " (accepted: %s)" % wrong if wrong else ""))
+
+
 def main():
     torch.set_num_threads(1)
     names = sorted(n for n in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, n)))
@@ -4397,7 +4768,7 @@ def main():
                 check_gemma1(name, spec, p, g, st)
             if spec.arch in ref.MULTIMODAL:
                 check_multimodal_spellings(name, spec, p, g)
-            if spec.arch in ref.GLM or spec.arch in ref.COHERE or spec.arch in ref.ERNIE:
+            if spec.arch in ref.GLM or spec.arch in ref.COHERE or spec.arch in ref.ERNIE or spec.arch == ref.GLM4V:
                 check_glm_interleaved(name, spec, p, g)
             if spec.arch in ref.COHERE:
                 check_cohere(name, spec, p, g, st)
@@ -4409,7 +4780,7 @@ def main():
                 check_olmo2(name, spec, p, g, st)
             if spec.arch == ref.OLMO3:
                 check_olmo3(name, spec, p, g, st)
-            if spec.arch in ref.QWEN_VL or (spec.arch in ref.HYBRID and spec.mrope_section):
+            if spec.arch in ref.QWEN_VL or (spec.arch in ref.HYBRID + ref.GLM_V and spec.mrope_section):
                 check_mrope_text(name, spec)
             if spec.arch == ref.GPT_OSS:
                 check_gpt_oss(name, spec, p, g, st)
@@ -4433,6 +4804,8 @@ def main():
                 check_qwen3_vl_moe(name, spec, p, g, st)
             if spec.ministral3:
                 check_ministral3(name, spec, p, g, st)
+            if spec.arch in ref.GLM_V:
+                check_glm_v(name, spec, p, g, st)
         if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
             check_hybrid_delta_rule_forms()
         check_fp8_table()

@@ -58,6 +58,8 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | qwen3.5-moe-mm      | Qwen3_5MoeForConditionalGeneration | transformers 5's Qwen3.5-MoE spelling (layer_types listed 3 linear + 1 full, mrope [2, 1, 1] on 8 of 32 dims), split projections (NK 2, NV 4, DK = DV = 16), MoE on every layer (8 experts top-2, always renormalised, no norm_topk_prob key; stacked mlp.experts.gate_up_proj (8, 48, 64) / down_proj (8, 64, 24); sigmoid-gated shared expert of 40), stand-ins, untied, BF16 + F32 norms and A_log / dt_bias |
 | qwen3-vl-moe-mm     | Qwen3VLMoeForConditionalGeneration | Qwen3-VL-MoE as released (transformers 4.57's save): qwen3-vl-mm's text_config (interleaved mrope [6, 5, 5], q/k norm, head_dim 32 != hidden/heads) with Qwen3-MoE's keys, mlp_only_layers [1] (layer 1 a dense MLP), 8 experts top-2 always renormalised, fused transposed mlp.experts.gate_up_proj (8, 64, 48: x @ W, first half gate) / down_proj (8, 24, 64), model.visual.* stand-ins, untied, BF16 + F32 norms |
 | gemma               | GemmaForCausalLM    | Gemma 1 as released (gemma-7b-it's config.json: hidden_act gelu, no hidden_activation: gelu_pytorch_tanh), Llama's layers with (1+w) norms, embeddings x bf16(sqrt(48)) = 6.9375, GeGLU, head_dim 16 != hidden/heads (q width 64 != 48), no softcaps / window, 1 kv head (MQA), tied (key absent), all BF16 |
+| glm4v-mm            | Glm4vForConditionalGeneration | GLM-4.1V / GLM-4.6V-Flash as released (transformers 4.5x's save): text_config glm4v_text, GLM-4-0414's layers (four norms, fused gate_up_proj, q/k/v bias always), head_dim = hidden/heads (no key), RoPE on 8 of 16 dims in adjacent pairs through the multimodal RoPE (rope_scaling {"type": "default", "mrope_section": [2, 1, 1]}), model.language_model.* beside stand-in model.visual.*, untied, all BF16 |
+| glm4v-moe-mm        | Glm4vMoeForConditionalGeneration | GLM-4.5V / GLM-4.6V as released: text_config glm4v_moe_text, GLM-4.5's layers (rotate-half RoPE on 16 of head_dim 32, mrope [2, 3, 3]; q/k/v bias; layer 0 dense; sigmoid router with F32 e_score_correction_bias, 4 groups of 2 keep 2, top-3 x2.5; ungated shared expert; per-expert tensors), no q/k norm, no MTP layer, stand-in model.visual.*, untied, BF16 + F32 bias |
 | ministral3-mm       | Mistral3ForConditionalGeneration | Ministral 3 as transformers 5 saves it: text_config of model_type ministral3, rope_parameters yarn x16 from 16 at theta 1e9 (no rope_theta key; mscale = mscale_all_dim = 1: attention factor 1; head_dim 48: kept, ramped and divided pairs), each query (not the keys) times 1 + 0.3 ln(1 + floor(position / 16)) after RoPE, head_dim 48 != hidden/heads, no window, model.language_model.* / lm_head.weight beside stand-in model.vision_tower.* / model.multi_modal_projector.*, GQA 2, untied, BF16 + F32 norms |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
@@ -673,6 +675,37 @@ MODELS += [
                            "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 16,
                            "rope_type": "yarn", "type": "yarn"},
           seeded=True), "BF16", "F32"),
+    # GLM-4.1V-9B-Thinking / GLM-4.6V-Flash as released (Glm4vForConditionalGeneration saved by transformers 4.5x: see
+    # config_for): models/glm4v/modeling_glm4v.py's language model, GLM-4-0414's layers (Glm4vTextDecoderLayer:
+    # input_layernorm, post_self_attn_layernorm on the attention output, post_attention_layernorm as the MLP's input
+    # norm, post_mlp_layernorm on its output; Glm4vTextMLP's fused gate_up_proj, first half gate), Glm4vTextAttention's
+    # q/k/v biases (bias=True hard-coded) without an o_proj bias, head_dim = hidden_size // num_attention_heads = 16
+    # (no head_dim key: the class takes none), partial_rotary_factor 0.5 (the first 8 of 16 dims rotate) in GLM's
+    # adjacent pairs through apply_multimodal_rotary_pos_emb, rope_scaling {"type": "default", "mrope_section": [2, 1,
+    # 1]} (the release's [8, 12, 12] over 32 frequencies; here 4 = rotary_dim / 2) beside rope_theta 10000, rms_norm_eps
+    # 1e-5, attention_bias true (not read); model.language_model.* and lm_head.weight beside three stand-in
+    # model.visual.* tensors; untied; all BF16 as released. Seed 56000 passed on the first try (greedy decoding repeats
+    # one token at most 8 times in a row, prompt 1; glm4-interleaved-rope's goldens have runs of 9 and 10)
+    ("glm4v-mm", 56000, "Glm4vForConditionalGeneration", "glm4v",
+     dict(H=64, L=2, NH=4, NKV=2, HD=16, F=96, tied=False, theta=10000.0, mrope_section=[2, 1, 1], vision_hidden=8,
+          prefix="model.language_model.", seeded=True), "BF16", "BF16"),
+    # GLM-4.5V / GLM-4.6V as released (Glm4vMoeForConditionalGeneration saved by transformers 4.5x: see config_for):
+    # models/glm4v_moe/modular_glm4v_moe.py's language model, GLM-4.5's layers (Glm4MoeDecoderLayer: input_layernorm and
+    # post_attention_layernorm only), Glm4vMoeTextAttention (Glm4Attention: q/k/v biases from attention_bias, default
+    # and here true, no o_proj bias, no q/k norm) with the rotate-half pairing on the first 16 of head_dim 32 dims
+    # (partial_rotary_factor 0.5; head_dim listed, != hidden / heads 16, as GLM-4.5V's 128 != 4096 / 96) through the
+    # multimodal RoPE (rope_scaling {"mrope_section": [2, 3, 3], "rope_type": "default"}, the release's [8, 12, 12]
+    # scaled to 8 = rotary_dim / 2); layer 0 a dense Glm4MoeMLP of intermediate_size 96 (first_k_dense_replace 1),
+    # layers 1-2 Glm4vMoeTextMoE: glm4-moe's router (sigmoid, F32 mlp.gate.e_score_correction_bias, 4 groups of 2
+    # experts keep 2 -- the release has n_group 1 --, top-3 renormalised x routed_scaling_factor 2.5), 8 experts of
+    # moe_intermediate_size 24 as per-expert mlp.experts.{e}.gate_proj / up_proj / down_proj (as released), an ungated
+    # mlp.shared_experts of 24; no num_nextn_predict_layers and no MTP tensors (Glm4vMoeTextConfig has no MTP key:
+    # 5.x removes it, `num_mtp_layers = AttributeError()`); model.visual.* stand-ins; untied; BF16 matrices and norms,
+    # F32 correction bias. Seed 57000 passed on the first try
+    ("glm4v-moe-mm", 57000, "Glm4vMoeForConditionalGeneration", "glm4v_moe",
+     dict(H=64, L=3, NH=4, NKV=2, HD=32, F=96, tied=False, theta=10000.0, mrope_section=[2, 3, 3], E=8, k=3, Fm=24,
+          n_shared=1, n_group=4, topk_group=2, scaling=2.5, norm_topk=True, router_std=0.2, bias_std=0.05,
+          vision_hidden=8, prefix="model.language_model.", seeded=True), "BF16", "BF16"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -1064,6 +1097,46 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
         c = {"architectures": [arch], "image_token_id": 10, "model_type": "qwen3_vl_moe", "text_config": text,
              "tie_word_embeddings": d["tied"], "transformers_version": "4.57.0", "video_token_id": 11,
              "vision_config": vision, "vision_end_token_id": 12, "vision_start_token_id": 13}
+    elif mtype in ("glm4v", "glm4v_moe"):
+        # glm4v: as THUDM/GLM-4.1V-9B-Thinking's config.json has it (Glm4vConfig.to_dict as transformers 4.5x writes it,
+        # keys sorted; convert_glm4v_mgt_weights_to_hf.py's txt_config): the token ids at the top level (image_token_id,
+        # image_start / end, video_*) and a text_config of model_type glm4v_text with attention_bias true
+        # (Glm4vTextConfig has no such parameter: a leftover kwarg, not read), no head_dim (Glm4vTextAttention: hidden /
+        # heads),
+        # partial_rotary_factor 0.5 (also a leftover kwarg, read by the rope init's getattr), rope_scaling {"type":
+        # "default", "mrope_section"} beside rope_theta, rms_norm_eps 1e-5, eos / pad token ids, image_token_id /
+        # video_token_id null, tie_word_embeddings false; a small vision_config of model_type glm4v.
+        # glm4v_moe: as zai-org/GLM-4.5V's config.json has it (Glm4vMoeConfig.to_dict, 4.5x; the converter's txt_config
+        # plus head_dim): text_config of model_type glm4v_moe_text with Glm4MoeConfig's MoE keys (first_k_dense_replace,
+        # moe_intermediate_size, n_group, n_routed_experts, n_shared_experts, norm_topk_prob, num_experts_per_tok,
+        # routed_scaling_factor, topk_group), head_dim listed, partial_rotary_factor 0.5, rope_scaling {"mrope_section",
+        # "rope_type": "default"}, attention_bias true; no use_qk_norm, no num_nextn_predict_layers (Glm4vMoeTextConfig
+        # reads neither); the token ids this tokenizer's (released: eos [151329, 151336, 151338], pad 151329)
+        text = {"attention_bias": True, "attention_dropout": 0.0, "eos_token_id": [im_end, eot], "hidden_act": "silu",
+                "hidden_size": d["H"], "initializer_range": 0.02, "intermediate_size": d["F"],
+                "max_position_embeddings": 2048, "model_type": mtype + "_text", "num_attention_heads": d["NH"],
+                "num_hidden_layers": d["L"], "num_key_value_heads": d["NKV"], "pad_token_id": eot,
+                "partial_rotary_factor": 0.5, "rms_norm_eps": 1e-05, "rope_theta": d["theta"],
+                "tie_word_embeddings": d["tied"], "torch_dtype": torch_dtype, "use_cache": True,
+                "vocab_size": tok.vocab_size}
+        if mtype == "glm4v":
+            assert d["H"] // d["NH"] == d["HD"]
+            text.update({"image_token_id": None, "video_token_id": None,
+                         "rope_scaling": {"mrope_section": d["mrope_section"], "type": "default"}})
+        else:
+            text.update({"first_k_dense_replace": 1, "head_dim": d["HD"], "moe_intermediate_size": d["Fm"],
+                         "n_group": d["n_group"], "n_routed_experts": d["E"], "n_shared_experts": d["n_shared"],
+                         "norm_topk_prob": d["norm_topk"], "num_experts_per_tok": d["k"],
+                         "rope_scaling": {"mrope_section": d["mrope_section"], "rope_type": "default"},
+                         "routed_scaling_factor": d["scaling"], "topk_group": d["topk_group"]})
+        vision = {"attention_bias": False, "depth": 1, "hidden_act": "silu", "hidden_dropout_prob": 0.0,
+                  "hidden_size": d["vision_hidden"], "image_size": 8, "initializer_range": 0.02,
+                  "intermediate_size": 16, "model_type": mtype, "num_heads": 2, "out_hidden_size": d["H"],
+                  "patch_size": 2, "rms_norm_eps": 1e-05, "spatial_merge_size": 2, "temporal_patch_size": 2}
+        c = {"architectures": [arch], "image_end_token_id": 13, "image_start_token_id": 12, "image_token_id": 10,
+             "model_type": mtype, "text_config": dict(sorted(text.items())), "torch_dtype": torch_dtype,
+             "transformers_version": "4.57.1" if mtype == "glm4v" else "4.56.0", "video_end_token_id": 15,
+             "video_start_token_id": 14, "video_token_id": 11, "vision_config": vision}
     elif mtype == "gemma":
         # as google/gemma-7b-it's config.json has it (GemmaConfig.to_dict as transformers 4.38.0.dev0 wrote it, keys
         # sorted): "hidden_act": "gelu" and no hidden_activation key (GemmaMLP of 4.39-4.47 then runs
@@ -1495,6 +1568,15 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         add(v + "patch_embed.proj.weight", mat_dtype, (vh, 3, 2, 2, 2), 0.0, 0.5)
         add(v + "merger.ln_q.weight", norm_dtype, (vh,), 1.0, 0.1)
         add(v + "merger.mlp.2.weight", mat_dtype, (H, 4 * vh), 0.0, 0.5)
+    if spec.arch in ref.GLM_V:
+        # GLM-4.1V / GLM-4.5V's vision tower, as stand-ins under model.visual.* (the converters' names):
+        # Glm4vVisionPatchEmbed's Conv3d (temporal_patch_size 2, patch_size 2), Glm4vVisionModel.post_conv_layernorm,
+        # Glm4vVisionPatchMerger.proj (out_hidden_size = the text hidden size); never read by the forward pass, copied
+        # byte for byte by an export
+        vh = d["vision_hidden"]
+        add("model.visual.patch_embed.proj.weight", mat_dtype, (vh, 3, 2, 2, 2), 0.0, 0.5)
+        add("model.visual.post_conv_layernorm.weight", norm_dtype, (vh,), 1.0, 0.1)
+        add("model.visual.merger.proj.weight", mat_dtype, (H, H), 0.0, 0.5)
     if spec.arch == ref.GLM4_MOE or (spec.arch == ref.DEEPSEEK_V3 and spec.cfg["num_nextn_predict_layers"]):
         # stand-ins for the multi-token-prediction layer stored after the last decoder layer (never run;
         # DeepseekV3Model: _keys_to_ignore_on_load_unexpected model.layers.61.*); none when
@@ -1987,6 +2069,8 @@ def family_description(spec, p, golden):
         desc.update(gemma_description(spec, p, golden))
     if spec.ministral3:
         desc.update(ministral3_description(spec, p, golden))
+    if spec.arch in ref.GLM_V:
+        desc.update(glm_v_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -3061,6 +3145,87 @@ def ministral3_description(spec, p, golden):
     return out
 
 
+def glm_v_full_head(spec):
+    """A copy of a GLM-4.1V / GLM-4.5V spec whose RoPE turns the whole head (rotary_dim = head_dim:
+    partial_rotary_factor 1, Glm4vTextConfig's reading of an absent key) with the plain RoPE at rope_theta (for text the
+    multimodal one is the same; its sections would not fit the wider RoPE)."""
+    s2 = copy.copy(spec)
+    s2.R, s2.mrope_section = spec.HD, None
+    s2.rope = {"global": (ref.rope_inv_freq(spec.HD, spec.theta, None), 1.0)}
+    return s2
+
+
+def glm_v_what_ifs(spec, p):
+    """GLM-4.1V's / GLM-4.5V's what-ifs, name -> (spec, params), each a reading an engine could take of the release.
+    GLM-4.1V (Glm4vForConditionalGeneration): `rope_rotate_half` (the rotary dims paired (i, i + rotary_dim / 2) as in
+    GLM-4.5V / Llama, not (2i, 2i + 1)), `rope_full_head` (RoPE over all of head_dim: partial_rotary_factor 1),
+    `qkv_bias` (no q/k/v_proj biases: the config's attention_bias taken as GLM-4's flag when false, or the biases
+    dropped), `post_norms` (no post_self_attn_layernorm / post_mlp_layernorm: Llama's two norms,
+    post_attention_layernorm as the MLP's input norm). GLM-4.5V (Glm4vMoeForConditionalGeneration):
+    `rope_adjacent_pairs` (GLM-4.1V's pairing (2i, 2i + 1) in place of rotate-half), `rope_full_head`, `softmax_router`
+    (the scores s a softmax over the experts in place of the sigmoid: Qwen-MoE's router with the correction bias and
+    groups kept), `shared_expert` (no mlp.shared_experts added). The router's other what-ifs (correction bias, group limit, scaling) are
+    sigmoid_router_description's."""
+    if spec.arch == ref.GLM4V:
+        halves, unbiased, plain = copy.copy(spec), copy.copy(spec), copy.copy(spec)
+        halves.rope_interleaved = False
+        unbiased.qkv_bias = False
+        plain.glm4_norms = False
+        return {"rope_rotate_half": (halves, p), "rope_full_head": (glm_v_full_head(spec), p),
+                "qkv_bias": (unbiased, p), "post_norms": (plain, p)}
+    pairs, softmax, unshared = copy.copy(spec), copy.copy(spec), copy.copy(spec)
+    pairs.rope_interleaved = True
+    softmax.router_score = "softmax"
+    unshared.shared_intermediate = 0
+    return {"rope_adjacent_pairs": (pairs, p), "rope_full_head": (glm_v_full_head(spec), p),
+            "softmax_router": (softmax, p), "shared_expert": (unshared, p)}
+
+
+def glm_v_description(spec, p, golden):
+    """Extra golden.json model keys of GLM-4.1V / GLM-4.5V: the weight prefix and head, the text model type, the head
+    width and where it comes from, the RoPE (rotary dims, pairing, theta, inverse frequencies, mrope sections as
+    config.json has them), the layer's norms, the q/k/v biases, for GLM-4.5V the dense and MoE layers and the expert
+    layout, the stand-in tensors, and how much prompt 4's logits would change under each of glm_v_what_ifs
+    (`<name>_effect_prompt4`, each > 1e-2); besides the MoE keys family_description adds for GLM-4.5V."""
+    ids = golden["prompts"][4]["input_ids"]
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
+    prefix, head = ref.weight_names(spec, p)
+    text = spec.text_cfg
+    glm4v = spec.arch == ref.GLM4V
+    assert spec.R == spec.HD // 2 and sum(spec.mrope_section) == spec.R // 2 and not spec.mrope_interleaved
+    assert spec.qkv_bias and not spec.o_bias and not spec.qk_norm and not spec.tied
+    out = {"weight_prefix": prefix, "lm_head": head, "text_model_type": text["model_type"],
+           "head_dim_rule": ("hidden_size // num_attention_heads (Glm4vTextAttention; no head_dim key)" if glm4v else
+                             "head_dim %d listed (Glm4vMoeTextAttention's getattr; hidden / heads = %d)" % (
+                                 spec.HD, spec.H // spec.NH)),
+           "rotary_dim": spec.R, "rope_theta": spec.theta, "rope_inv_freq": [float(x) for x in spec.inv_freq],
+           "rope_pairing": ("adjacent (2i, 2i + 1) over the first rotary_dim dims (rotate_half_llm, cos / sin "
+                            "repeat_interleave'd)" if glm4v else
+                            "rotate-half (i, i + rotary_dim / 2) over the first rotary_dim dims"),
+           "rope_scaling_in_config": text["rope_scaling"], "mrope_section": spec.mrope_section,
+           "mrope_text": "three equal position rows: the plain RoPE",
+           "qkv_bias": "q_proj / k_proj / v_proj biases, no o_proj bias" + (
+               " (bias=True hard-coded; attention_bias not read)" if glm4v else " (attention_bias true)"),
+           "norms": ("input_layernorm, post_self_attn_layernorm (attention output), post_attention_layernorm (MLP "
+                     "input), post_mlp_layernorm (MLP output)" if glm4v else
+                     "input_layernorm, post_attention_layernorm (MLP input)"),
+           "stand_in_tensors": sorted(n for n in p if n.startswith("model.visual."))}
+    if glm4v:
+        out["mlp"] = "fused mlp.gate_up_proj (2F, H), first F rows gate; mlp.down_proj"
+    else:
+        out.update({"dense_layers": [l for l in range(spec.L) if not spec.layer_moe[l]],
+                    "dense_mlp": "mlp.gate_proj / up_proj / down_proj of intermediate_size %d" % spec.F,
+                    "expert_layout": "per expert: mlp.experts.{e}.gate_proj / up_proj / down_proj (%d, %d) / (%d, %d) "
+                                     "/ (%d, %d); mlp.gate.weight (%d, %d); mlp.gate.e_score_correction_bias (%d,) "
+                                     "F32; mlp.shared_experts.gate_proj / up_proj / down_proj of %d" % (
+                                         spec.moe_intermediate, spec.H, spec.moe_intermediate, spec.H, spec.H,
+                                         spec.moe_intermediate, spec.num_experts, spec.H, spec.num_experts,
+                                         spec.shared_intermediate),
+                    "mtp_layers": 0})
+    out.update(what_if_effects(spec.arch, glm_v_what_ifs(spec, p), torch.tensor([ids]), logits))
+    return out
+
+
 def glm_rope_description(spec, p, golden):
     """Extra golden.json model keys of GLM: the rotary dims, and how much prompt 4's logits would
     change were the rotary dims paired (i, i + R/2) as in Llama instead of (2i, 2i + 1)."""
@@ -3261,6 +3426,8 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | qwen3-vl-moe-mm | Qwen3VLMoeForConditionalGeneration | Qwen3-VL-MoE as released (Qwen3-VL-30B-A3B's config.json, transformers 4.57): text_config (qwen3_vl_moe_text) with rope_scaling {"mrope_interleaved": true, "mrope_section": [6, 5, 5], "rope_type": "default"} beside rope_theta 5000000 (an integer; text positions: the plain RoPE), head_dim 32 != hidden / heads 16, q_norm/k_norm (head_dim,), decoder_sparse_step 1 and mlp_only_layers [1]: layers 0 and 2 Qwen3VLMoeTextSparseMoeBlock, layer 1 a dense mlp.gate_proj / up_proj / down_proj of intermediate_size 128; norm_topk_prob true (not read); mlp.gate (8, 64), softmax in fp32, top-2 always renormalised (not: 7.68); the experts fused and transposed as released, mlp.experts.gate_up_proj (8, 64, 48) used as x @ W: gate = its first 24 columns, up = the last 24 (halves swapped: 19.0; gate / up interleaved in the columns: 23.8), and mlp.experts.down_proj (8, 24, 64) used as x @ W (the stored bytes read as transformers 5's (E, 2F, H) / (E, H, F) without its Transpose(1, 2): 23.4); moe_intermediate_size 24, so that no expert tensor is square; weights model.language_model.* beside three stand-in model.visual.* tensors; tie_word_embeddings false only at the top level (lm_head.weight); GQA ratio 2, BF16 matrices, F32 norms |
 | gemma | GemmaForCausalLM | Gemma 1 as released (gemma-7b-it's config.json: "hidden_act": "gelu" and no hidden_activation, so GemmaMLP (transformers 4.39-4.47) runs gelu_pytorch_tanh; the exact GELU, as transformers >= 4.48 reads hidden_act: 0.0022, no greedy id changed); Llama's pre-norm layers with (1+w) RMSNorms in fp32 (plain w: 3.87); embeddings times bf16(sqrt(48)) = 6.9375 (none: 2.13; the fp32 6.9282: 0.0046, no greedy id changed); GeGLU (SwiGLU: 1.57); scores times head_dim^-0.5 with head_dim 16 listed (q width 4 x 16 = 64 != hidden 48: hidden / heads = 12 would not fit the tensors); no softcaps, no sliding window; 1 kv head (multi-query, as gemma-2b); tie_word_embeddings absent (GemmaConfig's default true: no lm_head tensor); all BF16 |
 | ministral3-mm | Mistral3ForConditionalGeneration | Ministral 3 as transformers 5 saves it (Ministral-3-3B / 8B / 14B-Instruct-2512: "dtype", transformers_version 5.0.0, tie_word_embeddings false at the top level and in text_config): text_config of model_type "ministral3" (Ministral3Config) with the RoPE only in `"rope_parameters": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 16.0, "llama_4_scaling_beta": 0.3, "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 16, "rope_theta": 1000000000.0, "rope_type": "yarn", "type": "yarn"}` (released: beta 0.1, original 16384; no rope_theta key), max_position_embeddings 256 = 16 x 16; Mistral's layers (pre-norm, SwiGLU, no biases, rms_norm_eps 1e-5, sliding_window null) with YaRN x16 over head_dim 48 (pair 0 kept, pair 1 ramped, 22 pairs divided by 16; mscale = mscale_all_dim = 1: cos and sin unscaled; plain RoPE: 11.6; YaRN's default 0.1 ln 16 + 1 = 1.277 on cos and sin: 9.21) and Ministral3Attention's query scaling: after RoPE every query (not the keys) times 1 + 0.3 ln(1 + floor(position / 16)), positions from 0 (1 below 16, 1.2079 from 16, 1.3296 from 32, ... 1.6908 from 144; every prompt crosses a period boundary while decoding, prompt 4 reaches period 9; no scaling: 9.43; the keys scaled too: 9.04; 1 + 0.3 floor(position / 16) without the log: 12.7; the factor of position + 1: 1.41); head_dim 48 listed (q width 4 x 48 = 192 != hidden 64), GQA 2; weights model.language_model.* and lm_head.weight (untied) beside five stand-in model.vision_tower.* / model.multi_modal_projector.* tensors (transformers 5's names) that the forward pass ignores and an export must copy unchanged; BF16 matrices, F32 norms |
+| glm4v-mm | Glm4vForConditionalGeneration | GLM-4.1V-9B-Thinking / GLM-4.6V-Flash as released (transformers 4.5x's save, transformers_version 4.57.1): the token ids at the top level, text_config of model_type glm4v_text with `"rope_scaling": {"mrope_section": [2, 1, 1], "type": "default"}` beside rope_theta 10000 (released: [8, 12, 12]), partial_rotary_factor 0.5, attention_bias true (not read: Glm4vTextAttention's q/k/v_proj always have biases), no head_dim key (Glm4vTextAttention takes hidden_size // num_attention_heads = 16, whatever config.json says), rms_norm_eps 1e-5, eos / pad ids; GLM-4-0414's layers: input_layernorm, post_self_attn_layernorm on the attention output and post_mlp_layernorm on the MLP output before each residual add, post_attention_layernorm as the MLP's input norm (Llama's two norms instead: 14.6); q/k/v_proj biases, no o_proj bias (no q/k/v biases: 27.1); fused mlp.gate_up_proj (192, 64), first half gate; RoPE on the first 8 of each head's 16 dims (rotary_dim = int(16 x 0.5); the whole head: 9.86) in adjacent pairs (2i, 2i + 1) with theta^(-2i/8) (pairs (i, i + 4) instead: 12.2), through the multimodal RoPE: its three position rows are equal for text, so the sections change nothing there; weights model.language_model.* and lm_head.weight (untied) beside three stand-in model.visual.* tensors that the forward pass ignores and an export must copy unchanged; GQA ratio 2; all BF16 as released |
+| glm4v-moe-mm | Glm4vMoeForConditionalGeneration | GLM-4.5V / GLM-4.6V as released (transformers_version 4.56.0): text_config of model_type glm4v_moe_text with `"rope_scaling": {"mrope_section": [2, 3, 3], "rope_type": "default"}` beside rope_theta 10000 (released: [8, 12, 12]), partial_rotary_factor 0.5, head_dim 32 listed (!= hidden / heads 16, as GLM-4.5V's 128 != 4096 / 96), attention_bias true, no use_qk_norm and no num_nextn_predict_layers (Glm4vMoeTextConfig reads neither: no q/k norms, no MTP tensors); GLM-4.5's layers (input_layernorm, post_attention_layernorm), q/k/v_proj biases without an o_proj bias, RoPE on the first 16 of 32 dims in the rotate-half pairing (i, i + 8) (adjacent pairs instead: 17.3; the whole head: 15.7); layer 0 a dense mlp.gate_proj / up_proj / down_proj of 96 (first_k_dense_replace 1), layers 1-2 MoE: the router scores s = sigmoid(h·W) (mlp.gate.weight (8, 64); a softmax instead: 24.8), ranks c = s + mlp.gate.e_score_correction_bias (F32; without it: 16.2), keeps the best 2 of 4 groups of 2 experts by the sum of each group's two best c (the others' c become 0.0; no group limit: 18.8), takes the top 3 c and weights them by s / (sum + 1e-20) x routed_scaling_factor 2.5 (x 1: 14.9); 8 experts of moe_intermediate_size 24 as per-expert mlp.experts.{e}.gate_proj / up_proj / down_proj, plus mlp.shared_experts (24, ungated; without it: 19.5); weights model.language_model.* and lm_head.weight beside three stand-in model.visual.* tensors; GQA ratio 2; BF16 matrices and norms, F32 correction bias |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -3430,5 +3597,13 @@ longest sequence the goldens feed), `query_scale_periods_reached` (per prompt, t
 last token fed back), `q_width`, `stand_in_tensors` and
 `{query_scale,query_scale_keys,query_scale_no_log,query_scale_position_plus_one,rope_scaling,yarn_attention_factor}_effect_prompt4`
 (largest logit change with no query scaling, the keys scaled too, 1 + beta floor(position / period) without the log, the
-factor of position + 1, plain RoPE at rope_theta, cos and sin times YaRN's default 0.1 ln(factor) + 1).
+factor of position + 1, plain RoPE at rope_theta, cos and sin times YaRN's default 0.1 ln(factor) + 1); for GLM-4.1V
+and GLM-4.5V `model.weight_prefix`, `lm_head`, `text_model_type`, `head_dim_rule`, `rotary_dim`, `rope_theta`,
+`rope_inv_freq`, `rope_pairing`, `rope_scaling_in_config`, `mrope_section`, `mrope_text`, `qkv_bias`, `norms`,
+`stand_in_tensors`, for GLM-4.1V `mlp` and `{rope_rotate_half,rope_full_head,qkv_bias,post_norms}_effect_prompt4`
+(largest logit change with the rotary dims paired (i, i + R/2), RoPE over the whole head, no q/k/v biases, no post
+norms), for GLM-4.5V `dense_layers`, `dense_mlp`, `expert_layout`, `mtp_layers` and
+`{rope_adjacent_pairs,rope_full_head,softmax_router,shared_expert}_effect_prompt4` (largest logit change with the
+rotary dims paired (2i, 2i + 1), RoPE over the whole head, the router's scores a softmax, no shared expert), besides the
+MoE and sigmoid-router keys.
 """

@@ -19,6 +19,10 @@ modeling code (eager attention); the file and class/function are cited at each f
   renormalised, on the layers mlp_only_layers / decoder_sparse_step leave, its experts fused and transposed as released:
   see qwen3_vl_moe_expert),
   Glm4MoeForCausalLM, GraniteForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM,
+  Glm4vForConditionalGeneration (GLM-4.1V / GLM-4.6V-Flash: its language model only, GLM-4-0414's layers with the
+  multimodal RoPE, which for text positions is the plain one; head_dim always hidden / heads, q/k/v biases always),
+  Glm4vMoeForConditionalGeneration (GLM-4.5V / GLM-4.6V: its language model only, GLM-4.5's layers (rotate-half partial
+  RoPE, sigmoid router with e_score_correction_bias, ungated shared experts) with the multimodal RoPE; no q/k norms),
   GptOssForCausalLM, CohereForCausalLM, Cohere2ForCausalLM, SeedOssForCausalLM,
   DeepseekV3ForCausalLM (multi-head latent attention, see mla_attention; GLM-4.5's router),
   DeepseekV2ForCausalLM (the same attention with apply_rotary_emb's in-place complex pairs; a softmax router,
@@ -79,7 +83,9 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     rope_parameters["sliding_attention"]), only the full-attention layers with the configured scaling
     (legacy rope_scaling, or rope_parameters["full_attention"]).
     Partial rotary (Phi-4-mini, GLM): the first int(head_dim * partial_rotary_factor) dims rotate;
-    GLM pairs adjacent dims (interleaved rotate_half). MiniMax-M2: the first rotary_dim dims (config.json's
+    GLM pairs adjacent dims (interleaved rotate_half); GLM-4.1V too, GLM-4.5V in the rotate-half pairing (as GLM-4.5),
+    both through their multimodal RoPE (chunked mrope_section bands over rotary_dim / 2 frequencies, three equal
+    position rows for text: the plain RoPE, mrope_cos_sin). MiniMax-M2: the first rotary_dim dims (config.json's
     rotary_dim, or partial_rotary_factor x head_dim) in the rotate-half pairing (i, i + rotary_dim / 2).
     SmolLM3's NoPE layers take no RoPE at all. ERNIE 4.5 (both families) pairs adjacent dims (2i, 2i + 1) over the
     whole head, as Cohere.
@@ -339,6 +345,12 @@ QWEN3_VL_MOE = "Qwen3VLMoeForConditionalGeneration"
 # model_type "ministral3" (transformers 5's Ministral3Config; its DEFAULTS key is that model_type, not an architecture)
 MINISTRAL3 = "ministral3"
 GLM4_MOE = "Glm4MoeForCausalLM"
+# GLM-4.1V-9B-Thinking / GLM-4.6V-Flash and GLM-4.5V / GLM-4.6V (transformers 4.5x's save: text_config, the language
+# model under model.language_model.*, the vision tower under model.visual.*, lm_head.weight): GLM-4-0414's and
+# GLM-4.5's layers
+GLM4V = "Glm4vForConditionalGeneration"
+GLM4V_MOE = "Glm4vMoeForConditionalGeneration"
+GLM_V = (GLM4V, GLM4V_MOE)
 DEEPSEEK_V3 = "DeepseekV3ForCausalLM"
 DEEPSEEK_V2 = "DeepseekV2ForCausalLM"
 OLMOE = "OlmoeForCausalLM"
@@ -354,7 +366,7 @@ QWEN3_5 = "Qwen3_5ForConditionalGeneration"
 QWEN3_5_MOE = "Qwen3_5MoeForConditionalGeneration"
 HYBRID = (QWEN3_NEXT, QWEN3_5, QWEN3_5_MOE)
 MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE, DEEPSEEK_V3, DEEPSEEK_V2, OLMOE,
-       MINIMAX_M2, ERNIE4_5_MOE, QWEN3_NEXT, QWEN3_5_MOE, QWEN3_VL_MOE)
+       MINIMAX_M2, ERNIE4_5_MOE, QWEN3_NEXT, QWEN3_5_MOE, QWEN3_VL_MOE, GLM4V_MOE)
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 SMOLLM3 = "SmolLM3ForCausalLM"
 GRANITE = "GraniteForCausalLM"
@@ -369,7 +381,8 @@ EXAONE4 = "Exaone4ForCausalLM"
 # under language_model.model.* (released) or model.language_model.* (transformers >= 4.52)
 QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration",
            QWEN3_VL_MOE)
-MULTIMODAL = ("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL + (QWEN3_5, QWEN3_5_MOE)
+MULTIMODAL = (("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL +
+              (QWEN3_5, QWEN3_5_MOE) + GLM_V)
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
                  (GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4, ERNIE4_5, GEMMA1))
 
@@ -478,6 +491,33 @@ DEFAULTS[GLM4_MOE] = dict(
     max_position_embeddings=131072, moe_intermediate_size=1408, num_experts_per_tok=8, n_shared_experts=1,
     n_routed_experts=128, routed_scaling_factor=1.0, n_group=1, topk_group=1, first_k_dense_replace=1,
     norm_topk_prob=True, use_qk_norm=False)
+# models/glm4v/configuration_glm4v.py Glm4vTextConfig.__init__ (transformers 4.5x): num_key_value_heads 2, hidden_act
+# silu, max_position_embeddings 32768, rms_norm_eps 1e-5, tie_word_embeddings false, rope_theta 10000, rope_scaling
+# None. It has no head_dim, attention_bias nor partial_rotary_factor: Glm4vTextAttention.__init__ takes `self.head_dim =
+# self.hidden_size // self.num_heads` (a head_dim key is not read: Spec refuses one that differs) and q/k/v_proj
+# `bias=True` whatever attention_bias says; partial_rotary_factor reaches the config as a leftover kwarg
+# (PretrainedConfig sets it as an attribute), and modeling_rope_utils' _compute_default_rope_parameters reads
+# `getattr(config, "partial_rotary_factor", 1.0)`: absent, the whole head (the released configs write 0.5; with
+# their mrope_section [8, 12, 12] and 1.0 apply_multimodal_rotary_pos_emb's split would not fit: Spec refuses sections
+# that do not add up to rotary_dim / 2)
+DEFAULTS[GLM4V] = dict(
+    num_key_value_heads=2, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0, rope_scaling=None,
+    tie_word_embeddings=False, max_position_embeddings=32768)
+# models/glm4v_moe/modular_glm4v_moe.py Glm4vMoeTextConfig.__init__ (transformers 4.56 / 4.57; 5.x's fields the same
+# numbers): Glm4MoeConfig's with vocab_size 151424, max_position_embeddings 65536 and attention_bias TRUE;
+# partial_rotary_factor 0.5 (a parameter of its __init__; 5.x: `kwargs.setdefault("partial_rotary_factor", 0.5)`);
+# num_key_value_heads 8, rms_norm_eps 1e-5, rope_theta 10000, n_routed_experts 128, num_experts_per_tok 8,
+# n_shared_experts 1, moe_intermediate_size 1408, routed_scaling_factor 1.0, n_group 1, topk_group 1,
+# first_k_dense_replace 1, norm_topk_prob true. No head_dim parameter: Glm4vMoeTextAttention (Glm4Attention) takes
+# `getattr(config, "head_dim", config.hidden_size // config.num_attention_heads)` (the released configs list 128:
+# 96 heads x 128 = the converter's llm_attn_query_size 12288 != hidden 4096); no use_qk_norm (5.x: `use_qk_norm =
+# AttributeError()`) and no multi-token-prediction layer (5.x: `num_mtp_layers = AttributeError()`)
+DEFAULTS[GLM4V_MOE] = dict(
+    num_key_value_heads=8, head_dim=None, partial_rotary_factor=0.5, hidden_act="silu", rms_norm_eps=1e-5,
+    rope_theta=10000.0, rope_scaling=None, tie_word_embeddings=False, attention_bias=True,
+    max_position_embeddings=65536, moe_intermediate_size=1408, num_experts_per_tok=8, n_shared_experts=1,
+    n_routed_experts=128, routed_scaling_factor=1.0, n_group=1, topk_group=1, first_k_dense_replace=1,
+    norm_topk_prob=True)
 # models/gpt_oss/configuration_gpt_oss.py GptOssConfig (its fields and __post_init__: layer_types
 # None -> even layers slide; rope_parameters None -> this YaRN; the released config.json files spell
 # it rope_scaling beside rope_theta). swiglu_alpha / swiglu_limit: the newer config's fields, the
@@ -700,6 +740,14 @@ class Spec:
         self.NH = get("num_attention_heads")
         self.NKV = get("num_key_value_heads", None) or self.NH
         self.HD = get("head_dim", None) or self.H // self.NH
+        if arch == GLM4V:
+            # models/glm4v/modeling_glm4v.py Glm4vTextAttention.__init__: `self.head_dim = self.hidden_size //
+            # self.num_heads`, whatever config.json says (Glm4vTextConfig has no head_dim): a head_dim key that
+            # differs would be ignored by transformers, and is refused here
+            if c.get("head_dim") not in (None, self.H // self.NH):
+                raise ValueError("GLM-4.1V: head_dim %r != hidden_size // num_attention_heads %d (Glm4vTextAttention "
+                                 "ignores the key)" % (c.get("head_dim"), self.H // self.NH))
+            self.HD = self.H // self.NH
         # DeepSeek-V3's multi-head latent attention (models/deepseek_v3/modeling_deepseek_v3.py
         # DeepseekV3Attention.__init__): q_a_proj (q_lora_rank, H), q_a_layernorm, q_b_proj (NH * qk_head_dim,
         # q_lora_rank); kv_a_proj_with_mqa (kv_lora_rank + qk_rope_head_dim, H), kv_a_layernorm, kv_b_proj
@@ -807,11 +855,14 @@ class Spec:
         # sits under "language_model.model." (released checkpoints) or "model.language_model."
         # (transformers >= 4.52 saves): chosen from the weights in `weight_names`.
         self.prefix = None if arch in MULTIMODAL else "model."
-        if arch in (QWEN3_5, QWEN3_5_MOE, QWEN3_VL_MOE):
+        if arch in (QWEN3_5, QWEN3_5_MOE, QWEN3_VL_MOE) + GLM_V:
             # Qwen3.5's checkpoints exist in transformers >= 4.57's spelling only: model.language_model.* beside
             # model.visual.* and mtp.*, lm_head.weight at the top (Qwen3_5ForConditionalGeneration, no
             # _checkpoint_conversion_mapping from a legacy language_model.model.*). Qwen3-VL-MoE alike: the releases
             # (saved by transformers 4.57) name model.language_model.*, model.visual.* and lm_head.weight
+            # GLM-4.1V / GLM-4.5V alike (convert_glm4v_mgt_weights_to_hf.py / convert_glm4v_moe_mgt_weights_to_hf.py
+            # write model.language_model.*, model.visual.* and lm_head.weight; Glm4vForConditionalGeneration's
+            # _checkpoint_conversion_mapping is {})
             self.prefix = "model.language_model."
 
         # attention projections
@@ -839,8 +890,12 @@ class Spec:
         if arch == ERNIE4_5_MOE and get("use_bias"):
             raise ValueError("ERNIE 4.5 MoE: use_bias true (biases on every projection, the experts and lm_head) is not "
                              "used by the fixtures")
+        # models/glm4v/modeling_glm4v.py Glm4vTextAttention.__init__: q_proj, k_proj, v_proj `bias=True` (hard-coded; no
+        # attention_bias read), o_proj `bias=False`. models/glm4v_moe: Glm4vMoeTextAttention(Glm4Attention), q/k/v_proj
+        # `bias=config.attention_bias` (Glm4vMoeTextConfig's default true), o_proj none
         self.qkv_bias = bool(arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") + QWEN_VL[:2] or llama_bias or
-                             (arch in GLM + (GLM4_MOE, GPT_OSS) and get("attention_bias")) or seed_qkv or ernie_bias)
+                             (arch in GLM + (GLM4_MOE, GPT_OSS, GLM4V_MOE) and get("attention_bias")) or seed_qkv or
+                             ernie_bias or arch == GLM4V)
         # models/gpt_oss/modular_gpt_oss.py GptOssAttention.__init__: q/k/v_proj and o_proj all
         # bias=config.attention_bias; self.sinks, one logit per attention head (eager_attention_forward)
         self.o_bias = ((arch == GPT_OSS and bool(get("attention_bias"))) or llama_bias or
@@ -906,7 +961,9 @@ class Spec:
         # Phi3MLP.forward (gate_up_proj: first intermediate_size rows gate, the rest up)
         self.fused_qkv = self.fused_gate_up = arch == "Phi3ForCausalLM"
         # models/glm4/modeling_glm4.py Glm4MLP.forward (GlmMLP is Phi3MLP): gate, up = chunk(2)
-        self.fused_gate_up = self.fused_gate_up or arch in GLM
+        # models/glm4v/modeling_glm4v.py Glm4vTextMLP.forward: the same fused gate_up_proj (GLM-4.5V's dense layers are
+        # Glm4MoeMLP: separate gate_proj / up_proj / down_proj)
+        self.fused_gate_up = self.fused_gate_up or arch in GLM or arch == GLM4V
         if arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration", QWEN3_VL_MOE,
                     SMOLLM3, GRANITE, EXAONE4, GEMMA1) + GRANITE_MOE + COHERE + ERNIE + HYBRID or gemma:
             # (Gemma 1: GemmaAttention's q/k/v/o_proj take bias=config.attention_bias; every release has it false)
@@ -942,7 +999,10 @@ class Spec:
         self.input_norms = arch not in (OLMO2, OLMO3, EXAONE4)
         # models/glm4/modeling_glm4.py Glm4DecoderLayer: post_self_attn_layernorm on the attention
         # output, post_attention_layernorm before the MLP, post_mlp_layernorm on its output
-        self.glm4_norms = arch == "Glm4ForCausalLM"
+        # models/glm4v/modeling_glm4v.py Glm4vTextDecoderLayer: the same four norms (GLM-4.5V's
+        # Glm4vMoeTextDecoderLayer = Glm4MoeDecoderLayer: input_layernorm and post_attention_layernorm only)
+        # (False for Glm4ForCausalLM / GLM-4.1V: a what-if only, golden_models.glm4v_what_ifs)
+        self.glm4_norms = arch in ("Glm4ForCausalLM", GLM4V)
         # (Gemma 1: models/gemma/modeling_gemma.py GemmaModel.forward, 4.39-4.57: `normalizer =
         # torch.tensor(self.config.hidden_size**0.5, dtype=hidden_states.dtype)`, `hidden_states * normalizer`; 5.x's
         # GemmaTextScaledWordEmbedding.forward: `* self.embed_scale.to(self.weight.dtype)`: bf16(sqrt(H)) for bf16
@@ -1072,7 +1132,10 @@ class Spec:
         # over x[..., 0::2] and x[..., 1::2])
         # Glm4Moe: the same factor 0.5 in the rotate-half pairing (models/glm4_moe/modeling_glm4_moe.py
         # apply_rotary_pos_emb: q_rot = q[..., :rotary_dim], rotate_half)
-        partial = arch in ("Phi3ForCausalLM", GLM4_MOE) or arch in GLM
+        # GLM-4.1V / GLM-4.5V: the same, from partial_rotary_factor (see DEFAULTS[GLM4V]: absent, 1.0 for GLM-4.1V, 0.5
+        # for GLM-4.5V); Glm4vTextRotaryEmbedding (4.5x: ROPE_INIT_FUNCTIONS["default"], `dim = int(head_dim *
+        # partial_rotary_factor)`) and Glm4vMoeTextRotaryEmbedding (5.x: compute_default_rope_parameters, the same dim)
+        partial = arch in ("Phi3ForCausalLM", GLM4_MOE) or arch in GLM or arch in GLM_V
         self.R = int(self.HD * get("partial_rotary_factor", 1.0)) if partial else self.HD
         if arch == MINIMAX_M2:
             # MiniMaxM2RotaryEmbedding = Glm4MoeRotaryEmbedding (dim = int(head_dim * partial_rotary_factor)) and
@@ -1094,7 +1157,13 @@ class Spec:
         # ERNIE 4.5: Ernie4_5RotaryEmbedding = LlamaRotaryEmbedding (cat(freqs, freqs) over head_dim), and
         # models/ernie4_5/modular_ernie4_5.py apply_rotary_pos_emb, "glm rope style (with full dim)": cos[..., :D/2]
         # .repeat_interleave(2), GLM's rotate_half, in float (Ernie4_5_MoE imports the same)
-        self.rope_interleaved = arch in GLM or arch in COHERE or arch in ERNIE
+        # GLM-4.1V: models/glm4v/modeling_glm4v.py apply_multimodal_rotary_pos_emb, `cos = cos[..., : cos.shape[-1] //
+        # 2].repeat_interleave(2, dim=-1)` (sin alike) and rotate_half_llm (x[..., 0::2], x[..., 1::2] stacked): GLM's
+        # adjacent pairs over the first rotary_dim dims. GLM-4.5V does not: models/glm4v_moe's
+        # apply_multimodal_rotary_pos_emb (4.56 / 4.57) takes `rotary_dim = cos.shape[-1]` and rotate_half (halves),
+        # 5.x's Glm4vMoeTextAttention gpt_neox's apply_rotary_pos_emb (the same): the rotate-half pairs (i, i +
+        # rotary_dim / 2), as GLM-4.5
+        self.rope_interleaved = arch in GLM or arch in COHERE or arch in ERNIE or arch == GLM4V
         # SmolLM3Config.__post_init__: no_rope_layers, else every no_rope_layer_interval-th layer has
         # none; SmolLM3Attention.forward rotates q/k only `if self.use_rope`
         self.layer_use_rope = [True] * self.L
@@ -1123,6 +1192,30 @@ class Spec:
             if sum(self.mrope_section) != self.HD // 2:
                 raise ValueError("mrope_section must add up to head_dim / 2")
             self.rope_scaling = None  # "mrope" is the default RoPE's frequencies (Qwen2_5_VLConfig.__init__)
+        if arch in GLM_V:
+            # GLM-4.1V / GLM-4.5V: Glm4vTextAttention.forward (Glm4vMoeTextAttention of 4.56 / 4.57) passes
+            # `self.rope_scaling["mrope_section"]` to apply_multimodal_rotary_pos_emb: `mrope_section * 2` splits the
+            # rotary_dim values of cos / sin (cat(freqs, freqs)), band j taken from position row j % 3 (chunked, as
+            # Qwen2.5-VL's; 5.x's Glm4vMoeTextRotaryEmbedding.recomposition_frequencies the same bands over the
+            # rotary_dim / 2 frequencies, then cat(freq, freq)): the sections must add up to rotary_dim / 2 (else the
+            # split fails), and a rope_scaling without them fails there (a TypeError). For text the three rows are
+            # equal: the plain RoPE (mrope_cos_sin). rope_theta: the top-level key (4.5x's Glm4vTextConfig /
+            # Glm4MoeConfig); transformers 4.57's converter also writes one into rope_scaling, which 5.x's
+            # rope_parameters would take: refused when the two differ
+            rs = self.rope_scaling or {}
+            if "mrope_section" not in rs:
+                raise ValueError("GLM-V: rope_scaling has no mrope_section (Glm4vTextAttention reads "
+                                 "rope_scaling[\"mrope_section\"])")
+            if kind not in (None, "default"):
+                raise ValueError("GLM-V: rope type %r is not used by the fixtures" % kind)
+            if "rope_theta" in rs and float(rs["rope_theta"]) != float(self.theta):
+                raise ValueError("GLM-V: rope_scaling's rope_theta %r != rope_theta %r" % (rs["rope_theta"],
+                                                                                         self.theta))
+            self.mrope_section = list(rs["mrope_section"])
+            if len(self.mrope_section) != 3 or sum(self.mrope_section) != self.R // 2:
+                raise ValueError("GLM-V: mrope_section %r must be three sections adding up to rotary_dim / 2 = %d" % (
+                    self.mrope_section, self.R // 2))
+            self.rope_scaling = None
         if self.hybrid_mrope is not None:
             # Qwen3_5TextRotaryEmbedding (Qwen3VLTextRotaryEmbedding's forward): three position rows (t, h, w),
             # apply_interleaved_mrope over the rotary_dim / 2 frequencies (always interleaved), cat(freqs, freqs);
@@ -1215,7 +1308,7 @@ class Spec:
             # (what-ifs only, golden_models: the released tensors read as gate / up swapped, gate / up interleaved in
             # the 2F columns, or as transformers 5's (E, 2F, H) / (E, H, F) without the transpose)
             self.fused_reading = "chunk"
-        elif arch in (GLM4_MOE, DEEPSEEK_V3):
+        elif arch in (GLM4_MOE, DEEPSEEK_V3, GLM4V_MOE):
             # models/glm4_moe/modeling_glm4_moe.py: Glm4MoeDecoderLayer.__init__ (MoE from layer
             # first_k_dense_replace on), Glm4MoeMoE (n_routed_experts, shared_experts of
             # moe_intermediate_size * n_shared_experts), Glm4MoeTopkRouter (e_score_correction_bias).
@@ -1223,12 +1316,21 @@ class Spec:
             # DeepseekV3DecoderLayer.__init__: DeepseekV3MoE when layer_idx >= first_k_dense_replace;
             # DeepseekV3MoE.__init__ / forward: an ungated shared_experts MLP of moe_intermediate_size *
             # n_shared_experts added to the routed sum; DeepseekV3TopkRouter.forward / get_topk_indices)
+            # GLM-4.5V the same (models/glm4v_moe/modular_glm4v_moe.py, 4.56 / 4.57: Glm4vMoeTextDecoderLayer(
+            # Glm4MoeDecoderLayer), Glm4vMoeTextMoE(Glm4MoeMoE) with `self.experts = nn.ModuleList([
+            # Glm4vMoeTextMLP(config, intermediate_size=config.moe_intermediate_size) for _ in
+            # range(config.n_routed_experts)])` (per-expert mlp.experts.{e}.gate_proj / up_proj / down_proj, as
+            # released), Glm4vMoeTextTopkRouter(Glm4MoeTopkRouter), shared_experts Glm4vMoeTextMLP of
+            # moe_intermediate_size * n_shared_experts; 5.x: Glm4vMoeTextExperts = DeepseekV3Experts, the per-expert
+            # tensors stacked on load by conversion_mapping's "glm4v_moe": "qwen2_moe")
             self.num_experts, self.top_k = get("n_routed_experts"), get("num_experts_per_tok")
             self.norm_topk_prob = bool(get("norm_topk_prob"))
             self.moe_intermediate = get("moe_intermediate_size")
             self.shared_intermediate = get("moe_intermediate_size") * get("n_shared_experts")
             self.shared_gated = False
             self.router = "sigmoid"
+            # (what-if only, golden_models.glm4v_moe_what_ifs: "softmax", the scores s a softmax over the experts)
+            self.router_score = "sigmoid"
             self.n_group, self.topk_group = get("n_group"), get("topk_group")
             self.routed_scaling_factor = get("routed_scaling_factor")
             dense = get("first_k_dense_replace")
@@ -2542,7 +2644,8 @@ def expert_weights(spec, pre, e):
 def sigmoid_choice(spec, bias, logits):
     """(s, c, group_scores): the sigmoid scores, the choice values c after the group mask and the
     groups' scores (route_tokens_to_experts, below)."""
-    s = logits.sigmoid()
+    # (router_score "softmax": a what-if only, golden_models.glm4v_moe_what_ifs)
+    s = torch.softmax(logits, dim=-1) if spec.router_score == "softmax" else logits.sigmoid()
     c = s + bias
     E, G = spec.num_experts, spec.n_group
     group_scores = c.view(-1, G, E // G).topk(2, dim=-1)[0].sum(dim=-1)

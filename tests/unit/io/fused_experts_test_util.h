@@ -17,12 +17,8 @@
 
 namespace abl::testing {
 
-// Writes `dst`/model.safetensors with every MoE layer's experts as mlp.experts.gate_up_proj
-// (E, 2*Fm, H) and mlp.experts.down_proj (E, H, Fm), in the place of the layer's first expert
-// tensor, and copies the other files of `src` (config, tokenizer) but its other safetensors.
-// `transpose_gate_up` writes gate_up_proj as (E, H, 2*Fm) instead (a layout we refuse). Returns
-// the number of layers fused.
-inline int fuse_experts(const std::string& src, const std::string& dst, bool transpose_gate_up = false) {
+// Creates `dst` with every file of model folder `src` but its safetensors (config, tokenizer).
+inline void copy_model_files_but_weights(const std::string& src, const std::string& dst) {
   namespace fs = std::filesystem;
   fs::create_directories(dst);
   for (const auto& e : fs::directory_iterator(src)) {
@@ -31,6 +27,16 @@ inline int fuse_experts(const std::string& src, const std::string& dst, bool tra
       fs::copy_file(e.path(), fs::path(dst) / e.path().filename(), fs::copy_options::overwrite_existing);
     }
   }
+}
+
+// Writes `dst`/model.safetensors with every MoE layer's experts as mlp.experts.gate_up_proj
+// (E, 2*Fm, H) and mlp.experts.down_proj (E, H, Fm), in the place of the layer's first expert
+// tensor, and copies the other files of `src` (config, tokenizer) but its other safetensors.
+// `transpose_gate_up` writes gate_up_proj as (E, H, 2*Fm) instead (a layout we refuse). Returns
+// the number of layers fused.
+inline int fuse_experts(const std::string& src, const std::string& dst, bool transpose_gate_up = false) {
+  namespace fs = std::filesystem;
+  copy_model_files_but_weights(src, dst);
   static const std::regex kExpert(
       R"((.*layers\.\d+\.)(mlp|block_sparse_moe)\.experts\.(\d+)\.(gate_proj|w1|up_proj|w3|down_proj|w2)\.weight)");
   struct Layer {
@@ -119,13 +125,7 @@ inline int fuse_experts(const std::string& src, const std::string& dst, bool tra
 // other files of `src`. Returns the number of layers laid out again.
 inline int untranspose_experts(const std::string& src, const std::string& dst, bool per_expert) {
   namespace fs = std::filesystem;
-  fs::create_directories(dst);
-  for (const auto& e : fs::directory_iterator(src)) {
-    if (e.is_regular_file() && e.path().extension() != ".safetensors" &&
-        e.path().filename() != "model.safetensors.index.json") {
-      fs::copy_file(e.path(), fs::path(dst) / e.path().filename(), fs::copy_options::overwrite_existing);
-    }
-  }
+  copy_model_files_but_weights(src, dst);
   // (E, a, b) -> (E, b, a), element by element.
   auto transpose = [](const std::string& x, int64_t E, int64_t a, int64_t b) {
     const size_t es = x.size() / static_cast<size_t>(E * a * b);

@@ -1830,3 +1830,63 @@ TEST(ModelSpecMinistral3, QueryScalingYarnAndDefaults) {
   t["rope_parameters"].erase("llama_4_scaling_beta");
   EXPECT_TRUE(abl::testing::contains_all(error_of(t), {"ministral3", "llama_4_scaling_beta"})) << error_of(t);
 }
+
+// GLM-4.1V-9B-Thinking and GLM-4.5V in the shape of their published configs (written for this test):
+// GLM-4-0414's and GLM-4.5-Air's language models under text_config — the dense one with its four norms,
+// q/k/v biases whatever attention_bias says and RoPE on half of each head in adjacent pairs; the MoE one
+// with rotate-half pairs, q/k/v biases by default and never a q/k norm; mrope is the plain RoPE for text.
+TEST(ModelSpecGlm, Glm4vDenseAndMoeLanguageModels) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["Glm4vForConditionalGeneration"],
+    "model_type": "glm4v", "image_token_id": 151343, "video_token_id": 151344,
+    "text_config": {"model_type": "glm4v_text", "vocab_size": 151552, "hidden_size": 4096,
+    "intermediate_size": 13696, "num_hidden_layers": 40, "num_attention_heads": 32, "num_key_value_heads": 2,
+    "partial_rotary_factor": 0.5, "rope_theta": 10000, "rope_scaling": {"type": "default",
+    "mrope_section": [8, 12, 12]}, "max_position_embeddings": 65536, "rms_norm_eps": 1e-05,
+    "attention_bias": true, "hidden_act": "silu", "eos_token_id": [151329, 151336, 151338],
+    "pad_token_id": 151329, "torch_dtype": "bfloat16"},
+    "vision_config": {"hidden_size": 1536, "model_type": "glm4v"}})");
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.multimodal);
+  EXPECT_EQ(s.head_dim, 128);  // hidden / heads: no head_dim key
+  EXPECT_EQ(s.partial_rotary_dim, 64);
+  EXPECT_TRUE(s.rope_interleaved);
+  EXPECT_TRUE(s.qkv_bias);
+  EXPECT_FALSE(s.o_bias);
+  EXPECT_TRUE(s.sandwich_norms);
+  EXPECT_TRUE(s.fused_gate_up);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::none);
+  EXPECT_EQ(s.eos_token_ids, (std::vector<int64_t>{151329, 151336, 151338}));
+  // The language model is GLM-4-9B-0414's.
+  EXPECT_EQ(abl::model::parameter_count(s),
+            abl::model::parameter_count(abl::model::synthetic_model_spec("glm-4-9b-0414")));
+  c["text_config"]["attention_bias"] = false;  // not a Glm4vTextConfig key: the biases stay
+  EXPECT_TRUE(parse(c).qkv_bias);
+  c["text_config"]["head_dim"] = 96;  // not read by Glm4vTextAttention
+  EXPECT_EQ(parse(c).head_dim, 128);
+  c["text_config"].erase("partial_rotary_factor");  // transformers cannot run it without one
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"partial_rotary_factor", "0.5"})) << error_of(c);
+
+  nlohmann::json m = nlohmann::json::parse(R"({"architectures": ["Glm4vMoeForConditionalGeneration"],
+    "model_type": "glm4v_moe", "text_config": {"model_type": "glm4v_moe_text", "vocab_size": 151424,
+    "hidden_size": 4096, "intermediate_size": 10944, "num_hidden_layers": 46, "num_attention_heads": 96,
+    "num_key_value_heads": 8, "head_dim": 128, "partial_rotary_factor": 0.5, "n_routed_experts": 128,
+    "n_shared_experts": 1, "num_experts_per_tok": 8, "moe_intermediate_size": 1408, "norm_topk_prob": true,
+    "n_group": 1, "topk_group": 1, "routed_scaling_factor": 1.0, "first_k_dense_replace": 1,
+    "max_position_embeddings": 65536, "rms_norm_eps": 1e-05, "rope_theta": 10000,
+    "rope_scaling": {"rope_type": "default", "mrope_section": [8, 12, 12]}, "use_qk_norm": true,
+    "eos_token_id": [151329, 151336, 151338], "torch_dtype": "bfloat16"}, "vision_config": {"hidden_size": 1536}})");
+  s = parse(m);
+  EXPECT_TRUE(s.multimodal);
+  EXPECT_TRUE(s.qkv_bias);   // Glm4vMoeTextConfig's attention_bias default
+  EXPECT_FALSE(s.qk_norm);   // not a Glm4vMoeTextConfig key
+  EXPECT_FALSE(s.rope_interleaved);
+  EXPECT_EQ(s.partial_rotary_dim, 64);
+  EXPECT_TRUE(s.router_sigmoid);
+  EXPECT_EQ(s.num_experts, 128);
+  EXPECT_EQ(s.experts_per_token, 8);
+  EXPECT_EQ(s.shared_expert_intermediate_size, 1408);
+  EXPECT_FALSE(s.is_moe_layer(0));
+  EXPECT_TRUE(s.is_moe_layer(1));
+  EXPECT_EQ(s.mtp_layers, 0);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::none);
+}
