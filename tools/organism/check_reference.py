@@ -690,6 +690,25 @@ class GptOssCheck:
         return hidden[-1] @ head.T, hidden
 
 
+def check_what_if_effects(name, label, model, settings, make, ids):
+    """golden.json's *_effect_prompt4 (the largest change of prompt 4's logits under one what-if) are exactly
+    the keys of `settings` (key -> (attribute, value)), and each is reproduced within 1e-3 by a check model
+    that make() builds with that one attribute set, each over 1e-2."""
+    keys = sorted(k[:-len("_effect_prompt4")] for k in model if k.endswith("_effect_prompt4"))
+    check(keys == sorted(settings), "%s: golden.json has exactly the what-ifs %s" % (name, ", ".join(sorted(settings))))
+    base = make().forward(ids)[0]
+    worst, lows = 0.0, []
+    for key in keys:
+        m2 = make()
+        setattr(m2, *settings[key])
+        effect = float((m2.forward(ids)[0] - base).abs().max())
+        worst = max(worst, abs(effect - model[key + "_effect_prompt4"]))
+        lows.append(effect)
+    check(worst < 1e-3 and min(lows, default=1.0) > 1e-2, "%s: %s reproduces each of the %d *_effect_prompt4 (%s; "
+          "worst %.1e), each over 1e-2" % (name, label, len(keys), ", ".join(
+              "%s %.4g" % (k, model[k + "_effect_prompt4"]) for k in keys), worst))
+
+
 def check_against_golden(name, label, m, g, st, after_prompts=None):
     """An independent model m (forward(ids) -> logits, hidden states) against the golden outputs: the
     logits at every prompt's last position and at every position of prompt 0, the hidden states at
@@ -3606,24 +3625,14 @@ def check_hybrid(name, spec, p, g, st):
         check(ok, "%s: HybridCheck's own router gives golden.json's routing gaps (%.6f, generated %.6f, >= 1e-3) and "
               "expert_ids_last" % (name, min(gaps), min(gen_gaps)))
     # the what-ifs
-    keys = sorted(k[:-len("_effect_prompt4")] for k in model if k.endswith("_effect_prompt4"))
     expected = [k for k in HybridCheck.WHAT_IFS if
                 not (k == "head_map_tiled" and m.NV == m.NK) and
                 not (k == "qkvz_blocks" and m.arch != "Qwen3NextForCausalLM") and
                 not (k in ("router_unnormalised", "shared_expert_gate") and not any(m.moe_layers)) and
                 not (k == "gate_up_swapped" and not m.stacked)]
-    check(keys == sorted(expected), "%s: golden.json has exactly the what-ifs %s" % (name, ", ".join(expected)))
     ids = g["prompts"][4]["input_ids"]
-    base = m.forward(ids)[0]
-    worst, lows = 0.0, []
-    for key in keys:
-        setattr(m, key, True)
-        effect = float((m.forward(ids)[0] - base).abs().max())
-        setattr(m, key, False)
-        worst = max(worst, abs(effect - model[key + "_effect_prompt4"]))
-        lows.append(effect)
-    check(worst < 1e-3 and min(lows) > 1e-2, "%s: HybridCheck reproduces each of the %d *_effect_prompt4 (worst %.1e; "
-          "smallest effect %.3g)" % (name, len(keys), worst, min(lows)))
+    check_what_if_effects(name, "HybridCheck", model, {k: (k, True) for k in expected}, lambda: HybridCheck(cfg, p),
+                          ids)
     # refusals: what transformers would not run as reference.py does (or a reader of the key would run otherwise)
     def refused(change):
         c2 = json.loads(json.dumps(cfg))
@@ -4104,18 +4113,8 @@ def check_qwen3_vl_moe(name, spec, p, g, st):
     check(ok, "%s: Qwen3VLMoeCheck's own router gives golden.json's routing gaps (%.6f, generated %.6f, >= 1e-3) and "
           "expert_ids_last" % (name, min(gaps), min(gen_gaps)))
     # the what-ifs: the released tensors read otherwise
-    keys = sorted(k[:-len("_effect_prompt4")] for k in model if k.endswith("_effect_prompt4"))
-    check(keys == sorted(Qwen3VLMoeCheck.WHAT_IFS), "%s: golden.json has exactly the what-ifs %s" % (
-        name, ", ".join(Qwen3VLMoeCheck.WHAT_IFS)))
-    worst, lows = 0.0, []
-    for key in keys:
-        setattr(m, key, True)
-        effect = float((m.forward(ids)[0] - base).abs().max())
-        setattr(m, key, False)
-        worst = max(worst, abs(effect - model[key + "_effect_prompt4"]))
-        lows.append(effect)
-    check(worst < 1e-3 and min(lows) > 1e-2, "%s: Qwen3VLMoeCheck reproduces each *_effect_prompt4 (%s; worst %.1e)" % (
-        name, ", ".join("%s %.4g" % (k, model[k + "_effect_prompt4"]) for k in keys), worst))
+    check_what_if_effects(name, "Qwen3VLMoeCheck", model, {k: (k, True) for k in Qwen3VLMoeCheck.WHAT_IFS},
+                          lambda: Qwen3VLMoeCheck(cfg, p), ids)
     # the other expert layout (per expert, what hf_check's split_fused_experts writes) and the refusals
     want_logits = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
     p2 = {n: t for n, t in p.items() if ".mlp.experts." not in n}
@@ -4362,23 +4361,12 @@ def check_ministral3(name, spec, p, g, st):
           "sequence crosses a period boundary (periods of the last prompt token, the last fed token: %s)" % (
               name, ", ".join("%d: %.4f" % (x, float(f)) for x, f in zip(starts, factors)), d, reach))
     # the what-ifs
-    keys = sorted(k[:-len("_effect_prompt4")] for k in model if k.endswith("_effect_prompt4"))
     names = {"query_scale": ("beta", 0.0), "query_scale_keys": ("scale_keys", True),
              "query_scale_no_log": ("no_log", True), "query_scale_position_plus_one": ("offset", 1),
              "rope_scaling": ("plain_rope", True),
              "yarn_attention_factor": ("yarn_default_factor", True)}
-    check(keys == sorted(names), "%s: golden.json has exactly the what-ifs %s" % (name, ", ".join(sorted(names))))
     ids = g["prompts"][4]["input_ids"]
-    base = m.forward(ids)[0]
-    worst, low = 0.0, float("inf")
-    for key in keys:
-        attr, value = names[key]
-        m2 = Ministral3Check(cfg, p)
-        setattr(m2, attr, value)
-        effect = float((m2.forward(ids)[0] - base).abs().max())
-        worst, low = max(worst, abs(effect - model[key + "_effect_prompt4"])), min(low, effect)
-    check(worst < 1e-3 and low > 1e-2, "%s: Ministral3Check reproduces each *_effect_prompt4 (%s; worst %.1e), each "
-          "over 1e-2" % (name, ", ".join("%s %.4g" % (k, model[k + "_effect_prompt4"]) for k in keys), worst))
+    check_what_if_effects(name, "Ministral3Check", model, names, lambda: Ministral3Check(cfg, p), ids)
 
     def refused(change=None, rope=None, drop=()):
         c2 = json.loads(json.dumps(cfg))
@@ -4703,19 +4691,8 @@ def check_glm_v(name, spec, p, g, st):
               "router_scaling": ("scaling", 1.0)} if moe else
              {"rope_rotate_half": ("adjacent", False), "rope_full_head": ("full_head", True),
               "qkv_bias": ("qkv_bias", False), "post_norms": ("post_norms", False)})
-    keys = sorted(k[:-len("_effect_prompt4")] for k in model if k.endswith("_effect_prompt4"))
-    check(keys == sorted(names), "%s: golden.json has exactly the what-ifs %s" % (name, ", ".join(sorted(names))))
     ids = g["prompts"][4]["input_ids"]
-    base = m.forward(ids)[0]
-    worst, low = 0.0, float("inf")
-    for key in keys:
-        attr, value = names[key]
-        m2 = GlmVCheck(cfg, p)
-        setattr(m2, attr, value)
-        effect = float((m2.forward(ids)[0] - base).abs().max())
-        worst, low = max(worst, abs(effect - model[key + "_effect_prompt4"])), min(low, effect)
-    check(worst < 1e-3 and low > 1e-2, "%s: GlmVCheck reproduces each *_effect_prompt4 (%s; worst %.1e), each over "
-          "1e-2" % (name, ", ".join("%s %.4g" % (k, model[k + "_effect_prompt4"]) for k in keys), worst))
+    check_what_if_effects(name, "GlmVCheck", model, names, lambda: GlmVCheck(cfg, p), ids)
 
     def refused(change=None, drop=()):
         c2 = json.loads(json.dumps(cfg))
