@@ -4284,6 +4284,19 @@ class Ministral3Check(LlamaCheck):
         return hidden[-1] @ head.T, hidden
 
 
+def language_model_shapes(m, V):
+    """name -> shape of a Llama-shaped language model's embeddings, final norm, untied lm_head.weight and
+    each layer's two norms and q/k/v/o matrices, under m.prefix (m: H, HD, NH, NKV, L)."""
+    H, HD, x0 = m.H, m.HD, m.prefix
+    want = {x0 + "embed_tokens.weight": (V, H), x0 + "norm.weight": (H,), "lm_head.weight": (V, H)}
+    for l in range(m.L):
+        x = x0 + "layers.%d." % l
+        want.update({x + "input_layernorm.weight": (H,), x + "post_attention_layernorm.weight": (H,),
+                     x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
+                     x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.o_proj.weight": (H, m.NH * HD)})
+    return want
+
+
 def check_ministral3(name, spec, p, g, st):
     cfg = fixture_config(name)
     text = cfg["text_config"]
@@ -4294,13 +4307,10 @@ def check_ministral3(name, spec, p, g, st):
     # model.vision_tower.* / model.multi_modal_projector.* (transformers 5's names); BF16 matrices, F32 norms
     stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
     H, HD, F_, x0 = m.H, m.HD, text["intermediate_size"], m.prefix
-    want = {x0 + "embed_tokens.weight": (spec.V, H), x0 + "norm.weight": (H,), "lm_head.weight": (spec.V, H)}
+    want = language_model_shapes(m, spec.V)
     for l in range(m.L):
         x = x0 + "layers.%d." % l
-        want.update({x + "input_layernorm.weight": (H,), x + "post_attention_layernorm.weight": (H,),
-                     x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
-                     x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.o_proj.weight": (H, m.NH * HD),
-                     x + "mlp.gate_proj.weight": (F_, H), x + "mlp.up_proj.weight": (F_, H),
+        want.update({x + "mlp.gate_proj.weight": (F_, H), x + "mlp.up_proj.weight": (F_, H),
                      x + "mlp.down_proj.weight": (H, F_)})
     stand_ins = sorted(n for n in stored if n.startswith(("model.vision_tower.", "model.multi_modal_projector.")))
     dtypes_ok = all(stored[n][0] == ("F32" if n.endswith("norm.weight") else "BF16") for n in want)
@@ -4578,13 +4588,10 @@ def check_glm_v(name, spec, p, g, st):
     # three model.visual.* stand-ins; all BF16 but GLM-4.5V's e_score_correction_bias (F32); no MTP layer
     stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
     H, HD, F_, x0 = m.H, m.HD, text["intermediate_size"], m.prefix
-    want = {x0 + "embed_tokens.weight": (spec.V, H), x0 + "norm.weight": (H,), "lm_head.weight": (spec.V, H)}
+    want = language_model_shapes(m, spec.V)
     for l in range(m.L):
         x = x0 + "layers.%d." % l
-        want.update({x + "input_layernorm.weight": (H,), x + "post_attention_layernorm.weight": (H,),
-                     x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
-                     x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.o_proj.weight": (H, m.NH * HD),
-                     x + "self_attn.q_proj.bias": (m.NH * HD,), x + "self_attn.k_proj.bias": (m.NKV * HD,),
+        want.update({x + "self_attn.q_proj.bias": (m.NH * HD,), x + "self_attn.k_proj.bias": (m.NKV * HD,),
                      x + "self_attn.v_proj.bias": (m.NKV * HD,)})
         if not moe:
             want.update({x + "post_self_attn_layernorm.weight": (H,), x + "post_mlp_layernorm.weight": (H,),
