@@ -44,6 +44,7 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
     const int32_t e = layout.slots[i].expert;
     switch (layout.slots[i].role) {
       case model::WeightRole::attn_norm: w.attn_norm = p; break;
+      case model::WeightRole::attn_norm_bias: w.attn_norm_bias = p; break;
       case model::WeightRole::q_proj: w.wq = p; break;
       case model::WeightRole::k_proj: w.wk = p; break;
       case model::WeightRole::v_proj: w.wv = p; break;
@@ -74,6 +75,7 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
       case model::WeightRole::attn_sinks: w.sinks = p; break;
       case model::WeightRole::post_attn_norm: w.post_attn_norm = p; break;
       case model::WeightRole::mlp_norm: w.mlp_norm = p; break;
+      case model::WeightRole::mlp_norm_bias: w.mlp_norm_bias = p; break;
       case model::WeightRole::gate_proj: w.w_gate = p; break;
       case model::WeightRole::up_proj: w.w_up = p; break;
       case model::WeightRole::down_proj: w.w_down = p; break;
@@ -110,6 +112,8 @@ RouterConfig router_config(const model::ModelSpec& spec, const float* bias) {
   r.group_max = spec.router_group_max;
   r.renormalize = spec.norm_topk_prob;
   r.scale = static_cast<float>(spec.routed_scaling_factor);
+  r.sparsemixer = spec.router_sparsemixer;
+  r.jitter_eps = static_cast<float>(spec.router_jitter_eps);
   return r;
 }
 

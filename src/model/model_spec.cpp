@@ -55,6 +55,7 @@ void mistral3_keys(const Keys& k, ModelSpec& s);
 void glm_keys(const Keys& k, ModelSpec& s);
 void smollm3_keys(const Keys& k, ModelSpec& s);
 void mixtral_keys(const Keys& k, ModelSpec& s);
+void phimoe_keys(const Keys& k, ModelSpec& s);
 void qwen_moe_keys(const Keys& k, ModelSpec& s);
 void qwen3_vl_moe_keys(const Keys& k, ModelSpec& s);
 void glm4_moe_keys(const Keys& k, ModelSpec& s);
@@ -73,6 +74,13 @@ void seed_oss_keys(const Keys& k, ModelSpec& s);
 void deepseek_v3_keys(const Keys& k, ModelSpec& s);
 void deepseek_v2_keys(const Keys& k, ModelSpec& s);
 void qwen3_next_keys(const Keys& k, ModelSpec& s);
+
+// PhimoeConfig (transformers 4.x), for absent keys.
+constexpr const char* kPhimoeDefaults = R"({"vocab_size": 32064, "hidden_size": 4096, "intermediate_size": 6400,
+  "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu",
+  "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "bos_token_id": 1, "eos_token_id": 2,
+  "tie_word_embeddings": false, "rope_theta": 1000000.0, "sliding_window": null, "num_experts_per_tok": 2,
+  "num_local_experts": 16, "router_jitter_noise": 0.01, "attention_bias": false, "lm_head_bias": false})";
 
 // Gemma2Config and Gemma3TextConfig (transformers), for absent keys.
 constexpr const char* kGemma2Defaults = R"({"vocab_size": 256000, "hidden_size": 2304,
@@ -321,6 +329,10 @@ const Family kFamilies[] = {
     {"GraniteMoeForCausalLM", false, false, true, 0, 0, 2048, W::none, 0, nullptr, granite_moe_keys},
     {"GraniteMoeSharedForCausalLM", false, false, true, 0, 0, 2048, W::none, 0, nullptr, granite_moe_keys},
     {"MixtralForCausalLM", false, false, false, 0, 8, 4096 * 32, W::always, 0, nullptr, mixtral_keys},
+    // Phi-3.5-MoE (and GRIN-MoE): Mixtral's experts behind the sparsemixer router, LayerNorms with biases,
+    // q/k/v/o and lm_head biases; the Hub's configs name the remote-code class PhiMoEForCausalLM
+    {"PhimoeForCausalLM", false, false, true, 0, 0, 0, W::always, 0, kPhimoeDefaults, phimoe_keys},
+    {"PhiMoEForCausalLM", false, false, true, 0, 0, 0, W::always, 0, kPhimoeDefaults, phimoe_keys},
     {"Qwen2MoeForCausalLM", true, false, false, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
     {"Qwen3MoeForCausalLM", false, true, true, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
     // GLM-4.5, GLM-4.5-Air, GLM-4.6: sigmoid router with correction bias, ungated shared experts
@@ -702,6 +714,46 @@ void mixtral_keys(const Keys& k, ModelSpec& s) {
   s.norm_topk_prob = true;
   s.moe_layers.assign(static_cast<size_t>(s.num_layers), 1);
   s.expert_names = ModelSpec::ExpertNames::mixtral;
+}
+
+// models/phimoe as transformers 4.x has it (PhimoeDecoderLayer, PhimoeModel, sparsemixer,
+// PhimoeRotaryEmbedding.forward; Microsoft's remote code alike): Mixtral's layers and experts with
+// nn.LayerNorm (weight and bias, eps = rms_norm_eps) for input_layernorm, post_attention_layernorm and
+// model.norm, q/k/v/o biases when attention_bias, lm_head's bias when lm_head_bias, the sparsemixer router
+// (top-2 only, jitter eps = router_jitter_noise), and cos/sin times rope_scaling's short_mscale (long_mscale
+// past original_max_position_embeddings) in place of LongRoPE's computed attention factor. transformers 5's
+// port differs (RMSNorms without the biases in the layers; its rotary embedding never sets the mscales)
+// and is not followed (docs/families.md).
+void phimoe_keys(const Keys& k, ModelSpec& s) {
+  mixtral_keys(k, s);
+  s.norm_topk_prob = false;
+  s.router_sparsemixer = true;
+  if (s.experts_per_token != 2) {
+    bad_key(s, "num_experts_per_tok",
+            fmt::format("the sparsemixer router picks exactly 2 experts (transformers raises otherwise), found {}",
+                        s.experts_per_token));
+  }
+  s.router_jitter_eps = k.get_double("router_jitter_noise");
+  if (!(s.router_jitter_eps >= 0) || !std::isfinite(s.router_jitter_eps)) {
+    bad_key(s, "router_jitter_noise", fmt::format("must be a non-negative number, found {}", s.router_jitter_eps));
+  }
+  s.norm_centered = true;
+  s.norm_bias = true;
+  s.lm_head_bias = k.get_bool("lm_head_bias", false);
+  std::optional<io::JsonValue> r = k.find("rope_scaling");
+  if (!r) r = k.find("rope_parameters");
+  if (s.rope_scaling.type == RopeScaling::Type::none || !r) return;
+  if (s.rope_scaling.type != RopeScaling::Type::longrope) {
+    r->fail("must be longrope for Phi-3.5-MoE (PhimoeRotaryEmbedding scales it by short_mscale / long_mscale)");
+  }
+  // PhimoeConfig requires both (a TypeError otherwise)
+  const double short_m = r->get_double("short_mscale"), long_m = r->get_double("long_mscale");
+  if (short_m != long_m) {
+    r->fail(fmt::format("short_mscale {} and long_mscale {} differ, which is not supported (the released "
+                        "checkpoints have one value for both)",
+                        short_m, long_m));
+  }
+  s.rope_scaling.attention_factor = short_m;
 }
 
 // models/qwen2_moe, models/qwen3_moe (*DecoderLayer.__init__): layer l is MoE when it is not in
@@ -1490,6 +1542,7 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
 }
 
 void validate_model_spec(const ModelSpec& s) {
+  if (s.norm_bias && !s.norm_centered) fail("{}: norm biases need LayerNorms (norm_centered)", s.source);
   if (s.query_log_scale_beta != 0.0 && s.query_log_scale_period <= 0) {
     fail("{}: llama_4_scaling_beta {} needs a positive period (original_max_position_embeddings), found {}", s.source,
          s.query_log_scale_beta, s.query_log_scale_period);

@@ -52,7 +52,8 @@ std::string describe(const ModelSpec& s) {
   if (s.attn_sinks) flags += ", attention sinks";
   if (s.fused_qkv || s.fused_gate_up) flags += s.fused_qkv ? ", fused qkv/gate_up" : ", fused gate_up";
   if (s.norm_plus_one) flags += ", (1+w) norms";
-  if (s.norm_centered) flags += ", LayerNorms (no bias)";
+  if (s.norm_centered) flags += s.norm_bias ? ", LayerNorms" : ", LayerNorms (no bias)";
+  if (s.lm_head_bias) flags += ", lm_head bias";
   if (s.parallel_block) flags += ", parallel attention and MLP";
   if (s.sandwich_norms) {
     flags += !s.input_norms ? ", output norms only (no input norms)"
@@ -74,6 +75,7 @@ std::string describe(const ModelSpec& s) {
     const int64_t moe = std::count(s.moe_layers.begin(), s.moe_layers.end(), 1);
     flags += fmt::format(", MoE {}x{} top-{}{} on {}/{} layers", s.num_experts, s.moe_intermediate_size,
                          s.experts_per_token, s.norm_topk_prob ? " (renormalised)" : "", moe, s.num_layers);
+    if (s.router_sparsemixer) flags += fmt::format(", sparsemixer router (jitter eps {:g})", s.router_jitter_eps);
     if (s.router_sigmoid || s.router_bias || s.expert_groups > 1 || s.routed_scaling_factor != 1.0) {
       flags += s.router_sigmoid ? ", sigmoid router" : ", softmax router";
       if (s.router_bias) flags += " with bias";
@@ -138,7 +140,8 @@ std::string fingerprint(const ModelSpec& s) {
   out += fmt::format(" mxfp4 {} transposed {}", s.mxfp4_experts, s.transposed_experts);
   out += fmt::format("|cohere centered {} parallel {} qknorm per head {}", s.norm_centered, s.parallel_block,
                      s.qk_norm_per_head);
-  out += fmt::format("|mlp bias {}", s.mlp_bias);
+  out += fmt::format("|mlp bias {} norm bias {} lm_head bias {}", s.mlp_bias, s.norm_bias, s.lm_head_bias);
+  out += fmt::format("|sparsemixer {} {:a}", s.router_sparsemixer, s.router_jitter_eps);
   out += fmt::format("|query log scale {:a} {}", s.query_log_scale_beta, s.query_log_scale_period);
   out += fmt::format("|mla {} q {} kv {} nope {} v {} eps {:a}", s.mla, s.q_lora_rank, s.kv_lora_rank,
                      s.qk_nope_head_dim, s.v_head_dim, s.latent_norm_eps);

@@ -129,6 +129,12 @@ const Preset kPresets[] = {
       "num_experts_per_tok": 2, "max_position_embeddings": 32768, "rms_norm_eps": 1e-05,
       "rope_theta": 1000000.0, "sliding_window": null, "tie_word_embeddings": false,
       "bos_token_id": 1, "eos_token_id": 2, "torch_dtype": "bfloat16"})"},
+    {"phi-3.5-moe", R"({"architectures": ["PhimoeForCausalLM"], "vocab_size": 32064, "hidden_size": 4096,
+      "intermediate_size": 6400, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "num_local_experts": 16, "num_experts_per_tok": 2, "router_jitter_noise": 0.01, "attention_bias": true,
+      "lm_head_bias": true, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "rope_theta": 10000.0,
+      "sliding_window": 131072, "tie_word_embeddings": false, "bos_token_id": 1, "eos_token_id": 32000,
+      "torch_dtype": "bfloat16"})"},
     {"qwen3-30b-a3b", R"({"architectures": ["Qwen3MoeForCausalLM"], "vocab_size": 151936,
       "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 48,
       "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128,
@@ -426,6 +432,10 @@ void synthetic_weight_values(const ExpectedWeight& w, int64_t first, int64_t cou
     case WeightRole::gate_bias:
     case WeightRole::up_bias:
     case WeightRole::down_bias:
+    case WeightRole::attn_norm_bias:
+    case WeightRole::mlp_norm_bias:
+    case WeightRole::final_norm_bias:
+    case WeightRole::lm_head_bias:
       half_width = 0.02f;
       break;
     case WeightRole::embed:

@@ -420,6 +420,7 @@ std::string_view role_name(WeightRole role) {
   switch (role) {
     case WeightRole::embed: return "embed";
     case WeightRole::attn_norm: return "attn_norm";
+    case WeightRole::attn_norm_bias: return "attn_norm_bias";
     case WeightRole::q_proj: return "q_proj";
     case WeightRole::k_proj: return "k_proj";
     case WeightRole::v_proj: return "v_proj";
@@ -450,6 +451,7 @@ std::string_view role_name(WeightRole role) {
     case WeightRole::attn_sinks: return "attn_sinks";
     case WeightRole::post_attn_norm: return "post_attn_norm";
     case WeightRole::mlp_norm: return "mlp_norm";
+    case WeightRole::mlp_norm_bias: return "mlp_norm_bias";
     case WeightRole::gate_proj: return "gate_proj";
     case WeightRole::up_proj: return "up_proj";
     case WeightRole::down_proj: return "down_proj";
@@ -471,6 +473,8 @@ std::string_view role_name(WeightRole role) {
     case WeightRole::shared_down_proj: return "shared_down_proj";
     case WeightRole::shared_expert_gate: return "shared_expert_gate";
     case WeightRole::final_norm: return "final_norm";
+    case WeightRole::final_norm_bias: return "final_norm_bias";
+    case WeightRole::lm_head_bias: return "lm_head_bias";
     case WeightRole::lm_head: return "lm_head";
   }
   return "?";
@@ -545,6 +549,7 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     v.push_back(layer_slot(s, role, name, std::move(shape), doc));
   };
   if (s.input_norms) add(WeightRole::attn_norm, "input_layernorm.weight", {H}, "(hidden_size)");
+  if (s.input_norms && s.norm_bias) add(WeightRole::attn_norm_bias, "input_layernorm.bias", {H}, "(hidden_size)");
   const size_t q_at = v.size();
   const bool linear = s.is_linear_layer(layer);
   if (linear) {
@@ -604,6 +609,7 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     }
   } else if (!s.parallel_block) {  // (Cohere's parallel block: the MLP reads input_layernorm's output)
     add(WeightRole::mlp_norm, "post_attention_layernorm.weight", {H}, "(hidden_size)");
+    if (s.norm_bias) add(WeightRole::mlp_norm_bias, "post_attention_layernorm.bias", {H}, "(hidden_size)");
   }
   if (s.is_moe_layer(layer)) {
     add_moe_slots(s, v);
@@ -628,23 +634,28 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
 
 std::vector<WeightSlot> global_slots(const ModelSpec& s) {
   const int64_t V = s.vocab_size, H = s.hidden_size;
-  std::vector<WeightSlot> v(3);
-  v[0].role = WeightRole::embed;
-  v[0].pattern = s.weight_prefix + "embed_tokens.weight";
-  v[0].shape = {V, H};
-  v[0].shape_doc = "(vocab_size, hidden_size)";
-  v[1].role = WeightRole::final_norm;
-  v[1].pattern = s.weight_prefix + "norm.weight";
-  v[1].shape = {H};
-  v[1].shape_doc = "(hidden_size)";
-  v[2].role = WeightRole::lm_head;
-  v[2].pattern = s.lm_head_name;
-  v[2].shape = {V, H};
-  v[2].shape_doc = "(vocab_size, hidden_size)";
+  const auto slot = [](WeightRole role, std::string pattern, std::vector<int64_t> shape, const char* doc) {
+    WeightSlot w;
+    w.role = role;
+    w.pattern = std::move(pattern);
+    w.shape = std::move(shape);
+    w.shape_doc = doc;
+    return w;
+  };
+  std::vector<WeightSlot> v;
+  v.push_back(slot(WeightRole::embed, s.weight_prefix + "embed_tokens.weight", {V, H}, "(vocab_size, hidden_size)"));
+  v.push_back(slot(WeightRole::final_norm, s.weight_prefix + "norm.weight", {H}, "(hidden_size)"));
+  if (s.norm_bias) v.push_back(slot(WeightRole::final_norm_bias, s.weight_prefix + "norm.bias", {H}, "(hidden_size)"));
+  if (s.lm_head_bias) {
+    const std::string& w = s.lm_head_name;  // "....weight" -> "....bias"
+    const std::string base = w.size() > 7 && w.compare(w.size() - 7, 7, ".weight") == 0 ? w.substr(0, w.size() - 7) : w;
+    v.push_back(slot(WeightRole::lm_head_bias, base + ".bias", {V}, "(vocab_size)"));
+  }
+  v.push_back(slot(WeightRole::lm_head, s.lm_head_name, {V, H}, "(vocab_size, hidden_size)"));
   if (s.tied_embeddings) {
     // transformers ties the head to the embedding and ignores a stored lm_head.weight.
-    v[2].need = Need::optional;
-    v[2].tied_to = WeightRole::embed;
+    v.back().need = Need::optional;
+    v.back().tied_to = WeightRole::embed;
   }
   return v;
 }
@@ -688,8 +699,7 @@ std::vector<ExpectedWeight> expected_weights(const ModelSpec& spec) {
   for (int64_t l = 0; l < spec.num_layers; ++l) {
     for (const WeightSlot& s : layer_slots(spec, l)) add(s, l);
   }
-  add(globals[1], -1);
-  add(globals[2], -1);
+  for (size_t g = 1; g < globals.size(); ++g) add(globals[g], -1);  // the head unit's tensors, lm_head last
   return out;
 }
 

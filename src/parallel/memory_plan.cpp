@@ -190,7 +190,9 @@ ShardUnits shard_units(const model::ModelSpec& spec) {
   for (const model::WeightSlot& s : model::global_slots(spec)) {
     switch (s.role) {
       case model::WeightRole::embed: u.embed += model::element_count(s.shape); break;
-      case model::WeightRole::final_norm: u.head += model::element_count(s.shape); break;
+      case model::WeightRole::final_norm:
+      case model::WeightRole::final_norm_bias:
+      case model::WeightRole::lm_head_bias: u.head += model::element_count(s.shape); break;
       case model::WeightRole::lm_head:
         if (!s.tied_to) u.head += model::element_count(s.shape);
         break;

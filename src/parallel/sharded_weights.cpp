@@ -37,12 +37,15 @@ std::unique_ptr<ShardedWeights> ShardedWeights::load(const model::ModelSpec& spe
       sw->units_[static_cast<size_t>(w.layer + 1)].tensors.emplace_back(w, lay.offsets[lay.index_of(w.role, w.expert)]);
     } else if (w.role == model::WeightRole::embed) {
       sw->units_[0].tensors.emplace_back(w, 0);
-    } else if (w.role == model::WeightRole::final_norm) {
-      sw->units_[static_cast<size_t>(L + 1)].tensors.emplace_back(w, 0);
-    } else if (w.role == model::WeightRole::lm_head) {
-      // Tied: the head unit carries the embedding matrix a second time.
-      sw->units_[static_cast<size_t>(L + 1)].tensors.emplace_back(spec.tied_embeddings ? *embed : w,
-                                                                  spec.hidden_size);
+    } else {
+      // The head unit: the final norm (its bias, lm_head's bias), lm_head last — tied, the
+      // embedding matrix a second time.
+      Unit& head = sw->units_[static_cast<size_t>(L + 1)];
+      const int64_t at = head.tensors.empty() ? 0
+                                              : head.tensors.back().second +
+                                                    model::element_count(head.tensors.back().first.shape);
+      const bool tied_head = w.role == model::WeightRole::lm_head && spec.tied_embeddings;
+      head.tensors.emplace_back(tied_head ? *embed : w, at);
     }
   }
   std::unique_ptr<io::SafetensorsReader> reader;
@@ -110,8 +113,14 @@ engine::LayerWeights ShardedWeights::layer(int64_t l) {
 engine::HeadWeights ShardedWeights::head() {
   const float* p = ensure(units_.size() - 1);
   engine::HeadWeights h;
-  h.final_norm = p;
-  h.lm_head = p + spec_.hidden_size;
+  for (const auto& [w, off] : units_.back().tensors) {
+    switch (w.role) {
+      case model::WeightRole::final_norm: h.final_norm = p + off; break;
+      case model::WeightRole::final_norm_bias: h.final_norm_bias = p + off; break;
+      case model::WeightRole::lm_head_bias: h.lm_head_bias = p + off; break;
+      default: h.lm_head = p + off; break;  // lm_head, or the embedding when tied
+    }
+  }
   return h;
 }
 

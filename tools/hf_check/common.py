@@ -64,6 +64,9 @@ FAMILIES = [
     ("Mistral3ForConditionalGeneration", "ministral3-mm"),  # Ministral 3: YaRN, queries x 1 + b ln(1 + pos // M)
     ("Glm4vForConditionalGeneration", "glm4v-mm"),  # GLM-4.1V: GLM-4-0414's layers, adjacent-pair half-head mrope
     ("Glm4vMoeForConditionalGeneration", "glm4v-moe-mm"),  # GLM-4.5V: GLM-4.5's layers, rotate-half mrope, per-expert
+    # Phi-3.5-MoE: biased LayerNorms and q/k/v/o/lm_head, mscale LongRoPE, sparsemixer. Needs transformers 4.x: 5.x's
+    # port builds RMSNorms without the biases in the layers and its rotary embedding never sets the mscales.
+    ("PhimoeForCausalLM", "phimoe"),
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

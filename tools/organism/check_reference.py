@@ -335,6 +335,32 @@
      them or null, a linear rope_scaling, a rope_theta in rope_scaling that differs, and for GLM-4.1V a head_dim key !=
      hidden / heads and an absent partial_rotary_factor (1.0: the sections no longer fit). (6. checks GLM-4.1V's
      interleaved RoPE against rotate-half on permuted rows; 7. its multimodal RoPE of text positions.)
+ 26. PhiMoE (phimoe: PhimoeForCausalLM, Phi-3.5-MoE): a second forward pass written here from transformers 4.x's
+     models/phimoe/modeling_phimoe.py and configuration_phimoe.py (`PhimoeCheck`: config.json read with PhimoeConfig's
+     defaults, head_dim = hidden / heads, torch's layer_norm with weight and bias for the three nn.LayerNorms,
+     F.linear with the q/k/v/o biases, _compute_longrope_parameters' factors picked by the sequence length against
+     original_max_position_embeddings and PhimoeRotaryEmbedding.forward's short / long mscale on cos and sin, the
+     rotate-half pairs turned as complex numbers of that length, per-head attention with an explicit causal and
+     sliding-window mask and a hand-written softmax, sparsemixer as written there (eval mode: max, clamp, the two
+     masked softmaxes, scatter of -inf, gather) and PhimoeSparseMoeBlock.forward's one_hot / index_add_ expert loop,
+     the lm_head bias) reproduces logits_last, hidden_last and logits_all_0 (1e-4) and every golden greedy id (no
+     cache), and on a sequence longer than original_max_position_embeddings (the long factors and long_mscale, which
+     no golden sequence reaches) agrees with reference.forward (1e-4); the file holds exactly PhiMoE's tensors
+     (LayerNorm weights and biases in F32, q/k/v/o weights and biases, block_sparse_moe.gate and per-expert w1 / w3 /
+     w2, lm_head.weight and lm_head.bias; BF16 but the norms); config.json is in the spelling transformers 4.x's
+     save_pretrained writes for PhimoeConfig (no head_dim, attention_bias / lm_head_bias true, rope_scaling longrope
+     with short_mscale = long_mscale != the computed attention factor, rope_type and original_max_position_embeddings
+     beside type, the latter also at the top level; num_experts_per_tok 2, router_jitter_noise, sliding_window longer
+     than every sequence) and reference.Spec / golden.json read its norms, biases, LongRoPE (inverse frequencies, both
+     mscales, the computed factor, the switch point) and router as PhimoeCheck does, every golden sequence staying
+     within original_max_position_embeddings; PhimoeCheck's own sparsemixer gives golden.json's expert and mask gaps
+     (prompt and fed back, >= 1e-3), the kept-expert histograms and expert_ids_last; the second mask's test taken from
+     the scores with the first expert's at -inf instead of the original scores gives bit-identical weights and experts
+     on every router input and on random logits (so no what-if of it); golden.json has exactly the what-ifs of
+     golden_models.phimoe_what_ifs and PhimoeCheck reproduces each (1e-3, each over 1e-2); reference.Spec refuses
+     num_experts_per_tok != 2, a head_dim key != hidden / heads, a rope type other than longrope, a missing or
+     non-numeric mscale, rope_scaling without original_max_position_embeddings and a top-level one that differs.
+     (1. checks the KV cache; 3. the MoE block against an index_add_ loop with PhimoeCheck's sparsemixer.)
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
@@ -466,7 +492,10 @@ def moe_per_expert(spec, p, pre, l, h):
         out = GptOssCheck.experts(spec.num_experts, spec.swiglu_alpha, spec.swiglu_limit, p, pre, x,
                                   *GptOssCheck.router(spec.top_k, p, pre, x))
         return out.view(B, T, H)
-    if spec.router == "sigmoid":
+    if spec.router == "sparsemixer":
+        # PhimoeSparseMoeBlock.forward: sparsemixer(router_logits, jitter_eps, training=False) as written there
+        top, chosen, _ = PhimoeCheck.sparsemixer(x @ w.T, spec.jitter_eps)
+    elif spec.router == "sigmoid":
         # Glm4MoeMoE.route_tokens_to_experts as written there (topk unsorted), then its experts' loop
         E, G = spec.num_experts, spec.n_group
         s = torch.sigmoid(x @ w.T)
@@ -4730,6 +4759,340 @@ def check_glm_v(name, spec, p, g, st):
                                                           " (accepted: %s)" % wrong if wrong else ""))
 
 
+class PhimoeCheck:
+    """PhimoeForCausalLM's forward pass again, from transformers 4.x's models/phimoe/modeling_phimoe.py and
+    configuration_phimoe.py, sharing nothing with reference.py but the safetensors reader: PhimoeConfig's defaults,
+    PhimoeAttention (head_dim = hidden_size // num_heads; q/k/v/o_proj with bias=attention_bias; scores /
+    sqrt(head_dim), the mask added, softmax in fp32), PhimoeRotaryEmbedding.forward (mscale = long_mscale if seq_len >
+    rope_scaling["original_max_position_embeddings"] else short_mscale; inv_freq from _compute_longrope_parameters with
+    seq_len; cos and sin of cat(freqs, freqs) times mscale) with apply_rotary_pos_emb (rotate_half: the pairs (i, i +
+    HD/2), turned here as complex numbers of length mscale), the sliding-window mask of
+    _prepare_4d_causal_attention_mask_with_cache_position (keys j <= i - sliding_window masked), PhimoeDecoderLayer
+    (nn.LayerNorm input_layernorm / post_attention_layernorm, torch's layer_norm with weight and bias), sparsemixer
+    (eval mode) and PhimoeSparseMoeBlock.forward's expert loop, PhimoeModel's final nn.LayerNorm, lm_head with its bias.
+    What-ifs: `mscale` ("config"; "computed": _compute_longrope_parameters' attention factor), `lm_head_bias`,
+    `norm_bias`, `layer_norm` (False: an RMSNorm with the same weight and bias), `qkv_bias`, `o_bias`, `router`
+    ("sparsemixer", "mixtral": softmax top-2 renormalised), `masks`, `threshold` (the multiple of jitter_eps),
+    `second_excludes_first`, `second_test_from_masked` (the second mask's test on the scores with the first expert's at
+    -inf). `router_calls`: None, or a list that receives (layer, logits) per MoE call."""
+
+    # PhimoeConfig's defaults of the keys read here
+    DEFAULTS = dict(num_key_value_heads=8, max_position_embeddings=4096 * 32, rms_norm_eps=1e-5,
+                    tie_word_embeddings=False, rope_theta=1e6, rope_scaling=None, sliding_window=None,
+                    num_experts_per_tok=2, num_local_experts=16, router_jitter_noise=0.01, attention_bias=False,
+                    lm_head_bias=False, hidden_act="silu")
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg)
+        if c["hidden_act"] != "silu" or c["rope_scaling"] is None:
+            raise ValueError("PhimoeCheck: hidden_act %r, rope_scaling %r" % (c["hidden_act"], c["rope_scaling"]))
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NKV = c["num_key_value_heads"] or self.NH
+        self.HD = self.H // self.NH  # PhimoeAttention.__init__
+        self.E, self.eps_jitter = c["num_local_experts"], c["router_jitter_noise"]
+        self.window = c["sliding_window"]
+        rs = c["rope_scaling"]
+        self.original = rs["original_max_position_embeddings"]  # (PhimoeConfig copies it to the config)
+        self.mscales = (rs["short_mscale"], rs["long_mscale"])
+        self.qkv_bias = self.o_bias = bool(c["attention_bias"])
+        self.lm_head_bias = bool(c["lm_head_bias"])
+        self.norm_bias = self.layer_norm = True
+        self.mscale, self.router, self.masks, self.threshold = "config", "sparsemixer", True, 2.0
+        self.second_excludes_first, self.second_test_from_masked = True, False
+        self.router_calls = None
+
+    def longrope(self, seq_len):
+        """modeling_rope_utils.py _compute_longrope_parameters(config, device, seq_len): (inv_freq,
+        attention_factor)."""
+        c, rs, dim = self.c, self.c["rope_scaling"], self.HD
+        factor = c["max_position_embeddings"] / self.original  # (config has original_max_position_embeddings)
+        attention_factor = rs.get("attention_factor")
+        if attention_factor is None:
+            attention_factor = 1.0 if factor <= 1.0 else math.sqrt(1 + math.log(factor) / math.log(self.original))
+        ext = torch.tensor(rs["long_factor"] if seq_len and seq_len > self.original else rs["short_factor"],
+                           dtype=torch.float32)
+        return 1.0 / (ext * c["rope_theta"] ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim)), \
+            attention_factor
+
+    def rotation(self, T):
+        """PhimoeRotaryEmbedding.forward(x, seq_len=T): (T, HD/2) complex turns of length mscale."""
+        inv_freq, attention_factor = self.longrope(T)
+        mscale = self.mscales[1] if T > self.original else self.mscales[0]
+        if self.mscale == "computed":
+            mscale = attention_factor
+        angles = torch.outer(torch.arange(T, dtype=torch.float32), inv_freq)
+        return torch.polar(torch.full_like(angles, float(mscale)), angles)
+
+    def norm(self, x, name):
+        w = self.p[name + ".weight"]
+        b = self.p[name + ".bias"] if self.norm_bias else None
+        eps = self.c["rms_norm_eps"]
+        if self.layer_norm:  # nn.LayerNorm(hidden_size, eps=config.rms_norm_eps, elementwise_affine=True)
+            return torch.nn.functional.layer_norm(x, (self.H,), w, b, eps)
+        y = w * (x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + eps))
+        return y if b is None else y + b
+
+    def linear(self, x, name, bias):
+        return torch.nn.functional.linear(x, self.p[name + ".weight"], self.p[name + ".bias"] if bias else None)
+
+    def attention(self, l, x, turn):
+        pre, HD, T = "model.layers.%d.self_attn." % l, self.HD, x.shape[0]
+        q = self.linear(x, pre + "q_proj", self.qkv_bias).view(T, self.NH, HD)
+        k = self.linear(x, pre + "k_proj", self.qkv_bias).view(T, self.NKV, HD)
+        v = self.linear(x, pre + "v_proj", self.qkv_bias).view(T, self.NKV, HD)
+
+        def rotary(y):  # q * cos + rotate_half(q) * sin: the pair (y[i], y[i + HD/2]) as one complex number
+            z = torch.complex(y[..., :HD // 2], y[..., HD // 2:]) * turn.unsqueeze(1)
+            return torch.cat((z.real, z.imag), dim=-1)
+        q, k = rotary(q), rotary(k)
+        i, j = torch.arange(T).unsqueeze(1), torch.arange(T).unsqueeze(0)
+        masked = j > i
+        if self.window is not None:
+            masked = masked | (j <= i - self.window)
+        heads = []
+        for hh in range(self.NH):
+            kv = hh // (self.NH // self.NKV)  # repeat_kv
+            w = (q[:, hh] @ k[:, kv].T) / math.sqrt(HD)
+            w = w + torch.where(masked, torch.finfo(torch.float32).min, 0.0)
+            e = torch.exp(w - w.max(dim=-1, keepdim=True).values)
+            heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
+        return self.linear(torch.cat(heads, dim=-1), pre + "o_proj", self.o_bias)
+
+    @staticmethod
+    def sparsemixer(scores, jitter_eps, threshold=2.0, masks=True, second_excludes_first=True,
+                    second_test_from_masked=False):
+        """modeling_phimoe.py sparsemixer(scores, jitter_eps, training=False, top_k=2) as written there (the training
+        branches left out): (multiplier (N, 2), selected_experts (N, 2), kept (N, 2): the experts each softmax
+        keeps)."""
+        # first expert
+        mask_logits_threshold, max_ind = scores.max(dim=-1, keepdim=True)
+        factor = scores.abs().clamp(min=mask_logits_threshold)
+        mask_logits_threshold = ((mask_logits_threshold - scores) / factor) > (threshold * jitter_eps)
+        masked_gates = scores.masked_fill(mask_logits_threshold, float("-inf")) if masks else scores
+        selected_experts = max_ind
+        kept = [(masked_gates > float("-inf")).sum(dim=-1)]
+        masked_gates = torch.softmax(masked_gates, dim=-1)
+        multiplier = masked_gates.gather(dim=-1, index=selected_experts)
+        # masked out first expert
+        masked_scores = torch.scatter(scores, -1, selected_experts, float("-inf"))
+        mask_logits_threshold, max_ind = masked_scores.max(dim=-1, keepdim=True)
+        tested = masked_scores if second_test_from_masked else scores
+        factor = tested.abs().clamp(min=mask_logits_threshold)
+        mask_logits_threshold = ((mask_logits_threshold - tested) / factor) > (threshold * jitter_eps)
+        base = masked_scores if second_excludes_first else scores
+        masked_gates_top2 = base.masked_fill(mask_logits_threshold, float("-inf")) if masks else base
+        selected_experts_top2 = max_ind
+        kept.append((masked_gates_top2 > float("-inf")).sum(dim=-1))
+        masked_gates_top2 = torch.softmax(masked_gates_top2, dim=-1)
+        multiplier_top2 = masked_gates_top2.gather(dim=-1, index=selected_experts_top2)
+        return (torch.concat((multiplier, multiplier_top2), dim=-1),
+                torch.concat((selected_experts, selected_experts_top2), dim=-1), torch.stack(kept, dim=-1))
+
+    @staticmethod
+    def gaps(scores, jitter_eps):
+        """(the 2nd minus 3rd largest score, the smallest |(m - s) / max(|s|, m) - 2 jitter_eps| over both masks'
+        tests, the second's first expert left out), each over the tokens: how far the choice and each mask are from
+        flipping."""
+        top = scores.sort(dim=-1, descending=True)
+        m1, m2 = top.values[:, :1], top.values[:, 1:2]
+        d1 = ((m1 - scores) / scores.abs().clamp(min=m1) - 2 * jitter_eps).abs()
+        d2 = ((m2 - scores) / scores.abs().clamp(min=m2) - 2 * jitter_eps).abs()
+        d2 = d2.scatter(-1, top.indices[:, :1], float("inf"))
+        return float((top.values[:, 1] - top.values[:, 2]).min()), float(torch.minimum(d1, d2).min())
+
+    def moe(self, l, x):
+        pre = "model.layers.%d.block_sparse_moe." % l
+        router_logits = torch.nn.functional.linear(x, self.p[pre + "gate.weight"])
+        if self.router_calls is not None:
+            self.router_calls.append((l, router_logits))
+        if self.router == "mixtral":  # MixtralSparseMoeBlock's router
+            routing_weights = torch.softmax(router_logits, dim=1, dtype=torch.float)
+            routing_weights, selected_experts = torch.topk(routing_weights, 2, dim=-1)
+            routing_weights = routing_weights / routing_weights.sum(dim=-1, keepdim=True)
+        else:
+            routing_weights, selected_experts, _ = self.sparsemixer(
+                router_logits, self.eps_jitter, self.threshold, self.masks, self.second_excludes_first,
+                self.second_test_from_masked)
+        final = torch.zeros_like(x)
+        expert_mask = torch.nn.functional.one_hot(selected_experts, num_classes=self.E).permute(2, 1, 0)
+        for expert_idx in range(self.E):
+            idx, top_x = torch.where(expert_mask[expert_idx])
+            if top_x.shape[0] == 0:
+                continue
+            w = lambda n: self.p[pre + "experts.%d.%s.weight" % (expert_idx, n)]  # noqa: E731
+            current = x[top_x]
+            # PhimoeBlockSparseTop2MLP.forward: w2(act_fn(w1(x)) * w3(x))
+            y = torch.nn.functional.linear(torch.nn.functional.silu(torch.nn.functional.linear(current, w("w1"))) *
+                                           torch.nn.functional.linear(current, w("w3")), w("w2"))
+            final.index_add_(0, top_x, y * routing_weights[top_x, idx, None])
+        return final
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        p, T = self.p, len(ids)
+        turn = self.rotation(T)
+        h = p["model.embed_tokens.weight"][torch.tensor(ids)]
+        hidden = [h]
+        for l in range(self.L):  # PhimoeDecoderLayer.forward
+            pre = "model.layers.%d." % l
+            h = h + self.attention(l, self.norm(h, pre + "input_layernorm"), turn)
+            h = h + self.moe(l, self.norm(h, pre + "post_attention_layernorm"))
+            hidden.append(h)
+        hidden[-1] = self.norm(h, "model.norm")
+        head = p["model.embed_tokens.weight"] if self.c["tie_word_embeddings"] else p["lm_head.weight"]
+        return torch.nn.functional.linear(hidden[-1], head, p["lm_head.bias"] if self.lm_head_bias else None), hidden
+
+
+def check_phimoe(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    model = g["model"]
+    m = PhimoeCheck(cfg, p)
+    check_against_golden(name, "PhimoeCheck", m, g, st)
+    # a sequence past original_max_position_embeddings: the long factors (and long_mscale), which no golden sequence
+    # reaches, in reference.forward as in PhimoeCheck
+    T = m.original + 24
+    long_ids = torch.randint(0, spec.V, (T,), generator=torch.Generator().manual_seed(58)).tolist()
+    mine = m.forward(long_ids)[0]
+    theirs = ref.forward(spec, p, torch.tensor([long_ids]), capture=False)[0][0]
+    d_long = float((mine - theirs).abs().max())
+    short = PhimoeCheck(cfg, p)
+    short.original = 10 ** 9  # (the short factors throughout: the long ones must change something)
+    moved = float((short.forward(long_ids)[0] - mine).abs().max())
+    check(d_long < 1e-4 and moved > 1e-2, "%s: on %d tokens (> original_max_position_embeddings %d: long factors, "
+          "long_mscale) PhimoeCheck = reference.forward within 1e-4 (%.2e; the short factors there: %.3g)" % (
+              name, T, m.original, d_long, moved))
+    # the files: PhiMoE's tensors exactly, BF16 but the LayerNorms (F32)
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    H, HD, F_, V = m.H, m.HD, cfg["intermediate_size"], spec.V
+    want = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "model.norm.bias": (H,),
+            "lm_head.weight": (V, H), "lm_head.bias": (V,)}
+    for l in range(m.L):
+        x = "model.layers.%d." % l
+        for n in ("input_layernorm", "post_attention_layernorm"):
+            want.update({x + n + ".weight": (H,), x + n + ".bias": (H,)})
+        for n, rows in (("q_proj", m.NH * HD), ("k_proj", m.NKV * HD), ("v_proj", m.NKV * HD), ("o_proj", H)):
+            want.update({x + "self_attn.%s.weight" % n: (rows, H if n != "o_proj" else m.NH * HD),
+                         x + "self_attn.%s.bias" % n: (rows,)})
+        want[x + "block_sparse_moe.gate.weight"] = (m.E, H)
+        for e in range(m.E):
+            y = x + "block_sparse_moe.experts.%d." % e
+            want.update({y + "w1.weight": (F_, H), y + "w3.weight": (F_, H), y + "w2.weight": (H, F_)})
+    shapes = {n: tuple(v[1].shape) for n, v in stored.items()}
+    dtypes_ok = all(v[0] == ("F32" if "layernorm" in n or n.startswith("model.norm.") else "BF16")
+                    for n, v in stored.items())
+    check(shapes == want and dtypes_ok, "%s: the file holds exactly PhiMoE's %d tensors (LayerNorm weights and biases, "
+          "q/k/v/o weights and biases, block_sparse_moe.gate (%d, %d) and %d experts' w1 / w3 (%d, %d), w2 (%d, %d) "
+          "per layer, lm_head.weight and lm_head.bias (%d,)), BF16 but the F32 LayerNorms" % (
+              name, len(want), m.E, H, m.E, F_, H, H, F_, V))
+    # config.json as transformers 4.x's save_pretrained writes PhimoeConfig
+    rs = cfg["rope_scaling"]
+    longest = max(len(e["input_ids"]) for e in g["prompts"]) + g["max_new_tokens"]
+    computed = m.longrope(1)[1]
+    spelling = (cfg["architectures"] == ["PhimoeForCausalLM"] and cfg["model_type"] == "phimoe" and
+                "head_dim" not in cfg and cfg["attention_bias"] is True and cfg["lm_head_bias"] is True and
+                cfg["tie_word_embeddings"] is False and cfg["num_experts_per_tok"] == 2 and
+                cfg["transformers_version"].startswith("4.") and cfg["torch_dtype"] == "bfloat16" and
+                rs["type"] == rs["rope_type"] == "longrope" and rs["short_mscale"] == rs["long_mscale"] and
+                abs(rs["short_mscale"] - computed) > 0.1 and
+                cfg["original_max_position_embeddings"] == rs["original_max_position_embeddings"] and
+                len(rs["short_factor"]) == len(rs["long_factor"]) == HD // 2 and cfg["sliding_window"] > longest and
+                0 < cfg["router_jitter_noise"] and "input_jitter_noise" in cfg)
+    check(spelling, "%s: config.json in PhimoeConfig's saved spelling (no head_dim, attention_bias / lm_head_bias "
+          "true, rope_scaling longrope with short_mscale = long_mscale = %g (the computed attention factor: %.4f), "
+          "rope_type and original_max_position_embeddings %d beside type, the latter also at the top level; "
+          "num_experts_per_tok 2, router_jitter_noise %g, sliding_window %d > the longest sequence %d, untied)" % (
+              name, rs["short_mscale"], computed, m.original, cfg["router_jitter_noise"], cfg["sliding_window"],
+              longest))
+    # reference.Spec and golden.json read it as PhimoeCheck does
+    inv_s, inv_l = m.longrope(1)[0], m.longrope(m.original + 1)[0]
+    same = (spec.HD == HD and spec.qkv_bias and spec.o_bias and spec.lm_head_bias and spec.layer_norm and
+            spec.norm_bias and not spec.parallel_block and spec.eps == cfg["rms_norm_eps"] and spec.R == HD and
+            not spec.rope_interleaved and bool(torch.equal(spec.rope["global"][0], inv_s)) and
+            bool(torch.equal(spec.rope["long"][0], inv_l)) and
+            (spec.rope["global"][1], spec.rope["long"][1]) == tuple(m.mscales) and
+            spec.rope_attention_factor == model["rope_attention_factor"] == m.mscales[0] and
+            spec.longrope_attention_factor == computed == model["longrope_computed_attention_factor"] and
+            spec.long_rope_after == m.original == model["long_rope_after"] and longest - 1 <= m.original and
+            model["longest_sequence"] == longest and model["rope_factors_used"] == "short_factor" and
+            spec.router == "sparsemixer" and spec.jitter_eps == m.eps_jitter == model["router_jitter_noise"] and
+            spec.top_k == 2 and spec.num_experts == m.E and spec.expert_naming == "mixtral" and
+            spec.layer_moe == [True] * m.L and spec.moe_intermediate == F_ and not spec.shared_intermediate and
+            spec.sliding_window == m.window and spec.layer_sliding == [True] * m.L)
+    check(same, "%s: reference.Spec and golden.json read the LayerNorms (weight and bias, eps %g), the q/k/v/o and "
+          "lm_head biases, LongRoPE (inverse frequencies of both factor lists, mscale %g / %g, the computed %.4f "
+          "unused, the switch past %d; every golden sequence within it) and the router (sparsemixer, jitter %g, %d "
+          "experts, per-expert w1 / w3 / w2) as PhimoeCheck does" % (
+              name, cfg["rms_norm_eps"], m.mscales[0], m.mscales[1], computed, m.original, m.eps_jitter, m.E))
+    # the routers, from PhimoeCheck's sparsemixer: gaps (prompt / fed back), kept-expert histograms, expert_ids_last;
+    # and the second mask's test on the scores with the first expert's at -inf: the same weights, bit for bit
+    hist = [[0] * m.E, [0] * m.E]
+    egap, mgap, last_ok, same_test = [float("inf")] * 2, [float("inf")] * 2, True, True
+    inputs = []
+    for e in g["prompts"]:
+        n = len(e["input_ids"])
+        m.router_calls = []
+        m.forward(e["input_ids"] + e["greedy_ids"][:-1])
+        for l, logits in m.router_calls:
+            inputs.append(logits)
+            weights, chosen, kept = PhimoeCheck.sparsemixer(logits, m.eps_jitter)
+            for i in range(2):
+                for c in kept[:, i].tolist():
+                    hist[i][c - 1] += 1
+            last_ok &= chosen[n - 1].tolist() == e["expert_ids_last"][l]
+            for i, part in enumerate((logits[:n], logits[n:])):
+                a, b = PhimoeCheck.gaps(part, m.eps_jitter)
+                egap[i], mgap[i] = min(egap[i], a), min(mgap[i], b)
+    m.router_calls = None
+    inputs.append(torch.randn(20000, m.E, generator=torch.Generator().manual_seed(1)))
+    for logits in inputs:
+        w1, c1, _ = PhimoeCheck.sparsemixer(logits, m.eps_jitter)
+        w2, c2, _ = PhimoeCheck.sparsemixer(logits, m.eps_jitter, second_test_from_masked=True)
+        same_test &= bool(torch.equal(w1, w2)) and bool(torch.equal(c1, c2))
+    gaps_ok = (all(abs(a - b) < 1e-6 for a, b in zip(egap, model["routing_min_expert_gap"])) and
+               all(abs(a - b) < 1e-6 for a, b in zip(mgap, model["routing_min_mask_gap"])) and
+               min(egap + mgap) >= 1e-3)
+    mean = [sum((c + 1) * k for c, k in enumerate(h)) / sum(h) for h in hist]
+    check(gaps_ok and last_ok and hist == model["sparsemixer_kept_histogram"],
+          "%s: PhimoeCheck's sparsemixer gives golden.json's gaps (2nd - 3rd logit %.6f / %.6f, mask ratio to 2 x "
+          "jitter %.6f / %.6f, prompt / fed back, >= 1e-3), kept-expert histograms (mean %.2f and %.2f experts) and "
+          "expert_ids_last" % (name, egap[0], egap[1], mgap[0], mgap[1], mean[0], mean[1]))
+    check(same_test, "%s: sparsemixer's second mask tested on the scores with the first expert's at -inf instead of "
+          "the original scores gives bit-identical weights and experts (%d router inputs of the golden sequences, "
+          "20000 random rows)" % (name, len(inputs) - 1))
+    # the what-ifs
+    names = {"rope_attention_factor": ("mscale", "computed"), "lm_head_bias": ("lm_head_bias", False),
+             "norm_bias": ("norm_bias", False), "norm_mean_subtraction": ("layer_norm", False),
+             "qkv_bias": ("qkv_bias", False), "o_proj_bias": ("o_bias", False), "router_mixtral": ("router", "mixtral"),
+             "router_unmasked": ("masks", False), "router_threshold_eps": ("threshold", 1.0),
+             "router_second_keeps_first": ("second_excludes_first", False)}
+    check_what_if_effects(name, "PhimoeCheck", model, names, lambda: PhimoeCheck(cfg, p), g["prompts"][4]["input_ids"])
+
+    def refused(change=None, rope=None, drop_rope=()):
+        c2 = json.loads(json.dumps(cfg))
+        c2.update(change or {})
+        c2["rope_scaling"].update(rope or {})
+        for key in drop_rope:
+            del c2["rope_scaling"][key]
+        try:
+            ref.Spec(c2)
+        except ValueError:
+            return True
+        return False
+    cases = {"num_experts_per_tok 3": refused({"num_experts_per_tok": 3}),
+             "a head_dim key != hidden / heads": refused({"head_dim": 2 * HD}),
+             "rope type yarn": refused(rope={"type": "yarn", "rope_type": "yarn"}),
+             "no short_mscale": refused(drop_rope=("short_mscale",)),
+             "a long_mscale that is not a number": refused(rope={"long_mscale": "1.3"}),
+             "rope_scaling without original_max_position_embeddings": refused(
+                 drop_rope=("original_max_position_embeddings",)),
+             "a top-level original_max_position_embeddings that differs": refused(
+                 {"original_max_position_embeddings": m.original * 2})}
+    wrong = [k for k, ok in cases.items() if not ok]
+    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
+                                                          " (accepted: %s)" % wrong if wrong else ""))
+
+
 def main():
     torch.set_num_threads(1)
     names = sorted(n for n in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, n)))
@@ -4790,6 +5153,8 @@ def main():
                 check_ministral3(name, spec, p, g, st)
             if spec.arch in ref.GLM_V:
                 check_glm_v(name, spec, p, g, st)
+            if spec.arch == ref.PHIMOE:
+                check_phimoe(name, spec, p, g, st)
         if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
             check_hybrid_delta_rule_forms()
         check_fp8_table()

@@ -61,6 +61,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | glm4v-mm            | Glm4vForConditionalGeneration | GLM-4.1V / GLM-4.6V-Flash as released (transformers 4.5x's save): text_config glm4v_text, GLM-4-0414's layers (four norms, fused gate_up_proj, q/k/v bias always), head_dim = hidden/heads (no key), RoPE on 8 of 16 dims in adjacent pairs through the multimodal RoPE (rope_scaling {"type": "default", "mrope_section": [2, 1, 1]}), model.language_model.* beside stand-in model.visual.*, untied, all BF16 |
 | glm4v-moe-mm        | Glm4vMoeForConditionalGeneration | GLM-4.5V / GLM-4.6V as released: text_config glm4v_moe_text, GLM-4.5's layers (rotate-half RoPE on 16 of head_dim 32, mrope [2, 3, 3]; q/k/v bias; layer 0 dense; sigmoid router with F32 e_score_correction_bias, 4 groups of 2 keep 2, top-3 x2.5; ungated shared expert; per-expert tensors), no q/k norm, no MTP layer, stand-in model.visual.*, untied, BF16 + F32 bias |
 | ministral3-mm       | Mistral3ForConditionalGeneration | Ministral 3 as transformers 5 saves it: text_config of model_type ministral3, rope_parameters yarn x16 from 16 at theta 1e9 (no rope_theta key; mscale = mscale_all_dim = 1: attention factor 1; head_dim 48: kept, ramped and divided pairs), each query (not the keys) times 1 + 0.3 ln(1 + floor(position / 16)) after RoPE, head_dim 48 != hidden/heads, no window, model.language_model.* / lm_head.weight beside stand-in model.vision_tower.* / model.multi_modal_projector.*, GQA 2, untied, BF16 + F32 norms |
+| phimoe              | PhimoeForCausalLM   | Phi-3.5-MoE (PhimoeConfig as transformers 4.x saves it): nn.LayerNorms with weight and bias (input, post-attention, final), q/k/v/o_proj and lm_head biases, head_dim = hidden/heads (no key), LongRoPE short factors with cos/sin x rope_scaling's short_mscale 1.3 (not the computed 1.118), sliding_window 131072 (no effect), every layer sparsemixer's top-2 of 8 experts (router_jitter_noise 0.3: the masked softmaxes keep 2.2 / 1.9 experts on average), block_sparse_moe.{gate, experts.e.w1/w2/w3}, GQA 2, untied, BF16 + F32 norms |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -706,6 +707,33 @@ MODELS += [
      dict(H=64, L=3, NH=4, NKV=2, HD=32, F=96, tied=False, theta=10000.0, mrope_section=[2, 3, 3], E=8, k=3, Fm=24,
           n_shared=1, n_group=4, topk_group=2, scaling=2.5, norm_topk=True, router_std=0.2, bias_std=0.05,
           vision_hidden=8, prefix="model.language_model.", seeded=True), "BF16", "BF16"),
+    # Phi-3.5-MoE's shape (PhimoeForCausalLM; config.json as transformers 4.x's save_pretrained writes PhimoeConfig,
+    # the release's keys: see config_for). models/phimoe/modeling_phimoe.py (4.46-4.57): PhimoeDecoderLayer (Llama's
+    # pre-norm order) with nn.LayerNorm(hidden_size, eps=rms_norm_eps) as input_layernorm, post_attention_layernorm and
+    # model.norm (weight AND bias: weights around 1 with std norm_std 0.2, biases std norm_bias_std 0.1, so that
+    # RMSNorms or dropped biases show), PhimoeAttention (head_dim = hidden / heads, no key; q/k/v/o_proj biases from
+    # attention_bias true as released, std 0.3 as llama-bias's; GQA 2; sliding_window 131072 as released: longer than
+    # any sequence here, no effect), PhimoeRotaryEmbedding (LongRoPE, phi3-longrope's short factors with
+    # max_position_embeddings 1024 / original_max_position_embeddings 256, but cos and sin times rope_scaling's
+    # short_mscale 1.3 (= long_mscale; released 1.243163121016122 for both), not the computed sqrt(1 + ln 4 / ln 256) =
+    # 1.118; every golden sequence (at most 144 + 16 tokens) stays within 256: the short factors and short_mscale only),
+    # PhimoeSparseMoeBlock on every layer (block_sparse_moe.gate (8, 64), 8 experts of intermediate_size 48 as
+    # block_sparse_moe.experts.{e}.w1 / w3 / w2, sparsemixer's top-2 in eval mode: reference.sparsemixer_route), lm_head
+    # with a bias (lm_head_bias true as released, std lm_head_bias_std 0.1); untied; BF16 matrices and projection /
+    # lm_head biases, F32 LayerNorm weights and biases. router_jitter_noise `jitter` 0.3 (released 0.01): sparsemixer
+    # keeps the experts whose (max - s) / max(|s|, max) is at most 2 x jitter; with the released 0.01 a random router's
+    # softmaxes would keep the chosen expert alone on most tokens (weights 1: no softmax to check); with 0.3 they keep
+    # 2.2 (first) and 1.9 (second, of the other 7) on average, 1 to 6 (golden.json's sparsemixer_kept_mean /
+    # _histogram; the ratio does not depend on the logits' scale, router_std 0.3 only sets how unequal the kept
+    # experts' softmax shares are). Each router is searched until both the 2nd - 3rd logit gap and every mask
+    # decision's distance to the threshold are at least MIN_ROUTING_GAP (routing_gap_parts). Seeds 58000-58004 failed
+    # the thresholds; 58005 met them but its greedy decoding repeated one token 9 times in a row (prompt 1);
+    # 58006-58009 failed: 58010 (no token twice in a row, 10 to 16 distinct tokens of 16)
+    ("phimoe", 58010, "PhimoeForCausalLM", "phimoe",
+     dict(H=64, L=3, NH=4, NKV=2, HD=16, F=48, tied=False, theta=10000.0, E=8, k=2, jitter=0.3, router_std=0.3,
+          window=131072, max_positions=1024, original_max_positions=256, mscale=1.3,
+          rope_scaling={"long_factor": PHI3_LONG_FACTOR, "short_factor": PHI3_SHORT_FACTOR, "type": "longrope"},
+          norm_std=0.2, norm_bias_std=0.1, o_bias_std=0.3, lm_head_bias_std=0.1, seeded=True), "BF16", "F32"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -1324,6 +1352,24 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "tie_word_embeddings": d["tied"], "transformers_version": "4.54.0"})
         if d["window"] is not None:
             c["head_dim"] = d["HD"]
+    elif mtype == "phimoe":
+        # as transformers 4.x's save_pretrained writes PhimoeConfig (configuration_phimoe.py, 4.46-4.57; keys sorted)
+        # for microsoft/Phi-3.5-MoE-instruct's config.json (which names the remote-code PhiMoEForCausalLM; here
+        # transformers' PhimoeForCausalLM): attention_bias true, lm_head_bias true, hidden_act silu,
+        # input_jitter_noise 0.01 and router_aux_loss_coef 0.0 as released (training only), num_local_experts /
+        # num_experts_per_tok 2, router_jitter_noise (the fixture's: see MODELS), rope_scaling longrope with
+        # short_mscale / long_mscale and original_max_position_embeddings (PhimoeConfig.__init__ adds "rope_type" from
+        # "type", and copies original_max_position_embeddings to the config: the release lists it at the top level
+        # too), rope_theta 1e4 as released (PhimoeConfig's default is 1e6), sliding_window, tie_word_embeddings false,
+        # no head_dim key; bos / eos / pad this tokenizer's (released: 1 / 32000 / null)
+        rs = dict(d["rope_scaling"], long_mscale=d["mscale"], short_mscale=d["mscale"],
+                  original_max_position_embeddings=d["original_max_positions"], rope_type="longrope")
+        c.update({"attention_bias": True, "hidden_act": "silu", "input_jitter_noise": 0.01, "lm_head_bias": True,
+                  "max_position_embeddings": d["max_positions"], "num_experts_per_tok": d["k"],
+                  "num_local_experts": d["E"], "original_max_position_embeddings": d["original_max_positions"],
+                  "output_router_logits": False, "rms_norm_eps": 1e-05, "rope_scaling": dict(sorted(rs.items())),
+                  "rope_theta": d["theta"], "router_aux_loss_coef": 0.0, "router_jitter_noise": d["jitter"],
+                  "sliding_window": d["window"], "tie_word_embeddings": d["tied"], "transformers_version": "4.46.0"})
     else:
         raise ValueError(mtype)
     return dict(sorted(c.items()))
@@ -1437,6 +1483,9 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
             add(p + "input_layernorm.weight", norm_dtype, (H,), nc, norm_std)
         if not spec.parallel_block:  # (Cohere's layers have one norm)
             add(p + "post_attention_layernorm.weight", norm_dtype, (H,), nc, norm_std)
+        if spec.norm_bias:  # PhiMoE's nn.LayerNorms: a bias beside each weight
+            add(p + "input_layernorm.bias", norm_dtype, (H,), 0.0, d["norm_bias_std"])
+            add(p + "post_attention_layernorm.bias", norm_dtype, (H,), 0.0, d["norm_bias_std"])
         if spec.sandwich_norms:
             if spec.input_norms:
                 add(p + "pre_feedforward_layernorm.weight", norm_dtype, (H,), nc, 0.1)
@@ -1539,10 +1588,14 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
                 add(p + "mlp.up_proj.bias", mat_dtype, (F,), 0.0, d["mlp_bias_std"])
                 add(p + "mlp.down_proj.bias", mat_dtype, (H,), 0.0, d["mlp_bias_std"])
     add(prefix + "norm.weight", norm_dtype, (H,), d.get("final_norm_center", nc), norm_std)
+    if spec.norm_bias:
+        add(prefix + "norm.bias", norm_dtype, (H,), 0.0, d["norm_bias_std"])
     if not spec.tied:
         # the released multimodal checkpoints name the head language_model.lm_head.weight
         head = "language_model.lm_head.weight" if spec.prefix is None and "prefix" not in d else "lm_head.weight"
         add(head, mat_dtype, (V, H), 0.0, 6.0 / math.sqrt(H))
+    if spec.lm_head_bias:  # PhimoeForCausalLM's lm_head = nn.Linear(..., bias=config.lm_head_bias)
+        add("lm_head.bias", mat_dtype, (V,), 0.0, d["lm_head_bias_std"])
     if spec.arch == "Gemma3ForConditionalGeneration":
         # Stand-ins for the vision tower and projector: never read by the forward pass, copied
         # byte for byte by an export.
@@ -1799,11 +1852,15 @@ def routing_gap(spec, p, l, logits):
 def routing_gap_parts(spec, p, l, logits):
     """(expert gap, group gap): the smallest gap over these router logits between the k-th and (k+1)-th
     value the choice ranks (softmax probabilities, the sigmoid router's masked c, DeepSeek-V2's masked p),
-    (MiniMax-M2's s + e_score_correction_bias, ERNIE 4.5's p + e_score_correction_bias), and for the sigmoid
-    router with groups and DeepSeek-V2's group_limited_greedy the smallest between the
-    topk_group-th and next group score (each group's sum of its two best c; its largest p), else inf.
+    (MiniMax-M2's s + e_score_correction_bias, ERNIE 4.5's p + e_score_correction_bias, PhiMoE's sparsemixer: the
+    logits), and for the sigmoid router with groups and DeepSeek-V2's group_limited_greedy the smallest between the
+    topk_group-th and next group score (each group's sum of its two best c; its largest p), for sparsemixer the
+    smallest distance of a mask's ratio to its threshold (reference.sparsemixer_mask_gap: a mask decision that
+    rounding could flip would change a weight by a whole expert's share), else inf.
     routing_gap: the smaller of the two."""
-    if spec.router == "deepseek_v2":
+    if spec.router == "sparsemixer":
+        values, gap = logits, ref.sparsemixer_mask_gap(spec, logits)
+    elif spec.router == "deepseek_v2":
         _, values, groups = ref.deepseek_v2_choice(spec, logits)
         gap = float("inf")
         if groups is not None:
@@ -1986,7 +2043,8 @@ def family_description(spec, p, golden):
     """Extra golden.json model keys (and per prompt expert_ids_last) of a Gemma 2/3, Phi-3 or MoE
     golden model. Returns (model keys, per-prompt keys, routing gaps or None)."""
     desc = {}
-    if spec.arch in ref.GEMMA or spec.arch in ("Phi3ForCausalLM", ref.GPT_OSS, ref.COHERE[1], ref.OLMO3, ref.EXAONE4):
+    if spec.arch in ref.GEMMA or spec.arch in ("Phi3ForCausalLM", ref.GPT_OSS, ref.COHERE[1], ref.OLMO3, ref.EXAONE4,
+                                               ref.PHIMOE):
         desc["layer_sliding"] = spec.layer_sliding
     if spec.arch in ref.GEMMA:
         prefix, _ = ref.weight_names(spec, p)
@@ -2071,6 +2129,8 @@ def family_description(spec, p, golden):
         desc.update(ministral3_description(spec, p, golden))
     if spec.arch in ref.GLM_V:
         desc.update(glm_v_description(spec, p, golden))
+    if spec.arch == ref.PHIMOE:
+        desc.update(phimoe_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -3238,6 +3298,96 @@ def glm_rope_description(spec, p, golden):
     return {"rotary_dim": spec.R, "rope_interleaved": True, "rope_layout_effect_prompt4": round(effect, 4)}
 
 
+PHIMOE_WHAT_IFS = ("rope_attention_factor", "lm_head_bias", "norm_bias", "norm_mean_subtraction", "qkv_bias",
+                   "o_proj_bias", "router_mixtral", "router_unmasked", "router_threshold_eps",
+                   "router_second_keeps_first")
+
+
+def phimoe_what_ifs(spec, p):
+    """PhiMoE's what-ifs, name -> (spec, params), each a reading an engine could take of the release:
+    `rope_attention_factor` (cos and sin times the attention factor _compute_longrope_parameters computes, sqrt(1 +
+    ln(max / original) / ln(original)), in place of rope_scaling's short_mscale / long_mscale: Phi-3's rule),
+    `lm_head_bias` (no lm_head.bias), `norm_bias` (the three LayerNorms without their biases), `norm_mean_subtraction`
+    (RMSNorms with the same weights and biases in place of the LayerNorms), `qkv_bias` / `o_proj_bias` (those biases
+    dropped), `router_mixtral` (Mixtral's router: the top 2 of the softmax over all the logits, renormalised),
+    `router_unmasked` (sparsemixer without its masks: w1 the softmax over all the logits at the first expert, w2 the
+    softmax over the rest at the second), `router_threshold_eps` (the masks' threshold jitter_eps instead of 2 x
+    jitter_eps), `router_second_keeps_first` (the second softmax over the original scores, the first expert's kept).
+    (The second mask's test taken from the scores with the first expert's at -inf instead of the original scores masks
+    the same entries: no what-if; check_reference.py shows it.)"""
+    out = {}
+    s = copy.copy(spec)
+    s.rope = {k: (inv, spec.longrope_attention_factor) for k, (inv, _) in spec.rope.items()}
+    out["rope_attention_factor"] = s
+    for key, attr, value in (("lm_head_bias", "lm_head_bias", False), ("norm_bias", "norm_bias", False),
+                             ("norm_mean_subtraction", "layer_norm", False), ("qkv_bias", "qkv_bias", False),
+                             ("o_proj_bias", "o_bias", False), ("router_unmasked", "sparsemixer_masks", False),
+                             ("router_threshold_eps", "sparsemixer_threshold", 1.0),
+                             ("router_second_keeps_first", "sparsemixer_second_excludes_first", False)):
+        s = copy.copy(spec)
+        setattr(s, attr, value)
+        out[key] = s
+    s = copy.copy(spec)
+    s.router, s.norm_topk_prob = "softmax", True
+    out["router_mixtral"] = s
+    assert tuple(sorted(out)) == tuple(sorted(PHIMOE_WHAT_IFS))
+    return {k: (out[k], p) for k in PHIMOE_WHAT_IFS}
+
+
+def phimoe_description(spec, p, golden):
+    """Extra golden.json model keys of PhiMoE: the norms, biases and RoPE as read (the config's rope_scaling, the
+    mscale used, the computed attention factor not used, inverse frequencies, which factors the golden sequences take),
+    the router and its settings, how many experts each of sparsemixer's two softmaxes keeps (mean and histogram over
+    every prompt and fed-back token and layer), the expert and mask gaps apart (prompt tokens, fed-back tokens), the
+    expert layout, and how much prompt 4's logits would change under each of phimoe_what_ifs (`<name>_effect_prompt4`,
+    each > 1e-2)."""
+    ids = golden["prompts"][4]["input_ids"]
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
+    after = spec.long_rope_after
+    longest = max(len(e["input_ids"]) for e in golden["prompts"]) + golden["max_new_tokens"]
+    assert longest - 1 <= after, "a golden sequence would reach the long factors"
+    E = spec.num_experts
+    hist = [[0] * (E + 1), [0] * (E + 1)]
+    expert_gap, mask_gap = [float("inf")] * 2, [float("inf")] * 2
+    for e in golden["prompts"]:
+        trace, n = {}, len(e["input_ids"])
+        ref.forward(spec, p, torch.tensor([e["input_ids"] + e["greedy_ids"][:-1]]), capture=False, trace=trace)
+        for l in range(spec.L):
+            for i, kept in enumerate(trace["sparsemixer_kept"][l].T):
+                for c in kept.tolist():
+                    hist[i][c] += 1
+            logits_l = trace["router_logits"][l]
+            for i, part in enumerate((logits_l[:n], logits_l[n:])):
+                top = part.sort(dim=-1, descending=True).values
+                expert_gap[i] = min(expert_gap[i], float((top[:, 1] - top[:, 2]).min()))
+                mask_gap[i] = min(mask_gap[i], ref.sparsemixer_mask_gap(spec, part))
+    mean = [sum(c * k for c, k in enumerate(h)) / sum(h) for h in hist]
+    assert min(mean) > 1.5, "sparsemixer's masks keep too few experts: %s" % mean
+    rs = spec.rope_scaling
+    out = {"norms": "nn.LayerNorm (weight and bias, eps rms_norm_eps) as input_layernorm, post_attention_layernorm "
+                    "and model.norm",
+           "norm_eps": spec.eps, "attention_bias": "q_proj, k_proj, v_proj and o_proj biases",
+           "lm_head_bias": True, "rope_scaling_in_config": rs,
+           "rope_attention_factor": spec.rope_attention_factor,
+           "rope_long_mscale": spec.rope["long"][1],
+           "longrope_computed_attention_factor": spec.longrope_attention_factor,
+           "rope_inv_freq": [float(x) for x in spec.inv_freq],
+           "rope_factors_used": "short_factor", "long_rope_after": after, "longest_sequence": longest,
+           "router": "sparsemixer (eval): w1 = softmax(masked scores)[argmax], w2 = softmax(masked scores with the "
+                     "first at -inf)[their argmax], not renormalised",
+           "router_jitter_noise": spec.jitter_eps,
+           "sparsemixer_threshold": spec.sparsemixer_threshold * spec.jitter_eps,
+           "sparsemixer_kept_mean": [round(x, 4) for x in mean],
+           "sparsemixer_kept_histogram": [h[1:] for h in hist],
+           "routing_min_expert_gap": [round(x, 6) for x in expert_gap],
+           "routing_min_mask_gap": [round(x, 6) for x in mask_gap],
+           "expert_layout": "per expert: block_sparse_moe.experts.{e}.w1 / w3 (%d, %d), w2 (%d, %d); "
+                            "block_sparse_moe.gate.weight (%d, %d)" % (spec.moe_intermediate, spec.H, spec.H,
+                                                                       spec.moe_intermediate, E, spec.H)}
+    out.update(what_if_effects(spec.arch, phimoe_what_ifs(spec, p), torch.tensor([ids]), logits))
+    return out
+
+
 def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, first_seed):
     """Writes tests/fixtures/golden/<name>/ (under root) from the entry's seed, bumped until the
     margins (and for MoE models the routing gaps) pass; returns golden.json's contents."""
@@ -3428,6 +3578,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | ministral3-mm | Mistral3ForConditionalGeneration | Ministral 3 as transformers 5 saves it (Ministral-3-3B / 8B / 14B-Instruct-2512: "dtype", transformers_version 5.0.0, tie_word_embeddings false at the top level and in text_config): text_config of model_type "ministral3" (Ministral3Config) with the RoPE only in `"rope_parameters": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 16.0, "llama_4_scaling_beta": 0.3, "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 16, "rope_theta": 1000000000.0, "rope_type": "yarn", "type": "yarn"}` (released: beta 0.1, original 16384; no rope_theta key), max_position_embeddings 256 = 16 x 16; Mistral's layers (pre-norm, SwiGLU, no biases, rms_norm_eps 1e-5, sliding_window null) with YaRN x16 over head_dim 48 (pair 0 kept, pair 1 ramped, 22 pairs divided by 16; mscale = mscale_all_dim = 1: cos and sin unscaled; plain RoPE: 11.6; YaRN's default 0.1 ln 16 + 1 = 1.277 on cos and sin: 9.21) and Ministral3Attention's query scaling: after RoPE every query (not the keys) times 1 + 0.3 ln(1 + floor(position / 16)), positions from 0 (1 below 16, 1.2079 from 16, 1.3296 from 32, ... 1.6908 from 144; every prompt crosses a period boundary while decoding, prompt 4 reaches period 9; no scaling: 9.43; the keys scaled too: 9.04; 1 + 0.3 floor(position / 16) without the log: 12.7; the factor of position + 1: 1.41); head_dim 48 listed (q width 4 x 48 = 192 != hidden 64), GQA 2; weights model.language_model.* and lm_head.weight (untied) beside five stand-in model.vision_tower.* / model.multi_modal_projector.* tensors (transformers 5's names) that the forward pass ignores and an export must copy unchanged; BF16 matrices, F32 norms |
 | glm4v-mm | Glm4vForConditionalGeneration | GLM-4.1V-9B-Thinking / GLM-4.6V-Flash as released (transformers 4.5x's save, transformers_version 4.57.1): the token ids at the top level, text_config of model_type glm4v_text with `"rope_scaling": {"mrope_section": [2, 1, 1], "type": "default"}` beside rope_theta 10000 (released: [8, 12, 12]), partial_rotary_factor 0.5, attention_bias true (not read: Glm4vTextAttention's q/k/v_proj always have biases), no head_dim key (Glm4vTextAttention takes hidden_size // num_attention_heads = 16, whatever config.json says), rms_norm_eps 1e-5, eos / pad ids; GLM-4-0414's layers: input_layernorm, post_self_attn_layernorm on the attention output and post_mlp_layernorm on the MLP output before each residual add, post_attention_layernorm as the MLP's input norm (Llama's two norms instead: 14.6); q/k/v_proj biases, no o_proj bias (no q/k/v biases: 27.1); fused mlp.gate_up_proj (192, 64), first half gate; RoPE on the first 8 of each head's 16 dims (rotary_dim = int(16 x 0.5); the whole head: 9.86) in adjacent pairs (2i, 2i + 1) with theta^(-2i/8) (pairs (i, i + 4) instead: 12.2), through the multimodal RoPE: its three position rows are equal for text, so the sections change nothing there; weights model.language_model.* and lm_head.weight (untied) beside three stand-in model.visual.* tensors that the forward pass ignores and an export must copy unchanged; GQA ratio 2; all BF16 as released |
 | glm4v-moe-mm | Glm4vMoeForConditionalGeneration | GLM-4.5V / GLM-4.6V as released (transformers_version 4.56.0): text_config of model_type glm4v_moe_text with `"rope_scaling": {"mrope_section": [2, 3, 3], "rope_type": "default"}` beside rope_theta 10000 (released: [8, 12, 12]), partial_rotary_factor 0.5, head_dim 32 listed (!= hidden / heads 16, as GLM-4.5V's 128 != 4096 / 96), attention_bias true, no use_qk_norm and no num_nextn_predict_layers (Glm4vMoeTextConfig reads neither: no q/k norms, no MTP tensors); GLM-4.5's layers (input_layernorm, post_attention_layernorm), q/k/v_proj biases without an o_proj bias, RoPE on the first 16 of 32 dims in the rotate-half pairing (i, i + 8) (adjacent pairs instead: 17.3; the whole head: 15.7); layer 0 a dense mlp.gate_proj / up_proj / down_proj of 96 (first_k_dense_replace 1), layers 1-2 MoE: the router scores s = sigmoid(h·W) (mlp.gate.weight (8, 64); a softmax instead: 24.8), ranks c = s + mlp.gate.e_score_correction_bias (F32; without it: 16.2), keeps the best 2 of 4 groups of 2 experts by the sum of each group's two best c (the others' c become 0.0; no group limit: 18.8), takes the top 3 c and weights them by s / (sum + 1e-20) x routed_scaling_factor 2.5 (x 1: 14.9); 8 experts of moe_intermediate_size 24 as per-expert mlp.experts.{e}.gate_proj / up_proj / down_proj, plus mlp.shared_experts (24, ungated; without it: 19.5); weights model.language_model.* and lm_head.weight beside three stand-in model.visual.* tensors; GQA ratio 2; BF16 matrices and norms, F32 correction bias |
+| phimoe | PhimoeForCausalLM | Phi-3.5-MoE as transformers 4.x's save_pretrained writes PhimoeConfig (transformers_version 4.46.0; no head_dim key, attention_bias and lm_head_bias true, `"rope_scaling": {"long_factor": [...], "long_mscale": 1.3, "original_max_position_embeddings": 256, "rope_type": "longrope", "short_factor": [...], "short_mscale": 1.3, "type": "longrope"}` (released: mscale 1.243163121016122 for both) with original_max_position_embeddings 256 also at the top level, max_position_embeddings 1024, sliding_window 131072 as released (longer than every sequence: no effect), router_jitter_noise 0.3 (released 0.01), input_jitter_noise 0.01 (training only)): input_layernorm, post_attention_layernorm and model.norm are nn.LayerNorms with weight and bias, w · (x − mean(x)) · rsqrt(var(x) + eps) + b with eps rms_norm_eps 1e-5 (weights around 1 with std 0.2, biases std 0.1: without the biases prompt 4's logits change by 22.0, RMSNorms with the same weights and biases by 16.7); q_proj, k_proj, v_proj and o_proj with biases (without: 26.3 and 20.9); head_dim 16 = hidden / heads; LongRoPE (rotate-half) with the short factors, as every golden sequence (at most 144 + 16 tokens) stays within 256, and cos and sin times short_mscale 1.3, not the attention factor _compute_longrope_parameters computes, sqrt(1 + ln 4 / ln 256) = 1.1180 (that instead: 15.0); every layer a PhimoeSparseMoeBlock of 8 experts of intermediate_size 48 (block_sparse_moe.gate (8, 64), block_sparse_moe.experts.{e}.w1 (gate) / w3 (up) / w2 (down), no biases) routed by sparsemixer in eval mode: expert 1 = argmax of the logits s, weighted by softmax(s masked to -inf where (max − s) / max(|s|, max) > 2 × 0.3)[expert 1]; expert 2 = argmax of s with expert 1's at −inf, weighted by the softmax of those scores masked alike against their max (the test on the original scores)[expert 2]; the two weights not renormalised (the softmaxes keep 2.20 and 1.91 experts on average, 1 to 6; Mixtral's renormalised softmax top-2 instead: 16.9; no masks: 16.9; threshold 0.3 instead of 0.6: 12.6; the second softmax keeping expert 1: 17.0); lm_head with a bias (std 0.1; without: 0.30); GQA 2, untied; BF16 matrices and projection / lm_head biases, F32 LayerNorm weights and biases |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -3605,5 +3756,18 @@ and GLM-4.5V `model.weight_prefix`, `lm_head`, `text_model_type`, `head_dim_rule
 norms), for GLM-4.5V `dense_layers`, `dense_mlp`, `expert_layout`, `mtp_layers` and
 `{rope_adjacent_pairs,rope_full_head,softmax_router,shared_expert}_effect_prompt4` (largest logit change with the
 rotary dims paired (2i, 2i + 1), RoPE over the whole head, the router's scores a softmax, no shared expert), besides the
-MoE and sigmoid-router keys.
+MoE and sigmoid-router keys; for PhiMoE `model.norms`, `norm_eps`, `attention_bias`, `lm_head_bias`,
+`rope_scaling_in_config`, `rope_attention_factor` (short_mscale: the factor on cos and sin), `rope_long_mscale`,
+`longrope_computed_attention_factor` (the one _compute_longrope_parameters computes, not used), `rope_inv_freq`,
+`rope_factors_used`, `long_rope_after`, `longest_sequence`, `router`, `router_jitter_noise`, `sparsemixer_threshold`
+(2 x router_jitter_noise), `sparsemixer_kept_mean` and `sparsemixer_kept_histogram` ([first softmax, second softmax]:
+the mean number of experts its mask keeps, and how many times it keeps 1, 2, ..., E, over every prompt and fed-back
+token and layer), `routing_min_expert_gap` and `routing_min_mask_gap` ([prompt tokens, fed-back tokens]: the smallest
+2nd minus 3rd logit, and the smallest |(max - s) / max(|s|, max) - threshold| over both masks' tests; `routing_min_gap`
+is the smaller), `expert_layout` and
+`{rope_attention_factor,lm_head_bias,norm_bias,norm_mean_subtraction,qkv_bias,o_proj_bias,router_mixtral,router_unmasked,router_threshold_eps,router_second_keeps_first}_effect_prompt4`
+(largest logit change with cos and sin times the computed attention factor instead of the mscale, no lm_head bias, no
+LayerNorm biases, RMSNorms (with the weights and biases) in place of the LayerNorms, no q/k/v biases, no o_proj bias,
+Mixtral's router (the softmax's top 2 renormalised), sparsemixer without its masks, the masks' threshold jitter instead
+of 2 x jitter, the second softmax over the original scores (expert 1 kept)), besides the MoE keys.
 """

@@ -43,13 +43,17 @@ modeling code (eager attention); the file and class/function are cited at each f
   e_score_correction_bias (mlp.moe_statics), weights p renormalised, an ungated shared expert; see ernie_route),
   Qwen3NextForCausalLM, Qwen3_5ForConditionalGeneration, Qwen3_5MoeForConditionalGeneration (hybrid linear attention:
   Gated DeltaNet layers beside gated full-attention layers, (1 + w) norms; see gated_delta_net; Qwen3-Next and
-  Qwen3.5-MoE with Qwen2-MoE's softmax router and sigmoid-gated shared expert on every layer).
+  Qwen3.5-MoE with Qwen2-MoE's softmax router and sigmoid-gated shared expert on every layer),
+  PhimoeForCausalLM (Phi-3.5-MoE, transformers 4.x's models/phimoe/modeling_phimoe.py: nn.LayerNorms with weight and
+  bias, q/k/v/o_proj biases with attention_bias, LongRoPE whose cos / sin take rope_scaling's short_mscale /
+  long_mscale, the sparsemixer top-2 router in eval mode (see sparsemixer_route), Mixtral's per-expert tensors, an
+  lm_head bias with lm_head_bias).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
     `(x * rsqrt(mean(x^2) + eps)) * (1 + w)`, both in fp32. Cohere (layer_norm): a LayerNorm
     without bias, `w * ((x - mean(x)) * rsqrt(var(x) + eps))` (biased variance), in fp32, eps
-    from layer_norm_eps.
+    from layer_norm_eps. PhiMoE: torch's nn.LayerNorm (the same, plus its bias), eps from rms_norm_eps.
   - Decoder layer: Llama order (norm, attention, add, norm, MLP, add) or Gemma's sandwich_norms
     (post_attention_layernorm on the attention output before the add, pre_feedforward_layernorm /
     post_feedforward_layernorm around the MLP); GLM-4's are named post_self_attn_layernorm,
@@ -365,8 +369,10 @@ QWEN3_NEXT = "Qwen3NextForCausalLM"
 QWEN3_5 = "Qwen3_5ForConditionalGeneration"
 QWEN3_5_MOE = "Qwen3_5MoeForConditionalGeneration"
 HYBRID = (QWEN3_NEXT, QWEN3_5, QWEN3_5_MOE)
+# Phi-3.5-MoE (transformers 4.x's models/phimoe/modeling_phimoe.py, PhimoeForCausalLM; microsoft/Phi-3.5-MoE-instruct)
+PHIMOE = "PhimoeForCausalLM"
 MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE, DEEPSEEK_V3, DEEPSEEK_V2, OLMOE,
-       MINIMAX_M2, ERNIE4_5_MOE, QWEN3_NEXT, QWEN3_5_MOE, QWEN3_VL_MOE, GLM4V_MOE)
+       MINIMAX_M2, ERNIE4_5_MOE, QWEN3_NEXT, QWEN3_5_MOE, QWEN3_VL_MOE, GLM4V_MOE, PHIMOE)
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 SMOLLM3 = "SmolLM3ForCausalLM"
 GRANITE = "GraniteForCausalLM"
@@ -675,6 +681,15 @@ for _key in ("decoder_sparse_step", "moe_intermediate_size", "shared_expert_inte
     del DEFAULTS[QWEN3_5][_key]
 for _key in ("decoder_sparse_step", "norm_topk_prob", "mlp_only_layers"):
     del DEFAULTS[QWEN3_5_MOE][_key]
+# models/phimoe/configuration_phimoe.py PhimoeConfig.__init__ (transformers 4.46-4.57): num_key_value_heads 8 (None ->
+# num_attention_heads), hidden_act silu, max_position_embeddings 4096 * 32, rms_norm_eps 1e-5 (the LayerNorms' eps),
+# tie_word_embeddings false, rope_theta 1e6, rope_scaling None, sliding_window None, num_experts_per_tok 2,
+# num_local_experts 16, router_jitter_noise 0.01, input_jitter_noise 0.0 (training only), attention_bias false,
+# lm_head_bias false. No head_dim key: PhimoeAttention.__init__ takes hidden_size // num_attention_heads (see Spec)
+DEFAULTS[PHIMOE] = dict(
+    num_key_value_heads=8, hidden_act="silu", max_position_embeddings=4096 * 32, rms_norm_eps=1e-5,
+    tie_word_embeddings=False, rope_theta=1e6, rope_scaling=None, sliding_window=None, num_experts_per_tok=2,
+    num_local_experts=16, router_jitter_noise=0.01, input_jitter_noise=0.0, attention_bias=False, lm_head_bias=False)
 # DeepseekV3Attention.__init__: q_a_layernorm = DeepseekV3RMSNorm(config.q_lora_rank) and kv_a_layernorm =
 # DeepseekV3RMSNorm(self.kv_lora_rank) take DeepseekV3RMSNorm.__init__'s default eps=1e-6, not
 # config.rms_norm_eps (which only input_layernorm, post_attention_layernorm and model.norm take)
@@ -746,6 +761,13 @@ class Spec:
             # differs would be ignored by transformers, and is refused here
             if c.get("head_dim") not in (None, self.H // self.NH):
                 raise ValueError("GLM-4.1V: head_dim %r != hidden_size // num_attention_heads %d (Glm4vTextAttention "
+                                 "ignores the key)" % (c.get("head_dim"), self.H // self.NH))
+            self.HD = self.H // self.NH
+        if arch == PHIMOE:
+            # models/phimoe/modeling_phimoe.py PhimoeAttention.__init__: `self.head_dim = self.hidden_size //
+            # self.num_heads` (PhimoeConfig has no head_dim); a head_dim key that differs is refused, as GLM-4.1V's
+            if c.get("head_dim") not in (None, self.H // self.NH):
+                raise ValueError("PhiMoE: head_dim %r != hidden_size // num_attention_heads %d (PhimoeAttention "
                                  "ignores the key)" % (c.get("head_dim"), self.H // self.NH))
             self.HD = self.H // self.NH
         # DeepSeek-V3's multi-head latent attention (models/deepseek_v3/modeling_deepseek_v3.py
@@ -893,13 +915,22 @@ class Spec:
         # models/glm4v/modeling_glm4v.py Glm4vTextAttention.__init__: q_proj, k_proj, v_proj `bias=True` (hard-coded; no
         # attention_bias read), o_proj `bias=False`. models/glm4v_moe: Glm4vMoeTextAttention(Glm4Attention), q/k/v_proj
         # `bias=config.attention_bias` (Glm4vMoeTextConfig's default true), o_proj none
+        # models/phimoe/modeling_phimoe.py PhimoeAttention.__init__: q_proj, k_proj, v_proj and o_proj all
+        # `bias=self.config.attention_bias` (PhimoeConfig's default false; Phi-3.5-MoE's config.json true).
+        # PhimoeAttention.forward (eager): q/k/v_proj, view into heads, apply_rotary_pos_emb, repeat_kv, `torch.matmul(
+        # query_states, key_states.transpose(2, 3)) / math.sqrt(self.head_dim)`, + causal_mask, softmax in fp32, times
+        # the values, o_proj: self_attention's path with its biases
+        phimoe_bias = arch == PHIMOE and bool(get("attention_bias"))
         self.qkv_bias = bool(arch in ("Qwen2ForCausalLM", "Qwen2MoeForCausalLM") + QWEN_VL[:2] or llama_bias or
                              (arch in GLM + (GLM4_MOE, GPT_OSS, GLM4V_MOE) and get("attention_bias")) or seed_qkv or
-                             ernie_bias or arch == GLM4V)
+                             ernie_bias or arch == GLM4V or phimoe_bias)
         # models/gpt_oss/modular_gpt_oss.py GptOssAttention.__init__: q/k/v_proj and o_proj all
         # bias=config.attention_bias; self.sinks, one logit per attention head (eager_attention_forward)
         self.o_bias = ((arch == GPT_OSS and bool(get("attention_bias"))) or llama_bias or
-                       (arch == SEED_OSS and bool(get("attention_out_bias"))) or ernie_bias)
+                       (arch == SEED_OSS and bool(get("attention_out_bias"))) or ernie_bias or phimoe_bias)
+        # models/phimoe/modeling_phimoe.py PhimoeForCausalLM.__init__: `self.lm_head = nn.Linear(config.hidden_size,
+        # config.vocab_size, bias=self.config.lm_head_bias)` (lm_head.bias (V,)); no other family has one here
+        self.lm_head_bias = arch == PHIMOE and bool(get("lm_head_bias"))
         self.attn_sinks = arch == GPT_OSS
         # models/llama/modeling_llama.py LlamaMLP.__init__: gate_proj, up_proj and down_proj all
         # bias=config.mlp_bias (LlamaConfig's default false); SeedOssMLP.__init__ alike (SeedOssConfig's
@@ -1015,6 +1046,13 @@ class Spec:
         # `logits = lm_head(h) * logit_scale`. No embedding scale: Cohere2Model.forward replaces
         # Gemma2Model.forward's and does not multiply by sqrt(hidden_size).
         self.layer_norm = self.parallel_block = arch in COHERE
+        # PhiMoE (models/phimoe/modeling_phimoe.py PhimoeDecoderLayer.__init__ / PhimoeModel.__init__):
+        # input_layernorm, post_attention_layernorm and norm are `nn.LayerNorm(config.hidden_size,
+        # eps=config.rms_norm_eps, elementwise_affine=True)`: mean-subtracted, biased variance, weight and bias
+        # (`<name>.weight`, `<name>.bias`); Llama's sequential layer (PhimoeDecoderLayer.forward). norm_bias False: a
+        # what-if only (golden_models)
+        self.layer_norm = self.layer_norm or arch == PHIMOE
+        self.norm_bias = arch == PHIMOE
         self.logit_scale = float(get("logit_scale")) if arch in COHERE else 1.0
         act = get("hidden_activation") if gemma else get("hidden_act", "silu")
         if gemma1:
@@ -1071,11 +1109,14 @@ class Spec:
         # which layers slide
         self.sliding_window = None
         sliding = [False] * self.L
-        if arch in ("MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM", "Mistral3ForConditionalGeneration"):
+        if arch in ("MistralForCausalLM", "MixtralForCausalLM", "Phi3ForCausalLM", "Mistral3ForConditionalGeneration",
+                    PHIMOE):
             # Mistral/Mixtral attention and models/phi3/modular_phi3.py Phi3Attention.forward
             # (`sliding_window=getattr(self.config, "sliding_window", None)`): every layer.
             # Mistral3ForConditionalGeneration runs a MistralModel on its text_config
             # (models/mistral3/modeling_mistral3.py Mistral3Model.__init__: AutoModel.from_config).
+            # PhiMoE: PhimoeModel._prepare_4d_causal_attention_mask_with_cache_position masks keys at or before
+            # cache_position - config.sliding_window on every layer (the eager / sdpa mask), i - W < j <= i.
             self.sliding_window = c.get("sliding_window") if arch == "MistralForCausalLM" else get("sliding_window")
             sliding = [self.sliding_window is not None] * self.L
         elif arch == SMOLLM3 and get("use_sliding_window"):
@@ -1221,7 +1262,14 @@ class Spec:
             # apply_interleaved_mrope over the rotary_dim / 2 frequencies (always interleaved), cat(freqs, freqs);
             # text positions give three equal rows: the plain RoPE (mrope_cos_sin)
             self.mrope_section, self.mrope_interleaved = list(self.hybrid_mrope), True
-        if arch == "Phi3ForCausalLM" and kind in ("longrope", "su"):
+        self.longrope_attention_factor = None
+        if arch == PHIMOE and self.rope_scaling is not None:
+            # (models/phimoe/modeling_phimoe.py apply_rotary_pos_emb: `(q * cos) + (rotate_half(q) * sin)` over the
+            # whole head, rotate_half the halves: rope_cos_sin / self_attention's rotate-half path, R = head_dim)
+            # (short, long): (inv_freq, mscale) each; see phimoe_rope
+            (inv_freq, factor), long_rope, self.long_rope_after, self.longrope_attention_factor = phimoe_rope(
+                c, get, self.R, self.theta, self.rope_scaling)
+        elif arch == "Phi3ForCausalLM" and kind in ("longrope", "su"):
             lr = (self.R, self.theta, self.rope_scaling, get("max_position_embeddings"),
                   get("original_max_position_embeddings"))
             inv_freq, factor = longrope_parameters(*lr)
@@ -1503,6 +1551,31 @@ class Spec:
             self.layer_moe = [True] * self.L
             self.expert_naming = "gpt_oss"
             self.swiglu_alpha, self.swiglu_limit = float(get("swiglu_alpha")), float(get("swiglu_limit"))
+        elif arch == PHIMOE:
+            # models/phimoe/modeling_phimoe.py PhimoeDecoderLayer: block_sparse_moe = PhimoeSparseMoeBlock on every
+            # layer: gate = nn.Linear(hidden_size, num_local_experts, bias=False) (block_sparse_moe.gate.weight),
+            # experts num_local_experts PhimoeBlockSparseTop2MLP of intermediate_size (w2(act(w1 x) * w3 x):
+            # block_sparse_moe.experts.{e}.w1 / w3 / w2, Mixtral's names; PhimoeBlockSparseTop2MLP.forward:
+            # `self.w2(self.act_fn(self.w1(hidden_states)) * self.w3(hidden_states))`); routing_weights,
+            # selected_experts = sparsemixer(router_logits, jitter_eps=router_jitter_noise, training=False): see
+            # sparsemixer_route.
+            # sparsemixer raises unless top_k == 2 (`if top_k != 2: raise ValueError("top_k must be equal to 2")`;
+            # PhimoeSparseMoeBlock.forward calls it with the default top_k=2 whatever num_experts_per_tok says: another
+            # num_experts_per_tok is refused). input_jitter_noise multiplies the inputs in training only
+            if get("num_experts_per_tok") != 2:
+                raise ValueError("PhiMoE: num_experts_per_tok %r (sparsemixer always routes to 2 experts)" % (
+                    get("num_experts_per_tok"),))
+            self.num_experts, self.top_k = get("num_local_experts"), 2
+            self.norm_topk_prob = False  # (not read: sparsemixer's weights are its two masked softmaxes)
+            self.moe_intermediate = self.F
+            self.shared_intermediate = 0
+            self.layer_moe = [True] * self.L
+            self.expert_naming = "mixtral"
+            self.router = "sparsemixer"
+            self.jitter_eps = float(get("router_jitter_noise"))
+            # what-ifs only (golden_models): the threshold's multiple of jitter_eps (2), the masks applied, the second
+            # softmax over the scores with the first expert's at -inf (False: over the original scores)
+            self.sparsemixer_threshold, self.sparsemixer_masks, self.sparsemixer_second_excludes_first = 2.0, True, True
         if arch in QWEN_VL and kind not in (None, "default", "mrope"):
             raise ValueError("rope type %r is not used by the Qwen-VL fixtures" % kind)
         if self.num_experts and not 0 < self.top_k <= self.num_experts:
@@ -1854,6 +1927,46 @@ def exaone4_layer_sliding(c, get, L):
     return window, sliding
 
 
+def phimoe_rope(c, get, dim, theta, rs):
+    """PhiMoE's LongRoPE: ((short inv_freq, short_mscale), (long inv_freq, long_mscale),
+    original_max_position_embeddings, the attention factor _compute_longrope_parameters computes, which PhiMoE does not
+    use).
+    models/phimoe/configuration_phimoe.py PhimoeConfig.__init__ (4.46-4.57): rope_scaling["rope_type"] defaults to its
+    "type"; `self.original_max_position_embeddings = self.rope_scaling["original_max_position_embeddings"]`;
+    short_mscale and long_mscale must be numbers (a TypeError otherwise). models/phimoe/modeling_phimoe.py
+    PhimoeRotaryEmbedding.forward(x, seq_len) with seq_len = cache_position[-1] + 1 (PhimoeModel.forward; the later 4.5x
+    modular_phimoe.py's forward(x, position_ids) takes torch.max(position_ids) + 1, the same for one sequence): `mscale
+    = self.long_mscale if seq_len > self.config.rope_scaling["original_max_position_embeddings"] else
+    self.short_mscale`; `inv_freq, attention_scaling = self.rope_init_fn(self.config, x.device, seq_len)`
+    (modeling_rope_utils.py _compute_longrope_parameters: long_factor iff seq_len >
+    config.original_max_position_embeddings, else short_factor; inv_freq = 1 / (ext * theta^(2i / dim)),
+    longrope_parameters here); `mscale = attention_scaling if mscale is None else mscale`: with rope_scaling set mscale
+    is never None, so cos and sin are multiplied by the
+    config's short / long mscale, not by the computed attention factor sqrt(1 + ln(max / original) / ln(original)).
+    Which factors a sequence takes: forward (the long switch at long_rope_after = original_max_position_embeddings,
+    Phi-3's rule). Refused: a rope type other than longrope, an mscale that is not a number, no
+    original_max_position_embeddings in rope_scaling (PhimoeRotaryEmbedding.forward reads it there), and a top-level
+    original_max_position_embeddings that differs from it (PretrainedConfig.__init__'s kwargs would replace the one
+    PhimoeConfig copied from rope_scaling: the factors' switch and the mscale's would disagree)."""
+    kind = rs.get("rope_type", rs.get("type"))
+    if kind != "longrope":
+        raise ValueError("PhiMoE: rope type %r (PhimoeRotaryEmbedding's mscale is LongRoPE's)" % (kind,))
+    for key in ("short_mscale", "long_mscale"):
+        if isinstance(rs.get(key), bool) or not isinstance(rs.get(key), (int, float)):
+            raise ValueError("PhiMoE: rope_scaling's %s must be a number, got %r" % (key, rs.get(key)))
+    if "original_max_position_embeddings" not in rs:
+        raise ValueError("PhiMoE: rope_scaling has no original_max_position_embeddings (PhimoeRotaryEmbedding.forward "
+                         "reads rope_scaling[\"original_max_position_embeddings\"])")
+    original = rs["original_max_position_embeddings"]
+    if c.get("original_max_position_embeddings", original) != original:
+        raise ValueError("PhiMoE: original_max_position_embeddings %r != rope_scaling's %r" % (
+            c["original_max_position_embeddings"], original))
+    lr = (dim, theta, rs, get("max_position_embeddings"), original)
+    short, computed = longrope_parameters(*lr)
+    long, _ = longrope_parameters(*lr, long=True)
+    return (short, float(rs["short_mscale"])), (long, float(rs["long_mscale"])), original, computed
+
+
 def rope_parameters_for(dim, params, max_positions):
     """(inv_freq, attention_factor) of one RoPE parameter dict (rope_type, rope_theta and the scaling keys):
     default, linear, llama3 (rope_inv_freq) or yarn (yarn_parameters)."""
@@ -2050,10 +2163,18 @@ def layer_norm(x, w, eps):
     return w * ((x - mean) * torch.rsqrt(variance + eps))
 
 
-def norm(spec, x, w):
+def norm(spec, x, w, b=None):
     if spec.layer_norm:
-        return layer_norm(x, w, spec.eps)
-    return rms_norm_offset(x, w, spec.eps) if spec.norm_offset else rms_norm(x, w, spec.eps)
+        y = layer_norm(x, w, spec.eps)
+    else:
+        y = rms_norm_offset(x, w, spec.eps) if spec.norm_offset else rms_norm(x, w, spec.eps)
+    # (PhiMoE: torch's nn.LayerNorm, weight * normed + bias; with layer_norm False an RMSNorm plus the bias, a what-if)
+    return y if b is None else y + b
+
+
+def norm_bias(spec, p, weight_name):
+    """The bias beside a norm's weight (`<name>.bias`: PhiMoE's nn.LayerNorms), None for every other family."""
+    return p[weight_name[:-len("weight")] + "bias"] if spec.norm_bias else None
 
 
 def softcap(x, cap):
@@ -2759,6 +2880,64 @@ def deepseek_v2_route(spec, logits):
     return masked, experts, weights
 
 
+def sparsemixer_ratios(spec, scores):
+    """The two masks' tests of models/phimoe/modeling_phimoe.py sparsemixer for router logits `scores` (N, E): (i1, i2:
+    (N, 1) the first and second expert, s2: the scores with the first expert's at -inf, r1, r2: (N, E) the ratios
+    compared with 2 * jitter_eps, the threshold). First: `mask_logits_threshold, max_ind = scores.max(dim=-1,
+    keepdim=True)`, `factor = scores.abs().clamp(min=mask_logits_threshold)`, `mask_logits_threshold =
+    ((mask_logits_threshold - scores) / factor) > (2 * jitter_eps)`; selected_experts = max_ind (eval). Second:
+    `masked_scores = torch.scatter(scores, -1, selected_experts, float("-inf"))`, `mask_logits_threshold, max_ind =
+    masked_scores.max(dim=-1, keepdim=True)`, `factor = scores.abs().clamp(min=mask_logits_threshold)` (the original
+    scores: at the first expert the ratio is <= 0, never masked, and its -inf stays), the same comparison with
+    `(mask_logits_threshold - scores) / factor`. (Taking s2 in place of the scores in the second test masks exactly the
+    same entries: check_reference.py shows the weights bit-identical.)"""
+    threshold = spec.sparsemixer_threshold * spec.jitter_eps
+    m1, i1 = scores.max(dim=-1, keepdim=True)
+    r1 = (m1 - scores) / scores.abs().clamp(min=m1)
+    s2 = torch.scatter(scores, -1, i1, float("-inf"))
+    m2, i2 = s2.max(dim=-1, keepdim=True)
+    r2 = (m2 - scores) / scores.abs().clamp(min=m2)
+    return i1, i2, s2, r1, r2, threshold
+
+
+def sparsemixer_route(spec, logits):
+    """Phi-3.5-MoE's router in eval mode, models/phimoe/modeling_phimoe.py sparsemixer(scores, jitter_eps,
+    training=False, top_k=2) as transformers 4.46-4.57 have it: the first expert i1 = argmax(scores); its weight w1 =
+    softmax(scores.masked_fill(mask1, -inf))[i1], mask1 the scores whose (max - s) / max(|s|, max) exceeds 2 *
+    jitter_eps; the second expert i2 = argmax of the scores with i1's at -inf (s2); w2 = softmax(s2.masked_fill(mask2,
+    -inf))[i2], mask2 the same test against s2's max (see sparsemixer_ratios). output = w1 * expert_i1(x) + w2 *
+    expert_i2(x): the two weights are not renormalised (each is a softmax share over the experts its mask keeps; they
+    need not add up to 1). In training it samples (Gumbel) and scales the gradients (MultiplierProcessor): not
+    modelled. Returns (logits: the values the choice ranks, ids (N, 2) [i1, i2], weights (N, 2)). What-ifs
+    (golden_models): spec.sparsemixer_threshold (the multiple of jitter_eps), sparsemixer_masks False (plain softmaxes
+    over all the scores, and over s2), sparsemixer_second_excludes_first False (the second softmax over the original
+    scores, i1's kept)."""
+    i1, i2, s2, r1, r2, threshold = sparsemixer_ratios(spec, logits)
+    second = s2 if spec.sparsemixer_second_excludes_first else logits
+    if spec.sparsemixer_masks:
+        g1, g2 = logits.masked_fill(r1 > threshold, float("-inf")), second.masked_fill(r2 > threshold, float("-inf"))
+    else:
+        g1, g2 = logits, second
+    w1 = torch.softmax(g1, dim=-1).gather(dim=-1, index=i1)
+    w2 = torch.softmax(g2, dim=-1).gather(dim=-1, index=i2)
+    return logits, torch.cat((i1, i2), dim=-1), torch.cat((w1, w2), dim=-1)
+
+
+def sparsemixer_kept(spec, logits):
+    """(N, 2) int: how many experts each of sparsemixer's two softmaxes keeps (the first's mask over all E scores; the
+    second's over s2, whose first expert is already -inf)."""
+    _, _, s2, r1, r2, threshold = sparsemixer_ratios(spec, logits)
+    return torch.stack(((r1 <= threshold).sum(-1), ((r2 <= threshold) & (s2 > float("-inf"))).sum(-1)), dim=-1)
+
+
+def sparsemixer_mask_gap(spec, logits):
+    """The smallest |ratio - threshold| over every token, expert and both of sparsemixer's masks (the first expert's
+    entry of the second left out): how far each mask decision is from flipping."""
+    _, i2, s2, r1, r2, threshold = sparsemixer_ratios(spec, logits)
+    d2 = (r2 - threshold).abs().masked_fill(s2 == float("-inf"), float("inf"))
+    return float(torch.minimum((r1 - threshold).abs(), d2).min())
+
+
 def moe_block(spec, p, pre, l, h, trace=None):
     """Sparse MoE MLP, per token h: router logits h.W^T; softmax over all E in fp32; top-k of the
     probabilities (torch.topk: descending, the lower index first on ties); renormalised over the k
@@ -2788,6 +2967,13 @@ def moe_block(spec, p, pre, l, h, trace=None):
     elif spec.router == "deepseek_v2":
         # (DeepseekV2Moe.forward: the experts' sum, then `hidden_states + self.shared_experts(residuals)`)
         probs, experts, weights = deepseek_v2_route(spec, logits)
+    elif spec.router == "sparsemixer":
+        # models/phimoe/modeling_phimoe.py PhimoeSparseMoeBlock.forward: router_logits = self.gate(hidden_states),
+        # sparsemixer(router_logits, jitter_eps=self.router_jitter_noise, training=self.training), then Mixtral's
+        # one_hot / index_add_ loop over the experts (each output times routing_weights[top_x, idx])
+        probs, experts, weights = sparsemixer_route(spec, logits)
+        if trace is not None:
+            trace.setdefault("sparsemixer_kept", {})[l] = sparsemixer_kept(spec, logits)
     elif spec.router == "topk_softmax":
         # models/gpt_oss/modular_gpt_oss.py GptOssTopKRouter.forward: torch.topk of the (biased)
         # logits, then the softmax of those k values (in the logits' dtype, fp32 here); the trace's
@@ -2848,7 +3034,9 @@ def feed_forward(spec, p, pre, l, h, trace):
 
 def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, valid=None, query_scale=None):
     # (OLMo 2: no input_layernorm, the attention reads the residual x itself)
-    h = norm(spec, x, p[pre + "input_layernorm.weight"]) if spec.input_norms else x
+    # (PhiMoE: models/phimoe/modeling_phimoe.py PhimoeDecoderLayer.forward, Llama's order with nn.LayerNorms)
+    h = norm(spec, x, p[pre + "input_layernorm.weight"],
+             norm_bias(spec, p, pre + "input_layernorm.weight")) if spec.input_norms else x
     if spec.layer_linear[l]:
         # models/qwen3_next/modular_qwen3_next.py Qwen3NextDecoderLayer.forward: the token mixer is self.linear_attn on
         # "linear_attention" layers (self.self_attn on "full_attention" ones), then Llama's order
@@ -2878,7 +3066,8 @@ def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, va
             trace.setdefault("branch_mean_square", {})[l] = torch.cat((a.pow(2).mean(-1), m.pow(2).mean(-1)), -1)
         return x + norm(spec, m, p[pre + "post_feedforward_layernorm.weight"])
     x = x + a * spec.residual_multiplier
-    h = norm(spec, x, p[pre + "post_attention_layernorm.weight"])
+    h = norm(spec, x, p[pre + "post_attention_layernorm.weight"],
+             norm_bias(spec, p, pre + "post_attention_layernorm.weight"))
     return x + feed_forward(spec, p, pre, l, h, trace) * spec.residual_multiplier
 
 
@@ -2935,11 +3124,14 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
                           biases[spec.layer_sliding[l]], cache, new_cache, trace, key_valid, query_scale)
         if capture and l < spec.L - 1:
             hidden.append(x)
-    x = norm(spec, x, p[prefix + "norm.weight"])
+    # (PhiMoE: PhimoeModel.forward's `self.norm(hidden_states)`, an nn.LayerNorm with its bias)
+    x = norm(spec, x, p[prefix + "norm.weight"], norm_bias(spec, p, prefix + "norm.weight"))
     if capture:
         hidden.append(x)
     head = p[prefix + "embed_tokens.weight"] if spec.tied else p[head_name]
     logits = x @ head.T
+    if spec.lm_head_bias:
+        logits = logits + p["lm_head.bias"]  # PhimoeForCausalLM: nn.Linear(..., bias=config.lm_head_bias)
     if spec.logits_scaling != 1.0:
         logits = logits / spec.logits_scaling  # GraniteForCausalLM.forward
     if spec.logit_scale != 1.0:

@@ -13,6 +13,11 @@
 // (V3's noaux_tc) or, with `group_max`, by its largest c (V2), and only the `topk_groups` best
 // groups stay; the others' c become 0 (not −∞: transformers masks with 0.0, so a negative c of a
 // kept group can lose to a dropped expert, and so it does here).
+// sparsemixer (Phi-3.5-MoE: transformers 4.x models/phimoe sparsemixer with training=False; k = 2):
+// the first expert is the one with the largest logit m; its weight is its softmax probability over the
+// experts e with (m − x_e) / max(|x_e|, m) <= 2·jitter_eps (the others masked to −∞). The second is the
+// largest logit m2 among the rest; its weight is its probability over the rest with
+// (m2 − x_e) / max(|x_e|, m2) <= 2·jitter_eps. No renormalisation, no scale.
 // Either way the chosen ids come in descending order, the lower expert id first on equal values.
 #pragma once
 #include <cstdint>
@@ -29,12 +34,15 @@ struct RouterConfig {
   bool group_max = false;       // a group scores its best expert (V2), else the sum of its two best
   bool renormalize = false;     // norm_topk_prob
   float scale = 1.0f;           // routed_scaling_factor
+  bool sparsemixer = false;     // Phi-3.5-MoE's router (above); the fields before do not apply
+  float jitter_eps = 0.0f;      // its router_jitter_noise
 };
 
 // The extents a router can run: k of E experts, E in `groups` groups (of at least two where a group
 // is scored by its two best), `topk_groups` of them holding at least k experts.
 inline void check_router(int64_t E, int64_t k, const RouterConfig& r) {
   ABL_CHECK(E > 0 && k > 0 && k <= E, "router: k = {} of E = {} experts", k, E);
+  ABL_CHECK(!r.sparsemixer || k == 2, "router: the sparsemixer picks 2 experts, not k = {}", k);
   if (r.groups <= 1) return;
   ABL_CHECK(E % r.groups == 0 && E / r.groups >= (r.group_max ? 1 : 2) && r.topk_groups >= 1 &&
                 r.topk_groups <= r.groups &&

@@ -27,6 +27,7 @@ struct ExpertWeights {
 // Views of one decoder layer's weights (fp32). Optional tensors are nullptr when absent.
 struct LayerWeights {
   const float* attn_norm = nullptr;  // (H)
+  const float* attn_norm_bias = nullptr;  // (H)  norm_bias
   const float* wq = nullptr;         // (NH*HD, H)
   const float* wk = nullptr;         // (NKV*HD, H)
   const float* wv = nullptr;         // (NKV*HD, H)
@@ -59,6 +60,7 @@ struct LayerWeights {
   const float* sinks = nullptr;      // (NH)     attn_sinks
   const float* post_attn_norm = nullptr;  // (H)  sandwich_norms
   const float* mlp_norm = nullptr;   // (H)
+  const float* mlp_norm_bias = nullptr;  // (H)  norm_bias
   const float* w_gate = nullptr;     // (F, H)
   const float* w_up = nullptr;       // (F, H)
   const float* w_down = nullptr;     // (H, F)
@@ -77,6 +79,8 @@ struct LayerWeights {
 
 struct HeadWeights {
   const float* final_norm = nullptr;  // (H)
+  const float* final_norm_bias = nullptr;  // (H) norm_bias
+  const float* lm_head_bias = nullptr;     // (V) lm_head_bias
   const float* lm_head = nullptr;     // (V, H); the embedding when tied
 };
 

@@ -166,6 +166,9 @@ struct ModelSpec {
   // (CohereDecoderLayer), so there is no MLP input norm.
   bool norm_centered = false;
   bool parallel_block = false;
+  // With norm_centered, the residual-stream norms are torch's nn.LayerNorm with a bias as well
+  // (Phi-3.5-MoE: input_layernorm, post_attention_layernorm and model.norm carry .weight and .bias).
+  bool norm_bias = false;
   // The names of the sandwich norms: Gemma's above, or GLM-4's post_self_attn_layernorm (attention
   // output), post_attention_layernorm (the MLP's input) and post_mlp_layernorm (MLP output).
   enum class SandwichNames { gemma, glm4 };
@@ -176,6 +179,7 @@ struct ModelSpec {
                                 // Granite: attention_multiplier)
   double residual_multiplier = 1.0;  // each branch output is multiplied by this before the residual add (Granite)
   double logits_scaling = 1.0;       // the logits are divided by this (Granite; Cohere: 1 / logit_scale)
+  bool lm_head_bias = false;         // lm_head carries a bias (Phi-3.5-MoE's lm_head_bias), added to the logits
   double attn_softcap = 0.0;    // scores -> cap * tanh(scores / cap) before the mask; 0 = off (Gemma 2)
   double final_softcap = 0.0;   // the same on the logits (Gemma 2)
   Activation activation = Activation::silu;
@@ -219,6 +223,10 @@ struct ModelSpec {
   int64_t topk_groups = 1;             // topk_group
   bool router_group_max = false;
   double routed_scaling_factor = 1.0;
+  // Phi-3.5-MoE's sparsemixer (models/phimoe sparsemixer, eval mode): top-2 only, each pick's weight a
+  // softmax over the experts within a relative 2·router_jitter_eps of it (router.h).
+  bool router_sparsemixer = false;
+  double router_jitter_eps = 0.0;
   // Multi-token-prediction layers stored after the last decoder layer (GLM-4.5's
   // num_nextn_predict_layers: model.layers.{L}...): not run, as in transformers; their tensors are
   // ignored by the weight check and copied unchanged by export.

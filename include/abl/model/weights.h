@@ -22,6 +22,7 @@ namespace abl::model {
 enum class WeightRole {
   embed,       // (V, H)   model.embed_tokens.weight
   attn_norm,   // (H)      input_layernorm
+  attn_norm_bias,  // (H)  input_layernorm.bias (norm_bias: Phi-3.5-MoE's nn.LayerNorm)
   q_proj,      // (NH*HD, H)
   k_proj,      // (NKV*HD, H)
   v_proj,      // (NKV*HD, H)
@@ -56,6 +57,7 @@ enum class WeightRole {
   attn_sinks,  // (NH)     attn_sinks (gpt-oss: self_attn.sinks)
   post_attn_norm,  // (H)  Gemma: post_attention_layernorm, on the attention output
   mlp_norm,    // (H)      post_attention_layernorm (Gemma: pre_feedforward_layernorm)
+  mlp_norm_bias,   // (H)  post_attention_layernorm.bias (norm_bias)
   gate_proj,   // (F, H)
   up_proj,     // (F, H)
   down_proj,   // (H, F)
@@ -78,6 +80,8 @@ enum class WeightRole {
   shared_down_proj,  // (H, Fs)
   shared_expert_gate,  // (1, H) sigmoid gate of the shared expert
   final_norm,  // (H)      model.norm.weight
+  final_norm_bias,  // (H) model.norm.bias (norm_bias)
+  lm_head_bias,     // (V) lm_head.bias (lm_head_bias)
   lm_head,     // (V, H)   absent or ignored when tied
 };
 std::string_view role_name(WeightRole role);  // "q_proj", ...
@@ -115,7 +119,8 @@ struct WeightSlot {
 // Is this the down projection of an MLP or of an expert (what the mlp.down_proj ablation rewrites)?
 bool is_down_projection(WeightRole role);
 
-// Layer slots in unit order, then the global ones (embed, final_norm, lm_head). Layers of a
+// Layer slots in unit order, then the global ones (embed, final_norm, [final_norm_bias, lm_head_bias,]
+// lm_head: the head's tensors in the order of its sharding unit, lm_head last). Layers of a
 // mixture-of-experts model may differ (dense layers among MoE ones): layer_slots(spec, l).
 std::vector<WeightSlot> weight_slots(const ModelSpec& spec);
 std::vector<WeightSlot> layer_slots(const ModelSpec& spec, int64_t layer = 0);

@@ -48,10 +48,37 @@ void keep_best_groups(int64_t E, const RouterConfig& r, std::vector<float>& c) {
   }
 }
 
+// Phi-3.5-MoE's sparsemixer (router.h) for one token: the best expert not yet taken, weighted by its
+// probability over the free experts whose logits lie within a relative 2·eps of it.
+void sparsemixer_token(const float* x, int64_t E, float eps, int32_t* ids, float* weights) {
+  const float threshold = 2.0f * eps;
+  for (int j = 0; j < 2; ++j) {
+    int32_t best = -1;
+    for (int32_t e = 0; e < E; ++e) {
+      if (j == 1 && e == ids[0]) continue;
+      if (best < 0 || x[e] > x[best]) best = e;
+    }
+    const float m = x[best];
+    float sum = 0.0f;
+    for (int32_t e = 0; e < E; ++e) {
+      if (j == 1 && e == ids[0]) continue;
+      const float factor = std::max(std::fabs(x[e]), m);  // scores.abs().clamp(min=max)
+      if ((m - x[e]) / factor > threshold) continue;       // masked to -inf
+      sum += std::exp(x[e] - m);
+    }
+    ids[j] = best;
+    weights[j] = 1.0f / sum;  // exp(m - m) / sum
+  }
+}
+
 // The router of one token (router.h): the weights w (softmax p, or sigmoid s) and the choice values
 // c (w + bias, the bias 0 when there is none), the groups, the k largest c; their w renormalised and scaled.
 void route_token(const float* x, int64_t E, int64_t k, const RouterConfig& r, std::vector<float>& w,
                  std::vector<float>& c, std::vector<int32_t>& order, int32_t* ids, float* weights) {
+  if (r.sparsemixer) {
+    sparsemixer_token(x, E, r.jitter_eps, ids, weights);
+    return;
+  }
   if (r.sigmoid) {
     for (int64_t e = 0; e < E; ++e) {
       w[static_cast<size_t>(e)] = 1.0f / (1.0f + std::exp(-x[e]));

@@ -28,6 +28,25 @@ __global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, 
   const int64_t t = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (t >= T) return;
   const float* x = logits + t * E;
+  if (r.sparsemixer) {  // Phi-3.5-MoE: two picks, each weighted over the free experts near it (router.h)
+    int first = -1;
+    for (int j = 0; j < 2; ++j) {
+      int best = -1;
+      for (int e = 0; e < E; ++e) {
+        if (e != first && (best < 0 || x[e] > x[best])) best = e;
+      }
+      const float m = x[best];
+      float total = 0.0f;
+      for (int e = 0; e < E; ++e) {
+        if (e == first || (m - x[e]) / fmaxf(fabsf(x[e]), m) > 2.0f * r.jitter_eps) continue;
+        total += expf(x[e] - m);
+      }
+      ids[t * 2 + j] = best;
+      weights[t * 2 + j] = 1.0f / total;
+      first = best;
+    }
+    return;
+  }
   float mx = x[0], sum = 0.0f;
   if (!r.sigmoid) {
     for (int e = 1; e < E; ++e) mx = fmaxf(mx, x[e]);

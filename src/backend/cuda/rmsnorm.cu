@@ -42,11 +42,11 @@ __global__ void rmsnorm_kernel(const In* x, const __nv_bfloat16* __restrict__ w,
   }
 }
 
-// Cohere's LayerNorm (no bias): the row's mean, then the mean square of x − mean, both block sums.
-// Row r takes weight row r % w_rows (Command R+'s q/k norm: one weight row per head).
+// LayerNorm (Cohere's without bias, b null; Phi-3.5-MoE's with): the row's mean, then the mean square of
+// x − mean, both block sums. Row r takes weight row r % w_rows (Command R+'s q/k norm: one weight row per head).
 template <typename In, typename Out>
-__global__ void layernorm_kernel(const In* x, const __nv_bfloat16* __restrict__ w, Out* y, int64_t dim, float eps,
-                                 int64_t w_rows) {
+__global__ void layernorm_kernel(const In* x, const __nv_bfloat16* __restrict__ w, const __nv_bfloat16* __restrict__ b,
+                                 Out* y, int64_t dim, float eps, int64_t w_rows) {
   const In* xr = x + static_cast<int64_t>(blockIdx.x) * dim;
   Out* yr = y + static_cast<int64_t>(blockIdx.x) * dim;
   const __nv_bfloat16* wr = w + (static_cast<int64_t>(blockIdx.x) % w_rows) * dim;
@@ -60,7 +60,8 @@ __global__ void layernorm_kernel(const In* x, const __nv_bfloat16* __restrict__ 
   }
   const float inv = rsqrtf(detail::block_reduce(ss, detail::SumOp{}, 0.0f) / static_cast<float>(dim) + eps);
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
-    store(yr + i, __bfloat162float(wr[i]) * ((to_f32(xr[i]) - mean) * inv));
+    const float shift = b ? __bfloat162float(b[i]) : 0.0f;
+    store(yr + i, __bfloat162float(wr[i]) * ((to_f32(xr[i]) - mean) * inv) + shift);
   }
 }
 
@@ -93,24 +94,25 @@ void rmsnorm(const float* x, const __nv_bfloat16* w, float* y, int64_t rows, int
 }
 
 template <typename In, typename Out>
-void launch_layernorm(const In* x, const __nv_bfloat16* w, Out* y, int64_t rows, int64_t dim, float eps,
-                      int64_t w_rows, cudaStream_t s) {
+void launch_layernorm(const In* x, const __nv_bfloat16* w, const __nv_bfloat16* b, Out* y, int64_t rows, int64_t dim,
+                      float eps, int64_t w_rows, cudaStream_t s) {
   ABL_CHECK(rows >= 0 && dim >= 0 && w_rows > 0, "layernorm: bad extent (rows = {}, dim = {}, weight rows = {})", rows,
             dim, w_rows);
   ABL_CHECK(rows <= INT_MAX, "layernorm: {} rows exceed one grid (one block per row)", rows);
   if (rows == 0 || dim == 0) return;
-  layernorm_kernel<In, Out><<<static_cast<unsigned>(rows), detail::row_threads(dim), 0, s>>>(x, w, y, dim, eps, w_rows);
+  layernorm_kernel<In, Out><<<static_cast<unsigned>(rows), detail::row_threads(dim), 0, s>>>(x, w, b, y, dim, eps,
+                                                                                              w_rows);
   CUDA_CHECK_LAUNCH();
 }
 
-void layernorm(const float* x, const __nv_bfloat16* w, __nv_bfloat16* y, int64_t rows, int64_t dim, float eps,
-               cudaStream_t s) {
-  launch_layernorm(x, w, y, rows, dim, eps, 1, s);
+void layernorm(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* b, __nv_bfloat16* y, int64_t rows,
+               int64_t dim, float eps, cudaStream_t s) {
+  launch_layernorm(x, w, b, y, rows, dim, eps, 1, s);
 }
 
 void layernorm(const __nv_bfloat16* x, const __nv_bfloat16* w, __nv_bfloat16* y, int64_t rows, int64_t dim, float eps,
                int64_t w_rows, cudaStream_t s) {
-  launch_layernorm(x, w, y, rows, dim, eps, w_rows, s);
+  launch_layernorm(x, w, static_cast<const __nv_bfloat16*>(nullptr), y, rows, dim, eps, w_rows, s);
 }
 
 }  // namespace abl::cuda

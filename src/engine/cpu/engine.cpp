@@ -127,13 +127,15 @@ Engine::Engine(WeightSource& weights, Limits limits)
 }
 
 // The residual stream's norms (the layers' input norms, the final norm): RMSNorm, Gemma's (1 + w) one,
-// or Cohere's LayerNorm without bias; OLMo 2's layers have no input norm (w null): y = x.
-void Engine::residual_norm(const float* x, const float* w, float* y, int64_t rows) const {
+// or a LayerNorm — Cohere's without bias, Phi-3.5-MoE's with (b); OLMo 2's layers have no input norm
+// (w null): y = x.
+void Engine::residual_norm(const float* x, const float* w, const float* b, float* y, int64_t rows) const {
   const float eps = static_cast<float>(spec_.rms_norm_eps);
   if (!w) {
     std::memcpy(y, x, sizeof(float) * static_cast<size_t>(rows * spec_.hidden_size));
   } else if (spec_.norm_centered) {
     cpu::layernorm(x, w, y, rows, spec_.hidden_size, eps);
+    if (b) cpu::add_rows(y, b, rows, spec_.hidden_size);
   } else {
     cpu::rmsnorm(x, w, y, rows, spec_.hidden_size, eps, spec_.norm_plus_one ? 1.0f : 0.0f);
   }
@@ -177,7 +179,7 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
   };
 
   // Attention block (or a linear-attention layer's token mixing).
-  residual_norm(x_.data(), w.attn_norm, h_.data(), T);
+  residual_norm(x_.data(), w.attn_norm, w.attn_norm_bias, h_.data(), T);
   if (m.is_linear_layer(l)) {
     linear_attention(l, w, batch, cache);
   } else {
@@ -191,7 +193,7 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
 
   // MLP block; Cohere's parallel block runs it on h_ as the attention had it (input_layernorm of the
   // layer's input: attention left h_ as it was).
-  if (!m.parallel_block) residual_norm(x_.data(), w.mlp_norm, h_.data(), T);
+  if (!m.parallel_block) residual_norm(x_.data(), w.mlp_norm, w.mlp_norm_bias, h_.data(), T);
   if (m.is_moe_layer(l)) {
     moe_mlp(l, w, batch, epilogue);
   } else {
@@ -387,15 +389,15 @@ void Engine::forward(const Batch& batch, KvCache& cache, const Outputs& out, Epi
     if (m.final_softcap > 0) cpu::softcap(logits, static_cast<float>(m.final_softcap), rows * V);
   };
   if (out.all_logits) {
-    residual_norm(x_.data(), g.final_norm, h_.data(), T);
-    cpu::linear(h_.data(), g.lm_head, nullptr, out.all_logits, T, H, V);
+    residual_norm(x_.data(), g.final_norm, g.final_norm_bias, h_.data(), T);
+    cpu::linear(h_.data(), g.lm_head, g.lm_head_bias, out.all_logits, T, H, V);
     finish_logits(out.all_logits, T);
   }
   if (out.logits || out.residuals || out.next_ids) {
     for (int64_t s = 0; s < B; ++s) {
       std::memcpy(last_.data() + s * H, x_.data() + batch.last_row(s) * H, sizeof(float) * H);
     }
-    residual_norm(last_.data(), g.final_norm, last_.data(), B);
+    residual_norm(last_.data(), g.final_norm, g.final_norm_bias, last_.data(), B);
     if (out.residuals) {
       for (int64_t s = 0; s < B; ++s) {
         std::memcpy(out.residuals + (s * (L + 1) + L) * H, last_.data() + s * H, sizeof(float) * H);
@@ -407,7 +409,7 @@ void Engine::forward(const Batch& batch, KvCache& cache, const Outputs& out, Epi
       logits = logits_.data();
     }
     if (logits) {
-      cpu::linear(last_.data(), g.lm_head, nullptr, logits, B, H, V);
+      cpu::linear(last_.data(), g.lm_head, g.lm_head_bias, logits, B, H, V);
       finish_logits(logits, B);
     }
     if (out.next_ids) cpu::argmax(logits, B, V, out.next_ids);

@@ -42,6 +42,8 @@ std::unique_ptr<HostWeights> HostWeights::load(const model::ModelSpec& spec, con
   hw->embed_.resize(static_cast<size_t>(V * H));
   hw->final_norm_.resize(static_cast<size_t>(H));
   if (!spec.tied_embeddings) hw->lm_head_.resize(static_cast<size_t>(V * H));
+  if (spec.norm_bias) hw->final_norm_bias_.resize(static_cast<size_t>(H));
+  if (spec.lm_head_bias) hw->lm_head_bias_.resize(static_cast<size_t>(V));
   for (size_t l = 0; l < hw->units_.size(); ++l) hw->units_[l].resize(static_cast<size_t>(hw->layouts_[l].total));
 
   for (const model::ExpectedWeight& w : model::expected_weights(spec)) {
@@ -52,6 +54,10 @@ std::unique_ptr<HostWeights> HostWeights::load(const model::ModelSpec& spec, con
       fill(reader.get(), w, hw->embed_.data());
     } else if (w.role == model::WeightRole::final_norm) {
       fill(reader.get(), w, hw->final_norm_.data());
+    } else if (w.role == model::WeightRole::final_norm_bias) {
+      fill(reader.get(), w, hw->final_norm_bias_.data());
+    } else if (w.role == model::WeightRole::lm_head_bias) {
+      fill(reader.get(), w, hw->lm_head_bias_.data());
     } else if (w.role == model::WeightRole::lm_head && !spec.tied_embeddings) {
       fill(reader.get(), w, hw->lm_head_.data());
     }
@@ -68,12 +74,15 @@ LayerWeights HostWeights::layer(int64_t l) {
 HeadWeights HostWeights::head() {
   HeadWeights h;
   h.final_norm = final_norm_.data();
+  h.final_norm_bias = final_norm_bias_.empty() ? nullptr : final_norm_bias_.data();
+  h.lm_head_bias = lm_head_bias_.empty() ? nullptr : lm_head_bias_.data();
   h.lm_head = spec_.tied_embeddings ? embed_.data() : lm_head_.data();
   return h;
 }
 
 int64_t HostWeights::bytes() const {
-  int64_t n = static_cast<int64_t>(embed_.size() + final_norm_.size() + lm_head_.size());
+  int64_t n = static_cast<int64_t>(embed_.size() + final_norm_.size() + lm_head_.size() + final_norm_bias_.size() +
+                                   lm_head_bias_.size());
   for (const auto& u : units_) n += static_cast<int64_t>(u.size());
   return n * 4;
 }

@@ -38,6 +38,8 @@ const float* host_tensor(const engine::LayerWeights& w, const DeviceUnitTensor& 
   };
   switch (t.role) {
     case R::attn_norm: return w.attn_norm;
+    case R::attn_norm_bias: return w.attn_norm_bias;
+    case R::mlp_norm_bias: return w.mlp_norm_bias;
     case R::q_proj: return w.wq;
     case R::k_proj: return w.wk;
     case R::v_proj: return w.wv;
@@ -90,6 +92,8 @@ const bf16** device_slot(DeviceLayer& w, model::WeightRole role) {
   using R = model::WeightRole;
   switch (role) {
     case R::attn_norm: return &w.attn_norm;
+    case R::attn_norm_bias: return &w.attn_norm_bias;
+    case R::mlp_norm_bias: return &w.mlp_norm_bias;
     case R::q_proj: return &w.wq;
     case R::k_proj: return &w.wk;
     case R::v_proj: return &w.wv;
@@ -219,15 +223,16 @@ DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec) {
       put(lay.units[lay.layer_unit(w.layer)], w, w.role);
     } else if (w.role == model::WeightRole::embed) {
       put(lay.units.front(), w, w.role);
-    } else if (w.role == model::WeightRole::final_norm) {
-      put(lay.units.back(), w, w.role);
     } else if (w.role == model::WeightRole::lm_head) {
       put(lay.units.back(), spec.tied_embeddings ? *embed : w, w.role);
+    } else {  // the final norm (and its bias, lm_head's bias): expected_weights puts lm_head last
+      put(lay.units.back(), w, w.role);
     }
   }
   const DeviceUnit& head = lay.units.back();
-  ABL_CHECK(head.tensors.size() == 2 && head.tensors[0].role == model::WeightRole::final_norm,
-            "the head unit of {} is not (final norm, lm_head)", spec.source);
+  ABL_CHECK(head.tensors.size() >= 2 && head.tensors.front().role == model::WeightRole::final_norm &&
+                head.tensors.back().role == model::WeightRole::lm_head,
+            "the head unit of {} is not (final norm, ..., lm_head)", spec.source);
   return lay;
 }
 
@@ -304,6 +309,8 @@ DeviceHead device_head_views(const DeviceUnit& unit, const bf16* base) {
   DeviceHead h;
   for (const DeviceUnitTensor& t : unit.tensors) {
     if (t.role == model::WeightRole::final_norm) h.final_norm = base + t.offset;
+    if (t.role == model::WeightRole::final_norm_bias) h.final_norm_bias = base + t.offset;
+    if (t.role == model::WeightRole::lm_head_bias) h.lm_head_bias = base + t.offset;
     if (t.role == model::WeightRole::lm_head) h.lm_head = base + t.offset;
   }
   ABL_CHECK(h.final_norm != nullptr && h.lm_head != nullptr, "head unit without final norm or lm_head");
@@ -325,7 +332,8 @@ DeviceWeights::DeviceWeights(engine::WeightSource& source, cudaStream_t stream) 
   const std::vector<int64_t> layer_at = lay.resident_layer_offsets();
   const int64_t embed_at = layer_at[static_cast<size_t>(L)];
   const int64_t head_at = embed_at + align_up(embed_unit.elements, kDeviceTensorAlign);
-  const int64_t total = head_at + (m.tied_embeddings ? head_unit.tensors[0].size : head_unit.elements);
+  // tied: the head without its last tensor, lm_head (which views the embedding)
+  const int64_t total = head_at + (m.tied_embeddings ? head_unit.tensors.back().offset : head_unit.elements);
   int64_t largest = 0;
   for (const DeviceUnit& u : lay.units) {
     for (const DeviceUnitTensor& t : u.tensors) largest = std::max(largest, t.size);
@@ -356,15 +364,16 @@ DeviceWeights::DeviceWeights(engine::WeightSource& source, cudaStream_t stream) 
     layers_[static_cast<size_t>(l)] = device_layer_views(unit, at);
   }
   const engine::HeadWeights h = source.head();
-  head_.final_norm = base + head_at;
-  up.put(h.final_norm, head_unit.tensors[0].size, base + head_at);
-  if (m.tied_embeddings) {
-    head_.lm_head = embed_;
-  } else {
-    bf16* lm = base + head_at + head_unit.tensors[1].offset;
-    up.put(h.lm_head, head_unit.tensors[1].size, lm);
-    head_.lm_head = lm;
+  for (const DeviceUnitTensor& t : head_unit.tensors) {
+    const float* src = t.role == model::WeightRole::final_norm        ? h.final_norm
+                       : t.role == model::WeightRole::final_norm_bias ? h.final_norm_bias
+                       : t.role == model::WeightRole::lm_head_bias    ? h.lm_head_bias
+                                                                      : h.lm_head;
+    if (t.role == model::WeightRole::lm_head && m.tied_embeddings) continue;
+    up.put(src, t.size, base + head_at + t.offset);
   }
+  head_ = device_head_views(head_unit, base + head_at);
+  if (m.tied_embeddings) head_.lm_head = embed_;
   log::debug("device weights of {}: {} MiB bf16 (attention head dim {})", m.source, buffer_.bytes() >> 20,
              attn_hd_);
 }

@@ -382,7 +382,7 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   };
 
   // Attention block (or a linear-attention layer's token mixing, engine::Engine::linear_attention's twin).
-  residual_norm(b.x, w.attn_norm, b.h, T);
+  residual_norm(b.x, w.attn_norm, w.attn_norm_bias, b.h, T);
   if (m.is_linear_layer(l)) {
     linear_attention(l, w, batch, cache);
   } else {
@@ -396,7 +396,7 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
 
   // MLP block; Cohere's parallel block runs it on b.h as the attention had it (input_layernorm of the
   // layer's input: the attention left b.h as it was).
-  if (!m.parallel_block) residual_norm(b.x, w.mlp_norm, b.h, T);
+  if (!m.parallel_block) residual_norm(b.x, w.mlp_norm, w.mlp_norm_bias, b.h, T);
   if (m.is_moe_layer(l)) {
     moe_mlp(l, w, T, ablation);
   } else {
@@ -593,7 +593,7 @@ void CudaEngine::all_logits(int64_t T, float* host_out) {
   const int64_t H = spec_.hidden_size, V = spec_.vocab_size, chunk = limits_.max_seqs;
   const cudaStream_t s = stream_.get();
   Buffers& b = *buf_;
-  residual_norm(b.x, weights_.head().final_norm, b.h, T);
+  residual_norm(b.x, weights_.head().final_norm, weights_.head().final_norm_bias, b.h, T);
   for (int64_t t0 = 0; t0 < T; t0 += chunk) {
     const int64_t n = std::min(chunk, T - t0);
     head_logits(b.h + t0 * H, weights_.head(), n, b.logits);
@@ -664,14 +664,14 @@ void CudaEngine::forward(const engine::Batch& batch, DeviceKvCache& cache, const
   stream_.synchronize();
 }
 
-// y(rows, H) bf16 = the spec's residual-stream norm of x(rows, H) fp32: RMSNorm, Gemma's (1 + w) one, or
-// Cohere's LayerNorm without bias.
-void CudaEngine::residual_norm(const float* x, const bf16* w, bf16* y, int64_t rows) {
+// y(rows, H) bf16 = the spec's residual-stream norm of x(rows, H) fp32: RMSNorm, Gemma's (1 + w) one, or a
+// LayerNorm — Cohere's without bias, Phi-3.5-MoE's with (b).
+void CudaEngine::residual_norm(const float* x, const bf16* w, const bf16* b, bf16* y, int64_t rows) {
   const float eps = static_cast<float>(spec_.rms_norm_eps);
   if (!w) {  // OLMo 2's layers have no input norm: the residual itself, in bf16
     f32_to_bf16(x, y, rows * spec_.hidden_size, stream_.get());
   } else if (spec_.norm_centered) {
-    layernorm(x, w, y, rows, spec_.hidden_size, eps, stream_.get());
+    layernorm(x, w, b, y, rows, spec_.hidden_size, eps, stream_.get());
   } else {
     rmsnorm(x, w, y, rows, spec_.hidden_size, eps, spec_.norm_plus_one ? 1.0f : 0.0f, stream_.get());
   }
@@ -683,7 +683,7 @@ const DeviceHead& CudaEngine::final_norm_last_rows(int64_t B) {
   const cudaStream_t s = stream_.get();
   const DeviceHead& g = weights_.head();
   gather_rows(buf_->x, buf_->last_rows, B, H, buf_->rows, H, s);
-  residual_norm(buf_->rows, g.final_norm, buf_->last, B);
+  residual_norm(buf_->rows, g.final_norm, g.final_norm_bias, buf_->last, B);
   return g;
 }
 
@@ -697,6 +697,7 @@ void CudaEngine::head_logits(const bf16* normed, const DeviceHead& g, int64_t ro
   const int64_t H = spec_.hidden_size, V = spec_.vocab_size;
   const cudaStream_t s = stream_.get();
   gemm_->linear(normed, g.lm_head, static_cast<const float*>(nullptr), logits, rows, H, V, s);
+  if (g.lm_head_bias) add_bias_rows(logits, g.lm_head_bias, rows, V, s);
   if (spec_.logits_scaling != 1.0) scale(logits, static_cast<float>(1.0 / spec_.logits_scaling), rows * V, s);
   if (spec_.final_softcap > 0) softcap(logits, static_cast<float>(spec_.final_softcap), rows * V, s);
 }

@@ -81,9 +81,10 @@ void DeviceShardedWeights::fill_shards(const io::SafetensorsReader* reader) {
   int64_t total = 0, largest = 0;
   for (size_t u = 0; u < U; ++u) {
     const DeviceUnit& unit = layout_.units[u];
-    // Without slots a tied lm_head views the embedding unit: the head keeps its final norm only.
+    // Without slots a tied lm_head views the embedding unit: the head keeps the tensors before it
+    // (the final norm and its bias).
     const bool norm_only = !slots_used_ && u == head_u && spec_.tied_embeddings;
-    const int64_t extent = norm_only ? unit.tensors[0].size : unit.elements;
+    const int64_t extent = norm_only ? unit.tensors.back().offset : unit.elements;
     const int64_t S = device_shard_elements(extent, G_);
     shard_elems_.push_back(S);
     shard_at_.push_back(total);
@@ -192,12 +193,8 @@ const DeviceHead& DeviceShardedWeights::head() {
   const size_t u = layout_.head_unit();
   const bf16* p = ensure(u);
   const DeviceUnit& unit = layout_.units[u];
-  if (!slots_used_ && spec_.tied_embeddings) {
-    head_.final_norm = p + unit.tensors[0].offset;
-    head_.lm_head = shards_.as<bf16>() + shard_at_[0];
-  } else {
-    head_ = device_head_views(unit, p);
-  }
+  head_ = device_head_views(unit, p);
+  if (!slots_used_ && spec_.tied_embeddings) head_.lm_head = shards_.as<bf16>() + shard_at_[0];
   return head_;
 }
 

@@ -571,7 +571,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"qwen3-vl-moe-mm", true, false, true},
                       FamilyCase{"qwen3-vl-moe-mm", false, false, true}, FamilyCase{"gemma", true},
                       FamilyCase{"ministral3-mm", true}, FamilyCase{"glm4v-mm", true},
-                      FamilyCase{"glm4v-moe-mm", true}, FamilyCase{"glm4v-moe-mm", false}),
+                      FamilyCase{"glm4v-moe-mm", true}, FamilyCase{"glm4v-moe-mm", false},
+                      FamilyCase{"phimoe", true}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

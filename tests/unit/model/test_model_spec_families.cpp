@@ -1890,3 +1890,86 @@ TEST(ModelSpecGlm, Glm4vDenseAndMoeLanguageModels) {
   EXPECT_EQ(s.mtp_layers, 0);
   EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::none);
 }
+
+// Phi-3.5-MoE-instruct's config.json as released (the remote-code class name PhiMoEForCausalLM; the 64
+// LongRoPE factors of each list shortened to ones here): Mixtral's experts behind the sparsemixer,
+// LayerNorms with biases, q/k/v/o and lm_head biases, cos/sin scaled by the config's mscale.
+nlohmann::json phi35_moe() {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["PhiMoEForCausalLM"],
+    "auto_map": {"AutoConfig": "configuration_phimoe.PhiMoEConfig", "AutoModelForCausalLM": "modeling_phimoe.PhiMoEForCausalLM"},
+    "attention_bias": true, "attention_dropout": 0.0, "bos_token_id": 1, "eos_token_id": 32000, "hidden_act": "silu",
+    "hidden_dropout": 0.0, "hidden_size": 4096, "initializer_range": 0.02, "input_jitter_noise": 0.01,
+    "intermediate_size": 6400, "lm_head_bias": true, "max_position_embeddings": 131072, "model_type": "phimoe",
+    "num_attention_heads": 32, "num_experts_per_tok": 2, "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "num_local_experts": 16, "original_max_position_embeddings": 4096, "output_router_logits": false,
+    "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "router_aux_loss_coef": 0.0, "router_jitter_noise": 0.01,
+    "sliding_window": 131072, "tie_word_embeddings": false, "torch_dtype": "bfloat16",
+    "transformers_version": "4.43.3", "use_cache": true, "vocab_size": 32064})");
+  c["rope_scaling"] = {{"long_factor", std::vector<double>(64, 1.0)}, {"long_mscale", 1.243163121016122},
+                       {"original_max_position_embeddings", 4096}, {"short_factor", std::vector<double>(64, 1.0)},
+                       {"short_mscale", 1.243163121016122}, {"type", "longrope"}};
+  return c;
+}
+
+TEST(ModelSpecPhimoe, ReleasedConfig) {
+  nlohmann::json c = phi35_moe();
+  ModelSpec s = parse(c);
+  EXPECT_EQ(s.head_dim, 128);
+  EXPECT_TRUE(s.qkv_bias);
+  EXPECT_TRUE(s.o_bias);
+  EXPECT_TRUE(s.norm_centered);
+  EXPECT_TRUE(s.norm_bias);
+  EXPECT_TRUE(s.lm_head_bias);
+  EXPECT_FALSE(s.parallel_block);
+  EXPECT_EQ(s.num_experts, 16);
+  EXPECT_EQ(s.experts_per_token, 2);
+  EXPECT_EQ(s.moe_intermediate_size, 6400);
+  EXPECT_TRUE(s.router_sparsemixer);
+  EXPECT_DOUBLE_EQ(s.router_jitter_eps, 0.01);
+  EXPECT_EQ(s.expert_names, ModelSpec::ExpertNames::mixtral);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::longrope);
+  EXPECT_DOUBLE_EQ(s.rope_scaling.attention_factor, 1.243163121016122);  // the config's mscale, not 1.19
+  EXPECT_EQ(s.long_rope_after(), 4096);
+  EXPECT_EQ(s.sliding_window, 131072);
+  EXPECT_EQ(sliding_count(s), 32);
+  // 41.9B parameters, 6.6B active, as published
+  EXPECT_EQ(abl::model::parameter_count(s), 41873153344);
+  EXPECT_EQ(abl::model::active_parameter_count(s), 6640999744);
+  using abl::model::weight_name;
+  const std::vector<std::string> names = layer_tensor_names(s);
+  const std::vector<std::string> want_head = {
+      "model.layers.0.input_layernorm.weight", "model.layers.0.input_layernorm.bias",
+      "model.layers.0.self_attn.q_proj.weight"};
+  EXPECT_EQ(std::vector<std::string>(names.begin(), names.begin() + 3), want_head);
+  EXPECT_NE(std::find(names.begin(), names.end(), "model.layers.0.post_attention_layernorm.bias"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "model.layers.0.block_sparse_moe.experts.15.w2.weight"),
+            names.end());
+  std::vector<std::string> globals;
+  for (const auto& g : abl::model::global_slots(s)) globals.push_back(weight_name(g, -1));
+  EXPECT_EQ(globals, (std::vector<std::string>{"model.embed_tokens.weight", "model.norm.weight", "model.norm.bias",
+                                               "lm_head.bias", "lm_head.weight"}));
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s), {"sparsemixer router", "LayerNorms", "lm_head bias"}));
+
+  // transformers' own class name and PhimoeConfig's defaults (no biases, no rope scaling, theta 1e6)
+  nlohmann::json d = {{"architectures", {"PhimoeForCausalLM"}}, {"model_type", "phimoe"}};
+  s = parse(d);
+  EXPECT_EQ(s.num_experts, 16);
+  EXPECT_FALSE(s.qkv_bias);
+  EXPECT_FALSE(s.lm_head_bias);
+  EXPECT_TRUE(s.norm_bias);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 1e6);
+  EXPECT_DOUBLE_EQ(s.router_jitter_eps, 0.01);
+  EXPECT_EQ(s.sliding_window, 0);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::none);
+
+  // refused, naming the key: other than top-2, mscales missing or unequal
+  nlohmann::json bad = c;
+  bad["num_experts_per_tok"] = 4;
+  EXPECT_TRUE(abl::testing::contains_all(error_of(bad), {"my/config.json", "num_experts_per_tok", "2"}));
+  bad = c;
+  bad["rope_scaling"].erase("short_mscale");
+  EXPECT_TRUE(abl::testing::contains_all(error_of(bad), {"my/config.json", "short_mscale"}));
+  bad = c;
+  bad["rope_scaling"]["long_mscale"] = 1.3;
+  EXPECT_TRUE(abl::testing::contains_all(error_of(bad), {"my/config.json", "long_mscale", "differ"}));
+}

@@ -22,7 +22,7 @@ const ExpectedWeight& find(const std::vector<ExpectedWeight>& all, WeightRole ro
 }
 
 TEST(Synthetic, PresetsMatchTheirRealConfigs) {
-  EXPECT_EQ(abl::model::synthetic_presets().size(), 43u);
+  EXPECT_EQ(abl::model::synthetic_presets().size(), 44u);
   for (const std::string& name : abl::model::synthetic_presets()) {
     EXPECT_NO_THROW(abl::model::synthetic_model_spec(name)) << name;
   }
@@ -52,6 +52,8 @@ TEST(Synthetic, PresetsMatchTheirRealConfigs) {
   // Qwen3-VL-235B-A22B's language model is Qwen3-235B-A22B's; gemma-7b is 8.5B as published
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("qwen3-vl-235b-a22b")), 235093634560);
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("gemma-7b")), 8537680896);
+  // Phi-3.5-MoE "41.9B" (its LongRoPE aside: the preset's sequences stay short)
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("phi-3.5-moe")), 41873153344);
   // DeepSeek-V2-Lite "15.7B", DeepSeek-V2 "236B, 21B active"; OLMo 3 32B
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("deepseek-v2-lite")), 15706484224);
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("deepseek-v2")), 235741434880);

@@ -58,10 +58,11 @@ void rmsnorm(const float* x,          // (rows, dim) fp32
              float* y,                // (rows, dim) fp32, may alias x
              int64_t rows, int64_t dim, float eps, float w_offset, cudaStream_t s);
 
-// Cohere's LayerNorm without bias (abl::cpu::layernorm) on the residual stream: y = (x − mean) /
-// sqrt(var + eps) · w, mean and variance in fp32; fp32 rows in, bf16 rows out.
+// The residual stream's LayerNorm (abl::cpu::layernorm): y = (x − mean) / sqrt(var + eps) · w + b, mean
+// and variance in fp32, b null for Cohere's (no bias); fp32 rows in, bf16 rows out (rounded once).
 void layernorm(const float* x,          // (rows, dim) fp32
                const __nv_bfloat16* w,  // (dim)
+               const __nv_bfloat16* b,  // (dim) or null
                __nv_bfloat16* y,        // (rows, dim)
                int64_t rows, int64_t dim, float eps, cudaStream_t s);
 

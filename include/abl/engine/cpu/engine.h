@@ -86,8 +86,8 @@ class Engine {
   // the shared expert.
   void moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilogue* epilogue);
   void capture(const Batch& batch, int64_t depth, const float* rows, float* residuals) const;
-  // y(rows, H) = the spec's residual-stream norm of x(rows, H) with weight w; y may alias x.
-  void residual_norm(const float* x, const float* w, float* y, int64_t rows) const;
+  // y(rows, H) = the spec's residual-stream norm of x(rows, H) with weight w (and bias b, or null); y may alias x.
+  void residual_norm(const float* x, const float* w, const float* b, float* y, int64_t rows) const;
   // The spec's q/k norm of x(T, heads, HD), in place.
   void head_norm(float* x, const float* w, int64_t T, int64_t heads) const;
 

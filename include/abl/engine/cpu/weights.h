@@ -32,6 +32,7 @@ class HostWeights final : public WeightSource {
   std::vector<UnitLayout> layouts_;  // (L)
   std::vector<std::vector<float>> units_;  // L units
   std::vector<float> embed_, final_norm_, lm_head_;
+  std::vector<float> final_norm_bias_, lm_head_bias_;  // norm_bias, lm_head_bias (else empty)
 };
 
 }  // namespace abl::engine

@@ -43,6 +43,7 @@ struct DeviceExpert {
 
 struct DeviceLayer {
   const __nv_bfloat16* attn_norm = nullptr;  // (H)
+  const __nv_bfloat16* attn_norm_bias = nullptr;  // (H) norm_bias
   const __nv_bfloat16* wq = nullptr;         // (NH*HD, H)
   const __nv_bfloat16* wk = nullptr;         // (NKV*HD, H)
   const __nv_bfloat16* wv = nullptr;         // (NKV*HD, H)
@@ -68,6 +69,7 @@ struct DeviceLayer {
   const float* sinks = nullptr;              // (NH) fp32, attn_sinks
   const __nv_bfloat16* post_attn_norm = nullptr;  // (H) sandwich_norms
   const __nv_bfloat16* mlp_norm = nullptr;   // (H)
+  const __nv_bfloat16* mlp_norm_bias = nullptr;  // (H) norm_bias
   const __nv_bfloat16* w_gate = nullptr;     // (F, H)
   const __nv_bfloat16* w_up = nullptr;       // (F, H)
   const __nv_bfloat16* w_down = nullptr;     // (H, F)
@@ -86,6 +88,8 @@ struct DeviceLayer {
 
 struct DeviceHead {
   const __nv_bfloat16* final_norm = nullptr;  // (H)
+  const __nv_bfloat16* final_norm_bias = nullptr;  // (H) norm_bias
+  const __nv_bfloat16* lm_head_bias = nullptr;     // (V) lm_head_bias
   const __nv_bfloat16* lm_head = nullptr;     // (V, H); the embedding when tied
 };
 

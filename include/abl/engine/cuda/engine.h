@@ -137,8 +137,8 @@ class CudaEngine {
   // The spec's q/k norm of x(T, heads, HD), in place.
   void head_norm(__nv_bfloat16* x, const __nv_bfloat16* w, int64_t T, int64_t heads, float w_offset);
   void moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const DeviceAblation* ablation);
-  // y(rows, H) = the spec's residual-stream norm of x(rows, H) (rmsnorm or Cohere's layernorm).
-  void residual_norm(const float* x, const __nv_bfloat16* w, __nv_bfloat16* y, int64_t rows);
+  // y(rows, H) = the spec's residual-stream norm of x(rows, H) (rmsnorm or a layernorm; b: its bias or null).
+  void residual_norm(const float* x, const __nv_bfloat16* w, const __nv_bfloat16* b, __nv_bfloat16* y, int64_t rows);
   // gate = act(gate, up) in place over (rows, F); the clamped SwiGLU adds each row's group's biases first.
   void activation(__nv_bfloat16* gate, const __nv_bfloat16* up, int64_t rows, int64_t F, const GroupBias& gate_bias,
                   const GroupBias& up_bias);

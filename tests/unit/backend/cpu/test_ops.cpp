@@ -417,6 +417,40 @@ TEST(Ops, SoftmaxRouterTopk) {
   EXPECT_NEAR(w[1], p[2] / (p[3] + p[2]), 1e-6);
 }
 
+// Phi-3.5-MoE's sparsemixer (router.h), by hand: with 2·eps = 0.2 the first pick (logit 2.0) shares
+// its softmax with the logits within 20 % of it (1.7: (2 − 1.7) / 2 = 0.15), not with 1.5 (0.25); the
+// second (1.7) with those within 20 % of 1.7 among the rest, measured against max(|x|, 1.7): 1.5
+// ((1.7 − 1.5) / 1.7 = 0.118) but not 1.3 (0.235) nor −1.0 (2.7 / 1.7).
+TEST(Ops, SparsemixerRouter) {
+  const float logits[5] = {1.5f, 2.0f, -1.0f, 1.7f, 1.3f};
+  abl::RouterConfig r;
+  r.sparsemixer = true;
+  r.jitter_eps = 0.1f;
+  int32_t ids[2];
+  float w[2];
+  abl::cpu::router_topk(logits, 1, 5, 2, r, ids, w);
+  EXPECT_EQ(ids[0], 1);
+  EXPECT_EQ(ids[1], 3);
+  EXPECT_NEAR(w[0], 1.0 / (1.0 + std::exp(1.7 - 2.0)), 1e-6);
+  EXPECT_NEAR(w[1], 1.0 / (1.0 + std::exp(1.5 - 1.7)), 1e-6);
+  // eps 0: each pick alone in its softmax (weight 1); a wide eps: plain softmaxes over the free experts
+  r.jitter_eps = 0.0f;
+  abl::cpu::router_topk(logits, 1, 5, 2, r, ids, w);
+  EXPECT_FLOAT_EQ(w[0], 1.0f);
+  EXPECT_FLOAT_EQ(w[1], 1.0f);
+  r.jitter_eps = 10.0f;
+  abl::cpu::router_topk(logits, 1, 5, 2, r, ids, w);
+  double all = 0.0, rest = 0.0;
+  for (int e = 0; e < 5; ++e) all += std::exp(static_cast<double>(logits[e]) - 2.0);
+  for (int e = 0; e < 5; ++e) rest += e == 1 ? 0.0 : std::exp(static_cast<double>(logits[e]) - 1.7);
+  EXPECT_NEAR(w[0], 1.0 / all, 1e-6);
+  EXPECT_NEAR(w[1], 1.0 / rest, 1e-6);
+  // top-2 only, as transformers' sparsemixer
+  int32_t ids3[3];
+  float w3[3];
+  EXPECT_THROW(abl::cpu::router_topk(logits, 1, 5, 3, r, ids3, w3), std::exception);
+}
+
 // GLM-4.5's router (router.h): the bias ranks but does not weigh, the best group by the sum of its two
 // best, and transformers' 0.0 for the dropped groups, which a negative c of the kept group loses to.
 TEST(Ops, SigmoidRouterBiasGroupsAndScale) {

@@ -363,8 +363,21 @@ TEST(CudaLayerNorm, MatchesCpu) {
   auto dx = upload(x, stream.get());
   auto dw = upload(w, stream.get());
   cuda::DeviceBuffer dy(x.size() * sizeof(__nv_bfloat16));
-  cuda::layernorm(dx.as<float>(), dw.as<__nv_bfloat16>(), dy.as<__nv_bfloat16>(), rows, dim, 1e-5f, stream.get());
+  cuda::layernorm(dx.as<float>(), dw.as<__nv_bfloat16>(), nullptr, dy.as<__nv_bfloat16>(), rows, dim, 1e-5f,
+                  stream.get());
   expect_close(to_f32(download<__nv_bfloat16>(dy, want.size(), stream.get())), want, 1e-3, kBf16Rtol, "layernorm");
+
+  // Phi-3.5-MoE's nn.LayerNorm: the bias added before the one rounding to bf16.
+  const auto b = to_bf16(uniform(static_cast<size_t>(dim), -0.5f, 0.5f, 48));
+  const std::vector<float> bf = to_f32(b);
+  for (int64_t r = 0; r < rows; ++r) {
+    for (int64_t i = 0; i < dim; ++i) want[static_cast<size_t>(r * dim + i)] += bf[static_cast<size_t>(i)];
+  }
+  auto db = upload(b, stream.get());
+  cuda::layernorm(dx.as<float>(), dw.as<__nv_bfloat16>(), db.as<__nv_bfloat16>(), dy.as<__nv_bfloat16>(), rows, dim,
+                  1e-5f, stream.get());
+  expect_close(to_f32(download<__nv_bfloat16>(dy, want.size(), stream.get())), want, 1e-3, kBf16Rtol,
+               "layernorm with bias");
 }
 
 // Command R+'s q/k norm: bf16 head rows in place, each head with its own weight row.

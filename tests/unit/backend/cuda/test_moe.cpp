@@ -128,6 +128,27 @@ TEST(CudaMoe, BiasedSoftmaxRouterMatchesCpu) {
   expect_close(download<float>(w, want_w.size(), st.get()), want_w, 1e-6, 1e-5, "biased softmax router weights");
 }
 
+// Phi-3.5-MoE's sparsemixer (16 experts, top-2, jitter eps 0.01 as released and a wider 0.2).
+TEST(CudaMoe, SparsemixerRouterMatchesCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream st;
+  const int64_t T = 263, E = 16, k = 2;
+  const auto logits = normal(static_cast<size_t>(T * E), 2.0f, 45u);
+  auto dl = upload(logits, st.get());
+  for (const float eps : {0.01f, 0.2f}) {
+    RouterConfig r;
+    r.sparsemixer = true;
+    r.jitter_eps = eps;
+    std::vector<int32_t> want_ids(static_cast<size_t>(T * k));
+    std::vector<float> want_w(want_ids.size());
+    cpu::router_topk(logits.data(), T, E, k, r, want_ids.data(), want_w.data());
+    cuda::DeviceBuffer ids(want_ids.size() * sizeof(int32_t)), w(want_w.size() * sizeof(float));
+    cuda::router_topk(dl.as<float>(), T, E, k, r, ids.as<int32_t>(), w.as<float>(), st.get());
+    EXPECT_EQ(download<int32_t>(ids, want_ids.size(), st.get()), want_ids);
+    expect_close(download<float>(w, want_w.size(), st.get()), want_w, 1e-6, 1e-5, "sparsemixer router weights");
+  }
+}
+
 // Dispatch → gather → (identity "experts") → combine equals the CPU combine of the same slots.
 TEST(CudaMoe, DispatchGatherCombineMatchCpu) {
   ABL_REQUIRE_GPU();
