@@ -84,7 +84,9 @@ TEST(MemoryPlan, UnitsAddUpToTheModel) {
     EXPECT_EQ(static_cast<int64_t>(u.layers.size()), u.num_layers) << name;
     EXPECT_EQ(u.embed, spec.vocab_size * spec.hidden_size) << name;
     EXPECT_EQ(u.tied, spec.tied_embeddings) << name;
-    EXPECT_EQ(u.head, spec.hidden_size + (spec.tied_embeddings ? 0 : spec.vocab_size * spec.hidden_size))
+    // the final norm (with its bias: Phi-3.5-MoE), lm_head's bias, lm_head unless tied
+    EXPECT_EQ(u.head, spec.hidden_size * (spec.norm_bias ? 2 : 1) + (spec.lm_head_bias ? spec.vocab_size : 0) +
+                          (spec.tied_embeddings ? 0 : spec.vocab_size * spec.hidden_size))
         << name;
   }
   const ShardUnits u8 = shard_units(preset("llama-3.1-8b"));
