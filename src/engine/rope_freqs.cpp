@@ -91,7 +91,7 @@ std::vector<float> rope_inv_freq(const model::ModelSpec& spec, bool local) {
         const double wavelen = 2.0 * M_PI / inv;
         if (wavelen > low_wavelen) {
           inv = static_cast<float>(inv / rs.factor);
-        } else if (wavelen >= high_wavelen) {
+        } else if (wavelen >= high_wavelen && rs.high_freq_factor > rs.low_freq_factor) {  // (no band when equal)
           const double smooth = (old_ctx / wavelen - rs.low_freq_factor) / (rs.high_freq_factor - rs.low_freq_factor);
           inv = static_cast<float>((1.0 - smooth) * inv / rs.factor + smooth * inv);
         }

@@ -56,6 +56,7 @@ void glm_keys(const Keys& k, ModelSpec& s);
 void smollm3_keys(const Keys& k, ModelSpec& s);
 void mixtral_keys(const Keys& k, ModelSpec& s);
 void phimoe_keys(const Keys& k, ModelSpec& s);
+void llama4_keys(const Keys& k, ModelSpec& s);
 void qwen_moe_keys(const Keys& k, ModelSpec& s);
 void qwen3_vl_moe_keys(const Keys& k, ModelSpec& s);
 void glm4_moe_keys(const Keys& k, ModelSpec& s);
@@ -81,6 +82,15 @@ constexpr const char* kPhimoeDefaults = R"({"vocab_size": 32064, "hidden_size": 
   "max_position_embeddings": 131072, "rms_norm_eps": 1e-05, "bos_token_id": 1, "eos_token_id": 2,
   "tie_word_embeddings": false, "rope_theta": 1000000.0, "sliding_window": null, "num_experts_per_tok": 2,
   "num_local_experts": 16, "router_jitter_noise": 0.01, "attention_bias": false, "lm_head_bias": false})";
+
+// Llama4TextConfig, for absent keys.
+constexpr const char* kLlama4Defaults = R"({"vocab_size": 202048, "hidden_size": 5120, "intermediate_size": 8192,
+  "intermediate_size_mlp": 16384, "num_hidden_layers": 48, "num_attention_heads": 40, "num_key_value_heads": 8,
+  "head_dim": 128, "hidden_act": "silu", "max_position_embeddings": 131072, "rms_norm_eps": 1e-05,
+  "bos_token_id": 1, "eos_token_id": 2, "tie_word_embeddings": false, "num_experts_per_tok": 1,
+  "num_local_experts": 16, "interleave_moe_layer_step": 1, "use_qk_norm": true, "no_rope_layer_interval": 4,
+  "attention_chunk_size": 8192, "attn_temperature_tuning": true, "floor_scale": 8192, "attn_scale": 0.1,
+  "attention_bias": false, "rope_theta": 500000.0})";
 
 // Gemma2Config and Gemma3TextConfig (transformers), for absent keys.
 constexpr const char* kGemma2Defaults = R"({"vocab_size": 256000, "hidden_size": 2304,
@@ -329,6 +339,11 @@ const Family kFamilies[] = {
     {"GraniteMoeForCausalLM", false, false, true, 0, 0, 2048, W::none, 0, nullptr, granite_moe_keys},
     {"GraniteMoeSharedForCausalLM", false, false, true, 0, 0, 2048, W::none, 0, nullptr, granite_moe_keys},
     {"MixtralForCausalLM", false, false, false, 0, 8, 4096 * 32, W::always, 0, nullptr, mixtral_keys},
+    // Llama 4 Scout, Maverick (the language model): NoPE every 4th layer, the others chunked with interleaved
+    // RoPE and L2-normed q/k; a sigmoid top-k router scaling the experts' inputs, a shared expert
+    {"Llama4ForConditionalGeneration", false, false, true, 0, 0, 0, W::none, 0, kLlama4Defaults, llama4_keys,
+     "text_config"},
+    {"Llama4ForCausalLM", false, false, true, 0, 0, 0, W::none, 0, kLlama4Defaults, llama4_keys},
     // Phi-3.5-MoE (and GRIN-MoE): Mixtral's experts behind the sparsemixer router, LayerNorms with biases,
     // q/k/v/o and lm_head biases; the Hub's configs name the remote-code class PhiMoEForCausalLM
     {"PhimoeForCausalLM", false, false, true, 0, 0, 0, W::always, 0, kPhimoeDefaults, phimoe_keys},
@@ -651,9 +666,11 @@ void glm_keys(const Keys& k, ModelSpec& s) {
 // models/smollm3 (SmolLM3Config.__post_init__, SmolLM3Attention): layer l rotates q/k only when
 // no_rope_layers[l] (default: every layer but each no_rope_layer_interval-th); with
 // use_sliding_window and a sliding_window, layer_types (default: the NoPE layers) slide.
-void smollm3_keys(const Keys& k, ModelSpec& s) {
+// no_rope_layers (1 = the layer rotates, 0 = NoPE) when given (and not empty), else a NoPE layer every
+// no_rope_layer_interval-th (SmolLM3Config, Llama4TextConfig.__post_init__).
+void nope_layers_from(const Keys& k, ModelSpec& s) {
   std::vector<int64_t> rope;
-  if (auto given = k.find("no_rope_layers")) {
+  if (auto given = k.find("no_rope_layers"); given && !(given->is_array() && given->size() == 0)) {
     rope = given->as_int_list();
     if (static_cast<int64_t>(rope.size()) < s.num_layers) {
       given->fail(fmt::format("lists {} layers for a model of {}", rope.size(), s.num_layers));
@@ -665,6 +682,10 @@ void smollm3_keys(const Keys& k, ModelSpec& s) {
   }
   s.nope_layers.assign(static_cast<size_t>(s.num_layers), 0);
   for (int64_t l = 0; l < s.num_layers; ++l) s.nope_layers[static_cast<size_t>(l)] = rope[static_cast<size_t>(l)] == 0;
+}
+
+void smollm3_keys(const Keys& k, ModelSpec& s) {
+  nope_layers_from(k, s);
   if (k.get_bool("use_sliding_window", false) && k.find("sliding_window")) {
     s.sliding_window = k.get_int("sliding_window");
     sliding_layers_from(k, s, [&s](int64_t l) { return s.nope_layers[static_cast<size_t>(l)] != 0; });
@@ -754,6 +775,61 @@ void phimoe_keys(const Keys& k, ModelSpec& s) {
                         short_m, long_m));
   }
   s.rope_scaling.attention_factor = short_m;
+}
+
+// models/llama4 (Llama4TextConfig.__post_init__, Llama4TextAttention, Llama4Router, Llama4TextMoe,
+// Llama4TextExperts, apply_rotary_emb): Llama's pre-norm layers where
+// - no_rope_layers (default: every no_rope_layer_interval-th layer) take no RoPE; the others rotate adjacent
+//   pairs (complex multiplication) and, with use_qk_norm, L2-normalise each q and k head after RoPE;
+// - with attn_temperature_tuning the NoPE layers scale their queries by
+//   1 + attn_scale · log1p(floor((position + 1) / floor_scale));
+// - the rotary layers attend in chunks of attention_chunk_size: context_length() stays within one chunk,
+//   where that is causal attention (longer sequences are refused rather than run unchunked);
+// - the layers in moe_layers (default every interleave_moe_layer_step-th) are MoE: a sigmoid of the top-k
+//   router logits scales each chosen expert's input, the experts (intermediate_size wide, stacked and
+//   transposed) are summed with an ungated shared expert of the same width; the other layers are dense
+//   MLPs of intermediate_size_mlp.
+void llama4_keys(const Keys& k, ModelSpec& s) {
+  nope_layers_from(k, s);
+  s.rope_interleaved = true;
+  s.qk_l2_norm = k.get_bool("use_qk_norm", true);
+  // attn_temperature_tuning: a bool in Llama4TextConfig, an int (4) in the released configs — truthy either way
+  const std::optional<io::JsonValue> tuning = k.find("attn_temperature_tuning");
+  if (tuning && (tuning->is_bool() ? tuning->as_bool() : tuning->as_double() != 0.0)) {
+    s.query_log_scale_beta = k.get_double("attn_scale");
+    s.query_log_scale_period = k.get_int("floor_scale");
+    if (s.query_log_scale_period <= 0) {
+      bad_key(s, "floor_scale", fmt::format("must be positive, found {}", s.query_log_scale_period));
+    }
+    s.query_log_scale_offset = 1;
+    s.query_log_scale_nope_only = true;
+  }
+  s.attention_chunk = k.get_int("attention_chunk_size", 0);
+  if (s.attention_chunk < 0) bad_key(s, "attention_chunk_size", fmt::format("must not be negative, found {}", s.attention_chunk));
+  s.moe_intermediate_size = s.intermediate_size;  // intermediate_size: each expert's (and the shared one's) width
+  s.intermediate_size = k.get_int("intermediate_size_mlp");
+  check_size(s, "intermediate_size_mlp", s.intermediate_size);
+  s.num_experts = k.get_int("num_local_experts");
+  s.experts_per_token = k.get_int("num_experts_per_tok");
+  s.shared_expert_intermediate_size = s.moe_intermediate_size;
+  s.shared_expert_gated = false;
+  s.router_sigmoid = true;
+  s.norm_topk_prob = false;
+  s.moe_scale_input = true;
+  s.expert_names = ModelSpec::ExpertNames::llama4;
+  s.fused_experts = true;
+  s.transposed_experts = true;
+  s.moe_layers.assign(static_cast<size_t>(s.num_layers), 0);
+  if (auto listed = k.find("moe_layers")) {
+    for (int64_t l : listed->as_int_list()) {
+      if (l < 0 || l >= s.num_layers) listed->fail(fmt::format("layer {} is not one of the {} layers", l, s.num_layers));
+      s.moe_layers[static_cast<size_t>(l)] = 1;
+    }
+  } else {
+    const int64_t step = k.get_int("interleave_moe_layer_step", 1);
+    if (step <= 0) bad_key(s, "interleave_moe_layer_step", fmt::format("must be positive, found {}", step));
+    for (int64_t l = step - 1; l < s.num_layers; l += step) s.moe_layers[static_cast<size_t>(l)] = 1;
+  }
 }
 
 // models/qwen2_moe, models/qwen3_moe (*DecoderLayer.__init__): layer l is MoE when it is not in
@@ -1360,7 +1436,13 @@ double ModelSpec::attention_scale() const {
   return attn_scale > 0.0 ? attn_scale : 1.0 / std::sqrt(static_cast<double>(head_dim));
 }
 
-int64_t ModelSpec::context_length() const { return max_position_embeddings; }
+int64_t ModelSpec::context_length() const {
+  // Llama 4: within one attention chunk its chunked layers attend causally, as every other layer
+  if (attention_chunk > 0 && (max_position_embeddings == 0 || attention_chunk < max_position_embeddings)) {
+    return attention_chunk;
+  }
+  return max_position_embeddings;
+}
 
 int64_t ModelSpec::long_rope_after() const {
   return rope_scaling.type == RopeScaling::Type::longrope ? rope_scaling.original_max_position_embeddings : 0;
@@ -1733,7 +1815,8 @@ ModelSpec load_model_spec(const std::string& path) {
     }
   }
   for (int64_t l = 0; l < spec.num_layers && spec.expert_names != ModelSpec::ExpertNames::granite &&
-                      spec.expert_names != ModelSpec::ExpertNames::gpt_oss;
+                      spec.expert_names != ModelSpec::ExpertNames::gpt_oss &&
+                      spec.expert_names != ModelSpec::ExpertNames::llama4;
        ++l) {
     if (!spec.is_moe_layer(l)) continue;
     // The first MoE layer tells: its experts stacked (transformers 5) or one tensor each; Qwen3-VL-MoE's

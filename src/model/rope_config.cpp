@@ -127,10 +127,10 @@ void check_rope_scaling(const ModelSpec& s) {
       bad_key(s, "rope_scaling.low_freq_factor",
               fmt::format("must be positive, found {}", r.low_freq_factor));
     }
-    if (!(r.high_freq_factor > r.low_freq_factor) || !std::isfinite(r.high_freq_factor)) {
+    // equal factors (Llama 4 Scout: 1.0 and 1.0) leave no blended band
+    if (!(r.high_freq_factor >= r.low_freq_factor) || !std::isfinite(r.high_freq_factor)) {
       bad_key(s, "rope_scaling.high_freq_factor",
-              fmt::format("must be greater than low_freq_factor {}, found {}", r.low_freq_factor,
-                          r.high_freq_factor));
+              fmt::format("must not be below low_freq_factor {}, found {}", r.low_freq_factor, r.high_freq_factor));
     }
     check_size(s, "rope_scaling.original_max_position_embeddings",
                r.original_max_position_embeddings);

@@ -28,7 +28,9 @@ std::string describe(const ModelSpec& s) {
   rope += describe_rope_scaling(s.rope_scaling);
   if (s.rope_local_theta > 0) rope += fmt::format(", local layers theta {}", s.rope_local_theta);
   if (s.query_log_scale_beta != 0.0) {
-    rope += fmt::format(", queries x(1 + {:g}·log(1 + ⌊pos/{}⌋))", s.query_log_scale_beta, s.query_log_scale_period);
+    const std::string pos = s.query_log_scale_offset ? fmt::format("(pos + {})", s.query_log_scale_offset) : "pos";
+    rope += fmt::format(", queries x(1 + {:g}·log(1 + ⌊{}/{}⌋)){}", s.query_log_scale_beta, pos,
+                        s.query_log_scale_period, s.query_log_scale_nope_only ? " on the NoPE layers" : "");
   }
   std::string flags;
   if (s.multimodal) flags += ", the language model of a multimodal checkpoint";
@@ -54,6 +56,8 @@ std::string describe(const ModelSpec& s) {
   if (s.norm_plus_one) flags += ", (1+w) norms";
   if (s.norm_centered) flags += s.norm_bias ? ", LayerNorms" : ", LayerNorms (no bias)";
   if (s.lm_head_bias) flags += ", lm_head bias";
+  if (s.qk_l2_norm) flags += ", q/k L2 norm after RoPE";
+  if (s.attention_chunk > 0) flags += fmt::format(", attention chunks of {}", s.attention_chunk);
   if (s.parallel_block) flags += ", parallel attention and MLP";
   if (s.sandwich_norms) {
     flags += !s.input_norms ? ", output norms only (no input norms)"
@@ -76,6 +80,7 @@ std::string describe(const ModelSpec& s) {
     flags += fmt::format(", MoE {}x{} top-{}{} on {}/{} layers", s.num_experts, s.moe_intermediate_size,
                          s.experts_per_token, s.norm_topk_prob ? " (renormalised)" : "", moe, s.num_layers);
     if (s.router_sparsemixer) flags += fmt::format(", sparsemixer router (jitter eps {:g})", s.router_jitter_eps);
+    if (s.moe_scale_input) flags += ", router weights scale the expert inputs";
     if (s.router_sigmoid || s.router_bias || s.expert_groups > 1 || s.routed_scaling_factor != 1.0) {
       flags += s.router_sigmoid ? ", sigmoid router" : ", softmax router";
       if (s.router_bias) flags += " with bias";
@@ -142,7 +147,9 @@ std::string fingerprint(const ModelSpec& s) {
                      s.qk_norm_per_head);
   out += fmt::format("|mlp bias {} norm bias {} lm_head bias {}", s.mlp_bias, s.norm_bias, s.lm_head_bias);
   out += fmt::format("|sparsemixer {} {:a}", s.router_sparsemixer, s.router_jitter_eps);
-  out += fmt::format("|query log scale {:a} {}", s.query_log_scale_beta, s.query_log_scale_period);
+  out += fmt::format("|query log scale {:a} {} {} {}", s.query_log_scale_beta, s.query_log_scale_period,
+                     s.query_log_scale_offset, s.query_log_scale_nope_only);
+  out += fmt::format("|llama4 l2 {} chunk {} scale input {}", s.qk_l2_norm, s.attention_chunk, s.moe_scale_input);
   out += fmt::format("|mla {} q {} kv {} nope {} v {} eps {:a}", s.mla, s.q_lora_rank, s.kv_lora_rank,
                      s.qk_nope_head_dim, s.v_head_dim, s.latent_norm_eps);
   out += fmt::format("|fp8 {} {}", s.fp8_block_rows, s.fp8_block_cols);

@@ -111,13 +111,19 @@ void stack_expert_slots(const ModelSpec& s, std::vector<WeightSlot>& v, size_t a
     slot.file_strides = std::move(strides);
     slot.shape_doc = doc;
   };
-  if (s.transposed_experts) {
-    const char* doc = "(num_experts, hidden_size, 2*moe_intermediate_size)";
+  if (s.transposed_experts) {  // Qwen3-VL-MoE's mlp.experts, Llama 4's feed_forward.experts
+    const bool llama4 = s.expert_names == ModelSpec::ExpertNames::llama4;
+    const char* doc = llama4 ? "(num_local_experts, hidden_size, 2*intermediate_size)"
+                             : "(num_experts, hidden_size, 2*moe_intermediate_size)";
+    const char* gate_up = llama4 ? "feed_forward.experts.gate_up_proj" : "mlp.experts.gate_up_proj";
+    const char* down = llama4 ? "feed_forward.experts.down_proj" : "mlp.experts.down_proj";
     const int64_t gu = e * H * 2 * Fm;
-    stack(v[at], "mlp.experts.gate_up_proj", {E, H, 2 * Fm}, gu, doc, {1, 2 * Fm});
-    stack(v[at + 1], "mlp.experts.gate_up_proj", {E, H, 2 * Fm}, gu + Fm, doc, {1, 2 * Fm});
-    stack(v[at + 2], "mlp.experts.down_proj", {E, Fm, H}, e * Fm * H,
-          "(num_experts, moe_intermediate_size, hidden_size)", {1, H});
+    stack(v[at], gate_up, {E, H, 2 * Fm}, gu, doc, {1, 2 * Fm});
+    stack(v[at + 1], gate_up, {E, H, 2 * Fm}, gu + Fm, doc, {1, 2 * Fm});
+    stack(v[at + 2], down, {E, Fm, H}, e * Fm * H,
+          llama4 ? "(num_local_experts, intermediate_size, hidden_size)"
+                 : "(num_experts, moe_intermediate_size, hidden_size)",
+          {1, H});
     return;
   }
   const char* gate_up_doc = wide ? "(num_local_experts, 2*intermediate_size, hidden_size)"
@@ -146,9 +152,13 @@ void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
   const bool granite = s.expert_names == ModelSpec::ExpertNames::granite;
   const bool mixtral = s.expert_names == ModelSpec::ExpertNames::mixtral;
   const bool wide = mixtral || granite;  // experts as wide as intermediate_size (the shapes' docs say so)
-  const std::string block = mixtral && !s.fused_experts ? "block_sparse_moe." : "mlp.";
-  v.push_back(layer_slot(s, WeightRole::router, granite ? "block_sparse_moe.router.layer.weight" : block + "gate.weight",
-                         {E, H}, granite ? "(num_local_experts, hidden_size)" : "(num_experts, hidden_size)"));
+  const bool llama4 = s.expert_names == ModelSpec::ExpertNames::llama4;
+  const std::string block = mixtral && !s.fused_experts ? "block_sparse_moe." : llama4 ? "feed_forward." : "mlp.";
+  v.push_back(layer_slot(s, WeightRole::router,
+                         granite  ? "block_sparse_moe.router.layer.weight"
+                         : llama4 ? "feed_forward.router.weight"
+                                  : block + "gate.weight",
+                         {E, H}, granite || llama4 ? "(num_local_experts, hidden_size)" : "(num_experts, hidden_size)"));
   if (s.router_bias && !s.router_sigmoid) {
     // ERNIE 4.5's Ernie4_5_MoeStatics: one row per expert group (1)
     v.push_back(layer_slot(s, WeightRole::router_bias, "mlp.moe_statics.e_score_correction_bias", {1, E},
@@ -184,8 +194,11 @@ void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
     v.push_back(layer_slot(s, WeightRole::shared_down_proj, "shared_mlp.output_linear.weight", {H, Fs},
                            "(hidden_size, shared_intermediate_size)"));
   } else if (Fs > 0) {
-    // Qwen2-MoE's gated mlp.shared_expert, GLM-4.5's mlp.shared_experts (n_shared_experts of them as one MLP)
-    const std::string p = s.shared_expert_gated ? "mlp.shared_expert." : "mlp.shared_experts.";
+    // Qwen2-MoE's gated mlp.shared_expert, GLM-4.5's mlp.shared_experts (n_shared_experts of them as one MLP),
+    // Llama 4's ungated feed_forward.shared_expert
+    const std::string p = llama4                  ? "feed_forward.shared_expert."
+                          : s.shared_expert_gated ? "mlp.shared_expert."
+                                                  : "mlp.shared_experts.";
     const char* doc = s.shared_expert_gated ? "(shared_expert_intermediate_size, hidden_size)"
                                             : "(n_shared_experts*moe_intermediate_size, hidden_size)";
     const char* down_doc = s.shared_expert_gated ? "(hidden_size, shared_expert_intermediate_size)"
@@ -615,10 +628,11 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     add_moe_slots(s, v);
   } else {
     const size_t gate_at = v.size();
-    add(WeightRole::gate_proj, "mlp.gate_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
-    add(WeightRole::up_proj, "mlp.up_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
+    const std::string mlp = s.expert_names == ModelSpec::ExpertNames::llama4 ? "feed_forward." : "mlp.";
+    add(WeightRole::gate_proj, mlp + "gate_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
+    add(WeightRole::up_proj, mlp + "up_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
     if (s.fused_gate_up) fuse_rows(v, gate_at, 2, "mlp.gate_up_proj.weight", "(2*intermediate_size, hidden_size)");
-    add(WeightRole::down_proj, "mlp.down_proj.weight", {H, F}, "(hidden_size, intermediate_size)");
+    add(WeightRole::down_proj, mlp + "down_proj.weight", {H, F}, "(hidden_size, intermediate_size)");
     if (s.mlp_bias) {
       add(WeightRole::gate_bias, "mlp.gate_proj.bias", {F}, "(intermediate_size)");
       add(WeightRole::up_bias, "mlp.up_proj.bias", {F}, "(intermediate_size)");

@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (s.rope_scaling.type == abl::model::RopeScaling::Type::llama3) {
       const abl::model::RopeScaling& r = s.rope_scaling;
       ABL_FUZZ_CHECK(std::isfinite(r.factor) && r.factor > 0 && r.low_freq_factor > 0 &&
-                         std::isfinite(r.high_freq_factor) && r.high_freq_factor > r.low_freq_factor &&
+                         std::isfinite(r.high_freq_factor) && r.high_freq_factor >= r.low_freq_factor &&
                          r.original_max_position_embeddings > 0,
                      abl::model::describe(s));
     }

@@ -67,6 +67,9 @@ FAMILIES = [
     # Phi-3.5-MoE: biased LayerNorms and q/k/v/o/lm_head, mscale LongRoPE, sparsemixer. Needs transformers 4.x: 5.x's
     # port builds RMSNorms without the biases in the layers and its rotary embedding never sets the mscales.
     ("PhimoeForCausalLM", "phimoe"),
+    # Llama 4: NoPE every 4th layer (temperature-tuned queries), adjacent-pair llama3 RoPE + L2 q/k norm elsewhere,
+    # sigmoid top-k scores on the experts' inputs, fused (E, H, 2F) experts, ungated shared expert, dense / MoE layers
+    ("Llama4ForConditionalGeneration", "llama4-mm"),
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

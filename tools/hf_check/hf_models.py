@@ -91,8 +91,11 @@ def split_fused_experts(folder, arch, cfg):
     Returns a note, or None when nothing was fused."""
     import torch
     import reference as ref
-    if arch == "GptOssForCausalLM":
-        return None  # its stacked, transposed, interleaved experts are the Hub layout
+    if arch in ("GptOssForCausalLM", "Qwen3VLMoeForConditionalGeneration", "Llama4ForConditionalGeneration",
+                "Llama4ForCausalLM"):
+        # their stacked, transposed experts (gpt-oss's interleaved) are the Hub layout, and transformers
+        # reads no other
+        return None
     files = safetensors_files(folder)
     if len(files) != 1:
         return None

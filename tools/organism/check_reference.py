@@ -361,6 +361,35 @@
      num_experts_per_tok != 2, a head_dim key != hidden / heads, a rope type other than longrope, a missing or
      non-numeric mscale, rope_scaling without original_max_position_embeddings and a top-level one that differs.
      (1. checks the KV cache; 3. the MoE block against an index_add_ loop with PhimoeCheck's sparsemixer.)
+ 27. Llama 4 (llama4-mm: Llama4ForConditionalGeneration, Scout / Maverick as released): a second forward pass written
+     here from models/llama4/modeling_llama4.py and configuration_llama4.py (`Llama4Check`: text_config read with
+     Llama4TextConfig's defaults and __post_init__'s rules for no_rope_layers, moe_layers and layer_types; the llama3
+     inverse frequencies pair by pair in Python floats; the adjacent pairs rotated in real arithmetic on the rotary
+     layers, then Llama4TextL2Norm written out; the NoPE layers' query temperature per position in Python; per-head
+     attention with an explicit causal and same-chunk mask and a hand-written softmax; Llama4TextMLP on the dense layers;
+     Llama4Router's top-k logits and sigmoids with every expert looped over on its scored input, plus the ungated shared
+     expert) reproduces logits_last, hidden_last and logits_all_0 (1e-4) and every golden greedy id (no cache), and on a
+     sequence past attention_chunk_size (which no golden sequence reaches) agrees with reference.forward (1e-4), the
+     chunking changing the positions past the first chunk only; the file holds exactly Llama 4's tensors under
+     language_model.model.* and language_model.lm_head.weight (feed_forward.router, the fused experts.gate_up_proj (E,
+     H, 2F) / experts.down_proj (E, F, H) and shared_expert.* on the MoE layers, feed_forward.gate/up/down_proj of
+     intermediate_size_mlp on the dense ones), BF16 matrices and F32 norms, beside the vision_model.* /
+     multi_modal_projector.linear_1.weight stand-ins; config.json is in the released spelling (no_rope_layers and
+     moe_layers listed beside interleave_moe_layer_step, rope_scaling llama3 with low_freq_factor = high_freq_factor,
+     attention_chunk_size past every golden sequence, use_qk_norm, attn_temperature_tuning) and reference.Spec /
+     golden.json read its layers, chunking, q/k norm and temperature layers, MoE layers and names as Llama4Check does;
+     the llama3 frequencies of transformers' torch.where form (whose smooth factor divides by zero where low = high) are
+     finite and equal Llama4Check's pair-by-pair reading (1e-6) and reference.Spec's (exactly), with no smoothed pair;
+     Llama4Check's query temperature at every step equals golden.json's temperature_per_step; its own router gives
+     golden.json's routing gaps (the k-th minus (k+1)-th logit, prompt and fed back, >= 1e-3) and expert_ids_last;
+     golden.json has exactly the what-ifs of golden_models.llama4_what_ifs and Llama4Check reproduces each (1e-3, each
+     over 1e-2); reference.Spec refuses a rope type other than default / llama3, a short or non-0/1 no_rope_layers, an
+     unknown layer type, an attention_chunk_size of 0 or null, attention_bias, a moe_layers index past the last layer
+     and floor_scale 0, and derives the same layers from no_rope_layer_interval / interleave_moe_layer_step when the
+     lists are left out (or no_rope_layers is empty); transformers 5's flat rope_parameters give the same frequencies
+     (beside rope_theta / rope_scaling: refused). (1. checks the KV cache, which holds the unscaled keys, with each
+     new NoPE-layer query scaled by its own position; 3. the MoE block against an index_add_ loop over the scored
+     inputs; 6. the adjacent-pair RoPE against rotate-half on permuted q/k rows.)
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
@@ -492,6 +521,21 @@ def moe_per_expert(spec, p, pre, l, h):
         out = GptOssCheck.experts(spec.num_experts, spec.swiglu_alpha, spec.swiglu_limit, p, pre, x,
                                   *GptOssCheck.router(spec.top_k, p, pre, x))
         return out.view(B, T, H)
+    if spec.router == "llama4":
+        # Llama4TextMoe as a per-expert loop: Llama4Router's top-k of the logits and their sigmoids, each chosen expert
+        # run on its tokens' hidden states times their scores (routed_in) and accumulated with index_add_, plus the
+        # ungated shared expert
+        top, chosen = torch.topk(x @ w.T, spec.top_k, dim=-1)
+        scores = torch.sigmoid(top)
+        out = torch.zeros_like(x)
+        mask = torch.nn.functional.one_hot(chosen, num_classes=spec.num_experts).permute(2, 1, 0)
+        for e in range(spec.num_experts):
+            slot, tok = torch.where(mask[e])
+            gate, up, down = ref.expert_tensors(spec, p, pre, e)
+            xe = x[tok] * scores[tok, slot, None]
+            out.index_add_(0, tok, (torch.nn.functional.silu(xe @ gate.T) * (xe @ up.T)) @ down.T)
+        gate, up, down = ref.expert_tensors(spec, p, pre, "shared")
+        return (out + (torch.nn.functional.silu(x @ gate.T) * (x @ up.T)) @ down.T).view(B, T, H)
     if spec.router == "sparsemixer":
         # PhimoeSparseMoeBlock.forward: sparsemixer(router_logits, jitter_eps, training=False) as written there
         top, chosen, _ = PhimoeCheck.sparsemixer(x @ w.T, spec.jitter_eps)
@@ -5093,6 +5137,386 @@ def check_phimoe(name, spec, p, g, st):
                                                           " (accepted: %s)" % wrong if wrong else ""))
 
 
+class Llama4Check:
+    """Llama4ForConditionalGeneration's language model again, from models/llama4/modeling_llama4.py and
+    configuration_llama4.py (Llama4TextConfig.__post_init__; modeling_rope_utils.py's _compute_llama3_parameters),
+    sharing nothing with reference.py but the safetensors reader: text_config read with Llama4TextConfig's defaults and
+    __post_init__'s rules (no_rope_layers, else every no_rope_layer_interval-th layer NoPE; moe_layers, else every
+    interleave_moe_layer_step-th; layer_types, else chunked_attention on the RoPE layers); the llama3 inverse frequencies
+    pair by pair in Python floats (the wavelength against original / low_freq_factor and original / high_freq_factor:
+    kept, divided by factor, or smoothed between), the adjacent pairs (x[2i], x[2i + 1]) rotated in real arithmetic
+    (x' = x cos - y sin, y' = x sin + y cos); Llama4TextL2Norm as x / sqrt(mean(x^2) + eps) on the RoPE layers (after
+    the rotation); the NoPE layers' query temperature per position in Python (1 + attn_scale log1p((pos + 1) //
+    floor_scale)); per-head attention with an explicit causal (and on chunked layers same-chunk) mask and a hand-written
+    softmax; Llama4TextMLP on the dense layers (intermediate_size_mlp); on the MoE layers Llama4Router's top-k of the
+    logits with their sigmoids and every expert looped over: its input the hidden states times its score (0 where not
+    chosen), gate_up_proj[e]'s first F columns the gate and the rest the up, @ down_proj[e], summed, plus the ungated
+    shared expert. What-ifs (attributes changed after __init__, golden_models.llama4_what_ifs' names): `scores_on_output`,
+    `temperature` (False: none), `temperature_offset` (0: cache_position), `qk_norm` ("rope", "none", "all"), `pairs`
+    ("adjacent", "halves"), `router_score` ("sigmoid", "softmax"), `llama3` (False: plain RoPE), `shared` (False: left
+    out); `chunk` (None: no chunking). `router_calls`: None, or a list that receives (layer, router logits (T, E)) per MoE
+    call."""
+
+    # Llama4TextConfig's defaults of the keys read here
+    DEFAULTS = dict(num_key_value_heads=8, head_dim=128, hidden_act="silu", rms_norm_eps=1e-5, intermediate_size=8192,
+                    intermediate_size_mlp=16384, num_experts_per_tok=1, num_local_experts=16, moe_layers=None,
+                    interleave_moe_layer_step=1, use_qk_norm=True, no_rope_layers=None, no_rope_layer_interval=4,
+                    attention_chunk_size=8192, layer_types=None, attn_temperature_tuning=True, floor_scale=8192,
+                    attn_scale=0.1, attention_bias=False, rope_theta=500000.0, rope_scaling=None,
+                    tie_word_embeddings=False)
+    prefix, head = "language_model.model.", "language_model.lm_head.weight"
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg["text_config"])
+        if c["hidden_act"] != "silu" or c["attention_bias"]:
+            raise ValueError("Llama4Check: hidden_act %r, attention_bias %r" % (c["hidden_act"], c["attention_bias"]))
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NKV, self.eps = c["num_key_value_heads"] or self.NH, c["rms_norm_eps"]
+        self.HD = c["head_dim"] or self.H // self.NH
+        # Llama4TextConfig.__post_init__
+        self.use_rope = c["no_rope_layers"] or [int((i + 1) % c["no_rope_layer_interval"] != 0) for i in range(self.L)]
+        moe = c["moe_layers"]
+        if moe is None:
+            step = c["interleave_moe_layer_step"]
+            moe = list(range(step - 1, self.L, step))
+        self.moe_layers = [i in moe for i in range(self.L)]
+        types = c["layer_types"] or ["chunked_attention" if r else "full_attention" for r in self.use_rope]
+        self.chunked = [t == "chunked_attention" for t in types]
+        self.chunk = c["attention_chunk_size"]
+        self.E, self.k = c["num_local_experts"], c["num_experts_per_tok"]
+        self.inv_freq, self.bands = self.llama3(c["rope_theta"], c["rope_scaling"])
+        self.scores_on_output, self.temperature, self.temperature_offset = False, bool(c["attn_temperature_tuning"]), 1
+        self.qk_norm = "rope" if c["use_qk_norm"] else "none"
+        self.pairs, self.router_score, self.llama3_on, self.shared = "adjacent", "sigmoid", True, True
+        self.router_calls = None
+
+    def llama3(self, theta, rs):
+        """(inv_freq (HD/2,) fp32, per pair "kept" / "divided" / "smoothed") of _compute_llama3_parameters, pair by
+        pair in Python floats."""
+        inv, bands = [], []
+        for i in range(self.HD // 2):
+            base = 1.0 / theta ** (2 * i / self.HD)
+            if not rs:
+                inv.append(base)
+                bands.append("kept")
+                continue
+            factor, low, high = rs["factor"], rs["low_freq_factor"], rs["high_freq_factor"]
+            old = rs["original_max_position_embeddings"]
+            wavelen = 2 * math.pi / base
+            if wavelen < old / high:  # "wavelen < high_freq_wavelen: do nothing"
+                inv.append(base)
+                bands.append("kept")
+            elif wavelen > old / low:  # "wavelen > low_freq_wavelen: divide by factor"
+                inv.append(base / factor)
+                bands.append("divided")
+            else:  # "otherwise: interpolate between the two, using a smooth factor"
+                smooth = (old / wavelen - low) / (high - low)
+                inv.append((1 - smooth) * base / factor + smooth * base)
+                bands.append("smoothed")
+        return torch.tensor(inv, dtype=torch.float32), bands
+
+    def w(self, name):
+        return self.p[self.prefix + name]
+
+    def rms(self, x, weight):  # Llama4TextRMSNorm
+        return weight * (x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+    def rotate(self, x, cos, sin):
+        """x (T, heads, HD): the adjacent pairs (x[2i], x[2i + 1]) (or, pairs "halves", (x[i], x[i + HD/2])) turned by
+        the angles, in real arithmetic. cos / sin (T, HD/2)."""
+        if self.pairs == "adjacent":
+            a, b = x[..., 0::2], x[..., 1::2]
+        else:
+            a, b = x[..., :self.HD // 2], x[..., self.HD // 2:]
+        c, s = cos.unsqueeze(1), sin.unsqueeze(1)
+        ra, rb = a * c - b * s, a * s + b * c
+        if self.pairs == "adjacent":
+            return torch.stack((ra, rb), dim=-1).flatten(-2)
+        return torch.cat((ra, rb), dim=-1)
+
+    def temperatures(self, T):
+        """The NoPE layers' query factor per position 0 .. T-1, (T,) fp32, in Python."""
+        fs, a = self.c["floor_scale"], self.c["attn_scale"]
+        return torch.tensor([1.0 + a * math.log1p((pos + self.temperature_offset) // fs) for pos in range(T)],
+                            dtype=torch.float32)
+
+    def attention(self, l, x, cos, sin, temps):
+        a_, T = "layers.%d.self_attn." % l, x.shape[0]
+        lin = torch.nn.functional.linear
+        q = lin(x, self.w(a_ + "q_proj.weight")).view(T, self.NH, self.HD)
+        k = lin(x, self.w(a_ + "k_proj.weight")).view(T, self.NKV, self.HD)
+        v = lin(x, self.w(a_ + "v_proj.weight")).view(T, self.NKV, self.HD)
+        if self.use_rope[l]:
+            q, k = self.rotate(q, cos, sin), self.rotate(k, cos, sin)
+        if self.qk_norm == "all" or (self.qk_norm == "rope" and self.use_rope[l]):
+            q = q / torch.sqrt(q.pow(2).mean(-1, keepdim=True) + self.eps)
+            k = k / torch.sqrt(k.pow(2).mean(-1, keepdim=True) + self.eps)
+        if self.temperature and not self.use_rope[l]:
+            q = q * temps.view(T, 1, 1)
+        i, j = torch.arange(T).unsqueeze(1), torch.arange(T).unsqueeze(0)
+        allowed = j <= i
+        if self.chunked[l] and self.chunk is not None:
+            allowed = allowed & (j // self.chunk == i // self.chunk)
+        heads = []
+        for hh in range(self.NH):
+            kv = hh // (self.NH // self.NKV)  # repeat_kv
+            s = ((q[:, hh] @ k[:, kv].T) * self.HD ** -0.5).masked_fill(~allowed, float("-inf"))
+            e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+            heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
+        return lin(torch.cat(heads, dim=-1), self.w(a_ + "o_proj.weight"))
+
+    def swiglu(self, x, gate, up, down):  # Llama4TextMLP: down(silu(gate(x)) * up(x)), weights (out, in)
+        lin = torch.nn.functional.linear
+        return lin(torch.nn.functional.silu(lin(x, gate)) * lin(x, up), down)
+
+    def feed_forward(self, l, x):
+        f = "layers.%d.feed_forward." % l
+        if not self.moe_layers[l]:
+            return self.swiglu(x, self.w(f + "gate_proj.weight"), self.w(f + "up_proj.weight"),
+                               self.w(f + "down_proj.weight"))
+        logits = x @ self.w(f + "router.weight").T
+        if self.router_calls is not None:
+            self.router_calls.append((l, logits))
+        top, chosen = logits.topk(self.k, dim=-1)
+        weights = torch.sigmoid(top) if self.router_score == "sigmoid" else torch.softmax(top, dim=-1)
+        scores = torch.zeros_like(logits).scatter(1, chosen, weights)  # (T, E): 0 where not chosen
+        gu, down = self.w(f + "experts.gate_up_proj"), self.w(f + "experts.down_proj")
+        F_ = down.shape[1]
+        out = torch.zeros_like(x)
+        for e in range(self.E):
+            s = scores[:, e:e + 1]
+            xe = x if self.scores_on_output else x * s
+            ye = (torch.nn.functional.silu(xe @ gu[e][:, :F_]) * (xe @ gu[e][:, F_:])) @ down[e]
+            out = out + (ye * s if self.scores_on_output else ye)
+        if self.shared:
+            out = out + self.swiglu(x, self.w(f + "shared_expert.gate_proj.weight"),
+                                    self.w(f + "shared_expert.up_proj.weight"),
+                                    self.w(f + "shared_expert.down_proj.weight"))
+        return out
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        T = len(ids)
+        inv = self.inv_freq if self.llama3_on else self.llama3(self.c["rope_theta"], None)[0]
+        angles = torch.outer(torch.arange(T, dtype=torch.float32), inv)
+        cos, sin = torch.cos(angles), torch.sin(angles)
+        temps = self.temperatures(T)
+        h = self.w("embed_tokens.weight")[torch.tensor(ids)]
+        hidden = [h]
+        for l in range(self.L):  # Llama4TextDecoderLayer.forward
+            h = h + self.attention(l, self.rms(h, self.w("layers.%d.input_layernorm.weight" % l)), cos, sin, temps)
+            h = h + self.feed_forward(l, self.rms(h, self.w("layers.%d.post_attention_layernorm.weight" % l)))
+            hidden.append(h)
+        hidden[-1] = self.rms(h, self.w("norm.weight"))
+        head = self.w("embed_tokens.weight") if self.c["tie_word_embeddings"] else self.p[self.head]
+        return hidden[-1] @ head.T, hidden
+
+
+def llama3_inv_freq_as_transformers(theta, dim, rs):
+    """modeling_rope_utils.py _compute_llama3_parameters as written there, in torch (the default RoPE's inv_freq, then
+    torch.where of the divided band, the smooth factor (inf / nan where low_freq_factor = high_freq_factor: a division
+    by zero), torch.where of the medium band)."""
+    inv_freq = 1.0 / (theta ** (torch.arange(0, dim, 2, dtype=torch.int64).to(dtype=torch.float) / dim))
+    factor, low_freq_factor = rs["factor"], rs["low_freq_factor"]
+    high_freq_factor, old_context_len = rs["high_freq_factor"], rs["original_max_position_embeddings"]
+    low_freq_wavelen = old_context_len / low_freq_factor
+    high_freq_wavelen = old_context_len / high_freq_factor
+    wavelen = 2 * math.pi / inv_freq
+    inv_freq_llama = torch.where(wavelen > low_freq_wavelen, inv_freq / factor, inv_freq)
+    smooth_factor = (old_context_len / wavelen - low_freq_factor) / (high_freq_factor - low_freq_factor)
+    smoothed_inv_freq = (1 - smooth_factor) * inv_freq_llama / factor + smooth_factor * inv_freq_llama
+    is_medium_freq = ~(wavelen < high_freq_wavelen) * ~(wavelen > low_freq_wavelen)
+    return torch.where(is_medium_freq, smoothed_inv_freq, inv_freq_llama)
+
+
+def check_llama4(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    text = cfg["text_config"]
+    model = g["model"]
+    m = Llama4Check(cfg, p)
+    check_against_golden(name, "Llama4Check", m, g, st)
+    # a sequence past attention_chunk_size (no golden sequence reaches a second chunk): reference.forward = Llama4Check,
+    # and the chunking changes the logits there
+    T = m.chunk + 40
+    long_ids = torch.randint(0, spec.V, (T,), generator=torch.Generator().manual_seed(59)).tolist()
+    mine = m.forward(long_ids)[0]
+    theirs = ref.forward(spec, p, torch.tensor([long_ids]), capture=False)[0][0]
+    d_long = float((mine - theirs).abs().max())
+    unchunked = Llama4Check(cfg, p)
+    unchunked.chunk = None
+    moved = float((unchunked.forward(long_ids)[0][m.chunk:] - mine[m.chunk:]).abs().max())
+    same_first = float((unchunked.forward(long_ids)[0][:m.chunk] - mine[:m.chunk]).abs().max())
+    check(d_long < 1e-4 and moved > 1e-2 and same_first < 1e-6,
+          "%s: on %d tokens (past attention_chunk_size %d: the chunked layers' second chunk) Llama4Check = "
+          "reference.forward within 1e-4 (%.2e; no chunking changes the positions past it by %.3g, not those before)" % (
+              name, T, m.chunk, d_long, moved))
+    # the files: Llama 4's tensors under language_model.*, BF16 matrices and F32 norms, beside the stand-ins
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    H, HD, E, Fm, Fd = m.H, m.HD, m.E, text["intermediate_size"], text["intermediate_size_mlp"]
+    want = language_model_shapes(m, spec.V)
+    want[m.head] = want.pop("lm_head.weight")
+    for l in range(m.L):
+        x = m.prefix + "layers.%d.feed_forward." % l
+        if m.moe_layers[l]:
+            want.update({x + "router.weight": (E, H), x + "experts.gate_up_proj": (E, H, 2 * Fm),
+                         x + "experts.down_proj": (E, Fm, H), x + "shared_expert.gate_proj.weight": (Fm, H),
+                         x + "shared_expert.up_proj.weight": (Fm, H), x + "shared_expert.down_proj.weight": (H, Fm)})
+        else:
+            want.update({x + "gate_proj.weight": (Fd, H), x + "up_proj.weight": (Fd, H), x + "down_proj.weight": (H, Fd)})
+    stand_ins = sorted(n for n in stored if n.startswith(("vision_model.", "multi_modal_projector.")))
+    dtypes_ok = all(stored[n][0] == ("F32" if n.endswith("norm.weight") else "BF16") for n in want)
+    same = ({n: tuple(v[1].shape) for n, v in stored.items() if n not in stand_ins} == want and dtypes_ok and
+            any(n.startswith("vision_model.") for n in stand_ins) and
+            "multi_modal_projector.linear_1.weight" in stand_ins and stand_ins == model["stand_in_tensors"])
+    check(same, "%s: the file holds exactly Llama 4's %d tensors under language_model.model.* and "
+          "language_model.lm_head.weight (MoE layers %s: feed_forward.router (%d, %d), experts.gate_up_proj (%d, %d, %d), "
+          "experts.down_proj (%d, %d, %d), shared_expert of %d; dense layers: feed_forward.gate/up/down_proj of %d), BF16 "
+          "matrices and F32 norms, beside %d stand-ins (%s)" % (
+              name, len(want), [l for l in range(m.L) if m.moe_layers[l]], E, H, E, H, 2 * Fm, E, Fm, H, Fm, Fd,
+              len(stand_ins), ", ".join(stand_ins)))
+    # config.json as the released Llama 4 configs are shaped (transformers 4.51's Llama4Config.to_dict)
+    rs = text["rope_scaling"]
+    longest = max(len(e["input_ids"]) for e in g["prompts"]) + g["max_new_tokens"]
+    step = text["interleave_moe_layer_step"]
+    spelling = (cfg["architectures"] == ["Llama4ForConditionalGeneration"] and cfg["model_type"] == "llama4" and
+                text["model_type"] == "llama4_text" and cfg["vision_config"]["model_type"] == "llama4_vision_model" and
+                cfg["tie_word_embeddings"] is False and text["tie_word_embeddings"] is False and
+                cfg["torch_dtype"] == text["torch_dtype"] == "bfloat16" and
+                cfg["transformers_version"].startswith("4.") and
+                all(k in cfg for k in ("boi_token_index", "eoi_token_index", "image_token_index")) and
+                0 in text["no_rope_layers"] and 1 in text["no_rope_layers"] and
+                text["moe_layers"] == list(range(step - 1, m.L, step)) and step > 1 and
+                rs["rope_type"] == "llama3" and rs["low_freq_factor"] == rs["high_freq_factor"] and
+                "rope_parameters" not in text and text["attention_chunk_size"] >= longest and
+                text["use_qk_norm"] is True and text["attn_temperature_tuning"] is True and
+                text["intermediate_size"] != text["intermediate_size_mlp"] and text["num_experts_per_tok"] > 1)
+    check(spelling, "%s: config.json in the released Llama 4 spelling (text_config llama4_text with no_rope_layers %s, "
+          "moe_layers %s beside interleave_moe_layer_step %d, rope_scaling llama3 x%g from %d with low = high freq "
+          "factor %g beside rope_theta %g, attention_chunk_size %d >= the longest sequence %d, use_qk_norm, "
+          "attn_temperature_tuning with floor_scale %d / attn_scale %g, intermediate_size %d / _mlp %d, top-%d of %d; "
+          "boi / eoi / image token indices, vision_config llama4_vision_model, untied, bfloat16)" % (
+              name, text["no_rope_layers"], text["moe_layers"], step, rs["factor"],
+              rs["original_max_position_embeddings"], rs["low_freq_factor"], text["rope_theta"],
+              text["attention_chunk_size"], longest, text["floor_scale"], text["attn_scale"], text["intermediate_size"],
+              text["intermediate_size_mlp"], m.k, m.E))
+    # the llama3 frequencies: transformers' torch.where form (the smooth factor's division by zero where low = high
+    # stays in the band torch.where drops) = Llama4Check's pair-by-pair reading = reference.Spec's; no smoothed pair
+    hf_inv = llama3_inv_freq_as_transformers(float(text["rope_theta"]), HD, rs)
+    kept, divided = m.bands.count("kept"), m.bands.count("divided")
+    divided_pairs = [i for i, b in enumerate(m.bands) if b == "divided"]
+    same = (bool(torch.isfinite(hf_inv).all()) and bool(((hf_inv - m.inv_freq).abs() <= 1e-6 * m.inv_freq).all()) and
+            bool(torch.equal(spec.inv_freq, hf_inv)) and kept and divided and kept + divided == HD // 2 and
+            model["llama3_pairs_kept_smoothed_divided"] == [kept, 0, divided] and
+            model["llama3_divided_pairs"] == divided_pairs)
+    check(same, "%s: llama3 with low_freq_factor = high_freq_factor: transformers' torch.where form (finite; the "
+          "smoothed band empty) = Llama4Check's pair-by-pair wavelengths (1e-6 relative) = reference.Spec's (exactly): "
+          "pairs %s divided by %g (wavelengths over %d), the other %d kept" % (
+              name, divided_pairs, rs["factor"], rs["original_max_position_embeddings"] / rs["low_freq_factor"], kept))
+    # reference.Spec and golden.json read the layers, temperature, MoE and names as Llama4Check does
+    prefix, head = ref.weight_names(spec, p)
+    chunked = [t == "chunked_attention" for t in model["layer_types"]]
+    same = (spec.arch == ref.LLAMA4 and spec.layer_use_rope == [bool(r) for r in m.use_rope] == model["layer_use_rope"]
+            and spec.layer_chunked == m.chunked == chunked and spec.attention_chunk_size == m.chunk ==
+            model["attention_chunk_size"] and spec.layer_qk_l2norm == model["layer_qk_l2norm"] ==
+            [bool(r) for r in m.use_rope] and spec.layer_temperature == model["layer_temperature"] ==
+            [not r for r in m.use_rope] and spec.temperature_floor_scale == text["floor_scale"] ==
+            model["temperature_floor_scale"] and spec.temperature_attn_scale == text["attn_scale"] ==
+            model["temperature_attn_scale"] and spec.temperature_offset == 1.0 and spec.rope_interleaved and
+            spec.HD == HD and spec.NKV == m.NKV and spec.eps == m.eps and spec.attn_scale == HD ** -0.5 and
+            spec.layer_moe == m.moe_layers and spec.num_experts == m.E and spec.top_k == m.k and
+            spec.moe_intermediate == spec.shared_intermediate == Fm and spec.F == Fd and not spec.shared_gated and
+            spec.router == "llama4" and spec.expert_naming == "llama4" and not spec.norm_topk_prob and
+            (prefix, head) == (m.prefix, m.head) and not spec.tied and spec.sliding_window is None and
+            not any(spec.layer_sliding))
+    check(same, "%s: reference.Spec and golden.json read the layers (RoPE %s, chunked %s of %d, L2 q/k norm on the "
+          "RoPE layers, temperature on the NoPE layers: floor_scale %d, attn_scale %g), head_dim %d, the eps, the MoE "
+          "layers %s (top-%d of %d, experts and shared expert of %d, dense %d) and language_model.* as Llama4Check "
+          "does" % (name, m.use_rope, m.chunked, m.chunk, text["floor_scale"], text["attn_scale"], HD,
+                    [l for l in range(m.L) if m.moe_layers[l]], m.k, m.E, Fm, Fd))
+    # the temperature at every step, and where each prompt's sequence reaches
+    steps = model["temperature_per_step"]
+    factors = m.temperatures(model["temperature_last_position"] + 1)
+    d = max(abs(float(factors[x]) - f) for x, f in steps)
+    fs = text["floor_scale"]
+    want_steps = [0] + [x for x in range(1, model["temperature_last_position"] + 1) if (x + 1) % fs == 0]
+    reach = [[len(e["input_ids"]) // fs, (len(e["input_ids"]) + g["max_new_tokens"] - 1) // fs] for e in g["prompts"]]
+    check(d < 1e-6 and [x for x, _ in steps] == want_steps and
+          model["temperature_last_position"] == longest - 2 and steps[-1][1] > 1.5,
+          "%s: Llama4Check's query temperature at each step = golden.json's (%s; %.1e); floor((pos + 1) / %d) of each "
+          "prompt's last token and last fed token: %s" % (
+              name, ", ".join("%d: %.4f" % (x, f) for x, f in steps), d, fs, reach))
+    # the routers, from Llama4Check's own: gaps between the k-th and (k+1)-th logit (prompt / fed back), expert_ids_last
+    gaps, last_ok = [float("inf"), float("inf")], True
+    for e in g["prompts"]:
+        n = len(e["input_ids"])
+        m.router_calls = []
+        m.forward(e["input_ids"] + e["greedy_ids"][:-1])
+        for l, logits in m.router_calls:
+            top = logits.topk(m.k + 1, dim=-1)
+            last_ok &= top.indices[n - 1, :m.k].tolist() == e["expert_ids_last"][l]
+            for i, part in enumerate((top.values[:n], top.values[n:])):
+                gaps[i] = min(gaps[i], float((part[:, m.k - 1] - part[:, m.k]).min()))
+        last_ok &= all(e["expert_ids_last"][l] is None for l in range(m.L) if not m.moe_layers[l])
+    m.router_calls = None
+    check(abs(gaps[0] - model["routing_min_gap"]) < 1e-6 and abs(gaps[1] - model["routing_min_gap_generated"]) < 1e-6
+          and min(gaps) >= 1e-3 and last_ok,
+          "%s: Llama4Check's router gives golden.json's gaps between the k-th and (k+1)-th logit (k = %d: %.6f / %.6f, "
+          "prompt / fed back, >= 1e-3) and expert_ids_last" % (name, m.k, gaps[0], gaps[1]))
+    # the what-ifs
+    names = {"router_scores_on_output": ("scores_on_output", True), "attn_temperature_tuning": ("temperature", False),
+             "temperature_cache_position": ("temperature_offset", 0), "qk_l2_norm": ("qk_norm", "none"),
+             "qk_l2_norm_on_nope": ("qk_norm", "all"), "rope_rotate_half": ("pairs", "halves"),
+             "router_softmax": ("router_score", "softmax"), "rope_scaling": ("llama3_on", False),
+             "shared_expert": ("shared", False)}
+    check_what_if_effects(name, "Llama4Check", model, names, lambda: Llama4Check(cfg, p), g["prompts"][4]["input_ids"])
+
+    def refused(change):
+        c2 = json.loads(json.dumps(cfg))
+        c2["text_config"].update(change)
+        try:
+            ref.Spec(c2)
+        except ValueError:
+            return True
+        return False
+    cases = {"rope type yarn": refused({"rope_scaling": dict(rs, rope_type="yarn")}),
+             "no_rope_layers shorter than num_hidden_layers": refused({"no_rope_layers": [1] * (m.L - 1)}),
+             "a no_rope_layers entry 2": refused({"no_rope_layers": [2] + [1] * (m.L - 1)}),
+             "a layer type sliding_attention": refused({"layer_types": ["sliding_attention"] * m.L}),
+             "attention_chunk_size 0": refused({"attention_chunk_size": 0}),
+             "attention_chunk_size null": refused({"attention_chunk_size": None}),
+             "attention_bias true": refused({"attention_bias": True}),
+             "a moe_layers index past the last layer": refused({"moe_layers": [m.L]}),
+             "floor_scale 0": refused({"floor_scale": 0})}
+    wrong = [k for k, ok in cases.items() if not ok]
+    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
+                                                          " (accepted: %s)" % wrong if wrong else ""))
+    # what transformers derives when the lists are left out: no_rope_layers from no_rope_layer_interval 4, moe_layers
+    # from interleave_moe_layer_step, layer_types from no_rope_layers; and an empty no_rope_layers list (falsy) alike
+    c2 = json.loads(json.dumps(cfg))
+    for key in ("no_rope_layers", "moe_layers"):
+        del c2["text_config"][key]
+    c3 = json.loads(json.dumps(cfg))
+    c3["text_config"]["no_rope_layers"] = []
+    s2, s3 = ref.Spec(c2), ref.Spec(c3)
+    check(s2.layer_use_rope == s3.layer_use_rope == spec.layer_use_rope and s2.layer_moe == spec.layer_moe and
+          s2.layer_chunked == spec.layer_chunked and s2.layer_qk_l2norm == spec.layer_qk_l2norm and
+          s2.layer_temperature == spec.layer_temperature,
+          "%s: without the no_rope_layers / moe_layers lists (and with no_rope_layers []) reference.Spec derives the same "
+          "layers from no_rope_layer_interval 4 and interleave_moe_layer_step %d (Llama4TextConfig.__post_init__)" % (
+              name, step))
+    # transformers 5's spelling of the RoPE: one flat rope_parameters dict (rope_type llama3, rope_theta and the scaling
+    # keys) in place of rope_theta / rope_scaling: the same frequencies; both at once refused
+    c4 = json.loads(json.dumps(cfg))
+    c4["text_config"]["rope_parameters"] = dict(c4["text_config"].pop("rope_scaling"),
+                                                rope_theta=c4["text_config"].pop("rope_theta"))
+    s4 = ref.Spec(c4)
+    both = refused({"rope_parameters": c4["text_config"]["rope_parameters"]})
+    check(torch.equal(s4.inv_freq, spec.inv_freq) and s4.theta == spec.theta and both,
+          "%s: transformers 5's flat rope_parameters (rope_type llama3) give the same inverse frequencies; beside "
+          "rope_theta / rope_scaling refused" % name)
+
+
 def main():
     torch.set_num_threads(1)
     names = sorted(n for n in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, n)))
@@ -5115,7 +5539,8 @@ def main():
                 check_gemma1(name, spec, p, g, st)
             if spec.arch in ref.MULTIMODAL:
                 check_multimodal_spellings(name, spec, p, g)
-            if spec.arch in ref.GLM or spec.arch in ref.COHERE or spec.arch in ref.ERNIE or spec.arch == ref.GLM4V:
+            if (spec.arch in ref.GLM or spec.arch in ref.COHERE or spec.arch in ref.ERNIE or
+                    spec.arch in (ref.GLM4V, ref.LLAMA4)):
                 check_glm_interleaved(name, spec, p, g)
             if spec.arch in ref.COHERE:
                 check_cohere(name, spec, p, g, st)
@@ -5155,6 +5580,8 @@ def main():
                 check_glm_v(name, spec, p, g, st)
             if spec.arch == ref.PHIMOE:
                 check_phimoe(name, spec, p, g, st)
+            if spec.arch == ref.LLAMA4:
+                check_llama4(name, spec, p, g, st)
         if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
             check_hybrid_delta_rule_forms()
         check_fp8_table()

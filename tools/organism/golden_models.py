@@ -62,6 +62,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | glm4v-moe-mm        | Glm4vMoeForConditionalGeneration | GLM-4.5V / GLM-4.6V as released: text_config glm4v_moe_text, GLM-4.5's layers (rotate-half RoPE on 16 of head_dim 32, mrope [2, 3, 3]; q/k/v bias; layer 0 dense; sigmoid router with F32 e_score_correction_bias, 4 groups of 2 keep 2, top-3 x2.5; ungated shared expert; per-expert tensors), no q/k norm, no MTP layer, stand-in model.visual.*, untied, BF16 + F32 bias |
 | ministral3-mm       | Mistral3ForConditionalGeneration | Ministral 3 as transformers 5 saves it: text_config of model_type ministral3, rope_parameters yarn x16 from 16 at theta 1e9 (no rope_theta key; mscale = mscale_all_dim = 1: attention factor 1; head_dim 48: kept, ramped and divided pairs), each query (not the keys) times 1 + 0.3 ln(1 + floor(position / 16)) after RoPE, head_dim 48 != hidden/heads, no window, model.language_model.* / lm_head.weight beside stand-in model.vision_tower.* / model.multi_modal_projector.*, GQA 2, untied, BF16 + F32 norms |
 | phimoe              | PhimoeForCausalLM   | Phi-3.5-MoE (PhimoeConfig as transformers 4.x saves it): nn.LayerNorms with weight and bias (input, post-attention, final), q/k/v/o_proj and lm_head biases, head_dim = hidden/heads (no key), LongRoPE short factors with cos/sin x rope_scaling's short_mscale 1.3 (not the computed 1.118), sliding_window 131072 (no effect), every layer sparsemixer's top-2 of 8 experts (router_jitter_noise 0.3: the masked softmaxes keep 2.2 / 1.9 experts on average), block_sparse_moe.{gate, experts.e.w1/w2/w3}, GQA 2, untied, BF16 + F32 norms |
+| llama4-mm           | Llama4ForConditionalGeneration | Llama 4 Scout / Maverick as released (text_config llama4_text, language_model.model.* / language_model.lm_head.weight beside stand-in vision_model.* / multi_modal_projector.*): no_rope_layers [1, 1, 1, 0] (layer 3 NoPE, full causal; the others chunked, attention_chunk_size 256 > every sequence), adjacent-pair RoPE as complex numbers with llama3 x4 from 64, low = high freq factor 1 (pairs 0-1 kept, 2-7 divided, none smoothed), L2 q/k norm (no weight) after RoPE on the rotary layers, NoPE queries x 1 + 0.3 log1p(floor((pos + 1) / 16)), moe_layers [1, 3]: top-2 of 8 by the logits, sigmoid scores on each expert's input, fused feed_forward.experts.gate_up_proj (8, 64, 64) / down_proj (8, 32, 64) as x @ W, ungated shared expert of 32; dense layers of 96, GQA 2, untied, BF16 + F32 norms |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -734,6 +735,34 @@ MODELS += [
           window=131072, max_positions=1024, original_max_positions=256, mscale=1.3,
           rope_scaling={"long_factor": PHI3_LONG_FACTOR, "short_factor": PHI3_SHORT_FACTOR, "type": "longrope"},
           norm_std=0.2, norm_bias_std=0.1, o_bias_std=0.3, lm_head_bias_std=0.1, seeded=True), "BF16", "F32"),
+    # Llama 4 Scout / Maverick as released (Llama4ForConditionalGeneration saved by transformers 4.51: see config_for):
+    # models/llama4/modeling_llama4.py's language model (Llama4ForCausalLM under language_model.*), Llama's pre-norm
+    # layers (Llama4TextRMSNorm input_layernorm / post_attention_layernorm, weights around 1 with std norm_std 0.2, and
+    # the final norm), Llama4TextAttention (bias-free q/k/v/o_proj, head_dim 16 listed, GQA 2): no_rope_layers [1, 1, 1, 0]
+    # (the released pattern: every fourth layer NoPE) so layers 0-2 rotate (apply_rotary_emb: the adjacent pairs as
+    # complex numbers) with the L2 q/k norm after RoPE (use_qk_norm; Llama4TextL2Norm, no weight) and chunked attention
+    # (attention_chunk_size 256, longer than every golden sequence: the same as causal), layer 3 takes neither RoPE nor
+    # the q/k norm but full causal attention and the temperature tuning of its queries, 1 + attn_scale log1p(floor((pos
+    # + 1) / floor_scale)): the release's 0.1 and 8192, here 0.3 and 16, so that the factor grows inside every golden
+    # sequence (1 to 1 + 0.3 ln 10 = 1.69 at position 159); rope_theta 5e5 with llama3 scaling x4 from an original 64
+    # with low_freq_factor = high_freq_factor = 1 as Scout's (no smoothed band: the frequencies whose wavelength exceeds
+    # 64 are divided by 4, pairs 2-7 of 8; pairs 0-1 kept), max_position_embeddings 1024; moe_layers [1, 3] listed beside
+    # interleave_moe_layer_step 2 (Maverick's interleaving; the step gives the same list), the other layers dense
+    # Llama4TextMLP of intermediate_size_mlp 96; the MoE layers Llama4TextMoe: router feed_forward.router.weight (8, 64),
+    # the top-2 LOGITS (released: top-1), sigmoid scores multiplied onto each chosen expert's input, 8 experts of
+    # intermediate_size 32 fused and transposed as released (feed_forward.experts.gate_up_proj (8, 64, 64), gate the
+    # first 32 columns; down_proj (8, 32, 64); used as x @ W), plus the ungated shared expert of 32
+    # (feed_forward.shared_expert.*); four stand-in tensors vision_model.* / multi_modal_projector.linear_1.weight;
+    # untied (language_model.lm_head.weight); BF16 matrices, F32 norms. router_std 0.2: the choice ranks logits, and
+    # search_routers keeps a gap >= MIN_ROUTING_GAP between the 2nd and 3rd logit. Seed 59000 failed the greedy margin
+    # (prompt 4: 0.00017; its routers passed on the first draw): 59001 (no token twice in a row, 15 or 16 distinct
+    # tokens of 16)
+    ("llama4-mm", 59001, "Llama4ForConditionalGeneration", "llama4",
+     dict(H=64, L=4, NH=4, NKV=2, HD=16, F=96, Fm=32, E=8, k=2, tied=False, theta=500000.0, max_positions=1024,
+          rope_scaling={"factor": 4.0, "high_freq_factor": 1.0, "low_freq_factor": 1.0,
+                        "original_max_position_embeddings": 64, "rope_type": "llama3"},
+          no_rope_layers=[1, 1, 1, 0], moe_layers=[1, 3], moe_interval=2, chunk=256, floor_scale=16, temp_scale=0.3,
+          router_std=0.2, norm_std=0.2, vision_hidden=8, vision_output=16, seeded=True), "BF16", "F32"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -1370,6 +1399,39 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "output_router_logits": False, "rms_norm_eps": 1e-05, "rope_scaling": dict(sorted(rs.items())),
                   "rope_theta": d["theta"], "router_aux_loss_coef": 0.0, "router_jitter_noise": d["jitter"],
                   "sliding_window": d["window"], "tie_word_embeddings": d["tied"], "transformers_version": "4.46.0"})
+    elif mtype == "llama4":
+        # as meta-llama/Llama-4-Scout-17B-16E(-Instruct)'s config.json has it (Llama4Config.to_dict as transformers 4.51
+        # wrote it, keys sorted): boi / eoi / image token indices, tie_word_embeddings false and torch_dtype at the top
+        # level; a text_config of model_type llama4_text with attention_chunk_size, attn_scale, attn_temperature_tuning
+        # (true; the release writes 4, also true), floor_scale, head_dim, interleave_moe_layer_step, intermediate_size
+        # (the experts' and the shared expert's width), intermediate_size_mlp (the dense layers'), moe_layers and
+        # no_rope_layers listed, num_experts_per_tok, num_local_experts, rope_scaling llama3 beside rope_theta, use_qk_norm,
+        # router_aux_loss_coef / router_jitter_noise / output_router_logits (training only), tie_word_embeddings; the
+        # fixture's numbers (see MODELS); bos / eos / pad this tokenizer's (released: 200000, [200001, 200007, 200008],
+        # 200018), the image token indices this vocabulary's; a small vision_config of model_type llama4_vision_model
+        text = {"attention_bias": False, "attention_chunk_size": d["chunk"], "attention_dropout": 0.0,
+                "attn_scale": d["temp_scale"], "attn_temperature_tuning": True, "bos_token_id": eot,
+                "eos_token_id": [im_end, eot], "floor_scale": d["floor_scale"], "head_dim": d["HD"],
+                "hidden_act": "silu", "hidden_size": d["H"], "initializer_range": 0.02,
+                "interleave_moe_layer_step": d["moe_interval"], "intermediate_size": d["Fm"],
+                "intermediate_size_mlp": d["F"], "max_position_embeddings": d["max_positions"],
+                "model_type": "llama4_text", "moe_layers": d["moe_layers"], "no_rope_layers": d["no_rope_layers"],
+                "num_attention_heads": d["NH"], "num_experts_per_tok": d["k"], "num_hidden_layers": d["L"],
+                "num_key_value_heads": d["NKV"], "num_local_experts": d["E"], "output_router_logits": False,
+                "pad_token_id": eot, "rms_norm_eps": 1e-05, "rope_scaling": dict(sorted(d["rope_scaling"].items())),
+                "rope_theta": d["theta"], "router_aux_loss_coef": 0.001, "router_jitter_noise": 0.0,
+                "tie_word_embeddings": d["tied"], "torch_dtype": torch_dtype, "use_cache": True, "use_qk_norm": True,
+                "vocab_size": tok.vocab_size}
+        vision = {"attention_dropout": 0.0, "hidden_act": "gelu", "hidden_size": d["vision_hidden"], "image_size": 8,
+                  "initializer_range": 0.02, "intermediate_size": 16, "model_type": "llama4_vision_model",
+                  "multi_modal_projector_bias": False, "norm_eps": 1e-05, "num_attention_heads": 2, "num_channels": 3,
+                  "num_hidden_layers": 1, "patch_size": 4, "pixel_shuffle_ratio": 0.5, "projector_dropout": 0.0,
+                  "projector_input_dim": 16, "projector_output_dim": 16, "rope_theta": 10000,
+                  "vision_feature_layer": -1, "vision_feature_select_strategy": "default",
+                  "vision_output_dim": d["vision_output"]}
+        c = {"architectures": [arch], "boi_token_index": 12, "eoi_token_index": 13, "image_token_index": 10,
+             "model_type": "llama4", "text_config": text, "tie_word_embeddings": d["tied"], "torch_dtype": torch_dtype,
+             "transformers_version": "4.51.0", "vision_config": vision}
     else:
         raise ValueError(mtype)
     return dict(sorted(c.items()))
@@ -1541,6 +1603,18 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
                 add(p + "mlp.experts.down_proj", mat_dtype, (E, H, Fm), 0.0, out_std(Fm))
                 add(ref.correction_bias_name(spec, p), "F32", (E,), 0.0, d["bias_std"])
                 continue
+            if spec.expert_naming == "llama4":
+                # Llama 4 as released (Llama4TextExperts, used as x @ W): feed_forward.experts.gate_up_proj (E, H, 2F), per
+                # expert the F gate columns then the F up columns, feed_forward.experts.down_proj (E, F, H); the ungated
+                # shared expert (Llama4TextMLP of intermediate_size) feed_forward.shared_expert.gate_proj / up_proj /
+                # down_proj
+                f, Fs = p + "feed_forward.", spec.shared_intermediate
+                add(f + "experts.gate_up_proj", mat_dtype, (E, H, 2 * Fm), 0.0, 1 / math.sqrt(H))
+                add(f + "experts.down_proj", mat_dtype, (E, Fm, H), 0.0, out_std(Fm))
+                add(f + "shared_expert.gate_proj.weight", mat_dtype, (Fs, H), 0.0, 1 / math.sqrt(H))
+                add(f + "shared_expert.up_proj.weight", mat_dtype, (Fs, H), 0.0, 1 / math.sqrt(H))
+                add(f + "shared_expert.down_proj.weight", mat_dtype, (H, Fs), 0.0, out_std(Fs))
+                continue
             if spec.expert_naming == "fused_transposed":
                 # Qwen3-VL-MoE as released (Qwen3VLMoeTextExperts of transformers 4.57, used as x @ W):
                 # mlp.experts.gate_up_proj (E, H, 2F), per expert the F gate columns then the F up columns, and
@@ -1576,6 +1650,11 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
             if spec.router == "ernie":
                 # Ernie4_5_MoeStatics.e_score_correction_bias: (1, E), F32 (num_experts_groups 1)
                 add(ref.correction_bias_name(spec, p), "F32", (1, E), 0.0, d["bias_std"])
+        elif spec.arch == ref.LLAMA4:
+            # Llama4TextMLP of intermediate_size_mlp, named feed_forward.*
+            add(p + "feed_forward.gate_proj.weight", mat_dtype, (F, H), 0.0, 1 / math.sqrt(H))
+            add(p + "feed_forward.up_proj.weight", mat_dtype, (F, H), 0.0, 1 / math.sqrt(H))
+            add(p + "feed_forward.down_proj.weight", mat_dtype, (H, F), 0.0, out_std(F))
         elif spec.fused_gate_up:
             add(p + "mlp.gate_up_proj.weight", mat_dtype, (2 * F, H), 0.0, 1 / math.sqrt(H))
             add(p + "mlp.down_proj.weight", mat_dtype, (H, F), 0.0, out_std(F))
@@ -1630,6 +1709,16 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         add("model.visual.patch_embed.proj.weight", mat_dtype, (vh, 3, 2, 2, 2), 0.0, 0.5)
         add("model.visual.post_conv_layernorm.weight", norm_dtype, (vh,), 1.0, 0.1)
         add("model.visual.merger.proj.weight", mat_dtype, (H, H), 0.0, 0.5)
+    if spec.arch == ref.LLAMA4:
+        # Llama4ForConditionalGeneration's vision tower and projector, as stand-ins (never read by the forward pass,
+        # copied byte for byte by an export): Llama4VisionModel.class_embedding (hidden,), its patch_embedding
+        # (Llama4UnfoldConvolution: an nn.Linear of num_channels x patch_size^2 inputs, no bias), layernorm_pre's weight,
+        # and Llama4MultiModalProjector.linear_1 (text hidden, vision_output_dim), no bias
+        vh = d["vision_hidden"]
+        add("vision_model.class_embedding", mat_dtype, (vh,), 0.0, 0.5)
+        add("vision_model.patch_embedding.linear.weight", mat_dtype, (vh, 3 * 4 * 4), 0.0, 0.5)
+        add("vision_model.layernorm_pre.weight", norm_dtype, (vh,), 1.0, 0.1)
+        add("multi_modal_projector.linear_1.weight", mat_dtype, (H, d["vision_output"]), 0.0, 0.5)
     if spec.arch == ref.GLM4_MOE or (spec.arch == ref.DEEPSEEK_V3 and spec.cfg["num_nextn_predict_layers"]):
         # stand-ins for the multi-token-prediction layer stored after the last decoder layer (never run;
         # DeepseekV3Model: _keys_to_ignore_on_load_unexpected model.layers.61.*); none when
@@ -1852,14 +1941,17 @@ def routing_gap(spec, p, l, logits):
 def routing_gap_parts(spec, p, l, logits):
     """(expert gap, group gap): the smallest gap over these router logits between the k-th and (k+1)-th
     value the choice ranks (softmax probabilities, the sigmoid router's masked c, DeepSeek-V2's masked p),
-    (MiniMax-M2's s + e_score_correction_bias, ERNIE 4.5's p + e_score_correction_bias, PhiMoE's sparsemixer: the
-    logits), and for the sigmoid router with groups and DeepSeek-V2's group_limited_greedy the smallest between the
+    (MiniMax-M2's s + e_score_correction_bias, ERNIE 4.5's p + e_score_correction_bias, PhiMoE's sparsemixer and Llama
+    4's router: the logits), and for the sigmoid router with groups and DeepSeek-V2's group_limited_greedy the smallest between the
     topk_group-th and next group score (each group's sum of its two best c; its largest p), for sparsemixer the
     smallest distance of a mask's ratio to its threshold (reference.sparsemixer_mask_gap: a mask decision that
     rounding could flip would change a weight by a whole expert's share), else inf.
     routing_gap: the smaller of the two."""
     if spec.router == "sparsemixer":
         values, gap = logits, ref.sparsemixer_mask_gap(spec, logits)
+    elif spec.router == "llama4":
+        # (Llama4Router: the top-k of the logits themselves)
+        values, gap = logits, float("inf")
     elif spec.router == "deepseek_v2":
         _, values, groups = ref.deepseek_v2_choice(spec, logits)
         gap = float("inf")
@@ -2131,6 +2223,8 @@ def family_description(spec, p, golden):
         desc.update(glm_v_description(spec, p, golden))
     if spec.arch == ref.PHIMOE:
         desc.update(phimoe_description(spec, p, golden))
+    if spec.arch == ref.LLAMA4:
+        desc.update(llama4_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -3388,6 +3482,113 @@ def phimoe_description(spec, p, golden):
     return out
 
 
+LLAMA4_WHAT_IFS = ("router_scores_on_output", "attn_temperature_tuning", "temperature_cache_position", "qk_l2_norm",
+                   "qk_l2_norm_on_nope", "rope_rotate_half", "router_softmax", "rope_scaling", "shared_expert")
+
+
+def llama4_what_ifs(spec, p):
+    """Llama 4's what-ifs, name -> (spec, params), each a reading an engine could take of the release:
+    `router_scores_on_output` (each chosen expert's sigmoid score multiplied onto its output, Mixtral's way, instead of
+    onto its input: silu makes the two differ), `attn_temperature_tuning` (no temperature tuning of the NoPE layers'
+    queries), `temperature_cache_position` (the factor of cache_position instead of cache_position + 1: floor(pos /
+    floor_scale), one position later at every step), `qk_l2_norm` (no L2 norm of q and k), `qk_l2_norm_on_nope` (the L2
+    norm on the NoPE layers too: use_qk_norm read without use_rope), `rope_rotate_half` (the rotate-half pairs (i, i +
+    HD/2) instead of apply_rotary_emb's adjacent (2i, 2i + 1)), `router_softmax` (the top-k logits' softmax, renormalised
+    over the k, in place of their sigmoids; still on the experts' inputs), `rope_scaling` (plain RoPE: the llama3
+    scaling ignored), `shared_expert` (the shared expert left out)."""
+    out = {}
+    for key, attr, value in (("router_scores_on_output", "llama4_scores_on_input", False),
+                             ("attn_temperature_tuning", "layer_temperature", [False] * spec.L),
+                             ("temperature_cache_position", "temperature_offset", 0.0),
+                             ("qk_l2_norm", "layer_qk_l2norm", [False] * spec.L),
+                             ("qk_l2_norm_on_nope", "layer_qk_l2norm", [True] * spec.L),
+                             ("rope_rotate_half", "rope_interleaved", False),
+                             ("router_softmax", "llama4_router_score", "softmax"),
+                             ("rope_scaling", "rope", {"global": (ref.rope_inv_freq(spec.R, spec.theta, None), 1.0)}),
+                             ("shared_expert", "shared_intermediate", 0)):
+        s2 = copy.copy(spec)
+        setattr(s2, attr, value)
+        out[key] = s2
+    assert tuple(sorted(out)) == tuple(sorted(LLAMA4_WHAT_IFS))
+    return {k: (out[k], p) for k in LLAMA4_WHAT_IFS}
+
+
+def llama4_temperature_steps(spec, last):
+    """[[position, factor]] of Llama 4's query temperature at position 0 and at every position up to `last` where it
+    changes (pos + 1 a multiple of floor_scale), from reference.llama4_temperature_scales."""
+    positions = torch.arange(last + 1).unsqueeze(0)
+    factors = ref.llama4_temperature_scales(spec, positions).flatten()
+    steps = [0] + [x for x in range(1, last + 1) if float(factors[x]) != float(factors[x - 1])]
+    return [[x, float(factors[x])] for x in steps]
+
+
+def llama4_description(spec, p, golden):
+    """Extra golden.json model keys of Llama 4 (Llama4ForConditionalGeneration's language model): the weight prefix and
+    head, the text model type, the layers (RoPE or NoPE, chunked or full attention, the chunk size against the longest
+    golden sequence, where the L2 q/k norm and the temperature tuning apply), the RoPE (theta, rope_scaling as
+    config.json has it, inverse frequencies, the llama3 bands and which pairs are divided, the pairing), the temperature
+    (floor_scale, attn_scale, the rule, its value at every step up to the last position the goldens feed), the MoE and
+    dense layers, the router, the expert layout and shapes, the shared expert, the stand-in tensors, and how much
+    prompt 4's logits would change under each of llama4_what_ifs (`<name>_effect_prompt4`, each > 1e-2); besides the
+    MoE keys family_description adds."""
+    ids = golden["prompts"][4]["input_ids"]
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
+    prefix, head = ref.weight_names(spec, p)
+    text = spec.text_cfg
+    longest = max(len(e["input_ids"]) for e in golden["prompts"]) + golden["max_new_tokens"]
+    assert longest <= spec.attention_chunk_size, "a golden sequence would reach a second attention chunk"
+    assert any(spec.layer_use_rope) and not all(spec.layer_use_rope), "Llama 4's fixture: RoPE and NoPE layers"
+    assert spec.layer_chunked == spec.layer_use_rope and spec.layer_qk_l2norm == spec.layer_use_rope
+    assert spec.layer_temperature == [not r for r in spec.layer_use_rope]
+    kept, smoothed, divided = llama3_bands(spec)
+    plain = ref.rope_inv_freq(spec.R, spec.theta, None)
+    divided_pairs = [i for i in range(spec.R // 2) if not torch.isclose(spec.inv_freq[i], plain[i], rtol=1e-6, atol=0.0)]
+    assert kept and divided and not smoothed, "llama3 with low = high freq factor: %d kept, %d smoothed, %d divided" % (
+        kept, smoothed, divided)
+    E, H, Fm = spec.num_experts, spec.H, spec.moe_intermediate
+    moe = [l for l in range(spec.L) if spec.layer_moe[l]]
+    # the last position fed: every prompt's tokens, then its generated tokens but the last
+    last = max(len(e["input_ids"]) for e in golden["prompts"]) + golden["max_new_tokens"] - 2
+    out = {"weight_prefix": prefix, "lm_head": head, "text_model_type": text["model_type"],
+           "layer_use_rope": spec.layer_use_rope,
+           "layer_types": ["chunked_attention" if c else "full_attention" for c in spec.layer_chunked],
+           "attention_chunk_size": spec.attention_chunk_size, "longest_sequence": longest,
+           "chunked_attention": "a query sees the causal keys of its own chunk of attention_chunk_size positions "
+                                "(create_chunked_causal_mask); every golden sequence fits one chunk: causal",
+           "qk_norm": "Llama4TextL2Norm: x rsqrt(mean(x^2) + rms_norm_eps) over each q and k head's head_dim values, no "
+                      "weight, after RoPE, on the layers with RoPE only (use_qk_norm and use_rope)",
+           "layer_qk_l2norm": spec.layer_qk_l2norm, "rms_norm_eps": spec.eps,
+           "attn_temperature_tuning": True, "temperature_floor_scale": spec.temperature_floor_scale,
+           "temperature_attn_scale": spec.temperature_attn_scale, "layer_temperature": spec.layer_temperature,
+           "temperature_rule": "on the NoPE layers, after the projections (no RoPE, no q/k norm there), every query (not "
+                               "the keys) times log1p(floor((cache_position + 1) / floor_scale)) * attn_scale + 1, "
+                               "cache_position the absolute position from 0; fp32",
+           "temperature_per_step": llama4_temperature_steps(spec, last), "temperature_last_position": last,
+           "rope_theta": spec.theta, "rope_scaling_in_config": text["rope_scaling"],
+           "rope_inv_freq": [float(x) for x in spec.inv_freq],
+           "llama3_pairs_kept_smoothed_divided": [kept, smoothed, divided], "llama3_divided_pairs": divided_pairs,
+           "rope_pairing": "adjacent (2i, 2i + 1) as complex numbers times polar(1, position x inv_freq_i) "
+                           "(apply_rotary_emb), over the whole head",
+           "score_scale": spec.attn_scale,
+           "moe_layer_rule": "MoE where l in moe_layers %s (listed; interleave_moe_layer_step %d gives the same), else "
+                             "a dense feed_forward.gate_proj / up_proj / down_proj of intermediate_size_mlp %d" % (
+                                 text["moe_layers"], text["interleave_moe_layer_step"], spec.F),
+           "dense_layers": [l for l in range(spec.L) if not spec.layer_moe[l]],
+           "router": "logits = h feed_forward.router.weight^T; the top-k LOGITS chosen; score = sigmoid(logit) for "
+                     "them, 0 for the others, never renormalised; each chosen expert's input is h x its score",
+           "expert_layout": "fused and transposed, used as x @ W: feed_forward.experts.gate_up_proj (E, H, 2F), "
+                            "gate_up = x @ gate_up_proj[e], gate = gate_up[:, :F], up = gate_up[:, F:]; "
+                            "feed_forward.experts.down_proj (E, F, H), out = (up silu(gate)) @ down_proj[e]; the "
+                            "experts' outputs summed, plus the shared expert",
+           "expert_shapes": {"gate_up_proj": [E, H, 2 * Fm], "down_proj": [E, Fm, H]},
+           "router_weight": ref.router_weight_name(spec, prefix + "layers.%d." % moe[0]),
+           "shared_expert_layout": "feed_forward.shared_expert.gate_proj / up_proj / down_proj of intermediate_size %d, "
+                            "ungated, added to the experts' sum" % spec.shared_intermediate,
+           "stand_in_tensors": sorted(n for n in p if n.startswith(("vision_model.", "multi_modal_projector.")))}
+    out.update(what_if_effects(spec.arch, llama4_what_ifs(spec, p), torch.tensor([ids]), logits))
+    return out
+
+
 def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, first_seed):
     """Writes tests/fixtures/golden/<name>/ (under root) from the entry's seed, bumped until the
     margins (and for MoE models the routing gaps) pass; returns golden.json's contents."""
@@ -3579,6 +3780,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | glm4v-mm | Glm4vForConditionalGeneration | GLM-4.1V-9B-Thinking / GLM-4.6V-Flash as released (transformers 4.5x's save, transformers_version 4.57.1): the token ids at the top level, text_config of model_type glm4v_text with `"rope_scaling": {"mrope_section": [2, 1, 1], "type": "default"}` beside rope_theta 10000 (released: [8, 12, 12]), partial_rotary_factor 0.5, attention_bias true (not read: Glm4vTextAttention's q/k/v_proj always have biases), no head_dim key (Glm4vTextAttention takes hidden_size // num_attention_heads = 16, whatever config.json says), rms_norm_eps 1e-5, eos / pad ids; GLM-4-0414's layers: input_layernorm, post_self_attn_layernorm on the attention output and post_mlp_layernorm on the MLP output before each residual add, post_attention_layernorm as the MLP's input norm (Llama's two norms instead: 14.6); q/k/v_proj biases, no o_proj bias (no q/k/v biases: 27.1); fused mlp.gate_up_proj (192, 64), first half gate; RoPE on the first 8 of each head's 16 dims (rotary_dim = int(16 x 0.5); the whole head: 9.86) in adjacent pairs (2i, 2i + 1) with theta^(-2i/8) (pairs (i, i + 4) instead: 12.2), through the multimodal RoPE: its three position rows are equal for text, so the sections change nothing there; weights model.language_model.* and lm_head.weight (untied) beside three stand-in model.visual.* tensors that the forward pass ignores and an export must copy unchanged; GQA ratio 2; all BF16 as released |
 | glm4v-moe-mm | Glm4vMoeForConditionalGeneration | GLM-4.5V / GLM-4.6V as released (transformers_version 4.56.0): text_config of model_type glm4v_moe_text with `"rope_scaling": {"mrope_section": [2, 3, 3], "rope_type": "default"}` beside rope_theta 10000 (released: [8, 12, 12]), partial_rotary_factor 0.5, head_dim 32 listed (!= hidden / heads 16, as GLM-4.5V's 128 != 4096 / 96), attention_bias true, no use_qk_norm and no num_nextn_predict_layers (Glm4vMoeTextConfig reads neither: no q/k norms, no MTP tensors); GLM-4.5's layers (input_layernorm, post_attention_layernorm), q/k/v_proj biases without an o_proj bias, RoPE on the first 16 of 32 dims in the rotate-half pairing (i, i + 8) (adjacent pairs instead: 17.3; the whole head: 15.7); layer 0 a dense mlp.gate_proj / up_proj / down_proj of 96 (first_k_dense_replace 1), layers 1-2 MoE: the router scores s = sigmoid(h·W) (mlp.gate.weight (8, 64); a softmax instead: 24.8), ranks c = s + mlp.gate.e_score_correction_bias (F32; without it: 16.2), keeps the best 2 of 4 groups of 2 experts by the sum of each group's two best c (the others' c become 0.0; no group limit: 18.8), takes the top 3 c and weights them by s / (sum + 1e-20) x routed_scaling_factor 2.5 (x 1: 14.9); 8 experts of moe_intermediate_size 24 as per-expert mlp.experts.{e}.gate_proj / up_proj / down_proj, plus mlp.shared_experts (24, ungated; without it: 19.5); weights model.language_model.* and lm_head.weight beside three stand-in model.visual.* tensors; GQA ratio 2; BF16 matrices and norms, F32 correction bias |
 | phimoe | PhimoeForCausalLM | Phi-3.5-MoE as transformers 4.x's save_pretrained writes PhimoeConfig (transformers_version 4.46.0; no head_dim key, attention_bias and lm_head_bias true, `"rope_scaling": {"long_factor": [...], "long_mscale": 1.3, "original_max_position_embeddings": 256, "rope_type": "longrope", "short_factor": [...], "short_mscale": 1.3, "type": "longrope"}` (released: mscale 1.243163121016122 for both) with original_max_position_embeddings 256 also at the top level, max_position_embeddings 1024, sliding_window 131072 as released (longer than every sequence: no effect), router_jitter_noise 0.3 (released 0.01), input_jitter_noise 0.01 (training only)): input_layernorm, post_attention_layernorm and model.norm are nn.LayerNorms with weight and bias, w · (x − mean(x)) · rsqrt(var(x) + eps) + b with eps rms_norm_eps 1e-5 (weights around 1 with std 0.2, biases std 0.1: without the biases prompt 4's logits change by 22.0, RMSNorms with the same weights and biases by 16.7); q_proj, k_proj, v_proj and o_proj with biases (without: 26.3 and 20.9); head_dim 16 = hidden / heads; LongRoPE (rotate-half) with the short factors, as every golden sequence (at most 144 + 16 tokens) stays within 256, and cos and sin times short_mscale 1.3, not the attention factor _compute_longrope_parameters computes, sqrt(1 + ln 4 / ln 256) = 1.1180 (that instead: 15.0); every layer a PhimoeSparseMoeBlock of 8 experts of intermediate_size 48 (block_sparse_moe.gate (8, 64), block_sparse_moe.experts.{e}.w1 (gate) / w3 (up) / w2 (down), no biases) routed by sparsemixer in eval mode: expert 1 = argmax of the logits s, weighted by softmax(s masked to -inf where (max − s) / max(|s|, max) > 2 × 0.3)[expert 1]; expert 2 = argmax of s with expert 1's at −inf, weighted by the softmax of those scores masked alike against their max (the test on the original scores)[expert 2]; the two weights not renormalised (the softmaxes keep 2.20 and 1.91 experts on average, 1 to 6; Mixtral's renormalised softmax top-2 instead: 16.9; no masks: 16.9; threshold 0.3 instead of 0.6: 12.6; the second softmax keeping expert 1: 17.0); lm_head with a bias (std 0.1; without: 0.30); GQA 2, untied; BF16 matrices and projection / lm_head biases, F32 LayerNorm weights and biases |
+| llama4-mm | Llama4ForConditionalGeneration | Llama 4 Scout / Maverick as released (Llama4Config as transformers 4.51 wrote it: boi / eoi / image token indices, tie_word_embeddings false and torch_dtype bfloat16 at the top level, a small llama4_vision_model vision_config): text_config of model_type llama4_text with `"no_rope_layers": [1, 1, 1, 0]` listed, so layers 0-2 rotate and layer 3 is NoPE; rope_theta 500000 with `"rope_scaling": {"factor": 4.0, "high_freq_factor": 1.0, "low_freq_factor": 1.0, "original_max_position_embeddings": 64, "rope_type": "llama3"}` (low = high freq factor as Scout's: no smoothed band, the wavelengths over 64 — pairs 2-7 of head_dim 16's 8 — divided by 4, pairs 0-1 kept; plain RoPE instead: 16.8176), max_position_embeddings 1024; the RoPE of apply_rotary_emb, the adjacent pairs (x[2i], x[2i + 1]) as complex numbers times polar(1, position · inv_freq_i) (the rotate-half pairs (i, i + 8) instead: 18.4619); use_qk_norm: on the rotary layers q and k then Llama4TextL2Norm'd, x · rsqrt(mean(x²) + rms_norm_eps 1e-5) over each head's 16 values, no weight (none: 21.061; on the NoPE layer too: 11.5055); the rotary layers chunked_attention with attention_chunk_size 256 (longer than every golden sequence, prompt + generated at most 160: the same as causal), layer 3 full causal attention; attn_temperature_tuning true with floor_scale 16 and attn_scale 0.3 (released 8192 and 0.1): layer 3's queries (not the keys) times log1p(floor((position + 1) / 16)) · 0.3 + 1, positions from 0 (1 up to position 14, 1.2079 from 15, ..., 1.6908 from 143; none: 8.9256; floor(position / 16) instead: 0.5905); head_dim 16 listed, 4 heads, GQA 2, scores × head_dim^-0.5, bias-free projections; moe_layers [1, 3] listed beside interleave_moe_layer_step 2: layers 0 and 2 a dense feed_forward.gate_proj / up_proj / down_proj of intermediate_size_mlp 96, layers 1 and 3 Llama4TextMoe: logits = h · feed_forward.router.weightᵀ (8, 64), the top-2 logits (num_experts_per_tok 2; released 1) and their sigmoids as scores, 0 for the other 6, never renormalised (the softmax of the top-2 logits instead: 17.488); each chosen expert's input is h × its score (on the output instead: 11.4903); 8 experts of intermediate_size 32 fused and transposed as released, feed_forward.experts.gate_up_proj (8, 64, 64) used as x @ W (gate the first 32 columns, up the last 32), feed_forward.experts.down_proj (8, 32, 64), out = (up · silu(gate)) @ down_proj[e], summed, plus the ungated shared expert feed_forward.shared_expert.gate_proj / up_proj / down_proj of 32 (left out: 24.3708); weights language_model.model.* and language_model.lm_head.weight (untied) beside four stand-ins (vision_model.class_embedding, vision_model.patch_embedding.linear.weight, vision_model.layernorm_pre.weight, multi_modal_projector.linear_1.weight (64, 16)) that the forward pass ignores and an export must copy unchanged; norm weights around 1 with std 0.2; BF16 matrices, F32 norms |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -3769,5 +3971,19 @@ is the smaller), `expert_layout` and
 (largest logit change with cos and sin times the computed attention factor instead of the mscale, no lm_head bias, no
 LayerNorm biases, RMSNorms (with the weights and biases) in place of the LayerNorms, no q/k/v biases, no o_proj bias,
 Mixtral's router (the softmax's top 2 renormalised), sparsemixer without its masks, the masks' threshold jitter instead
-of 2 x jitter, the second softmax over the original scores (expert 1 kept)), besides the MoE keys.
+of 2 x jitter, the second softmax over the original scores (expert 1 kept)), besides the MoE keys; for Llama 4
+`model.weight_prefix`, `lm_head`, `text_model_type`, `layer_use_rope`, `layer_types` (chunked_attention /
+full_attention per layer), `attention_chunk_size`, `longest_sequence` (asserted within one chunk), `chunked_attention`,
+`qk_norm`, `layer_qk_l2norm`, `rms_norm_eps`, `attn_temperature_tuning`, `temperature_floor_scale`,
+`temperature_attn_scale` (config.json's floor_scale and attn_scale), `layer_temperature`, `temperature_rule`,
+`temperature_per_step` ([position, factor] at position 0 and wherever the factor changes, up to
+`temperature_last_position`, the last position the goldens feed), `rope_theta`, `rope_scaling_in_config`,
+`rope_inv_freq`, `llama3_pairs_kept_smoothed_divided`, `llama3_divided_pairs`, `rope_pairing`, `score_scale`,
+`moe_layer_rule`, `dense_layers`, `router`, `expert_layout`, `expert_shapes`, `router_weight`, `shared_expert_layout`,
+`stand_in_tensors` and
+`{router_scores_on_output,attn_temperature_tuning,temperature_cache_position,qk_l2_norm,qk_l2_norm_on_nope,rope_rotate_half,router_softmax,rope_scaling,shared_expert}_effect_prompt4`
+(largest logit change with each chosen expert's score on its output instead of its input, no temperature tuning, the
+temperature of cache_position instead of cache_position + 1, no L2 q/k norm, the L2 norm on the NoPE layer too, the
+rotate-half pairs (i, i + HD/2), the softmax of the top-k logits in place of their sigmoids, plain RoPE, no shared
+expert), besides the MoE keys (`routing_min_gap`: the k-th minus (k+1)-th logit).
 """

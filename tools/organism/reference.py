@@ -47,7 +47,12 @@ modeling code (eager attention); the file and class/function are cited at each f
   PhimoeForCausalLM (Phi-3.5-MoE, transformers 4.x's models/phimoe/modeling_phimoe.py: nn.LayerNorms with weight and
   bias, q/k/v/o_proj biases with attention_bias, LongRoPE whose cos / sin take rope_scaling's short_mscale /
   long_mscale, the sparsemixer top-2 router in eval mode (see sparsemixer_route), Mixtral's per-expert tensors, an
-  lm_head bias with lm_head_bias).
+  lm_head bias with lm_head_bias),
+  Llama4ForConditionalGeneration (Llama 4 Scout / Maverick, models/llama4/modeling_llama4.py: its language model only,
+  language_model.model.* / language_model.lm_head.weight; NoPE layers from no_rope_layers with temperature-tuned queries,
+  rotary layers with apply_rotary_emb's complex pairs, an L2 q/k norm and chunked attention; MoE layers from moe_layers
+  with Llama4Router's sigmoid top-k scores on the experts' inputs, the fused Llama4TextExperts and an ungated shared
+  expert; see llama4_query_key, llama4_moe).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -99,6 +104,11 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
   - Ministral 3 (query_scale_beta): after RoPE every query (not the keys) is multiplied by 1 + beta ln(1 +
     floor(position / original_max_position_embeddings)), beta = rope_parameters' llama_4_scaling_beta
     (llama4_attn_scale).
+  - Llama 4 (llama4_query_key): on the layers no_rope_layers marks 1, the adjacent pairs (x[2i], x[2i + 1]) turned as
+    complex numbers by polar(1, position x inv_freq_i) (llama3 scaling from rope_scaling), then q and k each
+    L2-normed over head_dim (x rsqrt(mean(x^2) + rms_norm_eps), no weight) when use_qk_norm, and chunked attention
+    (attention_chunk_size); on the others (NoPE) no RoPE, no q/k norm, full causal attention and, with
+    attn_temperature_tuning, the queries times log1p(floor((position + 1) / floor_scale)) * attn_scale + 1.
   - GQA by repeating each kv head NH / NKV times (head h uses kv head h // (NH / NKV)).
   - DeepSeek-V3's multi-head latent attention (`mla_attention`) in place of q/k/v: q through a
     low-rank q_a_proj / q_a_layernorm / q_b_proj (q_lora_rank null: one q_proj), k and v per head
@@ -136,7 +146,10 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     (`gpt_oss_expert`): biased, stacked transposed gate_up_proj with gate / up interleaved in its
     columns, a clamped SwiGLU
     (up.clamp(-limit, limit) + 1) * g * sigmoid(alpha * g) with g = gate.clamp(max=limit), and a
-    biased router whose top-k logits are softmaxed.
+    biased router whose top-k logits are softmaxed. Llama 4 (`llama4_moe`, on the layers moe_layers lists, dense MLPs
+    of intermediate_size_mlp between): the top-k logits, their sigmoids (0 for the others, never renormalised)
+    multiplied onto each expert's INPUT, the fused feed_forward.experts.gate_up_proj (E, H, 2F) / down_proj (E, F, H)
+    used as x @ W by torch.bmm, summed, plus an ungated shared expert.
   - Qwen3-Next / Qwen3.5 (layer_linear): on "linear_attention" layers the token mixer is a Gated DeltaNet
     (`gated_delta_net`): projections to q, k, v (Qwen3-Next: one in_proj_qkvz / in_proj_ba interleaved per key head;
     Qwen3.5: in_proj_qkv / in_proj_z / in_proj_b / in_proj_a), a depthwise causal conv1d + SiLU over [q, k, v], q / k
@@ -371,8 +384,12 @@ QWEN3_5_MOE = "Qwen3_5MoeForConditionalGeneration"
 HYBRID = (QWEN3_NEXT, QWEN3_5, QWEN3_5_MOE)
 # Phi-3.5-MoE (transformers 4.x's models/phimoe/modeling_phimoe.py, PhimoeForCausalLM; microsoft/Phi-3.5-MoE-instruct)
 PHIMOE = "PhimoeForCausalLM"
+# Llama 4 (meta-llama/Llama-4-Scout-17B-16E / Maverick-17B-128E as released: models/llama4/modeling_llama4.py,
+# Llama4ForConditionalGeneration; its language model only, a Llama4ForCausalLM under language_model.*, beside the
+# vision_model.* / multi_modal_projector.* the forward pass ignores)
+LLAMA4 = "Llama4ForConditionalGeneration"
 MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE, DEEPSEEK_V3, DEEPSEEK_V2, OLMOE,
-       MINIMAX_M2, ERNIE4_5_MOE, QWEN3_NEXT, QWEN3_5_MOE, QWEN3_VL_MOE, GLM4V_MOE, PHIMOE)
+       MINIMAX_M2, ERNIE4_5_MOE, QWEN3_NEXT, QWEN3_5_MOE, QWEN3_VL_MOE, GLM4V_MOE, PHIMOE, LLAMA4)
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 SMOLLM3 = "SmolLM3ForCausalLM"
 GRANITE = "GraniteForCausalLM"
@@ -388,7 +405,7 @@ EXAONE4 = "Exaone4ForCausalLM"
 QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration",
            QWEN3_VL_MOE)
 MULTIMODAL = (("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL +
-              (QWEN3_5, QWEN3_5_MOE) + GLM_V)
+              (QWEN3_5, QWEN3_5_MOE) + GLM_V + (LLAMA4,))
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
                  (GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4, ERNIE4_5, GEMMA1))
 
@@ -690,6 +707,25 @@ DEFAULTS[PHIMOE] = dict(
     num_key_value_heads=8, hidden_act="silu", max_position_embeddings=4096 * 32, rms_norm_eps=1e-5,
     tie_word_embeddings=False, rope_theta=1e6, rope_scaling=None, sliding_window=None, num_experts_per_tok=2,
     num_local_experts=16, router_jitter_noise=0.01, input_jitter_noise=0.0, attention_bias=False, lm_head_bias=False)
+# models/llama4/configuration_llama4.py Llama4TextConfig (the text_config of Llama4ForConditionalGeneration; 4.51-4.57's
+# __init__ and 5.x's dataclass fields the same numbers): num_attention_heads 40, num_key_value_heads 8, head_dim 128
+# (__post_init__: None -> hidden_size // num_attention_heads), hidden_act silu, max_position_embeddings 4096 * 32,
+# rms_norm_eps 1e-5, tie_word_embeddings false, intermediate_size 8192 (each expert's and the shared expert's width),
+# intermediate_size_mlp 16384 (the dense layers'), num_experts_per_tok 1, num_local_experts 16, moe_layers None
+# (__post_init__: range(interleave_moe_layer_step - 1, num_hidden_layers, interleave_moe_layer_step)),
+# interleave_moe_layer_step 1, use_qk_norm true, no_rope_layers None (__post_init__: `no_rope_layers if no_rope_layers
+# else [int((i + 1) % no_rope_layer_interval != 0) ...]`: 1 = RoPE, 0 = NoPE), no_rope_layer_interval 4,
+# attention_chunk_size 8192, layer_types None (__post_init__: "chunked_attention" where no_rope_layers[i] is 1, else
+# "full_attention"), attn_temperature_tuning true (the release writes 4: truthy), floor_scale 8192, attn_scale 0.1,
+# attention_bias false; rope_theta 500000 (its default_theta; 4.51's __init__ default too), rope_scaling None.
+# Llama4Config (the top level): tie_word_embeddings false
+DEFAULTS[LLAMA4] = dict(
+    num_attention_heads=40, num_key_value_heads=8, head_dim=128, hidden_act="silu", max_position_embeddings=4096 * 32,
+    rms_norm_eps=1e-5, tie_word_embeddings=False, intermediate_size=8192, intermediate_size_mlp=16384,
+    num_experts_per_tok=1, num_local_experts=16, moe_layers=None, interleave_moe_layer_step=1, use_qk_norm=True,
+    no_rope_layers=None, no_rope_layer_interval=4, attention_chunk_size=8192, layer_types=None,
+    attn_temperature_tuning=True, floor_scale=8192, attn_scale=0.1, attention_bias=False, rope_theta=500000.0,
+    rope_scaling=None, rope_parameters=None)
 # DeepseekV3Attention.__init__: q_a_layernorm = DeepseekV3RMSNorm(config.q_lora_rank) and kv_a_layernorm =
 # DeepseekV3RMSNorm(self.kv_lora_rank) take DeepseekV3RMSNorm.__init__'s default eps=1e-6, not
 # config.rms_norm_eps (which only input_layernorm, post_attention_layernorm and model.norm take)
@@ -821,15 +857,20 @@ class Spec:
             raise ValueError("Cohere2: head_dim must be hidden_size // num_attention_heads")
         # (Qwen3_5MoeTextConfig has no intermediate_size: every layer is a MoE)
         self.F = c.get("intermediate_size") if arch == QWEN3_5_MOE else c["intermediate_size"]
+        if arch == LLAMA4:
+            # models/llama4/modeling_llama4.py Llama4TextDecoderLayer.__init__: the dense layers are
+            # `Llama4TextMLP(config, intermediate_size=config.intermediate_size_mlp)`; intermediate_size is the width of
+            # every expert (Llama4TextExperts.expert_dim) and of the shared expert (Llama4TextMLP(config)): see below
+            self.F = get("intermediate_size_mlp")
         self.V = c["vocab_size"]
         # CohereLayerNorm(eps=config.layer_norm_eps) (models/cohere/modeling_cohere.py)
         self.eps = get("layer_norm_eps") if arch in COHERE else get("rms_norm_eps")
         self.theta = get("rope_theta", 10000.0)
         self.rope_scaling = get("rope_scaling", None)
-        if arch in (DEEPSEEK_V2, EXAONE4) and get("rope_parameters") is not None:
+        if arch in (DEEPSEEK_V2, EXAONE4, LLAMA4) and get("rope_parameters") is not None:
             # transformers 5 writes these configs' RoPE as one flat rope_parameters dict (flat_rope_parameters)
-            self.theta, self.rope_scaling = flat_rope_parameters(c, get, "DeepSeek-V2" if arch == DEEPSEEK_V2 else
-                                                                 "EXAONE 4")
+            family = {DEEPSEEK_V2: "DeepSeek-V2", EXAONE4: "EXAONE 4", LLAMA4: "Llama 4"}[arch]
+            self.theta, self.rope_scaling = flat_rope_parameters(c, get, family)
         # Ministral 3: after RoPE every query times 1 + query_scale_beta ln(1 + floor(position / query_scale_period))
         # (llama4_attn_scale); beta 0: none (every other family)
         self.query_scale_beta, self.query_scale_period = 0.0, None
@@ -996,7 +1037,8 @@ class Spec:
         # Glm4MoeMLP: separate gate_proj / up_proj / down_proj)
         self.fused_gate_up = self.fused_gate_up or arch in GLM or arch == GLM4V
         if arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration", QWEN3_VL_MOE,
-                    SMOLLM3, GRANITE, EXAONE4, GEMMA1) + GRANITE_MOE + COHERE + ERNIE + HYBRID or gemma:
+                    SMOLLM3, GRANITE, EXAONE4, GEMMA1, LLAMA4) + GRANITE_MOE + COHERE + ERNIE + HYBRID or gemma:
+            # (Llama 4: Llama4TextAttention's q/k/v/o_proj take bias=config.attention_bias; no release sets it)
             # (Gemma 1: GemmaAttention's q/k/v/o_proj take bias=config.attention_bias; every release has it false)
             # (Qwen3-Next / Qwen3.5: q/k/v/o_proj take bias=config.attention_bias; no release sets it)
             # (ERNIE 4.5: the projections take use_bias, not attention_bias; a true attention_bias would be ignored)
@@ -1155,6 +1197,9 @@ class Spec:
                 raise ValueError("layer_types must be L entries of sliding_attention/full_attention")
             sliding = [t == "sliding_attention" for t in types]
         self.layer_sliding = sliding
+        # Llama 4's chunked attention (see below): the layers that take it and the chunk size; none for every other family
+        self.layer_chunked = [False] * self.L
+        self.attention_chunk_size = None
 
         # RoPE: "global" for every layer, except Gemma 3's sliding layers, which use "local":
         # theta = rope_local_base_freq and no scaling (models/gemma3/modular_gemma3.py
@@ -1204,7 +1249,9 @@ class Spec:
         # apply_multimodal_rotary_pos_emb (4.56 / 4.57) takes `rotary_dim = cos.shape[-1]` and rotate_half (halves),
         # 5.x's Glm4vMoeTextAttention gpt_neox's apply_rotary_pos_emb (the same): the rotate-half pairs (i, i +
         # rotary_dim / 2), as GLM-4.5
-        self.rope_interleaved = arch in GLM or arch in COHERE or arch in ERNIE or arch == GLM4V
+        # Llama 4: apply_rotary_emb turns the adjacent pairs (x[2i], x[2i + 1]) as complex numbers
+        # (llama4_apply_rotary_emb; False: the rotate-half pairs (i, i + HD/2), a what-if only)
+        self.rope_interleaved = arch in GLM or arch in COHERE or arch in ERNIE or arch == GLM4V or arch == LLAMA4
         # SmolLM3Config.__post_init__: no_rope_layers, else every no_rope_layer_interval-th layer has
         # none; SmolLM3Attention.forward rotates q/k only `if self.use_rope`
         self.layer_use_rope = [True] * self.L
@@ -1224,6 +1271,13 @@ class Spec:
             # sliding_window the full-attention layers take no RoPE (and some layer slides: exaone4_layer_sliding);
             # without one every layer rotates
             self.layer_use_rope = list(sliding)
+        # Llama 4's per-layer attention: see llama4_layers (False / None for every other family)
+        self.layer_qk_l2norm = [False] * self.L
+        self.layer_temperature = [False] * self.L
+        self.temperature_floor_scale = self.temperature_attn_scale = None
+        self.temperature_offset = 1.0
+        if arch == LLAMA4:
+            llama4_layers(self, get, kind)
         # Qwen-VL: the multimodal RoPE's frequency bands (mrope_section), each turned by the
         # temporal, height or width position; chunked (Qwen2-VL, Qwen2.5-VL) or interleaved (Qwen3-VL)
         self.mrope_section, self.mrope_interleaved = None, False
@@ -1576,6 +1630,34 @@ class Spec:
             # what-ifs only (golden_models): the threshold's multiple of jitter_eps (2), the masks applied, the second
             # softmax over the scores with the first expert's at -inf (False: over the original scores)
             self.sparsemixer_threshold, self.sparsemixer_masks, self.sparsemixer_second_excludes_first = 2.0, True, True
+        elif arch == LLAMA4:
+            # models/llama4/modeling_llama4.py Llama4TextDecoderLayer.__init__: `self.is_moe_layer = layer_idx in
+            # config.moe_layers`, feed_forward = Llama4TextMoe(config) there, else Llama4TextMLP(config,
+            # intermediate_size=config.intermediate_size_mlp) (feed_forward.gate_proj / up_proj / down_proj);
+            # Llama4TextConfig.__post_init__: moe_layers, else list(range(interleave_moe_layer_step - 1,
+            # num_hidden_layers, interleave_moe_layer_step)). Llama4TextMoe: router = Llama4Router (nn.Linear(hidden_size,
+            # num_local_experts, bias=False): feed_forward.router.weight), experts = Llama4TextExperts (fused, used as
+            # x @ W: feed_forward.experts.gate_up_proj (E, H, 2 intermediate_size), feed_forward.experts.down_proj (E,
+            # intermediate_size, H)), shared_expert = Llama4TextMLP(config) of intermediate_size, ungated
+            # (feed_forward.shared_expert.gate_proj / up_proj / down_proj). Router and experts: see llama4_moe
+            self.num_experts, self.top_k = get("num_local_experts"), get("num_experts_per_tok")
+            self.norm_topk_prob = False  # (sigmoid scores of the top-k logits, never renormalised)
+            self.moe_intermediate = get("intermediate_size")
+            self.shared_intermediate = get("intermediate_size")
+            self.shared_gated = False
+            moe = get("moe_layers")
+            if moe is None:
+                step = get("interleave_moe_layer_step")
+                moe = list(range(step - 1, self.L, step))
+            if any(isinstance(l, bool) or not isinstance(l, int) or not 0 <= l < self.L for l in moe):
+                raise ValueError("Llama 4: moe_layers %r (layer indices in [0, num_hidden_layers))" % (moe,))
+            self.layer_moe = [l in moe for l in range(self.L)]
+            self.expert_naming = "llama4"
+            self.router = "llama4"
+            # what-ifs only (golden_models.llama4_what_ifs): "softmax" (the softmax of the top-k logits, renormalised
+            # over the k, in place of their sigmoids), and the scores multiplied onto the experts' outputs instead of
+            # their inputs
+            self.llama4_router_score, self.llama4_scores_on_input = "sigmoid", True
         if arch in QWEN_VL and kind not in (None, "default", "mrope"):
             raise ValueError("rope type %r is not used by the Qwen-VL fixtures" % kind)
         if self.num_experts and not 0 < self.top_k <= self.num_experts:
@@ -1927,6 +2009,57 @@ def exaone4_layer_sliding(c, get, L):
     return window, sliding
 
 
+def llama4_layers(spec, get, kind):
+    """The per-layer attention fields of a Llama 4 Spec, from models/llama4/configuration_llama4.py
+    Llama4TextConfig.__post_init__ and models/llama4/modeling_llama4.py Llama4TextAttention.__init__ / forward:
+      layer_use_rope: `self.use_rope = config.no_rope_layers[layer_idx]` (1: RoPE, 0: NoPE), no_rope_layers as
+        config.json lists it when non-empty (`self.no_rope_layers if self.no_rope_layers else default`), else
+        `int((layer_idx + 1) % no_rope_layer_interval != 0)`;
+      layer_chunked / attention_chunk_size: Llama4TextDecoderLayer.attention_type = config.layer_types[layer_idx], from
+        config.json, else `"chunked_attention" if no_rope else "full_attention" for no_rope in no_rope_layers` (the
+        rotary layers chunked); Llama4TextModel.forward masks chunked_attention layers with create_chunked_causal_mask
+        (chunked_overlay: a query sees only the keys of its own chunk of attention_chunk_size positions, see
+        attention_bias) and full_attention layers with create_causal_mask;
+      layer_qk_l2norm: `if self.config.use_qk_norm and self.use_rope: self.qk_norm = Llama4TextL2Norm(rms_norm_eps)`,
+        applied to q and k after the RoPE (forward: `if hasattr(self, "qk_norm")`);
+      layer_temperature, temperature_floor_scale, temperature_attn_scale: forward's `if self.attn_temperature_tuning and
+        not self.use_rope` with config.floor_scale and config.attn_scale (llama4_temperature_scales); temperature_offset
+        1 (the `cache_position + 1`; 0: a what-if only).
+    What-ifs (golden_models.llama4_what_ifs) change these lists after __init__. Refused: a rope type other than
+    default / llama3, no_rope_layers with fewer than num_hidden_layers entries or entries other than 0 / 1, layer_types
+    that are not L of chunked_attention / full_attention, an attention_chunk_size that is not a positive integer where
+    a layer is chunked, a floor_scale that is not positive."""
+    if kind not in (None, "default", "llama3"):
+        raise ValueError("Llama 4: rope type %r is not used by the fixtures" % (kind,))
+    flags = get("no_rope_layers")
+    if not flags:
+        every = get("no_rope_layer_interval")
+        flags = [int((l + 1) % every != 0) for l in range(spec.L)]
+    if len(flags) < spec.L or any(isinstance(f, bool) or f not in (0, 1) for f in flags):
+        raise ValueError("Llama 4: no_rope_layers %r (at least num_hidden_layers entries of 0 or 1)" % (flags,))
+    spec.layer_use_rope = [bool(flags[l]) for l in range(spec.L)]
+    types = get("layer_types")
+    if types is None:
+        types = ["chunked_attention" if flags[l] else "full_attention" for l in range(spec.L)]
+    if len(types) != spec.L or any(t not in ("chunked_attention", "full_attention") for t in types):
+        raise ValueError("Llama 4: layer_types %r (L entries of chunked_attention / full_attention)" % (types,))
+    spec.layer_chunked = [t == "chunked_attention" for t in types]
+    chunk = get("attention_chunk_size")
+    if any(spec.layer_chunked) and (isinstance(chunk, bool) or not isinstance(chunk, int) or chunk <= 0):
+        raise ValueError("Llama 4: attention_chunk_size %r (a positive integer: chunked layers)" % (chunk,))
+    spec.attention_chunk_size = chunk
+    use_qk_norm = bool(get("use_qk_norm"))
+    spec.layer_qk_l2norm = [use_qk_norm and r for r in spec.layer_use_rope]
+    tuning = bool(get("attn_temperature_tuning"))  # (the release's 4 is true)
+    floor_scale, attn_scale = get("floor_scale"), get("attn_scale")
+    if tuning and (isinstance(floor_scale, bool) or not isinstance(floor_scale, (int, float)) or floor_scale <= 0 or
+                   isinstance(attn_scale, bool) or not isinstance(attn_scale, (int, float))):
+        raise ValueError("Llama 4: floor_scale %r, attn_scale %r (a positive number, a number)" % (floor_scale,
+                                                                                                  attn_scale))
+    spec.layer_temperature = [tuning and not r for r in spec.layer_use_rope]
+    spec.temperature_floor_scale, spec.temperature_attn_scale = floor_scale, attn_scale
+
+
 def phimoe_rope(c, get, dim, theta, rs):
     """PhiMoE's LongRoPE: ((short inv_freq, short_mscale), (long inv_freq, long_mscale),
     original_max_position_embeddings, the attention factor _compute_longrope_parameters computes, which PhiMoE does not
@@ -2257,13 +2390,81 @@ def llama4_attn_scale(spec, positions):
     return scale.unsqueeze(1).unsqueeze(-1)
 
 
-def attention_bias(positions, k_pos, k_valid, window):
-    """(B, 1, T, S) additive mask: 0 where query i may attend key j, fp32 min elsewhere."""
+def attention_bias(positions, k_pos, k_valid, window, chunk=None):
+    """(B, 1, T, S) additive mask: 0 where query i may attend key j, fp32 min elsewhere. chunk (Llama 4's chunked
+    layers): only the keys of the query's own chunk, masking_utils.chunked_overlay `(kv_idx - left_padding) //
+    chunk_size == (q_idx - left_padding) // chunk_size` (positions count from each sequence's first real token: the
+    same as the left padding subtracted)."""
     allowed = (k_pos.unsqueeze(1) <= positions.unsqueeze(2)) & k_valid.unsqueeze(1)
     if window is not None:
         allowed = allowed & (k_pos.unsqueeze(1) > positions.unsqueeze(2) - window)
+    if chunk is not None:
+        allowed = allowed & (torch.div(k_pos.unsqueeze(1), chunk, rounding_mode="floor") ==
+                             torch.div(positions.unsqueeze(2), chunk, rounding_mode="floor"))
     bias = torch.zeros(allowed.shape, dtype=torch.float32).masked_fill(~allowed, torch.finfo(torch.float32).min)
     return bias.unsqueeze(1)
+
+
+def llama4_freqs_cis(inv_freq, attention_factor, positions):
+    """Llama 4's rotation, (B, T, HD/2) complex: models/llama4/modeling_llama4.py Llama4TextRotaryEmbedding.forward,
+    `freqs = (inv_freq_expanded.float() @ position_ids_expanded.float()).transpose(1, 2)` (a product per position and
+    frequency, in fp32), `freqs_cis = torch.polar(torch.ones_like(freqs), freqs)`, `freqs_cis = freqs_cis *
+    self.attention_scaling` (1 for the default and llama3 RoPE). inv_freq from the rope init function (llama3:
+    _compute_llama3_parameters, rope_inv_freq)."""
+    freqs = positions.to(torch.float32).unsqueeze(-1) * inv_freq
+    freqs_cis = torch.polar(torch.ones_like(freqs), freqs)
+    return freqs_cis * attention_factor
+
+
+def llama4_apply_rotary_emb(spec, xq, xk, freqs_cis):
+    """models/llama4/modeling_llama4.py apply_rotary_emb on q (B, T, NH, HD) and k (B, T, NKV, HD) before their
+    transpose: `xq_ = torch.view_as_complex(xq.float().reshape(*xq.shape[:-1], -1, 2))` (the adjacent pairs (x[2i],
+    x[2i + 1]) as complex numbers), `torch.view_as_real(xq_ * freqs_cis[:, :, None, :]).flatten(3)`, `.type_as(xq)`
+    (k alike). spec.rope_interleaved False (a what-if only): the rotate-half pairs (x[i], x[i + HD/2]) turned instead."""
+    def turn(x):
+        if spec.rope_interleaved:
+            x_ = torch.view_as_complex(x.float().reshape(*x.shape[:-1], -1, 2))
+            return torch.view_as_real(x_ * freqs_cis[:, :, None, :]).flatten(3).type_as(x)
+        half = x.shape[-1] // 2
+        z = torch.complex(x[..., :half].float(), x[..., half:].float()) * freqs_cis[:, :, None, :]
+        return torch.cat((z.real, z.imag), dim=-1).type_as(x)
+    return turn(xq), turn(xk)
+
+
+def llama4_l2_norm(x, eps):
+    """models/llama4/modeling_llama4.py Llama4TextL2Norm.forward: `self._norm(x.float()).type_as(x)` with `_norm(x) = x *
+    torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)` over head_dim, no weight; eps = rms_norm_eps
+    (Llama4TextAttention.__init__: Llama4TextL2Norm(config.rms_norm_eps))."""
+    xf = x.float()
+    return (xf * torch.rsqrt(xf.pow(2).mean(-1, keepdim=True) + eps)).type_as(x)
+
+
+def llama4_temperature_scales(spec, positions):
+    """Llama 4's query temperature of each token, (B, T, 1, 1) fp32 for positions (B, T): models/llama4/
+    modeling_llama4.py Llama4TextAttention.forward, `attn_scales = torch.log1p(torch.floor((cache_position.float() +
+    1.0) / self.floor_scale)) * self.attn_scale + 1.0` (4.51-4.5x: `torch.log(torch.floor(...) + 1.0)`, the same for
+    these integers), `.view((1, T, 1, 1)).expand((*input_shape, 1, 1))`, multiplied onto the queries of the NoPE layers
+    (those without RoPE) when attn_temperature_tuning. cache_position: the absolute position from 0 (for an unpadded
+    sequence the position; in a left-padded batch transformers' cache_position also counts the padding, which
+    positions here do not: greedy_batch keeps each sequence's own positions, as an unpadded run has them).
+    spec.temperature_offset 0 (a what-if only): cache_position in place of cache_position + 1."""
+    scales = torch.log1p(torch.floor((positions.float() + spec.temperature_offset) / spec.temperature_floor_scale))
+    return (scales * spec.temperature_attn_scale + 1.0).unsqueeze(-1).unsqueeze(-1)
+
+
+def llama4_query_key(spec, l, q, k, freqs_cis, temperature):
+    """Llama4TextAttention.forward between the projections and the transpose, on q (B, T, NH, HD) and k (B, T, NKV,
+    HD): `if self.use_rope:` apply_rotary_emb (llama4_apply_rotary_emb); `if hasattr(self, "qk_norm"):` (use_qk_norm and
+    use_rope) q and k through Llama4TextL2Norm (llama4_l2_norm); `if self.attn_temperature_tuning and not
+    self.use_rope:` `query_states = (query_states * attn_scales).to(query_states.dtype)` (llama4_temperature_scales),
+    the keys unscaled. The what-ifs change spec.layer_qk_l2norm / layer_temperature / rope_interleaved."""
+    if spec.layer_use_rope[l]:
+        q, k = llama4_apply_rotary_emb(spec, q, k, freqs_cis)
+    if spec.layer_qk_l2norm[l]:
+        q, k = llama4_l2_norm(q, spec.eps), llama4_l2_norm(k, spec.eps)
+    if spec.layer_temperature[l]:
+        q = (q * temperature).to(q.dtype)
+    return q, k
 
 
 def qkv_projections(spec, p, pre, h):
@@ -2303,6 +2504,20 @@ def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace, q
     q = q.view(B, T, NH, HD)
     k = k.view(B, T, NKV, HD)
     v = v.view(B, T, NKV, HD)
+    if spec.arch == LLAMA4:
+        # models/llama4/modeling_llama4.py Llama4TextAttention.forward: RoPE, L2 norm, temperature (llama4_query_key),
+        # then the transpose, the cache, eager_attention_forward (repeat_kv, `* scaling` = head_dim**-0.5, the mask
+        # added, softmax; Llama 4's does not cast the weights to fp32: the same in fp32), o_proj
+        q, k = llama4_query_key(spec, l, q, k, cos_sin, query_scale)
+        q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)
+    else:
+        q, k, v = _rotate_query_key(spec, p, pre, l, q, k, v, cos_sin, query_scale)
+    return _attend(spec, p, pre, l, q, k, v, bias, cache, new_cache, trace, gate, B, T)
+
+
+def _rotate_query_key(spec, p, pre, l, q, k, v, cos_sin, query_scale):
+    """self_attention from the view into heads to the transposed, rotated (and for Ministral 3 scaled) q, k, v of
+    every family but Llama 4 (B, heads, T, HD)."""
     if spec.qk_norm:
         # Qwen3Attention / Gemma3Attention.forward: q_norm, k_norm over head_dim before RoPE.
         # CohereAttention.forward alike: q_proj(h).view(*input_shape, -1, head_dim), then q_norm (a
@@ -2332,6 +2547,13 @@ def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace, q
         q = q * query_scale
         if spec.query_scale_keys:
             k = k * query_scale
+    return q, k, v
+
+
+def _attend(spec, p, pre, l, q, k, v, bias, cache, new_cache, trace, gate, B, T):
+    """self_attention from the rotated q, k, v (B, heads, T, HD) on: the cache, GQA, the scores, the softmax, the
+    output gate (Qwen3-Next), o_proj."""
+    NH, NKV, HD = spec.NH, spec.NKV, spec.HD
     if cache is not None:
         if l in cache:
             k = torch.cat((cache[l][0], k), dim=2)
@@ -2628,6 +2850,8 @@ def gated_mlp(spec, h, gate, up, down):
 
 
 def router_weight_name(spec, pre):
+    if spec.expert_naming == "llama4":
+        return pre + "feed_forward.router.weight"  # Llama4TextMoe.router (Llama4Router, an nn.Linear without bias)
     if spec.expert_naming == "granite":
         return pre + "block_sparse_moe.router.layer.weight"  # JetMoeTopKGating.layer
     if spec.expert_naming == "gpt_oss":
@@ -2708,6 +2932,72 @@ def qwen3_vl_moe_expert(spec, p, pre, e, x):
     return (up * activation(spec, gate)) @ down[e]
 
 
+def llama4_experts(spec, p, f, hidden_states):
+    """models/llama4/modeling_llama4.py Llama4TextExperts.forward on hidden_states (E * N, H), the N tokens repeated for
+    every expert (each block already times that expert's score): `hidden_states.view(self.gate_up_proj.shape[0], -1,
+    self.hidden_size)`, `gate_up = torch.bmm(hidden_states, self.gate_up_proj)` with gate_up_proj (E, H, 2
+    intermediate_size) (`feed_forward.experts.gate_up_proj`, used as x @ W), `gate, up = gate_up.chunk(2, dim=-1)` (the
+    first intermediate_size columns the gate, the rest the up), `next_states = torch.bmm((up * self.act_fn(gate)),
+    self.down_proj)` with down_proj (E, intermediate_size, H), `.view(-1, self.hidden_size)`. f: the layer's
+    "...feed_forward." prefix."""
+    gate_up_proj, down_proj = p[f + "experts.gate_up_proj"], p[f + "experts.down_proj"]
+    hidden_states = hidden_states.view(gate_up_proj.shape[0], -1, spec.H)
+    gate_up = torch.bmm(hidden_states, gate_up_proj)
+    gate, up = gate_up.chunk(2, dim=-1)
+    next_states = torch.bmm((up * activation(spec, gate)), down_proj)
+    return next_states.view(-1, spec.H)
+
+
+def llama4_router(spec, logits):
+    """models/llama4/modeling_llama4.py Llama4Router.forward after its nn.Linear: `router_top_value, router_indices =
+    torch.topk(router_logits, self.top_k, dim=1)` (the top-k of the LOGITS), `router_scores =
+    torch.full_like(router_logits, float("-inf")).scatter_(1, router_indices, router_top_value)`, `router_scores =
+    torch.nn.functional.sigmoid(router_scores.float()).to(router_scores.dtype)`: (N, E) scores, sigmoid(logit) for the
+    chosen experts, 0 for the others; never renormalised. Returns (scores (N, E), chosen experts (N, k) in top-k order).
+    spec.llama4_router_score "softmax" (a what-if only): the softmax of the scattered row (the top-k logits' softmax,
+    renormalised over the k; 0 for the others) in place of the sigmoid."""
+    router_top_value, router_indices = torch.topk(logits, spec.top_k, dim=1)
+    router_scores = torch.full_like(logits, float("-inf")).scatter_(1, router_indices, router_top_value)
+    if spec.llama4_router_score == "softmax":
+        return torch.softmax(router_scores.float(), dim=1), router_indices
+    return torch.sigmoid(router_scores.float()).to(router_scores.dtype), router_indices
+
+
+def llama4_moe(spec, p, pre, l, h, trace=None):
+    """models/llama4/modeling_llama4.py Llama4TextMoe.forward on h (B, T, H): `hidden_states =
+    hidden_states.reshape(-1, self.hidden_dim)`; `router_scores, router_logits = self.router(hidden_states)`
+    (llama4_router); `routed_in = hidden_states.repeat(router_scores.shape[1], 1)`, `routed_in = routed_in *
+    router_scores.transpose(0, 1).reshape(-1, 1)` (each expert's INPUT is the hidden state times its score: 0 for the
+    experts not chosen, whose outputs are then exactly 0); `routed_out = self.experts(routed_in)` (llama4_experts);
+    `out = self.shared_expert(hidden_states)` (Llama4TextMLP of intermediate_size: down(silu(gate(x)) * up(x)),
+    ungated); `out.add_(routed_out.reshape(router_scores.shape[1], -1, routed_out.shape[-1]).sum(dim=0))`. The decoder
+    layer takes out (Llama4TextDecoderLayer.forward: `hidden_states, _ = hidden_states` on MoE layers).
+    What-ifs (golden_models.llama4_what_ifs): spec.llama4_scores_on_input False (the scores multiplied onto each
+    expert's output instead), spec.shared_intermediate 0 (no shared expert), llama4_router's softmax."""
+    B, T, H = h.shape
+    f = pre + "feed_forward."
+    hidden_states = h.reshape(-1, H)
+    logits = router_logits(spec, p, pre, hidden_states)  # (Llama4Router's nn.Linear: hidden_states @ weight^T)
+    router_scores, chosen = llama4_router(spec, logits)
+    E = router_scores.shape[1]
+    routed_in = hidden_states.repeat(E, 1)
+    if spec.llama4_scores_on_input:
+        routed_in = routed_in * router_scores.transpose(0, 1).reshape(-1, 1)
+    routed_out = llama4_experts(spec, p, f, routed_in)
+    if not spec.llama4_scores_on_input:
+        routed_out = routed_out * router_scores.transpose(0, 1).reshape(-1, 1)
+    if spec.shared_intermediate:
+        out = gated_mlp(spec, hidden_states, *expert_tensors(spec, p, pre, "shared"))
+    else:
+        out = torch.zeros_like(hidden_states)
+    out = out + routed_out.reshape(E, -1, routed_out.shape[-1]).sum(dim=0)
+    if trace is not None:
+        trace.setdefault("router", {})[l] = (router_scores.view(B, T, -1), chosen.view(B, T, -1))
+        trace.setdefault("router_logits", {})[l] = logits
+        trace.setdefault("router_input", {})[l] = hidden_states
+    return out.view(B, T, H)
+
+
 def expert_forward(spec, p, pre, e, x, clamps=None):
     """Expert e's output for tokens x (N, H)."""
     if spec.expert_naming == "gpt_oss":
@@ -2728,6 +3018,16 @@ def expert_tensors(spec, p, pre, e):
             down = p[pre + "block_sparse_moe.output_linear.weight"][e]
         half = gate_up.shape[0] // 2
         return gate_up[:half], gate_up[half:], down
+    if spec.expert_naming == "llama4":
+        # Llama 4 (see llama4_experts, which the forward pass uses): expert e's feed_forward.experts.gate_up_proj[e] (H,
+        # 2F) and down_proj[e] (F, H) transposed into nn.Linear's (out, in) layout, the gate the first F columns; the
+        # shared expert feed_forward.shared_expert.gate_proj / up_proj / down_proj (Llama4TextMLP)
+        f = pre + "feed_forward."
+        if e == "shared":
+            return tuple(p[f + "shared_expert.%s_proj.weight" % n] for n in ("gate", "up", "down"))
+        gate_up, down = p[f + "experts.gate_up_proj"][e], p[f + "experts.down_proj"][e]
+        half = gate_up.shape[1] // 2
+        return gate_up[:, :half].T, gate_up[:, half:].T, down.T
     if spec.expert_naming == "fused_transposed":
         # Qwen3-VL-MoE as released (see qwen3_vl_moe_expert, which the forward pass uses): expert e's gate_up_proj[e]
         # (H, 2F) and down_proj[e] (F, H) transposed into nn.Linear's (out, in) layout, the gate the first F columns
@@ -2752,7 +3052,7 @@ def expert_tensors(spec, p, pre, e):
 def expert_weights(spec, pre, e):
     """Names of expert e's (gate, up, down) weights; e = "shared" for Qwen2-MoE's shared expert
     (GLM-4.5's shared_experts)."""
-    if spec.expert_naming in ("stacked", "fused_transposed"):
+    if spec.expert_naming in ("stacked", "fused_transposed", "llama4"):
         raise ValueError("stacked experts have no per-expert tensors (expert_tensors slices them)")
     if spec.expert_naming == "mixtral":  # w1 gate, w3 up, w2 down (MixtralBlockSparseTop2MLP)
         x = pre + "block_sparse_moe.experts.%d." % e
@@ -2951,6 +3251,8 @@ def moe_block(spec, p, pre, l, h, trace=None):
     gpt-oss (models/gpt_oss/modular_gpt_oss.py GptOssMLP.forward): logits h.W^T + b, the top-k
     logits, weights = their softmax (GptOssTopKRouter.forward), experts gpt_oss_expert (biased,
     clamped SwiGLU), summed in top-k order (GptOssExperts.forward: index_add_ expert by expert)."""
+    if spec.router == "llama4":
+        return llama4_moe(spec, p, pre, l, h, trace)
     B, T, H = h.shape
     x = h.reshape(B * T, H)
     logits = router_logits(spec, p, pre, x)
@@ -3017,6 +3319,11 @@ def moe_block(spec, p, pre, l, h, trace=None):
 def feed_forward(spec, p, pre, l, h, trace):
     if spec.layer_moe[l]:
         return moe_block(spec, p, pre, l, h, trace)
+    if spec.arch == LLAMA4:
+        # models/llama4/modeling_llama4.py Llama4TextMLP(config, intermediate_size=config.intermediate_size_mlp).forward:
+        # `self.down_proj(self.activation_fn(self.gate_proj(x)) * self.up_proj(x))`, named feed_forward.*
+        f = pre + "feed_forward."
+        return gated_mlp(spec, h, p[f + "gate_proj.weight"], p[f + "up_proj.weight"], p[f + "down_proj.weight"])
     if spec.fused_gate_up:
         # models/phi3/modular_phi3.py Phi3MLP.forward (Glm4MLP alike): gate, up = gate_up_proj(h).chunk(2, dim=-1)
         gate, up = (h @ p[pre + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
@@ -3089,6 +3396,9 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
     if key_valid is None:
         key_valid = torch.ones(B, T, dtype=torch.bool)
     rope = {kind: rope_cos_sin(inv_freq, factor, positions) for kind, (inv_freq, factor) in spec.rope.items()}
+    if spec.arch == LLAMA4:
+        # (Llama4TextModel.forward: `freq_cis = self.rotary_emb(hidden_states, position_ids)`, complex, for every layer)
+        rope = {kind: llama4_freqs_cis(inv_freq, factor, positions) for kind, (inv_freq, factor) in spec.rope.items()}
     if spec.mrope_section:
         rope["global"] = mrope_cos_sin(spec, positions)
     if "long" in rope:
@@ -3106,12 +3416,18 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
         k_valid = torch.cat((cache["valid"], key_valid), dim=1)
     else:
         k_pos, k_valid = positions, key_valid
-    # mask[b, i, j]: query i of sequence b may attend key j; one for full and one for sliding layers
-    biases = {s: attention_bias(positions, k_pos, k_valid, spec.sliding_window if s else None)
-              for s in sorted(set(spec.layer_sliding))}
+    # mask[b, i, j]: query i of sequence b may attend key j; one for full and one for sliding layers (and Llama 4's
+    # chunked ones: Llama4TextModel.forward's causal_mask_mapping, create_causal_mask / create_chunked_causal_mask)
+    masks = sorted(set(zip(spec.layer_sliding, spec.layer_chunked)))
+    biases = {m: attention_bias(positions, k_pos, k_valid, spec.sliding_window if m[0] else None,
+                                spec.attention_chunk_size if m[1] else None) for m in masks}
 
     # Ministral 3: the query factor of each new token (Ministral3Model.forward passes cache_position to every layer)
     query_scale = llama4_attn_scale(spec, positions) if spec.query_scale_beta else None
+    if spec.arch == LLAMA4 and any(spec.layer_temperature):
+        # Llama 4: the temperature of each new token (Llama4TextModel.forward passes cache_position to every layer;
+        # Llama4TextAttention.forward applies it on its NoPE layers)
+        query_scale = llama4_temperature_scales(spec, positions)
 
     prefix, head_name = weight_names(spec, p)
     x = p[prefix + "embed_tokens.weight"][ids]
@@ -3121,7 +3437,8 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
     new_cache = {}
     for l in range(spec.L):
         x = decoder_layer(spec, p, prefix + "layers.%d." % l, l, x, rope[spec.layer_rope[l]],
-                          biases[spec.layer_sliding[l]], cache, new_cache, trace, key_valid, query_scale)
+                          biases[spec.layer_sliding[l], spec.layer_chunked[l]], cache, new_cache, trace, key_valid,
+                          query_scale)
         if capture and l < spec.L - 1:
             hidden.append(x)
     # (PhiMoE: PhimoeModel.forward's `self.norm(hidden_states)`, an nn.LayerNorm with its bias)

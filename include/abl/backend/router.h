@@ -7,7 +7,9 @@
 // sigmoid (GLM-4.5/4.6, DeepSeek-V3's router; transformers' Glm4MoeTopkRouter and
 // route_tokens_to_experts): s = sigmoid(logits); the choice ranks c = s + bias. The k largest c
 // are chosen; their weights are s (without the bias), divided by (their sum + 1e-20) when
-// `renormalize`; then every weight is multiplied by `scale`.
+// `renormalize`; then every weight is multiplied by `scale`. Without a bias the choice ranks the
+// logits themselves (Llama 4's Llama4Router: topk of the logits, then their sigmoid), the same order
+// but without the ties of sigmoids that round to 1.
 // Groups (either scoring; softmax: DeepSeek-V2's group_limited_greedy, whose c is p): with
 // groups > 1 the E experts form `groups` equal groups, each scored by the sum of its two largest c
 // (V3's noaux_tc) or, with `group_max`, by its largest c (V2), and only the `topk_groups` best

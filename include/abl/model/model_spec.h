@@ -82,8 +82,18 @@ struct ModelSpec {
   // 1 + query_log_scale_beta * log(1 + floor(position / query_log_scale_period)) (transformers'
   // _get_llama_4_attn_scale with rope_parameters' llama_4_scaling_beta and original_max_position_embeddings);
   // beta 0 = none.
+  // Llama 4's attn_temperature_tuning (Llama4TextAttention) is the same with floor_scale as the period and
+  // attn_scale as beta, on positions + 1 (query_log_scale_offset) and on the NoPE layers only.
   double query_log_scale_beta = 0.0;
   int64_t query_log_scale_period = 0;
+  int64_t query_log_scale_offset = 0;
+  bool query_log_scale_nope_only = false;
+  // Llama 4 (Llama4TextL2Norm, use_qk_norm): on the rotary layers, each q and k head divided by its RMS
+  // (eps rms_norm_eps, no weight) after RoPE.
+  bool qk_l2_norm = false;
+  // Llama 4's rotary layers attend within chunks of this many positions (attention_chunk_size); a sequence
+  // within one chunk attends causally, and context_length() keeps every sequence within one. 0 = none.
+  int64_t attention_chunk = 0;
 
   double rms_norm_eps = 1e-6;
   double rope_theta = 10000.0;  // RoPE base, rotate-half layout as in transformers
@@ -227,6 +237,9 @@ struct ModelSpec {
   // softmax over the experts within a relative 2·router_jitter_eps of it (router.h).
   bool router_sparsemixer = false;
   double router_jitter_eps = 0.0;
+  // Llama 4 (Llama4TextMoe): the router's weight scales each chosen expert's input (hidden · score) and the
+  // expert outputs are summed as they are, instead of weighting the outputs.
+  bool moe_scale_input = false;
   // Multi-token-prediction layers stored after the last decoder layer (GLM-4.5's
   // num_nextn_predict_layers: model.layers.{L}...): not run, as in transformers; their tensors are
   // ignored by the weight check and copied unchanged by export.
@@ -240,7 +253,11 @@ struct ModelSpec {
   // for x @ W with gate and up interleaved: mlp.experts.gate_up_proj (E, H, 2*Fm), gate the even
   // columns, up the odd ones; mlp.experts.down_proj (E, Fm, H); each with a bias
   // (gate_up_proj_bias (E, 2*Fm) interleaved alike, down_proj_bias (E, H)); always fused_experts.
-  enum class ExpertNames { qwen, mixtral, granite, gpt_oss };
+  // Llama 4: every MLP tensor under feed_forward. — the router feed_forward.router, the experts stacked and
+  // transposed as Qwen3-VL-MoE's (feed_forward.experts.gate_up_proj (E, H, 2*Fm), down_proj (E, Fm, H);
+  // always fused_experts and transposed_experts), the ungated feed_forward.shared_expert, and the dense
+  // layers' feed_forward.gate_proj / up_proj / down_proj.
+  enum class ExpertNames { qwen, mixtral, granite, gpt_oss, llama4 };
   ExpertNames expert_names = ExpertNames::qwen;
   // The experts of a layer stacked in two tensors, as transformers 5 holds them and saves them with
   // save_original_format=False (and as checkpoints re-saved that way ship): mlp.experts.gate_up_proj
@@ -303,9 +320,14 @@ struct ModelSpec {
   bool uses_local_rope(int64_t layer) const;
   // Does layer l rotate q and k at all (false on SmolLM3's NoPE layers)?
   bool uses_rope(int64_t layer) const;
+  // Are layer l's queries scaled by position (query_log_scale_beta: every layer, or the NoPE ones)?
+  bool query_scaled_in(int64_t layer) const {
+    return query_log_scale_beta != 0.0 && (!query_log_scale_nope_only || !uses_rope(layer));
+  }
   // Score scale of the attention: attn_scale, or head_dim^-0.5.
   double attention_scale() const;
-  // Positions a sequence may use: max_position_embeddings (0 = no limit known).
+  // Positions a sequence may use: max_position_embeddings (0 = no limit known), or Llama 4's
+  // attention_chunk_size where smaller.
   int64_t context_length() const;
   // LongRoPE: a sequence of more tokens than this runs with the long factors, every token of it
   // (original_max_position_embeddings); 0 for every other rope. See engine::rope_tables.

@@ -25,7 +25,9 @@ void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim
     double ss = 0.0;
     for (int64_t i = 0; i < dim; ++i) ss += static_cast<double>(xr[i]) * xr[i];
     const float inv = static_cast<float>(1.0 / std::sqrt(ss / dim + eps));
-    if (w_offset == 0.0f) {
+    if (!w) {
+      for (int64_t i = 0; i < dim; ++i) yr[i] = xr[i] * inv;
+    } else if (w_offset == 0.0f) {
       for (int64_t i = 0; i < dim; ++i) yr[i] = w[i] * (xr[i] * inv);
     } else {
       for (int64_t i = 0; i < dim; ++i) yr[i] = (xr[i] * inv) * (w_offset + w[i]);
@@ -81,11 +83,12 @@ void scale(float* x, float s, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= s;
 }
 
-void scale_by_position(float* x, const int64_t* positions, int64_t T, int64_t width, float beta, int64_t period) {
+void scale_by_position(float* x, const int64_t* positions, int64_t T, int64_t width, float beta, int64_t period,
+                       int64_t offset) {
 #pragma omp parallel for schedule(static) if (T * width > 65536)
   for (int64_t t = 0; t < T; ++t) {
-    const float f =
-        1.0f + beta * std::log(1.0f + std::floor(static_cast<float>(positions[t]) / static_cast<float>(period)));
+    const float f = 1.0f + beta * std::log(1.0f + std::floor(static_cast<float>(positions[t] + offset) /
+                                                             static_cast<float>(period)));
     for (int64_t i = 0; i < width; ++i) x[t * width + i] *= f;
   }
 }

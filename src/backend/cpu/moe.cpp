@@ -82,7 +82,7 @@ void route_token(const float* x, int64_t E, int64_t k, const RouterConfig& r, st
   if (r.sigmoid) {
     for (int64_t e = 0; e < E; ++e) {
       w[static_cast<size_t>(e)] = 1.0f / (1.0f + std::exp(-x[e]));
-      c[static_cast<size_t>(e)] = w[static_cast<size_t>(e)] + (r.bias ? r.bias[e] : 0.0f);
+      c[static_cast<size_t>(e)] = r.bias ? w[static_cast<size_t>(e)] + r.bias[e] : x[e];  // no bias: the logits rank
     }
   } else {
     float mx = x[0];

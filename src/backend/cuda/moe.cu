@@ -55,6 +55,7 @@ __global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, 
   // The choice value of expert e before the group mask, and its weight before renormalisation.
   auto score = [&](int e, float* weight) {
     *weight = r.sigmoid ? sigmoidf(x[e]) : expf(x[e] - mx) / sum;
+    if (r.sigmoid && !r.bias) return x[e];  // without a bias the logits rank (router.h)
     return *weight + (r.bias ? r.bias[e] : 0.0f);
   };
   unsigned long long kept_groups = ~0ull;
@@ -154,14 +155,15 @@ __global__ void dispatch_kernel(const int32_t* __restrict__ ids, int64_t slots, 
 }
 
 __global__ void moe_gather_kernel(const bf16* __restrict__ h, const int64_t* __restrict__ order, int64_t slots,
-                                  int64_t k, int64_t H, const int64_t* __restrict__ row_seq, bf16* __restrict__ out,
+                                  int64_t k, int64_t H, const int64_t* __restrict__ row_seq,
+                                  const float* __restrict__ scale, bf16* __restrict__ out,
                                   int64_t* __restrict__ row_seq_out) {
   const int64_t total = slots * H;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
     const int64_t r = i / H, c = i - r * H;
     const int64_t t = order[r] / k;
-    out[i] = h[t * H + c];
+    out[i] = scale ? __float2bfloat16(__bfloat162float(h[t * H + c]) * scale[order[r]]) : h[t * H + c];
     if (c == 0) row_seq_out[r] = row_seq[t];
   }
 }
@@ -174,7 +176,10 @@ __global__ void moe_combine_kernel(const float* __restrict__ expert_out, const i
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < total; i += stride) {
     const int64_t t = i / H, c = i - t * H;
     float acc = 0.0f;
-    for (int64_t j = 0; j < k; ++j) acc += weights[t * k + j] * expert_out[slot_pos[t * k + j] * H + c];
+    for (int64_t j = 0; j < k; ++j) {
+      const float w = weights ? weights[t * k + j] : 1.0f;
+      acc += w * expert_out[slot_pos[t * k + j] * H + c];
+    }
     y[i] = acc;
   }
 }
@@ -228,11 +233,11 @@ void moe_dispatch(const int32_t* ids, int64_t slots, int64_t E, const int64_t* o
 }
 
 void moe_gather(const bf16* h, const int64_t* order, int64_t slots, int64_t k, int64_t H, const int64_t* row_seq,
-                bf16* out, int64_t* row_seq_out, cudaStream_t s) {
+                const float* scale, bf16* out, int64_t* row_seq_out, cudaStream_t s) {
   ABL_CHECK(slots >= 0 && k > 0 && H > 0, "moe_gather: bad extents (slots = {}, k = {}, H = {})", slots, k, H);
   if (slots == 0) return;
   moe_gather_kernel<<<detail::elementwise_blocks(slots * H), detail::kElementwiseThreads, 0, s>>>(
-      h, order, slots, k, H, row_seq, out, row_seq_out);
+      h, order, slots, k, H, row_seq, scale, out, row_seq_out);
   CUDA_CHECK_LAUNCH();
 }
 

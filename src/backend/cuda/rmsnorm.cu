@@ -34,7 +34,9 @@ __global__ void rmsnorm_kernel(const In* x, const __nv_bfloat16* __restrict__ w,
   ss = detail::block_reduce(ss, detail::SumOp{}, 0.0f);
   const float inv = rsqrtf(ss / static_cast<float>(dim) + eps);
   for (int64_t i = threadIdx.x; i < dim; i += blockDim.x) {
-    if (w_offset == 0.0f) {
+    if (!w) {  // Llama 4's q/k L2 norm: no weight
+      store(yr + i, to_f32(xr[i]) * inv);
+    } else if (w_offset == 0.0f) {
       store(yr + i, __bfloat162float(w[i]) * (to_f32(xr[i]) * inv));
     } else {
       store(yr + i, (to_f32(xr[i]) * inv) * (w_offset + __bfloat162float(w[i])));

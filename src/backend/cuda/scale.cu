@@ -22,23 +22,24 @@ __global__ void softcap_kernel(float* x, float cap, int64_t n) {
 }
 
 __global__ void scale_by_position_kernel(__nv_bfloat16* x, const int64_t* positions, int64_t T, int64_t width,
-                                         float beta, float period) {
+                                         float beta, float period, int64_t offset, bool bf16_factor) {
   const int64_t n = T * width, stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    const float f = 1.0f + beta * logf(1.0f + floorf(static_cast<float>(positions[i / width]) / period));
-    x[i] = __float2bfloat16(__bfloat162float(x[i]) * __bfloat162float(__float2bfloat16(f)));
+    float f = 1.0f + beta * logf(1.0f + floorf(static_cast<float>(positions[i / width] + offset) / period));
+    if (bf16_factor) f = __bfloat162float(__float2bfloat16(f));
+    x[i] = __float2bfloat16(__bfloat162float(x[i]) * f);
   }
 }
 
 }  // namespace
 
 void scale_by_position(__nv_bfloat16* x, const int64_t* positions, int64_t T, int64_t width, float beta,
-                       int64_t period, cudaStream_t s) {
+                       int64_t period, int64_t offset, bool bf16_factor, cudaStream_t s) {
   ABL_CHECK(T >= 0 && width >= 0, "scale_by_position: negative shape ({}, {})", T, width);
   ABL_CHECK(period > 0, "scale_by_position: the period must be positive, got {}", period);
   if (T * width == 0) return;
   scale_by_position_kernel<<<detail::elementwise_blocks(T * width), detail::kElementwiseThreads, 0, s>>>(
-      x, positions, T, width, beta, static_cast<float>(period));
+      x, positions, T, width, beta, static_cast<float>(period), offset, bf16_factor);
   CUDA_CHECK_LAUNCH();
 }
 

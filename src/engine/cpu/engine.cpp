@@ -229,9 +229,14 @@ void Engine::self_attention(int64_t l, const LayerWeights& w, const Batch& batch
       cpu::rope(q_.data(), batch.positions.data(), T, NH, HD, inv_freq, rope_factor, table, R, m.rope_interleaved);
       cpu::rope(k_.data(), batch.positions.data(), T, NKV, HD, inv_freq, rope_factor, table, R, m.rope_interleaved);
     }
-    if (m.query_log_scale_beta != 0.0) {  // Ministral3Attention: the queries only, after RoPE
+    if (m.qk_l2_norm && m.uses_rope(l)) {  // Llama4TextL2Norm after RoPE, on the rotary layers only
+      const float eps = static_cast<float>(m.rms_norm_eps);
+      cpu::rmsnorm(q_.data(), nullptr, q_.data(), T * NH, HD, eps);
+      cpu::rmsnorm(k_.data(), nullptr, k_.data(), T * NKV, HD, eps);
+    }
+    if (m.query_scaled_in(l)) {  // Ministral3Attention, Llama 4's NoPE layers: the queries only, after RoPE
       cpu::scale_by_position(q_.data(), batch.positions.data(), T, QD, static_cast<float>(m.query_log_scale_beta),
-                             m.query_log_scale_period);
+                             m.query_log_scale_period, m.query_log_scale_offset);
     }
   }
   cpu::kv_append(k_.data(), v_.data(), batch.cache_rows.data(), T, KVD, cache.k(l), cache.v(l), m.v_dim());
@@ -331,6 +336,11 @@ void Engine::moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilo
     if (n == 0) continue;
     const ExpertWeights& x = w.experts[static_cast<size_t>(e)];
     cpu::gather_rows(h_.data(), expert_tokens_.data(), n, H, expert_in_.data());
+    if (m.moe_scale_input) {  // Llama4TextMoe: the router's weight scales the expert's input
+      for (int64_t i = 0; i < n; ++i) {
+        cpu::scale(expert_in_.data() + i * H, topk_w_[static_cast<size_t>(expert_slots_[static_cast<size_t>(i)])], H);
+      }
+    }
     gated_mlp(expert_in_.data(), x, n, Fm, expert_out_.data());
     if (epilogue) epilogue->apply_expert(l, e, expert_out_.data(), expert_tokens_.data(), n, batch);
     if (x.b_down) cpu::add_rows(expert_out_.data(), x.b_down, n, H);
@@ -339,6 +349,8 @@ void Engine::moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilo
                   sizeof(float) * H);
     }
   }
+  // (with scaled inputs the outputs are summed as they are)
+  if (m.moe_scale_input) std::fill(topk_w_.begin(), topk_w_.begin() + T * k, 1.0f);
   cpu::combine_experts(slots_.data(), topk_w_.data(), T, k, H, y_.data());
   if (m.shared_expert_intermediate_size > 0) {
     gated_mlp(h_.data(), w.shared, T, m.shared_expert_intermediate_size, expert_out_.data());

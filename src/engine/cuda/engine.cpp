@@ -445,8 +445,14 @@ void CudaEngine::self_attention(int64_t l, const DeviceLayer& w, const engine::B
     rope(b.q, b.positions, T, NH, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved, rope_factor);
     rope(b.k, b.positions, T, NKV, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved, rope_factor);
   }
-  if (m.query_log_scale_beta != 0.0) {  // Ministral3Attention: the queries only, after RoPE
-    scale_by_position(b.q, b.positions, T, QD, static_cast<float>(m.query_log_scale_beta), m.query_log_scale_period, s);
+  if (m.qk_l2_norm && m.uses_rope(l)) {  // Llama4TextL2Norm after RoPE, on the rotary layers only
+    const float eps = static_cast<float>(m.rms_norm_eps);
+    rmsnorm(b.q, nullptr, b.q, T * NH, HD, eps, 0.0f, s);
+    rmsnorm(b.k, nullptr, b.k, T * NKV, HD, eps, 0.0f, s);
+  }
+  if (m.query_scaled_in(l)) {  // Ministral3Attention, Llama 4's NoPE layers: the queries only, after RoPE
+    scale_by_position(b.q, b.positions, T, QD, static_cast<float>(m.query_log_scale_beta), m.query_log_scale_period,
+                      m.query_log_scale_offset, m.query_log_scale_offset == 0, s);
   }
   if (padded) {
     pad_heads(b.q, b.qp, T * NH, HD, HDp, s);
@@ -548,7 +554,9 @@ void CudaEngine::moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const Devic
   moe_expert_counts(b.topk_ids, slots, E, b.expert_counts, s);
   group_offsets(b.expert_counts, E, groups.tile_rows, b.expert_offsets, b.expert_tiles, s);
   moe_dispatch(b.topk_ids, slots, E, b.expert_offsets, b.expert_order, b.slot_pos, s);
-  moe_gather(b.h, b.expert_order, slots, k, H, b.row_seq, b.expert_in, b.expert_row_seq, s);
+  // Llama 4 scales each expert's input by its router weight, and then sums the outputs as they are
+  const float* input_scale = m.moe_scale_input ? b.topk_w : nullptr;
+  moe_gather(b.h, b.expert_order, slots, k, H, b.row_seq, input_scale, b.expert_in, b.expert_row_seq, s);
 
   const int64_t stride = expert_stride(w);
   const DeviceExpert& first = w.experts.front();
@@ -563,7 +571,7 @@ void CudaEngine::moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const Devic
                            static_cast<int32_t>(l), b.expert_offsets, E, ablation->expert_table(l), s);
   }
   add_group_bias(b.expert_out, slots, H, bias(first.b_down), s);  // after the epilogue, as o_proj's
-  moe_combine(b.expert_out, b.slot_pos, b.topk_w, T, k, H, b.y, s);
+  moe_combine(b.expert_out, b.slot_pos, m.moe_scale_input ? nullptr : b.topk_w, T, k, H, b.y, s);
   if (m.shared_expert_intermediate_size > 0) {
     // expert_out is free again (stream order): the shared expert's output goes there.
     gated_mlp(b.h, w.shared, T, m.shared_expert_intermediate_size, b.expert_out);

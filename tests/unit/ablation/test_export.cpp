@@ -572,7 +572,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"qwen3-vl-moe-mm", false, false, true}, FamilyCase{"gemma", true},
                       FamilyCase{"ministral3-mm", true}, FamilyCase{"glm4v-mm", true},
                       FamilyCase{"glm4v-moe-mm", true}, FamilyCase{"glm4v-moe-mm", false},
-                      FamilyCase{"phimoe", true}),
+                      FamilyCase{"phimoe", true}, FamilyCase{"llama4-mm", true, false, true},
+                      FamilyCase{"llama4-mm", false, false, true}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

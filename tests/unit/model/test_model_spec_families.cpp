@@ -1973,3 +1973,105 @@ TEST(ModelSpecPhimoe, ReleasedConfig) {
   bad["rope_scaling"]["long_mscale"] = 1.3;
   EXPECT_TRUE(abl::testing::contains_all(error_of(bad), {"my/config.json", "long_mscale", "differ"}));
 }
+
+// Llama-4-Scout-17B-16E-Instruct's config.json in the shape released (the vision_config shortened): a
+// text_config of model_type llama4_text with every layer MoE, NoPE on every 4th layer, chunked attention,
+// llama3 RoPE scaling with low_freq_factor = high_freq_factor, and attn_temperature_tuning written as 4.
+nlohmann::json llama4_scout() {
+  nlohmann::json text = nlohmann::json::parse(R"({"attention_bias": false, "attention_chunk_size": 8192,
+    "attention_dropout": 0.0, "attn_scale": 0.1, "attn_temperature_tuning": 4, "bos_token_id": 200000,
+    "eos_token_id": [200001, 200007, 200008], "floor_scale": 8192, "for_llm_compressor": false, "head_dim": 128,
+    "hidden_act": "silu", "hidden_size": 5120, "initializer_range": 0.02, "interleave_moe_layer_step": 1,
+    "intermediate_size": 8192, "intermediate_size_mlp": 16384, "max_position_embeddings": 10485760,
+    "model_type": "llama4_text", "num_attention_heads": 40, "num_experts_per_tok": 1, "num_hidden_layers": 48,
+    "num_key_value_heads": 8, "num_local_experts": 16, "output_router_logits": false, "pad_token_id": 200018,
+    "rms_norm_eps": 1e-05, "rope_scaling": {"factor": 16.0, "high_freq_factor": 1.0, "low_freq_factor": 1.0,
+    "original_max_position_embeddings": 8192, "rope_type": "llama3"}, "rope_theta": 500000.0,
+    "router_aux_loss_coef": 0.001, "router_jitter_noise": 0.0, "torch_dtype": "bfloat16", "use_cache": true,
+    "use_qk_norm": true, "vocab_size": 202048})");
+  std::vector<int> rope;
+  for (int l = 0; l < 48; ++l) rope.push_back((l + 1) % 4 != 0);
+  text["no_rope_layers"] = rope;
+  std::vector<int> moe(48);
+  for (int l = 0; l < 48; ++l) moe[static_cast<size_t>(l)] = l;
+  text["moe_layers"] = moe;
+  return {{"architectures", {"Llama4ForConditionalGeneration"}}, {"model_type", "llama4"},
+          {"boi_token_index", 200080}, {"eoi_token_index", 200081}, {"image_token_index", 200092},
+          {"tie_word_embeddings", false}, {"torch_dtype", "bfloat16"}, {"transformers_version", "4.51.0.dev0"},
+          {"text_config", text}, {"vision_config", {{"model_type", "llama4_vision_model"}, {"hidden_size", 1408}}}};
+}
+
+TEST(ModelSpecLlama4, ScoutAndMaverickConfigs) {
+  nlohmann::json c = llama4_scout();
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.multimodal);
+  EXPECT_EQ(s.weight_prefix, "language_model.model.");
+  EXPECT_EQ(s.head_dim, 128);
+  EXPECT_TRUE(s.rope_interleaved);
+  EXPECT_TRUE(s.uses_rope(0));
+  EXPECT_FALSE(s.uses_rope(3));
+  EXPECT_EQ(std::count(s.nope_layers.begin(), s.nope_layers.end(), 1), 12);
+  EXPECT_TRUE(s.qk_l2_norm);
+  EXPECT_FALSE(s.qk_norm);
+  EXPECT_DOUBLE_EQ(s.query_log_scale_beta, 0.1);
+  EXPECT_EQ(s.query_log_scale_period, 8192);
+  EXPECT_EQ(s.query_log_scale_offset, 1);
+  EXPECT_TRUE(s.query_scaled_in(3));
+  EXPECT_FALSE(s.query_scaled_in(2));
+  EXPECT_EQ(s.attention_chunk, 8192);
+  EXPECT_EQ(s.context_length(), 8192);  // within one chunk
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::llama3);
+  EXPECT_DOUBLE_EQ(s.rope_scaling.low_freq_factor, s.rope_scaling.high_freq_factor);
+  EXPECT_EQ(s.num_experts, 16);
+  EXPECT_EQ(s.experts_per_token, 1);
+  EXPECT_EQ(s.moe_intermediate_size, 8192);
+  EXPECT_EQ(s.intermediate_size, 16384);
+  EXPECT_EQ(s.shared_expert_intermediate_size, 8192);
+  EXPECT_FALSE(s.shared_expert_gated);
+  EXPECT_TRUE(s.router_sigmoid);
+  EXPECT_FALSE(s.norm_topk_prob);
+  EXPECT_TRUE(s.moe_scale_input);
+  EXPECT_TRUE(s.fused_experts);
+  EXPECT_TRUE(s.transposed_experts);
+  EXPECT_EQ(std::count(s.moe_layers.begin(), s.moe_layers.end(), 1), 48);
+  EXPECT_EQ(s.eos_token_ids, (std::vector<int64_t>{200001, 200007, 200008}));
+  // 107.8B in the language model (109B with the vision tower), 17.2B active
+  EXPECT_EQ(abl::model::parameter_count(s), 107769861120);
+  EXPECT_EQ(abl::model::active_parameter_count(s), 17172894720);
+  const std::vector<std::string> names = layer_tensor_names(s);
+  for (const char* want : {"language_model.model.layers.0.feed_forward.router.weight",
+                           "language_model.model.layers.0.feed_forward.experts.gate_up_proj",
+                           "language_model.model.layers.0.feed_forward.experts.down_proj",
+                           "language_model.model.layers.0.feed_forward.shared_expert.down_proj.weight"}) {
+    EXPECT_NE(std::find(names.begin(), names.end(), want), names.end()) << want;
+  }
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s), {"q/k L2 norm after RoPE", "attention chunks of 8192",
+                                                                   "router weights scale the expert inputs"}));
+
+  // Maverick's shape: 128 experts on every other layer, dense layers of intermediate_size_mlp, no q/k norm
+  c["text_config"]["num_local_experts"] = 128;
+  c["text_config"]["interleave_moe_layer_step"] = 2;
+  c["text_config"].erase("moe_layers");
+  c["text_config"]["use_qk_norm"] = false;
+  c["text_config"]["attn_temperature_tuning"] = false;
+  s = parse(c);
+  EXPECT_FALSE(s.is_moe_layer(0));
+  EXPECT_TRUE(s.is_moe_layer(1));
+  EXPECT_EQ(std::count(s.moe_layers.begin(), s.moe_layers.end(), 1), 24);
+  EXPECT_FALSE(s.qk_l2_norm);
+  EXPECT_DOUBLE_EQ(s.query_log_scale_beta, 0.0);
+  bool dense_names = false;
+  for (const auto& slot : abl::model::layer_slots(s, 0)) {
+    dense_names = dense_names || abl::model::weight_name(slot, 0) == "language_model.model.layers.0.feed_forward.gate_proj.weight";
+  }
+  EXPECT_TRUE(dense_names);
+
+  // Llama4ForCausalLM (the text model alone) takes Llama4TextConfig's defaults
+  nlohmann::json d = {{"architectures", {"Llama4ForCausalLM"}}, {"model_type", "llama4_text"}};
+  s = parse(d);
+  EXPECT_EQ(s.weight_prefix, "model.");
+  EXPECT_EQ(s.num_experts, 16);
+  EXPECT_TRUE(s.qk_l2_norm);
+  EXPECT_EQ(std::count(s.nope_layers.begin(), s.nope_layers.end(), 1), 12);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 500000.0);
+}

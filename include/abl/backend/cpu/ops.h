@@ -15,7 +15,8 @@ namespace abl::cpu {
 void embedding(const int32_t* tokens, int64_t T, const float* table, int64_t V, int64_t H, float* out);
 
 // y(rows,dim) = x / sqrt(mean(x²) + eps) * (w_offset + w(dim)). y may alias x. Per-head q/k norm:
-// rows = T*heads. w_offset is 1 for Gemma's norms, which scale by (1 + w).
+// rows = T*heads. w_offset is 1 for Gemma's norms, which scale by (1 + w). w null: no weight (Llama 4's
+// L2 norm of the q/k heads, Llama4TextL2Norm).
 void rmsnorm(const float* x, const float* w, float* y, int64_t rows, int64_t dim, float eps, float w_offset = 0.0f);
 
 // y = (x − mean(x)) / sqrt(var(x) + eps) · w per row: Cohere's LayerNorm without a bias (mean and
@@ -92,9 +93,11 @@ void geglu(const float* gate, const float* up, float* out, int64_t n);
 // x(n) *= s
 void scale(float* x, float s, int64_t n);
 
-// Row t of x(T, width) *= 1 + beta · log(1 + floor(positions[t] / period)), in fp32 (Ministral 3's
-// query scaling: Ministral3Attention, _get_llama_4_attn_scale).
-void scale_by_position(float* x, const int64_t* positions, int64_t T, int64_t width, float beta, int64_t period);
+// Row t of x(T, width) *= 1 + beta · log(1 + floor((positions[t] + offset) / period)), in fp32 (the query
+// scaling of Ministral 3, offset 0: Ministral3Attention, _get_llama_4_attn_scale; and of Llama 4's NoPE
+// layers, offset 1: Llama4TextAttention's attn_temperature_tuning).
+void scale_by_position(float* x, const int64_t* positions, int64_t T, int64_t width, float beta, int64_t period,
+                       int64_t offset = 0);
 
 // x(n) = cap · tanh(x / cap) (Gemma's logit soft-capping).
 void softcap(float* x, float cap, int64_t n);

@@ -47,7 +47,8 @@ void rmsnorm(const float* x,          // (rows, dim) fp32
              const __nv_bfloat16* w,  // (dim)
              __nv_bfloat16* y,        // (rows, dim)
              int64_t rows, int64_t dim, float eps, float w_offset, cudaStream_t s);
-// Per-head q/k norm: rows = T·heads, dim = HD. y may alias x (in place).
+// Per-head q/k norm: rows = T·heads, dim = HD. y may alias x (in place). w null: no weight (Llama 4's
+// L2 norm, Llama4TextL2Norm).
 void rmsnorm(const __nv_bfloat16* x,  // (rows, dim)
              const __nv_bfloat16* w,  // (dim)
              __nv_bfloat16* y,        // (rows, dim), may alias x
@@ -136,11 +137,12 @@ void swiglu_clamped(const __nv_bfloat16* gate,  // (rows, F)
 // x = cap · tanh(x / cap) (Gemma's logit soft-cap).
 void scale(float* x, float s_factor, int64_t n, cudaStream_t s);
 void softcap(float* x, float cap, int64_t n, cudaStream_t s);
-// Row t of x(T, width) *= 1 + beta · log(1 + floor(positions[t] / period)): the factor in fp32, rounded
-// to bf16, the product rounded once (Ministral 3's query scaling as transformers runs it in bf16:
-// Ministral3Attention); the twin of abl::cpu::scale_by_position.
+// Row t of x(T, width) *= 1 + beta · log(1 + floor((positions[t] + offset) / period)): the factor in fp32,
+// rounded to bf16 (Ministral 3's query scaling as transformers runs it in bf16: Ministral3Attention;
+// Llama 4's NoPE layers multiply by the fp32 factor, bf16_factor false), the product rounded once; the
+// twin of abl::cpu::scale_by_position.
 void scale_by_position(__nv_bfloat16* x, const int64_t* positions, int64_t T, int64_t width, float beta,
-                       int64_t period, cudaStream_t s);
+                       int64_t period, int64_t offset, bool bf16_factor, cudaStream_t s);
 
 // ---- residual add (add.cu): x += y, fp32.
 void add(float* x,        // (n) the residual stream
@@ -183,15 +185,18 @@ void moe_expert_counts(const int32_t* ids, int64_t slots, int64_t E, int32_t* co
 // group_offsets); slot_pos(slots) is the inverse (where each slot's row lands).
 void moe_dispatch(const int32_t* ids, int64_t slots, int64_t E, const int64_t* offsets, int64_t* order,
                   int64_t* slot_pos, cudaStream_t s);
-// The rows in expert order: out(i) = h(order[i] / k) (bf16), and row_seq_out(i) = row_seq(order[i] / k)
-// (each row's sequence, for the ablation epilogue).
+// The rows in expert order: out(i) = h(order[i] / k) (bf16), times scale(order[i]) when scale is given
+// (Llama 4: the router's weight scales the expert's input; the product in fp32, rounded once), and
+// row_seq_out(i) = row_seq(order[i] / k) (each row's sequence, for the ablation epilogue).
 void moe_gather(const __nv_bfloat16* h,  // (T, H)
                 const int64_t* order, int64_t slots, int64_t k, int64_t H,
                 const int64_t* row_seq,  // (T)
+                const float* scale,      // (T·k) or null
                 __nv_bfloat16* out,      // (slots, H)
                 int64_t* row_seq_out,    // (slots)
                 cudaStream_t s);
-// y(T, H) = Σ_j weights(t, j) · expert_out(slot_pos[t·k + j]) for j = 0 … k−1 in that order (fp32).
+// y(T, H) = Σ_j weights(t, j) · expert_out(slot_pos[t·k + j]) for j = 0 … k−1 in that order (fp32);
+// weights null: each 1 (the weights went into the experts' inputs).
 void moe_combine(const float* expert_out,  // (T·k, H) in expert order
                  const int64_t* slot_pos, const float* weights, int64_t T, int64_t k, int64_t H,
                  float* y,                 // (T, H)

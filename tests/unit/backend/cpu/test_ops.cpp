@@ -298,6 +298,18 @@ TEST(Ops, OffsetNormGegluScaleSoftcapRopeFactor) {
     EXPECT_NEAR(q[static_cast<size_t>(6 + i)], 2.0 * (1 + 0.5 * std::log(2.0)), 1e-6);
     EXPECT_NEAR(q[static_cast<size_t>(9 + i)], 2.0 * (1 + 0.5 * std::log(13.0)), 1e-6);
   }
+  // Llama 4's temperature tuning: log1p(floor((pos + 1) / floor_scale)) · attn_scale + 1
+  std::vector<float> q4(4, 2.0f);
+  abl::cpu::scale_by_position(q4.data(), qpos, 4, 1, 0.5f, 8, 1);
+  EXPECT_EQ(q4[0], 2.0f);
+  EXPECT_NEAR(q4[1], 2.0 * (1 + 0.5 * std::log(2.0)), 1e-6);  // position 7: (7 + 1) / 8 = 1
+  EXPECT_NEAR(q4[2], 2.0 * (1 + 0.5 * std::log(2.0)), 1e-6);
+  EXPECT_NEAR(q4[3], 2.0 * (1 + 0.5 * std::log(13.0)), 1e-6);
+  // the q/k L2 norm of Llama 4: an RMSNorm without weight
+  std::vector<float> l2 = {3.0f, 4.0f};
+  abl::cpu::rmsnorm(l2.data(), nullptr, l2.data(), 1, 2, 0.0f);
+  EXPECT_NEAR(l2[0], 3.0 / std::sqrt(12.5), 1e-6);
+  EXPECT_NEAR(l2[1], 4.0 / std::sqrt(12.5), 1e-6);
   abl::cpu::softcap(c.data(), 30.0f, 5);
   EXPECT_NEAR(c[0], 30.0 * std::tanh(-50.0 / 30.0), 1e-5);
   EXPECT_NEAR(c[3], 30.0 * std::tanh(1.0 / 30.0), 1e-6);
@@ -493,6 +505,27 @@ TEST(Ops, SigmoidRouterBiasGroupsAndScale) {
   }
   r.groups = 3;  // 4 experts do not split into 3 groups
   EXPECT_THROW(abl::cpu::router_topk(nullptr, 1, 4, 2, r, ids, w), std::exception);
+}
+
+// Llama 4's router (Llama4Router): the top-k logits, weighted by their sigmoid, not renormalised; the
+// logits rank, so two whose sigmoids both round to 1 keep their order.
+TEST(Ops, SigmoidRouterWithoutBiasRanksTheLogits) {
+  abl::RouterConfig r;
+  r.sigmoid = true;
+  const float logits[4] = {30.0f, 40.0f, -1.0f, 0.5f};
+  int32_t ids[2];
+  float w[2];
+  abl::cpu::router_topk(logits, 1, 4, 2, r, ids, w);
+  EXPECT_EQ(ids[0], 1);
+  EXPECT_EQ(ids[1], 0);
+  EXPECT_EQ(w[0], 1.0f);
+  EXPECT_EQ(w[1], 1.0f);
+  const float small[4] = {-2.0f, 0.25f, 1.0f, -0.5f};
+  abl::cpu::router_topk(small, 1, 4, 2, r, ids, w);
+  EXPECT_EQ(ids[0], 2);
+  EXPECT_EQ(ids[1], 1);
+  EXPECT_NEAR(w[0], 1.0 / (1.0 + std::exp(-1.0)), 1e-6);
+  EXPECT_NEAR(w[1], 1.0 / (1.0 + std::exp(-0.25)), 1e-6);
 }
 
 // ERNIE 4.5's router (router.h; Ernie4_5_MoeSparseMoeBlock): softmax p, the k largest p + bias chosen,

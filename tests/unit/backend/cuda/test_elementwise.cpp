@@ -153,6 +153,13 @@ TEST(CudaRmsnorm, Bf16RowsInPlaceMatchCpu) {
                 stream.get());
   expect_close(to_f32(download<__nv_bfloat16>(dx, x.size(), stream.get())), want, kBf16Atol, kBf16Rtol,
                "rmsnorm bf16 in place");
+
+  // Llama 4's q/k L2 norm: no weight
+  cpu::rmsnorm(to_f32(x).data(), nullptr, want.data(), rows, dim, eps);
+  auto dl2 = upload(x, stream.get());
+  cuda::rmsnorm(dl2.as<__nv_bfloat16>(), nullptr, dl2.as<__nv_bfloat16>(), rows, dim, eps, 0.0f, stream.get());
+  expect_close(to_f32(download<__nv_bfloat16>(dl2, x.size(), stream.get())), want, kBf16Atol, kBf16Rtol,
+               "rmsnorm without weight");
 }
 
 TEST(CudaRope, MatchesCpu) {
@@ -466,7 +473,7 @@ TEST(CudaScaleByPosition, MatchesCpuInBf16) {
   const auto xf = to_f32(x);
   auto dx = upload(x, stream.get());
   auto dpos = upload(positions, stream.get());
-  cuda::scale_by_position(dx.as<__nv_bfloat16>(), dpos.as<int64_t>(), T, width, 0.3f, 8, stream.get());
+  cuda::scale_by_position(dx.as<__nv_bfloat16>(), dpos.as<int64_t>(), T, width, 0.3f, 8, 0, true, stream.get());
   const auto got = to_f32(download<__nv_bfloat16>(dx, x.size(), stream.get()));
   for (int64_t t = 0; t < T; ++t) {
     std::vector<float> one = {1.0f};  // the CPU twin's factor for this position, rounded to bf16
@@ -475,6 +482,18 @@ TEST(CudaScaleByPosition, MatchesCpuInBf16) {
     for (int64_t i = 0; i < width; ++i) {
       const float want = to_f32(to_bf16(std::vector<float>{xf[static_cast<size_t>(t * width + i)] * f}))[0];
       EXPECT_EQ(got[static_cast<size_t>(t * width + i)], want) << "position " << positions[static_cast<size_t>(t)];
+    }
+  }
+  // Llama 4's NoPE layers: positions + 1, the fp32 factor times the bf16 query, rounded once
+  auto dx4 = upload(x, stream.get());
+  cuda::scale_by_position(dx4.as<__nv_bfloat16>(), dpos.as<int64_t>(), T, width, 0.3f, 8, 1, false, stream.get());
+  const auto got4 = to_f32(download<__nv_bfloat16>(dx4, x.size(), stream.get()));
+  for (int64_t t = 0; t < T; ++t) {
+    std::vector<float> one = {1.0f};
+    cpu::scale_by_position(one.data(), &positions[static_cast<size_t>(t)], 1, 1, 0.3f, 8, 1);
+    for (int64_t i = 0; i < width; ++i) {
+      const float want = to_f32(to_bf16(std::vector<float>{xf[static_cast<size_t>(t * width + i)] * one[0]}))[0];
+      EXPECT_EQ(got4[static_cast<size_t>(t * width + i)], want) << "position " << positions[static_cast<size_t>(t)];
     }
   }
 }

@@ -79,6 +79,21 @@ TEST(CudaMoe, SigmoidRouterMatchesCpu) {
     EXPECT_EQ(download<int32_t>(ids, want_ids.size(), st.get()), want_ids) << "E " << c.E << " groups " << c.groups;
     expect_close(download<float>(w, want_w.size(), st.get()), want_w, 1e-6, 1e-5, "sigmoid router weights");
   }
+  // Llama 4's: no bias (the logits rank), top-1 of 16 and top-2 of 128, large logits whose sigmoids are 1
+  for (const int64_t E : {16, 128}) {
+    const int64_t T = 301, k = E == 16 ? 1 : 2;
+    const auto logits = normal(static_cast<size_t>(T * E), 12.0f, static_cast<uint32_t>(E + 3));
+    RouterConfig r;
+    r.sigmoid = true;
+    std::vector<int32_t> want_ids(static_cast<size_t>(T * k));
+    std::vector<float> want_w(want_ids.size());
+    cpu::router_topk(logits.data(), T, E, k, r, want_ids.data(), want_w.data());
+    auto dl = upload(logits, st.get());
+    cuda::DeviceBuffer ids(want_ids.size() * sizeof(int32_t)), w(want_w.size() * sizeof(float));
+    cuda::router_topk(dl.as<float>(), T, E, k, r, ids.as<int32_t>(), w.as<float>(), st.get());
+    EXPECT_EQ(download<int32_t>(ids, want_ids.size(), st.get()), want_ids) << "E " << E;
+    expect_close(download<float>(w, want_w.size(), st.get()), want_w, 1e-6, 1e-5, "unbiased sigmoid router weights");
+  }
 }
 
 // DeepSeek-V2's softmax router with groups scored by their best expert (group_limited_greedy: 160
@@ -189,7 +204,7 @@ TEST(CudaMoe, DispatchGatherCombineMatchCpu) {
   auto dh = upload(h, st.get());
   auto drs = upload(row_seq, st.get());
   cuda::DeviceBuffer rows(static_cast<size_t>(slots * H) * sizeof(__nv_bfloat16)), rs(static_cast<size_t>(slots) * 8);
-  cuda::moe_gather(dh.as<__nv_bfloat16>(), order.as<int64_t>(), slots, k, H, drs.as<int64_t>(),
+  cuda::moe_gather(dh.as<__nv_bfloat16>(), order.as<int64_t>(), slots, k, H, drs.as<int64_t>(), nullptr,
                    rows.as<__nv_bfloat16>(), rs.as<int64_t>(), st.get());
   const auto got_rows = to_f32(download<__nv_bfloat16>(rows, static_cast<size_t>(slots * H), st.get()));
   const auto got_rs = download<int64_t>(rs, static_cast<size_t>(slots), st.get());
@@ -214,6 +229,22 @@ TEST(CudaMoe, DispatchGatherCombineMatchCpu) {
   cuda::moe_combine(dout.as<float>(), pos.as<int64_t>(), dw.as<float>(), T, k, H, y.as<float>(), st.get());
   // The same products in the same order (the device may fuse them into FMAs: to rounding).
   expect_close(download<float>(y, want.size(), st.get()), want, 1e-6, 1e-6, "moe_combine");
+
+  // Llama 4: the weights scale the gathered inputs (bf16 · fp32, rounded once), the combine sums as is
+  cuda::moe_gather(dh.as<__nv_bfloat16>(), order.as<int64_t>(), slots, k, H, drs.as<int64_t>(), dw.as<float>(),
+                   rows.as<__nv_bfloat16>(), rs.as<int64_t>(), st.get());
+  const auto scaled = to_f32(download<__nv_bfloat16>(rows, static_cast<size_t>(slots * H), st.get()));
+  for (int64_t r = 0; r < slots; ++r) {
+    const int64_t slot = want_order[static_cast<size_t>(r)], t = slot / k;
+    for (int64_t c = 0; c < H; ++c) {
+      const float v = hf[static_cast<size_t>(t * H + c)] * weights[static_cast<size_t>(slot)];
+      ASSERT_EQ(scaled[static_cast<size_t>(r * H + c)], to_f32(to_bf16(std::vector<float>{v}))[0]);
+    }
+  }
+  std::vector<float> ones(weights.size(), 1.0f);
+  cpu::combine_experts(by_slot.data(), ones.data(), T, k, H, want.data());
+  cuda::moe_combine(dout.as<float>(), pos.as<int64_t>(), nullptr, T, k, H, y.as<float>(), st.get());
+  expect_close(download<float>(y, want.size(), st.get()), want, 1e-6, 1e-6, "moe_combine without weights");
 }
 
 TEST(CudaMoe, AddGatedMatchesCpu) {
@@ -247,7 +278,7 @@ TEST(CudaMoeHostChecks, BadExtentsThrowBeforeLaunch) {
   EXPECT_THROW(cuda::moe_combine(nullptr, nullptr, nullptr, 4, 0, 8, nullptr, s), Error);
   cuda::router_topk(nullptr, 0, 8, 2, r, nullptr, nullptr, s);  // empty: nothing launched
   cuda::moe_dispatch(nullptr, 0, 8, nullptr, nullptr, nullptr, s);
-  cuda::moe_gather(nullptr, nullptr, 0, 2, 8, nullptr, nullptr, nullptr, s);
+  cuda::moe_gather(nullptr, nullptr, 0, 2, 8, nullptr, nullptr, nullptr, nullptr, s);
   cuda::add_gated(nullptr, nullptr, nullptr, 0, 8, nullptr, s);
 }
 

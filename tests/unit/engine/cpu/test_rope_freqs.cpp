@@ -48,6 +48,30 @@ TEST(RopeDynamic, IsTheDefaultRopeWithinTheContext) {
   }
 }
 
+// Llama 4 Scout's llama3 block has low_freq_factor = high_freq_factor = 1: no blended band — each
+// wavelength above original_max_position_embeddings is divided by factor, the others kept (and no NaN).
+TEST(RopeLlama3, EqualFreqFactorsLeaveNoBand) {
+  nlohmann::json c = qwen25_7b();
+  c["rope_theta"] = 500000.0;
+  c["rope_scaling"] = {{"rope_type", "llama3"}, {"factor", 16.0}, {"low_freq_factor", 1.0}, {"high_freq_factor", 1.0},
+                       {"original_max_position_embeddings", 8192}};
+  const ModelSpec s = parse(c);
+  const std::vector<float> f = abl::engine::rope_inv_freq(s);
+  int divided = 0;
+  for (size_t i = 0; i < f.size(); ++i) {
+    const double p = plain(s, static_cast<int64_t>(i)), wavelen = 2 * M_PI * std::pow(500000.0, 2.0 * i / s.head_dim);
+    ASSERT_TRUE(std::isfinite(f[i])) << i;
+    if (wavelen > 8192) {
+      EXPECT_NEAR(f[i], p / 16, 1e-6 * p) << i;
+      ++divided;
+    } else {
+      EXPECT_NEAR(f[i], p, 1e-6 * p) << i;
+    }
+  }
+  EXPECT_GT(divided, 0);
+  EXPECT_LT(divided, static_cast<int>(f.size()));
+}
+
 TEST(RopeYarn, QwenLongContextBlock) {
   // As Qwen2.5's model cards say to add for contexts over 32768 tokens.
   nlohmann::json c = qwen25_7b();
