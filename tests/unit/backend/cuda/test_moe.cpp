@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <string>
 #include <vector>
 
 #include <cuda_bf16.h>
@@ -29,21 +30,34 @@ RouterConfig softmax_router(bool renormalize) {
   return r;
 }
 
+// cuda::router_topk against cpu::router_topk on T rows of E logits: the same experts in the same
+// order, weights within fp32 rounding. r.bias, when set, points at E host floats (uploaded here).
+void expect_router_matches_cpu(const std::vector<float>& logits, int64_t T, int64_t E, int64_t k, RouterConfig r,
+                               const std::string& what) {
+  cuda::Stream st;
+  std::vector<int32_t> want_ids(static_cast<size_t>(T * k));
+  std::vector<float> want_w(want_ids.size());
+  cpu::router_topk(logits.data(), T, E, k, r, want_ids.data(), want_w.data());
+  auto dl = upload(logits, st.get());
+  cuda::DeviceBuffer db;
+  if (r.bias) {
+    db = upload(std::vector<float>(r.bias, r.bias + E), st.get());
+    r.bias = db.as<float>();
+  }
+  cuda::DeviceBuffer ids(want_ids.size() * sizeof(int32_t)), w(want_w.size() * sizeof(float));
+  cuda::router_topk(dl.as<float>(), T, E, k, r, ids.as<int32_t>(), w.as<float>(), st.get());
+  EXPECT_EQ(download<int32_t>(ids, want_ids.size(), st.get()), want_ids) << what;
+  expect_close(download<float>(w, want_w.size(), st.get()), want_w, 1e-6, 1e-5, what + ": router weights");
+}
+
 TEST(CudaMoe, RouterTopkMatchesCpu) {
   ABL_REQUIRE_GPU();
-  cuda::Stream st;
   for (const auto& [E, k, renorm] : std::vector<std::tuple<int64_t, int64_t, bool>>{{4, 2, true}, {60, 4, false},
                                                                                      {128, 8, true}}) {
     const int64_t T = 301;
     const auto logits = normal(static_cast<size_t>(T * E), 2.0f, static_cast<uint32_t>(E));
-    std::vector<int32_t> want_ids(static_cast<size_t>(T * k));
-    std::vector<float> want_w(want_ids.size());
-    cpu::router_topk(logits.data(), T, E, k, softmax_router(renorm), want_ids.data(), want_w.data());
-    auto dl = upload(logits, st.get());
-    cuda::DeviceBuffer ids(want_ids.size() * sizeof(int32_t)), w(want_w.size() * sizeof(float));
-    cuda::router_topk(dl.as<float>(), T, E, k, softmax_router(renorm), ids.as<int32_t>(), w.as<float>(), st.get());
-    EXPECT_EQ(download<int32_t>(ids, want_ids.size(), st.get()), want_ids) << "E " << E << " k " << k;
-    expect_close(download<float>(w, want_w.size(), st.get()), want_w, 1e-6, 1e-5, "router weights");
+    expect_router_matches_cpu(logits, T, E, k, softmax_router(renorm),
+                              "softmax E " + std::to_string(E) + " k " + std::to_string(k));
   }
 }
 
@@ -51,7 +65,6 @@ TEST(CudaMoe, RouterTopkMatchesCpu) {
 // (DeepSeek-V3's 8 groups, the best 4 kept), renormalised or not, scaled.
 TEST(CudaMoe, SigmoidRouterMatchesCpu) {
   ABL_REQUIRE_GPU();
-  cuda::Stream st;
   struct Case {
     int64_t E, k, groups, topk_groups;
     bool renorm;
@@ -68,16 +81,8 @@ TEST(CudaMoe, SigmoidRouterMatchesCpu) {
     r.renormalize = c.renorm;
     r.scale = c.scale;
     r.bias = bias.data();
-    std::vector<int32_t> want_ids(static_cast<size_t>(T * c.k));
-    std::vector<float> want_w(want_ids.size());
-    cpu::router_topk(logits.data(), T, c.E, c.k, r, want_ids.data(), want_w.data());
-    auto dl = upload(logits, st.get());
-    auto db = upload(bias, st.get());
-    r.bias = db.as<float>();
-    cuda::DeviceBuffer ids(want_ids.size() * sizeof(int32_t)), w(want_w.size() * sizeof(float));
-    cuda::router_topk(dl.as<float>(), T, c.E, c.k, r, ids.as<int32_t>(), w.as<float>(), st.get());
-    EXPECT_EQ(download<int32_t>(ids, want_ids.size(), st.get()), want_ids) << "E " << c.E << " groups " << c.groups;
-    expect_close(download<float>(w, want_w.size(), st.get()), want_w, 1e-6, 1e-5, "sigmoid router weights");
+    expect_router_matches_cpu(logits, T, c.E, c.k, r,
+                              "sigmoid E " + std::to_string(c.E) + " groups " + std::to_string(c.groups));
   }
   // Llama 4's: no bias (the logits rank), top-1 of 16 and top-2 of 128, large logits whose sigmoids are 1
   for (const int64_t E : {16, 128}) {
@@ -85,14 +90,7 @@ TEST(CudaMoe, SigmoidRouterMatchesCpu) {
     const auto logits = normal(static_cast<size_t>(T * E), 12.0f, static_cast<uint32_t>(E + 3));
     RouterConfig r;
     r.sigmoid = true;
-    std::vector<int32_t> want_ids(static_cast<size_t>(T * k));
-    std::vector<float> want_w(want_ids.size());
-    cpu::router_topk(logits.data(), T, E, k, r, want_ids.data(), want_w.data());
-    auto dl = upload(logits, st.get());
-    cuda::DeviceBuffer ids(want_ids.size() * sizeof(int32_t)), w(want_w.size() * sizeof(float));
-    cuda::router_topk(dl.as<float>(), T, E, k, r, ids.as<int32_t>(), w.as<float>(), st.get());
-    EXPECT_EQ(download<int32_t>(ids, want_ids.size(), st.get()), want_ids) << "E " << E;
-    expect_close(download<float>(w, want_w.size(), st.get()), want_w, 1e-6, 1e-5, "unbiased sigmoid router weights");
+    expect_router_matches_cpu(logits, T, E, k, r, "unbiased sigmoid E " + std::to_string(E));
   }
 }
 
@@ -100,7 +98,6 @@ TEST(CudaMoe, SigmoidRouterMatchesCpu) {
 // experts in 8 groups, the best 3 kept, top-6 times 16), and V3's sigmoid router under the same rule.
 TEST(CudaMoe, GroupMaxRouterMatchesCpu) {
   ABL_REQUIRE_GPU();
-  cuda::Stream st;
   for (const bool sigmoid : {false, true}) {
     const int64_t T = 257, E = 160, k = 6;
     const auto logits = normal(static_cast<size_t>(T * E), 2.0f, sigmoid ? 41u : 42u);
@@ -110,61 +107,35 @@ TEST(CudaMoe, GroupMaxRouterMatchesCpu) {
     r.topk_groups = 3;
     r.group_max = true;
     r.scale = 16.0f;
-    std::vector<int32_t> want_ids(static_cast<size_t>(T * k));
-    std::vector<float> want_w(want_ids.size());
-    cpu::router_topk(logits.data(), T, E, k, r, want_ids.data(), want_w.data());
-    auto dl = upload(logits, st.get());
-    cuda::DeviceBuffer ids(want_ids.size() * sizeof(int32_t)), w(want_w.size() * sizeof(float));
-    cuda::router_topk(dl.as<float>(), T, E, k, r, ids.as<int32_t>(), w.as<float>(), st.get());
-    EXPECT_EQ(download<int32_t>(ids, want_ids.size(), st.get()), want_ids) << "sigmoid " << sigmoid;
-    expect_close(download<float>(w, want_w.size(), st.get()), want_w, 1e-6, 1e-5, "group-max router weights");
+    expect_router_matches_cpu(logits, T, E, k, r, sigmoid ? "group-max sigmoid" : "group-max softmax");
   }
 }
 
 // ERNIE 4.5's softmax router choosing by p + e_score_correction_bias (64 experts, top-6, renormalised).
 TEST(CudaMoe, BiasedSoftmaxRouterMatchesCpu) {
   ABL_REQUIRE_GPU();
-  cuda::Stream st;
   const int64_t T = 263, E = 64, k = 6;
   const auto logits = normal(static_cast<size_t>(T * E), 2.0f, 43u);
   const auto bias = normal(static_cast<size_t>(E), 0.02f, 44u);
   RouterConfig r;
   r.renormalize = true;
   r.bias = bias.data();
-  std::vector<int32_t> want_ids(static_cast<size_t>(T * k));
-  std::vector<float> want_w(want_ids.size());
-  cpu::router_topk(logits.data(), T, E, k, r, want_ids.data(), want_w.data());
-  auto dl = upload(logits, st.get());
-  auto db = upload(bias, st.get());
-  r.bias = db.as<float>();
-  cuda::DeviceBuffer ids(want_ids.size() * sizeof(int32_t)), w(want_w.size() * sizeof(float));
-  cuda::router_topk(dl.as<float>(), T, E, k, r, ids.as<int32_t>(), w.as<float>(), st.get());
-  EXPECT_EQ(download<int32_t>(ids, want_ids.size(), st.get()), want_ids);
-  expect_close(download<float>(w, want_w.size(), st.get()), want_w, 1e-6, 1e-5, "biased softmax router weights");
+  expect_router_matches_cpu(logits, T, E, k, r, "biased softmax");
 }
 
 // Phi-3.5-MoE's sparsemixer (16 experts, top-2, jitter eps 0.01 as released and a wider 0.2).
 TEST(CudaMoe, SparsemixerRouterMatchesCpu) {
   ABL_REQUIRE_GPU();
-  cuda::Stream st;
   const int64_t T = 263, E = 16, k = 2;
   const auto logits = normal(static_cast<size_t>(T * E), 2.0f, 45u);
-  auto dl = upload(logits, st.get());
   for (const float eps : {0.01f, 0.2f}) {
     RouterConfig r;
     r.sparsemixer = true;
     r.jitter_eps = eps;
-    std::vector<int32_t> want_ids(static_cast<size_t>(T * k));
-    std::vector<float> want_w(want_ids.size());
-    cpu::router_topk(logits.data(), T, E, k, r, want_ids.data(), want_w.data());
-    cuda::DeviceBuffer ids(want_ids.size() * sizeof(int32_t)), w(want_w.size() * sizeof(float));
-    cuda::router_topk(dl.as<float>(), T, E, k, r, ids.as<int32_t>(), w.as<float>(), st.get());
-    EXPECT_EQ(download<int32_t>(ids, want_ids.size(), st.get()), want_ids);
-    expect_close(download<float>(w, want_w.size(), st.get()), want_w, 1e-6, 1e-5, "sparsemixer router weights");
+    expect_router_matches_cpu(logits, T, E, k, r, "sparsemixer eps " + std::to_string(eps));
   }
 }
 
-// Dispatch → gather → (identity "experts") → combine equals the CPU combine of the same slots.
 TEST(CudaMoe, DispatchGatherCombineMatchCpu) {
   ABL_REQUIRE_GPU();
   cuda::Stream st;
