@@ -62,6 +62,7 @@ void qwen3_vl_moe_keys(const Keys& k, ModelSpec& s);
 void glm4_moe_keys(const Keys& k, ModelSpec& s);
 void granite_keys(const Keys& k, ModelSpec& s);
 void granite_moe_keys(const Keys& k, ModelSpec& s);
+void granite_hybrid_keys(const Keys& k, ModelSpec& s);
 void gpt_oss_keys(const Keys& k, ModelSpec& s);
 void cohere_keys(const Keys& k, ModelSpec& s);
 void olmo2_keys(const Keys& k, ModelSpec& s);
@@ -76,6 +77,12 @@ void deepseek_v3_keys(const Keys& k, ModelSpec& s);
 void deepseek_v2_keys(const Keys& k, ModelSpec& s);
 void qwen3_next_keys(const Keys& k, ModelSpec& s);
 
+// GraniteMoeHybridConfig, for absent keys (without layer_types every layer is Mamba-2, which is refused).
+constexpr const char* kGraniteHybridDefaults = R"({"vocab_size": 32000, "hidden_size": 4096,
+  "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu",
+  "max_position_embeddings": 2048, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "attention_bias": false,
+  "tie_word_embeddings": false, "bos_token_id": 1, "eos_token_id": 2, "num_local_experts": 8,
+  "num_experts_per_tok": 2, "shared_intermediate_size": 1024})";
 // PhimoeConfig (transformers 4.x), for absent keys.
 constexpr const char* kPhimoeDefaults = R"({"vocab_size": 32064, "hidden_size": 4096, "intermediate_size": 6400,
   "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu",
@@ -338,6 +345,10 @@ const Family kFamilies[] = {
     // Granite 3.x MoE (1B-A400M, 3B-A800M) and with a shared expert: the same multipliers, stacked experts
     {"GraniteMoeForCausalLM", false, false, true, 0, 0, 2048, W::none, 0, nullptr, granite_moe_keys},
     {"GraniteMoeSharedForCausalLM", false, false, true, 0, 0, 2048, W::none, 0, nullptr, granite_moe_keys},
+    // Granite 4.0 without Mamba (granite-4.0-micro, -1b, -350m): the same multipliers, every layer attention
+    // (RoPE or none), the dense MLP in shared_mlp, experts beside it where num_local_experts > 0
+    {"GraniteMoeHybridForCausalLM", false, false, true, 0, 0, 0, W::none, 0, kGraniteHybridDefaults,
+     granite_hybrid_keys},
     {"MixtralForCausalLM", false, false, false, 0, 8, 4096 * 32, W::always, 0, nullptr, mixtral_keys},
     // Llama 4 Scout, Maverick (the language model): NoPE every 4th layer, the others chunked with interleaved
     // RoPE and L2-normed q/k; a sigmoid top-k router scaling the experts' inputs, a shared expert
@@ -723,6 +734,42 @@ void granite_moe_keys(const Keys& k, ModelSpec& s) {
   if (s.architecture == "GraniteMoeSharedForCausalLM") {
     s.shared_expert_intermediate_size = k.get_int("shared_intermediate_size", 0);
     s.shared_expert_gated = false;
+  }
+}
+
+// models/granitemoehybrid (GraniteMoeHybridConfig, GraniteMoeHybridDecoderLayer, GraniteMoeHybridModel):
+// Granite's multipliers; layer_types (default: every layer "mamba") must say "attention" for every
+// layer, since Mamba-2 mixers (Granite 4.0-H) are not implemented; RoPE on every layer when
+// position_embedding_type is "rope", on none when it is null or "nope"; shared_mlp (GraniteMoeSharedMLP, gated, of
+// shared_intermediate_size) is the layer's whole MLP when num_local_experts is 0, else added ungated
+// to GraniteMoe's experts.
+void granite_hybrid_keys(const Keys& k, ModelSpec& s) {
+  each_layer_type(k, s, [&](int64_t l, const std::string& name, const io::JsonValue& t) {
+    if (name == "mamba") {
+      t.fail(fmt::format("layer {} is a Mamba-2 layer, which is not supported (Granite 4.0-H); GraniteMoeHybrid "
+                         "models whose layer_types are all \"attention\" (granite-4.0-micro, -1b, -350m) are",
+                         l));
+    }
+    if (name != "attention") t.fail(fmt::format("'{}' is not a layer type (attention, mamba)", name));
+  });
+  if (!k.find("layer_types")) {
+    bad_key(s, "layer_types", "is absent, which makes every layer a Mamba-2 layer (not supported)");
+  }
+  // transformers rotates only for "rope"; the Granite 4.0-H configs say "nope"
+  const std::string position = k.get_string("position_embedding_type", "nope");
+  if (position != "rope" && position != "nope") {
+    bad_key(s, "position_embedding_type", fmt::format("'{}' is not supported (rope; nope or null for none)", position));
+  }
+  if (position == "nope") s.nope_layers.assign(static_cast<size_t>(s.num_layers), 1);
+  const int64_t shared = k.get_int("shared_intermediate_size", 1024);
+  if (k.get_int("num_local_experts", 8) > 0) {
+    granite_moe_keys(k, s);
+    s.shared_expert_intermediate_size = shared;
+    s.shared_expert_gated = false;
+  } else {
+    granite_keys(k, s);
+    s.intermediate_size = shared;
+    s.expert_names = ModelSpec::ExpertNames::granite;  // the dense MLP's names: shared_mlp.input_linear/output_linear
   }
 }
 

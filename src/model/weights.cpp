@@ -626,6 +626,13 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
   }
   if (s.is_moe_layer(layer)) {
     add_moe_slots(s, v);
+  } else if (s.expert_names == ModelSpec::ExpertNames::granite) {
+    // Granite 4.0's dense layers: GraniteMoeSharedMLP as the whole MLP (input_linear: gate rows, then up rows)
+    const size_t gate_at = v.size();
+    add(WeightRole::gate_proj, "shared_mlp.input_linear.weight", {F, H}, "");
+    add(WeightRole::up_proj, "shared_mlp.input_linear.weight", {F, H}, "");
+    fuse_rows(v, gate_at, 2, "shared_mlp.input_linear.weight", "(2*shared_intermediate_size, hidden_size)");
+    add(WeightRole::down_proj, "shared_mlp.output_linear.weight", {H, F}, "(hidden_size, shared_intermediate_size)");
   } else {
     const size_t gate_at = v.size();
     const std::string mlp = s.expert_names == ModelSpec::ExpertNames::llama4 ? "feed_forward." : "mlp.";

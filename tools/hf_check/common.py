@@ -70,6 +70,10 @@ FAMILIES = [
     # Llama 4: NoPE every 4th layer (temperature-tuned queries), adjacent-pair llama3 RoPE + L2 q/k norm elsewhere,
     # sigmoid top-k scores on the experts' inputs, fused (E, H, 2F) experts, ungated shared expert, dense / MoE layers
     ("Llama4ForConditionalGeneration", "llama4-mm"),
+    # Granite 4.0 without Mamba-2 (granite-4.0-micro): layer_types all attention, RoPE, no experts (shared_mlp is the
+    # whole MLP), the multipliers, tied; and with experts + ungated shared_mlp and position_embedding_type null (NoPE)
+    ("GraniteMoeHybridForCausalLM", "granite4-micro"),
+    ("GraniteMoeHybridForCausalLM", "granite4-moe-nope"),
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

@@ -390,6 +390,25 @@
      (beside rope_theta / rope_scaling: refused). (1. checks the KV cache, which holds the unscaled keys, with each
      new NoPE-layer query scaled by its own position; 3. the MoE block against an index_add_ loop over the scored
      inputs; 6. the adjacent-pair RoPE against rotate-half on permuted q/k rows.)
+ 28. Granite 4.0 without Mamba-2 (granite4-micro, granite4-moe-nope: GraniteMoeHybridForCausalLM with layer_types all
+     "attention"): a second forward pass written here from models/granitemoehybrid/modeling_granitemoehybrid.py and
+     configuration_granitemoehybrid.py (`GraniteHybridCheck`: GraniteMoeHybridConfig's defaults and layers_block_type,
+     the rotary embedding only with position_embedding_type "rope" (the rotate-half pairs as complex numbers), scores
+     times attention_multiplier per head with an explicit mask and a hand-written softmax, the branches times
+     residual_multiplier, shared_mlp as the whole MLP without experts, else GraniteMoeHybridTopKGating and
+     GraniteMoeHybridMoE.forward as written there (tokens sorted by expert, the stacked experts split per expert,
+     index_add) plus the ungated shared_mlp, the embeddings times embedding_multiplier, the logits over logits_scaling)
+     reproduces logits_last, hidden_last and logits_all_0 (1e-4) and every golden greedy id (no cache); the file holds
+     exactly GraniteMoeHybrid's tensors (shared_mlp on every layer, block_sparse_moe.* only with experts, lm_head only
+     untied); config.json is in GraniteMoeHybridConfig's saved spelling (mamba_* keys, no head_dim, intermediate_size !=
+     shared_intermediate_size, attention_multiplier != head_dim^-0.5); reference.Spec and golden.json read the layers,
+     RoPE, MLP, multipliers and eps as GraniteHybridCheck does; position_embedding_type null, absent and "nope" all give
+     no RoPE ("nope": the NoPE fixture's logits exactly); without experts intermediate_size is not read; with experts
+     GraniteHybridCheck's router gives golden.json's expert_ids_last and routing gaps; golden.json has exactly the
+     what-ifs of golden_models.granite_description and granite_hybrid_what_ifs and GraniteHybridCheck reproduces each
+     (1e-3, each over 1e-2); reference.Spec refuses a config without layer_types (every layer Mamba-2), a mamba layer, a
+     short layer_types, another position_embedding_type, attention_bias, shared_intermediate_size 0, a negative
+     num_local_experts and transformers 5's rope_parameters. (1. checks the KV cache; 3. the MoE block.)
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
@@ -5517,6 +5536,280 @@ def check_llama4(name, spec, p, g, st):
           "rope_theta / rope_scaling refused" % name)
 
 
+class GraniteHybridCheck:
+    """GraniteMoeHybridForCausalLM's forward pass again (every layer an attention layer), from
+    models/granitemoehybrid/modeling_granitemoehybrid.py (generated from modular_granitemoehybrid.py) and
+    configuration_granitemoehybrid.py, sharing nothing with reference.py but the safetensors reader:
+    GraniteMoeHybridConfig's defaults and `layers_block_type` (layer_types, else every layer "mamba": refused here),
+    GraniteMoeHybridModel.forward (`inputs_embeds * self.embedding_multiplier`; the rotary embedding only when
+    position_embedding_type == "rope": compute_default_rope_parameters' inv_freq over head_dim at rope_theta, turned here
+    as complex numbers of the rotate-half pairs (i, i + HD/2)), GraniteMoeHybridAttention (`getattr(config, "head_dim",
+    hidden_size // num_attention_heads)`, scores times `scaling = config.attention_multiplier`, per head with an explicit
+    mask and a hand-written softmax), GraniteMoeHybridRMSNorm, GraniteMoeHybridDecoderLayer.forward (`residual +
+    hidden_states * self.residual_multiplier` twice; `moe_hidden_states + self.shared_mlp(hidden_states)` with experts,
+    else `self.shared_mlp(hidden_states)`), GraniteMoeHybridMLP (input_linear, chunk(2), act(first) * second,
+    output_linear), GraniteMoeHybridTopKGating and GraniteMoeHybridMoE.forward as written there (the top-k logits'
+    softmax, the tokens sorted by expert, GraniteMoeHybridParallelExperts' split per expert, index_add), and
+    GraniteMoeHybridForCausalLM.forward (`logits / self.config.logits_scaling`, lm_head or the tied embeddings).
+    What-ifs: `embedding_multiplier`, `attention_multiplier`, `residual_multiplier`, `logits_scaling` (each set to its
+    plain value), `rope` (the rotation on or off), `shared_mlp` (False: no shared_mlp beside the experts), `swapped`
+    (input_linear's halves read up first), `shared_width` (shared_mlp read at that width from the start of each stored
+    buffer). `router_calls`: None, or a list that receives (layer, router logits) per MoE call."""
+
+    # GraniteMoeHybridConfig's defaults of the keys read here
+    DEFAULTS = dict(num_key_value_heads=None, hidden_act="silu", rms_norm_eps=1e-6, tie_word_embeddings=False,
+                    rope_theta=10000.0, rope_scaling=None, attention_bias=False, embedding_multiplier=1.0,
+                    logits_scaling=1.0, residual_multiplier=1.0, attention_multiplier=1.0, num_local_experts=8,
+                    num_experts_per_tok=2, shared_intermediate_size=1024, position_embedding_type=None,
+                    layer_types=None)
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg)
+        self.L = c["num_hidden_layers"]
+        blocks = c["layer_types"] or ["mamba"] * self.L  # GraniteMoeHybridConfig.layers_block_type
+        if c["hidden_act"] != "silu" or c["attention_bias"] or c["rope_scaling"] or set(blocks) != {"attention"}:
+            raise ValueError("GraniteHybridCheck: hidden_act %r, attention_bias %r, rope_scaling %r, layers %r" % (
+                c["hidden_act"], c["attention_bias"], c["rope_scaling"], blocks))
+        self.c, self.p = c, p
+        self.NH, self.H = c["num_attention_heads"], c["hidden_size"]
+        self.NKV = c["num_key_value_heads"] or self.NH
+        self.HD = c.get("head_dim", self.H // self.NH)
+        self.E, self.k = c["num_local_experts"], c["num_experts_per_tok"]
+        self.embedding_multiplier, self.attention_multiplier = c["embedding_multiplier"], c["attention_multiplier"]
+        self.residual_multiplier, self.logits_scaling = c["residual_multiplier"], c["logits_scaling"]
+        self.rope = c["position_embedding_type"] == "rope"
+        self.shared_mlp, self.swapped, self.shared_width = True, False, None
+        self.router_calls = None
+
+    def rms(self, x, w):  # GraniteMoeHybridRMSNorm
+        return w * (x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + self.c["rms_norm_eps"]))
+
+    def turns(self, T):
+        """(T, HD/2) complex e^(i position inv_freq_j): compute_default_rope_parameters' inv_freq (dim = head_dim)."""
+        dim = self.HD
+        inv_freq = 1.0 / (self.c["rope_theta"] ** (torch.arange(0, dim, 2, dtype=torch.int64).float() / dim))
+        angles = torch.outer(torch.arange(T, dtype=torch.float32), inv_freq)
+        return torch.polar(torch.ones_like(angles), angles)
+
+    def attention(self, l, x, turn):
+        pre, HD, T = "model.layers.%d.self_attn." % l, self.HD, x.shape[0]
+        q = torch.nn.functional.linear(x, self.p[pre + "q_proj.weight"]).view(T, self.NH, HD)
+        k = torch.nn.functional.linear(x, self.p[pre + "k_proj.weight"]).view(T, self.NKV, HD)
+        v = torch.nn.functional.linear(x, self.p[pre + "v_proj.weight"]).view(T, self.NKV, HD)
+        if self.rope:  # apply_rotary_pos_emb: q cos + rotate_half(q) sin, the pair (y[i], y[i + HD/2]) turned
+            def rotary(y):
+                z = torch.complex(y[..., :HD // 2], y[..., HD // 2:]) * turn.unsqueeze(1)
+                return torch.cat((z.real, z.imag), dim=-1)
+            q, k = rotary(q), rotary(k)
+        future = torch.ones(T, T, dtype=torch.bool).triu(1)
+        heads = []
+        for hh in range(self.NH):
+            kv = hh // (self.NH // self.NKV)  # repeat_kv
+            s = (q[:, hh] @ k[:, kv].T) * self.attention_multiplier
+            s = s.masked_fill(future, float("-inf"))
+            e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+            heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
+        return torch.nn.functional.linear(torch.cat(heads, dim=-1), self.p[pre + "o_proj.weight"])
+
+    def shared(self, l, x):
+        """GraniteMoeHybridMLP.forward (shared_mlp)."""
+        pre = "model.layers.%d.shared_mlp." % l
+        w_in, w_out = self.p[pre + "input_linear.weight"], self.p[pre + "output_linear.weight"]
+        if self.shared_width is not None:
+            W = self.shared_width
+            w_in, w_out = w_in[:2 * W], w_out.flatten()[:self.H * W].reshape(self.H, W)
+        chunked = torch.nn.functional.linear(x, w_in).chunk(2, dim=-1)
+        gate, up = (chunked[1], chunked[0]) if self.swapped else chunked
+        return torch.nn.functional.linear(torch.nn.functional.silu(gate) * up, w_out)
+
+    def moe(self, l, layer_input):
+        """GraniteMoeHybridMoE.forward with GraniteMoeHybridTopKGating.forward, as written there."""
+        pre = "model.layers.%d.block_sparse_moe." % l
+        logits = torch.nn.functional.linear(layer_input, self.p[pre + "router.layer.weight"]).float()
+        if self.router_calls is not None:
+            self.router_calls.append((l, logits))
+        top_k_logits, top_k_indices = logits.topk(self.k, dim=1)
+        top_k_gates = torch.softmax(top_k_logits, dim=1).type_as(layer_input)
+        gates = torch.zeros([top_k_gates.size(0), self.E], dtype=top_k_gates.dtype).scatter(1, top_k_indices, 1)
+        expert_size = gates.long().sum(0).tolist()
+        _, index_sorted_experts = top_k_indices.flatten().sort(0)
+        batch_index = index_sorted_experts.div(self.k, rounding_mode="trunc")
+        batch_gates = top_k_gates.flatten()[index_sorted_experts]
+        expert_inputs = layer_input[batch_index]
+        w_in, w_out = self.p[pre + "input_linear.weight"], self.p[pre + "output_linear.weight"]
+        hidden_states = torch.cat([torch.nn.functional.linear(part, w_in[i])  # GraniteMoeHybridParallelExperts
+                                   for i, part in enumerate(expert_inputs.split(expert_size, dim=0))], dim=0)
+        chunked = hidden_states.chunk(2, dim=-1)
+        hidden_states = torch.nn.functional.silu(chunked[0]) * chunked[1]
+        expert_outputs = torch.cat([torch.nn.functional.linear(part, w_out[i])
+                                    for i, part in enumerate(hidden_states.split(expert_size, dim=0))], dim=0)
+        expert_outputs = expert_outputs * batch_gates[:, None]
+        return torch.zeros_like(layer_input).index_add(0, batch_index, expert_outputs)
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        p, T = self.p, len(ids)
+        turn = self.turns(T)
+        h = p["model.embed_tokens.weight"][torch.tensor(ids)] * self.embedding_multiplier
+        hidden = [h]
+        for l in range(self.L):  # GraniteMoeHybridDecoderLayer.forward
+            pre = "model.layers.%d." % l
+            h = h + self.attention(l, self.rms(h, p[pre + "input_layernorm.weight"]), turn) * self.residual_multiplier
+            x = self.rms(h, p[pre + "post_attention_layernorm.weight"])
+            if self.E > 0:
+                m = self.moe(l, x)
+                if self.shared_mlp:
+                    m = m + self.shared(l, x)
+            else:
+                m = self.shared(l, x)
+            h = h + m * self.residual_multiplier
+            hidden.append(h)
+        hidden[-1] = self.rms(h, p["model.norm.weight"])
+        head = p["model.embed_tokens.weight"] if self.c["tie_word_embeddings"] else p["lm_head.weight"]
+        return torch.nn.functional.linear(hidden[-1], head) / self.logits_scaling, hidden
+
+
+def check_granite_hybrid(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    model = g["model"]
+    m = GraniteHybridCheck(cfg, p)
+    check_against_golden(name, "GraniteHybridCheck", m, g, st)
+    F_, Fs, H, HD, V = cfg["intermediate_size"], cfg["shared_intermediate_size"], m.H, m.HD, spec.V
+    # the files: exactly GraniteMoeHybrid's tensors of attention layers (no mamba.*), shared_mlp on every layer, the
+    # experts only with num_local_experts > 0, lm_head only untied; the norms' dtype the fixture's, BF16 the rest
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    want = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,)}
+    if not m.c["tie_word_embeddings"]:
+        want["lm_head.weight"] = (V, H)
+    for l in range(m.L):
+        x = "model.layers.%d." % l
+        want.update({x + "input_layernorm.weight": (H,), x + "post_attention_layernorm.weight": (H,),
+                     x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
+                     x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.o_proj.weight": (H, m.NH * HD),
+                     x + "shared_mlp.input_linear.weight": (2 * Fs, H), x + "shared_mlp.output_linear.weight": (H, Fs)})
+        if m.E > 0:
+            want.update({x + "block_sparse_moe.input_linear.weight": (m.E, 2 * F_, H),
+                         x + "block_sparse_moe.output_linear.weight": (m.E, H, F_),
+                         x + "block_sparse_moe.router.layer.weight": (m.E, H)})
+    norm_dtype = stored["model.norm.weight"][0]
+    dtypes_ok = all(v[0] == (norm_dtype if n.endswith("norm.weight") else "BF16") for n, v in stored.items())
+    check({n: tuple(v[1].shape) for n, v in stored.items()} == want and dtypes_ok,
+          "%s: the file holds exactly GraniteMoeHybrid's %d tensors (per layer q/k/v/o_proj, the two norms, "
+          "shared_mlp.input_linear (%d, %d) / output_linear (%d, %d)%s; %s), BF16 matrices, %s norms" % (
+              name, len(want), 2 * Fs, H, H, Fs,
+              ", block_sparse_moe.input_linear (%d, %d, %d) / output_linear (%d, %d, %d) / router.layer (%d, %d)" % (
+                  m.E, 2 * F_, H, m.E, H, F_, m.E, H) if m.E else "", "untied: lm_head.weight" if "lm_head.weight" in
+              want else "tied: no lm_head.weight", norm_dtype))
+    # config.json as transformers 4.56 writes GraniteMoeHybridConfig (granite-4.0-micro's keys)
+    mamba = ("mamba_chunk_size", "mamba_conv_bias", "mamba_d_conv", "mamba_d_head", "mamba_d_state", "mamba_expand",
+             "mamba_n_groups", "mamba_n_heads", "mamba_proj_bias")
+    spelling = (cfg["architectures"] == ["GraniteMoeHybridForCausalLM"] and cfg["model_type"] == "granitemoehybrid" and
+                cfg["layer_types"] == ["attention"] * m.L and "position_embedding_type" in cfg and
+                all(k in cfg for k in mamba) and
+                cfg["mamba_d_head"] * cfg["mamba_n_heads"] == cfg["mamba_expand"] * H and "head_dim" not in cfg and
+                F_ != Fs and cfg["attention_multiplier"] != HD ** -0.5 and cfg["attention_bias"] is False and
+                cfg["rope_scaling"] is None and cfg["transformers_version"].startswith("4.") and
+                cfg["torch_dtype"] == "bfloat16" and cfg["normalization_function"] == "rmsnorm" and
+                cfg["rms_norm_eps"] != ref.DEFAULTS[ref.GRANITE_HYBRID]["rms_norm_eps"] and
+                (cfg["num_experts_per_tok"] == 0) == (cfg["num_local_experts"] == 0))
+    check(spelling, "%s: config.json in GraniteMoeHybridConfig's saved spelling (layer_types all attention, "
+          "position_embedding_type %r, the mamba_* keys (d_head x n_heads = expand x hidden), no head_dim, "
+          "num_local_experts %d / num_experts_per_tok %d, intermediate_size %d != shared_intermediate_size %d, "
+          "attention_multiplier %g != head_dim^-0.5, rms_norm_eps %g)" % (
+              name, cfg["position_embedding_type"], m.E, m.k, F_, Fs, cfg["attention_multiplier"], cfg["rms_norm_eps"]))
+    # reference.Spec and golden.json read it as GraniteHybridCheck does
+    same = (spec.HD == HD and spec.NKV == m.NKV and spec.layer_use_rope == [m.rope] * m.L and
+            spec.num_experts == m.E and spec.layer_moe == [m.E > 0] * m.L and spec.shared_intermediate == Fs and
+            not spec.shared_gated and spec.expert_naming == "granite" and spec.tied == m.c["tie_word_embeddings"] and
+            (spec.embed_scale, spec.attn_scale, spec.residual_multiplier, spec.logits_scaling) ==
+            (m.embedding_multiplier, m.attention_multiplier, m.residual_multiplier, m.logits_scaling) and
+            spec.eps == m.c["rms_norm_eps"] and not spec.qkv_bias and not spec.o_bias and not spec.sandwich_norms and
+            model["layer_use_rope"] == spec.layer_use_rope and model["intermediate_size"] == F_ and
+            model["shared_intermediate_size"] == Fs and model["rms_norm_eps"] == spec.eps and
+            model["position_embedding_type"] == cfg["position_embedding_type"])
+    if m.E:
+        same = same and spec.top_k == m.k and spec.moe_intermediate == F_ and spec.norm_topk_prob
+    inv = 1.0 / (m.c["rope_theta"] ** (torch.arange(0, HD, 2, dtype=torch.int64).float() / HD))
+    same = same and bool(torch.equal(spec.rope["global"][0], inv)) and spec.rope["global"][1] == 1.0
+    check(same, "%s: reference.Spec and golden.json read the layers (all attention, RoPE %s, %s), the multipliers "
+          "(%g, %g, %g, %g), rms_norm_eps %g and the RoPE's inverse frequencies as GraniteHybridCheck does" % (
+              name, "on every layer" if m.rope else "on none", "%d experts top-%d of intermediate_size %d plus "
+              "shared_mlp %d" % (m.E, m.k, F_, Fs) if m.E else "shared_mlp %d as the whole MLP" % Fs,
+              m.embedding_multiplier, m.attention_multiplier, m.residual_multiplier, m.logits_scaling,
+              m.c["rms_norm_eps"]))
+    # position_embedding_type: null, absent and "nope" (the released granite-4.0-h-* spelling) all read as no RoPE
+    prompts = [e["input_ids"] for e in g["prompts"]]
+    readings = {}
+    for label, change in (("null", {"position_embedding_type": None}), ("absent", None),
+                          ("\"nope\"", {"position_embedding_type": "nope"})):
+        c2 = dict(cfg)
+        if change is None:
+            del c2["position_embedding_type"]
+        else:
+            c2.update(change)
+        readings[label] = ref.Spec(c2).layer_use_rope
+    ok = all(r == [False] * m.L for r in readings.values())
+    if not m.rope:
+        c2 = dict(cfg, position_embedding_type="nope")
+        ok = ok and bool(torch.equal(last_logits(ref.Spec(c2), p, prompts), last_logits(spec, p, prompts)))
+    check(ok, "%s: position_embedding_type null, absent (GraniteMoeHybridConfig's default) and \"nope\" all give no RoPE "
+          "on any layer%s" % (name, "; \"nope\" gives this fixture's logits_last exactly" if not m.rope else ""))
+    if not m.E:
+        # without experts intermediate_size is not read (GraniteMoeHybridMoE is never built)
+        c2 = dict(cfg, intermediate_size=cfg["intermediate_size"] * 3)
+        ok = bool(torch.equal(last_logits(ref.Spec(c2), p, prompts), last_logits(spec, p, prompts)))
+        check(ok, "%s: without experts intermediate_size is not read (x 3 gives the same logits_last)" % name)
+    else:
+        # GraniteHybridCheck's own router (the top-k logits): expert_ids_last and the routing gaps (golden_models'
+        # routing_gap: the k-th minus (k+1)-th softmax probability, prompt and fed back)
+        last_ok, gaps = True, [float("inf"), float("inf")]
+        for e in g["prompts"]:
+            n = len(e["input_ids"])
+            m.router_calls = []
+            m.forward(e["input_ids"] + e["greedy_ids"][:-1])
+            for l, logits in m.router_calls:
+                last_ok &= logits[n - 1].topk(m.k).indices.tolist() == e["expert_ids_last"][l]
+                probs = torch.softmax(logits, dim=-1).sort(dim=-1, descending=True).values
+                for i, part in enumerate((probs[:n], probs[n:])):
+                    gaps[i] = min(gaps[i], float((part[:, m.k - 1] - part[:, m.k]).min()))
+        m.router_calls = None
+        ok = (last_ok and abs(gaps[0] - model["routing_min_gap"]) < 1e-6 and
+              abs(gaps[1] - model["routing_min_gap_generated"]) < 1e-6 and min(gaps) >= 1e-3)
+        check(ok, "%s: GraniteHybridCheck's router (GraniteMoeHybridTopKGating) gives golden.json's expert_ids_last and "
+              "routing gaps (%.6f / %.6f, prompt / fed back)" % (name, gaps[0], gaps[1]))
+    # the what-ifs
+    names = {"embed_scale": ("embedding_multiplier", 1.0), "attn_scale": ("attention_multiplier", HD ** -0.5),
+             "residual_multiplier": ("residual_multiplier", 1.0), "logits_scaling": ("logits_scaling", 1.0),
+             "position_embedding_none" if m.rope else "position_embedding_rope": ("rope", not m.rope),
+             "shared_mlp_halves_swapped": ("swapped", True), "shared_mlp_width_intermediate_size": ("shared_width", F_)}
+    if m.E:
+        names["shared_mlp"] = ("shared_mlp", False)
+    check_what_if_effects(name, "GraniteHybridCheck", model, names, lambda: GraniteHybridCheck(cfg, p),
+                          g["prompts"][4]["input_ids"])
+
+    def refused(change=None, drop=()):
+        c2 = json.loads(json.dumps(cfg))
+        c2.update(change or {})
+        for key in drop:
+            del c2[key]
+        try:
+            ref.Spec(c2)
+        except ValueError:
+            return True
+        return False
+    cases = {"no layer_types (every layer Mamba-2)": refused(drop=("layer_types",)),
+             "a mamba layer": refused({"layer_types": ["attention"] * (m.L - 1) + ["mamba"]}),
+             "a layer_types list one short": refused({"layer_types": ["attention"] * (m.L - 1)}),
+             "position_embedding_type \"alibi\"": refused({"position_embedding_type": "alibi"}),
+             "attention_bias true": refused({"attention_bias": True}),
+             "shared_intermediate_size 0": refused({"shared_intermediate_size": 0}),
+             "num_local_experts -1": refused({"num_local_experts": -1}),
+             "rope_parameters": refused({"rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}})}
+    wrong = [k for k, ok in cases.items() if not ok]
+    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
+                                                          " (accepted: %s)" % wrong if wrong else ""))
+
+
 def main():
     torch.set_num_threads(1)
     names = sorted(n for n in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, n)))
@@ -5582,6 +5875,8 @@ def main():
                 check_phimoe(name, spec, p, g, st)
             if spec.arch == ref.LLAMA4:
                 check_llama4(name, spec, p, g, st)
+            if spec.arch == ref.GRANITE_HYBRID:
+                check_granite_hybrid(name, spec, p, g, st)
         if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
             check_hybrid_delta_rule_forms()
         check_fp8_table()

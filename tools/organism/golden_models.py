@@ -63,6 +63,8 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | ministral3-mm       | Mistral3ForConditionalGeneration | Ministral 3 as transformers 5 saves it: text_config of model_type ministral3, rope_parameters yarn x16 from 16 at theta 1e9 (no rope_theta key; mscale = mscale_all_dim = 1: attention factor 1; head_dim 48: kept, ramped and divided pairs), each query (not the keys) times 1 + 0.3 ln(1 + floor(position / 16)) after RoPE, head_dim 48 != hidden/heads, no window, model.language_model.* / lm_head.weight beside stand-in model.vision_tower.* / model.multi_modal_projector.*, GQA 2, untied, BF16 + F32 norms |
 | phimoe              | PhimoeForCausalLM   | Phi-3.5-MoE (PhimoeConfig as transformers 4.x saves it): nn.LayerNorms with weight and bias (input, post-attention, final), q/k/v/o_proj and lm_head biases, head_dim = hidden/heads (no key), LongRoPE short factors with cos/sin x rope_scaling's short_mscale 1.3 (not the computed 1.118), sliding_window 131072 (no effect), every layer sparsemixer's top-2 of 8 experts (router_jitter_noise 0.3: the masked softmaxes keep 2.2 / 1.9 experts on average), block_sparse_moe.{gate, experts.e.w1/w2/w3}, GQA 2, untied, BF16 + F32 norms |
 | llama4-mm           | Llama4ForConditionalGeneration | Llama 4 Scout / Maverick as released (text_config llama4_text, language_model.model.* / language_model.lm_head.weight beside stand-in vision_model.* / multi_modal_projector.*): no_rope_layers [1, 1, 1, 0] (layer 3 NoPE, full causal; the others chunked, attention_chunk_size 256 > every sequence), adjacent-pair RoPE as complex numbers with llama3 x4 from 64, low = high freq factor 1 (pairs 0-1 kept, 2-7 divided, none smoothed), L2 q/k norm (no weight) after RoPE on the rotary layers, NoPE queries x 1 + 0.3 log1p(floor((pos + 1) / 16)), moe_layers [1, 3]: top-2 of 8 by the logits, sigmoid scores on each expert's input, fused feed_forward.experts.gate_up_proj (8, 64, 64) / down_proj (8, 32, 64) as x @ W, ungated shared expert of 32; dense layers of 96, GQA 2, untied, BF16 + F32 norms |
+| granite4-micro      | GraniteMoeHybridForCausalLM | Granite 4.0 micro's shape: layer_types all attention (no Mamba-2), position_embedding_type rope (RoPE on every layer, theta 1e7), num_local_experts 0: shared_mlp (input_linear (2*96, H), first half gate; output_linear) is the whole MLP, intermediate_size 64 unread; embedding_multiplier 12, attention_multiplier 0.25, residual_multiplier 0.22, logits_scaling 4, rms_norm_eps 1e-5, GQA 4, tied, all BF16 |
+| granite4-moe-nope   | GraniteMoeHybridForCausalLM | layer_types all attention, position_embedding_type null (no RoPE on any layer), 4 experts of 32 top-2 (stacked block_sparse_moe.input_linear / output_linear, router block_sparse_moe.router.layer, softmax of the top-2 logits) plus an ungated shared_mlp of 48, multipliers 8 / 0.125 / 0.3 / 2, GQA 2, untied, BF16 + F32 norms |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -763,6 +765,50 @@ MODELS += [
                         "original_max_position_embeddings": 64, "rope_type": "llama3"},
           no_rope_layers=[1, 1, 1, 0], moe_layers=[1, 3], moe_interval=2, chunk=256, floor_scale=16, temp_scale=0.3,
           router_std=0.2, norm_std=0.2, vision_hidden=8, vision_output=16, seeded=True), "BF16", "F32"),
+    # Granite 4.0 without Mamba as released (ibm-granite/granite-4.0-micro, -1b, -350m: GraniteMoeHybridForCausalLM,
+    # config.json as transformers 4.56 writes GraniteMoeHybridConfig: see config_for):
+    # models/granitemoehybrid/modular_granitemoehybrid.py with layer_types all "attention" (no Mamba-2 layer),
+    # position_embedding_type "rope" (GraniteMoeHybridModel builds its rotary embedding only then: the default RoPE at
+    # rope_theta 1e7, an integer as released, on every layer), num_local_experts 0 (and num_experts_per_tok 0, as
+    # released): GraniteMoeHybridDecoderLayer has no block_sparse_moe and each layer's whole MLP is shared_mlp
+    # (GraniteMoeSharedMLP of shared_intermediate_size 96: shared_mlp.input_linear (192, 64), the gate rows then the up
+    # rows; shared_mlp.output_linear (64, 96)); intermediate_size 64 (the experts' width: not read without experts; the
+    # release has 8192 for both, here they differ so that a reader taking the MLP's width from intermediate_size fails
+    # on the shapes, and golden.json's shared_mlp_width_intermediate_size_effect_prompt4 records what it would compute
+    # without a shape check); Granite's multipliers (embedding_multiplier 12 and residual_multiplier 0.22 as released,
+    # attention_multiplier 0.25 in place of head_dim^-0.5 = 0.354, logits_scaling 4); rms_norm_eps 1e-5 as released
+    # (GraniteMoeHybridConfig's default 1e-6); GQA 4; tied as released (no lm_head tensor); all BF16 as released.
+    # Tied: the current token's embedding reaches the tied head through the residual (12 e_t . e_t against the
+    # branches' e_v . b), so the embeddings are drawn tiny (std 0.012, x 12) and the branches large (o_proj and
+    # output_linear x branch_gain 4, q/k x qk_gain 2 for sharper attention), and the final norm around 8 spreads the
+    # logits (the tied head's rows are as small as the embeddings). With embeddings of std 0.03 to 0.1 (final norm 1 to
+    # 3, gains 1 or 2) greedy decoding repeated the prompt's last token ("\n") from the first step on every prompt; with
+    # std 0.005 and the final norm around 32 hidden_last reached 98 and its fp32 rounding 1.3e-4 (check_reference).
+    # Seeds 60010-60016 failed the margin: 60017 (no run longer than 4, 11 to 15 distinct tokens of 16, |hidden| <= 24)
+    ("granite4-micro", 60017, "GraniteMoeHybridForCausalLM", "granitemoehybrid",
+     dict(H=64, L=3, NH=8, NKV=2, HD=8, F=64, Fs=96, E=0, k=0, tied=True, theta=10000000,
+          position_embedding_type="rope", embedding_multiplier=12.0, attention_multiplier=0.25,
+          residual_multiplier=0.22, logits_scaling=4.0, embed_std=0.012, qk_gain=2.0, branch_gain=4.0,
+          final_norm_center=8.0, seeded=True), "BF16", "BF16"),
+    # Granite 4.0 with experts and no positional embedding, attention-only (granite-4.0-h-tiny / -small's MoE layers and
+    # NoPE attention without their Mamba-2 layers): layer_types all "attention", position_embedding_type null
+    # (GraniteMoeHybridConfig's default; GraniteMoeHybridModel.rotary_emb is None, no layer rotates: the released H
+    # configs spell it "nope", which transformers reads alike), num_local_experts 4 with num_experts_per_tok 2:
+    # GraniteMoeHybridMoE (GraniteMoe's experts of intermediate_size 32 stacked in block_sparse_moe.input_linear (4, 64,
+    # 64) / output_linear (4, 64, 32), router block_sparse_moe.router.layer (4, 64): the softmax of the top-2 logits) plus
+    # shared_mlp of shared_intermediate_size 48 (input_linear (96, 64), output_linear (64, 48)) added without a gate;
+    # multipliers embedding 8, attention 0.125 (head_dim^-0.5 = 0.25), residual 0.3, logits_scaling 2; GQA 2, untied,
+    # BF16 matrices, F32 norms. No positions: a query sees its causal keys as a bag, and the six prompts share a long
+    # chat template and end alike, so q/k x qk_gain 4 (sharp attention: the user's words must tell the prompts apart)
+    # and embeddings of std 0.25 (x 8); with std 0.1 and no gain all six prompts' greedy outputs began alike and two
+    # alternated two tokens, with std 0.25 and gain 1 to 3 one to four distinct outputs of six. Seeds: 60020 lies
+    # within check_seeds' 200 of granite4-micro's (60010, bumped to 60017), so 61020; 61020 and 61021 failed the
+    # thresholds: 61022 (six distinct outputs, three distinct first tokens, no token twice in a row)
+    ("granite4-moe-nope", 61022, "GraniteMoeHybridForCausalLM", "granitemoehybrid",
+     dict(H=64, L=2, NH=4, NKV=2, HD=16, F=32, Fs=48, E=4, k=2, tied=False, theta=10000.0,
+          position_embedding_type=None, embedding_multiplier=8.0, attention_multiplier=0.125,
+          residual_multiplier=0.3, logits_scaling=2.0, embed_std=0.25, qk_gain=4.0, router_std=0.2, seeded=True),
+     "BF16", "F32"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -1055,6 +1101,24 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "rope_theta": d["theta"], "router_aux_loss_coef": 0.0, "tie_word_embeddings": d["tied"]})
         if mtype == "granitemoeshared":
             c["shared_intermediate_size"] = d["Fs"]
+    elif mtype == "granitemoehybrid":
+        # as ibm-granite/granite-4.0-micro's config.json has it (transformers 4.56's GraniteMoeHybridConfig): layer_types
+        # listed, position_embedding_type, the Mamba-2 keys though no layer is Mamba (at GraniteMoeHybridConfig's
+        # defaults as saved: mamba_d_head "auto" written as mamba_expand x hidden_size / mamba_n_heads), IBM's
+        # init_method and normalization_function (not read by transformers), router_aux_loss_coef 0.01 and
+        # initializer_range 0.1 as released; the sizes, multipliers, experts and position_embedding_type the fixture's
+        c.update({"attention_bias": False, "attention_multiplier": d["attention_multiplier"], "bos_token_id": eot,
+                  "embedding_multiplier": d["embedding_multiplier"], "eos_token_id": im_end, "hidden_act": "silu",
+                  "init_method": "mup", "initializer_range": 0.1, "layer_types": ["attention"] * d["L"],
+                  "logits_scaling": d["logits_scaling"], "mamba_chunk_size": 256, "mamba_conv_bias": True,
+                  "mamba_d_conv": 4, "mamba_d_head": 2 * d["H"] // 128, "mamba_d_state": 256, "mamba_expand": 2,
+                  "mamba_n_groups": 1, "mamba_n_heads": 128, "mamba_proj_bias": False,
+                  "max_position_embeddings": 4096, "normalization_function": "rmsnorm",
+                  "num_experts_per_tok": d["k"], "num_local_experts": d["E"], "output_router_logits": False,
+                  "position_embedding_type": d["position_embedding_type"],
+                  "residual_multiplier": d["residual_multiplier"], "rms_norm_eps": 1e-05, "rope_scaling": None,
+                  "rope_theta": d["theta"], "router_aux_loss_coef": 0.01, "shared_intermediate_size": d["Fs"],
+                  "tie_word_embeddings": d["tied"], "transformers_version": "4.56.0"})
     elif mtype == "gpt_oss":
         # as openai/gpt-oss-20b's config.json has it (experts_per_token and initial_context_length
         # beside their transformers names, swiglu_limit, rope_scaling yarn with truncate false,
@@ -1650,6 +1714,11 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
             if spec.router == "ernie":
                 # Ernie4_5_MoeStatics.e_score_correction_bias: (1, E), F32 (num_experts_groups 1)
                 add(ref.correction_bias_name(spec, p), "F32", (1, E), 0.0, d["bias_std"])
+        elif spec.arch == ref.GRANITE_HYBRID:
+            # Granite 4.0 without experts: shared_mlp (GraniteMoeSharedMLP of shared_intermediate_size) is the whole MLP
+            Fs = spec.shared_intermediate
+            add(p + "shared_mlp.input_linear.weight", mat_dtype, (2 * Fs, H), 0.0, 1 / math.sqrt(H))
+            add(p + "shared_mlp.output_linear.weight", mat_dtype, (H, Fs), 0.0, out_std(Fs))
         elif spec.arch == ref.LLAMA4:
             # Llama4TextMLP of intermediate_size_mlp, named feed_forward.*
             add(p + "feed_forward.gate_proj.weight", mat_dtype, (F, H), 0.0, 1 / math.sqrt(H))
@@ -2193,8 +2262,10 @@ def family_description(spec, p, golden):
         desc["longest_sequence"] = longest
     if spec.arch in ref.GLM:
         desc.update(glm_rope_description(spec, p, golden))
-    if spec.arch in (ref.GRANITE,) + ref.GRANITE_MOE:
+    if spec.arch in (ref.GRANITE, ref.GRANITE_HYBRID) + ref.GRANITE_MOE:
         desc.update(granite_description(spec, p, golden))
+    if spec.arch == ref.GRANITE_HYBRID:
+        desc.update(granite_hybrid_description(spec, p, golden))
     if spec.arch in ref.COHERE:
         desc.update(cohere_description(spec, p, golden))
     if spec.arch == ref.SEED_OSS:
@@ -2436,6 +2507,65 @@ def granite_description(spec, p, golden):
         effect = float((ref.forward(plain, p, ids, capture=False)[0] - logits).abs().max())
         assert effect > 1e-2, "Granite's %s would not change the logits: %g" % (key, effect)
         out["%s_effect_prompt4" % key] = round(effect, 4)
+    return out
+
+
+def granite_hybrid_what_ifs(spec, p):
+    """Granite 4.0's what-ifs (beside granite_description's multipliers), name -> (spec, params), each a reading an
+    engine could take of the release: `position_embedding_none` (no RoPE: position_embedding_type "rope" read as none;
+    with RoPE only), `position_embedding_rope` (RoPE on every layer though position_embedding_type is null; without RoPE
+    only), `shared_mlp` (no shared_mlp beside the experts, GraniteMoe's layer; with experts only),
+    `shared_mlp_halves_swapped` (input_linear's up rows read first), `shared_mlp_width_intermediate_size` (shared_mlp's
+    width taken from intermediate_size F, read without a shape check from the start of each stored buffer:
+    input_linear's first 2F rows, gate F then up F, output_linear's first H x F values as (H, F); with F <
+    shared_intermediate_size only)."""
+    out = {}
+    rope = spec.layer_use_rope[0]
+    s2 = copy.copy(spec)
+    s2.layer_use_rope = [not rope] * spec.L
+    out["position_embedding_none" if rope else "position_embedding_rope"] = s2
+    if spec.num_experts:
+        s2 = copy.copy(spec)
+        s2.shared_intermediate = 0
+        out["shared_mlp"] = s2
+    s2 = copy.copy(spec)
+    s2.shared_mlp_swapped = True
+    out["shared_mlp_halves_swapped"] = s2
+    assert spec.F < spec.shared_intermediate, "the width what-if reads a prefix of shared_mlp's tensors"
+    s2 = copy.copy(spec)
+    s2.shared_mlp_width = spec.F
+    out["shared_mlp_width_intermediate_size"] = s2
+    return {k: (v, p) for k, v in out.items()}
+
+
+def granite_hybrid_description(spec, p, golden):
+    """Extra golden.json model keys of Granite 4.0 (GraniteMoeHybridForCausalLM, every layer attention): the layer
+    types, position_embedding_type and which layers rotate, the RoPE, the MLP (shared_mlp alone, or the experts plus
+    shared_mlp) with its tensor layout, and how much prompt 4's logits would change under each of
+    granite_hybrid_what_ifs (`<name>_effect_prompt4`, each > 1e-2); besides granite_description's multipliers and (with
+    experts) the MoE keys."""
+    ids = golden["prompts"][4]["input_ids"]
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
+    c, H, Fs, F = spec.cfg, spec.H, spec.shared_intermediate, spec.F
+    out = {"layer_types": c["layer_types"], "position_embedding_type": c["position_embedding_type"],
+           "layer_use_rope": spec.layer_use_rope, "rope_theta": spec.theta,
+           "rope_inv_freq": [float(x) for x in spec.inv_freq] if any(spec.layer_use_rope) else None,
+           "rms_norm_eps": spec.eps, "intermediate_size": F, "shared_intermediate_size": Fs,
+           "shared_mlp_layout": "shared_mlp.input_linear.weight (%d, %d): gate rows [0, %d), up rows [%d, %d); "
+                                "shared_mlp.output_linear.weight (%d, %d); down(silu(gate x) * up x), ungated" % (
+                                    2 * Fs, H, Fs, Fs, 2 * Fs, H, Fs)}
+    if spec.num_experts:
+        E = spec.num_experts
+        out.update({"mlp": "block_sparse_moe(h) + shared_mlp(h) (GraniteMoe's experts of intermediate_size, then the "
+                           "shared_mlp added without a gate)",
+                    "router": "logits = h block_sparse_moe.router.layer.weight^T (%d, %d); the top-%d logits, their "
+                              "softmax as the weights" % (E, H, spec.top_k),
+                    "expert_layout": "block_sparse_moe.input_linear.weight (%d, %d, %d): per expert gate rows [0, %d), "
+                                     "up rows [%d, %d); block_sparse_moe.output_linear.weight (%d, %d, %d)" % (
+                                         E, 2 * F, H, F, F, 2 * F, E, H, F)})
+    else:
+        out["mlp"] = "shared_mlp(h) alone (num_local_experts 0: no block_sparse_moe; intermediate_size not read)"
+    out.update(what_if_effects(spec.arch, granite_hybrid_what_ifs(spec, p), torch.tensor([ids]), logits))
     return out
 
 
@@ -3781,6 +3911,8 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | glm4v-moe-mm | Glm4vMoeForConditionalGeneration | GLM-4.5V / GLM-4.6V as released (transformers_version 4.56.0): text_config of model_type glm4v_moe_text with `"rope_scaling": {"mrope_section": [2, 3, 3], "rope_type": "default"}` beside rope_theta 10000 (released: [8, 12, 12]), partial_rotary_factor 0.5, head_dim 32 listed (!= hidden / heads 16, as GLM-4.5V's 128 != 4096 / 96), attention_bias true, no use_qk_norm and no num_nextn_predict_layers (Glm4vMoeTextConfig reads neither: no q/k norms, no MTP tensors); GLM-4.5's layers (input_layernorm, post_attention_layernorm), q/k/v_proj biases without an o_proj bias, RoPE on the first 16 of 32 dims in the rotate-half pairing (i, i + 8) (adjacent pairs instead: 17.3; the whole head: 15.7); layer 0 a dense mlp.gate_proj / up_proj / down_proj of 96 (first_k_dense_replace 1), layers 1-2 MoE: the router scores s = sigmoid(h·W) (mlp.gate.weight (8, 64); a softmax instead: 24.8), ranks c = s + mlp.gate.e_score_correction_bias (F32; without it: 16.2), keeps the best 2 of 4 groups of 2 experts by the sum of each group's two best c (the others' c become 0.0; no group limit: 18.8), takes the top 3 c and weights them by s / (sum + 1e-20) x routed_scaling_factor 2.5 (x 1: 14.9); 8 experts of moe_intermediate_size 24 as per-expert mlp.experts.{e}.gate_proj / up_proj / down_proj, plus mlp.shared_experts (24, ungated; without it: 19.5); weights model.language_model.* and lm_head.weight beside three stand-in model.visual.* tensors; GQA ratio 2; BF16 matrices and norms, F32 correction bias |
 | phimoe | PhimoeForCausalLM | Phi-3.5-MoE as transformers 4.x's save_pretrained writes PhimoeConfig (transformers_version 4.46.0; no head_dim key, attention_bias and lm_head_bias true, `"rope_scaling": {"long_factor": [...], "long_mscale": 1.3, "original_max_position_embeddings": 256, "rope_type": "longrope", "short_factor": [...], "short_mscale": 1.3, "type": "longrope"}` (released: mscale 1.243163121016122 for both) with original_max_position_embeddings 256 also at the top level, max_position_embeddings 1024, sliding_window 131072 as released (longer than every sequence: no effect), router_jitter_noise 0.3 (released 0.01), input_jitter_noise 0.01 (training only)): input_layernorm, post_attention_layernorm and model.norm are nn.LayerNorms with weight and bias, w · (x − mean(x)) · rsqrt(var(x) + eps) + b with eps rms_norm_eps 1e-5 (weights around 1 with std 0.2, biases std 0.1: without the biases prompt 4's logits change by 22.0, RMSNorms with the same weights and biases by 16.7); q_proj, k_proj, v_proj and o_proj with biases (without: 26.3 and 20.9); head_dim 16 = hidden / heads; LongRoPE (rotate-half) with the short factors, as every golden sequence (at most 144 + 16 tokens) stays within 256, and cos and sin times short_mscale 1.3, not the attention factor _compute_longrope_parameters computes, sqrt(1 + ln 4 / ln 256) = 1.1180 (that instead: 15.0); every layer a PhimoeSparseMoeBlock of 8 experts of intermediate_size 48 (block_sparse_moe.gate (8, 64), block_sparse_moe.experts.{e}.w1 (gate) / w3 (up) / w2 (down), no biases) routed by sparsemixer in eval mode: expert 1 = argmax of the logits s, weighted by softmax(s masked to -inf where (max − s) / max(|s|, max) > 2 × 0.3)[expert 1]; expert 2 = argmax of s with expert 1's at −inf, weighted by the softmax of those scores masked alike against their max (the test on the original scores)[expert 2]; the two weights not renormalised (the softmaxes keep 2.20 and 1.91 experts on average, 1 to 6; Mixtral's renormalised softmax top-2 instead: 16.9; no masks: 16.9; threshold 0.3 instead of 0.6: 12.6; the second softmax keeping expert 1: 17.0); lm_head with a bias (std 0.1; without: 0.30); GQA 2, untied; BF16 matrices and projection / lm_head biases, F32 LayerNorm weights and biases |
 | llama4-mm | Llama4ForConditionalGeneration | Llama 4 Scout / Maverick as released (Llama4Config as transformers 4.51 wrote it: boi / eoi / image token indices, tie_word_embeddings false and torch_dtype bfloat16 at the top level, a small llama4_vision_model vision_config): text_config of model_type llama4_text with `"no_rope_layers": [1, 1, 1, 0]` listed, so layers 0-2 rotate and layer 3 is NoPE; rope_theta 500000 with `"rope_scaling": {"factor": 4.0, "high_freq_factor": 1.0, "low_freq_factor": 1.0, "original_max_position_embeddings": 64, "rope_type": "llama3"}` (low = high freq factor as Scout's: no smoothed band, the wavelengths over 64 — pairs 2-7 of head_dim 16's 8 — divided by 4, pairs 0-1 kept; plain RoPE instead: 16.8176), max_position_embeddings 1024; the RoPE of apply_rotary_emb, the adjacent pairs (x[2i], x[2i + 1]) as complex numbers times polar(1, position · inv_freq_i) (the rotate-half pairs (i, i + 8) instead: 18.4619); use_qk_norm: on the rotary layers q and k then Llama4TextL2Norm'd, x · rsqrt(mean(x²) + rms_norm_eps 1e-5) over each head's 16 values, no weight (none: 21.061; on the NoPE layer too: 11.5055); the rotary layers chunked_attention with attention_chunk_size 256 (longer than every golden sequence, prompt + generated at most 160: the same as causal), layer 3 full causal attention; attn_temperature_tuning true with floor_scale 16 and attn_scale 0.3 (released 8192 and 0.1): layer 3's queries (not the keys) times log1p(floor((position + 1) / 16)) · 0.3 + 1, positions from 0 (1 up to position 14, 1.2079 from 15, ..., 1.6908 from 143; none: 8.9256; floor(position / 16) instead: 0.5905); head_dim 16 listed, 4 heads, GQA 2, scores × head_dim^-0.5, bias-free projections; moe_layers [1, 3] listed beside interleave_moe_layer_step 2: layers 0 and 2 a dense feed_forward.gate_proj / up_proj / down_proj of intermediate_size_mlp 96, layers 1 and 3 Llama4TextMoe: logits = h · feed_forward.router.weightᵀ (8, 64), the top-2 logits (num_experts_per_tok 2; released 1) and their sigmoids as scores, 0 for the other 6, never renormalised (the softmax of the top-2 logits instead: 17.488); each chosen expert's input is h × its score (on the output instead: 11.4903); 8 experts of intermediate_size 32 fused and transposed as released, feed_forward.experts.gate_up_proj (8, 64, 64) used as x @ W (gate the first 32 columns, up the last 32), feed_forward.experts.down_proj (8, 32, 64), out = (up · silu(gate)) @ down_proj[e], summed, plus the ungated shared expert feed_forward.shared_expert.gate_proj / up_proj / down_proj of 32 (left out: 24.3708); weights language_model.model.* and language_model.lm_head.weight (untied) beside four stand-ins (vision_model.class_embedding, vision_model.patch_embedding.linear.weight, vision_model.layernorm_pre.weight, multi_modal_projector.linear_1.weight (64, 16)) that the forward pass ignores and an export must copy unchanged; norm weights around 1 with std 0.2; BF16 matrices, F32 norms |
+| granite4-micro | GraniteMoeHybridForCausalLM | Granite 4.0 without Mamba as ibm-granite/granite-4.0-micro's config.json has it (transformers 4.56: `"layer_types"` listing "attention" for all 3 layers, `"position_embedding_type": "rope"`, the mamba_* keys at GraniteMoeHybridConfig's defaults though no layer is Mamba-2, init_method / normalization_function, `"num_local_experts": 0` and `"num_experts_per_tok": 0`, `"rope_theta": 10000000` an integer, rms_norm_eps 1e-5): RoPE (rotate-half, theta 1e7) on every layer (none: prompt 4's logits change by 1.09); no block_sparse_moe, each layer's whole MLP is shared_mlp: `shared_mlp.input_linear.weight` (192, 64) — gate rows [0, 96), up rows [96, 192) — and `shared_mlp.output_linear.weight` (64, 96), down(silu(gate·h) · up·h) (halves swapped: 0.98); shared_intermediate_size 96 != intermediate_size 64, which is not read without experts (shared_mlp read at intermediate_size's width from the start of its buffers: 1.23); embeddings times embedding_multiplier 12 (none: 0.86), scores times attention_multiplier 0.25 instead of head_dim^-0.5 = 0.354 (0.67), each branch times residual_multiplier 0.22 before its add (none: 0.79), logits / logits_scaling 4 (none: 2.50); head_dim 8 (no key), GQA 4; tied (no lm_head tensor); all BF16 |
+| granite4-moe-nope | GraniteMoeHybridForCausalLM | Granite 4.0 with experts and no positional embedding, attention-only: layer_types all "attention", `"position_embedding_type": null` (GraniteMoeHybridConfig's default: no rotary embedding, no layer rotates; the released granite-4.0-h-* configs say "nope", read alike; RoPE on every layer: 3.28); every layer GraniteMoeHybridMoE + shared_mlp: 4 experts of intermediate_size 32 stacked as `block_sparse_moe.input_linear.weight` (4, 64, 64) (per expert gate rows [0, 32), up rows [32, 64)) and `block_sparse_moe.output_linear.weight` (4, 64, 32), the router `block_sparse_moe.router.layer.weight` (4, 64) takes the softmax of the top-2 logits, plus `shared_mlp.input_linear.weight` (96, 64) / `shared_mlp.output_linear.weight` (64, 48) (shared_intermediate_size 48) added without a gate (left out: 2.25; halves swapped: 1.78; read at intermediate_size's width: 2.86); embedding_multiplier 8 (14.5), attention_multiplier 0.125 instead of 0.25 (0.64), residual_multiplier 0.3 (6.28), logits_scaling 2 (12.7); head_dim 16, GQA 2, untied, BF16 matrices, F32 norms |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -3985,5 +4117,14 @@ full_attention per layer), `attention_chunk_size`, `longest_sequence` (asserted 
 (largest logit change with each chosen expert's score on its output instead of its input, no temperature tuning, the
 temperature of cache_position instead of cache_position + 1, no L2 q/k norm, the L2 norm on the NoPE layer too, the
 rotate-half pairs (i, i + HD/2), the softmax of the top-k logits in place of their sigmoids, plain RoPE, no shared
-expert), besides the MoE keys (`routing_min_gap`: the k-th minus (k+1)-th logit).
+expert), besides the MoE keys (`routing_min_gap`: the k-th minus (k+1)-th logit); for Granite 4.0 (GraniteMoeHybrid,
+attention-only) Granite's multiplier keys and `{embed_scale,attn_scale,residual_multiplier,logits_scaling}_effect_prompt4`
+as above, and `model.layer_types`, `position_embedding_type` (as config.json has it), `layer_use_rope`, `rope_theta`,
+`rope_inv_freq` (null without RoPE), `rms_norm_eps`, `intermediate_size`, `shared_intermediate_size`, `shared_mlp_layout`,
+`mlp`, with experts `router` and `expert_layout`, and
+`{position_embedding_none,position_embedding_rope,shared_mlp,shared_mlp_halves_swapped,shared_mlp_width_intermediate_size}_effect_prompt4`
+(largest logit change with no RoPE though position_embedding_type is "rope", RoPE on every layer though it is null, no
+shared_mlp beside the experts, shared_mlp's input_linear halves swapped (up rows first), shared_mlp read at
+intermediate_size's width from the start of its stored buffers (input_linear's first 2F rows, output_linear's first H x F
+values as (H, F)); each where it applies), besides the MoE keys with experts.
 """

@@ -19,6 +19,9 @@ modeling code (eager attention); the file and class/function are cited at each f
   renormalised, on the layers mlp_only_layers / decoder_sparse_step leave, its experts fused and transposed as released:
   see qwen3_vl_moe_expert),
   Glm4MoeForCausalLM, GraniteForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM,
+  GraniteMoeHybridForCausalLM (Granite 4.0 with every layer attention, no Mamba-2: Granite's multipliers, RoPE on every
+  layer or on none (position_embedding_type), the whole MLP in shared_mlp, or GraniteMoe's experts plus the ungated
+  shared_mlp; see granite_hybrid_rope),
   Glm4vForConditionalGeneration (GLM-4.1V / GLM-4.6V-Flash: its language model only, GLM-4-0414's layers with the
   multimodal RoPE, which for text positions is the plain one; head_dim always hidden / heads, q/k/v biases always),
   Glm4vMoeForConditionalGeneration (GLM-4.5V / GLM-4.6V: its language model only, GLM-4.5's layers (rotate-half partial
@@ -96,7 +99,8 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     both through their multimodal RoPE (chunked mrope_section bands over rotary_dim / 2 frequencies, three equal
     position rows for text: the plain RoPE, mrope_cos_sin). MiniMax-M2: the first rotary_dim dims (config.json's
     rotary_dim, or partial_rotary_factor x head_dim) in the rotate-half pairing (i, i + rotary_dim / 2).
-    SmolLM3's NoPE layers take no RoPE at all. ERNIE 4.5 (both families) pairs adjacent dims (2i, 2i + 1) over the
+    SmolLM3's NoPE layers take no RoPE at all; Granite 4.0 rotates every layer with position_embedding_type "rope" and
+    none without (granite_hybrid_rope). ERNIE 4.5 (both families) pairs adjacent dims (2i, 2i + 1) over the
     whole head, as Cohere.
     Cohere / Cohere 2 pair adjacent dims (2i, 2i + 1) over the whole head (frequency i); Cohere 2's
     full-attention layers take no RoPE at all (only its sliding layers rotate). EXAONE 4 alike when
@@ -149,7 +153,11 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     biased router whose top-k logits are softmaxed. Llama 4 (`llama4_moe`, on the layers moe_layers lists, dense MLPs
     of intermediate_size_mlp between): the top-k logits, their sigmoids (0 for the others, never renormalised)
     multiplied onto each expert's INPUT, the fused feed_forward.experts.gate_up_proj (E, H, 2F) / down_proj (E, F, H)
-    used as x @ W by torch.bmm, summed, plus an ungated shared expert.
+    used as x @ W by torch.bmm, summed, plus an ungated shared expert. Granite-MoE: experts stacked in
+    block_sparse_moe.input_linear (E, 2F, H; gate rows, then up rows) / output_linear (E, H, F), the softmax of the top-k
+    logits; Granite-MoE-Shared and Granite 4.0 with experts add an ungated shared_mlp (fused input_linear (2 Fs, H),
+    output_linear (H, Fs), Fs = shared_intermediate_size); Granite 4.0 without experts (num_local_experts 0) runs
+    shared_mlp alone as every layer's MLP (intermediate_size unread).
   - Qwen3-Next / Qwen3.5 (layer_linear): on "linear_attention" layers the token mixer is a Gated DeltaNet
     (`gated_delta_net`): projections to q, k, v (Qwen3-Next: one in_proj_qkvz / in_proj_ba interleaved per key head;
     Qwen3.5: in_proj_qkv / in_proj_z / in_proj_b / in_proj_a), a depthwise causal conv1d + SiLU over [q, k, v], q / k
@@ -394,6 +402,9 @@ GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 SMOLLM3 = "SmolLM3ForCausalLM"
 GRANITE = "GraniteForCausalLM"
 GRANITE_MOE = ("GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM")
+# Granite 4.0 (models/granitemoehybrid/modular_granitemoehybrid.py, GraniteMoeHybridForCausalLM) with every layer an
+# attention layer (granite-4.0-micro / -1b / -350m; the Mamba-2 layers of granite-4.0-h-* are refused)
+GRANITE_HYBRID = "GraniteMoeHybridForCausalLM"
 GPT_OSS = "GptOssForCausalLM"
 COHERE = ("CohereForCausalLM", "Cohere2ForCausalLM")
 SEED_OSS = "SeedOssForCausalLM"
@@ -407,7 +418,7 @@ QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneratio
 MULTIMODAL = (("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL +
               (QWEN3_5, QWEN3_5_MOE) + GLM_V + (LLAMA4,))
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
-                 (GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4, ERNIE4_5, GEMMA1))
+                 (GRANITE_HYBRID, GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4, ERNIE4_5, GEMMA1))
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -506,6 +517,14 @@ DEFAULTS[GRANITE] = dict(
 # models/granitemoe/configuration_granitemoe.py GraniteMoeConfig (granitemoeshared's adds shared_intermediate_size)
 DEFAULTS["GraniteMoeForCausalLM"] = DEFAULTS["GraniteMoeSharedForCausalLM"] = dict(
     DEFAULTS[GRANITE], num_local_experts=8, num_experts_per_tok=2, shared_intermediate_size=0)
+# models/granitemoehybrid/configuration_granitemoehybrid.py GraniteMoeHybridConfig.__init__: GraniteConfig's numbers
+# (num_key_value_heads None -> num_attention_heads, hidden_act silu, rms_norm_eps 1e-6, rope_theta 10000,
+# tie_word_embeddings false, attention_bias false, max_position_embeddings 2048, the four multipliers 1.0) plus
+# num_local_experts 8, num_experts_per_tok 2, shared_intermediate_size 1024, position_embedding_type None (no RoPE) and
+# layer_types None (`layers_block_type`: every layer "mamba")
+DEFAULTS[GRANITE_HYBRID] = dict(
+    DEFAULTS[GRANITE], num_local_experts=8, num_experts_per_tok=2, shared_intermediate_size=1024,
+    position_embedding_type=None, layer_types=None)
 # models/glm4_moe/configuration_glm4_moe.py Glm4MoeConfig.__init__ (partial_rotary_factor: its
 # kwargs.setdefault; head_dim: Glm4MoeAttention's getattr, hidden_size // num_attention_heads)
 DEFAULTS[GLM4_MOE] = dict(
@@ -1036,9 +1055,12 @@ class Spec:
         # models/glm4v/modeling_glm4v.py Glm4vTextMLP.forward: the same fused gate_up_proj (GLM-4.5V's dense layers are
         # Glm4MoeMLP: separate gate_proj / up_proj / down_proj)
         self.fused_gate_up = self.fused_gate_up or arch in GLM or arch == GLM4V
-        if arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration", QWEN3_VL_MOE,
-                    SMOLLM3, GRANITE, EXAONE4, GEMMA1, LLAMA4) + GRANITE_MOE + COHERE + ERNIE + HYBRID or gemma:
+        if (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration", QWEN3_VL_MOE,
+                     SMOLLM3, GRANITE, GRANITE_HYBRID, EXAONE4, GEMMA1, LLAMA4) + GRANITE_MOE + COHERE + ERNIE + HYBRID
+                or gemma):
             # (Llama 4: Llama4TextAttention's q/k/v/o_proj take bias=config.attention_bias; no release sets it)
+            # (Granite 4.0: GraniteMoeHybridAttention's q/k/v/o_proj take bias=config.attention_bias; the releases have
+            # it false)
             # (Gemma 1: GemmaAttention's q/k/v/o_proj take bias=config.attention_bias; every release has it false)
             # (Qwen3-Next / Qwen3.5: q/k/v/o_proj take bias=config.attention_bias; no release sets it)
             # (ERNIE 4.5: the projections take use_bias, not attention_bias; a true attention_bias would be ignored)
@@ -1134,8 +1156,13 @@ class Spec:
         # scaling is attention_multiplier, GraniteDecoderLayer.forward adds `hidden_states *
         # residual_multiplier` to the residual, GraniteForCausalLM.forward divides the logits by
         # logits_scaling
+        # (Granite 4.0: models/granitemoehybrid/modular_granitemoehybrid.py GraniteMoeHybridModel.forward,
+        # `inputs_embeds = inputs_embeds * self.embedding_multiplier`; GraniteMoeHybridAttention (GraniteMoeSharedAttention)
+        # `self.scaling = config.attention_multiplier`; GraniteMoeHybridDecoderLayer.forward `residual + hidden_states *
+        # self.residual_multiplier` after the attention and after the MLP; GraniteMoeHybridForCausalLM (GraniteMoeShared's
+        # forward) `logits = logits / self.config.logits_scaling`)
         self.residual_multiplier, self.logits_scaling = 1.0, 1.0
-        if arch in (GRANITE,) + GRANITE_MOE:
+        if arch in (GRANITE, GRANITE_HYBRID) + GRANITE_MOE:
             self.embed_scale = get("embedding_multiplier")
             self.attn_scale = get("attention_multiplier")
             self.residual_multiplier = get("residual_multiplier")
@@ -1271,6 +1298,9 @@ class Spec:
             # sliding_window the full-attention layers take no RoPE (and some layer slides: exaone4_layer_sliding);
             # without one every layer rotates
             self.layer_use_rope = list(sliding)
+        if arch == GRANITE_HYBRID:
+            # (every layer an attention layer, RoPE on all of them or on none: granite_hybrid_rope)
+            self.layer_use_rope = [granite_hybrid_rope(c, get, self.L)] * self.L
         # Llama 4's per-layer attention: see llama4_layers (False / None for every other family)
         self.layer_qk_l2norm = [False] * self.L
         self.layer_temperature = [False] * self.L
@@ -1593,6 +1623,30 @@ class Spec:
             self.shared_gated = False
             self.layer_moe = [True] * self.L
             self.expert_naming = "granite"
+        elif arch == GRANITE_HYBRID:
+            # models/granitemoehybrid/modular_granitemoehybrid.py GraniteMoeHybridDecoderLayer.__init__: `self.shared_mlp
+            # = GraniteMoeHybridMLP(config)` on every layer, whatever num_local_experts (GraniteMoeSharedMLP of
+            # shared_intermediate_size: input_linear (2 x shared_intermediate_size, H), chunk(2): gate then up;
+            # output_linear; unlike GraniteMoeSharedDecoderLayer there is no `None if shared_intermediate_size == 0`),
+            # `self.block_sparse_moe = GraniteMoeHybridMoE(config) if config.num_local_experts > 0 else None`
+            # (GraniteMoeSharedMoE = GraniteMoeMoE: experts of intermediate_size stacked in input_linear (E, 2F, H) /
+            # output_linear (E, H, F), GraniteMoeTopKGating's softmax of the top-k logits); forward: `if
+            # self.has_experts: moe_hidden_states = self.block_sparse_moe(hidden_states); hidden_states =
+            # moe_hidden_states + self.shared_mlp(hidden_states)`, `else: hidden_states = self.shared_mlp(hidden_states)`
+            # (feed_forward). With no experts intermediate_size is not read at all
+            E, Fs = get("num_local_experts"), get("shared_intermediate_size")
+            for key, value, least in (("num_local_experts", E, 0), ("shared_intermediate_size", Fs, 1)):
+                if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                    raise ValueError("Granite 4.0: %s %r (an integer >= %d: shared_mlp is every layer's MLP, or runs "
+                                     "beside the experts)" % (key, value, least))
+            self.num_experts = E
+            self.top_k = get("num_experts_per_tok")
+            self.norm_topk_prob = True  # the softmax of the top-k logits (GraniteMoeTopKGating)
+            self.moe_intermediate = self.F
+            self.shared_intermediate = Fs
+            self.shared_gated = False
+            self.layer_moe = [E > 0] * self.L
+            self.expert_naming = "granite"
         elif arch == GPT_OSS:
             # models/gpt_oss/modular_gpt_oss.py GptOssMLP (every layer): GptOssTopKRouter (a biased
             # linear router; softmax of the top-k logits) and GptOssExperts (num_local_experts of
@@ -1664,7 +1718,37 @@ class Spec:
             raise ValueError("num_experts_per_tok must be in [1, num_experts]")
         # Qwen2MoeSparseMoeBlock's sigmoid gate on the shared expert (False: a what-if only)
         self.shared_gate_applied = True
+        # (what-ifs only, golden_models.granite_hybrid_what_ifs: Granite's shared_mlp with its input_linear halves
+        # swapped (up rows first), and shared_mlp read at another width from the start of each stored buffer: see
+        # expert_tensors)
+        self.shared_mlp_swapped, self.shared_mlp_width = False, None
         hybrid_layers(self, c, get)
+
+
+def granite_hybrid_rope(c, get, L):
+    """Whether a Granite 4.0 config (GraniteMoeHybridForCausalLM) rotates q and k: the same answer for every layer.
+    models/granitemoehybrid/modular_granitemoehybrid.py GraniteMoeHybridModel.__init__: `self.rotary_emb =
+    GraniteMoeHybridRotaryEmbedding(config) if config.position_embedding_type == "rope" else None`; forward:
+    `position_embeddings = None` unless rotary_emb, passed to every layer; GraniteMoeHybridAttention.forward: `if
+    position_embeddings is not None:` apply_rotary_pos_emb (rotate-half, over head_dim; Gemma2RotaryEmbedding's default
+    inv_freq at rope_theta). So "rope" rotates every layer and anything else none: null (GraniteMoeHybridConfig's
+    default) or "nope" (how the released granite-4.0-h-* configs spell it); other strings are refused (not used by the
+    fixtures). layer_types (GraniteMoeHybridConfig's `layers_block_type`: layer_types, else every layer "mamba") must be
+    L entries of "attention": Mamba-2 layers are refused, and so is a config without layer_types (all Mamba). Refused
+    too: transformers 5's rope_parameters spelling (the fixtures hold rope_theta / rope_scaling)."""
+    types = get("layer_types")
+    if types is None:
+        raise ValueError("Granite 4.0: no layer_types: GraniteMoeHybridConfig makes every layer a Mamba-2 layer, which "
+                         "is not supported")
+    if len(types) != L or any(t != "attention" for t in types):
+        raise ValueError("Granite 4.0: layer_types must be %d entries of \"attention\" (Mamba-2 layers are not "
+                         "supported): %r" % (L, types))
+    if "rope_parameters" in c:
+        raise ValueError("Granite 4.0: rope_parameters (transformers 5's spelling) is not used by the fixtures")
+    kind = get("position_embedding_type")
+    if kind not in ("rope", None, "nope"):
+        raise ValueError("Granite 4.0: position_embedding_type %r (rope, or null / \"nope\" for none)" % (kind,))
+    return kind == "rope"
 
 
 def hybrid_rope(c, get, arch, head_dim):
@@ -3013,6 +3097,15 @@ def expert_tensors(spec, p, pre, e):
     if spec.expert_naming == "granite":
         if e == "shared":
             gate_up, down = p[pre + "shared_mlp.input_linear.weight"], p[pre + "shared_mlp.output_linear.weight"]
+            if spec.shared_mlp_width is not None:
+                # (what-if only: the width W an engine takes from another key, read from the start of each stored
+                # buffer without a shape check: input_linear's first 2W rows, output_linear's first H x W values as (H, W))
+                W = spec.shared_mlp_width
+                gate_up, down = gate_up[:2 * W], down.reshape(-1)[:down.shape[0] * W].view(down.shape[0], W)
+            if spec.shared_mlp_swapped:
+                # (what-if only: input_linear's up rows read first)
+                half = gate_up.shape[0] // 2
+                gate_up = torch.cat((gate_up[half:], gate_up[:half]))
         else:
             gate_up = p[pre + "block_sparse_moe.input_linear.weight"][e]
             down = p[pre + "block_sparse_moe.output_linear.weight"][e]
@@ -3319,6 +3412,11 @@ def moe_block(spec, p, pre, l, h, trace=None):
 def feed_forward(spec, p, pre, l, h, trace):
     if spec.layer_moe[l]:
         return moe_block(spec, p, pre, l, h, trace)
+    if spec.arch == GRANITE_HYBRID:
+        # models/granitemoehybrid/modular_granitemoehybrid.py GraniteMoeHybridDecoderLayer.forward without experts:
+        # `hidden_states = self.shared_mlp(hidden_states)`; GraniteMoeSharedMLP.forward: input_linear, `.chunk(2,
+        # dim=-1)`, `self.activation(chunked_hidden_states[0]) * chunked_hidden_states[1]`, output_linear (no biases)
+        return gated_mlp(spec, h, *expert_tensors(spec, p, pre, "shared"))
     if spec.arch == LLAMA4:
         # models/llama4/modeling_llama4.py Llama4TextMLP(config, intermediate_size=config.intermediate_size_mlp).forward:
         # `self.down_proj(self.activation_fn(self.gate_proj(x)) * self.up_proj(x))`, named feed_forward.*

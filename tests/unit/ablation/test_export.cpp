@@ -446,10 +446,11 @@ TEST_P(ExportFamilies, AblatesEveryDownProjectionAndKeepsTheRest) {
     ASSERT_GT(abl::testing::fuse_experts(fixture, model), 0);
   }
   const model::ModelSpec spec = model::load_model_spec(model);
-  // (Granite-MoE's and gpt-oss's checkpoints hold their experts stacked as released)
+  // (Granite-MoE's and gpt-oss's checkpoints hold their experts stacked as released; Granite 4.0's dense
+  // models have none)
   EXPECT_EQ(spec.fused_experts, GetParam().fused || GetParam().stacked ||
-                                    spec.expert_names == model::ModelSpec::ExpertNames::granite ||
-                                    spec.expert_names == model::ModelSpec::ExpertNames::gpt_oss);
+                                    (spec.num_experts > 0 && (spec.expert_names == model::ModelSpec::ExpertNames::granite ||
+                                                              spec.expert_names == model::ModelSpec::ExpertNames::gpt_oss)));
   const auto dirs = directions(spec);
   engine::TrialAblation trial = make_trial(spec, engine::RowNorm::full);
   trial.routed_experts = GetParam().routed_experts;
@@ -573,7 +574,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"ministral3-mm", true}, FamilyCase{"glm4v-mm", true},
                       FamilyCase{"glm4v-moe-mm", true}, FamilyCase{"glm4v-moe-mm", false},
                       FamilyCase{"phimoe", true}, FamilyCase{"llama4-mm", true, false, true},
-                      FamilyCase{"llama4-mm", false, false, true}),
+                      FamilyCase{"llama4-mm", false, false, true}, FamilyCase{"granite4-micro", true},
+                      FamilyCase{"granite4-moe-nope", true}, FamilyCase{"granite4-moe-nope", false}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

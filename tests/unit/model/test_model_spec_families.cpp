@@ -508,6 +508,76 @@ TEST(ModelSpecGranite, MoeStackedExpertsAndSharedMlp) {
   EXPECT_NE(abl::model::describe(s).find("ungated shared expert 1024"), std::string::npos);
 }
 
+// granite-4.0-micro's config.json (the published numbers, written for this test; its mamba_* keys left
+// out): GraniteMoeHybrid with every layer attention, RoPE, no experts, so the whole MLP is shared_mlp of
+// shared_intermediate_size (input_linear gate rows then up rows, output_linear); Granite's multipliers.
+nlohmann::json granite4_micro() {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["GraniteMoeHybridForCausalLM"],
+    "attention_bias": false, "attention_multiplier": 0.0078125, "bos_token_id": 100257, "embedding_multiplier": 12,
+    "eos_token_id": 100257, "hidden_act": "silu", "hidden_size": 2560, "intermediate_size": 8192,
+    "logits_scaling": 10, "max_position_embeddings": 131072, "model_type": "granitemoehybrid",
+    "num_attention_heads": 40, "num_experts_per_tok": 0, "num_hidden_layers": 40, "num_key_value_heads": 8,
+    "num_local_experts": 0, "pad_token_id": 100256, "position_embedding_type": "rope", "residual_multiplier": 0.22,
+    "rms_norm_eps": 1e-05, "rope_scaling": null, "rope_theta": 10000000, "shared_intermediate_size": 8192,
+    "tie_word_embeddings": true, "torch_dtype": "bfloat16", "vocab_size": 100352})");
+  c["layer_types"] = std::vector<std::string>(40, "attention");
+  return c;
+}
+
+TEST(ModelSpecGranite4, AttentionOnlyDenseAndMoe) {
+  nlohmann::json c = granite4_micro();
+  ModelSpec s = parse(c);
+  EXPECT_EQ(s.num_experts, 0);
+  EXPECT_EQ(s.intermediate_size, 8192);
+  EXPECT_TRUE(s.nope_layers.empty());
+  EXPECT_TRUE(s.uses_rope(0));
+  EXPECT_DOUBLE_EQ(s.embed_scale, 12.0);
+  EXPECT_DOUBLE_EQ(s.attention_scale(), 0.0078125);
+  EXPECT_DOUBLE_EQ(s.residual_multiplier, 0.22);
+  EXPECT_DOUBLE_EQ(s.logits_scaling, 10.0);
+  EXPECT_TRUE(s.tied_embeddings);
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{3402836480});
+  std::vector<std::string> mlp;
+  for (const auto& slot : abl::model::layer_slots(s, 3)) {
+    if (slot.role == abl::model::WeightRole::gate_proj || slot.role == abl::model::WeightRole::up_proj ||
+        slot.role == abl::model::WeightRole::down_proj) {
+      mlp.push_back(abl::model::weight_name(slot, 3) + "@" + std::to_string(slot.file_offset));
+    }
+  }
+  EXPECT_EQ(mlp, (std::vector<std::string>{"model.layers.3.shared_mlp.input_linear.weight@0",
+                                           "model.layers.3.shared_mlp.input_linear.weight@20971520",
+                                           "model.layers.3.shared_mlp.output_linear.weight@0"}));
+
+  // The experts' width is intermediate_size, shared_mlp's shared_intermediate_size beside them, ungated.
+  c["num_local_experts"] = 4;
+  c["num_experts_per_tok"] = 2;
+  c["intermediate_size"] = 512;
+  c["shared_intermediate_size"] = 1024;
+  c["position_embedding_type"] = nullptr;
+  s = parse(c);
+  EXPECT_EQ(s.num_experts, 4);
+  EXPECT_EQ(s.moe_intermediate_size, 512);
+  EXPECT_EQ(s.shared_expert_intermediate_size, 1024);
+  EXPECT_FALSE(s.shared_expert_gated);
+  EXPECT_TRUE(s.fused_experts);
+  EXPECT_TRUE(s.is_moe_layer(0));
+  for (int64_t l = 0; l < 40; ++l) EXPECT_FALSE(s.uses_rope(l)) << l;  // no positional embedding at all
+  c["position_embedding_type"] = "nope";  // the Granite 4.0-H configs' spelling
+  EXPECT_EQ(parse(c).nope_layers, s.nope_layers);
+  EXPECT_NE(abl::model::describe(s).find("ungated shared expert 1024"), std::string::npos);
+
+  // Mamba-2 layers (Granite 4.0-H) are refused by name, and so is a config without layer_types (all Mamba).
+  c["layer_types"][5] = "mamba";
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "layer_types", "layer 5", "Mamba-2"}));
+  c["layer_types"][5] = "linear";
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"layer_types", "'linear' is not a layer type"}));
+  c.erase("layer_types");
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"layer_types", "is absent", "Mamba-2"}));
+  c = granite4_micro();
+  c["position_embedding_type"] = "alibi";
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"position_embedding_type", "'alibi'"}));
+}
+
 // gpt-oss-20b's config.json (the published numbers, written for this test; its quantization_config
 // left out): q/k/v/o biases, sinks, alternate sliding layers, yarn x32 without truncation, 32 biased
 // experts top-4 stacked transposed with gate and up interleaved, the clamped SwiGLU.

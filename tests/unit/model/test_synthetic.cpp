@@ -22,7 +22,7 @@ const ExpectedWeight& find(const std::vector<ExpectedWeight>& all, WeightRole ro
 }
 
 TEST(Synthetic, PresetsMatchTheirRealConfigs) {
-  EXPECT_EQ(abl::model::synthetic_presets().size(), 45u);
+  EXPECT_EQ(abl::model::synthetic_presets().size(), 46u);
   for (const std::string& name : abl::model::synthetic_presets()) {
     EXPECT_NO_THROW(abl::model::synthetic_model_spec(name)) << name;
   }
@@ -56,6 +56,8 @@ TEST(Synthetic, PresetsMatchTheirRealConfigs) {
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("phi-3.5-moe")), 41873153344);
   // Llama 4 Scout's language model: 107.8B, 17.2B active
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("llama-4-scout-17b-16e")), 107769861120);
+  // Granite 4.0 micro "3B": 3.4B with its tied embeddings
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("granite-4.0-micro")), 3402836480);
   // DeepSeek-V2-Lite "15.7B", DeepSeek-V2 "236B, 21B active"; OLMo 3 32B
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("deepseek-v2-lite")), 15706484224);
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("deepseek-v2")), 235741434880);
