@@ -600,6 +600,7 @@ void mistral3_keys(const Keys& k, ModelSpec& s) {
          s.source);
   }
   s.query_log_scale_beta = beta->as_double();
+  s.query_log_scale_in_dtype = true;  // _get_llama_4_attn_scale(...).to(query_states.dtype)
   if (!std::isfinite(s.query_log_scale_beta)) beta->fail("must be a finite number");
   if (s.query_log_scale_beta == 0.0) return;
   const std::optional<io::JsonValue> period = params->find("original_max_position_embeddings");

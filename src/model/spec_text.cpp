@@ -147,8 +147,8 @@ std::string fingerprint(const ModelSpec& s) {
                      s.qk_norm_per_head);
   out += fmt::format("|mlp bias {} norm bias {} lm_head bias {}", s.mlp_bias, s.norm_bias, s.lm_head_bias);
   out += fmt::format("|sparsemixer {} {:a}", s.router_sparsemixer, s.router_jitter_eps);
-  out += fmt::format("|query log scale {:a} {} {} {}", s.query_log_scale_beta, s.query_log_scale_period,
-                     s.query_log_scale_offset, s.query_log_scale_nope_only);
+  out += fmt::format("|query log scale {:a} {} {} {} {}", s.query_log_scale_beta, s.query_log_scale_period,
+                     s.query_log_scale_offset, s.query_log_scale_nope_only, s.query_log_scale_in_dtype);
   out += fmt::format("|llama4 l2 {} chunk {} scale input {}", s.qk_l2_norm, s.attention_chunk, s.moe_scale_input);
   out += fmt::format("|mla {} q {} kv {} nope {} v {} eps {:a}", s.mla, s.q_lora_rank, s.kv_lora_rank,
                      s.qk_nope_head_dim, s.v_head_dim, s.latent_norm_eps);

@@ -88,6 +88,9 @@ struct ModelSpec {
   int64_t query_log_scale_period = 0;
   int64_t query_log_scale_offset = 0;
   bool query_log_scale_nope_only = false;
+  // Ministral 3 makes the factor a tensor of the query's dtype (bf16 in a bf16 run) before the product;
+  // Llama 4 multiplies by the fp32 factor and rounds the product once. (The CPU engine is fp32 throughout.)
+  bool query_log_scale_in_dtype = false;
   // Llama 4 (Llama4TextL2Norm, use_qk_norm): on the rotary layers, each q and k head divided by its RMS
   // (eps rms_norm_eps, no weight) after RoPE.
   bool qk_l2_norm = false;

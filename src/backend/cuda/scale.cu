@@ -25,7 +25,9 @@ __global__ void scale_by_position_kernel(__nv_bfloat16* x, const int64_t* positi
                                          float beta, float period, int64_t offset, bool bf16_factor) {
   const int64_t n = T * width, stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
-    float f = 1.0f + beta * logf(1.0f + floorf(static_cast<float>(positions[i / width] + offset) / period));
+    // each operation rounded on its own (no fused multiply-add), as the CPU twin and torch compute it
+    float f = __fadd_rn(1.0f, __fmul_rn(beta, logf(1.0f + floorf(static_cast<float>(positions[i / width] + offset) /
+                                                                  period))));
     if (bf16_factor) f = __bfloat162float(__float2bfloat16(f));
     x[i] = __float2bfloat16(__bfloat162float(x[i]) * f);
   }

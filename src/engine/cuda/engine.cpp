@@ -452,7 +452,7 @@ void CudaEngine::self_attention(int64_t l, const DeviceLayer& w, const engine::B
   }
   if (m.query_scaled_in(l)) {  // Ministral3Attention, Llama 4's NoPE layers: the queries only, after RoPE
     scale_by_position(b.q, b.positions, T, QD, static_cast<float>(m.query_log_scale_beta), m.query_log_scale_period,
-                      m.query_log_scale_offset, m.query_log_scale_offset == 0, s);
+                      m.query_log_scale_offset, m.query_log_scale_in_dtype, s);
   }
   if (padded) {
     pad_heads(b.q, b.qp, T * NH, HD, HDp, s);

@@ -1860,6 +1860,7 @@ TEST(ModelSpecMinistral3, QueryScalingYarnAndDefaults) {
   ModelSpec s = parse(c);
   EXPECT_DOUBLE_EQ(s.query_log_scale_beta, 0.1);
   EXPECT_EQ(s.query_log_scale_period, 16384);
+  EXPECT_TRUE(s.query_log_scale_in_dtype);  // the factor cast to the query's dtype, unlike Llama 4's
   EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::yarn);
   EXPECT_DOUBLE_EQ(s.rope_scaling.factor, 16.0);
   EXPECT_EQ(s.rope_scaling.original_max_position_embeddings, 16384);
@@ -2086,6 +2087,7 @@ TEST(ModelSpecLlama4, ScoutAndMaverickConfigs) {
   EXPECT_DOUBLE_EQ(s.query_log_scale_beta, 0.1);
   EXPECT_EQ(s.query_log_scale_period, 8192);
   EXPECT_EQ(s.query_log_scale_offset, 1);
+  EXPECT_FALSE(s.query_log_scale_in_dtype);  // the fp32 factor times the query, rounded once
   EXPECT_TRUE(s.query_scaled_in(3));
   EXPECT_FALSE(s.query_scaled_in(2));
   EXPECT_EQ(s.attention_chunk, 8192);

@@ -42,7 +42,8 @@ std::vector<std::string> layout_models() {
           f + "/golden/mixtral-moe", f + "/golden/qwen2-moe-shared", f + "/golden/qwen3-moe",
           f + "/golden/glm4-interleaved-rope", f + "/golden/glm4-moe",
           f + "/golden/granite-moe-shared", f + "/golden/gpt-oss", f + "/golden/cohere2",
-          f + "/golden/cohere-qknorm", f + "/golden/llama-bias", f + "/golden/seed-oss"};
+          f + "/golden/cohere-qknorm", f + "/golden/llama-bias", f + "/golden/seed-oss",
+          f + "/golden/phimoe",      f + "/golden/llama4-mm",        f + "/golden/granite4-micro"};
 }
 
 model::ModelSpec spec_of(const std::string& m) {
@@ -59,7 +60,11 @@ std::vector<uint16_t> unit_image(engine::HostWeights& hw, const cuda::DeviceUnit
     if (u == 0) {
       src = hw.embedding();
     } else if (u == lay.head_unit()) {
-      src = t.role == model::WeightRole::final_norm ? hw.head().final_norm : hw.head().lm_head;
+      const engine::HeadWeights& head = hw.head();
+      src = t.role == model::WeightRole::final_norm        ? head.final_norm
+            : t.role == model::WeightRole::final_norm_bias ? head.final_norm_bias
+            : t.role == model::WeightRole::lm_head_bias    ? head.lm_head_bias
+                                                           : head.lm_head;
     } else {
       src = hw.layer_tensor(static_cast<int64_t>(u) - 1, t.role, t.weight.expert);
     }
@@ -115,13 +120,26 @@ TEST(DeviceUnitLayoutHost, TensorsInSlotOrderOnAlignedOffsets) {
     ASSERT_EQ(lay.units[0].tensors.size(), 1u);
     EXPECT_EQ(lay.units[0].tensors[0].role, model::WeightRole::embed);
     EXPECT_EQ(lay.units[0].elements, V * H);
+    // The head: the final norm, its bias and lm_head's where the model has them (Phi-3.5-MoE), lm_head last.
     const cuda::DeviceUnit& head = lay.units[lay.head_unit()];
-    ASSERT_EQ(head.tensors.size(), 2u);
-    EXPECT_EQ(head.tensors[0].role, model::WeightRole::final_norm);
-    EXPECT_EQ(head.tensors[1].role, model::WeightRole::lm_head);
-    EXPECT_EQ(head.tensors[1].tied_copy(), spec.tied_embeddings);
-    EXPECT_EQ(head.tensors[1].weight.role, spec.tied_embeddings ? model::WeightRole::embed : model::WeightRole::lm_head);
-    EXPECT_EQ(head.elements, (H + cuda::kDeviceTensorAlign - 1) / cuda::kDeviceTensorAlign * cuda::kDeviceTensorAlign + V * H);
+    std::vector<model::WeightRole> want = {model::WeightRole::final_norm};
+    if (spec.norm_bias) want.push_back(model::WeightRole::final_norm_bias);
+    if (spec.lm_head_bias) want.push_back(model::WeightRole::lm_head_bias);
+    want.push_back(model::WeightRole::lm_head);
+    ASSERT_EQ(head.tensors.size(), want.size());
+    int64_t before_lm = 0;
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(head.tensors[i].role, want[i]) << i;
+      if (i + 1 < want.size()) {
+        before_lm += (head.tensors[i].size + cuda::kDeviceTensorAlign - 1) / cuda::kDeviceTensorAlign *
+                     cuda::kDeviceTensorAlign;
+      }
+    }
+    const cuda::DeviceUnitTensor& lm = head.tensors.back();
+    EXPECT_EQ(lm.tied_copy(), spec.tied_embeddings);
+    EXPECT_EQ(lm.weight.role, spec.tied_embeddings ? model::WeightRole::embed : model::WeightRole::lm_head);
+    EXPECT_EQ(lm.offset, before_lm);
+    EXPECT_EQ(head.elements, before_lm + V * H);
   }
 }
 
@@ -202,7 +220,7 @@ TEST(DeviceWeights, HoldTheDeviceImageOfEveryUnit) {
   // Dense, padded head dims, the four norms of Gemma 2, and MoE layers (routed experts, a shared
   // expert, a dense layer among MoE ones).
   for (const char* name : {"/organism", "/golden/qwen2-qkv-bias", "/golden/qwen3-qk-norm", "/golden/gemma2-softcap",
-                           "/golden/mixtral-moe", "/golden/qwen2-moe-shared"}) {
+                           "/golden/mixtral-moe", "/golden/qwen2-moe-shared", "/golden/phimoe"}) {
     const std::string dir = fixture_dir() + name;
     SCOPED_TRACE(dir);
     auto hw = engine::HostWeights::load(dir);
@@ -221,10 +239,17 @@ TEST(DeviceWeights, HoldTheDeviceImageOfEveryUnit) {
     }
     const size_t h = lay.head_unit();
     const std::vector<uint16_t> image = unit_image(*hw, lay, h);
-    const cuda::DeviceUnitTensor& norm = lay.units[h].tensors[0];
-    const cuda::DeviceUnitTensor& lm = lay.units[h].tensors[1];
-    EXPECT_EQ(download(dev.head().final_norm, norm.size), std::vector<uint16_t>(image.begin(), image.begin() + norm.size));
-    EXPECT_EQ(download(dev.head().lm_head, lm.size), std::vector<uint16_t>(image.begin() + lm.offset, image.end()));
+    // Each head view (the norm, its bias and lm_head's where the model has them, lm_head) at its tensor
+    for (const cuda::DeviceUnitTensor& t : lay.units[h].tensors) {
+      const cuda::DeviceHead& head = dev.head();
+      const __nv_bfloat16* view = t.role == model::WeightRole::final_norm        ? head.final_norm
+                                  : t.role == model::WeightRole::final_norm_bias ? head.final_norm_bias
+                                  : t.role == model::WeightRole::lm_head_bias    ? head.lm_head_bias
+                                                                                 : head.lm_head;
+      ASSERT_NE(view, nullptr) << model::role_name(t.role);
+      EXPECT_EQ(download(view, t.size), std::vector<uint16_t>(image.begin() + t.offset, image.begin() + t.offset + t.size))
+          << model::role_name(t.role);
+    }
   }
 }
 
