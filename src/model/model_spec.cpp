@@ -63,6 +63,7 @@ void glm4_moe_keys(const Keys& k, ModelSpec& s);
 void granite_keys(const Keys& k, ModelSpec& s);
 void granite_moe_keys(const Keys& k, ModelSpec& s);
 void granite_hybrid_keys(const Keys& k, ModelSpec& s);
+void hunyuan_dense_keys(const Keys& k, ModelSpec& s);
 void gpt_oss_keys(const Keys& k, ModelSpec& s);
 void cohere_keys(const Keys& k, ModelSpec& s);
 void olmo2_keys(const Keys& k, ModelSpec& s);
@@ -83,6 +84,11 @@ constexpr const char* kGraniteHybridDefaults = R"({"vocab_size": 32000, "hidden_
   "max_position_embeddings": 2048, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "attention_bias": false,
   "tie_word_embeddings": false, "bos_token_id": 1, "eos_token_id": 2, "num_local_experts": 8,
   "num_experts_per_tok": 2, "shared_intermediate_size": 1024})";
+// HunYuanDenseV1Config, for absent keys.
+constexpr const char* kHunyuanDenseDefaults = R"({"vocab_size": 290943, "hidden_size": 4096,
+  "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu",
+  "max_position_embeddings": 2048, "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "attention_bias": false,
+  "tie_word_embeddings": false, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2})";
 // PhimoeConfig (transformers 4.x), for absent keys.
 constexpr const char* kPhimoeDefaults = R"({"vocab_size": 32064, "hidden_size": 4096, "intermediate_size": 6400,
   "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu",
@@ -349,6 +355,9 @@ const Family kFamilies[] = {
     // (RoPE or none), the dense MLP in shared_mlp, experts beside it where num_local_experts > 0
     {"GraniteMoeHybridForCausalLM", false, false, true, 0, 0, 0, W::none, 0, kGraniteHybridDefaults,
      granite_hybrid_keys},
+    // Hunyuan-0.5B/1.8B/4B/7B (-Instruct): Llama with per-head q/k norms after RoPE, RoPE's base raised by
+    // the dynamic scaling's alpha
+    {"HunYuanDenseV1ForCausalLM", false, true, true, 0, 0, 0, W::none, 0, kHunyuanDenseDefaults, hunyuan_dense_keys},
     {"MixtralForCausalLM", false, false, false, 0, 8, 4096 * 32, W::always, 0, nullptr, mixtral_keys},
     // Llama 4 Scout, Maverick (the language model): NoPE every 4th layer, the others chunked with interleaved
     // RoPE and L2-normed q/k; a sigmoid top-k router scaling the experts' inputs, a shared expert
@@ -771,6 +780,25 @@ void granite_hybrid_keys(const Keys& k, ModelSpec& s) {
     granite_keys(k, s);
     s.intermediate_size = shared;
     s.expert_names = ModelSpec::ExpertNames::granite;  // the dense MLP's names: shared_mlp.input_linear/output_linear
+  }
+}
+
+// models/hunyuan_v1_dense (HunYuanDenseV1Attention, HunYuanDenseV1RotaryEmbedding): Llama's layers; RoPE,
+// then RMSNorms of each q and k head (self_attn.query_layernorm / key_layernorm); with rope_scaling of type
+// "dynamic" and an alpha, inv_freq from base = rope_theta * alpha^(head_dim / (head_dim - 2)) and no attention
+// scaling (the dynamic update never fires within max_position_embeddings, the context's cap).
+void hunyuan_dense_keys(const Keys&, ModelSpec& s) {
+  s.qk_norm_after_rope = true;
+  s.qk_norm_names = ModelSpec::QkNormNames::query_layernorm;
+  RopeScaling& r = s.rope_scaling;
+  if (r.type == RopeScaling::Type::dynamic && r.ntk_alpha != 0.0) {
+    if (!(r.ntk_alpha > 0) || !std::isfinite(r.ntk_alpha) || s.head_dim <= 2) {
+      bad_key(s, "rope_scaling.alpha", fmt::format("must be positive with head_dim > 2, found {} (head_dim {})",
+                                                   r.ntk_alpha, s.head_dim));
+    }
+    const double hd = static_cast<double>(s.head_dim);
+    s.rope_theta *= std::pow(r.ntk_alpha, hd / (hd - 2.0));
+    r = RopeScaling{};  // the default RoPE with that base
   }
 }
 

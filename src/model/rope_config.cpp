@@ -75,7 +75,8 @@ void parse_rope_scaling(const io::JsonValue& r, const RopeTopLevel& top, RopeSca
     // (factor - 1))^(dim / (dim - 2)) with seq_len = max(sequence, max_position_embeddings), so
     // the default frequencies up to max_position_embeddings tokens (rope_freqs.cpp).
     out->type = RopeScaling::Type::dynamic;
-    out->factor = r.get_double("factor");
+    out->ntk_alpha = r.get_double("alpha", 0.0);
+    out->factor = out->ntk_alpha != 0.0 ? r.get_double("factor", 1.0) : r.get_double("factor");
     return;
   }
   if (type == "longrope") {

@@ -49,6 +49,7 @@ std::string describe(const ModelSpec& s) {
   if (s.attn_output_gate) flags += ", gated attention output";
   if (s.qkv_bias) flags += ", qkv bias";
   if (s.qk_norm) flags += s.qk_norm_per_head ? ", q/k norm per head" : s.qk_norm_full ? ", q/k norm over all heads" : ", q/k norm";
+  if (s.qk_norm && s.qk_norm_after_rope) flags += " after RoPE";
   if (s.o_bias) flags += ", o_proj bias";
   if (s.mlp_bias) flags += ", MLP biases";
   if (s.attn_sinks) flags += ", attention sinks";
@@ -143,8 +144,8 @@ std::string fingerprint(const ModelSpec& s) {
   out += fmt::format("|gpt-oss obias {} sinks {} swiglu {:a} {:a} expert bias {} router bias {}", s.o_bias,
                      s.attn_sinks, s.swiglu_alpha, s.swiglu_limit, s.expert_bias, s.router_logit_bias);
   out += fmt::format(" mxfp4 {} transposed {}", s.mxfp4_experts, s.transposed_experts);
-  out += fmt::format("|cohere centered {} parallel {} qknorm per head {}", s.norm_centered, s.parallel_block,
-                     s.qk_norm_per_head);
+  out += fmt::format("|cohere centered {} parallel {} qknorm per head {} after rope {} names {}", s.norm_centered,
+                     s.parallel_block, s.qk_norm_per_head, s.qk_norm_after_rope, static_cast<int>(s.qk_norm_names));
   out += fmt::format("|mlp bias {} norm bias {} lm_head bias {}", s.mlp_bias, s.norm_bias, s.lm_head_bias);
   out += fmt::format("|sparsemixer {} {:a}", s.router_sparsemixer, s.router_jitter_eps);
   out += fmt::format("|query log scale {:a} {} {} {} {}", s.query_log_scale_beta, s.query_log_scale_period,

@@ -156,6 +156,12 @@ const Preset kPresets[] = {
       "residual_multiplier": 0.22, "logits_scaling": 10, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05,
       "rope_theta": 10000000, "tie_word_embeddings": true, "bos_token_id": 100257, "eos_token_id": 100257,
       "pad_token_id": 100256, "torch_dtype": "bfloat16"})"},
+    // Hunyuan-7B-Instruct's shape: per-head q/k norms after RoPE, the base raised by alpha 1000 (7.5B)
+    {"hunyuan-7b", R"({"architectures": ["HunYuanDenseV1ForCausalLM"], "vocab_size": 128167, "hidden_size": 4096,
+      "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "head_dim": 128, "max_position_embeddings": 32768, "rms_norm_eps": 1e-05, "rope_theta": 10000.0,
+      "rope_scaling": {"alpha": 1000.0, "factor": 1.0, "type": "dynamic"}, "tie_word_embeddings": true,
+      "bos_token_id": 1, "eos_token_id": 127960, "pad_token_id": 127961, "torch_dtype": "bfloat16"})"},
     {"qwen3-30b-a3b", R"({"architectures": ["Qwen3MoeForCausalLM"], "vocab_size": 151936,
       "hidden_size": 2048, "intermediate_size": 6144, "num_hidden_layers": 48,
       "num_attention_heads": 32, "num_key_value_heads": 4, "head_dim": 128, "num_experts": 128,

@@ -601,8 +601,9 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     add(WeightRole::q_norm, "self_attn.q_norm.weight", {QD}, "(num_attention_heads*head_dim)");
     add(WeightRole::k_norm, "self_attn.k_norm.weight", {KVD}, "(num_key_value_heads*head_dim)");
   } else if (s.qk_norm) {
-    add(WeightRole::q_norm, "self_attn.q_norm.weight", {HD}, "(head_dim)");
-    add(WeightRole::k_norm, "self_attn.k_norm.weight", {HD}, "(head_dim)");
+    const bool hunyuan = s.qk_norm_names == ModelSpec::QkNormNames::query_layernorm;
+    add(WeightRole::q_norm, hunyuan ? "self_attn.query_layernorm.weight" : "self_attn.q_norm.weight", {HD}, "(head_dim)");
+    add(WeightRole::k_norm, hunyuan ? "self_attn.key_layernorm.weight" : "self_attn.k_norm.weight", {HD}, "(head_dim)");
   }
   if (s.attn_sinks) add(WeightRole::attn_sinks, "self_attn.sinks", {s.num_heads}, "(num_attention_heads)");
   if (linear) {

@@ -74,6 +74,9 @@ FAMILIES = [
     # whole MLP), the multipliers, tied; and with experts + ungated shared_mlp and position_embedding_type null (NoPE)
     ("GraniteMoeHybridForCausalLM", "granite4-micro"),
     ("GraniteMoeHybridForCausalLM", "granite4-moe-nope"),
+    # Tencent Hunyuan dense (Hunyuan-0.5B / 1.8B / 4B / 7B-Instruct): Llama's layers, per-head q/k RMSNorms
+    # (query_layernorm / key_layernorm) AFTER RoPE, rope_scaling dynamic with alpha: base theta x alpha^(hd / (hd - 2))
+    ("HunYuanDenseV1ForCausalLM", "hunyuan-dense"),
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

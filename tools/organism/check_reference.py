@@ -409,6 +409,22 @@
      (1e-3, each over 1e-2); reference.Spec refuses a config without layer_types (every layer Mamba-2), a mamba layer, a
      short layer_types, another position_embedding_type, attention_bias, shared_intermediate_size 0, a negative
      num_local_experts and transformers 5's rope_parameters. (1. checks the KV cache; 3. the MoE block.)
+ 29. HunYuan-Dense (hunyuan-dense: HunYuanDenseV1ForCausalLM): a second forward pass written here from
+     models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py and configuration_hunyuan_v1_dense.py (`HunYuanDenseCheck`:
+     HunYuanDenseV1Config's defaults, HunYuanDenseV1RotaryEmbedding's DynamicNTKAlpha base rope_theta x
+     alpha^(head_dim / (head_dim - 2)) computed here, the rotate-half pairs as complex numbers, then
+     HunYuanDenseV1Attention's query_layernorm / key_layernorm per head after the rotation, per-head attention with an
+     explicit mask and a hand-written softmax, LlamaMLP) reproduces logits_last, hidden_last and logits_all_0 (1e-4)
+     and every golden greedy id (no cache); the file holds exactly HunYuanDenseV1's tensors (query_layernorm /
+     key_layernorm (head_dim,) per layer, no q_norm / k_norm, no biases, no lm_head: tied), all BF16; config.json is in
+     Hunyuan-7B-Instruct's spelling (head_dim listed and != hidden / heads, rope_scaling type dynamic with alpha and the
+     unread factor / beta / mscale keys, use_qk_norm, eod_token_id, pretraining_tp); reference.Spec and golden.json read
+     the q/k norms (names, placement), the base and the inverse frequencies as HunYuanDenseCheck does; "rope_type" in
+     place of "type" and rope_scaling without its unread keys give the same frequencies, rope_scaling null the plain
+     ones; golden.json has exactly the what-ifs of golden_models.hunyuan_dense_what_ifs and HunYuanDenseCheck reproduces
+     each (1e-3, each over 1e-2); reference.Spec refuses a missing or null head_dim, use_qk_norm false, a linear or an
+     alpha-less dynamic rope_scaling, transformers 5's rope_parameters, attention_bias and mlp_bias. (1. checks the KV
+     cache, which holds the normed keys.)
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
@@ -5810,6 +5826,167 @@ def check_granite_hybrid(name, spec, p, g, st):
                                                           " (accepted: %s)" % wrong if wrong else ""))
 
 
+class HunYuanDenseCheck(LlamaCheck):
+    """HunYuanDenseV1ForCausalLM's forward pass again, from models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py (and the
+    generated modeling_hunyuan_v1_dense.py) and configuration_hunyuan_v1_dense.py, sharing nothing with reference.py but
+    the safetensors reader: HunYuanDenseV1Config's defaults (transformers 4.56: rope_theta / rope_scaling);
+    HunYuanDenseV1RotaryEmbedding (`if self.rope_type == "dynamic" and alpha:` base = rope_theta * alpha ** (head_dim /
+    (head_dim - 2)), inv_freq = 1 / base ** (arange(0, head_dim, 2) / head_dim), attention_scaling 1; else the default
+    RoPE at rope_theta), turned here as complex numbers of the rotate-half pairs (i, i + HD/2) (LlamaCheck.rotary);
+    HunYuanDenseV1Attention.forward (q/k/v_proj without bias, the view into heads, apply_rotary_pos_emb, THEN
+    query_layernorm / key_layernorm: HunYuanDenseV1RMSNorm over head_dim with one (head_dim,) weight; scores times
+    head_dim**-0.5 per head with an explicit mask and a hand-written softmax, repeat_kv, o_proj);
+    HunYuanDenseV1DecoderLayer (LlamaDecoderLayer) and HunYuanDenseV1MLP (LlamaMLP without biases); the tied head.
+    What-ifs: `norm_after_rope` (False: the norms before the rotation, Qwen3's order), `qk_norms` (False: none), `alpha`
+    (None: the default RoPE at rope_theta), `base` (a RoPE base of its own in place of the alpha one)."""
+
+    # HunYuanDenseV1Config's defaults of the keys read here
+    DEFAULTS = dict(num_key_value_heads=None, head_dim=None, hidden_act="silu", rms_norm_eps=1e-5, rope_theta=10000.0,
+                    rope_scaling=None, attention_bias=False, mlp_bias=False, tie_word_embeddings=False)
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg)
+        if c["hidden_act"] != "silu" or c["attention_bias"] or c["mlp_bias"] or c["head_dim"] is None:
+            raise ValueError("HunYuanDenseCheck: hidden_act %r, attention_bias %r, mlp_bias %r, head_dim %r" % (
+                c["hidden_act"], c["attention_bias"], c["mlp_bias"], c["head_dim"]))
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NKV = c["num_key_value_heads"] or self.NH
+        self.HD = c["head_dim"]  # HunYuanDenseV1Attention: getattr(config, "head_dim", ...): the listed value
+        self.qkv_bias = self.o_bias = self.mlp_bias = False
+        rs = c["rope_scaling"] or {}
+        self.alpha = rs.get("alpha") if rs.get("rope_type", rs.get("type")) == "dynamic" else None
+        self.norm_after_rope, self.qk_norms, self.base = True, True, None
+
+    def rope_base(self):
+        if self.base is not None:
+            return self.base
+        theta, dim = self.c["rope_theta"], self.HD
+        return theta * self.alpha ** (dim / (dim - 2)) if self.alpha else theta
+
+    def inv_freq(self):
+        return 1.0 / (self.rope_base() ** (torch.arange(0, self.HD, 2).float() / self.HD))
+
+    def layer(self, l, h, angles):
+        pre, HD, T = "model.layers.%d." % l, self.HD, h.shape[0]
+        x = self.rms(h, self.p[pre + "input_layernorm.weight"])
+        q = self.linear(x, pre + "self_attn.q_proj", False).view(T, self.NH, HD)
+        k = self.linear(x, pre + "self_attn.k_proj", False).view(T, self.NKV, HD)
+        v = self.linear(x, pre + "self_attn.v_proj", False).view(T, self.NKV, HD)
+        wq, wk = self.p[pre + "self_attn.query_layernorm.weight"], self.p[pre + "self_attn.key_layernorm.weight"]
+        if self.qk_norms and not self.norm_after_rope:
+            q, k = self.rms(q, wq), self.rms(k, wk)
+        q, k = self.rotary(q, angles), self.rotary(k, angles)
+        if self.qk_norms and self.norm_after_rope:  # each head's HD values: the last dim of (T, heads, HD)
+            q, k = self.rms(q, wq), self.rms(k, wk)
+        allowed = torch.ones(T, T, dtype=torch.bool).tril()
+        heads = []
+        for hh in range(self.NH):
+            kv = hh // (self.NH // self.NKV)  # repeat_kv
+            s = ((q[:, hh] @ k[:, kv].T) * HD ** -0.5).masked_fill(~allowed, float("-inf"))
+            e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+            heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
+        h = h + self.linear(torch.cat(heads, dim=-1), pre + "self_attn.o_proj", False)
+        x = self.rms(h, self.p[pre + "post_attention_layernorm.weight"])
+        gate = self.linear(x, pre + "mlp.gate_proj", False)
+        up = self.linear(x, pre + "mlp.up_proj", False)
+        return h + self.linear(torch.nn.functional.silu(gate) * up, pre + "mlp.down_proj", False)
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        return plain_decoder_forward(self, ids, self.rms, inv_freq=self.inv_freq())
+
+
+def check_hunyuan_dense(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    model = g["model"]
+    m = HunYuanDenseCheck(cfg, p)
+    check_against_golden(name, "HunYuanDenseCheck", m, g, st)
+    H, HD, V, F_ = m.H, m.HD, spec.V, cfg["intermediate_size"]
+    # the file: exactly HunYuanDenseV1's tensors, all BF16 as released
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    want = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,)}
+    if not m.c["tie_word_embeddings"]:
+        want["lm_head.weight"] = (V, H)
+    for l in range(m.L):
+        x = "model.layers.%d." % l
+        want.update({x + "input_layernorm.weight": (H,), x + "post_attention_layernorm.weight": (H,),
+                     x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
+                     x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.o_proj.weight": (H, m.NH * HD),
+                     x + "self_attn.query_layernorm.weight": (HD,), x + "self_attn.key_layernorm.weight": (HD,),
+                     x + "mlp.gate_proj.weight": (F_, H), x + "mlp.up_proj.weight": (F_, H),
+                     x + "mlp.down_proj.weight": (H, F_)})
+    check({n: tuple(v[1].shape) for n, v in stored.items()} == want and all(v[0] == "BF16" for v in stored.values()),
+          "%s: the file holds exactly HunYuanDenseV1's %d tensors (per layer q/k/v/o_proj, self_attn.query_layernorm / "
+          "key_layernorm (%d,), the two norms, mlp.gate/up/down_proj; %s), all BF16" % (
+              name, len(want), HD, "untied: lm_head.weight" if "lm_head.weight" in want else "tied: no lm_head.weight"))
+    # config.json in tencent/Hunyuan-7B-Instruct's spelling
+    rs = cfg["rope_scaling"]
+    spelling = (cfg["architectures"] == ["HunYuanDenseV1ForCausalLM"] and cfg["model_type"] == "hunyuan_v1_dense" and
+                cfg.get("head_dim") == HD and HD != H // m.NH and rs.get("type") == "dynamic" and
+                "rope_type" not in rs and isinstance(rs.get("alpha"), float) and rs["alpha"] > 1.0 and
+                rs.get("factor") == 1.0 and all(k in rs for k in ("beta_fast", "beta_slow", "mscale", "mscale_all_dim"))
+                and cfg["use_qk_norm"] is True and "eod_token_id" in cfg and cfg["pretraining_tp"] == 1 and
+                cfg["attention_bias"] is False and cfg["mlp_bias"] is False and cfg["rms_norm_eps"] == 1e-5 and
+                cfg["tie_word_embeddings"] is True and cfg["torch_dtype"] == "bfloat16" and
+                "rope_parameters" not in cfg and cfg["transformers_version"].startswith("4."))
+    check(spelling, "%s: config.json in Hunyuan-7B-Instruct's spelling (head_dim %d listed, != hidden / heads %d; "
+          "rope_scaling %s beside rope_theta %r; use_qk_norm, eod_token_id, pretraining_tp; tied)" % (
+              name, HD, H // m.NH, json.dumps(rs, sort_keys=True), cfg["rope_theta"]))
+    # reference.Spec and golden.json read it as HunYuanDenseCheck does
+    inv = m.inv_freq()
+    same = (spec.HD == HD and spec.NKV == m.NKV and spec.qk_norm and spec.qk_norm_after_rope and
+            spec.qk_norm_names == ("query_layernorm", "key_layernorm") and not spec.qk_norm_per_head and
+            not spec.qk_norm_full and not spec.norm_offset and not spec.qkv_bias and not spec.o_bias and
+            not spec.mlp_bias and spec.tied == m.c["tie_word_embeddings"] and spec.eps == m.c["rms_norm_eps"] and
+            spec.attn_scale == HD ** -0.5 and bool(torch.equal(spec.rope["global"][0], inv)) and
+            spec.rope["global"][1] == 1.0 and spec.layer_use_rope == [True] * m.L and
+            model["rope_base"] == m.rope_base() and model["rope_alpha"] == m.alpha and
+            model["rope_inv_freq"] == [float(x) for x in inv] and model["rms_norm_eps"] == m.c["rms_norm_eps"] and
+            model["qk_norm_weights"] == ["self_attn.query_layernorm.weight", "self_attn.key_layernorm.weight"] and
+            model["longest_sequence"] <= cfg["max_position_embeddings"])
+    check(same, "%s: reference.Spec and golden.json read the q/k norms (query_layernorm / key_layernorm after RoPE), "
+          "the RoPE base %.2f = %r x %r^(%d/%d) and its inverse frequencies as HunYuanDenseCheck does" % (
+              name, m.rope_base(), cfg["rope_theta"], m.alpha, HD, HD - 2))
+    # other spellings of the same rope_scaling; rope_scaling null
+    readings = {}
+    for label, c2 in (("\"rope_type\" in place of \"type\"", dict(cfg, rope_scaling={"rope_type": "dynamic",
+                                                                                         "alpha": rs["alpha"]})),
+                      ("only type and alpha", dict(cfg, rope_scaling={"type": "dynamic", "alpha": rs["alpha"]}))):
+        readings[label] = torch.equal(ref.Spec(c2).rope["global"][0], inv)
+    m0 = HunYuanDenseCheck(dict(cfg, rope_scaling=None), p)
+    plain = ref.Spec(dict(cfg, rope_scaling=None)).rope["global"][0]
+    ok = all(readings.values()) and torch.equal(plain, m0.inv_freq()) and not torch.equal(plain, inv)
+    check(ok, "%s: %s give the same inverse frequencies; rope_scaling null the default ones at rope_theta (%s)" % (
+        name, " and ".join(readings), ", ".join("%s %s" % (k, v) for k, v in readings.items())))
+    # the what-ifs
+    theta, alpha = cfg["rope_theta"], m.alpha
+    names = {"qk_norm_before_rope": ("norm_after_rope", False), "qk_norm": ("qk_norms", False),
+             "rope_plain_theta": ("alpha", None), "rope_alpha_exponent_one": ("base", theta * alpha)}
+    check_what_if_effects(name, "HunYuanDenseCheck", model, names, lambda: HunYuanDenseCheck(cfg, p),
+                          g["prompts"][4]["input_ids"])
+
+    def refused(change=None, drop=()):
+        c2 = json.loads(json.dumps(cfg))
+        c2.update(change or {})
+        for key in drop:
+            del c2[key]
+        try:
+            ref.Spec(c2)
+        except ValueError:
+            return True
+        return False
+    cases = {"no head_dim": refused(drop=("head_dim",)), "head_dim null": refused({"head_dim": None}),
+             "use_qk_norm false": refused({"use_qk_norm": False}),
+             "rope_scaling linear": refused({"rope_scaling": {"type": "linear", "factor": 2.0}}),
+             "rope_scaling dynamic without alpha": refused({"rope_scaling": {"type": "dynamic", "factor": 2.0}}),
+             "rope_parameters": refused({"rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}}),
+             "attention_bias true": refused({"attention_bias": True}), "mlp_bias true": refused({"mlp_bias": True})}
+    wrong = [k for k, ok in cases.items() if not ok]
+    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
+                                                          " (accepted: %s)" % wrong if wrong else ""))
+
+
 def main():
     torch.set_num_threads(1)
     names = sorted(n for n in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, n)))
@@ -5877,6 +6054,8 @@ def main():
                 check_llama4(name, spec, p, g, st)
             if spec.arch == ref.GRANITE_HYBRID:
                 check_granite_hybrid(name, spec, p, g, st)
+            if spec.arch == ref.HUNYUAN_DENSE:
+                check_hunyuan_dense(name, spec, p, g, st)
         if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
             check_hybrid_delta_rule_forms()
         check_fp8_table()

@@ -65,6 +65,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | llama4-mm           | Llama4ForConditionalGeneration | Llama 4 Scout / Maverick as released (text_config llama4_text, language_model.model.* / language_model.lm_head.weight beside stand-in vision_model.* / multi_modal_projector.*): no_rope_layers [1, 1, 1, 0] (layer 3 NoPE, full causal; the others chunked, attention_chunk_size 256 > every sequence), adjacent-pair RoPE as complex numbers with llama3 x4 from 64, low = high freq factor 1 (pairs 0-1 kept, 2-7 divided, none smoothed), L2 q/k norm (no weight) after RoPE on the rotary layers, NoPE queries x 1 + 0.3 log1p(floor((pos + 1) / 16)), moe_layers [1, 3]: top-2 of 8 by the logits, sigmoid scores on each expert's input, fused feed_forward.experts.gate_up_proj (8, 64, 64) / down_proj (8, 32, 64) as x @ W, ungated shared expert of 32; dense layers of 96, GQA 2, untied, BF16 + F32 norms |
 | granite4-micro      | GraniteMoeHybridForCausalLM | Granite 4.0 micro's shape: layer_types all attention (no Mamba-2), position_embedding_type rope (RoPE on every layer, theta 1e7), num_local_experts 0: shared_mlp (input_linear (2*96, H), first half gate; output_linear) is the whole MLP, intermediate_size 64 unread; embedding_multiplier 12, attention_multiplier 0.25, residual_multiplier 0.22, logits_scaling 4, rms_norm_eps 1e-5, GQA 4, tied, all BF16 |
 | granite4-moe-nope   | GraniteMoeHybridForCausalLM | layer_types all attention, position_embedding_type null (no RoPE on any layer), 4 experts of 32 top-2 (stacked block_sparse_moe.input_linear / output_linear, router block_sparse_moe.router.layer, softmax of the top-2 logits) plus an ungated shared_mlp of 48, multipliers 8 / 0.125 / 0.3 / 2, GQA 2, untied, BF16 + F32 norms |
+| hunyuan-dense       | HunYuanDenseV1ForCausalLM | Tencent Hunyuan dense as released (Hunyuan-7B-Instruct's config spelling): Llama's layers, per-head q/k RMSNorms self_attn.query_layernorm / key_layernorm (head_dim,) AFTER RoPE, rope_scaling {"type": "dynamic", "alpha": 1000.0, factor 1.0, ...}: the default RoPE at base 1e4 x 1000^(16/14), head_dim 16 listed with 8 heads (128 != hidden 64), GQA 4, tied, all BF16 |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -809,6 +810,28 @@ MODELS += [
           position_embedding_type=None, embedding_multiplier=8.0, attention_multiplier=0.125,
           residual_multiplier=0.3, logits_scaling=2.0, embed_std=0.25, qk_gain=4.0, router_std=0.2, seeded=True),
      "BF16", "F32"),
+    # Tencent Hunyuan dense as released (Hunyuan-0.5B / 1.8B / 4B / 7B-Instruct: HunYuanDenseV1ForCausalLM, config.json
+    # as tencent/Hunyuan-7B-Instruct's: see config_for): models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py, Llama's
+    # layers (two RMSNorms, SwiGLU without biases) whose attention applies RoPE to q and k FIRST and THEN the per-head
+    # RMSNorms self_attn.query_layernorm / key_layernorm ((head_dim,) weights, around 1 with std qk_norm_std so that
+    # the order matters: RoPE turns pairs (i, i + 8), and a weight that differs within a pair does not commute with
+    # it); rope_scaling {"type": "dynamic", "alpha": 1000.0} as released, so the default RoPE at base 1e4 x
+    # 1000^(16/14) = 2.68e7 (HunYuanDenseV1RotaryEmbedding's DynamicNTKAlpha base; head_dim 16 so that the base matters
+    # on prompt 4's ~100 positions); head_dim 16 listed with 8 heads (q width 128 != hidden 64, as Hunyuan-0.5B's
+    # 16 x 128 != 1024); GQA 4; tied as released; all BF16 as released.
+    # Tied: with the default scales (embeddings std 0.25, unit gains, norms around 1) greedy decoding repeated one token
+    # from the first step on four of six prompts (the current token's embedding dominates the tied head), so the
+    # embeddings are drawn small (std 0.05), o_proj / down_proj large (branch_gain 4), the final norm around 4 and the
+    # q/k norm weights around 2 (std 0.3): after the q/k RMSNorms |q| = |k| is fixed by those weights, which alone set
+    # how sharp the attention can be (qk_gain would do nothing). With the q/k norms around 1 the seed had to be bumped
+    # and two outputs still cycled a few tokens; around 2, seed 62010 passed first (six distinct outputs, distinct first
+    # tokens, no token three times in a row, |hidden| <= 19)
+    ("hunyuan-dense", 62010, "HunYuanDenseV1ForCausalLM", "hunyuan_v1_dense",
+     dict(H=64, L=3, NH=8, NKV=2, HD=16, F=128, tied=True, theta=10000.0,
+          rope_scaling={"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0, "mscale": 1.0,
+                        "mscale_all_dim": 1.0, "type": "dynamic"},
+          embed_std=0.05, branch_gain=4.0, final_norm_center=4.0, qk_norm_center=2.0, qk_norm_std=0.3, seeded=True),
+     "BF16", "BF16"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -1119,6 +1142,18 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "residual_multiplier": d["residual_multiplier"], "rms_norm_eps": 1e-05, "rope_scaling": None,
                   "rope_theta": d["theta"], "router_aux_loss_coef": 0.01, "shared_intermediate_size": d["Fs"],
                   "tie_word_embeddings": d["tied"], "transformers_version": "4.56.0"})
+    elif mtype == "hunyuan_v1_dense":
+        # as tencent/Hunyuan-7B-Instruct's config.json has it (HunYuanDenseV1ForCausalLM, model_type hunyuan_v1_dense):
+        # head_dim listed, attention_bias / mlp_bias false, rope_theta 10000.0 with rope_scaling {"type": "dynamic",
+        # "alpha": 1000.0, ...} (alpha as released; factor 1.0, beta_fast 32, beta_slow 1, mscale 1.0, mscale_all_dim 1.0
+        # beside it, not read on the alpha path: reference.hunyuan_rope), use_qk_norm true (not read by transformers,
+        # which always norms), eod_token_id and pretraining_tp 1, rms_norm_eps 1e-5, tied as released; the sizes the
+        # fixture's, max_position_embeddings 32768 (longer than every golden sequence: the dynamic update never fires)
+        c.update({"attention_bias": False, "bos_token_id": eot, "eod_token_id": eot, "eos_token_id": im_end,
+                  "head_dim": d["HD"], "hidden_act": "silu", "max_position_embeddings": 32768, "mlp_bias": False,
+                  "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": dict(sorted(d["rope_scaling"].items())),
+                  "rope_theta": d["theta"], "tie_word_embeddings": d["tied"], "transformers_version": "4.56.0",
+                  "use_qk_norm": True})
     elif mtype == "gpt_oss":
         # as openai/gpt-oss-20b's config.json has it (experts_per_token and initial_context_length
         # beside their transformers names, swiglu_limit, rope_scaling yarn with truncate false,
@@ -1644,8 +1679,10 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
             # (Cohere's use_qk_norm: a weight row per head; OLMo 2's: one weight over the whole projection)
             qs, ks = ((spec.NH, spec.HD), (spec.NKV, spec.HD)) if spec.qk_norm_per_head else \
                 ((spec.NH * spec.HD,), (spec.NKV * spec.HD,)) if spec.qk_norm_full else ((spec.HD,), (spec.HD,))
-            add(p + "self_attn.q_norm.weight", norm_dtype, qs, qnc, d.get("qk_norm_std", 0.2))
-            add(p + "self_attn.k_norm.weight", norm_dtype, ks, qnc, d.get("qk_norm_std", 0.2))
+            # (HunYuan-Dense: self_attn.query_layernorm / key_layernorm, spec.qk_norm_names)
+            qn, kn = spec.qk_norm_names
+            add(p + "self_attn.%s.weight" % qn, norm_dtype, qs, qnc, d.get("qk_norm_std", 0.2))
+            add(p + "self_attn.%s.weight" % kn, norm_dtype, ks, qnc, d.get("qk_norm_std", 0.2))
         if spec.layer_moe[l]:
             E, Fm = spec.num_experts, spec.moe_intermediate
             # (ERNIE 4.5's gate stays F32: _keep_in_fp32_modules_strict)
@@ -2296,6 +2333,8 @@ def family_description(spec, p, golden):
         desc.update(phimoe_description(spec, p, golden))
     if spec.arch == ref.LLAMA4:
         desc.update(llama4_description(spec, p, golden))
+    if spec.arch == ref.HUNYUAN_DENSE:
+        desc.update(hunyuan_dense_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -2566,6 +2605,52 @@ def granite_hybrid_description(spec, p, golden):
     else:
         out["mlp"] = "shared_mlp(h) alone (num_local_experts 0: no block_sparse_moe; intermediate_size not read)"
     out.update(what_if_effects(spec.arch, granite_hybrid_what_ifs(spec, p), torch.tensor([ids]), logits))
+    return out
+
+
+def hunyuan_dense_what_ifs(spec, p):
+    """HunYuan-Dense's what-ifs, name -> (spec, params), each a reading an engine could take of the release:
+    `qk_norm_before_rope` (query_layernorm / key_layernorm applied before RoPE, Qwen3's order), `qk_norm` (no q/k
+    norms: use_qk_norm ignored the other way), `rope_plain_theta` (the default RoPE at rope_theta, the alpha ignored, as
+    a reader that takes "dynamic" for dynamic NTK by factor 1.0 would), `rope_alpha_exponent_one` (base rope_theta x
+    alpha, without the exponent head_dim / (head_dim - 2))."""
+    out = {}
+    s2 = copy.copy(spec)
+    s2.qk_norm_after_rope = False
+    out["qk_norm_before_rope"] = s2
+    s2 = copy.copy(spec)
+    s2.qk_norm = False
+    out["qk_norm"] = s2
+    s2 = copy.copy(spec)
+    s2.rope = {"global": (ref.rope_inv_freq(spec.R, spec.theta, None), 1.0)}
+    out["rope_plain_theta"] = s2
+    s2 = copy.copy(spec)
+    s2.rope = {"global": (ref.rope_inv_freq(spec.R, spec.theta * spec.rope_alpha, None), 1.0)}
+    out["rope_alpha_exponent_one"] = s2
+    return {k: (v, p) for k, v in out.items()}
+
+
+def hunyuan_dense_description(spec, p, golden):
+    """Extra golden.json model keys of HunYuan-Dense (HunYuanDenseV1ForCausalLM): the q/k norms (names, shapes,
+    placement), the RoPE (rope_scaling as config.json has it, alpha, the base and the inverse frequencies), and how much
+    prompt 4's logits would change under each of hunyuan_dense_what_ifs (`<name>_effect_prompt4`, each > 1e-2)."""
+    ids = golden["prompts"][4]["input_ids"]
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
+    c, HD = spec.cfg, spec.HD
+    longest = max(len(e["input_ids"]) for e in golden["prompts"]) + golden["max_new_tokens"] - 1
+    assert longest <= c["max_position_embeddings"], "the dynamic RoPE update would fire"
+    out = {"qk_norm": "RMSNorm over each head's head_dim values (eps rms_norm_eps), one (head_dim,) weight shared by "
+                      "every head, applied to q and k AFTER RoPE (HunYuanDenseV1Attention.forward)",
+           "qk_norm_weights": ["self_attn.%s.weight" % n for n in spec.qk_norm_names],
+           "qk_norm_weight_shapes": [[HD], [HD]], "use_qk_norm_in_config": c.get("use_qk_norm"),
+           "rms_norm_eps": spec.eps, "q_width": spec.NH * HD, "rope_theta": spec.theta,
+           "rope_scaling_in_config": c["rope_scaling"], "rope_alpha": spec.rope_alpha,
+           "rope_rule": "base = rope_theta * alpha ** (head_dim / (head_dim - 2)) (a double), inv_freq_i = 1 / "
+                        "base ** (fp32(2i) / head_dim) in fp32, rotate-half pairs (i, i + head_dim / 2), cos / sin x 1; "
+                        "rope_scaling's factor / beta / mscale keys unread",
+           "rope_base": spec.rope_base, "rope_inv_freq": [float(x) for x in spec.inv_freq],
+           "max_position_embeddings": c["max_position_embeddings"], "longest_sequence": longest}
+    out.update(what_if_effects(spec.arch, hunyuan_dense_what_ifs(spec, p), torch.tensor([ids]), logits))
     return out
 
 
@@ -3913,6 +3998,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | llama4-mm | Llama4ForConditionalGeneration | Llama 4 Scout / Maverick as released (Llama4Config as transformers 4.51 wrote it: boi / eoi / image token indices, tie_word_embeddings false and torch_dtype bfloat16 at the top level, a small llama4_vision_model vision_config): text_config of model_type llama4_text with `"no_rope_layers": [1, 1, 1, 0]` listed, so layers 0-2 rotate and layer 3 is NoPE; rope_theta 500000 with `"rope_scaling": {"factor": 4.0, "high_freq_factor": 1.0, "low_freq_factor": 1.0, "original_max_position_embeddings": 64, "rope_type": "llama3"}` (low = high freq factor as Scout's: no smoothed band, the wavelengths over 64 — pairs 2-7 of head_dim 16's 8 — divided by 4, pairs 0-1 kept; plain RoPE instead: 16.8176), max_position_embeddings 1024; the RoPE of apply_rotary_emb, the adjacent pairs (x[2i], x[2i + 1]) as complex numbers times polar(1, position · inv_freq_i) (the rotate-half pairs (i, i + 8) instead: 18.4619); use_qk_norm: on the rotary layers q and k then Llama4TextL2Norm'd, x · rsqrt(mean(x²) + rms_norm_eps 1e-5) over each head's 16 values, no weight (none: 21.061; on the NoPE layer too: 11.5055); the rotary layers chunked_attention with attention_chunk_size 256 (longer than every golden sequence, prompt + generated at most 160: the same as causal), layer 3 full causal attention; attn_temperature_tuning true with floor_scale 16 and attn_scale 0.3 (released 8192 and 0.1): layer 3's queries (not the keys) times log1p(floor((position + 1) / 16)) · 0.3 + 1, positions from 0 (1 up to position 14, 1.2079 from 15, ..., 1.6908 from 143; none: 8.9256; floor(position / 16) instead: 0.5905); head_dim 16 listed, 4 heads, GQA 2, scores × head_dim^-0.5, bias-free projections; moe_layers [1, 3] listed beside interleave_moe_layer_step 2: layers 0 and 2 a dense feed_forward.gate_proj / up_proj / down_proj of intermediate_size_mlp 96, layers 1 and 3 Llama4TextMoe: logits = h · feed_forward.router.weightᵀ (8, 64), the top-2 logits (num_experts_per_tok 2; released 1) and their sigmoids as scores, 0 for the other 6, never renormalised (the softmax of the top-2 logits instead: 17.488); each chosen expert's input is h × its score (on the output instead: 11.4903); 8 experts of intermediate_size 32 fused and transposed as released, feed_forward.experts.gate_up_proj (8, 64, 64) used as x @ W (gate the first 32 columns, up the last 32), feed_forward.experts.down_proj (8, 32, 64), out = (up · silu(gate)) @ down_proj[e], summed, plus the ungated shared expert feed_forward.shared_expert.gate_proj / up_proj / down_proj of 32 (left out: 24.3708); weights language_model.model.* and language_model.lm_head.weight (untied) beside four stand-ins (vision_model.class_embedding, vision_model.patch_embedding.linear.weight, vision_model.layernorm_pre.weight, multi_modal_projector.linear_1.weight (64, 16)) that the forward pass ignores and an export must copy unchanged; norm weights around 1 with std 0.2; BF16 matrices, F32 norms |
 | granite4-micro | GraniteMoeHybridForCausalLM | Granite 4.0 without Mamba as ibm-granite/granite-4.0-micro's config.json has it (transformers 4.56: `"layer_types"` listing "attention" for all 3 layers, `"position_embedding_type": "rope"`, the mamba_* keys at GraniteMoeHybridConfig's defaults though no layer is Mamba-2, init_method / normalization_function, `"num_local_experts": 0` and `"num_experts_per_tok": 0`, `"rope_theta": 10000000` an integer, rms_norm_eps 1e-5): RoPE (rotate-half, theta 1e7) on every layer (none: prompt 4's logits change by 1.09); no block_sparse_moe, each layer's whole MLP is shared_mlp: `shared_mlp.input_linear.weight` (192, 64) — gate rows [0, 96), up rows [96, 192) — and `shared_mlp.output_linear.weight` (64, 96), down(silu(gate·h) · up·h) (halves swapped: 0.98); shared_intermediate_size 96 != intermediate_size 64, which is not read without experts (shared_mlp read at intermediate_size's width from the start of its buffers: 1.23); embeddings times embedding_multiplier 12 (none: 0.86), scores times attention_multiplier 0.25 instead of head_dim^-0.5 = 0.354 (0.67), each branch times residual_multiplier 0.22 before its add (none: 0.79), logits / logits_scaling 4 (none: 2.50); head_dim 8 (no key), GQA 4; tied (no lm_head tensor); all BF16 |
 | granite4-moe-nope | GraniteMoeHybridForCausalLM | Granite 4.0 with experts and no positional embedding, attention-only: layer_types all "attention", `"position_embedding_type": null` (GraniteMoeHybridConfig's default: no rotary embedding, no layer rotates; the released granite-4.0-h-* configs say "nope", read alike; RoPE on every layer: 3.28); every layer GraniteMoeHybridMoE + shared_mlp: 4 experts of intermediate_size 32 stacked as `block_sparse_moe.input_linear.weight` (4, 64, 64) (per expert gate rows [0, 32), up rows [32, 64)) and `block_sparse_moe.output_linear.weight` (4, 64, 32), the router `block_sparse_moe.router.layer.weight` (4, 64) takes the softmax of the top-2 logits, plus `shared_mlp.input_linear.weight` (96, 64) / `shared_mlp.output_linear.weight` (64, 48) (shared_intermediate_size 48) added without a gate (left out: 2.25; halves swapped: 1.78; read at intermediate_size's width: 2.86); embedding_multiplier 8 (14.5), attention_multiplier 0.125 instead of 0.25 (0.64), residual_multiplier 0.3 (6.28), logits_scaling 2 (12.7); head_dim 16, GQA 2, untied, BF16 matrices, F32 norms |
+| hunyuan-dense | HunYuanDenseV1ForCausalLM | Tencent Hunyuan dense (Hunyuan-0.5B / 1.8B / 4B / 7B-Instruct) as tencent/Hunyuan-7B-Instruct's config.json has it (model_type hunyuan_v1_dense, transformers_version 4.56.0: head_dim listed, attention_bias / mlp_bias false, `"rope_scaling": {"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "type": "dynamic"}` beside rope_theta 10000.0, use_qk_norm true, eod_token_id, pretraining_tp 1, rms_norm_eps 1e-5, tie_word_embeddings true, max_position_embeddings 32768): Llama's layers (input_layernorm, post_attention_layernorm, SwiGLU mlp.gate_proj / up_proj / down_proj, no biases); in the attention q and k are rotated FIRST and THEN normed per head: `self_attn.query_layernorm.weight` (16) and `self_attn.key_layernorm.weight` (16), RMSNorms over each head's head_dim values with eps rms_norm_eps, one weight shared by every head (weights around 2, std 0.3; the norms before RoPE, Qwen3's order, instead: prompt 4's logits change by 5.27; no q/k norms: 8.48); scores × head_dim^-0.5; the RoPE (rotate-half) at base rope_theta × alpha^(head_dim / (head_dim − 2)) = 1e4 × 1000^(16/14) = 26826957.95 (HunYuanDenseV1RotaryEmbedding's DynamicNTKAlpha base, attention factor 1; rope_scaling's factor / beta / mscale keys unread; the dynamic update never fires within max_position_embeddings; plain RoPE at rope_theta instead: 8.40; base rope_theta × alpha without the exponent: 7.48); head_dim 16 with 8 heads (q width 128 != hidden 64), 2 kv heads (GQA 4); tied (no lm_head tensor); all BF16 |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -4126,5 +4212,11 @@ as above, and `model.layer_types`, `position_embedding_type` (as config.json has
 (largest logit change with no RoPE though position_embedding_type is "rope", RoPE on every layer though it is null, no
 shared_mlp beside the experts, shared_mlp's input_linear halves swapped (up rows first), shared_mlp read at
 intermediate_size's width from the start of its stored buffers (input_linear's first 2F rows, output_linear's first H x F
-values as (H, F)); each where it applies), besides the MoE keys with experts.
+values as (H, F)); each where it applies), besides the MoE keys with experts; for HunYuan-Dense `model.qk_norm`,
+`qk_norm_weights`, `qk_norm_weight_shapes`, `use_qk_norm_in_config`, `rms_norm_eps`, `q_width`, `rope_theta`,
+`rope_scaling_in_config`, `rope_alpha`, `rope_rule`, `rope_base` (rope_theta x alpha^(head_dim / (head_dim - 2)), a
+double), `rope_inv_freq`, `max_position_embeddings`, `longest_sequence` (asserted within max_position_embeddings: the
+dynamic update never fires) and `{qk_norm_before_rope,qk_norm,rope_plain_theta,rope_alpha_exponent_one}_effect_prompt4`
+(largest logit change with the q/k norms before RoPE (Qwen3's order), no q/k norms, the default RoPE at rope_theta (the
+alpha ignored), the base rope_theta x alpha without the exponent).
 """

@@ -55,7 +55,10 @@ modeling code (eager attention); the file and class/function are cited at each f
   language_model.model.* / language_model.lm_head.weight; NoPE layers from no_rope_layers with temperature-tuned queries,
   rotary layers with apply_rotary_emb's complex pairs, an L2 q/k norm and chunked attention; MoE layers from moe_layers
   with Llama4Router's sigmoid top-k scores on the experts' inputs, the fused Llama4TextExperts and an ungated shared
-  expert; see llama4_query_key, llama4_moe).
+  expert; see llama4_query_key, llama4_moe),
+  HunYuanDenseV1ForCausalLM (Tencent Hunyuan-0.5B / 1.8B / 4B / 7B, models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py:
+  Llama's layers with per-head q/k RMSNorms query_layernorm / key_layernorm applied AFTER RoPE, and the "dynamic" RoPE
+  with an alpha, whose base is rope_theta x alpha^(head_dim / (head_dim - 2)); see hunyuan_rope).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -85,7 +88,8 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     pre-norm layer (clip_qkv must be null). MiniMax-M2: the same whole-projection q/k RMSNorms (q_norm over
     heads x head_dim, k_norm over kv heads x head_dim, head_dim explicit and heads x head_dim != hidden_size)
     in Mixtral's pre-norm layer, no biases. EXAONE 4: Qwen3's q_norm / k_norm over each head's head_dim values
-    (weights (head_dim,)), before RoPE, in OLMo 2's post-norm layer, no biases.
+    (weights (head_dim,)), before RoPE, in OLMo 2's post-norm layer, no biases. HunYuan-Dense: per-head RMSNorms over
+    head_dim (self_attn.query_layernorm / key_layernorm, weights (head_dim,)) AFTER RoPE (qk_norm_after_rope).
   - RoPE in the rotate-half layout; inv_freq = 1 / theta^(arange(0, D, 2) / D) in fp32; scaling
     "llama3" (_compute_llama3_parameters), "linear" (inv_freq / factor), "longrope" (short
     factors, cos and sin times attention_factor) and "yarn" (_compute_yarn_parameters: a ramp
@@ -101,7 +105,8 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     rotary_dim, or partial_rotary_factor x head_dim) in the rotate-half pairing (i, i + rotary_dim / 2).
     SmolLM3's NoPE layers take no RoPE at all; Granite 4.0 rotates every layer with position_embedding_type "rope" and
     none without (granite_hybrid_rope). ERNIE 4.5 (both families) pairs adjacent dims (2i, 2i + 1) over the
-    whole head, as Cohere.
+    whole head, as Cohere. HunYuan-Dense: rope_scaling {"type": "dynamic", "alpha": a} gives the default RoPE at base
+    rope_theta x a^(head_dim / (head_dim - 2)) (hunyuan_rope), attention factor 1.
     Cohere / Cohere 2 pair adjacent dims (2i, 2i + 1) over the whole head (frequency i); Cohere 2's
     full-attention layers take no RoPE at all (only its sliding layers rotate). EXAONE 4 alike when
     sliding_window is set (its full layers take none); with sliding_window null every layer rotates.
@@ -405,6 +410,9 @@ GRANITE_MOE = ("GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM")
 # Granite 4.0 (models/granitemoehybrid/modular_granitemoehybrid.py, GraniteMoeHybridForCausalLM) with every layer an
 # attention layer (granite-4.0-micro / -1b / -350m; the Mamba-2 layers of granite-4.0-h-* are refused)
 GRANITE_HYBRID = "GraniteMoeHybridForCausalLM"
+# Tencent Hunyuan dense (Hunyuan-0.5B / 1.8B / 4B / 7B-Instruct: models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py,
+# HunYuanDenseV1ForCausalLM): Llama's layers, q/k RMSNorms after RoPE, the alpha ("DynamicNTKAlpha") RoPE base
+HUNYUAN_DENSE = "HunYuanDenseV1ForCausalLM"
 GPT_OSS = "GptOssForCausalLM"
 COHERE = ("CohereForCausalLM", "Cohere2ForCausalLM")
 SEED_OSS = "SeedOssForCausalLM"
@@ -418,7 +426,8 @@ QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneratio
 MULTIMODAL = (("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL +
               (QWEN3_5, QWEN3_5_MOE) + GLM_V + (LLAMA4,))
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
-                 (GRANITE_HYBRID, GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4, ERNIE4_5, GEMMA1))
+                 (GRANITE_HYBRID, GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4, ERNIE4_5, GEMMA1,
+                                                                  HUNYUAN_DENSE))
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -525,6 +534,16 @@ DEFAULTS["GraniteMoeForCausalLM"] = DEFAULTS["GraniteMoeSharedForCausalLM"] = di
 DEFAULTS[GRANITE_HYBRID] = dict(
     DEFAULTS[GRANITE], num_local_experts=8, num_experts_per_tok=2, shared_intermediate_size=1024,
     position_embedding_type=None, layer_types=None)
+# models/hunyuan_v1_dense/configuration_hunyuan_v1_dense.py HunYuanDenseV1Config.__init__ (transformers 4.56):
+# num_key_value_heads None -> num_attention_heads, hidden_act silu, max_position_embeddings 2048, rms_norm_eps 1e-5,
+# tie_word_embeddings false, rope_theta 10000.0, rope_scaling None (5.x: rope_parameters None; `kwargs.get("rope_theta",
+# 10000.0)`), attention_bias false, head_dim None (HunYuanDenseV1Attention's `getattr(config, "head_dim", ...)` then
+# takes None: see hunyuan_rope, which refuses it). use_qk_norm is not a HunYuanDenseV1Config argument (a leftover of
+# Tencent's remote code, kept as an attribute; transformers never reads it): default here true, as every release has it
+DEFAULTS[HUNYUAN_DENSE] = dict(
+    num_key_value_heads=None, hidden_act="silu", max_position_embeddings=2048, rms_norm_eps=1e-5,
+    tie_word_embeddings=False, rope_theta=10000.0, rope_scaling=None, rope_parameters=None, attention_bias=False,
+    head_dim=None, use_qk_norm=True)
 # models/glm4_moe/configuration_glm4_moe.py Glm4MoeConfig.__init__ (partial_rotary_factor: its
 # kwargs.setdefault; head_dim: Glm4MoeAttention's getattr, hidden_size // num_attention_heads)
 DEFAULTS[GLM4_MOE] = dict(
@@ -927,6 +946,12 @@ class Spec:
             # (no scaling: rope_scaling / a rope_type other than default are refused in hybrid_rope)
             self.theta, self.hybrid_rotary_dim, self.hybrid_mrope = hybrid_rope(c, get, arch, self.HD)
             self.rope_scaling = None
+        # HunYuan-Dense: the default RoPE at base rope_theta x alpha^(head_dim / (head_dim - 2)) (hunyuan_rope); theta
+        # stays config.json's rope_theta, rope_base is the base the inverse frequencies take (None: theta itself)
+        self.rope_alpha = self.rope_base = None
+        if arch == HUNYUAN_DENSE:
+            self.theta, self.rope_alpha, self.rope_base = hunyuan_rope(c, get, self.HD)
+            self.rope_scaling = None
         if arch in MULTIMODAL:
             self.tied = c.get("tie_word_embeddings", cfg.get("tie_word_embeddings", get("tie_word_embeddings")))
         else:
@@ -1011,7 +1036,21 @@ class Spec:
         self.qk_norm = (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration",
                                  QWEN3_VL_MOE)
                         or arch in GEMMA[1:] or (arch == GLM4_MOE and get("use_qk_norm")) or cohere_qk_norm or
-                        arch == EXAONE4 or arch in HYBRID)
+                        arch == EXAONE4 or arch in HYBRID or arch == HUNYUAN_DENSE)
+        # models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py HunYuanDenseV1Attention.__init__: `self.query_layernorm =
+        # HunYuanDenseV1RMSNorm(self.head_dim, eps=config.rms_norm_eps)`, `self.key_layernorm = ...` (LlamaRMSNorm, one
+        # (head_dim,) weight shared by every head), built whatever use_qk_norm says; forward: q_proj(h).view(hidden_shape)
+        # .transpose(1, 2), `query_states, key_states = apply_rotary_pos_emb(query_states, key_states, cos, sin)`, THEN
+        # `query_states = self.query_layernorm(query_states)`, `key_states = self.key_layernorm(key_states)`: the norms
+        # after RoPE (Qwen3's before it). qk_norm_names: the two weights' names under self_attn.; qk_norm_after_rope False
+        # for HunYuan-Dense is a what-if only (golden_models.hunyuan_dense_what_ifs)
+        self.qk_norm_names = ("query_layernorm", "key_layernorm") if arch == HUNYUAN_DENSE else ("q_norm", "k_norm")
+        self.qk_norm_after_rope = arch == HUNYUAN_DENSE
+        if arch == HUNYUAN_DENSE and not get("use_qk_norm"):
+            # Tencent's remote code (modeling_hunyuan.py) norms q / k only `if self.use_qk_norm`; transformers' port
+            # always does: the two disagree on such a config, and every release has use_qk_norm true
+            raise ValueError("HunYuan-Dense: use_qk_norm %r (transformers always applies query_layernorm / "
+                             "key_layernorm; Tencent's remote code would not)" % get("use_qk_norm"))
         # Qwen3NextAttention.__init__: q_proj = nn.Linear(hidden_size, num_attention_heads * head_dim * 2); forward:
         # q_proj(h).view(*input_shape, -1, head_dim * 2) chunked in two per head, the query (then q_norm, RoPE) and the
         # gate; the attention output (B, T, heads * head_dim) times sigmoid(gate) before o_proj. q_gate: that layout;
@@ -1056,8 +1095,10 @@ class Spec:
         # Glm4MoeMLP: separate gate_proj / up_proj / down_proj)
         self.fused_gate_up = self.fused_gate_up or arch in GLM or arch == GLM4V
         if (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration", QWEN3_VL_MOE,
-                     SMOLLM3, GRANITE, GRANITE_HYBRID, EXAONE4, GEMMA1, LLAMA4) + GRANITE_MOE + COHERE + ERNIE + HYBRID
-                or gemma):
+                     SMOLLM3, GRANITE, GRANITE_HYBRID, EXAONE4, GEMMA1, LLAMA4, HUNYUAN_DENSE) + GRANITE_MOE + COHERE +
+                    ERNIE + HYBRID or gemma):
+            # (HunYuan-Dense: HunYuanDenseV1Attention (LlamaAttention) takes bias=config.attention_bias on q/k/v/o_proj;
+            # the releases have it false. HunYuanDenseV1MLP's projections are bias=False whatever mlp_bias says)
             # (Llama 4: Llama4TextAttention's q/k/v/o_proj take bias=config.attention_bias; no release sets it)
             # (Granite 4.0: GraniteMoeHybridAttention's q/k/v/o_proj take bias=config.attention_bias; the releases have
             # it false)
@@ -1362,6 +1403,10 @@ class Spec:
         elif kind == "yarn":
             inv_freq, factor = yarn_parameters(self.R, self.theta, self.rope_scaling, get("max_position_embeddings"),
                                                get("original_max_position_embeddings", None))
+        elif self.rope_base is not None:
+            # HunYuanDenseV1RotaryEmbedding.__init__: `inv_freq = 1.0 / (base ** (torch.arange(0, self.dim,
+            # 2).float().to(device) / self.config.head_dim))`, `self.attention_scaling = 1.0` (see hunyuan_rope)
+            inv_freq, factor = rope_inv_freq(self.R, self.rope_base, None), 1.0
         else:
             inv_freq, factor = rope_inv_freq(self.R, self.theta, self.rope_scaling), 1.0
         self.inv_freq, self.rope_attention_factor = inv_freq, factor
@@ -2184,6 +2229,39 @@ def phimoe_rope(c, get, dim, theta, rs):
     return (short, float(rs["short_mscale"])), (long, float(rs["long_mscale"])), original, computed
 
 
+def hunyuan_rope(c, get, HD):
+    """(rope_theta, alpha, base) of a HunYuan-Dense config (HunYuanDenseV1ForCausalLM); alpha and base None without
+    rope_scaling (the default RoPE at rope_theta).
+    models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py HunYuanDenseV1RotaryEmbedding.__init__ ("Diff from Llama -
+    DynamicNTKAlphaRotary"): `if self.rope_type == "dynamic" and self.config.rope_parameters.get("alpha"):` `self.dim =
+    config.head_dim`, `base = rope_parameters["rope_theta"] * rope_parameters["alpha"] ** (config.head_dim /
+    (config.head_dim - 2))`, `inv_freq = 1.0 / (base ** (torch.arange(0, self.dim, 2).float() / config.head_dim))`,
+    `self.attention_scaling = 1.0`; transformers 4.56's the same from config.rope_scaling["alpha"] and
+    config.rope_theta (rope_type from rope_scaling's "rope_type", else its "type"). base is a Python float (the
+    product in double), raised to the fp32 exponents as rope_inv_freq does with theta. The released configs' other
+    rope_scaling keys (factor 1.0, beta_fast, beta_slow, mscale, mscale_all_dim) are not read on that path. The rotary
+    embedding's forward (LlamaRotaryEmbedding's, under @dynamic_rope_update) recomputes inv_freq for rope type
+    "dynamic" only when max(position_ids) + 1 > max_position_embeddings (_dynamic_frequency_update: then with
+    _compute_dynamic_ntk_parameters, not the alpha base): never for sequences within max_position_embeddings, the only
+    ones the fixtures run. Refused (not used by the fixtures): a missing / null head_dim (HunYuanDenseV1Attention and the
+    rotary embedding read config.head_dim: None fails there), rope_scaling other than {"type" (or "rope_type"):
+    "dynamic", "alpha": a > 0, ...}, a "dynamic" rope_scaling without alpha (dynamic NTK by factor), and transformers
+    5's rope_parameters spelling (the fixtures hold rope_theta / rope_scaling as the releases do)."""
+    if c.get("head_dim") is None:
+        raise ValueError("HunYuan-Dense: head_dim missing or null (HunYuanDenseV1Attention reads config.head_dim)")
+    if get("rope_parameters") is not None:
+        raise ValueError("HunYuan-Dense: rope_parameters (transformers 5's spelling) is not used by the fixtures")
+    theta, rs = get("rope_theta"), get("rope_scaling")
+    if rs is None:
+        return theta, None, None
+    kind = rs.get("rope_type", rs.get("type"))
+    alpha = rs.get("alpha")
+    if kind != "dynamic" or not alpha or isinstance(alpha, bool) or alpha <= 0:
+        raise ValueError("HunYuan-Dense: rope_scaling %r (only {\"type\": \"dynamic\", \"alpha\": a > 0} is used by "
+                         "the fixtures)" % (rs,))
+    return theta, alpha, theta * alpha ** (HD / (HD - 2))
+
+
 def rope_parameters_for(dim, params, max_positions):
     """(inv_freq, attention_factor) of one RoPE parameter dict (rope_type, rope_theta and the scaling keys):
     default, linear, llama3 (rope_inv_freq) or yarn (yarn_parameters)."""
@@ -2602,15 +2680,16 @@ def self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace, q
 def _rotate_query_key(spec, p, pre, l, q, k, v, cos_sin, query_scale):
     """self_attention from the view into heads to the transposed, rotated (and for Ministral 3 scaled) q, k, v of
     every family but Llama 4 (B, heads, T, HD)."""
-    if spec.qk_norm:
+    qn = (lambda x, w: rms_norm(x, w, spec.eps)) if spec.qk_norm_rms else (lambda x, w: norm(spec, x, w))
+    qw, kw = ("%sself_attn.%s.weight" % (pre, n) for n in spec.qk_norm_names)
+    if spec.qk_norm and not spec.qk_norm_after_rope:
         # Qwen3Attention / Gemma3Attention.forward: q_norm, k_norm over head_dim before RoPE.
         # CohereAttention.forward alike: q_proj(h).view(*input_shape, -1, head_dim), then q_norm (a
         # CohereLayerNorm: mean and variance over the last dim, head_dim, in fp32), before the
         # transpose and RoPE; its weight (heads, head_dim) broadcasts over (B, T, heads, head_dim),
         # a row per head
-        qn = (lambda x, w: rms_norm(x, w, spec.eps)) if spec.qk_norm_rms else (lambda x, w: norm(spec, x, w))
-        q = qn(q, p[pre + "self_attn.q_norm.weight"])
-        k = qn(k, p[pre + "self_attn.k_norm.weight"])
+        q = qn(q, p[qw])
+        k = qn(k, p[kw])
     q, k, v = q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2)  # (B, heads, T, HD)
     cos, sin = cos_sin
     R = cos.shape[-1]  # the rotary dims: all of HD, or Phi-4-mini's and GLM's part (the rest pass)
@@ -2624,6 +2703,13 @@ def _rotate_query_key(spec, p, pre, l, q, k, v, cos_sin, query_scale):
     if spec.layer_use_rope[l]:  # (not on SmolLM3's NoPE layers, nor Cohere 2's full layers)
         q = torch.cat((q[..., :R] * cos + rot(q[..., :R]) * sin, q[..., R:]), dim=-1)
         k = torch.cat((k[..., :R] * cos + rot(k[..., :R]) * sin, k[..., R:]), dim=-1)
+    if spec.qk_norm and spec.qk_norm_after_rope:
+        # models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py HunYuanDenseV1Attention.forward: apply_rotary_pos_emb, then
+        # `query_states = self.query_layernorm(query_states)`, `key_states = self.key_layernorm(key_states)` on (B,
+        # heads, T, head_dim): HunYuanDenseV1RMSNorm (LlamaRMSNorm) over head_dim, before the cache update (the cache
+        # holds the normed keys)
+        q = qn(q, p[qw])
+        k = qn(k, p[kw])
     if query_scale is not None:
         # models/ministral3/modeling_ministral3.py Ministral3Attention.forward, right after apply_rotary_pos_emb:
         # `query_states = query_states * _get_llama_4_attn_scale(cache_position, ...).to(query_states.dtype)` (B, 1,

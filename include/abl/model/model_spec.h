@@ -30,7 +30,10 @@ struct RopeScaling {
   // dynamic (dynamic NTK): transformers raises the base only for a sequence longer than
   // max_position_embeddings, which no run has (ModelSpec::context_length caps every prompt and
   // its generation), so within a run it is the default RoPE; `factor` is kept for describe().
+  // HunYuan's DynamicNTKAlphaRotary reads an `alpha` beside it (ntk_alpha; 0 = none): the family raises
+  // rope_theta by alpha^(head_dim / (head_dim - 2)) (model_spec.cpp); other families ignore it, as transformers.
   double factor = 1.0;
+  double ntk_alpha = 0.0;
   double low_freq_factor = 1.0;
   double high_freq_factor = 4.0;
   int64_t original_max_position_embeddings = 0;
@@ -121,6 +124,11 @@ struct ModelSpec {
   // The q/k norm is one RMSNorm over the whole projection, (NH·HD) and (NKV·HD), before the split
   // into heads (OLMo 2's q_norm/k_norm), instead of one over each head.
   bool qk_norm_full = false;
+  // The per-head q/k norms come after RoPE (HunYuanDenseV1Attention), not before it.
+  bool qk_norm_after_rope = false;
+  // Their tensors: self_attn.q_norm / k_norm, or HunYuan's self_attn.query_layernorm / key_layernorm.
+  enum class QkNormNames { q_norm, query_layernorm };
+  QkNormNames qk_norm_names = QkNormNames::q_norm;
   // o_proj carries a bias (gpt-oss's attention_bias). It is added after the ablation epilogue: the
   // ablation rewrites weights only, as export does.
   bool o_bias = false;

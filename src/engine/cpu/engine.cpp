@@ -216,10 +216,11 @@ void Engine::self_attention(int64_t l, const LayerWeights& w, const Batch& batch
     cpu::linear(h_.data(), w.wq, w.bq, q_.data(), T, H, QD);
     cpu::linear(h_.data(), w.wk, w.bk, k_.data(), T, H, KVD);
     cpu::linear(h_.data(), w.wv, w.bv, v_.data(), T, H, KVD);
-    if (m.qk_norm) {
+    const auto qk_norm = [&] {
       head_norm(q_.data(), w.q_norm, T, NH);
       head_norm(k_.data(), w.k_norm, T, NKV);
-    }
+    };
+    if (m.qk_norm && !m.qk_norm_after_rope) qk_norm();
     const bool local = m.uses_local_rope(l);
     const float* inv_freq = local ? inv_freq_local_.data() : inv_freq_.data();
     const int32_t* table = local || rope_table_.empty() ? nullptr : rope_table_.data();
@@ -229,6 +230,7 @@ void Engine::self_attention(int64_t l, const LayerWeights& w, const Batch& batch
       cpu::rope(q_.data(), batch.positions.data(), T, NH, HD, inv_freq, rope_factor, table, R, m.rope_interleaved);
       cpu::rope(k_.data(), batch.positions.data(), T, NKV, HD, inv_freq, rope_factor, table, R, m.rope_interleaved);
     }
+    if (m.qk_norm && m.qk_norm_after_rope) qk_norm();  // HunYuanDenseV1Attention
     if (m.qk_l2_norm && m.uses_rope(l)) {  // Llama4TextL2Norm after RoPE, on the rotary layers only
       const float eps = static_cast<float>(m.rms_norm_eps);
       cpu::rmsnorm(q_.data(), nullptr, q_.data(), T * NH, HD, eps);

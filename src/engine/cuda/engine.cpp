@@ -436,15 +436,17 @@ void CudaEngine::self_attention(int64_t l, const DeviceLayer& w, const engine::B
   gemm.linear(b.h, w.wq, w.bq, b.q, T, H, QD, s);
   gemm.linear(b.h, w.wk, w.bk, b.k, T, H, KVD, s);
   gemm.linear(b.h, w.wv, w.bv, b.v, T, H, KVD, s);
-  if (m.qk_norm) {
+  const auto qk_norm = [&] {
     head_norm(b.q, w.q_norm, T, NH, w1);
     head_norm(b.k, w.k_norm, T, NKV, w1);
-  }
+  };
+  if (m.qk_norm && !m.qk_norm_after_rope) qk_norm();
   const int32_t* rope_table = local ? nullptr : b.rope_table;
   if (m.uses_rope(l)) {
     rope(b.q, b.positions, T, NH, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved, rope_factor);
     rope(b.k, b.positions, T, NKV, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved, rope_factor);
   }
+  if (m.qk_norm && m.qk_norm_after_rope) qk_norm();  // HunYuanDenseV1Attention
   if (m.qk_l2_norm && m.uses_rope(l)) {  // Llama4TextL2Norm after RoPE, on the rotary layers only
     const float eps = static_cast<float>(m.rms_norm_eps);
     rmsnorm(b.q, nullptr, b.q, T * NH, HD, eps, 0.0f, s);

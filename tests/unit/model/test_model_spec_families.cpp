@@ -578,6 +578,44 @@ TEST(ModelSpecGranite4, AttentionOnlyDenseAndMoe) {
   EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"position_embedding_type", "'alibi'"}));
 }
 
+// In the shape of Hunyuan-7B-Instruct's config.json (written for this test): Llama's layers with per-head
+// q/k norms after RoPE under HunYuan's names, the dynamic rope_scaling's alpha raising the base.
+TEST(ModelSpecHunyuan, DenseQkNormAfterRopeAndAlphaBase) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["HunYuanDenseV1ForCausalLM"],
+    "attention_bias": false, "bos_token_id": 1, "eos_token_id": 127960, "head_dim": 128, "hidden_act": "silu",
+    "hidden_size": 4096, "intermediate_size": 14336, "max_position_embeddings": 32768, "mlp_bias": false,
+    "model_type": "hunyuan_v1_dense", "num_attention_heads": 32, "num_hidden_layers": 32, "num_key_value_heads": 8,
+    "pad_token_id": 127961, "rms_norm_eps": 1e-05, "rope_scaling": {"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1,
+    "factor": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "type": "dynamic"}, "rope_theta": 10000.0,
+    "tie_word_embeddings": true, "torch_dtype": "bfloat16", "use_qk_norm": true, "vocab_size": 128167})");
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.qk_norm);
+  EXPECT_TRUE(s.qk_norm_after_rope);
+  EXPECT_FALSE(s.qk_norm_per_head || s.qk_norm_full);
+  EXPECT_NEAR(s.rope_theta, 10000.0 * std::pow(1000.0, 128.0 / 126.0), 1e-6);  // 1.1159e7
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::none);
+  EXPECT_NEAR(abl::model::parameter_count(s) / 1e9, 7.50, 0.01);
+  std::vector<std::string> norms;
+  for (const auto& slot : abl::model::layer_slots(s, 2)) {
+    if (slot.role == abl::model::WeightRole::q_norm || slot.role == abl::model::WeightRole::k_norm) {
+      norms.push_back(abl::model::weight_name(slot, 2));
+    }
+  }
+  EXPECT_EQ(norms, (std::vector<std::string>{"model.layers.2.self_attn.query_layernorm.weight",
+                                             "model.layers.2.self_attn.key_layernorm.weight"}));
+  EXPECT_NE(abl::model::describe(s).find("q/k norm after RoPE"), std::string::npos) << abl::model::describe(s);
+  // transformers 5's rope_parameters; alpha without factor (HunYuanDenseV1Config accepts either)
+  c.erase("rope_scaling");
+  c.erase("rope_theta");
+  c["rope_parameters"] = {{"rope_type", "dynamic"}, {"alpha", 50.0}, {"rope_theta", 10000.0}};
+  EXPECT_NEAR(parse(c).rope_theta, 10000.0 * std::pow(50.0, 128.0 / 126.0), 1e-6);
+  // Without alpha, dynamic NTK is the default RoPE within the context (rope_theta unchanged)
+  c["rope_parameters"] = {{"rope_type", "dynamic"}, {"factor", 2.0}, {"rope_theta", 10000.0}};
+  EXPECT_DOUBLE_EQ(parse(c).rope_theta, 10000.0);
+  c["rope_parameters"] = {{"rope_type", "dynamic"}, {"alpha", -3.0}, {"rope_theta", 10000.0}};
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "rope_scaling.alpha", "-3"}));
+}
+
 // gpt-oss-20b's config.json (the published numbers, written for this test; its quantization_config
 // left out): q/k/v/o biases, sinks, alternate sliding layers, yarn x32 without truncation, 32 biased
 // experts top-4 stacked transposed with gate and up interleaved, the clamped SwiGLU.

@@ -100,6 +100,8 @@ TEST(SpecFingerprint, EveryFieldChangesIt) {
       [](ModelSpec& s) { s.query_log_scale_offset = 1; },
       [](ModelSpec& s) { s.query_log_scale_nope_only = true; },
       [](ModelSpec& s) { s.query_log_scale_in_dtype = true; },
+      [](ModelSpec& s) { s.qk_norm_after_rope = true; },
+      [](ModelSpec& s) { s.qk_norm_names = ModelSpec::QkNormNames::query_layernorm; },
       [](ModelSpec& s) { s.qk_l2_norm = true; },
       [](ModelSpec& s) { s.attention_chunk = 8192; },
       [](ModelSpec& s) { s.moe_scale_input = true; },
