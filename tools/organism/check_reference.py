@@ -798,6 +798,19 @@ class GptOssCheck:
         return hidden[-1] @ head.T, hidden
 
 
+def spec_refuses(cfg, change=None, drop=()):
+    """Whether reference.Spec refuses config.json `cfg` with the top-level keys `change` set and `drop` removed."""
+    c2 = json.loads(json.dumps(cfg))
+    c2.update(change or {})
+    for key in drop:
+        del c2[key]
+    try:
+        ref.Spec(c2)
+    except ValueError:
+        return True
+    return False
+
+
 def check_what_if_effects(name, label, model, settings, make, ids):
     """golden.json's *_effect_prompt4 (the largest change of prompt 4's logits under one what-if) are exactly
     the keys of `settings` (key -> (attribute, value)), and each is reproduced within 1e-3 by a check model
@@ -5804,15 +5817,7 @@ def check_granite_hybrid(name, spec, p, g, st):
                           g["prompts"][4]["input_ids"])
 
     def refused(change=None, drop=()):
-        c2 = json.loads(json.dumps(cfg))
-        c2.update(change or {})
-        for key in drop:
-            del c2[key]
-        try:
-            ref.Spec(c2)
-        except ValueError:
-            return True
-        return False
+        return spec_refuses(cfg, change, drop)
     cases = {"no layer_types (every layer Mamba-2)": refused(drop=("layer_types",)),
              "a mamba layer": refused({"layer_types": ["attention"] * (m.L - 1) + ["mamba"]}),
              "a layer_types list one short": refused({"layer_types": ["attention"] * (m.L - 1)}),
@@ -5967,15 +5972,7 @@ def check_hunyuan_dense(name, spec, p, g, st):
                           g["prompts"][4]["input_ids"])
 
     def refused(change=None, drop=()):
-        c2 = json.loads(json.dumps(cfg))
-        c2.update(change or {})
-        for key in drop:
-            del c2[key]
-        try:
-            ref.Spec(c2)
-        except ValueError:
-            return True
-        return False
+        return spec_refuses(cfg, change, drop)
     cases = {"no head_dim": refused(drop=("head_dim",)), "head_dim null": refused({"head_dim": None}),
              "use_qk_norm false": refused({"use_qk_norm": False}),
              "rope_scaling linear": refused({"rope_scaling": {"type": "linear", "factor": 2.0}}),
