@@ -70,6 +70,10 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
       case model::WeightRole::linear_a_log: w.lin_a_log = p; break;
       case model::WeightRole::linear_dt_bias: w.lin_dt_bias = p; break;
       case model::WeightRole::linear_norm: w.lin_norm = p; break;
+      case model::WeightRole::mamba_xbc: w.mamba_xbc = p; break;
+      case model::WeightRole::mamba_dt: w.mamba_dt = p; break;
+      case model::WeightRole::linear_conv_bias: w.lin_conv_bias = p; break;
+      case model::WeightRole::mamba_d: w.mamba_d = p; break;
       case model::WeightRole::o_proj: w.wo = p; break;
       case model::WeightRole::o_bias: w.bo = p; break;
       case model::WeightRole::attn_sinks: w.sinks = p; break;

@@ -63,6 +63,7 @@ void glm4_moe_keys(const Keys& k, ModelSpec& s);
 void granite_keys(const Keys& k, ModelSpec& s);
 void granite_moe_keys(const Keys& k, ModelSpec& s);
 void granite_hybrid_keys(const Keys& k, ModelSpec& s);
+void mamba2_keys(const Keys& k, ModelSpec& s);
 void hunyuan_dense_keys(const Keys& k, ModelSpec& s);
 void gpt_oss_keys(const Keys& k, ModelSpec& s);
 void cohere_keys(const Keys& k, ModelSpec& s);
@@ -78,12 +79,14 @@ void deepseek_v3_keys(const Keys& k, ModelSpec& s);
 void deepseek_v2_keys(const Keys& k, ModelSpec& s);
 void qwen3_next_keys(const Keys& k, ModelSpec& s);
 
-// GraniteMoeHybridConfig, for absent keys (without layer_types every layer is Mamba-2, which is refused).
+// GraniteMoeHybridConfig, for absent keys (without layer_types every layer is Mamba-2).
 constexpr const char* kGraniteHybridDefaults = R"({"vocab_size": 32000, "hidden_size": 4096,
   "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu",
   "max_position_embeddings": 2048, "rms_norm_eps": 1e-06, "rope_theta": 10000.0, "attention_bias": false,
   "tie_word_embeddings": false, "bos_token_id": 1, "eos_token_id": 2, "num_local_experts": 8,
-  "num_experts_per_tok": 2, "shared_intermediate_size": 1024})";
+  "num_experts_per_tok": 2, "shared_intermediate_size": 1024, "mamba_n_heads": 128, "mamba_n_groups": 1,
+  "mamba_d_state": 256, "mamba_d_head": "auto", "mamba_d_conv": 4, "mamba_expand": 2, "mamba_conv_bias": true,
+  "mamba_proj_bias": false})";
 // HunYuanDenseV1Config, for absent keys.
 constexpr const char* kHunyuanDenseDefaults = R"({"vocab_size": 290943, "hidden_size": 4096,
   "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu",
@@ -748,22 +751,21 @@ void granite_moe_keys(const Keys& k, ModelSpec& s) {
 }
 
 // models/granitemoehybrid (GraniteMoeHybridConfig, GraniteMoeHybridDecoderLayer, GraniteMoeHybridModel):
-// Granite's multipliers; layer_types (default: every layer "mamba") must say "attention" for every
-// layer, since Mamba-2 mixers (Granite 4.0-H) are not implemented; RoPE on every layer when
-// position_embedding_type is "rope", on none when it is null or "nope"; shared_mlp (GraniteMoeSharedMLP, gated, of
-// shared_intermediate_size) is the layer's whole MLP when num_local_experts is 0, else added ungated
-// to GraniteMoe's experts.
+// Granite's multipliers; layer_types says "attention" or "mamba" (a Mamba-2 mixer, mamba2_keys) per layer,
+// every layer "mamba" without it (GraniteMoeHybridConfig.layers_block_type); RoPE on every attention layer
+// when position_embedding_type is "rope", on none when it is null or "nope"; shared_mlp (GraniteMoeSharedMLP,
+// gated, of shared_intermediate_size) is the layer's whole MLP when num_local_experts is 0, else added
+// ungated to GraniteMoe's experts.
 void granite_hybrid_keys(const Keys& k, ModelSpec& s) {
+  s.linear_layers.assign(static_cast<size_t>(s.num_layers), 1);
   each_layer_type(k, s, [&](int64_t l, const std::string& name, const io::JsonValue& t) {
-    if (name == "mamba") {
-      t.fail(fmt::format("layer {} is a Mamba-2 layer, which is not supported (Granite 4.0-H); GraniteMoeHybrid "
-                         "models whose layer_types are all \"attention\" (granite-4.0-micro, -1b, -350m) are",
-                         l));
-    }
-    if (name != "attention") t.fail(fmt::format("'{}' is not a layer type (attention, mamba)", name));
+    if (name != "attention" && name != "mamba") t.fail(fmt::format("'{}' is not a layer type (attention, mamba)", name));
+    s.linear_layers[static_cast<size_t>(l)] = name == "mamba";
   });
-  if (!k.find("layer_types")) {
-    bad_key(s, "layer_types", "is absent, which makes every layer a Mamba-2 layer (not supported)");
+  if (std::find(s.linear_layers.begin(), s.linear_layers.end(), 1) == s.linear_layers.end()) {
+    s.linear_layers.clear();
+  } else {
+    mamba2_keys(k, s);
   }
   // transformers rotates only for "rope"; the Granite 4.0-H configs say "nope"
   const std::string position = k.get_string("position_embedding_type", "nope");
@@ -780,6 +782,49 @@ void granite_hybrid_keys(const Keys& k, ModelSpec& s) {
     granite_keys(k, s);
     s.intermediate_size = shared;
     s.expert_names = ModelSpec::ExpertNames::granite;  // the dense MLP's names: shared_mlp.input_linear/output_linear
+  }
+}
+
+// GraniteMoeHybridMambaLayer.__init__ (Bamba's mixer, models/bamba BambaMixer) from GraniteMoeHybridConfig's
+// mamba_* keys: mamba_n_heads heads of mamba_d_head ("auto": mamba_expand·hidden_size / mamba_n_heads, which
+// the product must equal) in mamba_n_groups groups of B and C of mamba_d_state, a conv of mamba_d_conv taps
+// (with a bias when mamba_conv_bias); time_step_limit (default (0, inf)) clamps dt.
+void mamba2_keys(const Keys& k, ModelSpec& s) {
+  s.linear_mixer = ModelSpec::LinearMixer::mamba2;
+  const int64_t heads = k.get_int("mamba_n_heads");
+  const int64_t inner = k.get_int("mamba_expand") * s.hidden_size;
+  check_size(s, "mamba_n_heads", heads);
+  int64_t head_dim = 0;
+  if (auto d = k.find("mamba_d_head"); d && d->is_string()) {
+    if (d->as_string() != "auto") d->fail(fmt::format("'{}' is not a head size (an integer or \"auto\")", d->as_string()));
+    if (inner % heads != 0) {
+      bad_key(s, "mamba_n_heads", fmt::format("{} does not divide mamba_expand * hidden_size = {}", heads, inner));
+    }
+    head_dim = inner / heads;
+  } else {
+    head_dim = k.get_int("mamba_d_head");
+  }
+  if (head_dim * heads != inner) {
+    bad_key(s, "mamba_d_head", fmt::format("{} heads of {} are not mamba_expand * hidden_size = {}", heads, head_dim,
+                                           inner));
+  }
+  s.linear_num_value_heads = heads;
+  s.linear_value_head_dim = head_dim;
+  s.linear_num_key_heads = k.get_int("mamba_n_groups");
+  s.linear_key_head_dim = k.get_int("mamba_d_state");
+  s.linear_conv_kernel = k.get_int("mamba_d_conv");
+  s.linear_conv_bias = k.get_bool("mamba_conv_bias", true);
+  if (k.get_bool("mamba_proj_bias", false)) {
+    bad_key(s, "mamba_proj_bias", "true is not supported (in_proj and out_proj without biases, as every released "
+                                  "Granite 4.0-H)");
+  }
+  if (auto limit = k.find("time_step_limit")) {
+    if (!limit->is_array() || limit->size() != 2) limit->fail("must be a list of two numbers (min, max)");
+    s.mamba_dt_min = limit->at(0).as_double();
+    s.mamba_dt_max = limit->at(1).is_null() ? std::numeric_limits<double>::infinity() : limit->at(1).as_double();
+    if (!(s.mamba_dt_min >= 0) || !(s.mamba_dt_max > s.mamba_dt_min)) {
+      limit->fail(fmt::format("[{}, {}] is not a range 0 <= min < max", s.mamba_dt_min, s.mamba_dt_max));
+    }
   }
 }
 
@@ -1824,17 +1869,21 @@ void validate_model_spec(const ModelSpec& s) {
     if (static_cast<int64_t>(s.linear_layers.size()) != s.num_layers) {
       bad_key(s, "layer_types", fmt::format("{} layer types for {} layers", s.linear_layers.size(), s.num_layers));
     }
-    check_size(s, "linear_num_key_heads", s.linear_num_key_heads);
-    check_size(s, "linear_num_value_heads", s.linear_num_value_heads);
-    check_size(s, "linear_key_head_dim", s.linear_key_head_dim);
-    check_size(s, "linear_value_head_dim", s.linear_value_head_dim);
-    check_size(s, "linear_conv_kernel_dim", s.linear_conv_kernel);
+    // the config's names of NK, NV, DK, DV, K
+    const bool mamba = s.mamba2();
+    const char* nk = mamba ? "mamba_n_groups" : "linear_num_key_heads";
+    const char* nv = mamba ? "mamba_n_heads" : "linear_num_value_heads";
+    const char* conv = mamba ? "mamba_d_conv" : "linear_conv_kernel_dim";
+    check_size(s, nk, s.linear_num_key_heads);
+    check_size(s, nv, s.linear_num_value_heads);
+    check_size(s, mamba ? "mamba_d_state" : "linear_key_head_dim", s.linear_key_head_dim);
+    check_size(s, mamba ? "mamba_d_head" : "linear_value_head_dim", s.linear_value_head_dim);
+    check_size(s, conv, s.linear_conv_kernel);
     if (s.linear_num_value_heads % s.linear_num_key_heads != 0) {
-      bad_key(s, "linear_num_value_heads", fmt::format("{} is not a multiple of linear_num_key_heads {}",
-                                                       s.linear_num_value_heads, s.linear_num_key_heads));
+      bad_key(s, nv, fmt::format("{} is not a multiple of {} {}", s.linear_num_value_heads, nk, s.linear_num_key_heads));
     }
     if (s.linear_conv_kernel > 64) {
-      bad_key(s, "linear_conv_kernel_dim", fmt::format("{} taps is implausibly many (at most 64)", s.linear_conv_kernel));
+      bad_key(s, conv, fmt::format("{} taps is implausibly many (at most 64)", s.linear_conv_kernel));
     }
     if (s.mla || s.sliding_window > 0) {
       bad_key(s, "layer_types", "linear-attention layers beside latent attention or a sliding window are not supported");

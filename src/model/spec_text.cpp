@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include "abl/model/model_spec.h"
 #include "rope_config.h"
@@ -40,7 +41,15 @@ std::string describe(const ModelSpec& s) {
                          s.q_lora_rank > 0 ? fmt::format("q rank {}, ", s.q_lora_rank) : std::string(),
                          s.kv_lora_rank, s.v_head_dim);
   }
-  if (!s.linear_layers.empty()) {
+  if (!s.linear_layers.empty() && s.mamba2()) {
+    flags += fmt::format(", Mamba-2 on {}/{} layers ({} heads of {}, {} groups of state {}, conv {}{}{})",
+                         s.num_layers - s.attention_layers(), s.num_layers, s.linear_num_value_heads,
+                         s.linear_value_head_dim, s.linear_num_key_heads, s.linear_key_head_dim, s.linear_conv_kernel,
+                         s.linear_conv_bias ? " with bias" : "",
+                         s.mamba_dt_min > 0 || std::isfinite(s.mamba_dt_max)
+                             ? fmt::format(", dt in [{}, {}]", s.mamba_dt_min, s.mamba_dt_max)
+                             : std::string());
+  } else if (!s.linear_layers.empty()) {
     flags += fmt::format(", gated delta rule on {}/{} layers (key heads {}x{}, value heads {}x{}, conv {}{})",
                          s.num_layers - s.attention_layers(), s.num_layers, s.linear_num_key_heads,
                          s.linear_key_head_dim, s.linear_num_value_heads, s.linear_value_head_dim, s.linear_conv_kernel,
@@ -161,6 +170,8 @@ std::string fingerprint(const ModelSpec& s) {
   out += fmt::format("|linear [{}] NK{} NV{} DK{} DV{} K{} fused {} gate {}", fmt::join(s.linear_layers, ""),
                      s.linear_num_key_heads, s.linear_num_value_heads, s.linear_key_head_dim, s.linear_value_head_dim,
                      s.linear_conv_kernel, s.linear_fused_projections, s.attn_output_gate);
+  out += fmt::format("|mixer {} conv bias {} dt {:a} {:a}", static_cast<int>(s.linear_mixer), s.linear_conv_bias,
+                     s.mamba_dt_min, s.mamba_dt_max);
   out += fmt::format("|tokens bos {} eos [{}] pad {} dtype {}", s.bos_token_id ? *s.bos_token_id : -1,
                      fmt::join(s.eos_token_ids, " "), s.pad_token_id ? *s.pad_token_id : -1,
                      s.torch_dtype ? static_cast<int>(*s.torch_dtype) : -1);

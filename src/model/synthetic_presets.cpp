@@ -156,6 +156,21 @@ const Preset kPresets[] = {
       "residual_multiplier": 0.22, "logits_scaling": 10, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05,
       "rope_theta": 10000000, "tie_word_embeddings": true, "bos_token_id": 100257, "eos_token_id": 100257,
       "pad_token_id": 100256, "torch_dtype": "bfloat16"})"},
+    // Granite 4.0-H micro's shape: 36 Mamba-2 layers, attention on 5, 15, 25, 35, no positions; the multipliers
+    // as granite-4.0-micro's (3.19B)
+    {"granite-4.0-h-micro", R"({"architectures": ["GraniteMoeHybridForCausalLM"], "vocab_size": 100352,
+      "hidden_size": 2048, "intermediate_size": 8192, "shared_intermediate_size": 8192, "num_hidden_layers": 40,
+      "num_attention_heads": 32, "num_key_value_heads": 8, "num_local_experts": 0, "num_experts_per_tok": 0,
+      "layer_types": ["mamba", "mamba", "mamba", "mamba", "mamba", "attention", "mamba", "mamba", "mamba", "mamba",
+      "mamba", "mamba", "mamba", "mamba", "mamba", "attention", "mamba", "mamba", "mamba", "mamba", "mamba",
+      "mamba", "mamba", "mamba", "mamba", "attention", "mamba", "mamba", "mamba", "mamba", "mamba", "mamba",
+      "mamba", "mamba", "mamba", "attention", "mamba", "mamba", "mamba", "mamba"],
+      "mamba_n_heads": 64, "mamba_d_head": 64, "mamba_n_groups": 1, "mamba_d_state": 128, "mamba_d_conv": 4,
+      "mamba_expand": 2, "mamba_conv_bias": true, "mamba_proj_bias": false, "mamba_chunk_size": 256,
+      "position_embedding_type": "nope", "embedding_multiplier": 12, "attention_multiplier": 0.0078125,
+      "residual_multiplier": 0.22, "logits_scaling": 10, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05,
+      "rope_theta": 10000, "tie_word_embeddings": true, "bos_token_id": 100257, "eos_token_id": 100257,
+      "pad_token_id": 100256, "torch_dtype": "bfloat16"})"},
     // Hunyuan-7B-Instruct's shape: per-head q/k norms after RoPE, the base raised by alpha 1000 (7.5B)
     {"hunyuan-7b", R"({"architectures": ["HunYuanDenseV1ForCausalLM"], "vocab_size": 128167, "hidden_size": 4096,
       "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
@@ -463,6 +478,7 @@ void synthetic_weight_values(const ExpectedWeight& w, int64_t first, int64_t cou
     case WeightRole::mlp_norm_bias:
     case WeightRole::final_norm_bias:
     case WeightRole::lm_head_bias:
+    case WeightRole::linear_conv_bias:
       half_width = 0.02f;
       break;
     case WeightRole::embed:

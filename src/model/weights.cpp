@@ -459,6 +459,10 @@ std::string_view role_name(WeightRole role) {
     case WeightRole::linear_a_log: return "linear_a_log";
     case WeightRole::linear_dt_bias: return "linear_dt_bias";
     case WeightRole::linear_norm: return "linear_norm";
+    case WeightRole::mamba_xbc: return "mamba_xbc";
+    case WeightRole::mamba_dt: return "mamba_dt";
+    case WeightRole::linear_conv_bias: return "linear_conv_bias";
+    case WeightRole::mamba_d: return "mamba_d";
     case WeightRole::o_proj: return "o_proj";
     case WeightRole::o_bias: return "o_bias";
     case WeightRole::attn_sinks: return "attn_sinks";
@@ -554,6 +558,31 @@ void add_linear_attention_slots(const ModelSpec& s, std::vector<WeightSlot>& v) 
   add(WeightRole::o_proj, "out_proj.weight", {H, VD}, "(hidden_size, linear_num_value_heads*linear_value_head_dim)");
 }
 
+// Mamba-2's tensors (GraniteMoeHybridMambaLayer.__init__, Bamba's mixer), in the order the forward pass wants
+// them: in_proj's row blocks z, x|B|C, dt (one file tensor), conv1d, its bias, A_log, dt_bias, D, norm, out_proj.
+void add_mamba2_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
+  const int64_t H = s.hidden_size, NV = s.linear_num_value_heads, I = s.linear_value_dim(), C = s.linear_conv_dim();
+  auto add = [&](WeightRole role, const std::string& name, std::vector<int64_t> shape, const char* doc) {
+    v.push_back(layer_slot(s, role, "mamba." + name, std::move(shape), doc));
+  };
+  const size_t at = v.size();
+  add(WeightRole::linear_z, "in_proj.weight", {I, H}, "");
+  add(WeightRole::mamba_xbc, "in_proj.weight", {C, H}, "");
+  add(WeightRole::mamba_dt, "in_proj.weight", {NV, H}, "");
+  fuse_rows(v, at, 3, "mamba.in_proj.weight",
+            "(2*mamba_expand*hidden_size + 2*mamba_n_groups*mamba_d_state + mamba_n_heads, hidden_size)");
+  add(WeightRole::linear_conv, "conv1d.weight", {C, 1, s.linear_conv_kernel},
+      "(mamba_expand*hidden_size + 2*mamba_n_groups*mamba_d_state, 1, mamba_d_conv)");
+  if (s.linear_conv_bias) {
+    add(WeightRole::linear_conv_bias, "conv1d.bias", {C}, "(mamba_expand*hidden_size + 2*mamba_n_groups*mamba_d_state)");
+  }
+  add(WeightRole::linear_a_log, "A_log", {NV}, "(mamba_n_heads)");
+  add(WeightRole::linear_dt_bias, "dt_bias", {NV}, "(mamba_n_heads)");
+  add(WeightRole::mamba_d, "D", {NV}, "(mamba_n_heads)");
+  add(WeightRole::linear_norm, "norm.weight", {I}, "(mamba_expand*hidden_size)");
+  add(WeightRole::o_proj, "out_proj.weight", {H, I}, "(hidden_size, mamba_expand*hidden_size)");
+}
+
 std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
   const int64_t H = s.hidden_size, F = s.intermediate_size, HD = s.head_dim;
   const int64_t QD = s.q_dim(), KVD = s.kv_dim();
@@ -565,7 +594,9 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
   if (s.input_norms && s.norm_bias) add(WeightRole::attn_norm_bias, "input_layernorm.bias", {H}, "(hidden_size)");
   const size_t q_at = v.size();
   const bool linear = s.is_linear_layer(layer);
-  if (linear) {
+  if (linear && s.mamba2()) {
+    add_mamba2_slots(s, v);
+  } else if (linear) {
     add_linear_attention_slots(s, v);
   } else if (s.mla) {
     add_mla_slots(s, v);

@@ -77,6 +77,10 @@ FAMILIES = [
     # Tencent Hunyuan dense (Hunyuan-0.5B / 1.8B / 4B / 7B-Instruct): Llama's layers, per-head q/k RMSNorms
     # (query_layernorm / key_layernorm) AFTER RoPE, rope_scaling dynamic with alpha: base theta x alpha^(hd / (hd - 2))
     ("HunYuanDenseV1ForCausalLM", "hunyuan-dense"),
+    # Granite 4.0-H (granite-4.0-h-micro's shape): Mamba-2 layers (in_proj z / xBC / dt, causal conv1d with bias, the
+    # SSD scan with 2 groups of B / C, D skip, gated RMSNorm over the whole intermediate size) around a NoPE attention
+    # layer, mamba_chunk_size 8, shared_mlp as the whole MLP, the multipliers, tied
+    ("GraniteMoeHybridForCausalLM", "granite4-h"),
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

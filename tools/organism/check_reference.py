@@ -390,25 +390,43 @@
      (beside rope_theta / rope_scaling: refused). (1. checks the KV cache, which holds the unscaled keys, with each
      new NoPE-layer query scaled by its own position; 3. the MoE block against an index_add_ loop over the scored
      inputs; 6. the adjacent-pair RoPE against rotate-half on permuted q/k rows.)
- 28. Granite 4.0 without Mamba-2 (granite4-micro, granite4-moe-nope: GraniteMoeHybridForCausalLM with layer_types all
-     "attention"): a second forward pass written here from models/granitemoehybrid/modeling_granitemoehybrid.py and
-     configuration_granitemoehybrid.py (`GraniteHybridCheck`: GraniteMoeHybridConfig's defaults and layers_block_type,
-     the rotary embedding only with position_embedding_type "rope" (the rotate-half pairs as complex numbers), scores
-     times attention_multiplier per head with an explicit mask and a hand-written softmax, the branches times
+ 28. Granite 4.0 (granite4-micro, granite4-moe-nope: GraniteMoeHybridForCausalLM with layer_types all "attention";
+     granite4-h: Mamba-2 layers beside a NoPE attention layer): a second forward pass written here from
+     models/granitemoehybrid/modeling_granitemoehybrid.py and configuration_granitemoehybrid.py (`GraniteHybridCheck`:
+     GraniteMoeHybridConfig's defaults and layers_block_type, the rotary embedding only with position_embedding_type
+     "rope" (the rotate-half pairs as complex numbers), scores times attention_multiplier per head with an explicit mask
+     and a hand-written softmax, on "mamba" layers GraniteMoeHybridMambaLayer run token by token as torch_forward's
+     cached path runs a decoding step (the conv state rolled and summed against the kernel plus the bias, SiLU, dt =
+     softplus(dt + dt_bias) clamped at 0, the state times exp(dt A) plus dt B x, y = state C by torch.bmm plus D x, the
+     gated RMSNorm with silu(gate) first over the whole intermediate size, out_proj), the branches times
      residual_multiplier, shared_mlp as the whole MLP without experts, else GraniteMoeHybridTopKGating and
      GraniteMoeHybridMoE.forward as written there (tokens sorted by expert, the stacked experts split per expert,
      index_add) plus the ungated shared_mlp, the embeddings times embedding_multiplier, the logits over logits_scaling)
      reproduces logits_last, hidden_last and logits_all_0 (1e-4) and every golden greedy id (no cache); the file holds
-     exactly GraniteMoeHybrid's tensors (shared_mlp on every layer, block_sparse_moe.* only with experts, lm_head only
-     untied); config.json is in GraniteMoeHybridConfig's saved spelling (mamba_* keys, no head_dim, intermediate_size !=
-     shared_intermediate_size, attention_multiplier != head_dim^-0.5); reference.Spec and golden.json read the layers,
-     RoPE, MLP, multipliers and eps as GraniteHybridCheck does; position_embedding_type null, absent and "nope" all give
-     no RoPE ("nope": the NoPE fixture's logits exactly); without experts intermediate_size is not read; with experts
-     GraniteHybridCheck's router gives golden.json's expert_ids_last and routing gaps; golden.json has exactly the
-     what-ifs of golden_models.granite_description and granite_hybrid_what_ifs and GraniteHybridCheck reproduces each
-     (1e-3, each over 1e-2); reference.Spec refuses a config without layer_types (every layer Mamba-2), a mamba layer, a
-     short layer_types, another position_embedding_type, attention_bias, shared_intermediate_size 0, a negative
-     num_local_experts and transformers 5's rope_parameters. (1. checks the KV cache; 3. the MoE block.)
+     exactly GraniteMoeHybrid's tensors (self_attn.* on attention layers, mamba.in_proj / conv1d (+ bias) / dt_bias /
+     A_log / D / norm / out_proj on Mamba-2 layers, F32 A_log / D / dt_bias, shared_mlp on every layer,
+     block_sparse_moe.* only with experts, lm_head only untied); config.json is in GraniteMoeHybridConfig's saved
+     spelling (mamba_* keys with d_head x n_heads = expand x hidden, no head_dim, intermediate_size !=
+     shared_intermediate_size, attention_multiplier != head_dim^-0.5; with Mamba-2 layers a chunk size that prompt 4
+     crosses twice and some prompt ends inside of, 1 < n_groups < n_heads, the conv bias, no projection biases);
+     reference.Spec and golden.json read the layers, the mixer's sizes, RoPE, MLP, multipliers and eps as
+     GraniteHybridCheck does; position_embedding_type null, absent and "nope" all give no RoPE (null / "nope": the NoPE
+     fixtures' logits exactly); no layer_types (absent, null or []) reads every layer as Mamba-2 and a listed "mamba"
+     that layer; with Mamba-2 layers reference.py's chunked scan (torch_forward's ssd naive form, the golden values)
+     equals its per-token recurrence within 1e-5 of the logits over the prompts plus their greedy ids at
+     mamba_chunk_size and at two chunk sizes dividing none of the lengths, golden.json's mamba_chunked_vs_recurrent is
+     reproduced, and after prompt 4 the chunked scan leaves the recurrence's ssm and conv states (1e-5); without experts
+     intermediate_size is not read; with experts GraniteHybridCheck's router gives golden.json's expert_ids_last and
+     routing gaps; golden.json has exactly the what-ifs of golden_models.granite_description and
+     granite_hybrid_what_ifs and GraniteHybridCheck reproduces each (1e-3, each over 1e-2); reference.Spec refuses a
+     short layer_types, an unknown layer type, another position_embedding_type, attention_bias, shared_intermediate_size
+     0, a negative num_local_experts, transformers 5's rope_parameters, mamba_d_head x mamba_n_heads != mamba_expand x
+     hidden_size, mamba_n_heads not dividing mamba_expand x hidden_size, a mamba_chunk_size of 0 and, with a Mamba-2
+     layer, mamba_proj_bias true, mamba_n_heads not a multiple of mamba_n_groups, a hidden_act other than silu and a
+     time_step_limit other than [0, inf]; mamba_d_head "auto" reads as mamba_expand x hidden_size / mamba_n_heads. Once
+     for all such fixtures: reference's chunked (8) and per-token scans against a float64 per-token loop on random
+     inputs from a nonzero state (1e-6 of the largest value). (1. checks the KV cache, with the Mamba-2 layers' conv and
+     ssm states; 3. the MoE block.)
  29. HunYuan-Dense (hunyuan-dense: HunYuanDenseV1ForCausalLM): a second forward pass written here from
      models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py and configuration_hunyuan_v1_dense.py (`HunYuanDenseCheck`:
      HunYuanDenseV1Config's defaults, HunYuanDenseV1RotaryEmbedding's DynamicNTKAlpha base rope_theta x
@@ -5566,10 +5584,10 @@ def check_llama4(name, spec, p, g, st):
 
 
 class GraniteHybridCheck:
-    """GraniteMoeHybridForCausalLM's forward pass again (every layer an attention layer), from
-    models/granitemoehybrid/modeling_granitemoehybrid.py (generated from modular_granitemoehybrid.py) and
-    configuration_granitemoehybrid.py, sharing nothing with reference.py but the safetensors reader:
-    GraniteMoeHybridConfig's defaults and `layers_block_type` (layer_types, else every layer "mamba": refused here),
+    """GraniteMoeHybridForCausalLM's forward pass again, from models/granitemoehybrid/modeling_granitemoehybrid.py
+    (generated from modular_granitemoehybrid.py) and configuration_granitemoehybrid.py, sharing nothing with
+    reference.py but the safetensors reader: GraniteMoeHybridConfig's defaults (the mamba_* keys: d_head "auto" ->
+    mamba_expand x hidden_size // mamba_n_heads) and `layers_block_type` (layer_types, else every layer "mamba"),
     GraniteMoeHybridModel.forward (`inputs_embeds * self.embedding_multiplier`; the rotary embedding only when
     position_embedding_type == "rope": compute_default_rope_parameters' inv_freq over head_dim at rope_theta, turned here
     as complex numbers of the rotate-half pairs (i, i + HD/2)), GraniteMoeHybridAttention (`getattr(config, "head_dim",
@@ -5579,27 +5597,47 @@ class GraniteHybridCheck:
     else `self.shared_mlp(hidden_states)`), GraniteMoeHybridMLP (input_linear, chunk(2), act(first) * second,
     output_linear), GraniteMoeHybridTopKGating and GraniteMoeHybridMoE.forward as written there (the top-k logits'
     softmax, the tokens sorted by expert, GraniteMoeHybridParallelExperts' split per expert, index_add), and
-    GraniteMoeHybridForCausalLM.forward (`logits / self.config.logits_scaling`, lm_head or the tied embeddings).
+    GraniteMoeHybridForCausalLM.forward (`logits / self.config.logits_scaling`, lm_head or the tied embeddings); on
+    "mamba" layers GraniteMoeHybridMambaLayer (`mamba`) run token by token as torch_forward's cached path
+    (use_precomputed_states) runs a decoding step, from an empty HybridMambaAttentionDynamicCache: the conv state
+    rolled, the new xBC written last, `torch.sum(conv_states * self.conv1d.weight.squeeze(1), dim=-1)` plus the bias,
+    SiLU; dt = softplus(dt + dt_bias) clamped at 0; the state times exp(dt A) plus dt B x, y = state @ C by torch.bmm,
+    plus D x; then GraniteMoeHybridRMSNormGated (y silu(gate) first, one RMS over the whole intermediate size, w) and
+    out_proj (where reference.py takes torch_forward's chunked scan for a whole sequence).
     What-ifs: `embedding_multiplier`, `attention_multiplier`, `residual_multiplier`, `logits_scaling` (each set to its
     plain value), `rope` (the rotation on or off), `shared_mlp` (False: no shared_mlp beside the experts), `swapped`
     (input_linear's halves read up first), `shared_width` (shared_mlp read at that width from the start of each stored
-    buffer). `router_calls`: None, or a list that receives (layer, router logits) per MoE call."""
+    buffer); on Mamba-2 layers `conv_bias`, `conv_act`, `D`, `dt_bias`, `dt_softplus` (False: each left out),
+    `norm_first` (True: the RMSNorm before silu(gate)), `norm_group` (an int: the RMSNorm over groups of that many
+    values), `head_group` ("first": every head reads group 0; "tile": head h reads group h % n_groups), `reset_chunk`
+    (an int: the state back to zero every that many tokens). `router_calls`: None, or a list that receives (layer,
+    router logits) per MoE call."""
 
     # GraniteMoeHybridConfig's defaults of the keys read here
     DEFAULTS = dict(num_key_value_heads=None, hidden_act="silu", rms_norm_eps=1e-6, tie_word_embeddings=False,
                     rope_theta=10000.0, rope_scaling=None, attention_bias=False, embedding_multiplier=1.0,
                     logits_scaling=1.0, residual_multiplier=1.0, attention_multiplier=1.0, num_local_experts=8,
                     num_experts_per_tok=2, shared_intermediate_size=1024, position_embedding_type=None,
-                    layer_types=None)
+                    layer_types=None, mamba_n_heads=128, mamba_n_groups=1, mamba_d_state=256, mamba_d_head="auto",
+                    mamba_d_conv=4, mamba_expand=2, mamba_chunk_size=256, mamba_conv_bias=True, mamba_proj_bias=False)
 
     def __init__(self, cfg, p):
         c = dict(self.DEFAULTS, **cfg)
         self.L = c["num_hidden_layers"]
-        blocks = c["layer_types"] or ["mamba"] * self.L  # GraniteMoeHybridConfig.layers_block_type
-        if c["hidden_act"] != "silu" or c["attention_bias"] or c["rope_scaling"] or set(blocks) != {"attention"}:
-            raise ValueError("GraniteHybridCheck: hidden_act %r, attention_bias %r, rope_scaling %r, layers %r" % (
-                c["hidden_act"], c["attention_bias"], c["rope_scaling"], blocks))
+        self.blocks = c["layer_types"] or ["mamba"] * self.L  # GraniteMoeHybridConfig.layers_block_type
+        if (c["hidden_act"] != "silu" or c["attention_bias"] or c["rope_scaling"] or c["mamba_proj_bias"] or
+                not set(self.blocks) <= {"attention", "mamba"}):
+            raise ValueError("GraniteHybridCheck: hidden_act %r, attention_bias %r, rope_scaling %r, mamba_proj_bias "
+                             "%r, layers %r" % (c["hidden_act"], c["attention_bias"], c["rope_scaling"],
+                                            c["mamba_proj_bias"], self.blocks))
         self.c, self.p = c, p
+        # GraniteMoeHybridMambaLayer.__init__ (GraniteMoeHybridConfig.__init__'s "auto" mamba_d_head)
+        self.I = int(c["mamba_expand"] * c["hidden_size"])
+        self.mNH, self.mG = c["mamba_n_heads"], c["mamba_n_groups"]
+        self.mN, self.mK = c["mamba_d_state"], c["mamba_d_conv"]
+        self.mP = self.I // self.mNH if c["mamba_d_head"] == "auto" else c["mamba_d_head"]
+        self.conv_bias = self.conv_act = self.D = self.dt_bias = self.dt_softplus = True
+        self.norm_first, self.norm_group, self.head_group, self.reset_chunk = False, None, "interleave", None
         self.NH, self.H = c["num_attention_heads"], c["hidden_size"]
         self.NKV = c["num_key_value_heads"] or self.NH
         self.HD = c.get("head_dim", self.H // self.NH)
@@ -5675,6 +5713,59 @@ class GraniteHybridCheck:
         expert_outputs = expert_outputs * batch_gates[:, None]
         return torch.zeros_like(layer_input).index_add(0, batch_index, expert_outputs)
 
+    def mamba(self, l, x):
+        """GraniteMoeHybridMambaLayer on one sequence x (T, H), token by token as torch_forward's cached path."""
+        pre, p, T = "model.layers.%d.mamba." % l, self.p, x.shape[0]
+        I, NH, P, G, N, K = self.I, self.mNH, self.mP, self.mG, self.mN, self.mK
+        conv_dim = I + 2 * G * N
+        # in_proj: z | xBC | dt (torch_forward's step 1)
+        projected_states = torch.nn.functional.linear(x, p[pre + "in_proj.weight"])
+        gate, hidden_states_B_C, dt = projected_states.split([I, conv_dim, NH], dim=-1)
+        conv_states = torch.zeros(conv_dim, K)  # HybridMambaAttentionDynamicCache.conv_states[l] (one sequence)
+        ssm_states = torch.zeros(NH, P, N)  # .ssm_states[l]
+        weight = p[pre + "conv1d.weight"].squeeze(1)
+        A = -torch.exp(p[pre + "A_log"].float())
+        group = {"interleave": [hh // (NH // G) for hh in range(NH)], "first": [0] * NH,
+                 "tile": [hh % G for hh in range(NH)]}[self.head_group]
+        ys = []
+        for t in range(T):
+            if self.reset_chunk and t % self.reset_chunk == 0:
+                ssm_states = torch.zeros(NH, P, N)
+            # the causal conv over xBC (step 2)
+            conv_states = conv_states.roll(shifts=-1, dims=-1)
+            conv_states[:, -1] = hidden_states_B_C[t]
+            xbc = torch.sum(conv_states * weight, dim=-1)
+            if self.conv_bias and self.c["mamba_conv_bias"]:
+                xbc = xbc + p[pre + "conv1d.bias"]
+            if self.conv_act:
+                xbc = torch.nn.functional.silu(xbc)
+            hidden_states, B, C = torch.split(xbc, [I, G * N, G * N], dim=-1)
+            # the scan (step 3)
+            d = dt[t] + p[pre + "dt_bias"] if self.dt_bias else dt[t]
+            d = torch.nn.functional.softplus(d) if self.dt_softplus else d
+            d = torch.clamp(d, 0.0, float("inf"))  # time_step_limit (0, inf)
+            dA = torch.exp(d[:, None, None] * A[:, None, None])  # [num_heads, head_dim, state_size]
+            B = B.reshape(G, N)[group]  # [num_heads, state_size]
+            C = C.reshape(G, N)[group]
+            xh = hidden_states.reshape(NH, P)
+            ssm_states = ssm_states * dA + (d[:, None, None] * B[:, None, :]) * xh[..., None]
+            y = torch.bmm(ssm_states, C.view(NH, N, 1)).view(NH, P)
+            if self.D:  # D skip connection
+                y = y + xh * p[pre + "D"][:, None]
+            ys.append(y.reshape(I))
+        y = torch.stack(ys)
+        # GraniteMoeHybridRMSNormGated(y, gate)
+        z = torch.nn.functional.silu(gate)
+        if not self.norm_first:
+            y = y * z
+        span = self.norm_group or I
+        y = y.view(T, I // span, span)
+        y = (y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + self.c["rms_norm_eps"])).view(T, I)
+        if self.norm_first:
+            y = y * z
+        # out_proj (step 4)
+        return torch.nn.functional.linear(p[pre + "norm.weight"] * y, p[pre + "out_proj.weight"])
+
     def forward(self, ids):
         """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
         p, T = self.p, len(ids)
@@ -5683,7 +5774,9 @@ class GraniteHybridCheck:
         hidden = [h]
         for l in range(self.L):  # GraniteMoeHybridDecoderLayer.forward
             pre = "model.layers.%d." % l
-            h = h + self.attention(l, self.rms(h, p[pre + "input_layernorm.weight"]), turn) * self.residual_multiplier
+            x = self.rms(h, p[pre + "input_layernorm.weight"])
+            mixed = self.mamba(l, x) if self.blocks[l] == "mamba" else self.attention(l, x, turn)
+            h = h + mixed * self.residual_multiplier
             x = self.rms(h, p[pre + "post_attention_layernorm.weight"])
             if self.E > 0:
                 m = self.moe(l, x)
@@ -5704,8 +5797,12 @@ def check_granite_hybrid(name, spec, p, g, st):
     m = GraniteHybridCheck(cfg, p)
     check_against_golden(name, "GraniteHybridCheck", m, g, st)
     F_, Fs, H, HD, V = cfg["intermediate_size"], cfg["shared_intermediate_size"], m.H, m.HD, spec.V
-    # the files: exactly GraniteMoeHybrid's tensors of attention layers (no mamba.*), shared_mlp on every layer, the
-    # experts only with num_local_experts > 0, lm_head only untied; the norms' dtype the fixture's, BF16 the rest
+    mamba = [t == "mamba" for t in m.blocks]
+    I, NH, P, G, N, K = m.I, m.mNH, m.mP, m.mG, m.mN, m.mK
+    conv_dim = I + 2 * G * N
+    # the files: exactly GraniteMoeHybrid's tensors (self_attn.* on attention layers, mamba.* on Mamba-2 layers),
+    # shared_mlp on every layer, the experts only with num_local_experts > 0, lm_head only untied; the norms' dtype the
+    # fixture's, F32 A_log / D / dt_bias, BF16 the rest
     stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
     want = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,)}
     if not m.c["tie_word_embeddings"]:
@@ -5713,41 +5810,64 @@ def check_granite_hybrid(name, spec, p, g, st):
     for l in range(m.L):
         x = "model.layers.%d." % l
         want.update({x + "input_layernorm.weight": (H,), x + "post_attention_layernorm.weight": (H,),
-                     x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
-                     x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.o_proj.weight": (H, m.NH * HD),
                      x + "shared_mlp.input_linear.weight": (2 * Fs, H), x + "shared_mlp.output_linear.weight": (H, Fs)})
+        if mamba[l]:
+            want.update({x + "mamba.in_proj.weight": (I + conv_dim + NH, H), x + "mamba.conv1d.weight": (conv_dim, 1, K),
+                         x + "mamba.dt_bias": (NH,), x + "mamba.A_log": (NH,), x + "mamba.D": (NH,),
+                         x + "mamba.norm.weight": (I,), x + "mamba.out_proj.weight": (H, I)})
+            if m.c["mamba_conv_bias"]:
+                want[x + "mamba.conv1d.bias"] = (conv_dim,)
+        else:
+            want.update({x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
+                         x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.o_proj.weight": (H, m.NH * HD)})
         if m.E > 0:
             want.update({x + "block_sparse_moe.input_linear.weight": (m.E, 2 * F_, H),
                          x + "block_sparse_moe.output_linear.weight": (m.E, H, F_),
                          x + "block_sparse_moe.router.layer.weight": (m.E, H)})
     norm_dtype = stored["model.norm.weight"][0]
-    dtypes_ok = all(v[0] == (norm_dtype if n.endswith("norm.weight") else "BF16") for n, v in stored.items())
+    dtypes_ok = all(v[0] == (norm_dtype if n.endswith("norm.weight") else
+                             "F32" if n.endswith(("mamba.A_log", "mamba.D", "mamba.dt_bias")) else "BF16")
+                    for n, v in stored.items())
     check({n: tuple(v[1].shape) for n, v in stored.items()} == want and dtypes_ok,
-          "%s: the file holds exactly GraniteMoeHybrid's %d tensors (per layer q/k/v/o_proj, the two norms, "
-          "shared_mlp.input_linear (%d, %d) / output_linear (%d, %d)%s; %s), BF16 matrices, %s norms" % (
-              name, len(want), 2 * Fs, H, H, Fs,
+          "%s: the file holds exactly GraniteMoeHybrid's %d tensors (per layer the two norms, %sshared_mlp.input_linear "
+          "(%d, %d) / output_linear (%d, %d)%s; %s), BF16 matrices, %s norms%s" % (
+              name, len(want), "q/k/v/o_proj on the attention layers, mamba.in_proj (%d, %d) / conv1d (%d, 1, %d)%s / "
+              "dt_bias / A_log / D (%d) / norm (%d) / out_proj (%d, %d) on the Mamba-2 layers %s, " % (
+                  I + conv_dim + NH, H, conv_dim, K, " + bias" if m.c["mamba_conv_bias"] else "", NH, I, H, I,
+                  [l for l in range(m.L) if mamba[l]]) if any(mamba) else "q/k/v/o_proj, ", 2 * Fs, H, H, Fs,
               ", block_sparse_moe.input_linear (%d, %d, %d) / output_linear (%d, %d, %d) / router.layer (%d, %d)" % (
                   m.E, 2 * F_, H, m.E, H, F_, m.E, H) if m.E else "", "untied: lm_head.weight" if "lm_head.weight" in
-              want else "tied: no lm_head.weight", norm_dtype))
-    # config.json as transformers 4.56 writes GraniteMoeHybridConfig (granite-4.0-micro's keys)
-    mamba = ("mamba_chunk_size", "mamba_conv_bias", "mamba_d_conv", "mamba_d_head", "mamba_d_state", "mamba_expand",
-             "mamba_n_groups", "mamba_n_heads", "mamba_proj_bias")
+              want else "tied: no lm_head.weight", norm_dtype, ", F32 A_log / D / dt_bias" if any(mamba) else ""))
+    # config.json as transformers 4.56 writes GraniteMoeHybridConfig (granite-4.0-micro's / granite-4.0-h-micro's keys)
+    mamba_keys = ("mamba_chunk_size", "mamba_conv_bias", "mamba_d_conv", "mamba_d_head", "mamba_d_state",
+                  "mamba_expand", "mamba_n_groups", "mamba_n_heads", "mamba_proj_bias")
     spelling = (cfg["architectures"] == ["GraniteMoeHybridForCausalLM"] and cfg["model_type"] == "granitemoehybrid" and
-                cfg["layer_types"] == ["attention"] * m.L and "position_embedding_type" in cfg and
-                all(k in cfg for k in mamba) and
+                len(cfg["layer_types"]) == m.L and "attention" in cfg["layer_types"] and
+                "position_embedding_type" in cfg and all(k in cfg for k in mamba_keys) and
                 cfg["mamba_d_head"] * cfg["mamba_n_heads"] == cfg["mamba_expand"] * H and "head_dim" not in cfg and
                 F_ != Fs and cfg["attention_multiplier"] != HD ** -0.5 and cfg["attention_bias"] is False and
                 cfg["rope_scaling"] is None and cfg["transformers_version"].startswith("4.") and
                 cfg["torch_dtype"] == "bfloat16" and cfg["normalization_function"] == "rmsnorm" and
                 cfg["rms_norm_eps"] != ref.DEFAULTS[ref.GRANITE_HYBRID]["rms_norm_eps"] and
-                (cfg["num_experts_per_tok"] == 0) == (cfg["num_local_experts"] == 0))
-    check(spelling, "%s: config.json in GraniteMoeHybridConfig's saved spelling (layer_types all attention, "
-          "position_embedding_type %r, the mamba_* keys (d_head x n_heads = expand x hidden), no head_dim, "
-          "num_local_experts %d / num_experts_per_tok %d, intermediate_size %d != shared_intermediate_size %d, "
-          "attention_multiplier %g != head_dim^-0.5, rms_norm_eps %g)" % (
-              name, cfg["position_embedding_type"], m.E, m.k, F_, Fs, cfg["attention_multiplier"], cfg["rms_norm_eps"]))
+                (cfg["num_experts_per_tok"] == 0) == (cfg["num_local_experts"] == 0) and "time_step_limit" not in cfg)
+    if any(mamba):
+        # with Mamba-2 layers: a chunk size that prompt 4 crosses twice and some prompt ends inside of, more than one
+        # group (so that the head -> group map matters), the conv bias, no projection biases
+        lengths = [len(e["input_ids"]) for e in g["prompts"]]
+        spelling = (spelling and len(g["prompts"][4]["input_ids"]) > 2 * cfg["mamba_chunk_size"] and
+                    any(n % cfg["mamba_chunk_size"] for n in lengths) and 1 < G < NH and
+                    cfg["mamba_conv_bias"] is True and cfg["mamba_proj_bias"] is False)
+    check(spelling, "%s: config.json in GraniteMoeHybridConfig's saved spelling (layer_types %s, "
+          "position_embedding_type %r, the mamba_* keys (d_head %d x n_heads %d = expand %d x hidden %d%s), no head_dim, num_local_experts %d / "
+          "num_experts_per_tok %d, intermediate_size %d != shared_intermediate_size %d, attention_multiplier %g != "
+          "head_dim^-0.5, rms_norm_eps %g)" % (
+              name, "all attention" if not any(mamba) else cfg["layer_types"], cfg["position_embedding_type"], P, NH,
+              cfg["mamba_expand"], H, "; n_groups %d, d_state %d, d_conv %d, chunk_size %d" % (G, N, K,
+                                                                                               cfg["mamba_chunk_size"])
+              if any(mamba) else "", m.E, m.k, F_, Fs, cfg["attention_multiplier"], cfg["rms_norm_eps"]))
     # reference.Spec and golden.json read it as GraniteHybridCheck does
-    same = (spec.HD == HD and spec.NKV == m.NKV and spec.layer_use_rope == [m.rope] * m.L and
+    use_rope = [m.rope and t == "attention" for t in m.blocks]
+    same = (spec.HD == HD and spec.NKV == m.NKV and spec.layer_use_rope == use_rope and spec.layer_mamba == mamba and
             spec.num_experts == m.E and spec.layer_moe == [m.E > 0] * m.L and spec.shared_intermediate == Fs and
             not spec.shared_gated and spec.expert_naming == "granite" and spec.tied == m.c["tie_word_embeddings"] and
             (spec.embed_scale, spec.attn_scale, spec.residual_multiplier, spec.logits_scaling) ==
@@ -5755,14 +5875,25 @@ def check_granite_hybrid(name, spec, p, g, st):
             spec.eps == m.c["rms_norm_eps"] and not spec.qkv_bias and not spec.o_bias and not spec.sandwich_norms and
             model["layer_use_rope"] == spec.layer_use_rope and model["intermediate_size"] == F_ and
             model["shared_intermediate_size"] == Fs and model["rms_norm_eps"] == spec.eps and
-            model["position_embedding_type"] == cfg["position_embedding_type"])
+            model["position_embedding_type"] == cfg["position_embedding_type"] and
+            model["layer_types"] == cfg["layer_types"])
     if m.E:
         same = same and spec.top_k == m.k and spec.moe_intermediate == F_ and spec.norm_topk_prob
+    if any(mamba):
+        sizes = (I, NH, P, G, N, K, cfg["mamba_chunk_size"], m.c["mamba_conv_bias"])
+        same = (same and (spec.mamba_I, spec.mamba_NH, spec.mamba_P, spec.mamba_G, spec.mamba_N, spec.mamba_K,
+                          spec.mamba_chunk, spec.mamba_conv_bias) == sizes and model["layer_mamba"] == mamba and
+                (model["mamba_intermediate_size"], model["mamba_n_heads"], model["mamba_d_head"],
+                 model["mamba_n_groups"], model["mamba_d_state"], model["mamba_d_conv"], model["mamba_chunk_size"],
+                 model["mamba_conv_bias"]) == sizes and model["mamba_conv_dim"] == conv_dim)
     inv = 1.0 / (m.c["rope_theta"] ** (torch.arange(0, HD, 2, dtype=torch.int64).float() / HD))
     same = same and bool(torch.equal(spec.rope["global"][0], inv)) and spec.rope["global"][1] == 1.0
-    check(same, "%s: reference.Spec and golden.json read the layers (all attention, RoPE %s, %s), the multipliers "
+    check(same, "%s: reference.Spec and golden.json read the layers (%s, RoPE %s, %s), the multipliers "
           "(%g, %g, %g, %g), rms_norm_eps %g and the RoPE's inverse frequencies as GraniteHybridCheck does" % (
-              name, "on every layer" if m.rope else "on none", "%d experts top-%d of intermediate_size %d plus "
+              name, "all attention" if not any(mamba) else "Mamba-2 on %s (intermediate %d, %d heads of %d, %d groups, "
+              "d_state %d, d_conv %d, chunk %d)" % ([l for l in range(m.L) if mamba[l]], I, NH, P, G, N, K,
+                                                    cfg["mamba_chunk_size"]),
+              "on every attention layer" if m.rope else "on none", "%d experts top-%d of intermediate_size %d plus "
               "shared_mlp %d" % (m.E, m.k, F_, Fs) if m.E else "shared_mlp %d as the whole MLP" % Fs,
               m.embedding_multiplier, m.attention_multiplier, m.residual_multiplier, m.logits_scaling,
               m.c["rms_norm_eps"]))
@@ -5779,10 +5910,21 @@ def check_granite_hybrid(name, spec, p, g, st):
         readings[label] = ref.Spec(c2).layer_use_rope
     ok = all(r == [False] * m.L for r in readings.values())
     if not m.rope:
-        c2 = dict(cfg, position_embedding_type="nope")
+        c2 = dict(cfg, position_embedding_type=None if cfg["position_embedding_type"] == "nope" else "nope")
         ok = ok and bool(torch.equal(last_logits(ref.Spec(c2), p, prompts), last_logits(spec, p, prompts)))
     check(ok, "%s: position_embedding_type null, absent (GraniteMoeHybridConfig's default) and \"nope\" all give no RoPE "
-          "on any layer%s" % (name, "; \"nope\" gives this fixture's logits_last exactly" if not m.rope else ""))
+          "on any layer%s" % (name, "; %s gives this fixture's logits_last exactly" % (
+              "null" if cfg["position_embedding_type"] == "nope" else "\"nope\"") if not m.rope else ""))
+    # layers_block_type: no layer_types (absent, null or []) reads every layer as Mamba-2; a "mamba" entry that layer
+    c_mamba = dict(cfg, layer_types=["attention"] * (m.L - 1) + ["mamba"]) if not any(mamba) else cfg
+    readings = [ref.Spec(c2).layer_mamba for c2 in (
+        {k: v for k, v in cfg.items() if k != "layer_types"}, dict(cfg, layer_types=None), dict(cfg, layer_types=[]))]
+    ok = all(r == [True] * m.L for r in readings) and ref.Spec(c_mamba).layer_mamba == [
+        t == "mamba" for t in c_mamba["layer_types"]]
+    check(ok, "%s: no layer_types (absent, null or []) reads every layer as Mamba-2 (GraniteMoeHybridConfig."
+          "layers_block_type), and layer_types %s the listed ones" % (name, c_mamba["layer_types"]))
+    if any(mamba):
+        check_granite_mamba_forms(name, spec, p, g)
     if not m.E:
         # without experts intermediate_size is not read (GraniteMoeHybridMoE is never built)
         c2 = dict(cfg, intermediate_size=cfg["intermediate_size"] * 3)
@@ -5813,22 +5955,118 @@ def check_granite_hybrid(name, spec, p, g, st):
              "shared_mlp_halves_swapped": ("swapped", True), "shared_mlp_width_intermediate_size": ("shared_width", F_)}
     if m.E:
         names["shared_mlp"] = ("shared_mlp", False)
+    if any(mamba):
+        names.update({"mamba_conv_bias": ("conv_bias", False), "mamba_conv_activation": ("conv_act", False),
+                      "mamba_D": ("D", False), "mamba_dt_bias": ("dt_bias", False),
+                      "mamba_dt_softplus": ("dt_softplus", False), "mamba_norm_before_gate": ("norm_first", True),
+                      "mamba_state_reset_per_chunk": ("reset_chunk", cfg["mamba_chunk_size"])})
+        if G > 1:
+            names.update({"mamba_norm_per_group": ("norm_group", I // G), "mamba_groups_first": ("head_group", "first"),
+                          "mamba_groups_tiled": ("head_group", "tile")})
     check_what_if_effects(name, "GraniteHybridCheck", model, names, lambda: GraniteHybridCheck(cfg, p),
                           g["prompts"][4]["input_ids"])
 
     def refused(change=None, drop=()):
         return spec_refuses(cfg, change, drop)
-    cases = {"no layer_types (every layer Mamba-2)": refused(drop=("layer_types",)),
-             "a mamba layer": refused({"layer_types": ["attention"] * (m.L - 1) + ["mamba"]}),
-             "a layer_types list one short": refused({"layer_types": ["attention"] * (m.L - 1)}),
+    with_mamba = {"layer_types": c_mamba["layer_types"]}
+    cases = {"a layer_types list one short": refused({"layer_types": cfg["layer_types"][:-1]}),
+             "an unknown layer type (\"linear_attention\")": refused(
+                 {"layer_types": cfg["layer_types"][:-1] + ["linear_attention"]}),
              "position_embedding_type \"alibi\"": refused({"position_embedding_type": "alibi"}),
              "attention_bias true": refused({"attention_bias": True}),
              "shared_intermediate_size 0": refused({"shared_intermediate_size": 0}),
              "num_local_experts -1": refused({"num_local_experts": -1}),
-             "rope_parameters": refused({"rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}})}
+             "rope_parameters": refused({"rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}}),
+             "mamba_d_head x mamba_n_heads != mamba_expand x hidden_size": refused(
+                 {"mamba_d_head": cfg["mamba_d_head"] + 1}),
+             "mamba_n_heads not dividing mamba_expand x hidden_size": refused(
+                 {"mamba_n_heads": cfg["mamba_expand"] * H + 1, "mamba_d_head": "auto"}),
+             "mamba_proj_bias true with a Mamba-2 layer": refused(dict(with_mamba, mamba_proj_bias=True)),
+             "mamba_n_heads not a multiple of mamba_n_groups with a Mamba-2 layer": refused(
+                 dict(with_mamba, mamba_n_groups=3)),
+             "hidden_act gelu_pytorch_tanh with a Mamba-2 layer": refused(
+                 dict(with_mamba, hidden_act="gelu_pytorch_tanh")),
+             "time_step_limit [0, 1] with a Mamba-2 layer": refused(dict(with_mamba, time_step_limit=[0.0, 1.0])),
+             "mamba_chunk_size 0": refused({"mamba_chunk_size": 0})}
     wrong = [k for k, ok in cases.items() if not ok]
     check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
                                                           " (accepted: %s)" % wrong if wrong else ""))
+    # mamba_d_head "auto" (GraniteMoeHybridConfig's default) reads as mamba_expand x hidden_size // mamba_n_heads
+    s2 = ref.Spec(dict(cfg, mamba_d_head="auto"))
+    check(s2.mamba_P == spec.mamba_P == cfg["mamba_d_head"], "%s: mamba_d_head \"auto\" reads as mamba_expand x "
+          "hidden_size // mamba_n_heads = %d, config.json's" % (name, s2.mamba_P))
+
+
+def check_granite_mamba_forms(name, spec, p, g):
+    """Granite 4.0-H: reference.py's chunked scan (torch_forward's ssd naive form, the golden values) against its
+    per-token recurrence (ssd_step) on the fixture, whole prompts plus their greedy ids: at mamba_chunk_size and at
+    chunk sizes that divide none of the sequence lengths, all within 1e-5 of the logits; golden.json's
+    mamba_chunked_vs_recurrent reproduced; with the cache (greedy_batch's path) a prompt's state after its last token
+    equals the state ssd_step reaches token by token from an empty one (1e-5 of the largest value: the layers after
+    the first see inputs that differ by the rounding of the scans before them), the conv states too."""
+    seqs = [e["input_ids"] + e["greedy_ids"][:-1] for e in g["prompts"]]
+    recurrent = copy.copy(spec)
+    recurrent.mamba_recurrent = True
+    want = [ref.forward(recurrent, p, torch.tensor([x]), capture=False)[0][0] for x in seqs]
+    lengths = sorted(set(len(x) for x in seqs))
+    chunks = [spec.mamba_chunk] + [c for c in (5, 7, 11) if all(n % c for n in lengths)][:2]
+    worst = {}
+    for c in chunks:
+        s2 = copy.copy(spec)
+        s2.mamba_chunk = c
+        worst[c] = max(float((ref.forward(s2, p, torch.tensor([x]), capture=False)[0][0] - w).abs().max())
+                       for x, w in zip(seqs, want))
+    check(max(worst.values()) < 1e-5 and len(chunks) == 3,
+          "%s: the chunked Mamba-2 scan (torch_forward's ssd naive form) = the per-token recurrence, prompts plus "
+          "greedy ids (lengths %s), within 1e-5 of the logits at chunk sizes %s (%s)" % (
+              name, lengths, chunks, ", ".join("%.1e" % v for v in worst.values())))
+    form = max(float((ref.forward(spec, p, torch.tensor([e["input_ids"]]), capture=False)[0] -
+                      ref.forward(recurrent, p, torch.tensor([e["input_ids"]]), capture=False)[0]).abs().max())
+               for e in g["prompts"])
+    check(float("%.3g" % form) == g["model"]["mamba_chunked_vs_recurrent"] and form <= 1e-5,
+          "%s: golden.json's mamba_chunked_vs_recurrent reproduced (%.3g <= 1e-5)" % (name, form))
+    # the cached state of a prompt (prefill by the chunked scan) = ssd_step's, and its conv state the last K inputs
+    ids = g["prompts"][4]["input_ids"]
+    cache, cache_r = {}, {}
+    ref.forward(spec, p, torch.tensor([ids]), cache=cache, capture=False)
+    ref.forward(recurrent, p, torch.tensor([ids]), cache=cache_r, capture=False)
+    layers = [l for l in range(spec.L) if spec.layer_mamba[l]]
+    d_state, d_conv = (max(float((cache[l][i] - cache_r[l][i]).abs().max() / cache_r[l][i].abs().max())
+                           for l in layers) for i in (1, 0))
+    first = bool(torch.equal(cache[layers[0]][0], cache_r[layers[0]][0]))
+    check(d_state < 1e-5 and d_conv < 1e-5 and first, "%s: after prompt 4 the chunked scan's final states = the "
+          "recurrence's (%.1e of their largest value), the conv states too (%.1e; the first Mamba-2 layer's equal)" % (
+              name, d_state, d_conv))
+
+
+def check_mamba_ssd_forms():
+    """reference's chunked Mamba-2 scan (ssd_chunked, chunk 8) and its recurrence (ssd_step) on random inputs (decays
+    exp(dt A) from near 1 to near 0, T = 45 over six chunks, the last one short, from a nonzero initial state) against
+    a float64 per-token loop written here: both within 1e-6 of the largest |value| (y up to 6.4), final states too."""
+    g_ = torch.Generator().manual_seed(11)
+    b, T, NH, P, N = 2, 45, 4, 3, 5
+    x = torch.randn(b, T, NH, P, generator=g_)
+    dt = torch.nn.functional.softplus(torch.randn(b, T, NH, generator=g_) - 2.0)
+    A = -torch.tensor([0.05, 1.0, 4.0, 16.0])
+    B = torch.randn(b, T, NH, N, generator=g_)
+    C = torch.randn(b, T, NH, N, generator=g_)
+    s0 = torch.randn(b, NH, P, N, generator=g_) * 0.3
+    S = s0.double().clone()
+    want = torch.zeros(b, T, NH, P, dtype=torch.float64)
+    for t in range(T):
+        for i in range(b):
+            for hh in range(NH):
+                d = float(dt[i, t, hh])
+                S[i, hh] = S[i, hh] * math.exp(d * float(A[hh])) + d * torch.outer(x[i, t, hh].double(),
+                                                                                   B[i, t, hh].double())
+                want[i, t, hh] = S[i, hh] @ C[i, t, hh].double()
+    yc, sc = ref.ssd_chunked(x, dt, A, B, C, 8, s0)
+    yr, sr = ref.ssd_step(x, dt, A, B, C, s0)
+    ys, ss = float(want.abs().max()), float(S.abs().max())
+    d = [float((yc - want).abs().max()) / ys, float((yr - want).abs().max()) / ys, float((sc - S).abs().max()) / ss,
+         float((sr - S).abs().max()) / ss]
+    check(max(d) < 1e-6, "Mamba-2 scan: reference's chunked (8) and per-token forms = a float64 per-token loop, from a "
+          "nonzero state over 45 tokens (%.1e, %.1e; states %.1e, %.1e, of the largest |value|)" % tuple(d))
 
 
 class HunYuanDenseCheck(LlamaCheck):
@@ -6055,6 +6293,8 @@ def main():
                 check_hunyuan_dense(name, spec, p, g, st)
         if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
             check_hybrid_delta_rule_forms()
+        if any(any(ref.Spec(fixture_config(n)).layer_mamba) for n in names):
+            check_mamba_ssd_forms()
         check_fp8_table()
     print("%d passed, %d failed" % (len(passes), len(failures)))
     sys.exit(1 if failures else 0)

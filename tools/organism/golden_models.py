@@ -66,6 +66,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | granite4-micro      | GraniteMoeHybridForCausalLM | Granite 4.0 micro's shape: layer_types all attention (no Mamba-2), position_embedding_type rope (RoPE on every layer, theta 1e7), num_local_experts 0: shared_mlp (input_linear (2*96, H), first half gate; output_linear) is the whole MLP, intermediate_size 64 unread; embedding_multiplier 12, attention_multiplier 0.25, residual_multiplier 0.22, logits_scaling 4, rms_norm_eps 1e-5, GQA 4, tied, all BF16 |
 | granite4-moe-nope   | GraniteMoeHybridForCausalLM | layer_types all attention, position_embedding_type null (no RoPE on any layer), 4 experts of 32 top-2 (stacked block_sparse_moe.input_linear / output_linear, router block_sparse_moe.router.layer, softmax of the top-2 logits) plus an ungated shared_mlp of 48, multipliers 8 / 0.125 / 0.3 / 2, GQA 2, untied, BF16 + F32 norms |
 | hunyuan-dense       | HunYuanDenseV1ForCausalLM | Tencent Hunyuan dense as released (Hunyuan-7B-Instruct's config spelling): Llama's layers, per-head q/k RMSNorms self_attn.query_layernorm / key_layernorm (head_dim,) AFTER RoPE, rope_scaling {"type": "dynamic", "alpha": 1000.0, factor 1.0, ...}: the default RoPE at base 1e4 x 1000^(16/14), head_dim 16 listed with 8 heads (128 != hidden 64), GQA 4, tied, all BF16 |
+| granite4-h          | GraniteMoeHybridForCausalLM | Granite 4.0-H: Mamba-2 layers (layer_types mamba, attention, mamba, mamba; position_embedding_type nope): in_proj (z, xBC, dt), causal conv1d (K 4) with bias + SiLU, dt = softplus(dt + dt_bias), A = -exp(A_log), 8 heads of 16 in 2 groups of B / C (d_state 16), D skip, the gated RMSNorm (y silu(z), then one RMS over all 128 values), out_proj; mamba_chunk_size 8 (golden values from the chunked scan); shared_mlp 96 as the whole MLP, multipliers 12 / 1/16 / 0.22 / 4, GQA 2, tied, BF16 + F32 A_log / D / dt_bias |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -832,6 +833,38 @@ MODELS += [
                         "mscale_all_dim": 1.0, "type": "dynamic"},
           embed_std=0.05, branch_gain=4.0, final_norm_center=4.0, qk_norm_center=2.0, qk_norm_std=0.3, seeded=True),
      "BF16", "BF16"),
+    # Granite 4.0-H (ibm-granite/granite-4.0-h-micro / -tiny / -small: GraniteMoeHybridForCausalLM, config.json as
+    # transformers 4.56 writes GraniteMoeHybridConfig: see config_for):
+    # models/granitemoehybrid/modeling_granitemoehybrid.py with Mamba-2 layers (GraniteMoeHybridMambaLayer, Bamba's mixer: reference.mamba_mixer) beside one NoPE attention
+    # layer, layer_types ["mamba", "attention", "mamba", "mamba"] (the attention layer not first, so that state layers
+    # run before and after it), position_embedding_type "nope" as the released H configs spell it (no layer rotates);
+    # the mixer of mamba_expand 2 x hidden 64 = intermediate 128 in mamba_n_heads 8 of mamba_d_head 16, mamba_n_groups 2
+    # (head h reads group h // 4 of B and C: more than one group, so that the head -> group map and the gated norm's span
+    # matter, transformers normalising all 128 values at once where mamba_ssm / vLLM take each group's 64), mamba_d_state
+    # 16, mamba_d_conv 4 with mamba_conv_bias true, mamba_proj_bias false (GraniteMoeHybridConfig's defaults),
+    # mamba_chunk_size 8 (the default 256 would put every prompt in one chunk: with 8 the golden values, which come from
+    # transformers' chunked scan, span many chunks, prompt 4's 144 tokens 18 of them ending on a boundary, the other
+    # prompts ending inside one, and check_reference compares them with the per-token recurrence an engine runs);
+    # num_local_experts 0: shared_mlp of 96 is the whole MLP (intermediate_size 64 unread), a dense model as
+    # granite-4.0-h-micro; Granite's multipliers as granite4-micro's but attention_multiplier 0.0625 (head_dim 16:
+    # head_dim^-0.5 would be 0.25, and the two must differ for the attn_scale what-if); GQA 2; tied as granite4-micro;
+    # BF16 matrices, norms and conv1d bias, F32 A_log / D / dt_bias.
+    # Mixer init: A = uniform(1, 16) (A_log its log, Mamba-2's A_init_range), dt_bias around -4 (std 1) with in_proj's dt
+    # rows x 0.5, so that dt = softplus(dt_raw + dt_bias) spans about 0.001 to 0.5 and exp(dt A) 0.03 to 0.996 on prompt
+    # 4; D around 1 (std 0.5), conv weights and bias std 0.5, the gated norm's w around 1 (std 0.2); each of
+    # granite_hybrid_what_ifs' mixer readings changes prompt 4's logits by 0.8 to 2.5. Tied: embeddings std 0.025 (x 12),
+    # branches x branch_gain 4, q/k x 2, final norm around 8 (granite4-micro's 0.012 left every logit within 1 and the
+    # smallest greedy margin at 0.0006; 0.04 made two prompts repeat a token); seed 63014 passed first (six distinct
+    # outputs, 10 to 15 distinct tokens of 16, |hidden| <= 33, chunked scan = recurrence within 1.5e-6)
+    ("granite4-h", 63014, "GraniteMoeHybridForCausalLM", "granitemoehybrid",
+     dict(H=64, L=4, NH=4, NKV=2, HD=16, F=64, Fs=96, E=0, k=0, tied=True, theta=10000000,
+          layer_types=["mamba", "attention", "mamba", "mamba"], position_embedding_type="nope",
+          mamba=dict(chunk_size=8, conv_bias=True, d_conv=4, d_head=16, d_state=16, expand=2, n_groups=2, n_heads=8,
+                     proj_bias=False),
+          embedding_multiplier=12.0, attention_multiplier=0.0625, residual_multiplier=0.22, logits_scaling=4.0,
+          embed_std=0.025, qk_gain=2.0, branch_gain=4.0, final_norm_center=8.0, A_range=(1.0, 16.0),
+          dt_bias_mean=-4.0, dt_bias_std=1.0, dt_proj_gain=0.5, conv_std=0.5, conv_bias_std=0.5, D_mean=1.0, D_std=0.5,
+          seeded=True), "BF16", "BF16"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -1126,22 +1159,25 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
             c["shared_intermediate_size"] = d["Fs"]
     elif mtype == "granitemoehybrid":
         # as ibm-granite/granite-4.0-micro's config.json has it (transformers 4.56's GraniteMoeHybridConfig): layer_types
-        # listed, position_embedding_type, the Mamba-2 keys though no layer is Mamba (at GraniteMoeHybridConfig's
-        # defaults as saved: mamba_d_head "auto" written as mamba_expand x hidden_size / mamba_n_heads), IBM's
-        # init_method and normalization_function (not read by transformers), router_aux_loss_coef 0.01 and
-        # initializer_range 0.1 as released; the sizes, multipliers, experts and position_embedding_type the fixture's
+        # listed, position_embedding_type, the Mamba-2 keys (without a Mamba layer at GraniteMoeHybridConfig's defaults
+        # as saved: mamba_d_head "auto" written as mamba_expand x hidden_size / mamba_n_heads; the fixture's `mamba`
+        # sizes where it has Mamba-2 layers, as granite-4.0-h-micro's config.json lists them), IBM's init_method and
+        # normalization_function (not read by transformers), router_aux_loss_coef 0.01 and initializer_range 0.1 as
+        # released; the sizes, layer types, multipliers, experts and position_embedding_type the fixture's
+        mb = dict(dict(chunk_size=256, conv_bias=True, d_conv=4, d_head=2 * d["H"] // 128, d_state=256, expand=2,
+                       n_groups=1, n_heads=128, proj_bias=False), **d.get("mamba", {}))
         c.update({"attention_bias": False, "attention_multiplier": d["attention_multiplier"], "bos_token_id": eot,
                   "embedding_multiplier": d["embedding_multiplier"], "eos_token_id": im_end, "hidden_act": "silu",
-                  "init_method": "mup", "initializer_range": 0.1, "layer_types": ["attention"] * d["L"],
-                  "logits_scaling": d["logits_scaling"], "mamba_chunk_size": 256, "mamba_conv_bias": True,
-                  "mamba_d_conv": 4, "mamba_d_head": 2 * d["H"] // 128, "mamba_d_state": 256, "mamba_expand": 2,
-                  "mamba_n_groups": 1, "mamba_n_heads": 128, "mamba_proj_bias": False,
-                  "max_position_embeddings": 4096, "normalization_function": "rmsnorm",
+                  "init_method": "mup", "initializer_range": 0.1,
+                  "layer_types": d.get("layer_types", ["attention"] * d["L"]),
+                  "logits_scaling": d["logits_scaling"], "max_position_embeddings": 4096,
+                  "normalization_function": "rmsnorm",
                   "num_experts_per_tok": d["k"], "num_local_experts": d["E"], "output_router_logits": False,
                   "position_embedding_type": d["position_embedding_type"],
                   "residual_multiplier": d["residual_multiplier"], "rms_norm_eps": 1e-05, "rope_scaling": None,
                   "rope_theta": d["theta"], "router_aux_loss_coef": 0.01, "shared_intermediate_size": d["Fs"],
                   "tie_word_embeddings": d["tied"], "transformers_version": "4.56.0"})
+        c.update({"mamba_" + k: v for k, v in mb.items()})
     elif mtype == "hunyuan_v1_dense":
         # as tencent/Hunyuan-7B-Instruct's config.json has it (HunYuanDenseV1ForCausalLM, model_type hunyuan_v1_dense):
         # head_dim listed, attention_bias / mlp_bias false, rope_theta 10000.0 with rope_scaling {"type": "dynamic",
@@ -1655,7 +1691,9 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         if spec.glm4_norms:
             add(p + "post_self_attn_layernorm.weight", norm_dtype, (H,), nc, 0.1)
             add(p + "post_mlp_layernorm.weight", norm_dtype, (H,), nc, 0.1)
-        if spec.mla:
+        if spec.layer_mamba[l]:
+            mamba_params(spec, d, p + "mamba.", add, out_std, mat_dtype, norm_dtype)
+        elif spec.mla:
             mla_params(spec, d, p + "self_attn.", mat_dtype, norm_dtype, add)
         elif spec.fused_qkv:
             add(p + "self_attn.qkv_proj.weight", mat_dtype, (QD + 2 * KVD, H), 0.0, qk_std)
@@ -1663,7 +1701,7 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
             add(p + "self_attn.q_proj.weight", mat_dtype, (QD, H), 0.0, qk_std)
             add(p + "self_attn.k_proj.weight", mat_dtype, (KVD, H), 0.0, qk_std)
             add(p + "self_attn.v_proj.weight", mat_dtype, (KVD, H), 0.0, 1 / math.sqrt(H))
-        if not spec.mla:
+        if not spec.mla and not spec.layer_mamba[l]:
             add(p + "self_attn.o_proj.weight", mat_dtype, (H, QD), 0.0, out_std(QD))
         if spec.qkv_bias:
             add(p + "self_attn.q_proj.bias", mat_dtype, (QD,), 0.0, d.get("qkv_bias_std", 0.3))
@@ -1927,6 +1965,36 @@ def hybrid_params(spec, d, add, out_std, mat_dtype, norm_dtype):
         add("model.visual.patch_embed.proj.weight", mat_dtype, (vh, 3, 2, 2, 2), 0.0, 0.5)
         add("model.visual.merger.norm.weight", norm_dtype, (vh,), 1.0, 0.1)
         add("model.visual.merger.linear_fc2.weight", mat_dtype, (H, 4 * vh), 0.0, 0.5)
+
+
+def mamba_params(spec, d, m, add, out_std, mat_dtype, norm_dtype):
+    """The tensors of one Mamba-2 layer of a Granite 4.0-H fixture (m = "model.layers.{l}.mamba."; random_params' `add`,
+    drawn by name), shaped as GraniteMoeHybridMambaLayer holds them (mamba_proj_bias false: no in_proj / out_proj bias):
+      in_proj.weight (2 I + 2 G N + NH, H): the rows of the gate z (I), x (I), B (G N), C (G N) and dt (NH), std
+      1 / sqrt(H), the dt rows then times dt_proj_gain (so that dt_bias, not the token, sets most of dt's range);
+      conv1d.weight (conv_dim, 1, K) (std conv_std: the conv mixes K positions with weights of either sign) and, with
+      mamba_conv_bias, conv1d.bias (conv_dim,) (std conv_bias_std), in the matrices' dtype;
+      A_log (NH,) = log(uniform(A_range)), dt_bias (NH,) around dt_bias_mean (std dt_bias_std) and D (NH,) around D_mean
+      (std D_std), in mamba_param_dtype (F32 as the released checkpoints keep A_log / D / dt_bias);
+      norm.weight (I,) (GraniteMoeHybridRMSNormGated's plain w: around 1 with std gated_norm_std), in the norms' dtype;
+      out_proj.weight (H, I) (out_std)."""
+    H, I, NH, G, N, K = spec.H, spec.mamba_I, spec.mamba_NH, spec.mamba_G, spec.mamba_N, spec.mamba_K
+    conv_dim = I + 2 * G * N
+    param_dtype = d.get("mamba_param_dtype", "F32")
+    w = add(m + "in_proj.weight", mat_dtype, (I + conv_dim + NH, H), 0.0, 1 / math.sqrt(H))
+    w[-NH:] *= d.get("dt_proj_gain", 1.0)
+    add(m + "conv1d.weight", mat_dtype, (conv_dim, 1, K), 0.0, d.get("conv_std", 0.5))
+    if spec.mamba_conv_bias:
+        add(m + "conv1d.bias", mat_dtype, (conv_dim,), 0.0, d.get("conv_bias_std", 0.5))
+    lo, hi = d["A_range"]
+    # A_log = log(A), A uniform in A_range: the tensor's own standard normal draw u turned uniform in place by the
+    # normal CDF, lo + (hi - lo) Phi(u) (as hybrid_params)
+    u = add(m + "A_log", param_dtype, (NH,), 0.0, 1.0)
+    u.copy_(torch.log(lo + (hi - lo) * 0.5 * (1 + torch.erf(u / math.sqrt(2)))))
+    add(m + "dt_bias", param_dtype, (NH,), d["dt_bias_mean"], d.get("dt_bias_std", 1.0))
+    add(m + "D", param_dtype, (NH,), d.get("D_mean", 1.0), d.get("D_std", 0.5))
+    add(m + "norm.weight", norm_dtype, (I,), 1.0, d.get("gated_norm_std", 0.2))
+    add(m + "out_proj.weight", mat_dtype, (H, I), 0.0, out_std(I))
 
 
 def mla_params(spec, d, a, mat_dtype, norm_dtype, add):
@@ -2552,16 +2620,25 @@ def granite_description(spec, p, golden):
 def granite_hybrid_what_ifs(spec, p):
     """Granite 4.0's what-ifs (beside granite_description's multipliers), name -> (spec, params), each a reading an
     engine could take of the release: `position_embedding_none` (no RoPE: position_embedding_type "rope" read as none;
-    with RoPE only), `position_embedding_rope` (RoPE on every layer though position_embedding_type is null; without RoPE
-    only), `shared_mlp` (no shared_mlp beside the experts, GraniteMoe's layer; with experts only),
+    with RoPE only), `position_embedding_rope` (RoPE on every attention layer though position_embedding_type is null /
+    "nope"; without RoPE only), `shared_mlp` (no shared_mlp beside the experts, GraniteMoe's layer; with experts only),
     `shared_mlp_halves_swapped` (input_linear's up rows read first), `shared_mlp_width_intermediate_size` (shared_mlp's
     width taken from intermediate_size F, read without a shape check from the start of each stored buffer:
     input_linear's first 2F rows, gate F then up F, output_linear's first H x F values as (H, F); with F <
-    shared_intermediate_size only)."""
+    shared_intermediate_size only). With Mamba-2 layers (granite4-h) also, on those layers: `mamba_conv_bias` (no
+    conv1d.bias: mamba_conv_bias read as false), `mamba_conv_activation` (the conv without its SiLU), `mamba_D` (no D
+    skip), `mamba_dt_bias` (no dt_bias), `mamba_dt_softplus` (dt = dt_raw + dt_bias without the softplus, still clamped
+    at 0 by time_step_limit), `mamba_norm_before_gate` (the gated norm's RMSNorm first, then silu(z): Qwen3-Next's order,
+    mamba_ssm's norm_before_gate=True), `mamba_state_reset_per_chunk` (the chunked scan without the inter-chunk states:
+    every mamba_chunk_size tokens from a zero state); with more than one group `mamba_norm_per_group` (the RMSNorm over
+    each group's intermediate_size / n_groups values, as mamba_ssm's RMSNormGated(group_size=intermediate_size //
+    ngroups) and vLLM's Mixer2RMSNormGated take it, where transformers normalises all intermediate_size values at once),
+    `mamba_groups_first` (every head reading group 0: n_groups ignored), `mamba_groups_tiled` (head h reading group h %
+    n_groups instead of h // (heads / n_groups))."""
     out = {}
-    rope = spec.layer_use_rope[0]
+    rope = any(spec.layer_use_rope)
     s2 = copy.copy(spec)
-    s2.layer_use_rope = [not rope] * spec.L
+    s2.layer_use_rope = [not rope and not m for m in spec.layer_mamba]
     out["position_embedding_none" if rope else "position_embedding_rope"] = s2
     if spec.num_experts:
         s2 = copy.copy(spec)
@@ -2574,17 +2651,35 @@ def granite_hybrid_what_ifs(spec, p):
     s2 = copy.copy(spec)
     s2.shared_mlp_width = spec.F
     out["shared_mlp_width_intermediate_size"] = s2
-    return {k: (v, p) for k, v in out.items()}
+    if any(spec.layer_mamba):
+        settings = [("mamba_conv_activation", "mamba_conv_act", False),
+                    ("mamba_dt_softplus", "mamba_dt_softplus", False), ("mamba_norm_before_gate", "mamba_norm_order", "norm_first"),
+                    ("mamba_state_reset_per_chunk", "mamba_reset_chunks", True)]
+        if spec.mamba_G > 1:
+            settings += [("mamba_norm_per_group", "mamba_norm_group", spec.mamba_I // spec.mamba_G),
+                         ("mamba_groups_first", "mamba_head_group", "first"),
+                         ("mamba_groups_tiled", "mamba_head_group", "tile")]
+        for key, attr, value in settings:
+            s2 = copy.copy(spec)
+            setattr(s2, attr, value)
+            out[key] = s2
+    out = {k: (v, p) for k, v in out.items()}
+    if any(spec.layer_mamba):
+        for key, suffix in (("mamba_conv_bias", ".mamba.conv1d.bias"), ("mamba_D", ".mamba.D"),
+                            ("mamba_dt_bias", ".mamba.dt_bias")):
+            out[key] = (spec, {n: (torch.zeros_like(t) if n.endswith(suffix) else t) for n, t in p.items()})
+    return out
 
 
 def granite_hybrid_description(spec, p, golden):
-    """Extra golden.json model keys of Granite 4.0 (GraniteMoeHybridForCausalLM, every layer attention): the layer
-    types, position_embedding_type and which layers rotate, the RoPE, the MLP (shared_mlp alone, or the experts plus
-    shared_mlp) with its tensor layout, and how much prompt 4's logits would change under each of
-    granite_hybrid_what_ifs (`<name>_effect_prompt4`, each > 1e-2); besides granite_description's multipliers and (with
-    experts) the MoE keys."""
+    """Extra golden.json model keys of Granite 4.0 (GraniteMoeHybridForCausalLM): the layer types,
+    position_embedding_type and which layers rotate, the RoPE, the MLP (shared_mlp alone, or the experts plus
+    shared_mlp) with its tensor layout, with Mamba-2 layers their sizes, tensor layout and rule (granite_mamba_keys),
+    and how much prompt 4's logits would change under each of granite_hybrid_what_ifs (`<name>_effect_prompt4`, each >
+    1e-2); besides granite_description's multipliers and (with experts) the MoE keys."""
     ids = golden["prompts"][4]["input_ids"]
-    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
+    trace = {}
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)[0]
     c, H, Fs, F = spec.cfg, spec.H, spec.shared_intermediate, spec.F
     out = {"layer_types": c["layer_types"], "position_embedding_type": c["position_embedding_type"],
            "layer_use_rope": spec.layer_use_rope, "rope_theta": spec.theta,
@@ -2604,8 +2699,60 @@ def granite_hybrid_description(spec, p, golden):
                                          E, 2 * F, H, F, F, 2 * F, E, H, F)})
     else:
         out["mlp"] = "shared_mlp(h) alone (num_local_experts 0: no block_sparse_moe; intermediate_size not read)"
+    if any(spec.layer_mamba):
+        out.update(granite_mamba_keys(spec, p, golden, trace))
     out.update(what_if_effects(spec.arch, granite_hybrid_what_ifs(spec, p), torch.tensor([ids]), logits))
     return out
+
+
+def granite_mamba_keys(spec, p, golden, trace):
+    """golden.json model keys of Granite 4.0-H's Mamba-2 layers: which layers, the mixer's sizes (config.json's mamba_*
+    keys and what they give), in_proj's row layout, the conv, the scan and the gated norm as rules, the per-layer state
+    an engine keeps, over prompt 4's tokens per Mamba-2 layer dt and the decay exp(dt A) ([min, median, max]: `trace`,
+    ref.forward's), and the largest |logit| difference between the chunked scan (mamba_chunk_size) and the per-token
+    recurrence over every prompt (`mamba_chunked_vs_recurrent`; build_one bumps the seed past MAX_MAMBA_FORM_DIFF)."""
+    I, NH, P, G, N, K = spec.mamba_I, spec.mamba_NH, spec.mamba_P, spec.mamba_G, spec.mamba_N, spec.mamba_K
+    conv_dim = I + 2 * G * N
+    ids = golden["prompts"][4]["input_ids"]
+    mamba = [l for l in range(spec.L) if spec.layer_mamba[l]]
+    recurrent = copy.copy(spec)
+    recurrent.mamba_recurrent = True
+    form = max(float((ref.forward(spec, p, torch.tensor([e["input_ids"]]), capture=False)[0] -
+                      ref.forward(recurrent, p, torch.tensor([e["input_ids"]]), capture=False)[0]).abs().max())
+               for e in golden["prompts"])
+    lengths = [len(e["input_ids"]) for e in golden["prompts"]]
+    assert len(ids) > 2 * spec.mamba_chunk and any(n % spec.mamba_chunk for n in lengths), \
+        "prompt 4 must cross two chunk boundaries, and some prompt end inside a chunk"
+
+    def spread(t):
+        return [round(float(t.min()), 6), round(float(t.median()), 6), round(float(t.max()), 6)]
+    return {"layer_mamba": spec.layer_mamba,
+            "mamba_n_heads": NH, "mamba_d_head": P, "mamba_n_groups": G, "mamba_d_state": N, "mamba_d_conv": K,
+            "mamba_expand": spec.cfg["mamba_expand"], "mamba_intermediate_size": I, "mamba_conv_dim": conv_dim,
+            "mamba_chunk_size": spec.mamba_chunk, "mamba_conv_bias": spec.mamba_conv_bias,
+            "mamba_in_proj_layout": "mamba.in_proj.weight (%d, %d): rows [0, %d) the gate z, [%d, %d) x, [%d, %d) B (%d "
+                                    "groups of %d), [%d, %d) C, [%d, %d) dt (one per head); no bias" % (
+                                        I + conv_dim + NH, spec.H, I, I, 2 * I, 2 * I, 2 * I + G * N, G, N,
+                                        2 * I + G * N, 2 * I + 2 * G * N, I + conv_dim, I + conv_dim + NH),
+            "mamba_conv": "xBC = in_proj rows [%d, %d) (x, B, C: conv_dim %d channels) through the depthwise causal "
+                          "mamba.conv1d.weight (%d, 1, %d) over the last %d positions (zeros before the first), plus "
+                          "mamba.conv1d.bias (%d), then SiLU" % (I, I + conv_dim, conv_dim, conv_dim, K, K, conv_dim),
+            "mamba_rule": "dt = softplus(dt_raw + mamba.dt_bias) clamped to [0, inf); A = -exp(mamba.A_log); head h "
+                          "(%d values of x) reads group g = h // %d of B and C (%d values each); S_h (%d x %d) = "
+                          "exp(dt_h A_h) S_h + dt_h x_h B_g^T, y_h = S_h C_g + mamba.D[h] x_h; S starts at zero; the golden values "
+                          "come from transformers' chunked form (chunks of mamba_chunk_size), which equals the "
+                          "recurrence" % (P, NH // G, N, P, N),
+            "mamba_gated_norm": "y (all %d values) times silu(z) FIRST, then y rsqrt(mean(y^2 over all %d values) + "
+                                "rms_norm_eps), times mamba.norm.weight (plain w) (GraniteMoeHybridRMSNormGated: one "
+                                "RMS over the whole intermediate size, not per group); then mamba.out_proj.weight "
+                                "(%d, %d), no bias" % (I, I, spec.H, I),
+            "mamba_state_per_layer": "conv: the last %d xBC inputs (%d x %d values; transformers' cache keeps %d), ssm: "
+                                     "%d x %d x %d values" % (
+                K - 1, K - 1, conv_dim, K, NH, P, N),
+            "mamba_chunked_vs_recurrent": float("%.3g" % form),
+            "prompt4_tokens": len(ids),
+            "mamba_dt_prompt4": {str(l): spread(trace["mamba_dt"][l]) for l in mamba},
+            "mamba_decay_prompt4": {str(l): spread(trace["mamba_decay"][l]) for l in mamba}}
 
 
 def hunyuan_dense_what_ifs(spec, p):
@@ -3219,6 +3366,9 @@ def ernie_description(spec, p, golden):
 # forms of the gated delta rule agree well inside the C++ tests' 1e-4: with HF's init, A uniform(0, 16) and dt_bias 1,
 # exp(g) reaches 1e-17 and the chunked form's cumulative decays lose that much in fp32: 3.9e-4 on qwen3-next)
 MAX_LINEAR_FORM_DIFF = 5e-5
+# the largest |logit| difference allowed between the chunked Mamba-2 scan and its per-token recurrence over a Granite
+# 4.0-H fixture's prompts (golden.json's mamba_chunked_vs_recurrent; build_one bumps the seed past it)
+MAX_MAMBA_FORM_DIFF = 1e-5
 
 
 def hybrid_what_ifs(spec, p):
@@ -3884,6 +4034,8 @@ def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, first_seed
             ok = gaps is None or min(gaps) >= MIN_ROUTING_GAP
             if arch in ref.HYBRID:  # (see MAX_LINEAR_FORM_DIFF)
                 ok = ok and extra["linear_chunked_vs_recurrent"] <= MAX_LINEAR_FORM_DIFF
+            if "mamba_chunked_vs_recurrent" in extra:  # (see MAX_MAMBA_FORM_DIFF)
+                ok = ok and extra["mamba_chunked_vs_recurrent"] <= MAX_MAMBA_FORM_DIFF
             if ok:
                 if spec.num_experts:
                     extra["router_draws"] = draws
@@ -3999,6 +4151,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | granite4-micro | GraniteMoeHybridForCausalLM | Granite 4.0 without Mamba as ibm-granite/granite-4.0-micro's config.json has it (transformers 4.56: `"layer_types"` listing "attention" for all 3 layers, `"position_embedding_type": "rope"`, the mamba_* keys at GraniteMoeHybridConfig's defaults though no layer is Mamba-2, init_method / normalization_function, `"num_local_experts": 0` and `"num_experts_per_tok": 0`, `"rope_theta": 10000000` an integer, rms_norm_eps 1e-5): RoPE (rotate-half, theta 1e7) on every layer (none: prompt 4's logits change by 1.09); no block_sparse_moe, each layer's whole MLP is shared_mlp: `shared_mlp.input_linear.weight` (192, 64) — gate rows [0, 96), up rows [96, 192) — and `shared_mlp.output_linear.weight` (64, 96), down(silu(gate·h) · up·h) (halves swapped: 0.98); shared_intermediate_size 96 != intermediate_size 64, which is not read without experts (shared_mlp read at intermediate_size's width from the start of its buffers: 1.23); embeddings times embedding_multiplier 12 (none: 0.86), scores times attention_multiplier 0.25 instead of head_dim^-0.5 = 0.354 (0.67), each branch times residual_multiplier 0.22 before its add (none: 0.79), logits / logits_scaling 4 (none: 2.50); head_dim 8 (no key), GQA 4; tied (no lm_head tensor); all BF16 |
 | granite4-moe-nope | GraniteMoeHybridForCausalLM | Granite 4.0 with experts and no positional embedding, attention-only: layer_types all "attention", `"position_embedding_type": null` (GraniteMoeHybridConfig's default: no rotary embedding, no layer rotates; the released granite-4.0-h-* configs say "nope", read alike; RoPE on every layer: 3.28); every layer GraniteMoeHybridMoE + shared_mlp: 4 experts of intermediate_size 32 stacked as `block_sparse_moe.input_linear.weight` (4, 64, 64) (per expert gate rows [0, 32), up rows [32, 64)) and `block_sparse_moe.output_linear.weight` (4, 64, 32), the router `block_sparse_moe.router.layer.weight` (4, 64) takes the softmax of the top-2 logits, plus `shared_mlp.input_linear.weight` (96, 64) / `shared_mlp.output_linear.weight` (64, 48) (shared_intermediate_size 48) added without a gate (left out: 2.25; halves swapped: 1.78; read at intermediate_size's width: 2.86); embedding_multiplier 8 (14.5), attention_multiplier 0.125 instead of 0.25 (0.64), residual_multiplier 0.3 (6.28), logits_scaling 2 (12.7); head_dim 16, GQA 2, untied, BF16 matrices, F32 norms |
 | hunyuan-dense | HunYuanDenseV1ForCausalLM | Tencent Hunyuan dense (Hunyuan-0.5B / 1.8B / 4B / 7B-Instruct) as tencent/Hunyuan-7B-Instruct's config.json has it (model_type hunyuan_v1_dense, transformers_version 4.56.0: head_dim listed, attention_bias / mlp_bias false, `"rope_scaling": {"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "type": "dynamic"}` beside rope_theta 10000.0, use_qk_norm true, eod_token_id, pretraining_tp 1, rms_norm_eps 1e-5, tie_word_embeddings true, max_position_embeddings 32768): Llama's layers (input_layernorm, post_attention_layernorm, SwiGLU mlp.gate_proj / up_proj / down_proj, no biases); in the attention q and k are rotated FIRST and THEN normed per head: `self_attn.query_layernorm.weight` (16) and `self_attn.key_layernorm.weight` (16), RMSNorms over each head's head_dim values with eps rms_norm_eps, one weight shared by every head (weights around 2, std 0.3; the norms before RoPE, Qwen3's order, instead: prompt 4's logits change by 5.27; no q/k norms: 8.48); scores × head_dim^-0.5; the RoPE (rotate-half) at base rope_theta × alpha^(head_dim / (head_dim − 2)) = 1e4 × 1000^(16/14) = 26826957.95 (HunYuanDenseV1RotaryEmbedding's DynamicNTKAlpha base, attention factor 1; rope_scaling's factor / beta / mscale keys unread; the dynamic update never fires within max_position_embeddings; plain RoPE at rope_theta instead: 8.40; base rope_theta × alpha without the exponent: 7.48); head_dim 16 with 8 heads (q width 128 != hidden 64), 2 kv heads (GQA 4); tied (no lm_head tensor); all BF16 |
+| granite4-h | GraniteMoeHybridForCausalLM | Granite 4.0-H with Mamba-2 layers, config.json in the spelling of ibm-granite/granite-4.0-h-micro's (transformers 4.56: `"layer_types"` ["mamba", "attention", "mamba", "mamba"], `"position_embedding_type": "nope"`, the mamba_* keys: mamba_n_heads 8, mamba_d_head 16, mamba_expand 2 (intermediate 128), mamba_n_groups 2, mamba_d_state 16, mamba_d_conv 4, mamba_conv_bias true, mamba_proj_bias false, mamba_chunk_size 8; `"num_local_experts": 0`, rms_norm_eps 1e-5): on the Mamba-2 layers (GraniteMoeHybridMambaLayer, Bamba's mixer) `mamba.in_proj.weight` (328, 64) gives the gate z (rows [0, 128)), xBC ([128, 320): x 128, B 2 x 16, C 2 x 16) and dt ([320, 328), one per head); xBC through the depthwise causal `mamba.conv1d.weight` (192, 1, 4) plus `mamba.conv1d.bias` (192) (no bias: prompt 4's logits change by 1.92), then SiLU (none: 1.82); dt = softplus(dt + `mamba.dt_bias`) (no dt_bias: 1.88; no softplus, dt + dt_bias clamped at 0: 1.01), A = -exp(`mamba.A_log`); head h (16 values of x) reads group h // 4 of B and C (every head group 0: 1.10; group h % 2: 0.84); S = exp(dt A) S + dt x B^T, y = S C + `mamba.D` x (no D: 2.46), the golden values from transformers' chunked scan over chunks of 8 (a state reset at every chunk start: 0.94), equal to the per-token recurrence within 1.5e-6; `mamba.norm.weight` (128): y silu(z) first, then one RMSNorm over all 128 values, times w (the RMSNorm before the gate: 1.66; per group of 64, as mamba_ssm / vLLM normalise: 1.75); `mamba.out_proj.weight` (64, 128); the branch times residual_multiplier as an attention branch. The attention layer (1) takes no RoPE (RoPE there: 0.65); shared_mlp 96 is each layer's whole MLP (halves swapped: 1.62; read at intermediate_size's width: 2.15); embedding_multiplier 12 (none: 1.21), attention_multiplier 0.0625 = 1/head_dim instead of head_dim^-0.5 = 0.25 (1.31), residual_multiplier 0.22 (1.07), logits_scaling 4 (6.35); head_dim 16 (no key), GQA 2; tied (no lm_head tensor); BF16 matrices, norms and conv bias, F32 A_log / D / dt_bias |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -4203,16 +4356,28 @@ full_attention per layer), `attention_chunk_size`, `longest_sequence` (asserted 
 (largest logit change with each chosen expert's score on its output instead of its input, no temperature tuning, the
 temperature of cache_position instead of cache_position + 1, no L2 q/k norm, the L2 norm on the NoPE layer too, the
 rotate-half pairs (i, i + HD/2), the softmax of the top-k logits in place of their sigmoids, plain RoPE, no shared
-expert), besides the MoE keys (`routing_min_gap`: the k-th minus (k+1)-th logit); for Granite 4.0 (GraniteMoeHybrid,
-attention-only) Granite's multiplier keys and `{embed_scale,attn_scale,residual_multiplier,logits_scaling}_effect_prompt4`
+expert), besides the MoE keys (`routing_min_gap`: the k-th minus (k+1)-th logit); for Granite 4.0 (GraniteMoeHybrid)
+Granite's multiplier keys and `{embed_scale,attn_scale,residual_multiplier,logits_scaling}_effect_prompt4`
 as above, and `model.layer_types`, `position_embedding_type` (as config.json has it), `layer_use_rope`, `rope_theta`,
 `rope_inv_freq` (null without RoPE), `rms_norm_eps`, `intermediate_size`, `shared_intermediate_size`, `shared_mlp_layout`,
 `mlp`, with experts `router` and `expert_layout`, and
 `{position_embedding_none,position_embedding_rope,shared_mlp,shared_mlp_halves_swapped,shared_mlp_width_intermediate_size}_effect_prompt4`
-(largest logit change with no RoPE though position_embedding_type is "rope", RoPE on every layer though it is null, no
+(largest logit change with no RoPE though position_embedding_type is "rope", RoPE on every attention layer though it is
+null or "nope", no
 shared_mlp beside the experts, shared_mlp's input_linear halves swapped (up rows first), shared_mlp read at
 intermediate_size's width from the start of its stored buffers (input_linear's first 2F rows, output_linear's first H x F
-values as (H, F)); each where it applies), besides the MoE keys with experts; for HunYuan-Dense `model.qk_norm`,
+values as (H, F)); each where it applies), besides the MoE keys with experts; with Mamba-2 layers (Granite 4.0-H) also
+`model.layer_mamba`, `mamba_n_heads`, `mamba_d_head`, `mamba_n_groups`, `mamba_d_state`, `mamba_d_conv`, `mamba_expand`,
+`mamba_intermediate_size`, `mamba_conv_dim`, `mamba_chunk_size`, `mamba_conv_bias`, `mamba_in_proj_layout`, `mamba_conv`,
+`mamba_rule`, `mamba_gated_norm`, `mamba_state_per_layer`, `mamba_chunked_vs_recurrent` (the largest logit difference
+between the chunked scan the golden values come from and the per-token recurrence, over every prompt; at most 1e-5),
+`prompt4_tokens`, `mamba_dt_prompt4` / `mamba_decay_prompt4` (per Mamba-2 layer [min, median, max] of dt and of exp(dt A)
+over prompt 4's tokens) and
+`{mamba_conv_bias,mamba_conv_activation,mamba_D,mamba_dt_bias,mamba_dt_softplus,mamba_norm_before_gate,mamba_norm_per_group,mamba_groups_first,mamba_groups_tiled,mamba_state_reset_per_chunk}_effect_prompt4`
+(largest logit change with no conv1d bias, the conv without its SiLU, no D skip, no dt_bias, dt without its softplus
+(clamped at 0), the gated norm's RMSNorm before silu(z), that RMSNorm per group of intermediate_size / n_groups values,
+every head reading group 0, head h reading group h % n_groups, the scan's state reset at every chunk start); for
+HunYuan-Dense `model.qk_norm`,
 `qk_norm_weights`, `qk_norm_weight_shapes`, `use_qk_norm_in_config`, `rms_norm_eps`, `q_width`, `rope_theta`,
 `rope_scaling_in_config`, `rope_alpha`, `rope_rule`, `rope_base` (rope_theta x alpha^(head_dim / (head_dim - 2)), a
 double), `rope_inv_freq`, `max_position_embeddings`, `longest_sequence` (asserted within max_position_embeddings: the

@@ -19,9 +19,9 @@ modeling code (eager attention); the file and class/function are cited at each f
   renormalised, on the layers mlp_only_layers / decoder_sparse_step leave, its experts fused and transposed as released:
   see qwen3_vl_moe_expert),
   Glm4MoeForCausalLM, GraniteForCausalLM, GraniteMoeForCausalLM, GraniteMoeSharedForCausalLM,
-  GraniteMoeHybridForCausalLM (Granite 4.0 with every layer attention, no Mamba-2: Granite's multipliers, RoPE on every
-  layer or on none (position_embedding_type), the whole MLP in shared_mlp, or GraniteMoe's experts plus the ungated
-  shared_mlp; see granite_hybrid_rope),
+  GraniteMoeHybridForCausalLM (Granite 4.0: Granite's multipliers, attention layers with RoPE on all of them or on
+  none (position_embedding_type), Mamba-2 layers (Bamba's mixer: see mamba_mixer) where layer_types says "mamba", the
+  whole MLP in shared_mlp, or GraniteMoe's experts plus the ungated shared_mlp; see granite_hybrid_layers),
   Glm4vForConditionalGeneration (GLM-4.1V / GLM-4.6V-Flash: its language model only, GLM-4-0414's layers with the
   multimodal RoPE, which for text positions is the plain one; head_dim always hidden / heads, q/k/v biases always),
   Glm4vMoeForConditionalGeneration (GLM-4.5V / GLM-4.6V: its language model only, GLM-4.5's layers (rotate-half partial
@@ -103,8 +103,8 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     both through their multimodal RoPE (chunked mrope_section bands over rotary_dim / 2 frequencies, three equal
     position rows for text: the plain RoPE, mrope_cos_sin). MiniMax-M2: the first rotary_dim dims (config.json's
     rotary_dim, or partial_rotary_factor x head_dim) in the rotate-half pairing (i, i + rotary_dim / 2).
-    SmolLM3's NoPE layers take no RoPE at all; Granite 4.0 rotates every layer with position_embedding_type "rope" and
-    none without (granite_hybrid_rope). ERNIE 4.5 (both families) pairs adjacent dims (2i, 2i + 1) over the
+    SmolLM3's NoPE layers take no RoPE at all; Granite 4.0 rotates every attention layer with position_embedding_type
+    "rope" and none without (granite_hybrid_layers). ERNIE 4.5 (both families) pairs adjacent dims (2i, 2i + 1) over the
     whole head, as Cohere. HunYuan-Dense: rope_scaling {"type": "dynamic", "alpha": a} gives the default RoPE at base
     rope_theta x a^(head_dim / (head_dim - 2)) (hunyuan_rope), attention factor 1.
     Cohere / Cohere 2 pair adjacent dims (2i, 2i + 1) over the whole head (frequency i); Cohere 2's
@@ -170,6 +170,14 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     for sequences, its recurrent form for cached one-token steps), a gated RMSNorm (plain w, times silu(z)) per value
     head, out_proj; their full-attention layers take a doubled q_proj (query and output gate per head), (1 + w) q/k
     norms, RoPE on the first int(head_dim * partial_rotary_factor) dims and the sigmoid gate on the output.
+  - Granite 4.0-H (layer_mamba): on "mamba" layers the token mixer is a Mamba-2 mixer (`mamba_mixer`, Bamba's
+    BambaMixer as modeling_granitemoehybrid.py's GraniteMoeHybridMambaLayer): in_proj split into the gate z, xBC and
+    dt; a depthwise causal conv1d (with its bias) + SiLU over xBC, split into x, B, C (n_groups groups of B and C, head
+    h reading group h // (heads / groups)); dt = softplus(dt + dt_bias), A = -exp(A_log); the state space recurrence
+    S = exp(dt A) S + dt x B^T, y = S C + D x, computed for a sequence by torch_forward's chunked "ssd naive"
+    algorithm (`ssd_chunked`, mamba_chunk_size) and for a cached one-token step by its recurrence (`ssd_step`); the
+    gated RMSNorm (y silu(z) first, then an RMSNorm over the whole intermediate size, plain w); out_proj. The branch
+    joins the residual times residual_multiplier, as an attention output does.
   - Final norm; lm_head or the tied embedding matrix; optional final tanh softcap (Gemma 2,
     Gemma3ForCausalLM; never Gemma3ForConditionalGeneration); Cohere multiplies the logits by
     logit_scale.
@@ -407,8 +415,8 @@ GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 SMOLLM3 = "SmolLM3ForCausalLM"
 GRANITE = "GraniteForCausalLM"
 GRANITE_MOE = ("GraniteMoeForCausalLM", "GraniteMoeSharedForCausalLM")
-# Granite 4.0 (models/granitemoehybrid/modular_granitemoehybrid.py, GraniteMoeHybridForCausalLM) with every layer an
-# attention layer (granite-4.0-micro / -1b / -350m; the Mamba-2 layers of granite-4.0-h-* are refused)
+# Granite 4.0 (models/granitemoehybrid/modular_granitemoehybrid.py, GraniteMoeHybridForCausalLM): attention layers
+# (granite-4.0-micro / -1b / -350m: every layer) beside the Mamba-2 layers of granite-4.0-h-* (see mamba_mixer)
 GRANITE_HYBRID = "GraniteMoeHybridForCausalLM"
 # Tencent Hunyuan dense (Hunyuan-0.5B / 1.8B / 4B / 7B-Instruct: models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py,
 # HunYuanDenseV1ForCausalLM): Llama's layers, q/k RMSNorms after RoPE, the alpha ("DynamicNTKAlpha") RoPE base
@@ -529,11 +537,15 @@ DEFAULTS["GraniteMoeForCausalLM"] = DEFAULTS["GraniteMoeSharedForCausalLM"] = di
 # models/granitemoehybrid/configuration_granitemoehybrid.py GraniteMoeHybridConfig.__init__: GraniteConfig's numbers
 # (num_key_value_heads None -> num_attention_heads, hidden_act silu, rms_norm_eps 1e-6, rope_theta 10000,
 # tie_word_embeddings false, attention_bias false, max_position_embeddings 2048, the four multipliers 1.0) plus
-# num_local_experts 8, num_experts_per_tok 2, shared_intermediate_size 1024, position_embedding_type None (no RoPE) and
-# layer_types None (`layers_block_type`: every layer "mamba")
+# num_local_experts 8, num_experts_per_tok 2, shared_intermediate_size 1024, position_embedding_type None (no RoPE),
+# layer_types None (`layers_block_type`: every layer "mamba") and the Mamba-2 mixer's mamba_n_heads 128, mamba_n_groups
+# 1, mamba_d_state 256, mamba_d_head "auto" (mamba_expand x hidden_size / mamba_n_heads), mamba_d_conv 4, mamba_expand
+# 2, mamba_chunk_size 256, mamba_conv_bias true, mamba_proj_bias false
 DEFAULTS[GRANITE_HYBRID] = dict(
     DEFAULTS[GRANITE], num_local_experts=8, num_experts_per_tok=2, shared_intermediate_size=1024,
-    position_embedding_type=None, layer_types=None)
+    position_embedding_type=None, layer_types=None, mamba_n_heads=128, mamba_n_groups=1, mamba_d_state=256,
+    mamba_d_head="auto", mamba_d_conv=4, mamba_expand=2, mamba_chunk_size=256, mamba_conv_bias=True,
+    mamba_proj_bias=False)
 # models/hunyuan_v1_dense/configuration_hunyuan_v1_dense.py HunYuanDenseV1Config.__init__ (transformers 4.56):
 # num_key_value_heads None -> num_attention_heads, hidden_act silu, max_position_embeddings 2048, rms_norm_eps 1e-5,
 # tie_word_embeddings false, rope_theta 10000.0, rope_scaling None (5.x: rope_parameters None; `kwargs.get("rope_theta",
@@ -1339,9 +1351,11 @@ class Spec:
             # sliding_window the full-attention layers take no RoPE (and some layer slides: exaone4_layer_sliding);
             # without one every layer rotates
             self.layer_use_rope = list(sliding)
+        # Granite 4.0-H's Mamba-2 layers (mamba_mixer; False for every other family) and, for Granite 4.0, which
+        # attention layers rotate (all of them or none) and the mixer's sizes: granite_hybrid_layers
+        self.layer_mamba = [False] * self.L
         if arch == GRANITE_HYBRID:
-            # (every layer an attention layer, RoPE on all of them or on none: granite_hybrid_rope)
-            self.layer_use_rope = [granite_hybrid_rope(c, get, self.L)] * self.L
+            granite_hybrid_layers(self, c, get)
         # Llama 4's per-layer attention: see llama4_layers (False / None for every other family)
         self.layer_qk_l2norm = [False] * self.L
         self.layer_temperature = [False] * self.L
@@ -1770,30 +1784,87 @@ class Spec:
         hybrid_layers(self, c, get)
 
 
-def granite_hybrid_rope(c, get, L):
-    """Whether a Granite 4.0 config (GraniteMoeHybridForCausalLM) rotates q and k: the same answer for every layer.
-    models/granitemoehybrid/modular_granitemoehybrid.py GraniteMoeHybridModel.__init__: `self.rotary_emb =
-    GraniteMoeHybridRotaryEmbedding(config) if config.position_embedding_type == "rope" else None`; forward:
-    `position_embeddings = None` unless rotary_emb, passed to every layer; GraniteMoeHybridAttention.forward: `if
-    position_embeddings is not None:` apply_rotary_pos_emb (rotate-half, over head_dim; Gemma2RotaryEmbedding's default
-    inv_freq at rope_theta). So "rope" rotates every layer and anything else none: null (GraniteMoeHybridConfig's
-    default) or "nope" (how the released granite-4.0-h-* configs spell it); other strings are refused (not used by the
-    fixtures). layer_types (GraniteMoeHybridConfig's `layers_block_type`: layer_types, else every layer "mamba") must be
-    L entries of "attention": Mamba-2 layers are refused, and so is a config without layer_types (all Mamba). Refused
-    too: transformers 5's rope_parameters spelling (the fixtures hold rope_theta / rope_scaling)."""
+def granite_hybrid_layers(spec, c, get):
+    """The layer fields of a Granite 4.0 config (GraniteMoeHybridForCausalLM): spec.layer_types, spec.layer_mamba and
+    spec.layer_use_rope (L entries each), and the Mamba-2 mixer's sizes.
+    Layers: configuration_granitemoehybrid.py GraniteMoeHybridConfig.layers_block_type, `self.layer_types if
+    self.layer_types else ["mamba"] * self.num_hidden_layers` (no layer_types: every layer Mamba-2, as a config without
+    the key or with null / [] reads); __init__ raises on a name other than "mamba" / "attention";
+    modeling_granitemoehybrid.py GraniteMoeHybridDecoderLayer.__init__ builds `self.mamba =
+    GraniteMoeHybridMambaLayer(config, layer_idx)` on "mamba" layers and `self.self_attn` on the others. Refused: another
+    name, or a list of another length than num_hidden_layers (transformers would index past it or ignore the rest).
+    RoPE: GraniteMoeHybridModel.__init__, `self.rotary_emb = GraniteMoeHybridRotaryEmbedding(config) if
+    config.position_embedding_type == "rope" else None`; forward: `position_embeddings = None` unless rotary_emb, passed
+    to every layer; GraniteMoeHybridAttention.forward: `if position_embeddings is not None:` apply_rotary_pos_emb
+    (rotate-half, over head_dim; Gemma2RotaryEmbedding's default inv_freq at rope_theta); the Mamba-2 layers take no
+    positions. So "rope" rotates every attention layer and anything else none: null (GraniteMoeHybridConfig's default)
+    or "nope" (how the released granite-4.0-h-* configs spell it); other strings are refused (not used by the fixtures),
+    and so is transformers 5's rope_parameters spelling (the fixtures hold rope_theta / rope_scaling).
+    Mixer sizes (GraniteMoeHybridConfig.__init__: mamba_intermediate = mamba_expand * hidden_size, "mamba_n_heads must
+    divide mamba_expand * hidden_size", mamba_d_head "auto" -> mamba_intermediate // mamba_n_heads, then "The dimensions
+    for the Mamba head state do not match the model intermediate_size" unless mamba_d_head * mamba_n_heads ==
+    mamba_intermediate: both raised whatever the layers, refused here alike; GraniteMoeHybridMambaLayer.__init__:
+    intermediate_size = int(mamba_expand * hidden_size), conv_dim = intermediate_size + 2 * n_groups * d_state,
+    in_proj (intermediate_size + conv_dim + n_heads, hidden_size) with bias=mamba_proj_bias, conv1d depthwise of kernel
+    mamba_d_conv with bias=mamba_conv_bias, dt_bias / A_log / D (n_heads,), norm (intermediate_size,), out_proj (hidden_size,
+    intermediate_size) with bias=mamba_proj_bias; chunk_size = mamba_chunk_size; activation = hidden_act). Refused: a
+    size or chunk below 1; with a Mamba-2 layer mamba_proj_bias true (in_proj / out_proj biases: not used by the
+    fixtures), n_heads not a multiple of n_groups (torch_forward's repeat_interleave(num_heads // n_groups,
+    output_size=num_heads) fails), a hidden_act other than silu (the conv's activation; the fixtures use silu) and a
+    time_step_limit key other than [0, inf] (the mixer's (0.0, inf) clamp of dt: hard-coded in transformers 4.56's
+    mixer; GraniteMoeHybridConfig has no such key, the newer generated mixer reads `config.time_step_limit`). The
+    what-if flags (golden_models only) are set to the model as it is."""
+    L, H = spec.L, spec.H
     types = get("layer_types")
-    if types is None:
-        raise ValueError("Granite 4.0: no layer_types: GraniteMoeHybridConfig makes every layer a Mamba-2 layer, which "
-                         "is not supported")
-    if len(types) != L or any(t != "attention" for t in types):
-        raise ValueError("Granite 4.0: layer_types must be %d entries of \"attention\" (Mamba-2 layers are not "
-                         "supported): %r" % (L, types))
+    if not types:
+        types = ["mamba"] * L
+    if len(types) != L or any(t not in ("attention", "mamba") for t in types):
+        raise ValueError("Granite 4.0: layer_types must be %d entries of \"attention\" / \"mamba\": %r" % (L, types))
     if "rope_parameters" in c:
         raise ValueError("Granite 4.0: rope_parameters (transformers 5's spelling) is not used by the fixtures")
     kind = get("position_embedding_type")
     if kind not in ("rope", None, "nope"):
         raise ValueError("Granite 4.0: position_embedding_type %r (rope, or null / \"nope\" for none)" % (kind,))
-    return kind == "rope"
+    spec.layer_types = list(types)
+    spec.layer_mamba = [t == "mamba" for t in types]
+    spec.layer_use_rope = [kind == "rope" and t == "attention" for t in types]
+    expand, NH, P = get("mamba_expand"), get("mamba_n_heads"), get("mamba_d_head")
+    G, N, K, chunk = get("mamba_n_groups"), get("mamba_d_state"), get("mamba_d_conv"), get("mamba_chunk_size")
+    for key, value in (("mamba_expand", expand), ("mamba_n_heads", NH), ("mamba_n_groups", G), ("mamba_d_state", N),
+                       ("mamba_d_conv", K), ("mamba_chunk_size", chunk)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError("Granite 4.0: %s %r (a positive integer)" % (key, value))
+    I = expand * H
+    if I % NH:
+        raise ValueError("Granite 4.0: mamba_n_heads %d does not divide mamba_expand x hidden_size %d" % (NH, I))
+    if P == "auto":
+        P = I // NH
+    if isinstance(P, bool) or not isinstance(P, int) or P * NH != I:
+        raise ValueError("Granite 4.0: mamba_d_head %r x mamba_n_heads %d != mamba_expand x hidden_size %d" % (P, NH, I))
+    spec.mamba_I, spec.mamba_NH, spec.mamba_P, spec.mamba_G, spec.mamba_N = I, NH, P, G, N
+    spec.mamba_K, spec.mamba_chunk = K, chunk
+    spec.mamba_conv_bias = bool(get("mamba_conv_bias"))
+    if any(spec.layer_mamba):
+        if get("mamba_proj_bias"):
+            raise ValueError("Granite 4.0: mamba_proj_bias true (in_proj / out_proj biases) is not used by the fixtures")
+        if NH % G:
+            raise ValueError("Granite 4.0: mamba_n_heads %d not a multiple of mamba_n_groups %d" % (NH, G))
+        if get("hidden_act") != "silu":
+            raise ValueError("Granite 4.0: hidden_act %r (the Mamba-2 conv's activation; the fixtures use silu)" % (
+                get("hidden_act"),))
+        limit = c.get("time_step_limit")
+        if limit is not None and (len(limit) != 2 or float(limit[0]) != 0.0 or float(limit[1]) != float("inf")):
+            raise ValueError("Granite 4.0: time_step_limit %r (the mixer clamps dt to (0, inf))" % (limit,))
+    # what-ifs only (golden_models.granite_hybrid_what_ifs): the conv's SiLU, softplus on dt, the gated norm's order
+    # ("gate_first": y silu(z) then the RMSNorm, as GraniteMoeHybridRMSNormGated; "norm_first": the RMSNorm then silu(z),
+    # Qwen3-Next's) and its span (None: all of intermediate_size; an int: groups of that many values, mamba_ssm's
+    # RMSNormGated(group_size=intermediate_size // ngroups)), the head -> group map ("interleave": h // (heads / groups),
+    # "tile": h % groups, "first": group 0 for every head), the state reset at every chunk start
+    spec.mamba_conv_act = spec.mamba_dt_softplus = True
+    spec.mamba_norm_order, spec.mamba_norm_group, spec.mamba_head_group = "gate_first", None, "interleave"
+    spec.mamba_reset_chunks = False
+    # (check_reference, golden_models: the per-token recurrence for whole sequences too, in place of the chunked form)
+    spec.mamba_recurrent = False
 
 
 def hybrid_rope(c, get, arch, head_dim):
@@ -2932,6 +3003,163 @@ def gated_delta_net(spec, p, pre, l, h, valid, cache, new_cache, trace):
     return normed.reshape(B, T, NV * DV) @ p[a + "out_proj.weight"].T
 
 
+def segment_sum(a):
+    """The log-decays within a chunk: a (..., l) -> (..., l, l) with [i, j] = a[j + 1] + ... + a[i] for j <= i (0 on
+    the diagonal) and -inf above it, so that exp() of it is the causal decay matrix from step j to step i (the role of
+    segment_sum in models/granitemoehybrid/modeling_granitemoehybrid.py; here as a difference of cumulative sums)."""
+    c = torch.cumsum(a, dim=-1)
+    d = c[..., :, None] - c[..., None, :]
+    n = a.size(-1)
+    return d.masked_fill(~torch.tril(torch.ones(n, n, dtype=torch.bool)), -torch.inf)
+
+
+def ssd_chunked(x, dt, A, B, C, chunk_size, initial_state=None, reset_chunks=False):
+    """The Mamba-2 state space scan of a sequence in chunks, the algorithm of models/granitemoehybrid/
+    modeling_granitemoehybrid.py GraniteMoeHybridMambaLayer.torch_forward's "ssd naive implementation" (the path
+    without a cached state; Bamba's BambaMixer.torch_forward alike), written here with einsums: x (b, T, heads, P), dt
+    (b, T, heads) (after softplus and the clamp), A (heads,) = -exp(A_log), B and C (b, T, heads, N) (already
+    repeated from the groups to the heads). In fp32, T padded with zeros to a multiple of chunk_size and split into
+    chunks; with a = dt A and its cumulative sums per chunk:
+    - within a chunk, y_l = sum_{s <= l} (C_l . B_s) exp(a_{s+1} + ... + a_l) dt_s x_s;
+    - each chunk's own end state sum_s exp(a_{s+1} + ... + a_end) dt_s x_s B_s^T, and the states entering the chunks
+      by the recurrence over chunks (decay exp(sum of a chunk's a)), from initial_state (zeros when None);
+    - plus, for every token, C_l . (the state entering its chunk) exp(a_first + ... + a_l).
+    Returns (y (b, T, heads, P) without the D skip, final state (b, heads, P, N)). initial_state: None (zeros, as
+    torch_forward starts) or the state to continue from (transformers never passes one to this path: a cached step of
+    more than one token is not used by generate); reset_chunks: a what-if only (golden_models): the states entering
+    the chunks left out, every chunk starting from zero."""
+    b, T, NH, P = x.shape
+    x, dt, B, C = x.float(), dt.float(), B.float(), C.float()
+    pad = (chunk_size - T % chunk_size) % chunk_size
+
+    def chunks(t):  # (b, T, ...) -> (b, chunks, chunk_size, ...), zero-padded
+        t = F.pad(t, (0, 0) * (t.dim() - 2) + (0, pad))
+        return t.reshape(b, -1, chunk_size, *t.shape[2:])
+    xd = chunks(x * dt[..., None])                       # (b, c, l, h, p)
+    a = chunks(A.float() * dt).permute(0, 3, 1, 2)       # (b, h, c, l)
+    Bc, Cc = chunks(B), chunks(C)                        # (b, c, l, h, n)
+    acum = torch.cumsum(a, dim=-1)
+    decay = torch.exp(segment_sum(a))                    # (b, h, c, l, s)
+    y = torch.einsum("bclhn,bcshn,bhcls,bcshp->bclhp", Cc, Bc, decay, xd)
+    to_end = torch.exp(acum[..., -1:] - acum)            # (b, h, c, l)
+    own = torch.einsum("bclhn,bhcl,bclhp->bchpn", Bc, to_end, xd)
+    start = torch.zeros_like(own[:, :1]) if initial_state is None else initial_state.float()[:, None]
+    across = torch.exp(segment_sum(F.pad(acum[..., -1], (1, 0))))  # (b, h, c + 1, c + 1)
+    states = torch.einsum("bhzc,bchpn->bzhpn", across, torch.cat([start, own], dim=1))
+    entering, final = states[:, :-1], states[:, -1]
+    if not reset_chunks:
+        y = y + torch.einsum("bclhn,bchpn,bhcl->bclhp", Cc, entering, torch.exp(acum))
+    return y.reshape(b, -1, NH, P)[:, :T], final
+
+
+def ssd_step(x, dt, A, B, C, initial_state=None):
+    """The Mamba-2 recurrence token by token, models/granitemoehybrid/modeling_granitemoehybrid.py
+    GraniteMoeHybridMambaLayer.torch_forward's cached path (`use_precomputed_states`: one new token on the state the
+    cache holds), the same arguments as ssd_chunked: per token t, in fp32, dA = exp(dt_t A) per head, dBx = dt_t B_t x_t
+    (P x N per head), S = S dA + dBx, y_t = S C_t (torch.bmm over the heads). Returns (y (b, T, heads, P) without the D
+    skip, final S (b, heads, P, N))."""
+    b, T, NH, P = x.shape
+    N = B.shape[-1]
+    x, dt, B, C = x.float(), dt.float(), B.float(), C.float()
+    state = torch.zeros(b, NH, P, N) if initial_state is None else initial_state.float()
+    y = torch.zeros(b, T, NH, P)
+    for t in range(T):
+        dA = torch.exp(dt[:, t, :, None, None] * A[:, None, None].float())  # [bsz, num_heads, head_dim, state_size]
+        dB = dt[:, t, :, None, None] * B[:, t, :, None, :]
+        dBx = dB * x[:, t, :, :, None]
+        state = state * dA + dBx
+        y[:, t] = torch.bmm(state.reshape(b * NH, P, N), C[:, t].reshape(b * NH, N, 1)).view(b, NH, P)
+    return y, state
+
+
+def mamba_mixer(spec, p, pre, l, h, valid, cache, new_cache, trace):
+    """A Mamba-2 layer of Granite 4.0-H, models/granitemoehybrid/modeling_granitemoehybrid.py
+    GraniteMoeHybridMambaLayer.forward -> torch_forward (the path without the CUDA kernels; generated from
+    modular_granitemoehybrid.py's `GraniteMoeHybridMambaLayer(BambaMixer)`), h (B, T, H) = input_layernorm's output,
+    with I = mamba_expand x hidden_size, NH = mamba_n_heads of P = mamba_d_head, G = mamba_n_groups, N = mamba_d_state,
+    K = mamba_d_conv, conv_dim = I + 2 G N:
+      apply_mask_to_padding_states: padded positions' inputs zeroed (valid (B, T));
+      in_proj (no bias: mamba_proj_bias false), split [I, conv_dim, NH] into gate (z), hidden_states_B_C (xBC), dt;
+      xBC through the depthwise causal conv1d (conv1d.weight (conv_dim, 1, K), conv1d.bias with mamba_conv_bias:
+      `self.conv1d(xBC.transpose(1, 2))[..., :seq_len]`, padding K - 1) and self.act (SiLU), padded positions zeroed
+      again; split [I, G N, G N] into x, B, C;
+      A = -exp(A_log) (fp32); dt = softplus(dt + dt_bias), clamped to time_step_limit (0, inf); x viewed (T, NH, P), B
+      and C (T, G, N) repeat_interleave'd to NH heads (head h reads group h // (NH / G));
+      the scan: ssd_chunked (mamba_chunk_size) for a sequence, ssd_step for a one-token step on a cached state;
+      y + D x (`D_residual`, per head);
+      GraniteMoeHybridRMSNormGated(y, gate): in fp32, y times silu(gate) FIRST, then y rsqrt(mean(y^2 over all I) +
+      rms_norm_eps), then `self.weight *` that (a plain w);
+      out_proj (no bias).
+    Cache (a dict, as forward's): cache[l] = (conv_state (B, conv_dim, K): the last K conv inputs, zero-padded on the
+    left: HybridMambaAttentionDynamicCache.conv_states as torch_forward fills it, `F.pad(xBC^T, (K - T, 0))`, and as its
+    cached step rolls it; ssm_state (B, NH, P, N)). A one-token step on a cached state (torch_forward's
+    use_precomputed_states) convolves [conv_state ; xBC] (the conv state rolled, times the weight, summed, plus the bias)
+    and takes ssd_step; a longer step continues ssd_chunked from the state (greedy_batch only steps one token)."""
+    m = pre + "mamba."
+    B_, T, _ = h.shape
+    I, NH, P, G, N, K = spec.mamba_I, spec.mamba_NH, spec.mamba_P, spec.mamba_G, spec.mamba_N, spec.mamba_K
+    conv_dim = I + 2 * G * N
+    if valid is not None:
+        # apply_mask_to_padding_states: `(hidden_states * attention_mask[:, :, None])` (for batches of more than one
+        # sequence of more than one token; valid positions are unchanged either way)
+        h = h * valid.unsqueeze(-1).to(h.dtype)
+    # in_proj: z | xBC | dt (torch_forward's step 1)
+    projected_states = h @ p[m + "in_proj.weight"].T
+    gate, hidden_states_B_C, dt = projected_states.split([I, conv_dim, NH], dim=-1)
+    # the causal conv over xBC (step 2)
+    xc = hidden_states_B_C.transpose(1, 2)  # (B, conv_dim, T)
+    prev = cache.get(l) if cache is not None else None
+    if prev is not None:
+        xc = torch.cat((prev[0], xc), dim=-1)
+    if cache is not None:
+        conv_state = F.pad(xc, (K - xc.shape[-1], 0)) if xc.shape[-1] < K else xc[..., -K:]
+    bias = p[m + "conv1d.bias"] if spec.mamba_conv_bias else None
+    y = F.conv1d(xc, p[m + "conv1d.weight"], bias, padding=K - 1, groups=conv_dim)[..., :xc.shape[-1]]
+    y = F.silu(y) if spec.mamba_conv_act else y
+    hidden_states_B_C = y[..., -T:].transpose(1, 2)
+    if valid is not None:
+        hidden_states_B_C = hidden_states_B_C * valid.unsqueeze(-1).to(h.dtype)
+    hidden_states, Bm, Cm = hidden_states_B_C.split([I, G * N, G * N], dim=-1)
+    # the scan (step 3)
+    A = -torch.exp(p[m + "A_log"].float())
+    dt = dt + p[m + "dt_bias"]
+    dt = F.softplus(dt) if spec.mamba_dt_softplus else dt
+    dt = torch.clamp(dt, 0.0, float("inf"))  # time_step_limit
+    x = hidden_states.reshape(B_, T, NH, P).float()
+    Bm, Cm = Bm.reshape(B_, T, G, N).float(), Cm.reshape(B_, T, G, N).float()
+    if spec.mamba_head_group == "interleave":  # B.repeat_interleave(num_heads // n_groups, dim=2)
+        Bm, Cm = Bm.repeat_interleave(NH // G, dim=2), Cm.repeat_interleave(NH // G, dim=2)
+    elif spec.mamba_head_group == "tile":  # what-if: head h reads group h % G
+        Bm, Cm = Bm.repeat(1, 1, NH // G, 1), Cm.repeat(1, 1, NH // G, 1)
+    else:  # what-if ("first"): every head reads group 0
+        Bm, Cm = Bm[:, :, :1].expand(B_, T, NH, N), Cm[:, :, :1].expand(B_, T, NH, N)
+    state0 = prev[1] if prev is not None else None
+    if (prev is not None and T == 1) or spec.mamba_recurrent:
+        y, state = ssd_step(x, dt, A, Bm, Cm, state0)
+    else:
+        y, state = ssd_chunked(x, dt, A, Bm, Cm, spec.mamba_chunk, state0, spec.mamba_reset_chunks)
+    # D skip connection
+    y = y + p[m + "D"].float()[:, None] * x
+    y = y.reshape(B_, T, I)
+    if cache is not None:
+        new_cache[l] = (conv_state, state)
+    if trace is not None:
+        trace.setdefault("mamba_dt", {})[l] = dt
+        trace.setdefault("mamba_decay", {})[l] = torch.exp(dt * A)
+    # GraniteMoeHybridRMSNormGated.forward: in fp32, `hidden_states * silu(gate)` first, then `hidden_states *
+    # torch.rsqrt(variance + eps)` with the variance over the last dim (all I values), then `self.weight * ...`
+    w, z = p[m + "norm.weight"], F.silu(gate.to(torch.float32))
+    span = spec.mamba_norm_group or I
+    if spec.mamba_norm_order == "gate_first":
+        y = y * z
+    y = y.reshape(B_, T, I // span, span)
+    y = (y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + spec.eps)).reshape(B_, T, I)
+    if spec.mamba_norm_order != "gate_first":  # what-if: the RMSNorm first, then silu(z) (Qwen3-Next's order)
+        y = y * z
+    # out_proj (step 4)
+    return (w * y) @ p[m + "out_proj.weight"].T
+
+
 def mla_rope_reshuffle(x):
     """models/deepseek_v3/modeling_deepseek_v3.py apply_rotary_pos_emb_interleave: each (…, d) vector
     viewed as d/2 pairs (2i, 2i + 1), transposed and flattened: [x0, x2, …, x(d-2), x1, x3, …, x(d-1)];
@@ -3532,6 +3760,11 @@ def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, va
         # models/qwen3_next/modular_qwen3_next.py Qwen3NextDecoderLayer.forward: the token mixer is self.linear_attn on
         # "linear_attention" layers (self.self_attn on "full_attention" ones), then Llama's order
         a = gated_delta_net(spec, p, pre, l, h, valid, cache, new_cache, trace)
+    elif spec.layer_mamba[l]:
+        # models/granitemoehybrid/modeling_granitemoehybrid.py GraniteMoeHybridDecoderLayer.forward: `if self.mamba is
+        # not None: hidden_states = self.mamba(...)` on "mamba" layers, then `residual + hidden_states *
+        # self.residual_multiplier` as after an attention layer
+        a = mamba_mixer(spec, p, pre, l, h, valid, cache, new_cache, trace)
     elif spec.mla:
         a = mla_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace)
     else:

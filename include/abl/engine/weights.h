@@ -54,7 +54,12 @@ struct LayerWeights {
   const float* lin_conv = nullptr;   // (NK*DK*2 + NV*DV, K)
   const float* lin_a_log = nullptr;  // (NV)
   const float* lin_dt_bias = nullptr;  // (NV)
-  const float* lin_norm = nullptr;   // (DV)
+  const float* lin_norm = nullptr;   // (DV); Mamba-2: (NV*DV)
+  // Mamba-2 (ModelSpec::mamba2) uses lin_z, lin_conv, lin_a_log, lin_dt_bias, lin_norm and wo, and:
+  const float* mamba_xbc = nullptr;  // (NV*DV + 2*NK*DK, H) in_proj's x | B | C rows; lin_z right before it
+  const float* mamba_dt = nullptr;   // (NV, H) in_proj's dt rows, right after mamba_xbc
+  const float* lin_conv_bias = nullptr;  // (NV*DV + 2*NK*DK) or null
+  const float* mamba_d = nullptr;    // (NV)
   const float* wo = nullptr;         // (H, NH*HD); (H, NH*HDv) with latent attention; out_proj (H, NV*DV)
   const float* bo = nullptr;         // (H)      o_bias
   const float* sinks = nullptr;      // (NH)     attn_sinks

@@ -9,6 +9,7 @@
 // L layers, NH attention heads, NKV key/value heads, HD head dim.
 #pragma once
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -166,6 +167,19 @@ struct ModelSpec {
   // [b, a] of each); Qwen3.5's in_proj_qkv / in_proj_z / in_proj_b / in_proj_a are separate. Both
   // load into the same slots (weights.cpp).
   bool linear_fused_projections = false;
+  // The linear layers' mixer: the gated delta rule above, or Mamba-2 (Granite 4.0-H: models/granitemoehybrid
+  // GraniteMoeHybridMambaLayer, which is Bamba's mixer), whose sizes live in the same fields: mamba_n_groups
+  // is NK, mamba_d_state DK, mamba_n_heads NV, mamba_d_head DV, mamba_d_conv K (so the conv's x | B | C has
+  // NV·DV + 2·NK·DK channels and a head's state is DK × DV). Per token, mamba.in_proj gives z (NV·DV), the
+  // conv's channels x | B | C and dt (NV); the conv (plus conv1d.bias) and SiLU as above; per head h of
+  // group g = h / (NV/NK): dt = clamp(softplus(dt + dt_bias), mamba_dt_min, mamba_dt_max),
+  // S (DK, DV) ← exp(−exp(A_log)·dt)·S + dt·B_g ⊗ x_h, y_h = SᵀC_g + D_h·x_h; then RMSNorm(y·SiLU(z)) over
+  // all NV·DV (the gate before the norm, plain w), then out_proj (the o_proj slot, as the delta rule's).
+  enum class LinearMixer { gated_delta_rule, mamba2 };
+  LinearMixer linear_mixer = LinearMixer::gated_delta_rule;
+  bool linear_conv_bias = false;  // conv1d.bias (Mamba-2's mamba_conv_bias)
+  double mamba_dt_min = 0.0;                                      // time_step_limit[0]
+  double mamba_dt_max = std::numeric_limits<double>::infinity();  // time_step_limit[1]
   // The full-attention layers' q_proj also yields a per-head gate: (NH·2HD, H), each head's q rows
   // then its gate rows; the attention output is multiplied by σ(gate) before o_proj (Qwen3NextAttention).
   bool attn_output_gate = false;
@@ -313,15 +327,18 @@ struct ModelSpec {
   int64_t o_in(int64_t layer) const { return is_linear_layer(layer) ? linear_value_dim() : o_dim(); }
   int64_t group_size() const { return num_heads / num_kv_heads; }
   int64_t rotary_dim() const { return partial_rotary_dim > 0 ? partial_rotary_dim : head_dim; }  // R
-  // Hybrid linear attention: is layer l a gated delta rule layer; the widths of its projections.
+  // Hybrid linear attention: is layer l a gated delta rule (or Mamba-2) layer; the widths of its projections.
   bool is_linear_layer(int64_t layer) const;
   int64_t linear_key_dim() const { return linear_num_key_heads * linear_key_head_dim; }        // NK*DK
   int64_t linear_value_dim() const { return linear_num_value_heads * linear_value_head_dim; }  // NV*DV
-  int64_t linear_conv_dim() const { return 2 * linear_key_dim() + linear_value_dim(); }       // q, k, v
+  int64_t linear_conv_dim() const { return 2 * linear_key_dim() + linear_value_dim(); }       // q, k, v (x, B, C)
+  // Mamba-2's in_proj rows: z, the conv's channels, dt.
+  int64_t mamba_in_proj_rows() const { return linear_value_dim() + linear_conv_dim() + linear_num_value_heads; }
   // Do layers a and b hold the same tensors (both MoE or both dense, both linear attention or not)?
   bool same_layer_kind(int64_t a, int64_t b) const {
     return is_moe_layer(a) == is_moe_layer(b) && is_linear_layer(a) == is_linear_layer(b);
   }
+  bool mamba2() const { return linear_mixer == LinearMixer::mamba2; }  // the linear layers are Mamba-2 mixers
   // Layers with softmax attention (and a KV cache): all but the linear-attention ones.
   int64_t attention_layers() const;
   // Floats of one sequence's recurrent state over all linear layers: conv inputs and S.

@@ -51,7 +51,13 @@ enum class WeightRole {
   linear_conv,    // (NK*DK*2 + NV*DV, 1, K) conv1d.weight, depthwise
   linear_a_log,   // (NV)        A_log
   linear_dt_bias, // (NV)        dt_bias
-  linear_norm,    // (DV)        norm.weight (the gated RMSNorm, plain w)
+  linear_norm,    // (DV)        norm.weight (the gated RMSNorm, plain w); Mamba-2: (NV*DV)
+  // Mamba-2 layers (ModelSpec::mamba2; mamba.*) use linear_z (in_proj's first rows), linear_conv, linear_a_log,
+  // linear_dt_bias and linear_norm, and:
+  mamba_xbc,         // (NV*DV + 2*NK*DK, H)  in_proj's rows of the conv's channels x | B | C
+  mamba_dt,          // (NV, H)               in_proj's last rows, dt
+  linear_conv_bias,  // (NV*DV + 2*NK*DK)     conv1d.bias (mamba_conv_bias)
+  mamba_d,           // (NV)                  D, the skip of x into y
   o_proj,      // (H, NH*HD); (H, NH*HDv) with latent attention; linear_attn.out_proj (H, NV*DV)
   o_bias,      // (H)      o_bias (gpt-oss)
   attn_sinks,  // (NH)     attn_sinks (gpt-oss: self_attn.sinks)

@@ -1,7 +1,9 @@
 // Linear attention ops (Qwen3-Next / Qwen3.5's gated delta rule, models/qwen3_next
-// Qwen3NextGatedDeltaNet): the causal conv with its state, the recurrence token by token, the gated
-// output norm. The recurrence runs in its per-token form for prompts too (transformers runs prompts
-// through torch_chunk_gated_delta_rule, the same sums regrouped in chunks of 64: equal up to rounding).
+// Qwen3NextGatedDeltaNet; Granite 4.0-H's Mamba-2, models/granitemoehybrid GraniteMoeHybridMambaLayer): the
+// causal conv with its state, the recurrences token by token, the gated output norms. The recurrences run in
+// their per-token form for prompts too (transformers runs prompts through torch_chunk_gated_delta_rule and
+// Mamba-2's chunked SSD, the same sums regrouped in chunks: equal up to rounding).
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <vector>
@@ -30,8 +32,8 @@ void l2norm(const float* x, float* y, int64_t n) {
 
 }  // namespace
 
-void causal_conv_silu(float* x, const float* w, const AttnSeq* seqs, int64_t B, const DeltaRuleDims& d,
-                      const DeltaRuleState& state) {
+void causal_conv_silu(float* x, const float* w, const float* bias, const AttnSeq* seqs, int64_t B,
+                      const DeltaRuleDims& d, const DeltaRuleState& state) {
   const int64_t C = d.channels(), K = d.K, P = K - 1;
   for (int64_t s = 0; s < B; ++s) {
     const AttnSeq& q = seqs[s];
@@ -44,10 +46,11 @@ void causal_conv_silu(float* x, const float* w, const AttnSeq* seqs, int64_t B, 
       float* past = conv + c * P;
       for (int64_t j = 0; j < P; ++j) win[j] = past[j];
       const float* wc = w + c * K;
+      const float b = bias ? bias[c] : 0.0f;
       for (int64_t t = 0; t < q.q_len; ++t) {
         float* xt = x + (q.q_begin + t) * C + c;
         win[P] = *xt;
-        float acc = 0.0f;
+        float acc = b;
         for (int64_t j = 0; j < K; ++j) acc += wc[j] * win[j];
         for (int64_t j = 0; j < P; ++j) win[j] = win[j + 1];
         *xt = silu(acc);
@@ -116,6 +119,54 @@ void rmsnorm_gated(float* x, const float* w, const float* z, int64_t rows, int64
     for (int64_t i = 0; i < D; ++i) ss += xr[i] * xr[i];
     const float inv = 1.0f / std::sqrt(ss / static_cast<float>(D) + eps);
     for (int64_t i = 0; i < D; ++i) xr[i] = w[i] * (xr[i] * inv) * silu(zr[i]);
+  }
+}
+
+void mamba2_scan(const float* x, const float* dt, const float* a_log, const float* dt_bias, const float* D,
+                 const AttnSeq* seqs, int64_t B, const DeltaRuleDims& d, DtRange range, const DeltaRuleState& state,
+                 float* out) {
+  const int64_t G = d.NK, NV = d.NV, N = d.DK, P = d.DV, C = d.channels(), r = NV / G;
+  ABL_CHECK(G > 0 && NV % G == 0, "Mamba-2 with {} heads in {} groups", NV, G);
+  const int64_t units = B * NV;
+#pragma omp parallel for schedule(dynamic)
+  for (int64_t u = 0; u < units; ++u) {
+    const int64_t s = u / NV, h = u % NV, g = h / r;
+    const AttnSeq& q = seqs[s];
+    float* S = state.S + (state.slots[s] * NV + h) * N * P;  // (N, P)
+    if (starts_fresh(q)) std::memset(S, 0, sizeof(float) * static_cast<size_t>(N * P));
+    const float A = -std::exp(a_log[h]);
+    for (int64_t t = q.q_begin; t < q.q_begin + q.q_len; ++t) {
+      const float* xh = x + t * C + h * P;
+      const float* Bg = x + t * C + NV * P + g * N;
+      const float* Cg = x + t * C + NV * P + G * N + g * N;
+      const float step = std::min(std::max(softplus(dt[t * NV + h] + dt_bias[h]), range.min), range.max);
+      const float decay = std::exp(step * A);
+      float* o = out + t * NV * P + h * P;
+      for (int64_t j = 0; j < P; ++j) o[j] = D[h] * xh[j];
+      for (int64_t i = 0; i < N; ++i) {
+        float* Si = S + i * P;
+        const float bi = step * Bg[i], ci = Cg[i];
+        for (int64_t j = 0; j < P; ++j) {
+          Si[j] = Si[j] * decay + bi * xh[j];
+          o[j] += Si[j] * ci;
+        }
+      }
+    }
+  }
+}
+
+void rmsnorm_of_gated(float* x, const float* w, const float* z, int64_t rows, int64_t D, float eps) {
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    float* xr = x + r * D;
+    const float* zr = z + r * D;
+    float ss = 0.0f;
+    for (int64_t i = 0; i < D; ++i) {
+      xr[i] *= silu(zr[i]);
+      ss += xr[i] * xr[i];
+    }
+    const float inv = 1.0f / std::sqrt(ss / static_cast<float>(D) + eps);
+    for (int64_t i = 0; i < D; ++i) xr[i] = w[i] * (xr[i] * inv);
   }
 }
 

@@ -1,4 +1,4 @@
-// Linear attention on the device (Qwen3-Next / Qwen3.5's gated delta rule; the twins of
+// Linear attention on the device (Qwen3-Next / Qwen3.5's gated delta rule, Granite 4.0-H's Mamba-2; the twins of
 // src/backend/cpu/linear_attention.cpp): bf16 activations in and out, fp32 arithmetic and states.
 // Every kernel walks each sequence's tokens in order, as the CPU ops do: a state carries from one
 // token to the next.
@@ -23,8 +23,8 @@ __device__ float softplusf(float x) { return x > 20.0f ? x : log1pf(expf(x)); } 
 __device__ bool starts_fresh(const AttnSeq& q) { return q.kv_len == q.q_len; }
 
 // One thread per (sequence, channel): the channel's window slides over the sequence's tokens.
-__global__ void causal_conv_silu_kernel(bf16* x, const bf16* w, const AttnSeq* seqs, const int64_t* slots, int64_t C,
-                                        int K, float* conv_state) {
+__global__ void causal_conv_silu_kernel(bf16* x, const bf16* w, const bf16* bias, const AttnSeq* seqs,
+                                        const int64_t* slots, int64_t C, int K, float* conv_state) {
   const int64_t s = blockIdx.y;
   const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= C) return;
@@ -35,10 +35,11 @@ __global__ void causal_conv_silu_kernel(bf16* x, const bf16* w, const AttnSeq* s
   for (int j = 0; j < P; ++j) win[j] = starts_fresh(q) ? 0.0f : past[j];
   float wc[kMaxConvTaps];
   for (int j = 0; j < K; ++j) wc[j] = __bfloat162float(w[c * K + j]);
+  const float b = bias ? __bfloat162float(bias[c]) : 0.0f;
   for (int64_t t = 0; t < q.q_len; ++t) {
     bf16* xt = x + (q.q_begin + t) * C + c;
     win[P] = __bfloat162float(*xt);
-    float acc = 0.0f;
+    float acc = b;
     for (int j = 0; j < K; ++j) acc += wc[j] * win[j];
     for (int j = 0; j < P; ++j) win[j] = win[j + 1];
     *xt = __float2bfloat16_rn(siluf(acc));
@@ -114,6 +115,61 @@ __global__ void rmsnorm_gated_kernel(bf16* x, const bf16* w, const bf16* z, int6
   }
 }
 
+// One block per (sequence, head); each thread owns columns j of the head's state S (DK, DV) (fp32 in global
+// memory: consecutive threads, consecutive columns) and B, C of the head's group sit in shared memory.
+__global__ void mamba2_scan_kernel(const bf16* x, const bf16* dt, const float* a_log, const float* dt_bias,
+                                   const float* D, const AttnSeq* seqs, const int64_t* slots, int NK, int NV, int DK,
+                                   int DV, float dt_min, float dt_max, float* S_all, bf16* out) {
+  extern __shared__ float bc[];  // B (DK), then C (DK)
+  const int64_t s = blockIdx.x / NV;
+  const int h = static_cast<int>(blockIdx.x % NV), g = h / (NV / NK);
+  const AttnSeq q = seqs[s];
+  const int64_t C = static_cast<int64_t>(NV) * DV + 2 * static_cast<int64_t>(NK) * DK;
+  float* S = S_all + (slots[s] * NV + h) * static_cast<int64_t>(DK) * DV;
+  if (starts_fresh(q)) {
+    for (int64_t i = threadIdx.x; i < static_cast<int64_t>(DK) * DV; i += blockDim.x) S[i] = 0.0f;
+  }
+  const float A = -expf(a_log[h]);
+  for (int64_t t = q.q_begin; t < q.q_begin + q.q_len; ++t) {
+    const bf16* xt = x + t * C;
+    for (int i = threadIdx.x; i < DK; i += blockDim.x) {
+      bc[i] = __bfloat162float(xt[static_cast<int64_t>(NV) * DV + g * DK + i]);
+      bc[DK + i] = __bfloat162float(xt[static_cast<int64_t>(NV) * DV + static_cast<int64_t>(NK) * DK + g * DK + i]);
+    }
+    __syncthreads();
+    const float step = fminf(fmaxf(softplusf(__bfloat162float(dt[t * NV + h]) + dt_bias[h]), dt_min), dt_max);
+    const float decay = expf(step * A);
+    for (int j = threadIdx.x; j < DV; j += blockDim.x) {
+      const float xj = __bfloat162float(xt[h * DV + j]);
+      float y = D[h] * xj;
+      for (int i = 0; i < DK; ++i) {
+        float* sij = S + static_cast<int64_t>(i) * DV + j;
+        *sij = *sij * decay + step * bc[i] * xj;
+        y += *sij * bc[DK + i];
+      }
+      out[t * NV * DV + h * DV + j] = __float2bfloat16_rn(y);
+    }
+    __syncthreads();  // bc is rewritten for the next token
+  }
+}
+
+// One block per row: x = RMSNorm(x·SiLU(z))·w.
+__global__ void rmsnorm_of_gated_kernel(bf16* x, const bf16* w, const bf16* z, int64_t D, float eps) {
+  bf16* xr = x + blockIdx.x * D;
+  const bf16* zr = z + blockIdx.x * D;
+  float ss = 0.0f;
+  for (int64_t i = threadIdx.x; i < D; i += blockDim.x) {
+    const float v = __bfloat162float(xr[i]) * siluf(__bfloat162float(zr[i]));
+    ss += v * v;
+  }
+  ss = detail::block_reduce(ss, detail::SumOp{}, 0.0f);
+  const float inv = rsqrtf(ss / static_cast<float>(D) + eps);
+  for (int64_t i = threadIdx.x; i < D; i += blockDim.x) {
+    const float v = __bfloat162float(xr[i]) * siluf(__bfloat162float(zr[i]));
+    xr[i] = __float2bfloat16_rn(__bfloat162float(w[i]) * (v * inv));
+  }
+}
+
 __global__ void mul_sigmoid_kernel(bf16* x, const bf16* g, int64_t n) {
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
@@ -123,12 +179,12 @@ __global__ void mul_sigmoid_kernel(bf16* x, const bf16* g, int64_t n) {
 
 }  // namespace
 
-void causal_conv_silu(__nv_bfloat16* x, const __nv_bfloat16* w, const AttnSeq* seqs, const int64_t* slots, int64_t B,
-                      int64_t C, int64_t K, float* conv_state, cudaStream_t s) {
+void causal_conv_silu(__nv_bfloat16* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const AttnSeq* seqs,
+                      const int64_t* slots, int64_t B, int64_t C, int64_t K, float* conv_state, cudaStream_t s) {
   ABL_CHECK(K >= 1 && K <= kMaxConvTaps && C > 0, "causal conv of {} taps over {} channels", K, C);
   if (B == 0) return;
   const dim3 grid(static_cast<unsigned>((C + 127) / 128), static_cast<unsigned>(B));
-  causal_conv_silu_kernel<<<grid, 128, 0, s>>>(x, w, seqs, slots, C, static_cast<int>(K), conv_state);
+  causal_conv_silu_kernel<<<grid, 128, 0, s>>>(x, w, bias, seqs, slots, C, static_cast<int>(K), conv_state);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -157,6 +213,27 @@ void mul_sigmoid(__nv_bfloat16* x, const __nv_bfloat16* g, int64_t n, cudaStream
   ABL_CHECK(n >= 0, "mul_sigmoid: negative length {}", n);
   if (n == 0) return;
   mul_sigmoid_kernel<<<detail::elementwise_blocks(n), detail::kElementwiseThreads, 0, s>>>(x, g, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void mamba2_scan(const __nv_bfloat16* x, const __nv_bfloat16* dt, const float* a_log, const float* dt_bias,
+                 const float* D, const AttnSeq* seqs, const int64_t* slots, int64_t B, int64_t NK, int64_t NV,
+                 int64_t DK, int64_t DV, float dt_min, float dt_max, float* S, __nv_bfloat16* out, cudaStream_t s) {
+  ABL_CHECK(NK > 0 && NV % NK == 0 && DK > 0 && DV > 0 && DK <= 4096,
+            "Mamba-2 scan of {} heads of {} in {} groups of state {}", NV, DV, NK, DK);
+  if (B == 0) return;
+  const unsigned threads = detail::row_threads(DV);
+  mamba2_scan_kernel<<<static_cast<unsigned>(B * NV), threads, 2 * DK * sizeof(float), s>>>(
+      x, dt, a_log, dt_bias, D, seqs, slots, static_cast<int>(NK), static_cast<int>(NV), static_cast<int>(DK),
+      static_cast<int>(DV), dt_min, dt_max, S, out);
+  CUDA_CHECK_LAUNCH();
+}
+
+void rmsnorm_of_gated(__nv_bfloat16* x, const __nv_bfloat16* w, const __nv_bfloat16* z, int64_t rows, int64_t D,
+                      float eps, cudaStream_t s) {
+  ABL_CHECK(rows >= 0 && D > 0, "RMSNorm of gated rows: {} rows of {}", rows, D);
+  if (rows == 0) return;
+  rmsnorm_of_gated_kernel<<<static_cast<unsigned>(rows), detail::row_threads(D), 0, s>>>(x, w, z, D, eps);
   CUDA_CHECK_LAUNCH();
 }
 

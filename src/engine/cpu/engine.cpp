@@ -180,7 +180,9 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
 
   // Attention block (or a linear-attention layer's token mixing).
   residual_norm(x_.data(), w.attn_norm, w.attn_norm_bias, h_.data(), T);
-  if (m.is_linear_layer(l)) {
+  if (m.is_linear_layer(l) && m.mamba2()) {
+    mamba_mixer(l, w, batch, cache);
+  } else if (m.is_linear_layer(l)) {
     linear_attention(l, w, batch, cache);
   } else {
     self_attention(l, w, batch, cache);
@@ -267,10 +269,29 @@ void Engine::linear_attention(int64_t l, const LayerWeights& w, const Batch& bat
   cpu::linear(h_.data(), w.lin_q, nullptr, lin_x_.data(), T, H, d.channels());
   cpu::linear(h_.data(), w.lin_z, nullptr, lin_z_.data(), T, H, NV * d.DV);
   cpu::linear(h_.data(), w.lin_b, nullptr, lin_ba_.data(), T, H, 2 * NV);
-  cpu::causal_conv_silu(lin_x_.data(), w.lin_conv, batch.seqs.data(), batch.num_seqs(), d, state);
+  cpu::causal_conv_silu(lin_x_.data(), w.lin_conv, nullptr, batch.seqs.data(), batch.num_seqs(), d, state);
   cpu::gated_delta_rule(lin_x_.data(), lin_ba_.data(), w.lin_a_log, w.lin_dt_bias, batch.seqs.data(), batch.num_seqs(),
                         d, state, att_.data());
   cpu::rmsnorm_gated(att_.data(), w.lin_norm, lin_z_.data(), T * NV, d.DV, static_cast<float>(m.rms_norm_eps));
+}
+
+// GraniteMoeHybridMambaLayer.torch_forward (Bamba's mixer): in_proj's z, x|B|C and dt from h_ (three GEMMs
+// over its row blocks); the conv (plus its bias) and SiLU, the selective scan with each sequence's state, the
+// RMSNorm of y·SiLU(z).
+void Engine::mamba_mixer(int64_t l, const LayerWeights& w, const Batch& batch, KvCache& cache) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), H = m.hidden_size, NV = m.linear_num_value_heads, I = m.linear_value_dim();
+  const cpu::DeltaRuleDims d{m.linear_num_key_heads, NV, m.linear_key_head_dim, m.linear_value_head_dim,
+                             m.linear_conv_kernel};
+  const cpu::DeltaRuleState state{cache.conv_state(l), cache.delta_state(l), batch.state_slots.data()};
+  const cpu::DtRange range{static_cast<float>(m.mamba_dt_min), static_cast<float>(m.mamba_dt_max)};
+  cpu::linear(h_.data(), w.lin_z, nullptr, lin_z_.data(), T, H, I);
+  cpu::linear(h_.data(), w.mamba_xbc, nullptr, lin_x_.data(), T, H, d.channels());
+  cpu::linear(h_.data(), w.mamba_dt, nullptr, lin_ba_.data(), T, H, NV);
+  cpu::causal_conv_silu(lin_x_.data(), w.lin_conv, w.lin_conv_bias, batch.seqs.data(), batch.num_seqs(), d, state);
+  cpu::mamba2_scan(lin_x_.data(), lin_ba_.data(), w.lin_a_log, w.lin_dt_bias, w.mamba_d, batch.seqs.data(),
+                   batch.num_seqs(), d, range, state, att_.data());
+  cpu::rmsnorm_of_gated(att_.data(), w.lin_norm, lin_z_.data(), T, I, static_cast<float>(m.rms_norm_eps));
 }
 
 // DeepseekV3Attention.forward up to the attention: q = q_b(norm(q_a(h))) (or q_proj(h)); kv_a_proj_with_mqa

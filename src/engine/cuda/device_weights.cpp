@@ -60,6 +60,10 @@ const float* host_tensor(const engine::LayerWeights& w, const DeviceUnitTensor& 
     case R::linear_a_log: return w.lin_a_log;
     case R::linear_dt_bias: return w.lin_dt_bias;
     case R::linear_norm: return w.lin_norm;
+    case R::mamba_xbc: return w.mamba_xbc;
+    case R::mamba_dt: return w.mamba_dt;
+    case R::linear_conv_bias: return w.lin_conv_bias;
+    case R::mamba_d: return w.mamba_d;
     case R::post_attn_norm: return w.post_attn_norm;
     case R::mlp_norm: return w.mlp_norm;
     case R::post_mlp_norm: return w.post_mlp_norm;
@@ -112,6 +116,9 @@ const bf16** device_slot(DeviceLayer& w, model::WeightRole role) {
     case R::linear_a: return &w.lin_a;
     case R::linear_conv: return &w.lin_conv;
     case R::linear_norm: return &w.lin_norm;
+    case R::mamba_xbc: return &w.mamba_xbc;
+    case R::mamba_dt: return &w.mamba_dt;
+    case R::linear_conv_bias: return &w.lin_conv_bias;
     case R::o_bias: return &w.bo;
     case R::post_attn_norm: return &w.post_attn_norm;
     case R::mlp_norm: return &w.mlp_norm;
@@ -135,7 +142,7 @@ const bf16** device_slot(DeviceLayer& w, model::WeightRole role) {
 bool is_f32(model::WeightRole role) {
   using R = model::WeightRole;
   return role == R::router_bias || role == R::router_logit_bias || role == R::attn_sinks || role == R::linear_a_log ||
-         role == R::linear_dt_bias;
+         role == R::linear_dt_bias || role == R::mamba_d;
 }
 
 // fp32 host → bf16 device in chunks through pinned staging.
@@ -282,6 +289,7 @@ DeviceLayer device_layer_views(const DeviceUnit& unit, const bf16* base) {
         case model::WeightRole::attn_sinks: d.sinks = p; break;
         case model::WeightRole::linear_a_log: d.lin_a_log = p; break;
         case model::WeightRole::linear_dt_bias: d.lin_dt_bias = p; break;
+        case model::WeightRole::mamba_d: d.mamba_d = p; break;
         default: fail("{}: an fp32 tensor that is not a router bias, the sinks or a decay parameter", t.weight.name);
       }
       continue;

@@ -383,7 +383,9 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
 
   // Attention block (or a linear-attention layer's token mixing, engine::Engine::linear_attention's twin).
   residual_norm(b.x, w.attn_norm, w.attn_norm_bias, b.h, T);
-  if (m.is_linear_layer(l)) {
+  if (m.is_linear_layer(l) && m.mamba2()) {
+    mamba_mixer(l, w, batch, cache);
+  } else if (m.is_linear_layer(l)) {
     linear_attention(l, w, batch, cache);
   } else {
     self_attention(l, w, batch, cache);
@@ -487,10 +489,32 @@ void CudaEngine::linear_attention(int64_t l, const DeviceLayer& w, const engine:
   gemm_->linear(b.h, w.lin_q, no_bias, b.lin_x, T, H, C, s);
   gemm_->linear(b.h, w.lin_z, no_bias, b.lin_z, T, H, NV * DV, s);
   gemm_->linear(b.h, w.lin_b, no_bias, b.lin_ba, T, H, 2 * NV, s);
-  causal_conv_silu(b.lin_x, w.lin_conv, b.seqs, b.state_slots, B, C, m.linear_conv_kernel, cache.conv_state(l), s);
+  causal_conv_silu(b.lin_x, w.lin_conv, no_bias, b.seqs, b.state_slots, B, C, m.linear_conv_kernel, cache.conv_state(l),
+                   s);
   gated_delta_rule(b.lin_x, b.lin_ba, w.lin_a_log, w.lin_dt_bias, b.seqs, b.state_slots, B, NK, NV, DK, DV,
                    cache.delta_state(l), b.att, s);
   rmsnorm_gated(b.att, w.lin_norm, b.lin_z, T * NV, DV, static_cast<float>(m.rms_norm_eps), s);
+}
+
+// A Mamba-2 layer's token mixing on buf_->h into buf_->att (T, NV*DV): z, x|B|C and dt as three GEMMs over
+// in_proj's row blocks, the conv (plus its bias), the scan with each sequence's state, the norm of y·SiLU(z)
+// (engine::Engine::mamba_mixer's twin).
+void CudaEngine::mamba_mixer(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), B = batch.num_seqs(), H = m.hidden_size;
+  const int64_t NK = m.linear_num_key_heads, NV = m.linear_num_value_heads, DK = m.linear_key_head_dim;
+  const int64_t DV = m.linear_value_head_dim, I = m.linear_value_dim(), C = m.linear_conv_dim();
+  const cudaStream_t s = stream_.get();
+  Buffers& b = *buf_;
+  const bf16* no_bias = nullptr;
+  gemm_->linear(b.h, w.lin_z, no_bias, b.lin_z, T, H, I, s);
+  gemm_->linear(b.h, w.mamba_xbc, no_bias, b.lin_x, T, H, C, s);
+  gemm_->linear(b.h, w.mamba_dt, no_bias, b.lin_ba, T, H, NV, s);
+  causal_conv_silu(b.lin_x, w.lin_conv, w.lin_conv_bias, b.seqs, b.state_slots, B, C, m.linear_conv_kernel,
+                   cache.conv_state(l), s);
+  mamba2_scan(b.lin_x, b.lin_ba, w.lin_a_log, w.lin_dt_bias, w.mamba_d, b.seqs, b.state_slots, B, NK, NV, DK, DV,
+              static_cast<float>(m.mamba_dt_min), static_cast<float>(m.mamba_dt_max), cache.delta_state(l), b.att, s);
+  rmsnorm_of_gated(b.att, w.lin_norm, b.lin_z, T, I, static_cast<float>(m.rms_norm_eps), s);
 }
 
 // out(rows, H) f32 = down(act(gate(x) + b_gate) · (up(x) + b_up)) for x(rows, H) bf16, through

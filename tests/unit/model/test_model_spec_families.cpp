@@ -566,16 +566,99 @@ TEST(ModelSpecGranite4, AttentionOnlyDenseAndMoe) {
   EXPECT_EQ(parse(c).nope_layers, s.nope_layers);
   EXPECT_NE(abl::model::describe(s).find("ungated shared expert 1024"), std::string::npos);
 
-  // Mamba-2 layers (Granite 4.0-H) are refused by name, and so is a config without layer_types (all Mamba).
-  c["layer_types"][5] = "mamba";
-  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "layer_types", "layer 5", "Mamba-2"}));
   c["layer_types"][5] = "linear";
-  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"layer_types", "'linear' is not a layer type"}));
-  c.erase("layer_types");
-  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"layer_types", "is absent", "Mamba-2"}));
+  EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"my/config.json", "layer_types", "'linear' is not a layer type"}));
   c = granite4_micro();
   c["position_embedding_type"] = "alibi";
   EXPECT_TRUE(abl::testing::contains_all(error_of(c), {"position_embedding_type", "'alibi'"}));
+}
+
+// granite-4.0-h-micro's geometry (its published config.json: 40 layers, attention on 5, 15, 25, 35 and Mamba-2
+// on the rest, 64 Mamba heads of 64 in one group of state 128, conv of 4; the multipliers written for this
+// test as granite-4.0-micro's): the Mamba-2 layers' tensors under mamba.*, in_proj split into z, x|B|C, dt.
+TEST(ModelSpecGranite4, HybridMamba2Layers) {
+  nlohmann::json c = granite4_micro();
+  c["hidden_size"] = 2048;
+  c["num_attention_heads"] = 32;
+  c["shared_intermediate_size"] = 8192;
+  c["position_embedding_type"] = "nope";
+  c.update(nlohmann::json::parse(R"({"mamba_chunk_size": 256, "mamba_conv_bias": true, "mamba_d_conv": 4,
+    "mamba_d_head": 64, "mamba_d_state": 128, "mamba_expand": 2, "mamba_n_groups": 1, "mamba_n_heads": 64,
+    "mamba_proj_bias": false})"));
+  for (int l = 0; l < 40; ++l) c["layer_types"][static_cast<size_t>(l)] = l % 10 == 5 ? "attention" : "mamba";
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.mamba2());
+  EXPECT_EQ(s.attention_layers(), 4);
+  for (int64_t l = 0; l < 40; ++l) EXPECT_EQ(s.is_linear_layer(l), l % 10 != 5) << l;
+  EXPECT_EQ(s.linear_num_value_heads, 64);
+  EXPECT_EQ(s.linear_value_head_dim, 64);
+  EXPECT_EQ(s.linear_num_key_heads, 1);
+  EXPECT_EQ(s.linear_key_head_dim, 128);
+  EXPECT_EQ(s.linear_conv_kernel, 4);
+  EXPECT_EQ(s.linear_conv_dim(), 4096 + 256);
+  EXPECT_EQ(s.mamba_in_proj_rows(), 8512);
+  EXPECT_TRUE(s.linear_conv_bias);
+  EXPECT_EQ(s.mamba_dt_min, 0.0);
+  EXPECT_TRUE(std::isinf(s.mamba_dt_max));
+  // per sequence: 36 layers of conv inputs (4352 channels x 3) and states (64 heads x 128 x 64)
+  EXPECT_EQ(s.linear_state_floats(), 36 * (4352 * 3 + 64 * 128 * 64));
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{3191396096});  // 3.19 B
+  std::vector<std::string> got;
+  for (const auto& slot : abl::model::layer_slots(s, 0)) {
+    got.push_back(abl::model::weight_name(slot, 0) + "@" + std::to_string(slot.file_offset) + " " +
+                  std::string(abl::model::role_name(slot.role)));
+  }
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "model.layers.0.input_layernorm.weight@0 attn_norm",
+                     "model.layers.0.mamba.in_proj.weight@0 linear_z",
+                     "model.layers.0.mamba.in_proj.weight@8388608 mamba_xbc",
+                     "model.layers.0.mamba.in_proj.weight@17301504 mamba_dt",
+                     "model.layers.0.mamba.conv1d.weight@0 linear_conv",
+                     "model.layers.0.mamba.conv1d.bias@0 linear_conv_bias",
+                     "model.layers.0.mamba.A_log@0 linear_a_log",
+                     "model.layers.0.mamba.dt_bias@0 linear_dt_bias",
+                     "model.layers.0.mamba.D@0 mamba_d",
+                     "model.layers.0.mamba.norm.weight@0 linear_norm",
+                     "model.layers.0.mamba.out_proj.weight@0 o_proj",
+                     "model.layers.0.post_attention_layernorm.weight@0 mlp_norm",
+                     "model.layers.0.shared_mlp.input_linear.weight@0 gate_proj",
+                     "model.layers.0.shared_mlp.input_linear.weight@16777216 up_proj",
+                     "model.layers.0.shared_mlp.output_linear.weight@0 down_proj",
+                 }));
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s),
+                                         {"Mamba-2 on 36/40 layers (64 heads of 64, 1 groups of state 128, conv 4 with bias)"}))
+      << abl::model::describe(s);
+
+  // mamba_d_head "auto" (GraniteMoeHybridConfig's default) is mamba_expand * hidden_size / mamba_n_heads; no
+  // layer_types makes every layer Mamba-2; a time_step_limit clamps dt; no conv bias drops the tensor.
+  c["mamba_d_head"] = "auto";
+  EXPECT_EQ(parse(c).linear_value_head_dim, 64);
+  nlohmann::json all = c;
+  all.erase("layer_types");
+  EXPECT_EQ(parse(all).attention_layers(), 0);
+  c["time_step_limit"] = {0.001, 100.0};
+  c["mamba_conv_bias"] = false;
+  s = parse(c);
+  EXPECT_DOUBLE_EQ(s.mamba_dt_min, 0.001);
+  EXPECT_DOUBLE_EQ(s.mamba_dt_max, 100.0);
+  EXPECT_FALSE(s.linear_conv_bias);
+  for (const auto& slot : abl::model::layer_slots(s, 0)) EXPECT_NE(slot.role, abl::model::WeightRole::linear_conv_bias);
+  // refusals name the key
+  nlohmann::json bad = c;
+  bad["mamba_d_head"] = 48;
+  EXPECT_ABL_ERROR(parse(bad), "my/config.json", "mamba_d_head", "64 heads of 48", "4096");
+  bad = c;
+  bad["mamba_d_head"] = "half";
+  EXPECT_ABL_ERROR(parse(bad), "mamba_d_head", "'half'");
+  bad = c;
+  bad["mamba_n_groups"] = 3;
+  EXPECT_ABL_ERROR(parse(bad), "mamba_n_heads", "multiple of mamba_n_groups 3");
+  bad = c;
+  bad["mamba_proj_bias"] = true;
+  EXPECT_ABL_ERROR(parse(bad), "mamba_proj_bias", "not supported");
+  bad = c;
+  bad["time_step_limit"] = {0.5, 0.1};
+  EXPECT_ABL_ERROR(parse(bad), "time_step_limit", "0 <= min < max");
 }
 
 // In the shape of Hunyuan-7B-Instruct's config.json (written for this test): Llama's layers with per-head

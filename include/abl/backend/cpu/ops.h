@@ -144,10 +144,11 @@ struct DeltaRuleState {
 };
 
 // x(T, C) in place: per sequence, the depthwise causal conv of each channel c over its tokens,
-// y_t = Σ_j w(c, j) · in_{t−K+1+j} (in before the sequence's first token: the state, zeros at its
-// start), then SiLU (torch_causal_conv1d_fn / _update); the state keeps the last K − 1 inputs.
-void causal_conv_silu(float* x, const float* w, const AttnSeq* seqs, int64_t B, const DeltaRuleDims& d,
-                      const DeltaRuleState& state);
+// y_t = Σ_j w(c, j) · in_{t−K+1+j} (+ bias(c) when given: Mamba-2's conv1d.bias; in before the sequence's
+// first token: the state, zeros at its start), then SiLU (torch_causal_conv1d_fn / _update); the state
+// keeps the last K − 1 inputs.
+void causal_conv_silu(float* x, const float* w, const float* bias, const AttnSeq* seqs, int64_t B,
+                      const DeltaRuleDims& d, const DeltaRuleState& state);
 
 // out(T, NV·DV) from the conv's output x(T, C) and ba(T, 2·NV) (b then a): per sequence, token by
 // token (torch_recurrent_gated_delta_rule): q, k L2-normed (eps 1e-6), q·DK^−0.5, value head h reading
@@ -158,6 +159,23 @@ void gated_delta_rule(const float* x, const float* ba, const float* a_log, const
 
 // x(rows, D) = RMSNorm(x)·w·SiLU(z) per row (Qwen3NextRMSNormGated: plain w; eps the model's).
 void rmsnorm_gated(float* x, const float* w, const float* z, int64_t rows, int64_t D, float eps);
+
+// Mamba-2's selective scan (GraniteMoeHybridMambaLayer / BambaMixer torch_forward, token by token as its
+// cached decode step; its chunked prefill computes the same sums regrouped), with the dims of ModelSpec's
+// mapping (NK groups of B and C of DK, NV heads of DV): out(T, NV·DV) from the conv's output x(T, C) =
+// [x | B | C] and dt(T, NV): per sequence and head h of group g = h / (NV/NK), dt = clamp(softplus(dt +
+// dt_bias_h), dt_min, dt_max), S (DK, DV) ← exp(−exp(A_log_h)·dt)·S + dt·B_g ⊗ x_h, out_h = Sᵀ C_g + D_h·x_h.
+// state.S holds S per slot and head; state.conv is not used.
+struct DtRange {
+  float min = 0.0f, max = 0.0f;
+};
+void mamba2_scan(const float* x, const float* dt, const float* a_log, const float* dt_bias, const float* D,
+                 const AttnSeq* seqs, int64_t B, const DeltaRuleDims& d, DtRange range, const DeltaRuleState& state,
+                 float* out);
+
+// x(rows, D) = RMSNorm(x·SiLU(z))·w per row: the gate before the norm (GraniteMoeHybridRMSNormGated /
+// BambaRMSNormGated; plain w).
+void rmsnorm_of_gated(float* x, const float* w, const float* z, int64_t rows, int64_t D, float eps);
 
 // x(n) *= σ(g(n)) (the attention output gate of Qwen3NextAttention).
 void mul_sigmoid(float* x, const float* g, int64_t n);

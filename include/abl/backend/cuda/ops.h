@@ -209,14 +209,14 @@ void add_gated(const __nv_bfloat16* x,  // (T, H)
                float* y,                // (T, H)
                cudaStream_t s);
 
-// ---- linear attention (linear_attention.cu): the gated delta rule of Qwen3-Next / Qwen3.5, the twins of
-// abl::cpu::causal_conv_silu, gated_delta_rule, rmsnorm_gated and mul_sigmoid. States are fp32, indexed
-// by each sequence's slot (slots, in device memory like seqs); a sequence whose pass starts at its
-// first token (kv_len == q_len) starts from zeros.
-// x(T, C) in place: the depthwise causal conv of K taps (w (C, K)) over each sequence's tokens, then SiLU;
-// conv_state (slots, C, K−1) keeps each channel's last inputs.
-void causal_conv_silu(__nv_bfloat16* x, const __nv_bfloat16* w, const AttnSeq* seqs, const int64_t* slots, int64_t B,
-                      int64_t C, int64_t K, float* conv_state, cudaStream_t s);
+// ---- linear attention (linear_attention.cu): the gated delta rule of Qwen3-Next / Qwen3.5 and Mamba-2 of
+// Granite 4.0-H, the twins of abl::cpu::causal_conv_silu, gated_delta_rule, rmsnorm_gated, mul_sigmoid,
+// mamba2_scan and rmsnorm_of_gated. States are fp32, indexed by each sequence's slot (slots, in device
+// memory like seqs); a sequence whose pass starts at its first token (kv_len == q_len) starts from zeros.
+// x(T, C) in place: the depthwise causal conv of K taps (w (C, K), plus bias (C) when given) over each
+// sequence's tokens, then SiLU; conv_state (slots, C, K−1) keeps each channel's last inputs.
+void causal_conv_silu(__nv_bfloat16* x, const __nv_bfloat16* w, const __nv_bfloat16* bias, const AttnSeq* seqs,
+                      const int64_t* slots, int64_t B, int64_t C, int64_t K, float* conv_state, cudaStream_t s);
 // out(T, NV·DV) from x(T, C) = [q | k | v] and ba(T, 2·NV) = [b | a]; S (slots, NV, DK, DV).
 void gated_delta_rule(const __nv_bfloat16* x, const __nv_bfloat16* ba, const float* a_log, const float* dt_bias,
                       const AttnSeq* seqs, const int64_t* slots, int64_t B, int64_t NK, int64_t NV, int64_t DK,
@@ -226,6 +226,15 @@ void rmsnorm_gated(__nv_bfloat16* x, const __nv_bfloat16* w, const __nv_bfloat16
                    cudaStream_t s);
 // x(n) *= σ(g(n)) in place.
 void mul_sigmoid(__nv_bfloat16* x, const __nv_bfloat16* g, int64_t n, cudaStream_t s);
+// Mamba-2's scan: out(T, NV·DV) from x(T, C) = [x (NV·DV) | B (NK·DK) | C (NK·DK)] and dt(T, NV); head h
+// reads group h / (NV/NK); dt = clamp(softplus(dt + dt_bias), dt_min, dt_max); S (slots, NV, DK, DV)
+// ← exp(−exp(A_log)·dt)·S + dt·B ⊗ x; out = SᵀC + D·x.
+void mamba2_scan(const __nv_bfloat16* x, const __nv_bfloat16* dt, const float* a_log, const float* dt_bias,
+                 const float* D, const AttnSeq* seqs, const int64_t* slots, int64_t B, int64_t NK, int64_t NV,
+                 int64_t DK, int64_t DV, float dt_min, float dt_max, float* S, __nv_bfloat16* out, cudaStream_t s);
+// x(rows, D) = RMSNorm(x·SiLU(z))·w, in place (the gate before the norm).
+void rmsnorm_of_gated(__nv_bfloat16* x, const __nv_bfloat16* w, const __nv_bfloat16* z, int64_t rows, int64_t D,
+                      float eps, cudaStream_t s);
 
 // ---- argmax (argmax.cu), greedy decoding: out[r] = index of the largest value of row r, the
 // first one on ties (torch.argmax, abl::cpu::argmax). NaNs are never chosen; an all-NaN row gives 0.

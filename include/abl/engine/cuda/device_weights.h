@@ -63,7 +63,12 @@ struct DeviceLayer {
   const __nv_bfloat16* lin_conv = nullptr;   // (C, K)
   const float* lin_a_log = nullptr;          // (NV) fp32
   const float* lin_dt_bias = nullptr;        // (NV) fp32
-  const __nv_bfloat16* lin_norm = nullptr;   // (DV)
+  const __nv_bfloat16* lin_norm = nullptr;   // (DV); Mamba-2: (NV*DV)
+  // Mamba-2 (engine::LayerWeights' mamba_*): lin_z, mamba_xbc, mamba_dt adjacent (in_proj's row blocks).
+  const __nv_bfloat16* mamba_xbc = nullptr;      // (NV*DV + 2*NK*DK, H)
+  const __nv_bfloat16* mamba_dt = nullptr;       // (NV, H)
+  const __nv_bfloat16* lin_conv_bias = nullptr;  // (C) or null
+  const float* mamba_d = nullptr;                // (NV) fp32
   const __nv_bfloat16* wo = nullptr;         // (H, NH*HD); out_proj (H, NV*DV)
   const __nv_bfloat16* bo = nullptr;         // (H) o_bias
   const float* sinks = nullptr;              // (NH) fp32, attn_sinks

@@ -133,6 +133,7 @@ class CudaEngine {
   // Softmax attention / a linear-attention layer's token mixing on buf_->h into buf_->att.
   void self_attention(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache);
   void linear_attention(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache);
+  void mamba_mixer(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache);
   void gated_mlp(const __nv_bfloat16* x, const DeviceExpert& w, int64_t rows, int64_t F, float* out);
   // The spec's q/k norm of x(T, heads, HD), in place.
   void head_norm(__nv_bfloat16* x, const __nv_bfloat16* w, int64_t T, int64_t heads, float w_offset);

@@ -1,8 +1,9 @@
-// The linear-attention ops (the gated delta rule of Qwen3-Next / Qwen3.5) against the formulas written
-// out, and their state: a sequence split over passes, or sharing a pass with others, gives what one
+// The linear-attention ops (the gated delta rule of Qwen3-Next / Qwen3.5, Mamba-2's selective scan of
+// Granite 4.0-H) against the formulas written out, and their state: a sequence split over passes, or sharing a pass with others, gives what one
 // pass over it alone gives.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <vector>
 
@@ -35,7 +36,7 @@ std::vector<float> mix(const DeltaRuleDims& d, std::vector<float> x, const std::
                        const std::vector<float>& conv_w, const std::vector<float>& a_log, const std::vector<float>& dt,
                        const std::vector<AttnSeq>& seqs, const DeltaRuleState& st) {
   const int64_t T = static_cast<int64_t>(x.size()) / d.channels();
-  abl::cpu::causal_conv_silu(x.data(), conv_w.data(), seqs.data(), static_cast<int64_t>(seqs.size()), d, st);
+  abl::cpu::causal_conv_silu(x.data(), conv_w.data(), nullptr, seqs.data(), static_cast<int64_t>(seqs.size()), d, st);
   std::vector<float> out(static_cast<size_t>(T * d.NV * d.DV));
   abl::cpu::gated_delta_rule(x.data(), ba.data(), a_log.data(), dt.data(), seqs.data(),
                              static_cast<int64_t>(seqs.size()), d, st, out.data());
@@ -87,7 +88,7 @@ TEST(LinearAttention, ConvIsCausalWithItsState) {
   States st(d, 1);
   const std::vector<float> in = x;
   const std::vector<AttnSeq> seqs = {{0, 5, 0, 5}};
-  abl::cpu::causal_conv_silu(x.data(), w.data(), seqs.data(), 1, d, st.view(slot));
+  abl::cpu::causal_conv_silu(x.data(), w.data(), nullptr, seqs.data(), 1, d, st.view(slot));
   for (int t = 0; t < 5; ++t) {
     for (int c = 0; c < 3; ++c) {
       double acc = 0;
@@ -182,6 +183,109 @@ TEST(LinearAttention, GatedNormAndSigmoidGate) {
   std::vector<float> y = in;
   abl::cpu::mul_sigmoid(y.data(), z.data(), 6);
   for (size_t k = 0; k < 6; ++k) EXPECT_NEAR(y[k], in[k] * sigmoid(z[k]), 1e-7);
+}
+
+TEST(LinearAttention, Mamba2ScanFollowsTheRecurrence) {
+  // Two groups (NK 2) of B and C of 2 (DK), four heads (NV 4) of 2 (DV): heads 0, 1 read group 0, heads 2, 3
+  // group 1. Three tokens, the scan written out in doubles; dt clamped to [0.05, 1.5].
+  const DeltaRuleDims d{2, 4, 2, 2, 1};
+  const int64_t C = d.channels(), T = 3;  // x (8) | B (4) | C (4)
+  const std::vector<float> x = randn(static_cast<size_t>(T * C), 31);
+  const std::vector<float> dt = randn(static_cast<size_t>(T * d.NV), 32, 1.5f);
+  const std::vector<float> a_log = {0.1f, -0.5f, 0.7f, 1.2f}, dt_bias = {0.3f, -0.2f, 0.0f, 0.9f};
+  const std::vector<float> D = {1.0f, -0.5f, 0.25f, 2.0f};
+  std::vector<int64_t> slot = {0};
+  States st(d, 1);
+  std::vector<float> out(static_cast<size_t>(T * d.NV * d.DV));
+  const std::vector<AttnSeq> seqs = {{0, T, 0, T}};
+  abl::cpu::mamba2_scan(x.data(), dt.data(), a_log.data(), dt_bias.data(), D.data(), seqs.data(), 1, d, {0.05f, 1.5f},
+                        st.view(slot), out.data());
+  for (int h = 0; h < 4; ++h) {
+    const int g = h / 2;
+    double S[2][2] = {{0, 0}, {0, 0}};  // (DK, DV)
+    for (int t = 0; t < T; ++t) {
+      const float* xt = x.data() + t * C;
+      const double raw = double{dt[static_cast<size_t>(t * 4 + h)]} + dt_bias[static_cast<size_t>(h)];
+      const double step = std::min(std::max(std::log1p(std::exp(raw)), 0.05), 1.5);
+      const double decay = std::exp(-std::exp(a_log[static_cast<size_t>(h)]) * step);
+      for (int j = 0; j < 2; ++j) {
+        double y = D[static_cast<size_t>(h)] * xt[h * 2 + j];
+        for (int i = 0; i < 2; ++i) {
+          S[i][j] = S[i][j] * decay + step * xt[8 + g * 2 + i] * xt[h * 2 + j];
+          y += S[i][j] * xt[12 + g * 2 + i];
+        }
+        EXPECT_NEAR(out[static_cast<size_t>(t * 8 + h * 2 + j)], y, 1e-5) << t << " " << h << " " << j;
+      }
+    }
+    for (int i = 0; i < 2; ++i) {
+      for (int j = 0; j < 2; ++j) EXPECT_NEAR(st.S[static_cast<size_t>(h * 4 + i * 2 + j)], S[i][j], 1e-5);
+    }
+  }
+}
+
+TEST(LinearAttention, Mamba2SequenceSplitOverPassesEqualsOnePass) {
+  // The conv with a bias, then the scan, over 9 tokens at once or as 5 + 1 + 3 in the sequence's slot.
+  const DeltaRuleDims d{2, 4, 3, 5, 4};
+  const int64_t T = 9, C = d.channels(), W = d.NV * d.DV;
+  const std::vector<float> x = randn(static_cast<size_t>(T * C), 41), dt = randn(static_cast<size_t>(T * d.NV), 42);
+  const std::vector<float> conv_w = randn(static_cast<size_t>(C * d.K), 43, 0.5f), bias = randn(static_cast<size_t>(C), 44);
+  const std::vector<float> a_log = randn(4, 45, 0.5f), dt_bias = randn(4, 46, 0.5f), D = randn(4, 47);
+  const auto run = [&](int64_t a, int64_t b, States& st) {
+    std::vector<int64_t> slot = {0};
+    std::vector<float> xs(x.begin() + a * C, x.begin() + b * C);
+    const std::vector<AttnSeq> seqs = {{0, b - a, 0, b}};
+    abl::cpu::causal_conv_silu(xs.data(), conv_w.data(), bias.data(), seqs.data(), 1, d, st.view(slot));
+    std::vector<float> out(static_cast<size_t>((b - a) * W));
+    abl::cpu::mamba2_scan(xs.data(), dt.data() + a * d.NV, a_log.data(), dt_bias.data(), D.data(), seqs.data(), 1, d,
+                          {0.0f, INFINITY}, st.view(slot), out.data());
+    return out;
+  };
+  States whole(d, 1), split(d, 1);
+  const std::vector<float> want = run(0, T, whole);
+  std::vector<float> got;
+  const int64_t cuts[] = {0, 5, 6, 9};
+  for (int i = 0; i < 3; ++i) {
+    const std::vector<float> part = run(cuts[i], cuts[i + 1], split);
+    got.insert(got.end(), part.begin(), part.end());
+  }
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i / W;
+  for (size_t i = 0; i < whole.S.size(); ++i) EXPECT_NEAR(split.S[i], whole.S[i], 1e-5);
+  EXPECT_EQ(split.conv, whole.conv);
+}
+
+TEST(LinearAttention, ConvBiasJoinsBeforeTheSiLU) {
+  const DeltaRuleDims d{1, 1, 1, 1, 2};  // three channels, kernel 2
+  std::vector<float> x = randn(4 * 3, 51);
+  const std::vector<float> w = randn(3 * 2, 52), bias = {0.5f, -1.0f, 2.0f}, in = x;
+  std::vector<int64_t> slot = {0};
+  States st(d, 1);
+  const std::vector<AttnSeq> seqs = {{0, 4, 0, 4}};
+  abl::cpu::causal_conv_silu(x.data(), w.data(), bias.data(), seqs.data(), 1, d, st.view(slot));
+  for (int t = 0; t < 4; ++t) {
+    for (int c = 0; c < 3; ++c) {
+      double acc = bias[static_cast<size_t>(c)] + w[static_cast<size_t>(c * 2 + 1)] * in[static_cast<size_t>(t * 3 + c)];
+      if (t > 0) acc += w[static_cast<size_t>(c * 2)] * in[static_cast<size_t>((t - 1) * 3 + c)];
+      EXPECT_NEAR(x[static_cast<size_t>(t * 3 + c)], acc * sigmoid(acc), 1e-6) << t << " " << c;
+    }
+  }
+}
+
+TEST(LinearAttention, NormOfGatedMultipliesBeforeNormalising) {
+  std::vector<float> x = {1.0f, -2.0f, 3.0f, 0.5f, 0.25f, -1.0f};
+  const std::vector<float> z = {0.3f, -0.6f, 1.2f, 2.0f, -0.1f, 0.0f}, w = {0.5f, 1.5f, -1.0f};
+  const std::vector<float> in = x;
+  abl::cpu::rmsnorm_of_gated(x.data(), w.data(), z.data(), 2, 3, 1e-6f);
+  for (int r = 0; r < 2; ++r) {
+    double g[3], ss = 0;
+    for (int i = 0; i < 3; ++i) {
+      const size_t k = static_cast<size_t>(r * 3 + i);
+      g[i] = in[k] * z[k] * sigmoid(z[k]);
+      ss += g[i] * g[i];
+    }
+    const double inv = 1.0 / std::sqrt(ss / 3 + 1e-6);
+    for (int i = 0; i < 3; ++i) EXPECT_NEAR(x[static_cast<size_t>(r * 3 + i)], w[static_cast<size_t>(i)] * g[i] * inv, 1e-6);
+  }
 }
 
 }  // namespace

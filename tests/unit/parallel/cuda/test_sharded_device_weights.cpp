@@ -43,7 +43,8 @@ std::vector<std::string> layout_models() {
           f + "/golden/glm4-interleaved-rope", f + "/golden/glm4-moe",
           f + "/golden/granite-moe-shared", f + "/golden/gpt-oss", f + "/golden/cohere2",
           f + "/golden/cohere-qknorm", f + "/golden/llama-bias", f + "/golden/seed-oss",
-          f + "/golden/phimoe",      f + "/golden/llama4-mm",        f + "/golden/granite4-micro"};
+          f + "/golden/phimoe",      f + "/golden/llama4-mm",        f + "/golden/granite4-micro",
+          f + "/golden/qwen3-next",  f + "/golden/granite4-h"};
 }
 
 model::ModelSpec spec_of(const std::string& m) {
@@ -99,9 +100,11 @@ TEST(DeviceUnitLayoutHost, TensorsInSlotOrderOnAlignedOffsets) {
         EXPECT_EQ(t.offset % cuda::kDeviceTensorAlign, 0) << model::role_name(t.role);
         EXPECT_GE(t.offset, end);
         EXPECT_LT(t.offset - end, cuda::kDeviceTensorAlign);
-        // fp32 (two bf16 elements per value) exactly for the router's biases and the attention sinks
-        EXPECT_EQ(t.f32, t.role == model::WeightRole::router_bias || t.role == model::WeightRole::router_logit_bias ||
-                             t.role == model::WeightRole::attn_sinks)
+        // fp32 (two bf16 elements per value) exactly for the router's biases, the attention sinks and the
+        // linear layers' per-head decay parameters (A_log, dt_bias, Mamba-2's D)
+        using R = model::WeightRole;
+        EXPECT_EQ(t.f32, t.role == R::router_bias || t.role == R::router_logit_bias || t.role == R::attn_sinks ||
+                             t.role == R::linear_a_log || t.role == R::linear_dt_bias || t.role == R::mamba_d)
             << model::role_name(t.role);
         EXPECT_EQ(t.size, model::element_count(t.weight.shape) * (t.f32 ? 2 : 1));
         end = t.offset + t.size;
