@@ -74,6 +74,7 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
       case model::WeightRole::mamba_dt: w.mamba_dt = p; break;
       case model::WeightRole::linear_conv_bias: w.lin_conv_bias = p; break;
       case model::WeightRole::mamba_d: w.mamba_d = p; break;
+      case model::WeightRole::short_conv_in: w.short_conv_in = p; break;
       case model::WeightRole::o_proj: w.wo = p; break;
       case model::WeightRole::o_bias: w.bo = p; break;
       case model::WeightRole::attn_sinks: w.sinks = p; break;

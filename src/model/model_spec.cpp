@@ -64,6 +64,7 @@ void granite_keys(const Keys& k, ModelSpec& s);
 void granite_moe_keys(const Keys& k, ModelSpec& s);
 void granite_hybrid_keys(const Keys& k, ModelSpec& s);
 void mamba2_keys(const Keys& k, ModelSpec& s);
+void lfm2_keys(const Keys& k, ModelSpec& s);
 void hunyuan_dense_keys(const Keys& k, ModelSpec& s);
 void gpt_oss_keys(const Keys& k, ModelSpec& s);
 void cohere_keys(const Keys& k, ModelSpec& s);
@@ -87,6 +88,12 @@ constexpr const char* kGraniteHybridDefaults = R"({"vocab_size": 32000, "hidden_
   "num_experts_per_tok": 2, "shared_intermediate_size": 1024, "mamba_n_heads": 128, "mamba_n_groups": 1,
   "mamba_d_state": 256, "mamba_d_head": "auto", "mamba_d_conv": 4, "mamba_expand": 2, "mamba_conv_bias": true,
   "mamba_proj_bias": false})";
+// Lfm2Config, for absent keys (no hidden_act: the MLP is SwiGLU; rope_theta 1e6 unless "theta" says).
+constexpr const char* kLfm2Defaults = R"({"vocab_size": 65536, "hidden_size": 2560, "intermediate_size": 12288,
+  "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 128000,
+  "norm_eps": 1e-05, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "tie_word_embeddings": true,
+  "rope_theta": 1000000.0, "conv_bias": false, "conv_L_cache": 3, "block_multiple_of": 256,
+  "block_ffn_dim_multiplier": 1.0, "block_auto_adjust_ff_dim": true})";
 // HunYuanDenseV1Config, for absent keys.
 constexpr const char* kHunyuanDenseDefaults = R"({"vocab_size": 290943, "hidden_size": 4096,
   "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu",
@@ -361,6 +368,8 @@ const Family kFamilies[] = {
     // Hunyuan-0.5B/1.8B/4B/7B (-Instruct): Llama with per-head q/k norms after RoPE, RoPE's base raised by
     // the dynamic scaling's alpha
     {"HunYuanDenseV1ForCausalLM", false, true, true, 0, 0, 0, W::none, 0, kHunyuanDenseDefaults, hunyuan_dense_keys},
+    // LFM2 (350M, 700M, 1.2B, 2.6B): short-convolution layers beside attention layers with per-head q/k norms
+    {"Lfm2ForCausalLM", false, true, false, 0, 0, 0, W::none, 0, kLfm2Defaults, lfm2_keys},
     {"MixtralForCausalLM", false, false, false, 0, 8, 4096 * 32, W::always, 0, nullptr, mixtral_keys},
     // Llama 4 Scout, Maverick (the language model): NoPE every 4th layer, the others chunked with interleaved
     // RoPE and L2-normed q/k; a sigmoid top-k router scaling the experts' inputs, a shared expert
@@ -825,7 +834,61 @@ void mamba2_keys(const Keys& k, ModelSpec& s) {
     if (!(s.mamba_dt_min >= 0) || !(s.mamba_dt_max > s.mamba_dt_min)) {
       limit->fail(fmt::format("[{}, {}] is not a range 0 <= min < max", s.mamba_dt_min, s.mamba_dt_max));
     }
+    // the engines clamp in fp32: a bound beyond its range is none
+    if (s.mamba_dt_max > std::numeric_limits<float>::max()) s.mamba_dt_max = std::numeric_limits<double>::infinity();
   }
+}
+
+// models/lfm2 (Lfm2Config, Lfm2DecoderLayer, Lfm2ShortConv, Lfm2MLP): layer_types of "conv" / "full_attention"
+// (else full_attn_idxs lists the attention layers, every layer without it); per-head q/k RMSNorms before RoPE;
+// norm_eps; "theta" (the original key) over rope_theta; "tie_embedding" over tie_word_embeddings; the MLP's width
+// from block_ff_dim (else intermediate_size) as Lfm2MLP adjusts it: 2/3 of it, then, with a
+// block_ffn_dim_multiplier, times it and rounded up to block_multiple_of.
+void lfm2_keys(const Keys& k, ModelSpec& s) {
+  s.lfm2_names = true;
+  s.qk_norm_names = ModelSpec::QkNormNames::q_layernorm;
+  s.rms_norm_eps = k.get_double("norm_eps");
+  if (auto theta = k.find("theta")) s.rope_theta = theta->as_double();
+  if (auto tie = k.find("tie_embedding")) s.tied_embeddings = tie->as_bool();
+  int64_t ff = k.get_int("block_ff_dim", k.get_int("intermediate_size"));
+  if (k.get_bool("block_auto_adjust_ff_dim", true)) {
+    ff = 2 * ff / 3;
+    // transformers rounds inside the multiplier's `if` (a null multiplier leaves 2/3 unrounded; vLLM and llama.cpp
+    // round either way: the released configs' 1.0 makes them agree)
+    if (auto m = k.find("block_ffn_dim_multiplier")) {
+      ff = static_cast<int64_t>(m->as_double() * static_cast<double>(ff));
+      const int64_t multiple = k.get_int("block_multiple_of");
+      if (multiple <= 0) bad_key(s, "block_multiple_of", fmt::format("must be positive, found {}", multiple));
+      ff = multiple * ((ff + multiple - 1) / multiple);
+    }
+  }
+  s.intermediate_size = ff;
+  if (k.get_bool("conv_bias", false)) {
+    bad_key(s, "conv_bias", "true is not supported (biases on conv.in_proj, conv.conv and conv.out_proj; no LFM2 "
+                            "release has them)");
+  }
+  s.linear_layers.assign(static_cast<size_t>(s.num_layers), 0);
+  const bool listed = each_layer_type(k, s, [&](int64_t l, const std::string& name, const io::JsonValue& t) {
+    if (name != "conv" && name != "full_attention") t.fail(fmt::format("'{}' is not a layer type (conv, full_attention)", name));
+    s.linear_layers[static_cast<size_t>(l)] = name == "conv";
+  });
+  if (!listed) {
+    if (auto idx = k.find("full_attn_idxs")) {
+      s.linear_layers.assign(static_cast<size_t>(s.num_layers), 1);
+      for (int64_t l : idx->as_int_list()) {
+        if (l < 0 || l >= s.num_layers) idx->fail(fmt::format("layer {} is outside [0, {})", l, s.num_layers));
+        s.linear_layers[static_cast<size_t>(l)] = 0;
+      }
+    }
+  }
+  if (std::find(s.linear_layers.begin(), s.linear_layers.end(), 1) == s.linear_layers.end()) {
+    s.linear_layers.clear();
+    return;
+  }
+  s.linear_mixer = ModelSpec::LinearMixer::short_conv;
+  s.linear_num_value_heads = 1;
+  s.linear_value_head_dim = s.hidden_size;
+  s.linear_conv_kernel = k.get_int("conv_L_cache");
 }
 
 // models/hunyuan_v1_dense (HunYuanDenseV1Attention, HunYuanDenseV1RotaryEmbedding): Llama's layers; RoPE,
@@ -1869,17 +1932,19 @@ void validate_model_spec(const ModelSpec& s) {
     if (static_cast<int64_t>(s.linear_layers.size()) != s.num_layers) {
       bad_key(s, "layer_types", fmt::format("{} layer types for {} layers", s.linear_layers.size(), s.num_layers));
     }
-    // the config's names of NK, NV, DK, DV, K
-    const bool mamba = s.mamba2();
+    // the config's names of NK, NV, DK, DV, K (LFM2's short conv: only K; no heads, no state)
+    const bool mamba = s.mamba2(), short_conv = s.linear_mixer == ModelSpec::LinearMixer::short_conv;
     const char* nk = mamba ? "mamba_n_groups" : "linear_num_key_heads";
     const char* nv = mamba ? "mamba_n_heads" : "linear_num_value_heads";
-    const char* conv = mamba ? "mamba_d_conv" : "linear_conv_kernel_dim";
-    check_size(s, nk, s.linear_num_key_heads);
-    check_size(s, nv, s.linear_num_value_heads);
-    check_size(s, mamba ? "mamba_d_state" : "linear_key_head_dim", s.linear_key_head_dim);
-    check_size(s, mamba ? "mamba_d_head" : "linear_value_head_dim", s.linear_value_head_dim);
+    const char* conv = short_conv ? "conv_L_cache" : mamba ? "mamba_d_conv" : "linear_conv_kernel_dim";
     check_size(s, conv, s.linear_conv_kernel);
-    if (s.linear_num_value_heads % s.linear_num_key_heads != 0) {
+    if (!short_conv) {
+      check_size(s, nk, s.linear_num_key_heads);
+      check_size(s, nv, s.linear_num_value_heads);
+      check_size(s, mamba ? "mamba_d_state" : "linear_key_head_dim", s.linear_key_head_dim);
+      check_size(s, mamba ? "mamba_d_head" : "linear_value_head_dim", s.linear_value_head_dim);
+    }
+    if (!short_conv && s.linear_num_value_heads % s.linear_num_key_heads != 0) {
       bad_key(s, nv, fmt::format("{} is not a multiple of {} {}", s.linear_num_value_heads, nk, s.linear_num_key_heads));
     }
     if (s.linear_conv_kernel > 64) {

@@ -49,6 +49,9 @@ std::string describe(const ModelSpec& s) {
                          s.mamba_dt_min > 0 || std::isfinite(s.mamba_dt_max)
                              ? fmt::format(", dt in [{}, {}]", s.mamba_dt_min, s.mamba_dt_max)
                              : std::string());
+  } else if (!s.linear_layers.empty() && s.linear_mixer == ModelSpec::LinearMixer::short_conv) {
+    flags += fmt::format(", short conv on {}/{} layers (conv {})", s.num_layers - s.attention_layers(), s.num_layers,
+                         s.linear_conv_kernel);
   } else if (!s.linear_layers.empty()) {
     flags += fmt::format(", gated delta rule on {}/{} layers (key heads {}x{}, value heads {}x{}, conv {}{})",
                          s.num_layers - s.attention_layers(), s.num_layers, s.linear_num_key_heads,
@@ -170,8 +173,8 @@ std::string fingerprint(const ModelSpec& s) {
   out += fmt::format("|linear [{}] NK{} NV{} DK{} DV{} K{} fused {} gate {}", fmt::join(s.linear_layers, ""),
                      s.linear_num_key_heads, s.linear_num_value_heads, s.linear_key_head_dim, s.linear_value_head_dim,
                      s.linear_conv_kernel, s.linear_fused_projections, s.attn_output_gate);
-  out += fmt::format("|mixer {} conv bias {} dt {:a} {:a}", static_cast<int>(s.linear_mixer), s.linear_conv_bias,
-                     s.mamba_dt_min, s.mamba_dt_max);
+  out += fmt::format("|mixer {} conv bias {} dt {:a} {:a} lfm2 names {}", static_cast<int>(s.linear_mixer),
+                     s.linear_conv_bias, s.mamba_dt_min, s.mamba_dt_max, s.lfm2_names);
   out += fmt::format("|tokens bos {} eos [{}] pad {} dtype {}", s.bos_token_id ? *s.bos_token_id : -1,
                      fmt::join(s.eos_token_ids, " "), s.pad_token_id ? *s.pad_token_id : -1,
                      s.torch_dtype ? static_cast<int>(*s.torch_dtype) : -1);

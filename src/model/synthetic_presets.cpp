@@ -171,6 +171,15 @@ const Preset kPresets[] = {
       "residual_multiplier": 0.22, "logits_scaling": 10, "max_position_embeddings": 131072, "rms_norm_eps": 1e-05,
       "rope_theta": 10000, "tie_word_embeddings": true, "bos_token_id": 100257, "eos_token_id": 100257,
       "pad_token_id": 100256, "torch_dtype": "bfloat16"})"},
+    // LFM2-1.2B's shape: 10 short-conv layers, 6 attention layers with q/k norms, the MLP adjusted to 8192 (1.17B)
+    {"lfm2-1.2b", R"({"architectures": ["Lfm2ForCausalLM"], "vocab_size": 65536, "hidden_size": 2048,
+      "block_ff_dim": 12288, "intermediate_size": 12288, "block_auto_adjust_ff_dim": true, "block_multiple_of": 256,
+      "block_ffn_dim_multiplier": 1.0, "num_hidden_layers": 16, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "full_attention", "conv", "conv",
+      "full_attention", "conv", "full_attention", "conv", "full_attention", "conv", "full_attention", "conv"],
+      "conv_L_cache": 3, "conv_bias": false, "norm_eps": 1e-05, "rope_theta": 1000000.0,
+      "max_position_embeddings": 128000, "tie_word_embeddings": true, "bos_token_id": 1, "eos_token_id": 7,
+      "pad_token_id": 0, "torch_dtype": "bfloat16"})"},
     // Hunyuan-7B-Instruct's shape: per-head q/k norms after RoPE, the base raised by alpha 1000 (7.5B)
     {"hunyuan-7b", R"({"architectures": ["HunYuanDenseV1ForCausalLM"], "vocab_size": 128167, "hidden_size": 4096,
       "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,

@@ -463,6 +463,7 @@ std::string_view role_name(WeightRole role) {
     case WeightRole::mamba_dt: return "mamba_dt";
     case WeightRole::linear_conv_bias: return "linear_conv_bias";
     case WeightRole::mamba_d: return "mamba_d";
+    case WeightRole::short_conv_in: return "short_conv_in";
     case WeightRole::o_proj: return "o_proj";
     case WeightRole::o_bias: return "o_bias";
     case WeightRole::attn_sinks: return "attn_sinks";
@@ -583,6 +584,15 @@ void add_mamba2_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
   add(WeightRole::o_proj, "out_proj.weight", {H, I}, "(hidden_size, mamba_expand*hidden_size)");
 }
 
+// LFM2's short convolution (Lfm2ShortConv.__init__): in_proj (B | C | x rows), the depthwise conv, out_proj.
+void add_short_conv_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
+  const int64_t H = s.hidden_size;
+  v.push_back(layer_slot(s, WeightRole::short_conv_in, "conv.in_proj.weight", {3 * H, H}, "(3*hidden_size, hidden_size)"));
+  v.push_back(layer_slot(s, WeightRole::linear_conv, "conv.conv.weight", {H, 1, s.linear_conv_kernel},
+                         "(hidden_size, 1, conv_L_cache)"));
+  v.push_back(layer_slot(s, WeightRole::o_proj, "conv.out_proj.weight", {H, H}, "(hidden_size, hidden_size)"));
+}
+
 std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
   const int64_t H = s.hidden_size, F = s.intermediate_size, HD = s.head_dim;
   const int64_t QD = s.q_dim(), KVD = s.kv_dim();
@@ -590,12 +600,14 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
   auto add = [&](WeightRole role, const std::string& name, std::vector<int64_t> shape, const char* doc) {
     v.push_back(layer_slot(s, role, name, std::move(shape), doc));
   };
-  if (s.input_norms) add(WeightRole::attn_norm, "input_layernorm.weight", {H}, "(hidden_size)");
+  if (s.input_norms) add(WeightRole::attn_norm, s.lfm2_names ? "operator_norm.weight" : "input_layernorm.weight", {H}, "(hidden_size)");
   if (s.input_norms && s.norm_bias) add(WeightRole::attn_norm_bias, "input_layernorm.bias", {H}, "(hidden_size)");
   const size_t q_at = v.size();
   const bool linear = s.is_linear_layer(layer);
   if (linear && s.mamba2()) {
     add_mamba2_slots(s, v);
+  } else if (linear && s.linear_mixer == ModelSpec::LinearMixer::short_conv) {
+    add_short_conv_slots(s, v);
   } else if (linear) {
     add_linear_attention_slots(s, v);
   } else if (s.mla) {
@@ -632,16 +644,23 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     add(WeightRole::q_norm, "self_attn.q_norm.weight", {QD}, "(num_attention_heads*head_dim)");
     add(WeightRole::k_norm, "self_attn.k_norm.weight", {KVD}, "(num_key_value_heads*head_dim)");
   } else if (s.qk_norm) {
-    const bool hunyuan = s.qk_norm_names == ModelSpec::QkNormNames::query_layernorm;
-    add(WeightRole::q_norm, hunyuan ? "self_attn.query_layernorm.weight" : "self_attn.q_norm.weight", {HD}, "(head_dim)");
-    add(WeightRole::k_norm, hunyuan ? "self_attn.key_layernorm.weight" : "self_attn.k_norm.weight", {HD}, "(head_dim)");
+    using N = ModelSpec::QkNormNames;
+    const char* q = s.qk_norm_names == N::query_layernorm ? "self_attn.query_layernorm.weight"
+                    : s.qk_norm_names == N::q_layernorm  ? "self_attn.q_layernorm.weight"
+                                                         : "self_attn.q_norm.weight";
+    const char* k = s.qk_norm_names == N::query_layernorm ? "self_attn.key_layernorm.weight"
+                    : s.qk_norm_names == N::q_layernorm  ? "self_attn.k_layernorm.weight"
+                                                         : "self_attn.k_norm.weight";
+    add(WeightRole::q_norm, q, {HD}, "(head_dim)");
+    add(WeightRole::k_norm, k, {HD}, "(head_dim)");
   }
   if (s.attn_sinks) add(WeightRole::attn_sinks, "self_attn.sinks", {s.num_heads}, "(num_attention_heads)");
   if (linear) {
   } else if (s.mla) {
     add(WeightRole::o_proj, "self_attn.o_proj.weight", {H, s.o_dim()}, "(hidden_size, num_attention_heads*v_head_dim)");
   } else {
-    add(WeightRole::o_proj, "self_attn.o_proj.weight", {H, QD}, "(hidden_size, num_attention_heads*head_dim)");
+    add(WeightRole::o_proj, s.lfm2_names ? "self_attn.out_proj.weight" : "self_attn.o_proj.weight", {H, QD},
+        "(hidden_size, num_attention_heads*head_dim)");
   }
   if (s.o_bias) add(WeightRole::o_bias, "self_attn.o_proj.bias", {H}, "(hidden_size)");
   const bool glm4 = s.sandwich_names == ModelSpec::SandwichNames::glm4;
@@ -653,7 +672,7 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
           "(hidden_size)");
     }
   } else if (!s.parallel_block) {  // (Cohere's parallel block: the MLP reads input_layernorm's output)
-    add(WeightRole::mlp_norm, "post_attention_layernorm.weight", {H}, "(hidden_size)");
+    add(WeightRole::mlp_norm, s.lfm2_names ? "ffn_norm.weight" : "post_attention_layernorm.weight", {H}, "(hidden_size)");
     if (s.norm_bias) add(WeightRole::mlp_norm_bias, "post_attention_layernorm.bias", {H}, "(hidden_size)");
   }
   if (s.is_moe_layer(layer)) {
@@ -665,6 +684,11 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     add(WeightRole::up_proj, "shared_mlp.input_linear.weight", {F, H}, "");
     fuse_rows(v, gate_at, 2, "shared_mlp.input_linear.weight", "(2*shared_intermediate_size, hidden_size)");
     add(WeightRole::down_proj, "shared_mlp.output_linear.weight", {H, F}, "(hidden_size, shared_intermediate_size)");
+  } else if (s.lfm2_names) {
+    // Lfm2MLP: w2(silu(w1(x)) * w3(x))
+    add(WeightRole::gate_proj, "feed_forward.w1.weight", {F, H}, "(intermediate_size adjusted, hidden_size)");
+    add(WeightRole::up_proj, "feed_forward.w3.weight", {F, H}, "(intermediate_size adjusted, hidden_size)");
+    add(WeightRole::down_proj, "feed_forward.w2.weight", {H, F}, "(hidden_size, intermediate_size adjusted)");
   } else {
     const size_t gate_at = v.size();
     const std::string mlp = s.expert_names == ModelSpec::ExpertNames::llama4 ? "feed_forward." : "mlp.";
@@ -697,7 +721,8 @@ std::vector<WeightSlot> global_slots(const ModelSpec& s) {
   };
   std::vector<WeightSlot> v;
   v.push_back(slot(WeightRole::embed, s.weight_prefix + "embed_tokens.weight", {V, H}, "(vocab_size, hidden_size)"));
-  v.push_back(slot(WeightRole::final_norm, s.weight_prefix + "norm.weight", {H}, "(hidden_size)"));
+  v.push_back(slot(WeightRole::final_norm, s.weight_prefix + (s.lfm2_names ? "embedding_norm.weight" : "norm.weight"), {H},
+                   "(hidden_size)"));
   if (s.norm_bias) v.push_back(slot(WeightRole::final_norm_bias, s.weight_prefix + "norm.bias", {H}, "(hidden_size)"));
   if (s.lm_head_bias) {
     const std::string& w = s.lm_head_name;  // "....weight" -> "....bias"

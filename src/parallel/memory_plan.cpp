@@ -242,7 +242,7 @@ engine::BufferPlan activation_buffers(const model::ModelSpec& spec, int64_t B, i
   if (spec.attn_output_gate) b.add(fmt::format("attention output gate (T,NH*HD) {}", at), T * spec.q_dim() * a);
   if (!spec.linear_layers.empty()) {
     b.add(fmt::format("linear attention q|k|v (T,C), z (T,NV*DV), b|a (T,2*NV) {}", at),
-          T * (spec.linear_conv_dim() + spec.linear_value_dim() + 2 * spec.linear_num_value_heads) * a);
+          T * (spec.linear_in_dim() + spec.linear_value_dim() + 2 * spec.linear_num_value_heads) * a);
   }
   b.add(fmt::format("projection out y (T,H) {}", at), T * H * a);
   b.add(fmt::format("gate, up (T,F) {}", at), 2 * T * F * a);

@@ -81,6 +81,14 @@ FAMILIES = [
     # SSD scan with 2 groups of B / C, D skip, gated RMSNorm over the whole intermediate size) around a NoPE attention
     # layer, mamba_chunk_size 8, shared_mlp as the whole MLP, the multipliers, tied
     ("GraniteMoeHybridForCausalLM", "granite4-h"),
+    # Granite 4.0-H with experts (granite-4.0-h-tiny / -small's shape): Mamba-2 layers (4 heads of 32, one group of B / C
+    # as released, state 32, mamba_chunk_size 16) around a NoPE attention layer, on every layer 4 stacked experts top-2
+    # (softmax of the top-2 router logits) plus the ungated shared_mlp, the multipliers, untied
+    ("GraniteMoeHybridForCausalLM", "granite4-h-moe"),
+    # Liquid AI's LFM2 (LFM2-350M / 700M / 1.2B / 2.6B): gated short-conv layers (in_proj B | C | x, y = C conv(B x),
+    # a depthwise causal conv of 3 without bias) beside attention with per-head q/k layernorms before RoPE, the SwiGLU
+    # width adjusted from block_ff_dim, the original config keys, LFM2's tensor names, tied
+    ("Lfm2ForCausalLM", "lfm2"),
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

@@ -391,7 +391,8 @@
      new NoPE-layer query scaled by its own position; 3. the MoE block against an index_add_ loop over the scored
      inputs; 6. the adjacent-pair RoPE against rotate-half on permuted q/k rows.)
  28. Granite 4.0 (granite4-micro, granite4-moe-nope: GraniteMoeHybridForCausalLM with layer_types all "attention";
-     granite4-h: Mamba-2 layers beside a NoPE attention layer): a second forward pass written here from
+     granite4-h: Mamba-2 layers beside a NoPE attention layer; granite4-h-moe: Mamba-2 layers with experts plus
+     shared_mlp on every layer, granite-4.0-h-tiny / -small's shape): a second forward pass written here from
      models/granitemoehybrid/modeling_granitemoehybrid.py and configuration_granitemoehybrid.py (`GraniteHybridCheck`:
      GraniteMoeHybridConfig's defaults and layers_block_type, the rotary embedding only with position_embedding_type
      "rope" (the rotate-half pairs as complex numbers), scores times attention_multiplier per head with an explicit mask
@@ -408,7 +409,8 @@
      block_sparse_moe.* only with experts, lm_head only untied); config.json is in GraniteMoeHybridConfig's saved
      spelling (mamba_* keys with d_head x n_heads = expand x hidden, no head_dim, intermediate_size !=
      shared_intermediate_size, attention_multiplier != head_dim^-0.5; with Mamba-2 layers a chunk size that prompt 4
-     crosses twice and some prompt ends inside of, 1 < n_groups < n_heads, the conv bias, no projection biases);
+     crosses twice and some prompt ends inside of, 1 < n_groups < n_heads without experts and n_groups 1 with experts
+     (as released), the conv bias, no projection biases);
      reference.Spec and golden.json read the layers, the mixer's sizes, RoPE, MLP, multipliers and eps as
      GraniteHybridCheck does; position_embedding_type null, absent and "nope" all give no RoPE (null / "nope": the NoPE
      fixtures' logits exactly); no layer_types (absent, null or []) reads every layer as Mamba-2 and a listed "mamba"
@@ -418,7 +420,8 @@
      reproduced, and after prompt 4 the chunked scan leaves the recurrence's ssm and conv states (1e-5); without experts
      intermediate_size is not read; with experts GraniteHybridCheck's router gives golden.json's expert_ids_last and
      routing gaps; golden.json has exactly the what-ifs of golden_models.granite_description and
-     granite_hybrid_what_ifs and GraniteHybridCheck reproduces each (1e-3, each over 1e-2); reference.Spec refuses a
+     granite_hybrid_what_ifs (with experts beside Mamba-2 layers also num_experts_per_tok read as 1) and
+     GraniteHybridCheck reproduces each (1e-3, each over 1e-2); reference.Spec refuses a
      short layer_types, an unknown layer type, another position_embedding_type, attention_bias, shared_intermediate_size
      0, a negative num_local_experts, transformers 5's rope_parameters, mamba_d_head x mamba_n_heads != mamba_expand x
      hidden_size, mamba_n_heads not dividing mamba_expand x hidden_size, a mamba_chunk_size of 0 and, with a Mamba-2
@@ -443,6 +446,31 @@
      each (1e-3, each over 1e-2); reference.Spec refuses a missing or null head_dim, use_qk_norm false, a linear or an
      alpha-less dynamic rope_scaling, transformers 5's rope_parameters, attention_bias and mlp_bias. (1. checks the KV
      cache, which holds the normed keys.)
+ 30. LFM2 (lfm2: Lfm2ForCausalLM): a second forward pass written here from models/lfm2/modeling_lfm2.py and
+     configuration_lfm2.py (`Lfm2Check`: Lfm2Config's defaults and original-key readings (block_ff_dim over
+     intermediate_size, theta over rope_theta, tie_embedding over tie_word_embeddings, layer_types else full_attn_idxs),
+     Lfm2MLP.__init__'s width rule written with math.ceil, operator_norm / ffn_norm / embedding_norm, Lfm2Attention's
+     q_layernorm / k_layernorm before the rotate-half RoPE turned as complex numbers, per-head attention with an explicit
+     mask and a hand-written softmax, out_proj; Lfm2ShortConv with in_proj chunked into B, C, x, the causal depthwise
+     conv over B x as a sum over its taps, y = C conv_out, out_proj; Lfm2MLP) reproduces logits_last, hidden_last and
+     logits_all_0 (1e-4) and every golden greedy id (no cache); run as transformers' generate runs the conv (each prompt
+     in one call, every generated token on Lfm2ShortConv.slow_forward's cached path: the conv state rolled, the new B x
+     written at cache_position clamped to conv_L_cache - 1, summed against the kernel) it gives the golden greedy ids
+     again, its logits within 1e-4 of reference.forward's over the whole sequences; reference's cached one-token step
+     after prompt 4 equals the whole sequence run again (1e-5), each conv layer caching (1, H, conv_L_cache); the file
+     holds exactly Lfm2's tensors (operator_norm / ffn_norm, conv.in_proj (3H, H) / conv.conv (H, 1, K) / conv.out_proj
+     on conv layers, self_attn.q/k/v_proj, q_layernorm / k_layernorm (head_dim,) and out_proj on attention layers,
+     feed_forward.w1 / w3 / w2 at the adjusted width, model.embedding_norm, no lm_head: tied), all BF16; config.json is
+     in the LFM2 releases' spelling (block_ff_dim = intermediate_size != the adjusted width, block_dim / conv_dim /
+     conv_dim_out / num_heads / block_norm_eps, layer_types listed with full_attn_idxs null, no head_dim / theta /
+     tie_embedding); reference.Spec and golden.json read the layer types, conv_L_cache, the width, norm_eps, the q/k
+     norms, rope_theta and its inverse frequencies, LFM2's names and the tied head as Lfm2Check does, and reference.Spec
+     reads full_attn_idxs without layer_types, neither key (every layer attention), "theta", tie_embedding, a changed
+     intermediate_size beside block_ff_dim, intermediate_size alone and five width settings (a null multiplier: no
+     rounding) as Lfm2Check does; golden.json has exactly the what-ifs of golden_models.lfm2_what_ifs and Lfm2Check
+     reproduces each (1e-3, each over 1e-2); reference.Spec refuses conv_bias true, an unknown layer type, a short
+     layer_types, conv_L_cache 0, rope_scaling, transformers 5's rope_parameters and block_multiple_of 0. (1. checks the
+     KV cache with the conv layers' states.)
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
@@ -5607,7 +5635,7 @@ class GraniteHybridCheck:
     What-ifs: `embedding_multiplier`, `attention_multiplier`, `residual_multiplier`, `logits_scaling` (each set to its
     plain value), `rope` (the rotation on or off), `shared_mlp` (False: no shared_mlp beside the experts), `swapped`
     (input_linear's halves read up first), `shared_width` (shared_mlp read at that width from the start of each stored
-    buffer); on Mamba-2 layers `conv_bias`, `conv_act`, `D`, `dt_bias`, `dt_softplus` (False: each left out),
+    buffer), `k` (num_experts_per_tok: 1, the top-1 expert alone); on Mamba-2 layers `conv_bias`, `conv_act`, `D`, `dt_bias`, `dt_softplus` (False: each left out),
     `norm_first` (True: the RMSNorm before silu(gate)), `norm_group` (an int: the RMSNorm over groups of that many
     values), `head_group` ("first": every head reads group 0; "tile": head h reads group h % n_groups), `reset_chunk`
     (an int: the state back to zero every that many tokens). `router_calls`: None, or a list that receives (layer,
@@ -5851,11 +5879,12 @@ def check_granite_hybrid(name, spec, p, g, st):
                 cfg["rms_norm_eps"] != ref.DEFAULTS[ref.GRANITE_HYBRID]["rms_norm_eps"] and
                 (cfg["num_experts_per_tok"] == 0) == (cfg["num_local_experts"] == 0) and "time_step_limit" not in cfg)
     if any(mamba):
-        # with Mamba-2 layers: a chunk size that prompt 4 crosses twice and some prompt ends inside of, more than one
-        # group (so that the head -> group map matters), the conv bias, no projection biases
+        # with Mamba-2 layers: a chunk size that prompt 4 crosses twice and some prompt ends inside of, heads sharing
+        # the groups (more than one group without experts, granite4-h, so that the head -> group map matters; with
+        # experts, granite4-h-moe, one as granite-4.0-h-tiny / -small have), the conv bias, no projection biases
         lengths = [len(e["input_ids"]) for e in g["prompts"]]
         spelling = (spelling and len(g["prompts"][4]["input_ids"]) > 2 * cfg["mamba_chunk_size"] and
-                    any(n % cfg["mamba_chunk_size"] for n in lengths) and 1 < G < NH and
+                    any(n % cfg["mamba_chunk_size"] for n in lengths) and (1 < G if not m.E else G == 1) and G < NH and
                     cfg["mamba_conv_bias"] is True and cfg["mamba_proj_bias"] is False)
     check(spelling, "%s: config.json in GraniteMoeHybridConfig's saved spelling (layer_types %s, "
           "position_embedding_type %r, the mamba_* keys (d_head %d x n_heads %d = expand %d x hidden %d%s), no head_dim, num_local_experts %d / "
@@ -5955,6 +5984,8 @@ def check_granite_hybrid(name, spec, p, g, st):
              "shared_mlp_halves_swapped": ("swapped", True), "shared_mlp_width_intermediate_size": ("shared_width", F_)}
     if m.E:
         names["shared_mlp"] = ("shared_mlp", False)
+    if m.E and m.k > 1 and any(mamba):
+        names["num_experts_per_tok_1"] = ("k", 1)
     if any(mamba):
         names.update({"mamba_conv_bias": ("conv_bias", False), "mamba_conv_activation": ("conv_act", False),
                       "mamba_D": ("D", False), "mamba_dt_bias": ("dt_bias", False),
@@ -6222,6 +6253,298 @@ def check_hunyuan_dense(name, spec, p, g, st):
                                                           " (accepted: %s)" % wrong if wrong else ""))
 
 
+class Lfm2Check:
+    """Lfm2ForCausalLM's forward pass again, from models/lfm2/modeling_lfm2.py (generated from modular_lfm2.py) and
+    configuration_lfm2.py, sharing nothing with reference.py but the safetensors reader: Lfm2Config's defaults and its
+    original-key readings (`kwargs.get("block_ff_dim", intermediate_size)`, `kwargs.get("theta", rope_theta)`,
+    `kwargs.get("tie_embedding", tie_word_embeddings)`; layer_types, else "full_attention" on full_attn_idxs (all
+    layers without it) and "conv" elsewhere); Lfm2MLP.__init__'s width rule (block_auto_adjust_ff_dim: int(2 ff / 3), and
+    with block_ffn_dim_multiplier not None int(multiplier ff) rounded up to block_multiple_of; written here with
+    math.ceil); Lfm2Model.forward (no embedding scale, every layer, model.embedding_norm); Lfm2RMSNorm (x / sqrt(mean(x^2)
+    + norm_eps), times a plain w); Lfm2DecoderLayer.forward (`self.operator_norm` into the mixer, plus the residual,
+    then `self.feed_forward(self.ffn_norm(...))` added); Lfm2Attention.forward (q/k/v_proj without bias, the view into
+    heads, q_layernorm / k_layernorm over head_dim, THEN the rotate-half RoPE, turned here as complex numbers of the
+    pairs (i, i + HD/2) with inv_freq at the theta read above, scores times head_dim**-0.5 per head with an explicit mask
+    and a hand-written softmax, repeat_kv, self_attn.out_proj); Lfm2ShortConv.slow_forward as transformers' generate runs
+    it: the first `prefill` tokens (all of them by default) in one call (`self.conv(Bx)[..., :seqlen]`, nn.Conv1d with
+    padding K - 1, written here as a sum over the K taps of left-shifted copies), the conv cache filled with
+    `nn.functional.pad(Bx, (self.L_cache - Bx.shape[-1], 0))`, then each further token in a call of its own on the cached
+    path: `conv_state.roll(shifts=-1, dims=-1)`, the new Bx written at `cache_position.clamp(0, self.L_cache - 1)`,
+    `torch.sum(conv_state * self.conv.weight[:, 0, :], dim=-1)`; `B, C, x = BCx.chunk(3, dim=-2)` on in_proj's output,
+    Bx = B x, y = C conv_out, out_proj; Lfm2MLP.forward (`self.w2(F.silu(self.w1(x)) * self.w3(x))`); the tied head
+    (embed_tokens) or lm_head.
+    What-ifs: `conv` (False: conv_out = Bx), `conv_act` (True: SiLU on conv_out), `chunks` (the names the three row
+    blocks of in_proj are read as), `w13_swapped` (w3 into the SiLU, w1 the up projection), `norm_after_rope` (True:
+    q_layernorm / k_layernorm after the rotation), `qk_norms` (False: none), `theta` (a RoPE base of its own)."""
+
+    # Lfm2Config's defaults of the keys read here (transformers 4.54 - 4.57)
+    DEFAULTS = dict(vocab_size=65536, hidden_size=2560, intermediate_size=12288, num_hidden_layers=32,
+                    num_attention_heads=32, num_key_value_heads=8, norm_eps=1e-5, tie_word_embeddings=True,
+                    rope_theta=1000000.0, conv_bias=False, conv_L_cache=3, block_multiple_of=256,
+                    block_ffn_dim_multiplier=1.0, block_auto_adjust_ff_dim=True, full_attn_idxs=None, layer_types=None)
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg)
+        if c["conv_bias"] or c.get("rope_scaling") or c.get("rope_parameters"):
+            raise ValueError("Lfm2Check: conv_bias %r, rope_scaling %r, rope_parameters %r" % (
+                c["conv_bias"], c.get("rope_scaling"), c.get("rope_parameters")))
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NKV = c["num_key_value_heads"]
+        self.HD = c.get("head_dim", self.H // self.NH)  # Lfm2Attention: getattr(config, "head_dim", ...)
+        self.K = c["conv_L_cache"]
+        self.ff_in = c.get("block_ff_dim", c["intermediate_size"])
+        self.theta = c.get("theta", c["rope_theta"])
+        self.tied = c.get("tie_embedding", c["tie_word_embeddings"])
+        self.layer_types = c["layer_types"]
+        if self.layer_types is None:
+            full = c["full_attn_idxs"] if c["full_attn_idxs"] is not None else list(range(self.L))
+            self.layer_types = ["full_attention" if i in full else "conv" for i in range(self.L)]
+        self.prefill = None
+        self.conv, self.conv_act, self.chunks, self.w13_swapped = True, False, ("B", "C", "x"), False
+        self.norm_after_rope, self.qk_norms = False, True
+
+    def ff(self):
+        """Lfm2MLP.__init__'s intermediate_size."""
+        ff = self.ff_in
+        if self.c["block_auto_adjust_ff_dim"]:
+            ff = int(2 * ff / 3)
+            if self.c["block_ffn_dim_multiplier"] is not None:
+                ff = int(self.c["block_ffn_dim_multiplier"] * ff)
+                ff = self.c["block_multiple_of"] * math.ceil(ff / self.c["block_multiple_of"])
+        return ff
+
+    def inv_freq(self):
+        return 1.0 / (self.theta ** (torch.arange(0, self.HD, 2, dtype=torch.int64).float() / self.HD))
+
+    def rms(self, x, w):  # Lfm2RMSNorm
+        return w * (x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + self.c["norm_eps"]))
+
+    def attention(self, l, x, turn):
+        pre, HD, T = "model.layers.%d.self_attn." % l, self.HD, x.shape[0]
+        q = torch.nn.functional.linear(x, self.p[pre + "q_proj.weight"]).view(T, self.NH, HD)
+        k = torch.nn.functional.linear(x, self.p[pre + "k_proj.weight"]).view(T, self.NKV, HD)
+        v = torch.nn.functional.linear(x, self.p[pre + "v_proj.weight"]).view(T, self.NKV, HD)
+        wq, wk = self.p[pre + "q_layernorm.weight"], self.p[pre + "k_layernorm.weight"]
+
+        def rotary(y):  # apply_rotary_pos_emb: the pair (y[i], y[i + HD/2]) turned by position x inv_freq_i
+            z = torch.complex(y[..., :HD // 2], y[..., HD // 2:]) * turn.unsqueeze(1)
+            return torch.cat((z.real, z.imag), dim=-1)
+        if self.qk_norms and not self.norm_after_rope:
+            q, k = self.rms(q, wq), self.rms(k, wk)
+        q, k = rotary(q), rotary(k)
+        if self.qk_norms and self.norm_after_rope:
+            q, k = self.rms(q, wq), self.rms(k, wk)
+        future = torch.ones(T, T, dtype=torch.bool).triu(1)
+        heads = []
+        for hh in range(self.NH):
+            kv = hh // (self.NH // self.NKV)  # repeat_kv
+            s_ = ((q[:, hh] @ k[:, kv].T) * HD ** -0.5).masked_fill(future, float("-inf"))
+            e = torch.exp(s_ - s_.max(dim=-1, keepdim=True).values)
+            heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
+        return torch.nn.functional.linear(torch.cat(heads, dim=-1), self.p[pre + "out_proj.weight"])
+
+    def short_conv(self, l, x):
+        """Lfm2ShortConv on one sequence x (T, H): the first self.prefill tokens in one call, the rest one by one."""
+        pre, K, T = "model.layers.%d.conv." % l, self.K, x.shape[0]
+        BCx = torch.nn.functional.linear(x, self.p[pre + "in_proj.weight"]).T  # (3H, T)
+        parts = dict(zip(self.chunks, BCx.chunk(3, dim=-2)))
+        B, C, xx = parts["B"], parts["C"], parts["x"]
+        Bx = B * xx
+        w = self.p[pre + "conv.weight"]  # (H, 1, K)
+        n = T if self.prefill is None else min(self.prefill, T)
+        # the call on the first n tokens: nn.Conv1d(padding=K - 1)(Bx)[..., :n], tap j reading Bx[t - (K - 1) + j]
+        first = torch.zeros(self.H, n)
+        for j in range(K):
+            shift = K - 1 - j
+            first[:, shift:] += w[:, 0, j:j + 1] * Bx[:, :n - shift] if shift < n else 0.0
+        outs = [first]
+        conv_state = torch.nn.functional.pad(Bx[:, :n], (K - n, 0))  # conv_cache[l] after that call
+        for t in range(n, T):  # cache_position = t > 0: the cached path
+            conv_state = conv_state.roll(shifts=-1, dims=-1)
+            conv_state[:, min(max(t, 0), K - 1)] = Bx[:, t]
+            outs.append(torch.sum(conv_state * w[:, 0, :], dim=-1).unsqueeze(-1))
+        conv_out = torch.cat(outs, dim=-1)
+        if not self.conv:
+            conv_out = Bx
+        if self.conv_act:
+            conv_out = torch.nn.functional.silu(conv_out)
+        y = (C * conv_out).T
+        return torch.nn.functional.linear(y, self.p[pre + "out_proj.weight"])
+
+    def mlp(self, l, x):
+        pre = "model.layers.%d.feed_forward." % l
+        w1, w3 = self.p[pre + "w1.weight"], self.p[pre + "w3.weight"]
+        if self.w13_swapped:
+            w1, w3 = w3, w1
+        gate = torch.nn.functional.linear(x, w1)
+        return torch.nn.functional.linear(torch.nn.functional.silu(gate) * torch.nn.functional.linear(x, w3),
+                                          self.p[pre + "w2.weight"])
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        p, T = self.p, len(ids)
+        angles = torch.outer(torch.arange(T, dtype=torch.float32), self.inv_freq())
+        turn = torch.polar(torch.ones_like(angles), angles)
+        h = p["model.embed_tokens.weight"][torch.tensor(ids)]
+        hidden = [h]
+        for l in range(self.L):  # Lfm2DecoderLayer.forward
+            pre = "model.layers.%d." % l
+            x = self.rms(h, p[pre + "operator_norm.weight"])
+            if self.layer_types[l] == "full_attention":
+                mixed = self.attention(l, x, turn)
+            else:
+                mixed = self.short_conv(l, x)
+            h = mixed + h
+            h = h + self.mlp(l, self.rms(h, p[pre + "ffn_norm.weight"]))
+            hidden.append(h)
+        hidden[-1] = self.rms(h, p["model.embedding_norm.weight"])
+        head = p["model.embed_tokens.weight"] if self.tied else p["lm_head.weight"]
+        return torch.nn.functional.linear(hidden[-1], head), hidden
+
+
+def check_lfm2(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    model = g["model"]
+    m = Lfm2Check(cfg, p)
+    check_against_golden(name, "Lfm2Check", m, g, st)
+    H, HD, V, K, F_ = m.H, m.HD, spec.V, m.K, m.ff()
+    conv = [t == "conv" for t in m.layer_types]
+    # transformers' generate: each prompt in one call, then every greedy token on the conv cache's one-token path
+    same, worst = True, 0.0
+    for e in g["prompts"]:
+        m2 = Lfm2Check(cfg, p)
+        m2.prefill = len(e["input_ids"])
+        seq = e["input_ids"] + e["greedy_ids"][:-1]
+        logits = m2.forward(seq)[0]
+        same &= [int(x) for x in logits[len(e["input_ids"]) - 1:].argmax(-1)] == e["greedy_ids"]
+        worst = max(worst, float((logits - ref.forward(spec, p, torch.tensor([seq]), capture=False)[0][0]).abs().max()))
+    check(same and worst < 1e-4, "%s: Lfm2Check as transformers' generate runs the conv (the prompt in one call, each "
+          "generated token on the cached path: conv state rolled, written at cache_position clamped to conv_L_cache - 1, "
+          "summed against the kernel) gives the golden greedy ids, its logits within 1e-4 of reference.forward's over "
+          "the whole sequences (%.1e)" % (name, worst))
+    # reference's cache (greedy_batch's path): a one-token step after prompt 4 = the whole sequence again, and the
+    # cached conv state is the last conv_L_cache values of B x
+    e = g["prompts"][4]
+    cache = {}
+    ref.forward(spec, p, torch.tensor([e["input_ids"]]), cache=cache, capture=False)
+    nxt = e["greedy_ids"][0]
+    step = ref.forward(spec, p, torch.tensor([[nxt]]), torch.tensor([[len(e["input_ids"])]]), cache=cache,
+                       capture=False)[0][0, -1]
+    full = ref.forward(spec, p, torch.tensor([e["input_ids"] + [nxt]]), capture=False)[0][0, -1]
+    shapes = all(tuple(cache[l].shape) == (1, H, K) for l in range(m.L) if conv[l])
+    check(float((step - full).abs().max()) < 1e-5 and shapes, "%s: reference's cached one-token step after prompt 4 = "
+          "the whole sequence run again (%.1e), each conv layer's cache (1, %d, %d)" % (
+              name, float((step - full).abs().max()), H, K))
+    # the file: exactly Lfm2's tensors, all BF16
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    want = {"model.embed_tokens.weight": (V, H), "model.embedding_norm.weight": (H,)}
+    if not m.tied:
+        want["lm_head.weight"] = (V, H)
+    for l in range(m.L):
+        x = "model.layers.%d." % l
+        want.update({x + "operator_norm.weight": (H,), x + "ffn_norm.weight": (H,),
+                     x + "feed_forward.w1.weight": (F_, H), x + "feed_forward.w3.weight": (F_, H),
+                     x + "feed_forward.w2.weight": (H, F_)})
+        if conv[l]:
+            want.update({x + "conv.in_proj.weight": (3 * H, H), x + "conv.conv.weight": (H, 1, K),
+                         x + "conv.out_proj.weight": (H, H)})
+        else:
+            want.update({x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
+                         x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.q_layernorm.weight": (HD,),
+                         x + "self_attn.k_layernorm.weight": (HD,), x + "self_attn.out_proj.weight": (H, m.NH * HD)})
+    check({n: tuple(v[1].shape) for n, v in stored.items()} == want and all(v[0] == "BF16" for v in stored.values()),
+          "%s: the file holds exactly Lfm2's %d tensors (operator_norm / ffn_norm, conv.in_proj (%d, %d) / conv.conv "
+          "(%d, 1, %d) / conv.out_proj on conv layers, self_attn.q/k/v_proj, q_layernorm / k_layernorm (%d,) and out_proj "
+          "on attention layers, feed_forward.w1 / w3 / w2 of %d, model.embedding_norm; %s), all BF16" % (
+              name, len(want), 3 * H, H, H, K, HD, F_, "untied" if not m.tied else "tied: no lm_head.weight"))
+    # config.json in the LFM2 releases' spelling
+    original = ("block_auto_adjust_ff_dim", "block_dim", "block_ff_dim", "block_ffn_dim_multiplier", "block_multiple_of",
+                "block_norm_eps", "block_use_swiglu", "conv_L_cache", "conv_bias", "conv_dim", "conv_dim_out",
+                "num_heads", "use_pos_enc")
+    spelling = (cfg["architectures"] == ["Lfm2ForCausalLM"] and cfg["model_type"] == "lfm2" and
+                all(k in cfg for k in original) and cfg["block_ff_dim"] == cfg["intermediate_size"] != F_ and
+                cfg["block_auto_adjust_ff_dim"] is True and cfg["block_ffn_dim_multiplier"] == 1.0 and
+                cfg["block_dim"] == cfg["conv_dim"] == cfg["conv_dim_out"] == H and cfg["num_heads"] == m.NH and
+                cfg["block_norm_eps"] == cfg["norm_eps"] and cfg["conv_bias"] is False and
+                isinstance(cfg["layer_types"], list) and "full_attn_idxs" in cfg and cfg["full_attn_idxs"] is None and
+                conv[0] and conv[1] and not all(conv) and conv[3] and not conv[-1] and
+                "head_dim" not in cfg and "theta" not in cfg and "tie_embedding" not in cfg and "hidden_act" not in cfg
+                and "rms_norm_eps" not in cfg and isinstance(cfg["rope_theta"], float) and cfg["tie_word_embeddings"]
+                is True and cfg["torch_dtype"] == "bfloat16" and "rope_parameters" not in cfg and
+                cfg["transformers_version"].startswith("4."))
+    check(spelling, "%s: config.json in the LFM2 releases' spelling (block_ff_dim %d = intermediate_size, adjusted to %d; "
+          "block_dim / conv_dim / conv_dim_out / num_heads / block_norm_eps beside hidden_size / num_attention_heads / "
+          "norm_eps; layer_types %s with full_attn_idxs null; conv_L_cache %d, conv_bias false; rope_theta %r; tied)" % (
+              name, cfg["block_ff_dim"], F_, m.layer_types, K, cfg["rope_theta"]))
+    # reference.Spec and golden.json read it as Lfm2Check does
+    inv = m.inv_freq()
+    same = (spec.layer_conv == conv and spec.layer_types == m.layer_types and spec.lfm2_K == K and spec.F == F_ and
+            spec.HD == HD and spec.NKV == m.NKV and spec.eps == m.c["norm_eps"] and spec.theta == m.theta and
+            spec.tied == m.tied and spec.qk_norm and not spec.qk_norm_after_rope and
+            spec.qk_norm_names == ("q_layernorm", "k_layernorm") and not spec.norm_offset and
+            spec.o_proj_name == "out_proj" and spec.final_norm_name == "embedding_norm" and spec.embed_scale is None and
+            spec.attn_scale == HD ** -0.5 and bool(torch.equal(spec.rope["global"][0], inv)) and
+            spec.rope["global"][1] == 1.0 and spec.act == "silu" and
+            model["layer_types"] == m.layer_types and model["intermediate_size"] == F_ and
+            model["conv_L_cache"] == K and model["rope_inv_freq"] == [float(x) for x in inv] and
+            model["rope_theta"] == m.theta and model["norm_eps"] == m.c["norm_eps"])
+    check(same, "%s: reference.Spec and golden.json read the layer types, conv_L_cache %d, the MLP width %d, norm_eps, "
+          "the q/k layernorms (before RoPE), rope_theta %r and its inverse frequencies, LFM2's names and the tied head "
+          "as Lfm2Check does" % (name, K, F_, m.theta))
+    # the other readings of Lfm2Config's keys
+    idx = [i for i, t in enumerate(m.layer_types) if t == "full_attention"]
+    readings = {}
+
+    def reads(label, c2, ok):
+        readings[label] = ok(ref.Spec(c2), Lfm2Check(c2, p))
+    no_types = {k: v for k, v in cfg.items() if k != "layer_types"}
+    reads("full_attn_idxs without layer_types", dict(no_types, full_attn_idxs=idx),
+          lambda s2, m2: s2.layer_conv == conv and m2.layer_types == m.layer_types)
+    reads("neither: every layer attention", dict(no_types, full_attn_idxs=None),
+          lambda s2, m2: s2.layer_conv == [False] * m.L and m2.layer_types == ["full_attention"] * m.L)
+    reads("\"theta\" 1e4 over rope_theta", dict(cfg, theta=10000.0),
+          lambda s2, m2: s2.theta == m2.theta == 10000.0 and torch.equal(s2.rope["global"][0], m2.inv_freq()))
+    reads("tie_embedding false over tie_word_embeddings", dict(cfg, tie_embedding=False),
+          lambda s2, m2: s2.tied is False and m2.tied is False)
+    reads("block_ff_dim over intermediate_size 999", dict(cfg, intermediate_size=999),
+          lambda s2, m2: s2.F == m2.ff() == F_)
+    reads("intermediate_size without block_ff_dim", {k: v for k, v in cfg.items() if k != "block_ff_dim"},
+          lambda s2, m2: s2.F == m2.ff() == F_)
+    for ff_in, mult, multiple, adjust in ((200, 1.0, 32, True), (200, None, 32, True), (200, 1.5, 48, True),
+                                          (200, 1.0, 32, False), (12288, 1.0, 256, True)):
+        c2 = dict(cfg, block_ff_dim=ff_in, block_ffn_dim_multiplier=mult, block_multiple_of=multiple,
+                  block_auto_adjust_ff_dim=adjust)
+        reads("width of block_ff_dim %d, multiplier %r, multiple_of %d, adjust %s" % (ff_in, mult, multiple, adjust), c2,
+              lambda s2, m2: s2.F == m2.ff())
+    widths = {ff_in: Lfm2Check(dict(cfg, block_ff_dim=ff_in, block_ffn_dim_multiplier=mult), p).ff()
+              for ff_in, mult in ((200, 1.0), (201, None))}
+    wrong = [k for k, ok in readings.items() if not ok]
+    check(not wrong and widths == {200: 160, 201: 134},
+          "%s: reference.Spec reads as Lfm2Check: %s (block_ff_dim 200 -> 160; 201 with a null multiplier -> 134, not "
+          "rounded)%s" % (name, "; ".join(readings), " (differ: %s)" % wrong if wrong else ""))
+    # the what-ifs
+    names = {"conv": ("conv", False), "conv_activation": ("conv_act", True), "chunks_C_B_x": ("chunks", ("C", "B", "x")),
+             "chunks_B_x_C": ("chunks", ("B", "x", "C")), "mlp_w1_w3_swapped": ("w13_swapped", True),
+             "qk_norm_after_rope": ("norm_after_rope", True), "qk_norm": ("qk_norms", False),
+             "rope_theta_10000": ("theta", 10000.0)}
+    check_what_if_effects(name, "Lfm2Check", model, names, lambda: Lfm2Check(cfg, p), g["prompts"][4]["input_ids"])
+
+    def refused(change=None, drop=()):
+        return spec_refuses(cfg, change, drop)
+    types = list(m.layer_types)
+    cases = {"conv_bias true": refused({"conv_bias": True}),
+             "an unknown layer type (mamba)": refused({"layer_types": types[:1] + ["mamba"] + types[2:]}),
+             "a short layer_types": refused({"layer_types": types[:-1]}),
+             "conv_L_cache 0": refused({"conv_L_cache": 0}),
+             "rope_scaling linear": refused({"rope_scaling": {"type": "linear", "factor": 2.0}}),
+             "rope_parameters": refused({"rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"}}),
+             "block_multiple_of 0": refused({"block_multiple_of": 0})}
+    wrong = [k for k, ok in cases.items() if not ok]
+    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
+                                                          " (accepted: %s)" % wrong if wrong else ""))
+
+
 def main():
     torch.set_num_threads(1)
     names = sorted(n for n in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, n)))
@@ -6291,6 +6614,8 @@ def main():
                 check_granite_hybrid(name, spec, p, g, st)
             if spec.arch == ref.HUNYUAN_DENSE:
                 check_hunyuan_dense(name, spec, p, g, st)
+            if spec.arch == ref.LFM2:
+                check_lfm2(name, spec, p, g, st)
         if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
             check_hybrid_delta_rule_forms()
         if any(any(ref.Spec(fixture_config(n)).layer_mamba) for n in names):

@@ -67,6 +67,8 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | granite4-moe-nope   | GraniteMoeHybridForCausalLM | layer_types all attention, position_embedding_type null (no RoPE on any layer), 4 experts of 32 top-2 (stacked block_sparse_moe.input_linear / output_linear, router block_sparse_moe.router.layer, softmax of the top-2 logits) plus an ungated shared_mlp of 48, multipliers 8 / 0.125 / 0.3 / 2, GQA 2, untied, BF16 + F32 norms |
 | hunyuan-dense       | HunYuanDenseV1ForCausalLM | Tencent Hunyuan dense as released (Hunyuan-7B-Instruct's config spelling): Llama's layers, per-head q/k RMSNorms self_attn.query_layernorm / key_layernorm (head_dim,) AFTER RoPE, rope_scaling {"type": "dynamic", "alpha": 1000.0, factor 1.0, ...}: the default RoPE at base 1e4 x 1000^(16/14), head_dim 16 listed with 8 heads (128 != hidden 64), GQA 4, tied, all BF16 |
 | granite4-h          | GraniteMoeHybridForCausalLM | Granite 4.0-H: Mamba-2 layers (layer_types mamba, attention, mamba, mamba; position_embedding_type nope): in_proj (z, xBC, dt), causal conv1d (K 4) with bias + SiLU, dt = softplus(dt + dt_bias), A = -exp(A_log), 8 heads of 16 in 2 groups of B / C (d_state 16), D skip, the gated RMSNorm (y silu(z), then one RMS over all 128 values), out_proj; mamba_chunk_size 8 (golden values from the chunked scan); shared_mlp 96 as the whole MLP, multipliers 12 / 1/16 / 0.22 / 4, GQA 2, tied, BF16 + F32 A_log / D / dt_bias |
+| granite4-h-moe      | GraniteMoeHybridForCausalLM | Granite 4.0-H with experts (granite-4.0-h-tiny / -small's shape): Mamba-2 layers (layer_types mamba, mamba, attention, mamba; nope) of 4 heads of 32 in 1 group (d_state 32, conv 4 with bias, chunk 16), on every layer 4 experts of 32 top-2 (stacked block_sparse_moe.input_linear / output_linear, router block_sparse_moe.router.layer, softmax of the top-2 logits) plus an ungated shared_mlp of 48; multipliers 10 / 0.09375 / 0.25 / 5, GQA 4, untied, BF16 + F32 A_log / D / dt_bias |
+| lfm2                | Lfm2ForCausalLM     | LFM2 (Liquid AI): gated short-conv layers (layer_types conv, conv, full_attention, conv, full_attention): in_proj rows B / C / x, y = C conv(B x) with a depthwise causal conv of conv_L_cache 3, no bias, no activation, out_proj; attention with per-head q_layernorm / k_layernorm before RoPE (theta 1e6), out_proj; SwiGLU feed_forward.w1 / w3 / w2 at the adjusted width 128 (block_ff_dim 192: int(2 x 192 / 3), rounded up to 32); operator_norm / ffn_norm / embedding_norm; GQA 2, tied, all BF16 |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -865,6 +867,51 @@ MODELS += [
           embed_std=0.025, qk_gain=2.0, branch_gain=4.0, final_norm_center=8.0, A_range=(1.0, 16.0),
           dt_bias_mean=-4.0, dt_bias_std=1.0, dt_proj_gain=0.5, conv_std=0.5, conv_bias_std=0.5, D_mean=1.0, D_std=0.5,
           seeded=True), "BF16", "BF16"),
+    # Granite 4.0-H with experts (ibm-granite/granite-4.0-h-tiny / -small's shape: GraniteMoeHybridForCausalLM, Mamba-2
+    # layers AND GraniteMoeHybridMoE; config.json as transformers 4.56 writes GraniteMoeHybridConfig: see config_for):
+    # granite4-h's Mamba-2 layers with granite4-moe-nope's MLP. layer_types ["mamba", "mamba", "attention", "mamba"]
+    # (two state layers before the NoPE attention layer, one after), position_embedding_type "nope" as released; the
+    # mixer of mamba_expand 2 x hidden 64 = intermediate 128 in mamba_n_heads 4 of mamba_d_head 32 (an integer in
+    # config.json, as the released configs write it), mamba_n_groups 1 as released (every head reads the one group of B
+    # and C: no group what-ifs, granite4-h has them), mamba_d_state 32, mamba_d_conv 4 with mamba_conv_bias true,
+    # mamba_proj_bias false, mamba_chunk_size 16 (prompt 4's 144 tokens span 9 chunks, the other prompts end inside one);
+    # every layer GraniteMoeHybridMoE: 4 experts of intermediate_size 32 top-2 (block_sparse_moe.input_linear (4, 64,
+    # 64) / output_linear (4, 64, 32), router block_sparse_moe.router.layer (4, 64): the softmax of the top-2 logits)
+    # plus the ungated shared_mlp of shared_intermediate_size 48; the what-ifs add num_experts_per_tok read as 1 (top-1)
+    # beside no shared_mlp. Granite's multipliers unlike granite4-h's and granite4-moe-nope's (embedding 10, attention
+    # 0.09375 in place of head_dim^-0.5 = 0.25, residual 0.25, logits_scaling 5); 4 heads, 1 kv head (GQA 4); untied
+    # (lm_head.weight, as granite-4.0-h-tiny / -small ship); BF16 matrices, norms and conv1d bias, F32 A_log / D /
+    # dt_bias as granite4-h; its mixer init. NoPE attention and six prompts sharing a long chat template: q/k x qk_gain 4
+    # (sharp attention) and embeddings of std 0.05 (x 10) beside unit branches; with std 0.1 and q/k x 2 the greedy
+    # outputs of two prompts were equal and all six began alike, with std 0.25 all six were one output of 6 distinct
+    # tokens. logits_scaling 5 rather than 3: the same greedy ids, margins x 0.6, and the chunked scan's distance from
+    # the recurrence (mamba_chunked_vs_recurrent) 4.8e-6 instead of 8.1e-6, further under MAX_MAMBA_FORM_DIFF. Seeds
+    # 64018 to 64081 failed the margin or the routing gaps: 64082 (smallest greedy margin 0.0034, six distinct outputs,
+    # two distinct first tokens, no token three times in a row; in every layer each expert chosen by 58 to 88 of prompt
+    # 4's 144 tokens, all six pairs used)
+    ("granite4-h-moe", 64082, "GraniteMoeHybridForCausalLM", "granitemoehybrid",
+     dict(H=64, L=4, NH=4, NKV=1, HD=16, F=32, Fs=48, E=4, k=2, tied=False, theta=10000000,
+          layer_types=["mamba", "mamba", "attention", "mamba"], position_embedding_type="nope",
+          mamba=dict(chunk_size=16, conv_bias=True, d_conv=4, d_head=32, d_state=32, expand=2, n_groups=1, n_heads=4,
+                     proj_bias=False),
+          embedding_multiplier=10.0, attention_multiplier=0.09375, residual_multiplier=0.25, logits_scaling=5.0,
+          embed_std=0.05, qk_gain=4.0, router_std=0.2, A_range=(1.0, 16.0),
+          dt_bias_mean=-4.0, dt_bias_std=1.0, dt_proj_gain=0.5, conv_std=0.5, conv_bias_std=0.5, D_mean=1.0, D_std=0.5,
+          seeded=True), "BF16", "BF16"),
+    # Liquid AI's LFM2 (Lfm2ForCausalLM, LFM2-350M / 700M / 1.2B / 2.6B; config.json in the releases' spelling, the
+    # original LFM2 keys beside transformers' ones: see lfm2_config): models/lfm2/modeling_lfm2.py, gated short
+    # convolutions (Lfm2ShortConv: in_proj's rows B | C | x, B x through a depthwise causal conv of conv_L_cache 3 without
+    # bias or activation, times C, out_proj) beside attention layers with per-head q_layernorm / k_layernorm before RoPE
+    # (rope_theta 1e6), layer_types ["conv", "conv", "full_attention", "conv", "full_attention"] (two conv layers first,
+    # as LFM2-1.2B begins, one between the attention layers); Lfm2MLP's width adjusted from block_ff_dim 192 (=
+    # intermediate_size): int(2 x 192 / 3) = 128, times block_ffn_dim_multiplier 1.0, rounded up to block_multiple_of 32:
+    # 128 (a reader of intermediate_size without the rule would want 192 rows); 4 heads of 16, 2 kv heads (GQA 2);
+    # LFM2's names (operator_norm, ffn_norm, conv.*, self_attn.out_proj, feed_forward.w1 / w3 / w2,
+    # model.embedding_norm); tied as released; all BF16 (norms too)
+    ("lfm2", 65000, "Lfm2ForCausalLM", "lfm2",
+     dict(H=64, L=5, NH=4, NKV=2, HD=16, F=192, tied=True, theta=1000000.0,
+          layer_types=["conv", "conv", "full_attention", "conv", "full_attention"], conv_L_cache=3,
+          auto_adjust_ff_dim=True, ffn_dim_multiplier=1.0, multiple_of=32, seeded=True), "BF16", "BF16"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -957,6 +1004,8 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
     torch_dtype = {"F32": "float32", "BF16": "bfloat16", "F16": "float16"}[mat_dtype]
     if mtype in ("qwen3_next", "qwen3_5", "qwen3_5_moe"):
         return hybrid_config(arch, mtype, d, tok, torch_dtype)
+    if mtype == "lfm2":
+        return lfm2_config(arch, mtype, d, tok, torch_dtype)
     c = {
         "architectures": [arch],
         "attention_dropout": 0.0,
@@ -1638,6 +1687,33 @@ def hybrid_config(arch, mtype, d, tok, torch_dtype):
             "vision_end_token_id": 12, "vision_start_token_id": 13}
 
 
+def lfm2_config(arch, mtype, d, tok, torch_dtype):
+    """config.json of an LFM2 fixture (Lfm2ForCausalLM), in the spelling of LiquidAI's LFM2 releases (keys sorted): the
+    original LFM2 keys beside transformers' ones -- block_ff_dim beside intermediate_size (Lfm2Config takes block_ff_dim),
+    block_auto_adjust_ff_dim, block_ffn_dim_multiplier, block_multiple_of, block_dim and conv_dim (= hidden_size: "block_dim
+    and conv_dim are hidden_size", not read), conv_dim_out, num_heads (= num_attention_heads, not read), block_norm_eps
+    (not read: norm_eps is), block_mlp_init_scale / block_out_init_scale / block_use_swiglu / block_use_xavier_init /
+    conv_use_xavier_init / use_pos_enc (training keys, not read) --, conv_L_cache, conv_bias false, layer_types listed with
+    full_attn_idxs null (as the newer releases write them), norm_eps, rope_theta (a float), tie_word_embeddings,
+    torch_dtype, max_position_embeddings 128000; no "theta" / "tie_embedding" (the original keys Lfm2Config would let win:
+    reference.lfm2_layers; check_reference reads them), no head_dim (hidden / heads); bos / eos / pad this tokenizer's
+    <|endoftext|> / <|im_end|> / <|endoftext|> (released: 1 / 7 / 0)."""
+    im_end, eot = tok.specials["<|im_end|>"], tok.specials["<|endoftext|>"]
+    H = d["H"]
+    c = {"architectures": [arch], "block_auto_adjust_ff_dim": d["auto_adjust_ff_dim"], "block_dim": H,
+         "block_ff_dim": d["F"], "block_ffn_dim_multiplier": d["ffn_dim_multiplier"], "block_mlp_init_scale": 1.0,
+         "block_multiple_of": d["multiple_of"], "block_norm_eps": 1e-05, "block_out_init_scale": 1.0,
+         "block_use_swiglu": True, "block_use_xavier_init": True, "bos_token_id": eot, "conv_L_cache": d["conv_L_cache"],
+         "conv_bias": False, "conv_dim": H, "conv_dim_out": H, "conv_use_xavier_init": True, "eos_token_id": im_end,
+         "full_attn_idxs": None, "hidden_size": H, "initializer_range": 0.02, "intermediate_size": d["F"],
+         "layer_types": d["layer_types"], "max_position_embeddings": 128000, "model_type": mtype, "norm_eps": 1e-05,
+         "num_attention_heads": d["NH"], "num_heads": d["NH"], "num_hidden_layers": d["L"],
+         "num_key_value_heads": d["NKV"], "pad_token_id": eot, "rope_theta": d["theta"],
+         "tie_word_embeddings": d["tied"], "torch_dtype": torch_dtype, "transformers_version": "4.54.0",
+         "use_cache": True, "use_pos_enc": True, "vocab_size": tok.vocab_size}
+    return dict(sorted(c.items()))
+
+
 def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
     """(list of (name, dtype, tensor)) in alphabetical order as transformers saves them."""
     t = []
@@ -1668,6 +1744,9 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         return d["branch_gain"] / math.sqrt(fan_in) if "branch_gain" in d else 1 / math.sqrt(fan_in)
     if spec.arch in ref.HYBRID:
         hybrid_params(spec, d, add, out_std, mat_dtype, norm_dtype)
+        return sorted(t, key=lambda x: x[0])
+    if spec.arch == ref.LFM2:
+        lfm2_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype)
         return sorted(t, key=lambda x: x[0])
     # Tied: smaller embeddings, or the residual stays dominated by the current token's embedding
     # and greedy decoding just repeats the last prompt token.
@@ -1965,6 +2044,46 @@ def hybrid_params(spec, d, add, out_std, mat_dtype, norm_dtype):
         add("model.visual.patch_embed.proj.weight", mat_dtype, (vh, 3, 2, 2, 2), 0.0, 0.5)
         add("model.visual.merger.norm.weight", norm_dtype, (vh,), 1.0, 0.1)
         add("model.visual.merger.linear_fc2.weight", mat_dtype, (H, 4 * vh), 0.0, 0.5)
+
+
+def lfm2_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype):
+    """The tensors of an LFM2 fixture (random_params' `add`, drawn by name), named and shaped as Lfm2ForCausalLM holds
+    them: model.embed_tokens.weight (V, H); per layer operator_norm.weight / ffn_norm.weight (H,) (plain w: around 1
+    with std norm_std); on "conv" layers conv.in_proj.weight (3H, H) (rows B, C, x; std 1 / sqrt(H)),
+    conv.conv.weight (H, 1, conv_L_cache) (std conv_std: the conv mixes its positions with weights of either sign) and
+    conv.out_proj.weight (H, H) (out_std); on "full_attention" layers self_attn.q_proj / k_proj (qk_std) / v_proj,
+    self_attn.q_layernorm.weight / k_layernorm.weight (head_dim,) (around qk_norm_center, std qk_norm_std) and
+    self_attn.out_proj.weight (H, heads x head_dim); feed_forward.w1 / w3 (F, H) and w2 (H, F) with F the adjusted
+    width (reference.lfm2_ff_dim); model.embedding_norm.weight (H,) (around final_norm_center); lm_head.weight only
+    untied."""
+    H, V, F, HD = spec.H, spec.V, spec.F, spec.HD
+    QD, KVD = spec.NH * HD, spec.NKV * HD
+    std_in = 1 / math.sqrt(H)
+    norm_std = d.get("norm_std", 0.1)
+    add("model.embed_tokens.weight", mat_dtype, (V, H), 0.0, d.get("embed_std", 0.25 if spec.tied else 1.0))
+    for l in range(spec.L):
+        p = "model.layers.%d." % l
+        add(p + "operator_norm.weight", norm_dtype, (H,), 1.0, norm_std)
+        add(p + "ffn_norm.weight", norm_dtype, (H,), 1.0, norm_std)
+        if spec.layer_conv[l]:
+            add(p + "conv.in_proj.weight", mat_dtype, (3 * H, H), 0.0, std_in)
+            add(p + "conv.conv.weight", mat_dtype, (H, 1, spec.lfm2_K), 0.0, d.get("conv_std", 0.5))
+            add(p + "conv.out_proj.weight", mat_dtype, (H, H), 0.0, out_std(H))
+        else:
+            add(p + "self_attn.q_proj.weight", mat_dtype, (QD, H), 0.0, qk_std)
+            add(p + "self_attn.k_proj.weight", mat_dtype, (KVD, H), 0.0, qk_std)
+            add(p + "self_attn.v_proj.weight", mat_dtype, (KVD, H), 0.0, std_in)
+            add(p + "self_attn.q_layernorm.weight", norm_dtype, (HD,), d.get("qk_norm_center", 1.0),
+                d.get("qk_norm_std", 0.2))
+            add(p + "self_attn.k_layernorm.weight", norm_dtype, (HD,), d.get("qk_norm_center", 1.0),
+                d.get("qk_norm_std", 0.2))
+            add(p + "self_attn.out_proj.weight", mat_dtype, (H, QD), 0.0, out_std(QD))
+        add(p + "feed_forward.w1.weight", mat_dtype, (F, H), 0.0, std_in)
+        add(p + "feed_forward.w3.weight", mat_dtype, (F, H), 0.0, std_in)
+        add(p + "feed_forward.w2.weight", mat_dtype, (H, F), 0.0, out_std(F))
+    add("model.embedding_norm.weight", norm_dtype, (H,), d.get("final_norm_center", 1.0), norm_std)
+    if not spec.tied:
+        add("lm_head.weight", mat_dtype, (V, H), 0.0, 6.0 / math.sqrt(H))
 
 
 def mamba_params(spec, d, m, add, out_std, mat_dtype, norm_dtype):
@@ -2403,6 +2522,8 @@ def family_description(spec, p, golden):
         desc.update(llama4_description(spec, p, golden))
     if spec.arch == ref.HUNYUAN_DENSE:
         desc.update(hunyuan_dense_description(spec, p, golden))
+    if spec.arch == ref.LFM2:
+        desc.update(lfm2_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -2622,6 +2743,8 @@ def granite_hybrid_what_ifs(spec, p):
     engine could take of the release: `position_embedding_none` (no RoPE: position_embedding_type "rope" read as none;
     with RoPE only), `position_embedding_rope` (RoPE on every attention layer though position_embedding_type is null /
     "nope"; without RoPE only), `shared_mlp` (no shared_mlp beside the experts, GraniteMoe's layer; with experts only),
+    `num_experts_per_tok_1` (the top-1 expert alone, its softmax weight 1: num_experts_per_tok read as 1; with experts of
+    top-k > 1 beside Mamba-2 layers only, granite4-h-moe: granite4-moe-nope's golden.json predates it),
     `shared_mlp_halves_swapped` (input_linear's up rows read first), `shared_mlp_width_intermediate_size` (shared_mlp's
     width taken from intermediate_size F, read without a shape check from the start of each stored buffer:
     input_linear's first 2F rows, gate F then up F, output_linear's first H x F values as (H, F); with F <
@@ -2634,7 +2757,8 @@ def granite_hybrid_what_ifs(spec, p):
     each group's intermediate_size / n_groups values, as mamba_ssm's RMSNormGated(group_size=intermediate_size //
     ngroups) and vLLM's Mixer2RMSNormGated take it, where transformers normalises all intermediate_size values at once),
     `mamba_groups_first` (every head reading group 0: n_groups ignored), `mamba_groups_tiled` (head h reading group h %
-    n_groups instead of h // (heads / n_groups))."""
+    n_groups instead of h // (heads / n_groups)); with mamba_n_groups 1 (granite4-h-moe, as released) those three read
+    alike and are left out."""
     out = {}
     rope = any(spec.layer_use_rope)
     s2 = copy.copy(spec)
@@ -2644,6 +2768,10 @@ def granite_hybrid_what_ifs(spec, p):
         s2 = copy.copy(spec)
         s2.shared_intermediate = 0
         out["shared_mlp"] = s2
+    if spec.num_experts and spec.top_k > 1 and any(spec.layer_mamba):
+        s2 = copy.copy(spec)
+        s2.top_k = 1
+        out["num_experts_per_tok_1"] = s2
     s2 = copy.copy(spec)
     s2.shared_mlp_swapped = True
     out["shared_mlp_halves_swapped"] = s2
@@ -2798,6 +2926,83 @@ def hunyuan_dense_description(spec, p, golden):
            "rope_base": spec.rope_base, "rope_inv_freq": [float(x) for x in spec.inv_freq],
            "max_position_embeddings": c["max_position_embeddings"], "longest_sequence": longest}
     out.update(what_if_effects(spec.arch, hunyuan_dense_what_ifs(spec, p), torch.tensor([ids]), logits))
+    return out
+
+
+def lfm2_what_ifs(spec, p):
+    """LFM2's what-ifs, name -> (spec, params), each a reading an engine could take of the release: `conv` (no causal
+    conv: y = C B x), `conv_activation` (a SiLU on the conv's output, as Mamba's and Gated DeltaNet's convs have),
+    `chunks_C_B_x` (in_proj's first row block read as C and the second as B: C swapped with B), `chunks_B_x_C` (the
+    second block read as x and the third as C: C swapped with x, Mamba's x | B | C order), `mlp_w1_w3_swapped`
+    (feed_forward.w3 as the SiLU's input and w1 as the up projection: the MLP at the unadjusted width is not expressible
+    with the stored tensors, which hold only the adjusted width's rows), `qk_norm_after_rope` (q_layernorm / k_layernorm
+    after RoPE, HunYuan's order), `qk_norm` (no q/k norms), `rope_theta_10000` (RoPE at base 10000, the Llama default,
+    instead of rope_theta 1e6)."""
+    out = {}
+    for key, attr, value in (("conv", "lfm2_conv", False), ("conv_activation", "lfm2_conv_act", True),
+                             ("chunks_C_B_x", "lfm2_chunks", ("C", "B", "x")),
+                             ("chunks_B_x_C", "lfm2_chunks", ("B", "x", "C"))):
+        s2 = copy.copy(spec)
+        setattr(s2, attr, value)
+        out[key] = (s2, p)
+    swapped = dict(p)
+    for n in p:
+        if n.endswith(".feed_forward.w1.weight"):
+            swapped[n], swapped[n[:-len("w1.weight")] + "w3.weight"] = p[n[:-len("w1.weight")] + "w3.weight"], p[n]
+    out["mlp_w1_w3_swapped"] = (spec, swapped)
+    for key, attr, value in (("qk_norm_after_rope", "qk_norm_after_rope", True), ("qk_norm", "qk_norm", False)):
+        s2 = copy.copy(spec)
+        setattr(s2, attr, value)
+        out[key] = (s2, p)
+    s2 = copy.copy(spec)
+    s2.rope = {"global": (ref.rope_inv_freq(spec.R, 10000.0, None), 1.0)}
+    out["rope_theta_10000"] = (s2, p)
+    return out
+
+
+def lfm2_description(spec, p, golden):
+    """Extra golden.json model keys of LFM2 (Lfm2ForCausalLM): the layer types, the short conv's kernel, tensor layout
+    and rule, the MLP's width and how it comes from the config, the norms and q/k norms, the RoPE, LFM2's tensor names,
+    over prompt 4's tokens per conv layer the largest |conv output|, and how much prompt 4's logits would change under
+    each of lfm2_what_ifs (`<name>_effect_prompt4`, each > 1e-2)."""
+    ids = golden["prompts"][4]["input_ids"]
+    trace = {}
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)[0]
+    c, H, K = spec.cfg, spec.H, spec.lfm2_K
+    conv = [l for l in range(spec.L) if spec.layer_conv[l]]
+    assert spec.F != c["block_ff_dim"], "the adjusted MLP width must differ from block_ff_dim"
+    assert K <= min(len(e["input_ids"]) for e in golden["prompts"]) + 1, "a prompt shorter than conv_L_cache - 1"
+    out = {"layer_types": spec.layer_types, "layer_conv": spec.layer_conv,
+           "norms": "operator_norm, ffn_norm, the q/k layernorms and model.embedding_norm: x rsqrt(mean(x^2) + norm_eps) "
+                    "w (Lfm2RMSNorm, a plain w)",
+           "norm_eps": spec.eps, "conv_L_cache": K, "conv_bias": c["conv_bias"],
+           "conv_in_proj_layout": "conv.in_proj.weight (%d, %d): rows [0, %d) B, [%d, %d) C, [%d, %d) x "
+                                  "(Lfm2ShortConv: `B, C, x = BCx.chunk(3, dim=-2)`)" % (3 * H, H, H, H, 2 * H, 2 * H,
+                                                                                       3 * H),
+           "conv_rule": "Bx = B * x; conv_out[t] = sum_j conv.conv.weight[c, 0, j] Bx[t - %d + j] over j < %d (depthwise, "
+                        "causal, zeros before the first token, no bias, no activation); y = C * conv_out; "
+                        "conv.out_proj.weight (%d, %d)" % (K - 1, K, H, H),
+           "conv_state_per_layer": "the last %d values of B x per channel (%d x %d) feed a one-token step "
+                                   "(transformers' Lfm2HybridConvCache.conv_cache holds %d, the oldest rolled out "
+                                   "before the step's window is read)" % (K - 1, H, K - 1, K),
+           "conv_out_max_abs_prompt4": {str(l): round(float(trace["lfm2_conv_out"][l].abs().max()), 4) for l in conv},
+           "block_ff_dim": c["block_ff_dim"], "intermediate_size_in_config": c["intermediate_size"],
+           "block_auto_adjust_ff_dim": c["block_auto_adjust_ff_dim"],
+           "block_ffn_dim_multiplier": c["block_ffn_dim_multiplier"], "block_multiple_of": c["block_multiple_of"],
+           "intermediate_size": spec.F,
+           "mlp_width_rule": "ff = block_ff_dim (else intermediate_size); with block_auto_adjust_ff_dim ff = int(2 ff / 3), "
+                             "then with block_ffn_dim_multiplier not null ff = int(multiplier ff) rounded up to a "
+                             "multiple of block_multiple_of: int(2 x %d / 3) = %d -> %d" % (
+                                 c["block_ff_dim"], int(2 * c["block_ff_dim"] / 3), spec.F),
+           "mlp": "feed_forward.w2(silu(feed_forward.w1(h)) * feed_forward.w3(h)), w1 / w3 (%d, %d), w2 (%d, %d)" % (
+               spec.F, H, H, spec.F),
+           "qk_norm": "self_attn.q_layernorm / k_layernorm (head_dim,): RMSNorm over each head's head_dim values (eps "
+                      "norm_eps), BEFORE RoPE (Lfm2Attention.forward)",
+           "attention": "self_attn.q_proj / k_proj / v_proj, scores x head_dim^-0.5, GQA %d, self_attn.out_proj" % (
+               spec.NH // spec.NKV),
+           "rope_theta": spec.theta, "rope_inv_freq": [float(x) for x in spec.inv_freq],
+           "final_norm": "model.embedding_norm.weight", "prompt4_tokens": len(ids)}
+    out.update(what_if_effects(spec.arch, lfm2_what_ifs(spec, p), torch.tensor([ids]), logits))
     return out
 
 
@@ -4152,6 +4357,8 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | granite4-moe-nope | GraniteMoeHybridForCausalLM | Granite 4.0 with experts and no positional embedding, attention-only: layer_types all "attention", `"position_embedding_type": null` (GraniteMoeHybridConfig's default: no rotary embedding, no layer rotates; the released granite-4.0-h-* configs say "nope", read alike; RoPE on every layer: 3.28); every layer GraniteMoeHybridMoE + shared_mlp: 4 experts of intermediate_size 32 stacked as `block_sparse_moe.input_linear.weight` (4, 64, 64) (per expert gate rows [0, 32), up rows [32, 64)) and `block_sparse_moe.output_linear.weight` (4, 64, 32), the router `block_sparse_moe.router.layer.weight` (4, 64) takes the softmax of the top-2 logits, plus `shared_mlp.input_linear.weight` (96, 64) / `shared_mlp.output_linear.weight` (64, 48) (shared_intermediate_size 48) added without a gate (left out: 2.25; halves swapped: 1.78; read at intermediate_size's width: 2.86); embedding_multiplier 8 (14.5), attention_multiplier 0.125 instead of 0.25 (0.64), residual_multiplier 0.3 (6.28), logits_scaling 2 (12.7); head_dim 16, GQA 2, untied, BF16 matrices, F32 norms |
 | hunyuan-dense | HunYuanDenseV1ForCausalLM | Tencent Hunyuan dense (Hunyuan-0.5B / 1.8B / 4B / 7B-Instruct) as tencent/Hunyuan-7B-Instruct's config.json has it (model_type hunyuan_v1_dense, transformers_version 4.56.0: head_dim listed, attention_bias / mlp_bias false, `"rope_scaling": {"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "type": "dynamic"}` beside rope_theta 10000.0, use_qk_norm true, eod_token_id, pretraining_tp 1, rms_norm_eps 1e-5, tie_word_embeddings true, max_position_embeddings 32768): Llama's layers (input_layernorm, post_attention_layernorm, SwiGLU mlp.gate_proj / up_proj / down_proj, no biases); in the attention q and k are rotated FIRST and THEN normed per head: `self_attn.query_layernorm.weight` (16) and `self_attn.key_layernorm.weight` (16), RMSNorms over each head's head_dim values with eps rms_norm_eps, one weight shared by every head (weights around 2, std 0.3; the norms before RoPE, Qwen3's order, instead: prompt 4's logits change by 5.27; no q/k norms: 8.48); scores × head_dim^-0.5; the RoPE (rotate-half) at base rope_theta × alpha^(head_dim / (head_dim − 2)) = 1e4 × 1000^(16/14) = 26826957.95 (HunYuanDenseV1RotaryEmbedding's DynamicNTKAlpha base, attention factor 1; rope_scaling's factor / beta / mscale keys unread; the dynamic update never fires within max_position_embeddings; plain RoPE at rope_theta instead: 8.40; base rope_theta × alpha without the exponent: 7.48); head_dim 16 with 8 heads (q width 128 != hidden 64), 2 kv heads (GQA 4); tied (no lm_head tensor); all BF16 |
 | granite4-h | GraniteMoeHybridForCausalLM | Granite 4.0-H with Mamba-2 layers, config.json in the spelling of ibm-granite/granite-4.0-h-micro's (transformers 4.56: `"layer_types"` ["mamba", "attention", "mamba", "mamba"], `"position_embedding_type": "nope"`, the mamba_* keys: mamba_n_heads 8, mamba_d_head 16, mamba_expand 2 (intermediate 128), mamba_n_groups 2, mamba_d_state 16, mamba_d_conv 4, mamba_conv_bias true, mamba_proj_bias false, mamba_chunk_size 8; `"num_local_experts": 0`, rms_norm_eps 1e-5): on the Mamba-2 layers (GraniteMoeHybridMambaLayer, Bamba's mixer) `mamba.in_proj.weight` (328, 64) gives the gate z (rows [0, 128)), xBC ([128, 320): x 128, B 2 x 16, C 2 x 16) and dt ([320, 328), one per head); xBC through the depthwise causal `mamba.conv1d.weight` (192, 1, 4) plus `mamba.conv1d.bias` (192) (no bias: prompt 4's logits change by 1.92), then SiLU (none: 1.82); dt = softplus(dt + `mamba.dt_bias`) (no dt_bias: 1.88; no softplus, dt + dt_bias clamped at 0: 1.01), A = -exp(`mamba.A_log`); head h (16 values of x) reads group h // 4 of B and C (every head group 0: 1.10; group h % 2: 0.84); S = exp(dt A) S + dt x B^T, y = S C + `mamba.D` x (no D: 2.46), the golden values from transformers' chunked scan over chunks of 8 (a state reset at every chunk start: 0.94), equal to the per-token recurrence within 1.5e-6; `mamba.norm.weight` (128): y silu(z) first, then one RMSNorm over all 128 values, times w (the RMSNorm before the gate: 1.66; per group of 64, as mamba_ssm / vLLM normalise: 1.75); `mamba.out_proj.weight` (64, 128); the branch times residual_multiplier as an attention branch. The attention layer (1) takes no RoPE (RoPE there: 0.65); shared_mlp 96 is each layer's whole MLP (halves swapped: 1.62; read at intermediate_size's width: 2.15); embedding_multiplier 12 (none: 1.21), attention_multiplier 0.0625 = 1/head_dim instead of head_dim^-0.5 = 0.25 (1.31), residual_multiplier 0.22 (1.07), logits_scaling 4 (6.35); head_dim 16 (no key), GQA 2; tied (no lm_head tensor); BF16 matrices, norms and conv bias, F32 A_log / D / dt_bias |
+| granite4-h-moe | GraniteMoeHybridForCausalLM | Granite 4.0-H with Mamba-2 layers and experts, config.json in the spelling of ibm-granite/granite-4.0-h-tiny / -small's (transformers 4.56: `"layer_types"` ["mamba", "mamba", "attention", "mamba"], `"position_embedding_type": "nope"`, the mamba_* keys: mamba_n_heads 4, mamba_d_head 32, mamba_expand 2 (intermediate 128), mamba_n_groups 1 as released, mamba_d_state 32, mamba_d_conv 4, mamba_conv_bias true, mamba_proj_bias false, mamba_chunk_size 16; `"num_local_experts": 4`, `"num_experts_per_tok": 2`, rms_norm_eps 1e-5): granite4-h's Mamba-2 layers (GraniteMoeHybridMambaLayer) with `mamba.in_proj.weight` (324, 64) — z rows [0, 128), xBC [128, 320) (x 128, B 32, C 32), dt [320, 324) — the causal `mamba.conv1d.weight` (192, 1, 4) plus `mamba.conv1d.bias` (192) (no bias: prompt 4's logits change by 3.80), SiLU (none: 5.92), dt = softplus(dt + `mamba.dt_bias`) (no dt_bias: 4.44; no softplus: 3.59), every head of 32 values reading the one group of B and C (state 32), y = S C + `mamba.D` x (no D: 5.16), the golden values from transformers' chunked scan over chunks of 16 (prompt 4's 144 tokens: 9 chunks; a state reset at every chunk start: 1.89), equal to the per-token recurrence within 4.8e-6; `mamba.norm.weight` (128): y silu(z) first, then one RMSNorm over all 128 values (the RMSNorm before the gate: 3.82; with one group the per-group norm is the same), `mamba.out_proj.weight` (64, 128); the attention layer (2) takes no RoPE (RoPE there: 2.63); on every layer GraniteMoeHybridMoE plus shared_mlp: 4 experts of intermediate_size 32 stacked as `block_sparse_moe.input_linear.weight` (4, 64, 64) (per expert gate rows [0, 32), up rows [32, 64)) and `block_sparse_moe.output_linear.weight` (4, 64, 32), the router `block_sparse_moe.router.layer.weight` (4, 64) takes the softmax of the top-2 logits (every expert chosen by 58 to 88 of prompt 4's 144 tokens in every layer; the top-1 expert alone, weight 1: 3.22), plus `shared_mlp.input_linear.weight` (96, 64) / `shared_mlp.output_linear.weight` (64, 48) added without a gate (left out: 3.55; halves swapped: 2.68; read at intermediate_size's width: 4.50); embedding_multiplier 10 (none: 6.62), attention_multiplier 0.09375 instead of head_dim^-0.5 = 0.25 (0.97), residual_multiplier 0.25 (5.46), logits_scaling 5 (23.7); head_dim 16 (no key), 1 kv head (GQA 4); untied (lm_head.weight); BF16 matrices, norms and conv bias, F32 A_log / D / dt_bias |
+| lfm2 | Lfm2ForCausalLM | Liquid AI's LFM2 (LFM2-350M / 700M / 1.2B / 2.6B) with config.json in the releases' spelling (transformers 4.54: the original LFM2 keys `"block_ff_dim": 192` beside `"intermediate_size": 192`, block_auto_adjust_ff_dim true, block_ffn_dim_multiplier 1.0, block_multiple_of 32, block_dim / conv_dim / conv_dim_out 64, num_heads 4, block_norm_eps and the training keys, none of them read but block_ff_dim and the three MLP keys; `"layer_types"` ["conv", "conv", "full_attention", "conv", "full_attention"] with `"full_attn_idxs": null`, conv_L_cache 3, conv_bias false, norm_eps 1e-5, rope_theta 1000000.0, tie_word_embeddings true; no head_dim, theta or tie_embedding key): on the conv layers (Lfm2ShortConv) `conv.in_proj.weight` (192, 64) gives B (rows [0, 64)), C ([64, 128)) and x ([128, 192)) (`B, C, x = BCx.chunk(3)`; C swapped with B: prompt 4's logits change by 13.0; C swapped with x, Mamba's x | B | C: 11.7), B x through the depthwise causal `conv.conv.weight` (64, 1, 3) without bias or activation (no conv, y = C B x: 12.4; a SiLU after it: 12.0), times C, `conv.out_proj.weight` (64, 64); the cache a one-token step reads is the last 2 values of B x per channel; the attention layers (2, 4): q/k/v_proj, `self_attn.q_layernorm` / `k_layernorm` (16,) RMSNorms over each head BEFORE RoPE (after it, HunYuan's order: 0.627; none: 1.74), rotate-half RoPE at rope_theta 1e6 (at 1e4: 2.06), scores x 16^-0.5, GQA 2, `self_attn.out_proj`; every layer `operator_norm` before the mixer and `ffn_norm` before Lfm2MLP, `feed_forward.w2(silu(w1 h) * w3 h)` at Lfm2MLP's adjusted width int(2 x 192 / 3) = 128, x 1.0, rounded up to a multiple of 32: 128 (w1 / w3 (128, 64), w2 (64, 128); w1 and w3 swapped: 8.90); the final norm `model.embedding_norm`; no embedding scale; Lfm2RMSNorm x rsqrt(mean(x²) + 1e-5) w with a plain w; tied (no lm_head tensor); all BF16 (norms too) |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -4366,8 +4573,9 @@ as above, and `model.layer_types`, `position_embedding_type` (as config.json has
 null or "nope", no
 shared_mlp beside the experts, shared_mlp's input_linear halves swapped (up rows first), shared_mlp read at
 intermediate_size's width from the start of its stored buffers (input_linear's first 2F rows, output_linear's first H x F
-values as (H, F)); each where it applies), besides the MoE keys with experts; with Mamba-2 layers (Granite 4.0-H) also
-`model.layer_mamba`, `mamba_n_heads`, `mamba_d_head`, `mamba_n_groups`, `mamba_d_state`, `mamba_d_conv`, `mamba_expand`,
+values as (H, F)); each where it applies), besides the MoE keys with experts; with experts of top-k > 1 beside Mamba-2
+layers (granite4-h-moe) also `num_experts_per_tok_1_effect_prompt4` (largest logit change with the top-1 expert alone,
+its weight 1); with Mamba-2 layers (Granite 4.0-H) also `model.layer_mamba`, `mamba_n_heads`, `mamba_d_head`, `mamba_n_groups`, `mamba_d_state`, `mamba_d_conv`, `mamba_expand`,
 `mamba_intermediate_size`, `mamba_conv_dim`, `mamba_chunk_size`, `mamba_conv_bias`, `mamba_in_proj_layout`, `mamba_conv`,
 `mamba_rule`, `mamba_gated_norm`, `mamba_state_per_layer`, `mamba_chunked_vs_recurrent` (the largest logit difference
 between the chunked scan the golden values come from and the per-token recurrence, over every prompt; at most 1e-5),
@@ -4376,12 +4584,20 @@ over prompt 4's tokens) and
 `{mamba_conv_bias,mamba_conv_activation,mamba_D,mamba_dt_bias,mamba_dt_softplus,mamba_norm_before_gate,mamba_norm_per_group,mamba_groups_first,mamba_groups_tiled,mamba_state_reset_per_chunk}_effect_prompt4`
 (largest logit change with no conv1d bias, the conv without its SiLU, no D skip, no dt_bias, dt without its softplus
 (clamped at 0), the gated norm's RMSNorm before silu(z), that RMSNorm per group of intermediate_size / n_groups values,
-every head reading group 0, head h reading group h % n_groups, the scan's state reset at every chunk start); for
-HunYuan-Dense `model.qk_norm`,
+every head reading group 0, head h reading group h % n_groups, the scan's state reset at every chunk start; the three
+group readings only with mamba_n_groups > 1); for HunYuan-Dense `model.qk_norm`,
 `qk_norm_weights`, `qk_norm_weight_shapes`, `use_qk_norm_in_config`, `rms_norm_eps`, `q_width`, `rope_theta`,
 `rope_scaling_in_config`, `rope_alpha`, `rope_rule`, `rope_base` (rope_theta x alpha^(head_dim / (head_dim - 2)), a
 double), `rope_inv_freq`, `max_position_embeddings`, `longest_sequence` (asserted within max_position_embeddings: the
 dynamic update never fires) and `{qk_norm_before_rope,qk_norm,rope_plain_theta,rope_alpha_exponent_one}_effect_prompt4`
 (largest logit change with the q/k norms before RoPE (Qwen3's order), no q/k norms, the default RoPE at rope_theta (the
-alpha ignored), the base rope_theta x alpha without the exponent).
+alpha ignored), the base rope_theta x alpha without the exponent); for LFM2 `model.layer_types`, `layer_conv`, `norms`,
+`norm_eps`, `conv_L_cache`, `conv_bias`, `conv_in_proj_layout`, `conv_rule`, `conv_state_per_layer`,
+`conv_out_max_abs_prompt4` (per conv layer), `block_ff_dim`, `intermediate_size_in_config`, `block_auto_adjust_ff_dim`,
+`block_ffn_dim_multiplier`, `block_multiple_of`, `intermediate_size` (the adjusted width the MLP tensors have),
+`mlp_width_rule`, `mlp`, `qk_norm`, `attention`, `rope_theta`, `rope_inv_freq`, `final_norm`, `prompt4_tokens` and
+`{conv,conv_activation,chunks_C_B_x,chunks_B_x_C,mlp_w1_w3_swapped,qk_norm_after_rope,qk_norm,rope_theta_10000}_effect_prompt4`
+(largest logit change with no conv (y = C B x), a SiLU after the conv, in_proj's first two row blocks read as C then B,
+its last two read as x then C, feed_forward.w1 and w3 swapped, the q/k layernorms after RoPE, no q/k layernorms, RoPE at
+base 10000).
 """

@@ -58,7 +58,11 @@ modeling code (eager attention); the file and class/function are cited at each f
   expert; see llama4_query_key, llama4_moe),
   HunYuanDenseV1ForCausalLM (Tencent Hunyuan-0.5B / 1.8B / 4B / 7B, models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py:
   Llama's layers with per-head q/k RMSNorms query_layernorm / key_layernorm applied AFTER RoPE, and the "dynamic" RoPE
-  with an alpha, whose base is rope_theta x alpha^(head_dim / (head_dim - 2)); see hunyuan_rope).
+  with an alpha, whose base is rope_theta x alpha^(head_dim / (head_dim - 2)); see hunyuan_rope),
+  Lfm2ForCausalLM (Liquid AI's LFM2-350M / 700M / 1.2B / 2.6B, models/lfm2/modeling_lfm2.py (generated from
+  modular_lfm2.py) and configuration_lfm2.py: gated short-convolution layers beside attention layers with per-head q/k
+  RMSNorms before RoPE, the SwiGLU width adjusted from block_ff_dim, LFM2's own tensor names; see lfm2_layers,
+  lfm2_short_conv).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -178,6 +182,11 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     algorithm (`ssd_chunked`, mamba_chunk_size) and for a cached one-token step by its recurrence (`ssd_step`); the
     gated RMSNorm (y silu(z) first, then an RMSNorm over the whole intermediate size, plain w); out_proj. The branch
     joins the residual times residual_multiplier, as an attention output does.
+  - LFM2 (layer_conv): Lfm2DecoderLayer's names (operator_norm before the token mixer, ffn_norm before the MLP,
+    self_attn.out_proj, self_attn.q_layernorm / k_layernorm per head before RoPE, feed_forward.w1 / w3 / w2, the final
+    norm model.embedding_norm); on "conv" layers the token mixer is Lfm2ShortConv (`lfm2_short_conv`): in_proj's rows
+    B | C | x, B x through a depthwise causal conv1d of kernel conv_L_cache (no bias, no activation), times C, out_proj;
+    the MLP's width from block_ff_dim (else intermediate_size) as Lfm2MLP adjusts it (lfm2_layers).
   - Final norm; lm_head or the tied embedding matrix; optional final tanh softcap (Gemma 2,
     Gemma3ForCausalLM; never Gemma3ForConditionalGeneration); Cohere multiplies the logits by
     logit_scale.
@@ -421,6 +430,9 @@ GRANITE_HYBRID = "GraniteMoeHybridForCausalLM"
 # Tencent Hunyuan dense (Hunyuan-0.5B / 1.8B / 4B / 7B-Instruct: models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py,
 # HunYuanDenseV1ForCausalLM): Llama's layers, q/k RMSNorms after RoPE, the alpha ("DynamicNTKAlpha") RoPE base
 HUNYUAN_DENSE = "HunYuanDenseV1ForCausalLM"
+# Liquid AI's LFM2 (LFM2-350M / 700M / 1.2B / 2.6B: models/lfm2/modeling_lfm2.py, Lfm2ForCausalLM): gated short
+# convolutions beside attention layers (see lfm2_layers, lfm2_short_conv)
+LFM2 = "Lfm2ForCausalLM"
 GPT_OSS = "GptOssForCausalLM"
 COHERE = ("CohereForCausalLM", "Cohere2ForCausalLM")
 SEED_OSS = "SeedOssForCausalLM"
@@ -435,7 +447,7 @@ MULTIMODAL = (("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGenerati
               (QWEN3_5, QWEN3_5_MOE) + GLM_V + (LLAMA4,))
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
                  (GRANITE_HYBRID, GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4, ERNIE4_5, GEMMA1,
-                                                                  HUNYUAN_DENSE))
+                                                                  HUNYUAN_DENSE, LFM2))
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -556,6 +568,18 @@ DEFAULTS[HUNYUAN_DENSE] = dict(
     num_key_value_heads=None, hidden_act="silu", max_position_embeddings=2048, rms_norm_eps=1e-5,
     tie_word_embeddings=False, rope_theta=10000.0, rope_scaling=None, rope_parameters=None, attention_bias=False,
     head_dim=None, use_qk_norm=True)
+# models/lfm2/configuration_lfm2.py Lfm2Config.__init__ (transformers 4.54 - 4.57): vocab_size 65536, hidden_size 2560,
+# intermediate_size 12288 (`kwargs.get("block_ff_dim", intermediate_size)`: the original key wins), num_hidden_layers 32,
+# num_attention_heads 32, num_key_value_heads 8, max_position_embeddings 128000, norm_eps 1e-5, tie_word_embeddings true
+# (`kwargs.get("tie_embedding", ...)` wins), rope_theta 1e6 (`kwargs.get("theta", ...)` wins), conv_bias false,
+# conv_L_cache 3, block_multiple_of 256, block_ffn_dim_multiplier 1.0, block_auto_adjust_ff_dim true, full_attn_idxs None
+# and layer_types None (every layer "full_attention"); no hidden_act (Lfm2MLP hard-codes SiLU), no rope_scaling, no
+# attention / MLP biases (bias=False hard-coded)
+DEFAULTS[LFM2] = dict(
+    vocab_size=65536, intermediate_size=12288, num_attention_heads=32, num_key_value_heads=8,
+    max_position_embeddings=128000, norm_eps=1e-5, tie_word_embeddings=True, rope_theta=1000000.0, rope_scaling=None,
+    rope_parameters=None, conv_bias=False, conv_L_cache=3, block_multiple_of=256, block_ffn_dim_multiplier=1.0,
+    block_auto_adjust_ff_dim=True, full_attn_idxs=None, layer_types=None)
 # models/glm4_moe/configuration_glm4_moe.py Glm4MoeConfig.__init__ (partial_rotary_factor: its
 # kwargs.setdefault; head_dim: Glm4MoeAttention's getattr, hidden_size // num_attention_heads)
 DEFAULTS[GLM4_MOE] = dict(
@@ -906,7 +930,8 @@ class Spec:
             # value that differs may be taken by one version and overridden by another
             raise ValueError("Cohere2: head_dim must be hidden_size // num_attention_heads")
         # (Qwen3_5MoeTextConfig has no intermediate_size: every layer is a MoE)
-        self.F = c.get("intermediate_size") if arch == QWEN3_5_MOE else c["intermediate_size"]
+        # (LFM2: the MLP's width is computed from block_ff_dim / intermediate_size in lfm2_layers)
+        self.F = c.get("intermediate_size") if arch in (QWEN3_5_MOE, LFM2) else c["intermediate_size"]
         if arch == LLAMA4:
             # models/llama4/modeling_llama4.py Llama4TextDecoderLayer.__init__: the dense layers are
             # `Llama4TextMLP(config, intermediate_size=config.intermediate_size_mlp)`; intermediate_size is the width of
@@ -914,7 +939,8 @@ class Spec:
             self.F = get("intermediate_size_mlp")
         self.V = c["vocab_size"]
         # CohereLayerNorm(eps=config.layer_norm_eps) (models/cohere/modeling_cohere.py)
-        self.eps = get("layer_norm_eps") if arch in COHERE else get("rms_norm_eps")
+        # (LFM2: Lfm2RMSNorm(eps=config.norm_eps) everywhere, the q/k layernorms too)
+        self.eps = get("layer_norm_eps") if arch in COHERE else get("norm_eps") if arch == LFM2 else get("rms_norm_eps")
         self.theta = get("rope_theta", 10000.0)
         self.rope_scaling = get("rope_scaling", None)
         if arch in (DEEPSEEK_V2, EXAONE4, LLAMA4) and get("rope_parameters") is not None:
@@ -966,6 +992,10 @@ class Spec:
             self.rope_scaling = None
         if arch in MULTIMODAL:
             self.tied = c.get("tie_word_embeddings", cfg.get("tie_word_embeddings", get("tie_word_embeddings")))
+        elif arch == LFM2:
+            # Lfm2Config.__init__: `tie_word_embeddings = kwargs.get("tie_embedding", tie_word_embeddings)  # to fit
+            # original config keys`: the original key, when present, wins
+            self.tied = bool(c.get("tie_embedding", get("tie_word_embeddings")))
         else:
             self.tied = get("tie_word_embeddings", False)
         torch_dtype = c.get("torch_dtype", c.get("dtype", cfg.get("torch_dtype", cfg.get("dtype"))))
@@ -1048,7 +1078,7 @@ class Spec:
         self.qk_norm = (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration",
                                  QWEN3_VL_MOE)
                         or arch in GEMMA[1:] or (arch == GLM4_MOE and get("use_qk_norm")) or cohere_qk_norm or
-                        arch == EXAONE4 or arch in HYBRID or arch == HUNYUAN_DENSE)
+                        arch == EXAONE4 or arch in HYBRID or arch == HUNYUAN_DENSE or arch == LFM2)
         # models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py HunYuanDenseV1Attention.__init__: `self.query_layernorm =
         # HunYuanDenseV1RMSNorm(self.head_dim, eps=config.rms_norm_eps)`, `self.key_layernorm = ...` (LlamaRMSNorm, one
         # (head_dim,) weight shared by every head), built whatever use_qk_norm says; forward: q_proj(h).view(hidden_shape)
@@ -1056,7 +1086,12 @@ class Spec:
         # `query_states = self.query_layernorm(query_states)`, `key_states = self.key_layernorm(key_states)`: the norms
         # after RoPE (Qwen3's before it). qk_norm_names: the two weights' names under self_attn.; qk_norm_after_rope False
         # for HunYuan-Dense is a what-if only (golden_models.hunyuan_dense_what_ifs)
-        self.qk_norm_names = ("query_layernorm", "key_layernorm") if arch == HUNYUAN_DENSE else ("q_norm", "k_norm")
+        # models/lfm2/modeling_lfm2.py Lfm2Attention.__init__: `self.q_layernorm = Lfm2RMSNorm(self.head_dim,
+        # eps=config.norm_eps)`, `self.k_layernorm = ...` (one (head_dim,) weight each); forward: `self.q_layernorm(
+        # self.q_proj(hidden_states).view(*hidden_shape))` (per head over head_dim), then the transpose and
+        # apply_rotary_pos_emb: Qwen3's order under other names (qk_norm_after_rope True for LFM2: a what-if only)
+        self.qk_norm_names = (("query_layernorm", "key_layernorm") if arch == HUNYUAN_DENSE else
+                              ("q_layernorm", "k_layernorm") if arch == LFM2 else ("q_norm", "k_norm"))
         self.qk_norm_after_rope = arch == HUNYUAN_DENSE
         if arch == HUNYUAN_DENSE and not get("use_qk_norm"):
             # Tencent's remote code (modeling_hunyuan.py) norms q / k only `if self.use_qk_norm`; transformers' port
@@ -1185,6 +1220,10 @@ class Spec:
             if get("rope_scaling") is not None:
                 # (GemmaRotaryEmbedding of 4.39-4.47 has no scaling; 4.48+'s LlamaRotaryEmbedding would apply one)
                 raise ValueError("Gemma: rope_scaling %r is not used by the fixtures" % (get("rope_scaling"),))
+        if arch == LFM2:
+            # models/lfm2/modeling_lfm2.py Lfm2MLP.forward: `self.w2(F.silu(self.w1(x)) * self.w3(x))`; Lfm2Config has
+            # no hidden_act (a key of that name would not be read)
+            act = "silu"
         if act not in ("silu", "gelu_pytorch_tanh"):
             raise ValueError("activation %r is not supported" % act)
         self.act = "gelu_tanh" if act == "gelu_pytorch_tanh" else "silu"
@@ -1356,6 +1395,12 @@ class Spec:
         self.layer_mamba = [False] * self.L
         if arch == GRANITE_HYBRID:
             granite_hybrid_layers(self, c, get)
+        # LFM2's short-convolution layers (lfm2_short_conv; False for every other family), the conv's kernel, the MLP's
+        # width, the theta key and LFM2's tensor names (o_proj_name, final_norm_name): lfm2_layers
+        self.layer_conv = [False] * self.L
+        self.o_proj_name, self.final_norm_name = "o_proj", "norm"
+        if arch == LFM2:
+            lfm2_layers(self, c, get)
         # Llama 4's per-layer attention: see llama4_layers (False / None for every other family)
         self.layer_qk_l2norm = [False] * self.L
         self.layer_temperature = [False] * self.L
@@ -1865,6 +1910,81 @@ def granite_hybrid_layers(spec, c, get):
     spec.mamba_reset_chunks = False
     # (check_reference, golden_models: the per-token recurrence for whole sequences too, in place of the chunked form)
     spec.mamba_recurrent = False
+
+
+def lfm2_ff_dim(c, get):
+    """The width of an LFM2 MLP (w1 / w3 rows, w2 columns) as models/lfm2/modeling_lfm2.py Lfm2MLP.__init__ computes it
+    from the config: ff = config.intermediate_size (Lfm2Config.__init__ stores `kwargs.get("block_ff_dim",
+    intermediate_size)` there: block_ff_dim, the original key, wins over intermediate_size); with
+    block_auto_adjust_ff_dim ff = int(2 ff / 3) (a float division, truncated), and then, only when
+    block_ffn_dim_multiplier is not None, ff = int(multiplier ff) rounded UP to a multiple of block_multiple_of (the
+    rounding sits inside that `if`: a null multiplier leaves int(2 ff / 3) unrounded); without block_auto_adjust_ff_dim
+    ff as it is. Refused: a width below 1, a block_multiple_of below 1 where it is used."""
+    ff = c["block_ff_dim"] if "block_ff_dim" in c else get("intermediate_size")
+    if isinstance(ff, bool) or not isinstance(ff, int) or ff < 1:
+        raise ValueError("LFM2: block_ff_dim / intermediate_size %r (a positive integer)" % (ff,))
+    if get("block_auto_adjust_ff_dim"):
+        ff = int(2 * ff / 3)
+        multiplier = get("block_ffn_dim_multiplier")
+        if multiplier is not None:
+            multiple = get("block_multiple_of")
+            if isinstance(multiple, bool) or not isinstance(multiple, int) or multiple < 1:
+                raise ValueError("LFM2: block_multiple_of %r (a positive integer)" % (multiple,))
+            ff = int(multiplier * ff)
+            ff = multiple * ((ff + multiple - 1) // multiple)
+    if ff < 1:
+        raise ValueError("LFM2: the adjusted MLP width %d is not positive" % ff)
+    return ff
+
+
+def lfm2_layers(spec, c, get):
+    """The LFM2-specific fields of a Spec (Lfm2ForCausalLM), from models/lfm2/configuration_lfm2.py and modeling_lfm2.py:
+    - spec.layer_types / spec.layer_conv: Lfm2Config.__init__, `self.layer_types = layer_types`, and when that is None
+      `full_attn_idxs = full_attn_idxs if full_attn_idxs is not None else list(range(num_hidden_layers))`, then
+      `"full_attention" if i in full_attn_idxs else "conv"` per layer (neither key: every layer attention);
+      Lfm2DecoderLayer.__init__: `self.is_attention_layer = config.layer_types[layer_idx] == "full_attention"`, self_attn
+      then, else `self.conv = Lfm2ShortConv(config, layer_idx)` (so any other name would silently be a conv layer:
+      refused here, as a list of another length than num_hidden_layers is). (Lfm2HybridConvCache.__init__ takes
+      `layer_types.index("full_attention")`: transformers' generate with a cache fails on a config without an
+      attention layer; its forward does not. Not refused: the fixtures have attention layers.)
+    - spec.lfm2_K = conv_L_cache (Lfm2ShortConv's kernel, `padding=self.L_cache - 1`, and its cache's length);
+      conv_bias true is refused (biases on in_proj, conv and out_proj: no release has them; not used by the fixtures).
+    - spec.F: the MLP's width (lfm2_ff_dim).
+    - spec.theta: Lfm2Config (4.54 - 4.57) `self.rope_theta = kwargs.get("theta", rope_theta)  # to fit original config
+      keys` (5.x: `kwargs.get("theta", kwargs.get("rope_theta", 1000000.0))`): "theta", when present, wins. Refused
+      (not used by the fixtures): rope_scaling (Lfm2RotaryEmbedding would read it) and transformers 5's
+      rope_parameters spelling.
+    - the names: self_attn.out_proj (Lfm2Attention, not o_proj), model.embedding_norm (Lfm2Model's final norm).
+    The what-if flags (golden_models.lfm2_what_ifs only) are set to the model as it is: lfm2_conv (False: no conv, y = C
+    B x), lfm2_conv_act (True: SiLU on the conv's output), lfm2_chunks (which of B, C, x each third of in_proj's rows is
+    read as: ("B", "C", "x") as Lfm2ShortConv's `B, C, x = BCx.chunk(3, dim=-2)`)."""
+    L = spec.L
+    types = get("layer_types")
+    if types is None:
+        idx = get("full_attn_idxs")
+        idx = list(range(L)) if idx is None else idx
+        if any(isinstance(i, bool) or not isinstance(i, int) for i in idx):
+            raise ValueError("LFM2: full_attn_idxs %r (layer indices)" % (idx,))
+        types = ["full_attention" if i in idx else "conv" for i in range(L)]
+    if len(types) != L or any(t not in ("conv", "full_attention") for t in types):
+        raise ValueError("LFM2: layer_types must be %d entries of \"conv\" / \"full_attention\": %r" % (L, types))
+    spec.layer_types = list(types)
+    spec.layer_conv = [t == "conv" for t in types]
+    K = get("conv_L_cache")
+    if isinstance(K, bool) or not isinstance(K, int) or K < 1:
+        raise ValueError("LFM2: conv_L_cache %r (a positive integer)" % (K,))
+    spec.lfm2_K = K
+    if get("conv_bias"):
+        raise ValueError("LFM2: conv_bias true (biases on conv.in_proj, conv.conv and conv.out_proj) is not used by the "
+                         "fixtures")
+    spec.F = lfm2_ff_dim(c, get)
+    if get("rope_scaling") is not None:
+        raise ValueError("LFM2: rope_scaling %r is not used by the fixtures" % (get("rope_scaling"),))
+    if get("rope_parameters") is not None:
+        raise ValueError("LFM2: rope_parameters (transformers 5's spelling) is not used by the fixtures")
+    spec.theta = c.get("theta", get("rope_theta"))
+    spec.o_proj_name, spec.final_norm_name = "out_proj", "embedding_norm"
+    spec.lfm2_conv, spec.lfm2_conv_act, spec.lfm2_chunks = True, False, ("B", "C", "x")
 
 
 def hybrid_rope(c, get, arch, head_dim):
@@ -2818,7 +2938,8 @@ def _attend(spec, p, pre, l, q, k, v, bias, cache, new_cache, trace, gate, B, T)
     if gate is not None and spec.q_gate_applied:
         # Qwen3NextAttention.forward: `attn_output = attn_output * torch.sigmoid(gate)` before o_proj
         o = o * torch.sigmoid(gate)
-    o = o @ p[pre + "self_attn.o_proj.weight"].T
+    # (LFM2: Lfm2Attention's `self.out_proj`, spec.o_proj_name)
+    o = o @ p[pre + "self_attn.%s.weight" % spec.o_proj_name].T
     if spec.o_bias:
         # GptOssAttention, LlamaAttention: o_proj bias=attention_bias; SeedOssAttention: bias=attention_out_bias
         o = o + p[pre + "self_attn.o_proj.bias"]
@@ -3158,6 +3279,79 @@ def mamba_mixer(spec, p, pre, l, h, valid, cache, new_cache, trace):
         y = y * z
     # out_proj (step 4)
     return (w * y) @ p[m + "out_proj.weight"].T
+
+
+def lfm2_short_conv(spec, p, pre, l, h, valid, cache, new_cache, trace):
+    """A short-convolution layer of LFM2, models/lfm2/modeling_lfm2.py Lfm2ShortConv.slow_forward (the path without the
+    causal_conv1d kernels; cuda_kernels_forward computes the same), h (B, T, H) = operator_norm's output, K =
+    conv_L_cache:
+      apply_mask_to_padding_states: padded positions' inputs zeroed (valid (B, T); in_proj has no bias, so their B, C
+      and x are 0 and the conv reads zeros there, as before the first token);
+      BCx = in_proj(x) (3H rows, no bias), transposed to (B, 3H, T), `B, C, x = BCx.chunk(3, dim=-2)`: rows [0, H) B,
+      [H, 2H) C, [2H, 3H) x;
+      Bx = B * x;
+      conv_out = self.conv(Bx)[..., :seqlen]: nn.Conv1d(H, H, kernel_size=K, groups=H, padding=K - 1, bias=conv_bias),
+      depthwise and causal (output t reads Bx at t - K + 1 .. t, zeros before the first), no activation;
+      y = C * conv_out; out_proj (no bias).
+    Cache (a dict, as forward's): cache[l] = conv_state (B, H, K), the last K values of Bx, zero-padded on the left, as
+    slow_forward fills Lfm2HybridConvCache.conv_cache[l] after a prompt (`nn.functional.pad(Bx, (self.L_cache -
+    Bx.shape[-1], 0))`: a negative pad keeps the last K). A one-token step on a cached state (`cache_position[0] > 0`)
+    rolls the state left by one, writes the new Bx last, and takes `torch.sum(conv_state * self.conv.weight[:, 0, :],
+    dim=-1)`. (transformers writes the new value at index `cache_position.clamp(0, K - 1)`: the last index once the
+    sequence holds at least K - 1 tokens, as every fixture prompt does; after a prompt of fewer than K - 1 tokens its
+    slow path would write into the middle of the window and lose a value, unlike causal_conv1d_update and the
+    convolution of the whole sequence, which are what this function computes.) A longer step on a cached state (never
+    taken by greedy_batch) convolves [conv_state ; Bx] and keeps the last T outputs.
+    What-ifs (golden_models.lfm2_what_ifs): lfm2_conv False (conv_out = Bx), lfm2_conv_act (SiLU on conv_out),
+    lfm2_chunks (another assignment of the three row blocks to B, C, x)."""
+    c_ = pre + "conv."
+    B_, T, H = h.shape
+    K = spec.lfm2_K
+    if valid is not None:
+        # apply_mask_to_padding_states: `(hidden_states * attention_mask[:, :, None])` (for batches of more than one
+        # sequence of more than one token; valid positions are unchanged either way)
+        h = h * valid.unsqueeze(-1).to(h.dtype)
+    BCx = (h @ p[c_ + "in_proj.weight"].T).transpose(-1, -2)  # (B, 3H, T)
+    blocks = dict(zip(spec.lfm2_chunks, BCx.chunk(3, dim=-2)))
+    Bm, Cm, x = blocks["B"], blocks["C"], blocks["x"]
+    Bx = Bm * x
+    w = p[c_ + "conv.weight"]  # (H, 1, K)
+    prev = cache.get(l) if cache is not None else None
+    if prev is not None and T == 1:
+        # slow_forward's cached step: `conv_state.roll(shifts=-1, dims=-1)`, the new Bx written last,
+        # `torch.sum(conv_state * self.conv.weight[:, 0, :], dim=-1)` (no bias: conv_bias false)
+        conv_state = prev.roll(shifts=-1, dims=-1)
+        conv_state[:, :, -1] = Bx[:, :, 0]
+        conv_out = torch.sum(conv_state * w[:, 0, :], dim=-1).unsqueeze(-1)
+    else:
+        seq = Bx if prev is None else torch.cat((prev, Bx), dim=-1)
+        conv_out = F.conv1d(seq, w, None, padding=K - 1, groups=H)[..., :seq.shape[-1]][..., -T:]
+        conv_state = F.pad(seq, (K - seq.shape[-1], 0))
+    if cache is not None:
+        new_cache[l] = conv_state
+    if not spec.lfm2_conv:  # what-if: no convolution
+        conv_out = Bx
+    if spec.lfm2_conv_act:  # what-if: a SiLU after the convolution (as Mamba's conv has)
+        conv_out = F.silu(conv_out)
+    y = Cm * conv_out
+    if trace is not None:
+        trace.setdefault("lfm2_conv_out", {})[l] = conv_out
+    return y.transpose(-1, -2) @ p[c_ + "out_proj.weight"].T
+
+
+def lfm2_decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, valid):
+    """models/lfm2/modeling_lfm2.py Lfm2DecoderLayer.forward: `residual = hidden_states`; the token mixer on
+    `self.operator_norm(hidden_states)` (Lfm2RMSNorm: x rsqrt(mean(x^2) + norm_eps) times a plain w), self_attn
+    (Lfm2Attention: q/k/v_proj, q_layernorm / k_layernorm per head, RoPE, eager attention scaled by head_dim^-0.5,
+    out_proj) on "full_attention" layers, conv (lfm2_short_conv) on "conv" layers; `hidden_states = hidden_states +
+    residual`; `hidden_states = hidden_states + self.feed_forward(self.ffn_norm(hidden_states))` (Lfm2MLP)."""
+    h = norm(spec, x, p[pre + "operator_norm.weight"])
+    if spec.layer_conv[l]:
+        a = lfm2_short_conv(spec, p, pre, l, h, valid, cache, new_cache, trace)
+    else:
+        a = self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace)
+    x = a + x
+    return x + feed_forward(spec, p, pre, l, norm(spec, x, p[pre + "ffn_norm.weight"]), trace)
 
 
 def mla_rope_reshuffle(x):
@@ -3726,6 +3920,11 @@ def moe_block(spec, p, pre, l, h, trace=None):
 def feed_forward(spec, p, pre, l, h, trace):
     if spec.layer_moe[l]:
         return moe_block(spec, p, pre, l, h, trace)
+    if spec.arch == LFM2:
+        # models/lfm2/modeling_lfm2.py Lfm2MLP.forward: `self.w2(F.silu(self.w1(x)) * self.w3(x))`, no biases, of the
+        # width lfm2_ff_dim gives
+        f = pre + "feed_forward."
+        return gated_mlp(spec, h, p[f + "w1.weight"], p[f + "w3.weight"], p[f + "w2.weight"])
     if spec.arch == GRANITE_HYBRID:
         # models/granitemoehybrid/modular_granitemoehybrid.py GraniteMoeHybridDecoderLayer.forward without experts:
         # `hidden_states = self.shared_mlp(hidden_states)`; GraniteMoeSharedMLP.forward: input_linear, `.chunk(2,
@@ -3752,6 +3951,8 @@ def feed_forward(spec, p, pre, l, h, trace):
 
 
 def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, valid=None, query_scale=None):
+    if spec.arch == LFM2:
+        return lfm2_decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, valid)
     # (OLMo 2: no input_layernorm, the attention reads the residual x itself)
     # (PhiMoE: models/phimoe/modeling_phimoe.py PhimoeDecoderLayer.forward, Llama's order with nn.LayerNorms)
     h = norm(spec, x, p[pre + "input_layernorm.weight"],
@@ -3859,7 +4060,9 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
         if capture and l < spec.L - 1:
             hidden.append(x)
     # (PhiMoE: PhimoeModel.forward's `self.norm(hidden_states)`, an nn.LayerNorm with its bias)
-    x = norm(spec, x, p[prefix + "norm.weight"], norm_bias(spec, p, prefix + "norm.weight"))
+    # (LFM2: Lfm2Model.forward's `self.embedding_norm(hidden_states)`, spec.final_norm_name)
+    final_norm = prefix + spec.final_norm_name + ".weight"
+    x = norm(spec, x, p[final_norm], norm_bias(spec, p, final_norm))
     if capture:
         hidden.append(x)
     head = p[prefix + "embed_tokens.weight"] if spec.tied else p[head_name]

@@ -60,6 +60,7 @@ struct LayerWeights {
   const float* mamba_dt = nullptr;   // (NV, H) in_proj's dt rows, right after mamba_xbc
   const float* lin_conv_bias = nullptr;  // (NV*DV + 2*NK*DK) or null
   const float* mamba_d = nullptr;    // (NV)
+  const float* short_conv_in = nullptr;  // (3*H, H) LFM2's conv.in_proj (B | C | x); lin_conv and wo beside it
   const float* wo = nullptr;         // (H, NH*HD); (H, NH*HDv) with latent attention; out_proj (H, NV*DV)
   const float* bo = nullptr;         // (H)      o_bias
   const float* sinks = nullptr;      // (NH)     attn_sinks

@@ -128,7 +128,7 @@ struct ModelSpec {
   // The per-head q/k norms come after RoPE (HunYuanDenseV1Attention), not before it.
   bool qk_norm_after_rope = false;
   // Their tensors: self_attn.q_norm / k_norm, or HunYuan's self_attn.query_layernorm / key_layernorm.
-  enum class QkNormNames { q_norm, query_layernorm };
+  enum class QkNormNames { q_norm, query_layernorm, q_layernorm };  // q_layernorm: LFM2's
   QkNormNames qk_norm_names = QkNormNames::q_norm;
   // o_proj carries a bias (gpt-oss's attention_bias). It is added after the ablation epilogue: the
   // ablation rewrites weights only, as export does.
@@ -175,7 +175,10 @@ struct ModelSpec {
   // group g = h / (NV/NK): dt = clamp(softplus(dt + dt_bias), mamba_dt_min, mamba_dt_max),
   // S (DK, DV) ← exp(−exp(A_log)·dt)·S + dt·B_g ⊗ x_h, y_h = SᵀC_g + D_h·x_h; then RMSNorm(y·SiLU(z)) over
   // all NV·DV (the gate before the norm, plain w), then out_proj (the o_proj slot, as the delta rule's).
-  enum class LinearMixer { gated_delta_rule, mamba2 };
+  // Or LFM2's short convolution (models/lfm2 Lfm2ShortConv: "conv" layers): conv.in_proj gives B, C, x (H each),
+  // the causal depthwise conv (conv_L_cache taps, no bias, no activation) runs over B·x with its state, then
+  // y = C·conv, then conv.out_proj (the o_proj slot). No recurrent state S: the sizes are NV 1, DV H, NK 0, DK 0.
+  enum class LinearMixer { gated_delta_rule, mamba2, short_conv };
   LinearMixer linear_mixer = LinearMixer::gated_delta_rule;
   bool linear_conv_bias = false;  // conv1d.bias (Mamba-2's mamba_conv_bias)
   double mamba_dt_min = 0.0;                                      // time_step_limit[0]
@@ -226,6 +229,10 @@ struct ModelSpec {
   // under "language_model.model." (or "model.language_model."), the vision tower beside it.
   std::string weight_prefix = "model.";
   std::string lm_head_name = "lm_head.weight";
+  // LFM2's names (models/lfm2): operator_norm / ffn_norm for input_layernorm / post_attention_layernorm,
+  // embedding_norm for the final norm, self_attn.out_proj for o_proj and the dense MLP as feed_forward.w1
+  // (gate) / w3 (up) / w2 (down); its q/k norms are QkNormNames::q_layernorm.
+  bool lfm2_names = false;
   // A multimodal checkpoint (*ForConditionalGeneration): tensors outside the language model (the
   // vision tower, the projector) are not run, and export copies them unchanged.
   bool multimodal = false;
@@ -332,6 +339,11 @@ struct ModelSpec {
   int64_t linear_key_dim() const { return linear_num_key_heads * linear_key_head_dim; }        // NK*DK
   int64_t linear_value_dim() const { return linear_num_value_heads * linear_value_head_dim; }  // NV*DV
   int64_t linear_conv_dim() const { return 2 * linear_key_dim() + linear_value_dim(); }       // q, k, v (x, B, C)
+  // The width of a linear layer's input projection (the engines' conv buffer): the conv's channels, or LFM2's
+  // B | C | x (3·H).
+  int64_t linear_in_dim() const {
+    return linear_mixer == LinearMixer::short_conv ? 3 * linear_value_dim() : linear_conv_dim();
+  }
   // Mamba-2's in_proj rows: z, the conv's channels, dt.
   int64_t mamba_in_proj_rows() const { return linear_value_dim() + linear_conv_dim() + linear_num_value_heads; }
   // Do layers a and b hold the same tensors (both MoE or both dense, both linear attention or not)?

@@ -58,6 +58,8 @@ enum class WeightRole {
   mamba_dt,          // (NV, H)               in_proj's last rows, dt
   linear_conv_bias,  // (NV*DV + 2*NK*DK)     conv1d.bias (mamba_conv_bias)
   mamba_d,           // (NV)                  D, the skip of x into y
+  // LFM2's short-conv layers (LinearMixer::short_conv; conv.*) use linear_conv and o_proj (conv.out_proj), and:
+  short_conv_in,     // (3*H, H)  conv.in_proj: B rows, C rows, x rows
   o_proj,      // (H, NH*HD); (H, NH*HDv) with latent attention; linear_attn.out_proj (H, NV*DV)
   o_bias,      // (H)      o_bias (gpt-oss)
   attn_sinks,  // (NH)     attn_sinks (gpt-oss: self_attn.sinks)

@@ -1,6 +1,6 @@
 // Linear attention ops (Qwen3-Next / Qwen3.5's gated delta rule, models/qwen3_next
-// Qwen3NextGatedDeltaNet; Granite 4.0-H's Mamba-2, models/granitemoehybrid GraniteMoeHybridMambaLayer): the
-// causal conv with its state, the recurrences token by token, the gated output norms. The recurrences run in
+// Qwen3NextGatedDeltaNet; Granite 4.0-H's Mamba-2, models/granitemoehybrid GraniteMoeHybridMambaLayer; LFM2's short
+// convolution, models/lfm2 Lfm2ShortConv): the causal convs with their state, the recurrences token by token, the gated output norms. The recurrences run in
 // their per-token form for prompts too (transformers runs prompts through torch_chunk_gated_delta_rule and
 // Mamba-2's chunked SSD, the same sums regrouped in chunks: equal up to rounding).
 #include <algorithm>
@@ -30,34 +30,61 @@ void l2norm(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] = x[i] * r;
 }
 
-}  // namespace
-
-void causal_conv_silu(float* x, const float* w, const float* bias, const AttnSeq* seqs, int64_t B,
-                      const DeltaRuleDims& d, const DeltaRuleState& state) {
-  const int64_t C = d.channels(), K = d.K, P = K - 1;
+// The causal depthwise conv of each channel over each sequence's tokens with its state (the last K − 1 inputs;
+// zeros at a sequence's start): in(t, c) is the channel's input at token t, store(t, c, Σ_j w(c, j)·window_j)
+// takes the result (after in(t, c) was read: in place is fine). Shared by the SiLU conv and LFM2's short conv.
+template <class In, class Store>
+void conv_over_tokens(const float* w, const AttnSeq* seqs, int64_t B, int64_t C, int64_t K, const DeltaRuleState& state,
+                      In in, Store store) {
+  const int64_t P = K - 1;
   for (int64_t s = 0; s < B; ++s) {
     const AttnSeq& q = seqs[s];
     float* conv = state.conv + state.slots[s] * C * P;
     if (starts_fresh(q)) std::memset(conv, 0, sizeof(float) * static_cast<size_t>(C * P));
 #pragma omp parallel for schedule(static)
     for (int64_t c = 0; c < C; ++c) {
-      // the channel's window: the last K − 1 inputs, then the current one
-      float win[64];
+      float win[64];  // the channel's last K − 1 inputs, then the current one
       float* past = conv + c * P;
       for (int64_t j = 0; j < P; ++j) win[j] = past[j];
       const float* wc = w + c * K;
-      const float b = bias ? bias[c] : 0.0f;
-      for (int64_t t = 0; t < q.q_len; ++t) {
-        float* xt = x + (q.q_begin + t) * C + c;
-        win[P] = *xt;
-        float acc = b;
+      for (int64_t t = q.q_begin; t < q.q_begin + q.q_len; ++t) {
+        win[P] = in(t, c);
+        float acc = 0.0f;
         for (int64_t j = 0; j < K; ++j) acc += wc[j] * win[j];
         for (int64_t j = 0; j < P; ++j) win[j] = win[j + 1];
-        *xt = silu(acc);
+        store(t, c, acc);
       }
       for (int64_t j = 0; j < P; ++j) past[j] = win[j];
     }
   }
+}
+
+// x(rows, D) = RMSNorm of x·SiLU(z) then ·w (gate_first: Mamba-2's), or RMSNorm(x)·w·SiLU(z) (Qwen3-Next's).
+template <bool kGateFirst>
+void gated_rmsnorm(float* x, const float* w, const float* z, int64_t rows, int64_t D, float eps) {
+#pragma omp parallel for schedule(static)
+  for (int64_t r = 0; r < rows; ++r) {
+    float* xr = x + r * D;
+    const float* zr = z + r * D;
+    float ss = 0.0f;
+    for (int64_t i = 0; i < D; ++i) {
+      if (kGateFirst) xr[i] *= silu(zr[i]);
+      ss += xr[i] * xr[i];
+    }
+    const float inv = 1.0f / std::sqrt(ss / static_cast<float>(D) + eps);
+    for (int64_t i = 0; i < D; ++i) xr[i] = kGateFirst ? w[i] * (xr[i] * inv) : w[i] * (xr[i] * inv) * silu(zr[i]);
+  }
+}
+
+}  // namespace
+
+void causal_conv_silu(float* x, const float* w, const float* bias, const AttnSeq* seqs, int64_t B,
+                      const DeltaRuleDims& d, const DeltaRuleState& state) {
+  const int64_t C = d.channels();
+  ABL_CHECK(d.K >= 1 && d.K <= 64, "causal conv of {} taps", d.K);
+  conv_over_tokens(
+      w, seqs, B, C, d.K, state, [&](int64_t t, int64_t c) { return x[t * C + c]; },
+      [&](int64_t t, int64_t c, float acc) { x[t * C + c] = silu(bias ? acc + bias[c] : acc); });
 }
 
 void gated_delta_rule(const float* x, const float* ba, const float* a_log, const float* dt_bias, const AttnSeq* seqs,
@@ -111,15 +138,7 @@ void gated_delta_rule(const float* x, const float* ba, const float* a_log, const
 }
 
 void rmsnorm_gated(float* x, const float* w, const float* z, int64_t rows, int64_t D, float eps) {
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    float* xr = x + r * D;
-    const float* zr = z + r * D;
-    float ss = 0.0f;
-    for (int64_t i = 0; i < D; ++i) ss += xr[i] * xr[i];
-    const float inv = 1.0f / std::sqrt(ss / static_cast<float>(D) + eps);
-    for (int64_t i = 0; i < D; ++i) xr[i] = w[i] * (xr[i] * inv) * silu(zr[i]);
-  }
+  gated_rmsnorm<false>(x, w, z, rows, D, eps);
 }
 
 void mamba2_scan(const float* x, const float* dt, const float* a_log, const float* dt_bias, const float* D,
@@ -155,19 +174,17 @@ void mamba2_scan(const float* x, const float* dt, const float* a_log, const floa
   }
 }
 
+void short_conv(const float* bcx, const float* w, const AttnSeq* seqs, int64_t B, const DeltaRuleDims& d,
+                const DeltaRuleState& state, float* out) {
+  const int64_t C = d.channels();
+  ABL_CHECK(d.K >= 1 && d.K <= 64, "short conv of {} taps", d.K);
+  conv_over_tokens(
+      w, seqs, B, C, d.K, state, [&](int64_t t, int64_t c) { return bcx[t * 3 * C + c] * bcx[t * 3 * C + 2 * C + c]; },
+      [&](int64_t t, int64_t c, float acc) { out[t * C + c] = bcx[t * 3 * C + C + c] * acc; });
+}
+
 void rmsnorm_of_gated(float* x, const float* w, const float* z, int64_t rows, int64_t D, float eps) {
-#pragma omp parallel for schedule(static)
-  for (int64_t r = 0; r < rows; ++r) {
-    float* xr = x + r * D;
-    const float* zr = z + r * D;
-    float ss = 0.0f;
-    for (int64_t i = 0; i < D; ++i) {
-      xr[i] *= silu(zr[i]);
-      ss += xr[i] * xr[i];
-    }
-    const float inv = 1.0f / std::sqrt(ss / static_cast<float>(D) + eps);
-    for (int64_t i = 0; i < D; ++i) xr[i] = w[i] * (xr[i] * inv);
-  }
+  gated_rmsnorm<true>(x, w, z, rows, D, eps);
 }
 
 void mul_sigmoid(float* x, const float* g, int64_t n) {

@@ -1,4 +1,5 @@
-// Linear attention on the device (Qwen3-Next / Qwen3.5's gated delta rule, Granite 4.0-H's Mamba-2; the twins of
+// Linear attention on the device (Qwen3-Next / Qwen3.5's gated delta rule, Granite 4.0-H's Mamba-2, LFM2's short
+// conv; the twins of
 // src/backend/cpu/linear_attention.cpp): bf16 activations in and out, fp32 arithmetic and states.
 // Every kernel walks each sequence's tokens in order, as the CPU ops do: a state carries from one
 // token to the next.
@@ -22,9 +23,12 @@ __device__ float softplusf(float x) { return x > 20.0f ? x : log1pf(expf(x)); } 
 
 __device__ bool starts_fresh(const AttnSeq& q) { return q.kv_len == q.q_len; }
 
-// One thread per (sequence, channel): the channel's window slides over the sequence's tokens.
-__global__ void causal_conv_silu_kernel(bf16* x, const bf16* w, const bf16* bias, const AttnSeq* seqs,
-                                        const int64_t* slots, int64_t C, int K, float* conv_state) {
+// One thread per (sequence, channel): the channel's window slides over the sequence's tokens. kShort: LFM2's
+// short conv — the input B·x from in = bcx (T, 3C), the output C·conv to out (T, C); else the conv (plus bias)
+// and SiLU of in (T, C) into out (the same array: in place).
+template <bool kShort>
+__global__ void causal_conv_kernel(const bf16* in, bf16* out, const bf16* w, const bf16* bias, const AttnSeq* seqs,
+                                   const int64_t* slots, int64_t C, int K, float* conv_state) {
   const int64_t s = blockIdx.y;
   const int64_t c = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   if (c >= C) return;
@@ -36,13 +40,13 @@ __global__ void causal_conv_silu_kernel(bf16* x, const bf16* w, const bf16* bias
   float wc[kMaxConvTaps];
   for (int j = 0; j < K; ++j) wc[j] = __bfloat162float(w[c * K + j]);
   const float b = bias ? __bfloat162float(bias[c]) : 0.0f;
-  for (int64_t t = 0; t < q.q_len; ++t) {
-    bf16* xt = x + (q.q_begin + t) * C + c;
-    win[P] = __bfloat162float(*xt);
-    float acc = b;
+  for (int64_t t = q.q_begin; t < q.q_begin + q.q_len; ++t) {
+    const bf16* row = kShort ? in + t * 3 * C : in + t * C;
+    win[P] = kShort ? __bfloat162float(row[c]) * __bfloat162float(row[2 * C + c]) : __bfloat162float(row[c]);
+    float acc = 0.0f;
     for (int j = 0; j < K; ++j) acc += wc[j] * win[j];
     for (int j = 0; j < P; ++j) win[j] = win[j + 1];
-    *xt = __float2bfloat16_rn(siluf(acc));
+    out[t * C + c] = __float2bfloat16_rn(kShort ? __bfloat162float(row[C + c]) * acc : siluf(bias ? acc + b : acc));
   }
   for (int j = 0; j < P; ++j) past[j] = win[j];
 }
@@ -98,20 +102,21 @@ __global__ void gated_delta_rule_kernel(const bf16* x, const bf16* ba, const flo
   }
 }
 
-// One block per row: x = RMSNorm(x)·w·SiLU(z).
-__global__ void rmsnorm_gated_kernel(bf16* x, const bf16* w, const bf16* z, int64_t D, float eps) {
+// One block per row: x = RMSNorm(x·SiLU(z))·w (kGateFirst: Mamba-2's) or RMSNorm(x)·w·SiLU(z) (Qwen3-Next's).
+template <bool kGateFirst>
+__global__ void gated_rmsnorm_kernel(bf16* x, const bf16* w, const bf16* z, int64_t D, float eps) {
   bf16* xr = x + blockIdx.x * D;
   const bf16* zr = z + blockIdx.x * D;
   float ss = 0.0f;
   for (int64_t i = threadIdx.x; i < D; i += blockDim.x) {
-    const float v = __bfloat162float(xr[i]);
+    const float v = __bfloat162float(xr[i]) * (kGateFirst ? siluf(__bfloat162float(zr[i])) : 1.0f);
     ss += v * v;
   }
   ss = detail::block_reduce(ss, detail::SumOp{}, 0.0f);
   const float inv = rsqrtf(ss / static_cast<float>(D) + eps);
   for (int64_t i = threadIdx.x; i < D; i += blockDim.x) {
-    const float v = __bfloat162float(xr[i]) * inv;
-    xr[i] = __float2bfloat16_rn(__bfloat162float(w[i]) * v * siluf(__bfloat162float(zr[i])));
+    const float v = __bfloat162float(xr[i]), g = siluf(__bfloat162float(zr[i])), wi = __bfloat162float(w[i]);
+    xr[i] = __float2bfloat16_rn(kGateFirst ? wi * (v * g * inv) : wi * (v * inv) * g);
   }
 }
 
@@ -137,7 +142,8 @@ __global__ void mamba2_scan_kernel(const bf16* x, const bf16* dt, const float* a
       bc[DK + i] = __bfloat162float(xt[static_cast<int64_t>(NV) * DV + static_cast<int64_t>(NK) * DK + g * DK + i]);
     }
     __syncthreads();
-    const float step = fminf(fmaxf(softplusf(__bfloat162float(dt[t * NV + h]) + dt_bias[h]), dt_min), dt_max);
+    const float sp = softplusf(__bfloat162float(dt[t * NV + h]) + dt_bias[h]);
+    const float step = isnan(sp) ? sp : fminf(fmaxf(sp, dt_min), dt_max);  // a NaN passes, as std::min/max on the CPU
     const float decay = expf(step * A);
     for (int j = threadIdx.x; j < DV; j += blockDim.x) {
       const float xj = __bfloat162float(xt[h * DV + j]);
@@ -150,23 +156,6 @@ __global__ void mamba2_scan_kernel(const bf16* x, const bf16* dt, const float* a
       out[t * NV * DV + h * DV + j] = __float2bfloat16_rn(y);
     }
     __syncthreads();  // bc is rewritten for the next token
-  }
-}
-
-// One block per row: x = RMSNorm(x·SiLU(z))·w.
-__global__ void rmsnorm_of_gated_kernel(bf16* x, const bf16* w, const bf16* z, int64_t D, float eps) {
-  bf16* xr = x + blockIdx.x * D;
-  const bf16* zr = z + blockIdx.x * D;
-  float ss = 0.0f;
-  for (int64_t i = threadIdx.x; i < D; i += blockDim.x) {
-    const float v = __bfloat162float(xr[i]) * siluf(__bfloat162float(zr[i]));
-    ss += v * v;
-  }
-  ss = detail::block_reduce(ss, detail::SumOp{}, 0.0f);
-  const float inv = rsqrtf(ss / static_cast<float>(D) + eps);
-  for (int64_t i = threadIdx.x; i < D; i += blockDim.x) {
-    const float v = __bfloat162float(xr[i]) * siluf(__bfloat162float(zr[i]));
-    xr[i] = __float2bfloat16_rn(__bfloat162float(w[i]) * (v * inv));
   }
 }
 
@@ -184,7 +173,7 @@ void causal_conv_silu(__nv_bfloat16* x, const __nv_bfloat16* w, const __nv_bfloa
   ABL_CHECK(K >= 1 && K <= kMaxConvTaps && C > 0, "causal conv of {} taps over {} channels", K, C);
   if (B == 0) return;
   const dim3 grid(static_cast<unsigned>((C + 127) / 128), static_cast<unsigned>(B));
-  causal_conv_silu_kernel<<<grid, 128, 0, s>>>(x, w, bias, seqs, slots, C, static_cast<int>(K), conv_state);
+  causal_conv_kernel<false><<<grid, 128, 0, s>>>(x, x, w, bias, seqs, slots, C, static_cast<int>(K), conv_state);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -205,7 +194,7 @@ void rmsnorm_gated(__nv_bfloat16* x, const __nv_bfloat16* w, const __nv_bfloat16
                    cudaStream_t s) {
   ABL_CHECK(rows >= 0 && D > 0, "gated RMSNorm of {} rows of {}", rows, D);
   if (rows == 0) return;
-  rmsnorm_gated_kernel<<<static_cast<unsigned>(rows), detail::row_threads(D), 0, s>>>(x, w, z, D, eps);
+  gated_rmsnorm_kernel<false><<<static_cast<unsigned>(rows), detail::row_threads(D), 0, s>>>(x, w, z, D, eps);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -229,11 +218,20 @@ void mamba2_scan(const __nv_bfloat16* x, const __nv_bfloat16* dt, const float* a
   CUDA_CHECK_LAUNCH();
 }
 
+void short_conv(const __nv_bfloat16* bcx, const __nv_bfloat16* w, const AttnSeq* seqs, const int64_t* slots, int64_t B,
+                int64_t C, int64_t K, float* conv_state, __nv_bfloat16* out, cudaStream_t s) {
+  ABL_CHECK(K >= 1 && K <= kMaxConvTaps && C > 0, "short conv of {} taps over {} channels", K, C);
+  if (B == 0) return;
+  const dim3 grid(static_cast<unsigned>((C + 127) / 128), static_cast<unsigned>(B));
+  causal_conv_kernel<true><<<grid, 128, 0, s>>>(bcx, out, w, nullptr, seqs, slots, C, static_cast<int>(K), conv_state);
+  CUDA_CHECK_LAUNCH();
+}
+
 void rmsnorm_of_gated(__nv_bfloat16* x, const __nv_bfloat16* w, const __nv_bfloat16* z, int64_t rows, int64_t D,
                       float eps, cudaStream_t s) {
   ABL_CHECK(rows >= 0 && D > 0, "RMSNorm of gated rows: {} rows of {}", rows, D);
   if (rows == 0) return;
-  rmsnorm_of_gated_kernel<<<static_cast<unsigned>(rows), detail::row_threads(D), 0, s>>>(x, w, z, D, eps);
+  gated_rmsnorm_kernel<true><<<static_cast<unsigned>(rows), detail::row_threads(D), 0, s>>>(x, w, z, D, eps);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -66,7 +66,7 @@ BufferPlan Engine::plan_for(const model::ModelSpec& spec, const Limits& limits) 
   if (spec.attn_output_gate) p.add("attention output gate (T,NH*HD)", T * spec.q_dim() * 4);
   if (!spec.linear_layers.empty()) {
     p.add("linear attention q|k|v (T,C), z (T,NV*DV), b|a (T,2*NV)",
-          T * (spec.linear_conv_dim() + spec.linear_value_dim() + 2 * spec.linear_num_value_heads) * 4);
+          T * (spec.linear_in_dim() + spec.linear_value_dim() + 2 * spec.linear_num_value_heads) * 4);
   }
   p.add("projection out y (T,H)", T * H * 4);
   p.add("gate, up (T,F)", 2 * T * F * 4);
@@ -98,7 +98,7 @@ Engine::Engine(WeightSource& weights, Limits limits)
   att_.resize(T * static_cast<size_t>(std::max(spec_.o_dim(), spec_.linear_value_dim())));
   if (spec_.attn_output_gate) q_gate_.resize(T * static_cast<size_t>(spec_.q_dim()));
   if (!spec_.linear_layers.empty()) {
-    lin_x_.resize(T * static_cast<size_t>(spec_.linear_conv_dim()));
+    lin_x_.resize(T * static_cast<size_t>(spec_.linear_in_dim()));
     lin_z_.resize(T * static_cast<size_t>(spec_.linear_value_dim()));
     lin_ba_.resize(T * static_cast<size_t>(2 * spec_.linear_num_value_heads));
   }
@@ -182,6 +182,8 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
   residual_norm(x_.data(), w.attn_norm, w.attn_norm_bias, h_.data(), T);
   if (m.is_linear_layer(l) && m.mamba2()) {
     mamba_mixer(l, w, batch, cache);
+  } else if (m.is_linear_layer(l) && m.linear_mixer == model::ModelSpec::LinearMixer::short_conv) {
+    short_conv_mixer(l, w, batch, cache);
   } else if (m.is_linear_layer(l)) {
     linear_attention(l, w, batch, cache);
   } else {
@@ -292,6 +294,17 @@ void Engine::mamba_mixer(int64_t l, const LayerWeights& w, const Batch& batch, K
   cpu::mamba2_scan(lin_x_.data(), lin_ba_.data(), w.lin_a_log, w.lin_dt_bias, w.mamba_d, batch.seqs.data(),
                    batch.num_seqs(), d, range, state, att_.data());
   cpu::rmsnorm_of_gated(att_.data(), w.lin_norm, lin_z_.data(), T, I, static_cast<float>(m.rms_norm_eps));
+}
+
+// Lfm2ShortConv.slow_forward: in_proj's B | C | x from h_ (one GEMM), the causal conv over B·x with each
+// sequence's state, times C.
+void Engine::short_conv_mixer(int64_t l, const LayerWeights& w, const Batch& batch, KvCache& cache) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), H = m.hidden_size;
+  const cpu::DeltaRuleDims d{0, 1, 0, H, m.linear_conv_kernel};
+  const cpu::DeltaRuleState state{cache.conv_state(l), cache.delta_state(l), batch.state_slots.data()};
+  cpu::linear(h_.data(), w.short_conv_in, nullptr, lin_x_.data(), T, H, 3 * H);
+  cpu::short_conv(lin_x_.data(), w.lin_conv, batch.seqs.data(), batch.num_seqs(), d, state, att_.data());
 }
 
 // DeepseekV3Attention.forward up to the attention: q = q_b(norm(q_a(h))) (or q_proj(h)); kv_a_proj_with_mqa

@@ -64,6 +64,7 @@ const float* host_tensor(const engine::LayerWeights& w, const DeviceUnitTensor& 
     case R::mamba_dt: return w.mamba_dt;
     case R::linear_conv_bias: return w.lin_conv_bias;
     case R::mamba_d: return w.mamba_d;
+    case R::short_conv_in: return w.short_conv_in;
     case R::post_attn_norm: return w.post_attn_norm;
     case R::mlp_norm: return w.mlp_norm;
     case R::post_mlp_norm: return w.post_mlp_norm;
@@ -119,6 +120,7 @@ const bf16** device_slot(DeviceLayer& w, model::WeightRole role) {
     case R::mamba_xbc: return &w.mamba_xbc;
     case R::mamba_dt: return &w.mamba_dt;
     case R::linear_conv_bias: return &w.lin_conv_bias;
+    case R::short_conv_in: return &w.short_conv_in;
     case R::o_bias: return &w.bo;
     case R::post_attn_norm: return &w.post_attn_norm;
     case R::mlp_norm: return &w.mlp_norm;

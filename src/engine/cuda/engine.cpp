@@ -77,7 +77,7 @@ DeviceKvCache::DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStr
     kv_layer_.push_back(n);
     n += !spec.is_linear_layer(l);
   }
-  CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, buffer_.bytes(), stream));
+  if (buffer_.bytes() > 0) CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, buffer_.bytes(), stream));  // none: no attention
   const int64_t n = state_slots + 1, P = spec.linear_conv_kernel - 1;
   const int64_t S = spec.linear_num_value_heads * spec.linear_key_head_dim * spec.linear_value_head_dim;
   int64_t at = 0;
@@ -385,6 +385,8 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   residual_norm(b.x, w.attn_norm, w.attn_norm_bias, b.h, T);
   if (m.is_linear_layer(l) && m.mamba2()) {
     mamba_mixer(l, w, batch, cache);
+  } else if (m.is_linear_layer(l) && m.linear_mixer == model::ModelSpec::LinearMixer::short_conv) {
+    short_conv_mixer(l, w, batch, cache);
   } else if (m.is_linear_layer(l)) {
     linear_attention(l, w, batch, cache);
   } else {
@@ -515,6 +517,17 @@ void CudaEngine::mamba_mixer(int64_t l, const DeviceLayer& w, const engine::Batc
   mamba2_scan(b.lin_x, b.lin_ba, w.lin_a_log, w.lin_dt_bias, w.mamba_d, b.seqs, b.state_slots, B, NK, NV, DK, DV,
               static_cast<float>(m.mamba_dt_min), static_cast<float>(m.mamba_dt_max), cache.delta_state(l), b.att, s);
   rmsnorm_of_gated(b.att, w.lin_norm, b.lin_z, T, I, static_cast<float>(m.rms_norm_eps), s);
+}
+
+// An LFM2 short-conv layer's token mixing on buf_->h into buf_->att (T, H): in_proj's B | C | x as one GEMM, the
+// conv over B·x with each sequence's state, times C (engine::Engine::short_conv_mixer's twin).
+void CudaEngine::short_conv_mixer(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), B = batch.num_seqs(), H = m.hidden_size;
+  const cudaStream_t s = stream_.get();
+  Buffers& b = *buf_;
+  gemm_->linear(b.h, w.short_conv_in, static_cast<const bf16*>(nullptr), b.lin_x, T, H, 3 * H, s);
+  short_conv(b.lin_x, w.lin_conv, b.seqs, b.state_slots, B, H, m.linear_conv_kernel, cache.conv_state(l), b.att, s);
 }
 
 // out(rows, H) f32 = down(act(gate(x) + b_gate) · (up(x) + b_up)) for x(rows, H) bf16, through

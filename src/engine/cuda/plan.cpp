@@ -76,7 +76,7 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
   p.att = carve("attention out (T,NH*HD)", T * std::max(m.q_dim(), m.linear_value_dim()) * bf);
   if (m.attn_output_gate) p.q_gate = carve("attention output gate (T,NH*HD)", T * m.q_dim() * bf);
   if (!m.linear_layers.empty()) {
-    p.lin_x = carve("linear attention q|k|v (T,C)", T * m.linear_conv_dim() * bf);
+    p.lin_x = carve("linear attention q|k|v (T,C)", T * m.linear_in_dim() * bf);
     p.lin_z = carve("linear attention z (T,NV*DV)", T * m.linear_value_dim() * bf);
     p.lin_ba = carve("linear attention b|a (T,2*NV)", T * 2 * m.linear_num_value_heads * bf);
   }

@@ -576,7 +576,9 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"phimoe", true}, FamilyCase{"llama4-mm", true, false, true},
                       FamilyCase{"llama4-mm", false, false, true}, FamilyCase{"granite4-micro", true},
                       FamilyCase{"granite4-moe-nope", true}, FamilyCase{"granite4-moe-nope", false},
-                      FamilyCase{"hunyuan-dense", true}, FamilyCase{"granite4-h", true}),
+                      FamilyCase{"hunyuan-dense", true}, FamilyCase{"granite4-h", true},
+                      FamilyCase{"granite4-h-moe", true}, FamilyCase{"granite4-h-moe", false},
+                      FamilyCase{"lfm2", true}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

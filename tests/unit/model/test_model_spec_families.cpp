@@ -661,6 +661,88 @@ TEST(ModelSpecGranite4, HybridMamba2Layers) {
   EXPECT_ABL_ERROR(parse(bad), "time_step_limit", "0 <= min < max");
 }
 
+// In the shape of LFM2-1.2B's config.json (written for this test, with the original keys LFM2 ships beside
+// transformers' ones): 10 short-conv and 6 attention layers, per-head q/k norms, the MLP's width adjusted from
+// block_ff_dim 12288 to 8192, tied.
+nlohmann::json lfm2_1_2b() {
+  return nlohmann::json::parse(R"({"architectures": ["Lfm2ForCausalLM"], "block_auto_adjust_ff_dim": true,
+    "block_dim": 2048, "block_ff_dim": 12288, "block_ffn_dim_multiplier": 1.0, "block_multiple_of": 256,
+    "bos_token_id": 1, "conv_L_cache": 3, "conv_bias": false, "conv_dim": 2048, "eos_token_id": 7,
+    "hidden_size": 2048, "intermediate_size": 12288, "layer_types": ["conv", "conv", "full_attention", "conv", "conv",
+    "full_attention", "conv", "conv", "full_attention", "conv", "full_attention", "conv", "full_attention", "conv",
+    "full_attention", "conv"], "max_position_embeddings": 128000, "model_type": "lfm2", "norm_eps": 1e-05,
+    "num_attention_heads": 32, "num_heads": 32, "num_hidden_layers": 16, "num_key_value_heads": 8, "pad_token_id": 0,
+    "rope_theta": 1000000.0, "torch_dtype": "bfloat16", "use_cache": true, "vocab_size": 65536})");
+}
+
+TEST(ModelSpecLfm2, ShortConvLayersBesideAttention) {
+  nlohmann::json c = lfm2_1_2b();
+  ModelSpec s = parse(c);
+  EXPECT_EQ(s.linear_mixer, ModelSpec::LinearMixer::short_conv);
+  EXPECT_EQ(s.attention_layers(), 6);
+  EXPECT_TRUE(s.is_linear_layer(0) && !s.is_linear_layer(2) && s.is_linear_layer(15));
+  EXPECT_EQ(s.intermediate_size, 8192);  // int(2 * 12288 / 3), rounded up to 256
+  EXPECT_EQ(s.linear_conv_kernel, 3);
+  EXPECT_EQ(s.linear_conv_dim(), 2048);
+  EXPECT_EQ(s.linear_in_dim(), 3 * 2048);
+  EXPECT_EQ(s.linear_state_floats(), 10 * 2048 * 2);  // the conv's last two inputs, no recurrent state
+  EXPECT_DOUBLE_EQ(s.rms_norm_eps, 1e-5);
+  EXPECT_DOUBLE_EQ(s.rope_theta, 1e6);
+  EXPECT_TRUE(s.qk_norm);
+  EXPECT_TRUE(s.tied_embeddings);  // Lfm2Config's default
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{1170340608});  // LFM2-1.2B: 1.17 B
+  const auto names = [&](int64_t l) {
+    std::vector<std::string> got;
+    for (const auto& slot : abl::model::layer_slots(s, l)) {
+      got.push_back(abl::model::weight_name(slot, l).substr(15) + " " + std::string(abl::model::role_name(slot.role)));
+    }
+    return got;
+  };
+  EXPECT_EQ(names(0), (std::vector<std::string>{"operator_norm.weight attn_norm", "conv.in_proj.weight short_conv_in",
+                                                "conv.conv.weight linear_conv", "conv.out_proj.weight o_proj",
+                                                "ffn_norm.weight mlp_norm", "feed_forward.w1.weight gate_proj",
+                                                "feed_forward.w3.weight up_proj", "feed_forward.w2.weight down_proj"}));
+  EXPECT_EQ(names(2), (std::vector<std::string>{"operator_norm.weight attn_norm", "self_attn.q_proj.weight q_proj",
+                                                "self_attn.k_proj.weight k_proj", "self_attn.v_proj.weight v_proj",
+                                                "self_attn.q_layernorm.weight q_norm", "self_attn.k_layernorm.weight k_norm",
+                                                "self_attn.out_proj.weight o_proj", "ffn_norm.weight mlp_norm",
+                                                "feed_forward.w1.weight gate_proj", "feed_forward.w3.weight up_proj",
+                                                "feed_forward.w2.weight down_proj"}));
+  bool final_norm = false;
+  for (const auto& slot : abl::model::global_slots(s)) final_norm |= slot.pattern == "model.embedding_norm.weight";
+  EXPECT_TRUE(final_norm);
+
+  // full_attn_idxs instead of layer_types; "theta" and "tie_embedding" (the original keys) win; the multiplier
+  c.erase("layer_types");
+  c["full_attn_idxs"] = {2, 5, 8, 10, 12, 14};
+  c["theta"] = 500000.0;
+  c["tie_embedding"] = false;
+  c["block_ffn_dim_multiplier"] = 1.5;
+  s = parse(c);
+  EXPECT_EQ(s.attention_layers(), 6);
+  EXPECT_FALSE(s.is_linear_layer(14));
+  EXPECT_DOUBLE_EQ(s.rope_theta, 500000.0);
+  EXPECT_FALSE(s.tied_embeddings);
+  EXPECT_EQ(s.intermediate_size, 12288);  // int(1.5 * 8192) = 12288, a multiple of 256
+  // a null multiplier: 2/3 of block_ff_dim, not rounded (Lfm2MLP rounds only with a multiplier)
+  c["block_ff_dim"] = 201;
+  c["block_ffn_dim_multiplier"] = nullptr;
+  EXPECT_EQ(parse(c).intermediate_size, 134);
+  // neither: every layer attention (Lfm2Config's default)
+  c.erase("full_attn_idxs");
+  EXPECT_EQ(parse(c).attention_layers(), 16);
+  // refusals name the key
+  c = lfm2_1_2b();
+  c["conv_bias"] = true;
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "conv_bias", "not supported");
+  c = lfm2_1_2b();
+  c["layer_types"][3] = "mamba";
+  EXPECT_ABL_ERROR(parse(c), "layer_types", "'mamba' is not a layer type");
+  c = lfm2_1_2b();
+  c["conv_L_cache"] = 0;
+  EXPECT_ABL_ERROR(parse(c), "conv_L_cache");
+}
+
 // In the shape of Hunyuan-7B-Instruct's config.json (written for this test): Llama's layers with per-head
 // q/k norms after RoPE under HunYuan's names, the dynamic rope_scaling's alpha raising the base.
 TEST(ModelSpecHunyuan, DenseQkNormAfterRopeAndAlphaBase) {

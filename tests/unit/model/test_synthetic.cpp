@@ -22,7 +22,7 @@ const ExpectedWeight& find(const std::vector<ExpectedWeight>& all, WeightRole ro
 }
 
 TEST(Synthetic, PresetsMatchTheirRealConfigs) {
-  EXPECT_EQ(abl::model::synthetic_presets().size(), 48u);
+  EXPECT_EQ(abl::model::synthetic_presets().size(), 49u);
   for (const std::string& name : abl::model::synthetic_presets()) {
     EXPECT_NO_THROW(abl::model::synthetic_model_spec(name)) << name;
   }
@@ -61,6 +61,8 @@ TEST(Synthetic, PresetsMatchTheirRealConfigs) {
   // Granite 4.0-H micro "3B": 3.19B, 36 of its 40 layers Mamba-2
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("granite-4.0-h-micro")), 3191396096);
   EXPECT_EQ(abl::model::synthetic_model_spec("granite-4.0-h-micro").attention_layers(), 4);
+  // LFM2-1.2B "1.17B"
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("lfm2-1.2b")), 1170340608);
   // Hunyuan-7B "7.5B"
   EXPECT_NEAR(abl::model::parameter_count(abl::model::synthetic_model_spec("hunyuan-7b")) / 1e9, 7.50, 0.01);
   // DeepSeek-V2-Lite "15.7B", DeepSeek-V2 "236B, 21B active"; OLMo 3 32B

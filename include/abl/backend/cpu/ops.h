@@ -173,6 +173,12 @@ void mamba2_scan(const float* x, const float* dt, const float* a_log, const floa
                  const AttnSeq* seqs, int64_t B, const DeltaRuleDims& d, DtRange range, const DeltaRuleState& state,
                  float* out);
 
+// LFM2's short convolution (Lfm2ShortConv.slow_forward): from bcx(T, 3·C) = [B | C | x] per token, the causal
+// depthwise conv of K taps (w (C, K), no bias, no activation) over B·x, times C: out(T, C). The state keeps each
+// channel's last K − 1 values of B·x (state.conv; d.channels() = C; state.S is not used).
+void short_conv(const float* bcx, const float* w, const AttnSeq* seqs, int64_t B, const DeltaRuleDims& d,
+                const DeltaRuleState& state, float* out);
+
 // x(rows, D) = RMSNorm(x·SiLU(z))·w per row: the gate before the norm (GraniteMoeHybridRMSNormGated /
 // BambaRMSNormGated; plain w).
 void rmsnorm_of_gated(float* x, const float* w, const float* z, int64_t rows, int64_t D, float eps);

@@ -209,9 +209,9 @@ void add_gated(const __nv_bfloat16* x,  // (T, H)
                float* y,                // (T, H)
                cudaStream_t s);
 
-// ---- linear attention (linear_attention.cu): the gated delta rule of Qwen3-Next / Qwen3.5 and Mamba-2 of
-// Granite 4.0-H, the twins of abl::cpu::causal_conv_silu, gated_delta_rule, rmsnorm_gated, mul_sigmoid,
-// mamba2_scan and rmsnorm_of_gated. States are fp32, indexed by each sequence's slot (slots, in device
+// ---- linear attention (linear_attention.cu): the gated delta rule of Qwen3-Next / Qwen3.5, Mamba-2 of
+// Granite 4.0-H and LFM2's short conv, the twins of abl::cpu::causal_conv_silu, gated_delta_rule, rmsnorm_gated,
+// mul_sigmoid, mamba2_scan, short_conv and rmsnorm_of_gated. States are fp32, indexed by each sequence's slot (slots, in device
 // memory like seqs); a sequence whose pass starts at its first token (kv_len == q_len) starts from zeros.
 // x(T, C) in place: the depthwise causal conv of K taps (w (C, K), plus bias (C) when given) over each
 // sequence's tokens, then SiLU; conv_state (slots, C, K−1) keeps each channel's last inputs.
@@ -232,6 +232,10 @@ void mul_sigmoid(__nv_bfloat16* x, const __nv_bfloat16* g, int64_t n, cudaStream
 void mamba2_scan(const __nv_bfloat16* x, const __nv_bfloat16* dt, const float* a_log, const float* dt_bias,
                  const float* D, const AttnSeq* seqs, const int64_t* slots, int64_t B, int64_t NK, int64_t NV,
                  int64_t DK, int64_t DV, float dt_min, float dt_max, float* S, __nv_bfloat16* out, cudaStream_t s);
+// LFM2's short conv: out(T, C) = C ⊙ conv(B ⊙ x) from bcx(T, 3·C) = [B | C | x], the causal depthwise conv of K
+// taps (w (C, K), no bias, no activation) over each sequence's tokens; conv_state (slots, C, K−1) keeps B ⊙ x.
+void short_conv(const __nv_bfloat16* bcx, const __nv_bfloat16* w, const AttnSeq* seqs, const int64_t* slots, int64_t B,
+                int64_t C, int64_t K, float* conv_state, __nv_bfloat16* out, cudaStream_t s);
 // x(rows, D) = RMSNorm(x·SiLU(z))·w, in place (the gate before the norm).
 void rmsnorm_of_gated(__nv_bfloat16* x, const __nv_bfloat16* w, const __nv_bfloat16* z, int64_t rows, int64_t D,
                       float eps, cudaStream_t s);

@@ -5,8 +5,9 @@
 // → capture (latent attention, DeepSeek-V3: q_a → norm → q_b, kv_a → norm → kv_b → per-head k/v, rope on
 // the heads' tails, in latent_qkv; a hybrid model's linear-attention layers: q|k|v, z, b|a → causal conv →
 // gated delta rule with each sequence's state → gated norm, in linear_attention; Mamba-2 layers: z, x|B|C, dt →
-// causal conv + bias → selective scan with each sequence's state → norm of y·SiLU(z), in mamba_mixer). Family
-// differences are flags of the ModelSpec. All buffers are sized once from the Limits and reused.
+// causal conv + bias → selective scan with each sequence's state → norm of y·SiLU(z), in mamba_mixer; LFM2's
+// conv layers: B|C|x → causal conv of B·x with its state → times C, in short_conv_mixer). Family differences are
+// flags of the ModelSpec. All buffers are sized once from the Limits and reused.
 #pragma once
 #include <cstdint>
 #include <string>
@@ -80,6 +81,8 @@ class Engine {
   void linear_attention(int64_t l, const LayerWeights& w, const Batch& batch, KvCache& cache);
   // A Mamba-2 layer's token mixing on h_ into att_ (T, NV*DV) (ModelSpec::mamba2).
   void mamba_mixer(int64_t l, const LayerWeights& w, const Batch& batch, KvCache& cache);
+  // An LFM2 short-conv layer's token mixing on h_ into att_ (T, H) (LinearMixer::short_conv).
+  void short_conv_mixer(int64_t l, const LayerWeights& w, const Batch& batch, KvCache& cache);
   // Latent attention's q_ (T,NH,HD), k_ (T,NH,HD) and v_ (T,NH,HDv) from h_, rotated.
   void latent_qkv(const LayerWeights& w, const Batch& batch);
   // out(rows,H) = down(act(gate(x)) * up(x)) for x(rows,H), through gate_/up_ (width F); gate and up

@@ -64,11 +64,13 @@ struct DeviceLayer {
   const float* lin_a_log = nullptr;          // (NV) fp32
   const float* lin_dt_bias = nullptr;        // (NV) fp32
   const __nv_bfloat16* lin_norm = nullptr;   // (DV); Mamba-2: (NV*DV)
-  // Mamba-2 (engine::LayerWeights' mamba_*): lin_z, mamba_xbc, mamba_dt adjacent (in_proj's row blocks).
+  // Mamba-2 (engine::LayerWeights' mamba_*): lin_z, mamba_xbc, mamba_dt are in_proj's row blocks, each its own
+  // device tensor (three GEMMs).
   const __nv_bfloat16* mamba_xbc = nullptr;      // (NV*DV + 2*NK*DK, H)
   const __nv_bfloat16* mamba_dt = nullptr;       // (NV, H)
   const __nv_bfloat16* lin_conv_bias = nullptr;  // (C) or null
   const float* mamba_d = nullptr;                // (NV) fp32
+  const __nv_bfloat16* short_conv_in = nullptr;  // (3*H, H) LFM2's conv.in_proj
   const __nv_bfloat16* wo = nullptr;         // (H, NH*HD); out_proj (H, NV*DV)
   const __nv_bfloat16* bo = nullptr;         // (H) o_bias
   const float* sinks = nullptr;              // (NH) fp32, attn_sinks

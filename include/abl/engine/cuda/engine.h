@@ -134,6 +134,7 @@ class CudaEngine {
   void self_attention(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache);
   void linear_attention(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache);
   void mamba_mixer(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache);
+  void short_conv_mixer(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache);
   void gated_mlp(const __nv_bfloat16* x, const DeviceExpert& w, int64_t rows, int64_t F, float* out);
   // The spec's q/k norm of x(T, heads, HD), in place.
   void head_norm(__nv_bfloat16* x, const __nv_bfloat16* w, int64_t T, int64_t heads, float w_offset);

@@ -288,4 +288,36 @@ TEST(LinearAttention, NormOfGatedMultipliesBeforeNormalising) {
   }
 }
 
+TEST(LinearAttention, ShortConvIsCausalOverBxTimesC) {
+  // LFM2: three channels, kernel 3, five tokens of [B | C | x]: out = C ⊙ Σ_j w_j (B ⊙ x)_{t−2+j}; split 3 + 2 over
+  // two passes in the sequence's slot gives the same, and the state keeps the last two B ⊙ x.
+  const DeltaRuleDims d{0, 1, 0, 3, 3};
+  const std::vector<float> bcx = randn(5 * 9, 61), w = randn(3 * 3, 62);
+  const auto bx = [&](int t, int c) { return double{bcx[static_cast<size_t>(t * 9 + c)]} * bcx[static_cast<size_t>(t * 9 + 6 + c)]; };
+  std::vector<int64_t> slot = {0};
+  States whole(d, 1), split(d, 1);
+  std::vector<float> out(5 * 3), parts(5 * 3);
+  const std::vector<AttnSeq> all = {{0, 5, 0, 5}};
+  abl::cpu::short_conv(bcx.data(), w.data(), all.data(), 1, d, whole.view(slot), out.data());
+  const std::vector<AttnSeq> first = {{0, 3, 0, 3}}, second = {{0, 2, 0, 5}};
+  abl::cpu::short_conv(bcx.data(), w.data(), first.data(), 1, d, split.view(slot), parts.data());
+  abl::cpu::short_conv(bcx.data() + 3 * 9, w.data(), second.data(), 1, d, split.view(slot), parts.data() + 3 * 3);
+  for (int t = 0; t < 5; ++t) {
+    for (int c = 0; c < 3; ++c) {
+      double acc = 0;
+      for (int j = 0; j < 3; ++j) {
+        if (t - 2 + j >= 0) acc += w[static_cast<size_t>(c * 3 + j)] * bx(t - 2 + j, c);
+      }
+      const size_t k = static_cast<size_t>(t * 3 + c);
+      EXPECT_NEAR(out[k], bcx[static_cast<size_t>(t * 9 + 3 + c)] * acc, 1e-5) << t << " " << c;
+      EXPECT_NEAR(parts[k], out[k], 1e-6) << t << " " << c;
+    }
+  }
+  for (int c = 0; c < 3; ++c) {
+    EXPECT_NEAR(whole.conv[static_cast<size_t>(c * 2)], bx(3, c), 1e-6);
+    EXPECT_NEAR(whole.conv[static_cast<size_t>(c * 2 + 1)], bx(4, c), 1e-6);
+  }
+  EXPECT_EQ(split.conv, whole.conv);
+}
+
 }  // namespace

@@ -135,5 +135,37 @@ TEST(CudaLinearAttention, Mamba2TwoPassesMatchCpu) {
   expect_close(download<float>(dconv, cpu_conv.size(), s), cpu_conv, 0.0, 0.0, "conv states");
 }
 
+// LFM2's short conv over the same two passes.
+TEST(CudaLinearAttention, ShortConvTwoPassesMatchCpu) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const cudaStream_t s = stream.get();
+  const cpu::DeltaRuleDims d{0, 1, 0, 256, 3};
+  const int64_t C = d.channels(), slots = 3;
+  const std::vector<float> w = bf16_rounded(normal(static_cast<size_t>(C * d.K), 0.5f, 71));
+  std::vector<float> cpu_conv(static_cast<size_t>(slots * C * (d.K - 1))), no_S;
+  auto dw = upload(to_bf16(w), s);
+  cuda::DeviceBuffer dconv(cpu_conv.size() * sizeof(float));
+  const std::vector<std::vector<cpu::AttnSeq>> passes = {{{0, 70, 0, 70}, {70, 5, 100, 5}}, {{0, 1, 0, 71}, {1, 3, 200, 3}}};
+  const std::vector<std::vector<int64_t>> slot_of = {{2, 0}, {2, 1}};
+  uint32_t seed = 80;
+  for (size_t p = 0; p < passes.size(); ++p) {
+    const auto& seqs = passes[p];
+    int64_t T = 0;
+    for (const auto& q : seqs) T += q.q_len;
+    const std::vector<float> bcx = bf16_rounded(normal(static_cast<size_t>(T * 3 * C), 1.0f, ++seed));
+    const int64_t B = static_cast<int64_t>(seqs.size());
+    std::vector<float> cout(static_cast<size_t>(T * C));
+    cpu::short_conv(bcx.data(), w.data(), seqs.data(), B, d, {cpu_conv.data(), no_S.data(), slot_of[p].data()},
+                    cout.data());
+    auto dbcx = upload(to_bf16(bcx), s), dseqs = upload(seqs, s), dslots = upload(slot_of[p], s);
+    cuda::DeviceBuffer dout(cout.size() * sizeof(__nv_bfloat16));
+    cuda::short_conv(dbcx.as<__nv_bfloat16>(), dw.as<__nv_bfloat16>(), dseqs.as<cpu::AttnSeq>(), dslots.as<int64_t>(),
+                     B, C, d.K, dconv.as<float>(), dout.as<__nv_bfloat16>(), s);
+    expect_close(to_f32(download<__nv_bfloat16>(dout, cout.size(), s)), cout, 2e-2, 1e-2, "short_conv");
+  }
+  expect_close(download<float>(dconv, cpu_conv.size(), s), cpu_conv, 1e-6, 1e-6, "short conv states");
+}
+
 }  // namespace
 }  // namespace abl

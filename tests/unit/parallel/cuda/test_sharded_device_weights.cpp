@@ -44,7 +44,8 @@ std::vector<std::string> layout_models() {
           f + "/golden/granite-moe-shared", f + "/golden/gpt-oss", f + "/golden/cohere2",
           f + "/golden/cohere-qknorm", f + "/golden/llama-bias", f + "/golden/seed-oss",
           f + "/golden/phimoe",      f + "/golden/llama4-mm",        f + "/golden/granite4-micro",
-          f + "/golden/qwen3-next",  f + "/golden/granite4-h"};
+          f + "/golden/qwen3-next",  f + "/golden/granite4-h",
+          f + "/golden/granite4-h-moe", f + "/golden/lfm2"};
 }
 
 model::ModelSpec spec_of(const std::string& m) {
