@@ -823,6 +823,9 @@ void mamba2_keys(const Keys& k, ModelSpec& s) {
   s.linear_key_head_dim = k.get_int("mamba_d_state");
   s.linear_conv_kernel = k.get_int("mamba_d_conv");
   s.linear_conv_bias = k.get_bool("mamba_conv_bias", true);
+  if (s.activation != Activation::silu) {  // the mixer's conv activation is hidden_act too; we run SiLU there
+    bad_key(s, "hidden_act", "must be silu beside Mamba-2 layers (their conv's activation), as in every Granite 4.0-H");
+  }
   if (k.get_bool("mamba_proj_bias", false)) {
     bad_key(s, "mamba_proj_bias", "true is not supported (in_proj and out_proj without biases, as every released "
                                   "Granite 4.0-H)");
@@ -846,6 +849,7 @@ void mamba2_keys(const Keys& k, ModelSpec& s) {
 // block_ffn_dim_multiplier, times it and rounded up to block_multiple_of.
 void lfm2_keys(const Keys& k, ModelSpec& s) {
   s.lfm2_names = true;
+  s.activation = Activation::silu;  // Lfm2MLP: F.silu, whatever a hidden_act says
   s.qk_norm_names = ModelSpec::QkNormNames::q_layernorm;
   s.rms_norm_eps = k.get_double("norm_eps");
   if (auto theta = k.find("theta")) s.rope_theta = theta->as_double();

@@ -657,6 +657,9 @@ TEST(ModelSpecGranite4, HybridMamba2Layers) {
   bad["mamba_proj_bias"] = true;
   EXPECT_ABL_ERROR(parse(bad), "mamba_proj_bias", "not supported");
   bad = c;
+  bad["hidden_act"] = "gelu_pytorch_tanh";
+  EXPECT_ABL_ERROR(parse(bad), "hidden_act", "silu");
+  bad = c;
   bad["time_step_limit"] = {0.5, 0.1};
   EXPECT_ABL_ERROR(parse(bad), "time_step_limit", "0 <= min < max");
 }
