@@ -117,6 +117,7 @@ RouterConfig router_config(const model::ModelSpec& spec, const float* bias) {
   r.group_max = spec.router_group_max;
   r.renormalize = spec.norm_topk_prob;
   r.scale = static_cast<float>(spec.routed_scaling_factor);
+  r.norm_eps = static_cast<float>(spec.router_norm_eps);
   r.sparsemixer = spec.router_sparsemixer;
   r.jitter_eps = static_cast<float>(spec.router_jitter_eps);
   return r;

@@ -65,6 +65,7 @@ void granite_moe_keys(const Keys& k, ModelSpec& s);
 void granite_hybrid_keys(const Keys& k, ModelSpec& s);
 void mamba2_keys(const Keys& k, ModelSpec& s);
 void lfm2_keys(const Keys& k, ModelSpec& s);
+void lfm2_moe_keys(const Keys& k, ModelSpec& s);
 void hunyuan_dense_keys(const Keys& k, ModelSpec& s);
 void gpt_oss_keys(const Keys& k, ModelSpec& s);
 void cohere_keys(const Keys& k, ModelSpec& s);
@@ -94,6 +95,13 @@ constexpr const char* kLfm2Defaults = R"({"vocab_size": 65536, "hidden_size": 25
   "norm_eps": 1e-05, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "tie_word_embeddings": true,
   "rope_theta": 1000000.0, "conv_bias": false, "conv_L_cache": 3, "block_multiple_of": 256,
   "block_ffn_dim_multiplier": 1.0, "block_auto_adjust_ff_dim": true})";
+// Lfm2MoeConfig, for absent keys (default_theta 1e6).
+constexpr const char* kLfm2MoeDefaults = R"({"vocab_size": 65536, "hidden_size": 2048, "intermediate_size": 7168,
+  "moe_intermediate_size": 1792, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+  "max_position_embeddings": 128000, "norm_eps": 1e-05, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2,
+  "tie_word_embeddings": true, "rope_theta": 1000000.0, "conv_bias": false, "conv_L_cache": 3,
+  "num_dense_layers": 2, "num_experts_per_tok": 4, "num_experts": 32, "use_expert_bias": true,
+  "routed_scaling_factor": 1.0, "norm_topk_prob": true})";
 // HunYuanDenseV1Config, for absent keys.
 constexpr const char* kHunyuanDenseDefaults = R"({"vocab_size": 290943, "hidden_size": 4096,
   "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu",
@@ -370,6 +378,8 @@ const Family kFamilies[] = {
     {"HunYuanDenseV1ForCausalLM", false, true, true, 0, 0, 0, W::none, 0, kHunyuanDenseDefaults, hunyuan_dense_keys},
     // LFM2 (350M, 700M, 1.2B, 2.6B): short-convolution layers beside attention layers with per-head q/k norms
     {"Lfm2ForCausalLM", false, true, false, 0, 0, 0, W::none, 0, kLfm2Defaults, lfm2_keys},
+    // LFM2-8B-A1B: LFM2's layers, dense MLPs first, then sigmoid-routed experts chosen with a correction bias
+    {"Lfm2MoeForCausalLM", false, true, false, 0, 0, 0, W::none, 0, kLfm2MoeDefaults, lfm2_moe_keys},
     {"MixtralForCausalLM", false, false, false, 0, 8, 4096 * 32, W::always, 0, nullptr, mixtral_keys},
     // Llama 4 Scout, Maverick (the language model): NoPE every 4th layer, the others chunked with interleaved
     // RoPE and L2-normed q/k; a sigmoid top-k router scaling the experts' inputs, a shared expert
@@ -842,31 +852,17 @@ void mamba2_keys(const Keys& k, ModelSpec& s) {
   }
 }
 
-// models/lfm2 (Lfm2Config, Lfm2DecoderLayer, Lfm2ShortConv, Lfm2MLP): layer_types of "conv" / "full_attention"
-// (else full_attn_idxs lists the attention layers, every layer without it); per-head q/k RMSNorms before RoPE;
-// norm_eps; "theta" (the original key) over rope_theta; "tie_embedding" over tie_word_embeddings; the MLP's width
-// from block_ff_dim (else intermediate_size) as Lfm2MLP adjusts it: 2/3 of it, then, with a
-// block_ffn_dim_multiplier, times it and rounded up to block_multiple_of.
-void lfm2_keys(const Keys& k, ModelSpec& s) {
+// models/lfm2 (Lfm2Config, Lfm2DecoderLayer, Lfm2ShortConv, Lfm2Attention) and models/lfm2_moe alike:
+// layer_types of "conv" / "full_attention" (else full_attn_idxs lists the attention layers, every layer without
+// it); per-head q/k RMSNorms before RoPE; norm_eps; "theta" (the original key) over rope_theta; "tie_embedding"
+// over tie_word_embeddings; the MLPs SwiGLU whatever a hidden_act says.
+void lfm2_layer_keys(const Keys& k, ModelSpec& s) {
   s.lfm2_names = true;
-  s.activation = Activation::silu;  // Lfm2MLP: F.silu, whatever a hidden_act says
+  s.activation = Activation::silu;
   s.qk_norm_names = ModelSpec::QkNormNames::q_layernorm;
   s.rms_norm_eps = k.get_double("norm_eps");
   if (auto theta = k.find("theta")) s.rope_theta = theta->as_double();
   if (auto tie = k.find("tie_embedding")) s.tied_embeddings = tie->as_bool();
-  int64_t ff = k.get_int("block_ff_dim", k.get_int("intermediate_size"));
-  if (k.get_bool("block_auto_adjust_ff_dim", true)) {
-    ff = 2 * ff / 3;
-    // transformers rounds inside the multiplier's `if` (a null multiplier leaves 2/3 unrounded; vLLM and llama.cpp
-    // round either way: the released configs' 1.0 makes them agree)
-    if (auto m = k.find("block_ffn_dim_multiplier")) {
-      ff = static_cast<int64_t>(m->as_double() * static_cast<double>(ff));
-      const int64_t multiple = k.get_int("block_multiple_of");
-      if (multiple <= 0) bad_key(s, "block_multiple_of", fmt::format("must be positive, found {}", multiple));
-      ff = multiple * ((ff + multiple - 1) / multiple);
-    }
-  }
-  s.intermediate_size = ff;
   if (k.get_bool("conv_bias", false)) {
     bad_key(s, "conv_bias", "true is not supported (biases on conv.in_proj, conv.conv and conv.out_proj; no LFM2 "
                             "release has them)");
@@ -893,6 +889,47 @@ void lfm2_keys(const Keys& k, ModelSpec& s) {
   s.linear_num_value_heads = 1;
   s.linear_value_head_dim = s.hidden_size;
   s.linear_conv_kernel = k.get_int("conv_L_cache");
+}
+
+// Lfm2MLP's width: block_ff_dim (else intermediate_size), with block_auto_adjust_ff_dim 2/3 of it, then, with a
+// block_ffn_dim_multiplier, times it and rounded up to block_multiple_of.
+void lfm2_keys(const Keys& k, ModelSpec& s) {
+  lfm2_layer_keys(k, s);
+  int64_t ff = k.get_int("block_ff_dim", k.get_int("intermediate_size"));
+  if (k.get_bool("block_auto_adjust_ff_dim", true)) {
+    ff = 2 * ff / 3;
+    // transformers rounds inside the multiplier's `if` (a null multiplier leaves 2/3 unrounded; vLLM and llama.cpp
+    // round either way: the released configs' 1.0 makes them agree)
+    if (auto m = k.find("block_ffn_dim_multiplier")) {
+      ff = static_cast<int64_t>(m->as_double() * static_cast<double>(ff));
+      const int64_t multiple = k.get_int("block_multiple_of");
+      if (multiple <= 0) bad_key(s, "block_multiple_of", fmt::format("must be positive, found {}", multiple));
+      ff = multiple * ((ff + multiple - 1) / multiple);
+    }
+  }
+  s.intermediate_size = ff;
+}
+
+// models/lfm2_moe (Lfm2MoeConfig, Lfm2MoeDecoderLayer, Lfm2MoeSparseMoeBlock): LFM2's layers; the first
+// num_dense_layers MLPs dense of intermediate_size (not adjusted), the others num_experts experts of
+// moe_intermediate_size, num_experts_per_tok per token by a sigmoid router — chosen on s + expert_bias with
+// use_expert_bias, weighted by s, renormalised by (sum + 1e-6) with norm_topk_prob, times routed_scaling_factor.
+void lfm2_moe_keys(const Keys& k, ModelSpec& s) {
+  lfm2_layer_keys(k, s);
+  s.intermediate_size = k.get_int("intermediate_size");
+  s.num_experts = k.get_int("num_experts");
+  s.experts_per_token = k.get_int("num_experts_per_tok");
+  s.moe_intermediate_size = k.get_int("moe_intermediate_size");
+  s.expert_names = ModelSpec::ExpertNames::lfm2;
+  s.router_sigmoid = true;
+  s.router_bias = k.get_bool("use_expert_bias", true);
+  s.norm_topk_prob = k.get_bool("norm_topk_prob", true);
+  s.router_norm_eps = 1e-6;
+  s.routed_scaling_factor = k.get_double("routed_scaling_factor", 1.0);
+  const int64_t dense = k.get_int("num_dense_layers");
+  if (dense < 0) bad_key(s, "num_dense_layers", fmt::format("must not be negative, found {}", dense));
+  s.moe_layers.assign(static_cast<size_t>(s.num_layers), 0);
+  for (int64_t l = dense; l < s.num_layers; ++l) s.moe_layers[static_cast<size_t>(l)] = 1;
 }
 
 // models/hunyuan_v1_dense (HunYuanDenseV1Attention, HunYuanDenseV1RotaryEmbedding): Llama's layers; RoPE,

@@ -167,9 +167,9 @@ std::string fingerprint(const ModelSpec& s) {
                      s.qk_nope_head_dim, s.v_head_dim, s.latent_norm_eps);
   out += fmt::format("|fp8 {} {}", s.fp8_block_rows, s.fp8_block_cols);
   out += fmt::format("|olmo2 input norms {} qk norm full {}", s.input_norms, s.qk_norm_full);
-  out += fmt::format("|router sigmoid {} bias {} groups {} {} max {} scale {:a} shared gated {} mtp {}",
+  out += fmt::format("|router sigmoid {} bias {} groups {} {} max {} scale {:a} eps {:a} shared gated {} mtp {}",
                      s.router_sigmoid, s.router_bias, s.expert_groups, s.topk_groups, s.router_group_max,
-                     s.routed_scaling_factor, s.shared_expert_gated, s.mtp_layers);
+                     s.routed_scaling_factor, s.router_norm_eps, s.shared_expert_gated, s.mtp_layers);
   out += fmt::format("|linear [{}] NK{} NV{} DK{} DV{} K{} fused {} gate {}", fmt::join(s.linear_layers, ""),
                      s.linear_num_key_heads, s.linear_num_value_heads, s.linear_key_head_dim, s.linear_value_head_dim,
                      s.linear_conv_kernel, s.linear_fused_projections, s.attn_output_gate);

@@ -180,6 +180,18 @@ const Preset kPresets[] = {
       "conv_L_cache": 3, "conv_bias": false, "norm_eps": 1e-05, "rope_theta": 1000000.0,
       "max_position_embeddings": 128000, "tie_word_embeddings": true, "bos_token_id": 1, "eos_token_id": 7,
       "pad_token_id": 0, "torch_dtype": "bfloat16"})"},
+    // LFM2-8B-A1B's shape: LFM2's layers, two dense MLPs, then 32 experts (4 per token) behind a sigmoid router
+    // with a correction bias (8.3B, 1.5B active)
+    {"lfm2-8b-a1b", R"({"architectures": ["Lfm2MoeForCausalLM"], "vocab_size": 65536, "hidden_size": 2048,
+      "intermediate_size": 7168, "moe_intermediate_size": 1792, "num_hidden_layers": 24, "num_attention_heads": 32,
+      "num_key_value_heads": 8, "num_experts": 32, "num_experts_per_tok": 4, "num_dense_layers": 2,
+      "use_expert_bias": true, "norm_topk_prob": true, "routed_scaling_factor": 1.0,
+      "layer_types": ["conv", "conv", "full_attention", "conv", "conv", "conv", "full_attention", "conv", "conv",
+      "conv", "full_attention", "conv", "conv", "conv", "full_attention", "conv", "conv", "conv", "full_attention",
+      "conv", "conv", "conv", "full_attention", "conv"],
+      "conv_L_cache": 3, "conv_bias": false, "norm_eps": 1e-05, "rope_theta": 1000000.0,
+      "max_position_embeddings": 128000, "tie_word_embeddings": true, "bos_token_id": 1, "eos_token_id": 7,
+      "pad_token_id": 0, "torch_dtype": "bfloat16"})"},
     // Hunyuan-7B-Instruct's shape: per-head q/k norms after RoPE, the base raised by alpha 1000 (7.5B)
     {"hunyuan-7b", R"({"architectures": ["HunYuanDenseV1ForCausalLM"], "vocab_size": 128167, "hidden_size": 4096,
       "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,

@@ -153,13 +153,18 @@ void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
   const bool mixtral = s.expert_names == ModelSpec::ExpertNames::mixtral;
   const bool wide = mixtral || granite;  // experts as wide as intermediate_size (the shapes' docs say so)
   const bool llama4 = s.expert_names == ModelSpec::ExpertNames::llama4;
-  const std::string block = mixtral && !s.fused_experts ? "block_sparse_moe." : llama4 ? "feed_forward." : "mlp.";
+  const bool lfm2 = s.expert_names == ModelSpec::ExpertNames::lfm2;
+  const bool w123 = mixtral || lfm2;  // experts' w1 / w3 / w2
+  const std::string block = mixtral && !s.fused_experts ? "block_sparse_moe." : llama4 || lfm2 ? "feed_forward." : "mlp.";
   v.push_back(layer_slot(s, WeightRole::router,
                          granite  ? "block_sparse_moe.router.layer.weight"
                          : llama4 ? "feed_forward.router.weight"
                                   : block + "gate.weight",
                          {E, H}, granite || llama4 ? "(num_local_experts, hidden_size)" : "(num_experts, hidden_size)"));
-  if (s.router_bias && !s.router_sigmoid) {
+  if (lfm2 && s.router_bias) {
+    // Lfm2MoeSparseMoeBlock's expert_bias buffer (use_expert_bias)
+    v.push_back(layer_slot(s, WeightRole::router_bias, "feed_forward.expert_bias", {E}, "(num_experts)"));
+  } else if (s.router_bias && !s.router_sigmoid) {
     // ERNIE 4.5's Ernie4_5_MoeStatics: one row per expert group (1)
     v.push_back(layer_slot(s, WeightRole::router_bias, "mlp.moe_statics.e_score_correction_bias", {1, E},
                            "(1, moe_num_experts)"));
@@ -176,11 +181,11 @@ void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
   for (int64_t e = 0; e < E; ++e) {
     const std::string p = block + "experts." + std::to_string(e) + ".";
     const size_t at = v.size();
-    v.push_back(layer_slot(s, WeightRole::expert_gate_proj, p + (mixtral ? "w1.weight" : "gate_proj.weight"),
+    v.push_back(layer_slot(s, WeightRole::expert_gate_proj, p + (w123 ? "w1.weight" : "gate_proj.weight"),
                            {Fm, H}, fm_doc));
-    v.push_back(layer_slot(s, WeightRole::expert_up_proj, p + (mixtral ? "w3.weight" : "up_proj.weight"), {Fm, H},
+    v.push_back(layer_slot(s, WeightRole::expert_up_proj, p + (w123 ? "w3.weight" : "up_proj.weight"), {Fm, H},
                            fm_doc));
-    v.push_back(layer_slot(s, WeightRole::expert_down_proj, p + (mixtral ? "w2.weight" : "down_proj.weight"),
+    v.push_back(layer_slot(s, WeightRole::expert_down_proj, p + (w123 ? "w2.weight" : "down_proj.weight"),
                            {H, Fm}, fm_down_doc));
     if (s.fused_experts) stack_expert_slots(s, v, at, e);
     for (size_t i = at; i < v.size(); ++i) v[i].expert = static_cast<int32_t>(e);

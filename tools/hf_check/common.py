@@ -89,6 +89,10 @@ FAMILIES = [
     # a depthwise causal conv of 3 without bias) beside attention with per-head q/k layernorms before RoPE, the SwiGLU
     # width adjusted from block_ff_dim, the original config keys, LFM2's tensor names, tied
     ("Lfm2ForCausalLM", "lfm2"),
+    # Liquid AI's LFM2-MoE (LFM2-8B-A1B): LFM2's conv / attention layers, the first num_dense_layers with a dense SwiGLU
+    # of intermediate_size as it stands, the others a sigmoid MoE (top-k of s + expert_bias, s renormalised + 1e-6,
+    # x routed_scaling_factor), per-expert feed_forward.experts.{e}.w1 / w3 / w2, tied
+    ("Lfm2MoeForCausalLM", "lfm2-moe"),
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

@@ -471,6 +471,27 @@
      reproduces each (1e-3, each over 1e-2); reference.Spec refuses conv_bias true, an unknown layer type, a short
      layer_types, conv_L_cache 0, rope_scaling, transformers 5's rope_parameters and block_multiple_of 0. (1. checks the
      KV cache with the conv layers' states.)
+     LFM2-MoE (lfm2-moe: Lfm2MoeForCausalLM): a second forward pass from models/lfm2_moe/modular_lfm2_moe.py and
+     configuration_lfm2_moe.py (`Lfm2MoeCheck`: Lfm2MoeConfig's defaults and readings (layer_types as listed, the RoPE
+     base from rope_parameters else rope_theta, tie_embedding; no block_ff_dim, theta or full_attn_idxs), Lfm2Check's
+     conv, attention, norms and layer; Lfm2MoeDecoderLayer's feed_forward: Lfm2MoeMLP of intermediate_size as it stands
+     on layers < num_dense_layers, else Lfm2MoeSparseMoeBlock with route_tokens_to_experts as written there (sigmoid, the
+     top-k of s + expert_bias, s gathered, / (sum + 1e-6), x routed_scaling_factor) and Lfm2MoeExperts' one_hot /
+     index_add_ loop over the per-expert w1 / w3 / w2 stacked as conversion_mapping's "lfm2_moe" entry stacks them)
+     reproduces logits_last, hidden_last and logits_all_0 (1e-4), every golden greedy id without a cache and on the
+     cached conv path, as for LFM2; the file holds exactly the released per-expert tensors (feed_forward.gate,
+     feed_forward.expert_bias F32, feed_forward.experts.{e}.w1 / w3 / w2, the dense layers' feed_forward.w1 / w3 / w2),
+     BF16 but the bias; config.json is as transformers 4.57 writes Lfm2MoeConfig ("dtype", top-level rope_theta,
+     layer_types listed, dense layers over a conv and an attention layer, routed_scaling_factor != 1, none of LFM2's
+     original keys); reference.Spec and golden.json read the layers, widths, router settings and RoPE as Lfm2MoeCheck
+     does, and reference.Spec reads rope_parameters, a missing rope key, tie_embedding, an unread block_ff_dim,
+     num_dense_layers and use_expert_bias false (= the router_bias what-if) as Lfm2MoeCheck does; Lfm2MoeCheck's router
+     reproduces the routing gaps, expert_ids_last, prompt 4's expert usage (every expert chosen in each MoE layer) and
+     the tokens each router what-if reroutes; golden.json has exactly the what-ifs of golden_models.lfm2_moe_what_ifs and
+     Lfm2MoeCheck reproduces each (1e-3, each over 1e-2); reference.Spec refuses conv_bias true, a missing layer_types,
+     an unknown layer type, "theta", rope_scaling, a non-default or disagreeing rope_parameters, hidden_act gelu,
+     num_experts 0, num_experts_per_tok > num_experts and conv_L_cache 0. (3. checks the MoE block against the
+     per-expert loop.)
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
@@ -640,6 +661,18 @@ def moe_per_expert(spec, p, pre, l, h):
         chosen = torch.topk(s_ + p[ref.correction_bias_name(spec, pre)], k=spec.top_k, dim=-1, sorted=False)[1]
         top = s_.gather(1, chosen)
         top = top / top.sum(dim=-1, keepdim=True)
+    elif spec.router == "lfm2":
+        # Lfm2MoeSparseMoeBlock.route_tokens_to_experts as written there (sigmoid, topk of s + expert_bias, s gathered,
+        # divided by its sum + 1e-6 with norm_topk_prob, times routed_scaling_factor; topk of s without the bias)
+        s_ = torch.sigmoid(x @ w.T)
+        if spec.lfm2_expert_bias:
+            chosen = torch.topk(s_ + p[pre + "feed_forward.expert_bias"], k=spec.top_k, dim=-1)[1]
+            top = torch.gather(s_, dim=1, index=chosen)
+        else:
+            top, chosen = torch.topk(s_, k=spec.top_k, dim=-1)
+        if spec.norm_topk_prob:
+            top = top / (top.sum(dim=-1, keepdim=True) + 1e-6)
+        top = top * spec.routed_scaling_factor
     elif spec.router == "ernie":
         # Ernie4_5_MoeSparseMoeBlock.forward as written there (softmax of the fp32 logits, topk of moe_statics(p) = p +
         # e_score_correction_bias.squeeze(), p gathered and divided by clamp(sum, min=moe_norm_min))
@@ -6403,26 +6436,25 @@ class Lfm2Check:
         return torch.nn.functional.linear(hidden[-1], head), hidden
 
 
-def check_lfm2(name, spec, p, g, st):
-    cfg = fixture_config(name)
-    model = g["model"]
-    m = Lfm2Check(cfg, p)
-    check_against_golden(name, "Lfm2Check", m, g, st)
-    H, HD, V, K, F_ = m.H, m.HD, spec.V, m.K, m.ff()
+def check_lfm2_cached_paths(name, label, spec, p, g, make):
+    """LFM2 / LFM2-MoE: the check model (make()) run as transformers' generate runs the conv gives the golden greedy ids
+    and reference.forward's logits; reference's cached one-token step after prompt 4 = the whole sequence again."""
+    m = make()
+    H, K = m.H, m.K
     conv = [t == "conv" for t in m.layer_types]
     # transformers' generate: each prompt in one call, then every greedy token on the conv cache's one-token path
     same, worst = True, 0.0
     for e in g["prompts"]:
-        m2 = Lfm2Check(cfg, p)
+        m2 = make()
         m2.prefill = len(e["input_ids"])
         seq = e["input_ids"] + e["greedy_ids"][:-1]
         logits = m2.forward(seq)[0]
         same &= [int(x) for x in logits[len(e["input_ids"]) - 1:].argmax(-1)] == e["greedy_ids"]
         worst = max(worst, float((logits - ref.forward(spec, p, torch.tensor([seq]), capture=False)[0][0]).abs().max()))
-    check(same and worst < 1e-4, "%s: Lfm2Check as transformers' generate runs the conv (the prompt in one call, each "
+    check(same and worst < 1e-4, "%s: %s as transformers' generate runs the conv (the prompt in one call, each "
           "generated token on the cached path: conv state rolled, written at cache_position clamped to conv_L_cache - 1, "
           "summed against the kernel) gives the golden greedy ids, its logits within 1e-4 of reference.forward's over "
-          "the whole sequences (%.1e)" % (name, worst))
+          "the whole sequences (%.1e)" % (name, label, worst))
     # reference's cache (greedy_batch's path): a one-token step after prompt 4 = the whole sequence again, and the
     # cached conv state is the last conv_L_cache values of B x
     e = g["prompts"][4]
@@ -6436,6 +6468,16 @@ def check_lfm2(name, spec, p, g, st):
     check(float((step - full).abs().max()) < 1e-5 and shapes, "%s: reference's cached one-token step after prompt 4 = "
           "the whole sequence run again (%.1e), each conv layer's cache (1, %d, %d)" % (
               name, float((step - full).abs().max()), H, K))
+
+
+def check_lfm2(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    model = g["model"]
+    m = Lfm2Check(cfg, p)
+    check_against_golden(name, "Lfm2Check", m, g, st)
+    H, HD, V, K, F_ = m.H, m.HD, spec.V, m.K, m.ff()
+    conv = [t == "conv" for t in m.layer_types]
+    check_lfm2_cached_paths(name, "Lfm2Check", spec, p, g, lambda: Lfm2Check(cfg, p))
     # the file: exactly Lfm2's tensors, all BF16
     stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
     want = {"model.embed_tokens.weight": (V, H), "model.embedding_norm.weight": (H,)}
@@ -6545,6 +6587,280 @@ def check_lfm2(name, spec, p, g, st):
                                                           " (accepted: %s)" % wrong if wrong else ""))
 
 
+class Lfm2MoeCheck(Lfm2Check):
+    """Lfm2MoeForCausalLM's forward pass again, from models/lfm2_moe/modular_lfm2_moe.py (modeling_lfm2_moe.py is
+    generated from it) and configuration_lfm2_moe.py: Lfm2Check's attention, short conv, norms, layer order and tied head
+    (Lfm2MoeAttention, Lfm2MoeShortConv and Lfm2MoeDecoderLayer.forward are LFM2's), with Lfm2MoeConfig read here on its
+    own (its defaults; layer_types as given, no full_attn_idxs; tie_embedding over tie_word_embeddings; the RoPE base
+    from rope_parameters["rope_theta"], else rope_theta, else its default_theta 1e6; no block_ff_dim, no theta key) and
+    Lfm2MoeDecoderLayer.__init__'s feed_forward: layers < num_dense_layers Lfm2MoeMLP of intermediate_size (as it
+    stands), the others Lfm2MoeSparseMoeBlock.forward: router_logits = gate(h); route_tokens_to_experts (routing weights
+    s = sigmoid; with use_expert_bias the top-k of s + expert_bias and s gathered at those ids, else the top-k of s;
+    with norm_topk_prob w / (w.sum + 1e-6); times routed_scaling_factor); the experts as transformers 5 holds them after
+    conversion_mapping's "lfm2_moe" entry (per expert [w1 rows; w3 rows] into gate_up_proj, w2 into down_proj) and
+    Lfm2MoeExperts.forward's loop (one_hot mask, the experts hit, F.linear(x, gate_up_proj[e]).chunk(2), silu(gate) *
+    up, F.linear(., down_proj[e]), times the token's weight, index_add_).
+    What-ifs: Lfm2Check's, and `bias_in_choice` (False: the top-k of s), `bias_in_weights` (True: s + bias gathered as
+    the weights), `score` ("softmax"), `renormalise`, `scaling` (the factor the weights are multiplied by),
+    `expert_w13_swapped` (each expert's w3 into the SiLU). `router_calls`: None, or a list that receives (layer,
+    logits) per MoE call."""
+
+    # Lfm2MoeConfig's defaults of the keys read here (rope_theta: its default_theta)
+    DEFAULTS = dict(vocab_size=65536, hidden_size=2048, intermediate_size=7168, moe_intermediate_size=1792,
+                    num_hidden_layers=32, num_attention_heads=32, num_key_value_heads=8, norm_eps=1e-5,
+                    tie_word_embeddings=True, rope_theta=1000000.0, rope_parameters=None, conv_bias=False,
+                    conv_L_cache=3, num_dense_layers=2, num_experts_per_tok=4, num_experts=32, use_expert_bias=True,
+                    routed_scaling_factor=1.0, norm_topk_prob=True, layer_types=None)
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg)
+        if c["conv_bias"] or c.get("rope_scaling") or c["layer_types"] is None:
+            raise ValueError("Lfm2MoeCheck: conv_bias %r, rope_scaling %r, layer_types %r" % (
+                c["conv_bias"], c.get("rope_scaling"), c["layer_types"]))
+        self.c, self.p = c, p
+        self.L, self.NH, self.H = c["num_hidden_layers"], c["num_attention_heads"], c["hidden_size"]
+        self.NKV = c["num_key_value_heads"]
+        self.HD = c.get("head_dim", self.H // self.NH)
+        self.K = c["conv_L_cache"]
+        rp = c["rope_parameters"] or {}
+        self.theta = float(rp.get("rope_theta", c["rope_theta"]))
+        self.tied = c.get("tie_embedding", c["tie_word_embeddings"])
+        self.layer_types = list(c["layer_types"])
+        self.dense = c["num_dense_layers"]
+        self.E, self.k = c["num_experts"], c["num_experts_per_tok"]
+        self.prefill = None
+        self.conv, self.conv_act, self.chunks, self.w13_swapped = True, False, ("B", "C", "x"), False
+        self.norm_after_rope, self.qk_norms = False, True
+        self.use_bias = c["use_expert_bias"]
+        self.bias_in_choice, self.bias_in_weights, self.score = True, False, "sigmoid"
+        self.renormalise, self.scaling = c["norm_topk_prob"], float(c["routed_scaling_factor"])
+        self.expert_w13_swapped = False
+        self.router_calls = None
+
+    def ff(self):
+        """Lfm2MoeMLP(config, intermediate_size=config.intermediate_size): no adjusting."""
+        return self.c["intermediate_size"]
+
+    def route(self, logits, bias):
+        """route_tokens_to_experts: (top-k ids, their weights, the values the choice ranks)."""
+        s = torch.sigmoid(logits) if self.score == "sigmoid" else torch.softmax(logits, dim=-1)
+        if self.use_bias and self.bias_in_choice:
+            choice = s + bias
+            ids = torch.topk(choice, k=self.k, dim=-1)[1]
+            weights = torch.gather(choice if self.bias_in_weights else s, dim=1, index=ids)
+        else:
+            choice = s
+            weights, ids = torch.topk(s, k=self.k, dim=-1)
+        if self.renormalise:
+            weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-6)
+        return ids, weights * self.scaling, choice
+
+    def router_tensors(self, l):
+        pre = "model.layers.%d.feed_forward." % l
+        return self.p[pre + "gate.weight"], self.p.get(pre + "expert_bias")
+
+    def experts(self, l):
+        """(gate_up_proj (E, 2F, H), down_proj (E, H, F)) as the checkpoint conversion stacks the released tensors."""
+        w = lambda e, n: self.p["model.layers.%d.feed_forward.experts.%d.%s.weight" % (l, e, n)]  # noqa: E731
+        first, second = ("w3", "w1") if self.expert_w13_swapped else ("w1", "w3")
+        gate = torch.stack([w(e, first) for e in range(self.E)])
+        up = torch.stack([w(e, second) for e in range(self.E)])
+        return torch.cat((gate, up), dim=1), torch.stack([w(e, "w2") for e in range(self.E)])
+
+    def mlp(self, l, x):
+        if l < self.dense:
+            return Lfm2Check.mlp(self, l, x)
+        gate, bias = self.router_tensors(l)
+        logits = torch.nn.functional.linear(x, gate)
+        if self.router_calls is not None:
+            self.router_calls.append((l, logits))
+        ids, weights, _ = self.route(logits, bias)
+        gate_up, down = self.experts(l)
+        out = torch.zeros_like(x)
+        mask = torch.nn.functional.one_hot(ids, num_classes=self.E).permute(2, 1, 0)  # (E, k, T)
+        for e in torch.nonzero(mask.sum(dim=(1, 2)) > 0).flatten().tolist():
+            slot, tok = torch.where(mask[e])
+            g_, u = torch.nn.functional.linear(x[tok], gate_up[e]).chunk(2, dim=-1)
+            y = torch.nn.functional.linear(torch.nn.functional.silu(g_) * u, down[e])
+            out.index_add_(0, tok, y * weights[tok, slot, None])
+        return out
+
+
+def check_lfm2_moe(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    model = g["model"]
+    m = Lfm2MoeCheck(cfg, p)
+    check_against_golden(name, "Lfm2MoeCheck", m, g, st)
+    check_lfm2_cached_paths(name, "Lfm2MoeCheck", spec, p, g, lambda: Lfm2MoeCheck(cfg, p))
+    H, HD, V, K, F_, E = m.H, m.HD, spec.V, m.K, m.ff(), m.E
+    Fm = m.c["moe_intermediate_size"]
+    conv = [t == "conv" for t in m.layer_types]
+    moe = [l >= m.dense for l in range(m.L)]
+    # the file: exactly Lfm2Moe's tensors as released (per-expert), BF16 but the F32 expert_bias
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    want = {"model.embed_tokens.weight": (V, H), "model.embedding_norm.weight": (H,)}
+    if not m.tied:
+        want["lm_head.weight"] = (V, H)
+    for l in range(m.L):
+        x = "model.layers.%d." % l
+        want.update({x + "operator_norm.weight": (H,), x + "ffn_norm.weight": (H,)})
+        if moe[l]:
+            f = x + "feed_forward."
+            want.update({f + "gate.weight": (E, H), f + "expert_bias": (E,)})
+            for e in range(E):
+                y = f + "experts.%d." % e
+                want.update({y + "w1.weight": (Fm, H), y + "w3.weight": (Fm, H), y + "w2.weight": (H, Fm)})
+        else:
+            want.update({x + "feed_forward.w1.weight": (F_, H), x + "feed_forward.w3.weight": (F_, H),
+                         x + "feed_forward.w2.weight": (H, F_)})
+        if conv[l]:
+            want.update({x + "conv.in_proj.weight": (3 * H, H), x + "conv.conv.weight": (H, 1, K),
+                         x + "conv.out_proj.weight": (H, H)})
+        else:
+            want.update({x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
+                         x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.q_layernorm.weight": (HD,),
+                         x + "self_attn.k_layernorm.weight": (HD,), x + "self_attn.out_proj.weight": (H, m.NH * HD)})
+    check({n: tuple(v[1].shape) for n, v in stored.items()} == want and
+          all(v[0] == ("F32" if n.endswith("feed_forward.expert_bias") else "BF16") for n, v in stored.items()),
+          "%s: the file holds exactly Lfm2Moe's %d tensors as released (LFM2's conv / attention tensors, dense "
+          "feed_forward.w1 / w3 / w2 of %d on layers < %d, on the others feed_forward.gate (%d, %d), feed_forward."
+          "expert_bias (%d,) and per expert feed_forward.experts.{e}.w1 / w3 (%d, %d) and w2 (%d, %d); %s), BF16 but the "
+          "F32 expert_bias" % (name, len(want), F_, m.dense, E, H, E, Fm, H, H, Fm,
+                               "untied" if not m.tied else "tied: no lm_head.weight"))
+    # config.json as transformers 4.57 writes Lfm2MoeConfig
+    spelling = (cfg["architectures"] == ["Lfm2MoeForCausalLM"] and cfg["model_type"] == "lfm2_moe" and
+                not any(k.startswith("block_") for k in cfg) and
+                not any(k in cfg for k in ("theta", "tie_embedding", "full_attn_idxs", "head_dim", "hidden_act",
+                                           "rope_parameters", "rope_scaling", "rms_norm_eps", "torch_dtype")) and
+                isinstance(cfg["layer_types"], list) and isinstance(cfg["rope_theta"], float) and
+                cfg["dtype"] == "bfloat16" and cfg["transformers_version"].startswith("4.57") and
+                cfg["conv_bias"] is False and cfg["use_expert_bias"] is True and cfg["norm_topk_prob"] is True and
+                cfg["routed_scaling_factor"] != 1.0 and cfg["tie_word_embeddings"] is True and
+                0 < m.dense < m.L and any(conv[:m.dense]) and not all(conv[:m.dense]) and
+                any(conv[m.dense:]) and not all(conv[m.dense:]) and int(2 * F_ / 3) != F_)
+    check(spelling, "%s: config.json as transformers 4.57 writes Lfm2MoeConfig (\"dtype\", rope_theta %r at the top "
+          "level, layer_types %s listed, num_dense_layers %d over a conv and an attention layer, intermediate_size %d, "
+          "moe_intermediate_size %d, use_expert_bias, norm_topk_prob, routed_scaling_factor %r, tied; none of LFM2's "
+          "original keys)" % (name, cfg["rope_theta"], m.layer_types, m.dense, F_, Fm, cfg["routed_scaling_factor"]))
+    # reference.Spec and golden.json read it as Lfm2MoeCheck does
+    inv = m.inv_freq()
+    same = (spec.layer_conv == conv and spec.layer_types == m.layer_types and spec.lfm2_K == K and spec.F == F_ and
+            spec.HD == HD and spec.NKV == m.NKV and spec.eps == m.c["norm_eps"] and spec.theta == m.theta and
+            spec.tied == m.tied and spec.qk_norm and not spec.qk_norm_after_rope and
+            spec.qk_norm_names == ("q_layernorm", "k_layernorm") and not spec.norm_offset and
+            spec.o_proj_name == "out_proj" and spec.final_norm_name == "embedding_norm" and spec.embed_scale is None and
+            spec.attn_scale == HD ** -0.5 and bool(torch.equal(spec.rope["global"][0], inv)) and spec.act == "silu" and
+            spec.layer_moe == moe and spec.num_experts == E and spec.top_k == m.k and spec.moe_intermediate == Fm and
+            spec.router == "lfm2" and spec.expert_naming == "lfm2" and spec.shared_intermediate == 0 and
+            spec.norm_topk_prob == m.renormalise and spec.routed_scaling_factor == m.scaling and
+            spec.lfm2_expert_bias == m.use_bias and
+            model["layer_types"] == m.layer_types and model["intermediate_size"] == F_ and
+            model["moe_intermediate_size"] == Fm and model["dense_layers"] == [l for l in range(m.L) if not moe[l]] and
+            model["moe_layers"] == moe and model["num_experts"] == E and model["experts_per_tok"] == m.k and
+            model["routed_scaling_factor"] == m.scaling and model["use_expert_bias"] == m.use_bias and
+            model["norm_topk_prob"] == m.renormalise and model["conv_L_cache"] == K and
+            model["rope_inv_freq"] == [float(x) for x in inv] and model["rope_theta"] == m.theta)
+    check(same, "%s: reference.Spec and golden.json read the layer types, num_dense_layers %d, the dense width %d (as it "
+          "stands), the %d experts of %d, top-%d, the router (use_expert_bias, norm_topk_prob, routed_scaling_factor %r), "
+          "rope_theta and LFM2's names as Lfm2MoeCheck does" % (name, m.dense, F_, E, Fm, m.k, m.scaling))
+    # the routing again, from Lfm2MoeCheck's router: the k-th minus (k+1)-th s + bias over the prompt tokens and the
+    # tokens fed back, the experts chosen at each prompt's last position, prompt 4's expert usage
+    gaps, last_ok = [float("inf")] * 2, True
+    for e in g["prompts"]:
+        m.router_calls = []
+        m.forward(e["input_ids"] + e["greedy_ids"][:-1])
+        n = len(e["input_ids"])
+        for l, logits in m.router_calls:
+            bias = m.router_tensors(l)[1]
+            ids_, _, choice = m.route(logits[n - 1:n], bias)
+            last_ok &= [int(i) for i in ids_[0]] == e["expert_ids_last"][l]
+            for i, part in enumerate((logits[:n], logits[n:])):
+                top = m.route(part, bias)[2].sort(dim=-1, descending=True).values
+                gaps[i] = min(gaps[i], float((top[:, m.k - 1] - top[:, m.k]).min()))
+    ids = g["prompts"][4]["input_ids"]
+    m.router_calls = []
+    m.forward(ids)
+    calls = list(m.router_calls)
+    m.router_calls = None
+    usage = {str(l): torch.bincount(m.route(lg, m.router_tensors(l)[1])[0].flatten(), minlength=E).tolist()
+             for l, lg in calls}
+    want_gaps = [model["routing_min_gap"], model["routing_min_gap_generated"]]
+    check(all(abs(a - b) < 1e-6 for a, b in zip(gaps, want_gaps)) and min(gaps) >= 1e-3 and last_ok and
+          usage == model["expert_usage_prompt4"] and all(min(u) > 0 for u in usage.values()),
+          "%s: Lfm2MoeCheck's routing gaps (prompt %.6f / fed back %.6f) = golden.json's, >= 1e-3; expert_ids_last "
+          "reproduced; prompt 4's expert usage per MoE layer = golden.json's, every expert chosen (%s)" % (
+              name, gaps[0], gaps[1], "; ".join("%s: %s" % kv for kv in usage.items())))
+    # how many of prompt 4's tokens take other experts under each router what-if, the router inputs held
+    changed = {}
+    for key, attr, value in (("router_bias", "bias_in_choice", False), ("router_bias_in_weights", "bias_in_weights", True),
+                             ("router_softmax", "score", "softmax"), ("router_unnormalised", "renormalise", False),
+                             ("router_scaling", "scaling", 1.0)):
+        other = Lfm2MoeCheck(cfg, p)
+        setattr(other, attr, value)
+        counts = {l: int((m.route(lg, m.router_tensors(l)[1])[0].sort(dim=-1).values !=
+                          other.route(lg, m.router_tensors(l)[1])[0].sort(dim=-1).values).any(dim=-1).sum())
+                  for l, lg in calls}
+        changed[key] = [counts.get(l) for l in range(m.L)]
+    check(changed == model["router_changed_tokens_prompt4"] and len(ids) == model["prompt4_tokens"] and
+          all(n > 0 for n in changed["router_bias"] if n is not None),
+          "%s: Lfm2MoeCheck's tokens of prompt 4's %d taking other experts per layer = golden.json's (%s)" % (
+              name, len(ids), ", ".join("%s %s" % kv for kv in changed.items())))
+    # the what-ifs
+    names = {"router_bias": ("bias_in_choice", False), "router_bias_in_weights": ("bias_in_weights", True),
+             "router_softmax": ("score", "softmax"), "router_unnormalised": ("renormalise", False),
+             "router_scaling": ("scaling", 1.0), "expert_w1_w3_swapped": ("expert_w13_swapped", True)}
+    check_what_if_effects(name, "Lfm2MoeCheck", model, names, lambda: Lfm2MoeCheck(cfg, p), ids)
+    # the other readings of Lfm2MoeConfig's keys
+    base = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0][0]
+    readings = {}
+
+    def reads(label, c2, ok):
+        readings[label] = ok(ref.Spec(c2), Lfm2MoeCheck(c2, p))
+    no_theta = {k: v for k, v in cfg.items() if k != "rope_theta"}
+    reads("rope_parameters {default, 5e5} without rope_theta (transformers 5)",
+          dict(no_theta, rope_parameters={"rope_theta": 500000.0, "rope_type": "default"}),
+          lambda s2, m2: s2.theta == m2.theta == 500000.0 and torch.equal(s2.rope["global"][0], m2.inv_freq()))
+    reads("neither rope key: default_theta 1e6", no_theta,
+          lambda s2, m2: s2.theta == m2.theta == 1000000.0)
+    reads("tie_embedding false over tie_word_embeddings", dict(cfg, tie_embedding=False),
+          lambda s2, m2: s2.tied is False and m2.tied is False)
+    reads("block_ff_dim 999 beside (not read)", dict(cfg, block_ff_dim=999, block_auto_adjust_ff_dim=True),
+          lambda s2, m2: s2.F == m2.ff() == F_)
+    reads("num_dense_layers 4", dict(cfg, num_dense_layers=4),
+          lambda s2, m2: s2.layer_moe == [l >= 4 for l in range(m.L)] and m2.dense == 4)
+    reads("num_dense_layers absent: 2", {k: v for k, v in cfg.items() if k != "num_dense_layers"},
+          lambda s2, m2: s2.layer_moe == [l >= 2 for l in range(m.L)] and m2.dense == 2)
+
+    def unbiased(s2, m2):  # use_expert_bias false: the router_bias what-if, whatever the stored buffer holds
+        effect = float((ref.forward(s2, p, torch.tensor([ids]), capture=False)[0][0] - base).abs().max())
+        return (not s2.lfm2_expert_bias and not m2.use_bias and
+                abs(effect - model["router_bias_effect_prompt4"]) < 1e-3)
+    reads("use_expert_bias false (= the router_bias what-if)", dict(cfg, use_expert_bias=False), unbiased)
+    wrong = [k for k, ok in readings.items() if not ok]
+    check(not wrong, "%s: reference.Spec reads as Lfm2MoeCheck: %s%s" % (name, "; ".join(readings),
+                                                                         " (differ: %s)" % wrong if wrong else ""))
+
+    def refused(change=None, drop=()):
+        return spec_refuses(cfg, change, drop)
+    types = list(m.layer_types)
+    idx = [i for i, t in enumerate(types) if t == "full_attention"]
+    cases = {"conv_bias true": refused({"conv_bias": True}),
+             "no layer_types (full_attn_idxs only)": refused({"full_attn_idxs": idx}, drop=("layer_types",)),
+             "an unknown layer type (mamba)": refused({"layer_types": types[:1] + ["mamba"] + types[2:]}),
+             "\"theta\" (LFM2's original key)": refused({"theta": 10000.0}),
+             "rope_scaling linear": refused({"rope_scaling": {"type": "linear", "factor": 2.0}}),
+             "rope_parameters yarn": refused({"rope_parameters": {"rope_type": "yarn", "rope_theta": 1e6, "factor": 2.0}}),
+             "rope_parameters' rope_theta != rope_theta": refused({"rope_parameters": {"rope_type": "default",
+                                                                                        "rope_theta": 5e5}}),
+             "hidden_act gelu": refused({"hidden_act": "gelu"}),
+             "num_experts 0": refused({"num_experts": 0}),
+             "num_experts_per_tok 9 > num_experts": refused({"num_experts_per_tok": E + 1}),
+             "conv_L_cache 0": refused({"conv_L_cache": 0})}
+    wrong = [k for k, ok in cases.items() if not ok]
+    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
+                                                          " (accepted: %s)" % wrong if wrong else ""))
+
+
 def main():
     torch.set_num_threads(1)
     names = sorted(n for n in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, n)))
@@ -6616,6 +6932,8 @@ def main():
                 check_hunyuan_dense(name, spec, p, g, st)
             if spec.arch == ref.LFM2:
                 check_lfm2(name, spec, p, g, st)
+            if spec.arch == ref.LFM2_MOE:
+                check_lfm2_moe(name, spec, p, g, st)
         if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
             check_hybrid_delta_rule_forms()
         if any(any(ref.Spec(fixture_config(n)).layer_mamba) for n in names):

@@ -69,6 +69,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | granite4-h          | GraniteMoeHybridForCausalLM | Granite 4.0-H: Mamba-2 layers (layer_types mamba, attention, mamba, mamba; position_embedding_type nope): in_proj (z, xBC, dt), causal conv1d (K 4) with bias + SiLU, dt = softplus(dt + dt_bias), A = -exp(A_log), 8 heads of 16 in 2 groups of B / C (d_state 16), D skip, the gated RMSNorm (y silu(z), then one RMS over all 128 values), out_proj; mamba_chunk_size 8 (golden values from the chunked scan); shared_mlp 96 as the whole MLP, multipliers 12 / 1/16 / 0.22 / 4, GQA 2, tied, BF16 + F32 A_log / D / dt_bias |
 | granite4-h-moe      | GraniteMoeHybridForCausalLM | Granite 4.0-H with experts (granite-4.0-h-tiny / -small's shape): Mamba-2 layers (layer_types mamba, mamba, attention, mamba; nope) of 4 heads of 32 in 1 group (d_state 32, conv 4 with bias, chunk 16), on every layer 4 experts of 32 top-2 (stacked block_sparse_moe.input_linear / output_linear, router block_sparse_moe.router.layer, softmax of the top-2 logits) plus an ungated shared_mlp of 48; multipliers 10 / 0.09375 / 0.25 / 5, GQA 4, untied, BF16 + F32 A_log / D / dt_bias |
 | lfm2                | Lfm2ForCausalLM     | LFM2 (Liquid AI): gated short-conv layers (layer_types conv, conv, full_attention, conv, full_attention): in_proj rows B / C / x, y = C conv(B x) with a depthwise causal conv of conv_L_cache 3, no bias, no activation, out_proj; attention with per-head q_layernorm / k_layernorm before RoPE (theta 1e6), out_proj; SwiGLU feed_forward.w1 / w3 / w2 at the adjusted width 128 (block_ff_dim 192: int(2 x 192 / 3), rounded up to 32); operator_norm / ffn_norm / embedding_norm; GQA 2, tied, all BF16 |
+| lfm2-moe            | Lfm2MoeForCausalLM  | LFM2-MoE (LFM2-8B-A1B): LFM2's conv / attention layers (conv, full_attention, conv, conv, full_attention); layers 0-1 dense SwiGLU at intermediate_size 96 as it stands (no width rule), layers 2-4 a sigmoid MoE of 8 experts of 32, top-2 of s + feed_forward.expert_bias (F32), weights s / (sum + 1e-6) x routed_scaling_factor 1.5; per-expert feed_forward.experts.{e}.w1 / w3 / w2, router feed_forward.gate; GQA 2, tied, BF16 + F32 expert_bias |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -912,6 +913,23 @@ MODELS += [
      dict(H=64, L=5, NH=4, NKV=2, HD=16, F=192, tied=True, theta=1000000.0,
           layer_types=["conv", "conv", "full_attention", "conv", "full_attention"], conv_L_cache=3,
           auto_adjust_ff_dim=True, ffn_dim_multiplier=1.0, multiple_of=32, seeded=True), "BF16", "BF16"),
+    # Liquid AI's LFM2-MoE (Lfm2MoeForCausalLM, LFM2-8B-A1B; config.json as transformers 4.57 writes Lfm2MoeConfig: see
+    # lfm2_moe_config): models/lfm2_moe/modular_lfm2_moe.py, LFM2's layers (Lfm2ShortConv with conv_L_cache 3, Lfm2Attention
+    # with per-head q_layernorm / k_layernorm before RoPE at rope_theta 1e6, operator_norm / ffn_norm / embedding_norm) in
+    # layer_types ["conv", "full_attention", "conv", "conv", "full_attention"] (an attention layer among the dense ones,
+    # one among the MoE ones); num_dense_layers 2: layers 0-1 take Lfm2MoeMLP(intermediate_size=config.intermediate_size)
+    # of 96 AS IT STANDS (LFM2's rule would make it int(2 x 96 / 3) = 64, rounded up to block_multiple_of), layers 2-4
+    # Lfm2MoeSparseMoeBlock: 8 experts of moe_intermediate_size 32, s = sigmoid(h W^T), the top 2 of s +
+    # feed_forward.expert_bias (F32 (8,), std bias_std: about the spread of s, so that it changes the experts of a good
+    # share of the tokens: golden.json's router_changed_tokens_prompt4), weights s / (their sum + 1e-6) (norm_topk_prob)
+    # x routed_scaling_factor 1.5 (not 1, so that the factor shows); the released per-expert names
+    # feed_forward.experts.{e}.w1 / w3 / w2 and feed_forward.gate; 4 heads of 16, 2 kv heads (GQA 2); tied as released;
+    # BF16 weights (norms too), F32 expert_bias. router_std 0.25 (minimax-m2's). Seeds 66000 to 66005 failed the
+    # thresholds (build_one also wants every expert chosen over prompt 4 in every MoE layer): 66006
+    ("lfm2-moe", 66006, "Lfm2MoeForCausalLM", "lfm2_moe",
+     dict(H=64, L=5, NH=4, NKV=2, HD=16, F=96, Fm=32, E=8, k=2, tied=True, theta=1000000.0,
+          layer_types=["conv", "full_attention", "conv", "conv", "full_attention"], conv_L_cache=3, num_dense_layers=2,
+          routed_scaling_factor=1.5, router_std=0.25, bias_std=0.2, seeded=True), "BF16", "BF16"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -1006,6 +1024,8 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
         return hybrid_config(arch, mtype, d, tok, torch_dtype)
     if mtype == "lfm2":
         return lfm2_config(arch, mtype, d, tok, torch_dtype)
+    if mtype == "lfm2_moe":
+        return lfm2_moe_config(arch, mtype, d, tok, torch_dtype)
     c = {
         "architectures": [arch],
         "attention_dropout": 0.0,
@@ -1714,6 +1734,28 @@ def lfm2_config(arch, mtype, d, tok, torch_dtype):
     return dict(sorted(c.items()))
 
 
+def lfm2_moe_config(arch, mtype, d, tok, torch_dtype):
+    """config.json of an LFM2-MoE fixture (Lfm2MoeForCausalLM), keys sorted, as transformers 4.57 writes Lfm2MoeConfig
+    (LiquidAI/LFM2-8B-A1B's keys): conv_L_cache, conv_bias false, "dtype" (4.56+'s spelling of torch_dtype), hidden_size,
+    intermediate_size (the dense layers' width, used as it stands), layer_types listed (Lfm2MoeConfig derives none),
+    max_position_embeddings 128000, moe_intermediate_size, norm_eps 1e-5, norm_topk_prob, num_dense_layers, num_experts,
+    num_experts_per_tok, rope_theta (a float at the top level: 4.57's argument; transformers 5 would write
+    rope_parameters), routed_scaling_factor, tie_word_embeddings, use_expert_bias; none of LFM2's original keys
+    (block_*, theta, full_attn_idxs, tie_embedding), no head_dim (hidden / heads), no hidden_act; bos / eos / pad this
+    tokenizer's <|endoftext|> / <|im_end|> / <|endoftext|> (released: 1 / 7 / 0)."""
+    im_end, eot = tok.specials["<|im_end|>"], tok.specials["<|endoftext|>"]
+    c = {"architectures": [arch], "bos_token_id": eot, "conv_L_cache": d["conv_L_cache"], "conv_bias": False,
+         "dtype": torch_dtype, "eos_token_id": im_end, "hidden_size": d["H"], "initializer_range": 0.02,
+         "intermediate_size": d["F"], "layer_types": d["layer_types"], "max_position_embeddings": 128000,
+         "model_type": mtype, "moe_intermediate_size": d["Fm"], "norm_eps": 1e-05, "norm_topk_prob": True,
+         "num_attention_heads": d["NH"], "num_dense_layers": d["num_dense_layers"], "num_experts": d["E"],
+         "num_experts_per_tok": d["k"], "num_hidden_layers": d["L"], "num_key_value_heads": d["NKV"],
+         "pad_token_id": eot, "rope_theta": d["theta"], "routed_scaling_factor": d["routed_scaling_factor"],
+         "tie_word_embeddings": d["tied"], "transformers_version": "4.57.1", "use_cache": True, "use_expert_bias": True,
+         "vocab_size": tok.vocab_size}
+    return dict(sorted(c.items()))
+
+
 def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
     """(list of (name, dtype, tensor)) in alphabetical order as transformers saves them."""
     t = []
@@ -1745,7 +1787,7 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
     if spec.arch in ref.HYBRID:
         hybrid_params(spec, d, add, out_std, mat_dtype, norm_dtype)
         return sorted(t, key=lambda x: x[0])
-    if spec.arch == ref.LFM2:
+    if spec.arch in ref.LFM2_FAMILY:
         lfm2_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype)
         return sorted(t, key=lambda x: x[0])
     # Tied: smaller embeddings, or the residual stays dominated by the current token's embedding
@@ -2055,7 +2097,10 @@ def lfm2_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype):
     self_attn.q_layernorm.weight / k_layernorm.weight (head_dim,) (around qk_norm_center, std qk_norm_std) and
     self_attn.out_proj.weight (H, heads x head_dim); feed_forward.w1 / w3 (F, H) and w2 (H, F) with F the adjusted
     width (reference.lfm2_ff_dim); model.embedding_norm.weight (H,) (around final_norm_center); lm_head.weight only
-    untied."""
+    untied. LFM2-MoE: the dense layers' w1 / w3 / w2 at intermediate_size; on its MoE layers in their place
+    feed_forward.gate.weight (E, H) (router_std: search_routers may redraw it), feed_forward.expert_bias (E,) in F32
+    (std bias_std) and per expert feed_forward.experts.{e}.w1 / w3 (moe_intermediate_size, H), w2 (H,
+    moe_intermediate_size)."""
     H, V, F, HD = spec.H, spec.V, spec.F, spec.HD
     QD, KVD = spec.NH * HD, spec.NKV * HD
     std_in = 1 / math.sqrt(H)
@@ -2078,6 +2123,17 @@ def lfm2_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype):
             add(p + "self_attn.k_layernorm.weight", norm_dtype, (HD,), d.get("qk_norm_center", 1.0),
                 d.get("qk_norm_std", 0.2))
             add(p + "self_attn.out_proj.weight", mat_dtype, (H, QD), 0.0, out_std(QD))
+        if spec.layer_moe[l]:
+            E, Fm = spec.num_experts, spec.moe_intermediate
+            add(ref.router_weight_name(spec, p), mat_dtype, (E, H), 0.0, d["router_std"])
+            # Lfm2MoeSparseMoeBlock's buffer, registered in float32
+            add(ref.correction_bias_name(spec, p), "F32", (E,), 0.0, d["bias_std"])
+            for e in range(E):
+                gate, up, down = ref.expert_weights(spec, p, e)
+                add(gate, mat_dtype, (Fm, H), 0.0, std_in)
+                add(up, mat_dtype, (Fm, H), 0.0, std_in)
+                add(down, mat_dtype, (H, Fm), 0.0, out_std(Fm))
+            continue
         add(p + "feed_forward.w1.weight", mat_dtype, (F, H), 0.0, std_in)
         add(p + "feed_forward.w3.weight", mat_dtype, (F, H), 0.0, std_in)
         add(p + "feed_forward.w2.weight", mat_dtype, (H, F), 0.0, out_std(F))
@@ -2234,7 +2290,8 @@ def routing_gap(spec, p, l, logits):
 def routing_gap_parts(spec, p, l, logits):
     """(expert gap, group gap): the smallest gap over these router logits between the k-th and (k+1)-th
     value the choice ranks (softmax probabilities, the sigmoid router's masked c, DeepSeek-V2's masked p),
-    (MiniMax-M2's s + e_score_correction_bias, ERNIE 4.5's p + e_score_correction_bias, PhiMoE's sparsemixer and Llama
+    (MiniMax-M2's s + e_score_correction_bias, ERNIE 4.5's p + e_score_correction_bias, LFM2-MoE's s + expert_bias,
+    PhiMoE's sparsemixer and Llama
     4's router: the logits), and for the sigmoid router with groups and DeepSeek-V2's group_limited_greedy the smallest between the
     topk_group-th and next group score (each group's sum of its two best c; its largest p), for sparsemixer the
     smallest distance of a mask's ratio to its threshold (reference.sparsemixer_mask_gap: a mask decision that
@@ -2258,6 +2315,11 @@ def routing_gap_parts(spec, p, l, logits):
     elif spec.router == "ernie":
         pre = (spec.prefix or "language_model.model.") + "layers.%d." % l
         _, values = ref.ernie_choice(spec, p[ref.correction_bias_name(spec, pre)], logits)
+        gap = float("inf")
+    elif spec.router == "lfm2":
+        pre = (spec.prefix or "language_model.model.") + "layers.%d." % l
+        bias = p[ref.correction_bias_name(spec, pre)] if spec.lfm2_expert_bias else None
+        _, values = ref.lfm2_moe_choice(spec, bias, logits)
         gap = float("inf")
     elif spec.router == "sigmoid":
         bias = p[(spec.prefix or "language_model.model.") + "layers.%d.mlp.gate.e_score_correction_bias" % l]
@@ -2524,6 +2586,8 @@ def family_description(spec, p, golden):
         desc.update(hunyuan_dense_description(spec, p, golden))
     if spec.arch == ref.LFM2:
         desc.update(lfm2_description(spec, p, golden))
+    if spec.arch == ref.LFM2_MOE:
+        desc.update(lfm2_moe_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -3003,6 +3067,105 @@ def lfm2_description(spec, p, golden):
            "rope_theta": spec.theta, "rope_inv_freq": [float(x) for x in spec.inv_freq],
            "final_norm": "model.embedding_norm.weight", "prompt4_tokens": len(ids)}
     out.update(what_if_effects(spec.arch, lfm2_what_ifs(spec, p), torch.tensor([ids]), logits))
+    return out
+
+
+LFM2_MOE_ROUTER_WHAT_IFS = ("router_bias", "router_bias_in_weights", "router_softmax", "router_unnormalised",
+                            "router_scaling")
+
+
+def lfm2_moe_what_ifs(spec, p):
+    """LFM2-MoE's what-ifs, name -> (spec, params), each a reading an engine could take of the release: `router_bias`
+    (the top-k of s itself, feed_forward.expert_bias left out of the choice, as use_expert_bias false would run),
+    `router_bias_in_weights` (the weights gathered from s + expert_bias instead of s), `router_softmax` (a softmax over
+    the logits in place of the sigmoid, the bias, choice, renormalisation and scaling kept), `router_unnormalised` (the
+    top-k s not divided by their sum), `router_scaling` (routed_scaling_factor read as 1), `expert_w1_w3_swapped` (each
+    expert's w3 as the SiLU's input and w1 as the up projection). Not expressible with the stored tensors, so not
+    recorded: the dense layers at LFM2's adjusted width (Lfm2MLP's rule, int(2 x 96 / 3) = 64 rounded up to a multiple
+    of block_multiple_of, needs other shapes), and another num_dense_layers (the dense layers have no expert tensors, the
+    MoE ones no dense w1 / w3 / w2); the renormalisation's + 1e-6 against DeepSeek-V3's + 1e-20 changes the weights by
+    about 1e-6 of themselves, under what a what-if must show."""
+    no_bias, in_weights, softmax, unnormed, unscaled = (copy.copy(spec) for _ in range(5))
+    no_bias.lfm2_expert_bias = False
+    in_weights.router_weight_bias = True
+    softmax.router_score = "softmax"
+    unnormed.norm_topk_prob = False
+    unscaled.routed_scaling_factor = 1.0
+    swapped = dict(p)
+    for n in p:
+        if re.search(r"\.feed_forward\.experts\.\d+\.w1\.weight$", n):
+            w3 = n[:-len("w1.weight")] + "w3.weight"
+            swapped[n], swapped[w3] = p[w3], p[n]
+    return {"router_bias": (no_bias, p), "router_bias_in_weights": (in_weights, p), "router_softmax": (softmax, p),
+            "router_unnormalised": (unnormed, p), "router_scaling": (unscaled, p),
+            "expert_w1_w3_swapped": (spec, swapped)}
+
+
+def lfm2_moe_description(spec, p, golden):
+    """Extra golden.json model keys of LFM2-MoE (Lfm2MoeForCausalLM): LFM2's layer types, conv, norms, q/k norms and
+    RoPE (as lfm2_description records them), the dense layers and their width (intermediate_size as it stands), the MoE
+    layers, router and expert layout, per MoE layer how many of prompt 4's tokens choose each expert
+    (`expert_usage_prompt4`: build_one requires every expert chosen in every MoE layer), how many of prompt 4's tokens take
+    another expert set under each router what-if (`router_changed_tokens_prompt4`, per layer, null for a dense one, the
+    router inputs held) and how much prompt 4's logits would change under each of lfm2_moe_what_ifs
+    (`<name>_effect_prompt4`, each > 1e-2); besides the MoE keys family_description adds."""
+    ids = golden["prompts"][4]["input_ids"]
+    trace = {}
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)[0]
+    c, H, K, E = spec.cfg, spec.H, spec.lfm2_K, spec.num_experts
+    conv = [l for l in range(spec.L) if spec.layer_conv[l]]
+    dense = [l for l in range(spec.L) if not spec.layer_moe[l]]
+    moe = [l for l in range(spec.L) if spec.layer_moe[l]]
+    assert dense and moe and K <= min(len(e["input_ids"]) for e in golden["prompts"]) + 1
+    assert any(spec.layer_conv[l] for l in dense) and not all(spec.layer_conv[l] for l in dense), \
+        "the dense layers must hold a conv and an attention layer"
+    assert spec.routed_scaling_factor != 1.0 and spec.norm_topk_prob and spec.lfm2_expert_bias
+    # (every expert chosen in every MoE layer: build_one bumps the seed otherwise)
+    usage = {str(l): torch.bincount(trace["router"][l][1].flatten(), minlength=E).tolist() for l in moe}
+    adjusted = int(2 * spec.F / 3)
+    out = {"layer_types": spec.layer_types, "layer_conv": spec.layer_conv,
+           "norms": "operator_norm, ffn_norm, the q/k layernorms and model.embedding_norm: x rsqrt(mean(x^2) + norm_eps) "
+                    "w (Lfm2MoeRMSNorm, a plain w)",
+           "norm_eps": spec.eps, "conv_L_cache": K, "conv_bias": c["conv_bias"],
+           "conv_in_proj_layout": "conv.in_proj.weight (%d, %d): rows [0, %d) B, [%d, %d) C, [%d, %d) x "
+                                  "(Lfm2ShortConv: `B, C, x = BCx.chunk(3, dim=-2)`)" % (3 * H, H, H, H, 2 * H, 2 * H,
+                                                                                       3 * H),
+           "conv_rule": "Bx = B * x; conv_out[t] = sum_j conv.conv.weight[c, 0, j] Bx[t - %d + j] over j < %d (depthwise, "
+                        "causal, zeros before the first token, no bias, no activation); y = C * conv_out; "
+                        "conv.out_proj.weight (%d, %d)" % (K - 1, K, H, H),
+           "conv_out_max_abs_prompt4": {str(l): round(float(trace["lfm2_conv_out"][l].abs().max()), 4) for l in conv},
+           "num_dense_layers": c["num_dense_layers"], "dense_layers": dense, "intermediate_size": spec.F,
+           "dense_width_rule": "Lfm2MoeMLP(config, intermediate_size=config.intermediate_size): %d as it stands (no "
+                               "block_ff_dim, no adjusting: LFM2's Lfm2MLP rule would start from int(2 x %d / 3) = %d)" % (
+                                   spec.F, spec.F, adjusted),
+           "dense_mlp": "feed_forward.w2(silu(feed_forward.w1(h)) * feed_forward.w3(h)), w1 / w3 (%d, %d), w2 (%d, %d)" % (
+               spec.F, H, H, spec.F),
+           "moe_intermediate_size": spec.moe_intermediate,
+           "router": "s = sigmoid(h W^T) with feed_forward.gate.weight (%d, %d); the top %d of s + feed_forward.expert_bias "
+                     "(F32 (%d,); the choice only); weights the chosen s (unbiased) / (their sum + 1e-6) "
+                     "(norm_topk_prob), times routed_scaling_factor %r; no groups, no shared expert" % (
+                         E, H, spec.top_k, E, spec.routed_scaling_factor),
+           "routed_scaling_factor": spec.routed_scaling_factor, "use_expert_bias": spec.lfm2_expert_bias,
+           "renormalisation_epsilon": 1e-6,
+           "expert_layout": "per expert (as released): feed_forward.experts.{e}.w1 (gate, (%d, %d)), w3 (up), w2 (down, "
+                            "(%d, %d)); expert out = w2(silu(w1 h) * w3 h)" % (spec.moe_intermediate, H, H,
+                                                                              spec.moe_intermediate),
+           "router_weight": ref.router_weight_name(spec, "model.layers.%d." % moe[0]),
+           "expert_bias": ref.correction_bias_name(spec, "model.layers.%d." % moe[0]),
+           "expert_usage_prompt4": usage,
+           "qk_norm": "self_attn.q_layernorm / k_layernorm (head_dim,): RMSNorm over each head's head_dim values (eps "
+                      "norm_eps), BEFORE RoPE (Lfm2MoeAttention.forward)",
+           "attention": "self_attn.q_proj / k_proj / v_proj, scores x head_dim^-0.5, GQA %d, self_attn.out_proj" % (
+               spec.NH // spec.NKV),
+           "rope_theta": spec.theta, "rope_inv_freq": [float(x) for x in spec.inv_freq],
+           "final_norm": "model.embedding_norm.weight", "prompt4_tokens": len(ids)}
+    what_ifs = lfm2_moe_what_ifs(spec, p)
+    changed = router_changed_tokens(spec, p, ids, what_ifs, LFM2_MOE_ROUTER_WHAT_IFS, ref.lfm2_moe_route)
+    for key in ("router_bias", "router_softmax"):  # (the other three change the weights only)
+        assert all(n > 0 for n in changed[key] if n is not None), "LFM2-MoE's %s would not change the experts: %s" % (
+            key, changed[key])
+    out["router_changed_tokens_prompt4"] = changed
+    out.update(what_if_effects(spec.arch, what_ifs, torch.tensor([ids]), logits))
     return out
 
 
@@ -4241,6 +4404,8 @@ def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, first_seed
                 ok = ok and extra["linear_chunked_vs_recurrent"] <= MAX_LINEAR_FORM_DIFF
             if "mamba_chunked_vs_recurrent" in extra:  # (see MAX_MAMBA_FORM_DIFF)
                 ok = ok and extra["mamba_chunked_vs_recurrent"] <= MAX_MAMBA_FORM_DIFF
+            if "expert_usage_prompt4" in extra:  # (LFM2-MoE: every expert chosen over prompt 4 in every MoE layer)
+                ok = ok and all(min(u) > 0 for u in extra["expert_usage_prompt4"].values())
             if ok:
                 if spec.num_experts:
                     extra["router_draws"] = draws
@@ -4359,6 +4524,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | granite4-h | GraniteMoeHybridForCausalLM | Granite 4.0-H with Mamba-2 layers, config.json in the spelling of ibm-granite/granite-4.0-h-micro's (transformers 4.56: `"layer_types"` ["mamba", "attention", "mamba", "mamba"], `"position_embedding_type": "nope"`, the mamba_* keys: mamba_n_heads 8, mamba_d_head 16, mamba_expand 2 (intermediate 128), mamba_n_groups 2, mamba_d_state 16, mamba_d_conv 4, mamba_conv_bias true, mamba_proj_bias false, mamba_chunk_size 8; `"num_local_experts": 0`, rms_norm_eps 1e-5): on the Mamba-2 layers (GraniteMoeHybridMambaLayer, Bamba's mixer) `mamba.in_proj.weight` (328, 64) gives the gate z (rows [0, 128)), xBC ([128, 320): x 128, B 2 x 16, C 2 x 16) and dt ([320, 328), one per head); xBC through the depthwise causal `mamba.conv1d.weight` (192, 1, 4) plus `mamba.conv1d.bias` (192) (no bias: prompt 4's logits change by 1.92), then SiLU (none: 1.82); dt = softplus(dt + `mamba.dt_bias`) (no dt_bias: 1.88; no softplus, dt + dt_bias clamped at 0: 1.01), A = -exp(`mamba.A_log`); head h (16 values of x) reads group h // 4 of B and C (every head group 0: 1.10; group h % 2: 0.84); S = exp(dt A) S + dt x B^T, y = S C + `mamba.D` x (no D: 2.46), the golden values from transformers' chunked scan over chunks of 8 (a state reset at every chunk start: 0.94), equal to the per-token recurrence within 1.5e-6; `mamba.norm.weight` (128): y silu(z) first, then one RMSNorm over all 128 values, times w (the RMSNorm before the gate: 1.66; per group of 64, as mamba_ssm / vLLM normalise: 1.75); `mamba.out_proj.weight` (64, 128); the branch times residual_multiplier as an attention branch. The attention layer (1) takes no RoPE (RoPE there: 0.65); shared_mlp 96 is each layer's whole MLP (halves swapped: 1.62; read at intermediate_size's width: 2.15); embedding_multiplier 12 (none: 1.21), attention_multiplier 0.0625 = 1/head_dim instead of head_dim^-0.5 = 0.25 (1.31), residual_multiplier 0.22 (1.07), logits_scaling 4 (6.35); head_dim 16 (no key), GQA 2; tied (no lm_head tensor); BF16 matrices, norms and conv bias, F32 A_log / D / dt_bias |
 | granite4-h-moe | GraniteMoeHybridForCausalLM | Granite 4.0-H with Mamba-2 layers and experts, config.json in the spelling of ibm-granite/granite-4.0-h-tiny / -small's (transformers 4.56: `"layer_types"` ["mamba", "mamba", "attention", "mamba"], `"position_embedding_type": "nope"`, the mamba_* keys: mamba_n_heads 4, mamba_d_head 32, mamba_expand 2 (intermediate 128), mamba_n_groups 1 as released, mamba_d_state 32, mamba_d_conv 4, mamba_conv_bias true, mamba_proj_bias false, mamba_chunk_size 16; `"num_local_experts": 4`, `"num_experts_per_tok": 2`, rms_norm_eps 1e-5): granite4-h's Mamba-2 layers (GraniteMoeHybridMambaLayer) with `mamba.in_proj.weight` (324, 64) — z rows [0, 128), xBC [128, 320) (x 128, B 32, C 32), dt [320, 324) — the causal `mamba.conv1d.weight` (192, 1, 4) plus `mamba.conv1d.bias` (192) (no bias: prompt 4's logits change by 3.80), SiLU (none: 5.92), dt = softplus(dt + `mamba.dt_bias`) (no dt_bias: 4.44; no softplus: 3.59), every head of 32 values reading the one group of B and C (state 32), y = S C + `mamba.D` x (no D: 5.16), the golden values from transformers' chunked scan over chunks of 16 (prompt 4's 144 tokens: 9 chunks; a state reset at every chunk start: 1.89), equal to the per-token recurrence within 4.8e-6; `mamba.norm.weight` (128): y silu(z) first, then one RMSNorm over all 128 values (the RMSNorm before the gate: 3.82; with one group the per-group norm is the same), `mamba.out_proj.weight` (64, 128); the attention layer (2) takes no RoPE (RoPE there: 2.63); on every layer GraniteMoeHybridMoE plus shared_mlp: 4 experts of intermediate_size 32 stacked as `block_sparse_moe.input_linear.weight` (4, 64, 64) (per expert gate rows [0, 32), up rows [32, 64)) and `block_sparse_moe.output_linear.weight` (4, 64, 32), the router `block_sparse_moe.router.layer.weight` (4, 64) takes the softmax of the top-2 logits (every expert chosen by 58 to 88 of prompt 4's 144 tokens in every layer; the top-1 expert alone, weight 1: 3.22), plus `shared_mlp.input_linear.weight` (96, 64) / `shared_mlp.output_linear.weight` (64, 48) added without a gate (left out: 3.55; halves swapped: 2.68; read at intermediate_size's width: 4.50); embedding_multiplier 10 (none: 6.62), attention_multiplier 0.09375 instead of head_dim^-0.5 = 0.25 (0.97), residual_multiplier 0.25 (5.46), logits_scaling 5 (23.7); head_dim 16 (no key), 1 kv head (GQA 4); untied (lm_head.weight); BF16 matrices, norms and conv bias, F32 A_log / D / dt_bias |
 | lfm2 | Lfm2ForCausalLM | Liquid AI's LFM2 (LFM2-350M / 700M / 1.2B / 2.6B) with config.json in the releases' spelling (transformers 4.54: the original LFM2 keys `"block_ff_dim": 192` beside `"intermediate_size": 192`, block_auto_adjust_ff_dim true, block_ffn_dim_multiplier 1.0, block_multiple_of 32, block_dim / conv_dim / conv_dim_out 64, num_heads 4, block_norm_eps and the training keys, none of them read but block_ff_dim and the three MLP keys; `"layer_types"` ["conv", "conv", "full_attention", "conv", "full_attention"] with `"full_attn_idxs": null`, conv_L_cache 3, conv_bias false, norm_eps 1e-5, rope_theta 1000000.0, tie_word_embeddings true; no head_dim, theta or tie_embedding key): on the conv layers (Lfm2ShortConv) `conv.in_proj.weight` (192, 64) gives B (rows [0, 64)), C ([64, 128)) and x ([128, 192)) (`B, C, x = BCx.chunk(3)`; C swapped with B: prompt 4's logits change by 13.0; C swapped with x, Mamba's x | B | C: 11.7), B x through the depthwise causal `conv.conv.weight` (64, 1, 3) without bias or activation (no conv, y = C B x: 12.4; a SiLU after it: 12.0), times C, `conv.out_proj.weight` (64, 64); the cache a one-token step reads is the last 2 values of B x per channel; the attention layers (2, 4): q/k/v_proj, `self_attn.q_layernorm` / `k_layernorm` (16,) RMSNorms over each head BEFORE RoPE (after it, HunYuan's order: 0.627; none: 1.74), rotate-half RoPE at rope_theta 1e6 (at 1e4: 2.06), scores x 16^-0.5, GQA 2, `self_attn.out_proj`; every layer `operator_norm` before the mixer and `ffn_norm` before Lfm2MLP, `feed_forward.w2(silu(w1 h) * w3 h)` at Lfm2MLP's adjusted width int(2 x 192 / 3) = 128, x 1.0, rounded up to a multiple of 32: 128 (w1 / w3 (128, 64), w2 (64, 128); w1 and w3 swapped: 8.90); the final norm `model.embedding_norm`; no embedding scale; Lfm2RMSNorm x rsqrt(mean(x²) + 1e-5) w with a plain w; tied (no lm_head tensor); all BF16 (norms too) |
+| lfm2-moe | Lfm2MoeForCausalLM | Liquid AI's LFM2-MoE (LFM2-8B-A1B) with config.json as transformers 4.57 writes Lfm2MoeConfig ("dtype", `"rope_theta": 1000000.0` at the top level, `"layer_types"` ["conv", "full_attention", "conv", "conv", "full_attention"] listed — Lfm2MoeConfig derives none, full_attn_idxs is not read —, `"num_dense_layers": 2`, intermediate_size 96, moe_intermediate_size 32, num_experts 8, num_experts_per_tok 2, use_expert_bias true, norm_topk_prob true, `"routed_scaling_factor": 1.5`, conv_L_cache 3, conv_bias false, norm_eps 1e-5, tie_word_embeddings true; none of LFM2's original keys — block_*, theta, tie_embedding, full_attn_idxs —, no head_dim, no hidden_act): LFM2's layers — Lfm2ShortConv on layers 0, 2, 3 (`conv.in_proj.weight` (192, 64) rows B, C, x, B x through the depthwise causal `conv.conv.weight` (64, 1, 3), times C, `conv.out_proj`), Lfm2Attention on 1 and 4 (q/k/v_proj, per-head `self_attn.q_layernorm` / `k_layernorm` (16,) before the rotate-half RoPE at 1e6, GQA 2, `self_attn.out_proj`), `operator_norm` / `ffn_norm`, the final `model.embedding_norm` —; layers 0-1 (a conv and an attention layer) take Lfm2MoeMLP at intermediate_size 96 as it stands (`feed_forward.w1` / `w3` (96, 64), `w2` (64, 96); Lfm2MLP's rule would start from int(2 x 96 / 3) = 64); layers 2-4 Lfm2MoeSparseMoeBlock: s = sigmoid(h·Wᵀ) with `feed_forward.gate.weight` (8, 64), the top 2 of s + `feed_forward.expert_bias` (F32 (8,), std 0.2; the choice only — the top 2 of s alone, as use_expert_bias false runs: other experts for 74, 90 and 90 of prompt 4's 144 tokens in layers 2-4, prompt 4's logits change by 8.81), weights the chosen s (s + bias as the weights: 2.71) divided by (their sum + 1e-6) (not divided: 6.99), times routed_scaling_factor 1.5 (x 1: 3.90); a softmax in place of the sigmoid, the bias kept: other experts for 61, 66 and 67 tokens, 7.63; experts `feed_forward.experts.{e}.w1` (gate, (32, 64)), `w3` (up), `w2` (down, (64, 32)) as released (w1 and w3 swapped: 6.15), no shared expert; every expert chosen by some of prompt 4's tokens in every MoE layer; tied (no lm_head tensor); BF16 weights (norms too), F32 expert_bias |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -4599,5 +4765,15 @@ alpha ignored), the base rope_theta x alpha without the exponent); for LFM2 `mod
 `{conv,conv_activation,chunks_C_B_x,chunks_B_x_C,mlp_w1_w3_swapped,qk_norm_after_rope,qk_norm,rope_theta_10000}_effect_prompt4`
 (largest logit change with no conv (y = C B x), a SiLU after the conv, in_proj's first two row blocks read as C then B,
 its last two read as x then C, feed_forward.w1 and w3 swapped, the q/k layernorms after RoPE, no q/k layernorms, RoPE at
-base 10000).
+base 10000); for LFM2-MoE LFM2's `model.layer_types`, `layer_conv`, `norms`, `norm_eps`, `conv_L_cache`, `conv_bias`,
+`conv_in_proj_layout`, `conv_rule`, `conv_out_max_abs_prompt4`, `qk_norm`, `attention`, `rope_theta`, `rope_inv_freq`,
+`final_norm`, `prompt4_tokens`, and `num_dense_layers`, `dense_layers`, `intermediate_size` (the dense layers' width, as
+it stands), `dense_width_rule`, `dense_mlp`, `moe_intermediate_size`, `router`, `routed_scaling_factor`,
+`use_expert_bias`, `renormalisation_epsilon` (1e-6), `expert_layout`, `router_weight`, `expert_bias` (the tensor names of
+the first MoE layer), `expert_usage_prompt4` (per MoE layer how many of prompt 4's tokens choose each expert),
+`router_changed_tokens_prompt4` (per router what-if and layer, null for a dense one, how many of prompt 4's tokens take
+another expert set, the router inputs held) and
+`{router_bias,router_bias_in_weights,router_softmax,router_unnormalised,router_scaling,expert_w1_w3_swapped}_effect_prompt4`
+(largest logit change with the top-k of s alone, the weights gathered from s + expert_bias, a softmax in place of the
+sigmoid, the weights not renormalised, routed_scaling_factor 1, each expert's w1 and w3 swapped).
 """

@@ -62,7 +62,12 @@ modeling code (eager attention); the file and class/function are cited at each f
   Lfm2ForCausalLM (Liquid AI's LFM2-350M / 700M / 1.2B / 2.6B, models/lfm2/modeling_lfm2.py (generated from
   modular_lfm2.py) and configuration_lfm2.py: gated short-convolution layers beside attention layers with per-head q/k
   RMSNorms before RoPE, the SwiGLU width adjusted from block_ff_dim, LFM2's own tensor names; see lfm2_layers,
-  lfm2_short_conv).
+  lfm2_short_conv),
+  Lfm2MoeForCausalLM (Liquid AI's LFM2-8B-A1B, models/lfm2_moe/modular_lfm2_moe.py and configuration_lfm2_moe.py: LFM2's
+  conv / attention layers and names; the first num_dense_layers feed_forwards a SwiGLU Lfm2MoeMLP of intermediate_size
+  as it stands (no width rule), the others a sparse MoE with a sigmoid router whose expert_bias steers the choice only, the
+  top-k weights renormalised (+ 1e-6) and scaled; per-expert feed_forward.experts.{e}.w1 / w3 / w2 as released; see
+  lfm2_layers, lfm2_moe_route).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -186,7 +191,11 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     self_attn.out_proj, self_attn.q_layernorm / k_layernorm per head before RoPE, feed_forward.w1 / w3 / w2, the final
     norm model.embedding_norm); on "conv" layers the token mixer is Lfm2ShortConv (`lfm2_short_conv`): in_proj's rows
     B | C | x, B x through a depthwise causal conv1d of kernel conv_L_cache (no bias, no activation), times C, out_proj;
-    the MLP's width from block_ff_dim (else intermediate_size) as Lfm2MLP adjusts it (lfm2_layers).
+    the MLP's width from block_ff_dim (else intermediate_size) as Lfm2MLP adjusts it (lfm2_layers). LFM2-MoE: the same
+    layers; layers l < num_dense_layers an Lfm2MoeMLP of intermediate_size unadjusted, the others Lfm2MoeSparseMoeBlock
+    (feed_forward.gate, the F32 buffer feed_forward.expert_bias, experts feed_forward.experts.{e}.w1 / w3 / w2 of
+    moe_intermediate_size): s = sigmoid(logits), the top-k of s + expert_bias, weights s over (their sum + 1e-6)
+    with norm_topk_prob, times routed_scaling_factor (`lfm2_moe_route`).
   - Final norm; lm_head or the tied embedding matrix; optional final tanh softcap (Gemma 2,
     Gemma3ForCausalLM; never Gemma3ForConditionalGeneration); Cohere multiplies the logits by
     logit_scale.
@@ -433,6 +442,10 @@ HUNYUAN_DENSE = "HunYuanDenseV1ForCausalLM"
 # Liquid AI's LFM2 (LFM2-350M / 700M / 1.2B / 2.6B: models/lfm2/modeling_lfm2.py, Lfm2ForCausalLM): gated short
 # convolutions beside attention layers (see lfm2_layers, lfm2_short_conv)
 LFM2 = "Lfm2ForCausalLM"
+# Liquid AI's LFM2-MoE (LFM2-8B-A1B: models/lfm2_moe/modular_lfm2_moe.py, Lfm2MoeForCausalLM): LFM2's layers with a
+# sigmoid-routed MoE feed_forward after the first num_dense_layers (see lfm2_layers, lfm2_moe_route)
+LFM2_MOE = "Lfm2MoeForCausalLM"
+LFM2_FAMILY = (LFM2, LFM2_MOE)
 GPT_OSS = "GptOssForCausalLM"
 COHERE = ("CohereForCausalLM", "Cohere2ForCausalLM")
 SEED_OSS = "SeedOssForCausalLM"
@@ -447,7 +460,7 @@ MULTIMODAL = (("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGenerati
               (QWEN3_5, QWEN3_5_MOE) + GLM_V + (LLAMA4,))
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
                  (GRANITE_HYBRID, GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4, ERNIE4_5, GEMMA1,
-                                                                  HUNYUAN_DENSE, LFM2))
+                                                                  HUNYUAN_DENSE, LFM2, LFM2_MOE))
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -580,6 +593,20 @@ DEFAULTS[LFM2] = dict(
     max_position_embeddings=128000, norm_eps=1e-5, tie_word_embeddings=True, rope_theta=1000000.0, rope_scaling=None,
     rope_parameters=None, conv_bias=False, conv_L_cache=3, block_multiple_of=256, block_ffn_dim_multiplier=1.0,
     block_auto_adjust_ff_dim=True, full_attn_idxs=None, layer_types=None)
+# models/lfm2_moe/configuration_lfm2_moe.py Lfm2MoeConfig.__init__ (LFM2-8B-A1B's shape): vocab_size 65536, hidden_size
+# 2048, intermediate_size 7168 (the dense layers' Lfm2MoeMLP width, used as it stands), moe_intermediate_size 1792,
+# num_hidden_layers 32, num_attention_heads 32, num_key_value_heads 8, max_position_embeddings 128000, norm_eps 1e-5,
+# tie_word_embeddings true (`kwargs.get("tie_embedding", ...)` wins, as Lfm2Config's), conv_bias false, conv_L_cache 3,
+# num_dense_layers 2, num_experts_per_tok 4, num_experts 32, use_expert_bias true, routed_scaling_factor 1.0,
+# norm_topk_prob true, layer_types None (not derived from anything: Lfm2MoeDecoderLayer indexes it, see lfm2_layers);
+# rope_theta: its default_theta 1e6 (4.57: the rope_theta argument; 5.x: rope_parameters). None of Lfm2Config's original
+# keys (block_ff_dim, theta, full_attn_idxs, block_*) is read; no hidden_act (SiLU)
+DEFAULTS[LFM2_MOE] = dict(
+    vocab_size=65536, intermediate_size=7168, moe_intermediate_size=1792, num_attention_heads=32,
+    num_key_value_heads=8, max_position_embeddings=128000, norm_eps=1e-5, tie_word_embeddings=True, rope_theta=1000000.0,
+    rope_scaling=None, rope_parameters=None, conv_bias=False, conv_L_cache=3, num_dense_layers=2, num_experts_per_tok=4,
+    num_experts=32, use_expert_bias=True, routed_scaling_factor=1.0, norm_topk_prob=True, layer_types=None,
+    hidden_act="silu")
 # models/glm4_moe/configuration_glm4_moe.py Glm4MoeConfig.__init__ (partial_rotary_factor: its
 # kwargs.setdefault; head_dim: Glm4MoeAttention's getattr, hidden_size // num_attention_heads)
 DEFAULTS[GLM4_MOE] = dict(
@@ -930,8 +957,8 @@ class Spec:
             # value that differs may be taken by one version and overridden by another
             raise ValueError("Cohere2: head_dim must be hidden_size // num_attention_heads")
         # (Qwen3_5MoeTextConfig has no intermediate_size: every layer is a MoE)
-        # (LFM2: the MLP's width is computed from block_ff_dim / intermediate_size in lfm2_layers)
-        self.F = c.get("intermediate_size") if arch in (QWEN3_5_MOE, LFM2) else c["intermediate_size"]
+        # (LFM2: the MLP's width is computed from block_ff_dim / intermediate_size in lfm2_layers; LFM2-MoE: there too)
+        self.F = c.get("intermediate_size") if arch in (QWEN3_5_MOE,) + LFM2_FAMILY else c["intermediate_size"]
         if arch == LLAMA4:
             # models/llama4/modeling_llama4.py Llama4TextDecoderLayer.__init__: the dense layers are
             # `Llama4TextMLP(config, intermediate_size=config.intermediate_size_mlp)`; intermediate_size is the width of
@@ -940,7 +967,9 @@ class Spec:
         self.V = c["vocab_size"]
         # CohereLayerNorm(eps=config.layer_norm_eps) (models/cohere/modeling_cohere.py)
         # (LFM2: Lfm2RMSNorm(eps=config.norm_eps) everywhere, the q/k layernorms too)
-        self.eps = get("layer_norm_eps") if arch in COHERE else get("norm_eps") if arch == LFM2 else get("rms_norm_eps")
+        # (LFM2-MoE: Lfm2MoeRMSNorm(eps=config.norm_eps) alike)
+        self.eps = (get("layer_norm_eps") if arch in COHERE else get("norm_eps") if arch in LFM2_FAMILY else
+                    get("rms_norm_eps"))
         self.theta = get("rope_theta", 10000.0)
         self.rope_scaling = get("rope_scaling", None)
         if arch in (DEEPSEEK_V2, EXAONE4, LLAMA4) and get("rope_parameters") is not None:
@@ -992,9 +1021,9 @@ class Spec:
             self.rope_scaling = None
         if arch in MULTIMODAL:
             self.tied = c.get("tie_word_embeddings", cfg.get("tie_word_embeddings", get("tie_word_embeddings")))
-        elif arch == LFM2:
+        elif arch in LFM2_FAMILY:
             # Lfm2Config.__init__: `tie_word_embeddings = kwargs.get("tie_embedding", tie_word_embeddings)  # to fit
-            # original config keys`: the original key, when present, wins
+            # original config keys`: the original key, when present, wins (Lfm2MoeConfig.__init__ the same line)
             self.tied = bool(c.get("tie_embedding", get("tie_word_embeddings")))
         else:
             self.tied = get("tie_word_embeddings", False)
@@ -1078,7 +1107,7 @@ class Spec:
         self.qk_norm = (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration",
                                  QWEN3_VL_MOE)
                         or arch in GEMMA[1:] or (arch == GLM4_MOE and get("use_qk_norm")) or cohere_qk_norm or
-                        arch == EXAONE4 or arch in HYBRID or arch == HUNYUAN_DENSE or arch == LFM2)
+                        arch == EXAONE4 or arch in HYBRID or arch == HUNYUAN_DENSE or arch in LFM2_FAMILY)
         # models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py HunYuanDenseV1Attention.__init__: `self.query_layernorm =
         # HunYuanDenseV1RMSNorm(self.head_dim, eps=config.rms_norm_eps)`, `self.key_layernorm = ...` (LlamaRMSNorm, one
         # (head_dim,) weight shared by every head), built whatever use_qk_norm says; forward: q_proj(h).view(hidden_shape)
@@ -1090,8 +1119,9 @@ class Spec:
         # eps=config.norm_eps)`, `self.k_layernorm = ...` (one (head_dim,) weight each); forward: `self.q_layernorm(
         # self.q_proj(hidden_states).view(*hidden_shape))` (per head over head_dim), then the transpose and
         # apply_rotary_pos_emb: Qwen3's order under other names (qk_norm_after_rope True for LFM2: a what-if only)
+        # (models/lfm2_moe/modular_lfm2_moe.py: `class Lfm2MoeAttention(Lfm2Attention): pass`, the same)
         self.qk_norm_names = (("query_layernorm", "key_layernorm") if arch == HUNYUAN_DENSE else
-                              ("q_layernorm", "k_layernorm") if arch == LFM2 else ("q_norm", "k_norm"))
+                              ("q_layernorm", "k_layernorm") if arch in LFM2_FAMILY else ("q_norm", "k_norm"))
         self.qk_norm_after_rope = arch == HUNYUAN_DENSE
         if arch == HUNYUAN_DENSE and not get("use_qk_norm"):
             # Tencent's remote code (modeling_hunyuan.py) norms q / k only `if self.use_qk_norm`; transformers' port
@@ -1224,6 +1254,11 @@ class Spec:
             # models/lfm2/modeling_lfm2.py Lfm2MLP.forward: `self.w2(F.silu(self.w1(x)) * self.w3(x))`; Lfm2Config has
             # no hidden_act (a key of that name would not be read)
             act = "silu"
+        if arch == LFM2_MOE and act != "silu":
+            # the dense Lfm2MoeMLP hard-codes F.silu, but transformers 5's Lfm2MoeExperts (Qwen2MoeExperts) takes
+            # `ACT2FN[config.hidden_act]`: a hidden_act key other than silu splits the two readings
+            raise ValueError("LFM2-MoE: hidden_act %r (Lfm2MoeMLP runs SiLU, transformers 5's experts would read the "
+                             "key)" % (act,))
         if act not in ("silu", "gelu_pytorch_tanh"):
             raise ValueError("activation %r is not supported" % act)
         self.act = "gelu_tanh" if act == "gelu_pytorch_tanh" else "silu"
@@ -1399,7 +1434,7 @@ class Spec:
         # width, the theta key and LFM2's tensor names (o_proj_name, final_norm_name): lfm2_layers
         self.layer_conv = [False] * self.L
         self.o_proj_name, self.final_norm_name = "o_proj", "norm"
-        if arch == LFM2:
+        if arch in LFM2_FAMILY:
             lfm2_layers(self, c, get)
         # Llama 4's per-layer attention: see llama4_layers (False / None for every other family)
         self.layer_qk_l2norm = [False] * self.L
@@ -1816,6 +1851,34 @@ class Spec:
             # over the k, in place of their sigmoids), and the scores multiplied onto the experts' outputs instead of
             # their inputs
             self.llama4_router_score, self.llama4_scores_on_input = "sigmoid", True
+        elif arch == LFM2_MOE:
+            # models/lfm2_moe/modular_lfm2_moe.py Lfm2MoeDecoderLayer.__init__: feed_forward = `Lfm2MoeMLP(config,
+            # intermediate_size=config.intermediate_size)` when layer_idx < num_dense_layers (feed_forward.w1 / w3 / w2,
+            # the width as it stands: see lfm2_layers), else Lfm2MoeSparseMoeBlock: gate = nn.Linear(hidden_size,
+            # num_experts, bias=False) (feed_forward.gate.weight), with use_expert_bias the buffer expert_bias
+            # (num_experts,) in float32 (feed_forward.expert_bias), experts of moe_intermediate_size (w2(silu(w1 x) *
+            # w3 x) each; released per expert as feed_forward.experts.{e}.w1 / w3 / w2, which transformers 5's
+            # conversion_mapping "lfm2_moe" stacks into experts.gate_up_proj / down_proj on load); no shared expert.
+            # Router: see lfm2_moe_route
+            E, dense = get("num_experts"), get("num_dense_layers")
+            for key, value, least in (("num_experts", E, 1), ("num_dense_layers", dense, 0),
+                                      ("moe_intermediate_size", get("moe_intermediate_size"), 1)):
+                if isinstance(value, bool) or not isinstance(value, int) or value < least:
+                    raise ValueError("LFM2-MoE: %s %r (an integer >= %d)" % (key, value, least))
+            self.num_experts, self.top_k = E, get("num_experts_per_tok")
+            self.norm_topk_prob = bool(get("norm_topk_prob"))
+            self.moe_intermediate = get("moe_intermediate_size")
+            self.shared_intermediate = 0
+            self.layer_moe = [l >= dense for l in range(self.L)]
+            self.expert_naming = "lfm2"
+            self.router = "lfm2"
+            self.routed_scaling_factor = float(get("routed_scaling_factor"))
+            # use_expert_bias false: no buffer, the top-k of s itself (also golden_models' what-if "router_bias", on the
+            # fixture's weights: the stored bias then left unread)
+            self.lfm2_expert_bias = bool(get("use_expert_bias"))
+            # what-ifs only (golden_models.lfm2_moe_what_ifs): the score function ("softmax" in place of the sigmoid)
+            # and the weights taken from s + expert_bias instead of s
+            self.router_score, self.router_weight_bias = "sigmoid", False
         if arch in QWEN_VL and kind not in (None, "default", "mrope"):
             raise ValueError("rope type %r is not used by the Qwen-VL fixtures" % kind)
         if self.num_experts and not 0 < self.top_k <= self.num_experts:
@@ -1957,9 +2020,22 @@ def lfm2_layers(spec, c, get):
     - the names: self_attn.out_proj (Lfm2Attention, not o_proj), model.embedding_norm (Lfm2Model's final norm).
     The what-if flags (golden_models.lfm2_what_ifs only) are set to the model as it is: lfm2_conv (False: no conv, y = C
     B x), lfm2_conv_act (True: SiLU on the conv's output), lfm2_chunks (which of B, C, x each third of in_proj's rows is
-    read as: ("B", "C", "x") as Lfm2ShortConv's `B, C, x = BCx.chunk(3, dim=-2)`)."""
+    read as: ("B", "C", "x") as Lfm2ShortConv's `B, C, x = BCx.chunk(3, dim=-2)`).
+    LFM2-MoE (Lfm2MoeForCausalLM; models/lfm2_moe/modular_lfm2_moe.py takes Lfm2Attention, Lfm2ShortConv and
+    Lfm2DecoderLayer's forward as they are) differs in the config only: Lfm2MoeConfig stores `self.layer_types =
+    layer_types` and nothing else (no full_attn_idxs: a config without layer_types fails in Lfm2MoeDecoderLayer.__init__,
+    refused here); the dense layers' width is intermediate_size as it stands (`Lfm2MoeMLP(config,
+    intermediate_size=config.intermediate_size)`, whose __init__ has none of Lfm2MLP's adjusting: block_ff_dim and the
+    block_* keys are not read); the RoPE base is rope_theta (4.57) or rope_parameters["rope_theta"] (5.x, rope_type
+    "default" only; the two must agree where both are given), default 1e6, and the original key "theta", which
+    Lfm2MoeConfig does not read but Lfm2Config would, is refused; tie_embedding wins as for LFM2 (Spec.__init__). The
+    MoE layers: see Spec's MoE settings and lfm2_moe_route."""
     L = spec.L
+    moe = spec.arch == LFM2_MOE
     types = get("layer_types")
+    if types is None and moe:
+        raise ValueError("LFM2-MoE: no layer_types (Lfm2MoeConfig derives none: Lfm2MoeDecoderLayer.__init__ indexes "
+                         "config.layer_types)")
     if types is None:
         idx = get("full_attn_idxs")
         idx = list(range(L)) if idx is None else idx
@@ -1977,12 +2053,29 @@ def lfm2_layers(spec, c, get):
     if get("conv_bias"):
         raise ValueError("LFM2: conv_bias true (biases on conv.in_proj, conv.conv and conv.out_proj) is not used by the "
                          "fixtures")
-    spec.F = lfm2_ff_dim(c, get)
     if get("rope_scaling") is not None:
         raise ValueError("LFM2: rope_scaling %r is not used by the fixtures" % (get("rope_scaling"),))
-    if get("rope_parameters") is not None:
-        raise ValueError("LFM2: rope_parameters (transformers 5's spelling) is not used by the fixtures")
-    spec.theta = c.get("theta", get("rope_theta"))
+    if moe:
+        ff = get("intermediate_size")
+        if isinstance(ff, bool) or not isinstance(ff, int) or ff < 1:
+            raise ValueError("LFM2-MoE: intermediate_size %r (a positive integer)" % (ff,))
+        spec.F = ff
+        if "theta" in c:
+            raise ValueError("LFM2-MoE: \"theta\" (Lfm2MoeConfig does not read LFM2's original key; Lfm2Config would)")
+        rp = get("rope_parameters")
+        spec.theta = float(get("rope_theta"))
+        if rp is not None:
+            if rp.get("rope_type", "default") != "default" or "rope_theta" not in rp:
+                raise ValueError("LFM2-MoE: rope_parameters %r (a default RoPE with its rope_theta only)" % (rp,))
+            if "rope_theta" in c and float(c["rope_theta"]) != float(rp["rope_theta"]):
+                raise ValueError("LFM2-MoE: rope_theta %r beside rope_parameters' %r" % (c["rope_theta"],
+                                                                                        rp["rope_theta"]))
+            spec.theta = float(rp["rope_theta"])
+    else:
+        spec.F = lfm2_ff_dim(c, get)
+        if get("rope_parameters") is not None:
+            raise ValueError("LFM2: rope_parameters (transformers 5's spelling) is not used by the fixtures")
+        spec.theta = c.get("theta", get("rope_theta"))
     spec.o_proj_name, spec.final_norm_name = "out_proj", "embedding_norm"
     spec.lfm2_conv, spec.lfm2_conv_act, spec.lfm2_chunks = True, False, ("B", "C", "x")
 
@@ -3344,7 +3437,9 @@ def lfm2_decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trac
     `self.operator_norm(hidden_states)` (Lfm2RMSNorm: x rsqrt(mean(x^2) + norm_eps) times a plain w), self_attn
     (Lfm2Attention: q/k/v_proj, q_layernorm / k_layernorm per head, RoPE, eager attention scaled by head_dim^-0.5,
     out_proj) on "full_attention" layers, conv (lfm2_short_conv) on "conv" layers; `hidden_states = hidden_states +
-    residual`; `hidden_states = hidden_states + self.feed_forward(self.ffn_norm(hidden_states))` (Lfm2MLP)."""
+    residual`; `hidden_states = hidden_states + self.feed_forward(self.ffn_norm(hidden_states))` (Lfm2MLP).
+    (models/lfm2_moe/modeling_lfm2_moe.py Lfm2MoeDecoderLayer.forward: the same, feed_forward an Lfm2MoeMLP or an
+    Lfm2MoeSparseMoeBlock: feed_forward, moe_block)"""
     h = norm(spec, x, p[pre + "operator_norm.weight"])
     if spec.layer_conv[l]:
         a = lfm2_short_conv(spec, p, pre, l, h, valid, cache, new_cache, trace)
@@ -3448,15 +3543,20 @@ def router_weight_name(spec, pre):
         return pre + "block_sparse_moe.router.layer.weight"  # JetMoeTopKGating.layer
     if spec.expert_naming == "gpt_oss":
         return pre + "mlp.router.weight"  # GptOssMLP.router (GptOssTopKRouter.weight, .bias)
+    if spec.expert_naming == "lfm2":
+        return pre + "feed_forward.gate.weight"  # Lfm2MoeSparseMoeBlock.gate (nn.Linear, no bias)
     return pre + ("block_sparse_moe.gate.weight" if spec.expert_naming == "mixtral" else "mlp.gate.weight")
 
 
 def correction_bias_name(spec, pre):
     """MiniMax-M2's e_score_correction_bias (F32, (num_local_experts,)): a buffer of MiniMaxM2SparseMoeBlock, beside
     its gate (not in it, as GLM-4.5's mlp.gate.e_score_correction_bias is). ERNIE 4.5's: the parameter of
-    Ernie4_5_MoeStatics, mlp.moe_statics.e_score_correction_bias (F32, (1, moe_num_experts))."""
+    Ernie4_5_MoeStatics, mlp.moe_statics.e_score_correction_bias (F32, (1, moe_num_experts)). LFM2-MoE's: the buffer
+    expert_bias of Lfm2MoeSparseMoeBlock, feed_forward.expert_bias (F32, (num_experts,))."""
     if spec.router == "ernie":
         return pre + "mlp.moe_statics.e_score_correction_bias"
+    if spec.router == "lfm2":
+        return pre + "feed_forward.expert_bias"
     return pre + ("block_sparse_moe." if spec.expert_naming == "mixtral" else "mlp.") + "e_score_correction_bias"
 
 
@@ -3658,6 +3758,12 @@ def expert_weights(spec, pre, e):
     if spec.expert_naming == "mixtral":  # w1 gate, w3 up, w2 down (MixtralBlockSparseTop2MLP)
         x = pre + "block_sparse_moe.experts.%d." % e
         return x + "w1.weight", x + "w3.weight", x + "w2.weight"
+    if spec.expert_naming == "lfm2":
+        # LFM2-MoE as released (LiquidAI/LFM2-8B-A1B; conversion_mapping.py's "lfm2_moe" entry reads
+        # feed_forward.experts.*.w1 / w3 (stacked, then concatenated: gate rows, then up rows) and w2): w1 the gate,
+        # w3 the up projection, w2 down, as Lfm2MoeMLP names them
+        x = pre + "feed_forward.experts.%d." % e
+        return x + "w1.weight", x + "w3.weight", x + "w2.weight"
     shared = "mlp.shared_expert." if spec.shared_gated else "mlp.shared_experts."
     x = pre + (shared if e == "shared" else "mlp.experts.%d." % e)
     return x + "gate_proj.weight", x + "up_proj.weight", x + "down_proj.weight"
@@ -3716,6 +3822,31 @@ def minimax_route(spec, p, pre, logits):
     if spec.norm_topk_prob:
         weights = weights / weights.sum(dim=-1, keepdim=True)
     return c, experts, weights
+
+
+def lfm2_moe_choice(spec, bias, logits):
+    """(s, c) of LFM2-MoE's router: the scores s = sigmoid(logits) (what-if: their softmax) and the values the choice
+    ranks, c = s + expert_bias (s itself without use_expert_bias, or with `bias` None) (lfm2_moe_route)."""
+    s = torch.softmax(logits, dim=-1) if spec.router_score == "softmax" else torch.sigmoid(logits)
+    return s, (s + bias if spec.lfm2_expert_bias and bias is not None else s)
+
+
+def lfm2_moe_route(spec, p, pre, logits):
+    """LFM2-MoE's router, per token (models/lfm2_moe/modular_lfm2_moe.py Lfm2MoeSparseMoeBlock.route_tokens_to_experts,
+    given the block's gate logits): the scores are s = sigmoid(logits); the k experts are those of the largest s +
+    expert_bias when use_expert_bias (the buffer only steers the choice), else of the largest s; each chosen expert's
+    weight is its s (never s + bias); with norm_topk_prob the k weights are divided by (their sum + 1e-6) -- 1e-6, not
+    DeepSeek-V3's 1e-20 --; every weight is then multiplied by routed_scaling_factor (with or without the division).
+    No groups, no shared expert. Returns (c, ids, weights) with ids in descending order of c (torch.topk's order; the
+    experts' sum does not depend on it). What-ifs (golden_models.lfm2_moe_what_ifs): spec.router_score "softmax",
+    spec.router_weight_bias (the weights gathered from c), norm_topk_prob false, routed_scaling_factor 1."""
+    bias = p[correction_bias_name(spec, pre)] if spec.lfm2_expert_bias else None
+    s, c = lfm2_moe_choice(spec, bias, logits)
+    experts = torch.topk(c, k=spec.top_k, dim=-1, sorted=True)[1]
+    weights = (c if spec.router_weight_bias else s).gather(1, experts)
+    if spec.norm_topk_prob:
+        weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-6)
+    return c, experts, weights * spec.routed_scaling_factor
 
 
 def ernie_choice(spec, bias, logits):
@@ -3863,6 +3994,10 @@ def moe_block(spec, p, pre, l, h, trace=None):
         # MiniMaxM2SparseMoeBlock.forward: self.gate(hidden_states, self.e_score_correction_bias), then
         # self.experts(hidden_states, top_k_index, top_k_weights) (MixtralExperts: index_add_ expert by expert)
         probs, experts, weights = minimax_route(spec, p, pre, logits)
+    elif spec.router == "lfm2":
+        # Lfm2MoeSparseMoeBlock.forward: router_logits = self.gate(h), route_tokens_to_experts, then the experts'
+        # index_add_ loop (Lfm2MoeExperts); no shared expert
+        probs, experts, weights = lfm2_moe_route(spec, p, pre, logits)
     elif spec.router == "ernie":
         # Ernie4_5_MoeSparseMoeBlock.forward: the router above, the experts' index_add_ loop, then
         # `final_hidden_states + shared_output` (shared_experts(hidden_states), ungated)
@@ -3920,9 +4055,9 @@ def moe_block(spec, p, pre, l, h, trace=None):
 def feed_forward(spec, p, pre, l, h, trace):
     if spec.layer_moe[l]:
         return moe_block(spec, p, pre, l, h, trace)
-    if spec.arch == LFM2:
+    if spec.arch in LFM2_FAMILY:
         # models/lfm2/modeling_lfm2.py Lfm2MLP.forward: `self.w2(F.silu(self.w1(x)) * self.w3(x))`, no biases, of the
-        # width lfm2_ff_dim gives
+        # width lfm2_ff_dim gives (LFM2-MoE's dense layers: Lfm2MoeMLP, the same forward at intermediate_size)
         f = pre + "feed_forward."
         return gated_mlp(spec, h, p[f + "w1.weight"], p[f + "w3.weight"], p[f + "w2.weight"])
     if spec.arch == GRANITE_HYBRID:
@@ -3951,7 +4086,7 @@ def feed_forward(spec, p, pre, l, h, trace):
 
 
 def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, valid=None, query_scale=None):
-    if spec.arch == LFM2:
+    if spec.arch in LFM2_FAMILY:
         return lfm2_decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, valid)
     # (OLMo 2: no input_layernorm, the attention reads the residual x itself)
     # (PhiMoE: models/phimoe/modeling_phimoe.py PhimoeDecoderLayer.forward, Llama's order with nn.LayerNorms)

@@ -6,7 +6,7 @@
 // the weights stay p.
 // sigmoid (GLM-4.5/4.6, DeepSeek-V3's router; transformers' Glm4MoeTopkRouter and
 // route_tokens_to_experts): s = sigmoid(logits); the choice ranks c = s + bias. The k largest c
-// are chosen; their weights are s (without the bias), divided by (their sum + 1e-20) when
+// are chosen; their weights are s (without the bias), divided by (their sum + norm_eps, 1e-20) when
 // `renormalize`; then every weight is multiplied by `scale`. Without a bias the choice ranks the
 // logits themselves (Llama 4's Llama4Router: topk of the logits, then their sigmoid), the same order
 // but without the ties of sigmoids that round to 1.
@@ -36,6 +36,7 @@ struct RouterConfig {
   bool group_max = false;       // a group scores its best expert (V2), else the sum of its two best
   bool renormalize = false;     // norm_topk_prob
   float scale = 1.0f;           // routed_scaling_factor
+  float norm_eps = 1e-20f;      // sigmoid: renormalised by (sum + norm_eps) (LFM2-MoE: 1e-6)
   bool sparsemixer = false;     // Phi-3.5-MoE's router (above); the fields before do not apply
   float jitter_eps = 0.0f;      // its router_jitter_noise
 };

@@ -265,6 +265,9 @@ struct ModelSpec {
   int64_t topk_groups = 1;             // topk_group
   bool router_group_max = false;
   double routed_scaling_factor = 1.0;
+  // A sigmoid router's renormalisation divides by the kept weights' sum plus this (transformers: 1e-20; LFM2-MoE's
+  // Lfm2MoeSparseMoeBlock: 1e-6).
+  double router_norm_eps = 1e-20;
   // Phi-3.5-MoE's sparsemixer (models/phimoe sparsemixer, eval mode): top-2 only, each pick's weight a
   // softmax over the experts within a relative 2·router_jitter_eps of it (router.h).
   bool router_sparsemixer = false;
@@ -289,7 +292,9 @@ struct ModelSpec {
   // transposed as Qwen3-VL-MoE's (feed_forward.experts.gate_up_proj (E, H, 2*Fm), down_proj (E, Fm, H);
   // always fused_experts and transposed_experts), the ungated feed_forward.shared_expert, and the dense
   // layers' feed_forward.gate_proj / up_proj / down_proj.
-  enum class ExpertNames { qwen, mixtral, granite, gpt_oss, llama4 };
+  // LFM2-MoE: the router feed_forward.gate (its correction bias feed_forward.expert_bias), the experts
+  // feed_forward.experts.{e}.w1 (gate) / w3 (up) / w2 (down), as the released checkpoints name them.
+  enum class ExpertNames { qwen, mixtral, granite, gpt_oss, llama4, lfm2 };
   ExpertNames expert_names = ExpertNames::qwen;
   // The experts of a layer stacked in two tensors, as transformers 5 holds them and saves them with
   // save_original_format=False (and as checkpoints re-saved that way ship): mlp.experts.gate_up_proj

@@ -100,8 +100,8 @@ void route_token(const float* x, int64_t E, int64_t k, const RouterConfig& r, st
                     [&](int32_t a, int32_t b) { return ranks_before(c, a, b); });
   float kept = 0.0f;
   for (int64_t j = 0; j < k; ++j) kept += w[static_cast<size_t>(order[static_cast<size_t>(j)])];
-  // transformers: the sigmoid routers divide by (sum + 1e-20), the softmax ones by the sum
-  const float denominator = r.sigmoid ? kept + 1e-20f : kept;
+  // transformers: the sigmoid routers divide by (sum + 1e-20; LFM2-MoE's 1e-6), the softmax ones by the sum
+  const float denominator = r.sigmoid ? kept + r.norm_eps : kept;
   for (int64_t j = 0; j < k; ++j) {
     const int32_t e = order[static_cast<size_t>(j)];
     ids[j] = e;

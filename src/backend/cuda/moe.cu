@@ -111,7 +111,7 @@ __global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, 
     p[j] = best_w;
     kept += best_w;
   }
-  const float denominator = r.sigmoid ? kept + 1e-20f : kept;
+  const float denominator = r.sigmoid ? kept + r.norm_eps : kept;
   for (int j = 0; j < k; ++j) {
     ids[t * k + j] = chosen[j];
     weights[t * k + j] = (r.renormalize ? p[j] / denominator : p[j]) * r.scale;

@@ -746,6 +746,45 @@ TEST(ModelSpecLfm2, ShortConvLayersBesideAttention) {
   EXPECT_ABL_ERROR(parse(c), "conv_L_cache");
 }
 
+// In the shape of LFM2-8B-A1B's config.json (written for this test): LFM2's layers, the first two MLPs dense of
+// intermediate_size, then 32 experts of 1792, 4 per token, chosen by a sigmoid router with a correction bias.
+TEST(ModelSpecLfm2, MoeAfterDenseLayers) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["Lfm2MoeForCausalLM"], "model_type": "lfm2_moe",
+    "hidden_size": 2048, "intermediate_size": 7168, "moe_intermediate_size": 1792, "num_hidden_layers": 24,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "num_experts": 32, "num_experts_per_tok": 4,
+    "num_dense_layers": 2, "use_expert_bias": true, "norm_topk_prob": true, "routed_scaling_factor": 1.0,
+    "conv_L_cache": 3, "conv_bias": false, "norm_eps": 1e-05, "rope_theta": 1000000.0, "vocab_size": 65536,
+    "max_position_embeddings": 128000, "tie_embedding": true, "bos_token_id": 1, "eos_token_id": 7,
+    "pad_token_id": 0})");
+  c["layer_types"] = nlohmann::json::array();
+  for (int l = 0; l < 24; ++l) c["layer_types"].push_back(l % 4 == 2 && l < 23 ? "full_attention" : "conv");
+  ModelSpec s = parse(c);
+  EXPECT_EQ(s.linear_mixer, ModelSpec::LinearMixer::short_conv);
+  EXPECT_EQ(s.attention_layers(), 6);
+  EXPECT_EQ(s.intermediate_size, 7168);  // the dense layers' width, not adjusted
+  EXPECT_FALSE(s.is_moe_layer(1));
+  EXPECT_TRUE(s.is_moe_layer(2));
+  EXPECT_EQ(s.num_experts, 32);
+  EXPECT_EQ(s.experts_per_token, 4);
+  EXPECT_TRUE(s.router_sigmoid && s.router_bias && s.norm_topk_prob);
+  EXPECT_DOUBLE_EQ(s.router_norm_eps, 1e-6);
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{8339930560});  // "8.3B"
+  std::vector<std::string> moe;
+  for (const auto& slot : abl::model::layer_slots(s, 3)) {
+    if (slot.expert <= 0 && slot.role != abl::model::WeightRole::attn_norm && slot.role != abl::model::WeightRole::mlp_norm) {
+      moe.push_back(abl::model::weight_name(slot, 3).substr(15));
+    }
+  }
+  EXPECT_EQ(moe, (std::vector<std::string>{"conv.in_proj.weight", "conv.conv.weight", "conv.out_proj.weight",
+                                           "feed_forward.gate.weight", "feed_forward.expert_bias",
+                                           "feed_forward.experts.0.w1.weight", "feed_forward.experts.0.w3.weight",
+                                           "feed_forward.experts.0.w2.weight"}));
+  c["use_expert_bias"] = false;
+  EXPECT_FALSE(parse(c).router_bias);
+  c["num_dense_layers"] = -1;
+  EXPECT_ABL_ERROR(parse(c), "num_dense_layers", "negative");
+}
+
 // In the shape of Hunyuan-7B-Instruct's config.json (written for this test): Llama's layers with per-head
 // q/k norms after RoPE under HunYuan's names, the dynamic rope_scaling's alpha raising the base.
 TEST(ModelSpecHunyuan, DenseQkNormAfterRopeAndAlphaBase) {

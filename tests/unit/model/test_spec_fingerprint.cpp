@@ -125,6 +125,8 @@ TEST(SpecFingerprint, EveryFieldChangesIt) {
       [](ModelSpec& s) { s.linear_mixer = ModelSpec::LinearMixer::mamba2; },
       [](ModelSpec& s) { s.linear_mixer = ModelSpec::LinearMixer::short_conv; },
       [](ModelSpec& s) { s.lfm2_names = true; },
+      [](ModelSpec& s) { s.router_norm_eps = 1e-6; },
+      [](ModelSpec& s) { s.expert_names = ModelSpec::ExpertNames::lfm2; },
       [](ModelSpec& s) { s.qk_norm_names = ModelSpec::QkNormNames::q_layernorm; },
       [](ModelSpec& s) { s.linear_conv_bias = true; },
       [](ModelSpec& s) { s.mamba_dt_min = 0.001; },

@@ -22,7 +22,7 @@ const ExpectedWeight& find(const std::vector<ExpectedWeight>& all, WeightRole ro
 }
 
 TEST(Synthetic, PresetsMatchTheirRealConfigs) {
-  EXPECT_EQ(abl::model::synthetic_presets().size(), 49u);
+  EXPECT_EQ(abl::model::synthetic_presets().size(), 50u);
   for (const std::string& name : abl::model::synthetic_presets()) {
     EXPECT_NO_THROW(abl::model::synthetic_model_spec(name)) << name;
   }
@@ -63,6 +63,9 @@ TEST(Synthetic, PresetsMatchTheirRealConfigs) {
   EXPECT_EQ(abl::model::synthetic_model_spec("granite-4.0-h-micro").attention_layers(), 4);
   // LFM2-1.2B "1.17B"
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("lfm2-1.2b")), 1170340608);
+  // LFM2-8B-A1B "8.3B, 1.5B active"
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("lfm2-8b-a1b")), 8339930560);
+  EXPECT_NEAR(abl::model::active_parameter_count(abl::model::synthetic_model_spec("lfm2-8b-a1b")) / 1e9, 1.56, 0.01);
   // Hunyuan-7B "7.5B"
   EXPECT_NEAR(abl::model::parameter_count(abl::model::synthetic_model_spec("hunyuan-7b")) / 1e9, 7.50, 0.01);
   // DeepSeek-V2-Lite "15.7B", DeepSeek-V2 "236B, 21B active"; OLMo 3 32B

@@ -503,6 +503,21 @@ TEST(Ops, SigmoidRouterBiasGroupsAndScale) {
     EXPECT_NEAR(w[0], 1.25, 1e-6);
     EXPECT_NEAR(w[1], 1.25, 1e-6);
   }
+  {
+    // LFM2-MoE's renormalisation: by (sum + 1e-6), which a sum of small sigmoids feels
+    const float logits[4] = {-12.0f, -12.5f, -13.0f, -14.0f}, bias[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    r.bias = bias;
+    r.groups = 1;
+    r.scale = 1.0f;
+    r.norm_eps = 1e-6f;
+    abl::cpu::router_topk(logits, 1, 4, 2, r, ids, w);
+    const double s0 = sig(-12.0), s1 = sig(-12.5);
+    EXPECT_NEAR(w[0], s0 / (s0 + s1 + 1e-6), 1e-6);
+    EXPECT_LT(w[0] + w[1], 0.99);  // 1e-20 would give 1
+    r.norm_eps = 1e-20f;
+    r.groups = 2;
+    r.scale = 2.5f;
+  }
   r.groups = 3;  // 4 experts do not split into 3 groups
   EXPECT_THROW(abl::cpu::router_topk(nullptr, 1, 4, 2, r, ids, w), std::exception);
 }
