@@ -116,6 +116,8 @@ def split_fused_experts(folder, arch, cfg):
         if arch == "MixtralForCausalLM":
             base = base.replace(".mlp.experts", ".block_sparse_moe.experts")
             names = ("w1", "w3", "w2")
+        elif arch == "Lfm2MoeForCausalLM":
+            names = ("w1", "w3", "w2")  # LFM2-8B-A1B's feed_forward.experts.{e}.w1 / w3 / w2
         else:
             names = ("gate_proj", "up_proj", "down_proj")
         for e in range(t.shape[0]):
@@ -156,7 +158,7 @@ def build_random_model(arch, template, folder, seed, init_range):
         # hidden_act (the released "gelu" would be the exact one there; docs/families.md, Gemma 1)
         text["hidden_act"] = text["hidden_activation"] = "gelu_pytorch_tanh"
     if arch in ("Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "Glm4MoeForCausalLM", "DeepseekV3ForCausalLM",
-                "Qwen3NextForCausalLM"):
+                "Qwen3NextForCausalLM", "Lfm2MoeForCausalLM"):
         text["moe_intermediate_size"] = 24  # 2 I != H: a fused (E, 2I, H) layout is unambiguous
     if os.path.exists(folder):
         shutil.rmtree(folder)
@@ -182,12 +184,13 @@ def build_random_model(arch, template, folder, seed, init_range):
             if ".experts." in name or name.endswith((".experts.gate_up_proj", ".experts.down_proj")):
                 # fused 3-D expert tensors: do not depend on a version's _init_weights covering them
                 p.copy_(init_range * torch.randn(p.shape, generator=g))
-            if name.endswith("bias") or "norm" in name:
+            if name.endswith(("bias", ".mamba.D")) or "norm" in name:  # Mamba-2's D skip: ones at init
                 p.add_(0.1 * torch.randn(p.shape, generator=g))
             if not torch.isfinite(p).all():
                 raise CheckError("the random init left non-finite values in " + name)
         for name, b in model.named_buffers():
-            if name.endswith("e_score_correction_bias"):  # GLM-4.5's router bias: a buffer, zero at init
+            # router biases kept as buffers, zero at init: GLM-4.5's, LFM2-MoE's expert_bias (use_expert_bias)
+            if name.endswith(("e_score_correction_bias", ".expert_bias")):
                 b.add_(0.1 * torch.randn(b.shape, generator=g))
     # safetensors (4.x needs safe_serialization=True where it still has the option; 5.x always is)
     if "safe_serialization" in inspect.signature(model.save_pretrained).parameters:
