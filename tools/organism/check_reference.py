@@ -877,6 +877,20 @@ class GptOssCheck:
         return hidden[-1] @ head.T, hidden
 
 
+def stacked_experts_forward(x, ids, weights, gate_up, down, E):
+    """The experts' loop over stacked tensors (transformers 5's MoE experts, as MiniMaxM2Experts / Qwen2MoeExperts
+    run it): per chosen expert, its tokens through silu(gate) * up (gate_up (E, 2F, H): gate rows first), down
+    (E, H, F), weighted and added at their tokens."""
+    out = torch.zeros_like(x)
+    mask = torch.nn.functional.one_hot(ids, num_classes=E).permute(2, 1, 0)  # (E, k, T)
+    for e in torch.nonzero(mask.sum(dim=(1, 2)) > 0).flatten().tolist():
+        slot, tok = torch.where(mask[e])
+        g, u = torch.nn.functional.linear(x[tok], gate_up[e]).chunk(2, dim=-1)
+        y = torch.nn.functional.linear(torch.nn.functional.silu(g) * u, down[e])
+        out.index_add_(0, tok, y * weights[tok, slot, None])
+    return out
+
+
 def spec_refuses(cfg, change=None, drop=()):
     """Whether reference.Spec refuses config.json `cfg` with the top-level keys `change` set and `drop` removed."""
     c2 = json.loads(json.dumps(cfg))
@@ -2388,15 +2402,7 @@ class MiniMaxM2Check(LlamaCheck):
         if self.router_calls is not None:
             self.router_calls.append((l, x, logits))
         ids, weights, _ = self.route(logits, bias)
-        gate_up, down = self.experts(l)
-        out = torch.zeros_like(x)
-        mask = torch.nn.functional.one_hot(ids, num_classes=self.E).permute(2, 1, 0)  # (E, k, T)
-        for e in torch.nonzero(mask.sum(dim=(1, 2)) > 0).flatten().tolist():
-            slot, tok = torch.where(mask[e])
-            g, u = torch.nn.functional.linear(x[tok], gate_up[e]).chunk(2, dim=-1)
-            y = torch.nn.functional.linear(torch.nn.functional.silu(g) * u, down[e])
-            out.index_add_(0, tok, y * weights[tok, slot, None])
-        return out
+        return stacked_experts_forward(x, ids, weights, *self.experts(l), self.E)
 
     def forward(self, ids):
         """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
@@ -6675,15 +6681,7 @@ class Lfm2MoeCheck(Lfm2Check):
         if self.router_calls is not None:
             self.router_calls.append((l, logits))
         ids, weights, _ = self.route(logits, bias)
-        gate_up, down = self.experts(l)
-        out = torch.zeros_like(x)
-        mask = torch.nn.functional.one_hot(ids, num_classes=self.E).permute(2, 1, 0)  # (E, k, T)
-        for e in torch.nonzero(mask.sum(dim=(1, 2)) > 0).flatten().tolist():
-            slot, tok = torch.where(mask[e])
-            g_, u = torch.nn.functional.linear(x[tok], gate_up[e]).chunk(2, dim=-1)
-            y = torch.nn.functional.linear(torch.nn.functional.silu(g_) * u, down[e])
-            out.index_add_(0, tok, y * weights[tok, slot, None])
-        return out
+        return stacked_experts_forward(x, ids, weights, *self.experts(l), self.E)
 
 
 def check_lfm2_moe(name, spec, p, g, st):

@@ -3024,6 +3024,21 @@ def lfm2_what_ifs(spec, p):
     return out
 
 
+def lfm2_conv_facts(spec, norm_class):
+    """The golden.json keys LFM2 and LFM2-MoE share: the norms, their eps, the short conv's kernel, in_proj layout and
+    rule."""
+    c, H, K = spec.cfg, spec.H, spec.lfm2_K
+    return {"norms": "operator_norm, ffn_norm, the q/k layernorms and model.embedding_norm: x rsqrt(mean(x^2) + "
+                     "norm_eps) w (%s, a plain w)" % norm_class,
+            "norm_eps": spec.eps, "conv_L_cache": K, "conv_bias": c["conv_bias"],
+            "conv_in_proj_layout": "conv.in_proj.weight (%d, %d): rows [0, %d) B, [%d, %d) C, [%d, %d) x "
+                                   "(Lfm2ShortConv: `B, C, x = BCx.chunk(3, dim=-2)`)" % (3 * H, H, H, H, 2 * H, 2 * H,
+                                                                                        3 * H),
+            "conv_rule": "Bx = B * x; conv_out[t] = sum_j conv.conv.weight[c, 0, j] Bx[t - %d + j] over j < %d "
+                         "(depthwise, causal, zeros before the first token, no bias, no activation); y = C * conv_out; "
+                         "conv.out_proj.weight (%d, %d)" % (K - 1, K, H, H)}
+
+
 def lfm2_description(spec, p, golden):
     """Extra golden.json model keys of LFM2 (Lfm2ForCausalLM): the layer types, the short conv's kernel, tensor layout
     and rule, the MLP's width and how it comes from the config, the norms and q/k norms, the RoPE, LFM2's tensor names,
@@ -3037,15 +3052,7 @@ def lfm2_description(spec, p, golden):
     assert spec.F != c["block_ff_dim"], "the adjusted MLP width must differ from block_ff_dim"
     assert K <= min(len(e["input_ids"]) for e in golden["prompts"]) + 1, "a prompt shorter than conv_L_cache - 1"
     out = {"layer_types": spec.layer_types, "layer_conv": spec.layer_conv,
-           "norms": "operator_norm, ffn_norm, the q/k layernorms and model.embedding_norm: x rsqrt(mean(x^2) + norm_eps) "
-                    "w (Lfm2RMSNorm, a plain w)",
-           "norm_eps": spec.eps, "conv_L_cache": K, "conv_bias": c["conv_bias"],
-           "conv_in_proj_layout": "conv.in_proj.weight (%d, %d): rows [0, %d) B, [%d, %d) C, [%d, %d) x "
-                                  "(Lfm2ShortConv: `B, C, x = BCx.chunk(3, dim=-2)`)" % (3 * H, H, H, H, 2 * H, 2 * H,
-                                                                                       3 * H),
-           "conv_rule": "Bx = B * x; conv_out[t] = sum_j conv.conv.weight[c, 0, j] Bx[t - %d + j] over j < %d (depthwise, "
-                        "causal, zeros before the first token, no bias, no activation); y = C * conv_out; "
-                        "conv.out_proj.weight (%d, %d)" % (K - 1, K, H, H),
+           **lfm2_conv_facts(spec, "Lfm2RMSNorm"),
            "conv_state_per_layer": "the last %d values of B x per channel (%d x %d) feed a one-token step "
                                    "(transformers' Lfm2HybridConvCache.conv_cache holds %d, the oldest rolled out "
                                    "before the step's window is read)" % (K - 1, H, K - 1, K),
@@ -3124,15 +3131,7 @@ def lfm2_moe_description(spec, p, golden):
     usage = {str(l): torch.bincount(trace["router"][l][1].flatten(), minlength=E).tolist() for l in moe}
     adjusted = int(2 * spec.F / 3)
     out = {"layer_types": spec.layer_types, "layer_conv": spec.layer_conv,
-           "norms": "operator_norm, ffn_norm, the q/k layernorms and model.embedding_norm: x rsqrt(mean(x^2) + norm_eps) "
-                    "w (Lfm2MoeRMSNorm, a plain w)",
-           "norm_eps": spec.eps, "conv_L_cache": K, "conv_bias": c["conv_bias"],
-           "conv_in_proj_layout": "conv.in_proj.weight (%d, %d): rows [0, %d) B, [%d, %d) C, [%d, %d) x "
-                                  "(Lfm2ShortConv: `B, C, x = BCx.chunk(3, dim=-2)`)" % (3 * H, H, H, H, 2 * H, 2 * H,
-                                                                                       3 * H),
-           "conv_rule": "Bx = B * x; conv_out[t] = sum_j conv.conv.weight[c, 0, j] Bx[t - %d + j] over j < %d (depthwise, "
-                        "causal, zeros before the first token, no bias, no activation); y = C * conv_out; "
-                        "conv.out_proj.weight (%d, %d)" % (K - 1, K, H, H),
+           **lfm2_conv_facts(spec, "Lfm2MoeRMSNorm"),
            "conv_out_max_abs_prompt4": {str(l): round(float(trace["lfm2_conv_out"][l].abs().max()), 4) for l in conv},
            "num_dense_layers": c["num_dense_layers"], "dense_layers": dense, "intermediate_size": spec.F,
            "dense_width_rule": "Lfm2MoeMLP(config, intermediate_size=config.intermediate_size): %d as it stands (no "
