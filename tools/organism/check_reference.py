@@ -6476,6 +6476,38 @@ def check_lfm2_cached_paths(name, label, spec, p, g, make):
               name, float((step - full).abs().max()), H, K))
 
 
+def lfm2_expected_tensors(m, V, HD, K, F_, conv, moe=None, E=0, Fm=0):
+    """LFM2's (and LFM2-MoE's) tensor names and shapes: the embedding, embedding_norm, lm_head when untied; per layer
+    operator_norm / ffn_norm, the MLP (feed_forward.w1 / w3 (F_, H), w2; on an MoE layer (moe[l]) the router
+    feed_forward.gate (E, H), expert_bias (E,) and every expert's w1 / w3 (Fm, H), w2), and the mixer: conv.in_proj
+    (3H, H) / conv.conv (H, 1, K) / conv.out_proj on conv layers, q/k/v_proj, q/k_layernorm (HD,) and out_proj on
+    attention ones."""
+    H = m.H
+    want = {"model.embed_tokens.weight": (V, H), "model.embedding_norm.weight": (H,)}
+    if not m.tied:
+        want["lm_head.weight"] = (V, H)
+    for l in range(m.L):
+        x = "model.layers.%d." % l
+        want.update({x + "operator_norm.weight": (H,), x + "ffn_norm.weight": (H,)})
+        if moe is not None and moe[l]:
+            f = x + "feed_forward."
+            want.update({f + "gate.weight": (E, H), f + "expert_bias": (E,)})
+            for e in range(E):
+                y = f + "experts.%d." % e
+                want.update({y + "w1.weight": (Fm, H), y + "w3.weight": (Fm, H), y + "w2.weight": (H, Fm)})
+        else:
+            want.update({x + "feed_forward.w1.weight": (F_, H), x + "feed_forward.w3.weight": (F_, H),
+                         x + "feed_forward.w2.weight": (H, F_)})
+        if conv[l]:
+            want.update({x + "conv.in_proj.weight": (3 * H, H), x + "conv.conv.weight": (H, 1, K),
+                         x + "conv.out_proj.weight": (H, H)})
+        else:
+            want.update({x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
+                         x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.q_layernorm.weight": (HD,),
+                         x + "self_attn.k_layernorm.weight": (HD,), x + "self_attn.out_proj.weight": (H, m.NH * HD)})
+    return want
+
+
 def check_lfm2(name, spec, p, g, st):
     cfg = fixture_config(name)
     model = g["model"]
@@ -6486,21 +6518,7 @@ def check_lfm2(name, spec, p, g, st):
     check_lfm2_cached_paths(name, "Lfm2Check", spec, p, g, lambda: Lfm2Check(cfg, p))
     # the file: exactly Lfm2's tensors, all BF16
     stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
-    want = {"model.embed_tokens.weight": (V, H), "model.embedding_norm.weight": (H,)}
-    if not m.tied:
-        want["lm_head.weight"] = (V, H)
-    for l in range(m.L):
-        x = "model.layers.%d." % l
-        want.update({x + "operator_norm.weight": (H,), x + "ffn_norm.weight": (H,),
-                     x + "feed_forward.w1.weight": (F_, H), x + "feed_forward.w3.weight": (F_, H),
-                     x + "feed_forward.w2.weight": (H, F_)})
-        if conv[l]:
-            want.update({x + "conv.in_proj.weight": (3 * H, H), x + "conv.conv.weight": (H, 1, K),
-                         x + "conv.out_proj.weight": (H, H)})
-        else:
-            want.update({x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
-                         x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.q_layernorm.weight": (HD,),
-                         x + "self_attn.k_layernorm.weight": (HD,), x + "self_attn.out_proj.weight": (H, m.NH * HD)})
+    want = lfm2_expected_tensors(m, V, HD, K, F_, conv)
     check({n: tuple(v[1].shape) for n, v in stored.items()} == want and all(v[0] == "BF16" for v in stored.values()),
           "%s: the file holds exactly Lfm2's %d tensors (operator_norm / ffn_norm, conv.in_proj (%d, %d) / conv.conv "
           "(%d, 1, %d) / conv.out_proj on conv layers, self_attn.q/k/v_proj, q_layernorm / k_layernorm (%d,) and out_proj "
@@ -6696,28 +6714,7 @@ def check_lfm2_moe(name, spec, p, g, st):
     moe = [l >= m.dense for l in range(m.L)]
     # the file: exactly Lfm2Moe's tensors as released (per-expert), BF16 but the F32 expert_bias
     stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
-    want = {"model.embed_tokens.weight": (V, H), "model.embedding_norm.weight": (H,)}
-    if not m.tied:
-        want["lm_head.weight"] = (V, H)
-    for l in range(m.L):
-        x = "model.layers.%d." % l
-        want.update({x + "operator_norm.weight": (H,), x + "ffn_norm.weight": (H,)})
-        if moe[l]:
-            f = x + "feed_forward."
-            want.update({f + "gate.weight": (E, H), f + "expert_bias": (E,)})
-            for e in range(E):
-                y = f + "experts.%d." % e
-                want.update({y + "w1.weight": (Fm, H), y + "w3.weight": (Fm, H), y + "w2.weight": (H, Fm)})
-        else:
-            want.update({x + "feed_forward.w1.weight": (F_, H), x + "feed_forward.w3.weight": (F_, H),
-                         x + "feed_forward.w2.weight": (H, F_)})
-        if conv[l]:
-            want.update({x + "conv.in_proj.weight": (3 * H, H), x + "conv.conv.weight": (H, 1, K),
-                         x + "conv.out_proj.weight": (H, H)})
-        else:
-            want.update({x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
-                         x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.q_layernorm.weight": (HD,),
-                         x + "self_attn.k_layernorm.weight": (HD,), x + "self_attn.out_proj.weight": (H, m.NH * HD)})
+    want = lfm2_expected_tensors(m, V, HD, K, F_, conv, moe, E, Fm)
     check({n: tuple(v[1].shape) for n, v in stored.items()} == want and
           all(v[0] == ("F32" if n.endswith("feed_forward.expert_bias") else "BF16") for n, v in stored.items()),
           "%s: the file holds exactly Lfm2Moe's %d tensors as released (LFM2's conv / attention tensors, dense "
