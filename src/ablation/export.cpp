@@ -373,13 +373,7 @@ void write_config(const std::string& model_dir, const fs::path& partial, const s
   const fs::path dest = partial / "config.json";
   nlohmann::ordered_json config;
   if (dtype || dequantized) {
-    std::ifstream in(path, std::ios::binary);
-    ABL_CHECK(in, "{}: cannot read", path.string());
-    try {
-      config = nlohmann::ordered_json::parse(in);
-    } catch (const nlohmann::json::exception& e) {
-      fail("{}: invalid JSON: {}", path.string(), e.what());
-    }
+    config = io::read_ordered_json_file(path.string());  // Nemotron-H's Infinity kept
     ABL_CHECK(config.is_object(), "{}: not a JSON object", path.string());
   }
   nlohmann::ordered_json updated = config;

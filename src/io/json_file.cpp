@@ -16,6 +16,7 @@
 #include <sstream>
 
 #include "abl/core/error.h"
+#include "python_json.h"
 
 namespace abl::io {
 
@@ -239,6 +240,21 @@ JsonValue parse_json(std::string_view text, const std::string& origin,
     text_position(text, nul, &line, &column);
     abl::fail("{}:{}:{}: invalid JSON: NUL byte", origin, line, column);
   }
+  // Python's Infinity (json.dump of a float('inf')), which nlohmann refuses: read as ±inf.
+  std::string python;
+  if (text.find("Infinity") != std::string_view::npos) {
+    python.assign(text);
+    if (mark_python_infinities(python) > 0) {
+      text = python;
+      callback = [inner = callback](int depth, Event event, nlohmann::json& parsed) {
+        if (event == Event::value && parsed.is_number_float() && std::fabs(parsed.get<double>()) == kInfinitySentinel) {
+          parsed = parsed.get<double>() > 0 ? std::numeric_limits<double>::infinity()
+                                            : -std::numeric_limits<double>::infinity();
+        }
+        return inner ? inner(depth, event, parsed) : true;
+      };
+    }
+  }
   auto doc = std::make_shared<nlohmann::json>();
   try {
     *doc = nlohmann::json::parse(text.begin(), text.end(), callback, /*allow_exceptions=*/true,
@@ -255,6 +271,27 @@ JsonValue parse_json(std::string_view text, const std::string& origin,
   }
   if (!duplicate.empty()) abl::fail("{}: duplicate key '{}'", origin, duplicate);
   return JsonValue(std::move(doc), origin);
+}
+
+nlohmann::ordered_json read_ordered_json_file(const std::string& path) {
+  const JsonValue checked = read_json_file(path);  // errors with the position, Infinity accepted
+  (void)checked;
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  std::string text = buf.str();
+  using Event = nlohmann::ordered_json::parse_event_t;
+  nlohmann::ordered_json::parser_callback_t callback = nullptr;
+  if (mark_python_infinities(text) > 0) {
+    callback = [](int, Event event, nlohmann::ordered_json& parsed) {
+      if (event == Event::value && parsed.is_number_float() && std::fabs(parsed.get<double>()) == kInfinitySentinel) {
+        parsed = parsed.get<double>() > 0 ? std::numeric_limits<double>::infinity()
+                                          : -std::numeric_limits<double>::infinity();
+      }
+      return true;
+    };
+  }
+  return nlohmann::ordered_json::parse(text, callback);
 }
 
 JsonValue read_json_file(const std::string& path, const JsonParseOptions& options) {
@@ -289,10 +326,31 @@ void write_text_atomic(const std::string& path, const std::string& text) {
   }
 }
 
+// ±inf as the sentinel (in place); whether there was one.
+template <typename Json>
+bool infinities_to_sentinel(Json& v) {
+  bool any = false;
+  if (v.is_structured()) {
+    for (auto& item : v) any |= infinities_to_sentinel(item);
+  } else if (v.is_number_float() && std::isinf(v.template get<double>())) {
+    v = v.template get<double>() > 0 ? kInfinitySentinel : -kInfinitySentinel;
+    any = true;
+  }
+  return any;
+}
+
+// Pretty-printed; ±inf written as Python's json writes it (Infinity; nlohmann alone would write null).
 template <typename Json>
 std::string dump_or_fail(const std::string& path, const Json& value, int indent) {
   try {
-    return value.dump(indent) + "\n";
+    Json copy = value;
+    if (!infinities_to_sentinel(copy)) return value.dump(indent) + "\n";
+    std::string text = copy.dump(indent) + "\n";
+    const std::string sentinel = Json(kInfinitySentinel).dump();  // "1e+308"
+    for (size_t at = text.find(sentinel); at != std::string::npos; at = text.find(sentinel, at)) {
+      text.replace(at, sentinel.size(), "Infinity");
+    }
+    return text;
   } catch (const nlohmann::json::exception& e) {
     // Only invalid UTF-8 in a string gets here.
     abl::fail("{}: cannot write JSON: {}", path, parse_error_detail(e.what()));

@@ -85,4 +85,29 @@ size_t accept_python_json(std::string& s, size_t* first) {
   return lone;
 }
 
+size_t mark_python_infinities(std::string& s) {
+  size_t n = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character (a \" does not end the string)
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (literal_at(s, i, "Infinity") || literal_at(s, i, "-Infinity")) {
+      const bool negative = c == '-';
+      const std::string number = negative ? "-1e308" : "1e308";
+      const size_t width = negative ? 9 : 8;
+      s.replace(i, width, number + std::string(width - number.size(), ' '));
+      i += width - 1;
+      ++n;
+    }
+  }
+  return n;
+}
+
 }  // namespace abl::io

@@ -15,4 +15,10 @@ namespace abl::io {
 // in `first` (when given) the offset of the first one.
 size_t accept_python_json(std::string& text, size_t* first = nullptr);
 
+// config.json as Python's json module writes a float('inf') (Nemotron-H's "time_step_limit": [0.0, Infinity]):
+// Infinity and -Infinity outside strings become ±kInfinitySentinel (padded with spaces to the same length),
+// which the reader turns back into ±inf. Returns how many were rewritten.
+inline constexpr double kInfinitySentinel = 1e308;
+size_t mark_python_infinities(std::string& text);
+
 }  // namespace abl::io

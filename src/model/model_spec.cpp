@@ -66,6 +66,7 @@ void granite_hybrid_keys(const Keys& k, ModelSpec& s);
 void mamba2_keys(const Keys& k, ModelSpec& s);
 void lfm2_keys(const Keys& k, ModelSpec& s);
 void lfm2_moe_keys(const Keys& k, ModelSpec& s);
+void nemotron_h_keys(const Keys& k, ModelSpec& s);
 void hunyuan_dense_keys(const Keys& k, ModelSpec& s);
 void gpt_oss_keys(const Keys& k, ModelSpec& s);
 void cohere_keys(const Keys& k, ModelSpec& s);
@@ -89,6 +90,12 @@ constexpr const char* kGraniteHybridDefaults = R"({"vocab_size": 32000, "hidden_
   "num_experts_per_tok": 2, "shared_intermediate_size": 1024, "mamba_n_heads": 128, "mamba_n_groups": 1,
   "mamba_d_state": 256, "mamba_d_head": "auto", "mamba_d_conv": 4, "mamba_expand": 2, "mamba_conv_bias": true,
   "mamba_proj_bias": false})";
+// NemotronHConfig, for absent keys (its num_hidden_layers is the length of the layer pattern, which
+// nemotron_h_keys reads; 4 is that of the default pattern; head_dim: nemotron_h_keys).
+constexpr const char* kNemotronHDefaults = R"({"vocab_size": 131072, "hidden_size": 4096,
+  "intermediate_size": 21504, "num_hidden_layers": 4, "num_attention_heads": 32, "num_key_value_heads": 8,
+  "max_position_embeddings": 4096, "tie_word_embeddings": false, "pad_token_id": 0, "bos_token_id": 1,
+  "eos_token_id": 2})";
 // Lfm2Config, for absent keys (no hidden_act: the MLP is SwiGLU; rope_theta 1e6 unless "theta" says).
 constexpr const char* kLfm2Defaults = R"({"vocab_size": 65536, "hidden_size": 2560, "intermediate_size": 12288,
   "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "max_position_embeddings": 128000,
@@ -380,6 +387,9 @@ const Family kFamilies[] = {
     {"Lfm2ForCausalLM", false, true, false, 0, 0, 0, W::none, 0, kLfm2Defaults, lfm2_keys},
     // LFM2-8B-A1B: LFM2's layers, dense MLPs first, then sigmoid-routed experts chosen with a correction bias
     {"Lfm2MoeForCausalLM", false, true, false, 0, 0, 0, W::none, 0, kLfm2MoeDefaults, lfm2_moe_keys},
+    // Nemotron-H (8B, 4B), NVIDIA-Nemotron-Nano-9B-v2 / 12B-v2: one block per layer — Mamba-2 ('M'), attention
+    // without RoPE ('*') or a relu² MLP ('-') — in the order hybrid_override_pattern gives
+    {"NemotronHForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kNemotronHDefaults, nemotron_h_keys},
     {"MixtralForCausalLM", false, false, false, 0, 8, 4096 * 32, W::always, 0, nullptr, mixtral_keys},
     // Llama 4 Scout, Maverick (the language model): NoPE every 4th layer, the others chunked with interleaved
     // RoPE and L2-normed q/k; a sigmoid top-k router scaling the experts' inputs, a shared expert
@@ -908,6 +918,99 @@ void lfm2_keys(const Keys& k, ModelSpec& s) {
     }
   }
   s.intermediate_size = ff;
+}
+
+// models/nemotron_h (NemotronHConfig, NemotronHBlock, NemotronHMamba2Mixer = zamba2's Zamba2MambaMixer): the layers
+// from hybrid_override_pattern (one character per layer: 'M' Mamba-2, '*' attention, '-' MLP, 'E' MoE), else
+// layers_block_type / layer_types (transformers 5: "mamba" or "linear_attention", "attention" or "full_attention",
+// "mlp", "moe"); their count is the pattern's whatever num_hidden_layers says (as NemotronHConfig). Attention
+// without any positional encoding (JambaAttention); the MLP relu²(up)·down (NemotronMLP, mlp_hidden_act relu2);
+// Mamba-2 of mamba_num_heads heads of mamba_head_dim in n_groups groups of ssm_state_size, a conv of conv_kernel
+// taps (with a bias when use_conv_bias), dt floored at time_step_min and not capped (Zamba2MambaMixer ignores
+// time_step_limit), its gated norm per group. The old key names (mamba_n_groups, mamba_d_conv, mamba_dt_min,
+// mamba_conv_bias) as NemotronHConfig.__post_init__ takes them; RMSNorm eps layer_norm_epsilon.
+void nemotron_h_keys(const Keys& k, ModelSpec& s) {
+  s.nemotron_h_names = true;
+  s.weight_prefix = "backbone.";  // load_model_spec switches to "model." for transformers 5's files
+  std::vector<char> blocks;       // 'M', '*', '-', 'E'
+  if (auto p = k.find("hybrid_override_pattern")) {
+    for (char c : p->as_string()) {
+      if (c != 'M' && c != '*' && c != '-' && c != 'E') {
+        p->fail(fmt::format("'{}' is not a layer ('M' Mamba-2, '*' attention, '-' MLP, 'E' MoE)", c));
+      }
+      blocks.push_back(c);
+    }
+  } else {
+    const char* key = k.find("layers_block_type") ? "layers_block_type" : "layer_types";
+    if (auto list = k.find(key)) {
+      if (!list->is_array()) list->fail("must be a list of layer types");
+      for (size_t l = 0; l < list->size(); ++l) {
+        const io::JsonValue t = list->at(l);
+        const std::string& name = t.as_string();
+        const char c = name == "mamba" || name == "linear_attention"    ? 'M'
+                       : name == "attention" || name == "full_attention" ? '*'
+                       : name == "mlp"                                   ? '-'
+                       : name == "moe"                                   ? 'E'
+                                                                         : '?';
+        if (c == '?') t.fail(fmt::format("'{}' is not a layer type (mamba, attention, mlp, moe)", name));
+        blocks.push_back(c);
+      }
+    } else {
+      blocks = {'M', 'E', '*', '-'};  // NemotronHConfig's default layers_block_type
+    }
+  }
+  const char* pattern_key = k.find("hybrid_override_pattern") ? "hybrid_override_pattern" : "layers_block_type";
+  if (blocks.empty()) bad_key(s, pattern_key, "lists no layer");
+  if (std::find(blocks.begin(), blocks.end(), 'E') != blocks.end()) {
+    bad_key(s, pattern_key, "MoE layers ('E', Nemotron 3's relu² experts) are not supported yet; Mamba-2 ('M'), "
+                            "attention ('*') and MLP ('-') layers are");
+  }
+  if (k.given("num_hidden_layers") && k.get_int("num_hidden_layers") != static_cast<int64_t>(blocks.size())) {
+    log::warn("{}: num_hidden_layers {} is not the {} layers of {}; the pattern decides (as transformers)", s.source,
+              k.get_int("num_hidden_layers"), blocks.size(), pattern_key);
+  }
+  s.num_layers = static_cast<int64_t>(blocks.size());
+  s.layer_blocks.clear();
+  s.linear_layers.clear();
+  for (char c : blocks) {
+    s.layer_blocks.push_back(static_cast<uint8_t>(c == '-' ? ModelSpec::LayerBlock::mlp : ModelSpec::LayerBlock::mixer));
+    s.linear_layers.push_back(c == 'M' ? 1 : 0);
+  }
+  if (std::find(s.linear_layers.begin(), s.linear_layers.end(), 1) == s.linear_layers.end()) s.linear_layers.clear();
+  s.nope_layers.assign(static_cast<size_t>(s.num_layers), 1);  // JambaAttention: no positional encoding
+
+  if (!k.given("head_dim")) s.head_dim = k.get_int("attention_head_dim", 128);  // NemotronHConfig: head_dim 128
+  s.rms_norm_eps = k.get_double("layer_norm_epsilon", 1e-5);
+  const std::string act = k.get_string("mlp_hidden_act", "relu2");
+  if (act != "relu2") bad_key(s, "mlp_hidden_act", fmt::format("'{}' is not supported (relu2)", act));
+  s.activation = Activation::relu2;
+  for (const char* key : {"attention_bias", "mlp_bias", "use_bias"}) {
+    if (k.get_bool(key, false)) bad_key(s, key, "true is not supported (no released Nemotron-H has these biases)");
+  }
+  if (auto w = k.find("sliding_window"); w && !w->is_null()) {
+    bad_key(s, "sliding_window", "is not supported (the attention layers attend to every earlier token)");
+  }
+  if (s.linear_layers.empty()) return;
+  s.linear_mixer = ModelSpec::LinearMixer::mamba2;
+  s.mamba_norm_per_group = true;
+  const auto get = [&](const char* key, const char* old_key, int64_t fallback) {
+    return k.given(key) || !k.given(old_key) ? k.get_int(key, fallback) : k.get_int(old_key);
+  };
+  s.linear_num_value_heads = k.get_int("mamba_num_heads", 128);
+  s.linear_value_head_dim = k.get_int("mamba_head_dim", 64);
+  s.linear_num_key_heads = get("n_groups", "mamba_n_groups", 8);
+  s.linear_key_head_dim = k.get_int("ssm_state_size", 128);
+  s.linear_conv_kernel = get("conv_kernel", "mamba_d_conv", 4);
+  s.linear_conv_bias = k.given("use_conv_bias") || !k.given("mamba_conv_bias") ? k.get_bool("use_conv_bias", true)
+                                                                                : k.get_bool("mamba_conv_bias", true);
+  s.mamba_dt_min = k.given("time_step_min") || !k.given("mamba_dt_min") ? k.get_double("time_step_min", 0.001)
+                                                                        : k.get_double("mamba_dt_min");
+  s.mamba_dt_max = std::numeric_limits<double>::infinity();
+  if (!(s.mamba_dt_min >= 0) || !std::isfinite(s.mamba_dt_min)) {
+    bad_key(s, "time_step_min", fmt::format("must be a number >= 0, found {}", s.mamba_dt_min));
+  }
+  const std::string mamba_act = k.get_string("mamba_hidden_act", "silu");
+  if (mamba_act != "silu") bad_key(s, "mamba_hidden_act", fmt::format("'{}' is not supported (silu)", mamba_act));
 }
 
 // models/lfm2_moe (Lfm2MoeConfig, Lfm2MoeDecoderLayer, Lfm2MoeSparseMoeBlock): LFM2's layers; the first
@@ -1618,9 +1721,14 @@ bool ModelSpec::is_linear_layer(int64_t layer) const {
   return layer >= 0 && layer < static_cast<int64_t>(linear_layers.size()) && linear_layers[static_cast<size_t>(layer)] != 0;
 }
 
+ModelSpec::LayerBlock ModelSpec::layer_block(int64_t layer) const {
+  if (layer < 0 || layer >= static_cast<int64_t>(layer_blocks.size())) return LayerBlock::both;
+  return static_cast<LayerBlock>(layer_blocks[static_cast<size_t>(layer)]);
+}
+
 int64_t ModelSpec::attention_layers() const {
   int64_t n = 0;
-  for (int64_t l = 0; l < num_layers; ++l) n += !is_linear_layer(l);
+  for (int64_t l = 0; l < num_layers; ++l) n += is_attention_layer(l);
   return n;
 }
 
@@ -1969,21 +2077,45 @@ void validate_model_spec(const ModelSpec& s) {
       bad_key(s, "mlp_only_layers", fmt::format("{} layer flags for {} layers", s.moe_layers.size(), s.num_layers));
     }
   }
+  if (!s.layer_blocks.empty()) {
+    if (static_cast<int64_t>(s.layer_blocks.size()) != s.num_layers) {
+      bad_key(s, "hybrid_override_pattern", fmt::format("{} blocks for {} layers", s.layer_blocks.size(), s.num_layers));
+    }
+    for (int64_t l = 0; l < s.num_layers; ++l) {
+      if (s.layer_blocks[static_cast<size_t>(l)] > static_cast<uint8_t>(ModelSpec::LayerBlock::mlp)) {
+        bad_key(s, "hybrid_override_pattern", fmt::format("layer {}: block kind {}", l, s.layer_blocks[static_cast<size_t>(l)]));
+      }
+      if (!s.has_mixer(l) && s.is_linear_layer(l)) {
+        bad_key(s, "hybrid_override_pattern", fmt::format("layer {} is an MLP block and a linear layer", l));
+      }
+    }
+    if (s.num_experts > 0 || s.parallel_block || s.sandwich_norms || !s.input_norms) {
+      bad_key(s, "hybrid_override_pattern", "single-block layers beside experts or other layer shapes are not supported");
+    }
+  }
+  if ((s.activation == Activation::relu2) != s.nemotron_h_names) {
+    bad_key(s, "mlp_hidden_act", "relu2 (an ungated MLP) is Nemotron-H's, and Nemotron-H's MLP is relu2");
+  }
   if (!s.linear_layers.empty()) {
     if (static_cast<int64_t>(s.linear_layers.size()) != s.num_layers) {
       bad_key(s, "layer_types", fmt::format("{} layer types for {} layers", s.linear_layers.size(), s.num_layers));
     }
     // the config's names of NK, NV, DK, DV, K (LFM2's short conv: only K; no heads, no state)
     const bool mamba = s.mamba2(), short_conv = s.linear_mixer == ModelSpec::LinearMixer::short_conv;
-    const char* nk = mamba ? "mamba_n_groups" : "linear_num_key_heads";
-    const char* nv = mamba ? "mamba_n_heads" : "linear_num_value_heads";
-    const char* conv = short_conv ? "conv_L_cache" : mamba ? "mamba_d_conv" : "linear_conv_kernel_dim";
+    const bool nemotron = s.nemotron_h_names;  // NemotronHConfig's names of the same sizes
+    const char* nk = nemotron ? "n_groups" : mamba ? "mamba_n_groups" : "linear_num_key_heads";
+    const char* nv = nemotron ? "mamba_num_heads" : mamba ? "mamba_n_heads" : "linear_num_value_heads";
+    const char* conv = short_conv ? "conv_L_cache"
+                       : nemotron ? "conv_kernel"
+                       : mamba    ? "mamba_d_conv"
+                                  : "linear_conv_kernel_dim";
     check_size(s, conv, s.linear_conv_kernel);
     if (!short_conv) {
       check_size(s, nk, s.linear_num_key_heads);
       check_size(s, nv, s.linear_num_value_heads);
-      check_size(s, mamba ? "mamba_d_state" : "linear_key_head_dim", s.linear_key_head_dim);
-      check_size(s, mamba ? "mamba_d_head" : "linear_value_head_dim", s.linear_value_head_dim);
+      check_size(s, nemotron ? "ssm_state_size" : mamba ? "mamba_d_state" : "linear_key_head_dim", s.linear_key_head_dim);
+      check_size(s, nemotron ? "mamba_head_dim" : mamba ? "mamba_d_head" : "linear_value_head_dim",
+                 s.linear_value_head_dim);
     }
     if (!short_conv && s.linear_num_value_heads % s.linear_num_key_heads != 0) {
       bad_key(s, nv, fmt::format("{} is not a multiple of {} {}", s.linear_num_value_heads, nk, s.linear_num_key_heads));
@@ -2023,8 +2155,12 @@ ModelSpec load_model_spec(const std::string& path) {
   }
   const bool has_weights = fs::exists(dir / "model.safetensors", ec) ||
                            fs::exists(dir / "model.safetensors.index.json", ec);
-  if (!has_weights || (!spec.multimodal && spec.num_experts == 0)) return spec;
+  if (!has_weights || (!spec.multimodal && spec.num_experts == 0 && !spec.nemotron_h_names)) return spec;
   const io::SafetensorsReader reader(dir.string());
+  // Nemotron-H as released keeps its decoder under backbone.; transformers 5 saves it under model.
+  if (spec.nemotron_h_names && !reader.find("backbone.embeddings.weight") && reader.find("model.embeddings.weight")) {
+    spec.weight_prefix = "model.";
+  }
   if (spec.multimodal && reader.find("model.language_model.embed_tokens.weight")) {
     // Multimodal checkpoints: transformers >= 4.52 saves the text model as model.language_model.*
     // and the head as lm_head.weight; the released Gemma 3 and Mistral 3 ones use

@@ -41,20 +41,27 @@ std::string describe(const ModelSpec& s) {
                          s.q_lora_rank > 0 ? fmt::format("q rank {}, ", s.q_lora_rank) : std::string(),
                          s.kv_lora_rank, s.v_head_dim);
   }
+  const auto linear_layers = std::count(s.linear_layers.begin(), s.linear_layers.end(), 1);
+  if (!s.layer_blocks.empty()) {
+    std::string pattern;  // hybrid_override_pattern's spelling
+    for (int64_t l = 0; l < s.num_layers; ++l) pattern += !s.has_mixer(l) ? '-' : s.is_linear_layer(l) ? 'M' : '*';
+    flags += fmt::format(", one block per layer {}", pattern);
+  }
   if (!s.linear_layers.empty() && s.mamba2()) {
-    flags += fmt::format(", Mamba-2 on {}/{} layers ({} heads of {}, {} groups of state {}, conv {}{}{})",
-                         s.num_layers - s.attention_layers(), s.num_layers, s.linear_num_value_heads,
+    flags += fmt::format(", Mamba-2 on {}/{} layers ({} heads of {}, {} groups of state {}, conv {}{}{}{})",
+                         linear_layers, s.num_layers, s.linear_num_value_heads,
                          s.linear_value_head_dim, s.linear_num_key_heads, s.linear_key_head_dim, s.linear_conv_kernel,
                          s.linear_conv_bias ? " with bias" : "",
                          s.mamba_dt_min > 0 || std::isfinite(s.mamba_dt_max)
                              ? fmt::format(", dt in [{}, {}]", s.mamba_dt_min, s.mamba_dt_max)
-                             : std::string());
+                             : std::string(),
+                         s.mamba_norm_per_group ? ", gated norm per group" : "");
   } else if (!s.linear_layers.empty() && s.linear_mixer == ModelSpec::LinearMixer::short_conv) {
-    flags += fmt::format(", short conv on {}/{} layers (conv {})", s.num_layers - s.attention_layers(), s.num_layers,
+    flags += fmt::format(", short conv on {}/{} layers (conv {})", linear_layers, s.num_layers,
                          s.linear_conv_kernel);
   } else if (!s.linear_layers.empty()) {
     flags += fmt::format(", gated delta rule on {}/{} layers (key heads {}x{}, value heads {}x{}, conv {}{})",
-                         s.num_layers - s.attention_layers(), s.num_layers, s.linear_num_key_heads,
+                         linear_layers, s.num_layers, s.linear_num_key_heads,
                          s.linear_key_head_dim, s.linear_num_value_heads, s.linear_value_head_dim, s.linear_conv_kernel,
                          s.linear_fused_projections ? ", in_proj_qkvz/ba" : "");
   }
@@ -78,6 +85,7 @@ std::string describe(const ModelSpec& s) {
                                                                    : ", sandwich norms";
   }
   if (s.activation == Activation::gelu_tanh) flags += ", GeGLU (tanh)";
+  if (s.activation == Activation::relu2) flags += ", relu² MLP (ungated)";
   if (s.activation == Activation::swiglu_clamped) {
     flags += fmt::format(", clamped SwiGLU (alpha {:g}, limit {:g})", s.swiglu_alpha, s.swiglu_limit);
   }
@@ -175,6 +183,8 @@ std::string fingerprint(const ModelSpec& s) {
                      s.linear_conv_kernel, s.linear_fused_projections, s.attn_output_gate);
   out += fmt::format("|mixer {} conv bias {} dt {:a} {:a} lfm2 names {}", static_cast<int>(s.linear_mixer),
                      s.linear_conv_bias, s.mamba_dt_min, s.mamba_dt_max, s.lfm2_names);
+  out += fmt::format("|nemotron-h blocks [{}] names {} norm per group {}", fmt::join(s.layer_blocks, ""),
+                     s.nemotron_h_names, s.mamba_norm_per_group);
   out += fmt::format("|tokens bos {} eos [{}] pad {} dtype {}", s.bos_token_id ? *s.bos_token_id : -1,
                      fmt::join(s.eos_token_ids, " "), s.pad_token_id ? *s.pad_token_id : -1,
                      s.torch_dtype ? static_cast<int>(*s.torch_dtype) : -1);

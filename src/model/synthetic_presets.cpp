@@ -192,6 +192,15 @@ const Preset kPresets[] = {
       "conv_L_cache": 3, "conv_bias": false, "norm_eps": 1e-05, "rope_theta": 1000000.0,
       "max_position_embeddings": 128000, "tie_word_embeddings": true, "bos_token_id": 1, "eos_token_id": 7,
       "pad_token_id": 0, "torch_dtype": "bfloat16"})"},
+    // Nemotron-H-8B's shape: 52 single-block layers, 24 Mamba-2, 24 relu² MLPs, 4 attention layers without RoPE
+    // (8.1B)
+    {"nemotron-h-8b", R"({"architectures": ["NemotronHForCausalLM"], "vocab_size": 131072, "hidden_size": 4096,
+      "intermediate_size": 21504, "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-",
+      "num_hidden_layers": 52, "num_attention_heads": 32, "num_key_value_heads": 8, "attention_head_dim": 128,
+      "mamba_num_heads": 128, "mamba_head_dim": 64, "n_groups": 8, "ssm_state_size": 128, "conv_kernel": 4,
+      "use_conv_bias": true, "time_step_min": 0.001, "mlp_hidden_act": "relu2", "layer_norm_epsilon": 1e-05,
+      "max_position_embeddings": 8192, "tie_word_embeddings": false, "bos_token_id": 1, "eos_token_id": 2,
+      "pad_token_id": 0, "torch_dtype": "bfloat16"})"},
     // Hunyuan-7B-Instruct's shape: per-head q/k norms after RoPE, the base raised by alpha 1000 (7.5B)
     {"hunyuan-7b", R"({"architectures": ["HunYuanDenseV1ForCausalLM"], "vocab_size": 128167, "hidden_size": 4096,
       "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,

@@ -35,7 +35,7 @@ WeightSlot layer_slot(const ModelSpec& spec, WeightRole role, const std::string&
 
 // Row blocks [begin, end) of one fused (rows, cols) file tensor, one slot per block, in order.
 void fuse_rows(std::vector<WeightSlot>& slots, size_t first, size_t count, const std::string& name,
-               const char* doc) {
+               const std::string& doc) {
   int64_t rows = 0;
   for (size_t i = first; i < first + count; ++i) rows += slots[i].shape[0];
   const int64_t cols = slots[first].shape[1];
@@ -564,29 +564,62 @@ void add_linear_attention_slots(const ModelSpec& s, std::vector<WeightSlot>& v) 
   add(WeightRole::o_proj, "out_proj.weight", {H, VD}, "(hidden_size, linear_num_value_heads*linear_value_head_dim)");
 }
 
-// Mamba-2's tensors (GraniteMoeHybridMambaLayer.__init__, Bamba's mixer), in the order the forward pass wants
-// them: in_proj's row blocks z, x|B|C, dt (one file tensor), conv1d, its bias, A_log, dt_bias, D, norm, out_proj.
+// Mamba-2's tensors (GraniteMoeHybridMambaLayer.__init__, Bamba's mixer; Nemotron-H's NemotronHMamba2Mixer under
+// mixer.), in the order the forward pass wants them: in_proj's row blocks z, x|B|C, dt (one file tensor), conv1d, its
+// bias, A_log, dt_bias, D, norm, out_proj. The shapes' docs in the config's names.
 void add_mamba2_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
   const int64_t H = s.hidden_size, NV = s.linear_num_value_heads, I = s.linear_value_dim(), C = s.linear_conv_dim();
+  const bool nemotron = s.nemotron_h_names;
+  const std::string module = nemotron ? "mixer." : "mamba.";
   auto add = [&](WeightRole role, const std::string& name, std::vector<int64_t> shape, const char* doc) {
-    v.push_back(layer_slot(s, role, "mamba." + name, std::move(shape), doc));
+    v.push_back(layer_slot(s, role, module + name, std::move(shape), doc));
   };
+  const char* heads = nemotron ? "(mamba_num_heads)" : "(mamba_n_heads)";
+  const char* inner = nemotron ? "mamba_num_heads*mamba_head_dim" : "mamba_expand*hidden_size";
+  const std::string conv = fmt::format("{} + 2*{}", inner, nemotron ? "n_groups*ssm_state_size" : "mamba_n_groups*mamba_d_state");
   const size_t at = v.size();
   add(WeightRole::linear_z, "in_proj.weight", {I, H}, "");
   add(WeightRole::mamba_xbc, "in_proj.weight", {C, H}, "");
   add(WeightRole::mamba_dt, "in_proj.weight", {NV, H}, "");
-  fuse_rows(v, at, 3, "mamba.in_proj.weight",
-            "(2*mamba_expand*hidden_size + 2*mamba_n_groups*mamba_d_state + mamba_n_heads, hidden_size)");
-  add(WeightRole::linear_conv, "conv1d.weight", {C, 1, s.linear_conv_kernel},
-      "(mamba_expand*hidden_size + 2*mamba_n_groups*mamba_d_state, 1, mamba_d_conv)");
+  fuse_rows(v, at, 3, module + "in_proj.weight",
+            fmt::format("({} + {} + {}, hidden_size)", inner, conv, nemotron ? "mamba_num_heads" : "mamba_n_heads"));
+  add(WeightRole::linear_conv, "conv1d.weight", {C, 1, s.linear_conv_kernel}, "");
+  v.back().shape_doc = fmt::format("({}, 1, {})", conv, nemotron ? "conv_kernel" : "mamba_d_conv");
   if (s.linear_conv_bias) {
-    add(WeightRole::linear_conv_bias, "conv1d.bias", {C}, "(mamba_expand*hidden_size + 2*mamba_n_groups*mamba_d_state)");
+    add(WeightRole::linear_conv_bias, "conv1d.bias", {C}, "");
+    v.back().shape_doc = fmt::format("({})", conv);
   }
-  add(WeightRole::linear_a_log, "A_log", {NV}, "(mamba_n_heads)");
-  add(WeightRole::linear_dt_bias, "dt_bias", {NV}, "(mamba_n_heads)");
-  add(WeightRole::mamba_d, "D", {NV}, "(mamba_n_heads)");
-  add(WeightRole::linear_norm, "norm.weight", {I}, "(mamba_expand*hidden_size)");
-  add(WeightRole::o_proj, "out_proj.weight", {H, I}, "(hidden_size, mamba_expand*hidden_size)");
+  add(WeightRole::linear_a_log, "A_log", {NV}, heads);
+  add(WeightRole::linear_dt_bias, "dt_bias", {NV}, heads);
+  add(WeightRole::mamba_d, "D", {NV}, heads);
+  add(WeightRole::linear_norm, "norm.weight", {I}, "");
+  v.back().shape_doc = fmt::format("({})", inner);
+  add(WeightRole::o_proj, "out_proj.weight", {H, I}, "");
+  v.back().shape_doc = fmt::format("(hidden_size, {})", inner);
+}
+
+// Nemotron-H's layer (NemotronHBlock): its one norm.weight — the input norm of a mixer block, of an MLP block —
+// then the block's tensors under mixer.: Mamba-2's, the attention's q/k/v/o (JambaAttention, no biases), or the
+// ungated MLP's up_proj / down_proj (NemotronMLP).
+std::vector<WeightSlot> nemotron_h_layer_slots(const ModelSpec& s, int64_t layer) {
+  const int64_t H = s.hidden_size, F = s.intermediate_size, QD = s.q_dim(), KVD = s.kv_dim();
+  std::vector<WeightSlot> v;
+  auto add = [&](WeightRole role, const std::string& name, std::vector<int64_t> shape, const char* doc) {
+    v.push_back(layer_slot(s, role, name, std::move(shape), doc));
+  };
+  add(s.has_mixer(layer) ? WeightRole::attn_norm : WeightRole::mlp_norm, "norm.weight", {H}, "(hidden_size)");
+  if (!s.has_mixer(layer)) {
+    add(WeightRole::up_proj, "mixer.up_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
+    add(WeightRole::down_proj, "mixer.down_proj.weight", {H, F}, "(hidden_size, intermediate_size)");
+  } else if (s.is_linear_layer(layer)) {
+    add_mamba2_slots(s, v);
+  } else {
+    add(WeightRole::q_proj, "mixer.q_proj.weight", {QD, H}, "(num_attention_heads*head_dim, hidden_size)");
+    add(WeightRole::k_proj, "mixer.k_proj.weight", {KVD, H}, "(num_key_value_heads*head_dim, hidden_size)");
+    add(WeightRole::v_proj, "mixer.v_proj.weight", {KVD, H}, "(num_key_value_heads*head_dim, hidden_size)");
+    add(WeightRole::o_proj, "mixer.o_proj.weight", {H, QD}, "(hidden_size, num_attention_heads*head_dim)");
+  }
+  return v;
 }
 
 // LFM2's short convolution (Lfm2ShortConv.__init__): in_proj (B | C | x rows), the depthwise conv, out_proj.
@@ -599,6 +632,7 @@ void add_short_conv_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
 }
 
 std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
+  if (s.nemotron_h_names) return nemotron_h_layer_slots(s, layer);
   const int64_t H = s.hidden_size, F = s.intermediate_size, HD = s.head_dim;
   const int64_t QD = s.q_dim(), KVD = s.kv_dim();
   std::vector<WeightSlot> v;
@@ -725,9 +759,10 @@ std::vector<WeightSlot> global_slots(const ModelSpec& s) {
     return w;
   };
   std::vector<WeightSlot> v;
-  v.push_back(slot(WeightRole::embed, s.weight_prefix + "embed_tokens.weight", {V, H}, "(vocab_size, hidden_size)"));
-  v.push_back(slot(WeightRole::final_norm, s.weight_prefix + (s.lfm2_names ? "embedding_norm.weight" : "norm.weight"), {H},
-                   "(hidden_size)"));
+  const char* embed = s.nemotron_h_names ? "embeddings.weight" : "embed_tokens.weight";
+  const char* final_norm = s.lfm2_names ? "embedding_norm.weight" : s.nemotron_h_names ? "norm_f.weight" : "norm.weight";
+  v.push_back(slot(WeightRole::embed, s.weight_prefix + embed, {V, H}, "(vocab_size, hidden_size)"));
+  v.push_back(slot(WeightRole::final_norm, s.weight_prefix + final_norm, {H}, "(hidden_size)"));
   if (s.norm_bias) v.push_back(slot(WeightRole::final_norm_bias, s.weight_prefix + "norm.bias", {H}, "(hidden_size)"));
   if (s.lm_head_bias) {
     const std::string& w = s.lm_head_name;  // "....weight" -> "....bias"

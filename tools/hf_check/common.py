@@ -93,6 +93,12 @@ FAMILIES = [
     # of intermediate_size as it stands, the others a sigmoid MoE (top-k of s + expert_bias, s renormalised + 1e-6,
     # x routed_scaling_factor), per-expert feed_forward.experts.{e}.w1 / w3 / w2, tied
     ("Lfm2MoeForCausalLM", "lfm2-moe"),
+    # NVIDIA's Nemotron-H (Nemotron-H-8B / 4B, NVIDIA-Nemotron-Nano-9B-v2 / 12B-v2): hybrid_override_pattern "M-M*-",
+    # one norm and one mixer per block: Mamba-2 (zamba2's mixer: dt floored at time_step_min, the gated RMSNorm per
+    # group of B / C, 2 groups, chunk_size 8), attention without any positional encoding, the ungated relu2 MLP;
+    # backbone.* names, untied. NemotronHConfig is given head_dim = attention_head_dim and use_mamba_kernels false
+    # (hf_models.config_overrides); A_log / D / dt_bias / conv bias / norms perturbed at init
+    ("NemotronHForCausalLM", "nemotron-h"),
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

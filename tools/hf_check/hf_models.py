@@ -50,6 +50,22 @@ def eos_ids(folder):
     return []
 
 
+def config_overrides(cfg):
+    """Config values handed to transformers with a folder's config.json (building a model from a template, loading a
+    folder). Nemotron-H: transformers 5's NemotronHConfig has a head_dim field (default 128) and reads no
+    attention_head_dim, the key the releases' config.json files (and the golden fixture) hold: head_dim is set to it
+    (the releases' heads are 128 wide, the default; the fixture's are 16); use_mamba_kernels false keeps
+    NemotronHMamba2Mixer on torch_forward, whose floor of dt at time_step_min the golden files follow (the kernels'
+    path has none, and would be fetched from the Hub)."""
+    text = cfg.get("text_config", cfg)
+    out = {}
+    if cfg["architectures"][0] == "NemotronHForCausalLM":
+        out["use_mamba_kernels"] = False
+        if "head_dim" not in text and "attention_head_dim" in text:
+            out["head_dim"] = text["attention_head_dim"]
+    return out
+
+
 def checkpoint_dtype(cfg):
     text = cfg.get("text_config", cfg)
     for c in (text, cfg):
@@ -160,6 +176,7 @@ def build_random_model(arch, template, folder, seed, init_range):
     if arch in ("Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "Glm4MoeForCausalLM", "DeepseekV3ForCausalLM",
                 "Qwen3NextForCausalLM", "Lfm2MoeForCausalLM"):
         text["moe_intermediate_size"] = 24  # 2 I != H: a fused (E, 2I, H) layout is unambiguous
+    text.update(config_overrides(cfg))  # (Nemotron-H: head_dim from attention_head_dim, no mamba kernels)
     if os.path.exists(folder):
         shutil.rmtree(folder)
     cfg_dir = folder + ".config"
@@ -184,7 +201,9 @@ def build_random_model(arch, template, folder, seed, init_range):
             if ".experts." in name or name.endswith((".experts.gate_up_proj", ".experts.down_proj")):
                 # fused 3-D expert tensors: do not depend on a version's _init_weights covering them
                 p.copy_(init_range * torch.randn(p.shape, generator=g))
-            if name.endswith(("bias", ".mamba.D")) or "norm" in name:  # Mamba-2's D skip: ones at init
+            # Mamba-2's D skip: ones at init; Nemotron-H's mixer (.mixer.*) also A_log, log(1..heads) at init (dt_bias and
+            # conv1d.bias end in "bias")
+            if name.endswith(("bias", ".mamba.D", ".mixer.D", ".mixer.A_log")) or "norm" in name:
                 p.add_(0.1 * torch.randn(p.shape, generator=g))
             if not torch.isfinite(p).all():
                 raise CheckError("the random init left non-finite values in " + name)
@@ -222,9 +241,10 @@ def build_random_model(arch, template, folder, seed, init_range):
 
 def load_hf(folder, dtype, device):
     import transformers
-    arch = read_json(os.path.join(folder, "config.json"))["architectures"][0]
-    cls = getattr(transformers, arch)
-    model = eager(lambda **kw: cls.from_pretrained(folder, **kw), **{dtype_key(): dtype})
+    cfg = read_json(os.path.join(folder, "config.json"))
+    cls = getattr(transformers, cfg["architectures"][0])
+    # (config_overrides: from_pretrained's keyword arguments that name config attributes set them)
+    model = eager(lambda **kw: cls.from_pretrained(folder, **kw), **{dtype_key(): dtype}, **config_overrides(cfg))
     model = model.to(device=device, dtype=dtype).eval()
     bad = [n for n, p in model.named_parameters() if p.dtype != dtype]
     if bad:

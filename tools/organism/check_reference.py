@@ -492,6 +492,32 @@
      an unknown layer type, "theta", rope_scaling, a non-default or disagreeing rope_parameters, hidden_act gelu,
      num_experts 0, num_experts_per_tok > num_experts and conv_L_cache 0. (3. checks the MoE block against the
      per-expert loop.)
+ 31. Nemotron-H (nemotron-h: NemotronHForCausalLM): a second forward pass written here from
+     models/nemotron_h/modular_nemotron_h.py, models/zamba2/modular_zamba2.py and configuration_nemotron_h.py
+     (`NemotronHCheck`: NemotronHConfig's numbers for absent keys, the blocks from hybrid_override_pattern's characters,
+     attention_head_dim; NemotronHBlock's x + mixer(norm(x)), NemotronHRMSNorm with layer_norm_epsilon, JambaAttention
+     without any rotation, per head with an explicit mask and a hand-written softmax, NemotronHMLP's relu(up)^2 through
+     down_proj, and NemotronHMamba2Mixer run token by token as torch_forward's cached path runs a decoding step: the conv
+     state rolled and summed against the kernel plus the bias, SiLU, dt = softplus(dt + dt_bias) clamped below at
+     time_step_min, B / C expanded from the groups to the heads, the state times exp(dt A) plus dt B x, y = state @ C by
+     torch.bmm plus D x, Zamba2RMSNormGated per group with silu(gate) first, out_proj) reproduces logits_last,
+     hidden_last and logits_all_0 (1e-4) and every golden greedy id (no cache); the file holds exactly the released
+     tensors (backbone.embeddings, per layer norm and mixer.*, backbone.norm_f, lm_head), BF16 but F32 A_log / D /
+     dt_bias; config.json is in nvidia/Nemotron-H-8B-Base-8K's spelling (hybrid_override_pattern, attention_head_dim and
+     no head_dim, mamba_num_heads x mamba_head_dim != expand x hidden, 1 < n_groups < heads, a chunk size prompt 4
+     crosses twice and some prompt ends inside of, time_step_limit [0, Infinity], the time_step_* keys, auto_map, no
+     legacy mamba_* keys); reference.Spec and golden.json read the blocks, the names, the eps, relu2 and the mixer (sizes,
+     floor, per-group norm) as NemotronHCheck does; the floor raises some and not all of prompt 4's dt values in every
+     Mamba-2 layer, NemotronHCheck's counts equal golden.json's; the chunked scan equals the per-token recurrence as for
+     Granite 4.0-H (28.); expand, rms_norm_eps, time_step_max / floor and the other init-only keys are not read (the
+     same logits_last) while layer_norm_epsilon is; transformers 5's layers_block_type (either naming) with head_dim
+     reads as the pattern with attention_head_dim; golden.json has exactly the what-ifs of
+     golden_models.nemotron_h_what_ifs and NemotronHCheck reproduces each (1e-3, each over 1e-2); reference.Spec refuses
+     an "E" block, a pattern of another length or with an unknown character, no pattern, a disagreeing
+     layers_block_type, mlp_hidden_act other than relu2, mamba_hidden_act other than silu, use_bias / mamba_proj_bias /
+     mlp_bias / attention_bias true, a time_step_limit other than [0, inf], heads not a multiple of n_groups, chunk_size
+     0, head_dim disagreeing with attention_head_dim, the legacy mamba_* keys and a negative time_step_min. (1. checks
+     the KV cache with the Mamba-2 layers' conv and ssm states.)
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
@@ -6856,6 +6882,310 @@ def check_lfm2_moe(name, spec, p, g, st):
                                                           " (accepted: %s)" % wrong if wrong else ""))
 
 
+class NemotronHCheck:
+    """NemotronHForCausalLM's forward pass again, from models/nemotron_h/modular_nemotron_h.py (the generated
+    modeling_nemotron_h.py), models/zamba2/modular_zamba2.py (Zamba2MambaMixer.torch_forward, Zamba2RMSNormGated) and
+    configuration_nemotron_h.py / NVIDIA's remote configuration of the releases, sharing nothing with reference.py but the
+    safetensors reader: config.json read here with NemotronHConfig's numbers for the keys it leaves out, the blocks from
+    hybrid_override_pattern (NemotronHConfig._pattern_to_list's characters, NemotronHBlock's MIXER_TYPES), the head width
+    attention_head_dim (the releases' NemotronHAttention: `config.attention_head_dim`); NemotronHModel.forward
+    (backbone.embeddings, the blocks, backbone.norm_f; hidden_states the embeddings, each block's output and the last
+    one after norm_f), NemotronHBlock.forward (`residual + mixer(norm(hidden_states))`), NemotronHRMSNorm (x /
+    sqrt(mean(x^2) + layer_norm_epsilon) times w), NemotronHAttention (JambaAttention: q/k/v_proj, repeat_kv, scores
+    times head_dim**-0.5 per head with an explicit mask and a hand-written softmax, o_proj, no rotary embedding),
+    NemotronHMLP (down_proj(relu(up_proj(x)) ** 2)), and on "M" blocks NemotronHMamba2Mixer run token by token as
+    torch_forward's cached path runs a decoding step, from an empty cache: the conv state rolled, the new xBC written
+    last, `torch.sum(conv_state * self.conv1d.weight[:, 0, :], dim=-1)` plus the bias, SiLU; dt = softplus(dt +
+    dt_bias), `torch.clamp(dt, self.time_step_min)`; B and C viewed (n_groups, state) and expanded to the heads as that
+    path does ([..., None, :].expand(n_groups, heads // n_groups, state)); the state times exp(dt A) plus dt B x, y =
+    state @ C by torch.bmm, plus D x; then Zamba2RMSNormGated (y silu(gate), viewed (groups, group_size), each group
+    over its own mean square, times w) and out_proj; lm_head (where reference.py takes torch_forward's chunked scan
+    for a whole sequence, mamba_mixer's norm span and floor as Spec fields).
+    What-ifs: `dt_floor` (False: dt clamped at 0 only), `norm_group` (the gated norm's group size: intermediate_size for
+    one RMS over all), `norm_first` (True: the RMSNorm before silu(gate)), `head_group` ("first": every head reads group
+    0; "tile": head h reads group h % n_groups), `conv_act`, `conv_bias`, `D`, `dt_bias` (False: each left out),
+    `reset_chunk` (an int: the state back to zero every that many tokens), `squared` (False: a plain ReLU in the MLP),
+    `rope` (True: the rotate-half RoPE at theta 1e4 on the attention blocks, turned here as complex numbers).
+    `floored`: None, or a dict that receives per Mamba-2 layer how many (token, head) values the floor raised."""
+
+    # NemotronHConfig's numbers for the keys read here (configuration_nemotron_h.py)
+    DEFAULTS = dict(num_key_value_heads=8, layer_norm_epsilon=1e-5, tie_word_embeddings=False, mlp_hidden_act="relu2",
+                    mamba_hidden_act="silu", ssm_state_size=128, mamba_num_heads=128, mamba_head_dim=64, n_groups=8,
+                    conv_kernel=4, time_step_min=0.001, use_conv_bias=True, chunk_size=128, use_bias=False,
+                    mlp_bias=False, attention_bias=False)
+    BLOCKS = {"M": "mamba", "*": "attention", "-": "mlp"}  # MIXER_TYPES' keys by _pattern_to_list's characters
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg)
+        if (c["mlp_hidden_act"] != "relu2" or c["mamba_hidden_act"] != "silu" or c["use_bias"] or c["mlp_bias"] or
+                c["attention_bias"]):
+            raise ValueError("NemotronHCheck: mlp_hidden_act %r, mamba_hidden_act %r, biases %r" % (
+                c["mlp_hidden_act"], c["mamba_hidden_act"], (c["use_bias"], c["mlp_bias"], c["attention_bias"])))
+        self.c, self.p = c, p
+        self.blocks = [self.BLOCKS[ch] for ch in c["hybrid_override_pattern"]]
+        self.L = len(self.blocks)
+        self.H, self.NH = c["hidden_size"], c["num_attention_heads"]
+        self.NKV = c["num_key_value_heads"]
+        self.HD = c["attention_head_dim"]
+        self.eps = c["layer_norm_epsilon"]
+        # NemotronHMamba2Mixer.__init__
+        self.mNH, self.mP, self.mG = c["mamba_num_heads"], c["mamba_head_dim"], c["n_groups"]
+        self.mN, self.mK = c["ssm_state_size"], c["conv_kernel"]
+        self.I = self.mNH * self.mP
+        self.time_step_min = c["time_step_min"]
+        self.dt_floor = self.conv_act = self.conv_bias = self.D = self.dt_bias = self.squared = True
+        self.norm_group, self.norm_first, self.head_group, self.reset_chunk = self.I // self.mG, False, "expand", None
+        self.rope = False
+        self.floored = None
+
+    def rms(self, x, w):  # NemotronHRMSNorm
+        return w * (x / torch.sqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
+
+    def attention(self, l, x):
+        """NemotronHAttention (JambaAttention) on one sequence x (T, H); the rotation a what-if only."""
+        pre, HD, T = "backbone.layers.%d.mixer." % l, self.HD, x.shape[0]
+        q = torch.nn.functional.linear(x, self.p[pre + "q_proj.weight"]).view(T, self.NH, HD)
+        k = torch.nn.functional.linear(x, self.p[pre + "k_proj.weight"]).view(T, self.NKV, HD)
+        v = torch.nn.functional.linear(x, self.p[pre + "v_proj.weight"]).view(T, self.NKV, HD)
+        if self.rope:
+            inv_freq = 1.0 / (10000.0 ** (torch.arange(0, HD, 2, dtype=torch.int64).float() / HD))
+            angles = torch.outer(torch.arange(T, dtype=torch.float32), inv_freq)
+            turn = torch.polar(torch.ones_like(angles), angles).unsqueeze(1)
+
+            def rotary(y):
+                z = torch.complex(y[..., :HD // 2], y[..., HD // 2:]) * turn
+                return torch.cat((z.real, z.imag), dim=-1)
+            q, k = rotary(q), rotary(k)
+        future = torch.ones(T, T, dtype=torch.bool).triu(1)
+        heads = []
+        for hh in range(self.NH):
+            kv = hh // (self.NH // self.NKV)  # repeat_kv
+            s = (q[:, hh] @ k[:, kv].T) * HD ** -0.5
+            s = s.masked_fill(future, float("-inf"))
+            e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+            heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
+        return torch.nn.functional.linear(torch.cat(heads, dim=-1), self.p[pre + "o_proj.weight"])
+
+    def mlp(self, l, x):
+        """NemotronHMLP.forward: down_proj(act_fn(up_proj(x))), act_fn relu2 (ReLUSquaredActivation)."""
+        pre = "backbone.layers.%d.mixer." % l
+        u = torch.relu(torch.nn.functional.linear(x, self.p[pre + "up_proj.weight"]))
+        return torch.nn.functional.linear(u * u if self.squared else u, self.p[pre + "down_proj.weight"])
+
+    def mamba(self, l, x):
+        """NemotronHMamba2Mixer on one sequence x (T, H), token by token as torch_forward's cached path."""
+        pre, p, T = "backbone.layers.%d.mixer." % l, self.p, x.shape[0]
+        I, NH, P, G, N, K = self.I, self.mNH, self.mP, self.mG, self.mN, self.mK
+        conv_dim = I + 2 * G * N
+        projected_states = torch.nn.functional.linear(x, p[pre + "in_proj.weight"])
+        gate, hidden_states_B_C, dt_all = projected_states.split([I, conv_dim, NH], dim=-1)
+        conv_state = torch.zeros(conv_dim, K)
+        ssm_state = torch.zeros(NH, P, N)
+        A = -torch.exp(p[pre + "A_log"].float())
+        floored = 0
+        ys = []
+        for t in range(T):
+            if self.reset_chunk and t % self.reset_chunk == 0:
+                ssm_state = torch.zeros(NH, P, N)
+            conv_state = torch.roll(conv_state, shifts=-1, dims=-1)
+            conv_state[:, -1] = hidden_states_B_C[t]
+            xbc = torch.sum(conv_state * p[pre + "conv1d.weight"][:, 0, :], dim=-1)
+            if self.conv_bias and self.c["use_conv_bias"]:
+                xbc = xbc + p[pre + "conv1d.bias"]
+            if self.conv_act:
+                xbc = torch.nn.functional.silu(xbc)
+            hidden_states, B, C = torch.split(xbc, [I, G * N, G * N], dim=-1)
+            dt = dt_all[t] + p[pre + "dt_bias"] if self.dt_bias else dt_all[t]
+            dt = torch.nn.functional.softplus(dt)
+            floored += int((dt < self.time_step_min).sum())
+            dt = torch.clamp(dt, self.time_step_min if self.dt_floor else 0.0)
+            dA = torch.exp(dt[:, None, None] * A[:, None, None])
+            if self.head_group == "expand":  # B.reshape(n_groups, -1)[..., None, :].expand(...)
+                B = B.reshape(G, 1, N).expand(G, NH // G, N).reshape(NH, N)
+                C = C.reshape(G, 1, N).expand(G, NH // G, N).reshape(NH, N)
+            else:
+                idx = [0] * NH if self.head_group == "first" else [hh % G for hh in range(NH)]
+                B, C = B.reshape(G, N)[idx], C.reshape(G, N)[idx]
+            xh = hidden_states.reshape(NH, P)
+            ssm_state = ssm_state * dA + (dt[:, None, None] * B[:, None, :]) * xh[..., None]
+            y = torch.bmm(ssm_state, C.view(NH, N, 1)).view(NH, P)
+            if self.D:
+                y = y + xh * p[pre + "D"][:, None]
+            ys.append(y.reshape(I))
+        if self.floored is not None:
+            self.floored[l] = floored
+        y = torch.stack(ys)
+        # Zamba2RMSNormGated(y, gate): groups of group_size values
+        z = torch.nn.functional.silu(gate)
+        if not self.norm_first:
+            y = y * z
+        grouped = y.view(T, I // self.norm_group, self.norm_group)
+        y = (grouped * torch.rsqrt(grouped.pow(2).mean(-1, keepdim=True) + self.eps)).view(T, I)
+        if self.norm_first:
+            y = y * z
+        return torch.nn.functional.linear(p[pre + "norm.weight"] * y, p[pre + "out_proj.weight"])
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        p = self.p
+        h = p["backbone.embeddings.weight"][torch.tensor(ids)]
+        hidden = [h]
+        for l, kind in enumerate(self.blocks):  # NemotronHBlock.forward
+            x = self.rms(h, p["backbone.layers.%d.norm.weight" % l])
+            h = h + (self.mamba(l, x) if kind == "mamba" else self.attention(l, x) if kind == "attention" else
+                     self.mlp(l, x))
+            hidden.append(h)
+        hidden[-1] = self.rms(h, p["backbone.norm_f.weight"])
+        head = p["backbone.embeddings.weight"] if self.c["tie_word_embeddings"] else p["lm_head.weight"]
+        return torch.nn.functional.linear(hidden[-1], head), hidden
+
+
+def check_nemotron_h(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    model = g["model"]
+    m = NemotronHCheck(cfg, p)
+    check_against_golden(name, "NemotronHCheck", m, g, st)
+    H, HD, V, F_ = m.H, m.HD, spec.V, cfg["intermediate_size"]
+    I, NH, P, G, N, K = m.I, m.mNH, m.mP, m.mG, m.mN, m.mK
+    conv_dim = I + 2 * G * N
+    kinds = m.blocks
+    mamba = [k == "mamba" for k in kinds]
+    # the file: exactly the released NemotronH tensors, BF16 but A_log / D / dt_bias (F32, as released)
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    want = {"backbone.embeddings.weight": (V, H), "backbone.norm_f.weight": (H,), "lm_head.weight": (V, H)}
+    for l, kind in enumerate(kinds):
+        x = "backbone.layers.%d." % l
+        want[x + "norm.weight"] = (H,)
+        x += "mixer."
+        if kind == "mamba":
+            want.update({x + "in_proj.weight": (I + conv_dim + NH, H), x + "conv1d.weight": (conv_dim, 1, K),
+                         x + "conv1d.bias": (conv_dim,), x + "dt_bias": (NH,), x + "A_log": (NH,), x + "D": (NH,),
+                         x + "norm.weight": (I,), x + "out_proj.weight": (H, I)})
+        elif kind == "attention":
+            want.update({x + "q_proj.weight": (m.NH * HD, H), x + "k_proj.weight": (m.NKV * HD, H),
+                         x + "v_proj.weight": (m.NKV * HD, H), x + "o_proj.weight": (H, m.NH * HD)})
+        else:
+            want.update({x + "up_proj.weight": (F_, H), x + "down_proj.weight": (H, F_)})
+    dtypes_ok = all(v[0] == ("F32" if n.endswith((".A_log", ".D", ".dt_bias")) else "BF16") for n, v in stored.items())
+    check({n: tuple(v[1].shape) for n, v in stored.items()} == want and dtypes_ok,
+          "%s: the file holds exactly NemotronH's %d tensors as released (backbone.embeddings, per layer norm and "
+          "mixer.*: in_proj (%d, %d) / conv1d (%d, 1, %d) + bias / dt_bias / A_log / D (%d) / norm (%d) / out_proj "
+          "(%d, %d) on the Mamba-2 layers, q/k/v/o_proj on the attention layer, up_proj (%d, %d) / down_proj (%d, %d) "
+          "on the MLP layers; backbone.norm_f, lm_head: untied), BF16 but F32 A_log / D / dt_bias" % (
+              name, len(want), I + conv_dim + NH, H, conv_dim, K, NH, I, H, I, F_, H, H, F_))
+    # config.json in nvidia/Nemotron-H-8B-Base-8K's spelling
+    lengths = [len(e["input_ids"]) for e in g["prompts"]]
+    chunk = cfg["chunk_size"]
+    limit = cfg["time_step_limit"]
+    spelling = (cfg["architectures"] == ["NemotronHForCausalLM"] and cfg["model_type"] == "nemotron_h" and
+                isinstance(cfg["hybrid_override_pattern"], str) and len(kinds) == cfg["num_hidden_layers"] and
+                set(kinds) == {"mamba", "attention", "mlp"} and kinds[0] == "mamba" and kinds[-1] == "mlp" and
+                "head_dim" not in cfg and "layers_block_type" not in cfg and "layer_types" not in cfg and
+                cfg["attention_head_dim"] == H // m.NH and cfg["mlp_hidden_act"] == "relu2" and
+                "hidden_act" not in cfg and cfg["expand"] * H != I and 1 < G < NH and
+                cfg["use_conv_bias"] is True and cfg["use_bias"] is False and cfg["mamba_proj_bias"] is False and
+                cfg["mlp_bias"] is False and cfg["attention_bias"] is False and
+                len(g["prompts"][4]["input_ids"]) > 2 * chunk and any(n % chunk for n in lengths) and
+                limit[0] == 0.0 and limit[1] == float("inf") and cfg["time_step_min"] > 0 and
+                cfg["time_step_max"] > cfg["time_step_min"] > cfg["time_step_floor"] and
+                cfg["layer_norm_epsilon"] == cfg["rms_norm_eps"] and cfg["tie_word_embeddings"] is False and
+                cfg["torch_dtype"] == "bfloat16" and cfg["transformers_version"].startswith("4.48") and
+                "auto_map" in cfg and not any(k in cfg for k in ref.NEMOTRON_H_LEGACY_KEYS))
+    check(spelling, "%s: config.json in nvidia/Nemotron-H-8B-Base-8K's spelling (hybrid_override_pattern %r, "
+          "attention_head_dim %d and no head_dim, mlp_hidden_act relu2, mamba_num_heads %d x mamba_head_dim %d = %d != "
+          "expand %d x hidden %d, n_groups %d, ssm_state_size %d, conv_kernel %d, chunk_size %d that prompt 4 crosses "
+          "twice and some prompt ends inside of, time_step_min %g / max %g / floor %g, time_step_limit [0, Infinity], "
+          "layer_norm_epsilon = rms_norm_eps, untied, auto_map)" % (
+              name, cfg["hybrid_override_pattern"], HD, NH, P, I, cfg["expand"], H, G, N, K, chunk,
+              cfg["time_step_min"], cfg["time_step_max"], cfg["time_step_floor"]))
+    # reference.Spec and golden.json read it as NemotronHCheck does
+    same = (spec.layer_kinds == kinds and spec.layer_mamba == mamba and spec.layer_use_rope == [False] * m.L and
+            spec.HD == HD and spec.NH == m.NH and spec.NKV == m.NKV and spec.F == F_ and spec.eps == m.eps and
+            spec.act == "relu2" and spec.attn_scale == HD ** -0.5 and spec.embed_scale is None and not spec.tied and
+            not spec.norm_offset and not spec.qkv_bias and not spec.o_bias and not spec.num_experts and
+            (spec.prefix, spec.embed_name, spec.final_norm_name, spec.attn_module, spec.mamba_module) ==
+            ("backbone.", "embeddings", "norm_f", "mixer", "mixer") and
+            (spec.mamba_I, spec.mamba_NH, spec.mamba_P, spec.mamba_G, spec.mamba_N, spec.mamba_K, spec.mamba_chunk,
+             spec.mamba_conv_bias) == (I, NH, P, G, N, K, chunk, True) and
+            spec.mamba_dt_floor == m.time_step_min and spec.mamba_norm_group == m.norm_group == I // G and
+            spec.mamba_norm_order == "gate_first" and spec.mamba_head_group == "interleave" and
+            model["layer_kinds"] == kinds and model["layer_mamba"] == mamba and model["attention_head_dim"] == HD and
+            model["layer_norm_epsilon"] == m.eps and model["mamba_intermediate_size"] == I and
+            (model["mamba_num_heads"], model["mamba_head_dim"], model["n_groups"], model["ssm_state_size"],
+             model["conv_kernel"], model["chunk_size"], model["mamba_conv_dim"]) == (NH, P, G, N, K, chunk, conv_dim)
+            and model["time_step_min"] == m.time_step_min)
+    check(same, "%s: reference.Spec and golden.json read the blocks %s, the head width %d, layer_norm_epsilon, relu2, the "
+          "names (backbone., embeddings, norm_f, mixer) and the mixer (intermediate %d, %d heads of %d, %d groups, state "
+          "%d, conv %d + bias, chunk %d, dt floor %g, gated norm per %d values) as NemotronHCheck does" % (
+              name, kinds, HD, I, NH, P, G, N, K, chunk, m.time_step_min, I // G))
+    # the floor bites: NemotronHCheck's count of the (token, head) values it raises over prompt 4 = golden.json's
+    m.floored = {}
+    m.forward(g["prompts"][4]["input_ids"])
+    counts = {str(l): [n, len(g["prompts"][4]["input_ids"]) * NH] for l, n in sorted(m.floored.items())}
+    m.floored = None
+    check(counts == model["mamba_dt_floored_prompt4"] and all(0 < a < b for a, b in counts.values()),
+          "%s: dt's floor time_step_min %g raises some and not all of prompt 4's (token, head) values in every Mamba-2 "
+          "layer (%s), as golden.json has it" % (name, m.time_step_min, ", ".join(
+              "layer %s: %d of %d" % (l, a, b) for l, (a, b) in counts.items())))
+    check_granite_mamba_forms(name, spec, p, g)
+    # keys that are listed and not read: the same logits_last; layer_norm_epsilon is read
+    prompts = [e["input_ids"] for e in g["prompts"]]
+    base = last_logits(spec, p, prompts)
+    unread = {"expand": 4, "rms_norm_eps": 0.5, "time_step_max": 0.5, "time_step_floor": 0.05,
+              "residual_in_fp32": True, "rescale_prenorm_residual": False, "use_mamba_kernels": False,
+              "num_logits_to_keep": 0, "hidden_dropout": 0.5, "attention_dropout": 0.5, "initializer_range": 1.0}
+    ok = all(torch.equal(last_logits(ref.Spec(dict(cfg, **{k: v})), p, prompts), base) for k, v in unread.items())
+    eps_read = float((last_logits(ref.Spec(dict(cfg, layer_norm_epsilon=0.5)), p, prompts) - base).abs().max())
+    check(ok and eps_read > 1e-2, "%s: %s change nothing (logits_last exactly); layer_norm_epsilon 0.5 changes them "
+          "by %.3g" % (name, ", ".join(unread), eps_read))
+    # transformers 5's spellings: layers_block_type (either naming) for the pattern, head_dim for attention_head_dim,
+    # time_step_limit absent
+    plain = {k: v for k, v in cfg.items() if k not in ("hybrid_override_pattern", "attention_head_dim", "time_step_limit")}
+    readings = []
+    for names in ({"mamba": "mamba", "attention": "attention", "mlp": "mlp"},
+                  {"mamba": "linear_attention", "attention": "full_attention", "mlp": "mlp"}):
+        s2 = ref.Spec(dict(plain, layers_block_type=[names[k] for k in kinds], head_dim=HD))
+        readings.append(s2.layer_kinds == kinds and s2.HD == HD and
+                        torch.equal(last_logits(s2, p, prompts), base))
+    both = ref.Spec(dict(cfg, layers_block_type=[{"mamba": "linear_attention", "attention": "full_attention",
+                                                  "mlp": "mlp"}[k] for k in kinds], head_dim=HD))
+    readings.append(both.layer_kinds == kinds and both.HD == HD)
+    check(all(readings), "%s: transformers 5's layers_block_type (mamba / attention / mlp, or linear_attention / "
+          "full_attention / mlp) with head_dim and no time_step_limit read as hybrid_override_pattern with "
+          "attention_head_dim (the same logits_last); both spellings together agree" % name)
+
+    def refused(change=None, drop=()):
+        return spec_refuses(cfg, change, drop)
+    pat = cfg["hybrid_override_pattern"]
+    cases = {"an \"E\" (MoE) block": refused({"hybrid_override_pattern": pat[:-1] + "E"}),
+             "a pattern one short of num_hidden_layers": refused({"hybrid_override_pattern": pat[:-1]}),
+             "an unknown pattern character": refused({"hybrid_override_pattern": pat[:-1] + "A"}),
+             "no pattern and no layers_block_type": refused(drop=("hybrid_override_pattern",)),
+             "layers_block_type disagreeing with the pattern": refused(
+                 {"layers_block_type": ["mamba"] * len(kinds)}),
+             "mlp_hidden_act silu": refused({"mlp_hidden_act": "silu"}),
+             "mamba_hidden_act gelu": refused({"mamba_hidden_act": "gelu"}),
+             "use_bias true": refused({"use_bias": True}), "mamba_proj_bias true": refused({"mamba_proj_bias": True}),
+             "mlp_bias true": refused({"mlp_bias": True}), "attention_bias true": refused({"attention_bias": True}),
+             "time_step_limit [0, 1]": refused({"time_step_limit": [0.0, 1.0]}),
+             "mamba_num_heads not a multiple of n_groups": refused({"n_groups": 3}),
+             "chunk_size 0": refused({"chunk_size": 0}),
+             "head_dim != attention_head_dim": refused({"head_dim": HD * 2}),
+             "the legacy key mamba_chunk_size": refused({"mamba_chunk_size": chunk}),
+             "a negative time_step_min": refused({"time_step_min": -0.1})}
+    wrong = [k for k, ok in cases.items() if not ok]
+    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
+                                                          " (accepted: %s)" % wrong if wrong else ""))
+    names = {"mamba_dt_floor": ("dt_floor", False), "mamba_norm_whole": ("norm_group", I),
+             "mamba_norm_before_gate": ("norm_first", True), "mamba_groups_first": ("head_group", "first"),
+             "mamba_groups_tiled": ("head_group", "tile"), "mamba_conv_activation": ("conv_act", False),
+             "mamba_state_reset_per_chunk": ("reset_chunk", chunk), "mlp_relu": ("squared", False),
+             "attention_rope": ("rope", True), "mamba_conv_bias": ("conv_bias", False), "mamba_D": ("D", False),
+             "mamba_dt_bias": ("dt_bias", False)}
+    check_what_if_effects(name, "NemotronHCheck", model, names, lambda: NemotronHCheck(cfg, p),
+                          g["prompts"][4]["input_ids"])
+
+
 def main():
     torch.set_num_threads(1)
     names = sorted(n for n in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, n)))
@@ -6929,6 +7259,8 @@ def main():
                 check_lfm2(name, spec, p, g, st)
             if spec.arch == ref.LFM2_MOE:
                 check_lfm2_moe(name, spec, p, g, st)
+            if spec.arch == ref.NEMOTRON_H:
+                check_nemotron_h(name, spec, p, g, st)
         if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
             check_hybrid_delta_rule_forms()
         if any(any(ref.Spec(fixture_config(n)).layer_mamba) for n in names):

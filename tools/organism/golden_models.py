@@ -70,6 +70,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | granite4-h-moe      | GraniteMoeHybridForCausalLM | Granite 4.0-H with experts (granite-4.0-h-tiny / -small's shape): Mamba-2 layers (layer_types mamba, mamba, attention, mamba; nope) of 4 heads of 32 in 1 group (d_state 32, conv 4 with bias, chunk 16), on every layer 4 experts of 32 top-2 (stacked block_sparse_moe.input_linear / output_linear, router block_sparse_moe.router.layer, softmax of the top-2 logits) plus an ungated shared_mlp of 48; multipliers 10 / 0.09375 / 0.25 / 5, GQA 4, untied, BF16 + F32 A_log / D / dt_bias |
 | lfm2                | Lfm2ForCausalLM     | LFM2 (Liquid AI): gated short-conv layers (layer_types conv, conv, full_attention, conv, full_attention): in_proj rows B / C / x, y = C conv(B x) with a depthwise causal conv of conv_L_cache 3, no bias, no activation, out_proj; attention with per-head q_layernorm / k_layernorm before RoPE (theta 1e6), out_proj; SwiGLU feed_forward.w1 / w3 / w2 at the adjusted width 128 (block_ff_dim 192: int(2 x 192 / 3), rounded up to 32); operator_norm / ffn_norm / embedding_norm; GQA 2, tied, all BF16 |
 | lfm2-moe            | Lfm2MoeForCausalLM  | LFM2-MoE (LFM2-8B-A1B): LFM2's conv / attention layers (conv, full_attention, conv, conv, full_attention); layers 0-1 dense SwiGLU at intermediate_size 96 as it stands (no width rule), layers 2-4 a sigmoid MoE of 8 experts of 32, top-2 of s + feed_forward.expert_bias (F32), weights s / (sum + 1e-6) x routed_scaling_factor 1.5; per-expert feed_forward.experts.{e}.w1 / w3 / w2, router feed_forward.gate; GQA 2, tied, BF16 + F32 expert_bias |
+| nemotron-h          | NemotronHForCausalLM | Nemotron-H: hybrid_override_pattern "M-M*-" (Mamba-2, MLP, Mamba-2, attention, MLP), one norm and one mixer per block; Mamba-2 (zamba2's mixer) of 8 heads of 8 (width heads x head_dim 64; expand 2 unread) in 2 groups of B / C (d_state 16), conv 4 with bias + SiLU, dt = softplus(dt + dt_bias) floored at time_step_min 0.01 (bites), D skip, the gated RMSNorm per group of 32 (y silu(z) first), chunk_size 8; attention without any positional encoding (attention_head_dim 16, GQA 2); MLP down(relu(up x)^2), no gate; backbone.* names, untied, BF16 + F32 A_log / D / dt_bias |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -930,6 +931,37 @@ MODELS += [
      dict(H=64, L=5, NH=4, NKV=2, HD=16, F=96, Fm=32, E=8, k=2, tied=True, theta=1000000.0,
           layer_types=["conv", "full_attention", "conv", "conv", "full_attention"], conv_L_cache=3, num_dense_layers=2,
           routed_scaling_factor=1.5, router_std=0.25, bias_std=0.2, seeded=True), "BF16", "BF16"),
+    # NVIDIA's Nemotron-H (NemotronHForCausalLM: Nemotron-H-8B / 4B, NVIDIA-Nemotron-Nano-9B-v2 / 12B-v2; config.json in
+    # nvidia/Nemotron-H-8B-Base-8K's spelling: see nemotron_h_config): models/nemotron_h/modular_nemotron_h.py,
+    # NemotronHBlock (one RMSNorm and one mixer per layer, x + mixer(norm(x))), NemotronHMamba2Mixer (zamba2's
+    # Zamba2MambaMixer.torch_forward with Zamba2RMSNormGated), NemotronHAttention (JambaAttention: no positions) and
+    # NemotronHMLP (NemotronMLP: down(relu(up x)^2), no gate); reference.nemotron_h_layers / nemotron_h_block.
+    # hybrid_override_pattern "M-M*-" (a Mamba-2 layer first, MLP layers after it and last, the attention layer between
+    # state layers and an MLP, as the releases interleave them; no "E": NemotronHMoE is not covered); the mixer of
+    # mamba_num_heads 8 x mamba_head_dim 8 = 64 (expand 2 listed and not read: expand x hidden would be 128),
+    # n_groups 2 (head h reads group h // 4, and Zamba2RMSNormGated normalises each group's 32 values on its own:
+    # more than one group so that both matter), ssm_state_size 16, conv_kernel 4 with use_conv_bias, chunk_size 8
+    # (prompt 4's 144 tokens span 18 chunks, the other prompts end inside one; check_reference compares the chunked
+    # scan with the per-token recurrence), time_step_min 0.01: torch_forward floors dt there, so dt_bias is drawn
+    # around -3.5 (std 1) with in_proj's dt rows x 0.2: softplus(dt_raw + dt_bias) falls under 0.01 for 373 and 13
+    # of prompt 4's 1152 (token, head) values in layers 0 and 2 (golden.json's mamba_dt_floored_prompt4), and dt
+    # spans 0.01 to 0.38; A uniform(1, 8), D around 1 (std 0.5), conv weights and bias std 0.5, the gated norm's w
+    # around 1 (std 0.2). 4 heads of attention_head_dim 16 (= hidden / heads, so that head_dim's fallback agrees),
+    # 2 kv heads (GQA 2); intermediate_size 96; untied (lm_head.weight) as released; BF16 matrices, norms and conv
+    # bias, F32 A_log / D / dt_bias as the releases keep them. Each of nemotron_h_what_ifs changes prompt 4's logits
+    # by 0.24 (the dt floor) to 11.5 (the D skip). Tuning: dt_bias around -4 (std 1.5) with the dt rows x 0.5 floored
+    # 66% of layer 0's values, and with the final norm around 1 (logits up to 27 through the untied head) the chunked
+    # scan's distance from the recurrence was 1.3e-5, over MAX_MAMBA_FORM_DIFF: that distance is fp32 rounding carried
+    # to the logits and grows with them, so the final norm is drawn around 0.3 (max |logit| 9.8 on prompt 4,
+    # distance 4.3e-6) and q/k x qk_gain 2; with A uniform(1, 16) seed 67000's smallest greedy margin was 0.0019,
+    # with (1, 8) seed 67000 passed first (smallest margin 0.0115, six distinct outputs, three distinct first tokens,
+    # no two outputs sharing more than their first two tokens, |hidden| <= 9)
+    ("nemotron-h", 67000, "NemotronHForCausalLM", "nemotron_h",
+     dict(H=64, L=5, NH=4, NKV=2, HD=16, F=96, tied=False, pattern="M-M*-",
+          mamba=dict(num_heads=8, head_dim=8, n_groups=2, state_size=16, conv_kernel=4, expand=2, chunk_size=8,
+                     conv_bias=True, time_step_min=0.01, time_step_max=0.1, time_step_floor=0.0001),
+          A_range=(1.0, 8.0), dt_bias_mean=-3.5, dt_bias_std=1.0, dt_proj_gain=0.2, conv_std=0.5, conv_bias_std=0.5,
+          D_mean=1.0, D_std=0.5, qk_gain=2.0, final_norm_center=0.3, seeded=True), "BF16", "BF16"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -1026,6 +1058,8 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
         return lfm2_config(arch, mtype, d, tok, torch_dtype)
     if mtype == "lfm2_moe":
         return lfm2_moe_config(arch, mtype, d, tok, torch_dtype)
+    if mtype == "nemotron_h":
+        return nemotron_h_config(arch, mtype, d, tok, torch_dtype)
     c = {
         "architectures": [arch],
         "attention_dropout": 0.0,
@@ -1756,6 +1790,43 @@ def lfm2_moe_config(arch, mtype, d, tok, torch_dtype):
     return dict(sorted(c.items()))
 
 
+def nemotron_h_config(arch, mtype, d, tok, torch_dtype):
+    """config.json of a Nemotron-H fixture (NemotronHForCausalLM), keys sorted, in the spelling of
+    nvidia/Nemotron-H-8B-Base-8K's (NVIDIA's remote NemotronHConfig as transformers 4.48 saved it: its __init__
+    arguments stored under the attribute names n_groups, conv_kernel, expand, time_step_min / max / floor / limit,
+    use_conv_bias, chunk_size): hybrid_override_pattern (one character per layer) beside num_hidden_layers,
+    attention_head_dim (the old key; no head_dim), mlp_hidden_act relu2, mamba_hidden_act silu, mamba_num_heads /
+    mamba_head_dim (the mixer's width is their product; expand is listed and not read), ssm_state_size, n_groups,
+    conv_kernel, use_conv_bias, use_bias / mamba_proj_bias / mlp_bias / attention_bias false, chunk_size,
+    time_step_min (the floor torch_forward puts under dt), time_step_max and time_step_floor (dt_bias's init only),
+    time_step_limit [0.0, Infinity] (Python's json spelling of inf, as the release has it), layer_norm_epsilon (the
+    eps every norm takes) beside an unread rms_norm_eps, residual_in_fp32 false, rescale_prenorm_residual true (init
+    only), use_mamba_kernels true, num_logits_to_keep 1, hidden_dropout / attention_dropout 0, sliding_window null,
+    max_position_embeddings 8192, tie_word_embeddings false, torch_dtype bfloat16, auto_map naming NVIDIA's remote
+    configuration_nemotron_h / modeling_nemotron_h (the keys only: no .py files, abliterate never runs remote code);
+    bos / eos / pad this tokenizer's <|endoftext|> / <|im_end|> / <|endoftext|> (released: 1 / 2 / 0)."""
+    im_end, eot = tok.specials["<|im_end|>"], tok.specials["<|endoftext|>"]
+    m = d["mamba"]
+    c = {"architectures": [arch], "attention_bias": False, "attention_dropout": 0.0, "attention_head_dim": d["HD"],
+         "auto_map": {"AutoConfig": "configuration_nemotron_h.NemotronHConfig",
+                      "AutoModelForCausalLM": "modeling_nemotron_h.NemotronHForCausalLM"},
+         "bos_token_id": eot, "chunk_size": m["chunk_size"], "conv_kernel": m["conv_kernel"], "eos_token_id": im_end,
+         "expand": m["expand"], "hidden_dropout": 0.0, "hidden_size": d["H"],
+         "hybrid_override_pattern": d["pattern"], "initializer_range": 0.02, "intermediate_size": d["F"],
+         "layer_norm_epsilon": 1e-05, "mamba_head_dim": m["head_dim"], "mamba_hidden_act": "silu",
+         "mamba_num_heads": m["num_heads"], "mamba_proj_bias": False, "max_position_embeddings": 8192,
+         "mlp_bias": False, "mlp_hidden_act": "relu2", "model_type": mtype, "n_groups": m["n_groups"],
+         "num_attention_heads": d["NH"], "num_hidden_layers": d["L"], "num_key_value_heads": d["NKV"],
+         "num_logits_to_keep": 1, "pad_token_id": eot, "rescale_prenorm_residual": True, "residual_in_fp32": False,
+         "rms_norm_eps": 1e-05, "sliding_window": None, "ssm_state_size": m["state_size"],
+         "tie_word_embeddings": d["tied"], "time_step_floor": m["time_step_floor"],
+         "time_step_limit": [0.0, float("inf")], "time_step_max": m["time_step_max"],
+         "time_step_min": m["time_step_min"], "torch_dtype": torch_dtype, "transformers_version": "4.48.0.dev0",
+         "use_bias": False, "use_cache": True, "use_conv_bias": m["conv_bias"], "use_mamba_kernels": True,
+         "vocab_size": tok.vocab_size}
+    return dict(sorted(c.items()))
+
+
 def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
     """(list of (name, dtype, tensor)) in alphabetical order as transformers saves them."""
     t = []
@@ -1789,6 +1860,9 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         return sorted(t, key=lambda x: x[0])
     if spec.arch in ref.LFM2_FAMILY:
         lfm2_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype)
+        return sorted(t, key=lambda x: x[0])
+    if spec.arch == ref.NEMOTRON_H:
+        nemotron_h_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype)
         return sorted(t, key=lambda x: x[0])
     # Tied: smaller embeddings, or the residual stays dominated by the current token's embedding
     # and greedy decoding just repeats the last prompt token.
@@ -2142,16 +2216,52 @@ def lfm2_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype):
         add("lm_head.weight", mat_dtype, (V, H), 0.0, 6.0 / math.sqrt(H))
 
 
+def nemotron_h_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype):
+    """The tensors of a Nemotron-H fixture (random_params' `add`, drawn by name), named and shaped as the released
+    NemotronHForCausalLM checkpoints hold them: backbone.embeddings.weight (V, H) (std embed_std, default 1: untied);
+    per layer backbone.layers.{l}.norm.weight (H,) (plain w: around 1 with std norm_std) and the one mixer under
+    backbone.layers.{l}.mixer.: on "M" layers mamba_params' tensors (in_proj, conv1d weight and bias, A_log / D /
+    dt_bias in F32, norm, out_proj), on "*" layers q_proj / k_proj (qk_std) / v_proj (heads x head_dim, H) and o_proj
+    (out_std), on "-" layers up_proj (F, H) (std up_gain / sqrt(H), default 1 / sqrt(H)) and down_proj (H, F)
+    (out_std); backbone.norm_f.weight (H,) (around final_norm_center, default 1); lm_head.weight (V, H) (untied: std
+    6 / sqrt(H), as the other untied fixtures' heads)."""
+    H, V, F, HD = spec.H, spec.V, spec.F, spec.HD
+    QD, KVD = spec.NH * HD, spec.NKV * HD
+    std_in = 1 / math.sqrt(H)
+    norm_std = d.get("norm_std", 0.1)
+    add("backbone.embeddings.weight", mat_dtype, (V, H), 0.0, d.get("embed_std", 0.25 if spec.tied else 1.0))
+    for l, kind in enumerate(spec.layer_kinds):
+        p = "backbone.layers.%d." % l
+        add(p + "norm.weight", norm_dtype, (H,), 1.0, norm_std)
+        m = p + "mixer."
+        if kind == "mamba":
+            mamba_params(spec, d, m, add, out_std, mat_dtype, norm_dtype)
+        elif kind == "attention":
+            add(m + "q_proj.weight", mat_dtype, (QD, H), 0.0, qk_std)
+            add(m + "k_proj.weight", mat_dtype, (KVD, H), 0.0, qk_std)
+            add(m + "v_proj.weight", mat_dtype, (KVD, H), 0.0, std_in)
+            add(m + "o_proj.weight", mat_dtype, (H, QD), 0.0, out_std(QD))
+        else:
+            add(m + "up_proj.weight", mat_dtype, (F, H), 0.0, d.get("up_gain", 1.0) * std_in)
+            add(m + "down_proj.weight", mat_dtype, (H, F), 0.0, out_std(F))
+    add("backbone.norm_f.weight", norm_dtype, (H,), d.get("final_norm_center", 1.0), norm_std)
+    if not spec.tied:
+        add("lm_head.weight", mat_dtype, (V, H), 0.0, 6.0 / math.sqrt(H))
+
+
 def mamba_params(spec, d, m, add, out_std, mat_dtype, norm_dtype):
     """The tensors of one Mamba-2 layer of a Granite 4.0-H fixture (m = "model.layers.{l}.mamba."; random_params' `add`,
-    drawn by name), shaped as GraniteMoeHybridMambaLayer holds them (mamba_proj_bias false: no in_proj / out_proj bias):
+    drawn by name), shaped as GraniteMoeHybridMambaLayer holds them (mamba_proj_bias false: no in_proj / out_proj bias),
+    and of a Nemotron-H fixture alike (m = "backbone.layers.{l}.mixer.", NemotronHMamba2Mixer's tensors, the same
+    shapes; use_bias false):
       in_proj.weight (2 I + 2 G N + NH, H): the rows of the gate z (I), x (I), B (G N), C (G N) and dt (NH), std
       1 / sqrt(H), the dt rows then times dt_proj_gain (so that dt_bias, not the token, sets most of dt's range);
       conv1d.weight (conv_dim, 1, K) (std conv_std: the conv mixes K positions with weights of either sign) and, with
       mamba_conv_bias, conv1d.bias (conv_dim,) (std conv_bias_std), in the matrices' dtype;
       A_log (NH,) = log(uniform(A_range)), dt_bias (NH,) around dt_bias_mean (std dt_bias_std) and D (NH,) around D_mean
       (std D_std), in mamba_param_dtype (F32 as the released checkpoints keep A_log / D / dt_bias);
-      norm.weight (I,) (GraniteMoeHybridRMSNormGated's plain w: around 1 with std gated_norm_std), in the norms' dtype;
+      norm.weight (I,) (GraniteMoeHybridRMSNormGated's / Zamba2RMSNormGated's plain w: around 1 with std
+      gated_norm_std), in the norms' dtype;
       out_proj.weight (H, I) (out_std)."""
     H, I, NH, G, N, K = spec.H, spec.mamba_I, spec.mamba_NH, spec.mamba_G, spec.mamba_N, spec.mamba_K
     conv_dim = I + 2 * G * N
@@ -2588,6 +2698,8 @@ def family_description(spec, p, golden):
         desc.update(lfm2_description(spec, p, golden))
     if spec.arch == ref.LFM2_MOE:
         desc.update(lfm2_moe_description(spec, p, golden))
+    if spec.arch == ref.NEMOTRON_H:
+        desc.update(nemotron_h_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -2907,17 +3019,8 @@ def granite_mamba_keys(spec, p, golden, trace):
     conv_dim = I + 2 * G * N
     ids = golden["prompts"][4]["input_ids"]
     mamba = [l for l in range(spec.L) if spec.layer_mamba[l]]
-    recurrent = copy.copy(spec)
-    recurrent.mamba_recurrent = True
-    form = max(float((ref.forward(spec, p, torch.tensor([e["input_ids"]]), capture=False)[0] -
-                      ref.forward(recurrent, p, torch.tensor([e["input_ids"]]), capture=False)[0]).abs().max())
-               for e in golden["prompts"])
-    lengths = [len(e["input_ids"]) for e in golden["prompts"]]
-    assert len(ids) > 2 * spec.mamba_chunk and any(n % spec.mamba_chunk for n in lengths), \
-        "prompt 4 must cross two chunk boundaries, and some prompt end inside a chunk"
-
-    def spread(t):
-        return [round(float(t.min()), 6), round(float(t.median()), 6), round(float(t.max()), 6)]
+    form = mamba_form_diff(spec, p, golden)
+    spread = spread_of
     return {"layer_mamba": spec.layer_mamba,
             "mamba_n_heads": NH, "mamba_d_head": P, "mamba_n_groups": G, "mamba_d_state": N, "mamba_d_conv": K,
             "mamba_expand": spec.cfg["mamba_expand"], "mamba_intermediate_size": I, "mamba_conv_dim": conv_dim,
@@ -2945,6 +3048,27 @@ def granite_mamba_keys(spec, p, golden, trace):
             "prompt4_tokens": len(ids),
             "mamba_dt_prompt4": {str(l): spread(trace["mamba_dt"][l]) for l in mamba},
             "mamba_decay_prompt4": {str(l): spread(trace["mamba_decay"][l]) for l in mamba}}
+
+
+def mamba_form_diff(spec, p, golden):
+    """The largest |logit| difference between the chunked Mamba-2 scan (the golden values: chunk_size / mamba_chunk_size)
+    and the per-token recurrence over every golden prompt (golden.json's `mamba_chunked_vs_recurrent`; build_one bumps
+    the seed past MAX_MAMBA_FORM_DIFF), once the chunks are known to matter: prompt 4 crosses two chunk boundaries and
+    some prompt ends inside a chunk."""
+    ids = golden["prompts"][4]["input_ids"]
+    lengths = [len(e["input_ids"]) for e in golden["prompts"]]
+    assert len(ids) > 2 * spec.mamba_chunk and any(n % spec.mamba_chunk for n in lengths), \
+        "prompt 4 must cross two chunk boundaries, and some prompt end inside a chunk"
+    recurrent = copy.copy(spec)
+    recurrent.mamba_recurrent = True
+    return max(float((ref.forward(spec, p, torch.tensor([e["input_ids"]]), capture=False)[0] -
+                      ref.forward(recurrent, p, torch.tensor([e["input_ids"]]), capture=False)[0]).abs().max())
+               for e in golden["prompts"])
+
+
+def spread_of(t):
+    """[min, median, max] of a tensor, rounded to 6 places (golden.json's per-layer spreads)."""
+    return [round(float(t.min()), 6), round(float(t.median()), 6), round(float(t.max()), 6)]
 
 
 def hunyuan_dense_what_ifs(spec, p):
@@ -3165,6 +3289,110 @@ def lfm2_moe_description(spec, p, golden):
             key, changed[key])
     out["router_changed_tokens_prompt4"] = changed
     out.update(what_if_effects(spec.arch, what_ifs, torch.tensor([ids]), logits))
+    return out
+
+
+def nemotron_h_what_ifs(spec, p):
+    """Nemotron-H's what-ifs, name -> (spec, params), each a reading an engine could take of the release:
+    `mamba_dt_floor` (dt = softplus(dt_raw + dt_bias) without the floor at time_step_min, clamped at 0: Granite 4.0-H /
+    Bamba's clamp to time_step_limit, mamba_ssm's kernels), `mamba_norm_whole` (the gated RMSNorm over all
+    intermediate_size values at once, GraniteMoeHybridRMSNormGated's, instead of per group of intermediate_size /
+    n_groups), `mamba_norm_before_gate` (that RMSNorm first, then silu(z): norm_before_gate=True), `mamba_groups_first`
+    (every head reading group 0 of B and C: n_groups ignored), `mamba_groups_tiled` (head h reading group h % n_groups
+    instead of h // (heads / n_groups)), `mamba_conv_activation` (the conv without its SiLU), `mamba_conv_bias` (no
+    conv1d.bias: use_conv_bias read as false), `mamba_D` (no D skip), `mamba_dt_bias` (no dt_bias),
+    `mamba_state_reset_per_chunk` (the chunked scan without the states entering the chunks: every chunk_size tokens
+    from a zero state), `mlp_relu` (the MLP's relu2 read as a plain ReLU), `attention_rope` (a rotate-half RoPE at theta
+    1e4 on the attention layers, which take none)."""
+    out = {}
+    for key, attr, value in (("mamba_dt_floor", "mamba_dt_floor", 0.0), ("mamba_norm_whole", "mamba_norm_group", None),
+                             ("mamba_norm_before_gate", "mamba_norm_order", "norm_first"),
+                             ("mamba_groups_first", "mamba_head_group", "first"),
+                             ("mamba_groups_tiled", "mamba_head_group", "tile"),
+                             ("mamba_conv_activation", "mamba_conv_act", False),
+                             ("mamba_state_reset_per_chunk", "mamba_reset_chunks", True), ("mlp_relu", "act", "relu")):
+        s2 = copy.copy(spec)
+        setattr(s2, attr, value)
+        out[key] = (s2, p)
+    assert spec.theta == 10000.0 and not any(spec.layer_use_rope), "the RoPE what-if rotates at the default theta 1e4"
+    rope = copy.copy(spec)
+    rope.layer_use_rope = [k == "attention" for k in spec.layer_kinds]
+    out["attention_rope"] = (rope, p)
+    for key, suffix in (("mamba_conv_bias", ".mixer.conv1d.bias"), ("mamba_D", ".mixer.D"),
+                        ("mamba_dt_bias", ".mixer.dt_bias")):
+        out[key] = (spec, {n: (torch.zeros_like(t) if n.endswith(suffix) else t) for n, t in p.items()})
+    return out
+
+
+def nemotron_h_description(spec, p, golden):
+    """Extra golden.json model keys of Nemotron-H (NemotronHForCausalLM): the pattern and what each layer is, the block,
+    the names, the norms' eps, the attention (no positions), the MLP (relu2, no gate), the Mamba-2 mixer's sizes (and the
+    expand it does not read), in_proj's row layout, the conv, the scan with its dt floor, the per-group gated norm,
+    the state an engine keeps, the chunked scan against the per-token recurrence (`mamba_chunked_vs_recurrent`), over
+    prompt 4's tokens per Mamba-2 layer dt, the decay exp(dt A) ([min, median, max]) and how many (token, head) values
+    of dt the floor raised (`mamba_dt_floored_prompt4`: [floored, all]; some in every Mamba-2 layer, not all), and how
+    much prompt 4's logits would change under each of nemotron_h_what_ifs (`<name>_effect_prompt4`, each > 1e-2)."""
+    ids = golden["prompts"][4]["input_ids"]
+    trace = {}
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)[0]
+    c, H, F, HD = spec.cfg, spec.H, spec.F, spec.HD
+    I, NH, P, G, N, K = spec.mamba_I, spec.mamba_NH, spec.mamba_P, spec.mamba_G, spec.mamba_N, spec.mamba_K
+    conv_dim = I + 2 * G * N
+    mamba = [l for l in range(spec.L) if spec.layer_mamba[l]]
+    floored = {str(l): [trace["mamba_dt_floored"][l], len(ids) * NH] for l in mamba}
+    assert all(0 < a < b for a, b in floored.values()), "the dt floor must bite in every Mamba-2 layer, not always"
+    assert c["expand"] * H != I and 1 < G < NH, \
+        "expand x hidden_size must differ from the mixer's width (it is not read), and more than one group of heads"
+    out = {"hybrid_override_pattern": c["hybrid_override_pattern"], "layer_kinds": spec.layer_kinds,
+           "layer_mamba": spec.layer_mamba, "layer_use_rope": spec.layer_use_rope,
+           "block": "x + mixer(RMSNorm(x) x backbone.layers.{i}.norm.weight): one norm and one mixer per layer "
+                    "(NemotronHBlock), no second norm or residual add",
+           "names": "backbone.embeddings.weight (no scaling), backbone.layers.{i}.norm.weight, "
+                    "backbone.layers.{i}.mixer.*, backbone.norm_f.weight, lm_head.weight (untied)",
+           "layer_norm_epsilon": spec.eps, "rms_norm_eps_in_config": c["rms_norm_eps"],
+           "norm_eps_rule": "every RMSNorm (the block norms, norm_f, the mixer's gated norm) takes layer_norm_epsilon; "
+                            "rms_norm_eps is listed and not read",
+           "attention_head_dim": HD,
+           "attention": "mixer.q_proj (%d, %d) / k_proj (%d, %d) / v_proj (%d, %d) as %d heads of %d (GQA %d), no "
+                        "positional encoding at all (no RoPE), scores x head_dim^-0.5 = %g, causal, softmax, "
+                        "mixer.o_proj (%d, %d); no biases" % (
+                            spec.NH * HD, H, spec.NKV * HD, H, spec.NKV * HD, H, spec.NH, HD, spec.NH // spec.NKV,
+                            spec.attn_scale, H, spec.NH * HD),
+           "intermediate_size": F,
+           "mlp": "mixer.down_proj (%d, %d) (relu(mixer.up_proj (%d, %d) h)^2): mlp_hidden_act relu2, no gate "
+                  "projection, no biases" % (H, F, F, H),
+           "mamba_num_heads": NH, "mamba_head_dim": P, "n_groups": G, "ssm_state_size": N, "conv_kernel": K,
+           "chunk_size": spec.mamba_chunk, "use_conv_bias": spec.mamba_conv_bias, "mamba_intermediate_size": I,
+           "mamba_conv_dim": conv_dim, "expand": c["expand"],
+           "mamba_width_rule": "intermediate_size = mamba_num_heads x mamba_head_dim = %d (expand x hidden_size = %d "
+                               "is not read)" % (I, c["expand"] * H),
+           "mamba_in_proj_layout": "mixer.in_proj.weight (%d, %d): rows [0, %d) the gate z, [%d, %d) x, [%d, %d) B (%d "
+                                   "groups of %d), [%d, %d) C, [%d, %d) dt (one per head); no bias" % (
+                                       I + conv_dim + NH, H, I, I, 2 * I, 2 * I, 2 * I + G * N, G, N, 2 * I + G * N,
+                                       2 * I + 2 * G * N, I + conv_dim, I + conv_dim + NH),
+           "mamba_conv": "xBC = in_proj rows [%d, %d) (x, B, C: conv_dim %d channels) through the depthwise causal "
+                         "mixer.conv1d.weight (%d, 1, %d) over the last %d positions (zeros before the first), plus "
+                         "mixer.conv1d.bias (%d), then SiLU" % (I, I + conv_dim, conv_dim, conv_dim, K, K, conv_dim),
+           "time_step_min": spec.mamba_dt_floor,
+           "mamba_rule": "dt = max(softplus(dt_raw + mixer.dt_bias), time_step_min = %g) (no upper bound; "
+                         "time_step_limit not read); A = -exp(mixer.A_log); head h (%d values of x) reads group g = h // "
+                         "%d of B and C (%d values each); S_h (%d x %d) = exp(dt_h A_h) S_h + dt_h x_h B_g^T, y_h = S_h "
+                         "C_g + mixer.D[h] x_h; S starts at zero; the golden values come from transformers' chunked "
+                         "form (chunks of chunk_size), which equals the recurrence" % (
+                             spec.mamba_dt_floor, P, NH // G, N, P, N),
+           "mamba_gated_norm": "y (all %d values) times silu(z) FIRST, then per group of %d values (intermediate_size / "
+                               "n_groups: Zamba2RMSNormGated's group_size) y rsqrt(mean(y^2 over the group) + "
+                               "layer_norm_epsilon), times mixer.norm.weight (%d, plain w); then mixer.out_proj.weight "
+                               "(%d, %d), no bias" % (I, I // G, I, H, I),
+           "mamba_state_per_layer": "conv: the last %d xBC inputs (%d x %d values; transformers' cache keeps %d), ssm: "
+                                    "%d x %d x %d values" % (K - 1, K - 1, conv_dim, K, NH, P, N),
+           "mamba_chunked_vs_recurrent": float("%.3g" % mamba_form_diff(spec, p, golden)),
+           "prompt4_tokens": len(ids),
+           "mamba_dt_prompt4": {str(l): spread_of(trace["mamba_dt"][l]) for l in mamba},
+           "mamba_decay_prompt4": {str(l): spread_of(trace["mamba_decay"][l]) for l in mamba},
+           "mamba_dt_floored_prompt4": floored,
+           "final_norm": "backbone.norm_f.weight"}
+    out.update(what_if_effects(spec.arch, nemotron_h_what_ifs(spec, p), torch.tensor([ids]), logits))
     return out
 
 
@@ -4524,6 +4752,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | granite4-h-moe | GraniteMoeHybridForCausalLM | Granite 4.0-H with Mamba-2 layers and experts, config.json in the spelling of ibm-granite/granite-4.0-h-tiny / -small's (transformers 4.56: `"layer_types"` ["mamba", "mamba", "attention", "mamba"], `"position_embedding_type": "nope"`, the mamba_* keys: mamba_n_heads 4, mamba_d_head 32, mamba_expand 2 (intermediate 128), mamba_n_groups 1 as released, mamba_d_state 32, mamba_d_conv 4, mamba_conv_bias true, mamba_proj_bias false, mamba_chunk_size 16; `"num_local_experts": 4`, `"num_experts_per_tok": 2`, rms_norm_eps 1e-5): granite4-h's Mamba-2 layers (GraniteMoeHybridMambaLayer) with `mamba.in_proj.weight` (324, 64) — z rows [0, 128), xBC [128, 320) (x 128, B 32, C 32), dt [320, 324) — the causal `mamba.conv1d.weight` (192, 1, 4) plus `mamba.conv1d.bias` (192) (no bias: prompt 4's logits change by 3.80), SiLU (none: 5.92), dt = softplus(dt + `mamba.dt_bias`) (no dt_bias: 4.44; no softplus: 3.59), every head of 32 values reading the one group of B and C (state 32), y = S C + `mamba.D` x (no D: 5.16), the golden values from transformers' chunked scan over chunks of 16 (prompt 4's 144 tokens: 9 chunks; a state reset at every chunk start: 1.89), equal to the per-token recurrence within 4.8e-6; `mamba.norm.weight` (128): y silu(z) first, then one RMSNorm over all 128 values (the RMSNorm before the gate: 3.82; with one group the per-group norm is the same), `mamba.out_proj.weight` (64, 128); the attention layer (2) takes no RoPE (RoPE there: 2.63); on every layer GraniteMoeHybridMoE plus shared_mlp: 4 experts of intermediate_size 32 stacked as `block_sparse_moe.input_linear.weight` (4, 64, 64) (per expert gate rows [0, 32), up rows [32, 64)) and `block_sparse_moe.output_linear.weight` (4, 64, 32), the router `block_sparse_moe.router.layer.weight` (4, 64) takes the softmax of the top-2 logits (every expert chosen by 58 to 88 of prompt 4's 144 tokens in every layer; the top-1 expert alone, weight 1: 3.22), plus `shared_mlp.input_linear.weight` (96, 64) / `shared_mlp.output_linear.weight` (64, 48) added without a gate (left out: 3.55; halves swapped: 2.68; read at intermediate_size's width: 4.50); embedding_multiplier 10 (none: 6.62), attention_multiplier 0.09375 instead of head_dim^-0.5 = 0.25 (0.97), residual_multiplier 0.25 (5.46), logits_scaling 5 (23.7); head_dim 16 (no key), 1 kv head (GQA 4); untied (lm_head.weight); BF16 matrices, norms and conv bias, F32 A_log / D / dt_bias |
 | lfm2 | Lfm2ForCausalLM | Liquid AI's LFM2 (LFM2-350M / 700M / 1.2B / 2.6B) with config.json in the releases' spelling (transformers 4.54: the original LFM2 keys `"block_ff_dim": 192` beside `"intermediate_size": 192`, block_auto_adjust_ff_dim true, block_ffn_dim_multiplier 1.0, block_multiple_of 32, block_dim / conv_dim / conv_dim_out 64, num_heads 4, block_norm_eps and the training keys, none of them read but block_ff_dim and the three MLP keys; `"layer_types"` ["conv", "conv", "full_attention", "conv", "full_attention"] with `"full_attn_idxs": null`, conv_L_cache 3, conv_bias false, norm_eps 1e-5, rope_theta 1000000.0, tie_word_embeddings true; no head_dim, theta or tie_embedding key): on the conv layers (Lfm2ShortConv) `conv.in_proj.weight` (192, 64) gives B (rows [0, 64)), C ([64, 128)) and x ([128, 192)) (`B, C, x = BCx.chunk(3)`; C swapped with B: prompt 4's logits change by 13.0; C swapped with x, Mamba's x | B | C: 11.7), B x through the depthwise causal `conv.conv.weight` (64, 1, 3) without bias or activation (no conv, y = C B x: 12.4; a SiLU after it: 12.0), times C, `conv.out_proj.weight` (64, 64); the cache a one-token step reads is the last 2 values of B x per channel; the attention layers (2, 4): q/k/v_proj, `self_attn.q_layernorm` / `k_layernorm` (16,) RMSNorms over each head BEFORE RoPE (after it, HunYuan's order: 0.627; none: 1.74), rotate-half RoPE at rope_theta 1e6 (at 1e4: 2.06), scores x 16^-0.5, GQA 2, `self_attn.out_proj`; every layer `operator_norm` before the mixer and `ffn_norm` before Lfm2MLP, `feed_forward.w2(silu(w1 h) * w3 h)` at Lfm2MLP's adjusted width int(2 x 192 / 3) = 128, x 1.0, rounded up to a multiple of 32: 128 (w1 / w3 (128, 64), w2 (64, 128); w1 and w3 swapped: 8.90); the final norm `model.embedding_norm`; no embedding scale; Lfm2RMSNorm x rsqrt(mean(x²) + 1e-5) w with a plain w; tied (no lm_head tensor); all BF16 (norms too) |
 | lfm2-moe | Lfm2MoeForCausalLM | Liquid AI's LFM2-MoE (LFM2-8B-A1B) with config.json as transformers 4.57 writes Lfm2MoeConfig ("dtype", `"rope_theta": 1000000.0` at the top level, `"layer_types"` ["conv", "full_attention", "conv", "conv", "full_attention"] listed — Lfm2MoeConfig derives none, full_attn_idxs is not read —, `"num_dense_layers": 2`, intermediate_size 96, moe_intermediate_size 32, num_experts 8, num_experts_per_tok 2, use_expert_bias true, norm_topk_prob true, `"routed_scaling_factor": 1.5`, conv_L_cache 3, conv_bias false, norm_eps 1e-5, tie_word_embeddings true; none of LFM2's original keys — block_*, theta, tie_embedding, full_attn_idxs —, no head_dim, no hidden_act): LFM2's layers — Lfm2ShortConv on layers 0, 2, 3 (`conv.in_proj.weight` (192, 64) rows B, C, x, B x through the depthwise causal `conv.conv.weight` (64, 1, 3), times C, `conv.out_proj`), Lfm2Attention on 1 and 4 (q/k/v_proj, per-head `self_attn.q_layernorm` / `k_layernorm` (16,) before the rotate-half RoPE at 1e6, GQA 2, `self_attn.out_proj`), `operator_norm` / `ffn_norm`, the final `model.embedding_norm` —; layers 0-1 (a conv and an attention layer) take Lfm2MoeMLP at intermediate_size 96 as it stands (`feed_forward.w1` / `w3` (96, 64), `w2` (64, 96); Lfm2MLP's rule would start from int(2 x 96 / 3) = 64); layers 2-4 Lfm2MoeSparseMoeBlock: s = sigmoid(h·Wᵀ) with `feed_forward.gate.weight` (8, 64), the top 2 of s + `feed_forward.expert_bias` (F32 (8,), std 0.2; the choice only — the top 2 of s alone, as use_expert_bias false runs: other experts for 74, 90 and 90 of prompt 4's 144 tokens in layers 2-4, prompt 4's logits change by 8.81), weights the chosen s (s + bias as the weights: 2.71) divided by (their sum + 1e-6) (not divided: 6.99), times routed_scaling_factor 1.5 (x 1: 3.90); a softmax in place of the sigmoid, the bias kept: other experts for 61, 66 and 67 tokens, 7.63; experts `feed_forward.experts.{e}.w1` (gate, (32, 64)), `w3` (up), `w2` (down, (64, 32)) as released (w1 and w3 swapped: 6.15), no shared expert; every expert chosen by some of prompt 4's tokens in every MoE layer; tied (no lm_head tensor); BF16 weights (norms too), F32 expert_bias |
+| nemotron-h | NemotronHForCausalLM | NVIDIA's Nemotron-H (Nemotron-H-8B / 4B, NVIDIA-Nemotron-Nano-9B-v2 / 12B-v2) with config.json in nvidia/Nemotron-H-8B-Base-8K's spelling (transformers 4.48's remote NemotronHConfig: `"hybrid_override_pattern": "M-M*-"` beside num_hidden_layers 5, `"attention_head_dim": 16` and no head_dim, mlp_hidden_act relu2, mamba_hidden_act silu, mamba_num_heads 8, mamba_head_dim 8, n_groups 2, ssm_state_size 16, conv_kernel 4, use_conv_bias true, use_bias / mamba_proj_bias / mlp_bias / attention_bias false, expand 2, chunk_size 8, time_step_min 0.01, time_step_max 0.1, time_step_floor 1e-4, `"time_step_limit": [0.0, Infinity]`, layer_norm_epsilon 1e-5 beside rms_norm_eps 1e-5, residual_in_fp32 false, rescale_prenorm_residual true, use_mamba_kernels true, auto_map, tie_word_embeddings false): every layer one block, x + mixer(RMSNorm(x) `backbone.layers.{i}.norm.weight`), the mixer by the pattern's character — "M" (layers 0, 2) a Mamba-2 mixer (NemotronHMamba2Mixer = zamba2's Zamba2MambaMixer, torch_forward): `mixer.in_proj.weight` (200, 64) gives the gate z (rows [0, 64)), xBC ([64, 192): x 64, B 2 x 16, C 2 x 16) and dt ([192, 200), one per head); xBC through the depthwise causal `mixer.conv1d.weight` (128, 1, 4) plus `mixer.conv1d.bias` (128) (no bias: prompt 4's logits change by 7.78), then SiLU (none: 7.11); dt = softplus(dt + `mixer.dt_bias`) (no dt_bias: 6.56) FLOORED at time_step_min 0.01 (it raises 373 and 13 of the 1152 (token, head) values of prompt 4 in layers 0 and 2; clamped at 0 instead, as Granite 4.0-H / Bamba's mixer and mamba_ssm's kernels take it: 0.240), time_step_limit not read; A = -exp(`mixer.A_log`); the width is mamba_num_heads x mamba_head_dim = 64, not expand x hidden_size = 128; head h (8 values of x) reads group h // 4 of B and C (every head group 0: 5.84; group h % 2: 4.74); S = exp(dt A) S + dt x B^T, y = S C + `mixer.D` x (no D: 11.5), the golden values from transformers' chunked scan over chunks of 8 (a state reset at every chunk start: 2.79), equal to the per-token recurrence within 4.3e-6; Zamba2RMSNormGated with `mixer.norm.weight` (64): y silu(z) first, then an RMSNorm per group of 32 values (intermediate_size / n_groups; over all 64 at once, as GraniteMoeHybridRMSNormGated: 4.20; the RMSNorm before the gate: 5.69); `mixer.out_proj.weight` (64, 64) — "*" (layer 3) attention with no positional encoding at all (`mixer.q_proj` / `k_proj` / `v_proj` / `o_proj`, 4 heads of 16, GQA 2, scores x 16^-0.5; a rotate-half RoPE at theta 1e4: 4.51) — "-" (layers 1, 4) the ungated MLP `mixer.down_proj` (64, 96) (relu(`mixer.up_proj` (96, 64) h)^2) (a plain ReLU: 7.24); embeddings `backbone.embeddings.weight` unscaled, final norm `backbone.norm_f.weight`, every norm eps layer_norm_epsilon (rms_norm_eps not read), `lm_head.weight` untied; BF16 matrices, norms and conv bias, F32 A_log / D / dt_bias |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -4774,5 +5003,19 @@ the first MoE layer), `expert_usage_prompt4` (per MoE layer how many of prompt 4
 another expert set, the router inputs held) and
 `{router_bias,router_bias_in_weights,router_softmax,router_unnormalised,router_scaling,expert_w1_w3_swapped}_effect_prompt4`
 (largest logit change with the top-k of s alone, the weights gathered from s + expert_bias, a softmax in place of the
-sigmoid, the weights not renormalised, routed_scaling_factor 1, each expert's w1 and w3 swapped).
+sigmoid, the weights not renormalised, routed_scaling_factor 1, each expert's w1 and w3 swapped); for Nemotron-H
+`model.hybrid_override_pattern`, `layer_kinds` (per layer mamba / attention / mlp), `layer_mamba`, `layer_use_rope`,
+`block`, `names`, `layer_norm_epsilon`, `rms_norm_eps_in_config` (listed, not read), `norm_eps_rule`,
+`attention_head_dim`, `attention`, `intermediate_size`, `mlp`, `mamba_num_heads`, `mamba_head_dim`, `n_groups`,
+`ssm_state_size`, `conv_kernel`, `chunk_size`, `use_conv_bias`, `mamba_intermediate_size` (heads x head_dim),
+`mamba_conv_dim`, `expand` and `mamba_width_rule` (expand is not read), `mamba_in_proj_layout`, `mamba_conv`,
+`time_step_min`, `mamba_rule`, `mamba_gated_norm`, `mamba_state_per_layer`, `mamba_chunked_vs_recurrent` (as Granite
+4.0-H's; at most 1e-5), `prompt4_tokens`, `mamba_dt_prompt4` / `mamba_decay_prompt4` (per Mamba-2 layer [min, median,
+max] over prompt 4's tokens), `mamba_dt_floored_prompt4` (per Mamba-2 layer [how many (token, head) values of dt the
+floor time_step_min raised, how many there are]), `final_norm` and
+`{mamba_dt_floor,mamba_norm_whole,mamba_norm_before_gate,mamba_groups_first,mamba_groups_tiled,mamba_conv_activation,mamba_state_reset_per_chunk,mlp_relu,attention_rope,mamba_conv_bias,mamba_D,mamba_dt_bias}_effect_prompt4`
+(largest logit change with dt clamped at 0 instead of floored at time_step_min, the gated RMSNorm over all
+intermediate_size values at once, that RMSNorm before silu(z), every head reading group 0, head h reading group h %
+n_groups, the conv without its SiLU, the scan's state reset at every chunk start, the MLP's relu2 as a plain ReLU, a
+rotate-half RoPE at theta 1e4 on the attention layer, no conv1d bias, no D skip, no dt_bias).
 """

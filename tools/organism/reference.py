@@ -67,7 +67,11 @@ modeling code (eager attention); the file and class/function are cited at each f
   conv / attention layers and names; the first num_dense_layers feed_forwards a SwiGLU Lfm2MoeMLP of intermediate_size
   as it stands (no width rule), the others a sparse MoE with a sigmoid router whose expert_bias steers the choice only, the
   top-k weights renormalised (+ 1e-6) and scaled; per-expert feed_forward.experts.{e}.w1 / w3 / w2 as released; see
-  lfm2_layers, lfm2_moe_route).
+  lfm2_layers, lfm2_moe_route),
+  NemotronHForCausalLM (NVIDIA's Nemotron-H-8B / 4B, NVIDIA-Nemotron-Nano-9B-v2 / 12B-v2,
+  models/nemotron_h/modular_nemotron_h.py and configuration_nemotron_h.py, as the 4.48-era releases' config.json spell
+  it: blocks of one mixer each behind one RMSNorm, Mamba-2 (zamba2's mixer) / attention without positions / an ungated
+  squared-ReLU MLP from hybrid_override_pattern, names under backbone.*; see nemotron_h_layers, nemotron_h_block).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -196,6 +200,12 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     (feed_forward.gate, the F32 buffer feed_forward.expert_bias, experts feed_forward.experts.{e}.w1 / w3 / w2 of
     moe_intermediate_size): s = sigmoid(logits), the top-k of s + expert_bias, weights s over (their sum + 1e-6)
     with norm_topk_prob, times routed_scaling_factor (`lfm2_moe_route`).
+  - Nemotron-H (layer_kinds): NemotronHBlock is x + mixer(norm(x)), one norm (backbone.layers.{i}.norm) and one mixer
+    per layer: "M" a Mamba-2 mixer (mamba_mixer under mixer.*, as Granite's but for dt floored at time_step_min and the
+    gated RMSNorm taken per group of intermediate_size / n_groups values: Zamba2MambaMixer / Zamba2RMSNormGated), "*"
+    attention with no positional encoding at all (JambaAttention: mixer.q/k/v/o_proj, head_dim^-0.5), "-" the MLP
+    down_proj(relu(up_proj(x))^2) (NemotronMLP, no gate); embeddings backbone.embeddings (unscaled), final norm
+    backbone.norm_f, eps layer_norm_epsilon everywhere (nemotron_h_block).
   - Final norm; lm_head or the tied embedding matrix; optional final tanh softcap (Gemma 2,
     Gemma3ForCausalLM; never Gemma3ForConditionalGeneration); Cohere multiplies the logits by
     logit_scale.
@@ -446,6 +456,10 @@ LFM2 = "Lfm2ForCausalLM"
 # sigmoid-routed MoE feed_forward after the first num_dense_layers (see lfm2_layers, lfm2_moe_route)
 LFM2_MOE = "Lfm2MoeForCausalLM"
 LFM2_FAMILY = (LFM2, LFM2_MOE)
+# NVIDIA's Nemotron-H (Nemotron-H-8B / 4B, NVIDIA-Nemotron-Nano-9B-v2 / 12B-v2: models/nemotron_h/modular_nemotron_h.py,
+# NemotronHForCausalLM): blocks of one mixer each (Mamba-2, attention without positions, or an ungated squared-ReLU MLP)
+# behind one RMSNorm, named backbone.* (see nemotron_h_layers, nemotron_h_block)
+NEMOTRON_H = "NemotronHForCausalLM"
 GPT_OSS = "GptOssForCausalLM"
 COHERE = ("CohereForCausalLM", "Cohere2ForCausalLM")
 SEED_OSS = "SeedOssForCausalLM"
@@ -460,7 +474,7 @@ MULTIMODAL = (("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGenerati
               (QWEN3_5, QWEN3_5_MOE) + GLM_V + (LLAMA4,))
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
                  (GRANITE_HYBRID, GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4, ERNIE4_5, GEMMA1,
-                                                                  HUNYUAN_DENSE, LFM2, LFM2_MOE))
+                                                                  HUNYUAN_DENSE, LFM2, LFM2_MOE, NEMOTRON_H))
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -827,6 +841,20 @@ DEFAULTS[LLAMA4] = dict(
     no_rope_layers=None, no_rope_layer_interval=4, attention_chunk_size=8192, layer_types=None,
     attn_temperature_tuning=True, floor_scale=8192, attn_scale=0.1, attention_bias=False, rope_theta=500000.0,
     rope_scaling=None, rope_parameters=None)
+# models/nemotron_h/configuration_nemotron_h.py NemotronHConfig (the numbers of the fields read here; NVIDIA's remote
+# configuration_nemotron_h.py of the 4.48-era releases stores its __init__ arguments under these attribute names, which
+# the releases' config.json files hold): num_attention_heads 32, num_key_value_heads 8, attention_bias / mlp_bias / use_bias /
+# mamba_proj_bias false, mlp_hidden_act relu2, mamba_hidden_act silu, ssm_state_size 128, mamba_num_heads 128,
+# mamba_head_dim 64, n_groups 8, conv_kernel 4, expand 2 (not read by the mixer: its width is mamba_num_heads x
+# mamba_head_dim), time_step_min 0.001, time_step_max 0.1 / time_step_floor 1e-4 (dt_bias's init only),
+# time_step_limit (0, inf), use_conv_bias true, chunk_size 128, layer_norm_epsilon 1e-5, tie_word_embeddings false.
+# No head_dim here: see nemotron_h_layers
+DEFAULTS[NEMOTRON_H] = dict(
+    num_attention_heads=32, num_key_value_heads=8, attention_bias=False, mlp_bias=False, use_bias=False,
+    mamba_proj_bias=False, mlp_hidden_act="relu2", mamba_hidden_act="silu", ssm_state_size=128, mamba_num_heads=128,
+    mamba_head_dim=64, n_groups=8, conv_kernel=4, expand=2, time_step_min=0.001, time_step_max=0.1,
+    time_step_floor=1e-4, time_step_limit=(0.0, float("inf")), use_conv_bias=True, chunk_size=128,
+    layer_norm_epsilon=1e-5, tie_word_embeddings=False)
 # DeepseekV3Attention.__init__: q_a_layernorm = DeepseekV3RMSNorm(config.q_lora_rank) and kv_a_layernorm =
 # DeepseekV3RMSNorm(self.kv_lora_rank) take DeepseekV3RMSNorm.__init__'s default eps=1e-6, not
 # config.rms_norm_eps (which only input_layernorm, post_attention_layernorm and model.norm take)
@@ -907,6 +935,9 @@ class Spec:
                 raise ValueError("PhiMoE: head_dim %r != hidden_size // num_attention_heads %d (PhimoeAttention "
                                  "ignores the key)" % (c.get("head_dim"), self.H // self.NH))
             self.HD = self.H // self.NH
+        if arch == NEMOTRON_H:
+            # attention_head_dim (the releases' key), else head_dim, else hidden / heads: see nemotron_h_head_dim
+            self.HD = nemotron_h_head_dim(c, self.H, self.NH)
         # DeepSeek-V3's multi-head latent attention (models/deepseek_v3/modeling_deepseek_v3.py
         # DeepseekV3Attention.__init__): q_a_proj (q_lora_rank, H), q_a_layernorm, q_b_proj (NH * qk_head_dim,
         # q_lora_rank); kv_a_proj_with_mqa (kv_lora_rank + qk_rope_head_dim, H), kv_a_layernorm, kv_b_proj
@@ -968,8 +999,10 @@ class Spec:
         # CohereLayerNorm(eps=config.layer_norm_eps) (models/cohere/modeling_cohere.py)
         # (LFM2: Lfm2RMSNorm(eps=config.norm_eps) everywhere, the q/k layernorms too)
         # (LFM2-MoE: Lfm2MoeRMSNorm(eps=config.norm_eps) alike)
+        # (Nemotron-H: every NemotronHRMSNorm, the block norms, norm_f and the mixer's gated norm, takes
+        # eps=config.layer_norm_epsilon; rms_norm_eps, which the releases also list, is not read)
         self.eps = (get("layer_norm_eps") if arch in COHERE else get("norm_eps") if arch in LFM2_FAMILY else
-                    get("rms_norm_eps"))
+                    get("layer_norm_epsilon") if arch == NEMOTRON_H else get("rms_norm_eps"))
         self.theta = get("rope_theta", 10000.0)
         self.rope_scaling = get("rope_scaling", None)
         if arch in (DEEPSEEK_V2, EXAONE4, LLAMA4) and get("rope_parameters") is not None:
@@ -1172,13 +1205,15 @@ class Spec:
         # Glm4MoeMLP: separate gate_proj / up_proj / down_proj)
         self.fused_gate_up = self.fused_gate_up or arch in GLM or arch == GLM4V
         if (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration", QWEN3_VL_MOE,
-                     SMOLLM3, GRANITE, GRANITE_HYBRID, EXAONE4, GEMMA1, LLAMA4, HUNYUAN_DENSE) + GRANITE_MOE + COHERE +
-                    ERNIE + HYBRID or gemma):
+                     SMOLLM3, GRANITE, GRANITE_HYBRID, EXAONE4, GEMMA1, LLAMA4, HUNYUAN_DENSE, NEMOTRON_H) + GRANITE_MOE +
+                    COHERE + ERNIE + HYBRID or gemma):
             # (HunYuan-Dense: HunYuanDenseV1Attention (LlamaAttention) takes bias=config.attention_bias on q/k/v/o_proj;
             # the releases have it false. HunYuanDenseV1MLP's projections are bias=False whatever mlp_bias says)
             # (Llama 4: Llama4TextAttention's q/k/v/o_proj take bias=config.attention_bias; no release sets it)
             # (Granite 4.0: GraniteMoeHybridAttention's q/k/v/o_proj take bias=config.attention_bias; the releases have
             # it false)
+            # (Nemotron-H: transformers' NemotronHAttention builds q/k/v/o_proj with bias=False whatever attention_bias
+            # says; the releases have it false)
             # (Gemma 1: GemmaAttention's q/k/v/o_proj take bias=config.attention_bias; every release has it false)
             # (Qwen3-Next / Qwen3.5: q/k/v/o_proj take bias=config.attention_bias; no release sets it)
             # (ERNIE 4.5: the projections take use_bias, not attention_bias; a true attention_bias would be ignored)
@@ -1259,9 +1294,16 @@ class Spec:
             # `ACT2FN[config.hidden_act]`: a hidden_act key other than silu splits the two readings
             raise ValueError("LFM2-MoE: hidden_act %r (Lfm2MoeMLP runs SiLU, transformers 5's experts would read the "
                              "key)" % (act,))
-        if act not in ("silu", "gelu_pytorch_tanh"):
+        if arch == NEMOTRON_H:
+            # models/nemotron_h/modular_nemotron_h.py NemotronHMLP (NemotronMLP): `self.act_fn =
+            # ACT2FN[config.mlp_hidden_act]` on up_proj's output, no gate; hidden_act is not read. relu2 is
+            # ReLUSquaredActivation, relu(x) squared (see activation)
+            act = get("mlp_hidden_act")
+            if act != "relu2":
+                raise ValueError("Nemotron-H: mlp_hidden_act %r (the fixtures use relu2)" % (act,))
+        elif act not in ("silu", "gelu_pytorch_tanh"):
             raise ValueError("activation %r is not supported" % act)
-        self.act = "gelu_tanh" if act == "gelu_pytorch_tanh" else "silu"
+        self.act = "gelu_tanh" if act == "gelu_pytorch_tanh" else act
         # (Gemma 1: GemmaAttention.__init__, `self.scaling = 1 / math.sqrt(config.head_dim)`; 4.48+: LlamaAttention's
         # head_dim**-0.5; no query_pre_attn_scalar, no softcap)
         self.attn_scale = get("query_pre_attn_scalar") ** -0.5 if gemma else self.HD ** -0.5
@@ -1434,8 +1476,14 @@ class Spec:
         # width, the theta key and LFM2's tensor names (o_proj_name, final_norm_name): lfm2_layers
         self.layer_conv = [False] * self.L
         self.o_proj_name, self.final_norm_name = "o_proj", "norm"
+        # the attention's module name (its q/k/v/o_proj live under `<layer>.<attn_module>.`) and the embedding's under the
+        # prefix: "self_attn" and "embed_tokens" but for Nemotron-H ("mixer", "embeddings": nemotron_h_layers)
+        self.attn_module, self.embed_name = "self_attn", "embed_tokens"
         if arch in LFM2_FAMILY:
             lfm2_layers(self, c, get)
+        # Nemotron-H's blocks (layer_kinds), names and Mamba-2 sizes: nemotron_h_layers
+        if arch == NEMOTRON_H:
+            nemotron_h_layers(self, c, get)
         # Llama 4's per-layer attention: see llama4_layers (False / None for every other family)
         self.layer_qk_l2norm = [False] * self.L
         self.layer_temperature = [False] * self.L
@@ -1952,6 +2000,8 @@ def granite_hybrid_layers(spec, c, get):
     spec.mamba_I, spec.mamba_NH, spec.mamba_P, spec.mamba_G, spec.mamba_N = I, NH, P, G, N
     spec.mamba_K, spec.mamba_chunk = K, chunk
     spec.mamba_conv_bias = bool(get("mamba_conv_bias"))
+    # the mixer's tensors under `<layer>.mamba.`; dt clamped to time_step_limit's (0, inf): a floor of 0
+    spec.mamba_module, spec.mamba_dt_floor = "mamba", 0.0
     if any(spec.layer_mamba):
         if get("mamba_proj_bias"):
             raise ValueError("Granite 4.0: mamba_proj_bias true (in_proj / out_proj biases) is not used by the fixtures")
@@ -1972,6 +2022,130 @@ def granite_hybrid_layers(spec, c, get):
     spec.mamba_norm_order, spec.mamba_norm_group, spec.mamba_head_group = "gate_first", None, "interleave"
     spec.mamba_reset_chunks = False
     # (check_reference, golden_models: the per-token recurrence for whole sequences too, in place of the chunked form)
+    spec.mamba_recurrent = False
+
+
+NEMOTRON_H_KINDS = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}
+# transformers 5's list spelling (NemotronHConfig.layers_block_type, attribute-mapped from layer_types): the names of the
+# modeling code's MIXER_TYPES, and those its configuration's _pattern_to_list writes (remap_legacy_layer_types)
+NEMOTRON_H_BLOCK_NAMES = {"mamba": "mamba", "linear_attention": "mamba", "attention": "attention",
+                          "full_attention": "attention", "mlp": "mlp", "moe": "moe"}
+# NemotronHConfig.__post_init__'s legacy keyword names (mamba_n_groups -> n_groups, ...): the releases' config.json files
+# hold the attribute names, so these are refused rather than mapped
+NEMOTRON_H_LEGACY_KEYS = ("mamba_n_groups", "mamba_d_conv", "mamba_expand", "mamba_dt_min", "mamba_dt_max",
+                          "mamba_dt_limit", "mamba_dt_init_floor", "mamba_conv_bias", "mamba_chunk_size")
+
+
+def nemotron_h_head_dim(c, H, NH):
+    """The attention head width of a Nemotron-H config: attention_head_dim, the key of the released config.json files
+    (NVIDIA's remote NemotronHAttention: `self.head_dim = config.attention_head_dim`), else head_dim (transformers 5's
+    NemotronHConfig field; its NemotronHAttention takes `getattr(config, "head_dim", hidden_size //
+    num_attention_heads)`), else hidden_size // num_attention_heads. Refused: both keys with different values, a width
+    below 1. (A caveat for transformers 5, not for this reading: its dataclass gives head_dim a default of 128 when
+    config.json has none, so a file with attention_head_dim alone loads there with 128-wide heads, whatever
+    attention_head_dim says: right for the releases' 128, not for the fixture's 16; tools/hf_check passes head_dim.)"""
+    a, b = c.get("attention_head_dim"), c.get("head_dim")
+    if a is not None and b is not None and a != b:
+        raise ValueError("Nemotron-H: attention_head_dim %r != head_dim %r" % (a, b))
+    hd = a if a is not None else b if b is not None else H // NH
+    if isinstance(hd, bool) or not isinstance(hd, int) or hd < 1:
+        raise ValueError("Nemotron-H: attention head width %r" % (hd,))
+    return hd
+
+
+def nemotron_h_layers(spec, c, get):
+    """The Nemotron-H fields of a Spec (NemotronHForCausalLM), from models/nemotron_h/modular_nemotron_h.py and
+    configuration_nemotron_h.py (and NVIDIA's remote code of the 4.48-era releases, which computes the same):
+    - spec.layer_kinds: one block type per layer, from hybrid_override_pattern (the releases' key: one character per
+      layer, "M" Mamba-2, "*" attention, "-" MLP, "E" MoE; NemotronHConfig._pattern_to_list), else transformers 5's list
+      layers_block_type / layer_types (NEMOTRON_H_BLOCK_NAMES). NemotronHBlock.__init__ builds `MIXER_TYPES[block_type]`
+      as the block's only mixer. Refused: no pattern and no list (the config class's default is a MoE layout), both
+      disagreeing, another length than num_hidden_layers (transformers 5 takes the list's length and only warns), an
+      unknown character or name, and "E" (the MoE blocks: NemotronHMoE, not used by the fixtures);
+    - spec.layer_mamba (the "M" blocks, run by mamba_mixer), spec.layer_use_rope (none: NemotronHAttention is
+      JambaAttention, which takes no position embeddings; the model has no rotary embedding at all);
+    - the names: every tensor under `backbone.` (NemotronHForCausalLM's `backbone` in the released checkpoints;
+      transformers 5's conversion_mapping "nemotron_h" renames it to its `model.`), backbone.embeddings.weight,
+      backbone.layers.{i}.norm.weight, the mixer's tensors under backbone.layers.{i}.mixer.* (attention q/k/v/o_proj
+      too), backbone.norm_f.weight, lm_head.weight (tie_word_embeddings false in the releases);
+    - the Mamba-2 mixer (NemotronHMamba2Mixer, which is zamba2's Zamba2MambaMixer with Nemotron-H's config names):
+      num_heads = mamba_num_heads, head_dim = mamba_head_dim, intermediate_size = mamba_num_heads x mamba_head_dim
+      (NOT expand x hidden_size: expand is not read), n_groups, ssm_state_size, conv_kernel, chunk_size, use_conv_bias,
+      in_proj / out_proj bias=use_bias, activation mamba_hidden_act; torch_forward floors dt at time_step_min
+      (`torch.clamp(dt, self.time_step_min)`) and does not read time_step_limit, where Bamba's / Granite's mixer clamps
+      to time_step_limit (spec.mamba_dt_floor); Zamba2RMSNormGated(intermediate_size, group_size=intermediate_size //
+      n_groups, eps=layer_norm_epsilon): y silu(gate) first, then an RMS per group of intermediate_size / n_groups values
+      (spec.mamba_norm_group). Refused: a size or chunk below 1, mamba_num_heads not a multiple of n_groups
+      (repeat_interleave(num_heads // n_groups, output_size=num_heads) fails), use_bias or mamba_proj_bias true (the
+      projections' biases: not used by the fixtures), mamba_hidden_act other than silu, time_step_limit other than [0,
+      inf] (the CUDA kernels' path reads it as dt_limit where torch_forward does not: the two would disagree), a
+      negative time_step_min, the legacy mamba_* keyword names (NEMOTRON_H_LEGACY_KEYS).
+    Not modelled: the CUDA kernels' path (mamba_chunk_scan_combined with dt_softplus and dt_limit, no floor at
+    time_step_min): where the floor bites it computes other values than torch_forward, which the golden files follow
+    (transformers' path on the CPU and wherever the mamba_ssm / causal_conv1d kernels are not loaded).
+    The what-if flags (golden_models only) are set to the model as it is."""
+    L = spec.L
+    pattern = c.get("hybrid_override_pattern")
+    lists = [c[k] for k in ("layers_block_type", "layer_types") if c.get(k) is not None]
+    kinds = None
+    if pattern is not None:
+        if not isinstance(pattern, str) or any(ch not in NEMOTRON_H_KINDS for ch in pattern):
+            raise ValueError("Nemotron-H: hybrid_override_pattern %r (characters M, *, -, E)" % (pattern,))
+        kinds = [NEMOTRON_H_KINDS[ch] for ch in pattern]
+    for lst in lists:
+        if not isinstance(lst, list) or any(t not in NEMOTRON_H_BLOCK_NAMES for t in lst):
+            raise ValueError("Nemotron-H: layers_block_type %r" % (lst,))
+        other = [NEMOTRON_H_BLOCK_NAMES[t] for t in lst]
+        if kinds is not None and other != kinds:
+            raise ValueError("Nemotron-H: hybrid_override_pattern and layers_block_type disagree: %r, %r" % (
+                pattern, lst))
+        kinds = other
+    if kinds is None:
+        raise ValueError("Nemotron-H: no hybrid_override_pattern / layers_block_type")
+    if len(kinds) != L:
+        raise ValueError("Nemotron-H: %d block types for num_hidden_layers %d" % (len(kinds), L))
+    if "moe" in kinds:
+        raise ValueError("Nemotron-H: MoE blocks (\"E\") are not used by the fixtures")
+    legacy = [k for k in NEMOTRON_H_LEGACY_KEYS if k in c]
+    if legacy:
+        raise ValueError("Nemotron-H: the legacy keys %s (the releases write n_groups, conv_kernel, ...)" % legacy)
+    spec.layer_kinds = kinds
+    spec.layer_types = list(kinds)
+    spec.layer_mamba = [k == "mamba" for k in kinds]
+    spec.layer_use_rope = [False] * L
+    spec.prefix, spec.embed_name, spec.final_norm_name, spec.attn_module = "backbone.", "embeddings", "norm_f", "mixer"
+    NH, P, G, N = get("mamba_num_heads"), get("mamba_head_dim"), get("n_groups"), get("ssm_state_size")
+    K, chunk = get("conv_kernel"), get("chunk_size")
+    for key, value in (("mamba_num_heads", NH), ("mamba_head_dim", P), ("n_groups", G), ("ssm_state_size", N),
+                       ("conv_kernel", K), ("chunk_size", chunk)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError("Nemotron-H: %s %r (a positive integer)" % (key, value))
+    I = NH * P
+    spec.mamba_I, spec.mamba_NH, spec.mamba_P, spec.mamba_G, spec.mamba_N = I, NH, P, G, N
+    spec.mamba_K, spec.mamba_chunk = K, chunk
+    spec.mamba_conv_bias = bool(get("use_conv_bias"))
+    floor = get("time_step_min")
+    if isinstance(floor, bool) or not isinstance(floor, (int, float)) or floor < 0:
+        raise ValueError("Nemotron-H: time_step_min %r" % (floor,))
+    spec.mamba_module, spec.mamba_dt_floor = "mixer", float(floor)
+    if any(spec.layer_mamba):
+        if NH % G:
+            raise ValueError("Nemotron-H: mamba_num_heads %d not a multiple of n_groups %d" % (NH, G))
+        if get("use_bias") or get("mamba_proj_bias"):
+            raise ValueError("Nemotron-H: use_bias / mamba_proj_bias true (in_proj / out_proj biases) is not used by "
+                             "the fixtures")
+        if get("mamba_hidden_act") != "silu":
+            raise ValueError("Nemotron-H: mamba_hidden_act %r (the conv's activation; the fixtures use silu)" % (
+                get("mamba_hidden_act"),))
+        limit = get("time_step_limit")
+        if limit is not None and (len(limit) != 2 or float(limit[0]) != 0.0 or float(limit[1]) != float("inf")):
+            raise ValueError("Nemotron-H: time_step_limit %r (torch_forward ignores it, the kernels clamp dt to it)" % (
+                limit,))
+    # what-ifs only (golden_models.nemotron_h_what_ifs): as granite_hybrid_layers', the gated norm's span set to the
+    # groups it has here (None: all of intermediate_size at once, Granite's)
+    spec.mamba_conv_act = spec.mamba_dt_softplus = True
+    spec.mamba_norm_order, spec.mamba_norm_group, spec.mamba_head_group = "gate_first", I // G, "interleave"
+    spec.mamba_reset_chunks = False
     spec.mamba_recurrent = False
 
 
@@ -2768,6 +2942,11 @@ def activation(spec, x):
     # config.json hidden_act as transformers >= 4.48 reads it, see Spec)
     if spec.act == "gelu":
         return F.gelu(x)
+    if spec.act in ("relu2", "relu"):
+        # Nemotron-H's mlp_hidden_act relu2: transformers' ReLUSquaredActivation, `torch.square(relu(x))`; "relu" (the
+        # ReLU unsquared) a what-if only
+        y = F.relu(x)
+        return torch.square(y) if spec.act == "relu2" else y
     return F.gelu(x, approximate="tanh") if spec.act == "gelu_tanh" else F.silu(x)
 
 
@@ -2914,17 +3093,18 @@ def llama4_query_key(spec, l, q, k, freqs_cis, temperature):
 
 
 def qkv_projections(spec, p, pre, h):
+    a = pre + spec.attn_module + "."  # (self_attn.; Nemotron-H's mixer.)
     if spec.fused_qkv:
         QD, KVD = spec.NH * spec.HD, spec.NKV * spec.HD
-        qkv = h @ p[pre + "self_attn.qkv_proj.weight"].T
+        qkv = h @ p[a + "qkv_proj.weight"].T
         return qkv[..., :QD], qkv[..., QD:QD + KVD], qkv[..., QD + KVD:]
-    q = h @ p[pre + "self_attn.q_proj.weight"].T
-    k = h @ p[pre + "self_attn.k_proj.weight"].T
-    v = h @ p[pre + "self_attn.v_proj.weight"].T
+    q = h @ p[a + "q_proj.weight"].T
+    k = h @ p[a + "k_proj.weight"].T
+    v = h @ p[a + "v_proj.weight"].T
     if spec.qkv_bias:
-        q = q + p[pre + "self_attn.q_proj.bias"]
-        k = k + p[pre + "self_attn.k_proj.bias"]
-        v = v + p[pre + "self_attn.v_proj.bias"]
+        q = q + p[a + "q_proj.bias"]
+        k = k + p[a + "k_proj.bias"]
+        v = v + p[a + "v_proj.bias"]
     return q, k, v
 
 
@@ -3031,8 +3211,8 @@ def _attend(spec, p, pre, l, q, k, v, bias, cache, new_cache, trace, gate, B, T)
     if gate is not None and spec.q_gate_applied:
         # Qwen3NextAttention.forward: `attn_output = attn_output * torch.sigmoid(gate)` before o_proj
         o = o * torch.sigmoid(gate)
-    # (LFM2: Lfm2Attention's `self.out_proj`, spec.o_proj_name)
-    o = o @ p[pre + "self_attn.%s.weight" % spec.o_proj_name].T
+    # (LFM2: Lfm2Attention's `self.out_proj`, spec.o_proj_name; Nemotron-H: mixer.o_proj, spec.attn_module)
+    o = o @ p["%s%s.%s.weight" % (pre, spec.attn_module, spec.o_proj_name)].T
     if spec.o_bias:
         # GptOssAttention, LlamaAttention: o_proj bias=attention_bias; SeedOssAttention: bias=attention_out_bias
         o = o + p[pre + "self_attn.o_proj.bias"]
@@ -3308,8 +3488,15 @@ def mamba_mixer(spec, p, pre, l, h, valid, cache, new_cache, trace):
     left: HybridMambaAttentionDynamicCache.conv_states as torch_forward fills it, `F.pad(xBC^T, (K - T, 0))`, and as its
     cached step rolls it; ssm_state (B, NH, P, N)). A one-token step on a cached state (torch_forward's
     use_precomputed_states) convolves [conv_state ; xBC] (the conv state rolled, times the weight, summed, plus the bias)
-    and takes ssd_step; a longer step continues ssd_chunked from the state (greedy_batch only steps one token)."""
-    m = pre + "mamba."
+    and takes ssd_step; a longer step continues ssd_chunked from the state (greedy_batch only steps one token).
+    Nemotron-H (models/nemotron_h/modular_nemotron_h.py NemotronHMamba2Mixer = models/zamba2's Zamba2MambaMixer,
+    torch_forward; see nemotron_h_layers) runs the same steps with three differences, each a Spec field: its tensors
+    under `mixer.` (spec.mamba_module), dt floored at time_step_min (`torch.clamp(dt, self.time_step_min)`, no upper
+    bound, time_step_limit unread: spec.mamba_dt_floor, 0 for Granite), and Zamba2RMSNormGated's RMS taken per group of
+    intermediate_size // n_groups values (y silu(gate) first, then each group normalised on its own, eps
+    layer_norm_epsilon, times the plain w: spec.mamba_norm_group). trace["mamba_dt_floored"][l]: how many (token, head)
+    values of dt the floor raised."""
+    m = pre + spec.mamba_module + "."
     B_, T, _ = h.shape
     I, NH, P, G, N, K = spec.mamba_I, spec.mamba_NH, spec.mamba_P, spec.mamba_G, spec.mamba_N, spec.mamba_K
     conv_dim = I + 2 * G * N
@@ -3338,7 +3525,10 @@ def mamba_mixer(spec, p, pre, l, h, valid, cache, new_cache, trace):
     A = -torch.exp(p[m + "A_log"].float())
     dt = dt + p[m + "dt_bias"]
     dt = F.softplus(dt) if spec.mamba_dt_softplus else dt
-    dt = torch.clamp(dt, 0.0, float("inf"))  # time_step_limit
+    if trace is not None:
+        trace.setdefault("mamba_dt_floored", {})[l] = int((dt < spec.mamba_dt_floor).sum())
+    # Granite: time_step_limit's (0, inf); Nemotron-H: the floor time_step_min, no upper bound
+    dt = torch.clamp(dt, spec.mamba_dt_floor, float("inf"))
     x = hidden_states.reshape(B_, T, NH, P).float()
     Bm, Cm = Bm.reshape(B_, T, G, N).float(), Cm.reshape(B_, T, G, N).float()
     if spec.mamba_head_group == "interleave":  # B.repeat_interleave(num_heads // n_groups, dim=2)
@@ -3362,6 +3552,7 @@ def mamba_mixer(spec, p, pre, l, h, valid, cache, new_cache, trace):
         trace.setdefault("mamba_decay", {})[l] = torch.exp(dt * A)
     # GraniteMoeHybridRMSNormGated.forward: in fp32, `hidden_states * silu(gate)` first, then `hidden_states *
     # torch.rsqrt(variance + eps)` with the variance over the last dim (all I values), then `self.weight * ...`
+    # (Zamba2RMSNormGated.forward, Nemotron-H's: the same with the variance of each group of group_size values)
     w, z = p[m + "norm.weight"], F.silu(gate.to(torch.float32))
     span = spec.mamba_norm_group or I
     if spec.mamba_norm_order == "gate_first":
@@ -4085,9 +4276,34 @@ def feed_forward(spec, p, pre, l, h, trace):
                      p[pre + "mlp.down_proj.weight"])
 
 
+def nemotron_h_block(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, valid):
+    """One block of Nemotron-H, models/nemotron_h/modular_nemotron_h.py NemotronHBlock.forward: a single mixer behind a
+    single norm, x + mixer(norm(x)) with `backbone.layers.{l}.norm.weight` (NemotronHRMSNorm = LlamaRMSNorm: x
+    rsqrt(mean(x^2) + layer_norm_epsilon) times a plain w). The mixer by spec.layer_kinds[l]:
+      "mamba": NemotronHMamba2Mixer (mamba_mixer, with Nemotron-H's floor and per-group gated norm);
+      "attention": NemotronHAttention (JambaAttention): mixer.q_proj / k_proj / v_proj viewed as heads of head_dim,
+      repeat_kv, scores times head_dim^-0.5, the causal mask, softmax in fp32, mixer.o_proj; no position embedding of any
+      kind (self_attention with layer_use_rope False; True is golden_models' what-if);
+      "mlp": NemotronHMLP (nemotron's NemotronMLP), `down_proj(act_fn(up_proj(x)))` with mixer.up_proj (F, H) and
+      mixer.down_proj (H, F), no gate projection and no biases (mlp_bias false), act relu2 (activation).
+    No second norm, no second residual add: a Mamba-2 / attention block and its MLP are separate layers."""
+    h = norm(spec, x, p[pre + "norm.weight"])
+    kind = spec.layer_kinds[l]
+    if kind == "mamba":
+        y = mamba_mixer(spec, p, pre, l, h, valid, cache, new_cache, trace)
+    elif kind == "attention":
+        y = self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace)
+    else:
+        m = pre + "mixer."
+        y = activation(spec, h @ p[m + "up_proj.weight"].T) @ p[m + "down_proj.weight"].T
+    return x + y
+
+
 def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, valid=None, query_scale=None):
     if spec.arch in LFM2_FAMILY:
         return lfm2_decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, valid)
+    if spec.arch == NEMOTRON_H:
+        return nemotron_h_block(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, valid)
     # (OLMo 2: no input_layernorm, the attention reads the residual x itself)
     # (PhiMoE: models/phimoe/modeling_phimoe.py PhimoeDecoderLayer.forward, Llama's order with nn.LayerNorms)
     h = norm(spec, x, p[pre + "input_layernorm.weight"],
@@ -4183,7 +4399,8 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
         query_scale = llama4_temperature_scales(spec, positions)
 
     prefix, head_name = weight_names(spec, p)
-    x = p[prefix + "embed_tokens.weight"][ids]
+    # (Nemotron-H: NemotronHModel's `self.embeddings`, spec.embed_name)
+    x = p[prefix + spec.embed_name + ".weight"][ids]
     if spec.embed_scale is not None:
         x = x * spec.embed_scale  # see embed_scale_for; hidden_states[0] is the scaled embedding
     hidden = [x] if capture else None
@@ -4195,12 +4412,12 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
         if capture and l < spec.L - 1:
             hidden.append(x)
     # (PhiMoE: PhimoeModel.forward's `self.norm(hidden_states)`, an nn.LayerNorm with its bias)
-    # (LFM2: Lfm2Model.forward's `self.embedding_norm(hidden_states)`, spec.final_norm_name)
+    # (LFM2: Lfm2Model.forward's `self.embedding_norm(hidden_states)`, spec.final_norm_name; Nemotron-H's norm_f)
     final_norm = prefix + spec.final_norm_name + ".weight"
     x = norm(spec, x, p[final_norm], norm_bias(spec, p, final_norm))
     if capture:
         hidden.append(x)
-    head = p[prefix + "embed_tokens.weight"] if spec.tied else p[head_name]
+    head = p[prefix + spec.embed_name + ".weight"] if spec.tied else p[head_name]
     logits = x @ head.T
     if spec.lm_head_bias:
         logits = logits + p["lm_head.bias"]  # PhimoeForCausalLM: nn.Linear(..., bias=config.lm_head_bias)

@@ -88,11 +88,16 @@ JsonValue parse_json(std::string_view text, const std::string& origin,
 // Reads and parses a whole file; errors name the path (unreadable file, syntax error position).
 JsonValue read_json_file(const std::string& path, const JsonParseOptions& options = {});
 
+// The file's JSON with its key order (for rewriting a config.json), Python's Infinity read as ±inf; errors as
+// read_json_file's.
+nlohmann::ordered_json read_ordered_json_file(const std::string& path);
+
 // 1-based line and column of byte `offset` (0-based) in `text`, for error messages.
 void text_position(std::string_view text, size_t offset, size_t* line, size_t* column);
 
 // Writes `value` to `path` atomically (temp file + rename), pretty-printed with `indent` spaces
-// and a final newline, the way HF tools write config.json and index files.
+// and a final newline, the way HF tools write config.json and index files; ±inf as Python's json writes it
+// (Infinity, -Infinity).
 void write_json_file(const std::string& path, const nlohmann::json& value, int indent = 2);
 void write_json_file(const std::string& path, const nlohmann::ordered_json& value, int indent = 2);
 

@@ -59,6 +59,8 @@ enum class Activation {
   // gpt-oss's experts (GptOssExperts._apply_gate): (clamp(up, ±limit) + 1) · g·σ(α·g) with
   // g = min(gate, limit); α = ModelSpec::swiglu_alpha, limit = ModelSpec::swiglu_limit.
   swiglu_clamped,
+  // Ungated (Nemotron-H's relu2: NemotronMLP): down(relu(up(x))²); the MLP has no gate projection.
+  relu2,
 };
 
 struct ModelSpec {
@@ -181,6 +183,9 @@ struct ModelSpec {
   enum class LinearMixer { gated_delta_rule, mamba2, short_conv };
   LinearMixer linear_mixer = LinearMixer::gated_delta_rule;
   bool linear_conv_bias = false;  // conv1d.bias (Mamba-2's mamba_conv_bias)
+  // Mamba-2's gated norm RMS-normalises each group of NV·DV/NK channels apart (Zamba2RMSNormGated's
+  // group_size = intermediate_size / n_groups: Nemotron-H) instead of all NV·DV at once (Granite 4.0-H).
+  bool mamba_norm_per_group = false;
   double mamba_dt_min = 0.0;                                      // time_step_limit[0]
   double mamba_dt_max = std::numeric_limits<double>::infinity();  // time_step_limit[1]
   // The full-attention layers' q_proj also yields a per-head gate: (NH·2HD, H), each head's q rows
@@ -189,6 +194,16 @@ struct ModelSpec {
   // Attention sinks (gpt-oss: self_attn.sinks): each head's learned logit joins the softmax over
   // the keys as one more column whose value row is zero, so a query's weights sum to less than 1.
   bool attn_sinks = false;
+
+  // Nemotron-H (models/nemotron_h NemotronHBlock): each layer is ONE block, x += block(RMSNorm(x)) with the
+  // layer's single norm — a token mixer (softmax attention, or Mamba-2 where linear_layers says so) or an MLP
+  // (hybrid_override_pattern 'M', '*', '-'). layer_blocks[l] is a LayerBlock; empty = every layer both, the
+  // mixer then the MLP. The norm of a mixer block loads into attn_norm, that of an MLP block into mlp_norm.
+  enum class LayerBlock : uint8_t { both = 0, mixer = 1, mlp = 2 };
+  std::vector<uint8_t> layer_blocks;  // (L) or empty
+  // Nemotron-H's names: "<weight_prefix>embeddings.weight", "<weight_prefix>norm_f.weight", and per layer
+  // norm.weight and mixer.* (mixer.q_proj ... o_proj, mixer.in_proj ... out_proj, mixer.up_proj / down_proj).
+  bool nemotron_h_names = false;
 
   // Gemma: every RMSNorm scales by (1 + w) instead of w; "sandwich" norms also normalise the
   // attention and MLP outputs before they are added to the residual (post_attention_layernorm,
@@ -351,12 +366,19 @@ struct ModelSpec {
   }
   // Mamba-2's in_proj rows: z, the conv's channels, dt.
   int64_t mamba_in_proj_rows() const { return linear_value_dim() + linear_conv_dim() + linear_num_value_heads; }
-  // Do layers a and b hold the same tensors (both MoE or both dense, both linear attention or not)?
+  // Does layer l run a token mixer (attention or a linear layer) / an MLP (LayerBlock; both but on Nemotron-H)?
+  bool has_mixer(int64_t layer) const { return layer_block(layer) != LayerBlock::mlp; }
+  bool has_mlp(int64_t layer) const { return layer_block(layer) != LayerBlock::mixer; }
+  LayerBlock layer_block(int64_t layer) const;
+  // Does layer l run softmax attention (and so hold a KV cache)?
+  bool is_attention_layer(int64_t layer) const { return has_mixer(layer) && !is_linear_layer(layer); }
+  // Do layers a and b hold the same tensors (both MoE or both dense, both linear attention or not, the same blocks)?
   bool same_layer_kind(int64_t a, int64_t b) const {
-    return is_moe_layer(a) == is_moe_layer(b) && is_linear_layer(a) == is_linear_layer(b);
+    return is_moe_layer(a) == is_moe_layer(b) && is_linear_layer(a) == is_linear_layer(b) &&
+           layer_block(a) == layer_block(b);
   }
   bool mamba2() const { return linear_mixer == LinearMixer::mamba2; }  // the linear layers are Mamba-2 mixers
-  // Layers with softmax attention (and a KV cache): all but the linear-attention ones.
+  // Layers with softmax attention (and a KV cache): is_attention_layer.
   int64_t attention_layers() const;
   // Floats of one sequence's recurrent state over all linear layers: conv inputs and S.
   int64_t linear_state_floats() const;

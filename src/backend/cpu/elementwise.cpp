@@ -69,6 +69,14 @@ void swiglu_clamped(const float* gate, const float* up, float* out, int64_t n, f
   }
 }
 
+void relu_squared(float* x, int64_t n) {
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    const float r = x[i] > 0.0f ? x[i] : 0.0f;
+    x[i] = r * r;
+  }
+}
+
 void geglu(const float* gate, const float* up, float* out, int64_t n) {
   const float k = 0.7978845608028654f;  // sqrt(2/π)
 #pragma omp parallel for schedule(static) if (n > 65536)

@@ -59,13 +59,16 @@ void conv_over_tokens(const float* w, const AttnSeq* seqs, int64_t B, int64_t C,
   }
 }
 
-// x(rows, D) = RMSNorm of x·SiLU(z) then ·w (gate_first: Mamba-2's), or RMSNorm(x)·w·SiLU(z) (Qwen3-Next's).
+// x(rows, D) = RMSNorm of x·SiLU(z) then ·w (gate_first: Mamba-2's), or RMSNorm(x)·w·SiLU(z) (Qwen3-Next's);
+// rows of D in `groups` spans (weight w + (r % groups)·D each): Zamba2RMSNormGated's groups.
 template <bool kGateFirst>
-void gated_rmsnorm(float* x, const float* w, const float* z, int64_t rows, int64_t D, float eps) {
+void gated_rmsnorm(float* x, const float* w_all, const float* z, int64_t rows, int64_t D, float eps,
+                   int64_t groups = 1) {
 #pragma omp parallel for schedule(static)
   for (int64_t r = 0; r < rows; ++r) {
     float* xr = x + r * D;
     const float* zr = z + r * D;
+    const float* w = w_all + (r % groups) * D;
     float ss = 0.0f;
     for (int64_t i = 0; i < D; ++i) {
       if (kGateFirst) xr[i] *= silu(zr[i]);
@@ -183,8 +186,9 @@ void short_conv(const float* bcx, const float* w, const AttnSeq* seqs, int64_t B
       [&](int64_t t, int64_t c, float acc) { out[t * C + c] = bcx[t * 3 * C + C + c] * acc; });
 }
 
-void rmsnorm_of_gated(float* x, const float* w, const float* z, int64_t rows, int64_t D, float eps) {
-  gated_rmsnorm<true>(x, w, z, rows, D, eps);
+void rmsnorm_of_gated(float* x, const float* w, const float* z, int64_t rows, int64_t D, int64_t groups, float eps) {
+  ABL_CHECK(groups > 0 && D % groups == 0, "RMSNorm of gated rows of {} in {} groups", D, groups);
+  gated_rmsnorm<true>(x, w, z, rows * groups, D / groups, eps, groups);
 }
 
 void mul_sigmoid(float* x, const float* g, int64_t n) {

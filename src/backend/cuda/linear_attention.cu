@@ -102,11 +102,13 @@ __global__ void gated_delta_rule_kernel(const bf16* x, const bf16* ba, const flo
   }
 }
 
-// One block per row: x = RMSNorm(x·SiLU(z))·w (kGateFirst: Mamba-2's) or RMSNorm(x)·w·SiLU(z) (Qwen3-Next's).
+// One block per row: x = RMSNorm(x·SiLU(z))·w (kGateFirst: Mamba-2's) or RMSNorm(x)·w·SiLU(z) (Qwen3-Next's);
+// rows of D in `groups` spans, span r taking w + (r % groups)·D (Zamba2RMSNormGated's groups).
 template <bool kGateFirst>
-__global__ void gated_rmsnorm_kernel(bf16* x, const bf16* w, const bf16* z, int64_t D, float eps) {
+__global__ void gated_rmsnorm_kernel(bf16* x, const bf16* w_all, const bf16* z, int64_t D, int64_t groups, float eps) {
   bf16* xr = x + blockIdx.x * D;
   const bf16* zr = z + blockIdx.x * D;
+  const bf16* w = w_all + (blockIdx.x % groups) * D;
   float ss = 0.0f;
   for (int64_t i = threadIdx.x; i < D; i += blockDim.x) {
     const float v = __bfloat162float(xr[i]) * (kGateFirst ? siluf(__bfloat162float(zr[i])) : 1.0f);
@@ -194,7 +196,7 @@ void rmsnorm_gated(__nv_bfloat16* x, const __nv_bfloat16* w, const __nv_bfloat16
                    cudaStream_t s) {
   ABL_CHECK(rows >= 0 && D > 0, "gated RMSNorm of {} rows of {}", rows, D);
   if (rows == 0) return;
-  gated_rmsnorm_kernel<false><<<static_cast<unsigned>(rows), detail::row_threads(D), 0, s>>>(x, w, z, D, eps);
+  gated_rmsnorm_kernel<false><<<static_cast<unsigned>(rows), detail::row_threads(D), 0, s>>>(x, w, z, D, 1, eps);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -228,10 +230,13 @@ void short_conv(const __nv_bfloat16* bcx, const __nv_bfloat16* w, const AttnSeq*
 }
 
 void rmsnorm_of_gated(__nv_bfloat16* x, const __nv_bfloat16* w, const __nv_bfloat16* z, int64_t rows, int64_t D,
-                      float eps, cudaStream_t s) {
-  ABL_CHECK(rows >= 0 && D > 0, "RMSNorm of gated rows: {} rows of {}", rows, D);
+                      int64_t groups, float eps, cudaStream_t s) {
+  ABL_CHECK(rows >= 0 && D > 0 && groups > 0 && D % groups == 0, "RMSNorm of gated rows: {} rows of {} in {} groups",
+            rows, D, groups);
   if (rows == 0) return;
-  gated_rmsnorm_kernel<true><<<static_cast<unsigned>(rows), detail::row_threads(D), 0, s>>>(x, w, z, D, eps);
+  const int64_t span = D / groups;
+  gated_rmsnorm_kernel<true><<<static_cast<unsigned>(rows * groups), detail::row_threads(span), 0, s>>>(
+      x, w, z, span, groups, eps);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -41,6 +41,14 @@ void launch_glu(const char* name, const __nv_bfloat16* gate, const __nv_bfloat16
   CUDA_CHECK_LAUNCH();
 }
 
+__global__ void relu_squared_kernel(__nv_bfloat16* x, int64_t n) {
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const float r = fmaxf(__bfloat162float(x[i]), 0.0f);
+    x[i] = __float2bfloat16_rn(r * r);
+  }
+}
+
 // gpt-oss's clamped SwiGLU with the gate/up biases of each row's group (GroupBias).
 __global__ void swiglu_clamped_kernel(const __nv_bfloat16* gate, const __nv_bfloat16* up, __nv_bfloat16* out,
                                       int64_t rows, int64_t F, float alpha, float limit, GroupBias gb, GroupBias ub) {
@@ -79,6 +87,13 @@ void swiglu(const __nv_bfloat16* gate, const __nv_bfloat16* up, __nv_bfloat16* o
 
 void geglu(const __nv_bfloat16* gate, const __nv_bfloat16* up, __nv_bfloat16* out, int64_t n, cudaStream_t s) {
   launch_glu<GeluTanh>("geglu", gate, up, out, n, s);
+}
+
+void relu_squared(__nv_bfloat16* x, int64_t n, cudaStream_t s) {
+  ABL_CHECK(n >= 0, "relu_squared: negative length {}", n);
+  if (n == 0) return;
+  relu_squared_kernel<<<detail::elementwise_blocks(n), detail::kElementwiseThreads, 0, s>>>(x, n);
+  CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace abl::cuda

@@ -24,7 +24,7 @@ KvCache::KvCache(const model::ModelSpec& spec, int64_t rows, int64_t state_slots
     if (spec.is_linear_layer(static_cast<int64_t>(l))) {
       conv_[l].assign(static_cast<size_t>(state_slots * spec.linear_conv_dim() * P), 0.0f);
       S_[l].assign(static_cast<size_t>(state_slots * S), 0.0f);
-    } else {
+    } else if (spec.is_attention_layer(static_cast<int64_t>(l))) {
       k_[l].resize(static_cast<size_t>(rows * spec.kv_dim()));
       v_[l].resize(static_cast<size_t>(rows * spec.v_dim()));
     }
@@ -178,22 +178,25 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
     cpu::add(x_.data(), y_.data(), T * H);
   };
 
-  // Attention block (or a linear-attention layer's token mixing).
-  residual_norm(x_.data(), w.attn_norm, w.attn_norm_bias, h_.data(), T);
-  if (m.is_linear_layer(l) && m.mamba2()) {
-    mamba_mixer(l, w, batch, cache);
-  } else if (m.is_linear_layer(l) && m.linear_mixer == model::ModelSpec::LinearMixer::short_conv) {
-    short_conv_mixer(l, w, batch, cache);
-  } else if (m.is_linear_layer(l)) {
-    linear_attention(l, w, batch, cache);
-  } else {
-    self_attention(l, w, batch, cache);
+  // Attention block (or a linear-attention layer's token mixing); Nemotron-H's MLP blocks have none.
+  if (m.has_mixer(l)) {
+    residual_norm(x_.data(), w.attn_norm, w.attn_norm_bias, h_.data(), T);
+    if (m.is_linear_layer(l) && m.mamba2()) {
+      mamba_mixer(l, w, batch, cache);
+    } else if (m.is_linear_layer(l) && m.linear_mixer == model::ModelSpec::LinearMixer::short_conv) {
+      short_conv_mixer(l, w, batch, cache);
+    } else if (m.is_linear_layer(l)) {
+      linear_attention(l, w, batch, cache);
+    } else {
+      self_attention(l, w, batch, cache);
+    }
+    cpu::linear(att_.data(), w.wo, nullptr, y_.data(), T, m.o_in(l), H);
+    if (epilogue) epilogue->apply(Component::attn_o, l, y_.data(), batch);
+    if (w.bo) cpu::add_rows(y_.data(), w.bo, T, H);  // after the epilogue: the ablation rewrites weights only
+    if (m.sandwich_norms) cpu::rmsnorm(y_.data(), w.post_attn_norm, y_.data(), T, H, eps, w1);
+    add_branch();
   }
-  cpu::linear(att_.data(), w.wo, nullptr, y_.data(), T, m.o_in(l), H);
-  if (epilogue) epilogue->apply(Component::attn_o, l, y_.data(), batch);
-  if (w.bo) cpu::add_rows(y_.data(), w.bo, T, H);  // after the epilogue: the ablation rewrites weights only
-  if (m.sandwich_norms) cpu::rmsnorm(y_.data(), w.post_attn_norm, y_.data(), T, H, eps, w1);
-  add_branch();
+  if (!m.has_mlp(l)) return;  // Nemotron-H's mixer blocks
 
   // MLP block; Cohere's parallel block runs it on h_ as the attention had it (input_layernorm of the
   // layer's input: attention left h_ as it was).
@@ -293,7 +296,8 @@ void Engine::mamba_mixer(int64_t l, const LayerWeights& w, const Batch& batch, K
   cpu::causal_conv_silu(lin_x_.data(), w.lin_conv, w.lin_conv_bias, batch.seqs.data(), batch.num_seqs(), d, state);
   cpu::mamba2_scan(lin_x_.data(), lin_ba_.data(), w.lin_a_log, w.lin_dt_bias, w.mamba_d, batch.seqs.data(),
                    batch.num_seqs(), d, range, state, att_.data());
-  cpu::rmsnorm_of_gated(att_.data(), w.lin_norm, lin_z_.data(), T, I, static_cast<float>(m.rms_norm_eps));
+  const int64_t groups = m.mamba_norm_per_group ? d.NK : 1;  // Zamba2RMSNormGated: per group of I / NK
+  cpu::rmsnorm_of_gated(att_.data(), w.lin_norm, lin_z_.data(), T, I, groups, static_cast<float>(m.rms_norm_eps));
 }
 
 // Lfm2ShortConv.slow_forward: in_proj's B | C | x from h_ (one GEMM), the causal conv over B·x with each
@@ -337,9 +341,16 @@ void Engine::latent_qkv(const LayerWeights& w, const Batch& batch) {
   cpu::mla_split_kv(kv_b_.data(), kv_a_.data() + C, C + R, T, NH, nope, R, HDv, k_.data(), v_.data());
 }
 
-// down(act(gate(x)) · up(x)) without the down projection's bias (added after the epilogue).
+// down(act(gate(x)) · up(x)) without the down projection's bias (added after the epilogue); Nemotron-H's
+// ungated down(relu(up(x))²).
 void Engine::gated_mlp(const float* x, const ExpertWeights& w, int64_t rows, int64_t F, float* out) {
   const int64_t H = spec_.hidden_size;
+  if (spec_.activation == model::Activation::relu2) {
+    cpu::linear(x, w.w_up, w.b_up, up_.data(), rows, H, F);
+    cpu::relu_squared(up_.data(), rows * F);
+    cpu::linear(up_.data(), w.w_down, nullptr, out, rows, F, H);
+    return;
+  }
   cpu::linear(x, w.w_gate, w.b_gate, gate_.data(), rows, H, F);
   cpu::linear(x, w.w_up, w.b_up, up_.data(), rows, H, F);
   switch (spec_.activation) {
@@ -349,6 +360,7 @@ void Engine::gated_mlp(const float* x, const ExpertWeights& w, int64_t rows, int
       cpu::swiglu_clamped(gate_.data(), up_.data(), gate_.data(), rows * F, static_cast<float>(spec_.swiglu_alpha),
                           static_cast<float>(spec_.swiglu_limit));
       break;
+    case model::Activation::relu2: break;  // above
   }
   cpu::linear(gate_.data(), w.w_down, nullptr, out, rows, F, H);
 }

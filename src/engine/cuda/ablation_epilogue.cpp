@@ -63,6 +63,7 @@ DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<st
     for (const auto& t : trials) {
       for (int c = 0; c < 2; ++c) {
         if (t.lambda[static_cast<size_t>(c)][static_cast<size_t>(l)] == 0.0f) continue;
+        if (c == 0 ? !m.has_mixer(l) : !m.has_mlp(l)) continue;  // Nemotron-H's single-block layers
         dirs.insert(t.direction[static_cast<size_t>(l)]);
         if (t.mode != engine::RowNorm::none) need_n[static_cast<size_t>(l)][static_cast<size_t>(c)] = true;
         if (t.mode == engine::RowNorm::full) need_full[static_cast<size_t>(l)][static_cast<size_t>(c)] = true;

@@ -75,7 +75,7 @@ DeviceKvCache::DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStr
       state_slots_(state_slots) {
   for (int64_t l = 0, n = 0; l < spec.num_layers; ++l) {
     kv_layer_.push_back(n);
-    n += !spec.is_linear_layer(l);
+    n += spec.is_attention_layer(l);
   }
   if (buffer_.bytes() > 0) CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, buffer_.bytes(), stream));  // none: no attention
   const int64_t n = state_slots + 1, P = spec.linear_conv_kernel - 1;
@@ -381,22 +381,26 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
                    static_cast<int32_t>(l), vec, s);
   };
 
-  // Attention block (or a linear-attention layer's token mixing, engine::Engine::linear_attention's twin).
-  residual_norm(b.x, w.attn_norm, w.attn_norm_bias, b.h, T);
-  if (m.is_linear_layer(l) && m.mamba2()) {
-    mamba_mixer(l, w, batch, cache);
-  } else if (m.is_linear_layer(l) && m.linear_mixer == model::ModelSpec::LinearMixer::short_conv) {
-    short_conv_mixer(l, w, batch, cache);
-  } else if (m.is_linear_layer(l)) {
-    linear_attention(l, w, batch, cache);
-  } else {
-    self_attention(l, w, batch, cache);
+  // Attention block (or a linear-attention layer's token mixing, engine::Engine::linear_attention's twin);
+  // Nemotron-H's MLP blocks have none.
+  if (m.has_mixer(l)) {
+    residual_norm(b.x, w.attn_norm, w.attn_norm_bias, b.h, T);
+    if (m.is_linear_layer(l) && m.mamba2()) {
+      mamba_mixer(l, w, batch, cache);
+    } else if (m.is_linear_layer(l) && m.linear_mixer == model::ModelSpec::LinearMixer::short_conv) {
+      short_conv_mixer(l, w, batch, cache);
+    } else if (m.is_linear_layer(l)) {
+      linear_attention(l, w, batch, cache);
+    } else {
+      self_attention(l, w, batch, cache);
+    }
+    gemm.linear(b.att, w.wo, static_cast<const float*>(nullptr), b.y, T, m.o_in(l), H, s);
+    epilogue(engine::Component::attn_o);
+    if (w.bo) add_bias_rows(b.y, w.bo, T, H, s);  // after the epilogue: the ablation rewrites weights only
+    if (m.sandwich_norms) rmsnorm(b.y, w.post_attn_norm, b.y, T, H, eps, w1, s);
+    add_branch();
   }
-  gemm.linear(b.att, w.wo, static_cast<const float*>(nullptr), b.y, T, m.o_in(l), H, s);
-  epilogue(engine::Component::attn_o);
-  if (w.bo) add_bias_rows(b.y, w.bo, T, H, s);  // after the epilogue: the ablation rewrites weights only
-  if (m.sandwich_norms) rmsnorm(b.y, w.post_attn_norm, b.y, T, H, eps, w1, s);
-  add_branch();
+  if (!m.has_mlp(l)) return;  // Nemotron-H's mixer blocks
 
   // MLP block; Cohere's parallel block runs it on b.h as the attention had it (input_layernorm of the
   // layer's input: the attention left b.h as it was).
@@ -516,7 +520,8 @@ void CudaEngine::mamba_mixer(int64_t l, const DeviceLayer& w, const engine::Batc
                    cache.conv_state(l), s);
   mamba2_scan(b.lin_x, b.lin_ba, w.lin_a_log, w.lin_dt_bias, w.mamba_d, b.seqs, b.state_slots, B, NK, NV, DK, DV,
               static_cast<float>(m.mamba_dt_min), static_cast<float>(m.mamba_dt_max), cache.delta_state(l), b.att, s);
-  rmsnorm_of_gated(b.att, w.lin_norm, b.lin_z, T, I, static_cast<float>(m.rms_norm_eps), s);
+  const int64_t groups = m.mamba_norm_per_group ? NK : 1;  // Zamba2RMSNormGated: per group of I / NK
+  rmsnorm_of_gated(b.att, w.lin_norm, b.lin_z, T, I, groups, static_cast<float>(m.rms_norm_eps), s);
 }
 
 // An LFM2 short-conv layer's token mixing on buf_->h into buf_->att (T, H): in_proj's B | C | x as one GEMM, the
@@ -531,11 +536,18 @@ void CudaEngine::short_conv_mixer(int64_t l, const DeviceLayer& w, const engine:
 }
 
 // out(rows, H) f32 = down(act(gate(x) + b_gate) · (up(x) + b_up)) for x(rows, H) bf16, through
-// buf_->gate/up (width F); the down projection's bias is the caller's, after the epilogue.
+// buf_->gate/up (width F), or Nemotron-H's ungated down(relu(up(x))²); the down projection's bias is the
+// caller's, after the epilogue.
 void CudaEngine::gated_mlp(const bf16* x, const DeviceExpert& w, int64_t rows, int64_t F, float* out) {
   const int64_t H = spec_.hidden_size;
   const cudaStream_t s = stream_.get();
   Buffers& b = *buf_;
+  if (spec_.activation == model::Activation::relu2) {
+    gemm_->linear(x, w.w_up, w.b_up, b.up, rows, H, F, s);
+    relu_squared(b.up, rows * F, s);
+    gemm_->linear(b.up, w.w_down, static_cast<const float*>(nullptr), out, rows, F, H, s);
+    return;
+  }
   gemm_->linear(x, w.w_gate, w.b_gate, b.gate, rows, H, F, s);
   gemm_->linear(x, w.w_up, w.b_up, b.up, rows, H, F, s);
   activation(b.gate, b.up, rows, F, GroupBias{}, GroupBias{});
@@ -570,6 +582,7 @@ void CudaEngine::activation(bf16* gate, const bf16* up, int64_t rows, int64_t F,
       swiglu_clamped(gate, up, gate, rows, F, static_cast<float>(spec_.swiglu_alpha),
                      static_cast<float>(spec_.swiglu_limit), gate_bias, up_bias, s);
       return;
+    case model::Activation::relu2: ABL_CHECK(false, "relu2 is ungated: gated_mlp runs it"); return;
   }
   ABL_CHECK(gate_bias.bias0 == nullptr && up_bias.bias0 == nullptr, "biases before an activation that takes none");
 }

@@ -578,7 +578,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"granite4-moe-nope", true}, FamilyCase{"granite4-moe-nope", false},
                       FamilyCase{"hunyuan-dense", true}, FamilyCase{"granite4-h", true},
                       FamilyCase{"granite4-h-moe", true}, FamilyCase{"granite4-h-moe", false},
-                      FamilyCase{"lfm2", true}, FamilyCase{"lfm2-moe", true}, FamilyCase{"lfm2-moe", false}),
+                      FamilyCase{"lfm2", true}, FamilyCase{"lfm2-moe", true}, FamilyCase{"lfm2-moe", false},
+                      FamilyCase{"nemotron-h", true}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

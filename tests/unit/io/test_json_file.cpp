@@ -1,6 +1,11 @@
 // JSON helper: parse errors carry file:line:column, getters name the file and the key path.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <limits>
+
 #include "abl/io/json_file.h"
 #include "common/temp_dir.h"
 #include "io/safetensors_test_util.h"
@@ -42,6 +47,34 @@ TEST(JsonFile, NumberOverflowIsAnInvalidJsonError) {
   EXPECT_EQ(msg.find("json.exception"), std::string::npos) << msg;
   // Large integers are not an overflow: they become doubles.
   EXPECT_NO_THROW(parse_json("[18446744073709551616, 1e308]", "ok.json"));
+}
+
+// Python's json writes float('inf') as Infinity (Nemotron-H's config.json: "time_step_limit": [0.0, Infinity]).
+TEST(JsonFile, PythonInfinityReadsAsInfinity) {
+  const JsonValue v = parse_json(R"({"limit": [0.0, Infinity], "low": -Infinity, "s": "Infinity and -Infinity",
+    "e": "\"Infinity"})", "config.json");
+  EXPECT_EQ(v.at("limit").at(size_t{1}).as_double(), std::numeric_limits<double>::infinity());
+  EXPECT_EQ(v.at("limit").at(size_t{0}).as_double(), 0.0);
+  EXPECT_EQ(v.get_double("low"), -std::numeric_limits<double>::infinity());
+  EXPECT_EQ(v.get_string("s"), "Infinity and -Infinity");  // strings are left alone
+  EXPECT_EQ(v.get_string("e"), "\"Infinity");
+  // with duplicate keys refused as well; a word only beginning like it is no literal; errors keep their column
+  abl::io::JsonParseOptions strict;
+  strict.reject_duplicate_keys = true;
+  EXPECT_EQ(parse_json("[Infinity]", "x.json", strict).at(size_t{0}).as_double(), std::numeric_limits<double>::infinity());
+  EXPECT_ABL_ERROR(parse_json("[Infinityx]", "x.json"), "x.json:1:", "invalid JSON");
+  EXPECT_ABL_ERROR(parse_json("[Infinity, NaN]", "x.json"), "x.json:1:12", "invalid JSON");
+  // written back as Python writes it, key order kept (export --dtype rewrites such a config.json)
+  abl::testing::TempDir dir;
+  const std::string path = dir.write("config.json", R"({"z": 1, "time_step_limit": [0.0, Infinity], "a": -Infinity})");
+  nlohmann::ordered_json config = abl::io::read_ordered_json_file(path);
+  EXPECT_EQ(config.begin().key(), "z");
+  EXPECT_TRUE(std::isinf(config["time_step_limit"][1].get<double>()));
+  abl::io::write_json_file(path, config, -1);  // compact
+  std::ifstream in(path, std::ios::binary);
+  const std::string written((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(written, "{\"z\":1,\"time_step_limit\":[0.0,Infinity],\"a\":-Infinity}\n");
+  EXPECT_EQ(read_json_file(path).get_double("a"), -std::numeric_limits<double>::infinity());
 }
 
 TEST(JsonFile, TypedGettersNameFileAndKey) {

@@ -664,6 +664,123 @@ TEST(ModelSpecGranite4, HybridMamba2Layers) {
   EXPECT_ABL_ERROR(parse(bad), "time_step_limit", "0 <= min < max");
 }
 
+// In the shape of Nemotron-H-8B's config.json (written for this test, in the release's spelling): 52 layers, each
+// one block of hybrid_override_pattern — 24 Mamba-2, 24 relu² MLPs, 4 attention layers without RoPE.
+nlohmann::json nemotron_h_8b() {
+  return nlohmann::json::parse(R"({"architectures": ["NemotronHForCausalLM"], "model_type": "nemotron_h",
+    "attention_bias": false, "attention_head_dim": 128, "bos_token_id": 1, "chunk_size": 128, "conv_kernel": 4,
+    "eos_token_id": 2, "expand": 2, "hidden_size": 4096,
+    "hybrid_override_pattern": "M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M*-M-M-M-M-M-", "intermediate_size": 21504,
+    "layer_norm_epsilon": 1e-05, "mamba_head_dim": 64, "mamba_hidden_act": "silu", "mamba_num_heads": 128,
+    "mamba_proj_bias": false, "max_position_embeddings": 8192, "mlp_bias": false, "mlp_hidden_act": "relu2",
+    "n_groups": 8, "num_attention_heads": 32, "num_hidden_layers": 52, "num_key_value_heads": 8, "pad_token_id": 0,
+    "rescale_prenorm_residual": true, "residual_in_fp32": false, "rms_norm_eps": 1e-05, "sliding_window": null,
+    "ssm_state_size": 128, "tie_word_embeddings": false, "time_step_floor": 0.0001, "time_step_limit": [0.0, 1e308],
+    "time_step_max": 0.1, "time_step_min": 0.001, "torch_dtype": "bfloat16", "use_bias": false,
+    "use_conv_bias": true, "vocab_size": 131072})");
+}
+
+TEST(ModelSpecNemotronH, OneBlockPerLayer) {
+  nlohmann::json c = nemotron_h_8b();
+  ModelSpec s = parse(c);
+  EXPECT_EQ(s.num_layers, 52);
+  EXPECT_TRUE(s.has_mixer(0) && !s.has_mlp(0) && s.is_linear_layer(0));     // 'M'
+  EXPECT_TRUE(!s.has_mixer(1) && s.has_mlp(1) && !s.is_linear_layer(1));    // '-'
+  EXPECT_TRUE(s.is_attention_layer(7) && !s.has_mlp(7) && !s.uses_rope(7));  // '*', no RoPE
+  EXPECT_EQ(s.attention_layers(), 4);
+  EXPECT_FALSE(s.same_layer_kind(1, 7));
+  EXPECT_EQ(s.activation, abl::model::Activation::relu2);
+  EXPECT_EQ(s.head_dim, 128);  // attention_head_dim
+  EXPECT_DOUBLE_EQ(s.rms_norm_eps, 1e-5);
+  EXPECT_TRUE(s.mamba2() && s.mamba_norm_per_group && s.linear_conv_bias);
+  EXPECT_EQ(s.linear_num_value_heads, 128);
+  EXPECT_EQ(s.linear_value_head_dim, 64);
+  EXPECT_EQ(s.linear_num_key_heads, 8);
+  EXPECT_EQ(s.linear_key_head_dim, 128);
+  EXPECT_DOUBLE_EQ(s.mamba_dt_min, 0.001);  // Zamba2MambaMixer floors dt at time_step_min ...
+  EXPECT_TRUE(std::isinf(s.mamba_dt_max));  // ... and ignores time_step_limit
+  EXPECT_FALSE(s.tied_embeddings);
+  EXPECT_EQ(s.linear_state_floats(), 24 * (10240 * 3 + 128 * 128 * 64));
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{8100852736});  // 8.1 B
+  const auto names = [&](int64_t l) {
+    std::vector<std::string> got;
+    for (const auto& slot : abl::model::layer_slots(s, l)) {
+      const std::string name = abl::model::weight_name(slot, l);
+      const size_t layer_at = name.find("layers.") + 7;  // after "backbone.layers.<l>."
+      got.push_back(name.substr(name.find('.', layer_at) + 1) + " " + std::string(abl::model::role_name(slot.role)));
+    }
+    return got;
+  };
+  EXPECT_EQ(names(0), (std::vector<std::string>{"norm.weight attn_norm", "mixer.in_proj.weight linear_z",
+                                                "mixer.in_proj.weight mamba_xbc", "mixer.in_proj.weight mamba_dt",
+                                                "mixer.conv1d.weight linear_conv", "mixer.conv1d.bias linear_conv_bias",
+                                                "mixer.A_log linear_a_log", "mixer.dt_bias linear_dt_bias",
+                                                "mixer.D mamba_d", "mixer.norm.weight linear_norm",
+                                                "mixer.out_proj.weight o_proj"}));
+  EXPECT_EQ(names(1), (std::vector<std::string>{"norm.weight mlp_norm", "mixer.up_proj.weight up_proj",
+                                                "mixer.down_proj.weight down_proj"}));
+  EXPECT_EQ(names(7), (std::vector<std::string>{"norm.weight attn_norm", "mixer.q_proj.weight q_proj",
+                                                "mixer.k_proj.weight k_proj", "mixer.v_proj.weight v_proj",
+                                                "mixer.o_proj.weight o_proj"}));
+  EXPECT_EQ(abl::model::weight_name(abl::model::layer_slots(s, 1)[0], 1), "backbone.layers.1.norm.weight");
+  std::vector<std::string> globals;
+  for (const auto& slot : abl::model::global_slots(s)) globals.push_back(slot.pattern);
+  EXPECT_EQ(globals, (std::vector<std::string>{"backbone.embeddings.weight", "backbone.norm_f.weight", "lm_head.weight"}));
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s),
+                                         {"one block per layer M-M-M-M*-", "Mamba-2 on 24/52 layers", "gated norm per group",
+                                          "relu² MLP (ungated)"}))
+      << abl::model::describe(s);
+
+  // transformers 5's spelling: layers_block_type (its names) and head_dim; the pattern decides the layer count;
+  // the old mamba_* key names
+  nlohmann::json v5 = c;
+  v5.erase("hybrid_override_pattern");
+  v5.erase("attention_head_dim");
+  v5["head_dim"] = 64;
+  v5["layers_block_type"] = {"mamba", "mlp", "attention", "mlp", "linear_attention", "full_attention"};
+  v5.erase("n_groups");
+  v5["mamba_n_groups"] = 4;
+  v5.erase("time_step_min");
+  v5["mamba_dt_min"] = 0.01;
+  s = parse(v5);
+  EXPECT_EQ(s.num_layers, 6);
+  EXPECT_EQ(s.head_dim, 64);
+  EXPECT_TRUE(s.is_linear_layer(4) && s.is_attention_layer(5) && s.has_mlp(3));
+  EXPECT_EQ(s.linear_num_key_heads, 4);
+  EXPECT_DOUBLE_EQ(s.mamba_dt_min, 0.01);
+  // without any Mamba layer: no linear layers at all
+  v5["layers_block_type"] = {"attention", "mlp"};
+  s = parse(v5);
+  EXPECT_TRUE(s.linear_layers.empty());
+  EXPECT_EQ(s.attention_layers(), 1);
+  // refusals name the key
+  nlohmann::json bad = c;
+  bad["hybrid_override_pattern"] = "M-E*";
+  EXPECT_ABL_ERROR(parse(bad), "my/config.json", "hybrid_override_pattern", "MoE", "not supported");
+  bad["hybrid_override_pattern"] = "M-X*";
+  EXPECT_ABL_ERROR(parse(bad), "hybrid_override_pattern", "'X' is not a layer");
+  bad = c;
+  bad["mlp_hidden_act"] = "silu";
+  EXPECT_ABL_ERROR(parse(bad), "mlp_hidden_act", "relu2");
+  bad = c;
+  bad["use_bias"] = true;
+  EXPECT_ABL_ERROR(parse(bad), "use_bias", "not supported");
+  bad = c;
+  bad["sliding_window"] = 4096;
+  EXPECT_ABL_ERROR(parse(bad), "sliding_window");
+  bad = c;
+  bad["n_groups"] = 3;
+  EXPECT_ABL_ERROR(parse(bad), "mamba_num_heads", "multiple of n_groups 3");
+  bad = c;
+  bad["mamba_hidden_act"] = "gelu";
+  EXPECT_ABL_ERROR(parse(bad), "mamba_hidden_act", "silu");
+  // relu2 belongs to Nemotron-H: another family's hidden_act relu2 is refused
+  nlohmann::json llama = nlohmann::json::parse(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64,
+    "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
+    "hidden_act": "relu2"})");
+  EXPECT_ABL_ERROR(parse(llama), "hidden_act", "relu2");
+}
+
 // In the shape of LFM2-1.2B's config.json (written for this test, with the original keys LFM2 ships beside
 // transformers' ones): 10 short-conv and 6 attention layers, per-head q/k norms, the MLP's width adjusted from
 // block_ff_dim 12288 to 8192, tied.

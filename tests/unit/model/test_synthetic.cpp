@@ -22,7 +22,7 @@ const ExpectedWeight& find(const std::vector<ExpectedWeight>& all, WeightRole ro
 }
 
 TEST(Synthetic, PresetsMatchTheirRealConfigs) {
-  EXPECT_EQ(abl::model::synthetic_presets().size(), 50u);
+  EXPECT_EQ(abl::model::synthetic_presets().size(), 51u);
   for (const std::string& name : abl::model::synthetic_presets()) {
     EXPECT_NO_THROW(abl::model::synthetic_model_spec(name)) << name;
   }
@@ -68,6 +68,7 @@ TEST(Synthetic, PresetsMatchTheirRealConfigs) {
   EXPECT_NEAR(abl::model::active_parameter_count(abl::model::synthetic_model_spec("lfm2-8b-a1b")) / 1e9, 1.56, 0.01);
   // Hunyuan-7B "7.5B"
   EXPECT_NEAR(abl::model::parameter_count(abl::model::synthetic_model_spec("hunyuan-7b")) / 1e9, 7.50, 0.01);
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("nemotron-h-8b")), 8100852736);
   // DeepSeek-V2-Lite "15.7B", DeepSeek-V2 "236B, 21B active"; OLMo 3 32B
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("deepseek-v2-lite")), 15706484224);
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("deepseek-v2")), 235741434880);

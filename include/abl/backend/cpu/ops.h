@@ -90,6 +90,9 @@ void swiglu_clamped(const float* gate, const float* up, float* out, int64_t n, f
 // (torch's gelu(approximate="tanh"), Gemma's GeGLU); out may alias gate.
 void geglu(const float* gate, const float* up, float* out, int64_t n);
 
+// x(n) = relu(x)² in place (Nemotron-H's ungated relu2 MLP: transformers' ReLUSquaredActivation).
+void relu_squared(float* x, int64_t n);
+
 // x(n) *= s
 void scale(float* x, float s, int64_t n);
 
@@ -180,8 +183,9 @@ void short_conv(const float* bcx, const float* w, const AttnSeq* seqs, int64_t B
                 const DeltaRuleState& state, float* out);
 
 // x(rows, D) = RMSNorm(x·SiLU(z))·w per row: the gate before the norm (GraniteMoeHybridRMSNormGated /
-// BambaRMSNormGated; plain w).
-void rmsnorm_of_gated(float* x, const float* w, const float* z, int64_t rows, int64_t D, float eps);
+// BambaRMSNormGated; plain w); with groups > 1 each row's `groups` spans of D / groups are normalised apart
+// (Zamba2RMSNormGated's group_size: Nemotron-H), w (D) spanning the row.
+void rmsnorm_of_gated(float* x, const float* w, const float* z, int64_t rows, int64_t D, int64_t groups, float eps);
 
 // x(n) *= σ(g(n)) (the attention output gate of Qwen3NextAttention).
 void mul_sigmoid(float* x, const float* g, int64_t n);

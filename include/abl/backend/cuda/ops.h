@@ -114,6 +114,9 @@ void geglu(const __nv_bfloat16* gate,  // (n) = (T, F)
            const __nv_bfloat16* up,    // (n)
            __nv_bfloat16* out,         // (n)
            int64_t n, cudaStream_t s);
+// x = relu(x)² in place, in fp32 and rounded once (Nemotron-H's ungated MLP; abl::cpu::relu_squared).
+void relu_squared(__nv_bfloat16* x,  // (n) = (T, F)
+                  int64_t n, cudaStream_t s);
 
 // Per-group biases of rows sorted by group (an MoE layer's rows in expert order): row r of group e
 // (offsets[e] ≤ r < offsets[e + 1]) takes bias0 + e · stride; a null bias0 adds nothing.
@@ -236,9 +239,10 @@ void mamba2_scan(const __nv_bfloat16* x, const __nv_bfloat16* dt, const float* a
 // taps (w (C, K), no bias, no activation) over each sequence's tokens; conv_state (slots, C, K−1) keeps B ⊙ x.
 void short_conv(const __nv_bfloat16* bcx, const __nv_bfloat16* w, const AttnSeq* seqs, const int64_t* slots, int64_t B,
                 int64_t C, int64_t K, float* conv_state, __nv_bfloat16* out, cudaStream_t s);
-// x(rows, D) = RMSNorm(x·SiLU(z))·w, in place (the gate before the norm).
+// x(rows, D) = RMSNorm(x·SiLU(z))·w, in place (the gate before the norm); with groups > 1 each row's spans of
+// D / groups normalised apart, w (D) spanning the row (Nemotron-H).
 void rmsnorm_of_gated(__nv_bfloat16* x, const __nv_bfloat16* w, const __nv_bfloat16* z, int64_t rows, int64_t D,
-                      float eps, cudaStream_t s);
+                      int64_t groups, float eps, cudaStream_t s);
 
 // ---- argmax (argmax.cu), greedy decoding: out[r] = index of the largest value of row r, the
 // first one on ties (torch.argmax, abl::cpu::argmax). NaNs are never chosen; an all-NaN row gives 0.

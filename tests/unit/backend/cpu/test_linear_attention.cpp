@@ -275,7 +275,7 @@ TEST(LinearAttention, NormOfGatedMultipliesBeforeNormalising) {
   std::vector<float> x = {1.0f, -2.0f, 3.0f, 0.5f, 0.25f, -1.0f};
   const std::vector<float> z = {0.3f, -0.6f, 1.2f, 2.0f, -0.1f, 0.0f}, w = {0.5f, 1.5f, -1.0f};
   const std::vector<float> in = x;
-  abl::cpu::rmsnorm_of_gated(x.data(), w.data(), z.data(), 2, 3, 1e-6f);
+  abl::cpu::rmsnorm_of_gated(x.data(), w.data(), z.data(), 2, 3, 1, 1e-6f);
   for (int r = 0; r < 2; ++r) {
     double g[3], ss = 0;
     for (int i = 0; i < 3; ++i) {
@@ -286,6 +286,35 @@ TEST(LinearAttention, NormOfGatedMultipliesBeforeNormalising) {
     const double inv = 1.0 / std::sqrt(ss / 3 + 1e-6);
     for (int i = 0; i < 3; ++i) EXPECT_NEAR(x[static_cast<size_t>(r * 3 + i)], w[static_cast<size_t>(i)] * g[i] * inv, 1e-6);
   }
+}
+
+TEST(LinearAttention, NormOfGatedPerGroupNormalisesEachSpanApart) {
+  // Zamba2RMSNormGated (Nemotron-H): rows of 6 in 2 groups of 3, each group its own RMS, w spanning the row.
+  const std::vector<float> in = randn(2 * 6, 71), z = randn(2 * 6, 72), w = randn(6, 73);
+  std::vector<float> x = in;
+  abl::cpu::rmsnorm_of_gated(x.data(), w.data(), z.data(), 2, 6, 2, 1e-5f);
+  for (int r = 0; r < 2; ++r) {
+    for (int g = 0; g < 2; ++g) {
+      double v[3], ss = 0;
+      for (int i = 0; i < 3; ++i) {
+        const size_t k = static_cast<size_t>(r * 6 + g * 3 + i);
+        v[i] = in[k] * z[k] * sigmoid(z[k]);
+        ss += v[i] * v[i];
+      }
+      const double inv = 1.0 / std::sqrt(ss / 3 + 1e-5);
+      for (int i = 0; i < 3; ++i) {
+        const size_t k = static_cast<size_t>(r * 6 + g * 3 + i);
+        EXPECT_NEAR(x[k], w[static_cast<size_t>(g * 3 + i)] * v[i] * inv, 1e-5) << r << " " << g << " " << i;
+      }
+    }
+  }
+  EXPECT_THROW(abl::cpu::rmsnorm_of_gated(x.data(), w.data(), z.data(), 2, 6, 4, 1e-5f), abl::Error);
+}
+
+TEST(LinearAttention, ReluSquaredZeroesNegativesAndSquaresTheRest) {
+  std::vector<float> x = {-2.0f, -0.0f, 0.0f, 0.5f, 3.0f};
+  abl::cpu::relu_squared(x.data(), static_cast<int64_t>(x.size()));
+  EXPECT_EQ(x, (std::vector<float>{0.0f, 0.0f, 0.0f, 0.25f, 9.0f}));
 }
 
 TEST(LinearAttention, ShortConvIsCausalOverBxTimesC) {

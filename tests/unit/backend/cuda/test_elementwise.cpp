@@ -419,6 +419,18 @@ TEST(CudaGeglu, MatchesCpu) {
                "geglu in place");
 }
 
+TEST(CudaReluSquared, MatchesCpu) {  // Nemotron-H's ungated MLP
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t n = 37 * 301;
+  const auto x = to_bf16(uniform(static_cast<size_t>(n), -6.0f, 6.0f, 42));
+  std::vector<float> want = to_f32(x);
+  cpu::relu_squared(want.data(), n);
+  auto dx = upload(x, stream.get());
+  cuda::relu_squared(dx.as<__nv_bfloat16>(), n, stream.get());
+  expect_close(to_f32(download<__nv_bfloat16>(dx, want.size(), stream.get())), want, 1e-4, kBf16Rtol, "relu_squared");
+}
+
 // Gemma's norms: (1 + w) applied in the kernel, for all three row types (bf16 weights near 0, where
 // storing 1 + w in bf16 would lose the digits the offset keeps), and the fp32 post-norm in place.
 TEST(CudaRmsnorm, OffsetOneMatchesCpu) {
@@ -629,6 +641,7 @@ TEST(CudaOpsHostChecks, BadExtentsThrowBeforeLaunch) {
   expect_error([&] { cuda::gather_rows(nullptr, nullptr, 2, 8, nullptr, 4, s); }, "gather_rows stride < width");
   expect_error([&] { cuda::swiglu(nullptr, nullptr, nullptr, -5, s); }, "swiglu n < 0");
   expect_error([&] { cuda::geglu(nullptr, nullptr, nullptr, -5, s); }, "geglu n < 0");
+  expect_error([&] { cuda::relu_squared(nullptr, -5, s); }, "relu_squared n < 0");
   expect_error([&] { cuda::softcap(nullptr, 0.0f, 5, s); }, "softcap cap 0");
   expect_error([&] { cuda::add(nullptr, nullptr, -5, s); }, "add n < 0");
   expect_error([&] { cuda::log_softmax(nullptr, nullptr, -1, 10, s); }, "log_softmax rows < 0");
@@ -648,6 +661,7 @@ TEST(CudaOpsHostChecks, EmptyCallsEnqueueNothing) {
   cuda::rmsnorm(static_cast<const __nv_bfloat16*>(nullptr), nullptr, nullptr, 0, 8, 1e-6f, 0.0f, s);
   cuda::rmsnorm(static_cast<const float*>(nullptr), nullptr, static_cast<float*>(nullptr), 0, 8, 1e-6f, 1.0f, s);
   cuda::geglu(nullptr, nullptr, nullptr, 0, s);
+  cuda::relu_squared(nullptr, 0, s);
   cuda::scale(nullptr, 2.0f, 0, s);
   cuda::softcap(nullptr, 30.0f, 0, s);
   cuda::rope(nullptr, nullptr, 0, 2, 8, nullptr, nullptr, s);

@@ -83,7 +83,8 @@ TEST(CudaLinearAttention, OutputGateMatchesCpu) {
   expect_close(to_f32(download<__nv_bfloat16>(dx, 999, stream.get())), want, 1e-3, 1e-2, "mul_sigmoid");
 }
 
-// Mamba-2: the conv with its bias, the scan and the norm of the gated output, over the same two passes.
+// Mamba-2: the conv with its bias, the scan and the norm of the gated output (over all of it, then per group), over
+// the same two passes.
 TEST(CudaLinearAttention, Mamba2TwoPassesMatchCpu) {
   ABL_REQUIRE_GPU();
   cuda::Stream stream;
@@ -118,7 +119,8 @@ TEST(CudaLinearAttention, Mamba2TwoPassesMatchCpu) {
     cpu::mamba2_scan(cx.data(), dt.data(), a_log.data(), dt_bias.data(), D.data(), seqs.data(), B, d, range, cs,
                      cout.data());
     cout = bf16_rounded(cout);
-    cpu::rmsnorm_of_gated(cout.data(), norm_w.data(), z.data(), T, I, 1e-5f);
+    const int64_t groups = p == 0 ? 1 : d.NK;  // the second pass normalises per group (Nemotron-H)
+    cpu::rmsnorm_of_gated(cout.data(), norm_w.data(), z.data(), T, I, groups, 1e-5f);
     auto dx = upload(to_bf16(x), s), ddt = upload(to_bf16(dt), s), dz = upload(to_bf16(z), s);
     auto dseqs = upload(seqs, s), dslots = upload(slot_of[p], s);
     cuda::DeviceBuffer dout(cout.size() * sizeof(__nv_bfloat16));
@@ -128,7 +130,8 @@ TEST(CudaLinearAttention, Mamba2TwoPassesMatchCpu) {
     cuda::mamba2_scan(dx.as<__nv_bfloat16>(), ddt.as<__nv_bfloat16>(), dal.as<float>(), ddtb.as<float>(), dD.as<float>(),
                       dseqs.as<cpu::AttnSeq>(), dslots.as<int64_t>(), B, d.NK, NV, d.DK, d.DV, range.min, range.max,
                       dS.as<float>(), dout.as<__nv_bfloat16>(), s);
-    cuda::rmsnorm_of_gated(dout.as<__nv_bfloat16>(), dnw.as<__nv_bfloat16>(), dz.as<__nv_bfloat16>(), T, I, 1e-5f, s);
+    cuda::rmsnorm_of_gated(dout.as<__nv_bfloat16>(), dnw.as<__nv_bfloat16>(), dz.as<__nv_bfloat16>(), T, I, groups, 1e-5f,
+                           s);
     expect_close(to_f32(download<__nv_bfloat16>(dout, cout.size(), s)), cout, 2e-2, 2e-2, "Mamba-2 scan + gated norm");
   }
   expect_close(download<float>(dS, cpu_S.size(), s), cpu_S, 1e-2, 2e-2, "Mamba-2 states");

@@ -45,7 +45,8 @@ std::vector<std::string> layout_models() {
           f + "/golden/cohere-qknorm", f + "/golden/llama-bias", f + "/golden/seed-oss",
           f + "/golden/phimoe",      f + "/golden/llama4-mm",        f + "/golden/granite4-micro",
           f + "/golden/qwen3-next",  f + "/golden/granite4-h",
-          f + "/golden/granite4-h-moe", f + "/golden/lfm2", f + "/golden/lfm2-moe"};
+          f + "/golden/granite4-h-moe", f + "/golden/lfm2", f + "/golden/lfm2-moe",
+          f + "/golden/nemotron-h"};
 }
 
 model::ModelSpec spec_of(const std::string& m) {
