@@ -67,6 +67,7 @@ void mamba2_keys(const Keys& k, ModelSpec& s);
 void lfm2_keys(const Keys& k, ModelSpec& s);
 void lfm2_moe_keys(const Keys& k, ModelSpec& s);
 void nemotron_h_keys(const Keys& k, ModelSpec& s);
+void nemotron_h_moe_keys(const Keys& k, ModelSpec& s);
 void hunyuan_dense_keys(const Keys& k, ModelSpec& s);
 void gpt_oss_keys(const Keys& k, ModelSpec& s);
 void cohere_keys(const Keys& k, ModelSpec& s);
@@ -920,6 +921,30 @@ void lfm2_keys(const Keys& k, ModelSpec& s) {
   s.intermediate_size = ff;
 }
 
+// Nemotron-H's MoE blocks ('E': NemotronHMoE, a DeepseekV3MoE with NemotronHTopkRouter): DeepSeek-V3's sigmoid
+// router choosing on s + e_score_correction_bias within the best topk_group of n_group groups, the kept weights
+// renormalised (norm_topk_prob) and times routed_scaling_factor; n_routed_experts ungated relu² experts of
+// moe_intermediate_size, and always one ungated shared expert of moe_shared_expert_intermediate_size added as it
+// is. A latent projection (moe_latent_size) is refused.
+void nemotron_h_moe_keys(const Keys& k, ModelSpec& s) {
+  s.expert_names = ModelSpec::ExpertNames::nemotron_h;
+  s.num_experts = k.get_int("n_routed_experts", 8);
+  s.experts_per_token = k.get_int("num_experts_per_tok", 2);
+  s.moe_intermediate_size = k.get_int("moe_intermediate_size", 7688);
+  s.shared_expert_intermediate_size = k.get_int("moe_shared_expert_intermediate_size", 7688);
+  s.shared_expert_gated = false;
+  s.norm_topk_prob = k.get_bool("norm_topk_prob", true);
+  s.router_sigmoid = true;
+  s.router_bias = true;
+  s.expert_groups = k.get_int("n_group", 1);
+  s.topk_groups = k.get_int("topk_group", 1);
+  s.routed_scaling_factor = k.get_double("routed_scaling_factor", 1.0);
+  check_size(s, "moe_shared_expert_intermediate_size", s.shared_expert_intermediate_size);
+  if (auto latent = k.find("moe_latent_size"); latent && !latent->is_null()) {
+    bad_key(s, "moe_latent_size", "a latent projection of the experts is not supported (null: none, as Nemotron 3 Nano)");
+  }
+}
+
 // models/nemotron_h (NemotronHConfig, NemotronHBlock, NemotronHMamba2Mixer = zamba2's Zamba2MambaMixer): the layers
 // from hybrid_override_pattern (one character per layer: 'M' Mamba-2, '*' attention, '-' MLP, 'E' MoE), else
 // layers_block_type / layer_types (transformers 5: "mamba" or "linear_attention", "attention" or "full_attention",
@@ -932,6 +957,7 @@ void lfm2_keys(const Keys& k, ModelSpec& s) {
 void nemotron_h_keys(const Keys& k, ModelSpec& s) {
   s.nemotron_h_names = true;
   s.weight_prefix = "backbone.";  // load_model_spec switches to "model." for transformers 5's files
+  s.embed_name = "embeddings.weight";
   std::vector<char> blocks;       // 'M', '*', '-', 'E'
   if (auto p = k.find("hybrid_override_pattern")) {
     for (char c : p->as_string()) {
@@ -961,10 +987,6 @@ void nemotron_h_keys(const Keys& k, ModelSpec& s) {
   }
   const char* pattern_key = k.find("hybrid_override_pattern") ? "hybrid_override_pattern" : "layers_block_type";
   if (blocks.empty()) bad_key(s, pattern_key, "lists no layer");
-  if (std::find(blocks.begin(), blocks.end(), 'E') != blocks.end()) {
-    bad_key(s, pattern_key, "MoE layers ('E', Nemotron 3's relu² experts) are not supported yet; Mamba-2 ('M'), "
-                            "attention ('*') and MLP ('-') layers are");
-  }
   if (k.given("num_hidden_layers") && k.get_int("num_hidden_layers") != static_cast<int64_t>(blocks.size())) {
     log::warn("{}: num_hidden_layers {} is not the {} layers of {}; the pattern decides (as transformers)", s.source,
               k.get_int("num_hidden_layers"), blocks.size(), pattern_key);
@@ -972,10 +994,15 @@ void nemotron_h_keys(const Keys& k, ModelSpec& s) {
   s.num_layers = static_cast<int64_t>(blocks.size());
   s.layer_blocks.clear();
   s.linear_layers.clear();
+  s.moe_layers.clear();
+  const bool moe = std::find(blocks.begin(), blocks.end(), 'E') != blocks.end();
   for (char c : blocks) {
-    s.layer_blocks.push_back(static_cast<uint8_t>(c == '-' ? ModelSpec::LayerBlock::mlp : ModelSpec::LayerBlock::mixer));
+    const bool mlp = c == '-' || c == 'E';
+    s.layer_blocks.push_back(static_cast<uint8_t>(mlp ? ModelSpec::LayerBlock::mlp : ModelSpec::LayerBlock::mixer));
     s.linear_layers.push_back(c == 'M' ? 1 : 0);
+    if (moe) s.moe_layers.push_back(c == 'E' ? 1 : 0);
   }
+  if (moe) nemotron_h_moe_keys(k, s);
   if (std::find(s.linear_layers.begin(), s.linear_layers.end(), 1) == s.linear_layers.end()) s.linear_layers.clear();
   s.nope_layers.assign(static_cast<size_t>(s.num_layers), 1);  // JambaAttention: no positional encoding
 
@@ -2089,8 +2116,11 @@ void validate_model_spec(const ModelSpec& s) {
         bad_key(s, "hybrid_override_pattern", fmt::format("layer {} is an MLP block and a linear layer", l));
       }
     }
-    if (s.num_experts > 0 || s.parallel_block || s.sandwich_norms || !s.input_norms) {
-      bad_key(s, "hybrid_override_pattern", "single-block layers beside experts or other layer shapes are not supported");
+    if (s.parallel_block || s.sandwich_norms || !s.input_norms) {
+      bad_key(s, "hybrid_override_pattern", "single-block layers beside other layer shapes are not supported");
+    }
+    for (int64_t l = 0; l < s.num_layers; ++l) {
+      if (s.is_moe_layer(l) && s.has_mixer(l)) bad_key(s, "hybrid_override_pattern", fmt::format("layer {}: an MoE mixer", l));
     }
   }
   if ((s.activation == Activation::relu2) != s.nemotron_h_names) {
@@ -2158,8 +2188,21 @@ ModelSpec load_model_spec(const std::string& path) {
   if (!has_weights || (!spec.multimodal && spec.num_experts == 0 && !spec.nemotron_h_names)) return spec;
   const io::SafetensorsReader reader(dir.string());
   // Nemotron-H as released keeps its decoder under backbone.; transformers 5 saves it under model.
-  if (spec.nemotron_h_names && !reader.find("backbone.embeddings.weight") && reader.find("model.embeddings.weight")) {
-    spec.weight_prefix = "model.";
+  if (spec.nemotron_h_names && !reader.find("backbone.embeddings.weight")) {
+    // transformers 5 names the decoder model.*; its conversion mapping reads (and writes back) embedding.weight
+    for (const char* prefix : {"backbone.", "model."}) {
+      for (const char* embed : {"embeddings.weight", "embedding.weight"}) {
+        if (!reader.find(std::string(prefix) + embed)) continue;
+        spec.weight_prefix = prefix;
+        spec.embed_name = embed;
+      }
+    }
+  }
+  for (int64_t l = 0; l < spec.num_layers && spec.expert_names == ModelSpec::ExpertNames::nemotron_h; ++l) {
+    if (!spec.is_moe_layer(l)) continue;
+    // Nemotron-H's experts one module each (as released) or stacked (transformers 5)
+    spec.fused_experts = reader.find(fmt::format("{}layers.{}.mixer.experts.up_proj", spec.weight_prefix, l)) != nullptr;
+    break;
   }
   if (spec.multimodal && reader.find("model.language_model.embed_tokens.weight")) {
     // Multimodal checkpoints: transformers >= 4.52 saves the text model as model.language_model.*
@@ -2183,7 +2226,8 @@ ModelSpec load_model_spec(const std::string& path) {
   }
   for (int64_t l = 0; l < spec.num_layers && spec.expert_names != ModelSpec::ExpertNames::granite &&
                       spec.expert_names != ModelSpec::ExpertNames::gpt_oss &&
-                      spec.expert_names != ModelSpec::ExpertNames::llama4;
+                      spec.expert_names != ModelSpec::ExpertNames::llama4 &&
+                      spec.expert_names != ModelSpec::ExpertNames::nemotron_h;
        ++l) {
     if (!spec.is_moe_layer(l)) continue;
     // The first MoE layer tells: its experts stacked (transformers 5) or one tensor each; Qwen3-VL-MoE's

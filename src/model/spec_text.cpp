@@ -183,8 +183,8 @@ std::string fingerprint(const ModelSpec& s) {
                      s.linear_conv_kernel, s.linear_fused_projections, s.attn_output_gate);
   out += fmt::format("|mixer {} conv bias {} dt {:a} {:a} lfm2 names {}", static_cast<int>(s.linear_mixer),
                      s.linear_conv_bias, s.mamba_dt_min, s.mamba_dt_max, s.lfm2_names);
-  out += fmt::format("|nemotron-h blocks [{}] names {} norm per group {}", fmt::join(s.layer_blocks, ""),
-                     s.nemotron_h_names, s.mamba_norm_per_group);
+  out += fmt::format("|nemotron-h blocks [{}] names {} norm per group {} embed {}", fmt::join(s.layer_blocks, ""),
+                     s.nemotron_h_names, s.mamba_norm_per_group, s.embed_name);
   out += fmt::format("|tokens bos {} eos [{}] pad {} dtype {}", s.bos_token_id ? *s.bos_token_id : -1,
                      fmt::join(s.eos_token_ids, " "), s.pad_token_id ? *s.pad_token_id : -1,
                      s.torch_dtype ? static_cast<int>(*s.torch_dtype) : -1);

@@ -598,6 +598,39 @@ void add_mamba2_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
   v.back().shape_doc = fmt::format("(hidden_size, {})", inner);
 }
 
+// Nemotron-H's MoE block (NemotronHMoE): the router mixer.gate with its e_score_correction_bias, per expert the
+// ungated up_proj / down_proj (one module each as released; stacked (E, Fm, H) / (E, H, Fm) as transformers 5
+// holds them, each expert one block), then the ungated shared expert.
+void add_nemotron_h_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
+  const int64_t H = s.hidden_size, E = s.num_experts, Fm = s.moe_intermediate_size, Fs = s.shared_expert_intermediate_size;
+  v.push_back(layer_slot(s, WeightRole::router, "mixer.gate.weight", {E, H}, "(n_routed_experts, hidden_size)"));
+  v.push_back(layer_slot(s, WeightRole::router_bias, "mixer.gate.e_score_correction_bias", {E}, "(n_routed_experts)"));
+  for (int64_t e = 0; e < E; ++e) {
+    const std::string p = "mixer.experts." + std::to_string(e) + ".";
+    v.push_back(layer_slot(s, WeightRole::expert_up_proj, p + "up_proj.weight", {Fm, H},
+                           "(moe_intermediate_size, hidden_size)"));
+    v.push_back(layer_slot(s, WeightRole::expert_down_proj, p + "down_proj.weight", {H, Fm},
+                           "(hidden_size, moe_intermediate_size)"));
+    if (s.fused_experts) {
+      WeightSlot& up = v[v.size() - 2];
+      up.pattern = s.weight_prefix + "layers.{}.mixer.experts.up_proj";
+      up.file_shape = {E, Fm, H};
+      up.file_offset = e * Fm * H;
+      up.shape_doc = "(n_routed_experts, moe_intermediate_size, hidden_size)";
+      WeightSlot& down = v.back();
+      down.pattern = s.weight_prefix + "layers.{}.mixer.experts.down_proj";
+      down.file_shape = {E, H, Fm};
+      down.file_offset = e * H * Fm;
+      down.shape_doc = "(n_routed_experts, hidden_size, moe_intermediate_size)";
+    }
+    v[v.size() - 2].expert = v.back().expert = static_cast<int32_t>(e);
+  }
+  v.push_back(layer_slot(s, WeightRole::shared_up_proj, "mixer.shared_experts.up_proj.weight", {Fs, H},
+                         "(moe_shared_expert_intermediate_size, hidden_size)"));
+  v.push_back(layer_slot(s, WeightRole::shared_down_proj, "mixer.shared_experts.down_proj.weight", {H, Fs},
+                         "(hidden_size, moe_shared_expert_intermediate_size)"));
+}
+
 // Nemotron-H's layer (NemotronHBlock): its one norm.weight — the input norm of a mixer block, of an MLP block —
 // then the block's tensors under mixer.: Mamba-2's, the attention's q/k/v/o (JambaAttention, no biases), or the
 // ungated MLP's up_proj / down_proj (NemotronMLP).
@@ -608,7 +641,9 @@ std::vector<WeightSlot> nemotron_h_layer_slots(const ModelSpec& s, int64_t layer
     v.push_back(layer_slot(s, role, name, std::move(shape), doc));
   };
   add(s.has_mixer(layer) ? WeightRole::attn_norm : WeightRole::mlp_norm, "norm.weight", {H}, "(hidden_size)");
-  if (!s.has_mixer(layer)) {
+  if (s.is_moe_layer(layer)) {
+    add_nemotron_h_moe_slots(s, v);
+  } else if (!s.has_mixer(layer)) {
     add(WeightRole::up_proj, "mixer.up_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
     add(WeightRole::down_proj, "mixer.down_proj.weight", {H, F}, "(hidden_size, intermediate_size)");
   } else if (s.is_linear_layer(layer)) {
@@ -759,7 +794,7 @@ std::vector<WeightSlot> global_slots(const ModelSpec& s) {
     return w;
   };
   std::vector<WeightSlot> v;
-  const char* embed = s.nemotron_h_names ? "embeddings.weight" : "embed_tokens.weight";
+  const std::string& embed = s.embed_name;
   const char* final_norm = s.lfm2_names ? "embedding_norm.weight" : s.nemotron_h_names ? "norm_f.weight" : "norm.weight";
   v.push_back(slot(WeightRole::embed, s.weight_prefix + embed, {V, H}, "(vocab_size, hidden_size)"));
   v.push_back(slot(WeightRole::final_norm, s.weight_prefix + final_norm, {H}, "(hidden_size)"));
@@ -948,7 +983,8 @@ int64_t parameter_count(const ModelSpec& spec) {
 
 int64_t active_parameter_count(const ModelSpec& spec) {
   int64_t active = parameter_count(spec);
-  int64_t per_expert = 3 * spec.moe_intermediate_size * spec.hidden_size;
+  const int64_t matrices = spec.activation == Activation::relu2 ? 2 : 3;  // Nemotron-H's experts: up and down only
+  int64_t per_expert = matrices * spec.moe_intermediate_size * spec.hidden_size;
   if (spec.expert_bias) per_expert += 2 * spec.moe_intermediate_size + spec.hidden_size;
   for (int64_t l = 0; l < spec.num_layers; ++l) {
     if (spec.is_moe_layer(l)) active -= (spec.num_experts - spec.experts_per_token) * per_expert;

@@ -99,6 +99,12 @@ FAMILIES = [
     # backbone.* names, untied. NemotronHConfig is given head_dim = attention_head_dim and use_mamba_kernels false
     # (hf_models.config_overrides); A_log / D / dt_bias / conv bias / norms perturbed at init
     ("NemotronHForCausalLM", "nemotron-h"),
+    # Nemotron-H with MoE blocks (NVIDIA-Nemotron-3-Nano-30B-A3B's config.json spelling: head_dim, norm_eps, no
+    # time_step_limit): pattern "ME*EM-", NemotronHMoE on the "E" layers (DeepSeek-V3's sigmoid router on s +
+    # e_score_correction_bias, renormalised, x routed_scaling_factor 2.5; 8 ungated relu2 experts of 32, top-2, plus an
+    # ungated shared expert of 48) beside a dense relu2 MLP of 96; transformers 5 holds the experts stacked
+    # (mixer.experts.up_proj / down_proj) and saves them per expert; the router's bias buffer perturbed at init
+    ("NemotronHForCausalLM", "nemotron-h-moe"),
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

@@ -100,7 +100,8 @@ def tensor_bytes(folder):
 
 def split_fused_experts(folder, arch, cfg):
     """transformers 5.x holds MoE experts fused (experts.gate_up_proj (E, 2I, H), experts.down_proj
-    (E, H, I)) and save_pretrained is expected to write them back per expert, the Hub layout.
+    (E, H, I); Nemotron-H's ungated experts.up_proj (E, I, H) / experts.down_proj (E, H, I)) and save_pretrained is
+    expected to write them back per expert, the Hub layout.
     abliterate reads both (its unit tests hold the fused one to the per-expert one); should a
     version save them fused, rewrite them per expert here so that the table compares the Hub layout
     (the round-trip check in build_random_model then proves the rewrite loads as the model we made).
@@ -116,7 +117,9 @@ def split_fused_experts(folder, arch, cfg):
     if len(files) != 1:
         return None
     st = ref.read_safetensors(files[0])
-    fused = [k for k in st if k.endswith((".experts.gate_up_proj", ".experts.down_proj"))]
+    # (Nemotron-H's NemotronHExperts: up_proj (E, I, H) and down_proj (E, H, I), no gate)
+    stacked = (".experts.up_proj",) if arch == "NemotronHForCausalLM" else ()
+    fused = [k for k in st if k.endswith((".experts.gate_up_proj", ".experts.down_proj") + stacked)]
     if not fused:
         return None
     H = cfg["hidden_size"]
@@ -127,6 +130,12 @@ def split_fused_experts(folder, arch, cfg):
             if arch == "MixtralForCausalLM" and ".mlp.gate." in name:
                 new = name.replace(".mlp.gate.", ".block_sparse_moe.gate.")
             out.append((new, dt, t))
+            continue
+        if arch == "NemotronHForCausalLM":
+            # the release's mixer.experts.{e}.up_proj.weight (I, H) / down_proj.weight (H, I), F.linear's layout
+            part = "up_proj" if name.endswith(".up_proj") else "down_proj"
+            for e in range(t.shape[0]):
+                out.append(("%s.%d.%s.weight" % (name[:-len(part) - 1], e, part), dt, t[e].contiguous()))
             continue
         base = name[:-len(".gate_up_proj")] if name.endswith("gate_up_proj") else name[:-len(".down_proj")]
         if arch == "MixtralForCausalLM":

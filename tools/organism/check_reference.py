@@ -513,11 +513,37 @@
      same logits_last) while layer_norm_epsilon is; transformers 5's layers_block_type (either naming) with head_dim
      reads as the pattern with attention_head_dim; golden.json has exactly the what-ifs of
      golden_models.nemotron_h_what_ifs and NemotronHCheck reproduces each (1e-3, each over 1e-2); reference.Spec refuses
-     an "E" block, a pattern of another length or with an unknown character, no pattern, a disagreeing
-     layers_block_type, mlp_hidden_act other than relu2, mamba_hidden_act other than silu, use_bias / mamba_proj_bias /
-     mlp_bias / attention_bias true, a time_step_limit other than [0, inf], heads not a multiple of n_groups, chunk_size
-     0, head_dim disagreeing with attention_head_dim, the legacy mamba_* keys and a negative time_step_min. (1. checks
-     the KV cache with the Mamba-2 layers' conv and ssm states.)
+     an "E" block with a latent projection (moe_latent_size), a pattern of another length or with an unknown character,
+     no pattern, a disagreeing layers_block_type, mlp_hidden_act other than relu2, mamba_hidden_act other than silu,
+     use_bias / mamba_proj_bias / mlp_bias / attention_bias true, a time_step_limit other than [0, inf], heads not a
+     multiple of n_groups, chunk_size 0, head_dim disagreeing with attention_head_dim, the legacy mamba_* keys and a
+     negative time_step_min. (1. checks the KV cache with the Mamba-2 layers' conv and ssm states.)
+     Nemotron-H with MoE blocks (nemotron-h-moe: NVIDIA-Nemotron-3-Nano-30B-A3B's "E" layers): NemotronHCheck runs the
+     "E" blocks too, from modular_nemotron_h.py NemotronHMoE and deepseek_v3's DeepseekV3MoE.route_tokens_to_experts
+     (the fp32 gate logits, sigmoid, the choice on s + e_score_correction_bias within the best topk_group groups by
+     scatter_ / masked_fill 0.0, topk unsorted, s gathered / (sum + 1e-20) x routed_scaling_factor), the per-expert
+     up_proj / down_proj stacked as conversion_mapping's "nemotron_h" MergeModulelist stacks them and NemotronHExperts'
+     one_hot / index_add_ loop over the experts hit (relu2, no gate), plus the shared NemotronHMLP; head_dim read where
+     attention_head_dim is absent. It reproduces logits_last, hidden_last, logits_all_0 (1e-4) and every golden greedy
+     id; the file holds exactly the released tensors (mixer.gate.weight, the F32 mixer.gate.e_score_correction_bias,
+     mixer.experts.{e}.up_proj / down_proj per expert, mixer.shared_experts.up_proj / down_proj beside nemotron-h's
+     kinds), BF16 but F32 A_log / D / dt_bias / e_score_correction_bias; config.json is in
+     NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's spelling (head_dim, norm_eps and no rms_norm_eps, no time_step_limit, no
+     moe_latent_size, the MoE keys with n_group = topk_group = 1, routed_scaling_factor != 1, three distinct MLP widths,
+     transformers 4.55.4, auto_map with AutoModel); reference.Spec and golden.json read the blocks and the MoE settings
+     and names as NemotronHCheck does; the floor's counts, the chunked scan against the recurrence as for nemotron-h;
+     NemotronHCheck's router gives prompt 4's expert usage (every expert chosen in each MoE layer), expert_ids_last and
+     the tokens each router what-if reroutes, as golden.json has them; the experts stacked as transformers 5 holds them
+     (mixer.experts.up_proj / down_proj) give reference.py the same logits_last; the unread keys (norm_eps, rope_theta,
+     partial_rotary_factor, mamba_ssm_cache_dtype, an explicit moe_latent_size null, ...) change nothing while
+     layer_norm_epsilon does; transformers 5's layers_block_type with "moe" reads as the pattern; golden.json has
+     exactly nemotron-h's what-ifs plus router_bias, router_scaling (golden_models.sigmoid_router_description) and
+     golden_models.nemotron_h_moe_what_ifs (router_softmax, router_unnormalised, router_top1, shared_expert), and
+     NemotronHCheck reproduces each (1e-3, each over 1e-2); reference.Spec refuses a non-null moe_latent_size,
+     n_shared_experts other than 1, n_group not dividing the experts or leaving one per group, topk_group > n_group,
+     top-k beyond the experts, zero widths, mlp_bias, mlp_hidden_act silu, head_dim disagreeing with an
+     attention_head_dim and a time_step_limit other than [0, inf]. (3. checks the MoE block against NemotronHCheck's
+     per-expert loop.)
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
@@ -644,6 +670,9 @@ def moe_per_expert(spec, p, pre, l, h):
     chose it, weighted, accumulated into the output with index_add_."""
     B, T, H = h.shape
     x = h.reshape(-1, H)
+    if spec.expert_naming == "nemotron_h":
+        # NemotronHMoE as NemotronHCheck writes it (route, the stacked experts' index_add_ loop, the shared expert)
+        return NemotronHCheck(spec.cfg, p).moe(l, x).view(B, T, H)
     w = p[ref.router_weight_name(spec, pre)]
     if spec.expert_naming == "gpt_oss":
         out = GptOssCheck.experts(spec.num_experts, spec.swiglu_alpha, spec.swiglu_limit, p, pre, x,
@@ -6906,14 +6935,26 @@ class NemotronHCheck:
     0; "tile": head h reads group h % n_groups), `conv_act`, `conv_bias`, `D`, `dt_bias` (False: each left out),
     `reset_chunk` (an int: the state back to zero every that many tokens), `squared` (False: a plain ReLU in the MLP),
     `rope` (True: the rotate-half RoPE at theta 1e4 on the attention blocks, turned here as complex numbers).
-    `floored`: None, or a dict that receives per Mamba-2 layer how many (token, head) values the floor raised."""
+    `floored`: None, or a dict that receives per Mamba-2 layer how many (token, head) values the floor raised.
+    "E" blocks (NVIDIA-Nemotron-3-Nano's, head width head_dim there): NemotronHMoE (`moe`), its routing as
+    DeepseekV3MoE.route_tokens_to_experts writes it (`route`: the fp32 logits of mixer.gate.weight, sigmoid, the choice
+    values s + e_score_correction_bias, each group's two best summed, the topk_group best groups kept by scatter_ and
+    the others' values set to 0.0, topk unsorted, s gathered, over (sum + 1e-20), x routed_scaling_factor), the
+    per-expert tensors stacked as conversion_mapping's "nemotron_h" MergeModulelist(dim=0) stacks them into
+    NemotronHExperts' up_proj (E, Fm, H) / down_proj (E, H, Fm), NemotronHExperts.forward's one_hot / where / index_add_
+    loop over the experts hit, then `+ shared_experts(residuals)` (a NemotronHMLP). What-ifs there: `use_bias` (False:
+    the choice on s alone), `score` ("softmax" in place of the sigmoid), `renorm` (False: not divided), `scaling`
+    (another routed_scaling_factor), `k` (another num_experts_per_tok), `shared` (False: no shared expert); `squared`
+    covers the experts too."""
 
     # NemotronHConfig's numbers for the keys read here (configuration_nemotron_h.py)
     DEFAULTS = dict(num_key_value_heads=8, layer_norm_epsilon=1e-5, tie_word_embeddings=False, mlp_hidden_act="relu2",
                     mamba_hidden_act="silu", ssm_state_size=128, mamba_num_heads=128, mamba_head_dim=64, n_groups=8,
                     conv_kernel=4, time_step_min=0.001, use_conv_bias=True, chunk_size=128, use_bias=False,
-                    mlp_bias=False, attention_bias=False)
-    BLOCKS = {"M": "mamba", "*": "attention", "-": "mlp"}  # MIXER_TYPES' keys by _pattern_to_list's characters
+                    mlp_bias=False, attention_bias=False, n_routed_experts=8, num_experts_per_tok=2,
+                    moe_intermediate_size=7688, moe_shared_expert_intermediate_size=7688, n_group=1, topk_group=1,
+                    norm_topk_prob=True, routed_scaling_factor=1.0)
+    BLOCKS = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}  # MIXER_TYPES' keys by _pattern_to_list's
 
     def __init__(self, cfg, p):
         c = dict(self.DEFAULTS, **cfg)
@@ -6926,8 +6967,14 @@ class NemotronHCheck:
         self.L = len(self.blocks)
         self.H, self.NH = c["hidden_size"], c["num_attention_heads"]
         self.NKV = c["num_key_value_heads"]
-        self.HD = c["attention_head_dim"]
+        # (the 4.48-era releases: attention_head_dim; NVIDIA-Nemotron-3-Nano: head_dim)
+        self.HD = c["attention_head_dim"] if "attention_head_dim" in c else c["head_dim"]
         self.eps = c["layer_norm_epsilon"]
+        # NemotronHMoE.__init__ / DeepseekV3MoE.__init__
+        self.E, self.k = c["n_routed_experts"], c["num_experts_per_tok"]
+        self.G, self.TG = c["n_group"], c["topk_group"]
+        self.renorm, self.scaling = c["norm_topk_prob"], c["routed_scaling_factor"]
+        self.use_bias, self.score, self.shared = True, "sigmoid", True
         # NemotronHMamba2Mixer.__init__
         self.mNH, self.mP, self.mG = c["mamba_num_heads"], c["mamba_head_dim"], c["n_groups"]
         self.mN, self.mK = c["ssm_state_size"], c["conv_kernel"]
@@ -6971,6 +7018,44 @@ class NemotronHCheck:
         pre = "backbone.layers.%d.mixer." % l
         u = torch.relu(torch.nn.functional.linear(x, self.p[pre + "up_proj.weight"]))
         return torch.nn.functional.linear(u * u if self.squared else u, self.p[pre + "down_proj.weight"])
+
+    def route(self, l, x):
+        """(experts (T, k), weights (T, k)) of the "E" block l for its inputs x (T, H), DeepseekV3MoE's routing."""
+        pre, E = "backbone.layers.%d.mixer." % l, self.E
+        logits = torch.nn.functional.linear(x.float(), self.p[pre + "gate.weight"].float())
+        scores = torch.softmax(logits, dim=-1) if self.score == "softmax" else logits.sigmoid()
+        for_choice = scores + self.p[pre + "gate.e_score_correction_bias"] if self.use_bias else scores
+        per = E // self.G
+        group_scores = for_choice.view(-1, self.G, per).topk(2, dim=-1)[0].sum(dim=-1)
+        kept = torch.topk(group_scores, k=self.TG, dim=-1, sorted=False)[1]
+        group_mask = torch.zeros_like(group_scores).scatter_(1, kept, 1)
+        allowed = group_mask.unsqueeze(-1).expand(-1, self.G, per).reshape(-1, E).bool()
+        chosen = torch.topk(for_choice.masked_fill(~allowed, 0.0), k=self.k, dim=-1, sorted=False)[1]
+        weights = scores.gather(1, chosen)
+        if self.renorm:
+            weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-20)
+        return chosen, weights * self.scaling
+
+    def moe(self, l, x):
+        """NemotronHMoE.forward on one sequence x (T, H): route, NemotronHExperts over the stacked tensors, shared."""
+        pre, p, E = "backbone.layers.%d.mixer." % l, self.p, self.E
+        chosen, weights = self.route(l, x)
+        # conversion_mapping "nemotron_h": mixer.experts.*.up_proj.weight -> mixer.experts.up_proj by
+        # MergeModulelist(dim=0), a stack along a new first dimension (down_proj alike)
+        up = torch.stack([p[pre + "experts.%d.up_proj.weight" % e] for e in range(E)])
+        down = torch.stack([p[pre + "experts.%d.down_proj.weight" % e] for e in range(E)])
+        out = torch.zeros_like(x)
+        expert_mask = torch.nn.functional.one_hot(chosen, num_classes=E).permute(2, 1, 0)
+        for e in torch.greater(expert_mask.sum(dim=(-1, -2)), 0).nonzero().squeeze(-1).tolist():
+            top_k_pos, token_idx = torch.where(expert_mask[e])
+            u = torch.relu(torch.nn.functional.linear(x[token_idx], up[e]))
+            y = torch.nn.functional.linear(u * u if self.squared else u, down[e])
+            out.index_add_(0, token_idx, y * weights[token_idx, top_k_pos, None])
+        if self.shared:
+            u = torch.relu(torch.nn.functional.linear(x, p[pre + "shared_experts.up_proj.weight"]))
+            u = u * u if self.squared else u
+            out = out + torch.nn.functional.linear(u, p[pre + "shared_experts.down_proj.weight"])
+        return out
 
     def mamba(self, l, x):
         """NemotronHMamba2Mixer on one sequence x (T, H), token by token as torch_forward's cached path."""
@@ -7033,7 +7118,7 @@ class NemotronHCheck:
         for l, kind in enumerate(self.blocks):  # NemotronHBlock.forward
             x = self.rms(h, p["backbone.layers.%d.norm.weight" % l])
             h = h + (self.mamba(l, x) if kind == "mamba" else self.attention(l, x) if kind == "attention" else
-                     self.mlp(l, x))
+                     self.moe(l, x) if kind == "moe" else self.mlp(l, x))
             hidden.append(h)
         hidden[-1] = self.rms(h, p["backbone.norm_f.weight"])
         head = p["backbone.embeddings.weight"] if self.c["tie_word_embeddings"] else p["lm_head.weight"]
@@ -7157,7 +7242,8 @@ def check_nemotron_h(name, spec, p, g, st):
     def refused(change=None, drop=()):
         return spec_refuses(cfg, change, drop)
     pat = cfg["hybrid_override_pattern"]
-    cases = {"an \"E\" (MoE) block": refused({"hybrid_override_pattern": pat[:-1] + "E"}),
+    cases = {"an \"E\" (MoE) block with a latent projection": refused({"hybrid_override_pattern": pat[:-1] + "E",
+                                                                       "moe_latent_size": 16}),
              "a pattern one short of num_hidden_layers": refused({"hybrid_override_pattern": pat[:-1]}),
              "an unknown pattern character": refused({"hybrid_override_pattern": pat[:-1] + "A"}),
              "no pattern and no layers_block_type": refused(drop=("hybrid_override_pattern",)),
@@ -7184,6 +7270,215 @@ def check_nemotron_h(name, spec, p, g, st):
              "mamba_dt_bias": ("dt_bias", False)}
     check_what_if_effects(name, "NemotronHCheck", model, names, lambda: NemotronHCheck(cfg, p),
                           g["prompts"][4]["input_ids"])
+
+
+def check_nemotron_h_moe(name, spec, p, g, st):
+    """The Nemotron-H fixture with "E" blocks (NVIDIA-Nemotron-3-Nano-30B-A3B's config.json spelling)."""
+    cfg = fixture_config(name)
+    model = g["model"]
+    m = NemotronHCheck(cfg, p)
+    check_against_golden(name, "NemotronHCheck", m, g, st)
+    H, HD, V, F_ = m.H, m.HD, spec.V, cfg["intermediate_size"]
+    I, NH, G, N, K = m.I, m.mNH, m.mG, m.mN, m.mK
+    E, k, Fm, Fs = m.E, m.k, cfg["moe_intermediate_size"], cfg["moe_shared_expert_intermediate_size"]
+    conv_dim = I + 2 * G * N
+    kinds = m.blocks
+    moe = [l for l, kind in enumerate(kinds) if kind == "moe"]
+    ids4 = g["prompts"][4]["input_ids"]
+    # the file: exactly the released tensors (NVIDIA's remote code: experts per expert), BF16 but F32 A_log / D /
+    # dt_bias / e_score_correction_bias
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    want = {"backbone.embeddings.weight": (V, H), "backbone.norm_f.weight": (H,), "lm_head.weight": (V, H)}
+    for l, kind in enumerate(kinds):
+        x = "backbone.layers.%d." % l
+        want[x + "norm.weight"] = (H,)
+        x += "mixer."
+        if kind == "mamba":
+            want.update({x + "in_proj.weight": (I + conv_dim + NH, H), x + "conv1d.weight": (conv_dim, 1, K),
+                         x + "conv1d.bias": (conv_dim,), x + "dt_bias": (NH,), x + "A_log": (NH,), x + "D": (NH,),
+                         x + "norm.weight": (I,), x + "out_proj.weight": (H, I)})
+        elif kind == "attention":
+            want.update({x + "q_proj.weight": (m.NH * HD, H), x + "k_proj.weight": (m.NKV * HD, H),
+                         x + "v_proj.weight": (m.NKV * HD, H), x + "o_proj.weight": (H, m.NH * HD)})
+        elif kind == "moe":
+            want.update({x + "gate.weight": (E, H), x + "gate.e_score_correction_bias": (E,),
+                         x + "shared_experts.up_proj.weight": (Fs, H), x + "shared_experts.down_proj.weight": (H, Fs)})
+            for e in range(E):
+                want.update({x + "experts.%d.up_proj.weight" % e: (Fm, H),
+                             x + "experts.%d.down_proj.weight" % e: (H, Fm)})
+        else:
+            want.update({x + "up_proj.weight": (F_, H), x + "down_proj.weight": (H, F_)})
+    f32 = (".A_log", ".D", ".dt_bias", ".e_score_correction_bias")
+    dtypes_ok = all(v[0] == ("F32" if n.endswith(f32) else "BF16") for n, v in stored.items())
+    check({n: tuple(v[1].shape) for n, v in stored.items()} == want and dtypes_ok,
+          "%s: the file holds exactly NemotronH's %d tensors as NVIDIA-Nemotron-3-Nano is released (the Mamba-2, "
+          "attention and MLP layers' as nemotron-h's; on the MoE layers mixer.gate.weight (%d, %d), "
+          "mixer.gate.e_score_correction_bias (%d,), per expert mixer.experts.{e}.up_proj.weight (%d, %d) / "
+          "down_proj.weight (%d, %d), mixer.shared_experts.up_proj (%d, %d) / down_proj (%d, %d)), BF16 but F32 "
+          "A_log / D / dt_bias / e_score_correction_bias" % (name, len(want), E, H, E, Fm, H, H, Fm, Fs, H, H, Fs))
+    # config.json in nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's spelling
+    lengths = [len(e["input_ids"]) for e in g["prompts"]]
+    chunk = cfg["chunk_size"]
+    spelling = (cfg["architectures"] == ["NemotronHForCausalLM"] and cfg["model_type"] == "nemotron_h" and
+                isinstance(cfg["hybrid_override_pattern"], str) and len(kinds) == cfg["num_hidden_layers"] and
+                set(kinds) == {"mamba", "attention", "mlp", "moe"} and
+                cfg["head_dim"] == H // m.NH and "attention_head_dim" not in cfg and
+                "rms_norm_eps" not in cfg and cfg["norm_eps"] == cfg["layer_norm_epsilon"] and
+                "time_step_limit" not in cfg and "moe_latent_size" not in cfg and
+                "layers_block_type" not in cfg and "layer_types" not in cfg and "hidden_act" not in cfg and
+                cfg["mlp_hidden_act"] == "relu2" and cfg["expand"] * H != I and 1 < G < NH and
+                cfg["use_conv_bias"] is True and cfg["use_bias"] is False and cfg["mamba_proj_bias"] is False and
+                cfg["mlp_bias"] is False and cfg["attention_bias"] is False and
+                len(ids4) > 2 * chunk and any(n % chunk for n in lengths) and
+                cfg["time_step_max"] > cfg["time_step_min"] > cfg["time_step_floor"] and
+                cfg["n_shared_experts"] == 1 and cfg["n_group"] == 1 and cfg["topk_group"] == 1 and
+                cfg["norm_topk_prob"] is True and cfg["routed_scaling_factor"] != 1 and 1 < k < E and
+                len({Fm, Fs, F_}) == 3 and cfg["mamba_ssm_cache_dtype"] == "float32" and
+                cfg["rope_theta"] == 10000 and cfg["partial_rotary_factor"] == 1.0 and
+                cfg["tie_word_embeddings"] is False and cfg["torch_dtype"] == "bfloat16" and
+                cfg["transformers_version"] == "4.55.4" and
+                sorted(cfg["auto_map"]) == ["AutoConfig", "AutoModel", "AutoModelForCausalLM"] and
+                not any(key in cfg for key in ref.NEMOTRON_H_LEGACY_KEYS))
+    check(spelling, "%s: config.json in NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's spelling (hybrid_override_pattern %r, "
+          "head_dim %d and no attention_head_dim, norm_eps beside layer_norm_epsilon and no rms_norm_eps, no "
+          "time_step_limit, no moe_latent_size, n_routed_experts %d, num_experts_per_tok %d, moe_intermediate_size %d, "
+          "moe_shared_expert_intermediate_size %d, intermediate_size %d, n_shared_experts 1, n_group 1, topk_group 1, "
+          "norm_topk_prob, routed_scaling_factor %r, mamba_ssm_cache_dtype, rope_theta / partial_rotary_factor, "
+          "transformers 4.55.4, auto_map with AutoModel)" % (
+              name, cfg["hybrid_override_pattern"], HD, E, k, Fm, Fs, F_, cfg["routed_scaling_factor"]))
+    # reference.Spec and golden.json read it as NemotronHCheck does
+    same = (spec.layer_kinds == kinds and spec.layer_moe == [kind == "moe" for kind in kinds] and
+            spec.layer_mamba == [kind == "mamba" for kind in kinds] and spec.layer_use_rope == [False] * m.L and
+            spec.HD == HD and spec.NKV == m.NKV and spec.F == F_ and spec.eps == m.eps and spec.act == "relu2" and
+            not spec.tied and (spec.prefix, spec.embed_name, spec.final_norm_name, spec.attn_module) ==
+            ("backbone.", "embeddings", "norm_f", "mixer") and
+            (spec.mamba_I, spec.mamba_NH, spec.mamba_G, spec.mamba_dt_floor) == (I, NH, G, m.time_step_min) and
+            (spec.num_experts, spec.top_k, spec.moe_intermediate, spec.shared_intermediate) == (E, k, Fm, Fs) and
+            (spec.router, spec.router_score, spec.expert_naming, spec.shared_gated) ==
+            ("sigmoid", "sigmoid", "nemotron_h", False) and
+            (spec.n_group, spec.topk_group, spec.norm_topk_prob, spec.routed_scaling_factor) ==
+            (m.G, m.TG, m.renorm, m.scaling) and
+            model["layer_kinds"] == kinds and model["n_routed_experts"] == E and model["num_experts_per_tok"] == k and
+            model["moe_intermediate_size"] == Fm and model["moe_shared_expert_intermediate_size"] == Fs and
+            model["moe_layers"] == spec.layer_moe and model["routed_scaling_factor"] == m.scaling and
+            model["router_weight"] == "backbone.layers.%d.mixer.gate.weight" % moe[0] and
+            model["correction_bias"] == "backbone.layers.%d.mixer.gate.e_score_correction_bias" % moe[0])
+    check(same, "%s: reference.Spec and golden.json read the blocks %s, head_dim %d, the Mamba-2 sizes and the MoE "
+          "(%d experts of %d, top-%d, shared %d, DeepSeek-V3's sigmoid router, groups %d / %d, routed_scaling_factor "
+          "%r, renormalised; mixer.gate / mixer.experts.{e} / mixer.shared_experts) as NemotronHCheck does" % (
+              name, kinds, HD, E, Fm, k, Fs, m.G, m.TG, m.scaling))
+    # the floor bites in every Mamba-2 layer, as golden.json counts
+    m.floored = {}
+    m.forward(ids4)
+    counts = {str(l): [n, len(ids4) * NH] for l, n in sorted(m.floored.items())}
+    m.floored = None
+    check(counts == model["mamba_dt_floored_prompt4"] and all(0 < a < b for a, b in counts.values()),
+          "%s: dt's floor time_step_min %g raises some and not all of prompt 4's (token, head) values in every Mamba-2 "
+          "layer (%s), as golden.json has it" % (name, m.time_step_min, ", ".join(
+              "layer %s: %d of %d" % (l, a, b) for l, (a, b) in counts.items())))
+    check_granite_mamba_forms(name, spec, p, g)
+    # NemotronHCheck's router: prompt 4's expert usage, the last prompt positions' experts, the routing gaps, and the
+    # tokens each router what-if reroutes (the router inputs held: NemotronHCheck's own block inputs)
+    inputs = {}
+    original = m.route
+
+    def recording(l, x):
+        inputs.setdefault(l, x)
+        return original(l, x)
+    m.route = recording
+    m.forward(ids4)
+    m.route = original
+    usage = {str(l): torch.bincount(m.route(l, inputs[l])[0].flatten(), minlength=E).tolist() for l in moe}
+    last_ok = True
+    for e in g["prompts"]:
+        seen = {}
+        m.route = lambda l, x, seen=seen: seen.setdefault(l, original(l, x))
+        m.forward(e["input_ids"])
+        m.route = original
+        last_ok &= all(sorted(int(i) for i in seen[l][0][-1]) == sorted(e["expert_ids_last"][l]) for l in moe)
+    changed = {}
+    for key, attr, value in (("router_bias", "use_bias", False), ("router_softmax", "score", "softmax"),
+                             ("router_top1", "k", 1)):
+        m2 = NemotronHCheck(cfg, p)
+        setattr(m2, attr, value)
+        counts_l = []
+        for l in range(m.L):
+            if l not in moe:
+                counts_l.append(None)
+                continue
+            a = m.route(l, inputs[l])[0].sort(dim=-1).values
+            b = m2.route(l, inputs[l])[0].sort(dim=-1).values
+            # (top-1: another number of experts for every token)
+            counts_l.append(a.shape[0] if a.shape != b.shape else int((a != b).any(dim=-1).sum()))
+        changed[key] = counts_l
+    check(usage == model["expert_usage_prompt4"] and all(min(u) > 0 for u in usage.values()) and last_ok and
+          changed == model["router_changed_tokens_prompt4"] and
+          all(n > 0 for n in changed["router_bias"] if n is not None),
+          "%s: NemotronHCheck's router gives prompt 4's expert usage (%s: every expert chosen in each MoE layer), "
+          "every prompt's expert_ids_last, and the tokens each router what-if reroutes over prompt 4's %d (no "
+          "correction bias in the choice %s, softmax %s, top-1 %s), as golden.json has them" % (
+              name, "; ".join("layer %s %s" % (l, u) for l, u in usage.items()), len(ids4),
+              changed["router_bias"], changed["router_softmax"], changed["router_top1"]))
+    # transformers 5's in-memory layout (conversion_mapping's MergeModulelist: mixer.experts.up_proj (E, Fm, H) /
+    # down_proj (E, H, Fm), no .weight) read by reference.py gives the same logits
+    prompts = [e["input_ids"] for e in g["prompts"]]
+    base = last_logits(spec, p, prompts)
+    stacked = dict(p)
+    for l in moe:
+        x = "backbone.layers.%d.mixer.experts." % l
+        for part in ("up_proj", "down_proj"):
+            stacked[x + part] = torch.stack([stacked.pop(x + "%d.%s.weight" % (e, part)) for e in range(E)])
+    check(torch.equal(last_logits(spec, stacked, prompts), base),
+          "%s: the experts stacked as transformers 5 holds them (mixer.experts.up_proj (%d, %d, %d), down_proj "
+          "(%d, %d, %d)) give reference.py the same logits_last" % (name, E, Fm, H, E, H, Fm))
+    # keys that are listed and not read: the same logits_last; layer_norm_epsilon is read
+    unread = {"expand": 4, "norm_eps": 0.5, "rope_theta": 500000, "partial_rotary_factor": 0.5,
+              "mamba_ssm_cache_dtype": "bfloat16", "time_step_max": 0.5, "time_step_floor": 0.05,
+              "residual_in_fp32": True, "rescale_prenorm_residual": False, "use_mamba_kernels": False,
+              "num_logits_to_keep": 0, "hidden_dropout": 0.5, "attention_dropout": 0.5, "initializer_range": 1.0,
+              "max_position_embeddings": 4096, "moe_latent_size": None, "moe_shared_expert_overlap": False}
+    ok = all(torch.equal(last_logits(ref.Spec(dict(cfg, **{key: v})), p, prompts), base) for key, v in unread.items())
+    eps_read = float((last_logits(ref.Spec(dict(cfg, layer_norm_epsilon=0.5)), p, prompts) - base).abs().max())
+    check(ok and eps_read > 1e-2, "%s: %s change nothing (logits_last exactly); layer_norm_epsilon 0.5 changes them "
+          "by %.3g" % (name, ", ".join(unread), eps_read))
+    # transformers 5's spelling: layers_block_type (either naming, "moe" for "E") for the pattern
+    plain = {key: v for key, v in cfg.items() if key != "hybrid_override_pattern"}
+    readings = []
+    for names in ({"mamba": "mamba", "attention": "attention", "mlp": "mlp", "moe": "moe"},
+                  {"mamba": "linear_attention", "attention": "full_attention", "mlp": "mlp", "moe": "moe"}):
+        s2 = ref.Spec(dict(plain, layers_block_type=[names[kind] for kind in kinds]))
+        readings.append(s2.layer_kinds == kinds and s2.layer_moe == spec.layer_moe and
+                        torch.equal(last_logits(s2, p, prompts), base))
+    check(all(readings), "%s: transformers 5's layers_block_type (mamba / attention / mlp / moe, or linear_attention / "
+          "full_attention / mlp / moe) reads as hybrid_override_pattern (the same logits_last)" % name)
+
+    def refused(change=None, drop=()):
+        return spec_refuses(cfg, change, drop)
+    cases = {"moe_latent_size 32 (a latent projection)": refused({"moe_latent_size": 32}),
+             "n_shared_experts 2": refused({"n_shared_experts": 2}),
+             "n_shared_experts 0": refused({"n_shared_experts": 0}),
+             "n_group 3 (not dividing n_routed_experts)": refused({"n_group": 3}),
+             "n_group 8 (one expert per group)": refused({"n_group": E}),
+             "topk_group 2 > n_group 1": refused({"topk_group": 2}),
+             "num_experts_per_tok > n_routed_experts": refused({"num_experts_per_tok": E + 1}),
+             "n_routed_experts 0": refused({"n_routed_experts": 0}),
+             "moe_intermediate_size 0": refused({"moe_intermediate_size": 0}),
+             "moe_shared_expert_intermediate_size 0": refused({"moe_shared_expert_intermediate_size": 0}),
+             "mlp_bias true": refused({"mlp_bias": True}), "mlp_hidden_act silu": refused({"mlp_hidden_act": "silu"}),
+             "head_dim != attention_head_dim": refused({"attention_head_dim": HD * 2}),
+             "a time_step_limit [0, 1]": refused({"time_step_limit": [0.0, 1.0]})}
+    wrong = [key for key, ok in cases.items() if not ok]
+    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
+                                                          " (accepted: %s)" % wrong if wrong else ""))
+    names = {"mamba_dt_floor": ("dt_floor", False), "mamba_norm_whole": ("norm_group", I),
+             "mamba_norm_before_gate": ("norm_first", True), "mamba_groups_first": ("head_group", "first"),
+             "mamba_groups_tiled": ("head_group", "tile"), "mamba_conv_activation": ("conv_act", False),
+             "mamba_state_reset_per_chunk": ("reset_chunk", chunk), "mlp_relu": ("squared", False),
+             "attention_rope": ("rope", True), "mamba_conv_bias": ("conv_bias", False), "mamba_D": ("D", False),
+             "mamba_dt_bias": ("dt_bias", False), "router_bias": ("use_bias", False),
+             "router_scaling": ("scaling", 1.0), "router_softmax": ("score", "softmax"),
+             "router_unnormalised": ("renorm", False), "router_top1": ("k", 1), "shared_expert": ("shared", False)}
+    check_what_if_effects(name, "NemotronHCheck", model, names, lambda: NemotronHCheck(cfg, p), ids4)
 
 
 def main():
@@ -7259,8 +7554,10 @@ def main():
                 check_lfm2(name, spec, p, g, st)
             if spec.arch == ref.LFM2_MOE:
                 check_lfm2_moe(name, spec, p, g, st)
-            if spec.arch == ref.NEMOTRON_H:
+            if spec.arch == ref.NEMOTRON_H and not spec.num_experts:
                 check_nemotron_h(name, spec, p, g, st)
+            if spec.arch == ref.NEMOTRON_H and spec.num_experts:
+                check_nemotron_h_moe(name, spec, p, g, st)
         if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
             check_hybrid_delta_rule_forms()
         if any(any(ref.Spec(fixture_config(n)).layer_mamba) for n in names):

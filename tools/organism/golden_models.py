@@ -962,6 +962,34 @@ MODELS += [
                      conv_bias=True, time_step_min=0.01, time_step_max=0.1, time_step_floor=0.0001),
           A_range=(1.0, 8.0), dt_bias_mean=-3.5, dt_bias_std=1.0, dt_proj_gain=0.2, conv_std=0.5, conv_bias_std=0.5,
           D_mean=1.0, D_std=0.5, qk_gain=2.0, final_norm_center=0.3, seeded=True), "BF16", "BF16"),
+    # Nemotron-H with MoE blocks (NVIDIA-Nemotron-3-Nano-30B-A3B; config.json in
+    # nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's spelling, transformers 4.55.4: see nemotron_h_moe_config):
+    # models/nemotron_h/modular_nemotron_h.py NemotronHMoE (a DeepseekV3MoE: NemotronHTopkRouter =
+    # DeepseekV3TopkRouter's fp32 logits, route_tokens_to_experts' sigmoid choice on s + e_score_correction_bias within
+    # the best topk_group of n_group groups, s renormalised + 1e-20, x routed_scaling_factor), NemotronHExperts (up_proj
+    # / down_proj only, relu2) and the shared NemotronHMLP; reference.nemotron_h_block / nemotron_h_expert. Pattern
+    # "ME*EM-": a Mamba-2 layer, MoE, attention, MoE, Mamba-2 and a dense "-" MLP last (intermediate_size 96 beside the
+    # experts' 32 and the shared expert's 48, so that an engine cannot take one width for another); 8 experts, top-2,
+    # n_group = topk_group = 1 as released, routed_scaling_factor 2.5; e_score_correction_bias F32 std bias_std 0.2
+    # (without it prompt 4's tokens take other experts for 51 and 106 of their 144 in layers 1 and 3), router std 0.35
+    # (every expert chosen by 5 to 87 of prompt 4's tokens in each MoE layer); the Mamba-2 mixer and attention as
+    # nemotron-h's (head_dim 16 under its Nano key, 2 kv heads, n_groups 2, chunk 8, time_step_min 0.01: the floor
+    # raises 216 and 272 of prompt 4's 1152 dt values in layers 0 and 4). Untied; BF16 matrices and norms, F32 A_log / D
+    # / dt_bias / e_score_correction_bias. Tuning: with router_std 0.25 and nemotron-h's dt_bias_mean -3.5 the floor
+    # raised none of layer 4's values; with -3.8 seed 68000 passed at a greedy margin of 0.0014 with two distinct first
+    # tokens; with router_std 0.35 and dt_bias_mean -4.0 seeds 68000 and 68001 failed the routing gap over the fed-back
+    # tokens (1.8e-4, 9.5e-4) and 68002 passed (smallest greedy margin 0.0095, routing gaps 0.0024 / 0.0022 generated,
+    # six distinct outputs, five distinct first tokens, no two outputs sharing more than their first token, max |logit|
+    # 8.6, |hidden| <= 19). Each what-if changes prompt 4's logits by 6.66 (plain ReLU) to 11.5 (no D); the router's: no
+    # bias 8.94, softmax 10.1, not renormalised 6.70, x 1 7.58, top-1 9.51, no shared expert 7.98
+    ("nemotron-h-moe", 68002, "NemotronHForCausalLM", "nemotron_h",
+     dict(H=64, L=6, NH=4, NKV=2, HD=16, F=96, tied=False, pattern="ME*EM-",
+          mamba=dict(num_heads=8, head_dim=8, n_groups=2, state_size=16, conv_kernel=4, expand=2, chunk_size=8,
+                     conv_bias=True, time_step_min=0.01, time_step_max=0.1, time_step_floor=0.0001),
+          moe=dict(E=8, Fm=32, k=2, Fs=48, n_group=1, topk_group=1, routed_scaling_factor=2.5),
+          router_std=0.35, bias_std=0.2,
+          A_range=(1.0, 8.0), dt_bias_mean=-4.0, dt_bias_std=1.0, dt_proj_gain=0.2, conv_std=0.5, conv_bias_std=0.5,
+          D_mean=1.0, D_std=0.5, qk_gain=2.0, final_norm_center=0.3, seeded=True), "BF16", "BF16"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -1058,6 +1086,8 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
         return lfm2_config(arch, mtype, d, tok, torch_dtype)
     if mtype == "lfm2_moe":
         return lfm2_moe_config(arch, mtype, d, tok, torch_dtype)
+    if mtype == "nemotron_h" and "moe" in d:
+        return nemotron_h_moe_config(arch, mtype, d, tok, torch_dtype)
     if mtype == "nemotron_h":
         return nemotron_h_config(arch, mtype, d, tok, torch_dtype)
     c = {
@@ -1827,6 +1857,44 @@ def nemotron_h_config(arch, mtype, d, tok, torch_dtype):
     return dict(sorted(c.items()))
 
 
+def nemotron_h_moe_config(arch, mtype, d, tok, torch_dtype):
+    """config.json of a Nemotron-H fixture with MoE blocks, keys sorted, in the spelling of
+    nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's (NVIDIA's remote NemotronHConfig as transformers 4.55.4 saved it):
+    nemotron_h_config's Mamba-2 / attention / MLP keys with these differences: `head_dim` (no attention_head_dim),
+    norm_eps beside layer_norm_epsilon (no rms_norm_eps; neither norm_eps nor rope_theta / partial_rotary_factor is
+    read: the attention takes no positions), mamba_ssm_cache_dtype float32, no time_step_limit (NemotronHConfig's (0,
+    inf) applies), max_position_embeddings 262144, auto_map with AutoModel too, transformers_version 4.55.4; and the MoE
+    keys: n_routed_experts, num_experts_per_tok, moe_intermediate_size, moe_shared_expert_intermediate_size,
+    n_shared_experts 1, n_group / topk_group (1 / 1 as released), norm_topk_prob true, routed_scaling_factor. No
+    moe_latent_size key (the Nano release writes none: NemotronHConfig's null, no latent projection). intermediate_size
+    is the dense "-" layers' width (the release has no such layer and lists moe_intermediate_size's value there). bos /
+    eos / pad this tokenizer's <|endoftext|> / <|im_end|> / <|endoftext|> (released: 1 / 2 / 0)."""
+    im_end, eot = tok.specials["<|im_end|>"], tok.specials["<|endoftext|>"]
+    m, e = d["mamba"], d["moe"]
+    c = {"architectures": [arch], "attention_bias": False, "attention_dropout": 0.0,
+         "auto_map": {"AutoConfig": "configuration_nemotron_h.NemotronHConfig",
+                      "AutoModel": "modeling_nemotron_h.NemotronHForCausalLM",
+                      "AutoModelForCausalLM": "modeling_nemotron_h.NemotronHForCausalLM"},
+         "bos_token_id": eot, "chunk_size": m["chunk_size"], "conv_kernel": m["conv_kernel"], "eos_token_id": im_end,
+         "expand": m["expand"], "head_dim": d["HD"], "hidden_dropout": 0.0, "hidden_size": d["H"],
+         "hybrid_override_pattern": d["pattern"], "initializer_range": 0.02, "intermediate_size": d["F"],
+         "layer_norm_epsilon": 1e-05, "mamba_head_dim": m["head_dim"], "mamba_hidden_act": "silu",
+         "mamba_num_heads": m["num_heads"], "mamba_proj_bias": False, "mamba_ssm_cache_dtype": "float32",
+         "max_position_embeddings": 262144, "mlp_bias": False, "mlp_hidden_act": "relu2", "model_type": mtype,
+         "moe_intermediate_size": e["Fm"], "moe_shared_expert_intermediate_size": e["Fs"], "n_group": e["n_group"],
+         "n_groups": m["n_groups"], "n_routed_experts": e["E"], "n_shared_experts": 1, "norm_eps": 1e-05,
+         "norm_topk_prob": True, "num_attention_heads": d["NH"], "num_experts_per_tok": e["k"],
+         "num_hidden_layers": d["L"], "num_key_value_heads": d["NKV"], "num_logits_to_keep": 1, "pad_token_id": eot,
+         "partial_rotary_factor": 1.0, "rescale_prenorm_residual": True, "residual_in_fp32": False,
+         "rope_theta": 10000, "routed_scaling_factor": e["routed_scaling_factor"], "sliding_window": None,
+         "ssm_state_size": m["state_size"], "tie_word_embeddings": d["tied"],
+         "time_step_floor": m["time_step_floor"], "time_step_max": m["time_step_max"],
+         "time_step_min": m["time_step_min"], "topk_group": e["topk_group"], "torch_dtype": torch_dtype,
+         "transformers_version": "4.55.4", "use_bias": False, "use_cache": True, "use_conv_bias": m["conv_bias"],
+         "use_mamba_kernels": True, "vocab_size": tok.vocab_size}
+    return dict(sorted(c.items()))
+
+
 def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
     """(list of (name, dtype, tensor)) in alphabetical order as transformers saves them."""
     t = []
@@ -2222,9 +2290,13 @@ def nemotron_h_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype):
     per layer backbone.layers.{l}.norm.weight (H,) (plain w: around 1 with std norm_std) and the one mixer under
     backbone.layers.{l}.mixer.: on "M" layers mamba_params' tensors (in_proj, conv1d weight and bias, A_log / D /
     dt_bias in F32, norm, out_proj), on "*" layers q_proj / k_proj (qk_std) / v_proj (heads x head_dim, H) and o_proj
-    (out_std), on "-" layers up_proj (F, H) (std up_gain / sqrt(H), default 1 / sqrt(H)) and down_proj (H, F)
-    (out_std); backbone.norm_f.weight (H,) (around final_norm_center, default 1); lm_head.weight (V, H) (untied: std
-    6 / sqrt(H), as the other untied fixtures' heads)."""
+    (out_std), on "-" layers up_proj (F, H) (std up_gain / sqrt(H), default 1 / sqrt(H)) and down_proj (H, F) (out_std),
+    on "E" layers the router gate.weight (E, H) (router_std: search_routers may redraw it) and its buffer
+    gate.e_score_correction_bias (E,) in F32 (std bias_std), per expert experts.{e}.up_proj.weight (Fm, H) (std up_gain
+    / sqrt(H)) and experts.{e}.down_proj.weight (H, Fm) (out_std), shared_experts.up_proj.weight (Fs, H) and
+    shared_experts.down_proj.weight (H, Fs) (out_std times shared_gain, default 1); backbone.norm_f.weight (H,) (around
+    final_norm_center, default 1); lm_head.weight (V, H) (untied: std 6 / sqrt(H), as the other untied fixtures'
+    heads)."""
     H, V, F, HD = spec.H, spec.V, spec.F, spec.HD
     QD, KVD = spec.NH * HD, spec.NKV * HD
     std_in = 1 / math.sqrt(H)
@@ -2241,6 +2313,16 @@ def nemotron_h_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype):
             add(m + "k_proj.weight", mat_dtype, (KVD, H), 0.0, qk_std)
             add(m + "v_proj.weight", mat_dtype, (KVD, H), 0.0, std_in)
             add(m + "o_proj.weight", mat_dtype, (H, QD), 0.0, out_std(QD))
+        elif kind == "moe":
+            E, Fm, Fs = spec.num_experts, spec.moe_intermediate, spec.shared_intermediate
+            add(ref.router_weight_name(spec, p), mat_dtype, (E, H), 0.0, d["router_std"])
+            # NemotronHTopkRouter's buffer, kept in float32 (_keep_in_fp32_modules_strict)
+            add(ref.correction_bias_name(spec, p), "F32", (E,), 0.0, d["bias_std"])
+            for e in range(E):
+                add(m + "experts.%d.up_proj.weight" % e, mat_dtype, (Fm, H), 0.0, d.get("up_gain", 1.0) * std_in)
+                add(m + "experts.%d.down_proj.weight" % e, mat_dtype, (H, Fm), 0.0, out_std(Fm))
+            add(m + "shared_experts.up_proj.weight", mat_dtype, (Fs, H), 0.0, d.get("up_gain", 1.0) * std_in)
+            add(m + "shared_experts.down_proj.weight", mat_dtype, (H, Fs), 0.0, d.get("shared_gain", 1.0) * out_std(Fs))
         else:
             add(m + "up_proj.weight", mat_dtype, (F, H), 0.0, d.get("up_gain", 1.0) * std_in)
             add(m + "down_proj.weight", mat_dtype, (H, F), 0.0, out_std(F))
@@ -2432,7 +2514,7 @@ def routing_gap_parts(spec, p, l, logits):
         _, values = ref.lfm2_moe_choice(spec, bias, logits)
         gap = float("inf")
     elif spec.router == "sigmoid":
-        bias = p[(spec.prefix or "language_model.model.") + "layers.%d.mlp.gate.e_score_correction_bias" % l]
+        bias = p[ref.sigmoid_bias_name(spec, (spec.prefix or "language_model.model.") + "layers.%d." % l)]
         _, values, groups = ref.sigmoid_choice(spec, bias, logits)
         gap = float("inf")
         if spec.n_group > 1:
@@ -3343,16 +3425,19 @@ def nemotron_h_description(spec, p, golden):
     assert all(0 < a < b for a, b in floored.values()), "the dt floor must bite in every Mamba-2 layer, not always"
     assert c["expand"] * H != I and 1 < G < NH, \
         "expand x hidden_size must differ from the mixer's width (it is not read), and more than one group of heads"
+    # (the 4.48-era releases list rms_norm_eps and attention_head_dim, NVIDIA-Nemotron-3-Nano's norm_eps and head_dim)
+    unread_eps = "norm_eps" if spec.num_experts else "rms_norm_eps"
+    head_key = "head_dim_in_config" if spec.num_experts else "attention_head_dim"
     out = {"hybrid_override_pattern": c["hybrid_override_pattern"], "layer_kinds": spec.layer_kinds,
            "layer_mamba": spec.layer_mamba, "layer_use_rope": spec.layer_use_rope,
            "block": "x + mixer(RMSNorm(x) x backbone.layers.{i}.norm.weight): one norm and one mixer per layer "
                     "(NemotronHBlock), no second norm or residual add",
            "names": "backbone.embeddings.weight (no scaling), backbone.layers.{i}.norm.weight, "
                     "backbone.layers.{i}.mixer.*, backbone.norm_f.weight, lm_head.weight (untied)",
-           "layer_norm_epsilon": spec.eps, "rms_norm_eps_in_config": c["rms_norm_eps"],
+           "layer_norm_epsilon": spec.eps, "%s_in_config" % unread_eps: c[unread_eps],
            "norm_eps_rule": "every RMSNorm (the block norms, norm_f, the mixer's gated norm) takes layer_norm_epsilon; "
-                            "rms_norm_eps is listed and not read",
-           "attention_head_dim": HD,
+                            "%s is listed and not read" % unread_eps,
+           head_key: HD,
            "attention": "mixer.q_proj (%d, %d) / k_proj (%d, %d) / v_proj (%d, %d) as %d heads of %d (GQA %d), no "
                         "positional encoding at all (no RoPE), scores x head_dim^-0.5 = %g, causal, softmax, "
                         "mixer.o_proj (%d, %d); no biases" % (
@@ -3392,8 +3477,87 @@ def nemotron_h_description(spec, p, golden):
            "mamba_decay_prompt4": {str(l): spread_of(trace["mamba_decay"][l]) for l in mamba},
            "mamba_dt_floored_prompt4": floored,
            "final_norm": "backbone.norm_f.weight"}
-    out.update(what_if_effects(spec.arch, nemotron_h_what_ifs(spec, p), torch.tensor([ids]), logits))
+    what_ifs = nemotron_h_what_ifs(spec, p)
+    if spec.num_experts:
+        out.update(nemotron_h_moe_keys(spec, p, golden, trace))
+        what_ifs.update(nemotron_h_moe_what_ifs(spec, p))
+    out.update(what_if_effects(spec.arch, what_ifs, torch.tensor([ids]), logits))
     return out
+
+
+NEMOTRON_H_ROUTER_WHAT_IFS = ("router_bias", "router_softmax", "router_top1")
+
+
+def nemotron_h_moe_what_ifs(spec, p):
+    """Nemotron-H's MoE what-ifs (beside sigmoid_router_description's router_bias, the choice without
+    e_score_correction_bias, and router_scaling, routed_scaling_factor read as 1), name -> (spec, params), each a
+    reading an engine could take of NVIDIA-Nemotron-3-Nano: `router_softmax` (the scores a softmax over the experts in
+    place of the sigmoid; the bias, choice, renormalisation and scaling kept), `router_unnormalised` (the chosen s not
+    divided by their sum), `router_top1` (num_experts_per_tok read as 1: the best expert alone, its weight s / (s +
+    1e-20) x routed_scaling_factor), `shared_expert` (no shared expert: n_shared_experts or the shared width left
+    unread). The group limit is not one: with n_group = topk_group = 1, as released, it keeps every expert."""
+    softmax, unnormed, top1, unshared = (copy.copy(spec) for _ in range(4))
+    softmax.router_score = "softmax"
+    unnormed.norm_topk_prob = False
+    top1.top_k = 1
+    unshared.shared_intermediate = 0
+    return {"router_softmax": (softmax, p), "router_unnormalised": (unnormed, p), "router_top1": (top1, p),
+            "shared_expert": (unshared, p)}
+
+
+def nemotron_h_moe_keys(spec, p, golden, trace):
+    """The MoE keys of a Nemotron-H fixture with "E" blocks (nemotron_h_description): the router, the experts and the
+    shared expert as they are named and shaped, per MoE layer how many of prompt 4's tokens choose each expert
+    (`expert_usage_prompt4`: build_one requires every expert chosen in every MoE layer), how many of prompt 4's tokens
+    take another expert set under the router what-ifs (`router_changed_tokens_prompt4`: router_bias, the choice on s
+    alone; router_softmax; router_top1, every token; per layer, null for the others, the router inputs held) and the
+    settings (n_group, topk_group, routed_scaling_factor, the renormalisation's 1e-20, moe_latent_size null,
+    n_shared_experts as listed)."""
+    c, H, E = spec.cfg, spec.H, spec.num_experts
+    Fm, Fs = spec.moe_intermediate, spec.shared_intermediate
+    moe = [l for l in range(spec.L) if spec.layer_moe[l]]
+    dense = [l for l in range(spec.L) if spec.layer_kinds[l] == "mlp"]
+    assert moe and dense and spec.routed_scaling_factor != 1.0 and spec.norm_topk_prob and Fs not in (Fm, spec.F), \
+        "MoE and dense MLP layers, routed_scaling_factor != 1, renormalised, a shared width of its own"
+    usage = {str(l): torch.bincount(trace["router"][l][1].flatten(), minlength=E).tolist() for l in moe}
+    what_ifs = dict(nemotron_h_moe_what_ifs(spec, p))
+    what_ifs["router_bias"] = (spec, {n: (torch.zeros_like(t) if n.endswith("e_score_correction_bias") else t)
+                                      for n, t in p.items()})
+
+    def experts(s, q, l):  # (the router inputs held: the model's own over prompt 4)
+        pre = "backbone.layers.%d." % l
+        return ref.sigmoid_route(s, q, pre, ref.router_logits(s, q, pre, trace["router_input"][l]))[1]
+    changed = {key: changed_expert_sets(spec, lambda l: (experts(spec, p, l), experts(*what_ifs[key], l)))
+               for key in NEMOTRON_H_ROUTER_WHAT_IFS}
+    for key in ("router_bias", "router_softmax"):
+        assert all(n > 0 for n in changed[key] if n is not None), "Nemotron-H's %s would not change the experts: %s" % (
+            key, changed[key])
+    b = moe[0]
+    pre = "backbone.layers.%d." % b
+    return {"dense_mlp_layers": dense,
+            "n_routed_experts": E, "num_experts_per_tok": spec.top_k, "moe_intermediate_size": Fm,
+            "moe_shared_expert_intermediate_size": Fs, "n_shared_experts_in_config": c["n_shared_experts"],
+            "moe_latent_size": c.get("moe_latent_size"), "n_group": spec.n_group, "topk_group": spec.topk_group,
+            "routed_scaling_factor": spec.routed_scaling_factor, "renormalisation_epsilon": 1e-20,
+            "moe_rule": "h = RMSNorm(x) (the block's norm); logits = h W^T in fp32 with mixer.gate.weight (%d, %d); "
+                        "s = sigmoid(logits); the top %d of s + mixer.gate.e_score_correction_bias (F32 (%d,); the "
+                        "choice only) within the best topk_group %d of n_group %d groups (a group scores the sum of "
+                        "its two best s + bias); weights the chosen s / (their sum + 1e-20) (norm_topk_prob) x "
+                        "routed_scaling_factor %r; out = sum_k weight_k down_e(relu(up_e h)^2) + "
+                        "down_s(relu(up_s h)^2) (the shared expert, weight 1); x + out" % (
+                            E, H, spec.top_k, E, spec.topk_group, spec.n_group, spec.routed_scaling_factor),
+            "expert_layout": "per expert (as released): mixer.experts.{e}.up_proj.weight (%d, %d), "
+                             "mixer.experts.{e}.down_proj.weight (%d, %d); no gate projection; transformers 5 holds "
+                             "them stacked as mixer.experts.up_proj (%d, %d, %d) / mixer.experts.down_proj "
+                             "(%d, %d, %d) (no .weight) and writes them back per expert" % (
+                                 Fm, H, H, Fm, E, Fm, H, E, H, Fm),
+            "shared_expert_layout": "mixer.shared_experts.up_proj.weight (%d, %d), "
+                                    "mixer.shared_experts.down_proj.weight (%d, %d): down(relu(up h)^2), no gate, not "
+                                    "weighted" % (Fs, H, H, Fs),
+            "router_weight": ref.router_weight_name(spec, pre),
+            "correction_bias": ref.correction_bias_name(spec, pre),
+            "expert_usage_prompt4": usage,
+            "router_changed_tokens_prompt4": changed}
 
 
 def cohere_description(spec, p, golden):
@@ -4753,6 +4917,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | lfm2 | Lfm2ForCausalLM | Liquid AI's LFM2 (LFM2-350M / 700M / 1.2B / 2.6B) with config.json in the releases' spelling (transformers 4.54: the original LFM2 keys `"block_ff_dim": 192` beside `"intermediate_size": 192`, block_auto_adjust_ff_dim true, block_ffn_dim_multiplier 1.0, block_multiple_of 32, block_dim / conv_dim / conv_dim_out 64, num_heads 4, block_norm_eps and the training keys, none of them read but block_ff_dim and the three MLP keys; `"layer_types"` ["conv", "conv", "full_attention", "conv", "full_attention"] with `"full_attn_idxs": null`, conv_L_cache 3, conv_bias false, norm_eps 1e-5, rope_theta 1000000.0, tie_word_embeddings true; no head_dim, theta or tie_embedding key): on the conv layers (Lfm2ShortConv) `conv.in_proj.weight` (192, 64) gives B (rows [0, 64)), C ([64, 128)) and x ([128, 192)) (`B, C, x = BCx.chunk(3)`; C swapped with B: prompt 4's logits change by 13.0; C swapped with x, Mamba's x | B | C: 11.7), B x through the depthwise causal `conv.conv.weight` (64, 1, 3) without bias or activation (no conv, y = C B x: 12.4; a SiLU after it: 12.0), times C, `conv.out_proj.weight` (64, 64); the cache a one-token step reads is the last 2 values of B x per channel; the attention layers (2, 4): q/k/v_proj, `self_attn.q_layernorm` / `k_layernorm` (16,) RMSNorms over each head BEFORE RoPE (after it, HunYuan's order: 0.627; none: 1.74), rotate-half RoPE at rope_theta 1e6 (at 1e4: 2.06), scores x 16^-0.5, GQA 2, `self_attn.out_proj`; every layer `operator_norm` before the mixer and `ffn_norm` before Lfm2MLP, `feed_forward.w2(silu(w1 h) * w3 h)` at Lfm2MLP's adjusted width int(2 x 192 / 3) = 128, x 1.0, rounded up to a multiple of 32: 128 (w1 / w3 (128, 64), w2 (64, 128); w1 and w3 swapped: 8.90); the final norm `model.embedding_norm`; no embedding scale; Lfm2RMSNorm x rsqrt(mean(x²) + 1e-5) w with a plain w; tied (no lm_head tensor); all BF16 (norms too) |
 | lfm2-moe | Lfm2MoeForCausalLM | Liquid AI's LFM2-MoE (LFM2-8B-A1B) with config.json as transformers 4.57 writes Lfm2MoeConfig ("dtype", `"rope_theta": 1000000.0` at the top level, `"layer_types"` ["conv", "full_attention", "conv", "conv", "full_attention"] listed — Lfm2MoeConfig derives none, full_attn_idxs is not read —, `"num_dense_layers": 2`, intermediate_size 96, moe_intermediate_size 32, num_experts 8, num_experts_per_tok 2, use_expert_bias true, norm_topk_prob true, `"routed_scaling_factor": 1.5`, conv_L_cache 3, conv_bias false, norm_eps 1e-5, tie_word_embeddings true; none of LFM2's original keys — block_*, theta, tie_embedding, full_attn_idxs —, no head_dim, no hidden_act): LFM2's layers — Lfm2ShortConv on layers 0, 2, 3 (`conv.in_proj.weight` (192, 64) rows B, C, x, B x through the depthwise causal `conv.conv.weight` (64, 1, 3), times C, `conv.out_proj`), Lfm2Attention on 1 and 4 (q/k/v_proj, per-head `self_attn.q_layernorm` / `k_layernorm` (16,) before the rotate-half RoPE at 1e6, GQA 2, `self_attn.out_proj`), `operator_norm` / `ffn_norm`, the final `model.embedding_norm` —; layers 0-1 (a conv and an attention layer) take Lfm2MoeMLP at intermediate_size 96 as it stands (`feed_forward.w1` / `w3` (96, 64), `w2` (64, 96); Lfm2MLP's rule would start from int(2 x 96 / 3) = 64); layers 2-4 Lfm2MoeSparseMoeBlock: s = sigmoid(h·Wᵀ) with `feed_forward.gate.weight` (8, 64), the top 2 of s + `feed_forward.expert_bias` (F32 (8,), std 0.2; the choice only — the top 2 of s alone, as use_expert_bias false runs: other experts for 74, 90 and 90 of prompt 4's 144 tokens in layers 2-4, prompt 4's logits change by 8.81), weights the chosen s (s + bias as the weights: 2.71) divided by (their sum + 1e-6) (not divided: 6.99), times routed_scaling_factor 1.5 (x 1: 3.90); a softmax in place of the sigmoid, the bias kept: other experts for 61, 66 and 67 tokens, 7.63; experts `feed_forward.experts.{e}.w1` (gate, (32, 64)), `w3` (up), `w2` (down, (64, 32)) as released (w1 and w3 swapped: 6.15), no shared expert; every expert chosen by some of prompt 4's tokens in every MoE layer; tied (no lm_head tensor); BF16 weights (norms too), F32 expert_bias |
 | nemotron-h | NemotronHForCausalLM | NVIDIA's Nemotron-H (Nemotron-H-8B / 4B, NVIDIA-Nemotron-Nano-9B-v2 / 12B-v2) with config.json in nvidia/Nemotron-H-8B-Base-8K's spelling (transformers 4.48's remote NemotronHConfig: `"hybrid_override_pattern": "M-M*-"` beside num_hidden_layers 5, `"attention_head_dim": 16` and no head_dim, mlp_hidden_act relu2, mamba_hidden_act silu, mamba_num_heads 8, mamba_head_dim 8, n_groups 2, ssm_state_size 16, conv_kernel 4, use_conv_bias true, use_bias / mamba_proj_bias / mlp_bias / attention_bias false, expand 2, chunk_size 8, time_step_min 0.01, time_step_max 0.1, time_step_floor 1e-4, `"time_step_limit": [0.0, Infinity]`, layer_norm_epsilon 1e-5 beside rms_norm_eps 1e-5, residual_in_fp32 false, rescale_prenorm_residual true, use_mamba_kernels true, auto_map, tie_word_embeddings false): every layer one block, x + mixer(RMSNorm(x) `backbone.layers.{i}.norm.weight`), the mixer by the pattern's character — "M" (layers 0, 2) a Mamba-2 mixer (NemotronHMamba2Mixer = zamba2's Zamba2MambaMixer, torch_forward): `mixer.in_proj.weight` (200, 64) gives the gate z (rows [0, 64)), xBC ([64, 192): x 64, B 2 x 16, C 2 x 16) and dt ([192, 200), one per head); xBC through the depthwise causal `mixer.conv1d.weight` (128, 1, 4) plus `mixer.conv1d.bias` (128) (no bias: prompt 4's logits change by 7.78), then SiLU (none: 7.11); dt = softplus(dt + `mixer.dt_bias`) (no dt_bias: 6.56) FLOORED at time_step_min 0.01 (it raises 373 and 13 of the 1152 (token, head) values of prompt 4 in layers 0 and 2; clamped at 0 instead, as Granite 4.0-H / Bamba's mixer and mamba_ssm's kernels take it: 0.240), time_step_limit not read; A = -exp(`mixer.A_log`); the width is mamba_num_heads x mamba_head_dim = 64, not expand x hidden_size = 128; head h (8 values of x) reads group h // 4 of B and C (every head group 0: 5.84; group h % 2: 4.74); S = exp(dt A) S + dt x B^T, y = S C + `mixer.D` x (no D: 11.5), the golden values from transformers' chunked scan over chunks of 8 (a state reset at every chunk start: 2.79), equal to the per-token recurrence within 4.3e-6; Zamba2RMSNormGated with `mixer.norm.weight` (64): y silu(z) first, then an RMSNorm per group of 32 values (intermediate_size / n_groups; over all 64 at once, as GraniteMoeHybridRMSNormGated: 4.20; the RMSNorm before the gate: 5.69); `mixer.out_proj.weight` (64, 64) — "*" (layer 3) attention with no positional encoding at all (`mixer.q_proj` / `k_proj` / `v_proj` / `o_proj`, 4 heads of 16, GQA 2, scores x 16^-0.5; a rotate-half RoPE at theta 1e4: 4.51) — "-" (layers 1, 4) the ungated MLP `mixer.down_proj` (64, 96) (relu(`mixer.up_proj` (96, 64) h)^2) (a plain ReLU: 7.24); embeddings `backbone.embeddings.weight` unscaled, final norm `backbone.norm_f.weight`, every norm eps layer_norm_epsilon (rms_norm_eps not read), `lm_head.weight` untied; BF16 matrices, norms and conv bias, F32 A_log / D / dt_bias |
+| nemotron-h-moe | NemotronHForCausalLM | Nemotron-H with MoE blocks (NVIDIA-Nemotron-3-Nano-30B-A3B) with config.json in nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's spelling (transformers 4.55.4's remote NemotronHConfig: `"hybrid_override_pattern": "ME*EM-"`, `"head_dim": 16` and no attention_head_dim, norm_eps beside layer_norm_epsilon and no rms_norm_eps, no time_step_limit, rope_theta / partial_rotary_factor / mamba_ssm_cache_dtype listed and unread, `"n_routed_experts": 8`, `"num_experts_per_tok": 2`, `"moe_intermediate_size": 32`, `"moe_shared_expert_intermediate_size": 48`, n_shared_experts 1, n_group 1, topk_group 1, norm_topk_prob true, `"routed_scaling_factor": 2.5`, no moe_latent_size key, intermediate_size 96 for the dense layer, auto_map with AutoModel): nemotron-h's Mamba-2 (layers 0, 4; the floor at time_step_min 0.01 raises 216 and 272 of prompt 4's 1152 dt values), attention (layer 2, no positions, 4 heads of 16, GQA 2) and ungated relu² MLP (layer 5, `mixer.up_proj` (96, 64)); on layers 1 and 3 NemotronHMoE: logits = h `mixer.gate.weight` (8, 64)ᵀ in fp32, s = sigmoid, the top 2 of s + `mixer.gate.e_score_correction_bias` (F32 (8,), the choice only: without it other experts for 51 and 106 of prompt 4's 144 tokens, its logits change by 8.94) in the one group, weights the chosen s / (their sum + 1e-20) (not divided: 6.70) x 2.5 (x 1: 7.58); a softmax in place of the sigmoid: other experts for 69 and 87 tokens, 10.1; top-1: 9.51; experts `mixer.experts.{e}.up_proj.weight` (32, 64) / `down_proj.weight` (64, 32) per expert as released, down(relu(up h)²), no gate; plus the shared expert `mixer.shared_experts.up_proj` (48, 64) / `down_proj` (64, 48) unweighted (left out: 7.98); every expert chosen by prompt 4's tokens in both MoE layers; a plain ReLU for relu² everywhere: 6.66; untied (lm_head.weight); BF16 matrices and norms, F32 A_log / D / dt_bias / e_score_correction_bias |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -5017,5 +5182,15 @@ floor time_step_min raised, how many there are]), `final_norm` and
 (largest logit change with dt clamped at 0 instead of floored at time_step_min, the gated RMSNorm over all
 intermediate_size values at once, that RMSNorm before silu(z), every head reading group 0, head h reading group h %
 n_groups, the conv without its SiLU, the scan's state reset at every chunk start, the MLP's relu2 as a plain ReLU, a
-rotate-half RoPE at theta 1e4 on the attention layer, no conv1d bias, no D skip, no dt_bias).
+rotate-half RoPE at theta 1e4 on the attention layer, no conv1d bias, no D skip, no dt_bias); with MoE blocks
+(nemotron-h-moe, NVIDIA-Nemotron-3-Nano's spelling) `norm_eps_in_config` and `head_dim_in_config` in place of
+`rms_norm_eps_in_config` and `attention_head_dim`, and `dense_mlp_layers`, `n_routed_experts`, `num_experts_per_tok`,
+`moe_intermediate_size`, `moe_shared_expert_intermediate_size`, `n_shared_experts_in_config` (not read),
+`moe_latent_size` (null: no latent projection), `n_group`, `topk_group`, `routed_scaling_factor`,
+`renormalisation_epsilon` (1e-20), `moe_rule`, `expert_layout`, `shared_expert_layout`, `router_weight`,
+`correction_bias` (the tensor names of the first MoE layer), `expert_usage_prompt4`, `router_changed_tokens_prompt4`
+(for router_bias, router_softmax and router_top1), the sigmoid router's `router`, `router_bias_effect_prompt4` and
+`router_scaling_effect_prompt4`, and `{router_softmax,router_unnormalised,router_top1,shared_expert}_effect_prompt4`
+(largest logit change with a softmax in place of the sigmoid, the chosen s not renormalised, the best expert alone,
+no shared expert).
 """

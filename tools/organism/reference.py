@@ -71,7 +71,10 @@ modeling code (eager attention); the file and class/function are cited at each f
   NemotronHForCausalLM (NVIDIA's Nemotron-H-8B / 4B, NVIDIA-Nemotron-Nano-9B-v2 / 12B-v2,
   models/nemotron_h/modular_nemotron_h.py and configuration_nemotron_h.py, as the 4.48-era releases' config.json spell
   it: blocks of one mixer each behind one RMSNorm, Mamba-2 (zamba2's mixer) / attention without positions / an ungated
-  squared-ReLU MLP from hybrid_override_pattern, names under backbone.*; see nemotron_h_layers, nemotron_h_block).
+  squared-ReLU MLP from hybrid_override_pattern, names under backbone.*; see nemotron_h_layers, nemotron_h_block;
+  and the "E" blocks of NVIDIA-Nemotron-3-Nano-30B-A3B, as its config.json spells it: NemotronHMoE, DeepSeek-V3's
+  sigmoid router over ungated squared-ReLU experts plus an ungated shared expert, per-expert
+  mixer.experts.{e}.up_proj / down_proj as released; see nemotron_h_expert, sigmoid_route).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -204,7 +207,9 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     per layer: "M" a Mamba-2 mixer (mamba_mixer under mixer.*, as Granite's but for dt floored at time_step_min and the
     gated RMSNorm taken per group of intermediate_size / n_groups values: Zamba2MambaMixer / Zamba2RMSNormGated), "*"
     attention with no positional encoding at all (JambaAttention: mixer.q/k/v/o_proj, head_dim^-0.5), "-" the MLP
-    down_proj(relu(up_proj(x))^2) (NemotronMLP, no gate); embeddings backbone.embeddings (unscaled), final norm
+    down_proj(relu(up_proj(x))^2) (NemotronMLP, no gate), "E" NemotronHMoE (moe_block with DeepSeek-V3's sigmoid router
+    under mixer.gate, experts down_e(relu(up_e(h))^2) without a gate, plus an ungated shared expert of
+    moe_shared_expert_intermediate_size: nemotron_h_expert); embeddings backbone.embeddings (unscaled), final norm
     backbone.norm_f, eps layer_norm_epsilon everywhere (nemotron_h_block).
   - Final norm; lm_head or the tied embedding matrix; optional final tanh softcap (Gemma 2,
     Gemma3ForCausalLM; never Gemma3ForConditionalGeneration); Cohere multiplies the logits by
@@ -847,14 +852,18 @@ DEFAULTS[LLAMA4] = dict(
 # mamba_proj_bias false, mlp_hidden_act relu2, mamba_hidden_act silu, ssm_state_size 128, mamba_num_heads 128,
 # mamba_head_dim 64, n_groups 8, conv_kernel 4, expand 2 (not read by the mixer: its width is mamba_num_heads x
 # mamba_head_dim), time_step_min 0.001, time_step_max 0.1 / time_step_floor 1e-4 (dt_bias's init only),
-# time_step_limit (0, inf), use_conv_bias true, chunk_size 128, layer_norm_epsilon 1e-5, tie_word_embeddings false.
-# No head_dim here: see nemotron_h_layers
+# time_step_limit (0, inf), use_conv_bias true, chunk_size 128, layer_norm_epsilon 1e-5, tie_word_embeddings false;
+# the MoE blocks' n_routed_experts 8, n_shared_experts 1, moe_intermediate_size / moe_shared_expert_intermediate_size
+# 7688, moe_latent_size None, num_experts_per_tok 2, routed_scaling_factor 1.0, n_group / topk_group 1, norm_topk_prob
+# true. No head_dim here: see nemotron_h_layers
 DEFAULTS[NEMOTRON_H] = dict(
     num_attention_heads=32, num_key_value_heads=8, attention_bias=False, mlp_bias=False, use_bias=False,
     mamba_proj_bias=False, mlp_hidden_act="relu2", mamba_hidden_act="silu", ssm_state_size=128, mamba_num_heads=128,
     mamba_head_dim=64, n_groups=8, conv_kernel=4, expand=2, time_step_min=0.001, time_step_max=0.1,
     time_step_floor=1e-4, time_step_limit=(0.0, float("inf")), use_conv_bias=True, chunk_size=128,
-    layer_norm_epsilon=1e-5, tie_word_embeddings=False)
+    layer_norm_epsilon=1e-5, tie_word_embeddings=False, n_routed_experts=8, n_shared_experts=1,
+    moe_intermediate_size=7688, moe_shared_expert_intermediate_size=7688, moe_latent_size=None, num_experts_per_tok=2,
+    routed_scaling_factor=1.0, n_group=1, topk_group=1, norm_topk_prob=True)
 # DeepseekV3Attention.__init__: q_a_layernorm = DeepseekV3RMSNorm(config.q_lora_rank) and kv_a_layernorm =
 # DeepseekV3RMSNorm(self.kv_lora_rank) take DeepseekV3RMSNorm.__init__'s default eps=1e-6, not
 # config.rms_norm_eps (which only input_layernorm, post_attention_layernorm and model.norm take)
@@ -1927,6 +1936,51 @@ class Spec:
             # what-ifs only (golden_models.lfm2_moe_what_ifs): the score function ("softmax" in place of the sigmoid)
             # and the weights taken from s + expert_bias instead of s
             self.router_score, self.router_weight_bias = "sigmoid", False
+        elif arch == NEMOTRON_H and "moe" in self.layer_kinds:
+            # models/nemotron_h/modular_nemotron_h.py: an "E" block's mixer is NemotronHMoE, a subclass of
+            # deepseek_v3's DeepseekV3MoE that keeps its routing (route_tokens_to_experts, with the gate
+            # NemotronHTopkRouter = DeepseekV3TopkRouter: the fp32 logits h W^T of mixer.gate.weight (E, H) and the
+            # buffer mixer.gate.e_score_correction_bias (E,), kept in fp32 by _keep_in_fp32_modules_strict) and swaps
+            # the rest: the experts are NemotronHExperts, n_routed_experts of moe_intermediate_size with up_proj and
+            # down_proj only (no gate projection), act mlp_hidden_act; the shared expert is one NemotronHMLP of
+            # moe_shared_expert_intermediate_size (ungated, added with weight 1); with moe_latent_size the experts run
+            # inside a fc1 / fc2 latent projection (refused here: the Nano release has none). NVIDIA's remote code of
+            # the release computes the same with `experts` a ModuleList (mixer.experts.{e}.up_proj / down_proj, the
+            # names in the files; transformers 5 stacks them on load: see nemotron_h_expert). DeepseekV3MoE reads the
+            # group keys as DeepSeek-V3 does: sigmoid_route. n_shared_experts is read by neither (the shared width is
+            # moe_shared_expert_intermediate_size alone) but other engines size the shared expert with it: a value
+            # other than 1 is refused. Refused too: sizes below 1, n_group not dividing n_routed_experts or leaving
+            # fewer than 2 experts per group (the group score adds a group's two best), topk_group outside [1,
+            # n_group], top-k beyond the experts topk_group groups hold, mlp_bias (the experts' biases)
+            E, k, Fm, Fs = (get(key) for key in ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+                                                 "moe_shared_expert_intermediate_size"))
+            G, TG = get("n_group"), get("topk_group")
+            for key, value in (("n_routed_experts", E), ("num_experts_per_tok", k), ("moe_intermediate_size", Fm),
+                               ("moe_shared_expert_intermediate_size", Fs), ("n_group", G), ("topk_group", TG)):
+                if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                    raise ValueError("Nemotron-H: %s %r (a positive integer)" % (key, value))
+            if get("moe_latent_size") is not None:
+                raise ValueError("Nemotron-H: moe_latent_size %r (the experts' latent projection is not used by the "
+                                 "fixtures)" % (get("moe_latent_size"),))
+            if get("n_shared_experts") != 1:
+                raise ValueError("Nemotron-H: n_shared_experts %r (transformers adds one shared expert of "
+                                 "moe_shared_expert_intermediate_size whatever it says)" % (get("n_shared_experts"),))
+            if E % G or E // G < 2 or TG > G or TG * (E // G) < k:
+                raise ValueError("Nemotron-H: n_group %d / topk_group %d for %d experts, top-%d" % (G, TG, E, k))
+            if get("mlp_bias"):
+                raise ValueError("Nemotron-H: mlp_bias true (the MLPs' and experts' biases) is not used by the "
+                                 "fixtures")
+            self.num_experts, self.top_k = E, k
+            self.norm_topk_prob = bool(get("norm_topk_prob"))
+            self.moe_intermediate, self.shared_intermediate = Fm, Fs
+            self.shared_gated = False
+            self.router = "sigmoid"
+            # (what-if only, golden_models.nemotron_h_moe_what_ifs: "softmax", the scores s a softmax over the experts)
+            self.router_score = "sigmoid"
+            self.n_group, self.topk_group = G, TG
+            self.routed_scaling_factor = float(get("routed_scaling_factor"))
+            self.layer_moe = [kk == "moe" for kk in self.layer_kinds]
+            self.expert_naming = "nemotron_h"
         if arch in QWEN_VL and kind not in (None, "default", "mrope"):
             raise ValueError("rope type %r is not used by the Qwen-VL fixtures" % kind)
         if self.num_experts and not 0 < self.top_k <= self.num_experts:
@@ -2061,7 +2115,8 @@ def nemotron_h_layers(spec, c, get):
       layers_block_type / layer_types (NEMOTRON_H_BLOCK_NAMES). NemotronHBlock.__init__ builds `MIXER_TYPES[block_type]`
       as the block's only mixer. Refused: no pattern and no list (the config class's default is a MoE layout), both
       disagreeing, another length than num_hidden_layers (transformers 5 takes the list's length and only warns), an
-      unknown character or name, and "E" (the MoE blocks: NemotronHMoE, not used by the fixtures);
+      unknown character or name. The "E" blocks (NemotronHMoE) take their settings in Spec's MoE section
+      (spec.layer_moe: the "moe" kinds; see nemotron_h_expert);
     - spec.layer_mamba (the "M" blocks, run by mamba_mixer), spec.layer_use_rope (none: NemotronHAttention is
       JambaAttention, which takes no position embeddings; the model has no rotary embedding at all);
     - the names: every tensor under `backbone.` (NemotronHForCausalLM's `backbone` in the released checkpoints;
@@ -2104,8 +2159,6 @@ def nemotron_h_layers(spec, c, get):
         raise ValueError("Nemotron-H: no hybrid_override_pattern / layers_block_type")
     if len(kinds) != L:
         raise ValueError("Nemotron-H: %d block types for num_hidden_layers %d" % (len(kinds), L))
-    if "moe" in kinds:
-        raise ValueError("Nemotron-H: MoE blocks (\"E\") are not used by the fixtures")
     legacy = [k for k in NEMOTRON_H_LEGACY_KEYS if k in c]
     if legacy:
         raise ValueError("Nemotron-H: the legacy keys %s (the releases write n_groups, conv_kernel, ...)" % legacy)
@@ -3736,6 +3789,8 @@ def router_weight_name(spec, pre):
         return pre + "mlp.router.weight"  # GptOssMLP.router (GptOssTopKRouter.weight, .bias)
     if spec.expert_naming == "lfm2":
         return pre + "feed_forward.gate.weight"  # Lfm2MoeSparseMoeBlock.gate (nn.Linear, no bias)
+    if spec.expert_naming == "nemotron_h":
+        return pre + "mixer.gate.weight"  # NemotronHMoE.gate (NemotronHTopkRouter.weight, (E, H))
     return pre + ("block_sparse_moe.gate.weight" if spec.expert_naming == "mixtral" else "mlp.gate.weight")
 
 
@@ -3743,7 +3798,10 @@ def correction_bias_name(spec, pre):
     """MiniMax-M2's e_score_correction_bias (F32, (num_local_experts,)): a buffer of MiniMaxM2SparseMoeBlock, beside
     its gate (not in it, as GLM-4.5's mlp.gate.e_score_correction_bias is). ERNIE 4.5's: the parameter of
     Ernie4_5_MoeStatics, mlp.moe_statics.e_score_correction_bias (F32, (1, moe_num_experts)). LFM2-MoE's: the buffer
-    expert_bias of Lfm2MoeSparseMoeBlock, feed_forward.expert_bias (F32, (num_experts,))."""
+    expert_bias of Lfm2MoeSparseMoeBlock, feed_forward.expert_bias (F32, (num_experts,)). Nemotron-H's: the buffer of
+    its router, mixer.gate.e_score_correction_bias (F32, (n_routed_experts,)), as GLM-4.5's sits in mlp.gate."""
+    if spec.expert_naming == "nemotron_h":
+        return pre + "mixer.gate.e_score_correction_bias"
     if spec.router == "ernie":
         return pre + "mlp.moe_statics.e_score_correction_bias"
     if spec.router == "lfm2":
@@ -3887,7 +3945,31 @@ def expert_forward(spec, p, pre, e, x, clamps=None):
         return gpt_oss_expert(spec, p, pre, e, x, clamps)
     if spec.expert_naming == "fused_transposed":
         return qwen3_vl_moe_expert(spec, p, pre, e, x)
+    if spec.expert_naming == "nemotron_h":
+        return nemotron_h_expert(spec, p, pre, e, x)
     return gated_mlp(spec, x, *expert_tensors(spec, p, pre, e))
+
+
+def nemotron_h_expert(spec, p, pre, e, x):
+    """Nemotron-H's expert e on tokens x (N, H), or its shared expert (e = "shared"): no gate projection, the output
+    down(act(up x)) with act mlp_hidden_act (relu2: relu(.)^2).
+    Routed experts: models/nemotron_h/modular_nemotron_h.py NemotronHExperts, parameters up_proj (E, Fm, H) and
+    down_proj (E, H, Fm) used as F.linear weights (expert e's rows are the matrices an nn.Linear would hold). The
+    release (NVIDIA's remote code: a ModuleList of NemotronHMLP) stores them per expert,
+    mixer.experts.{e}.up_proj.weight (Fm, H) and mixer.experts.{e}.down_proj.weight (H, Fm); transformers 5's
+    conversion_mapping "nemotron_h" stacks them on load (WeightConverter "mixer.experts.*.up_proj.weight" ->
+    "mixer.experts.up_proj" with MergeModulelist(dim=0), down_proj alike) and save_pretrained splits them back by
+    default. Both spellings are read here: the stacked one when mixer.experts.up_proj is in the weights.
+    Shared expert: NemotronHMoE.shared_experts, a NemotronHMLP of moe_shared_expert_intermediate_size,
+    mixer.shared_experts.up_proj.weight (Fs, H) / down_proj.weight (H, Fs), run on the block's input h itself."""
+    m = pre + "mixer."
+    if e == "shared":
+        up, down = p[m + "shared_experts.up_proj.weight"], p[m + "shared_experts.down_proj.weight"]
+    elif m + "experts.up_proj" in p:
+        up, down = p[m + "experts.up_proj"][e], p[m + "experts.down_proj"][e]
+    else:
+        up, down = p[m + "experts.%d.up_proj.weight" % e], p[m + "experts.%d.down_proj.weight" % e]
+    return activation(spec, x @ up.T) @ down.T
 
 
 def expert_tensors(spec, p, pre, e):
@@ -3975,6 +4057,14 @@ def sigmoid_choice(spec, bias, logits):
     return s, c.masked_fill(~score_mask.bool(), 0.0), group_scores
 
 
+def sigmoid_bias_name(spec, pre):
+    """The e_score_correction_bias the sigmoid router reads: inside the gate, mlp.gate.e_score_correction_bias (GLM-4.5,
+    DeepSeek-V3, GLM-4.5V), or Nemotron-H's mixer.gate.e_score_correction_bias (correction_bias_name)."""
+    if spec.expert_naming == "nemotron_h":
+        return correction_bias_name(spec, pre)
+    return pre + "mlp.gate.e_score_correction_bias"
+
+
 def sigmoid_route(spec, p, pre, logits):
     """GLM-4.5's router, per token (models/glm4_moe/modeling_glm4_moe.py
     Glm4MoeMoE.route_tokens_to_experts): s = sigmoid(logits); c = s + e_score_correction_bias;
@@ -3982,8 +4072,9 @@ def sigmoid_route(spec, p, pre, logits):
     kept, the others' c set to 0.0 (masked_fill with 0.0, not -inf); the top_k largest c; weights
     s of those (not c), divided by their sum + 1e-20 when norm_topk_prob, times
     routed_scaling_factor. Returns (c, ids, weights) with ids in descending order of c (c is what
-    the choice ranks: the trace's routing values)."""
-    s, c, _ = sigmoid_choice(spec, p[pre + "mlp.gate.e_score_correction_bias"], logits)
+    the choice ranks: the trace's routing values). Nemotron-H's NemotronHMoE runs this same routing
+    (it inherits DeepseekV3MoE.route_tokens_to_experts), its bias under mixer.gate (sigmoid_bias_name)."""
+    s, c, _ = sigmoid_choice(spec, p[sigmoid_bias_name(spec, pre)], logits)
     experts = torch.topk(c, k=spec.top_k, dim=-1, sorted=True)[1]
     weights = s.gather(1, experts)
     if spec.norm_topk_prob:
@@ -4233,7 +4324,11 @@ def moe_block(spec, p, pre, l, h, trace=None):
     for j in range(1, spec.top_k):
         y = y + weights[:, j:j + 1] * outs[rows, experts[:, j]]
     if spec.shared_intermediate:
-        shared = gated_mlp(spec, x, *expert_tensors(spec, p, pre, "shared"))
+        if spec.expert_naming == "nemotron_h":
+            # NemotronHMoE.forward: `hidden_states + self.shared_experts(residuals)`, an ungated NemotronHMLP
+            shared = nemotron_h_expert(spec, p, pre, "shared", x)
+        else:
+            shared = gated_mlp(spec, x, *expert_tensors(spec, p, pre, "shared"))
         if spec.shared_gated and spec.shared_gate_applied:
             # Qwen2MoeSparseMoeBlock.forward: F.sigmoid(shared_expert_gate(h)) * shared_expert(h), added last
             y = y + torch.sigmoid(x @ p[pre + "mlp.shared_expert_gate.weight"].T) * shared
@@ -4285,7 +4380,11 @@ def nemotron_h_block(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace,
       repeat_kv, scores times head_dim^-0.5, the causal mask, softmax in fp32, mixer.o_proj; no position embedding of any
       kind (self_attention with layer_use_rope False; True is golden_models' what-if);
       "mlp": NemotronHMLP (nemotron's NemotronMLP), `down_proj(act_fn(up_proj(x)))` with mixer.up_proj (F, H) and
-      mixer.down_proj (H, F), no gate projection and no biases (mlp_bias false), act relu2 (activation).
+      mixer.down_proj (H, F), no gate projection and no biases (mlp_bias false), act relu2 (activation);
+      "moe": NemotronHMoE (moe_block): DeepSeek-V3's sigmoid router (sigmoid_route: mixer.gate.weight, the choice on s +
+      mixer.gate.e_score_correction_bias within the best topk_group of n_group groups, the chosen s over their sum +
+      1e-20 with norm_topk_prob, times routed_scaling_factor), each chosen expert down_e(relu(up_e h)^2) times its
+      weight, plus the shared expert down_s(relu(up_s h)^2) unweighted (nemotron_h_expert).
     No second norm, no second residual add: a Mamba-2 / attention block and its MLP are separate layers."""
     h = norm(spec, x, p[pre + "norm.weight"])
     kind = spec.layer_kinds[l]
@@ -4293,6 +4392,8 @@ def nemotron_h_block(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace,
         y = mamba_mixer(spec, p, pre, l, h, valid, cache, new_cache, trace)
     elif kind == "attention":
         y = self_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, trace)
+    elif kind == "moe":
+        y = moe_block(spec, p, pre, l, h, trace)
     else:
         m = pre + "mixer."
         y = activation(spec, h @ p[m + "up_proj.weight"].T) @ p[m + "down_proj.weight"].T

@@ -244,6 +244,9 @@ struct ModelSpec {
   // under "language_model.model." (or "model.language_model."), the vision tower beside it.
   std::string weight_prefix = "model.";
   std::string lm_head_name = "lm_head.weight";
+  // The embedding after weight_prefix: embed_tokens.weight; Nemotron-H's embeddings.weight (embedding.weight in the
+  // files of some releases and of transformers 5's save of a new model: load_model_spec takes the files' spelling).
+  std::string embed_name = "embed_tokens.weight";
   // LFM2's names (models/lfm2): operator_norm / ffn_norm for input_layernorm / post_attention_layernorm,
   // embedding_norm for the final norm, self_attn.out_proj for o_proj and the dense MLP as feed_forward.w1
   // (gate) / w3 (up) / w2 (down); its q/k norms are QkNormNames::q_layernorm.
@@ -309,7 +312,10 @@ struct ModelSpec {
   // layers' feed_forward.gate_proj / up_proj / down_proj.
   // LFM2-MoE: the router feed_forward.gate (its correction bias feed_forward.expert_bias), the experts
   // feed_forward.experts.{e}.w1 (gate) / w3 (up) / w2 (down), as the released checkpoints name them.
-  enum class ExpertNames { qwen, mixtral, granite, gpt_oss, llama4, lfm2 };
+  // Nemotron-H's MoE blocks: mixer.gate (its e_score_correction_bias inside), ungated experts
+  // mixer.experts.{e}.up_proj / down_proj (stacked in transformers 5's layout: mixer.experts.up_proj (E, Fm, H),
+  // down_proj (E, H, Fm)) and mixer.shared_experts.up_proj / down_proj.
+  enum class ExpertNames { qwen, mixtral, granite, gpt_oss, llama4, lfm2, nemotron_h };
   ExpertNames expert_names = ExpertNames::qwen;
   // The experts of a layer stacked in two tensors, as transformers 5 holds them and saves them with
   // save_original_format=False (and as checkpoints re-saved that way ship): mlp.experts.gate_up_proj

@@ -51,11 +51,11 @@ void unpad_heads(const bf16* src, bf16* dst, int64_t rows, int64_t HD, int64_t H
 int64_t expert_stride(const DeviceLayer& w) {
   const std::vector<DeviceExpert>& x = w.experts;
   ABL_CHECK(!x.empty(), "an MoE layer's views without experts");
-  const int64_t stride = x.size() > 1 ? x[1].w_gate - x[0].w_gate : 0;
+  const int64_t stride = x.size() > 1 ? x[1].w_up - x[0].w_up : 0;  // (up: Nemotron-H's experts have no gate)
   for (size_t e = 0; e < x.size(); ++e) {
     const int64_t o = static_cast<int64_t>(e) * stride;
     const auto same = [o](const bf16* a, const bf16* first) { return a == (first ? first + o : nullptr); };
-    ABL_CHECK(x[e].w_gate == x[0].w_gate + o && x[e].w_up == x[0].w_up + o && x[e].w_down == x[0].w_down + o &&
+    ABL_CHECK(same(x[e].w_gate, x[0].w_gate) && same(x[e].w_up, x[0].w_up) && same(x[e].w_down, x[0].w_down) &&
                   same(x[e].b_gate, x[0].b_gate) && same(x[e].b_up, x[0].b_up) && same(x[e].b_down, x[0].b_down),
               "expert {}'s weights are not {} elements after expert {}'s (the grouped GEMMs need one stride)", e,
               stride, e == 0 ? 0 : e - 1);
@@ -612,12 +612,18 @@ void CudaEngine::moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const Devic
 
   const int64_t stride = expert_stride(w);
   const DeviceExpert& first = w.experts.front();
-  grouped_linear(b.expert_in, first.w_gate, stride, groups, H, Fm, b.expert_gate, s);
-  grouped_linear(b.expert_in, first.w_up, stride, groups, H, Fm, b.expert_up, s);
   // gpt-oss's experts carry biases: each row takes its expert's (rows in expert order, groups.offsets).
   const auto bias = [&](const bf16* first_bias) { return GroupBias{first_bias, stride, b.expert_offsets, E}; };
-  activation(b.expert_gate, b.expert_up, slots, Fm, bias(first.b_gate), bias(first.b_up));
-  grouped_linear(b.expert_gate, first.w_down, stride, groups, Fm, H, b.expert_out, s);
+  grouped_linear(b.expert_in, first.w_up, stride, groups, H, Fm, b.expert_up, s);
+  bf16* hidden = b.expert_up;  // act(gate)·up, or Nemotron-H's ungated relu(up)²
+  if (m.activation == model::Activation::relu2) {
+    relu_squared(b.expert_up, slots * Fm, s);
+  } else {
+    grouped_linear(b.expert_in, first.w_gate, stride, groups, H, Fm, b.expert_gate, s);
+    activation(b.expert_gate, b.expert_up, slots, Fm, bias(first.b_gate), bias(first.b_up));
+    hidden = b.expert_gate;
+  }
+  grouped_linear(hidden, first.w_down, stride, groups, Fm, H, b.expert_out, s);
   if (ablate && ablation->routed_experts()) {
     ablation_apply_grouped(b.expert_out, slots, H, b.expert_row_seq, b.trial, ablation->trials(),
                            static_cast<int32_t>(l), b.expert_offsets, E, ablation->expert_table(l), s);

@@ -579,7 +579,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"hunyuan-dense", true}, FamilyCase{"granite4-h", true},
                       FamilyCase{"granite4-h-moe", true}, FamilyCase{"granite4-h-moe", false},
                       FamilyCase{"lfm2", true}, FamilyCase{"lfm2-moe", true}, FamilyCase{"lfm2-moe", false},
-                      FamilyCase{"nemotron-h", true}),
+                      FamilyCase{"nemotron-h", true}, FamilyCase{"nemotron-h-moe", true},
+                      FamilyCase{"nemotron-h-moe", false}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

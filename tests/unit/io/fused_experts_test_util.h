@@ -181,4 +181,48 @@ inline int untranspose_experts(const std::string& src, const std::string& dst, b
   return layers;
 }
 
+// Writes `dst` with Nemotron-H's tensors of `src` (backbone.*, experts one module each) as transformers 5 may write
+// them: `stacked` — save_original_format=False: model.* and every MoE layer's experts as mixer.experts.up_proj
+// (E, Fm, H) / down_proj (E, H, Fm) (no ".weight"); else — the reversed conversion mapping of a new model:
+// backbone.embedding.weight (singular), experts one module each. Returns the number of MoE layers stacked.
+inline int nemotron_h_transformers5_layout(const std::string& src, const std::string& dst, bool stacked) {
+  namespace fs = std::filesystem;
+  copy_model_files_but_weights(src, dst);
+  static const std::regex kExpert(R"((.*layers\.\d+\.)mixer\.experts\.(\d+)\.(up_proj|down_proj)\.weight)");
+  std::vector<RawTensor> out;
+  std::map<std::string, std::map<std::string, std::pair<RawTensor, std::map<int, std::string>>>> stacks;
+  io::SafetensorsReader r(src);
+  for (const io::TensorInfo& t : r.tensors()) {
+    std::string bytes(t.nbytes(), '\0');
+    r.read_bytes(t, 0, t.nbytes(), bytes.data());
+    std::string name = t.name;
+    if (stacked && name.rfind("backbone.", 0) == 0) name.replace(0, 9, "model.");
+    if (!stacked && name == "backbone.embeddings.weight") name = "backbone.embedding.weight";
+    std::smatch m;
+    if (!stacked || !std::regex_match(name, m, kExpert)) {
+      out.push_back({name, t.dtype_name, t.shape, std::move(bytes)});
+      continue;
+    }
+    auto& [head, experts] = stacks[m[1].str()][m[3].str()];
+    if (experts.empty()) {
+      head = {m[1].str() + "mixer.experts." + m[3].str(), t.dtype_name, t.shape, ""};
+      out.push_back({});  // its place: after the tensors before the layer's first expert
+      head.bytes = std::to_string(out.size() - 1);
+    }
+    experts[std::stoi(m[2].str())] = std::move(bytes);
+  }
+  for (auto& [prefix, projections] : stacks) {
+    for (auto& [proj, stack] : projections) {
+      RawTensor& t = stack.first;
+      const size_t at = std::stoul(t.bytes);
+      t.bytes.clear();
+      for (const auto& [e, bytes] : stack.second) t.bytes += bytes;
+      t.shape.insert(t.shape.begin(), static_cast<int64_t>(stack.second.size()));
+      out[at] = std::move(t);
+    }
+  }
+  std::ofstream(fs::path(dst) / "model.safetensors", std::ios::binary) << encode_safetensors(out);
+  return static_cast<int>(stacks.size());
+}
+
 }  // namespace abl::testing

@@ -755,8 +755,6 @@ TEST(ModelSpecNemotronH, OneBlockPerLayer) {
   EXPECT_EQ(s.attention_layers(), 1);
   // refusals name the key
   nlohmann::json bad = c;
-  bad["hybrid_override_pattern"] = "M-E*";
-  EXPECT_ABL_ERROR(parse(bad), "my/config.json", "hybrid_override_pattern", "MoE", "not supported");
   bad["hybrid_override_pattern"] = "M-X*";
   EXPECT_ABL_ERROR(parse(bad), "hybrid_override_pattern", "'X' is not a layer");
   bad = c;
@@ -779,6 +777,67 @@ TEST(ModelSpecNemotronH, OneBlockPerLayer) {
     "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
     "hidden_act": "relu2"})");
   EXPECT_ABL_ERROR(parse(llama), "hidden_act", "relu2");
+}
+
+// Nemotron-H's MoE blocks ('E', as NVIDIA-Nemotron-3-Nano-30B-A3B has them; config written for this test): DeepSeek-V3's
+// sigmoid router with its correction bias, ungated relu² experts, an ungated shared expert; a dense '-' layer beside.
+TEST(ModelSpecNemotronH, MoeBlocks) {
+  nlohmann::json c = nemotron_h_8b();
+  c["hybrid_override_pattern"] = "MEM*E-";
+  c["n_routed_experts"] = 128;
+  c["num_experts_per_tok"] = 6;
+  c["moe_intermediate_size"] = 1856;
+  c["moe_shared_expert_intermediate_size"] = 3712;
+  c["n_group"] = 1;
+  c["topk_group"] = 1;
+  c["norm_topk_prob"] = true;
+  c["routed_scaling_factor"] = 2.5;
+  c["moe_latent_size"] = nullptr;
+  ModelSpec s = parse(c);
+  EXPECT_EQ(s.num_layers, 6);
+  EXPECT_TRUE(s.is_moe_layer(1) && s.has_mlp(1) && !s.has_mixer(1));
+  EXPECT_TRUE(!s.is_moe_layer(5) && s.has_mlp(5));  // the dense relu² MLP
+  EXPECT_EQ(s.dense_mlp_width(), 21504);
+  EXPECT_EQ(s.num_experts, 128);
+  EXPECT_EQ(s.experts_per_token, 6);
+  EXPECT_TRUE(s.router_sigmoid && s.router_bias && s.norm_topk_prob);
+  EXPECT_DOUBLE_EQ(s.routed_scaling_factor, 2.5);
+  EXPECT_EQ(s.shared_expert_intermediate_size, 3712);
+  EXPECT_FALSE(s.shared_expert_gated);
+  EXPECT_FALSE(s.same_layer_kind(1, 5));
+  const auto slots = abl::model::layer_slots(s, 1);
+  ASSERT_EQ(slots.size(), 1u + 2u + 2u * 128u + 2u);
+  std::vector<std::string> head;
+  for (size_t i = 0; i < 5; ++i) {
+    head.push_back(abl::model::weight_name(slots[i], 1) + " " + std::string(abl::model::role_name(slots[i].role)));
+  }
+  EXPECT_EQ(head, (std::vector<std::string>{"backbone.layers.1.norm.weight mlp_norm",
+                                            "backbone.layers.1.mixer.gate.weight router",
+                                            "backbone.layers.1.mixer.gate.e_score_correction_bias router_bias",
+                                            "backbone.layers.1.mixer.experts.0.up_proj.weight expert_up_proj",
+                                            "backbone.layers.1.mixer.experts.0.down_proj.weight expert_down_proj"}));
+  EXPECT_EQ(slots[4 + 2 * 127].expert, 127);
+  EXPECT_EQ(abl::model::weight_name(slots.back(), 1), "backbone.layers.1.mixer.shared_experts.down_proj.weight");
+  // active: 6 of 128 experts of up and down
+  EXPECT_EQ(abl::model::parameter_count(s) - abl::model::active_parameter_count(s), int64_t{2} * 122 * 2 * 1856 * 4096);
+  // transformers 5's stacked experts: expert e a block of mixer.experts.up_proj (E, Fm, H) / down_proj (E, H, Fm)
+  s.fused_experts = true;
+  const auto stacked = abl::model::layer_slots(s, 1);
+  EXPECT_EQ(abl::model::weight_name(stacked[5], 1), "backbone.layers.1.mixer.experts.up_proj");
+  EXPECT_EQ(stacked[5].file_shape, (std::vector<int64_t>{128, 1856, 4096}));
+  EXPECT_EQ(stacked[5].file_offset, int64_t{1856} * 4096);
+  EXPECT_EQ(stacked[6].file_shape, (std::vector<int64_t>{128, 4096, 1856}));
+  EXPECT_EQ(stacked[6].file_offset, int64_t{4096} * 1856);
+  // refusals name the key
+  nlohmann::json bad = c;
+  bad["moe_latent_size"] = 1024;
+  EXPECT_ABL_ERROR(parse(bad), "my/config.json", "moe_latent_size", "not supported");
+  bad = c;
+  bad["num_experts_per_tok"] = 200;
+  EXPECT_ABL_ERROR(parse(bad), "num_experts_per_tok");
+  bad = c;
+  bad["n_group"] = 3;
+  EXPECT_ABL_ERROR(parse(bad), "n_group");
 }
 
 // In the shape of LFM2-1.2B's config.json (written for this test, with the original keys LFM2 ships beside

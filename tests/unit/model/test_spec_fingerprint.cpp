@@ -134,6 +134,7 @@ TEST(SpecFingerprint, EveryFieldChangesIt) {
       [](ModelSpec& s) { s.mamba_norm_per_group = true; },
       [](ModelSpec& s) { s.layer_blocks = {1, 2}; },
       [](ModelSpec& s) { s.nemotron_h_names = true; },
+      [](ModelSpec& s) { s.embed_name = "embeddings.weight"; },
       [](ModelSpec& s) { s.activation = abl::model::Activation::relu2; },
       [](ModelSpec& s) { s.attn_output_gate = true; },
       [](ModelSpec& s) { s.bos_token_id = 7; },

@@ -482,6 +482,32 @@ INSTANTIATE_TEST_SUITE_P(MoeFixtures, FusedExperts,
                            return name;
                          });
 
+// Nemotron-H as transformers 5 writes it (model.*, stacked experts; or backbone.embedding.weight): the spec takes
+// the prefix, the embedding's name and the experts' layout from the files, and every slot reads the same values.
+TEST(NemotronHLayouts, Transformers5FilesReadTheSameWeights) {
+  const std::string src = std::string(ABL_FIXTURE_DIR) + "/golden/nemotron-h-moe";
+  const ModelSpec released = abl::model::load_model_spec(src);
+  EXPECT_EQ(released.weight_prefix, "backbone.");
+  EXPECT_FALSE(released.fused_experts);
+  int64_t moe_layers = 0;
+  for (int64_t l = 0; l < released.num_layers; ++l) moe_layers += released.is_moe_layer(l);
+  ASSERT_EQ(moe_layers, 2);
+  for (const bool stacked : {true, false}) {
+    abl::testing::TempDir dir;
+    EXPECT_EQ(abl::testing::nemotron_h_transformers5_layout(src, dir.path().string(), stacked), stacked ? 2 : 0);
+    const ModelSpec other = abl::model::load_model_spec(dir.path().string());
+    EXPECT_EQ(other.weight_prefix, stacked ? "model." : "backbone.");
+    EXPECT_EQ(other.embed_name, stacked ? "embeddings.weight" : "embedding.weight");
+    EXPECT_EQ(other.fused_experts, stacked);
+    abl::io::SafetensorsReader ro(dir.path().string());
+    const abl::model::WeightCheck c = abl::model::inspect_weights(other, ro);
+    EXPECT_TRUE(c.problems.empty()) << (c.problems.empty() ? "" : c.problems[0]);
+    EXPECT_TRUE(c.unexpected.empty()) << (c.unexpected.empty() ? "" : c.unexpected[0]);
+    EXPECT_EQ(expect_same_weights(released, src, other, dir.path().string()),
+              stacked ? 2 * released.num_experts * moe_layers : 0);
+  }
+}
+
 TEST(CheckWeights, FusedExpertsInAnotherOrderAreRefusedNamingTheShape) {
   // gate_up_proj as (E, H, 2*Fm): Mixtral's fixture has H = 64, Fm = 64, so the shapes differ.
   const std::string src = std::string(ABL_FIXTURE_DIR) + "/golden/mixtral-moe";

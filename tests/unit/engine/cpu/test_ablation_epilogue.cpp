@@ -155,7 +155,8 @@ INSTANTIATE_TEST_SUITE_P(
                                          "qwen3.5-moe-mm", "qwen3-vl-moe-mm", "gemma", "ministral3-mm", "glm4v-mm",
                                          "glm4v-moe-mm", "phimoe", "llama4-mm", "granite4-micro",
                                          "granite4-moe-nope", "hunyuan-dense", "granite4-h",
-                                         "granite4-h-moe", "lfm2", "lfm2-moe", "nemotron-h"),
+                                         "granite4-h-moe", "lfm2", "lfm2-moe", "nemotron-h",
+                                         "nemotron-h-moe"),
                        ::testing::Values(RowNorm::none, RowNorm::pre, RowNorm::full)),
     [](const auto& p) {
       std::string name = std::get<0>(p.param) + "_" + std::string(engine::row_norm_name(std::get<1>(p.param)));

@@ -46,7 +46,7 @@ std::vector<std::string> layout_models() {
           f + "/golden/phimoe",      f + "/golden/llama4-mm",        f + "/golden/granite4-micro",
           f + "/golden/qwen3-next",  f + "/golden/granite4-h",
           f + "/golden/granite4-h-moe", f + "/golden/lfm2", f + "/golden/lfm2-moe",
-          f + "/golden/nemotron-h"};
+          f + "/golden/nemotron-h",  f + "/golden/nemotron-h-moe"};
 }
 
 model::ModelSpec spec_of(const std::string& m) {
