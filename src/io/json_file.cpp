@@ -213,6 +213,19 @@ std::string parse_error_detail(const char* what) {
   return bracket == std::string::npos ? s : s.substr(bracket + 2);
 }
 
+// A parser callback that reads mark_python_infinities' sentinels back as ±inf, then runs `inner` (when set).
+template <typename Json>
+typename Json::parser_callback_t restore_infinities(typename Json::parser_callback_t inner) {
+  return [inner](int depth, typename Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::value && parsed.is_number_float() &&
+        std::fabs(parsed.template get<double>()) == kInfinitySentinel) {
+      parsed = parsed.template get<double>() > 0 ? std::numeric_limits<double>::infinity()
+                                                 : -std::numeric_limits<double>::infinity();
+    }
+    return inner ? inner(depth, event, parsed) : true;
+  };
+}
+
 }  // namespace
 
 JsonValue parse_json(std::string_view text, const std::string& origin,
@@ -246,13 +259,7 @@ JsonValue parse_json(std::string_view text, const std::string& origin,
     python.assign(text);
     if (mark_python_infinities(python) > 0) {
       text = python;
-      callback = [inner = callback](int depth, Event event, nlohmann::json& parsed) {
-        if (event == Event::value && parsed.is_number_float() && std::fabs(parsed.get<double>()) == kInfinitySentinel) {
-          parsed = parsed.get<double>() > 0 ? std::numeric_limits<double>::infinity()
-                                            : -std::numeric_limits<double>::infinity();
-        }
-        return inner ? inner(depth, event, parsed) : true;
-      };
+      callback = restore_infinities<nlohmann::json>(callback);
     }
   }
   auto doc = std::make_shared<nlohmann::json>();
@@ -280,17 +287,8 @@ nlohmann::ordered_json read_ordered_json_file(const std::string& path) {
   std::ostringstream buf;
   buf << in.rdbuf();
   std::string text = buf.str();
-  using Event = nlohmann::ordered_json::parse_event_t;
   nlohmann::ordered_json::parser_callback_t callback = nullptr;
-  if (mark_python_infinities(text) > 0) {
-    callback = [](int, Event event, nlohmann::ordered_json& parsed) {
-      if (event == Event::value && parsed.is_number_float() && std::fabs(parsed.get<double>()) == kInfinitySentinel) {
-        parsed = parsed.get<double>() > 0 ? std::numeric_limits<double>::infinity()
-                                          : -std::numeric_limits<double>::infinity();
-      }
-      return true;
-    };
-  }
+  if (mark_python_infinities(text) > 0) callback = restore_infinities<nlohmann::ordered_json>(nullptr);
   return nlohmann::ordered_json::parse(text, callback);
 }
 

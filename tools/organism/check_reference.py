@@ -5705,6 +5705,78 @@ def check_llama4(name, spec, p, g, st):
           "rope_theta / rope_scaling refused" % name)
 
 
+def causal_attention_heads(q, k, v, scale):
+    """Causal attention over one sequence as the eager attention paths of GraniteMoeHybridAttention and
+    NemotronHAttention (JambaAttention) write it: q (T, NH, HD), k / v (T, NKV, HD), query head hh reading kv head
+    hh // (NH / NKV) (repeat_kv), the scores times `scale`, the future masked with -inf, the softmax by hand; the heads'
+    outputs concatenated, (T, NH HD), before o_proj."""
+    T, NH, NKV = q.shape[0], q.shape[1], k.shape[1]
+    future = torch.ones(T, T, dtype=torch.bool).triu(1)
+    heads = []
+    for hh in range(NH):
+        kv = hh // (NH // NKV)  # repeat_kv
+        s = (q[:, hh] @ k[:, kv].T) * scale
+        s = s.masked_fill(future, float("-inf"))
+        e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+        heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
+    return torch.cat(heads, dim=-1)
+
+
+def mamba2_by_token(m, pre, x, conv_bias, dt_min, softplus, group, span, eps):
+    """One Mamba-2 mixer (GraniteMoeHybridMambaLayer's, NemotronHMamba2Mixer's = Zamba2MambaMixer's) over one sequence
+    x (T, H), token by token as torch_forward's cached path runs a decoding step from an empty cache; m is the check
+    model (its p, the sizes I, mNH, mP, mG, mN, mK and the what-ifs reset_chunk, conv_act, dt_bias, D, norm_first),
+    pre the mixer's tensor prefix. in_proj into z | xBC | dt (torch_forward's step 1); the causal conv (step 2): the
+    conv state rolled, the new xBC written last, `torch.sum(conv_state * conv1d.weight[:, 0, :], dim=-1)`, plus
+    conv1d.bias when `conv_bias`, SiLU; the scan (step 3): dt = softplus(dt + dt_bias) (`softplus` False: not taken)
+    clamped at dt_min (time_step_limit's 0, or Nemotron-H's time_step_min), head hh reading B and C of group
+    group[hh], the state times exp(dt A) plus dt B x, y = state @ C by torch.bmm, plus D x; the gated RMSNorm (y
+    silu(z) first, then each `span` values over their own mean square plus eps, times norm.weight) and out_proj
+    (step 4). Returns (the output (T, H), how many (token, head) values of dt lay under dt_min)."""
+    p, T = m.p, x.shape[0]
+    I, NH, P, G, N, K = m.I, m.mNH, m.mP, m.mG, m.mN, m.mK
+    conv_dim = I + 2 * G * N
+    projected_states = torch.nn.functional.linear(x, p[pre + "in_proj.weight"])
+    gate, hidden_states_B_C, dt_all = projected_states.split([I, conv_dim, NH], dim=-1)
+    conv_state = torch.zeros(conv_dim, K)  # the cache's conv_states[l] (HybridMambaAttentionDynamicCache's for Granite)
+    ssm_state = torch.zeros(NH, P, N)  # its ssm_states[l] (one sequence)
+    A = -torch.exp(p[pre + "A_log"].float())
+    under = 0
+    ys = []
+    for t in range(T):
+        if m.reset_chunk and t % m.reset_chunk == 0:
+            ssm_state = torch.zeros(NH, P, N)
+        conv_state = torch.roll(conv_state, shifts=-1, dims=-1)
+        conv_state[:, -1] = hidden_states_B_C[t]
+        xbc = torch.sum(conv_state * p[pre + "conv1d.weight"][:, 0, :], dim=-1)
+        if conv_bias:
+            xbc = xbc + p[pre + "conv1d.bias"]
+        if m.conv_act:
+            xbc = torch.nn.functional.silu(xbc)
+        hidden_states, B, C = torch.split(xbc, [I, G * N, G * N], dim=-1)
+        dt = dt_all[t] + p[pre + "dt_bias"] if m.dt_bias else dt_all[t]
+        dt = torch.nn.functional.softplus(dt) if softplus else dt
+        under += int((dt < dt_min).sum())
+        dt = torch.clamp(dt, dt_min)
+        dA = torch.exp(dt[:, None, None] * A[:, None, None])  # [num_heads, head_dim, state_size]
+        B, C = B.reshape(G, N)[group], C.reshape(G, N)[group]  # [num_heads, state_size]
+        xh = hidden_states.reshape(NH, P)
+        ssm_state = ssm_state * dA + (dt[:, None, None] * B[:, None, :]) * xh[..., None]
+        y = torch.bmm(ssm_state, C.view(NH, N, 1)).view(NH, P)
+        if m.D:  # the D skip connection
+            y = y + xh * p[pre + "D"][:, None]
+        ys.append(y.reshape(I))
+    y = torch.stack(ys)
+    z = torch.nn.functional.silu(gate)
+    if not m.norm_first:
+        y = y * z
+    grouped = y.view(T, I // span, span)
+    y = (grouped * torch.rsqrt(grouped.pow(2).mean(-1, keepdim=True) + eps)).view(T, I)
+    if m.norm_first:
+        y = y * z
+    return torch.nn.functional.linear(p[pre + "norm.weight"] * y, p[pre + "out_proj.weight"]), under
+
+
 class GraniteHybridCheck:
     """GraniteMoeHybridForCausalLM's forward pass again, from models/granitemoehybrid/modeling_granitemoehybrid.py
     (generated from modular_granitemoehybrid.py) and configuration_granitemoehybrid.py, sharing nothing with
@@ -5790,15 +5862,8 @@ class GraniteHybridCheck:
                 z = torch.complex(y[..., :HD // 2], y[..., HD // 2:]) * turn.unsqueeze(1)
                 return torch.cat((z.real, z.imag), dim=-1)
             q, k = rotary(q), rotary(k)
-        future = torch.ones(T, T, dtype=torch.bool).triu(1)
-        heads = []
-        for hh in range(self.NH):
-            kv = hh // (self.NH // self.NKV)  # repeat_kv
-            s = (q[:, hh] @ k[:, kv].T) * self.attention_multiplier
-            s = s.masked_fill(future, float("-inf"))
-            e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
-            heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
-        return torch.nn.functional.linear(torch.cat(heads, dim=-1), self.p[pre + "o_proj.weight"])
+        heads = causal_attention_heads(q, k, v, self.attention_multiplier)
+        return torch.nn.functional.linear(heads, self.p[pre + "o_proj.weight"])
 
     def shared(self, l, x):
         """GraniteMoeHybridMLP.forward (shared_mlp)."""
@@ -5836,57 +5901,14 @@ class GraniteHybridCheck:
         return torch.zeros_like(layer_input).index_add(0, batch_index, expert_outputs)
 
     def mamba(self, l, x):
-        """GraniteMoeHybridMambaLayer on one sequence x (T, H), token by token as torch_forward's cached path."""
-        pre, p, T = "model.layers.%d.mamba." % l, self.p, x.shape[0]
-        I, NH, P, G, N, K = self.I, self.mNH, self.mP, self.mG, self.mN, self.mK
-        conv_dim = I + 2 * G * N
-        # in_proj: z | xBC | dt (torch_forward's step 1)
-        projected_states = torch.nn.functional.linear(x, p[pre + "in_proj.weight"])
-        gate, hidden_states_B_C, dt = projected_states.split([I, conv_dim, NH], dim=-1)
-        conv_states = torch.zeros(conv_dim, K)  # HybridMambaAttentionDynamicCache.conv_states[l] (one sequence)
-        ssm_states = torch.zeros(NH, P, N)  # .ssm_states[l]
-        weight = p[pre + "conv1d.weight"].squeeze(1)
-        A = -torch.exp(p[pre + "A_log"].float())
+        """GraniteMoeHybridMambaLayer on one sequence x (T, H), token by token as torch_forward's cached path
+        (mamba2_by_token): dt clamped at time_step_limit's 0 only, head h reading group h // (heads / n_groups) of B and
+        C, GraniteMoeHybridRMSNormGated over all intermediate_size values at once (norm_group a what-if)."""
+        NH, G = self.mNH, self.mG
         group = {"interleave": [hh // (NH // G) for hh in range(NH)], "first": [0] * NH,
                  "tile": [hh % G for hh in range(NH)]}[self.head_group]
-        ys = []
-        for t in range(T):
-            if self.reset_chunk and t % self.reset_chunk == 0:
-                ssm_states = torch.zeros(NH, P, N)
-            # the causal conv over xBC (step 2)
-            conv_states = conv_states.roll(shifts=-1, dims=-1)
-            conv_states[:, -1] = hidden_states_B_C[t]
-            xbc = torch.sum(conv_states * weight, dim=-1)
-            if self.conv_bias and self.c["mamba_conv_bias"]:
-                xbc = xbc + p[pre + "conv1d.bias"]
-            if self.conv_act:
-                xbc = torch.nn.functional.silu(xbc)
-            hidden_states, B, C = torch.split(xbc, [I, G * N, G * N], dim=-1)
-            # the scan (step 3)
-            d = dt[t] + p[pre + "dt_bias"] if self.dt_bias else dt[t]
-            d = torch.nn.functional.softplus(d) if self.dt_softplus else d
-            d = torch.clamp(d, 0.0, float("inf"))  # time_step_limit (0, inf)
-            dA = torch.exp(d[:, None, None] * A[:, None, None])  # [num_heads, head_dim, state_size]
-            B = B.reshape(G, N)[group]  # [num_heads, state_size]
-            C = C.reshape(G, N)[group]
-            xh = hidden_states.reshape(NH, P)
-            ssm_states = ssm_states * dA + (d[:, None, None] * B[:, None, :]) * xh[..., None]
-            y = torch.bmm(ssm_states, C.view(NH, N, 1)).view(NH, P)
-            if self.D:  # D skip connection
-                y = y + xh * p[pre + "D"][:, None]
-            ys.append(y.reshape(I))
-        y = torch.stack(ys)
-        # GraniteMoeHybridRMSNormGated(y, gate)
-        z = torch.nn.functional.silu(gate)
-        if not self.norm_first:
-            y = y * z
-        span = self.norm_group or I
-        y = y.view(T, I // span, span)
-        y = (y * torch.rsqrt(y.pow(2).mean(-1, keepdim=True) + self.c["rms_norm_eps"])).view(T, I)
-        if self.norm_first:
-            y = y * z
-        # out_proj (step 4)
-        return torch.nn.functional.linear(p[pre + "norm.weight"] * y, p[pre + "out_proj.weight"])
+        return mamba2_by_token(self, "model.layers.%d.mamba." % l, x, self.conv_bias and self.c["mamba_conv_bias"],
+                               0.0, self.dt_softplus, group, self.norm_group or self.I, self.c["rms_norm_eps"])[0]
 
     def forward(self, ids):
         """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
@@ -6923,10 +6945,11 @@ class NemotronHCheck:
     sqrt(mean(x^2) + layer_norm_epsilon) times w), NemotronHAttention (JambaAttention: q/k/v_proj, repeat_kv, scores
     times head_dim**-0.5 per head with an explicit mask and a hand-written softmax, o_proj, no rotary embedding),
     NemotronHMLP (down_proj(relu(up_proj(x)) ** 2)), and on "M" blocks NemotronHMamba2Mixer run token by token as
-    torch_forward's cached path runs a decoding step, from an empty cache: the conv state rolled, the new xBC written
-    last, `torch.sum(conv_state * self.conv1d.weight[:, 0, :], dim=-1)` plus the bias, SiLU; dt = softplus(dt +
-    dt_bias), `torch.clamp(dt, self.time_step_min)`; B and C viewed (n_groups, state) and expanded to the heads as that
-    path does ([..., None, :].expand(n_groups, heads // n_groups, state)); the state times exp(dt A) plus dt B x, y =
+    torch_forward's cached path runs a decoding step, from an empty cache (mamba2_by_token, GraniteHybridCheck's too):
+    the conv state rolled, the new xBC written last, `torch.sum(conv_state * self.conv1d.weight[:, 0, :], dim=-1)` plus
+    the bias, SiLU; dt = softplus(dt + dt_bias), `torch.clamp(dt, self.time_step_min)`; B and C viewed (n_groups,
+    state) and given to the heads as that path's expand gives them ([..., None, :].expand(n_groups, heads // n_groups,
+    state): head h reads group h // (heads / n_groups)); the state times exp(dt A) plus dt B x, y =
     state @ C by torch.bmm, plus D x; then Zamba2RMSNormGated (y silu(gate), viewed (groups, group_size), each group
     over its own mean square, times w) and out_proj; lm_head (where reference.py takes torch_forward's chunked scan
     for a whole sequence, mamba_mixer's norm span and floor as Spec fields).
@@ -7003,15 +7026,8 @@ class NemotronHCheck:
                 z = torch.complex(y[..., :HD // 2], y[..., HD // 2:]) * turn
                 return torch.cat((z.real, z.imag), dim=-1)
             q, k = rotary(q), rotary(k)
-        future = torch.ones(T, T, dtype=torch.bool).triu(1)
-        heads = []
-        for hh in range(self.NH):
-            kv = hh // (self.NH // self.NKV)  # repeat_kv
-            s = (q[:, hh] @ k[:, kv].T) * HD ** -0.5
-            s = s.masked_fill(future, float("-inf"))
-            e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
-            heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
-        return torch.nn.functional.linear(torch.cat(heads, dim=-1), self.p[pre + "o_proj.weight"])
+        heads = causal_attention_heads(q, k, v, HD ** -0.5)
+        return torch.nn.functional.linear(heads, self.p[pre + "o_proj.weight"])
 
     def mlp(self, l, x):
         """NemotronHMLP.forward: down_proj(act_fn(up_proj(x))), act_fn relu2 (ReLUSquaredActivation)."""
@@ -7058,57 +7074,20 @@ class NemotronHCheck:
         return out
 
     def mamba(self, l, x):
-        """NemotronHMamba2Mixer on one sequence x (T, H), token by token as torch_forward's cached path."""
-        pre, p, T = "backbone.layers.%d.mixer." % l, self.p, x.shape[0]
-        I, NH, P, G, N, K = self.I, self.mNH, self.mP, self.mG, self.mN, self.mK
-        conv_dim = I + 2 * G * N
-        projected_states = torch.nn.functional.linear(x, p[pre + "in_proj.weight"])
-        gate, hidden_states_B_C, dt_all = projected_states.split([I, conv_dim, NH], dim=-1)
-        conv_state = torch.zeros(conv_dim, K)
-        ssm_state = torch.zeros(NH, P, N)
-        A = -torch.exp(p[pre + "A_log"].float())
-        floored = 0
-        ys = []
-        for t in range(T):
-            if self.reset_chunk and t % self.reset_chunk == 0:
-                ssm_state = torch.zeros(NH, P, N)
-            conv_state = torch.roll(conv_state, shifts=-1, dims=-1)
-            conv_state[:, -1] = hidden_states_B_C[t]
-            xbc = torch.sum(conv_state * p[pre + "conv1d.weight"][:, 0, :], dim=-1)
-            if self.conv_bias and self.c["use_conv_bias"]:
-                xbc = xbc + p[pre + "conv1d.bias"]
-            if self.conv_act:
-                xbc = torch.nn.functional.silu(xbc)
-            hidden_states, B, C = torch.split(xbc, [I, G * N, G * N], dim=-1)
-            dt = dt_all[t] + p[pre + "dt_bias"] if self.dt_bias else dt_all[t]
-            dt = torch.nn.functional.softplus(dt)
-            floored += int((dt < self.time_step_min).sum())
-            dt = torch.clamp(dt, self.time_step_min if self.dt_floor else 0.0)
-            dA = torch.exp(dt[:, None, None] * A[:, None, None])
-            if self.head_group == "expand":  # B.reshape(n_groups, -1)[..., None, :].expand(...)
-                B = B.reshape(G, 1, N).expand(G, NH // G, N).reshape(NH, N)
-                C = C.reshape(G, 1, N).expand(G, NH // G, N).reshape(NH, N)
-            else:
-                idx = [0] * NH if self.head_group == "first" else [hh % G for hh in range(NH)]
-                B, C = B.reshape(G, N)[idx], C.reshape(G, N)[idx]
-            xh = hidden_states.reshape(NH, P)
-            ssm_state = ssm_state * dA + (dt[:, None, None] * B[:, None, :]) * xh[..., None]
-            y = torch.bmm(ssm_state, C.view(NH, N, 1)).view(NH, P)
-            if self.D:
-                y = y + xh * p[pre + "D"][:, None]
-            ys.append(y.reshape(I))
+        """NemotronHMamba2Mixer on one sequence x (T, H), token by token as torch_forward's cached path
+        (mamba2_by_token): dt clamped at time_step_min (`torch.clamp(dt, self.time_step_min)`), B and C expanded to the
+        heads as that path does (B.reshape(n_groups, -1)[..., None, :].expand(...): head h reads group
+        h // (heads / n_groups)), Zamba2RMSNormGated's groups of group_size values."""
+        NH, G = self.mNH, self.mG
+        group = {"expand": [hh // (NH // G) for hh in range(NH)], "first": [0] * NH,
+                 "tile": [hh % G for hh in range(NH)]}[self.head_group]
+        out, floored = mamba2_by_token(self, "backbone.layers.%d.mixer." % l, x,
+                                       self.conv_bias and self.c["use_conv_bias"],
+                                       self.time_step_min if self.dt_floor else 0.0, True, group, self.norm_group,
+                                       self.eps)
         if self.floored is not None:
             self.floored[l] = floored
-        y = torch.stack(ys)
-        # Zamba2RMSNormGated(y, gate): groups of group_size values
-        z = torch.nn.functional.silu(gate)
-        if not self.norm_first:
-            y = y * z
-        grouped = y.view(T, I // self.norm_group, self.norm_group)
-        y = (grouped * torch.rsqrt(grouped.pow(2).mean(-1, keepdim=True) + self.eps)).view(T, I)
-        if self.norm_first:
-            y = y * z
-        return torch.nn.functional.linear(p[pre + "norm.weight"] * y, p[pre + "out_proj.weight"])
+        return out
 
     def forward(self, ids):
         """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
@@ -7125,20 +7104,27 @@ class NemotronHCheck:
         return torch.nn.functional.linear(hidden[-1], head), hidden
 
 
-def check_nemotron_h(name, spec, p, g, st):
+def nemotron_h_against_golden(name, p, g, st):
+    """A Nemotron-H fixture's config.json, golden.json's model block and NemotronHCheck, that check against the golden
+    outputs first (check_against_golden)."""
     cfg = fixture_config(name)
-    model = g["model"]
     m = NemotronHCheck(cfg, p)
     check_against_golden(name, "NemotronHCheck", m, g, st)
-    H, HD, V, F_ = m.H, m.HD, spec.V, cfg["intermediate_size"]
-    I, NH, P, G, N, K = m.I, m.mNH, m.mP, m.mG, m.mN, m.mK
-    conv_dim = I + 2 * G * N
-    kinds = m.blocks
-    mamba = [k == "mamba" for k in kinds]
-    # the file: exactly the released NemotronH tensors, BF16 but A_log / D / dt_bias (F32, as released)
-    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    return cfg, g["model"], m
+
+
+def nemotron_h_expected_tensors(m, cfg, V):
+    """NemotronH's tensor names and shapes as the releases hold them, from NemotronHCheck m's sizes and config.json cfg:
+    backbone.embeddings (V, H), backbone.norm_f and the untied lm_head; per layer backbone.layers.{l}.norm and the one
+    mixer under mixer.: on Mamba-2 blocks in_proj (I + conv_dim + heads, H), conv1d (conv_dim, 1, K) + bias, dt_bias /
+    A_log / D (heads,), norm (I,) and out_proj (H, I); q/k/v/o_proj on attention blocks; up_proj (F, H) / down_proj on
+    the MLP blocks; on "E" (moe) blocks, as NVIDIA-Nemotron-3-Nano's files keep them (its remote code: experts per
+    expert), the router gate.weight (E, H) and gate.e_score_correction_bias (E,), experts.{e}.up_proj (Fm, H) /
+    down_proj per expert and shared_experts.up_proj (Fs, H) / down_proj."""
+    H, HD, I, NH, K, F_ = m.H, m.HD, m.I, m.mNH, m.mK, cfg["intermediate_size"]
+    conv_dim = I + 2 * m.mG * m.mN
     want = {"backbone.embeddings.weight": (V, H), "backbone.norm_f.weight": (H,), "lm_head.weight": (V, H)}
-    for l, kind in enumerate(kinds):
+    for l, kind in enumerate(m.blocks):
         x = "backbone.layers.%d." % l
         want[x + "norm.weight"] = (H,)
         x += "mixer."
@@ -7149,10 +7135,103 @@ def check_nemotron_h(name, spec, p, g, st):
         elif kind == "attention":
             want.update({x + "q_proj.weight": (m.NH * HD, H), x + "k_proj.weight": (m.NKV * HD, H),
                          x + "v_proj.weight": (m.NKV * HD, H), x + "o_proj.weight": (H, m.NH * HD)})
+        elif kind == "moe":
+            E, Fm, Fs = m.E, cfg["moe_intermediate_size"], cfg["moe_shared_expert_intermediate_size"]
+            want.update({x + "gate.weight": (E, H), x + "gate.e_score_correction_bias": (E,),
+                         x + "shared_experts.up_proj.weight": (Fs, H), x + "shared_experts.down_proj.weight": (H, Fs)})
+            for e in range(E):
+                want.update({x + "experts.%d.up_proj.weight" % e: (Fm, H),
+                             x + "experts.%d.down_proj.weight" % e: (H, Fm)})
         else:
             want.update({x + "up_proj.weight": (F_, H), x + "down_proj.weight": (H, F_)})
-    dtypes_ok = all(v[0] == ("F32" if n.endswith((".A_log", ".D", ".dt_bias")) else "BF16") for n, v in stored.items())
-    check({n: tuple(v[1].shape) for n, v in stored.items()} == want and dtypes_ok,
+    return want
+
+
+def nemotron_h_file_as_released(name, want):
+    """Whether the fixture's model.safetensors holds exactly the tensors `want` (name -> shape), BF16 but those the
+    releases keep in F32: A_log / D / dt_bias (NemotronHMamba2Mixer's) and e_score_correction_bias
+    (NemotronHTopkRouter's buffer, _keep_in_fp32_modules_strict)."""
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    f32 = (".A_log", ".D", ".dt_bias", ".e_score_correction_bias")
+    return ({n: tuple(v[1].shape) for n, v in stored.items()} == want and
+            all(v[0] == ("F32" if n.endswith(f32) else "BF16") for n, v in stored.items()))
+
+
+def check_nemotron_h_mamba(name, spec, p, g, m):
+    """The Mamba-2 blocks of a Nemotron-H fixture beyond the golden outputs: dt's floor bites (NemotronHCheck m's count
+    of the (token, head) values it raises over prompt 4, per Mamba-2 layer, = golden.json's mamba_dt_floored_prompt4:
+    some and not all of them in every layer), and reference.py's scan forms (check_granite_mamba_forms)."""
+    ids = g["prompts"][4]["input_ids"]
+    m.floored = {}
+    m.forward(ids)
+    counts = {str(l): [n, len(ids) * m.mNH] for l, n in sorted(m.floored.items())}
+    m.floored = None
+    check(counts == g["model"]["mamba_dt_floored_prompt4"] and all(0 < a < b for a, b in counts.values()),
+          "%s: dt's floor time_step_min %g raises some and not all of prompt 4's (token, head) values in every Mamba-2 "
+          "layer (%s), as golden.json has it" % (name, m.time_step_min, ", ".join(
+              "layer %s: %d of %d" % (l, a, b) for l, (a, b) in counts.items())))
+    check_granite_mamba_forms(name, spec, p, g)
+
+
+def check_nemotron_h_unread(name, cfg, p, prompts, base, unread):
+    """The config.json keys that NemotronH lists and does not read (`unread`: key -> another value) leave reference.py's
+    logits_last (`base` over `prompts`) exactly as they are; layer_norm_epsilon, every norm's eps, is read."""
+    ok = all(torch.equal(last_logits(ref.Spec(dict(cfg, **{key: v})), p, prompts), base) for key, v in unread.items())
+    eps_read = float((last_logits(ref.Spec(dict(cfg, layer_norm_epsilon=0.5)), p, prompts) - base).abs().max())
+    check(ok and eps_read > 1e-2, "%s: %s change nothing (logits_last exactly); layer_norm_epsilon 0.5 changes them "
+          "by %.3g" % (name, ", ".join(unread), eps_read))
+
+
+def nemotron_h_block_type_readings(kinds, spec, cfg, p, prompts, base, drop=(), **extra):
+    """transformers 5's layers_block_type in place of hybrid_override_pattern (and of the keys `drop`, with `extra`
+    set), in either naming of its NemotronHConfig (mamba / attention, or linear_attention / full_attention; mlp and moe
+    as they are): per naming whether reference.Spec reads the blocks `kinds`, spec's MoE layers and head width, and the
+    same logits_last (`base` over `prompts`)."""
+    plain = {key: v for key, v in cfg.items() if key not in ("hybrid_override_pattern",) + tuple(drop)}
+    readings = []
+    for names in ({"mamba": "mamba", "attention": "attention", "mlp": "mlp", "moe": "moe"},
+                  {"mamba": "linear_attention", "attention": "full_attention", "mlp": "mlp", "moe": "moe"}):
+        s2 = ref.Spec(dict(plain, layers_block_type=[names[kind] for kind in kinds], **extra))
+        readings.append(s2.layer_kinds == kinds and s2.layer_moe == spec.layer_moe and s2.HD == spec.HD and
+                        torch.equal(last_logits(s2, p, prompts), base))
+    return readings
+
+
+def check_nemotron_h_refusals(name, cases):
+    """reference.Spec refuses each of `cases` (what -> whether spec_refuses said so)."""
+    wrong = [what for what, ok in cases.items() if not ok]
+    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
+                                                          " (accepted: %s)" % wrong if wrong else ""))
+
+
+def check_nemotron_h_what_ifs(name, cfg, p, model, ids):
+    """golden.json's *_effect_prompt4 of a Nemotron-H fixture reproduced by NemotronHCheck with the one attribute of
+    each what-if set: golden_models.nemotron_h_what_ifs, plus nemotron_h_moe_what_ifs and the sigmoid router's when
+    the pattern has "E" blocks."""
+    m = NemotronHCheck(cfg, p)
+    names = {"mamba_dt_floor": ("dt_floor", False), "mamba_norm_whole": ("norm_group", m.I),
+             "mamba_norm_before_gate": ("norm_first", True), "mamba_groups_first": ("head_group", "first"),
+             "mamba_groups_tiled": ("head_group", "tile"), "mamba_conv_activation": ("conv_act", False),
+             "mamba_state_reset_per_chunk": ("reset_chunk", cfg["chunk_size"]), "mlp_relu": ("squared", False),
+             "attention_rope": ("rope", True), "mamba_conv_bias": ("conv_bias", False), "mamba_D": ("D", False),
+             "mamba_dt_bias": ("dt_bias", False)}
+    if "moe" in m.blocks:
+        names.update({"router_bias": ("use_bias", False), "router_scaling": ("scaling", 1.0),
+                      "router_softmax": ("score", "softmax"), "router_unnormalised": ("renorm", False),
+                      "router_top1": ("k", 1), "shared_expert": ("shared", False)})
+    check_what_if_effects(name, "NemotronHCheck", model, names, lambda: NemotronHCheck(cfg, p), ids)
+
+
+def check_nemotron_h(name, spec, p, g, st):
+    cfg, model, m = nemotron_h_against_golden(name, p, g, st)
+    H, HD, V, F_ = m.H, m.HD, spec.V, cfg["intermediate_size"]
+    I, NH, P, G, N, K = m.I, m.mNH, m.mP, m.mG, m.mN, m.mK
+    conv_dim = I + 2 * G * N
+    kinds = m.blocks
+    mamba = [k == "mamba" for k in kinds]
+    # the file: exactly the released NemotronH tensors, BF16 but A_log / D / dt_bias (F32, as released)
+    want = nemotron_h_expected_tensors(m, cfg, V)
+    check(nemotron_h_file_as_released(name, want),
           "%s: the file holds exactly NemotronH's %d tensors as released (backbone.embeddings, per layer norm and "
           "mixer.*: in_proj (%d, %d) / conv1d (%d, 1, %d) + bias / dt_bias / A_log / D (%d) / norm (%d) / out_proj "
           "(%d, %d) on the Mamba-2 layers, q/k/v/o_proj on the attention layer, up_proj (%d, %d) / down_proj (%d, %d) "
@@ -7204,34 +7283,18 @@ def check_nemotron_h(name, spec, p, g, st):
           "%d, conv %d + bias, chunk %d, dt floor %g, gated norm per %d values) as NemotronHCheck does" % (
               name, kinds, HD, I, NH, P, G, N, K, chunk, m.time_step_min, I // G))
     # the floor bites: NemotronHCheck's count of the (token, head) values it raises over prompt 4 = golden.json's
-    m.floored = {}
-    m.forward(g["prompts"][4]["input_ids"])
-    counts = {str(l): [n, len(g["prompts"][4]["input_ids"]) * NH] for l, n in sorted(m.floored.items())}
-    m.floored = None
-    check(counts == model["mamba_dt_floored_prompt4"] and all(0 < a < b for a, b in counts.values()),
-          "%s: dt's floor time_step_min %g raises some and not all of prompt 4's (token, head) values in every Mamba-2 "
-          "layer (%s), as golden.json has it" % (name, m.time_step_min, ", ".join(
-              "layer %s: %d of %d" % (l, a, b) for l, (a, b) in counts.items())))
-    check_granite_mamba_forms(name, spec, p, g)
+    check_nemotron_h_mamba(name, spec, p, g, m)
     # keys that are listed and not read: the same logits_last; layer_norm_epsilon is read
     prompts = [e["input_ids"] for e in g["prompts"]]
     base = last_logits(spec, p, prompts)
     unread = {"expand": 4, "rms_norm_eps": 0.5, "time_step_max": 0.5, "time_step_floor": 0.05,
               "residual_in_fp32": True, "rescale_prenorm_residual": False, "use_mamba_kernels": False,
               "num_logits_to_keep": 0, "hidden_dropout": 0.5, "attention_dropout": 0.5, "initializer_range": 1.0}
-    ok = all(torch.equal(last_logits(ref.Spec(dict(cfg, **{k: v})), p, prompts), base) for k, v in unread.items())
-    eps_read = float((last_logits(ref.Spec(dict(cfg, layer_norm_epsilon=0.5)), p, prompts) - base).abs().max())
-    check(ok and eps_read > 1e-2, "%s: %s change nothing (logits_last exactly); layer_norm_epsilon 0.5 changes them "
-          "by %.3g" % (name, ", ".join(unread), eps_read))
+    check_nemotron_h_unread(name, cfg, p, prompts, base, unread)
     # transformers 5's spellings: layers_block_type (either naming) for the pattern, head_dim for attention_head_dim,
     # time_step_limit absent
-    plain = {k: v for k, v in cfg.items() if k not in ("hybrid_override_pattern", "attention_head_dim", "time_step_limit")}
-    readings = []
-    for names in ({"mamba": "mamba", "attention": "attention", "mlp": "mlp"},
-                  {"mamba": "linear_attention", "attention": "full_attention", "mlp": "mlp"}):
-        s2 = ref.Spec(dict(plain, layers_block_type=[names[k] for k in kinds], head_dim=HD))
-        readings.append(s2.layer_kinds == kinds and s2.HD == HD and
-                        torch.equal(last_logits(s2, p, prompts), base))
+    readings = nemotron_h_block_type_readings(kinds, spec, cfg, p, prompts, base,
+                                              drop=("attention_head_dim", "time_step_limit"), head_dim=HD)
     both = ref.Spec(dict(cfg, layers_block_type=[{"mamba": "linear_attention", "attention": "full_attention",
                                                   "mlp": "mlp"}[k] for k in kinds], head_dim=HD))
     readings.append(both.layer_kinds == kinds and both.HD == HD)
@@ -7242,75 +7305,39 @@ def check_nemotron_h(name, spec, p, g, st):
     def refused(change=None, drop=()):
         return spec_refuses(cfg, change, drop)
     pat = cfg["hybrid_override_pattern"]
-    cases = {"an \"E\" (MoE) block with a latent projection": refused({"hybrid_override_pattern": pat[:-1] + "E",
-                                                                       "moe_latent_size": 16}),
-             "a pattern one short of num_hidden_layers": refused({"hybrid_override_pattern": pat[:-1]}),
-             "an unknown pattern character": refused({"hybrid_override_pattern": pat[:-1] + "A"}),
-             "no pattern and no layers_block_type": refused(drop=("hybrid_override_pattern",)),
-             "layers_block_type disagreeing with the pattern": refused(
-                 {"layers_block_type": ["mamba"] * len(kinds)}),
-             "mlp_hidden_act silu": refused({"mlp_hidden_act": "silu"}),
-             "mamba_hidden_act gelu": refused({"mamba_hidden_act": "gelu"}),
-             "use_bias true": refused({"use_bias": True}), "mamba_proj_bias true": refused({"mamba_proj_bias": True}),
-             "mlp_bias true": refused({"mlp_bias": True}), "attention_bias true": refused({"attention_bias": True}),
-             "time_step_limit [0, 1]": refused({"time_step_limit": [0.0, 1.0]}),
-             "mamba_num_heads not a multiple of n_groups": refused({"n_groups": 3}),
-             "chunk_size 0": refused({"chunk_size": 0}),
-             "head_dim != attention_head_dim": refused({"head_dim": HD * 2}),
-             "the legacy key mamba_chunk_size": refused({"mamba_chunk_size": chunk}),
-             "a negative time_step_min": refused({"time_step_min": -0.1})}
-    wrong = [k for k, ok in cases.items() if not ok]
-    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
-                                                          " (accepted: %s)" % wrong if wrong else ""))
-    names = {"mamba_dt_floor": ("dt_floor", False), "mamba_norm_whole": ("norm_group", I),
-             "mamba_norm_before_gate": ("norm_first", True), "mamba_groups_first": ("head_group", "first"),
-             "mamba_groups_tiled": ("head_group", "tile"), "mamba_conv_activation": ("conv_act", False),
-             "mamba_state_reset_per_chunk": ("reset_chunk", chunk), "mlp_relu": ("squared", False),
-             "attention_rope": ("rope", True), "mamba_conv_bias": ("conv_bias", False), "mamba_D": ("D", False),
-             "mamba_dt_bias": ("dt_bias", False)}
-    check_what_if_effects(name, "NemotronHCheck", model, names, lambda: NemotronHCheck(cfg, p),
-                          g["prompts"][4]["input_ids"])
+    check_nemotron_h_refusals(name, {
+        "an \"E\" (MoE) block with a latent projection": refused({"hybrid_override_pattern": pat[:-1] + "E",
+                                                                    "moe_latent_size": 16}),
+        "a pattern one short of num_hidden_layers": refused({"hybrid_override_pattern": pat[:-1]}),
+        "an unknown pattern character": refused({"hybrid_override_pattern": pat[:-1] + "A"}),
+        "no pattern and no layers_block_type": refused(drop=("hybrid_override_pattern",)),
+        "layers_block_type disagreeing with the pattern": refused({"layers_block_type": ["mamba"] * len(kinds)}),
+        "mlp_hidden_act silu": refused({"mlp_hidden_act": "silu"}),
+        "mamba_hidden_act gelu": refused({"mamba_hidden_act": "gelu"}),
+        "use_bias true": refused({"use_bias": True}), "mamba_proj_bias true": refused({"mamba_proj_bias": True}),
+        "mlp_bias true": refused({"mlp_bias": True}), "attention_bias true": refused({"attention_bias": True}),
+        "time_step_limit [0, 1]": refused({"time_step_limit": [0.0, 1.0]}),
+        "mamba_num_heads not a multiple of n_groups": refused({"n_groups": 3}),
+        "chunk_size 0": refused({"chunk_size": 0}),
+        "head_dim != attention_head_dim": refused({"head_dim": HD * 2}),
+        "the legacy key mamba_chunk_size": refused({"mamba_chunk_size": chunk}),
+        "a negative time_step_min": refused({"time_step_min": -0.1})})
+    check_nemotron_h_what_ifs(name, cfg, p, model, g["prompts"][4]["input_ids"])
 
 
 def check_nemotron_h_moe(name, spec, p, g, st):
     """The Nemotron-H fixture with "E" blocks (NVIDIA-Nemotron-3-Nano-30B-A3B's config.json spelling)."""
-    cfg = fixture_config(name)
-    model = g["model"]
-    m = NemotronHCheck(cfg, p)
-    check_against_golden(name, "NemotronHCheck", m, g, st)
+    cfg, model, m = nemotron_h_against_golden(name, p, g, st)
     H, HD, V, F_ = m.H, m.HD, spec.V, cfg["intermediate_size"]
-    I, NH, G, N, K = m.I, m.mNH, m.mG, m.mN, m.mK
+    I, NH, G = m.I, m.mNH, m.mG
     E, k, Fm, Fs = m.E, m.k, cfg["moe_intermediate_size"], cfg["moe_shared_expert_intermediate_size"]
-    conv_dim = I + 2 * G * N
     kinds = m.blocks
     moe = [l for l, kind in enumerate(kinds) if kind == "moe"]
     ids4 = g["prompts"][4]["input_ids"]
     # the file: exactly the released tensors (NVIDIA's remote code: experts per expert), BF16 but F32 A_log / D /
     # dt_bias / e_score_correction_bias
-    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
-    want = {"backbone.embeddings.weight": (V, H), "backbone.norm_f.weight": (H,), "lm_head.weight": (V, H)}
-    for l, kind in enumerate(kinds):
-        x = "backbone.layers.%d." % l
-        want[x + "norm.weight"] = (H,)
-        x += "mixer."
-        if kind == "mamba":
-            want.update({x + "in_proj.weight": (I + conv_dim + NH, H), x + "conv1d.weight": (conv_dim, 1, K),
-                         x + "conv1d.bias": (conv_dim,), x + "dt_bias": (NH,), x + "A_log": (NH,), x + "D": (NH,),
-                         x + "norm.weight": (I,), x + "out_proj.weight": (H, I)})
-        elif kind == "attention":
-            want.update({x + "q_proj.weight": (m.NH * HD, H), x + "k_proj.weight": (m.NKV * HD, H),
-                         x + "v_proj.weight": (m.NKV * HD, H), x + "o_proj.weight": (H, m.NH * HD)})
-        elif kind == "moe":
-            want.update({x + "gate.weight": (E, H), x + "gate.e_score_correction_bias": (E,),
-                         x + "shared_experts.up_proj.weight": (Fs, H), x + "shared_experts.down_proj.weight": (H, Fs)})
-            for e in range(E):
-                want.update({x + "experts.%d.up_proj.weight" % e: (Fm, H),
-                             x + "experts.%d.down_proj.weight" % e: (H, Fm)})
-        else:
-            want.update({x + "up_proj.weight": (F_, H), x + "down_proj.weight": (H, F_)})
-    f32 = (".A_log", ".D", ".dt_bias", ".e_score_correction_bias")
-    dtypes_ok = all(v[0] == ("F32" if n.endswith(f32) else "BF16") for n, v in stored.items())
-    check({n: tuple(v[1].shape) for n, v in stored.items()} == want and dtypes_ok,
+    want = nemotron_h_expected_tensors(m, cfg, V)
+    check(nemotron_h_file_as_released(name, want),
           "%s: the file holds exactly NemotronH's %d tensors as NVIDIA-Nemotron-3-Nano is released (the Mamba-2, "
           "attention and MLP layers' as nemotron-h's; on the MoE layers mixer.gate.weight (%d, %d), "
           "mixer.gate.e_score_correction_bias (%d,), per expert mixer.experts.{e}.up_proj.weight (%d, %d) / "
@@ -7368,15 +7395,7 @@ def check_nemotron_h_moe(name, spec, p, g, st):
           "%r, renormalised; mixer.gate / mixer.experts.{e} / mixer.shared_experts) as NemotronHCheck does" % (
               name, kinds, HD, E, Fm, k, Fs, m.G, m.TG, m.scaling))
     # the floor bites in every Mamba-2 layer, as golden.json counts
-    m.floored = {}
-    m.forward(ids4)
-    counts = {str(l): [n, len(ids4) * NH] for l, n in sorted(m.floored.items())}
-    m.floored = None
-    check(counts == model["mamba_dt_floored_prompt4"] and all(0 < a < b for a, b in counts.values()),
-          "%s: dt's floor time_step_min %g raises some and not all of prompt 4's (token, head) values in every Mamba-2 "
-          "layer (%s), as golden.json has it" % (name, m.time_step_min, ", ".join(
-              "layer %s: %d of %d" % (l, a, b) for l, (a, b) in counts.items())))
-    check_granite_mamba_forms(name, spec, p, g)
+    check_nemotron_h_mamba(name, spec, p, g, m)
     # NemotronHCheck's router: prompt 4's expert usage, the last prompt positions' experts, the routing gaps, and the
     # tokens each router what-if reroutes (the router inputs held: NemotronHCheck's own block inputs)
     inputs = {}
@@ -7437,48 +7456,28 @@ def check_nemotron_h_moe(name, spec, p, g, st):
               "residual_in_fp32": True, "rescale_prenorm_residual": False, "use_mamba_kernels": False,
               "num_logits_to_keep": 0, "hidden_dropout": 0.5, "attention_dropout": 0.5, "initializer_range": 1.0,
               "max_position_embeddings": 4096, "moe_latent_size": None, "moe_shared_expert_overlap": False}
-    ok = all(torch.equal(last_logits(ref.Spec(dict(cfg, **{key: v})), p, prompts), base) for key, v in unread.items())
-    eps_read = float((last_logits(ref.Spec(dict(cfg, layer_norm_epsilon=0.5)), p, prompts) - base).abs().max())
-    check(ok and eps_read > 1e-2, "%s: %s change nothing (logits_last exactly); layer_norm_epsilon 0.5 changes them "
-          "by %.3g" % (name, ", ".join(unread), eps_read))
+    check_nemotron_h_unread(name, cfg, p, prompts, base, unread)
     # transformers 5's spelling: layers_block_type (either naming, "moe" for "E") for the pattern
-    plain = {key: v for key, v in cfg.items() if key != "hybrid_override_pattern"}
-    readings = []
-    for names in ({"mamba": "mamba", "attention": "attention", "mlp": "mlp", "moe": "moe"},
-                  {"mamba": "linear_attention", "attention": "full_attention", "mlp": "mlp", "moe": "moe"}):
-        s2 = ref.Spec(dict(plain, layers_block_type=[names[kind] for kind in kinds]))
-        readings.append(s2.layer_kinds == kinds and s2.layer_moe == spec.layer_moe and
-                        torch.equal(last_logits(s2, p, prompts), base))
+    readings = nemotron_h_block_type_readings(kinds, spec, cfg, p, prompts, base)
     check(all(readings), "%s: transformers 5's layers_block_type (mamba / attention / mlp / moe, or linear_attention / "
           "full_attention / mlp / moe) reads as hybrid_override_pattern (the same logits_last)" % name)
 
     def refused(change=None, drop=()):
         return spec_refuses(cfg, change, drop)
-    cases = {"moe_latent_size 32 (a latent projection)": refused({"moe_latent_size": 32}),
-             "n_shared_experts 2": refused({"n_shared_experts": 2}),
-             "n_shared_experts 0": refused({"n_shared_experts": 0}),
-             "n_group 3 (not dividing n_routed_experts)": refused({"n_group": 3}),
-             "n_group 8 (one expert per group)": refused({"n_group": E}),
-             "topk_group 2 > n_group 1": refused({"topk_group": 2}),
-             "num_experts_per_tok > n_routed_experts": refused({"num_experts_per_tok": E + 1}),
-             "n_routed_experts 0": refused({"n_routed_experts": 0}),
-             "moe_intermediate_size 0": refused({"moe_intermediate_size": 0}),
-             "moe_shared_expert_intermediate_size 0": refused({"moe_shared_expert_intermediate_size": 0}),
-             "mlp_bias true": refused({"mlp_bias": True}), "mlp_hidden_act silu": refused({"mlp_hidden_act": "silu"}),
-             "head_dim != attention_head_dim": refused({"attention_head_dim": HD * 2}),
-             "a time_step_limit [0, 1]": refused({"time_step_limit": [0.0, 1.0]})}
-    wrong = [key for key, ok in cases.items() if not ok]
-    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
-                                                          " (accepted: %s)" % wrong if wrong else ""))
-    names = {"mamba_dt_floor": ("dt_floor", False), "mamba_norm_whole": ("norm_group", I),
-             "mamba_norm_before_gate": ("norm_first", True), "mamba_groups_first": ("head_group", "first"),
-             "mamba_groups_tiled": ("head_group", "tile"), "mamba_conv_activation": ("conv_act", False),
-             "mamba_state_reset_per_chunk": ("reset_chunk", chunk), "mlp_relu": ("squared", False),
-             "attention_rope": ("rope", True), "mamba_conv_bias": ("conv_bias", False), "mamba_D": ("D", False),
-             "mamba_dt_bias": ("dt_bias", False), "router_bias": ("use_bias", False),
-             "router_scaling": ("scaling", 1.0), "router_softmax": ("score", "softmax"),
-             "router_unnormalised": ("renorm", False), "router_top1": ("k", 1), "shared_expert": ("shared", False)}
-    check_what_if_effects(name, "NemotronHCheck", model, names, lambda: NemotronHCheck(cfg, p), ids4)
+    check_nemotron_h_refusals(name, {
+        "moe_latent_size 32 (a latent projection)": refused({"moe_latent_size": 32}),
+        "n_shared_experts 2": refused({"n_shared_experts": 2}), "n_shared_experts 0": refused({"n_shared_experts": 0}),
+        "n_group 3 (not dividing n_routed_experts)": refused({"n_group": 3}),
+        "n_group 8 (one expert per group)": refused({"n_group": E}),
+        "topk_group 2 > n_group 1": refused({"topk_group": 2}),
+        "num_experts_per_tok > n_routed_experts": refused({"num_experts_per_tok": E + 1}),
+        "n_routed_experts 0": refused({"n_routed_experts": 0}),
+        "moe_intermediate_size 0": refused({"moe_intermediate_size": 0}),
+        "moe_shared_expert_intermediate_size 0": refused({"moe_shared_expert_intermediate_size": 0}),
+        "mlp_bias true": refused({"mlp_bias": True}), "mlp_hidden_act silu": refused({"mlp_hidden_act": "silu"}),
+        "head_dim != attention_head_dim": refused({"attention_head_dim": HD * 2}),
+        "a time_step_limit [0, 1]": refused({"time_step_limit": [0.0, 1.0]})})
+    check_nemotron_h_what_ifs(name, cfg, p, model, ids4)
 
 
 def main():

@@ -2230,6 +2230,20 @@ def hybrid_params(spec, d, add, out_std, mat_dtype, norm_dtype):
         add("model.visual.merger.linear_fc2.weight", mat_dtype, (H, 4 * vh), 0.0, 0.5)
 
 
+def outer_params(spec, d, add, mat_dtype, norm_dtype, embed, final_norm):
+    """The tensors around the layers of an LFM2 or Nemotron-H fixture (random_params' `add`, drawn by name): the
+    embedding `embed` (V, H) (std embed_std: default 0.25 tied, 1 untied), the final norm `final_norm` (H,) (plain w:
+    around final_norm_center, default 1, with std norm_std, default 0.1) and lm_head.weight (V, H) only untied (std
+    6 / sqrt(H), as the other untied fixtures' heads). Returns norm_std, the layers' norms' too."""
+    H, V = spec.H, spec.V
+    norm_std = d.get("norm_std", 0.1)
+    add(embed, mat_dtype, (V, H), 0.0, d.get("embed_std", 0.25 if spec.tied else 1.0))
+    add(final_norm, norm_dtype, (H,), d.get("final_norm_center", 1.0), norm_std)
+    if not spec.tied:
+        add("lm_head.weight", mat_dtype, (V, H), 0.0, 6.0 / math.sqrt(H))
+    return norm_std
+
+
 def lfm2_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype):
     """The tensors of an LFM2 fixture (random_params' `add`, drawn by name), named and shaped as Lfm2ForCausalLM holds
     them: model.embed_tokens.weight (V, H); per layer operator_norm.weight / ffn_norm.weight (H,) (plain w: around 1
@@ -2243,11 +2257,11 @@ def lfm2_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype):
     feed_forward.gate.weight (E, H) (router_std: search_routers may redraw it), feed_forward.expert_bias (E,) in F32
     (std bias_std) and per expert feed_forward.experts.{e}.w1 / w3 (moe_intermediate_size, H), w2 (H,
     moe_intermediate_size)."""
-    H, V, F, HD = spec.H, spec.V, spec.F, spec.HD
+    norm_std = outer_params(spec, d, add, mat_dtype, norm_dtype, "model.embed_tokens.weight",
+                            "model.embedding_norm.weight")
+    H, F, HD = spec.H, spec.F, spec.HD
     QD, KVD = spec.NH * HD, spec.NKV * HD
     std_in = 1 / math.sqrt(H)
-    norm_std = d.get("norm_std", 0.1)
-    add("model.embed_tokens.weight", mat_dtype, (V, H), 0.0, d.get("embed_std", 0.25 if spec.tied else 1.0))
     for l in range(spec.L):
         p = "model.layers.%d." % l
         add(p + "operator_norm.weight", norm_dtype, (H,), 1.0, norm_std)
@@ -2279,9 +2293,6 @@ def lfm2_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype):
         add(p + "feed_forward.w1.weight", mat_dtype, (F, H), 0.0, std_in)
         add(p + "feed_forward.w3.weight", mat_dtype, (F, H), 0.0, std_in)
         add(p + "feed_forward.w2.weight", mat_dtype, (H, F), 0.0, out_std(F))
-    add("model.embedding_norm.weight", norm_dtype, (H,), d.get("final_norm_center", 1.0), norm_std)
-    if not spec.tied:
-        add("lm_head.weight", mat_dtype, (V, H), 0.0, 6.0 / math.sqrt(H))
 
 
 def nemotron_h_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype):
@@ -2297,11 +2308,10 @@ def nemotron_h_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype):
     shared_experts.down_proj.weight (H, Fs) (out_std times shared_gain, default 1); backbone.norm_f.weight (H,) (around
     final_norm_center, default 1); lm_head.weight (V, H) (untied: std 6 / sqrt(H), as the other untied fixtures'
     heads)."""
-    H, V, F, HD = spec.H, spec.V, spec.F, spec.HD
+    norm_std = outer_params(spec, d, add, mat_dtype, norm_dtype, "backbone.embeddings.weight", "backbone.norm_f.weight")
+    H, F, HD = spec.H, spec.F, spec.HD
     QD, KVD = spec.NH * HD, spec.NKV * HD
     std_in = 1 / math.sqrt(H)
-    norm_std = d.get("norm_std", 0.1)
-    add("backbone.embeddings.weight", mat_dtype, (V, H), 0.0, d.get("embed_std", 0.25 if spec.tied else 1.0))
     for l, kind in enumerate(spec.layer_kinds):
         p = "backbone.layers.%d." % l
         add(p + "norm.weight", norm_dtype, (H,), 1.0, norm_std)
@@ -2326,9 +2336,6 @@ def nemotron_h_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype):
         else:
             add(m + "up_proj.weight", mat_dtype, (F, H), 0.0, d.get("up_gain", 1.0) * std_in)
             add(m + "down_proj.weight", mat_dtype, (H, F), 0.0, out_std(F))
-    add("backbone.norm_f.weight", norm_dtype, (H,), d.get("final_norm_center", 1.0), norm_std)
-    if not spec.tied:
-        add("lm_head.weight", mat_dtype, (V, H), 0.0, 6.0 / math.sqrt(H))
 
 
 def mamba_params(spec, d, m, add, out_std, mat_dtype, norm_dtype):
