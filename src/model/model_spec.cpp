@@ -1770,7 +1770,7 @@ int64_t ModelSpec::linear_state_floats() const {
 
 int64_t ModelSpec::dense_mlp_width() const {
   for (int64_t l = 0; l < num_layers; ++l) {
-    if (!is_moe_layer(l)) return intermediate_size;
+    if (has_mlp(l) && !is_moe_layer(l)) return intermediate_size;  // (Nemotron-H's mixer blocks have no MLP)
   }
   return 0;
 }

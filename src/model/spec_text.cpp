@@ -44,7 +44,9 @@ std::string describe(const ModelSpec& s) {
   const auto linear_layers = std::count(s.linear_layers.begin(), s.linear_layers.end(), 1);
   if (!s.layer_blocks.empty()) {
     std::string pattern;  // hybrid_override_pattern's spelling
-    for (int64_t l = 0; l < s.num_layers; ++l) pattern += !s.has_mixer(l) ? '-' : s.is_linear_layer(l) ? 'M' : '*';
+    for (int64_t l = 0; l < s.num_layers; ++l) {
+      pattern += s.is_moe_layer(l) ? 'E' : !s.has_mixer(l) ? '-' : s.is_linear_layer(l) ? 'M' : '*';
+    }
     flags += fmt::format(", one block per layer {}", pattern);
   }
   if (!s.linear_layers.empty() && s.mamba2()) {

@@ -349,7 +349,8 @@ struct ModelSpec {
   std::optional<DType> torch_dtype;    // "torch_dtype" (or newer "dtype") of the checkpoint
 
   bool is_moe_layer(int64_t layer) const;
-  // intermediate_size when some layer has a dense MLP, else 0 (every layer MoE: Mixtral, Qwen3-MoE).
+  // intermediate_size when some layer has a dense MLP, else 0 (every layer MoE: Mixtral, Qwen3-MoE; every MLP block
+  // MoE: Nemotron 3 Nano).
   int64_t dense_mlp_width() const;
   int64_t q_dim() const { return num_heads * head_dim; }      // NH * HD
   int64_t kv_dim() const { return num_kv_heads * head_dim; }  // NKV * HD (a key row)

@@ -617,6 +617,7 @@ void CudaEngine::moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const Devic
   grouped_linear(b.expert_in, first.w_up, stride, groups, H, Fm, b.expert_up, s);
   bf16* hidden = b.expert_up;  // act(gate)·up, or Nemotron-H's ungated relu(up)²
   if (m.activation == model::Activation::relu2) {
+    ABL_CHECK(first.b_gate == nullptr && first.b_up == nullptr, "layer {}: biases on ungated relu² experts", l);
     relu_squared(b.expert_up, slots * Fm, s);
   } else {
     grouped_linear(b.expert_in, first.w_gate, stride, groups, H, Fm, b.expert_gate, s);

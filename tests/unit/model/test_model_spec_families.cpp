@@ -798,6 +798,7 @@ TEST(ModelSpecNemotronH, MoeBlocks) {
   EXPECT_TRUE(s.is_moe_layer(1) && s.has_mlp(1) && !s.has_mixer(1));
   EXPECT_TRUE(!s.is_moe_layer(5) && s.has_mlp(5));  // the dense relu² MLP
   EXPECT_EQ(s.dense_mlp_width(), 21504);
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s), {"one block per layer MEM*E-"})) << abl::model::describe(s);
   EXPECT_EQ(s.num_experts, 128);
   EXPECT_EQ(s.experts_per_token, 6);
   EXPECT_TRUE(s.router_sigmoid && s.router_bias && s.norm_topk_prob);
@@ -828,6 +829,10 @@ TEST(ModelSpecNemotronH, MoeBlocks) {
   EXPECT_EQ(stacked[5].file_offset, int64_t{1856} * 4096);
   EXPECT_EQ(stacked[6].file_shape, (std::vector<int64_t>{128, 4096, 1856}));
   EXPECT_EQ(stacked[6].file_offset, int64_t{4096} * 1856);
+  // every MLP block MoE (as Nemotron 3 Nano): no dense MLP to plan buffers for
+  nlohmann::json all_moe = c;
+  all_moe["hybrid_override_pattern"] = "MEM*E";
+  EXPECT_EQ(parse(all_moe).dense_mlp_width(), 0);
   // refusals name the key
   nlohmann::json bad = c;
   bad["moe_latent_size"] = 1024;

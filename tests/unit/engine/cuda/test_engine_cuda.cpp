@@ -364,6 +364,13 @@ TEST(CudaEngine, AblationMatchesCpuOnOrganism) {
   expect_ablation_matches_cpu(fixture_dir() + "/organism");
 }
 
+// Nemotron-H: every trial's λ on both components of every layer, while each layer has only one of them (its
+// mixer's out_proj / o_proj, or its MLP's down projection, its experts' in the MoE blocks).
+TEST(CudaEngine, AblationMatchesCpuOnSingleBlockLayers) {
+  ABL_REQUIRE_GPU();
+  for (const char* name : {"nemotron-h", "nemotron-h-moe"}) expect_ablation_matches_cpu(fixture_dir() + "/golden/" + name);
+}
+
 // Every routed expert's down projection (grouped, each with its own row norms) and the shared
 // expert's, in the last MoE layer (see above: the routing stays the unablated one).
 TEST(CudaEngine, AblationMatchesCpuOnMoe) {
