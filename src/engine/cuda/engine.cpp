@@ -74,8 +74,7 @@ DeviceKvCache::DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStr
       buffer_(static_cast<size_t>(bytes_for(spec, rows)), "the KV cache"),  // bytes_for checks rows > 0
       state_slots_(state_slots) {
   for (int64_t l = 0, n = 0; l < spec.num_layers; ++l) {
-    kv_layer_.push_back(n);
-    n += spec.is_attention_layer(l);
+    kv_layer_.push_back(spec.is_attention_layer(l) ? n++ : -1);
   }
   if (buffer_.bytes() > 0) CUDA_CHECK(cudaMemsetAsync(buffer_.get(), 0, buffer_.bytes(), stream));  // none: no attention
   const int64_t n = state_slots + 1, P = spec.linear_conv_kernel - 1;
@@ -93,6 +92,12 @@ DeviceKvCache::DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStr
     CUDA_CHECK(cudaMemsetAsync(states_.get(), 0, states_.bytes(), stream));
   }
   CUDA_CHECK(cudaStreamSynchronize(stream));
+}
+
+int64_t DeviceKvCache::kv_layer(int64_t layer) const {
+  ABL_CHECK(layer >= 0 && layer < static_cast<int64_t>(kv_layer_.size()) && kv_layer_[static_cast<size_t>(layer)] >= 0,
+            "the KV cache has no rows for layer {} (not an attention layer)", layer);
+  return kv_layer_[static_cast<size_t>(layer)];
 }
 
 int64_t DeviceKvCache::state_bytes_for(const model::ModelSpec& spec, int64_t slots) {
@@ -244,8 +249,10 @@ CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
     b.expert_counts = reinterpret_cast<int32_t*>(b.expert_offsets + E + 1);
     b.expert_tiles = b.expert_counts + E;
     b.expert_in = static_cast<bf16*>(at(p.expert_in));
-    b.expert_gate = static_cast<bf16*>(at(p.expert_gate_up));
-    b.expert_up = b.expert_gate + Tk * m.moe_intermediate_size;
+    // gate rows first, then up; ungated relu² experts have only the up rows
+    const bool gated = m.activation != model::Activation::relu2;
+    b.expert_gate = gated ? static_cast<bf16*>(at(p.expert_gate_up)) : nullptr;
+    b.expert_up = static_cast<bf16*>(at(p.expert_gate_up)) + (gated ? Tk * m.moe_intermediate_size : 0);
     b.expert_out = static_cast<float*>(at(p.expert_out));
   }
   gemm_ = std::make_unique<Gemm>(b.gemm_workspace, b.gemm_workspace_bytes);

@@ -65,6 +65,7 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
   const int64_t H = m.hidden_size, V = m.vocab_size, L = m.num_layers;
   const int64_t F = std::max(m.dense_mlp_width(), m.shared_expert_intermediate_size);  // dense or shared MLP
   const int64_t HDp = attention_head_dim(m.head_dim);
+  const bool gated = m.activation != model::Activation::relu2;  // Nemotron-H's and Arcee's MLPs: no gate
   const int64_t bf = sizeof(__nv_bfloat16), f4 = sizeof(float);
   CudaEnginePlan p;
   Carver carve(p);
@@ -82,7 +83,7 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
   }
   p.y = carve("projection out y (T,H) f32", T * H * f4);
   if (F > 0) {  // an all-MoE model (Mixtral, Qwen3-MoE) runs its experts in the expert buffers below
-    p.gate = carve("gate (T,F)", T * F * bf);
+    if (gated) p.gate = carve("gate (T,F)", T * F * bf);
     p.up = carve("up (T,F)", T * F * bf);
   }
   if (HDp != m.head_dim) {
@@ -105,7 +106,8 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
     // tiles (E+1) i32.
     p.expert_order = carve("expert routing (3,T*k)+(E+1) i64, (2E+1) i32", (3 * Tk + E + 1) * 8 + (2 * E + 1) * 4);
     p.expert_in = carve("expert inputs by expert (T*k,H)", Tk * H * bf);
-    p.expert_gate_up = carve("expert gate|up (T*k,2*Fm)", Tk * 2 * m.moe_intermediate_size * bf);
+    p.expert_gate_up = gated ? carve("expert gate|up (T*k,2*Fm)", Tk * 2 * m.moe_intermediate_size * bf)
+                             : carve("expert up (T*k,Fm)", Tk * m.moe_intermediate_size * bf);
     p.expert_out = carve("expert outputs (T*k,H) f32", Tk * H * f4);
   }
   p.captures = carve("captures (B,L+1,H) f32", B * (L + 1) * H * f4);

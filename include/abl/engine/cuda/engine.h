@@ -67,11 +67,11 @@ class DeviceKvCache {
 
  private:
   __nv_bfloat16* base() const { return buffer_.as<__nv_bfloat16>(); }
-  int64_t kv_layer(int64_t layer) const { return kv_layer_[static_cast<size_t>(layer)]; }
+  int64_t kv_layer(int64_t layer) const;  // checked: a layer without attention has no rows
   int64_t rows_ = 0;
   int64_t kv_dim_ = 0;
   uint64_t id_ = 0;
-  std::vector<int64_t> kv_layer_;  // (L) each layer's index among the attention layers
+  std::vector<int64_t> kv_layer_;  // (L) each layer's index among the attention layers, -1 if none
   DeviceBuffer buffer_;
   int64_t state_slots_ = 0;
   std::vector<int64_t> state_at_;  // (2L) float offsets of each layer's conv and S states

@@ -93,3 +93,22 @@ TEST(CudaEnginePlan, MixtureOfExpertsCarvesExpertBuffersAndNoUnusedGateUp) {
   const cuda::CudaEnginePlan q = cuda::plan_cuda_engine(shared, {512, 64}, cuda::kPlanSmCount);
   EXPECT_EQ(q.gate.bytes, static_cast<size_t>(512 * shared.shared_expert_intermediate_size * 2));
 }
+
+// Nemotron-H's ungated relu² MLPs and experts have no gate projection: no gate rows are carved
+// (dense), and the expert buffer holds the up rows only.
+TEST(CudaEnginePlan, UngatedReluSquaredCarvesNoGateRows) {
+  const model::ModelSpec dense = model::synthetic_model_spec("nemotron-h-8b");
+  ASSERT_EQ(dense.activation, model::Activation::relu2);
+  const cuda::CudaEnginePlan p = cuda::plan_cuda_engine(dense, {512, 64}, cuda::kPlanSmCount);
+  EXPECT_EQ(p.gate.bytes, 0u);
+  EXPECT_EQ(p.up.bytes, static_cast<size_t>(512 * dense.dense_mlp_width() * 2));
+  for (const auto& e : p.table.entries) EXPECT_EQ(e.name.rfind("gate (", 0), std::string::npos) << e.name;
+  EXPECT_EQ(p.table.total(), static_cast<int64_t>(p.total));
+
+  model::ModelSpec moe = model::synthetic_model_spec("qwen3-30b-a3b");  // its experts made relu² for the plan
+  moe.activation = model::Activation::relu2;
+  const cuda::CudaEnginePlan q = cuda::plan_cuda_engine(moe, {512, 64}, cuda::kPlanSmCount);
+  const int64_t Tk = 512 * moe.experts_per_token;
+  EXPECT_EQ(q.expert_gate_up.bytes, static_cast<size_t>(Tk * moe.moe_intermediate_size * 2));
+  EXPECT_EQ(q.table.total(), static_cast<int64_t>(q.total));
+}
