@@ -82,6 +82,8 @@ void seed_oss_keys(const Keys& k, ModelSpec& s);
 void deepseek_v3_keys(const Keys& k, ModelSpec& s);
 void deepseek_v2_keys(const Keys& k, ModelSpec& s);
 void qwen3_next_keys(const Keys& k, ModelSpec& s);
+void dots1_keys(const Keys& k, ModelSpec& s);
+void hunyuan_moe_keys(const Keys& k, ModelSpec& s);
 
 // GraniteMoeHybridConfig, for absent keys (without layer_types every layer is Mamba-2).
 constexpr const char* kGraniteHybridDefaults = R"({"vocab_size": 32000, "hidden_size": 4096,
@@ -115,6 +117,24 @@ constexpr const char* kHunyuanDenseDefaults = R"({"vocab_size": 290943, "hidden_
   "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu",
   "max_position_embeddings": 2048, "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "attention_bias": false,
   "tie_word_embeddings": false, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2})";
+// HunYuanMoEV1Config, for absent keys (no head_dim: hunyuan_moe_keys).
+constexpr const char* kHunyuanMoeDefaults = R"({"vocab_size": 290943, "hidden_size": 4096,
+  "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu",
+  "max_position_embeddings": 2048, "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "attention_bias": false,
+  "tie_word_embeddings": false, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "num_experts": 1,
+  "moe_topk": 1})";
+// ArceeConfig (AFM-4.5B), for absent keys: Llama's with the ungated relu² MLP.
+constexpr const char* kArceeDefaults = R"({"vocab_size": 32000, "hidden_size": 2560, "intermediate_size": 18432,
+  "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "relu2", "max_position_embeddings": 4096,
+  "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "attention_bias": false, "mlp_bias": false,
+  "tie_word_embeddings": false, "bos_token_id": 128000, "eos_token_id": 128001})";
+// Dots1Config (dots.llm1), for absent keys (n_routed_experts, num_experts_per_tok and n_shared_experts
+// have no usable default: None in the config class, so a config must give them).
+constexpr const char* kDots1Defaults = R"({"vocab_size": 152064, "hidden_size": 4608, "intermediate_size": 10944,
+  "moe_intermediate_size": 1408, "num_hidden_layers": 62, "num_attention_heads": 32, "num_key_value_heads": 32,
+  "n_group": 1, "topk_group": 1, "first_k_dense_replace": 0, "norm_topk_prob": false, "hidden_act": "silu",
+  "max_position_embeddings": 2048, "rms_norm_eps": 1e-06, "tie_word_embeddings": false, "rope_theta": 10000.0,
+  "attention_bias": false, "routed_scaling_factor": 1.0, "sliding_window": 4096, "max_window_layers": 62})";
 // PhimoeConfig (transformers 4.x), for absent keys.
 constexpr const char* kPhimoeDefaults = R"({"vocab_size": 32064, "hidden_size": 4096, "intermediate_size": 6400,
   "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "silu",
@@ -372,6 +392,8 @@ const Family kFamilies[] = {
      "text_config"},
     // SmolLM3: Llama with a NoPE layer every no_rope_layer_interval-th
     {"SmolLM3ForCausalLM", false, false, true, 0, 0, 0, W::per_layer, 0, kSmolLM3Defaults, smollm3_keys},
+    // AFM-4.5B (Arcee): Llama with the ungated MLP down(relu(up(x))²)
+    {"ArceeForCausalLM", false, false, true, 0, 0, 4096, W::none, 0, kArceeDefaults},
     // Granite 3.x: Llama with four multipliers
     {"GraniteForCausalLM", false, false, true, 0, 0, 2048, W::none, 0, nullptr, granite_keys},
     // Granite 3.x MoE (1B-A400M, 3B-A800M) and with a shared expert: the same multipliers, stacked experts
@@ -384,6 +406,8 @@ const Family kFamilies[] = {
     // Hunyuan-0.5B/1.8B/4B/7B (-Instruct): Llama with per-head q/k norms after RoPE, RoPE's base raised by
     // the dynamic scaling's alpha
     {"HunYuanDenseV1ForCausalLM", false, true, true, 0, 0, 0, W::none, 0, kHunyuanDenseDefaults, hunyuan_dense_keys},
+    // Hunyuan-A13B (-Instruct): the same attention, every layer MoE (softmax top-k renormalised, a shared MLP)
+    {"HunYuanMoEV1ForCausalLM", false, true, true, 0, 0, 0, W::none, 0, kHunyuanMoeDefaults, hunyuan_moe_keys},
     // LFM2 (350M, 700M, 1.2B, 2.6B): short-convolution layers beside attention layers with per-head q/k norms
     {"Lfm2ForCausalLM", false, true, false, 0, 0, 0, W::none, 0, kLfm2Defaults, lfm2_keys},
     // LFM2-8B-A1B: LFM2's layers, dense MLPs first, then sigmoid-routed experts chosen with a correction bias
@@ -405,6 +429,9 @@ const Family kFamilies[] = {
     {"Qwen3MoeForCausalLM", false, true, true, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
     // GLM-4.5, GLM-4.5-Air, GLM-4.6: sigmoid router with correction bias, ungated shared experts
     {"Glm4MoeForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kGlm4MoeDefaults, glm4_moe_keys},
+    // dots.llm1 (rednote-hilab): Qwen3's attention (per-head q/k norms), DeepSeek-V3's sigmoid router and
+    // shared experts after first_k_dense_replace dense layers
+    {"Dots1ForCausalLM", false, true, true, 0, 0, 0, W::per_layer, 0, kDots1Defaults, dots1_keys},
     // gpt-oss-20b, gpt-oss-120b: attention sinks, biases everywhere, clamped SwiGLU experts
     {"GptOssForCausalLM", false, false, false, 0, 0, 0, W::per_layer, 0, kGptOssDefaults, gpt_oss_keys},
     // Command-R, Aya-23, Aya-Expanse: LayerNorms, parallel blocks, interleaved RoPE, scaled logits
@@ -449,7 +476,8 @@ const Family kFamilies[] = {
 // Families whose dense MLP takes mlp_bias (LlamaMLP and the MLPs copied from it).
 bool mlp_bias_key(std::string_view architecture) {
   return architecture == "LlamaForCausalLM" || architecture == "GraniteForCausalLM" ||
-         architecture == "SmolLM3ForCausalLM" || architecture == "SeedOssForCausalLM";
+         architecture == "SmolLM3ForCausalLM" || architecture == "SeedOssForCausalLM" ||
+         architecture == "ArceeForCausalLM";
 }
 
 // Where a model's keys are read: its config (or the text_config of a multimodal one), then the
@@ -529,7 +557,8 @@ std::optional<DType> parse_torch_dtype(const io::JsonValue& v) {
 Activation parse_activation(const ModelSpec& s, const char* key, const std::string& name) {
   if (name == "silu") return Activation::silu;
   if (name == "gelu_pytorch_tanh") return Activation::gelu_tanh;
-  fail("{}: key '{}': '{}' is not supported (supported: silu, gelu_pytorch_tanh)", s.source, key, name);
+  if (name == "relu2") return Activation::relu2;  // ungated: only where the family's MLP is (validate_spec)
+  fail("{}: key '{}': '{}' is not supported (supported: silu, gelu_pytorch_tanh, relu2)", s.source, key, name);
 }
 
 // fn(l, name, entry) for each entry of layer_types, which must list one per layer; false without the key.
@@ -1081,6 +1110,55 @@ void hunyuan_dense_keys(const Keys&, ModelSpec& s) {
   }
 }
 
+// models/hunyuan_v1_moe (HunYuanMoEV1Config, HunYuanMoEV1Attention, HunYuanMoEV1Gate, HunYuanMoEV1Moe; transformers
+// 4.56 on): HunYuan dense's attention and RoPE, every layer MoE. The router mlp.gate.wg (fp32) scores a softmax over
+// num_experts, the moe_topk best renormalised by their sum; the experts and the shared MLP mlp.shared_mlp (added as it
+// is) are all intermediate_size wide. num_experts and moe_topk may be per-layer lists (read at [layer_idx]), which we
+// take when every entry is the same. The release's keys transformers does not read are checked against what it runs:
+// moe_intermediate_size must equal intermediate_size, num_shared_expert 1, use_mixed_mlp_moe true (Tencent's code
+// runs no shared MLP without it), use_cla false (cross-layer KV sharing: k/v projections on every other layer only).
+// head_dim: the key, else the release's attention_head_dim (as Tencent's code and vLLM read it), else hidden / heads.
+void hunyuan_moe_keys(const Keys& k, ModelSpec& s) {
+  if (!k.find("head_dim")) {
+    if (auto a = k.find("attention_head_dim")) s.head_dim = a->as_int();
+  }
+  hunyuan_dense_keys(k, s);
+  // A per-layer list's value, all entries alike (one value for every layer); a number as it is.
+  const auto uniform = [&](const char* key, std::optional<int64_t> fallback) -> std::optional<int64_t> {
+    const auto v = k.find(key);
+    if (!v && !fallback) return k.get_int(key);  // absent or null: fails naming the config and the key
+    if (!v) return fallback;
+    if (!v->is_array()) return v->as_int();
+    const std::vector<int64_t> list = v->as_int_list();
+    if (list.empty() || std::adjacent_find(list.begin(), list.end(), std::not_equal_to<>()) != list.end()) {
+      v->fail("per-layer values must all be the same (layers of different shapes are not supported)");
+    }
+    return list.front();
+  };
+  s.num_experts = *uniform("num_experts", std::nullopt);
+  s.experts_per_token = *uniform("moe_topk", std::nullopt);
+  s.moe_intermediate_size = s.intermediate_size;
+  if (const auto fm = uniform("moe_intermediate_size", s.intermediate_size); *fm != s.intermediate_size) {
+    bad_key(s, "moe_intermediate_size",
+            fmt::format("{} is not intermediate_size {}: transformers runs the experts at intermediate_size", *fm,
+                        s.intermediate_size));
+  }
+  if (const auto n = uniform("num_shared_expert", 1); *n != 1) {
+    bad_key(s, "num_shared_expert", fmt::format("{} is not supported (transformers runs one shared MLP)", *n));
+  }
+  if (!k.get_bool("use_mixed_mlp_moe", true)) {
+    bad_key(s, "use_mixed_mlp_moe", "false (experts without the shared MLP) is not supported");
+  }
+  if (k.get_bool("use_cla", false)) {
+    bad_key(s, "use_cla", "true (k/v shared across layers) is not supported");
+  }
+  s.shared_expert_intermediate_size = s.intermediate_size;
+  s.shared_expert_gated = false;
+  s.norm_topk_prob = true;
+  s.moe_layers.assign(static_cast<size_t>(s.num_layers), 1);
+  s.expert_names = ModelSpec::ExpertNames::hunyuan;
+}
+
 // models/mixtral (MixtralSparseMoeBlock): every layer is MoE, experts as wide as
 // intermediate_size, the top-k weights always renormalised.
 void mixtral_keys(const Keys& k, ModelSpec& s) {
@@ -1276,11 +1354,18 @@ void sigmoid_moe_keys(const Keys& k, ModelSpec& s) {
 // the score scale qk_head_dim^-0.5, times yarn_get_mscale(factor, mscale_all_dim)² when the rope
 // is scaled; GLM-4.5's MoE layers. The latent norms are DeepseekV3RMSNorm(rank) with its default eps.
 void mla_keys(const Keys& k, ModelSpec& s);
+void refuse_other_routing(const Keys& k, const ModelSpec& s);
 void deepseek_v3_keys(const Keys& k, ModelSpec& s) {
   mla_keys(k, s);
   s.rope_interleaved = k.get_bool("rope_interleave", true);
-  // DeepseekV3TopkRouter always scores with a sigmoid and picks by noaux_tc, whatever these keys say;
-  // a config naming another method was written for other code, so it is refused rather than run differently.
+  refuse_other_routing(k, s);
+  sigmoid_moe_keys(k, s);
+}
+
+// DeepseekV3TopkRouter (and dots.llm1's copy) always scores with a sigmoid and picks by noaux_tc, whatever
+// these keys say; a config naming another method was written for other code, so it is refused rather than
+// run differently.
+void refuse_other_routing(const Keys& k, const ModelSpec& s) {
   if (auto m = k.find("topk_method"); m && m->as_string() != "noaux_tc") {
     m->fail(fmt::format("'{}' is not supported: {} routes by noaux_tc (sigmoid scores, corrected by "
                         "e_score_correction_bias, within the best topk_group groups)",
@@ -1289,7 +1374,34 @@ void deepseek_v3_keys(const Keys& k, ModelSpec& s) {
   if (auto f = k.find("scoring_func"); f && f->as_string() != "sigmoid") {
     f->fail(fmt::format("'{}' is not supported: {} scores its experts with a sigmoid", f->as_string(), s.architecture));
   }
-  sigmoid_moe_keys(k, s);
+}
+
+// models/dots1 (Dots1Config, Dots1Attention, Dots1TopkRouter, Dots1MoE, Dots1DecoderLayer): Qwen3's attention
+// (q_norm/k_norm per head before RoPE; attention_bias on q/k/v/o), DeepSeek-V3's router (sigmoid scores, the
+// choice corrected by e_score_correction_bias within the best topk_group of n_group groups, the weights
+// renormalised + 1e-20 when norm_topk_prob, times routed_scaling_factor) and its n_shared_experts as one
+// MLP of n_shared_experts * moe_intermediate_size; layers below first_k_dense_replace are dense MLPs of
+// intermediate_size. The sliding layers come from layer_types, else (Dots1Config.__post_init__) every
+// layer from max_window_layers on when sliding_window is set. n_group / topk_group null (as dots.llm1.inst's
+// config.json writes them) is one group: no group limit, the only routing such a config can mean.
+void dots1_keys(const Keys& k, ModelSpec& s) {
+  refuse_other_routing(k, s);
+  deepseek_moe_keys(k, s);
+  s.norm_topk_prob = k.get_bool("norm_topk_prob", false);
+  s.router_sigmoid = true;
+  s.router_bias = true;
+  s.expert_groups = k.get_int("n_group", 1);
+  s.topk_groups = k.get_int("topk_group", 1);
+  if (auto w = k.find("sliding_window")) {
+    s.sliding_window = w->as_int();
+    const int64_t first = k.get_int("max_window_layers", s.num_layers);
+    if (first < 0) bad_key(s, "max_window_layers", fmt::format("must not be negative, found {}", first));
+    sliding_layers_from(k, s, [first](int64_t l) { return l >= first; });
+    if (std::none_of(s.sliding_layers.begin(), s.sliding_layers.end(), [](auto x) { return x != 0; })) {
+      s.sliding_window = 0;  // as released (max_window_layers = the layer count): no layer slides
+      s.sliding_layers.clear();
+    }
+  }
 }
 
 // models/deepseek_v2 (DeepseekV2Config, DeepseekV2Attention, DeepseekV2Moe.route_tokens_to_experts;
@@ -1924,7 +2036,7 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
     // MLPs have no bias whatever the config says, and such a config is refused rather than guessed.
     if (!mlp_bias_key(s.architecture)) {
       fail("{}: key 'mlp_bias': true is not supported for {} (its MLP has no biases in transformers; "
-           "LlamaForCausalLM, GraniteForCausalLM, SmolLM3ForCausalLM and SeedOssForCausalLM take it)",
+           "LlamaForCausalLM, GraniteForCausalLM, SmolLM3ForCausalLM, SeedOssForCausalLM and ArceeForCausalLM take it)",
            s.source, s.architecture);
     }
     s.mlp_bias = true;
@@ -2123,8 +2235,15 @@ void validate_model_spec(const ModelSpec& s) {
       if (s.is_moe_layer(l) && s.has_mixer(l)) bad_key(s, "hybrid_override_pattern", fmt::format("layer {}: an MoE mixer", l));
     }
   }
-  if ((s.activation == Activation::relu2) != s.nemotron_h_names) {
-    bad_key(s, "mlp_hidden_act", "relu2 (an ungated MLP) is Nemotron-H's, and Nemotron-H's MLP is relu2");
+  if (s.nemotron_h_names && s.activation != Activation::relu2) {
+    bad_key(s, "mlp_hidden_act", "Nemotron-H's MLP is the ungated relu2");
+  }
+  if (s.architecture == "ArceeForCausalLM" && s.activation != Activation::relu2) {
+    bad_key(s, "hidden_act", "ArceeForCausalLM's MLP is ungated (ArceeMLP): only relu2 is supported");
+  }
+  if (s.activation == Activation::relu2 && !s.nemotron_h_names && s.architecture != "ArceeForCausalLM") {
+    bad_key(s, "hidden_act", fmt::format("relu2 is supported only where the MLP is ungated (ArceeForCausalLM, "
+                                         "NemotronHForCausalLM); {}'s MLP is gated", s.architecture));
   }
   if (!s.linear_layers.empty()) {
     if (static_cast<int64_t>(s.linear_layers.size()) != s.num_layers) {

@@ -130,6 +130,10 @@ void stack_expert_slots(const ModelSpec& s, std::vector<WeightSlot>& v, size_t a
                                  : "(num_experts, 2*moe_intermediate_size, hidden_size)";
   const char* down_doc = wide ? "(num_local_experts, hidden_size, intermediate_size)"
                               : "(num_experts, hidden_size, moe_intermediate_size)";
+  if (s.expert_names == ModelSpec::ExpertNames::hunyuan) {
+    gate_up_doc = "(num_experts, 2*intermediate_size, hidden_size)";
+    down_doc = "(num_experts, hidden_size, intermediate_size)";
+  }
   const char* gate_up = granite ? "block_sparse_moe.input_linear.weight" : "mlp.experts.gate_up_proj";
   const char* down = granite ? "block_sparse_moe.output_linear.weight" : "mlp.experts.down_proj";
   stack(v[at], gate_up, {E, 2 * Fm, H}, e * 2 * Fm * H, gate_up_doc, {});
@@ -154,12 +158,14 @@ void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
   const bool wide = mixtral || granite;  // experts as wide as intermediate_size (the shapes' docs say so)
   const bool llama4 = s.expert_names == ModelSpec::ExpertNames::llama4;
   const bool lfm2 = s.expert_names == ModelSpec::ExpertNames::lfm2;
+  const bool hunyuan = s.expert_names == ModelSpec::ExpertNames::hunyuan;
   const bool w123 = mixtral || lfm2;  // experts' w1 / w3 / w2
   const std::string block = mixtral && !s.fused_experts ? "block_sparse_moe." : llama4 || lfm2 ? "feed_forward." : "mlp.";
   v.push_back(layer_slot(s, WeightRole::router,
-                         granite  ? "block_sparse_moe.router.layer.weight"
-                         : llama4 ? "feed_forward.router.weight"
-                                  : block + "gate.weight",
+                         granite   ? "block_sparse_moe.router.layer.weight"
+                         : llama4  ? "feed_forward.router.weight"
+                         : hunyuan ? "mlp.gate.wg.weight"  // HunYuanMoEV1Gate's wg
+                                   : block + "gate.weight",
                          {E, H}, granite || llama4 ? "(num_local_experts, hidden_size)" : "(num_experts, hidden_size)"));
   if (lfm2 && s.router_bias) {
     // Lfm2MoeSparseMoeBlock's expert_bias buffer (use_expert_bias)
@@ -176,8 +182,10 @@ void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
                         : layer_slot(s, WeightRole::router_bias, "mlp.gate.e_score_correction_bias", {E},
                                      "(n_routed_experts)"));
   }
-  const char* fm_doc = wide ? "(intermediate_size, hidden_size)" : "(moe_intermediate_size, hidden_size)";
-  const char* fm_down_doc = wide ? "(hidden_size, intermediate_size)" : "(hidden_size, moe_intermediate_size)";
+  // HunYuan-A13B's experts and shared MLP are intermediate_size wide too
+  const char* fm_doc = wide || hunyuan ? "(intermediate_size, hidden_size)" : "(moe_intermediate_size, hidden_size)";
+  const char* fm_down_doc =
+      wide || hunyuan ? "(hidden_size, intermediate_size)" : "(hidden_size, moe_intermediate_size)";
   for (int64_t e = 0; e < E; ++e) {
     const std::string p = block + "experts." + std::to_string(e) + ".";
     const size_t at = v.size();
@@ -202,12 +210,15 @@ void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
     // Qwen2-MoE's gated mlp.shared_expert, GLM-4.5's mlp.shared_experts (n_shared_experts of them as one MLP),
     // Llama 4's ungated feed_forward.shared_expert
     const std::string p = llama4                  ? "feed_forward.shared_expert."
+                          : hunyuan               ? "mlp.shared_mlp."
                           : s.shared_expert_gated ? "mlp.shared_expert."
                                                   : "mlp.shared_experts.";
-    const char* doc = s.shared_expert_gated ? "(shared_expert_intermediate_size, hidden_size)"
-                                            : "(n_shared_experts*moe_intermediate_size, hidden_size)";
-    const char* down_doc = s.shared_expert_gated ? "(hidden_size, shared_expert_intermediate_size)"
-                                                 : "(hidden_size, n_shared_experts*moe_intermediate_size)";
+    const char* doc = hunyuan                 ? fm_doc
+                      : s.shared_expert_gated ? "(shared_expert_intermediate_size, hidden_size)"
+                                              : "(n_shared_experts*moe_intermediate_size, hidden_size)";
+    const char* down_doc = hunyuan                 ? fm_down_doc
+                           : s.shared_expert_gated ? "(hidden_size, shared_expert_intermediate_size)"
+                                                   : "(hidden_size, n_shared_experts*moe_intermediate_size)";
     v.push_back(layer_slot(s, WeightRole::shared_gate_proj, p + "gate_proj.weight", {Fs, H}, doc));
     v.push_back(layer_slot(s, WeightRole::shared_up_proj, p + "up_proj.weight", {Fs, H}, doc));
     v.push_back(layer_slot(s, WeightRole::shared_down_proj, p + "down_proj.weight", {H, Fs}, down_doc));
@@ -766,12 +777,13 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
   } else {
     const size_t gate_at = v.size();
     const std::string mlp = s.expert_names == ModelSpec::ExpertNames::llama4 ? "feed_forward." : "mlp.";
-    add(WeightRole::gate_proj, mlp + "gate_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
+    const bool gated = s.activation != Activation::relu2;  // Arcee's MLP: down(relu(up(x))²)
+    if (gated) add(WeightRole::gate_proj, mlp + "gate_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
     add(WeightRole::up_proj, mlp + "up_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
     if (s.fused_gate_up) fuse_rows(v, gate_at, 2, "mlp.gate_up_proj.weight", "(2*intermediate_size, hidden_size)");
     add(WeightRole::down_proj, mlp + "down_proj.weight", {H, F}, "(hidden_size, intermediate_size)");
     if (s.mlp_bias) {
-      add(WeightRole::gate_bias, "mlp.gate_proj.bias", {F}, "(intermediate_size)");
+      if (gated) add(WeightRole::gate_bias, "mlp.gate_proj.bias", {F}, "(intermediate_size)");
       add(WeightRole::up_bias, "mlp.up_proj.bias", {F}, "(intermediate_size)");
       add(WeightRole::down_bias, "mlp.down_proj.bias", {H}, "(hidden_size)");
     }

@@ -105,6 +105,20 @@ FAMILIES = [
     # ungated shared expert of 48) beside a dense relu2 MLP of 96; transformers 5 holds the experts stacked
     # (mixer.experts.up_proj / down_proj) and saves them per expert; the router's bias buffer perturbed at init
     ("NemotronHForCausalLM", "nemotron-h-moe"),
+    # Arcee's AFM-4.5B: Llama's layers with the ungated relu2 MLP (ArceeMLP = NemotronMLP: up_proj / down_proj, no
+    # gate_proj), GQA 2, YaRN x4 rope_scaling (both "rope_type" and "type", mscale 1.0), untied
+    ("ArceeForCausalLM", "arcee"),
+    # rednote-hilab's dots.llm1: Qwen3's attention (per-head q/k norms before RoPE, head_dim != hidden / heads), layers
+    # from max_window_layers on sliding (no layer_types), layer 0 a dense SwiGLU, then DeepSeek-V3's MoE (sigmoid router
+    # with e_score_correction_bias, 2 groups keep 1, top-2 renormalised x2.5, per-expert tensors, shared_experts); the
+    # router's bias buffer perturbed at init
+    ("Dots1ForCausalLM", "dots1"),
+    # Tencent Hunyuan-A13B (the release's config spelling: attention_head_dim beside head_dim, per-layer moe_topk /
+    # moe_intermediate_size / num_shared_expert lists): hunyuan-dense's attention (q/k norms after RoPE, alpha RoPE
+    # base), every layer a softmax MoE from the fp32 router mlp.gate.wg (top-k renormalised) over experts of
+    # intermediate_size plus an ungated shared_mlp; transformers 5 holds the experts stacked (mlp.experts.gate_up_proj /
+    # down_proj) and saves them per expert; tied
+    ("HunYuanMoEV1ForCausalLM", "hunyuan-moe"),
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

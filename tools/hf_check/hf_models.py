@@ -183,7 +183,7 @@ def build_random_model(arch, template, folder, seed, init_range):
         # hidden_act (the released "gelu" would be the exact one there; docs/families.md, Gemma 1)
         text["hidden_act"] = text["hidden_activation"] = "gelu_pytorch_tanh"
     if arch in ("Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", "Glm4MoeForCausalLM", "DeepseekV3ForCausalLM",
-                "Qwen3NextForCausalLM", "Lfm2MoeForCausalLM"):
+                "Qwen3NextForCausalLM", "Lfm2MoeForCausalLM", "Dots1ForCausalLM"):
         text["moe_intermediate_size"] = 24  # 2 I != H: a fused (E, 2I, H) layout is unambiguous
     text.update(config_overrides(cfg))  # (Nemotron-H: head_dim from attention_head_dim, no mamba kernels)
     if os.path.exists(folder):

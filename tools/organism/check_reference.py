@@ -545,6 +545,64 @@
      attention_head_dim and a time_step_limit other than [0, inf]. (3. checks the MoE block against NemotronHCheck's
      per-expert loop.)
 
+ 32. Arcee (arcee: ArceeForCausalLM, AFM-4.5B): a second forward pass written here from models/arcee/modular_arcee.py and
+     configuration_arcee.py (`ArceeCheck`: ArceeConfig's defaults, LlamaCheck's layers with ArceeMLP (NemotronMLP:
+     down_proj(relu(up_proj(x))^2), no gate_proj), YaRN from rope_scaling as _compute_yarn_parameters computes it
+     (GptOssCheck.yarn), the attention factor on the rotated q and k) reproduces logits_last, hidden_last and logits_all_0
+     (1e-4) and every golden greedy id (no cache); the file holds exactly Llama's tensors without mlp.gate_proj, all
+     BF16; config.json is in ArceeConfig's spelling (hidden_act relu2, head_dim listed, rope_scaling yarn with both
+     "rope_type" and "type", mscale 1.0 without mscale_all_dim, max_position_embeddings = factor x original, no
+     pretraining_tp); reference.Spec and golden.json read relu2, the missing gate, the YaRN frequencies (kept, ramped and
+     divided pairs all present) and attention factor as ArceeCheck does, and rope_scaling with only one of the type keys
+     or without mscale alike; golden.json has exactly the what-ifs rope_scaling, mlp_silu, mlp_relu and
+     rope_attention_factor and ArceeCheck reproduces each (1e-3, each over 1e-2); with attention_bias true and q/k/v/o
+     biases added reference.py equals ArceeCheck (check_added_attention_biases); reference.Spec refuses hidden_act silu
+     and mlp_bias true.
+ 33. dots.llm1 (dots1: Dots1ForCausalLM): a second forward pass written here from models/dots1/modular_dots1.py (the
+     generated modeling_dots1.py) and configuration_dots1.py (`Dots1Check`: Dots1Config's defaults and layer types
+     (layer_types, else sliding from max_window_layers on when sliding_window is set), Qwen3Attention's q_norm / k_norm
+     per head before the rotate-half RoPE turned as complex numbers, the window as an explicit mask, DeepseekV3MLP on the
+     dense layers, Dots1MoE: Dots1TopkRouter (deepseek_v3_route, shared with the DeepSeek-V3, Nemotron-H and MoE checks)
+     and Dots1MoE.moe's one_hot / where / index_add_ loop over the per-expert tensors plus the (gateless)
+     shared_experts) reproduces logits_last, hidden_last and logits_all_0 (1e-4) and every golden greedy id (no cache);
+     the file holds exactly Dots1's tensors (q_norm / k_norm (head_dim,), the dense layer's mlp.*, the router, its F32
+     e_score_correction_bias, mlp.experts.{e}.* and mlp.shared_experts.*), BF16 but the bias; config.json is in
+     Dots1Config's spelling (no layer_types, max_window_layers inside the layers, a window shorter than every golden
+     prompt, head_dim != hidden / heads, groups that limit, renormalised, routed_scaling_factor != 1, scoring_func
+     sigmoid); reference.Spec and golden.json read the sliding layers, q/k norms, dense / MoE layers and router as
+     Dots1Check does, and reference.Spec reads layer_types listed, use_sliding_window false (not read), sliding_window
+     null, max_window_layers 0 and a layer_types that disagrees with max_window_layers as Dots1Check does; Dots1Check's
+     router reproduces the routing gaps (experts and groups, prompt and fed-back tokens), expert_ids_last, prompt 4's
+     expert usage (every expert chosen in each MoE layer) and the tokens each router what-if reroutes; golden.json has
+     exactly the what-ifs router_{bias,group_limit,scaling,softmax,unnormalised,top1}, shared_expert, sliding_window,
+     sliding_window_first_layers and qk_norm_after_rope and Dots1Check reproduces each (1e-3, each over 1e-2); with
+     attention_bias true and q/k/v/o biases added reference.py equals Dots1Check; reference.Spec refuses
+     n_shared_experts null, no n_routed_experts, scoring_func softmax, n_group not dividing the experts, topk_group >
+     n_group, top-k beyond the kept groups, layer_types of another length, sliding layers with sliding_window null and
+     max_window_layers null. (1. checks the KV cache with the window, 3. the MoE block against the per-expert loop.)
+ 34. HunYuan-MoE (hunyuan-moe: HunYuanMoEV1ForCausalLM, Hunyuan-A13B): a second forward pass written here from
+     models/hunyuan_v1_moe/modular_hunyuan_v1_moe.py (the generated modeling_hunyuan_v1_moe.py of 4.56 / 4.57) and
+     configuration_hunyuan_v1_moe.py (`HunYuanMoeCheck`: HunYuanMoEV1Config's defaults, HunYuanDenseCheck's attention
+     (q/k norms after the rotation) and DynamicNTKAlpha base, HunYuanMoEV1Gate's fp32 F.linear of mlp.gate.wg, the
+     softmax in fp32, torch.topk and the division by the sum, the one_hot / where / index_add_ loop over the per-expert
+     tensors (or stacked_experts_forward over transformers 5's stacked ones), plus the ungated mlp.shared_mlp)
+     reproduces logits_last, hidden_last and logits_all_0 (1e-4) and every golden greedy id (no cache); the file holds
+     exactly HunYuanMoEV1's tensors (the router F32, the rest BF16, tied); config.json is in Hunyuan-A13B-Instruct's
+     spelling (attention_head_dim = head_dim != hidden / heads, num_experts an int, per-layer moe_topk,
+     moe_intermediate_size = intermediate_size and num_shared_expert 1, use_mixed_mlp_moe true, use_cla false, the
+     dynamic alpha rope_scaling with its unread keys); reference.Spec and golden.json read the q/k norms, RoPE, router
+     and widths as HunYuanMoeCheck does, and moe_topk as an int, num_experts as a list, moe_intermediate_size /
+     num_shared_expert as ints, "rope_type" and the config without Tencent's unread keys alike (same logits); the
+     experts stacked as transformers 5 holds them give reference.py and HunYuanMoeCheck the same logits;
+     HunYuanMoeCheck's router reproduces the routing gaps (prompt and fed-back tokens), expert_ids_last and prompt 4's
+     expert usage (every expert chosen in each layer); golden.json has exactly the what-ifs qk_norm_before_rope,
+     qk_norm, rope_plain_theta, rope_alpha_exponent_one, router_sigmoid, router_unnormalised, router_top1 and shared_mlp
+     and HunYuanMoeCheck reproduces each (1e-3, each over 1e-2); reference.Spec refuses use_mixed_mlp_moe false, use_cla
+     true, num_shared_expert other than 1, moe_intermediate_size != intermediate_size, moe_topk / num_experts lists that
+     differ per layer or have another length, moe_topk > num_experts, attention_head_dim != head_dim, no head_dim,
+     use_qk_norm false, an alpha-less dynamic rope_scaling, rope_parameters, attention_bias and mlp_bias. (1. checks the
+     KV cache, 3. the MoE block against the per-expert loop.)
+
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
 """
@@ -697,18 +755,9 @@ def moe_per_expert(spec, p, pre, l, h):
         # PhimoeSparseMoeBlock.forward: sparsemixer(router_logits, jitter_eps, training=False) as written there
         top, chosen, _ = PhimoeCheck.sparsemixer(x @ w.T, spec.jitter_eps)
     elif spec.router == "sigmoid":
-        # Glm4MoeMoE.route_tokens_to_experts as written there (topk unsorted), then its experts' loop
-        E, G = spec.num_experts, spec.n_group
-        s = torch.sigmoid(x @ w.T)
-        c = s + p[pre + "mlp.gate.e_score_correction_bias"]
-        groups = c.view(-1, G, E // G).topk(2, dim=-1)[0].sum(dim=-1)
-        kept = torch.zeros_like(groups).scatter_(1, torch.topk(groups, k=spec.topk_group, dim=-1, sorted=False)[1], 1)
-        mask = kept.unsqueeze(-1).expand(-1, G, E // G).reshape(-1, E)
-        chosen = torch.topk(c.masked_fill(~mask.bool(), 0.0), k=spec.top_k, dim=-1, sorted=False)[1]
-        top = s.gather(1, chosen)
-        if spec.norm_topk_prob:
-            top = top / (top.sum(dim=-1, keepdim=True) + 1e-20)
-        top = top * spec.routed_scaling_factor
+        # Glm4MoeMoE.route_tokens_to_experts as written there (deepseek_v3_route), then its experts' loop
+        chosen, top = deepseek_v3_route(x @ w.T, p[pre + "mlp.gate.e_score_correction_bias"], spec.n_group,
+                                        spec.topk_group, spec.top_k, spec.norm_topk_prob, spec.routed_scaling_factor)[:2]
     elif spec.router == "minimax":
         # MiniMaxM2TopKRouter.forward as written there (sigmoid of the fp32 logits, plus the block's
         # e_score_correction_bias for the choice only, topk unsorted, the unbiased scores gathered and divided by their sum)
@@ -768,6 +817,26 @@ def moe_per_expert(spec, p, pre, l, h):
         shared = (torch.nn.functional.silu(x @ gate.T) * (x @ up.T)) @ down.T
         out += torch.sigmoid(x @ p[pre + "mlp.shared_expert_gate.weight"].T) * shared if spec.shared_gated else shared
     return out.view(B, T, H)
+
+
+def deepseek_v3_route(logits, bias, G, TG, k, renorm, scaling, score="sigmoid"):
+    """DeepseekV3TopkRouter.forward / get_topk_indices as written there (and DeepseekV3MoE.route_tokens_to_experts, which
+    GLM-4.5's Glm4MoeMoE, Nemotron-H's NemotronHMoE and dots.llm1's Dots1MoE keep) on the fp32 logits (T, E): scores =
+    sigmoid (what-if: softmax), choice values scores + bias (None: without it), each of the G groups scored by the sum
+    of its two best, the TG best groups kept by scatter_, the others' values set to 0.0 by masked_fill, topk unsorted;
+    the scores gathered, over (sum + 1e-20) when renorm, times scaling. Returns (chosen (T, k), weights (T, k), the
+    masked choice values (T, E), the group scores (T, G))."""
+    E = logits.shape[-1]
+    scores = torch.softmax(logits, dim=-1) if score == "softmax" else logits.sigmoid()
+    choice = scores if bias is None else scores + bias.unsqueeze(0)
+    group_scores = choice.view(-1, G, E // G).topk(2, dim=-1)[0].sum(dim=-1)
+    kept = torch.zeros_like(group_scores).scatter_(1, torch.topk(group_scores, k=TG, dim=-1, sorted=False)[1], 1)
+    choice = choice.masked_fill(~kept.unsqueeze(-1).expand(-1, G, E // G).reshape(-1, E).bool(), 0.0)
+    chosen = torch.topk(choice, k=k, dim=-1, sorted=False)[1]
+    weights = scores.gather(1, chosen)
+    if renorm:
+        weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-20)
+    return chosen, weights * scaling, choice, group_scores
 
 
 def check_moe(name, spec, p, g):
@@ -1198,10 +1267,12 @@ class LlamaCheck:
             e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
             heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
         h = h + self.linear(torch.cat(heads, dim=-1), pre + "self_attn.o_proj", self.o_bias)
-        x = self.rms(h, self.p[pre + "post_attention_layernorm.weight"])
+        return h + self.mlp(pre, self.rms(h, self.p[pre + "post_attention_layernorm.weight"]))
+
+    def mlp(self, pre, x):  # LlamaMLP.forward: down_proj(act_fn(gate_proj(x)) * up_proj(x)), act_fn SiLU
         gate = self.linear(x, pre + "mlp.gate_proj", self.mlp_bias)
         up = self.linear(x, pre + "mlp.up_proj", self.mlp_bias)
-        return h + self.linear(torch.nn.functional.silu(gate) * up, pre + "mlp.down_proj", self.mlp_bias)
+        return self.linear(torch.nn.functional.silu(gate) * up, pre + "mlp.down_proj", self.mlp_bias)
 
     def forward(self, ids):
         """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
@@ -1732,20 +1803,10 @@ class DeepseekV3Check:
 
     def moe(self, l, x):
         pre, p, c = "model.layers.%d.mlp." % l, self.p, self.c
-        # DeepseekV3TopkRouter.forward / get_topk_indices
-        scores = torch.nn.functional.linear(x, p[pre + "gate.weight"]).sigmoid()
-        choice = scores + p[pre + "gate.e_score_correction_bias"].unsqueeze(0)
-        G = c["n_group"]
-        grouped = choice.view(-1, G, self.E // G)
-        group_scores = grouped.topk(2, dim=-1)[0].sum(dim=-1)
-        keep = torch.zeros_like(group_scores).scatter_(1, torch.topk(group_scores, k=c["topk_group"], dim=-1,
-                                                                     sorted=False)[1], 1)
-        choice = choice.masked_fill(~keep.bool().unsqueeze(-1).expand_as(grouped).reshape(-1, self.E), 0.0)
-        idx = torch.topk(choice, k=self.k, dim=-1, sorted=False)[1]
-        weights = scores.gather(1, idx)
-        if c["norm_topk_prob"]:
-            weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-20)
-        weights = weights * c["routed_scaling_factor"]
+        # DeepseekV3TopkRouter.forward / get_topk_indices (deepseek_v3_route)
+        idx, weights = deepseek_v3_route(torch.nn.functional.linear(x, p[pre + "gate.weight"]),
+                                         p[pre + "gate.e_score_correction_bias"], c["n_group"], c["topk_group"], self.k,
+                                         c["norm_topk_prob"], c["routed_scaling_factor"])[:2]
         # DeepseekV3MoE.moe: one_hot(...).permute(2, 0, 1), per expert its (token, slot) pairs, index_add_
         out = torch.zeros_like(x)
         mask = torch.nn.functional.one_hot(idx, num_classes=self.E).permute(2, 0, 1)
@@ -6257,16 +6318,16 @@ class HunYuanDenseCheck(LlamaCheck):
     def inv_freq(self):
         return 1.0 / (self.rope_base() ** (torch.arange(0, self.HD, 2).float() / self.HD))
 
-    def layer(self, l, h, angles):
-        pre, HD, T = "model.layers.%d." % l, self.HD, h.shape[0]
-        x = self.rms(h, self.p[pre + "input_layernorm.weight"])
+    def attention(self, l, x):
+        """HunYuanDenseV1Attention.forward on x (T, H), the angles self.angles (HunYuanMoEV1Attention's the same)."""
+        pre, HD, T = "model.layers.%d." % l, self.HD, x.shape[0]
         q = self.linear(x, pre + "self_attn.q_proj", False).view(T, self.NH, HD)
         k = self.linear(x, pre + "self_attn.k_proj", False).view(T, self.NKV, HD)
         v = self.linear(x, pre + "self_attn.v_proj", False).view(T, self.NKV, HD)
         wq, wk = self.p[pre + "self_attn.query_layernorm.weight"], self.p[pre + "self_attn.key_layernorm.weight"]
         if self.qk_norms and not self.norm_after_rope:
             q, k = self.rms(q, wq), self.rms(k, wk)
-        q, k = self.rotary(q, angles), self.rotary(k, angles)
+        q, k = self.rotary(q, self.angles), self.rotary(k, self.angles)
         if self.qk_norms and self.norm_after_rope:  # each head's HD values: the last dim of (T, heads, HD)
             q, k = self.rms(q, wq), self.rms(k, wk)
         allowed = torch.ones(T, T, dtype=torch.bool).tril()
@@ -6276,15 +6337,71 @@ class HunYuanDenseCheck(LlamaCheck):
             s = ((q[:, hh] @ k[:, kv].T) * HD ** -0.5).masked_fill(~allowed, float("-inf"))
             e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
             heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
-        h = h + self.linear(torch.cat(heads, dim=-1), pre + "self_attn.o_proj", False)
-        x = self.rms(h, self.p[pre + "post_attention_layernorm.weight"])
-        gate = self.linear(x, pre + "mlp.gate_proj", False)
-        up = self.linear(x, pre + "mlp.up_proj", False)
-        return h + self.linear(torch.nn.functional.silu(gate) * up, pre + "mlp.down_proj", False)
+        return self.linear(torch.cat(heads, dim=-1), pre + "self_attn.o_proj", False)
+
+    def swiglu(self, x, pre):  # HunYuanDenseV1MLP / HunYuanMoEV1MLP (LlamaMLP): down(silu(gate x) * up x), no biases
+        gate, up = self.linear(x, pre + "gate_proj", False), self.linear(x, pre + "up_proj", False)
+        return self.linear(torch.nn.functional.silu(gate) * up, pre + "down_proj", False)
+
+    def feed_forward(self, l, x):
+        return self.swiglu(x, "model.layers.%d.mlp." % l)
+
+    def layer(self, l, h, angles):  # LlamaDecoderLayer.forward
+        pre = "model.layers.%d." % l
+        self.angles = angles
+        h = h + self.attention(l, self.rms(h, self.p[pre + "input_layernorm.weight"]))
+        return h + self.feed_forward(l, self.rms(h, self.p[pre + "post_attention_layernorm.weight"]))
 
     def forward(self, ids):
         """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
         return plain_decoder_forward(self, ids, self.rms, inv_freq=self.inv_freq())
+
+
+def swiglu_tensors(x, H, width):
+    """The names and shapes of one gated MLP's gate_proj / up_proj / down_proj weights under `x`."""
+    return {x + "gate_proj.weight": (width, H), x + "up_proj.weight": (width, H), x + "down_proj.weight": (H, width)}
+
+
+def hunyuan_attention_tensors(m, x):
+    """The names and shapes of a HunYuan V1 layer's norms and attention weights under `x` (HunYuanDenseCheck m's
+    sizes): Llama's q/k/v/o_proj without biases, the two layer norms, query_layernorm / key_layernorm (head_dim,)."""
+    H, HD = m.H, m.HD
+    return {x + "input_layernorm.weight": (H,), x + "post_attention_layernorm.weight": (H,),
+            x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
+            x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.o_proj.weight": (H, m.NH * HD),
+            x + "self_attn.query_layernorm.weight": (HD,), x + "self_attn.key_layernorm.weight": (HD,)}
+
+
+def hunyuan_release_spelling(cfg):
+    """The keys Tencent's Hunyuan releases (Hunyuan-7B-Instruct, Hunyuan-A13B-Instruct) spell alike: rope_scaling
+    {"type": "dynamic", "alpha": a > 1, "factor": 1.0} with the unread beta / mscale keys beside rope_theta (no
+    rope_parameters), use_qk_norm true, eod_token_id, pretraining_tp 1, no biases, rms_norm_eps 1e-5, tied, bfloat16,
+    written by transformers 4.x."""
+    rs = cfg["rope_scaling"]
+    return (rs.get("type") == "dynamic" and "rope_type" not in rs and isinstance(rs.get("alpha"), float) and
+            rs["alpha"] > 1.0 and rs.get("factor") == 1.0 and
+            all(k in rs for k in ("beta_fast", "beta_slow", "mscale", "mscale_all_dim")) and cfg["use_qk_norm"] is True
+            and "eod_token_id" in cfg and cfg["pretraining_tp"] == 1 and cfg["attention_bias"] is False and
+            cfg["mlp_bias"] is False and cfg["rms_norm_eps"] == 1e-5 and cfg["tie_word_embeddings"] is True and
+            cfg["torch_dtype"] == "bfloat16" and "rope_parameters" not in cfg and
+            cfg["transformers_version"].startswith("4."))
+
+
+def hunyuan_attention_read(spec, m, model):
+    """Whether reference.Spec and golden.json (`model`) read a HunYuan V1 fixture's attention as HunYuanDenseCheck m
+    does: head_dim, kv heads, the q/k norms (names, after RoPE, per head), no biases, the head, eps, scale, the alpha
+    base and its inverse frequencies (attention factor 1, every layer), within max_position_embeddings."""
+    inv, HD = m.inv_freq(), m.HD
+    return (spec.HD == HD and spec.NKV == m.NKV and spec.qk_norm and spec.qk_norm_after_rope and
+            spec.qk_norm_names == ("query_layernorm", "key_layernorm") and not spec.qk_norm_per_head and
+            not spec.qk_norm_full and not spec.norm_offset and not spec.qkv_bias and not spec.o_bias and
+            not spec.mlp_bias and spec.tied == m.c["tie_word_embeddings"] and spec.eps == m.c["rms_norm_eps"] and
+            spec.attn_scale == HD ** -0.5 and bool(torch.equal(spec.rope["global"][0], inv)) and
+            spec.rope["global"][1] == 1.0 and spec.layer_use_rope == [True] * m.L and
+            model["rope_base"] == m.rope_base() and model["rope_alpha"] == m.alpha and
+            model["rope_inv_freq"] == [float(x) for x in inv] and model["rms_norm_eps"] == m.c["rms_norm_eps"] and
+            model["qk_norm_weights"] == ["self_attn.query_layernorm.weight", "self_attn.key_layernorm.weight"] and
+            model["longest_sequence"] <= m.c["max_position_embeddings"])
 
 
 def check_hunyuan_dense(name, spec, p, g, st):
@@ -6300,12 +6417,8 @@ def check_hunyuan_dense(name, spec, p, g, st):
         want["lm_head.weight"] = (V, H)
     for l in range(m.L):
         x = "model.layers.%d." % l
-        want.update({x + "input_layernorm.weight": (H,), x + "post_attention_layernorm.weight": (H,),
-                     x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
-                     x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.o_proj.weight": (H, m.NH * HD),
-                     x + "self_attn.query_layernorm.weight": (HD,), x + "self_attn.key_layernorm.weight": (HD,),
-                     x + "mlp.gate_proj.weight": (F_, H), x + "mlp.up_proj.weight": (F_, H),
-                     x + "mlp.down_proj.weight": (H, F_)})
+        want.update(hunyuan_attention_tensors(m, x))
+        want.update(swiglu_tensors(x + "mlp.", H, F_))
     check({n: tuple(v[1].shape) for n, v in stored.items()} == want and all(v[0] == "BF16" for v in stored.values()),
           "%s: the file holds exactly HunYuanDenseV1's %d tensors (per layer q/k/v/o_proj, self_attn.query_layernorm / "
           "key_layernorm (%d,), the two norms, mlp.gate/up/down_proj; %s), all BF16" % (
@@ -6313,29 +6426,14 @@ def check_hunyuan_dense(name, spec, p, g, st):
     # config.json in tencent/Hunyuan-7B-Instruct's spelling
     rs = cfg["rope_scaling"]
     spelling = (cfg["architectures"] == ["HunYuanDenseV1ForCausalLM"] and cfg["model_type"] == "hunyuan_v1_dense" and
-                cfg.get("head_dim") == HD and HD != H // m.NH and rs.get("type") == "dynamic" and
-                "rope_type" not in rs and isinstance(rs.get("alpha"), float) and rs["alpha"] > 1.0 and
-                rs.get("factor") == 1.0 and all(k in rs for k in ("beta_fast", "beta_slow", "mscale", "mscale_all_dim"))
-                and cfg["use_qk_norm"] is True and "eod_token_id" in cfg and cfg["pretraining_tp"] == 1 and
-                cfg["attention_bias"] is False and cfg["mlp_bias"] is False and cfg["rms_norm_eps"] == 1e-5 and
-                cfg["tie_word_embeddings"] is True and cfg["torch_dtype"] == "bfloat16" and
-                "rope_parameters" not in cfg and cfg["transformers_version"].startswith("4."))
+                cfg.get("head_dim") == HD and HD != H // m.NH and hunyuan_release_spelling(cfg))
     check(spelling, "%s: config.json in Hunyuan-7B-Instruct's spelling (head_dim %d listed, != hidden / heads %d; "
           "rope_scaling %s beside rope_theta %r; use_qk_norm, eod_token_id, pretraining_tp; tied)" % (
               name, HD, H // m.NH, json.dumps(rs, sort_keys=True), cfg["rope_theta"]))
     # reference.Spec and golden.json read it as HunYuanDenseCheck does
     inv = m.inv_freq()
-    same = (spec.HD == HD and spec.NKV == m.NKV and spec.qk_norm and spec.qk_norm_after_rope and
-            spec.qk_norm_names == ("query_layernorm", "key_layernorm") and not spec.qk_norm_per_head and
-            not spec.qk_norm_full and not spec.norm_offset and not spec.qkv_bias and not spec.o_bias and
-            not spec.mlp_bias and spec.tied == m.c["tie_word_embeddings"] and spec.eps == m.c["rms_norm_eps"] and
-            spec.attn_scale == HD ** -0.5 and bool(torch.equal(spec.rope["global"][0], inv)) and
-            spec.rope["global"][1] == 1.0 and spec.layer_use_rope == [True] * m.L and
-            model["rope_base"] == m.rope_base() and model["rope_alpha"] == m.alpha and
-            model["rope_inv_freq"] == [float(x) for x in inv] and model["rms_norm_eps"] == m.c["rms_norm_eps"] and
-            model["qk_norm_weights"] == ["self_attn.query_layernorm.weight", "self_attn.key_layernorm.weight"] and
-            model["longest_sequence"] <= cfg["max_position_embeddings"])
-    check(same, "%s: reference.Spec and golden.json read the q/k norms (query_layernorm / key_layernorm after RoPE), "
+    check(hunyuan_attention_read(spec, m, model), "%s: reference.Spec and golden.json read the q/k norms "
+          "(query_layernorm / key_layernorm after RoPE), "
           "the RoPE base %.2f = %r x %r^(%d/%d) and its inverse frequencies as HunYuanDenseCheck does" % (
               name, m.rope_base(), cfg["rope_theta"], m.alpha, HD, HD - 2))
     # other spellings of the same rope_scaling; rope_scaling null
@@ -6361,6 +6459,211 @@ def check_hunyuan_dense(name, spec, p, g, st):
     cases = {"no head_dim": refused(drop=("head_dim",)), "head_dim null": refused({"head_dim": None}),
              "use_qk_norm false": refused({"use_qk_norm": False}),
              "rope_scaling linear": refused({"rope_scaling": {"type": "linear", "factor": 2.0}}),
+             "rope_scaling dynamic without alpha": refused({"rope_scaling": {"type": "dynamic", "factor": 2.0}}),
+             "rope_parameters": refused({"rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}}),
+             "attention_bias true": refused({"attention_bias": True}), "mlp_bias true": refused({"mlp_bias": True})}
+    wrong = [k for k, ok in cases.items() if not ok]
+    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
+                                                          " (accepted: %s)" % wrong if wrong else ""))
+
+
+class HunYuanMoeCheck(HunYuanDenseCheck):
+    """HunYuanMoEV1ForCausalLM's forward pass again, from models/hunyuan_v1_moe/modular_hunyuan_v1_moe.py (the generated
+    modeling_hunyuan_v1_moe.py of transformers 4.56 / 4.57) and configuration_hunyuan_v1_moe.py, sharing nothing with
+    reference.py but the safetensors reader: HunYuanMoEV1Config's defaults; HunYuanMoEV1Attention and
+    HunYuanMoEV1RotaryEmbedding as HunYuanDenseCheck has them (the same code: q/k norms after the rotation, the alpha
+    base); HunYuanMoEV1DecoderLayer (LlamaDecoderLayer) with HunYuanMoEV1Moe on every layer: HunYuanMoEV1Gate (wg an
+    fp32 nn.Linear, the hidden states cast to fp32 first), `num_experts if isinstance(num_experts, int) else
+    num_experts[layer_idx]` and top_k alike from moe_topk, the forward's `F.softmax(router_logits, dim=1,
+    dtype=torch.float)`, torch.topk, `routing_weights /= routing_weights.sum(dim=-1, keepdim=True)`, the one_hot(...)
+    .permute(2, 1, 0) / where / index_add_ loop over the experts (per expert mlp.experts.{e}.*, or transformers 5's
+    stacked mlp.experts.gate_up_proj / down_proj: stacked_experts_forward, HunYuanMoEV1Experts = MixtralExperts), then
+    `final_hidden_states + hidden_states_mlp` (mlp.shared_mlp, a HunYuanMoEV1MLP of intermediate_size, ungated).
+    What-ifs beside HunYuanDenseCheck's: `score` ("sigmoid" in place of the softmax), `renorm` (False), `k` (an int in
+    place of moe_topk), `shared` (False: no shared_mlp). `router_inputs`: None, or a list that receives (layer, x) per
+    MoE call."""
+
+    # HunYuanMoEV1Config's defaults of the keys read here (4.56 / 4.57's __init__)
+    DEFAULTS = dict(HunYuanDenseCheck.DEFAULTS, num_experts=1, moe_topk=1)
+
+    def __init__(self, cfg, p):
+        super().__init__(cfg, p)
+        c = self.c
+        self.E = [c["num_experts"] if isinstance(c["num_experts"], int) else c["num_experts"][l] for l in range(self.L)]
+        self.k = None
+        self.score, self.renorm, self.shared = "softmax", True, True
+        self.router_inputs = None
+
+    def top_k(self, l):
+        c = self.c
+        return self.k or (c["moe_topk"] if isinstance(c["moe_topk"], int) else c["moe_topk"][l])
+
+    def route(self, l, x):
+        """HunYuanMoEV1Gate + the routing of HunYuanMoEV1Moe.forward on x (T, H): (chosen (T, k), weights (T, k),
+        probabilities (T, E))."""
+        w = self.p["model.layers.%d.mlp.gate.wg.weight" % l]
+        logits = torch.nn.functional.linear(x.float(), w.float())
+        probs = logits.sigmoid() if self.score == "sigmoid" else torch.nn.functional.softmax(logits, dim=1,
+                                                                                             dtype=torch.float)
+        weights, chosen = torch.topk(probs, self.top_k(l), dim=-1)
+        if self.renorm:
+            weights = weights / weights.sum(dim=-1, keepdim=True)
+        return chosen, weights, probs
+
+    def feed_forward(self, l, x):
+        """HunYuanMoEV1Moe.forward on one sequence x (T, H)."""
+        if self.router_inputs is not None:
+            self.router_inputs.append((l, x))
+        pre, E = "model.layers.%d.mlp." % l, self.E[l]
+        chosen, weights = self.route(l, x)[:2]
+        if pre + "experts.gate_up_proj" in self.p:  # (transformers 5's HunYuanMoEV1Experts)
+            out = stacked_experts_forward(x, chosen, weights, self.p[pre + "experts.gate_up_proj"],
+                                          self.p[pre + "experts.down_proj"], E)
+        else:
+            out = torch.zeros_like(x)
+            mask = torch.nn.functional.one_hot(chosen, num_classes=E).permute(2, 1, 0)  # (E, k, T)
+            for e in range(E):
+                slot, tok = torch.where(mask[e])
+                if tok.numel():
+                    out.index_add_(0, tok, self.swiglu(x[tok], pre + "experts.%d." % e) * weights[tok, slot, None])
+        return out + self.swiglu(x, pre + "shared_mlp.") if self.shared else out
+
+
+HUNYUAN_MOE_WHAT_IFS = {"qk_norm_before_rope": ("norm_after_rope", False), "qk_norm": ("qk_norms", False),
+                        "rope_plain_theta": ("alpha", None), "router_sigmoid": ("score", "sigmoid"),
+                        "router_unnormalised": ("renorm", False), "router_top1": ("k", 1),
+                        "shared_mlp": ("shared", False)}
+
+
+def stacked_hunyuan_experts(p, L, E):
+    """The per-expert tensors of a HunYuan-MoE checkpoint stacked as transformers 5 holds them (conversion_mapping's
+    qwen2_moe rule: MergeModulelist of each expert's gate_proj / up_proj, concatenated gate rows first, into
+    mlp.experts.gate_up_proj (E, 2F, H); the down_proj's into mlp.experts.down_proj (E, H, F))."""
+    q = dict(p)
+    for l in range(L):
+        x = "model.layers.%d.mlp.experts." % l
+        q[x + "gate_up_proj"] = torch.stack([torch.cat((q.pop(x + "%d.gate_proj.weight" % e),
+                                                        q.pop(x + "%d.up_proj.weight" % e))) for e in range(E)])
+        q[x + "down_proj"] = torch.stack([q.pop(x + "%d.down_proj.weight" % e) for e in range(E)])
+    return q
+
+
+def check_hunyuan_moe(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    model = g["model"]
+    m = HunYuanMoeCheck(cfg, p)
+    check_against_golden(name, "HunYuanMoeCheck", m, g, st)
+    H, HD, V, F_, E, L = m.H, m.HD, spec.V, cfg["intermediate_size"], m.E[0], m.L
+    # the file: per layer HunYuan's attention tensors, the F32 router mlp.gate.wg, per-expert experts and shared_mlp of
+    # intermediate_size; BF16 but the router; tied
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    want = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,)}
+    for l in range(L):
+        x = "model.layers.%d." % l
+        want.update(hunyuan_attention_tensors(m, x))
+        want.update(swiglu_tensors(x + "mlp.shared_mlp.", H, F_))
+        want[x + "mlp.gate.wg.weight"] = (E, H)
+        for e in range(E):
+            want.update(swiglu_tensors(x + "mlp.experts.%d." % e, H, F_))
+    dtypes = all(v[0] == ("F32" if n.endswith(".mlp.gate.wg.weight") else "BF16") for n, v in stored.items())
+    check({n: tuple(v[1].shape) for n, v in stored.items()} == want and dtypes,
+          "%s: the file holds exactly HunYuanMoEV1's %d tensors (query_layernorm / key_layernorm (%d,), mlp.gate.wg "
+          "(%d, %d) F32, %d experts of %d per expert and mlp.shared_mlp of %d; tied: no lm_head.weight), BF16 but the "
+          "router" % (name, len(want), HD, E, H, E, F_, F_))
+    # config.json in tencent/Hunyuan-A13B-Instruct's spelling, with transformers' model_type
+    rs = cfg["rope_scaling"]
+    spelling = (cfg["architectures"] == ["HunYuanMoEV1ForCausalLM"] and cfg["model_type"] == "hunyuan_v1_moe" and
+                cfg.get("head_dim") == cfg.get("attention_head_dim") == HD != H // m.NH and m.NKV < m.NH and
+                isinstance(cfg["num_experts"], int) and cfg["moe_topk"] == [m.top_k(0)] * L and
+                cfg["moe_intermediate_size"] == [F_] * L and cfg["num_shared_expert"] == [1] * L and
+                2 * F_ != H and cfg["use_mixed_mlp_moe"] is True and cfg["use_cla"] is False and
+                hunyuan_release_spelling(cfg))
+    check(spelling, "%s: config.json in Hunyuan-A13B-Instruct's spelling (attention_head_dim = head_dim %d != hidden "
+          "/ heads %d; num_experts %d an int; per-layer moe_topk %s, moe_intermediate_size = intermediate_size %d (2 x "
+          "%d != hidden), num_shared_expert 1; use_mixed_mlp_moe true, use_cla false, use_qk_norm true; rope_scaling "
+          "%s; tied)" % (name, HD, H // m.NH, E, cfg["moe_topk"], F_, F_, json.dumps(rs, sort_keys=True)))
+    # reference.Spec and golden.json read it as HunYuanMoeCheck does
+    inv = m.inv_freq()
+    same = (hunyuan_attention_read(spec, m, model) and spec.layer_moe == [True] * L and spec.router == "softmax" and
+            spec.router_score == "softmax" and spec.num_experts == E and spec.top_k == m.top_k(0) and
+            spec.norm_topk_prob and spec.moe_intermediate == spec.shared_intermediate == F_ == spec.F and
+            not spec.shared_gated and spec.expert_naming == "hunyuan" and
+            ref.router_weight_name(spec, "p.") == "p.mlp.gate.wg.weight" and
+            model["router_weight"] == "model.layers.0.mlp.gate.wg.weight" and model["router_dtype"] == "F32" and
+            model["num_experts"] == E and model["experts_per_tok"] == m.top_k(0) and model["norm_topk_prob"] and
+            model["shared_expert"] and model["intermediate_size"] == F_)
+    check(same, "%s: reference.Spec and golden.json read the q/k norms (after RoPE), the RoPE base %.2f = %r x "
+          "%r^(%d/%d), the router (fp32 mlp.gate.wg, softmax, top-%d renormalised) and the experts / shared_mlp of %d "
+          "as HunYuanMoeCheck does" % (name, m.rope_base(), cfg["rope_theta"], m.alpha, HD, HD - 2, m.top_k(0), F_))
+    # other spellings of the MoE keys (and of rope_scaling): reference.Spec reads each as the check does, the logits
+    # unchanged
+    ids = g["prompts"][4]["input_ids"]
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0][0]
+    k0 = m.top_k(0)
+    spellings = {"moe_topk an int": {"moe_topk": k0}, "num_experts a per-layer list": {"num_experts": [E] * L},
+                 "moe_intermediate_size an int": {"moe_intermediate_size": F_}, "num_shared_expert an int":
+                 {"num_shared_expert": 1}, "\"rope_type\" in place of \"type\"":
+                 {"rope_scaling": {"rope_type": "dynamic", "alpha": rs["alpha"]}}}
+    dropped = ("attention_head_dim", "moe_intermediate_size", "num_shared_expert", "use_mixed_mlp_moe", "use_cla")
+    wrong = []
+    for label, c2 in [(k, dict(cfg, **v)) for k, v in spellings.items()] + [
+            ("without " + ", ".join(dropped), {k: v for k, v in cfg.items() if k not in dropped})]:
+        s2, m2 = ref.Spec(c2), HunYuanMoeCheck(c2, p)
+        got = ref.forward(s2, p, torch.tensor([ids]), capture=False)[0][0]
+        if not ((s2.num_experts, s2.top_k, s2.moe_intermediate, s2.shared_intermediate) == (E, k0, F_, F_) ==
+                (m2.E[0], m2.top_k(0), F_, F_) and torch.equal(s2.rope["global"][0], inv) and torch.equal(got, logits)):
+            wrong.append(label)
+    check(not wrong, "%s: reference.Spec and HunYuanMoeCheck read %s alike (the same experts, top-k, widths, RoPE and "
+          "logits)%s" % (name, ", ".join(list(spellings) + ["the config without " + ", ".join(dropped)]),
+                         " (differ: %s)" % wrong if wrong else ""))
+    # transformers 5's stacked experts (mlp.experts.gate_up_proj / down_proj): the same logits from reference.py and
+    # from HunYuanMoeCheck
+    q = stacked_hunyuan_experts(p, L, E)
+    d_ref = float((ref.forward(spec, q, torch.tensor([ids]), capture=False)[0][0] - logits).abs().max())
+    d_chk = float((HunYuanMoeCheck(cfg, q).forward(ids)[0] - m.forward(ids)[0]).abs().max())
+    check(d_ref < 1e-5 and d_chk < 1e-5, "%s: the experts stacked as transformers 5 holds them "
+          "(mlp.experts.gate_up_proj (%d, %d, %d), down_proj (%d, %d, %d)) give reference.py and HunYuanMoeCheck "
+          "prompt 4's logits again (%.1e, %.1e)" % (name, E, 2 * F_, H, E, H, F_, d_ref, d_chk))
+    # the routing again, from HunYuanMoeCheck's router: the gaps (the k-th minus (k+1)-th probability) over the prompt
+    # tokens and the tokens fed back, the experts at each prompt's last position, prompt 4's expert usage
+    gaps, last_ok = [float("inf")] * 2, True
+    for e in g["prompts"]:
+        m.router_inputs = []
+        m.forward(e["input_ids"] + e["greedy_ids"][:-1])
+        n = len(e["input_ids"])
+        for l, x in m.router_inputs:
+            chosen, _, probs = m.route(l, x)
+            last_ok &= sorted(int(i) for i in chosen[n - 1]) == sorted(e["expert_ids_last"][l])
+            for i, part in enumerate((slice(0, n), slice(n, None))):
+                top = probs[part].sort(dim=-1, descending=True).values
+                gaps[i] = min(gaps[i], float((top[:, k0 - 1] - top[:, k0]).min()))
+    want_gaps = [model["routing_min_gap"], model["routing_min_gap_generated"]]
+    m.router_inputs = []
+    m.forward(ids)
+    usage = {str(l): torch.bincount(m.route(l, x)[0].flatten(), minlength=E).tolist() for l, x in m.router_inputs}
+    m.router_inputs = None
+    check(all(abs(a - b) < 1e-6 for a, b in zip(gaps, want_gaps)) and min(gaps) >= 1e-3 and last_ok and
+          usage == model["expert_usage_prompt4"] and all(min(u) > 0 for u in usage.values()) and
+          len(ids) == model["prompt4_tokens"],
+          "%s: HunYuanMoeCheck's routing gaps (prompt %.6f / fed back %.6f) = golden.json's, >= 1e-3; expert_ids_last "
+          "and prompt 4's expert usage (every expert chosen in each layer: %s) reproduced" % (
+              name, gaps[0], gaps[1], usage))
+    # the what-ifs
+    names = dict(HUNYUAN_MOE_WHAT_IFS, rope_alpha_exponent_one=("base", cfg["rope_theta"] * m.alpha))
+    check_what_if_effects(name, "HunYuanMoeCheck", model, names, lambda: HunYuanMoeCheck(cfg, p), ids)
+
+    def refused(change=None, drop=()):
+        return spec_refuses(cfg, change, drop)
+    cases = {"use_mixed_mlp_moe false": refused({"use_mixed_mlp_moe": False}),
+             "use_cla true": refused({"use_cla": True}),
+             "num_shared_expert 2": refused({"num_shared_expert": [2] * L}),
+             "moe_intermediate_size != intermediate_size": refused({"moe_intermediate_size": [F_ + 8] * L}),
+             "moe_topk differing per layer": refused({"moe_topk": [k0] * (L - 1) + [k0 + 1]}),
+             "moe_topk of another length": refused({"moe_topk": [k0] * (L + 1)}),
+             "num_experts differing per layer": refused({"num_experts": [E] * (L - 1) + [E + 2]}),
+             "moe_topk > num_experts": refused({"moe_topk": E + 1}),
+             "attention_head_dim != head_dim": refused({"attention_head_dim": HD + 8}),
+             "no head_dim": refused(drop=("head_dim",)), "use_qk_norm false": refused({"use_qk_norm": False}),
              "rope_scaling dynamic without alpha": refused({"rope_scaling": {"type": "dynamic", "factor": 2.0}}),
              "rope_parameters": refused({"rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}}),
              "attention_bias true": refused({"attention_bias": True}), "mlp_bias true": refused({"mlp_bias": True})}
@@ -7037,20 +7340,10 @@ class NemotronHCheck:
 
     def route(self, l, x):
         """(experts (T, k), weights (T, k)) of the "E" block l for its inputs x (T, H), DeepseekV3MoE's routing."""
-        pre, E = "backbone.layers.%d.mixer." % l, self.E
+        pre = "backbone.layers.%d.mixer." % l
         logits = torch.nn.functional.linear(x.float(), self.p[pre + "gate.weight"].float())
-        scores = torch.softmax(logits, dim=-1) if self.score == "softmax" else logits.sigmoid()
-        for_choice = scores + self.p[pre + "gate.e_score_correction_bias"] if self.use_bias else scores
-        per = E // self.G
-        group_scores = for_choice.view(-1, self.G, per).topk(2, dim=-1)[0].sum(dim=-1)
-        kept = torch.topk(group_scores, k=self.TG, dim=-1, sorted=False)[1]
-        group_mask = torch.zeros_like(group_scores).scatter_(1, kept, 1)
-        allowed = group_mask.unsqueeze(-1).expand(-1, self.G, per).reshape(-1, E).bool()
-        chosen = torch.topk(for_choice.masked_fill(~allowed, 0.0), k=self.k, dim=-1, sorted=False)[1]
-        weights = scores.gather(1, chosen)
-        if self.renorm:
-            weights = weights / (weights.sum(dim=-1, keepdim=True) + 1e-20)
-        return chosen, weights * self.scaling
+        bias = self.p[pre + "gate.e_score_correction_bias"] if self.use_bias else None
+        return deepseek_v3_route(logits, bias, self.G, self.TG, self.k, self.renorm, self.scaling, self.score)[:2]
 
     def moe(self, l, x):
         """NemotronHMoE.forward on one sequence x (T, H): route, NemotronHExperts over the stacked tensors, shared."""
@@ -7480,6 +7773,382 @@ def check_nemotron_h_moe(name, spec, p, g, st):
     check_nemotron_h_what_ifs(name, cfg, p, model, ids4)
 
 
+class ArceeCheck(LlamaCheck):
+    """ArceeForCausalLM's forward pass again, from models/arcee/modular_arcee.py (the generated modeling_arcee.py) and
+    configuration_arcee.py, sharing nothing with reference.py but the safetensors reader: ArceeConfig's defaults;
+    LlamaCheck's layers (ArceeAttention / ArceeDecoderLayer / ArceeModel are Llama's: F.linear with attention_bias,
+    LlamaRMSNorm, the rotate-half pairs turned as complex numbers, per-head attention with an explicit mask and a
+    hand-written softmax) with ArceeMLP = NemotronMLP (`mlp`: down_proj(act_fn(up_proj(x))), act_fn = ACT2FN[hidden_act],
+    relu2 = torch.square(relu), no gate_proj); the RoPE from rope_scaling: YaRN computed as _compute_yarn_parameters
+    does (GptOssCheck.yarn), the attention factor multiplying the rotated q and k (ArceeRotaryEmbedding's cos / sin x
+    attention_scaling), else the default RoPE at rope_theta.
+    What-ifs: `act` ("relu2", "relu", "silu": the activation, the MLP ungated whatever it is), `rope` ("yarn", "plain":
+    the default RoPE at rope_theta, "unscaled": YaRN's frequencies with cos / sin unscaled)."""
+
+    # ArceeConfig's defaults of the keys read here
+    DEFAULTS = dict(num_key_value_heads=None, head_dim=None, hidden_act="relu2", rms_norm_eps=1e-5, rope_theta=10000.0,
+                    rope_scaling=None, attention_bias=False, mlp_bias=False, tie_word_embeddings=False,
+                    max_position_embeddings=4096)
+    yarn = GptOssCheck.yarn  # (_compute_yarn_parameters: attention_factor, else 0.1 ln(factor) + 1)
+
+    def __init__(self, cfg, p):
+        rs = dict(self.DEFAULTS, **cfg)["rope_scaling"] or {}
+        kind = rs.get("rope_type", rs.get("type", "default"))
+        if kind not in ("default", "yarn") or "mscale_all_dim" in rs:
+            # (with mscale and mscale_all_dim both set the factor is their ratio: not used by the fixture)
+            raise ValueError("ArceeCheck: rope_scaling %r" % (rs,))
+        super().__init__(dict(cfg, rope_scaling=None), p)  # (LlamaCheck has no rope_scaling)
+        self.c = dict(self.DEFAULTS, **cfg)
+        if self.c["mlp_bias"]:
+            raise ValueError("ArceeCheck: mlp_bias is not used by the fixture")
+        self.act = self.c["hidden_act"]
+        self.rope = "yarn" if kind == "yarn" else "plain"
+        self.scale = 1.0
+
+    def rope_table(self):
+        """(inv_freq (HD/2,), attention factor) of the RoPE this model turns by."""
+        if self.rope == "plain":
+            return 1.0 / self.c["rope_theta"] ** (torch.arange(0, self.HD, 2, dtype=torch.float32) / self.HD), 1.0
+        inv, factor = self.yarn(dict(self.c, head_dim=self.HD))
+        return inv, (1.0 if self.rope == "unscaled" else factor)
+
+    def rotary(self, x, angles):  # q * (cos x factor) + rotate_half(q) * (sin x factor)
+        return LlamaCheck.rotary(self, x, angles) * self.scale
+
+    def mlp(self, pre, x):  # ArceeMLP (NemotronMLP).forward
+        up = self.linear(x, pre + "mlp.up_proj", False)
+        a = torch.nn.functional.silu(up) if self.act == "silu" else torch.relu(up)
+        return self.linear(a * a if self.act == "relu2" else a, pre + "mlp.down_proj", False)
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        inv, self.scale = self.rope_table()
+        return plain_decoder_forward(self, ids, self.rms, inv_freq=inv)
+
+
+def check_added_attention_biases(name, cls, cfg, p, spec, ids):
+    """attention_bias true on a fixture that has none (Arcee's, dots.llm1's: LlamaAttention / Qwen3Attention take
+    q/k/v_proj and o_proj biases from it): random biases (std 0.3) added to the weights, reference.Spec reads q/k/v and
+    o biases, reference.forward equals the check model `cls` on prompt `ids` (1e-4), and the biases change its logits."""
+    gen = torch.Generator().manual_seed(0)
+    p2 = dict(p)
+    for l in range(spec.L):
+        x = "model.layers.%d.self_attn." % l
+        for proj, width in (("q_proj", spec.NH * spec.HD), ("k_proj", spec.NKV * spec.HD),
+                            ("v_proj", spec.NKV * spec.HD), ("o_proj", spec.H)):
+            p2[x + proj + ".bias"] = torch.randn(width, generator=gen) * 0.3
+    c2 = dict(cfg, attention_bias=True)
+    s2 = ref.Spec(c2)
+    got = ref.forward(s2, p2, torch.tensor([ids]), capture=False)[0][0]
+    diff = float((got - cls(c2, p2).forward(ids)[0]).abs().max())
+    effect = float((got - ref.forward(spec, p, torch.tensor([ids]), capture=False)[0][0]).abs().max())
+    check(s2.qkv_bias and s2.o_bias and diff < 1e-4 and effect > 1e-2,
+          "%s: attention_bias true with q/k/v/o_proj biases added: reference.Spec reads them (qkv_bias %s, o_bias %s), "
+          "reference = %s (%.2e), the biases change prompt 4's logits by %.4f" % (
+              name, s2.qkv_bias, s2.o_bias, cls.__name__, diff, effect))
+
+
+def check_arcee(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    model = g["model"]
+    m = ArceeCheck(cfg, p)
+    check_against_golden(name, "ArceeCheck", m, g, st)
+    H, HD, F_, V = m.H, m.HD, cfg["intermediate_size"], spec.V
+    # the file: Llama's tensors without mlp.gate_proj, all BF16 as AFM ships
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    want = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "lm_head.weight": (V, H)}
+    for l in range(m.L):
+        x = "model.layers.%d." % l
+        want.update({x + "input_layernorm.weight": (H,), x + "post_attention_layernorm.weight": (H,),
+                     x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
+                     x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.o_proj.weight": (H, m.NH * HD),
+                     x + "mlp.up_proj.weight": (F_, H), x + "mlp.down_proj.weight": (H, F_)})
+    check({n: tuple(v[1].shape) for n, v in stored.items()} == want and all(v[0] == "BF16" for v in stored.values()),
+          "%s: the file holds exactly ArceeForCausalLM's %d tensors (per layer q/k/v/o_proj, the two norms, "
+          "mlp.up_proj / down_proj and no mlp.gate_proj; untied lm_head.weight), all BF16" % (name, len(want)))
+    # config.json: ArceeConfig's keys as AFM-4.5B's config.json holds them
+    rs = cfg["rope_scaling"]
+    spelling = (cfg["architectures"] == ["ArceeForCausalLM"] and cfg["model_type"] == "arcee" and
+                cfg["hidden_act"] == "relu2" and cfg.get("head_dim") == HD and cfg["attention_bias"] is False and
+                cfg["mlp_bias"] is False and "pretraining_tp" not in cfg and m.NKV < m.NH and
+                cfg["tie_word_embeddings"] is False and rs.get("rope_type") == rs.get("type") == "yarn" and
+                rs.get("mscale") == 1.0 and "mscale_all_dim" not in rs and "attention_factor" not in rs and
+                cfg["max_position_embeddings"] == rs["factor"] * rs["original_max_position_embeddings"] and
+                cfg["torch_dtype"] == "bfloat16" and cfg["transformers_version"].startswith("4."))
+    check(spelling, "%s: config.json in ArceeConfig's spelling (hidden_act relu2, head_dim %d listed, GQA %d, untied, "
+          "no pretraining_tp; rope_scaling %s, max_position_embeddings %d = factor x original)" % (
+              name, HD, m.NH // m.NKV, json.dumps(rs, sort_keys=True), cfg["max_position_embeddings"]))
+    # reference.Spec and golden.json read the MLP and the RoPE as ArceeCheck does
+    inv, factor = m.rope_table()
+    r_inv, r_factor = spec.rope["global"]
+    plain = 1.0 / cfg["rope_theta"] ** (torch.arange(0, HD, 2, dtype=torch.float32) / HD)
+    kept = int(torch.isclose(inv, plain, rtol=1e-6, atol=0.0).sum())
+    divided = int(torch.isclose(inv, plain / rs["factor"], rtol=1e-6, atol=0.0).sum())
+    bands = [kept, HD // 2 - kept - divided, divided]
+    same = (spec.act == "relu2" and not spec.mlp_gated and not spec.qkv_bias and not spec.o_bias and
+            not spec.mlp_bias and spec.HD == HD and spec.NKV == m.NKV and not spec.tied and
+            bool(((r_inv - inv).abs() <= 1e-7 * inv.abs()).all()) and abs(r_factor - factor) < 1e-12 and
+            abs(factor - (0.1 * math.log(rs["factor"]) + 1.0)) < 1e-12 and all(bands) and
+            model["yarn_pairs_kept_ramped_divided"] == bands and model["rope_attention_factor"] == r_factor and
+            model["rope_inv_freq"] == [float(x) for x in r_inv] and model["hidden_act"] == "relu2")
+    check(same, "%s: reference.Spec and golden.json read relu2 without a gate and YaRN x%g from %d (pairs kept / "
+          "ramped / divided %s, cos / sin x %.6f) as ArceeCheck does" % (
+              name, rs["factor"], rs["original_max_position_embeddings"], bands, factor))
+    # other spellings of the same rope_scaling read alike; null the default RoPE
+    readings = {}
+    for label, drop in (("only \"rope_type\"", "type"), ("only \"type\"", "rope_type"), ("no mscale", "mscale")):
+        s2 = ref.Spec(dict(cfg, rope_scaling={k: v for k, v in rs.items() if k != drop}))
+        readings[label] = torch.equal(s2.rope["global"][0], r_inv) and s2.rope["global"][1] == r_factor
+    s0 = ref.Spec(dict(cfg, rope_scaling=None))
+    ok = all(readings.values()) and torch.equal(s0.rope["global"][0], plain) and s0.rope["global"][1] == 1.0
+    check(ok, "%s: rope_scaling with %s reads alike; rope_scaling null gives the default RoPE (%s)" % (
+        name, ", ".join(readings), ", ".join("%s %s" % kv for kv in readings.items())))
+    ids = g["prompts"][4]["input_ids"]
+    check_what_if_effects(name, "ArceeCheck", model, {"mlp_silu": ("act", "silu"), "mlp_relu": ("act", "relu"),
+                                                      "rope_scaling": ("rope", "plain"),
+                                                      "rope_attention_factor": ("rope", "unscaled")},
+                          lambda: ArceeCheck(cfg, p), ids)
+    check_added_attention_biases(name, ArceeCheck, cfg, p, spec, ids)
+    cases = {"hidden_act silu": spec_refuses(cfg, {"hidden_act": "silu"}),
+             "mlp_bias true": spec_refuses(cfg, {"mlp_bias": True})}
+    wrong = [k for k, ok in cases.items() if not ok]
+    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
+                                                          " (accepted: %s)" % wrong if wrong else ""))
+
+
+class Dots1Check(LlamaCheck):
+    """Dots1ForCausalLM's forward pass again, from models/dots1/modular_dots1.py (the generated modeling_dots1.py of
+    transformers 4.53 - 4.57) and configuration_dots1.py, sharing nothing with reference.py but the safetensors reader:
+    Dots1Config's defaults and its layer types (layer_types, else `"sliding_attention" if sliding_window is not None and
+    i >= max_window_layers`); Dots1Attention (Qwen3Attention: q/k/v/o_proj with attention_bias, head_dim from
+    getattr(config, "head_dim", hidden_size // heads), q_norm / k_norm (Dots1RMSNorm over each head's head_dim values)
+    on the view into heads, then the rotate-half RoPE turned as complex numbers (LlamaCheck.rotary), per-head attention
+    with an explicit mask (i - W < j <= i on the sliding layers: create_sliding_window_causal_mask) and a hand-written
+    softmax (attend_heads), o_proj); Dots1DecoderLayer (DeepseekV3DecoderLayer): Dots1MLP (LlamaCheck.mlp) below
+    first_k_dense_replace, else Dots1MoE: Dots1TopkRouter (fp32 F.linear of mlp.gate.weight, deepseek_v3_route with
+    mlp.gate.e_score_correction_bias), Dots1MoE.moe's one_hot(...).permute(2, 0, 1) / where / index_add_ loop over the
+    per-expert Dots1MLPs, plus mlp.shared_experts (a Dots1MLP, no gate of its own).
+    What-ifs: `use_bias` (False: the choice on s alone), `groups` ((n_group, topk_group)), `scaling`, `score`
+    ("softmax"), `renorm` (False), `k`, `shared` (False: no shared expert), `windows` (per layer the window or None),
+    `norm_after_rope` (True: the q/k norms after the rotation). `router_inputs`: None, or a list that receives (layer, x)
+    per MoE call."""
+
+    # Dots1Config's defaults of the keys read here (4.53 - 4.57's __init__)
+    DEFAULTS = dict(num_key_value_heads=32, head_dim=None, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=10000.0,
+                    rope_scaling=None, attention_bias=False, tie_word_embeddings=False, moe_intermediate_size=1408,
+                    n_shared_experts=None, n_routed_experts=None, n_group=1, topk_group=1, num_experts_per_tok=None,
+                    first_k_dense_replace=0, norm_topk_prob=False, routed_scaling_factor=1.0, sliding_window=4096,
+                    max_window_layers=62, layer_types=None, mlp_bias=False)
+
+    def __init__(self, cfg, p):
+        super().__init__(cfg, p)  # (LlamaCheck's sizes, head_dim, attention_bias; no rope_scaling)
+        c = self.c
+        if c["hidden_act"] != "silu" or c["mlp_bias"]:  # (DeepseekV3MLP: bias=False)
+            raise ValueError("Dots1Check: hidden_act %r, mlp_bias %r" % (c["hidden_act"], c["mlp_bias"]))
+        types = c["layer_types"] or ["sliding_attention" if c["sliding_window"] is not None and
+                                     i >= c["max_window_layers"] else "full_attention" for i in range(self.L)]
+        self.windows = [c["sliding_window"] if t == "sliding_attention" else None for t in types]
+        self.E, self.k, self.dense = c["n_routed_experts"], c["num_experts_per_tok"], c["first_k_dense_replace"]
+        self.groups = (c["n_group"], c["topk_group"])
+        self.renorm, self.scaling = c["norm_topk_prob"], c["routed_scaling_factor"]
+        self.use_bias, self.score, self.shared, self.norm_after_rope = True, "sigmoid", True, False
+        self.router_inputs = None
+
+    def attention(self, l, x, angles):
+        pre, HD, T = "model.layers.%d.self_attn." % l, self.HD, x.shape[0]
+        q = self.linear(x, pre + "q_proj", self.qkv_bias).view(T, self.NH, HD)
+        k = self.linear(x, pre + "k_proj", self.qkv_bias).view(T, self.NKV, HD)
+        v = self.linear(x, pre + "v_proj", self.qkv_bias).view(T, self.NKV, HD)
+        wq, wk = self.p[pre + "q_norm.weight"], self.p[pre + "k_norm.weight"]
+        if not self.norm_after_rope:
+            q, k = self.rms(q, wq), self.rms(k, wk)
+        q, k = self.rotary(q, angles), self.rotary(k, angles)
+        if self.norm_after_rope:
+            q, k = self.rms(q, wq), self.rms(k, wk)
+        i, j = torch.arange(T).unsqueeze(1), torch.arange(T).unsqueeze(0)
+        allowed = j <= i
+        if self.windows[l] is not None:
+            allowed = allowed & (j > i - self.windows[l])
+        return self.linear(attend_heads(q, k, v, allowed), pre + "o_proj", self.o_bias)
+
+    def route(self, l, x):
+        """Dots1TopkRouter.forward on x (T, H): (chosen, weights, masked choice values, group scores)."""
+        pre = "model.layers.%d.mlp.gate." % l
+        logits = torch.nn.functional.linear(x.float(), self.p[pre + "weight"].float())
+        bias = self.p[pre + "e_score_correction_bias"] if self.use_bias else None
+        return deepseek_v3_route(logits, bias, *self.groups, self.k, self.renorm, self.scaling, self.score)
+
+    def moe(self, l, x):
+        """Dots1MoE.forward on one sequence x (T, H)."""
+        if self.router_inputs is not None:
+            self.router_inputs.append((l, x))
+        pre = "model.layers.%d.mlp." % l
+        chosen, weights = self.route(l, x)[:2]
+        out = torch.zeros_like(x)
+        mask = torch.nn.functional.one_hot(chosen, num_classes=self.E).permute(2, 0, 1)  # (E, T, k)
+        for e in range(self.E):
+            tok, slot = torch.where(mask[e])
+            if tok.numel():
+                out.index_add_(0, tok, self.swiglu(x[tok], pre + "experts.%d." % e) * weights[tok, slot].unsqueeze(-1))
+        if self.shared:  # `hidden_states + self.shared_experts(residuals)`
+            out = out + self.swiglu(x, pre + "shared_experts.")
+        return out
+
+    def swiglu(self, x, pre):  # Dots1MLP (DeepseekV3MLP): down_proj(silu(gate_proj(x)) * up_proj(x)), no biases
+        gate, up = self.linear(x, pre + "gate_proj", False), self.linear(x, pre + "up_proj", False)
+        return self.linear(torch.nn.functional.silu(gate) * up, pre + "down_proj", False)
+
+    def layer(self, l, h, angles):
+        pre = "model.layers.%d." % l
+        h = h + self.attention(l, self.rms(h, self.p[pre + "input_layernorm.weight"]), angles)
+        x = self.rms(h, self.p[pre + "post_attention_layernorm.weight"])
+        return h + (self.moe(l, x) if l >= self.dense else self.swiglu(x, pre + "mlp."))
+DOTS1_WHAT_IFS = {"router_bias": ("use_bias", False), "router_group_limit": ("groups", (1, 1)),
+                  "router_scaling": ("scaling", 1.0), "router_softmax": ("score", "softmax"),
+                  "router_unnormalised": ("renorm", False), "router_top1": ("k", 1), "shared_expert": ("shared", False),
+                  "qk_norm_after_rope": ("norm_after_rope", True)}
+
+
+def check_dots1(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    model = g["model"]
+    m = Dots1Check(cfg, p)
+    check_against_golden(name, "Dots1Check", m, g, st)
+    H, HD, V, E = m.H, m.HD, spec.V, m.E
+    F_, Fm = cfg["intermediate_size"], cfg["moe_intermediate_size"]
+    Fs = Fm * cfg["n_shared_experts"]
+    moe = [l >= m.dense for l in range(m.L)]
+    # the file: per layer Qwen3's attention tensors, a dense Dots1MLP or the router, its F32 bias, the per-expert
+    # Dots1MLPs and the shared experts; all BF16 but the bias
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    want = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "lm_head.weight": (V, H)}
+
+    def swiglu(x, width):
+        return {x + "gate_proj.weight": (width, H), x + "up_proj.weight": (width, H), x + "down_proj.weight": (H, width)}
+    for l in range(m.L):
+        x = "model.layers.%d." % l
+        want.update({x + "input_layernorm.weight": (H,), x + "post_attention_layernorm.weight": (H,),
+                     x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
+                     x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.o_proj.weight": (H, m.NH * HD),
+                     x + "self_attn.q_norm.weight": (HD,), x + "self_attn.k_norm.weight": (HD,)})
+        if not moe[l]:
+            want.update(swiglu(x + "mlp.", F_))
+            continue
+        want.update({x + "mlp.gate.weight": (E, H), x + "mlp.gate.e_score_correction_bias": (E,)})
+        want.update(swiglu(x + "mlp.shared_experts.", Fs))
+        for e in range(E):
+            want.update(swiglu(x + "mlp.experts.%d." % e, Fm))
+    dtypes = all(v[0] == ("F32" if n.endswith("e_score_correction_bias") else "BF16") for n, v in stored.items())
+    check({n: tuple(v[1].shape) for n, v in stored.items()} == want and dtypes,
+          "%s: the file holds exactly Dots1ForCausalLM's %d tensors (q_norm / k_norm (%d,), layers %s a dense "
+          "mlp.gate/up/down_proj of %d, the others mlp.gate (%d, %d), mlp.gate.e_score_correction_bias (%d,) F32, %d "
+          "experts of %d per expert and mlp.shared_experts of %d; untied), BF16 but the bias" % (
+              name, len(want), HD, [l for l in range(m.L) if not moe[l]], F_, E, H, E, E, Fm, Fs))
+    # config.json: Dots1Config's keys, layer types left to sliding_window / max_window_layers
+    lengths = [len(e["input_ids"]) for e in g["prompts"]]
+    W, first = cfg["sliding_window"], cfg["max_window_layers"]
+    spelling = (cfg["architectures"] == ["Dots1ForCausalLM"] and cfg["model_type"] == "dots1" and
+                "layer_types" not in cfg and "use_sliding_window" not in cfg and 0 < first < m.L and W < min(lengths)
+                and cfg.get("head_dim") == HD != H // m.NH and m.NKV < m.NH and 1 < cfg["n_group"] and
+                cfg["topk_group"] < cfg["n_group"] and cfg["norm_topk_prob"] is True and
+                cfg["routed_scaling_factor"] != 1.0 and cfg["scoring_func"] == "sigmoid" and 0 < m.dense < m.L and
+                cfg["n_shared_experts"] == 1 and cfg["rope_scaling"] is None and cfg["attention_bias"] is False and
+                cfg["tie_word_embeddings"] is False and cfg["torch_dtype"] == "bfloat16" and
+                cfg["transformers_version"].startswith("4."))
+    check(spelling, "%s: config.json in Dots1Config's spelling (no layer_types: sliding_window %d from max_window_layers "
+          "%d; head_dim %d != hidden / heads %d; %d of %d expert groups kept, top-%d, renormalised x %r, scoring_func "
+          "sigmoid, first_k_dense_replace %d, one shared expert; untied); every golden prompt (%s tokens) longer than the "
+          "window" % (name, W, first, HD, H // m.NH, cfg["topk_group"], cfg["n_group"], m.k,
+                      cfg["routed_scaling_factor"], m.dense, lengths))
+    # reference.Spec and golden.json read it as Dots1Check does
+    sliding = [w is not None for w in m.windows]
+    same = (spec.layer_sliding == sliding and spec.sliding_window == W and any(sliding) and not all(sliding) and
+            spec.qk_norm and not spec.qk_norm_after_rope and spec.qk_norm_names == ("q_norm", "k_norm") and
+            not spec.qk_norm_full and not spec.qk_norm_per_head and not spec.norm_offset and spec.HD == HD and
+            spec.NKV == m.NKV and spec.eps == cfg["rms_norm_eps"] and spec.attn_scale == HD ** -0.5 and
+            spec.layer_moe == moe and spec.router == "sigmoid" and (spec.n_group, spec.topk_group) == m.groups and
+            spec.top_k == m.k and spec.num_experts == E and spec.norm_topk_prob == m.renorm and
+            spec.routed_scaling_factor == m.scaling and spec.moe_intermediate == Fm and spec.shared_intermediate == Fs
+            and not spec.shared_gated and spec.mlp_gated and spec.F == F_ and not spec.qkv_bias and not spec.o_bias and
+            not spec.tied and model["layer_sliding"] == sliding and model["max_window_layers"] == first and
+            model["layer_types_in_config"] is None and model["dense_mlp_layers"] == [l for l in range(m.L) if not moe[l]]
+            and model["qk_norm_weight_shapes"] == [[HD], [HD]] and model["q_width"] == m.NH * HD)
+    check(same, "%s: reference.Spec and golden.json read the sliding layers %s (window %d), the q/k norms before RoPE, "
+          "the dense / MoE layers and the router as Dots1Check does" % (name, sliding, W))
+    # other spellings of the layer types: reference.Spec and Dots1Check agree on each
+    flipped = ["sliding_attention" if not s_ else "full_attention" for s_ in sliding]
+    readings = {"layer_types listed as Dots1Config writes them": dict(cfg, layer_types=[
+                    "sliding_attention" if s_ else "full_attention" for s_ in sliding]),
+                "use_sliding_window false (not read)": dict(cfg, use_sliding_window=False),
+                "sliding_window null": dict(cfg, sliding_window=None),
+                "max_window_layers 0": dict(cfg, max_window_layers=0),
+                "layer_types disagreeing with max_window_layers": dict(cfg, layer_types=flipped)}
+    got = {k: ([w is not None for w in Dots1Check(c2, p).windows], ref.Spec(c2).layer_sliding)
+           for k, c2 in readings.items()}
+    expect = {"layer_types listed as Dots1Config writes them": sliding, "use_sliding_window false (not read)": sliding,
+              "sliding_window null": [False] * m.L, "max_window_layers 0": [True] * m.L,
+              "layer_types disagreeing with max_window_layers": [not s_ for s_ in sliding]}
+    wrong = [k for k, (a, b) in got.items() if not a == b == expect[k]]
+    check(not wrong, "%s: reference.Spec reads the layer types as Dots1Check does with %s%s" % (
+        name, ", ".join(readings), " (differ: %s)" % wrong if wrong else ""))
+    # the routing again, from Dots1Check's router: the gaps (the k-th minus (k+1)-th masked choice value, the
+    # topk_group-th minus next group score) over the prompt tokens and the tokens fed back, the experts at each prompt's
+    # last position, prompt 4's expert usage and the tokens each router what-if reroutes
+    gaps, last_ok = [float("inf")] * 2, True
+    TG = m.groups[1]
+    for e in g["prompts"]:
+        m.router_inputs = []
+        m.forward(e["input_ids"] + e["greedy_ids"][:-1])
+        n = len(e["input_ids"])
+        for l, x in m.router_inputs:
+            chosen, _, choice, groups = m.route(l, x)
+            last_ok &= sorted(int(i) for i in chosen[n - 1]) == sorted(e["expert_ids_last"][l])
+            for i, part in enumerate((slice(0, n), slice(n, None))):
+                c_ = choice[part].sort(dim=-1, descending=True).values
+                g_ = groups[part].sort(dim=-1, descending=True).values
+                gaps[i] = min(gaps[i], float((c_[:, m.k - 1] - c_[:, m.k]).min()),
+                              float((g_[:, TG - 1] - g_[:, TG]).min()))
+    want_gaps = [model["routing_min_gap"], model["routing_min_gap_generated"]]
+    check(all(abs(a - b) < 1e-6 for a, b in zip(gaps, want_gaps)) and min(gaps) >= 1e-3 and last_ok,
+          "%s: Dots1Check's routing gaps (experts and groups; prompt %.6f / fed back %.6f) = golden.json's, >= 1e-3; "
+          "expert_ids_last reproduced" % (name, gaps[0], gaps[1]))
+    ids = g["prompts"][4]["input_ids"]
+    m.router_inputs = []
+    m.forward(ids)
+    inputs, m.router_inputs = dict(m.router_inputs), None
+    usage = {str(l): torch.bincount(m.route(l, x)[0].flatten(), minlength=E).tolist() for l, x in inputs.items()}
+    changed = {}
+    for key in ("router_bias", "router_group_limit", "router_softmax", "router_top1"):
+        m2 = copy.copy(m)
+        setattr(m2, *DOTS1_WHAT_IFS[key])
+        changed[key] = [sum(set(a.tolist()) != set(b.tolist()) for a, b in zip(m.route(l, inputs[l])[0],
+                                                                                m2.route(l, inputs[l])[0]))
+                        if l in inputs else None for l in range(m.L)]
+    check(usage == model["expert_usage_prompt4"] and all(min(u) > 0 for u in usage.values()) and
+          changed == model["router_changed_tokens_prompt4"] and len(ids) == model["prompt4_tokens"] and
+          all(n > 0 for n in changed["router_bias"] if n is not None),
+          "%s: Dots1Check's expert usage over prompt 4 (every expert chosen in each MoE layer) and the tokens each router "
+          "what-if reroutes (%s, of %d) = golden.json's" % (name, changed, len(ids)))
+    # the what-ifs
+    settings = dict(DOTS1_WHAT_IFS, sliding_window=("windows", [None] * m.L),
+                    sliding_window_first_layers=("windows", [W if l < first else None for l in range(m.L)]))
+    check_what_if_effects(name, "Dots1Check", model, settings, lambda: Dots1Check(cfg, p), ids)
+    check_added_attention_biases(name, Dots1Check, cfg, p, spec, ids)
+    cases = {"n_shared_experts null": spec_refuses(cfg, {"n_shared_experts": None}),
+             "no n_routed_experts": spec_refuses(cfg, drop=("n_routed_experts",)),
+             "scoring_func softmax": spec_refuses(cfg, {"scoring_func": "softmax"}),
+             "n_group 3 (not dividing 8)": spec_refuses(cfg, {"n_group": 3}),
+             "topk_group > n_group": spec_refuses(cfg, {"topk_group": cfg["n_group"] + 1}),
+             "top-k beyond the kept groups": spec_refuses(cfg, {"num_experts_per_tok": E // cfg["n_group"] + 1}),
+             "layer_types of another length": spec_refuses(cfg, {"layer_types": ["full_attention"] * (m.L - 1)}),
+             "sliding layers with sliding_window null": spec_refuses(cfg, {"sliding_window": None,
+                                                                           "layer_types": flipped}),
+             "max_window_layers null": spec_refuses(cfg, {"max_window_layers": None})}
+    wrong = [k for k, ok in cases.items() if not ok]
+    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
+                                                          " (accepted: %s)" % wrong if wrong else ""))
+
+
 def main():
     torch.set_num_threads(1)
     names = sorted(n for n in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, n)))
@@ -7549,6 +8218,8 @@ def main():
                 check_granite_hybrid(name, spec, p, g, st)
             if spec.arch == ref.HUNYUAN_DENSE:
                 check_hunyuan_dense(name, spec, p, g, st)
+            if spec.arch == ref.HUNYUAN_MOE:
+                check_hunyuan_moe(name, spec, p, g, st)
             if spec.arch == ref.LFM2:
                 check_lfm2(name, spec, p, g, st)
             if spec.arch == ref.LFM2_MOE:
@@ -7557,6 +8228,10 @@ def main():
                 check_nemotron_h(name, spec, p, g, st)
             if spec.arch == ref.NEMOTRON_H and spec.num_experts:
                 check_nemotron_h_moe(name, spec, p, g, st)
+            if spec.arch == ref.ARCEE:
+                check_arcee(name, spec, p, g, st)
+            if spec.arch == ref.DOTS1:
+                check_dots1(name, spec, p, g, st)
         if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
             check_hybrid_delta_rule_forms()
         if any(any(ref.Spec(fixture_config(n)).layer_mamba) for n in names):

@@ -71,6 +71,9 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | lfm2                | Lfm2ForCausalLM     | LFM2 (Liquid AI): gated short-conv layers (layer_types conv, conv, full_attention, conv, full_attention): in_proj rows B / C / x, y = C conv(B x) with a depthwise causal conv of conv_L_cache 3, no bias, no activation, out_proj; attention with per-head q_layernorm / k_layernorm before RoPE (theta 1e6), out_proj; SwiGLU feed_forward.w1 / w3 / w2 at the adjusted width 128 (block_ff_dim 192: int(2 x 192 / 3), rounded up to 32); operator_norm / ffn_norm / embedding_norm; GQA 2, tied, all BF16 |
 | lfm2-moe            | Lfm2MoeForCausalLM  | LFM2-MoE (LFM2-8B-A1B): LFM2's conv / attention layers (conv, full_attention, conv, conv, full_attention); layers 0-1 dense SwiGLU at intermediate_size 96 as it stands (no width rule), layers 2-4 a sigmoid MoE of 8 experts of 32, top-2 of s + feed_forward.expert_bias (F32), weights s / (sum + 1e-6) x routed_scaling_factor 1.5; per-expert feed_forward.experts.{e}.w1 / w3 / w2, router feed_forward.gate; GQA 2, tied, BF16 + F32 expert_bias |
 | nemotron-h          | NemotronHForCausalLM | Nemotron-H: hybrid_override_pattern "M-M*-" (Mamba-2, MLP, Mamba-2, attention, MLP), one norm and one mixer per block; Mamba-2 (zamba2's mixer) of 8 heads of 8 (width heads x head_dim 64; expand 2 unread) in 2 groups of B / C (d_state 16), conv 4 with bias + SiLU, dt = softplus(dt + dt_bias) floored at time_step_min 0.01 (bites), D skip, the gated RMSNorm per group of 32 (y silu(z) first), chunk_size 8; attention without any positional encoding (attention_head_dim 16, GQA 2); MLP down(relu(up x)^2), no gate; backbone.* names, untied, BF16 + F32 A_log / D / dt_bias |
+| arcee               | ArceeForCausalLM    | AFM-4.5B: Llama's layers with the ungated MLP down(relu(up x)^2) (hidden_act relu2, no gate_proj), YaRN x4 from 64 (both "rope_type" and "type", mscale 1.0 alone: attention factor 0.1 ln 4 + 1), head_dim listed, GQA 2, untied, all BF16 |
+| dots1               | Dots1ForCausalLM    | dots.llm1: Qwen3's attention (per-head q/k norms before RoPE, head_dim 24 != hidden/heads), sliding_window 16 from max_window_layers 2 (no layer_types: layers 2-3 slide), layer 0 dense SwiGLU, layers 1-3 DeepSeek-V3's MoE (sigmoid router + F32 e_score_correction_bias, 2 groups of 4 keep 1, top-2 renormalised x2.5, per-expert tensors, shared_experts without a gate), GQA 2, untied, BF16 + F32 bias |
+| hunyuan-moe         | HunYuanMoEV1ForCausalLM | Tencent Hunyuan-A13B as released (its config spelling: attention_head_dim and head_dim, per-layer moe_topk / moe_intermediate_size / num_shared_expert lists): hunyuan-dense's attention (query_layernorm / key_layernorm after RoPE, the alpha RoPE base), head_dim 24 != hidden/heads, every layer a softmax MoE (F32 router mlp.gate.wg, 8 experts top-2 renormalised, per-expert tensors of intermediate_size) plus an ungated shared_mlp, GQA 2, tied, BF16 + F32 router |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -990,6 +993,56 @@ MODELS += [
           router_std=0.35, bias_std=0.2,
           A_range=(1.0, 8.0), dt_bias_mean=-4.0, dt_bias_std=1.0, dt_proj_gain=0.2, conv_std=0.5, conv_bias_std=0.5,
           D_mean=1.0, D_std=0.5, qk_gain=2.0, final_norm_center=0.3, seeded=True), "BF16", "BF16"),
+    # Arcee's AFM-4.5B (ArceeForCausalLM; config.json shaped after arcee-ai/AFM-4.5B's: see config_for):
+    # models/arcee/modular_arcee.py, Llama's layers (LlamaAttention, LlamaRMSNorm, LlamaDecoderLayer) with ArceeMLP =
+    # NemotronMLP, down_proj(relu(up_proj(x))^2): no gate_proj in the file; reference.ungated_mlp. GQA 2 (4 heads of 16,
+    # head_dim listed = hidden / heads as AFM's), untied; rope_scaling YaRN x4 from 64 at theta 1e4 (max_position_embeddings
+    # 256 = 4 x 64): at head_dim 16 pair 0 kept, 1-2 ramped, 3-7 divided, cos / sin x (0.1 ln 4 + 1); all BF16 as AFM
+    # ships. What-ifs (golden.json's *_effect_prompt4): the activation read as SiLU (LlamaConfig's default hidden_act;
+    # still ungated: there is no gate_proj to gate with), as a plain ReLU, plain RoPE, YaRN's frequencies without the
+    # attention factor
+    ("arcee", 69000, "ArceeForCausalLM", "arcee",
+     dict(H=64, L=3, NH=4, NKV=2, HD=16, F=128, tied=False, theta=10000.0,
+          rope_scaling={"beta_fast": 32.0, "beta_slow": 1.0, "factor": 4.0, "mscale": 1.0,
+                        "original_max_position_embeddings": 64, "rope_type": "yarn", "type": "yarn"},
+          seeded=True), "BF16", "BF16"),
+    # rednote-hilab's dots.llm1 (Dots1ForCausalLM; config.json shaped after dots.llm1.inst's: see config_for):
+    # models/dots1/modular_dots1.py, Qwen3's attention (q_norm / k_norm RMSNorms over each head's head_dim before RoPE;
+    # head_dim 24 with 4 heads: q width 96 != hidden 64; 2 kv heads) in DeepSeek-V3's decoder layer: layer 0 (<
+    # first_k_dense_replace 1) a gated SiLU MLP of intermediate_size 128, layers 1-3 Dots1MoE: Dots1TopkRouter (fp32
+    # logits, s = sigmoid, the choice on s + the F32 mlp.gate.e_score_correction_bias (std bias_std) within the best
+    # topk_group 1 of n_group 2 groups of 4 experts (a group scores the sum of its two best), top-2, the chosen s / (sum
+    # + 1e-20) (norm_topk_prob) x routed_scaling_factor 2.5) over 8 per-expert SwiGLU experts of 32, plus
+    # mlp.shared_experts of 1 x 32 (no gate on it); sliding_window 16 with max_window_layers 2 and no layer_types: layers
+    # 2-3 slide, 0-1 are full (every golden prompt, 21 to 144 tokens, is longer than the window); untied; BF16 matrices
+    # and norms, F32 correction bias. What-ifs: the router's (no correction bias, no group limit, routed_scaling_factor
+    # 1, softmax scores, not renormalised, top-1, no shared expert), no window, the window on layers < max_window_layers
+    # instead, the q/k norms after RoPE
+    ("dots1", 70000, "Dots1ForCausalLM", "dots1",
+     dict(H=64, L=4, NH=4, NKV=2, HD=24, F=128, tied=False, theta=10000.0, E=8, k=2, Fm=32, n_shared=1, n_group=2,
+          topk_group=1, scaling=2.5, norm_topk=True, router_std=0.2, bias_std=0.1, window=16, max_window_layers=2,
+          first_k_dense=1, seeded=True), "BF16", "BF16"),
+    # Tencent Hunyuan-A13B (HunYuanMoEV1ForCausalLM; config.json in tencent/Hunyuan-A13B-Instruct's spelling with
+    # transformers' model_type: see config_for): models/hunyuan_v1_moe/modular_hunyuan_v1_moe.py, hunyuan-dense's
+    # attention (HunYuanMoEV1Attention: q/k RMSNorms self_attn.query_layernorm / key_layernorm (head_dim,) AFTER RoPE,
+    # around qk_norm_center with std qk_norm_std as there) and RoPE (rope_scaling {"type": "dynamic", "alpha": 1000.0,
+    # ...}: base 1e4 x 1000^(24/22)), head_dim 24 with 4 heads (q width 96 != hidden 64; attention_head_dim listed beside
+    # it, as released), 2 kv heads; every layer HunYuanMoEV1Moe: the fp32 router mlp.gate.wg (E, H) stored F32 (the
+    # nn.Linear is built with dtype=torch.float32), softmax over 8 experts, top-2 renormalised, experts of
+    # intermediate_size 48 (2 x 48 != hidden 64, so that transformers 5's stacked (E, 2I, H) layout is unambiguous) per
+    # expert as released, plus mlp.shared_mlp of intermediate_size added without a gate; tied as released
+    # (hunyuan-dense's small embeddings, branch gain and final norm for the tied head); BF16 weights and norms, F32
+    # router. What-ifs: hunyuan-dense's four (q/k norms before RoPE, none, plain RoPE at rope_theta, base rope_theta x
+    # alpha), the sigmoid in place of the softmax, the top-k not renormalised, top-1, no shared_mlp. Seeds 71000 to
+    # 71038 failed the thresholds (the margins, the routing gaps over the prompt and fed-back tokens, every expert chosen
+    # over prompt 4 in every layer): 71039 (smallest greedy margin 0.0075, routing gaps 0.0010 / 0.0020, six distinct
+    # outputs)
+    ("hunyuan-moe", 71039, "HunYuanMoEV1ForCausalLM", "hunyuan_v1_moe",
+     dict(H=64, L=3, NH=4, NKV=2, HD=24, F=48, E=8, k=2, tied=True, theta=10000.0,
+          rope_scaling={"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0, "mscale": 1.0,
+                        "mscale_all_dim": 1.0, "type": "dynamic"},
+          embed_std=0.05, branch_gain=4.0, final_norm_center=4.0, qk_norm_center=2.0, qk_norm_std=0.3, router_std=0.2,
+          seeded=True), "BF16", "BF16"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -1323,6 +1376,23 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "pretraining_tp": 1, "rms_norm_eps": 1e-05, "rope_scaling": dict(sorted(d["rope_scaling"].items())),
                   "rope_theta": d["theta"], "tie_word_embeddings": d["tied"], "transformers_version": "4.56.0",
                   "use_qk_norm": True})
+    elif mtype == "hunyuan_v1_moe":
+        # as tencent/Hunyuan-A13B-Instruct's config.json has it (HunYuanMoEV1ForCausalLM), with transformers' model_type
+        # hunyuan_v1_moe (the release's remote-code "hunyuan" would not load natively): hunyuan-dense's keys (head_dim,
+        # attention_bias / mlp_bias false, rope_scaling dynamic with alpha and its unread factor / beta / mscale keys,
+        # use_qk_norm, eod_token_id, pretraining_tp, rms_norm_eps 1e-5, tied) plus the release's attention_head_dim (=
+        # head_dim: transformers reads head_dim, Tencent's remote code attention_head_dim), num_experts an int (5.x's
+        # @strict HunYuanMoEV1Config types it int), moe_topk, moe_intermediate_size (= intermediate_size: transformers
+        # sizes the experts by intermediate_size) and num_shared_expert (1) as per-layer lists, use_mixed_mlp_moe true,
+        # use_cla false; the sizes the fixture's, max_position_embeddings 32768
+        L = d["L"]
+        c.update({"attention_bias": False, "attention_head_dim": d["HD"], "bos_token_id": eot, "eod_token_id": eot,
+                  "eos_token_id": im_end, "head_dim": d["HD"], "hidden_act": "silu", "max_position_embeddings": 32768,
+                  "mlp_bias": False, "moe_intermediate_size": [d["F"]] * L, "moe_topk": [d["k"]] * L,
+                  "num_experts": d["E"], "num_shared_expert": [1] * L, "pretraining_tp": 1, "rms_norm_eps": 1e-05,
+                  "rope_scaling": dict(sorted(d["rope_scaling"].items())), "rope_theta": d["theta"],
+                  "tie_word_embeddings": d["tied"], "transformers_version": "4.56.0", "use_cla": False,
+                  "use_mixed_mlp_moe": True, "use_qk_norm": True})
     elif mtype == "gpt_oss":
         # as openai/gpt-oss-20b's config.json has it (experts_per_token and initial_context_length
         # beside their transformers names, swiglu_limit, rope_scaling yarn with truncate false,
@@ -1700,6 +1770,36 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
         c = {"architectures": [arch], "boi_token_index": 12, "eoi_token_index": 13, "image_token_index": 10,
              "model_type": "llama4", "text_config": text, "tie_word_embeddings": d["tied"], "torch_dtype": torch_dtype,
              "transformers_version": "4.51.0", "vision_config": vision}
+    elif mtype == "arcee":
+        # shaped after arcee-ai/AFM-4.5B's config.json (ArceeConfig as transformers 4.53 writes it, keys sorted): head_dim
+        # listed (= hidden / heads, as AFM's 128 = 2560 / 20), hidden_act relu2, attention_bias / mlp_bias false, no
+        # pretraining_tp (ArceeConfig deletes it), rms_norm_eps 1e-5, untied; rope_scaling YaRN written with both
+        # "rope_type" and "type" "yarn", beta_fast 32.0 / beta_slow 1.0 and an mscale 1.0 without mscale_all_dim (so the
+        # attention factor is YaRN's default 0.1 ln(factor) + 1, in transformers' _compute_yarn_parameters as in
+        # abliterate's parse_yarn), the factor and original_max_position_embeddings the fixture's, max_position_embeddings
+        # = factor x original (see qwen3-yarn: 4.51-4.55 took the factor from their ratio); token ids this tokenizer's
+        rs = d["rope_scaling"]
+        c.update({"attention_bias": False, "head_dim": d["HD"], "hidden_act": "relu2",
+                  "max_position_embeddings": int(rs["factor"] * rs["original_max_position_embeddings"]),
+                  "mlp_bias": False, "rms_norm_eps": 1e-05, "rope_scaling": dict(sorted(rs.items())),
+                  "rope_theta": d["theta"], "tie_word_embeddings": d["tied"], "transformers_version": "4.53.0"})
+    elif mtype == "dots1":
+        # shaped after rednote-hilab/dots.llm1.inst's config.json (Dots1ForCausalLM, model_type dots1, keys sorted; as
+        # far as its keys are known here):
+        # first_k_dense_replace, n_routed_experts / num_experts_per_tok / n_shared_experts / moe_intermediate_size,
+        # n_group / topk_group, norm_topk_prob true, routed_scaling_factor, scoring_func "sigmoid" (not read by
+        # Dots1Config), attention_bias false, rms_norm_eps 1e-5, rope_scaling null, untied; the fixture's sizes, expert
+        # groups (2 of 4, the best 1 kept: the release has 1 group), head_dim listed and != hidden / heads (Dots1Config
+        # has no such field: Dots1Attention's getattr reads the leftover attribute), and a sliding_window with
+        # max_window_layers < num_hidden_layers (the release: no layer slides), no layer_types key (Dots1Config derives
+        # them: layers i >= max_window_layers slide); token ids this tokenizer's
+        c.update({"attention_bias": False, "first_k_dense_replace": d["first_k_dense"], "head_dim": d["HD"],
+                  "hidden_act": "silu", "max_position_embeddings": 32768, "max_window_layers": d["max_window_layers"],
+                  "moe_intermediate_size": d["Fm"], "n_group": d["n_group"], "n_routed_experts": d["E"],
+                  "n_shared_experts": d["n_shared"], "norm_topk_prob": d["norm_topk"], "num_experts_per_tok": d["k"],
+                  "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": d["theta"],
+                  "routed_scaling_factor": d["scaling"], "scoring_func": "sigmoid", "sliding_window": d["window"],
+                  "tie_word_embeddings": d["tied"], "topk_group": d["topk_group"], "transformers_version": "4.53.0"})
     else:
         raise ValueError(mtype)
     return dict(sorted(c.items()))
@@ -1986,9 +2086,10 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
             add(p + "self_attn.%s.weight" % kn, norm_dtype, ks, qnc, d.get("qk_norm_std", 0.2))
         if spec.layer_moe[l]:
             E, Fm = spec.num_experts, spec.moe_intermediate
-            # (ERNIE 4.5's gate stays F32: _keep_in_fp32_modules_strict)
-            add(ref.router_weight_name(spec, p), "F32" if spec.router == "ernie" else mat_dtype, (E, H), 0.0,
-                d["router_std"])
+            # (ERNIE 4.5's gate stays F32: _keep_in_fp32_modules_strict; HunYuan-MoE's HunYuanMoEV1Gate.wg is built
+            # with dtype=torch.float32)
+            add(ref.router_weight_name(spec, p), "F32" if spec.router == "ernie" or spec.expert_naming == "hunyuan" else
+                mat_dtype, (E, H), 0.0, d["router_std"])
             if spec.expert_naming == "granite":
                 # stacked as Granite-MoE's checkpoints hold them (GraniteMoeParallelExperts.weight)
                 Fs = spec.shared_intermediate
@@ -2066,7 +2167,8 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
             add(p + "mlp.gate_up_proj.weight", mat_dtype, (2 * F, H), 0.0, 1 / math.sqrt(H))
             add(p + "mlp.down_proj.weight", mat_dtype, (H, F), 0.0, out_std(F))
         else:
-            add(p + "mlp.gate_proj.weight", mat_dtype, (F, H), 0.0, 1 / math.sqrt(H))
+            if spec.mlp_gated:  # (Arcee's ArceeMLP has no gate_proj)
+                add(p + "mlp.gate_proj.weight", mat_dtype, (F, H), 0.0, 1 / math.sqrt(H))
             add(p + "mlp.up_proj.weight", mat_dtype, (F, H), 0.0, 1 / math.sqrt(H))
             add(p + "mlp.down_proj.weight", mat_dtype, (H, F), 0.0, out_std(F))
             if spec.mlp_bias:  # Llama's mlp_bias
@@ -2690,7 +2792,7 @@ def family_description(spec, p, golden):
     golden model. Returns (model keys, per-prompt keys, routing gaps or None)."""
     desc = {}
     if spec.arch in ref.GEMMA or spec.arch in ("Phi3ForCausalLM", ref.GPT_OSS, ref.COHERE[1], ref.OLMO3, ref.EXAONE4,
-                                               ref.PHIMOE):
+                                               ref.PHIMOE, ref.DOTS1):
         desc["layer_sliding"] = spec.layer_sliding
     if spec.arch in ref.GEMMA:
         prefix, _ = ref.weight_names(spec, p)
@@ -2783,12 +2885,18 @@ def family_description(spec, p, golden):
         desc.update(llama4_description(spec, p, golden))
     if spec.arch == ref.HUNYUAN_DENSE:
         desc.update(hunyuan_dense_description(spec, p, golden))
+    if spec.arch == ref.HUNYUAN_MOE:
+        desc.update(hunyuan_moe_description(spec, p, golden))
     if spec.arch == ref.LFM2:
         desc.update(lfm2_description(spec, p, golden))
     if spec.arch == ref.LFM2_MOE:
         desc.update(lfm2_moe_description(spec, p, golden))
     if spec.arch == ref.NEMOTRON_H:
         desc.update(nemotron_h_description(spec, p, golden))
+    if spec.arch == ref.ARCEE:
+        desc.update(arcee_description(spec, p, golden))
+    if spec.arch == ref.DOTS1:
+        desc.update(dots1_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -2857,19 +2965,24 @@ def sigmoid_router_description(spec, p, golden):
     scaling, and (norm_topk_prob false only) with the top-k weights renormalised."""
     ids = torch.tensor([golden["prompts"][4]["input_ids"]])
     logits = ref.forward(spec, p, ids, capture=False)[0]
+    out = {"router": "sigmoid", "n_group": spec.n_group, "topk_group": spec.topk_group,
+           "routed_scaling_factor": spec.routed_scaling_factor}
+    out.update(what_if_effects("the router", sigmoid_router_what_ifs(spec, p), ids, logits, prefix="router_"))
+    return out
+
+
+def sigmoid_router_what_ifs(spec, p):
+    """sigmoid_router_description's what-ifs, in its order, as (name, (spec, params)) pairs: `bias` (the choice without
+    e_score_correction_bias: zeroed), `group_limit` (n_group = topk_group = 1; only where there are groups, n_group >
+    1), `scaling` (routed_scaling_factor 1) and `norm_topk_prob` (the weights renormalised; DeepseekV3Config's default
+    true, only where norm_topk_prob is false)."""
     unbiased = {n: (torch.zeros_like(t) if n.endswith("e_score_correction_bias") else t) for n, t in p.items()}
     ungrouped, unscaled, renormed = copy.copy(spec), copy.copy(spec), copy.copy(spec)
     ungrouped.n_group = ungrouped.topk_group = 1
     unscaled.routed_scaling_factor = 1.0
     renormed.norm_topk_prob = True
-    out = {"router": "sigmoid", "n_group": spec.n_group, "topk_group": spec.topk_group,
-           "routed_scaling_factor": spec.routed_scaling_factor}
-    # the group limit only where there are groups (n_group > 1); the renormalisation (DeepseekV3Config's
-    # default norm_topk_prob true) only where norm_topk_prob is false
-    effects = [("bias", (spec, unbiased))] + ([("group_limit", (ungrouped, p))] if spec.n_group > 1 else []) + \
+    return [("bias", (spec, unbiased))] + ([("group_limit", (ungrouped, p))] if spec.n_group > 1 else []) + \
         [("scaling", (unscaled, p))] + ([("norm_topk_prob", (renormed, p))] if not spec.norm_topk_prob else [])
-    out.update(what_if_effects("the router", effects, ids, logits, prefix="router_"))
-    return out
 
 
 def deepseek_v2_router_description(spec, p, golden):
@@ -3184,25 +3297,87 @@ def hunyuan_dense_what_ifs(spec, p):
 
 def hunyuan_dense_description(spec, p, golden):
     """Extra golden.json model keys of HunYuan-Dense (HunYuanDenseV1ForCausalLM): the q/k norms (names, shapes,
-    placement), the RoPE (rope_scaling as config.json has it, alpha, the base and the inverse frequencies), and how much
-    prompt 4's logits would change under each of hunyuan_dense_what_ifs (`<name>_effect_prompt4`, each > 1e-2)."""
+    placement), the RoPE (rope_scaling as config.json has it, alpha, the base and the inverse frequencies):
+    hunyuan_attention_keys, and how much prompt 4's logits would change under each of hunyuan_dense_what_ifs
+    (`<name>_effect_prompt4`, each > 1e-2)."""
     ids = golden["prompts"][4]["input_ids"]
     logits = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
+    out = hunyuan_attention_keys(spec, golden)
+    out.update(what_if_effects(spec.arch, hunyuan_dense_what_ifs(spec, p), torch.tensor([ids]), logits))
+    return out
+
+
+def hunyuan_attention_keys(spec, golden):
+    """golden.json model keys of the attention and RoPE HunYuan-Dense and HunYuan-MoE share: the q/k norms (names,
+    shapes, placement), rope_scaling as config.json has it, alpha, the base and the inverse frequencies, and the longest
+    sequence (asserted within max_position_embeddings: the dynamic update never fires)."""
     c, HD = spec.cfg, spec.HD
     longest = max(len(e["input_ids"]) for e in golden["prompts"]) + golden["max_new_tokens"] - 1
     assert longest <= c["max_position_embeddings"], "the dynamic RoPE update would fire"
-    out = {"qk_norm": "RMSNorm over each head's head_dim values (eps rms_norm_eps), one (head_dim,) weight shared by "
-                      "every head, applied to q and k AFTER RoPE (HunYuanDenseV1Attention.forward)",
-           "qk_norm_weights": ["self_attn.%s.weight" % n for n in spec.qk_norm_names],
-           "qk_norm_weight_shapes": [[HD], [HD]], "use_qk_norm_in_config": c.get("use_qk_norm"),
-           "rms_norm_eps": spec.eps, "q_width": spec.NH * HD, "rope_theta": spec.theta,
-           "rope_scaling_in_config": c["rope_scaling"], "rope_alpha": spec.rope_alpha,
-           "rope_rule": "base = rope_theta * alpha ** (head_dim / (head_dim - 2)) (a double), inv_freq_i = 1 / "
-                        "base ** (fp32(2i) / head_dim) in fp32, rotate-half pairs (i, i + head_dim / 2), cos / sin x 1; "
-                        "rope_scaling's factor / beta / mscale keys unread",
-           "rope_base": spec.rope_base, "rope_inv_freq": [float(x) for x in spec.inv_freq],
-           "max_position_embeddings": c["max_position_embeddings"], "longest_sequence": longest}
-    out.update(what_if_effects(spec.arch, hunyuan_dense_what_ifs(spec, p), torch.tensor([ids]), logits))
+    attention = "HunYuanMoEV1Attention" if spec.arch == ref.HUNYUAN_MOE else "HunYuanDenseV1Attention"
+    return {"qk_norm": "RMSNorm over each head's head_dim values (eps rms_norm_eps), one (head_dim,) weight shared by "
+                        "every head, applied to q and k AFTER RoPE (%s.forward)" % attention,
+            "qk_norm_weights": ["self_attn.%s.weight" % n for n in spec.qk_norm_names],
+            "qk_norm_weight_shapes": [[HD], [HD]], "use_qk_norm_in_config": c.get("use_qk_norm"),
+            "rms_norm_eps": spec.eps, "q_width": spec.NH * HD, "rope_theta": spec.theta,
+            "rope_scaling_in_config": c["rope_scaling"], "rope_alpha": spec.rope_alpha,
+            "rope_rule": "base = rope_theta * alpha ** (head_dim / (head_dim - 2)) (a double), inv_freq_i = 1 / "
+                         "base ** (fp32(2i) / head_dim) in fp32, rotate-half pairs (i, i + head_dim / 2), cos / sin "
+                         "x 1; rope_scaling's factor / beta / mscale keys unread",
+            "rope_base": spec.rope_base, "rope_inv_freq": [float(x) for x in spec.inv_freq],
+            "max_position_embeddings": c["max_position_embeddings"], "longest_sequence": longest}
+
+
+def hunyuan_moe_what_ifs(spec, p):
+    """HunYuan-MoE's what-ifs, name -> (spec, params): hunyuan_dense_what_ifs' four of the shared attention and RoPE
+    (qk_norm_before_rope, qk_norm, rope_plain_theta, rope_alpha_exponent_one), and of the MoE `router_sigmoid` (the
+    scores sigmoid(logits) in place of the softmax, the same top-k then renormalised), `router_unnormalised` (the top-k
+    softmax probabilities not divided by their sum, as Qwen2-MoE's norm_topk_prob false), `router_top1` (moe_topk read as
+    1: the best expert alone, weight 1) and `shared_mlp` (no shared_mlp: use_mixed_mlp_moe read as Tencent's remote code
+    would read false)."""
+    out = dict(hunyuan_dense_what_ifs(spec, p))
+    sigmoid, unnormed, top1, unshared = (copy.copy(spec) for _ in range(4))
+    sigmoid.router_score = "sigmoid"
+    unnormed.norm_topk_prob = False
+    top1.top_k = 1
+    unshared.shared_intermediate = 0
+    out.update({"router_sigmoid": (sigmoid, p), "router_unnormalised": (unnormed, p), "router_top1": (top1, p),
+                "shared_mlp": (unshared, p)})
+    return out
+
+
+def hunyuan_moe_description(spec, p, golden):
+    """Extra golden.json model keys of HunYuan-MoE (HunYuanMoEV1ForCausalLM): hunyuan_attention_keys, the MoE (the keys
+    of config.json transformers leaves unread, the rule, the router's and experts' names and dtype), per layer how many
+    of prompt 4's tokens choose each expert (`expert_usage_prompt4`: build_one requires every expert chosen in every
+    layer), and how much prompt 4's logits would change under each of hunyuan_moe_what_ifs (`<name>_effect_prompt4`,
+    each > 1e-2); besides the MoE keys family_description adds."""
+    ids = golden["prompts"][4]["input_ids"]
+    trace = {}
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)[0]
+    c, H, E, F = spec.cfg, spec.H, spec.num_experts, spec.F
+    assert spec.NH * spec.HD != H and 2 * F != H and all(spec.layer_moe) and spec.norm_topk_prob, \
+        "HunYuan-MoE's fixture: q width != hidden, 2 x intermediate != hidden, every layer MoE, renormalised"
+    pre = "model.layers.0."
+    out = hunyuan_attention_keys(spec, golden)
+    out.update({
+        "attention_head_dim_in_config": c.get("attention_head_dim"), "head_dim_in_config": c.get("head_dim"),
+        "num_experts_in_config": c["num_experts"], "moe_topk_in_config": c["moe_topk"], "intermediate_size": F,
+        "moe_intermediate_size_in_config": c.get("moe_intermediate_size"),
+        "num_shared_expert_in_config": c.get("num_shared_expert"),
+        "use_mixed_mlp_moe_in_config": c.get("use_mixed_mlp_moe"), "use_cla_in_config": c.get("use_cla"),
+        "moe_rule": "h = post_attention_layernorm(x); logits = h W^T in fp32 with mlp.gate.wg.weight (%d, %d); p = "
+                    "softmax(logits) over all %d experts; the top %d of p, weights p / (their sum) (no epsilon); out = "
+                    "sum_k weight_k down_e(silu(gate_e h) up_e h) + down_s(silu(gate_s h) up_s h) (mlp.shared_mlp, "
+                    "weight 1, no gate of its own); x + out; every layer" % (E, H, E, spec.top_k),
+        "router_weight": ref.router_weight_name(spec, pre), "router_dtype": "F32",
+        "expert_layout": "per expert: mlp.experts.{e}.gate_proj / up_proj (%d, %d), down_proj (%d, %d); "
+                         "mlp.shared_mlp.gate_proj / up_proj (%d, %d), down_proj (%d, %d): all intermediate_size "
+                         "wide" % (F, H, H, F, F, H, H, F),
+        "expert_usage_prompt4": {str(l): torch.bincount(trace["router"][l][1].flatten(), minlength=E).tolist()
+                                 for l in range(spec.L)},
+        "prompt4_tokens": len(ids)})
+    out.update(what_if_effects("HunYuan-MoE", hunyuan_moe_what_ifs(spec, p), torch.tensor([ids]), logits))
     return out
 
 
@@ -3498,7 +3673,8 @@ NEMOTRON_H_ROUTER_WHAT_IFS = ("router_bias", "router_softmax", "router_top1")
 def nemotron_h_moe_what_ifs(spec, p):
     """Nemotron-H's MoE what-ifs (beside sigmoid_router_description's router_bias, the choice without
     e_score_correction_bias, and router_scaling, routed_scaling_factor read as 1), name -> (spec, params), each a
-    reading an engine could take of NVIDIA-Nemotron-3-Nano: `router_softmax` (the scores a softmax over the experts in
+    reading an engine could take of NVIDIA-Nemotron-3-Nano (and of dots.llm1, whose Dots1MoE is DeepseekV3MoE too:
+    dots1_what_ifs): `router_softmax` (the scores a softmax over the experts in
     place of the sigmoid; the bias, choice, renormalisation and scaling kept), `router_unnormalised` (the chosen s not
     divided by their sum), `router_top1` (num_experts_per_tok read as 1: the best expert alone, its weight s / (s +
     1e-20) x routed_scaling_factor), `shared_expert` (no shared expert: n_shared_experts or the shared width left
@@ -3528,8 +3704,7 @@ def nemotron_h_moe_keys(spec, p, golden, trace):
         "MoE and dense MLP layers, routed_scaling_factor != 1, renormalised, a shared width of its own"
     usage = {str(l): torch.bincount(trace["router"][l][1].flatten(), minlength=E).tolist() for l in moe}
     what_ifs = dict(nemotron_h_moe_what_ifs(spec, p))
-    what_ifs["router_bias"] = (spec, {n: (torch.zeros_like(t) if n.endswith("e_score_correction_bias") else t)
-                                      for n, t in p.items()})
+    what_ifs["router_bias"] = dict(sigmoid_router_what_ifs(spec, p))["bias"]
 
     def experts(s, q, l):  # (the router inputs held: the model's own over prompt 4)
         pre = "backbone.layers.%d." % l
@@ -3565,6 +3740,120 @@ def nemotron_h_moe_keys(spec, p, golden, trace):
             "correction_bias": ref.correction_bias_name(spec, pre),
             "expert_usage_prompt4": usage,
             "router_changed_tokens_prompt4": changed}
+
+
+def arcee_what_ifs(spec, p):
+    """Arcee's what-ifs, name -> (spec, params), each a reading an engine could take of AFM-4.5B: `mlp_silu` (hidden_act
+    read as SiLU, LlamaConfig's default, the MLP still ungated: the file has no gate_proj to gate with), `mlp_relu`
+    (relu2 read as a plain ReLU, without the square), `rope_attention_factor` (YaRN's frequencies with cos / sin left
+    unscaled); plain RoPE (rope_scaling ignored) is scaled_rope_description's rope_scaling."""
+    silu, relu, unscaled = (copy.copy(spec) for _ in range(3))
+    silu.act, relu.act = "silu", "relu"
+    unscaled.rope = {"global": (spec.inv_freq, 1.0)}
+    return {"mlp_silu": (silu, p), "mlp_relu": (relu, p), "rope_attention_factor": (unscaled, p)}
+
+
+def arcee_description(spec, p, golden):
+    """Extra golden.json model keys of Arcee (ArceeForCausalLM): the MLP (relu2, no gate_proj), the YaRN rope (as
+    config.json has it, its bands, attention factor and inverse frequencies: scaled_rope_description, which also gives
+    plain RoPE's effect), and how much prompt 4's logits would change under each of arcee_what_ifs
+    (`<name>_effect_prompt4`, each > 1e-2)."""
+    ids = golden["prompts"][4]["input_ids"]
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
+    c, H, F = spec.cfg, spec.H, spec.F
+    kept, ramped, divided = yarn_bands(spec)
+    assert kept and ramped and divided, "the YaRN bands must all be present: %d kept, %d ramped, %d divided" % (
+        kept, ramped, divided)
+    assert not spec.mlp_gated and spec.act == "relu2" and spec.NKV < spec.NH and not spec.tied
+    longest = max(len(e["input_ids"]) for e in golden["prompts"]) + golden["max_new_tokens"] - 1
+    assert longest <= c["max_position_embeddings"]
+    out = {"mlp": "mlp.down_proj (%d, %d) (relu(mlp.up_proj (%d, %d) h)^2): hidden_act relu2 (ArceeMLP = NemotronMLP), "
+                  "no gate_proj, no biases" % (H, F, F, H),
+           "hidden_act": c["hidden_act"], "intermediate_size": F, "rms_norm_eps": spec.eps, "rope_theta": spec.theta,
+           "rope_scaling_in_config": c["rope_scaling"], "yarn_pairs_kept_ramped_divided": [kept, ramped, divided],
+           "max_position_embeddings": c["max_position_embeddings"], "longest_sequence": longest}
+    out.update(scaled_rope_description(spec, p, golden))
+    out.update(what_if_effects("Arcee", arcee_what_ifs(spec, p), torch.tensor([ids]), logits))
+    return out
+
+
+DOTS1_ROUTER_WHAT_IFS = ("router_bias", "router_group_limit", "router_softmax", "router_top1")
+
+
+def dots1_what_ifs(spec, p):
+    """dots.llm1's what-ifs beside sigmoid_router_description's (router_bias, router_group_limit, router_scaling), name ->
+    (spec, params): nemotron_h_moe_what_ifs' router_softmax, router_unnormalised, router_top1 and shared_expert
+    (Dots1MoE is DeepseekV3MoE, as NemotronHMoE's routing is), `sliding_window` (no window on any layer: a reader that
+    waits for a use_sliding_window switch, as Qwen2's configs have, or finds no layer_types), `sliding_window_first_layers`
+    (the window on the layers below max_window_layers instead of from it on) and `qk_norm_after_rope` (q_norm / k_norm
+    applied after the rotation)."""
+    out = dict(nemotron_h_moe_what_ifs(spec, p))
+    unwindowed, flipped, after = (copy.copy(spec) for _ in range(3))
+    unwindowed.layer_sliding = [False] * spec.L
+    first = spec.cfg["max_window_layers"]
+    flipped.layer_sliding = [l < first for l in range(spec.L)]
+    after.qk_norm_after_rope = True
+    out.update({"sliding_window": (unwindowed, p), "sliding_window_first_layers": (flipped, p),
+                "qk_norm_after_rope": (after, p)})
+    return out
+
+
+def dots1_description(spec, p, golden):
+    """Extra golden.json model keys of dots.llm1 (Dots1ForCausalLM): the attention (Qwen3's per-head q/k norms before
+    RoPE, head_dim), the layer types (derived from sliding_window / max_window_layers, or listed), the dense and MoE
+    layers, the router and expert names, per MoE layer how many of prompt 4's tokens choose each expert
+    (`expert_usage_prompt4`: build_one requires every expert chosen in every MoE layer), how many of prompt 4's tokens
+    take another expert set under the router what-ifs DOTS1_ROUTER_WHAT_IFS (`router_changed_tokens_prompt4`, per layer,
+    null for the dense one, the router inputs held), and how much prompt 4's logits would change under each of
+    dots1_what_ifs (`<name>_effect_prompt4`, each > 1e-2); besides the MoE keys and sigmoid_router_description's, which
+    family_description adds."""
+    ids = golden["prompts"][4]["input_ids"]
+    trace = {}
+    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)[0]
+    c, H, HD, E = spec.cfg, spec.H, spec.HD, spec.num_experts
+    moe = [l for l in range(spec.L) if spec.layer_moe[l]]
+    dense = [l for l in range(spec.L) if not spec.layer_moe[l]]
+    lengths = [len(e["input_ids"]) for e in golden["prompts"]]
+    assert any(spec.layer_sliding) and not all(spec.layer_sliding) and min(lengths) > spec.sliding_window, \
+        "sliding and full layers, every prompt longer than the window"
+    assert moe and dense and 1 < spec.n_group and spec.topk_group < spec.n_group and spec.norm_topk_prob and \
+        spec.routed_scaling_factor != 1.0 and spec.NH * HD != H, "groups that limit, renormalised, scaled, q width != H"
+    router = {"router_" + k: v for k, v in sigmoid_router_what_ifs(spec, p)}
+    what_ifs = dots1_what_ifs(spec, p)
+    changed = router_changed_tokens(spec, p, ids, dict(what_ifs, **router), DOTS1_ROUTER_WHAT_IFS, ref.sigmoid_route)
+    for key in DOTS1_ROUTER_WHAT_IFS:
+        assert all(n > 0 for n in changed[key] if n is not None), "dots.llm1's %s would not change the experts: %s" % (
+            key, changed[key])
+    pre = "model.layers.%d." % moe[0]
+    return dict({
+        "layer_types_in_config": c.get("layer_types"), "max_window_layers": c["max_window_layers"],
+        "layer_types_rule": "layer_types as listed, else sliding_attention where sliding_window is not null and i >= "
+                            "max_window_layers (Dots1Config; no use_sliding_window switch); sliding layers see keys j "
+                            "with i - sliding_window < j <= i",
+        "qk_norm": "RMSNorm over each head's head_dim values (eps rms_norm_eps), one (head_dim,) weight per projection "
+                   "(self_attn.q_norm / k_norm), applied to q and k BEFORE RoPE (Qwen3Attention)",
+        "qk_norm_weight_shapes": [[HD], [HD]], "rms_norm_eps": spec.eps, "q_width": spec.NH * HD,
+        "head_dim_in_config": c.get("head_dim"), "first_k_dense_replace": c["first_k_dense_replace"],
+        "dense_mlp_layers": dense, "intermediate_size": spec.F, "moe_intermediate_size": spec.moe_intermediate,
+        "n_shared_experts": c["n_shared_experts"], "shared_intermediate_size": spec.shared_intermediate,
+        "scoring_func_in_config": c.get("scoring_func"), "renormalisation_epsilon": 1e-20,
+        "moe_rule": "h = post_attention_layernorm(x); logits = h W^T in fp32 with mlp.gate.weight (%d, %d); s = "
+                    "sigmoid(logits); c = s + mlp.gate.e_score_correction_bias (F32 (%d,); the choice only); groups "
+                    "of %d experts score the sum of their two best c, the best topk_group %d of n_group %d kept, the "
+                    "others' c set to 0.0; the top %d of c; weights the chosen s / (their sum + 1e-20) "
+                    "(norm_topk_prob) x routed_scaling_factor %r; out = sum_k weight_k down_e(silu(gate_e h) up_e h) + "
+                    "down_s(silu(gate_s h) up_s h) (mlp.shared_experts, weight 1, no gate of its own); x + out" % (
+                        E, H, E, E // spec.n_group, spec.topk_group, spec.n_group, spec.top_k,
+                        spec.routed_scaling_factor),
+        "router_weight": ref.router_weight_name(spec, pre), "correction_bias": ref.sigmoid_bias_name(spec, pre),
+        "expert_layout": "per expert: mlp.experts.{e}.gate_proj / up_proj (%d, %d), down_proj (%d, %d); "
+                         "mlp.shared_experts.gate_proj / up_proj (%d, %d), down_proj (%d, %d)" % (
+                             spec.moe_intermediate, H, H, spec.moe_intermediate, spec.shared_intermediate, H, H,
+                             spec.shared_intermediate),
+        "expert_usage_prompt4": {str(l): torch.bincount(trace["router"][l][1].flatten(), minlength=E).tolist()
+                                 for l in moe},
+        "prompt4_tokens": len(ids), "router_changed_tokens_prompt4": changed},
+        **what_if_effects("dots.llm1", what_ifs, torch.tensor([ids]), logits))
 
 
 def cohere_description(spec, p, golden):
@@ -4925,6 +5214,9 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | lfm2-moe | Lfm2MoeForCausalLM | Liquid AI's LFM2-MoE (LFM2-8B-A1B) with config.json as transformers 4.57 writes Lfm2MoeConfig ("dtype", `"rope_theta": 1000000.0` at the top level, `"layer_types"` ["conv", "full_attention", "conv", "conv", "full_attention"] listed — Lfm2MoeConfig derives none, full_attn_idxs is not read —, `"num_dense_layers": 2`, intermediate_size 96, moe_intermediate_size 32, num_experts 8, num_experts_per_tok 2, use_expert_bias true, norm_topk_prob true, `"routed_scaling_factor": 1.5`, conv_L_cache 3, conv_bias false, norm_eps 1e-5, tie_word_embeddings true; none of LFM2's original keys — block_*, theta, tie_embedding, full_attn_idxs —, no head_dim, no hidden_act): LFM2's layers — Lfm2ShortConv on layers 0, 2, 3 (`conv.in_proj.weight` (192, 64) rows B, C, x, B x through the depthwise causal `conv.conv.weight` (64, 1, 3), times C, `conv.out_proj`), Lfm2Attention on 1 and 4 (q/k/v_proj, per-head `self_attn.q_layernorm` / `k_layernorm` (16,) before the rotate-half RoPE at 1e6, GQA 2, `self_attn.out_proj`), `operator_norm` / `ffn_norm`, the final `model.embedding_norm` —; layers 0-1 (a conv and an attention layer) take Lfm2MoeMLP at intermediate_size 96 as it stands (`feed_forward.w1` / `w3` (96, 64), `w2` (64, 96); Lfm2MLP's rule would start from int(2 x 96 / 3) = 64); layers 2-4 Lfm2MoeSparseMoeBlock: s = sigmoid(h·Wᵀ) with `feed_forward.gate.weight` (8, 64), the top 2 of s + `feed_forward.expert_bias` (F32 (8,), std 0.2; the choice only — the top 2 of s alone, as use_expert_bias false runs: other experts for 74, 90 and 90 of prompt 4's 144 tokens in layers 2-4, prompt 4's logits change by 8.81), weights the chosen s (s + bias as the weights: 2.71) divided by (their sum + 1e-6) (not divided: 6.99), times routed_scaling_factor 1.5 (x 1: 3.90); a softmax in place of the sigmoid, the bias kept: other experts for 61, 66 and 67 tokens, 7.63; experts `feed_forward.experts.{e}.w1` (gate, (32, 64)), `w3` (up), `w2` (down, (64, 32)) as released (w1 and w3 swapped: 6.15), no shared expert; every expert chosen by some of prompt 4's tokens in every MoE layer; tied (no lm_head tensor); BF16 weights (norms too), F32 expert_bias |
 | nemotron-h | NemotronHForCausalLM | NVIDIA's Nemotron-H (Nemotron-H-8B / 4B, NVIDIA-Nemotron-Nano-9B-v2 / 12B-v2) with config.json in nvidia/Nemotron-H-8B-Base-8K's spelling (transformers 4.48's remote NemotronHConfig: `"hybrid_override_pattern": "M-M*-"` beside num_hidden_layers 5, `"attention_head_dim": 16` and no head_dim, mlp_hidden_act relu2, mamba_hidden_act silu, mamba_num_heads 8, mamba_head_dim 8, n_groups 2, ssm_state_size 16, conv_kernel 4, use_conv_bias true, use_bias / mamba_proj_bias / mlp_bias / attention_bias false, expand 2, chunk_size 8, time_step_min 0.01, time_step_max 0.1, time_step_floor 1e-4, `"time_step_limit": [0.0, Infinity]`, layer_norm_epsilon 1e-5 beside rms_norm_eps 1e-5, residual_in_fp32 false, rescale_prenorm_residual true, use_mamba_kernels true, auto_map, tie_word_embeddings false): every layer one block, x + mixer(RMSNorm(x) `backbone.layers.{i}.norm.weight`), the mixer by the pattern's character — "M" (layers 0, 2) a Mamba-2 mixer (NemotronHMamba2Mixer = zamba2's Zamba2MambaMixer, torch_forward): `mixer.in_proj.weight` (200, 64) gives the gate z (rows [0, 64)), xBC ([64, 192): x 64, B 2 x 16, C 2 x 16) and dt ([192, 200), one per head); xBC through the depthwise causal `mixer.conv1d.weight` (128, 1, 4) plus `mixer.conv1d.bias` (128) (no bias: prompt 4's logits change by 7.78), then SiLU (none: 7.11); dt = softplus(dt + `mixer.dt_bias`) (no dt_bias: 6.56) FLOORED at time_step_min 0.01 (it raises 373 and 13 of the 1152 (token, head) values of prompt 4 in layers 0 and 2; clamped at 0 instead, as Granite 4.0-H / Bamba's mixer and mamba_ssm's kernels take it: 0.240), time_step_limit not read; A = -exp(`mixer.A_log`); the width is mamba_num_heads x mamba_head_dim = 64, not expand x hidden_size = 128; head h (8 values of x) reads group h // 4 of B and C (every head group 0: 5.84; group h % 2: 4.74); S = exp(dt A) S + dt x B^T, y = S C + `mixer.D` x (no D: 11.5), the golden values from transformers' chunked scan over chunks of 8 (a state reset at every chunk start: 2.79), equal to the per-token recurrence within 4.3e-6; Zamba2RMSNormGated with `mixer.norm.weight` (64): y silu(z) first, then an RMSNorm per group of 32 values (intermediate_size / n_groups; over all 64 at once, as GraniteMoeHybridRMSNormGated: 4.20; the RMSNorm before the gate: 5.69); `mixer.out_proj.weight` (64, 64) — "*" (layer 3) attention with no positional encoding at all (`mixer.q_proj` / `k_proj` / `v_proj` / `o_proj`, 4 heads of 16, GQA 2, scores x 16^-0.5; a rotate-half RoPE at theta 1e4: 4.51) — "-" (layers 1, 4) the ungated MLP `mixer.down_proj` (64, 96) (relu(`mixer.up_proj` (96, 64) h)^2) (a plain ReLU: 7.24); embeddings `backbone.embeddings.weight` unscaled, final norm `backbone.norm_f.weight`, every norm eps layer_norm_epsilon (rms_norm_eps not read), `lm_head.weight` untied; BF16 matrices, norms and conv bias, F32 A_log / D / dt_bias |
 | nemotron-h-moe | NemotronHForCausalLM | Nemotron-H with MoE blocks (NVIDIA-Nemotron-3-Nano-30B-A3B) with config.json in nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's spelling (transformers 4.55.4's remote NemotronHConfig: `"hybrid_override_pattern": "ME*EM-"`, `"head_dim": 16` and no attention_head_dim, norm_eps beside layer_norm_epsilon and no rms_norm_eps, no time_step_limit, rope_theta / partial_rotary_factor / mamba_ssm_cache_dtype listed and unread, `"n_routed_experts": 8`, `"num_experts_per_tok": 2`, `"moe_intermediate_size": 32`, `"moe_shared_expert_intermediate_size": 48`, n_shared_experts 1, n_group 1, topk_group 1, norm_topk_prob true, `"routed_scaling_factor": 2.5`, no moe_latent_size key, intermediate_size 96 for the dense layer, auto_map with AutoModel): nemotron-h's Mamba-2 (layers 0, 4; the floor at time_step_min 0.01 raises 216 and 272 of prompt 4's 1152 dt values), attention (layer 2, no positions, 4 heads of 16, GQA 2) and ungated relu² MLP (layer 5, `mixer.up_proj` (96, 64)); on layers 1 and 3 NemotronHMoE: logits = h `mixer.gate.weight` (8, 64)ᵀ in fp32, s = sigmoid, the top 2 of s + `mixer.gate.e_score_correction_bias` (F32 (8,), the choice only: without it other experts for 51 and 106 of prompt 4's 144 tokens, its logits change by 8.94) in the one group, weights the chosen s / (their sum + 1e-20) (not divided: 6.70) x 2.5 (x 1: 7.58); a softmax in place of the sigmoid: other experts for 69 and 87 tokens, 10.1; top-1: 9.51; experts `mixer.experts.{e}.up_proj.weight` (32, 64) / `down_proj.weight` (64, 32) per expert as released, down(relu(up h)²), no gate; plus the shared expert `mixer.shared_experts.up_proj` (48, 64) / `down_proj` (64, 48) unweighted (left out: 7.98); every expert chosen by prompt 4's tokens in both MoE layers; a plain ReLU for relu² everywhere: 6.66; untied (lm_head.weight); BF16 matrices and norms, F32 A_log / D / dt_bias / e_score_correction_bias |
+| arcee | ArceeForCausalLM | Arcee's AFM-4.5B with config.json shaped after arcee-ai/AFM-4.5B's (ArceeConfig as transformers 4.53 writes it: model_type arcee, `"hidden_act": "relu2"`, head_dim 16 listed (= hidden / heads), attention_bias / mlp_bias false, no pretraining_tp, rms_norm_eps 1e-5, `"rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 4.0, "mscale": 1.0, "original_max_position_embeddings": 64, "rope_type": "yarn", "type": "yarn"}` beside rope_theta 10000.0, max_position_embeddings 256 = 4 x 64, tie_word_embeddings false): Llama's layers (input_layernorm, q/k/v/o_proj without biases, 4 heads of 16, 2 kv heads (GQA 2), scores x 16^-0.5, post_attention_layernorm) with ArceeMLP = NemotronMLP: `mlp.down_proj` (64, 128) (relu(`mlp.up_proj` (128, 64) h)²), no mlp.gate_proj in the file (the activation read as SiLU, still ungated: 19.1; a plain ReLU without the square: 21.5); the rotate-half RoPE with YaRN x4 from 64 (pair 0 of head_dim 16's 8 kept, 1-2 ramped, 3-7 divided by 4; plain RoPE at rope_theta instead: 8.85), cos / sin x 0.1 ln 4 + 1 = 1.1386 (YaRN's default: mscale without mscale_all_dim; the frequencies without the factor: 3.45); untied (lm_head.weight); all BF16 |
+| dots1 | Dots1ForCausalLM | rednote-hilab's dots.llm1 with config.json shaped after dots.llm1.inst's (Dots1ForCausalLM, model_type dots1, transformers 4.53: first_k_dense_replace 1, `"n_routed_experts": 8`, `"num_experts_per_tok": 2`, `"n_shared_experts": 1`, `"moe_intermediate_size": 32`, `"n_group": 2`, `"topk_group": 1`, norm_topk_prob true, `"routed_scaling_factor": 2.5`, `"scoring_func": "sigmoid"` (not read by Dots1Config), head_dim 24 listed (Dots1Config has no such field: Dots1Attention's getattr reads it), `"sliding_window": 16`, `"max_window_layers": 2` and no layer_types, attention_bias false, rms_norm_eps 1e-5, rope_theta 10000.0, rope_scaling null, untied): Qwen3's attention, 4 heads of 24 (q width 96 != hidden 64), 2 kv heads, `self_attn.q_norm` / `k_norm` (24) RMSNorms over each head BEFORE RoPE (after it: 25.2), scores x 24^-0.5; Dots1Config derives the layer types: layers 2-3 (i >= max_window_layers) slide, i - 16 < j <= i, layers 0-1 full (no window: 20.3; the window on layers 0-1 instead: 31.6), every golden prompt (21 to 144 tokens) longer than the window; layer 0 a dense `mlp.gate_proj` / `up_proj` / `down_proj` SwiGLU of 128, layers 1-3 Dots1MoE (DeepseekV3MoE): logits = h `mlp.gate.weight` (8, 64)ᵀ in fp32, s = sigmoid (a softmax: 28.1), the choice on s + `mlp.gate.e_score_correction_bias` (F32 (8,); without it: 28.6) within the better of 2 groups of 4 experts (a group scores the sum of its two best; no group limit: 25.7), top-2 (top-1: 30.2), weights the chosen s / (their sum + 1e-20) (not divided: 20.1) x 2.5 (x 1: 21.3); 8 experts `mlp.experts.{e}.gate_proj` / `up_proj` (32, 64) / `down_proj` (64, 32) per expert, plus `mlp.shared_experts.*` of 1 x 32 with no gate of its own (left out: 25.3); every expert chosen by prompt 4's tokens in each MoE layer; untied (lm_head.weight); BF16 matrices and norms, F32 e_score_correction_bias |
+| hunyuan-moe | HunYuanMoEV1ForCausalLM | Tencent Hunyuan-A13B with config.json in tencent/Hunyuan-A13B-Instruct's spelling and transformers' model_type hunyuan_v1_moe (transformers_version 4.56.0: `"attention_head_dim": 24` beside `"head_dim": 24` (transformers reads head_dim, Tencent's remote code attention_head_dim), `"num_experts": 8` an int, per-layer lists `"moe_topk": [2, 2, 2]`, `"moe_intermediate_size": [48, 48, 48]` (= intermediate_size, which transformers sizes the experts by) and `"num_shared_expert": [1, 1, 1]`, use_mixed_mlp_moe true, use_cla false, use_qk_norm true, eod_token_id, pretraining_tp 1, rms_norm_eps 1e-5, attention_bias / mlp_bias false, `"rope_scaling": {"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "type": "dynamic"}` beside rope_theta 10000.0, max_position_embeddings 32768, tie_word_embeddings true): hunyuan-dense's attention — q and k rotated FIRST and THEN normed per head by `self_attn.query_layernorm` / `key_layernorm` (24) (before RoPE instead: prompt 4's logits change by 7.25; no q/k norms: 9.42), scores × 24^-0.5, the rotate-half RoPE at base 1e4 × 1000^(24/22) = 18738174.23 (plain RoPE at rope_theta: 8.91; base rope_theta × alpha: 8.18), 4 heads of 24 (q width 96 != hidden 64), 2 kv heads (GQA 2) —; every layer HunYuanMoEV1Moe: logits = h `mlp.gate.wg.weight` (8, 64; F32)ᵀ in fp32, the softmax over the 8 experts (a sigmoid instead: 4.70), top-2 (top-1: 6.61), weights divided by their sum without an epsilon (not divided: 5.65); 8 experts `mlp.experts.{e}.gate_proj` / `up_proj` (48, 64) / `down_proj` (64, 48) per expert as released (transformers 5's stacked mlp.experts.gate_up_proj (8, 96, 64) / down_proj read alike), plus `mlp.shared_mlp.*` of intermediate_size 48 added without a gate or weight (left out: 9.00); every expert chosen by prompt 4's tokens in each layer; tied (no lm_head.weight); BF16 weights and norms, F32 router |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -5199,5 +5491,28 @@ rotate-half RoPE at theta 1e4 on the attention layer, no conv1d bias, no D skip,
 (for router_bias, router_softmax and router_top1), the sigmoid router's `router`, `router_bias_effect_prompt4` and
 `router_scaling_effect_prompt4`, and `{router_softmax,router_unnormalised,router_top1,shared_expert}_effect_prompt4`
 (largest logit change with a softmax in place of the sigmoid, the chosen s not renormalised, the best expert alone,
-no shared expert).
+no shared expert); for Arcee `mlp`, `hidden_act`, `intermediate_size`, `rms_norm_eps`, `rope_theta`, `rope_scaling_in_config`,
+`yarn_pairs_kept_ramped_divided`, `max_position_embeddings`, `longest_sequence`, `rope_attention_factor`, `rope_inv_freq`,
+`rope_scaling_effect_prompt4` (plain RoPE at rope_theta) and `{mlp_silu,mlp_relu,rope_attention_factor}_effect_prompt4`
+(largest logit change with the activation read as SiLU (the MLP still ungated), as a plain ReLU, YaRN's frequencies with
+cos / sin unscaled); for dots.llm1 `layer_sliding`, `layer_types_in_config` (null: derived), `max_window_layers`,
+`layer_types_rule`, `qk_norm`, `qk_norm_weight_shapes`, `rms_norm_eps`, `q_width`, `head_dim_in_config`,
+`first_k_dense_replace`, `dense_mlp_layers`, `intermediate_size`, `moe_intermediate_size`, `n_shared_experts`,
+`shared_intermediate_size`, `scoring_func_in_config`, `renormalisation_epsilon`, `moe_rule`, `router_weight`,
+`correction_bias`, `expert_layout`, `expert_usage_prompt4`, `prompt4_tokens`, `router_changed_tokens_prompt4` (for
+router_bias, router_group_limit, router_softmax and router_top1), the MoE keys, the sigmoid router's `router`,
+`n_group`, `topk_group`, `routed_scaling_factor` and `router_{bias,group_limit,scaling}_effect_prompt4`, and
+`{router_softmax,router_unnormalised,router_top1,shared_expert,sliding_window,sliding_window_first_layers,qk_norm_after_rope}_effect_prompt4`
+(largest logit change with a softmax in place of the sigmoid, the chosen s not renormalised, the best expert alone, no
+shared expert, no window, the window on the layers below max_window_layers instead, the q/k norms after RoPE); for
+HunYuan-MoE HunYuan-Dense's `model.qk_norm`, `qk_norm_weights`, `qk_norm_weight_shapes`, `use_qk_norm_in_config`,
+`rms_norm_eps`, `q_width`, `rope_theta`, `rope_scaling_in_config`, `rope_alpha`, `rope_rule`, `rope_base`,
+`rope_inv_freq`, `max_position_embeddings`, `longest_sequence`, and `attention_head_dim_in_config`,
+`head_dim_in_config`, `num_experts_in_config`, `moe_topk_in_config`, `intermediate_size` (the experts' and shared_mlp's
+width), `moe_intermediate_size_in_config`, `num_shared_expert_in_config`, `use_mixed_mlp_moe_in_config`,
+`use_cla_in_config`, `moe_rule`, `router_weight`, `router_dtype`, `expert_layout`, `expert_usage_prompt4`,
+`prompt4_tokens`, the MoE keys and
+`{qk_norm_before_rope,qk_norm,rope_plain_theta,rope_alpha_exponent_one,router_sigmoid,router_unnormalised,router_top1,shared_mlp}_effect_prompt4`
+(largest logit change with HunYuan-Dense's four, the sigmoid of the router logits in place of their softmax, the top-k
+probabilities not renormalised, the best expert alone, no shared_mlp).
 """

@@ -74,7 +74,18 @@ modeling code (eager attention); the file and class/function are cited at each f
   squared-ReLU MLP from hybrid_override_pattern, names under backbone.*; see nemotron_h_layers, nemotron_h_block;
   and the "E" blocks of NVIDIA-Nemotron-3-Nano-30B-A3B, as its config.json spells it: NemotronHMoE, DeepSeek-V3's
   sigmoid router over ungated squared-ReLU experts plus an ungated shared expert, per-expert
-  mixer.experts.{e}.up_proj / down_proj as released; see nemotron_h_expert, sigmoid_route).
+  mixer.experts.{e}.up_proj / down_proj as released; see nemotron_h_expert, sigmoid_route),
+  ArceeForCausalLM (Arcee's AFM-4.5B, models/arcee/modular_arcee.py: Llama's layers, attention and RoPE (YaRN from
+  rope_scaling as any Llama), the MLP NemotronMLP's ungated down_proj(act(up_proj(x))) with hidden_act relu2 and no
+  gate_proj; see ungated_mlp),
+  Dots1ForCausalLM (rednote-hilab's dots.llm1, models/dots1/modular_dots1.py: Qwen3's attention (per-head q/k RMSNorms
+  before RoPE), a sliding window on the layers from max_window_layers on (dots1_layer_sliding), DeepSeek-V3's layers:
+  a gated SiLU MLP below first_k_dense_replace, above it the sigmoid router with e_score_correction_bias and expert
+  groups over per-expert mlp.experts.{e}.*, plus mlp.shared_experts without a gate; see sigmoid_route),
+  HunYuanMoEV1ForCausalLM (Tencent Hunyuan-A13B, models/hunyuan_v1_moe/modular_hunyuan_v1_moe.py: HunYuan-Dense's
+  attention and alpha RoPE; every layer a softmax top-k MoE from the fp32 router mlp.gate.wg, the top-k always
+  renormalised, experts of intermediate_size (per expert as released, or stacked as transformers 5 holds them) plus an
+  ungated mlp.shared_mlp; see hunyuan_moe_keys).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -96,7 +107,7 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
   - q/k/v: separate projections (optional bias, Qwen2 / Qwen2-MoE / GLM; Llama's attention_bias: q/k/v
     and o_proj; Seed-OSS: q/k/v from attention_bias, o_proj from attention_out_bias, either without
     the other) or one fused qkv_proj (Phi-3, rows q then k then v); q_norm/k_norm over head_dim
-    before RoPE (Qwen3, Qwen3-MoE, Gemma 3; Cohere's use_qk_norm: CohereLayerNorms with one weight
+    before RoPE (Qwen3, Qwen3-MoE, Gemma 3, dots.llm1; Cohere's use_qk_norm: CohereLayerNorms with one weight
     row per head, (heads, head_dim)); OLMo 2's q_norm/k_norm: RMSNorms over the whole q_proj / k_proj
     output (heads x head_dim values at once, weights (NH * HD,), (NKV * HD,)), before the split
     into heads; OLMo 2's attention_bias: q/k/v and o_proj biases. OLMoE: the same whole-projection q/k
@@ -104,8 +115,9 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     pre-norm layer (clip_qkv must be null). MiniMax-M2: the same whole-projection q/k RMSNorms (q_norm over
     heads x head_dim, k_norm over kv heads x head_dim, head_dim explicit and heads x head_dim != hidden_size)
     in Mixtral's pre-norm layer, no biases. EXAONE 4: Qwen3's q_norm / k_norm over each head's head_dim values
-    (weights (head_dim,)), before RoPE, in OLMo 2's post-norm layer, no biases. HunYuan-Dense: per-head RMSNorms over
-    head_dim (self_attn.query_layernorm / key_layernorm, weights (head_dim,)) AFTER RoPE (qk_norm_after_rope).
+    (weights (head_dim,)), before RoPE, in OLMo 2's post-norm layer, no biases. HunYuan-Dense / -MoE: per-head
+    RMSNorms over head_dim (self_attn.query_layernorm / key_layernorm, weights (head_dim,)) AFTER RoPE
+    (qk_norm_after_rope).
   - RoPE in the rotate-half layout; inv_freq = 1 / theta^(arange(0, D, 2) / D) in fp32; scaling
     "llama3" (_compute_llama3_parameters), "linear" (inv_freq / factor), "longrope" (short
     factors, cos and sin times attention_factor) and "yarn" (_compute_yarn_parameters: a ramp
@@ -121,8 +133,8 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     rotary_dim, or partial_rotary_factor x head_dim) in the rotate-half pairing (i, i + rotary_dim / 2).
     SmolLM3's NoPE layers take no RoPE at all; Granite 4.0 rotates every attention layer with position_embedding_type
     "rope" and none without (granite_hybrid_layers). ERNIE 4.5 (both families) pairs adjacent dims (2i, 2i + 1) over the
-    whole head, as Cohere. HunYuan-Dense: rope_scaling {"type": "dynamic", "alpha": a} gives the default RoPE at base
-    rope_theta x a^(head_dim / (head_dim - 2)) (hunyuan_rope), attention factor 1.
+    whole head, as Cohere. HunYuan-Dense / -MoE: rope_scaling {"type": "dynamic", "alpha": a} gives the default RoPE
+    at base rope_theta x a^(head_dim / (head_dim - 2)) (hunyuan_rope), attention factor 1.
     Cohere / Cohere 2 pair adjacent dims (2i, 2i + 1) over the whole head (frequency i); Cohere 2's
     full-attention layers take no RoPE at all (only its sliding layers rotate). EXAONE 4 alike when
     sliding_window is set (its full layers take none); with sliding_window null every layer rotates.
@@ -150,12 +162,14 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
   - Sliding window per layer (layer_sliding): a query at position i sees keys j with
     i - sliding_window < j <= i, i.e. the last `sliding_window` positions including itself
     (transformers' masking_utils.sliding_window_overlay: kv_idx > q_idx - sliding_window).
-    Mistral, Mixtral and Phi-3: every layer when sliding_window is set; Gemma 2: even layers;
+    Mistral, Mixtral and Phi-3: every layer when sliding_window is set; Gemma 2: even layers; dots.llm1:
+    layer_types, else the layers i >= max_window_layers when sliding_window is set;
     Gemma 3 and Cohere 2: layer_types, else (i + 1) % sliding_window_pattern != 0; OLMo 3:
     layer_types, else (i + 1) % 4 != 0; EXAONE 4: layer_types, else sliding_window_pattern (an integer n:
     (i + 1) % n != 0; a string of L / G: pattern[i % len] == "L" except the last layer), none without
     sliding_window (see exaone4_layer_sliding); Qwen*: refused.
-  - MLP: gated, down(act(gate(x)) * up(x)) with act silu or gelu (tanh approximation, Gemma; Gemma 1's config.json
+  - MLP: Arcee's ungated down(relu(up(x))^2) (ArceeMLP = NemotronMLP: no gate_proj; ungated_mlp), else
+    gated, down(act(gate(x)) * up(x)) with act silu or gelu (tanh approximation, Gemma; Gemma 1's config.json
     says "gelu", which transformers 4.39-4.47 ignore: see Spec), with
     biases on all three projections for Llama's (and Seed-OSS's) mlp_bias;
     Phi-3's and GLM's fused gate_up_proj (first half gate); or a mixture of experts (Mixtral, Qwen2-MoE with
@@ -442,8 +456,19 @@ PHIMOE = "PhimoeForCausalLM"
 # Llama4ForConditionalGeneration; its language model only, a Llama4ForCausalLM under language_model.*, beside the
 # vision_model.* / multi_modal_projector.* the forward pass ignores)
 LLAMA4 = "Llama4ForConditionalGeneration"
+# Arcee's AFM-4.5B (models/arcee/modular_arcee.py, ArceeForCausalLM): Llama's layers with NemotronMLP's ungated MLP,
+# down_proj(act(up_proj(x))) with hidden_act relu2 (no gate_proj)
+ARCEE = "ArceeForCausalLM"
+# rednote-hilab's dots.llm1 (models/dots1/modular_dots1.py, Dots1ForCausalLM): Qwen3's attention (per-head q/k norms
+# before RoPE) with a sliding window on the layers from max_window_layers on, DeepSeek-V3's decoder layer, MoE and
+# sigmoid router with its correction bias and expert groups
+DOTS1 = "Dots1ForCausalLM"
+# Tencent Hunyuan-A13B (models/hunyuan_v1_moe/modular_hunyuan_v1_moe.py, HunYuanMoEV1ForCausalLM): HunYuan-Dense's
+# attention and RoPE, every layer a softmax top-k MoE (the router mlp.gate.wg in fp32, the top-k renormalised) plus an
+# ungated shared_mlp, all of intermediate_size
+HUNYUAN_MOE = "HunYuanMoEV1ForCausalLM"
 MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE, DEEPSEEK_V3, DEEPSEEK_V2, OLMOE,
-       MINIMAX_M2, ERNIE4_5_MOE, QWEN3_NEXT, QWEN3_5_MOE, QWEN3_VL_MOE, GLM4V_MOE, PHIMOE, LLAMA4)
+       MINIMAX_M2, ERNIE4_5_MOE, QWEN3_NEXT, QWEN3_5_MOE, QWEN3_VL_MOE, GLM4V_MOE, PHIMOE, LLAMA4, DOTS1, HUNYUAN_MOE)
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 SMOLLM3 = "SmolLM3ForCausalLM"
 GRANITE = "GraniteForCausalLM"
@@ -454,6 +479,8 @@ GRANITE_HYBRID = "GraniteMoeHybridForCausalLM"
 # Tencent Hunyuan dense (Hunyuan-0.5B / 1.8B / 4B / 7B-Instruct: models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py,
 # HunYuanDenseV1ForCausalLM): Llama's layers, q/k RMSNorms after RoPE, the alpha ("DynamicNTKAlpha") RoPE base
 HUNYUAN_DENSE = "HunYuanDenseV1ForCausalLM"
+# the two HunYuan V1 families (HUNYUAN_MOE above): the same attention (q/k norms after RoPE) and alpha RoPE
+HUNYUAN = (HUNYUAN_DENSE, HUNYUAN_MOE)
 # Liquid AI's LFM2 (LFM2-350M / 700M / 1.2B / 2.6B: models/lfm2/modeling_lfm2.py, Lfm2ForCausalLM): gated short
 # convolutions beside attention layers (see lfm2_layers, lfm2_short_conv)
 LFM2 = "Lfm2ForCausalLM"
@@ -479,7 +506,8 @@ MULTIMODAL = (("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGenerati
               (QWEN3_5, QWEN3_5_MOE) + GLM_V + (LLAMA4,))
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
                  (GRANITE_HYBRID, GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4, ERNIE4_5, GEMMA1,
-                                                                  HUNYUAN_DENSE, LFM2, LFM2_MOE, NEMOTRON_H))
+                                                                  HUNYUAN_DENSE, LFM2, LFM2_MOE, NEMOTRON_H,
+                                                                  ARCEE))
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -600,6 +628,14 @@ DEFAULTS[HUNYUAN_DENSE] = dict(
     num_key_value_heads=None, hidden_act="silu", max_position_embeddings=2048, rms_norm_eps=1e-5,
     tie_word_embeddings=False, rope_theta=10000.0, rope_scaling=None, rope_parameters=None, attention_bias=False,
     head_dim=None, use_qk_norm=True)
+# models/hunyuan_v1_moe/configuration_hunyuan_v1_moe.py HunYuanMoEV1Config.__init__ (transformers 4.56 / 4.57; 5.x's
+# @strict dataclass fields the same numbers, num_experts typed int, rope_theta inside rope_parameters): the dense
+# family's defaults of the shared keys, plus num_experts 1, moe_topk 1 (an int, or a list read at [layer_idx]),
+# use_mixed_mlp_moe false and sliding_window None. Not read by transformers at all: use_mixed_mlp_moe (HunYuanMoEV1Moe
+# always builds shared_mlp), moe_intermediate_size and num_shared_expert (experts and shared_mlp are HunYuanMoEV1MLP of
+# intermediate_size), use_cla, attention_head_dim, use_qk_norm; see hunyuan_moe_keys for how they are held to
+# transformers' reading
+DEFAULTS[HUNYUAN_MOE] = dict(DEFAULTS[HUNYUAN_DENSE], num_experts=1, moe_topk=1)
 # models/lfm2/configuration_lfm2.py Lfm2Config.__init__ (transformers 4.54 - 4.57): vocab_size 65536, hidden_size 2560,
 # intermediate_size 12288 (`kwargs.get("block_ff_dim", intermediate_size)`: the original key wins), num_hidden_layers 32,
 # num_attention_heads 32, num_key_value_heads 8, max_position_embeddings 128000, norm_eps 1e-5, tie_word_embeddings true
@@ -864,6 +900,30 @@ DEFAULTS[NEMOTRON_H] = dict(
     layer_norm_epsilon=1e-5, tie_word_embeddings=False, n_routed_experts=8, n_shared_experts=1,
     moe_intermediate_size=7688, moe_shared_expert_intermediate_size=7688, moe_latent_size=None, num_experts_per_tok=2,
     routed_scaling_factor=1.0, n_group=1, topk_group=1, norm_topk_prob=True)
+# models/arcee/modular_arcee.py ArceeConfig(LlamaConfig).__init__ (transformers 4.53 - 4.57; 5.x's
+# configuration_arcee.py fields the same numbers, rope_theta as rope_parameters' default): num_key_value_heads None ->
+# num_attention_heads, hidden_act relu2, max_position_embeddings 4096, rms_norm_eps 1e-5, tie_word_embeddings false,
+# rope_theta 10000, rope_scaling None, attention_bias false, mlp_bias false, head_dim None (-> hidden_size //
+# num_attention_heads); no pretraining_tp (`del self.pretraining_tp`)
+DEFAULTS[ARCEE] = dict(
+    num_key_value_heads=None, head_dim=None, hidden_act="relu2", max_position_embeddings=4096, rms_norm_eps=1e-5,
+    tie_word_embeddings=False, rope_theta=10000.0, rope_scaling=None, attention_bias=False, mlp_bias=False)
+# models/dots1/configuration_dots1.py Dots1Config.__init__ (transformers 4.53 - 4.57; 5.x's dataclass fields the same
+# numbers, rope_theta as rope_parameters' default): num_key_value_heads 32, hidden_act silu, max_position_embeddings
+# 2048, rms_norm_eps 1e-6, tie_word_embeddings false, rope_theta 10000, rope_scaling None, attention_bias false,
+# moe_intermediate_size 1408, n_shared_experts None and n_routed_experts None (Dots1MoE would fail on them: refused,
+# see Spec), n_group 1, topk_group 1, num_experts_per_tok None, first_k_dense_replace 0, norm_topk_prob FALSE (the
+# release says true), routed_scaling_factor 1.0, sliding_window 4096, max_window_layers 62, layer_types None (->
+# "sliding_attention" where sliding_window is not None and i >= max_window_layers: dots1_layer_sliding). No head_dim
+# argument: a head_dim key stays an attribute (PretrainedConfig's leftover kwargs) and Dots1Attention (Qwen3Attention)
+# takes getattr(config, "head_dim", hidden_size // num_attention_heads). scoring_func: a key of the release that
+# Dots1Config does not read (Dots1TopkRouter always takes the sigmoid; another value is refused, as DeepSeek-V3's)
+DEFAULTS[DOTS1] = dict(
+    num_key_value_heads=32, head_dim=None, hidden_act="silu", max_position_embeddings=2048, rms_norm_eps=1e-6,
+    tie_word_embeddings=False, rope_theta=10000.0, rope_scaling=None, attention_bias=False,
+    moe_intermediate_size=1408, n_shared_experts=None, n_routed_experts=None, n_group=1, topk_group=1,
+    num_experts_per_tok=None, first_k_dense_replace=0, norm_topk_prob=False, routed_scaling_factor=1.0,
+    sliding_window=4096, max_window_layers=62, layer_types=None, scoring_func="sigmoid")
 # DeepseekV3Attention.__init__: q_a_layernorm = DeepseekV3RMSNorm(config.q_lora_rank) and kv_a_layernorm =
 # DeepseekV3RMSNorm(self.kv_lora_rank) take DeepseekV3RMSNorm.__init__'s default eps=1e-6, not
 # config.rms_norm_eps (which only input_layernorm, post_attention_layernorm and model.norm take)
@@ -1055,10 +1115,13 @@ class Spec:
             # (no scaling: rope_scaling / a rope_type other than default are refused in hybrid_rope)
             self.theta, self.hybrid_rotary_dim, self.hybrid_mrope = hybrid_rope(c, get, arch, self.HD)
             self.rope_scaling = None
-        # HunYuan-Dense: the default RoPE at base rope_theta x alpha^(head_dim / (head_dim - 2)) (hunyuan_rope); theta
-        # stays config.json's rope_theta, rope_base is the base the inverse frequencies take (None: theta itself)
+        # HunYuan-Dense (and HunYuan-MoE: models/hunyuan_v1_moe/modeling_hunyuan_v1_moe.py HunYuanMoEV1RotaryEmbedding,
+        # 4.56 / 4.57 the same DynamicNTKAlpha branch; 5.x's modular `class HunYuanMoEV1RotaryEmbedding(
+        # HunYuanDenseV1RotaryEmbedding): pass`): the default RoPE at base rope_theta x alpha^(head_dim / (head_dim -
+        # 2)) (hunyuan_rope); theta stays config.json's rope_theta, rope_base is the base the inverse frequencies take
+        # (None: theta itself)
         self.rope_alpha = self.rope_base = None
-        if arch == HUNYUAN_DENSE:
+        if arch in HUNYUAN:
             self.theta, self.rope_alpha, self.rope_base = hunyuan_rope(c, get, self.HD)
             self.rope_scaling = None
         if arch in MULTIMODAL:
@@ -1095,7 +1158,11 @@ class Spec:
         # models/olmo2/modeling_olmo2.py Olmo2Attention.__init__: q/k/v_proj and o_proj all
         # bias=config.attention_bias (Olmo2Config's default false), as LlamaAttention
         # (models/olmoe/modular_olmoe.py OlmoeAttention(LlamaAttention): the same)
-        llama_bias = arch in ("LlamaForCausalLM", OLMO2, OLMO3, OLMOE) and bool(get("attention_bias", False))
+        # (models/arcee/modeling_arcee.py ArceeAttention = LlamaAttention's; models/dots1/modular_dots1.py
+        # Dots1Attention(Qwen3Attention): q/k/v_proj and o_proj all bias=config.attention_bias, as Llama's. The releases
+        # have it false; check_reference adds biases to test the path)
+        llama_bias = (arch in ("LlamaForCausalLM", OLMO2, OLMO3, OLMOE, ARCEE, DOTS1) and
+                      bool(get("attention_bias", False)))
         # models/seed_oss/modular_seed_oss.py SeedOssAttention.__init__: q_proj, k_proj, v_proj
         # bias=config.attention_bias (SeedOssConfig's default true), o_proj bias=config.attention_out_bias
         # (default false): two flags, either without the other
@@ -1146,10 +1213,12 @@ class Spec:
         # Qwen3NextRMSNorm (= Gemma3RMSNorm: (1 + w)) in the generated modeling_qwen3_next.py; Qwen3_5Attention and
         # Qwen3_5MoeAttention are Qwen3NextAttention
         # (models/qwen3_vl_moe/modeling_qwen3_vl_moe.py Qwen3VLMoeTextAttention: Qwen3's q_norm / k_norm over head_dim)
+        # (models/dots1/modular_dots1.py Dots1Attention(Qwen3Attention): the same q_norm / k_norm, Dots1RMSNorm(head_dim,
+        # eps=config.rms_norm_eps) on q_proj(h).view(..., -1, head_dim) before the transpose and RoPE)
         self.qk_norm = (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration",
-                                 QWEN3_VL_MOE)
+                                 QWEN3_VL_MOE, DOTS1)
                         or arch in GEMMA[1:] or (arch == GLM4_MOE and get("use_qk_norm")) or cohere_qk_norm or
-                        arch == EXAONE4 or arch in HYBRID or arch == HUNYUAN_DENSE or arch in LFM2_FAMILY)
+                        arch == EXAONE4 or arch in HYBRID or arch in HUNYUAN or arch in LFM2_FAMILY)
         # models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py HunYuanDenseV1Attention.__init__: `self.query_layernorm =
         # HunYuanDenseV1RMSNorm(self.head_dim, eps=config.rms_norm_eps)`, `self.key_layernorm = ...` (LlamaRMSNorm, one
         # (head_dim,) weight shared by every head), built whatever use_qk_norm says; forward: q_proj(h).view(hidden_shape)
@@ -1157,18 +1226,21 @@ class Spec:
         # `query_states = self.query_layernorm(query_states)`, `key_states = self.key_layernorm(key_states)`: the norms
         # after RoPE (Qwen3's before it). qk_norm_names: the two weights' names under self_attn.; qk_norm_after_rope False
         # for HunYuan-Dense is a what-if only (golden_models.hunyuan_dense_what_ifs)
+        # (models/hunyuan_v1_moe/modular_hunyuan_v1_moe.py HunYuanMoEV1Attention(LlamaAttention): the same two norms,
+        # HunYuanMoEV1RMSNorm(self.head_dim, eps=config.rms_norm_eps), applied after apply_rotary_pos_emb in forward, in
+        # 4.56 / 4.57's generated modeling_hunyuan_v1_moe.py and in 5.x's modular alike)
         # models/lfm2/modeling_lfm2.py Lfm2Attention.__init__: `self.q_layernorm = Lfm2RMSNorm(self.head_dim,
         # eps=config.norm_eps)`, `self.k_layernorm = ...` (one (head_dim,) weight each); forward: `self.q_layernorm(
         # self.q_proj(hidden_states).view(*hidden_shape))` (per head over head_dim), then the transpose and
         # apply_rotary_pos_emb: Qwen3's order under other names (qk_norm_after_rope True for LFM2: a what-if only)
         # (models/lfm2_moe/modular_lfm2_moe.py: `class Lfm2MoeAttention(Lfm2Attention): pass`, the same)
-        self.qk_norm_names = (("query_layernorm", "key_layernorm") if arch == HUNYUAN_DENSE else
+        self.qk_norm_names = (("query_layernorm", "key_layernorm") if arch in HUNYUAN else
                               ("q_layernorm", "k_layernorm") if arch in LFM2_FAMILY else ("q_norm", "k_norm"))
-        self.qk_norm_after_rope = arch == HUNYUAN_DENSE
-        if arch == HUNYUAN_DENSE and not get("use_qk_norm"):
+        self.qk_norm_after_rope = arch in HUNYUAN
+        if arch in HUNYUAN and not get("use_qk_norm"):
             # Tencent's remote code (modeling_hunyuan.py) norms q / k only `if self.use_qk_norm`; transformers' port
             # always does: the two disagree on such a config, and every release has use_qk_norm true
-            raise ValueError("HunYuan-Dense: use_qk_norm %r (transformers always applies query_layernorm / "
+            raise ValueError("HunYuan: use_qk_norm %r (transformers always applies query_layernorm / "
                              "key_layernorm; Tencent's remote code would not)" % get("use_qk_norm"))
         # Qwen3NextAttention.__init__: q_proj = nn.Linear(hidden_size, num_attention_heads * head_dim * 2); forward:
         # q_proj(h).view(*input_shape, -1, head_dim * 2) chunked in two per head, the query (then q_norm, RoPE) and the
@@ -1213,11 +1285,16 @@ class Spec:
         # models/glm4v/modeling_glm4v.py Glm4vTextMLP.forward: the same fused gate_up_proj (GLM-4.5V's dense layers are
         # Glm4MoeMLP: separate gate_proj / up_proj / down_proj)
         self.fused_gate_up = self.fused_gate_up or arch in GLM or arch == GLM4V
+        # models/arcee/modular_arcee.py `class ArceeMLP(NemotronMLP)`: up_proj and down_proj only (bias=mlp_bias), no
+        # gate_proj, forward `self.down_proj(self.act_fn(self.up_proj(x)))` (ungated_mlp); every other dense MLP here
+        # is gated (Nemotron-H's ungated "-" blocks: nemotron_h_block)
+        self.mlp_gated = arch != ARCEE
         if (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration", QWEN3_VL_MOE,
-                     SMOLLM3, GRANITE, GRANITE_HYBRID, EXAONE4, GEMMA1, LLAMA4, HUNYUAN_DENSE, NEMOTRON_H) + GRANITE_MOE +
+                     SMOLLM3, GRANITE, GRANITE_HYBRID, EXAONE4, GEMMA1, LLAMA4, NEMOTRON_H) + HUNYUAN + GRANITE_MOE +
                     COHERE + ERNIE + HYBRID or gemma):
-            # (HunYuan-Dense: HunYuanDenseV1Attention (LlamaAttention) takes bias=config.attention_bias on q/k/v/o_proj;
-            # the releases have it false. HunYuanDenseV1MLP's projections are bias=False whatever mlp_bias says)
+            # (HunYuan-Dense / -MoE: HunYuanDenseV1Attention / HunYuanMoEV1Attention (LlamaAttention) take
+            # bias=config.attention_bias on q/k/v/o_proj; the releases have it false. HunYuanDenseV1MLP's and
+            # HunYuanMoEV1MLP's projections are bias=False whatever mlp_bias says)
             # (Llama 4: Llama4TextAttention's q/k/v/o_proj take bias=config.attention_bias; no release sets it)
             # (Granite 4.0: GraniteMoeHybridAttention's q/k/v/o_proj take bias=config.attention_bias; the releases have
             # it false)
@@ -1303,13 +1380,16 @@ class Spec:
             # `ACT2FN[config.hidden_act]`: a hidden_act key other than silu splits the two readings
             raise ValueError("LFM2-MoE: hidden_act %r (Lfm2MoeMLP runs SiLU, transformers 5's experts would read the "
                              "key)" % (act,))
-        if arch == NEMOTRON_H:
+        if arch in (NEMOTRON_H, ARCEE):
             # models/nemotron_h/modular_nemotron_h.py NemotronHMLP (NemotronMLP): `self.act_fn =
             # ACT2FN[config.mlp_hidden_act]` on up_proj's output, no gate; hidden_act is not read. relu2 is
             # ReLUSquaredActivation, relu(x) squared (see activation)
-            act = get("mlp_hidden_act")
+            # (Arcee: ArceeMLP is NemotronMLP, `ACT2FN[config.hidden_act]`: ArceeConfig's default and AFM's relu2)
+            key = "mlp_hidden_act" if arch == NEMOTRON_H else "hidden_act"
+            act = get(key)
             if act != "relu2":
-                raise ValueError("Nemotron-H: mlp_hidden_act %r (the fixtures use relu2)" % (act,))
+                raise ValueError("%s: %s %r (the fixtures use relu2)" % (
+                    "Nemotron-H" if arch == NEMOTRON_H else "Arcee", key, act))
         elif act not in ("silu", "gelu_pytorch_tanh"):
             raise ValueError("activation %r is not supported" % act)
         self.act = "gelu_tanh" if act == "gelu_pytorch_tanh" else act
@@ -1373,6 +1453,9 @@ class Spec:
         elif arch == EXAONE4:
             # (layer_types, else sliding_window_pattern; none with sliding_window null: see exaone4_layer_sliding)
             self.sliding_window, sliding = exaone4_layer_sliding(c, get, self.L)
+        elif arch == DOTS1:
+            # (layer_types, else the layers from max_window_layers on when sliding_window is set: dots1_layer_sliding)
+            self.sliding_window, sliding = dots1_layer_sliding(c, get, self.L)
         elif gemma or arch in (GPT_OSS, COHERE[1], OLMO3):
             self.sliding_window = get("sliding_window")
             if arch == COHERE[1] and self.sliding_window is None:
@@ -1587,6 +1670,9 @@ class Spec:
         self.num_experts = 0
         self.layer_moe = [False] * self.L
         self.router = "softmax"
+        # the softmax router's scores (reference.moe_block's default path): "sigmoid" a what-if only
+        # (golden_models.hunyuan_moe_what_ifs); the other routers set their own below
+        self.router_score = "softmax"
         self.shared_gated = True
         if arch == "MixtralForCausalLM":
             self.num_experts, self.top_k = get("num_local_experts"), get("num_experts_per_tok")
@@ -1636,7 +1722,7 @@ class Spec:
             # (what-ifs only, golden_models: the released tensors read as gate / up swapped, gate / up interleaved in
             # the 2F columns, or as transformers 5's (E, 2F, H) / (E, H, F) without the transpose)
             self.fused_reading = "chunk"
-        elif arch in (GLM4_MOE, DEEPSEEK_V3, GLM4V_MOE):
+        elif arch in (GLM4_MOE, DEEPSEEK_V3, GLM4V_MOE, DOTS1):
             # models/glm4_moe/modeling_glm4_moe.py: Glm4MoeDecoderLayer.__init__ (MoE from layer
             # first_k_dense_replace on), Glm4MoeMoE (n_routed_experts, shared_experts of
             # moe_intermediate_size * n_shared_experts), Glm4MoeTopkRouter (e_score_correction_bias).
@@ -1651,6 +1737,12 @@ class Spec:
             # released), Glm4vMoeTextTopkRouter(Glm4MoeTopkRouter), shared_experts Glm4vMoeTextMLP of
             # moe_intermediate_size * n_shared_experts; 5.x: Glm4vMoeTextExperts = DeepseekV3Experts, the per-expert
             # tensors stacked on load by conversion_mapping's "glm4v_moe": "qwen2_moe")
+            # dots.llm1 the same (models/dots1/modular_dots1.py: Dots1DecoderLayer(DeepseekV3DecoderLayer), Dots1MoE(
+            # DeepseekV3MoE), Dots1TopkRouter(DeepseekV3TopkRouter), Dots1MLP(DeepseekV3MLP): per-expert
+            # mlp.experts.{e}.gate_proj / up_proj / down_proj in 4.53 - 4.57 and the release, the dense layers'
+            # mlp.gate_proj / up_proj / down_proj of intermediate_size); see dots1_router_keys for what is refused
+            if arch == DOTS1:
+                dots1_router_keys(get)
             self.num_experts, self.top_k = get("n_routed_experts"), get("num_experts_per_tok")
             self.norm_topk_prob = bool(get("norm_topk_prob"))
             self.moe_intermediate = get("moe_intermediate_size")
@@ -1965,8 +2057,7 @@ class Spec:
             if get("n_shared_experts") != 1:
                 raise ValueError("Nemotron-H: n_shared_experts %r (transformers adds one shared expert of "
                                  "moe_shared_expert_intermediate_size whatever it says)" % (get("n_shared_experts"),))
-            if E % G or E // G < 2 or TG > G or TG * (E // G) < k:
-                raise ValueError("Nemotron-H: n_group %d / topk_group %d for %d experts, top-%d" % (G, TG, E, k))
+            sigmoid_router_groups("Nemotron-H", E, k, G, TG)
             if get("mlp_bias"):
                 raise ValueError("Nemotron-H: mlp_bias true (the MLPs' and experts' biases) is not used by the "
                                  "fixtures")
@@ -1981,6 +2072,26 @@ class Spec:
             self.routed_scaling_factor = float(get("routed_scaling_factor"))
             self.layer_moe = [kk == "moe" for kk in self.layer_kinds]
             self.expert_naming = "nemotron_h"
+        elif arch == HUNYUAN_MOE:
+            # models/hunyuan_v1_moe/modular_hunyuan_v1_moe.py (4.56 / 4.57's generated modeling_hunyuan_v1_moe.py the
+            # same numbers): HunYuanMoEV1DecoderLayer (LlamaDecoderLayer) takes `self.mlp = HunYuanMoEV1Moe(config,
+            # layer_idx)` on every layer. HunYuanMoEV1Gate: `self.wg = nn.Linear(hidden_size, num_experts, bias=False,
+            # dtype=torch.float32)` (mlp.gate.wg.weight), the hidden states cast to fp32 when wg is fp32; the routing
+            # (4.57's forward, 5.x's route_tokens_to_experts): softmax over all experts in fp32, torch.topk of top_k,
+            # divided by their sum (no epsilon), cast to the hidden dtype; experts num_experts HunYuanMoEV1MLP
+            # (LlamaMLP: down(act(gate x) * up x), no biases) of intermediate_size: per expert
+            # mlp.experts.{e}.gate_proj / up_proj / down_proj in 4.56 / 4.57 and the releases, 5.x's
+            # HunYuanMoEV1Experts(MixtralExperts) stacked (mlp.experts.gate_up_proj (E, 2F, H), down_proj (E, H, F);
+            # conversion_mapping "hunyuan_v1_moe" copies qwen2_moe's stacking rule): both read here (expert_tensors);
+            # `final_hidden_states + hidden_states_mlp` with hidden_states_mlp = self.shared_mlp(hidden_states), a
+            # HunYuanMoEV1MLP of intermediate_size added without a gate or weight (mlp.shared_mlp.*). The keys
+            # transformers leaves unread: hunyuan_moe_keys
+            self.num_experts, self.top_k = hunyuan_moe_keys(c, get, self.L, self.F, self.HD)
+            self.norm_topk_prob = True  # always; False: a what-if only
+            self.moe_intermediate = self.shared_intermediate = self.F
+            self.shared_gated = False
+            self.layer_moe = [True] * self.L
+            self.expert_naming = "hunyuan"
         if arch in QWEN_VL and kind not in (None, "default", "mrope"):
             raise ValueError("rope type %r is not used by the Qwen-VL fixtures" % kind)
         if self.num_experts and not 0 < self.top_k <= self.num_experts:
@@ -1992,6 +2103,95 @@ class Spec:
         # expert_tensors)
         self.shared_mlp_swapped, self.shared_mlp_width = False, None
         hybrid_layers(self, c, get)
+
+
+def sigmoid_router_groups(family, E, k, G, TG):
+    """Refuses expert groups DeepseekV3TopkRouter.get_topk_indices (sigmoid_choice) cannot run as the fixtures use it:
+    n_group not dividing the experts or leaving fewer than 2 per group (a group scores the sum of its two best), topk_group
+    outside [1, n_group], or fewer experts in the kept groups than the top-k."""
+    if E % G or E // G < 2 or not 1 <= TG <= G or TG * (E // G) < k:
+        raise ValueError("%s: n_group %d / topk_group %d for %d experts, top-%d" % (family, G, TG, E, k))
+
+
+def hunyuan_moe_keys(c, get, L, F, HD):
+    """(num_experts, top_k) of a HunYuan-MoE config (HunYuanMoEV1ForCausalLM), refusing the spellings where transformers
+    and Tencent's remote code (the releases' modeling_hunyuan.py) would build different models, and what the fixtures
+    do not use.
+    models/hunyuan_v1_moe/modular_hunyuan_v1_moe.py HunYuanMoEV1Moe.__init__ / HunYuanMoEV1Gate.__init__: `num_experts if
+    isinstance(config.num_experts, int) else config.num_experts[layer_idx]`, top_k alike from moe_topk (5.x's @strict
+    HunYuanMoEV1Config types num_experts int and moe_topk `int | list[int]`): an int, or one entry per layer, all equal
+    here (one expert count and one k for every layer).
+    Unread by transformers: the experts and shared_mlp are HunYuanMoEV1MLP(config), intermediate_size wide, where the
+    remote code sizes the experts by moe_intermediate_size[layer] and the shared MLP by intermediate_size x
+    num_shared_expert[layer] (so moe_intermediate_size must equal intermediate_size and num_shared_expert be 1, an int or
+    per-layer list, where given); shared_mlp is always built (use_mixed_mlp_moe false, the remote code's switch off,
+    is refused); use_cla (the remote code's cross-layer KV sharing, which transformers lacks) must be false;
+    attention_head_dim (the remote code's head size) must equal head_dim, which transformers reads (hunyuan_rope
+    refuses a missing head_dim)."""
+    def one(key, value, least):
+        values = value if isinstance(value, list) else [value]
+        if (isinstance(value, list) and len(value) != L) or len(set(values)) != 1 or any(
+                isinstance(v, bool) or not isinstance(v, int) or v < least for v in values):
+            raise ValueError("HunYuan-MoE: %s %r (an integer >= %d, or %d equal ones, one per layer)" % (
+                key, value, least, L))
+        return values[0]
+    E, k = one("num_experts", get("num_experts"), 1), one("moe_topk", get("moe_topk"), 1)
+    if "moe_intermediate_size" in c and one("moe_intermediate_size", c["moe_intermediate_size"], 1) != F:
+        raise ValueError("HunYuan-MoE: moe_intermediate_size %r != intermediate_size %r (transformers sizes the experts "
+                         "by intermediate_size)" % (c["moe_intermediate_size"], F))
+    if "num_shared_expert" in c and one("num_shared_expert", c["num_shared_expert"], 1) != 1:
+        raise ValueError("HunYuan-MoE: num_shared_expert %r (transformers builds one shared_mlp of "
+                         "intermediate_size)" % (c["num_shared_expert"],))
+    if "use_mixed_mlp_moe" in c and c["use_mixed_mlp_moe"] is not True:
+        raise ValueError("HunYuan-MoE: use_mixed_mlp_moe %r (transformers always adds shared_mlp; the remote code would "
+                         "not)" % (c["use_mixed_mlp_moe"],))
+    if c.get("use_cla"):
+        raise ValueError("HunYuan-MoE: use_cla %r (cross-layer attention is not in transformers)" % (c["use_cla"],))
+    if "attention_head_dim" in c and c["attention_head_dim"] != HD:
+        raise ValueError("HunYuan-MoE: attention_head_dim %r != head_dim %r" % (c["attention_head_dim"], HD))
+    return E, k
+
+
+def dots1_router_keys(get):
+    """Refuses dots.llm1 MoE keys that Dots1MoE / Dots1TopkRouter (DeepseekV3MoE / DeepseekV3TopkRouter) cannot run or
+    would read otherwise than another engine: n_routed_experts / num_experts_per_tok / n_shared_experts absent or null
+    (Dots1Config's defaults None: the module lists and the shared width `moe_intermediate_size * n_shared_experts` fail
+    on them), sizes below 1 (n_shared_experts 0 would build a shared expert of width 0 that adds nothing), expert groups
+    sigmoid_router_groups refuses, and scoring_func other than sigmoid (a key of the release that Dots1Config does not
+    read: the router always takes the sigmoid)."""
+    E, k, Fm, S = (get(key) for key in ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
+                                        "n_shared_experts"))
+    for key, value in (("n_routed_experts", E), ("num_experts_per_tok", k), ("moe_intermediate_size", Fm),
+                       ("n_shared_experts", S), ("n_group", get("n_group")), ("topk_group", get("topk_group"))):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError("dots.llm1: %s %r (a positive integer)" % (key, value))
+    sigmoid_router_groups("dots.llm1", E, k, get("n_group"), get("topk_group"))
+    if get("scoring_func") != "sigmoid":
+        raise ValueError("dots.llm1: scoring_func %r (Dots1Config does not read it; Dots1TopkRouter always takes the "
+                         "sigmoid)" % (get("scoring_func"),))
+
+
+def dots1_layer_sliding(c, get, L):
+    """(sliding_window, per layer whether it slides) of a dots.llm1 config. models/dots1/configuration_dots1.py
+    Dots1Config.__init__ (4.53 - 4.57; 5.x's __post_init__ the same): layer_types as listed, else `"sliding_attention" if
+    self.sliding_window is not None and i >= self.max_window_layers else "full_attention"` (there is no
+    use_sliding_window switch, as Qwen2's configs have: a key of that name is not read); Dots1Attention.__init__ takes
+    `config.sliding_window if config.layer_types[layer_idx] == "sliding_attention" else None`, and Dots1Model.forward
+    masks the sliding layers with create_sliding_window_causal_mask (i - W < j <= i). Refused: layer_types of another
+    length or with another type, sliding layers with sliding_window null (the mask would have no window),
+    max_window_layers null with a window and no layer_types (the comparison fails), a window below 1."""
+    window, types = get("sliding_window"), get("layer_types")
+    if types is None:
+        first = get("max_window_layers")
+        if window is not None and (isinstance(first, bool) or not isinstance(first, int)):
+            raise ValueError("dots.llm1: max_window_layers %r with sliding_window %r" % (first, window))
+        types = ["sliding_attention" if window is not None and i >= first else "full_attention" for i in range(L)]
+    if len(types) != L or any(t not in ("sliding_attention", "full_attention") for t in types):
+        raise ValueError("dots.llm1: layer_types must be %d entries of sliding_attention / full_attention" % L)
+    sliding = [t == "sliding_attention" for t in types]
+    if any(sliding) and (isinstance(window, bool) or not isinstance(window, int) or window < 1):
+        raise ValueError("dots.llm1: sliding layers with sliding_window %r" % (window,))
+    return (window if any(sliding) else None), sliding
 
 
 def granite_hybrid_layers(spec, c, get):
@@ -2741,7 +2941,10 @@ def phimoe_rope(c, get, dim, theta, rs):
 
 
 def hunyuan_rope(c, get, HD):
-    """(rope_theta, alpha, base) of a HunYuan-Dense config (HunYuanDenseV1ForCausalLM); alpha and base None without
+    """(rope_theta, alpha, base) of a HunYuan-Dense or HunYuan-MoE config (HunYuanDenseV1ForCausalLM,
+    HunYuanMoEV1ForCausalLM: models/hunyuan_v1_moe's HunYuanMoEV1RotaryEmbedding is the dense one, 4.56 / 4.57 written
+    out again with `config.rope_scaling.get("alpha")` and `self.dim = config.head_dim`, 5.x a subclass); alpha and base
+    None without
     rope_scaling (the default RoPE at rope_theta).
     models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py HunYuanDenseV1RotaryEmbedding.__init__ ("Diff from Llama -
     DynamicNTKAlphaRotary"): `if self.rope_type == "dynamic" and self.config.rope_parameters.get("alpha"):` `self.dim =
@@ -2759,16 +2962,17 @@ def hunyuan_rope(c, get, HD):
     "dynamic", "alpha": a > 0, ...}, a "dynamic" rope_scaling without alpha (dynamic NTK by factor), and transformers
     5's rope_parameters spelling (the fixtures hold rope_theta / rope_scaling as the releases do)."""
     if c.get("head_dim") is None:
-        raise ValueError("HunYuan-Dense: head_dim missing or null (HunYuanDenseV1Attention reads config.head_dim)")
+        raise ValueError("HunYuan: head_dim missing or null (HunYuanDenseV1Attention / HunYuanMoEV1Attention read "
+                         "config.head_dim)")
     if get("rope_parameters") is not None:
-        raise ValueError("HunYuan-Dense: rope_parameters (transformers 5's spelling) is not used by the fixtures")
+        raise ValueError("HunYuan: rope_parameters (transformers 5's spelling) is not used by the fixtures")
     theta, rs = get("rope_theta"), get("rope_scaling")
     if rs is None:
         return theta, None, None
     kind = rs.get("rope_type", rs.get("type"))
     alpha = rs.get("alpha")
     if kind != "dynamic" or not alpha or isinstance(alpha, bool) or alpha <= 0:
-        raise ValueError("HunYuan-Dense: rope_scaling %r (only {\"type\": \"dynamic\", \"alpha\": a > 0} is used by "
+        raise ValueError("HunYuan: rope_scaling %r (only {\"type\": \"dynamic\", \"alpha\": a > 0} is used by "
                          "the fixtures)" % (rs,))
     return theta, alpha, theta * alpha ** (HD / (HD - 2))
 
@@ -3780,6 +3984,11 @@ def gated_mlp(spec, h, gate, up, down):
     return (activation(spec, h @ gate.T) * (h @ up.T)) @ down.T
 
 
+def ungated_mlp(spec, h, up, down):
+    """down(act(up h)), no gate: NemotronMLP (Nemotron-H's "-" blocks, its experts and shared expert; Arcee's ArceeMLP)."""
+    return activation(spec, h @ up.T) @ down.T
+
+
 def router_weight_name(spec, pre):
     if spec.expert_naming == "llama4":
         return pre + "feed_forward.router.weight"  # Llama4TextMoe.router (Llama4Router, an nn.Linear without bias)
@@ -3791,6 +4000,8 @@ def router_weight_name(spec, pre):
         return pre + "feed_forward.gate.weight"  # Lfm2MoeSparseMoeBlock.gate (nn.Linear, no bias)
     if spec.expert_naming == "nemotron_h":
         return pre + "mixer.gate.weight"  # NemotronHMoE.gate (NemotronHTopkRouter.weight, (E, H))
+    if spec.expert_naming == "hunyuan":
+        return pre + "mlp.gate.wg.weight"  # HunYuanMoEV1Moe.gate (HunYuanMoEV1Gate.wg, an fp32 nn.Linear without bias)
     return pre + ("block_sparse_moe.gate.weight" if spec.expert_naming == "mixtral" else "mlp.gate.weight")
 
 
@@ -3969,7 +4180,7 @@ def nemotron_h_expert(spec, p, pre, e, x):
         up, down = p[m + "experts.up_proj"][e], p[m + "experts.down_proj"][e]
     else:
         up, down = p[m + "experts.%d.up_proj.weight" % e], p[m + "experts.%d.down_proj.weight" % e]
-    return activation(spec, x @ up.T) @ down.T
+    return ungated_mlp(spec, x, up, down)
 
 
 def expert_tensors(spec, p, pre, e):
@@ -4009,6 +4220,13 @@ def expert_tensors(spec, p, pre, e):
         gate_up, down = p[pre + "mlp.experts.gate_up_proj"][e], p[pre + "mlp.experts.down_proj"][e]
         half = gate_up.shape[1] // 2
         return gate_up[:, :half].T, gate_up[:, half:].T, down.T
+    if spec.expert_naming == "hunyuan" and e != "shared" and pre + "mlp.experts.gate_up_proj" in p:
+        # HunYuan-MoE as transformers 5 holds (and saves) it: HunYuanMoEV1Experts = MixtralExperts, gate_up_proj (E, 2F,
+        # H) with expert e's gate rows first, down_proj (E, H, F), used as F.linear weights; the releases' per-expert
+        # tensors otherwise (expert_weights)
+        gate_up, down = p[pre + "mlp.experts.gate_up_proj"][e], p[pre + "mlp.experts.down_proj"][e]
+        half = gate_up.shape[0] // 2
+        return gate_up[:half], gate_up[half:], down
     if spec.expert_naming == "stacked" and e == "shared":
         # (Qwen3-Next / Qwen3.5-MoE in transformers 5's layout: the shared expert stays a Qwen2MoeMLP)
         x = pre + "mlp.shared_expert."
@@ -4037,7 +4255,9 @@ def expert_weights(spec, pre, e):
         # w3 the up projection, w2 down, as Lfm2MoeMLP names them
         x = pre + "feed_forward.experts.%d." % e
         return x + "w1.weight", x + "w3.weight", x + "w2.weight"
-    shared = "mlp.shared_expert." if spec.shared_gated else "mlp.shared_experts."
+    # (HunYuan-MoE: HunYuanMoEV1Moe.shared_mlp, a HunYuanMoEV1MLP; its experts mlp.experts.{e}.* as Qwen's)
+    shared = ("mlp.shared_mlp." if spec.expert_naming == "hunyuan" else "mlp.shared_expert." if spec.shared_gated else
+              "mlp.shared_experts.")
     x = pre + (shared if e == "shared" else "mlp.experts.%d." % e)
     return x + "gate_proj.weight", x + "up_proj.weight", x + "down_proj.weight"
 
@@ -4264,7 +4484,10 @@ def moe_block(spec, p, pre, l, h, trace=None):
     contributions expert by expert with index_add_: the same sum in another order).
     gpt-oss (models/gpt_oss/modular_gpt_oss.py GptOssMLP.forward): logits h.W^T + b, the top-k
     logits, weights = their softmax (GptOssTopKRouter.forward), experts gpt_oss_expert (biased,
-    clamped SwiGLU), summed in top-k order (GptOssExperts.forward: index_add_ expert by expert)."""
+    clamped SwiGLU), summed in top-k order (GptOssExperts.forward: index_add_ expert by expert).
+    HunYuan-MoE (models/hunyuan_v1_moe/modular_hunyuan_v1_moe.py HunYuanMoEV1Moe.forward): the softmax path (the
+    router mlp.gate.wg, top-k always renormalised), then `final_hidden_states + hidden_states_mlp` with the ungated
+    shared_mlp."""
     if spec.router == "llama4":
         return llama4_moe(spec, p, pre, l, h, trace)
     B, T, H = h.shape
@@ -4303,6 +4526,8 @@ def moe_block(spec, p, pre, l, h, trace=None):
         probs = torch.softmax(logits, dim=-1, dtype=torch.float32)
     else:
         probs = torch.softmax(logits, dim=-1, dtype=torch.float32)
+        if spec.router_score == "sigmoid":  # (a what-if only: golden_models.hunyuan_moe_what_ifs)
+            probs = logits.sigmoid()
         weights, experts = torch.topk(probs, spec.top_k, dim=-1)
         if spec.norm_topk_prob:
             weights = weights / weights.sum(dim=-1, keepdim=True)
@@ -4356,6 +4581,10 @@ def feed_forward(spec, p, pre, l, h, trace):
         # `self.down_proj(self.activation_fn(self.gate_proj(x)) * self.up_proj(x))`, named feed_forward.*
         f = pre + "feed_forward."
         return gated_mlp(spec, h, p[f + "gate_proj.weight"], p[f + "up_proj.weight"], p[f + "down_proj.weight"])
+    if not spec.mlp_gated:
+        # models/arcee/modeling_arcee.py ArceeMLP.forward (NemotronMLP's): `self.down_proj(self.act_fn(self.up_proj(x)))`,
+        # act_fn = ACT2FN[config.hidden_act] (relu2: relu(x)^2), no gate_proj; mlp_bias false (refused otherwise)
+        return ungated_mlp(spec, h, p[pre + "mlp.up_proj.weight"], p[pre + "mlp.down_proj.weight"])
     if spec.fused_gate_up:
         # models/phi3/modular_phi3.py Phi3MLP.forward (Glm4MLP alike): gate, up = gate_up_proj(h).chunk(2, dim=-1)
         gate, up = (h @ p[pre + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
@@ -4396,7 +4625,7 @@ def nemotron_h_block(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace,
         y = moe_block(spec, p, pre, l, h, trace)
     else:
         m = pre + "mixer."
-        y = activation(spec, h @ p[m + "up_proj.weight"].T) @ p[m + "down_proj.weight"].T
+        y = ungated_mlp(spec, h, p[m + "up_proj.weight"], p[m + "down_proj.weight"])
     return x + y
 
 

@@ -315,7 +315,7 @@ struct ModelSpec {
   // Nemotron-H's MoE blocks: mixer.gate (its e_score_correction_bias inside), ungated experts
   // mixer.experts.{e}.up_proj / down_proj (stacked in transformers 5's layout: mixer.experts.up_proj (E, Fm, H),
   // down_proj (E, H, Fm)) and mixer.shared_experts.up_proj / down_proj.
-  enum class ExpertNames { qwen, mixtral, granite, gpt_oss, llama4, lfm2, nemotron_h };
+  enum class ExpertNames { qwen, mixtral, granite, gpt_oss, llama4, lfm2, nemotron_h, hunyuan };
   ExpertNames expert_names = ExpertNames::qwen;
   // The experts of a layer stacked in two tensors, as transformers 5 holds them and saves them with
   // save_original_format=False (and as checkpoints re-saved that way ship): mlp.experts.gate_up_proj

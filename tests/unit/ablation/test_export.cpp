@@ -580,7 +580,9 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"granite4-h-moe", true}, FamilyCase{"granite4-h-moe", false},
                       FamilyCase{"lfm2", true}, FamilyCase{"lfm2-moe", true}, FamilyCase{"lfm2-moe", false},
                       FamilyCase{"nemotron-h", true}, FamilyCase{"nemotron-h-moe", true},
-                      FamilyCase{"nemotron-h-moe", false}),
+                      FamilyCase{"nemotron-h-moe", false}, FamilyCase{"arcee", true},
+                      FamilyCase{"dots1", true}, FamilyCase{"dots1", false}, FamilyCase{"hunyuan-moe", true},
+                      FamilyCase{"hunyuan-moe", false}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

@@ -772,11 +772,183 @@ TEST(ModelSpecNemotronH, OneBlockPerLayer) {
   bad = c;
   bad["mamba_hidden_act"] = "gelu";
   EXPECT_ABL_ERROR(parse(bad), "mamba_hidden_act", "silu");
-  // relu2 belongs to Nemotron-H: another family's hidden_act relu2 is refused
+  // relu2 is an ungated MLP's (Arcee, Nemotron-H): a gated family's hidden_act relu2 is refused
   nlohmann::json llama = nlohmann::json::parse(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64,
     "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
     "hidden_act": "relu2"})");
   EXPECT_ABL_ERROR(parse(llama), "hidden_act", "relu2");
+}
+
+// ArceeForCausalLM (AFM-4.5B; models/arcee ArceeConfig, ArceeMLP = NemotronMLP): Llama with down(relu(up(x))²), no
+// gate_proj in the files. A config naming the architecture and a vocabulary takes ArceeConfig's other defaults (its
+// default vocab_size 32000 cannot hold its default bos_token_id 128000): 4.51 B parameters.
+TEST(ModelSpecArcee, UngatedReluSquaredMlpAndDefaults) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["ArceeForCausalLM"], "model_type": "arcee",
+    "vocab_size": 128004})");
+  ModelSpec s = parse(c);
+  EXPECT_EQ(s.activation, abl::model::Activation::relu2);
+  EXPECT_EQ(s.hidden_size, 2560);
+  EXPECT_EQ(s.head_dim, 80);
+  EXPECT_EQ(s.num_kv_heads, 32);
+  EXPECT_EQ(s.max_position_embeddings, 4096);
+  EXPECT_EQ(s.bos_token_id, 128000);
+  EXPECT_FALSE(s.tied_embeddings || s.mlp_bias || s.qkv_bias || s.qk_norm);
+  // 2·V·H + 32 × (4·H² + 2·H·F + 2·H) + H
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{4514306560});
+  std::vector<std::string> names;
+  for (const auto& slot : abl::model::layer_slots(s, 0)) names.push_back(slot.pattern);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "model.layers.{}.mlp.gate_proj.weight"), 0);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "model.layers.{}.mlp.up_proj.weight"), 1);
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s), {"ArceeForCausalLM", "relu² MLP (ungated)"}))
+      << abl::model::describe(s);
+  // mlp_bias: ArceeMLP's up and down biases (no gate to carry one)
+  c["mlp_bias"] = true;
+  s = parse(c);
+  names.clear();
+  for (const auto& slot : abl::model::layer_slots(s, 0)) names.push_back(slot.pattern);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "model.layers.{}.mlp.up_proj.bias"), 1);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "model.layers.{}.mlp.down_proj.bias"), 1);
+  EXPECT_EQ(std::count(names.begin(), names.end(), "model.layers.{}.mlp.gate_proj.bias"), 0);
+  // another activation is run as written: ArceeMLP applies ACT2FN[hidden_act] ungated, which we do not
+  c["hidden_act"] = "silu";
+  EXPECT_ABL_ERROR(parse(c), "hidden_act");
+}
+
+// dots.llm1.inst's config.json in its shape (written for this test): Qwen3's attention, DeepSeek-V3's sigmoid router
+// with n_group / topk_group null as released, 128 experts top-6 and 2 shared after one dense layer: 142.8 B, 14.0 B
+// active.
+nlohmann::json dots_llm1() {
+  return nlohmann::json::parse(R"({"architectures": ["Dots1ForCausalLM"], "model_type": "dots1", "vocab_size": 152064,
+    "hidden_size": 4096, "intermediate_size": 10944, "num_hidden_layers": 62, "num_attention_heads": 32,
+    "num_key_value_heads": 32, "n_routed_experts": 128, "n_shared_experts": 2, "num_experts_per_tok": 6,
+    "moe_intermediate_size": 1408, "norm_topk_prob": true, "n_group": null, "topk_group": null,
+    "routed_scaling_factor": 2.5, "scoring_func": "sigmoid", "first_k_dense_replace": 1,
+    "max_position_embeddings": 32768, "rms_norm_eps": 1e-05, "rope_theta": 10000000, "attention_bias": false,
+    "tie_word_embeddings": false, "eos_token_id": 151649, "torch_dtype": "bfloat16"})");
+}
+
+// Hunyuan-A13B-Instruct's config.json in its shape (written for this test, in the release's spelling: per-layer lists,
+// attention_head_dim, no head_dim): HunYuan dense's attention, 64 experts top-8 and a shared MLP, all 3072 wide.
+nlohmann::json hunyuan_a13b() {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["HunYuanMoEV1ForCausalLM"],
+    "model_type": "hunyuan_v1_moe", "vocab_size": 128167, "hidden_size": 4096, "intermediate_size": 3072,
+    "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8, "attention_head_dim": 128,
+    "num_experts": 64, "use_mixed_mlp_moe": true, "use_qk_norm": true, "use_cla": false, "cla_share_factor": 2,
+    "max_position_embeddings": 32768, "rms_norm_eps": 1e-05, "rope_theta": 10000.0,
+    "rope_scaling": {"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0, "mscale": 1.0,
+      "mscale_all_dim": 1.0, "type": "dynamic"},
+    "tie_word_embeddings": true, "bos_token_id": 1, "eos_token_id": 127960, "pad_token_id": 127961})");
+  c["moe_topk"] = std::vector<int>(32, 8);
+  c["moe_intermediate_size"] = std::vector<int>(32, 3072);
+  c["num_shared_expert"] = std::vector<int>(32, 1);
+  return c;
+}
+
+TEST(ModelSpecHunyuanMoe, ReleasedConfigListsAndRefusals) {
+  nlohmann::json c = hunyuan_a13b();
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.qk_norm && s.qk_norm_after_rope && s.norm_topk_prob && s.tied_embeddings);
+  EXPECT_FALSE(s.router_sigmoid || s.router_bias || s.shared_expert_gated || s.qkv_bias);
+  EXPECT_EQ(s.head_dim, 128);  // attention_head_dim
+  EXPECT_EQ(s.num_experts, 64);
+  EXPECT_EQ(s.experts_per_token, 8);
+  EXPECT_EQ(s.moe_intermediate_size, 3072);
+  EXPECT_EQ(s.shared_expert_intermediate_size, 3072);
+  for (int64_t l = 0; l < 32; ++l) EXPECT_TRUE(s.is_moe_layer(l)) << l;
+  EXPECT_NEAR(s.rope_theta, 10000.0 * std::pow(1000.0, 128.0 / 126.0), 1e-3);  // alpha raises the base
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{80393183232});
+  EXPECT_EQ(abl::model::active_parameter_count(s), int64_t{12747448320});
+  std::vector<std::pair<std::string, std::vector<int64_t>>> got;
+  for (const auto& slot : abl::model::layer_slots(s, 0)) got.emplace_back(slot.pattern, slot.shape);
+  const auto has = [&](const std::string& n, std::vector<int64_t> shape) {
+    return std::find(got.begin(), got.end(), std::make_pair("model.layers.{}." + n, shape)) != got.end();
+  };
+  EXPECT_TRUE(has("mlp.gate.wg.weight", {64, 4096}));
+  EXPECT_TRUE(has("mlp.experts.63.down_proj.weight", {4096, 3072}));
+  EXPECT_TRUE(has("mlp.shared_mlp.gate_proj.weight", {3072, 4096}));
+  EXPECT_TRUE(has("self_attn.query_layernorm.weight", {128}));
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s), {"HunYuanMoEV1ForCausalLM", "MoE 64x3072 top-8"}))
+      << abl::model::describe(s);
+  // head_dim wins over attention_head_dim; plain numbers as transformers 5 writes them
+  c["head_dim"] = 128;
+  c["attention_head_dim"] = 64;
+  c["moe_topk"] = 8;
+  c["moe_intermediate_size"] = 3072;
+  c["num_shared_expert"] = 1;
+  s = parse(c);
+  EXPECT_EQ(s.head_dim, 128);
+  EXPECT_EQ(s.experts_per_token, 8);
+  // what transformers would run differently from the release's code, or not at all, is refused naming the key
+  const auto refused = [&](const char* key, nlohmann::json value, const char* words) {
+    nlohmann::json bad = hunyuan_a13b();
+    bad[key] = std::move(value);
+    EXPECT_ABL_ERROR(parse(bad), "my/config.json", key, words);
+  };
+  std::vector<int> mixed(32, 8);
+  mixed[5] = 4;
+  refused("moe_topk", mixed, "the same");
+  refused("moe_intermediate_size", 1536, "intermediate_size 3072");
+  refused("num_shared_expert", std::vector<int>(32, 2), "one shared MLP");
+  refused("use_mixed_mlp_moe", false, "shared MLP");
+  refused("use_cla", true, "shared across layers");
+  nlohmann::json bad = hunyuan_a13b();
+  bad.erase("num_experts");
+  bad["num_experts"] = nullptr;
+  EXPECT_ABL_ERROR(parse(bad), "num_experts");
+}
+
+TEST(ModelSpecDots1, ReleasedShapeRouterAndWindow) {
+  nlohmann::json c = dots_llm1();
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.qk_norm && s.router_sigmoid && s.router_bias && s.norm_topk_prob);
+  EXPECT_FALSE(s.qk_norm_after_rope || s.shared_expert_gated || s.qkv_bias || s.o_bias || s.tied_embeddings);
+  EXPECT_EQ(s.activation, abl::model::Activation::silu);
+  EXPECT_EQ(s.head_dim, 128);
+  EXPECT_EQ(s.expert_groups, 1);  // null: one group, no group limit
+  EXPECT_EQ(s.topk_groups, 1);
+  EXPECT_DOUBLE_EQ(s.routed_scaling_factor, 2.5);
+  EXPECT_EQ(s.shared_expert_intermediate_size, 2 * 1408);
+  EXPECT_FALSE(s.is_moe_layer(0));
+  for (int64_t l = 1; l < 62; ++l) EXPECT_TRUE(s.is_moe_layer(l)) << l;
+  EXPECT_EQ(sliding_count(s), 0);  // sliding_window 4096 from layer max_window_layers = 62 on: none
+  EXPECT_EQ(s.sliding_window, 0);
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{142774381696});
+  EXPECT_EQ(abl::model::active_parameter_count(s), int64_t{14016588928});
+  std::vector<std::pair<std::string, std::vector<int64_t>>> got;
+  for (const auto& slot : abl::model::layer_slots(s, 1)) got.emplace_back(slot.pattern, slot.shape);
+  const auto has = [&](const std::string& n, std::vector<int64_t> shape) {
+    return std::find(got.begin(), got.end(), std::make_pair("model.layers.{}." + n, shape)) != got.end();
+  };
+  EXPECT_TRUE(has("self_attn.q_norm.weight", {128}));
+  EXPECT_TRUE(has("mlp.gate.weight", {128, 4096}));
+  EXPECT_TRUE(has("mlp.gate.e_score_correction_bias", {128}));
+  EXPECT_TRUE(has("mlp.experts.127.down_proj.weight", {4096, 1408}));
+  EXPECT_TRUE(has("mlp.shared_experts.gate_proj.weight", {2816, 4096}));
+  // the sliding layers: from max_window_layers on, or as layer_types lists them
+  c["sliding_window"] = 512;
+  c["max_window_layers"] = 60;
+  s = parse(c);
+  EXPECT_EQ(s.sliding_window, 512);
+  EXPECT_EQ(sliding_count(s), 2);
+  EXPECT_TRUE(s.uses_sliding_window(61) && !s.uses_sliding_window(59));
+  c["layer_types"] = nlohmann::json::array();
+  for (int l = 0; l < 62; ++l) c["layer_types"].push_back(l % 2 ? "full_attention" : "sliding_attention");
+  EXPECT_EQ(sliding_count(parse(c)), 31);
+  c = dots_llm1();
+  c["sliding_window"] = nullptr;
+  EXPECT_EQ(sliding_count(parse(c)), 0);
+  // groups as DeepSeek-V3's when given; other routing refused naming the key
+  c = dots_llm1();
+  c["n_group"] = 8;
+  c["topk_group"] = 4;
+  s = parse(c);
+  EXPECT_EQ(s.expert_groups, 8);
+  EXPECT_EQ(s.topk_groups, 4);
+  c["scoring_func"] = "softmax";
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "scoring_func", "sigmoid");
+  c = dots_llm1();
+  c.erase("n_routed_experts");  // None in Dots1Config: a config must give it
+  EXPECT_ABL_ERROR(parse(c), "n_routed_experts");
 }
 
 // Nemotron-H's MoE blocks ('E', as NVIDIA-Nemotron-3-Nano-30B-A3B has them; config written for this test): DeepSeek-V3's

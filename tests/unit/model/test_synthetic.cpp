@@ -22,7 +22,7 @@ const ExpectedWeight& find(const std::vector<ExpectedWeight>& all, WeightRole ro
 }
 
 TEST(Synthetic, PresetsMatchTheirRealConfigs) {
-  EXPECT_EQ(abl::model::synthetic_presets().size(), 51u);
+  EXPECT_EQ(abl::model::synthetic_presets().size(), 53u);
   for (const std::string& name : abl::model::synthetic_presets()) {
     EXPECT_NO_THROW(abl::model::synthetic_model_spec(name)) << name;
   }
@@ -69,6 +69,10 @@ TEST(Synthetic, PresetsMatchTheirRealConfigs) {
   // Hunyuan-7B "7.5B"
   EXPECT_NEAR(abl::model::parameter_count(abl::model::synthetic_model_spec("hunyuan-7b")) / 1e9, 7.50, 0.01);
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("nemotron-h-8b")), 8100852736);
+  // dots.llm1: 2·V·H + 62 attention layers + one dense MLP + 61 × (128 + 2 shared) experts and the router
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("dots.llm1")), 142774381696);
+  // Hunyuan-A13B: V·H (tied) + 32 × (attention 41,951,488 + 65 MLPs of 3·H·3072 + the router) + H
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("hunyuan-a13b")), 80393183232);
   // DeepSeek-V2-Lite "15.7B", DeepSeek-V2 "236B, 21B active"; OLMo 3 32B
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("deepseek-v2-lite")), 15706484224);
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("deepseek-v2")), 235741434880);
