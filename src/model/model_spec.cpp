@@ -1130,7 +1130,10 @@ void hunyuan_moe_keys(const Keys& k, ModelSpec& s) {
     if (!v) return fallback;
     if (!v->is_array()) return v->as_int();
     const std::vector<int64_t> list = v->as_int_list();
-    if (list.empty() || std::adjacent_find(list.begin(), list.end(), std::not_equal_to<>()) != list.end()) {
+    if (static_cast<int64_t>(list.size()) != s.num_layers) {
+      v->fail(fmt::format("lists {} values for {} layers", list.size(), s.num_layers));
+    }
+    if (std::adjacent_find(list.begin(), list.end(), std::not_equal_to<>()) != list.end()) {
       v->fail("per-layer values must all be the same (layers of different shapes are not supported)");
     }
     return list.front();
@@ -1390,8 +1393,20 @@ void dots1_keys(const Keys& k, ModelSpec& s) {
   s.norm_topk_prob = k.get_bool("norm_topk_prob", false);
   s.router_sigmoid = true;
   s.router_bias = true;
-  s.expert_groups = k.get_int("n_group", 1);
-  s.topk_groups = k.get_int("topk_group", 1);
+  // null (or both absent: Dots1Config's 1) is one group; one key null beside a real grouping is not a routing
+  const auto groups = k.find("n_group"), kept = k.find("topk_group");
+  s.expert_groups = groups ? groups->as_int() : 1;
+  s.topk_groups = kept ? kept->as_int() : 1;
+  if (static_cast<bool>(groups) != static_cast<bool>(kept) && (s.expert_groups != 1 || s.topk_groups != 1)) {
+    bad_key(s, groups ? "topk_group" : "n_group",
+            fmt::format("null beside {} {}: transformers cannot route so (give both, or both null)",
+                        groups ? "n_group" : "topk_group", groups ? s.expert_groups : s.topk_groups));
+  }
+  if (!k.find("sliding_window")) {
+    each_layer_type(k, s, [&](int64_t, const std::string& name, const io::JsonValue& t) {
+      if (name == "sliding_attention") t.fail("a sliding layer with sliding_window null (transformers refuses it)");
+    });
+  }
   if (auto w = k.find("sliding_window")) {
     s.sliding_window = w->as_int();
     const int64_t first = k.get_int("max_window_layers", s.num_layers);
@@ -1989,6 +2004,11 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
   }
 
   s.activation = parse_activation(s, fam->activation_key, k.get_string(fam->activation_key, "silu"));
+  if (s.activation == Activation::relu2 && s.architecture != "ArceeForCausalLM" &&
+      s.architecture != "NemotronHForCausalLM") {
+    bad_key(s, fam->activation_key, fmt::format("relu2 is supported only where the MLP is ungated (ArceeForCausalLM, "
+                                                "NemotronHForCausalLM); {}'s MLP is gated", s.architecture));
+  }
 
   s.rms_norm_eps = k.get_double("rms_norm_eps", 1e-6);
   s.max_position_embeddings = k.get_int("max_position_embeddings", fam->default_max_positions);

@@ -777,6 +777,10 @@ TEST(ModelSpecNemotronH, OneBlockPerLayer) {
     "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
     "hidden_act": "relu2"})");
   EXPECT_ABL_ERROR(parse(llama), "hidden_act", "relu2");
+  nlohmann::json gemma = nlohmann::json::parse(R"({"architectures": ["Gemma2ForCausalLM"], "hidden_size": 64,
+    "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "head_dim": 16, "vocab_size": 100,
+    "hidden_activation": "relu2"})");
+  EXPECT_ABL_ERROR(parse(gemma), "hidden_activation", "ungated");
 }
 
 // ArceeForCausalLM (AFM-4.5B; models/arcee ArceeConfig, ArceeMLP = NemotronMLP): Llama with down(relu(up(x))²), no
@@ -887,6 +891,7 @@ TEST(ModelSpecHunyuanMoe, ReleasedConfigListsAndRefusals) {
   std::vector<int> mixed(32, 8);
   mixed[5] = 4;
   refused("moe_topk", mixed, "the same");
+  refused("moe_topk", std::vector<int>(31, 8), "31 values for 32 layers");
   refused("moe_intermediate_size", 1536, "intermediate_size 3072");
   refused("num_shared_expert", std::vector<int>(32, 2), "one shared MLP");
   refused("use_mixed_mlp_moe", false, "shared MLP");
@@ -937,6 +942,9 @@ TEST(ModelSpecDots1, ReleasedShapeRouterAndWindow) {
   c = dots_llm1();
   c["sliding_window"] = nullptr;
   EXPECT_EQ(sliding_count(parse(c)), 0);
+  c["layer_types"] = std::vector<std::string>(62, "full_attention");
+  c["layer_types"][61] = "sliding_attention";  // a sliding layer without a window: transformers refuses it
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "layer_types", "sliding_window null");
   // groups as DeepSeek-V3's when given; other routing refused naming the key
   c = dots_llm1();
   c["n_group"] = 8;
@@ -944,6 +952,9 @@ TEST(ModelSpecDots1, ReleasedShapeRouterAndWindow) {
   s = parse(c);
   EXPECT_EQ(s.expert_groups, 8);
   EXPECT_EQ(s.topk_groups, 4);
+  c["topk_group"] = nullptr;  // one key null beside a real grouping
+  EXPECT_ABL_ERROR(parse(c), "my/config.json", "topk_group", "n_group 8");
+  c["topk_group"] = 4;
   c["scoring_func"] = "softmax";
   EXPECT_ABL_ERROR(parse(c), "my/config.json", "scoring_func", "sigmoid");
   c = dots_llm1();
