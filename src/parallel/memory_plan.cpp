@@ -245,7 +245,11 @@ engine::BufferPlan activation_buffers(const model::ModelSpec& spec, int64_t B, i
           T * (spec.linear_in_dim() + spec.linear_value_dim() + 2 * spec.linear_num_value_heads) * a);
   }
   b.add(fmt::format("projection out y (T,H) {}", at), T * H * a);
-  b.add(fmt::format("gate, up (T,F) {}", at), 2 * T * F * a);
+  if (spec.activation == model::Activation::relu2) {
+    b.add(fmt::format("up (T,F) {}", at), T * F * a);  // ungated MLPs (Nemotron-H, Arcee): no gate rows
+  } else {
+    b.add(fmt::format("gate, up (T,F) {}", at), 2 * T * F * a);
+  }
   b.add("last tokens (B,H) f32", B * H * 4);
   if (spec.num_experts > 0) {
     const int64_t E = spec.num_experts, k = spec.experts_per_token;

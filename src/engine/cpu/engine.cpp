@@ -69,7 +69,11 @@ BufferPlan Engine::plan_for(const model::ModelSpec& spec, const Limits& limits) 
           T * (spec.linear_in_dim() + spec.linear_value_dim() + 2 * spec.linear_num_value_heads) * 4);
   }
   p.add("projection out y (T,H)", T * H * 4);
-  p.add("gate, up (T,F)", 2 * T * F * 4);
+  if (spec.activation == model::Activation::relu2) {
+    p.add("up (T,F)", T * F * 4);  // ungated MLPs (Nemotron-H, Arcee): no gate rows
+  } else {
+    p.add("gate, up (T,F)", 2 * T * F * 4);
+  }
   p.add("last tokens (B,H)", B * H * 4);
   if (spec.num_experts > 0) {
     const int64_t E = spec.num_experts, k = spec.experts_per_token;
@@ -110,7 +114,7 @@ Engine::Engine(WeightSource& weights, Limits limits)
     kv_b_.resize(T * static_cast<size_t>(spec_.num_heads * (spec_.qk_nope_head_dim + spec_.v_head())));
   }
   y_.resize(T * H);
-  gate_.resize(T * F);
+  gate_.resize(spec_.activation == model::Activation::relu2 ? 0 : T * F);
   up_.resize(T * F);
   last_.resize(static_cast<size_t>(limits.max_seqs) * H);
   if (spec_.num_experts > 0) {
