@@ -1074,6 +1074,47 @@ def check_against_golden(name, label, m, g, st, after_prompts=None):
     check(same, "%s: %s greedy (no cache) = golden greedy ids" % (name, label))
 
 
+
+def check_refusals(name, cases, what="reference.Spec refuses"):
+    """One check over cases {description: refused?}: every case refused, the accepted ones named."""
+    wrong = [k for k, ok in cases.items() if not ok]
+    check(not wrong, "%s: %s %s%s" % (name, what, ", ".join(cases), " (accepted: %s)" % wrong if wrong else ""))
+
+
+def kth_margin(scores, k):
+    """Per row of scores (T, n): the k-th largest minus the (k+1)-th, the margin by which a top-k choice stands."""
+    top = scores.sort(dim=-1, descending=True).values
+    return top[:, k - 1] - top[:, k]
+
+
+def replay_routing(m, g, calls, route, ordered=True):
+    """Every golden prompt followed by its greedy tokens (but the last) through m, with m.<calls> collecting its router
+    calls (each a tuple whose first item is the layer); route(call, n) gives for one call the experts chosen at the
+    prompt's last position n - 1 and the margin (T,) of each token's choice. Returns the smallest margin over the
+    prompt tokens and over the tokens fed back, and whether every last position chose golden.json's expert_ids_last
+    (in its order, or as a set when not ordered)."""
+    gaps, last_ok = [float("inf")] * 2, True
+    for e in g["prompts"]:
+        setattr(m, calls, [])
+        m.forward(e["input_ids"] + e["greedy_ids"][:-1])
+        n = len(e["input_ids"])
+        for call in getattr(m, calls):
+            last, margins = route(call, n)
+            want = e["expert_ids_last"][call[0]]
+            last_ok &= last == want if ordered else sorted(last) == sorted(want)
+            gaps = [min(gaps[0], float(margins[:n].min())), min(gaps[1], float(margins[n:].min()))]
+    setattr(m, calls, None)
+    return gaps, last_ok
+
+def open_check(name, cls, p, g, st):
+    """A family check's opening: the fixture's config.json and the check model `cls` built from it on the weights p,
+    whose logits, hidden states and greedy ids are compared with golden.json first (check_against_golden)."""
+    cfg = fixture_config(name)
+    m = cls(cfg, p)
+    check_against_golden(name, cls.__name__, m, g, st)
+    return cfg, m
+
+
 def check_gpt_oss(name, spec, p, g, st):
     m = GptOssCheck(fixture_config(name), p)
     m.clamps = [[0, 0, 0, 0] for _ in range(m.L)]
@@ -1187,9 +1228,7 @@ class CohereCheck:
 
 
 def check_cohere(name, spec, p, g, st):
-    cfg = fixture_config(name)
-    m = CohereCheck(cfg, p)
-    check_against_golden(name, "CohereCheck", m, g, st)
+    cfg, m = open_check(name, CohereCheck, p, g, st)
     sliding = [w is not None for w in m.windows]
     check(m.rotates == spec.layer_use_rope and sliding == spec.layer_sliding,
           "%s: CohereCheck's RoPE / sliding layers = reference.Spec's (%s / %s)" % (name, m.rotates, sliding))
@@ -1280,9 +1319,7 @@ class LlamaCheck:
 
 
 def check_llama(name, spec, p, g, st):
-    cfg = fixture_config(name)
-    m = LlamaCheck(cfg, p)
-    check_against_golden(name, "LlamaCheck", m, g, st)
+    cfg, m = open_check(name, LlamaCheck, p, g, st)
     if not (m.qkv_bias or m.mlp_bias):
         return
     ids = g["prompts"][4]["input_ids"]
@@ -1320,9 +1357,7 @@ class SeedOssCheck(LlamaCheck):
 
 
 def check_seed_oss(name, spec, p, g, st):
-    cfg = fixture_config(name)
-    m = SeedOssCheck(cfg, p)
-    check_against_golden(name, "SeedOssCheck", m, g, st)
+    cfg, m = open_check(name, SeedOssCheck, p, g, st)
     has_o = any(n.endswith("self_attn.o_proj.bias") for n in p)
     check((m.qkv_bias, m.o_bias, spec.qkv_bias, spec.o_bias, has_o) == (True, False, True, False, False),
           "%s: q/k/v_proj biases and no o_proj bias (attention_bias true, attention_out_bias false) in "
@@ -1471,9 +1506,7 @@ def check_olmo_what_ifs(name, cls, cfg, p, g, m, ids, logits, others):
 
 
 def check_olmo2(name, spec, p, g, st):
-    cfg = fixture_config(name)
-    m = Olmo2Check(cfg, p)
-    check_against_golden(name, "Olmo2Check", m, g, st)
+    cfg, m = open_check(name, Olmo2Check, p, g, st)
     check_olmo_layout(name, spec, p, cfg, m)
     ids = g["prompts"][4]["input_ids"]
     logits = m.forward(ids)[0]
@@ -1591,9 +1624,7 @@ class Olmo3Check(Olmo2Check):
 
 
 def check_olmo3(name, spec, p, g, st):
-    cfg = fixture_config(name)
-    m = Olmo3Check(cfg, p)
-    check_against_golden(name, "Olmo3Check", m, g, st)
+    cfg, m = open_check(name, Olmo3Check, p, g, st)
     check_olmo_layout(name, spec, p, cfg, m)
     sliding = [w is not None for w in m.windows]
     window = next(w for w in m.windows if w is not None)
@@ -2393,18 +2424,8 @@ def check_olmoe(name, spec, p, g, st):
     check(refused, "%s: reference.Spec refuses a non-null clip_qkv (not used by the fixtures)" % name)
     # the routing again, from OlmoeCheck's router: the k-th minus (k+1)-th softmax probability over the prompt tokens
     # and the tokens fed back while decoding, and the experts chosen at each prompt's last position
-    gaps, last_ok = [float("inf")] * 2, True
-    for e in g["prompts"]:
-        m.router_logits = []
-        m.forward(e["input_ids"] + e["greedy_ids"][:-1])
-        n = len(e["input_ids"])
-        for l, logits in m.router_logits:
-            ids = m.route(logits[n - 1:n])[0][0]
-            last_ok &= [int(i) for i in ids] == e["expert_ids_last"][l]
-            for i, part in enumerate((logits[:n], logits[n:])):
-                top = m.route(part)[2].sort(dim=-1, descending=True).values
-                gaps[i] = min(gaps[i], float((top[:, m.k - 1] - top[:, m.k]).min()))
-    m.router_logits = None
+    gaps, last_ok = replay_routing(m, g, "router_logits", lambda call, n: (
+        [int(i) for i in m.route(call[1][n - 1:n])[0][0]], kth_margin(m.route(call[1])[2], m.k)))
     want_gaps = [model["routing_min_gap"], model["routing_min_gap_generated"]]
     check(all(abs(a - b) < 1e-6 for a, b in zip(gaps, want_gaps)) and min(gaps) >= 1e-3 and last_ok,
           "%s: OlmoeCheck's routing gaps (prompt %.6f / fed back %.6f) = golden.json's, >= 1e-3; expert_ids_last "
@@ -2672,19 +2693,13 @@ def check_minimax_m2(name, spec, p, g, st):
           "(reference: %.1e, %.1e; MiniMaxM2Check with both: %.1e)" % (name, other_spec.expert_naming, d1, d2, d3))
     # the routing again, from MiniMaxM2Check's router: the k-th minus (k+1)-th s + bias over the prompt tokens and the
     # tokens fed back while decoding, and the experts chosen at each prompt's last position (in descending order)
-    gaps, last_ok = [float("inf")] * 2, True
-    for e in g["prompts"]:
-        m.router_calls = []
-        m.forward(e["input_ids"] + e["greedy_ids"][:-1])
-        n = len(e["input_ids"])
-        for l, _, logits in m.router_calls:
-            ids, _, choice = m.route(logits[n - 1:n], m.router_tensors(l)[1])
-            order = choice.gather(1, ids).argsort(dim=-1, descending=True)
-            last_ok &= [int(i) for i in ids.gather(1, order)[0]] == e["expert_ids_last"][l]
-            for i, part in enumerate((logits[:n], logits[n:])):
-                top = m.route(part, m.router_tensors(l)[1])[2].sort(dim=-1, descending=True).values
-                gaps[i] = min(gaps[i], float((top[:, m.k - 1] - top[:, m.k]).min()))
-    m.router_calls = None
+    def minimax_route(call, n):
+        l, _, logits = call
+        ids, _, choice = m.route(logits[n - 1:n], m.router_tensors(l)[1])
+        order = choice.gather(1, ids).argsort(dim=-1, descending=True)
+        return [int(i) for i in ids.gather(1, order)[0]], kth_margin(m.route(logits, m.router_tensors(l)[1])[2], m.k)
+
+    gaps, last_ok = replay_routing(m, g, "router_calls", minimax_route)
     want_gaps = [model["routing_min_gap"], model["routing_min_gap_generated"]]
     check(all(abs(a - b) < 1e-6 for a, b in zip(gaps, want_gaps)) and min(gaps) >= 1e-3 and last_ok,
           "%s: MiniMaxM2Check's routing gaps (prompt %.6f / fed back %.6f) = golden.json's, >= 1e-3; expert_ids_last "
@@ -3250,18 +3265,12 @@ def check_ernie(name, spec, p, g, st):
     if m.moe_family:
         # the routing again, from ErnieCheck's router: the k-th minus (k+1)-th p + bias over the prompt tokens and the
         # tokens fed back while decoding, and the experts chosen at each prompt's last position (topk order)
-        gaps, last_ok = [float("inf")] * 2, True
-        for e in g["prompts"]:
-            m.router_calls = []
-            m.forward(e["input_ids"] + e["greedy_ids"][:-1])
-            n = len(e["input_ids"])
-            for l, logits in m.router_calls:
-                bias = p["model.layers.%d.mlp.moe_statics.e_score_correction_bias" % l]
-                last_ok &= [int(i) for i in m.route(logits[n - 1:n], bias)[0][0]] == e["expert_ids_last"][l]
-                for i, part in enumerate((logits[:n], logits[n:])):
-                    top = m.route(part, bias)[2].sort(dim=-1, descending=True).values
-                    gaps[i] = min(gaps[i], float((top[:, m.k - 1] - top[:, m.k]).min()))
-        m.router_calls = None
+        def ernie_route(call, n):
+            l, logits = call
+            bias = p["model.layers.%d.mlp.moe_statics.e_score_correction_bias" % l]
+            return [int(i) for i in m.route(logits[n - 1:n], bias)[0][0]], kth_margin(m.route(logits, bias)[2], m.k)
+
+        gaps, last_ok = replay_routing(m, g, "router_calls", ernie_route)
         want_gaps = [model["routing_min_gap"], model["routing_min_gap_generated"]]
         check(all(abs(a - b) < 1e-6 for a, b in zip(gaps, want_gaps)) and min(gaps) >= 1e-3 and last_ok,
               "%s: ErnieCheck's routing gaps (prompt %.6f / fed back %.6f) = golden.json's, >= 1e-3; expert_ids_last "
@@ -4116,10 +4125,8 @@ class GemmaCheck(LlamaCheck):
 
 
 def check_gemma1(name, spec, p, g, st):
-    cfg = fixture_config(name)
+    cfg, m = open_check(name, GemmaCheck, p, g, st)
     model = g["model"]
-    m = GemmaCheck(cfg, p)
-    check_against_golden(name, "GemmaCheck", m, g, st)
     # the files: exactly Llama's tensors (no sandwich norms, no q/k norms, no lm_head), all BF16
     stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
     want = {"model.embed_tokens.weight": (spec.V, m.H), "model.norm.weight": (m.H,)}
@@ -4472,9 +4479,7 @@ def check_qwen3_vl_moe(name, spec, p, g, st):
                  text["rope_scaling"], mrope_section=[m.section[0] + 1] + m.section[1:])}),
              "experts saved as (E, 2F, H) / (E, H, F)": refused(weights=transposed),
              "both expert layouts": refused(weights=dict(p, **p2))}
-    wrong = [k for k, ok in cases.items() if not ok]
-    check(not wrong, "%s: reference.Spec / load refuse %s%s" % (name, ", ".join(cases),
-                                                                " (accepted: %s)" % wrong if wrong else ""))
+    check_refusals(name, cases, "reference.Spec / load refuse")
 
 
 class Ministral3Check(LlamaCheck):
@@ -4716,9 +4721,7 @@ def check_ministral3(name, spec, p, g, st):
              "no llama_4_scaling_beta": refused(drop=("llama_4_scaling_beta",)),
              "period 0": refused(rope={"original_max_position_embeddings": 0}),
              "period 16.5": refused(rope={"original_max_position_embeddings": 16.5})}
-    wrong = [k for k, ok in cases.items() if not ok]
-    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
-                                                          " (accepted: %s)" % wrong if wrong else ""))
+    check_refusals(name, cases)
 
 
 class GlmVCheck:
@@ -5047,9 +5050,7 @@ def check_glm_v(name, spec, p, g, st):
         cases["head_dim != hidden / heads"] = refused({"head_dim": 2 * HD})
         cases["partial_rotary_factor absent (1.0: the sections no longer fit)"] = refused(
             drop=("partial_rotary_factor",))
-    wrong = [k for k, ok in cases.items() if not ok]
-    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
-                                                          " (accepted: %s)" % wrong if wrong else ""))
+    check_refusals(name, cases)
 
 
 class PhimoeCheck:
@@ -5238,10 +5239,8 @@ class PhimoeCheck:
 
 
 def check_phimoe(name, spec, p, g, st):
-    cfg = fixture_config(name)
+    cfg, m = open_check(name, PhimoeCheck, p, g, st)
     model = g["model"]
-    m = PhimoeCheck(cfg, p)
-    check_against_golden(name, "PhimoeCheck", m, g, st)
     # a sequence past original_max_position_embeddings: the long factors (and long_mscale), which no golden sequence
     # reaches, in reference.forward as in PhimoeCheck
     T = m.original + 24
@@ -5381,9 +5380,7 @@ def check_phimoe(name, spec, p, g, st):
                  drop_rope=("original_max_position_embeddings",)),
              "a top-level original_max_position_embeddings that differs": refused(
                  {"original_max_position_embeddings": m.original * 2})}
-    wrong = [k for k, ok in cases.items() if not ok]
-    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
-                                                          " (accepted: %s)" % wrong if wrong else ""))
+    check_refusals(name, cases)
 
 
 class Llama4Check:
@@ -5737,9 +5734,7 @@ def check_llama4(name, spec, p, g, st):
              "attention_bias true": refused({"attention_bias": True}),
              "a moe_layers index past the last layer": refused({"moe_layers": [m.L]}),
              "floor_scale 0": refused({"floor_scale": 0})}
-    wrong = [k for k, ok in cases.items() if not ok]
-    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
-                                                          " (accepted: %s)" % wrong if wrong else ""))
+    check_refusals(name, cases)
     # what transformers derives when the lists are left out: no_rope_layers from no_rope_layer_interval 4, moe_layers
     # from interleave_moe_layer_step, layer_types from no_rope_layers; and an empty no_rope_layers list (falsy) alike
     c2 = json.loads(json.dumps(cfg))
@@ -5997,10 +5992,8 @@ class GraniteHybridCheck:
 
 
 def check_granite_hybrid(name, spec, p, g, st):
-    cfg = fixture_config(name)
+    cfg, m = open_check(name, GraniteHybridCheck, p, g, st)
     model = g["model"]
-    m = GraniteHybridCheck(cfg, p)
-    check_against_golden(name, "GraniteHybridCheck", m, g, st)
     F_, Fs, H, HD, V = cfg["intermediate_size"], cfg["shared_intermediate_size"], m.H, m.HD, spec.V
     mamba = [t == "mamba" for t in m.blocks]
     I, NH, P, G, N, K = m.I, m.mNH, m.mP, m.mG, m.mN, m.mK
@@ -6196,9 +6189,7 @@ def check_granite_hybrid(name, spec, p, g, st):
                  dict(with_mamba, hidden_act="gelu_pytorch_tanh")),
              "time_step_limit [0, 1] with a Mamba-2 layer": refused(dict(with_mamba, time_step_limit=[0.0, 1.0])),
              "mamba_chunk_size 0": refused({"mamba_chunk_size": 0})}
-    wrong = [k for k, ok in cases.items() if not ok]
-    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
-                                                          " (accepted: %s)" % wrong if wrong else ""))
+    check_refusals(name, cases)
     # mamba_d_head "auto" (GraniteMoeHybridConfig's default) reads as mamba_expand x hidden_size // mamba_n_heads
     s2 = ref.Spec(dict(cfg, mamba_d_head="auto"))
     check(s2.mamba_P == spec.mamba_P == cfg["mamba_d_head"], "%s: mamba_d_head \"auto\" reads as mamba_expand x "
@@ -6405,10 +6396,8 @@ def hunyuan_attention_read(spec, m, model):
 
 
 def check_hunyuan_dense(name, spec, p, g, st):
-    cfg = fixture_config(name)
+    cfg, m = open_check(name, HunYuanDenseCheck, p, g, st)
     model = g["model"]
-    m = HunYuanDenseCheck(cfg, p)
-    check_against_golden(name, "HunYuanDenseCheck", m, g, st)
     H, HD, V, F_ = m.H, m.HD, spec.V, cfg["intermediate_size"]
     # the file: exactly HunYuanDenseV1's tensors, all BF16 as released
     stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
@@ -6462,9 +6451,7 @@ def check_hunyuan_dense(name, spec, p, g, st):
              "rope_scaling dynamic without alpha": refused({"rope_scaling": {"type": "dynamic", "factor": 2.0}}),
              "rope_parameters": refused({"rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}}),
              "attention_bias true": refused({"attention_bias": True}), "mlp_bias true": refused({"mlp_bias": True})}
-    wrong = [k for k, ok in cases.items() if not ok]
-    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
-                                                          " (accepted: %s)" % wrong if wrong else ""))
+    check_refusals(name, cases)
 
 
 class HunYuanMoeCheck(HunYuanDenseCheck):
@@ -6549,10 +6536,8 @@ def stacked_hunyuan_experts(p, L, E):
 
 
 def check_hunyuan_moe(name, spec, p, g, st):
-    cfg = fixture_config(name)
+    cfg, m = open_check(name, HunYuanMoeCheck, p, g, st)
     model = g["model"]
-    m = HunYuanMoeCheck(cfg, p)
-    check_against_golden(name, "HunYuanMoeCheck", m, g, st)
     H, HD, V, F_, E, L = m.H, m.HD, spec.V, cfg["intermediate_size"], m.E[0], m.L
     # the file: per layer HunYuan's attention tensors, the F32 router mlp.gate.wg, per-expert experts and shared_mlp of
     # intermediate_size; BF16 but the router; tied
@@ -6626,17 +6611,11 @@ def check_hunyuan_moe(name, spec, p, g, st):
           "prompt 4's logits again (%.1e, %.1e)" % (name, E, 2 * F_, H, E, H, F_, d_ref, d_chk))
     # the routing again, from HunYuanMoeCheck's router: the gaps (the k-th minus (k+1)-th probability) over the prompt
     # tokens and the tokens fed back, the experts at each prompt's last position, prompt 4's expert usage
-    gaps, last_ok = [float("inf")] * 2, True
-    for e in g["prompts"]:
-        m.router_inputs = []
-        m.forward(e["input_ids"] + e["greedy_ids"][:-1])
-        n = len(e["input_ids"])
-        for l, x in m.router_inputs:
-            chosen, _, probs = m.route(l, x)
-            last_ok &= sorted(int(i) for i in chosen[n - 1]) == sorted(e["expert_ids_last"][l])
-            for i, part in enumerate((slice(0, n), slice(n, None))):
-                top = probs[part].sort(dim=-1, descending=True).values
-                gaps[i] = min(gaps[i], float((top[:, k0 - 1] - top[:, k0]).min()))
+    def hunyuan_route(call, n):
+        chosen, _, probs = m.route(*call)
+        return [int(i) for i in chosen[n - 1]], kth_margin(probs, k0)
+
+    gaps, last_ok = replay_routing(m, g, "router_inputs", hunyuan_route, ordered=False)
     want_gaps = [model["routing_min_gap"], model["routing_min_gap_generated"]]
     m.router_inputs = []
     m.forward(ids)
@@ -6667,9 +6646,7 @@ def check_hunyuan_moe(name, spec, p, g, st):
              "rope_scaling dynamic without alpha": refused({"rope_scaling": {"type": "dynamic", "factor": 2.0}}),
              "rope_parameters": refused({"rope_parameters": {"rope_theta": 10000.0, "rope_type": "default"}}),
              "attention_bias true": refused({"attention_bias": True}), "mlp_bias true": refused({"mlp_bias": True})}
-    wrong = [k for k, ok in cases.items() if not ok]
-    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
-                                                          " (accepted: %s)" % wrong if wrong else ""))
+    check_refusals(name, cases)
 
 
 class Lfm2Check:
@@ -6889,10 +6866,8 @@ def lfm2_expected_tensors(m, V, HD, K, F_, conv, moe=None, E=0, Fm=0):
 
 
 def check_lfm2(name, spec, p, g, st):
-    cfg = fixture_config(name)
+    cfg, m = open_check(name, Lfm2Check, p, g, st)
     model = g["model"]
-    m = Lfm2Check(cfg, p)
-    check_against_golden(name, "Lfm2Check", m, g, st)
     H, HD, V, K, F_ = m.H, m.HD, spec.V, m.K, m.ff()
     conv = [t == "conv" for t in m.layer_types]
     check_lfm2_cached_paths(name, "Lfm2Check", spec, p, g, lambda: Lfm2Check(cfg, p))
@@ -6986,9 +6961,7 @@ def check_lfm2(name, spec, p, g, st):
              "rope_scaling linear": refused({"rope_scaling": {"type": "linear", "factor": 2.0}}),
              "rope_parameters": refused({"rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"}}),
              "block_multiple_of 0": refused({"block_multiple_of": 0})}
-    wrong = [k for k, ok in cases.items() if not ok]
-    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
-                                                          " (accepted: %s)" % wrong if wrong else ""))
+    check_refusals(name, cases)
 
 
 class Lfm2MoeCheck(Lfm2Check):
@@ -7083,10 +7056,8 @@ class Lfm2MoeCheck(Lfm2Check):
 
 
 def check_lfm2_moe(name, spec, p, g, st):
-    cfg = fixture_config(name)
+    cfg, m = open_check(name, Lfm2MoeCheck, p, g, st)
     model = g["model"]
-    m = Lfm2MoeCheck(cfg, p)
-    check_against_golden(name, "Lfm2MoeCheck", m, g, st)
     check_lfm2_cached_paths(name, "Lfm2MoeCheck", spec, p, g, lambda: Lfm2MoeCheck(cfg, p))
     H, HD, V, K, F_, E = m.H, m.HD, spec.V, m.K, m.ff(), m.E
     Fm = m.c["moe_intermediate_size"]
@@ -7140,18 +7111,12 @@ def check_lfm2_moe(name, spec, p, g, st):
           "rope_theta and LFM2's names as Lfm2MoeCheck does" % (name, m.dense, F_, E, Fm, m.k, m.scaling))
     # the routing again, from Lfm2MoeCheck's router: the k-th minus (k+1)-th s + bias over the prompt tokens and the
     # tokens fed back, the experts chosen at each prompt's last position, prompt 4's expert usage
-    gaps, last_ok = [float("inf")] * 2, True
-    for e in g["prompts"]:
-        m.router_calls = []
-        m.forward(e["input_ids"] + e["greedy_ids"][:-1])
-        n = len(e["input_ids"])
-        for l, logits in m.router_calls:
-            bias = m.router_tensors(l)[1]
-            ids_, _, choice = m.route(logits[n - 1:n], bias)
-            last_ok &= [int(i) for i in ids_[0]] == e["expert_ids_last"][l]
-            for i, part in enumerate((logits[:n], logits[n:])):
-                top = m.route(part, bias)[2].sort(dim=-1, descending=True).values
-                gaps[i] = min(gaps[i], float((top[:, m.k - 1] - top[:, m.k]).min()))
+    def lfm2_route(call, n):
+        l, logits = call
+        bias = m.router_tensors(l)[1]
+        return [int(i) for i in m.route(logits[n - 1:n], bias)[0][0]], kth_margin(m.route(logits, bias)[2], m.k)
+
+    gaps, last_ok = replay_routing(m, g, "router_calls", lfm2_route)
     ids = g["prompts"][4]["input_ids"]
     m.router_calls = []
     m.forward(ids)
@@ -7231,9 +7196,7 @@ def check_lfm2_moe(name, spec, p, g, st):
              "num_experts 0": refused({"num_experts": 0}),
              "num_experts_per_tok 9 > num_experts": refused({"num_experts_per_tok": E + 1}),
              "conv_L_cache 0": refused({"conv_L_cache": 0})}
-    wrong = [k for k, ok in cases.items() if not ok]
-    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
-                                                          " (accepted: %s)" % wrong if wrong else ""))
+    check_refusals(name, cases)
 
 
 class NemotronHCheck:
@@ -7400,9 +7363,7 @@ class NemotronHCheck:
 def nemotron_h_against_golden(name, p, g, st):
     """A Nemotron-H fixture's config.json, golden.json's model block and NemotronHCheck, that check against the golden
     outputs first (check_against_golden)."""
-    cfg = fixture_config(name)
-    m = NemotronHCheck(cfg, p)
-    check_against_golden(name, "NemotronHCheck", m, g, st)
+    cfg, m = open_check(name, NemotronHCheck, p, g, st)
     return cfg, g["model"], m
 
 
@@ -7849,10 +7810,8 @@ def check_added_attention_biases(name, cls, cfg, p, spec, ids):
 
 
 def check_arcee(name, spec, p, g, st):
-    cfg = fixture_config(name)
+    cfg, m = open_check(name, ArceeCheck, p, g, st)
     model = g["model"]
-    m = ArceeCheck(cfg, p)
-    check_against_golden(name, "ArceeCheck", m, g, st)
     H, HD, F_, V = m.H, m.HD, cfg["intermediate_size"], spec.V
     # the file: Llama's tensors without mlp.gate_proj, all BF16 as AFM ships
     stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
@@ -7911,9 +7870,7 @@ def check_arcee(name, spec, p, g, st):
     check_added_attention_biases(name, ArceeCheck, cfg, p, spec, ids)
     cases = {"hidden_act silu": spec_refuses(cfg, {"hidden_act": "silu"}),
              "mlp_bias true": spec_refuses(cfg, {"mlp_bias": True})}
-    wrong = [k for k, ok in cases.items() if not ok]
-    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
-                                                          " (accepted: %s)" % wrong if wrong else ""))
+    check_refusals(name, cases)
 
 
 class Dots1Check(LlamaCheck):
@@ -8010,10 +7967,8 @@ DOTS1_WHAT_IFS = {"router_bias": ("use_bias", False), "router_group_limit": ("gr
 
 
 def check_dots1(name, spec, p, g, st):
-    cfg = fixture_config(name)
+    cfg, m = open_check(name, Dots1Check, p, g, st)
     model = g["model"]
-    m = Dots1Check(cfg, p)
-    check_against_golden(name, "Dots1Check", m, g, st)
     H, HD, V, E = m.H, m.HD, spec.V, m.E
     F_, Fm = cfg["intermediate_size"], cfg["moe_intermediate_size"]
     Fs = Fm * cfg["n_shared_experts"]
@@ -8094,20 +8049,11 @@ def check_dots1(name, spec, p, g, st):
     # the routing again, from Dots1Check's router: the gaps (the k-th minus (k+1)-th masked choice value, the
     # topk_group-th minus next group score) over the prompt tokens and the tokens fed back, the experts at each prompt's
     # last position, prompt 4's expert usage and the tokens each router what-if reroutes
-    gaps, last_ok = [float("inf")] * 2, True
-    TG = m.groups[1]
-    for e in g["prompts"]:
-        m.router_inputs = []
-        m.forward(e["input_ids"] + e["greedy_ids"][:-1])
-        n = len(e["input_ids"])
-        for l, x in m.router_inputs:
-            chosen, _, choice, groups = m.route(l, x)
-            last_ok &= sorted(int(i) for i in chosen[n - 1]) == sorted(e["expert_ids_last"][l])
-            for i, part in enumerate((slice(0, n), slice(n, None))):
-                c_ = choice[part].sort(dim=-1, descending=True).values
-                g_ = groups[part].sort(dim=-1, descending=True).values
-                gaps[i] = min(gaps[i], float((c_[:, m.k - 1] - c_[:, m.k]).min()),
-                              float((g_[:, TG - 1] - g_[:, TG]).min()))
+    def dots1_route(call, n):
+        chosen, _, choice, groups = m.route(*call)
+        return [int(i) for i in chosen[n - 1]], torch.minimum(kth_margin(choice, m.k), kth_margin(groups, m.groups[1]))
+
+    gaps, last_ok = replay_routing(m, g, "router_inputs", dots1_route, ordered=False)
     want_gaps = [model["routing_min_gap"], model["routing_min_gap_generated"]]
     check(all(abs(a - b) < 1e-6 for a, b in zip(gaps, want_gaps)) and min(gaps) >= 1e-3 and last_ok,
           "%s: Dots1Check's routing gaps (experts and groups; prompt %.6f / fed back %.6f) = golden.json's, >= 1e-3; "
@@ -8144,9 +8090,7 @@ def check_dots1(name, spec, p, g, st):
              "sliding layers with sliding_window null": spec_refuses(cfg, {"sliding_window": None,
                                                                            "layer_types": flipped}),
              "max_window_layers null": spec_refuses(cfg, {"max_window_layers": None})}
-    wrong = [k for k, ok in cases.items() if not ok]
-    check(not wrong, "%s: reference.Spec refuses %s%s" % (name, ", ".join(cases),
-                                                          " (accepted: %s)" % wrong if wrong else ""))
+    check_refusals(name, cases)
 
 
 def main():

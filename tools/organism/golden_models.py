@@ -2985,6 +2985,14 @@ def sigmoid_router_what_ifs(spec, p):
         [("scaling", (unscaled, p))] + ([("norm_topk_prob", (renormed, p))] if not spec.norm_topk_prob else [])
 
 
+def prompt4_forward(spec, p, golden):
+    """Golden prompt 4's ids, the reference forward pass's trace of them and their logits (T, V): what the families'
+    descriptions measure their what-ifs against."""
+    ids = golden["prompts"][4]["input_ids"]
+    trace = {}
+    return ids, trace, ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)[0]
+
+
 def deepseek_v2_router_description(spec, p, golden):
     """Extra golden.json model keys of DeepSeek-V2's router (reference.deepseek_v2_route): its settings; the
     smallest expert and group gaps apart (`routing_min_expert_gap` / `routing_min_group_gap`, each [prompt tokens,
@@ -2996,9 +3004,7 @@ def deepseek_v2_router_description(spec, p, golden):
     `group_limit` (no group limit: topk_method greedy), and for `group_sum` also how many of prompt 4's tokens take
     another expert set per MoE layer, the router inputs held at the golden ones
     (`router_group_sum_changed_tokens_prompt4`, null for dense layers, out of the prompt's length)."""
-    ids = golden["prompts"][4]["input_ids"]
-    trace = {}
-    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)[0]
+    ids, trace, logits = prompt4_forward(spec, p, golden)
     renormed, unscaled, group_sum, ungrouped = (copy.copy(spec) for _ in range(4))
     renormed.norm_topk_prob = True
     unscaled.routed_scaling_factor = 1.0
@@ -3183,9 +3189,7 @@ def granite_hybrid_description(spec, p, golden):
     shared_mlp) with its tensor layout, with Mamba-2 layers their sizes, tensor layout and rule (granite_mamba_keys),
     and how much prompt 4's logits would change under each of granite_hybrid_what_ifs (`<name>_effect_prompt4`, each >
     1e-2); besides granite_description's multipliers and (with experts) the MoE keys."""
-    ids = golden["prompts"][4]["input_ids"]
-    trace = {}
-    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)[0]
+    ids, trace, logits = prompt4_forward(spec, p, golden)
     c, H, Fs, F = spec.cfg, spec.H, spec.shared_intermediate, spec.F
     out = {"layer_types": c["layer_types"], "position_embedding_type": c["position_embedding_type"],
            "layer_use_rope": spec.layer_use_rope, "rope_theta": spec.theta,
@@ -3352,9 +3356,7 @@ def hunyuan_moe_description(spec, p, golden):
     of prompt 4's tokens choose each expert (`expert_usage_prompt4`: build_one requires every expert chosen in every
     layer), and how much prompt 4's logits would change under each of hunyuan_moe_what_ifs (`<name>_effect_prompt4`,
     each > 1e-2); besides the MoE keys family_description adds."""
-    ids = golden["prompts"][4]["input_ids"]
-    trace = {}
-    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)[0]
+    ids, trace, logits = prompt4_forward(spec, p, golden)
     c, H, E, F = spec.cfg, spec.H, spec.num_experts, spec.F
     assert spec.NH * spec.HD != H and 2 * F != H and all(spec.layer_moe) and spec.norm_topk_prob, \
         "HunYuan-MoE's fixture: q width != hidden, 2 x intermediate != hidden, every layer MoE, renormalised"
@@ -3432,9 +3434,7 @@ def lfm2_description(spec, p, golden):
     and rule, the MLP's width and how it comes from the config, the norms and q/k norms, the RoPE, LFM2's tensor names,
     over prompt 4's tokens per conv layer the largest |conv output|, and how much prompt 4's logits would change under
     each of lfm2_what_ifs (`<name>_effect_prompt4`, each > 1e-2)."""
-    ids = golden["prompts"][4]["input_ids"]
-    trace = {}
-    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)[0]
+    ids, trace, logits = prompt4_forward(spec, p, golden)
     c, H, K = spec.cfg, spec.H, spec.lfm2_K
     conv = [l for l in range(spec.L) if spec.layer_conv[l]]
     assert spec.F != c["block_ff_dim"], "the adjusted MLP width must differ from block_ff_dim"
@@ -3504,9 +3504,7 @@ def lfm2_moe_description(spec, p, golden):
     another expert set under each router what-if (`router_changed_tokens_prompt4`, per layer, null for a dense one, the
     router inputs held) and how much prompt 4's logits would change under each of lfm2_moe_what_ifs
     (`<name>_effect_prompt4`, each > 1e-2); besides the MoE keys family_description adds."""
-    ids = golden["prompts"][4]["input_ids"]
-    trace = {}
-    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)[0]
+    ids, trace, logits = prompt4_forward(spec, p, golden)
     c, H, K, E = spec.cfg, spec.H, spec.lfm2_K, spec.num_experts
     conv = [l for l in range(spec.L) if spec.layer_conv[l]]
     dense = [l for l in range(spec.L) if not spec.layer_moe[l]]
@@ -3596,9 +3594,7 @@ def nemotron_h_description(spec, p, golden):
     prompt 4's tokens per Mamba-2 layer dt, the decay exp(dt A) ([min, median, max]) and how many (token, head) values
     of dt the floor raised (`mamba_dt_floored_prompt4`: [floored, all]; some in every Mamba-2 layer, not all), and how
     much prompt 4's logits would change under each of nemotron_h_what_ifs (`<name>_effect_prompt4`, each > 1e-2)."""
-    ids = golden["prompts"][4]["input_ids"]
-    trace = {}
-    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)[0]
+    ids, trace, logits = prompt4_forward(spec, p, golden)
     c, H, F, HD = spec.cfg, spec.H, spec.F, spec.HD
     I, NH, P, G, N, K = spec.mamba_I, spec.mamba_NH, spec.mamba_P, spec.mamba_G, spec.mamba_N, spec.mamba_K
     conv_dim = I + 2 * G * N
@@ -3807,9 +3803,7 @@ def dots1_description(spec, p, golden):
     null for the dense one, the router inputs held), and how much prompt 4's logits would change under each of
     dots1_what_ifs (`<name>_effect_prompt4`, each > 1e-2); besides the MoE keys and sigmoid_router_description's, which
     family_description adds."""
-    ids = golden["prompts"][4]["input_ids"]
-    trace = {}
-    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)[0]
+    ids, trace, logits = prompt4_forward(spec, p, golden)
     c, H, HD, E = spec.cfg, spec.H, spec.HD, spec.num_experts
     moe = [l for l in range(spec.L) if spec.layer_moe[l]]
     dense = [l for l in range(spec.L) if not spec.layer_moe[l]]
@@ -4493,9 +4487,7 @@ def hybrid_description(spec, p, golden):
     MAX_LINEAR_FORM_DIFF), the router and
     expert layout with experts, the stand-in tensors, and how much prompt 4's logits would change under each of
     hybrid_what_ifs (`<name>_effect_prompt4`, each > 1e-2); besides the MoE keys family_description adds."""
-    ids = golden["prompts"][4]["input_ids"]
-    trace = {}
-    logits = ref.forward(spec, p, torch.tensor([ids]), capture=False, trace=trace)[0]
+    ids, trace, logits = prompt4_forward(spec, p, golden)
     cfg = spec.text_cfg
     rp = cfg.get("rope_parameters")
     linear = [l for l in range(spec.L) if spec.layer_linear[l]]
