@@ -88,6 +88,10 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
       case model::WeightRole::up_bias: w.b_up = p; break;
       case model::WeightRole::down_bias: w.b_down = p; break;
       case model::WeightRole::post_mlp_norm: w.post_mlp_norm = p; break;
+      case model::WeightRole::xielu_alpha_p: w.xielu.alpha_p = p; break;
+      case model::WeightRole::xielu_alpha_n: w.xielu.alpha_n = p; break;
+      case model::WeightRole::xielu_beta: w.xielu.beta = p; break;
+      case model::WeightRole::xielu_eps: w.xielu.eps = p; break;
       case model::WeightRole::router: w.router = p; break;
       case model::WeightRole::router_bias: w.router_bias = p; break;
       case model::WeightRole::router_logit_bias: w.router_logit_bias = p; break;

@@ -69,6 +69,7 @@ void lfm2_moe_keys(const Keys& k, ModelSpec& s);
 void nemotron_h_keys(const Keys& k, ModelSpec& s);
 void nemotron_h_moe_keys(const Keys& k, ModelSpec& s);
 void hunyuan_dense_keys(const Keys& k, ModelSpec& s);
+void apertus_keys(const Keys& k, ModelSpec& s);
 void gpt_oss_keys(const Keys& k, ModelSpec& s);
 void cohere_keys(const Keys& k, ModelSpec& s);
 void olmo2_keys(const Keys& k, ModelSpec& s);
@@ -128,6 +129,13 @@ constexpr const char* kArceeDefaults = R"({"vocab_size": 32000, "hidden_size": 2
   "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "relu2", "max_position_embeddings": 4096,
   "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "attention_bias": false, "mlp_bias": false,
   "tie_word_embeddings": false, "bos_token_id": 128000, "eos_token_id": 128001})";
+// ApertusConfig, for absent keys (its default RoPE: llama3 with base 1.2e7, x8 from 8192).
+constexpr const char* kApertusDefaults = R"({"vocab_size": 131072, "hidden_size": 4096,
+  "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "xielu",
+  "max_position_embeddings": 65536, "rms_norm_eps": 1e-05, "pad_token_id": 3, "bos_token_id": 1, "eos_token_id": 2,
+  "tie_word_embeddings": false, "attention_bias": false, "rope_parameters": {"rope_type": "llama3",
+  "rope_theta": 12000000.0, "factor": 8.0, "original_max_position_embeddings": 8192, "low_freq_factor": 1.0,
+  "high_freq_factor": 4.0}})";
 // Dots1Config (dots.llm1), for absent keys (n_routed_experts, num_experts_per_tok and n_shared_experts
 // have no usable default: None in the config class, so a config must give them).
 constexpr const char* kDots1Defaults = R"({"vocab_size": 152064, "hidden_size": 4608, "intermediate_size": 10944,
@@ -394,6 +402,8 @@ const Family kFamilies[] = {
     {"SmolLM3ForCausalLM", false, false, true, 0, 0, 0, W::per_layer, 0, kSmolLM3Defaults, smollm3_keys},
     // AFM-4.5B (Arcee): Llama with the ungated MLP down(relu(up(x))²)
     {"ArceeForCausalLM", false, false, true, 0, 0, 4096, W::none, 0, kArceeDefaults},
+    // Apertus (8B, 70B): Llama with per-head q/k norms before RoPE and the ungated MLP down(xIELU(up(x)))
+    {"ApertusForCausalLM", false, true, true, 0, 0, 0, W::none, 0, kApertusDefaults, apertus_keys},
     // Granite 3.x: Llama with four multipliers
     {"GraniteForCausalLM", false, false, true, 0, 0, 2048, W::none, 0, nullptr, granite_keys},
     // Granite 3.x MoE (1B-A400M, 3B-A800M) and with a shared expert: the same multipliers, stacked experts
@@ -558,7 +568,8 @@ Activation parse_activation(const ModelSpec& s, const char* key, const std::stri
   if (name == "silu") return Activation::silu;
   if (name == "gelu_pytorch_tanh") return Activation::gelu_tanh;
   if (name == "relu2") return Activation::relu2;  // ungated: only where the family's MLP is (validate_spec)
-  fail("{}: key '{}': '{}' is not supported (supported: silu, gelu_pytorch_tanh, relu2)", s.source, key, name);
+  if (name == "xielu") return Activation::xielu;  // ungated, Apertus' (validate_spec)
+  fail("{}: key '{}': '{}' is not supported (supported: silu, gelu_pytorch_tanh, relu2, xielu)", s.source, key, name);
 }
 
 // fn(l, name, entry) for each entry of layer_types, which must list one per layer; false without the key.
@@ -1089,6 +1100,23 @@ void lfm2_moe_keys(const Keys& k, ModelSpec& s) {
   if (dense < 0) bad_key(s, "num_dense_layers", fmt::format("must not be negative, found {}", dense));
   s.moe_layers.assign(static_cast<size_t>(s.num_layers), 0);
   for (int64_t l = dense; l < s.num_layers; ++l) s.moe_layers[static_cast<size_t>(l)] = 1;
+}
+
+// Apertus (models/apertus: ApertusAttention, ApertusDecoderLayer, ApertusMLP): Llama's layers with RMSNorms of each q
+// and k head before RoPE (Qwen3's), the norms named attention_layernorm / feedforward_layernorm, and the ungated MLP
+// down_proj(XIELUActivation(up_proj(x))) without biases, whose four scalars per layer are checkpoint tensors.
+// The release's own keys qk_norm and post_norm are not read by transformers, which always runs q/k norms and pre-norm
+// layers: a config saying otherwise is refused. A rope_scaling written null is no scaling (transformers 4.56's
+// ApertusConfig takes the null over its llama3 default), unless rope_parameters says otherwise.
+void apertus_keys(const Keys& k, ModelSpec& s) {
+  s.apertus_names = true;
+  if (!k.get_bool("qk_norm", true)) {
+    bad_key(s, "qk_norm", "false is not supported: ApertusAttention always has q_norm and k_norm");
+  }
+  if (k.get_bool("post_norm", false)) {
+    bad_key(s, "post_norm", "true is not supported: ApertusDecoderLayer norms each branch's input");
+  }
+  if (k.given("rope_scaling") && !k.find("rope_scaling") && !k.given("rope_parameters")) s.rope_scaling = RopeScaling{};
 }
 
 // models/hunyuan_v1_dense (HunYuanDenseV1Attention, HunYuanDenseV1RotaryEmbedding): Llama's layers; RoPE,
@@ -2009,6 +2037,10 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
     bad_key(s, fam->activation_key, fmt::format("relu2 is supported only where the MLP is ungated (ArceeForCausalLM, "
                                                 "NemotronHForCausalLM); {}'s MLP is gated", s.architecture));
   }
+  if (s.activation == Activation::xielu && s.architecture != "ApertusForCausalLM") {
+    bad_key(s, fam->activation_key, fmt::format("xielu is supported only in ApertusForCausalLM (its learned scalars are "
+                                                "Apertus' mlp.act_fn.* tensors); {}'s MLP is gated", s.architecture));
+  }
 
   s.rms_norm_eps = k.get_double("rms_norm_eps", 1e-6);
   s.max_position_embeddings = k.get_int("max_position_embeddings", fam->default_max_positions);
@@ -2260,6 +2292,9 @@ void validate_model_spec(const ModelSpec& s) {
   }
   if (s.architecture == "ArceeForCausalLM" && s.activation != Activation::relu2) {
     bad_key(s, "hidden_act", "ArceeForCausalLM's MLP is ungated (ArceeMLP): only relu2 is supported");
+  }
+  if (s.architecture == "ApertusForCausalLM" && s.activation != Activation::xielu) {
+    bad_key(s, "hidden_act", "ApertusForCausalLM's MLP is ungated (ApertusMLP): only xielu is supported");
   }
   if (s.activation == Activation::relu2 && !s.nemotron_h_names && s.architecture != "ArceeForCausalLM") {
     bad_key(s, "hidden_act", fmt::format("relu2 is supported only where the MLP is ungated (ArceeForCausalLM, "

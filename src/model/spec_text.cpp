@@ -88,6 +88,7 @@ std::string describe(const ModelSpec& s) {
   }
   if (s.activation == Activation::gelu_tanh) flags += ", GeGLU (tanh)";
   if (s.activation == Activation::relu2) flags += ", relu² MLP (ungated)";
+  if (s.activation == Activation::xielu) flags += ", xIELU MLP (ungated, learned per layer)";
   if (s.activation == Activation::swiglu_clamped) {
     flags += fmt::format(", clamped SwiGLU (alpha {:g}, limit {:g})", s.swiglu_alpha, s.swiglu_limit);
   }
@@ -187,6 +188,7 @@ std::string fingerprint(const ModelSpec& s) {
                      s.linear_conv_bias, s.mamba_dt_min, s.mamba_dt_max, s.lfm2_names);
   out += fmt::format("|nemotron-h blocks [{}] names {} norm per group {} embed {}", fmt::join(s.layer_blocks, ""),
                      s.nemotron_h_names, s.mamba_norm_per_group, s.embed_name);
+  out += fmt::format("|apertus names {}", s.apertus_names);
   out += fmt::format("|tokens bos {} eos [{}] pad {} dtype {}", s.bos_token_id ? *s.bos_token_id : -1,
                      fmt::join(s.eos_token_ids, " "), s.pad_token_id ? *s.pad_token_id : -1,
                      s.torch_dtype ? static_cast<int>(*s.torch_dtype) : -1);

@@ -202,6 +202,13 @@ const Preset kPresets[] = {
       "max_position_embeddings": 8192, "tie_word_embeddings": false, "bos_token_id": 1, "eos_token_id": 2,
       "pad_token_id": 0, "torch_dtype": "bfloat16"})"},
     // Hunyuan-7B-Instruct's shape: per-head q/k norms after RoPE, the base raised by alpha 1000 (7.5B)
+    {"apertus-8b", R"({"architectures": ["ApertusForCausalLM"], "vocab_size": 131072, "hidden_size": 4096,
+      "intermediate_size": 21504, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
+      "hidden_act": "xielu", "max_position_embeddings": 65536, "rms_norm_eps": 1e-05, "rope_theta": 12000000,
+      "rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+      "original_max_position_embeddings": 8192, "rope_type": "llama3"}, "attention_bias": false,
+      "mlp_bias": false, "tie_word_embeddings": false, "bos_token_id": 1, "eos_token_id": 68, "pad_token_id": 3,
+      "torch_dtype": "bfloat16"})"},
     {"hunyuan-7b", R"({"architectures": ["HunYuanDenseV1ForCausalLM"], "vocab_size": 128167, "hidden_size": 4096,
       "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "num_key_value_heads": 8,
       "head_dim": 128, "max_position_embeddings": 32768, "rms_norm_eps": 1e-05, "rope_theta": 10000.0,
@@ -532,6 +539,21 @@ void synthetic_weight_values(const ExpectedWeight& w, int64_t first, int64_t cou
       break;
     case WeightRole::embed:
       half_width = std::sqrt(3.0f);  // std 1
+      break;
+    case WeightRole::xielu_alpha_p:  // around transformers' init: softplus⁻¹(0.8)
+      center = 0.2032f;
+      half_width = 0.05f;
+      break;
+    case WeightRole::xielu_alpha_n:  // softplus⁻¹(0.8 − beta)
+      center = -1.0502f;
+      half_width = 0.05f;
+      break;
+    case WeightRole::xielu_beta:
+      center = 0.5f;
+      half_width = 0.02f;
+      break;
+    case WeightRole::xielu_eps:
+      center = -1e-6f;
       break;
     default:
       // (out, in) matrices (and views (groups, rows, in); the conv's (C, 1, K)): std 1/sqrt(in) keeps

@@ -492,6 +492,10 @@ std::string_view role_name(WeightRole role) {
     case WeightRole::gate_bias: return "gate_bias";
     case WeightRole::up_bias: return "up_bias";
     case WeightRole::down_bias: return "down_bias";
+    case WeightRole::xielu_alpha_p: return "xielu_alpha_p";
+    case WeightRole::xielu_alpha_n: return "xielu_alpha_n";
+    case WeightRole::xielu_beta: return "xielu_beta";
+    case WeightRole::xielu_eps: return "xielu_eps";
     case WeightRole::post_mlp_norm: return "post_mlp_norm";
     case WeightRole::router: return "router";
     case WeightRole::router_bias: return "router_bias";
@@ -685,7 +689,11 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
   auto add = [&](WeightRole role, const std::string& name, std::vector<int64_t> shape, const char* doc) {
     v.push_back(layer_slot(s, role, name, std::move(shape), doc));
   };
-  if (s.input_norms) add(WeightRole::attn_norm, s.lfm2_names ? "operator_norm.weight" : "input_layernorm.weight", {H}, "(hidden_size)");
+  if (s.input_norms) {
+    add(WeightRole::attn_norm,
+        s.lfm2_names ? "operator_norm.weight" : s.apertus_names ? "attention_layernorm.weight" : "input_layernorm.weight",
+        {H}, "(hidden_size)");
+  }
   if (s.input_norms && s.norm_bias) add(WeightRole::attn_norm_bias, "input_layernorm.bias", {H}, "(hidden_size)");
   const size_t q_at = v.size();
   const bool linear = s.is_linear_layer(layer);
@@ -757,7 +765,9 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
           "(hidden_size)");
     }
   } else if (!s.parallel_block) {  // (Cohere's parallel block: the MLP reads input_layernorm's output)
-    add(WeightRole::mlp_norm, s.lfm2_names ? "ffn_norm.weight" : "post_attention_layernorm.weight", {H}, "(hidden_size)");
+    add(WeightRole::mlp_norm,
+        s.lfm2_names ? "ffn_norm.weight" : s.apertus_names ? "feedforward_layernorm.weight" : "post_attention_layernorm.weight",
+        {H}, "(hidden_size)");
     if (s.norm_bias) add(WeightRole::mlp_norm_bias, "post_attention_layernorm.bias", {H}, "(hidden_size)");
   }
   if (s.is_moe_layer(layer)) {
@@ -777,7 +787,7 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
   } else {
     const size_t gate_at = v.size();
     const std::string mlp = s.expert_names == ModelSpec::ExpertNames::llama4 ? "feed_forward." : "mlp.";
-    const bool gated = s.activation != Activation::relu2;  // Arcee's MLP: down(relu(up(x))²)
+    const bool gated = gated_activation(s.activation);  // Arcee's MLP: down(relu(up(x))²); Apertus' down(xIELU(up(x)))
     if (gated) add(WeightRole::gate_proj, mlp + "gate_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
     add(WeightRole::up_proj, mlp + "up_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
     if (s.fused_gate_up) fuse_rows(v, gate_at, 2, "mlp.gate_up_proj.weight", "(2*intermediate_size, hidden_size)");
@@ -786,6 +796,12 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
       if (gated) add(WeightRole::gate_bias, "mlp.gate_proj.bias", {F}, "(intermediate_size)");
       add(WeightRole::up_bias, "mlp.up_proj.bias", {F}, "(intermediate_size)");
       add(WeightRole::down_bias, "mlp.down_proj.bias", {H}, "(hidden_size)");
+    }
+    if (s.activation == Activation::xielu) {  // XIELUActivation's parameters (1,) and buffers ()
+      add(WeightRole::xielu_alpha_p, "mlp.act_fn.alpha_p", {1}, "(1)");
+      add(WeightRole::xielu_alpha_n, "mlp.act_fn.alpha_n", {1}, "(1)");
+      add(WeightRole::xielu_beta, "mlp.act_fn.beta", {}, "() (a 0-d buffer)");
+      add(WeightRole::xielu_eps, "mlp.act_fn.eps", {}, "() (a 0-d buffer)");
     }
   }
   if (s.sandwich_norms) {
@@ -995,7 +1011,7 @@ int64_t parameter_count(const ModelSpec& spec) {
 
 int64_t active_parameter_count(const ModelSpec& spec) {
   int64_t active = parameter_count(spec);
-  const int64_t matrices = spec.activation == Activation::relu2 ? 2 : 3;  // Nemotron-H's experts: up and down only
+  const int64_t matrices = gated_activation(spec.activation) ? 3 : 2;  // Nemotron-H's experts: up and down only
   int64_t per_expert = matrices * spec.moe_intermediate_size * spec.hidden_size;
   if (spec.expert_bias) per_expert += 2 * spec.moe_intermediate_size + spec.hidden_size;
   for (int64_t l = 0; l < spec.num_layers; ++l) {

@@ -245,8 +245,8 @@ engine::BufferPlan activation_buffers(const model::ModelSpec& spec, int64_t B, i
           T * (spec.linear_in_dim() + spec.linear_value_dim() + 2 * spec.linear_num_value_heads) * a);
   }
   b.add(fmt::format("projection out y (T,H) {}", at), T * H * a);
-  if (spec.activation == model::Activation::relu2) {
-    b.add(fmt::format("up (T,F) {}", at), T * F * a);  // ungated MLPs (Nemotron-H, Arcee): no gate rows
+  if (!model::gated_activation(spec.activation)) {
+    b.add(fmt::format("up (T,F) {}", at), T * F * a);  // ungated MLPs (Nemotron-H, Arcee, Apertus): no gate rows
   } else {
     b.add(fmt::format("gate, up (T,F) {}", at), 2 * T * F * a);
   }

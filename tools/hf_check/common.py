@@ -119,6 +119,11 @@ FAMILIES = [
     # intermediate_size plus an ungated shared_mlp; transformers 5 holds the experts stacked (mlp.experts.gate_up_proj /
     # down_proj) and saves them per expert; tied
     ("HunYuanMoEV1ForCausalLM", "hunyuan-moe"),
+    # the Swiss AI Initiative's Apertus-8B-2509 (its config spelling: qk_norm / post_norm / mlp_bias listed and unread,
+    # rope_theta an integer, rope_scaling llama3 x8 with "rope_type" and "type"): Llama's layers with norms named
+    # attention_layernorm / feedforward_layernorm, per-head q/k norms before RoPE, the ungated MLP down(xIELU(up x))
+    # with per-layer mlp.act_fn.alpha_p / alpha_n (1,) and beta / eps (0-d); untied
+    ("ApertusForCausalLM", "apertus"),
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")

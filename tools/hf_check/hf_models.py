@@ -214,11 +214,16 @@ def build_random_model(arch, template, folder, seed, init_range):
             # conv1d.bias end in "bias")
             if name.endswith(("bias", ".mamba.D", ".mixer.D", ".mixer.A_log")) or "norm" in name:
                 p.add_(0.1 * torch.randn(p.shape, generator=g))
+            # Apertus' xIELU: its alphas start at transformers' defaults in every layer; move them apart per layer
+            if name.endswith((".act_fn.alpha_p", ".act_fn.alpha_n")):
+                p.add_(0.3 * torch.randn(p.shape, generator=g))
             if not torch.isfinite(p).all():
                 raise CheckError("the random init left non-finite values in " + name)
         for name, b in model.named_buffers():
             # router biases kept as buffers, zero at init: GLM-4.5's, LFM2-MoE's expert_bias (use_expert_bias)
             if name.endswith(("e_score_correction_bias", ".expert_bias")):
+                b.add_(0.1 * torch.randn(b.shape, generator=g))
+            if name.endswith(".act_fn.beta"):  # Apertus' xIELU beta (a 0-d buffer, 0.5 at init)
                 b.add_(0.1 * torch.randn(b.shape, generator=g))
     # safetensors (4.x needs safe_serialization=True where it still has the option; 5.x always is)
     if "safe_serialization" in inspect.signature(model.save_pretrained).parameters:

@@ -602,6 +602,26 @@
      differ per layer or have another length, moe_topk > num_experts, attention_head_dim != head_dim, no head_dim,
      use_qk_norm false, an alpha-less dynamic rope_scaling, rope_parameters, attention_bias and mlp_bias. (1. checks the
      KV cache, 3. the MoE block against the per-expert loop.)
+ 35. Apertus (apertus: ApertusForCausalLM, Apertus-8B-2509): a second forward pass written here from
+     models/apertus/modular_apertus.py (the generated modeling_apertus.py of 4.56 / 4.57), configuration_apertus.py and
+     activations.py's XIELUActivation (`ApertusCheck`: ApertusConfig's defaults, the llama3 frequencies per pair
+     (Exaone4Check's), Dots1Check's attention (per-head q/k norms before the rotation) without a window, the layer's
+     attention_layernorm / feedforward_layernorm, ApertusMLP with _xielu_python's where / expm1 / min and the softplus
+     written out) reproduces logits_last, hidden_last and logits_all_0 (1e-4) and every golden greedy id (no cache); the
+     file holds exactly Apertus's tensors (no gate_proj; mlp.act_fn.alpha_p / alpha_n (1,), beta / eps 0-d, the raw
+     header's shapes [1] and []), all BF16; config.json is in Apertus-8B-2509's spelling (hidden_act xielu, no head_dim,
+     qk_norm / post_norm / mlp_bias listed, rope_theta an integer, rope_scaling llama3 with both type keys,
+     max_position_embeddings = factor x original); reference.Spec and golden.json read the norm names, q/k norms, the
+     ungated xIELU, the llama3 bands (all present) and each layer's xIELU parameters (stored and after the softplus) as
+     ApertusCheck does; every layer's parameters differ from the others' and from the defaults; prompt 4's xIELU inputs
+     fall on each branch as golden.json records (some in layer 2's (eps, 0]); one rope key, transformers 5's
+     rope_parameters with "dtype", and the config without Swiss AI's unread keys read alike (reference and
+     ApertusCheck), and without rope_theta / rope_scaling both take ApertusConfig's llama3 default; golden.json has
+     exactly the what-ifs mlp_silu, xielu_default_parameters, xielu_no_softplus, xielu_eps, qk_norm_after_rope and
+     rope_scaling and ApertusCheck reproduces each (1e-3, each over 1e-2), and xielu_bf16_parameters_change_prompt4;
+     with attention_bias true and q/k/v/o biases added reference.py equals ApertusCheck; reference.Spec refuses
+     hidden_act silu / relu2, mlp_bias true, qk_norm false, post_norm true and rope_parameters beside rope_theta.
+     (1. checks the KV cache.)
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
@@ -610,6 +630,7 @@ import copy
 import json
 import math
 import os
+import struct
 import sys
 
 import numpy as np
@@ -7809,19 +7830,28 @@ def check_added_attention_biases(name, cls, cfg, p, spec, ids):
               name, s2.qkv_bias, s2.o_bias, cls.__name__, diff, effect))
 
 
-def check_arcee(name, spec, p, g, st):
-    cfg, m = open_check(name, ArceeCheck, p, g, st)
-    model = g["model"]
-    H, HD, F_, V = m.H, m.HD, cfg["intermediate_size"], spec.V
-    # the file: Llama's tensors without mlp.gate_proj, all BF16 as AFM ships
-    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+def ungated_llama_tensors(m, V, F_, norm_names):
+    """name -> shape of a Llama-shaped checkpoint whose MLP has no gate_proj (Arcee's, Apertus's) on check model m's
+    sizes: embed_tokens, the final norm, an untied lm_head.weight and per layer the two norms `norm_names`,
+    q/k/v/o_proj and mlp.up_proj / down_proj of width F_."""
+    H, HD = m.H, m.HD
     want = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "lm_head.weight": (V, H)}
     for l in range(m.L):
         x = "model.layers.%d." % l
-        want.update({x + "input_layernorm.weight": (H,), x + "post_attention_layernorm.weight": (H,),
+        want.update({x + norm_names[0] + ".weight": (H,), x + norm_names[1] + ".weight": (H,),
                      x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.k_proj.weight": (m.NKV * HD, H),
                      x + "self_attn.v_proj.weight": (m.NKV * HD, H), x + "self_attn.o_proj.weight": (H, m.NH * HD),
                      x + "mlp.up_proj.weight": (F_, H), x + "mlp.down_proj.weight": (H, F_)})
+    return want
+
+
+def check_arcee(name, spec, p, g, st):
+    cfg, m = open_check(name, ArceeCheck, p, g, st)
+    model = g["model"]
+    HD, F_, V = m.HD, cfg["intermediate_size"], spec.V
+    # the file: Llama's tensors without mlp.gate_proj, all BF16 as AFM ships
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    want = ungated_llama_tensors(m, V, F_, ("input_layernorm", "post_attention_layernorm"))
     check({n: tuple(v[1].shape) for n, v in stored.items()} == want and all(v[0] == "BF16" for v in stored.values()),
           "%s: the file holds exactly ArceeForCausalLM's %d tensors (per layer q/k/v/o_proj, the two norms, "
           "mlp.up_proj / down_proj and no mlp.gate_proj; untied lm_head.weight), all BF16" % (name, len(want)))
@@ -8093,6 +8123,230 @@ def check_dots1(name, spec, p, g, st):
     check_refusals(name, cases)
 
 
+class ApertusCheck(LlamaCheck):
+    """ApertusForCausalLM's forward pass again, from models/apertus/modular_apertus.py (the generated
+    modeling_apertus.py of transformers 4.56 / 4.57), configuration_apertus.py and activations.py's XIELUActivation,
+    sharing nothing with reference.py but the safetensors reader: ApertusConfig's defaults (rope_theta 12000000.0 with
+    the llama3 rope_scaling when the keys are absent; transformers 5's flat rope_parameters read as the same two);
+    LlamaCheck's linear layers (attention_bias on q/k/v/o_proj), RMSNorm (ApertusRMSNorm) and rotate-half RoPE turned as
+    complex numbers; ApertusAttention as Dots1Check's (q_norm / k_norm over each head's head_dim on the view into heads,
+    then the rotation, per-head attention with an explicit causal mask and a hand-written softmax, o_proj), no window;
+    the llama3 inverse frequencies per pair in Python floats (Exaone4Check.frequencies: _compute_llama3_parameters'
+    kept, divided and smoothed bands); ApertusDecoderLayer: attention_layernorm, the attention, the add,
+    feedforward_layernorm, ApertusMLP (up_proj, act_fn, down_proj; no gate, no biases whatever mlp_bias says), the add;
+    act_fn XIELUActivation._xielu_python on the layer's mlp.act_fn.alpha_p / alpha_n / beta / eps, softplus written out
+    (log1p(exp(a)), a itself above torch's threshold 20).
+    What-ifs (attributes set after __init__): `act` ("xielu", "silu"), `params` ("stored", "default": __init__'s values
+    computed in bfloat16), `softplus` (False: alpha_p / alpha_n as stored), `eps` (None: the stored ones, else one value
+    for every layer), `param_dtype` (torch.bfloat16: softplus and the beta add rounded as parameters held in bfloat16
+    round them), `norm_after_rope` (True), `rope` ("llama3", "plain": the default RoPE at rope_theta). `xielu_inputs`:
+    None, or a list that receives (layer, x) per xIELU call."""
+
+    # ApertusConfig's defaults of the keys read here (4.56 / 4.57's __init__)
+    DEFAULTS = dict(num_key_value_heads=None, head_dim=None, hidden_act="xielu", rms_norm_eps=1e-5,
+                    rope_theta=12000000.0, rope_parameters=None, attention_bias=False, tie_word_embeddings=False,
+                    max_position_embeddings=65536,
+                    rope_scaling={"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192,
+                                  "low_freq_factor": 1.0, "high_freq_factor": 4.0})
+    frequencies = Exaone4Check.frequencies  # (default / llama3 per pair)
+    attention = Dots1Check.attention  # (Qwen3Attention's q/k norms before the rotation; windows all None)
+
+    def __init__(self, cfg, p):
+        c = dict(self.DEFAULTS, **cfg)
+        if c["hidden_act"] != "xielu":
+            raise ValueError("ApertusCheck: hidden_act %r" % c["hidden_act"])
+        LlamaCheck.__init__(self, dict(c, rope_scaling=None, mlp_bias=False), p)  # (sizes, head_dim, attention_bias)
+        self.c = c
+        rp = c["rope_parameters"]
+        if rp is None:  # 4.56's rope_theta / rope_scaling (rope_scaling null: the default RoPE)
+            rp = dict(c["rope_scaling"] or {"rope_type": "default"}, rope_theta=c["rope_theta"])
+        self.rope_params, self.windows = rp, [None] * self.L
+        self.act, self.params, self.softplus, self.eps, self.param_dtype = "xielu", "stored", True, None, torch.float32
+        self.norm_after_rope, self.rope, self.xielu_inputs = False, "llama3", None
+
+    def xielu_parameters(self, l):
+        """(alpha_p, alpha_n, beta, eps) of layer l as the what-ifs pick them."""
+        if self.params == "default":  # XIELUActivation.__init__(dtype=torch.bfloat16): log(expm1(init)), unsqueeze(0)
+            bf = torch.bfloat16
+            out = [torch.log(torch.expm1(torch.tensor([0.8], dtype=bf))), torch.log(torch.expm1(torch.tensor([0.3],
+                   dtype=bf))), torch.tensor(0.5, dtype=bf), torch.tensor(-1e-6, dtype=bf)]
+        else:
+            a = "model.layers.%d.mlp.act_fn." % l
+            out = [self.p[a + n] for n in ("alpha_p", "alpha_n", "beta", "eps")]
+        if self.eps is not None:
+            out[3] = torch.tensor(self.eps)
+        return [t.float() for t in out]
+
+    def xielu(self, l, x):
+        """XIELUActivation._xielu_python on x (T, F)."""
+        if self.xielu_inputs is not None:
+            self.xielu_inputs.append((l, x))
+        alpha_p, alpha_n, beta, eps = self.xielu_parameters(l)
+        dt = self.param_dtype
+        if self.softplus:  # nn.functional.softplus (beta 1, threshold 20), one rounding to the parameters' dtype
+            alpha_p, alpha_n = (torch.where(a > 20, a, torch.log1p(torch.exp(a))).to(dt) for a in (alpha_p, alpha_n))
+        alpha_n = (beta.to(dt) + alpha_n.to(dt)).float()  # `self.beta + softplus(self.alpha_n)`
+        alpha_p = alpha_p.float()
+        return torch.where(x > 0, alpha_p * x * x + beta * x, (torch.expm1(torch.min(x, eps)) - x) * alpha_n + beta * x)
+
+    def feed_forward(self, l, x):  # ApertusMLP.forward: down_proj(act_fn(up_proj(x)))
+        pre = "model.layers.%d.mlp." % l
+        up = self.linear(x, pre + "up_proj", False)
+        a = self.xielu(l, up) if self.act == "xielu" else torch.nn.functional.silu(up)
+        return self.linear(a, pre + "down_proj", False)
+
+    def layer(self, l, h, angles):  # ApertusDecoderLayer.forward
+        pre = "model.layers.%d." % l
+        h = h + self.attention(l, self.rms(h, self.p[pre + "attention_layernorm.weight"]), angles)
+        return h + self.feed_forward(l, self.rms(h, self.p[pre + "feedforward_layernorm.weight"]))
+
+    def inv_freq(self):
+        """The RoPE's inverse frequencies (HD/2,) this model turns by."""
+        if self.rope == "plain":
+            return self.frequencies({"rope_type": "default", "rope_theta": self.rope_params["rope_theta"]})
+        return self.frequencies(self.rope_params)
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        return plain_decoder_forward(self, ids, self.rms, inv_freq=self.inv_freq())
+
+
+APERTUS_WHAT_IFS = {"mlp_silu": ("act", "silu"), "xielu_default_parameters": ("params", "default"),
+                    "xielu_no_softplus": ("softplus", False), "xielu_eps": ("eps", -9.98377799987793e-07),
+                    "qk_norm_after_rope": ("norm_after_rope", True), "rope_scaling": ("rope", "plain")}
+
+
+def apertus_file_tensors(name, m, V, F_):
+    """The fixture's tensors as ApertusForCausalLM's state dict holds them (name -> shape), whether every one is BF16,
+    and the raw safetensors header's shapes of the act_fn tensors ([1] and [], as save_pretrained writes a (1,)
+    nn.Parameter and a 0-d buffer)."""
+    path = os.path.join(ROOT, name, "model.safetensors")
+    stored = ref.read_safetensors(path)
+    want = ungated_llama_tensors(m, V, F_, ("attention_layernorm", "feedforward_layernorm"))
+    for l in range(m.L):
+        x = "model.layers.%d." % l
+        want.update({x + "self_attn.q_norm.weight": (m.HD,), x + "self_attn.k_norm.weight": (m.HD,),
+                     x + "mlp.act_fn.alpha_p": (1,), x + "mlp.act_fn.alpha_n": (1,), x + "mlp.act_fn.beta": (),
+                     x + "mlp.act_fn.eps": ()})
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        header = json.loads(f.read(n))
+    raw = {k: v["shape"] for k, v in header.items() if ".mlp.act_fn." in k}
+    raw_ok = all(v == ([1] if k.endswith(("alpha_p", "alpha_n")) else []) for k, v in raw.items()) and \
+        len(raw) == 4 * m.L
+    shapes = {n: tuple(v[1].shape) for n, v in stored.items()}
+    return shapes == want, all(v[0] == "BF16" for v in stored.values()), raw_ok, len(want)
+
+
+def check_apertus(name, spec, p, g, st):
+    cfg, m = open_check(name, ApertusCheck, p, g, st)
+    model = g["model"]
+    HD, F_, V, L = m.HD, cfg["intermediate_size"], spec.V, m.L
+    # the file: the release's tensors, the act_fn ones (1,) / 0-d, all BF16
+    exact, bf16, raw_ok, count = apertus_file_tensors(name, m, V, F_)
+    check(exact and bf16 and raw_ok, "%s: the file holds exactly ApertusForCausalLM's %d tensors (per layer "
+          "attention_layernorm / feedforward_layernorm, q/k/v/o_proj, q_norm / k_norm (%d,), mlp.up_proj / down_proj "
+          "and no gate_proj, mlp.act_fn.alpha_p / alpha_n (1,) and beta / eps 0-d (header shapes [1] and []); untied "
+          "lm_head.weight), all BF16" % (name, count, HD))
+    # config.json: ApertusConfig's keys as Apertus-8B-2509's config.json holds them
+    rs = cfg["rope_scaling"]
+    spelling = (cfg["architectures"] == ["ApertusForCausalLM"] and cfg["model_type"] == "apertus" and
+                cfg["hidden_act"] == "xielu" and "head_dim" not in cfg and cfg["attention_bias"] is False and
+                cfg["mlp_bias"] is False and cfg["qk_norm"] is True and cfg["post_norm"] is False and
+                m.NKV < m.NH and cfg["tie_word_embeddings"] is False and isinstance(cfg["rope_theta"], int) and
+                rs.get("rope_type") == rs.get("type") == "llama3" and
+                cfg["max_position_embeddings"] == rs["factor"] * rs["original_max_position_embeddings"] and
+                cfg["rms_norm_eps"] == 1e-5 and cfg["torch_dtype"] == "bfloat16" and
+                cfg["transformers_version"].startswith("4."))
+    check(spelling, "%s: config.json in ApertusConfig's spelling (hidden_act xielu, no head_dim, GQA %d, untied, "
+          "qk_norm true / post_norm false / mlp_bias false listed and unread, rope_theta %r an integer; rope_scaling "
+          "%s, max_position_embeddings %d = factor x original)" % (
+              name, m.NH // m.NKV, cfg["rope_theta"], json.dumps(rs, sort_keys=True), cfg["max_position_embeddings"]))
+    # reference.Spec and golden.json read the layer, the RoPE and the xIELU parameters as ApertusCheck does
+    inv = m.inv_freq()
+    r_inv, r_factor = spec.rope["global"]
+    plain = m.frequencies({"rope_type": "default", "rope_theta": cfg["rope_theta"]})
+    kept = int(torch.isclose(inv, plain, rtol=1e-6, atol=0.0).sum())
+    divided = int(torch.isclose(inv, plain / rs["factor"], rtol=1e-6, atol=0.0).sum())
+    bands = [kept, HD // 2 - kept - divided, divided]
+    stored, used = [], []
+    for l in range(L):
+        a_p, a_n, beta, eps = m.xielu_parameters(l)
+        stored.append([float(a_p[0]), float(a_n[0]), float(beta), float(eps)])
+        sp = [float(torch.log1p(torch.exp(t))[0]) for t in (a_p, a_n)]
+        used.append([sp[0], float(beta) + sp[1], float(beta), float(eps)])
+    close = lambda a, b: all(abs(x - y) <= 1e-6 * max(1.0, abs(y)) for r, q in zip(a, b) for x, y in zip(r, q))  # noqa
+    same = (spec.act == "xielu" and not spec.mlp_gated and spec.qk_norm and not spec.qk_norm_after_rope and
+            spec.layer_norm_names == ("attention_layernorm", "feedforward_layernorm") and spec.xielu_softplus and
+            not spec.qkv_bias and not spec.o_bias and not spec.mlp_bias and spec.HD == HD and spec.NKV == m.NKV and
+            not spec.tied and r_factor == 1.0 and bool(((r_inv - inv).abs() <= 1e-6 * inv.abs()).all()) and
+            all(bands) and model["llama3_pairs_kept_smoothed_divided"] == bands and
+            model["layer_norm_names"] == ["attention_layernorm", "feedforward_layernorm"] and
+            model["rope_inv_freq"] == [float(x) for x in r_inv] and
+            model["xielu_stored_alpha_p_alpha_n_beta_eps"] == stored and
+            close(model["xielu_used_softplus_alpha_p_beta_plus_softplus_alpha_n_beta_eps"], used))
+    check(same, "%s: reference.Spec and golden.json read attention_layernorm / feedforward_layernorm, the q/k norms "
+          "before RoPE, xIELU without a gate, llama3 x%g from %d (pairs kept / smoothed / divided %s) and the xIELU "
+          "parameters as ApertusCheck does (softplus(alpha_p), beta + softplus(alpha_n), beta, eps per layer: %s)" % (
+              name, rs["factor"], rs["original_max_position_embeddings"], bands,
+              "; ".join("%.4f, %.4f, %.4f, %.3g" % tuple(u) for u in used)))
+    distinct = (len(set(tuple(u[:3]) for u in used)) == L and
+                all(u[:3] != [0.8, 0.8, 0.5] for u in used) and all(abs(s_[2] - 0.5) > 0.05 for s_ in stored))
+    check(distinct, "%s: every layer's xIELU parameters differ from the others' and from XIELUActivation's defaults "
+          "(0.8, beta + 0.3 = 0.8, beta 0.5)" % name)
+    # which branch prompt 4's xIELU inputs take (golden.json's xielu_branches_prompt4)
+    ids = g["prompts"][4]["input_ids"]
+    m.xielu_inputs = []
+    m.forward(ids)
+    branches = []
+    for l, x in m.xielu_inputs:
+        eps = m.xielu_parameters(l)[3]
+        branches.append([int((x > 0).sum()), int((x <= eps).sum()), int(((x > eps) & (x <= 0)).sum())])
+    m.xielu_inputs = None
+    check(branches == model["xielu_branches_prompt4"] and all(b[0] and b[1] for b in branches) and
+          any(b[2] for b in branches), "%s: prompt 4's xIELU inputs per layer (x > 0, x <= eps, eps < x <= 0) = "
+          "golden.json's %s" % (name, branches))
+    # other spellings of the same config read alike (the logits, reference and ApertusCheck); absent RoPE keys give
+    # ApertusConfig's llama3 default
+    base = m.forward(ids)[0]
+    v5 = {k: v for k, v in cfg.items() if k not in ("rope_theta", "rope_scaling", "torch_dtype")}
+    v5.update({"dtype": cfg["torch_dtype"], "transformers_version": "5.0.0",
+               "rope_parameters": dict({k: v for k, v in rs.items() if k != "type"}, rope_theta=cfg["rope_theta"])})
+    spellings = {"only \"rope_type\"": dict(cfg, rope_scaling={k: v for k, v in rs.items() if k != "type"}),
+                 "only \"type\"": dict(cfg, rope_scaling={k: v for k, v in rs.items() if k != "rope_type"}),
+                 "transformers 5's rope_parameters and dtype": v5,
+                 "no qk_norm / post_norm / mlp_bias keys": {k: v for k, v in cfg.items()
+                                                           if k not in ("qk_norm", "post_norm", "mlp_bias")}}
+    worst = 0.0
+    for c2 in spellings.values():
+        got = ref.forward(ref.Spec(c2), p, torch.tensor([ids]), capture=False)[0][0]
+        again = ApertusCheck(c2, p).forward(ids)[0]
+        worst = max(worst, float((got - base).abs().max()), float((again - base).abs().max()))
+    bare = {k: v for k, v in cfg.items() if k not in ("rope_theta", "rope_scaling")}
+    s0 = ref.Spec(bare)
+    default_inv = ApertusCheck(bare, p).inv_freq()
+    defaults_ok = (s0.theta == 12000000.0 and s0.rope_scaling["original_max_position_embeddings"] == 8192 and
+                   bool(((s0.rope["global"][0] - default_inv).abs() <= 1e-6 * default_inv.abs()).all()))
+    check(worst < 1e-4 and defaults_ok, "%s: %s read alike (reference and ApertusCheck, %.1e); without rope_theta / "
+          "rope_scaling both take ApertusConfig's llama3 x8 from 8192 at 1.2e7" % (name, ", ".join(spellings), worst))
+    check_what_if_effects(name, "ApertusCheck", model, APERTUS_WHAT_IFS, lambda: ApertusCheck(cfg, p), ids)
+    m.param_dtype = torch.bfloat16
+    change = float((m.forward(ids)[0] - base).abs().max())
+    m.param_dtype = torch.float32
+    check(abs(change - model["xielu_bf16_parameters_change_prompt4"]) < 1e-3 and change > 1e-2,
+          "%s: the xIELU parameters rounded as bfloat16 parameters round them change prompt 4's logits by %.4f (= "
+          "golden.json's xielu_bf16_parameters_change_prompt4 %.4f)" % (
+              name, change, model["xielu_bf16_parameters_change_prompt4"]))
+    check_added_attention_biases(name, ApertusCheck, cfg, p, spec, ids)
+    cases = {"hidden_act silu": spec_refuses(cfg, {"hidden_act": "silu"}),
+             "hidden_act relu2": spec_refuses(cfg, {"hidden_act": "relu2"}),
+             "mlp_bias true": spec_refuses(cfg, {"mlp_bias": True}),
+             "qk_norm false": spec_refuses(cfg, {"qk_norm": False}),
+             "post_norm true": spec_refuses(cfg, {"post_norm": True}),
+             "rope_parameters beside rope_theta": spec_refuses(cfg, {"rope_parameters": v5["rope_parameters"]})}
+    check_refusals(name, cases)
+
+
 def main():
     torch.set_num_threads(1)
     names = sorted(n for n in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, n)))
@@ -8176,6 +8430,8 @@ def main():
                 check_arcee(name, spec, p, g, st)
             if spec.arch == ref.DOTS1:
                 check_dots1(name, spec, p, g, st)
+            if spec.arch == ref.APERTUS:
+                check_apertus(name, spec, p, g, st)
         if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
             check_hybrid_delta_rule_forms()
         if any(any(ref.Spec(fixture_config(n)).layer_mamba) for n in names):

@@ -74,6 +74,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | arcee               | ArceeForCausalLM    | AFM-4.5B: Llama's layers with the ungated MLP down(relu(up x)^2) (hidden_act relu2, no gate_proj), YaRN x4 from 64 (both "rope_type" and "type", mscale 1.0 alone: attention factor 0.1 ln 4 + 1), head_dim listed, GQA 2, untied, all BF16 |
 | dots1               | Dots1ForCausalLM    | dots.llm1: Qwen3's attention (per-head q/k norms before RoPE, head_dim 24 != hidden/heads), sliding_window 16 from max_window_layers 2 (no layer_types: layers 2-3 slide), layer 0 dense SwiGLU, layers 1-3 DeepSeek-V3's MoE (sigmoid router + F32 e_score_correction_bias, 2 groups of 4 keep 1, top-2 renormalised x2.5, per-expert tensors, shared_experts without a gate), GQA 2, untied, BF16 + F32 bias |
 | hunyuan-moe         | HunYuanMoEV1ForCausalLM | Tencent Hunyuan-A13B as released (its config spelling: attention_head_dim and head_dim, per-layer moe_topk / moe_intermediate_size / num_shared_expert lists): hunyuan-dense's attention (query_layernorm / key_layernorm after RoPE, the alpha RoPE base), head_dim 24 != hidden/heads, every layer a softmax MoE (F32 router mlp.gate.wg, 8 experts top-2 renormalised, per-expert tensors of intermediate_size) plus an ungated shared_mlp, GQA 2, tied, BF16 + F32 router |
+| apertus             | ApertusForCausalLM  | Apertus-8B-2509 (its config spelling: qk_norm / post_norm / mlp_bias listed and unread, rope_theta an integer, rope_scaling llama3 with "rope_type" and "type"): Llama's layers with norms attention_layernorm / feedforward_layernorm, per-head q/k norms before RoPE, the ungated MLP down(xIELU(up x)) with per-layer mlp.act_fn.alpha_p / alpha_n (1,) and beta / eps (0-d), each layer's different and none the defaults (eps -0.0625 on layer 2), llama3 x8 from 64 (kept, smoothed and divided pairs), GQA 2, untied, all BF16 |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -1043,6 +1044,31 @@ MODELS += [
                         "mscale_all_dim": 1.0, "type": "dynamic"},
           embed_std=0.05, branch_gain=4.0, final_norm_center=4.0, qk_norm_center=2.0, qk_norm_std=0.3, router_std=0.2,
           seeded=True), "BF16", "BF16"),
+    # the Swiss AI Initiative's Apertus (ApertusForCausalLM; config.json shaped after swiss-ai/Apertus-8B-2509's: see
+    # config_for): models/apertus/modular_apertus.py, Llama's pre-norm layers with the two norms named
+    # attention_layernorm / feedforward_layernorm, ApertusAttention = LlamaAttention plus Qwen3's q_norm / k_norm over
+    # each head's head_dim BEFORE RoPE, ApertusMLP = NemotronMLP's ungated down_proj(act_fn(up_proj(x))) (no gate_proj,
+    # no biases) with act_fn XIELUActivation: per layer `mlp.act_fn.alpha_p` (1,) and `alpha_n` (1,) (stored before the
+    # softplus), `beta` () and `eps` () (0-d buffers), all BF16 as released; reference.xielu. `xielu`: per layer the
+    # stored (alpha_p, alpha_n, beta, eps), BF16-exact, each layer's different and none transformers' defaults (0.8 /
+    # 0.3 after the softplus, beta 0.5): softplus(alpha_p) 0.4287 / 1.1369 / 0.6326, beta + softplus(alpha_n) 0.5764 /
+    # 1.4509 / 0.9116, beta 0.375 / 0.625 / 0.4375, eps -1e-6 (bf16 -9.98e-7) on layers 0-1 and -0.0625 on layer 2 (its
+    # negative branch flat at expm1(eps) for x in (eps, 0]: 420 of prompt 4's 18432 inputs there). rope_scaling llama3
+    # x8 from 64 at theta 10000 (an integer, as the release's 12000000): at head_dim 16 pair 0 kept, 1-2 smoothed, 3-7
+    # divided; max_position_embeddings 512 = 8 x 64 (the release's 65536 = 8 x 8192). GQA 2, untied, all BF16. What-ifs
+    # (golden.json's *_effect_prompt4): SiLU in place of xIELU (still ungated) 17.3, transformers' default parameters in
+    # place of the stored ones 13.4, alpha_p / alpha_n without the softplus 31.4, eps -1e-6 on every layer 0.070, the
+    # q/k norms after RoPE 3.12, plain RoPE 7.24; the parameters rounded as bf16 parameters are (softplus and the beta
+    # add in bf16, as a model held in bf16 takes them): 0.063 (xielu_bf16_parameters_change_prompt4). Seeds 72000 to
+    # 72003 passed the margins but with degenerate greedy outputs (72000: five of six start with eos; 72001: one first
+    # token for all six; 72002 / 72003: outputs of one or two tokens repeated): 72004 (smallest greedy margin 0.0087,
+    # six distinct outputs, three distinct first tokens, no eos)
+    ("apertus", 72004, "ApertusForCausalLM", "apertus",
+     dict(H=64, L=3, NH=4, NKV=2, HD=16, F=128, tied=False, theta=10000,
+          rope_scaling={"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0,
+                        "original_max_position_embeddings": 64, "rope_type": "llama3", "type": "llama3"},
+          xielu=((-0.625, -1.5, 0.375, -1e-6), (0.75, 0.25, 0.625, -1e-6), (-0.125, -0.5, 0.4375, -0.0625)),
+          seeded=True), "BF16", "BF16"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -1800,6 +1826,20 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "rms_norm_eps": 1e-05, "rope_scaling": None, "rope_theta": d["theta"],
                   "routed_scaling_factor": d["scaling"], "scoring_func": "sigmoid", "sliding_window": d["window"],
                   "tie_word_embeddings": d["tied"], "topk_group": d["topk_group"], "transformers_version": "4.53.0"})
+    elif mtype == "apertus":
+        # shaped after swiss-ai/Apertus-8B-2509's config.json (ApertusConfig as transformers 4.56 writes it, keys
+        # sorted): hidden_act xielu, attention_bias false, rope_theta (an integer there, 12000000) beside rope_scaling
+        # llama3 with both "rope_type" and "type", max_position_embeddings = factor x original_max_position_embeddings
+        # (65536 = 8 x 8192 there), rms_norm_eps 1e-5, tie_word_embeddings false, torch_dtype bfloat16, no head_dim
+        # (ApertusConfig has none: hidden / heads), and Swiss AI's keys that ApertusConfig does not read, qk_norm true,
+        # post_norm false, mlp_bias false; the fixture's sizes, theta and original length; token ids this tokenizer's
+        # (released: bos 1, eos 2, pad 3)
+        rs = d["rope_scaling"]
+        c.update({"attention_bias": False, "hidden_act": "xielu",
+                  "max_position_embeddings": int(rs["factor"] * rs["original_max_position_embeddings"]),
+                  "mlp_bias": False, "post_norm": False, "qk_norm": True, "rms_norm_eps": 1e-05,
+                  "rope_scaling": dict(sorted(rs.items())), "rope_theta": d["theta"], "tie_word_embeddings": d["tied"],
+                  "transformers_version": "4.56.0"})
     else:
         raise ValueError(mtype)
     return dict(sorted(c.items()))
@@ -2039,10 +2079,11 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
     norm_std = d.get("norm_std", 0.1)
     for l in range(spec.L):
         p = prefix + "layers.%d." % l
+        # (Apertus: attention_layernorm / feedforward_layernorm, spec.layer_norm_names)
         if spec.input_norms:  # (OLMo 2's layers have none)
-            add(p + "input_layernorm.weight", norm_dtype, (H,), nc, norm_std)
+            add(p + spec.layer_norm_names[0] + ".weight", norm_dtype, (H,), nc, norm_std)
         if not spec.parallel_block:  # (Cohere's layers have one norm)
-            add(p + "post_attention_layernorm.weight", norm_dtype, (H,), nc, norm_std)
+            add(p + spec.layer_norm_names[1] + ".weight", norm_dtype, (H,), nc, norm_std)
         if spec.norm_bias:  # PhiMoE's nn.LayerNorms: a bias beside each weight
             add(p + "input_layernorm.bias", norm_dtype, (H,), 0.0, d["norm_bias_std"])
             add(p + "post_attention_layernorm.bias", norm_dtype, (H,), 0.0, d["norm_bias_std"])
@@ -2167,10 +2208,16 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
             add(p + "mlp.gate_up_proj.weight", mat_dtype, (2 * F, H), 0.0, 1 / math.sqrt(H))
             add(p + "mlp.down_proj.weight", mat_dtype, (H, F), 0.0, out_std(F))
         else:
-            if spec.mlp_gated:  # (Arcee's ArceeMLP has no gate_proj)
+            if spec.mlp_gated:  # (Arcee's ArceeMLP and Apertus's ApertusMLP have no gate_proj)
                 add(p + "mlp.gate_proj.weight", mat_dtype, (F, H), 0.0, 1 / math.sqrt(H))
             add(p + "mlp.up_proj.weight", mat_dtype, (F, H), 0.0, 1 / math.sqrt(H))
             add(p + "mlp.down_proj.weight", mat_dtype, (H, F), 0.0, out_std(F))
+            if spec.act == "xielu":
+                # Apertus's XIELUActivation, the entry's values (not drawn): alpha_p and alpha_n nn.Parameters of shape
+                # (1,) (`.unsqueeze(0)` in __init__), beta and eps 0-d buffers (`torch.tensor(beta)`), as
+                # save_pretrained writes them
+                for n, v in zip(ref.XIELU_PARAMETERS, d["xielu"][l]):
+                    t.append((p + "mlp.act_fn." + n, norm_dtype, torch.tensor([v] if n.startswith("alpha") else v)))
             if spec.mlp_bias:  # Llama's mlp_bias
                 add(p + "mlp.gate_proj.bias", mat_dtype, (F,), 0.0, d["mlp_bias_std"])
                 add(p + "mlp.up_proj.bias", mat_dtype, (F,), 0.0, d["mlp_bias_std"])
@@ -2897,6 +2944,8 @@ def family_description(spec, p, golden):
         desc.update(arcee_description(spec, p, golden))
     if spec.arch == ref.DOTS1:
         desc.update(dots1_description(spec, p, golden))
+    if spec.arch == ref.APERTUS:
+        desc.update(apertus_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -3848,6 +3897,103 @@ def dots1_description(spec, p, golden):
                                  for l in moe},
         "prompt4_tokens": len(ids), "router_changed_tokens_prompt4": changed},
         **what_if_effects("dots.llm1", what_ifs, torch.tensor([ids]), logits))
+
+
+def xielu_default_parameters(dtype=torch.bfloat16):
+    """XIELUActivation.__init__'s parameters (activations.py; alpha_p_init 0.8, alpha_n_init 0.8, beta 0.5, eps -1e-6),
+    computed as __init__ computes them in `dtype` (ApertusMLP passes config.dtype: bfloat16 for the release):
+    alpha_p = log(expm1(0.8)) and alpha_n = log(expm1(0.8 - 0.5)), each .unsqueeze(0), beta and eps 0-d; as fp32
+    tensors, in reference.XIELU_PARAMETERS' order."""
+    alpha_p = torch.log(torch.expm1(torch.tensor(0.8, dtype=dtype))).unsqueeze(0)
+    alpha_n = torch.log(torch.expm1(torch.tensor(0.8 - 0.5, dtype=dtype))).unsqueeze(0)
+    return tuple(x.to(torch.float32) for x in (alpha_p, alpha_n, torch.tensor(0.5, dtype=dtype),
+                                                 torch.tensor(-1e-6, dtype=dtype)))
+
+
+def apertus_what_ifs(spec, p):
+    """Apertus's what-ifs, name -> (spec, params), each a reading an engine could take of Apertus-8B: `mlp_silu`
+    (hidden_act read as SiLU, Llama's activation, the MLP still ungated: there is no gate_proj),
+    `xielu_default_parameters` (XIELUActivation's __init__ values in bfloat16, xielu_default_parameters, in place of
+    every layer's stored ones: the mlp.act_fn.* tensors not loaded), `xielu_no_softplus` (alpha_p / alpha_n used as
+    stored), `xielu_eps` (eps bf16(-1e-6) on every layer: a kernel's built-in eps, as XIELUActivation._xielu_cuda passes
+    __init__'s), `qk_norm_after_rope` (q_norm / k_norm applied after the rotation) and `rope_scaling` (plain RoPE at
+    rope_theta: the llama3 scaling ignored)."""
+    silu, raw, after, plain = (copy.copy(spec) for _ in range(4))
+    silu.act = "silu"
+    raw.xielu_softplus = False
+    after.qk_norm_after_rope = True
+    plain.rope = {"global": (ref.rope_inv_freq(spec.R, spec.theta, None), 1.0)}
+    defaults, eps = dict(p), dict(p)
+    for l in range(spec.L):
+        a = "model.layers.%d.mlp.act_fn." % l
+        defaults.update(zip((a + n for n in ref.XIELU_PARAMETERS), xielu_default_parameters()))
+        eps[a + "eps"] = xielu_default_parameters()[3]
+    return {"mlp_silu": (silu, p), "xielu_default_parameters": (spec, defaults), "xielu_no_softplus": (raw, p),
+            "xielu_eps": (spec, eps), "qk_norm_after_rope": (after, p), "rope_scaling": (plain, p)}
+
+
+def apertus_description(spec, p, golden):
+    """Extra golden.json model keys of Apertus (ApertusForCausalLM): the layer's norm names, the q/k norms, the MLP,
+    the xIELU parameters per layer (as stored, and as the activation uses them: softplus(alpha_p), beta +
+    softplus(alpha_n)), the tensors' shapes, per layer how many of prompt 4's xIELU inputs take each branch (x > 0;
+    x <= eps; eps < x <= 0, where expm1 reads eps), the llama3 RoPE (its bands and inverse frequencies), how much bf16
+    parameters would move prompt 4's logits (`xielu_bf16_parameters_change_prompt4`), and how much prompt 4's logits
+    would change under each of apertus_what_ifs (`<name>_effect_prompt4`, each > 1e-2)."""
+    ids, trace, logits = prompt4_forward(spec, p, golden)
+    c, H, F, HD = spec.cfg, spec.H, spec.F, spec.HD
+    kept, smoothed, divided = llama3_bands(spec)
+    assert kept and smoothed and divided, "the llama3 bands must all be present: %d kept, %d smoothed, %d divided" % (
+        kept, smoothed, divided)
+    assert not spec.mlp_gated and spec.act == "xielu" and spec.qk_norm and not spec.qk_norm_after_rope
+    assert spec.NKV < spec.NH and not spec.tied
+    longest = max(len(e["input_ids"]) for e in golden["prompts"]) + golden["max_new_tokens"] - 1
+    assert longest <= c["max_position_embeddings"]
+    stored, used, branches = [], [], []
+    for l in range(spec.L):
+        a_p, a_n, beta, eps = (p["model.layers.%d.mlp.act_fn.%s" % (l, n)] for n in ref.XIELU_PARAMETERS)
+        stored.append([float(a_p[0]), float(a_n[0]), float(beta), float(eps)])
+        used.append([float(torch.nn.functional.softplus(a_p)[0]), float(beta + torch.nn.functional.softplus(a_n)[0]),
+                     float(beta), float(eps)])
+        x = trace["xielu_input"][l]
+        branches.append([int((x > 0).sum()), int((x <= eps).sum()), int(((x > eps) & (x <= 0)).sum())])
+    defaults = [float(v.flatten()[0]) for v in xielu_default_parameters()]
+    assert all(u[:3] != used[0][:3] for u in used[1:]), "each layer's xIELU parameters must differ"
+    assert all(s[:3] != defaults[:3] for s in stored), "no layer's xIELU parameters may be transformers' defaults"
+    out = {"layer_norm_names": list(spec.layer_norm_names),
+           "qk_norm": "RMSNorm over each head's head_dim values (eps rms_norm_eps), one (head_dim,) weight per "
+                      "projection (self_attn.q_norm / k_norm), applied to q and k BEFORE RoPE (ApertusAttention)",
+           "qk_norm_weight_shapes": [[HD], [HD]], "rms_norm_eps": spec.eps,
+           "mlp": "mlp.down_proj (%d, %d) (xIELU(mlp.up_proj (%d, %d) h)): hidden_act xielu (ApertusMLP = NemotronMLP, "
+                  "act_fn XIELUActivation), no gate_proj, no biases" % (H, F, F, H),
+           "hidden_act": c["hidden_act"], "intermediate_size": F,
+           "xielu_rule": "a_p = softplus(alpha_p), a_n = beta + softplus(alpha_n) (torch's softplus, threshold 20), in "
+                         "fp32 from the stored values; xIELU(x) = a_p x x + beta x for x > 0, else (expm1(min(x, eps)) "
+                         "- x) a_n + beta x (XIELUActivation._xielu_python)",
+           "xielu_tensors": "model.layers.{i}.mlp.act_fn.alpha_p (1,), alpha_n (1,) (before the softplus), beta (), "
+                            "eps () (0-d), %s" % golden["model"]["dtypes"]["model.layers.0.mlp.act_fn.beta"],
+           "xielu_stored_alpha_p_alpha_n_beta_eps": stored,
+           "xielu_used_softplus_alpha_p_beta_plus_softplus_alpha_n_beta_eps": used,
+           "xielu_default_parameters": defaults,
+           "xielu_branches_prompt4": branches,
+           "rope_theta": spec.theta, "rope_scaling_in_config": c["rope_scaling"],
+           "llama3_pairs_kept_smoothed_divided": [kept, smoothed, divided],
+           "rope_inv_freq": [float(x) for x in spec.inv_freq],
+           "max_position_embeddings": c["max_position_embeddings"], "longest_sequence": longest}
+    # the same parameters as a model held in bfloat16 uses them (softplus taken, and beta added, in the parameters'
+    # dtype): a_p = bf16(softplus(alpha_p)), a_n = bf16(beta + bf16(softplus(alpha_n))), fed to the fp32 path as values
+    # used without the softplus; not a reading of the file, a measure of what bf16 parameters change
+    raw, rounded = copy.copy(spec), dict(p)
+    raw.xielu_softplus = False
+    bf = torch.bfloat16
+    for l in range(spec.L):
+        a = "model.layers.%d.mlp.act_fn." % l
+        beta = p[a + "beta"].to(bf)
+        rounded[a + "alpha_p"] = torch.nn.functional.softplus(p[a + "alpha_p"].to(bf)).float()
+        rounded[a + "alpha_n"] = (beta + torch.nn.functional.softplus(p[a + "alpha_n"].to(bf))).float() - beta.float()
+    out["xielu_bf16_parameters_change_prompt4"] = round(float(
+        (ref.forward(raw, rounded, torch.tensor([ids]), capture=False)[0] - logits).abs().max()), 4)
+    out.update(what_if_effects("Apertus", apertus_what_ifs(spec, p), torch.tensor([ids]), logits))
+    return out
 
 
 def cohere_description(spec, p, golden):
@@ -5209,6 +5355,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | arcee | ArceeForCausalLM | Arcee's AFM-4.5B with config.json shaped after arcee-ai/AFM-4.5B's (ArceeConfig as transformers 4.53 writes it: model_type arcee, `"hidden_act": "relu2"`, head_dim 16 listed (= hidden / heads), attention_bias / mlp_bias false, no pretraining_tp, rms_norm_eps 1e-5, `"rope_scaling": {"beta_fast": 32.0, "beta_slow": 1.0, "factor": 4.0, "mscale": 1.0, "original_max_position_embeddings": 64, "rope_type": "yarn", "type": "yarn"}` beside rope_theta 10000.0, max_position_embeddings 256 = 4 x 64, tie_word_embeddings false): Llama's layers (input_layernorm, q/k/v/o_proj without biases, 4 heads of 16, 2 kv heads (GQA 2), scores x 16^-0.5, post_attention_layernorm) with ArceeMLP = NemotronMLP: `mlp.down_proj` (64, 128) (relu(`mlp.up_proj` (128, 64) h)²), no mlp.gate_proj in the file (the activation read as SiLU, still ungated: 19.1; a plain ReLU without the square: 21.5); the rotate-half RoPE with YaRN x4 from 64 (pair 0 of head_dim 16's 8 kept, 1-2 ramped, 3-7 divided by 4; plain RoPE at rope_theta instead: 8.85), cos / sin x 0.1 ln 4 + 1 = 1.1386 (YaRN's default: mscale without mscale_all_dim; the frequencies without the factor: 3.45); untied (lm_head.weight); all BF16 |
 | dots1 | Dots1ForCausalLM | rednote-hilab's dots.llm1 with config.json shaped after dots.llm1.inst's (Dots1ForCausalLM, model_type dots1, transformers 4.53: first_k_dense_replace 1, `"n_routed_experts": 8`, `"num_experts_per_tok": 2`, `"n_shared_experts": 1`, `"moe_intermediate_size": 32`, `"n_group": 2`, `"topk_group": 1`, norm_topk_prob true, `"routed_scaling_factor": 2.5`, `"scoring_func": "sigmoid"` (not read by Dots1Config), head_dim 24 listed (Dots1Config has no such field: Dots1Attention's getattr reads it), `"sliding_window": 16`, `"max_window_layers": 2` and no layer_types, attention_bias false, rms_norm_eps 1e-5, rope_theta 10000.0, rope_scaling null, untied): Qwen3's attention, 4 heads of 24 (q width 96 != hidden 64), 2 kv heads, `self_attn.q_norm` / `k_norm` (24) RMSNorms over each head BEFORE RoPE (after it: 25.2), scores x 24^-0.5; Dots1Config derives the layer types: layers 2-3 (i >= max_window_layers) slide, i - 16 < j <= i, layers 0-1 full (no window: 20.3; the window on layers 0-1 instead: 31.6), every golden prompt (21 to 144 tokens) longer than the window; layer 0 a dense `mlp.gate_proj` / `up_proj` / `down_proj` SwiGLU of 128, layers 1-3 Dots1MoE (DeepseekV3MoE): logits = h `mlp.gate.weight` (8, 64)ᵀ in fp32, s = sigmoid (a softmax: 28.1), the choice on s + `mlp.gate.e_score_correction_bias` (F32 (8,); without it: 28.6) within the better of 2 groups of 4 experts (a group scores the sum of its two best; no group limit: 25.7), top-2 (top-1: 30.2), weights the chosen s / (their sum + 1e-20) (not divided: 20.1) x 2.5 (x 1: 21.3); 8 experts `mlp.experts.{e}.gate_proj` / `up_proj` (32, 64) / `down_proj` (64, 32) per expert, plus `mlp.shared_experts.*` of 1 x 32 with no gate of its own (left out: 25.3); every expert chosen by prompt 4's tokens in each MoE layer; untied (lm_head.weight); BF16 matrices and norms, F32 e_score_correction_bias |
 | hunyuan-moe | HunYuanMoEV1ForCausalLM | Tencent Hunyuan-A13B with config.json in tencent/Hunyuan-A13B-Instruct's spelling and transformers' model_type hunyuan_v1_moe (transformers_version 4.56.0: `"attention_head_dim": 24` beside `"head_dim": 24` (transformers reads head_dim, Tencent's remote code attention_head_dim), `"num_experts": 8` an int, per-layer lists `"moe_topk": [2, 2, 2]`, `"moe_intermediate_size": [48, 48, 48]` (= intermediate_size, which transformers sizes the experts by) and `"num_shared_expert": [1, 1, 1]`, use_mixed_mlp_moe true, use_cla false, use_qk_norm true, eod_token_id, pretraining_tp 1, rms_norm_eps 1e-5, attention_bias / mlp_bias false, `"rope_scaling": {"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "type": "dynamic"}` beside rope_theta 10000.0, max_position_embeddings 32768, tie_word_embeddings true): hunyuan-dense's attention — q and k rotated FIRST and THEN normed per head by `self_attn.query_layernorm` / `key_layernorm` (24) (before RoPE instead: prompt 4's logits change by 7.25; no q/k norms: 9.42), scores × 24^-0.5, the rotate-half RoPE at base 1e4 × 1000^(24/22) = 18738174.23 (plain RoPE at rope_theta: 8.91; base rope_theta × alpha: 8.18), 4 heads of 24 (q width 96 != hidden 64), 2 kv heads (GQA 2) —; every layer HunYuanMoEV1Moe: logits = h `mlp.gate.wg.weight` (8, 64; F32)ᵀ in fp32, the softmax over the 8 experts (a sigmoid instead: 4.70), top-2 (top-1: 6.61), weights divided by their sum without an epsilon (not divided: 5.65); 8 experts `mlp.experts.{e}.gate_proj` / `up_proj` (48, 64) / `down_proj` (64, 48) per expert as released (transformers 5's stacked mlp.experts.gate_up_proj (8, 96, 64) / down_proj read alike), plus `mlp.shared_mlp.*` of intermediate_size 48 added without a gate or weight (left out: 9.00); every expert chosen by prompt 4's tokens in each layer; tied (no lm_head.weight); BF16 weights and norms, F32 router |
+| apertus | ApertusForCausalLM | the Swiss AI Initiative's Apertus with config.json shaped after swiss-ai/Apertus-8B-2509's (ApertusConfig as transformers 4.56 writes it: model_type apertus, `"hidden_act": "xielu"`, no head_dim (hidden / heads = 16), attention_bias false, `"qk_norm": true`, `"post_norm": false` and `"mlp_bias": false` listed as released (Swiss AI's keys: ApertusConfig reads none of them), rms_norm_eps 1e-5, `"rope_theta": 10000` an integer (the release's 12000000), `"rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0, "original_max_position_embeddings": 64, "rope_type": "llama3", "type": "llama3"}`, max_position_embeddings 512 = 8 x 64, tie_word_embeddings false): Llama's pre-norm layers with the norms named `attention_layernorm` (before self_attn) and `feedforward_layernorm` (before the MLP); ApertusAttention: q/k/v/o_proj without biases, 4 heads of 16, 2 kv heads (GQA 2), `self_attn.q_norm` / `k_norm` (16) RMSNorms over each head BEFORE RoPE (after it: prompt 4's logits change by 3.12), scores x 16^-0.5; the rotate-half RoPE with llama3 x8 from 64 at theta 1e4 (pair 0 kept, 1-2 smoothed, 3-7 divided by 8; plain RoPE at rope_theta: 7.24); ApertusMLP: `mlp.down_proj` (64, 128) (xIELU(`mlp.up_proj` (128, 64) h)), no gate_proj, no biases (SiLU in place of xIELU, still ungated: 17.3); xIELU(x) = a_p x x + beta x for x > 0, else (expm1(min(x, eps)) - x) a_n + beta x, with a_p = softplus(alpha_p) and a_n = beta + softplus(alpha_n) (torch's softplus) from the layer's own `mlp.act_fn.alpha_p` (1,), `mlp.act_fn.alpha_n` (1,) (stored before the softplus), `mlp.act_fn.beta` () and `mlp.act_fn.eps` () (0-d tensors, header shape []), all BF16 as released: stored (alpha_p, alpha_n, beta, eps) (-0.625, -1.5, 0.375, bf16(-1e-6)), (0.75, 0.25, 0.625, bf16(-1e-6)), (-0.125, -0.5, 0.4375, -0.0625), i.e. a_p 0.4287 / 1.1369 / 0.6326 and a_n 0.5764 / 1.4509 / 0.9116 on layers 0 / 1 / 2 (XIELUActivation's default parameters, a_p 0.8, a_n 0.8, beta 0.5, in their place: 13.4; alpha_p / alpha_n without the softplus: 31.4; eps -1e-6 on layer 2 too, where 420 of prompt 4's 18432 xIELU inputs lie in (eps, 0]: 0.070); computed in fp32 from the stored values (softplus and the beta add rounded to bf16, as parameters held in bf16 would: 0.063); untied (lm_head.weight); all BF16 |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -5506,5 +5653,17 @@ width), `moe_intermediate_size_in_config`, `num_shared_expert_in_config`, `use_m
 `prompt4_tokens`, the MoE keys and
 `{qk_norm_before_rope,qk_norm,rope_plain_theta,rope_alpha_exponent_one,router_sigmoid,router_unnormalised,router_top1,shared_mlp}_effect_prompt4`
 (largest logit change with HunYuan-Dense's four, the sigmoid of the router logits in place of their softmax, the top-k
-probabilities not renormalised, the best expert alone, no shared_mlp).
+probabilities not renormalised, the best expert alone, no shared_mlp); for Apertus `layer_norm_names`, `qk_norm`,
+`qk_norm_weight_shapes`, `rms_norm_eps`, `mlp`, `hidden_act`, `intermediate_size`, `xielu_rule`, `xielu_tensors`,
+`xielu_stored_alpha_p_alpha_n_beta_eps` (per layer, as stored),
+`xielu_used_softplus_alpha_p_beta_plus_softplus_alpha_n_beta_eps` (per layer, as the activation uses them),
+`xielu_default_parameters` (XIELUActivation's __init__ values in bfloat16), `xielu_branches_prompt4` (per layer how
+many of prompt 4's xIELU inputs have x > 0, x <= eps, eps < x <= 0), `rope_theta`, `rope_scaling_in_config`,
+`llama3_pairs_kept_smoothed_divided`, `rope_inv_freq`, `max_position_embeddings`, `longest_sequence`,
+`xielu_bf16_parameters_change_prompt4` (largest logit change with softplus and the beta add rounded
+as bfloat16 parameters round them: not a what-if, a measure) and
+`{mlp_silu,xielu_default_parameters,xielu_no_softplus,xielu_eps,qk_norm_after_rope,rope_scaling}_effect_prompt4`
+(largest logit change with SiLU in place of xIELU, the MLP still ungated; XIELUActivation's default parameters in place
+of the stored ones; alpha_p / alpha_n without the softplus; eps -1e-6 on every layer; the q/k norms after RoPE; plain
+RoPE at rope_theta).
 """

@@ -85,7 +85,11 @@ modeling code (eager attention); the file and class/function are cited at each f
   HunYuanMoEV1ForCausalLM (Tencent Hunyuan-A13B, models/hunyuan_v1_moe/modular_hunyuan_v1_moe.py: HunYuan-Dense's
   attention and alpha RoPE; every layer a softmax top-k MoE from the fp32 router mlp.gate.wg, the top-k always
   renormalised, experts of intermediate_size (per expert as released, or stacked as transformers 5 holds them) plus an
-  ungated mlp.shared_mlp; see hunyuan_moe_keys).
+  ungated mlp.shared_mlp; see hunyuan_moe_keys),
+  ApertusForCausalLM (the Swiss AI Initiative's Apertus-8B / 70B, models/apertus/modular_apertus.py: Llama's pre-norm
+  layers with their two norms named attention_layernorm / feedforward_layernorm, Qwen3's per-head q/k RMSNorms before
+  RoPE, the RoPE from rope_scaling (llama3 as released), and an ungated MLP down_proj(xIELU(up_proj(x))) whose
+  activation reads four tensors of its own per layer, mlp.act_fn.alpha_p / alpha_n / beta / eps; see xielu).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -100,6 +104,7 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     sandwich norms without the input ones (no input_layernorm, no pre_feedforward_layernorm): the
     attention and the MLP read the residual itself, post_attention_layernorm and
     post_feedforward_layernorm norm their outputs before each add. EXAONE 4: OLMo 2's layer.
+    Apertus: Llama's order, the two norms named attention_layernorm and feedforward_layernorm (layer_norm_names).
   - Embeddings times embed_scale (Gemma 1 / 2 / 3: sqrt(hidden_size) rounded to the checkpoint dtype;
     Granite: embedding_multiplier). Granite also scales the scores by attention_multiplier, each
     branch output by residual_multiplier before its residual add, and divides the logits by
@@ -107,7 +112,7 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
   - q/k/v: separate projections (optional bias, Qwen2 / Qwen2-MoE / GLM; Llama's attention_bias: q/k/v
     and o_proj; Seed-OSS: q/k/v from attention_bias, o_proj from attention_out_bias, either without
     the other) or one fused qkv_proj (Phi-3, rows q then k then v); q_norm/k_norm over head_dim
-    before RoPE (Qwen3, Qwen3-MoE, Gemma 3, dots.llm1; Cohere's use_qk_norm: CohereLayerNorms with one weight
+    before RoPE (Qwen3, Qwen3-MoE, Gemma 3, dots.llm1, Apertus; Cohere's use_qk_norm: CohereLayerNorms with one weight
     row per head, (heads, head_dim)); OLMo 2's q_norm/k_norm: RMSNorms over the whole q_proj / k_proj
     output (heads x head_dim values at once, weights (NH * HD,), (NKV * HD,)), before the split
     into heads; OLMo 2's attention_bias: q/k/v and o_proj biases. OLMoE: the same whole-projection q/k
@@ -168,7 +173,8 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     layer_types, else (i + 1) % 4 != 0; EXAONE 4: layer_types, else sliding_window_pattern (an integer n:
     (i + 1) % n != 0; a string of L / G: pattern[i % len] == "L" except the last layer), none without
     sliding_window (see exaone4_layer_sliding); Qwen*: refused.
-  - MLP: Arcee's ungated down(relu(up(x))^2) (ArceeMLP = NemotronMLP: no gate_proj; ungated_mlp), else
+  - MLP: Arcee's ungated down(relu(up(x))^2) (ArceeMLP = NemotronMLP: no gate_proj; ungated_mlp); Apertus's ungated
+    down(xIELU(up(x))) (ApertusMLP, no gate_proj), xIELU with the layer's own mlp.act_fn.* parameters (xielu); else
     gated, down(act(gate(x)) * up(x)) with act silu or gelu (tanh approximation, Gemma; Gemma 1's config.json
     says "gelu", which transformers 4.39-4.47 ignore: see Spec), with
     biases on all three projections for Llama's (and Seed-OSS's) mlp_bias;
@@ -467,6 +473,10 @@ DOTS1 = "Dots1ForCausalLM"
 # attention and RoPE, every layer a softmax top-k MoE (the router mlp.gate.wg in fp32, the top-k renormalised) plus an
 # ungated shared_mlp, all of intermediate_size
 HUNYUAN_MOE = "HunYuanMoEV1ForCausalLM"
+# the Swiss AI Initiative's Apertus (swiss-ai/Apertus-8B-2509 / 70B-2509: models/apertus/modular_apertus.py,
+# ApertusForCausalLM): Llama's layers (norms named attention_layernorm / feedforward_layernorm) with Qwen3's per-head
+# q/k norms and an ungated MLP whose xIELU activation has per-layer parameters (see xielu)
+APERTUS = "ApertusForCausalLM"
 MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE, DEEPSEEK_V3, DEEPSEEK_V2, OLMOE,
        MINIMAX_M2, ERNIE4_5_MOE, QWEN3_NEXT, QWEN3_5_MOE, QWEN3_VL_MOE, GLM4V_MOE, PHIMOE, LLAMA4, DOTS1, HUNYUAN_MOE)
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
@@ -507,7 +517,7 @@ MULTIMODAL = (("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGenerati
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
                  (GRANITE_HYBRID, GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4, ERNIE4_5, GEMMA1,
                                                                   HUNYUAN_DENSE, LFM2, LFM2_MOE, NEMOTRON_H,
-                                                                  ARCEE))
+                                                                  ARCEE, APERTUS))
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -908,6 +918,20 @@ DEFAULTS[NEMOTRON_H] = dict(
 DEFAULTS[ARCEE] = dict(
     num_key_value_heads=None, head_dim=None, hidden_act="relu2", max_position_embeddings=4096, rms_norm_eps=1e-5,
     tie_word_embeddings=False, rope_theta=10000.0, rope_scaling=None, attention_bias=False, mlp_bias=False)
+# models/apertus/configuration_apertus.py ApertusConfig.__init__ (transformers 4.56 - 4.57; 5.x's dataclass fields the
+# same numbers, the RoPE as rope_parameters): num_key_value_heads None -> num_attention_heads, hidden_act xielu,
+# max_position_embeddings 65536, rms_norm_eps 1e-5, tie_word_embeddings false, attention_bias false, rope_theta
+# 12000000.0 and rope_scaling {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192,
+# "low_freq_factor": 1.0, "high_freq_factor": 4.0} when the keys are absent (5.x: rope_parameters None -> the same dict
+# with rope_theta inside it). No head_dim argument: a head_dim key stays an attribute that ApertusAttention's
+# getattr(config, "head_dim", hidden_size // num_attention_heads) reads. The release's qk_norm (true), post_norm (false)
+# and mlp_bias (false) are keys of Swiss AI's own code that ApertusConfig does not read (the defaults here are the
+# readings transformers always takes: q/k norms, pre-norm layers, no MLP biases)
+DEFAULTS[APERTUS] = dict(
+    num_key_value_heads=None, head_dim=None, hidden_act="xielu", max_position_embeddings=65536, rms_norm_eps=1e-5,
+    tie_word_embeddings=False, rope_theta=12000000.0, rope_parameters=None, attention_bias=False, qk_norm=True,
+    post_norm=False, rope_scaling={"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192,
+                                   "low_freq_factor": 1.0, "high_freq_factor": 4.0})
 # models/dots1/configuration_dots1.py Dots1Config.__init__ (transformers 4.53 - 4.57; 5.x's dataclass fields the same
 # numbers, rope_theta as rope_parameters' default): num_key_value_heads 32, hidden_act silu, max_position_embeddings
 # 2048, rms_norm_eps 1e-6, tie_word_embeddings false, rope_theta 10000, rope_scaling None, attention_bias false,
@@ -1074,9 +1098,11 @@ class Spec:
                     get("layer_norm_epsilon") if arch == NEMOTRON_H else get("rms_norm_eps"))
         self.theta = get("rope_theta", 10000.0)
         self.rope_scaling = get("rope_scaling", None)
-        if arch in (DEEPSEEK_V2, EXAONE4, LLAMA4) and get("rope_parameters") is not None:
+        if arch in (DEEPSEEK_V2, EXAONE4, LLAMA4, APERTUS) and get("rope_parameters") is not None:
             # transformers 5 writes these configs' RoPE as one flat rope_parameters dict (flat_rope_parameters)
-            family = {DEEPSEEK_V2: "DeepSeek-V2", EXAONE4: "EXAONE 4", LLAMA4: "Llama 4"}[arch]
+            # (Apertus: ApertusRotaryEmbedding reads rope_parameters["rope_type"] / ["rope_theta"], ROPE_INIT_FUNCTIONS
+            # the rest)
+            family = {DEEPSEEK_V2: "DeepSeek-V2", EXAONE4: "EXAONE 4", LLAMA4: "Llama 4", APERTUS: "Apertus"}[arch]
             self.theta, self.rope_scaling = flat_rope_parameters(c, get, family)
         # Ministral 3: after RoPE every query times 1 + query_scale_beta ln(1 + floor(position / query_scale_period))
         # (llama4_attn_scale); beta 0: none (every other family)
@@ -1161,7 +1187,8 @@ class Spec:
         # (models/arcee/modeling_arcee.py ArceeAttention = LlamaAttention's; models/dots1/modular_dots1.py
         # Dots1Attention(Qwen3Attention): q/k/v_proj and o_proj all bias=config.attention_bias, as Llama's. The releases
         # have it false; check_reference adds biases to test the path)
-        llama_bias = (arch in ("LlamaForCausalLM", OLMO2, OLMO3, OLMOE, ARCEE, DOTS1) and
+        # (models/apertus/modular_apertus.py ApertusAttention(LlamaAttention): the same four biases from attention_bias)
+        llama_bias = (arch in ("LlamaForCausalLM", OLMO2, OLMO3, OLMOE, ARCEE, DOTS1, APERTUS) and
                       bool(get("attention_bias", False)))
         # models/seed_oss/modular_seed_oss.py SeedOssAttention.__init__: q_proj, k_proj, v_proj
         # bias=config.attention_bias (SeedOssConfig's default true), o_proj bias=config.attention_out_bias
@@ -1215,8 +1242,12 @@ class Spec:
         # (models/qwen3_vl_moe/modeling_qwen3_vl_moe.py Qwen3VLMoeTextAttention: Qwen3's q_norm / k_norm over head_dim)
         # (models/dots1/modular_dots1.py Dots1Attention(Qwen3Attention): the same q_norm / k_norm, Dots1RMSNorm(head_dim,
         # eps=config.rms_norm_eps) on q_proj(h).view(..., -1, head_dim) before the transpose and RoPE)
+        # (models/apertus/modular_apertus.py ApertusAttention.__init__: `self.q_norm = ApertusRMSNorm(self.head_dim,
+        # config.rms_norm_eps)`, k_norm alike (LlamaRMSNorm: one (head_dim,) weight each); forward: q_proj(h).view(
+        # hidden_shape).transpose(1, 2), then `query_states = self.q_norm(query_states)` (over each head's head_dim
+        # values) and the key alike, then apply_rotary_pos_emb: Qwen3's order, built whatever qk_norm says)
         self.qk_norm = (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration",
-                                 QWEN3_VL_MOE, DOTS1)
+                                 QWEN3_VL_MOE, DOTS1, APERTUS)
                         or arch in GEMMA[1:] or (arch == GLM4_MOE and get("use_qk_norm")) or cohere_qk_norm or
                         arch == EXAONE4 or arch in HYBRID or arch in HUNYUAN or arch in LFM2_FAMILY)
         # models/hunyuan_v1_dense/modular_hunyuan_v1_dense.py HunYuanDenseV1Attention.__init__: `self.query_layernorm =
@@ -1288,7 +1319,9 @@ class Spec:
         # models/arcee/modular_arcee.py `class ArceeMLP(NemotronMLP)`: up_proj and down_proj only (bias=mlp_bias), no
         # gate_proj, forward `self.down_proj(self.act_fn(self.up_proj(x)))` (ungated_mlp); every other dense MLP here
         # is gated (Nemotron-H's ungated "-" blocks: nemotron_h_block)
-        self.mlp_gated = arch != ARCEE
+        # models/apertus/modular_apertus.py `class ApertusMLP(NemotronMLP)`: up_proj / down_proj with bias=False
+        # (whatever mlp_bias says), no gate_proj, the same forward; act_fn XIELUActivation for hidden_act xielu (xielu)
+        self.mlp_gated = arch not in (ARCEE, APERTUS)
         if (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration", QWEN3_VL_MOE,
                      SMOLLM3, GRANITE, GRANITE_HYBRID, EXAONE4, GEMMA1, LLAMA4, NEMOTRON_H) + HUNYUAN + GRANITE_MOE +
                     COHERE + ERNIE + HYBRID or gemma):
@@ -1331,6 +1364,13 @@ class Spec:
         self.sandwich_norms = gemma or arch in (OLMO2, OLMO3, EXAONE4)
         # input_layernorm (and, with sandwich norms, pre_feedforward_layernorm)
         self.input_norms = arch not in (OLMO2, OLMO3, EXAONE4)
+        # the Llama-order layer's two norms: models/apertus/modular_apertus.py ApertusDecoderLayer.__init__ names them
+        # `self.attention_layernorm` (before self_attn) and `self.feedforward_layernorm` (before the MLP); every other
+        # family input_layernorm / post_attention_layernorm
+        self.layer_norm_names = (("attention_layernorm", "feedforward_layernorm") if arch == APERTUS else
+                                 ("input_layernorm", "post_attention_layernorm"))
+        # xIELU's alpha_p / alpha_n through softplus (False: the stored values used as they are, a what-if only)
+        self.xielu_softplus = True
         # models/glm4/modeling_glm4.py Glm4DecoderLayer: post_self_attn_layernorm on the attention
         # output, post_attention_layernorm before the MLP, post_mlp_layernorm on its output
         # models/glm4v/modeling_glm4v.py Glm4vTextDecoderLayer: the same four norms (GLM-4.5V's
@@ -1390,6 +1430,18 @@ class Spec:
             if act != "relu2":
                 raise ValueError("%s: %s %r (the fixtures use relu2)" % (
                     "Nemotron-H" if arch == NEMOTRON_H else "Arcee", key, act))
+        elif arch == APERTUS:
+            # models/apertus/modular_apertus.py ApertusMLP.__init__: `if config.hidden_act == "xielu": self.act_fn =
+            # ACT2CLS["xielu"](dtype=config.dtype)` (XIELUActivation, parameters mlp.act_fn.*: see xielu); any other
+            # hidden_act would be ACT2FN's, ungated, with no parameters: refused, the releases say xielu
+            if act != "xielu":
+                raise ValueError("Apertus: hidden_act %r (the fixtures use xielu)" % (act,))
+            # Swiss AI's keys that ApertusConfig does not read: transformers always norms q / k (ApertusAttention
+            # builds q_norm / k_norm whatever qk_norm says) and always runs the pre-norm layer; a config that says
+            # otherwise would be read one way by transformers and another by the code it came from
+            if get("qk_norm") is not True or get("post_norm") is not False:
+                raise ValueError("Apertus: qk_norm %r, post_norm %r (transformers reads neither: it always applies "
+                                 "q_norm / k_norm and the pre-norm layer)" % (get("qk_norm"), get("post_norm")))
         elif act not in ("silu", "gelu_pytorch_tanh"):
             raise ValueError("activation %r is not supported" % act)
         self.act = "gelu_tanh" if act == "gelu_pytorch_tanh" else act
@@ -3989,6 +4041,27 @@ def ungated_mlp(spec, h, up, down):
     return activation(spec, h @ up.T) @ down.T
 
 
+XIELU_PARAMETERS = ("alpha_p", "alpha_n", "beta", "eps")
+
+
+def xielu(spec, p, act, x):
+    """Apertus's activation, activations.py XIELUActivation (ApertusMLP.act_fn for hidden_act "xielu"), on x = up_proj's
+    output, from the layer's stored tensors `<act>alpha_p` (1,) and `<act>alpha_n` (1,) (nn.Parameters, kept before the
+    softplus: __init__ stores log(expm1(init))) and `<act>beta` () and `<act>eps` () (0-d buffers, register_buffer:
+    saved with the weights), act = "model.layers.{i}.mlp.act_fn.". XIELUActivation._xielu_python, the path forward takes
+    on the CPU and wherever the optional xielu CUDA package is absent: alpha_p = softplus(alpha_p), alpha_n = beta +
+    softplus(alpha_n) (torch's softplus, threshold 20), then torch.where(x > 0, alpha_p * x * x + beta * x,
+    (expm1(min(x, eps)) - x) * alpha_n + beta * x). Here in fp32 from the stored values (the module's parameters are
+    built in config.dtype, and softplus runs in their dtype). Not modelled: XIELUActivation._xielu_cuda, which passes
+    the beta and eps of __init__ (0.5, -1e-6: `_beta_scalar`, `_eps_scalar`), not the stored ones, to the kernel.
+    spec.xielu_softplus False (a what-if only): alpha_p / alpha_n used as stored."""
+    alpha_p, alpha_n, beta, eps = (p[act + n] for n in XIELU_PARAMETERS)
+    if spec.xielu_softplus:
+        alpha_p, alpha_n = F.softplus(alpha_p), F.softplus(alpha_n)
+    alpha_n = beta + alpha_n
+    return torch.where(x > 0, alpha_p * x * x + beta * x, (torch.expm1(torch.minimum(x, eps)) - x) * alpha_n + beta * x)
+
+
 def router_weight_name(spec, pre):
     if spec.expert_naming == "llama4":
         return pre + "feed_forward.router.weight"  # Llama4TextMoe.router (Llama4Router, an nn.Linear without bias)
@@ -4584,7 +4657,15 @@ def feed_forward(spec, p, pre, l, h, trace):
     if not spec.mlp_gated:
         # models/arcee/modeling_arcee.py ArceeMLP.forward (NemotronMLP's): `self.down_proj(self.act_fn(self.up_proj(x)))`,
         # act_fn = ACT2FN[config.hidden_act] (relu2: relu(x)^2), no gate_proj; mlp_bias false (refused otherwise)
-        return ungated_mlp(spec, h, p[pre + "mlp.up_proj.weight"], p[pre + "mlp.down_proj.weight"])
+        # (models/apertus/modeling_apertus.py ApertusMLP.forward: the same line, act_fn XIELUActivation with the layer's
+        # mlp.act_fn.* tensors: xielu; spec.act "silu" for Apertus is a what-if only)
+        up, down = p[pre + "mlp.up_proj.weight"], p[pre + "mlp.down_proj.weight"]
+        if spec.act == "xielu":
+            a = h @ up.T
+            if trace is not None:  # xIELU's input per layer (golden_models counts its branches)
+                trace.setdefault("xielu_input", {})[l] = a
+            return xielu(spec, p, pre + "mlp.act_fn.", a) @ down.T
+        return ungated_mlp(spec, h, up, down)
     if spec.fused_gate_up:
         # models/phi3/modular_phi3.py Phi3MLP.forward (Glm4MLP alike): gate, up = gate_up_proj(h).chunk(2, dim=-1)
         gate, up = (h @ p[pre + "mlp.gate_up_proj.weight"].T).chunk(2, dim=-1)
@@ -4636,8 +4717,10 @@ def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, va
         return nemotron_h_block(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, valid)
     # (OLMo 2: no input_layernorm, the attention reads the residual x itself)
     # (PhiMoE: models/phimoe/modeling_phimoe.py PhimoeDecoderLayer.forward, Llama's order with nn.LayerNorms)
-    h = norm(spec, x, p[pre + "input_layernorm.weight"],
-             norm_bias(spec, p, pre + "input_layernorm.weight")) if spec.input_norms else x
+    # (Apertus: models/apertus/modular_apertus.py ApertusDecoderLayer.forward, Llama's order with attention_layernorm
+    # before self_attn and feedforward_layernorm before the MLP: spec.layer_norm_names)
+    attn_norm, ffn_norm = (pre + n + ".weight" for n in spec.layer_norm_names)
+    h = norm(spec, x, p[attn_norm], norm_bias(spec, p, attn_norm)) if spec.input_norms else x
     if spec.layer_linear[l]:
         # models/qwen3_next/modular_qwen3_next.py Qwen3NextDecoderLayer.forward: the token mixer is self.linear_attn on
         # "linear_attention" layers (self.self_attn on "full_attention" ones), then Llama's order
@@ -4672,8 +4755,7 @@ def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, va
             trace.setdefault("branch_mean_square", {})[l] = torch.cat((a.pow(2).mean(-1), m.pow(2).mean(-1)), -1)
         return x + norm(spec, m, p[pre + "post_feedforward_layernorm.weight"])
     x = x + a * spec.residual_multiplier
-    h = norm(spec, x, p[pre + "post_attention_layernorm.weight"],
-             norm_bias(spec, p, pre + "post_attention_layernorm.weight"))
+    h = norm(spec, x, p[ffn_norm], norm_bias(spec, p, ffn_norm))
     return x + feed_forward(spec, p, pre, l, h, trace) * spec.residual_multiplier
 
 
@@ -4687,7 +4769,8 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
     router input); gpt-oss also "clamped_gate" / "clamped_up" / "clamped_up_low": (B, T, k, F) masks
     of the chosen experts' gate values above swiglu_limit, up values outside [-limit, limit] and up
     values below -limit; with sandwich norms "branch_mean_square": per layer the mean squares over the
-    hidden values of the attention and the MLP outputs (B, 2T), the post norms' inputs.
+    hidden values of the attention and the MLP outputs (B, 2T), the post norms' inputs; Apertus "xielu_input": per
+    layer up_proj's output (B, T, F), the xIELU's input.
     Returns (logits (B, T, V), hidden_states list of L+1 tensors (B, T, H) or None)."""
     B, T = ids.shape
     if positions is None:

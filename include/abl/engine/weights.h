@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "abl/backend/router.h"
+#include "abl/backend/xielu.h"
 #include "abl/model/model_spec.h"
 #include "abl/model/weights.h"
 
@@ -22,6 +23,7 @@ struct ExpertWeights {
   const float* b_gate = nullptr;  // (Fm) expert_bias (gpt-oss)
   const float* b_up = nullptr;    // (Fm)
   const float* b_down = nullptr;  // (H)
+  XieluParams xielu;              // the dense MLP's xIELU scalars (Activation::xielu), else null
 };
 
 // Views of one decoder layer's weights (fp32). Optional tensors are nullptr when absent.
@@ -74,6 +76,7 @@ struct LayerWeights {
   const float* b_up = nullptr;       // (F)
   const float* b_down = nullptr;     // (H)
   const float* post_mlp_norm = nullptr;   // (H)  sandwich_norms
+  XieluParams xielu;                 // (1) each: Activation::xielu's mlp.act_fn.*
   // MoE layers (w_gate/w_up/w_down are then null):
   const float* router = nullptr;                  // (E, H)
   const float* router_bias = nullptr;             // (E) router_bias

@@ -61,7 +61,14 @@ enum class Activation {
   swiglu_clamped,
   // Ungated (Nemotron-H's relu2: NemotronMLP): down(relu(up(x))²); the MLP has no gate projection.
   relu2,
+  // Ungated (Apertus: ApertusMLP, XIELUActivation): down(xIELU(up(x))) with four learned scalars per layer
+  // (mlp.act_fn.alpha_p, alpha_n, beta, eps): xIELU(x) = softplus(alpha_p)·x² + beta·x for x > 0, else
+  // (expm1(min(x, eps)) − x)·(beta + softplus(alpha_n)) + beta·x.
+  xielu,
 };
+
+// Is the MLP gated, down(act(gate(x)) · up(x)) with a gate projection, or ungated down(act(up(x)))?
+constexpr bool gated_activation(Activation a) { return a != Activation::relu2 && a != Activation::xielu; }
 
 struct ModelSpec {
   std::string source;        // config.json path, or "synthetic:<preset>"; errors name it
@@ -251,6 +258,8 @@ struct ModelSpec {
   // embedding_norm for the final norm, self_attn.out_proj for o_proj and the dense MLP as feed_forward.w1
   // (gate) / w3 (up) / w2 (down); its q/k norms are QkNormNames::q_layernorm.
   bool lfm2_names = false;
+  // Apertus' names: attention_layernorm / feedforward_layernorm for input_layernorm / post_attention_layernorm.
+  bool apertus_names = false;
   // A multimodal checkpoint (*ForConditionalGeneration): tensors outside the language model (the
   // vision tower, the projector) are not run, and export copies them unchanged.
   bool multimodal = false;

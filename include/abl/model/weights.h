@@ -72,6 +72,11 @@ enum class WeightRole {
   gate_bias,   // (F)      mlp_bias
   up_bias,     // (F)
   down_bias,   // (H)
+  // xIELU's learned scalars (Activation::xielu; Apertus' mlp.act_fn.*), one element each:
+  xielu_alpha_p,  // (1)  alpha_p, before its softplus
+  xielu_alpha_n,  // (1)  alpha_n, before its softplus
+  xielu_beta,     // ()   beta (a 0-d buffer)
+  xielu_eps,      // ()   eps (a 0-d buffer)
   post_mlp_norm,  // (H)   Gemma: post_feedforward_layernorm, on the MLP output
   // MoE layers (instead of gate_proj/up_proj/down_proj), expert-major in the unit:
   router,            // (E, H)   mlp.gate / block_sparse_moe.gate

@@ -77,6 +77,18 @@ void relu_squared(float* x, int64_t n) {
   }
 }
 
+void xielu(float* x, int64_t n, const XieluParams& p) {
+  ABL_CHECK(p.present(), "xielu: the layer's alpha_p, alpha_n, beta and eps are required");
+  const auto softplus = [](float v) { return v > 20.0f ? v : std::log1p(std::exp(v)); };
+  const float beta = *p.beta, eps = *p.eps;
+  const float ap = softplus(*p.alpha_p), an = beta + softplus(*p.alpha_n);
+#pragma omp parallel for schedule(static) if (n > 65536)
+  for (int64_t i = 0; i < n; ++i) {
+    const float v = x[i];
+    x[i] = v > 0.0f ? ap * v * v + beta * v : (std::expm1(std::min(v, eps)) - v) * an + beta * v;
+  }
+}
+
 void geglu(const float* gate, const float* up, float* out, int64_t n) {
   const float k = 0.7978845608028654f;  // sqrt(2/π)
 #pragma omp parallel for schedule(static) if (n > 65536)

@@ -1,7 +1,8 @@
 // SwiGLU out = silu(gate) · up, GeGLU out = gelu_tanh(gate) · up and gpt-oss's clamped SwiGLU on bf16
 // activations: both
 // products in fp32 and one rounding to bf16 at the end (torch rounds twice, after the activation and
-// after the product, so it may differ by one bf16 ulp).
+// after the product, so it may differ by one bf16 ulp). The ungated MLPs' activations beside them:
+// relu² (Nemotron-H, Arcee) and xIELU (Apertus).
 #include <cuda_bf16.h>
 
 #include "abl/backend/cuda/check.h"
@@ -49,6 +50,19 @@ __global__ void relu_squared_kernel(__nv_bfloat16* x, int64_t n) {
   }
 }
 
+__device__ float softplus(float v) { return v > 20.0f ? v : log1pf(expf(v)); }
+
+__global__ void xielu_kernel(__nv_bfloat16* x, int64_t n, XieluParams p) {
+  const float beta = *p.beta, eps = *p.eps;
+  const float ap = softplus(*p.alpha_p), an = beta + softplus(*p.alpha_n);
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
+    const float v = __bfloat162float(x[i]);
+    const float y = v > 0.0f ? ap * v * v + beta * v : (expm1f(fminf(v, eps)) - v) * an + beta * v;
+    x[i] = __float2bfloat16_rn(y);
+  }
+}
+
 // gpt-oss's clamped SwiGLU with the gate/up biases of each row's group (GroupBias).
 __global__ void swiglu_clamped_kernel(const __nv_bfloat16* gate, const __nv_bfloat16* up, __nv_bfloat16* out,
                                       int64_t rows, int64_t F, float alpha, float limit, GroupBias gb, GroupBias ub) {
@@ -93,6 +107,14 @@ void relu_squared(__nv_bfloat16* x, int64_t n, cudaStream_t s) {
   ABL_CHECK(n >= 0, "relu_squared: negative length {}", n);
   if (n == 0) return;
   relu_squared_kernel<<<detail::elementwise_blocks(n), detail::kElementwiseThreads, 0, s>>>(x, n);
+  CUDA_CHECK_LAUNCH();
+}
+
+void xielu(__nv_bfloat16* x, int64_t n, const XieluParams& p, cudaStream_t s) {
+  ABL_CHECK(n >= 0, "xielu: negative length {}", n);
+  ABL_CHECK(p.present(), "xielu: the layer's alpha_p, alpha_n, beta and eps are required");
+  if (n == 0) return;
+  xielu_kernel<<<detail::elementwise_blocks(n), detail::kElementwiseThreads, 0, s>>>(x, n, p);
   CUDA_CHECK_LAUNCH();
 }
 

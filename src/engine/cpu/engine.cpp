@@ -69,8 +69,8 @@ BufferPlan Engine::plan_for(const model::ModelSpec& spec, const Limits& limits) 
           T * (spec.linear_in_dim() + spec.linear_value_dim() + 2 * spec.linear_num_value_heads) * 4);
   }
   p.add("projection out y (T,H)", T * H * 4);
-  if (spec.activation == model::Activation::relu2) {
-    p.add("up (T,F)", T * F * 4);  // ungated MLPs (Nemotron-H, Arcee): no gate rows
+  if (!model::gated_activation(spec.activation)) {
+    p.add("up (T,F)", T * F * 4);  // ungated MLPs (Nemotron-H, Arcee, Apertus): no gate rows
   } else {
     p.add("gate, up (T,F)", 2 * T * F * 4);
   }
@@ -114,7 +114,7 @@ Engine::Engine(WeightSource& weights, Limits limits)
     kv_b_.resize(T * static_cast<size_t>(spec_.num_heads * (spec_.qk_nope_head_dim + spec_.v_head())));
   }
   y_.resize(T * H);
-  gate_.resize(spec_.activation == model::Activation::relu2 ? 0 : T * F);
+  gate_.resize(model::gated_activation(spec_.activation) ? T * F : 0);
   up_.resize(T * F);
   last_.resize(static_cast<size_t>(limits.max_seqs) * H);
   if (spec_.num_experts > 0) {
@@ -208,7 +208,8 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
   if (m.is_moe_layer(l)) {
     moe_mlp(l, w, batch, epilogue);
   } else {
-    gated_mlp(h_.data(), ExpertWeights{w.w_gate, w.w_up, w.w_down, w.b_gate, w.b_up, w.b_down}, T, F, y_.data());
+    gated_mlp(h_.data(), ExpertWeights{w.w_gate, w.w_up, w.w_down, w.b_gate, w.b_up, w.b_down, w.xielu}, T, F,
+              y_.data());
     if (epilogue) epilogue->apply(Component::mlp_down, l, y_.data(), batch);
     if (w.b_down) cpu::add_rows(y_.data(), w.b_down, T, H);  // after the epilogue, as o_proj's
   }
@@ -345,13 +346,17 @@ void Engine::latent_qkv(const LayerWeights& w, const Batch& batch) {
   cpu::mla_split_kv(kv_b_.data(), kv_a_.data() + C, C + R, T, NH, nope, R, HDv, k_.data(), v_.data());
 }
 
-// down(act(gate(x)) · up(x)) without the down projection's bias (added after the epilogue); Nemotron-H's
-// ungated down(relu(up(x))²).
+// down(act(gate(x)) · up(x)) without the down projection's bias (added after the epilogue); the ungated
+// down(relu(up(x))²) of Nemotron-H and Arcee, down(xIELU(up(x))) of Apertus.
 void Engine::gated_mlp(const float* x, const ExpertWeights& w, int64_t rows, int64_t F, float* out) {
   const int64_t H = spec_.hidden_size;
-  if (spec_.activation == model::Activation::relu2) {
+  if (!model::gated_activation(spec_.activation)) {
     cpu::linear(x, w.w_up, w.b_up, up_.data(), rows, H, F);
-    cpu::relu_squared(up_.data(), rows * F);
+    if (spec_.activation == model::Activation::xielu) {
+      cpu::xielu(up_.data(), rows * F, w.xielu);
+    } else {
+      cpu::relu_squared(up_.data(), rows * F);
+    }
     cpu::linear(up_.data(), w.w_down, nullptr, out, rows, F, H);
     return;
   }
@@ -364,7 +369,8 @@ void Engine::gated_mlp(const float* x, const ExpertWeights& w, int64_t rows, int
       cpu::swiglu_clamped(gate_.data(), up_.data(), gate_.data(), rows * F, static_cast<float>(spec_.swiglu_alpha),
                           static_cast<float>(spec_.swiglu_limit));
       break;
-    case model::Activation::relu2: break;  // above
+    case model::Activation::relu2:
+    case model::Activation::xielu: break;  // ungated: above
   }
   cpu::linear(gate_.data(), w.w_down, nullptr, out, rows, F, H);
 }

@@ -64,6 +64,10 @@ const float* host_tensor(const engine::LayerWeights& w, const DeviceUnitTensor& 
     case R::mamba_dt: return w.mamba_dt;
     case R::linear_conv_bias: return w.lin_conv_bias;
     case R::mamba_d: return w.mamba_d;
+    case R::xielu_alpha_p: return w.xielu.alpha_p;
+    case R::xielu_alpha_n: return w.xielu.alpha_n;
+    case R::xielu_beta: return w.xielu.beta;
+    case R::xielu_eps: return w.xielu.eps;
     case R::short_conv_in: return w.short_conv_in;
     case R::post_attn_norm: return w.post_attn_norm;
     case R::mlp_norm: return w.mlp_norm;
@@ -144,7 +148,8 @@ const bf16** device_slot(DeviceLayer& w, model::WeightRole role) {
 bool is_f32(model::WeightRole role) {
   using R = model::WeightRole;
   return role == R::router_bias || role == R::router_logit_bias || role == R::attn_sinks || role == R::linear_a_log ||
-         role == R::linear_dt_bias || role == R::mamba_d;
+         role == R::linear_dt_bias || role == R::mamba_d || role == R::xielu_alpha_p || role == R::xielu_alpha_n ||
+         role == R::xielu_beta || role == R::xielu_eps;
 }
 
 // fp32 host → bf16 device in chunks through pinned staging.
@@ -292,7 +297,13 @@ DeviceLayer device_layer_views(const DeviceUnit& unit, const bf16* base) {
         case model::WeightRole::linear_a_log: d.lin_a_log = p; break;
         case model::WeightRole::linear_dt_bias: d.lin_dt_bias = p; break;
         case model::WeightRole::mamba_d: d.mamba_d = p; break;
-        default: fail("{}: an fp32 tensor that is not a router bias, the sinks or a decay parameter", t.weight.name);
+        case model::WeightRole::xielu_alpha_p: d.xielu.alpha_p = p; break;
+        case model::WeightRole::xielu_alpha_n: d.xielu.alpha_n = p; break;
+        case model::WeightRole::xielu_beta: d.xielu.beta = p; break;
+        case model::WeightRole::xielu_eps: d.xielu.eps = p; break;
+        default:
+          fail("{}: an fp32 tensor that is not a router bias, the sinks, a decay parameter or an xIELU scalar",
+               t.weight.name);
       }
       continue;
     }

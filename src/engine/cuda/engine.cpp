@@ -250,7 +250,7 @@ CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
     b.expert_tiles = b.expert_counts + E;
     b.expert_in = static_cast<bf16*>(at(p.expert_in));
     // gate rows first, then up; ungated relu² experts have only the up rows
-    const bool gated = m.activation != model::Activation::relu2;
+    const bool gated = model::gated_activation(m.activation);
     b.expert_gate = gated ? static_cast<bf16*>(at(p.expert_gate_up)) : nullptr;
     b.expert_up = static_cast<bf16*>(at(p.expert_gate_up)) + (gated ? Tk * m.moe_intermediate_size : 0);
     b.expert_out = static_cast<float*>(at(p.expert_out));
@@ -415,7 +415,7 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   if (m.is_moe_layer(l)) {
     moe_mlp(l, w, T, ablation);
   } else {
-    gated_mlp(b.h, DeviceExpert{w.w_gate, w.w_up, w.w_down, w.b_gate, w.b_up, w.b_down}, T, F, b.y);
+    gated_mlp(b.h, DeviceExpert{w.w_gate, w.w_up, w.w_down, w.b_gate, w.b_up, w.b_down, w.xielu}, T, F, b.y);
     epilogue(engine::Component::mlp_down);
     if (w.b_down) add_bias_rows(b.y, w.b_down, T, H, s);  // after the epilogue, as o_proj's
   }
@@ -543,15 +543,19 @@ void CudaEngine::short_conv_mixer(int64_t l, const DeviceLayer& w, const engine:
 }
 
 // out(rows, H) f32 = down(act(gate(x) + b_gate) · (up(x) + b_up)) for x(rows, H) bf16, through
-// buf_->gate/up (width F), or Nemotron-H's ungated down(relu(up(x))²); the down projection's bias is the
-// caller's, after the epilogue.
+// buf_->gate/up (width F), or the ungated down(relu(up(x))²) of Nemotron-H and Arcee, down(xIELU(up(x))) of
+// Apertus; the down projection's bias is the caller's, after the epilogue.
 void CudaEngine::gated_mlp(const bf16* x, const DeviceExpert& w, int64_t rows, int64_t F, float* out) {
   const int64_t H = spec_.hidden_size;
   const cudaStream_t s = stream_.get();
   Buffers& b = *buf_;
-  if (spec_.activation == model::Activation::relu2) {
+  if (!model::gated_activation(spec_.activation)) {
     gemm_->linear(x, w.w_up, w.b_up, b.up, rows, H, F, s);
-    relu_squared(b.up, rows * F, s);
+    if (spec_.activation == model::Activation::xielu) {
+      xielu(b.up, rows * F, w.xielu, s);
+    } else {
+      relu_squared(b.up, rows * F, s);
+    }
     gemm_->linear(b.up, w.w_down, static_cast<const float*>(nullptr), out, rows, F, H, s);
     return;
   }
@@ -589,7 +593,8 @@ void CudaEngine::activation(bf16* gate, const bf16* up, int64_t rows, int64_t F,
       swiglu_clamped(gate, up, gate, rows, F, static_cast<float>(spec_.swiglu_alpha),
                      static_cast<float>(spec_.swiglu_limit), gate_bias, up_bias, s);
       return;
-    case model::Activation::relu2: ABL_CHECK(false, "relu2 is ungated: gated_mlp runs it"); return;
+    case model::Activation::relu2:
+    case model::Activation::xielu: ABL_CHECK(false, "an ungated activation: gated_mlp runs it"); return;
   }
   ABL_CHECK(gate_bias.bias0 == nullptr && up_bias.bias0 == nullptr, "biases before an activation that takes none");
 }
@@ -623,7 +628,8 @@ void CudaEngine::moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const Devic
   const auto bias = [&](const bf16* first_bias) { return GroupBias{first_bias, stride, b.expert_offsets, E}; };
   grouped_linear(b.expert_in, first.w_up, stride, groups, H, Fm, b.expert_up, s);
   bf16* hidden = b.expert_up;  // act(gate)·up, or Nemotron-H's ungated relu(up)²
-  if (m.activation == model::Activation::relu2) {
+  if (!model::gated_activation(m.activation)) {
+    ABL_CHECK(m.activation == model::Activation::relu2, "layer {}: only relu² experts are ungated", l);
     ABL_CHECK(first.b_gate == nullptr && first.b_up == nullptr, "layer {}: biases on ungated relu² experts", l);
     relu_squared(b.expert_up, slots * Fm, s);
   } else {

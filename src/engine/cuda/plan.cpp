@@ -65,7 +65,7 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
   const int64_t H = m.hidden_size, V = m.vocab_size, L = m.num_layers;
   const int64_t F = std::max(m.dense_mlp_width(), m.shared_expert_intermediate_size);  // dense or shared MLP
   const int64_t HDp = attention_head_dim(m.head_dim);
-  const bool gated = m.activation != model::Activation::relu2;  // Nemotron-H's and Arcee's MLPs: no gate
+  const bool gated = model::gated_activation(m.activation);  // Nemotron-H's, Arcee's, Apertus' MLPs: no gate
   const int64_t bf = sizeof(__nv_bfloat16), f4 = sizeof(float);
   CudaEnginePlan p;
   Carver carve(p);

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <map>
 #include <stdexcept>
 #include <tuple>
 
@@ -816,6 +817,88 @@ TEST(ModelSpecArcee, UngatedReluSquaredMlpAndDefaults) {
   // another activation is run as written: ArceeMLP applies ACT2FN[hidden_act] ungated, which we do not
   c["hidden_act"] = "silu";
   EXPECT_ABL_ERROR(parse(c), "hidden_act");
+}
+
+// swiss-ai/Apertus-8B-2509's config.json in its shape (written for this test): Llama with per-head q/k norms before
+// RoPE, the norms attention_layernorm / feedforward_layernorm, the ungated MLP down(xIELU(up(x))) with four scalars per
+// layer (mlp.act_fn.*), llama3 RoPE: 8.05 B parameters.
+nlohmann::json apertus_8b() {
+  return nlohmann::json::parse(R"({"architectures": ["ApertusForCausalLM"], "model_type": "apertus",
+    "vocab_size": 131072, "hidden_size": 4096, "intermediate_size": 21504, "num_hidden_layers": 32,
+    "num_attention_heads": 32, "num_key_value_heads": 8, "hidden_act": "xielu", "max_position_embeddings": 65536,
+    "rms_norm_eps": 1e-05, "rope_theta": 12000000, "rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0,
+    "low_freq_factor": 1.0, "original_max_position_embeddings": 8192, "rope_type": "llama3"}, "qk_norm": true,
+    "post_norm": false, "mlp_bias": false, "attention_bias": false, "tie_word_embeddings": false,
+    "bos_token_id": 1, "eos_token_id": 68, "pad_token_id": 3, "torch_dtype": "bfloat16"})");
+}
+
+TEST(ModelSpecApertus, XieluMlpNormNamesAndRope) {
+  ModelSpec s = parse(apertus_8b());
+  EXPECT_EQ(s.activation, abl::model::Activation::xielu);
+  EXPECT_TRUE(s.qk_norm && s.apertus_names);
+  EXPECT_FALSE(s.qk_norm_after_rope || s.qk_norm_per_head || s.qkv_bias || s.mlp_bias || s.tied_embeddings);
+  EXPECT_EQ(s.head_dim, 128);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::llama3);
+  EXPECT_EQ(s.rope_scaling.factor, 8.0);
+  EXPECT_EQ(s.rope_scaling.original_max_position_embeddings, 8192);
+  EXPECT_EQ(s.rope_theta, 12000000.0);
+  // 2·V·H + H + 32 × (2·H·NH·HD + 2·H·NKV·HD + 2·HD + 2·H + 2·H·F + 4)
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{8053338240});
+  std::map<std::string, std::vector<int64_t>> shapes;
+  for (const auto& slot : abl::model::layer_slots(s, 0)) shapes[slot.pattern] = slot.shape;
+  EXPECT_EQ(shapes.count("model.layers.{}.mlp.gate_proj.weight"), 0u);
+  EXPECT_EQ(shapes.count("model.layers.{}.input_layernorm.weight"), 0u);
+  EXPECT_EQ(shapes.at("model.layers.{}.attention_layernorm.weight"), std::vector<int64_t>{4096});
+  EXPECT_EQ(shapes.at("model.layers.{}.feedforward_layernorm.weight"), std::vector<int64_t>{4096});
+  EXPECT_EQ(shapes.at("model.layers.{}.self_attn.q_norm.weight"), std::vector<int64_t>{128});
+  EXPECT_EQ(shapes.at("model.layers.{}.mlp.up_proj.weight"), (std::vector<int64_t>{21504, 4096}));
+  EXPECT_EQ(shapes.at("model.layers.{}.mlp.act_fn.alpha_p"), std::vector<int64_t>{1});
+  EXPECT_EQ(shapes.at("model.layers.{}.mlp.act_fn.alpha_n"), std::vector<int64_t>{1});
+  EXPECT_EQ(shapes.at("model.layers.{}.mlp.act_fn.beta"), std::vector<int64_t>{});
+  EXPECT_EQ(shapes.at("model.layers.{}.mlp.act_fn.eps"), std::vector<int64_t>{});
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s), {"ApertusForCausalLM", "xIELU MLP"}))
+      << abl::model::describe(s);
+  // ApertusConfig's defaults: MHA, intermediate 14336, llama3 RoPE on base 1.2e7 (rope_parameters' default)
+  s = parse(nlohmann::json::parse(R"({"architectures": ["ApertusForCausalLM"]})"));
+  EXPECT_EQ(s.num_kv_heads, 32);
+  EXPECT_EQ(s.intermediate_size, 14336);
+  EXPECT_EQ(s.max_position_embeddings, 65536);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::llama3);
+  EXPECT_EQ(s.rope_scaling.factor, 8.0);
+  EXPECT_EQ(s.rope_theta, 12000000.0);
+  EXPECT_EQ(s.bos_token_id, 1);
+  // transformers 5's spelling: rope_parameters holding the base
+  nlohmann::json c = apertus_8b();
+  c.erase("rope_theta");
+  c.erase("rope_scaling");
+  c["rope_parameters"] = {{"rope_type", "default"}, {"rope_theta", 500000.0}};
+  s = parse(c);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::none);
+  EXPECT_EQ(s.rope_theta, 500000.0);
+  // a rope_scaling written null: plain RoPE (transformers 4.56 passes the null over ApertusConfig's default)
+  c = apertus_8b();
+  c["rope_scaling"] = nullptr;
+  s = parse(c);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::none);
+  EXPECT_EQ(s.rope_theta, 12000000.0);
+  // the release's keys transformers does not read, where they would contradict it
+  c = apertus_8b();
+  c["qk_norm"] = false;
+  EXPECT_ABL_ERROR(parse(c), "qk_norm");
+  c = apertus_8b();
+  c["post_norm"] = true;
+  EXPECT_ABL_ERROR(parse(c), "post_norm");
+  // ApertusMLP runs xIELU and has no biases; xielu is Apertus' alone
+  c = apertus_8b();
+  c["hidden_act"] = "silu";
+  EXPECT_ABL_ERROR(parse(c), "hidden_act", "xielu");
+  c = apertus_8b();
+  c["mlp_bias"] = true;
+  EXPECT_ABL_ERROR(parse(c), "mlp_bias");
+  nlohmann::json llama = nlohmann::json::parse(R"({"architectures": ["LlamaForCausalLM"], "hidden_size": 64,
+    "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 4, "vocab_size": 100,
+    "hidden_act": "xielu"})");
+  EXPECT_ABL_ERROR(parse(llama), "hidden_act", "ApertusForCausalLM");
 }
 
 // dots.llm1.inst's config.json in its shape (written for this test): Qwen3's attention, DeepSeek-V3's sigmoid router

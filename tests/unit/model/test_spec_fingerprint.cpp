@@ -136,6 +136,8 @@ TEST(SpecFingerprint, EveryFieldChangesIt) {
       [](ModelSpec& s) { s.nemotron_h_names = true; },
       [](ModelSpec& s) { s.embed_name = "embeddings.weight"; },
       [](ModelSpec& s) { s.activation = abl::model::Activation::relu2; },
+      [](ModelSpec& s) { s.activation = abl::model::Activation::xielu; },
+      [](ModelSpec& s) { s.apertus_names = true; },
       [](ModelSpec& s) { s.attn_output_gate = true; },
       [](ModelSpec& s) { s.bos_token_id = 7; },
       [](ModelSpec& s) { s.eos_token_ids.push_back(9); },

@@ -102,7 +102,8 @@ TEST(MemoryPlan, UnitsAddUpToTheModel) {
 
 TEST(MemoryPlan, CpuActivationsMatchTheEngine) {
   for (const char* name : {"llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b", "mixtral-8x7b", "qwen3-30b-a3b",
-                           "moonlight-16b-a3b", "deepseek-v3", "nemotron-h-8b"}) {  // (relu²: no gate rows)
+                           "moonlight-16b-a3b", "deepseek-v3", "nemotron-h-8b",  // (relu²: no gate rows)
+                           "apertus-8b"}) {  // (xIELU: none either)
     const model::ModelSpec spec = preset(name);
     for (int64_t T : {1, 17, 4096}) {
       const engine::BufferPlan engine_plan = engine::Engine::plan_for(spec, {T, 33});
@@ -116,8 +117,10 @@ TEST(MemoryPlan, CpuActivationsMatchTheEngine) {
     }
   }
   // An ungated MLP carves its up rows only.
-  for (const auto& e : engine::Engine::plan_for(preset("nemotron-h-8b"), {64, 4}).entries) {
-    EXPECT_EQ(e.name.find("gate"), std::string::npos) << e.name;
+  for (const char* name : {"nemotron-h-8b", "apertus-8b"}) {
+    for (const auto& e : engine::Engine::plan_for(preset(name), {64, 4}).entries) {
+      EXPECT_EQ(e.name.find("gate"), std::string::npos) << name << ": " << e.name;
+    }
   }
   // On the GPU only the residual stream and the last-token rows stay fp32.
   const model::ModelSpec spec = preset("llama-3.1-8b");

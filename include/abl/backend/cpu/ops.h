@@ -8,6 +8,7 @@
 #include <cstdint>
 
 #include "abl/backend/router.h"
+#include "abl/backend/xielu.h"
 
 namespace abl::cpu {
 
@@ -92,6 +93,9 @@ void geglu(const float* gate, const float* up, float* out, int64_t n);
 
 // x(n) = relu(x)² in place (Nemotron-H's ungated relu2 MLP: transformers' ReLUSquaredActivation).
 void relu_squared(float* x, int64_t n);
+
+// x(n) = xIELU(x) in place with the layer's stored scalars (Apertus' ungated MLP; backend/xielu.h).
+void xielu(float* x, int64_t n, const XieluParams& p);
 
 // x(n) *= s
 void scale(float* x, float s, int64_t n);

@@ -16,6 +16,7 @@
 
 #include "abl/backend/cuda/attention.h"
 #include "abl/backend/router.h"
+#include "abl/backend/xielu.h"
 
 namespace abl::cuda {
 
@@ -117,6 +118,10 @@ void geglu(const __nv_bfloat16* gate,  // (n) = (T, F)
 // x = relu(x)² in place, in fp32 and rounded once (Nemotron-H's ungated MLP; abl::cpu::relu_squared).
 void relu_squared(__nv_bfloat16* x,  // (n) = (T, F)
                   int64_t n, cudaStream_t s);
+// x = xIELU(x) in place, in fp32 and rounded once, the scalars read from device memory (fp32) by every thread,
+// so a graph replays with whichever layer's scalars sit there (Apertus' ungated MLP; abl::cpu::xielu).
+void xielu(__nv_bfloat16* x,  // (n) = (T, F)
+           int64_t n, const XieluParams& p, cudaStream_t s);
 
 // Per-group biases of rows sorted by group (an MoE layer's rows in expert order): row r of group e
 // (offsets[e] ≤ r < offsets[e + 1]) takes bias0 + e · stride; a null bias0 adds nothing.

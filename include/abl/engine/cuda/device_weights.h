@@ -6,8 +6,8 @@
 // Both share one device unit layout, computed on the host (device_unit_layout): units are the
 // embedding, each decoder layer (its tensors in model::layer_slots() order) and the head (final
 // norm, then lm_head — the embedding again when tied); every tensor starts on a 256-byte boundary.
-// Every tensor is bf16 but the router's biases and the attention sinks, kept in fp32
-// (DeviceUnitTensor::f32).
+// Every tensor is bf16 but the router's biases, the attention sinks, the linear layers' decay parameters
+// and the xIELU scalars, kept in fp32 (DeviceUnitTensor::f32).
 #pragma once
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -39,6 +39,7 @@ struct DeviceExpert {
   const __nv_bfloat16* b_gate = nullptr;  // (Fm) expert_bias (gpt-oss)
   const __nv_bfloat16* b_up = nullptr;    // (Fm)
   const __nv_bfloat16* b_down = nullptr;  // (H)
+  XieluParams xielu;                      // the dense MLP's xIELU scalars (fp32), else null
 };
 
 struct DeviceLayer {
@@ -84,6 +85,7 @@ struct DeviceLayer {
   const __nv_bfloat16* b_up = nullptr;       // (F)
   const __nv_bfloat16* b_down = nullptr;     // (H)
   const __nv_bfloat16* post_mlp_norm = nullptr;   // (H) sandwich_norms
+  XieluParams xielu;                         // (1) each, fp32: Activation::xielu's mlp.act_fn.*
   // MoE layers (w_gate/w_up/w_down are then null):
   const __nv_bfloat16* router = nullptr;              // (E, H)
   const float* router_bias = nullptr;                 // (E) fp32 (router_bias)
@@ -111,7 +113,8 @@ struct DeviceUnitTensor {
   int64_t size = 0;              // elements
   // Held as fp32 (the router's correction bias, which transformers keeps in fp32 and whose rounding
   // would move the choice of experts; gpt-oss's router bias and sinks, which the fp32 ops take as
-  // they are): each value's 4 bytes fill two of the unit's bf16 elements.
+  // they are; the xIELU scalars, which the activation kernel reads from here): each value's 4 bytes fill
+  // two of the unit's bf16 elements.
   bool f32 = false;
   bool tied_copy() const { return role != weight.role; }
 };

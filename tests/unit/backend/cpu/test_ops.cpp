@@ -266,6 +266,30 @@ TEST(Ops, ClampedSwigluAndRowBias) {
   EXPECT_EQ(x, (std::vector<float>{11, 22, 33, 14, 25, 36}));
 }
 
+TEST(Ops, XieluBranchesAndSoftplus) {
+  // Apertus' XIELUActivation with stored alpha_p 0.2, alpha_n −1.0 (softplus'd), beta 0.45, eps −1e−6: the quadratic
+  // branch above 0; below, (expm1(min(x, eps)) − x)·(beta + softplus(alpha_n)) + beta·x, eps capping expm1's argument
+  // just below 0; an alpha above torch's softplus threshold 20 is taken as it is.
+  const float alpha_p = 0.2f, alpha_n = -1.0f, beta = 0.45f, eps = -1e-6f;
+  const abl::XieluParams p{&alpha_p, &alpha_n, &beta, &eps};
+  const std::vector<float> x0 = {-30.0f, -2.5f, -0.25f, -1e-8f, 0.0f, 1e-8f, 0.7f, 4.0f};
+  std::vector<float> x = x0;
+  abl::cpu::xielu(x.data(), static_cast<int64_t>(x.size()), p);
+  const double ap = std::log1p(std::exp(0.2)), an = 0.45 + std::log1p(std::exp(-1.0));
+  for (size_t i = 0; i < x0.size(); ++i) {
+    const double v = x0[i];
+    const double want = v > 0 ? ap * v * v + 0.45 * v : (std::expm1(std::min(v, -1e-6)) - v) * an + 0.45 * v;
+    EXPECT_NEAR(x[i], want, 1e-6 * std::max(1.0, std::abs(want))) << i;
+  }
+  EXPECT_NEAR(x[4], (std::expm1(-1e-6)) * an, 1e-9);  // 0 is the lower branch, at eps
+  const float big = 25.0f;
+  const abl::XieluParams q{&big, &alpha_n, &beta, &eps};
+  std::vector<float> y = {2.0f};
+  abl::cpu::xielu(y.data(), 1, q);
+  EXPECT_NEAR(y[0], 25.0 * 4 + 0.9, 1e-4);
+  EXPECT_THROW(abl::cpu::xielu(y.data(), 1, abl::XieluParams{}), abl::Error);
+}
+
 TEST(Ops, OffsetNormGegluScaleSoftcapRopeFactor) {
   const int64_t rows = 3, dim = 9;
   auto x = randn(static_cast<size_t>(rows * dim), 24);

@@ -431,6 +431,21 @@ TEST(CudaReluSquared, MatchesCpu) {  // Nemotron-H's ungated MLP
   expect_close(to_f32(download<__nv_bfloat16>(dx, want.size(), stream.get())), want, 1e-4, kBf16Rtol, "relu_squared");
 }
 
+TEST(CudaXielu, MatchesCpu) {  // Apertus' ungated MLP: the scalars read from fp32 device memory
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t n = 37 * 301;
+  const auto x = to_bf16(uniform(static_cast<size_t>(n), -6.0f, 6.0f, 43));
+  const std::vector<float> scalars = {0.3f, -0.9f, 0.55f, -1e-6f};  // alpha_p, alpha_n, beta, eps
+  std::vector<float> want = to_f32(x);
+  cpu::xielu(want.data(), n, XieluParams{&scalars[0], &scalars[1], &scalars[2], &scalars[3]});
+  auto dx = upload(x, stream.get());
+  auto ds = upload(scalars, stream.get());
+  const float* d = ds.as<float>();
+  cuda::xielu(dx.as<__nv_bfloat16>(), n, XieluParams{d, d + 1, d + 2, d + 3}, stream.get());
+  expect_close(to_f32(download<__nv_bfloat16>(dx, want.size(), stream.get())), want, 1e-4, kBf16Rtol, "xielu");
+}
+
 // Gemma's norms: (1 + w) applied in the kernel, for all three row types (bf16 weights near 0, where
 // storing 1 + w in bf16 would lose the digits the offset keeps), and the fp32 post-norm in place.
 TEST(CudaRmsnorm, OffsetOneMatchesCpu) {
@@ -642,6 +657,7 @@ TEST(CudaOpsHostChecks, BadExtentsThrowBeforeLaunch) {
   expect_error([&] { cuda::swiglu(nullptr, nullptr, nullptr, -5, s); }, "swiglu n < 0");
   expect_error([&] { cuda::geglu(nullptr, nullptr, nullptr, -5, s); }, "geglu n < 0");
   expect_error([&] { cuda::relu_squared(nullptr, -5, s); }, "relu_squared n < 0");
+  expect_error([&] { cuda::xielu(nullptr, 4, XieluParams{}, s); }, "xielu without its scalars");
   expect_error([&] { cuda::softcap(nullptr, 0.0f, 5, s); }, "softcap cap 0");
   expect_error([&] { cuda::add(nullptr, nullptr, -5, s); }, "add n < 0");
   expect_error([&] { cuda::log_softmax(nullptr, nullptr, -1, 10, s); }, "log_softmax rows < 0");

@@ -111,4 +111,10 @@ TEST(CudaEnginePlan, UngatedReluSquaredCarvesNoGateRows) {
   const int64_t Tk = 512 * moe.experts_per_token;
   EXPECT_EQ(q.expert_gate_up.bytes, static_cast<size_t>(Tk * moe.moe_intermediate_size * 2));
   EXPECT_EQ(q.table.total(), static_cast<int64_t>(q.total));
+
+  const model::ModelSpec apertus = model::synthetic_model_spec("apertus-8b");  // the ungated xIELU MLP
+  ASSERT_EQ(apertus.activation, model::Activation::xielu);
+  const cuda::CudaEnginePlan a = cuda::plan_cuda_engine(apertus, {512, 64}, cuda::kPlanSmCount);
+  EXPECT_EQ(a.gate.bytes, 0u);
+  EXPECT_EQ(a.up.bytes, static_cast<size_t>(512 * apertus.intermediate_size * 2));
 }
