@@ -81,6 +81,7 @@ void ernie4_5_keys(const Keys& k, ModelSpec& s);
 void ernie4_5_moe_keys(const Keys& k, ModelSpec& s);
 void seed_oss_keys(const Keys& k, ModelSpec& s);
 void deepseek_v3_keys(const Keys& k, ModelSpec& s);
+void glm4_moe_lite_keys(const Keys& k, ModelSpec& s);
 void deepseek_v2_keys(const Keys& k, ModelSpec& s);
 void qwen3_next_keys(const Keys& k, ModelSpec& s);
 void dots1_keys(const Keys& k, ModelSpec& s);
@@ -133,7 +134,7 @@ constexpr const char* kArceeDefaults = R"({"vocab_size": 32000, "hidden_size": 2
 constexpr const char* kApertusDefaults = R"({"vocab_size": 131072, "hidden_size": 4096,
   "intermediate_size": 14336, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "xielu",
   "max_position_embeddings": 65536, "rms_norm_eps": 1e-05, "pad_token_id": 3, "bos_token_id": 1, "eos_token_id": 2,
-  "tie_word_embeddings": false, "attention_bias": false, "rope_parameters": {"rope_type": "llama3",
+  "tie_word_embeddings": false, "attention_bias": false, "rope_theta": 12000000.0, "rope_parameters": {"rope_type": "llama3",
   "rope_theta": 12000000.0, "factor": 8.0, "original_max_position_embeddings": 8192, "low_freq_factor": 1.0,
   "high_freq_factor": 4.0}})";
 // Dots1Config (dots.llm1), for absent keys (n_routed_experts, num_experts_per_tok and n_shared_experts
@@ -251,6 +252,15 @@ constexpr const char* kDeepseekV3Defaults = R"({"vocab_size": 129280, "hidden_si
   "hidden_act": "silu", "max_position_embeddings": 4096, "rms_norm_eps": 1e-06, "bos_token_id": 0,
   "eos_token_id": 1, "tie_word_embeddings": false, "rope_interleave": true, "attention_bias": false,
   "num_nextn_predict_layers": 0})";
+// Glm4MoeLiteConfig (GLM-4.7-Flash), for absent keys; its default mlp_layer_types (layer 0 dense) stands as
+// first_k_dense_replace 1, which the config class does not have.
+constexpr const char* kGlm4MoeLiteDefaults = R"({"vocab_size": 154880, "hidden_size": 2048,
+  "intermediate_size": 10240, "moe_intermediate_size": 1536, "num_hidden_layers": 47, "num_attention_heads": 20,
+  "num_key_value_heads": 20, "n_shared_experts": 1, "n_routed_experts": 64, "routed_scaling_factor": 1.8,
+  "kv_lora_rank": 512, "q_lora_rank": 768, "qk_rope_head_dim": 64, "v_head_dim": 256, "qk_nope_head_dim": 192,
+  "n_group": 1, "topk_group": 1, "num_experts_per_tok": 4, "norm_topk_prob": true, "hidden_act": "silu",
+  "max_position_embeddings": 202752, "rms_norm_eps": 1e-05, "bos_token_id": 0, "eos_token_id": 1,
+  "tie_word_embeddings": false, "rope_interleave": true, "attention_bias": false, "first_k_dense_replace": 1})";
 // DeepseekV2Config (n_group, topk_group and num_experts_per_tok default to None: required here).
 constexpr const char* kDeepseekV2Defaults = R"({"vocab_size": 32000, "hidden_size": 4096,
   "intermediate_size": 11008, "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu",
@@ -454,6 +464,8 @@ const Family kFamilies[] = {
     // DeepSeek-V3/R1, Kimi-K2, Moonlight: multi-head latent attention, GLM-4.5's sigmoid router
     // (head_dim 192 stands for hidden_size / heads, which MLA does not use; deepseek_v3_keys sets it)
     {"DeepseekV3ForCausalLM", false, false, false, 192, 0, 0, W::none, 0, kDeepseekV3Defaults, deepseek_v3_keys},
+    // GLM-4.7-Flash: DeepSeek-V3's latent attention and router under GLM's config (dense layers from mlp_layer_types)
+    {"Glm4MoeLiteForCausalLM", false, false, false, 192, 0, 0, W::none, 0, kGlm4MoeLiteDefaults, glm4_moe_lite_keys},
     // DeepSeek-V2, V2-Lite, V2.5: the same attention (RoPE pairs adjacent), a softmax router
     {"DeepseekV2ForCausalLM", false, false, false, 192, 0, 0, W::none, 0, kDeepseekV2Defaults, deepseek_v2_keys},
     // models/olmo2 (Olmo2Config: rms_norm_eps 1e-5; attention_bias on q/k/v/o as Llama's).
@@ -1393,6 +1405,45 @@ void deepseek_v3_keys(const Keys& k, ModelSpec& s) {
   sigmoid_moe_keys(k, s);
 }
 
+// models/glm4_moe_lite (Glm4MoeLiteConfig, Glm4MoeLiteAttention = DeepseekV3Attention, Glm4MoeLiteMoE = GLM-4.5's =
+// DeepSeek-V3's, Glm4MoeLiteDecoderLayer): DeepSeek-V3's layers; layer l is MoE when mlp_layer_types[l] is "sparse",
+// by default every layer but the first (Glm4MoeLiteConfig.__post_init__). transformers does not read
+// first_k_dense_replace here, which the release also writes: where it is written it must agree. The release's MTP
+// layer (model.layers.47.*, ignored by Glm4MoeLitePreTrainedModel) is counted by num_nextn_predict_layers.
+void glm4_moe_lite_keys(const Keys& k, ModelSpec& s) {
+  deepseek_v3_keys(k, s);  // first_k_dense_replace: the config's, else the defaults' 1 (mlp_layer_types' default)
+  // head_dim is an alias of qk_rope_head_dim here (Glm4MoeLiteConfig.attribute_map), and the rotary embedding turns
+  // head_dim × partial_rotary_factor dims: a config where either would change the rotated dims is refused
+  if (auto hd = k.find("head_dim"); hd && hd->as_int() != s.partial_rotary_dim) {
+    hd->fail(fmt::format("{} differs from qk_rope_head_dim {} (transformers reads head_dim as qk_rope_head_dim)",
+                         hd->as_int(), s.partial_rotary_dim));
+  }
+  if (auto f = k.find("partial_rotary_factor"); f && f->as_double() != 1.0) {
+    f->fail(fmt::format("{} is not supported: the latent attention rotates all qk_rope_head_dim dims", f->as_double()));
+  }
+  if (auto types = k.find("mlp_layer_types")) {
+    if (!types->is_array() || static_cast<int64_t>(types->size()) != s.num_layers) {
+      types->fail(fmt::format("must list one type per layer ({} layers)", s.num_layers));
+    }
+    for (int64_t l = 0; l < s.num_layers; ++l) {
+      const io::JsonValue t = types->at(static_cast<size_t>(l));
+      const std::string name = t.as_string();
+      if (name != "dense" && name != "sparse") t.fail(fmt::format("'{}' is not a layer type (dense, sparse)", name));
+      const uint8_t moe = name == "sparse";
+      if (k.given("first_k_dense_replace") && moe != s.moe_layers[static_cast<size_t>(l)]) {
+        t.fail(fmt::format("layer {} is {}, but first_k_dense_replace {} says otherwise (transformers reads "
+                           "mlp_layer_types)",
+                           l, name, k.get_int("first_k_dense_replace")));
+      }
+      s.moe_layers[static_cast<size_t>(l)] = moe;
+    }
+  } else if (k.given("first_k_dense_replace") && k.get_int("first_k_dense_replace") != 1) {
+    bad_key(s, "first_k_dense_replace",
+            fmt::format("{} is not read by transformers for {}: without mlp_layer_types only layer 0 is dense",
+                        k.get_int("first_k_dense_replace"), s.architecture));
+  }
+}
+
 // DeepseekV3TopkRouter (and dots.llm1's copy) always scores with a sigmoid and picks by noaux_tc, whatever
 // these keys say; a config naming another method was written for other code, so it is refused rather than
 // run differently.
@@ -2039,7 +2090,7 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
   }
   if (s.activation == Activation::xielu && s.architecture != "ApertusForCausalLM") {
     bad_key(s, fam->activation_key, fmt::format("xielu is supported only in ApertusForCausalLM (its learned scalars are "
-                                                "Apertus' mlp.act_fn.* tensors); {}'s MLP is gated", s.architecture));
+                                                "Apertus' mlp.act_fn.* tensors), not in {}", s.architecture));
   }
 
   s.rms_norm_eps = k.get_double("rms_norm_eps", 1e-6);
@@ -2048,6 +2099,9 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
   // RoPE: classic top-level keys, or transformers v5's "rope_parameters" holding both — per layer
   // type ({"full_attention": ..., "sliding_attention": ...}) for Gemma 3.
   std::optional<io::JsonValue> rope_params = k.find("rope_parameters"), local_params;
+  if (auto legacy = k.find("rope_scaling"); !rope_params && legacy && legacy->is_object() && legacy->find("rope_theta")) {
+    rope_params = legacy;  // transformers 5 reads a rope_scaling dict as rope_parameters, the base with it
+  }
   if (rope_params && rope_params->is_object() && rope_params->contains("full_attention")) {
     local_params = rope_params->find("sliding_attention");
     rope_params = rope_params->find("full_attention");

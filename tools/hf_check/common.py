@@ -124,9 +124,15 @@ FAMILIES = [
     # attention_layernorm / feedforward_layernorm, per-head q/k norms before RoPE, the ungated MLP down(xIELU(up x))
     # with per-layer mlp.act_fn.alpha_p / alpha_n (1,) and beta / eps (0-d); untied
     ("ApertusForCausalLM", "apertus"),
+    # Z.ai's GLM-4.7-Flash in transformers 5's Glm4MoeLiteConfig spelling (dtype, rope_parameters {default, 1e6},
+    # mlp_layer_types listed beside the release's unread first_k_dense_replace / num_nextn_predict_layers / topk_method):
+    # DeepSeek-V3's latent attention (q rank, interleaved rope tail, v head = q/k head as released) in GLM-4.5's layers,
+    # layer 0 dense, then the sigmoid router with e_score_correction_bias, one group, top-4 renormalised x1.8, per-expert
+    # tensors plus shared_experts; untied; the router's bias buffer perturbed at init
+    ("Glm4MoeLiteForCausalLM", "glm4-moe-lite"),
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
-CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM")
+CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM", "Glm4MoeLiteForCausalLM")
 GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "GemmaForCausalLM")
 
 

@@ -622,6 +622,28 @@
      with attention_bias true and q/k/v/o biases added reference.py equals ApertusCheck; reference.Spec refuses
      hidden_act silu / relu2, mlp_bias true, qk_norm false, post_norm true and rope_parameters beside rope_theta.
      (1. checks the KV cache.)
+ 36. GLM-4.7-Flash (glm4-moe-lite: Glm4MoeLiteForCausalLM): 12. again with `Glm4MoeLiteCheck`, DeepseekV3Check on
+     Glm4MoeLiteConfig's defaults (transformers 5's models/glm4_moe_lite/modular_glm4_moe_lite.py and
+     configuration_glm4_moe_lite.py) reading the RoPE from rope_parameters (a legacy rope_theta / rope_scaling taken
+     into it, else theta 10000) and the dense / MoE layers from mlp_layer_types (default ["dense"] + ["sparse"] x (L -
+     1); first_k_dense_replace not read): the goldens (1e-4), every greedy id (no cache), the absorbed MLA form, the
+     rotary scores, the score scale / frequencies / latent eps and the what-ifs 12. knows; the file holds exactly the
+     release's tensors (per expert, F32 e_score_correction_bias, the MTP layer model.layers.L.* whole = golden.json's
+     mtp_tensor_names), BF16 but the biases; config.json is in transformers 5's spelling (dtype, rope_parameters
+     {default, 1e6} and no rope_theta, mlp_layer_types listed) with the release's unread keys (first_k_dense_replace 1,
+     num_nextn_predict_layers 1, topk_method noaux_tc), one expert group, x1.8, v head = q/k head != nope;
+     reference.Spec and golden.json read the layers, RoPE, router and widths as Glm4MoeLiteCheck does, and six other
+     spellings (the legacy top-level rope_theta with rope_scaling null and partial_rotary_factor 1.0, no mlp_layer_types,
+     no first_k_dense_replace, no num_nextn_predict_layers / topk_method, partial_rotary_factor 1.0 in rope_parameters,
+     head_dim = qk_rope_head_dim) alike with the same logits, and no RoPE key at all as theta 10000; Glm4MoeLiteCheck's
+     router reproduces the routing gaps (prompt and fed-back tokens), expert_ids_last, prompt 4's expert usage (every
+     expert chosen in each MoE layer) and the tokens the correction bias moves; golden.json has exactly the what-ifs
+     rope_layout, kv_a_layernorm, q_a_layernorm, latent_norm_eps, router_bias, router_scaling, shared_expert and
+     rope_theta_default and Glm4MoeLiteCheck reproduces each (1e-3, each over 1e-2); reference.Spec refuses a
+     first_k_dense_replace that disagrees with mlp_layer_types, mlp_layer_types of another length or kind,
+     n_shared_experts 0, topk_method greedy, scoring_func softmax, partial_rotary_factor 0.5, head_dim !=
+     qk_rope_head_dim, rope_parameters beside rope_theta, rope_type llama3, n_group 3, num_key_value_heads != heads and
+     attention_bias true. (1. checks the KV cache, 3. the MoE block against the per-expert loop.)
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
@@ -1713,7 +1735,10 @@ class DeepseekV3Check:
     own YaRN (_compute_yarn_parameters) and score scale (DeepseekV3Attention.__init__); DeepseekV3TopkRouter
     and DeepseekV3MoE.moe's per-expert index_add_ loop.
     What-ifs: `scaling` (the score scale), `interleave` (the other RoPE layout), `LATENT_EPS` (the latent
-    norms' eps). Checks it can run alongside (None = off, else a list the worst difference is written to):
+    norms' eps), `use_bias` (False: the router's choice on s alone), `routed_scaling` (routed_scaling_factor read as
+    another value), `shared` (False: no shared experts), `inv_freq` (other inverse frequencies). `sparse`: per layer
+    whether it is a DeepseekV3MoE (layer_idx >= first_k_dense_replace). `router_inputs`: None, or a list that receives
+    (layer, x) per MoE call. Checks it can run alongside (None = off, else a list the worst difference is written to):
     `absorbed` (per layer and head, the absorbed form: q_lat = W_UK^T q_nope, MQA over the latent rows
     [c ; k_pe] with value c, o = W_UV o_lat, against the naive output, relative to max(1, max |o|)),
     `rope_scores` (the rotary part of the scores from HF's rotate_half form (apply_rotary_pos_emb_interleave's
@@ -1752,6 +1777,9 @@ class DeepseekV3Check:
             raise ValueError("DeepseekV3Check: rope type %r" % kind)
         self.interleave = c["rope_interleave"]
         self.absorbed = self.rope_scores = None
+        self.sparse = [l >= c["first_k_dense_replace"] for l in range(self.L)]
+        self.use_bias, self.routed_scaling, self.shared = True, c["routed_scaling_factor"], True
+        self.router_inputs = None
 
     @staticmethod
     def get_mscale(scale, mscale=1.0):  # yarn_get_mscale (and _compute_yarn_parameters' get_mscale)
@@ -1853,12 +1881,19 @@ class DeepseekV3Check:
         return (torch.nn.functional.silu(x @ p[pre + "gate_proj.weight"].T) * (x @ p[pre + "up_proj.weight"].T)) @ \
             p[pre + "down_proj.weight"].T
 
+    def route(self, l, x):
+        """DeepseekV3TopkRouter.forward / get_topk_indices (deepseek_v3_route) on x (T, H): (chosen, weights, masked
+        choice values, group scores)."""
+        pre, p, c = "model.layers.%d.mlp.gate." % l, self.p, self.c
+        bias = p[pre + "e_score_correction_bias"] if self.use_bias else None
+        return deepseek_v3_route(torch.nn.functional.linear(x, p[pre + "weight"]), bias, c["n_group"], c["topk_group"],
+                                 self.k, c["norm_topk_prob"], self.routed_scaling)
+
     def moe(self, l, x):
-        pre, p, c = "model.layers.%d.mlp." % l, self.p, self.c
-        # DeepseekV3TopkRouter.forward / get_topk_indices (deepseek_v3_route)
-        idx, weights = deepseek_v3_route(torch.nn.functional.linear(x, p[pre + "gate.weight"]),
-                                         p[pre + "gate.e_score_correction_bias"], c["n_group"], c["topk_group"], self.k,
-                                         c["norm_topk_prob"], c["routed_scaling_factor"])[:2]
+        if self.router_inputs is not None:
+            self.router_inputs.append((l, x))
+        pre, p = "model.layers.%d.mlp." % l, self.p
+        idx, weights = self.route(l, x)[:2]
         # DeepseekV3MoE.moe: one_hot(...).permute(2, 0, 1), per expert its (token, slot) pairs, index_add_
         out = torch.zeros_like(x)
         mask = torch.nn.functional.one_hot(idx, num_classes=self.E).permute(2, 0, 1)
@@ -1866,7 +1901,7 @@ class DeepseekV3Check:
             tok, slot = torch.where(mask[e])
             if tok.numel():
                 out.index_add_(0, tok, self.mlp(x[tok], p, pre + "experts.%d." % e) * weights[tok, slot].unsqueeze(-1))
-        return out + self.mlp(x, p, pre + "shared_experts.")  # DeepseekV3MoE.forward
+        return out + self.mlp(x, p, pre + "shared_experts.") if self.shared else out  # DeepseekV3MoE.forward
 
     def forward(self, ids):
         """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
@@ -1878,24 +1913,27 @@ class DeepseekV3Check:
             pre = "model.layers.%d." % l
             h = h + self.attention(l, self.rms(h, p[pre + "input_layernorm.weight"], eps), angles)
             x = self.rms(h, p[pre + "post_attention_layernorm.weight"], eps)
-            dense = l < self.c["first_k_dense_replace"]
-            h = h + (self.mlp(x, p, pre + "mlp.") if dense else self.moe(l, x))
+            h = h + (self.moe(l, x) if self.sparse[l] else self.mlp(x, p, pre + "mlp."))
             hidden.append(h)
         hidden[-1] = self.rms(h, p["model.norm.weight"], eps)
         head = p["model.embed_tokens.weight"] if self.c["tie_word_embeddings"] else p["lm_head.weight"]
         return hidden[-1] @ head.T, hidden
 
 
-def check_deepseek_v3(name, spec, p, g, st):
+def check_deepseek_v3(name, spec, p, g, st, cls=None):
+    """12. on a DeepseekV3ForCausalLM fixture with DeepseekV3Check, or on another MLA family's with its check model `cls`
+    (a DeepseekV3Check: GLM-4.7-Flash's Glm4MoeLiteCheck)."""
+    cls = cls or DeepseekV3Check
+    label = cls.__name__
     cfg = fixture_config(name)
-    m = DeepseekV3Check(cfg, p)
+    m = cls(cfg, p)
     m.absorbed, m.rope_scores = [0.0], [0.0]
     worst = {}
 
     def take_worst():
         worst.update(absorbed=m.absorbed[0], rope=m.rope_scores[0])
         m.absorbed = m.rope_scores = None
-    check_against_golden(name, "DeepseekV3Check", m, g, st, take_worst)
+    check_against_golden(name, label, m, g, st, take_worst)
     check(worst["absorbed"] <= 1e-5, "%s: absorbed MLA (q_lat = W_UK^T q_nope, MQA over [c ; k_pe], o = W_UV o_lat) "
           "= naive per-head k/v on every prompt, layer and head (%.2e of max(1, max |o|))" % (name, worst["absorbed"]))
     if m.interleave:
@@ -1911,9 +1949,9 @@ def check_deepseek_v3(name, spec, p, g, st):
             and spec.mla_rope_interleave == m.interleave == model["rope_interleave"]
             and spec.q_lora_rank == m.c["q_lora_rank"] == model["q_lora_rank"])
     check(same, "%s: score scale %.6f (= %d^-0.5 x %.6f), cos/sin factor %.6f, inverse frequencies, latent norm eps "
-          "%g, rope_interleave %s and q_lora_rank %s: reference.Spec = golden.json = DeepseekV3Check" % (
+          "%g, rope_interleave %s and q_lora_rank %s: reference.Spec = golden.json = %s" % (
               name, m.scaling, m.QK, m.scaling / m.QK ** -0.5, m.attention_scaling, m.LATENT_EPS,
-              str(m.interleave).lower(), m.c["q_lora_rank"]))
+              str(m.interleave).lower(), m.c["q_lora_rank"], label))
     rs = m.c["rope_scaling"] or {}
     if rs.get("mscale_all_dim"):
         check(m.scaling != m.QK ** -0.5 and m.attention_scaling != 1.0,
@@ -1925,22 +1963,22 @@ def check_deepseek_v3(name, spec, p, g, st):
     # golden.json's what-ifs, recomputed here; which of them golden.json has follows from the config
     ids = g["prompts"][4]["input_ids"]
     logits = m.forward(ids)[0]
-    plain, halves, model_eps = DeepseekV3Check(cfg, p), DeepseekV3Check(cfg, p), DeepseekV3Check(cfg, p)
+    plain, halves, model_eps = cls(cfg, p), cls(cfg, p), cls(cfg, p)
     plain.scaling = plain.QK ** -0.5
     halves.interleave = not m.interleave
     model_eps.LATENT_EPS = m.c["rms_norm_eps"]
-    ones = DeepseekV3Check(cfg, {n: (torch.ones_like(t) if n.endswith("self_attn.kv_a_layernorm.weight") else t)
-                                 for n, t in p.items()})
+    ones = cls(cfg, {n: (torch.ones_like(t) if n.endswith("self_attn.kv_a_layernorm.weight") else t)
+                     for n, t in p.items()})
     whatifs = [("mla_mscale", plain, bool(rs.get("mscale_all_dim"))), ("rope_layout", halves, True),
                ("kv_a_layernorm", ones, True), ("latent_norm_eps", model_eps, m.c["rms_norm_eps"] != m.LATENT_EPS),
-               ("router_norm_topk_prob", DeepseekV3Check(dict(cfg, norm_topk_prob=True), p), not m.c["norm_topk_prob"])]
+               ("router_norm_topk_prob", cls(dict(cfg, norm_topk_prob=True), p), not m.c["norm_topk_prob"])]
     for key, other, expected in whatifs:
         key = "%s_effect_prompt4" % key
         check((key in model) == expected, "%s: golden.json %s %s" % (name, "has" if expected else "has no", key))
         if key in model:
             effect = float((other.forward(ids)[0] - logits).abs().max())
-            check(abs(effect - model[key]) < 1e-3, "%s: DeepseekV3Check %s %.4f = golden.json's %.4f" % (
-                name, key, effect, model[key]))
+            check(abs(effect - model[key]) < 1e-3, "%s: %s %s %.4f = golden.json's %.4f" % (
+                name, label, key, effect, model[key]))
 
 
 class DeepseekV2Check:
@@ -8347,6 +8385,198 @@ def check_apertus(name, spec, p, g, st):
     check_refusals(name, cases)
 
 
+class Glm4MoeLiteCheck(DeepseekV3Check):
+    """Glm4MoeLiteForCausalLM's forward pass again, from transformers 5's models/glm4_moe_lite/modular_glm4_moe_lite.py
+    (the generated modeling_glm4_moe_lite.py) and configuration_glm4_moe_lite.py: DeepseekV3Check's attention
+    (Glm4MoeLiteAttention = DeepseekV3Attention; Glm4MoeLiteRMSNorm's default eps 1e-6 on the latents), router
+    (Glm4MoeLiteTopkRouter = Glm4MoeTopkRouter = DeepseekV3TopkRouter's rule) and MoE loop (Glm4MoeLiteMoE = Glm4MoeMoE:
+    the experts' index_add_ loop plus the ungated shared_experts), on Glm4MoeLiteConfig's defaults and with what that
+    config reads its own way: the RoPE from rope_parameters (rope_theta, rope_type; a legacy top-level rope_theta /
+    rope_scaling taken into it as PreTrainedConfig's convert_rope_params_to_dict does, rope_theta else its default_theta
+    10000), the layer kinds from mlp_layer_types (Glm4MoeLiteDecoderLayer.__init__: "sparse" a Glm4MoeLiteMoE, else a
+    Glm4MoeLiteMLP; Glm4MoeLiteConfig.__post_init__'s default ["dense"] + ["sparse"] x (L - 1)), first_k_dense_replace
+    not read. The MTP layer (model.layers.{L}.*) is never read. What-ifs: DeepseekV3Check's."""
+
+    # Glm4MoeLiteConfig's defaults of the keys read here (transformers 5's dataclass fields)
+    DEFAULTS = dict(num_key_value_heads=20, rms_norm_eps=1e-5, rope_interleave=True, tie_word_embeddings=False,
+                    max_position_embeddings=202752, moe_intermediate_size=1536, num_experts_per_tok=4,
+                    n_shared_experts=1, n_routed_experts=64, routed_scaling_factor=1.8, n_group=1, topk_group=1,
+                    norm_topk_prob=True, q_lora_rank=768, kv_lora_rank=512, qk_rope_head_dim=64, v_head_dim=256,
+                    qk_nope_head_dim=192, mlp_layer_types=None)
+
+    def __init__(self, cfg, p):
+        rp = cfg.get("rope_parameters")
+        if rp is None:  # convert_rope_params_to_dict: rope_scaling (else {}) with rope_theta set into it
+            rp = dict(cfg.get("rope_scaling") or {}, rope_theta=cfg.get("rope_theta", 10000.0))
+        kind = rp.get("rope_type", rp.get("type", "default"))
+        # (DeepseekV3Check's reading of that RoPE; no layer below first_k_dense_replace: the kinds come next)
+        legacy = {k: v for k, v in cfg.items() if k != "rope_parameters"}
+        legacy.update(rope_theta=rp["rope_theta"], rope_scaling=None if kind == "default" else rp,
+                      first_k_dense_replace=0)
+        super().__init__(legacy, p)
+        self.rope_parameters = rp
+        types = self.c["mlp_layer_types"] or ["dense"] + ["sparse"] * (self.L - 1)
+        self.sparse = [t == "sparse" for t in types]
+
+
+GLM4_MOE_LITE_WHAT_IFS = {"rope_layout": ("interleave", False), "router_bias": ("use_bias", False),
+                          "router_scaling": ("routed_scaling", 1.0), "shared_expert": ("shared", False)}
+
+
+def glm4_moe_lite_expected_tensors(m, V, F_):
+    """The tensors (name -> shape) a GLM-4.7-Flash checkpoint of check model m's config holds, as released: per layer the
+    latent attention's (q_a_proj / q_a_layernorm / q_b_proj with a q_lora_rank), the two norms, a dense SwiGLU of F_ or
+    the router, its bias, the per-expert SwiGLUs and shared_experts; and the MTP layer model.layers.{L}.* (a whole MoE
+    decoder layer plus embed_tokens, enorm, hnorm, eh_proj, shared_head.norm / .head); untied."""
+    H, NH, C, QL, E = m.H, m.NH, m.C, m.c["q_lora_rank"], m.E
+    Fm = m.c["moe_intermediate_size"]
+    want = {"model.embed_tokens.weight": (V, H), "model.norm.weight": (H,), "lm_head.weight": (V, H)}
+    for l in range(m.L + 1):
+        x = "model.layers.%d." % l
+        want.update({x + "input_layernorm.weight": (H,), x + "post_attention_layernorm.weight": (H,),
+                     x + "self_attn.q_a_proj.weight": (QL, H), x + "self_attn.q_a_layernorm.weight": (QL,),
+                     x + "self_attn.q_b_proj.weight": (NH * m.QK, QL),
+                     x + "self_attn.kv_a_proj_with_mqa.weight": (C + m.ROPE, H),
+                     x + "self_attn.kv_a_layernorm.weight": (C,),
+                     x + "self_attn.kv_b_proj.weight": (NH * (m.NOPE + m.DV), C),
+                     x + "self_attn.o_proj.weight": (H, NH * m.DV)})
+        if l < m.L and not m.sparse[l]:
+            want.update(swiglu_tensors(x + "mlp.", H, F_))
+            continue
+        want.update({x + "mlp.gate.weight": (E, H), x + "mlp.gate.e_score_correction_bias": (E,)})
+        want.update(swiglu_tensors(x + "mlp.shared_experts.", H, Fm * m.c["n_shared_experts"]))
+        for e in range(E):
+            want.update(swiglu_tensors(x + "mlp.experts.%d." % e, H, Fm))
+        if l == m.L:
+            want.update({x + "embed_tokens.weight": (V, H), x + "enorm.weight": (H,), x + "hnorm.weight": (H,),
+                         x + "eh_proj.weight": (H, 2 * H), x + "shared_head.norm.weight": (H,),
+                         x + "shared_head.head.weight": (V, H)})
+    return want
+
+
+def check_glm4_moe_lite(name, spec, p, g, st):
+    # 12. with Glm4MoeLiteCheck: the goldens, the absorbed MLA form, the rotary scores, the scale / frequencies / eps
+    check_deepseek_v3(name, spec, p, g, st, Glm4MoeLiteCheck)
+    cfg = fixture_config(name)
+    m = Glm4MoeLiteCheck(cfg, p)
+    model = g["model"]
+    V, F_, L = spec.V, cfg["intermediate_size"], m.L
+    # the file: the release's tensors (per expert, the MTP layer whole), BF16 but the routers' biases
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    want = glm4_moe_lite_expected_tensors(m, V, F_)
+    mtp = sorted(n for n in want if n.startswith("model.layers.%d." % L))
+    dtypes = all(v[0] == ("F32" if n.endswith("e_score_correction_bias") else "BF16") for n, v in stored.items())
+    check({n: tuple(v[1].shape) for n, v in stored.items()} == want and dtypes and mtp == model["mtp_tensor_names"],
+          "%s: the file holds exactly Glm4MoeLiteForCausalLM's %d tensors as released (q_a_proj (%d, %d), "
+          "kv_a_proj_with_mqa (%d + %d, %d), kv_b_proj (%d x (%d + %d), %d), o_proj (%d, %d x %d); layers %s a dense mlp "
+          "of %d, the others mlp.gate (%d, %d) with an F32 e_score_correction_bias, %d experts of %d per expert and "
+          "shared_experts; the MTP layer model.layers.%d.* whole, %d tensors = golden.json's mtp_tensor_names; untied), "
+          "BF16 but the biases" % (
+              name, len(want), m.c["q_lora_rank"], m.H, m.C, m.ROPE, m.H, m.NH, m.NOPE, m.DV, m.C, m.H, m.NH, m.DV,
+              [l for l in range(L) if not m.sparse[l]], F_, m.E, m.H, m.E, cfg["moe_intermediate_size"], L, len(mtp)))
+    # config.json: transformers 5's Glm4MoeLiteConfig spelling plus the release's unread keys
+    spelling = (cfg["architectures"] == ["Glm4MoeLiteForCausalLM"] and cfg["model_type"] == "glm4_moe_lite" and
+                cfg["rope_parameters"] == {"rope_theta": 1000000.0, "rope_type": "default"} and
+                not {"rope_theta", "rope_scaling", "head_dim", "torch_dtype", "scoring_func"} & set(cfg) and
+                cfg["dtype"] == "bfloat16" and cfg["transformers_version"].startswith("5.") and
+                cfg["mlp_layer_types"] == ["dense"] + ["sparse"] * (L - 1) and cfg["first_k_dense_replace"] == 1 and
+                cfg["num_nextn_predict_layers"] == 1 and cfg["topk_method"] == "noaux_tc" and
+                cfg["rope_interleave"] is True and cfg["n_group"] == cfg["topk_group"] == 1 and
+                cfg["routed_scaling_factor"] == 1.8 and cfg["norm_topk_prob"] is True and cfg["n_shared_experts"] == 1
+                and cfg["rms_norm_eps"] == 1e-5 and m.DV == m.QK != m.NOPE and cfg["attention_bias"] is False and
+                cfg["tie_word_embeddings"] is False)
+    check(spelling, "%s: config.json in transformers 5's Glm4MoeLiteConfig spelling (dtype, rope_parameters {default, "
+          "1e6} and no rope_theta, mlp_layer_types listed, rope_interleave) with GLM-4.7-Flash's unread keys "
+          "(first_k_dense_replace 1, num_nextn_predict_layers 1, topk_method noaux_tc), one expert group, x1.8, "
+          "rms_norm_eps 1e-5, v head %d = q/k head %d != nope %d as released" % (name, m.DV, m.QK, m.NOPE))
+    # reference.Spec and golden.json read it as Glm4MoeLiteCheck does
+    same = (spec.mla and spec.layer_moe == m.sparse and spec.theta == m.rope_parameters["rope_theta"] and
+            spec.rope_scaling is None and spec.R == m.ROPE and spec.eps == m.c["rms_norm_eps"] and
+            spec.router == "sigmoid" and (spec.n_group, spec.topk_group) == (m.c["n_group"], m.c["topk_group"]) and spec.top_k == m.k and
+            spec.num_experts == m.E and spec.norm_topk_prob == m.c["norm_topk_prob"] and
+            spec.routed_scaling_factor == m.routed_scaling and spec.moe_intermediate == cfg["moe_intermediate_size"]
+            and spec.shared_intermediate == cfg["moe_intermediate_size"] and not spec.shared_gated and spec.F == F_ and
+            not spec.tied and spec.v_head_dim == m.DV and model["dense_mlp_layers"] == [0] and
+            model["mlp_layer_types_in_config"] == cfg["mlp_layer_types"] and model["rope_theta"] == spec.theta and
+            model["num_nextn_predict_layers"] == 1 and model["mtp_tensors"] == len(mtp))
+    check(same, "%s: reference.Spec and golden.json read the dense / MoE layers %s, the RoPE (theta %g, %d dims), the "
+          "router and the widths as Glm4MoeLiteCheck does" % (name, m.sparse, spec.theta, spec.R))
+    # other spellings: reference.Spec and Glm4MoeLiteCheck read each alike, and reference.forward gives the same logits
+    ids = g["prompts"][4]["input_ids"]
+    base = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
+    legacy = {k: v for k, v in cfg.items() if k != "rope_parameters"}
+    legacy.update(rope_theta=1000000.0, rope_scaling=None, partial_rotary_factor=1.0)
+    readings = {"legacy rope_theta / rope_scaling null / partial_rotary_factor 1.0": legacy,
+                "no mlp_layer_types (the default)": {k: v for k, v in cfg.items() if k != "mlp_layer_types"},
+                "no first_k_dense_replace (not read)": {k: v for k, v in cfg.items() if k != "first_k_dense_replace"},
+                "no num_nextn_predict_layers / topk_method (not read)":
+                    {k: v for k, v in cfg.items() if k not in ("num_nextn_predict_layers", "topk_method")},
+                "rope_parameters with partial_rotary_factor 1.0": dict(cfg, rope_parameters=dict(
+                    cfg["rope_parameters"], partial_rotary_factor=1.0)),
+                "head_dim = qk_rope_head_dim (the attribute_map)": dict(cfg, head_dim=cfg["qk_rope_head_dim"])}
+    worst, wrong = 0.0, []
+    for key, c2 in readings.items():
+        s2, m2 = ref.Spec(c2), Glm4MoeLiteCheck(c2, p)
+        if not (s2.layer_moe == m2.sparse == m.sparse and bool((s2.inv_freq - m2.inv_freq).abs().max() < 1e-12) and
+                bool((s2.inv_freq - spec.inv_freq).abs().max() == 0) and s2.attn_scale == spec.attn_scale):
+            wrong.append(key)
+        worst = max(worst, float((ref.forward(s2, p, torch.tensor([ids]), capture=False)[0] - base).abs().max()))
+    unset = {k: v for k, v in cfg.items() if k != "rope_parameters"}
+    default_ok = ref.Spec(unset).theta == Glm4MoeLiteCheck(unset, p).rope_parameters["rope_theta"] == 10000.0
+    check(not wrong and worst == 0.0 and default_ok,
+          "%s: %s read alike (reference.Spec and Glm4MoeLiteCheck; the same logits), and without any RoPE key both take "
+          "theta 10000%s" % (name, ", ".join(readings), " (differ: %s)" % wrong if wrong else ""))
+    # the routing again, from Glm4MoeLiteCheck's router: the gaps over the prompt and fed-back tokens, the experts at
+    # each prompt's last position, prompt 4's expert usage and the tokens the router's bias changes
+    def lite_route(call, n):
+        chosen, _, choice, _ = m.route(*call)
+        return [int(i) for i in chosen[n - 1]], kth_margin(choice, m.k)
+
+    gaps, last_ok = replay_routing(m, g, "router_inputs", lite_route, ordered=False)
+    want_gaps = [model["routing_min_gap"], model["routing_min_gap_generated"]]
+    check(all(abs(a - b) < 1e-6 for a, b in zip(gaps, want_gaps)) and min(gaps) >= 1e-3 and last_ok,
+          "%s: Glm4MoeLiteCheck's routing gaps (prompt %.6f / fed back %.6f) = golden.json's, >= 1e-3; expert_ids_last "
+          "reproduced" % (name, gaps[0], gaps[1]))
+    m.router_inputs = []
+    m.forward(ids)
+    inputs, m.router_inputs = dict(m.router_inputs), None
+    usage = {str(l): torch.bincount(m.route(l, x)[0].flatten(), minlength=m.E).tolist() for l, x in inputs.items()}
+    unbiased = copy.copy(m)
+    unbiased.use_bias = False
+    changed = {"router_bias": [sum(set(a.tolist()) != set(b.tolist()) for a, b in zip(
+        m.route(l, inputs[l])[0], unbiased.route(l, inputs[l])[0])) if l in inputs else None for l in range(L)]}
+    check(usage == model["expert_usage_prompt4"] and all(min(u) > 0 for u in usage.values()) and
+          changed == model["router_changed_tokens_prompt4"] and len(ids) == model["prompt4_tokens"] and
+          all(n > 0 for n in changed["router_bias"] if n is not None),
+          "%s: Glm4MoeLiteCheck's expert usage over prompt 4 (every expert chosen in each MoE layer) and the tokens the "
+          "correction bias moves (%s, of %d) = golden.json's" % (name, changed["router_bias"], len(ids)))
+    # the what-ifs
+    ones = {"kv_a_layernorm": "self_attn.kv_a_layernorm.weight", "q_a_layernorm": "self_attn.q_a_layernorm.weight"}
+    settings = dict(GLM4_MOE_LITE_WHAT_IFS, latent_norm_eps=("LATENT_EPS", m.c["rms_norm_eps"]),
+                    rope_theta_default=("inv_freq", 1.0 / 10000.0 ** (torch.arange(0, m.ROPE, 2).float() / m.ROPE)),
+                    **{k: ("p", {n: (torch.ones_like(t) if n.endswith(w) else t) for n, t in p.items()})
+                       for k, w in ones.items()})
+    check_what_if_effects(name, "Glm4MoeLiteCheck", model, settings, lambda: Glm4MoeLiteCheck(cfg, p), ids)
+    cases = {"first_k_dense_replace 2 (disagreeing with mlp_layer_types)":
+                 spec_refuses(cfg, {"first_k_dense_replace": 2}),
+             "mlp_layer_types of another length": spec_refuses(cfg, {"mlp_layer_types": ["dense", "sparse"]}),
+             "mlp_layer_types \"moe\"": spec_refuses(cfg, {"mlp_layer_types": ["dense", "moe", "moe"]}),
+             "n_shared_experts 0": spec_refuses(cfg, {"n_shared_experts": 0}),
+             "topk_method greedy": spec_refuses(cfg, {"topk_method": "greedy"}),
+             "scoring_func softmax": spec_refuses(cfg, {"scoring_func": "softmax"}),
+             "partial_rotary_factor 0.5": spec_refuses(cfg, {"rope_parameters": dict(cfg["rope_parameters"],
+                                                                                      partial_rotary_factor=0.5)}),
+             "head_dim != qk_rope_head_dim": spec_refuses(cfg, {"head_dim": m.QK}),
+             "rope_parameters beside rope_theta": spec_refuses(cfg, {"rope_theta": 1000000.0}),
+             "rope_type llama3": spec_refuses(cfg, {"rope_parameters": {
+                 "rope_theta": 1000000.0, "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
+                 "high_freq_factor": 4.0, "original_max_position_embeddings": 64}}),
+             "n_group 3 (not dividing 8)": spec_refuses(cfg, {"n_group": 3}),
+             "num_key_value_heads != heads": spec_refuses(cfg, {"num_key_value_heads": 2}),
+             "attention_bias true": spec_refuses(cfg, {"attention_bias": True})}
+    check_refusals(name, cases)
+
+
 def main():
     torch.set_num_threads(1)
     names = sorted(n for n in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, n)))
@@ -8432,6 +8662,8 @@ def main():
                 check_dots1(name, spec, p, g, st)
             if spec.arch == ref.APERTUS:
                 check_apertus(name, spec, p, g, st)
+            if spec.arch == ref.GLM4_MOE_LITE:
+                check_glm4_moe_lite(name, spec, p, g, st)
         if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
             check_hybrid_delta_rule_forms()
         if any(any(ref.Spec(fixture_config(n)).layer_mamba) for n in names):

@@ -75,6 +75,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | dots1               | Dots1ForCausalLM    | dots.llm1: Qwen3's attention (per-head q/k norms before RoPE, head_dim 24 != hidden/heads), sliding_window 16 from max_window_layers 2 (no layer_types: layers 2-3 slide), layer 0 dense SwiGLU, layers 1-3 DeepSeek-V3's MoE (sigmoid router + F32 e_score_correction_bias, 2 groups of 4 keep 1, top-2 renormalised x2.5, per-expert tensors, shared_experts without a gate), GQA 2, untied, BF16 + F32 bias |
 | hunyuan-moe         | HunYuanMoEV1ForCausalLM | Tencent Hunyuan-A13B as released (its config spelling: attention_head_dim and head_dim, per-layer moe_topk / moe_intermediate_size / num_shared_expert lists): hunyuan-dense's attention (query_layernorm / key_layernorm after RoPE, the alpha RoPE base), head_dim 24 != hidden/heads, every layer a softmax MoE (F32 router mlp.gate.wg, 8 experts top-2 renormalised, per-expert tensors of intermediate_size) plus an ungated shared_mlp, GQA 2, tied, BF16 + F32 router |
 | apertus             | ApertusForCausalLM  | Apertus-8B-2509 (its config spelling: qk_norm / post_norm / mlp_bias listed and unread, rope_theta an integer, rope_scaling llama3 with "rope_type" and "type"): Llama's layers with norms attention_layernorm / feedforward_layernorm, per-head q/k norms before RoPE, the ungated MLP down(xIELU(up x)) with per-layer mlp.act_fn.alpha_p / alpha_n (1,) and beta / eps (0-d), each layer's different and none the defaults (eps -0.0625 on layer 2), llama3 x8 from 64 (kept, smoothed and divided pairs), GQA 2, untied, all BF16 |
+| glm4-moe-lite       | Glm4MoeLiteForCausalLM | GLM-4.7-Flash in transformers 5's spelling (dtype, rope_parameters {default, theta 1e6} and no rope_theta, mlp_layer_types listed beside the release's unread first_k_dense_replace / num_nextn_predict_layers / topk_method): DeepSeek-V3's MLA (q rank 40, latent 20 + one shared k_pe of 8, nope 24 + rope 8 = q/k head 32 = v head 32 as released, the rope tail interleaved, latent norms eps 1e-6 beside rms_norm_eps 1e-5 with a small latent so that it shows), layer 0 dense, layers 1-2 the sigmoid router with an F32 e_score_correction_bias in one group, top-4 of 8 renormalised x1.8, ungated shared expert, a whole MTP layer model.layers.3.* (44 tensors), untied, BF16 + F32 router bias |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -1069,6 +1070,31 @@ MODELS += [
                         "original_max_position_embeddings": 64, "rope_type": "llama3", "type": "llama3"},
           xielu=((-0.625, -1.5, 0.375, -1e-6), (0.75, 0.25, 0.625, -1e-6), (-0.125, -0.5, 0.4375, -0.0625)),
           seeded=True), "BF16", "BF16"),
+    # Z.ai's GLM-4.7-Flash (Glm4MoeLiteForCausalLM; config.json as transformers 5 writes Glm4MoeLiteConfig plus the keys
+    # zai-org/GLM-4.7-Flash's lists: see config_for): models/glm4_moe_lite/modular_glm4_moe_lite.py, DeepSeek-V3's
+    # multi-head latent attention (Glm4MoeLiteAttention = DeepseekV3Attention: q_a_proj / q_a_layernorm / q_b_proj of
+    # q_lora_rank 40, kv_a_proj_with_mqa (latent 20 + one shared k_pe of 8) / kv_a_layernorm / kv_b_proj, per head
+    # qk_nope 24 + qk_rope 8 = q/k head 32 = v head 32 as released (192 + 64 = 256 = 256), the rope tail interleaved,
+    # scores x 32^-0.5) in GLM-4.5's decoder layer: mlp_layer_types ["dense", "sparse", "sparse"] (Glm4MoeLiteConfig's
+    # default, listed) beside the release's first_k_dense_replace 1 (unread by transformers), layer 0 a SwiGLU of 128,
+    # layers 1-2 Glm4MoeLiteMoE: the sigmoid router with an F32 e_score_correction_bias (std bias_std) over 8 per-expert
+    # SwiGLU experts of 48 in one group (n_group = topk_group = 1, as released), top-4 (as released) renormalised x
+    # routed_scaling_factor 1.8, plus mlp.shared_experts of 1 x 48; RoPE from transformers 5's rope_parameters {default,
+    # theta 1e6} (no top-level rope_theta); rms_norm_eps 1e-5 against the latent norms' 1e-6 (latent_scale, as
+    # deepseek-v3-qproj's, so that the latent norm's eps shows); num_nextn_predict_layers 1 with a whole MTP layer
+    # model.layers.3.* as released (mtp_full_layer: embed_tokens, enorm, hnorm, eh_proj, shared_head.norm /
+    # .head and a full MoE decoder layer: transformers ignores it, an export copies it); untied; BF16 matrices and
+    # norms, F32 correction bias. What-ifs (golden.json's *_effect_prompt4): MLA's (the rope layout, kv_a_layernorm /
+    # q_a_layernorm at 1, rms_norm_eps as the latent eps), the router's (no correction bias, routed_scaling_factor 1), no
+    # shared expert, RoPE at theta 1e4 (rope_parameters unread). Seeds 73000 and 73001 failed the thresholds (greedy
+    # margins / routing gaps): 73002 (smallest greedy margin 0.0190, routing gaps 0.0015 / 0.0010, six distinct outputs,
+    # five distinct first tokens, no eos)
+    ("glm4-moe-lite", 73002, "Glm4MoeLiteForCausalLM", "glm4_moe_lite",
+     dict(H=64, L=3, NH=4, NKV=4, HD=32, F=128, tied=False, theta=1000000.0, E=8, k=4, Fm=48, n_shared=1,
+          n_group=1, topk_group=1, scaling=1.8, norm_topk=True, router_std=0.2, bias_std=0.05,
+          q_lora_rank=40, kv_lora_rank=20, qk_nope=24, qk_rope=8, v_head_dim=32, max_positions=2048,
+          rms_norm_eps=1e-05, latent_norm_std=0.3, latent_scale=0.004, mtp_full_layer=True, seeded=True),
+     "BF16", "BF16"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -1840,6 +1866,27 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
                   "mlp_bias": False, "post_norm": False, "qk_norm": True, "rms_norm_eps": 1e-05,
                   "rope_scaling": dict(sorted(rs.items())), "rope_theta": d["theta"], "tie_word_embeddings": d["tied"],
                   "transformers_version": "4.56.0"})
+    elif mtype == "glm4_moe_lite":
+        # as transformers 5 writes Glm4MoeLiteConfig (its dataclass fields, keys sorted: "dtype", pretraining_tp, the
+        # flat rope_parameters {"rope_theta", "rope_type": "default"} and no top-level rope_theta / rope_scaling,
+        # rope_interleave, mlp_layer_types listed) plus the keys zai-org/GLM-4.7-Flash's config.json lists that
+        # Glm4MoeLiteConfig has no field for: first_k_dense_replace 1 (agreeing with mlp_layer_types),
+        # num_nextn_predict_layers 1 (the MTP layer model.layers.L.*), topk_method "noaux_tc" (no scoring_func key, as
+        # released); no head_dim key (the attribute_map reads it as qk_rope_head_dim); the fixture's sizes, theta
+        # (the release's 1000000) and one expert group as released; token ids this tokenizer's
+        c["dtype"] = c.pop("torch_dtype")
+        c.update({"attention_bias": False, "eos_token_id": [im_end, eot], "first_k_dense_replace": 1,
+                  "hidden_act": "silu", "kv_lora_rank": d["kv_lora_rank"],
+                  "max_position_embeddings": d["max_positions"],
+                  "mlp_layer_types": ["dense"] + ["sparse"] * (d["L"] - 1), "moe_intermediate_size": d["Fm"],
+                  "n_group": d["n_group"], "n_routed_experts": d["E"], "n_shared_experts": d["n_shared"],
+                  "norm_topk_prob": d["norm_topk"], "num_experts_per_tok": d["k"], "num_nextn_predict_layers": 1,
+                  "pretraining_tp": 1, "q_lora_rank": d["q_lora_rank"], "qk_nope_head_dim": d["qk_nope"],
+                  "qk_rope_head_dim": d["qk_rope"], "rms_norm_eps": d["rms_norm_eps"], "rope_interleave": True,
+                  "rope_parameters": {"rope_theta": d["theta"], "rope_type": "default"},
+                  "routed_scaling_factor": d["scaling"], "tie_word_embeddings": d["tied"],
+                  "topk_group": d["topk_group"], "topk_method": "noaux_tc", "transformers_version": "5.0.0",
+                  "v_head_dim": d["v_head_dim"]})
     else:
         raise ValueError(mtype)
     return dict(sorted(c.items()))
@@ -2177,17 +2224,7 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
                 add(dn, mat_dtype, (E, Fm, H), 0.0, d["down_gain"] / math.sqrt(Fm))
                 add(dn_b, mat_dtype, (E, H), 0.0, d["down_bias_std"])
                 continue
-            for e in list(range(E)) + (["shared"] if spec.shared_intermediate else []):
-                Fe = spec.shared_intermediate if e == "shared" else Fm
-                gate, up, down = ref.expert_weights(spec, p, e)
-                add(gate, mat_dtype, (Fe, H), 0.0, 1 / math.sqrt(H))
-                add(up, mat_dtype, (Fe, H), 0.0, 1 / math.sqrt(H))
-                add(down, mat_dtype, (H, Fe), 0.0, out_std(Fe))
-            if spec.shared_intermediate and spec.shared_gated:
-                add(p + "mlp.shared_expert_gate.weight", mat_dtype, (1, H), 0.0, 1 / math.sqrt(H))
-            if spec.router == "sigmoid":
-                # kept in fp32 by transformers (_keep_in_fp32_modules_strict)
-                add(p + "mlp.gate.e_score_correction_bias", "F32", (E,), 0.0, d["bias_std"])
+            expert_params(spec, d, p, add, out_std, mat_dtype)
             if spec.router == "minimax":
                 # MiniMaxM2SparseMoeBlock's buffer, F32 in the released checkpoints
                 add(ref.correction_bias_name(spec, p), "F32", (E,), 0.0, d["bias_std"])
@@ -2275,7 +2312,8 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         add("vision_model.patch_embedding.linear.weight", mat_dtype, (vh, 3 * 4 * 4), 0.0, 0.5)
         add("vision_model.layernorm_pre.weight", norm_dtype, (vh,), 1.0, 0.1)
         add("multi_modal_projector.linear_1.weight", mat_dtype, (H, d["vision_output"]), 0.0, 0.5)
-    if spec.arch == ref.GLM4_MOE or (spec.arch == ref.DEEPSEEK_V3 and spec.cfg["num_nextn_predict_layers"]):
+    if spec.arch == ref.GLM4_MOE or (spec.arch in (ref.DEEPSEEK_V3, ref.GLM4_MOE_LITE) and
+                                     spec.cfg["num_nextn_predict_layers"]):
         # stand-ins for the multi-token-prediction layer stored after the last decoder layer (never run;
         # DeepseekV3Model: _keys_to_ignore_on_load_unexpected model.layers.61.*); none when
         # num_nextn_predict_layers is 0 (Moonlight)
@@ -2284,7 +2322,44 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         add(m + "enorm.weight", norm_dtype, (H,), 1.0, 0.1)
         add(m + "hnorm.weight", norm_dtype, (H,), 1.0, 0.1)
         add(m + "shared_head.norm.weight", norm_dtype, (H,), 1.0, 0.1)
+        if d.get("mtp_full_layer"):
+            mtp_layer_params(spec, d, m, add, out_std, mat_dtype, norm_dtype)
     return sorted(t, key=lambda x: x[0])
+
+
+def expert_params(spec, d, p, add, out_std, mat_dtype):
+    """The per-expert tensors of one MoE layer (p = "model.layers.{l}."), the router's weight aside: each routed
+    expert's gate / up / down (ref.expert_weights' names, moe_intermediate_size wide), the shared expert's
+    (shared_intermediate_size wide), Qwen2-MoE's shared_expert_gate, and the sigmoid router's F32
+    mlp.gate.e_score_correction_bias."""
+    H, E, Fm = spec.H, spec.num_experts, spec.moe_intermediate
+    for e in list(range(E)) + (["shared"] if spec.shared_intermediate else []):
+        Fe = spec.shared_intermediate if e == "shared" else Fm
+        gate, up, down = ref.expert_weights(spec, p, e)
+        add(gate, mat_dtype, (Fe, H), 0.0, 1 / math.sqrt(H))
+        add(up, mat_dtype, (Fe, H), 0.0, 1 / math.sqrt(H))
+        add(down, mat_dtype, (H, Fe), 0.0, out_std(Fe))
+    if spec.shared_intermediate and spec.shared_gated:
+        add(p + "mlp.shared_expert_gate.weight", mat_dtype, (1, H), 0.0, 1 / math.sqrt(H))
+    if spec.router == "sigmoid":
+        # kept in fp32 by transformers (_keep_in_fp32_modules_strict)
+        add(p + "mlp.gate.e_score_correction_bias", "F32", (E,), 0.0, d["bias_std"])
+
+
+def mtp_layer_params(spec, d, m, add, out_std, mat_dtype, norm_dtype):
+    """The rest of a multi-token-prediction layer as DeepSeek-V3 / GLM-4.7-Flash release it (m = "model.layers.{L}."),
+    beside the four stand-ins random_params adds: its own embed_tokens and shared_head.head (V, H), and a whole MoE
+    decoder layer (input_layernorm, post_attention_layernorm, the latent attention, the router, its F32 bias, every
+    expert and the shared experts), drawn as the decoder layers' are. Never run: transformers ignores the layer
+    (Glm4MoeLitePreTrainedModel._keys_to_ignore_on_load_unexpected model.layers.47.*), an export copies it."""
+    H, V = spec.H, spec.V
+    add(m + "embed_tokens.weight", mat_dtype, (V, H), 0.0, 1.0)
+    add(m + "shared_head.head.weight", mat_dtype, (V, H), 0.0, 6.0 / math.sqrt(H))
+    add(m + "input_layernorm.weight", norm_dtype, (H,), 1.0, d.get("norm_std", 0.1))
+    add(m + "post_attention_layernorm.weight", norm_dtype, (H,), 1.0, d.get("norm_std", 0.1))
+    mla_params(spec, d, m + "self_attn.", mat_dtype, norm_dtype, add)
+    add(ref.router_weight_name(spec, m), mat_dtype, (spec.num_experts, H), 0.0, d["router_std"])
+    expert_params(spec, d, m, add, out_std, mat_dtype)
 
 
 def hybrid_params(spec, d, add, out_std, mat_dtype, norm_dtype):
@@ -2946,6 +3021,8 @@ def family_description(spec, p, golden):
         desc.update(dots1_description(spec, p, golden))
     if spec.arch == ref.APERTUS:
         desc.update(apertus_description(spec, p, golden))
+    if spec.arch == ref.GLM4_MOE_LITE:
+        desc.update(glm4_moe_lite_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -3853,7 +3930,7 @@ def dots1_description(spec, p, golden):
     dots1_what_ifs (`<name>_effect_prompt4`, each > 1e-2); besides the MoE keys and sigmoid_router_description's, which
     family_description adds."""
     ids, trace, logits = prompt4_forward(spec, p, golden)
-    c, H, HD, E = spec.cfg, spec.H, spec.HD, spec.num_experts
+    c, H, HD = spec.cfg, spec.H, spec.HD
     moe = [l for l in range(spec.L) if spec.layer_moe[l]]
     dense = [l for l in range(spec.L) if not spec.layer_moe[l]]
     lengths = [len(e["input_ids"]) for e in golden["prompts"]]
@@ -3867,7 +3944,6 @@ def dots1_description(spec, p, golden):
     for key in DOTS1_ROUTER_WHAT_IFS:
         assert all(n > 0 for n in changed[key] if n is not None), "dots.llm1's %s would not change the experts: %s" % (
             key, changed[key])
-    pre = "model.layers.%d." % moe[0]
     return dict({
         "layer_types_in_config": c.get("layer_types"), "max_window_layers": c["max_window_layers"],
         "layer_types_rule": "layer_types as listed, else sliding_attention where sliding_window is not null and i >= "
@@ -3880,6 +3956,20 @@ def dots1_description(spec, p, golden):
         "dense_mlp_layers": dense, "intermediate_size": spec.F, "moe_intermediate_size": spec.moe_intermediate,
         "n_shared_experts": c["n_shared_experts"], "shared_intermediate_size": spec.shared_intermediate,
         "scoring_func_in_config": c.get("scoring_func"), "renormalisation_epsilon": 1e-20,
+        **deepseek_moe_keys(spec, trace, ids), "router_changed_tokens_prompt4": changed},
+        **what_if_effects("dots.llm1", what_ifs, torch.tensor([ids]), logits))
+
+
+def deepseek_moe_keys(spec, trace, ids):
+    """golden.json's keys of a DeepseekV3MoE-style layer (dots.llm1's Dots1MoE, GLM-4.7-Flash's Glm4MoeLiteMoE): the
+    rule (the sigmoid router with mlp.gate.e_score_correction_bias, groups, the renormalised and scaled top-k, the
+    ungated mlp.shared_experts), the first MoE layer's router and bias names, the per-expert layout, and per MoE layer
+    how many of prompt 4's tokens (`ids`, traced in `trace`) choose each expert (`expert_usage_prompt4`: build_one requires
+    every expert chosen in every MoE layer)."""
+    H, E = spec.H, spec.num_experts
+    moe = [l for l in range(spec.L) if spec.layer_moe[l]]
+    pre = "model.layers.%d." % moe[0]
+    return {
         "moe_rule": "h = post_attention_layernorm(x); logits = h W^T in fp32 with mlp.gate.weight (%d, %d); s = "
                     "sigmoid(logits); c = s + mlp.gate.e_score_correction_bias (F32 (%d,); the choice only); groups "
                     "of %d experts score the sum of their two best c, the best topk_group %d of n_group %d kept, the "
@@ -3895,8 +3985,58 @@ def dots1_description(spec, p, golden):
                              spec.shared_intermediate),
         "expert_usage_prompt4": {str(l): torch.bincount(trace["router"][l][1].flatten(), minlength=E).tolist()
                                  for l in moe},
-        "prompt4_tokens": len(ids), "router_changed_tokens_prompt4": changed},
-        **what_if_effects("dots.llm1", what_ifs, torch.tensor([ids]), logits))
+        "prompt4_tokens": len(ids)}
+
+
+GLM4_MOE_LITE_ROUTER_WHAT_IFS = ("router_bias",)
+
+
+def glm4_moe_lite_what_ifs(spec, p):
+    """GLM-4.7-Flash's what-ifs beside mla_description's and sigmoid_router_description's, name -> (spec, params):
+    `shared_expert` (no shared expert: nemotron_h_moe_what_ifs'), `rope_theta_default` (the default RoPE at 10000,
+    Glm4MoeLiteConfig's default_theta: what a reader that looks for a top-level rope_theta and finds only
+    rope_parameters would take)."""
+    default_theta = copy.copy(spec)
+    default_theta.rope = {"global": (ref.rope_inv_freq(spec.R, 10000.0, None), 1.0)}
+    return {"shared_expert": nemotron_h_moe_what_ifs(spec, p)["shared_expert"], "rope_theta_default": (default_theta, p)}
+
+
+def glm4_moe_lite_description(spec, p, golden):
+    """Extra golden.json model keys of GLM-4.7-Flash (Glm4MoeLiteForCausalLM), besides mla_description's, the MoE keys
+    and sigmoid_router_description's (family_description adds those): the layer types (mlp_layer_types as listed beside
+    the release's first_k_dense_replace), the RoPE keys, deepseek_moe_keys, the MTP layer's tensors, how many of prompt
+    4's tokens take another expert set without the correction bias (`router_changed_tokens_prompt4`, per layer, null for
+    the dense one, the router inputs held), and how much prompt 4's logits would change under each of
+    glm4_moe_lite_what_ifs (`<name>_effect_prompt4`, each > 1e-2)."""
+    ids, trace, logits = prompt4_forward(spec, p, golden)
+    c = spec.cfg
+    dense = [l for l in range(spec.L) if not spec.layer_moe[l]]
+    assert dense and not all(not m for m in spec.layer_moe) and spec.norm_topk_prob and \
+        spec.routed_scaling_factor != 1.0 and spec.v_head_dim != spec.qk_nope_head_dim, \
+        "dense and MoE layers, renormalised, scaled, v head != nope"
+    router = {"router_" + k: v for k, v in sigmoid_router_what_ifs(spec, p)}
+    what_ifs = glm4_moe_lite_what_ifs(spec, p)
+    changed = router_changed_tokens(spec, p, ids, router, GLM4_MOE_LITE_ROUTER_WHAT_IFS, ref.sigmoid_route)
+    for key in GLM4_MOE_LITE_ROUTER_WHAT_IFS:
+        assert all(n > 0 for n in changed[key] if n is not None), "GLM-4.7-Flash's %s would not change the experts: " \
+            "%s" % (key, changed[key])
+    mtp = "model.layers.%d." % spec.L
+    mtp_tensors = sorted(n for n in p if n.startswith(mtp))
+    return dict({
+        "mlp_layer_types_in_config": c.get("mlp_layer_types"), "first_k_dense_replace_in_config":
+            c.get("first_k_dense_replace"),
+        "moe_layer_rule": "mlp_layer_types[i] == \"sparse\": Glm4MoeLiteMoE, else Glm4MoeLiteMLP of intermediate_size "
+                          "(Glm4MoeLiteDecoderLayer; default [\"dense\"] + [\"sparse\"] x (L - 1); "
+                          "first_k_dense_replace is not read)",
+        "dense_mlp_layers": dense, "intermediate_size": spec.F, "moe_intermediate_size": spec.moe_intermediate,
+        "n_shared_experts": c["n_shared_experts"], "shared_intermediate_size": spec.shared_intermediate,
+        "topk_method_in_config": c.get("topk_method"), "scoring_func_in_config": c.get("scoring_func"),
+        "renormalisation_epsilon": 1e-20, "rms_norm_eps": spec.eps,
+        "rope_parameters_in_config": c.get("rope_parameters"), "rope_theta": spec.theta,
+        "num_nextn_predict_layers": c.get("num_nextn_predict_layers"), "mtp_layer": mtp + "*",
+        "mtp_tensors": len(mtp_tensors), "mtp_tensor_names": mtp_tensors,
+        **deepseek_moe_keys(spec, trace, ids), "router_changed_tokens_prompt4": changed},
+        **what_if_effects("GLM-4.7-Flash", what_ifs, torch.tensor([ids]), logits))
 
 
 def xielu_default_parameters(dtype=torch.bfloat16):
@@ -5356,6 +5496,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | dots1 | Dots1ForCausalLM | rednote-hilab's dots.llm1 with config.json shaped after dots.llm1.inst's (Dots1ForCausalLM, model_type dots1, transformers 4.53: first_k_dense_replace 1, `"n_routed_experts": 8`, `"num_experts_per_tok": 2`, `"n_shared_experts": 1`, `"moe_intermediate_size": 32`, `"n_group": 2`, `"topk_group": 1`, norm_topk_prob true, `"routed_scaling_factor": 2.5`, `"scoring_func": "sigmoid"` (not read by Dots1Config), head_dim 24 listed (Dots1Config has no such field: Dots1Attention's getattr reads it), `"sliding_window": 16`, `"max_window_layers": 2` and no layer_types, attention_bias false, rms_norm_eps 1e-5, rope_theta 10000.0, rope_scaling null, untied): Qwen3's attention, 4 heads of 24 (q width 96 != hidden 64), 2 kv heads, `self_attn.q_norm` / `k_norm` (24) RMSNorms over each head BEFORE RoPE (after it: 25.2), scores x 24^-0.5; Dots1Config derives the layer types: layers 2-3 (i >= max_window_layers) slide, i - 16 < j <= i, layers 0-1 full (no window: 20.3; the window on layers 0-1 instead: 31.6), every golden prompt (21 to 144 tokens) longer than the window; layer 0 a dense `mlp.gate_proj` / `up_proj` / `down_proj` SwiGLU of 128, layers 1-3 Dots1MoE (DeepseekV3MoE): logits = h `mlp.gate.weight` (8, 64)ᵀ in fp32, s = sigmoid (a softmax: 28.1), the choice on s + `mlp.gate.e_score_correction_bias` (F32 (8,); without it: 28.6) within the better of 2 groups of 4 experts (a group scores the sum of its two best; no group limit: 25.7), top-2 (top-1: 30.2), weights the chosen s / (their sum + 1e-20) (not divided: 20.1) x 2.5 (x 1: 21.3); 8 experts `mlp.experts.{e}.gate_proj` / `up_proj` (32, 64) / `down_proj` (64, 32) per expert, plus `mlp.shared_experts.*` of 1 x 32 with no gate of its own (left out: 25.3); every expert chosen by prompt 4's tokens in each MoE layer; untied (lm_head.weight); BF16 matrices and norms, F32 e_score_correction_bias |
 | hunyuan-moe | HunYuanMoEV1ForCausalLM | Tencent Hunyuan-A13B with config.json in tencent/Hunyuan-A13B-Instruct's spelling and transformers' model_type hunyuan_v1_moe (transformers_version 4.56.0: `"attention_head_dim": 24` beside `"head_dim": 24` (transformers reads head_dim, Tencent's remote code attention_head_dim), `"num_experts": 8` an int, per-layer lists `"moe_topk": [2, 2, 2]`, `"moe_intermediate_size": [48, 48, 48]` (= intermediate_size, which transformers sizes the experts by) and `"num_shared_expert": [1, 1, 1]`, use_mixed_mlp_moe true, use_cla false, use_qk_norm true, eod_token_id, pretraining_tp 1, rms_norm_eps 1e-5, attention_bias / mlp_bias false, `"rope_scaling": {"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "type": "dynamic"}` beside rope_theta 10000.0, max_position_embeddings 32768, tie_word_embeddings true): hunyuan-dense's attention — q and k rotated FIRST and THEN normed per head by `self_attn.query_layernorm` / `key_layernorm` (24) (before RoPE instead: prompt 4's logits change by 7.25; no q/k norms: 9.42), scores × 24^-0.5, the rotate-half RoPE at base 1e4 × 1000^(24/22) = 18738174.23 (plain RoPE at rope_theta: 8.91; base rope_theta × alpha: 8.18), 4 heads of 24 (q width 96 != hidden 64), 2 kv heads (GQA 2) —; every layer HunYuanMoEV1Moe: logits = h `mlp.gate.wg.weight` (8, 64; F32)ᵀ in fp32, the softmax over the 8 experts (a sigmoid instead: 4.70), top-2 (top-1: 6.61), weights divided by their sum without an epsilon (not divided: 5.65); 8 experts `mlp.experts.{e}.gate_proj` / `up_proj` (48, 64) / `down_proj` (64, 48) per expert as released (transformers 5's stacked mlp.experts.gate_up_proj (8, 96, 64) / down_proj read alike), plus `mlp.shared_mlp.*` of intermediate_size 48 added without a gate or weight (left out: 9.00); every expert chosen by prompt 4's tokens in each layer; tied (no lm_head.weight); BF16 weights and norms, F32 router |
 | apertus | ApertusForCausalLM | the Swiss AI Initiative's Apertus with config.json shaped after swiss-ai/Apertus-8B-2509's (ApertusConfig as transformers 4.56 writes it: model_type apertus, `"hidden_act": "xielu"`, no head_dim (hidden / heads = 16), attention_bias false, `"qk_norm": true`, `"post_norm": false` and `"mlp_bias": false` listed as released (Swiss AI's keys: ApertusConfig reads none of them), rms_norm_eps 1e-5, `"rope_theta": 10000` an integer (the release's 12000000), `"rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0, "original_max_position_embeddings": 64, "rope_type": "llama3", "type": "llama3"}`, max_position_embeddings 512 = 8 x 64, tie_word_embeddings false): Llama's pre-norm layers with the norms named `attention_layernorm` (before self_attn) and `feedforward_layernorm` (before the MLP); ApertusAttention: q/k/v/o_proj without biases, 4 heads of 16, 2 kv heads (GQA 2), `self_attn.q_norm` / `k_norm` (16) RMSNorms over each head BEFORE RoPE (after it: prompt 4's logits change by 3.12), scores x 16^-0.5; the rotate-half RoPE with llama3 x8 from 64 at theta 1e4 (pair 0 kept, 1-2 smoothed, 3-7 divided by 8; plain RoPE at rope_theta: 7.24); ApertusMLP: `mlp.down_proj` (64, 128) (xIELU(`mlp.up_proj` (128, 64) h)), no gate_proj, no biases (SiLU in place of xIELU, still ungated: 17.3); xIELU(x) = a_p x x + beta x for x > 0, else (expm1(min(x, eps)) - x) a_n + beta x, with a_p = softplus(alpha_p) and a_n = beta + softplus(alpha_n) (torch's softplus) from the layer's own `mlp.act_fn.alpha_p` (1,), `mlp.act_fn.alpha_n` (1,) (stored before the softplus), `mlp.act_fn.beta` () and `mlp.act_fn.eps` () (0-d tensors, header shape []), all BF16 as released: stored (alpha_p, alpha_n, beta, eps) (-0.625, -1.5, 0.375, bf16(-1e-6)), (0.75, 0.25, 0.625, bf16(-1e-6)), (-0.125, -0.5, 0.4375, -0.0625), i.e. a_p 0.4287 / 1.1369 / 0.6326 and a_n 0.5764 / 1.4509 / 0.9116 on layers 0 / 1 / 2 (XIELUActivation's default parameters, a_p 0.8, a_n 0.8, beta 0.5, in their place: 13.4; alpha_p / alpha_n without the softplus: 31.4; eps -1e-6 on layer 2 too, where 420 of prompt 4's 18432 xIELU inputs lie in (eps, 0]: 0.070); computed in fp32 from the stored values (softplus and the beta add rounded to bf16, as parameters held in bf16 would: 0.063); untied (lm_head.weight); all BF16 |
+| glm4-moe-lite | Glm4MoeLiteForCausalLM | Z.ai's GLM-4.7-Flash with config.json as transformers 5 writes Glm4MoeLiteConfig (`"dtype": "bfloat16"`, transformers_version 5.0.0, pretraining_tp, `"rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"}` and no top-level rope_theta / rope_scaling, `"rope_interleave": true`, `"mlp_layer_types": ["dense", "sparse", "sparse"]` listed, no head_dim key: the attribute_map reads one as qk_rope_head_dim) plus the keys zai-org/GLM-4.7-Flash lists that Glm4MoeLiteConfig has no field for: `"first_k_dense_replace": 1` (agreeing with mlp_layer_types; transformers reads only those), `"num_nextn_predict_layers": 1`, `"topk_method": "noaux_tc"` (no scoring_func); Glm4MoeLiteAttention = DeepseekV3Attention: q = q_b_proj(q_a_layernorm(q_a_proj(h))) (q_lora_rank 40) viewed as 4 heads of qk_nope_head_dim 24 then qk_rope_head_dim 8, kv_a_proj_with_mqa(h) (28, 64) gives the latent c (kv_lora_rank 20) then one shared k_pe (8), kv_b_proj(kv_a_layernorm(c)) (224, 20) gives per head k_nope (24) then v (32), o_proj (64, 4 x 32): q/k head 32 = v head 32 != nope 24, as the release's 192 + 64 = 256 = 256; num_key_value_heads 4 = heads; the latent norms at eps 1e-6 (Glm4MoeRMSNorm's default) beside rms_norm_eps 1e-5 on the layer and final norms, kv_a_proj_with_mqa's latent rows scaled by 0.004 so that the latent's eps shows (rms_norm_eps as its eps: prompt 4's logits change by 9.57), latent norm weights around 1 with std 0.3 (either at 1: 11.6 / 11.9); RoPE over the 8 rope dims at theta 1e6, rope_interleave: reshuffled to (0, 2, 4, 6, 1, 3, 5, 7), then rotate-half (rotate-half on the stored order: 11.0; the default theta 1e4 of a reader that misses rope_parameters: 9.38), scores x 32^-0.5; layer 0 a dense SwiGLU of 128, layers 1-2 Glm4MoeLiteMoE: s = sigmoid(h W^T) (mlp.gate.weight (8, 64)), the top 4 of s + mlp.gate.e_score_correction_bias (F32, std 0.05; without it: 37 and 33 of prompt 4's 144 tokens take other experts, 7.30) in one group (n_group = topk_group = 1, as released), the chosen s / (sum + 1e-20) x routed_scaling_factor 1.8 (x1: 8.40), per-expert mlp.experts.{e}.gate_proj / up_proj / down_proj of 48 (every expert chosen over prompt 4 in both layers), plus mlp.shared_experts of 1 x 48 without a gate (none: 16.4); the multi-token-prediction layer stored whole as released, model.layers.3.* (embed_tokens, enorm, hnorm, eh_proj, shared_head.norm / .head and a full MoE decoder layer: 44 tensors, 172,932 values) that the forward pass ignores and an export must copy unchanged; untied; BF16 matrices and norms, F32 correction bias |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -5665,5 +5806,14 @@ as bfloat16 parameters round them: not a what-if, a measure) and
 `{mlp_silu,xielu_default_parameters,xielu_no_softplus,xielu_eps,qk_norm_after_rope,rope_scaling}_effect_prompt4`
 (largest logit change with SiLU in place of xIELU, the MLP still ungated; XIELUActivation's default parameters in place
 of the stored ones; alpha_p / alpha_n without the softplus; eps -1e-6 on every layer; the q/k norms after RoPE; plain
-RoPE at rope_theta).
+RoPE at rope_theta); for GLM-4.7-Flash the DeepSeek-V3 MLA keys (its `rope_layout`, `kv_a_layernorm`, `q_a_layernorm`
+and `latent_norm_eps` effects), the MoE keys, the sigmoid router's `router`, `n_group`, `topk_group`,
+`routed_scaling_factor` and `router_{bias,scaling}_effect_prompt4`, and `mlp_layer_types_in_config`,
+`first_k_dense_replace_in_config` (listed, not read), `moe_layer_rule`, `dense_mlp_layers`, `intermediate_size`,
+`moe_intermediate_size`, `n_shared_experts`, `shared_intermediate_size`, `topk_method_in_config`,
+`scoring_func_in_config`, `renormalisation_epsilon`, `rms_norm_eps`, `rope_parameters_in_config`, `rope_theta`, `num_nextn_predict_layers`,
+`mtp_layer`, `mtp_tensors`, `mtp_tensor_names` (the MTP layer's tensors, never read), `moe_rule`, `router_weight`,
+`correction_bias`, `expert_layout`, `expert_usage_prompt4`, `prompt4_tokens`, `router_changed_tokens_prompt4` (for
+router_bias) and `{shared_expert,rope_theta_default}_effect_prompt4` (largest logit change with no shared expert, with
+the default RoPE at theta 1e4).
 """

@@ -89,7 +89,11 @@ modeling code (eager attention); the file and class/function are cited at each f
   ApertusForCausalLM (the Swiss AI Initiative's Apertus-8B / 70B, models/apertus/modular_apertus.py: Llama's pre-norm
   layers with their two norms named attention_layernorm / feedforward_layernorm, Qwen3's per-head q/k RMSNorms before
   RoPE, the RoPE from rope_scaling (llama3 as released), and an ungated MLP down_proj(xIELU(up_proj(x))) whose
-  activation reads four tensors of its own per layer, mlp.act_fn.alpha_p / alpha_n / beta / eps; see xielu).
+  activation reads four tensors of its own per layer, mlp.act_fn.alpha_p / alpha_n / beta / eps; see xielu),
+  Glm4MoeLiteForCausalLM (Z.ai's GLM-4.7-Flash, transformers 5's models/glm4_moe_lite/modular_glm4_moe_lite.py and
+  configuration_glm4_moe_lite.py: DeepSeek-V3's multi-head latent attention (see mla_attention) in GLM-4.5's decoder
+  layer, MoE and sigmoid router; the dense / sparse layers from mlp_layer_types (first_k_dense_replace is not read); the
+  RoPE from transformers 5's flat rope_parameters; see glm4_moe_lite_layers).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -160,6 +164,8 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     order), scores times qk_head_dim^-0.5 x yarn mscale(factor, mscale_all_dim)^2 (no rope_scaling:
     qk_head_dim^-0.5). DeepSeek-V2: the same, the RoPE on the stored adjacent pairs (2i, 2i + 1) turned in
     place as complex numbers (apply_rotary_emb; its scores equal V3's interleave reshuffle + rotate_half).
+    GLM-4.7-Flash (Glm4MoeLiteAttention = DeepseekV3Attention): V3's, its latent norms' eps 1e-6 too (Glm4MoeRMSNorm's
+    default), rms_norm_eps (1e-5 as released) only on the layer and final norms.
   - Scores q.k * attn_scale (head_dim^-0.5, Gemma: query_pre_attn_scalar^-0.5), then an optional
     tanh softcap (Gemma 2), then the mask; softmax in fp32. gpt-oss: a learned per-head sink logit
     joins each row of scores as one more column, the max is subtracted, the softmax taken over
@@ -477,8 +483,14 @@ HUNYUAN_MOE = "HunYuanMoEV1ForCausalLM"
 # ApertusForCausalLM): Llama's layers (norms named attention_layernorm / feedforward_layernorm) with Qwen3's per-head
 # q/k norms and an ungated MLP whose xIELU activation has per-layer parameters (see xielu)
 APERTUS = "ApertusForCausalLM"
+# Z.ai's GLM-4.7-Flash (zai-org/GLM-4.7-Flash: transformers 5's models/glm4_moe_lite/modular_glm4_moe_lite.py,
+# Glm4MoeLiteForCausalLM): DeepSeek-V3's multi-head latent attention (Glm4MoeLiteAttention = DeepseekV3Attention) in
+# GLM-4.5's decoder layer, MoE (sigmoid router with e_score_correction_bias, ungated shared experts) and RMSNorm; which
+# layers are dense from mlp_layer_types (see glm4_moe_lite_layers)
+GLM4_MOE_LITE = "Glm4MoeLiteForCausalLM"
 MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE, DEEPSEEK_V3, DEEPSEEK_V2, OLMOE,
-       MINIMAX_M2, ERNIE4_5_MOE, QWEN3_NEXT, QWEN3_5_MOE, QWEN3_VL_MOE, GLM4V_MOE, PHIMOE, LLAMA4, DOTS1, HUNYUAN_MOE)
+       MINIMAX_M2, ERNIE4_5_MOE, QWEN3_NEXT, QWEN3_5_MOE, QWEN3_VL_MOE, GLM4V_MOE, PHIMOE, LLAMA4, DOTS1, HUNYUAN_MOE,
+       GLM4_MOE_LITE)
 GLM = ("GlmForCausalLM", "Glm4ForCausalLM")
 SMOLLM3 = "SmolLM3ForCausalLM"
 GRANITE = "GraniteForCausalLM"
@@ -948,6 +960,25 @@ DEFAULTS[DOTS1] = dict(
     moe_intermediate_size=1408, n_shared_experts=None, n_routed_experts=None, n_group=1, topk_group=1,
     num_experts_per_tok=None, first_k_dense_replace=0, norm_topk_prob=False, routed_scaling_factor=1.0,
     sliding_window=4096, max_window_layers=62, layer_types=None, scoring_func="sigmoid")
+# models/glm4_moe_lite/configuration_glm4_moe_lite.py Glm4MoeLiteConfig (transformers 5's dataclass fields;
+# GLM-4.7-Flash's shape): vocab_size 154880, intermediate_size 10240, moe_intermediate_size 1536, num_hidden_layers 47,
+# num_attention_heads 20, num_key_value_heads 20, n_shared_experts 1, n_routed_experts 64, routed_scaling_factor 1.8,
+# kv_lora_rank 512, q_lora_rank 768, qk_rope_head_dim 64, v_head_dim 256, qk_nope_head_dim 192, n_group 1, topk_group
+# 1, num_experts_per_tok 4, norm_topk_prob true, hidden_act silu, max_position_embeddings 202752, rms_norm_eps 1e-5,
+# tie_word_embeddings false, rope_parameters None (PreTrainedConfig's standardization: {"rope_theta": a top-level
+# rope_theta, else its default_theta 10000, "rope_type": "default"}), rope_interleave true, mlp_layer_types None
+# (__post_init__: ["dense"] + ["sparse"] * (num_hidden_layers - 1)), attention_bias false. Its attribute_map reads
+# head_dim as qk_rope_head_dim and num_local_experts as n_routed_experts. It has no first_k_dense_replace,
+# num_nextn_predict_layers, topk_method, scoring_func nor moe_layer_freq (keys of the release or of DeepSeek's configs,
+# left as attributes and never read: Spec's MLA keys and glm4_moe_lite_layers hold them to transformers' reading)
+DEFAULTS[GLM4_MOE_LITE] = dict(
+    vocab_size=154880, intermediate_size=10240, moe_intermediate_size=1536, num_attention_heads=20,
+    num_key_value_heads=20, n_shared_experts=1, n_routed_experts=64, routed_scaling_factor=1.8, kv_lora_rank=512,
+    q_lora_rank=768, qk_rope_head_dim=64, v_head_dim=256, qk_nope_head_dim=192, n_group=1, topk_group=1,
+    num_experts_per_tok=4, norm_topk_prob=True, hidden_act="silu", max_position_embeddings=202752, rms_norm_eps=1e-5,
+    tie_word_embeddings=False, rope_theta=10000.0, rope_scaling=None, rope_parameters=None, rope_interleave=True,
+    mlp_layer_types=None, attention_bias=False, head_dim=None, first_k_dense_replace=None, topk_method="noaux_tc",
+    scoring_func="sigmoid", moe_layer_freq=1)
 # DeepseekV3Attention.__init__: q_a_layernorm = DeepseekV3RMSNorm(config.q_lora_rank) and kv_a_layernorm =
 # DeepseekV3RMSNorm(self.kv_lora_rank) take DeepseekV3RMSNorm.__init__'s default eps=1e-6, not
 # config.rms_norm_eps (which only input_layernorm, post_attention_layernorm and model.norm take)
@@ -1041,7 +1072,10 @@ class Spec:
         # DeepSeek-V2 (models/deepseek_v2/modular_deepseek_v2.py DeepseekV2Attention.__init__ / forward): the same
         # projections, norms (DeepseekV2RMSNorm(q_lora_rank) / (kv_lora_rank), default eps 1e-6), splits and
         # q_proj path; only the RoPE differs (apply_rotary_emb, see mla_attention)
-        self.mla = arch in (DEEPSEEK_V3, DEEPSEEK_V2)
+        # GLM-4.7-Flash (models/glm4_moe_lite/modular_glm4_moe_lite.py `class Glm4MoeLiteAttention(DeepseekV3Attention):
+        # pass`): the same attention, its latent norms Glm4MoeLiteRMSNorm(config.q_lora_rank) / (kv_lora_rank) at that
+        # class's default eps 1e-6; rope_interleave read as DeepSeek-V3's
+        self.mla = arch in (DEEPSEEK_V3, DEEPSEEK_V2, GLM4_MOE_LITE)
         self.mla_rope_pairs = False
         if self.mla:
             self.q_lora_rank, self.kv_lora_rank = get("q_lora_rank"), get("kv_lora_rank")
@@ -1054,17 +1088,18 @@ class Spec:
             # DeepSeek-V2: apply_rotary_emb (view_as_complex of the adjacent pairs, turned in place); no
             # rope_interleave key (DeepseekV2Config has none)
             self.mla_rope_pairs = arch == DEEPSEEK_V2
-            self.mla_rope_interleave = bool(get("rope_interleave")) if arch == DEEPSEEK_V3 else False
+            self.mla_rope_interleave = bool(get("rope_interleave")) if arch in (DEEPSEEK_V3, GLM4_MOE_LITE) else False
             if self.NKV != self.NH:
                 # kv_b_proj gives one k and v per attention head; repeat_kv with another ratio breaks the shapes
                 raise ValueError("DeepSeek-V3: num_key_value_heads must equal num_attention_heads")
             if get("attention_bias"):
                 raise ValueError("attention_bias is not used by the fixtures")
             for key, want in ((("topk_method", "noaux_tc"), ("scoring_func", "sigmoid"), ("moe_layer_freq", 1))
-                              if arch == DEEPSEEK_V3 else (("scoring_func", "softmax"), ("moe_layer_freq", 1))):
+                              if arch in (DEEPSEEK_V3, GLM4_MOE_LITE) else
+                              (("scoring_func", "softmax"), ("moe_layer_freq", 1))):
                 if get(key) != want:
-                    raise ValueError("DeepSeek-V%s: %s %r (the config class ignores it; HF runs %r)" % (
-                        arch[9], key, get(key), want))
+                    raise ValueError("%s: %s %r (the config class ignores it; HF runs %r)" % (
+                        "GLM-4.7-Flash" if arch == GLM4_MOE_LITE else "DeepSeek-V" + arch[9], key, get(key), want))
             if arch == DEEPSEEK_V2:
                 if get("topk_method") not in ("greedy", "group_limited_greedy"):
                     # DeepseekV2Moe.route_tokens_to_experts (and DeepSeek's MoEGate for V2) know these two
@@ -1098,12 +1133,17 @@ class Spec:
                     get("layer_norm_epsilon") if arch == NEMOTRON_H else get("rms_norm_eps"))
         self.theta = get("rope_theta", 10000.0)
         self.rope_scaling = get("rope_scaling", None)
-        if arch in (DEEPSEEK_V2, EXAONE4, LLAMA4, APERTUS) and get("rope_parameters") is not None:
+        if arch in (DEEPSEEK_V2, EXAONE4, LLAMA4, APERTUS, GLM4_MOE_LITE) and get("rope_parameters") is not None:
             # transformers 5 writes these configs' RoPE as one flat rope_parameters dict (flat_rope_parameters)
             # (Apertus: ApertusRotaryEmbedding reads rope_parameters["rope_type"] / ["rope_theta"], ROPE_INIT_FUNCTIONS
             # the rest)
-            family = {DEEPSEEK_V2: "DeepSeek-V2", EXAONE4: "EXAONE 4", LLAMA4: "Llama 4", APERTUS: "Apertus"}[arch]
+            # (GLM-4.7-Flash: Glm4MoeLiteRotaryEmbedding = Glm4MoeRotaryEmbedding, the same two keys, and its
+            # compute_default_rope_parameters rope_parameters' partial_rotary_factor: see glm4_moe_lite_rope)
+            family = {DEEPSEEK_V2: "DeepSeek-V2", EXAONE4: "EXAONE 4", LLAMA4: "Llama 4", APERTUS: "Apertus",
+                      GLM4_MOE_LITE: "GLM-4.7-Flash"}[arch]
             self.theta, self.rope_scaling = flat_rope_parameters(c, get, family)
+        if arch == GLM4_MOE_LITE:
+            glm4_moe_lite_rope(c, get, self.rope_scaling)
         # Ministral 3: after RoPE every query times 1 + query_scale_beta ln(1 + floor(position / query_scale_period))
         # (llama4_attn_scale); beta 0: none (every other family)
         self.query_scale_beta, self.query_scale_period = 0.0, None
@@ -1774,7 +1814,7 @@ class Spec:
             # (what-ifs only, golden_models: the released tensors read as gate / up swapped, gate / up interleaved in
             # the 2F columns, or as transformers 5's (E, 2F, H) / (E, H, F) without the transpose)
             self.fused_reading = "chunk"
-        elif arch in (GLM4_MOE, DEEPSEEK_V3, GLM4V_MOE, DOTS1):
+        elif arch in (GLM4_MOE, DEEPSEEK_V3, GLM4V_MOE, DOTS1, GLM4_MOE_LITE):
             # models/glm4_moe/modeling_glm4_moe.py: Glm4MoeDecoderLayer.__init__ (MoE from layer
             # first_k_dense_replace on), Glm4MoeMoE (n_routed_experts, shared_experts of
             # moe_intermediate_size * n_shared_experts), Glm4MoeTopkRouter (e_score_correction_bias).
@@ -1793,6 +1833,10 @@ class Spec:
             # DeepseekV3MoE), Dots1TopkRouter(DeepseekV3TopkRouter), Dots1MLP(DeepseekV3MLP): per-expert
             # mlp.experts.{e}.gate_proj / up_proj / down_proj in 4.53 - 4.57 and the release, the dense layers'
             # mlp.gate_proj / up_proj / down_proj of intermediate_size); see dots1_router_keys for what is refused
+            # GLM-4.7-Flash the same (models/glm4_moe_lite/modular_glm4_moe_lite.py: Glm4MoeLiteMoE(Glm4MoeMoE),
+            # Glm4MoeLiteTopkRouter(Glm4MoeTopkRouter), Glm4MoeLiteExperts(Glm4MoeExperts): stacked in transformers 5,
+            # per expert mlp.experts.{e}.gate_proj / up_proj / down_proj in the release, which 5's conversion_mapping
+            # stacks on load), but for which layers are dense: glm4_moe_lite_layers
             if arch == DOTS1:
                 dots1_router_keys(get)
             self.num_experts, self.top_k = get("n_routed_experts"), get("num_experts_per_tok")
@@ -1805,8 +1849,11 @@ class Spec:
             self.router_score = "sigmoid"
             self.n_group, self.topk_group = get("n_group"), get("topk_group")
             self.routed_scaling_factor = get("routed_scaling_factor")
-            dense = get("first_k_dense_replace")
-            self.layer_moe = [l >= dense for l in range(self.L)]
+            if arch == GLM4_MOE_LITE:
+                self.layer_moe = glm4_moe_lite_layers(c, get, self.L)
+            else:
+                dense = get("first_k_dense_replace")
+                self.layer_moe = [l >= dense for l in range(self.L)]
             self.expert_naming = "qwen"
         elif arch == DEEPSEEK_V2:
             # models/deepseek_v2/modular_deepseek_v2.py DeepseekV2DecoderLayer.__init__: `DeepseekV2Moe(config) if
@@ -2163,6 +2210,53 @@ def sigmoid_router_groups(family, E, k, G, TG):
     outside [1, n_group], or fewer experts in the kept groups than the top-k."""
     if E % G or E // G < 2 or not 1 <= TG <= G or TG * (E // G) < k:
         raise ValueError("%s: n_group %d / topk_group %d for %d experts, top-%d" % (family, G, TG, E, k))
+
+
+def glm4_moe_lite_layers(c, get, L):
+    """Which layers of a GLM-4.7-Flash config (Glm4MoeLiteForCausalLM) are MoE: models/glm4_moe_lite/
+    modular_glm4_moe_lite.py Glm4MoeLiteDecoderLayer.__init__ builds `Glm4MoeLiteMoE(config) if
+    config.mlp_layer_types[layer_idx] == "sparse" else Glm4MoeLiteMLP(config)` (intermediate_size), and
+    Glm4MoeLiteConfig.__post_init__ defaults mlp_layer_types to ["dense"] + ["sparse"] * (num_hidden_layers - 1).
+    first_k_dense_replace is no field of Glm4MoeLiteConfig: transformers never reads it, but the release lists it (1) and
+    DeepSeek-style loaders (vLLM's, DeepSeek's own code) take the dense layers from it: one that says otherwise than the
+    layer types is refused, as is moe_layer_freq other than 1 (Spec's MLA keys). Refused too: mlp_layer_types of
+    another length or with entries other than "dense" / "sparse", n_shared_experts below 1 (Glm4MoeLiteMoE always adds
+    its shared_experts), and the expert groups sigmoid_router_groups refuses."""
+    types = get("mlp_layer_types")
+    if types is None:
+        types = ["dense"] + ["sparse"] * (L - 1)
+    if not isinstance(types, list) or len(types) != L or any(t not in ("dense", "sparse") for t in types):
+        raise ValueError("GLM-4.7-Flash: mlp_layer_types %r (num_hidden_layers entries of \"dense\" / \"sparse\")" % (
+            types,))
+    moe = [t == "sparse" for t in types]
+    first = get("first_k_dense_replace")
+    if first is not None and moe != [l >= first for l in range(L)]:
+        raise ValueError("GLM-4.7-Flash: first_k_dense_replace %r disagrees with the layer types %s (transformers reads "
+                         "mlp_layer_types only, DeepSeek-style loaders first_k_dense_replace)" % (first, types))
+    E, k, shared = get("n_routed_experts"), get("num_experts_per_tok"), get("n_shared_experts")
+    if not isinstance(shared, int) or isinstance(shared, bool) or shared < 1:
+        raise ValueError("GLM-4.7-Flash: n_shared_experts %r (Glm4MoeLiteMoE always adds shared_experts of "
+                         "moe_intermediate_size x n_shared_experts)" % (shared,))
+    sigmoid_router_groups("GLM-4.7-Flash", E, k, get("n_group"), get("topk_group"))
+    return moe
+
+
+def glm4_moe_lite_rope(c, get, scaling):
+    """Refuses the RoPE keys of a GLM-4.7-Flash config that the MLA path cannot take as transformers does:
+    Glm4MoeLiteRotaryEmbedding.compute_default_rope_parameters rotates int(head_dim x rope_parameters'
+    partial_rotary_factor) dims with head_dim = qk_rope_head_dim (the attribute_map), while Glm4MoeLiteAttention splits
+    q and k_pe at qk_rope_head_dim: a factor other than 1 (in rope_parameters, or at the top level, which transformers 5
+    moves into rope_parameters) would not fit; a head_dim key other than qk_rope_head_dim (the attribute_map would set
+    qk_rope_head_dim from it); rope scalings other than default / yarn (scaling: the flat dict, None for default)."""
+    factors = [c.get("partial_rotary_factor", 1.0), (get("rope_parameters") or {}).get("partial_rotary_factor", 1.0)]
+    if any(f != 1.0 for f in factors):
+        raise ValueError("GLM-4.7-Flash: partial_rotary_factor %r (the rotary dims are qk_rope_head_dim)" % (factors,))
+    if c.get("head_dim") not in (None, get("qk_rope_head_dim")):
+        raise ValueError("GLM-4.7-Flash: head_dim %r != qk_rope_head_dim %r (Glm4MoeLiteConfig's attribute_map reads "
+                         "one as the other)" % (c.get("head_dim"), get("qk_rope_head_dim")))
+    kind = (scaling or {}).get("rope_type", (scaling or {}).get("type", "default"))
+    if kind not in ("default", "yarn"):
+        raise ValueError("GLM-4.7-Flash: rope type %r is not used by the fixtures" % (kind,))
 
 
 def hunyuan_moe_keys(c, get, L, F, HD):

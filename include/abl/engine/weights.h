@@ -76,7 +76,7 @@ struct LayerWeights {
   const float* b_up = nullptr;       // (F)
   const float* b_down = nullptr;     // (H)
   const float* post_mlp_norm = nullptr;   // (H)  sandwich_norms
-  XieluParams xielu;                 // (1) each: Activation::xielu's mlp.act_fn.*
+  XieluParams xielu;                 // one value each: Activation::xielu's mlp.act_fn.*
   // MoE layers (w_gate/w_up/w_down are then null):
   const float* router = nullptr;                  // (E, H)
   const float* router_bias = nullptr;             // (E) router_bias

@@ -52,9 +52,13 @@ __global__ void relu_squared_kernel(__nv_bfloat16* x, int64_t n) {
 
 __device__ float softplus(float v) { return v > 20.0f ? v : log1pf(expf(v)); }
 
+__device__ float round_bf16(float v) { return __bfloat162float(__float2bfloat16_rn(v)); }
+
+// The per-layer factors rounded as transformers' bf16 model has them (XIELUActivation built in the model's dtype:
+// softplus and beta + softplus are bf16 ops); the rest in fp32, rounded once.
 __global__ void xielu_kernel(__nv_bfloat16* x, int64_t n, XieluParams p) {
   const float beta = *p.beta, eps = *p.eps;
-  const float ap = softplus(*p.alpha_p), an = beta + softplus(*p.alpha_n);
+  const float ap = round_bf16(softplus(*p.alpha_p)), an = round_bf16(beta + round_bf16(softplus(*p.alpha_n)));
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
   for (int64_t i = static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride) {
     const float v = __bfloat162float(x[i]);

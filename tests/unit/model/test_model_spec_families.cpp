@@ -901,6 +901,58 @@ TEST(ModelSpecApertus, XieluMlpNormNamesAndRope) {
   EXPECT_ABL_ERROR(parse(llama), "hidden_act", "ApertusForCausalLM");
 }
 
+// GLM-4.7-Flash (Glm4MoeLiteForCausalLM): DeepSeek-V3's latent attention and sigmoid router under GLM's keys. Which
+// layers are MoE: mlp_layer_types, by default all but layer 0; first_k_dense_replace (the release writes 1, transformers
+// does not read it) must agree. A rope_scaling dict holding rope_theta is read as rope_parameters, the base with it.
+TEST(ModelSpecGlm4MoeLite, LatentAttentionLayerTypesAndRopeBase) {
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["Glm4MoeLiteForCausalLM"], "vocab_size": 1000,
+    "hidden_size": 64, "intermediate_size": 96, "moe_intermediate_size": 32, "num_hidden_layers": 4,
+    "num_attention_heads": 4, "num_key_value_heads": 4, "n_routed_experts": 8, "num_experts_per_tok": 2,
+    "q_lora_rank": 24, "kv_lora_rank": 16, "qk_nope_head_dim": 16, "qk_rope_head_dim": 8, "v_head_dim": 12,
+    "num_nextn_predict_layers": 1, "topk_method": "noaux_tc",
+    "rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"}})");
+  ModelSpec s = parse(c);
+  EXPECT_TRUE(s.mla && s.router_sigmoid && s.router_bias && s.norm_topk_prob && s.rope_interleaved);
+  EXPECT_EQ(s.head_dim, 24);
+  EXPECT_EQ(s.partial_rotary_dim, 8);
+  EXPECT_EQ(s.routed_scaling_factor, 1.8);
+  EXPECT_EQ(s.shared_expert_intermediate_size, 32);
+  EXPECT_EQ(s.mtp_layers, 1);
+  EXPECT_EQ(s.rope_theta, 1000000.0);
+  EXPECT_NEAR(s.attn_scale, 1.0 / std::sqrt(24.0), 1e-12);
+  EXPECT_EQ(s.moe_layers, (std::vector<uint8_t>{0, 1, 1, 1}));
+  c["mlp_layer_types"] = {"dense", "sparse", "dense", "sparse"};
+  EXPECT_EQ(parse(c).moe_layers, (std::vector<uint8_t>{0, 1, 0, 1}));
+  c["first_k_dense_replace"] = 1;  // disagrees with layer 2
+  EXPECT_ABL_ERROR(parse(c), "mlp_layer_types", "first_k_dense_replace");
+  c["mlp_layer_types"] = {"dense", "sparse", "sparse", "sparse"};
+  EXPECT_EQ(parse(c).moe_layers, (std::vector<uint8_t>{0, 1, 1, 1}));
+  c["mlp_layer_types"] = {"dense", "moe", "sparse", "sparse"};
+  EXPECT_ABL_ERROR(parse(c), "mlp_layer_types", "moe");
+  c.erase("mlp_layer_types");
+  c["first_k_dense_replace"] = 2;  // transformers would build layer 1 as MoE
+  EXPECT_ABL_ERROR(parse(c), "first_k_dense_replace", "mlp_layer_types");
+  c["first_k_dense_replace"] = 1;
+  c["partial_rotary_factor"] = 0.5;
+  EXPECT_ABL_ERROR(parse(c), "partial_rotary_factor");
+  c["partial_rotary_factor"] = 1.0;
+  c["head_dim"] = 16;
+  EXPECT_ABL_ERROR(parse(c), "head_dim", "qk_rope_head_dim");
+  c["head_dim"] = 8;
+  EXPECT_NO_THROW(parse(c));
+  c["topk_method"] = "greedy";
+  EXPECT_ABL_ERROR(parse(c), "topk_method", "noaux_tc");
+  // the base inside a rope_scaling dict (transformers 5 reads it as rope_parameters)
+  c["topk_method"] = "noaux_tc";
+  c.erase("rope_parameters");
+  c["rope_scaling"] = {{"rope_theta", 500000.0}, {"rope_type", "default"}};
+  s = parse(c);
+  EXPECT_EQ(s.rope_theta, 500000.0);
+  EXPECT_EQ(s.rope_scaling.type, RopeScaling::Type::none);
+  c["rope_theta"] = 20000.0;  // a top-level base wins
+  EXPECT_EQ(parse(c).rope_theta, 20000.0);
+}
+
 // dots.llm1.inst's config.json in its shape (written for this test): Qwen3's attention, DeepSeek-V3's sigmoid router
 // with n_group / topk_group null as released, 128 experts top-6 and 2 shared after one dense layer: 142.8 B, 14.0 B
 // active.

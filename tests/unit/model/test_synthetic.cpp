@@ -22,7 +22,7 @@ const ExpectedWeight& find(const std::vector<ExpectedWeight>& all, WeightRole ro
 }
 
 TEST(Synthetic, PresetsMatchTheirRealConfigs) {
-  EXPECT_EQ(abl::model::synthetic_presets().size(), 54u);
+  EXPECT_EQ(abl::model::synthetic_presets().size(), 55u);
   for (const std::string& name : abl::model::synthetic_presets()) {
     EXPECT_NO_THROW(abl::model::synthetic_model_spec(name)) << name;
   }
@@ -66,7 +66,11 @@ TEST(Synthetic, PresetsMatchTheirRealConfigs) {
   // LFM2-8B-A1B "8.3B, 1.5B active"
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("lfm2-8b-a1b")), 8339930560);
   EXPECT_NEAR(abl::model::active_parameter_count(abl::model::synthetic_model_spec("lfm2-8b-a1b")) / 1e9, 1.56, 0.01);
-  // Apertus-8B: 8.05B, the xIELU's 4 scalars per layer among them
+  // GLM-4.7-Flash "30B-A3B": 29.94B and 3.90B active without its MTP layer (not run)
+  EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("glm-4.7-flash")), 29943393920);
+  EXPECT_EQ(abl::model::active_parameter_count(abl::model::synthetic_model_spec("glm-4.7-flash")), 3896766080);
+  // Apertus-8B: 8.05B, the xIELU's 4 scalars per layer among them (beta and eps are buffers in transformers, so its
+  // num_parameters() says 64 fewer: 8,053,338,176)
   EXPECT_EQ(abl::model::parameter_count(abl::model::synthetic_model_spec("apertus-8b")), 8053338240);
   // Hunyuan-7B "7.5B"
   EXPECT_NEAR(abl::model::parameter_count(abl::model::synthetic_model_spec("hunyuan-7b")) / 1e9, 7.50, 0.01);

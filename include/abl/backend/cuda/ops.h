@@ -119,7 +119,8 @@ void geglu(const __nv_bfloat16* gate,  // (n) = (T, F)
 void relu_squared(__nv_bfloat16* x,  // (n) = (T, F)
                   int64_t n, cudaStream_t s);
 // x = xIELU(x) in place, in fp32 and rounded once, the scalars read from device memory (fp32) by every thread,
-// so a graph replays with whichever layer's scalars sit there (Apertus' ungated MLP; abl::cpu::xielu).
+// so a graph replays with whichever layer's scalars sit there, its two factors rounded to bf16 as transformers' bf16
+// model has them (Apertus' ungated MLP; abl::cpu::xielu, which keeps them fp32 as the fp32 reference).
 void xielu(__nv_bfloat16* x,  // (n) = (T, F)
            int64_t n, const XieluParams& p, cudaStream_t s);
 

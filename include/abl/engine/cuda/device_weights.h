@@ -85,7 +85,7 @@ struct DeviceLayer {
   const __nv_bfloat16* b_up = nullptr;       // (F)
   const __nv_bfloat16* b_down = nullptr;     // (H)
   const __nv_bfloat16* post_mlp_norm = nullptr;   // (H) sandwich_norms
-  XieluParams xielu;                         // (1) each, fp32: Activation::xielu's mlp.act_fn.*
+  XieluParams xielu;                         // one value each, fp32: Activation::xielu's mlp.act_fn.*
   // MoE layers (w_gate/w_up/w_down are then null):
   const __nv_bfloat16* router = nullptr;              // (E, H)
   const float* router_bias = nullptr;                 // (E) fp32 (router_bias)

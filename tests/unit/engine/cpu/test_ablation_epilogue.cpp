@@ -156,7 +156,8 @@ INSTANTIATE_TEST_SUITE_P(
                                          "glm4v-moe-mm", "phimoe", "llama4-mm", "granite4-micro",
                                          "granite4-moe-nope", "hunyuan-dense", "granite4-h",
                                          "granite4-h-moe", "lfm2", "lfm2-moe", "nemotron-h",
-                                         "nemotron-h-moe", "arcee", "dots1", "hunyuan-moe", "apertus"),
+                                         "nemotron-h-moe", "arcee", "dots1", "hunyuan-moe", "apertus",
+                                         "glm4-moe-lite"),
                        ::testing::Values(RowNorm::none, RowNorm::pre, RowNorm::full)),
     [](const auto& p) {
       std::string name = std::get<0>(p.param) + "_" + std::string(engine::row_norm_name(std::get<1>(p.param)));

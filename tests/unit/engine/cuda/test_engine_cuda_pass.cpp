@@ -121,10 +121,11 @@ TEST(CudaEngine, DecodeGraphEqualsEagerStepsOnMoe) {
 // The families whose kernels take other paths in a captured step: Gemma 2's sliding window on
 // alternate layers, attention soft-cap and final soft-cap in the graph's greedy ids; Gemma 3's local
 // and global RoPE tables and q/k norms; Phi-3's LongRoPE table (steps past original_max use the long
-// factors), unablated and ablated.
+// factors), unablated and ablated; Apertus' xIELU, whose scalars the kernel reads from each layer's unit in device
+// memory.
 TEST(CudaEngine, DecodeGraphEqualsEagerStepsOnGemmaAndPhi3) {
   ABL_REQUIRE_GPU();
-  expect_graph_steps_equal_eager_on({"gemma2-softcap", "gemma3-local-global", "phi3-longrope-long"});
+  expect_graph_steps_equal_eager_on({"gemma2-softcap", "gemma3-local-global", "phi3-longrope-long", "apertus"});
 }
 
 // generate() over DevicePass (what the app's CUDA backend runs) against generate() over the CPU

@@ -103,11 +103,13 @@ TEST(DeviceUnitLayoutHost, TensorsInSlotOrderOnAlignedOffsets) {
         EXPECT_EQ(t.offset % cuda::kDeviceTensorAlign, 0) << model::role_name(t.role);
         EXPECT_GE(t.offset, end);
         EXPECT_LT(t.offset - end, cuda::kDeviceTensorAlign);
-        // fp32 (two bf16 elements per value) exactly for the router's biases, the attention sinks and the
-        // linear layers' per-head decay parameters (A_log, dt_bias, Mamba-2's D)
+        // fp32 (two bf16 elements per value) exactly for the router's biases, the attention sinks, the
+        // linear layers' per-head decay parameters (A_log, dt_bias, Mamba-2's D) and the xIELU scalars
         using R = model::WeightRole;
         EXPECT_EQ(t.f32, t.role == R::router_bias || t.role == R::router_logit_bias || t.role == R::attn_sinks ||
-                             t.role == R::linear_a_log || t.role == R::linear_dt_bias || t.role == R::mamba_d)
+                             t.role == R::linear_a_log || t.role == R::linear_dt_bias || t.role == R::mamba_d ||
+                             t.role == R::xielu_alpha_p || t.role == R::xielu_alpha_n || t.role == R::xielu_beta ||
+                             t.role == R::xielu_eps)
             << model::role_name(t.role);
         EXPECT_EQ(t.size, model::element_count(t.weight.shape) * (t.f32 ? 2 : 1));
         end = t.offset + t.size;
