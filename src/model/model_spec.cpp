@@ -45,6 +45,9 @@ struct Family {
   const char* text_config = nullptr;
   // The key naming the MLP's activation (Gemma's configs also carry an unused hidden_act).
   const char* activation_key = "hidden_act";
+  // A generic multimodal wrapper (LLaVA, InternVL): its language model is the family of text_config's model_type
+  // (kWrappedTextModels), this one when text_config names none; everything else is that family's.
+  const char* wrapped_text_model = nullptr;
 };
 
 void gemma_keys(const Keys& k, ModelSpec& s);
@@ -125,6 +128,11 @@ constexpr const char* kHunyuanMoeDefaults = R"({"vocab_size": 290943, "hidden_si
   "max_position_embeddings": 2048, "rms_norm_eps": 1e-05, "rope_theta": 10000.0, "attention_bias": false,
   "tie_word_embeddings": false, "pad_token_id": 0, "bos_token_id": 1, "eos_token_id": 2, "num_experts": 1,
   "moe_topk": 1})";
+// LlamaConfig, for the keys a wrapped llama text_config leaves out (LLaVA-1.5's lists only a few).
+constexpr const char* kLlamaDefaults = R"({"vocab_size": 32000, "hidden_size": 4096, "intermediate_size": 11008,
+  "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "silu", "max_position_embeddings": 2048,
+  "rms_norm_eps": 1e-06, "tie_word_embeddings": false, "rope_theta": 10000.0, "attention_bias": false,
+  "mlp_bias": false, "bos_token_id": 1, "eos_token_id": 2})";
 // ArceeConfig (AFM-4.5B), for absent keys: Llama's with the ungated relu² MLP.
 constexpr const char* kArceeDefaults = R"({"vocab_size": 32000, "hidden_size": 2560, "intermediate_size": 18432,
   "num_hidden_layers": 32, "num_attention_heads": 32, "hidden_act": "relu2", "max_position_embeddings": 4096,
@@ -446,6 +454,12 @@ const Family kFamilies[] = {
     {"PhimoeForCausalLM", false, false, true, 0, 0, 0, W::always, 0, kPhimoeDefaults, phimoe_keys},
     {"PhiMoEForCausalLM", false, false, true, 0, 0, 0, W::always, 0, kPhimoeDefaults, phimoe_keys},
     {"Qwen2MoeForCausalLM", true, false, false, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
+    // LLaVA (1.5, Pixtral-12B) and InternVL (3, 3.5 as transformers ports them): a vision tower and projector beside
+    // the language model of text_config's model_type (LlavaConfig's default llama, InternVLConfig's qwen2)
+    {"LlavaForConditionalGeneration", false, false, false, 0, 0, 0, W::none, 0, nullptr, nullptr, "text_config",
+     "hidden_act", "llama"},
+    {"InternVLForConditionalGeneration", false, false, false, 0, 0, 0, W::none, 0, nullptr, nullptr, "text_config",
+     "hidden_act", "qwen2"},
     {"Qwen3MoeForCausalLM", false, true, true, 0, 0, 32768, W::switched, 4096, nullptr, qwen_moe_keys},
     // GLM-4.5, GLM-4.5-Air, GLM-4.6: sigmoid router with correction bias, ungated shared experts
     {"Glm4MoeForCausalLM", false, false, false, 0, 0, 0, W::none, 0, kGlm4MoeDefaults, glm4_moe_keys},
@@ -493,6 +507,19 @@ const Family kFamilies[] = {
     {"Qwen3_5MoeForCausalLM", false, true, false, 0, 0, 0, W::none, 0, kQwen35MoeDefaults, qwen3_next_keys},
     {"Qwen3_5MoeForConditionalGeneration", false, true, false, 0, 0, 0, W::none, 0, kQwen35MoeDefaults,
      qwen3_next_keys, "text_config"},
+};
+
+// The text models a generic wrapper (Family::wrapped_text_model) may hold: text_config's model_type, the family
+// that runs it, and the defaults of its config class for the keys a text_config leaves out (none: every key needed).
+struct WrappedTextModel {
+  const char* model_type;
+  const char* architecture;
+  const char* defaults;
+};
+const WrappedTextModel kWrappedTextModels[] = {
+    {"llama", "LlamaForCausalLM", kLlamaDefaults},       {"mistral", "MistralForCausalLM", kMistralDefaults},
+    {"qwen2", "Qwen2ForCausalLM", nullptr},              {"qwen3", "Qwen3ForCausalLM", nullptr},
+    {"qwen3_moe", "Qwen3MoeForCausalLM", nullptr},
 };
 
 // Families whose dense MLP takes mlp_bias (LlamaMLP and the MLPs copied from it).
@@ -2044,8 +2071,36 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
          join(supported_architectures()));
   }
   s.model_type = c.get_string("model_type", "");
+  // A generic wrapper: while its keys are read, the spec is the text model's family (whose rules name it); the
+  // wrapper's name comes back at the end.
+  const Family* wrapper = nullptr;
+  const WrappedTextModel* wrapped = nullptr;
+  if (fam->wrapped_text_model) {
+    wrapper = fam;
+    const auto text = c.find(wrapper->text_config);
+    if (text && !text->is_object()) text->fail(fmt::format("must be an object, found {}", text->type_name()));
+    const std::string type = text ? text->get_string("model_type", wrapper->wrapped_text_model) : wrapper->wrapped_text_model;
+    std::vector<std::string> types;
+    for (const WrappedTextModel& w : kWrappedTextModels) {
+      types.emplace_back(w.model_type);
+      if (type == w.model_type) wrapped = &w;
+    }
+    if (!wrapped) {
+      fail("{}: {}'s text_config.model_type '{}' is not supported (supported: {})", s.source, s.architecture, type,
+           join(types));
+    }
+    for (const Family& f : kFamilies) {
+      if (std::string_view(f.architecture) == wrapped->architecture) fam = &f;
+    }
+    s.architecture = wrapped->architecture;
+  }
   Keys k{c, std::nullopt, std::nullopt};
-  if (fam->text_config) {
+  if (wrapper) {
+    if (auto text = c.find(wrapper->text_config)) {
+      k.config = *text;
+      k.outer = c;
+    }
+  } else if (fam->text_config) {
     // Qwen2-VL/Qwen2.5-VL as released (and a text_config left out): every key at the top level
     if (auto text = c.find(fam->text_config)) {
       k.config = *text;
@@ -2054,6 +2109,9 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
     if (!k.config.is_object()) k.config.fail(fmt::format("must be an object, found {}", k.config.type_name()));
   }
   if (fam->defaults) k.defaults = io::parse_json(fam->defaults, fmt::format("{} defaults", s.architecture));
+  if (wrapped && wrapped->defaults) {
+    k.defaults = io::parse_json(wrapped->defaults, fmt::format("{} defaults", wrapped->architecture));
+  }
   if (fam->text_config && k.config.get_string("model_type", "") == "ministral3") {
     // Mistral 3's text_config is a MistralConfig, or for Ministral 3 a Ministral3Config (its own defaults)
     k.defaults = io::parse_json(kMinistral3Defaults, "Ministral3Config defaults");
@@ -2189,7 +2247,7 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
     s.fp8_block_rows = b[0];
     s.fp8_block_cols = b[1];
   }
-  if (fam->text_config) {
+  if (fam->text_config || wrapper) {
     // The released checkpoints' spelling; load_model_spec switches to the newer one by the files.
     s.multimodal = true;
     s.weight_prefix = "language_model.model.";
@@ -2198,6 +2256,7 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
   if (fam->family_keys) fam->family_keys(k, s);
 
   validate_model_spec(s);
+  if (wrapper) s.architecture = wrapper->architecture;
   return s;
 }
 

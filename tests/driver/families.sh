@@ -22,14 +22,16 @@
 # ungated relu² MLP) and dots.llm1 (Qwen3's attention, DeepSeek-V3's router, shared experts, sliding layers) and
 # Hunyuan-A13B (HunYuan dense's attention, every layer MoE with a shared MLP, the router mlp.gate.wg) and Apertus
 # (per-head q/k norms before RoPE, the ungated xIELU MLP with its learned scalars per layer, 0-d tensors kept) and
-# GLM-4.7-Flash (DeepSeek-V3's latent attention and router, dense layers from mlp_layer_types, an MTP layer kept) run
+# GLM-4.7-Flash (DeepSeek-V3's latent attention and router, dense layers from mlp_layer_types, an MTP layer kept) and
+# LLaVA (a mistral text model in Pixtral's spelling) and InternVL (qwen2, transformers 5's spelling) beside their
+# vision towers run
 # `abliterate run` end to end (baseline, residuals, directions, a small sweep) on 2 ranks with
 # sharded weights, then export a trial whose untouched tensors (the vision tower, fused Phi-3
 # tensors, routers) keep their bytes while every o_proj/down projection the trial ablates (every
 # expert's in MoE layers) changes. The model organism's prompts serve as prompts.
 source "$(dirname "$0")/common.sh"
 GOLDEN="$HERE/../fixtures/golden"
-for name in gemma3-mm mistral3-mm gemma2-softcap phi3-longrope phi3-longrope-long glm4-interleaved-rope qwen2.5-vl-legacy qwen2-moe-shared glm4-moe granite-moe-shared gpt-oss cohere2 cohere-qknorm llama-bias seed-oss deepseek-v3-mla olmo2 olmo3-v5 deepseek-v2-groups olmoe minimax-m2 exaone4 ernie4.5-moe ernie4.5-dense qwen3-next qwen3.5-moe-mm qwen3-vl-moe-mm gemma glm4v-moe-mm phimoe llama4-mm granite4-micro granite4-moe-nope hunyuan-dense granite4-h granite4-h-moe lfm2 lfm2-moe nemotron-h nemotron-h-moe arcee dots1 hunyuan-moe apertus glm4-moe-lite; do
+for name in gemma3-mm mistral3-mm gemma2-softcap phi3-longrope phi3-longrope-long glm4-interleaved-rope qwen2.5-vl-legacy qwen2-moe-shared glm4-moe granite-moe-shared gpt-oss cohere2 cohere-qknorm llama-bias seed-oss deepseek-v3-mla olmo2 olmo3-v5 deepseek-v2-groups olmoe minimax-m2 exaone4 ernie4.5-moe ernie4.5-dense qwen3-next qwen3.5-moe-mm qwen3-vl-moe-mm gemma glm4v-moe-mm phimoe llama4-mm granite4-micro granite4-moe-nope hunyuan-dense granite4-h granite4-h-moe lfm2 lfm2-moe nemotron-h nemotron-h-moe arcee dots1 hunyuan-moe apertus glm4-moe-lite llava-mm internvl-mm; do
   RUN="$WORK/families/$name"
   rm -rf "$RUN" && mkdir -p "$(dirname "$RUN")"
   extra=()  # phi3-longrope-long: no system prompt, so that the prompts (26 to 48 tokens) lie on both sides of 32

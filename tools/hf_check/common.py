@@ -130,6 +130,13 @@ FAMILIES = [
     # layer 0 dense, then the sigmoid router with e_score_correction_bias, one group, top-4 renormalised x1.8, per-expert
     # tensors plus shared_experts; untied; the router's bias buffer perturbed at init
     ("Glm4MoeLiteForCausalLM", "glm4-moe-lite"),
+    # LLaVA's generic wrapper with Pixtral-12B's config.json (LlavaConfig: text_config of model_type mistral with head_dim
+    # != hidden / heads, GQA 4, rope_theta 1e9, sliding_window null; a small pixtral vision_config; "full" features):
+    # the language model is MistralModel unchanged; the vision tower and projector (with biases) random and never run
+    ("LlavaForConditionalGeneration", "llava-mm"),
+    # InternVL3-1B-hf's wrapper (InternVLConfig: text_config of model_type qwen2, q/k/v biases, the token ids inside it;
+    # a small internvl_vision vision_config, downsample_ratio 0.5): the language model is Qwen2Model unchanged; untied
+    ("InternVLForConditionalGeneration", "internvl-mm"),
 ]
 # Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
 CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM", "Glm4MoeLiteForCausalLM")

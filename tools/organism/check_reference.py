@@ -13,7 +13,7 @@
      Qwen3-VL-MoE's fused (E, H, 2F) / (E, F, H) experts sliced and transposed into per-expert matrices),
      written independently here, within 1e-6 of max(1, max |y|) on every MoE layer output, and the
      recorded expert_ids_last / routing gaps are reproduced;
-  4. gemma3-mm, mistral3-mm: the weights renamed from the legacy language_model.model.* (and
+  4. gemma3-mm, mistral3-mm, llava-mm: the weights renamed from the legacy language_model.model.* (and
      language_model.lm_head.*) spelling to the transformers >= 4.52 model.language_model.* (and
      lm_head.*) spelling give identical logits;
   5. Gemma (Gemma 1 too): hidden_states[0] is the embedding row times the bf16-rounded sqrt(hidden_size);
@@ -644,6 +644,27 @@
      n_shared_experts 0, topk_method greedy, scoring_func softmax, partial_rotary_factor 0.5, head_dim !=
      qk_rope_head_dim, rope_parameters beside rope_theta, rope_type llama3, n_group 3, num_key_value_heads != heads and
      attention_bias true. (1. checks the KV cache, 3. the MoE block against the per-expert loop.)
+ 37. LLaVA / InternVL wrappers (llava-mm: LlavaForConditionalGeneration with Pixtral-12B's mistral text_config;
+     internvl-mm: InternVLForConditionalGeneration with InternVL3-1B-hf's qwen2 one): a second forward pass written here
+     from models/llava and models/internvl's configuration / modeling files and the wrapped family's config class
+     (`WrapperCheck`: the text family from text_config's model_type, absent LlavaConfig's llama / InternVLConfig's qwen2,
+     with LlamaConfig's / MistralConfig's / Qwen2Config's defaults; the weights found under language_model.model.* /
+     language_model.lm_head.weight or model.language_model.* / lm_head.weight and renamed for LlamaCheck's layers, with
+     Qwen2's q/k/v biases (no o_proj bias) and Mistral's window as an explicit mask) reproduces logits_last, hidden_last
+     and logits_all_0 (1e-4) and every golden greedy id (no cache); the file holds exactly the text family's tensors under
+     the release's prefix and head (Pixtral-12B's legacy language_model.model.* / language_model.lm_head.weight,
+     InternVL3-1B-hf's model.language_model.* / lm_head.weight) beside golden.json's stand-ins, some under the vision
+     tower's and some under the projector's name in the same spelling (top-level vision_tower.* /
+     multi_modal_projector.*, or under model.), all BF16; config.json is in the release's spelling (Pixtral-12B: text_config
+     mistral with head_dim != hidden / heads, sliding_window null, is_composition, no token ids or tie_word_embeddings
+     but vision_config's; InternVL3-1B-hf: text_config qwen2 holding the token ids and tie_word_embeddings false, no
+     head_dim, use_sliding_window false, nothing of them at the top level); reference.Spec and golden.json read the
+     wrapped family (theta, head_dim, kv heads, eps, window, q/k/v biases, untied, prefix and head) as WrapperCheck does;
+     text_config without model_type (the wrapper's default family), the weights in the other spelling and (LLaVA) no
+     sliding_window key (MistralConfig's 4096) give the same logits; golden.json has exactly the what-ifs
+     rope_theta_default and sliding_window (mistral) or qkv_bias (qwen2) and WrapperCheck reproduces each (1e-3, each
+     over 1e-2); reference.Spec refuses a text_config of another model_type (gemma3_text) and no text_config. (1. checks
+     the KV cache, 4. the transformers >= 4.52 spelling.)
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
@@ -1334,6 +1355,9 @@ class LlamaCheck:
         z = torch.complex(x[..., :half], x[..., half:]) * torch.polar(torch.ones_like(angles), angles).unsqueeze(1)
         return torch.cat((z.real, z.imag), dim=-1)
 
+    def allowed(self, T):  # the causal mask: query i sees keys j <= i
+        return torch.ones(T, T, dtype=torch.bool).tril()
+
     def layer(self, l, h, angles):
         pre, HD, T = "model.layers.%d." % l, self.HD, h.shape[0]
         x = self.rms(h, self.p[pre + "input_layernorm.weight"])
@@ -1341,7 +1365,7 @@ class LlamaCheck:
         k = self.linear(x, pre + "self_attn.k_proj", self.qkv_bias).view(T, self.NKV, HD)
         v = self.linear(x, pre + "self_attn.v_proj", self.qkv_bias).view(T, self.NKV, HD)
         q, k = self.rotary(q, angles), self.rotary(k, angles)
-        allowed = torch.ones(T, T, dtype=torch.bool).tril()
+        allowed = self.allowed(T)
         heads = []
         for hh in range(self.NH):
             kv = hh * self.NKV // self.NH  # repeat_kv
@@ -4670,11 +4694,11 @@ class Ministral3Check(LlamaCheck):
         return hidden[-1] @ head.T, hidden
 
 
-def language_model_shapes(m, V):
-    """name -> shape of a Llama-shaped language model's embeddings, final norm, untied lm_head.weight and
+def language_model_shapes(m, V, head="lm_head.weight"):
+    """name -> shape of a Llama-shaped language model's embeddings, final norm, untied head (`head`) and
     each layer's two norms and q/k/v/o matrices, under m.prefix (m: H, HD, NH, NKV, L)."""
     H, HD, x0 = m.H, m.HD, m.prefix
-    want = {x0 + "embed_tokens.weight": (V, H), x0 + "norm.weight": (H,), "lm_head.weight": (V, H)}
+    want = {x0 + "embed_tokens.weight": (V, H), x0 + "norm.weight": (H,), head: (V, H)}
     for l in range(m.L):
         x = x0 + "layers.%d." % l
         want.update({x + "input_layernorm.weight": (H,), x + "post_attention_layernorm.weight": (H,),
@@ -4780,6 +4804,155 @@ def check_ministral3(name, spec, p, g, st):
              "no llama_4_scaling_beta": refused(drop=("llama_4_scaling_beta",)),
              "period 0": refused(rope={"original_max_position_embeddings": 0}),
              "period 16.5": refused(rope={"original_max_position_embeddings": 16.5})}
+    check_refusals(name, cases)
+
+
+class WrapperCheck(LlamaCheck):
+    """The language model of a LLaVA / InternVL wrapper again, from models/llava/configuration_llava.py /
+    modeling_llava.py and models/internvl/configuration_internvl.py / modeling_internvl.py (LlavaConfig / InternVLConfig
+    turn text_config into CONFIG_MAPPING[its model_type], absent: "llama" / "qwen2"; the model's language_model is
+    AutoModel.from_config(text_config); the head lm_head, untied unless text_config's tie_word_embeddings) with the
+    wrapped family's configuration_*.py defaults, sharing nothing with reference.py but the safetensors reader: the
+    weights found under the released language_model.model.* / language_model.lm_head.weight or transformers >= 4.52's
+    model.language_model.* / lm_head.weight (the wrappers' _checkpoint_conversion_mapping) and renamed to LlamaCheck's
+    model.* / lm_head.weight; LlamaCheck's layers (F.linear, RMSNorm, the rotate-half RoPE as complex numbers), with
+    Qwen2Attention's q/k/v biases (o_proj none) for qwen2 and MistralAttention's window (an explicit i - W < j <= i
+    mask) when mistral's sliding_window is set. What-ifs (attributes changed after __init__,
+    golden_models.wrapper_what_ifs' names): `theta` (10000), `window` (16), `qkv_bias` (False)."""
+
+    # the text config classes' defaults of the keys read here: LlamaConfig, MistralConfig, Qwen2Config (4.4x / 4.5x)
+    TEXT_DEFAULTS = {
+        "llama": LlamaCheck.DEFAULTS,
+        "mistral": dict(num_key_value_heads=8, head_dim=None, rms_norm_eps=1e-6, rope_theta=10000.0, rope_scaling=None,
+                        sliding_window=4096, tie_word_embeddings=False),
+        "qwen2": dict(num_key_value_heads=32, rms_norm_eps=1e-6, rope_theta=10000.0, rope_scaling=None,
+                      use_sliding_window=False, tie_word_embeddings=False)}
+    WRAPPER_DEFAULT = {"LlavaForConditionalGeneration": "llama", "InternVLForConditionalGeneration": "qwen2"}
+
+    def __init__(self, cfg, p):
+        text = cfg["text_config"]
+        self.kind = text.get("model_type", self.WRAPPER_DEFAULT[cfg["architectures"][0]])
+        c = dict(self.TEXT_DEFAULTS[self.kind], **text)
+        if c["rope_scaling"] or c.get("use_sliding_window") or c.get("hidden_act", "silu") != "silu":
+            raise ValueError("WrapperCheck: rope_scaling %r, use_sliding_window %r, hidden_act %r" % (
+                c["rope_scaling"], c.get("use_sliding_window"), c.get("hidden_act")))
+        if "language_model.model.embed_tokens.weight" in p:
+            self.prefix, self.head = "language_model.model.", "language_model.lm_head.weight"
+        else:
+            self.prefix, self.head = "model.language_model.", "lm_head.weight"
+        renamed = {("model." + n[len(self.prefix):] if n.startswith(self.prefix) else
+                    "lm_head.weight" if n == self.head else n): t for n, t in p.items()}
+        super().__init__(dict(c, attention_bias=False, mlp_bias=False), renamed)
+        self.qkv_bias = self.kind == "qwen2"  # Qwen2Attention: q/k/v_proj bias=True, o_proj bias=False
+        self.o_bias = False
+        self.theta = c["rope_theta"]
+        self.window = c["sliding_window"] if self.kind == "mistral" else None
+
+    def allowed(self, T):  # MistralAttention's window: query i sees keys i - W < j <= i
+        i, j = torch.arange(T).view(T, 1), torch.arange(T).view(1, T)
+        return (j <= i) & (j > i - self.window) if self.window else super().allowed(T)
+
+    def forward(self, ids):
+        inv_freq = 1.0 / self.theta ** (torch.arange(0, self.HD, 2, dtype=torch.float32) / self.HD)
+        return plain_decoder_forward(self, ids, self.rms, inv_freq=inv_freq)
+
+
+def check_wrapper(name, spec, p, g, st):
+    cfg = fixture_config(name)
+    text, model = cfg["text_config"], g["model"]
+    m = WrapperCheck(cfg, p)
+    check_against_golden(name, "WrapperCheck", m, g, st)
+    llava = cfg["architectures"] == ["LlavaForConditionalGeneration"]
+    # the files: the text family's tensors under the language model's prefix and head, nothing else of it anywhere,
+    # beside stand-ins of both the vision tower and the projector, in the spelling of the language model (top-level
+    # vision_tower.* / multi_modal_projector.* beside language_model.model.*, model.vision_tower.* /
+    # model.multi_modal_projector.* beside model.language_model.*); all BF16
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    H, F_, x0 = m.H, text["intermediate_size"], m.prefix
+    want = language_model_shapes(m, spec.V, m.head)
+    for l in range(m.L):
+        x = x0 + "layers.%d." % l
+        want.update(swiglu_tensors(x + "mlp.", H, F_))
+        if m.qkv_bias:
+            want.update({x + "self_attn.q_proj.bias": (m.NH * m.HD,), x + "self_attn.k_proj.bias": (m.NKV * m.HD,),
+                         x + "self_attn.v_proj.bias": (m.NKV * m.HD,)})
+    outer = "" if x0 == "language_model.model." else "model."
+    stand_ins = sorted(n for n in stored if n not in want)
+    same = ({n: tuple(stored[n][1].shape) for n in stored if n in want} == want and
+            all(v[0] == "BF16" for v in stored.values()) and stand_ins == model["stand_in_tensors"] and
+            all(n.startswith((outer + "vision_tower.", outer + "multi_modal_projector.")) for n in stand_ins) and
+            any(n.startswith(outer + "vision_tower.") for n in stand_ins) and
+            any(n.startswith(outer + "multi_modal_projector.") for n in stand_ins) and
+            (x0, m.head) == ((("language_model.model.", "language_model.lm_head.weight") if llava else
+                              ("model.language_model.", "lm_head.weight"))))
+    check(same, "%s: the files hold %s's %d tensors under %s* and %s (q width %d, hidden %d), all BF16, beside %d "
+          "stand-ins under %svision_tower.* / %smulti_modal_projector.*" % (
+              name, m.kind, len(want), x0, m.head, m.NH * m.HD, H, len(stand_ins), outer, outer))
+    # config.json in the release's spelling: Pixtral-12B's (text_config mistral with head_dim != hidden / heads,
+    # sliding_window null and the leftover is_composition, no token ids and no tie_word_embeddings but vision_config's,
+    # a pixtral vision_config, "full" features) or InternVL3-1B-hf's (text_config qwen2 with its token ids and
+    # tie_word_embeddings false, no head_dim, use_sliding_window false, none at the top level, an internvl_vision
+    # vision_config, "default" features, transformers 4.52)
+    ids_keys = ("bos_token_id", "eos_token_id", "pad_token_id")
+    if llava:
+        spelling = (cfg["model_type"] == "llava" and text["model_type"] == "mistral" and text["is_composition"] and
+                    text["head_dim"] != H // m.NH and text["sliding_window"] is None and
+                    not any(k in c for c in (cfg, text) for k in ids_keys + ("tie_word_embeddings",)) and
+                    cfg["vision_config"]["model_type"] == "pixtral" and
+                    cfg["vision_config"]["tie_word_embeddings"] is False and
+                    cfg["vision_feature_select_strategy"] == "full" and cfg["torch_dtype"] == "bfloat16")
+    else:
+        spelling = (cfg["model_type"] == "internvl" and text["model_type"] == "qwen2" and
+                    all(k in text for k in ids_keys[:2]) and not any(k in cfg for k in ids_keys) and
+                    text["tie_word_embeddings"] is False and "tie_word_embeddings" not in cfg and "head_dim" not in text
+                    and text["use_sliding_window"] is False and text["sliding_window"] is None and
+                    cfg["vision_config"]["model_type"] == "internvl_vision" and
+                    cfg["vision_feature_select_strategy"] == "default" and
+                    cfg["transformers_version"].startswith("4.52"))
+    check(spelling, "%s: config.json in %s's spelling (text_config %s, token ids %s)" % (
+        name, "Pixtral-12B" if llava else "InternVL3-1B-hf", m.kind,
+        "nowhere: generation_config.json" if llava else "in text_config only"))
+    # reference.Spec and golden.json read the wrapped family as WrapperCheck does
+    same = (spec.text_model_type == m.kind == model["text_model_type"] and spec.theta == m.theta ==
+            model["rope_theta"] and spec.HD == m.HD and spec.NKV == m.NKV and spec.eps == m.c["rms_norm_eps"] and
+            spec.sliding_window == m.window and spec.qkv_bias == m.qkv_bias == model["qkv_bias"] and not spec.o_bias and
+            not spec.tied and not m.c["tie_word_embeddings"] and
+            ref.weight_names(spec, p) == (m.prefix, m.head) == (model["weight_prefix"], model["lm_head"]))
+    check(same, "%s: reference.Spec and golden.json read text_config as %s (theta %g, head_dim %d, %d kv heads, eps %g, "
+          "window %s, q/k/v bias %s, untied, %s* / %s) as WrapperCheck does" % (
+              name, m.kind, m.theta, m.HD, m.NKV, m.c["rms_norm_eps"], m.window, m.qkv_bias, m.prefix, m.head))
+    # other readings: text_config without model_type is the wrapper's default family (llama for LLaVA: Mistral without
+    # a window is Llama; qwen2 for InternVL), the same logits; the weights in the other spelling, the same logits;
+    # (LLaVA) without a sliding_window key MistralConfig's 4096, longer than every golden sequence
+    prompts = [e["input_ids"] for e in g["prompts"]]
+    base = last_logits(spec, p, prompts)
+    untyped = json.loads(json.dumps(cfg))
+    del untyped["text_config"]["model_type"]
+    s2, m2 = ref.Spec(untyped), WrapperCheck(untyped, p)
+    other = (("model.language_model.", "lm_head.weight") if llava else
+             ("language_model.model.", "language_model.lm_head.weight"))
+    respelled = {(other[0] + n[len(m.prefix):] if n.startswith(m.prefix) else other[1] if n == m.head else n): t
+                 for n, t in p.items()}
+    same = (s2.text_model_type == m2.kind == ("llama" if llava else "qwen2") and
+            bool((last_logits(s2, p, prompts) == base).all()) and
+            bool((last_logits(spec, respelled, prompts) == base).all()))
+    if llava:
+        no_key = json.loads(json.dumps(cfg))
+        del no_key["text_config"]["sliding_window"]
+        s3 = ref.Spec(no_key)
+        same = same and s3.sliding_window == WrapperCheck(no_key, p).window == 4096 and bool(
+            (last_logits(s3, p, prompts) == base).all())
+    check(same, "%s: text_config without model_type read as %s, the weights as %s* / %s, %sthe same logits" % (
+        name, s2.text_model_type, other[0], other[1], "and without sliding_window (MistralConfig's 4096) " if llava else
+        ""))
+    ids = g["prompts"][4]["input_ids"]
+    names = {"rope_theta_default": ("theta", 10000.0)}
+    names.update({"sliding_window": ("window", 16)} if m.kind == "mistral" else {})
+    names.update({"qkv_bias": ("qkv_bias", False)} if m.qkv_bias else {})
+    check_what_if_effects(name, "WrapperCheck", model, names, lambda: WrapperCheck(cfg, p), ids)
+    cases = {"text_config of model_type gemma3_text": spec_refuses(cfg, {"text_config": dict(text,
+                                                                                            model_type="gemma3_text")}),
+             "no text_config": spec_refuses(cfg, drop=("text_config",))}
     check_refusals(name, cases)
 
 
@@ -8664,6 +8837,8 @@ def main():
                 check_apertus(name, spec, p, g, st)
             if spec.arch == ref.GLM4_MOE_LITE:
                 check_glm4_moe_lite(name, spec, p, g, st)
+            if spec.arch in ref.WRAPPERS:
+                check_wrapper(name, spec, p, g, st)
         if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
             check_hybrid_delta_rule_forms()
         if any(any(ref.Spec(fixture_config(n)).layer_mamba) for n in names):

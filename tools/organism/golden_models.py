@@ -76,6 +76,8 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | hunyuan-moe         | HunYuanMoEV1ForCausalLM | Tencent Hunyuan-A13B as released (its config spelling: attention_head_dim and head_dim, per-layer moe_topk / moe_intermediate_size / num_shared_expert lists): hunyuan-dense's attention (query_layernorm / key_layernorm after RoPE, the alpha RoPE base), head_dim 24 != hidden/heads, every layer a softmax MoE (F32 router mlp.gate.wg, 8 experts top-2 renormalised, per-expert tensors of intermediate_size) plus an ungated shared_mlp, GQA 2, tied, BF16 + F32 router |
 | apertus             | ApertusForCausalLM  | Apertus-8B-2509 (its config spelling: qk_norm / post_norm / mlp_bias listed and unread, rope_theta an integer, rope_scaling llama3 with "rope_type" and "type"): Llama's layers with norms attention_layernorm / feedforward_layernorm, per-head q/k norms before RoPE, the ungated MLP down(xIELU(up x)) with per-layer mlp.act_fn.alpha_p / alpha_n (1,) and beta / eps (0-d), each layer's different and none the defaults (eps -0.0625 on layer 2), llama3 x8 from 64 (kept, smoothed and divided pairs), GQA 2, untied, all BF16 |
 | glm4-moe-lite       | Glm4MoeLiteForCausalLM | GLM-4.7-Flash in transformers 5's spelling (dtype, rope_parameters {default, theta 1e6} and no rope_theta, mlp_layer_types listed beside the release's unread first_k_dense_replace / num_nextn_predict_layers / topk_method): DeepSeek-V3's MLA (q rank 40, latent 20 + one shared k_pe of 8, nope 24 + rope 8 = q/k head 32 = v head 32 as released, the rope tail interleaved, latent norms eps 1e-6 beside rms_norm_eps 1e-5 with a small latent so that it shows), layer 0 dense, layers 1-2 the sigmoid router with an F32 e_score_correction_bias in one group, top-4 of 8 renormalised x1.8, ungated shared expert, a whole MTP layer model.layers.3.* (44 tensors), untied, BF16 + F32 router bias |
+| llava-mm            | LlavaForConditionalGeneration | Pixtral-12B's config.json and names: the language model from text_config.model_type "mistral" (MistralModel unchanged), head_dim 16 with 8 heads != hidden/heads, GQA 4, rope_theta 1e9, sliding_window null, no token ids in config.json, language_model.model.* / language_model.lm_head.weight beside seven stand-in vision_tower.* / multi_modal_projector.* tensors, untied, all BF16 |
+| internvl-mm         | InternVLForConditionalGeneration | InternVL3-1B-hf's config.json and names (transformers 4.52's save): the language model from text_config.model_type "qwen2" (Qwen2Model unchanged: q/k/v biases), rope_theta 1e6, token ids in text_config only, model.language_model.* / lm_head.weight beside seven stand-in model.vision_tower.* / model.multi_modal_projector.* tensors, GQA 2, untied, all BF16 |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -1095,6 +1097,28 @@ MODELS += [
           q_lora_rank=40, kv_lora_rank=20, qk_nope=24, qk_rope=8, v_head_dim=32, max_positions=2048,
           rms_norm_eps=1e-05, latent_norm_std=0.3, latent_scale=0.004, mtp_full_layer=True, seeded=True),
      "BF16", "BF16"),
+    # LLaVA's generic wrapper with Pixtral-12B's shape (LlavaForConditionalGeneration; config.json and names as
+    # mistral-community/pixtral-12b ships them: see config_for): models/llava/modeling_llava.py runs whatever text family
+    # text_config.model_type names, here "mistral": MistralModel unchanged (Llama's pre-norm layers, SwiGLU, no biases)
+    # on text_config's numbers, head_dim 16 listed with 8 heads (q width 128 != hidden 64), GQA 4 (the release's 32 / 8),
+    # rope_theta 1e9, rms_norm_eps 1e-5, sliding_window null, max_position_embeddings 1024000 as released; weights
+    # language_model.model.* and language_model.lm_head.weight (untied) beside seven stand-ins vision_tower.* /
+    # multi_modal_projector.linear_1 / linear_2 (with biases, as Pixtral-12B's); all BF16 as released. What-ifs
+    # (golden.json's *_effect_prompt4): the RoPE at 10000 (rope_theta not found at the top level), a window of 16
+    # where text_config says null
+    ("llava-mm", 74000, "LlavaForConditionalGeneration", "llava",
+     dict(H=64, L=2, NH=8, NKV=2, HD=16, F=128, tied=False, theta=1e9, max_positions=1024000, vision_hidden=8,
+          seeded=True), "BF16", "BF16"),
+    # InternVL's wrapper as OpenGVLab/InternVL3-1B-hf ships it (InternVLForConditionalGeneration saved by transformers
+    # 4.52: see config_for): models/internvl/modeling_internvl.py runs the text family text_config.model_type names,
+    # here "qwen2" (InternVL3-1B / 2B / 8B's Qwen2.5): Qwen2Model unchanged, q/k/v biases, no head_dim key (hidden /
+    # heads), rope_theta 1e6, rms_norm_eps 1e-6, use_sliding_window false, the token ids in text_config only; weights
+    # model.language_model.* and lm_head.weight (untied, as InternVL3-1B: its 0.9B parameters count a head of its
+    # own) beside seven stand-ins model.vision_tower.* / model.multi_modal_projector.* (transformers 4.52's names); GQA
+    # 2, all BF16 as released. What-ifs: the RoPE at 10000, no q/k/v biases (the text model read as a Llama)
+    ("internvl-mm", 75000, "InternVLForConditionalGeneration", "internvl",
+     dict(H=64, L=2, NH=4, NKV=2, HD=16, F=128, tied=False, theta=1000000.0, max_positions=32768,
+          vision_hidden=8, prefix="model.language_model.", seeded=True), "BF16", "BF16"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -1296,6 +1320,49 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
              "model_type": "mistral3", "multimodal_projector_bias": False, "projector_hidden_act": "gelu",
              "spatial_merge_size": 2, "text_config": text, "torch_dtype": torch_dtype,
              "transformers_version": "4.56.0", "vision_config": vision, "vision_feature_layer": -1}
+    elif mtype == "llava":
+        # LlavaForConditionalGeneration as mistral-community/pixtral-12b ships it (models/pixtral/
+        # convert_pixtral_weights_to_hf.py: LlavaConfig(PixtralVisionConfig, MistralConfig(...), vision_feature_layer -1,
+        # image_token_index 10, vision_feature_select_strategy "full", image_seq_length 1), transformers 4.45's save):
+        # text_config of model_type "mistral" with head_dim listed (!= hidden / heads), rms_norm_eps 1e-5, rope_theta
+        # 1e9, sliding_window null, max_position_embeddings 1024000 and the leftover "is_composition"; no token ids
+        # anywhere (generation_config.json has them) and no tie_word_embeddings but the one inside vision_config; a small
+        # Pixtral vision_config of the release's keys
+        text = {"head_dim": d["HD"], "hidden_act": "silu", "hidden_size": d["H"], "intermediate_size": d["F"],
+                "is_composition": True, "max_position_embeddings": d["max_positions"], "model_type": "mistral",
+                "num_attention_heads": d["NH"], "num_hidden_layers": d["L"], "num_key_value_heads": d["NKV"],
+                "rms_norm_eps": 1e-05, "rope_theta": d["theta"], "sliding_window": None, "vocab_size": tok.vocab_size}
+        vision = {"head_dim": 4, "hidden_act": "silu", "hidden_size": d["vision_hidden"], "image_size": 8,
+                  "intermediate_size": 16, "is_composition": True, "model_type": "pixtral", "num_attention_heads": 2,
+                  "num_hidden_layers": 1, "patch_size": 4, "rope_theta": 10000.0, "tie_word_embeddings": False}
+        c = {"architectures": [arch], "image_seq_length": 1, "image_token_index": 10, "model_type": "llava",
+             "projector_hidden_act": "gelu", "text_config": text, "torch_dtype": torch_dtype,
+             "transformers_version": "4.45.0.dev0", "vision_config": vision, "vision_feature_layer": -1,
+             "vision_feature_select_strategy": "full"}
+        assert not d["tied"] and d["HD"] != d["H"] // d["NH"]
+    elif mtype == "internvl":
+        # InternVLForConditionalGeneration as OpenGVLab/InternVL3-1B-hf ships it (models/internvl/
+        # convert_internvl_weights_to_hf.py: InternVLConfig(text_config=Qwen2Config(**llm_config), InternVLVisionConfig,
+        # image_token_id), transformers 4.52's save): a Qwen2 text_config (config_for's qwen2 keys) with the token ids
+        # inside it (bos <|endoftext|>, eos the converter's forced <|im_end|>, an int), sliding_window null beside
+        # use_sliding_window false (Qwen2Config nulls it), tie_word_embeddings false, no head_dim; none at the top level;
+        # a small internvl_vision vision_config (InternViT-300M's keys); image_token_id 10 (released 151667, the
+        # <IMG_CONTEXT> of a tokenizer this fixture's vocabulary lacks)
+        text = config_for(None, "Qwen2ForCausalLM", "qwen2", d, tok, mat_dtype)
+        del text["transformers_version"]
+        text.update({"eos_token_id": im_end, "max_position_embeddings": d["max_positions"], "sliding_window": None})
+        vision = {"architectures": ["InternVisionModel"], "attention_bias": True, "attention_dropout": 0.0,
+                  "hidden_act": "gelu", "hidden_size": d["vision_hidden"], "image_size": [8, 8],
+                  "initializer_factor": 0.1, "initializer_range": 0.02, "intermediate_size": 16,
+                  "layer_norm_eps": 1e-06, "layer_scale_init_value": 0.1, "model_type": "internvl_vision",
+                  "norm_type": "layer_norm", "num_attention_heads": 2, "num_channels": 3, "num_hidden_layers": 1,
+                  "patch_size": [4, 4], "projection_dropout": 0.0, "torch_dtype": torch_dtype,
+                  "use_absolute_position_embeddings": True, "use_mask_token": False, "use_mean_pooling": True,
+                  "use_qk_norm": False}
+        c = {"architectures": [arch], "downsample_ratio": 0.5, "image_seq_length": 256, "image_token_id": 10,
+             "model_type": "internvl", "projector_hidden_act": "gelu", "text_config": dict(sorted(text.items())),
+             "torch_dtype": torch_dtype, "transformers_version": "4.52.0.dev0", "vision_config": vision,
+             "vision_feature_layer": -1, "vision_feature_select_strategy": "default"}
     elif mtype == "phi3":
         c.update({"attention_bias": False, "embd_pdrop": 0.0, "hidden_act": "silu",
                   "max_position_embeddings": d["max_positions"],
@@ -2286,6 +2353,30 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         add(m + "multi_modal_projector.norm.weight", norm_dtype, (vh,), 1.0, 0.1)
         add(m + "multi_modal_projector.patch_merger.merging_layer.weight", mat_dtype, (vh, 4 * vh), 0.0, 0.5)
         add(m + "multi_modal_projector.linear_1.weight", mat_dtype, (H, vh), 0.0, 0.5)
+    if spec.arch == ref.LLAVA:
+        # Pixtral-12B's tower and LLaVA's projector as released (convert_pixtral_weights_to_hf.py: vision_tower.* and
+        # multi_modal_projector.linear_1 / linear_2 with their biases, beside language_model.model.*), as stand-ins: never
+        # read by the forward pass, copied byte for byte by an export
+        vh = d["vision_hidden"]
+        add("vision_tower.patch_conv.weight", mat_dtype, (vh, 3, 4, 4), 0.0, 0.5)
+        add("vision_tower.ln_pre.weight", norm_dtype, (vh,), 1.0, 0.1)
+        add("vision_tower.transformer.layers.0.attention_norm.weight", norm_dtype, (vh,), 1.0, 0.1)
+        add("multi_modal_projector.linear_1.weight", mat_dtype, (H, vh), 0.0, 0.5)
+        add("multi_modal_projector.linear_1.bias", mat_dtype, (H,), 0.0, 0.5)
+        add("multi_modal_projector.linear_2.weight", mat_dtype, (H, H), 0.0, 0.5)
+        add("multi_modal_projector.linear_2.bias", mat_dtype, (H,), 0.0, 0.5)
+    if spec.arch == ref.INTERNVL:
+        # InternViT and InternVL's projector in transformers >= 4.52's names (convert_internvl_weights_to_hf.py: mlp1.0 /
+        # .1 / .3 -> multi_modal_projector.layer_norm / linear_1 / linear_2, the pixel shuffle's 4 x vision_hidden
+        # inputs at downsample_ratio 0.5), under model. beside model.language_model.*, as stand-ins
+        vh, v = d["vision_hidden"], "model.vision_tower."
+        add(v + "embeddings.cls_token", mat_dtype, (1, 1, vh), 0.0, 0.5)
+        add(v + "embeddings.patch_embeddings.projection.weight", mat_dtype, (vh, 3, 4, 4), 0.0, 0.5)
+        add(v + "encoder.layer.0.layernorm_before.weight", norm_dtype, (vh,), 1.0, 0.1)
+        add("model.multi_modal_projector.layer_norm.weight", norm_dtype, (4 * vh,), 1.0, 0.1)
+        add("model.multi_modal_projector.layer_norm.bias", norm_dtype, (4 * vh,), 0.0, 0.1)
+        add("model.multi_modal_projector.linear_1.weight", mat_dtype, (H, 4 * vh), 0.0, 0.5)
+        add("model.multi_modal_projector.linear_2.weight", mat_dtype, (H, H), 0.0, 0.5)
     if spec.arch in ref.QWEN_VL:
         # the vision tower and its merger, as stand-ins: visual.* beside model.* (released Qwen2.5-VL),
         # model.visual.* beside model.language_model.* (transformers >= 4.52)
@@ -3023,6 +3114,8 @@ def family_description(spec, p, golden):
         desc.update(apertus_description(spec, p, golden))
     if spec.arch == ref.GLM4_MOE_LITE:
         desc.update(glm4_moe_lite_description(spec, p, golden))
+    if spec.arch in ref.WRAPPERS:
+        desc.update(wrapper_description(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -5287,6 +5380,44 @@ def llama4_description(spec, p, golden):
     return out
 
 
+def wrapper_what_ifs(spec, p):
+    """A LLaVA / InternVL wrapper's what-ifs, name -> (spec, params), each a reading an engine could take of the wrapper
+    that misses what its text_config says: `rope_theta_default` (the RoPE at 10000, the default of a reader that looks
+    for rope_theta at the top level, where LlavaConfig / InternVLConfig hold none), and per wrapped family
+    `sliding_window` (mistral with sliding_window null: a window of 16 on every layer, as a reader that misses the
+    text_config's null might keep one) or `qkv_bias` (qwen2: no q/k/v biases, the text model run as a Llama)."""
+    plain = copy.copy(spec)
+    plain.rope = {"global": (ref.rope_inv_freq(spec.R, 10000.0, None), 1.0)}
+    out = {"rope_theta_default": (plain, p)}
+    if spec.text_model_type == "mistral":
+        assert spec.sliding_window is None
+        window = copy.copy(spec)
+        window.sliding_window, window.layer_sliding = 16, [True] * spec.L
+        out["sliding_window"] = (window, p)
+    if spec.qkv_bias:
+        unbiased = copy.copy(spec)
+        unbiased.qkv_bias = False
+        out["qkv_bias"] = (unbiased, p)
+    return out
+
+
+def wrapper_description(spec, p, golden):
+    """Extra golden.json model keys of a LLaVA / InternVL wrapper (reference.WRAPPERS): the text family it runs
+    (text_config's model_type and its architecture), where its weights are (prefix, head), the stand-in vision tower /
+    projector tensors, the text numbers the what-ifs turn on, and how much prompt 4's logits would change under each of
+    wrapper_what_ifs (`<name>_effect_prompt4`, each > 1e-2)."""
+    ids, _, logits = prompt4_forward(spec, p, golden)
+    prefix, head = ref.weight_names(spec, p)
+    stand_ins = sorted(n for n in p if not n.startswith(prefix) and n != head)
+    assert stand_ins and all(n.startswith(("vision_tower.", "multi_modal_projector.", "model.vision_tower.",
+                                           "model.multi_modal_projector.")) for n in stand_ins)
+    out = {"text_model_type": spec.text_model_type, "text_architecture": ref.WRAPPED_TEXT[spec.text_model_type],
+           "weight_prefix": prefix, "lm_head": head, "stand_in_tensors": stand_ins, "rope_theta": spec.theta,
+           "qkv_bias": spec.qkv_bias, "q_width": spec.NH * spec.HD}
+    out.update(what_if_effects(spec.arch, wrapper_what_ifs(spec, p), torch.tensor([ids]), logits))
+    return out
+
+
 def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, first_seed):
     """Writes tests/fixtures/golden/<name>/ (under root) from the entry's seed, bumped until the
     margins (and for MoE models the routing gaps) pass; returns golden.json's contents."""
@@ -5497,6 +5628,8 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | hunyuan-moe | HunYuanMoEV1ForCausalLM | Tencent Hunyuan-A13B with config.json in tencent/Hunyuan-A13B-Instruct's spelling and transformers' model_type hunyuan_v1_moe (transformers_version 4.56.0: `"attention_head_dim": 24` beside `"head_dim": 24` (transformers reads head_dim, Tencent's remote code attention_head_dim), `"num_experts": 8` an int, per-layer lists `"moe_topk": [2, 2, 2]`, `"moe_intermediate_size": [48, 48, 48]` (= intermediate_size, which transformers sizes the experts by) and `"num_shared_expert": [1, 1, 1]`, use_mixed_mlp_moe true, use_cla false, use_qk_norm true, eod_token_id, pretraining_tp 1, rms_norm_eps 1e-5, attention_bias / mlp_bias false, `"rope_scaling": {"alpha": 1000.0, "beta_fast": 32, "beta_slow": 1, "factor": 1.0, "mscale": 1.0, "mscale_all_dim": 1.0, "type": "dynamic"}` beside rope_theta 10000.0, max_position_embeddings 32768, tie_word_embeddings true): hunyuan-dense's attention — q and k rotated FIRST and THEN normed per head by `self_attn.query_layernorm` / `key_layernorm` (24) (before RoPE instead: prompt 4's logits change by 7.25; no q/k norms: 9.42), scores × 24^-0.5, the rotate-half RoPE at base 1e4 × 1000^(24/22) = 18738174.23 (plain RoPE at rope_theta: 8.91; base rope_theta × alpha: 8.18), 4 heads of 24 (q width 96 != hidden 64), 2 kv heads (GQA 2) —; every layer HunYuanMoEV1Moe: logits = h `mlp.gate.wg.weight` (8, 64; F32)ᵀ in fp32, the softmax over the 8 experts (a sigmoid instead: 4.70), top-2 (top-1: 6.61), weights divided by their sum without an epsilon (not divided: 5.65); 8 experts `mlp.experts.{e}.gate_proj` / `up_proj` (48, 64) / `down_proj` (64, 48) per expert as released (transformers 5's stacked mlp.experts.gate_up_proj (8, 96, 64) / down_proj read alike), plus `mlp.shared_mlp.*` of intermediate_size 48 added without a gate or weight (left out: 9.00); every expert chosen by prompt 4's tokens in each layer; tied (no lm_head.weight); BF16 weights and norms, F32 router |
 | apertus | ApertusForCausalLM | the Swiss AI Initiative's Apertus with config.json shaped after swiss-ai/Apertus-8B-2509's (ApertusConfig as transformers 4.56 writes it: model_type apertus, `"hidden_act": "xielu"`, no head_dim (hidden / heads = 16), attention_bias false, `"qk_norm": true`, `"post_norm": false` and `"mlp_bias": false` listed as released (Swiss AI's keys: ApertusConfig reads none of them), rms_norm_eps 1e-5, `"rope_theta": 10000` an integer (the release's 12000000), `"rope_scaling": {"factor": 8.0, "high_freq_factor": 4.0, "low_freq_factor": 1.0, "original_max_position_embeddings": 64, "rope_type": "llama3", "type": "llama3"}`, max_position_embeddings 512 = 8 x 64, tie_word_embeddings false): Llama's pre-norm layers with the norms named `attention_layernorm` (before self_attn) and `feedforward_layernorm` (before the MLP); ApertusAttention: q/k/v/o_proj without biases, 4 heads of 16, 2 kv heads (GQA 2), `self_attn.q_norm` / `k_norm` (16) RMSNorms over each head BEFORE RoPE (after it: prompt 4's logits change by 3.12), scores x 16^-0.5; the rotate-half RoPE with llama3 x8 from 64 at theta 1e4 (pair 0 kept, 1-2 smoothed, 3-7 divided by 8; plain RoPE at rope_theta: 7.24); ApertusMLP: `mlp.down_proj` (64, 128) (xIELU(`mlp.up_proj` (128, 64) h)), no gate_proj, no biases (SiLU in place of xIELU, still ungated: 17.3); xIELU(x) = a_p x x + beta x for x > 0, else (expm1(min(x, eps)) - x) a_n + beta x, with a_p = softplus(alpha_p) and a_n = beta + softplus(alpha_n) (torch's softplus) from the layer's own `mlp.act_fn.alpha_p` (1,), `mlp.act_fn.alpha_n` (1,) (stored before the softplus), `mlp.act_fn.beta` () and `mlp.act_fn.eps` () (0-d tensors, header shape []), all BF16 as released: stored (alpha_p, alpha_n, beta, eps) (-0.625, -1.5, 0.375, bf16(-1e-6)), (0.75, 0.25, 0.625, bf16(-1e-6)), (-0.125, -0.5, 0.4375, -0.0625), i.e. a_p 0.4287 / 1.1369 / 0.6326 and a_n 0.5764 / 1.4509 / 0.9116 on layers 0 / 1 / 2 (XIELUActivation's default parameters, a_p 0.8, a_n 0.8, beta 0.5, in their place: 13.4; alpha_p / alpha_n without the softplus: 31.4; eps -1e-6 on layer 2 too, where 420 of prompt 4's 18432 xIELU inputs lie in (eps, 0]: 0.070); computed in fp32 from the stored values (softplus and the beta add rounded to bf16, as parameters held in bf16 would: 0.063); untied (lm_head.weight); all BF16 |
 | glm4-moe-lite | Glm4MoeLiteForCausalLM | Z.ai's GLM-4.7-Flash with config.json as transformers 5 writes Glm4MoeLiteConfig (`"dtype": "bfloat16"`, transformers_version 5.0.0, pretraining_tp, `"rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"}` and no top-level rope_theta / rope_scaling, `"rope_interleave": true`, `"mlp_layer_types": ["dense", "sparse", "sparse"]` listed, no head_dim key: the attribute_map reads one as qk_rope_head_dim) plus the keys zai-org/GLM-4.7-Flash lists that Glm4MoeLiteConfig has no field for: `"first_k_dense_replace": 1` (agreeing with mlp_layer_types; transformers reads only those), `"num_nextn_predict_layers": 1`, `"topk_method": "noaux_tc"` (no scoring_func); Glm4MoeLiteAttention = DeepseekV3Attention: q = q_b_proj(q_a_layernorm(q_a_proj(h))) (q_lora_rank 40) viewed as 4 heads of qk_nope_head_dim 24 then qk_rope_head_dim 8, kv_a_proj_with_mqa(h) (28, 64) gives the latent c (kv_lora_rank 20) then one shared k_pe (8), kv_b_proj(kv_a_layernorm(c)) (224, 20) gives per head k_nope (24) then v (32), o_proj (64, 4 x 32): q/k head 32 = v head 32 != nope 24, as the release's 192 + 64 = 256 = 256; num_key_value_heads 4 = heads; the latent norms at eps 1e-6 (Glm4MoeRMSNorm's default) beside rms_norm_eps 1e-5 on the layer and final norms, kv_a_proj_with_mqa's latent rows scaled by 0.004 so that the latent's eps shows (rms_norm_eps as its eps: prompt 4's logits change by 9.57), latent norm weights around 1 with std 0.3 (either at 1: 11.6 / 11.9); RoPE over the 8 rope dims at theta 1e6, rope_interleave: reshuffled to (0, 2, 4, 6, 1, 3, 5, 7), then rotate-half (rotate-half on the stored order: 11.0; the default theta 1e4 of a reader that misses rope_parameters: 9.38), scores x 32^-0.5; layer 0 a dense SwiGLU of 128, layers 1-2 Glm4MoeLiteMoE: s = sigmoid(h W^T) (mlp.gate.weight (8, 64)), the top 4 of s + mlp.gate.e_score_correction_bias (F32, std 0.05; without it: 37 and 33 of prompt 4's 144 tokens take other experts, 7.30) in one group (n_group = topk_group = 1, as released), the chosen s / (sum + 1e-20) x routed_scaling_factor 1.8 (x1: 8.40), per-expert mlp.experts.{e}.gate_proj / up_proj / down_proj of 48 (every expert chosen over prompt 4 in both layers), plus mlp.shared_experts of 1 x 48 without a gate (none: 16.4); the multi-token-prediction layer stored whole as released, model.layers.3.* (embed_tokens, enorm, hnorm, eh_proj, shared_head.norm / .head and a full MoE decoder layer: 44 tensors, 172,932 values) that the forward pass ignores and an export must copy unchanged; untied; BF16 matrices and norms, F32 correction bias |
+| llava-mm | LlavaForConditionalGeneration | LLaVA's generic wrapper as mistral-community/pixtral-12b ships it (LlavaConfig as models/pixtral/convert_pixtral_weights_to_hf.py builds it, transformers_version 4.45.0.dev0: image_seq_length 1, image_token_index 10, projector_hidden_act gelu, vision_feature_layer -1, `"vision_feature_select_strategy": "full"`, torch_dtype bfloat16, a small pixtral vision_config holding the file's only `"tie_word_embeddings": false`; no token ids in config.json: generation_config.json has the eos, the tokenizer's im_end): the language model is the text family text_config.model_type names, `"mistral"` (LlavaModel's AutoModel.from_config: MistralModel unchanged, Llama's pre-norm layers, SwiGLU, no biases), on text_config's numbers (`"head_dim": 16` with 8 heads: q width 128 != hidden 64, 2 kv heads (GQA 4, the release's 32 / 8), rms_norm_eps 1e-5, `"rope_theta": 1000000000.0`, `"sliding_window": null`, max_position_embeddings 1024000, the leftover `"is_composition": true`; no tie_word_embeddings: MistralConfig's false); weights language_model.model.* and language_model.lm_head.weight (untied) beside seven stand-ins (vision_tower.patch_conv.weight, vision_tower.ln_pre.weight, vision_tower.transformer.layers.0.attention_norm.weight, multi_modal_projector.linear_1 / linear_2 weight and bias) that the forward pass ignores and an export must copy unchanged; what-ifs: the RoPE at 10000 (rope_theta looked for at the top level: 7.61), a window of 16 on every layer where text_config says null (15.8); text_config without model_type is LlavaConfig's llama (the same logits: Mistral without a window); all BF16 |
+| internvl-mm | InternVLForConditionalGeneration | InternVL's wrapper as OpenGVLab/InternVL3-1B-hf ships it (InternVLConfig as models/internvl/convert_internvl_weights_to_hf.py builds it, transformers_version 4.52.0.dev0: downsample_ratio 0.5, image_seq_length 256, image_token_id 10 (released 151667), projector_hidden_act gelu, vision_feature_layer -1, `"vision_feature_select_strategy": "default"`, a small internvl_vision vision_config; no token ids and no tie_word_embeddings at the top level): the language model is the text family text_config.model_type names, `"qwen2"` (InternVLModel's AutoModel.from_config: Qwen2Model unchanged, q/k/v biases, no o_proj bias), on text_config's numbers (architectures [Qwen2ForCausalLM], bos_token_id (the tokenizer's endoftext) and eos_token_id (its im_end, an int: the converter's forced eos) inside it, no head_dim (hidden / heads = 16), 4 heads, 2 kv heads, rms_norm_eps 1e-6, rope_theta 1e6, `"use_sliding_window": false` beside `"sliding_window": null`, `"tie_word_embeddings": false`); weights model.language_model.* and lm_head.weight (untied) beside seven stand-ins (model.vision_tower.embeddings.cls_token / patch_embeddings.projection.weight / encoder.layer.0.layernorm_before.weight, model.multi_modal_projector.layer_norm weight and bias, linear_1 / linear_2 weights) that the forward pass ignores and an export must copy unchanged; what-ifs: the RoPE at 10000 (10.0), no q/k/v biases (the text model read as a Llama: 17.3); text_config without model_type is InternVLConfig's qwen2; all BF16 |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -5815,5 +5948,9 @@ and `latent_norm_eps` effects), the MoE keys, the sigmoid router's `router`, `n_
 `mtp_layer`, `mtp_tensors`, `mtp_tensor_names` (the MTP layer's tensors, never read), `moe_rule`, `router_weight`,
 `correction_bias`, `expert_layout`, `expert_usage_prompt4`, `prompt4_tokens`, `router_changed_tokens_prompt4` (for
 router_bias) and `{shared_expert,rope_theta_default}_effect_prompt4` (largest logit change with no shared expert, with
-the default RoPE at theta 1e4).
+the default RoPE at theta 1e4); for the LLaVA / InternVL wrappers `text_model_type` (text_config's model_type),
+`text_architecture` (the text family it runs), `weight_prefix`, `lm_head`, `stand_in_tensors` (never read), `rope_theta`,
+`qkv_bias`, `q_width` and `{rope_theta_default,sliding_window,qkv_bias}_effect_prompt4` (largest logit change with the
+RoPE at theta 1e4, with a window of 16 on every layer (the mistral text model), without the q/k/v biases (the qwen2
+one)).
 """

@@ -93,7 +93,13 @@ modeling code (eager attention); the file and class/function are cited at each f
   Glm4MoeLiteForCausalLM (Z.ai's GLM-4.7-Flash, transformers 5's models/glm4_moe_lite/modular_glm4_moe_lite.py and
   configuration_glm4_moe_lite.py: DeepSeek-V3's multi-head latent attention (see mla_attention) in GLM-4.5's decoder
   layer, MoE and sigmoid router; the dense / sparse layers from mlp_layer_types (first_k_dense_replace is not read); the
-  RoPE from transformers 5's flat rope_parameters; see glm4_moe_lite_layers).
+  RoPE from transformers 5's flat rope_parameters; see glm4_moe_lite_layers),
+  LlavaForConditionalGeneration, InternVLForConditionalGeneration (models/llava/modeling_llava.py,
+  models/internvl/modeling_internvl.py: generic wrappers whose language model is whatever text family
+  text_config.model_type names, built by AutoModel.from_config (llama, mistral, qwen2, qwen3, qwen3_moe here; text_config
+  without model_type: LlavaConfig's "llama", InternVLConfig's "qwen2"); that family runs unchanged on text_config with its
+  own config class's defaults, the weights under language_model.model.* (the released LLaVA / Pixtral checkpoints) or
+  model.language_model.* (transformers >= 4.52's save), the vision tower and projector never run; see wrapped_text_family).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -524,8 +530,21 @@ EXAONE4 = "Exaone4ForCausalLM"
 # under language_model.model.* (released) or model.language_model.* (transformers >= 4.52)
 QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneration", "Qwen3VLForConditionalGeneration",
            QWEN3_VL_MOE)
+# Generic multimodal wrappers (models/llava/modeling_llava.py LlavaModel.__init__, models/internvl/modeling_internvl.py
+# InternVLModel.__init__: `self.language_model = AutoModel.from_config(config.text_config)`): the language model is the
+# text family text_config.model_type names, nothing of the wrapper's own (see wrapped_text_family)
+LLAVA = "LlavaForConditionalGeneration"
+INTERNVL = "InternVLForConditionalGeneration"
+WRAPPERS = (LLAVA, INTERNVL)
+# text_config.model_type -> the text family a wrapper runs (the text-only families whose forward pass it shares)
+WRAPPED_TEXT = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "qwen2": "Qwen2ForCausalLM",
+                "qwen3": "Qwen3ForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM"}
+# text_config given without a model_type: models/llava/configuration_llava.py LlavaConfig.__init__ `text_config[
+# "model_type"] = text_config.get("model_type", "llama")`; models/internvl/configuration_internvl.py InternVLConfig.
+# __init__ the same with "qwen2"
+WRAPPER_TEXT_DEFAULT = {LLAVA: "llama", INTERNVL: "qwen2"}
 MULTIMODAL = (("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL +
-              (QWEN3_5, QWEN3_5_MOE) + GLM_V + (LLAMA4,))
+              (QWEN3_5, QWEN3_5_MOE) + GLM_V + (LLAMA4,) + WRAPPERS)
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
                  (GRANITE_HYBRID, GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4, ERNIE4_5, GEMMA1,
                                                                   HUNYUAN_DENSE, LFM2, LFM2_MOE, NEMOTRON_H,
@@ -571,6 +590,26 @@ DEFAULTS = {
         num_experts=128, num_experts_per_tok=8, norm_topk_prob=False, decoder_sparse_step=1,
         mlp_only_layers=None, moe_intermediate_size=768),
 }
+# The text_config of a LLaVA / InternVL wrapper (WRAPPERS) takes its own config class's defaults, keyed here by its
+# model_type (CONFIG_MAPPING[model_type], as LlavaConfig / InternVLConfig build it): mistral MistralConfig's (above),
+# llama models/llama/configuration_llama.py LlamaConfig.__init__ (num_attention_heads 32, num_key_value_heads None ->
+# num_attention_heads, head_dim None -> hidden_size // num_attention_heads, rms_norm_eps 1e-6, rope_theta 10000,
+# attention_bias / mlp_bias false, max_position_embeddings 2048), qwen2 models/qwen2/configuration_qwen2.py
+# Qwen2Config.__init__ (num_attention_heads 32, num_key_value_heads 32, rms_norm_eps 1e-6, rope_theta 10000,
+# use_sliding_window false, sliding_window 4096, max_position_embeddings 32768; no head_dim: hidden / heads), qwen3
+# models/qwen3/configuration_qwen3.py Qwen3Config.__init__ (num_key_value_heads 32, head_dim 128, otherwise Qwen2's plus
+# attention_bias false), qwen3_moe Qwen3MoeConfig's (above); tie_word_embeddings false in all five
+DEFAULTS["mistral"] = dict(DEFAULTS["Mistral3ForConditionalGeneration"], num_attention_heads=32)
+DEFAULTS["llama"] = dict(
+    num_attention_heads=32, num_key_value_heads=None, head_dim=None, hidden_act="silu", rms_norm_eps=1e-6,
+    rope_theta=10000.0, rope_scaling=None, tie_word_embeddings=False, attention_bias=False, mlp_bias=False,
+    max_position_embeddings=2048)
+DEFAULTS["qwen2"] = dict(
+    num_attention_heads=32, num_key_value_heads=32, hidden_act="silu", rms_norm_eps=1e-6, rope_theta=10000.0,
+    rope_scaling=None, tie_word_embeddings=False, use_sliding_window=False, sliding_window=4096,
+    max_position_embeddings=32768)
+DEFAULTS["qwen3"] = dict(DEFAULTS["qwen2"], head_dim=128, attention_bias=False)
+DEFAULTS["qwen3_moe"] = dict(DEFAULTS["Qwen3MoeForCausalLM"], num_attention_heads=32)
 # models/ministral3/configuration_ministral3.py Ministral3Config (transformers 5; a Mistral3ForConditionalGeneration's
 # text_config of model_type "ministral3" takes these in place of MistralConfig's): num_key_value_heads 8, head_dim 128
 # (None -> hidden_size // num_attention_heads in __post_init__), hidden_act silu, max_position_embeddings 262144,
@@ -1001,6 +1040,24 @@ def _getter(arch, c):
     return get
 
 
+def wrapped_text_family(cfg):
+    """The text_config model_type of a LLaVA / InternVL wrapper (WRAPPERS), whose language model is that text family
+    unchanged: models/llava/configuration_llava.py LlavaConfig.__init__ turns a text_config dict into
+    CONFIG_MAPPING[text_config.get("model_type", "llama")] (InternVLConfig: "qwen2"), and LlavaModel.__init__ /
+    InternVLModel.__init__ build `AutoModel.from_config(config.text_config)`; LlavaForConditionalGeneration /
+    InternVLForConditionalGeneration add only `lm_head = nn.Linear(text_config.hidden_size, text_config.vocab_size,
+    bias=False)` (forward: lm_head of the language model's last hidden state, no scale, no softcap). A config without
+    text_config would be the wrapper's default LlamaConfig() / Qwen2Config() (a 7B-sized model): refused, as a
+    model_type outside WRAPPED_TEXT."""
+    arch = cfg["architectures"][0]
+    if not isinstance(cfg.get("text_config"), dict):
+        raise ValueError("%s: no text_config" % arch)
+    kind = cfg["text_config"].get("model_type", WRAPPER_TEXT_DEFAULT[arch])
+    if kind not in WRAPPED_TEXT:
+        raise ValueError("%s: text_config model_type %r (known: %s)" % (arch, kind, ", ".join(WRAPPED_TEXT)))
+    return kind
+
+
 def embed_scale_for(hidden_size, torch_dtype):
     """Gemma's embedding normalizer: sqrt(hidden_size) in fp32, rounded to the checkpoint dtype
     when that is bfloat16/float16. transformers makes it a tensor of the hidden states' dtype
@@ -1030,13 +1087,18 @@ class Spec:
         # (the released Qwen2-VL/Qwen2.5-VL configs are flat: no text_config, every key at the top)
         c = cfg.get("text_config", cfg) if arch in MULTIMODAL else cfg
         self.text_cfg = c
+        # LLaVA / InternVL: from here on `arch` is the text family text_config.model_type names, read with that config
+        # class's defaults (self.arch stays the wrapper's; see wrapped_text_family)
+        self.text_model_type = wrapped_text_family(cfg) if arch in WRAPPERS else None
+        if self.text_model_type:
+            arch = WRAPPED_TEXT[self.text_model_type]
         # Ministral 3 (transformers 5, models/mistral3/configuration_mistral3.py Mistral3Config.__post_init__: the
         # text_config dict becomes CONFIG_MAPPING[its model_type]): a text_config of model_type "ministral3" is a
         # Ministral3Config, with defaults of its own, and Mistral3Model.__init__'s AutoModel.from_config builds a
         # Ministral3Model from it (models/ministral3/modeling_ministral3.py): Mistral's layers, the RoPE from
         # rope_parameters and the query scaling (see below and llama4_attn_scale)
         self.ministral3 = arch == "Mistral3ForConditionalGeneration" and c.get("model_type") == MINISTRAL3
-        get = _getter(MINISTRAL3 if self.ministral3 else arch, c)
+        get = _getter(MINISTRAL3 if self.ministral3 else self.text_model_type or arch, c)
         gemma = arch in GEMMA
         gemma1 = arch == GEMMA1
         self.H = c["hidden_size"]
@@ -1190,7 +1252,7 @@ class Spec:
         if arch in HUNYUAN:
             self.theta, self.rope_alpha, self.rope_base = hunyuan_rope(c, get, self.HD)
             self.rope_scaling = None
-        if arch in MULTIMODAL:
+        if self.arch in MULTIMODAL:
             self.tied = c.get("tie_word_embeddings", cfg.get("tie_word_embeddings", get("tie_word_embeddings")))
         elif arch in LFM2_FAMILY:
             # Lfm2Config.__init__: `tie_word_embeddings = kwargs.get("tie_embedding", tie_word_embeddings)  # to fit
@@ -1203,7 +1265,7 @@ class Spec:
         # weight names: "model." everywhere except the multimodal Gemma 3, whose language model
         # sits under "language_model.model." (released checkpoints) or "model.language_model."
         # (transformers >= 4.52 saves): chosen from the weights in `weight_names`.
-        self.prefix = None if arch in MULTIMODAL else "model."
+        self.prefix = None if self.arch in MULTIMODAL else "model."
         if arch in (QWEN3_5, QWEN3_5_MOE, QWEN3_VL_MOE) + GLM_V:
             # Qwen3.5's checkpoints exist in transformers >= 4.57's spelling only: model.language_model.* beside
             # model.visual.* and mtp.*, lm_head.weight at the top (Qwen3_5ForConditionalGeneration, no
@@ -1536,7 +1598,8 @@ class Spec:
             # (models/mistral3/modeling_mistral3.py Mistral3Model.__init__: AutoModel.from_config).
             # PhiMoE: PhimoeModel._prepare_4d_causal_attention_mask_with_cache_position masks keys at or before
             # cache_position - config.sliding_window on every layer (the eager / sdpa mask), i - W < j <= i.
-            self.sliding_window = c.get("sliding_window") if arch == "MistralForCausalLM" else get("sliding_window")
+            # (a LLaVA wrapper's mistral text_config: MistralConfig's default 4096 where the key is absent)
+            self.sliding_window = c.get("sliding_window") if self.arch == "MistralForCausalLM" else get("sliding_window")
             sliding = [self.sliding_window is not None] * self.L
         elif arch == SMOLLM3 and get("use_sliding_window"):
             raise ValueError("use_sliding_window is not used by the fixtures")

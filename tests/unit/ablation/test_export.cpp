@@ -584,7 +584,8 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"dots1", true}, FamilyCase{"dots1", false}, FamilyCase{"hunyuan-moe", true},
                       FamilyCase{"hunyuan-moe", false}, FamilyCase{"apertus", true},
                       FamilyCase{"glm4-moe-lite", true}, FamilyCase{"glm4-moe-lite", false},
-                      FamilyCase{"glm4-moe-lite", true, true}),
+                      FamilyCase{"glm4-moe-lite", true, true}, FamilyCase{"llava-mm", true},
+                      FamilyCase{"internvl-mm", true}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

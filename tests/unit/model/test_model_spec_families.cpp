@@ -953,6 +953,64 @@ TEST(ModelSpecGlm4MoeLite, LatentAttentionLayerTypesAndRopeBase) {
   EXPECT_EQ(parse(c).rope_theta, 20000.0);
 }
 
+// Generic multimodal wrappers: LLaVA and InternVL run the language model of text_config's model_type with that
+// family's rules and its config class's defaults (LLaVA-1.5's text_config lists only a few keys: LlamaConfig gives the
+// rest); the spec keeps the wrapper's name and is multimodal (export copies the vision tower).
+TEST(ModelSpecWrappers, LlavaAndInternVLRunTheirTextFamily) {
+  // llava-hf/llava-1.5-7b-hf's config.json (its vision_config left out)
+  nlohmann::json c = nlohmann::json::parse(R"({"architectures": ["LlavaForConditionalGeneration"],
+    "ignore_index": -100, "image_token_index": 32000, "model_type": "llava", "pad_token_id": 32001,
+    "projector_hidden_act": "gelu", "text_config": {"_name_or_path": "lmsys/vicuna-7b-v1.5",
+    "architectures": ["LlamaForCausalLM"], "max_position_embeddings": 4096, "model_type": "llama",
+    "rms_norm_eps": 1e-05, "torch_dtype": "float16", "vocab_size": 32064}, "tie_word_embeddings": false,
+    "torch_dtype": "float16", "vision_feature_layer": -2, "vision_feature_select_strategy": "default",
+    "vocab_size": 32064})");
+  ModelSpec s = parse(c);
+  EXPECT_EQ(s.architecture, "LlavaForConditionalGeneration");
+  EXPECT_TRUE(s.multimodal);
+  EXPECT_EQ(s.weight_prefix, "language_model.model.");
+  EXPECT_EQ(s.lm_head_name, "language_model.lm_head.weight");
+  EXPECT_EQ(s.hidden_size, 4096);
+  EXPECT_EQ(s.intermediate_size, 11008);
+  EXPECT_EQ(s.num_kv_heads, 32);
+  EXPECT_EQ(s.max_position_embeddings, 4096);
+  EXPECT_EQ(s.vocab_size, 32064);
+  EXPECT_FALSE(s.qkv_bias || s.qk_norm || s.tied_embeddings);
+  EXPECT_EQ(s.sliding_window, 0);
+  EXPECT_EQ(abl::model::parameter_count(s), int64_t{6738939904});  // Vicuna-7B with 64 more tokens
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s), {"LlavaForConditionalGeneration"}))
+      << abl::model::describe(s);
+  // a text_config without model_type is LlavaConfig's default llama
+  c["text_config"].erase("model_type");
+  EXPECT_EQ(parse(c).intermediate_size, 11008);
+  // Pixtral's: a mistral text model (MistralConfig's defaults under it, its window null)
+  c["text_config"] = {{"model_type", "mistral"}, {"hidden_size", 5120}, {"head_dim", 128}, {"num_hidden_layers", 40},
+                      {"num_key_value_heads", 8}, {"vocab_size", 131072}, {"rope_theta", 1000000000.0},
+                      {"sliding_window", nullptr}};
+  s = parse(c);
+  EXPECT_EQ(s.head_dim, 128);
+  EXPECT_EQ(s.num_heads, 32);
+  EXPECT_EQ(s.intermediate_size, 14336);
+  EXPECT_EQ(s.sliding_window, 0);
+  EXPECT_EQ(s.rope_theta, 1e9);
+  // InternVL3-1B-hf's shape: a qwen2 text model (q/k/v biases), tied
+  c = nlohmann::json::parse(R"({"architectures": ["InternVLForConditionalGeneration"], "model_type": "internvl",
+    "image_token_id": 151667, "text_config": {"model_type": "qwen2", "hidden_size": 896, "intermediate_size": 4864,
+    "num_hidden_layers": 24, "num_attention_heads": 14, "num_key_value_heads": 2, "vocab_size": 151674,
+    "rope_theta": 1000000.0, "max_position_embeddings": 32768, "rms_norm_eps": 1e-06, "tie_word_embeddings": true,
+    "use_sliding_window": false, "sliding_window": 32768, "max_window_layers": 70}})");
+  s = parse(c);
+  EXPECT_EQ(s.architecture, "InternVLForConditionalGeneration");
+  EXPECT_TRUE(s.multimodal && s.qkv_bias && s.tied_embeddings);
+  EXPECT_EQ(s.head_dim, 64);
+  EXPECT_EQ(s.sliding_window, 0);
+  // the text model types the wrappers run
+  c["text_config"]["model_type"] = "gemma";
+  EXPECT_ABL_ERROR(parse(c), "text_config.model_type", "'gemma'", "llama, mistral, qwen2, qwen3, qwen3_moe");
+  c["text_config"] = "qwen2";
+  EXPECT_ABL_ERROR(parse(c), "text_config", "object");
+}
+
 // dots.llm1.inst's config.json in its shape (written for this test): Qwen3's attention, DeepSeek-V3's sigmoid router
 // with n_group / topk_group null as released, 128 experts top-6 and 2 shared after one dense layer: 142.8 B, 14.0 B
 // active.

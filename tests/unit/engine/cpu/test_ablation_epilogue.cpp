@@ -157,7 +157,7 @@ INSTANTIATE_TEST_SUITE_P(
                                          "granite4-moe-nope", "hunyuan-dense", "granite4-h",
                                          "granite4-h-moe", "lfm2", "lfm2-moe", "nemotron-h",
                                          "nemotron-h-moe", "arcee", "dots1", "hunyuan-moe", "apertus",
-                                         "glm4-moe-lite"),
+                                         "glm4-moe-lite", "llava-mm", "internvl-mm"),
                        ::testing::Values(RowNorm::none, RowNorm::pre, RowNorm::full)),
     [](const auto& p) {
       std::string name = std::get<0>(p.param) + "_" + std::string(engine::row_norm_name(std::get<1>(p.param)));

@@ -47,7 +47,8 @@ std::vector<std::string> layout_models() {
           f + "/golden/qwen3-next",  f + "/golden/granite4-h",
           f + "/golden/granite4-h-moe", f + "/golden/lfm2", f + "/golden/lfm2-moe",
           f + "/golden/nemotron-h",  f + "/golden/nemotron-h-moe", f + "/golden/arcee",
-          f + "/golden/dots1",       f + "/golden/hunyuan-moe", f + "/golden/apertus"};
+          f + "/golden/dots1",       f + "/golden/hunyuan-moe", f + "/golden/apertus",
+          f + "/golden/llava-mm",    f + "/golden/internvl-mm"};
 }
 
 model::ModelSpec spec_of(const std::string& m) {
