@@ -1004,6 +1004,20 @@ TEST(ModelSpecWrappers, LlavaAndInternVLRunTheirTextFamily) {
   EXPECT_TRUE(s.multimodal && s.qkv_bias && s.tied_embeddings);
   EXPECT_EQ(s.head_dim, 64);
   EXPECT_EQ(s.sliding_window, 0);
+  // InternVL3.5-30B-A3B's shape: a qwen3_moe text model (Qwen3-MoE's rules: per-head q/k norms, 128 experts top-8)
+  nlohmann::json moe = c;
+  moe["text_config"] = {{"model_type", "qwen3_moe"}, {"hidden_size", 2048}, {"intermediate_size", 6144},
+                        {"moe_intermediate_size", 768}, {"num_hidden_layers", 48}, {"num_attention_heads", 32},
+                        {"num_key_value_heads", 4}, {"head_dim", 128}, {"num_experts", 128},
+                        {"num_experts_per_tok", 8}, {"norm_topk_prob", true}, {"vocab_size", 151936},
+                        {"rope_theta", 1000000.0}, {"tie_word_embeddings", false}};
+  s = parse(moe);
+  EXPECT_EQ(s.architecture, "InternVLForConditionalGeneration");
+  EXPECT_TRUE(s.qk_norm && s.norm_topk_prob && s.multimodal);
+  EXPECT_EQ(s.num_experts, 128);
+  EXPECT_EQ(s.experts_per_token, 8);
+  EXPECT_EQ(s.expert_names, ModelSpec::ExpertNames::qwen);
+  EXPECT_EQ(std::count(s.moe_layers.begin(), s.moe_layers.end(), 1), 48);
   // the text model types the wrappers run
   c["text_config"]["model_type"] = "gemma";
   EXPECT_ABL_ERROR(parse(c), "text_config.model_type", "'gemma'", "llama, mistral, qwen2, qwen3, qwen3_moe");
