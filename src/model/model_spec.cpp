@@ -1445,8 +1445,11 @@ void glm4_moe_lite_keys(const Keys& k, ModelSpec& s) {
     hd->fail(fmt::format("{} differs from qk_rope_head_dim {} (transformers reads head_dim as qk_rope_head_dim)",
                          hd->as_int(), s.partial_rotary_dim));
   }
-  if (auto f = k.find("partial_rotary_factor"); f && f->as_double() != 1.0) {
-    f->fail(fmt::format("{} is not supported: the latent attention rotates all qk_rope_head_dim dims", f->as_double()));
+  std::optional<io::JsonValue> factor = k.find("partial_rotary_factor");
+  if (auto rp = k.find("rope_parameters"); !factor && rp && rp->is_object()) factor = rp->find("partial_rotary_factor");
+  if (factor && factor->as_double() != 1.0) {
+    factor->fail(fmt::format("{} is not supported: the latent attention rotates all qk_rope_head_dim dims",
+                             factor->as_double()));
   }
   if (auto types = k.find("mlp_layer_types")) {
     if (!types->is_array() || static_cast<int64_t>(types->size()) != s.num_layers) {
@@ -2092,6 +2095,7 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
     for (const Family& f : kFamilies) {
       if (std::string_view(f.architecture) == wrapped->architecture) fam = &f;
     }
+    ABL_CHECK(fam != wrapper, "{}: no family runs {}", s.source, wrapped->architecture);
     s.architecture = wrapped->architecture;
   }
   Keys k{c, std::nullopt, std::nullopt};
@@ -2157,8 +2161,11 @@ ModelSpec parse_model_spec(const io::JsonValue& c) {
   // RoPE: classic top-level keys, or transformers v5's "rope_parameters" holding both — per layer
   // type ({"full_attention": ..., "sliding_attention": ...}) for Gemma 3.
   std::optional<io::JsonValue> rope_params = k.find("rope_parameters"), local_params;
-  if (auto legacy = k.find("rope_scaling"); !rope_params && legacy && legacy->is_object() && legacy->find("rope_theta")) {
-    rope_params = legacy;  // transformers 5 reads a rope_scaling dict as rope_parameters, the base with it
+  // transformers 5 reads a rope_scaling dict as rope_parameters, the base with it (a default rope_parameters of the
+  // family's defaults, Apertus', gives way). As for rope_parameters, a top-level rope_theta written beside it wins.
+  if (auto legacy = k.find("rope_scaling");
+      !k.given("rope_parameters") && legacy && legacy->is_object() && legacy->find("rope_theta")) {
+    rope_params = legacy;
   }
   if (rope_params && rope_params->is_object() && rope_params->contains("full_attention")) {
     local_params = rope_params->find("sliding_attention");
@@ -2458,9 +2465,10 @@ ModelSpec load_model_spec(const std::string& path) {
   }
   ModelSpec spec = parse_model_spec(io::read_json_file(file));
   const fs::path dir = fs::path(file).parent_path();
-  // transformers' generate() stops at generation_config.json's eos_token_id; a config.json without one
-  // (MiniMax-M2's as released) takes it from there.
-  if (const fs::path gen = dir / "generation_config.json"; spec.eos_token_ids.empty() && fs::exists(gen, ec)) {
+  // transformers' generate() stops at generation_config.json's eos_token_id: where that file gives one it wins over
+  // config.json's (InternVL's converted InternLM2 models: </s> in text_config, <|im_end|> there; Qwen2.5's two
+  // there, one in config.json), and a config.json without one (MiniMax-M2's as released) takes it from there.
+  if (const fs::path gen = dir / "generation_config.json"; fs::exists(gen, ec)) {
     if (auto v = io::read_json_file(gen.string()).find("eos_token_id")) {
       spec.eos_token_ids = v->as_int_list();
       for (int64_t id : spec.eos_token_ids) {

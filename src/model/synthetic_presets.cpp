@@ -302,7 +302,7 @@ const Preset kPresets[] = {
       "mscale": 1.0, "mscale_all_dim": 1.0, "original_max_position_embeddings": 4096, "type": "yarn"},
       "tie_word_embeddings": false, "bos_token_id": 0, "eos_token_id": 1, "num_nextn_predict_layers": 1,
       "torch_dtype": "bfloat16"})"},
-    // Moonlight-16B-A3B (moonshotai): DeepSeek-V3's architecture without a q rank, 64 experts, top-6
+    // GLM-4.7-Flash (zai-org): DeepSeek-V3's architecture under GLM's config, 64 experts top-4, one shared
     {"glm-4.7-flash", R"({"architectures": ["Glm4MoeLiteForCausalLM"], "model_type": "glm4_moe_lite", "vocab_size": 154880,
       "hidden_size": 2048, "intermediate_size": 10240, "moe_intermediate_size": 1536, "num_hidden_layers": 47,
       "num_attention_heads": 20, "num_key_value_heads": 20, "n_routed_experts": 64, "n_shared_experts": 1,
@@ -313,6 +313,7 @@ const Preset kPresets[] = {
       "rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"}, "attention_bias": false,
       "tie_word_embeddings": false, "eos_token_id": [154820, 154827, 154829], "pad_token_id": 154820,
       "torch_dtype": "bfloat16"})"},
+    // Moonlight-16B-A3B (moonshotai): DeepSeek-V3's architecture without a q rank, 64 experts, top-6
     {"moonlight-16b-a3b", R"({"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3",
       "vocab_size": 163840, "hidden_size": 2048, "intermediate_size": 11264, "moe_intermediate_size": 1408,
       "num_hidden_layers": 27, "num_attention_heads": 16, "num_key_value_heads": 16, "n_shared_experts": 2,

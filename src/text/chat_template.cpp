@@ -105,13 +105,21 @@ std::string builtin_hint(std::string_view jinja) {
   }
 }
 
+// A message's content: the text, or (`parts`) the list of one text part a multimodal processor's template reads.
+jinja::Value message_content(std::string_view text, bool parts) {
+  if (!parts) return jinja::Value(std::string(text));
+  return jinja::Value(jinja::List{
+      jinja::Value(jinja::Dict{{"type", jinja::Value("text")}, {"text", jinja::Value(std::string(text))}})});
+}
+
 // The conversation transformers gives a chat template, with the model's special tokens.
-jinja::Value jinja_context(std::string_view system, std::string_view user, const jinja::Dict& special_tokens) {
+jinja::Value jinja_context(std::string_view system, std::string_view user, const jinja::Dict& special_tokens,
+                           bool parts) {
   jinja::List messages;
   if (!system.empty()) {
-    messages.emplace_back(jinja::Dict{{"role", jinja::Value("system")}, {"content", jinja::Value(std::string(system))}});
+    messages.emplace_back(jinja::Dict{{"role", jinja::Value("system")}, {"content", message_content(system, parts)}});
   }
-  messages.emplace_back(jinja::Dict{{"role", jinja::Value("user")}, {"content", jinja::Value(std::string(user))}});
+  messages.emplace_back(jinja::Dict{{"role", jinja::Value("user")}, {"content", message_content(user, parts)}});
   jinja::Dict ctx = special_tokens;
   ctx.emplace_back("messages", jinja::Value(std::move(messages)));
   ctx.emplace_back("tools", jinja::Value::none());
@@ -182,14 +190,35 @@ ChatTemplate ChatTemplate::from_jinja(std::string_view source, const std::string
   } catch (const jinja::TemplateError& e) {
     fail("the model's chat template cannot run here: {}{}", e.what(), builtin_hint(source));
   }
+  // The content as a string, as transformers passes text; a template that then loses the user's text but keeps it
+  // given as a list of parts (LLaVA-1.5's: `content | selectattr('type', 'equalto', 'text')`) gets the parts, and one
+  // that loses it either way is refused rather than rendering every prompt alike.
+  const std::string probe = "Hello, the user's text.";
+  const auto keeps_user_text = [&](bool parts) -> std::optional<bool> {  // nullopt: the rendering raised
+    try {
+      return contains(t.jinja_->render(jinja_context("", probe, t.special_tokens_, parts), t.date_), probe);
+    } catch (const jinja::TemplateError&) {
+      return std::nullopt;
+    }
+  };
+  if (const std::optional<bool> as_string = keeps_user_text(false); !as_string || !*as_string) {
+    if (const std::optional<bool> as_parts = keeps_user_text(true); as_parts && *as_parts) {
+      t.content_as_parts_ = true;
+    } else if (as_string) {
+      fail("the model's chat template ({}) drops the user's text, given as a string and as a list of text parts, so "
+           "every prompt would render alike{}",
+           where, builtin_hint(source));
+    }  // (raising either way: the conversation below says why)
+  }
   // Tried once with a system turn: a template that raises on it (Gemma 1 and 2) or fails on it
   // (the first Gemma 3 templates read a system turn's content as a list of parts) gets the system
   // text in the user turn instead; one that cannot render a plain conversation is refused now.
+  const bool parts = t.content_as_parts_;
   try {
-    t.jinja_->render(jinja_context("You are a helpful assistant.", "Hello.", t.special_tokens_), t.date_);
+    t.jinja_->render(jinja_context("You are a helpful assistant.", "Hello.", t.special_tokens_, parts), t.date_);
   } catch (const jinja::TemplateError& e) {
     try {
-      t.jinja_->render(jinja_context("", "Hello.", t.special_tokens_), t.date_);
+      t.jinja_->render(jinja_context("", "Hello.", t.special_tokens_, parts), t.date_);
     } catch (const jinja::TemplateError& e2) {
       fail("the model's chat template cannot render a conversation of one user turn: {}{}", e2.what(),
            builtin_hint(source));
@@ -335,9 +364,9 @@ std::string ChatTemplate::render(std::string_view system, std::string_view user,
       break;
     case ChatFormat::jinja:
       if (refuses_system_role_) {
-        out = jinja_->render(jinja_context("", merged_user(sys, usr), special_tokens_), date_);
+        out = jinja_->render(jinja_context("", merged_user(sys, usr), special_tokens_, content_as_parts_), date_);
       } else {
-        out = jinja_->render(jinja_context(sys, usr, special_tokens_), date_);
+        out = jinja_->render(jinja_context(sys, usr, special_tokens_, content_as_parts_), date_);
       }
       break;
   }

@@ -62,10 +62,14 @@ class ChatTemplate {
   bool refuses_system_role() const { return refuses_system_role_; }
   // What the template said when it refused (empty for the built-ins).
   const std::string& system_refusal() const { return system_refusal_; }
+  // The model's own template reads each message's content as a list of typed parts ([{"type": "text", "text": …}])
+  // and drops a plain string (LLaVA-1.5's processor template): render() passes the parts.
+  bool content_as_parts() const { return content_as_parts_; }
 
  private:
   ChatFormat format_ = ChatFormat::raw;
   bool refuses_system_role_ = false;
+  bool content_as_parts_ = false;
   std::string system_refusal_;
   std::string file_text_;  // for ChatFormat::file, and the source of ChatFormat::jinja
   std::string file_path_;

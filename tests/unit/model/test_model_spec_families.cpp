@@ -2197,7 +2197,7 @@ TEST(ModelSpecMiniMaxM2, ReleasedConfig) {
 }
 
 // MiniMax-M2's config.json has no token ids: generation stops at generation_config.json's eos, as in
-// transformers' generate(); a config.json that names its own keeps them.
+// transformers' generate(), which takes that file's over config.json's wherever it gives one.
 TEST(ModelSpecMiniMaxM2, EosFromGenerationConfig) {
   EXPECT_TRUE(parse(minimax_m2()).eos_token_ids.empty());
   const std::string golden = std::string(ABL_FIXTURE_DIR) + "/golden/";
@@ -2215,6 +2215,9 @@ TEST(ModelSpecMiniMaxM2, EosFromGenerationConfig) {
                    "vocab_size 1000");
   c["eos_token_id"] = 5;
   write("config.json", c);
+  write("generation_config.json", {{"eos_token_id", {7, 9}}});
+  EXPECT_EQ(abl::model::load_model_spec(dir).eos_token_ids, (std::vector<int64_t>{7, 9}));
+  write("generation_config.json", {{"do_sample", false}});
   EXPECT_EQ(abl::model::load_model_spec(dir).eos_token_ids, std::vector<int64_t>{5});
 }
 

@@ -182,12 +182,12 @@ TEST(ChatTemplate, ResolveRunsTheModelsTemplate) {
   // processor's chat_template.json when the tokenizer has none.
   abl::testing::TempDir list;
   list.write("tokenizer_config.json", R"({"chat_template": [{"name": "tool_use", "template": "T"},
-                                                            {"name": "default", "template": "D{{ messages|length }}"}]})");
-  EXPECT_EQ(ChatTemplate::resolve("auto", list.path().string()).render("s", "u"), "D2");
+                                                            {"name": "default", "template": "D{{ messages|length }}{{ messages[-1]['content'] }}"}]})");
+  EXPECT_EQ(ChatTemplate::resolve("auto", list.path().string()).render("s", "u"), "D2u");
   abl::testing::TempDir processor;
   processor.write("tokenizer_config.json", R"({"bos_token": "<bos>"})");
-  processor.write("chat_template.json", R"({"chat_template": "{{ bos_token }}P"})");
-  EXPECT_EQ(ChatTemplate::resolve("auto", processor.path().string()).render("s", "u"), "<bos>P");
+  processor.write("chat_template.json", R"({"chat_template": "{{ bos_token }}P{{ messages[-1]['content'] }}"})");
+  EXPECT_EQ(ChatTemplate::resolve("auto", processor.path().string()).render("s", "u"), "<bos>Pu");
   abl::testing::TempDir none;
   none.write("tokenizer_config.json", R"({"bos_token": "<s>"})");
   EXPECT_THROW(ChatTemplate::resolve("auto", none.path().string()), abl::Error);
@@ -230,6 +230,32 @@ TEST(ChatTemplate, AJinjaTemplateThatFailsOnASystemTurnGetsItInTheUserTurn) {
   EXPECT_TRUE(t.refuses_system_role());
   EXPECT_NE(t.system_refusal().find("has no attribute 'text'"), std::string::npos) << t.system_refusal();
   EXPECT_EQ(t.render("Be brief.", "Hi"), "<bos><start_of_turn>user\nBe brief.\n\nHi<end_of_turn>\n<start_of_turn>model\n");
+}
+
+// A multimodal processor's template that reads each message's content as a list of typed parts (written for this test
+// in the manner of llava-hf's LLaVA-1.5 chat_template.json) drops a plain string without a word: it gets the parts.
+// One that drops the text either way is refused.
+TEST(ChatTemplate, AJinjaTemplateThatReadsContentPartsGetsThem) {
+  const std::string parts_only =
+      "{% for message in messages %}{% if message['role'] != 'system' %}{{ message['role'].upper() + ': ' }}"
+      "{% endif %}{% for item in message['content'] | selectattr('type', 'equalto', 'image') %}{{ '<image>\n' }}"
+      "{% endfor %}{% for item in message['content'] | selectattr('type', 'equalto', 'text') %}{{ item['text'] + ' ' }}"
+      "{% endfor %}{% endfor %}{% if add_generation_prompt %}{{ 'ASSISTANT:' }}{% endif %}";
+  const ChatTemplate t = ChatTemplate::from_jinja(parts_only, "chat_template.json", {});
+  EXPECT_TRUE(t.content_as_parts());
+  EXPECT_FALSE(t.refuses_system_role());
+  EXPECT_EQ(t.render("", "How do I bake bread?"), "USER: How do I bake bread? ASSISTANT:");
+  EXPECT_EQ(t.render("Be brief.", "Hi"), "Be brief. USER: Hi ASSISTANT:");
+  // the plain string templates keep the string
+  const ChatTemplate chatml = ChatTemplate::from_jinja(
+      "{% for m in messages %}<|im_start|>{{ m.role }}\n{{ m.content }}<|im_end|>\n{% endfor %}", "cfg", {});
+  EXPECT_FALSE(chatml.content_as_parts());
+  try {
+    ChatTemplate::from_jinja("{% for m in messages %}{{ m.role }}: {% endfor %}ASSISTANT:", "chat_template.json", {});
+    FAIL();
+  } catch (const abl::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("drops the user's text"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ChatTemplate, AJinjaTemplateThatCannotRunIsRefusedWithAHint) {

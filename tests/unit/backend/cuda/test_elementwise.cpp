@@ -18,6 +18,7 @@
 
 #include "abl/backend/cuda/ops.h"
 #include "abl/backend/cpu/ops.h"
+#include "abl/core/dtype.h"
 #include "abl/core/error.h"
 #include "common/cuda_test.h"
 #include "common/random_values.h"
@@ -431,14 +432,23 @@ TEST(CudaReluSquared, MatchesCpu) {  // Nemotron-H's ungated MLP
   expect_close(to_f32(download<__nv_bfloat16>(dx, want.size(), stream.get())), want, 1e-4, kBf16Rtol, "relu_squared");
 }
 
-TEST(CudaXielu, MatchesCpu) {  // Apertus' ungated MLP: the scalars read from fp32 device memory
+// Apertus' ungated MLP: the scalars read from fp32 device memory. The kernel rounds the two per-layer factors
+// softplus(alpha_p) and beta + softplus(alpha_n) to bf16 as transformers' bf16 model does, so the CPU op (fp32
+// factors) is given the stored alphas that produce those rounded factors exactly.
+TEST(CudaXielu, MatchesCpu) {
   ABL_REQUIRE_GPU();
   cuda::Stream stream;
   const int64_t n = 37 * 301;
   const auto x = to_bf16(uniform(static_cast<size_t>(n), -6.0f, 6.0f, 43));
   const std::vector<float> scalars = {0.3f, -0.9f, 0.55f, -1e-6f};  // alpha_p, alpha_n, beta, eps
+  const auto round_bf16 = [](double v) { return double{bf16_to_f32(f32_to_bf16(static_cast<float>(v)))}; };
+  const auto softplus = [](double v) { return std::log1p(std::exp(v)); };
+  const double ap = round_bf16(softplus(scalars[0]));
+  const double an = round_bf16(scalars[2] + round_bf16(softplus(scalars[1])));
+  const float alpha_p = static_cast<float>(std::log(std::expm1(ap)));  // softplus⁻¹ of the rounded factors
+  const float alpha_n = static_cast<float>(std::log(std::expm1(an - scalars[2])));
   std::vector<float> want = to_f32(x);
-  cpu::xielu(want.data(), n, XieluParams{&scalars[0], &scalars[1], &scalars[2], &scalars[3]});
+  cpu::xielu(want.data(), n, XieluParams{&alpha_p, &alpha_n, &scalars[2], &scalars[3]});
   auto dx = upload(x, stream.get());
   auto ds = upload(scalars, stream.get());
   const float* d = ds.as<float>();
