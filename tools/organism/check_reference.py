@@ -8750,6 +8750,22 @@ def check_glm4_moe_lite(name, spec, p, g, st):
     check_refusals(name, cases)
 
 
+# The families' own checks, run after the shared ones in this order, each where `applies` holds: an architecture, a
+# tuple of them, or a test of the spec.
+FAMILY_CHECKS = (
+    (ref.DEEPSEEK_V3, check_deepseek_v3), (ref.DEEPSEEK_V2, check_deepseek_v2), (ref.OLMOE, check_olmoe),
+    (ref.MINIMAX_M2, check_minimax_m2), (ref.EXAONE4, check_exaone4), (ref.ERNIE, check_ernie),
+    (ref.HYBRID, check_hybrid), (ref.QWEN3_VL_MOE, check_qwen3_vl_moe), (lambda s: s.ministral3, check_ministral3),
+    (ref.GLM_V, check_glm_v), (ref.PHIMOE, check_phimoe), (ref.LLAMA4, check_llama4),
+    (ref.GRANITE_HYBRID, check_granite_hybrid), (ref.HUNYUAN_DENSE, check_hunyuan_dense),
+    (ref.HUNYUAN_MOE, check_hunyuan_moe), (ref.LFM2, check_lfm2), (ref.LFM2_MOE, check_lfm2_moe),
+    (lambda s: s.arch == ref.NEMOTRON_H and not s.num_experts, check_nemotron_h),
+    (lambda s: s.arch == ref.NEMOTRON_H and s.num_experts, check_nemotron_h_moe), (ref.ARCEE, check_arcee),
+    (ref.DOTS1, check_dots1), (ref.APERTUS, check_apertus), (ref.GLM4_MOE_LITE, check_glm4_moe_lite),
+    (ref.WRAPPERS, check_wrapper),
+)
+
+
 def main():
     torch.set_num_threads(1)
     names = sorted(n for n in os.listdir(ROOT) if os.path.isdir(os.path.join(ROOT, n)))
@@ -8791,54 +8807,9 @@ def main():
                 check_gpt_oss(name, spec, p, g, st)
             if "quantization_config" in spec.cfg:
                 p = check_fp8(name, spec, p, g, st)  # (equal to reference's, from a path of its own)
-            if spec.arch == ref.DEEPSEEK_V3:
-                check_deepseek_v3(name, spec, p, g, st)
-            if spec.arch == ref.DEEPSEEK_V2:
-                check_deepseek_v2(name, spec, p, g, st)
-            if spec.arch == ref.OLMOE:
-                check_olmoe(name, spec, p, g, st)
-            if spec.arch == ref.MINIMAX_M2:
-                check_minimax_m2(name, spec, p, g, st)
-            if spec.arch == ref.EXAONE4:
-                check_exaone4(name, spec, p, g, st)
-            if spec.arch in ref.ERNIE:
-                check_ernie(name, spec, p, g, st)
-            if spec.arch in ref.HYBRID:
-                check_hybrid(name, spec, p, g, st)
-            if spec.arch == ref.QWEN3_VL_MOE:
-                check_qwen3_vl_moe(name, spec, p, g, st)
-            if spec.ministral3:
-                check_ministral3(name, spec, p, g, st)
-            if spec.arch in ref.GLM_V:
-                check_glm_v(name, spec, p, g, st)
-            if spec.arch == ref.PHIMOE:
-                check_phimoe(name, spec, p, g, st)
-            if spec.arch == ref.LLAMA4:
-                check_llama4(name, spec, p, g, st)
-            if spec.arch == ref.GRANITE_HYBRID:
-                check_granite_hybrid(name, spec, p, g, st)
-            if spec.arch == ref.HUNYUAN_DENSE:
-                check_hunyuan_dense(name, spec, p, g, st)
-            if spec.arch == ref.HUNYUAN_MOE:
-                check_hunyuan_moe(name, spec, p, g, st)
-            if spec.arch == ref.LFM2:
-                check_lfm2(name, spec, p, g, st)
-            if spec.arch == ref.LFM2_MOE:
-                check_lfm2_moe(name, spec, p, g, st)
-            if spec.arch == ref.NEMOTRON_H and not spec.num_experts:
-                check_nemotron_h(name, spec, p, g, st)
-            if spec.arch == ref.NEMOTRON_H and spec.num_experts:
-                check_nemotron_h_moe(name, spec, p, g, st)
-            if spec.arch == ref.ARCEE:
-                check_arcee(name, spec, p, g, st)
-            if spec.arch == ref.DOTS1:
-                check_dots1(name, spec, p, g, st)
-            if spec.arch == ref.APERTUS:
-                check_apertus(name, spec, p, g, st)
-            if spec.arch == ref.GLM4_MOE_LITE:
-                check_glm4_moe_lite(name, spec, p, g, st)
-            if spec.arch in ref.WRAPPERS:
-                check_wrapper(name, spec, p, g, st)
+            for applies, check in FAMILY_CHECKS:
+                if ref.arch_applies(applies, spec):
+                    check(name, spec, p, g, st)
         if any(ref.Spec(fixture_config(n)).arch in ref.HYBRID for n in names):
             check_hybrid_delta_rule_forms()
         if any(any(ref.Spec(fixture_config(n)).layer_mamba) for n in names):

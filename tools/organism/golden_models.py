@@ -3060,62 +3060,9 @@ def family_description(spec, p, golden):
             assert effect > 1e-2, "the long factors would not change the logits: %g" % effect
             desc["long_factor_effect_prompt4"] = round(effect, 4)
         desc["longest_sequence"] = longest
-    if spec.arch in ref.GLM:
-        desc.update(glm_rope_description(spec, p, golden))
-    if spec.arch in (ref.GRANITE, ref.GRANITE_HYBRID) + ref.GRANITE_MOE:
-        desc.update(granite_description(spec, p, golden))
-    if spec.arch == ref.GRANITE_HYBRID:
-        desc.update(granite_hybrid_description(spec, p, golden))
-    if spec.arch in ref.COHERE:
-        desc.update(cohere_description(spec, p, golden))
-    if spec.arch == ref.SEED_OSS:
-        desc.update(seed_oss_description(spec, p, golden))
-    if spec.mla:
-        desc.update(mla_description(spec, p, golden))
-    if spec.arch in (ref.OLMO2, ref.OLMO3):
-        desc.update(olmo2_description(spec, p, golden))
-    if spec.arch == ref.OLMOE:
-        desc.update(olmoe_description(spec, p, golden))
-    if spec.arch == ref.MINIMAX_M2:
-        desc.update(minimax_m2_description(spec, p, golden))
-    if spec.arch == ref.EXAONE4:
-        desc.update(exaone4_description(spec, p, golden))
-    if spec.arch in ref.ERNIE:
-        desc.update(ernie_description(spec, p, golden))
-    if spec.arch in ref.HYBRID:
-        desc.update(hybrid_description(spec, p, golden))
-    if spec.arch == ref.QWEN3_VL_MOE:
-        desc.update(qwen3_vl_moe_description(spec, p, golden))
-    if spec.arch == ref.GEMMA1:
-        desc.update(gemma_description(spec, p, golden))
-    if spec.ministral3:
-        desc.update(ministral3_description(spec, p, golden))
-    if spec.arch in ref.GLM_V:
-        desc.update(glm_v_description(spec, p, golden))
-    if spec.arch == ref.PHIMOE:
-        desc.update(phimoe_description(spec, p, golden))
-    if spec.arch == ref.LLAMA4:
-        desc.update(llama4_description(spec, p, golden))
-    if spec.arch == ref.HUNYUAN_DENSE:
-        desc.update(hunyuan_dense_description(spec, p, golden))
-    if spec.arch == ref.HUNYUAN_MOE:
-        desc.update(hunyuan_moe_description(spec, p, golden))
-    if spec.arch == ref.LFM2:
-        desc.update(lfm2_description(spec, p, golden))
-    if spec.arch == ref.LFM2_MOE:
-        desc.update(lfm2_moe_description(spec, p, golden))
-    if spec.arch == ref.NEMOTRON_H:
-        desc.update(nemotron_h_description(spec, p, golden))
-    if spec.arch == ref.ARCEE:
-        desc.update(arcee_description(spec, p, golden))
-    if spec.arch == ref.DOTS1:
-        desc.update(dots1_description(spec, p, golden))
-    if spec.arch == ref.APERTUS:
-        desc.update(apertus_description(spec, p, golden))
-    if spec.arch == ref.GLM4_MOE_LITE:
-        desc.update(glm4_moe_lite_description(spec, p, golden))
-    if spec.arch in ref.WRAPPERS:
-        desc.update(wrapper_description(spec, p, golden))
+    for applies, describe in FAMILY_DESCRIPTIONS:
+        if ref.arch_applies(applies, spec):
+            desc.update(describe(spec, p, golden))
     if spec.arch == ref.SMOLLM3:
         # the NoPE layers: what prompt 4's logits would be were they rotated too
         rotated = copy.copy(spec)
@@ -5416,6 +5363,24 @@ def wrapper_description(spec, p, golden):
            "qkv_bias": spec.qkv_bias, "q_width": spec.NH * spec.HD}
     out.update(what_if_effects(spec.arch, wrapper_what_ifs(spec, p), torch.tensor([ids]), logits))
     return out
+
+
+# The families' own descriptions, merged into golden.json in this order, each where `applies` holds
+# (ref.arch_applies: an architecture, a tuple of them, or a test of the spec).
+FAMILY_DESCRIPTIONS = (
+    (ref.GLM, glm_rope_description), ((ref.GRANITE, ref.GRANITE_HYBRID) + ref.GRANITE_MOE, granite_description),
+    (ref.GRANITE_HYBRID, granite_hybrid_description), (ref.COHERE, cohere_description),
+    (ref.SEED_OSS, seed_oss_description), (lambda s: s.mla, mla_description),
+    ((ref.OLMO2, ref.OLMO3), olmo2_description), (ref.OLMOE, olmoe_description),
+    (ref.MINIMAX_M2, minimax_m2_description), (ref.EXAONE4, exaone4_description), (ref.ERNIE, ernie_description),
+    (ref.HYBRID, hybrid_description), (ref.QWEN3_VL_MOE, qwen3_vl_moe_description), (ref.GEMMA1, gemma_description),
+    (lambda s: s.ministral3, ministral3_description), (ref.GLM_V, glm_v_description),
+    (ref.PHIMOE, phimoe_description), (ref.LLAMA4, llama4_description),
+    (ref.HUNYUAN_DENSE, hunyuan_dense_description), (ref.HUNYUAN_MOE, hunyuan_moe_description),
+    (ref.LFM2, lfm2_description), (ref.LFM2_MOE, lfm2_moe_description), (ref.NEMOTRON_H, nemotron_h_description),
+    (ref.ARCEE, arcee_description), (ref.DOTS1, dots1_description), (ref.APERTUS, apertus_description),
+    (ref.GLM4_MOE_LITE, glm4_moe_lite_description), (ref.WRAPPERS, wrapper_description),
+)
 
 
 def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, first_seed):

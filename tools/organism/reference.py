@@ -536,6 +536,18 @@ QWEN_VL = ("Qwen2VLForConditionalGeneration", "Qwen2_5_VLForConditionalGeneratio
 LLAVA = "LlavaForConditionalGeneration"
 INTERNVL = "InternVLForConditionalGeneration"
 WRAPPERS = (LLAVA, INTERNVL)
+
+
+def arch_applies(applies, spec):
+    """Whether a per-family table entry (check_reference.FAMILY_CHECKS, golden_models.FAMILY_DESCRIPTIONS) applies to
+    `spec`: `applies` is an architecture name, a tuple of them, or a test of the spec."""
+    if callable(applies):
+        return bool(applies(spec))
+    if isinstance(applies, tuple):
+        return spec.arch in applies
+    return spec.arch == applies
+
+
 # text_config.model_type -> the text family a wrapper runs (the text-only families whose forward pass it shares)
 WRAPPED_TEXT = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "qwen2": "Qwen2ForCausalLM",
                 "qwen3": "Qwen3ForCausalLM", "qwen3_moe": "Qwen3MoeForCausalLM"}
