@@ -275,7 +275,7 @@ inline double layer_weight_bytes(const model::ModelSpec& m) {
 }
 // KV cache bytes of one token row, all layers, K and V.
 inline double kv_row_bytes(const model::ModelSpec& m) {
-  return 2.0 * 2.0 * static_cast<double>(m.num_layers * m.num_kv_heads * cuda::attention_head_dim(m.head_dim));
+  return 2.0 * 2.0 * static_cast<double>(m.num_layers * m.num_kv_heads * cuda::attention_head_dim(m));
 }
 
 // bench_cuda_kernels.cpp: 3. our GEMM calls against the best cuBLASLt algorithm; 4. attention.

@@ -53,7 +53,7 @@ import time
 import traceback
 
 import h5read
-from common import CPU_ONLY, FAMILIES, GOLDEN_DIR, ORGANISM_PROMPTS, REPO, CheckError, log
+from common import FAMILIES, GOLDEN_DIR, ORGANISM_PROMPTS, REPO, CheckError, log
 from hf_models import build_random_model, eos_ids, read_json, tensor_bytes
 from ours import Abliterate, find_binary, run_ours
 from references import HFReference, TorchReference, reference_results
@@ -198,10 +198,6 @@ def run_case(args, abl, case, arch, model, refs_factory, golden=None):
     out_root = os.path.join(args.work, "runs", case)
     ours = {}
     for backend in args.backends:
-        if backend == "cuda" and arch in CPU_ONLY:
-            add_row(case, arch, backend, "—", result="info",
-                    note="not run: the CUDA backend refuses latent attention (docs/deepseek-mla.md)")
-            continue
         try:
             ours[backend] = run_ours(abl, model, prompts_file, len(texts), texts, args.max_new_tokens,
                                      backend, os.path.join(out_root, backend))

@@ -50,6 +50,12 @@ const float* host_tensor(const engine::LayerWeights& w, const DeviceUnitTensor& 
     case R::k_norm: return w.k_norm;
     case R::o_proj: return w.wo;
     case R::q_gate_proj: return w.wq_gate;
+    case R::q_a_proj: return w.wq_a;
+    case R::q_a_norm: return w.q_a_norm;
+    case R::q_b_proj: return w.wq_b;
+    case R::kv_a_proj: return w.wkv_a;
+    case R::kv_a_norm: return w.kv_a_norm;
+    case R::kv_b_proj: return w.wkv_b;
     case R::linear_q: return w.lin_q;
     case R::linear_k: return w.lin_k;
     case R::linear_v: return w.lin_v;
@@ -113,6 +119,12 @@ const bf16** device_slot(DeviceLayer& w, model::WeightRole role) {
     case R::k_norm: return &w.k_norm;
     case R::o_proj: return &w.wo;
     case R::q_gate_proj: return &w.wq_gate;
+    case R::q_a_proj: return &w.wq_a;
+    case R::q_a_norm: return &w.q_a_norm;
+    case R::q_b_proj: return &w.wq_b;
+    case R::kv_a_proj: return &w.wkv_a;
+    case R::kv_a_norm: return &w.kv_a_norm;
+    case R::kv_b_proj: return &w.wkv_b;
     case R::linear_q: return &w.lin_q;
     case R::linear_k: return &w.lin_k;
     case R::linear_v: return &w.lin_v;
@@ -202,20 +214,15 @@ int64_t attention_head_dim(int64_t HD) {
   fail("no attention kernel for head dim {} (largest supported: 256)", HD);
 }
 
-// ---- layout -----------------------------------------------------------------------------------
-
-void check_cuda_runs(const model::ModelSpec& spec) {
-  if (spec.mla) {
-    fail("{}: {} uses multi-head latent attention, which the CUDA backend does not run yet; use --backend cpu "
-         "(docs/deepseek-mla.md has the plan for the GPU)",
-         spec.source, spec.architecture);
-  }
+int64_t attention_head_dim(const model::ModelSpec& spec) {
+  return attention_head_dim(std::max(spec.head_dim, spec.v_head()));
 }
 
+// ---- layout -----------------------------------------------------------------------------------
+
 DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec) {
-  check_cuda_runs(spec);
   DeviceUnitLayout lay;
-  lay.attention_head_dim = attention_head_dim(spec.head_dim);
+  lay.attention_head_dim = attention_head_dim(spec);
   const int64_t L = spec.num_layers;
   lay.units.resize(static_cast<size_t>(L + 2));
   auto put = [&](DeviceUnit& u, const model::ExpectedWeight& w, model::WeightRole role) {

@@ -31,18 +31,15 @@ uint64_t next_id() {
   return ++n;
 }
 
-// Zero-padded head rows for attention at HDp: (rows, HD) ↔ (rows, HDp), device to device.
-void pad_heads(const bf16* src, bf16* dst, int64_t rows, int64_t HD, int64_t HDp, cudaStream_t s) {
+// dst(rows, width) at a row pitch of dst_stride = the first width values of src's rows of src_stride
+// values, device to device: heads zero-padded for attention at HDp (HD → HDp), the attention output
+// cut back (HDp → HDv), latent attention's latent c taken from kv_a's rows (C + R → C).
+void copy_rows(const bf16* src, int64_t src_stride, bf16* dst, int64_t dst_stride, int64_t rows, int64_t width,
+               cudaStream_t s) {
   if (rows == 0) return;
-  CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<size_t>(HDp) * sizeof(bf16), src, static_cast<size_t>(HD) * sizeof(bf16),
-                               static_cast<size_t>(HD) * sizeof(bf16), static_cast<size_t>(rows),
-                               cudaMemcpyDeviceToDevice, s));
-}
-void unpad_heads(const bf16* src, bf16* dst, int64_t rows, int64_t HD, int64_t HDp, cudaStream_t s) {
-  if (rows == 0) return;
-  CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<size_t>(HD) * sizeof(bf16), src, static_cast<size_t>(HDp) * sizeof(bf16),
-                               static_cast<size_t>(HD) * sizeof(bf16), static_cast<size_t>(rows),
-                               cudaMemcpyDeviceToDevice, s));
+  CUDA_CHECK(cudaMemcpy2DAsync(dst, static_cast<size_t>(dst_stride) * sizeof(bf16), src,
+                               static_cast<size_t>(src_stride) * sizeof(bf16), static_cast<size_t>(width) * sizeof(bf16),
+                               static_cast<size_t>(rows), cudaMemcpyDeviceToDevice, s));
 }
 
 // The elements between one expert's tensors and the next's in an MoE layer's views: the device unit
@@ -69,7 +66,7 @@ int64_t expert_stride(const DeviceLayer& w) {
 
 DeviceKvCache::DeviceKvCache(const model::ModelSpec& spec, int64_t rows, cudaStream_t stream, int64_t state_slots)
     : rows_(rows),
-      kv_dim_(spec.num_kv_heads * attention_head_dim(spec.head_dim)),
+      kv_dim_(spec.num_kv_heads * attention_head_dim(spec)),
       id_(next_id()),
       buffer_(static_cast<size_t>(bytes_for(spec, rows)), "the KV cache"),  // bytes_for checks rows > 0
       state_slots_(state_slots) {
@@ -128,6 +125,10 @@ struct CudaEngine::Buffers {
   bf16* lin_x = nullptr;   // (T, C) linear attention's conv channels
   bf16* lin_z = nullptr;   // (T, NV*DV)
   bf16* lin_ba = nullptr;  // (T, 2*NV)
+  bf16* q_a = nullptr;     // (T, q_lora_rank) latent attention (plan.h)
+  bf16* kv_a = nullptr;    // (T, C+R)
+  bf16* latent = nullptr;  // (T, C)
+  bf16* kv_b = nullptr;    // (T, NH*(nope+HDv))
   float* rows = nullptr;   // (B, H) the last token of each sequence
   bf16* last = nullptr;    // (B, H) final-normed last rows
   float* logits = nullptr;     // (B, V)
@@ -213,8 +214,14 @@ CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
   b.lin_x = static_cast<bf16*>(at(p.lin_x));
   b.lin_z = static_cast<bf16*>(at(p.lin_z));
   b.lin_ba = static_cast<bf16*>(at(p.lin_ba));
+  b.q_a = static_cast<bf16*>(at(p.q_a));
+  b.kv_a = static_cast<bf16*>(at(p.kv_a));
+  b.latent = static_cast<bf16*>(at(p.latent));
+  b.kv_b = static_cast<bf16*>(at(p.kv_b));
   const cudaStream_t s = stream_.get();
-  if (weights_.attention_head_dim() != m.head_dim) {
+  ABL_CHECK(weights_.attention_head_dim() == attention_head_dim(m), "the weights' attention head dim {} is not {}",
+            weights_.attention_head_dim(), attention_head_dim(m));
+  if (attention_padded(m)) {
     b.qp = static_cast<bf16*>(at(p.qp));
     b.kp = static_cast<bf16*>(at(p.kp));
     b.vp = static_cast<bf16*>(at(p.vp));
@@ -423,7 +430,7 @@ void CudaEngine::layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cac
   add_branch();
 }
 
-// Softmax attention of layer l on buf_->h into buf_->att (T, NH*HD), engine::Engine::self_attention's twin.
+// Softmax attention of layer l on buf_->h into buf_->att (T, NH*HDv), engine::Engine::self_attention's twin.
 void CudaEngine::self_attention(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache) {
   const model::ModelSpec& m = spec_;
   const int64_t T = batch.num_tokens(), H = m.hidden_size;
@@ -443,47 +450,85 @@ void CudaEngine::self_attention(int64_t l, const DeviceLayer& w, const engine::B
                           static_cast<float>(m.attn_softcap), w.sinks};
   Buffers& b = *buf_;
   Gemm& gemm = *gemm_;
-  const bool padded = HDp != HD;
+  const bool padded = HDp != HD || HDp != m.v_head();
   bf16* q_att = padded ? b.qp : b.q;
   bf16* k_att = padded ? b.kp : b.k;
   bf16* v_att = padded ? b.vp : b.v;
   bf16* out_att = padded ? b.attp : b.att;
-  gemm.linear(b.h, w.wq, w.bq, b.q, T, H, QD, s);
-  gemm.linear(b.h, w.wk, w.bk, b.k, T, H, KVD, s);
-  gemm.linear(b.h, w.wv, w.bv, b.v, T, H, KVD, s);
-  const auto qk_norm = [&] {
-    head_norm(b.q, w.q_norm, T, NH, w1);
-    head_norm(b.k, w.k_norm, T, NKV, w1);
-  };
-  if (m.qk_norm && !m.qk_norm_after_rope) qk_norm();
-  const int32_t* rope_table = local ? nullptr : b.rope_table;
-  if (m.uses_rope(l)) {
-    rope(b.q, b.positions, T, NH, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved, rope_factor);
-    rope(b.k, b.positions, T, NKV, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved, rope_factor);
-  }
-  if (m.qk_norm && m.qk_norm_after_rope) qk_norm();  // HunYuanDenseV1Attention
-  if (m.qk_l2_norm && m.uses_rope(l)) {  // Llama4TextL2Norm after RoPE, on the rotary layers only
-    const float eps = static_cast<float>(m.rms_norm_eps);
-    rmsnorm(b.q, nullptr, b.q, T * NH, HD, eps, 0.0f, s);
-    rmsnorm(b.k, nullptr, b.k, T * NKV, HD, eps, 0.0f, s);
-  }
-  if (m.query_scaled_in(l)) {  // Ministral3Attention, Llama 4's NoPE layers: the queries only, after RoPE
-    scale_by_position(b.q, b.positions, T, QD, static_cast<float>(m.query_log_scale_beta), m.query_log_scale_period,
-                      m.query_log_scale_offset, m.query_log_scale_in_dtype, s);
-  }
-  if (padded) {
-    pad_heads(b.q, b.qp, T * NH, HD, HDp, s);
-    pad_heads(b.k, b.kp, T * NKV, HD, HDp, s);
-    pad_heads(b.v, b.vp, T * NKV, HD, HDp, s);
+  if (m.mla) {
+    latent_qkv(w, batch, k_att, v_att, HDp);  // the keys and values straight into their (padded) rows
+    if (padded) copy_rows(b.q, HD, b.qp, HDp, T * NH, HD, s);
+  } else {
+    gemm.linear(b.h, w.wq, w.bq, b.q, T, H, QD, s);
+    gemm.linear(b.h, w.wk, w.bk, b.k, T, H, KVD, s);
+    gemm.linear(b.h, w.wv, w.bv, b.v, T, H, KVD, s);
+    const auto qk_norm = [&] {
+      head_norm(b.q, w.q_norm, T, NH, w1);
+      head_norm(b.k, w.k_norm, T, NKV, w1);
+    };
+    if (m.qk_norm && !m.qk_norm_after_rope) qk_norm();
+    const int32_t* rope_table = local ? nullptr : b.rope_table;
+    if (m.uses_rope(l)) {
+      rope(b.q, b.positions, T, NH, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved, rope_factor);
+      rope(b.k, b.positions, T, NKV, HD, inv_freq, rope_table, s, m.rotary_dim(), m.rope_interleaved, rope_factor);
+    }
+    if (m.qk_norm && m.qk_norm_after_rope) qk_norm();  // HunYuanDenseV1Attention
+    if (m.qk_l2_norm && m.uses_rope(l)) {  // Llama4TextL2Norm after RoPE, on the rotary layers only
+      const float eps = static_cast<float>(m.rms_norm_eps);
+      rmsnorm(b.q, nullptr, b.q, T * NH, HD, eps, 0.0f, s);
+      rmsnorm(b.k, nullptr, b.k, T * NKV, HD, eps, 0.0f, s);
+    }
+    if (m.query_scaled_in(l)) {  // Ministral3Attention, Llama 4's NoPE layers: the queries only, after RoPE
+      scale_by_position(b.q, b.positions, T, QD, static_cast<float>(m.query_log_scale_beta), m.query_log_scale_period,
+                        m.query_log_scale_offset, m.query_log_scale_in_dtype, s);
+    }
+    if (padded) {
+      copy_rows(b.q, HD, b.qp, HDp, T * NH, HD, s);
+      copy_rows(b.k, HD, b.kp, HDp, T * NKV, HD, s);
+      copy_rows(b.v, HD, b.vp, HDp, T * NKV, HD, s);
+    }
   }
   kv_append(k_att, v_att, b.cache_rows, T, cache.kv_dim(), cache.k(l), cache.v(l), s);
   attention(q_att, cache.k(l), cache.v(l), out_att, b.seqs, bounds_, NH, NKV, HDp, window, scores, b.attn_scratch,
             b.attn_scratch_bytes, s);
-  if (padded) unpad_heads(b.attp, b.att, T * NH, HD, HDp, s);
+  if (padded) copy_rows(b.attp, HDp, b.att, m.v_head(), T * NH, m.v_head(), s);
   if (w.wq_gate) {  // Qwen3NextAttention: attn_output * sigmoid(gate)
     gemm.linear(b.h, w.wq_gate, static_cast<const bf16*>(nullptr), b.q_gate, T, H, QD, s);
     mul_sigmoid(b.att, b.q_gate, T * QD, s);
   }
+}
+
+// DeepseekV3Attention.forward up to the attention (engine::Engine::latent_qkv's twin): q = q_b(norm(q_a(h)))
+// (or q_proj(h)) into buf_->q (T, NH*HD); kv_a_proj_with_mqa gives the latent c, normed and expanded by
+// kv_b_proj into every head's k_nope and value, and one k_pe that every head's key ends with. The rotated
+// dims are the tail [nope, nope + R) of each q/k head. Keys (T, NH, ·) and values land in k and v at rows of
+// `stride` values (HDp: the padded buffers, whose padding stays zero).
+void CudaEngine::latent_qkv(const DeviceLayer& w, const engine::Batch& batch, bf16* k, bf16* v, int64_t stride) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), H = m.hidden_size, NH = m.num_heads, HD = m.head_dim;
+  const int64_t C = m.kv_lora_rank, R = m.partial_rotary_dim, nope = m.qk_nope_head_dim, HDv = m.v_head();
+  const float eps = static_cast<float>(m.latent_norm_eps);
+  const cudaStream_t s = stream_.get();
+  Buffers& b = *buf_;
+  Gemm& gemm = *gemm_;
+  const bf16* no_bias = nullptr;
+  if (m.q_lora_rank > 0) {
+    const int64_t ql = m.q_lora_rank;
+    gemm.linear(b.h, w.wq_a, no_bias, b.q_a, T, H, ql, s);
+    rmsnorm(b.q_a, w.q_a_norm, b.q_a, T, ql, eps, 0.0f, s);
+    gemm.linear(b.q_a, w.wq_b, no_bias, b.q, T, ql, m.q_dim(), s);
+  } else {
+    gemm.linear(b.h, w.wq, no_bias, b.q, T, H, m.q_dim(), s);
+  }
+  gemm.linear(b.h, w.wkv_a, no_bias, b.kv_a, T, H, C + R, s);
+  copy_rows(b.kv_a, C + R, b.latent, C, T, C, s);
+  rmsnorm(b.latent, w.kv_a_norm, b.latent, T, C, eps, 0.0f, s);
+  gemm.linear(b.latent, w.wkv_b, no_bias, b.kv_b, T, C, NH * (nope + HDv), s);
+  const float factor = engine::rope_attention_factor(m, false);
+  // q's tail in each head, and k_pe (one head, the tail of each kv_a row)
+  rope(b.q + nope, b.positions, T, NH, HD, b.inv_freq, b.rope_table, s, R, m.rope_interleaved, factor);
+  rope(b.kv_a + C, b.positions, T, 1, C + R, b.inv_freq, b.rope_table, s, R, m.rope_interleaved, factor);
+  mla_split_kv(b.kv_b, b.kv_a + C, C + R, T, NH, nope, R, HDv, k, stride, v, stride, s);
 }
 
 // A linear-attention layer's token mixing on buf_->h into buf_->att (T, NV*DV): the conv channels, z and

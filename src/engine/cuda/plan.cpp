@@ -58,13 +58,17 @@ BatchLayout batch_layout(int64_t T, int64_t B) {
   return l;
 }
 
+bool attention_padded(const model::ModelSpec& m) {
+  const int64_t HDp = attention_head_dim(m);
+  return HDp != m.head_dim || HDp != m.v_head();
+}
+
 CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits& limits, int sm_count) {
   ABL_CHECK(limits.max_tokens > 0 && limits.max_seqs > 0, "engine limits must be positive");
-  check_cuda_runs(m);
   const int64_t T = limits.max_tokens, B = limits.max_seqs;
   const int64_t H = m.hidden_size, V = m.vocab_size, L = m.num_layers;
   const int64_t F = std::max(m.dense_mlp_width(), m.shared_expert_intermediate_size);  // dense or shared MLP
-  const int64_t HDp = attention_head_dim(m.head_dim);
+  const int64_t HDp = attention_head_dim(m);
   const bool gated = model::gated_activation(m.activation);  // Nemotron-H's, Arcee's, Apertus' MLPs: no gate
   const int64_t bf = sizeof(__nv_bfloat16), f4 = sizeof(float);
   CudaEnginePlan p;
@@ -73,8 +77,15 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
   p.h = carve("normed h (T,H)", T * H * bf);
   p.q = carve("q (T,NH*HD)", T * m.q_dim() * bf);
   p.k = carve("k (T,NKV*HD)", T * m.kv_dim() * bf);
-  p.v = carve("v (T,NKV*HD)", T * m.kv_dim() * bf);
-  p.att = carve("attention out (T,NH*HD)", T * std::max(m.q_dim(), m.linear_value_dim()) * bf);
+  p.v = carve("v (T,NKV*HDv)", T * m.v_dim() * bf);
+  p.att = carve("attention out (T,NH*HDv)", T * std::max(m.o_dim(), m.linear_value_dim()) * bf);
+  if (m.mla) {
+    const int64_t C = m.kv_lora_rank, R = m.partial_rotary_dim;
+    if (m.q_lora_rank > 0) p.q_a = carve("q_a_proj out (T,q_lora_rank)", T * m.q_lora_rank * bf);
+    p.kv_a = carve("latent attention kv_a (T,C+R)", T * (C + R) * bf);
+    p.latent = carve("latent (T,C)", T * C * bf);
+    p.kv_b = carve("kv_b_proj out (T,NH*(nope+HDv))", T * m.num_heads * (m.qk_nope_head_dim + m.v_head()) * bf);
+  }
   if (m.attn_output_gate) p.q_gate = carve("attention output gate (T,NH*HD)", T * m.q_dim() * bf);
   if (!m.linear_layers.empty()) {
     p.lin_x = carve("linear attention q|k|v (T,C)", T * m.linear_in_dim() * bf);
@@ -86,7 +97,7 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
     if (gated) p.gate = carve("gate (T,F)", T * F * bf);
     p.up = carve("up (T,F)", T * F * bf);
   }
-  if (HDp != m.head_dim) {
+  if (attention_padded(m)) {
     p.qp = carve("padded q (T,NH*HDp)", T * m.num_heads * HDp * bf);
     p.kp = carve("padded k (T,NKV*HDp)", T * m.num_kv_heads * HDp * bf);
     p.vp = carve("padded v (T,NKV*HDp)", T * m.num_kv_heads * HDp * bf);
@@ -127,7 +138,7 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
 
 int64_t device_kv_cache_bytes(const model::ModelSpec& spec, int64_t rows) {
   ABL_CHECK(rows > 0, "KV cache of {} rows", rows);
-  return 2 * spec.attention_layers() * (rows + 1) * spec.num_kv_heads * attention_head_dim(spec.head_dim) *
+  return 2 * spec.attention_layers() * (rows + 1) * spec.num_kv_heads * attention_head_dim(spec) *
          static_cast<int64_t>(sizeof(__nv_bfloat16));
 }
 

@@ -105,6 +105,15 @@ void kv_append(const __nv_bfloat16* k,  // (T, kv_dim)
                __nv_bfloat16* v_cache,  // (C, kv_dim)
                cudaStream_t s);
 
+// Latent attention's per-head keys and values (kv_append.cu; abl::cpu::mla_split_kv's twin, with row strides):
+// from kv_b_proj's output kvb(T, NH, nope + HDv) and the rotated shared k_pe (row t at k_pe + t·pe_stride),
+// k head (t, h) at k + (t·NH + h)·k_stride = [kvb's first nope of head h ; k_pe (R)] and v head (t, h) at
+// v + (t·NH + h)·v_stride = kvb's last HDv of head h. Strides wider than nope + R and HDv write into padded
+// rows (the padding columns are left as they are: zero in the engine's padded buffers).
+void mla_split_kv(const __nv_bfloat16* kvb, const __nv_bfloat16* k_pe, int64_t pe_stride, int64_t T, int64_t NH,
+                  int64_t nope, int64_t R, int64_t HDv, __nv_bfloat16* k, int64_t k_stride, __nv_bfloat16* v,
+                  int64_t v_stride, cudaStream_t s);
+
 // ---- SwiGLU and GeGLU (swiglu.cu): out = act(gate) · up, in fp32, rounded once; out may alias
 // gate or up. GeGLU's act is gelu with the tanh approximation (abl::cpu::geglu).
 void swiglu(const __nv_bfloat16* gate,  // (n) = (T, F)

@@ -29,6 +29,9 @@ namespace abl::cuda {
 // The head dim attention runs at: HD itself when a kernel exists, else the smallest supported
 // head dim above it. An HD above every kernel is an error naming it.
 int64_t attention_head_dim(int64_t HD);
+// A model's: the wider of its q/k and value heads (latent attention's differ: DeepSeek-V3's 192 and
+// 128 both run at 256, the value rows zero-padded like the keys').
+int64_t attention_head_dim(const model::ModelSpec& spec);
 
 // Device views of one decoder layer (bf16). Optional tensors are nullptr when absent.
 // One expert of an MoE layer (or the shared expert): a SwiGLU MLP of width Fm (Fs).
@@ -54,6 +57,13 @@ struct DeviceLayer {
   const __nv_bfloat16* q_norm = nullptr;     // (HD) or (NH, HD) qk_norm_per_head
   const __nv_bfloat16* k_norm = nullptr;     // (HD) or (NKV, HD)
   const __nv_bfloat16* wq_gate = nullptr;    // (NH*HD, H) attn_output_gate
+  // Latent attention (engine::LayerWeights' wq_a … wkv_b; wq is its q_proj without a q_lora_rank):
+  const __nv_bfloat16* wq_a = nullptr;       // (q_lora_rank, H)
+  const __nv_bfloat16* q_a_norm = nullptr;   // (q_lora_rank)
+  const __nv_bfloat16* wq_b = nullptr;       // (NH*HD, q_lora_rank)
+  const __nv_bfloat16* wkv_a = nullptr;      // (C + R, H) kv_a_proj_with_mqa
+  const __nv_bfloat16* kv_a_norm = nullptr;  // (C)
+  const __nv_bfloat16* wkv_b = nullptr;      // (NH*(nope + HDv), C)
   // Linear attention (engine::LayerWeights' lin_*): q, k, v adjacent (the conv's channels), b then a.
   const __nv_bfloat16* lin_q = nullptr;      // (NK*DK, H)
   const __nv_bfloat16* lin_k = nullptr;      // (NK*DK, H)
@@ -136,9 +146,6 @@ struct DeviceUnitLayout {
   std::vector<int64_t> resident_layer_offsets() const;
 };
 DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec);
-// Throws abl::Error for a model the CUDA engine cannot run yet (latent attention: DeepSeek-V3,
-// Kimi-K2, Moonlight; docs/deepseek-mla.md), naming the model and --backend cpu.
-void check_cuda_runs(const model::ModelSpec& spec);
 
 
 // bf16 bits of the unit's elements [first, first + count) — its device image, rounded to nearest

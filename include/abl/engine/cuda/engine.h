@@ -132,6 +132,9 @@ class CudaEngine {
   void layer(int64_t l, const engine::Batch& batch, DeviceKvCache& cache, const DeviceAblation* ablation);
   // Softmax attention / a linear-attention layer's token mixing on buf_->h into buf_->att.
   void self_attention(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache);
+  // Latent attention's q into buf_->q and its keys and values into k and v at rows of `stride` values.
+  void latent_qkv(const DeviceLayer& w, const engine::Batch& batch, __nv_bfloat16* k, __nv_bfloat16* v,
+                  int64_t stride);
   void linear_attention(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache);
   void mamba_mixer(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache);
   void short_conv_mixer(int64_t l, const DeviceLayer& w, const engine::Batch& batch, DeviceKvCache& cache);

@@ -31,10 +31,13 @@ BatchLayout batch_layout(int64_t T, int64_t B);
 struct CudaEnginePlan {
   // (T, ·) per pass: residual stream f32, normed h, q/k/v, attention out, projection out y f32, gate, up.
   Slice x, h, q, k, v, att, y, gate, up;
-  // (T, ·) at the padded head dim HDp: q, k, v and attention (empty when HD has a kernel).
+  // (T, ·) at the padded head dim HDp: q, k, v and attention (empty when HD and HDv have a kernel).
   Slice qp, kp, vp, attp;
   // attn_output_gate's gate (T,NH*HD); linear attention's conv channels (T,C), z (T,NV*DV), b|a (T,2NV).
   Slice q_gate, lin_x, lin_z, lin_ba;
+  // Latent attention (ModelSpec::mla): q_a_proj's output (T,q_lora_rank), kv_a_proj_with_mqa's (T,C+R), the
+  // latent c (T,C) normed in place, kv_b_proj's per-head k_nope | v (T,NH*(nope+HDv)).
+  Slice q_a, kv_a, latent, kv_b;
   // (B, ·) per pass: last rows f32, their final norm, logits f32, greedy ids, KL reference rows and KL.
   Slice rows, last, logits, next_ids, kl_ref, kl;
   // MoE layers (empty for dense models; docs/families.md §5, the grouped-GEMM design): router
@@ -50,6 +53,10 @@ struct CudaEnginePlan {
   size_t total = 0;      // the arena
   engine::BufferPlan table;  // the same slices by name, in arena order: printed, summed by `plan`
 };
+
+// Whether attention runs at a padded head dim HDp: a q/k or value head without a kernel of its own
+// width (the tiny fixtures' heads; latent attention's 192 / 128).
+bool attention_padded(const model::ModelSpec& spec);
 
 // sm_count: the GPU's multiprocessors (the split-KV scratch grows with them); kPlanSmCount when
 // planning without a GPU.

@@ -272,6 +272,39 @@ TEST(CudaKvAppend, MatchesCpuAndLeavesOtherRows) {
   expect_close(to_f32(download<__nv_bfloat16>(dvc, v_cache.size(), stream.get())), want_v, 0.0, 0.0, "v cache");
 }
 
+// Latent attention's keys and values (DeepSeek-V3's shape in small: nope 16, R 8, HDv 12) into rows padded to
+// 64, as the engine runs them: the CPU twin's values at the head's columns, the padding left as it was.
+TEST(CudaMlaSplitKv, MatchesCpuIntoPaddedRows) {
+  ABL_REQUIRE_GPU();
+  cuda::Stream stream;
+  const int64_t T = 29, NH = 5, nope = 16, R = 8, HDv = 12, C = 24, HDp = 64;
+  const auto kvb = to_bf16(normal(static_cast<size_t>(T * NH * (nope + HDv)), 1.0f, 61));
+  const auto kv_a = to_bf16(normal(static_cast<size_t>(T * (C + R)), 1.0f, 62));  // k_pe: each row's tail
+  std::vector<float> want_k(static_cast<size_t>(T * NH * (nope + R))), want_v(static_cast<size_t>(T * NH * HDv));
+  cpu::mla_split_kv(to_f32(kvb).data(), to_f32(kv_a).data() + C, C + R, T, NH, nope, R, HDv, want_k.data(),
+                    want_v.data());
+  const std::vector<float> fill(static_cast<size_t>(T * NH * HDp), -3.0f);
+  auto dkvb = upload(kvb, stream.get());
+  auto dkv_a = upload(kv_a, stream.get());
+  auto dk = upload(to_bf16(fill), stream.get());
+  auto dv = upload(to_bf16(fill), stream.get());
+  cuda::mla_split_kv(dkvb.as<__nv_bfloat16>(), dkv_a.as<__nv_bfloat16>() + C, C + R, T, NH, nope, R, HDv,
+                     dk.as<__nv_bfloat16>(), HDp, dv.as<__nv_bfloat16>(), HDp, stream.get());
+  const std::vector<float> k = to_f32(download<__nv_bfloat16>(dk, fill.size(), stream.get()));
+  const std::vector<float> v = to_f32(download<__nv_bfloat16>(dv, fill.size(), stream.get()));
+  std::vector<float> got_k, got_v, pad;
+  for (int64_t row = 0; row < T * NH; ++row) {
+    for (int64_t c = 0; c < HDp; ++c) {
+      const float kc = k[static_cast<size_t>(row * HDp + c)], vc = v[static_cast<size_t>(row * HDp + c)];
+      (c < nope + R ? got_k : pad).push_back(kc);
+      (c < HDv ? got_v : pad).push_back(vc);
+    }
+  }
+  expect_close(got_k, want_k, 0.0, 0.0, "keys");
+  expect_close(got_v, want_v, 0.0, 0.0, "values");
+  EXPECT_EQ(std::count(pad.begin(), pad.end(), -3.0f), static_cast<std::ptrdiff_t>(pad.size())) << "padding written";
+}
+
 // Each sequence's last row into a strided destination (a depth slot of the captures).
 TEST(CudaGatherRows, CopiesPickedRowsIntoAStridedDestination) {
   ABL_REQUIRE_GPU();
@@ -664,6 +697,8 @@ TEST(CudaOpsHostChecks, BadExtentsThrowBeforeLaunch) {
   expect_error([&] { cuda::rope(nullptr, nullptr, 4, 2, 0, nullptr, nullptr, s); }, "rope HD = 0");
   expect_error([&] { cuda::kv_append(nullptr, nullptr, nullptr, 2, -3, nullptr, nullptr, s); }, "kv_append kv_dim < 0");
   expect_error([&] { cuda::gather_rows(nullptr, nullptr, 2, 8, nullptr, 4, s); }, "gather_rows stride < width");
+  expect_error([&] { cuda::mla_split_kv(nullptr, nullptr, 32, 2, 4, 16, 8, 12, nullptr, 20, nullptr, 64, s); },
+               "mla_split_kv key rows narrower than nope + R");
   expect_error([&] { cuda::swiglu(nullptr, nullptr, nullptr, -5, s); }, "swiglu n < 0");
   expect_error([&] { cuda::geglu(nullptr, nullptr, nullptr, -5, s); }, "geglu n < 0");
   expect_error([&] { cuda::relu_squared(nullptr, -5, s); }, "relu_squared n < 0");

@@ -8,24 +8,10 @@
 #include <gtest/gtest.h>
 
 #include "abl/engine/cuda/plan.h"
-#include "common/error_of.h"
 #include "engine/cuda/engine_cuda_check.h"
 
 using namespace abl;
 using namespace abl::cuda_engine_test;
-
-// Latent attention has no CUDA path yet: the engine's layout and plan refuse it up front, naming the
-// CPU backend (no device needed).
-TEST(CudaEngine, RefusesLatentAttentionNamingTheCpuBackend) {
-  const model::ModelSpec spec = model::load_model_spec(fixture_dir() + "/golden/deepseek-v3-mla");
-  ASSERT_TRUE(spec.mla);
-  for (const std::string& error :
-       {abl::testing::thrown_error_of([&] { cuda::device_unit_layout(spec); }),
-        abl::testing::thrown_error_of([&] { cuda::plan_cuda_engine(spec, {64, 4}, 132); })}) {
-    EXPECT_NE(error.find("DeepseekV3ForCausalLM uses multi-head latent attention"), std::string::npos) << error;
-    EXPECT_NE(error.find("--backend cpu"), std::string::npos) << error;
-  }
-}
 
 // ---- on the device --------------------------------------------------------------------------
 

@@ -109,13 +109,13 @@ TEST(CudaEngine, DecodeGraphEqualsEagerStepsWithAblation) {
 // MoE layers route, sort and run their experts on the device, so their decode steps are graphs too:
 // Qwen2-MoE (shared expert, a dense layer among the MoE ones), Qwen3-MoE (top-3 of 8), Mixtral and
 // GLM-4.5 (sigmoid router with its fp32 bias, ungated shared expert), Granite-MoE (stacked experts,
-// the multipliers),
+// the multipliers), DeepSeek-V3 (latent attention: its keys and values built on the device),
 // with the routed and shared experts ablated. (The graph against eager steps of the same engine: the
 // grouped path's correctness is CudaEngineGolden's and AblationMatchesCpuOnMoe's.)
 TEST(CudaEngine, DecodeGraphEqualsEagerStepsOnMoe) {
   ABL_REQUIRE_GPU();
   expect_graph_steps_equal_eager_on({"qwen2-moe-shared", "qwen3-moe", "mixtral-moe", "glm4-moe", "granite-moe-shared",
-                                     "gpt-oss"});
+                                     "gpt-oss", "deepseek-v3-mla"});
 }
 
 // The families whose kernels take other paths in a captured step: Gemma 2's sliding window on

@@ -118,3 +118,50 @@ TEST(CudaEnginePlan, UngatedReluSquaredCarvesNoGateRows) {
   EXPECT_EQ(a.gate.bytes, 0u);
   EXPECT_EQ(a.up.bytes, static_cast<size_t>(512 * apertus.intermediate_size * 2));
 }
+
+// Latent attention (DeepSeek-V2/V3, GLM-4.7-Flash) runs at the head dim of the wider of its q/k and value
+// heads, both padded: the fixture's 24 / 12 at 64, DeepSeek-V3's 192 / 128 at 256. The plan carves
+// q_a_proj's output (only with a q_lora_rank), kv_a's rows, the latent and kv_b's rows; the attention
+// output is NH·HDv wide (o_proj's input); the KV cache holds NH padded heads per row.
+TEST(CudaEnginePlan, LatentAttentionCarvesItsBuffersAndPadsKeysAndValues) {
+  const model::ModelSpec mla = model::load_model_spec(fixture_dir() + "/golden/deepseek-v3-mla");
+  ASSERT_TRUE(mla.mla);
+  ASSERT_EQ(mla.head_dim, 24);
+  ASSERT_EQ(mla.v_head(), 12);
+  EXPECT_EQ(cuda::attention_head_dim(mla), 64);
+  EXPECT_TRUE(cuda::attention_padded(mla));
+  const int64_t T = 32, NH = mla.num_heads;
+  const cuda::CudaEnginePlan p = cuda::plan_cuda_engine(mla, {T, 4}, cuda::kPlanSmCount);
+  const auto aligned = [](int64_t bytes) { return static_cast<size_t>((bytes + 255) / 256 * 256); };
+  EXPECT_EQ(p.q_a.bytes, aligned(T * mla.q_lora_rank * 2));
+  EXPECT_EQ(p.kv_a.bytes, aligned(T * (24 + 8) * 2));
+  EXPECT_EQ(p.latent.bytes, aligned(T * 24 * 2));
+  EXPECT_EQ(p.kv_b.bytes, aligned(T * NH * (16 + 12) * 2));
+  EXPECT_EQ(p.att.bytes, aligned(T * NH * 12 * 2));
+  EXPECT_EQ(p.vp.bytes, aligned(T * NH * 64 * 2));
+  EXPECT_EQ(p.table.total(), static_cast<int64_t>(p.total));
+  EXPECT_EQ(cuda::DeviceKvCache::bytes_for(mla, 100), 2 * mla.attention_layers() * 101 * NH * 64 * 2);
+  // The device unit holds the latent projections in layer_slots() order.
+  const cuda::DeviceUnitLayout lay = cuda::device_unit_layout(mla);
+  EXPECT_EQ(lay.attention_head_dim, 64);
+  std::vector<model::WeightRole> roles;
+  for (const auto& t : lay.units[lay.layer_unit(0)].tensors) roles.push_back(t.role);
+  for (model::WeightRole r : {model::WeightRole::q_a_proj, model::WeightRole::q_a_norm, model::WeightRole::q_b_proj,
+                              model::WeightRole::kv_a_proj, model::WeightRole::kv_a_norm, model::WeightRole::kv_b_proj}) {
+    EXPECT_NE(std::find(roles.begin(), roles.end(), r), roles.end()) << model::role_name(r);
+  }
+
+  const model::ModelSpec lite = model::load_model_spec(fixture_dir() + "/golden/deepseek-v2-lite");  // q_proj
+  ASSERT_EQ(lite.q_lora_rank, 0);
+  EXPECT_EQ(cuda::plan_cuda_engine(lite, {T, 4}, cuda::kPlanSmCount).q_a.bytes, 0u);
+
+  const model::ModelSpec v3 = model::synthetic_model_spec("deepseek-v3");
+  EXPECT_EQ(cuda::attention_head_dim(v3), 256);
+  const cuda::CudaEnginePlan big = cuda::plan_cuda_engine(v3, {512, 64}, cuda::kPlanSmCount);
+  EXPECT_EQ(big.qp.bytes, static_cast<size_t>(512 * 128 * 256 * 2));
+  EXPECT_EQ(big.att.bytes, static_cast<size_t>(512 * 128 * 128 * 2));
+
+  model::ModelSpec wide_v = mla;  // a value head wider than the q/k head sets HDp
+  wide_v.v_head_dim = 100;
+  EXPECT_EQ(cuda::attention_head_dim(wide_v), 128);
+}

@@ -48,7 +48,8 @@ std::vector<std::string> layout_models() {
           f + "/golden/granite4-h-moe", f + "/golden/lfm2", f + "/golden/lfm2-moe",
           f + "/golden/nemotron-h",  f + "/golden/nemotron-h-moe", f + "/golden/arcee",
           f + "/golden/dots1",       f + "/golden/hunyuan-moe", f + "/golden/apertus",
-          f + "/golden/llava-mm",    f + "/golden/internvl-mm"};
+          f + "/golden/llava-mm",    f + "/golden/internvl-mm", f + "/golden/deepseek-v3-mla",
+          f + "/golden/deepseek-v2-lite", f + "/golden/glm4-moe-lite"};
 }
 
 model::ModelSpec spec_of(const std::string& m) {
@@ -96,7 +97,7 @@ TEST(DeviceUnitLayoutHost, TensorsInSlotOrderOnAlignedOffsets) {
     const cuda::DeviceUnitLayout lay = cuda::device_unit_layout(spec);
     const int64_t L = spec.num_layers, H = spec.hidden_size, V = spec.vocab_size;
     ASSERT_EQ(lay.units.size(), static_cast<size_t>(L + 2));
-    EXPECT_EQ(lay.attention_head_dim, cuda::attention_head_dim(spec.head_dim));
+    EXPECT_EQ(lay.attention_head_dim, cuda::attention_head_dim(spec));
     for (size_t u = 0; u < lay.units.size(); ++u) {
       const cuda::DeviceUnit& unit = lay.units[u];
       int64_t end = 0;
