@@ -208,11 +208,13 @@ Job prepare(const std::string& model_dir, const std::vector<std::vector<float>>&
       taken.insert(it.mxfp4_scales->name);
       job.dequantized = true;
     }
-    // attn.o_proj, and mlp.down_proj: the dense MLP's, every expert's and the shared expert's.
-    const int component = w.role == model::WeightRole::o_proj ? 0 : model::is_down_projection(w.role) ? 1 : -1;
+    // attn.o_proj, and mlp.down_proj: the dense MLP's, every expert's (a LatentMoE's fc2_latent_proj) and the
+    // shared expert's.
+    const int component =
+        w.role == model::WeightRole::o_proj ? 0 : model::is_down_projection(job.spec, w.role) ? 1 : -1;
     if (component < 0) continue;
     ++job.num_ablatable;
-    if (w.role == model::WeightRole::expert_down_proj && !trial.routed_experts) continue;
+    if (model::is_routed_down_projection(job.spec, w.role) && !trial.routed_experts) continue;
     if (trial.lambda[static_cast<size_t>(component)][static_cast<size_t>(w.layer)] != 0.0f) {
       if (opts.format == ExportFormat::adapter && t && model::is_fp8(*t)) {
         fail("export --format adapter: '{}' is FP8 (block-scaled): a LoRA adapter over an FP8 base is not written; "

@@ -84,8 +84,8 @@ void declare_sweep_options(OptionSet& o) {
       ("seed", po::value<int64_t>()->default_value(1), "seed of the Sobol shift and of TPE (>= 0)")
       ("row-normalization", po::value<std::string>()->default_value("full"), "none, pre or full")
       ("ablate-experts", po::value<bool>()->default_value(true),
-       "mixture-of-experts models: ablate every routed expert's down projection with the shared expert's "
-       "and the dense MLPs' (false: only those, as tools that skip fused expert tensors do)")
+       "mixture-of-experts models: ablate every routed expert's down projection (a LatentMoE: fc2_latent_proj) "
+       "with the shared expert's and the dense MLPs' (false: only those, as tools that skip fused expert tensors do)")
       ("early-exit", po::value<bool>()->default_value(true),
        "stop a response at its first refusal marker (the count is the same; only time is saved)")
       ("store-responses", po::bool_switch(), "keep every trial's responses in trials.h5")

@@ -105,6 +105,8 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
       case model::WeightRole::shared_up_proj: w.shared.w_up = p; break;
       case model::WeightRole::shared_down_proj: w.shared.w_down = p; break;
       case model::WeightRole::shared_expert_gate: w.shared_expert_gate = p; break;
+      case model::WeightRole::latent_in_proj: w.latent_in = p; break;
+      case model::WeightRole::latent_out_proj: w.latent_out = p; break;
       default: fail("weight role {} is not a layer tensor", model::role_name(layout.slots[i].role));
     }
   }

@@ -1004,7 +1004,9 @@ void lfm2_keys(const Keys& k, ModelSpec& s) {
 // router choosing on s + e_score_correction_bias within the best topk_group of n_group groups, the kept weights
 // renormalised (norm_topk_prob) and times routed_scaling_factor; n_routed_experts ungated relu² experts of
 // moe_intermediate_size, and always one ungated shared expert of moe_shared_expert_intermediate_size added as it
-// is. A latent projection (moe_latent_size) is refused.
+// is. With moe_latent_size (Nemotron 3 Super's LatentMoE) the routed experts run in that latent, between
+// mixer.fc1_latent_proj and mixer.fc2_latent_proj (NemotronHMoE.forward); the router and the shared expert read
+// the block's H-wide input.
 void nemotron_h_moe_keys(const Keys& k, ModelSpec& s) {
   s.expert_names = ModelSpec::ExpertNames::nemotron_h;
   s.num_experts = k.get_int("n_routed_experts", 8);
@@ -1020,7 +1022,13 @@ void nemotron_h_moe_keys(const Keys& k, ModelSpec& s) {
   s.routed_scaling_factor = k.get_double("routed_scaling_factor", 1.0);
   check_size(s, "moe_shared_expert_intermediate_size", s.shared_expert_intermediate_size);
   if (auto latent = k.find("moe_latent_size"); latent && !latent->is_null()) {
-    bad_key(s, "moe_latent_size", "a latent projection of the experts is not supported (null: none, as Nemotron 3 Nano)");
+    s.moe_latent_size = k.get_int("moe_latent_size");
+    check_size(s, "moe_latent_size", s.moe_latent_size);
+    if (s.moe_latent_size > s.hidden_size) {
+      bad_key(s, "moe_latent_size",
+              fmt::format("a latent wider than hidden_size ({} > {}) is not supported", s.moe_latent_size,
+                          s.hidden_size));
+    }
   }
 }
 

@@ -118,6 +118,7 @@ std::string describe(const ModelSpec& s) {
       flags += fmt::format(" + {}shared expert {}", s.shared_expert_gated ? "" : "ungated ",
                            s.shared_expert_intermediate_size);
     }
+    if (s.moe_latent_size > 0) flags += fmt::format(", routed experts in a latent of {}", s.moe_latent_size);
     if (s.mtp_layers > 0) flags += fmt::format(", {} MTP layer{} not run", s.mtp_layers, s.mtp_layers == 1 ? "" : "s");
     if (s.router_logit_bias) flags += ", router bias";
     if (s.expert_bias) flags += ", biased experts";
@@ -127,6 +128,8 @@ std::string describe(const ModelSpec& s) {
       flags += ", experts fused (E,H,2*Fm interleaved)+(E,Fm,H)";
     } else if (s.transposed_experts) {
       flags += ", experts fused (E,H,2*Fm)+(E,Fm,H)";
+    } else if (s.fused_experts && !gated_activation(s.activation)) {
+      flags += s.moe_latent_size > 0 ? ", experts fused (E,Fm,D)+(E,D,Fm)" : ", experts fused (E,Fm,H)+(E,H,Fm)";
     } else if (s.fused_experts) {
       flags += ", experts fused (E,2*Fm,H)+(E,H,Fm)";
     }
@@ -163,6 +166,7 @@ std::string fingerprint(const ModelSpec& s) {
   out += fmt::format("|moe E{} k{} Fm{} Fs{} norm {} [{}] names {} fused {}", s.num_experts, s.experts_per_token,
                      s.moe_intermediate_size, s.shared_expert_intermediate_size, s.norm_topk_prob,
                      fmt::join(s.moe_layers, ""), static_cast<int>(s.expert_names), s.fused_experts);
+  if (s.moe_latent_size > 0) out += fmt::format("|moe latent {}", s.moe_latent_size);
   out += fmt::format("|granite {:a} {:a}", s.residual_multiplier, s.logits_scaling);
   out += fmt::format("|gpt-oss obias {} sinks {} swiglu {:a} {:a} expert bias {} router bias {}", s.o_bias,
                      s.attn_sinks, s.swiglu_alpha, s.swiglu_limit, s.expert_bias, s.router_logit_bias);

@@ -510,6 +510,8 @@ std::string_view role_name(WeightRole role) {
     case WeightRole::shared_up_proj: return "shared_up_proj";
     case WeightRole::shared_down_proj: return "shared_down_proj";
     case WeightRole::shared_expert_gate: return "shared_expert_gate";
+    case WeightRole::latent_in_proj: return "latent_in_proj";
+    case WeightRole::latent_out_proj: return "latent_out_proj";
     case WeightRole::final_norm: return "final_norm";
     case WeightRole::final_norm_bias: return "final_norm_bias";
     case WeightRole::lm_head_bias: return "lm_head_bias";
@@ -518,9 +520,12 @@ std::string_view role_name(WeightRole role) {
   return "?";
 }
 
-bool is_down_projection(WeightRole role) {
-  return role == WeightRole::down_proj || role == WeightRole::expert_down_proj ||
-         role == WeightRole::shared_down_proj;
+bool is_down_projection(const ModelSpec& spec, WeightRole role) {
+  return role == WeightRole::down_proj || role == WeightRole::shared_down_proj || is_routed_down_projection(spec, role);
+}
+
+bool is_routed_down_projection(const ModelSpec& spec, WeightRole role) {
+  return role == (spec.moe_latent_size > 0 ? WeightRole::latent_out_proj : WeightRole::expert_down_proj);
 }
 
 // A strided view of a (rows, H) file tensor whose rows come in `groups` groups of `group_rows`: the
@@ -613,32 +618,44 @@ void add_mamba2_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
   v.back().shape_doc = fmt::format("(hidden_size, {})", inner);
 }
 
-// Nemotron-H's MoE block (NemotronHMoE): the router mixer.gate with its e_score_correction_bias, per expert the
-// ungated up_proj / down_proj (one module each as released; stacked (E, Fm, H) / (E, H, Fm) as transformers 5
-// holds them, each expert one block), then the ungated shared expert.
+// Nemotron-H's MoE block (NemotronHMoE): the router mixer.gate with its e_score_correction_bias, [LatentMoE:
+// mixer.fc1_latent_proj,] per expert the ungated up_proj / down_proj (one module each as released; stacked
+// (E, Fm, D) / (E, D, Fm) as transformers 5 holds them, each expert one block; D = H, or the latent),
+// [mixer.fc2_latent_proj,] then the ungated shared expert.
 void add_nemotron_h_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
   const int64_t H = s.hidden_size, E = s.num_experts, Fm = s.moe_intermediate_size, Fs = s.shared_expert_intermediate_size;
+  const int64_t D = s.expert_width();
+  const bool latent = s.moe_latent_size > 0;
+  const char* d_name = latent ? "moe_latent_size" : "hidden_size";
   v.push_back(layer_slot(s, WeightRole::router, "mixer.gate.weight", {E, H}, "(n_routed_experts, hidden_size)"));
   v.push_back(layer_slot(s, WeightRole::router_bias, "mixer.gate.e_score_correction_bias", {E}, "(n_routed_experts)"));
+  if (latent) {
+    v.push_back(layer_slot(s, WeightRole::latent_in_proj, "mixer.fc1_latent_proj.weight", {D, H},
+                           "(moe_latent_size, hidden_size)"));
+  }
   for (int64_t e = 0; e < E; ++e) {
     const std::string p = "mixer.experts." + std::to_string(e) + ".";
-    v.push_back(layer_slot(s, WeightRole::expert_up_proj, p + "up_proj.weight", {Fm, H},
-                           "(moe_intermediate_size, hidden_size)"));
-    v.push_back(layer_slot(s, WeightRole::expert_down_proj, p + "down_proj.weight", {H, Fm},
-                           "(hidden_size, moe_intermediate_size)"));
+    v.push_back(layer_slot(s, WeightRole::expert_up_proj, p + "up_proj.weight", {Fm, D}, ""));
+    v.back().shape_doc = fmt::format("(moe_intermediate_size, {})", d_name);
+    v.push_back(layer_slot(s, WeightRole::expert_down_proj, p + "down_proj.weight", {D, Fm}, ""));
+    v.back().shape_doc = fmt::format("({}, moe_intermediate_size)", d_name);
     if (s.fused_experts) {
       WeightSlot& up = v[v.size() - 2];
       up.pattern = s.weight_prefix + "layers.{}.mixer.experts.up_proj";
-      up.file_shape = {E, Fm, H};
-      up.file_offset = e * Fm * H;
-      up.shape_doc = "(n_routed_experts, moe_intermediate_size, hidden_size)";
+      up.file_shape = {E, Fm, D};
+      up.file_offset = e * Fm * D;
+      up.shape_doc = fmt::format("(n_routed_experts, moe_intermediate_size, {})", d_name);
       WeightSlot& down = v.back();
       down.pattern = s.weight_prefix + "layers.{}.mixer.experts.down_proj";
-      down.file_shape = {E, H, Fm};
-      down.file_offset = e * H * Fm;
-      down.shape_doc = "(n_routed_experts, hidden_size, moe_intermediate_size)";
+      down.file_shape = {E, D, Fm};
+      down.file_offset = e * D * Fm;
+      down.shape_doc = fmt::format("(n_routed_experts, {}, moe_intermediate_size)", d_name);
     }
     v[v.size() - 2].expert = v.back().expert = static_cast<int32_t>(e);
+  }
+  if (latent) {
+    v.push_back(layer_slot(s, WeightRole::latent_out_proj, "mixer.fc2_latent_proj.weight", {H, D},
+                           "(hidden_size, moe_latent_size)"));
   }
   v.push_back(layer_slot(s, WeightRole::shared_up_proj, "mixer.shared_experts.up_proj.weight", {Fs, H},
                          "(moe_shared_expert_intermediate_size, hidden_size)"));
@@ -1012,7 +1029,7 @@ int64_t parameter_count(const ModelSpec& spec) {
 int64_t active_parameter_count(const ModelSpec& spec) {
   int64_t active = parameter_count(spec);
   const int64_t matrices = gated_activation(spec.activation) ? 3 : 2;  // Nemotron-H's experts: up and down only
-  int64_t per_expert = matrices * spec.moe_intermediate_size * spec.hidden_size;
+  int64_t per_expert = matrices * spec.moe_intermediate_size * spec.expert_width();
   if (spec.expert_bias) per_expert += 2 * spec.moe_intermediate_size + spec.hidden_size;
   for (int64_t l = 0; l < spec.num_layers; ++l) {
     if (spec.is_moe_layer(l)) active -= (spec.num_experts - spec.experts_per_token) * per_expert;

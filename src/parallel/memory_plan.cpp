@@ -258,6 +258,7 @@ engine::BufferPlan activation_buffers(const model::ModelSpec& spec, int64_t B, i
     b.add(fmt::format("one expert's tokens in, out (T,H) {}", at), 2 * T * H * a);
     b.add(fmt::format("expert outputs of every token (T*k,H) {}", at), T * k * H * a);
     b.add("expert token lists (T*k) i64", 2 * T * k * 8);
+    if (spec.moe_latent_size > 0) b.add(fmt::format("LatentMoE latent (T,D) {}", at), T * spec.moe_latent_size * a);
   }
   return b;
 }

@@ -18,7 +18,8 @@
 # out_proj is ablated as o_proj, beside attention layers; with a dense MLP and with experts) and LFM2 (short-conv
 # layers whose out_proj is ablated as o_proj; LFM2-MoE's experts behind a biased sigmoid router) and Nemotron-H
 # (one block per layer: Mamba-2's out_proj, the NoPE attention's o_proj and the relu² MLP's down_proj ablated, each
-# in its own layer; backbone.* names; Nemotron 3's MoE blocks with ungated relu² experts) and Arcee (Llama with an
+# in its own layer; backbone.* names; Nemotron 3's MoE blocks with ungated relu² experts; Nemotron 3 Super's LatentMoE, whose fc2_latent_proj
+# is ablated as the routed experts' writer) and Arcee (Llama with an
 # ungated relu² MLP) and dots.llm1 (Qwen3's attention, DeepSeek-V3's router, shared experts, sliding layers) and
 # Hunyuan-A13B (HunYuan dense's attention, every layer MoE with a shared MLP, the router mlp.gate.wg) and Apertus
 # (per-head q/k norms before RoPE, the ungated xIELU MLP with its learned scalars per layer, 0-d tensors kept) and
@@ -31,7 +32,7 @@
 # expert's in MoE layers) changes. The model organism's prompts serve as prompts.
 source "$(dirname "$0")/common.sh"
 GOLDEN="$HERE/../fixtures/golden"
-for name in gemma3-mm mistral3-mm gemma2-softcap phi3-longrope phi3-longrope-long glm4-interleaved-rope qwen2.5-vl-legacy qwen2-moe-shared glm4-moe granite-moe-shared gpt-oss cohere2 cohere-qknorm llama-bias seed-oss deepseek-v3-mla olmo2 olmo3-v5 deepseek-v2-groups olmoe minimax-m2 exaone4 ernie4.5-moe ernie4.5-dense qwen3-next qwen3.5-moe-mm qwen3-vl-moe-mm gemma glm4v-moe-mm phimoe llama4-mm granite4-micro granite4-moe-nope hunyuan-dense granite4-h granite4-h-moe lfm2 lfm2-moe nemotron-h nemotron-h-moe arcee dots1 hunyuan-moe apertus glm4-moe-lite llava-mm internvl-mm; do
+for name in gemma3-mm mistral3-mm gemma2-softcap phi3-longrope phi3-longrope-long glm4-interleaved-rope qwen2.5-vl-legacy qwen2-moe-shared glm4-moe granite-moe-shared gpt-oss cohere2 cohere-qknorm llama-bias seed-oss deepseek-v3-mla olmo2 olmo3-v5 deepseek-v2-groups olmoe minimax-m2 exaone4 ernie4.5-moe ernie4.5-dense qwen3-next qwen3.5-moe-mm qwen3-vl-moe-mm gemma glm4v-moe-mm phimoe llama4-mm granite4-micro granite4-moe-nope hunyuan-dense granite4-h granite4-h-moe lfm2 lfm2-moe nemotron-h nemotron-h-moe nemotron-h-latent-moe arcee dots1 hunyuan-moe apertus glm4-moe-lite llava-mm internvl-mm; do
   RUN="$WORK/families/$name"
   rm -rf "$RUN" && mkdir -p "$(dirname "$RUN")"
   extra=()  # phi3-longrope-long: no system prompt, so that the prompts (26 to 48 tokens) lie on both sides of 32
@@ -55,12 +56,15 @@ src, out, name = tensors(sys.argv[1]), tensors(sys.argv[2]), sys.argv[3]
 assert src.keys() == out.keys(), f"{name}: the export's tensors differ: {sorted(src.keys() ^ out.keys())}"
 changed = sorted(k for k in src if src[k] != out[k])
 ablatable = ("o_proj.weight", "out_proj.weight", "down_proj.weight", ".w2.weight", "output_linear.weight",
-             "mlp.experts.down_proj", "feed_forward.experts.down_proj")
+             "mlp.experts.down_proj", "feed_forward.experts.down_proj", "fc2_latent_proj.weight")
 wrong = [k for k in changed if not k.endswith(ablatable)]
 assert not wrong, f"{name}: tensors that are never ablated changed: {wrong}"
 assert changed, f"{name}: trial 0 changed nothing"
 experts = [k for k in changed if ".experts." in k or ".block_sparse_moe.output_linear." in k]
 print(f"{name}: {len(changed)} of {len(src)} tensors ablated ({len(experts)} routed experts), the rest bit-identical")
+if name == "nemotron-h-latent-moe":  # the experts write the latent: fc2_latent_proj is ablated in their place
+    assert not experts, f"{name}: latent expert matrices changed: {experts}"
+    assert any(k.endswith("fc2_latent_proj.weight") for k in changed), f"{name}: no fc2_latent_proj ablated"
 if name.startswith("qwen2-moe"):
     assert experts, f"{name}: no routed expert was ablated"
     layers = {k.split(".")[2] for k in experts}

@@ -105,6 +105,10 @@ FAMILIES = [
     # ungated shared expert of 48) beside a dense relu2 MLP of 96; transformers 5 holds the experts stacked
     # (mixer.experts.up_proj / down_proj) and saves them per expert; the router's bias buffer perturbed at init
     ("NemotronHForCausalLM", "nemotron-h-moe"),
+    # Nemotron-H with LatentMoE blocks (NVIDIA-Nemotron-3-Super: nemotron-h-moe's spelling plus moe_latent_size 24):
+    # pattern "MEM*E-", the router and the shared expert (48) on the 64-wide input, the routed relu2 experts (8 of 32,
+    # top-2) between mixer.fc1_latent_proj (24, 64) and mixer.fc2_latent_proj (64, 24); the router's bias perturbed
+    ("NemotronHForCausalLM", "nemotron-h-latent-moe"),
     # Arcee's AFM-4.5B: Llama's layers with the ungated relu2 MLP (ArceeMLP = NemotronMLP: up_proj / down_proj, no
     # gate_proj), GQA 2, YaRN x4 rope_scaling (both "rope_type" and "type", mscale 1.0), untied
     ("ArceeForCausalLM", "arcee"),
@@ -138,8 +142,6 @@ FAMILIES = [
     # a small internvl_vision vision_config, downsample_ratio 0.5): the language model is Qwen2Model unchanged; untied
     ("InternVLForConditionalGeneration", "internvl-mm"),
 ]
-# Architectures our CUDA backend refuses for now (latent attention: docs/deepseek-mla.md).
-CPU_ONLY = ("DeepseekV3ForCausalLM", "DeepseekV2ForCausalLM", "Glm4MoeLiteForCausalLM")
 GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "GemmaForCausalLM")
 
 

@@ -513,7 +513,7 @@
      same logits_last) while layer_norm_epsilon is; transformers 5's layers_block_type (either naming) with head_dim
      reads as the pattern with attention_head_dim; golden.json has exactly the what-ifs of
      golden_models.nemotron_h_what_ifs and NemotronHCheck reproduces each (1e-3, each over 1e-2); reference.Spec refuses
-     an "E" block with a latent projection (moe_latent_size), a pattern of another length or with an unknown character,
+     an "E" block with moe_latent_size 0, a pattern of another length or with an unknown character,
      no pattern, a disagreeing layers_block_type, mlp_hidden_act other than relu2, mamba_hidden_act other than silu,
      use_bias / mamba_proj_bias / mlp_bias / attention_bias true, a time_step_limit other than [0, inf], heads not a
      multiple of n_groups, chunk_size 0, head_dim disagreeing with attention_head_dim, the legacy mamba_* keys and a
@@ -539,11 +539,19 @@
      layer_norm_epsilon does; transformers 5's layers_block_type with "moe" reads as the pattern; golden.json has
      exactly nemotron-h's what-ifs plus router_bias, router_scaling (golden_models.sigmoid_router_description) and
      golden_models.nemotron_h_moe_what_ifs (router_softmax, router_unnormalised, router_top1, shared_expert), and
-     NemotronHCheck reproduces each (1e-3, each over 1e-2); reference.Spec refuses a non-null moe_latent_size,
+     NemotronHCheck reproduces each (1e-3, each over 1e-2); reference.Spec refuses moe_latent_size 0 or true,
      n_shared_experts other than 1, n_group not dividing the experts or leaving one per group, topk_group > n_group,
      top-k beyond the experts, zero widths, mlp_bias, mlp_hidden_act silu, head_dim disagreeing with an
      attention_head_dim and a time_step_limit other than [0, inf]. (3. checks the MoE block against NemotronHCheck's
      per-expert loop.)
+     Nemotron-H with LatentMoE blocks (nemotron-h-latent-moe: NVIDIA-Nemotron-3-Super's moe_latent_size in the Nano
+     spelling): the same checks, NemotronHCheck's NemotronHMoE routing on the block input, running the experts' loop on
+     mixer.fc1_latent_proj's output, their sum through mixer.fc2_latent_proj, the shared expert on the un-projected
+     input; the file holds fc1_latent_proj (latent, H) / fc2_latent_proj (H, latent) and the experts latent wide;
+     config.json lists moe_latent_size, a width of its own (not hidden, moe_intermediate_size, the shared or the dense
+     width); reference.Spec and golden.json read it; read as null the experts do not fit (a shape error); golden.json
+     has also the what-ifs latent_routed_path (fc2_latent_proj at 0) and latent_projections_swapped (fc1 / fc2 each
+     read as the other's transpose) and NemotronHCheck reproduces them with those weights.
 
  32. Arcee (arcee: ArceeForCausalLM, AFM-4.5B): a second forward pass written here from models/arcee/modular_arcee.py and
      configuration_arcee.py (`ArceeCheck`: ArceeConfig's defaults, LlamaCheck's layers with ArceeMLP (NemotronMLP:
@@ -7466,7 +7474,10 @@ class NemotronHCheck:
     loop over the experts hit, then `+ shared_experts(residuals)` (a NemotronHMLP). What-ifs there: `use_bias` (False:
     the choice on s alone), `score` ("softmax" in place of the sigmoid), `renorm` (False: not divided), `scaling`
     (another routed_scaling_factor), `k` (another num_experts_per_tok), `shared` (False: no shared expert); `squared`
-    covers the experts too."""
+    covers the experts too. With moe_latent_size (NVIDIA-Nemotron-3-Super's LatentMoE, `latent`): NemotronHMoE.forward
+    routes on the block input, takes it through mixer.fc1_latent_proj before NemotronHExperts (whose up_proj / down_proj
+    are then moe_latent_size wide), the experts' index_add_ sum through mixer.fc2_latent_proj, and adds the shared
+    expert on the un-projected input (`residuals`); the what-ifs there replace `p` (fc2 at 0, fc1 / fc2 swapped)."""
 
     # NemotronHConfig's numbers for the keys read here (configuration_nemotron_h.py)
     DEFAULTS = dict(num_key_value_heads=8, layer_norm_epsilon=1e-5, tie_word_embeddings=False, mlp_hidden_act="relu2",
@@ -7474,7 +7485,7 @@ class NemotronHCheck:
                     conv_kernel=4, time_step_min=0.001, use_conv_bias=True, chunk_size=128, use_bias=False,
                     mlp_bias=False, attention_bias=False, n_routed_experts=8, num_experts_per_tok=2,
                     moe_intermediate_size=7688, moe_shared_expert_intermediate_size=7688, n_group=1, topk_group=1,
-                    norm_topk_prob=True, routed_scaling_factor=1.0)
+                    norm_topk_prob=True, routed_scaling_factor=1.0, moe_latent_size=None)
     BLOCKS = {"M": "mamba", "*": "attention", "-": "mlp", "E": "moe"}  # MIXER_TYPES' keys by _pattern_to_list's
 
     def __init__(self, cfg, p):
@@ -7496,6 +7507,8 @@ class NemotronHCheck:
         self.G, self.TG = c["n_group"], c["topk_group"]
         self.renorm, self.scaling = c["norm_topk_prob"], c["routed_scaling_factor"]
         self.use_bias, self.score, self.shared = True, "sigmoid", True
+        # NemotronHMoE.__init__: fc1_latent_proj / fc2_latent_proj only when moe_latent_size is set
+        self.latent = c["moe_latent_size"]
         # NemotronHMamba2Mixer.__init__
         self.mNH, self.mP, self.mG = c["mamba_num_heads"], c["mamba_head_dim"], c["n_groups"]
         self.mN, self.mK = c["ssm_state_size"], c["conv_kernel"]
@@ -7541,9 +7554,13 @@ class NemotronHCheck:
         return deepseek_v3_route(logits, bias, self.G, self.TG, self.k, self.renorm, self.scaling, self.score)[:2]
 
     def moe(self, l, x):
-        """NemotronHMoE.forward on one sequence x (T, H): route, NemotronHExperts over the stacked tensors, shared."""
+        """NemotronHMoE.forward on one sequence x (T, H): route, NemotronHExperts over the stacked tensors, shared;
+        with moe_latent_size the experts between fc1_latent_proj and fc2_latent_proj."""
         pre, p, E = "backbone.layers.%d.mixer." % l, self.p, self.E
-        chosen, weights = self.route(l, x)
+        residuals = x
+        chosen, weights = self.route(l, x)  # (the gate on the full-width input, latent or not)
+        if self.latent is not None:
+            x = torch.nn.functional.linear(x, p[pre + "fc1_latent_proj.weight"])
         # conversion_mapping "nemotron_h": mixer.experts.*.up_proj.weight -> mixer.experts.up_proj by
         # MergeModulelist(dim=0), a stack along a new first dimension (down_proj alike)
         up = torch.stack([p[pre + "experts.%d.up_proj.weight" % e] for e in range(E)])
@@ -7555,8 +7572,10 @@ class NemotronHCheck:
             u = torch.relu(torch.nn.functional.linear(x[token_idx], up[e]))
             y = torch.nn.functional.linear(u * u if self.squared else u, down[e])
             out.index_add_(0, token_idx, y * weights[token_idx, top_k_pos, None])
+        if self.latent is not None:
+            out = torch.nn.functional.linear(out, p[pre + "fc2_latent_proj.weight"])
         if self.shared:
-            u = torch.relu(torch.nn.functional.linear(x, p[pre + "shared_experts.up_proj.weight"]))
+            u = torch.relu(torch.nn.functional.linear(residuals, p[pre + "shared_experts.up_proj.weight"]))
             u = u * u if self.squared else u
             out = out + torch.nn.functional.linear(u, p[pre + "shared_experts.down_proj.weight"])
         return out
@@ -7605,8 +7624,9 @@ def nemotron_h_expected_tensors(m, cfg, V):
     mixer under mixer.: on Mamba-2 blocks in_proj (I + conv_dim + heads, H), conv1d (conv_dim, 1, K) + bias, dt_bias /
     A_log / D (heads,), norm (I,) and out_proj (H, I); q/k/v/o_proj on attention blocks; up_proj (F, H) / down_proj on
     the MLP blocks; on "E" (moe) blocks, as NVIDIA-Nemotron-3-Nano's files keep them (its remote code: experts per
-    expert), the router gate.weight (E, H) and gate.e_score_correction_bias (E,), experts.{e}.up_proj (Fm, H) /
-    down_proj per expert and shared_experts.up_proj (Fs, H) / down_proj."""
+    expert), the router gate.weight (E, H) and gate.e_score_correction_bias (E,), experts.{e}.up_proj (Fm, D) /
+    down_proj per expert (D = H, or moe_latent_size beside fc1_latent_proj (D, H) / fc2_latent_proj (H, D): Nemotron 3
+    Super's LatentMoE) and shared_experts.up_proj (Fs, H) / down_proj."""
     H, HD, I, NH, K, F_ = m.H, m.HD, m.I, m.mNH, m.mK, cfg["intermediate_size"]
     conv_dim = I + 2 * m.mG * m.mN
     want = {"backbone.embeddings.weight": (V, H), "backbone.norm_f.weight": (H,), "lm_head.weight": (V, H)}
@@ -7623,11 +7643,14 @@ def nemotron_h_expected_tensors(m, cfg, V):
                          x + "v_proj.weight": (m.NKV * HD, H), x + "o_proj.weight": (H, m.NH * HD)})
         elif kind == "moe":
             E, Fm, Fs = m.E, cfg["moe_intermediate_size"], cfg["moe_shared_expert_intermediate_size"]
+            D = m.latent if m.latent is not None else H
             want.update({x + "gate.weight": (E, H), x + "gate.e_score_correction_bias": (E,),
                          x + "shared_experts.up_proj.weight": (Fs, H), x + "shared_experts.down_proj.weight": (H, Fs)})
+            if m.latent is not None:
+                want.update({x + "fc1_latent_proj.weight": (D, H), x + "fc2_latent_proj.weight": (H, D)})
             for e in range(E):
-                want.update({x + "experts.%d.up_proj.weight" % e: (Fm, H),
-                             x + "experts.%d.down_proj.weight" % e: (H, Fm)})
+                want.update({x + "experts.%d.up_proj.weight" % e: (Fm, D),
+                             x + "experts.%d.down_proj.weight" % e: (D, Fm)})
         else:
             want.update({x + "up_proj.weight": (F_, H), x + "down_proj.weight": (H, F_)})
     return want
@@ -7705,6 +7728,17 @@ def check_nemotron_h_what_ifs(name, cfg, p, model, ids):
         names.update({"router_bias": ("use_bias", False), "router_scaling": ("scaling", 1.0),
                       "router_softmax": ("score", "softmax"), "router_unnormalised": ("renorm", False),
                       "router_top1": ("k", 1), "shared_expert": ("shared", False)})
+    if m.latent is not None:
+        # LatentMoE: fc2_latent_proj at 0 (the routed path gone, the shared expert alone), and fc1 / fc2 each read as
+        # the other's transpose (the shapes (latent, H) / (H, latent) allow it)
+        swapped = dict(p)
+        for l, kind in enumerate(m.blocks):
+            if kind == "moe":
+                a, b = ("backbone.layers.%d.mixer.fc%d_latent_proj.weight" % (l, i) for i in (1, 2))
+                swapped[a], swapped[b] = p[b].t(), p[a].t()
+        names.update({"latent_routed_path": ("p", {n: t * 0 if n.endswith(".fc2_latent_proj.weight") else t
+                                                   for n, t in p.items()}),
+                      "latent_projections_swapped": ("p", swapped)})
     check_what_if_effects(name, "NemotronHCheck", model, names, lambda: NemotronHCheck(cfg, p), ids)
 
 
@@ -7792,8 +7826,8 @@ def check_nemotron_h(name, spec, p, g, st):
         return spec_refuses(cfg, change, drop)
     pat = cfg["hybrid_override_pattern"]
     check_nemotron_h_refusals(name, {
-        "an \"E\" (MoE) block with a latent projection": refused({"hybrid_override_pattern": pat[:-1] + "E",
-                                                                    "moe_latent_size": 16}),
+        "an \"E\" (MoE) block with moe_latent_size 0": refused({"hybrid_override_pattern": pat[:-1] + "E",
+                                                                "moe_latent_size": 0}),
         "a pattern one short of num_hidden_layers": refused({"hybrid_override_pattern": pat[:-1]}),
         "an unknown pattern character": refused({"hybrid_override_pattern": pat[:-1] + "A"}),
         "no pattern and no layers_block_type": refused(drop=("hybrid_override_pattern",)),
@@ -7812,11 +7846,14 @@ def check_nemotron_h(name, spec, p, g, st):
 
 
 def check_nemotron_h_moe(name, spec, p, g, st):
-    """The Nemotron-H fixture with "E" blocks (NVIDIA-Nemotron-3-Nano-30B-A3B's config.json spelling)."""
+    """The Nemotron-H fixtures with "E" blocks (NVIDIA-Nemotron-3-Nano-30B-A3B's config.json spelling; with
+    moe_latent_size, NVIDIA-Nemotron-3-Super's LatentMoE in that spelling)."""
     cfg, model, m = nemotron_h_against_golden(name, p, g, st)
     H, HD, V, F_ = m.H, m.HD, spec.V, cfg["intermediate_size"]
     I, NH, G = m.I, m.mNH, m.mG
     E, k, Fm, Fs = m.E, m.k, cfg["moe_intermediate_size"], cfg["moe_shared_expert_intermediate_size"]
+    latent = m.latent
+    D = H if latent is None else latent  # the routed experts' width
     kinds = m.blocks
     moe = [l for l, kind in enumerate(kinds) if kind == "moe"]
     ids4 = g["prompts"][4]["input_ids"]
@@ -7824,11 +7861,14 @@ def check_nemotron_h_moe(name, spec, p, g, st):
     # dt_bias / e_score_correction_bias
     want = nemotron_h_expected_tensors(m, cfg, V)
     check(nemotron_h_file_as_released(name, want),
-          "%s: the file holds exactly NemotronH's %d tensors as NVIDIA-Nemotron-3-Nano is released (the Mamba-2, "
+          "%s: the file holds exactly NemotronH's %d tensors as NVIDIA-Nemotron-3-%s is released (the Mamba-2, "
           "attention and MLP layers' as nemotron-h's; on the MoE layers mixer.gate.weight (%d, %d), "
-          "mixer.gate.e_score_correction_bias (%d,), per expert mixer.experts.{e}.up_proj.weight (%d, %d) / "
+          "mixer.gate.e_score_correction_bias (%d,), %sper expert mixer.experts.{e}.up_proj.weight (%d, %d) / "
           "down_proj.weight (%d, %d), mixer.shared_experts.up_proj (%d, %d) / down_proj (%d, %d)), BF16 but F32 "
-          "A_log / D / dt_bias / e_score_correction_bias" % (name, len(want), E, H, E, Fm, H, H, Fm, Fs, H, H, Fs))
+          "A_log / D / dt_bias / e_score_correction_bias" % (
+              name, len(want), "Nano" if latent is None else "Super", E, H, E,
+              "" if latent is None else "mixer.fc1_latent_proj.weight (%d, %d), mixer.fc2_latent_proj.weight (%d, "
+              "%d), " % (D, H, H, D), Fm, D, D, Fm, Fs, H, H, Fs))
     # config.json in nvidia/NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's spelling
     lengths = [len(e["input_ids"]) for e in g["prompts"]]
     chunk = cfg["chunk_size"]
@@ -7837,7 +7877,8 @@ def check_nemotron_h_moe(name, spec, p, g, st):
                 set(kinds) == {"mamba", "attention", "mlp", "moe"} and
                 cfg["head_dim"] == H // m.NH and "attention_head_dim" not in cfg and
                 "rms_norm_eps" not in cfg and cfg["norm_eps"] == cfg["layer_norm_epsilon"] and
-                "time_step_limit" not in cfg and "moe_latent_size" not in cfg and
+                "time_step_limit" not in cfg and
+                (latent is None) == ("moe_latent_size" not in cfg) and
                 "layers_block_type" not in cfg and "layer_types" not in cfg and "hidden_act" not in cfg and
                 cfg["mlp_hidden_act"] == "relu2" and cfg["expand"] * H != I and 1 < G < NH and
                 cfg["use_conv_bias"] is True and cfg["use_bias"] is False and cfg["mamba_proj_bias"] is False and
@@ -7846,7 +7887,8 @@ def check_nemotron_h_moe(name, spec, p, g, st):
                 cfg["time_step_max"] > cfg["time_step_min"] > cfg["time_step_floor"] and
                 cfg["n_shared_experts"] == 1 and cfg["n_group"] == 1 and cfg["topk_group"] == 1 and
                 cfg["norm_topk_prob"] is True and cfg["routed_scaling_factor"] != 1 and 1 < k < E and
-                len({Fm, Fs, F_}) == 3 and cfg["mamba_ssm_cache_dtype"] == "float32" and
+                len({Fm, Fs, F_, D} | {H}) == (4 if latent is None else 5) and
+                cfg["mamba_ssm_cache_dtype"] == "float32" and
                 cfg["rope_theta"] == 10000 and cfg["partial_rotary_factor"] == 1.0 and
                 cfg["tie_word_embeddings"] is False and cfg["torch_dtype"] == "bfloat16" and
                 cfg["transformers_version"] == "4.55.4" and
@@ -7854,11 +7896,13 @@ def check_nemotron_h_moe(name, spec, p, g, st):
                 not any(key in cfg for key in ref.NEMOTRON_H_LEGACY_KEYS))
     check(spelling, "%s: config.json in NVIDIA-Nemotron-3-Nano-30B-A3B-BF16's spelling (hybrid_override_pattern %r, "
           "head_dim %d and no attention_head_dim, norm_eps beside layer_norm_epsilon and no rms_norm_eps, no "
-          "time_step_limit, no moe_latent_size, n_routed_experts %d, num_experts_per_tok %d, moe_intermediate_size %d, "
+          "time_step_limit, %s, n_routed_experts %d, num_experts_per_tok %d, moe_intermediate_size %d, "
           "moe_shared_expert_intermediate_size %d, intermediate_size %d, n_shared_experts 1, n_group 1, topk_group 1, "
           "norm_topk_prob, routed_scaling_factor %r, mamba_ssm_cache_dtype, rope_theta / partial_rotary_factor, "
           "transformers 4.55.4, auto_map with AutoModel)" % (
-              name, cfg["hybrid_override_pattern"], HD, E, k, Fm, Fs, F_, cfg["routed_scaling_factor"]))
+              name, cfg["hybrid_override_pattern"], HD,
+              "no moe_latent_size" if latent is None else "moe_latent_size %d (!= hidden %d and every other width)" % (
+                  latent, H), E, k, Fm, Fs, F_, cfg["routed_scaling_factor"]))
     # reference.Spec and golden.json read it as NemotronHCheck does
     same = (spec.layer_kinds == kinds and spec.layer_moe == [kind == "moe" for kind in kinds] and
             spec.layer_mamba == [kind == "mamba" for kind in kinds] and spec.layer_use_rope == [False] * m.L and
@@ -7867,6 +7911,8 @@ def check_nemotron_h_moe(name, spec, p, g, st):
             ("backbone.", "embeddings", "norm_f", "mixer") and
             (spec.mamba_I, spec.mamba_NH, spec.mamba_G, spec.mamba_dt_floor) == (I, NH, G, m.time_step_min) and
             (spec.num_experts, spec.top_k, spec.moe_intermediate, spec.shared_intermediate) == (E, k, Fm, Fs) and
+            spec.moe_latent == latent and model["moe_latent_size"] == latent and
+            ("latent_projections" in model) == (latent is not None) and
             (spec.router, spec.router_score, spec.expert_naming, spec.shared_gated) ==
             ("sigmoid", "sigmoid", "nemotron_h", False) and
             (spec.n_group, spec.topk_group, spec.norm_topk_prob, spec.routed_scaling_factor) ==
@@ -7878,8 +7924,8 @@ def check_nemotron_h_moe(name, spec, p, g, st):
             model["correction_bias"] == "backbone.layers.%d.mixer.gate.e_score_correction_bias" % moe[0])
     check(same, "%s: reference.Spec and golden.json read the blocks %s, head_dim %d, the Mamba-2 sizes and the MoE "
           "(%d experts of %d, top-%d, shared %d, DeepSeek-V3's sigmoid router, groups %d / %d, routed_scaling_factor "
-          "%r, renormalised; mixer.gate / mixer.experts.{e} / mixer.shared_experts) as NemotronHCheck does" % (
-              name, kinds, HD, E, Fm, k, Fs, m.G, m.TG, m.scaling))
+          "%r, renormalised, moe_latent_size %s; mixer.gate / mixer.experts.{e} / mixer.shared_experts) as "
+          "NemotronHCheck does" % (name, kinds, HD, E, Fm, k, Fs, m.G, m.TG, m.scaling, latent))
     # the floor bites in every Mamba-2 layer, as golden.json counts
     check_nemotron_h_mamba(name, spec, p, g, m)
     # NemotronHCheck's router: prompt 4's expert usage, the last prompt positions' experts, the routing gaps, and the
@@ -7935,14 +7981,25 @@ def check_nemotron_h_moe(name, spec, p, g, st):
             stacked[x + part] = torch.stack([stacked.pop(x + "%d.%s.weight" % (e, part)) for e in range(E)])
     check(torch.equal(last_logits(spec, stacked, prompts), base),
           "%s: the experts stacked as transformers 5 holds them (mixer.experts.up_proj (%d, %d, %d), down_proj "
-          "(%d, %d, %d)) give reference.py the same logits_last" % (name, E, Fm, H, E, H, Fm))
+          "(%d, %d, %d)) give reference.py the same logits_last" % (name, E, Fm, D, E, D, Fm))
     # keys that are listed and not read: the same logits_last; layer_norm_epsilon is read
     unread = {"expand": 4, "norm_eps": 0.5, "rope_theta": 500000, "partial_rotary_factor": 0.5,
               "mamba_ssm_cache_dtype": "bfloat16", "time_step_max": 0.5, "time_step_floor": 0.05,
               "residual_in_fp32": True, "rescale_prenorm_residual": False, "use_mamba_kernels": False,
               "num_logits_to_keep": 0, "hidden_dropout": 0.5, "attention_dropout": 0.5, "initializer_range": 1.0,
-              "max_position_embeddings": 4096, "moe_latent_size": None, "moe_shared_expert_overlap": False}
+              "max_position_embeddings": 4096, "moe_shared_expert_overlap": False}
+    if latent is None:
+        unread["moe_latent_size"] = None  # (an explicit null: no latent projection, as its absence)
     check_nemotron_h_unread(name, cfg, p, prompts, base, unread)
+    if latent is not None:
+        # moe_latent_size is read: without it the latent-wide experts do not fit the hidden-wide input
+        try:
+            last_logits(ref.Spec(dict(cfg, moe_latent_size=None)), p, prompts)
+            unfit = False
+        except RuntimeError:
+            unfit = True
+        check(unfit, "%s: moe_latent_size is read: read as null, the experts' up_proj (%d, %d) do not fit the %d-wide "
+              "input (a shape error)" % (name, Fm, latent, H))
     # transformers 5's spelling: layers_block_type (either naming, "moe" for "E") for the pattern
     readings = nemotron_h_block_type_readings(kinds, spec, cfg, p, prompts, base)
     check(all(readings), "%s: transformers 5's layers_block_type (mamba / attention / mlp / moe, or linear_attention / "
@@ -7951,7 +8008,8 @@ def check_nemotron_h_moe(name, spec, p, g, st):
     def refused(change=None, drop=()):
         return spec_refuses(cfg, change, drop)
     check_nemotron_h_refusals(name, {
-        "moe_latent_size 32 (a latent projection)": refused({"moe_latent_size": 32}),
+        "moe_latent_size 0 (no latent width)": refused({"moe_latent_size": 0}),
+        "moe_latent_size true": refused({"moe_latent_size": True}),
         "n_shared_experts 2": refused({"n_shared_experts": 2}), "n_shared_experts 0": refused({"n_shared_experts": 0}),
         "n_group 3 (not dividing n_routed_experts)": refused({"n_group": 3}),
         "n_group 8 (one expert per group)": refused({"n_group": E}),

@@ -78,6 +78,7 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | glm4-moe-lite       | Glm4MoeLiteForCausalLM | GLM-4.7-Flash in transformers 5's spelling (dtype, rope_parameters {default, theta 1e6} and no rope_theta, mlp_layer_types listed beside the release's unread first_k_dense_replace / num_nextn_predict_layers / topk_method): DeepSeek-V3's MLA (q rank 40, latent 20 + one shared k_pe of 8, nope 24 + rope 8 = q/k head 32 = v head 32 as released, the rope tail interleaved, latent norms eps 1e-6 beside rms_norm_eps 1e-5 with a small latent so that it shows), layer 0 dense, layers 1-2 the sigmoid router with an F32 e_score_correction_bias in one group, top-4 of 8 renormalised x1.8, ungated shared expert, a whole MTP layer model.layers.3.* (44 tensors), untied, BF16 + F32 router bias |
 | llava-mm            | LlavaForConditionalGeneration | Pixtral-12B's config.json and names: the language model from text_config.model_type "mistral" (MistralModel unchanged), head_dim 16 with 8 heads != hidden/heads, GQA 4, rope_theta 1e9, sliding_window null, no token ids in config.json, language_model.model.* / language_model.lm_head.weight beside seven stand-in vision_tower.* / multi_modal_projector.* tensors, untied, all BF16 |
 | internvl-mm         | InternVLForConditionalGeneration | InternVL3-1B-hf's config.json and names (transformers 4.52's save): the language model from text_config.model_type "qwen2" (Qwen2Model unchanged: q/k/v biases), rope_theta 1e6, token ids in text_config only, model.language_model.* / lm_head.weight beside seven stand-in model.vision_tower.* / model.multi_modal_projector.* tensors, GQA 2, untied, all BF16 |
+| nemotron-h-latent-moe | NemotronHForCausalLM | Nemotron 3 Super's LatentMoE: nemotron-h-moe's spelling plus moe_latent_size 24, pattern "MEM*E-"; the router (8, 64) and the shared expert (48) on h, the routed relu2 experts (8 of 32, top-2, up (32, 24) / down (24, 32)) on mixer.fc1_latent_proj (24, 64) h, their weighted sum through mixer.fc2_latent_proj (64, 24); untied, BF16 + F32 A_log / D / dt_bias / e_score_correction_bias |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -1119,6 +1120,31 @@ MODELS += [
     ("internvl-mm", 75000, "InternVLForConditionalGeneration", "internvl",
      dict(H=64, L=2, NH=4, NKV=2, HD=16, F=128, tied=False, theta=1000000.0, max_positions=32768,
           vision_hidden=8, prefix="model.language_model.", seeded=True), "BF16", "BF16"),
+    # Nemotron-H with LatentMoE blocks (NVIDIA-Nemotron-3-Super; config.json in nemotron-h-moe's NVIDIA-Nemotron-3-Nano
+    # spelling plus "moe_latent_size": see nemotron_h_moe_config): models/nemotron_h/modular_nemotron_h.py NemotronHMoE
+    # with moe_latent_size set, reference.moe_block: the router reads the block input h (64 wide) as in nemotron-h-moe,
+    # mixer.fc1_latent_proj (24, 64) takes h down to the latent, the routed NemotronHExperts (up_proj (32, 24), down_proj
+    # (24, 32) per expert, relu2) and their weighted sum stay 24 wide, mixer.fc2_latent_proj (64, 24) takes the sum back
+    # to 64, and the shared expert (48 wide, on h itself) is added. Latent 24 != hidden 64 != moe_intermediate_size 32 !=
+    # shared 48 != dense 96, so that no width can stand in for another; fc1 std 1 / sqrt(64), fc2 std 1 / sqrt(24), the
+    # experts' up_proj 1 / sqrt(24) (the other matrices' fan-in scale). Pattern "MEM*E-": a Mamba-2 layer, MoE, Mamba-2,
+    # attention, MoE and a dense "-" MLP last (Super interleaves Mamba-2 and LatentMoE layers with an attention layer
+    # now and then); 8 experts, top-2, n_group = topk_group = 1, routed_scaling_factor 2.5; the router, Mamba-2 mixer and
+    # attention tuned as nemotron-h-moe's (the floor raises 344 and 284 of prompt 4's 1152 dt values in layers 0 and 2).
+    # What-ifs besides nemotron-h-moe's (nemotron_h_latent_what_ifs): fc2_latent_proj at 0 (the routed path left out,
+    # the shared expert alone) 8.85, fc1 / fc2 read as each other's transpose 10.3; no shared expert 8.44, no correction
+    # bias 10.8. Seeds 76000 to 76002 failed build_one's thresholds; 76003 passed them (smallest greedy margin 0.0041)
+    # but check_reference's chunked-scan bound at chunk size 7 (1.0e-5 > 1e-5); 76004 passes both (smallest greedy margin
+    # 0.0079, routing gaps 0.0010 / 0.0022 generated, scan distances 7.0e-6 / 7.7e-6 / 6.7e-6 at chunks 8 / 7 / 11, six
+    # distinct outputs, four distinct first tokens, no two sharing more than two tokens, max |logit| 5.4, |hidden| <= 12)
+    ("nemotron-h-latent-moe", 76004, "NemotronHForCausalLM", "nemotron_h",
+     dict(H=64, L=6, NH=4, NKV=2, HD=16, F=96, tied=False, pattern="MEM*E-",
+          mamba=dict(num_heads=8, head_dim=8, n_groups=2, state_size=16, conv_kernel=4, expand=2, chunk_size=8,
+                     conv_bias=True, time_step_min=0.01, time_step_max=0.1, time_step_floor=0.0001),
+          moe=dict(E=8, Fm=32, k=2, Fs=48, n_group=1, topk_group=1, routed_scaling_factor=2.5, latent=24),
+          router_std=0.35, bias_std=0.2,
+          A_range=(1.0, 8.0), dt_bias_mean=-4.0, dt_bias_std=1.0, dt_proj_gain=0.2, conv_std=0.5, conv_bias_std=0.5,
+          D_mean=1.0, D_std=0.5, qk_gain=2.0, final_norm_center=0.3, seeded=True), "BF16", "BF16"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -2120,7 +2146,8 @@ def nemotron_h_moe_config(arch, mtype, d, tok, torch_dtype):
     inf) applies), max_position_embeddings 262144, auto_map with AutoModel too, transformers_version 4.55.4; and the MoE
     keys: n_routed_experts, num_experts_per_tok, moe_intermediate_size, moe_shared_expert_intermediate_size,
     n_shared_experts 1, n_group / topk_group (1 / 1 as released), norm_topk_prob true, routed_scaling_factor. No
-    moe_latent_size key (the Nano release writes none: NemotronHConfig's null, no latent projection). intermediate_size
+    moe_latent_size key (the Nano release writes none: NemotronHConfig's null, no latent projection) unless the entry's
+    moe dict has `latent`: then `moe_latent_size` (NVIDIA-Nemotron-3-Super's LatentMoE), the rest as Nano's. intermediate_size
     is the dense "-" layers' width (the release has no such layer and lists moe_intermediate_size's value there). bos /
     eos / pad this tokenizer's <|endoftext|> / <|im_end|> / <|endoftext|> (released: 1 / 2 / 0)."""
     im_end, eot = tok.specials["<|im_end|>"], tok.specials["<|endoftext|>"]
@@ -2146,6 +2173,8 @@ def nemotron_h_moe_config(arch, mtype, d, tok, torch_dtype):
          "time_step_min": m["time_step_min"], "topk_group": e["topk_group"], "torch_dtype": torch_dtype,
          "transformers_version": "4.55.4", "use_bias": False, "use_cache": True, "use_conv_bias": m["conv_bias"],
          "use_mamba_kernels": True, "vocab_size": tok.vocab_size}
+    if "latent" in e:
+        c["moe_latent_size"] = e["latent"]
     return dict(sorted(c.items()))
 
 
@@ -2618,8 +2647,10 @@ def nemotron_h_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype):
     dt_bias in F32, norm, out_proj), on "*" layers q_proj / k_proj (qk_std) / v_proj (heads x head_dim, H) and o_proj
     (out_std), on "-" layers up_proj (F, H) (std up_gain / sqrt(H), default 1 / sqrt(H)) and down_proj (H, F) (out_std),
     on "E" layers the router gate.weight (E, H) (router_std: search_routers may redraw it) and its buffer
-    gate.e_score_correction_bias (E,) in F32 (std bias_std), per expert experts.{e}.up_proj.weight (Fm, H) (std up_gain
-    / sqrt(H)) and experts.{e}.down_proj.weight (H, Fm) (out_std), shared_experts.up_proj.weight (Fs, H) and
+    gate.e_score_correction_bias (E,) in F32 (std bias_std), per expert experts.{e}.up_proj.weight (Fm, D) (std up_gain
+    / sqrt(D)) and experts.{e}.down_proj.weight (D, Fm) (out_std), D = hidden_size or, with moe_latent_size (LatentMoE),
+    the latent width, and then fc1_latent_proj.weight (D, H) (std 1 / sqrt(H)) and fc2_latent_proj.weight (H, D)
+    (out_std(D)); shared_experts.up_proj.weight (Fs, H) and
     shared_experts.down_proj.weight (H, Fs) (out_std times shared_gain, default 1); backbone.norm_f.weight (H,) (around
     final_norm_center, default 1); lm_head.weight (V, H) (untied: std 6 / sqrt(H), as the other untied fixtures'
     heads)."""
@@ -2643,9 +2674,15 @@ def nemotron_h_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype):
             add(ref.router_weight_name(spec, p), mat_dtype, (E, H), 0.0, d["router_std"])
             # NemotronHTopkRouter's buffer, kept in float32 (_keep_in_fp32_modules_strict)
             add(ref.correction_bias_name(spec, p), "F32", (E,), 0.0, d["bias_std"])
+            D = spec.moe_latent or H  # the routed experts' width (LatentMoE: moe_latent_size)
+            if spec.moe_latent:
+                # NemotronHMoE's nn.Linear(hidden_size, moe_latent_size) / (moe_latent_size, hidden_size), no bias
+                add(m + "fc1_latent_proj.weight", mat_dtype, (D, H), 0.0, std_in)
+                add(m + "fc2_latent_proj.weight", mat_dtype, (H, D), 0.0, out_std(D))
             for e in range(E):
-                add(m + "experts.%d.up_proj.weight" % e, mat_dtype, (Fm, H), 0.0, d.get("up_gain", 1.0) * std_in)
-                add(m + "experts.%d.down_proj.weight" % e, mat_dtype, (H, Fm), 0.0, out_std(Fm))
+                add(m + "experts.%d.up_proj.weight" % e, mat_dtype, (Fm, D), 0.0,
+                    d.get("up_gain", 1.0) * (1 / math.sqrt(D)))
+                add(m + "experts.%d.down_proj.weight" % e, mat_dtype, (D, Fm), 0.0, out_std(Fm))
             add(m + "shared_experts.up_proj.weight", mat_dtype, (Fs, H), 0.0, d.get("up_gain", 1.0) * std_in)
             add(m + "shared_experts.down_proj.weight", mat_dtype, (H, Fs), 0.0, d.get("shared_gain", 1.0) * out_std(Fs))
         else:
@@ -3825,6 +3862,8 @@ def nemotron_h_description(spec, p, golden):
     if spec.num_experts:
         out.update(nemotron_h_moe_keys(spec, p, golden, trace))
         what_ifs.update(nemotron_h_moe_what_ifs(spec, p))
+        if spec.moe_latent:
+            what_ifs.update(nemotron_h_latent_what_ifs(spec, p))
     out.update(what_if_effects(spec.arch, what_ifs, torch.tensor([ids]), logits))
     return out
 
@@ -3850,16 +3889,37 @@ def nemotron_h_moe_what_ifs(spec, p):
             "shared_expert": (unshared, p)}
 
 
+def nemotron_h_latent_what_ifs(spec, p):
+    """The what-ifs of a Nemotron-H fixture with moe_latent_size (NVIDIA-Nemotron-3-Super's LatentMoE), name -> (spec,
+    params), each computed on the fixture's own weights: `latent_routed_path` (mixer.fc2_latent_proj at 0 on every MoE
+    layer: the routed experts' latent sum left out, the block the shared expert alone, as an engine that cannot place
+    the latent projections and skips the routed path would run it) and `latent_projections_swapped` (fc1_latent_proj
+    read as fc2_latent_proj's transpose and fc2 as fc1's: both fit the other's shape, (latent, H) and (H, latent), so a
+    loader that mixes the two names up is not stopped by a shape check)."""
+    fc1, fc2 = "mixer.fc1_latent_proj.weight", "mixer.fc2_latent_proj.weight"
+    dropped = {n: (torch.zeros_like(t) if n.endswith(fc2) else t) for n, t in p.items()}
+    swapped = dict(p)
+    for n in p:
+        if n.endswith(fc1):
+            other = n[:-len(fc1)] + fc2
+            swapped[n], swapped[other] = p[other].T.contiguous(), p[n].T.contiguous()
+    return {"latent_routed_path": (spec, dropped), "latent_projections_swapped": (spec, swapped)}
+
+
 def nemotron_h_moe_keys(spec, p, golden, trace):
     """The MoE keys of a Nemotron-H fixture with "E" blocks (nemotron_h_description): the router, the experts and the
     shared expert as they are named and shaped, per MoE layer how many of prompt 4's tokens choose each expert
     (`expert_usage_prompt4`: build_one requires every expert chosen in every MoE layer), how many of prompt 4's tokens
     take another expert set under the router what-ifs (`router_changed_tokens_prompt4`: router_bias, the choice on s
     alone; router_softmax; router_top1, every token; per layer, null for the others, the router inputs held) and the
-    settings (n_group, topk_group, routed_scaling_factor, the renormalisation's 1e-20, moe_latent_size null,
-    n_shared_experts as listed)."""
+    settings (n_group, topk_group, routed_scaling_factor, the renormalisation's 1e-20, moe_latent_size (null, or
+    the LatentMoE's width: then `latent_projections` too), n_shared_experts as listed)."""
     c, H, E = spec.cfg, spec.H, spec.num_experts
     Fm, Fs = spec.moe_intermediate, spec.shared_intermediate
+    Dl = spec.moe_latent
+    D = Dl or H  # the routed experts' width
+    assert Dl is None or Dl not in (H, Fm, Fs, spec.F), "a latent width of its own"
+    assert Dl is not None or "moe_latent_size" not in c
     moe = [l for l in range(spec.L) if spec.layer_moe[l]]
     dense = [l for l in range(spec.L) if spec.layer_kinds[l] == "mlp"]
     assert moe and dense and spec.routed_scaling_factor != 1.0 and spec.norm_topk_prob and Fs not in (Fm, spec.F), \
@@ -3878,7 +3938,18 @@ def nemotron_h_moe_keys(spec, p, golden, trace):
             key, changed[key])
     b = moe[0]
     pre = "backbone.layers.%d." % b
-    return {"dense_mlp_layers": dense,
+    if Dl:
+        experts_rule = ("f = mixer.fc1_latent_proj h (%d, %d: hidden %d -> latent %d); out = mixer.fc2_latent_proj "
+                        "(%d, %d) (sum_k weight_k down_e(relu(up_e f)^2)) + down_s(relu(up_s h)^2) (the shared "
+                        "expert, weight 1, on h itself, not the latent); x + out" % (Dl, H, H, Dl, H, Dl))
+    else:
+        experts_rule = ("out = sum_k weight_k down_e(relu(up_e h)^2) + down_s(relu(up_s h)^2) (the shared expert, "
+                        "weight 1); x + out")
+    extra = {} if not Dl else {
+        "latent_projections": "mixer.fc1_latent_proj.weight (%d, %d) and mixer.fc2_latent_proj.weight (%d, %d) on "
+                              "every MoE layer, no biases (mlp_bias false); the router and the shared expert read h "
+                              "(%d wide), only the routed experts work in the latent" % (Dl, H, H, Dl, H)}
+    return dict({"dense_mlp_layers": dense,
             "n_routed_experts": E, "num_experts_per_tok": spec.top_k, "moe_intermediate_size": Fm,
             "moe_shared_expert_intermediate_size": Fs, "n_shared_experts_in_config": c["n_shared_experts"],
             "moe_latent_size": c.get("moe_latent_size"), "n_group": spec.n_group, "topk_group": spec.topk_group,
@@ -3887,21 +3958,21 @@ def nemotron_h_moe_keys(spec, p, golden, trace):
                         "s = sigmoid(logits); the top %d of s + mixer.gate.e_score_correction_bias (F32 (%d,); the "
                         "choice only) within the best topk_group %d of n_group %d groups (a group scores the sum of "
                         "its two best s + bias); weights the chosen s / (their sum + 1e-20) (norm_topk_prob) x "
-                        "routed_scaling_factor %r; out = sum_k weight_k down_e(relu(up_e h)^2) + "
-                        "down_s(relu(up_s h)^2) (the shared expert, weight 1); x + out" % (
-                            E, H, spec.top_k, E, spec.topk_group, spec.n_group, spec.routed_scaling_factor),
+                        "routed_scaling_factor %r; %s" % (
+                            E, H, spec.top_k, E, spec.topk_group, spec.n_group, spec.routed_scaling_factor,
+                            experts_rule),
             "expert_layout": "per expert (as released): mixer.experts.{e}.up_proj.weight (%d, %d), "
                              "mixer.experts.{e}.down_proj.weight (%d, %d); no gate projection; transformers 5 holds "
                              "them stacked as mixer.experts.up_proj (%d, %d, %d) / mixer.experts.down_proj "
                              "(%d, %d, %d) (no .weight) and writes them back per expert" % (
-                                 Fm, H, H, Fm, E, Fm, H, E, H, Fm),
+                                 Fm, D, D, Fm, E, Fm, D, E, D, Fm),
             "shared_expert_layout": "mixer.shared_experts.up_proj.weight (%d, %d), "
                                     "mixer.shared_experts.down_proj.weight (%d, %d): down(relu(up h)^2), no gate, not "
                                     "weighted" % (Fs, H, H, Fs),
             "router_weight": ref.router_weight_name(spec, pre),
             "correction_bias": ref.correction_bias_name(spec, pre),
             "expert_usage_prompt4": usage,
-            "router_changed_tokens_prompt4": changed}
+            "router_changed_tokens_prompt4": changed}, **extra)
 
 
 def arcee_what_ifs(spec, p):
@@ -5595,6 +5666,7 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | glm4-moe-lite | Glm4MoeLiteForCausalLM | Z.ai's GLM-4.7-Flash with config.json as transformers 5 writes Glm4MoeLiteConfig (`"dtype": "bfloat16"`, transformers_version 5.0.0, pretraining_tp, `"rope_parameters": {"rope_theta": 1000000.0, "rope_type": "default"}` and no top-level rope_theta / rope_scaling, `"rope_interleave": true`, `"mlp_layer_types": ["dense", "sparse", "sparse"]` listed, no head_dim key: the attribute_map reads one as qk_rope_head_dim) plus the keys zai-org/GLM-4.7-Flash lists that Glm4MoeLiteConfig has no field for: `"first_k_dense_replace": 1` (agreeing with mlp_layer_types; transformers reads only those), `"num_nextn_predict_layers": 1`, `"topk_method": "noaux_tc"` (no scoring_func); Glm4MoeLiteAttention = DeepseekV3Attention: q = q_b_proj(q_a_layernorm(q_a_proj(h))) (q_lora_rank 40) viewed as 4 heads of qk_nope_head_dim 24 then qk_rope_head_dim 8, kv_a_proj_with_mqa(h) (28, 64) gives the latent c (kv_lora_rank 20) then one shared k_pe (8), kv_b_proj(kv_a_layernorm(c)) (224, 20) gives per head k_nope (24) then v (32), o_proj (64, 4 x 32): q/k head 32 = v head 32 != nope 24, as the release's 192 + 64 = 256 = 256; num_key_value_heads 4 = heads; the latent norms at eps 1e-6 (Glm4MoeRMSNorm's default) beside rms_norm_eps 1e-5 on the layer and final norms, kv_a_proj_with_mqa's latent rows scaled by 0.004 so that the latent's eps shows (rms_norm_eps as its eps: prompt 4's logits change by 9.57), latent norm weights around 1 with std 0.3 (either at 1: 11.6 / 11.9); RoPE over the 8 rope dims at theta 1e6, rope_interleave: reshuffled to (0, 2, 4, 6, 1, 3, 5, 7), then rotate-half (rotate-half on the stored order: 11.0; the default theta 1e4 of a reader that misses rope_parameters: 9.38), scores x 32^-0.5; layer 0 a dense SwiGLU of 128, layers 1-2 Glm4MoeLiteMoE: s = sigmoid(h W^T) (mlp.gate.weight (8, 64)), the top 4 of s + mlp.gate.e_score_correction_bias (F32, std 0.05; without it: 37 and 33 of prompt 4's 144 tokens take other experts, 7.30) in one group (n_group = topk_group = 1, as released), the chosen s / (sum + 1e-20) x routed_scaling_factor 1.8 (x1: 8.40), per-expert mlp.experts.{e}.gate_proj / up_proj / down_proj of 48 (every expert chosen over prompt 4 in both layers), plus mlp.shared_experts of 1 x 48 without a gate (none: 16.4); the multi-token-prediction layer stored whole as released, model.layers.3.* (embed_tokens, enorm, hnorm, eh_proj, shared_head.norm / .head and a full MoE decoder layer: 44 tensors, 172,932 values) that the forward pass ignores and an export must copy unchanged; untied; BF16 matrices and norms, F32 correction bias |
 | llava-mm | LlavaForConditionalGeneration | LLaVA's generic wrapper as mistral-community/pixtral-12b ships it (LlavaConfig as models/pixtral/convert_pixtral_weights_to_hf.py builds it, transformers_version 4.45.0.dev0: image_seq_length 1, image_token_index 10, projector_hidden_act gelu, vision_feature_layer -1, `"vision_feature_select_strategy": "full"`, torch_dtype bfloat16, a small pixtral vision_config holding the file's only `"tie_word_embeddings": false`; no token ids in config.json: generation_config.json has the eos, the tokenizer's im_end): the language model is the text family text_config.model_type names, `"mistral"` (LlavaModel's AutoModel.from_config: MistralModel unchanged, Llama's pre-norm layers, SwiGLU, no biases), on text_config's numbers (`"head_dim": 16` with 8 heads: q width 128 != hidden 64, 2 kv heads (GQA 4, the release's 32 / 8), rms_norm_eps 1e-5, `"rope_theta": 1000000000.0`, `"sliding_window": null`, max_position_embeddings 1024000, the leftover `"is_composition": true`; no tie_word_embeddings: MistralConfig's false); weights language_model.model.* and language_model.lm_head.weight (untied) beside seven stand-ins (vision_tower.patch_conv.weight, vision_tower.ln_pre.weight, vision_tower.transformer.layers.0.attention_norm.weight, multi_modal_projector.linear_1 / linear_2 weight and bias) that the forward pass ignores and an export must copy unchanged; what-ifs: the RoPE at 10000 (rope_theta looked for at the top level: 7.61), a window of 16 on every layer where text_config says null (15.8); text_config without model_type is LlavaConfig's llama (the same logits: Mistral without a window); all BF16 |
 | internvl-mm | InternVLForConditionalGeneration | InternVL's wrapper as OpenGVLab/InternVL3-1B-hf ships it (InternVLConfig as models/internvl/convert_internvl_weights_to_hf.py builds it, transformers_version 4.52.0.dev0: downsample_ratio 0.5, image_seq_length 256, image_token_id 10 (released 151667), projector_hidden_act gelu, vision_feature_layer -1, `"vision_feature_select_strategy": "default"`, a small internvl_vision vision_config; no token ids and no tie_word_embeddings at the top level): the language model is the text family text_config.model_type names, `"qwen2"` (InternVLModel's AutoModel.from_config: Qwen2Model unchanged, q/k/v biases, no o_proj bias), on text_config's numbers (architectures [Qwen2ForCausalLM], bos_token_id (the tokenizer's endoftext) and eos_token_id (its im_end, an int: the converter's forced eos) inside it, no head_dim (hidden / heads = 16), 4 heads, 2 kv heads, rms_norm_eps 1e-6, rope_theta 1e6, `"use_sliding_window": false` beside `"sliding_window": null`, `"tie_word_embeddings": false`); weights model.language_model.* and lm_head.weight (untied) beside seven stand-ins (model.vision_tower.embeddings.cls_token / patch_embeddings.projection.weight / encoder.layer.0.layernorm_before.weight, model.multi_modal_projector.layer_norm weight and bias, linear_1 / linear_2 weights) that the forward pass ignores and an export must copy unchanged; what-ifs: the RoPE at 10000 (10.0), no q/k/v biases (the text model read as a Llama: 17.3); text_config without model_type is InternVLConfig's qwen2; all BF16 |
+| nemotron-h-latent-moe | NemotronHForCausalLM | Nemotron-H with LatentMoE blocks (NVIDIA-Nemotron-3-Super) with config.json in nemotron-h-moe's NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 spelling plus `"moe_latent_size": 24` (`"hybrid_override_pattern": "MEM*E-"`, `"head_dim": 16`, n_routed_experts 8, num_experts_per_tok 2, moe_intermediate_size 32, moe_shared_expert_intermediate_size 48, intermediate_size 96 for the dense layer, n_shared_experts 1, n_group 1, topk_group 1, norm_topk_prob true, routed_scaling_factor 2.5; the latent 24 differs from hidden 64 and from every other width): nemotron-h-moe's Mamba-2 (layers 0, 2; the floor at time_step_min 0.01 raises 344 and 284 of prompt 4's 1152 dt values), attention (layer 3, no positions, 4 heads of 16, GQA 2) and ungated relu² MLP (layer 5, `mixer.up_proj` (96, 64)); on layers 1 and 4 NemotronHMoE with moe_latent_size: the router reads the block input h at full width, logits = h `mixer.gate.weight` (8, 64)ᵀ in fp32, s = sigmoid, the top 2 of s + `mixer.gate.e_score_correction_bias` (F32 (8,); without it other experts for 109 and 79 of prompt 4's 144 tokens, its logits change by 10.8), weights the chosen s / (their sum + 1e-20) (not divided: 6.13) x 2.5 (x 1: 6.75); f = `mixer.fc1_latent_proj.weight` (24, 64) h; the chosen experts `mixer.experts.{e}.up_proj.weight` (32, 24) / `down_proj.weight` (24, 32) per expert as released, down(relu(up f)²), their weighted sum (24 wide) through `mixer.fc2_latent_proj.weight` (64, 24) back to 64, plus the shared expert `mixer.shared_experts.up_proj` (48, 64) / `down_proj` (64, 48) on h itself, not the latent (left out: 8.44); no biases (mlp_bias false); fc2_latent_proj at 0, the routed path left out: 8.85; fc1_latent_proj and fc2_latent_proj each read as the other's transpose (both shapes fit): 10.3; a softmax in place of the sigmoid: 10.2; top-1: 8.27; every expert chosen by prompt 4's tokens in both MoE layers; untied (lm_head.weight); BF16 matrices and norms, F32 A_log / D / dt_bias / e_score_correction_bias |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -5863,13 +5935,17 @@ rotate-half RoPE at theta 1e4 on the attention layer, no conv1d bias, no D skip,
 (nemotron-h-moe, NVIDIA-Nemotron-3-Nano's spelling) `norm_eps_in_config` and `head_dim_in_config` in place of
 `rms_norm_eps_in_config` and `attention_head_dim`, and `dense_mlp_layers`, `n_routed_experts`, `num_experts_per_tok`,
 `moe_intermediate_size`, `moe_shared_expert_intermediate_size`, `n_shared_experts_in_config` (not read),
-`moe_latent_size` (null: no latent projection), `n_group`, `topk_group`, `routed_scaling_factor`,
+`moe_latent_size` (null: no latent projection; nemotron-h-latent-moe, NVIDIA-Nemotron-3-Super's LatentMoE, its
+width), `n_group`, `topk_group`, `routed_scaling_factor`,
 `renormalisation_epsilon` (1e-20), `moe_rule`, `expert_layout`, `shared_expert_layout`, `router_weight`,
 `correction_bias` (the tensor names of the first MoE layer), `expert_usage_prompt4`, `router_changed_tokens_prompt4`
 (for router_bias, router_softmax and router_top1), the sigmoid router's `router`, `router_bias_effect_prompt4` and
 `router_scaling_effect_prompt4`, and `{router_softmax,router_unnormalised,router_top1,shared_expert}_effect_prompt4`
 (largest logit change with a softmax in place of the sigmoid, the chosen s not renormalised, the best expert alone,
-no shared expert); for Arcee `mlp`, `hidden_act`, `intermediate_size`, `rms_norm_eps`, `rope_theta`, `rope_scaling_in_config`,
+no shared expert); with a latent width also `latent_projections` (mixer.fc1_latent_proj / fc2_latent_proj's shapes)
+and `{latent_routed_path,latent_projections_swapped}_effect_prompt4` (largest logit change with fc2_latent_proj at 0,
+the routed experts left out and the shared expert alone; fc1_latent_proj and fc2_latent_proj each read as the other's
+transpose); for Arcee `mlp`, `hidden_act`, `intermediate_size`, `rms_norm_eps`, `rope_theta`, `rope_scaling_in_config`,
 `yarn_pairs_kept_ramped_divided`, `max_position_embeddings`, `longest_sequence`, `rope_attention_factor`, `rope_inv_freq`,
 `rope_scaling_effect_prompt4` (plain RoPE at rope_theta) and `{mlp_silu,mlp_relu,rope_attention_factor}_effect_prompt4`
 (largest logit change with the activation read as SiLU (the MLP still ungated), as a plain ReLU, YaRN's frequencies with

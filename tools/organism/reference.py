@@ -74,7 +74,9 @@ modeling code (eager attention); the file and class/function are cited at each f
   squared-ReLU MLP from hybrid_override_pattern, names under backbone.*; see nemotron_h_layers, nemotron_h_block;
   and the "E" blocks of NVIDIA-Nemotron-3-Nano-30B-A3B, as its config.json spells it: NemotronHMoE, DeepSeek-V3's
   sigmoid router over ungated squared-ReLU experts plus an ungated shared expert, per-expert
-  mixer.experts.{e}.up_proj / down_proj as released; see nemotron_h_expert, sigmoid_route),
+  mixer.experts.{e}.up_proj / down_proj as released; see nemotron_h_expert, sigmoid_route; with moe_latent_size,
+  NVIDIA-Nemotron-3-Super's LatentMoE: the routed experts between mixer.fc1_latent_proj and mixer.fc2_latent_proj, see
+  moe_block),
   ArceeForCausalLM (Arcee's AFM-4.5B, models/arcee/modular_arcee.py: Llama's layers, attention and RoPE (YaRN from
   rope_scaling as any Llama), the MLP NemotronMLP's ungated down_proj(act(up_proj(x))) with hidden_act relu2 and no
   gate_proj; see ungated_mlp),
@@ -241,7 +243,9 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     attention with no positional encoding at all (JambaAttention: mixer.q/k/v/o_proj, head_dim^-0.5), "-" the MLP
     down_proj(relu(up_proj(x))^2) (NemotronMLP, no gate), "E" NemotronHMoE (moe_block with DeepSeek-V3's sigmoid router
     under mixer.gate, experts down_e(relu(up_e(h))^2) without a gate, plus an ungated shared expert of
-    moe_shared_expert_intermediate_size: nemotron_h_expert); embeddings backbone.embeddings (unscaled), final norm
+    moe_shared_expert_intermediate_size: nemotron_h_expert; with moe_latent_size the routed experts run on
+    mixer.fc1_latent_proj(h) and their weighted sum goes through mixer.fc2_latent_proj, the router and the shared expert
+    on h itself: moe_block); embeddings backbone.embeddings (unscaled), final norm
     backbone.norm_f, eps layer_norm_epsilon everywhere (nemotron_h_block).
   - Final norm; lm_head or the tied embedding matrix; optional final tanh softcap (Gemma 2,
     Gemma3ForCausalLM; never Gemma3ForConditionalGeneration); Cohere multiplies the logits by
@@ -2209,8 +2213,10 @@ class Spec:
             # buffer mixer.gate.e_score_correction_bias (E,), kept in fp32 by _keep_in_fp32_modules_strict) and swaps
             # the rest: the experts are NemotronHExperts, n_routed_experts of moe_intermediate_size with up_proj and
             # down_proj only (no gate projection), act mlp_hidden_act; the shared expert is one NemotronHMLP of
-            # moe_shared_expert_intermediate_size (ungated, added with weight 1); with moe_latent_size the experts run
-            # inside a fc1 / fc2 latent projection (refused here: the Nano release has none). NVIDIA's remote code of
+            # moe_shared_expert_intermediate_size (ungated, added with weight 1); with moe_latent_size (Nemotron 3
+            # Super's LatentMoE; the Nano release has none: null) the routed experts work in a narrower latent space
+            # (moe_block: mixer.fc1_latent_proj (latent, H) before them, mixer.fc2_latent_proj (H, latent) after
+            # their weighted sum; their up_proj (Fm, latent) / down_proj (latent, Fm)). NVIDIA's remote code of
             # the release computes the same with `experts` a ModuleList (mixer.experts.{e}.up_proj / down_proj, the
             # names in the files; transformers 5 stacks them on load: see nemotron_h_expert). DeepseekV3MoE reads the
             # group keys as DeepSeek-V3 does: sigmoid_route. n_shared_experts is read by neither (the shared width is
@@ -2221,13 +2227,12 @@ class Spec:
             E, k, Fm, Fs = (get(key) for key in ("n_routed_experts", "num_experts_per_tok", "moe_intermediate_size",
                                                  "moe_shared_expert_intermediate_size"))
             G, TG = get("n_group"), get("topk_group")
+            latent = get("moe_latent_size")
             for key, value in (("n_routed_experts", E), ("num_experts_per_tok", k), ("moe_intermediate_size", Fm),
-                               ("moe_shared_expert_intermediate_size", Fs), ("n_group", G), ("topk_group", TG)):
+                               ("moe_shared_expert_intermediate_size", Fs), ("n_group", G), ("topk_group", TG)) + (
+                                   (("moe_latent_size", latent),) if latent is not None else ()):
                 if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                     raise ValueError("Nemotron-H: %s %r (a positive integer)" % (key, value))
-            if get("moe_latent_size") is not None:
-                raise ValueError("Nemotron-H: moe_latent_size %r (the experts' latent projection is not used by the "
-                                 "fixtures)" % (get("moe_latent_size"),))
             if get("n_shared_experts") != 1:
                 raise ValueError("Nemotron-H: n_shared_experts %r (transformers adds one shared expert of "
                                  "moe_shared_expert_intermediate_size whatever it says)" % (get("n_shared_experts"),))
@@ -2238,6 +2243,8 @@ class Spec:
             self.num_experts, self.top_k = E, k
             self.norm_topk_prob = bool(get("norm_topk_prob"))
             self.moe_intermediate, self.shared_intermediate = Fm, Fs
+            # the routed experts' width of input / output: moe_latent_size, or None (hidden_size, no projection)
+            self.moe_latent = latent
             self.shared_gated = False
             self.router = "sigmoid"
             # (what-if only, golden_models.nemotron_h_moe_what_ifs: "softmax", the scores s a softmax over the experts)
@@ -4406,10 +4413,11 @@ def expert_forward(spec, p, pre, e, x, clamps=None):
 def nemotron_h_expert(spec, p, pre, e, x):
     """Nemotron-H's expert e on tokens x (N, H), or its shared expert (e = "shared"): no gate projection, the output
     down(act(up x)) with act mlp_hidden_act (relu2: relu(.)^2).
-    Routed experts: models/nemotron_h/modular_nemotron_h.py NemotronHExperts, parameters up_proj (E, Fm, H) and
-    down_proj (E, H, Fm) used as F.linear weights (expert e's rows are the matrices an nn.Linear would hold). The
+    Routed experts: models/nemotron_h/modular_nemotron_h.py NemotronHExperts, parameters up_proj (E, Fm, D) and
+    down_proj (E, D, Fm) used as F.linear weights (expert e's rows are the matrices an nn.Linear would hold), D the
+    experts' input width: hidden_size, or moe_latent_size (LatentMoE: x is then the latent, moe_block). The
     release (NVIDIA's remote code: a ModuleList of NemotronHMLP) stores them per expert,
-    mixer.experts.{e}.up_proj.weight (Fm, H) and mixer.experts.{e}.down_proj.weight (H, Fm); transformers 5's
+    mixer.experts.{e}.up_proj.weight (Fm, D) and mixer.experts.{e}.down_proj.weight (D, Fm); transformers 5's
     conversion_mapping "nemotron_h" stacks them on load (WeightConverter "mixer.experts.*.up_proj.weight" ->
     "mixer.experts.up_proj" with MergeModulelist(dim=0), down_proj alike) and save_pretrained splits them back by
     default. Both spellings are read here: the stacked one when mixer.experts.up_proj is in the weights.
@@ -4729,7 +4737,8 @@ def moe_block(spec, p, pre, l, h, trace=None):
     clamped SwiGLU), summed in top-k order (GptOssExperts.forward: index_add_ expert by expert).
     HunYuan-MoE (models/hunyuan_v1_moe/modular_hunyuan_v1_moe.py HunYuanMoEV1Moe.forward): the softmax path (the
     router mlp.gate.wg, top-k always renormalised), then `final_hidden_states + hidden_states_mlp` with the ungated
-    shared_mlp."""
+    shared_mlp. Nemotron-H with moe_latent_size (LatentMoE): the router on h, the experts on fc1_latent_proj(h), their
+    weighted sum through fc2_latent_proj, the shared expert on h."""
     if spec.router == "llama4":
         return llama4_moe(spec, p, pre, l, h, trace)
     B, T, H = h.shape
@@ -4778,8 +4787,15 @@ def moe_block(spec, p, pre, l, h, trace=None):
         trace.setdefault("router_logits", {})[l] = logits
         trace.setdefault("router_input", {})[l] = x
     clamps = [{} for _ in range(spec.num_experts)] if trace is not None and spec.expert_naming == "gpt_oss" else None
-    outs = torch.stack([expert_forward(spec, p, pre, e, x, clamps[e] if clamps else None)
-                        for e in range(spec.num_experts)], dim=1)  # (B*T, E, H): every expert, every token
+    latent = spec.expert_naming == "nemotron_h" and spec.moe_latent is not None
+    # Nemotron-H's LatentMoE (models/nemotron_h/modular_nemotron_h.py NemotronHMoE.forward with moe_latent_size set):
+    # the router above has read the block input x at full width; only the routed experts' input is then taken down
+    # to the latent width by mixer.fc1_latent_proj (no bias: mlp_bias false), the experts and their weighted sum stay
+    # in the latent width, and that sum goes back up to hidden_size through mixer.fc2_latent_proj before the shared
+    # expert (which reads x itself, not the latent) is added
+    xe = x @ p[pre + "mixer.fc1_latent_proj.weight"].T if latent else x
+    outs = torch.stack([expert_forward(spec, p, pre, e, xe, clamps[e] if clamps else None)
+                        for e in range(spec.num_experts)], dim=1)  # (B*T, E, H or latent): every expert, every token
     rows = torch.arange(B * T)
     if clamps:
         # how often gpt-oss's SwiGLU clamps bite, over the (token, chosen expert) pairs only
@@ -4790,6 +4806,8 @@ def moe_block(spec, p, pre, l, h, trace=None):
     y = weights[:, 0:1] * outs[rows, experts[:, 0]]
     for j in range(1, spec.top_k):
         y = y + weights[:, j:j + 1] * outs[rows, experts[:, j]]
+    if latent:
+        y = y @ p[pre + "mixer.fc2_latent_proj.weight"].T  # (latent -> hidden_size)
     if spec.shared_intermediate:
         if spec.expert_naming == "nemotron_h":
             # NemotronHMoE.forward: `hidden_states + self.shared_experts(residuals)`, an ungated NemotronHMLP
@@ -4863,7 +4881,9 @@ def nemotron_h_block(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace,
       "moe": NemotronHMoE (moe_block): DeepSeek-V3's sigmoid router (sigmoid_route: mixer.gate.weight, the choice on s +
       mixer.gate.e_score_correction_bias within the best topk_group of n_group groups, the chosen s over their sum +
       1e-20 with norm_topk_prob, times routed_scaling_factor), each chosen expert down_e(relu(up_e h)^2) times its
-      weight, plus the shared expert down_s(relu(up_s h)^2) unweighted (nemotron_h_expert).
+      weight, plus the shared expert down_s(relu(up_s h)^2) unweighted (nemotron_h_expert); with moe_latent_size
+      (LatentMoE) the chosen experts run on fc1 h (mixer.fc1_latent_proj (latent, H)) and their weighted sum is taken
+      through mixer.fc2_latent_proj (H, latent) before the shared expert, which reads h, is added.
     No second norm, no second residual add: a Mamba-2 / attention block and its MLP are separate layers."""
     h = norm(spec, x, p[pre + "norm.weight"])
     kind = spec.layer_kinds[l]

@@ -22,8 +22,9 @@ std::string_view row_norm_name(RowNorm m);
 // epilogue's direction table) and λ of each component (0 = not ablated).
 struct TrialAblation {
   RowNorm mode = RowNorm::full;
-  // MoE layers: mlp.down_proj ablates every routed expert's down projection too (false: only the
-  // shared expert's and dense MLPs', as tools that skip fused expert tensors do; for comparison).
+  // MoE layers: mlp.down_proj ablates every routed expert's down projection too (a LatentMoE: fc2_latent_proj,
+  // their writer to the residual stream; false: only the shared expert's and dense MLPs', as tools that skip
+  // fused expert tensors do; for comparison).
   bool routed_experts = true;
   std::vector<int32_t> direction;                  // (L)
   std::array<std::vector<float>, 2> lambda;        // [Component][L]

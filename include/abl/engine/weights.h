@@ -81,9 +81,11 @@ struct LayerWeights {
   const float* router = nullptr;                  // (E, H)
   const float* router_bias = nullptr;             // (E) router_bias
   const float* router_logit_bias = nullptr;       // (E) router_logit_bias
-  std::vector<ExpertWeights> experts;             // (E)
+  std::vector<ExpertWeights> experts;             // (E) over expert_width() (the latent of a LatentMoE)
   ExpertWeights shared;                           // width Fs; null without a shared expert
   const float* shared_expert_gate = nullptr;      // (1, H)
+  const float* latent_in = nullptr;               // (D, H) LatentMoE: fc1_latent_proj
+  const float* latent_out = nullptr;              // (H, D) fc2_latent_proj
 };
 
 struct HeadWeights {

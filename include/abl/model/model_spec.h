@@ -278,6 +278,11 @@ struct ModelSpec {
   int64_t experts_per_token = 0;                // k
   int64_t moe_intermediate_size = 0;            // Fm
   int64_t shared_expert_intermediate_size = 0;  // Fs; 0 = no shared expert
+  // Nemotron 3 Super's LatentMoE (NemotronHMoE with moe_latent_size): the routed experts run in a latent of this
+  // width between mixer.fc1_latent_proj (latent, H) and mixer.fc2_latent_proj (H, latent), the router and the shared
+  // expert on the H-wide input; 0 = none. fc2_latent_proj then writes the routed experts' sum to the residual
+  // stream, so it (not the experts' latent down projections) is what the mlp.down_proj ablation rewrites.
+  int64_t moe_latent_size = 0;
   bool norm_topk_prob = false;
   bool shared_expert_gated = true;  // Qwen2-MoE's gate; false: GLM-4.5's ungated shared_experts
   // The router (backend/router.h): softmax scores (Mixtral, Qwen-MoE, DeepSeek-V2, ERNIE 4.5), or
@@ -361,6 +366,8 @@ struct ModelSpec {
   // intermediate_size when some layer has a dense MLP, else 0 (every layer MoE: Mixtral, Qwen3-MoE; every MLP block
   // MoE: Nemotron 3 Nano).
   int64_t dense_mlp_width() const;
+  // The routed experts' input and output width: the latent of a LatentMoE, else H.
+  int64_t expert_width() const { return moe_latent_size > 0 ? moe_latent_size : hidden_size; }
   int64_t q_dim() const { return num_heads * head_dim; }      // NH * HD
   int64_t kv_dim() const { return num_kv_heads * head_dim; }  // NKV * HD (a key row)
   int64_t v_head() const { return v_head_dim > 0 ? v_head_dim : head_dim; }  // HDv

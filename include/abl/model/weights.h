@@ -82,9 +82,9 @@ enum class WeightRole {
   router,            // (E, H)   mlp.gate / block_sparse_moe.gate
   router_bias,       // (E)      GLM-4.5: mlp.gate.e_score_correction_bias (fp32 in the files)
   router_logit_bias, // (E)      gpt-oss: mlp.router.bias, added to the router's logits
-  expert_gate_proj,  // (Fm, H)  per expert: mlp.experts.{e}.gate_proj (Mixtral w1)
+  expert_gate_proj,  // (Fm, H)  per expert: mlp.experts.{e}.gate_proj (Mixtral w1); H: expert_width()
   expert_up_proj,    // (Fm, H)  mlp.experts.{e}.up_proj (Mixtral w3)
-  expert_down_proj,  // (H, Fm)  mlp.experts.{e}.down_proj (Mixtral w2)
+  expert_down_proj,  // (H, Fm)  mlp.experts.{e}.down_proj (Mixtral w2); a LatentMoE's write the latent (D, Fm)
   expert_gate_bias,  // (Fm)     expert_bias (gpt-oss): from mlp.experts.gate_up_proj_bias
   expert_up_bias,    // (Fm)
   expert_down_bias,  // (H)      mlp.experts.down_proj_bias
@@ -92,6 +92,8 @@ enum class WeightRole {
   shared_up_proj,    // (Fs, H)
   shared_down_proj,  // (H, Fs)
   shared_expert_gate,  // (1, H) sigmoid gate of the shared expert
+  latent_in_proj,   // (D, H)  LatentMoE (ModelSpec::moe_latent_size = D): mixer.fc1_latent_proj, before the experts
+  latent_out_proj,  // (H, D)  mixer.fc2_latent_proj, the routed experts' sum back to H (ablated as mlp.down_proj)
   final_norm,  // (H)      model.norm.weight
   final_norm_bias,  // (H) model.norm.bias (norm_bias)
   lm_head_bias,     // (V) lm_head.bias (lm_head_bias)
@@ -129,8 +131,12 @@ struct WeightSlot {
   int32_t expert = -1;  // the expert of an expert_* slot
 };
 
-// Is this the down projection of an MLP or of an expert (what the mlp.down_proj ablation rewrites)?
-bool is_down_projection(WeightRole role);
+// Is this the down projection of an MLP or of an expert (what the mlp.down_proj ablation rewrites)? In a
+// LatentMoE the experts' down projections write the latent, and fc2_latent_proj is the one that writes the
+// residual stream.
+bool is_down_projection(const ModelSpec& spec, WeightRole role);
+// Is it the routed experts' writer to the residual stream (what --ablate-experts false leaves alone)?
+bool is_routed_down_projection(const ModelSpec& spec, WeightRole role);
 
 // Layer slots in unit order, then the global ones (embed, final_norm, [final_norm_bias, lm_head_bias,]
 // lm_head: the head's tensors in the order of its sharding unit, lm_head last). Layers of a

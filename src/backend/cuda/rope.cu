@@ -43,7 +43,8 @@ __global__ void rope_kernel(__nv_bfloat16* __restrict__ x, const int64_t* __rest
 void rope(__nv_bfloat16* x, const int64_t* positions, int64_t T, int64_t heads, int64_t HD, const float* inv_freq,
           const int32_t* table, cudaStream_t s, int64_t rotary_dim, bool interleaved, float attention_factor) {
   ABL_CHECK(T >= 0 && heads >= 0, "rope: negative extent (T = {}, heads = {})", T, heads);
-  ABL_CHECK(HD > 0 && HD % 2 == 0, "rope: head dim {} must be positive and even", HD);
+  ABL_CHECK(HD > 0, "rope: head dim {} must be positive", HD);
+  // (HD is the row stride: latent attention rotates R dims at the tail of rows of nope + R or C + R values)
   const int64_t R = rotary_dim > 0 ? rotary_dim : HD;
   ABL_CHECK(R % 2 == 0 && R <= HD, "rope: rotary dims {} must be even and at most the head dim {}", R, HD);
   if (T == 0 || heads == 0) return;

@@ -35,6 +35,7 @@ void AblationEpilogue::begin_layer(int64_t layer, const LayerWeights& w) {
 AblationEpilogue::Source AblationEpilogue::source(Component c, int32_t expert) const {
   if (c == Component::attn_o) return {current_.wo, spec_.o_in(current_layer_)};
   if (expert == kSharedExpert) return {current_.shared.w_down, spec_.shared_expert_intermediate_size};
+  if (expert == kLatentOut) return {current_.latent_out, spec_.moe_latent_size};
   if (expert >= 0) {
     ABL_CHECK(static_cast<size_t>(expert) < current_.experts.size(), "expert {} of a layer with {} experts", expert,
               current_.experts.size());
@@ -98,7 +99,7 @@ void AblationEpilogue::ablate(Component c, int64_t layer, int32_t expert, float*
     if (trial < 0) continue;
     ABL_CHECK(trial < num_trials(), "sequence with trial id {} but only {} trials", trial, num_trials());
     const TrialAblation& tr = trials_[static_cast<size_t>(trial)];
-    if (expert >= 0 && !tr.routed_experts) continue;
+    if ((expert >= 0 || expert == kLatentOut) && !tr.routed_experts) continue;  // the routed experts' writer
     const float lambda = tr.lambda[static_cast<size_t>(ci)][static_cast<size_t>(layer)];
     if (lambda == 0.0f) continue;
     const int32_t dir = tr.direction[static_cast<size_t>(layer)];

@@ -82,6 +82,7 @@ BufferPlan Engine::plan_for(const model::ModelSpec& spec, const Limits& limits) 
     p.add("one expert's tokens in, out (T,H)", 2 * T * H * 4);
     p.add("expert outputs of every token (T*k,H)", T * k * H * 4);
     p.add("expert token lists (T*k)", 2 * T * k * 8);
+    if (spec.moe_latent_size > 0) p.add("LatentMoE latent (T,D)", T * spec.moe_latent_size * 4);
   }
   return p;
 }
@@ -122,11 +123,13 @@ Engine::Engine(WeightSource& weights, Limits limits)
     router_.resize(T * E);
     topk_w_.resize(T * k);
     topk_id_.resize(T * k);
-    expert_in_.resize(T * H);
-    expert_out_.resize(T * H);
-    slots_.resize(T * k * H);
+    const size_t X = std::max(H, static_cast<size_t>(spec_.expert_width()));  // (a LatentMoE's D is at most H)
+    expert_in_.resize(T * X);
+    expert_out_.resize(T * X);
+    slots_.resize(T * k * X);
     expert_tokens_.reserve(T * k);
     expert_slots_.reserve(T * k);
+    moe_latent_.resize(T * static_cast<size_t>(spec_.moe_latent_size));
   }
 }
 
@@ -208,7 +211,7 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
   if (m.is_moe_layer(l)) {
     moe_mlp(l, w, batch, epilogue);
   } else {
-    gated_mlp(h_.data(), ExpertWeights{w.w_gate, w.w_up, w.w_down, w.b_gate, w.b_up, w.b_down, w.xielu}, T, F,
+    gated_mlp(h_.data(), ExpertWeights{w.w_gate, w.w_up, w.w_down, w.b_gate, w.b_up, w.b_down, w.xielu}, T, H, F,
               y_.data());
     if (epilogue) epilogue->apply(Component::mlp_down, l, y_.data(), batch);
     if (w.b_down) cpu::add_rows(y_.data(), w.b_down, T, H);  // after the epilogue, as o_proj's
@@ -348,20 +351,19 @@ void Engine::latent_qkv(const LayerWeights& w, const Batch& batch) {
 
 // down(act(gate(x)) · up(x)) without the down projection's bias (added after the epilogue); the ungated
 // down(relu(up(x))²) of Nemotron-H and Arcee, down(xIELU(up(x))) of Apertus.
-void Engine::gated_mlp(const float* x, const ExpertWeights& w, int64_t rows, int64_t F, float* out) {
-  const int64_t H = spec_.hidden_size;
+void Engine::gated_mlp(const float* x, const ExpertWeights& w, int64_t rows, int64_t D, int64_t F, float* out) {
   if (!model::gated_activation(spec_.activation)) {
-    cpu::linear(x, w.w_up, w.b_up, up_.data(), rows, H, F);
+    cpu::linear(x, w.w_up, w.b_up, up_.data(), rows, D, F);
     if (spec_.activation == model::Activation::xielu) {
       cpu::xielu(up_.data(), rows * F, w.xielu);
     } else {
       cpu::relu_squared(up_.data(), rows * F);
     }
-    cpu::linear(up_.data(), w.w_down, nullptr, out, rows, F, H);
+    cpu::linear(up_.data(), w.w_down, nullptr, out, rows, F, D);
     return;
   }
-  cpu::linear(x, w.w_gate, w.b_gate, gate_.data(), rows, H, F);
-  cpu::linear(x, w.w_up, w.b_up, up_.data(), rows, H, F);
+  cpu::linear(x, w.w_gate, w.b_gate, gate_.data(), rows, D, F);
+  cpu::linear(x, w.w_up, w.b_up, up_.data(), rows, D, F);
   switch (spec_.activation) {
     case model::Activation::silu: cpu::swiglu(gate_.data(), up_.data(), gate_.data(), rows * F); break;
     case model::Activation::gelu_tanh: cpu::geglu(gate_.data(), up_.data(), gate_.data(), rows * F); break;
@@ -372,15 +374,23 @@ void Engine::gated_mlp(const float* x, const ExpertWeights& w, int64_t rows, int
     case model::Activation::relu2:
     case model::Activation::xielu: break;  // ungated: above
   }
-  cpu::linear(gate_.data(), w.w_down, nullptr, out, rows, F, H);
+  cpu::linear(gate_.data(), w.w_down, nullptr, out, rows, F, D);
 }
 
+// A LatentMoE (Nemotron 3 Super: NemotronHMoE.forward with moe_latent_size) routes on h_, runs the experts on
+// fc1_latent_proj(h_) at width D, and brings their weighted sum back to H through fc2_latent_proj.
 void Engine::moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilogue* epilogue) {
   const model::ModelSpec& m = spec_;
   const int64_t T = batch.num_tokens(), H = m.hidden_size, E = m.num_experts, k = m.experts_per_token;
-  const int64_t Fm = m.moe_intermediate_size;
+  const int64_t Fm = m.moe_intermediate_size, D = m.expert_width();
+  const bool latent = m.moe_latent_size > 0;
   cpu::linear(h_.data(), w.router, w.router_logit_bias, router_.data(), T, H, E);
   cpu::router_topk(router_.data(), T, E, k, router_config(m, w.router_bias), topk_id_.data(), topk_w_.data());
+  const float* in = h_.data();
+  if (latent) {
+    cpu::linear(h_.data(), w.latent_in, nullptr, moe_latent_.data(), T, H, D);
+    in = moe_latent_.data();
+  }
   // Each expert over the tokens routed to it, in token order; its outputs land in their slots.
   for (int32_t e = 0; e < E; ++e) {
     expert_tokens_.clear();
@@ -393,30 +403,38 @@ void Engine::moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilo
     const int64_t n = static_cast<int64_t>(expert_tokens_.size());
     if (n == 0) continue;
     const ExpertWeights& x = w.experts[static_cast<size_t>(e)];
-    cpu::gather_rows(h_.data(), expert_tokens_.data(), n, H, expert_in_.data());
+    if (epilogue) epilogue->routed(l, e, expert_tokens_.data(), n);
+    cpu::gather_rows(in, expert_tokens_.data(), n, D, expert_in_.data());
     if (m.moe_scale_input) {  // Llama4TextMoe: the router's weight scales the expert's input
       for (int64_t i = 0; i < n; ++i) {
-        cpu::scale(expert_in_.data() + i * H, topk_w_[static_cast<size_t>(expert_slots_[static_cast<size_t>(i)])], H);
+        cpu::scale(expert_in_.data() + i * D, topk_w_[static_cast<size_t>(expert_slots_[static_cast<size_t>(i)])], D);
       }
     }
-    gated_mlp(expert_in_.data(), x, n, Fm, expert_out_.data());
-    if (epilogue) epilogue->apply_expert(l, e, expert_out_.data(), expert_tokens_.data(), n, batch);
-    if (x.b_down) cpu::add_rows(expert_out_.data(), x.b_down, n, H);
+    gated_mlp(expert_in_.data(), x, n, D, Fm, expert_out_.data());
+    if (epilogue && !latent) epilogue->apply_expert(l, e, expert_out_.data(), expert_tokens_.data(), n, batch);
+    if (x.b_down) cpu::add_rows(expert_out_.data(), x.b_down, n, D);
     for (int64_t i = 0; i < n; ++i) {
-      std::memcpy(slots_.data() + expert_slots_[static_cast<size_t>(i)] * H, expert_out_.data() + i * H,
-                  sizeof(float) * H);
+      std::memcpy(slots_.data() + expert_slots_[static_cast<size_t>(i)] * D, expert_out_.data() + i * D,
+                  sizeof(float) * D);
     }
   }
   // (with scaled inputs the outputs are summed as they are)
   if (m.moe_scale_input) std::fill(topk_w_.begin(), topk_w_.begin() + T * k, 1.0f);
-  cpu::combine_experts(slots_.data(), topk_w_.data(), T, k, H, y_.data());
+  const auto every_token = [&] {
+    expert_tokens_.resize(static_cast<size_t>(T));
+    std::iota(expert_tokens_.begin(), expert_tokens_.end(), int64_t{0});
+    return expert_tokens_.data();
+  };
+  if (latent) {  // fc1's output is no longer read: the buffer takes the sum
+    cpu::combine_experts(slots_.data(), topk_w_.data(), T, k, D, moe_latent_.data());
+    cpu::linear(moe_latent_.data(), w.latent_out, nullptr, y_.data(), T, D, H);
+    if (epilogue) epilogue->apply_expert(l, Epilogue::kLatentOut, y_.data(), every_token(), T, batch);
+  } else {
+    cpu::combine_experts(slots_.data(), topk_w_.data(), T, k, H, y_.data());
+  }
   if (m.shared_expert_intermediate_size > 0) {
-    gated_mlp(h_.data(), w.shared, T, m.shared_expert_intermediate_size, expert_out_.data());
-    if (epilogue) {
-      expert_tokens_.resize(static_cast<size_t>(T));
-      std::iota(expert_tokens_.begin(), expert_tokens_.end(), int64_t{0});
-      epilogue->apply_expert(l, Epilogue::kSharedExpert, expert_out_.data(), expert_tokens_.data(), T, batch);
-    }
+    gated_mlp(h_.data(), w.shared, T, H, m.shared_expert_intermediate_size, expert_out_.data());
+    if (epilogue) epilogue->apply_expert(l, Epilogue::kSharedExpert, expert_out_.data(), every_token(), T, batch);
     if (m.shared_expert_gated) {
       cpu::add_gated(h_.data(), w.shared_expert_gate, expert_out_.data(), T, H, y_.data());
     } else {

@@ -104,9 +104,11 @@ DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<st
     std::array<Vec, 2> c{};
     std::vector<Vec> experts;  // MoE layers: E experts, then the shared one
   };
-  // MoE layers: every expert's down projection (and the shared expert's) has its own vectors.
+  // MoE layers: every expert's down projection (a LatentMoE: fc2_latent_proj) and the shared expert's has its
+  // own vectors.
   const int64_t E = m.num_experts, shared = m.shared_expert_intermediate_size > 0 ? 1 : 0;
-  num_experts_ = E;
+  latent_ = m.moe_latent_size > 0;
+  num_routed_ = latent_ ? 1 : E;
   std::vector<At> at(static_cast<size_t>(L));
   for (int64_t l = 0; l < L; ++l) {
     const auto S = static_cast<size_t>(used[static_cast<size_t>(l)].size());
@@ -121,16 +123,16 @@ DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<st
     };
     place(a.c[0], 0);
     if (m.is_moe_layer(l)) {
-      a.experts.resize(static_cast<size_t>(E + shared));
+      a.experts.resize(static_cast<size_t>(num_routed_ + shared));
       for (Vec& vec : a.experts) place(vec, 1);
     } else {
       place(a.c[1], 1);
     }
   }
   // Then the per-expert vector sets of each MoE layer as device arrays (E entries, layer order),
-  // what the grouped apply step reads.
+  // what the grouped apply step reads (not in a LatentMoE: its experts write the latent).
   int64_t moe_layers = 0;
-  for (int64_t l = 0; l < L; ++l) moe_layers += m.is_moe_layer(l) ? 1 : 0;
+  for (int64_t l = 0; l < L; ++l) moe_layers += m.is_moe_layer(l) && !latent_ ? 1 : 0;
   const size_t tables_at = take(static_cast<size_t>(moe_layers * E) * sizeof(AblationVectors));
   buffer_ = DeviceBuffer(std::max<size_t>(off, kAlign), "the trials' ablation vectors");
   char* base = buffer_.as<char>();
@@ -157,7 +159,7 @@ DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<st
 
   // The weight-derived vectors, on the device from the bf16 weights.
   const int64_t in_max = std::max({m.o_dim(), m.linear_value_dim(), m.intermediate_size, m.moe_intermediate_size,
-                                   m.shared_expert_intermediate_size});
+                                   m.shared_expert_intermediate_size, m.moe_latent_size});
   DeviceBuffer a_scratch(static_cast<size_t>(max_slots) * static_cast<size_t>(in_max) * sizeof(float));
   vectors_.resize(static_cast<size_t>(2 * L));
   expert_vectors_.resize(static_cast<size_t>(L));
@@ -191,9 +193,13 @@ DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<st
       continue;
     }
     auto& ev = expert_vectors_[static_cast<size_t>(l)];
-    for (int64_t e = 0; e < E; ++e) {
-      ev.push_back(derive(a.experts[static_cast<size_t>(e)], 1, w.experts.at(static_cast<size_t>(e)).w_down,
-                          m.moe_intermediate_size));
+    if (latent_) {
+      ev.push_back(derive(a.experts.front(), 1, w.latent_out, m.moe_latent_size));
+    } else {
+      for (int64_t e = 0; e < E; ++e) {
+        ev.push_back(derive(a.experts[static_cast<size_t>(e)], 1, w.experts.at(static_cast<size_t>(e)).w_down,
+                            m.moe_intermediate_size));
+      }
     }
     if (shared) {
       ev.push_back(derive(a.experts.back(), 1, w.shared.w_down, m.shared_expert_intermediate_size));
@@ -206,7 +212,7 @@ DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<st
     auto* device_tables = reinterpret_cast<AblationVectors*>(base + tables_at);
     size_t i = 0;
     for (int64_t l = 0; l < L; ++l) {
-      if (!m.is_moe_layer(l)) continue;
+      if (!m.is_moe_layer(l) || latent_) continue;
       const auto& ev = expert_vectors_[static_cast<size_t>(l)];
       if (!ev.empty()) {
         std::copy(ev.begin(), ev.begin() + E, tables.begin() + static_cast<std::ptrdiff_t>(i));
@@ -223,8 +229,12 @@ const AblationVectors& DeviceAblation::expert_vectors(int64_t layer, int32_t exp
   ABL_CHECK(layer >= 0 && layer < trials_.num_layers, "ablation vectors of layer {} of {}", layer,
             trials_.num_layers);
   const auto& ev = expert_vectors_[static_cast<size_t>(layer)];
-  const size_t i = expert == kSharedExpert ? static_cast<size_t>(num_experts_) : static_cast<size_t>(expert);
-  ABL_CHECK(expert >= kSharedExpert && i < ev.size(), "no ablation vectors for expert {} of layer {}", expert, layer);
+  ABL_CHECK(expert >= 0 ? !latent_ : expert == kSharedExpert || (expert == kLatentOut && latent_),
+            "no ablation vectors for expert {} of layer {}", expert, layer);
+  const size_t i = expert == kSharedExpert ? static_cast<size_t>(num_routed_)
+                   : expert == kLatentOut  ? size_t{0}
+                                           : static_cast<size_t>(expert);
+  ABL_CHECK(i < ev.size(), "no ablation vectors for expert {} of layer {}", expert, layer);
   return ev[i];
 }
 

@@ -90,6 +90,8 @@ const float* host_tensor(const engine::LayerWeights& w, const DeviceUnitTensor& 
     case R::shared_up_proj: return w.shared.w_up;
     case R::shared_down_proj: return w.shared.w_down;
     case R::shared_expert_gate: return w.shared_expert_gate;
+    case R::latent_in_proj: return w.latent_in;
+    case R::latent_out_proj: return w.latent_out;
     case R::expert_gate_proj: return expert().w_gate;
     case R::expert_up_proj: return expert().w_up;
     case R::expert_down_proj: return expert().w_down;
@@ -146,6 +148,8 @@ const bf16** device_slot(DeviceLayer& w, model::WeightRole role) {
     case R::shared_up_proj: return &w.shared.w_up;
     case R::shared_down_proj: return &w.shared.w_down;
     case R::shared_expert_gate: return &w.shared_expert_gate;
+    case R::latent_in_proj: return &w.latent_in;
+    case R::latent_out_proj: return &w.latent_out;
     case R::gate_proj: return &w.w_gate;
     case R::up_proj: return &w.w_up;
     case R::down_proj: return &w.w_down;

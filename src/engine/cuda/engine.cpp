@@ -153,6 +153,8 @@ struct CudaEngine::Buffers {
   bf16* expert_gate = nullptr;      // (T*k, Fm)
   bf16* expert_up = nullptr;        // (T*k, Fm)
   float* expert_out = nullptr;      // (T*k, H)
+  bf16* moe_latent = nullptr;       // (T, D) LatentMoE: fc1_latent_proj's output, then the experts' sum
+  float* moe_latent_sum = nullptr;  // (T, D)
   void* attn_scratch = nullptr;
   size_t attn_scratch_bytes = 0;
   void* gemm_workspace = nullptr;
@@ -180,14 +182,7 @@ CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
   const model::ModelSpec& m = spec_;
   ABL_CHECK(m.num_heads % m.num_kv_heads == 0, "NH = {} is not a multiple of NKV = {}", m.num_heads,
             m.num_kv_heads);
-  ABL_CHECK(m.num_experts == 0 || (m.hidden_size % 8 == 0 && m.moe_intermediate_size % 8 == 0 &&
-                                    m.num_experts <= 1024 && m.experts_per_token <= 32 &&
-                                    m.expert_groups <= 64),
-            "the CUDA engine routes each token in one thread (at most 64 expert groups) and runs the experts as "
-            "grouped GEMMs over 16-byte rows after a counting sort: hidden_size ({}) and moe_intermediate_size "
-            "({}) must be multiples of 8, num_experts ({}) at most 1024, num_experts_per_tok ({}) at most 32 and "
-            "n_group ({}) at most 64 (run this model with --backend cpu)",
-            m.hidden_size, m.moe_intermediate_size, m.num_experts, m.experts_per_token, m.expert_groups);
+  check_cuda_engine_runs(m);
   max_kv_len_ = std::max(m.max_position_embeddings, limits.max_tokens);
   int dev = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
@@ -261,6 +256,8 @@ CudaEngine::CudaEngine(DeviceWeightSource& weights, engine::Limits limits)
     b.expert_gate = gated ? static_cast<bf16*>(at(p.expert_gate_up)) : nullptr;
     b.expert_up = static_cast<bf16*>(at(p.expert_gate_up)) + (gated ? Tk * m.moe_intermediate_size : 0);
     b.expert_out = static_cast<float*>(at(p.expert_out));
+    b.moe_latent = static_cast<bf16*>(at(p.moe_latent));
+    b.moe_latent_sum = static_cast<float*>(at(p.moe_latent_sum));
   }
   gemm_ = std::make_unique<Gemm>(b.gemm_workspace, b.gemm_workspace_bytes);
 
@@ -649,9 +646,14 @@ void CudaEngine::activation(bf16* gate, const bf16* up, int64_t rows, int64_t F,
 // row tiles, the stable dispatch) and the rows gathered in that order; the experts as grouped GEMMs
 // over their blocks of rows (grouped_gemm.h); the epilogue on every expert row with its expert's
 // vectors before the fixed-order combine; the shared expert last (gated or added as it is).
+// A LatentMoE (engine::Engine::moe_mlp's twin) routes on b.h, runs the experts over fc1_latent_proj(b.h) at
+// width D, sums them in fp32, rounds the sum to bf16 (transformers' bf16 model hands fc2 its dtype) and brings
+// it back to H through fc2_latent_proj, whose output the epilogue ablates as the routed experts' writer.
 void CudaEngine::moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const DeviceAblation* ablation) {
   const model::ModelSpec& m = spec_;
   const int64_t H = m.hidden_size, E = m.num_experts, k = m.experts_per_token, Fm = m.moe_intermediate_size;
+  const int64_t D = m.expert_width();
+  const bool latent = m.moe_latent_size > 0;
   const int64_t slots = T * k;
   const cudaStream_t s = stream_.get();
   Buffers& b = *buf_;
@@ -665,30 +667,47 @@ void CudaEngine::moe_mlp(int64_t l, const DeviceLayer& w, int64_t T, const Devic
   moe_dispatch(b.topk_ids, slots, E, b.expert_offsets, b.expert_order, b.slot_pos, s);
   // Llama 4 scales each expert's input by its router weight, and then sums the outputs as they are
   const float* input_scale = m.moe_scale_input ? b.topk_w : nullptr;
-  moe_gather(b.h, b.expert_order, slots, k, H, b.row_seq, input_scale, b.expert_in, b.expert_row_seq, s);
+  const bf16* in = b.h;
+  if (latent) {
+    gemm_->linear(b.h, w.latent_in, static_cast<const bf16*>(nullptr), b.moe_latent, T, H, D, s);
+    in = b.moe_latent;
+  }
+  moe_gather(in, b.expert_order, slots, k, D, b.row_seq, input_scale, b.expert_in, b.expert_row_seq, s);
 
   const int64_t stride = expert_stride(w);
   const DeviceExpert& first = w.experts.front();
   // gpt-oss's experts carry biases: each row takes its expert's (rows in expert order, groups.offsets).
   const auto bias = [&](const bf16* first_bias) { return GroupBias{first_bias, stride, b.expert_offsets, E}; };
-  grouped_linear(b.expert_in, first.w_up, stride, groups, H, Fm, b.expert_up, s);
+  grouped_linear(b.expert_in, first.w_up, stride, groups, D, Fm, b.expert_up, s);
   bf16* hidden = b.expert_up;  // act(gate)·up, or Nemotron-H's ungated relu(up)²
   if (!model::gated_activation(m.activation)) {
     ABL_CHECK(m.activation == model::Activation::relu2, "layer {}: only relu² experts are ungated", l);
     ABL_CHECK(first.b_gate == nullptr && first.b_up == nullptr, "layer {}: biases on ungated relu² experts", l);
     relu_squared(b.expert_up, slots * Fm, s);
   } else {
-    grouped_linear(b.expert_in, first.w_gate, stride, groups, H, Fm, b.expert_gate, s);
+    grouped_linear(b.expert_in, first.w_gate, stride, groups, D, Fm, b.expert_gate, s);
     activation(b.expert_gate, b.expert_up, slots, Fm, bias(first.b_gate), bias(first.b_up));
     hidden = b.expert_gate;
   }
-  grouped_linear(hidden, first.w_down, stride, groups, Fm, H, b.expert_out, s);
-  if (ablate && ablation->routed_experts()) {
+  grouped_linear(hidden, first.w_down, stride, groups, Fm, D, b.expert_out, s);
+  if (ablate && ablation->routed_experts() && !latent) {
     ablation_apply_grouped(b.expert_out, slots, H, b.expert_row_seq, b.trial, ablation->trials(),
                            static_cast<int32_t>(l), b.expert_offsets, E, ablation->expert_table(l), s);
   }
-  add_group_bias(b.expert_out, slots, H, bias(first.b_down), s);  // after the epilogue, as o_proj's
-  moe_combine(b.expert_out, b.slot_pos, m.moe_scale_input ? nullptr : b.topk_w, T, k, H, b.y, s);
+  add_group_bias(b.expert_out, slots, D, bias(first.b_down), s);  // after the epilogue, as o_proj's
+  const float* weights = m.moe_scale_input ? nullptr : b.topk_w;
+  if (latent) {  // fc1's output is no longer read: the buffer takes the rounded sum
+    moe_combine(b.expert_out, b.slot_pos, weights, T, k, D, b.moe_latent_sum, s);
+    f32_to_bf16(b.moe_latent_sum, b.moe_latent, T * D, s);
+    gemm_->linear(b.moe_latent, w.latent_out, static_cast<const float*>(nullptr), b.y, T, D, H, s);
+    if (ablate && ablation->routed_experts()) {
+      ablation_apply(b.y, T, H, b.row_seq, b.trial, ablation->trials(),
+                     static_cast<int32_t>(engine::Component::mlp_down), static_cast<int32_t>(l),
+                     ablation->expert_vectors(l, DeviceAblation::kLatentOut), s);
+    }
+  } else {
+    moe_combine(b.expert_out, b.slot_pos, weights, T, k, H, b.y, s);
+  }
   if (m.shared_expert_intermediate_size > 0) {
     // expert_out is free again (stream order): the shared expert's output goes there.
     gated_mlp(b.h, w.shared, T, m.shared_expert_intermediate_size, b.expert_out);

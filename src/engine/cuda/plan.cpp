@@ -58,6 +58,17 @@ BatchLayout batch_layout(int64_t T, int64_t B) {
   return l;
 }
 
+void check_cuda_engine_runs(const model::ModelSpec& m) {
+  if (m.num_experts > 0 && !(m.expert_width() % 8 == 0 && m.moe_intermediate_size % 8 == 0 &&
+                             m.num_experts <= 1024 && m.experts_per_token <= 32 && m.expert_groups <= 64)) {
+    fail("{}: the CUDA engine routes each token in one thread (at most 64 expert groups) and runs the experts as "
+         "grouped GEMMs over 16-byte rows after a counting sort: the experts' width ({}: hidden_size, or "
+         "moe_latent_size) and moe_intermediate_size ({}) must be multiples of 8, num_experts ({}) at most 1024, "
+         "num_experts_per_tok ({}) at most 32 and n_group ({}) at most 64 (run this model with --backend cpu)",
+         m.source, m.expert_width(), m.moe_intermediate_size, m.num_experts, m.experts_per_token, m.expert_groups);
+  }
+}
+
 bool attention_padded(const model::ModelSpec& m) {
   const int64_t HDp = attention_head_dim(m);
   return HDp != m.head_dim || HDp != m.v_head();
@@ -65,6 +76,7 @@ bool attention_padded(const model::ModelSpec& m) {
 
 CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits& limits, int sm_count) {
   ABL_CHECK(limits.max_tokens > 0 && limits.max_seqs > 0, "engine limits must be positive");
+  check_cuda_engine_runs(m);
   const int64_t T = limits.max_tokens, B = limits.max_seqs;
   const int64_t H = m.hidden_size, V = m.vocab_size, L = m.num_layers;
   const int64_t F = std::max(m.dense_mlp_width(), m.shared_expert_intermediate_size);  // dense or shared MLP
@@ -76,8 +88,10 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
   p.x = carve("residual x (T,H) f32", T * H * f4);
   p.h = carve("normed h (T,H)", T * H * bf);
   p.q = carve("q (T,NH*HD)", T * m.q_dim() * bf);
-  p.k = carve("k (T,NKV*HD)", T * m.kv_dim() * bf);
-  p.v = carve("v (T,NKV*HDv)", T * m.v_dim() * bf);
+  if (!(m.mla && attention_padded(m))) {  // (padded latent attention builds its keys and values in kp, vp)
+    p.k = carve("k (T,NKV*HD)", T * m.kv_dim() * bf);
+    p.v = carve("v (T,NKV*HDv)", T * m.v_dim() * bf);
+  }
   p.att = carve("attention out (T,NH*HDv)", T * std::max(m.o_dim(), m.linear_value_dim()) * bf);
   if (m.mla) {
     const int64_t C = m.kv_lora_rank, R = m.partial_rotary_dim;
@@ -116,10 +130,15 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
     // Slot order, positions and sequences (3,T*k) and offsets (E+1) i64; counts (E) and first
     // tiles (E+1) i32.
     p.expert_order = carve("expert routing (3,T*k)+(E+1) i64, (2E+1) i32", (3 * Tk + E + 1) * 8 + (2 * E + 1) * 4);
-    p.expert_in = carve("expert inputs by expert (T*k,H)", Tk * H * bf);
+    const int64_t D = m.expert_width();  // H, or a LatentMoE's latent
+    p.expert_in = carve("expert inputs by expert (T*k,D)", Tk * D * bf);
     p.expert_gate_up = gated ? carve("expert gate|up (T*k,2*Fm)", Tk * 2 * m.moe_intermediate_size * bf)
                              : carve("expert up (T*k,Fm)", Tk * m.moe_intermediate_size * bf);
-    p.expert_out = carve("expert outputs (T*k,H) f32", Tk * H * f4);
+    p.expert_out = carve("expert outputs (T*k,H) f32", Tk * std::max(H, D) * f4);  // (the shared expert's too)
+    if (m.moe_latent_size > 0) {
+      p.moe_latent = carve("LatentMoE latent (T,D)", T * D * bf);
+      p.moe_latent_sum = carve("LatentMoE experts' sum (T,D) f32", T * D * f4);
+    }
   }
   p.captures = carve("captures (B,L+1,H) f32", B * (L + 1) * H * f4);
   // Global (LongRoPE: short then long factors) and local (sliding layers) tables.

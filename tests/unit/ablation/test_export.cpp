@@ -468,8 +468,8 @@ TEST_P(ExportFamilies, AblatesEveryDownProjectionAndKeepsTheRest) {
     const model::ExpectedWeight* w = it == slot_of.end() ? nullptr : it->second;
     int c = -1;
     if (w && w->role == model::WeightRole::o_proj) c = 0;
-    if (w && model::is_down_projection(w->role)) c = 1;
-    if (w && w->role == model::WeightRole::expert_down_proj && !trial.routed_experts) c = -1;
+    if (w && model::is_down_projection(spec, w->role)) c = 1;
+    if (w && model::is_routed_down_projection(spec, w->role) && !trial.routed_experts) c = -1;
     const float lambda = c < 0 ? 0.0f : trial.lambda[static_cast<size_t>(c)][static_cast<size_t>(w->layer)];
     if (lambda == 0.0f) {
       EXPECT_EQ(raw_bytes(dst, t.name), raw_bytes(src, t.name)) << t.name << " changed";
@@ -501,15 +501,16 @@ TEST_P(ExportFamilies, AblatesEveryDownProjectionAndKeepsTheRest) {
     convert_from_f32(wf.data(), *t.dtype, want.data(), wf.size());
     EXPECT_EQ(raw_bytes(dst, t.name), want) << t.name;
     ++ablated;
-    if (w->role == model::WeightRole::expert_down_proj) experts_ablated += static_cast<size_t>(blocks);
+    if (model::is_routed_down_projection(spec, w->role)) experts_ablated += static_cast<size_t>(blocks);
   }
   std::printf("[ export %s ] %zu tensors ablated (%zu routed experts), %zu bit-identical\n", GetParam().fixture,
               ablated, experts_ablated, untouched);
   EXPECT_GT(ablated, 0u);
   if (spec.num_experts > 0 && trial.routed_experts) {
-    int64_t want = 0;  // λ ≠ 0 on mlp.down_proj: every expert of that layer
+    int64_t want = 0;  // λ ≠ 0 on mlp.down_proj: every expert of that layer (a LatentMoE: its fc2_latent_proj)
+    const int64_t writers = spec.moe_latent_size > 0 ? 1 : spec.num_experts;
     for (int64_t l = 0; l < spec.num_layers; ++l) {
-      if (spec.is_moe_layer(l) && trial.lambda[1][static_cast<size_t>(l)] != 0.0f) want += spec.num_experts;
+      if (spec.is_moe_layer(l) && trial.lambda[1][static_cast<size_t>(l)] != 0.0f) want += writers;
     }
     EXPECT_EQ(static_cast<int64_t>(experts_ablated), want);
     EXPECT_GT(want, 0);
@@ -580,7 +581,9 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"granite4-h-moe", true}, FamilyCase{"granite4-h-moe", false},
                       FamilyCase{"lfm2", true}, FamilyCase{"lfm2-moe", true}, FamilyCase{"lfm2-moe", false},
                       FamilyCase{"nemotron-h", true}, FamilyCase{"nemotron-h-moe", true},
-                      FamilyCase{"nemotron-h-moe", false}, FamilyCase{"arcee", true},
+                      FamilyCase{"nemotron-h-moe", false}, FamilyCase{"nemotron-h-latent-moe", true},
+                      FamilyCase{"nemotron-h-latent-moe", false},
+                      FamilyCase{"arcee", true},
                       FamilyCase{"dots1", true}, FamilyCase{"dots1", false}, FamilyCase{"hunyuan-moe", true},
                       FamilyCase{"hunyuan-moe", false}, FamilyCase{"apertus", true},
                       FamilyCase{"glm4-moe-lite", true}, FamilyCase{"glm4-moe-lite", false},

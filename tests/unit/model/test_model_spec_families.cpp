@@ -1225,14 +1225,74 @@ TEST(ModelSpecNemotronH, MoeBlocks) {
   EXPECT_EQ(parse(all_moe).dense_mlp_width(), 0);
   // refusals name the key
   nlohmann::json bad = c;
-  bad["moe_latent_size"] = 1024;
-  EXPECT_ABL_ERROR(parse(bad), "my/config.json", "moe_latent_size", "not supported");
+  bad["moe_latent_size"] = 8192;
+  EXPECT_ABL_ERROR(parse(bad), "my/config.json", "moe_latent_size", "wider than hidden_size");
+  bad["moe_latent_size"] = 0;
+  EXPECT_ABL_ERROR(parse(bad), "my/config.json", "moe_latent_size");
   bad = c;
   bad["num_experts_per_tok"] = 200;
   EXPECT_ABL_ERROR(parse(bad), "num_experts_per_tok");
   bad = c;
   bad["n_group"] = 3;
   EXPECT_ABL_ERROR(parse(bad), "n_group");
+}
+
+// Nemotron 3 Super's LatentMoE (NemotronHMoE with moe_latent_size; config written for this test with the MoE sizes
+// NVIDIA's Megatron bridge lists for the Super model: 512 experts of 2688, top-22 x5.0, a shared expert of 5376, latent
+// 1024): the router and the shared expert on the 4096-wide input, the experts' up (Fm, D) and down (D, Fm) inside
+// mixer.fc1_latent_proj (D, H) and mixer.fc2_latent_proj (H, D); fc2 is the routed experts' writer, so it is the
+// mlp.down_proj the ablation rewrites, not the experts' latent down projections.
+TEST(ModelSpecNemotronH, LatentMoeBlocks) {
+  nlohmann::json c = nemotron_h_8b();
+  c["hybrid_override_pattern"] = "MEM*E-";
+  c["n_routed_experts"] = 512;
+  c["num_experts_per_tok"] = 22;
+  c["moe_intermediate_size"] = 2688;
+  c["moe_shared_expert_intermediate_size"] = 5376;
+  c["n_group"] = 1;
+  c["topk_group"] = 1;
+  c["norm_topk_prob"] = true;
+  c["routed_scaling_factor"] = 5.0;
+  c["moe_latent_size"] = 1024;
+  ModelSpec s = parse(c);
+  EXPECT_EQ(s.moe_latent_size, 1024);
+  EXPECT_EQ(s.expert_width(), 1024);
+  EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(s), {"routed experts in a latent of 1024"}))
+      << abl::model::describe(s);
+  const auto slots = abl::model::layer_slots(s, 1);
+  ASSERT_EQ(slots.size(), 1u + 2u + 1u + 2u * 512u + 1u + 2u);
+  EXPECT_EQ(abl::model::weight_name(slots[3], 1), "backbone.layers.1.mixer.fc1_latent_proj.weight");
+  EXPECT_EQ(slots[3].role, abl::model::WeightRole::latent_in_proj);
+  EXPECT_EQ(slots[3].shape, (std::vector<int64_t>{1024, 4096}));
+  EXPECT_EQ(slots[4].shape, (std::vector<int64_t>{2688, 1024}));  // experts.0.up_proj
+  EXPECT_EQ(slots[5].shape, (std::vector<int64_t>{1024, 2688}));  // experts.0.down_proj
+  EXPECT_EQ(slots[5].shape_doc, "(moe_latent_size, moe_intermediate_size)");
+  const auto& fc2 = slots[4 + 2 * 512];
+  EXPECT_EQ(abl::model::weight_name(fc2, 1), "backbone.layers.1.mixer.fc2_latent_proj.weight");
+  EXPECT_EQ(fc2.shape, (std::vector<int64_t>{4096, 1024}));
+  EXPECT_EQ(abl::model::weight_name(slots.back(), 1), "backbone.layers.1.mixer.shared_experts.down_proj.weight");
+  EXPECT_EQ(slots.back().shape, (std::vector<int64_t>{4096, 5376}));
+  // what mlp.down_proj ablates: fc2, the shared expert's down, not the experts' latent ones
+  using abl::model::WeightRole;
+  EXPECT_TRUE(abl::model::is_down_projection(s, WeightRole::latent_out_proj));
+  EXPECT_TRUE(abl::model::is_routed_down_projection(s, WeightRole::latent_out_proj));
+  EXPECT_FALSE(abl::model::is_down_projection(s, WeightRole::expert_down_proj));
+  EXPECT_TRUE(abl::model::is_down_projection(s, WeightRole::shared_down_proj));
+  EXPECT_FALSE(abl::model::is_down_projection(s, WeightRole::latent_in_proj));
+  // active: 22 of 512 experts, each up and down over the latent
+  EXPECT_EQ(abl::model::parameter_count(s) - abl::model::active_parameter_count(s),
+            int64_t{2} * (512 - 22) * 2 * 2688 * 1024);
+  // transformers 5's stacked experts: (E, Fm, D) / (E, D, Fm)
+  s.fused_experts = true;
+  const auto stacked = abl::model::layer_slots(s, 1);
+  EXPECT_EQ(stacked[6].file_shape, (std::vector<int64_t>{512, 2688, 1024}));
+  EXPECT_EQ(stacked[6].file_offset, int64_t{2688} * 1024);
+  EXPECT_EQ(stacked[7].file_shape, (std::vector<int64_t>{512, 1024, 2688}));
+  // without a latent the experts' down projections are the routed writers, as before
+  c["moe_latent_size"] = nullptr;
+  const ModelSpec plain = parse(c);
+  EXPECT_TRUE(abl::model::is_routed_down_projection(plain, WeightRole::expert_down_proj));
+  EXPECT_FALSE(abl::model::is_down_projection(plain, WeightRole::latent_out_proj));
 }
 
 // In the shape of LFM2-1.2B's config.json (written for this test, with the original keys LFM2 ships beside

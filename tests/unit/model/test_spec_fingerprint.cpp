@@ -64,6 +64,7 @@ TEST(SpecFingerprint, EveryFieldChangesIt) {
       [](ModelSpec& s) { s.num_experts = 8; },
       [](ModelSpec& s) { s.experts_per_token = 2; },
       [](ModelSpec& s) { s.moe_intermediate_size = 64; },
+      [](ModelSpec& s) { s.moe_latent_size = 16; },
       [](ModelSpec& s) { s.shared_expert_intermediate_size = 64; },
       [](ModelSpec& s) { s.norm_topk_prob = !s.norm_topk_prob; },
       [](ModelSpec& s) { s.moe_layers.assign(static_cast<size_t>(s.num_layers), 1); },

@@ -483,9 +483,12 @@ INSTANTIATE_TEST_SUITE_P(MoeFixtures, FusedExperts,
                          });
 
 // Nemotron-H as transformers 5 writes it (model.*, stacked experts; or backbone.embedding.weight): the spec takes
-// the prefix, the embedding's name and the experts' layout from the files, and every slot reads the same values.
-TEST(NemotronHLayouts, Transformers5FilesReadTheSameWeights) {
-  const std::string src = std::string(ABL_FIXTURE_DIR) + "/golden/nemotron-h-moe";
+// the prefix, the embedding's name and the experts' layout from the files, and every slot reads the same values;
+// also with LatentMoE blocks, whose stacked experts are (E, Fm, D) / (E, D, Fm).
+class NemotronHLayouts : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(NemotronHLayouts, Transformers5FilesReadTheSameWeights) {
+  const std::string src = std::string(ABL_FIXTURE_DIR) + "/golden/" + GetParam();
   const ModelSpec released = abl::model::load_model_spec(src);
   EXPECT_EQ(released.weight_prefix, "backbone.");
   EXPECT_FALSE(released.fused_experts);
@@ -507,6 +510,13 @@ TEST(NemotronHLayouts, Transformers5FilesReadTheSameWeights) {
               stacked ? 2 * released.num_experts * moe_layers : 0);
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Fixtures, NemotronHLayouts, ::testing::Values("nemotron-h-moe", "nemotron-h-latent-moe"),
+                         [](const auto& p) {
+                           std::string name = p.param;
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name;
+                         });
 
 TEST(CheckWeights, FusedExpertsInAnotherOrderAreRefusedNamingTheShape) {
   // gate_up_proj as (E, H, 2*Fm): Mixtral's fixture has H = 64, Fm = 64, so the shapes differ.

@@ -76,7 +76,7 @@ void layernorm(const __nv_bfloat16* x,  // (rows, dim)
                int64_t rows, int64_t dim, float eps, int64_t w_rows, cudaStream_t s);
 
 // ---- RoPE (rope.cu), Hugging Face rotate-half layout, in place: pairs (i, i + R/2) of the first
-// R = rotary_dim dims of each head (0 = HD; the rest pass unchanged), or pairs (2i, 2i + 1) when
+// R = rotary_dim dims of each head (0 = HD; the rest pass unchanged; R even, HD the rows' stride), or pairs (2i, 2i + 1) when
 // interleaved (GLM); the angle position·inv_freq[i] and the rotation are computed in fp32, the
 // result rounded once to bf16.
 void rope(__nv_bfloat16* x,          // (T, heads, HD), in place

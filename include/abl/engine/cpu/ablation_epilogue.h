@@ -1,7 +1,8 @@
 // The ablation epilogue on the CPU engine (DESIGN.md §2, the math in engine/ablation_table.h): a
 // trial's directional ablation of o_proj and down_proj applied to their outputs, per sequence, so
 // one forward pass evaluates many trials. In MoE layers every expert's down projection (and the
-// shared expert's) is ablated with the layer's λ and direction, each with its own row norms. The CUDA twin is engine/cuda/ablation_epilogue.h.
+// shared expert's) is ablated with the layer's λ and direction, each with its own row norms; in a LatentMoE
+// fc2_latent_proj's output in the experts' place. The CUDA twin is engine/cuda/ablation_epilogue.h.
 #pragma once
 #include <cstdint>
 #include <map>

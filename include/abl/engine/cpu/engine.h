@@ -46,19 +46,28 @@ class KvCache {
 
 // A hook on the outputs of o_proj and down_proj (the ablation epilogue, DESIGN.md §2). In an MoE
 // layer, mlp.down_proj means every expert's down projection and the shared expert's: the hook
-// sees each expert's output before it is weighted and summed (docs/families.md §4).
+// sees each expert's output before it is weighted and summed (docs/families.md §4). In a LatentMoE
+// the experts write the latent, and the hook sees fc2_latent_proj's output instead (kLatentOut: the
+// routed experts' writer to the residual stream).
 class Epilogue {
  public:
   static constexpr int32_t kSharedExpert = -2;
+  static constexpr int32_t kLatentOut = -3;
   virtual ~Epilogue() = default;
   // Once per layer and pass, with that layer's weights (to derive per-layer vectors).
   virtual void begin_layer(int64_t layer, const LayerWeights& w) = 0;
   // y(T,H): the component's output for every token of the batch.
   virtual void apply(Component c, int64_t layer, float* y, const Batch& batch) = 0;
-  // y(n,H): the down projection of expert `expert` (or kSharedExpert) for the batch's tokens
+  // y(n,H): the down projection of expert `expert` (or kSharedExpert, kLatentOut) for the batch's tokens
   // tokens[0..n).
   virtual void apply_expert(int64_t layer, int32_t expert, float* y, const int64_t* tokens, int64_t n,
                             const Batch& batch) = 0;
+  // Routed expert `expert` of `layer` runs on the batch's tokens tokens[0..n) (before its output, whatever the
+  // layer's kind: a LatentMoE's experts write the latent, which apply_expert never sees). For observers of the
+  // routing (tests); nothing by default.
+  virtual void routed(int64_t layer, int32_t expert, const int64_t* tokens, int64_t n) {
+    (void)layer, (void)expert, (void)tokens, (void)n;
+  }
 };
 
 class Engine {
@@ -85,9 +94,10 @@ class Engine {
   void short_conv_mixer(int64_t l, const LayerWeights& w, const Batch& batch, KvCache& cache);
   // Latent attention's q_ (T,NH,HD), k_ (T,NH,HD) and v_ (T,NH,HDv) from h_, rotated.
   void latent_qkv(const LayerWeights& w, const Batch& batch);
-  // out(rows,H) = down(act(gate(x)) * up(x)) for x(rows,H), through gate_/up_ (width F); gate and up
+  // out(rows,D) = down(act(gate(x)) * up(x)) for x(rows,D), through gate_/up_ (width F); gate and up
   // with their biases where they have them (gpt-oss's experts), down without (added after the epilogue).
-  void gated_mlp(const float* x, const ExpertWeights& w, int64_t rows, int64_t F, float* out);
+  // D: H, or a LatentMoE's latent for its routed experts.
+  void gated_mlp(const float* x, const ExpertWeights& w, int64_t rows, int64_t D, int64_t F, float* out);
   // The MLP of an MoE layer on h_ (T,H) into y_: router, each expert over its tokens, combine,
   // the shared expert.
   void moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilogue* epilogue);
@@ -113,8 +123,9 @@ class Engine {
   // Linear attention: the conv's channels (T,C), z (T,NV*DV), b and a (T,2*NV).
   std::vector<float> lin_x_, lin_z_, lin_ba_;
   // MoE layers: router logits (T,E), the top-k choice (T,k), one expert's tokens in and out
-  // (T,H), every token's k expert outputs (T·k,H); the expert's token list and slot of each.
-  std::vector<float> router_, topk_w_, expert_in_, expert_out_, slots_;
+  // (T,H), every token's k expert outputs (T·k,H); the expert's token list and slot of each. A LatentMoE's
+  // latent (T,D): fc1_latent_proj's output, then the experts' weighted sum.
+  std::vector<float> router_, topk_w_, expert_in_, expert_out_, slots_, moe_latent_;
   std::vector<int32_t> topk_id_;
   std::vector<int64_t> expert_tokens_, expert_slots_;
   std::vector<float> last_;  // (B, H) final-norm input/output of the last tokens

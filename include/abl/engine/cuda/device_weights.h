@@ -103,6 +103,8 @@ struct DeviceLayer {
   std::vector<DeviceExpert> experts;                  // (E)
   DeviceExpert shared;                                // null without a shared expert
   const __nv_bfloat16* shared_expert_gate = nullptr;  // (1, H)
+  const __nv_bfloat16* latent_in = nullptr;           // (D, H) LatentMoE: fc1_latent_proj (the experts then over D)
+  const __nv_bfloat16* latent_out = nullptr;          // (H, D) fc2_latent_proj
 };
 
 struct DeviceHead {

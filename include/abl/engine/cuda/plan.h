@@ -45,6 +45,9 @@ struct CudaEnginePlan {
   // slot's position, each row's sequence, the experts' offsets, counts and first row tiles), the tokens in that order
   // (T·k,H), their experts' gate and up (T·k,2Fm) and down outputs (T·k,H) f32.
   Slice router, topk, expert_order, expert_in, expert_gate_up, expert_out;
+  // A LatentMoE's latent (T,D): fc1_latent_proj's output, then the experts' sum rounded for fc2_latent_proj; the
+  // sum itself (T,D) f32.
+  Slice moe_latent, moe_latent_sum;
   Slice captures;        // (B, L+1, H) f32
   Slice inv_freq;        // (HD/2) f32
   Slice attn_scratch;    // split-KV decode partials (attention_scratch_bytes)
@@ -53,6 +56,10 @@ struct CudaEnginePlan {
   size_t total = 0;      // the arena
   engine::BufferPlan table;  // the same slices by name, in arena order: printed, summed by `plan`
 };
+
+// Throws abl::Error naming the model and --backend cpu for one the CUDA engine cannot run: MoE shapes its
+// router and grouped GEMMs do not take (the engine's constructor and plan_cuda_engine call it; no GPU needed).
+void check_cuda_engine_runs(const model::ModelSpec& spec);
 
 // Whether attention runs at a padded head dim HDp: a q/k or value head without a kernel of its own
 // width (the tiny fixtures' heads; latent attention's 192 / 128).

@@ -52,7 +52,7 @@ Model model_named(const std::string& name) {
 }
 
 // The explicitly ablated model of one trial: every o_proj and every down projection (dense MLP,
-// each expert, the shared expert) rewritten as export does.
+// each expert or a LatentMoE's fc2_latent_proj, the shared expert) rewritten as export does.
 std::unique_ptr<engine::HostWeights> ablated_model(const Model& m, const engine::TrialAblation& t,
                                                    const std::vector<std::vector<float>>& dirs) {
   auto w = engine::HostWeights::load(m.spec, m.dir);
@@ -60,7 +60,7 @@ std::unique_ptr<engine::HostWeights> ablated_model(const Model& m, const engine:
     const float* v = dirs[static_cast<size_t>(t.direction[static_cast<size_t>(l)])].data();
     for (const model::WeightSlot& s : model::layer_slots(m.spec, l)) {
       const bool o = s.role == model::WeightRole::o_proj;
-      if (!o && !model::is_down_projection(s.role)) continue;
+      if (!o && !model::is_down_projection(m.spec, s.role)) continue;
       ablation::ablate_weight(w->layer_tensor(l, s.role, s.expert), s.shape[0], s.shape[1], v,
                               t.lambda[o ? 0 : 1][static_cast<size_t>(l)], t.mode);
     }
@@ -156,7 +156,8 @@ INSTANTIATE_TEST_SUITE_P(
                                          "glm4v-moe-mm", "phimoe", "llama4-mm", "granite4-micro",
                                          "granite4-moe-nope", "hunyuan-dense", "granite4-h",
                                          "granite4-h-moe", "lfm2", "lfm2-moe", "nemotron-h",
-                                         "nemotron-h-moe", "arcee", "dots1", "hunyuan-moe", "apertus",
+                                         "nemotron-h-moe", "nemotron-h-latent-moe", "arcee", "dots1",
+                                         "hunyuan-moe", "apertus",
                                          "glm4-moe-lite", "llava-mm", "internvl-mm"),
                        ::testing::Values(RowNorm::none, RowNorm::pre, RowNorm::full)),
     [](const auto& p) {

@@ -56,15 +56,14 @@ void expect_close(const std::vector<float>& a, const std::vector<float>& b, doub
   EXPECT_EQ(bad, 0) << what << ": " << bad << " mismatches, max abs error " << worst;
 }
 
-// Records which tokens each expert of each MoE layer ran (through the epilogue hook, which sees
-// every expert's output): the routing of a pass.
+// Records which tokens each expert of each MoE layer ran (through the epilogue's routing hook, told of
+// every routed expert's tokens): the routing of a pass.
 class RoutingRecorder final : public engine::Epilogue {
  public:
   void begin_layer(int64_t, const engine::LayerWeights&) override {}
   void apply(engine::Component, int64_t, float*, const engine::Batch&) override {}
-  void apply_expert(int64_t layer, int32_t expert, float*, const int64_t* tokens, int64_t n,
-                    const engine::Batch&) override {
-    if (expert < 0) return;  // the shared expert runs on every token
+  void apply_expert(int64_t, int32_t, float*, const int64_t*, int64_t, const engine::Batch&) override {}
+  void routed(int64_t layer, int32_t expert, const int64_t* tokens, int64_t n) override {
     for (int64_t i = 0; i < n; ++i) chosen[{layer, tokens[i]}].push_back(expert);
   }
   std::map<std::pair<int64_t, int64_t>, std::vector<int64_t>> chosen;  // (layer, token) -> experts

@@ -354,7 +354,9 @@ TEST(CudaEngine, AblationMatchesCpuOnOrganism) {
 // mixer's out_proj / o_proj, or its MLP's down projection, its experts' in the MoE blocks).
 TEST(CudaEngine, AblationMatchesCpuOnSingleBlockLayers) {
   ABL_REQUIRE_GPU();
-  for (const char* name : {"nemotron-h", "nemotron-h-moe"}) expect_ablation_matches_cpu(fixture_dir() + "/golden/" + name);
+  for (const char* name : {"nemotron-h", "nemotron-h-moe", "nemotron-h-latent-moe"}) {
+    expect_ablation_matches_cpu(fixture_dir() + "/golden/" + name);
+  }
 }
 
 // Every routed expert's down projection (grouped, each with its own row norms) and the shared

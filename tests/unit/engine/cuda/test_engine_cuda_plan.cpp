@@ -1,7 +1,9 @@
 // The CUDA engine on the host (no device): supported head dims and the typed buffer plan.
 #include <gtest/gtest.h>
 
+#include "common/error_of.h"
 #include "engine/cuda/engine_cuda_check.h"
+#include "io/safetensors_test_util.h"
 
 using namespace abl;
 using namespace abl::cuda_engine_test;
@@ -139,6 +141,8 @@ TEST(CudaEnginePlan, LatentAttentionCarvesItsBuffersAndPadsKeysAndValues) {
   EXPECT_EQ(p.kv_b.bytes, aligned(T * NH * (16 + 12) * 2));
   EXPECT_EQ(p.att.bytes, aligned(T * NH * 12 * 2));
   EXPECT_EQ(p.vp.bytes, aligned(T * NH * 64 * 2));
+  EXPECT_EQ(p.k.bytes, 0u);  // the keys and values are built straight into kp, vp
+  EXPECT_EQ(p.v.bytes, 0u);
   EXPECT_EQ(p.table.total(), static_cast<int64_t>(p.total));
   EXPECT_EQ(cuda::DeviceKvCache::bytes_for(mla, 100), 2 * mla.attention_layers() * 101 * NH * 64 * 2);
   // The device unit holds the latent projections in layer_slots() order.
@@ -164,4 +168,18 @@ TEST(CudaEnginePlan, LatentAttentionCarvesItsBuffersAndPadsKeysAndValues) {
   model::ModelSpec wide_v = mla;  // a value head wider than the q/k head sets HDp
   wide_v.v_head_dim = 100;
   EXPECT_EQ(cuda::attention_head_dim(wide_v), 128);
+}
+
+// A model whose experts the CUDA engine's grouped GEMMs cannot take is refused before anything is allocated,
+// naming the model, the shape and --backend cpu: by the plan as by the engine (no device needed).
+TEST(CudaEnginePlan, RefusesMoeShapesNamingTheCpuBackend) {
+  const model::ModelSpec groups = model::load_model_spec(fixture_dir() + "/golden/deepseek-v2-groups");
+  ASSERT_EQ(groups.moe_intermediate_size % 8, 4);  // experts of 20
+  for (const std::string& error :
+       {abl::testing::thrown_error_of([&] { cuda::check_cuda_engine_runs(groups); }),
+        abl::testing::thrown_error_of([&] { cuda::plan_cuda_engine(groups, {64, 4}, cuda::kPlanSmCount); })}) {
+    EXPECT_TRUE(abl::testing::contains_all(error, {"deepseek-v2-groups", "moe_intermediate_size (20)", "--backend cpu"}))
+        << error;
+  }
+  EXPECT_NO_THROW(cuda::check_cuda_engine_runs(model::load_model_spec(fixture_dir() + "/golden/deepseek-v2-lite")));
 }

@@ -46,7 +46,8 @@ std::vector<std::string> layout_models() {
           f + "/golden/phimoe",      f + "/golden/llama4-mm",        f + "/golden/granite4-micro",
           f + "/golden/qwen3-next",  f + "/golden/granite4-h",
           f + "/golden/granite4-h-moe", f + "/golden/lfm2", f + "/golden/lfm2-moe",
-          f + "/golden/nemotron-h",  f + "/golden/nemotron-h-moe", f + "/golden/arcee",
+          f + "/golden/nemotron-h",  f + "/golden/nemotron-h-moe", f + "/golden/nemotron-h-latent-moe",
+          f + "/golden/arcee",
           f + "/golden/dots1",       f + "/golden/hunyuan-moe", f + "/golden/apertus",
           f + "/golden/llava-mm",    f + "/golden/internvl-mm", f + "/golden/deepseek-v3-mla",
           f + "/golden/deepseek-v2-lite", f + "/golden/glm4-moe-lite"};
