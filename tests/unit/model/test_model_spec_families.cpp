@@ -1171,18 +1171,25 @@ TEST(ModelSpecDots1, ReleasedShapeRouterAndWindow) {
 
 // Nemotron-H's MoE blocks ('E', as NVIDIA-Nemotron-3-Nano-30B-A3B has them; config written for this test): DeepSeek-V3's
 // sigmoid router with its correction bias, ungated relu² experts, an ungated shared expert; a dense '-' layer beside.
-TEST(ModelSpecNemotronH, MoeBlocks) {
+// Nemotron-H-8B's config with MoE blocks on layers 1 and 4 of the pattern MEM*E-: E experts of Fm, top-k, a
+// shared expert of Fs, the sigmoid router's keys, no latent.
+nlohmann::json nemotron_h_moe(int64_t E, int64_t k, int64_t Fm, int64_t Fs, double scale) {
   nlohmann::json c = nemotron_h_8b();
   c["hybrid_override_pattern"] = "MEM*E-";
-  c["n_routed_experts"] = 128;
-  c["num_experts_per_tok"] = 6;
-  c["moe_intermediate_size"] = 1856;
-  c["moe_shared_expert_intermediate_size"] = 3712;
+  c["n_routed_experts"] = E;
+  c["num_experts_per_tok"] = k;
+  c["moe_intermediate_size"] = Fm;
+  c["moe_shared_expert_intermediate_size"] = Fs;
   c["n_group"] = 1;
   c["topk_group"] = 1;
   c["norm_topk_prob"] = true;
-  c["routed_scaling_factor"] = 2.5;
+  c["routed_scaling_factor"] = scale;
   c["moe_latent_size"] = nullptr;
+  return c;
+}
+
+TEST(ModelSpecNemotronH, MoeBlocks) {
+  const nlohmann::json c = nemotron_h_moe(128, 6, 1856, 3712, 2.5);
   ModelSpec s = parse(c);
   EXPECT_EQ(s.num_layers, 6);
   EXPECT_TRUE(s.is_moe_layer(1) && s.has_mlp(1) && !s.has_mixer(1));
@@ -1243,16 +1250,7 @@ TEST(ModelSpecNemotronH, MoeBlocks) {
 // mixer.fc1_latent_proj (D, H) and mixer.fc2_latent_proj (H, D); fc2 is the routed experts' writer, so it is the
 // mlp.down_proj the ablation rewrites, not the experts' latent down projections.
 TEST(ModelSpecNemotronH, LatentMoeBlocks) {
-  nlohmann::json c = nemotron_h_8b();
-  c["hybrid_override_pattern"] = "MEM*E-";
-  c["n_routed_experts"] = 512;
-  c["num_experts_per_tok"] = 22;
-  c["moe_intermediate_size"] = 2688;
-  c["moe_shared_expert_intermediate_size"] = 5376;
-  c["n_group"] = 1;
-  c["topk_group"] = 1;
-  c["norm_topk_prob"] = true;
-  c["routed_scaling_factor"] = 5.0;
+  nlohmann::json c = nemotron_h_moe(512, 22, 2688, 5376, 5.0);
   c["moe_latent_size"] = 1024;
   ModelSpec s = parse(c);
   EXPECT_EQ(s.moe_latent_size, 1024);
