@@ -21,7 +21,7 @@ std::vector<GemmShape> gemm_shapes(const model::ModelSpec& m) {
   return {
       {"q_proj", H, m.q_dim(), false, m.qkv_bias},
       {"k/v_proj", H, m.kv_dim(), false, m.qkv_bias},
-      {"o_proj", m.q_dim(), H, true, false},
+      {"o_proj", m.o_dim(), H, true, false},
       {"gate/up", H, F, false, false},
       {"down_proj", F, H, true, false},
       {"lm_head", H, m.vocab_size, true, false},
