@@ -2,7 +2,8 @@
 // in fp32, then the rope scaling — llama3 (long wavelengths divided by `factor`, short ones kept,
 // a smooth blend between), linear (all divided by `factor`), longrope (each divided by its short
 // factor, or by its long factor in the second table, see ModelSpec::long_rope_after), yarn (a
-// ramp between the frequencies kept and those divided by `factor`, _compute_yarn_parameters).
+// ramp between the frequencies kept and those divided by `factor`, _compute_yarn_parameters), proportional (Gemma 4:
+// the leading frequencies of the whole head, zeros after them).
 #include <algorithm>
 #include <cmath>
 
@@ -68,13 +69,23 @@ std::vector<float> yarn_inv_freq(const model::ModelSpec& spec) {
 }  // namespace
 
 std::vector<float> rope_inv_freq(const model::ModelSpec& spec, bool local) {
-  const double theta = local && spec.rope_local_theta > 0 ? spec.rope_local_theta : spec.rope_theta;
-  std::vector<float> f = base_powers(theta, spec.rotary_dim());
+  const bool local_base = local && spec.rope_local_theta > 0;
+  const double theta = local_base ? spec.rope_local_theta : spec.rope_theta;
+  // Gemma 4: the full-attention layers' table spans their own head (full_head_dim)
+  const int64_t R = !local_base && spec.full_head_dim > 0 ? spec.full_head_dim : spec.rotary_dim();
+  std::vector<float> f = base_powers(theta, R);
   for (float& inv : f) inv = 1.0f / inv;
-  if (local && spec.rope_local_theta > 0) return f;  // Gemma 3's local layers: default RoPE
+  if (local_base) return f;  // Gemma 3's local layers: default RoPE
   const model::RopeScaling& rs = spec.rope_scaling;
   switch (rs.type) {
     case model::RopeScaling::Type::none: break;
+    case model::RopeScaling::Type::proportional: {
+      // _compute_proportional_rope_parameters: rope_angles = int(partial_rotary_factor * head_dim // 2) frequencies
+      // θ^(-2i/head_dim), zeros for the rest of the head_dim / 2, all divided by factor
+      const auto angles = static_cast<size_t>(std::floor(rs.rotary_fraction * static_cast<double>(R) / 2.0));
+      for (size_t i = 0; i < f.size(); ++i) f[i] = i < angles ? f[i] / static_cast<float>(rs.factor) : 0.0f;
+      break;
+    }
     case model::RopeScaling::Type::dynamic: break;  // unchanged up to max_position_embeddings (model_spec.h)
     case model::RopeScaling::Type::linear:
       for (float& inv : f) inv /= static_cast<float>(rs.factor);

@@ -88,6 +88,18 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
       case model::WeightRole::up_bias: w.b_up = p; break;
       case model::WeightRole::down_bias: w.b_down = p; break;
       case model::WeightRole::post_mlp_norm: w.post_mlp_norm = p; break;
+      case model::WeightRole::layer_scalar: w.layer_scalar = p; break;
+      case model::WeightRole::dense_post_norm: w.dense_post_norm = p; break;
+      case model::WeightRole::moe_norm: w.moe_norm = p; break;
+      case model::WeightRole::moe_post_norm: w.moe_post_norm = p; break;
+      case model::WeightRole::router_scale: w.router_scale = p; break;
+      case model::WeightRole::router_expert_scale: w.router_expert_scale = p; break;
+      case model::WeightRole::ple_gate: w.ple_gate = p; break;
+      case model::WeightRole::ple_proj: w.ple_proj = p; break;
+      case model::WeightRole::ple_post_norm: w.ple_post_norm = p; break;
+      case model::WeightRole::ple_embed: w.ple_embed = p; break;
+      case model::WeightRole::ple_model_proj: w.ple_model_proj = p; break;
+      case model::WeightRole::ple_proj_norm: w.ple_proj_norm = p; break;
       case model::WeightRole::xielu_alpha_p: w.xielu.alpha_p = p; break;
       case model::WeightRole::xielu_alpha_n: w.xielu.alpha_n = p; break;
       case model::WeightRole::xielu_beta: w.xielu.beta = p; break;
@@ -114,7 +126,7 @@ LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout,
   return w;
 }
 
-RouterConfig router_config(const model::ModelSpec& spec, const float* bias) {
+RouterConfig router_config(const model::ModelSpec& spec, const float* bias, const float* expert_scale) {
   RouterConfig r;
   r.sigmoid = spec.router_sigmoid;
   r.bias = spec.router_bias ? bias : nullptr;
@@ -126,6 +138,7 @@ RouterConfig router_config(const model::ModelSpec& spec, const float* bias) {
   r.norm_eps = static_cast<float>(spec.router_norm_eps);
   r.sparsemixer = spec.router_sparsemixer;
   r.jitter_eps = static_cast<float>(spec.router_jitter_eps);
+  r.expert_scale = expert_scale;
   return r;
 }
 

@@ -53,6 +53,7 @@ struct Family {
 void gemma_keys(const Keys& k, ModelSpec& s);
 void gemma2_keys(const Keys& k, ModelSpec& s);
 void gemma3_keys(const Keys& k, ModelSpec& s);
+void gemma4_keys(const Keys& k, ModelSpec& s);
 void phi3_keys(const Keys& k, ModelSpec& s);
 void mistral3_keys(const Keys& k, ModelSpec& s);
 void glm_keys(const Keys& k, ModelSpec& s);
@@ -373,6 +374,19 @@ constexpr const char* kGemma3Defaults = R"({"vocab_size": 262208, "hidden_size":
   "sliding_window": 4096, "sliding_window_pattern": 6, "final_logit_softcapping": null,
   "attn_logit_softcapping": null, "pad_token_id": 0, "eos_token_id": 1, "bos_token_id": 2})";
 
+// Gemma4TextConfig (models/gemma4 configuration_gemma4), for absent keys. global_head_dim (512) is a popped kwarg
+// there, a field in the earlier form; num_global_key_value_heads defaults to None in both.
+constexpr const char* kGemma4Defaults = R"({"vocab_size": 262144, "hidden_size": 2304,
+  "intermediate_size": 9216, "num_hidden_layers": 30, "num_attention_heads": 8, "num_key_value_heads": 4,
+  "head_dim": 256, "global_head_dim": 512, "hidden_activation": "gelu_pytorch_tanh",
+  "max_position_embeddings": 131072, "rms_norm_eps": 1e-06, "tie_word_embeddings": true, "attention_bias": false,
+  "sliding_window": 512, "final_logit_softcapping": null, "vocab_size_per_layer_input": 262144,
+  "hidden_size_per_layer_input": 256, "attention_k_eq_v": false, "num_kv_shared_layers": 0,
+  "enable_moe_block": false, "use_double_wide_mlp": false, "pad_token_id": 0, "eos_token_id": 1, "bos_token_id": 2,
+  "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                      "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                                         "rope_theta": 1000000.0}}})";
+
 using W = Family::Window;
 // Defaults of absent keys are those of the transformers config classes.
 const Family kFamilies[] = {
@@ -389,6 +403,12 @@ const Family kFamilies[] = {
      "hidden_activation"},
     {"Gemma3ForConditionalGeneration", false, true, true, 0, 0, 0, W::per_layer, 0, kGemma3Defaults,
      gemma3_keys, "text_config", "hidden_activation"},
+    // Gemma 4 (E2B, E4B, 31B, 26B-A4B; docs/gemma4.md): Gemma 3's layout with plain-w norms, per-layer head sizes,
+    // a value norm, proportional RoPE on the full-attention layers and a scalar per layer
+    {"Gemma4ForCausalLM", false, true, false, 0, 0, 0, W::per_layer, 0, kGemma4Defaults, gemma4_keys, nullptr,
+     "hidden_activation"},
+    {"Gemma4ForConditionalGeneration", false, true, false, 0, 0, 0, W::per_layer, 0, kGemma4Defaults, gemma4_keys,
+     "text_config", "hidden_activation"},
     // Mistral Small 3.1/3.2, Magistral, Devstral: a Mistral text model beside a Pixtral vision tower
     // (Ministral 3 too: a text_config of model_type "ministral3", whose queries are scaled by position)
     {"Mistral3ForConditionalGeneration", false, false, false, 0, 8, 4096 * 32, W::always, 4096, kMistralDefaults,
@@ -641,15 +661,18 @@ void sliding_layers_from(const Keys& k, ModelSpec& s, Pattern pattern) {
   }
 }
 
-// sqrt(H) as a tensor of the checkpoint dtype: Gemma2Model.forward makes
-// torch.tensor(hidden_size**0.5, dtype=hidden_states.dtype), Gemma3TextScaledWordEmbedding
-// multiplies by embed_scale.to(weight.dtype) — the model runs in the dtype it is stored in.
-double gemma_embed_scale(const ModelSpec& s) {
-  const float f = static_cast<float>(std::sqrt(static_cast<double>(s.hidden_size)));
+// A scale as a tensor of the checkpoint dtype, sqrt(H) for Gemma's embeddings: Gemma2Model.forward makes
+// torch.tensor(hidden_size**0.5, dtype=hidden_states.dtype), Gemma3TextScaledWordEmbedding (and Gemma 4's, for its
+// per-layer table with sqrt(P) too) multiplies by embed_scale.to(weight.dtype) — the model runs in the dtype it is
+// stored in.
+double scale_in_dtype(const ModelSpec& s, double scale) {
+  const float f = static_cast<float>(scale);
   if (s.torch_dtype == DType::bf16) return ::abl::bf16_to_f32(::abl::f32_to_bf16(f));
   if (s.torch_dtype == DType::f16) return ::abl::f16_to_f32(::abl::f32_to_f16(f));
   return f;
 }
+
+double gemma_embed_scale(const ModelSpec& s) { return scale_in_dtype(s, std::sqrt(static_cast<double>(s.hidden_size))); }
 
 void refuse_bidirectional(const Keys& k, const ModelSpec& s) {
   if (k.get_bool("use_bidirectional_attention", false)) {
@@ -703,6 +726,173 @@ void gemma3_keys(const Keys& k, ModelSpec& s) {
     if (auto cap = k.find("final_logit_softcapping")) s.final_softcap = cap->as_double();
   }
   if (s.rope_local_theta == 0.0) s.rope_local_theta = k.get_double("rope_local_base_freq", 10000.0);
+}
+
+// The full-attention layers' head size and kv heads (Gemma4TextAttention.__init__): flat global_head_dim /
+// num_global_key_value_heads, or transformers' later per_layer_config {"<layer>": {"head_dim": ..,
+// "num_key_value_heads": ..}}, which wins when present (Gemma4TextConfig.__post_init__ synthesizes it from the flat
+// keys only when it is absent). Every full-attention layer must carry the same override, sliding layers none.
+void gemma4_full_layer_geometry(const Keys& k, ModelSpec& s) {
+  s.k_eq_v = k.get_bool("attention_k_eq_v", false);
+  int64_t hd = 0, kv = 0;
+  if (auto plc = k.find("per_layer_config")) {
+    if (!plc->is_object()) plc->fail(fmt::format("must be an object of layer overrides, found {}", plc->type_name()));
+    bool first = true;
+    for (int64_t l = 0; l < s.num_layers; ++l) {
+      const std::optional<io::JsonValue> o = plc->find(std::to_string(l));
+      if (!s.is_full_attention_layer(l)) {
+        if (o) o->fail("overrides a sliding layer (Gemma 4 overrides only its full-attention layers)");
+        continue;
+      }
+      if (!o || !o->is_object()) {
+        plc->fail(fmt::format("has no override object for full-attention layer {}", l));
+      }
+      for (const std::string& key : o->keys()) {
+        if (key != "head_dim" && key != "num_key_value_heads") {
+          o->fail(fmt::format("overrides '{}' (only head_dim and num_key_value_heads are supported)", key));
+        }
+      }
+      const int64_t h = o->get_int("head_dim", s.head_dim), n = o->get_int("num_key_value_heads", s.num_kv_heads);
+      if (!first && (h != hd || n != kv)) o->fail("differs from the other full-attention layers' override");
+      hd = h;
+      kv = n;
+      first = false;
+    }
+    for (const std::string& key : plc->keys()) {
+      const bool index = !key.empty() && key.find_first_not_of("0123456789") == std::string::npos && key.size() < 10;
+      if (!index || std::stoll(key) >= s.num_layers) plc->fail(fmt::format("'{}' is not a layer index", key));
+    }
+    if (k.given("global_head_dim") || k.given("num_global_key_value_heads")) {
+      log::warn("{}: per_layer_config given; global_head_dim / num_global_key_value_heads are ignored (as in "
+                "transformers)",
+                s.source);
+    }
+  } else {
+    hd = k.get_int("global_head_dim", 0);
+    if (hd == 0) {
+      // Gemma4TextAttention falls back to head_dim, its proportional RoPE to hidden_size / num_attention_heads
+      hd = s.head_dim;
+      if (s.rope_scaling.type == RopeScaling::Type::proportional && s.hidden_size / s.num_heads != s.head_dim) {
+        bad_key(s, "global_head_dim", fmt::format("null with proportional RoPE: transformers' attention would use "
+                                                  "head_dim {} and its RoPE hidden_size / num_attention_heads {}",
+                                                  s.head_dim, s.hidden_size / s.num_heads));
+      }
+    }
+    kv = s.num_kv_heads;
+    if (s.k_eq_v) {
+      // the override is gated by attention_k_eq_v; without it the two transformers versions disagree
+      if (!k.find("num_global_key_value_heads")) {
+        bad_key(s, "num_global_key_value_heads", "must be given with attention_k_eq_v (transformers' versions "
+                                                 "disagree on what a null means)");
+      }
+      kv = k.get_int("num_global_key_value_heads");
+    }
+  }
+  check_size(s, "global_head_dim", hd);
+  check_size(s, "num_global_key_value_heads", kv);
+  s.full_head_dim = hd;
+  s.full_kv_heads = kv;
+}
+
+// models/gemma4 (docs/gemma4.md §1, §2): Gemma 3's sandwich with plain-w norms (Gemma4RMSNorm), the scaled embedding,
+// q/k norms and a weightless v norm, score scale 1, the sliding pattern 5:1 with the last layer forced full, per
+// layer-type RoPE (default on the sliding layers, proportional on the full ones), the full layers' own head size and
+// kv heads, layer_scalar, and the final soft-cap in both Gemma4ForCausalLM and Gemma4ForConditionalGeneration.
+void gemma4_keys(const Keys& k, ModelSpec& s) {
+  if (auto b = k.find("use_bidirectional_attention")) {
+    // "vision": only image tokens attend both ways (text is causal); "all": an encoder
+    if (!b->is_string() || b->as_string() != "vision") {
+      b->fail("only null or \"vision\" is supported (bidirectional attention over text is not a causal LM)");
+    }
+  }
+  if (k.get_bool("attention_bias", false)) {
+    bad_key(s, "attention_bias", "true is not supported (Gemma 4's attention has no biases in any release)");
+  }
+  s.sandwich_norms = true;
+  s.v_norm = true;
+  s.layer_scalar = true;
+  s.embed_scale = gemma_embed_scale(s);
+  s.attn_scale = 1.0;  // Gemma4TextAttention: self.scaling = 1.0 (q and k are normed)
+  s.sliding_window = k.get_int("sliding_window", 0);
+  check_size(s, "sliding_window", s.sliding_window);
+  sliding_layers_from(k, s, [](int64_t l) { return (l + 1) % 6 != 0; });
+  if (s.sliding_layers.back() != 0) {
+    log::warn("{}: the last layer must use full_attention (Gemma4TextConfig forces it, as here)", s.source);
+    s.sliding_layers.back() = 0;
+  }
+  if (auto cap = k.find("final_logit_softcapping")) s.final_softcap = cap->as_double();
+  for (const char* key : {"query_pre_attn_scalar", "attn_logit_softcapping", "rope_local_base_freq",
+                          "sliding_window_pattern"}) {
+    if (k.given(key)) log::debug("{}: '{}' is not used by Gemma 4 (as in transformers)", s.source, key);
+  }
+
+  // RoPE per layer type, from rope_parameters only (Gemma4TextConfig.convert_rope_params_to_dict reads no
+  // top-level rope_theta or rope_scaling)
+  for (const char* key : {"rope_theta", "rope_scaling"}) {
+    if (k.given(key)) log::warn("{}: '{}' is ignored by Gemma 4 (rope_parameters holds its RoPE)", s.source, key);
+  }
+  const io::JsonValue params = k.at("rope_parameters");
+  if (!params.is_object() || !params.find("sliding_attention") || !params.find("full_attention")) {
+    params.fail("must hold a 'sliding_attention' and a 'full_attention' entry");
+  }
+  const io::JsonValue full = params.at("full_attention"), local = params.at("sliding_attention");
+  RopeScaling local_scaling;
+  parse_rope_scaling(local, RopeTopLevel{s.max_position_embeddings, std::nullopt}, &local_scaling);
+  if (local_scaling.type != RopeScaling::Type::none) local.fail("the sliding layers' RoPE must be the default one");
+  s.rope_local_theta = local.get_double("rope_theta");
+  s.rope_scaling = RopeScaling{};
+  parse_rope_scaling(full, RopeTopLevel{s.max_position_embeddings, std::nullopt}, &s.rope_scaling);
+  if (s.rope_scaling.type != RopeScaling::Type::none && s.rope_scaling.type != RopeScaling::Type::proportional) {
+    full.fail("Gemma 4's full-attention layers take the default or the proportional RoPE");
+  }
+  s.rope_theta = full.get_double("rope_theta");
+  gemma4_full_layer_geometry(k, s);
+
+  // Per-layer embeddings (E2B, E4B; a config without the key gets the class default 256)
+  s.ple_dim = k.get_int("hidden_size_per_layer_input", 0);
+  if (s.ple_dim < 0) bad_key(s, "hidden_size_per_layer_input", fmt::format("must not be negative, found {}", s.ple_dim));
+  if (s.ple_dim > 0) {
+    check_size(s, "hidden_size_per_layer_input", s.ple_dim);
+    if (const int64_t v = k.get_int("vocab_size_per_layer_input", s.vocab_size); v != s.vocab_size) {
+      // Gemma4TextModel looks every token up in both tables; a smaller one would be indexed out of range
+      bad_key(s, "vocab_size_per_layer_input", fmt::format("{} differs from vocab_size {}", v, s.vocab_size));
+    }
+    s.ple_embed_scale = scale_in_dtype(s, std::sqrt(static_cast<double>(s.ple_dim)));
+  }
+  // KV sharing: the last num_kv_shared_layers layers reuse the K, V of the last unshared layer of their type
+  s.kv_shared_layers = k.get_int("num_kv_shared_layers", 0);
+  if (s.kv_shared_layers < 0 || s.kv_shared_layers >= s.num_layers) {
+    // (N = L: no layer stores, transformers fails in forward; N > L: it silently shares nothing or fails at init)
+    bad_key(s, "num_kv_shared_layers",
+            fmt::format("must be in [0, num_hidden_layers {}), found {}", s.num_layers, s.kv_shared_layers));
+  }
+  for (int64_t l = s.num_layers - s.kv_shared_layers; l < s.num_layers; ++l) {
+    if (s.kv_source(l) < 0) {
+      bad_key(s, "num_kv_shared_layers",
+              fmt::format("{}: shared layer {} is {} attention, and no unshared layer of that type stores keys and "
+                          "values for it",
+                          s.kv_shared_layers, l, s.is_full_attention_layer(l) ? "full" : "sliding"));
+    }
+  }
+  // Gemma4TextMLP.__init__: twice as wide in the KV-shared layers (its guard first_kv_shared_layer_idx > 0 holds)
+  s.double_wide_shared_mlp = k.get_bool("use_double_wide_mlp", false) && s.kv_shared_layers > 0;
+  if (k.get_bool("enable_moe_block", false)) {
+    // Gemma4TextDecoderLayer: every layer has the router and the experts beside its dense MLP
+    s.num_experts = k.get_int("num_experts");
+    s.experts_per_token = k.get_int("top_k_experts");
+    s.moe_intermediate_size = k.get_int("moe_intermediate_size");
+    check_size(s, "num_experts", s.num_experts);
+    check_size(s, "moe_intermediate_size", s.moe_intermediate_size);
+    if (s.experts_per_token < 1 || s.experts_per_token > s.num_experts) {
+      bad_key(s, "top_k_experts", fmt::format("must be in [1, num_experts {}], found {}", s.num_experts,
+                                              s.experts_per_token));
+    }
+    s.norm_topk_prob = true;  // Gemma4TextRouter: top_k_weights /= top_k_weights.sum(dim=-1)
+    s.moe_beside_dense = true;
+    s.moe_layers.assign(static_cast<size_t>(s.num_layers), 1);
+    s.expert_names = ModelSpec::ExpertNames::gemma4;
+    s.fused_experts = true;
+  }
 }
 
 // models/ministral3 (Ministral3Attention.forward, _get_llama_4_attn_scale): Mistral's layers, each query
@@ -2003,6 +2193,14 @@ int64_t ModelSpec::attention_layers() const {
   return n;
 }
 
+int64_t ModelSpec::kv_cache_row_floats() const {
+  int64_t n = 0;
+  for (int64_t l = 0; l < num_layers; ++l) {
+    if (is_attention_layer(l) && !is_kv_shared_layer(l)) n += kv_dim_of(l) + v_dim_of(l);
+  }
+  return n;
+}
+
 int64_t ModelSpec::linear_state_floats() const {
   int64_t n = 0;
   for (int64_t l = 0; l < num_layers; ++l) {
@@ -2013,10 +2211,37 @@ int64_t ModelSpec::linear_state_floats() const {
 }
 
 int64_t ModelSpec::dense_mlp_width() const {
+  if (moe_beside_dense) return intermediate_size;  // (Gemma 4: the dense MLP beside the experts)
+  int64_t widest = 0;
   for (int64_t l = 0; l < num_layers; ++l) {
-    if (has_mlp(l) && !is_moe_layer(l)) return intermediate_size;  // (Nemotron-H's mixer blocks have no MLP)
+    if (has_mlp(l) && !is_moe_layer(l)) widest = std::max(widest, mlp_width(l));  // (Nemotron-H's mixer blocks: none)
   }
-  return 0;
+  return widest;
+}
+
+int64_t ModelSpec::kv_source(int64_t layer) const {
+  if (!is_kv_shared_layer(layer)) return layer;
+  for (int64_t j = num_layers - kv_shared_layers - 1; j >= 0; --j) {
+    if (is_full_attention_layer(j) == is_full_attention_layer(layer)) return j;
+  }
+  return -1;
+}
+
+bool ModelSpec::is_full_attention_layer(int64_t layer) const {
+  return !sliding_layers.empty() && layer >= 0 && layer < static_cast<int64_t>(sliding_layers.size()) &&
+         sliding_layers[static_cast<size_t>(layer)] == 0;
+}
+
+int64_t ModelSpec::kv_dim() const {
+  int64_t d = num_kv_heads * head_dim;
+  for (int64_t l = 0; per_layer_geometry() && l < num_layers; ++l) d = std::max(d, kv_dim_of(l));
+  return d;
+}
+
+int64_t ModelSpec::v_dim() const {
+  int64_t d = num_kv_heads * (v_head_dim > 0 ? v_head_dim : head_dim);
+  for (int64_t l = 0; per_layer_geometry() && l < num_layers; ++l) d = std::max(d, v_dim_of(l));
+  return d;
 }
 
 bool ModelSpec::uses_sliding_window(int64_t layer) const {
@@ -2296,6 +2521,21 @@ void validate_model_spec(const ModelSpec& s) {
   if (s.head_dim % 2 != 0) {
     bad_key(s, "head_dim", fmt::format("{} must be even for rotary embeddings", s.head_dim));
   }
+  if (s.per_layer_geometry()) {
+    check_size(s, "global_head_dim", s.full_head_dim);
+    check_size(s, "num_global_key_value_heads", s.full_kv_heads);
+    if (s.full_head_dim % 2 != 0) {
+      bad_key(s, "global_head_dim", fmt::format("{} must be even for rotary embeddings", s.full_head_dim));
+    }
+    if (s.num_heads % s.full_kv_heads != 0) {
+      bad_key(s, "num_global_key_value_heads",
+              fmt::format("{} does not divide num_attention_heads {}", s.full_kv_heads, s.num_heads));
+    }
+    // the sliding layers' table is their own (head_dim wide); the full layers' spans full_head_dim
+    if (s.rope_local_theta <= 0 || s.partial_rotary_dim != 0 || s.mla) {
+      fail("{}: per-layer head sizes need the sliding layers' own RoPE and whole-head rotation", s.source);
+    }
+  }
   if (s.partial_rotary_dim < 0 || s.partial_rotary_dim % 2 != 0 || s.partial_rotary_dim > s.head_dim) {
     bad_key(s, "partial_rotary_factor",
             fmt::format("rotates {} dims of head_dim {}; must be even and at most head_dim", s.partial_rotary_dim,
@@ -2530,7 +2770,8 @@ ModelSpec load_model_spec(const std::string& path) {
   for (int64_t l = 0; l < spec.num_layers && spec.expert_names != ModelSpec::ExpertNames::granite &&
                       spec.expert_names != ModelSpec::ExpertNames::gpt_oss &&
                       spec.expert_names != ModelSpec::ExpertNames::llama4 &&
-                      spec.expert_names != ModelSpec::ExpertNames::nemotron_h;
+                      spec.expert_names != ModelSpec::ExpertNames::nemotron_h &&
+                      spec.expert_names != ModelSpec::ExpertNames::gemma4;  // (always stacked)
        ++l) {
     if (!spec.is_moe_layer(l)) continue;
     // The first MoE layer tells: its experts stacked (transformers 5) or one tensor each; Qwen3-VL-MoE's

@@ -70,6 +70,13 @@ void parse_rope_scaling(const io::JsonValue& r, const RopeTopLevel& top, RopeSca
     out->factor = r.get_double("factor");
     return;
   }
+  if (type == "proportional") {
+    // modeling_rope_utils._compute_proportional_rope_parameters (Gemma 4's full-attention layers)
+    out->type = RopeScaling::Type::proportional;
+    out->factor = r.get_double("factor", 1.0);
+    out->rotary_fraction = r.get_double("partial_rotary_factor", 1.0);
+    return;
+  }
   if (type == "dynamic") {
     // modeling_rope_utils._compute_dynamic_ntk_parameters: base x (factor x seq_len / max_pos -
     // (factor - 1))^(dim / (dim - 2)) with seq_len = max(sequence, max_position_embeddings), so
@@ -108,7 +115,7 @@ void parse_rope_scaling(const io::JsonValue& r, const RopeTopLevel& top, RopeSca
     return;
   }
   if (type != "llama3") {
-    r.fail(fmt::format("rope type '{}' is not supported (supported: default, linear, dynamic, llama3, longrope, yarn)",
+    r.fail(fmt::format("rope type '{}' is not supported (supported: default, linear, dynamic, llama3, longrope, yarn, proportional)",
                        type));
   }
   out->type = RopeScaling::Type::llama3;
@@ -152,6 +159,9 @@ void check_rope_scaling(const ModelSpec& s) {
       bad_key(s, "rope_scaling.attention_factor", fmt::format("must be positive, found {}", r.attention_factor));
     }
   }
+  if (r.type == RopeScaling::Type::proportional && !(r.rotary_fraction > 0.0 && r.rotary_fraction <= 1.0)) {
+    bad_key(s, "rope_parameters.partial_rotary_factor", fmt::format("must be in (0, 1], found {}", r.rotary_fraction));
+  }
   if (r.type == RopeScaling::Type::yarn) {
     check_size(s, "rope_scaling.original_max_position_embeddings", r.original_max_position_embeddings);
     if (!(s.rope_theta > 1)) {  // the correction range divides by ln(theta)
@@ -182,6 +192,9 @@ std::string describe_rope_scaling(const RopeScaling& r) {
     case RopeScaling::Type::yarn:
       return fmt::format(" yarn x{} (from {} tokens, attention x{:.4g})", r.factor,
                          r.original_max_position_embeddings, r.attention_factor);
+    case RopeScaling::Type::proportional:
+      return r.factor == 1.0 ? fmt::format(" proportional {:.4g}", r.rotary_fraction)
+                             : fmt::format(" proportional {:.4g} x{}", r.rotary_fraction, r.factor);
   }
   return "";
 }

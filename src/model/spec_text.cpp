@@ -67,6 +67,17 @@ std::string describe(const ModelSpec& s) {
                          s.linear_key_head_dim, s.linear_num_value_heads, s.linear_value_head_dim, s.linear_conv_kernel,
                          s.linear_fused_projections ? ", in_proj_qkvz/ba" : "");
   }
+  if (s.per_layer_geometry()) {
+    flags += fmt::format(", full-attention layers HD={} NKV={}", s.full_head_dim, s.full_kv_heads);
+  }
+  if (s.k_eq_v) flags += ", values = keys on full-attention layers";
+  if (s.v_norm) flags += ", v norm";
+  if (s.layer_scalar) flags += ", layer scalars";
+  if (s.ple_dim > 0) flags += fmt::format(", per-layer embeddings of {}", s.ple_dim);
+  if (s.kv_shared_layers > 0) {
+    flags += fmt::format(", the last {} layers share keys and values{}", s.kv_shared_layers,
+                         s.double_wide_shared_mlp ? " (their MLPs double-wide)" : "");
+  }
   if (s.attn_output_gate) flags += ", gated attention output";
   if (s.qkv_bias) flags += ", qkv bias";
   if (s.qk_norm) flags += s.qk_norm_per_head ? ", q/k norm per head" : s.qk_norm_full ? ", q/k norm over all heads" : ", q/k norm";
@@ -105,6 +116,7 @@ std::string describe(const ModelSpec& s) {
                          s.experts_per_token, s.norm_topk_prob ? " (renormalised)" : "", moe, s.num_layers);
     if (s.router_sparsemixer) flags += fmt::format(", sparsemixer router (jitter eps {:g})", s.router_jitter_eps);
     if (s.moe_scale_input) flags += ", router weights scale the expert inputs";
+    if (s.moe_beside_dense) flags += fmt::format(", beside the dense MLP {} (own norms, scaled router)", s.intermediate_size);
     if (s.router_sigmoid || s.router_bias || s.expert_groups > 1 || s.routed_scaling_factor != 1.0) {
       flags += s.router_sigmoid ? ", sigmoid router" : ", softmax router";
       if (s.router_bias) flags += " with bias";
@@ -193,6 +205,10 @@ std::string fingerprint(const ModelSpec& s) {
   out += fmt::format("|nemotron-h blocks [{}] names {} norm per group {} embed {}", fmt::join(s.layer_blocks, ""),
                      s.nemotron_h_names, s.mamba_norm_per_group, s.embed_name);
   out += fmt::format("|apertus names {}", s.apertus_names);
+  out += fmt::format("|gemma4 full HD{} NKV{} k=v {} v norm {} layer scalar {} rotary {:a}", s.full_head_dim,
+                     s.full_kv_heads, s.k_eq_v, s.v_norm, s.layer_scalar, r.rotary_fraction);
+  out += fmt::format(" moe beside dense {} ple {} {:a} kv shared {} double wide {}", s.moe_beside_dense, s.ple_dim,
+                     s.ple_embed_scale, s.kv_shared_layers, s.double_wide_shared_mlp);
   out += fmt::format("|tokens bos {} eos [{}] pad {} dtype {}", s.bos_token_id ? *s.bos_token_id : -1,
                      fmt::join(s.eos_token_ids, " "), s.pad_token_id ? *s.pad_token_id : -1,
                      s.torch_dtype ? static_cast<int>(*s.torch_dtype) : -1);

@@ -117,6 +117,35 @@ const Preset kPresets[] = {
       "rope_scaling": {"rope_type": "linear", "factor": 8.0}, "max_position_embeddings": 131072,
       "rms_norm_eps": 1e-06, "bos_token_id": 2, "eos_token_id": [1, 106], "pad_token_id": 0,
       "torch_dtype": "bfloat16"})"},
+    // Gemma 4 (text models as convert_gemma4_weights.py's _VARIANTS give them; docs/gemma4.md §1)
+    {"gemma-4-e2b", R"({"architectures": ["Gemma4ForCausalLM"], "vocab_size": 262144, "hidden_size": 1536,
+      "intermediate_size": 6144, "num_hidden_layers": 35, "num_attention_heads": 8, "num_key_value_heads": 1,
+      "head_dim": 256, "global_head_dim": 512, "hidden_size_per_layer_input": 256, "num_kv_shared_layers": 20,
+      "use_double_wide_mlp": true, "sliding_window": 512, "max_position_embeddings": 131072,
+      "final_logit_softcapping": 30.0, "layer_types": ["sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention", "sliding_attention", "sliding_attention", "sliding_attention", "sliding_attention", "full_attention"],
+      "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0}}, "eos_token_id": [1, 106], "torch_dtype": "bfloat16"})"},
+    {"gemma-4-e4b", R"({"architectures": ["Gemma4ForCausalLM"], "vocab_size": 262144, "hidden_size": 2560,
+      "intermediate_size": 10240, "num_hidden_layers": 42, "num_attention_heads": 8, "num_key_value_heads": 2,
+      "head_dim": 256, "global_head_dim": 512, "hidden_size_per_layer_input": 256, "num_kv_shared_layers": 18,
+      "sliding_window": 512, "max_position_embeddings": 131072, "final_logit_softcapping": 30.0,
+      "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0}}, "eos_token_id": [1, 106], "torch_dtype": "bfloat16"})"},
+    {"gemma-4-31b", R"({"architectures": ["Gemma4ForCausalLM"], "vocab_size": 262144, "hidden_size": 5376,
+      "intermediate_size": 21504, "num_hidden_layers": 60, "num_attention_heads": 32, "num_key_value_heads": 16,
+      "head_dim": 256, "global_head_dim": 512, "num_global_key_value_heads": 4, "attention_k_eq_v": true,
+      "hidden_size_per_layer_input": 0, "sliding_window": 1024, "max_position_embeddings": 262144,
+      "use_bidirectional_attention": "vision", "final_logit_softcapping": 30.0,
+      "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0}}, "eos_token_id": [1, 106], "torch_dtype": "bfloat16"})"},
+    {"gemma-4-26b-a4b", R"({"architectures": ["Gemma4ForCausalLM"], "vocab_size": 262144, "hidden_size": 2816,
+      "intermediate_size": 2112, "num_hidden_layers": 30, "num_attention_heads": 16, "num_key_value_heads": 8,
+      "head_dim": 256, "global_head_dim": 512, "num_global_key_value_heads": 2, "attention_k_eq_v": true,
+      "hidden_size_per_layer_input": 0, "enable_moe_block": true, "num_experts": 128, "top_k_experts": 8,
+      "moe_intermediate_size": 704, "sliding_window": 1024, "max_position_embeddings": 262144,
+      "use_bidirectional_attention": "vision", "final_logit_softcapping": 30.0,
+      "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0}}, "eos_token_id": [1, 106], "torch_dtype": "bfloat16"})"},
     {"phi-3-mini-4k", R"({"architectures": ["Phi3ForCausalLM"], "vocab_size": 32064,
       "hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32,
       "num_attention_heads": 32, "num_key_value_heads": 32, "max_position_embeddings": 4096,
@@ -520,6 +549,14 @@ void synthetic_weight_values(const ExpectedWeight& w, int64_t first, int64_t cou
     case WeightRole::post_attn_norm:
     case WeightRole::mlp_norm:
     case WeightRole::post_mlp_norm:
+    case WeightRole::layer_scalar:
+    case WeightRole::dense_post_norm:
+    case WeightRole::moe_norm:
+    case WeightRole::moe_post_norm:
+    case WeightRole::router_scale:
+    case WeightRole::router_expert_scale:
+    case WeightRole::ple_post_norm:
+    case WeightRole::ple_proj_norm:
     case WeightRole::final_norm:
     case WeightRole::q_norm:
     case WeightRole::k_norm:

@@ -134,8 +134,11 @@ void stack_expert_slots(const ModelSpec& s, std::vector<WeightSlot>& v, size_t a
     gate_up_doc = "(num_experts, 2*intermediate_size, hidden_size)";
     down_doc = "(num_experts, hidden_size, intermediate_size)";
   }
-  const char* gate_up = granite ? "block_sparse_moe.input_linear.weight" : "mlp.experts.gate_up_proj";
-  const char* down = granite ? "block_sparse_moe.output_linear.weight" : "mlp.experts.down_proj";
+  const bool gemma4 = s.expert_names == ModelSpec::ExpertNames::gemma4;
+  const char* gate_up = granite  ? "block_sparse_moe.input_linear.weight"
+                        : gemma4 ? "experts.gate_up_proj"
+                                 : "mlp.experts.gate_up_proj";
+  const char* down = granite ? "block_sparse_moe.output_linear.weight" : gemma4 ? "experts.down_proj" : "mlp.experts.down_proj";
   stack(v[at], gate_up, {E, 2 * Fm, H}, e * 2 * Fm * H, gate_up_doc, {});
   stack(v[at + 1], gate_up, {E, 2 * Fm, H}, e * 2 * Fm * H + Fm * H, gate_up_doc, {});
   stack(v[at + 2], down, {E, H, Fm}, e * H * Fm, down_doc, {});
@@ -227,6 +230,62 @@ void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
                              "(1, hidden_size)"));
     }
   }
+}
+
+// Gemma 4's MoE layer after pre_feedforward_layernorm (models/gemma4 Gemma4TextDecoderLayer.__init__, Gemma4TextRouter,
+// Gemma4TextExperts): the dense MLP and its post norm, the experts' input norm, the router, the experts stacked, their
+// post norm (post_feedforward_layernorm, on the sum, follows as in every sandwich layer).
+void add_gemma4_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
+  const int64_t H = s.hidden_size, F = s.intermediate_size, E = s.num_experts, Fm = s.moe_intermediate_size;
+  v.push_back(layer_slot(s, WeightRole::gate_proj, "mlp.gate_proj.weight", {F, H}, "(intermediate_size, hidden_size)"));
+  v.push_back(layer_slot(s, WeightRole::up_proj, "mlp.up_proj.weight", {F, H}, "(intermediate_size, hidden_size)"));
+  v.push_back(layer_slot(s, WeightRole::down_proj, "mlp.down_proj.weight", {H, F}, "(hidden_size, intermediate_size)"));
+  v.push_back(layer_slot(s, WeightRole::dense_post_norm, "post_feedforward_layernorm_1.weight", {H}, "(hidden_size)"));
+  v.push_back(layer_slot(s, WeightRole::moe_norm, "pre_feedforward_layernorm_2.weight", {H}, "(hidden_size)"));
+  v.push_back(layer_slot(s, WeightRole::router, "router.proj.weight", {E, H}, "(num_experts, hidden_size)"));
+  v.push_back(layer_slot(s, WeightRole::router_scale, "router.scale", {H}, "(hidden_size)"));
+  v.push_back(layer_slot(s, WeightRole::router_expert_scale, "router.per_expert_scale", {E}, "(num_experts)"));
+  for (int64_t e = 0; e < E; ++e) {
+    const size_t at = v.size();
+    v.push_back(layer_slot(s, WeightRole::expert_gate_proj, "", {Fm, H}, ""));
+    v.push_back(layer_slot(s, WeightRole::expert_up_proj, "", {Fm, H}, ""));
+    v.push_back(layer_slot(s, WeightRole::expert_down_proj, "", {H, Fm}, ""));
+    stack_expert_slots(s, v, at, e);
+    for (size_t i = at; i < v.size(); ++i) v[i].expert = static_cast<int32_t>(e);
+  }
+  v.push_back(layer_slot(s, WeightRole::moe_post_norm, "post_feedforward_layernorm_2.weight", {H}, "(hidden_size)"));
+}
+
+// Gemma 4's per-layer embeddings in layer l (Gemma4TextDecoderLayer: per_layer_input_gate, per_layer_projection,
+// post_per_layer_input_norm), and the layer's share of the model's tables (Gemma4TextModel: embed_tokens_per_layer
+// (V, L*P) packed layer-major per token, per_layer_model_projection (L*P, H), per_layer_projection_norm (P)): the
+// columns [lP, (l+1)P) of the first, the rows [lP, (l+1)P) of the second, the whole norm, so each layer's unit holds
+// what the layer reads.
+void add_ple_slots(const ModelSpec& s, int64_t l, std::vector<WeightSlot>& v) {
+  const int64_t H = s.hidden_size, P = s.ple_dim, L = s.num_layers, V = s.vocab_size;
+  v.push_back(layer_slot(s, WeightRole::ple_gate, "per_layer_input_gate.weight", {P, H},
+                         "(hidden_size_per_layer_input, hidden_size)"));
+  v.push_back(layer_slot(s, WeightRole::ple_proj, "per_layer_projection.weight", {H, P},
+                         "(hidden_size, hidden_size_per_layer_input)"));
+  v.push_back(layer_slot(s, WeightRole::ple_post_norm, "post_per_layer_input_norm.weight", {H}, "(hidden_size)"));
+  const auto model_tensor = [&](WeightRole role, const char* name, std::vector<int64_t> shape, const char* doc) {
+    WeightSlot slot = layer_slot(s, role, "", std::move(shape), doc);
+    slot.pattern = s.weight_prefix + name;  // (no "{}": every layer names the same file tensor)
+    return slot;
+  };
+  WeightSlot table = model_tensor(WeightRole::ple_embed, "embed_tokens_per_layer.weight", {V, P},
+                                  "(vocab_size_per_layer_input, num_hidden_layers*hidden_size_per_layer_input)");
+  table.file_shape = {V, L * P};
+  table.file_offset = l * P;
+  table.file_strides = {L * P, 1};
+  v.push_back(std::move(table));
+  WeightSlot proj = model_tensor(WeightRole::ple_model_proj, "per_layer_model_projection.weight", {P, H},
+                                 "(num_hidden_layers*hidden_size_per_layer_input, hidden_size)");
+  proj.file_shape = {L * P, H};
+  proj.file_offset = l * P * H;
+  v.push_back(std::move(proj));
+  v.push_back(model_tensor(WeightRole::ple_proj_norm, "per_layer_projection_norm.weight", {P},
+                           "(hidden_size_per_layer_input)"));
 }
 
 // Latent attention's projections (models/deepseek_v3 DeepseekV3Attention.__init__), in module order.
@@ -497,6 +556,18 @@ std::string_view role_name(WeightRole role) {
     case WeightRole::xielu_beta: return "xielu_beta";
     case WeightRole::xielu_eps: return "xielu_eps";
     case WeightRole::post_mlp_norm: return "post_mlp_norm";
+    case WeightRole::layer_scalar: return "layer_scalar";
+    case WeightRole::dense_post_norm: return "dense_post_norm";
+    case WeightRole::moe_norm: return "moe_norm";
+    case WeightRole::moe_post_norm: return "moe_post_norm";
+    case WeightRole::router_scale: return "router_scale";
+    case WeightRole::router_expert_scale: return "router_expert_scale";
+    case WeightRole::ple_gate: return "ple_gate";
+    case WeightRole::ple_proj: return "ple_proj";
+    case WeightRole::ple_post_norm: return "ple_post_norm";
+    case WeightRole::ple_embed: return "ple_embed";
+    case WeightRole::ple_model_proj: return "ple_model_proj";
+    case WeightRole::ple_proj_norm: return "ple_proj_norm";
     case WeightRole::router: return "router";
     case WeightRole::router_bias: return "router_bias";
     case WeightRole::router_logit_bias: return "router_logit_bias";
@@ -700,8 +771,8 @@ void add_short_conv_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
 
 std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
   if (s.nemotron_h_names) return nemotron_h_layer_slots(s, layer);
-  const int64_t H = s.hidden_size, F = s.intermediate_size, HD = s.head_dim;
-  const int64_t QD = s.q_dim(), KVD = s.kv_dim();
+  const int64_t H = s.hidden_size, F = s.mlp_width(layer), HD = s.head_dim_of(layer);
+  const int64_t QD = s.q_dim_of(layer), KVD = s.kv_dim_of(layer);
   std::vector<WeightSlot> v;
   auto add = [&](WeightRole role, const std::string& name, std::vector<int64_t> shape, const char* doc) {
     v.push_back(layer_slot(s, role, name, std::move(shape), doc));
@@ -722,6 +793,19 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     add_linear_attention_slots(s, v);
   } else if (s.mla) {
     add_mla_slots(s, v);
+  } else if (s.per_layer_geometry()) {
+    // Gemma 4: the full-attention layers' global_head_dim heads and (with k_eq_v) num_global_key_value_heads, no v_proj
+    // with k_eq_v; a KV-shared layer has only q_proj (HF ignores stray k/v tensors there: they are copied, unread)
+    const bool full = s.is_full_attention_layer(layer);
+    add(WeightRole::q_proj, "self_attn.q_proj.weight", {QD, H},
+        full ? "(num_attention_heads*global_head_dim, hidden_size)" : "(num_attention_heads*head_dim, hidden_size)");
+    const char* kv_doc = !full     ? "(num_key_value_heads*head_dim, hidden_size)"
+                         : s.k_eq_v ? "(num_global_key_value_heads*global_head_dim, hidden_size)"
+                                    : "(num_key_value_heads*global_head_dim, hidden_size)";
+    if (!s.is_kv_shared_layer(layer)) add(WeightRole::k_proj, "self_attn.k_proj.weight", {KVD, H}, kv_doc);
+    if (!s.is_kv_shared_layer(layer) && !s.values_are_keys(layer)) {
+      add(WeightRole::v_proj, "self_attn.v_proj.weight", {KVD, H}, kv_doc);
+    }
   } else {
     add(WeightRole::q_proj, "self_attn.q_proj.weight", {QD, H}, "(num_attention_heads*head_dim, hidden_size)");
     add(WeightRole::k_proj, "self_attn.k_proj.weight", {KVD, H}, "(num_key_value_heads*head_dim, hidden_size)");
@@ -761,8 +845,9 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     const char* k = s.qk_norm_names == N::query_layernorm ? "self_attn.key_layernorm.weight"
                     : s.qk_norm_names == N::q_layernorm  ? "self_attn.k_layernorm.weight"
                                                          : "self_attn.k_norm.weight";
-    add(WeightRole::q_norm, q, {HD}, "(head_dim)");
-    add(WeightRole::k_norm, k, {HD}, "(head_dim)");
+    const char* doc = HD == s.head_dim ? "(head_dim)" : "(global_head_dim)";
+    add(WeightRole::q_norm, q, {HD}, doc);
+    if (!s.is_kv_shared_layer(layer)) add(WeightRole::k_norm, k, {HD}, doc);
   }
   if (s.attn_sinks) add(WeightRole::attn_sinks, "self_attn.sinks", {s.num_heads}, "(num_attention_heads)");
   if (linear) {
@@ -770,7 +855,8 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     add(WeightRole::o_proj, "self_attn.o_proj.weight", {H, s.o_dim()}, "(hidden_size, num_attention_heads*v_head_dim)");
   } else {
     add(WeightRole::o_proj, s.lfm2_names ? "self_attn.out_proj.weight" : "self_attn.o_proj.weight", {H, QD},
-        "(hidden_size, num_attention_heads*head_dim)");
+        HD == s.head_dim ? "(hidden_size, num_attention_heads*head_dim)"
+                         : "(hidden_size, num_attention_heads*global_head_dim)");
   }
   if (s.o_bias) add(WeightRole::o_bias, "self_attn.o_proj.bias", {H}, "(hidden_size)");
   const bool glm4 = s.sandwich_names == ModelSpec::SandwichNames::glm4;
@@ -787,7 +873,9 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
         {H}, "(hidden_size)");
     if (s.norm_bias) add(WeightRole::mlp_norm_bias, "post_attention_layernorm.bias", {H}, "(hidden_size)");
   }
-  if (s.is_moe_layer(layer)) {
+  if (s.is_moe_layer(layer) && s.moe_beside_dense) {
+    add_gemma4_moe_slots(s, v);
+  } else if (s.is_moe_layer(layer)) {
     add_moe_slots(s, v);
   } else if (s.expert_names == ModelSpec::ExpertNames::granite) {
     // Granite 4.0's dense layers: GraniteMoeSharedMLP as the whole MLP (input_linear: gate rows, then up rows)
@@ -805,10 +893,16 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     const size_t gate_at = v.size();
     const std::string mlp = s.expert_names == ModelSpec::ExpertNames::llama4 ? "feed_forward." : "mlp.";
     const bool gated = gated_activation(s.activation);  // Arcee's MLP: down(relu(up(x))²); Apertus' down(xIELU(up(x)))
-    if (gated) add(WeightRole::gate_proj, mlp + "gate_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
-    add(WeightRole::up_proj, mlp + "up_proj.weight", {F, H}, "(intermediate_size, hidden_size)");
+    const bool wide = F != s.intermediate_size;  // Gemma 4's double-wide MLP
+    if (gated) {
+      add(WeightRole::gate_proj, mlp + "gate_proj.weight", {F, H},
+          wide ? "(2*intermediate_size, hidden_size)" : "(intermediate_size, hidden_size)");
+    }
+    add(WeightRole::up_proj, mlp + "up_proj.weight", {F, H},
+        wide ? "(2*intermediate_size, hidden_size)" : "(intermediate_size, hidden_size)");
     if (s.fused_gate_up) fuse_rows(v, gate_at, 2, "mlp.gate_up_proj.weight", "(2*intermediate_size, hidden_size)");
-    add(WeightRole::down_proj, mlp + "down_proj.weight", {H, F}, "(hidden_size, intermediate_size)");
+    add(WeightRole::down_proj, mlp + "down_proj.weight", {H, F},
+        wide ? "(hidden_size, 2*intermediate_size)" : "(hidden_size, intermediate_size)");
     if (s.mlp_bias) {
       if (gated) add(WeightRole::gate_bias, "mlp.gate_proj.bias", {F}, "(intermediate_size)");
       add(WeightRole::up_bias, "mlp.up_proj.bias", {F}, "(intermediate_size)");
@@ -825,6 +919,8 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     add(WeightRole::post_mlp_norm, glm4 ? "post_mlp_layernorm.weight" : "post_feedforward_layernorm.weight", {H},
         "(hidden_size)");
   }
+  if (s.ple_dim > 0) add_ple_slots(s, layer, v);
+  if (s.layer_scalar) add(WeightRole::layer_scalar, "layer_scalar", {1}, "(1) (a buffer)");
   return v;
 }
 
@@ -1015,8 +1111,10 @@ void read_weight(const io::SafetensorsReader* reader, const ExpectedWeight& w, i
 
 int64_t parameter_count(const ModelSpec& spec) {
   int64_t total = 0;
+  std::set<std::pair<std::string, int64_t>> counted;  // a file tensor that several layers name whole counts once
   for (const ExpectedWeight& e : expected_weights(spec)) {
     if (e.tied_to) continue;
+    if (e.layer >= 0 && !counted.emplace(e.name, e.file_offset).second) continue;
     int64_t n = 1;
     for (int64_t d : e.shape) {
       if (__builtin_mul_overflow(n, d, &n)) fail("{}: parameter count overflows", spec.source);

@@ -216,7 +216,7 @@ int64_t shard_elements(int64_t elements, int G, int64_t element_bytes, int64_t a
 int64_t padded_elements(int64_t elements, int G) { return shard_elements(elements, G, sizeof(float)) * G; }
 
 int64_t kv_cache_bytes(const model::ModelSpec& spec, int64_t rows, DType dtype) {
-  return spec.attention_layers() * rows * (spec.kv_dim() + spec.v_dim()) * dsize(dtype);
+  return rows * spec.kv_cache_row_floats() * dsize(dtype);
 }
 
 engine::BufferPlan activation_buffers(const model::ModelSpec& spec, int64_t B, int64_t T,
@@ -259,7 +259,9 @@ engine::BufferPlan activation_buffers(const model::ModelSpec& spec, int64_t B, i
     b.add(fmt::format("expert outputs of every token (T*k,H) {}", at), T * k * H * a);
     b.add("expert token lists (T*k) i64", 2 * T * k * 8);
     if (spec.moe_latent_size > 0) b.add(fmt::format("LatentMoE latent (T,D) {}", at), T * spec.moe_latent_size * a);
+    if (spec.moe_beside_dense) b.add(fmt::format("experts' branch beside the dense MLP (T,H) {}", at), T * H * a);
   }
+  if (spec.ple_dim > 0) b.add(fmt::format("per-layer embeddings x0 (T,H), (T,2P) {}", at), T * (H + 2 * spec.ple_dim) * a);
   return b;
 }
 

@@ -20,6 +20,7 @@
 // experts e with (m − x_e) / max(|x_e|, m) <= 2·jitter_eps (the others masked to −∞). The second is the
 // largest logit m2 among the rest; its weight is its probability over the rest with
 // (m2 − x_e) / max(|x_e|, m2) <= 2·jitter_eps. No renormalisation, no scale.
+// expert_scale (Gemma 4's Gemma4TextRouter): each chosen weight times its expert's per_expert_scale, last.
 // Either way the chosen ids come in descending order, the lower expert id first on equal values.
 #pragma once
 #include <cstdint>
@@ -39,6 +40,9 @@ struct RouterConfig {
   float norm_eps = 1e-20f;      // sigmoid: renormalised by (sum + norm_eps) (LFM2-MoE: 1e-6)
   bool sparsemixer = false;     // Phi-3.5-MoE's router (above); the fields before do not apply
   float jitter_eps = 0.0f;      // its router_jitter_noise
+  // (E) Gemma 4's router.per_expert_scale: each chosen weight, after the renormalisation and `scale`, times the
+  // chosen expert's entry; null = none. Memory of the op's side (host or device), as `bias`.
+  const float* expert_scale = nullptr;
 };
 
 // The extents a router can run: k of E experts, E in `groups` groups (of at least two where a group

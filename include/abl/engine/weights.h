@@ -76,6 +76,7 @@ struct LayerWeights {
   const float* b_up = nullptr;       // (F)
   const float* b_down = nullptr;     // (H)
   const float* post_mlp_norm = nullptr;   // (H)  sandwich_norms
+  const float* layer_scalar = nullptr;    // (1)  Gemma 4: the stream's factor at the end of the layer
   XieluParams xielu;                 // one value each: Activation::xielu's mlp.act_fn.*
   // MoE layers (w_gate/w_up/w_down are then null):
   const float* router = nullptr;                  // (E, H)
@@ -86,6 +87,21 @@ struct LayerWeights {
   const float* shared_expert_gate = nullptr;      // (1, H)
   const float* latent_in = nullptr;               // (D, H) LatentMoE: fc1_latent_proj
   const float* latent_out = nullptr;              // (H, D) fc2_latent_proj
+  // Gemma 4's MoE layers (moe_beside_dense): the dense MLP's post norm, the experts' input and post norms, the router's
+  // input scale and per-expert scale
+  const float* dense_post_norm = nullptr;         // (H)
+  const float* moe_norm = nullptr;                // (H)
+  const float* moe_post_norm = nullptr;           // (H)
+  const float* router_scale = nullptr;            // (H)
+  const float* router_expert_scale = nullptr;     // (E)
+  // Gemma 4's per-layer embeddings (ple_dim P): the layer's gate, projection and its norm, and its share of the
+  // model's table, projection and norm
+  const float* ple_gate = nullptr;                // (P, H)
+  const float* ple_proj = nullptr;                // (H, P)
+  const float* ple_post_norm = nullptr;           // (H)
+  const float* ple_embed = nullptr;               // (V, P)
+  const float* ple_model_proj = nullptr;          // (P, H)
+  const float* ple_proj_norm = nullptr;           // (P)
 };
 
 struct HeadWeights {
@@ -123,7 +139,8 @@ std::vector<UnitLayout> layer_unit_layouts(const model::ModelSpec& spec);
 LayerWeights layer_views(const model::ModelSpec& spec, const UnitLayout& layout, const float* unit);
 
 // The router of the spec's MoE layers as both engines' router_topk take it; `bias` is the layer's
-// router_bias (host or device memory, as the op wants), null without one.
-RouterConfig router_config(const model::ModelSpec& spec, const float* bias);
+// router_bias (host or device memory, as the op wants), null without one; `expert_scale` likewise its
+// router_expert_scale (Gemma 4).
+RouterConfig router_config(const model::ModelSpec& spec, const float* bias, const float* expert_scale = nullptr);
 
 }  // namespace abl::engine

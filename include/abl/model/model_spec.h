@@ -8,6 +8,7 @@
 // Dimension names used with this spec everywhere: V vocab, H hidden, F ffn (intermediate),
 // L layers, NH attention heads, NKV key/value heads, HD head dim.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -23,8 +24,12 @@ class JsonValue;
 namespace abl::model {
 
 struct RopeScaling {
-  enum class Type { none, llama3, linear, longrope, yarn, dynamic };
+  enum class Type { none, llama3, linear, longrope, yarn, dynamic, proportional };
   Type type = Type::none;
+  // proportional (Gemma 4's full-attention layers: _compute_proportional_rope_parameters): over a head of D dims,
+  // the first int(rotary_fraction·D // 2) of the D/2 frequencies are θ^(−2i/D) (the exponent over the whole head),
+  // the others 0 (those dims pass unchanged), all divided by `factor`; pairs (i, i + D/2) as the default RoPE.
+  double rotary_fraction = 1.0;
   // llama3 (Llama 3.1+): wavelengths above original_max/low_freq_factor are divided by
   // `factor`, those below original_max/high_freq_factor kept, a smooth blend in between.
   // linear (Gemma 3's global layers): every inverse frequency divided by `factor`.
@@ -82,6 +87,32 @@ struct ModelSpec {
   int64_t num_heads = 0;          // NH (num_attention_heads)
   int64_t num_kv_heads = 0;       // NKV (num_key_value_heads)
   int64_t head_dim = 0;           // HD; NH * HD need not equal H (Qwen3)
+  // Gemma 4 (models/gemma4 Gemma4TextAttention): the full-attention layers (those not sliding) have their own head
+  // size (global_head_dim) and, with k_eq_v, their own kv heads (num_global_key_value_heads); 0 = head_dim,
+  // num_kv_heads. The per-layer sizes are head_dim_of(l), kv_heads_of(l) and the *_dim_of(l) below.
+  int64_t full_head_dim = 0;
+  int64_t full_kv_heads = 0;
+  // Gemma 4's attention_k_eq_v: the full-attention layers have no v_proj; their values are k_proj's raw output
+  // (before k_norm and RoPE).
+  bool k_eq_v = false;
+  // Gemma 4: every value head is RMS-normed without a weight (v_norm) before the attention.
+  bool v_norm = false;
+  // Gemma 4: at the end of each layer the whole residual stream is multiplied by the layer's layer_scalar, a (1)
+  // tensor (Gemma4TextDecoderLayer.forward).
+  bool layer_scalar = false;
+  // Gemma 4 E2B/E4B's per-layer embeddings (hidden_size_per_layer_input P; Gemma4TextModel.get_per_layer_inputs and
+  // project_per_layer_inputs, Gemma4TextDecoderLayer.forward): layer l's input is ple_l = (rms_w(x0·W_lᵀ·H^-0.5;
+  // per_layer_projection_norm) + E_l[token]·ple_embed_scale)·2^-0.5, x0 the scaled input embedding, W_l the rows
+  // [lP, (l+1)P) of per_layer_model_projection, E_l the columns [lP, (l+1)P) of embed_tokens_per_layer; after the MLP
+  // block x += rms_w(per_layer_projection·(gelu_tanh(per_layer_input_gate·x) ⊙ ple_l); post_per_layer_input_norm).
+  // 0 = none.
+  int64_t ple_dim = 0;
+  double ple_embed_scale = 1.0;  // √P in the checkpoint dtype, as embed_scale
+  // Gemma 4's num_kv_shared_layers: the last N layers compute no keys or values and attend over those of the last
+  // unshared layer of their own type (kv_source(l); Gemma4TextAttention's shared_kv_states). 0 = none.
+  int64_t kv_shared_layers = 0;
+  // Gemma 4's use_double_wide_mlp: the KV-shared layers' MLP is 2·intermediate_size wide (mlp_width(l)).
+  bool double_wide_shared_mlp = false;
   // The leading dims of each head that RoPE rotates, pairs (i, i + R/2); the rest pass unchanged
   // (MLA: the trailing ones). 0 = all of them. Phi-4-mini: int(HD * partial_rotary_factor) = 96 of 128; GLM: 64 of 128.
   int64_t partial_rotary_dim = 0;
@@ -307,6 +338,13 @@ struct ModelSpec {
   // Llama 4 (Llama4TextMoe): the router's weight scales each chosen expert's input (hidden · score) and the
   // expert outputs are summed as they are, instead of weighting the outputs.
   bool moe_scale_input = false;
+  // Gemma 4's MoE layers (enable_moe_block; Gemma4TextDecoderLayer.forward): the dense MLP (width intermediate_size)
+  // runs beside the experts as an always-on branch, its output normed by post_feedforward_layernorm_1; the experts read
+  // the residual through their own pre_feedforward_layernorm_2 and their weighted sum is normed by
+  // post_feedforward_layernorm_2; the two are added and take post_feedforward_layernorm. The router (Gemma4TextRouter)
+  // reads rms(residual) (no weight) · router.scale · hidden_size^-0.5, takes softmax top-k renormalised, and
+  // multiplies each chosen weight by router.per_expert_scale[e]. Names: ExpertNames::gemma4.
+  bool moe_beside_dense = false;
   // Multi-token-prediction layers stored after the last decoder layer (GLM-4.5's
   // num_nextn_predict_layers: model.layers.{L}...): not run, as in transformers; their tensors are
   // ignored by the weight check and copied unchanged by export.
@@ -329,7 +367,9 @@ struct ModelSpec {
   // Nemotron-H's MoE blocks: mixer.gate (its e_score_correction_bias inside), ungated experts
   // mixer.experts.{e}.up_proj / down_proj (stacked in transformers 5's layout: mixer.experts.up_proj (E, Fm, H),
   // down_proj (E, H, Fm)) and mixer.shared_experts.up_proj / down_proj.
-  enum class ExpertNames { qwen, mixtral, granite, gpt_oss, llama4, lfm2, nemotron_h, hunyuan };
+  // Gemma 4: router.proj / router.scale / router.per_expert_scale, experts.gate_up_proj (E, 2*Fm, H) and
+  // experts.down_proj (E, H, Fm), right under the layer (no mlp. prefix); always fused_experts.
+  enum class ExpertNames { qwen, mixtral, granite, gpt_oss, llama4, lfm2, nemotron_h, hunyuan, gemma4 };
   ExpertNames expert_names = ExpertNames::qwen;
   // The experts of a layer stacked in two tensors, as transformers 5 holds them and saves them with
   // save_original_format=False (and as checkpoints re-saved that way ship): mlp.experts.gate_up_proj
@@ -363,20 +403,50 @@ struct ModelSpec {
   std::optional<DType> torch_dtype;    // "torch_dtype" (or newer "dtype") of the checkpoint
 
   bool is_moe_layer(int64_t layer) const;
-  // intermediate_size when some layer has a dense MLP, else 0 (every layer MoE: Mixtral, Qwen3-MoE; every MLP block
-  // MoE: Nemotron 3 Nano).
+  // The widest dense MLP (intermediate_size, or twice that in Gemma 4's double-wide layers) when some layer has one,
+  // else 0 (every layer MoE: Mixtral, Qwen3-MoE; every MLP block MoE: Nemotron 3 Nano).
   int64_t dense_mlp_width() const;
   // The routed experts' input and output width: the latent of a LatentMoE, else H.
   int64_t expert_width() const { return moe_latent_size > 0 ? moe_latent_size : hidden_size; }
-  int64_t q_dim() const { return num_heads * head_dim; }      // NH * HD
-  int64_t kv_dim() const { return num_kv_heads * head_dim; }  // NKV * HD (a key row)
-  int64_t v_head() const { return v_head_dim > 0 ? v_head_dim : head_dim; }  // HDv
-  int64_t v_dim() const { return num_kv_heads * v_head(); }  // NKV * HDv (a value row)
+  // The attention's sizes in layer l: they differ between layers only in Gemma 4 (full_head_dim, full_kv_heads).
+  bool is_full_attention_layer(int64_t layer) const;  // not a sliding layer of a model with sliding layers
+  int64_t head_dim_of(int64_t layer) const {
+    return full_head_dim > 0 && is_full_attention_layer(layer) ? full_head_dim : head_dim;
+  }
+  int64_t kv_heads_of(int64_t layer) const {
+    return full_kv_heads > 0 && is_full_attention_layer(layer) ? full_kv_heads : num_kv_heads;
+  }
+  int64_t q_dim_of(int64_t layer) const { return num_heads * head_dim_of(layer); }
+  int64_t kv_dim_of(int64_t layer) const { return kv_heads_of(layer) * head_dim_of(layer); }
+  int64_t v_head_of(int64_t layer) const { return v_head_dim > 0 ? v_head_dim : head_dim_of(layer); }
+  int64_t v_dim_of(int64_t layer) const { return kv_heads_of(layer) * v_head_of(layer); }
+  int64_t o_dim_of(int64_t layer) const { return num_heads * v_head_of(layer); }
+  int64_t rotary_dim_of(int64_t layer) const { return partial_rotary_dim > 0 ? partial_rotary_dim : head_dim_of(layer); }
+  // Layer l's values are its keys before k_norm and RoPE (k_eq_v on a full-attention layer): no v_proj.
+  bool values_are_keys(int64_t layer) const { return k_eq_v && is_full_attention_layer(layer); }
+  // Gemma 4's KV sharing: does layer l reuse another layer's keys and values, and whose (l itself when unshared; the
+  // last unshared layer of l's type otherwise, -1 when there is none)?
+  bool is_kv_shared_layer(int64_t layer) const {
+    return kv_shared_layers > 0 && layer >= num_layers - kv_shared_layers && layer < num_layers;
+  }
+  int64_t kv_source(int64_t layer) const;
+  // The dense MLP's width in layer l: intermediate_size, twice that in Gemma 4's double-wide KV-shared layers.
+  int64_t mlp_width(int64_t layer) const {
+    return double_wide_shared_mlp && is_kv_shared_layer(layer) ? 2 * intermediate_size : intermediate_size;
+  }
+  // The largest of each over the layers (what buffers are sized by); every layer's own size where all are equal.
+  int64_t max_head_dim() const { return std::max(head_dim, full_head_dim); }
+  int64_t q_dim() const { return num_heads * max_head_dim(); }  // NH * HD
+  int64_t kv_dim() const;                                       // NKV * HD (a key row)
+  int64_t v_head() const { return v_head_dim > 0 ? v_head_dim : max_head_dim(); }  // HDv
+  int64_t v_dim() const;                                     // NKV * HDv (a value row)
   int64_t o_dim() const { return num_heads * v_head(); }     // NH * HDv: the attention output, o_proj's input
-  // o_proj's input in layer l: o_dim(), or NV * DV for a linear-attention layer's out_proj.
-  int64_t o_in(int64_t layer) const { return is_linear_layer(layer) ? linear_value_dim() : o_dim(); }
+  // o_proj's input in layer l: o_dim_of(l), or NV * DV for a linear-attention layer's out_proj.
+  int64_t o_in(int64_t layer) const { return is_linear_layer(layer) ? linear_value_dim() : o_dim_of(layer); }
   int64_t group_size() const { return num_heads / num_kv_heads; }
   int64_t rotary_dim() const { return partial_rotary_dim > 0 ? partial_rotary_dim : head_dim; }  // R
+  // Does any layer's geometry differ from head_dim / num_kv_heads (Gemma 4)?
+  bool per_layer_geometry() const { return full_head_dim > 0 || full_kv_heads > 0; }
   // Hybrid linear attention: is layer l a gated delta rule (or Mamba-2) layer; the widths of its projections.
   bool is_linear_layer(int64_t layer) const;
   int64_t linear_key_dim() const { return linear_num_key_heads * linear_key_head_dim; }        // NK*DK
@@ -395,14 +465,20 @@ struct ModelSpec {
   LayerBlock layer_block(int64_t layer) const;
   // Does layer l run softmax attention (and so hold a KV cache)?
   bool is_attention_layer(int64_t layer) const { return has_mixer(layer) && !is_linear_layer(layer); }
-  // Do layers a and b hold the same tensors (both MoE or both dense, both linear attention or not, the same blocks)?
+  // Do layers a and b hold the same tensors (both MoE or both dense, both linear attention or not, the same blocks,
+  // the same attention geometry)?
   bool same_layer_kind(int64_t a, int64_t b) const {
     return is_moe_layer(a) == is_moe_layer(b) && is_linear_layer(a) == is_linear_layer(b) &&
-           layer_block(a) == layer_block(b);
+           layer_block(a) == layer_block(b) &&
+           (!per_layer_geometry() || is_full_attention_layer(a) == is_full_attention_layer(b)) &&
+           is_kv_shared_layer(a) == is_kv_shared_layer(b) && ple_dim == 0;  // (PLE: each layer its own slices)
   }
   bool mamba2() const { return linear_mixer == LinearMixer::mamba2; }  // the linear layers are Mamba-2 mixers
   // Layers with softmax attention (and a KV cache): is_attention_layer.
   int64_t attention_layers() const;
+  // Values one token's key and value rows hold over all attention layers (each layer its own widths; KV-shared
+  // layers hold none).
+  int64_t kv_cache_row_floats() const;
   // Floats of one sequence's recurrent state over all linear layers: conv inputs and S.
   int64_t linear_state_floats() const;
   bool uses_sliding_window(int64_t layer) const;

@@ -78,6 +78,7 @@ enum class WeightRole {
   xielu_beta,     // ()   beta (a 0-d buffer)
   xielu_eps,      // ()   eps (a 0-d buffer)
   post_mlp_norm,  // (H)   Gemma: post_feedforward_layernorm, on the MLP output
+  layer_scalar,   // (1)   Gemma 4: the residual stream's factor at the end of the layer
   // MoE layers (instead of gate_proj/up_proj/down_proj), expert-major in the unit:
   router,            // (E, H)   mlp.gate / block_sparse_moe.gate
   router_bias,       // (E)      GLM-4.5: mlp.gate.e_score_correction_bias (fp32 in the files)
@@ -94,6 +95,19 @@ enum class WeightRole {
   shared_expert_gate,  // (1, H) sigmoid gate of the shared expert
   latent_in_proj,   // (D, H)  LatentMoE (ModelSpec::moe_latent_size = D): mixer.fc1_latent_proj, before the experts
   latent_out_proj,  // (H, D)  mixer.fc2_latent_proj, the routed experts' sum back to H (ablated as mlp.down_proj)
+  // Gemma 4's MoE layers (ModelSpec::moe_beside_dense), beside the dense gate_proj / up_proj / down_proj:
+  dense_post_norm,      // (H)  post_feedforward_layernorm_1, on the dense MLP's output
+  moe_norm,             // (H)  pre_feedforward_layernorm_2, the experts' input norm
+  moe_post_norm,        // (H)  post_feedforward_layernorm_2, on the experts' weighted sum
+  router_scale,         // (H)  router.scale, on the router's normed input
+  router_expert_scale,  // (E)  router.per_expert_scale, on each chosen weight
+  // Gemma 4's per-layer embeddings (ModelSpec::ple_dim = P), per layer, and the layer's share of the model's tables:
+  ple_gate,        // (P, H)  per_layer_input_gate
+  ple_proj,        // (H, P)  per_layer_projection, a writer to the residual stream (not ablated)
+  ple_post_norm,   // (H)     post_per_layer_input_norm
+  ple_embed,       // (V, P)  columns [lP, (l+1)P) of the model's embed_tokens_per_layer (V, L*P)
+  ple_model_proj,  // (P, H)  rows [lP, (l+1)P) of the model's per_layer_model_projection (L*P, H)
+  ple_proj_norm,   // (P)     the model's per_layer_projection_norm (every layer names it)
   final_norm,  // (H)      model.norm.weight
   final_norm_bias,  // (H) model.norm.bias (norm_bias)
   lm_head_bias,     // (V) lm_head.bias (lm_head_bias)

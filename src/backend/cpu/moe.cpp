@@ -106,6 +106,7 @@ void route_token(const float* x, int64_t E, int64_t k, const RouterConfig& r, st
     const int32_t e = order[static_cast<size_t>(j)];
     ids[j] = e;
     weights[j] = (r.renormalize ? w[static_cast<size_t>(e)] / denominator : w[static_cast<size_t>(e)]) * r.scale;
+    if (r.expert_scale) weights[j] *= r.expert_scale[e];
   }
 }
 

@@ -115,6 +115,7 @@ __global__ void router_topk_kernel(const float* __restrict__ logits, int64_t T, 
   for (int j = 0; j < k; ++j) {
     ids[t * k + j] = chosen[j];
     weights[t * k + j] = (r.renormalize ? p[j] / denominator : p[j]) * r.scale;
+    if (r.expert_scale) weights[t * k + j] *= r.expert_scale[chosen[j]];
   }
 }
 

@@ -41,7 +41,7 @@ AblationEpilogue::Source AblationEpilogue::source(Component c, int32_t expert) c
               current_.experts.size());
     return {current_.experts[static_cast<size_t>(expert)].w_down, spec_.moe_intermediate_size};
   }
-  return {current_.w_down, spec_.intermediate_size};
+  return {current_.w_down, spec_.mlp_width(current_layer_)};  // (Gemma 4's double-wide layers: 2·intermediate_size)
 }
 
 const AblationEpilogue::Vectors& AblationEpilogue::vectors(Component c, int64_t layer, int32_t expert, int32_t dir) {

@@ -4,6 +4,7 @@
 #include "abl/engine/rope_freqs.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <numeric>
 
@@ -24,15 +25,15 @@ KvCache::KvCache(const model::ModelSpec& spec, int64_t rows, int64_t state_slots
     if (spec.is_linear_layer(static_cast<int64_t>(l))) {
       conv_[l].assign(static_cast<size_t>(state_slots * spec.linear_conv_dim() * P), 0.0f);
       S_[l].assign(static_cast<size_t>(state_slots * S), 0.0f);
-    } else if (spec.is_attention_layer(static_cast<int64_t>(l))) {
-      k_[l].resize(static_cast<size_t>(rows * spec.kv_dim()));
-      v_[l].resize(static_cast<size_t>(rows * spec.v_dim()));
+    } else if (spec.is_attention_layer(static_cast<int64_t>(l)) && !spec.is_kv_shared_layer(static_cast<int64_t>(l))) {
+      k_[l].resize(static_cast<size_t>(rows * spec.kv_dim_of(static_cast<int64_t>(l))));
+      v_[l].resize(static_cast<size_t>(rows * spec.v_dim_of(static_cast<int64_t>(l))));
     }
   }
 }
 
 int64_t KvCache::bytes_for(const model::ModelSpec& spec, int64_t rows) {
-  return spec.attention_layers() * rows * (spec.kv_dim() + spec.v_dim()) * 4;
+  return rows * spec.kv_cache_row_floats() * 4;
 }
 
 int64_t KvCache::state_bytes_for(const model::ModelSpec& spec, int64_t slots) {
@@ -42,7 +43,7 @@ int64_t KvCache::state_bytes_for(const model::ModelSpec& spec, int64_t slots) {
 namespace {
 
 // Width of the gate/up buffers: the widest dense MLP, expert or shared expert.
-int64_t mlp_width(const model::ModelSpec& m) {
+int64_t widest_mlp(const model::ModelSpec& m) {
   return std::max({m.dense_mlp_width(), m.moe_intermediate_size, m.shared_expert_intermediate_size});
 }
 
@@ -50,7 +51,7 @@ int64_t mlp_width(const model::ModelSpec& m) {
 
 BufferPlan Engine::plan_for(const model::ModelSpec& spec, const Limits& limits) {
   const int64_t T = limits.max_tokens, B = limits.max_seqs;
-  const int64_t H = spec.hidden_size, F = mlp_width(spec);
+  const int64_t H = spec.hidden_size, F = widest_mlp(spec);
   BufferPlan p;
   p.add("residual x (T,H)", T * H * 4);
   p.add("normed h (T,H)", T * H * 4);
@@ -83,7 +84,9 @@ BufferPlan Engine::plan_for(const model::ModelSpec& spec, const Limits& limits) 
     p.add("expert outputs of every token (T*k,H)", T * k * H * 4);
     p.add("expert token lists (T*k)", 2 * T * k * 8);
     if (spec.moe_latent_size > 0) p.add("LatentMoE latent (T,D)", T * spec.moe_latent_size * 4);
+    if (spec.moe_beside_dense) p.add("experts' branch beside the dense MLP (T,H)", T * H * 4);
   }
+  if (spec.ple_dim > 0) p.add("per-layer embeddings x0 (T,H), (T,2P)", T * (H + 2 * spec.ple_dim) * 4);
   return p;
 }
 
@@ -94,7 +97,7 @@ Engine::Engine(WeightSource& weights, Limits limits)
   inv_freq_.insert(inv_freq_.end(), long_freq.begin(), long_freq.end());
   ABL_CHECK(limits.max_tokens > 0 && limits.max_seqs > 0, "engine limits must be positive");
   const size_t T = static_cast<size_t>(limits.max_tokens);
-  const size_t H = static_cast<size_t>(spec_.hidden_size), F = static_cast<size_t>(mlp_width(spec_));
+  const size_t H = static_cast<size_t>(spec_.hidden_size), F = static_cast<size_t>(widest_mlp(spec_));
   x_.resize(T * H);
   h_.resize(T * H);
   q_.resize(T * static_cast<size_t>(spec_.q_dim()));
@@ -130,6 +133,12 @@ Engine::Engine(WeightSource& weights, Limits limits)
     expert_tokens_.reserve(T * k);
     expert_slots_.reserve(T * k);
     moe_latent_.resize(T * static_cast<size_t>(spec_.moe_latent_size));
+    if (spec_.moe_beside_dense) moe_out_.resize(T * H);
+  }
+  if (spec_.ple_dim > 0) {
+    ple_x0_.resize(T * H);
+    ple_a_.resize(T * static_cast<size_t>(spec_.ple_dim));
+    ple_b_.resize(T * static_cast<size_t>(spec_.ple_dim));
   }
 }
 
@@ -151,8 +160,7 @@ void Engine::residual_norm(const float* x, const float* w, const float* b, float
 // The q/k norm of every head of x(T, heads, HD) in place: an RMSNorm (Qwen3; Gemma's (1 + w)), or
 // with centered norms Cohere's LayerNorm, one weight row per head where the model has them; OLMo 2's
 // is one RMSNorm over all heads of a token.
-void Engine::head_norm(float* x, const float* w, int64_t T, int64_t heads) const {
-  const int64_t HD = spec_.head_dim;
+void Engine::head_norm(float* x, const float* w, int64_t T, int64_t heads, int64_t HD) const {
   const float eps = static_cast<float>(spec_.rms_norm_eps);
   if (spec_.qk_norm_full) {
     cpu::rmsnorm(x, w, x, T, heads * HD, eps);
@@ -174,7 +182,7 @@ void Engine::capture(const Batch& batch, int64_t depth, const float* rows, float
 
 void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epilogue) {
   const model::ModelSpec& m = spec_;
-  const int64_t T = batch.num_tokens(), H = m.hidden_size, F = m.intermediate_size;
+  const int64_t T = batch.num_tokens(), H = m.hidden_size;
   const float eps = static_cast<float>(m.rms_norm_eps);
   const float w1 = m.norm_plus_one ? 1.0f : 0.0f;  // Gemma's norms scale by (1 + w)
   const LayerWeights w = weights_.layer(l);
@@ -208,32 +216,68 @@ void Engine::layer(int64_t l, const Batch& batch, KvCache& cache, Epilogue* epil
   // MLP block; Cohere's parallel block runs it on h_ as the attention had it (input_layernorm of the
   // layer's input: attention left h_ as it was).
   if (!m.parallel_block) residual_norm(x_.data(), w.mlp_norm, w.mlp_norm_bias, h_.data(), T);
-  if (m.is_moe_layer(l)) {
-    moe_mlp(l, w, batch, epilogue);
+  if (m.is_moe_layer(l) && m.moe_beside_dense) {
+    moe_beside_dense_mlp(l, w, batch, epilogue);
+  } else if (m.is_moe_layer(l)) {
+    route(w, h_.data(), T);
+    moe_mlp(l, w, batch, epilogue, y_.data());
   } else {
-    gated_mlp(h_.data(), ExpertWeights{w.w_gate, w.w_up, w.w_down, w.b_gate, w.b_up, w.b_down, w.xielu}, T, H, F,
-              y_.data());
+    gated_mlp(h_.data(), ExpertWeights{w.w_gate, w.w_up, w.w_down, w.b_gate, w.b_up, w.b_down, w.xielu}, T, H,
+              m.mlp_width(l), y_.data());
     if (epilogue) epilogue->apply(Component::mlp_down, l, y_.data(), batch);
     if (w.b_down) cpu::add_rows(y_.data(), w.b_down, T, H);  // after the epilogue, as o_proj's
   }
   if (m.sandwich_norms) cpu::rmsnorm(y_.data(), w.post_mlp_norm, y_.data(), T, H, eps, w1);
   add_branch();
+  if (m.ple_dim > 0) per_layer_input(w, batch);
+  if (w.layer_scalar) cpu::scale(x_.data(), *w.layer_scalar, T * H);  // Gemma4TextDecoderLayer: the whole stream
+}
+
+// Gemma 4's per-layer embeddings in one layer: ple = (rms_w(x0·W_lᵀ·H^-0.5; per_layer_projection_norm) +
+// E_l[token]·√P)·2^-0.5 (Gemma4TextModel.project_per_layer_inputs, get_per_layer_inputs, for this layer's slice), then
+// (Gemma4TextDecoderLayer.forward) x += rms_w(per_layer_projection(gelu_tanh(per_layer_input_gate(x)) ⊙ ple)).
+void Engine::per_layer_input(const LayerWeights& w, const Batch& batch) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), H = m.hidden_size, P = m.ple_dim;
+  const float eps = static_cast<float>(m.rms_norm_eps);
+  cpu::linear(ple_x0_.data(), w.ple_model_proj, nullptr, ple_a_.data(), T, H, P);
+  cpu::scale(ple_a_.data(), static_cast<float>(1.0 / std::sqrt(static_cast<double>(H))), T * P);
+  cpu::rmsnorm(ple_a_.data(), w.ple_proj_norm, ple_a_.data(), T, P, eps);
+  cpu::embedding(batch.tokens.data(), T, w.ple_embed, m.vocab_size, P, ple_b_.data());
+  cpu::scale(ple_b_.data(), static_cast<float>(m.ple_embed_scale), T * P);
+  cpu::add(ple_a_.data(), ple_b_.data(), T * P);
+  cpu::scale(ple_a_.data(), static_cast<float>(1.0 / std::sqrt(2.0)), T * P);
+  cpu::linear(x_.data(), w.ple_gate, nullptr, ple_b_.data(), T, H, P);
+  cpu::geglu(ple_b_.data(), ple_a_.data(), ple_b_.data(), T * P);
+  cpu::linear(ple_b_.data(), w.ple_proj, nullptr, y_.data(), T, P, H);
+  cpu::rmsnorm(y_.data(), w.ple_post_norm, y_.data(), T, H, eps);
+  cpu::add(x_.data(), y_.data(), T * H);
 }
 
 void Engine::self_attention(int64_t l, const LayerWeights& w, const Batch& batch, KvCache& cache) {
   const model::ModelSpec& m = spec_;
   const int64_t T = batch.num_tokens(), H = m.hidden_size;
-  const int64_t NH = m.num_heads, NKV = m.num_kv_heads, HD = m.head_dim;
-  const int64_t QD = m.q_dim(), KVD = m.kv_dim();
+  // the layer's own head size and kv heads (Gemma 4's full-attention layers differ from its sliding ones)
+  const int64_t NH = m.num_heads, NKV = m.kv_heads_of(l), HD = m.head_dim_of(l);
+  const int64_t QD = m.q_dim_of(l), KVD = m.kv_dim_of(l);
+  // Gemma 4's KV-shared layers compute their queries only: they attend over the keys and values of kv_source(l)
+  const bool shared = m.is_kv_shared_layer(l);
   if (m.mla) {
     latent_qkv(w, batch);
   } else {
     cpu::linear(h_.data(), w.wq, w.bq, q_.data(), T, H, QD);
-    cpu::linear(h_.data(), w.wk, w.bk, k_.data(), T, H, KVD);
-    cpu::linear(h_.data(), w.wv, w.bv, v_.data(), T, H, KVD);
+    if (!shared) {
+      cpu::linear(h_.data(), w.wk, w.bk, k_.data(), T, H, KVD);
+      if (m.values_are_keys(l)) {  // Gemma 4's attention_k_eq_v: k_proj's raw output, before k_norm and RoPE
+        std::memcpy(v_.data(), k_.data(), sizeof(float) * static_cast<size_t>(T * KVD));
+      } else {
+        cpu::linear(h_.data(), w.wv, w.bv, v_.data(), T, H, KVD);
+      }
+      if (m.v_norm) cpu::rmsnorm(v_.data(), nullptr, v_.data(), T * NKV, HD, static_cast<float>(m.rms_norm_eps));
+    }
     const auto qk_norm = [&] {
-      head_norm(q_.data(), w.q_norm, T, NH);
-      head_norm(k_.data(), w.k_norm, T, NKV);
+      head_norm(q_.data(), w.q_norm, T, NH, HD);
+      if (!shared) head_norm(k_.data(), w.k_norm, T, NKV, HD);
     };
     if (m.qk_norm && !m.qk_norm_after_rope) qk_norm();
     const bool local = m.uses_local_rope(l);
@@ -241,9 +285,11 @@ void Engine::self_attention(int64_t l, const LayerWeights& w, const Batch& batch
     const int32_t* table = local || rope_table_.empty() ? nullptr : rope_table_.data();
     const float rope_factor = rope_attention_factor(m, local);
     if (m.uses_rope(l)) {
-      const int64_t R = m.rotary_dim();
+      const int64_t R = m.rotary_dim_of(l);
       cpu::rope(q_.data(), batch.positions.data(), T, NH, HD, inv_freq, rope_factor, table, R, m.rope_interleaved);
-      cpu::rope(k_.data(), batch.positions.data(), T, NKV, HD, inv_freq, rope_factor, table, R, m.rope_interleaved);
+      if (!shared) {
+        cpu::rope(k_.data(), batch.positions.data(), T, NKV, HD, inv_freq, rope_factor, table, R, m.rope_interleaved);
+      }
     }
     if (m.qk_norm && m.qk_norm_after_rope) qk_norm();  // HunYuanDenseV1Attention
     if (m.qk_l2_norm && m.uses_rope(l)) {  // Llama4TextL2Norm after RoPE, on the rotary layers only
@@ -256,11 +302,14 @@ void Engine::self_attention(int64_t l, const LayerWeights& w, const Batch& batch
                              m.query_log_scale_period, m.query_log_scale_offset);
     }
   }
-  cpu::kv_append(k_.data(), v_.data(), batch.cache_rows.data(), T, KVD, cache.k(l), cache.v(l), m.v_dim());
+  const int64_t kv = m.kv_source(l);  // (l itself but in a KV-shared layer)
+  if (!shared) {
+    cpu::kv_append(k_.data(), v_.data(), batch.cache_rows.data(), T, KVD, cache.k(l), cache.v(l), m.v_dim_of(l));
+  }
   const int64_t window = m.uses_sliding_window(l) ? m.sliding_window : 0;
   const cpu::AttnScores scores{static_cast<float>(m.attention_scale()), static_cast<float>(m.attn_softcap), w.sinks};
-  cpu::attention(q_.data(), cache.k(l), cache.v(l), att_.data(), batch.seqs.data(), batch.num_seqs(),
-                 NH, NKV, HD, window, scores, m.v_head());
+  cpu::attention(q_.data(), cache.k(kv), cache.v(kv), att_.data(), batch.seqs.data(), batch.num_seqs(),
+                 NH, NKV, HD, window, scores, m.v_head_of(l));
   if (w.wq_gate) {  // Qwen3NextAttention: attn_output * sigmoid(gate)
     cpu::linear(h_.data(), w.wq_gate, nullptr, q_gate_.data(), T, H, QD);
     cpu::mul_sigmoid(att_.data(), q_gate_.data(), T * QD);
@@ -379,13 +428,39 @@ void Engine::gated_mlp(const float* x, const ExpertWeights& w, int64_t rows, int
 
 // A LatentMoE (Nemotron 3 Super: NemotronHMoE.forward with moe_latent_size) routes on h_, runs the experts on
 // fc1_latent_proj(h_) at width D, and brings their weighted sum back to H through fc2_latent_proj.
-void Engine::moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilogue* epilogue) {
+void Engine::route(const LayerWeights& w, const float* x, int64_t T) {
+  const model::ModelSpec& m = spec_;
+  const int64_t H = m.hidden_size, E = m.num_experts, k = m.experts_per_token;
+  cpu::linear(x, w.router, w.router_logit_bias, router_.data(), T, H, E);
+  cpu::router_topk(router_.data(), T, E, k, router_config(m, w.router_bias, w.router_expert_scale), topk_id_.data(),
+                   topk_w_.data());
+}
+
+// Gemma4TextDecoderLayer.forward's feed-forward part: m = post_ffw_1(mlp(h)) with h = pre_feedforward_layernorm(x) (in
+// h_), the router on rms(x)·router.scale·H^-0.5 (Gemma4TextRouter.forward), the experts on pre_feedforward_layernorm_2(x),
+// m + post_ffw_2(Σ w·expert) in y_ (post_feedforward_layernorm follows in layer()).
+void Engine::moe_beside_dense_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilogue* epilogue) {
+  const model::ModelSpec& m = spec_;
+  const int64_t T = batch.num_tokens(), H = m.hidden_size;
+  const float eps = static_cast<float>(m.rms_norm_eps);
+  gated_mlp(h_.data(), ExpertWeights{w.w_gate, w.w_up, w.w_down, nullptr, nullptr, nullptr, {}}, T, H, m.intermediate_size,
+            y_.data());
+  if (epilogue) epilogue->apply(Component::mlp_down, l, y_.data(), batch);
+  cpu::rmsnorm(y_.data(), w.dense_post_norm, y_.data(), T, H, eps);
+  cpu::rmsnorm(x_.data(), w.router_scale, h_.data(), T, H, eps);  // (the weightless norm, then · router.scale)
+  cpu::scale(h_.data(), static_cast<float>(1.0 / std::sqrt(static_cast<double>(H))), T * H);
+  route(w, h_.data(), T);
+  cpu::rmsnorm(x_.data(), w.moe_norm, h_.data(), T, H, eps);
+  moe_mlp(l, w, batch, epilogue, moe_out_.data());
+  cpu::rmsnorm(moe_out_.data(), w.moe_post_norm, moe_out_.data(), T, H, eps);
+  cpu::add(y_.data(), moe_out_.data(), T * H);
+}
+
+void Engine::moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilogue* epilogue, float* out) {
   const model::ModelSpec& m = spec_;
   const int64_t T = batch.num_tokens(), H = m.hidden_size, E = m.num_experts, k = m.experts_per_token;
   const int64_t Fm = m.moe_intermediate_size, D = m.expert_width();
   const bool latent = m.moe_latent_size > 0;
-  cpu::linear(h_.data(), w.router, w.router_logit_bias, router_.data(), T, H, E);
-  cpu::router_topk(router_.data(), T, E, k, router_config(m, w.router_bias), topk_id_.data(), topk_w_.data());
   const float* in = h_.data();
   if (latent) {
     cpu::linear(h_.data(), w.latent_in, nullptr, moe_latent_.data(), T, H, D);
@@ -427,18 +502,18 @@ void Engine::moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilo
   };
   if (latent) {  // fc1's output is no longer read: the buffer takes the sum
     cpu::combine_experts(slots_.data(), topk_w_.data(), T, k, D, moe_latent_.data());
-    cpu::linear(moe_latent_.data(), w.latent_out, nullptr, y_.data(), T, D, H);
-    if (epilogue) epilogue->apply_expert(l, Epilogue::kLatentOut, y_.data(), every_token(), T, batch);
+    cpu::linear(moe_latent_.data(), w.latent_out, nullptr, out, T, D, H);
+    if (epilogue) epilogue->apply_expert(l, Epilogue::kLatentOut, out, every_token(), T, batch);
   } else {
-    cpu::combine_experts(slots_.data(), topk_w_.data(), T, k, H, y_.data());
+    cpu::combine_experts(slots_.data(), topk_w_.data(), T, k, H, out);
   }
   if (m.shared_expert_intermediate_size > 0) {
     gated_mlp(h_.data(), w.shared, T, H, m.shared_expert_intermediate_size, expert_out_.data());
     if (epilogue) epilogue->apply_expert(l, Epilogue::kSharedExpert, expert_out_.data(), every_token(), T, batch);
     if (m.shared_expert_gated) {
-      cpu::add_gated(h_.data(), w.shared_expert_gate, expert_out_.data(), T, H, y_.data());
+      cpu::add_gated(h_.data(), w.shared_expert_gate, expert_out_.data(), T, H, out);
     } else {
-      cpu::add(y_.data(), expert_out_.data(), T * H);
+      cpu::add(out, expert_out_.data(), T * H);
     }
   }
 }
@@ -464,6 +539,7 @@ void Engine::forward(const Batch& batch, KvCache& cache, const Outputs& out, Epi
   rope_table_ = rope_tables(m, batch);
   cpu::embedding(batch.tokens.data(), T, weights_.embedding(), V, H, x_.data());
   if (m.embed_scale != 1.0) cpu::scale(x_.data(), static_cast<float>(m.embed_scale), T * H);
+  if (m.ple_dim > 0) std::copy(x_.begin(), x_.begin() + T * H, ple_x0_.begin());  // the per-layer inputs' x0
   if (out.residuals) capture(batch, 0, x_.data(), out.residuals);
   for (int64_t l = 0; l < L; ++l) {
     layer(l, batch, cache, epilogue);

@@ -158,7 +158,7 @@ DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<st
   trials_.lambda = reinterpret_cast<const float*>(base + lambda_at);
 
   // The weight-derived vectors, on the device from the bf16 weights.
-  const int64_t in_max = std::max({m.o_dim(), m.linear_value_dim(), m.intermediate_size, m.moe_intermediate_size,
+  const int64_t in_max = std::max({m.o_dim(), m.linear_value_dim(), m.dense_mlp_width(), m.moe_intermediate_size,
                                    m.shared_expert_intermediate_size, m.moe_latent_size});
   DeviceBuffer a_scratch(static_cast<size_t>(max_slots) * static_cast<size_t>(in_max) * sizeof(float));
   vectors_.resize(static_cast<size_t>(2 * L));
@@ -189,7 +189,7 @@ DeviceAblation::DeviceAblation(DeviceWeightSource& weights, const std::vector<st
     };
     vectors_[static_cast<size_t>(l) * 2] = derive(a.c[0], 0, w.wo, m.o_in(l));
     if (a.experts.empty()) {
-      vectors_[static_cast<size_t>(l) * 2 + 1] = derive(a.c[1], 1, w.w_down, m.intermediate_size);
+      vectors_[static_cast<size_t>(l) * 2 + 1] = derive(a.c[1], 1, w.w_down, m.mlp_width(l));
       continue;
     }
     auto& ev = expert_vectors_[static_cast<size_t>(l)];

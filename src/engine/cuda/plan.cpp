@@ -59,6 +59,14 @@ BatchLayout batch_layout(int64_t T, int64_t B) {
 }
 
 void check_cuda_engine_runs(const model::ModelSpec& m) {
+  if (m.per_layer_geometry() || m.k_eq_v || m.v_norm || m.layer_scalar || m.ple_dim > 0 || m.kv_shared_layers > 0 ||
+      m.moe_beside_dense) {
+    // docs/gemma4.md §6 step 8: per-layer head sizes (512-wide heads), value norms and layer scalars
+    fail("{}: {} runs on the CPU backend only so far (per-layer head sizes, value norms, layer scalars, per-layer "
+         "embeddings, KV sharing and the MoE beside the dense MLP are not in the CUDA engine yet); run it with "
+         "--backend cpu",
+         m.source, m.architecture);
+  }
   if (m.num_experts > 0 && !(m.expert_width() % 8 == 0 && m.moe_intermediate_size % 8 == 0 &&
                              m.num_experts <= 1024 && m.experts_per_token <= 32 && m.expert_groups <= 64)) {
     fail("{}: the CUDA engine routes each token in one thread (at most 64 expert groups) and runs the experts as "
@@ -157,6 +165,7 @@ CudaEnginePlan plan_cuda_engine(const model::ModelSpec& m, const engine::Limits&
 
 int64_t device_kv_cache_bytes(const model::ModelSpec& spec, int64_t rows) {
   ABL_CHECK(rows > 0, "KV cache of {} rows", rows);
+  check_cuda_engine_runs(spec);  // (a model the engine refuses: the refusal, not a kernel's limit)
   return 2 * spec.attention_layers() * (rows + 1) * spec.num_kv_heads * attention_head_dim(spec) *
          static_cast<int64_t>(sizeof(__nv_bfloat16));
 }

@@ -217,7 +217,7 @@ TEST(ModelSpec, BadValuesNameTheFileAndKey) {
       {"hidden_act", "gelu", {"key 'hidden_act'", "'gelu' is not supported"}},
       {"rope_scaling", {{"type", "ntk-by-parts"}, {"factor", 2.0}},
        {"key 'rope_scaling'", "rope type 'ntk-by-parts' is not supported",
-        "(supported: default, linear, dynamic, llama3, longrope, yarn)"}},
+        "(supported: default, linear, dynamic, llama3, longrope, yarn, proportional)"}},
       {"rope_scaling", {{"type", "dynamic"}}, {"key 'rope_scaling.factor' is missing"}},
       {"rope_scaling", {{"rope_type", "yarn"}, {"original_max_position_embeddings", 8192}},
        {"key 'rope_scaling.factor' is missing"}},

@@ -80,7 +80,9 @@ TEST(MemoryPlan, UnitsAddUpToTheModel) {
     const ShardUnits u = shard_units(spec);
     int64_t layers = 0;
     for (int64_t n : u.layers) layers += n;
-    EXPECT_EQ(layers + u.embed + u.head, model::parameter_count(spec)) << name;
+    // (Gemma 4's per-layer embeddings: every layer unit holds the model's per_layer_projection_norm, (P))
+    const int64_t copies = spec.ple_dim > 0 ? (spec.num_layers - 1) * spec.ple_dim : 0;
+    EXPECT_EQ(layers + u.embed + u.head, model::parameter_count(spec) + copies) << name;
     EXPECT_EQ(static_cast<int64_t>(u.layers.size()), u.num_layers) << name;
     EXPECT_EQ(u.embed, spec.vocab_size * spec.hidden_size) << name;
     EXPECT_EQ(u.tied, spec.tied_embeddings) << name;

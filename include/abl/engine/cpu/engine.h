@@ -98,14 +98,21 @@ class Engine {
   // with their biases where they have them (gpt-oss's experts), down without (added after the epilogue).
   // D: H, or a LatentMoE's latent for its routed experts.
   void gated_mlp(const float* x, const ExpertWeights& w, int64_t rows, int64_t D, int64_t F, float* out);
-  // The MLP of an MoE layer on h_ (T,H) into y_: router, each expert over its tokens, combine,
-  // the shared expert.
-  void moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilogue* epilogue);
+  // The router of an MoE layer on x (T,H): logits, then each token's k experts and weights (topk_id_, topk_w_).
+  void route(const LayerWeights& w, const float* x, int64_t T);
+  // The MLP of an MoE layer on h_ (T,H) into out (T,H), routed as route() left it: each expert over its tokens,
+  // combine, the shared expert.
+  void moe_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilogue* epilogue, float* out);
+  // Gemma 4's MoE layer (moe_beside_dense) into y_: the dense MLP on h_ beside the experts on the residual x_ through
+  // their own norms, each branch post-normed, summed.
+  void moe_beside_dense_mlp(int64_t l, const LayerWeights& w, const Batch& batch, Epilogue* epilogue);
+  // Gemma 4's per-layer embeddings of one layer, added to x_ (ple_dim > 0).
+  void per_layer_input(const LayerWeights& w, const Batch& batch);
   void capture(const Batch& batch, int64_t depth, const float* rows, float* residuals) const;
   // y(rows, H) = the spec's residual-stream norm of x(rows, H) with weight w (and bias b, or null); y may alias x.
   void residual_norm(const float* x, const float* w, const float* b, float* y, int64_t rows) const;
   // The spec's q/k norm of x(T, heads, HD), in place.
-  void head_norm(float* x, const float* w, int64_t T, int64_t heads) const;
+  void head_norm(float* x, const float* w, int64_t T, int64_t heads, int64_t HD) const;
 
   WeightSource& weights_;
   model::ModelSpec spec_;
@@ -126,6 +133,9 @@ class Engine {
   // (T,H), every token's k expert outputs (T·k,H); the expert's token list and slot of each. A LatentMoE's
   // latent (T,D): fc1_latent_proj's output, then the experts' weighted sum.
   std::vector<float> router_, topk_w_, expert_in_, expert_out_, slots_, moe_latent_;
+  std::vector<float> moe_out_;  // (T,H) Gemma 4: the experts' branch beside the dense MLP's
+  // Gemma 4's per-layer embeddings: the scaled input embedding (T,H), the layer's input (T,P), the gate (T,P).
+  std::vector<float> ple_x0_, ple_a_, ple_b_;
   std::vector<int32_t> topk_id_;
   std::vector<int64_t> expert_tokens_, expert_slots_;
   std::vector<float> last_;  // (B, H) final-norm input/output of the last tokens

@@ -1,7 +1,8 @@
 // YaRN rope scaling: the keys of a config (Qwen's documented long-context block, DeepSeek's mscale
 // pair, truncate, the betas) parse to the numbers transformers' _compute_yarn_parameters uses, and
 // the inverse frequencies keep, ramp and divide the dimension pairs it names. That whole models
-// equal the torch reference is the golden test's job (tests/fixtures/golden/qwen3-yarn).
+// equal the torch reference is the golden test's job (tests/fixtures/golden/qwen3-yarn). Proportional RoPE (Gemma 4's
+// full-attention layers): the leading frequencies of the whole head, then zeros.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -25,6 +26,15 @@ ModelSpec parse(const nlohmann::json& c) {
 // theta^(-2i/HD), the unscaled inverse frequency of pair i
 double plain(const ModelSpec& s, int64_t i) {
   return 1.0 / std::pow(s.rope_theta, static_cast<double>(2 * i) / static_cast<double>(s.head_dim));
+}
+
+// Gemma 4 31B's attention (docs/gemma4.md §1) in a Gemma4ForCausalLM text config.
+nlohmann::json gemma4_text() {
+  return nlohmann::json::parse(R"({"architectures": ["Gemma4ForCausalLM"], "model_type": "gemma4_text",
+    "hidden_size": 5376, "intermediate_size": 21504, "num_hidden_layers": 12, "num_attention_heads": 32,
+    "num_key_value_heads": 16, "head_dim": 256, "global_head_dim": 512, "hidden_size_per_layer_input": 0,
+    "vocab_size": 1000, "rope_parameters": {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+      "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0}}})");
 }
 
 // Dynamic NTK raises the base only for sequences past max_position_embeddings, which runs never
@@ -177,3 +187,26 @@ TEST(RopeYarn, BadKeysNamed) {
 }
 
 }  // namespace
+
+// _compute_proportional_rope_parameters over the 512-wide full heads: int(0.25 · 512 // 2) = 64 frequencies
+// θ^(−2i/512) (the exponent over the whole head), zeros for the other 192; the sliding layers' default table spans
+// their 256-wide heads.
+TEST(RopeProportional, LeadingFrequenciesOfTheWholeHeadThenZeros) {
+  nlohmann::json c = gemma4_text();
+  const ModelSpec s = parse(c);
+  const std::vector<float> full = abl::engine::rope_inv_freq(s), local = abl::engine::rope_inv_freq(s, true);
+  ASSERT_EQ(full.size(), 256u);
+  ASSERT_EQ(local.size(), 128u);
+  for (size_t i = 0; i < full.size(); ++i) {
+    const double want = i < 64 ? std::pow(1e6, -static_cast<double>(2 * i) / 512.0) : 0.0;
+    EXPECT_NEAR(full[i], want, 1e-6 * want) << i;
+  }
+  for (size_t i = 0; i < local.size(); ++i) {
+    EXPECT_NEAR(local[i], std::pow(1e4, -static_cast<double>(2 * i) / 256.0), 1e-6) << i;
+  }
+  EXPECT_FLOAT_EQ(abl::engine::rope_attention_factor(s), 1.0f);
+  // factor divides every frequency (the zeros stay zeros)
+  c["rope_parameters"]["full_attention"]["factor"] = 8.0;
+  const std::vector<float> scaled = abl::engine::rope_inv_freq(parse(c));
+  for (size_t i = 0; i < full.size(); ++i) EXPECT_FLOAT_EQ(scaled[i], full[i] / 8.0f) << i;
+}
