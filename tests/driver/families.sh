@@ -25,14 +25,16 @@
 # (per-head q/k norms before RoPE, the ungated xIELU MLP with its learned scalars per layer, 0-d tensors kept) and
 # GLM-4.7-Flash (DeepSeek-V3's latent attention and router, dense layers from mlp_layer_types, an MTP layer kept) and
 # LLaVA (a mistral text model in Pixtral's spelling) and InternVL (qwen2, transformers 5's spelling) beside their
-# vision towers run
+# vision towers and Gemma 4 (31B-like: per-layer head sizes, values = keys, under model.language_model. beside a
+# vision tower; E2B-like: per-layer embeddings, KV sharing, double-wide MLPs; 26B-A4B-like: experts beside the dense
+# MLP, stacked as experts.*) run
 # `abliterate run` end to end (baseline, residuals, directions, a small sweep) on 2 ranks with
 # sharded weights, then export a trial whose untouched tensors (the vision tower, fused Phi-3
 # tensors, routers) keep their bytes while every o_proj/down projection the trial ablates (every
 # expert's in MoE layers) changes. The model organism's prompts serve as prompts.
 source "$(dirname "$0")/common.sh"
 GOLDEN="$HERE/../fixtures/golden"
-for name in gemma3-mm mistral3-mm gemma2-softcap phi3-longrope phi3-longrope-long glm4-interleaved-rope qwen2.5-vl-legacy qwen2-moe-shared glm4-moe granite-moe-shared gpt-oss cohere2 cohere-qknorm llama-bias seed-oss deepseek-v3-mla olmo2 olmo3-v5 deepseek-v2-groups olmoe minimax-m2 exaone4 ernie4.5-moe ernie4.5-dense qwen3-next qwen3.5-moe-mm qwen3-vl-moe-mm gemma glm4v-moe-mm phimoe llama4-mm granite4-micro granite4-moe-nope hunyuan-dense granite4-h granite4-h-moe lfm2 lfm2-moe nemotron-h nemotron-h-moe nemotron-h-latent-moe arcee dots1 hunyuan-moe apertus glm4-moe-lite llava-mm internvl-mm; do
+for name in gemma3-mm mistral3-mm gemma2-softcap phi3-longrope phi3-longrope-long glm4-interleaved-rope qwen2.5-vl-legacy qwen2-moe-shared glm4-moe granite-moe-shared gpt-oss cohere2 cohere-qknorm llama-bias seed-oss deepseek-v3-mla olmo2 olmo3-v5 deepseek-v2-groups olmoe minimax-m2 exaone4 ernie4.5-moe ernie4.5-dense qwen3-next qwen3.5-moe-mm qwen3-vl-moe-mm gemma glm4v-moe-mm phimoe llama4-mm granite4-micro granite4-moe-nope hunyuan-dense granite4-h granite4-h-moe lfm2 lfm2-moe nemotron-h nemotron-h-moe nemotron-h-latent-moe arcee dots1 hunyuan-moe apertus glm4-moe-lite llava-mm internvl-mm gemma4-dense gemma4-e gemma4-moe; do
   RUN="$WORK/families/$name"
   rm -rf "$RUN" && mkdir -p "$(dirname "$RUN")"
   extra=()  # phi3-longrope-long: no system prompt, so that the prompts (26 to 48 tokens) lie on both sides of 32
@@ -56,7 +58,8 @@ src, out, name = tensors(sys.argv[1]), tensors(sys.argv[2]), sys.argv[3]
 assert src.keys() == out.keys(), f"{name}: the export's tensors differ: {sorted(src.keys() ^ out.keys())}"
 changed = sorted(k for k in src if src[k] != out[k])
 ablatable = ("o_proj.weight", "out_proj.weight", "down_proj.weight", ".w2.weight", "output_linear.weight",
-             "mlp.experts.down_proj", "feed_forward.experts.down_proj", "fc2_latent_proj.weight")
+             "mlp.experts.down_proj", "feed_forward.experts.down_proj", "fc2_latent_proj.weight",
+             ".experts.down_proj")
 wrong = [k for k in changed if not k.endswith(ablatable)]
 assert not wrong, f"{name}: tensors that are never ablated changed: {wrong}"
 assert changed, f"{name}: trial 0 changed nothing"

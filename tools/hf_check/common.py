@@ -141,8 +141,24 @@ FAMILIES = [
     # InternVL3-1B-hf's wrapper (InternVLConfig: text_config of model_type qwen2, q/k/v biases, the token ids inside it;
     # a small internvl_vision vision_config, downsample_ratio 0.5): the language model is Qwen2Model unchanged; untied
     ("InternVLForConditionalGeneration", "internvl-mm"),
+    # Google's Gemma 4 (docs/gemma4.md) in the flat config spelling modeling_gemma4.py reads (head_dim / global_head_dim /
+    # num_global_key_value_heads as text keys): plain-w sandwich norms, layers s s f s s f (window 8) with sliding heads
+    # of 16 (default RoPE 1e4) and full heads of 32 (proportional RoPE 0.25 at 1e6), q/k norms and a weightless v norm,
+    # score scale 1, layer_scalar, softcap 30, tied. E2B's features (Gemma4ForCausalLM): per-layer embeddings of 8, the
+    # last two layers sharing layers 3's and 2's K / V (no k/v tensors), double-wide MLPs there
+    ("Gemma4ForCausalLM", "gemma4-e"),
+    # 31B's features (Gemma4ForConditionalGeneration: text_config, model.language_model.* beside a small gemma4_vision
+    # tower): attention_k_eq_v with one kv head on the full layers (no v_proj), use_bidirectional_attention "vision"
+    ("Gemma4ForConditionalGeneration", "gemma4-dense"),
+    # 26B-A4B's features: the dense text model plus enable_moe_block, 8 experts of 24 top-2 beside the dense MLP, the
+    # router on the un-normed residual (its own norm, router.scale, per_expert_scale), stacked experts.gate_up_proj /
+    # down_proj
+    ("Gemma4ForCausalLM", "gemma4-moe"),
 ]
-GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "GemmaForCausalLM")
+# (Gemma 4's main embedding scale sqrt(64) = 8 is exact in bf16; its per-layer table's bf16(sqrt(8)) is not, and an fp32
+# transformers run of gemma4-e uses the unrounded sqrt(8): references.py's hook covers the main embedding only)
+GEMMA = ("Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration", "GemmaForCausalLM",
+         "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration")
 
 
 def log(msg):

@@ -109,9 +109,9 @@ def split_fused_experts(folder, arch, cfg):
     import torch
     import reference as ref
     if arch in ("GptOssForCausalLM", "Qwen3VLMoeForConditionalGeneration", "Llama4ForConditionalGeneration",
-                "Llama4ForCausalLM"):
-        # their stacked, transposed experts (gpt-oss's interleaved) are the Hub layout, and transformers
-        # reads no other
+                "Llama4ForCausalLM", "Gemma4ForCausalLM", "Gemma4ForConditionalGeneration"):
+        # their stacked experts (transposed: gpt-oss, interleaved; Qwen3-VL-MoE, Llama 4) are the Hub layout, and
+        # transformers reads no other (Gemma 4's experts.gate_up_proj / experts.down_proj, no per-expert form)
         return None
     files = safetensors_files(folder)
     if len(files) != 1:

@@ -32,6 +32,16 @@ class HFReference:
             self.model.get_input_embeddings().register_forward_hook(lambda m, i, o: o * ratio)
             self.notes.append("Gemma embedding scale as stored (%s): sqrt(%d) = %.6g, not %.6g" % (
                 stored, H, rounded, exact))
+            # Gemma 4's per-layer table (Gemma4TextScaledWordEmbedding with sqrt(hidden_size_per_layer_input))
+            P = cfg.get("text_config", cfg).get("hidden_size_per_layer_input") or 0
+            tables = [m for n, m in self.model.named_modules() if n.endswith("embed_tokens_per_layer")]
+            if P and tables:
+                exact_p = float(torch.tensor(P ** 0.5, dtype=torch.float32))
+                rounded_p = float(torch.tensor(P ** 0.5, dtype=torch.float32).to(getattr(torch, stored)))
+                ratio_p = rounded_p / exact_p
+                tables[0].register_forward_hook(lambda m, i, o: o * ratio_p)
+                self.notes.append("Gemma 4 per-layer table scale as stored: sqrt(%d) = %.6g, not %.6g" % (
+                    P, rounded_p, exact_p))
 
     def forward_last(self, ids):
         torch = self.torch

@@ -673,6 +673,33 @@
      rope_theta_default and sliding_window (mistral) or qkv_bias (qwen2) and WrapperCheck reproduces each (1e-3, each
      over 1e-2); reference.Spec refuses a text_config of another model_type (gemma3_text) and no text_config. (1. checks
      the KV cache, 4. the transformers >= 4.52 spelling.)
+ 38. Gemma 4 (gemma4-e, gemma4-moe: Gemma4ForCausalLM; gemma4-dense: Gemma4ForConditionalGeneration): a second
+     forward pass written here from models/gemma4/modeling_gemma4.py, configuration_gemma4.py and
+     _compute_proportional_rope_parameters in another style (`Gemma4Check`: config.json read on its own, the flat
+     head_dim / global_head_dim / num_global_key_value_heads or a per_layer_config, Gemma4TextAttention.__init__'s
+     per-layer geometry, KV-sharing flags and Gemma4TextMLP's width as written there, the RoPE frequencies in Python
+     floats per layer type turned as complex pairs, per-head attention with an explicit causal / sliding mask at score
+     scale 1 and a hand-written softmax, shared K / V keyed by layer type, the per-layer embeddings, layer_scalar,
+     Gemma4TextRouter and Gemma4TextExperts' one_hot / index_add_ loop) reproduces logits_last, hidden_last and
+     logits_all_0 (1e-4) and every golden greedy id (no cache); the files hold exactly the state dict's tensors (no
+     k/v tensors on the shared layers, no v_proj on the k_eq_v layers, each layer's head size and MLP width; the
+     multimodal checkpoint's five stand-ins), all BF16; config.json is in the flat spelling; reference.Spec and
+     golden.json read the layer types, head sizes, kv heads, k_eq_v, KV sources, MLP widths, RoPE tables, scales,
+     soft-cap and layer scalars as Gemma4Check does; the layer scalars are at least 0.1 from 1, the raw logits pass the
+     soft-cap, every prompt the window; configuration_gemma4.py @008e574's per_layer_config (with and without equal
+     flat keys), rope_parameters left out, a last layer written sliding, an unread top-level rope_theta /
+     rope_scaling, and stray k/v tensors on the shared layers give the same logits (reference and Gemma4Check);
+     golden.json has exactly the what-ifs the config calls for and Gemma4Check reproduces each (1e-3, each over
+     1e-2); with experts the routing gaps over the prompt and fed-back tokens, expert_ids_last, prompt 4's expert
+     usage and the tokens the router what-ifs move, and the renormalisation's small effect; the 1e-7 weight-noise
+     change golden.json records, at most golden_models.MAX_WEIGHT_NOISE_CHANGE; reference.Spec refuses
+     use_bidirectional_attention "all", attention_bias, num_kv_shared_layers >= num_hidden_layers or leaving a shared
+     type without a storing layer, rope types other than default / proportional or a table of another width, a
+     default RoPE with a partial_rotary_factor, a missing rope_parameters entry, a per_layer_config that disagrees or
+     names a sliding layer, global_head_dim null where hidden / heads != head_dim, and per fixture
+     vocab_size_per_layer_input != vocab_size, k_eq_v without num_global_key_value_heads, MoE without num_experts or
+     with top_k_experts > num_experts. (1. checks the KV cache with shared layers reading their source's cached K / V,
+     3. the MoE per-expert loop, 5. the embedding scale.)
 
 Run: /usr/bin/python3 tools/organism/check_reference.py [FIXTURE ...]  (a few seconds; all golden fixtures, or
 only the named ones; exits 1 on a failure)
@@ -803,6 +830,10 @@ def moe_per_expert(spec, p, pre, l, h):
     if spec.expert_naming == "nemotron_h":
         # NemotronHMoE as NemotronHCheck writes it (route, the stacked experts' index_add_ loop, the shared expert)
         return NemotronHCheck(spec.cfg, p).moe(l, x).view(B, T, H)
+    if spec.expert_naming == "gemma4":
+        # Gemma 4's router and experts as Gemma4Check writes them (h: the residual; the experts' weighted sum before
+        # post_feedforward_layernorm_2, as reference.gemma4_moe returns it)
+        return Gemma4Check(spec.cfg, p).moe(l, x).view(B, T, H)
     w = p[ref.router_weight_name(spec, pre)]
     if spec.expert_naming == "gpt_oss":
         out = GptOssCheck.experts(spec.num_experts, spec.swiglu_alpha, spec.swiglu_limit, p, pre, x,
@@ -8808,6 +8839,529 @@ def check_glm4_moe_lite(name, spec, p, g, st):
     check_refusals(name, cases)
 
 
+class Gemma4Check:
+    """Gemma4ForCausalLM's and Gemma4ForConditionalGeneration's language model again, from transformers'
+    models/gemma4/modeling_gemma4.py (the generated file, @0246b4f), configuration_gemma4.py and
+    modeling_rope_utils._compute_proportional_rope_parameters (docs/gemma4.md §2), sharing nothing with reference.py
+    but the safetensors reader: config.json read on its own (the text keys of text_config for the multimodal
+    checkpoint, Gemma4TextConfig's defaults for the absent ones; the flat head_dim / global_head_dim /
+    num_global_key_value_heads of the modeling file, or configuration_gemma4.py @008e574's per_layer_config when
+    config.json holds one; layer_types, else the pattern 6, the last layer forced full); Gemma4TextAttention.__init__'s
+    per-layer head size, kv heads, use_alternative_attention, is_kv_shared_layer and store_full_length_kv as written
+    there; the RoPE inverse frequencies in Python floats per layer type (compute_default_rope_parameters over
+    head_dim; the proportional one over global_head_dim with rope_angles = int(factor x head // 2) and zeros after),
+    applied as the rotate-half pairs (i, i + head / 2) turned as complex numbers; Gemma4RMSNorm as x rsqrt(mean(x^2)
+    + eps) times the weight (plain w); per-head attention with an explicit causal / sliding mask (p - W < j <= p), the
+    score scale 1 and a hand-written softmax; shared_kv_states keyed by layer type; the GELU's tanh formula written out;
+    the per-layer inputs (get_per_layer_inputs, project_per_layer_inputs) and their per-layer gate / projection / norm;
+    layer_scalar; Gemma4TextRouter (weightless norm, scale, hidden_size^-0.5, proj, softmax, topk, renormalised,
+    per_expert_scale) and Gemma4TextExperts.forward's one_hot / index_add_ loop over the stacked gate_up_proj /
+    down_proj; the final norm, the tied head and the soft-cap (both architectures).
+    What-ifs (attributes set after __init__): `norm_plus_one` (Gemma 3's (1 + w)), `scale_rule` ("one", "head_dim":
+    head^-0.5), `use_layer_scalar`, `cap` (None: no soft-cap), `window` (None: no window), `full_rope`
+    ("proportional", "partial": int(head x factor) dims in their own rotate-half pairs at theta^(-2i/that),
+    "default": every pair turning at theta^(-2i/head)), `use_v_norm`, `use_ple`, `ple_scale` (None: the table's
+    bf16(sqrt(P)); else that number), `kv_share` ("states", "weights": each shared layer its own K, V from the storing
+    layer's k_proj / v_proj / k_norm; "first_of_type": the first unshared layer of a type storing), `v_source` (k_eq_v:
+    "raw", "normed", "rotated"), `router_input` ("residual", "pre_ffn"), `router_scale`, `expert_scale`,
+    `renormalise`, `expert_norm` ("pre_ffn_2", "pre_ffn"), `dense_mlp`, `gate_up_swapped`. `router_inputs`: None, or a
+    list that receives (layer, router input) per MoE layer."""
+
+    # Gemma4TextConfig's defaults of the keys read here (configuration_gemma4.py; global_head_dim 512 and
+    # num_global_key_value_heads None as @008e574's __post_init__ pops them)
+    DEFAULTS = dict(num_attention_heads=8, num_key_value_heads=4, head_dim=256, global_head_dim=512,
+                    num_global_key_value_heads=None, rms_norm_eps=1e-6, sliding_window=512, layer_types=None,
+                    final_logit_softcapping=None, rope_parameters=None, hidden_size_per_layer_input=256,
+                    attention_k_eq_v=False, num_kv_shared_layers=0, enable_moe_block=False, use_double_wide_mlp=False,
+                    hidden_activation="gelu_pytorch_tanh", num_experts=None, top_k_experts=None,
+                    moe_intermediate_size=None, per_layer_config=None)
+
+    def __init__(self, cfg, p):
+        multimodal = cfg["architectures"][0] == "Gemma4ForConditionalGeneration"
+        text = cfg["text_config"] if multimodal else cfg
+        c = dict(self.DEFAULTS, **text)
+        if c["hidden_activation"] != "gelu_pytorch_tanh":
+            raise ValueError("Gemma4Check: hidden_activation %r" % c["hidden_activation"])
+        self.c, self.p = c, p
+        self.prefix = "model.language_model." if multimodal else "model."
+        self.H, self.L = c["hidden_size"], c["num_hidden_layers"]
+        self.NH, self.V = c["num_attention_heads"], c["vocab_size"]
+        self.eps = c["rms_norm_eps"]
+        types = list(c["layer_types"] or ["sliding_attention" if (i + 1) % 6 else "full_attention"
+                                           for i in range(self.L)])
+        types[-1] = "full_attention"  # Gemma4TextConfig.__post_init__
+        self.types = types
+        # Gemma4TextAttention.__init__, layer by layer
+        overrides = {int(k): v for k, v in (c["per_layer_config"] or {}).items()}
+        first = self.L - c["num_kv_shared_layers"]
+        prev = types[:first]
+        self.head, self.nkv, self.alt, self.shared, self.store, self.width = [], [], [], [], [], []
+        for l, t in enumerate(types):
+            sliding = t == "sliding_attention"
+            if c["per_layer_config"] is not None:
+                head = overrides.get(l, {}).get("head_dim", c["head_dim"])
+                nkv = overrides.get(l, {}).get("num_key_value_heads", c["num_key_value_heads"])
+            else:
+                head = c["global_head_dim"] if not sliding and c["global_head_dim"] else c["head_dim"]
+                nkv = c["num_global_key_value_heads"] if c["attention_k_eq_v"] and not sliding else \
+                    c["num_key_value_heads"]
+            self.head.append(head)
+            self.nkv.append(nkv)
+            self.alt.append(bool(c["attention_k_eq_v"]) and not sliding)
+            self.shared.append(l >= first >= 0)
+            self.store.append(not self.shared[l] and l == len(prev) - 1 - prev[::-1].index(t))
+            # Gemma4TextMLP.__init__
+            self.width.append(c["intermediate_size"] * (2 if c["use_double_wide_mlp"] and l >= first > 0 else 1))
+        self.P = c["hidden_size_per_layer_input"] or 0
+        dtype = cfg.get("dtype", text.get("dtype", cfg.get("torch_dtype")))
+        rounded = (lambda x: float(torch.tensor(x).to(torch.bfloat16))) if dtype == "bfloat16" else float
+        self.normalizer = rounded(self.H ** 0.5)  # Gemma4TextScaledWordEmbedding: embed_scale.to(weight.dtype)
+        self.ple_normalizer = rounded(self.P ** 0.5) if self.P else None
+        rp = c["rope_parameters"] or {
+            "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+            "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25, "rope_theta": 1000000.0}}
+        self.rope_parameters = rp
+        self.E, self.k = c["num_experts"], c["top_k_experts"]
+        # what-ifs
+        self.norm_plus_one, self.scale_rule, self.use_layer_scalar = False, "one", True
+        self.cap, self.window = c["final_logit_softcapping"], c["sliding_window"]
+        self.full_rope, self.use_v_norm, self.use_ple, self.ple_scale = "proportional", True, True, None
+        self.kv_share, self.v_source = "states", "raw"
+        self.router_input, self.router_scale, self.expert_scale, self.renormalise = "residual", True, True, True
+        self.expert_norm, self.dense_mlp, self.gate_up_swapped = "pre_ffn_2", True, False
+        self.router_inputs = None
+
+    def frequencies(self, t):
+        """Layer type t's inverse frequencies (head / 2 Python floats), as the rotary embedding builds them."""
+        e = self.rope_parameters[t]
+        base, c = float(e["rope_theta"]), self.c
+        if t == "full_attention" and self.full_rope != "proportional":
+            head = self.head[self.types.index(t)]
+            if self.full_rope == "default":
+                return [base ** (-2 * i / head) for i in range(head // 2)]
+            dim = int(head * e.get("partial_rotary_factor", 1.0))  # "partial": a rotary dim of its own
+            return [base ** (-2 * i / dim) for i in range(dim // 2)]
+        if e["rope_type"] == "default":  # compute_default_rope_parameters: config.head_dim
+            dim = c["head_dim"] or self.H // self.NH
+            return [base ** (-2 * i / dim) for i in range(dim // 2)]
+        # _compute_proportional_rope_parameters, head_dim_key "global_head_dim" for the full type
+        head = self.head[self.types.index(t)]
+        angles = int(e.get("partial_rotary_factor", 1.0) * head // 2)
+        factor = float(e.get("factor", 1.0))
+        return [base ** (-2 * i / head) / factor for i in range(angles)] + [0.0] * (head // 2 - angles)
+
+    def rms(self, x, w=None):  # Gemma4RMSNorm: plain w (with_scale=False: none)
+        y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps)
+        if w is None:
+            return y
+        return y * (1 + w) if self.norm_plus_one else y * w
+
+    @staticmethod
+    def gelu(x):  # gelu_pytorch_tanh
+        return 0.5 * x * (1 + torch.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x ** 3)))
+
+    @staticmethod
+    def rotary(x, angles):
+        """x (T, heads, D): the pairs (x[i], x[i + R/2]) of the first R = 2 x angles' width dims as complex numbers
+        times e^(i angle) (apply_rotary_pos_emb's rotate_half), the rest unchanged."""
+        half = angles.shape[-1]
+        z = torch.complex(x[..., :half], x[..., half:2 * half]) * torch.polar(torch.ones_like(angles),
+                                                                              angles).unsqueeze(1)
+        return torch.cat((z.real, z.imag, x[..., 2 * half:]), dim=-1)
+
+    def w(self, l, name):
+        return self.p[self.prefix + "layers.%d.%s" % (l, name)]
+
+    def attention(self, l, x, turns, shared_kv):
+        T, NH, HD, NKV = x.shape[0], self.NH, self.head[l], self.nkv[l]
+        t = self.types[l]
+        q = self.rotary(self.rms((x @ self.w(l, "self_attn.q_proj.weight").T).view(T, NH, HD),
+                                 self.w(l, "self_attn.q_norm.weight")), turns[t])
+        if self.shared[l] and self.kv_share != "weights":
+            k, v = shared_kv[t]
+        else:
+            src = l
+            if self.shared[l]:  # (what-if "weights": the storing layer's projections on this layer's input)
+                src = max(i for i in range(l) if self.store[i] and self.types[i] == t)
+            k0 = (x @ self.w(src, "self_attn.k_proj.weight").T).view(T, NKV, HD)
+            v = k0 if self.alt[l] else (x @ self.w(src, "self_attn.v_proj.weight").T).view(T, NKV, HD)
+            kn = self.rms(k0, self.w(src, "self_attn.k_norm.weight"))
+            k = self.rotary(kn, turns[t])
+            if self.alt[l] and self.v_source != "raw":
+                v = kn if self.v_source == "normed" else k
+            v = self.rms(v) if self.use_v_norm else v
+            if self.store[l]:
+                shared_kv[t] = (k, v)
+        i = torch.arange(T)
+        allowed = i[None, :] <= i[:, None]
+        if t == "sliding_attention" and self.window is not None:
+            allowed &= i[None, :] > i[:, None] - self.window
+        scale = HD ** -0.5 if self.scale_rule == "head_dim" else 1.0
+        heads = []
+        for hh in range(NH):
+            kv = hh // (NH // NKV)  # repeat_kv
+            s = ((q[:, hh] @ k[:, kv].T) * scale).masked_fill(~allowed, float("-inf"))
+            e = torch.exp(s - s.max(dim=-1, keepdim=True).values)
+            heads.append((e / e.sum(dim=-1, keepdim=True)) @ v[:, kv])
+        return torch.cat(heads, dim=-1) @ self.w(l, "self_attn.o_proj.weight").T
+
+    def route(self, l, x):
+        """Gemma4TextRouter.forward on x (T, H) -> (chosen (T, k), weights (T, k), probabilities (T, E))."""
+        z = self.rms(x) * (self.w(l, "router.scale") if self.router_scale else 1.0) * self.H ** -0.5
+        probs = torch.nn.functional.softmax(z @ self.w(l, "router.proj.weight").T, dim=-1, dtype=torch.float32)
+        top, chosen = torch.topk(probs, k=self.k, dim=-1)
+        if self.renormalise:
+            top = top / top.sum(dim=-1, keepdim=True)
+        if self.expert_scale:
+            top = top * self.w(l, "router.per_expert_scale")[chosen]
+        return chosen, top, probs
+
+    def moe(self, l, r):
+        """The experts' weighted sum for the residual r (T, H), before post_feedforward_layernorm_2: the router on r
+        (or on pre_feedforward_layernorm(r)), Gemma4TextExperts.forward on pre_feedforward_layernorm_2(r)."""
+        xr = r if self.router_input == "residual" else self.rms(r, self.w(l, "pre_feedforward_layernorm.weight"))
+        if self.router_inputs is not None:
+            self.router_inputs.append((l, xr))
+        chosen, top, _ = self.route(l, xr)
+        norm = "pre_feedforward_layernorm_2.weight" if self.expert_norm == "pre_ffn_2" else \
+            "pre_feedforward_layernorm.weight"
+        x = self.rms(r, self.w(l, norm))
+        out = torch.zeros_like(x)
+        mask = torch.nn.functional.one_hot(chosen, num_classes=self.E).permute(2, 1, 0)
+        gate_up, down = self.w(l, "experts.gate_up_proj"), self.w(l, "experts.down_proj")
+        for e in range(self.E):
+            slot, tok = torch.where(mask[e])
+            if len(tok) == 0:
+                continue
+            gate, up = torch.nn.functional.linear(x[tok], gate_up[e]).chunk(2, dim=-1)
+            if self.gate_up_swapped:
+                gate, up = up, gate
+            y = torch.nn.functional.linear(self.gelu(gate) * up, down[e])
+            out.index_add_(0, tok, y * top[tok, slot, None])
+        return out
+
+    def layer(self, l, x, turns, shared_kv, per_layer_input):  # Gemma4TextDecoderLayer.forward
+        x = x + self.rms(self.attention(l, self.rms(x, self.w(l, "input_layernorm.weight")), turns, shared_kv),
+                         self.w(l, "post_attention_layernorm.weight"))
+        r = x
+        h = self.rms(r, self.w(l, "pre_feedforward_layernorm.weight"))
+        m = None
+        if self.dense_mlp or not self.E:
+            m = (self.gelu(h @ self.w(l, "mlp.gate_proj.weight").T) * (h @ self.w(l, "mlp.up_proj.weight").T)) @ \
+                self.w(l, "mlp.down_proj.weight").T
+        if self.E:
+            y = self.rms(self.moe(l, r), self.w(l, "post_feedforward_layernorm_2.weight"))
+            m = y if m is None else self.rms(m, self.w(l, "post_feedforward_layernorm_1.weight")) + y
+        x = r + self.rms(m, self.w(l, "post_feedforward_layernorm.weight"))
+        if self.P and self.use_ple:
+            g = self.gelu(x @ self.w(l, "per_layer_input_gate.weight").T) * per_layer_input
+            g = g @ self.w(l, "per_layer_projection.weight").T
+            x = x + self.rms(g, self.w(l, "post_per_layer_input_norm.weight"))
+        return x * self.w(l, "layer_scalar") if self.use_layer_scalar else x
+
+    def forward(self, ids):
+        """ids: list of ints -> (logits (T, V), hidden_states (L+1 tensors (T, H)))."""
+        p, pre, T = self.p, self.prefix, len(ids)
+        idx = torch.tensor(ids)
+        x = p[pre + "embed_tokens.weight"][idx] * self.normalizer
+        per_layer = None
+        if self.P:
+            scale = self.ple_normalizer if self.ple_scale is None else self.ple_scale
+            tokens = (p[pre + "embed_tokens_per_layer.weight"][idx] * scale).view(T, self.L, self.P)
+            ctx = self.rms(((x @ p[pre + "per_layer_model_projection.weight"].T) / math.sqrt(self.H)).view(
+                T, self.L, self.P), p[pre + "per_layer_projection_norm.weight"])
+            per_layer = (ctx + tokens) / math.sqrt(2.0)
+        positions = torch.arange(T, dtype=torch.float32)
+        turns = {t: torch.outer(positions, torch.tensor(self.frequencies(t), dtype=torch.float32))
+                 for t in set(self.types)}
+        hidden, shared_kv = [x], {}
+        if self.kv_share == "first_of_type":  # (what-if: the first unshared layer of each type stores)
+            self.store = [not self.shared[l] and self.types.index(self.types[l]) == l for l in range(self.L)]
+        for l in range(self.L):
+            x = self.layer(l, x, turns, shared_kv, None if per_layer is None else per_layer[:, l])
+            hidden.append(x)
+        hidden[-1] = self.rms(x, p[pre + "norm.weight"])
+        logits = hidden[-1] @ p[pre + "embed_tokens.weight"].T  # tied (_tied_weights_keys)
+        if self.cap is not None:
+            logits = torch.tanh(logits / self.cap) * self.cap
+        return logits, hidden
+
+
+GEMMA4_WHAT_IFS = {"norms_plus_one": ("norm_plus_one", True), "attn_scale_head_dim": ("scale_rule", "head_dim"),
+                   "layer_scalar": ("use_layer_scalar", False), "final_softcap": ("cap", None),
+                   "sliding_window": ("window", None), "full_rope_partial_dim": ("full_rope", "partial"),
+                   "full_rope_default": ("full_rope", "default"), "v_norm": ("use_v_norm", False),
+                   "ple": ("use_ple", False), "ple_table_unscaled": ("ple_scale", 1.0),
+                   "kv_shared_weights": ("kv_share", "weights"),
+                   "kv_source_first_of_type": ("kv_share", "first_of_type"),
+                   "v_after_k_norm": ("v_source", "normed"), "v_after_rope": ("v_source", "rotated"),
+                   "router_input_normed": ("router_input", "pre_ffn"), "router_scale": ("router_scale", False),
+                   "router_per_expert_scale": ("expert_scale", False), "experts_input_norm": ("expert_norm", "pre_ffn"),
+                   "dense_mlp": ("dense_mlp", False), "experts_gate_up_swapped": ("gate_up_swapped", True)}
+
+
+def gemma4_expected_tensors(m, cfg):
+    """The tensors (name -> shape) Gemma4ForCausalLM's / Gemma4ForConditionalGeneration's state dict holds for the
+    check model m's config (docs/gemma4.md §4), the multimodal checkpoint's stand-ins aside."""
+    H, P, L, pre = m.H, m.P, m.L, m.prefix
+    want = {pre + "embed_tokens.weight": (m.V, H), pre + "norm.weight": (H,)}
+    if P:
+        want.update({pre + "embed_tokens_per_layer.weight": (m.V, L * P),
+                     pre + "per_layer_model_projection.weight": (L * P, H),
+                     pre + "per_layer_projection_norm.weight": (P,)})
+    for l in range(L):
+        x, HD, NKV, F_ = pre + "layers.%d." % l, m.head[l], m.nkv[l], m.width[l]
+        for n in ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                  "post_feedforward_layernorm"):
+            want[x + n + ".weight"] = (H,)
+        want.update({x + "self_attn.q_proj.weight": (m.NH * HD, H), x + "self_attn.q_norm.weight": (HD,),
+                     x + "self_attn.o_proj.weight": (H, m.NH * HD), x + "mlp.gate_proj.weight": (F_, H),
+                     x + "mlp.up_proj.weight": (F_, H), x + "mlp.down_proj.weight": (H, F_), x + "layer_scalar": (1,)})
+        if not m.shared[l]:
+            want.update({x + "self_attn.k_proj.weight": (NKV * HD, H), x + "self_attn.k_norm.weight": (HD,)})
+            if not m.alt[l]:
+                want[x + "self_attn.v_proj.weight"] = (NKV * HD, H)
+        if P:
+            want.update({x + "per_layer_input_gate.weight": (P, H), x + "per_layer_projection.weight": (H, P),
+                         x + "post_per_layer_input_norm.weight": (H,)})
+        if m.E:
+            Fm = m.c["moe_intermediate_size"]
+            want.update({x + "router.proj.weight": (m.E, H), x + "router.scale": (H,),
+                         x + "router.per_expert_scale": (m.E,), x + "experts.gate_up_proj": (m.E, 2 * Fm, H),
+                         x + "experts.down_proj": (m.E, H, Fm)})
+            for n in ("pre_feedforward_layernorm_2", "post_feedforward_layernorm_1", "post_feedforward_layernorm_2"):
+                want[x + n + ".weight"] = (H,)
+    return want
+
+
+def gemma4_text_change(cfg, change=None, drop=()):
+    """A copy of config.json with the text keys `change` set and `drop` removed (in text_config for the multimodal
+    checkpoint)."""
+    c2 = json.loads(json.dumps(cfg))
+    text = c2["text_config"] if "text_config" in c2 else c2
+    text.update(change or {})
+    for key in drop:
+        text.pop(key, None)
+    return c2
+
+
+def gemma4_refuses(cfg, change=None, drop=()):
+    try:
+        ref.Spec(gemma4_text_change(cfg, change, drop))
+    except ValueError:
+        return True
+    return False
+
+
+def check_gemma4(name, spec, p, g, st):
+    cfg, m = open_check(name, Gemma4Check, p, g, st)
+    model = g["model"]
+    text = cfg.get("text_config", cfg)
+    multimodal = "text_config" in cfg
+    ids = g["prompts"][4]["input_ids"]
+    # the file: exactly the tensors the state dict holds (no k/v tensors on shared layers, no v_proj on k_eq_v layers,
+    # the layer's own head size and MLP width), all BF16, plus the multimodal checkpoint's stand-ins
+    stored = ref.read_safetensors(os.path.join(ROOT, name, "model.safetensors"))
+    want = gemma4_expected_tensors(m, cfg)
+    stand_ins = sorted(n for n in stored if not n.startswith(m.prefix))
+    shapes = {n: tuple(v[1].shape) for n, v in stored.items() if n.startswith(m.prefix)}
+    want_stand_ins = ["model.embed_vision.embedding_projection.weight",
+                      "model.vision_tower.encoder.layers.0.input_layernorm.weight",
+                      "model.vision_tower.encoder.layers.0.self_attn.q_proj.linear.weight",
+                      "model.vision_tower.patch_embedder.input_proj.weight",
+                      "model.vision_tower.patch_embedder.position_embedding_table"] if multimodal else []
+    check(shapes == want and all(v[0] == "BF16" for v in stored.values()) and stand_ins == want_stand_ins and
+          stand_ins == model.get("stand_in_tensors", []) and "lm_head.weight" not in stored,
+          "%s: the file holds exactly %s's %d tensors under %s (head sizes %s, kv heads %s, no k_proj / v_proj / k_norm "
+          "on the shared layers %s, no v_proj on the k_eq_v layers %s, MLP widths %s%s%s; tied: no lm_head)%s, all "
+          "BF16" % (name, cfg["architectures"][0], len(want), m.prefix, m.head, m.nkv,
+                    [l for l in range(m.L) if m.shared[l]], [l for l in range(m.L) if m.alt[l]], m.width,
+                    ", per-layer embeddings of %d" % m.P if m.P else "", ", %d experts of %d top-%d" % (
+                        m.E, text["moe_intermediate_size"], m.k) if m.E else "",
+                    " plus %d stand-ins" % len(stand_ins) if stand_ins else ""))
+    # config.json: the flat spelling modeling_gemma4.py reads
+    rp = text["rope_parameters"]
+    spelling = (text["model_type"] == "gemma4_text" and "per_layer_config" not in text and
+                {"head_dim", "global_head_dim", "num_global_key_value_heads", "layer_types", "rope_parameters",
+                 "hidden_size_per_layer_input", "num_kv_shared_layers", "attention_k_eq_v",
+                 "use_double_wide_mlp", "enable_moe_block"} <= set(text) and
+                rp == {"full_attention": {"partial_rotary_factor": 0.25, "rope_theta": 1000000.0,
+                                          "rope_type": "proportional"},
+                       "sliding_attention": {"rope_theta": 10000.0, "rope_type": "default"}} and
+                not {"rope_theta", "rope_scaling", "query_pre_attn_scalar", "torch_dtype"} & set(text) and
+                text["sliding_window"] == 8 and text["final_logit_softcapping"] == 30.0 and
+                text["rms_norm_eps"] == 1e-6 and text["hidden_activation"] == "gelu_pytorch_tanh" and
+                text["tie_word_embeddings"] is True and text["vocab_size_per_layer_input"] == text["vocab_size"] and
+                cfg.get("dtype") == "bfloat16" and cfg["transformers_version"].startswith("5.") and
+                (cfg["model_type"] == "gemma4" and cfg["tie_word_embeddings"] is True and
+                 cfg["vision_config"]["model_type"] == "gemma4_vision" and cfg["audio_config"] is None
+                 if multimodal else cfg["architectures"] == ["Gemma4ForCausalLM"]) and
+                len(text["layer_types"]) == m.L and text["layer_types"][-1] == "full_attention")
+    check(spelling, "%s: config.json in the flat spelling (%s; head_dim %d, global_head_dim %d, "
+          "num_global_key_value_heads %r as text keys, no per_layer_config), rope_parameters per type written out "
+          "(sliding default at 1e4, full proportional 0.25 at 1e6), layer_types listed, window 8, softcap 30, eps 1e-6, "
+          "tied, dtype bfloat16" % (name, "Gemma4Config with text_config gemma4_text and a gemma4_vision "
+                                          "vision_config" if multimodal else "gemma4_text at the top level",
+                                    text["head_dim"], text["global_head_dim"], text["num_global_key_value_heads"]))
+    # reference.Spec and golden.json read the geometry, the RoPE, the sharing, the widths and the scales as Gemma4Check
+    freq = {t: torch.tensor(m.frequencies(t), dtype=torch.float32) for t in set(m.types)}
+    rope_ok = all(bool(((spec.rope[k][0] - freq[t]).abs() <= 1e-6 * freq[t].abs()).all()) and spec.rope[k][1] == 1.0
+                  for k, t in (("local", "sliding_attention"), ("global", "full_attention")))
+    turning = sum(f != 0.0 for f in m.frequencies("full_attention"))
+    same = (spec.layer_types == m.types and spec.layer_head_dim == m.head and spec.layer_kv_heads == m.nkv and
+            spec.layer_k_eq_v == m.alt and spec.layer_kv_shared == m.shared and spec.layer_kv_store == m.store and
+            spec.layer_mlp_width == m.width and spec.ple_dim == m.P and spec.ple_embed_scale == m.ple_normalizer and
+            spec.embed_scale == m.normalizer and spec.final_softcap == m.cap and spec.sliding_window == m.window and
+            spec.attn_scale == 1.0 and not spec.norm_offset and rope_ok and spec.eps == m.eps and spec.tied and
+            model["layer_head_dim"] == m.head and model["layer_kv_heads"] == m.nkv and model["layer_k_eq_v"] == m.alt
+            and model["layer_kv_store"] == m.store and model["layer_mlp_width"] == m.width and
+            model["rope"]["full_attention"]["inv_freq"] == [float(x) for x in spec.rope["global"][0]] and
+            model["rope"]["full_attention"]["pairs_turning"] == turning and
+            model["embed_scale"] == m.normalizer and model.get("ple_embed_scale") == m.ple_normalizer and
+            model["layer_scalar"] == [float(m.w(l, "layer_scalar")) for l in range(m.L)])
+    sources = [None if not m.shared[l] else max(i for i in range(l) if m.store[i] and m.types[i] == m.types[l])
+               for l in range(m.L)]
+    check(same and spec.layer_kv_source == sources == model["layer_kv_source"],
+          "%s: reference.Spec and golden.json read the layer types, head sizes %s, kv heads %s, k_eq_v %s, KV sharing "
+          "(sources %s), MLP widths, the RoPE per type (full: %d of %d pairs turn), the embedding scale %g%s, the "
+          "soft-cap and the layer scalars as Gemma4Check does" % (
+              name, m.head, m.nkv, m.alt, sources, turning, m.head[m.types.index("full_attention")] // 2, m.normalizer,
+              " and the per-layer table's bf16(sqrt(%d)) = %g" % (m.P, m.ple_normalizer) if m.P else ""))
+    check(all(abs(s - 1.0) >= 0.1 for s in model["layer_scalar"]) and
+          model["max_abs_raw_logit_prompt4"] > text["final_logit_softcapping"] and
+          min(len(e["input_ids"]) for e in g["prompts"]) > m.window and abs(model["norm_weight_mean"] - 1) < 0.15,
+          "%s: every layer_scalar at least 0.1 from 1 (%s), prompt 4's raw logits past the soft-cap (%.1f > 30), every "
+          "prompt past the window, the layer norms' weights around 1 (mean %.3f: plain w)" % (
+              name, model["layer_scalar"], model["max_abs_raw_logit_prompt4"], model["norm_weight_mean"]))
+    # other spellings read alike: configuration_gemma4.py @008e574's per_layer_config, rope_parameters left to the
+    # defaults, a last layer written sliding (forced full), an unread top-level rope_theta / rope_scaling; and (KV
+    # sharing) stray k/v tensors on the shared layers (_keys_to_ignore_on_load_unexpected)
+    base = ref.forward(spec, p, torch.tensor([ids]), capture=False)[0]
+    full = [l for l in range(m.L) if m.types[l] == "full_attention"]
+    override = {"head_dim": text["global_head_dim"]}
+    if text["attention_k_eq_v"]:
+        override["num_key_value_heads"] = text["num_global_key_value_heads"]
+    types_last_sliding = text["layer_types"][:-1] + ["sliding_attention"]
+    readings = {"per_layer_config (no flat keys)": gemma4_text_change(
+                    cfg, {"per_layer_config": {str(l): override for l in full}},
+                    ("global_head_dim", "num_global_key_value_heads")),
+                "per_layer_config beside equal flat keys": gemma4_text_change(
+                    cfg, {"per_layer_config": {str(l): override for l in full}}),
+                "rope_parameters absent (the defaults)": gemma4_text_change(cfg, drop=("rope_parameters",)),
+                "the last layer written sliding": gemma4_text_change(cfg, {"layer_types": types_last_sliding}),
+                "a top-level rope_theta / rope_scaling (unread)": gemma4_text_change(
+                    cfg, {"rope_theta": 5000.0, "rope_scaling": {"rope_type": "linear", "factor": 2.0}})}
+    worst = 0.0
+    for c2 in readings.values():
+        worst = max(worst, float((ref.forward(ref.Spec(c2), p, torch.tensor([ids]), capture=False)[0] -
+                                  base).abs().max()),
+                    float((Gemma4Check(c2, p).forward(ids)[0] - base).abs().max()))
+    extra = ""
+    if any(m.shared):
+        stray = dict(p)
+        for l in range(m.L):
+            if m.shared[l]:
+                x = m.prefix + "layers.%d.self_attn." % l
+                stray[x + "k_proj.weight"] = torch.randn(m.nkv[l] * m.head[l], m.H)
+                stray[x + "v_proj.weight"] = torch.randn(m.nkv[l] * m.head[l], m.H)
+                stray[x + "k_norm.weight"] = torch.randn(m.head[l])
+        worst = max(worst, float((ref.forward(spec, stray, torch.tensor([ids]), capture=False)[0] - base).abs().max()))
+        extra = "; stray k_proj / v_proj / k_norm on the shared layers are ignored"
+    check(worst < 1e-4, "%s: %s read alike (reference and Gemma4Check, %.1e)%s" % (
+        name, ", ".join(readings), worst, extra))
+    # the what-ifs (and, with experts, the routing)
+    keys = ["norms_plus_one", "attn_scale_head_dim", "layer_scalar", "final_softcap", "sliding_window",
+            "full_rope_partial_dim", "full_rope_default", "v_norm"]
+    if m.P:
+        keys += ["ple", "ple_table_unscaled"]
+    if any(m.shared):
+        keys += ["kv_shared_weights"]
+        prev = m.types[:m.shared.index(True)]
+        if any(prev.count(m.types[l]) > 1 for l in range(m.L) if m.shared[l]):
+            keys += ["kv_source_first_of_type"]
+    if any(m.alt):
+        keys += ["v_after_k_norm", "v_after_rope"]
+    if m.E:
+        keys += ["router_input_normed", "router_scale", "router_per_expert_scale", "experts_input_norm", "dense_mlp",
+                 "experts_gate_up_swapped"]
+    settings = {k: GEMMA4_WHAT_IFS[k] for k in keys}
+    check_what_if_effects(name, "Gemma4Check", model, settings, lambda: Gemma4Check(cfg, p), ids)
+    if m.E:
+        def gemma4_route(call, n):
+            chosen, _, probs = m.route(*call)
+            return [int(i) for i in chosen[n - 1]], kth_margin(probs, m.k)
+
+        gaps, last_ok = replay_routing(m, g, "router_inputs", gemma4_route)
+        want_gaps = [model["routing_min_gap"], model["routing_min_gap_generated"]]
+        check(all(abs(a - b) < 1e-6 for a, b in zip(gaps, want_gaps)) and min(gaps) >= 1e-3 and last_ok,
+              "%s: Gemma4Check's routing gaps (prompt %.6f / fed back %.6f) = golden.json's, >= 1e-3; expert_ids_last "
+              "reproduced" % (name, gaps[0], gaps[1]))
+        m.router_inputs = []
+        m.forward(ids)
+        inputs, m.router_inputs = dict(m.router_inputs), None
+        usage = {str(l): torch.bincount(m.route(l, x)[0].flatten(), minlength=m.E).tolist() for l, x in inputs.items()}
+        changed = {}
+        for key in ("router_input_normed", "router_scale"):
+            m2 = Gemma4Check(cfg, p)
+            setattr(m2, *GEMMA4_WHAT_IFS[key])
+            counts = []
+            for l, x in inputs.items():
+                x2 = m.rms(x, m.w(l, "pre_feedforward_layernorm.weight")) if key == "router_input_normed" else x
+                counts.append(sum(set(a.tolist()) != set(b.tolist()) for a, b in zip(m.route(l, x)[0],
+                                                                                      m2.route(l, x2)[0])))
+            changed[key] = counts
+        unnormalised = Gemma4Check(cfg, p)
+        unnormalised.renormalise = False
+        renorm = float((unnormalised.forward(ids)[0] - m.forward(ids)[0]).abs().max())
+        check(usage == model["expert_usage_prompt4"] and all(min(u) > 0 for u in usage.values()) and
+              changed == model["router_changed_tokens_prompt4"] and renorm < 1e-2 and
+              model["router_renormalisation_change_prompt4"] < 1e-2,
+              "%s: Gemma4Check's expert usage over prompt 4 (every expert chosen in each layer), the tokens the router "
+              "what-ifs move (%s) = golden.json's; the top-k weights not renormalised change the logits by %.1e only "
+              "(golden.json's %.1e: post_feedforward_layernorm_2 takes the per-token factor out but for its eps)" % (
+                  name, changed, renorm, model["router_renormalisation_change_prompt4"]))
+    # the sensitivity to 1e-7 weight noise golden.json records (golden_models.weight_noise_change)
+    from golden_models import weight_noise_change, MAX_WEIGHT_NOISE_CHANGE
+    noise = weight_noise_change(spec, p, ids, base)
+    recorded = model["weight_noise_logit_change_prompt4"]
+    # (a measure of rounding, so within a quarter of the recorded value rather than equal: another CPU's kernels round
+    # otherwise)
+    check(abs(noise - recorded) <= 0.25 * recorded and recorded <= MAX_WEIGHT_NOISE_CHANGE,
+          "%s: prompt 4's logits move by %.2e under 1e-7 weight noise (golden.json's %.3g, <= %g)" % (
+              name, noise, recorded, MAX_WEIGHT_NOISE_CHANGE))
+    # refusals
+    L = m.L
+    cases = {"use_bidirectional_attention \"all\"": gemma4_refuses(cfg, {"use_bidirectional_attention": "all"}),
+             "attention_bias true": gemma4_refuses(cfg, {"attention_bias": True}),
+             "num_kv_shared_layers = num_hidden_layers": gemma4_refuses(cfg, {"num_kv_shared_layers": L}),
+             "num_kv_shared_layers > num_hidden_layers": gemma4_refuses(cfg, {"num_kv_shared_layers": L + 1}),
+             "a shared full layer with no unshared full layer": gemma4_refuses(cfg, {"num_kv_shared_layers": L - 2}),
+             "full rope_type yarn": gemma4_refuses(cfg, {"rope_parameters": dict(rp, full_attention={
+                 "rope_type": "yarn", "factor": 2.0, "rope_theta": 1e6, "original_max_position_embeddings": 64})}),
+             "full rope_type default (a head_dim-wide table for global_head_dim)": gemma4_refuses(
+                 cfg, {"rope_parameters": dict(rp, full_attention={"rope_type": "default", "rope_theta": 1e6})}),
+             "sliding default rope with partial_rotary_factor 0.5": gemma4_refuses(cfg, {"rope_parameters": dict(
+                 rp, sliding_attention={"rope_type": "default", "rope_theta": 1e4, "partial_rotary_factor": 0.5})}),
+             "rope_parameters without sliding_attention": gemma4_refuses(
+                 cfg, {"rope_parameters": {"full_attention": rp["full_attention"]}}),
+             "per_layer_config disagreeing with global_head_dim": gemma4_refuses(
+                 cfg, {"per_layer_config": {str(l): dict(override, head_dim=64) for l in full}}),
+             "per_layer_config on a sliding layer": gemma4_refuses(
+                 cfg, {"per_layer_config": {str(l): override for l in full + [0]}}),
+             "global_head_dim null with proportional RoPE (H / NH != head_dim)": gemma4_refuses(
+                 cfg, {"global_head_dim": None, "head_dim": 8})}
+    if text["hidden_size_per_layer_input"]:
+        cases["vocab_size_per_layer_input != vocab_size"] = gemma4_refuses(
+            cfg, {"vocab_size_per_layer_input": text["vocab_size"] + 1})
+    if text["attention_k_eq_v"]:
+        cases["attention_k_eq_v with num_global_key_value_heads null"] = gemma4_refuses(
+            cfg, {"num_global_key_value_heads": None})
+    if text["enable_moe_block"]:
+        cases["enable_moe_block without num_experts"] = gemma4_refuses(cfg, {"num_experts": None})
+        cases["top_k_experts > num_experts"] = gemma4_refuses(cfg, {"top_k_experts": m.E + 1})
+    check_refusals(name, cases)
+
+
 # The families' own checks, run after the shared ones in this order, each where `applies` holds: an architecture, a
 # tuple of them, or a test of the spec.
 FAMILY_CHECKS = (
@@ -8820,7 +9374,7 @@ FAMILY_CHECKS = (
     (lambda s: s.arch == ref.NEMOTRON_H and not s.num_experts, check_nemotron_h),
     (lambda s: s.arch == ref.NEMOTRON_H and s.num_experts, check_nemotron_h_moe), (ref.ARCEE, check_arcee),
     (ref.DOTS1, check_dots1), (ref.APERTUS, check_apertus), (ref.GLM4_MOE_LITE, check_glm4_moe_lite),
-    (ref.WRAPPERS, check_wrapper),
+    (ref.WRAPPERS, check_wrapper), (ref.GEMMA4, check_gemma4),
 )
 
 
@@ -8840,7 +9394,7 @@ def main():
                 check_phi3_unfused(name, spec, p, g)
             if spec.num_experts:
                 check_moe(name, spec, p, g)
-            if spec.arch in ref.GEMMA or spec.arch == ref.GEMMA1:
+            if spec.arch in ref.GEMMA or spec.arch == ref.GEMMA1 or spec.arch in ref.GEMMA4:
                 check_gemma(name, spec, p, g, st)
             if spec.arch == ref.GEMMA1:
                 check_gemma1(name, spec, p, g, st)

@@ -79,6 +79,9 @@ tokenizer.json, tokenizer_config.json) with golden.json + golden.safetensors fro
 | llava-mm            | LlavaForConditionalGeneration | Pixtral-12B's config.json and names: the language model from text_config.model_type "mistral" (MistralModel unchanged), head_dim 16 with 8 heads != hidden/heads, GQA 4, rope_theta 1e9, sliding_window null, no token ids in config.json, language_model.model.* / language_model.lm_head.weight beside seven stand-in vision_tower.* / multi_modal_projector.* tensors, untied, all BF16 |
 | internvl-mm         | InternVLForConditionalGeneration | InternVL3-1B-hf's config.json and names (transformers 4.52's save): the language model from text_config.model_type "qwen2" (Qwen2Model unchanged: q/k/v biases), rope_theta 1e6, token ids in text_config only, model.language_model.* / lm_head.weight beside seven stand-in model.vision_tower.* / model.multi_modal_projector.* tensors, GQA 2, untied, all BF16 |
 | nemotron-h-latent-moe | NemotronHForCausalLM | Nemotron 3 Super's LatentMoE: nemotron-h-moe's spelling plus moe_latent_size 24, pattern "MEM*E-"; the router (8, 64) and the shared expert (48) on h, the routed relu2 experts (8 of 32, top-2, up (32, 24) / down (24, 32)) on mixer.fc1_latent_proj (24, 64) h, their weighted sum through mixer.fc2_latent_proj (64, 24); untied, BF16 + F32 A_log / D / dt_bias / e_score_correction_bias |
+| gemma4-e            | Gemma4ForCausalLM   | Gemma 4 E2B's features, flat config spelling (head_dim 16 / global_head_dim 32 / num_global_key_value_heads null), layers s s f s s f (window 8; default RoPE 1e4 on sliding, proportional 0.25 at 1e6 on full: 4 of 16 pairs turn), plain-w norms, q/k norms + weightless v_norm, score scale 1, per-layer embeddings of 8, num_kv_shared_layers 2 (layer 4 reads 3's K/V, 5 reads 2's), double-wide MLP on 4-5, layer_scalar per layer, softcap 30 (bites), tied, all BF16 |
+| gemma4-dense        | Gemma4ForConditionalGeneration | Gemma 4 31B's features: text_config, model.language_model.* beside stand-in model.vision_tower.* / model.embed_vision.*, attention_k_eq_v with num_global_key_value_heads 1 (full layers: no v_proj, V = the raw k_proj output through v_norm), use_bidirectional_attention "vision", no PLE, no sharing, the same attention / RoPE / norms / scalars / softcap, tied, all BF16 |
+| gemma4-moe          | Gemma4ForCausalLM   | Gemma 4 26B-A4B's features: gemma4-dense's text model with enable_moe_block: 8 experts of 24 top-2 beside the dense MLP of 40 on every layer, router on the un-normed residual (norm, router.scale, 64^-0.5, router.proj, softmax, top-k renormalised, x per_expert_scale), stacked experts.gate_up_proj / down_proj, pre_feedforward_layernorm_2 / post_feedforward_layernorm_1 / _2, tied, all BF16 |
 
 All share one small byte-level BPE tokenizer (200 merges learned from the organism's corpus).
 Weights: every tensor draws from its own generator seeded by (model seed, crc32(name)). Scales are
@@ -1145,6 +1148,59 @@ MODELS += [
           router_std=0.35, bias_std=0.2,
           A_range=(1.0, 8.0), dt_bias_mean=-4.0, dt_bias_std=1.0, dt_proj_gain=0.2, conv_std=0.5, conv_bias_std=0.5,
           D_mean=1.0, D_std=0.5, qk_gain=2.0, final_norm_center=0.3, seeded=True), "BF16", "BF16"),
+    # Gemma 4 (docs/gemma4.md §6 step 1), config.json in the flat spelling models/gemma4/modeling_gemma4.py reads
+    # (head_dim / global_head_dim / num_global_key_value_heads as keys of the text config, no per_layer_config; see
+    # gemma4_config), rope_parameters and layer_types written out, all BF16, tied, softcap 30, window 8 (every golden
+    # prompt is longer), rms_norm_eps 1e-6, hidden_activation gelu_pytorch_tanh; six layers sliding, sliding, full,
+    # sliding, sliding, full; 4 heads, sliding layers 2 kv heads of 16, full layers heads of 32 with proportional RoPE
+    # (int(0.25 x 32 // 2) = 4 of 16 pairs turn at 1e6^(-2i/32)), sliding ones the default RoPE at 1e4. Norm weights are
+    # used as w (not 1 + w) and drawn around 1 (std 0.1), layer_scalar in [0.6, 0.9] or [1.1, 1.4] per layer. Tuned so
+    # that the models are no more sensitive to an engine's fp32 rounding than the other fixtures (MAX_WEIGHT_NOISE_CHANGE):
+    # q_norm / k_norm around 0.3 (std 0.2: with the score scale 1 and normed q / k, around 1 the attention is sharp
+    # enough that a 1e-7 change of every weight moves the logits by 1e-3), embed_std 0.1 (tied: with larger embeddings
+    # greedy decoding repeats the prompt's last token), the final norm around 10 (the released final norms' means are
+    # reported at 6 to 20, n.v.) so that the raw logits reach about 35 and the soft-cap 30 bites.
+    # gemma4-e, E2B's features (Gemma4ForCausalLM, model.*): per-layer embeddings of 8 (embed_tokens_per_layer (V, 48),
+    # per_layer_input_gate at 0.3 / sqrt(H)), num_kv_shared_layers 2 (layers 4 and 5 have no k_proj / v_proj /
+    # k_norm: layer 4 reads layer 3's K, V, layer 5 layer 2's), use_double_wide_mlp (layers 4 and 5 of 192, the others
+    # 96), no k_eq_v. Seed 77000 failed MAX_WEIGHT_NOISE_CHANGE; 77001 passes (weight noise 9.5e-5, smallest greedy
+    # margin 0.0038, six distinct outputs)
+    ("gemma4-e", 77001, "Gemma4ForCausalLM", "gemma4_text",
+     dict(H=64, L=6, NH=4, NKV=2, HD=16, full_HD=32, full_NKV=None, F=96, tied=True, theta=1000000.0,
+          local_theta=10000.0, partial_rotary_factor=0.25, window=8, final_softcap=30.0,
+          layer_types=["sliding_attention", "sliding_attention", "full_attention", "sliding_attention",
+                       "sliding_attention", "full_attention"],
+          k_eq_v=False, P=8, kv_shared=2, double_wide=True, embed_std=0.1, ple_std=1.0, ple_gate_gain=0.3,
+          qk_norm_center=0.3, final_norm_center=10.0, seeded=True), "BF16", "BF16"),
+    # gemma4-dense, 31B's features (Gemma4ForConditionalGeneration: text_config, model.language_model.* beside stand-in
+    # model.vision_tower.* / model.embed_vision.* tensors): attention_k_eq_v with num_global_key_value_heads 1 (the
+    # full layers have no v_proj: V is the raw k_proj output through v_norm; 1 kv head, the sliding layers 2),
+    # use_bidirectional_attention "vision" (text-only input: causal), no per-layer embeddings, no KV sharing, MLP 128
+    ("gemma4-dense", 78000, "Gemma4ForConditionalGeneration", "gemma4",
+     dict(H=64, L=6, NH=4, NKV=2, HD=16, full_HD=32, full_NKV=1, F=128, tied=True, theta=1000000.0,
+          local_theta=10000.0, partial_rotary_factor=0.25, window=8, final_softcap=30.0,
+          layer_types=["sliding_attention", "sliding_attention", "full_attention", "sliding_attention",
+                       "sliding_attention", "full_attention"],
+          k_eq_v=True, P=0, kv_shared=0, double_wide=False, bidirectional="vision", vision_hidden=8, embed_std=0.1,
+          qk_norm_center=0.3, final_norm_center=10.0, seeded=True), "BF16", "BF16"),
+    # gemma4-moe, 26B-A4B's features (Gemma4ForCausalLM, model.*): gemma4-dense's text model (k_eq_v, full layers 1 kv
+    # head, no per-layer embeddings, no sharing) with enable_moe_block: on every layer 8 experts of 24 top-2 beside
+    # the dense MLP of 40, the router on the un-normed residual (router.proj (8, 64) at std router_std, searched by
+    # search_routers; router.scale (64,) and router.per_expert_scale (8,) around 1 with std 0.3), experts.gate_up_proj
+    # (8, 48, 64) / experts.down_proj (8, 64, 24), the norms pre_feedforward_layernorm_2 / post_feedforward_layernorm_1
+    # / _2. route_fed_tokens: six MoE layers of top-2 of 8 over the prompt and fed-back tokens (search_routers_fed;
+    # without it no seed of 79000 to 79199 met the thresholds, the four looked at for their generated-token routing gaps
+    # of 1e-4 to 4e-4); with it 79000 passes (routing gaps 0.0015 / 0.0012 generated, 1 to 3 nudge passes per layer,
+    # weight noise 9.6e-5)
+    ("gemma4-moe", 79000, "Gemma4ForCausalLM", "gemma4_text",
+     dict(H=64, L=6, NH=4, NKV=2, HD=16, full_HD=32, full_NKV=1, F=40, tied=True, theta=1000000.0,
+          local_theta=10000.0, partial_rotary_factor=0.25, window=8, final_softcap=30.0,
+          layer_types=["sliding_attention", "sliding_attention", "full_attention", "sliding_attention",
+                       "sliding_attention", "full_attention"],
+          k_eq_v=True, P=0, kv_shared=0, double_wide=False, moe=dict(E=8, k=2, Fm=24), router_std=1.5,
+          router_scale_std=0.3, route_fed_tokens=True, embed_std=0.1, qk_norm_center=0.3, final_norm_center=10.0,
+          seeded=True),
+     "BF16", "BF16"),
 ]
 
 # Seeds that two committed fixtures share: smollm3-nope was inserted before qwen2.5-vl-legacy when
@@ -1245,6 +1301,8 @@ def new_family_config(arch, mtype, d, tok, mat_dtype):
         return nemotron_h_moe_config(arch, mtype, d, tok, torch_dtype)
     if mtype == "nemotron_h":
         return nemotron_h_config(arch, mtype, d, tok, torch_dtype)
+    if mtype in ("gemma4", "gemma4_text"):
+        return gemma4_config(arch, mtype, d, tok, torch_dtype)
     c = {
         "architectures": [arch],
         "attention_dropout": 0.0,
@@ -2178,6 +2236,63 @@ def nemotron_h_moe_config(arch, mtype, d, tok, torch_dtype):
     return dict(sorted(c.items()))
 
 
+def gemma4_config(arch, mtype, d, tok, torch_dtype):
+    """config.json of a Gemma 4 fixture, keys sorted, in the flat spelling models/gemma4/modeling_gemma4.py reads
+    (docs/gemma4.md §1: `head_dim`, `global_head_dim` and `num_global_key_value_heads` as keys of the text config, no
+    `per_layer_config`) and transformers 5's "dtype": Gemma4TextConfig's fields (attention_bias false,
+    attention_dropout 0, attention_k_eq_v, enable_moe_block, final_logit_softcapping, hidden_activation
+    gelu_pytorch_tanh, hidden_size_per_layer_input (0: no per-layer embeddings), initializer_range,
+    intermediate_size, layer_types listed, max_position_embeddings 131072, num_experts / top_k_experts /
+    moe_intermediate_size (null without MoE), num_kv_shared_layers, rms_norm_eps 1e-6, rope_parameters per layer type
+    written out (sliding "default" at 1e4, full "proportional" with partial_rotary_factor 0.25 at 1e6: the
+    __post_init__ defaults, explicit here), sliding_window, tie_word_embeddings true, use_bidirectional_attention,
+    use_cache, use_double_wide_mlp, vocab_size_per_layer_input = vocab_size). Gemma4ForCausalLM (model_type
+    "gemma4_text", what convert_gemma4_weights.py --text_only writes): those keys at the top level with architectures,
+    dtype, transformers_version and the token ids. Gemma4ForConditionalGeneration (model_type "gemma4"): Gemma4Config's
+    top level (architectures, audio_config null as the 31B / 26B-A4B have none, dtype, eos_token_id, initializer_range,
+    tie_word_embeddings true, transformers_version) holding the text keys in text_config (model_type "gemma4_text")
+    and a small Gemma4VisionConfig vision_config (model_type "gemma4_vision"); the image / audio token ids left to
+    Gemma4Config's defaults (never in a text prompt). Token ids: this tokenizer's (eos [<|im_end|>, <|endoftext|>] as
+    the IT releases list two, pad <|endoftext|>, bos null: it adds none; released 1 / 106, 0, 2).
+    transformers_version "5.14.1": the release that, per third-party notes (docs/gemma4.md, n.v.), writes this flat
+    spelling."""
+    im_end, eot = tok.specials["<|im_end|>"], tok.specials["<|endoftext|>"]
+    moe = d.get("moe")
+    rope = {"full_attention": {"partial_rotary_factor": d["partial_rotary_factor"], "rope_theta": d["theta"],
+                               "rope_type": "proportional"},
+            "sliding_attention": {"rope_theta": d["local_theta"], "rope_type": "default"}}
+    text = {"attention_bias": False, "attention_dropout": 0.0, "attention_k_eq_v": d["k_eq_v"], "bos_token_id": None,
+            "enable_moe_block": moe is not None, "final_logit_softcapping": d["final_softcap"],
+            "global_head_dim": d["full_HD"], "head_dim": d["HD"], "hidden_activation": "gelu_pytorch_tanh",
+            "hidden_size": d["H"], "hidden_size_per_layer_input": d["P"], "initializer_range": 0.02,
+            "intermediate_size": d["F"], "layer_types": d["layer_types"], "max_position_embeddings": 131072,
+            "model_type": "gemma4_text", "moe_intermediate_size": moe["Fm"] if moe else None,
+            "num_attention_heads": d["NH"], "num_experts": moe["E"] if moe else None,
+            "num_global_key_value_heads": d["full_NKV"], "num_hidden_layers": d["L"],
+            "num_key_value_heads": d["NKV"], "num_kv_shared_layers": d["kv_shared"], "pad_token_id": eot,
+            "rms_norm_eps": 1e-06, "rope_parameters": rope, "sliding_window": d["window"],
+            "tie_word_embeddings": d["tied"], "top_k_experts": moe["k"] if moe else None,
+            "use_bidirectional_attention": d.get("bidirectional"), "use_cache": True,
+            "use_double_wide_mlp": d["double_wide"], "vocab_size": tok.vocab_size,
+            "vocab_size_per_layer_input": tok.vocab_size}
+    if arch == ref.GEMMA4_CAUSAL:
+        text.update({"architectures": [arch], "dtype": torch_dtype, "eos_token_id": [im_end, eot],
+                     "transformers_version": "5.14.1"})
+        return dict(sorted(text.items()))
+    vh = d["vision_hidden"]
+    vision = {"attention_bias": False, "attention_dropout": 0.0, "head_dim": vh // 2,
+              "hidden_activation": "gelu_pytorch_tanh", "hidden_size": vh, "initializer_range": 0.02,
+              "intermediate_size": 2 * vh, "max_position_embeddings": 131072, "model_type": "gemma4_vision",
+              "num_attention_heads": 2, "num_hidden_layers": 1, "num_key_value_heads": 2, "patch_size": 2,
+              "pooling_kernel_size": 2, "position_embedding_size": 16, "rms_norm_eps": 1e-06,
+              "rope_parameters": {"rope_theta": 100.0, "rope_type": "default"}, "standardize": False,
+              "use_clipped_linears": False}
+    c = {"architectures": [arch], "audio_config": None, "dtype": torch_dtype, "eos_token_id": [im_end, eot],
+         "initializer_range": 0.02, "model_type": "gemma4", "text_config": dict(sorted(text.items())),
+         "tie_word_embeddings": d["tied"], "transformers_version": "5.14.1", "vision_config": vision}
+    return dict(sorted(c.items()))
+
+
 def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
     """(list of (name, dtype, tensor)) in alphabetical order as transformers saves them."""
     t = []
@@ -2214,6 +2329,9 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         return sorted(t, key=lambda x: x[0])
     if spec.arch == ref.NEMOTRON_H:
         nemotron_h_params(spec, d, add, out_std, qk_std, mat_dtype, norm_dtype)
+        return sorted(t, key=lambda x: x[0])
+    if spec.arch in ref.GEMMA4:
+        gemma4_params(spec, d, add, out_std, mat_dtype, norm_dtype)
         return sorted(t, key=lambda x: x[0])
     # Tied: smaller embeddings, or the residual stays dominated by the current token's embedding
     # and greedy decoding just repeats the last prompt token.
@@ -2445,6 +2563,84 @@ def random_params(spec, d, seed, mat_dtype, norm_dtype, tok):
         if d.get("mtp_full_layer"):
             mtp_layer_params(spec, d, m, add, out_std, mat_dtype, norm_dtype)
     return sorted(t, key=lambda x: x[0])
+
+
+def gemma4_params(spec, d, add, out_std, mat_dtype, norm_dtype):
+    """The tensors of a Gemma 4 fixture, named and shaped as models/gemma4/modeling_gemma4.py's state dict holds them
+    (docs/gemma4.md §4) under the prefix (model. for Gemma4ForCausalLM, model.language_model. for
+    Gemma4ForConditionalGeneration): embed_tokens (V, H) (std embed_std), with per-layer embeddings
+    embed_tokens_per_layer (V, L * P) (std ple_std), per_layer_model_projection (L * P, H), per_layer_projection_norm
+    (P,); per layer input_layernorm / post_attention_layernorm / pre_feedforward_layernorm /
+    post_feedforward_layernorm (H,), self_attn.q_proj (NH x head, H) and q_norm (head,) with the layer type's head,
+    on unshared layers k_proj (kv heads x head, H) and k_norm (head,) and, unless k_eq_v on a full layer, v_proj
+    (no v_norm tensor: with_scale=False), o_proj (H, NH x head), mlp.gate_proj / up_proj (width, H) / down_proj (H,
+    width) at the layer's width (double on the kv-shared layers with use_double_wide_mlp), layer_scalar (1,) (the
+    buffer, 1 + sign(z) (0.1 + 0.3 |tanh z|), z ~ N(0, 1): in [0.6, 0.9] or [1.1, 1.4], never near 1), with per-layer
+    embeddings per_layer_input_gate (P, H) (std ple_gate_gain / sqrt(H)), per_layer_projection (H, P) and post_per_layer_input_norm (H,), with the MoE block router.proj (E, H) (std
+    router_std; search_routers may redraw it), router.scale (H,) and router.per_expert_scale (E,) (around 1, std
+    router_scale_std), experts.gate_up_proj (E, 2 Fm, H) and experts.down_proj (E, H, Fm) (no .weight suffix),
+    pre_feedforward_layernorm_2 / post_feedforward_layernorm_1 / post_feedforward_layernorm_2 (H,); the final norm
+    (H,) around final_norm_center; tied (no lm_head). Every norm weight is stored as w and used as w (Gemma 3's were 1
+    + w around 0): drawn around 1 with std norm_std, the q/k norms qk_norm_std; the final norm's center lets the raw
+    logits reach final_logit_softcapping (the released final norms' means are reported at 6 to 20, docs/gemma4.md
+    §2.1, n.v.). Gemma4ForConditionalGeneration: stand-ins for the vision tower and its embedder, never read by the
+    forward pass and copied byte for byte by an export: model.vision_tower.patch_embedder.input_proj.weight (vh, 3 x
+    2 x 2), .position_embedding_table (2, 16, vh), model.vision_tower.encoder.layers.0.input_layernorm.weight (vh,),
+    .self_attn.q_proj.linear.weight (vh, vh) (Gemma4ClippableLinear's nested name), and
+    model.embed_vision.embedding_projection.weight (H, vh)."""
+    H, V, L, NH, P = spec.H, spec.V, spec.L, spec.NH, spec.ple_dim
+    prefix = spec.prefix or "model.language_model."
+    std_in = 1 / math.sqrt(H)
+    norm_std, qk_norm_std = d.get("norm_std", 0.1), d.get("qk_norm_std", 0.2)
+
+    def norm(name, n, center=1.0, std=norm_std):
+        add(name, norm_dtype, (n,), center, std)
+    add(prefix + "embed_tokens.weight", mat_dtype, (V, H), 0.0, d["embed_std"])
+    if P:
+        add(prefix + "embed_tokens_per_layer.weight", mat_dtype, (V, L * P), 0.0, d["ple_std"])
+        add(prefix + "per_layer_model_projection.weight", mat_dtype, (L * P, H), 0.0, std_in)
+        norm(prefix + "per_layer_projection_norm.weight", P)
+    for l in range(L):
+        p = prefix + "layers.%d." % l
+        a = p + "self_attn."
+        HD, NKV, Fl = spec.layer_head_dim[l], spec.layer_kv_heads[l], spec.layer_mlp_width[l]
+        for n in ("input_layernorm", "post_attention_layernorm", "pre_feedforward_layernorm",
+                  "post_feedforward_layernorm"):
+            norm(p + n + ".weight", H)
+        add(a + "q_proj.weight", mat_dtype, (NH * HD, H), 0.0, std_in)
+        norm(a + "q_norm.weight", HD, center=d.get("qk_norm_center", 1.0), std=qk_norm_std)
+        if not spec.layer_kv_shared[l]:
+            add(a + "k_proj.weight", mat_dtype, (NKV * HD, H), 0.0, std_in)
+            norm(a + "k_norm.weight", HD, center=d.get("qk_norm_center", 1.0), std=qk_norm_std)
+            if not spec.layer_k_eq_v[l]:
+                add(a + "v_proj.weight", mat_dtype, (NKV * HD, H), 0.0, std_in)
+        add(a + "o_proj.weight", mat_dtype, (H, NH * HD), 0.0, out_std(NH * HD))
+        add(p + "mlp.gate_proj.weight", mat_dtype, (Fl, H), 0.0, std_in)
+        add(p + "mlp.up_proj.weight", mat_dtype, (Fl, H), 0.0, std_in)
+        add(p + "mlp.down_proj.weight", mat_dtype, (H, Fl), 0.0, out_std(Fl))
+        s = add(p + "layer_scalar", norm_dtype, (1,), 0.0, 1.0)
+        s.copy_(1.0 + torch.sign(s) * (0.1 + 0.3 * torch.tanh(s).abs()))
+        if P:
+            add(p + "per_layer_input_gate.weight", mat_dtype, (P, H), 0.0, d.get("ple_gate_gain", 1.0) * std_in)
+            add(p + "per_layer_projection.weight", mat_dtype, (H, P), 0.0, out_std(P))
+            norm(p + "post_per_layer_input_norm.weight", H)
+        if spec.layer_moe[l]:
+            E, Fm = spec.num_experts, spec.moe_intermediate
+            add(p + "router.proj.weight", mat_dtype, (E, H), 0.0, d["router_std"])
+            norm(p + "router.scale", H, std=d["router_scale_std"])
+            norm(p + "router.per_expert_scale", E, std=d["router_scale_std"])
+            add(p + "experts.gate_up_proj", mat_dtype, (E, 2 * Fm, H), 0.0, std_in)
+            add(p + "experts.down_proj", mat_dtype, (E, H, Fm), 0.0, out_std(Fm))
+            for n in ("pre_feedforward_layernorm_2", "post_feedforward_layernorm_1", "post_feedforward_layernorm_2"):
+                norm(p + n + ".weight", H)
+    norm(prefix + "norm.weight", H, center=d.get("final_norm_center", 1.0))
+    if spec.arch == ref.GEMMA4_COND:
+        vh, v = d["vision_hidden"], "model.vision_tower."
+        add(v + "patch_embedder.input_proj.weight", mat_dtype, (vh, 3 * 2 * 2), 0.0, 0.5)
+        add(v + "patch_embedder.position_embedding_table", mat_dtype, (2, 16, vh), 0.0, 0.5)
+        add(v + "encoder.layers.0.input_layernorm.weight", norm_dtype, (vh,), 1.0, 0.1)
+        add(v + "encoder.layers.0.self_attn.q_proj.linear.weight", mat_dtype, (vh, vh), 0.0, 0.5)
+        add("model.embed_vision.embedding_projection.weight", mat_dtype, (H, vh), 0.0, 0.5)
 
 
 def expert_params(spec, d, p, add, out_std, mat_dtype):
@@ -2936,8 +3132,9 @@ def nudge_router(spec, p, pre, x, w, dt):
     the rows of its k-th and (k+1)-th expert are pushed apart along the token, w_i += s x / |x|^2, w_j -= s x / |x|^2, s
     half of the logit difference still missing (the gap of two probabilities p_i > p_j is about p_i (l_i - l_j)), until
     none is left (at most MAX_NUDGES passes). The order of the two stays as drawn. Returns (w, passes) or (None,
-    None). Softmax routers only (Qwen2MoeTopKRouter, Qwen3VLMoeTextTopKRouter)."""
-    assert spec.router == "softmax"
+    None). Softmax routers only (Qwen2MoeTopKRouter, Qwen3VLMoeTextTopKRouter, and Gemma4TextRouter, whose matrix
+    multiplies its normed and scaled input: the push is along that, ref.router_features)."""
+    assert spec.router in ("softmax", "gemma4")
     k, target = spec.top_k, 1.5 * MIN_ROUTING_GAP
     w = w.clone()
     for n in range(MAX_NUDGES):
@@ -2950,7 +3147,7 @@ def nudge_router(spec, p, pre, x, w, dt):
         have = logits[bad].gather(1, i[:, None])[:, 0] - logits[bad].gather(1, j[:, None])[:, 0]
         want = 1.5 * target / top.values[bad, k - 1]
         s = (want - have).clamp(min=0) / 2 + 1e-3
-        xb = x[bad]
+        xb = ref.router_features(spec, p, pre, x[bad])
         step = xb / (xb * xb).sum(-1, keepdim=True) * s[:, None]
         w.index_add_(0, i, step)
         w.index_add_(0, j, -step)
@@ -3973,6 +4170,211 @@ def nemotron_h_moe_keys(spec, p, golden, trace):
             "correction_bias": ref.correction_bias_name(spec, pre),
             "expert_usage_prompt4": usage,
             "router_changed_tokens_prompt4": changed}, **extra)
+
+
+def gemma4_what_ifs(spec, p):
+    """The what-ifs of a Gemma 4 fixture, name -> (spec, params), each computed on the fixture's own weights:
+    `norms_plus_one` (every weighted Gemma4RMSNorm as Gemma 3's (1 + w)), `attn_scale_head_dim` (scores x head^-0.5
+    of the layer, not 1), `layer_scalar` (no layer_scalar), `final_softcap` (no final soft-cap), `sliding_window` (no
+    window on the sliding layers), `full_rope_partial_dim` (the full layers' proportional RoPE read as a partial rotary
+    dim: int(head x partial_rotary_factor) dims turned in the rotate-half pairs of that part at theta^(-2i/that part),
+    the rest passed), `full_rope_default` (the full layers' RoPE read as the default over the whole head, every pair
+    turning), `v_norm` (V without v_norm); with per-layer embeddings `ple` (none added) and `ple_table_unscaled` (the
+    table without its sqrt(P)); with KV sharing `kv_shared_weights` (each shared layer computing its own K, V from its
+    input with the storing layer's k_proj / v_proj / k_norm) and `kv_source_first_of_type` (the first unshared layer of
+    a type storing, not the last: only where a type has two); with attention_k_eq_v `v_after_k_norm` / `v_after_rope`
+    (V taken from the key after k_norm / after k_norm and RoPE, not from the raw k_proj output); with the MoE block
+    `router_input_normed` (the router on pre_feedforward_layernorm(residual)), `router_scale` (router.scale at 1),
+    `router_per_expert_scale` (per_expert_scale at 1), `experts_input_norm` (the experts on the dense MLP's
+    pre_feedforward_layernorm(residual)), `dense_mlp` (no dense MLP beside the experts) and `experts_gate_up_swapped` (gate_up_proj's up rows first)."""
+    def changed(**kv):
+        s2 = copy.copy(spec)
+        for k, v in kv.items():
+            setattr(s2, k, v)
+        return s2, p
+    theta = spec.theta
+    full_hd = spec.full_head_dim
+    rp = spec.rope_types["full_attention"]
+    partial = int(full_hd * rp.get("partial_rotary_factor", 1.0))
+    out = {"norms_plus_one": changed(norm_offset=True), "attn_scale_head_dim": changed(gemma4_attn_scale="head_dim"),
+           "layer_scalar": changed(layer_scalar_applied=False), "final_softcap": changed(final_softcap=None),
+           "sliding_window": changed(sliding_window=None),
+           "full_rope_partial_dim": changed(rope=dict(spec.rope, **{"global": (ref.rope_inv_freq(partial, theta, None),
+                                                                               1.0)})),
+           "full_rope_default": changed(rope=dict(spec.rope, **{"global": (ref.rope_inv_freq(full_hd, theta, None),
+                                                                           1.0)})),
+           "v_norm": changed(v_norm_applied=False)}
+    if spec.ple_dim:
+        out["ple"] = changed(ple_applied=False)
+        out["ple_table_unscaled"] = changed(ple_embed_scale=1.0)
+    if any(spec.layer_kv_shared):
+        out["kv_shared_weights"] = changed(kv_share_rule="weights")
+        prev = spec.layer_types[:spec.kv_shared_from]
+        firsts = {t: prev.index(t) for t in set(prev)}
+        if any(prev.count(spec.layer_types[l]) > 1 for l in range(spec.kv_shared_from, spec.L)):
+            out["kv_source_first_of_type"] = changed(
+                layer_kv_store=[not spec.layer_kv_shared[l] and firsts[spec.layer_types[l]] == l
+                                for l in range(spec.L)],
+                layer_kv_source=[firsts[spec.layer_types[l]] if spec.layer_kv_shared[l] else None
+                                 for l in range(spec.L)])
+    if spec.k_eq_v:
+        out["v_after_k_norm"] = changed(v_from="normed")
+        out["v_after_rope"] = changed(v_from="rotated")
+    if spec.num_experts:
+        out.update({"router_input_normed": changed(router_input="pre_ffn"),
+                    "router_scale": changed(router_scale_applied=False),
+                    "router_per_expert_scale": changed(router_expert_scale_applied=False),
+                    "experts_input_norm": changed(expert_input="pre_ffn"),
+                    "dense_mlp": changed(dense_beside_moe=False),
+                    "experts_gate_up_swapped": changed(expert_gate_up_swapped=True)})
+    return out
+
+
+# (the router what-ifs that can change the choice: per_expert_scale and the renormalisation act after the top-k)
+GEMMA4_ROUTER_WHAT_IFS = ("router_input_normed", "router_scale")
+
+
+def gemma4_description(spec, p, golden):
+    """Extra golden.json model keys of a Gemma 4 fixture (Gemma4ForCausalLM, Gemma4ForConditionalGeneration): the
+    weights' prefix, the layer types and window, each layer's head size / kv heads / k_eq_v / MLP width, the
+    attention rule (q/k/v norms, scale 1), the norms (plain w), the embedding scale, the RoPE of each layer type (its
+    inverse frequencies, how many pairs turn), the KV sharing (which layers store, which read whose), the per-layer
+    embeddings, the layer scalars, the soft-cap and how hard it bites (prompt 4's largest raw |logit|), prompt 4's
+    largest |score|, the stand-in tensors of the multimodal checkpoint, with MoE the router and expert layout, per
+    layer how many of prompt 4's tokens choose each expert (`expert_usage_prompt4`: every expert in every layer) and
+    take another expert set under the router what-ifs (`router_changed_tokens_prompt4`, the router inputs held) and how
+    much the logits change with the top-k weights not renormalised (`router_renormalisation_change_prompt4`: not a
+    what-if, post_feedforward_layernorm_2 takes that per-token factor out but for its eps), how much prompt 4's logits
+    would change under each of gemma4_what_ifs (`<name>_effect_prompt4`, each > 1e-2), and under 1e-7 weight noise
+    (`weight_noise_logit_change_prompt4`, weight_noise_change: build_one passes over a seed above
+    MAX_WEIGHT_NOISE_CHANGE)."""
+    ids, trace, logits = prompt4_forward(spec, p, golden)
+    prefix, _ = ref.weight_names(spec, p)
+    c, H, L = spec.text_cfg, spec.H, spec.L
+    raw = copy.copy(spec)
+    raw.final_softcap = None
+    raw_max = float(ref.forward(raw, p, torch.tensor([ids]), capture=False)[0].abs().max())
+    cap = spec.final_softcap
+    assert cap is not None and raw_max > cap, "the final soft-cap must bite: raw |logit| %.1f <= %r" % (raw_max, cap)
+    assert all(spec.layer_sliding[l] for l in range(L) if spec.layer_types[l] == "sliding_attention")
+    assert min(len(e["input_ids"]) for e in golden["prompts"]) > spec.sliding_window, "every prompt past the window"
+    scalars = [float(p[prefix + "layers.%d.layer_scalar" % l]) for l in range(L)]
+    assert all(abs(s - 1.0) > 0.05 for s in scalars), "every layer_scalar away from 1"
+    norms = [n for n in p if n.startswith(prefix + "layers.") and re.search(r"norm(_\d)?\.weight$", n)]
+    norm_mean = float(torch.cat([p[n] for n in norms]).mean())
+    sliding_rope, full_rope = spec.rope.get("local"), spec.rope["global"]
+    full_rp = spec.rope_types["full_attention"]
+    turning = int((full_rope[0] != 0).sum())
+    out = {"weight_prefix": prefix, "layer_types": spec.layer_types, "layer_sliding": spec.layer_sliding,
+           "layer_head_dim": spec.layer_head_dim, "layer_kv_heads": spec.layer_kv_heads,
+           "layer_k_eq_v": spec.layer_k_eq_v, "layer_mlp_width": spec.layer_mlp_width,
+           "global_head_dim_in_config": c.get("global_head_dim"),
+           "num_global_key_value_heads_in_config": c.get("num_global_key_value_heads"),
+           "per_layer_config_in_config": "per_layer_config" in c,
+           "use_bidirectional_attention": c.get("use_bidirectional_attention"),
+           "attention": "q = q_norm(q_proj(h) per head) then RoPE of the layer type; unshared layers: k0 = k_proj(h) per "
+                        "head, v0 = %s; K = RoPE(k_norm(k0)), V = v_norm(v0) (no weight, no RoPE); scores = q K^T x "
+                        "1.0 (no head_dim^-0.5, no softcap) + the mask (sliding layers: p - %d < j <= p), softmax, "
+                        "o_proj" % ("k0 itself (the raw k_proj output) on the full layers (attention_k_eq_v: no "
+                                    "v_proj), v_proj(h) on the sliding ones" if spec.k_eq_v else "v_proj(h)",
+                                    spec.sliding_window),
+           "attn_scale": spec.attn_scale,
+           "norms": "Gemma4RMSNorm: x (mean(x^2) + %g)^-0.5 times w as stored (plain w, not 1 + w), in fp32; v_norm and "
+                    "the router's norm without a weight" % spec.eps,
+           "norm_weight_mean": round(norm_mean, 4),
+           "final_norm_weight_mean": round(float(p[prefix + "norm.weight"].mean()), 4),
+           "embed_scale": spec.embed_scale,
+           "rope": {"sliding_attention": dict(spec.rope_types.get("sliding_attention", {}),
+                                              inv_freq=[float(x) for x in sliding_rope[0]] if sliding_rope else None),
+                    "full_attention": dict(full_rp, inv_freq=[float(x) for x in full_rope[0]],
+                                           pairs_turning=turning)},
+           "rope_rule": "cos / sin = cat(freqs, freqs) over the whole head, rotate-half pairs (i, i + head / 2); full "
+                        "layers proportional: int(%g x %d // 2) = %d of %d pairs turn at theta^(-2i / %d), the rest "
+                        "have frequency 0 (unturned)" % (
+                            full_rp.get("partial_rotary_factor", 1.0), spec.full_head_dim, turning,
+                            spec.full_head_dim // 2, spec.full_head_dim),
+           "kv_shared_from": spec.kv_shared_from, "layer_kv_shared": spec.layer_kv_shared,
+           "layer_kv_store": spec.layer_kv_store, "layer_kv_source": spec.layer_kv_source,
+           "layer_scalar": scalars,
+           "final_logit_softcapping": cap, "max_abs_raw_logit_prompt4": round(raw_max, 4),
+           "max_abs_attn_score_prompt4": round(max(trace["max_abs_score"].values()), 4),
+           "hidden_size_per_layer_input": spec.ple_dim}
+    if spec.ple_dim:
+        P = spec.ple_dim
+        out.update({"ple_embed_scale": spec.ple_embed_scale,
+                    "ple_rule": "per pass: tok = embed_tokens_per_layer[ids] x bf16(sqrt(%d)) = %g viewed (T, %d, %d); "
+                                "ctx = per_layer_projection_norm((x0 per_layer_model_projection^T) x %d^-0.5) viewed "
+                                "(T, %d, %d), x0 the scaled embedding; ple = (ctx + tok) x 2^-0.5; layer l after its "
+                                "MLP: x = x + post_per_layer_input_norm(per_layer_projection(gelu_tanh("
+                                "per_layer_input_gate x) * ple[:, l]))" % (P, spec.ple_embed_scale, L, P, H, L, P)})
+    if spec.arch == ref.GEMMA4_COND:
+        out["stand_in_tensors"] = sorted(n for n in p if not n.startswith(prefix))
+    what_ifs = gemma4_what_ifs(spec, p)
+    if spec.num_experts:
+        E = spec.num_experts
+        moe = [l for l in range(L) if spec.layer_moe[l]]
+        usage = {str(l): torch.bincount(trace["router"][l][1].flatten(), minlength=E).tolist() for l in moe}
+        pre = prefix + "layers.%d." % moe[0]
+        out.update({
+            "num_experts": E, "top_k_experts": spec.top_k, "moe_intermediate_size": spec.moe_intermediate,
+            "intermediate_size": spec.F,
+            "router": "r = the residual after the attention's add (un-normed); z = r (mean(r^2) + eps)^-0.5 x "
+                      "router.scale (%d,) x %d^-0.5; logits = z router.proj.weight (%d, %d)^T; p = softmax over all %d "
+                      "(fp32); the top %d of p, divided by their sum, then times router.per_expert_scale[e] (%d,)" % (
+                          H, H, E, H, E, spec.top_k, E),
+            "moe_rule": "m = post_feedforward_layernorm_1(mlp(pre_feedforward_layernorm(r))) + "
+                        "post_feedforward_layernorm_2(sum_k w_k down_e(gelu_tanh(gate_e y) * up_e y)), y = "
+                        "pre_feedforward_layernorm_2(r); x = r + post_feedforward_layernorm(m)",
+            "expert_layout": "experts.gate_up_proj (%d, %d, %d): per expert the %d gate rows, then the %d up rows; "
+                             "experts.down_proj (%d, %d, %d); no .weight suffix, no mlp. prefix" % (
+                                 E, 2 * spec.moe_intermediate, H, spec.moe_intermediate, spec.moe_intermediate, E, H,
+                                 spec.moe_intermediate),
+            "router_weight": ref.router_weight_name(spec, pre),
+            "expert_usage_prompt4": usage,
+            "router_changed_tokens_prompt4": gemma4_router_changed_tokens(spec, trace, what_ifs)})
+        # not a what-if: the top-k weights not divided by their sum scale each token's experts' sum by one number,
+        # which post_feedforward_layernorm_2 takes out again but for its eps
+        unnormalised = copy.copy(spec)
+        unnormalised.norm_topk_prob = False
+        out["router_renormalisation_change_prompt4"] = float("%.3g" % float(
+            (ref.forward(unnormalised, p, torch.tensor([ids]), capture=False)[0] - logits).abs().max()))
+    out.update(what_if_effects(spec.arch, what_ifs, torch.tensor([ids]), logits))
+    out["weight_noise_logit_change_prompt4"] = float("%.3g" % weight_noise_change(spec, p, ids, logits))
+    return out
+
+
+# Gemma 4's fixtures: the largest change of prompt 4's logits when every weight is multiplied by (1 + 1e-7 N(0, 1))
+# (weight_noise_change), a stand-in for an fp32 engine's own rounding: the attention at score scale 1, the per-layer
+# embeddings' product and the soft-capped logits near 30 make these models more sensitive than the other fixtures
+# (whose changes are 2e-5 to 7e-5), and a seed above this bound is passed over (build_one), so that an engine can meet
+# the goldens' 1e-4
+MAX_WEIGHT_NOISE_CHANGE = 1e-4
+
+
+def weight_noise_change(spec, p, ids, logits, draws=3):
+    """The largest change of the logits of `ids` (`logits`: the model's own) over `draws` forward passes with every
+    floating-point weight multiplied by (1 + 1e-7 x N(0, 1)), draw i from torch.Generator().manual_seed(i)."""
+    worst = 0.0
+    for i in range(draws):
+        g = torch.Generator().manual_seed(i)
+        noisy = {n: t * (1 + 1e-7 * torch.randn(t.shape, generator=g)) for n, t in sorted(p.items())}
+        changed = ref.forward(spec, noisy, torch.tensor([ids]), capture=False)[0]
+        worst = max(worst, float((changed - logits).abs().max()))
+    return worst
+
+
+def gemma4_router_changed_tokens(spec, trace, what_ifs):
+    """Per router what-if of GEMMA4_ROUTER_WHAT_IFS, per layer: how many of the traced tokens take another expert set
+    under it, each router's input held (the residual of the model as it is, trace["router_input"])."""
+    def experts(s, q, l):
+        pre = (s.prefix or "model.language_model.") + "layers.%d." % l
+        x = trace["router_input"][l]
+        if s.router_input != spec.router_input:  # (router_input_normed: the same residual, normed first)
+            x = ref.gemma4_norm(s, x, q[pre + "pre_feedforward_layernorm.weight"])
+        probs = torch.softmax(ref.router_logits(s, q, pre, x), dim=-1, dtype=torch.float32)
+        return torch.topk(probs, s.top_k, dim=-1)[1]
+    return {key: changed_expert_sets(spec, lambda l: (experts(spec, spec_p[1], l), experts(*what_ifs[key], l)))
+            for key, spec_p in ((k, what_ifs[k]) for k in GEMMA4_ROUTER_WHAT_IFS)}
 
 
 def arcee_what_ifs(spec, p):
@@ -5451,6 +5853,7 @@ FAMILY_DESCRIPTIONS = (
     (ref.LFM2, lfm2_description), (ref.LFM2_MOE, lfm2_moe_description), (ref.NEMOTRON_H, nemotron_h_description),
     (ref.ARCEE, arcee_description), (ref.DOTS1, dots1_description), (ref.APERTUS, apertus_description),
     (ref.GLM4_MOE_LITE, glm4_moe_lite_description), (ref.WRAPPERS, wrapper_description),
+    (ref.GEMMA4, gemma4_description),
 )
 
 
@@ -5538,6 +5941,8 @@ def build_one(root, name, arch, mtype, d, mat_dtype, norm_dtype, tok, first_seed
                 ok = ok and extra["mamba_chunked_vs_recurrent"] <= MAX_MAMBA_FORM_DIFF
             if "expert_usage_prompt4" in extra:  # (LFM2-MoE: every expert chosen over prompt 4 in every MoE layer)
                 ok = ok and all(min(u) > 0 for u in extra["expert_usage_prompt4"].values())
+            if "weight_noise_logit_change_prompt4" in extra:  # (Gemma 4: see MAX_WEIGHT_NOISE_CHANGE)
+                ok = ok and extra["weight_noise_logit_change_prompt4"] <= MAX_WEIGHT_NOISE_CHANGE
             if ok:
                 if spec.num_experts:
                     extra["router_draws"] = draws
@@ -5667,6 +6072,9 @@ edit by hand. One folder per family feature, each a valid Hugging Face model fol
 | llava-mm | LlavaForConditionalGeneration | LLaVA's generic wrapper as mistral-community/pixtral-12b ships it (LlavaConfig as models/pixtral/convert_pixtral_weights_to_hf.py builds it, transformers_version 4.45.0.dev0: image_seq_length 1, image_token_index 10, projector_hidden_act gelu, vision_feature_layer -1, `"vision_feature_select_strategy": "full"`, torch_dtype bfloat16, a small pixtral vision_config holding the file's only `"tie_word_embeddings": false`; no token ids in config.json: generation_config.json has the eos, the tokenizer's im_end): the language model is the text family text_config.model_type names, `"mistral"` (LlavaModel's AutoModel.from_config: MistralModel unchanged, Llama's pre-norm layers, SwiGLU, no biases), on text_config's numbers (`"head_dim": 16` with 8 heads: q width 128 != hidden 64, 2 kv heads (GQA 4, the release's 32 / 8), rms_norm_eps 1e-5, `"rope_theta": 1000000000.0`, `"sliding_window": null`, max_position_embeddings 1024000, the leftover `"is_composition": true`; no tie_word_embeddings: MistralConfig's false); weights language_model.model.* and language_model.lm_head.weight (untied) beside seven stand-ins (vision_tower.patch_conv.weight, vision_tower.ln_pre.weight, vision_tower.transformer.layers.0.attention_norm.weight, multi_modal_projector.linear_1 / linear_2 weight and bias) that the forward pass ignores and an export must copy unchanged; what-ifs: the RoPE at 10000 (rope_theta looked for at the top level: 7.61), a window of 16 on every layer where text_config says null (15.8); text_config without model_type is LlavaConfig's llama (the same logits: Mistral without a window); all BF16 |
 | internvl-mm | InternVLForConditionalGeneration | InternVL's wrapper as OpenGVLab/InternVL3-1B-hf ships it (InternVLConfig as models/internvl/convert_internvl_weights_to_hf.py builds it, transformers_version 4.52.0.dev0: downsample_ratio 0.5, image_seq_length 256, image_token_id 10 (released 151667), projector_hidden_act gelu, vision_feature_layer -1, `"vision_feature_select_strategy": "default"`, a small internvl_vision vision_config; no token ids and no tie_word_embeddings at the top level): the language model is the text family text_config.model_type names, `"qwen2"` (InternVLModel's AutoModel.from_config: Qwen2Model unchanged, q/k/v biases, no o_proj bias), on text_config's numbers (architectures [Qwen2ForCausalLM], bos_token_id (the tokenizer's endoftext) and eos_token_id (its im_end, an int: the converter's forced eos) inside it, no head_dim (hidden / heads = 16), 4 heads, 2 kv heads, rms_norm_eps 1e-6, rope_theta 1e6, `"use_sliding_window": false` beside `"sliding_window": null`, `"tie_word_embeddings": false`); weights model.language_model.* and lm_head.weight (untied) beside seven stand-ins (model.vision_tower.embeddings.cls_token / patch_embeddings.projection.weight / encoder.layer.0.layernorm_before.weight, model.multi_modal_projector.layer_norm weight and bias, linear_1 / linear_2 weights) that the forward pass ignores and an export must copy unchanged; what-ifs: the RoPE at 10000 (10.0), no q/k/v biases (the text model read as a Llama: 17.3); text_config without model_type is InternVLConfig's qwen2; all BF16 |
 | nemotron-h-latent-moe | NemotronHForCausalLM | Nemotron-H with LatentMoE blocks (NVIDIA-Nemotron-3-Super) with config.json in nemotron-h-moe's NVIDIA-Nemotron-3-Nano-30B-A3B-BF16 spelling plus `"moe_latent_size": 24` (`"hybrid_override_pattern": "MEM*E-"`, `"head_dim": 16`, n_routed_experts 8, num_experts_per_tok 2, moe_intermediate_size 32, moe_shared_expert_intermediate_size 48, intermediate_size 96 for the dense layer, n_shared_experts 1, n_group 1, topk_group 1, norm_topk_prob true, routed_scaling_factor 2.5; the latent 24 differs from hidden 64 and from every other width): nemotron-h-moe's Mamba-2 (layers 0, 2; the floor at time_step_min 0.01 raises 344 and 284 of prompt 4's 1152 dt values), attention (layer 3, no positions, 4 heads of 16, GQA 2) and ungated relu² MLP (layer 5, `mixer.up_proj` (96, 64)); on layers 1 and 4 NemotronHMoE with moe_latent_size: the router reads the block input h at full width, logits = h `mixer.gate.weight` (8, 64)ᵀ in fp32, s = sigmoid, the top 2 of s + `mixer.gate.e_score_correction_bias` (F32 (8,); without it other experts for 109 and 79 of prompt 4's 144 tokens, its logits change by 10.8), weights the chosen s / (their sum + 1e-20) (not divided: 6.13) x 2.5 (x 1: 6.75); f = `mixer.fc1_latent_proj.weight` (24, 64) h; the chosen experts `mixer.experts.{e}.up_proj.weight` (32, 24) / `down_proj.weight` (24, 32) per expert as released, down(relu(up f)²), their weighted sum (24 wide) through `mixer.fc2_latent_proj.weight` (64, 24) back to 64, plus the shared expert `mixer.shared_experts.up_proj` (48, 64) / `down_proj` (64, 48) on h itself, not the latent (left out: 8.44); no biases (mlp_bias false); fc2_latent_proj at 0, the routed path left out: 8.85; fc1_latent_proj and fc2_latent_proj each read as the other's transpose (both shapes fit): 10.3; a softmax in place of the sigmoid: 10.2; top-1: 8.27; every expert chosen by prompt 4's tokens in both MoE layers; untied (lm_head.weight); BF16 matrices and norms, F32 A_log / D / dt_bias / e_score_correction_bias |
+| gemma4-e | Gemma4ForCausalLM | Google's Gemma 4 with E2B's features (models/gemma4/modeling_gemma4.py; docs/gemma4.md) and config.json in the flat spelling that file reads, model_type "gemma4_text" as convert_gemma4_weights.py --text_only writes it (`"head_dim": 16`, `"global_head_dim": 32`, `"num_global_key_value_heads": null` as keys of their own, no `per_layer_config`; "dtype" bfloat16, transformers_version 5.14.1; rope_parameters written out: `sliding_attention` {default, 1e4}, `full_attention` {proportional, partial_rotary_factor 0.25, 1e6}; layer_types sliding, sliding, full, sliding, sliding, full; sliding_window 8 (every golden prompt is longer: without the window 38.0); rms_norm_eps 1e-6, hidden_activation gelu_pytorch_tanh, final_logit_softcapping 30 (prompt 4's raw logits reach 37.0: without the cap 11.7), tied, eos [im_end, endoftext]): embeddings x sqrt(64) = 8 (bf16-exact); per layer Gemma4RMSNorm sandwich norms x (mean(x²) + 1e-6)^-0.5 times w as stored, plain w around 1 (read as (1 + w): 41.7); 4 heads, sliding layers 2 kv heads of 16, full layers 2 kv heads of 32 (`self_attn.q_proj` (128, 64), `o_proj` (64, 128)); q_norm / k_norm per head before RoPE (weights around 0.3, so that the attention at score scale 1 is no sharper than the other fixtures': scores x 1.0, not head^-0.5: 26.1), v_norm without weight (left out: 18.2); sliding layers the default RoPE over 16 dims at 1e4, full layers the proportional one: int(0.25 x 32 // 2) = 4 of the 16 rotate-half pairs (i, i + 16) turn at 1e6^(-2i/32), the other 12 have frequency 0 (read as a partial rotary dim of 8: 9.20; as the default over the whole head: 5.44); num_kv_shared_layers 2: layers 4 and 5 have no k_proj / v_proj / k_norm, layer 4 (sliding) attends over layer 3's K / V (the last sliding layer before 4), layer 5 (full) over layer 2's, each with its own q_proj / q_norm / RoPE / mask (their K / V recomputed from their own input with the source's projections: 23.2; the first sliding layer as the source: 25.4); use_double_wide_mlp: the MLPs of layers 4 and 5 are 192 wide, the others 96; per-layer embeddings of 8: `embed_tokens_per_layer` (459, 48) x bf16(sqrt(8)) = 2.828125, `per_layer_model_projection` (48, 64) x 64^-0.5 then `per_layer_projection_norm` (8), their sum x 2^-0.5, per layer x += post_per_layer_input_norm(per_layer_projection (64, 8) (gelu_tanh(per_layer_input_gate (8, 64) x) * ple_l)) after the MLP (none: 34.4; the table unscaled: 26.7); `layer_scalar` (1,) per layer 1.227, 0.859, 0.633, 0.875, 1.25, 1.266 (none: 17.1); 1e-7 weight noise moves prompt 4's logits by 9.5e-5 (<= 1e-4, seed 77000 was above); all BF16 (layer_scalar too) |
+| gemma4-dense | Gemma4ForConditionalGeneration | Gemma 4 with 31B's features in Gemma4Config's spelling: model_type "gemma4", text_config "gemma4_text" with gemma4-e's keys and values but `"attention_k_eq_v": true`, `"num_global_key_value_heads": 1`, `"hidden_size_per_layer_input": 0`, `"num_kv_shared_layers": 0`, `"use_double_wide_mlp": false`, `"use_bidirectional_attention": "vision"` (text-only prompts: the causal masks), intermediate_size 128; a small gemma4_vision vision_config, audio_config null, tie_word_embeddings true, eos at the top level; the language model under model.language_model.* beside five stand-ins (`model.vision_tower.patch_embedder.input_proj.weight` / `.position_embedding_table`, `model.vision_tower.encoder.layers.0.input_layernorm.weight` / `.self_attn.q_proj.linear.weight`, `model.embed_vision.embedding_projection.weight`) that the forward pass ignores and an export must copy unchanged; the full layers (2, 5) have one kv head of 32 and no v_proj: V is the raw k_proj output (before k_norm) through v_norm, K = RoPE(k_norm(k_proj h)) (V after k_norm: 13.0; after k_norm and RoPE: 19.5); the sliding layers 2 kv heads of 16 with v_proj; the soft-cap applied by Gemma4ForConditionalGeneration.forward (Gemma 3's was not; raw logits 33.6, without it 9.38); score scale 1 (head^-0.5: 16.6), plain-w norms ((1 + w): 40.8), proportional RoPE on the full layers (partial dim: 11.8; default: 3.35), window 8 (none: 31.8), layer_scalar 0.887, 0.602, 0.813, 1.336, 1.188, 1.336 (none: 17.2), v_norm (none: 10.5); weight noise 4.2e-5; all BF16 |
+| gemma4-moe | Gemma4ForCausalLM | Gemma 4 with 26B-A4B's features: gemma4-dense's text model (k_eq_v, full layers 1 kv head, no per-layer embeddings, no sharing) as Gemma4ForCausalLM with `"enable_moe_block": true`, `"num_experts": 8`, `"top_k_experts": 2`, `"moe_intermediate_size": 24`, intermediate_size 40 (the dense MLP beside the experts); on every layer: r = the residual after the attention's add (un-normed), m = post_feedforward_layernorm_1(mlp(pre_feedforward_layernorm(r))) + post_feedforward_layernorm_2(experts), x = r + post_feedforward_layernorm(m); the router z = rms(r) (no weight) x `router.scale` (64,) x 64^-0.5, logits z `router.proj.weight` (8, 64)ᵀ, softmax over 8 in fp32, top-2, divided by their sum, x `router.per_expert_scale` (8,) (router.scale and per_expert_scale around 1, std 0.3; at 1: 18.9 / 9.85; the router on pre_feedforward_layernorm(r): 15.0; those two move 9 to 61 of prompt 4's 144 tokens per layer to other experts); the experts on pre_feedforward_layernorm_2(r): `experts.gate_up_proj` (8, 48, 64) (gate rows first; swapped: 27.1), `experts.down_proj` (8, 64, 24), gelu_tanh (on the dense MLP's input: 14.7; no dense MLP: 31.0); the renormalisation only changes the logits by 5e-4 (post_feedforward_layernorm_2 takes a per-token factor out but for its eps); routers searched and nudged over the prompt and fed-back tokens (routing gaps 0.0015 / 0.0012 generated), every expert chosen by prompt 4 in every layer; weight noise 9.6e-5; all BF16 |
 
 Greedy outputs run exactly 16 tokens and do not stop at eos (`stop_at_eos: false` in golden.json).
 Prompt 4 is long (more than 48 tokens rendered) so that the Mistral, Gemma, Phi-3, OLMo 3 and EXAONE 4 windows cut
@@ -5993,5 +6401,28 @@ the default RoPE at theta 1e4); for the LLaVA / InternVL wrappers `text_model_ty
 `text_architecture` (the text family it runs), `weight_prefix`, `lm_head`, `stand_in_tensors` (never read), `rope_theta`,
 `qkv_bias`, `q_width` and `{rope_theta_default,sliding_window,qkv_bias}_effect_prompt4` (largest logit change with the
 RoPE at theta 1e4, with a window of 16 on every layer (the mistral text model), without the q/k/v biases (the qwen2
-one)).
+one)); for Gemma 4 (Gemma4ForCausalLM, Gemma4ForConditionalGeneration) `weight_prefix`, `layer_types`,
+`layer_sliding`, `layer_head_dim`, `layer_kv_heads`, `layer_k_eq_v`, `layer_mlp_width`, `global_head_dim_in_config`,
+`num_global_key_value_heads_in_config`, `per_layer_config_in_config`, `use_bidirectional_attention`, `attention`,
+`attn_scale` (1.0), `norms`, `norm_weight_mean` (the layer norms'), `final_norm_weight_mean`, `embed_scale`, `rope` (per
+layer type the rope_parameters entry and its inverse frequencies; full_attention's `pairs_turning`), `rope_rule`,
+`kv_shared_from`, `layer_kv_shared`, `layer_kv_store` (the layer that stores its type's K / V), `layer_kv_source` (the
+layer a shared layer reads, else null), `layer_scalar`, `final_logit_softcapping`, `max_abs_raw_logit_prompt4`,
+`max_abs_attn_score_prompt4`, `hidden_size_per_layer_input` and with per-layer embeddings `ple_embed_scale` and
+`ple_rule`, `stand_in_tensors` (the multimodal checkpoint's, never read), `weight_noise_logit_change_prompt4` (the
+largest change of prompt 4's logits with every weight times 1 + 1e-7 N(0, 1), three draws: at most 1e-4), and
+`{norms_plus_one,attn_scale_head_dim,layer_scalar,final_softcap,sliding_window,full_rope_partial_dim,full_rope_default,v_norm}_effect_prompt4`
+(largest logit change with (1 + w) norms, the scores x head^-0.5, no layer_scalar, no soft-cap, no window, the full
+layers' proportional RoPE read as a partial rotary dim, as the default RoPE over the whole head, no v_norm), with
+per-layer embeddings `{ple,ple_table_unscaled}_effect_prompt4` (none, the table without its sqrt(P)), with KV sharing
+`{kv_shared_weights,kv_source_first_of_type}_effect_prompt4` (the shared layers computing K / V from their own input
+with the source's projections; the first layer of a type as the source), with k_eq_v
+`{v_after_k_norm,v_after_rope}_effect_prompt4` (V taken after k_norm, after k_norm and RoPE), and with the MoE block
+the MoE keys, `num_experts`, `top_k_experts`, `moe_intermediate_size`, `intermediate_size`, `router`, `moe_rule`,
+`expert_layout`, `router_weight`, `expert_usage_prompt4`, `router_changed_tokens_prompt4` (for router_input_normed and
+router_scale), `router_renormalisation_change_prompt4` (not a what-if: the top-k weights not renormalised; small,
+post_feedforward_layernorm_2 takes the factor out) and
+`{router_input_normed,router_scale,router_per_expert_scale,experts_input_norm,dense_mlp,experts_gate_up_swapped}_effect_prompt4`
+(largest logit change with the router on pre_feedforward_layernorm(residual), router.scale at 1, per_expert_scale at
+1, the experts on the dense MLP's normed input, no dense MLP, gate_up_proj's halves swapped).
 """

@@ -101,7 +101,15 @@ modeling code (eager attention); the file and class/function are cited at each f
   text_config.model_type names, built by AutoModel.from_config (llama, mistral, qwen2, qwen3, qwen3_moe here; text_config
   without model_type: LlavaConfig's "llama", InternVLConfig's "qwen2"); that family runs unchanged on text_config with its
   own config class's defaults, the weights under language_model.model.* (the released LLaVA / Pixtral checkpoints) or
-  model.language_model.* (transformers >= 4.52's save), the vision tower and projector never run; see wrapped_text_family).
+  model.language_model.* (transformers >= 4.52's save), the vision tower and projector never run; see wrapped_text_family),
+  Gemma4ForCausalLM, Gemma4ForConditionalGeneration (Google's Gemma 4, models/gemma4/modeling_gemma4.py and
+  configuration_gemma4.py, docs/gemma4.md: the language model only, model.* or model.language_model.*; Gemma4RMSNorm
+  sandwich norms with plain w, a head size / kv-head count / RoPE per layer type (the full layers' proportional RoPE:
+  part of the rotate-half pairs turning, the rest at frequency 0), q/k norms before RoPE and a weightless v norm, K as
+  V on the full layers with attention_k_eq_v, score scale 1, the sliding window, per-layer embeddings, KV sharing
+  between layers of a type, double-wide MLPs on the shared layers, a scalar per layer, a MoE beside the dense MLP with
+  its own router input norm and per-expert scale, the final soft-cap in both architectures; see gemma4_layers,
+  gemma4_decoder_layer).
 
 One forward pass; what differs between families is a flag or a value of `Spec`:
   - RMSNorm: Llama style `w * (x * rsqrt(mean(x^2) + eps))`; Gemma style (norm_offset)
@@ -247,11 +255,15 @@ One forward pass; what differs between families is a flag or a value of `Spec`:
     mixer.fc1_latent_proj(h) and their weighted sum goes through mixer.fc2_latent_proj, the router and the shared expert
     on h itself: moe_block); embeddings backbone.embeddings (unscaled), final norm
     backbone.norm_f, eps layer_norm_epsilon everywhere (nemotron_h_block).
+  - Gemma 4 (gemma4_decoder_layer): its own layer, attention (gemma4_attention: per-layer head size and kv heads,
+    shared K / V per layer type), per-layer embeddings once per pass (gemma4_per_layer_inputs) and MoE (gemma4_moe);
+    each layer's output times its layer_scalar.
   - Final norm; lm_head or the tied embedding matrix; optional final tanh softcap (Gemma 2,
-    Gemma3ForCausalLM; never Gemma3ForConditionalGeneration); Cohere multiplies the logits by
-    logit_scale.
+    Gemma3ForCausalLM, both Gemma 4 architectures; never Gemma3ForConditionalGeneration); Cohere multiplies the logits
+    by logit_scale.
   - hidden_states: [embeddings (scaled, for Gemma), output of layer 0, ..., output of layer L-2,
-    final_norm(output of layer L-1)] (L+1 entries), as transformers returns them.
+    final_norm(output of layer L-1)] (L+1 entries), as transformers returns them (Gemma 4: each layer's output after
+    its layer_scalar, the hook on Gemma4TextDecoderLayer).
 
 FP8 checkpoints (config.json quantization_config quant_method "fp8": DeepSeek-V3 / R1, Kimi-K2):
 F8_E4M3 weights with block-wise F32 `<name>_scale_inv` are dequantized on load to
@@ -498,6 +510,18 @@ APERTUS = "ApertusForCausalLM"
 # GLM-4.5's decoder layer, MoE (sigmoid router with e_score_correction_bias, ungated shared experts) and RMSNorm; which
 # layers are dense from mlp_layer_types (see glm4_moe_lite_layers)
 GLM4_MOE_LITE = "Glm4MoeLiteForCausalLM"
+# Google's Gemma 4 (google/gemma-4-e2b / -e4b / -31b / -26b-a4b and their -it models; docs/gemma4.md): transformers'
+# models/gemma4/modeling_gemma4.py (generated from modular_gemma4.py) and configuration_gemma4.py.
+# Gemma4ForCausalLM (config.json of model_type "gemma4_text", weights under model.*: what convert_gemma4_weights.py
+# --text_only writes) and Gemma4ForConditionalGeneration (model_type "gemma4", the text numbers in text_config, the
+# language model under model.language_model.* beside model.vision_tower.* / model.embed_vision.* (and the E models'
+# audio tower), which the forward pass never reads): plain-w sandwich norms, a head size / kv-head count / RoPE per
+# layer type (proportional RoPE on the full layers), q/k norms and a weightless v norm, score scale 1, per-layer
+# embeddings (PLE), KV sharing, a scalar per layer, and a MoE beside the dense MLP; see gemma4_layers,
+# gemma4_decoder_layer
+GEMMA4_CAUSAL = "Gemma4ForCausalLM"
+GEMMA4_COND = "Gemma4ForConditionalGeneration"
+GEMMA4 = (GEMMA4_CAUSAL, GEMMA4_COND)
 MOE = ("MixtralForCausalLM", "Qwen2MoeForCausalLM", "Qwen3MoeForCausalLM", GLM4_MOE, DEEPSEEK_V3, DEEPSEEK_V2, OLMOE,
        MINIMAX_M2, ERNIE4_5_MOE, QWEN3_NEXT, QWEN3_5_MOE, QWEN3_VL_MOE, GLM4V_MOE, PHIMOE, LLAMA4, DOTS1, HUNYUAN_MOE,
        GLM4_MOE_LITE)
@@ -560,11 +584,11 @@ WRAPPED_TEXT = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "q
 # __init__ the same with "qwen2"
 WRAPPER_TEXT_DEFAULT = {LLAVA: "llama", INTERNVL: "qwen2"}
 MULTIMODAL = (("Gemma3ForConditionalGeneration", "Mistral3ForConditionalGeneration") + QWEN_VL +
-              (QWEN3_5, QWEN3_5_MOE) + GLM_V + (LLAMA4,) + WRAPPERS)
+              (QWEN3_5, QWEN3_5_MOE) + GLM_V + (LLAMA4,) + WRAPPERS + (GEMMA4_COND,))
 ARCHITECTURES = (LLAMA_LIKE + GEMMA + ("Phi3ForCausalLM",) + MOE + GLM + (SMOLLM3, GRANITE) + GRANITE_MOE +
                  (GRANITE_HYBRID, GPT_OSS,) + COHERE + MULTIMODAL[1:] + (SEED_OSS, OLMO2, OLMO3, EXAONE4, ERNIE4_5, GEMMA1,
                                                                   HUNYUAN_DENSE, LFM2, LFM2_MOE, NEMOTRON_H,
-                                                                  ARCEE, APERTUS))
+                                                                  ARCEE, APERTUS, GEMMA4_CAUSAL))
 
 # Defaults of the keys this file reads, for the families whose fixtures leave keys out (from each
 # config class's __init__; the Llama-like families keep the behaviour this file always had).
@@ -1034,6 +1058,30 @@ DEFAULTS[GLM4_MOE_LITE] = dict(
     tie_word_embeddings=False, rope_theta=10000.0, rope_scaling=None, rope_parameters=None, rope_interleave=True,
     mlp_layer_types=None, attention_bias=False, head_dim=None, first_k_dense_replace=None, topk_method="noaux_tc",
     scoring_func="sigmoid", moe_layer_freq=1)
+# models/gemma4/configuration_gemma4.py Gemma4TextConfig (@008e574's dataclass fields; Gemma4ForConditionalGeneration's
+# text_config alike): num_attention_heads 8, num_key_value_heads 4, head_dim 256, hidden_activation gelu_pytorch_tanh,
+# max_position_embeddings 131072, rms_norm_eps 1e-6, tie_word_embeddings true (Gemma4Config's top level true too),
+# rope_parameters None (__post_init__: {sliding_attention: default at 1e4, full_attention: proportional,
+# partial_rotary_factor 0.25, at 1e6}: GEMMA4_DEFAULT_ROPE), attention_bias false, sliding_window 512, layer_types None
+# (__post_init__: sliding unless (i + 1) % 6 == 0, the last layer forced to full), final_logit_softcapping None,
+# use_bidirectional_attention None, vocab_size_per_layer_input 262144, hidden_size_per_layer_input 256 (a config
+# without the key has per-layer embeddings), attention_k_eq_v false, num_kv_shared_layers 0, enable_moe_block false,
+# use_double_wide_mlp false, num_experts / top_k_experts / moe_intermediate_size None. global_head_dim and
+# num_global_key_value_heads: the flat keys modeling_gemma4.py reads (config.global_head_dim,
+# config.num_global_key_value_heads); @008e574's __post_init__ pops them from the kwargs with the defaults 512 and None
+# (and turns them into per_layer_config), the older flat Gemma4TextConfig (read from an indexed copy, docs/gemma4.md
+# n.v.) held them as fields: the same 512 / None here. per_layer_config: absent (see gemma4_layers)
+GEMMA4_DEFAULT_ROPE = {"sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+                       "full_attention": {"rope_type": "proportional", "partial_rotary_factor": 0.25,
+                                          "rope_theta": 1000000.0}}
+DEFAULTS[GEMMA4_CAUSAL] = DEFAULTS[GEMMA4_COND] = dict(
+    num_attention_heads=8, num_key_value_heads=4, head_dim=256, hidden_activation="gelu_pytorch_tanh",
+    max_position_embeddings=131072, rms_norm_eps=1e-6, tie_word_embeddings=True, rope_parameters=None,
+    attention_bias=False, sliding_window=512, layer_types=None, final_logit_softcapping=None,
+    use_bidirectional_attention=None, vocab_size_per_layer_input=262144, hidden_size_per_layer_input=256,
+    attention_k_eq_v=False, num_kv_shared_layers=0, enable_moe_block=False, use_double_wide_mlp=False,
+    num_experts=None, top_k_experts=None, moe_intermediate_size=None, global_head_dim=512,
+    num_global_key_value_heads=None, per_layer_config=None)
 # DeepseekV3Attention.__init__: q_a_layernorm = DeepseekV3RMSNorm(config.q_lora_rank) and kv_a_layernorm =
 # DeepseekV3RMSNorm(self.kv_lora_rank) take DeepseekV3RMSNorm.__init__'s default eps=1e-6, not
 # config.rms_norm_eps (which only input_layernorm, post_attention_layernorm and model.norm take)
@@ -1117,6 +1165,7 @@ class Spec:
         get = _getter(MINISTRAL3 if self.ministral3 else self.text_model_type or arch, c)
         gemma = arch in GEMMA
         gemma1 = arch == GEMMA1
+        gemma4 = arch in GEMMA4
         self.H = c["hidden_size"]
         self.L = c["num_hidden_layers"]
         self.NH = get("num_attention_heads")
@@ -1442,7 +1491,7 @@ class Spec:
         self.mlp_gated = arch not in (ARCEE, APERTUS)
         if (arch in ("Qwen3ForCausalLM", "Qwen3MoeForCausalLM", "Qwen3VLForConditionalGeneration", QWEN3_VL_MOE,
                      SMOLLM3, GRANITE, GRANITE_HYBRID, EXAONE4, GEMMA1, LLAMA4, NEMOTRON_H) + HUNYUAN + GRANITE_MOE +
-                    COHERE + ERNIE + HYBRID or gemma):
+                    COHERE + ERNIE + HYBRID or gemma or gemma4):
             # (HunYuan-Dense / -MoE: HunYuanDenseV1Attention / HunYuanMoEV1Attention (LlamaAttention) take
             # bias=config.attention_bias on q/k/v/o_proj; the releases have it false. HunYuanDenseV1MLP's and
             # HunYuanMoEV1MLP's projections are bias=False whatever mlp_bias says)
@@ -1457,6 +1506,7 @@ class Spec:
             # (EXAONE 4: Exaone4Attention's projections are nn.Linear(..., bias=False) whatever config.json says)
             # (Cohere / Cohere 2: q/k/v_proj and o_proj all take bias=config.attention_bias in
             # CohereAttention / Cohere2Attention; no released checkpoint sets it)
+            # (Gemma 4: Gemma4TextAttention's q/k/v/o_proj take bias=config.attention_bias; no release sets it)
             if get("attention_bias", False):
                 raise ValueError("attention_bias is not used by the fixtures")
         if c.get("mlp_bias") and not self.mlp_bias:
@@ -1499,7 +1549,9 @@ class Spec:
         # torch.tensor(self.config.hidden_size**0.5, dtype=hidden_states.dtype)`, `hidden_states * normalizer`; 5.x's
         # GemmaTextScaledWordEmbedding.forward: `* self.embed_scale.to(self.weight.dtype)`: bf16(sqrt(H)) for bf16
         # weights)
-        self.embed_scale = embed_scale_for(self.H, torch_dtype) if gemma or gemma1 else None
+        # (Gemma 4: modeling_gemma4.py Gemma4TextScaledWordEmbedding.forward, `* self.embed_scale.to(self.weight.dtype)`
+        # with embed_scale = hidden_size**0.5 (Gemma4TextModel.__init__), Gemma 3's)
+        self.embed_scale = embed_scale_for(self.H, torch_dtype) if gemma or gemma1 or gemma4 else None
         # Cohere (models/cohere/modeling_cohere.py; Cohere 2 inherits every piece named here, see
         # models/cohere2/modular_cohere2.py): CohereLayerNorm (mean-subtracted, no bias) for
         # input_layernorm and the final norm; CohereDecoderLayer.forward, one norm and the parallel
@@ -1515,7 +1567,8 @@ class Spec:
         self.layer_norm = self.layer_norm or arch == PHIMOE
         self.norm_bias = arch == PHIMOE
         self.logit_scale = float(get("logit_scale")) if arch in COHERE else 1.0
-        act = get("hidden_activation") if gemma else get("hidden_act", "silu")
+        # (Gemma 4: Gemma4TextMLP / Gemma4TextExperts / the PLE gate all take ACT2FN[config.hidden_activation])
+        act = get("hidden_activation") if gemma or gemma4 else get("hidden_act", "silu")
         if gemma1:
             # models/gemma/modeling_gemma.py GemmaMLP.__init__ (transformers 4.39-4.47, PR #29402): `if
             # config.hidden_activation is None: logger.warning_once("`config.hidden_act` is ignored, ...");
@@ -2284,6 +2337,7 @@ class Spec:
         # expert_tensors)
         self.shared_mlp_swapped, self.shared_mlp_width = False, None
         hybrid_layers(self, c, get)
+        gemma4_layers(self, c, get, torch_dtype)
 
 
 def sigmoid_router_groups(family, E, k, G, TG):
@@ -2840,6 +2894,228 @@ def hybrid_layers(spec, c, get):
     spec.linear_chunk = 64
     # (check_reference, golden_models: the recurrent rule for whole sequences too, token by token)
     spec.linear_recurrent = False
+
+
+def gemma4_layers(spec, c, get, torch_dtype):
+    """The Gemma 4 fields of a Spec (Gemma4ForCausalLM, and Gemma4ForConditionalGeneration's text_config), set after
+    the generic reading, which they override; docs/gemma4.md §1-§2. From transformers' models/gemma4/modeling_gemma4.py
+    (the generated file, which reads the flat keys) and configuration_gemma4.py:
+      - layer types (Gemma4TextConfig.__post_init__): layer_types, else "sliding_attention" unless (i + 1) % 6 == 0;
+        the last layer forced to "full_attention" (HF logs a warning and overwrites it). Sliding layers take
+        sliding_window (Gemma4TextAttention.__init__: `config.sliding_window if self.is_sliding else None`; the mask
+        create_sliding_window_causal_mask: p - W < j <= p, as Gemma 3's).
+      - per-layer attention geometry (Gemma4TextAttention.__init__): `self.head_dim = config.global_head_dim if not
+        self.is_sliding and config.global_head_dim else config.head_dim`; `self.use_alternative_attention =
+        config.attention_k_eq_v and not self.is_sliding`; `num_key_value_heads = config.num_global_key_value_heads if
+        self.use_alternative_attention else config.num_key_value_heads` (k_eq_v with it null fails there: refused);
+        v_proj None on those layers (V = the raw k_proj output: gemma4_attention). The later spelling with a
+        per_layer_config dict ({layer index: {head_dim, num_key_value_heads}} for the full layers, which
+        configuration_gemma4.py @008e574's __post_init__ synthesizes from the flat keys unless config.json holds one,
+        in which case it pops and ignores the flat ones) is read too: every full layer the same override, no sliding
+        layer one, and flat keys that disagree with it refused (docs/gemma4.md §1).
+      - RoPE per layer type (Gemma4TextRotaryEmbedding.__init__, rope_parameters[layer_type]; None -> the __post_init__
+        default GEMMA4_DEFAULT_ROPE): "default" through its own compute_default_rope_parameters, θ^(-2i/d) over d =
+        `getattr(config, "head_dim", None) or hidden_size // num_attention_heads` (no partial_rotary_factor read: one
+        other than 1 refused); "proportional" (modeling_rope_utils._compute_proportional_rope_parameters, called with
+        head_dim_key="global_head_dim" for the full type): D = that key `or hidden_size // num_attention_heads`,
+        rope_angles = int(partial_rotary_factor * D // 2), inv_freq[i] = θ^(-2i/D) for i < rope_angles, 0 for the
+        other D/2 - rope_angles, all over `factor` (default 1); cos / sin = cat(freqs, freqs) over the whole head and
+        apply_rotary_pos_emb's rotate-half pairs (i, i + D/2): the zero frequencies pass unturned. A table whose width
+        is not the layer type's head size (HF would fail to broadcast) is refused, as other rope types are; a top-level
+        rope_theta / rope_scaling is not read (convert_rope_params_to_dict returns the kwargs untouched).
+      - KV sharing (Gemma4TextAttention.__init__ / forward): first = num_hidden_layers - num_kv_shared_layers; layers
+        l >= first >= 0 are shared (no k_proj / v_proj / k_norm); the unshared layer that stores K, V for its type is
+        the last one of that type in layer_types[:first] (store_full_length_kv); a shared layer reads its type's
+        (shared_kv_states[layer_type]). Refused: num_kv_shared_layers >= num_hidden_layers (> 0), and a shared layer
+        type with no unshared layer of that type (HF's KeyError).
+      - MLP width (Gemma4TextMLP.__init__): intermediate_size x 2 where use_double_wide_mlp and `layer_idx >=
+        first_kv_shared_layer_idx > 0`.
+      - per-layer embeddings (Gemma4TextModel.__init__): hidden_size_per_layer_input P (0 or null: none), the table's
+        scale sqrt(P) rounded to the weight dtype (Gemma4TextScaledWordEmbedding, as the token embedding's);
+        vocab_size_per_layer_input other than vocab_size refused (HF would index past the table).
+      - MoE (enable_moe_block: Gemma4TextRouter / Gemma4TextExperts on every layer beside the dense MLP):
+        num_experts, top_k_experts, moe_intermediate_size required.
+      - score scale 1.0 (`self.scaling = 1.0`), no attention soft-cap, the final soft-cap
+        final_logit_softcapping in both Gemma4ForCausalLM.forward and Gemma4ForConditionalGeneration.forward.
+      - use_bidirectional_attention: null or "vision" (text-only input: the causal masks); "all" refused.
+    The what-if flags (golden_models.gemma4_what_ifs) are set to the model as it is."""
+    # (defaults for every family: the what-ifs' flags are read only on the Gemma 4 path)
+    if spec.arch not in GEMMA4:
+        return
+    L, H, NH, V = spec.L, spec.H, spec.NH, spec.V
+    types = get("layer_types")
+    if types is None:
+        types = ["sliding_attention" if (i + 1) % 6 else "full_attention" for i in range(L)]
+    types = list(types)
+    if len(types) != L or any(t not in ("sliding_attention", "full_attention") for t in types):
+        raise ValueError("Gemma 4: layer_types must be %d entries of sliding_attention / full_attention" % L)
+    # Gemma4TextConfig.__post_init__: "Last layer must use `full_attention` ... Forcing last layer to full_attention"
+    types[-1] = "full_attention"
+    spec.layer_types = types
+    spec.layer_sliding = [t == "sliding_attention" for t in types]
+    spec.sliding_window = get("sliding_window")
+    W = spec.sliding_window
+    if any(spec.layer_sliding) and (isinstance(W, bool) or not isinstance(W, int) or W < 1):
+        raise ValueError("Gemma 4: sliding_window %r (a positive integer for the sliding layers)" % (W,))
+    bidirectional = get("use_bidirectional_attention")
+    if bidirectional not in (None, "vision"):
+        # "all": Gemma4TextConfig.__post_init__ sets is_causal False and sliding_window // 2 + 1 (an encoder)
+        raise ValueError("Gemma 4: use_bidirectional_attention %r (null or \"vision\": text is causal)" % (
+            bidirectional,))
+    # the per-type head sizes and kv heads
+    HD, NKV = get("head_dim"), get("num_key_value_heads")
+    for key, value in (("head_dim", HD), ("num_key_value_heads", NKV)):
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            raise ValueError("Gemma 4: %s %r (a positive integer)" % (key, value))
+    k_eq_v = bool(get("attention_k_eq_v"))
+    flat_hd, flat_nkv = get("global_head_dim"), get("num_global_key_value_heads")
+    full_hd = flat_hd or HD
+    if k_eq_v and flat_nkv is None and get("per_layer_config") is None:
+        # modeling_gemma4.py: `config.num_attention_heads // None` fails at init; configuration_gemma4.py @008e574
+        # adds no override (the full layers keep num_key_value_heads): the versions disagree
+        raise ValueError("Gemma 4: attention_k_eq_v with num_global_key_value_heads null (the transformers versions "
+                         "disagree)")
+    full_nkv = flat_nkv if k_eq_v else NKV
+    plc = get("per_layer_config")
+    if plc is not None:
+        # configuration_gemma4.py @008e574: {layer index: overrides} for the full layers (JSON keys are strings)
+        full = [l for l in range(L) if types[l] == "full_attention"]
+        try:
+            entries = {int(k): v for k, v in plc.items()}
+        except (AttributeError, TypeError, ValueError):
+            raise ValueError("Gemma 4: per_layer_config %r (a dict of layer index -> overrides)" % (plc,))
+        values = [entries[l] for l in full if l in entries]
+        if sorted(entries) != full or any(v != values[0] for v in values) or not isinstance(values[0], dict) or \
+                set(values[0]) - {"head_dim", "num_key_value_heads"} or "head_dim" not in values[0]:
+            raise ValueError("Gemma 4: per_layer_config must give every full layer (%s) the same head_dim (and "
+                             "num_key_value_heads), no sliding layer any: %r" % (full, plc))
+        o = values[0]
+        if "global_head_dim" in c and c["global_head_dim"] != o["head_dim"] or \
+                "num_global_key_value_heads" in c and c["num_global_key_value_heads"] is not None and \
+                c["num_global_key_value_heads"] != o.get("num_key_value_heads", NKV):
+            # @008e574 pops the flat keys and reads per_layer_config alone; modeling_gemma4.py reads the flat keys
+            raise ValueError("Gemma 4: per_layer_config %r disagrees with global_head_dim / "
+                             "num_global_key_value_heads" % (o,))
+        full_hd, full_nkv = o["head_dim"], o.get("num_key_value_heads", NKV)
+    spec.k_eq_v = k_eq_v
+    spec.full_head_dim, spec.full_kv_heads = full_hd, full_nkv
+    spec.layer_head_dim = [HD if s else full_hd for s in spec.layer_sliding]
+    spec.layer_kv_heads = [NKV if s else full_nkv for s in spec.layer_sliding]
+    spec.layer_k_eq_v = [k_eq_v and not s for s in spec.layer_sliding]
+    for l in range(L):
+        if NH % spec.layer_kv_heads[l]:
+            raise ValueError("Gemma 4: layer %d's %d kv heads do not divide %d heads" % (
+                l, spec.layer_kv_heads[l], NH))
+    # RoPE per layer type
+    rp = get("rope_parameters") or GEMMA4_DEFAULT_ROPE
+    spec.rope_types = {}
+    tables = {}
+    for t in sorted(set(types)):
+        entry = rp.get(t) if isinstance(rp, dict) else None
+        if not isinstance(entry, dict) or "rope_theta" not in entry:
+            raise ValueError("Gemma 4: rope_parameters has no %s entry with a rope_theta: %r" % (t, rp))
+        kind, theta = entry.get("rope_type"), float(entry["rope_theta"])
+        dim = full_hd if t == "full_attention" else HD
+        if kind == "default":
+            # Gemma4TextRotaryEmbedding.compute_default_rope_parameters: `dim = getattr(config, "head_dim", None) or
+            # config.hidden_size // config.num_attention_heads`, inv_freq = 1 / base^(arange(0, dim, 2) / dim); no
+            # partial_rotary_factor, no factor
+            if entry.get("partial_rotary_factor", 1.0) != 1.0 or entry.get("factor", 1.0) != 1.0:
+                raise ValueError("Gemma 4: a default rope type with partial_rotary_factor / factor %r (Gemma 4's "
+                                 "default RoPE reads neither)" % (entry,))
+            width = HD
+            inv = rope_inv_freq(width, theta, None)
+        elif kind == "proportional":
+            # modeling_rope_utils._compute_proportional_rope_parameters (head_dim_key "global_head_dim" for the full
+            # type, Gemma4TextRotaryEmbedding.__init__; "head_dim" otherwise)
+            width = ((flat_hd if plc is None else full_hd) if t == "full_attention" else HD) or H // NH
+            proportion, factor = float(entry.get("partial_rotary_factor", 1.0)), float(entry.get("factor", 1.0))
+            inv = gemma4_proportional_inv_freq(width, theta, proportion, factor)
+        else:
+            raise ValueError("Gemma 4: rope_type %r for %s (default and proportional are used)" % (kind, t))
+        if width != dim:
+            # the table is sized by another head size than the layer type's: HF's apply_rotary_pos_emb fails
+            raise ValueError("Gemma 4: %s's %s RoPE table is %d wide, its head %d" % (t, kind, width, dim))
+        spec.rope_types[t] = dict(entry)
+        tables[t] = inv
+    spec.rope = {"local": (tables["sliding_attention"], 1.0)} if "sliding_attention" in tables else {}
+    spec.rope["global"] = (tables["full_attention"], 1.0)
+    spec.layer_rope = ["local" if s else "global" for s in spec.layer_sliding]
+    spec.theta = float(spec.rope_types["full_attention"]["rope_theta"])
+    spec.rope_local_theta = (float(spec.rope_types["sliding_attention"]["rope_theta"])
+                             if "sliding_attention" in spec.rope_types else None)
+    spec.rope_scaling, spec.R = None, HD
+    spec.inv_freq, spec.rope_attention_factor = spec.rope["global"]
+    # KV sharing
+    N = get("num_kv_shared_layers") or 0
+    if isinstance(N, bool) or not isinstance(N, int) or N < 0 or (N and N >= L):
+        raise ValueError("Gemma 4: num_kv_shared_layers %r (0 <= N < num_hidden_layers)" % (N,))
+    first = L - N
+    spec.kv_shared_from = first
+    spec.layer_kv_shared = [l >= first for l in range(L)]
+    prev = types[:first]
+    last = {t: len(prev) - 1 - prev[::-1].index(t) for t in set(prev)}
+    spec.layer_kv_store = [not spec.layer_kv_shared[l] and last.get(types[l]) == l for l in range(L)]
+    spec.layer_kv_source = [None] * L
+    for l in range(first, L):
+        if types[l] not in last:
+            raise ValueError("Gemma 4: shared layer %d is %s, and no unshared layer of that type stores K, V" % (
+                l, types[l]))
+        spec.layer_kv_source[l] = last[types[l]]
+    # MLP width (Gemma4TextMLP.__init__: `layer_idx >= first_kv_shared_layer_idx > 0`)
+    double = bool(get("use_double_wide_mlp"))
+    spec.layer_mlp_width = [spec.F * (2 if double and l >= first > 0 else 1) for l in range(L)]
+    # per-layer embeddings
+    P = get("hidden_size_per_layer_input") or 0
+    spec.ple_dim, spec.ple_embed_scale = P, None
+    if P:
+        if get("vocab_size_per_layer_input") != V:
+            raise ValueError("Gemma 4: vocab_size_per_layer_input %r != vocab_size %d" % (
+                get("vocab_size_per_layer_input"), V))
+        spec.ple_embed_scale = embed_scale_for(P, torch_dtype)
+    # MoE beside the dense MLP
+    if get("enable_moe_block"):
+        E, k, Fm = get("num_experts"), get("top_k_experts"), get("moe_intermediate_size")
+        for key, value in (("num_experts", E), ("top_k_experts", k), ("moe_intermediate_size", Fm)):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise ValueError("Gemma 4: enable_moe_block with %s %r (a positive integer)" % (key, value))
+        if k > E:
+            raise ValueError("Gemma 4: top_k_experts %d > num_experts %d" % (k, E))
+        spec.num_experts, spec.top_k, spec.moe_intermediate = E, k, Fm
+        spec.norm_topk_prob = True  # Gemma4TextRouter.forward always renormalises
+        spec.shared_intermediate = 0
+        spec.layer_moe = [True] * L
+        spec.router, spec.expert_naming = "gemma4", "gemma4"
+    # scales, caps, norms
+    spec.attn_scale = 1.0
+    spec.attn_softcap = None
+    spec.final_softcap = get("final_logit_softcapping")
+    spec.norm_offset, spec.sandwich_norms, spec.qk_norm = False, True, True
+    # what-ifs only (golden_models.gemma4_what_ifs, check_reference.Gemma4Check): the score scale ("head_dim":
+    # head_dim^-0.5 of the layer), layer_scalar applied, the per-layer embeddings applied (False: the stream without
+    # them), KV sharing ("states": HF's; "weights": a shared layer running the source layer's k_proj / v_proj / k_norm
+    # on its own input, as the config's docstring "share the same key-value projections" might be read), where V is
+    # taken on k_eq_v layers ("raw": HF's k_proj output; "normed": after k_norm; "rotated": after k_norm and RoPE),
+    # the v_norm applied, the router's input ("residual": HF's; "pre_ffn": pre_feedforward_layernorm of it), its
+    # scale and per_expert_scale applied, the experts' input norm ("pre_ffn_2": HF's; "pre_ffn": the dense MLP's),
+    # the dense MLP beside the experts, the experts' gate_up_proj halves swapped
+    spec.gemma4_attn_scale = "one"
+    spec.layer_scalar_applied = spec.ple_applied = spec.v_norm_applied = True
+    spec.kv_share_rule, spec.v_from = "states", "raw"
+    spec.router_input, spec.router_scale_applied, spec.router_expert_scale_applied = "residual", True, True
+    spec.expert_input, spec.dense_beside_moe, spec.expert_gate_up_swapped = "pre_ffn_2", True, False
+
+
+def gemma4_proportional_inv_freq(head_dim, theta, proportion, factor=1.0):
+    """modeling_rope_utils.py _compute_proportional_rope_parameters (read from indexed copies, docs/gemma4.md RU):
+    `rope_angles = int(rope_proportion * head_dim // 2)`, `inv_freq_rotated = 1.0 / (base ** (torch.arange(0, 2 *
+    rope_angles, 2, dtype=torch.int64).to(dtype=torch.float) / head_dim))` (the exponent over the whole head),
+    `nope_angles = head_dim // 2 - rope_angles` zeros after them, `inv_freq /= factor`: head_dim / 2 entries."""
+    angles = int(proportion * head_dim // 2)
+    rotated = 1.0 / (theta ** (torch.arange(0, 2 * angles, 2, dtype=torch.int64).to(torch.float32) / head_dim))
+    nope = head_dim // 2 - angles
+    inv = torch.cat((rotated, torch.zeros(nope, dtype=torch.float32))) if nope > 0 else rotated
+    return inv / factor
 
 
 def hybrid_expert_layout(spec, p):
@@ -4251,6 +4527,8 @@ def router_weight_name(spec, pre):
         return pre + "mixer.gate.weight"  # NemotronHMoE.gate (NemotronHTopkRouter.weight, (E, H))
     if spec.expert_naming == "hunyuan":
         return pre + "mlp.gate.wg.weight"  # HunYuanMoEV1Moe.gate (HunYuanMoEV1Gate.wg, an fp32 nn.Linear without bias)
+    if spec.expert_naming == "gemma4":
+        return pre + "router.proj.weight"  # Gemma4TextDecoderLayer.router (Gemma4TextRouter.proj, (E, H), no bias)
     return pre + ("block_sparse_moe.gate.weight" if spec.expert_naming == "mixtral" else "mlp.gate.weight")
 
 
@@ -4269,12 +4547,25 @@ def correction_bias_name(spec, pre):
     return pre + ("block_sparse_moe." if spec.expert_naming == "mixtral" else "mlp.") + "e_score_correction_bias"
 
 
+def router_features(spec, p, pre, x):
+    """What the router's matrix multiplies, for router inputs x (N, H): x itself, but for Gemma 4's router
+    (models/gemma4/modeling_gemma4.py Gemma4TextRouter.forward: `hidden_states = self.norm(hidden_states)`, a
+    Gemma4RMSNorm without weight, then `hidden_states * self.scale * self.scalar_root_size`, router.scale (H,) and
+    hidden_size**-0.5, before self.proj; x is the residual, gemma4_moe). router_scale_applied False: a what-if only."""
+    if spec.router != "gemma4":
+        return x
+    z = gemma4_norm(spec, x, None)
+    if spec.router_scale_applied:
+        z = z * p[pre + "router.scale"]
+    return z * spec.H ** -0.5
+
+
 def router_logits(spec, p, pre, x, weight=None):
     """The router's logits for tokens x (N, H): x.W^T, plus gpt-oss's router bias
     (GptOssTopKRouter.forward: F.linear(hidden_states, self.weight, self.bias)). weight: another
     router matrix in place of the stored one (golden_models.search_routers)."""
     w = p[router_weight_name(spec, pre)] if weight is None else weight
-    logits = x @ w.T
+    logits = router_features(spec, p, pre, x) @ w.T
     if spec.expert_naming == "gpt_oss":
         logits = logits + p[pre + "mlp.router.bias"]
     return logits
@@ -4477,6 +4768,16 @@ def expert_tensors(spec, p, pre, e):
         gate_up, down = p[pre + "mlp.experts.gate_up_proj"][e], p[pre + "mlp.experts.down_proj"][e]
         half = gate_up.shape[0] // 2
         return gate_up[:half], gate_up[half:], down
+    if spec.expert_naming == "gemma4":
+        # models/gemma4/modeling_gemma4.py Gemma4TextExperts: experts.gate_up_proj (E, 2Fm, H) and experts.down_proj
+        # (E, H, Fm) (no .weight suffix), used as F.linear weights; forward `gate, up = nn.functional.linear(
+        # current_state, self.gate_up_proj[expert_idx]).chunk(2, dim=-1)`: the gate rows first (the up rows first: a
+        # what-if only, spec.expert_gate_up_swapped)
+        gate_up, down = p[pre + "experts.gate_up_proj"][e], p[pre + "experts.down_proj"][e]
+        half = gate_up.shape[0] // 2
+        if spec.expert_gate_up_swapped:
+            return gate_up[half:], gate_up[:half], down
+        return gate_up[:half], gate_up[half:], down
     if spec.expert_naming == "stacked" and e == "shared":
         # (Qwen3-Next / Qwen3.5-MoE in transformers 5's layout: the shared expert stays a Qwen2MoeMLP)
         x = pre + "mlp.shared_expert."
@@ -4494,7 +4795,7 @@ def expert_tensors(spec, p, pre, e):
 def expert_weights(spec, pre, e):
     """Names of expert e's (gate, up, down) weights; e = "shared" for Qwen2-MoE's shared expert
     (GLM-4.5's shared_experts)."""
-    if spec.expert_naming in ("stacked", "fused_transposed", "llama4"):
+    if spec.expert_naming in ("stacked", "fused_transposed", "llama4", "gemma4"):
         raise ValueError("stacked experts have no per-expert tensors (expert_tensors slices them)")
     if spec.expert_naming == "mixtral":  # w1 gate, w3 up, w2 down (MixtralBlockSparseTop2MLP)
         x = pre + "block_sparse_moe.experts.%d." % e
@@ -4741,6 +5042,9 @@ def moe_block(spec, p, pre, l, h, trace=None):
     weighted sum through fc2_latent_proj, the shared expert on h."""
     if spec.router == "llama4":
         return llama4_moe(spec, p, pre, l, h, trace)
+    if spec.router == "gemma4":
+        # (h: the residual; the router, its own input norm and scale, and the experts' input norm: gemma4_moe)
+        return gemma4_moe(spec, p, pre, l, h, trace)
     B, T, H = h.shape
     x = h.reshape(B * T, H)
     logits = router_logits(spec, p, pre, x)
@@ -4899,6 +5203,185 @@ def nemotron_h_block(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace,
     return x + y
 
 
+def gemma4_norm(spec, x, w):
+    """models/gemma4/modeling_gemma4.py Gemma4RMSNorm.forward: `normed_output = self._norm(hidden_states.float())`,
+    _norm = `hidden_states * torch.pow(hidden_states.pow(2).mean(-1, keepdim=True) + self.eps, -0.5)`, then `*
+    self.weight.float()` when with_scale (w None: with_scale=False, no weight: v_norm, the router's norm), `.type_as`
+    (fp32 here). The weight is used as stored, w (Gemma 3's is 1 + w); spec.norm_offset (a what-if only): 1 + w."""
+    x = x.to(torch.float32)
+    y = x * torch.pow(x.pow(2).mean(-1, keepdim=True) + spec.eps, -0.5)
+    if w is None:
+        return y
+    return y * (1.0 + w) if spec.norm_offset else y * w
+
+
+def gemma4_per_layer_inputs(spec, p, prefix, ids, x):
+    """The per-layer inputs (B, T, L, P) of one pass (Gemma4TextModel.forward: `per_layer_inputs =
+    self.get_per_layer_inputs(input_ids, inputs_embeds)`, then `self.project_per_layer_inputs(inputs_embeds,
+    per_layer_inputs)`, once before the layers), x the scaled token embeddings (B, T, H):
+    get_per_layer_inputs: `self.embed_tokens_per_layer(input_ids)` (a Gemma4TextScaledWordEmbedding of (V, L * P) whose
+    scale sqrt(P) is cast to the weight dtype: spec.ple_embed_scale), reshaped to (B, T, L, P) (layer-major);
+    project_per_layer_inputs: `self.per_layer_model_projection(inputs_embeds) * self.per_layer_model_projection_scale`
+    (hidden_size**-0.5, a Python float), reshaped to (B, T, L, P), per_layer_projection_norm (Gemma4RMSNorm over P),
+    then `(per_layer_projection + per_layer_inputs) * self.per_layer_input_scale` (2.0**-0.5)."""
+    B, T = ids.shape
+    L, P = spec.L, spec.ple_dim
+    tokens = (p[prefix + "embed_tokens_per_layer.weight"][ids] * spec.ple_embed_scale).reshape(B, T, L, P)
+    proj = (x @ p[prefix + "per_layer_model_projection.weight"].T) * spec.H ** -0.5
+    proj = gemma4_norm(spec, proj.reshape(B, T, L, P), p[prefix + "per_layer_projection_norm.weight"])
+    return (proj + tokens) * 2.0 ** -0.5
+
+
+def gemma4_rotate(x, cos, sin):
+    """apply_rotary_pos_emb (models/gemma4/modeling_gemma4.py): `(x * cos) + (rotate_half(x) * sin)` on (B, heads, T,
+    HD) here (HF on (B, T, heads, HD) with unsqueeze_dim=2: the same), cos / sin of the layer type's table over the
+    whole head (the proportional table's zero frequencies leave their pairs unturned). A narrower table (a what-if only:
+    the proportional RoPE read as a partial rotary dim) turns the first cos.shape[-1] dims and passes the rest."""
+    R = cos.shape[-1]
+    return torch.cat((x[..., :R] * cos + rotate_half(x[..., :R]) * sin, x[..., R:]), dim=-1)
+
+
+def gemma4_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, shared_kv, trace):
+    """models/gemma4/modeling_gemma4.py Gemma4TextAttention.forward (eager) on h (B, T, H), layer l of
+    spec.layer_types[l] with its head size spec.layer_head_dim[l] and kv heads spec.layer_kv_heads[l]:
+      query_states = q_proj(h).view(..., -1, head_dim); q_norm (over each head's head_dim, weight (head_dim,));
+      apply_rotary_pos_emb; transpose;
+      a shared layer (l >= first kv-shared layer): `key_states, value_states = shared_kv_states[self.layer_type]`, the
+      K, V its type's storing layer left (rotated, normed, over every cached position), no k/v tensors of its own and
+      no cache update;
+      else key_states = k_proj(h).view; value_states = v_proj(h).view, or (attention_k_eq_v on a full layer, v_proj
+      None) `key_states` itself, the raw k_proj output, taken before k_norm; key_states = k_norm, RoPE, transpose;
+      value_states = v_norm (Gemma4RMSNorm with_scale=False: no weight), transpose; `past_key_values.update` (here the
+      cache: keys / values of every position so far), and `if self.store_full_length_kv: shared_kv_states[
+      self.layer_type] = key_states, value_states` (the full-length K, V after the update);
+      eager_attention_forward: repeat_kv (head h reads kv head h // (NH / NKV)), `query @ key^T * scaling` with
+      `self.scaling = 1.0`, no softcap, the mask added (sliding layers: the window), softmax in fp32, times the values;
+      reshape, o_proj (H, NH * head_dim).
+    shared_kv: the pass's shared_kv_states (type -> (K, V)). What-ifs: spec.gemma4_attn_scale "head_dim" (head_dim^-0.5),
+    spec.kv_share_rule "weights" (a shared layer computing its K, V from its own input with its storing layer's k_proj
+    / v_proj / k_norm, cached as an unshared layer's), spec.v_from ("normed": V after k_norm; "rotated": after k_norm
+    and RoPE), spec.v_norm_applied False (V without v_norm)."""
+    B, T, _ = h.shape
+    a = pre + "self_attn."
+    NH, HD, NKV = spec.NH, spec.layer_head_dim[l], spec.layer_kv_heads[l]
+    kind = spec.layer_types[l]
+    cos, sin = cos_sin
+    q = (h @ p[a + "q_proj.weight"].T).view(B, T, NH, HD)
+    q = gemma4_rotate(gemma4_norm(spec, q, p[a + "q_norm.weight"]).transpose(1, 2), cos, sin)
+    shared = spec.layer_kv_shared[l]
+    if shared and spec.kv_share_rule == "states":
+        k, v = shared_kv[kind]
+    else:
+        # (what-if "weights": the storing layer's projections and k_norm on this layer's input)
+        src = pre if not shared else pre[:pre.rindex("layers.")] + "layers.%d." % spec.layer_kv_source[l]
+        s = src + "self_attn."
+        k = (h @ p[s + "k_proj.weight"].T).view(B, T, NKV, HD)
+        v = k if spec.layer_k_eq_v[l] else (h @ p[s + "v_proj.weight"].T).view(B, T, NKV, HD)
+        k = gemma4_norm(spec, k, p[s + "k_norm.weight"])
+        if spec.layer_k_eq_v[l] and spec.v_from == "normed":
+            v = k
+        k = gemma4_rotate(k.transpose(1, 2), cos, sin)
+        if spec.layer_k_eq_v[l] and spec.v_from == "rotated":
+            v = k.transpose(1, 2)
+        v = (gemma4_norm(spec, v, None) if spec.v_norm_applied else v).transpose(1, 2)
+        if cache is not None:
+            if l in cache:
+                k = torch.cat((cache[l][0], k), dim=2)
+                v = torch.cat((cache[l][1], v), dim=2)
+            new_cache[l] = (k, v)
+        if spec.layer_kv_store[l]:
+            shared_kv[kind] = (k, v)
+    rep = NH // NKV
+    kr, vr = k.repeat_interleave(rep, dim=1), v.repeat_interleave(rep, dim=1)
+    scale = HD ** -0.5 if spec.gemma4_attn_scale == "head_dim" else spec.attn_scale
+    scores = (q @ kr.transpose(2, 3)) * scale
+    if trace is not None:
+        trace.setdefault("max_abs_score", {})[l] = float(scores.masked_fill(bias < 0, 0).abs().max())
+    attn = torch.softmax(scores + bias, dim=-1, dtype=torch.float32)
+    o = (attn @ vr).transpose(1, 2).reshape(B, T, NH * HD)
+    return o @ p[a + "o_proj.weight"].T
+
+
+def gemma4_moe(spec, p, pre, l, r, trace=None):
+    """The MoE half of models/gemma4/modeling_gemma4.py Gemma4TextDecoderLayer.forward on the residual r (B, T, H) (the
+    stream after the attention's residual add, un-normed: `hidden_states_flat = residual.reshape(-1, ...)`), up to the
+    experts' weighted sum (post_feedforward_layernorm_2 is the caller's):
+      Gemma4TextRouter.forward: `self.norm(hidden_states)` (Gemma4RMSNorm with_scale=False), `* self.scale *
+      self.scalar_root_size` (router.scale (H,), hidden_size**-0.5), `self.proj` (router.proj.weight (E, H)): the
+      logits (router_logits); softmax over all E (G4m in the model dtype, the newer modular in fp32: fp32 here);
+      torch.topk of top_k_experts; `top_k_weights /= top_k_weights.sum(dim=-1, keepdim=True)`; `top_k_weights *
+      self.per_expert_scale[top_k_index]` (router.per_expert_scale (E,), after the renormalisation);
+      `hidden_states_2 = self.pre_feedforward_layernorm_2(hidden_states_flat)`; Gemma4TextExperts.forward: per expert
+      `gate, up = F.linear(x, self.gate_up_proj[e]).chunk(2, dim=-1)` (experts.gate_up_proj (E, 2Fm, H), the gate rows
+      first), `act_fn(gate) * up`, `F.linear(., self.down_proj[e])` (experts.down_proj (E, H, Fm)), times the token's
+      weight, summed with index_add_ (here in top-k order: the same sum).
+    What-ifs: spec.router_input "pre_ffn" (the router on pre_feedforward_layernorm(r)), router_scale_applied /
+    router_expert_scale_applied False, norm_topk_prob False, expert_input "pre_ffn" (the experts on the dense MLP's
+    pre_feedforward_layernorm(r)), expert_gate_up_swapped (gate_up_proj's up rows read first)."""
+    B, T, H = r.shape
+    x = r.reshape(B * T, H)
+    xr = x if spec.router_input == "residual" else gemma4_norm(spec, x, p[pre + "pre_feedforward_layernorm.weight"])
+    logits = router_logits(spec, p, pre, xr)
+    probs = torch.softmax(logits, dim=-1, dtype=torch.float32)
+    weights, experts = torch.topk(probs, spec.top_k, dim=-1)
+    if spec.norm_topk_prob:
+        weights = weights / weights.sum(dim=-1, keepdim=True)
+    if spec.router_expert_scale_applied:
+        weights = weights * p[pre + "router.per_expert_scale"][experts]
+    if trace is not None:
+        trace.setdefault("router", {})[l] = (probs.view(B, T, -1), experts.view(B, T, -1))
+        trace.setdefault("router_logits", {})[l] = logits
+        trace.setdefault("router_input", {})[l] = xr
+    norm_name = "pre_feedforward_layernorm_2.weight" if spec.expert_input == "pre_ffn_2" else \
+        "pre_feedforward_layernorm.weight"
+    xe = gemma4_norm(spec, x, p[pre + norm_name])
+    outs = torch.stack([expert_forward(spec, p, pre, e, xe) for e in range(spec.num_experts)], dim=1)  # (B*T, E, H)
+    rows = torch.arange(B * T)
+    y = weights[:, 0:1] * outs[rows, experts[:, 0]]
+    for j in range(1, spec.top_k):
+        y = y + weights[:, j:j + 1] * outs[rows, experts[:, j]]
+    return y.view(B, T, H)
+
+
+def gemma4_decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, per_layer_input, shared_kv):
+    """models/gemma4/modeling_gemma4.py Gemma4TextDecoderLayer.forward (docs/gemma4.md §2), every norm a Gemma4RMSNorm
+    (gemma4_norm, plain w):
+      residual = x; h = input_layernorm(x); attention (gemma4_attention); x = residual + post_attention_layernorm(a);
+      residual = x; m = mlp(pre_feedforward_layernorm(x)) (Gemma4TextMLP: down(gelu_tanh(gate h) * up h), of
+      spec.layer_mlp_width[l]);
+      with enable_moe_block: m = post_feedforward_layernorm_1(m) + post_feedforward_layernorm_2(experts' sum) (the
+      router and experts on the residual: gemma4_moe, reached through moe_block);
+      x = residual + post_feedforward_layernorm(m);
+      with per-layer inputs (hidden_size_per_layer_input): residual = x; g = act_fn(per_layer_input_gate(x)) *
+      per_layer_input (this layer's (B, T, P) slice); x = residual + post_per_layer_input_norm(per_layer_projection(g));
+      `hidden_states *= self.layer_scalar` (layer_scalar (1,), a buffer: the whole stream).
+    What-ifs: spec.dense_beside_moe False (the experts alone, post_feedforward_layernorm_1 skipped), spec.ple_applied
+    False, spec.layer_scalar_applied False."""
+    residual = x
+    h = gemma4_norm(spec, x, p[pre + "input_layernorm.weight"])
+    a = gemma4_attention(spec, p, pre, l, h, cos_sin, bias, cache, new_cache, shared_kv, trace)
+    x = residual + gemma4_norm(spec, a, p[pre + "post_attention_layernorm.weight"])
+    residual = x
+    h = gemma4_norm(spec, x, p[pre + "pre_feedforward_layernorm.weight"])
+    m = None
+    if spec.dense_beside_moe or not spec.layer_moe[l]:
+        m = gated_mlp(spec, h, p[pre + "mlp.gate_proj.weight"], p[pre + "mlp.up_proj.weight"],
+                      p[pre + "mlp.down_proj.weight"])
+    if spec.layer_moe[l]:
+        y = moe_block(spec, p, pre, l, residual, trace)
+        y = gemma4_norm(spec, y, p[pre + "post_feedforward_layernorm_2.weight"])
+        m = y if m is None else gemma4_norm(spec, m, p[pre + "post_feedforward_layernorm_1.weight"]) + y
+    x = residual + gemma4_norm(spec, m, p[pre + "post_feedforward_layernorm.weight"])
+    if spec.ple_dim and spec.ple_applied:
+        residual = x
+        g = activation(spec, x @ p[pre + "per_layer_input_gate.weight"].T) * per_layer_input
+        g = g @ p[pre + "per_layer_projection.weight"].T
+        x = residual + gemma4_norm(spec, g, p[pre + "post_per_layer_input_norm.weight"])
+    if spec.layer_scalar_applied:
+        x = x * p[pre + "layer_scalar"]
+    return x
+
+
 def decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, valid=None, query_scale=None):
     if spec.arch in LFM2_FAMILY:
         return lfm2_decoder_layer(spec, p, pre, l, x, cos_sin, bias, cache, new_cache, trace, valid)
@@ -5007,10 +5490,20 @@ def forward(spec, p, ids, positions=None, key_valid=None, cache=None, capture=Tr
         x = x * spec.embed_scale  # see embed_scale_for; hidden_states[0] is the scaled embedding
     hidden = [x] if capture else None
     new_cache = {}
+    gemma4 = spec.arch in GEMMA4
+    # Gemma 4: the per-layer inputs of the pass (gemma4_per_layer_inputs) and the shared K, V per layer type
+    # (Gemma4TextModel.forward: `shared_kv_states = UserDict()`, filled by each type's storing layer)
+    ple = gemma4_per_layer_inputs(spec, p, prefix, ids, x) if gemma4 and spec.ple_dim else None
+    shared_kv = {}
     for l in range(spec.L):
-        x = decoder_layer(spec, p, prefix + "layers.%d." % l, l, x, rope[spec.layer_rope[l]],
-                          biases[spec.layer_sliding[l], spec.layer_chunked[l]], cache, new_cache, trace, key_valid,
-                          query_scale)
+        if gemma4:
+            x = gemma4_decoder_layer(spec, p, prefix + "layers.%d." % l, l, x, rope[spec.layer_rope[l]],
+                                     biases[spec.layer_sliding[l], spec.layer_chunked[l]], cache, new_cache, trace,
+                                     None if ple is None else ple[:, :, l], shared_kv)
+        else:
+            x = decoder_layer(spec, p, prefix + "layers.%d." % l, l, x, rope[spec.layer_rope[l]],
+                              biases[spec.layer_sliding[l], spec.layer_chunked[l]], cache, new_cache, trace, key_valid,
+                              query_scale)
         if capture and l < spec.L - 1:
             hidden.append(x)
     # (PhiMoE: PhimoeModel.forward's `self.norm(hidden_states)`, an nn.LayerNorm with its bias)

@@ -588,7 +588,9 @@ INSTANTIATE_TEST_SUITE_P(
                       FamilyCase{"hunyuan-moe", false}, FamilyCase{"apertus", true},
                       FamilyCase{"glm4-moe-lite", true}, FamilyCase{"glm4-moe-lite", false},
                       FamilyCase{"glm4-moe-lite", true, true}, FamilyCase{"llava-mm", true},
-                      FamilyCase{"internvl-mm", true}),
+                      FamilyCase{"internvl-mm", true}, FamilyCase{"gemma4-dense", true},
+                      FamilyCase{"gemma4-e", true}, FamilyCase{"gemma4-moe", true, false, true},
+                      FamilyCase{"gemma4-moe", false, false, true}),
     [](const auto& p) {
       std::string name = std::string(p.param.fixture) + (p.param.routed_experts ? "" : "_shared_only") +
                          (p.param.fused ? "_fused" : "");

@@ -158,7 +158,8 @@ INSTANTIATE_TEST_SUITE_P(
                                          "granite4-h-moe", "lfm2", "lfm2-moe", "nemotron-h",
                                          "nemotron-h-moe", "nemotron-h-latent-moe", "arcee", "dots1",
                                          "hunyuan-moe", "apertus",
-                                         "glm4-moe-lite", "llava-mm", "internvl-mm"),
+                                         "glm4-moe-lite", "llava-mm", "internvl-mm", "gemma4-dense", "gemma4-e",
+                                         "gemma4-moe"),
                        ::testing::Values(RowNorm::none, RowNorm::pre, RowNorm::full)),
     [](const auto& p) {
       std::string name = std::get<0>(p.param) + "_" + std::string(engine::row_norm_name(std::get<1>(p.param)));
