@@ -2211,10 +2211,10 @@ int64_t ModelSpec::linear_state_floats() const {
 }
 
 int64_t ModelSpec::dense_mlp_width() const {
-  if (moe_beside_dense) return intermediate_size;  // (Gemma 4: the dense MLP beside the experts)
   int64_t widest = 0;
   for (int64_t l = 0; l < num_layers; ++l) {
-    if (has_mlp(l) && !is_moe_layer(l)) widest = std::max(widest, mlp_width(l));  // (Nemotron-H's mixer blocks: none)
+    // (Nemotron-H's mixer blocks have none; Gemma 4's MoE layers have one beside the experts)
+    if (has_mlp(l) && (!is_moe_layer(l) || moe_beside_dense)) widest = std::max(widest, mlp_width(l));
   }
   return widest;
 }

@@ -235,8 +235,9 @@ void add_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
 // Gemma 4's MoE layer after pre_feedforward_layernorm (models/gemma4 Gemma4TextDecoderLayer.__init__, Gemma4TextRouter,
 // Gemma4TextExperts): the dense MLP and its post norm, the experts' input norm, the router, the experts stacked, their
 // post norm (post_feedforward_layernorm, on the sum, follows as in every sandwich layer).
-void add_gemma4_moe_slots(const ModelSpec& s, std::vector<WeightSlot>& v) {
-  const int64_t H = s.hidden_size, F = s.intermediate_size, E = s.num_experts, Fm = s.moe_intermediate_size;
+void add_gemma4_moe_slots(const ModelSpec& s, int64_t layer, std::vector<WeightSlot>& v) {
+  // (the dense MLP double-wide in a KV-shared layer, as Gemma4TextMLP(config, layer_idx) makes it)
+  const int64_t H = s.hidden_size, F = s.mlp_width(layer), E = s.num_experts, Fm = s.moe_intermediate_size;
   v.push_back(layer_slot(s, WeightRole::gate_proj, "mlp.gate_proj.weight", {F, H}, "(intermediate_size, hidden_size)"));
   v.push_back(layer_slot(s, WeightRole::up_proj, "mlp.up_proj.weight", {F, H}, "(intermediate_size, hidden_size)"));
   v.push_back(layer_slot(s, WeightRole::down_proj, "mlp.down_proj.weight", {H, F}, "(hidden_size, intermediate_size)"));
@@ -874,7 +875,7 @@ std::vector<WeightSlot> layer_slots(const ModelSpec& s, int64_t layer) {
     if (s.norm_bias) add(WeightRole::mlp_norm_bias, "post_attention_layernorm.bias", {H}, "(hidden_size)");
   }
   if (s.is_moe_layer(layer) && s.moe_beside_dense) {
-    add_gemma4_moe_slots(s, v);
+    add_gemma4_moe_slots(s, layer, v);
   } else if (s.is_moe_layer(layer)) {
     add_moe_slots(s, v);
   } else if (s.expert_names == ModelSpec::ExpertNames::granite) {
@@ -1098,6 +1099,16 @@ void read_weight(const io::SafetensorsReader* reader, const ExpectedWeight& w, i
     if (count > 0) read_fp8_slot(*reader, t, w, first, count, out);
   } else if (w.file_strides.empty()) {
     reader->read_f32(reader->tensor(w.name), w.file_offset + first, count, out);
+  } else if (count > 0 && w.shape.size() == 2 && w.file_strides.size() == 2 && w.file_strides[1] == 1 &&
+             w.file_strides[0] > 2 * w.shape[1]) {
+    // A block of columns of a much wider matrix (Gemma 4's per-layer table: each layer's P of L·P): its rows are
+    // contiguous runs, read one by one rather than the whole span between them.
+    const int64_t cols = w.shape[1];  // (t: the file tensor, from the FP8 test above)
+    for (int64_t i = first; i < first + count;) {
+      const int64_t r = i / cols, c = i % cols, n = std::min(cols - c, first + count - i);
+      reader->read_f32(t, w.file_offset + r * w.file_strides[0] + c, n, out + (i - first));
+      i += n;
+    }
   } else if (count > 0) {
     // A strided view (gpt-oss's experts): the file run that holds elements [first, first + count),
     // read once and gathered.

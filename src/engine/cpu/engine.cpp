@@ -443,7 +443,7 @@ void Engine::moe_beside_dense_mlp(int64_t l, const LayerWeights& w, const Batch&
   const model::ModelSpec& m = spec_;
   const int64_t T = batch.num_tokens(), H = m.hidden_size;
   const float eps = static_cast<float>(m.rms_norm_eps);
-  gated_mlp(h_.data(), ExpertWeights{w.w_gate, w.w_up, w.w_down, nullptr, nullptr, nullptr, {}}, T, H, m.intermediate_size,
+  gated_mlp(h_.data(), ExpertWeights{w.w_gate, w.w_up, w.w_down, nullptr, nullptr, nullptr, {}}, T, H, m.mlp_width(l),
             y_.data());
   if (epilogue) epilogue->apply(Component::mlp_down, l, y_.data(), batch);
   cpu::rmsnorm(y_.data(), w.dense_post_norm, y_.data(), T, H, eps);

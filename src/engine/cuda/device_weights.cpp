@@ -13,6 +13,7 @@
 #include "abl/core/dtype.h"
 #include "abl/core/error.h"
 #include "abl/core/log.h"
+#include "abl/engine/cuda/plan.h"
 #include "abl/io/safetensors.h"
 
 namespace abl::cuda {
@@ -225,6 +226,7 @@ int64_t attention_head_dim(const model::ModelSpec& spec) {
 // ---- layout -----------------------------------------------------------------------------------
 
 DeviceUnitLayout device_unit_layout(const model::ModelSpec& spec) {
+  check_cuda_engine_runs(spec);  // (a model the engine refuses: that refusal first, before any kernel's limits)
   DeviceUnitLayout lay;
   lay.attention_head_dim = attention_head_dim(spec);
   const int64_t L = spec.num_layers;

@@ -256,3 +256,24 @@ TEST(ModelSpecGemma4, ReleasedModelsAsPresets) {
   EXPECT_TRUE(abl::testing::contains_all(abl::model::describe(e2b), {"per-layer embeddings of 256",
                                                                      "the last 20 layers share keys and values"}));
 }
+
+// Gemma4TextMLP(config, layer_idx) is double-wide in a KV-shared layer whatever else the layer holds: in an MoE layer
+// the dense MLP beside the experts is too (no release combines them; the slots, the buffers and the epilogue agree).
+TEST(ModelSpecGemma4, DoubleWideDenseMlpBesideExperts) {
+  nlohmann::json c = {{"architectures", {"Gemma4ForCausalLM"}}, {"hidden_size", 64}, {"num_hidden_layers", 6},
+                      {"intermediate_size", 40}, {"hidden_size_per_layer_input", 0}, {"vocab_size", 100},
+                      {"num_attention_heads", 4}, {"num_key_value_heads", 2}, {"head_dim", 16},
+                      {"global_head_dim", 32}, {"enable_moe_block", true}, {"num_experts", 4},
+                      {"top_k_experts", 2}, {"moe_intermediate_size", 24}, {"num_kv_shared_layers", 2},
+                      {"use_double_wide_mlp", true}};
+  c["layer_types"] = {"sliding_attention", "sliding_attention", "full_attention", "sliding_attention",
+                      "sliding_attention", "full_attention"};
+  const ModelSpec s = parse(c);
+  EXPECT_EQ(s.mlp_width(3), 40);
+  EXPECT_EQ(s.mlp_width(4), 80);
+  EXPECT_EQ(s.dense_mlp_width(), 80);
+  EXPECT_EQ(slot_shape(s, 3, WeightRole::down_proj), (std::vector<int64_t>{64, 40}));
+  EXPECT_EQ(slot_shape(s, 4, WeightRole::down_proj), (std::vector<int64_t>{64, 80}));
+  EXPECT_EQ(slot_shape(s, 5, WeightRole::gate_proj), (std::vector<int64_t>{80, 64}));
+  EXPECT_EQ(slot_shape(s, 5, WeightRole::expert_down_proj), (std::vector<int64_t>{64, 24}));
+}

@@ -105,7 +105,8 @@ TEST(MemoryPlan, UnitsAddUpToTheModel) {
 TEST(MemoryPlan, CpuActivationsMatchTheEngine) {
   for (const char* name : {"llama-3.1-8b", "qwen2.5-7b", "gemma-2-9b", "mixtral-8x7b", "qwen3-30b-a3b",
                            "moonlight-16b-a3b", "deepseek-v3", "nemotron-h-8b",  // (relu²: no gate rows)
-                           "apertus-8b"}) {  // (xIELU: none either)
+                           "apertus-8b",  // (xIELU: none either)
+                           "gemma-4-e2b", "gemma-4-26b-a4b"}) {  // (per-layer embeddings; experts beside the MLP)
     const model::ModelSpec spec = preset(name);
     for (int64_t T : {1, 17, 4096}) {
       const engine::BufferPlan engine_plan = engine::Engine::plan_for(spec, {T, 33});

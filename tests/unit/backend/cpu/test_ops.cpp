@@ -451,6 +451,14 @@ TEST(Ops, SoftmaxRouterTopk) {
   abl::cpu::router_topk(logits, 1, 4, 2, r, ids, w);
   EXPECT_NEAR(w[0], p[3] / (p[3] + p[2]), 1e-6);
   EXPECT_NEAR(w[1], p[2] / (p[3] + p[2]), 1e-6);
+  // Gemma 4's per_expert_scale: each chosen weight times its expert's, after the renormalisation (the choice as before)
+  const float per_expert[4] = {0.5f, 0.25f, 3.0f, 2.0f};
+  r.expert_scale = per_expert;
+  abl::cpu::router_topk(logits, 1, 4, 2, r, ids, w);
+  EXPECT_EQ(ids[0], 3);
+  EXPECT_EQ(ids[1], 2);
+  EXPECT_NEAR(w[0], 2.0 * p[3] / (p[3] + p[2]), 1e-6);
+  EXPECT_NEAR(w[1], 3.0 * p[2] / (p[3] + p[2]), 1e-6);
 }
 
 // Phi-3.5-MoE's sparsemixer (router.h), by hand: with 2·eps = 0.2 the first pick (logit 2.0) shares

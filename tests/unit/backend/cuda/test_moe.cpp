@@ -31,7 +31,7 @@ RouterConfig softmax_router(bool renormalize) {
 }
 
 // cuda::router_topk against cpu::router_topk on T rows of E logits: the same experts in the same
-// order, weights within fp32 rounding. r.bias, when set, points at E host floats (uploaded here).
+// order, weights within fp32 rounding. r.bias and r.expert_scale, when set, point at E host floats (uploaded here).
 void expect_router_matches_cpu(const std::vector<float>& logits, int64_t T, int64_t E, int64_t k, RouterConfig r,
                                const std::string& what) {
   cuda::Stream st;
@@ -43,6 +43,11 @@ void expect_router_matches_cpu(const std::vector<float>& logits, int64_t T, int6
   if (r.bias) {
     db = upload(std::vector<float>(r.bias, r.bias + E), st.get());
     r.bias = db.as<float>();
+  }
+  cuda::DeviceBuffer ds;
+  if (r.expert_scale) {
+    ds = upload(std::vector<float>(r.expert_scale, r.expert_scale + E), st.get());
+    r.expert_scale = ds.as<float>();
   }
   cuda::DeviceBuffer ids(want_ids.size() * sizeof(int32_t)), w(want_w.size() * sizeof(float));
   cuda::router_topk(dl.as<float>(), T, E, k, r, ids.as<int32_t>(), w.as<float>(), st.get());
@@ -123,6 +128,19 @@ TEST(CudaMoe, BiasedSoftmaxRouterMatchesCpu) {
   r.renormalize = true;
   r.bias = bias.data();
   expect_router_matches_cpu(logits, T, E, k, r, "biased softmax");
+}
+
+// Gemma 4's router: softmax top-8 of 128 renormalised, each weight times its expert's per_expert_scale.
+TEST(CudaMoe, PerExpertScaledRouterMatchesCpu) {
+  ABL_REQUIRE_GPU();
+  const int64_t T = 257, E = 128, k = 8;
+  const auto logits = normal(static_cast<size_t>(T * E), 2.0f, 45u);
+  std::vector<float> scale = normal(static_cast<size_t>(E), 0.3f, 46u);
+  for (float& s : scale) s += 1.0f;
+  RouterConfig r;
+  r.renormalize = true;
+  r.expert_scale = scale.data();
+  expect_router_matches_cpu(logits, T, E, k, r, "per-expert scaled softmax");
 }
 
 // Phi-3.5-MoE's sparsemixer (16 experts, top-2, jitter eps 0.01 as released and a wider 0.2).

@@ -183,3 +183,17 @@ TEST(CudaEnginePlan, RefusesMoeShapesNamingTheCpuBackend) {
   }
   EXPECT_NO_THROW(cuda::check_cuda_engine_runs(model::load_model_spec(fixture_dir() + "/golden/deepseek-v2-lite")));
 }
+
+// Gemma 4 runs on the CPU backend only (docs/gemma4.md §6 step 8): every way into the CUDA engine — its plan, the
+// KV cache's size, the device layout the weights load into — says so before any kernel's limit (512-wide heads).
+TEST(CudaEnginePlan, RefusesGemma4NamingTheCpuBackend) {
+  for (const char* name : {"gemma-4-e2b", "gemma-4-31b", "gemma-4-26b-a4b"}) {
+    const model::ModelSpec s = model::synthetic_model_spec(name);
+    for (const std::string& error :
+         {abl::testing::thrown_error_of([&] { cuda::plan_cuda_engine(s, {64, 4}, cuda::kPlanSmCount); }),
+          abl::testing::thrown_error_of([&] { cuda::DeviceKvCache::bytes_for(s, 100); }),
+          abl::testing::thrown_error_of([&] { cuda::device_unit_layout(s); })}) {
+      EXPECT_TRUE(abl::testing::contains_all(error, {name, "Gemma4ForCausalLM", "--backend cpu"})) << error;
+    }
+  }
+}
